@@ -1,0 +1,65 @@
+"""Errors raised by hwaac, shaped so that a user can fix the input from the message alone.
+
+Every problem with an intent file is an :class:`IntentIssue` that names the file, the line, the field path
+(dotted, list items as ``[i]``), the bad value and what would be valid. :class:`IntentError` carries one or
+more issues; the CLI prints them and exits with status 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class IntentIssue:
+    """One problem found in an intent file.
+
+    Attributes:
+        path: the field path, e.g. ``addressing.host_links.prefix`` or ``switch_models.SN5600.ports``.
+        message: what is wrong, in one sentence.
+        value: the offending value as written (``None`` when the field is missing).
+        valid: what would be accepted instead (empty when the message already says it).
+        file: the YAML file the field came from (empty when the intent was built in code).
+        line: 1-based line of the field in ``file`` (0 when unknown).
+    """
+
+    path: str
+    message: str
+    value: object = None
+    valid: str = ""
+    file: str = ""
+    line: int = 0
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.file and self.line else (self.file or "<intent>")
+        text = f"{where}: {self.path or '<root>'}: {self.message}"
+        if self.value is not None:
+            text += f" (got {self.value!r})"
+        if self.valid:
+            text += f"; valid: {self.valid}"
+        return text
+
+
+@dataclass
+class IntentError(Exception):
+    """The intent is invalid; ``issues`` lists every problem found (never empty)."""
+
+    issues: list[IntentIssue] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return "\n".join(str(i) for i in self.issues)
+
+
+class RenumberError(Exception):
+    """A new plan would change addresses, ASNs or ports of devices that already exist in the old plan.
+
+    ``changes`` lists human-readable descriptions (``device: field old -> new``).
+    """
+
+    def __init__(self, changes: list[str]):
+        self.changes = changes
+        super().__init__(
+            f"{len(changes)} existing allocation(s) would be renumbered; "
+            "pass --allow-renumber to accept:\n  " + "\n  ".join(changes[:50])
+            + (f"\n  ... and {len(changes) - 50} more" if len(changes) > 50 else "")
+        )

@@ -1,0 +1,200 @@
+"""Load an intent file with line numbers, validate it against the schema and the semantic rules.
+
+Line numbers come from ruamel.yaml's round-trip loader (each mapping records the line of every key); schema
+errors from pydantic are mapped back to those lines so that every message names file, line and field path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError
+
+from hwaac.errors import IntentError, IntentIssue
+from hwaac.model.intent import Intent, SwitchModel
+
+
+class LineIndex:
+    """Maps a field path (tuple of keys and list indices) to the 1-based line where it is written."""
+
+    def __init__(self, root: Any, file: str):
+        self.root = root
+        self.file = file
+
+    def line_of(self, path: Sequence[str | int]) -> int:
+        node, line = self.root, 1
+        for key in path:
+            if isinstance(node, CommentedMap) and key in node:
+                line = node.lc.key(key)[0] + 1
+                node = node[key]
+            elif isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node):
+                line = node.lc.item(key)[0] + 1
+                node = node[key]
+            else:
+                # The field is missing: the line of the nearest enclosing mapping is the best pointer.
+                break
+        return line
+
+    def value_at(self, path: Sequence[str | int]) -> Any:
+        node = self.root
+        for key in path:
+            try:
+                node = node[key]
+            except (KeyError, IndexError, TypeError):
+                return None
+        return _plain(node)
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, Mapping):
+        return {k: _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+def dotted(path: Sequence[str | int]) -> str:
+    """``('a', 'b', 0, 'c')`` -> ``a.b[0].c``."""
+    out = ""
+    for key in path:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    return out
+
+
+@cache
+def builtin_switch_models() -> dict[str, SwitchModel]:
+    """The switch model catalog shipped with hwaac (``hwaac/model/catalog/switch_models.yml``)."""
+    text = resources.files("hwaac.model").joinpath("catalog/switch_models.yml").read_text()
+    raw = YAML(typ="safe").load(text)
+    return {name: SwitchModel.model_validate(spec) for name, spec in raw.items()}
+
+
+def _schema_issues(err: ValidationError, index: LineIndex) -> list[IntentIssue]:
+    issues = []
+    for e in err.errors(include_url=False):
+        loc = [k for k in e["loc"] if not (isinstance(k, str) and k.startswith("function-"))]
+        # pydantic appends the tag of a union member to loc (e.g. 'int', 'str'); drop those for the path
+        loc = [k for k in loc if k not in ("int", "str", "float", "bool")]
+        value = e.get("input") if e["type"] != "missing" else None
+        valid = ""
+        if e["type"] == "extra_forbidden":
+            parent_model = _model_at(loc[:-1])
+            if parent_model is not None:
+                valid = "one of " + ", ".join(sorted(parent_model.model_fields))
+            value = loc[-1]
+            msg = f"unknown field {loc[-1]!r}"
+        elif e["type"] == "missing":
+            msg = "required field is missing"
+        else:
+            msg = e["msg"]
+        if isinstance(value, Mapping | list):
+            value = None if e["type"] == "extra_forbidden" else index.value_at(loc)
+            if isinstance(value, Mapping | list):
+                value = f"<{type(value).__name__}>"
+        issues.append(
+            IntentIssue(
+                path=dotted(loc), message=msg, value=value, valid=valid, file=index.file, line=index.line_of(loc)
+            )
+        )
+    return issues
+
+
+def _model_at(path: Sequence[str | int]) -> type | None:
+    """The pydantic model class that validates the mapping at ``path`` (for listing valid keys)."""
+    model: Any = Intent
+    for key in path:
+        if isinstance(key, int):
+            continue
+        fields = getattr(model, "model_fields", None)
+        if fields is None:
+            return None
+        if key not in fields:
+            # a dict[str, Model] level: the key is a user-chosen name
+            return _dict_value_model(model) if model is not Intent else None
+        ann = fields[key].annotation
+        model = _unwrap(ann)
+    return model if hasattr(model, "model_fields") else None
+
+
+def _dict_value_model(model: Any) -> Any:
+    return model
+
+
+def _unwrap(ann: Any) -> Any:
+    for arg in getattr(ann, "__args__", ()) or ():
+        if hasattr(arg, "model_fields"):
+            return arg
+        inner = _unwrap(arg)
+        if hasattr(inner, "model_fields"):
+            return inner
+    return ann
+
+
+def load_intent_text(text: str, file: str = "<string>") -> tuple[Intent, LineIndex]:
+    """Parse and schema-validate intent YAML text. Raises :class:`IntentError` on any problem."""
+    yaml = YAML(typ="rt")
+    try:
+        root = yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 0
+        raise IntentError([IntentIssue(path="", message=f"not valid YAML: {exc.problem}", file=file, line=line)])
+    index = LineIndex(root, file)
+    if not isinstance(root, Mapping):
+        raise IntentError(
+            [IntentIssue(path="", message="the intent must be a YAML mapping", value=type(root).__name__,
+                         valid="a mapping with keys fabric, switches, addressing, ...", file=file, line=1)]
+        )
+    try:
+        intent = Intent.model_validate(_plain(root))
+    except ValidationError as err:
+        raise IntentError(_schema_issues(err, index)) from None
+    return intent, index
+
+
+def load_intent(path: str | Path) -> Intent:
+    """Load ``path`` (an intent YAML file, or a folder holding ``fabric.yml``), validate schema and semantics.
+
+    Returns the validated :class:`~hwaac.model.intent.Intent`.
+
+    Raises:
+        IntentError: listing every problem, each with file, line, field path, value and what would be valid.
+        FileNotFoundError: the file does not exist.
+    """
+    from hwaac.model.rules import check_semantics
+
+    p = Path(path)
+    if p.is_dir():
+        p = p / "fabric.yml"
+    intent, index = load_intent_text(p.read_text(), str(p))
+    issues = check_semantics(intent)
+    if issues:
+        raise IntentError([_locate(i, index) for i in issues])
+    return intent
+
+
+def validate_intent(intent: Intent) -> None:
+    """Run the semantic rules on an intent built in code. Raises :class:`IntentError`."""
+    from hwaac.model.rules import check_semantics
+
+    issues = check_semantics(intent)
+    if issues:
+        raise IntentError(issues)
+
+
+def _locate(issue: IntentIssue, index: LineIndex) -> IntentIssue:
+    parts: list[str | int] = []
+    for token in issue.path.replace("]", "").replace("[", ".").split("."):
+        if token:
+            parts.append(int(token) if token.isdigit() else token)
+    return IntentIssue(
+        path=issue.path, message=issue.message, value=issue.value, valid=issue.valid,
+        file=index.file, line=index.line_of(parts),
+    )

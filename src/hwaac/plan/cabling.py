@@ -1,0 +1,83 @@
+"""Port-level links (cables) of a fabric.
+
+- NIC port (plane p, rail r) of the node in slot h of SU s -> leaf (p, s, r), downlink port h-1
+  (the rail rule of the NVIDIA DGX SuperPOD RAs: "NIC1-Leaf1, NIC2-Leaf2...").
+- Leaf uplink u (leaf port downlinks+u) -> spine u mod S of its plane (pod), on the spine port
+  leaf_index * links_per_pair + u div S: every leaf has the same number of links to every spine.
+- 3 tiers: spine j uplink u (spine port spine_downlinks+u) -> super-spine u mod G of group j of its plane,
+  on port pod * links_per_pair + u div G.
+
+Every index used is growth-stable, so adding SUs (or pods) only adds cables. Cable ids are the link kind's
+letter and ordinal (H host, L leaf-spine, S spine-super-spine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from hwaac.model.intent import Intent
+from hwaac.plan.design import Design
+from hwaac.plan.ipam import Pools, host_link_addresses, rail_subnet_prefixlen
+from hwaac.plan.model import Link, Node, Switch
+from hwaac.plan.ports import port_names
+from hwaac.plan.topology import leaf_ordinal
+
+
+def host_links(intent: Intent, design: Design, pools: Pools, nodes: list[Node],
+               leaf_by_ordinal: dict[int, Switch]) -> Iterator[Link]:
+    names = port_names(design.leaf_model)
+    h = intent.host
+    rail_plen = rail_subnet_prefixlen(intent, design)
+    down = design.leaf_downlinks
+    for node in nodes:
+        su, port = node.su - 1, node.slot - 1
+        for rail in node.rails:
+            for plane in range(design.planes):
+                lo = leaf_ordinal(design, su, plane, rail)
+                leaf = leaf_by_ordinal[lo]
+                nic = rail * design.planes + plane
+                net, plen, host_ip, leaf_ip = host_link_addresses(intent, pools.host_links, lo, down, port, rail_plen)
+                yield Link(
+                    "host", f"H{lo * down + port:07d}",
+                    node.name, h.interface_name.format(rail=rail, plane=plane, port=nic),
+                    leaf.name, names[port], net, plen, host_ip, leaf_ip, plane, rail,
+                    h.hca_name.format(rail=rail, plane=plane, port=nic),
+                )
+
+
+def leaf_spine_links(design: Design, pools: Pools, leaves: list[Switch],
+                     spine_index: dict[tuple[int, int, int], Switch]) -> Iterator[Link]:
+    leaf_ports, spine_ports = port_names(design.leaf_model), port_names(design.spine_model)
+    S, lps, up, down = design.spines_per_group, design.links_per_leaf_spine, design.leaf_uplinks, design.leaf_downlinks
+    base = pools.leaf_spine.base
+    for leaf in leaves:
+        su, rail = leaf.su - 1, leaf.rail  # type: ignore[operator]
+        pod = su // design.sus_per_pod if design.tiers == 3 else 0
+        leaf_in_group = (su % design.sus_per_pod if design.tiers == 3 else su) * design.rails + rail
+        for u in range(up):
+            j, k = u % S, u // S
+            spine = spine_index[pod, leaf.plane, j]
+            o = leaf.ordinal * up + u
+            net = base + 2 * o
+            yield Link("leaf_spine", f"L{o:07d}", leaf.name, leaf_ports[down + u], spine.name,
+                       spine_ports[leaf_in_group * lps + k], net, 31, net + 1, net, leaf.plane)
+
+
+def spine_super_spine_links(design: Design, pools: Pools, spines: list[Switch],
+                            ss_index: dict[tuple[int, int, int], Switch]) -> Iterator[Link]:
+    if design.tiers != 3:
+        return
+    assert design.super_spine_model is not None and pools.spine_super_spine is not None
+    spine_ports, ss_ports = port_names(design.spine_model), port_names(design.super_spine_model)
+    G, lpss, up, down = (design.super_spines_per_group, design.links_per_spine_super_spine, design.spine_uplinks,
+                         design.spine_downlinks)
+    base = pools.spine_super_spine.base
+    for spine in spines:
+        pod = spine.pod - 1  # type: ignore[operator]
+        for u in range(up):
+            m, k = u % G, u // G
+            ss = ss_index[spine.plane, spine.group, m]  # type: ignore[index]
+            o = spine.ordinal * up + u
+            net = base + 2 * o
+            yield Link("spine_super_spine", f"S{o:07d}", spine.name, spine_ports[down + u], ss.name,
+                       ss_ports[pod * lpss + k], net, 31, net + 1, net, spine.plane)

@@ -1,0 +1,109 @@
+"""The plan: every device, port-level link, address and ASN of a fabric, computed from the intent.
+
+Addresses are kept as 32-bit integers (IPv4) and formatted only when rendered; a 100k-GPU fabric holds about
+300,000 links, so the records are slotted dataclasses and strings (device and port names) are shared.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Literal
+
+from hwaac.model.intent import Intent
+from hwaac.plan.design import Design
+
+Role = Literal["leaf", "spine", "super_spine"]
+LinkKind = Literal["host", "leaf_spine", "spine_super_spine"]
+
+
+def ip_str(addr: int) -> str:
+    """Dotted-quad text of an IPv4 address held as an int (stdlib inet_ntoa: ~6x faster than netaddr here,
+    which matters when formatting 600,000 addresses; pools themselves are parsed and checked with netaddr)."""
+    return socket.inet_ntoa(addr.to_bytes(4, "big"))
+
+
+@dataclass(slots=True)
+class Switch:
+    """A switch. ``ordinal`` is its growth-stable index within its role (the basis of its loopback)."""
+
+    name: str
+    role: Role
+    plane: int  # 0-based
+    ordinal: int
+    model: str  # key into Plan.switch_models
+    asn: int
+    loopback: int  # IPv4 as int, /32
+    su: int | None = None  # leaves: 1-based SU
+    rail: int | None = None  # leaves: 0-based rail
+    pod: int | None = None  # 3 tiers: 1-based pod of leaves and spines
+    group: int | None = None  # spines: index within plane/pod; super-spines: the spine index they serve
+
+
+@dataclass(slots=True)
+class Node:
+    """A GPU node or an appliance in an SU slot. ``ports`` lists (plane, rail) pairs it is cabled on."""
+
+    name: str
+    kind: Literal["gpu", "appliance"]
+    su: int  # 1-based
+    slot: int  # 1-based; leaf downlink port index slot-1
+    rails: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class Link:
+    """One cable. ``a`` is the lower tier end (host NIC, leaf or spine), ``b`` the upper (leaf, spine, super-spine).
+
+    ``network`` / ``prefixlen`` is the link subnet (a /31, or the rail subnet in rail_subnet mode);
+    ``a_ip`` and ``b_ip`` are the two ends' addresses as ints (``b_ip`` is the leaf gateway in rail_subnet mode).
+    For host links ``a_port`` is the Linux interface name and ``hca`` the RDMA device.
+    """
+
+    kind: LinkKind
+    cable_id: str
+    a_device: str
+    a_port: str
+    b_device: str
+    b_port: str
+    network: int
+    prefixlen: int
+    a_ip: int
+    b_ip: int
+    plane: int
+    rail: int | None = None
+    hca: str | None = None
+
+
+@dataclass
+class Plan:
+    """A complete fabric plan (see module docstring)."""
+
+    intent: Intent
+    design: Design
+    switches: list[Switch]
+    nodes: list[Node]
+    links: list[Link]
+    host_aggregate: tuple[int, int]  # (network int, prefixlen) of the host-link pool, routed on every rail
+    extras: dict[str, object] = field(default_factory=dict)
+
+    @cached_property
+    def links_by_device(self) -> dict[str, list[Link]]:
+        """Links of each device (switch or node), in plan order."""
+        out: dict[str, list[Link]] = {}
+        for link in self.links:
+            out.setdefault(link.a_device, []).append(link)
+            out.setdefault(link.b_device, []).append(link)
+        return out
+
+    @cached_property
+    def switch_by_name(self) -> dict[str, Switch]:
+        return {s.name: s for s in self.switches}
+
+    def switches_of(self, role: Role) -> list[Switch]:
+        return [s for s in self.switches if s.role == role]
+
+    @property
+    def gpu_count(self) -> int:
+        return sum(len(n.rails) for n in self.nodes if n.kind == "gpu")
