@@ -1,0 +1,113 @@
+"""Rendering: a plan -> every device's files and the fabric documents, written into one output folder.
+
+Layout of the output folder (``hwaac plan FABRIC -o DIR``)::
+
+    DIR/plan.json                                   the plan (input of --against)
+    DIR/switches/<switch>/config_db.json            SONiC config_db, one per switch
+    DIR/hosts/<node>/netplan/60-hwaac-rails.yaml    per-rail addresses, tables and source rules
+    DIR/hosts/<node>/sysctl.d/90-hwaac-rdma.conf    sysctls for multi-rail RDMA hosts
+    DIR/hosts/<node>/nic-roce.json                  desired ConnectX firmware and RoCE runtime state
+    DIR/hosts/<node>/nccl.env                       NCCL environment (GPU nodes)
+    DIR/docs/cabling.csv, ip-plan.csv, report.md, topology.svg
+
+The folder is written whole or not at all: files go to a sibling temporary folder that replaces ``DIR`` only
+when everything is written, so a failure never leaves a half-rendered fabric behind. ``DIR`` belongs to hwaac:
+an existing non-empty folder without a ``plan.json`` is refused rather than replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+
+from hwaac.plan.model import Plan
+from hwaac.plan.serialize import write_plan
+
+Progress = Callable[[int], None]
+
+
+class OutputDirError(Exception):
+    """The output folder cannot be used (it holds files hwaac did not write)."""
+
+
+def render_to_dir(plan: Plan, out_dir: str | Path, progress: Progress | None = None) -> dict[str, int]:
+    """Render ``plan`` into ``out_dir`` (layout in the module docstring), replacing it atomically.
+
+    Args:
+        progress: called with the number of devices just finished (switches and nodes), for a progress bar.
+
+    Returns:
+        Counts of files written per kind: ``{"switches": N, "hosts": N, "docs": N}``.
+
+    Raises:
+        OutputDirError: ``out_dir`` exists, is not empty and has no ``plan.json``.
+    """
+    from hwaac.render.docs import render_docs
+    from hwaac.render.host import render_host_files
+    from hwaac.render.sonic import render_config_db
+
+    out = Path(out_dir)
+    if out.exists() and any(out.iterdir()) and not (out / "plan.json").exists():
+        raise OutputDirError(f"{out}: exists and holds files hwaac did not write (no plan.json); "
+                             "choose an empty or new folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    counts = {"switches": 0, "hosts": 0, "docs": 0}
+    try:
+        tmp.mkdir()
+        write_plan(plan, tmp / "plan.json")
+        sw_dir = tmp / "switches"
+        sw_dir.mkdir()
+        opts = orjson.OPT_INDENT_2
+        for i, switch in enumerate(plan.switches, 1):
+            d = sw_dir / switch.name
+            d.mkdir()
+            (d / "config_db.json").write_bytes(orjson.dumps(render_config_db(plan, switch), option=opts) + b"\n")
+            counts["switches"] += 1
+            if progress and i % 64 == 0:
+                progress(64)
+        if progress:
+            progress(len(plan.switches) % 64)
+        host_dir = tmp / "hosts"
+        host_dir.mkdir()
+        made: set[Path] = set()
+        for i, node in enumerate(plan.nodes, 1):
+            base = host_dir / node.name
+            for rel, content in render_host_files(plan, node).items():
+                path = base / rel
+                if path.parent not in made:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    made.add(path.parent)
+                path.write_text(content)
+                counts["hosts"] += 1
+            if progress and i % 256 == 0:
+                progress(256)
+        if progress:
+            progress(len(plan.nodes) % 256)
+        docs = tmp / "docs"
+        docs.mkdir()
+        for name, content in render_docs(plan).items():
+            (docs / name).write_text(content)
+            counts["docs"] += 1
+        _replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return counts
+
+
+def _replace(new: Path, out: Path) -> None:
+    """Swap ``new`` into place of ``out`` with renames, so readers see the old or the new folder, never a mix."""
+    if out.exists():
+        old = out.parent / f".{out.name}.old-{os.getpid()}"
+        out.rename(old)
+        new.rename(out)
+        shutil.rmtree(old)
+    else:
+        new.rename(out)

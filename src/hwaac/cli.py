@@ -1,0 +1,160 @@
+"""The ``hwaac`` command.
+
+    hwaac validate FABRIC                 check an intent (schema + semantic rules)
+    hwaac plan FABRIC -o DIR [--against OLD] [--allow-renumber]
+                                          plan and render every device's files and the fabric docs
+    hwaac schema [-o FILE]                print (or write) the intent's JSON Schema
+
+FABRIC is a ``fabric.yml`` or the folder holding it (``inventory/<fabric>``).
+
+Exit status: 0 ok; 1 invalid intent (every problem printed with file, line, field, value and what is valid);
+2 usage error (bad arguments, missing file, unusable output folder); 3 the plan would renumber existing
+allocations of OLD and --allow-renumber was not given (nothing is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from hwaac.errors import IntentError
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_RENUMBER = 0, 1, 2, 3
+
+
+def _err(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+def _load(fabric: str):
+    from hwaac.model.loader import load_intent
+
+    return load_intent(fabric)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from hwaac.plan import build_plan
+
+    intent = _load(args.fabric)
+    plan = build_plan(intent, validate=False)
+    d = plan.design
+    print(f"ok: fabric {intent.fabric.name}: {d.tiers} tiers, {d.planes} plane(s), {len(plan.switches)} switches, "
+          f"{len(plan.nodes)} nodes ({plan.gpu_count} GPUs), {len(plan.links)} links")
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from hwaac.schema import intent_json_schema
+
+    text = json.dumps(intent_json_schema(), indent=2) + "\n"
+    if args.output:
+        Path(args.output).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from hwaac.plan import build_plan
+    from hwaac.plan.diff import diff_plans
+    from hwaac.plan.serialize import plan_to_dict, read_plan
+    from hwaac.render import OutputDirError, render_to_dir
+
+    t0 = time.perf_counter()
+    intent = _load(args.fabric)
+    plan = build_plan(intent, validate=False)
+    t_plan = time.perf_counter() - t0
+    if args.against:
+        try:
+            old = read_plan(args.against)
+        except (OSError, ValueError) as exc:
+            _err(f"hwaac: --against: {exc}")
+            return EXIT_USAGE
+        diff = diff_plans(old, plan_to_dict(plan))
+        print(f"against {args.against}:\n{diff.summary()}")
+        if not diff.empty:
+            print(diff.details())
+        renumbered = diff.renumbered
+        if renumbered and not args.allow_renumber:
+            _err(f"hwaac: refusing to renumber {len(renumbered)} existing allocation(s); nothing written. "
+                 "Pass --allow-renumber to accept:")
+            for line in renumbered[:50]:
+                _err(f"  {line}")
+            if len(renumbered) > 50:
+                _err(f"  ... and {len(renumbered) - 50} more")
+            return EXIT_RENUMBER
+    total = len(plan.switches) + len(plan.nodes)
+    try:
+        if _show_progress(args):
+            from rich.progress import Progress
+
+            with Progress(transient=True, console=_stderr_console()) as bar:
+                task = bar.add_task(f"rendering {total} devices", total=total)
+                counts = render_to_dir(plan, args.output, progress=lambda n: bar.advance(task, n))
+        else:
+            counts = render_to_dir(plan, args.output)
+    except OutputDirError as exc:
+        _err(f"hwaac: {exc}")
+        return EXIT_USAGE
+    elapsed = time.perf_counter() - t0
+    print(f"planned {intent.fabric.name} in {t_plan:.2f} s: {len(plan.switches)} switches, {len(plan.nodes)} nodes, "
+          f"{len(plan.links)} links; wrote {counts['switches']} switch configs, {counts['hosts']} host files, "
+          f"{counts['docs']} documents to {args.output} ({elapsed:.2f} s)")
+    return EXIT_OK
+
+
+def _show_progress(args: argparse.Namespace) -> bool:
+    if args.progress is not None:
+        return args.progress
+    return sys.stderr.isatty()
+
+
+def _stderr_console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hwaac", description="Hardware-as-Code for AI GPU clusters.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    v = sub.add_parser("validate", help="check an intent file (schema and semantic rules)")
+    v.add_argument("fabric", help="fabric.yml or the folder holding it")
+    v.set_defaults(func=cmd_validate)
+
+    pl = sub.add_parser("plan", help="plan the fabric and render all device files and docs into a folder")
+    pl.add_argument("fabric", help="fabric.yml or the folder holding it")
+    pl.add_argument("-o", "--output", required=True, help="output folder (replaced atomically)")
+    pl.add_argument("--against", metavar="OLD", help="an earlier plan.json (or its folder) to diff against")
+    pl.add_argument("--allow-renumber", action="store_true",
+                    help="accept changes to existing addresses, ASNs or cables of OLD")
+    pl.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="show a progress bar (default: when stderr is a terminal)")
+    pl.set_defaults(func=cmd_plan)
+
+    s = sub.add_parser("schema", help="print the intent's JSON Schema")
+    s.add_argument("-o", "--output", help="write to this file instead of stdout")
+    s.set_defaults(func=cmd_schema)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except IntentError as exc:
+        _err(f"hwaac: invalid intent ({len(exc.issues)} problem(s)):")
+        for issue in exc.issues:
+            _err(f"  {issue}")
+        return EXIT_INVALID
+    except FileNotFoundError as exc:
+        _err(f"hwaac: {exc.filename or exc}: no such file")
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The plan as a JSON document (``plan.json``), the input of ``hwaac plan --against OLD``.
+
+Shape (addresses as text, prefix lengths as ints)::
+
+    {"format": "hwaac-plan/1", "fabric": "demo", "counts": {...},
+     "switches": {"leaf-p0-su01-r0": {"role": "leaf", "plane": 0, "asn": 4200100000,
+                                       "loopback": "10.0.0.0/32", "model": "SN5600-O128", ...}},
+     "nodes": {"gpu-su01-h01": {"kind": "gpu", "su": 1, "slot": 1, "rails": [0, ...]}},
+     "links": {"H0000000": {"kind": "host", "a": ["gpu-su01-h01", "rail0", "172.16.0.1"],
+                            "b": ["leaf-p0-su01-r0", "Ethernet0", "172.16.0.0"], "prefixlen": 31}}}
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from hwaac.plan.model import Plan, ip_str
+
+FORMAT = "hwaac-plan/1"
+
+
+def plan_to_dict(plan: Plan) -> dict[str, Any]:
+    """The JSON-ready document described in the module docstring."""
+    switches = {}
+    for s in plan.switches:
+        entry: dict[str, Any] = {"role": s.role, "plane": s.plane, "model": s.model, "asn": s.asn,
+                                 "loopback": f"{ip_str(s.loopback)}/32"}
+        for key in ("su", "rail", "pod"):
+            value = getattr(s, key)
+            if value is not None:
+                entry[key] = value
+        switches[s.name] = entry
+    nodes = {n.name: {"kind": n.kind, "su": n.su, "slot": n.slot, "rails": list(n.rails)} for n in plan.nodes}
+    links = {
+        link.cable_id: {
+            "kind": link.kind,
+            "plane": link.plane,
+            "a": [link.a_device, link.a_port, ip_str(link.a_ip)],
+            "b": [link.b_device, link.b_port, ip_str(link.b_ip)],
+            "prefixlen": link.prefixlen,
+        }
+        for link in plan.links
+    }
+    return {
+        "format": FORMAT,
+        "fabric": plan.intent.fabric.name,
+        "counts": {"switches": len(switches), "nodes": len(nodes), "links": len(links), "gpus": plan.gpu_count},
+        "switches": switches,
+        "nodes": nodes,
+        "links": links,
+    }
+
+
+def write_plan(plan: Plan, path: Path) -> None:
+    path.write_bytes(orjson.dumps(plan_to_dict(plan), option=orjson.OPT_INDENT_2) + b"\n")
+
+
+def read_plan(path: str | Path) -> dict[str, Any]:
+    """Load a ``plan.json`` (or the ``plan.json`` inside an output folder).
+
+    Raises:
+        ValueError: the file is not an hwaac plan document (wrong ``format``).
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "plan.json"
+    doc = orjson.loads(p.read_bytes())
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ValueError(f"{p}: not an hwaac plan (expected format {FORMAT!r}, got {doc.get('format')!r})")
+    return doc
