@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -214,7 +215,7 @@ def test_allocation_has_no_overlap_and_respects_parity(shape):
     # rail subnets of different leaves never overlap
     subnets = {(link.b_device, link.network, link.prefixlen) for link in plan.links if link.kind == "host"}
     spans = sorted((n, n + (1 << (32 - p)) - 1) for _, n, p in subnets)
-    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+    for (_, end), (start, _) in itertools.pairwise(spans):
         assert end < start
 
 

@@ -116,15 +116,13 @@ def _model_at(path: Sequence[str | int]) -> type | None:
         if fields is None:
             return None
         if key not in fields:
-            # a dict[str, Model] level: the key is a user-chosen name
-            return _dict_value_model(model) if model is not Intent else None
+            # a dict[str, Model] level (switch_models): the key is a user-chosen name, the model stays
+            if model is Intent:
+                return None
+            continue
         ann = fields[key].annotation
         model = _unwrap(ann)
     return model if hasattr(model, "model_fields") else None
-
-
-def _dict_value_model(model: Any) -> Any:
-    return model
 
 
 def _unwrap(ann: Any) -> Any:
@@ -145,7 +143,9 @@ def load_intent_text(text: str, file: str = "<string>") -> tuple[Intent, LineInd
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
-        raise IntentError([IntentIssue(path="", message=f"not valid YAML: {exc.problem}", file=file, line=line)])
+        raise IntentError(
+            [IntentIssue(path="", message=f"not valid YAML: {exc.problem}", file=file, line=line)]
+        ) from None
     index = LineIndex(root, file)
     if not isinstance(root, Mapping):
         raise IntentError(

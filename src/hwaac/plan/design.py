@@ -122,10 +122,7 @@ def derive(intent: Intent) -> Design:
 
     # --- leaf ports
     down = sw.leaf.downlinks or f.nodes_per_su
-    if sw.leaf.uplinks is not None:
-        up = sw.leaf.uplinks
-    else:
-        up = math.ceil(down / sw.leaf.oversubscription)
+    up = sw.leaf.uplinks if sw.leaf.uplinks is not None else math.ceil(down / sw.leaf.oversubscription)
     if f.nodes_per_su > down:
         issues.append(IntentIssue("switches.leaf.downlinks", f"too few leaf downlinks for {f.nodes_per_su} nodes "
                                   "per SU", down, f">= fabric.nodes_per_su ({f.nodes_per_su})"))

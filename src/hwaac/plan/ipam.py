@@ -108,10 +108,7 @@ def pool_needs(intent: Intent, design: Design) -> dict[str, int]:
     """Addresses each pool needs at ``su_capacity`` (keys as in :class:`Pools`)."""
     d = design
     leaves = d.su_capacity * d.rails * d.planes
-    if d.tiers == 2:
-        spines = d.spines_per_group * d.planes
-    else:
-        spines = d.pod_capacity * d.planes * d.spines_per_group
+    spines = d.spines_per_group * d.planes if d.tiers == 2 else d.pod_capacity * d.planes * d.spines_per_group
     needs = {
         "loopback_leaf": leaves,
         "loopback_spine": spines,

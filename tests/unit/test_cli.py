@@ -1,0 +1,160 @@
+"""The hwaac command: exit codes, output folder handling, --against and the exported schema."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+from ruamel.yaml import YAML
+
+from hwaac import cli
+
+REPO = Path(__file__).parents[2]
+DEMO = REPO / "inventory" / "demo"
+INVALID = REPO / "tests" / "fixtures" / "intents" / "invalid"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_validate_ok(capsys):
+    code, out, _ = run(capsys, "validate", str(DEMO))
+    assert code == 0
+    assert "24 switches" in out and "512 GPUs" in out
+
+
+def test_validate_invalid_exits_1_with_location(capsys):
+    fixture = INVALID / "pool-too-small.yml"
+    code, _, err = run(capsys, "validate", str(fixture))
+    assert code == 1
+    assert f"{fixture}:" in err and "addressing.host_links.prefix" in err and "a /28 or larger" in err
+
+
+def test_missing_file_and_bad_usage_exit_2(capsys, tmp_path):
+    assert run(capsys, "validate", str(tmp_path / "nope.yml"))[0] == 2
+    with pytest.raises(SystemExit) as info:
+        cli.main(["plan", str(DEMO)])  # -o is required
+    assert info.value.code == 2
+
+
+def test_schema_is_committed_and_matches_intents(capsys):
+    code, out, _ = run(capsys, "schema")
+    assert code == 0
+    schema = json.loads(out)
+    committed = json.loads((REPO / "inventory" / "fabric.schema.json").read_text())
+    assert schema == committed, "run `make schema` to refresh inventory/fabric.schema.json"
+    validator = jsonschema.Draft202012Validator(schema)
+    yaml = YAML(typ="safe")
+    for path in [DEMO / "fabric.yml", *(REPO / "inventory" / "examples").glob("*/fabric.yml")]:
+        validator.validate(yaml.load(path.read_text()))
+    bad = yaml.load((INVALID / "unknown-field.yml").read_text())
+    assert not validator.is_valid(bad)
+
+
+@pytest.fixture(scope="module")
+def demo_out(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "demo"
+    assert cli.main(["plan", str(DEMO), "-o", str(out), "--no-progress"]) == 0
+    return out
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_plan_writes_every_device_and_document(demo_out):
+    switches = sorted(p.name for p in (demo_out / "switches").iterdir())
+    hosts = sorted(p.name for p in (demo_out / "hosts").iterdir())
+    assert len(switches) == 24 and len(hosts) == 64
+    for s in switches:
+        json.loads((demo_out / "switches" / s / "config_db.json").read_text())
+    for h in hosts:
+        for rel in ("netplan/60-hwaac-rails.yaml", "sysctl.d/90-hwaac-rdma.conf", "nic-roce.json", "nccl.env"):
+            assert (demo_out / "hosts" / h / rel).is_file(), (h, rel)
+    for doc in ("cabling.csv", "ip-plan.csv", "report.md", "topology.svg"):
+        assert (demo_out / "docs" / doc).is_file()
+    assert json.loads((demo_out / "plan.json").read_text())["counts"]["gpus"] == 512
+
+
+def test_second_run_writes_identical_files(capsys, demo_out, tmp_path):
+    again = tmp_path / "again"
+    shutil.copytree(demo_out, again)
+    code, out, _ = run(capsys, "plan", str(DEMO), "-o", str(again), "--no-progress", "--against", str(demo_out))
+    assert code == 0
+    assert "switches: +0 ~0 -0" in out and "links: +0 ~0 -0" in out
+    assert _tree(again) == _tree(demo_out)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temporary folders left behind"
+
+
+def test_foreign_output_folder_is_refused_untouched(capsys, tmp_path):
+    (tmp_path / "mine.txt").write_text("user data")
+    code, _, err = run(capsys, "plan", str(DEMO), "-o", str(tmp_path), "--no-progress")
+    assert code == 2 and "no plan.json" in err
+    assert [p.name for p in tmp_path.iterdir()] == ["mine.txt"]
+
+
+def _demo_variant(tmp_path: Path, **changes) -> Path:
+    yaml = YAML()
+    doc = yaml.load((DEMO / "fabric.yml").read_text())
+    for dotted, value in changes.items():
+        node = doc
+        *parents, last = dotted.split("__")
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    path = tmp_path / "fabric.yml"
+    with path.open("w") as fh:
+        yaml.dump(doc, fh)
+    return path
+
+
+def test_growth_by_one_su_only_adds(capsys, demo_out, tmp_path):
+    grown = _demo_variant(tmp_path, fabric__su_count=3)
+    code, out, _ = run(capsys, "plan", str(grown), "-o", str(tmp_path / "out"), "--no-progress",
+                       "--against", str(demo_out / "plan.json"))
+    assert code == 0, out
+    # one SU = 32 nodes, 8 leaves, 256 host links + 256 leaf uplinks; nothing changed or removed
+    assert "switches: +8 ~0 -0" in out and "nodes: +32 ~0 -0" in out and "links: +512 ~0 -0" in out
+
+
+def test_renumbering_is_refused_unless_allowed(capsys, demo_out, tmp_path):
+    moved = _demo_variant(tmp_path, addressing__loopbacks__leaf="10.0.2.0/24")
+    target = tmp_path / "out"
+    shutil.copytree(demo_out, target)
+    before = _tree(target)
+    code, _, err = run(capsys, "plan", str(moved), "-o", str(target), "--no-progress", "--against", str(target))
+    assert code == 3
+    assert "refusing to renumber 16" in err and "loopback 10.0.0.0/32 -> 10.0.2.0/32" in err
+    assert _tree(target) == before, "nothing may be written when renumbering is refused"
+    code, _, _ = run(capsys, "plan", str(moved), "-o", str(target), "--no-progress", "--against", str(target),
+                     "--allow-renumber")
+    assert code == 0
+    assert json.loads((target / "plan.json").read_text())["switches"]["leaf-p0-su01-r0"]["loopback"] == "10.0.2.0/32"
+
+
+def test_failed_render_leaves_previous_output_intact(monkeypatch, demo_out, tmp_path):
+    import hwaac.render.sonic as sonic
+
+    target = tmp_path / "out"
+    shutil.copytree(demo_out, target)
+    before = _tree(target)
+    calls = {"n": 0}
+    real = sonic.render_config_db
+
+    def failing(plan, switch):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise RuntimeError("disk full")
+        return real(plan, switch)
+
+    monkeypatch.setattr(sonic, "render_config_db", failing)
+    with pytest.raises(RuntimeError):
+        cli.main(["plan", str(DEMO), "-o", str(target), "--no-progress"])
+    assert _tree(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
