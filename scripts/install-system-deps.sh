@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Install the Debian/Ubuntu packages hwaac's integration tests need, only those that are missing.
+#
+#   netplan.io  `netplan generate --root-dir DIR` (tests/integration/test_host_network.py checks the rendered
+#               host netplan with netplan's own generator)
+#   iproute2    `ip netns`, `ip link ... type veth`, `ip route get`, `ip rule` (multi-rail routing in Linux
+#               network namespaces)
+#
+# Idempotent: a second run installs nothing and does not touch the package lists (`apt-get update` runs only
+# when something is missing). Needs root (or sudo) and apt-get. Prints what it installed, or that nothing was
+# needed. Usage: scripts/install-system-deps.sh
+set -euo pipefail
+
+PACKAGES=(netplan.io iproute2)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+    if [[ "$status" != "installed" ]]; then
+        missing+=("$pkg")
+    fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "install-system-deps: nothing to install (${PACKAGES[*]} present)"
+    exit 0
+fi
+
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null 2>&1; then
+        SUDO=(sudo -n)
+    else
+        echo "install-system-deps: need root (or sudo) to install: ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# apt's own chatter (and debconf's "delaying package configuration") goes to a log shown only on failure.
+if ! { "${SUDO[@]}" apt-get update -qq && \
+       "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "install-system-deps: apt-get failed installing: ${missing[*]}" >&2
+    exit 1
+fi
+
+for cmd in netplan ip; do
+    if ! command -v "$cmd" >/dev/null 2>&1 && [[ ! -x "/usr/sbin/$cmd" ]]; then
+        echo "install-system-deps: $cmd still missing after installing ${missing[*]}" >&2
+        exit 1
+    fi
+done
+echo "install-system-deps: installed ${missing[*]}"
