@@ -1,0 +1,50 @@
+"""SONiC config_db.json of a switch, rendered from the plan, and its validator.
+
+Public functions:
+
+- :func:`render_config_db` (plan, switch) -> the config_db as a dict, tables in the order of
+  :data:`hwaac.render.sonic.generators.GENERATORS` (one generator class per table, named after it);
+- :func:`hwaac.render.sonic.validate.validate_config_db` (config, intent=None) -> human-readable errors
+  (``config_db.schema.json`` plus cross-reference checks).
+
+Conventions (see the generators' docstrings for each field's meaning and source):
+
+- the whole RoCE QoS is written explicitly (maps named ``ROCE``, WRED ``ROCE_LOSSLESS``, schedulers
+  ``scheduler.lossy|lossless|cnp``), never relying on the SKU's qos.json.j2 defaults;
+- "active" ports are the linked ones (those in DEVICE_NEIGHBOR); QUEUE, PORT_QOS_MAP, PFC_WD and
+  CABLE_LENGTH cover exactly those; PORT_QOS_MAP uses one key per port plus ``global``;
+- rail_subnet host-link mode: a leaf puts its host downlinks untagged in ``Vlan<1000 + rail>`` with the rail
+  subnet's gateway on VLAN_INTERFACE; fabric links are always routed /31s;
+- buffer pools, profiles and BUFFER_PG are left to the SKU's buffer template (buffer_model dynamic computes
+  the lossless headroom from speed, CABLE_LENGTH and MTU).
+
+Every dict in a rendered config is new; only immutable strings are shared between configs, so callers may
+modify a result without affecting another switch's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hwaac.plan.model import Plan, Switch
+from hwaac.render.sonic.context import SwitchContext
+from hwaac.render.sonic.generators import GENERATORS
+from hwaac.render.sonic.validate import validate_config_db
+
+__all__ = ["GENERATORS", "render_config_db", "validate_config_db"]
+
+
+def render_config_db(plan: Plan, switch: Switch) -> dict[str, Any]:
+    """Render the config_db.json content of ``switch`` (a member of ``plan.switches``).
+
+    Returns:
+        ``{table: {key: {field: str}}}`` with tables in a fixed order and keys in port order; tables that do
+        not apply to the switch (VLAN outside rail_subnet mode, PFC_WD when the watchdog is off) are absent.
+    """
+    ctx = SwitchContext(plan, switch)
+    cfg: dict[str, Any] = {}
+    for gen in GENERATORS:
+        table = gen.generate(ctx)
+        if table:
+            cfg[gen.table] = table
+    return cfg

@@ -1,0 +1,193 @@
+"""What the table generators share: a switch's local view of its links, and the per-intent QoS invariants.
+
+:class:`SwitchContext` is built once per switch by :func:`hwaac.render.sonic.render_config_db` and handed to
+every generator. The parts that depend only on the switch model or on the intent's ``qos`` section (port
+attributes, QoS maps, scheduler and WRED profiles, per-port QoS bindings) are computed once and cached as
+*immutable* tuples of ``(field, value)`` pairs; generators turn them into fresh dicts on every call, so a
+rendered config never shares a dict or list with another one and callers may mutate it freely. The only
+objects shared between rendered configs are strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from operator import attrgetter
+
+from hwaac.model.intent import QosSection, SwitchModel
+from hwaac.plan.model import LinkKind, Plan, Switch
+from hwaac.plan.ports import port_table
+
+# Names of the objects hwaac defines in the QoS tables (SONiC's own template calls its maps "AZURE"; a distinct
+# name makes it obvious on a switch that the maps came from hwaac and not from the SKU's qos.json.j2).
+QOS_MAP = "ROCE"
+WRED_LOSSLESS = "ROCE_LOSSLESS"
+SCHEDULER_LOSSY = "scheduler.lossy"
+SCHEDULER_LOSSLESS = "scheduler.lossless"
+SCHEDULER_CNP = "scheduler.cnp"
+CABLE_LENGTH_PROFILE = "AZURE"  # the key buffermgrd and SONiC's buffer templates use
+LOOPBACK = "Loopback0"
+VLAN_ID_BASE = 1000  # rail_subnet mode: a leaf's host VLAN is 1000 + its rail (VLAN ids are local to a switch)
+
+DEVICE_TYPE = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter", "super_spine": "SpineRouter"}
+
+Items = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LocalLink:
+    """One link seen from the switch being rendered: its own port and address, and the far end."""
+
+    port: str
+    position: int  # 0-based position of ``port`` in the model's port table (sort key)
+    kind: LinkKind
+    ip: int
+    peer_ip: int
+    network: int
+    prefixlen: int
+    peer: str
+    peer_port: str
+
+
+@dataclass(frozen=True, slots=True)
+class QosInvariants:
+    """The QoS content that depends only on the intent's ``qos`` section (see module docstring)."""
+
+    dscp_to_tc: Items
+    tc_to_queue: Items
+    tc_to_pg: Items
+    pfc_to_queue: Items
+    pfc_to_pg: Items
+    schedulers: tuple[tuple[str, Items], ...]
+    wred: Items
+    queues: tuple[tuple[str, Items], ...]  # ("|3", fields) per configured queue of an active port
+    port_qos: Items
+    pfc_enable: str
+    pfcwd_enabled: bool
+    pfcwd_global: Items
+    pfcwd_port: Items
+    cable_length: str
+
+
+def qos_key(q: QosSection) -> tuple:
+    """A hashable stand-in for ``q`` (QosSection holds lists, so pydantic's frozen hash refuses it)."""
+    return (tuple(q.roce_dscp), q.cnp_dscp, q.lossless_priority, q.cnp_priority, tuple(q.pfc_priorities),
+            q.lossless_weight, q.lossy_weight, q.ecn, q.pfc_watchdog, q.switch_mtu, q.cable_length_m)
+
+
+@lru_cache(maxsize=32)
+def qos_invariants(key: tuple) -> QosInvariants:
+    """Build the QoS invariants of a :func:`qos_key`. Cached: one computation per distinct qos section."""
+    (roce_dscp, cnp_dscp, lossless, cnp, pfc, lossless_w, lossy_w, ecn, wd, _mtu, cable_m) = key
+    pfc_sorted = sorted(set(pfc))
+    tc_of_dscp = {d: 0 for d in range(64)}
+    for d in roce_dscp:
+        tc_of_dscp[d] = lossless
+    tc_of_dscp[cnp_dscp] = cnp
+    identity = tuple((str(i), str(i)) for i in range(8))
+    wred: list[tuple[str, str]] = [("ecn", "ecn_all")]
+    wred += [(f"wred_{c}_enable", "true") for c in ("green", "yellow", "red")]
+    for c in ("green", "yellow", "red"):
+        wred += [(f"{c}_min_threshold", str(ecn.min_threshold_bytes)),
+                 (f"{c}_max_threshold", str(ecn.max_threshold_bytes)),
+                 (f"{c}_drop_probability", str(ecn.mark_probability_percent))]
+    queues: dict[int, Items] = {0: (("scheduler", SCHEDULER_LOSSY),)}
+    for p in pfc_sorted:
+        queues[p] = (("scheduler", SCHEDULER_LOSSLESS), ("wred_profile", WRED_LOSSLESS))
+    queues[cnp] = (("scheduler", SCHEDULER_CNP),)
+    pfc_enable = ",".join(str(p) for p in pfc_sorted)
+    port_qos: list[tuple[str, str]] = [
+        ("dscp_to_tc_map", QOS_MAP), ("tc_to_queue_map", QOS_MAP), ("tc_to_pg_map", QOS_MAP),
+        ("pfc_to_queue_map", QOS_MAP), ("pfc_to_pg_map", QOS_MAP), ("pfc_enable", pfc_enable),
+    ]
+    if wd.enabled:
+        port_qos.append(("pfcwd_sw_enable", pfc_enable))
+    return QosInvariants(
+        dscp_to_tc=tuple((str(d), str(tc)) for d, tc in tc_of_dscp.items()),
+        tc_to_queue=identity,
+        tc_to_pg=tuple((str(tc), str(tc) if tc in pfc_sorted else "0") for tc in range(8)),
+        pfc_to_queue=identity,
+        pfc_to_pg=tuple((str(p), str(p)) for p in pfc_sorted),
+        schedulers=(
+            (SCHEDULER_LOSSY, (("type", "DWRR"), ("weight", str(lossy_w)))),
+            (SCHEDULER_LOSSLESS, (("type", "DWRR"), ("weight", str(lossless_w)))),
+            (SCHEDULER_CNP, (("type", "STRICT"),)),
+        ),
+        wred=tuple(wred),
+        queues=tuple((f"|{q}", queues[q]) for q in sorted(queues)),
+        port_qos=tuple(port_qos),
+        pfc_enable=pfc_enable,
+        pfcwd_enabled=wd.enabled,
+        pfcwd_global=(("POLL_INTERVAL", str(wd.poll_interval_ms)),),
+        pfcwd_port=(("action", wd.action), ("detection_time", str(wd.detection_time_ms)),
+                    ("restoration_time", str(wd.restoration_time_ms))),
+        cable_length=f"{cable_m}m",
+    )
+
+
+@cache
+def port_positions(model: SwitchModel) -> dict[str, int]:
+    """Port name -> 0-based position in the model's port table. Internal: never handed out."""
+    return {p.name: i for i, p in enumerate(port_table(model))}
+
+
+@lru_cache(maxsize=64)
+def port_bases(model: SwitchModel, mtu: int) -> tuple[tuple[str, Items], ...]:
+    """Per port: (name, the PORT fields that only depend on the model and the MTU), in port order."""
+    return tuple(
+        (p.name, (("alias", p.alias), ("lanes", p.lanes), ("speed", str(p.speed_mbps)), ("index", str(p.index)),
+                  ("mtu", str(mtu)), ("fec", model.fec)))
+        for p in port_table(model)
+    )
+
+
+def switch_model(plan: Plan, switch: Switch) -> SwitchModel:
+    """The resolved :class:`SwitchModel` of ``switch`` (the design holds one per layer)."""
+    d = plan.design
+    model = {"leaf": d.leaf_model, "spine": d.spine_model, "super_spine": d.super_spine_model}[switch.role]
+    if model is None:  # pragma: no cover - the planner never makes a super-spine without a model
+        raise ValueError(f"{switch.name}: no switch model for role {switch.role}")
+    return model
+
+
+class SwitchContext:
+    """Everything the generators read about one switch.
+
+    Attributes:
+        links: the switch's links seen from its side, in port order.
+        routed: links with a /31 (or host-link) address on the port itself (INTERFACE).
+        bridged: rail_subnet mode on a leaf: host downlinks, untagged members of the leaf's VLAN.
+        active: names of linked ports, in port order ("active" ports get QoS, as in SONiC's qos template).
+    """
+
+    __slots__ = ("active", "bridged", "intent", "links", "model", "plan", "qos", "routed", "switch",
+                 "vlan_id")
+
+    def __init__(self, plan: Plan, switch: Switch):
+        self.plan = plan
+        self.switch = switch
+        self.intent = plan.intent
+        self.model = switch_model(plan, switch)
+        self.qos = qos_invariants(qos_key(plan.intent.qos))
+        pos = port_positions(self.model)
+        name = switch.name
+        links = []
+        for lk in plan.links_by_device.get(name, ()):
+            if lk.b_device == name:
+                links.append(LocalLink(lk.b_port, pos[lk.b_port], lk.kind, lk.b_ip, lk.a_ip, lk.network,
+                                       lk.prefixlen, lk.a_device, lk.a_port))
+            else:
+                links.append(LocalLink(lk.a_port, pos[lk.a_port], lk.kind, lk.a_ip, lk.b_ip, lk.network,
+                                       lk.prefixlen, lk.b_device, lk.b_port))
+        links.sort(key=attrgetter("position"))
+        self.links = links
+        self.active = [lk.port for lk in links]
+        rail_subnet = plan.intent.addressing.host_links.mode == "rail_subnet" and switch.role == "leaf"
+        if rail_subnet:
+            self.bridged = [lk for lk in links if lk.kind == "host"]
+            self.routed = [lk for lk in links if lk.kind != "host"]
+            self.vlan_id = VLAN_ID_BASE + (switch.rail or 0)
+        else:
+            self.bridged = []
+            self.routed = links
+            self.vlan_id = None
