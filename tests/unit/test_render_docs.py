@@ -131,10 +131,11 @@ def test_cabling_speed_and_rail(demo):
 
 def test_cabling_speed_follows_switch_models():
     d = intent_dict("demo")
-    d["switches"]["spine"]["model"] = "SN5600-V64"  # 800G spine ports; the 400G leaf side sets the link speed
+    d["fabric"]["host_port_speed_gbps"] = 800  # an 800G fabric: SN5600 as 64 x 800G at both tiers
+    d["switches"]["leaf"]["model"] = d["switches"]["spine"]["model"] = "SN5600-V64"
     _plan, docs = docs_of(d)
     speeds = {(x["kind"], x["speed_gbps"]) for x in rows(docs["cabling.csv"])}
-    assert speeds == {("host", "400"), ("leaf_spine", "400")}
+    assert speeds == {("host", "800"), ("leaf_spine", "800")}
 
 
 # --- ip-plan.csv ------------------------------------------------------------------------------------------

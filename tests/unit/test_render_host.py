@@ -17,6 +17,7 @@ import orjson
 import pytest
 from ruamel.yaml import YAML
 
+from hwaac.errors import IntentError
 from hwaac.model.intent import Intent
 from hwaac.model.loader import load_intent
 from hwaac.plan import build_plan
@@ -196,7 +197,10 @@ def test_rail_subnet_mode_routes_via_the_leaf_gateway() -> None:
 def test_reserved_routing_table_is_refused() -> None:
     data = demo_dict()
     data["host"]["routing"] = {"table_base": 250}
-    plan = plan_of(data)
+    with pytest.raises(IntentError) as info:  # refused when the intent is validated ...
+        plan_of(data)
+    assert [i.path for i in info.value.issues] == ["host.routing.table_base"]
+    plan = build_plan(Intent.model_validate(data), validate=False)  # ... and by the renderer if that is skipped
     with pytest.raises(ValueError, match="reserved routing table"):
         render_host_files(plan, plan.nodes[0])
 
@@ -204,7 +208,10 @@ def test_reserved_routing_table_is_refused() -> None:
 def test_rule_after_main_table_rule_is_refused() -> None:
     data = demo_dict()
     data["host"]["routing"] = {"rule_priority_base": 32700, "rule_priority_step": 10}
-    plan = plan_of(data)
+    with pytest.raises(IntentError) as info:  # refused when the intent is validated ...
+        plan_of(data)
+    assert [i.path for i in info.value.issues] == ["host.routing.rule_priority_base"]
+    plan = build_plan(Intent.model_validate(data), validate=False)  # ... and by the renderer if that is skipped
     with pytest.raises(ValueError, match="main-table rule"):
         render_host_files(plan, plan.nodes[0])
 
@@ -236,7 +243,10 @@ def test_nccl_extras_and_tos_from_dscp() -> None:
 def test_bad_nccl_extra_is_refused() -> None:
     data = demo_dict()
     data["host"]["nccl_env"] = {"NCCL_X": "a\nb"}
-    plan = plan_of(data)
+    with pytest.raises(IntentError) as info:  # refused when the intent is validated ...
+        plan_of(data)
+    assert [i.path for i in info.value.issues] == ["host.nccl_env.NCCL_X"]
+    plan = build_plan(Intent.model_validate(data), validate=False)  # ... and by the renderer if that is skipped
     with pytest.raises(ValueError, match="line break"):
         render_host_files(plan, plan.nodes[0])
 

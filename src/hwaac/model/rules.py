@@ -80,6 +80,33 @@ def check_host(intent: Intent) -> list[IntentIssue]:
     for i, p in enumerate(h.ecn_priorities or []):
         if not 0 <= p <= 7:
             issues.append(IntentIssue(f"host.ecn_priorities[{i}]", "priority out of range", p, "0-7"))
+    # Routing tables 253-255 are the kernel's default, main and local tables; rule 32766 is the main table's.
+    nics = f.rails * f.planes
+    r = h.routing
+    last_table = r.table_base + nics - 1
+    if last_table > 252:
+        issues.append(IntentIssue("host.routing.table_base", f"{nics} NIC ports would use tables up to {last_table}, "
+                                  "reaching the kernel's default/main/local tables (253-255)", r.table_base,
+                                  f"1-{253 - nics}"))
+    last_prio = r.rule_priority_base + (nics - 1) * r.rule_priority_step
+    if last_prio >= 32766:
+        issues.append(IntentIssue("host.routing.rule_priority_base", f"the last source rule priority {last_prio} "
+                                  "would not come before the main table's rule (32766)", r.rule_priority_base,
+                                  f"<= {32765 - (nics - 1) * r.rule_priority_step}"))
+    for key, value in h.nccl_env.items():
+        if not key.isidentifier() or not key.isupper():
+            issues.append(IntentIssue(f"host.nccl_env.{key}", "not an environment variable name", key,
+                                      "upper-case letters, digits and '_', e.g. NCCL_IB_QPS_PER_CONNECTION"))
+        if "\n" in value or "\r" in value:
+            issues.append(IntentIssue(f"host.nccl_env.{key}", "value contains a line break", value, "one line"))
+    # The NIC's firmware CNP marking must agree with the switch QoS, or CNPs land in the wrong queue.
+    q = intent.qos
+    for param, want in (("CNP_DSCP_P1", q.cnp_dscp), ("CNP_802P_PRIO_P1", q.cnp_priority)):
+        have = h.mlxconfig.get(param)
+        if have is not None and str(have) != str(want):
+            issues.append(IntentIssue(f"host.mlxconfig.{param}", f"disagrees with the switch QoS "
+                                      f"({'qos.cnp_dscp' if param == 'CNP_DSCP_P1' else 'qos.cnp_priority'} "
+                                      f"is {want})", have, str(want)))
     return issues
 
 

@@ -130,6 +130,14 @@ def derive(intent: Intent) -> Design:
         issues.append(IntentIssue("switches.leaf.model", f"leaf ports run at {leaf_m.port_speed_gbps} Gb/s but "
                                   f"hosts at {f.host_port_speed_gbps} Gb/s", sw.leaf.model,
                                   f"a model with {f.host_port_speed_gbps} Gb/s ports (or a matching breakout)"))
+    upper = [("switches.spine.model", sw.spine.model, spine_m)]
+    if ss_m is not None and sw.super_spine is not None:
+        upper.append(("switches.super_spine.model", sw.super_spine.model, ss_m))
+    for path, name, m in upper:
+        if m.port_speed_gbps != leaf_m.port_speed_gbps:
+            issues.append(IntentIssue(path, f"ports run at {m.port_speed_gbps} Gb/s but leaf ports at "
+                                      f"{leaf_m.port_speed_gbps} Gb/s; one cable needs one speed at both ends", name,
+                                      f"a model with {leaf_m.port_speed_gbps} Gb/s ports (or a matching breakout)"))
     if down + up > leaf_m.ports:
         issues.append(IntentIssue("switches.leaf", f"{down} downlinks + {up} uplinks need {down + up} ports but "
                                   f"{sw.leaf.model} has {leaf_m.ports}", down + up,

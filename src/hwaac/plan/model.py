@@ -24,6 +24,17 @@ def ip_str(addr: int) -> str:
     return socket.inet_ntoa(addr.to_bytes(4, "big"))
 
 
+RAIL_VLAN_BASE = 1000
+
+
+def rail_vlan_id(rail: int) -> int:
+    """VLAN id of a leaf's rail subnet in ``rail_subnet`` host-link mode: 1000 + rail (0-based).
+
+    VLAN ids are local to a switch; one id per rail keeps a rail's leaves alike across SUs.
+    """
+    return RAIL_VLAN_BASE + rail
+
+
 @dataclass(slots=True)
 class Switch:
     """A switch. ``ordinal`` is its growth-stable index within its role (the basis of its loopback)."""
@@ -32,7 +43,7 @@ class Switch:
     role: Role
     plane: int  # 0-based
     ordinal: int
-    model: str  # key into Plan.switch_models
+    model: str  # switch model name (the intent's switches.<role>.model); resolved in Plan.design
     asn: int
     loopback: int  # IPv4 as int, /32
     su: int | None = None  # leaves: 1-based SU

@@ -32,18 +32,16 @@ import csv
 import io
 
 from hwaac.plan.ipam import host_link_addresses, parse_pools, rail_subnet_prefixlen
-from hwaac.plan.model import Plan, ip_str
+from hwaac.plan.model import Plan, ip_str, rail_vlan_id
 
 COLUMNS = ("device", "interface", "address", "role", "peer_device", "peer_interface", "kind", "plane", "cable_id")
-
-RAIL_VLAN_BASE = 1000
 
 _UPPER_ROLE = {"host": "leaf", "leaf_spine": "spine", "spine_super_spine": "super_spine"}
 
 
 def rail_vlan_interface(rail: int) -> str:
     """Name of a leaf's gateway interface for its rail subnet in ``rail_subnet`` mode (VLAN 1000 + rail)."""
-    return f"Vlan{RAIL_VLAN_BASE + rail}"
+    return f"Vlan{rail_vlan_id(rail)}"
 
 
 def render_ip_plan_csv(plan: Plan) -> str:

@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 from operator import attrgetter
 
 from hwaac.model.intent import QosSection, SwitchModel
-from hwaac.plan.model import LinkKind, Plan, Switch
+from hwaac.plan.model import LinkKind, Plan, Switch, rail_vlan_id
 from hwaac.plan.ports import port_table
 
 # Names of the objects hwaac defines in the QoS tables (SONiC's own template calls its maps "AZURE"; a distinct
@@ -27,7 +27,6 @@ SCHEDULER_LOSSLESS = "scheduler.lossless"
 SCHEDULER_CNP = "scheduler.cnp"
 CABLE_LENGTH_PROFILE = "AZURE"  # the key buffermgrd and SONiC's buffer templates use
 LOOPBACK = "Loopback0"
-VLAN_ID_BASE = 1000  # rail_subnet mode: a leaf's host VLAN is 1000 + its rail (VLAN ids are local to a switch)
 
 DEVICE_TYPE = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter", "super_spine": "SpineRouter"}
 
@@ -186,7 +185,7 @@ class SwitchContext:
         if rail_subnet:
             self.bridged = [lk for lk in links if lk.kind == "host"]
             self.routed = [lk for lk in links if lk.kind != "host"]
-            self.vlan_id = VLAN_ID_BASE + (switch.rail or 0)
+            self.vlan_id = rail_vlan_id(switch.rail or 0)
         else:
             self.bridged = []
             self.routed = links
