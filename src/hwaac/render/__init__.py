@@ -59,25 +59,27 @@ def render_to_dir(plan: Plan, out_dir: str | Path, progress: Progress | None = N
     if tmp.exists():
         shutil.rmtree(tmp)
     counts = {"switches": 0, "hosts": 0, "docs": 0}
+
+    def tick() -> None:
+        if progress is not None:
+            progress(1)
+
     try:
         tmp.mkdir()
         write_plan(plan, tmp / "plan.json")
         sw_dir = tmp / "switches"
         sw_dir.mkdir()
         opts = orjson.OPT_INDENT_2
-        for i, switch in enumerate(plan.switches, 1):
+        for switch in plan.switches:
             d = sw_dir / switch.name
             d.mkdir()
             (d / "config_db.json").write_bytes(orjson.dumps(render_config_db(plan, switch), option=opts) + b"\n")
             counts["switches"] += 1
-            if progress and i % 64 == 0:
-                progress(64)
-        if progress:
-            progress(len(plan.switches) % 64)
+            tick()
         host_dir = tmp / "hosts"
         host_dir.mkdir()
         made: set[Path] = set()
-        for i, node in enumerate(plan.nodes, 1):
+        for node in plan.nodes:
             base = host_dir / node.name
             for rel, content in render_host_files(plan, node).items():
                 path = base / rel
@@ -86,10 +88,7 @@ def render_to_dir(plan: Plan, out_dir: str | Path, progress: Progress | None = N
                     made.add(path.parent)
                 path.write_text(content)
                 counts["hosts"] += 1
-            if progress and i % 256 == 0:
-                progress(256)
-        if progress:
-            progress(len(plan.nodes) % 256)
+            tick()
         docs = tmp / "docs"
         docs.mkdir()
         for name, content in render_docs(plan).items():
