@@ -52,6 +52,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     text = json.dumps(intent_json_schema(), indent=2) + "\n"
     if args.output:
         Path(args.output).write_text(text)
+        print(f"wrote {args.output}")
     else:
         sys.stdout.write(text)
     return EXIT_OK

@@ -6,6 +6,7 @@ errors from pydantic are mapped back to those lines so that every message names 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
@@ -85,17 +86,21 @@ def _schema_issues(err: ValidationError, index: LineIndex) -> list[IntentIssue]:
         value = e.get("input") if e["type"] != "missing" else None
         valid = ""
         if e["type"] == "extra_forbidden":
-            parent_model = _model_at(loc[:-1])
-            if parent_model is not None:
-                valid = "one of " + ", ".join(sorted(parent_model.model_fields))
-            value = loc[-1]
-            msg = f"unknown field {loc[-1]!r}"
+            known = sorted(getattr(_model_at(loc[:-1]), "model_fields", {}))
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            msg = f"unknown field {loc[-1]!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+            valid = "one of " + ", ".join(known) if known else ""
+            value = None
         elif e["type"] == "missing":
             msg = "required field is missing"
+        elif e["msg"].startswith("Input should be "):
+            # pydantic says what it wanted ("Input should be 2 or 3", "... a valid integer"): that is the 'valid'
+            msg = "invalid value"
+            valid = e["msg"].removeprefix("Input should be ")
         else:
             msg = e["msg"]
         if isinstance(value, Mapping | list):
-            value = None if e["type"] == "extra_forbidden" else index.value_at(loc)
+            value = index.value_at(loc)
             if isinstance(value, Mapping | list):
                 value = f"<{type(value).__name__}>"
         issues.append(
