@@ -130,7 +130,6 @@ def test_netplan_generate_accepts_rendered_file(case: str, demo: Plan, tmp_path:
     assert "Error" not in proc.stderr and "error" not in proc.stderr.lower(), proc.stderr
 
     unit_dir = tmp_path / "run" / "systemd" / "network"
-    agg = f"{ip_str(plan.host_aggregate[0])}/{plan.host_aggregate[1]}"
     links = host_links(plan, name)
     units = sorted(p.name for p in unit_dir.glob("*.network"))
     assert units == sorted(f"10-netplan-{lk.a_port}.network" for lk in links)
@@ -151,6 +150,8 @@ def test_netplan_generate_accepts_rendered_file(case: str, demo: Plan, tmp_path:
         assert "DHCP" not in by_name["Network"][0] or by_name["Network"][0]["DHCP"] == "no"
         routes = by_name["Route"]
         assert all(r["Table"] == table for r in routes), routes
+        agg_net, agg_len = plan.host_aggregate(lk.plane)  # each plane routes only its own host-link block
+        agg = f"{ip_str(agg_net)}/{agg_len}"
         assert {"Destination": agg, "Gateway": b, "PreferredSource": a, "Table": table} in routes
         assert {"Destination": f"{ip_str(lk.network)}/{lk.prefixlen}", "PreferredSource": a, "Scope": "link",
                 "Table": table} in routes
@@ -336,7 +337,7 @@ def test_rails_route_through_their_own_leaf_in_namespaces(fabric: Fabric, demo: 
 
     # A host without per-rail routing would send the whole aggregate out of its first NIC: put exactly that
     # in the main tables, so only the source rules can steer traffic onto the other rails.
-    agg = f"{ip_str(demo.host_aggregate[0])}/{demo.host_aggregate[1]}"
+    agg = "{}/{}".format(*(lambda a: (ip_str(a[0]), a[1]))(demo.host_aggregate(0)))
     for name, links in ((a_name, a_links), (b_name, b_links)):
         first = links[0]
         fabric.batch(fabric.ns(name), [f"route add {agg} via {ip_str(first.b_ip)} dev {first.a_port}"])
@@ -397,7 +398,7 @@ def test_without_source_rules_rails_are_not_used(fabric: Fabric, demo: Plan) -> 
     files = fabric.configure_host(a_name)
     fabric.configure_host(b_name)
     a_links, b_links = host_links(demo, a_name), host_links(demo, b_name)
-    agg = f"{ip_str(demo.host_aggregate[0])}/{demo.host_aggregate[1]}"
+    agg = "{}/{}".format(*(lambda a: (ip_str(a[0]), a[1]))(demo.host_aggregate(0)))
     first = a_links[0]
     fabric.batch(fabric.ns(a_name), [f"route add {agg} via {ip_str(first.b_ip)} dev {first.a_port}"])
 

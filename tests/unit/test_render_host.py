@@ -120,7 +120,7 @@ def test_one_table_and_one_rule_per_rail(demo: Plan, h01: dict[str, str]) -> Non
 
 
 def test_rail_addresses_equal_the_plan(demo: Plan) -> None:
-    agg = f"{ip_str(demo.host_aggregate[0])}/{demo.host_aggregate[1]}"
+    agg = "{}/{}".format(*(lambda a: (ip_str(a[0]), a[1]))(demo.host_aggregate(0)))
     for name in (GOLDEN_NODE, "gpu-su02-h05", demo.nodes[-1].name):
         eths = _yaml(render_host_files(demo, node(demo, name))[NETPLAN])["network"]["ethernets"]
         links = host_links(demo, name)
@@ -356,3 +356,19 @@ def test_render_is_fast(demo: Plan) -> None:
     per_host = (time.perf_counter() - start) / (10 * len(plan.nodes))
     # 12,500 hosts in "a couple of seconds" needs < 160 us per host; measured ~25 us. Loose bound for slow CI.
     assert per_host < 400e-6, f"{per_host * 1e6:.0f} us per host"
+
+
+def test_each_plane_routes_only_its_own_host_block() -> None:
+    data = demo_dict()
+    data["fabric"]["planes"] = 2
+    data["host"]["interface_name"] = "rail{rail}p{plane}"
+    plan = plan_of(data)
+    blocks = {p: plan.host_aggregate(p) for p in range(2)}
+    # the /16 pool splits into one /17 per plane, and every host address lies in its plane's block
+    assert {(ip_str(n), plen) for n, plen in blocks.values()} == {("172.16.0.0", 17), ("172.16.128.0", 17)}
+    for link in plan.links:
+        if link.kind == "host":
+            net, plen = blocks[link.plane]
+            assert net <= link.a_ip < net + (1 << (32 - plen))
+    text = render_host_files(plan, plan.nodes[0])[NETPLAN]
+    assert text.count("to: 172.16.0.0/17") == 8 and text.count("to: 172.16.128.0/17") == 8

@@ -49,5 +49,5 @@ def build_plan(intent: Intent, *, validate: bool = True) -> Plan:
     links.extend(spine_super_spine_links(design, pools, spine_list, ss_index))
     return Plan(
         intent=intent, design=design, switches=leaf_list + spine_list + ss_list, nodes=node_list, links=links,
-        host_aggregate=(pools.host_links.base, pools.host_links.prefixlen),
+        pools=pools,
     )

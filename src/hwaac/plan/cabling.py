@@ -36,7 +36,8 @@ def host_links(intent: Intent, design: Design, pools: Pools, nodes: list[Node],
                 lo = leaf_ordinal(design, su, plane, rail)
                 leaf = leaf_by_ordinal[lo]
                 nic = rail * design.planes + plane
-                net, plen, host_ip, leaf_ip = host_link_addresses(intent, pools.host_links, lo, down, port, rail_plen)
+                net, plen, host_ip, leaf_ip = host_link_addresses(
+                    intent, pools.host_links, plane, su * design.rails + rail, down, port, rail_plen)
                 yield Link(
                     "host", f"H{lo * down + port:07d}",
                     node.name, h.interface_name.format(rail=rail, plane=plane, port=nic),

@@ -164,12 +164,27 @@ def p2p31(pool: Pool, ordinal: int) -> int:
     return pool.base + 2 * ordinal
 
 
-def host_link_addresses(intent: Intent, pool: Pool, leaf_ordinal: int, downlinks: int, port: int,
+def plane_block(pool: Pool, planes: int, plane: int) -> tuple[int, int]:
+    """(base, prefixlen) of ``plane``'s equal share of ``pool`` (planes is 1, 2 or 4).
+
+    Host links of each plane get their own block so that a host can route exactly its plane's aggregate through
+    that plane's rails (NVIDIA k8s-launch-kit puts the plane in the address bits for the same reason).
+    """
+    bits = planes.bit_length() - 1
+    return pool.base + plane * (pool.size >> bits), pool.prefixlen + bits
+
+
+def host_link_addresses(intent: Intent, pool: Pool, plane: int, leaf_in_plane: int, downlinks: int, port: int,
                         rail_plen: int) -> tuple[int, int, int, int]:
-    """(network, prefixlen, host_ip, leaf_ip) of the host link on leaf ``leaf_ordinal``, downlink ``port``."""
+    """(network, prefixlen, host_ip, leaf_ip) of the host link on downlink ``port`` of a leaf.
+
+    ``leaf_in_plane`` is the leaf's growth-stable index within its plane, ``su * rails + rail`` (su 0-based).
+    In rail_subnet mode ``leaf_ip`` is the leaf's gateway, the first address of its subnet.
+    """
     hl = intent.addressing.host_links
+    base, _ = plane_block(pool, intent.fabric.planes, plane)
     if hl.mode == "p2p31":
-        net = pool.base + 2 * (leaf_ordinal * downlinks + port)
+        net = base + 2 * (leaf_in_plane * downlinks + port)
         return (net, 31, net + 1, net) if hl.host_address == "odd" else (net, 31, net, net + 1)
-    net = pool.base + leaf_ordinal * (1 << (32 - rail_plen))
+    net = base + leaf_in_plane * (1 << (32 - rail_plen))
     return net, rail_plen, net + 2 + port, net + 1

@@ -7,12 +7,13 @@ Addresses are kept as 32-bit integers (IPv4) and formatted only when rendered; a
 from __future__ import annotations
 
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
 from hwaac.model.intent import Intent
 from hwaac.plan.design import Design
+from hwaac.plan.ipam import Pools, host_link_addresses, plane_block, rail_subnet_prefixlen
 
 Role = Literal["leaf", "spine", "super_spine"]
 LinkKind = Literal["host", "leaf_spine", "spine_super_spine"]
@@ -96,8 +97,19 @@ class Plan:
     switches: list[Switch]
     nodes: list[Node]
     links: list[Link]
-    host_aggregate: tuple[int, int]  # (network int, prefixlen) of the host-link pool, routed on every rail
-    extras: dict[str, object] = field(default_factory=dict)
+    pools: Pools
+
+    def host_aggregate(self, plane: int) -> tuple[int, int]:
+        """(network, prefixlen) of the host-link block of ``plane``: what a host routes through that plane's rails."""
+        return plane_block(self.pools.host_links, self.design.planes, plane)
+
+    def rail_subnet(self, leaf: Switch) -> tuple[int, int, int]:
+        """rail_subnet mode: (network, prefixlen, gateway) of a leaf's subnet, whether or not hosts are cabled yet."""
+        d = self.design
+        net, plen, _host, gateway = host_link_addresses(
+            self.intent, self.pools.host_links, leaf.plane, (leaf.su - 1) * d.rails + leaf.rail,  # type: ignore[operator]
+            d.leaf_downlinks, 0, rail_subnet_prefixlen(self.intent, d))
+        return net, plen, gateway
 
     @cached_property
     def links_by_device(self) -> dict[str, list[Link]]:

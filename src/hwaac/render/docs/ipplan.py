@@ -22,7 +22,7 @@ order), then per link in plan order its lower-tier end then its upper-tier end. 
 leaf side of a host link is the leaf's single gateway, listed once, so host links give one row each.
 
 Sources: :class:`hwaac.plan.model.Switch` (``loopback``), :class:`hwaac.plan.model.Link` (``a_ip``, ``b_ip``,
-``prefixlen``) and, for gateways, :func:`hwaac.plan.ipam.host_link_addresses` (the leaf gateway is the first
+``prefixlen``) and, for gateways, :meth:`hwaac.plan.model.Plan.rail_subnet` (the leaf gateway is the first
 address of its rail subnet). Rows end with ``\\n``.
 """
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 import csv
 import io
 
-from hwaac.plan.ipam import host_link_addresses, parse_pools, rail_subnet_prefixlen
 from hwaac.plan.model import Plan, ip_str, rail_vlan_id
 
 COLUMNS = ("device", "interface", "address", "role", "peer_device", "peer_interface", "kind", "plane", "cable_id")
@@ -58,14 +57,10 @@ def render_ip_plan_csv(plan: Plan) -> str:
     )
     gateway_if: dict[str, str] = {}
     if rail_subnet:
-        pools, _ = parse_pools(intent)
-        assert pools is not None  # the plan was built from this intent
-        plen = rail_subnet_prefixlen(intent, plan.design)
-        down = plan.design.leaf_downlinks
         for s in plan.switches:
             if s.role != "leaf":
                 continue
-            _net, _plen, _host, gw = host_link_addresses(intent, pools.host_links, s.ordinal, down, 0, plen)
+            _net, plen, gw = plan.rail_subnet(s)
             iface = gateway_if[s.name] = rail_vlan_interface(s.rail or 0)
             w.writerow((s.name, iface, f"{ip_str(gw)}/{plen}", "leaf", "", "", "host", s.plane, ""))
 

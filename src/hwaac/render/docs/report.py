@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from hwaac.plan.ipam import Pool, Pools, parse_pools, pool_needs, rail_subnet_prefixlen
+from hwaac.plan.ipam import Pool, Pools, pool_needs, rail_subnet_prefixlen
 from hwaac.plan.model import Plan
 from hwaac.render.docs.cabling import link_speeds
 
@@ -52,7 +52,7 @@ def _pct(part: int, whole: int) -> str:
 
 def pool_usage(plan: Plan) -> list[tuple[str, Pool, int, int]]:
     """(pool key, pool, addresses in use now, addresses reserved at su_capacity) for each configured pool."""
-    pools, _ = parse_pools(plan.intent)
+    pools = plan.pools
     assert pools is not None  # the plan was built from this intent
     needs = pool_needs(plan.intent, plan.design)
     roles = Counter(s.role for s in plan.switches)

@@ -41,7 +41,7 @@ class HostContext:
     fabric: str
     planes: int
     mtu: int  # host rail MTU in bytes (qos.host_mtu)
-    aggregate: str  # host-link pool routed on every rail, e.g. "172.16.0.0/16"
+    aggregates: tuple[str, ...]  # per plane: the host-link block routed through that plane's rails, "172.16.0.0/16"
     table_base: int
     priority_base: int
     priority_step: int
@@ -92,7 +92,6 @@ def _build(plan: Plan) -> HostContext:
     intent = plan.intent
     qos, host = intent.qos, intent.host
     planes = plan.design.planes
-    agg_net, agg_len = plan.host_aggregate
     nics = intent.fabric.rails * planes
     nodes = len(plan.nodes)
     thresholds = neighbour_thresholds(nodes, nics)
@@ -107,7 +106,7 @@ def _build(plan: Plan) -> HostContext:
         fabric=intent.fabric.name,
         planes=planes,
         mtu=qos.host_mtu,
-        aggregate=f"{ip_str(agg_net)}/{agg_len}",
+        aggregates=tuple(f"{ip_str(n)}/{p}" for n, p in map(plan.host_aggregate, range(planes))),
         table_base=host.routing.table_base,
         priority_base=host.routing.rule_priority_base,
         priority_step=host.routing.rule_priority_step,

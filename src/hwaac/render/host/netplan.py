@@ -10,8 +10,8 @@ modes (domain note section 5).
 - table T = host.routing.table_base + ordinal; priority P = rule_priority_base + ordinal * rule_priority_step;
   ordinal = rail * planes + plane (NIC port order).
 - Routes in T: the link subnet (scope link, so rail_subnet peers are reached directly) and the host-link
-  aggregate (``Plan.host_aggregate``) via the leaf address (p2p31) or leaf gateway (rail_subnet), with the port
-  address as preferred source. Nothing is added to the main table.
+  block of its plane (``Plan.host_aggregate(plane)``) via the leaf address (p2p31) or leaf gateway
+  (rail_subnet), with the port address as preferred source. Nothing is added to the main table.
 - ``dhcp4/dhcp6: false``, ``accept-ra: false`` and ``link-local: []``: rails are statically addressed and must
   not pick up IPv6 link-local or RA state; ``optional: true`` so boot does not wait for every rail cable.
 - MTU = qos.host_mtu (bytes); RoCE then uses the largest IB MTU that fits (4096 needs >= 4200).
@@ -39,7 +39,7 @@ def _key(name: str) -> str:
 
 def render_netplan(node_name: str, rails: list[Rail], ctx: HostContext) -> str:
     """The text of ``netplan/60-hwaac-rails.yaml`` for one host (``rails`` in NIC order)."""
-    mtu, agg = ctx.mtu, ctx.aggregate
+    mtu = ctx.mtu
     parts = [
         f"# Rendered by hwaac for {node_name} (fabric {ctx.fabric}); do not edit, re-render from the intent.\n"
         "# Rail ports: one routing table and one source rule per NIC port (install mode 0600).\n"
@@ -64,7 +64,7 @@ def render_netplan(node_name: str, rails: list[Rail], ctx: HostContext) -> str:
             "          scope: link\n"
             f"          from: {a}\n"
             f"          table: {t}\n"
-            f"        - to: {agg}\n"
+            f"        - to: {ctx.aggregates[r.plane]}\n"
             f"          via: {r.peer}\n"
             f"          from: {a}\n"
             f"          table: {t}\n"
