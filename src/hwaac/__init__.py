@@ -10,11 +10,11 @@ The public API, a few functions in the style of pyavd:
 """
 
 from hwaac.errors import IntentError, IntentIssue, RenumberError
-from hwaac.model.loader import load_intent
 from hwaac.plan import build_plan
 from hwaac.plan.diff import diff_plans
 from hwaac.render import render_to_dir
 from hwaac.schema import intent_json_schema
+from hwaac.validate import load_intent
 
 __all__ = [
     "IntentError",

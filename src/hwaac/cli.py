@@ -1,15 +1,16 @@
 """The ``hwaac`` command.
 
     hwaac validate FABRIC                 check an intent (schema + semantic rules)
-    hwaac plan FABRIC -o DIR [--against OLD] [--allow-renumber]
+    hwaac plan FABRIC -o DIR [--against OLD] [--allow-renumber] [--allow-remove]
                                           plan and render every device's files and the fabric docs
     hwaac schema [-o FILE]                print (or write) the intent's JSON Schema
 
 FABRIC is a ``fabric.yml`` or the folder holding it (``inventory/<fabric>``).
 
 Exit status: 0 ok; 1 invalid intent (every problem printed with file, line, field, value and what is valid);
-2 usage error (bad arguments, missing file, unusable output folder); 3 the plan would renumber existing
-allocations of OLD and --allow-renumber was not given (nothing is written).
+2 usage error (bad arguments, missing file, unusable output folder); 3 refused: the plan would renumber existing
+allocations of OLD without --allow-renumber, or remove devices or cables of OLD without --allow-remove (nothing
+is written).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from hwaac.errors import IntentError
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_RENUMBER = 0, 1, 2, 3
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 
 
 def _err(msg: str) -> None:
@@ -30,7 +31,7 @@ def _err(msg: str) -> None:
 
 
 def _load(fabric: str):
-    from hwaac.model.loader import load_intent
+    from hwaac.validate import load_intent
 
     return load_intent(fabric)
 
@@ -43,6 +44,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     d = plan.design
     print(f"ok: fabric {intent.fabric.name}: {d.tiers} tiers, {d.planes} plane(s), {len(plan.switches)} switches, "
           f"{len(plan.nodes)} nodes ({plan.gpu_count} GPUs), {len(plan.links)} links")
+    if intent.fabric.su_capacity is None:
+        print(f"note: fabric.su_capacity is not set, so the spine layer is sized for exactly {d.su_count} SU(s); "
+              "adding an SU would move existing cables (plan --against refuses that). Set su_capacity to the "
+              "size you will grow to.")
     return EXIT_OK
 
 
@@ -78,15 +83,19 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(f"against {args.against}:\n{diff.summary()}")
         if not diff.empty:
             print(diff.details())
-        renumbered = diff.renumbered
-        if renumbered and not args.allow_renumber:
-            _err(f"hwaac: refusing to renumber {len(renumbered)} existing allocation(s); nothing written. "
-                 "Pass --allow-renumber to accept:")
-            for line in renumbered[:50]:
+        refusals = []
+        if diff.renumbered and not args.allow_renumber:
+            refusals.append(("renumber", "existing allocation(s)", "--allow-renumber", diff.renumbered))
+        if diff.removals and not args.allow_remove:
+            refusals.append(("remove", "device(s) or cable(s) in service", "--allow-remove", diff.removals))
+        for verb, what, flag, lines in refusals:
+            _err(f"hwaac: refusing to {verb} {len(lines)} {what}; nothing written. Pass {flag} to accept:")
+            for line in lines[:50]:
                 _err(f"  {line}")
-            if len(renumbered) > 50:
-                _err(f"  ... and {len(renumbered) - 50} more")
-            return EXIT_RENUMBER
+            if len(lines) > 50:
+                _err(f"  ... and {len(lines) - 50} more")
+        if refusals:
+            return EXIT_REFUSED
     total = len(plan.switches) + len(plan.nodes)
     try:
         if _show_progress(args):
@@ -133,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--against", metavar="OLD", help="an earlier plan.json (or its folder) to diff against")
     pl.add_argument("--allow-renumber", action="store_true",
                     help="accept changes to existing addresses, ASNs or cables of OLD")
+    pl.add_argument("--allow-remove", action="store_true",
+                    help="accept removing switches, nodes or cables that OLD has (shrinking the fabric)")
     pl.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                     help="show a progress bar (default: when stderr is a terminal)")
     pl.set_defaults(func=cmd_plan)

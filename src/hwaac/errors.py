@@ -21,6 +21,7 @@ class IntentIssue:
         valid: what would be accepted instead (empty when the message already says it).
         file: the YAML file the field came from (empty when the intent was built in code).
         line: 1-based line of the field in ``file`` (0 when unknown).
+        rule: id of the semantic rule that found it (see ``hwaac.validate.RULES``); empty for schema errors.
     """
 
     path: str
@@ -29,6 +30,7 @@ class IntentIssue:
     valid: str = ""
     file: str = ""
     line: int = 0
+    rule: str = ""
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.file and self.line else (self.file or "<intent>")

@@ -27,6 +27,9 @@ def test_validate_ok(capsys):
     code, out, _ = run(capsys, "validate", str(DEMO))
     assert code == 0
     assert "24 switches" in out and "512 GPUs" in out
+    assert "su_capacity is not set" not in out  # the demo sets it
+    code, out, _ = run(capsys, "validate", str(REPO / "inventory" / "examples" / "h100-4su"))
+    assert code == 0 and "su_capacity is not set" in out
 
 
 def test_validate_invalid_exits_1_with_location(capsys):
@@ -157,4 +160,33 @@ def test_failed_render_leaves_previous_output_intact(monkeypatch, demo_out, tmp_
     with pytest.raises(RuntimeError):
         cli.main(["plan", str(DEMO), "-o", str(target), "--no-progress"])
     assert _tree(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_shrinking_is_refused_unless_removal_is_allowed(capsys, demo_out, tmp_path):
+    shrunk = _demo_variant(tmp_path, fabric__su_count=1)
+    code, _, err = run(capsys, "plan", str(shrunk), "-o", str(tmp_path / "out"), "--no-progress",
+                       "--against", str(demo_out))
+    assert code == 3 and not (tmp_path / "out").exists()
+    # SU 2 leaves: 8 switches, 32 nodes, 256 host links + 256 leaf uplinks
+    assert "refusing to remove 552" in err and "switches leaf-p0-su02-r0" in err
+    code, out, _ = run(capsys, "plan", str(shrunk), "-o", str(tmp_path / "out"), "--no-progress",
+                       "--against", str(demo_out), "--allow-remove")
+    assert code == 0 and "switches: +0 ~0 -8" in out
+
+
+def test_output_path_that_is_a_file_is_a_usage_error(capsys, tmp_path):
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    code, _, err = run(capsys, "plan", str(DEMO), "-o", str(target), "--no-progress")
+    assert code == 2 and "not a folder" in err and target.read_text() == "x"
+
+
+def test_folders_of_killed_runs_are_cleaned_up(demo_out, tmp_path):
+    target = tmp_path / "out"
+    shutil.copytree(demo_out, target)
+    stale = tmp_path / ".out.tmp-999999999"  # no such process
+    stale.mkdir()
+    (stale / "half.json").write_text("{")
+    assert cli.main(["plan", str(DEMO), "-o", str(target), "--no-progress"]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from hwaac.errors import IntentError
-from hwaac.model.loader import load_intent
 from hwaac.plan import build_plan
+from hwaac.validate import RULES, load_intent
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "intents"
 INVALID = sorted((FIXTURES / "invalid").glob("*.yml"))
@@ -26,10 +26,20 @@ def _expectation(path: Path) -> tuple[str, str, int]:
     return field, message, marked[0] if marked else 1
 
 
-def test_every_semantic_rule_has_a_fixture():
-    names = {p.stem for p in INVALID}
-    for rule in ("pool-too-small", "pools-overlap", "too-few-leaf-ports", "asn-exhausted", "duplicate-names"):
-        assert rule in names
+SCHEMA_FIXTURES = {"unknown-field", "wrong-type", "bad-tiers", "missing-field"}
+
+
+def _rule_of(fixture: Path) -> str:
+    field, message, _ = _expectation(fixture)
+    with pytest.raises(IntentError) as info:
+        load_intent(fixture)
+    return next(i.rule for i in info.value.issues if i.path == field and message in i.message)
+
+
+def test_every_semantic_rule_has_a_negative_fixture():
+    covered = {_rule_of(f) for f in INVALID if f.stem not in SCHEMA_FIXTURES}
+    assert set(RULES) - covered == set(), "rules without a negative fixture"
+    assert covered <= set(RULES), "issues carry rule ids that are not registered"
 
 
 @pytest.mark.parametrize("fixture", INVALID, ids=[p.stem for p in INVALID])

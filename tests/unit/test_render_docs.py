@@ -20,9 +20,9 @@ import pytest
 from ruamel.yaml import YAML
 
 from hwaac.model.intent import Intent
-from hwaac.model.loader import load_intent
 from hwaac.plan import build_plan
 from hwaac.render.docs import render_docs
+from hwaac.validate import load_intent
 
 REPO = Path(__file__).parents[2]
 GOLDEN = REPO / "tests" / "golden" / "demo" / "docs"
@@ -132,7 +132,7 @@ def test_cabling_speed_and_rail(demo):
 def test_cabling_speed_follows_switch_models():
     d = intent_dict("demo")
     d["fabric"]["host_port_speed_gbps"] = 800  # an 800G fabric: SN5600 as 64 x 800G at both tiers
-    d["switches"]["leaf"]["model"] = d["switches"]["spine"]["model"] = "SN5600-V64"
+    d["switches"]["leaf"]["model"] = d["switches"]["spine"]["model"] = "SN5600"
     _plan, docs = docs_of(d)
     speeds = {(x["kind"], x["speed_gbps"]) for x in rows(docs["cabling.csv"])}
     assert speeds == {("host", "800"), ("leaf_spine", "800")}

@@ -79,6 +79,16 @@ class FabricSection(_Strict):
 # --- switches ---------------------------------------------------------------------------------------------
 
 
+class ExtraPort(_Strict):
+    """A port outside the front-panel radix that the SKU defines (e.g. the SN5600's 25G Ethernet512)."""
+
+    name: str
+    lanes: str = Field(pattern=r"^[0-9]+(,[0-9]+)*$", description="Comma-separated lane numbers.")
+    alias: str
+    index: int = Field(ge=0)
+    speed_mbps: int = Field(ge=1, le=1_600_000)
+
+
 class SwitchModel(_Strict):
     """A switch model as SONiC names its ports (the HwSKU's port_config.ini).
 
@@ -103,6 +113,9 @@ class SwitchModel(_Strict):
         description="SONiC alias pattern; {cage} is the 1-based cage, {sub} a letter for the breakout port.",
     )
     fec: Literal["rs", "fc", "none", "auto"] = Field("rs", description="FEC mode (sonic-port.yang).")
+    extra_ports: tuple[ExtraPort, ...] = Field(
+        (), description="Ports the SKU defines beyond the radix; rendered admin down, never cabled."
+    )
 
 
 class LeafSpec(_Strict):
@@ -177,8 +190,9 @@ class AddressingSection(_Strict):
 
 
 class AsnRange(_Strict):
-    first: int = Field(ge=1, le=PRIVATE_ASN4_LAST + 1)
-    last: int = Field(ge=1, le=PRIVATE_ASN4_LAST + 1)
+    # 4294967295 is reserved (RFC 7300), hence the upper bound
+    first: int = Field(ge=1, le=PRIVATE_ASN4_LAST)
+    last: int = Field(ge=1, le=PRIVATE_ASN4_LAST)
 
 
 class AsnSection(_Strict):

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from hwaac.errors import IntentError
 from hwaac.model.intent import Intent
-from hwaac.model.loader import validate_intent
+from hwaac.model.rules import check_intent
 from hwaac.plan.cabling import host_links, leaf_spine_links, spine_super_spine_links
 from hwaac.plan.design import derive
 from hwaac.plan.ipam import parse_pools
 from hwaac.plan.model import Link, Node, Plan, Switch
+from hwaac.plan.rules import check_fabric
 from hwaac.plan.topology import leaves, nodes, spines, super_spines
 
 __all__ = ["Link", "Node", "Plan", "Switch", "build_plan"]
@@ -31,7 +32,9 @@ def build_plan(intent: Intent, *, validate: bool = True) -> Plan:
         IntentError: the intent breaks a semantic rule.
     """
     if validate:
-        validate_intent(intent)
+        issues = check_intent(intent) + check_fabric(intent)
+        if issues:
+            raise IntentError(issues)
     design = derive(intent)
     pools, issues = parse_pools(intent)
     if pools is None:

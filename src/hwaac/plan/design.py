@@ -48,20 +48,12 @@ class Design:
     links_per_spine_super_spine: int
 
     @property
-    def leaves_per_su(self) -> int:
-        return self.rails
-
-    @property
     def pods(self) -> int:
         return math.ceil(self.su_count / self.sus_per_pod)
 
     @property
     def pod_capacity(self) -> int:
         return math.ceil(self.su_capacity / self.sus_per_pod)
-
-    @property
-    def leaves_per_plane(self) -> int:
-        return self.su_count * self.rails
 
     @property
     def spines_per_plane(self) -> int:
@@ -99,7 +91,8 @@ def derive(intent: Intent) -> Design:
 
     def model(path: str, name: str) -> SwitchModel | None:
         if name not in models:
-            issues.append(IntentIssue(path, "unknown switch model", name, "one of " + ", ".join(sorted(models))))
+            issues.append(IntentIssue(path, "unknown switch model", name, "one of " + ", ".join(sorted(models)),
+                                      rule="unknown-switch-model"))
             return None
         return models[name]
 
@@ -109,7 +102,7 @@ def derive(intent: Intent) -> Design:
     if f.tiers == 3:
         if sw.super_spine is None:
             issues.append(IntentIssue("switches.super_spine", "required for a 3-tier fabric", None,
-                                      "a mapping with at least `model`"))
+                                      "a mapping with at least `model`", rule="three-tier-without-super-spine"))
         else:
             ss_m = model("switches.super_spine.model", sw.super_spine.model)
     if issues or leaf_m is None or spine_m is None:
@@ -118,18 +111,20 @@ def derive(intent: Intent) -> Design:
     capacity = f.su_capacity or f.su_count
     if capacity < f.su_count:
         raise DesignError([IntentIssue("fabric.su_capacity", "smaller than su_count", capacity,
-                                       f">= su_count ({f.su_count})")])
+                                       f">= su_count ({f.su_count})", rule="capacity-below-count")])
 
     # --- leaf ports
     down = sw.leaf.downlinks or f.nodes_per_su
     up = sw.leaf.uplinks if sw.leaf.uplinks is not None else math.ceil(down / sw.leaf.oversubscription)
     if f.nodes_per_su > down:
         issues.append(IntentIssue("switches.leaf.downlinks", f"too few leaf downlinks for {f.nodes_per_su} nodes "
-                                  "per SU", down, f">= fabric.nodes_per_su ({f.nodes_per_su})"))
+                                  "per SU", down, f">= fabric.nodes_per_su ({f.nodes_per_su})",
+                                  rule="too-few-downlinks"))
     if leaf_m.port_speed_gbps != f.host_port_speed_gbps:
         issues.append(IntentIssue("switches.leaf.model", f"leaf ports run at {leaf_m.port_speed_gbps} Gb/s but "
                                   f"hosts at {f.host_port_speed_gbps} Gb/s", sw.leaf.model,
-                                  f"a model with {f.host_port_speed_gbps} Gb/s ports (or a matching breakout)"))
+                                  f"a model with {f.host_port_speed_gbps} Gb/s ports (or a matching breakout)",
+                                  rule="leaf-speed-vs-host"))
     upper = [("switches.spine.model", sw.spine.model, spine_m)]
     if ss_m is not None and sw.super_spine is not None:
         upper.append(("switches.super_spine.model", sw.super_spine.model, ss_m))
@@ -137,11 +132,13 @@ def derive(intent: Intent) -> Design:
         if m.port_speed_gbps != leaf_m.port_speed_gbps:
             issues.append(IntentIssue(path, f"ports run at {m.port_speed_gbps} Gb/s but leaf ports at "
                                       f"{leaf_m.port_speed_gbps} Gb/s; one cable needs one speed at both ends", name,
-                                      f"a model with {leaf_m.port_speed_gbps} Gb/s ports (or a matching breakout)"))
+                                      f"a model with {leaf_m.port_speed_gbps} Gb/s ports (or a matching breakout)",
+                                      rule="spine-speed-mismatch"))
     if down + up > leaf_m.ports:
         issues.append(IntentIssue("switches.leaf", f"{down} downlinks + {up} uplinks need {down + up} ports but "
                                   f"{sw.leaf.model} has {leaf_m.ports}", down + up,
-                                  f"<= {leaf_m.ports} ports (fewer nodes per SU, or oversubscription > 1)"))
+                                  f"<= {leaf_m.ports} ports (fewer nodes per SU, or oversubscription > 1)",
+                                  rule="too-few-leaf-ports"))
     if issues:
         raise DesignError(issues)
 
@@ -159,6 +156,7 @@ def derive(intent: Intent) -> Design:
                 sw.spine.per_plane or capacity,
                 f"at most {fit} SUs for 2 tiers with these models (or fabric.tiers: 3); per_plane must divide "
                 f"the {up} leaf uplinks",
+                rule="spines-do-not-fit",
             )])
         return Design(
             tiers=2, planes=f.planes, rails=f.rails, nodes_per_su=f.nodes_per_su, su_count=f.su_count,
@@ -174,18 +172,18 @@ def derive(intent: Intent) -> Design:
     spine_up = spine_m.ports - spine_down
     if spine_up <= 0:
         raise DesignError([IntentIssue("switches.spine.downlinks", "leaves no spine port for super-spine uplinks",
-                                       spine_down, f"< {spine_m.ports}")])
+                                       spine_down, f"< {spine_m.ports}", rule="spine-downlinks-leave-no-uplinks")])
     spines = sw.spine.per_plane or up  # one link from each leaf to each spine fits the most SUs in a pod
     if up % spines:
         raise DesignError([IntentIssue("switches.spine.per_plane", "must divide the leaf uplinks", spines,
-                                       f"a divisor of {up}")])
+                                       f"a divisor of {up}", rule="spine-count-not-divisor")])
     lps = up // spines
     max_sus_pod = spine_down // (lps * f.rails)
     sus_per_pod = sw.spine.sus_per_pod or min(max_sus_pod, capacity)
     if sus_per_pod < 1 or sus_per_pod * f.rails * lps > spine_down:
         raise DesignError([IntentIssue("switches.spine.sus_per_pod", f"a pod of {sus_per_pod} SUs needs "
                                        f"{sus_per_pod * f.rails * lps} spine downlinks, spines have {spine_down}",
-                                       sus_per_pod, f"1..{max_sus_pod}")])
+                                       sus_per_pod, f"1..{max_sus_pod}", rule="pod-too-large")])
     pods_cap = math.ceil(capacity / sus_per_pod)
     need = math.ceil(pods_cap * spine_up / ss_m.ports)
     per_group = sw.super_spine.per_group or _smallest_divisor_at_least(spine_up, need)
@@ -195,6 +193,7 @@ def derive(intent: Intent) -> Design:
             f"{pods_cap} pods x {spine_up} spine uplinks do not fit super-spines of {ss_m.ports} ports",
             sw.super_spine.per_group or capacity,
             f"per_group must divide {spine_up} and be >= {need}; or fewer SUs",
+            rule="super-spines-do-not-fit",
         )])
     return Design(
         tiers=3, planes=f.planes, rails=f.rails, nodes_per_su=f.nodes_per_su, su_count=f.su_count,

@@ -2,8 +2,9 @@
 
 A *renumbering* is a change to something that already exists in the field: a switch's ASN or loopback, a node's
 SU or slot, or a cable whose ends (device, port) or addresses changed. Growth of a well-sized fabric only adds;
-shrinking removes. ``hwaac plan --against`` refuses a renumbering unless ``--allow-renumber`` is given, since
-applying it would re-address or re-cable devices in service.
+shrinking removes. ``hwaac plan --against`` refuses a renumbering unless ``--allow-renumber`` is given, and a
+removal of devices or cables unless ``--allow-remove`` is given, since applying either re-addresses, re-cables
+or drops devices in service.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ class PlanDiff:
                     if fname in RENUMBER_FIELDS[section]:
                         out.append(f"{section} {name}: {fname} {_short(old)} -> {_short(new)}")
         return out
+
+    @property
+    def removals(self) -> list[str]:
+        """Removed switches, nodes and cables, as ``section name`` lines."""
+        return [f"{s} {name}" for s in SECTIONS for name in self.removed.get(s, [])]
 
     @property
     def empty(self) -> bool:

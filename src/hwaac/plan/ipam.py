@@ -44,11 +44,11 @@ def parse_pool(path: str, cidr: str) -> Pool | IntentIssue:
     try:
         net = netaddr.IPNetwork(cidr)
     except (netaddr.AddrFormatError, ValueError, TypeError):
-        return IntentIssue(path, "not an IP prefix", cidr, "CIDR notation such as 10.0.0.0/16")
+        return IntentIssue(path, "not an IP prefix", cidr, "CIDR notation such as 10.0.0.0/16", rule="not-a-prefix")
     if net.version != 4:
-        return IntentIssue(path, "IPv6 pools are not supported yet", cidr, "an IPv4 prefix")
+        return IntentIssue(path, "IPv6 pools are not supported yet", cidr, "an IPv4 prefix", rule="ipv6-pool")
     if net.ip != net.network:
-        return IntentIssue(path, "host bits are set", cidr, f"the network address {net.cidr}")
+        return IntentIssue(path, "host bits are set", cidr, f"the network address {net.cidr}", rule="host-bits-set")
     return Pool(path, str(net.cidr), int(net.network), net.prefixlen)
 
 
@@ -98,7 +98,8 @@ def parse_pools(intent: Intent) -> tuple[Pools | None, list[IntentIssue]]:
     if intent.fabric.tiers == 3:
         for key in ("loopback_super_spine", "spine_super_spine"):
             if parsed[key] is None and entries[key][1] is None:
-                issues.append(IntentIssue(entries[key][0], "required for a 3-tier fabric", None, "an IPv4 prefix"))
+                issues.append(IntentIssue(entries[key][0], "required for a 3-tier fabric", None, "an IPv4 prefix",
+                                          rule="three-tier-missing-pools"))
     if issues:
         return None, issues
     return Pools(**parsed), []  # type: ignore[arg-type]
@@ -139,20 +140,22 @@ def check_pools(intent: Intent, design: Design) -> list[IntentIssue]:
                 f"/{pool.prefixlen} holds {pool.size}",
                 pool.cidr,
                 f"a /{smallest_prefix_for(need)} or larger",
+                rule="pool-too-small",
             ))
     listed = [p for p in (getattr(pools, k) for k in Pools.__slots__) if p is not None]
     for i, p in enumerate(listed):
         for q in listed[i + 1:]:
             if p.overlaps(q):
                 issues.append(IntentIssue(p.path, f"overlaps {q.path} ({q.cidr})", p.cidr,
-                                          "pools that share no address"))
+                                          "pools that share no address", rule="pools-overlap"))
     if intent.addressing.host_links.mode == "rail_subnet":
         plen = rail_subnet_prefixlen(intent, design)
         if (1 << (32 - plen)) < design.leaf_downlinks + 3:
             issues.append(IntentIssue("addressing.host_links.rail_subnet_prefixlen",
                                       f"a /{plen} cannot hold {design.leaf_downlinks} hosts, a gateway, "
                                       "network and broadcast", plen,
-                                      f"<= {smallest_prefix_for(design.leaf_downlinks + 3)}"))
+                                      f"<= {smallest_prefix_for(design.leaf_downlinks + 3)}",
+                                      rule="rail-subnet-too-small"))
     return issues
 
 

@@ -22,7 +22,10 @@ class PortInfo:
 
 @cache
 def port_table(model: SwitchModel) -> tuple[PortInfo, ...]:
-    """All ports of ``model`` in order (port 0 first)."""
+    """All ports of ``model``: the ``model.ports`` front-panel ports in order (port 0 first), then its extra ports.
+
+    Cabling uses only the front-panel ports (indices below ``model.ports``).
+    """
     step = model.lane_step or model.lanes_per_port
     out = []
     for i in range(model.ports):
@@ -37,6 +40,7 @@ def port_table(model: SwitchModel) -> tuple[PortInfo, ...]:
             index=cage + 1,
             speed_mbps=model.port_speed_gbps * 1000,
         ))
+    out.extend(PortInfo(x.name, x.lanes, x.alias, x.index, x.speed_mbps) for x in model.extra_ports)
     return tuple(out)
 
 

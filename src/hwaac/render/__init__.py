@@ -51,13 +51,14 @@ def render_to_dir(plan: Plan, out_dir: str | Path, progress: Progress | None = N
     from hwaac.render.sonic import render_config_db
 
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise OutputDirError(f"{out}: exists and is not a folder; choose an empty or new folder")
     if out.exists() and any(out.iterdir()) and not (out / "plan.json").exists():
         raise OutputDirError(f"{out}: exists and holds files hwaac did not write (no plan.json); "
                              "choose an empty or new folder")
     out.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(out)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
     counts = {"switches": 0, "hosts": 0, "docs": 0}
 
     def tick() -> None:
@@ -102,11 +103,35 @@ def render_to_dir(plan: Plan, out_dir: str | Path, progress: Progress | None = N
 
 
 def _replace(new: Path, out: Path) -> None:
-    """Swap ``new`` into place of ``out`` with renames, so readers see the old or the new folder, never a mix."""
-    if out.exists():
-        old = out.parent / f".{out.name}.old-{os.getpid()}"
-        out.rename(old)
+    """Swap ``new`` into place of ``out`` with renames, so readers see the old or the new folder, never a mix;
+    if the second rename fails the old folder is put back."""
+    if not out.exists():
         new.rename(out)
-        shutil.rmtree(old)
-    else:
+        return
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    out.rename(old)
+    try:
         new.rename(out)
+    except BaseException:
+        old.rename(out)
+        raise
+    shutil.rmtree(old)
+
+
+def _remove_stale(out: Path) -> None:
+    """Remove temporary folders left by earlier runs on ``out`` that were killed (their process is gone)."""
+    for stale in out.parent.glob(f".{out.name}.*-*"):
+        kind, _, pid = stale.name.rpartition("-")
+        if not kind.endswith((".tmp", ".old")) or not pid.isdigit() or _alive(int(pid)):
+            continue
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
