@@ -6,6 +6,8 @@ b. Linux network namespaces: two hosts configured from the rendered netplan YAML
    here), wired rail by rail to a namespace that plays the leaves (and the spines between them). For every
    rail, traffic sourced from the rail's address must leave on that rail towards its own leaf, and must reach
    the other host's address on the same rail and come back; without the source rules it must not.
+c. The rendered sysctl file applies in a namespace before any rail interface exists (as systemd-sysctl does at
+   boot), and its ARP/rp_filter values then hold on rails created afterwards.
 
 These tests need root and the tools that ``scripts/install-system-deps.sh`` installs (netplan.io, iproute2).
 They FAIL, not skip, when something is missing, so CI cannot pass without running them.
@@ -294,7 +296,7 @@ class Fabric:
         files = render_host_files(self.plan, node(self.plan, name))
         self.batch(self.ns(name), netplan_to_ip_batch(files[NETPLAN]))
         applied = int(self.exec_py(self.ns(name), APPLY_SYSCTL, sysctl_lines(files[SYSCTL])))
-        assert applied >= 3 * (1 + len(host_links(self.plan, name)))
+        assert applied >= 3  # net.ipv4.conf.all.{arp_ignore,arp_announce,rp_filter}
         return files
 
     def route_get(self, name: str, dst: str, src: str | None = None) -> dict[str, str] | None:
@@ -417,3 +419,51 @@ def test_without_source_rules_rails_are_not_used(fabric: Fabric, demo: Plan) -> 
         assert "table" not in got, f"rail table still used without its rule: {got}"
         if la is not first:
             assert got["dev"] == first.a_port != la.a_port, got
+
+
+# --- c. sysctl at boot ------------------------------------------------------------------------------------
+
+READ_CONF = textwrap.dedent("""
+    import json, sys
+    out = {}
+    for scope, leaf in json.loads(sys.argv[1]):
+        with open(f"/proc/sys/net/ipv4/conf/{scope}/{leaf}") as f:
+            out[f"{scope}/{leaf}"] = int(f.read())
+    print(json.dumps(out))
+""")
+
+
+def test_sysctl_applies_before_rails_exist_and_holds_on_them(demo: Plan) -> None:
+    if os.geteuid() != 0:
+        pytest.fail("network-namespace tests need root (CAP_NET_ADMIN, CAP_SYS_ADMIN)")
+    ip = tool("ip")
+    name = "gpu-su01-h01"
+    text = render_host_files(demo, node(demo, name))[SYSCTL]
+    lines = sysctl_lines(text)
+    expected = {"arp_ignore": 1, "arp_announce": 2, "rp_filter": 2}
+    assert {k: int(v) for k, v in lines if k.startswith("net.ipv4.conf.")} == {
+        f"net.ipv4.conf.all.{leaf}": v for leaf, v in expected.items()
+    }
+    ns = f"hw{os.getpid()}-boot"
+    run(ip, "netns", "del", ns, check=False)
+    run(ip, "netns", "add", ns)
+    try:
+        # Boot order: no rail interface exists yet; every key of the file must apply (a missing
+        # net.ipv4.conf.<rail>.* key would raise here, as it makes systemd-sysctl fail at boot).
+        exec_ns = [ip, "netns", "exec", ns, sys.executable, "-c"]
+        assert int(run(*exec_ns, APPLY_SYSCTL, json.dumps(lines)).stdout) == len(expected)
+        # The NICs probe later; give them the laxest per-interface values a distribution might leave behind.
+        rails = [lk.a_port for lk in host_links(demo, name)]
+        batch = [f"link add {r} type veth peer name p{r}" for r in rails] + [f"link set dev {r} up" for r in rails]
+        run(ip, "-n", ns, "-batch", "-", stdin="\n".join(batch) + "\n")
+        zeros = [(f"net/ipv4/conf/{r}/{leaf}", "0") for r in rails for leaf in expected]
+        run(*exec_ns, APPLY_SYSCTL, json.dumps(zeros))
+        got = json.loads(run(*exec_ns, READ_CONF,
+                             json.dumps([(sc, leaf) for sc in ["all", *rails] for leaf in expected])).stdout)
+        for r in rails:
+            for leaf, value in expected.items():
+                # the kernel applies max(conf/all, conf/<iface>) for these keys (ip-sysctl.rst)
+                assert max(got[f"all/{leaf}"], got[f"{r}/{leaf}"]) == value, (r, leaf, got)
+                assert got[f"{r}/{leaf}"] == 0
+    finally:
+        subprocess.run([ip, "netns", "del", ns], capture_output=True, timeout=30)

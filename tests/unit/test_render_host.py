@@ -194,26 +194,35 @@ def test_rail_subnet_mode_routes_via_the_leaf_gateway() -> None:
         assert cfg["routes"][0]["to"] == f"{ip_str(lk.network)}/{lk.prefixlen}"
 
 
+# The intent rules (hwaac.model.rules) are the one place these are refused; the renderers trust the plan.
+
+
 def test_reserved_routing_table_is_refused() -> None:
     data = demo_dict()
     data["host"]["routing"] = {"table_base": 250}
-    with pytest.raises(IntentError) as info:  # refused when the intent is validated ...
+    with pytest.raises(IntentError) as info:
         plan_of(data)
     assert [i.path for i in info.value.issues] == ["host.routing.table_base"]
-    plan = build_plan(Intent.model_validate(data), validate=False)  # ... and by the renderer if that is skipped
-    with pytest.raises(ValueError, match="reserved routing table"):
-        render_host_files(plan, plan.nodes[0])
 
 
 def test_rule_after_main_table_rule_is_refused() -> None:
     data = demo_dict()
     data["host"]["routing"] = {"rule_priority_base": 32700, "rule_priority_step": 10}
-    with pytest.raises(IntentError) as info:  # refused when the intent is validated ...
+    with pytest.raises(IntentError) as info:
         plan_of(data)
     assert [i.path for i in info.value.issues] == ["host.routing.rule_priority_base"]
-    plan = build_plan(Intent.model_validate(data), validate=False)  # ... and by the renderer if that is skipped
-    with pytest.raises(ValueError, match="main-table rule"):
-        render_host_files(plan, plan.nodes[0])
+
+
+def test_renderer_does_not_repeat_the_intent_rules() -> None:
+    # One set of rules with one meaning: a plan whose validation was skipped is rendered as it stands, so the
+    # renderers cannot drift from hwaac.model.rules with checks of their own.
+    data = demo_dict()
+    data["host"]["routing"] = {"table_base": 250}
+    data["host"]["nccl_env"] = {"nccl_debug": "INFO"}
+    plan = build_plan(Intent.model_validate(data), validate=False)
+    files = render_host_files(plan, node(plan, GOLDEN_NODE))
+    assert "table: 257" in files[NETPLAN]
+    assert nccl_vars(files[NCCL])["nccl_debug"] == "INFO"
 
 
 # --- NCCL -------------------------------------------------------------------------------------------------
@@ -222,6 +231,10 @@ def test_rule_after_main_table_rule_is_refused() -> None:
 def test_nccl_env(h01: dict[str, str]) -> None:
     env = nccl_vars(h01[NCCL])
     assert env["NCCL_IB_HCA"].startswith("="), "exact match, so mlx5_1 does not also select mlx5_10.."
+    lines = h01[NCCL].splitlines()
+    note = lines[lines.index(next(ln for ln in lines if ln.startswith("NCCL_IB_HCA="))) - 1]
+    assert note.startswith("# NCCL_IB_HCA starts with '='"), "the comment above NCCL_IB_HCA explains the '='"
+    assert "exact" in note and "mlx5_10" in note
     assert env["NCCL_IB_HCA"][1:].split(",") == [f"mlx5_{i}:1" for i in range(8)]
     assert env["NCCL_IB_TC"] == "106"
     assert env["NCCL_IB_GID_INDEX"] == "3"
@@ -240,15 +253,22 @@ def test_nccl_extras_and_tos_from_dscp() -> None:
     assert orjson.loads(files[NIC])["ports"][0]["roce_tos"] == 98
 
 
-def test_bad_nccl_extra_is_refused() -> None:
+@pytest.mark.parametrize(("key", "value"), [("NCCL_X", "a\nb"), ("nccl_x", "1"), ("NCCL-X", "1")])
+def test_bad_nccl_extra_is_refused(key: str, value: str) -> None:
     data = demo_dict()
-    data["host"]["nccl_env"] = {"NCCL_X": "a\nb"}
-    with pytest.raises(IntentError) as info:  # refused when the intent is validated ...
+    data["host"]["nccl_env"] = {key: value}
+    with pytest.raises(IntentError) as info:
         plan_of(data)
-    assert [i.path for i in info.value.issues] == ["host.nccl_env.NCCL_X"]
-    plan = build_plan(Intent.model_validate(data), validate=False)  # ... and by the renderer if that is skipped
-    with pytest.raises(ValueError, match="line break"):
-        render_host_files(plan, plan.nodes[0])
+    assert [i.path for i in info.value.issues] == [f"host.nccl_env.{key}"]
+
+
+def test_hca_note_only_above_an_exact_match_list() -> None:
+    data = demo_dict()
+    data["host"]["nccl_env"] = {"NCCL_IB_HCA": "mlx5"}  # an operator's own prefix match
+    plan = plan_of(data)
+    text = render_host_files(plan, node(plan, GOLDEN_NODE))[NCCL]
+    assert nccl_vars(text)["NCCL_IB_HCA"] == "mlx5"
+    assert "starts with '='" not in text
 
 
 # --- NIC / RoCE -------------------------------------------------------------------------------------------
@@ -296,14 +316,54 @@ def sysctl_of(text: str) -> dict[str, str]:
     return out
 
 
+CONF_KEYS = {"arp_ignore": 1, "arp_announce": 2, "rp_filter": 2}
+
+
+def conf_scopes(s: dict[str, str]) -> set[str]:
+    """The interface scopes (all, default, rail0, ...) of the net.ipv4.conf keys, dotted or slash form."""
+    out = set()
+    for k in s:
+        for prefix, sep in (("net.ipv4.conf.", "."), ("net/ipv4/conf/", "/")):
+            if k.startswith(prefix):
+                out.add(k[len(prefix):].rsplit(sep, 1)[0])
+    return out
+
+
+def effective(s: dict[str, str], iface: str, leaf: str, iface_value: int) -> int:
+    """The value the kernel applies on ``iface`` for arp_ignore, arp_announce or rp_filter: the maximum of
+    conf/all and conf/<iface> (Documentation/networking/ip-sysctl.rst); ``iface_value`` is what the interface
+    has when the file does not set it (conf/default when it was created, usually 0)."""
+    own = s.get(f"net.ipv4.conf.{iface}.{leaf}", s.get(f"net/ipv4/conf/{iface}/{leaf}", iface_value))
+    return max(int(s.get(f"net.ipv4.conf.all.{leaf}", 0)), int(own))
+
+
 def test_sysctl(h01: dict[str, str]) -> None:
     s = sysctl_of(h01[SYSCTL])
-    for scope in ["all"] + [f"rail{i}" for i in range(8)]:
-        assert s[f"net.ipv4.conf.{scope}.arp_ignore"] == "1"
-        assert s[f"net.ipv4.conf.{scope}.arp_announce"] == "2"
-        assert s[f"net.ipv4.conf.{scope}.rp_filter"] == "2"
-    # 64 demo nodes x 8 NICs^2 (HPE/Cray gc_thresh1 = nodes x NICs^2)
-    assert [s[f"net.ipv4.neigh.default.gc_thresh{i}"] for i in (1, 2, 3)] == ["4096", "8192", "16384"]
+    for leaf, value in CONF_KEYS.items():
+        assert s[f"net.ipv4.conf.all.{leaf}"] == str(value)
+    # No per-rail keys (they fail at boot before the rails exist); conf.all holds on every rail because the
+    # kernel applies max(conf/all, conf/<iface>) for these three keys, whatever the interface itself has.
+    assert conf_scopes(s) <= {"all", "default"}
+    for i in range(8):
+        for leaf, value in CONF_KEYS.items():
+            assert effective(s, f"rail{i}", leaf, 0) == value
+            assert effective(s, f"rail{i}", leaf, 1) >= value
+    # 4 SUs of capacity x 32 nodes = 128 node slots, x 8 NICs^2 (HPE/Cray gc_thresh1 = nodes x NICs^2)
+    assert [s[f"net.ipv4.neigh.default.gc_thresh{i}"] for i in (1, 2, 3)] == ["8192", "16384", "32768"]
+    assert "128 x 8^2" in h01[SYSCTL]
+
+
+def test_sysctl_does_not_change_when_the_fabric_grows() -> None:
+    texts = {}
+    for su_count in (2, 3):
+        data = demo_dict()
+        data["fabric"]["su_count"] = su_count
+        assert data["fabric"]["su_capacity"] == 4
+        plan = plan_of(data)
+        assert len([n for n in plan.nodes if n.kind == "gpu"]) == 32 * su_count
+        texts[su_count] = render_host_files(plan, node(plan, GOLDEN_NODE))
+    assert texts[2][SYSCTL] == texts[3][SYSCTL]
+    assert texts[2] == texts[3], "no file of an existing host changes when an SU is added"
 
 
 def test_neighbour_thresholds_floor_and_cap() -> None:
@@ -313,7 +373,7 @@ def test_neighbour_thresholds_floor_and_cap() -> None:
     assert (t1, t2, t3) == (1600, 3200, 6400) and t1 < t2 < t3
 
 
-def test_sysctl_intent_thresholds_win_and_dotted_names() -> None:
+def test_sysctl_intent_thresholds_win_and_no_interface_keys() -> None:
     data = demo_dict()
     data["host"]["sysctl"] = {"net.ipv4.conf.all.rp_filter": 2, "net.ipv4.neigh.default.gc_thresh1": 999}
     data["host"]["interface_name"] = "rail{rail}.100"
@@ -324,7 +384,8 @@ def test_sysctl_intent_thresholds_win_and_dotted_names() -> None:
     assert [ln for ln in text.splitlines() if ln.startswith("net.ipv4.neigh.default.gc_thresh1")] == [
         "net.ipv4.neigh.default.gc_thresh1 = 999"
     ]
-    assert s["net/ipv4/conf/rail0.100/rp_filter"] == "2"  # slash form keeps the dot in the name
+    assert conf_scopes(s) == {"all"}  # exactly the intent's keys, no copies for rail0.100 ...
+    assert effective(s, "rail0.100", "rp_filter", 0) == 2
 
 
 # --- appliances -------------------------------------------------------------------------------------------
@@ -341,7 +402,7 @@ def test_appliance_gets_network_files_but_no_nccl() -> None:
     eths = _yaml(files[NETPLAN])["network"]["ethernets"]
     assert list(eths) == ["rail0", "rail1", "rail2", "rail3"]
     assert [c["routing-policy"][0]["table"] for c in eths.values()] == [101, 102, 103, 104]
-    assert "net.ipv4.conf.rail4.rp_filter" not in files[SYSCTL]
+    assert conf_scopes(sysctl_of(files[SYSCTL])) <= {"all", "default"}
 
 
 # --- speed ------------------------------------------------------------------------------------------------

@@ -3,13 +3,15 @@
 Public function: :func:`render_host_files`. Each file's module documents its shape, units and sources:
 
 - ``netplan/60-hwaac-rails.yaml`` (:mod:`.netplan`): rail addresses, MTU, one table + source rule per NIC port;
-- ``sysctl.d/90-hwaac-rdma.conf`` (:mod:`.sysctl`): ARP/rp_filter settings, per-rail copies, neighbour tables;
+- ``sysctl.d/90-hwaac-rdma.conf`` (:mod:`.sysctl`): ARP/rp_filter settings (conf.all), neighbour tables;
 - ``nic-roce.json`` (:mod:`.nic`): desired mlxconfig, trust/PFC/DSCP map, ToS, ECN and CNP per NIC port;
 - ``nccl.env`` (:mod:`.nccl`, GPU nodes only): NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_TC and extras.
 
 A node's NIC ports are its host links (``Plan.links_by_device[node.name]`` of kind ``host``) in NIC order,
 ordinal = rail * planes + plane; the same ordinal picks the routing table and rule priority. Facts shared by all
 hosts of a plan are computed once per plan (:mod:`._context`), so a 12,500-host fabric renders in about a second.
+The plan is expected to come from a validated intent (``build_plan`` with validation on): the intent rules, not
+the renderers, refuse reserved routing tables, late source rules and unusable NCCL variables.
 """
 
 from __future__ import annotations
@@ -32,10 +34,6 @@ def render_host_files(plan: Plan, node: Node) -> dict[str, str]:
         Relative path -> file text (each ends with a newline), in this order: ``netplan/60-hwaac-rails.yaml``,
         ``sysctl.d/90-hwaac-rdma.conf``, ``nic-roce.json`` and, for GPU nodes (``node.kind == "gpu"``) only,
         ``nccl.env``. The netplan file should be installed as /etc/netplan/60-hwaac-rails.yaml with mode 0600.
-
-    Raises:
-        ValueError: the host routing profile would use a kernel-reserved table (253-255) or put a source rule
-            at or after the main-table rule (32766), or host.nccl_env holds an unusable name or value.
     """
     ctx = context(plan)
     rails = rails_of(plan, node, ctx)

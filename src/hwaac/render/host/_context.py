@@ -2,7 +2,11 @@
 
 Rendering 12,500 hosts must take a couple of seconds, so everything that does not depend on the host
 (intent lookups, the aggregate route, QoS vectors, neighbour-table sizing) is worked out here once, and files
-that only depend on the set of rail interfaces (sysctl, NIC state, NCCL env) are memoised by that set.
+that only depend on the set of rail interfaces (NIC state, NCCL env) are memoised by that set.
+
+The plan is trusted as validated: the intent's semantic rules (:mod:`hwaac.model.rules`) already refuse
+routing tables that reach the kernel's (253-255), source rules at or after the main-table rule (32766) and
+unusable ``host.nccl_env`` entries, so the renderers do not check them again.
 """
 
 from __future__ import annotations
@@ -55,9 +59,8 @@ class HostContext:
     dscp2prio: dict[str, int]
     nccl_extra: dict[str, str]
     sysctl_base: list[tuple[str, str]]  # intent.host.sysctl, in intent order, as text
-    conf_all_keys: list[tuple[str, str]]  # (leaf key, value) of net.ipv4.conf.all.* entries, copied per rail
     neighbour: list[tuple[str, int]]  # (key, value) of the gc_thresh sysctls (empty where the intent sets them)
-    neighbour_basis: tuple[int, int]  # (nodes, NIC ports per node) the thresholds were computed from
+    neighbour_basis: tuple[int, int, int, int]  # (su_capacity, nodes_per_su, nodes at capacity, NIC ports/node)
     memo: dict[tuple, str] = field(default_factory=dict)  # per-rail-set file texts
 
 
@@ -72,6 +75,10 @@ def default_tos(roce_dscp: int) -> int:
 
 def neighbour_thresholds(nodes: int, nics: int) -> tuple[int, int, int]:
     """gc_thresh1/2/3 of the IPv4 neighbour table for a fabric of ``nodes`` hosts with ``nics`` ports each.
+
+    ``nodes`` is the node count at the design capacity (``su_capacity x nodes_per_su``), not the nodes built
+    now, so growing the fabric up to its capacity leaves every existing host's sysctl file unchanged (the same
+    growth rule as cables, addresses and ASNs). Appliances occupy node slots, so they are counted too.
 
     HPE's Slingshot host software guide ("ARP settings", HewlettPackard/shs-docs
     docs/portal/developer-portal/install/arp_settings.md; the Cray CSM guidance the domain note cites) sets
@@ -91,17 +98,16 @@ def neighbour_thresholds(nodes: int, nics: int) -> tuple[int, int, int]:
 def _build(plan: Plan) -> HostContext:
     intent = plan.intent
     qos, host = intent.qos, intent.host
-    planes = plan.design.planes
-    nics = intent.fabric.rails * planes
-    nodes = len(plan.nodes)
+    design = plan.design
+    planes = design.planes
+    nics = design.rails * planes  # NIC ports per node
+    nodes = design.su_capacity * design.nodes_per_su  # node slots at capacity, not len(plan.nodes): growth-stable
     thresholds = neighbour_thresholds(nodes, nics)
     neighbour = [
         (f"net.ipv4.neigh.default.gc_thresh{i}", v)
         for i, v in enumerate(thresholds, 1)
         if f"net.ipv4.neigh.default.gc_thresh{i}" not in host.sysctl
     ]
-    _check_routing(host.routing.table_base, host.routing.rule_priority_base, host.routing.rule_priority_step, nics)
-    prefix = "net.ipv4.conf.all."
     return HostContext(
         fabric=intent.fabric.name,
         planes=planes,
@@ -120,28 +126,9 @@ def _build(plan: Plan) -> HostContext:
         dscp2prio={**{str(d): qos.lossless_priority for d in qos.roce_dscp}, str(qos.cnp_dscp): qos.cnp_priority},
         nccl_extra=dict(host.nccl_env),
         sysctl_base=[(k, str(v)) for k, v in host.sysctl.items()],
-        conf_all_keys=[(k[len(prefix):], str(v)) for k, v in host.sysctl.items() if k.startswith(prefix)],
         neighbour=neighbour,
-        neighbour_basis=(nodes, nics),
+        neighbour_basis=(design.su_capacity, design.nodes_per_su, nodes, nics),
     )
-
-
-RESERVED_TABLES = {0, 253, 254, 255}  # unspec, default, main, local (iproute2 rt_tables)
-MAIN_RULE_PRIORITY = 32766  # the kernel's "from all lookup main" rule
-
-
-def _check_routing(table_base: int, priority_base: int, priority_step: int, nics: int) -> None:
-    """Refuse tables that collide with the kernel's own (253-255) and source rules that would sort after the
-    main-table rule (priority 32766) and so never match for rail traffic."""
-    tables = range(table_base, table_base + nics)
-    clash = sorted(RESERVED_TABLES.intersection(tables))
-    if clash:
-        raise ValueError(f"host.routing.table_base {table_base} with {nics} NIC ports uses reserved routing "
-                         f"table(s) {clash} (253 default, 254 main, 255 local)")
-    last = priority_base + (nics - 1) * priority_step
-    if last >= MAIN_RULE_PRIORITY:
-        raise ValueError(f"host.routing: the last source rule priority {last} is not below the main-table rule "
-                         f"({MAIN_RULE_PRIORITY}); lower rule_priority_base or rule_priority_step")
 
 
 _CACHE: dict[int, tuple[weakref.ref[Plan], HostContext]] = {}

@@ -10,17 +10,20 @@ written unquoted (NCCL's file parser keeps quotes as part of the value), so a va
 - ``NCCL_IB_GID_INDEX``: host.nccl_gid_index (-1 lets NCCL pick the RoCEv2 GID itself, NCCL >= 2.21).
 - ``NCCL_IB_TC``: the full ToS byte, the same as the NIC's RDMA-CM ToS (106 = DSCP 26 << 2 | ECT(0)), so NCCL's
   verbs traffic is marked like RDMA-CM traffic (NVIDIA/nccl src/transport/net_ib; domain note section 4).
-- then ``host.nccl_env`` in intent order; a key there replaces the derived value in place.
+- then ``host.nccl_env`` in intent order; a key there replaces the derived value in place. Names and values
+  are not checked here: the intent rules (:mod:`hwaac.model.rules`) already refuse names that are not
+  upper-case identifiers and values with line breaks.
+
+A comment line above ``NCCL_IB_HCA`` explains the leading ``=``, which readers otherwise take for a typo.
 """
 
 from __future__ import annotations
 
-import re
-
 from hwaac.render.host._context import HostContext, Rail
 
 PATH = "nccl.env"
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+HCA_NOTE = ("# NCCL_IB_HCA starts with '=' on purpose: exact device names, so mlx5_1 does not also select "
+            "mlx5_10..mlx5_17.\n")
 
 
 def nccl_vars(rails: list[Rail], ctx: HostContext) -> dict[str, str]:
@@ -30,12 +33,7 @@ def nccl_vars(rails: list[Rail], ctx: HostContext) -> dict[str, str]:
         "NCCL_IB_GID_INDEX": str(ctx.gid_index),
         "NCCL_IB_TC": str(ctx.tos),
     }
-    for k, v in ctx.nccl_extra.items():
-        if not _KEY.match(k):
-            raise ValueError(f"host.nccl_env: {k!r} is not an environment variable name")
-        if "\n" in v or "\r" in v:
-            raise ValueError(f"host.nccl_env: the value of {k} contains a line break")
-        out[k] = v
+    out.update(ctx.nccl_extra)
     return out
 
 
@@ -44,6 +42,11 @@ def render_nccl_env(node_name: str, rails: list[Rail], ctx: HostContext) -> str:
     key = ("nccl", tuple(r.hca for r in rails))
     body = ctx.memo.get(key)
     if body is None:
-        body = "".join(f"{k}={v}\n" for k, v in nccl_vars(rails, ctx).items())
+        lines = []
+        for k, v in nccl_vars(rails, ctx).items():
+            if k == "NCCL_IB_HCA" and v.startswith("="):  # not above a host.nccl_env override without '='
+                lines.append(HCA_NOTE)
+            lines.append(f"{k}={v}\n")
+        body = "".join(lines)
         ctx.memo[key] = body
     return f"# Rendered by hwaac for {node_name} (fabric {ctx.fabric}); do not edit, re-render from the intent.\n{body}"

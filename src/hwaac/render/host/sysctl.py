@@ -7,13 +7,19 @@ Contents, in this order (``key = value`` lines, sysctl.d(5) syntax):
    ``rp_filter = 2`` (loose: strict reverse-path filtering "can cause the RDMA v2 packets to be silently
    dropped", IBM Linux-on-Z SMC-R high-availability considerations; AMD Instinct guide and losslessnetwork.com
    for the ARP pair; domain note section 5).
-2. A per-rail copy of every ``net.ipv4.conf.all.*`` key (``net.ipv4.conf.<iface>.<key>``), so a later change to
-   ``all`` cannot weaken the rails. systemd-udevd re-applies ``net/ipv4/conf/<iface>`` keys when the interface
-   appears (99-systemd.rules runs systemd-sysctl --prefix for it), so they hold for NICs that probe late.
-   Interface names containing a dot (VLANs) use the slash form, where dots stay part of the name.
-3. Neighbour-table sizing ``net.ipv4.neigh.default.gc_thresh1/2/3`` (entries), from the fabric's node count and
-   NIC ports per node, see :func:`hwaac.render.host._context.neighbour_thresholds` (HPE/Cray: gc_thresh1 =
-   nodes x NICs^2, capped). Left out for any threshold the intent sets itself.
+2. Neighbour-table sizing ``net.ipv4.neigh.default.gc_thresh1/2/3`` (entries), from the node count at the
+   design capacity (``su_capacity x nodes_per_su``) and the NIC ports per node, see
+   :func:`hwaac.render.host._context.neighbour_thresholds` (HPE/Cray: gc_thresh1 = nodes x NICs^2, capped).
+   Sized for the capacity, so adding SUs does not change existing hosts' files. Left out for any threshold the
+   intent sets itself.
+
+No per-rail ``net.ipv4.conf.<iface>.*`` copies: for these three keys the kernel applies the larger of
+``conf/all`` and ``conf/<iface>`` (Documentation/networking/ip-sysctl.rst: arp_ignore and arp_announce "The max
+value from conf/{all,interface}/... is used"; rp_filter "The max value from conf/{all,interface}/rp_filter is
+used"), so ``conf.all`` alone already holds on every rail, including NICs that appear after boot. Per-interface
+keys would also make ``systemd-sysctl`` fail at boot when it runs before the rail interfaces exist. Because it
+is a maximum, ``conf.all`` is a floor: a rail can only be stricter than it, and rp_filter = 2 (loose) is the
+highest mode, so a rail cannot fall back to strict filtering. This file is the same for every host of a plan.
 """
 
 from __future__ import annotations
@@ -23,28 +29,23 @@ from hwaac.render.host._context import HostContext, Rail
 PATH = "sysctl.d/90-hwaac-rdma.conf"
 
 
-def _iface_key(iface: str, leaf: str) -> str:
-    if "." in iface:
-        return f"net/ipv4/conf/{iface}/{leaf}"
-    return f"net.ipv4.conf.{iface}.{leaf}"
-
-
 def render_sysctl(node_name: str, rails: list[Rail], ctx: HostContext) -> str:
-    """The text of ``sysctl.d/90-hwaac-rdma.conf`` for one host (``rails`` in NIC order)."""
-    key = ("sysctl", tuple(r.interface for r in rails))
+    """The text of ``sysctl.d/90-hwaac-rdma.conf`` for one host (independent of ``rails``, see module docstring)."""
+    del rails  # conf.all covers every interface (kernel max rule); the signature matches the other renderers
+    key = ("sysctl",)
     body = ctx.memo.get(key)
     if body is None:
-        lines = ["# Multi-rail RDMA host settings (intent host.sysctl).\n"]
+        lines = [
+            "# Multi-rail RDMA host settings (intent host.sysctl). conf.all covers every rail: for arp_ignore,\n",
+            "# arp_announce and rp_filter the kernel uses max(conf.all, conf.<iface>) (ip-sysctl.rst).\n",
+        ]
         lines += [f"{k} = {v}\n" for k, v in ctx.sysctl_base]
-        if ctx.conf_all_keys and rails:
-            lines.append("# Per-rail copies of the net.ipv4.conf.all keys.\n")
-            for r in rails:
-                lines += [f"{_iface_key(r.interface, leaf)} = {v}\n" for leaf, v in ctx.conf_all_keys]
         if ctx.neighbour:
-            nodes, nics = ctx.neighbour_basis
+            capacity, per_su, nodes, nics = ctx.neighbour_basis
             lines.append(
-                f"# Neighbour tables: gc_thresh1 = nodes x NICs^2 = {nodes} x {nics}^2 (HPE Slingshot/Cray ARP "
-                "settings), capped at 65536; gc_thresh2/3 = 2x/4x gc_thresh1.\n"
+                f"# Neighbour tables: gc_thresh1 = nodes x NICs^2 = {nodes} x {nics}^2, nodes at capacity "
+                f"({capacity} SUs x {per_su}) (HPE Slingshot/Cray ARP settings), capped at 65536; "
+                "gc_thresh2/3 = 2x/4x gc_thresh1.\n"
             )
             lines += [f"{k} = {v}\n" for k, v in ctx.neighbour]
         body = "".join(lines)
