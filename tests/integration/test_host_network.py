@@ -30,10 +30,10 @@ import pytest
 from ruamel.yaml import YAML
 
 from hwaac.model.intent import Intent
-from hwaac.model.loader import load_intent
 from hwaac.plan import build_plan
 from hwaac.plan.model import Link, Node, Plan, ip_str
 from hwaac.render.host import render_host_files
+from hwaac.validate import load_intent
 
 pytestmark = pytest.mark.integration
 

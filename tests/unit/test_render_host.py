@@ -19,11 +19,11 @@ from ruamel.yaml import YAML
 
 from hwaac.errors import IntentError
 from hwaac.model.intent import Intent
-from hwaac.model.loader import load_intent
 from hwaac.plan import build_plan
 from hwaac.plan.model import Node, Plan, ip_str
 from hwaac.render.host import render_host_files
 from hwaac.render.host._context import neighbour_thresholds
+from hwaac.validate import load_intent
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "inventory" / "demo"

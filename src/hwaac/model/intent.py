@@ -271,7 +271,7 @@ class HostProfile(_Strict):
             "net.ipv4.conf.all.arp_announce": 2,
             "net.ipv4.conf.all.rp_filter": 2,
         },
-        description="sysctls for RDMA multi-rail hosts; per-rail copies are added for each rail interface.",
+        description="sysctls for RDMA multi-rail hosts (conf.all applies to every rail: the kernel takes the max).",
     )
     nccl_gid_index: int = Field(3, ge=-1, le=255, description="NCCL_IB_GID_INDEX (-1 = NCCL picks RoCEv2).")
     nccl_env: dict[str, str] = Field(default_factory=dict, description="Extra NCCL variables.")
