@@ -2,10 +2,13 @@
 
 :class:`SwitchContext` is built once per switch by :func:`hwaac.render.sonic.render_config_db` and handed to
 every generator. The parts that depend only on the switch model or on the intent's ``qos`` section (port
-attributes, QoS maps, scheduler and WRED profiles, per-port QoS bindings) are computed once and cached as
-*immutable* tuples of ``(field, value)`` pairs; generators turn them into fresh dicts on every call, so a
-rendered config never shares a dict or list with another one and callers may mutate it freely. The only
-objects shared between rendered configs are strings.
+attributes, QoS maps, scheduler and WRED profiles, per-port QoS and buffer bindings) are computed once and
+cached as *immutable* tuples of ``(field, value)`` pairs; generators turn them into fresh dicts and lists on
+every call, so a rendered config never shares a dict or list with another one and callers may mutate it
+freely. The only objects shared between rendered configs are strings.
+
+The QoS cache is keyed on ``QosSection.model_dump_json()``: the whole section, so a field added to it later
+can never be left out of the key and serve a stale entry.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from functools import cache, lru_cache
 from operator import attrgetter
 
 from hwaac.model.intent import QosSection, SwitchModel
-from hwaac.plan.model import LinkKind, Plan, Switch, rail_vlan_id
+from hwaac.plan.model import LinkKind, Plan, Switch, ip_str, rail_vlan_id
 from hwaac.plan.ports import port_table
 
 # Names of the objects hwaac defines in the QoS tables (SONiC's own template calls its maps "AZURE"; a distinct
@@ -26,7 +29,15 @@ SCHEDULER_LOSSY = "scheduler.lossy"
 SCHEDULER_LOSSLESS = "scheduler.lossless"
 SCHEDULER_CNP = "scheduler.cnp"
 CABLE_LENGTH_PROFILE = "AZURE"  # the key buffermgrd and SONiC's buffer templates use
+BUFFER_DEFAULTS = "AZURE"  # key of DEFAULT_LOSSLESS_BUFFER_PARAMETER / LOSSLESS_TRAFFIC_PATTERN (buffers_config.j2)
 LOOPBACK = "Loopback0"
+
+# Routing policy objects (frrcfgd: ROUTE_MAP / PREFIX_SET / PREFIX; see generators' module docstring).
+VRF = "default"
+AFI_SAFI = "ipv4_unicast"
+ROUTE_MAP_CONNECTED = "HWAAC_CONNECTED"  # redistribute connected route-map HWAAC_CONNECTED
+PREFIX_SET_CONNECTED = "HWAAC_CONNECTED_V4"  # what HWAAC_CONNECTED permits
+ROUTE_MAP_PERMIT = "HWAAC_PERMIT_ALL"  # neighbour in/out policy (FRR's ebgp-requires-policy needs one)
 
 DEVICE_TYPE = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter", "super_spine": "SpineRouter"}
 
@@ -61,28 +72,53 @@ class QosInvariants:
     wred: Items
     queues: tuple[tuple[str, Items], ...]  # ("|3", fields) per configured queue of an active port
     port_qos: Items
-    pfc_enable: str
+    lossless_pgs: tuple[str, ...]  # BUFFER_PG key suffixes of the PFC priorities: ("|3",) or ("|3-4",)
     pfcwd_enabled: bool
     pfcwd_global: Items
     pfcwd_port: Items
     cable_length: str
 
 
-def qos_key(q: QosSection) -> tuple:
-    """A hashable stand-in for ``q`` (QosSection holds lists, so pydantic's frozen hash refuses it)."""
-    return (tuple(q.roce_dscp), q.cnp_dscp, q.lossless_priority, q.cnp_priority, tuple(q.pfc_priorities),
-            q.lossless_weight, q.lossy_weight, q.ecn, q.pfc_watchdog, q.switch_mtu, q.cable_length_m)
+def pg_ranges(priorities: list[int] | tuple[int, ...]) -> tuple[str, ...]:
+    """Priorities as BUFFER_PG priority-group keys: runs of consecutive values become ranges.
+
+    ``[3]`` -> ``("3",)``, ``[3, 4]`` -> ``("3-4",)``, ``[2, 3, 5]`` -> ``("2-3", "5")`` (sonic-buffer-pg.yang
+    pg_num pattern ``[0-7](-[0-7])?``).
+    """
+    out: list[str] = []
+    run: list[int] = []
+    for p in sorted(set(priorities)):
+        if run and p != run[-1] + 1:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+            run = []
+        run.append(p)
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return tuple(out)
 
 
-@lru_cache(maxsize=32)
-def qos_invariants(key: tuple) -> QosInvariants:
-    """Build the QoS invariants of a :func:`qos_key`. Cached: one computation per distinct qos section."""
-    (roce_dscp, cnp_dscp, lossless, cnp, pfc, lossless_w, lossy_w, ecn, wd, _mtu, cable_m) = key
-    pfc_sorted = sorted(set(pfc))
+_qos_cache: dict[str, QosInvariants] = {}
+_QOS_CACHE_SIZE = 32
+
+
+def qos_invariants(q: QosSection) -> QosInvariants:
+    """The QoS invariants of ``q``, cached on its JSON dump (one computation per distinct qos section)."""
+    key = q.model_dump_json()
+    inv = _qos_cache.get(key)
+    if inv is None:
+        if len(_qos_cache) >= _QOS_CACHE_SIZE:
+            _qos_cache.clear()
+        inv = _qos_cache[key] = _build_qos_invariants(q)
+    return inv
+
+
+def _build_qos_invariants(q: QosSection) -> QosInvariants:
+    lossless, cnp, ecn, wd = q.lossless_priority, q.cnp_priority, q.ecn, q.pfc_watchdog
+    pfc_sorted = sorted(set(q.pfc_priorities))
     tc_of_dscp = {d: 0 for d in range(64)}
-    for d in roce_dscp:
+    for d in q.roce_dscp:
         tc_of_dscp[d] = lossless
-    tc_of_dscp[cnp_dscp] = cnp
+    tc_of_dscp[q.cnp_dscp] = cnp
     identity = tuple((str(i), str(i)) for i in range(8))
     wred: list[tuple[str, str]] = [("ecn", "ecn_all")]
     wred += [(f"wred_{c}_enable", "true") for c in ("green", "yellow", "red")]
@@ -108,19 +144,19 @@ def qos_invariants(key: tuple) -> QosInvariants:
         pfc_to_queue=identity,
         pfc_to_pg=tuple((str(p), str(p)) for p in pfc_sorted),
         schedulers=(
-            (SCHEDULER_LOSSY, (("type", "DWRR"), ("weight", str(lossy_w)))),
-            (SCHEDULER_LOSSLESS, (("type", "DWRR"), ("weight", str(lossless_w)))),
+            (SCHEDULER_LOSSY, (("type", "DWRR"), ("weight", str(q.lossy_weight)))),
+            (SCHEDULER_LOSSLESS, (("type", "DWRR"), ("weight", str(q.lossless_weight)))),
             (SCHEDULER_CNP, (("type", "STRICT"),)),
         ),
         wred=tuple(wred),
-        queues=tuple((f"|{q}", queues[q]) for q in sorted(queues)),
+        queues=tuple((f"|{n}", queues[n]) for n in sorted(queues)),
         port_qos=tuple(port_qos),
-        pfc_enable=pfc_enable,
+        lossless_pgs=tuple(f"|{r}" for r in pg_ranges(pfc_sorted)),
         pfcwd_enabled=wd.enabled,
         pfcwd_global=(("POLL_INTERVAL", str(wd.poll_interval_ms)),),
         pfcwd_port=(("action", wd.action), ("detection_time", str(wd.detection_time_ms)),
                     ("restoration_time", str(wd.restoration_time_ms))),
-        cable_length=f"{cable_m}m",
+        cable_length=f"{q.cable_length_m}m",
     )
 
 
@@ -132,12 +168,19 @@ def port_positions(model: SwitchModel) -> dict[str, int]:
 
 @lru_cache(maxsize=64)
 def port_bases(model: SwitchModel, mtu: int) -> tuple[tuple[str, Items], ...]:
-    """Per port: (name, the PORT fields that only depend on the model and the MTU), in port order."""
-    return tuple(
-        (p.name, (("alias", p.alias), ("lanes", p.lanes), ("speed", str(p.speed_mbps)), ("index", str(p.index)),
-                  ("mtu", str(mtu)), ("fec", model.fec)))
-        for p in port_table(model)
-    )
+    """Per port: (name, the PORT fields that only depend on the model and the MTU), in port order.
+
+    ``fec`` (the model's) is written on the front-panel ports only: an extra SKU port (e.g. the SN5600's 25G
+    Ethernet512) runs at another speed, so its FEC is left to the platform.
+    """
+    out = []
+    for i, p in enumerate(port_table(model)):
+        fields = (("alias", p.alias), ("lanes", p.lanes), ("speed", str(p.speed_mbps)), ("index", str(p.index)),
+                  ("mtu", str(mtu)))
+        if i < model.ports:
+            fields += (("fec", model.fec),)
+        out.append((p.name, fields))
+    return tuple(out)
 
 
 def switch_model(plan: Plan, switch: Switch) -> SwitchModel:
@@ -157,17 +200,24 @@ class SwitchContext:
         routed: links with a /31 (or host-link) address on the port itself (INTERFACE).
         bridged: rail_subnet mode on a leaf: host downlinks, untagged members of the leaf's VLAN.
         active: names of linked ports, in port order ("active" ports get QoS, as in SONiC's qos template).
+        vlan_id, rail_subnet: rail_subnet mode on a leaf (else None): its VLAN id and
+            ``(network, prefixlen, gateway)`` from :meth:`Plan.rail_subnet`, present whether or not a host is
+            cabled yet, so the switch and docs/ip-plan.csv always agree on the gateway.
+        connected: ``(prefix, masklength_range)`` of the connected routes redistributed into BGP, in prefix
+            set order: the Loopback0 /32 exact; on a leaf also its host links (p2p31: the plane's host block
+            ``31..31``; rail_subnet: the rail subnet exact).
+        neighbors: ``(BGP_NEIGHBOR key "default|<peer address>", link)`` per fabric link (never hosts).
     """
 
-    __slots__ = ("active", "bridged", "intent", "links", "model", "plan", "qos", "routed", "switch",
-                 "vlan_id")
+    __slots__ = ("active", "bridged", "connected", "intent", "links", "model", "neighbors", "plan", "qos",
+                 "rail_subnet", "routed", "switch", "vlan_id")
 
     def __init__(self, plan: Plan, switch: Switch):
         self.plan = plan
         self.switch = switch
         self.intent = plan.intent
         self.model = switch_model(plan, switch)
-        self.qos = qos_invariants(qos_key(plan.intent.qos))
+        self.qos = qos_invariants(plan.intent.qos)
         pos = port_positions(self.model)
         name = switch.name
         links = []
@@ -181,12 +231,22 @@ class SwitchContext:
         links.sort(key=attrgetter("position"))
         self.links = links
         self.active = [lk.port for lk in links]
-        rail_subnet = plan.intent.addressing.host_links.mode == "rail_subnet" and switch.role == "leaf"
-        if rail_subnet:
+        self.neighbors = [(f"{VRF}|{ip_str(lk.peer_ip)}", lk) for lk in links if lk.kind != "host"]
+        connected = [(f"{ip_str(switch.loopback)}/32", "exact")]
+        leaf = switch.role == "leaf"
+        if leaf and plan.intent.addressing.host_links.mode == "rail_subnet":
             self.bridged = [lk for lk in links if lk.kind == "host"]
             self.routed = [lk for lk in links if lk.kind != "host"]
             self.vlan_id = rail_vlan_id(switch.rail or 0)
+            self.rail_subnet = plan.rail_subnet(switch)
+            net, plen, _gw = self.rail_subnet
+            connected.append((f"{ip_str(net)}/{plen}", "exact"))
         else:
             self.bridged = []
             self.routed = links
             self.vlan_id = None
+            self.rail_subnet = None
+            if leaf:
+                net, plen = plan.host_aggregate(switch.plane)
+                connected.append((f"{ip_str(net)}/{plen}", "31..31"))
+        self.connected = connected

@@ -1,9 +1,63 @@
 """One generator per config_db table (pyavd style): each turns a :class:`SwitchContext` into its table.
 
 Field names, value formats and defaults follow sonic-buildimage ``src/sonic-yang-models/doc/Configuration.md``
-and the YANG models next to it (named per class). config_db values are strings; every generator returns a
-freshly built dict (see :mod:`hwaac.render.sonic.context` for what is cached), or an empty dict when the table
-does not apply to the switch (the table is then left out).
+and the YANG models next to it (named per class). config_db values are strings (lists for YANG leaf-lists);
+every generator returns a freshly built dict (see :mod:`hwaac.render.sonic.context` for what is cached), or an
+empty dict when the table does not apply to the switch (the table is then left out).
+
+BGP: frrcfgd tables, not bgpcfgd's
+----------------------------------
+A leaf must advertise its host links (the /31s, or the rail subnet) or no GPU can reach another leaf's GPUs.
+In the default mode (``docker_routing_config_mode`` unified, ``frr_mgmt_framework_config`` false) FRR's
+config comes from bgpcfgd and the templates of sonic-buildimage ``dockers/docker-fpm-frr/frr/bgpd/``:
+``bgpd.main.conf.j2`` announces only ``network <Loopback0>/32`` and the VLAN_INTERFACE prefixes, and has
+``redistribute connected route-map V4_CONNECTED_ROUTES`` only for multi-ASIC FrontEnd, voq and chassis-packet
+devices; BGP_NEIGHBOR (template shape, keyed by address) carries no per-neighbour network or redistribution.
+So in that mode p2p31 host /31s are never announced. hwaac therefore writes the schema of frrcfgd
+(sonic-buildimage ``src/sonic-frr-mgmt-framework/frrcfgd/frrcfgd.py``; YANG sonic-bgp-global,
+sonic-bgp-neighbor, sonic-bgp-common, sonic-route-map, sonic-routing-policy-sets), which DEVICE_METADATA
+enables with ``frr_mgmt_framework_config`` "true" and ``docker_routing_config_mode`` "unified" (frrcfgd
+replays CONFIG_DB into FRR at start only in unified mode, and assumes "separated" when the field is absent):
+
+- BGP_GLOBALS ``default``: local_asn, router_id, load_balance_mp_relax -> ``bgp bestpath as-path
+  multipath-relax`` (ECMP also over equal-length paths through different ASNs), log_nbr_state_changes ->
+  ``bgp log-neighbor-changes``. frrcfgd creates the instance with ``no bgp default ipv4-unicast``, so every
+  neighbour needs its BGP_NEIGHBOR_AF.
+- BGP_GLOBALS_AF ``default|ipv4_unicast``: max_ebgp_paths 64 -> ``maximum-paths 64`` (ECMP over all spines).
+- PREFIX_SET / PREFIX / ROUTE_MAP_SET / ROUTE_MAP and ROUTE_REDISTRIBUTE ``default|connected|bgp|ipv4``:
+  ``redistribute connected route-map HWAAC_CONNECTED``, a map that permits only the switch's Loopback0 /32 and,
+  on a leaf, its host links (p2p31: the plane's host block, masklength 31..31; rail_subnet: the leaf's rail
+  subnet exact). Leaf-spine /31s are never announced. PREFIX keys are ``set|seq|prefix|range``
+  (sonic-routing-policy-sets.yang PREFIX_LIST ``name sequence_number ip_prefix masklength_range``; range
+  ``exact`` or ``lo..hi`` -> ``ge lo le hi``). Current frrcfgd parses this 4-part key and PREFIX_NOSEQ_LIST's
+  ``set|prefix|range``; older images whose frrcfgd unpacks exactly 3 parts (``pfx_set_name, ip_pfx, len_range
+  = key``) need the NOSEQ form.
+- BGP_NEIGHBOR ``default|<address>`` and BGP_NEIGHBOR_AF ``default|<address>|ipv4_unicast`` (admin_status
+  "true" -> ``neighbor X activate``; route_map_in/out ``[HWAAC_PERMIT_ALL]``, needed because FRR's default
+  ``bgp ebgp-requires-policy`` would otherwise neither accept nor send any route on an eBGP session).
+- admin_status is written "true": every frrcfgd version maps "true"/"false" (BGP_NEIGHBOR: "false" ->
+  ``neighbor X shutdown``); sonic-types' ``up``/``down`` is accepted only by newer frrcfgd.
+- The tables come in dependency order (prefix sets before the route maps that match them, BGP_GLOBALS before
+  the per-VRF tables, neighbours before their address families): frrcfgd handles a live ``config load`` in
+  arrival order and ignores a per-VRF update that comes before the VRF's local ASN; at start it replays
+  CONFIG_DB in its own dependency order.
+
+Buffers (dynamic model)
+-----------------------
+``config reload`` replaces the whole CONFIG_DB with the file, so the lossless PGs must be in it. With
+DEVICE_METADATA buffer_model "dynamic", buffermgrd computes the headroom of a ``BUFFER_PG`` whose profile is
+"NULL" from the port speed, CABLE_LENGTH, DEFAULT_LOSSLESS_BUFFER_PARAMETER and LOSSLESS_TRAFFIC_PATTERN
+(SONiC HLD doc/qos/dynamically-headroom-calculation.md). hwaac writes exactly that: BUFFER_PG
+``<port>|<PFC priorities>`` NULL on every active port, DEFAULT_LOSSLESS_BUFFER_PARAMETER and
+LOSSLESS_TRAFFIC_PATTERN. It does not write BUFFER_POOL, BUFFER_PROFILE, BUFFER_QUEUE,
+BUFFER_PORT_{INGRESS,EGRESS}_PROFILE_LIST or the lossy ``BUFFER_PG <port>|0``: they come from the SKU's
+``buffers_defaults_*.j2`` (rendered through ``files/build_templates/buffers_config.j2``), whose pools, sizes and
+profile contents differ per ASIC (e.g. in the SN5600's Mellanox-SN5600-C256S1/buffers_defaults_objects.j2,
+``ingress_lossy_profile`` lives in ``ingress_lossless_pool`` with size 0, dynamic_th 7, and
+egress_lossless_pool has the SKU's total buffer size). A ``<port>|0`` entry
+naming ``ingress_lossy_profile`` without that profile would be a dangling YANG leafref that buffermgrd leaves
+pending, so it is left out too. Deploy the file onto a switch whose SKU buffer tables exist (``config load``
+merges; after ``config reload`` run the SKU buffer template) -- see :class:`BufferPg`.
 """
 
 from __future__ import annotations
@@ -12,16 +66,31 @@ from typing import Any, ClassVar
 
 from hwaac.plan.model import ip_str
 from hwaac.render.sonic.context import (
+    AFI_SAFI,
+    BUFFER_DEFAULTS,
     CABLE_LENGTH_PROFILE,
     DEVICE_TYPE,
     LOOPBACK,
+    PREFIX_SET_CONNECTED,
     QOS_MAP,
+    ROUTE_MAP_CONNECTED,
+    ROUTE_MAP_PERMIT,
+    VRF,
     WRED_LOSSLESS,
     SwitchContext,
     port_bases,
 )
 
 Table = dict[str, Any]
+
+# BGP neighbour timers (seconds): fast failure detection on point-to-point fabric links.
+BGP_KEEPALIVE = "3"
+BGP_HOLDTIME = "10"
+BGP_MAX_EBGP_PATHS = "64"
+# Dynamic buffer model parameters (see BufferPg and the classes below it).
+DEFAULT_DYNAMIC_TH = "0"
+LOSSLESS_PATTERN_MTU = "1024"
+LOSSLESS_SMALL_PACKET_PERCENTAGE = "100"
 
 
 class TableGenerator:
@@ -41,13 +110,15 @@ class DeviceMetadata(TableGenerator):
     """DEVICE_METADATA|localhost (sonic-device_metadata.yang).
 
     - hostname, hwsku, platform (left out when the model has none): identity; hwsku selects port_config.ini.
-    - bgp_asn, bgp_router_id: the switch's ASN and its loopback; bgpcfgd takes the local ASN of every
-      BGP_NEIGHBOR from here.
+    - bgp_asn, bgp_router_id: the switch's ASN and its loopback (BGP_GLOBALS repeats them for frrcfgd, which
+      falls back to bgp_asn for the default VRF).
     - type: leaf ``BackEndToRRouter``, spine ``BackEndLeafRouter``, super-spine ``SpineRouter`` (a back-end
-      fabric in SONiC's vocabulary); it selects bgpcfgd's peer templates.
-    - buffer_model ``dynamic``: lossless headroom is computed from speed, cable length (CABLE_LENGTH) and MTU.
-    - docker_routing_config_mode ``unified`` and frr_mgmt_framework_config ``false``: FRR config comes from
-      bgpcfgd's templates, the mode in which the BGP_NEIGHBOR shape written here is honoured.
+      fabric in SONiC's vocabulary); the buffer templates pick their defaults file (t0/t1/t2) from it.
+    - buffer_model ``dynamic``: lossless headroom is computed from speed, cable length (CABLE_LENGTH) and MTU
+      for the BUFFER_PG entries with profile NULL.
+    - docker_routing_config_mode ``unified`` and frr_mgmt_framework_config ``true``: FRR is configured by
+      frrcfgd from BGP_GLOBALS, BGP_NEIGHBOR ``vrf|address`` and the routing policy tables (module docstring:
+      the bgpcfgd templates would not advertise the host links).
     - default_pfcwd_status: ``enable`` when qos.pfc_watchdog.enabled (SONiC's default is disable).
     """
 
@@ -64,7 +135,7 @@ class DeviceMetadata(TableGenerator):
         local["type"] = DEVICE_TYPE[sw.role]
         local["buffer_model"] = "dynamic"
         local["docker_routing_config_mode"] = "unified"
-        local["frr_mgmt_framework_config"] = "false"
+        local["frr_mgmt_framework_config"] = "true"
         local["default_pfcwd_status"] = "enable" if ctx.qos.pfcwd_enabled else "disable"
         return {"localhost": local}
 
@@ -74,7 +145,10 @@ class Port(TableGenerator):
 
     - alias, lanes (comma list, mandatory on non-chassis platforms), index (1-based cage): from the SKU's
       port_config.ini as the switch model describes it (:func:`hwaac.plan.ports.port_table`).
-    - speed: Mb/s (1..1600000); mtu: qos.switch_mtu (68..9216); fec: the model's FEC (rs|fc|none|auto).
+    - Every port of :func:`hwaac.plan.ports.port_table`, including the SKU's extra ports (the SN5600's 25G
+      Ethernet512): ``config reload`` deletes a port that PORT leaves out.
+    - speed: Mb/s (1..1600000); mtu: qos.switch_mtu (68..9216); fec: the model's FEC (rs|fc|none|auto), on the
+      front-panel ports only (an extra port's FEC is left to the platform).
     - admin_status: ``up`` on ports with a link, ``down`` on unused ones (SONiC's default is down; written
       either way so that a loaded config never depends on defaults).
     - description: ``peer-device:peer-port`` on linked ports.
@@ -131,20 +205,22 @@ class Interface(TableGenerator):
 
 
 class Vlan(TableGenerator):
-    """VLAN (sonic-vlan.yang), rail_subnet mode on leaves only: one VLAN per leaf, ``Vlan<1000 + rail>``."""
+    """VLAN (sonic-vlan.yang), rail_subnet mode on leaves only: one VLAN per leaf, ``Vlan<1000 + rail>``, also
+    on a leaf with no host cabled yet (a partly populated SU), so that its gateway is up when hosts arrive."""
 
     table = "VLAN"
 
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
-        if not ctx.bridged:
+        if ctx.vlan_id is None:
             return {}
         return {f"Vlan{ctx.vlan_id}": {"vlanid": str(ctx.vlan_id), "admin_status": "up",
                                        "mtu": str(ctx.intent.qos.switch_mtu)}}
 
 
 class VlanMember(TableGenerator):
-    """VLAN_MEMBER (sonic-vlan.yang), rail_subnet mode: ``Vlan1000|Ethernet0`` untagged per host downlink."""
+    """VLAN_MEMBER (sonic-vlan.yang), rail_subnet mode: ``Vlan1000|Ethernet0`` untagged per cabled host
+    downlink (none on a leaf without hosts)."""
 
     table = "VLAN_MEMBER"
 
@@ -154,30 +230,120 @@ class VlanMember(TableGenerator):
 
 
 class VlanInterface(TableGenerator):
-    """VLAN_INTERFACE (sonic-vlan.yang), rail_subnet mode: ``Vlan1000`` and ``Vlan1000|<gateway>/<len>``;
-    the gateway is the leaf end (``Link.b_ip``) of its host links, the prefix length the rail subnet's."""
+    """VLAN_INTERFACE (sonic-vlan.yang), rail_subnet mode: ``Vlan1000`` and ``Vlan1000|<gateway>/<len>`` from
+    :meth:`Plan.rail_subnet` (the same gateway docs/ip-plan.csv lists, and the leaf end of its host links),
+    whether or not a host is cabled."""
 
     table = "VLAN_INTERFACE"
 
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
-        if not ctx.bridged:
+        if ctx.rail_subnet is None:
             return {}
         vlan = f"Vlan{ctx.vlan_id}"
-        out: Table = {vlan: {}}
-        for gw in dict.fromkeys((lk.ip, lk.prefixlen) for lk in ctx.bridged):
-            out[f"{vlan}|{ip_str(gw[0])}/{gw[1]}"] = {}
-        return out
+        _net, plen, gateway = ctx.rail_subnet
+        return {vlan: {}, f"{vlan}|{ip_str(gateway)}/{plen}": {}}
+
+
+# --- BGP and routing policy (frrcfgd; see module docstring) -----------------------------------------------------
+
+
+class PrefixSet(TableGenerator):
+    """PREFIX_SET (sonic-routing-policy-sets.yang): ``HWAAC_CONNECTED_V4`` mode ``IPv4`` (frrcfgd needs the mode
+    to know it is an ``ip prefix-list``)."""
+
+    table = "PREFIX_SET"
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        return {PREFIX_SET_CONNECTED: {"mode": "IPv4"}}
+
+
+class Prefix(TableGenerator):
+    """PREFIX (sonic-routing-policy-sets.yang PREFIX_LIST): ``HWAAC_CONNECTED_V4|<seq>|<prefix>|<range>`` action
+    permit, seq 10, 20, ...: Loopback0 ``<lo>/32|exact``; on a leaf ``<plane host block>|31..31`` (p2p31: any of
+    its host /31s) or ``<rail subnet>|exact`` (rail_subnet). frrcfgd: ``ip prefix-list HWAAC_CONNECTED_V4 seq 10
+    permit 10.0.0.0/32``, ``... seq 20 permit 172.16.0.0/16 ge 31 le 31``."""
+
+    table = "PREFIX"
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        return {f"{PREFIX_SET_CONNECTED}|{10 * (i + 1)}|{prefix}|{length}": {"action": "permit"}
+                for i, (prefix, length) in enumerate(ctx.connected)}
+
+
+class RouteMapSet(TableGenerator):
+    """ROUTE_MAP_SET (sonic-route-map.yang): the route map names, which the YANG leafrefs of route_map_in/out
+    and ROUTE_REDISTRIBUTE route_map point to (frrcfgd itself does not read this table)."""
+
+    table = "ROUTE_MAP_SET"
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        return {ROUTE_MAP_CONNECTED: {}, ROUTE_MAP_PERMIT: {}}
+
+
+class RouteMap(TableGenerator):
+    """ROUTE_MAP (sonic-route-map.yang) ``<name>|<seq>``: ``HWAAC_CONNECTED|10`` permit with match_prefix_set
+    HWAAC_CONNECTED_V4 (frrcfgd: ``match ip address prefix-list``; everything else falls to the implicit deny),
+    and ``HWAAC_PERMIT_ALL|10`` permit without a match (the neighbours' in/out policy)."""
+
+    table = "ROUTE_MAP"
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        return {
+            f"{ROUTE_MAP_CONNECTED}|10": {"route_operation": "permit", "match_prefix_set": PREFIX_SET_CONNECTED},
+            f"{ROUTE_MAP_PERMIT}|10": {"route_operation": "permit"},
+        }
+
+
+class BgpGlobals(TableGenerator):
+    """BGP_GLOBALS|default (sonic-bgp-global.yang): local_asn and router_id (the switch's ASN and loopback),
+    load_balance_mp_relax ``true`` (multipath over equal-length paths whose AS_PATHs differ, e.g. through
+    spines or super-spines of different ASNs), log_nbr_state_changes ``true``."""
+
+    table = "BGP_GLOBALS"
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        sw = ctx.switch
+        return {VRF: {"local_asn": str(sw.asn), "router_id": ip_str(sw.loopback),
+                      "load_balance_mp_relax": "true", "log_nbr_state_changes": "true"}}
+
+
+class BgpGlobalsAf(TableGenerator):
+    """BGP_GLOBALS_AF|default|ipv4_unicast (sonic-bgp-global.yang): max_ebgp_paths 64 (``maximum-paths 64``:
+    ECMP over every spine, or every leaf/super-spine seen from a spine)."""
+
+    table = "BGP_GLOBALS_AF"
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        return {f"{VRF}|{AFI_SAFI}": {"max_ebgp_paths": BGP_MAX_EBGP_PATHS}}
+
+
+class RouteRedistribute(TableGenerator):
+    """ROUTE_REDISTRIBUTE|default|connected|bgp|ipv4 (frrcfgd key ``vrf|src|dst|af``): route_map
+    ``[HWAAC_CONNECTED]`` -> ``redistribute connected route-map HWAAC_CONNECTED``: the loopback and, on a leaf,
+    the host links; never the fabric /31s."""
+
+    table = "ROUTE_REDISTRIBUTE"
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        return {f"{VRF}|connected|bgp|ipv4": {"route_map": [ROUTE_MAP_CONNECTED]}}
 
 
 class BgpNeighbor(TableGenerator):
-    """BGP_NEIGHBOR keyed by neighbour address: the template shape bgpcfgd consumes (sonic-bgp-neighbor.yang,
-    BGP_NEIGHBOR_TEMPLATE_LIST); the local ASN comes from DEVICE_METADATA.
+    """BGP_NEIGHBOR ``default|<neighbour address>`` (sonic-bgp-neighbor.yang BGP_NEIGHBOR_LIST, frrcfgd).
 
     One entry per leaf-spine and spine-super-spine link end: leaves peer with spines, spines with leaves and
-    super-spines, super-spines with spines; never with hosts. Fields: asn (the peer's), name (peer device),
-    local_addr (this end of the /31), admin_status up, holdtime 10 and keepalive 3 (seconds; fast failure
-    detection on point-to-point links), nhopself 0 (eBGP sets the next hop anyway).
+    super-spines, super-spines with spines; never with hosts. Fields: asn (the peer's: ``remote-as``), name
+    (peer device: ``description``), local_addr (this end of the /31: ``update-source``), admin_status ``true``
+    (``no neighbor X shutdown``), keepalive 3 and holdtime 10 seconds (``timers 3 10``: fast failure detection
+    on point-to-point links).
     """
 
     table = "BGP_NEIGHBOR"
@@ -185,15 +351,25 @@ class BgpNeighbor(TableGenerator):
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
         by_name = ctx.plan.switch_by_name
-        out: Table = {}
-        for lk in ctx.links:
-            if lk.kind == "host":
-                continue
-            out[ip_str(lk.peer_ip)] = {
-                "asn": str(by_name[lk.peer].asn), "name": lk.peer, "local_addr": ip_str(lk.ip),
-                "admin_status": "up", "holdtime": "10", "keepalive": "3", "nhopself": "0",
-            }
-        return out
+        return {key: {"asn": str(by_name[lk.peer].asn), "name": lk.peer, "local_addr": ip_str(lk.ip),
+                      "admin_status": "true", "keepalive": BGP_KEEPALIVE, "holdtime": BGP_HOLDTIME}
+                for key, lk in ctx.neighbors}
+
+
+class BgpNeighborAf(TableGenerator):
+    """BGP_NEIGHBOR_AF ``default|<neighbour address>|ipv4_unicast`` (sonic-bgp-neighbor.yang), one per
+    BGP_NEIGHBOR: admin_status ``true`` (``neighbor X activate``; frrcfgd configures ``no bgp default
+    ipv4-unicast``), route_map_in and route_map_out ``[HWAAC_PERMIT_ALL]`` (FRR's ``bgp ebgp-requires-policy``
+    drops every route of an eBGP session that has no policy)."""
+
+    table = "BGP_NEIGHBOR_AF"
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        suffix = f"|{AFI_SAFI}"
+        return {key + suffix: {"admin_status": "true", "route_map_in": [ROUTE_MAP_PERMIT],
+                               "route_map_out": [ROUTE_MAP_PERMIT]}
+                for key, _lk in ctx.neighbors}
 
 
 class DeviceNeighbor(TableGenerator):
@@ -355,9 +531,69 @@ class CableLength(TableGenerator):
         return {CABLE_LENGTH_PROFILE: dict.fromkeys(ctx.active, length)}
 
 
-#: The generators in the order their tables appear in config_db.json.
+
+
+# --- buffers (dynamic model; see module docstring) ---------------------------------------------------------------
+
+
+class BufferPg(TableGenerator):
+    """BUFFER_PG (sonic-buffer-pg.yang) ``<port>|<pg>`` profile ``NULL`` for the PFC priorities of every active
+    port: with buffer_model dynamic, buffermgrd computes these lossless PGs' headroom (xon, xoff, size) from
+    the port's speed, CABLE_LENGTH and MTU (Configuration.md BUFFER_PG; buffers_config.j2 writes ``|3-4`` NULL in
+    dynamic mode). Consecutive priorities form one range key (``3-4``), as in SONiC's templates.
+
+    The lossy ``<port>|0`` (``ingress_lossy_profile``) and the pools and profiles are the SKU's, from its buffer
+    template (module docstring); they are not written here. Loading this file with ``config reload`` on its own
+    therefore leaves the lossless PGs pending in buffermgrd until the SKU's BUFFER_POOL and BUFFER_PROFILE exist
+    (``config qos reload`` writes them -- together with SKU QoS maps and ``3-4`` PGs that this file then has to
+    replace again -- or merge this file with ``config load`` onto a switch that has them).
+    """
+
+    table = "BUFFER_PG"
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        pgs = ctx.qos.lossless_pgs
+        return {port + pg: {"profile": "NULL"} for port in ctx.active for pg in pgs}
+
+
+class DefaultLosslessBufferParameter(TableGenerator):
+    """DEFAULT_LOSSLESS_BUFFER_PARAMETER|AZURE (sonic-default-lossless-buffer-parameter.yang): default_dynamic_th
+    ``0`` (the value buffers_config.j2 and Configuration.md give; buffermgrd keeps lossless PGs pending without
+    it). over_subscribe_ratio is left out: setting it turns on the shared headroom pool (HLD
+    dynamically-headroom-calculation.md), which buffers_config.j2 does only for SKUs that ask for it (``shp``,
+    then with ratio 1), so each lossless PG keeps its own full headroom."""
+
+    table = "DEFAULT_LOSSLESS_BUFFER_PARAMETER"
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        if not ctx.active:
+            return {}
+        return {BUFFER_DEFAULTS: {"default_dynamic_th": DEFAULT_DYNAMIC_TH}}
+
+
+class LosslessTrafficPattern(TableGenerator):
+    """LOSSLESS_TRAFFIC_PATTERN|AZURE (sonic-lossless-traffic-pattern.yang): mtu ``1024`` and
+    small_packet_percentage ``100`` (Configuration.md's example and the HLD's default: the worst case, all small
+    packets, gives the largest headroom; SONiC's buffers_config.j2 writes 50)."""
+
+    table = "LOSSLESS_TRAFFIC_PATTERN"
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        if not ctx.active:
+            return {}
+        return {BUFFER_DEFAULTS: {"mtu": LOSSLESS_PATTERN_MTU,
+                                  "small_packet_percentage": LOSSLESS_SMALL_PACKET_PERCENTAGE}}
+
+
+#: The generators in the order their tables appear in config_db.json (routing tables in dependency order, see
+#: the module docstring).
 GENERATORS: tuple[type[TableGenerator], ...] = (
-    DeviceMetadata, Port, LoopbackInterface, Interface, Vlan, VlanMember, VlanInterface, BgpNeighbor,
-    DeviceNeighbor, DscpToTcMap, TcToQueueMap, TcToPriorityGroupMap, MapPfcPriorityToQueue,
-    PfcPriorityToPriorityGroupMap, Scheduler, WredProfile, Queue, PortQosMap, PfcWd, CableLength,
+    DeviceMetadata, Port, LoopbackInterface, Interface, Vlan, VlanMember, VlanInterface,
+    PrefixSet, Prefix, RouteMapSet, RouteMap, BgpGlobals, BgpGlobalsAf, RouteRedistribute, BgpNeighbor,
+    BgpNeighborAf, DeviceNeighbor, DscpToTcMap, TcToQueueMap, TcToPriorityGroupMap, MapPfcPriorityToQueue,
+    PfcPriorityToPriorityGroupMap, Scheduler, WredProfile, Queue, PortQosMap, PfcWd, CableLength, BufferPg,
+    DefaultLosslessBufferParameter, LosslessTrafficPattern,
 )
