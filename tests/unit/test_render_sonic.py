@@ -23,7 +23,6 @@ from pydantic import BaseModel
 from ruamel.yaml import YAML
 
 from hwaac.model.intent import Intent, QosSection
-from hwaac.model.loader import load_intent
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan, ip_str
 from hwaac.plan.ports import port_table
@@ -31,6 +30,7 @@ from hwaac.render.docs.ipplan import render_ip_plan_csv
 from hwaac.render.sonic import render_config_db, validate_config_db
 from hwaac.render.sonic.context import QosInvariants, pg_ranges, qos_invariants, switch_model
 from hwaac.render.sonic.validate import config_db_schema
+from hwaac.validate import load_intent
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "inventory" / "demo"

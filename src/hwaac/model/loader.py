@@ -174,8 +174,3 @@ def locate(issue: IntentIssue, index: LineIndex) -> IntentIssue:
         file=index.file, line=index.line_of(parts), rule=issue.rule,
     )
 
-
-def load_intent(path):  # TEMPORARY shim while tests move to hwaac.validate.load_intent; removed before commit
-    from hwaac.validate import load_intent as _load
-
-    return _load(path)

@@ -22,7 +22,7 @@ def build_plan(intent: Intent, *, validate: bool = True) -> Plan:
     """Compute the full plan of ``intent``.
 
     Args:
-        intent: a schema-valid intent (from :func:`hwaac.model.loader.load_intent` or built in code).
+        intent: a schema-valid intent (from :func:`hwaac.validate.load_intent` or built in code).
         validate: run the semantic rules first (skip only when the caller just did).
 
     Returns:
