@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -80,7 +81,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             _err(f"hwaac: --against: {exc}")
             return EXIT_USAGE
         diff = diff_plans(old, plan_to_dict(plan))
-        print(f"against {args.against}:\n{diff.summary()}")
+        print(f"against {args.against}:\n{diff.summary()}\n{diff.affected_summary()}")
         if not diff.empty:
             print(diff.details())
         refusals = []
@@ -166,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as exc:
         _err(f"hwaac: {exc.filename or exc}: no such file")
         return EXIT_USAGE
+    except BrokenPipeError:
+        # output piped into e.g. `head`: stop quietly, and keep Python from complaining while it flushes stdout
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -91,6 +91,7 @@ def test_second_run_writes_identical_files(capsys, demo_out, tmp_path):
     code, out, _ = run(capsys, "plan", str(DEMO), "-o", str(again), "--no-progress", "--against", str(demo_out))
     assert code == 0
     assert "switches: +0 ~0 -0" in out and "links: +0 ~0 -0" in out
+    assert "existing devices whose configuration changes: none" in out
     assert _tree(again) == _tree(demo_out)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temporary folders left behind"
 
@@ -124,6 +125,8 @@ def test_growth_by_one_su_only_adds(capsys, demo_out, tmp_path):
     assert code == 0, out
     # one SU = 32 nodes, 8 leaves, 256 host links + 256 leaf uplinks; nothing changed or removed
     assert "switches: +8 ~0 -0" in out and "nodes: +32 ~0 -0" in out and "links: +512 ~0 -0" in out
+    # the 8 spines stay but get the new leaves' uplinks: their configs change and must be pushed
+    assert "existing devices whose configuration changes: 8 (spine-p0-01, spine-p0-02," in out
 
 
 def test_renumbering_is_refused_unless_allowed(capsys, demo_out, tmp_path):
@@ -133,12 +136,12 @@ def test_renumbering_is_refused_unless_allowed(capsys, demo_out, tmp_path):
     before = _tree(target)
     code, _, err = run(capsys, "plan", str(moved), "-o", str(target), "--no-progress", "--against", str(target))
     assert code == 3
-    assert "refusing to renumber 16" in err and "loopback 10.0.0.0/32 -> 10.0.2.0/32" in err
+    assert "refusing to renumber 16" in err and "loopback 10.0.0.1/32 -> 10.0.2.1/32" in err
     assert _tree(target) == before, "nothing may be written when renumbering is refused"
     code, _, _ = run(capsys, "plan", str(moved), "-o", str(target), "--no-progress", "--against", str(target),
                      "--allow-renumber")
     assert code == 0
-    assert json.loads((target / "plan.json").read_text())["switches"]["leaf-p0-su01-r0"]["loopback"] == "10.0.2.0/32"
+    assert json.loads((target / "plan.json").read_text())["switches"]["leaf-p0-su01-r0"]["loopback"] == "10.0.2.1/32"
 
 
 def test_failed_render_leaves_previous_output_intact(monkeypatch, demo_out, tmp_path):

@@ -170,7 +170,7 @@ def test_ip_plan_loopbacks(demo):
     lo = [x for x in rows(docs["ip-plan.csv"]) if x["interface"] == "Loopback0"]
     assert len(lo) == len(plan.switches) == 24
     assert all(x["address"].endswith("/32") and x["kind"] == "loopback" and x["peer_device"] == "" for x in lo)
-    assert {x["device"]: x["address"] for x in lo}["spine-p0-01"] == "10.0.1.0/32"
+    assert {x["device"]: x["address"] for x in lo}["spine-p0-01"] == "10.0.1.1/32"
 
 
 def test_ip_plan_rail_subnet_lists_each_gateway_once():
@@ -244,8 +244,8 @@ def test_report_pool_utilisation_by_hand(demo):
     pools = md_table(docs["report.md"], "Address pools")
     # leaf-spine /31s: 16 leaves x 32 uplinks x 2 = 1024 of a /20 (4096) now; 32 leaves at capacity
     assert pools["leaf_spine"] == ["10.1.0.0/20", "1024", "2048", "4096", "25.00", "50.00"]
-    # leaf loopbacks: 16 of 256 now, 32 at capacity
-    assert pools["loopback_leaf"] == ["10.0.0.0/24", "16", "32", "256", "6.25", "12.50"]
+    # leaf loopbacks: 16 of 256 now, 32 at capacity + the unused first address
+    assert pools["loopback_leaf"] == ["10.0.0.0/24", "16", "33", "256", "6.25", "12.89"]
     # host /31s: 512 links x 2 = 1024 of 65536 = 1.5625 %
     assert pools["host_links"][:5] == ["172.16.0.0/16", "1024", "2048", "65536", "1.56"]
     assert set(pools) == {"pool", "loopback_leaf", "loopback_spine", "leaf_spine", "host_links"}

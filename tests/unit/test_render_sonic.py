@@ -625,8 +625,8 @@ MUTATIONS = [
     ("host range exact", _rename("PREFIX", HOSTS, "HWAAC_CONNECTED_V4|20|172.16.0.0/16|exact"),
      "$.INTERFACE['Ethernet4|172.16.0.2/31']: host-link subnet 172.16.0.2/31 is not announced"),
     ("host prefix denied", _set("PREFIX", HOSTS, "action", "deny"), "host-link subnet 172.16.0.0/31 is not announced"),
-    ("loopback not announced", _set("PREFIX", "HWAAC_CONNECTED_V4|10|10.0.0.0/32|exact", None),
-     "$.LOOPBACK_INTERFACE['Loopback0|10.0.0.0/32']: the Loopback0 address 10.0.0.0/32 is not announced"),
+    ("loopback not announced", _set("PREFIX", "HWAAC_CONNECTED_V4|10|10.0.0.1/32|exact", None),
+     "$.LOOPBACK_INTERFACE['Loopback0|10.0.0.1/32']: the Loopback0 address 10.0.0.1/32 is not announced"),
     ("connected map matches all", _set("ROUTE_MAP", "HWAAC_CONNECTED|10", "match_prefix_set", None),
      "$.INTERFACE['Ethernet128|10.1.0.1/31']: fabric link subnet (it carries a BGP session) 10.1.0.0/31 is "
      "announced"),

@@ -27,6 +27,7 @@ class PlanDiff:
     added: dict[str, list[str]] = field(default_factory=dict)
     removed: dict[str, list[str]] = field(default_factory=dict)
     changed: dict[str, dict[str, dict[str, tuple[Any, Any]]]] = field(default_factory=dict)
+    affected: list[str] = field(default_factory=list)  # existing devices whose rendered files change
 
     @property
     def renumbered(self) -> list[str]:
@@ -56,10 +57,19 @@ class PlanDiff:
             lines.append(f"{s}: +{a} ~{c} -{r}")
         return "\n".join(lines)
 
+    def affected_summary(self, limit: int = 8) -> str:
+        """One line naming the devices that stay but whose configuration changes (new or removed cables on them,
+        changed allocations): these need a push even though nothing of theirs is renumbered."""
+        if not self.affected:
+            return "existing devices whose configuration changes: none"
+        shown = ", ".join(self.affected[:limit]) + (f", ... {len(self.affected) - limit} more"
+                                                      if len(self.affected) > limit else "")
+        return f"existing devices whose configuration changes: {len(self.affected)} ({shown})"
+
     def details(self, limit: int = 20) -> str:
         lines = []
         for s in SECTIONS:
-            for verb, names in (("+", self.added.get(s, [])), ("-", self.removed.get(s, []))):
+            for verb, names in (("+", sorted(self.added.get(s, []))), ("-", sorted(self.removed.get(s, [])))):
                 for n in names[:limit]:
                     lines.append(f"  {verb} {s} {n}")
                 if len(names) > limit:
@@ -93,4 +103,13 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> PlanDiff:
             if fields:
                 changed[k] = fields
         d.changed[s] = changed
+    old_devices = set(old.get("switches", {})) | set(old.get("nodes", {}))
+    gone = set(d.removed["switches"]) | set(d.removed["nodes"])
+    touched: set[str] = set(d.changed["switches"]) | set(d.changed["nodes"])
+    links_old, links_new = old.get("links", {}), new.get("links", {})
+    for cable in [*d.added["links"], *d.changed["links"]]:
+        touched.update((links_new[cable]["a"][0], links_new[cable]["b"][0]))
+    for cable in [*d.removed["links"], *d.changed["links"]]:
+        touched.update((links_old[cable]["a"][0], links_old[cable]["b"][0]))
+    d.affected = sorted((touched & old_devices) - gone)
     return d

@@ -111,8 +111,8 @@ def pool_needs(intent: Intent, design: Design) -> dict[str, int]:
     leaves = d.su_capacity * d.rails * d.planes
     spines = d.spines_per_group * d.planes if d.tiers == 2 else d.pod_capacity * d.planes * d.spines_per_group
     needs = {
-        "loopback_leaf": leaves,
-        "loopback_spine": spines,
+        "loopback_leaf": leaves + 1,  # + 1: the pool's first address is not used (topology.loopback)
+        "loopback_spine": spines + 1,
         "leaf_spine": leaves * d.leaf_uplinks * 2,
     }
     if intent.addressing.host_links.mode == "p2p31":
@@ -120,7 +120,7 @@ def pool_needs(intent: Intent, design: Design) -> dict[str, int]:
     else:
         needs["host_links"] = leaves * (1 << (32 - rail_subnet_prefixlen(intent, design)))
     if d.tiers == 3:
-        needs["loopback_super_spine"] = d.planes * d.spines_per_group * d.super_spines_per_group
+        needs["loopback_super_spine"] = d.planes * d.spines_per_group * d.super_spines_per_group + 1
         needs["spine_super_spine"] = spines * d.spine_uplinks * 2
     return needs
 

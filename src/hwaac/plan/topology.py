@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from hwaac.model.intent import Intent
 from hwaac.plan.asn import leaf_asn, spine_asn
 from hwaac.plan.design import Design
-from hwaac.plan.ipam import Pools
+from hwaac.plan.ipam import Pool, Pools
 from hwaac.plan.model import Node, Switch
 
 SPINE_3TIER_DEFAULT = "spine-p{plane}-pod{pod:02d}-{index:02d}"
@@ -22,6 +22,12 @@ def spine_pattern(intent: Intent) -> str:
     if intent.fabric.tiers == 3 and "spine" not in intent.naming.model_fields_set:
         return SPINE_3TIER_DEFAULT
     return intent.naming.spine
+
+
+def loopback(pool: Pool, ordinal: int) -> int:
+    """Loopback /32 of the ``ordinal``-th switch of a role: the pool's first address is left out (an address
+    ending in .0 is a valid /32, but operators read it as a network address)."""
+    return pool.base + 1 + ordinal
 
 
 def leaf_ordinal(design: Design, su: int, plane: int, rail: int) -> int:
@@ -45,7 +51,7 @@ def leaves(intent: Intent, design: Design, pools: Pools) -> Iterator[Switch]:
             for rail in range(design.rails):
                 o = leaf_ordinal(design, su, plane, rail)
                 name = pat.format(plane=plane, su=su + 1, rail=rail, pod=pod + 1, index=o + 1)
-                yield Switch(name, "leaf", plane, o, model, leaf_asn(intent, o), pools.loopback_leaf.base + o,
+                yield Switch(name, "leaf", plane, o, model, leaf_asn(intent, o), loopback(pools.loopback_leaf, o),
                              su=su + 1, rail=rail, pod=pod + 1 if design.tiers == 3 else None)
 
 
@@ -58,7 +64,7 @@ def spines(intent: Intent, design: Design, pools: Pools) -> Iterator[Switch]:
                 o = spine_ordinal(design, pod, plane, j)
                 name = pat.format(plane=plane, pod=pod + 1, index=j + 1)
                 yield Switch(name, "spine", plane, o, model, spine_asn(intent, design, plane, pod),
-                             pools.loopback_spine.base + o, pod=pod + 1 if design.tiers == 3 else None, group=j)
+                             loopback(pools.loopback_spine, o), pod=pod + 1 if design.tiers == 3 else None, group=j)
 
 
 def super_spines(intent: Intent, design: Design, pools: Pools) -> Iterator[Switch]:
@@ -72,7 +78,7 @@ def super_spines(intent: Intent, design: Design, pools: Pools) -> Iterator[Switc
                 o = super_spine_ordinal(design, plane, g, m)
                 name = pat.format(plane=plane, index=g * design.super_spines_per_group + m + 1)
                 yield Switch(name, "super_spine", plane, o, model, intent.asn.super_spine,
-                             pools.loopback_super_spine.base + o, group=g)
+                             loopback(pools.loopback_super_spine, o), group=g)
 
 
 def nodes(intent: Intent, design: Design) -> Iterator[Node]:

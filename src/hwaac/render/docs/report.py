@@ -149,7 +149,7 @@ def render_report(plan: Plan) -> str:
     # 5. oversubscription
     lsp = d.leaf_model.port_speed_gbps
     lines += ["", "## Oversubscription", "",
-              f"Leaf downlink:uplink bandwidth = {d.oversubscription:.2f}:1 (Design.oversubscription; "
+              f"Leaf downlink:uplink bandwidth = {d.oversubscription:.2f}:1 ("
               "1.00 is non-blocking).", ""]
     rows = [("leaf downlinks (to nodes)", d.leaf_downlinks, lsp, d.leaf_downlinks * lsp),
             ("leaf uplinks (to spines)", d.leaf_uplinks, lsp, d.leaf_uplinks * lsp)]
