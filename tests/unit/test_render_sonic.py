@@ -268,15 +268,15 @@ def test_leaf_redistributes_loopback_and_plane_host_block_only():
                                                       "match_prefix_set": "HWAAC_CONNECTED_V4"}
     assert cfg["PREFIX_SET"] == {"HWAAC_CONNECTED_V4": {"mode": "IPv4"}}
     assert cfg["PREFIX"] == {
-        f"HWAAC_CONNECTED_V4|10|{lo}/32|exact": {"action": "permit"},
-        "HWAAC_CONNECTED_V4|20|172.16.0.0/16|31..31": {"action": "permit"},  # plane 0 host block, /31s only
+        f"HWAAC_CONNECTED_V4|{lo}/32|exact": {"action": "permit"},
+        "HWAAC_CONNECTED_V4|172.16.0.0/16|31..31": {"action": "permit"},  # plane 0 host block, /31s only
     }
 
 
 def test_spine_redistributes_its_loopback_only():
     cfg = render(SPINE)
     lo = ip_str(demo_plan().switch_by_name[SPINE].loopback)
-    assert cfg["PREFIX"] == {f"HWAAC_CONNECTED_V4|10|{lo}/32|exact": {"action": "permit"}}
+    assert cfg["PREFIX"] == {f"HWAAC_CONNECTED_V4|{lo}/32|exact": {"action": "permit"}}
 
 
 def test_plane_1_leaf_permits_its_own_plane_block():
@@ -284,7 +284,7 @@ def test_plane_1_leaf_permits_its_own_plane_block():
     leaf = next(s for s in plan.switches_of("leaf") if s.plane == 1)
     cfg = render_config_db(plan, leaf)
     net, plen = plan.host_aggregate(1)
-    assert f"HWAAC_CONNECTED_V4|20|{ip_str(net)}/{plen}|31..31" in cfg["PREFIX"]
+    assert f"HWAAC_CONNECTED_V4|{ip_str(net)}/{plen}|31..31" in cfg["PREFIX"]
     assert ip_str(net) == "172.16.128.0" and plen == 17
     assert validate_config_db(cfg, plan.intent) == []
 
@@ -294,9 +294,10 @@ def _announced(cfg: dict, net: ipaddress.IPv4Network) -> bool:
     rmap = cfg["ROUTE_REDISTRIBUTE"]["default|connected|bgp|ipv4"]["route_map"][0]
     stmts = sorted((int(k.split("|")[1]), e) for k, e in cfg["ROUTE_MAP"].items() if k.split("|")[0] == rmap)
     for _seq, stmt in stmts:
-        entries = sorted((int(k.split("|")[1]), k.split("|")[2], k.split("|")[3], e["action"])
-                         for k, e in cfg["PREFIX"].items() if k.split("|")[0] == stmt["match_prefix_set"])
-        for _s, prefix, rng, action in entries:
+        # sequence-less keys (set|prefix|range) are disjoint here, so their order does not matter
+        entries = [(*k.split("|")[-2:], e["action"]) for k, e in cfg["PREFIX"].items()
+                   if k.split("|")[0] == stmt["match_prefix_set"]]
+        for prefix, rng, action in entries:
             p = ipaddress.IPv4Network(prefix)
             lo, hi = (p.prefixlen, p.prefixlen) if rng == "exact" else map(int, rng.split(".."))
             if net.subnet_of(p) and lo <= net.prefixlen <= hi:
@@ -533,12 +534,20 @@ def _set(*path_and_value) -> Callable[[dict], None]:
 
 
 NBR = "default|10.1.0.0"  # the leaf's neighbour spine-p0-01
-HOSTS = "HWAAC_CONNECTED_V4|20|172.16.0.0/16|31..31"  # the leaf's host-link entry
+HOSTS = "HWAAC_CONNECTED_V4|172.16.0.0/16|31..31"  # the leaf's host-link entry
 
 
 def _rename(table: str, old: str, new: str) -> Callable[[dict], None]:
     def mutate(cfg: dict) -> None:
         cfg[table][new] = cfg[table].pop(old)
+
+    return mutate
+
+
+def _both(*mutations: Callable[[dict], None]) -> Callable[[dict], None]:
+    def mutate(cfg: dict) -> None:
+        for m in mutations:
+            m(cfg)
 
     return mutate
 
@@ -612,20 +621,21 @@ MUTATIONS = [
      "$.ROUTE_MAP_SET: route map 'HWAAC_CONNECTED' (used by $.ROUTE_REDISTRIBUTE"),
     ("undefined prefix set", _set("PREFIX_SET", "HWAAC_CONNECTED_V4", None),
      "$.ROUTE_MAP['HWAAC_CONNECTED|10'].match_prefix_set: 'HWAAC_CONNECTED_V4' is not defined in PREFIX_SET"),
-    ("prefix range below its length", _rename("PREFIX", HOSTS, "HWAAC_CONNECTED_V4|20|172.16.0.0/16|8..31"),
-     "$.PREFIX['HWAAC_CONNECTED_V4|20|172.16.0.0/16|8..31']: length range 8..31 does not fit 172.16.0.0/16"),
+    ("prefix range below its length", _rename("PREFIX", HOSTS, "HWAAC_CONNECTED_V4|172.16.0.0/16|8..31"),
+     "$.PREFIX['HWAAC_CONNECTED_V4|172.16.0.0/16|8..31']: length range 8..31 does not fit 172.16.0.0/16"),
     ("prefix without seq number field", _rename("PREFIX", HOSTS, "HWAAC_CONNECTED_V4|x|172.16.0.0/16|31..31"),
      "$.PREFIX: unexpected key(s)"),
-    ("duplicate prefix seq", _set("PREFIX", "HWAAC_CONNECTED_V4|20|10.9.0.0/16|exact", {"action": "permit"}),
+    ("duplicate prefix seq", _both(_set("PREFIX", "HWAAC_CONNECTED_V4|20|10.9.0.0/16|exact", {"action": "permit"}),
+                                   _set("PREFIX", "HWAAC_CONNECTED_V4|20|10.8.0.0/16|exact", {"action": "permit"})),
      "sequence number 20 is also used by"),
     # what redistribute connected announces
     ("host /31s not announced", _set("PREFIX", HOSTS, None),
      "$.INTERFACE['Ethernet0|172.16.0.0/31']: host-link subnet 172.16.0.0/31 is not announced: route map "
      "'HWAAC_CONNECTED'"),
-    ("host range exact", _rename("PREFIX", HOSTS, "HWAAC_CONNECTED_V4|20|172.16.0.0/16|exact"),
+    ("host range exact", _rename("PREFIX", HOSTS, "HWAAC_CONNECTED_V4|172.16.0.0/16|exact"),
      "$.INTERFACE['Ethernet4|172.16.0.2/31']: host-link subnet 172.16.0.2/31 is not announced"),
     ("host prefix denied", _set("PREFIX", HOSTS, "action", "deny"), "host-link subnet 172.16.0.0/31 is not announced"),
-    ("loopback not announced", _set("PREFIX", "HWAAC_CONNECTED_V4|10|10.0.0.1/32|exact", None),
+    ("loopback not announced", _set("PREFIX", "HWAAC_CONNECTED_V4|10.0.0.1/32|exact", None),
      "$.LOOPBACK_INTERFACE['Loopback0|10.0.0.1/32']: the Loopback0 address 10.0.0.1/32 is not announced"),
     ("connected map matches all", _set("ROUTE_MAP", "HWAAC_CONNECTED|10", "match_prefix_set", None),
      "$.INTERFACE['Ethernet128|10.1.0.1/31']: fabric link subnet (it carries a BGP session) 10.1.0.0/31 is "
@@ -764,7 +774,7 @@ def test_rail_subnet_leaf_without_hosts_still_has_its_vlan_and_gateway():
     leaf = plan.switch_by_name["leaf-p0-su02-r3"]
     net, plen, _gw = plan.rail_subnet(leaf)
     assert render_config_db(plan, leaf)["VLAN_INTERFACE"] == {"Vlan1003": {}, "Vlan1003|172.16.2.193/26": {}}
-    assert f"HWAAC_CONNECTED_V4|20|{ip_str(net)}/{plen}|exact" in render_config_db(plan, leaf)["PREFIX"]
+    assert f"HWAAC_CONNECTED_V4|{ip_str(net)}/{plen}|exact" in render_config_db(plan, leaf)["PREFIX"]
     # SU 1 leaves are cabled: the same gateway as their host links' leaf end
     full = render(LEAF, plan)
     hosts = [lk for lk in plan.links_by_device[LEAF] if lk.kind == "host"]

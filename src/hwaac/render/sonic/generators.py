@@ -27,11 +27,12 @@ replays CONFIG_DB into FRR at start only in unified mode, and assumes "separated
 - PREFIX_SET / PREFIX / ROUTE_MAP_SET / ROUTE_MAP and ROUTE_REDISTRIBUTE ``default|connected|bgp|ipv4``:
   ``redistribute connected route-map HWAAC_CONNECTED``, a map that permits only the switch's Loopback0 /32 and,
   on a leaf, its host links (p2p31: the plane's host block, masklength 31..31; rail_subnet: the leaf's rail
-  subnet exact). Leaf-spine /31s are never announced. PREFIX keys are ``set|seq|prefix|range``
-  (sonic-routing-policy-sets.yang PREFIX_LIST ``name sequence_number ip_prefix masklength_range``; range
-  ``exact`` or ``lo..hi`` -> ``ge lo le hi``). Current frrcfgd parses this 4-part key and PREFIX_NOSEQ_LIST's
-  ``set|prefix|range``; older images whose frrcfgd unpacks exactly 3 parts (``pfx_set_name, ip_pfx, len_range
-  = key``) need the NOSEQ form.
+  subnet exact). Leaf-spine /31s are never announced. PREFIX keys use the sequence-less form ``set|prefix|range``
+  (sonic-routing-policy-sets.yang PREFIX_NOSEQ_LIST ``name ip_prefix masklength_range``; range ``exact`` or
+  ``lo..hi`` -> ``ge lo le hi``): every frrcfgd version and both bgpd.conf.db.pref_list.j2 startup templates
+  read it, while the 4-part ``set|seq|prefix|range`` is read only by the newest frrcfgd (older ones unpack
+  exactly ``pfx_set_name, ip_pfx, len_range = key`` and would drop the whole prefix list). Our entries never
+  overlap, so FRR's automatic sequence numbers cannot change the verdict.
 - BGP_NEIGHBOR ``default|<address>`` and BGP_NEIGHBOR_AF ``default|<address>|ipv4_unicast`` (admin_status
   "true" -> ``neighbor X activate``; route_map_in/out ``[HWAAC_PERMIT_ALL]``, needed because FRR's default
   ``bgp ebgp-requires-policy`` would otherwise neither accept nor send any route on an eBGP session).
@@ -260,17 +261,16 @@ class PrefixSet(TableGenerator):
 
 
 class Prefix(TableGenerator):
-    """PREFIX (sonic-routing-policy-sets.yang PREFIX_LIST): ``HWAAC_CONNECTED_V4|<seq>|<prefix>|<range>`` action
-    permit, seq 10, 20, ...: Loopback0 ``<lo>/32|exact``; on a leaf ``<plane host block>|31..31`` (p2p31: any of
-    its host /31s) or ``<rail subnet>|exact`` (rail_subnet). frrcfgd: ``ip prefix-list HWAAC_CONNECTED_V4 seq 10
-    permit 10.0.0.0/32``, ``... seq 20 permit 172.16.0.0/16 ge 31 le 31``."""
+    """PREFIX (sonic-routing-policy-sets.yang PREFIX_NOSEQ_LIST): ``HWAAC_CONNECTED_V4|<prefix>|<range>`` action
+    permit: Loopback0 ``<lo>/32|exact``; on a leaf ``<plane host block>|31..31`` (p2p31: any of its host /31s) or
+    ``<rail subnet>|exact`` (rail_subnet). frrcfgd: ``ip prefix-list HWAAC_CONNECTED_V4 permit 10.0.0.1/32``,
+    ``... permit 172.16.0.0/16 ge 31 le 31`` (sequence numbers assigned by FRR; the entries are disjoint)."""
 
     table = "PREFIX"
 
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
-        return {f"{PREFIX_SET_CONNECTED}|{10 * (i + 1)}|{prefix}|{length}": {"action": "permit"}
-                for i, (prefix, length) in enumerate(ctx.connected)}
+        return {f"{PREFIX_SET_CONNECTED}|{prefix}|{length}": {"action": "permit"} for prefix, length in ctx.connected}
 
 
 class RouteMapSet(TableGenerator):
