@@ -805,3 +805,15 @@ def test_three_tier_super_spines_render_and_validate():
     assert roles == {"leaf", "super_spine"}
     assert cfg["DEVICE_METADATA"]["localhost"]["type"] == "BackEndLeafRouter"
     assert validate_config_db(cfg, plan.intent) == []
+
+
+def test_ecmp_width_covers_every_uplink():
+    assert render(LEAF)["BGP_GLOBALS_AF"]["default|ipv4_unicast"]["max_ebgp_paths"] == "64"  # 32 uplinks: default
+    d = YAML(typ="safe").load((Path(__file__).parents[2] / "inventory" / "demo" / "fabric.yml").read_text())
+    d["switches"]["leaf"].update(downlinks=32, uplinks=96, oversubscription=1.0)
+    d["switches"]["spine"]["model"] = "SN5600-O128"
+    d["addressing"]["leaf_spine"] = "10.2.0.0/17"
+    plan = build_plan(Intent.model_validate(d))
+    cfg = render_config_db(plan, plan.switch_by_name[LEAF])
+    assert len(cfg["BGP_NEIGHBOR"]) == 96
+    assert cfg["BGP_GLOBALS_AF"]["default|ipv4_unicast"]["max_ebgp_paths"] == "96"

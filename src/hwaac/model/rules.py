@@ -35,6 +35,11 @@ RULES: dict[str, str] = {
     "nccl-env-bad-name": "NCCL variables are upper-case identifiers",
     "nccl-env-line-break": "NCCL values are one line",
     "nic-cnp-mismatch": "NIC firmware CNP DSCP/priority equal the switch QoS",
+    "host-tos-not-roce-dscp": "the host ToS carries a RoCE DSCP of qos.roce_dscp",
+    "host-tos-not-ect": "the host ToS marks packets ECN-capable (ECT(0) or ECT(1))",
+    "host-ecn-misses-lossless": "host ECN (DCQCN) is on for the lossless priority",
+    "host-trust-not-dscp": "hosts trust DSCP: routed rails carry no VLAN tag, so PCP is always 0",
+    "lossless-queue-not-sonic": "lossless priorities are 3 or 4, the queues SONiC's buffer templates make lossless",
     "appliance-bad-su": "appliances sit in an existing SU",
     "appliance-bad-slot": "appliances sit in an existing slot",
     "appliance-bad-rail": "appliances use existing rails",
@@ -77,6 +82,12 @@ def check_qos(intent: Intent) -> list[IntentIssue]:
     if 0 in q.roce_dscp:
         add("priority-zero-reserved", "qos.roce_dscp", "DSCP 0 is unmarked traffic; it cannot be RoCE",
             q.roce_dscp, "DSCP values 1-63, e.g. [26]")
+    # SONiC's buffers_config.j2 gives egress queues 3-4 the lossless profile and every other queue a lossy one
+    # (BUFFER_QUEUE <port>|3-4 egress_lossless_profile), so PFC elsewhere would pause into a dropping queue.
+    for i, p in enumerate(q.pfc_priorities):
+        if p not in (0, 3, 4) and 0 <= p <= 7:
+            add("lossless-queue-not-sonic", f"qos.pfc_priorities[{i}]",
+                "SONiC's buffer templates make only queues 3 and 4 lossless", p, "3 or 4")
     if q.lossless_priority not in q.pfc_priorities:
         add("pfc-not-on-lossless", "qos.pfc_priorities", "PFC must be enabled on the lossless priority",
             q.pfc_priorities, f"a list containing {q.lossless_priority}")
@@ -144,6 +155,21 @@ def check_host(intent: Intent) -> list[IntentIssue]:
         if have is not None and str(have) != str(want):
             add("nic-cnp-mismatch", f"host.mlxconfig.{param}", f"disagrees with the switch QoS ({field} is {want})",
                 have, str(want))
+    # The host's RoCE marking must land in the switch's lossless class and be ECN-capable, or DCQCN never reacts
+    # and the WRED profile (ecn_all) drops instead of marking: ToS = DSCP << 2 | ECN bits (RFC 3168).
+    tos = h.roce_tos
+    if tos is not None:
+        if tos >> 2 not in q.roce_dscp:
+            add("host-tos-not-roce-dscp", "host.roce_tos", f"carries DSCP {tos >> 2}, not a RoCE DSCP of qos.roce_dscp "
+                f"{q.roce_dscp}", tos, f"{q.roce_dscp[0] << 2 | 2} (DSCP {q.roce_dscp[0]} with ECT(0))")
+        if tos & 3 not in (1, 2):
+            add("host-tos-not-ect", "host.roce_tos", "its ECN bits do not mark packets ECN-capable "
+                f"({'CE' if tos & 3 == 3 else 'Not-ECT'})", tos, f"{tos & ~3 | 2} (ECT(0))")
+    if h.ecn_priorities is not None and q.lossless_priority not in h.ecn_priorities:
+        add("host-ecn-misses-lossless", "host.ecn_priorities", "ECN (DCQCN) is off for the lossless priority",
+            h.ecn_priorities, f"a list containing {q.lossless_priority}")
+    if h.trust != "dscp":
+        add("host-trust-not-dscp", "host.trust", "routed rails are untagged, so PCP is always 0", h.trust, "dscp")
     return issues
 
 

@@ -23,7 +23,8 @@ replays CONFIG_DB into FRR at start only in unified mode, and assumes "separated
   multipath-relax`` (ECMP also over equal-length paths through different ASNs), log_nbr_state_changes ->
   ``bgp log-neighbor-changes``. frrcfgd creates the instance with ``no bgp default ipv4-unicast``, so every
   neighbour needs its BGP_NEIGHBOR_AF.
-- BGP_GLOBALS_AF ``default|ipv4_unicast``: max_ebgp_paths 64 -> ``maximum-paths 64`` (ECMP over all spines).
+- BGP_GLOBALS_AF ``default|ipv4_unicast``: max_ebgp_paths = sessions (>= 64) -> ``maximum-paths N`` (ECMP over all
+  uplinks).
 - PREFIX_SET / PREFIX / ROUTE_MAP_SET / ROUTE_MAP and ROUTE_REDISTRIBUTE ``default|connected|bgp|ipv4``:
   ``redistribute connected route-map HWAAC_CONNECTED``, a map that permits only the switch's Loopback0 /32 and,
   on a leaf, its host links (p2p31: the plane's host block, masklength 31..31; rail_subnet: the leaf's rail
@@ -87,7 +88,7 @@ Table = dict[str, Any]
 # BGP neighbour timers (seconds): fast failure detection on point-to-point fabric links.
 BGP_KEEPALIVE = "3"
 BGP_HOLDTIME = "10"
-BGP_MAX_EBGP_PATHS = "64"
+BGP_MIN_EBGP_PATHS = 64  # SONiC's own default (constants.yml maximum_paths); raised to the session count
 # Dynamic buffer model parameters (see BufferPg and the classes below it).
 DEFAULT_DYNAMIC_TH = "0"
 LOSSLESS_PATTERN_MTU = "1024"
@@ -314,14 +315,15 @@ class BgpGlobals(TableGenerator):
 
 
 class BgpGlobalsAf(TableGenerator):
-    """BGP_GLOBALS_AF|default|ipv4_unicast (sonic-bgp-global.yang): max_ebgp_paths 64 (``maximum-paths 64``:
-    ECMP over every spine, or every leaf/super-spine seen from a spine)."""
+    """BGP_GLOBALS_AF|default|ipv4_unicast (sonic-bgp-global.yang): max_ebgp_paths = the switch's BGP session
+    count, at least 64 (``maximum-paths N``): ECMP over every uplink, so a leaf with 96 uplinks uses all 96
+    rather than FRR's 64. (The hardware ECMP group size of the ASIC is the other bound; it is not modelled.)"""
 
     table = "BGP_GLOBALS_AF"
 
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
-        return {f"{VRF}|{AFI_SAFI}": {"max_ebgp_paths": BGP_MAX_EBGP_PATHS}}
+        return {f"{VRF}|{AFI_SAFI}": {"max_ebgp_paths": str(max(BGP_MIN_EBGP_PATHS, len(ctx.neighbors)))}}
 
 
 class RouteRedistribute(TableGenerator):
