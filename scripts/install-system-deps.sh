@@ -5,13 +5,16 @@
 #               host netplan with netplan's own generator)
 #   iproute2    `ip netns`, `ip link ... type veth`, `ip route get`, `ip rule` (multi-rail routing in Linux
 #               network namespaces)
+#   redis-server  Redis for the local NetBox (`hwaac netbox up`, tests/integration/test_netbox_local.py)
+#   postgresql  PostgreSQL server binaries (initdb, postgres, psql under /usr/lib/postgresql/<N>/bin) and the
+#               `postgres` OS user, for the local NetBox's own cluster on a loopback port
 #
 # Idempotent: a second run installs nothing and does not touch the package lists (`apt-get update` runs only
 # when something is missing). Needs root (or sudo) and apt-get. Prints what it installed, or that nothing was
 # needed. Usage: scripts/install-system-deps.sh
 set -euo pipefail
 
-PACKAGES=(netplan.io iproute2)
+PACKAGES=(netplan.io iproute2 redis-server postgresql)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -47,10 +50,14 @@ if ! { "${SUDO[@]}" apt-get update -qq && \
     exit 1
 fi
 
-for cmd in netplan ip; do
+for cmd in netplan ip redis-server; do
     if ! command -v "$cmd" >/dev/null 2>&1 && [[ ! -x "/usr/sbin/$cmd" ]]; then
         echo "install-system-deps: $cmd still missing after installing ${missing[*]}" >&2
         exit 1
     fi
 done
+if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ! command -v initdb >/dev/null 2>&1; then
+    echo "install-system-deps: PostgreSQL's initdb still missing after installing ${missing[*]}" >&2
+    exit 1
+fi
 echo "install-system-deps: installed ${missing[*]}"

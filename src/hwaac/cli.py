@@ -152,6 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("schema", help="print the intent's JSON Schema")
     s.add_argument("-o", "--output", help="write to this file instead of stdout")
     s.set_defaults(func=cmd_schema)
+
+    from hwaac.netbox.cli import register as register_netbox
+
+    register_netbox(sub)
     return p
 
 

@@ -1,0 +1,97 @@
+"""Who uses the local NetBox: a per-process, re-entrant view of ``STATE/users.lock`` (``flock``).
+
+Users of a running NetBox (a test module's fresh database, a test on the main instance) hold it shared;
+``down`` takes it exclusive, so it waits for, or refuses while, another process (an xdist worker) uses it.
+One descriptor per lock file and process: ``flock`` locks on two descriptors of one process would block each
+other, so nested and repeated uses in one process are counted instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from hwaac.netbox.errors import LocalNetBoxError
+from hwaac.netbox.procs import acquire
+
+
+@dataclass
+class _Held:
+    fd: int = -1
+    shared: int = 0
+    exclusive: int = 0
+
+
+_HELD: dict[Path, _Held] = {}
+_MUTEX = threading.Lock()
+
+
+class UsageLock:
+    """Shared/exclusive use of one state folder's NetBox, counted per process."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _held(self) -> _Held:
+        return _HELD.setdefault(self.path, _Held())
+
+    def _open(self, h: _Held) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        h.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+
+    def _release(self, h: _Held) -> None:
+        if h.shared == 0 and h.exclusive == 0 and h.fd >= 0:
+            os.close(h.fd)
+            h.fd = -1
+
+    @contextlib.contextmanager
+    def shared(self, timeout: float = 1800.0) -> Iterator[None]:
+        """Hold a shared use for the ``with`` body (waits up to ``timeout`` s while another process stops it)."""
+        with _MUTEX:
+            h = self._held()
+            if h.fd < 0:
+                self._open(h)
+                try:
+                    acquire(h.fd, shared=True, timeout=timeout,
+                            what="the local NetBox is being stopped by another process")
+                except BaseException:
+                    self._release(h)
+                    raise
+            h.shared += 1
+        try:
+            yield
+        finally:
+            with _MUTEX:
+                h.shared -= 1
+                self._release(h)
+
+    @contextlib.contextmanager
+    def exclusive(self, timeout: float = 0.0) -> Iterator[None]:
+        """Hold sole use for the ``with`` body; other processes' shared uses make it wait ``timeout`` s, then fail."""
+        with _MUTEX:
+            h = self._held()
+            if h.exclusive == 0:
+                if h.shared:
+                    raise LocalNetBoxError("this process still uses the local NetBox (an open fresh instance or "
+                                           "lease); stop it before stopping the NetBox")
+                self._open(h)
+                try:
+                    acquire(h.fd, shared=False, timeout=timeout,
+                            what="the local NetBox is in use by another process (a test run?); not stopping it")
+                except BaseException:
+                    self._release(h)
+                    raise
+            h.exclusive += 1
+        try:
+            yield
+        finally:
+            with _MUTEX:
+                h.exclusive -= 1
+                if h.exclusive == 0 and h.shared:
+                    fcntl.flock(h.fd, fcntl.LOCK_SH)  # leases taken inside the exclusive block stay held
+                self._release(h)

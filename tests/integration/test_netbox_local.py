@@ -1,0 +1,187 @@
+"""The local NetBox (``hwaac netbox up|down|status|token``, :class:`hwaac.netbox.local.LocalNetBox`), for real.
+
+NetBox 4.7.3 from PyPI with its own PostgreSQL and Redis on loopback, brought up by the session fixture
+``local_netbox`` (tests/integration/conftest.py). These tests FAIL, not skip, when it cannot start.
+
+Tests that use the shared main instance hold a lease (shared use) so that the down/up test, which takes sole
+use, never stops it under another xdist worker. The down/up test comes first in the file, so on its worker no
+module fixture of this file holds a lease yet.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pynetbox
+import pytest
+
+from hwaac.netbox import api, procs
+from hwaac.netbox.errors import LocalNetBoxError, NetBoxError
+from hwaac.netbox.instances import Instance
+from hwaac.netbox.local import TEMPLATE_MARK, VERSION, LocalNetBox
+
+pytestmark = pytest.mark.integration
+
+TOKEN_FORM = re.compile(r"nbt_[A-Za-z0-9]+\.[A-Za-z0-9]+")
+
+
+def hwaac(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    """Run the ``hwaac`` command of this venv."""
+    return subprocess.run([sys.executable, "-m", "hwaac.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def main_netbox(local_netbox: LocalNetBox) -> Iterator[LocalNetBox]:
+    """The main instance, up, for one test (a lease: no other process stops it meanwhile)."""
+    with local_netbox.lease():
+        yield local_netbox
+
+
+def test_down_then_up_keeps_data_and_the_template(local_netbox: LocalNetBox) -> None:
+    nb = local_netbox
+    migrate_log = nb.logs / "migrate.log"
+    with nb.exclusive(timeout=1200):
+        nb.up()
+        client = pynetbox.api(nb.url, token=nb.token)
+        name = f"keep-{uuid.uuid4().hex[:8]}"
+        site = client.dcim.sites.create(name=name, slug=name)
+        migrate_size = migrate_log.stat().st_size
+        try:
+            nb.down()
+            st = nb.status()
+            assert not st.up and st.gunicorn is None and st.postgres is None and st.redis is None
+            down = hwaac("netbox", "status")
+            assert down.returncode == 3 and "netbox: down" in down.stdout, down.stdout + down.stderr
+            # as after a reboot: pid files that name a live process which is not ours
+            for pidfile in ("gunicorn.pid", "redis.pid"):
+                (nb.run / pidfile).write_text(f"{os.getpid()}\n")
+            t0 = time.monotonic()
+            assert nb.up() is True
+            elapsed = time.monotonic() - t0
+            print(f"up after down: {elapsed:.1f} s")
+            assert elapsed < 60, f"up after down took {elapsed:.1f} s; the template should make it seconds"
+            assert nb.status().up
+            again = pynetbox.api(nb.url, token=nb.token).dcim.sites.get(slug=name)
+            assert again is not None and again.id == site.id, "the served database lost its data over down/up"
+            # the template was not rebuilt: no migration ran, and it is still marked ready
+            assert migrate_log.stat().st_size == migrate_size
+            assert (nb.state / TEMPLATE_MARK).is_file()
+        finally:
+            with nb.lease():
+                leftover = pynetbox.api(nb.url, token=nb.token).dcim.sites.get(slug=name)
+                if leftover is not None:
+                    leftover.delete()
+
+
+def test_status_reports_the_version_and_pids(main_netbox: LocalNetBox) -> None:
+    r = hwaac("netbox", "status")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"up at {main_netbox.url} (NetBox {VERSION})" in r.stdout
+    for service in ("gunicorn", "postgres", "redis"):
+        assert re.search(rf"{service}: pid \d+", r.stdout), r.stdout
+    assert api.status(main_netbox.url, main_netbox.token)["netbox-version"] == VERSION
+
+
+def test_second_up_is_a_fast_no_op(main_netbox: LocalNetBox) -> None:
+    before = main_netbox.status()
+    t0 = time.monotonic()
+    r = hwaac("netbox", "up")
+    elapsed = time.monotonic() - t0
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "already up" in r.stdout and "nothing to do" in r.stdout
+    assert elapsed < 15, f"a second up took {elapsed:.1f} s"
+    after = main_netbox.status()
+    assert (after.gunicorn, after.postgres, after.redis) == (before.gunicorn, before.postgres, before.redis)
+
+
+def test_token_is_printed_only_on_request(main_netbox: LocalNetBox) -> None:
+    r = hwaac("netbox", "token")
+    assert r.returncode == 0, r.stderr
+    token = r.stdout.strip()
+    assert TOKEN_FORM.fullmatch(token), "token is not of the nbt_<key>.<token> form"
+    assert token == main_netbox.token
+    secret = token.split(".", 1)[1]
+    outputs = [hwaac("netbox", "up"), hwaac("netbox", "status")]
+    for out in outputs:
+        text = out.stdout + out.stderr
+        assert secret not in text and not TOKEN_FORM.search(text), "the token leaked into up/status output"
+    readable = [p for d in ("logs", "run", "root") for p in (main_netbox.state / d).rglob("*") if p.is_file()]
+    assert readable, "no logs to check"
+    for path in readable:
+        assert secret.encode() not in path.read_bytes(), f"the token is written in {path}"
+    token_file = main_netbox.state / "api-token"
+    assert token_file.stat().st_mode & 0o077 == 0 and (main_netbox.state / "secrets.json").stat().st_mode & 0o077 == 0
+
+
+def test_pynetbox_creates_and_reads_a_site(netbox_db: Instance) -> None:
+    client = pynetbox.api(netbox_db.url, token=netbox_db.token)
+    assert client.status()["netbox-version"] == VERSION
+    created = client.dcim.sites.create(name="Site A", slug="site-a", status="planned", description="hwaac test")
+    read = client.dcim.sites.get(slug="site-a")
+    assert read is not None and read.id == created.id
+    assert (read.name, read.status.value, read.description) == ("Site A", "planned", "hwaac test")
+
+
+def test_fresh_database_has_none_of_the_previous_modules_objects(local_netbox: LocalNetBox,
+                                                                  netbox_db: Instance) -> None:
+    with local_netbox.fresh("previous module") as previous:
+        pynetbox.api(previous.url, token=previous.token).dcim.sites.create(name="leftover", slug="leftover")
+        assert previous.database != netbox_db.database
+    t0 = time.monotonic()
+    with local_netbox.fresh("previous module") as nxt:
+        elapsed = time.monotonic() - t0
+        print(f"fresh database + gunicorn: {elapsed:.1f} s")
+        assert elapsed < 30, f"a fresh database took {elapsed:.1f} s"
+        client = pynetbox.api(nxt.url, token=nxt.token)
+        assert client.dcim.sites.count() == 0
+        assert client.users.users.get(username="admin") is not None  # the template's admin and token work
+    assert pynetbox.api(netbox_db.url, token=netbox_db.token).dcim.sites.get(slug="leftover") is None
+    assert all(i.database != nxt.database for i in local_netbox.status().instances), "stopped instance still runs"
+
+
+def test_wrong_token_gives_a_clear_error(main_netbox: LocalNetBox) -> None:
+    real_secret = main_netbox.token.split(".", 1)[1]
+    wrong = "nbt_AAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
+    with pytest.raises(NetBoxError) as err:
+        api.status(main_netbox.url, wrong)
+    msg = str(err.value)
+    assert "rejected the API token" in msg and "HTTP 403" in msg and "\n" not in msg, msg
+    assert wrong not in msg and real_secret not in msg
+    with pytest.raises(pynetbox.RequestError) as perr:
+        pynetbox.api(main_netbox.url, token=wrong).dcim.sites.count()
+    assert perr.value.req.status_code == 403
+
+
+def test_down_is_refused_while_another_process_uses_it(main_netbox: LocalNetBox) -> None:
+    r = hwaac("netbox", "down")
+    assert r.returncode == 1
+    assert "in use by another process" in r.stderr, r.stderr
+    assert main_netbox.status().up
+
+
+def test_a_taken_port_is_a_one_line_error() -> None:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((procs.LOOPBACK, 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(LocalNetBoxError) as err:
+            procs.require_port(port, "HWAAC_NETBOX_PORT", "NetBox HTTP")
+    msg = str(err.value)
+    assert "\n" not in msg and f"port {port}" in msg and "HWAAC_NETBOX_PORT" in msg
+    assert f"pid {os.getpid()}" in msg, msg
+
+
+def test_state_lives_outside_the_checkout(local_netbox: LocalNetBox) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    assert not local_netbox.state.resolve().is_relative_to(repo)
+    assert (local_netbox.venv / "bin" / "gunicorn").is_file()
