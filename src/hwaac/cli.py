@@ -43,8 +43,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     intent = _load(args.fabric)
     plan = build_plan(intent, validate=False)
     d = plan.design
+    gpu_nodes = sum(1 for n in plan.nodes if n.kind == "gpu")
+    appliances = len(plan.nodes) - gpu_nodes
     print(f"ok: fabric {intent.fabric.name}: {d.tiers} tiers, {d.planes} plane(s), {len(plan.switches)} switches, "
-          f"{len(plan.nodes)} nodes ({plan.gpu_count} GPUs), {len(plan.links)} links")
+          f"{gpu_nodes} GPU nodes ({plan.gpu_count} GPUs)" + (f", {appliances} appliance(s)" if appliances else "")
+          + f", {len(plan.links)} links")
     if intent.fabric.su_capacity is None:
         print(f"note: fabric.su_capacity is not set, so the spine layer is sized for exactly {d.su_count} SU(s); "
               "adding an SU would move existing cables (plan --against refuses that). Set su_capacity to the "
