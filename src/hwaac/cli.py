@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from hwaac.errors import IntentError
+from hwaac.netbox.errors import NetBoxError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 
@@ -32,9 +33,22 @@ def _err(msg: str) -> None:
 
 
 def _load(fabric: str):
+    """Load and validate an intent; pools that name a NetBox prefix role are resolved against NetBox (connected
+    on first need: NETBOX_URL/NETBOX_TOKEN, else the local NetBox)."""
     from hwaac.validate import load_intent
 
-    return load_intent(fabric)
+    lookups = []
+
+    def lookup(ref, site):
+        if not lookups:
+            from hwaac.netbox.connection import netbox_target
+            from hwaac.netbox.pools import prefix_lookup
+
+            target = netbox_target()
+            lookups.append(prefix_lookup(target.url, target.token))
+        return lookups[0](ref, site)
+
+    return load_intent(fabric, pool_lookup=lookup)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -173,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INVALID
     except FileNotFoundError as exc:
         _err(f"hwaac: {exc.filename or exc}: no such file")
+        return EXIT_USAGE
+    except NetBoxError as exc:
+        _err(f"hwaac: {str(exc).splitlines()[0]}")
         return EXIT_USAGE
     except BrokenPipeError:
         # output piped into e.g. `head`: stop quietly, and keep Python from complaining while it flushes stdout

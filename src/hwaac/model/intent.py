@@ -34,6 +34,25 @@ Prefix = Annotated[
 ]
 
 
+class _StrictBase(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NetBoxPrefixRef(_StrictBase):
+    """A pool kept in NetBox, the source of truth: the one prefix with this role (at this site, in this VRF).
+
+    Resolved when the intent is loaded against NetBox (``hwaac validate``/``plan`` with NETBOX_URL and
+    NETBOX_TOKEN, or the local NetBox); without NetBox it is an error naming the role.
+    """
+
+    netbox_role: str = Field(description="Slug of the NetBox prefix role (IPAM > Roles), e.g. gpu-host-links.")
+    site: str | None = Field(None, description="Slug of the site the prefix is scoped to; default: fabric.site.")
+    vrf: str | None = Field(None, description="Name of the prefix's VRF; default: the global table.")
+
+
+PoolRef = Prefix | NetBoxPrefixRef
+
+
 class _Strict(BaseModel):
     """Base for intent sections: unknown keys are errors (a typo must not be silently ignored)."""
 
@@ -159,13 +178,13 @@ class SwitchesSection(_Strict):
 class LoopbackPools(_Strict):
     """One /32 per switch, from a pool per layer so that each layer grows on its own."""
 
-    leaf: Prefix
-    spine: Prefix
-    super_spine: Prefix | None = None
+    leaf: PoolRef
+    spine: PoolRef
+    super_spine: PoolRef | None = None
 
 
 class HostLinkPool(_Strict):
-    prefix: Prefix
+    prefix: PoolRef
     mode: Literal["p2p31", "rail_subnet"] = Field(
         "p2p31",
         description="p2p31: a /31 per NIC port (Juniper AI JVD); rail_subnet: one subnet per leaf (SU x rail) "
@@ -181,8 +200,8 @@ class HostLinkPool(_Strict):
 
 class AddressingSection(_Strict):
     loopbacks: LoopbackPools
-    leaf_spine: Prefix = Field(description="Pool of /31s for leaf-spine links.")
-    spine_super_spine: Prefix | None = Field(None, description="Pool of /31s for spine-super-spine links (3 tiers).")
+    leaf_spine: PoolRef = Field(description="Pool of /31s for leaf-spine links.")
+    spine_super_spine: PoolRef | None = Field(None, description="Pool of /31s for spine-super-spine links (3 tiers).")
     host_links: HostLinkPool
 
 

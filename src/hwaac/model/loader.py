@@ -76,12 +76,26 @@ def builtin_switch_models() -> dict[str, SwitchModel]:
     return {name: SwitchModel.model_validate(spec) for name, spec in raw.items()}
 
 
+# pydantic appends the member of a union that failed to loc (e.g. 'str' or 'NetBoxPrefixRef'); not a field
+UNION_TAGS = frozenset({"int", "str", "float", "bool", "NetBoxPrefixRef"})
+POOL_VALID = "an IPv4 prefix such as 10.0.0.0/16, or a NetBox pool {netbox_role: <role slug>, site: <slug>}"
+
+
 def _schema_issues(err: ValidationError, index: LineIndex) -> list[IntentIssue]:
-    issues = []
+    issues: list[IntentIssue] = []
+    seen: set[str] = set()
     for e in err.errors(include_url=False):
-        loc = [k for k in e["loc"] if not (isinstance(k, str) and k.startswith("function-"))]
-        # pydantic appends the tag of a union member to loc (e.g. 'int', 'str'); drop those for the path
-        loc = [k for k in loc if k not in ("int", "str", "float", "bool")]
+        raw = [k for k in e["loc"] if not (isinstance(k, str) and k.startswith("function-"))]
+        tags = [k for k in raw if k in UNION_TAGS]
+        loc = [k for k in raw if k not in UNION_TAGS]
+        if "NetBoxPrefixRef" in tags:
+            # a pool field failed as a NetBox reference: report that member's errors only if the user wrote a
+            # mapping (meant a reference), else one "not a pool" from the prefix member below
+            field = raw[: raw.index("NetBoxPrefixRef")] if "NetBoxPrefixRef" in raw else loc
+            if not isinstance(index.value_at([k for k in field if k not in UNION_TAGS]), Mapping):
+                continue
+        elif tags == ["str"] and _is_pool_path(loc) and isinstance(index.value_at(loc), Mapping):
+            continue
         value = e.get("input") if e["type"] != "missing" else None
         valid = ""
         if e["type"] == "extra_forbidden":
@@ -92,6 +106,8 @@ def _schema_issues(err: ValidationError, index: LineIndex) -> list[IntentIssue]:
             value = None
         elif e["type"] == "missing":
             msg = "required field is missing"
+        elif tags == ["str"] and _is_pool_path(loc):
+            msg, valid = "not a pool", POOL_VALID
         elif e["msg"].startswith("Input should be "):
             # pydantic says what it wanted ("Input should be 2 or 3", "... a valid integer"): that is the 'valid'
             msg = "invalid value"
@@ -102,12 +118,20 @@ def _schema_issues(err: ValidationError, index: LineIndex) -> list[IntentIssue]:
             value = index.value_at(loc)
             if isinstance(value, Mapping | list):
                 value = f"<{type(value).__name__}>"
+        path = dotted(loc)
+        if path in seen:
+            continue  # a union field can report the same path for several members; one message is enough
+        seen.add(path)
         issues.append(
             IntentIssue(
-                path=dotted(loc), message=msg, value=value, valid=valid, file=index.file, line=index.line_of(loc)
+                path=path, message=msg, value=value, valid=valid, file=index.file, line=index.line_of(loc)
             )
         )
     return issues
+
+
+def _is_pool_path(loc: Sequence[str | int]) -> bool:
+    return bool(loc) and loc[0] == "addressing"
 
 
 def _model_at(path: Sequence[str | int]) -> type | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import netaddr
 
 from hwaac.errors import IntentIssue
-from hwaac.model.intent import Intent
+from hwaac.model.intent import Intent, NetBoxPrefixRef
 from hwaac.plan.design import Design
 
 
@@ -39,8 +39,13 @@ class Pool:
         return self.base <= other.last and other.base <= self.last
 
 
-def parse_pool(path: str, cidr: str) -> Pool | IntentIssue:
-    """Parse an IPv4 prefix with netaddr; a host address with bits set, or IPv6, is an issue."""
+def parse_pool(path: str, cidr: str | NetBoxPrefixRef) -> Pool | IntentIssue:
+    """Parse an IPv4 prefix with netaddr; a host address with bits set, or IPv6, is an issue, and so is a pool
+    still naming a NetBox prefix role (resolve it first: :func:`hwaac.validate.load_intent` with a lookup)."""
+    if isinstance(cidr, NetBoxPrefixRef):
+        return IntentIssue(path, f"names the NetBox prefix role {cidr.netbox_role!r}, which needs NetBox to resolve",
+                           cidr.netbox_role, "NETBOX_URL and NETBOX_TOKEN set, or the local NetBox up "
+                           "(hwaac netbox up); or a literal prefix", rule="netbox-pool-unresolved")
     try:
         net = netaddr.IPNetwork(cidr)
     except (netaddr.AddrFormatError, ValueError, TypeError):

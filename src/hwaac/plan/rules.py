@@ -28,6 +28,8 @@ RULES: dict[str, str] = {
     "pod-too-large": "3 tiers: a pod's leaves fit the spine downlinks",
     "super-spines-do-not-fit": "3 tiers: super-spines take every spine uplink",
     "not-a-prefix": "pools are IP prefixes",
+    "netbox-pool-unresolved": "a pool naming a NetBox prefix role is resolved against NetBox",
+    "netbox-pool-missing": "a NetBox prefix role names exactly one prefix (at the site, in the VRF)",
     "ipv6-pool": "pools are IPv4 (IPv6 comes later)",
     "host-bits-set": "pools are written as their network address",
     "three-tier-missing-pools": "3 tiers need super-spine loopbacks and spine-super-spine links",
