@@ -53,7 +53,6 @@ def _pct(part: int, whole: int) -> str:
 def pool_usage(plan: Plan) -> list[tuple[str, Pool, int, int]]:
     """(pool key, pool, addresses in use now, addresses reserved at su_capacity) for each configured pool."""
     pools = plan.pools
-    assert pools is not None  # the plan was built from this intent
     needs = pool_needs(plan.intent, plan.design)
     roles = Counter(s.role for s in plan.switches)
     kinds = Counter(ln.kind for ln in plan.links)
