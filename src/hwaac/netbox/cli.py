@@ -12,6 +12,8 @@ import sys
 from hwaac.netbox.errors import NetBoxError
 
 EXIT_OK, EXIT_FAILED, EXIT_DOWN = 0, 1, 3
+# sync: 0 ok, 1 invalid intent, 2 usage or connection error (or NetBox refused a write), 4 conflict
+SYNC_INVALID, SYNC_ERROR, SYNC_CONFLICT = 1, 2, 4
 
 
 def _say(msg: str) -> None:
@@ -56,6 +58,40 @@ def cmd_token(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_sync(args: argparse.Namespace) -> int:
+    """Sync the intent's plan into NetBox (see :mod:`hwaac.netbox.sync`)."""
+    from pathlib import Path
+
+    from hwaac.errors import IntentError
+    from hwaac.netbox.sync import SyncConflict, format_report, sync_plan, target
+    from hwaac.plan import build_plan
+    from hwaac.validate import load_intent
+
+    fabric = args.fabric
+    if not Path(fabric).exists() and (Path("inventory") / fabric).is_dir():
+        fabric = str(Path("inventory") / fabric)
+    try:
+        plan = build_plan(load_intent(fabric))
+    except (IntentError, FileNotFoundError) as exc:
+        print(f"hwaac netbox sync: invalid intent: {exc}", file=sys.stderr)
+        return SYNC_INVALID
+    try:
+        url, token = target(args.url)
+        report = sync_plan(plan, url, token, dry_run=args.dry_run)
+    except SyncConflict as exc:
+        print(f"hwaac netbox sync: {exc}", file=sys.stderr)
+        return SYNC_CONFLICT
+    except NetBoxError as exc:
+        print(f"hwaac netbox sync: {exc}", file=sys.stderr)
+        return SYNC_ERROR
+    except KeyboardInterrupt:
+        print("hwaac netbox sync: interrupted; the next sync converges", file=sys.stderr)
+        return SYNC_ERROR
+    for line in format_report(report, plan.intent.fabric.name):
+        print(line)
+    return EXIT_OK
+
+
 def _run(func):
     def wrapper(args: argparse.Namespace) -> int:
         try:
@@ -88,3 +124,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     st.set_defaults(func=_run(cmd_status))
     tok = sub.add_parser("token", help="print the local admin's API token (nbt_<key>.<token>)")
     tok.set_defaults(func=_run(cmd_token))
+    sy = sub.add_parser("sync", help="record the fabric's plan in NetBox (bulk, idempotent, owned objects only)",
+                        description="URL and token from NETBOX_URL / NETBOX_TOKEN (or --url); with neither, the "
+                                    "local NetBox when it is up. Exit 0 ok, 1 invalid intent, 2 usage or "
+                                    "connection error, 4 conflict with objects hwaac does not own (nothing written).")
+    sy.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
+    sy.add_argument("--dry-run", action="store_true", help="print the creates, updates and deletes; write nothing")
+    sy.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
+    sy.set_defaults(func=cmd_sync)

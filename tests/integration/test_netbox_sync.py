@@ -1,0 +1,209 @@
+"""``hwaac netbox sync`` (:mod:`hwaac.netbox.sync`) against a real NetBox 4.7.3.
+
+Each test gets its own fresh NetBox database (tests of one module may run on different xdist workers, so no
+test relies on another's state). The small intent tests/fixtures/intents/valid/netbox-sync.yml keeps NetBox's
+own cost (~0.5 s per device on 2 cores) low.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pynetbox
+import pytest
+import yaml
+
+from hwaac.netbox.instances import Instance
+from hwaac.netbox.local import LocalNetBox
+from hwaac.netbox.sync import SyncConflict, format_report, sync_plan
+from hwaac.plan import build_plan
+from hwaac.plan.model import Plan, ip_str
+from hwaac.plan.ports import port_table
+from hwaac.validate import load_intent
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+INTENT = REPO / "tests/fixtures/intents/valid/netbox-sync.yml"
+FTAG = "hwaac-fabric-nbsync"
+
+
+@pytest.fixture
+def nb(local_netbox: LocalNetBox, request: pytest.FixtureRequest) -> Iterator[Instance]:
+    with local_netbox.fresh(f"sync {request.node.name}") as inst:
+        yield inst
+
+
+def plan_of(tmp_path: Path, **fabric: object) -> Plan:
+    data = yaml.safe_load(INTENT.read_text())
+    data["fabric"].update(fabric)
+    path = tmp_path / f"fabric-{len(list(tmp_path.iterdir()))}.yml"
+    path.write_text(yaml.safe_dump(data))
+    return build_plan(load_intent(path))
+
+
+def cli(inst: Instance | None, *args: str, url: str | None = None, token: str | None = None,
+        timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NETBOX_URL", "NETBOX_TOKEN")}
+    env["NETBOX_URL"] = url or (inst.url if inst else "")
+    env["NETBOX_TOKEN"] = token or (inst.token if inst else "")
+    return subprocess.run([sys.executable, "-m", "hwaac.cli", "netbox", "sync", *args], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=REPO, stdin=subprocess.DEVNULL)
+
+
+def api(inst: Instance) -> pynetbox.api:
+    return pynetbox.api(inst.url, token=inst.token)
+
+
+def expected(plan: Plan) -> dict[str, int]:
+    """Object counts computed from the plan directly (not through hwaac.netbox.sync)."""
+    p = plan.pools
+    pools = [x for x in (p.loopback_leaf, p.loopback_spine, p.loopback_super_spine, p.leaf_spine,
+                         p.spine_super_spine, p.host_links) if x is not None]
+    addresses = {ip_str(s.loopback) for s in plan.switches} | {ip_str(x) for link in plan.links
+                                                                for x in (link.a_ip, link.b_ip)}
+    ports = len(port_table(plan.design.leaf_model)) + 1  # + Loopback0
+    return {"devices": len(plan.switches) + len(plan.nodes), "cables": len(plan.links), "prefixes": len(pools),
+            "ip-addresses": len(addresses), "asns": len({s.asn for s in plan.switches}),
+            "interfaces": ports * len(plan.switches) + plan.design.rails * len(plan.nodes)}
+
+
+def counts(inst: Instance) -> dict[str, int]:
+    c = api(inst)
+    return {"devices": c.dcim.devices.count(tag=FTAG), "cables": c.dcim.cables.count(tag=FTAG),
+            "prefixes": c.ipam.prefixes.count(tag=FTAG), "ip-addresses": c.ipam.ip_addresses.count(tag=FTAG),
+            "asns": c.ipam.asns.count(tag=FTAG), "interfaces": c.dcim.interfaces.count(site="nbsync-lab")}
+
+
+def test_dry_run_first_sync_noop_grow_and_shrink(nb: Instance, tmp_path: Path) -> None:
+    plan1 = plan_of(tmp_path)
+    # dry run: lists the creates, writes nothing
+    dry = cli(nb, str(INTENT), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "devices: 7 to create" in dry.stdout and "+ device leaf-p0-su01-r0" in dry.stdout, dry.stdout
+    assert "+ cable gpu-su01-h01:rail0 <-> leaf-p0-su01-r0:Ethernet0" in dry.stdout
+    assert "dry run, nothing written" in dry.stdout and "POST" not in dry.stdout.splitlines()[-1]
+    assert api(nb).dcim.devices.count() == 0 and api(nb).extras.tags.count() == 0
+
+    # first sync: exactly the planned objects
+    first = sync_plan(plan1, nb.url, nb.token)
+    print("\n".join(format_report(first, "nbsync")))
+    assert counts(nb) == expected(plan1)
+    assert first.writes <= 30, first.requests  # bulk: about two write requests per object type
+    assert first.objects_written() / first.writes >= 5
+    leaf = api(nb).dcim.devices.get(name="leaf-p0-su01-r0")
+    assert leaf.custom_fields["hwaac_asn"] == plan1.switch_by_name["leaf-p0-su01-r0"].asn
+    assert {t.slug for t in leaf.tags} == {"hwaac", FTAG}
+    ip = api(nb).ipam.ip_addresses.get(address=f"{ip_str(plan1.links[0].a_ip)}/31")
+    assert (ip.assigned_object.device.name, ip.assigned_object.name) == (plan1.links[0].a_device, plan1.links[0].a_port)
+
+    # second sync: nothing written, and it says so
+    again = cli(nb, str(INTENT))
+    assert again.returncode == 0, again.stderr
+    assert "no changes" in again.stdout and "POST" not in again.stdout and "PATCH" not in again.stdout, again.stdout
+    noop = sync_plan(plan1, nb.url, nb.token)
+    assert noop.writes == 0 and not noop.changed, noop.requests
+    print(f"no-op re-sync: {noop.seconds:.2f} s, {sum(noop.requests.values())} requests")
+
+    # grow by one SU: only the new objects
+    ids_before = {d.name: d.id for d in api(nb).dcim.devices.filter(tag=FTAG)}
+    plan2 = plan_of(tmp_path, su_count=2)
+    grow = sync_plan(plan2, nb.url, nb.token)
+    new_devices = {s.name for s in plan2.switches} | {n.name for n in plan2.nodes}
+    new_devices -= set(ids_before)
+    assert grow.counts("devices") == (len(new_devices), 0, 0)
+    assert grow.counts("cables") == (len(plan2.links) - len(plan1.links), 0, 0)
+    assert grow.counts("ip-addresses")[1:] == (0, 0) and grow.counts("prefixes") == (0, 0, 0)
+    assert counts(nb) == expected(plan2)
+    assert {d.name: d.id for d in api(nb).dcim.devices.filter(tag=FTAG) if d.name in ids_before} == ids_before
+
+    # shrink back: deletes only owned objects that left the plan; a hand-made device stays
+    c = api(nb)
+    node_type = c.dcim.devices.get(name="gpu-su01-h01").device_type.id
+    hand = c.dcim.devices.create(name="by-hand-01", device_type=node_type, role=c.dcim.device_roles.get(
+        slug="gpu-node").id, site=c.dcim.sites.get(slug="nbsync-lab").id, serial="HAND1")
+    shrink = sync_plan(plan1, nb.url, nb.token)
+    assert shrink.counts("devices") == (0, 0, len(new_devices))
+    assert counts(nb) == {**expected(plan1), "interfaces": expected(plan1)["interfaces"] + plan1.design.rails}
+    assert c.dcim.devices.get(hand.id).serial == "HAND1"
+    assert sync_plan(plan1, nb.url, nb.token).writes == 0
+
+
+def test_hand_made_objects_are_adopted(nb: Instance, tmp_path: Path) -> None:
+    plan = plan_of(tmp_path)
+    sync_plan(plan, nb.url, nb.token)
+    c = api(nb)
+    old = c.dcim.devices.get(name="gpu-su01-h02")
+    dtype, role, site = old.device_type.id, old.role.id, old.site.id
+    old.delete()
+    # a person racks the node with its serial, enters a prefix and an address by hand (no tags)
+    dev = c.dcim.devices.create(name="gpu-su01-h02", device_type=dtype, role=role, site=site, serial="SER-42",
+                                asset_tag="A-42", comments="racked by Ann")
+    c.ipam.prefixes.get(prefix=plan.pools.host_links.cidr).delete()
+    pfx = c.ipam.prefixes.create(prefix=plan.pools.host_links.cidr, status="active", description="typed by Ann")
+    link = next(x for x in plan.links if x.a_device == "gpu-su01-h02")
+    addr = f"{ip_str(link.a_ip)}/31"
+    assert c.ipam.ip_addresses.get(address=addr) is None  # went with the old device's interfaces
+    iface = c.dcim.interfaces.get(device_id=dev.id, name=link.a_port)
+    ip = c.ipam.ip_addresses.create(address=addr, assigned_object_type="dcim.interface",
+                                    assigned_object_id=iface.id, description="typed by Ann")
+    rep = sync_plan(plan, nb.url, nb.token)
+    assert rep.counts("devices") == (0, 1, 0) and rep.counts("prefixes") == (0, 1, 0)
+    dev2 = c.dcim.devices.get(name="gpu-su01-h02")
+    assert dev2.id == dev.id and (dev2.serial, dev2.asset_tag, dev2.comments) == ("SER-42", "A-42", "racked by Ann")
+    assert {t.slug for t in dev2.tags} == {"hwaac", FTAG}
+    pfx2 = c.ipam.prefixes.get(pfx.id)
+    assert pfx2.description == "typed by Ann" and {t.slug for t in pfx2.tags} == {"hwaac", FTAG}
+    ip2 = c.ipam.ip_addresses.get(ip.id)
+    assert ip2.description == "typed by Ann" and {t.slug for t in ip2.tags} == {"hwaac", FTAG}
+    assert counts(nb) == expected(plan)  # re-cabled and re-addressed, no duplicates
+    assert sync_plan(plan, nb.url, nb.token).writes == 0
+
+
+def test_conflicting_address_stops_the_sync(nb: Instance, tmp_path: Path) -> None:
+    plan = plan_of(tmp_path)
+    sync_plan(plan, nb.url, nb.token)
+    c = api(nb)
+    node = c.dcim.devices.get(name="gpu-su01-h01")
+    other = c.dcim.devices.create(name="lab-server-9", device_type=node.device_type.id, role=node.role.id,
+                                  site=node.site.id)
+    link = next(x for x in plan.links if x.a_device == "gpu-su01-h01")
+    addr = f"{ip_str(link.a_ip)}/31"
+    c.ipam.ip_addresses.get(address=addr).delete()
+    held = c.ipam.ip_addresses.create(address=addr, assigned_object_type="dcim.interface",
+                                      assigned_object_id=c.dcim.interfaces.get(device_id=other.id, name="rail0").id)
+    # another planned address is missing too: it must not be written either
+    link2 = next(x for x in plan.links if x.a_device == "gpu-su01-h03")
+    c.ipam.ip_addresses.get(address=f"{ip_str(link2.a_ip)}/31").delete()
+    r = cli(nb, str(INTENT))
+    assert r.returncode == 4, r.stdout + r.stderr
+    first = r.stderr.splitlines()[0]
+    assert "conflict" in first and ip_str(link.a_ip) in first and "gpu-su01-h01:rail0" in first, first
+    assert "lab-server-9:rail0" in first and f"id {held.id}" in first, first
+    assert c.ipam.ip_addresses.get(address=f"{ip_str(link2.a_ip)}/31") is None
+    with pytest.raises(SyncConflict):
+        sync_plan(plan, nb.url, nb.token)
+    assert c.ipam.ip_addresses.count(tag=FTAG) == expected(plan)["ip-addresses"] - 2
+
+
+def test_wrong_token_and_unreachable_url_are_one_line_errors(local_netbox: LocalNetBox) -> None:
+    wrong = "nbt_AAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
+    with local_netbox.lease():
+        r = cli(None, str(INTENT), url=local_netbox.url, token=wrong)
+    assert r.returncode == 2 and r.stdout == "", r.stdout + r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "rejected the API token" in r.stderr, r.stderr
+    assert "BBBBBBBB" not in r.stderr and local_netbox.token.split(".")[1] not in r.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = cli(None, str(INTENT), url=f"http://127.0.0.1:{port}", token=wrong)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "unreachable" in r.stderr, r.stderr
+    assert "BBBBBBBB" not in r.stderr
+    bad = cli(None, str(REPO / "tests/fixtures/intents/valid/does-not-exist.yml"), url=f"http://127.0.0.1:{port}",
+              token=wrong)
+    assert bad.returncode == 1, bad.stderr
