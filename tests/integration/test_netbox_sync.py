@@ -8,9 +8,12 @@ own cost (~0.5 s per device on 2 cores) low.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,9 +21,10 @@ import pynetbox
 import pytest
 import yaml
 
+from hwaac.netbox import procs
 from hwaac.netbox.instances import Instance
 from hwaac.netbox.local import LocalNetBox
-from hwaac.netbox.sync import SyncConflict, format_report, sync_plan
+from hwaac.netbox.sync import SyncConflict, SyncError, engine, format_report, sync_plan
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan, ip_str
 from hwaac.plan.ports import port_table
@@ -207,3 +211,36 @@ def test_wrong_token_and_unreachable_url_are_one_line_errors(local_netbox: Local
     bad = cli(None, str(REPO / "tests/fixtures/intents/valid/does-not-exist.yml"), url=f"http://127.0.0.1:{port}",
               token=wrong)
     assert bad.returncode == 1, bad.stderr
+
+
+def test_server_killed_mid_write_then_the_next_sync_converges(nb: Instance, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = plan_of(tmp_path)
+    manager = nb._manager
+    assert manager is not None
+    server = manager._gunicorn(next(r for r in manager.records() if r["database"] == nb.database))
+    pgid = os.getpgid(server.pid())  # gunicorn runs in its own session: master and workers
+    real_call = engine.Client.call
+    fired = []
+
+    def call(self, what, kind, fn):  # kill NetBox 0.3 s into the cables' bulk POST
+        if what == "POST" and kind == "cables" and not fired:
+            fired.append(threading.Timer(0.3, os.killpg, (pgid, signal.SIGKILL)))
+            fired[0].start()
+        return real_call(self, what, kind, fn)
+
+    monkeypatch.setattr(engine.Client, "call", call)
+    with pytest.raises(SyncError) as err:
+        sync_plan(plan, nb.url, nb.token)
+    msg = str(err.value)
+    assert "\n" not in msg and "cables" in msg and nb.token.split(".")[1] not in msg, msg
+    monkeypatch.setattr(engine.Client, "call", real_call)
+    deadline = time.monotonic() + 30
+    while not procs.port_free(server.port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    server.start()
+    rep = sync_plan(plan, nb.url, nb.token)
+    assert rep.counts("devices") == (0, 0, 0)
+    assert counts(nb) == expected(plan)  # no duplicates
+    assert api(nb).dcim.cables.count() == len(plan.links)
+    assert sync_plan(plan, nb.url, nb.token).writes == 0
