@@ -63,7 +63,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from hwaac.errors import IntentError
-    from hwaac.netbox.sync import SyncConflict, format_report, sync_plan, target
+    from hwaac.netbox.connection import netbox_target
+    from hwaac.netbox.pools import prefix_lookup
+    from hwaac.netbox.sync import SyncConflict, format_report, sync_plan
     from hwaac.plan import build_plan
     from hwaac.validate import load_intent
 
@@ -71,13 +73,17 @@ def cmd_sync(args: argparse.Namespace) -> int:
     if not Path(fabric).exists() and (Path("inventory") / fabric).is_dir():
         fabric = str(Path("inventory") / fabric)
     try:
-        plan = build_plan(load_intent(fabric))
+        target = netbox_target(args.url)
+        # pools that name a NetBox prefix role are read from the NetBox the plan is written to
+        plan = build_plan(load_intent(fabric, pool_lookup=prefix_lookup(target.url, target.token)))
     except (IntentError, FileNotFoundError) as exc:
         print(f"hwaac netbox sync: invalid intent: {exc}", file=sys.stderr)
         return SYNC_INVALID
+    except NetBoxError as exc:
+        print(f"hwaac netbox sync: {exc}", file=sys.stderr)
+        return SYNC_ERROR
     try:
-        url, token = target(args.url)
-        report = sync_plan(plan, url, token, dry_run=args.dry_run)
+        report = sync_plan(plan, target.url, target.token, dry_run=args.dry_run)
     except SyncConflict as exc:
         print(f"hwaac netbox sync: {exc}", file=sys.stderr)
         return SYNC_CONFLICT
