@@ -33,7 +33,8 @@ ENDPOINT = {"tags": "extras.tags", "custom-fields": "extras.custom_fields", "sit
             "device-types": "dcim.device_types", "interface-templates": "dcim.interface_templates",
             "asn-ranges": "ipam.asn_ranges", "asns": "ipam.asns", "devices": "dcim.devices",
             "prefixes": "ipam.prefixes", "cables": "dcim.cables", "ip-addresses": "ipam.ip_addresses",
-            "interfaces": "dcim.interfaces"}
+            "interfaces": "dcim.interfaces", "cable-terminations": "dcim.cable_terminations"}
+ID_CHUNK = 150  # ids per filtered read: keeps the request line well under gunicorn's 4094 bytes
 
 
 SINGULAR = {"tags": "tag", "custom-fields": "custom field", "sites": "site", "manufacturers": "manufacturer",
@@ -239,15 +240,19 @@ KEY: dict[str, Callable[[dict], Hashable]] = {
     "ip-addresses": lambda r: r["address"].split("/")[0],
 }
 
+# Owned objects are read with ``tag=<fabric tag>`` and without their tags (the filter says whose they are); the
+# objects that may be adopted or conflict are read with ``tag__n=<fabric tag>`` and ``,tags``. Cables and IP
+# addresses are read flat (no nested terminations / assigned object, which cost NetBox ~3 ms per cable): their
+# ends come from cable-terminations and one read of the interfaces involved (see Sync._ends).
 FIELDS = {
     "tags": "id,slug", "custom-fields": "id,name", "sites": "id,slug", "manufacturers": "id,slug",
     "device-roles": "id,slug", "rirs": "id,slug", "device-types": "id,slug",
     "interface-templates": "id,name,device_type",
-    "asn-ranges": "id,name,start,end,rir,tags", "asns": "id,asn,rir,description,sites,tags",
-    "devices": "id,name,device_type,role,site,serial,custom_fields,tags",
-    "prefixes": "id,prefix,status,scope_type,scope_id,vrf,description,tags",
-    "cables": "id,label,a_terminations,b_terminations,tags",
-    "ip-addresses": "id,address,vrf,assigned_object_type,assigned_object,status,description,tags",
+    "asn-ranges": "id,name,start,end,rir", "asns": "id,asn,rir,description,sites",
+    "devices": "id,name,device_type,role,site,serial,custom_fields",
+    "prefixes": "id,prefix,status,scope_type,scope_id,vrf,description",
+    "cables": "id,label",
+    "ip-addresses": "id,address,vrf,assigned_object_type,assigned_object_id,status,description",
 }
 
 
@@ -315,24 +320,61 @@ class Sync:
                 recs = []
             self._index(kind, recs)
         site_id = self.ids.get("sites", {}).get(self.site)
+        # a fabric tag that does not exist yet means nothing is owned yet (and NetBox refuses the filter)
+        tagged = self.ftag in self.ids["tags"]
+        owned_tags = [{"slug": self.ftag}]
+        raw: dict[str, list[dict]] = {}
         for kind in OWNED:
-            # a fabric tag that does not exist yet means nothing is owned yet (and NetBox refuses the filter)
-            recs = c.read(kind, FIELDS[kind], tag=self.ftag) if self.ftag in self.ids["tags"] else []
+            recs = [{**r, "tags": owned_tags} for r in c.read(kind, FIELDS[kind], tag=self.ftag)] if tagged else []
+            others = FIELDS[kind] + ",tags"
+            nt: dict[str, Any] = {"tag__n": self.ftag} if tagged else {}
             if kind == "asn-ranges":
-                recs += c.read(kind, FIELDS[kind], name=list(w.get(kind, {})))
+                recs += c.read(kind, others, name=list(w.get(kind, {})), **nt)
             elif kind == "asns":
                 for ch in _chunks(sorted(w.get(kind, {})), 200):
-                    recs += c.read(kind, FIELDS[kind], asn=ch)
+                    recs += c.read(kind, others, asn=ch, **nt)
             elif kind in ("devices", "cables") and site_id is not None:
-                recs += c.read(kind, FIELDS[kind], site_id=site_id)
+                recs += c.read(kind, others, site_id=site_id, **nt)
             elif kind == "prefixes":
                 for pool in self.pools:
-                    recs += c.read(kind, FIELDS[kind], within_include=pool)
+                    recs += c.read(kind, others, within_include=pool, **nt)
             elif kind == "ip-addresses" and self.pools:
-                recs += c.read(kind, FIELDS[kind], parent=self.pools)
+                recs += c.read(kind, others, parent=self.pools, **nt)
             if kind in ("prefixes", "ip-addresses"):  # the global VRF only
                 recs = [r for r in recs if not r.get("vrf") or self.ftag in _tags(r)]
-            self._index(kind, recs)
+            raw[kind] = recs
+        self._ends(raw["cables"], raw["ip-addresses"], site_id)
+        for kind in OWNED:
+            self._index(kind, raw[kind])
+
+    def _ends(self, cables: list[dict], ips: list[dict], site_id: int | None) -> None:
+        """Fill in each cable's ``a_/b_terminations`` and each address's ``assigned_object`` (interface name and
+        device name), as NetBox's nested serialisation would, from cable-terminations and one interface read."""
+        c = self.c
+        terms: dict[int, list[dict]] = {}
+        for ch in _chunks(sorted({r["id"] for r in cables}), ID_CHUNK):
+            for t in c.read("cable-terminations", "cable,cable_end,termination_type,termination_id", cable_id=ch):
+                terms.setdefault(t["cable"], []).append(t)
+        need = {t["termination_id"] for ts in terms.values() for t in ts if t["termination_type"] == "dcim.interface"}
+        need |= {r["assigned_object_id"] for r in ips
+                 if r.get("assigned_object_type") == "dcim.interface" and r.get("assigned_object_id") is not None}
+        names: dict[int, dict] = {}
+        if need and site_id is not None and len(need) > ID_CHUNK:  # the cabled interfaces of the site in one go
+            for r in c.read("interfaces", "id,name,device", site_id=site_id, cabled=True):
+                names[r["id"]] = r
+        for ch in _chunks(sorted(need - set(names)), ID_CHUNK):
+            for r in c.read("interfaces", "id,name,device", id=ch):
+                names[r["id"]] = r
+        for r in cables:
+            for end in ("A", "B"):
+                r[f"{end.lower()}_terminations"] = [
+                    {"object_type": t["termination_type"], "object_id": t["termination_id"],
+                     "object": names.get(t["termination_id"]) if t["termination_type"] == "dcim.interface" else None}
+                    for t in sorted(terms.get(r["id"], []), key=lambda t: t["termination_id"])
+                    if t["cable_end"] == end]
+        for r in ips:
+            r["assigned_object"] = names.get(r.get("assigned_object_id")) \
+                if r.get("assigned_object_type") == "dcim.interface" else None
 
     def _index(self, kind: str, recs: list[dict]) -> None:
         by_key: dict[Hashable, dict] = {}
