@@ -7,6 +7,8 @@ own cost (~0.5 s per device on 2 cores) low.
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
 import signal
 import socket
@@ -167,6 +169,15 @@ def test_hand_made_objects_are_adopted(nb: Instance, tmp_path: Path) -> None:
     assert ip2.description == "typed by Ann" and {t.slug for t in ip2.tags} == {"hwaac", FTAG}
     assert counts(nb) == expected(plan)  # re-cabled and re-addressed, no duplicates
     assert sync_plan(plan, nb.url, nb.token).writes == 0
+    # an owned address moved by hand to another interface is moved back (the diff reads where it sits)
+    s0, s1 = plan.switches[0], plan.switches[1]
+    lo = c.ipam.ip_addresses.get(address=f"{ip_str(s0.loopback)}/32")
+    lo.update({"assigned_object_type": "dcim.interface",
+               "assigned_object_id": c.dcim.interfaces.get(device=s1.name, name="Loopback0").id})
+    back = sync_plan(plan, nb.url, nb.token)
+    assert back.counts("ip-addresses") == (0, 1, 0) and back.writes == 1, back.requests
+    lo2 = c.ipam.ip_addresses.get(lo.id)
+    assert (lo2.assigned_object.device.name, lo2.assigned_object.name) == (s0.name, "Loopback0")
 
 
 def test_conflicting_address_stops_the_sync(nb: Instance, tmp_path: Path) -> None:
@@ -211,6 +222,41 @@ def test_wrong_token_and_unreachable_url_are_one_line_errors(local_netbox: Local
     bad = cli(None, str(REPO / "tests/fixtures/intents/valid/does-not-exist.yml"), url=f"http://127.0.0.1:{port}",
               token=wrong)
     assert bad.returncode == 1, bad.stderr
+
+
+def test_unsupported_netbox_version_is_a_one_line_error() -> None:
+    """A server on 127.0.0.1 that answers /api/status/ as NetBox 3.7.0: nothing else is asked of it."""
+    seen: list[str] = []
+
+    class Old(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            ok = self.path.split("?")[0] == "/api/status/"
+            body = json.dumps({"netbox-version": "3.7.0", "python-version": "3.11.4"} if ok
+                              else {"detail": "Not found."}).encode()
+            self.send_response(200 if ok else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Old)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        token = "nbt_AAAAAAAAAAAA.CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC"
+        r = cli(None, str(INTENT), url=f"http://127.0.0.1:{server.server_address[1]}", token=token)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert r.returncode == 2 and r.stdout == "", r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "3.7.0" in lines[0] and "4.7." in lines[0], r.stderr
+    assert "CCCCCCCC" not in r.stderr
+    assert seen and all(p.startswith("/api/status/") for p in seen), seen  # no write, no read beyond the probe
 
 
 def test_server_killed_mid_write_then_the_next_sync_converges(nb: Instance, tmp_path: Path,

@@ -1,0 +1,142 @@
+"""NetBox sync benchmark against the local NetBox (fresh databases, NetBox 4.7.3 served by gunicorn).
+
+For the demo fabric (inventory/demo), or with ``--sus N`` the demo intent grown to N SUs (su_capacity raised with
+it), prints: objects written per type, HTTP requests (total, per 50 objects written), seconds for the first sync
+and for the no-op re-sync, and NetBox's own floor measured in the same run: on another fresh database the same
+payloads the sync sends, one bulk POST per object type, timing only those requests. Targets (issue 3):
+first sync <= 1.3 x floor, <= 1 HTTP request per 50 objects written, the no-op re-sync writes nothing, and for
+the demo it takes <= 10 s.
+
+    .venv/bin/python benchmarks/netbox_sync.py [--sus 16] [--skip-floor]
+
+The first run on a machine installs and migrates the local NetBox (minutes). 16 SUs take long on 2 cores
+(NetBox spends ~0.5 s per device instantiating its interfaces); progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import yaml
+
+from hwaac.netbox.local import LocalNetBox
+from hwaac.netbox.sync import engine, sync_plan
+from hwaac.plan import build_plan
+from hwaac.plan.model import Plan
+from hwaac.validate import load_intent
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "inventory" / "demo" / "fabric.yml"
+
+
+def say(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def demo_plan(sus: int | None) -> Plan:
+    """The demo's plan, or the demo intent with ``sus`` SUs (spines sized for them, leaf-spine pool widened)."""
+    if sus is None:
+        return build_plan(load_intent(DEMO))
+    data = yaml.safe_load(DEMO.read_text())
+    f = data["fabric"]
+    f["su_count"] = sus
+    f["su_capacity"] = max(sus, int(f.get("su_capacity") or 0))
+    if sus > 4:  # 32 uplinks per leaf x 8 leaves per SU: a /20 holds 4 SUs of /31s
+        data["addressing"]["leaf_spine"] = "10.1.0.0/16"
+    with tempfile.TemporaryDirectory(prefix="hwaac-bench-") as tmp:
+        path = Path(tmp) / "fabric.yml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        return build_plan(load_intent(path))
+
+
+@contextlib.contextmanager
+def watch_writes(timed: dict[str, float] | None = None) -> Iterator[None]:
+    """Progress line per write request; with ``timed``, add each POST's seconds to it (by object type)."""
+    real: Callable[..., Any] = engine.Client.call
+
+    def call(self: engine.Client, what: str, kind: str, fn: Callable[[], Any]) -> Any:
+        if what == "GET":
+            return real(self, what, kind, fn)
+        t0 = time.perf_counter()
+        try:
+            return real(self, what, kind, fn)
+        finally:
+            dt = time.perf_counter() - t0
+            if timed is not None and what == "POST":
+                timed[kind] = timed.get(kind, 0.0) + dt
+            say(f"  {what} {kind}: {dt:.2f} s")
+
+    with mock.patch.object(engine.Client, "call", call):
+        yield
+
+
+def floor(nb: LocalNetBox, plan: Plan, tag: str) -> tuple[float, dict[str, float], dict[str, int]]:
+    """NetBox's floor: the sync's payloads, one POST per object type (no chunking), POSTs timed alone."""
+    timed: dict[str, float] = {}
+    with nb.fresh(f"bench floor {tag}") as inst, watch_writes(timed), \
+            mock.patch.object(engine, "CHUNK", {}), mock.patch.object(engine, "DEFAULT_CHUNK", 10**9):
+        rep = sync_plan(plan, inst.url, inst.token)
+    return sum(timed.values()), timed, rep.requests
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sus", type=int, help="grow the demo intent to this many SUs (the issue's figure: 16)")
+    ap.add_argument("--skip-floor", action="store_true", help="do not measure NetBox's floor")
+    args = ap.parse_args()
+
+    tag = f"{args.sus}su" if args.sus else "demo"
+    t0 = time.perf_counter()
+    plan = demo_plan(args.sus)
+    print(f"fabric {plan.intent.fabric.name} ({tag}): {len(plan.switches)} switches, {len(plan.nodes)} nodes, "
+          f"{len(plan.links)} links (planned in {time.perf_counter() - t0:.1f} s)")
+    nb = LocalNetBox(log=say)
+    nb.up()
+
+    say("first sync on a fresh database")
+    with nb.fresh(f"bench sync {tag}") as inst:
+        with watch_writes():
+            first = sync_plan(plan, inst.url, inst.token)
+        say("no-op re-sync")
+        noop = sync_plan(plan, inst.url, inst.token)
+        ifaces = int(engine.Client(inst.url, inst.token).nb.dcim.interfaces.count())
+
+    written = first.objects_written()
+    total = sum(first.requests.values())
+    print("objects written per type (create/update/delete):")
+    for kind, ch in first.changes.items():
+        if ch:
+            print(f"  {kind:20} {len(ch.creates):6} / {len(ch.updates)} / {len(ch.deletes)}")
+    print(f"  ({ifaces} interfaces instantiated by NetBox from the device types' templates, not written one by one)")
+    print(f"objects written: {written}")
+    reqs = ", ".join(f"{m} {n}" for m, n in sorted(first.requests.items()))
+    print(f"HTTP requests, first sync: {total} ({reqs}); {first.writes} writes")
+    print(f"requests per 50 objects written: {50 * total / written:.2f} all, {50 * first.writes / written:.2f} "
+          f"writes (target <= 1)")
+    print(f"first sync: {first.seconds:.1f} s")
+    noop_reqs = ", ".join(f"{m} {n}" for m, n in sorted(noop.requests.items()))
+    print(f"no-op re-sync: {noop.seconds:.1f} s ({noop_reqs}); writes: {noop.writes}, changes: "
+          f"{'none' if not noop.changed else 'SOME'}" + (" (target <= 10 s)" if not args.sus else ""))
+    ok = 50 * total <= written and noop.writes == 0 and not noop.changed and (args.sus or noop.seconds <= 10)
+
+    if not args.skip_floor:
+        say("floor: one bulk POST per object type on another fresh database")
+        fl, per_kind, _ = floor(nb, plan, tag)
+        print("NetBox floor (one POST per type): " + ", ".join(f"{k} {v:.1f} s" for k, v in per_kind.items()))
+        print(f"NetBox floor: {fl:.1f} s")
+        print(f"first sync / floor: {first.seconds / fl:.2f} (target <= 1.3)")
+        ok = ok and first.seconds <= 1.3 * fl
+    print("targets met" if ok else "TARGETS MISSED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
