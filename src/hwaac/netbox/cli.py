@@ -1,4 +1,4 @@
-"""``hwaac netbox up|down|status|token``: the local NetBox (see :mod:`hwaac.netbox.local`).
+"""``hwaac netbox up|down|status|token|sync|export|drift``: the local NetBox (see :mod:`hwaac.netbox.local`).
 
 Exit status: 0 ok (status: up); 1 failed (the error names the log to read, with its last lines); 3 status: down
 or not fully up. The API token is printed by ``token`` only, never by the other commands.
@@ -14,6 +14,8 @@ from hwaac.netbox.errors import NetBoxError
 EXIT_OK, EXIT_FAILED, EXIT_DOWN = 0, 1, 3
 # sync: 0 ok, 1 invalid intent, 2 usage or connection error (or NetBox refused a write), 4 conflict
 SYNC_INVALID, SYNC_ERROR, SYNC_CONFLICT = 1, 2, 4
+# export / drift: 0 ok (drift: none), 1 invalid intent, 2 usage or connection error, 5 drift: NetBox differs
+DRIFT_FOUND = 5
 
 
 def _say(msg: str) -> None:
@@ -98,6 +100,71 @@ def cmd_sync(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _read_back(args: argparse.Namespace, cmd: str):
+    """Plan the fabric and read it back from NetBox (never writes): (sync, client, seconds) or an exit code."""
+    from pathlib import Path
+
+    from hwaac.errors import IntentError
+    from hwaac.netbox.connection import netbox_target
+    from hwaac.netbox.pools import prefix_lookup
+    from hwaac.netbox.sync.readback import read_back
+    from hwaac.plan import build_plan
+    from hwaac.validate import load_intent
+
+    fabric = args.fabric
+    if not Path(fabric).exists() and (Path("inventory") / fabric).is_dir():
+        fabric = str(Path("inventory") / fabric)
+    try:
+        target = netbox_target(args.url)
+        plan = build_plan(load_intent(fabric, pool_lookup=prefix_lookup(target.url, target.token)))
+    except (IntentError, FileNotFoundError) as exc:
+        print(f"hwaac netbox {cmd}: invalid intent: {exc}", file=sys.stderr)
+        return SYNC_INVALID
+    except NetBoxError as exc:
+        print(f"hwaac netbox {cmd}: {exc}", file=sys.stderr)
+        return SYNC_ERROR
+    try:
+        return read_back(plan, target.url, target.token)
+    except NetBoxError as exc:
+        print(f"hwaac netbox {cmd}: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return SYNC_ERROR
+    except KeyboardInterrupt:
+        print(f"hwaac netbox {cmd}: interrupted", file=sys.stderr)
+        return SYNC_ERROR
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write the fabric as NetBox holds it (JSON, sorted; no ids, URL or token)."""
+    import json
+    from pathlib import Path
+
+    from hwaac.netbox.sync.readback import export_fabric
+
+    got = _read_back(args, "export")
+    if isinstance(got, int):
+        return got
+    text = json.dumps(export_fabric(got[0]), indent=2, sort_keys=True) + "\n"
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        Path(args.output).write_text(text)
+        print(f"hwaac netbox export: wrote {args.output}")
+    return EXIT_OK
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    """List every object where NetBox differs from the plan; exit 5 when any does."""
+    from hwaac.netbox.sync.readback import drift
+
+    got = _read_back(args, "drift")
+    if isinstance(got, int):
+        return got
+    report = drift(*got)
+    for line in report.lines():
+        print(line)
+    return DRIFT_FOUND if report.items else EXIT_OK
+
+
 def _run(func):
     def wrapper(args: argparse.Namespace) -> int:
         try:
@@ -138,3 +205,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sy.add_argument("--dry-run", action="store_true", help="print the creates, updates and deletes; write nothing")
     sy.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
     sy.set_defaults(func=cmd_sync)
+    where = "URL and token as for sync (NETBOX_URL / NETBOX_TOKEN, or the local NetBox). Read only: never writes."
+    ex = sub.add_parser("export", help="write the fabric as NetBox holds it (JSON)",
+                        description=f"The fabric's owned objects (tag hwaac-fabric-NAME) as NetBox holds them: "
+                                    f"devices, interfaces with addresses or cables, cables, prefixes, IP addresses, "
+                                    f"ASNs; sorted, without ids. {where} Exit 0 ok, 1 invalid intent, 2 usage or "
+                                    f"connection error.")
+    ex.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
+    ex.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
+    ex.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
+    ex.set_defaults(func=cmd_export)
+    dr = sub.add_parser("drift", help="list every object where NetBox differs from the plan",
+                        description=f"One line per object, grouped by type: missing (planned, not in NetBox), "
+                                    f"extra (owned, not planned), changed (field: NetBox value -> planned value), "
+                                    f"unowned (present, not owned: a sync adopts it), conflict; then a summary. "
+                                    f"Fields a person enters (serial, comments) are not drift. {where} Exit 0 no "
+                                    f"drift, 1 invalid intent, 2 usage or connection error, 5 drift found.")
+    dr.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
+    dr.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
+    dr.set_defaults(func=cmd_drift)

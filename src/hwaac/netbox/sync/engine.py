@@ -293,8 +293,10 @@ def _chunks(items: list, n: int) -> Iterable[list]:
 class Sync:
     """One sync of ``desired`` into the NetBox of ``client``."""
 
-    def __init__(self, client: Client, desired: Desired, site: str, pools: list[str]) -> None:
+    def __init__(self, client: Client, desired: Desired, site: str, pools: list[str],
+                 fields: dict[str, str] | None = None) -> None:
         self.c, self.d, self.site, self.pools = client, desired, site, pools
+        self.fields = fields or FIELDS  # read-back asks for a few more fields of the same objects
         self.ftag = desired.tags[1]
         self.ids: dict[str, dict[Hashable, int]] = {}
         self.existing: dict[str, dict[Hashable, dict]] = {}
@@ -311,11 +313,11 @@ class Sync:
             if kind == "interface-templates":
                 type_ids = list(self.ids.get("device-types", {}).values())
                 recs = [r for ch in _chunks(type_ids, 100)
-                        for r in c.read(kind, FIELDS[kind], devicetype_id=ch)] if type_ids else []
+                        for r in c.read(kind, self.fields[kind], devicetype_id=ch)] if type_ids else []
             elif kind == "custom-fields":
-                recs = c.read(kind, FIELDS[kind], name=keys)
+                recs = c.read(kind, self.fields[kind], name=keys)
             elif keys:
-                recs = c.read(kind, FIELDS[kind], slug=keys)
+                recs = c.read(kind, self.fields[kind], slug=keys)
             else:
                 recs = []
             self._index(kind, recs)
@@ -325,8 +327,9 @@ class Sync:
         owned_tags = [{"slug": self.ftag}]
         raw: dict[str, list[dict]] = {}
         for kind in OWNED:
-            recs = [{**r, "tags": owned_tags} for r in c.read(kind, FIELDS[kind], tag=self.ftag)] if tagged else []
-            others = FIELDS[kind] + ",tags"
+            recs = [{**r, "tags": owned_tags} for r in c.read(kind, self.fields[kind], tag=self.ftag)] \
+                if tagged else []
+            others = self.fields[kind] + ",tags"
             nt: dict[str, Any] = {"tag__n": self.ftag} if tagged else {}
             if kind == "asn-ranges":
                 recs += c.read(kind, others, name=list(w.get(kind, {})), **nt)
@@ -546,13 +549,25 @@ class Sync:
                         for _k, i, diff in part]
                 c.call("PATCH", kind, lambda body=body, ep=ep: ep.update(body))
 
-    def run(self, dry_run: bool) -> None:
+    def read_and_diff(self) -> None:
+        """Read what NetBox holds and diff it against the plan (``existing``, ``changes``, ``conflicts``); no
+        write."""
         self._read_all()
         self._diff()
+
+    def run(self, dry_run: bool) -> None:
+        self.read_and_diff()
         if self.conflicts:
             raise SyncConflict(self.conflicts)
         if not dry_run:
             self._write()
+
+
+def plan_pools(plan: Any) -> list[str]:
+    """The plan's address pools (CIDRs): where the sync looks for prefixes and IP addresses to adopt."""
+    p = plan.pools
+    return [x.cidr for x in (p.loopback_leaf, p.loopback_spine, p.loopback_super_spine, p.leaf_spine,
+                             p.spine_super_spine, p.host_links) if x is not None]
 
 
 def sync_plan(plan: Any, url: str, token: str, *, dry_run: bool = False,
@@ -564,9 +579,6 @@ def sync_plan(plan: Any, url: str, token: str, *, dry_run: bool = False,
     client = Client(url, token)
     client.probe()
     desired = desired_state(plan)
-    p = plan.pools
-    pools = [x.cidr for x in (p.loopback_leaf, p.loopback_spine, p.loopback_super_spine, p.leaf_spine,
-                              p.spine_super_spine, p.host_links) if x is not None]
-    s = Sync(client, desired, plan.intent.fabric.site, pools)
+    s = Sync(client, desired, plan.intent.fabric.site, plan_pools(plan))
     s.run(dry_run)
     return Report(s.changes, dict(client.requests), time.monotonic() - t0, dry_run)
