@@ -39,3 +39,11 @@ def netbox_db(local_netbox: LocalNetBox, request: pytest.FixtureRequest) -> Iter
         pytest.fail(f"no fresh NetBox database: {exc}", pytrace=False)
     with inst:
         yield inst
+
+
+@pytest.fixture
+def nb(local_netbox: LocalNetBox, request: pytest.FixtureRequest) -> Iterator[Instance]:
+    """A NetBox for this test alone (a fresh template copy): xdist may split a module's tests over workers, so
+    tests that write fabrics do not share a database."""
+    with local_netbox.fresh(f"{request.module.__name__.rsplit('.', 1)[-1]} {request.node.name}") as inst:
+        yield inst

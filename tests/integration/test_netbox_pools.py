@@ -22,7 +22,7 @@ INTENT = Path(__file__).parents[1] / "fixtures" / "intents" / "netbox" / "pools-
 
 
 @pytest.fixture(scope="module")
-def nb(netbox_db: Instance) -> pynetbox.api:
+def seeded(netbox_db: Instance) -> pynetbox.api:
     api = pynetbox.api(netbox_db.url, token=netbox_db.token)
     site = api.dcim.sites.create(name="nb-lab", slug="nb-lab")
     other = api.dcim.sites.create(name="other-lab", slug="other-lab")
@@ -37,7 +37,7 @@ def nb(netbox_db: Instance) -> pynetbox.api:
     return api
 
 
-def test_pools_are_resolved_from_netbox_and_planned(nb: pynetbox.api, netbox_db: Instance):
+def test_pools_are_resolved_from_netbox_and_planned(seeded: pynetbox.api, netbox_db: Instance):
     intent = load_intent(INTENT, pool_lookup=prefix_lookup(netbox_db.url, netbox_db.token))
     assert intent.addressing.leaf_spine == "10.77.0.0/24"
     assert intent.addressing.host_links.prefix == "172.20.0.0/24"
@@ -59,7 +59,7 @@ def _with_role(tmp_path: Path, role: str, site: str | None = None) -> Path:
     ("unused-role", None, "NetBox holds no prefix with role 'unused-role' at site 'nb-lab' in the global table"),
     ("gpu-host-links", "third-lab", "NetBox has no site 'third-lab' for the prefix role 'gpu-host-links'"),
 ])
-def test_a_missing_netbox_pool_names_the_role_and_the_line(nb, netbox_db, tmp_path, role, site, message):
+def test_a_missing_netbox_pool_names_the_role_and_the_line(seeded, netbox_db, tmp_path, role, site, message):
     path = _with_role(tmp_path, role, site)
     with pytest.raises(IntentError) as info:
         load_intent(path, pool_lookup=prefix_lookup(netbox_db.url, netbox_db.token))
@@ -68,10 +68,10 @@ def test_a_missing_netbox_pool_names_the_role_and_the_line(nb, netbox_db, tmp_pa
     assert issue.line == 17 and issue.file == str(path) and issue.value == role
 
 
-def test_two_prefixes_for_one_role_are_ambiguous(nb, netbox_db, tmp_path):
-    role = nb.ipam.roles.get(slug="fabric-p2p")
-    site = nb.dcim.sites.get(slug="nb-lab")
-    extra = nb.ipam.prefixes.create(prefix="10.78.0.0/24", role=role.id, scope_type="dcim.site", scope_id=site.id)
+def test_two_prefixes_for_one_role_are_ambiguous(seeded, netbox_db, tmp_path):
+    role = seeded.ipam.roles.get(slug="fabric-p2p")
+    site = seeded.dcim.sites.get(slug="nb-lab")
+    extra = seeded.ipam.prefixes.create(prefix="10.78.0.0/24", role=role.id, scope_type="dcim.site", scope_id=site.id)
     try:
         with pytest.raises(IntentError) as info:
             load_intent(INTENT, pool_lookup=prefix_lookup(netbox_db.url, netbox_db.token))
@@ -82,7 +82,7 @@ def test_two_prefixes_for_one_role_are_ambiguous(nb, netbox_db, tmp_path):
         extra.delete()
 
 
-def test_cli_resolves_pools_and_reports_netbox_errors_in_one_line(nb, netbox_db, tmp_path):
+def test_cli_resolves_pools_and_reports_netbox_errors_in_one_line(seeded, netbox_db, tmp_path):
     env = {**os.environ, "NETBOX_URL": netbox_db.url, "NETBOX_TOKEN": netbox_db.token}
     hwaac = [sys.executable, "-m", "hwaac.cli"]
     ok = subprocess.run([*hwaac, "validate", str(INTENT)], env=env, capture_output=True, text=True, timeout=120)

@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pynetbox
@@ -28,11 +27,6 @@ REPO = Path(__file__).resolve().parents[2]
 INTENT = REPO / "tests/fixtures/intents/valid/netbox-sync.yml"
 FTAG = "hwaac-fabric-nbsync"
 
-
-@pytest.fixture
-def nb(local_netbox: LocalNetBox, request: pytest.FixtureRequest) -> Iterator[Instance]:
-    with local_netbox.fresh(f"readback {request.node.name}") as inst:
-        yield inst
 
 
 def cli(inst: Instance | None, *args: str, url: str | None = None,

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pynetbox
@@ -38,11 +37,6 @@ REPO = Path(__file__).resolve().parents[2]
 INTENT = REPO / "tests/fixtures/intents/valid/netbox-sync.yml"
 FTAG = "hwaac-fabric-nbsync"
 
-
-@pytest.fixture
-def nb(local_netbox: LocalNetBox, request: pytest.FixtureRequest) -> Iterator[Instance]:
-    with local_netbox.fresh(f"sync {request.node.name}") as inst:
-        yield inst
 
 
 def plan_of(tmp_path: Path, **fabric: object) -> Plan:

@@ -60,14 +60,14 @@ def cmd_token(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_sync(args: argparse.Namespace) -> int:
-    """Sync the intent's plan into NetBox (see :mod:`hwaac.netbox.sync`)."""
+def _plan_for(args: argparse.Namespace, cmd: str):
+    """(plan, target) of ``args.fabric`` and the NetBox to use, or an exit code after a one-line error. Pools that
+    name a NetBox prefix role are read from that same NetBox."""
     from pathlib import Path
 
     from hwaac.errors import IntentError
     from hwaac.netbox.connection import netbox_target
     from hwaac.netbox.pools import prefix_lookup
-    from hwaac.netbox.sync import SyncConflict, format_report, sync_plan
     from hwaac.plan import build_plan
     from hwaac.validate import load_intent
 
@@ -76,14 +76,23 @@ def cmd_sync(args: argparse.Namespace) -> int:
         fabric = str(Path("inventory") / fabric)
     try:
         target = netbox_target(args.url)
-        # pools that name a NetBox prefix role are read from the NetBox the plan is written to
-        plan = build_plan(load_intent(fabric, pool_lookup=prefix_lookup(target.url, target.token)))
+        return build_plan(load_intent(fabric, pool_lookup=prefix_lookup(target.url, target.token))), target
     except (IntentError, FileNotFoundError) as exc:
-        print(f"hwaac netbox sync: invalid intent: {exc}", file=sys.stderr)
+        print(f"hwaac netbox {cmd}: invalid intent: {exc}", file=sys.stderr)
         return SYNC_INVALID
     except NetBoxError as exc:
-        print(f"hwaac netbox sync: {exc}", file=sys.stderr)
+        print(f"hwaac netbox {cmd}: {str(exc).splitlines()[0]}", file=sys.stderr)
         return SYNC_ERROR
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    """Sync the intent's plan into NetBox (see :mod:`hwaac.netbox.sync`)."""
+    from hwaac.netbox.sync import SyncConflict, format_report, sync_plan
+
+    got = _plan_for(args, "sync")
+    if isinstance(got, int):
+        return got
+    plan, target = got
     try:
         report = sync_plan(plan, target.url, target.token, dry_run=args.dry_run)
     except SyncConflict as exc:
@@ -102,27 +111,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 def _read_back(args: argparse.Namespace, cmd: str):
     """Plan the fabric and read it back from NetBox (never writes): (sync, client, seconds) or an exit code."""
-    from pathlib import Path
-
-    from hwaac.errors import IntentError
-    from hwaac.netbox.connection import netbox_target
-    from hwaac.netbox.pools import prefix_lookup
     from hwaac.netbox.sync.readback import read_back
-    from hwaac.plan import build_plan
-    from hwaac.validate import load_intent
 
-    fabric = args.fabric
-    if not Path(fabric).exists() and (Path("inventory") / fabric).is_dir():
-        fabric = str(Path("inventory") / fabric)
-    try:
-        target = netbox_target(args.url)
-        plan = build_plan(load_intent(fabric, pool_lookup=prefix_lookup(target.url, target.token)))
-    except (IntentError, FileNotFoundError) as exc:
-        print(f"hwaac netbox {cmd}: invalid intent: {exc}", file=sys.stderr)
-        return SYNC_INVALID
-    except NetBoxError as exc:
-        print(f"hwaac netbox {cmd}: {exc}", file=sys.stderr)
-        return SYNC_ERROR
+    got = _plan_for(args, cmd)
+    if isinstance(got, int):
+        return got
+    plan, target = got
     try:
         return read_back(plan, target.url, target.token)
     except NetBoxError as exc:
