@@ -60,6 +60,7 @@ def resolve_netbox_pools(intent: Intent, lookup: PoolLookup) -> tuple[Intent, li
         return intent, []
     data = intent.model_dump(exclude_unset=True)  # keep "unset" so defaults that depend on it still apply
     issues = []
+    resolved: dict[str, str] = {}
     for path, ref in refs:
         try:
             prefix = lookup(ref, intent.fabric.site)
@@ -71,7 +72,10 @@ def resolve_netbox_pools(intent: Intent, lookup: PoolLookup) -> tuple[Intent, li
         for key in path[:-1]:
             node = node[key]
         node[path[-1]] = prefix
-    return Intent.model_validate(data), issues
+        resolved[".".join(path)] = ref.netbox_role
+    out = Intent.model_validate(data)
+    out._netbox_pools.update(resolved)
+    return out, issues
 
 
 def semantic_issues(intent: Intent) -> list[IntentIssue]:
@@ -97,13 +101,18 @@ def load_intent(path: str | Path, pool_lookup: PoolLookup | None = None) -> Inte
 
     Raises:
         IntentError: listing every problem, each with file, line, field path, value and what would be valid.
-        FileNotFoundError: the file does not exist.
+        OSError: the file cannot be read.
         hwaac.netbox.errors.NetBoxError: from ``pool_lookup``, when NetBox cannot be reached.
     """
     p = Path(path)
     if p.is_dir():
         p = p / "fabric.yml"
-    intent, index = load_intent_text(p.read_text(), str(p))
+    return load_intent_source(p.read_text(), str(p), pool_lookup)
+
+
+def load_intent_source(text: str, source: str, pool_lookup: PoolLookup | None = None) -> Intent:
+    """:func:`load_intent` for intent YAML held in memory (``source`` names it in errors: a file path)."""
+    intent, index = load_intent_text(text, source)
     issues: list[IntentIssue] = []
     if pool_lookup is not None:
         intent, issues = resolve_netbox_pools(intent, pool_lookup)

@@ -109,7 +109,7 @@ def test_dry_run_first_sync_noop_grow_and_shrink(nb: Instance, tmp_path: Path) -
     assert first.objects_written() / first.writes >= 5
     leaf = api(nb).dcim.devices.get(name="leaf-p0-su01-r0")
     assert leaf.custom_fields["hwaac_asn"] == plan1.switch_by_name["leaf-p0-su01-r0"].asn
-    assert {t.slug for t in leaf.tags} == {"hwaac", FTAG}
+    assert {t.slug for t in leaf.tags} == {"hwaac", FTAG, "hwaac-plane-nbsync-0"}  # owner, fabric, its plane
     ip = api(nb).ipam.ip_addresses.get(address=f"{ip_str(plan1.links[0].a_ip)}/31")
     assert (ip.assigned_object.device.name, ip.assigned_object.name) == (plan1.links[0].a_device, plan1.links[0].a_port)
 
@@ -167,11 +167,12 @@ def test_hand_made_objects_are_adopted(nb: Instance, tmp_path: Path) -> None:
     assert rep.counts("devices") == (0, 1, 0) and rep.counts("prefixes") == (0, 1, 0)
     dev2 = c.dcim.devices.get(name="gpu-su01-h02")
     assert dev2.id == dev.id and (dev2.serial, dev2.asset_tag, dev2.comments) == ("SER-42", "A-42", "racked by Ann")
-    assert {t.slug for t in dev2.tags} == {"hwaac", FTAG}
+    assert {t.slug for t in dev2.tags} == {"hwaac", FTAG, "hwaac-plane-nbsync-0"}
     pfx2 = c.ipam.prefixes.get(pfx.id)
-    assert pfx2.description == "typed by Ann" and {t.slug for t in pfx2.tags} == {"hwaac", FTAG}
+    assert pfx2.description == "typed by Ann" and {t.slug for t in pfx2.tags} == {"hwaac", FTAG,
+                                                                                   "hwaac-plane-nbsync-0"}
     ip2 = c.ipam.ip_addresses.get(ip.id)
-    assert ip2.description == "typed by Ann" and {t.slug for t in ip2.tags} == {"hwaac", FTAG}
+    assert ip2.description == "typed by Ann" and {t.slug for t in ip2.tags} == {"hwaac", FTAG, "hwaac-plane-nbsync-0"}
     assert counts(nb) == expected(plan)  # re-cabled and re-addressed, no duplicates
     assert sync_plan(plan, nb.url, nb.token).writes == 0
     # an owned address moved by hand to another interface is moved back (the diff reads where it sits)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 PRIVATE_ASN4_FIRST = 4_200_000_000
 PRIVATE_ASN4_LAST = 4_294_967_294
@@ -321,3 +321,12 @@ class Intent(_Strict):
     qos: QosSection = QosSection()
     host: HostProfile = HostProfile()
     naming: NamingSection = NamingSection()
+
+    # field path -> NetBox prefix role, for pools resolved from NetBox (set by hwaac.validate.resolve_netbox_pools)
+    _netbox_pools: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @property
+    def netbox_pools(self) -> dict[str, str]:
+        """Pools taken from NetBox by prefix role: intent field path (``addressing.leaf_spine``) -> role slug.
+        They belong to whoever recorded them in NetBox; hwaac references them and never owns them."""
+        return self._netbox_pools

@@ -18,6 +18,13 @@ from hwaac.netbox import api, procs
 from hwaac.netbox.errors import LocalNetBoxError
 
 
+def request_timeout() -> str:
+    """gunicorn's worker timeout in seconds: ``HWAAC_NETBOX_REQUEST_TIMEOUT`` or 600. A single bulk request of
+    thousands of cables takes NetBox longer than that on 2 cores (benchmarks/netbox_sync.py's floor raises it)."""
+    value = os.environ.get("HWAAC_NETBOX_REQUEST_TIMEOUT", "600")
+    return value if value.isdigit() and int(value) > 0 else "600"
+
+
 @dataclass(frozen=True)
 class Runtime:
     """An installed NetBox: its venv, NETBOX_ROOT, and the ports of its PostgreSQL and Redis."""
@@ -82,7 +89,7 @@ class Gunicorn:
         procs.require_port(self.port, self.port_env, "NetBox HTTP")
         argv = [str(self.runtime.venv / "bin" / "gunicorn"), "netbox.wsgi", "--preload",
                 "--bind", f"{procs.LOOPBACK}:{self.port}", "--workers", str(self.workers), "--threads", "1",
-                "--timeout", "600", "--graceful-timeout", "10", "--no-control-socket",
+                "--timeout", request_timeout(), "--graceful-timeout", "10", "--no-control-socket",
                 "--name", f"hwaac-netbox-{self.database}"]
         pid = procs.spawn(argv, self.log, self.pidfile, env=self.runtime.env(self.database, self.redis_db),
                           cwd=self.runtime.netbox_root)

@@ -19,7 +19,7 @@ import requests
 
 from hwaac.netbox import api
 from hwaac.netbox.errors import NetBoxError
-from hwaac.netbox.sync.desired import ASN_FIELD, OWNER_TAG, Desired, Ref, Want
+from hwaac.netbox.sync.desired import ASN_FIELD, OWNED_KINDS, OWNER_TAG, Desired, Ref, Want
 
 SUPPORTED = "4.7."
 PAGE = 1000
@@ -27,13 +27,14 @@ CHUNK = {"devices": 100}  # NetBox instantiates ~130 interfaces per device: keep
 DEFAULT_CHUNK = 500
 CATALOGUE = ("tags", "custom-fields", "sites", "manufacturers", "device-roles", "rirs", "device-types",
              "interface-templates")
-OWNED = ("asn-ranges", "asns", "devices", "prefixes", "cables", "ip-addresses")
+OWNED = OWNED_KINDS
 ENDPOINT = {"tags": "extras.tags", "custom-fields": "extras.custom_fields", "sites": "dcim.sites",
             "manufacturers": "dcim.manufacturers", "device-roles": "dcim.device_roles", "rirs": "ipam.rirs",
             "device-types": "dcim.device_types", "interface-templates": "dcim.interface_templates",
             "asn-ranges": "ipam.asn_ranges", "asns": "ipam.asns", "devices": "dcim.devices",
             "prefixes": "ipam.prefixes", "cables": "dcim.cables", "ip-addresses": "ipam.ip_addresses",
-            "interfaces": "dcim.interfaces", "cable-terminations": "dcim.cable_terminations"}
+            "interfaces": "dcim.interfaces", "cable-terminations": "dcim.cable_terminations",
+            "locations": "dcim.locations", "roles": "ipam.roles", "vrfs": "ipam.vrfs"}
 ID_CHUNK = 150  # ids per filtered read: keeps the request line well under gunicorn's 4094 bytes
 
 
@@ -189,6 +190,11 @@ class Client:
             raise SyncError(f"NetBox at {self.url} stopped answering during {what} {kind}: "
                             f"{self._clean(type(exc).__name__ + ': ' + str(exc))}") from None
 
+    def count(self, kind: str, **params: Any) -> int:
+        """How many objects of ``kind`` match ``params`` (one GET with limit=1)."""
+        ep = self.endpoint(kind)
+        return int(self.call("GET", kind, lambda: ep.count(**params)))
+
     def read(self, kind: str, fields: str, **params: Any) -> list[dict]:
         ep = self.endpoint(kind)
         from pynetbox.core.query import Request
@@ -240,8 +246,8 @@ KEY: dict[str, Callable[[dict], Hashable]] = {
     "ip-addresses": lambda r: r["address"].split("/")[0],
 }
 
-# Owned objects are read with ``tag=<fabric tag>`` and without their tags (the filter says whose they are); the
-# objects that may be adopted or conflict are read with ``tag__n=<fabric tag>`` and ``,tags``. Cables and IP
+# Owned objects are read with ``tag=<fabric tag>``, the objects that may be adopted or conflict with
+# ``tag__n=<fabric tag>``; both with ``,tags`` (the plane tags say which planes claim an owned object). Cables and IP
 # addresses are read flat (no nested terminations / assigned object, which cost NetBox ~3 ms per cable): their
 # ends come from cable-terminations and one read of the interfaces involved (see Sync._ends).
 FIELDS = {
@@ -324,12 +330,10 @@ class Sync:
         site_id = self.ids.get("sites", {}).get(self.site)
         # a fabric tag that does not exist yet means nothing is owned yet (and NetBox refuses the filter)
         tagged = self.ftag in self.ids["tags"]
-        owned_tags = [{"slug": self.ftag}]
         raw: dict[str, list[dict]] = {}
         for kind in OWNED:
-            recs = [{**r, "tags": owned_tags} for r in c.read(kind, self.fields[kind], tag=self.ftag)] \
-                if tagged else []
             others = self.fields[kind] + ",tags"
+            recs = c.read(kind, others, tag=self.ftag) if tagged else []
             nt: dict[str, Any] = {"tag__n": self.ftag} if tagged else {}
             if kind == "asn-ranges":
                 recs += c.read(kind, others, name=list(w.get(kind, {})), **nt)
@@ -408,6 +412,7 @@ class Sync:
                 if key not in self.existing[kind]:
                     ch.creates.append((key, {**want.create_only, **want.fields}))
             self.changes[kind] = ch
+        claim = self.d.claim_tags
         busy: dict[tuple[str, str], dict] = {}  # interface -> cable holding it
         for r in self.existing["cables"].values():
             a, b = _cable_ends(r)
@@ -422,12 +427,18 @@ class Sync:
                 if r is None:
                     if kind == "cables":
                         self._cable_conflicts(key, busy)
-                    ch.creates.append((key, {**want.create_only, **want.fields}))
+                    ch.creates.append((key, {**want.create_only, **want.fields,
+                                             "tags": tuple(sorted(set(self.d.tags) | claim(want)))}))
                     continue
                 tags = _tags(r)
                 norm = _normalise(kind, r, site_of_id)
                 if self.ftag in tags:
                     diff = {f: (norm.get(f), v) for f, v in want.fields.items() if norm.get(f) != v}
+                    claims = self._claims(tags)
+                    new = claims | self.d.claim_tags(want) if self.d.scope is not None \
+                        else self.d.claim_tags(want)
+                    if new != claims:
+                        diff["tags"] = self._retag(tags, new)
                     if diff:
                         ch.updates.append((key, r["id"], diff))
                     continue
@@ -439,14 +450,38 @@ class Sync:
                 # tag, description, comments, other custom fields) is not touched
                 diff = {f: (norm.get(f), v) for f, v in want.fields.items() if norm.get(f) != v}
                 diff["tags"] = (tuple(sorted(t for t in tags if t)),
-                                tuple(sorted({t for t in tags if t} | set(self.d.tags))))
+                                tuple(sorted({t for t in tags if t} | set(self.d.tags) | self.d.claim_tags(want))))
                 ch.updates.append((key, r["id"], diff))
             for key, r in have.items():
-                if key not in wants and self.ftag in _tags(r):
+                tags = _tags(r)
+                if key in wants or self.ftag not in tags:
+                    continue
+                claims = self._claims(tags)
+                if self.d.scope is None:  # the whole fabric: every claim is ours
+                    ch.deletes.append((key, r["id"]))
+                    continue
+                mine = {self.d.plane_tags[p] for p in self.d.scope}
+                if not claims & mine:
+                    continue  # another plane's object
+                rest = claims - mine
+                if rest:  # still claimed by another plane: release it
+                    ch.updates.append((key, r["id"], {"tags": self._retag(tags, rest)}))
+                else:
                     ch.deletes.append((key, r["id"]))
             for r in self.dupes.get(kind, []):
                 ch.deletes.append((KEY[kind](r), r["id"]))
             self.changes[kind] = ch
+
+    def _claims(self, tags: set[str]) -> frozenset[str]:
+        """The plane tags on an owned object; none means every plane of the plan claims it (objects recorded
+        before hwaac tagged planes)."""
+        claims = frozenset(t for t in tags if t and self.d.is_plane_tag(t))
+        return claims or frozenset(self.d.plane_tags.values())
+
+    def _retag(self, tags: set[str], claims: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(old, new) tag lists of an owned object whose plane claims become ``claims``."""
+        keep = {t for t in tags if t and not self.d.is_plane_tag(t)}
+        return tuple(sorted(t for t in tags if t)), tuple(sorted(keep | claims))
 
     def _conflict(self, kind: str, key: Hashable, want: Want, r: dict, norm: dict, tags: set[str]) -> str | None:
         what = _label(kind, key)
@@ -538,9 +573,8 @@ class Sync:
             n = CHUNK.get(kind, DEFAULT_CHUNK)
             with_tags = kind not in ("interface-templates", "custom-fields")
             for part in _chunks(ch.creates, n):
-                body = [{**self._resolve(kind, f, ifaces), **({"tags": [{"slug": t} for t in tags]}
-                                                              if with_tags and kind != "tags" else {})}
-                        for _k, f in part]
+                body = [{**({"tags": [{"slug": t} for t in tags]} if with_tags and kind != "tags" else {}),
+                         **self._resolve(kind, f, ifaces)} for _k, f in part]
                 created = c.call("POST", kind, lambda body=body, ep=ep: ep.create(body))
                 for (key, _f), rec in zip(part, created if isinstance(created, list) else [created], strict=True):
                     self.ids.setdefault(kind, {})[key] = rec.id
@@ -570,15 +604,110 @@ def plan_pools(plan: Any) -> list[str]:
                              p.spine_super_spine, p.host_links) if x is not None]
 
 
-def sync_plan(plan: Any, url: str, token: str, *, dry_run: bool = False,
-              log: Callable[[str], None] | None = None) -> Report:
-    """Sync ``plan`` into the NetBox at ``url``. Raises SyncError / SyncConflict; returns the report."""
+def sync_plan(plan: Any, url: str, token: str, *, dry_run: bool = False, planes: Iterable[int] | None = None,
+              remove: bool = False, log: Callable[[str], None] | None = None) -> Report:
+    """Sync ``plan`` into the NetBox at ``url``; returns the report.
+
+    Args:
+        planes: act for these planes only (0-based; None: the whole fabric): create and update what they use,
+            delete what only they claimed, release shared objects other planes still claim.
+        remove: remove the planes instead (``desired`` holds no owned object): delete or release everything they
+            claim; when nothing of the fabric is left, also delete the unused catalogue objects the fabric
+            created (:func:`cleanup_catalogue`). What Terraform's destroy of ``hwaac_fabric_plane`` does.
+
+    Raises:
+        SyncError: NetBox unreachable, token refused, unsupported version, a write refused (one line, no token).
+        SyncConflict: planned objects collide with objects hwaac does not own (nothing written).
+        ValueError: a plane outside the plan.
+    """
     from hwaac.netbox.sync.desired import desired_state
 
     t0 = time.monotonic()
     client = Client(url, token)
     client.probe()
-    desired = desired_state(plan)
+    desired = desired_state(plan, planes, owned=not remove)
     s = Sync(client, desired, plan.intent.fabric.site, plan_pools(plan))
     s.run(dry_run)
-    return Report(s.changes, dict(client.requests), time.monotonic() - t0, dry_run)
+    changes = s.changes
+    if remove and not dry_run:
+        changes = {**changes, **cleanup_catalogue(client, desired)}
+    return Report(changes, dict(client.requests), time.monotonic() - t0, dry_run)
+
+
+def read_plan_state(plan: Any, url: str, token: str, planes: Iterable[int] | None = None,
+                    fields: dict[str, str] | None = None) -> Sync:
+    """Read what NetBox holds for ``planes`` of ``plan`` and diff it against the plan, without writing: the
+    returned Sync has ``existing`` (per kind, natural key -> record), ``changes`` (what a sync would do) and
+    ``conflicts``. Raises SyncError (one line, no token); ValueError for a plane outside the plan."""
+    from hwaac.netbox.sync.desired import desired_state
+
+    client = Client(url, token)
+    client.probe()
+    s = Sync(client, desired_state(plan, planes), plan.intent.fabric.site, plan_pools(plan), fields=fields)
+    s.read_and_diff()
+    if set(client.requests) - {"GET"}:  # cannot happen: read_and_diff only reads
+        raise SyncError(f"read sent {client.requests}; it must only read")
+    return s
+
+
+# catalogue kind -> NetBox's count fields that must all be 0 before hwaac deletes an object it created
+IN_USE = {"device-types": ("device_count",), "manufacturers": ("devicetype_count", "inventoryitem_count",
+                                                               "platform_count"),
+          "device-roles": ("device_count", "virtualmachine_count"), "rirs": ("aggregate_count",),
+          "sites": ("device_count", "rack_count", "prefix_count", "vlan_count", "circuit_count",
+                    "virtualmachine_count")}
+# extra "is it used" queries: (endpoint kind, filter field) that must find nothing
+IN_USE_BY = {"rirs": (("asn-ranges", "rir_id"), ("asns", "rir_id")), "sites": (("locations", "site_id"),)}
+
+
+def cleanup_catalogue(client: Client, desired: Desired) -> dict[str, Change]:
+    """After planes were removed: delete the catalogue objects the fabric created (its tag) that nothing uses any
+    more, once no owned object of the fabric is left; delete plane tags nothing carries; and, when no object
+    carries ``hwaac`` any more, the ``hwaac`` tag and the ``hwaac_asn`` custom field. Never deletes an object
+    another fabric, a person or NetBox still uses (NetBox's counts, e.g. ``device_count``, are checked first).
+    Returns the deletes per kind."""
+    c, ftag = client, desired.tags[1]
+    out: dict[str, Change] = {}
+
+    def delete(kind: str, recs: list[dict], key: str) -> None:
+        if recs:
+            ep = c.endpoint(kind)
+            ids = [r["id"] for r in recs]
+            c.call("DELETE", kind, lambda: ep.delete(ids))
+            out.setdefault(kind, Change()).deletes.extend((r[key], r["id"]) for r in recs)
+
+    tag_recs = c.read("tags", "id,slug,tagged_items", slug__isw="hwaac")
+    if not any(r["slug"] == ftag for r in tag_recs):
+        return out
+    left = any(c.count(kind, tag=ftag) for kind in OWNED)
+    if not left:
+        for kind in ("device-types", "manufacturers", "device-roles", "rirs", "sites"):
+            recs = c.read(kind, "id,slug," + ",".join(IN_USE[kind]), tag=ftag)
+            unused = [r for r in recs if not any(r.get(f) for f in IN_USE[kind])
+                      and not any(c.count(other, **{field: r["id"]}) for other, field in IN_USE_BY.get(kind, ()))]
+            delete(kind, unused, "slug")
+    tag_recs = c.read("tags", "id,slug,tagged_items", slug__isw="hwaac")
+    fabric_tags = [r for r in tag_recs if (desired.is_plane_tag(r["slug"]) or (r["slug"] == ftag and not left))
+                   and not r.get("tagged_items")]
+    delete("tags", fabric_tags, "slug")
+    for kind, ch in cleanup_owner(c).items():
+        out.setdefault(kind, Change()).deletes.extend(ch.deletes)
+    return out
+
+
+def cleanup_owner(client: Client) -> dict[str, Change]:
+    """When no object carries the ``hwaac`` tag any more, delete it and the ``hwaac_asn`` custom field: the last
+    of what hwaac created. Returns the deletes per kind."""
+    out: dict[str, Change] = {}
+    owner = client.read("tags", "id,slug,tagged_items", slug=OWNER_TAG)
+    if owner and not owner[0].get("tagged_items"):  # tags themselves are not tagged
+        for kind, recs, key in (("tags", owner, "slug"),
+                                ("custom-fields", client.read("custom-fields", "id,name", name=ASN_FIELD), "name")):
+            if recs:
+                ep = client.endpoint(kind)
+                ids = [r["id"] for r in recs]
+                client.call("DELETE", kind, lambda ep=ep, ids=ids: ep.delete(ids))
+                out.setdefault(kind, Change()).deletes.extend((r[key], r["id"]) for r in recs)
+    return out
+
+

@@ -177,8 +177,10 @@ def drift(s: Sync, client: Client, seconds: float) -> DriftReport:
         for k, _i in ch.deletes:
             got.append(DriftItem(kind, "extra", _label(kind, k)))
         for k, _i, diff in ch.updates:
-            fields = {f: (_show(old), _show(new)) for f, (old, new) in diff.items() if f != "tags"}
-            got.append(DriftItem(kind, "unowned" if "tags" in diff else "changed", _label(kind, k), fields))
+            # a tags change on an object without the fabric's tag is an adoption; on an owned one, a plane's claim
+            unowned = "tags" in diff and s.ftag not in diff["tags"][0]
+            fields = {f: (_show(old), _show(new)) for f, (old, new) in diff.items() if f != "tags" or not unowned}
+            got.append(DriftItem(kind, "unowned" if unowned else "changed", _label(kind, k), fields))
         items += sorted(got, key=lambda i: (_ORDER[i.what], i.label))
     items = [DriftItem("conflicts", "conflict", c) for c in s.conflicts] + items
     return DriftReport(s.d.fabric, items, dict(client.requests), seconds)
