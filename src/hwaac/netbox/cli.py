@@ -1,4 +1,4 @@
-"""``hwaac netbox up|down|status|token|sync|export|drift``: the local NetBox (see :mod:`hwaac.netbox.local`).
+"""``hwaac netbox up|down|status|token|sync|export|drift|render``: the local NetBox (see :mod:`hwaac.netbox.local`).
 
 Exit status: 0 ok (status: up); 1 failed (the error names the log to read, with its last lines); 3 status: down
 or not fully up. The API token is printed by ``token`` only, never by the other commands.
@@ -159,6 +159,34 @@ def cmd_drift(args: argparse.Namespace) -> int:
     return DRIFT_FOUND if report.items else EXIT_OK
 
 
+def cmd_render(args: argparse.Namespace) -> int:
+    """Render every device's files and the fabric docs from what NetBox holds (see :mod:`hwaac.netbox.source`)."""
+    from hwaac.netbox.source import plan_from_netbox
+    from hwaac.render import OutputDirError, render_to_dir
+
+    got = _plan_for(args, "render")
+    if isinstance(got, int):
+        return got
+    plan, target = got
+    try:
+        plan, notes = plan_from_netbox(plan, target.url, target.token)
+    except NetBoxError as exc:
+        print(f"hwaac netbox render: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return SYNC_ERROR
+    for note in notes:
+        print(f"hwaac netbox render: taken from NetBox: {note}", file=sys.stderr)
+    try:
+        counts = render_to_dir(plan, args.output)
+    except OutputDirError as exc:
+        print(f"hwaac netbox render: {exc}", file=sys.stderr)
+        return SYNC_ERROR
+    print(f"fabric {plan.intent.fabric.name}: rendered from NetBox into {args.output}: {counts['switches']} switch "
+          f"configs, {counts['hosts']} host folders, {counts['docs']} docs"
+          + (f"; {len(notes)} value(s) differ from the intent and come from NetBox" if notes else
+             "; NetBox matches the plan"))
+    return EXIT_OK
+
+
 def _run(func):
     def wrapper(args: argparse.Namespace) -> int:
         try:
@@ -218,3 +246,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     dr.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
     dr.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
     dr.set_defaults(func=cmd_drift)
+    rd = sub.add_parser("render", help="render device files and docs from what NetBox holds",
+                        description=f"Plan the fabric, take each switch's ASN and loopback and each link's "
+                                    f"addresses from NetBox (where a person may have corrected them; each such "
+                                    f"value is reported), and render every file as `hwaac plan` does. Stops when "
+                                    f"NetBox lacks a planned device or cable. {where} Exit 0 ok, 1 invalid intent, "
+                                    f"2 usage or connection error, or NetBox does not hold the fabric.")
+    rd.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
+    rd.add_argument("-o", "--output", required=True, help="output folder (replaced atomically)")
+    rd.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
+    rd.set_defaults(func=cmd_render)
