@@ -173,7 +173,20 @@ def build_parser() -> argparse.ArgumentParser:
     from hwaac.netbox.cli import register as register_netbox
 
     register_netbox(sub)
+
+    tf = sub.add_parser("terraform", help="the Terraform provider aiinfra/hwaac")
+    tf_sub = tf.add_subparsers(dest="tf_command", required=True)
+    m = tf_sub.add_parser("mirror", help="build the provider into a local mirror and write a CLI configuration "
+                                          "(offline terraform/tofu init)")
+    m.add_argument("-o", "--dir", default="build/terraform", help="output folder (default build/terraform)")
+    m.set_defaults(func=cmd_terraform_mirror)
     return p
+
+
+def cmd_terraform_mirror(args: argparse.Namespace) -> int:
+    from hwaac_provider.mirror import main as mirror_main
+
+    return mirror_main(["--dir", args.dir])
 
 
 def main(argv: list[str] | None = None) -> int:

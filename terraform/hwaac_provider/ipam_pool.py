@@ -1,0 +1,135 @@
+"""Resource ``hwaac_ipam_pool``: an address pool as a NetBox container prefix with a prefix role.
+
+Created with the ``hwaac`` tag (and its role created when NetBox has none); or adopted when a person already
+recorded the prefix: then hwaac changes nothing of it, ``adopted`` is true, and destroy leaves it in NetBox.
+Read shows NetBox's role, site and description, so an edit in NetBox plans an update that puts the declared
+values back. Import: ``terraform import hwaac_ipam_pool.NAME <NetBox prefix id>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tf import schema, types
+from tf.iface import CreateContext, DeleteContext, ImportContext, ReadContext, UpdateContext
+
+from hwaac.netbox.errors import NetBoxError
+from hwaac.netbox.pools import PoolRecord, delete_pool, ensure_pool, get_pool, update_pool
+from hwaac.netbox.sync.engine import Client
+from hwaac_provider.common import diagnosed, report
+from hwaac_provider.provider import WRITE_LOCK, HwaacProvider
+
+
+def _state(rec: PoolRecord, adopted: bool, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {**(base or {}), "id": str(rec.id), "prefix": rec.prefix, "role": rec.role, "site": rec.site,
+            "vrf": rec.vrf, "description": rec.description or None, "adopted": adopted}
+
+
+class IpamPool:
+    def __init__(self, provider: HwaacProvider) -> None:
+        self.provider = provider
+
+    @classmethod
+    def get_name(cls) -> str:
+        return "ipam_pool"
+
+    @classmethod
+    def get_schema(cls) -> schema.Schema:
+        A = schema.Attribute
+        return schema.Schema(version=0, description="An address pool: a NetBox container prefix with a role",
+                             attributes=[
+            A("prefix", types.String(), required=True, requires_replace=True, description="IPv4 prefix (CIDR)"),
+            A("role", types.String(), required=True, description="NetBox prefix role slug (IPAM > Roles)"),
+            A("site", types.String(), optional=True, description="Site slug the pool is scoped to"),
+            A("vrf", types.String(), optional=True, requires_replace=True, description="VRF name (default global)"),
+            A("description", types.String(), optional=True),
+            A("id", types.String(), computed=True, description="NetBox prefix id"),
+            A("adopted", types.Bool(), computed=True,
+              description="True when the prefix was already in NetBox (not created, never deleted by hwaac)"),
+        ])
+
+    def validate(self, diags: Any, type_name: str, config: dict[str, Any]) -> None:
+        import netaddr
+
+        p = config.get("prefix")
+        if isinstance(p, str):
+            try:
+                net = netaddr.IPNetwork(p)
+                ok = "/" in p and net.version == 4 and str(net.cidr) == p
+            except (netaddr.AddrFormatError, ValueError):
+                ok, net = False, None
+            if not ok:
+                valid = f"the network address {net.cidr}" if net is not None and net.version == 4 else \
+                    "an IPv4 prefix in CIDR notation, e.g. 10.0.0.0/16"
+                diags.add_error("prefix is not an IPv4 network in CIDR notation", f"prefix = {p!r}; valid: {valid}",
+                                path=["prefix"])
+
+    def plan(self, ctx: Any, current: dict[str, Any] | None, planned: dict[str, Any]) -> dict[str, Any]:
+        if current is not None:  # an update keeps what NetBox assigned
+            return {**planned, "id": current.get("id"), "adopted": current.get("adopted")}
+        return planned
+
+    def _client(self) -> Client:
+        t = self.provider.target()
+        c = Client(t.url, t.token)
+        c.probe()
+        return c
+
+    @diagnosed(["prefix"], "pool: ")
+    def create(self, ctx: CreateContext, planned: dict[str, Any]) -> dict[str, Any] | None:
+        with WRITE_LOCK:
+            rec, adopted = ensure_pool(self._client(), planned["prefix"], planned["role"], planned.get("site"),
+                                       planned.get("vrf"), planned.get("description"))
+        if adopted and (rec.site != planned.get("site") or (rec.description or None) != planned.get("description")):
+            ctx.diagnostics.add_warning(
+                f"adopted prefix {rec.prefix} (id {rec.id}) as it is in NetBox",
+                f"NetBox has site {rec.site!r}, description {rec.description!r}; hwaac does not change a pool a "
+                "person recorded. Declare those values to silence this.", path=["prefix"])
+            return _state(rec, adopted, planned) | {"site": planned.get("site"),
+                                                    "description": planned.get("description")}
+        return _state(rec, adopted, planned)
+
+    def read(self, ctx: ReadContext, current: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            rec = get_pool(self._client(), int(current["id"]))
+        except NetBoxError as exc:
+            report(ctx.diagnostics, exc, [], "pool: ")
+            return current
+        if rec is None:
+            return None
+        if current.get("adopted"):
+            return current  # a person's prefix: its other fields are theirs
+        return _state(rec, False, current)
+
+    def update(self, ctx: UpdateContext, current: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any]:
+        if current.get("adopted"):
+            return {**planned, "id": current["id"], "adopted": True}
+        try:
+            with WRITE_LOCK:
+                rec = update_pool(self._client(), int(current["id"]), planned["role"], planned.get("site"),
+                                  planned.get("description"))
+        except NetBoxError as exc:
+            report(ctx.diagnostics, exc, [], "pool: ")
+            return current
+        return _state(rec, False, planned)
+
+    def delete(self, ctx: DeleteContext, current: dict[str, Any]) -> None:
+        if current.get("adopted"):
+            return  # adopted: the prefix stays with whoever recorded it
+        try:
+            with WRITE_LOCK:
+                delete_pool(self._client(), int(current["id"]))
+        except NetBoxError as exc:
+            report(ctx.diagnostics, exc, [], "pool: ")
+
+    @diagnosed([], "import: ")
+    def import_(self, ctx: ImportContext, id: str) -> dict[str, Any] | None:
+        if not id.isdigit():
+            raise ValueError(f"import id {id!r} is not a NetBox prefix id (a number)")
+        rec = get_pool(self._client(), int(id))
+        if rec is None:
+            raise ValueError(f"NetBox has no prefix with id {id}")
+        return _state(rec, not rec.owned)
+
+    def upgrade(self, ctx: Any, version: int, old: dict[str, Any]) -> dict[str, Any]:
+        return old
