@@ -1,0 +1,151 @@
+"""The provider's data sources: ``hwaac_netbox_prefix`` (look a pool up in NetBox by role) and
+``hwaac_fabric_plan`` (plan an intent without recording anything)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import cdktn
+from constructs import Construct
+
+from hwaac.cdk import _checks
+from hwaac.cdk._common import drop_none, generator_metadata
+
+
+class DataHwaacNetboxPrefix(cdktn.TerraformDataSource):
+    """``data "hwaac_netbox_prefix"``: the one NetBox prefix with a role (at a site, in a VRF); the read fails
+    when NetBox holds none or several.
+
+    Args:
+        scope: the stack (or a construct in it).
+        id: construct id; the data source name (``data.hwaac_netbox_prefix.<id>``).
+        role: slug of the NetBox IPAM role, e.g. ``"fabric-p2p"``.
+        site: slug of the site the prefix is scoped to; default: any.
+        vrf: name of the VRF; default: the global table.
+        provider: a non-default :class:`~hwaac.cdk.HwaacProvider`.
+        depends_on: resources to read after (e.g. the :class:`~hwaac.cdk.IpamPool` that creates the prefix).
+    """
+
+    TF_TYPE = "hwaac_netbox_prefix"
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        role: str,
+        site: str | None = None,
+        vrf: str | None = None,
+        provider: cdktn.TerraformProvider | None = None,
+        depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
+    ) -> None:
+        super().__init__(
+            scope,
+            id,
+            terraform_resource_type=self.TF_TYPE,
+            terraform_generator_metadata=generator_metadata(),
+            provider=provider,
+            depends_on=depends_on,
+        )
+        self._attrs = drop_none({"role": role, "site": site, "vrf": vrf})
+
+    def _synthesize_attributes(self) -> dict[str, Any]:
+        return self._attrs
+
+    @property
+    def id(self) -> str:
+        """Token: the NetBox prefix id."""
+        return self.get_string_attribute("id")
+
+    @property
+    def prefix(self) -> str:
+        """Token: the prefix in CIDR notation, e.g. ``"10.1.0.0/20"``."""
+        return self.get_string_attribute("prefix")
+
+    @property
+    def description(self) -> str:
+        """Token: the prefix's description in NetBox."""
+        return self.get_string_attribute("description")
+
+
+class DataHwaacFabricPlan(cdktn.TerraformDataSource):
+    """``data "hwaac_fabric_plan"``: what an intent plans to (sizes, pools, switch loopbacks and ASNs), computed by
+    the provider without writing to NetBox; for outputs and for checks before a :class:`~hwaac.cdk.FabricPlane`.
+
+    Args:
+        scope: the stack (or a construct in it).
+        id: construct id; the data source name (``data.hwaac_fabric_plan.<id>``).
+        intent_file: the fabric's ``fabric.yml``; ``str`` or ``pathlib.Path`` as for
+            :class:`~hwaac.cdk.FabricPlane`.
+        pools: NetBox prefix role slug -> prefix in CIDR notation, as for :class:`~hwaac.cdk.FabricPlane`.
+        plane: restrict the plan to one plane (from 0); default: all planes.
+        provider, depends_on: Terraform meta-arguments.
+
+    Raises:
+        ValueError: ``plane`` is not a whole number >= 0, or a literal ``pools`` value is not a CIDR network.
+        TypeError: ``intent_file`` is neither a ``str`` nor a path.
+    """
+
+    TF_TYPE = "hwaac_fabric_plan"
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        intent_file: str | os.PathLike[str],
+        pools: Mapping[str, str] | None = None,
+        plane: float | None = None,
+        provider: cdktn.TerraformProvider | None = None,
+        depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
+    ) -> None:
+        where = f"data.{self.TF_TYPE}.{id}"
+        attrs = drop_none({
+            "intent_file": _checks.intent_file(scope, intent_file),
+            "pools": _checks.pools(where, pools),
+            "plane": _checks.plane_number(where, plane),
+        })
+        super().__init__(
+            scope,
+            id,
+            terraform_resource_type=self.TF_TYPE,
+            terraform_generator_metadata=generator_metadata(),
+            provider=provider,
+            depends_on=depends_on,
+        )
+        self._attrs = attrs
+
+    def _synthesize_attributes(self) -> dict[str, Any]:
+        return self._attrs
+
+    @property
+    def fabric(self) -> str:
+        """Token: ``fabric.name``."""
+        return self.get_string_attribute("fabric")
+
+    @property
+    def site(self) -> str:
+        """Token: the NetBox site slug (``fabric.site``)."""
+        return self.get_string_attribute("site")
+
+    @property
+    def planes(self) -> float:
+        """Token (number): ``fabric.planes`` of the intent."""
+        return self.get_number_attribute("planes")
+
+    @property
+    def counts(self) -> Mapping[str, float]:
+        """Token (map of numbers): planned objects by kind (keys as :attr:`hwaac.cdk.FabricPlane.counts`)."""
+        return self.get_number_map_attribute("counts")
+
+    @property
+    def pools_used(self) -> Mapping[str, str]:
+        """Token (map of strings): intent field path -> CIDR."""
+        return self.get_string_map_attribute("pools_used")
+
+    @property
+    def devices(self) -> Mapping[str, Any]:
+        """Token (map of objects): switch name -> ``{loopback: "10.0.0.1/32", asn: 4200100000}``."""
+        return self.get_any_map_attribute("devices")

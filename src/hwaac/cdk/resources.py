@@ -1,0 +1,231 @@
+"""The provider's resources: ``hwaac_ipam_pool`` (a NetBox prefix with a role) and ``hwaac_fabric_plane`` (one
+plane of a fabric intent recorded in NetBox). Both are coarse on purpose: one resource per pool or plane, never one
+per address or cable."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import cdktn
+from constructs import Construct
+
+from hwaac.cdk import _checks
+from hwaac.cdk._common import drop_none, generator_metadata
+
+
+def _quoted(key: str) -> str:
+    """``key`` as a Terraform index expression (``["leaf-0"]``); switch names hold dashes, so no ``.key`` form."""
+    return '["' + key.replace("\\", "\\\\").replace('"', '\\"') + '"]'
+
+
+class IpamPool(cdktn.TerraformResource):
+    """``resource "hwaac_ipam_pool"``: one NetBox IPAM prefix with a role, created or adopted by the provider.
+
+    Args:
+        scope: the stack (or a construct in it).
+        id: construct id; the Terraform resource name (``hwaac_ipam_pool.<id>``).
+        prefix: the network in CIDR notation, e.g. ``"172.16.0.0/16"`` (no host bits).
+        role: slug of the NetBox IPAM role (IPAM > Roles), e.g. ``"gpu-host-links"``.
+        site: slug of the NetBox site the prefix is scoped to; default: none (global).
+        vrf: name of the NetBox VRF; default: the global table.
+        description: free text shown in NetBox.
+        provider: a non-default :class:`~hwaac.cdk.HwaacProvider` (one with an ``alias``).
+        depends_on: resources to create first.
+        lifecycle: Terraform lifecycle settings, e.g. ``{"prevent_destroy": True}``.
+
+    Raises:
+        ValueError: ``prefix`` is a literal that is not a CIDR network.
+    """
+
+    TF_TYPE = "hwaac_ipam_pool"
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        prefix: str,
+        role: str,
+        site: str | None = None,
+        vrf: str | None = None,
+        description: str | None = None,
+        provider: cdktn.TerraformProvider | None = None,
+        depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
+        lifecycle: cdktn.TerraformResourceLifecycle | Mapping[str, Any] | None = None,
+    ) -> None:
+        attrs = drop_none({
+            "prefix": _checks.cidr(f"{self.TF_TYPE}.{id}.prefix", prefix),
+            "role": role,
+            "site": site,
+            "vrf": vrf,
+            "description": description,
+        })
+        super().__init__(
+            scope,
+            id,
+            terraform_resource_type=self.TF_TYPE,
+            terraform_generator_metadata=generator_metadata(),
+            provider=provider,
+            depends_on=depends_on,
+            lifecycle=lifecycle,
+        )
+        self._attrs = attrs
+
+    def _synthesize_attributes(self) -> dict[str, Any]:
+        return self._attrs
+
+    @property
+    def id(self) -> str:
+        """Token: the NetBox prefix id (a string of digits)."""
+        return self.get_string_attribute("id")
+
+    @property
+    def prefix(self) -> str:
+        """Token: the prefix in CIDR notation, as recorded in NetBox."""
+        return self.get_string_attribute("prefix")
+
+    @property
+    def role(self) -> str:
+        """Token: the role slug. Use it as a key of :class:`FabricPlane` ``pools`` so the plane depends on the
+        pool (Terraform creates the pool first)."""
+        return self.get_string_attribute("role")
+
+    @property
+    def site(self) -> str:
+        """Token: the site slug (empty when the prefix is global)."""
+        return self.get_string_attribute("site")
+
+    @property
+    def vrf(self) -> str:
+        """Token: the VRF name (empty for the global table)."""
+        return self.get_string_attribute("vrf")
+
+    @property
+    def adopted(self) -> cdktn.IResolvable:
+        """Token (bool): true when the prefix existed in NetBox before and the provider adopted it."""
+        return self.get_boolean_attribute("adopted")
+
+
+class FabricPlane(cdktn.TerraformResource):
+    """``resource "hwaac_fabric_plane"``: one plane of a fabric intent recorded in NetBox (devices, cables, IP
+    addresses, prefixes and ASNs of that plane), kept in step with the intent file.
+
+    Args:
+        scope: the stack (or a construct in it).
+        id: construct id; the Terraform resource name (``hwaac_fabric_plane.<id>``).
+        intent_file: the fabric's ``fabric.yml``. A ``str`` is written as is and read by the provider relative to
+            Terraform's working directory, the stack folder ``<outdir>/stacks/<stack id>/``; a ``pathlib.Path`` is
+            a local path (relative to the current directory, or absolute) and is rewritten relative to that folder
+            (:func:`hwaac.cdk.paths.path_from_stack`).
+        plane: the plane, from 0 (``0`` .. ``fabric.planes - 1``; device ``leaf-p0-...`` is in plane 0).
+        pools: NetBox prefix role slug -> prefix in CIDR notation, for intents whose pools name a NetBox role
+            (``{netbox_role: gpu-host-links}``); typically ``{pool.role: pool.prefix}`` of :class:`IpamPool`
+            resources, which also orders creation. Default: the provider looks roles up in NetBox itself.
+        allow_renumber: accept a change of the intent that renumbers existing addresses, ASNs or ports
+            (refused by default).
+        allow_remove: accept a change that removes devices recorded for this plane (refused by default).
+        provider, depends_on, lifecycle: Terraform meta-arguments, as for :class:`IpamPool`.
+
+    Raises:
+        ValueError: ``plane`` is not a whole number >= 0, or a literal ``pools`` value is not a CIDR network.
+        TypeError: ``intent_file`` is neither a ``str`` nor a path.
+    """
+
+    TF_TYPE = "hwaac_fabric_plane"
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        intent_file: str | os.PathLike[str],
+        plane: float,
+        pools: Mapping[str, str] | None = None,
+        allow_renumber: bool | None = None,
+        allow_remove: bool | None = None,
+        provider: cdktn.TerraformProvider | None = None,
+        depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
+        lifecycle: cdktn.TerraformResourceLifecycle | Mapping[str, Any] | None = None,
+    ) -> None:
+        where = f"{self.TF_TYPE}.{id}"
+        attrs = drop_none({
+            "intent_file": _checks.intent_file(scope, intent_file),
+            "plane": _checks.plane_number(where, plane),
+            "pools": _checks.pools(where, pools),
+            "allow_renumber": allow_renumber,
+            "allow_remove": allow_remove,
+        })
+        super().__init__(
+            scope,
+            id,
+            terraform_resource_type=self.TF_TYPE,
+            terraform_generator_metadata=generator_metadata(),
+            provider=provider,
+            depends_on=depends_on,
+            lifecycle=lifecycle,
+        )
+        self._attrs = attrs
+
+    def _synthesize_attributes(self) -> dict[str, Any]:
+        return self._attrs
+
+    @property
+    def id(self) -> str:
+        """Token: the provider's id of this plane (a string; stable for the life of the resource)."""
+        return self.get_string_attribute("id")
+
+    @property
+    def fabric(self) -> str:
+        """Token: ``fabric.name`` of the intent."""
+        return self.get_string_attribute("fabric")
+
+    @property
+    def site(self) -> str:
+        """Token: the NetBox site slug (``fabric.site``)."""
+        return self.get_string_attribute("site")
+
+    @property
+    def intent(self) -> str:
+        """Token: the intent YAML as applied (pools resolved)."""
+        return self.get_string_attribute("intent")
+
+    @property
+    def intent_sha256(self) -> str:
+        """Token: hex SHA-256 of :attr:`intent`; changes whenever the applied intent does."""
+        return self.get_string_attribute("intent_sha256")
+
+    @property
+    def counts(self) -> Mapping[str, float]:
+        """Token (map of numbers): objects recorded for this plane by kind: ``devices``, ``switches``,
+        ``gpu_nodes``, ``cables``, ``ip_addresses``, ``prefixes``, ``asns``, ``asn_ranges``."""
+        return self.get_number_map_attribute("counts")
+
+    def count_of(self, kind: str) -> float:
+        """Token (number): one entry of :attr:`counts`, e.g. ``count_of("cables")``."""
+        return cdktn.Token.as_number(self.interpolation_for_attribute(f"counts{_quoted(kind)}"))
+
+    @property
+    def pools_used(self) -> Mapping[str, str]:
+        """Token (map of strings): intent field path (``addressing.host_links.prefix``) -> the CIDR used."""
+        return self.get_string_map_attribute("pools_used")
+
+    @property
+    def devices(self) -> Mapping[str, Any]:
+        """Token (map of objects): switch name -> ``{loopback: "10.0.0.1/32", asn: 4200100000}``."""
+        return self.get_any_map_attribute("devices")
+
+    def device_loopback(self, switch: str) -> str:
+        """Token (string): the loopback address of ``switch`` (``devices["<switch>"].loopback``)."""
+        return cdktn.Token.as_string(self.interpolation_for_attribute(f"devices{_quoted(switch)}.loopback"))
+
+    def device_asn(self, switch: str) -> float:
+        """Token (number): the BGP ASN of ``switch`` (``devices["<switch>"].asn``)."""
+        return cdktn.Token.as_number(self.interpolation_for_attribute(f"devices{_quoted(switch)}.asn"))
+
+    @property
+    def drift(self) -> list[str]:
+        """Token (list of strings): differences between NetBox and the intent found on the last refresh, one
+        human-readable line each; empty when NetBox matches."""
+        return self.get_list_attribute("drift")
