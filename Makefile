@@ -1,11 +1,14 @@
 # The two commands of the README:
-#   make demo   plan the embedded demo fabric and render every file into build/demo
+#   make demo   the main job on the embedded demo fabric, end to end: local NetBox up, cdktn synth, offline
+#               terraform init and apply (the fabric recorded in NetBox), then every device's files and the
+#               fabric docs rendered from what NetBox holds into build/demo (scripts/demo.sh)
 #   make test   run the whole test suite (what CI runs, through .ci/run)
-# and, with NetBox:
-#   make demo-netbox   make demo, then bring up the local NetBox and record the demo fabric in it
-# Both install what they need first (Python 3.12 venv in .venv, packages, Debian tools) and can run again.
+# and:
+#   make plan-demo     plan and render the demo from the intent alone (no NetBox, no Terraform)
+#   make demo-netbox   plan-demo, then record the demo in the local NetBox with `hwaac netbox sync`
+# All install what they need first (Python 3.12 venv in .venv, packages, Debian tools) and can run again.
 
-.PHONY: demo demo-netbox test lint bench bootstrap system-deps schema
+.PHONY: demo plan-demo demo-netbox test lint bench bootstrap system-deps schema
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -13,20 +16,23 @@ bootstrap:
 system-deps:
 	@scripts/install-system-deps.sh
 
-demo: bootstrap
+demo: bootstrap system-deps
+	scripts/demo.sh
+
+plan-demo: bootstrap
 	.venv/bin/hwaac validate inventory/demo
 	.venv/bin/hwaac plan inventory/demo -o build/demo
 
-demo-netbox: demo system-deps
+demo-netbox: plan-demo system-deps
 	.venv/bin/hwaac netbox up
 	.venv/bin/hwaac netbox sync inventory/demo
 
 test: bootstrap system-deps
-	.venv/bin/ruff check src tests benchmarks
+	.venv/bin/ruff check src tests benchmarks terraform cdktf
 	.venv/bin/pytest -n 2 -q
 
 lint: bootstrap
-	.venv/bin/ruff check src tests benchmarks
+	.venv/bin/ruff check src tests benchmarks terraform cdktf
 
 schema: bootstrap
 	.venv/bin/hwaac schema -o inventory/fabric.schema.json

@@ -17,24 +17,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import yaml
+from demo_fabric import demo_intent_text
 
 from hwaac.netbox.local import LocalNetBox
+from hwaac.netbox.plane_state import plan_from_text
 from hwaac.netbox.sync import engine, sync_plan
-from hwaac.plan import build_plan
 from hwaac.plan.model import Plan
-from hwaac.validate import load_intent
-
-REPO = Path(__file__).resolve().parents[1]
-DEMO = REPO / "inventory" / "demo" / "fabric.yml"
 
 
 def say(msg: str) -> None:
@@ -42,19 +37,8 @@ def say(msg: str) -> None:
 
 
 def demo_plan(sus: int | None) -> Plan:
-    """The demo's plan, or the demo intent with ``sus`` SUs (spines sized for them, leaf-spine pool widened)."""
-    if sus is None:
-        return build_plan(load_intent(DEMO))
-    data = yaml.safe_load(DEMO.read_text())
-    f = data["fabric"]
-    f["su_count"] = sus
-    f["su_capacity"] = max(sus, int(f.get("su_capacity") or 0))
-    if sus > 4:  # 32 uplinks per leaf x 8 leaves per SU: a /20 holds 4 SUs of /31s
-        data["addressing"]["leaf_spine"] = "10.1.0.0/16"
-    with tempfile.TemporaryDirectory(prefix="hwaac-bench-") as tmp:
-        path = Path(tmp) / "fabric.yml"
-        path.write_text(yaml.safe_dump(data, sort_keys=False))
-        return build_plan(load_intent(path))
+    """The demo's plan, or the demo intent grown to ``sus`` SUs (benchmarks/demo_fabric.py)."""
+    return plan_from_text(demo_intent_text(sus), f"demo ({sus or 2} SUs)")
 
 
 @contextlib.contextmanager
@@ -81,6 +65,8 @@ def watch_writes(timed: dict[str, float] | None = None) -> Iterator[None]:
 def floor(nb: LocalNetBox, plan: Plan, tag: str) -> tuple[float, dict[str, float], dict[str, int]]:
     """NetBox's floor: the sync's payloads, one POST per object type (no chunking), POSTs timed alone."""
     timed: dict[str, float] = {}
+    # one request of 8,192 cables outlasts gunicorn's default 600 s worker timeout on 2 cores
+    os.environ["HWAAC_NETBOX_REQUEST_TIMEOUT"] = "7200"
     with nb.fresh(f"bench floor {tag}") as inst, watch_writes(timed), \
             mock.patch.object(engine, "CHUNK", {}), mock.patch.object(engine, "DEFAULT_CHUNK", 10**9):
         rep = sync_plan(plan, inst.url, inst.token)

@@ -8,13 +8,16 @@
 #   redis-server  Redis for the local NetBox (`hwaac netbox up`, tests/integration/test_netbox_local.py)
 #   postgresql  PostgreSQL server binaries (initdb, postgres, psql under /usr/lib/postgresql/<N>/bin) and the
 #               `postgres` OS user, for the local NetBox's own cluster on a loopback port
+#   nodejs      node for jsii, which runs the cdktn constructs (hwaac.cdk, cdktf/main.py); node 20 or newer
+#
+# terraform is not a Debian package: it must be on PATH already (checked at the end).
 #
 # Idempotent: a second run installs nothing and does not touch the package lists (`apt-get update` runs only
 # when something is missing). Needs root (or sudo) and apt-get. Prints what it installed, or that nothing was
 # needed. Usage: scripts/install-system-deps.sh
 set -euo pipefail
 
-PACKAGES=(netplan.io iproute2 redis-server postgresql)
+PACKAGES=(netplan.io iproute2 redis-server postgresql nodejs)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -24,8 +27,23 @@ for pkg in "${PACKAGES[@]}"; do
     fi
 done
 
+check_tools() {
+    if ! command -v terraform >/dev/null 2>&1; then
+        echo "install-system-deps: terraform is not on PATH; install Terraform >= 1.5 (or put it on PATH)" >&2
+        exit 1
+    fi
+    local major
+    major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+    if (( major < 20 )); then
+        echo "install-system-deps: node $(node --version 2>/dev/null || echo missing) is too old for jsii (cdktn);" \
+             "install node 20 or newer" >&2
+        exit 1
+    fi
+}
+
 if [[ ${#missing[@]} -eq 0 ]]; then
-    echo "install-system-deps: nothing to install (${PACKAGES[*]} present)"
+    check_tools
+    echo "install-system-deps: nothing to install (${PACKAGES[*]} present; terraform and node found)"
     exit 0
 fi
 
@@ -60,4 +78,5 @@ if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null && ! command -v in
     echo "install-system-deps: PostgreSQL's initdb still missing after installing ${missing[*]}" >&2
     exit 1
 fi
+check_tools
 echo "install-system-deps: installed ${missing[*]}"
