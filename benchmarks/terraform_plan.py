@@ -50,8 +50,8 @@ def say(msg: str) -> None:
 
 def timed(folder: Path, env: dict[str, str], *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
     t0 = time.perf_counter()
-    r = subprocess.run(["terraform", *args, "-no-color", "-input=false"], cwd=folder, env=env, capture_output=True,
-                       text=True)
+    r = subprocess.run(["terraform", args[0], "-no-color", "-input=false", *args[1:]], cwd=folder, env=env,
+                       capture_output=True, text=True)
     return time.perf_counter() - t0, r
 
 
