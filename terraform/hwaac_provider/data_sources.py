@@ -9,7 +9,7 @@ from tf import schema, types
 from tf.iface import ReadDataContext
 
 from hwaac.model.intent import NetBoxPrefixRef
-from hwaac.netbox.plane_state import plan_from_text, planned_state, pool_lookup_from
+from hwaac.netbox.plane_state import plan_from_text, planned_state
 from hwaac.netbox.pools import find_pool
 from hwaac.netbox.sync.engine import Client
 from hwaac_provider.common import DeviceMap, diagnosed, read_intent
@@ -90,14 +90,7 @@ class FabricPlanData:
     @diagnosed(["intent_file"], "")
     def read(self, ctx: ReadDataContext, config: dict[str, Any]) -> dict[str, Any] | None:
         path = config["intent_file"]
-        provider = self.provider
-
-        def from_netbox(ref: Any, site: str) -> str:
-            from hwaac.netbox.pools import prefix_lookup
-            t = provider.target()
-            return prefix_lookup(t.url, t.token)(ref, site)
-
-        plan = plan_from_text(read_intent(path), path, pool_lookup_from(config.get("pools"), from_netbox))
+        plan = plan_from_text(read_intent(path), path, self.provider.pool_lookup(config.get("pools")))
         plane = config.get("plane")
         st = planned_state(plan, int(plane) if plane is not None else None)
         return {**config, "fabric": st.fabric, "site": st.site, "planes": plan.design.planes, "counts": st.counts,

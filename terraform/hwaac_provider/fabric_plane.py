@@ -32,7 +32,7 @@ from tf.utils import Diagnostics
 
 from hwaac.errors import IntentError
 from hwaac.netbox.errors import NetBoxError
-from hwaac.netbox.plane_state import intent_sha256, netbox_state, plan_from_text, planned_state, pool_lookup_from
+from hwaac.netbox.plane_state import intent_sha256, netbox_state, plan_from_text, planned_state
 from hwaac.netbox.sync import SyncConflict, sync_plan
 from hwaac.plan.diff import diff_plans
 from hwaac.plan.model import Plan
@@ -101,16 +101,6 @@ class FabricPlane:
         except OSError as exc:
             report(diags, exc, ["intent_file"])
 
-    def _lookup(self, pools: dict[str, str] | None) -> Any:
-        provider = self.provider
-
-        def from_netbox(ref: Any, site: str) -> str:
-            from hwaac.netbox.pools import prefix_lookup
-            t = provider.target()
-            return prefix_lookup(t.url, t.token)(ref, site)
-
-        return pool_lookup_from(pools, from_netbox)
-
     def _import_lookup(self) -> Any:
         """Pools by NetBox role for an import, where the configuration's ``pools`` are not known: the prefix
         with that role at the fabric's site, else (a role the intent names without a site) the one prefix with
@@ -138,7 +128,7 @@ class FabricPlane:
         path, plane = planned["intent_file"], int(planned["plane"])
         try:
             text = read_intent(path)
-            new = plan_from_text(text, path, self._lookup(planned.get("pools")))
+            new = plan_from_text(text, path, self.provider.pool_lookup(planned.get("pools")))
             st = planned_state(new, plane)
         except (IntentError, OSError) as exc:
             report(ctx.diagnostics, exc, ["intent_file"])

@@ -72,6 +72,19 @@ class HwaacProvider:
             return Target(self._url.rstrip("/"), token)
         return netbox_target()
 
+    def pool_lookup(self, pools: dict[str, str] | None) -> Any:
+        """A :data:`hwaac.validate.PoolLookup` for intents that name pools by NetBox role: ``pools`` (role slug ->
+        CIDR, from the configuration) first, then this provider's NetBox (read only, connected on first use)."""
+        from hwaac.netbox.plane_state import pool_lookup_from
+
+        def from_netbox(ref: Any, site: str) -> str:
+            from hwaac.netbox.pools import prefix_lookup
+
+            t = self.target()
+            return prefix_lookup(t.url, t.token)(ref, site)
+
+        return pool_lookup_from(pools, from_netbox)
+
     def get_resources(self) -> list[Any]:
         from hwaac_provider.fabric_plane import FabricPlane
         from hwaac_provider.ipam_pool import IpamPool

@@ -138,3 +138,36 @@ def test_netbox_killed_in_the_middle_of_an_apply_then_the_next_apply_converges(n
     assert_converged(tf, api, plan)
     assert {ip_str(s.loopback) for s in plan.switches} <= {
         str(a.address).split("/")[0] for a in api.ipam.ip_addresses.filter(tag=FTAG)}
+
+
+POOL_TF = PROVIDER_BLOCK + """
+resource "hwaac_ipam_pool" "ops" {
+  prefix = "10.99.0.0/16"
+  role   = "%s"
+}
+"""
+
+
+def test_a_pool_recorded_by_hand_is_adopted_untouched_and_left_on_destroy(nb: Instance, tmp_path: Path) -> None:
+    api = pynetbox.api(nb.url, token=nb.token)
+    role = api.ipam.roles.create(name="ops-p2p", slug="ops-p2p")
+    other = api.ipam.roles.create(name="ops-other", slug="ops-other")
+    pfx = api.ipam.prefixes.create(prefix="10.99.0.0/16", status="container", role=role.id,
+                                   description="recorded by Ann")
+    tf = terraform_dir(tmp_path / "stack", tmp_path / "mirror", nb.url, nb.token)
+    (tf.dir / "main.tf").write_text(POOL_TF % "ops-other")
+    tf.run("init", "-input=false")
+    r = tf.run("apply", "-input=false", "-auto-approve", check=False)  # the person's prefix has another role
+    assert r.returncode == 1 and "10.99.0.0/16" in r.stderr and "'ops-p2p'" in r.stderr and "'ops-other'" in r.stderr
+    assert other.id and api.ipam.prefixes.get(pfx.id).role.slug == "ops-p2p"
+    (tf.dir / "main.tf").write_text(POOL_TF % "ops-p2p")
+    before = api.core.object_changes.count()
+    tf.run("apply", "-input=false", "-auto-approve")
+    state = json.loads((tf.dir / "terraform.tfstate").read_text())
+    attrs = state["resources"][0]["instances"][0]["attributes"]
+    assert attrs["adopted"] is True and attrs["id"] == str(pfx.id)
+    assert api.core.object_changes.count() == before  # adopted: nothing of it written
+    assert tf.run("plan", "-input=false", "-detailed-exitcode").returncode == 0
+    tf.run("destroy", "-auto-approve", "-input=false")
+    kept = api.ipam.prefixes.get(pfx.id)
+    assert kept is not None and kept.description == "recorded by Ann" and not kept.tags
