@@ -346,7 +346,7 @@ class Sync:
             if recs:  # which planes claim them: one id-only read per plane tag (tags are costly to serialise)
                 claims: dict[int, list[dict]] = {}
                 for t in plane_tags:
-                    for r in c.read(kind, "id", tag=[self.ftag, t]):
+                    for r in c.read(kind, "id", tag=t):  # plane tags are the fabric's own: one tag filter
                         claims.setdefault(r["id"], []).append({"slug": t})
                 # the tags that matter here; a write of tags first reads the object's full list (_full_tags)
                 recs = [{**r, "tags": [{"slug": self.ftag}, *claims.get(r["id"], [])], "_partial_tags": True}
