@@ -84,9 +84,7 @@ def scope(plan: Plan, plane: int | None) -> list[int] | None:
 
 
 def _pools_used(plan: Plan) -> dict[str, str]:
-    p = plan.pools
-    return {x.path: x.cidr for x in (p.loopback_leaf, p.loopback_spine, p.loopback_super_spine, p.leaf_spine,
-                                     p.spine_super_spine, p.host_links) if x is not None}
+    return {x.path: x.cidr for x in plan.pools.present()}
 
 
 def planned_state(plan: Plan, plane: int | None = None) -> PlaneState:
@@ -109,10 +107,7 @@ def _in_scope(s: Sync, r: dict) -> bool:
     tags = _tags(r)
     if s.ftag not in tags:
         return False
-    if s.d.scope is None:
-        return True
-    claims = {t for t in tags if t and s.d.is_plane_tag(t)} or set(s.d.plane_tags.values())
-    return bool(claims & {s.d.plane_tags[p] for p in s.d.scope})
+    return s.d.scope is None or bool(s._claims(tags) & {s.d.plane_tags[p] for p in s.d.scope})
 
 
 def netbox_state(plan: Plan, url: str, token: str, plane: int | None = None,

@@ -77,6 +77,11 @@ class Pools:
     spine_super_spine: Pool | None
     host_links: Pool
 
+    def present(self) -> list[Pool]:
+        """The pools the fabric uses (super-spine pools only with 3 tiers), in field order."""
+        return [p for p in (self.loopback_leaf, self.loopback_spine, self.loopback_super_spine, self.leaf_spine,
+                            self.spine_super_spine, self.host_links) if p is not None]
+
 
 def parse_pools(intent: Intent) -> tuple[Pools | None, list[IntentIssue]]:
     a = intent.addressing

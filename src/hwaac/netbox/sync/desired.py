@@ -262,9 +262,8 @@ def desired_state(plan: Plan, planes: Iterable[int] | None = None, *, owned: boo
     # prefixes
     pools = plan.pools
     from_netbox = intent.netbox_pools
-    for pool in (pools.loopback_leaf, pools.loopback_spine, pools.loopback_super_spine, pools.leaf_spine,
-                 pools.spine_super_spine, pools.host_links):
-        if pool is not None and pool.path not in from_netbox:
+    for pool in pools.present():
+        if pool.path not in from_netbox:
             _add(kinds, "prefixes", Want(pool.cidr, {"status": "container", "scope": Ref("sites", site)},
                                          {"prefix": pool.cidr, "description": f"hwaac {fab}: {pool.path}"},
                                          all_planes))

@@ -642,9 +642,7 @@ class Sync:
 
 def plan_pools(plan: Any) -> list[str]:
     """The plan's address pools (CIDRs): where the sync looks for prefixes and IP addresses to adopt."""
-    p = plan.pools
-    return [x.cidr for x in (p.loopback_leaf, p.loopback_spine, p.loopback_super_spine, p.leaf_spine,
-                             p.spine_super_spine, p.host_links) if x is not None]
+    return [x.cidr for x in plan.pools.present()]
 
 
 def sync_plan(plan: Any, url: str, token: str, *, dry_run: bool = False, planes: Iterable[int] | None = None,

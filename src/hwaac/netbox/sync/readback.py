@@ -17,14 +17,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hwaac.netbox.sync.desired import ASN_FIELD, desired_state
+from hwaac.netbox.sync.desired import ASN_FIELD
 from hwaac.netbox.sync.engine import (
     CATALOGUE,
     FIELDS,
     OWNED,
     Client,
     Sync,
-    SyncError,
     _cable_ends,
     _iface,
     _label,
@@ -32,7 +31,7 @@ from hwaac.netbox.sync.engine import (
     _slug,
     _tags,
     _value,
-    plan_pools,
+    read_plan_state,
 )
 
 # the same objects as the sync reads, with the few more fields an export shows
@@ -44,13 +43,8 @@ EXPORT_KINDS = ("devices", "interfaces", "cables", "prefixes", "ip-addresses", "
 def read_back(plan: Any, url: str, token: str) -> tuple[Sync, Client, float]:
     """Read the fabric from NetBox and diff it against ``plan`` (no write). Raises SyncError (one line)."""
     t0 = time.monotonic()
-    client = Client(url, token)
-    client.probe()
-    s = Sync(client, desired_state(plan), plan.intent.fabric.site, plan_pools(plan), fields=EXPORT_FIELDS)
-    s.read_and_diff()
-    if set(client.requests) - {"GET"}:  # cannot happen: read_and_diff only reads
-        raise SyncError(f"read-back sent {client.requests}; it must only read")
-    return s, client, time.monotonic() - t0
+    s = read_plan_state(plan, url, token, fields=EXPORT_FIELDS)
+    return s, s.c, time.monotonic() - t0
 
 
 # --- export -------------------------------------------------------------------------------------------------
