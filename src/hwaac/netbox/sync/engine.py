@@ -251,10 +251,10 @@ KEY: dict[str, Callable[[dict], Hashable]] = {
     "ip-addresses": lambda r: r["address"].split("/")[0],
 }
 
-# Owned objects are read with ``tag=<fabric tag>``, the objects that may be adopted or conflict with
-# ``tag__n=<fabric tag>``; both with ``,tags`` (the plane tags say which planes claim an owned object). Cables and IP
-# addresses are read flat (no nested terminations / assigned object, which cost NetBox ~3 ms per cable): their
-# ends come from cable-terminations and one read of the interfaces involved (see Sync._ends).
+# Owned objects are read with ``tag=<fabric tag>`` and without their tags (costly to serialise); which planes claim
+# them comes from id-only reads per plane tag (Sync._read_all). Objects that may be adopted or conflict are read with
+# ``tag__n=<fabric tag>`` and their tags. Cables and IP addresses are read flat (no nested terminations / assigned
+# object, which cost NetBox ~3 ms per cable): their ends come from one read of the site's cabled interfaces.
 FIELDS = {
     "tags": "id,slug", "custom-fields": "id,name", "sites": "id,slug", "manufacturers": "id,slug",
     "device-roles": "id,slug", "rirs": "id,slug", "device-types": "id,slug",
@@ -340,18 +340,23 @@ class Sync:
         tagged = self.ftag in self.ids["tags"]
         plane_tags = sorted(t for t in self.ids["tags"] if self.d.is_plane_tag(t))
 
-        def read_kind(kind: str) -> list[dict]:
+        def owned(kind: str) -> list[dict]:
+            return c.read(kind, self.fields[kind], tag=self.ftag) if tagged else []
+
+        def claims(kind: str, t: str) -> tuple[bool, set[int]]:
+            """(True, ids of the owned objects plane tag ``t`` claims) or, when the plan says most of them are
+            claimed (a one-plane fabric: all), (False, ids of the owned objects it does not claim): whichever read
+            is expected to be smaller. Plane tags are the fabric's own, so one tag filter finds their objects."""
+            wants = w.get(kind, {}).values()
+            expect = sum(1 for want in wants if p_of[t] in want.planes)
+            if 2 * expect > len(wants):
+                return False, {r["id"] for r in c.read(kind, "id", tag=self.ftag, tag__n=t)}
+            return True, {r["id"] for r in c.read(kind, "id", tag=t)}
+
+        def unowned(kind: str) -> list[dict]:
             others = self.fields[kind] + ",tags"
-            recs = c.read(kind, self.fields[kind], tag=self.ftag) if tagged else []
-            if recs:  # which planes claim them: one id-only read per plane tag (tags are costly to serialise)
-                claims: dict[int, list[dict]] = {}
-                for t in plane_tags:
-                    for r in c.read(kind, "id", tag=t):  # plane tags are the fabric's own: one tag filter
-                        claims.setdefault(r["id"], []).append({"slug": t})
-                # the tags that matter here; a write of tags first reads the object's full list (_full_tags)
-                recs = [{**r, "tags": [{"slug": self.ftag}, *claims.get(r["id"], [])], "_partial_tags": True}
-                        for r in recs]
             nt: dict[str, Any] = {"tag__n": self.ftag} if tagged else {}
+            recs: list[dict] = []
             if kind == "asn-ranges":
                 recs += c.read(kind, others, name=list(w.get(kind, {})), **nt)
             elif kind == "asns":
@@ -364,33 +369,57 @@ class Sync:
                     recs += c.read(kind, others, within_include=pool, **nt)
             elif kind == "ip-addresses" and self.pools:
                 recs += c.read(kind, others, parent=self.pools, **nt)
-            if kind in ("prefixes", "ip-addresses"):  # the global VRF only
-                recs = [r for r in recs if not r.get("vrf") or self.ftag in _tags(r)]
             return recs
 
-        # the types are read side by side: NetBox serialises one page while this process parses another
+        p_of = {t: int(t[len(self.d.plane_tag_prefix):]) for t in plane_tags}
+        # every read is its own task, the largest first: NetBox serialises one page while this process parses
+        # another, and no type waits behind another's pages
         with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
-            futures = {kind: pool.submit(read_kind, kind) for kind in OWNED}
-            raw = {kind: f.result() for kind, f in futures.items()}
-        self._ends(raw["cables"], raw["ip-addresses"], site_id)
+            cabled = pool.submit(self._cabled, site_id)
+            big_first = sorted(OWNED, key=lambda k: -len(w.get(k, {})))
+            own = {kind: pool.submit(owned, kind) for kind in big_first}
+            claim = {(kind, t): pool.submit(claims, kind, t) for kind in big_first for t in plane_tags} \
+                if tagged else {}
+            other = {kind: pool.submit(unowned, kind) for kind in big_first}
+            raw: dict[str, list[dict]] = {}
+            for kind in OWNED:
+                recs = own[kind].result()
+                if recs:  # which planes claim them (tags are costly to serialise: only the ones that matter here)
+                    got = {t: claim[kind, t].result() for t in plane_tags}
+                    # a write of tags first reads the object's full list (_full_tags)
+                    recs = [{**r, "_partial_tags": True, "tags": [{"slug": self.ftag}] + [
+                        {"slug": t} for t, (positive, ids) in got.items() if (r["id"] in ids) == positive]}
+                        for r in recs]
+                recs += other[kind].result()
+                if kind in ("prefixes", "ip-addresses"):  # the global VRF only
+                    recs = [r for r in recs if not r.get("vrf") or self.ftag in _tags(r)]
+                raw[kind] = recs
+            names, terms = cabled.result()
+        self._ends(raw["cables"], raw["ip-addresses"], names, terms)
         for kind in OWNED:
             self._index(kind, raw[kind])
 
-    def _ends(self, cables: list[dict], ips: list[dict], site_id: int | None) -> None:
-        """Fill in each cable's ``a_/b_terminations`` and each address's ``assigned_object`` (interface name and
-        device name), as NetBox's nested serialisation would (which costs NetBox ~3 ms per cable): from one read
-        of the site's cabled interfaces with their ``cable`` and ``cable_end``; cable-terminations only for cables
-        with no interface at the site, and interfaces by id for addresses on uncabled ones (loopbacks)."""
-        c = self.c
+    def _cabled(self, site_id: int | None) -> tuple[dict[int, dict], dict[int, list[dict]]]:
+        """The site's cabled interfaces (id -> record with name, device, cable, cable_end) and, per cable id, its
+        interface terminations: one read, instead of NetBox's nested serialisation of cable ends (~3 ms a cable)."""
         names: dict[int, dict] = {}
         terms: dict[int, list[dict]] = {}
-        if site_id is not None and (cables or ips):
-            for r in c.read("interfaces", "id,name,device,cable,cable_end", site_id=site_id, cabled=True):
-                names[r["id"]] = r
-                if isinstance(r.get("cable"), dict):
-                    terms.setdefault(r["cable"]["id"], []).append(
-                        {"cable_end": r.get("cable_end"), "termination_type": "dcim.interface",
-                         "termination_id": r["id"]})
+        if site_id is None:
+            return names, terms
+        for r in self.c.read("interfaces", "id,name,device,cable,cable_end", site_id=site_id, cabled=True):
+            names[r["id"]] = r
+            if isinstance(r.get("cable"), dict):
+                terms.setdefault(r["cable"]["id"], []).append(
+                    {"cable_end": r.get("cable_end"), "termination_type": "dcim.interface", "termination_id": r["id"]})
+        return names, terms
+
+    def _ends(self, cables: list[dict], ips: list[dict], names: dict[int, dict],
+              terms: dict[int, list[dict]]) -> None:
+        """Fill in each cable's ``a_/b_terminations`` and each address's ``assigned_object`` (interface name and
+        device name), as NetBox's nested serialisation would, from the site's cabled interfaces (``_cabled``);
+        cable-terminations only for cables with no interface at the site, and interfaces by id for addresses on
+        uncabled ones (loopbacks)."""
+        c = self.c
         for ch in _chunks(sorted({r["id"] for r in cables} - set(terms)), ID_CHUNK):
             for t in c.read("cable-terminations", "cable,cable_end,termination_type,termination_id", cable_id=ch):
                 terms.setdefault(t["cable"], []).append(t)
