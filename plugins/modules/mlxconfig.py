@@ -12,7 +12,7 @@ DOCUMENTATION = r"""
 module: mlxconfig
 short_description: Set ConnectX firmware parameters with mlxconfig, only where they differ
 description:
-  - Queries the given parameters with C(mlxconfig -d DEVICE -e q NAME...) (a targeted query: a full query takes
+  - Queries the given parameters with C(mlxconfig -d DEVICE -e q NAME...), a targeted query (a full query takes
     about 13 s, a targeted one about 1.4 s), compares each desired value with the B(Next Boot) value, sets only the
     differing ones with C(mlxconfig -y -d DEVICE set A=1 B=2), then queries again and reports a parameter as changed
     only when its Next Boot value really became the desired one.
