@@ -1,0 +1,188 @@
+"""aiinfra.hwaac.roce_qos against the mlnx_qos / cma_roce_tos fakes and a fake sysfs/configfs tree.
+
+How the module is run: as Ansible runs an unwrapped module, a separate ``python -m
+ansible_collections.aiinfra.hwaac.plugins.modules.roce_qos ARGS.json`` with ``{"ANSIBLE_MODULE_ARGS": {...}}``
+(``AnsibleModule._load_params`` reads an args file named on the command line), the repository root on PYTHONPATH,
+``tests/fakes/bin`` first on PATH and ``HWAAC_FAKE_STATE`` in the test's tmp directory; ``sysfs_root`` and
+``configfs_root`` point at a tree built by ``tests.fakes.sysfs.build_roce_tree``.
+
+Starting state: the mlnx_qos fake's defaults (trust pcp, no PFC, DSCP d -> priority d >> 3), cma_roce_tos 0, and the
+tree's MTU 1500, ECN 0 everywhere, CNP 0/0, no global traffic class.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.sysfs import build_roce_tree
+
+REPO = Path(__file__).resolve().parents[3]
+FAKE_BIN = REPO / "tests" / "fakes" / "bin"
+DEMO_NIC = REPO / "tests" / "golden" / "demo" / "hosts" / "gpu-su01-h01" / "nic-roce.json"
+
+
+class Host:
+    def __init__(self, tmp: Path, **tree: object) -> None:
+        self.tmp = tmp
+        self.state = tmp / "fake"
+        self.sys = tmp / "sys"
+        self.cfg = tmp / "cfg"
+        build_roce_tree(self.sys, self.cfg, [("rail0", "mlx5_0")], **tree)
+        self.env = {
+            **os.environ,
+            "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
+            "HWAAC_FAKE_STATE": str(self.state),
+            "PYTHONPATH": str(REPO),
+        }
+        self.calls = 0
+
+    def module(self, params: dict, *, check: bool = False) -> dict:
+        self.calls += 1
+        args = {
+            "sysfs_root": str(self.sys),
+            "configfs_root": str(self.cfg),
+            **params,
+            "_ansible_check_mode": check,
+            "_ansible_diff": True,
+        }
+        path = self.tmp / f"args{self.calls}.json"
+        path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+        proc = subprocess.run(
+            [sys.executable, "-m", "ansible_collections.aiinfra.hwaac.plugins.modules.roce_qos", str(path)],
+            cwd=REPO,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.stdout, proc.stderr
+        return json.loads(proc.stdout)
+
+    def tool(self, *cmd: str) -> str:
+        return subprocess.run(list(cmd), env=self.env, capture_output=True, text=True, check=True).stdout
+
+    def sysfs(self, rel: str) -> str:
+        return (self.sys / rel).read_text().strip()
+
+
+def demo_port() -> dict:
+    """Port 0 of the demo's first GPU node as hwaac renders it, reduced to the module's options."""
+    port = json.loads(DEMO_NIC.read_text())["ports"][0]
+    keys = ("interface", "hca", "trust", "pfc", "dscp2prio", "roce_tos", "ecn", "cnp", "mtu")
+    return {k: port[k] for k in keys}
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Host:
+    return Host(tmp_path)
+
+
+def test_check_mode_predicts_the_run_and_the_second_run_changes_nothing(host: Host) -> None:
+    port = demo_port()
+    assert port["pfc"] == "0,0,0,1,0,0,0,0"
+    assert port["roce_tos"] == 106
+    expected = {
+        "mtu": {"before": 1500, "after": 9000},
+        "trust": {"before": "pcp", "after": "dscp"},
+        "pfc": {"before": "0,0,0,0,0,0,0,0", "after": "0,0,0,1,0,0,0,0"},
+        "roce_tos.rdma_cm": {"before": 0, "after": 106},
+        "roce_tos.traffic_class": {"before": None, "after": 106},
+        "ecn.np.3": {"before": 0, "after": 1},
+        "ecn.rp.3": {"before": 0, "after": 1},
+        "cnp.dscp": {"before": 0, "after": 48},
+        "cnp.priority": {"before": 0, "after": 6},
+    }
+    predicted = host.module(port, check=True)
+    assert predicted["changed"] is True
+    assert predicted["changes"] == expected
+    # under trust pcp the map cannot be read; the demo's entries are listed, not guessed
+    assert predicted["unverified"] == {"dscp2prio.26": 3, "dscp2prio.48": 6}
+    assert predicted["diff"]["before"]["trust"] == "pcp"
+    assert host.sysfs("class/net/rail0/mtu") == "1500"  # nothing written
+    assert "Priority trust state: pcp" in host.tool("mlnx_qos", "-i", "rail0")
+
+    real = host.module(port)
+    assert real["changed"] is True
+    assert real["changes"] == expected  # DSCP 26 -> 3 and 48 -> 6 are the default map already
+    assert host.sysfs("class/net/rail0/mtu") == "9000"
+    assert host.sysfs("class/net/rail0/ecn/roce_np/enable/3") == "1"
+    assert host.sysfs("class/net/rail0/ecn/roce_np/enable/2") == "0"
+    assert host.sysfs("class/infiniband/mlx5_0/tc/1/traffic_class") == "106"
+    assert host.tool("cma_roce_tos", "-d", "mlx5_0").strip() == "106"
+    assert (host.cfg / "rdma_cm" / "mlx5_0").is_dir()
+    assert real["mlnx_qos"]["trust"] == "dscp"
+    assert real["mlnx_qos"]["pfc"] == "0,0,0,1,0,0,0,0"
+    cmds = [r.splitlines()[0] for r in real["raw"]]
+    assert any(c.endswith("mlnx_qos -i rail0 --trust dscp --pfc 0,0,0,1,0,0,0,0") for c in cmds)
+    assert not any("--dscp2prio" in c for c in cmds)
+
+    again = host.module(port)
+    assert again["changed"] is False
+    assert again["changes"] == {}
+    assert again["unverified"] == {}
+
+
+def test_dscp_map_change_predicted_when_trust_is_dscp(host: Host) -> None:
+    host.tool("mlnx_qos", "-i", "rail0", "--trust", "dscp")
+    params = {"interface": "rail0", "trust": "dscp", "dscp2prio": {"26": 5, "48": 6}}
+    predicted = host.module(params, check=True)
+    assert predicted["changes"] == {"dscp2prio.26": {"before": 3, "after": 5}}
+    real = host.module(params)
+    assert real["changes"] == predicted["changes"]
+    assert any(r.splitlines()[0].endswith("--dscp2prio set,26,5") for r in real["raw"])
+    assert real["mlnx_qos"]["dscp2prio"]["26"] == 5
+    assert "prio:5 dscp:47,46,45,44,43,42,41,40,\n\tprio:5 dscp:26," in host.tool("mlnx_qos", "-i", "rail0")
+    assert host.module(params)["changed"] is False
+
+
+def test_runtime_settings_are_reasserted_after_a_reboot(host: Host) -> None:
+    port = demo_port()
+    host.module(port)
+    host.tool("hwaac-fake-reboot")  # mlnx_qos and RDMA-CM ToS are not persistent
+    res = host.module(port)
+    assert set(res["changes"]) == {"trust", "pfc", "roce_tos.rdma_cm"}
+
+
+def test_cma_tos_that_does_not_stick_is_a_failure(host: Host) -> None:
+    (host.state).mkdir(exist_ok=True)
+    (host.state / "cma_roce_tos.json").write_text(json.dumps({"knobs": {"ignore_set": ["mlx5_0"]}}))
+    res = host.module({"interface": "rail0", "hca": "mlx5_0", "roce_tos": 106, "roce_tos_traffic_class": False})
+    assert res["failed"] is True
+    assert res["msg"] == "cma_roce_tos -d mlx5_0 -t 106 did not apply: the ToS is 0"
+    assert res.get("changed") is not True
+
+
+def test_dscp_map_with_pcp_trust_is_refused(host: Host) -> None:
+    res = host.module({"interface": "rail0", "trust": "pcp", "dscp2prio": {"26": 3}})
+    assert res["failed"] is True
+    assert "dscp2prio needs trust dscp" in res["msg"]
+
+
+def test_missing_traffic_class_file_is_a_clear_failure(host: Host) -> None:
+    (host.sys / "class/infiniband/mlx5_0/tc/1/traffic_class").unlink()
+    res = host.module({"interface": "rail0", "hca": "mlx5_0", "roce_tos": 106, "roce_tos_cma": False})
+    assert res["failed"] is True
+    assert "traffic_class" in res["msg"]
+    assert "MLNX_OFED" in res["msg"]
+
+
+def test_ecn_disable_others(tmp_path: Path) -> None:
+    host = Host(tmp_path, ecn=1)  # mlx5 enables ECN on every priority; start from that
+    params = {"interface": "rail0", "ecn": {"np_priorities": [3], "rp_priorities": [3]}}
+    assert host.module(params)["changed"] is False  # priority 3 is on; others are left alone by default
+    res = host.module({**params, "ecn_disable_others": True})
+    assert sorted(res["changes"]) == sorted(f"ecn.{r}.{p}" for r in ("np", "rp") for p in range(8) if p != 3)
+    assert host.sysfs("class/net/rail0/ecn/roce_rp/enable/0") == "0"
+    assert host.sysfs("class/net/rail0/ecn/roce_rp/enable/3") == "1"
+
+
+def test_bad_pfc_list_is_refused(host: Host) -> None:
+    res = host.module({"interface": "rail0", "pfc": "0,0,1"})
+    assert res["failed"] is True
+    assert "pfc must list 8 values" in res["msg"]
