@@ -63,7 +63,7 @@ class Fabric:
             state.mkdir(parents=True)
             (state / "config_db.json").write_text(json.dumps(factory_config(plan_dir, name)))
         hosts = {name: {} for name in switches}
-        inventory = {"all": {"children": {"sonic_switches": {"hosts": hosts, "vars": {
+        inventory = {"all": {"children": {"switches": {"hosts": hosts, "vars": {
             "ansible_connection": "local",
             "ansible_python_interpreter": sys.executable,
             "switch_config_dir": str(plan_dir),
