@@ -194,6 +194,22 @@ RESET_REBOOT = "reboot"
 RESET_POWER_CYCLE = "power_cycle"
 RESET_SKIPPED = "skipped"
 
+# What loads pending firmware values, weakest first, as the module reports it in ``reset_required``. The order is
+# the one the module applies to a single device: a power-cycle hint from mlxconfig is overridden by ``mlxfwreset``
+# when the host is declared to need it or a reboot already failed to load the values.
+RESET_KINDS = ("none", "reboot", "power_cycle", "mlxfwreset")
+
+
+def strongest_reset(kinds: list[str]) -> str:
+    """The strongest of several ``reset_required`` values (``mlxfwreset > power_cycle > reboot > none``); ``none``
+    for an empty list. Raises :class:`MlxconfigError` for a value that is not a reset kind."""
+    best = 0
+    for kind in kinds:
+        if kind not in RESET_KINDS:
+            raise MlxconfigError(f"unknown reset kind {kind!r} (kinds: {', '.join(RESET_KINDS)})")
+        best = max(best, RESET_KINDS.index(kind))
+    return RESET_KINDS[best]
+
 
 def parse_set_result(text: str) -> tuple[str, str]:
     """What a successful ``mlxconfig -y set`` asked for: ``(kind, message)``.

@@ -45,13 +45,19 @@ class Host:
         self.calls = 0
 
     def module(self, params: dict, *, check: bool = False, **extra: object) -> dict:
+        """The single-device form on mlx5_0."""
+        return self.run({"device": "mlx5_0", "params": params, **extra}, check=check)
+
+    def devices(self, devices: list[dict], *, check: bool = False, **extra: object) -> dict:
+        """The list form: ``devices`` as given."""
+        return self.run({"devices": devices, **extra}, check=check)
+
+    def run(self, module_args: dict, *, check: bool = False) -> dict:
         self.calls += 1
         args = {
-            "device": "mlx5_0",
-            "params": params,
             "state_dir": str(self.tmp / "module-state"),
             "boot_id_path": str(self.state / "boot_id"),
-            **extra,
+            **module_args,
             "_ansible_check_mode": check,
             "_ansible_diff": True,
         }
@@ -252,3 +258,199 @@ def test_invalid_name_is_refused_before_running_anything(host: Host) -> None:
     assert res["failed"] is True
     assert "invalid mlxconfig parameter name 'LINK TYPE'" in res["msg"]
     assert not (host.state / "mlxconfig.json").exists()
+
+
+# ---- the list form: every HCA of a host in one invocation -------------------------------------------------------
+
+
+def next_boot(host: Host, device: str, name: str) -> str:
+    """The Next Boot value of ``name`` on ``device`` as the fake reports it (last column of the row)."""
+    out = host.tool("-d", device, "-e", "q", name)
+    row = next(line for line in out.splitlines() if name in line.split())
+    return row.split()[-1]
+
+
+def test_devices_check_mode_predicts_the_real_run_and_second_run_changes_nothing(host: Host) -> None:
+    params = demo_params()
+    devices = [
+        {"device": "mlx5_0", "params": params},
+        {"device": "mlx5_1", "params": params},
+        # the fake's defaults already: nothing to set on this one
+        {"device": "mlx5_2", "params": {"CNP_802P_PRIO_P1": 6, "ROCE_CC_PRIO_MASK_P1": 255}},
+    ]
+    expected_set = {"ADVANCED_PCI_SETTINGS": "1", "ATS_ENABLED": "0", "CNP_DSCP_P1": "48", "LINK_TYPE_P1": "2"}
+
+    predicted = host.devices(devices, check=True)
+    assert predicted["changed"] is True
+    assert [d["device"] for d in predicted["devices"]] == ["mlx5_0", "mlx5_1", "mlx5_2"]
+    assert [d["would_set"] for d in predicted["devices"]] == [expected_set, expected_set, {}]
+    assert [d["set"] for d in predicted["devices"]] == [{}, {}, {}]
+    assert [d["changed"] for d in predicted["devices"]] == [True, True, False]
+    assert predicted["reboot_required"] is True
+    assert predicted["reset_required"] == "reboot"
+    assert predicted["diff"]["before"]["mlx5_1"]["LINK_TYPE_P1"] == "IB(1)"
+    assert predicted["diff"]["after"]["mlx5_1"]["LINK_TYPE_P1"] == "2"
+    unchanged = {"CNP_802P_PRIO_P1": "6", "ROCE_CC_PRIO_MASK_P1": "255"}
+    assert predicted["diff"]["before"]["mlx5_2"] == predicted["diff"]["after"]["mlx5_2"] == unchanged
+    assert not any(" set " in r for d in predicted["devices"] for r in d["raw"])
+    assert "set" not in predicted and "raw" not in predicted  # single-form fields are per device here
+    assert next_boot(host, "mlx5_1", "LINK_TYPE_P1") == "IB(1)"  # check mode wrote nothing
+
+    real = host.devices(devices)
+    assert real["changed"] is True
+    assert [d["set"] for d in real["devices"]] == [d["would_set"] for d in predicted["devices"]]
+    assert [d["changed"] for d in real["devices"]] == [True, True, False]
+    for got, want in zip(real["devices"], predicted["devices"], strict=True):
+        assert sorted(got["pending"]) == sorted(want["pending"])  # check mode predicted what became pending
+    assert real["devices"][0]["pending"]["LINK_TYPE_P1"] == {"current": "IB(1)", "next_boot": "ETH(2)"}
+    assert [d["reset_required"] for d in real["devices"]] == ["reboot", "reboot", "none"]
+    assert [d["reboot_required"] for d in real["devices"]] == [True, True, False]
+    assert real["reboot_required"] is True
+    assert real["reset_required"] == "reboot"
+    assert real["reset_reason"] == (
+        "mlx5_0: values are pending in Next Boot; mlxconfig asks for a reboot; "
+        "mlx5_1: values are pending in Next Boot; mlxconfig asks for a reboot"
+    )
+    # per device: one targeted query, one set of only the differing values, one query to verify
+    cmds = [[r.splitlines()[0] for r in d["raw"]] for d in real["devices"]]
+    assert [len(c) for c in cmds] == [3, 3, 1]
+    assert cmds[1][1].endswith(
+        "mlxconfig -y -d mlx5_1 set ADVANCED_PCI_SETTINGS=1 ATS_ENABLED=0 CNP_DSCP_P1=48 LINK_TYPE_P1=2"
+    )
+    assert cmds[2][0].endswith("mlxconfig -d mlx5_2 -e q CNP_802P_PRIO_P1 ROCE_CC_PRIO_MASK_P1")
+    assert next_boot(host, "mlx5_1", "LINK_TYPE_P1") == "ETH(2)"
+    assert sorted(p.name for p in (host.tmp / "module-state").iterdir()) == ["mlx5_0.json", "mlx5_1.json"]
+
+    again = host.devices(devices)
+    assert again["changed"] is False
+    assert [d["set"] for d in again["devices"]] == [{}, {}, {}]
+    assert again["reboot_required"] is True  # still pending until the reboot
+    assert not any(" set " in r for d in again["devices"] for r in d["raw"])
+
+    host.reboot()
+    booted = host.devices(devices)
+    assert booted["changed"] is False
+    assert booted["reboot_required"] is False
+    assert booted["reset_required"] == "none"
+    assert booted["reset_reason"] == "no managed parameter is pending"
+
+
+def test_devices_failing_devices_are_named_and_the_others_still_processed(host: Host) -> None:
+    host.knobs(ignore_set=["CNP_DSCP_P1"])  # accepted but never applied (only mlx5_2 asks for it)
+    res = host.devices(
+        [
+            {"device": "mlx5_0", "params": {"LINK_TYPE_P1": "ETH"}},
+            {"device": "mlx5_1", "params": {"LINK_TYPE_P1": 2, "NO_SUCH_PARAM": 1}},
+            {"device": "mlx5_2", "params": {"CNP_DSCP_P1": 48, "LINK_TYPE_P1": "ETH"}},
+            {"device": "mlx5_3", "params": {"ATS_ENABLED": False}},
+        ]
+    )
+    assert res["failed"] is True
+    assert res["failed_devices"] == ["mlx5_1", "mlx5_2"]
+    assert res["msg"] == (
+        "mlxconfig failed on 2 of 4 devices: "
+        "unknown mlxconfig parameter NO_SUCH_PARAM on mlx5_1 (mlxconfig: '-E- Unknown Parameter: NO_SUCH_PARAM'); "
+        "mlxconfig accepted the set on mlx5_2 but did not apply: CNP_DSCP_P1 (wanted 48, Next Boot is 46)"
+    )
+    good0, bad1, bad2, good3 = res["devices"]
+    # the good devices before and after the failures were set and verified, and say so
+    assert good0["set"] == {"LINK_TYPE_P1": "ETH"}
+    assert good0["reset_required"] == "reboot"
+    assert good3["device"] == "mlx5_3"
+    assert good3["set"] == {"ATS_ENABLED": "0"}
+    assert good3["pending"] == {"ATS_ENABLED": {"current": "True(1)", "next_boot": "False(0)"}}
+    assert next_boot(host, "mlx5_3", "ATS_ENABLED") == "False(0)"
+    # the unknown name failed at the first query: nothing was set on mlx5_1
+    assert bad1["failed"] is True
+    assert bad1["unknown_params"] == ["NO_SUCH_PARAM"]
+    assert bad1["changed"] is False
+    assert bad1["set"] == {}
+    assert next_boot(host, "mlx5_1", "LINK_TYPE_P1") == "IB(1)"
+    # the set on mlx5_2 ran; LINK_TYPE_P1 reached Next Boot, CNP_DSCP_P1 did not
+    assert bad2["failed"] is True
+    assert bad2["not_applied"] == ["CNP_DSCP_P1"]
+    assert bad2["would_set"] == {"CNP_DSCP_P1": "48", "LINK_TYPE_P1": "ETH"}
+    assert bad2["set"] == {"LINK_TYPE_P1": "ETH"}
+    assert bad2["changed"] is True
+    assert any(" set CNP_DSCP_P1=48 LINK_TYPE_P1=ETH" in r for r in bad2["raw"])
+    # the top level sums up what happened on the devices
+    assert res["changed"] is True
+    assert res["reboot_required"] is True
+    assert res["reset_required"] == "reboot"
+    assert sorted(res["diff"]["before"]) == ["mlx5_0", "mlx5_2", "mlx5_3"]  # mlx5_1 failed before any comparison
+
+
+def test_devices_reset_required_is_the_strongest(host: Host) -> None:
+    host.knobs(needs_fw_reset=True)  # a warm reboot does not load Next Boot (the DGX case)
+    host.devices([{"device": "mlx5_0", "params": {"LINK_TYPE_P1": "ETH"}}])
+    host.reboot()
+    host.knobs(reset_message="power_cycle")  # the next set asks for a power cycle
+    res = host.devices(
+        [
+            {"device": "mlx5_0", "params": {"LINK_TYPE_P1": "ETH"}},  # still pending after the reboot
+            {"device": "mlx5_1", "params": {"LINK_TYPE_P1": "ETH"}},  # set now: power cycle
+            {"device": "mlx5_2", "params": {"LINK_TYPE_P1": "IB"}},  # nothing to do
+        ]
+    )
+    assert [d["reset_required"] for d in res["devices"]] == ["mlxfwreset", "power_cycle", "none"]
+    assert res["reset_required"] == "mlxfwreset"
+    assert res["reset_reason"].startswith("mlx5_0: the same values were already pending before the last reboot")
+    assert "mlx5_1" not in res["reset_reason"]
+
+    host.reboot("--fw-reset")  # loads mlx5_0 and mlx5_1
+    host.knobs(reset_message="reboot")
+    res = host.devices(
+        [
+            {"device": "mlx5_1", "params": {"LINK_TYPE_P1": "ETH"}},
+            {"device": "mlx5_2", "params": {"LINK_TYPE_P1": "ETH"}},
+        ]
+    )
+    assert [d["reset_required"] for d in res["devices"]] == ["none", "reboot"]
+    assert res["reset_required"] == "reboot"
+
+
+def test_devices_argument_checks_refuse_before_anything_runs(host: Host) -> None:
+    bad_name = host.devices(
+        [
+            {"device": "mlx5_0", "params": {"LINK_TYPE_P1": 2}},
+            {"device": "mlx5_1", "params": {"LINK TYPE": 2}},
+        ]
+    )
+    assert bad_name["failed"] is True
+    assert bad_name["msg"] == "mlx5_1: invalid mlxconfig parameter name 'LINK TYPE'"
+    twice = host.devices([{"device": "mlx5_0", "params": {"LINK_TYPE_P1": 2}}, {"device": "mlx5_0"}])
+    assert twice["failed"] is True
+    assert twice["msg"] == "device mlx5_0 is listed more than once in devices"
+    assert not (host.state / "mlxconfig.json").exists()  # mlxconfig never ran
+
+    both = host.run({"device": "mlx5_0", "devices": [{"device": "mlx5_1"}]})
+    assert both["failed"] is True
+    assert "mutually exclusive: device|devices" in both["msg"]
+    params_too = host.run({"params": {"LINK_TYPE_P1": 2}, "devices": [{"device": "mlx5_1"}]})
+    assert "mutually exclusive: params|devices" in params_too["msg"]
+    neither = host.run({"params": {"LINK_TYPE_P1": 2}})
+    assert neither["failed"] is True
+    assert "one of the following is required: device, devices" in neither["msg"]
+    unknown_key = host.devices([{"device": "mlx5_0", "executable": "mstconfig"}])
+    assert unknown_key["failed"] is True
+    assert "executable" in unknown_key["msg"]
+
+
+def test_devices_array_params_per_device(host: Host) -> None:
+    res = host.devices(
+        [
+            {"device": "mlx5_0", "params": {"HOST_CHAINING_DESCRIPTORS[2]": 5}},
+            {"device": "mlx5_1", "array_params": ["HOST_CHAINING_DESCRIPTORS"]},
+        ]
+    )
+    assert res["devices"][0]["set"] == {"HOST_CHAINING_DESCRIPTORS[2]": "5"}
+    assert res["devices"][1]["set"] == {}
+    assert res["devices"][1]["query"]["HOST_CHAINING_DESCRIPTORS[2]"]["next_boot"] == "0"
+    assert sorted(res["devices"][1]["query"]) == [f"HOST_CHAINING_DESCRIPTORS[{i}]" for i in range(8)]
+
+
+def test_single_form_result_has_no_device_list(host: Host) -> None:
+    res = host.module({"LINK_TYPE_P1": "ETH"})
+    assert res["set"] == {"LINK_TYPE_P1": "ETH"}
+    assert "devices" not in res
+    assert res["diff"]["before"] == {"LINK_TYPE_P1": "IB(1)"}

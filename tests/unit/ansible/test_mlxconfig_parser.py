@@ -15,6 +15,7 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.mlxconfig import (
     set_token,
     split_indexed,
     split_value,
+    strongest_reset,
     unknown_params_in,
     value_matches,
 )
@@ -176,3 +177,12 @@ def test_set_token() -> None:
     assert set_token("ETH(2)") == "2"
     with pytest.raises(MlxconfigError):
         set_token("A B")
+
+
+def test_strongest_reset_order() -> None:
+    assert strongest_reset([]) == "none"
+    assert strongest_reset(["none", "reboot", "none"]) == "reboot"
+    assert strongest_reset(["reboot", "power_cycle"]) == "power_cycle"
+    assert strongest_reset(["power_cycle", "mlxfwreset", "reboot"]) == "mlxfwreset"
+    with pytest.raises(MlxconfigError, match="unknown reset kind 'skipped'"):
+        strongest_reset(["reboot", "skipped"])
