@@ -223,8 +223,8 @@ devices:
       type: str
       sample: mlx5_0
     changed:
-      description: Whether this device was changed (in check mode, would be). For a failed device, whether any
-        value reached Next Boot before the failure.
+      description: Whether this device was changed (in check mode, would be). For a failed device, whether
+        mlxconfig accepted a set on it before the failure.
       type: bool
     set:
       description: As RV(set), for this device; for a failed device, the values that reached Next Boot.
@@ -345,6 +345,7 @@ class DeviceRun:
         self.raw: list[str] = []
         self.would_set: dict[str, str] = {}
         self.applied: dict[str, str] = {}  # set by this run and seen in Next Boot
+        self.wrote = False  # mlxconfig accepted a set on this device
         self.diff: dict[str, dict[str, str]] = {"before": {}, "after": {}}
 
     def fail(self, msg: str, **kw: object) -> None:
@@ -449,6 +450,7 @@ class DeviceRun:
                 self.fail(f"unknown mlxconfig parameter {', '.join(unknown)} on {device}", unknown_params=unknown)
             if rc != 0:
                 self.fail(f"mlxconfig set on {device} failed (rc={rc})")
+            self.wrote = True
             try:
                 reset_hint, reset_msg = parse_set_result(text)
             except MlxconfigError as exc:
@@ -551,7 +553,7 @@ class DeviceRun:
             "device": self.device,
             "failed": True,
             "msg": exc.msg,
-            "changed": bool(self.applied),
+            "changed": self.wrote,
             "set": dict(self.applied),
             "would_set": self.would_set,
             "raw": self.raw,
@@ -609,14 +611,12 @@ def main() -> None:
     )
 
     # every name and value is checked before anything runs
-    tokens: list[dict[str, str]] = []
-    seen: set[str] = set()
+    prepared: list[tuple[dict, dict[str, str]]] = []
     for entry in entries:
-        if entry["device"] in seen:
+        if any(entry["device"] == done["device"] for done, _ in prepared):
             module.fail_json(msg=f"device {entry['device']} is listed more than once in devices")
-        seen.add(entry["device"])
         try:
-            tokens.append(prepare(entry["device"], entry["params"], entry["array_params"]))
+            prepared.append((entry, prepare(entry["device"], entry["params"], entry["array_params"])))
         except MlxconfigError as exc:
             module.fail_json(msg=str(exc) if single else f"{entry['device']}: {exc}")
 
@@ -627,7 +627,7 @@ def main() -> None:
     if single:
         run = DeviceRun(module, executable, p["device"], p["params"], p["array_params"])
         try:
-            result = run.apply(tokens[0], p)
+            result = run.apply(prepared[0][1], p)
         except DeviceFailure as exc:
             module.fail_json(msg=exc.msg, raw=run.raw, **exc.extra)
         result.pop("device")
@@ -636,7 +636,7 @@ def main() -> None:
     # list form: every device is processed, then the task fails naming each device that failed
     results: list[dict] = []
     diff: dict[str, dict] = {"before": {}, "after": {}}
-    for entry, tok in zip(entries, tokens, strict=True):
+    for entry, tok in prepared:
         run = DeviceRun(module, executable, entry["device"], entry["params"], entry["array_params"])
         try:
             results.append(run.apply(tok, p))
