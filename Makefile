@@ -6,9 +6,10 @@
 # and:
 #   make plan-demo     plan and render the demo from the intent alone (no NetBox, no Terraform)
 #   make demo-netbox   plan-demo, then record the demo in the local NetBox with `hwaac netbox sync`
+#   make site-demo     apply build/demo with the Ansible collection (playbooks/site.yml), hosts simulated on localhost
 # All install what they need first (Python 3.12 venv in .venv, packages, Debian tools) and can run again.
 
-.PHONY: demo plan-demo demo-netbox test lint bench bootstrap system-deps schema
+.PHONY: demo plan-demo demo-netbox site-demo test lint bench bootstrap system-deps schema
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -27,12 +28,15 @@ demo-netbox: plan-demo system-deps
 	.venv/bin/hwaac netbox up
 	.venv/bin/hwaac netbox sync inventory/demo
 
+site-demo: bootstrap system-deps
+	scripts/site-demo.sh
+
 test: bootstrap system-deps
-	.venv/bin/ruff check src tests benchmarks terraform cdktf
+	.venv/bin/ruff check src tests benchmarks terraform cdktf plugins
 	.venv/bin/pytest -n 2 -q
 
 lint: bootstrap
-	.venv/bin/ruff check src tests benchmarks terraform cdktf
+	.venv/bin/ruff check src tests benchmarks terraform cdktf plugins
 
 schema: bootstrap
 	.venv/bin/hwaac schema -o inventory/fabric.schema.json
