@@ -13,7 +13,12 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from hwaac.apply import bgp_gate, parse_bgp_summary
+try:  # the controller needs the hwaac package (this collection's Python core, same version)
+    from hwaac.apply import bgp_gate, parse_bgp_summary
+
+    HWAAC_IMPORT_ERROR = None
+except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
+    HWAAC_IMPORT_ERROR = exc
 
 MODULE = "aiinfra.hwaac.bgp_sessions"
 
@@ -33,6 +38,9 @@ class ActionModule(ActionBase):
     _requires_connection = True
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        if HWAAC_IMPORT_ERROR is not None:
+            raise AnsibleActionFail(f"aiinfra.hwaac.bgp_sessions needs the hwaac Python package on the controller "
+                                    f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         checked = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)

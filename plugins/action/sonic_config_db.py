@@ -18,15 +18,20 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from hwaac.apply import (
-    OWNED_TABLES,
-    UnsafePatchError,
-    bgp_neighbors,
-    config_patch,
-    table_diffs,
-    tables_changed,
-    target_config,
-)
+try:  # the controller needs the hwaac package (this collection's Python core, same version)
+    from hwaac.apply import (
+        OWNED_TABLES,
+        UnsafePatchError,
+        bgp_neighbors,
+        config_patch,
+        table_diffs,
+        tables_changed,
+        target_config,
+    )
+
+    HWAAC_IMPORT_ERROR = None
+except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
+    HWAAC_IMPORT_ERROR = exc
 
 MODULE = "aiinfra.hwaac.sonic_config_db"
 
@@ -76,6 +81,9 @@ class ActionModule(ActionBase):
         return self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        if HWAAC_IMPORT_ERROR is not None:
+            raise AnsibleActionFail(f"aiinfra.hwaac.sonic_config_db needs the hwaac Python package on the controller "
+                                    f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         self._args = self._validate()

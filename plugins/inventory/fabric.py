@@ -19,7 +19,7 @@ description:
     C(su), C(rail), C(pod) (switches); C(su), C(slot), C(rails), C(planes) (nodes); C(files) (the host's rendered
     files, when O(render_dir) is set); C(status) (from NetBox)."
   - The inventory file name must end in C(.hwaac.yml) or C(.hwaac.yaml).
-author: hwaac maintainers
+author: hwaac maintainers (@aiinfra)
 version_added: 0.1.0
 requirements:
   - the hwaac Python package on the controller (it is this collection's Python core)
@@ -75,6 +75,7 @@ source: plan
 plan_file: ../../build/demo
 render_dir: ../../build/demo
 
+---
 # netbox.hwaac.yml - the same fabric as NetBox holds it (NETBOX_URL and NETBOX_TOKEN from the environment),
 # cached for an hour, with an extra group per switch model
 plugin: aiinfra.hwaac.fabric

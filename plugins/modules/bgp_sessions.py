@@ -20,7 +20,7 @@ description:
   - Read only; runs in check mode too.
   - The output is parsed on the controller by the action plugin (Python package C(hwaac)).
 author:
-  - hwaac maintainers
+  - hwaac maintainers (@aiinfra)
 options:
   neighbors:
     description:
@@ -51,11 +51,14 @@ options:
     default: 5
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Read only.
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   platform:
+    description: Target OS/families that can be operated against.
     platforms: [sonic, linux]
     support: full
     details: Any host with FRR's vtysh.

@@ -18,8 +18,8 @@ description:
     only when its Next Boot value really became the desired one.
   - A value already pending in Next Boot is not set again. A set that mlxconfig accepted (exit 0) but that did not
     reach Next Boot fails the task and names the parameter.
-  - Firmware values take effect only after a reboot or a firmware reset. O(reboot_required) tells whether any
-    managed parameter's Next Boot differs from its Current value, and O(reset_required) says what is needed.
+  - Firmware values take effect only after a reboot or a firmware reset. RV(reboot_required) tells whether any
+    managed parameter's Next Boot differs from its Current value, and RV(reset_required) says what is needed.
   - Array parameters (shown as C(Array[0..7])) are set element by element as C(NAME[i]); the module expands them
     with a C(NAME[lo..hi]) query.
   - Works with C(mstconfig) (mstflint) too, which prints the same tables; see O(executable).
@@ -29,7 +29,7 @@ description:
     message naming every failed device and its parameters, and RV(devices) still holds the result of each device,
     failed or not.
 version_added: "0.1.0"
-author: hwaac maintainers
+author: hwaac maintainers (@aiinfra)
 options:
   device:
     description:
@@ -108,8 +108,10 @@ seealso:
   - module: aiinfra.hwaac.roce_qos
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 """
 
@@ -613,7 +615,7 @@ def main() -> None:
     # every name and value is checked before anything runs
     prepared: list[tuple[dict, dict[str, str]]] = []
     for entry in entries:
-        if any(entry["device"] == done["device"] for done, _ in prepared):
+        if any(entry["device"] == done[0]["device"] for done in prepared):
             module.fail_json(msg=f"device {entry['device']} is listed more than once in devices")
         try:
             prepared.append((entry, prepare(entry["device"], entry["params"], entry["array_params"])))

@@ -31,7 +31,7 @@ description:
     port is processed even when one fails; the task then fails with a message naming every failed port, and
     RV(ports) still holds the result of each port, failed or not.
 version_added: "0.1.0"
-author: hwaac maintainers
+author: hwaac maintainers (@aiinfra)
 options:
   interface:
     description:
@@ -160,8 +160,10 @@ seealso:
   - module: aiinfra.hwaac.mlxconfig
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 """
 

@@ -30,7 +30,7 @@ description:
   - The patch is computed on the controller by the action plugin (Python package C(hwaac)); the part that runs
     on the switch only runs the tools and returns their output.
 author:
-  - hwaac maintainers
+  - hwaac maintainers (@aiinfra)
 options:
   config:
     description:
@@ -81,12 +81,15 @@ options:
     elements: dict
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Reads the running config and returns the patch, the would-be tables and the diff; applies nothing.
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details: One diff per changed table, the table as sorted JSON before and after.
   platform:
+    description: Target OS/families that can be operated against.
     platforms: [sonic]
     support: full
     details: Community SONiC with the generic config updater (sonic-utilities 2021 or later).

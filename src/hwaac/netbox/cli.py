@@ -181,7 +181,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         print(f"hwaac netbox render: {exc}", file=sys.stderr)
         return SYNC_ERROR
     print(f"fabric {plan.intent.fabric.name}: rendered from NetBox into {args.output}: {counts['switches']} switch "
-          f"configs, {counts['hosts']} host folders, {counts['docs']} docs"
+          f"configs, {counts['hosts']} host files, {counts['docs']} docs"
           + (f"; {len(notes)} value(s) differ from the intent and come from NetBox" if notes else
              "; NetBox matches the plan"))
     return EXIT_OK
