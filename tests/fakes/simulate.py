@@ -6,9 +6,9 @@ For each switch of the render folder (``switches/<name>/config_db.json``): ``<ou
 the running CONFIG_DB of a freshly installed SONiC switch (platform metadata, management network, the ports with
 their platform fields only), read and written by the fakes ``sonic-cfggen``, ``config`` and ``vtysh``.
 For each node (``hosts/<name>/nic-roce.json``): ``<out>/<name>/sys`` and ``<out>/<name>/configfs`` (the RoCE sysfs
-and configfs files of its NIC ports at their defaults, :mod:`tests.fakes.sysfs`), ``<out>/<name>/root/etc/netplan``
-with the management interface's own netplan file, and ``<out>/<name>/state`` for the NIC fakes (which start from
-factory defaults).
+and configfs files of its NIC ports at their defaults, :mod:`tests.fakes.sysfs`), a scratch root ``<out>/<name>/root``
+whose netplan folder holds the management interface's own netplan file, and ``<out>/<name>/state`` for the NIC
+fakes (which start from factory defaults).
 
 Existing folders are kept (the simulated hosts remember what earlier runs set), unless ``--reset``.
 The inventory ``inventory/demo/simulated`` points every host at its folder.

@@ -22,6 +22,7 @@ import pytest
 from hwaac.plan import build_plan
 from hwaac.render import render_to_dir
 from hwaac.validate import load_intent
+from tests.fakes.simulate import factory_switch_config
 
 pytestmark = pytest.mark.integration
 
@@ -39,20 +40,6 @@ def plan_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def factory_config(plan_dir: Path, name: str) -> dict[str, Any]:
-    """A freshly installed switch: platform metadata, management network, PORT with the platform's fields only."""
-    rendered = json.loads((plan_dir / "switches" / name / "config_db.json").read_text())
-    return {
-        "DEVICE_METADATA": {"localhost": {"hostname": "sonic", "hwsku": "Mellanox-SN5600-O128",
-                                          "mac": "00:00:5e:00:53:01", "platform": "x86_64-nvidia_sn5600-r0"}},
-        "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
-        "MGMT_PORT": {"eth0": {"alias": "eth0", "admin_status": "up"}},
-        "PORT": {k: {f: v for f, v in e.items() if f in ("alias", "lanes", "speed", "index")}
-                 for k, e in rendered["PORT"].items()},
-        "FEATURE": {"bgp": {"state": "enabled"}},
-    }
-
-
 class Fabric:
     """Fake switches and an inventory that names them."""
 
@@ -61,7 +48,8 @@ class Fabric:
         for name in switches:
             state = self.state(name)
             state.mkdir(parents=True)
-            (state / "config_db.json").write_text(json.dumps(factory_config(plan_dir, name)))
+            rendered = json.loads((plan_dir / "switches" / name / "config_db.json").read_text())
+            (state / "config_db.json").write_text(json.dumps(factory_switch_config(rendered)))
         hosts = {name: {} for name in switches}
         inventory = {"all": {"children": {"switches": {"hosts": hosts, "vars": {
             "ansible_connection": "local",

@@ -109,6 +109,7 @@ from ansible_collections.aiinfra.hwaac.plugins.action.sonic_config_db import Act
 from hwaac.plan import build_plan  # noqa: E402
 from hwaac.render.sonic import render_config_db  # noqa: E402
 from hwaac.validate import load_intent  # noqa: E402
+from tests.fakes.simulate import factory_switch_config  # noqa: E402
 
 LEAF = "leaf-p0-su01-r0"
 PRE_PUSH = ["sonic-cfggen -d --print-data"]
@@ -125,18 +126,9 @@ def desired(name: str = LEAF) -> dict[str, Any]:
 
 
 def factory(name: str = LEAF) -> dict[str, Any]:
-    """A freshly installed switch: platform metadata, management, PORT without hwaac's fields, FEATURE."""
-    d = desired(name)
-    return {
-        "DEVICE_METADATA": {"localhost": {"hostname": "sonic", "hwsku": "Mellanox-SN5600-O128",
-                                          "mac": "00:00:5e:00:53:01", "platform": "x86_64-nvidia_sn5600-r0"}},
-        "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
-        "MGMT_PORT": {"eth0": {"alias": "eth0", "admin_status": "up"}},
-        "PORT": {k: {f: v for f, v in e.items() if f in ("alias", "lanes", "speed", "index")}
-                 for k, e in d["PORT"].items()},
-        "INTERFACE": {"Ethernet0": {}, "Ethernet0|10.0.0.0/31": {}},
-        "FEATURE": {"bgp": {"state": "enabled"}},
-    }
+    """A freshly installed switch (tests.fakes.simulate), plus a factory address on Ethernet0 that the push must
+    remove (INTERFACE is a table hwaac owns)."""
+    return {**factory_switch_config(desired(name)), "INTERFACE": {"Ethernet0": {}, "Ethernet0|10.0.0.0/31": {}}}
 
 
 @pytest.fixture
