@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.unit.ansible.module_run import run_module
 
 REPO = Path(__file__).resolve().parents[3]
 FAKE_BIN = REPO / "tests" / "fakes" / "bin"
@@ -58,21 +59,8 @@ class Host:
             "state_dir": str(self.tmp / "module-state"),
             "boot_id_path": str(self.state / "boot_id"),
             **module_args,
-            "_ansible_check_mode": check,
-            "_ansible_diff": True,
         }
-        path = self.tmp / f"args{self.calls}.json"
-        path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
-        proc = subprocess.run(
-            [sys.executable, "-m", "ansible_collections.aiinfra.hwaac.plugins.modules.mlxconfig", str(path)],
-            cwd=REPO,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert proc.stdout, proc.stderr
-        return json.loads(proc.stdout)
+        return run_module("mlxconfig", args, self.tmp / f"args{self.calls}.json", self.env, check=check)
 
     def tool(self, *args: str) -> str:
         return subprocess.run(["mlxconfig", *args], env=self.env, capture_output=True, text=True, check=True).stdout

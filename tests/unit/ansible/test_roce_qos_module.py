@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.sysfs import build_roce_tree
+from tests.unit.ansible.module_run import run_module
 
 REPO = Path(__file__).resolve().parents[3]
 FAKE_BIN = REPO / "tests" / "fakes" / "bin"
@@ -48,21 +48,8 @@ class Host:
             "sysfs_root": str(self.sys),
             "configfs_root": str(self.cfg),
             **params,
-            "_ansible_check_mode": check,
-            "_ansible_diff": True,
         }
-        path = self.tmp / f"args{self.calls}.json"
-        path.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
-        proc = subprocess.run(
-            [sys.executable, "-m", "ansible_collections.aiinfra.hwaac.plugins.modules.roce_qos", str(path)],
-            cwd=REPO,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert proc.stdout, proc.stderr
-        return json.loads(proc.stdout)
+        return run_module("roce_qos", args, self.tmp / f"args{self.calls}.json", self.env, check=check)
 
     def tool(self, *cmd: str) -> str:
         return subprocess.run(list(cmd), env=self.env, capture_output=True, text=True, check=True).stdout
