@@ -1,0 +1,119 @@
+"""The shapes every health parser and check returns: a status, findings with fault codes, and UNKNOWN reasons.
+
+Rules every parser in :mod:`hwaac.health.parsers` follows (``burn-in-health.md`` §0: version drift breaks parsers,
+exit codes lie):
+
+- a parser is a pure function ``parse_<what>(raw: str, *, version: str | None = None, ...) -> <Typed result>``;
+  it never raises on bad tool output: what it cannot read becomes an entry of ``unknown`` (a reason in words,
+  naming the line or field), and a value it cannot trust (a placeholder such as ``[N/A]``, a DCGM blank sentinel, a
+  saturated legacy counter) is ``None`` with a reason, never 0 and never healthy;
+- a parser never infers PASS from an exit code; an exit code only ever makes a result worse;
+- a typed result's :meth:`ToolResult.status` is UNKNOWN when anything needed was unreadable, FAIL or WARN when the
+  tool itself reported a failure or warning (DCGM ``Fail``, gpu-burn ``FAULTY``, nccl-tests ``#wrong`` > 0, an
+  XID line...), and PASS only when the output was read completely and reports nothing wrong. Thresholds (rates,
+  counts) are not applied by parsers but by :mod:`hwaac.health.checks` against a SKU profile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
+
+
+class Status(IntEnum):
+    """A verdict, ordered so that ``max()`` of several is the node's: PASS < WARN < UNKNOWN < FAIL.
+
+    UNKNOWN ranks above WARN because a node whose health cannot be read must not take jobs; it ranks below FAIL
+    because it alone is no evidence for quarantine or RMA.
+    """
+
+    PASS = 0
+    WARN = 1
+    UNKNOWN = 2
+    FAIL = 3
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Action(StrEnum):
+    """What to do about a fault, mildest first (the decision ladder of ``burn-in-health.md`` §6; the XID actions of
+    NVIDIA's machine-readable map, NVSentinel ``xiderrorsmapping.csv``, fold into these)."""
+
+    NONE = "none"
+    RESTART_APP = "restart_app"
+    RESET_GPU = "reset_gpu"
+    REBOOT = "reboot"
+    CHECK_LINK = "check_link"  # reseat or replace the optic/cable; both ends of the link are named
+    RETEST = "retest"  # the output was unreadable or incomplete: run the check again
+    RMA = "rma"
+
+
+ACTION_ORDER = {a: i for i, a in enumerate(Action)}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One observation that is not plain health: a fault, a warning or an UNKNOWN.
+
+    Attributes:
+        code: stable fault code, upper snake case prefixed by the area: ``GPU_ROW_REMAP_PENDING``,
+            ``GPU_XID_79``, ``NIC_LINK_DOWN``, ``NCCL_BUSBW_LOW``, ``PARSE_UNREADABLE``...
+        status: WARN, UNKNOWN or FAIL (a PASS finding is never recorded).
+        message: one sentence a person can act on, with the measured value and the limit and their units.
+        subject: what it is about: ``gpu0`` / ``gpu 0000:18:00.0``, ``mlx5_3 port 1``, ``node01``... ("" = the node).
+        evidence: the raw output excerpt that shows it (a line or a few), kept as recorded.
+        action: the recommended action.
+    """
+
+    code: str
+    status: Status
+    message: str
+    subject: str = ""
+    evidence: str = ""
+    action: Action = Action.NONE
+
+
+@dataclass
+class ToolResult:
+    """Base of every parser's typed result.
+
+    Attributes:
+        tool: the tool and view, e.g. ``nvidia-smi -q -x``, ``dcgmi diag``, ``ibstat``.
+        version: the tool version read from the output or given by the caller ("" when unknown).
+        unknown: reasons the output could not be read completely (each names the line, field or key).
+        findings: faults and warnings the tool itself reported (not threshold checks).
+    """
+
+    tool: str
+    version: str = ""
+    unknown: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    def status(self) -> Status:
+        """Worst of the findings; UNKNOWN when anything was unreadable and nothing worse was found."""
+        worst = max((f.status for f in self.findings), default=Status.PASS)
+        if self.unknown:
+            worst = max(worst, Status.UNKNOWN)
+        return worst
+
+    def unknown_findings(self) -> list[Finding]:
+        """The ``unknown`` reasons as UNKNOWN findings (code ``PARSE_UNREADABLE``, action RETEST)."""
+        return [
+            Finding("PARSE_UNREADABLE", Status.UNKNOWN, f"{self.tool}: {reason}", action=Action.RETEST)
+            for reason in self.unknown
+        ]
+
+    def all_findings(self) -> list[Finding]:
+        """``findings`` followed by :meth:`unknown_findings`."""
+        return [*self.findings, *self.unknown_findings()]
+
+
+def worst(statuses: list[Status] | tuple[Status, ...]) -> Status:
+    """The worst status (PASS for none)."""
+    return max(statuses, default=Status.PASS)
+
+
+def strongest(actions: list[Action]) -> Action:
+    """The strongest recommended action (NONE for none), by the order of :class:`Action`."""
+    return max(actions, key=ACTION_ORDER.__getitem__, default=Action.NONE)
