@@ -36,7 +36,8 @@ ENDPOINT = {"tags": "extras.tags", "custom-fields": "extras.custom_fields", "sit
             "asn-ranges": "ipam.asn_ranges", "asns": "ipam.asns", "devices": "dcim.devices",
             "prefixes": "ipam.prefixes", "cables": "dcim.cables", "ip-addresses": "ipam.ip_addresses",
             "interfaces": "dcim.interfaces", "cable-terminations": "dcim.cable_terminations",
-            "locations": "dcim.locations", "roles": "ipam.roles", "vrfs": "ipam.vrfs"}
+            "locations": "dcim.locations", "roles": "ipam.roles", "vrfs": "ipam.vrfs",
+            "journal-entries": "extras.journal_entries"}
 READ_THREADS = 3  # object types read side by side (NetBox serialises while the client parses)
 ID_CHUNK = 150  # ids per filtered read: keeps the request line well under gunicorn's 4094 bytes
 

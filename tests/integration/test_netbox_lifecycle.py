@@ -1,0 +1,173 @@
+"""Node lifecycle against a real NetBox: every transition, its journal evidence, refusals, dry run, the circuit
+breaker, and a failed journal write that leaves NetBox as it was.
+
+The fabric (``lifecycle.yml``: 1 SU of 12 nodes x 2 rails) is synced once into the module's fresh database; each
+test moves its own nodes (xdist may run the module's tests on two workers, each with its own database).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pynetbox
+import pytest
+
+from hwaac.health.lifecycle import BreakerPolicy, State
+from hwaac.netbox import lifecycle as lc
+from hwaac.netbox.instances import Instance
+from hwaac.netbox.lifecycle import Evidence, LifecycleError, TransitionRequest, apply_transitions, device_journal
+from hwaac.netbox.sync import sync_plan
+from hwaac.netbox.sync.engine import Client
+from hwaac.plan import build_plan
+from hwaac.validate import load_intent
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+INTENT = REPO / "tests/fixtures/intents/valid/lifecycle.yml"
+PLAN = build_plan(load_intent(INTENT))
+NODES = sorted(n.name for n in PLAN.nodes)
+
+
+@pytest.fixture(scope="module")
+def fabric(netbox_db: Instance) -> Iterator[tuple[Instance, pynetbox.api]]:
+    sync_plan(PLAN, netbox_db.url, netbox_db.token)
+    yield netbox_db, pynetbox.api(netbox_db.url, token=netbox_db.token)
+
+
+def move(nb: Instance, device: str, to: State, *, mode: lc.Mode = "enforce", **kw: object) -> lc.LifecycleReport:
+    return apply_transitions(Client(nb.url, nb.token), [TransitionRequest(device, to, f"test: to {to.value}")],
+                             mode=mode, fabric="lifecycle", **kw)
+
+
+def status_and_field(api: pynetbox.api, device: str) -> tuple[str, str | None]:
+    d = api.dcim.devices.get(name=device)
+    return d.status.value, d.custom_fields.get("hwaac_lifecycle")
+
+
+def test_every_transition_sets_status_field_and_one_journal_entry(fabric: tuple[Instance, pynetbox.api]) -> None:
+    nb, api = fabric
+    node = NODES[0]
+    assert status_and_field(api, node) == ("planned", None)  # as the sync created it
+    path = [(State.BURN_IN, "staged"), (State.PRODUCTION, "active"), (State.QUARANTINE, "offline"),
+            (State.BURN_IN, "staged"), (State.PRODUCTION, "active"), (State.QUARANTINE, "offline"),
+            (State.RMA, "failed"), (State.RETURNED, "inventory"), (State.BURN_IN, "staged")]
+    previous = "planned"
+    for i, (state, status) in enumerate(path, 1):
+        rep = move(nb, node, state)
+        (out,) = rep.outcomes
+        assert (out.from_state, out.to_state, out.result) == (previous, state.value, "moved")
+        assert status_and_field(api, node) == (status, state.value)
+        journal = device_journal(Client(nb.url, nb.token), node)
+        assert len(journal) == i
+        assert journal[-1]["comments"].startswith(f"**hwaac lifecycle: {previous} -> {state.value}**")
+        assert journal[-1]["kind"] == lc.JOURNAL_KIND[state]
+        # a second run of the same move changes nothing and writes no second entry
+        again = move(nb, node, state)
+        assert [o.result for o in again.outcomes] == ["unchanged"] and not again.changed
+        assert len(device_journal(Client(nb.url, nb.token), node)) == i
+        previous = state.value
+
+
+def test_refusals_write_nothing(fabric: tuple[Instance, pynetbox.api]) -> None:
+    nb, api = fabric
+    node = NODES[1]
+    with pytest.raises(LifecycleError, match=rf"{node}: planned -> production is not a lifecycle transition; "
+                                             r"from planned a node may go to: burn_in"):
+        move(nb, node, State.PRODUCTION)
+    with pytest.raises(LifecycleError, match="gpu-nowhere: no such device"):
+        move(nb, "gpu-nowhere", State.BURN_IN)
+    # a device a person created (same site, type and role, no hwaac tag) is not hwaac's to move
+    template = api.dcim.devices.get(name=node)
+    api.dcim.devices.create(name="gpu-by-hand", site=template.site.id, device_type=template.device_type.id,
+                            role=template.role.id, status="planned")
+    with pytest.raises(LifecycleError, match="gpu-by-hand: not owned by hwaac"):
+        apply_transitions(Client(nb.url, nb.token), [TransitionRequest("gpu-by-hand", State.BURN_IN, "t"),
+                                                     TransitionRequest(node, State.BURN_IN, "t")], mode="enforce")
+    # the refusal of one device stopped the whole batch: the owned node did not move either
+    assert status_and_field(api, node) == ("planned", None)
+    assert status_and_field(api, "gpu-by-hand") == ("planned", None)
+    assert device_journal(Client(nb.url, nb.token), node) == []
+
+
+def test_dry_run_reports_and_writes_nothing(fabric: tuple[Instance, pynetbox.api]) -> None:
+    nb, api = fabric
+    client = Client(nb.url, nb.token)
+    nodes = NODES[2:4]
+    rep = apply_transitions(client, [TransitionRequest(n, State.BURN_IN, "burn-in starts") for n in nodes])
+    assert rep.mode == "dry_run" and not rep.changed
+    assert [(o.device, o.result) for o in rep.outcomes] == [(n, "would_move") for n in nodes]
+    assert set(rep.requests) == {"GET"}
+    assert {status_and_field(api, n) for n in nodes} == {("planned", None)}
+
+
+def test_quarantine_journal_holds_evidence_and_both_link_ends(fabric: tuple[Instance, pynetbox.api]) -> None:
+    nb, _api = fabric
+    node = NODES[4]
+    move(nb, node, State.BURN_IN)
+    host_links = {lk.a_port: lk for lk in PLAN.links if lk.kind == "host" and lk.a_device == node}
+    dead = sorted(host_links)[-1]  # the node's last rail
+    evidence = Evidence(
+        verdict="FAIL", codes=["NIC_PORT_DOWN", "GPU_ROW_REMAP_PENDING"], action="reset_gpu",
+        findings=[{"code": "NIC_PORT_DOWN", "status": "FAIL", "subject": "mlx5_1 port 1", "message": "port Down"}],
+        raw={"ibstat": "CA 'mlx5_1'\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tRate: 10"},
+        gpu_serials={"0": "1650000000001"}, nic_serials={"mlx5_1": "MT0000X00001"}, failing_interfaces=[dead])
+    rep = apply_transitions(Client(nb.url, nb.token), [TransitionRequest(node, State.QUARANTINE, "burn-in FAIL",
+                                                                         evidence)],
+                            mode="enforce", fabric="lifecycle")
+    assert [o.result for o in rep.outcomes] == ["moved"]
+    entry = device_journal(Client(nb.url, nb.token), node)[-1]
+    text, stored = entry["comments"], entry["evidence"]
+    link = host_links[dead]
+    assert f"- {node} {dead} <-> {link.b_device} {link.b_port} (cable {link.cable_id})" in text
+    assert "State: Down" in text and "GPU serials: 0 1650000000001" in text and "mlx5_1 MT0000X00001" in text
+    assert stored["codes"] == ["NIC_PORT_DOWN", "GPU_ROW_REMAP_PENDING"]
+    assert stored["links"] == [{"interface": dead, "peer_device": link.b_device, "peer_interface": link.b_port,
+                                "cable": link.cable_id}]
+    assert entry["kind"] == "warning"
+
+
+def test_circuit_breaker_stops_a_mass_quarantine(fabric: tuple[Instance, pynetbox.api]) -> None:
+    nb, api = fabric
+    pool = NODES[5:9]  # the breaker's pool: 4 nodes, at most 2 quarantined per 5 minutes
+    apply_transitions(Client(nb.url, nb.token), [TransitionRequest(n, State.BURN_IN, "t") for n in pool],
+                      mode="enforce")
+    policy = BreakerPolicy(max_share=0.5, window=timedelta(minutes=5))
+
+    def quarantine(names: list[str], now: datetime | None = None) -> lc.LifecycleReport:
+        return apply_transitions(Client(nb.url, nb.token),
+                                 [TransitionRequest(n, State.QUARANTINE, "burn-in FAIL") for n in names],
+                                 mode="enforce", pool=pool, breaker=policy, now=now)
+
+    rep = quarantine(pool[:3])
+    assert rep.breaker is not None and rep.breaker.tripped and rep.breaker.allowed == 2
+    assert {o.result for o in rep.outcomes} == {"blocked"} and rep.alerts
+    assert {status_and_field(api, n)[0] for n in pool} == {"staged"}  # nobody quarantined
+
+    rep = quarantine(pool[:2])
+    assert not rep.breaker.tripped and [o.result for o in rep.outcomes] == ["moved", "moved"]
+    # two made in this window: a third trips, counted from the journal entries NetBox holds
+    rep = quarantine(pool[2:3])
+    assert rep.breaker.tripped and rep.breaker.recent == 2 and status_and_field(api, pool[2])[0] == "staged"
+    # after the window the third is allowed
+    later = datetime.now(UTC) + timedelta(minutes=6)
+    rep = quarantine(pool[2:3], now=later)
+    assert not rep.breaker.tripped and [o.result for o in rep.outcomes] == ["moved"]
+
+
+def test_failed_journal_write_moves_devices_back(fabric: tuple[Instance, pynetbox.api],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    nb, api = fabric
+    node = NODES[9]
+    move(nb, node, State.BURN_IN)
+    # the journal endpoint answers 404: the real NetBox refuses the POST after the real PATCH went through
+    from hwaac.netbox.sync import engine
+
+    monkeypatch.setitem(engine.ENDPOINT, "journal-entries", "extras.journal_entries_missing")
+    with pytest.raises(LifecycleError, match=rf"moved back, NetBox is as before: {node}"):
+        move(nb, node, State.PRODUCTION)
+    monkeypatch.undo()
+    assert status_and_field(api, node) == ("staged", "burn_in")
+    assert len(device_journal(Client(nb.url, nb.token), node)) == 1
