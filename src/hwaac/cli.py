@@ -174,6 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_netbox(sub)
 
+    from hwaac.health.cli import register as register_node
+
+    register_node(sub)
+
     tf = sub.add_parser("terraform", help="the Terraform provider aiinfra/hwaac")
     tf_sub = tf.add_subparsers(dest="tf_command", required=True)
     m = tf_sub.add_parser("mirror", help="build the provider into a local mirror and write a CLI configuration "

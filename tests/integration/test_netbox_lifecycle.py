@@ -7,6 +7,10 @@ test moves its own nodes (xdist may run the module's tests on two workers, each 
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,6 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 INTENT = REPO / "tests/fixtures/intents/valid/lifecycle.yml"
 PLAN = build_plan(load_intent(INTENT))
 NODES = sorted(n.name for n in PLAN.nodes)
+BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module")
@@ -171,3 +176,60 @@ def test_failed_journal_write_moves_devices_back(fabric: tuple[Instance, pynetbo
     monkeypatch.undo()
     assert status_and_field(api, node) == ("staged", "burn_in")
     assert len(device_journal(Client(nb.url, nb.token), node)) == 1
+
+
+def hwaac(nb: Instance, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NETBOX_URL": nb.url, "NETBOX_TOKEN": nb.token}
+    r = subprocess.run([str(BIN / "hwaac"), *args], env=env, capture_output=True, text=True, timeout=120)
+    assert nb.token not in r.stdout + r.stderr
+    return r
+
+
+def test_cli_move_journal_and_rma_report(fabric: tuple[Instance, pynetbox.api], tmp_path: Path) -> None:
+    nb, api = fabric
+    node = NODES[10]
+    r = hwaac(nb, "node", "move", node, "--to", "burn_in", "--reason", "racked", "--fabric", "lifecycle")
+    assert r.returncode == 0, r.stderr
+    assert f"{node}: planned -> burn_in: would_move (racked)" in r.stdout and "dry run: nothing written" in r.stdout
+    assert status_and_field(api, node) == ("planned", None)
+    r = hwaac(nb, "node", "move", node, "--to", "burn_in", "--reason", "racked", "--fabric", "lifecycle", "--enforce")
+    assert r.returncode == 0 and f"{node}: planned -> burn_in: moved" in r.stdout, r.stderr
+    assert status_and_field(api, node) == ("staged", "burn_in")
+
+    evidence = tmp_path / "evidence.json"
+    evidence.write_text(json.dumps({
+        "verdict": "FAIL", "codes": ["GPU_ROW_REMAP_PENDING"], "action": "reset_gpu",
+        "gpu_serials": {"3": "1650000000004"}, "raw": {"nvidia-smi -q -x": "<remapped_rows_pending>Yes</...>"},
+        "findings": [{"code": "GPU_ROW_REMAP_PENDING", "status": "FAIL", "subject": "gpu3", "message": "pending"}]}))
+    r = hwaac(nb, "node", "move", node, "--to", "quarantine", "--reason", "burn-in FAIL", "--evidence",
+              str(evidence), "--pool", *NODES[10:12], "--enforce")
+    assert r.returncode == 0 and "moved" in r.stdout, r.stdout + r.stderr
+    r = hwaac(nb, "node", "move", node, "--to", "rma", "--reason", "remap pending after reset", "--enforce")
+    assert r.returncode == 0, r.stderr
+
+    r = hwaac(nb, "node", "journal", node)
+    assert r.returncode == 0 and r.stdout.count("--- ") == 3 and "quarantine -> rma" in r.stdout
+
+    r = hwaac(nb, "node", "rma-report", node, "-o", str(tmp_path / "rma"))
+    assert r.returncode == 0, r.stderr
+    report = json.loads((tmp_path / "rma" / f"{node}.rma.json").read_text())
+    assert report["device"]["name"] == node and report["device"]["lifecycle"] == "rma"
+    assert report["fault_codes"] == ["GPU_ROW_REMAP_PENDING"] and report["gpu_serials"] == {"3": "1650000000004"}
+    assert [e["move"] for e in report["events"]] == ["planned -> burn_in", "burn_in -> quarantine",
+                                                     "quarantine -> rma"]
+    md = (tmp_path / "rma" / f"{node}.rma.md").read_text()
+    assert f"# RMA report: {node}" in md and "| 3 | 1650000000004 |" in md and "<remapped_rows_pending>Yes" in md
+
+
+def test_cli_refusals_exit_nonzero_and_name_the_problem(fabric: tuple[Instance, pynetbox.api],
+                                                        tmp_path: Path) -> None:
+    nb, _api = fabric
+    node = NODES[11]
+    r = hwaac(nb, "node", "move", node, "--to", "production", "--reason", "x", "--enforce")
+    assert r.returncode == 2 and "planned -> production is not a lifecycle transition" in r.stderr
+    r = hwaac(nb, "node", "move", node, "--to", "prod", "--reason", "x")
+    assert r.returncode == 2 and "--to: 'prod' is not a lifecycle state; valid: planned, burn_in" in r.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"verdikt": "FAIL"}')
+    r = hwaac(nb, "node", "move", node, "--to", "burn_in", "--reason", "x", "--evidence", str(bad))
+    assert r.returncode != 0 and "unknown key(s) verdikt" in r.stderr

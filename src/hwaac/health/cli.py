@@ -1,0 +1,132 @@
+"""``hwaac node move|journal|rma-report``: GPU node lifecycle in NetBox (see :mod:`hwaac.netbox.lifecycle`).
+
+Exit status: 0 ok; 2 usage, connection or refused change (every refusal is listed; nothing written);
+6 the circuit breaker tripped (no quarantine made; the alert is printed).
+The NetBox comes from ``NETBOX_URL``/``NETBOX_TOKEN`` or is the local one; the token is never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+EXIT_OK, EXIT_ERROR, EXIT_BREAKER = 0, 2, 6
+
+
+def _client():
+    from hwaac.netbox.connection import netbox_target
+    from hwaac.netbox.sync.engine import Client
+
+    target = netbox_target()
+    client = Client(target.url, target.token)
+    client.probe()
+    return client
+
+
+def _evidence(path: str | None):
+    from hwaac.netbox.lifecycle import Evidence
+
+    if not path:
+        return Evidence()
+    try:
+        raw = json.loads(Path(path).read_text())
+    except ValueError as exc:
+        raise SystemExit(f"hwaac: --evidence {path}: not JSON ({exc})") from None
+    known = set(Evidence.__dataclass_fields__) - {"links"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise SystemExit(f"hwaac: --evidence {path}: unknown key(s) {', '.join(unknown)}; "
+                         f"valid: {', '.join(sorted(known))}")
+    return Evidence(**raw)
+
+
+def cmd_move(args: argparse.Namespace) -> int:
+    from hwaac.health.lifecycle import BreakerPolicy, TransitionError, parse_state
+    from hwaac.netbox.lifecycle import LifecycleError, TransitionRequest, apply_transitions
+
+    try:
+        target = parse_state(args.to, field="--to")
+        policy = BreakerPolicy(args.max_share, timedelta(seconds=args.window_seconds))
+    except (TransitionError, ValueError) as exc:
+        print(f"hwaac: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    evidence = _evidence(args.evidence)
+    requests = [TransitionRequest(n, target, args.reason, evidence) for n in args.nodes]
+    try:
+        rep = apply_transitions(_client(), requests, mode="enforce" if args.enforce else "dry_run",
+                                fabric=args.fabric, pool=args.pool or None, breaker=policy)
+    except LifecycleError as exc:
+        print(f"hwaac: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    for o in rep.outcomes:
+        print(f"{o.device}: {o.from_state} -> {o.to_state}: {o.result}" + (f" ({o.message})" if o.message else ""))
+    if rep.breaker:
+        print(f"circuit breaker: {rep.breaker.message}")
+    if rep.mode == "dry_run":
+        print("dry run: nothing written (add --enforce to write)")
+    return EXIT_BREAKER if rep.alerts else EXIT_OK
+
+
+def cmd_journal(args: argparse.Namespace) -> int:
+    from hwaac.netbox.lifecycle import device_journal
+
+    for e in device_journal(_client(), args.node):
+        print(f"--- {e['created']} ({e['kind']}) journal entry {e['id']}")
+        print(e["comments"] if args.full else e["comments"].split("\n\nEvidence:", 1)[0])
+    return EXIT_OK
+
+
+def cmd_rma_report(args: argparse.Namespace) -> int:
+    from hwaac.health.rma import rma_markdown, rma_report
+    from hwaac.netbox.lifecycle import LIFECYCLE_FIELD, device_journal
+
+    client = _client()
+    recs = client.read("devices", "id,name,serial,site,status,device_type,custom_fields", name=args.node)
+    if not recs:
+        print(f"hwaac: {args.node}: no such device in NetBox", file=sys.stderr)
+        return EXIT_ERROR
+    r = recs[0]
+    device = {"name": r["name"], "serial": r.get("serial") or "", "site": (r.get("site") or {}).get("name", ""),
+              "status": (r.get("status") or {}).get("value", ""),
+              "device_type": (r.get("device_type") or {}).get("model", ""),
+              "lifecycle": (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD) or ""}
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    report = rma_report(device, device_journal(client, args.node), generated=now)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{args.node}.rma.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    (out / f"{args.node}.rma.md").write_text(rma_markdown(report))
+    print(f"wrote {out / (args.node + '.rma.md')} and .json ({len(report['events'])} event(s), "
+          f"fault codes: {', '.join(report['fault_codes']) or 'none'})")
+    return EXIT_OK
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``hwaac node ...`` to the main parser."""
+    node = sub.add_parser("node", help="GPU node lifecycle in NetBox: move, journal, RMA report")
+    ns = node.add_subparsers(dest="node_command", required=True)
+
+    mv = ns.add_parser("move", help="move nodes to a lifecycle state (dry run unless --enforce)")
+    mv.add_argument("nodes", nargs="+", help="device names")
+    mv.add_argument("--to", required=True, help="planned | burn_in | production | quarantine | rma | returned")
+    mv.add_argument("--reason", required=True, help="why, for the journal entry")
+    mv.add_argument("--evidence", help="a JSON file of evidence (keys of hwaac.netbox.lifecycle.Evidence)")
+    mv.add_argument("--fabric", help="the nodes must be this fabric's; its GPU nodes are the breaker's pool")
+    mv.add_argument("--pool", nargs="*", help="the circuit breaker's pool (device names) instead of the fabric")
+    mv.add_argument("--max-share", type=float, default=0.5, help="breaker: share of the pool per window (0.5)")
+    mv.add_argument("--window-seconds", type=float, default=300, help="breaker: sliding window, seconds (300)")
+    mv.add_argument("--enforce", action="store_true", help="write to NetBox (default: dry run)")
+    mv.set_defaults(func=cmd_move)
+
+    jr = ns.add_parser("journal", help="print hwaac's journal entries of a node, oldest first")
+    jr.add_argument("node")
+    jr.add_argument("--full", action="store_true", help="include the evidence JSON")
+    jr.set_defaults(func=cmd_journal)
+
+    rma = ns.add_parser("rma-report", help="write NODE.rma.md and NODE.rma.json from the node's journal")
+    rma.add_argument("node")
+    rma.add_argument("-o", "--output", required=True, help="output folder")
+    rma.set_defaults(func=cmd_rma_report)
