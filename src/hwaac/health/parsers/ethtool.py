@@ -1,0 +1,190 @@
+"""RoCE netdev counters from ``ethtool -S <netdev>`` on mlx5 (ConnectX-4 and later).
+
+Every ``name: value`` line becomes an int in :attr:`EthtoolStats.counters`; the counters a RoCE health check reads
+are named as properties (``burn-in-health.md`` §4; meanings and units from the kernel's
+``Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst``). No thresholds are applied here:
+pause and discard rates are judged by a later check from two readings, with the same growth arithmetic as the
+InfiniBand counters (:func:`ethtool_growth`, built on :func:`hwaac.health.parsers.infiniband.counter_growth`).
+
+A counter the driver does not print is ``None`` in the named properties, not an UNKNOWN: mlx5 prints the
+per-priority pause counters only for priorities with PFC enabled, the global pause counters only with global pause
+on, and the CNP counters (``np_cnp_sent``, ``rp_cnp_handled``) live in ``/sys/class/infiniband/*/ports/*/hw_counters``
+rather than ``ethtool -S`` on most kernels. A check that requires one must say so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from hwaac.health.parsers.infiniband import CounterGrowth, counter_growth
+from hwaac.health.result import ToolResult
+
+_HEADER = "NIC statistics:"
+_PRIO = re.compile(r"^(rx|tx)_prio(\d)_(pause|pause_duration|pause_transition|discards|buf_discard|cong_discard)$")
+# Messages ethtool prints instead of statistics (ethtool.c do_gnicstats / netlink/stats.c).
+_ERRORS = re.compile(r"(Cannot get|no stats available|Operation not supported|No such device|netlink error)", re.I)
+_MAX_LINE_REASONS = 5
+
+# Counters whose growth means lost or damaged traffic or a failing link (mlx5 counters.rst type "Error", link and
+# port level). rx_corrected_bits_phy and rx_err_lane_*_phy are left out: with RS-FEC they grow on healthy links, and
+# a check compares their rate with rx_bits_phy instead.
+ERROR_COUNTERS = (
+    "rx_crc_errors_phy",
+    "rx_symbol_err_phy",
+    "rx_pcs_symbol_err_phy",
+    "rx_discards_phy",
+    "tx_discards_phy",
+    "rx_out_of_buffer",
+    "link_down_events_phy",
+    "tx_pause_storm_error_events",
+    "module_bus_stuck",
+    "module_high_temp",
+    "module_bad_shorted",
+)
+
+
+@dataclass
+class EthtoolStats(ToolResult):
+    """``ethtool -S`` counters of one netdev.
+
+    Attributes:
+        netdev: the interface name given by the caller ("" when not given; ethtool does not print it).
+        counters: every counter by name as printed (events, packets or bytes as the name says; ``*_duration`` in
+            microseconds; ``outbound_pci_stalled_rd``/``_wr`` are percentages, gauges rather than counters).
+    """
+
+    tool: str = "ethtool -S"
+    netdev: str = ""
+    counters: dict[str, int] = field(default_factory=dict)
+
+    def _get(self, name: str) -> int | None:
+        return self.counters.get(name)
+
+    def _per_prio(self, direction: str, kind: str) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for name, value in self.counters.items():
+            m = _PRIO.match(name)
+            if m and m.group(1) == direction and m.group(3) == kind:
+                out[int(m.group(2))] = value
+        return out
+
+    @property
+    def rx_pause(self) -> dict[int, int]:
+        """``rx_prioN_pause`` by priority N: PFC pause frames received (the network asks us to stop)."""
+        return self._per_prio("rx", "pause")
+
+    @property
+    def tx_pause(self) -> dict[int, int]:
+        """``tx_prioN_pause`` by priority N: PFC pause frames sent (our receive side is congested)."""
+        return self._per_prio("tx", "pause")
+
+    @property
+    def rx_pause_duration_us(self) -> dict[int, int]:
+        """``rx_prioN_pause_duration`` by priority N, microseconds the port did not send on that priority."""
+        return self._per_prio("rx", "pause_duration")
+
+    @property
+    def tx_pause_duration_us(self) -> dict[int, int]:
+        """``tx_prioN_pause_duration`` by priority N, microseconds of pause requested from the peer."""
+        return self._per_prio("tx", "pause_duration")
+
+    @property
+    def rx_discards_phy(self) -> int | None:
+        """Packets dropped at the physical port for lack of buffers (adapter congested)."""
+        return self._get("rx_discards_phy")
+
+    @property
+    def tx_discards_phy(self) -> int | None:
+        """Packets discarded on transmission (link down, head-of-line drop, pause from the network)."""
+        return self._get("tx_discards_phy")
+
+    @property
+    def rx_out_of_buffer(self) -> int | None:
+        """Times a receive queue had no software buffer for incoming traffic."""
+        return self._get("rx_out_of_buffer")
+
+    @property
+    def rx_crc_errors_phy(self) -> int | None:
+        """Packets received with FCS errors at the physical port (cable, optic or FEC trouble)."""
+        return self._get("rx_crc_errors_phy")
+
+    @property
+    def rx_symbol_err_phy(self) -> int | None:
+        """Packets dropped for physical coding (symbol) errors."""
+        return self._get("rx_symbol_err_phy")
+
+    @property
+    def rx_pcs_symbol_err_phy(self) -> int | None:
+        """Symbol errors FEC did not correct (traffic was lost)."""
+        return self._get("rx_pcs_symbol_err_phy")
+
+    @property
+    def rx_corrected_bits_phy(self) -> int | None:
+        """Bits corrected by FEC; judge as a rate against ``rx_bits_phy``."""
+        return self._get("rx_corrected_bits_phy")
+
+    @property
+    def link_down_events_phy(self) -> int | None:
+        """Times the link went down (flapping)."""
+        return self._get("link_down_events_phy")
+
+    @property
+    def np_cnp_sent(self) -> int | None:
+        """CNPs sent as notification point (when the driver prints it here)."""
+        return self._get("np_cnp_sent")
+
+    @property
+    def rp_cnp_handled(self) -> int | None:
+        """CNPs handled as reaction point (when the driver prints it here)."""
+        return self._get("rp_cnp_handled")
+
+
+def parse_ethtool_stats(raw: str, *, version: str | None = None, netdev: str = "") -> EthtoolStats:
+    """Read ``ethtool -S <netdev>``.
+
+    Args:
+        raw: the output as recorded (the ``NIC statistics:`` header and the indentation are optional).
+        version: ethtool or driver version when known.
+        netdev: the interface the output belongs to.
+
+    Returns:
+        An :class:`EthtoolStats`; no findings (no thresholds here). ``unknown`` lists an empty output, ethtool's own
+        error messages, lines that are not ``name: count`` and repeated names. Raises nothing.
+
+    Sources: mlx5 ``counters.rst`` (names, units), ``burn-in-health.md`` §4 (the RoCE counters that matter).
+    """
+    result = EthtoolStats(version=version or "", netdev=netdev)
+    if not raw.strip():
+        result.unknown.append("no output")
+        return result
+    bad = 0
+    for number, line in enumerate(raw.splitlines(), start=1):
+        text = line.strip()
+        if not text or text == _HEADER:
+            continue
+        if _ERRORS.search(text):
+            result.unknown.append(f"ethtool: {text[:160]}")
+            continue
+        name, sep, value = text.rpartition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or not name or not (value.isascii() and value.isdigit()):
+            bad += 1
+            if bad <= _MAX_LINE_REASONS:
+                result.unknown.append(f"line {number} is not 'name: count': {text[:120]!r}")
+            continue
+        if name in result.counters:
+            result.unknown.append(f"counter {name!r} printed twice (line {number})")
+            continue
+        result.counters[name] = int(value)
+    if bad > _MAX_LINE_REASONS:
+        result.unknown.append(f"{bad - _MAX_LINE_REASONS} more lines are not 'name: count'")
+    if not result.counters and not result.unknown:
+        result.unknown.append("no counter found")
+    return result
+
+
+def ethtool_growth(before: EthtoolStats, after: EthtoolStats, seconds: float) -> dict[str, CounterGrowth]:
+    """Per counter: delta and rate per second between two ``ethtool -S`` readings of the same netdev (None where a
+    side is missing or the counter went backwards). Raises nothing."""
+    return counter_growth(before.counters, after.counters, seconds)
