@@ -1,0 +1,476 @@
+"""perftest output (``ib_write_bw``, ``ib_read_bw``, ``ib_send_bw``, ``ib_atomic_bw`` and the ``_lat`` variants).
+
+Shapes (``burn-in-health.md`` §4; linux-rdma/perftest ``src/perftest_parameters.h`` RESULT_* and REPORT_* formats,
+``src/perftest_parameters.c`` ``ctx_print_test_info``, ``print_report_bw``, ``print_report_lat``):
+
+- a banner between dashed lines: the test title (``RDMA_Write BW Test``, ``RDMA_Write Bidirectional BW Test``,
+  ``Send Latency Test``...) then ``Key : value`` pairs, two per line in places (``Dual-port : OFF  Device :
+  mlx5_0``): Number of qps, Transport type, Connection type, Using SRQ, PCIe relax order, TX/RX depth, CQ
+  Moderation, Mtu (``4096[B]``), Link type, GID index, Max inline data / Outstand reads, rdma_cm QPs, Data ex.
+  method (``rdma_cm  TOS : 41`` with ``-T``), and in newer releases Lock-free, CQE Poll Batch, CPU freq...;
+- the local and remote address lines (LID, QPN, PSN, GID), then a dashed line;
+- the table: a header read by its column names -- bandwidth ``#bytes #iterations BW peak[U] BW average[U]
+  MsgRate[Mpps]`` with U = ``Gb/sec`` under ``--report_gbits``, else ``MB/sec`` (newer releases: ``MiB/sec``),
+  latency ``#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% percentile 99.9% percentile`` in usec
+  (older releases print only the first three), duration latency ``t_avg[usec] tps average`` -- then rows, then a
+  dashed line. Other lines can appear inside the table, e.g. ``Conflicting CPU frequency values detected: ...``
+  (``get_clock.c``); they are kept in ``notes``, not read as rows;
+- before the banner: `` WARNING: BW peak won't be measured in this run.`` in duration mode (``-D``): perftest then
+  prints ``0.00`` for the peak, which is read as None (not measured), never 0; GPUDirect lines with
+  ``--use_cuda`` (``initializing CUDA``, ``[pid = N, dev = 0] device name = [NVIDIA A40]``, ``cuMemAlloc() of a N
+  bytes GPU buffer``);
+- errors on stderr: ``Couldn't connect to HOST:PORT``, ``Unable to open file descriptor for socket connection``,
+  ``Unable to init the socket connection`` (the out-of-band exchange failed; perftest PR#228), ``Completion with
+  error at client``, ``Failed status N``, ``Port number 1 state is Down``, ``Couldn't get context for the
+  device``, ``Failed to ...``.
+
+Units: perftest's ``MB/sec`` (and ``MiB/sec``) is 2^20 bytes/s (``print_report_bw``: ``format_factor = MBS ?
+0x100000 : 125000000``), so Gb/s = MB/sec x 2^20 x 8 / 10^9; every bandwidth is exposed in Gb/s (10^9 bits/s)
+with the printed value and unit kept. Latencies are microseconds, message rates Mpps. With ``-b``
+(bidirectional) the bandwidth is the sum of both directions. Thresholds are applied elsewhere.
+
+Parsers never raise on bad output: what cannot be read is a reason in ``unknown`` (status UNKNOWN).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from hwaac.health.result import Action, Finding, Status, ToolResult
+
+TOOL = "perftest"
+
+# Gb/s per printed unit: Gb/sec is 10^9 bits/s (125000000 bytes/s); MB/sec and MiB/sec are 2^20 bytes/s.
+GBITS_PER_UNIT = {"Gb/sec": 1.0, "MB/sec": 2**20 * 8 / 1e9, "MiB/sec": 2**20 * 8 / 1e9}
+
+_DASHES = re.compile(r"^\s*-{20,}\s*$")
+_TITLE = re.compile(r"^\s*(?P<title>\S.*?\b(?:BW|Latency)(?: Test)?)\s*$")
+_BANNER_PAIR = re.compile(r"(?:^|\t|\s{2,})\s*(?P<key>[A-Za-z][A-Za-z0-9 .*/()_\-]*?)\s*:\s*(?P<value>\S+)")
+_ADDRESS = re.compile(r"^\s*(?:local|remote) address:|^\s*M?GID:")
+_COLUMN = re.compile(
+    r"#bytes|#iterations|#sl|BW peak\[[^\]]+\]|BW average\[[^\]]+\]|MsgRate(?: Port\d)?\[Mpps\]|BW Port\d\[[^\]]+\]"
+    r"|t_\w+\[(?:usec|cycles)\]|99(?:\.9)?% percentile\[(?:usec|cycles)\]|tps average|CPU_Util\[%\]"
+)
+_DURATION = re.compile(r"BW peak won't be measured")
+_CPU_FREQ = re.compile(r"Conflicting CPU frequency values detected|CPU Frequency is not max|Test integrity may be")
+_GPU = re.compile(
+    r"\bCUDA\b|cuMemAlloc|GPU buffer|ROCm|use_cuda|use_rocm|device name = \[|Picking device No|Listing all CUDA"
+)
+_GPU_NAME = re.compile(r"device name = \[(?P<name>[^\]]+)\]|Name: (?P<rocm>[^,]+),")
+
+# (code, status, action, pattern): the first match wins for each line.
+_ERRORS: list[tuple[str, Status, Action, re.Pattern[str]]] = [
+    (
+        "PERFTEST_CONNECT_FAILED",
+        Status.UNKNOWN,
+        Action.RETEST,
+        re.compile(
+            r"Couldn't connect to|Unable to open file descriptor for socket connection|Unable to init the socket"
+            r"|Unable to set up socket connection|rdma_bind_addr failed|Unable to create RDMA_CM resources"
+            r"|Failed to exchange dat|Couldn't read remote address|Couldn't resolve"
+        ),
+    ),
+    (
+        "PERFTEST_LINK_DOWN",
+        Status.FAIL,
+        Action.CHECK_LINK,
+        re.compile(r"state is Down|Couldn't set the link layer|Unable to Connect the HCA's through the link"),
+    ),
+    (
+        "PERFTEST_COMPLETION_ERROR",
+        Status.FAIL,
+        Action.CHECK_LINK,
+        re.compile(r"Completion with error|Failed status \d+|transport retry counter exceeded|Problems with warm up"),
+    ),
+    (
+        "PERFTEST_DEVICE_ERROR",
+        Status.FAIL,
+        Action.RETEST,
+        re.compile(
+            r"Couldn't get context for the device|Couldn't create IB resources|No IB devices found"
+            r"|IB device \S+ not found|Couldn't allocate|Couldn't create"
+        ),
+    ),
+    (
+        "PERFTEST_ERROR",
+        Status.FAIL,
+        Action.RETEST,
+        re.compile(r"^\s*(?:Failed to|Couldn't|Unable to|Error\b|ERROR\b)|\bfailed\b"),
+    ),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PerftestBwRow:
+    """One bandwidth row.
+
+    Attributes:
+        size_bytes: message size, bytes. iterations: iterations (in duration mode, the messages completed).
+        bw_peak_gbits_per_s: peak bandwidth, Gb/s; None when not measured (duration mode or ``--noPeak``
+            prints 0.00) or unreadable.
+        bw_average_gbits_per_s: average bandwidth, Gb/s (both directions summed with ``-b``).
+        msg_rate_mpps: message rate, Mpps.
+        bw_peak_printed, bw_average_printed: the values as printed, in ``unit``. unit: ``Gb/sec``, ``MB/sec``
+            or ``MiB/sec``.
+        extra: other columns by header name (``#sl``, per-port figures, ``CPU_Util[%]``).
+        line: the row as printed.
+    """
+
+    size_bytes: int
+    iterations: int
+    bw_peak_gbits_per_s: float | None
+    bw_average_gbits_per_s: float | None
+    msg_rate_mpps: float | None
+    bw_peak_printed: float | None
+    bw_average_printed: float | None
+    unit: str
+    extra: dict[str, float | None] = field(default_factory=dict)
+    line: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PerftestLatRow:
+    """One latency row; times in microseconds (None when the release did not print the column).
+
+    Attributes:
+        size_bytes, iterations; t_min_us, t_max_us, t_typical_us (median), t_avg_us, t_stdev_us, p99_us, p999_us;
+        tps_average: transactions per second (duration mode); line: the row as printed.
+    """
+
+    size_bytes: int
+    iterations: int
+    t_min_us: float | None = None
+    t_max_us: float | None = None
+    t_typical_us: float | None = None
+    t_avg_us: float | None = None
+    t_stdev_us: float | None = None
+    p99_us: float | None = None
+    p999_us: float | None = None
+    tps_average: float | None = None
+    line: str = ""
+
+
+@dataclass
+class PerftestResult(ToolResult):
+    """A parsed perftest run (one side: client or server).
+
+    Attributes:
+        test: the banner title, e.g. ``RDMA_Write BW Test``. kind: ``bw`` or ``lat``. verb: ``write``, ``read``,
+            ``send``, ``atomic`` (None when the title is unknown). bidirectional: ``-b`` (title says
+            Bidirectional).
+        banner: every ``Key : value`` of the banner as printed (keys stripped), e.g. ``{"Device": "mlx5_0"}``.
+        device, num_qps, transport, connection_type, link_type, mtu_bytes, gid_index, tx_depth, cq_moderation,
+            max_inline_bytes, outstand_reads, data_exchange, tos, using_srq, dual_port, rdma_cm_qps: typed views
+            of the banner (None when not printed).
+        duration_mode: the ``-D`` warning was printed (peak not measured).
+        gpudirect: GPU memory was used (``--use_cuda``/``--use_rocm`` lines); gpu_name: the GPU it named.
+        unit: the bandwidth unit printed. bw_rows / lat_rows: the table. notes: lines inside or around the table
+            that are not rows (CPU-frequency warnings, MTU changes...). exit_code: given by the caller.
+    """
+
+    test: str | None = None
+    kind: str | None = None
+    verb: str | None = None
+    bidirectional: bool = False
+    banner: dict[str, str] = field(default_factory=dict)
+    device: str | None = None
+    num_qps: int | None = None
+    transport: str | None = None
+    connection_type: str | None = None
+    link_type: str | None = None
+    mtu_bytes: int | None = None
+    gid_index: int | None = None
+    tx_depth: int | None = None
+    cq_moderation: int | None = None
+    max_inline_bytes: int | None = None
+    outstand_reads: int | None = None
+    data_exchange: str | None = None
+    tos: int | None = None
+    using_srq: bool | None = None
+    dual_port: bool | None = None
+    rdma_cm_qps: bool | None = None
+    duration_mode: bool = False
+    gpudirect: bool = False
+    gpu_name: str | None = None
+    unit: str | None = None
+    columns: list[str] = field(default_factory=list)
+    bw_rows: list[PerftestBwRow] = field(default_factory=list)
+    lat_rows: list[PerftestLatRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    exit_code: int | None = None
+
+    def _largest(self, rows: list) -> object | None:
+        return max(rows, key=lambda r: r.size_bytes, default=None)
+
+    @property
+    def message_bytes(self) -> int | None:
+        """The largest message size measured, bytes (the single size without ``-a``)."""
+        row = self._largest(self.bw_rows) or self._largest(self.lat_rows)
+        return None if row is None else row.size_bytes  # type: ignore[attr-defined]
+
+    @property
+    def bw_average_gbits_per_s(self) -> float | None:
+        """Average bandwidth (Gb/s) at the largest message size -- the figure per-port thresholds compare."""
+        row = self._largest(self.bw_rows)
+        return None if row is None else row.bw_average_gbits_per_s  # type: ignore[attr-defined]
+
+    @property
+    def bw_peak_gbits_per_s(self) -> float | None:
+        """Peak bandwidth (Gb/s) at the largest message size; None in duration mode."""
+        row = self._largest(self.bw_rows)
+        return None if row is None else row.bw_peak_gbits_per_s  # type: ignore[attr-defined]
+
+    def bw_at(self, size_bytes: int) -> float | None:
+        """Average bandwidth (Gb/s) at exactly ``size_bytes``; None if not measured."""
+        return next((r.bw_average_gbits_per_s for r in self.bw_rows if r.size_bytes == size_bytes), None)
+
+    @property
+    def latency(self) -> PerftestLatRow | None:
+        """The latency row of the largest message size (the single size without ``-a``)."""
+        return self._largest(self.lat_rows)  # type: ignore[return-value]
+
+
+def _num(token: str) -> float | None:
+    try:
+        value = float(token)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    m = re.match(r"-?\d+", text)
+    return int(m.group(0)) if m else None
+
+
+def _onoff(text: str | None) -> bool | None:
+    return None if text is None else {"ON": True, "OFF": False}.get(text.upper())
+
+
+def _title_facts(res: PerftestResult, title: str) -> None:
+    res.test = title
+    res.kind = "lat" if "Latency" in title else "bw"
+    res.bidirectional = "Bidirectional" in title
+    lowered = title.lower()
+    for verb in ("write", "read", "send", "atomic"):
+        if verb in lowered:
+            res.verb = verb
+            break
+
+
+def _banner_facts(res: PerftestResult) -> None:
+    b = res.banner
+    res.device = b.get("Device")
+    res.num_qps = _int(b.get("Number of qps"))
+    res.transport = b.get("Transport type")
+    res.connection_type = b.get("Connection type")
+    res.link_type = b.get("Link type")
+    res.mtu_bytes = _int(b.get("Mtu"))
+    res.gid_index = _int(b.get("GID index", b.get("Gid index")))
+    res.tx_depth = _int(b.get("TX depth"))
+    res.cq_moderation = _int(b.get("CQ Moderation"))
+    res.max_inline_bytes = _int(b.get("Max inline data"))
+    res.outstand_reads = _int(b.get("Outstand reads"))
+    res.data_exchange = b.get("Data ex. method")
+    res.tos = _int(b.get("TOS"))
+    res.using_srq = _onoff(b.get("Using SRQ"))
+    res.dual_port = _onoff(b.get("Dual-port"))
+    res.rdma_cm_qps = _onoff(b.get("rdma_cm QPs"))
+    # Newer releases say so in the banner ("Use ROCm memory : ON", "Use CUDA memory : ON").
+    if any(("CUDA" in k or "ROCm" in k) and _onoff(v) for k, v in b.items()):
+        res.gpudirect = True
+
+
+def _bw_row(cols: list[str], tokens: list[str], res: PerftestResult, line: str) -> PerftestBwRow:
+    got = dict(zip(cols, tokens, strict=True))
+    nums = {k: _num(v) for k, v in got.items()}
+    for k, v in got.items():
+        if nums[k] is None:
+            res.unknown.append(f"{k} {v!r} is not a number in row: {line.strip()}")
+    unit = res.unit or ""
+    factor = GBITS_PER_UNIT.get(unit)
+    peak_key = next((c for c in cols if c.startswith("BW peak")), None)
+    avg_key = next((c for c in cols if c.startswith("BW average")), None)
+    peak = nums.get(peak_key) if peak_key else None
+    avg = nums.get(avg_key) if avg_key else None
+    peak_gb = None if peak is None or factor is None else peak * factor
+    avg_gb = None if avg is None or factor is None else avg * factor
+    # perftest prints 0.00 for a peak it did not measure (duration mode, --noPeak): that is "none", not zero.
+    if peak == 0 and (res.duration_mode or (avg or 0) > 0):
+        peak_gb = None
+    skip = {"#bytes", "#iterations", peak_key, avg_key, "MsgRate[Mpps]"}
+    return PerftestBwRow(
+        size_bytes=int(nums["#bytes"] or 0),
+        iterations=int(nums["#iterations"] or 0),
+        bw_peak_gbits_per_s=peak_gb,
+        bw_average_gbits_per_s=avg_gb,
+        msg_rate_mpps=nums.get("MsgRate[Mpps]"),
+        bw_peak_printed=peak,
+        bw_average_printed=avg,
+        unit=unit,
+        extra={k: v for k, v in nums.items() if k not in skip},
+        line=line.rstrip(),
+    )
+
+
+_LAT_FIELDS = {
+    "t_min": "t_min_us",
+    "t_max": "t_max_us",
+    "t_typical": "t_typical_us",
+    "t_avg": "t_avg_us",
+    "t_stdev": "t_stdev_us",
+    "99%": "p99_us",
+    "99.9%": "p999_us",
+    "tps": "tps_average",
+}
+
+
+def _lat_row(cols: list[str], tokens: list[str], res: PerftestResult, line: str) -> PerftestLatRow:
+    got = dict(zip(cols, tokens, strict=True))
+    values: dict[str, float | None] = {}
+    for col, tok in got.items():
+        value = _num(tok)
+        if value is None:
+            res.unknown.append(f"{col} {tok!r} is not a number in row: {line.strip()}")
+        name = _LAT_FIELDS.get(col.split("[")[0].split()[0])
+        if name is None:
+            continue
+        if "[cycles]" in col:
+            # -C/--report-cycles prints CPU cycles; without the clock rate they are not microseconds.
+            res.unknown.append(f"{col} is in CPU cycles, not microseconds")
+            value = None
+        values[name] = value
+    return PerftestLatRow(
+        size_bytes=int(_num(got["#bytes"]) or 0),
+        iterations=int(_num(got["#iterations"]) or 0),
+        line=line.rstrip(),
+        **values,  # type: ignore[arg-type]
+    )
+
+
+def parse_perftest(raw: str, *, version: str | None = None, exit_code: int | None = None) -> PerftestResult:
+    """Parse the output of one side (client or server) of a perftest bandwidth or latency run.
+
+    Args:
+        raw: stdout and stderr as captured.
+        version: the perftest version when the caller knows it (perftest does not print it in a run).
+        exit_code: the process exit code, when known; it only ever makes the result worse.
+
+    Returns:
+        :class:`PerftestResult`. Status FAIL on completion errors, a port Down, device errors or other perftest
+        errors; UNKNOWN when the peer could not be reached (no measurement), when no table or no row was
+        printed, or when the table is cut short; PASS only for a complete table.
+
+    Raises:
+        Nothing: bad output becomes ``unknown`` reasons.
+    """
+    res = PerftestResult(tool=TOOL, version=version or "", exit_code=exit_code)
+    if not isinstance(raw, str) or not raw.strip():
+        res.unknown.append("empty output")
+        return res
+    lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+    state = "pre"  # pre -> banner -> addresses -> table -> done
+    titles = 0
+    cols: list[str] = []
+    errors: list[tuple[str, Status, Action, str]] = []
+    closed = False
+    for line in lines:
+        text = line.strip()
+        if not text:
+            continue
+        if _DURATION.search(text):
+            res.duration_mode = True
+            res.notes.append(text)
+            continue
+        if _CPU_FREQ.search(text):
+            res.notes.append(text)
+            continue
+        if _DASHES.match(line):
+            if state == "banner":
+                state = "addresses"
+            elif state == "table":
+                closed = True
+                state = "done"
+            continue
+        if state in ("pre", "done") and (m := _TITLE.match(line)) and ":" not in text:
+            titles += 1
+            _title_facts(res, m["title"])
+            state = "banner"
+            continue
+        if state == "banner":
+            for pair in _BANNER_PAIR.finditer(line):
+                res.banner[pair["key"].strip()] = pair["value"]
+            continue
+        if _GPU.search(text):
+            res.gpudirect = True
+            if (m := _GPU_NAME.search(text)) and res.gpu_name is None:
+                res.gpu_name = (m["name"] or m["rocm"]).strip()
+            continue
+        if "#bytes" in text and "#iterations" in text:
+            cols = _COLUMN.findall(text)
+            res.columns = cols
+            units = {u for c in cols if (u := re.search(r"\[([^\]]+/sec)\]", c))}
+            res.unit = next(iter(units)).group(1) if units else None
+            state = "table"
+            continue
+        for code, status, action, rx in _ERRORS:
+            if rx.search(text):
+                errors.append((code, status, action, text))
+                break
+        else:
+            if state == "table":
+                tokens = text.split()
+                if cols and len(tokens) == len(cols) and tokens[0].isdigit():
+                    row_kind = "lat" if any(c.startswith(("t_", "99")) for c in cols) else "bw"
+                    if row_kind == "bw":
+                        res.bw_rows.append(_bw_row(cols, tokens, res, line))
+                    else:
+                        res.lat_rows.append(_lat_row(cols, tokens, res, line))
+                else:
+                    res.notes.append(text)  # a warning printed inside the table
+            elif state != "addresses" and not _ADDRESS.match(line):
+                res.notes.append(text)
+
+    _banner_facts(res)
+    if titles > 1:
+        res.unknown.append(f"output holds {titles} runs; parse one run at a time")
+    _judge(res, errors, closed)
+    return res
+
+
+def _judge(res: PerftestResult, errors: list[tuple[str, Status, Action, str]], closed: bool) -> None:
+    seen: dict[str, list[str]] = {}
+    meta: dict[str, tuple[Status, Action]] = {}
+    for code, status, action, text in errors:
+        seen.setdefault(code, []).append(text)
+        meta[code] = (status, action)
+    for code, texts in seen.items():
+        status, action = meta[code]
+        res.findings.append(Finding(code, status, f"perftest: {texts[0]}", evidence="\n".join(texts), action=action))
+    has_error = bool(errors)
+    if not res.columns:
+        if not has_error:
+            res.unknown.append("no results table ('#bytes #iterations ...')")
+    elif res.unit is None and res.kind == "bw":
+        res.unknown.append(f"bandwidth unit not recognised in the table header: {' '.join(res.columns)}")
+    elif res.unit is not None and res.unit not in GBITS_PER_UNIT:
+        res.unknown.append(f"bandwidth unit {res.unit!r} is not one perftest prints")
+    elif not res.bw_rows and not res.lat_rows:
+        if not has_error:
+            res.unknown.append("no result rows in the table")
+    elif not closed and not has_error:
+        res.unknown.append("the results table is not closed by a dashed line: output cut short")
+    if res.exit_code not in (None, 0) and res.status() < Status.UNKNOWN:
+        res.findings.append(
+            Finding(
+                "PERFTEST_EXIT_NONZERO",
+                Status.FAIL,
+                f"perftest exited with code {res.exit_code} although its output shows no failure",
+                action=Action.RETEST,
+            )
+        )
