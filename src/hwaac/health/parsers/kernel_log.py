@@ -1,0 +1,464 @@
+"""Parser of kernel logs (dmesg or journald) for GPU, NVSwitch and NIC faults: NVRM Xid, NVSwitch SXid, "fallen off
+the bus", and "available PCIe bandwidth, limited by" lines.
+
+Line formats read (``burn-in-health.md`` section 2; fixtures under ``tests/fixtures/health/kernel-log``):
+
+- ``dmesg``: ``[  123.456789] msg`` (seconds since boot; an optional ``[ T1946]`` caller tag is skipped);
+  ``dmesg -T`` / ``--ctime``: ``[Sun Feb 23 16:24:18 2025] msg`` (local time, no zone);
+  ``dmesg --time-format iso``: ``2025-01-02T15:20:12,123456+08:00 msg``; ``dmesg -t``: bare ``msg``;
+- journald / syslog: ``journalctl -k`` short ``Aug 10 15:36:05 host kernel: msg``, short-precise
+  ``Aug 10 15:36:05.123456 host kernel: msg``, short-iso ``2025-01-17T17:10:43+0000 host kernel: msg``; a syslog
+  line may carry the dmesg uptime too (``... kernel: [21584690.529862] msg``). Short and short-precise carry no
+  year: pass ``year=`` to get datetimes, otherwise ``time`` is None and ``time_text`` keeps the stamp (Azure picks
+  the closer year; that is the caller's knowledge, not the log's).
+- continuation lines (leading blanks, no stamp, their subsystem tag again: ``NVRM: ...``) belong to the line
+  before, as in the multi-line "fallen off the bus" message (NVSentinel#155).
+
+Messages:
+
+- ``NVRM: Xid (PCI:0000:52:00): 48, pid='<unknown>', name=<unknown>, <text>``; the pid and name parts are optional
+  (older drivers), the ``PCI:`` tag may be missing (``Xid (0000:03:00): 14``) and MIG adds ``GPU-I:05``.
+- ``nvidia-nvswitch2: SXid (PCI:0000:85:00.0): 12028, Non-fatal, Link 61 ...``; the ``Severity ...`` and ``Data {...}``
+  lines that follow with the same number are details of the same event (Red Hat solution 6619941).
+- ``NVRM: GPU at 0000:01:00.0 has fallen off the bus.`` and the multi-line ``NVRM: The NVIDIA GPU 0000:b3:00.0 /
+  (PCI ID: ...) installed in this system has / fallen off the bus and is not responding to commands.``
+- ``mlx5_core 0000:9c:00.0: 252.056 Gb/s available PCIe bandwidth, limited by 32.0 GT/s PCIe x8 link at
+  0000:97:01.0 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)`` (imbue cluster-health), the same from ``pci``.
+
+Findings (status and action of XIDs from :mod:`hwaac.health.xid`):
+
+- ``GPU_XID_<n>``, one per GPU and XID, all its lines as evidence; 144-150 lines that all say "Nonfatal" are WARN;
+  154 takes the recovery action it names ("to 0x4 (Drain and Reset)" -> RESET_GPU, FAIL; "None" -> WARN).
+- ``GPU_FALLEN_OFF_BUS``: FAIL, REBOOT (as XID 79, RESTART_BM; RMA when it recurs after a reboot), unless an XID 79
+  of the same GPU already says so.
+- ``NVSWITCH_SXID_<n>``: "Fatal" -> FAIL, REBOOT (a fatal NVSwitch error needs the switches and GPUs reset);
+  otherwise WARN; SXids on the benign allow-list give no finding.
+- ``NIC_PCIE_LIMITED`` (mlx5_core) / ``PCIE_BANDWIDTH_LIMITED`` (other drivers): FAIL with REBOOT when the link
+  trained narrower than the device can (x8 of x16: a physical or training fault that costs the NIC half its
+  bandwidth; retrain by reboot, then reseat); WARN with NONE when only the speed is lower (often the platform's
+  design, e.g. a Gen4 switch in front of Gen5 GPUs as in stas00/ml-engineering's example).
+
+UNKNOWN: empty input, no line that looks like a kernel log, more unrecognised than recognised lines, or a line that
+holds one of the messages above but does not read completely (a cut or mangled log). Never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hwaac.health.result import Action, Finding, Status, ToolResult
+from hwaac.health.xid import is_benign_sxid, recovery_action, xid_action
+
+# -- line prefixes ------------------------------------------------------------------------------------------------
+
+_UPTIME = re.compile(r"^\[\s*(?P<up>\d+\.\d+)\](?:\s*\[\s*[TC]\d+\])?\s?(?P<msg>.*)$")
+_CTIME = re.compile(
+    r"^\[(?P<ts>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})\]\s?(?P<msg>.*)$"
+)
+_ISO = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
+_SHORT = r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)?"
+_JOURNAL = re.compile(rf"^(?P<ts>{_ISO}|{_SHORT})\s+(?P<host>\S+)\s+(?P<ident>[\w.@-]+(?:\[\d+\])?):\s?(?P<msg>.*)$")
+_DMESG_ISO = re.compile(rf"^(?P<ts>{_ISO})\s(?P<msg>.*)$")
+_IDENT_ONLY = re.compile(r"^kernel:\s(?P<msg>.*)$")
+_JOURNAL_HEADER = re.compile(r"^-- (?:Logs begin|Journal begins|No entries|Boot |Reboot)")
+
+# -- messages -----------------------------------------------------------------------------------------------------
+
+_XID = re.compile(
+    r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)"
+    r"(?: GPU-I:(?P<gi>\d+))?\):? (?P<xid>\d+),\s*"
+    r"(?:pid=(?P<pid>'<unknown>'|<unknown>|\d+),\s*)?(?:name=(?P<name>[^,]*),\s*)?(?P<msg>.*)$"
+)
+_SXID = re.compile(
+    r"(?P<switch>nvidia-nvswitch\d+): SXid \(PCI:(?P<pci>[0-9a-fA-F:.]+)\): (?P<code>\d+),\s*(?P<msg>.*)$"
+)
+_GPU_AT = re.compile(r"NVRM: GPU at (?:PCI:)?(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-\S+)")
+_SERIAL = re.compile(r"NVRM: GPU Board Serial Number: (?P<serial>\S+)")
+_FALLEN_AT = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?(?P<pci>[0-9a-fA-F:.]+?):? (?:GPU )?has fallen off the bus")
+_FALLEN_HEAD = re.compile(r"NVRM: The NVIDIA GPU (?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
+_PCIE_LIMITED = re.compile(
+    r"(?P<driver>[\w-]+) (?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])(?: [\w-]+)?: "
+    r"(?P<avail>\d+(?:\.\d+)?) Gb/s available PCIe bandwidth, limited by (?P<speed>\d+(?:\.\d+)?) GT/s PCIe "
+    r"x(?P<width>\d+) link at (?P<at>[0-9a-fA-F:.]+) \(capable of (?P<cap>\d+(?:\.\d+)?) Gb/s with "
+    r"(?P<cspeed>\d+(?:\.\d+)?) GT/s PCIe x(?P<cwidth>\d+) link\)"
+)
+# Text that only the messages above contain: seen without a full match, the line was cut or mangled.
+_MARKERS = ("NVRM: Xid", ": SXid", "available PCIe bandwidth, limited by", "fallen off the bus")
+_KNOWN_BARE = re.compile(r"^(?:NVRM: |nvidia-nvswitch\d+: |mlx5_core |pci |nvidia |nvidia-peermem |kernel: )")
+
+
+@dataclass
+class PcieLimit:
+    """A ``limited by`` line: bandwidths in Gb/s, speeds in GT/s, widths in lanes; ``at`` is the limiting port."""
+
+    driver: str
+    available_gbps: float
+    speed_gts: float
+    width: int
+    at: str
+    capable_gbps: float
+    capable_speed_gts: float
+    capable_width: int
+
+
+@dataclass
+class KernelEvent:
+    """One event from the log.
+
+    Attributes:
+        kind: ``xid``, ``sxid``, ``fallen_off_bus`` or ``pcie_limited``.
+        line: the raw line (with continuation lines joined by newlines).
+        time: wall-clock time when the format has one (dmesg -T, journald; aware when it carries a zone).
+        time_text: the stamp as written ("" for none).
+        uptime_s: seconds since boot (dmesg ``[  123.456]``).
+        pci: the PCI address as written, lower case (``0000:52:00`` for XIDs, ``0000:b3:00.0`` elsewhere).
+        code: the XID or SXid number (None for other kinds).
+        message: the text after the number (XID/SXid) or the whole message.
+        pid, process: the XID's ``pid=`` / ``name=`` (None when absent or ``<unknown>``).
+        gpu_instance: MIG ``GPU-I:n``.
+        switch: ``nvidia-nvswitchN`` for SXids.
+        details: SXid ``Severity``/``Data`` lines that belong to this event.
+        pcie: the :class:`PcieLimit` of a ``pcie_limited`` event.
+    """
+
+    kind: str
+    line: str
+    time: datetime | None = None
+    time_text: str = ""
+    uptime_s: float | None = None
+    pci: str = ""
+    code: int | None = None
+    message: str = ""
+    pid: int | None = None
+    process: str | None = None
+    gpu_instance: int | None = None
+    switch: str = ""
+    details: list[str] = field(default_factory=list)
+    pcie: PcieLimit | None = None
+
+
+@dataclass
+class KernelLog(ToolResult):
+    """A kernel log's GPU/NVSwitch/NIC events.
+
+    Attributes:
+        events: in log order.
+        gpu_ids: PCI address -> ``{"uuid", "serial"}`` from ``NVRM: GPU at PCI:...: GPU-...`` and the board serial
+            line after it (evidence for an RMA).
+        lines_read: lines recognised as kernel-log lines; lines_unrecognised: the others (blank lines excluded).
+    """
+
+    tool: str = "kernel log"
+    events: list[KernelEvent] = field(default_factory=list)
+    gpu_ids: dict[str, dict[str, str]] = field(default_factory=dict)
+    lines_read: int = 0
+    lines_unrecognised: int = 0
+
+
+@dataclass
+class _Line:
+    raw: str
+    msg: str
+    time: datetime | None
+    time_text: str
+    uptime: float | None
+    continuation: bool = False
+
+
+def _short_time(text: str, year: int | None) -> datetime | None:
+    if year is None:
+        return None
+    fmt = "%Y %b %d %H:%M:%S.%f" if "." in text else "%Y %b %d %H:%M:%S"
+    try:
+        return datetime.strptime(f"{year} {' '.join(text.split())}", fmt)
+    except ValueError:
+        return None
+
+
+def _iso_time(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _split(raw_line: str, year: int | None) -> _Line | None:
+    """The message and time of one line, or None when the line does not look like a kernel-log line."""
+    line = raw_line.rstrip()
+    match = _CTIME.match(line)
+    if match:
+        try:
+            when = datetime.strptime(" ".join(match.group("ts").split()), "%a %b %d %H:%M:%S %Y")
+        except ValueError:
+            when = None
+        return _Line(raw_line, match.group("msg"), when, match.group("ts"), None)
+    match = _UPTIME.match(line)
+    if match:
+        return _Line(raw_line, match.group("msg"), None, "", float(match.group("up")))
+    match = _JOURNAL.match(line)
+    if match:
+        stamp = match.group("ts")
+        when = _iso_time(stamp) if stamp[:4].isdigit() else _short_time(stamp, year)
+        parsed = _Line(raw_line, match.group("msg"), when, stamp, None)
+        inner = _UPTIME.match(parsed.msg)  # syslog keeps the dmesg stamp: "kernel: [21584690.529862] msg"
+        if inner:
+            parsed.msg, parsed.uptime = inner.group("msg"), float(inner.group("up"))
+        return parsed
+    match = _DMESG_ISO.match(line)
+    if match:
+        return _Line(raw_line, match.group("msg"), _iso_time(match.group("ts")), match.group("ts"), None)
+    match = _IDENT_ONLY.match(line)
+    if match:
+        return _Line(raw_line, match.group("msg"), None, "", None)
+    if _KNOWN_BARE.match(line):
+        return _Line(raw_line, line, None, "", None)
+    return None
+
+
+def _lines(raw: str, year: int | None, result: KernelLog) -> list[_Line]:
+    out: list[_Line] = []
+    for raw_line in raw.splitlines():
+        if not raw_line.strip() or _JOURNAL_HEADER.match(raw_line):
+            continue
+        parsed = _split(raw_line, year)
+        # A continuation line of a multi-line printk is indented and carries its subsystem tag again.
+        if parsed is None and raw_line[:1] in (" ", "\t") and out and _KNOWN_BARE.match(raw_line.strip()):
+            prev = out[-1]
+            parsed = _Line(raw_line, raw_line.strip(), prev.time, prev.time_text, prev.uptime, continuation=True)
+        if parsed is None:
+            result.lines_unrecognised += 1
+            continue
+        result.lines_read += 1
+        out.append(parsed)
+    return out
+
+
+def _event(kind: str, line: _Line, **kw: object) -> KernelEvent:
+    return KernelEvent(kind, line.raw.rstrip(), line.time, line.time_text, line.uptime, **kw)  # type: ignore[arg-type]
+
+
+def _pid(text: str | None) -> int | None:
+    return int(text) if text and text.isdigit() else None
+
+
+def _scan(lines: list[_Line], result: KernelLog) -> None:
+    last_sxid: KernelEvent | None = None
+    fallen_head: tuple[str, int, _Line] | None = None  # PCI, index of the line, the line
+    last_gpu_at = ""
+    for index, line in enumerate(lines):
+        msg = line.msg
+        gpu_at = _GPU_AT.search(msg)
+        if gpu_at:
+            last_gpu_at = gpu_at.group("pci").lower()
+            result.gpu_ids.setdefault(last_gpu_at, {})["uuid"] = gpu_at.group("uuid")
+        serial = _SERIAL.search(msg)
+        if serial and last_gpu_at:
+            result.gpu_ids.setdefault(last_gpu_at, {})["serial"] = serial.group("serial")
+        xid = _XID.search(msg)
+        if xid:
+            name = xid.group("name")
+            result.events.append(
+                _event(
+                    "xid",
+                    line,
+                    pci=xid.group("pci").lower(),
+                    code=int(xid.group("xid")),
+                    message=xid.group("msg").strip(),
+                    pid=_pid(xid.group("pid")),
+                    process=None if name is None or "unknown" in name else name.strip(),
+                    gpu_instance=int(xid.group("gi")) if xid.group("gi") else None,
+                )
+            )
+            continue
+        sxid = _SXID.search(msg)
+        if sxid:
+            code, text = int(sxid.group("code")), sxid.group("msg").strip()
+            pci = sxid.group("pci").lower()
+            detail = re.match(r"(Severity \d|Data \{)", text)
+            if detail and last_sxid is not None and (last_sxid.code, last_sxid.pci) == (code, pci):
+                last_sxid.details.append(text)
+                last_sxid.line += "\n" + line.raw.rstrip()
+                continue
+            last_sxid = _event("sxid", line, pci=pci, code=code, message=text, switch=sxid.group("switch"))
+            result.events.append(last_sxid)
+            continue
+        fallen = _FALLEN_AT.search(msg)
+        if fallen:
+            result.events.append(_event("fallen_off_bus", line, pci=fallen.group("pci").lower(), message=msg))
+            continue
+        head = _FALLEN_HEAD.search(msg)
+        if head:
+            fallen_head = (head.group("pci").lower(), index, line)
+            continue
+        if "fallen off the bus" in msg and fallen_head is not None and index - fallen_head[1] <= 3:
+            pci, start, first = fallen_head
+            block = "\n".join(item.raw.rstrip() for item in lines[start : index + 1])
+            text = " ".join(item.msg.removeprefix("NVRM: ") for item in lines[start : index + 1])
+            event = _event("fallen_off_bus", first, pci=pci, message=text)
+            event.line = block
+            result.events.append(event)
+            fallen_head = None
+            continue
+        limited = _PCIE_LIMITED.search(msg)
+        if not limited:
+            partial = next((m for m in _MARKERS if m in msg), None)
+            if partial:  # the message we look for, but cut or mangled: the log is not complete
+                result.unknown.append(f"line not readable although it holds {partial!r}: {line.raw.strip()!r}")
+            continue
+        result.events.append(
+            _event(
+                "pcie_limited",
+                line,
+                pci=limited.group("pci").lower(),
+                message=msg,
+                pcie=PcieLimit(
+                    driver=limited.group("driver"),
+                    available_gbps=float(limited.group("avail")),
+                    speed_gts=float(limited.group("speed")),
+                    width=int(limited.group("width")),
+                    at=limited.group("at").lower(),
+                    capable_gbps=float(limited.group("cap")),
+                    capable_speed_gts=float(limited.group("cspeed")),
+                    capable_width=int(limited.group("cwidth")),
+                ),
+            )
+        )
+
+
+def _evidence(events: list[KernelEvent], limit: int = 5) -> str:
+    text = "\n".join(e.line for e in events[:limit])
+    if len(events) > limit:
+        text += f"\n... and {len(events) - limit} more line(s)"
+    return text
+
+
+def _same_gpu(a: str, b: str) -> bool:
+    """XIDs name ``0000:b3:00``, other lines ``0000:b3:00.0``: compare without the function."""
+    return a.split(".")[0] == b.split(".")[0]
+
+
+def _xid_findings(result: KernelLog) -> None:
+    groups: dict[tuple[str, int], list[KernelEvent]] = {}
+    for event in result.events:
+        if event.kind == "xid" and event.code is not None:
+            groups.setdefault((event.pci, event.code), []).append(event)
+    for (pci, number), events in groups.items():
+        info = xid_action(number)
+        status, action = info.status, info.action
+        note = f"NVIDIA action {info.nvidia_action}" if info.listed else "not in the XID table: refresh it, re-run"
+        if 144 <= number <= 150 and all("Nonfatal" in e.message for e in events):
+            status = Status.WARN
+        if number == 154:
+            target = re.search(r"to (0x[0-9a-fA-F]+ \([^)]*\)|\S+)\s*$", events[-1].message)
+            mapped = recovery_action(target.group(1)) if target else None
+            if mapped is None:
+                status, action, note = Status.UNKNOWN, Action.RETEST, "recovery action not readable"
+            else:
+                status = Status.WARN if mapped is Action.NONE else Status.FAIL
+                action, note = mapped, f"recovery action {target.group(1)}"  # type: ignore[union-attr]
+        ids = result.gpu_ids.get(pci, {})
+        who = f" ({ids['uuid']})" if "uuid" in ids else ""
+        result.findings.append(
+            Finding(
+                info.code,
+                status,
+                f"XID {number} {info.mnemonic or '(unnamed)'} on GPU {pci}{who}, {len(events)} line(s): {note}; "
+                f"first: {events[0].message}",
+                f"gpu {pci}",
+                _evidence(events),
+                action,
+            )
+        )
+
+
+def _other_findings(result: KernelLog) -> None:
+    xid79 = [e.pci for e in result.events if e.kind == "xid" and e.code == 79]
+    fallen: dict[str, list[KernelEvent]] = {}
+    for event in result.events:
+        if event.kind == "fallen_off_bus" and not any(_same_gpu(event.pci, pci) for pci in xid79):
+            fallen.setdefault(event.pci, []).append(event)
+    for pci, events in fallen.items():
+        result.findings.append(
+            Finding(
+                "GPU_FALLEN_OFF_BUS",
+                Status.FAIL,
+                f"GPU {pci} has fallen off the bus ({len(events)} message(s); as XID 79): reboot the node; RMA if it "
+                "recurs",
+                f"gpu {pci}",
+                _evidence(events),
+                Action.REBOOT,
+            )
+        )
+    for event in result.events:
+        if event.kind == "pcie_limited" and event.pcie is not None:
+            limit = event.pcie
+            code = "NIC_PCIE_LIMITED" if limit.driver.startswith("mlx5") else "PCIE_BANDWIDTH_LIMITED"
+            narrow = limit.width < limit.capable_width
+            result.findings.append(
+                Finding(
+                    code,
+                    Status.FAIL if narrow else Status.WARN,
+                    f"{limit.driver} {event.pci}: {limit.available_gbps} Gb/s available of {limit.capable_gbps} Gb/s "
+                    f"(x{limit.width} at {limit.speed_gts} GT/s, capable of x{limit.capable_width} at "
+                    f"{limit.capable_speed_gts} GT/s, limited at {limit.at})"
+                    + (": the link trained narrow, reboot to retrain, then reseat" if narrow else ""),
+                    f"{limit.driver} {event.pci}",
+                    event.line,
+                    Action.REBOOT if narrow else Action.NONE,
+                )
+            )
+    sxids: dict[tuple[str, int], list[KernelEvent]] = {}
+    for event in result.events:
+        if event.kind == "sxid" and event.code is not None and not is_benign_sxid(event.code):
+            sxids.setdefault((event.pci, event.code), []).append(event)
+    for (pci, number), events in sxids.items():
+        fatal = any(e.message.startswith("Fatal") for e in events)
+        result.findings.append(
+            Finding(
+                f"NVSWITCH_SXID_{number}",
+                Status.FAIL if fatal else Status.WARN,
+                f"SXid {number} on NVSwitch {pci} ({events[0].switch}), {len(events)} event(s), "
+                f"{'fatal: reboot to reset the fabric' if fatal else 'non-fatal'}: {events[0].message}",
+                f"nvswitch {pci}",
+                _evidence(events),
+                Action.REBOOT if fatal else Action.NONE,
+            )
+        )
+
+
+def parse_kernel_log(raw: str, *, year: int | None = None, version: str | None = None) -> KernelLog:
+    """Parse ``dmesg`` (any time format) or ``journalctl -k`` (short, short-precise, short-iso) output.
+
+    Args:
+        raw: the log text.
+        year: the year of short/short-precise journald stamps (they carry none); without it their ``time`` is None.
+        version: the driver version if known (the log's ``NVRM: loading ... Kernel Module <version>`` fills it).
+
+    Returns:
+        :class:`KernelLog` with events and findings as described in the module docstring. Never raises.
+    """
+    result = KernelLog(version=version or "")
+    if not raw.strip():
+        result.unknown.append("empty log")
+        return result
+    lines = _lines(raw, year, result)
+    if result.lines_read == 0:
+        result.unknown.append(f"none of the {result.lines_unrecognised} line(s) looks like a kernel log line")
+        return result
+    if result.lines_unrecognised > result.lines_read:
+        result.unknown.append(
+            f"{result.lines_unrecognised} of {result.lines_read + result.lines_unrecognised} lines are not "
+            "kernel log lines: not a kernel log, or a mangled one"
+        )
+    if not result.version:
+        loaded = re.search(r"NVRM: loading NVIDIA UNIX .*?Kernel Module (?:for \w+ )?\s*(\d+\.\d+(?:\.\d+)?)", raw)
+        result.version = loaded.group(1) if loaded else ""
+    _scan(lines, result)
+    _xid_findings(result)
+    _other_findings(result)
+    return result
+
+
+__all__ = ["KernelEvent", "KernelLog", "PcieLimit", "parse_kernel_log"]

@@ -1,0 +1,222 @@
+"""Kernel-log parser on recorded dmesg/journald outputs (tests/fixtures/health/kernel-log/*/README.md name sources)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from hwaac.health.parsers.kernel_log import parse_kernel_log
+from hwaac.health.result import Action, Status
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health" / "kernel-log"
+SMI = FIX.parent / "nvidia-smi"
+
+
+def read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def found(result) -> list[tuple[str, Status, Action]]:
+    return [(f.code, f.status, f.action) for f in result.findings]
+
+
+def test_healthy_h200_boot_log_passes_and_names_the_driver():
+    result = parse_kernel_log(read(SMI / "h200-580.159.04" / "dmesg-nvrm.out"))
+    assert result.status() is Status.PASS and result.events == []
+    assert result.version == "580.159.04"  # "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.159.04"
+    assert (result.lines_read, result.lines_unrecognised) == (3, 0)
+
+
+def test_healthy_journal_short_iso_passes():
+    result = parse_kernel_log(read(FIX / "gpud-journal-short-iso" / "journal.log"))
+    assert result.status() is Status.PASS and result.lines_read == 6
+
+
+def test_dmesg_ctime_xid119_groups_lines_per_gpu():
+    result = parse_kernel_log(read(FIX / "gpud-dmesg-T-xid119" / "dmesg.log"))
+    assert result.status() is Status.FAIL
+    assert found(result) == [("GPU_XID_119", Status.FAIL, Action.RESET_GPU)]
+    events = [e for e in result.events if e.kind == "xid"]
+    assert len(events) == 5 and {e.pci for e in events} == {"0000:9b:00"}
+    first = events[0]
+    assert first.time == datetime(2025, 2, 23, 16, 24, 18) and first.time_text == "Sun Feb 23 16:24:18 2025"
+    assert (first.pid, first.process) == (2024380, "nvidia-smi")
+    assert events[3].process == "cache_mgr_main"
+    # "NVRM: GPU at PCI:0000:9b:00: GPU-..." and the board serial line after it
+    assert result.gpu_ids["0000:9b:00"] == {
+        "uuid": "GPU-00000000-1111-2222-3333-777777777777",
+        "serial": "0000000000004",
+    }
+    finding = result.findings[0]
+    assert finding.subject == "gpu 0000:9b:00" and "5 line(s)" in finding.message
+    assert finding.evidence.count("\n") == 4 and "more line" not in finding.evidence  # the 5 lines, nothing left out
+
+
+def test_dmesg_ctime_xid13_unknown_pid_and_109():
+    result = parse_kernel_log(read(FIX / "gpud-dmesg-ctime-xid13-109" / "dmesg.log"))
+    assert result.status() is Status.WARN
+    assert found(result) == [
+        ("GPU_XID_13", Status.WARN, Action.RESTART_APP),
+        ("GPU_XID_109", Status.WARN, Action.RESET_GPU),  # NONFATAL in NVIDIA's map
+    ]
+    xid13 = [e for e in result.events if e.code == 13]
+    assert len(xid13) == 3 and all(e.pid is None and e.process is None for e in xid13)  # pid='<unknown>'
+    assert xid13[0].message.startswith("Graphics SM Warp Exception")
+
+
+def test_dmesg_xid48_63_94():
+    result = parse_kernel_log(read(FIX / "runbook-dmesg-xid48-63-94" / "dmesg.log"))
+    assert result.status() is Status.FAIL
+    assert found(result) == [
+        ("GPU_XID_48", Status.FAIL, Action.RESET_GPU),
+        ("GPU_XID_63", Status.WARN, Action.NONE),
+        ("GPU_XID_94", Status.WARN, Action.RESTART_APP),
+    ]
+    assert [e.uptime_s for e in result.events] == [430954.509105, 430954.532443, 430954.533994]
+    assert all(e.time is None for e in result.events)
+
+
+def test_journal_short_needs_a_year_and_reads_154_and_unlisted_171():
+    raw = read(FIX / "blog-journal-short-xid48-63-154" / "journal.log")
+    result = parse_kernel_log(raw, year=2025)
+    assert result.status() is Status.FAIL
+    assert found(result) == [
+        ("GPU_XID_48", Status.FAIL, Action.RESET_GPU),
+        ("GPU_XID_171", Status.UNKNOWN, Action.RETEST),  # newer than NVIDIA's map at e712af97
+        ("GPU_XID_63", Status.WARN, Action.NONE),
+        ("GPU_XID_154", Status.FAIL, Action.RESET_GPU),  # "... to 0x4 (Drain and Reset)"
+    ]
+    assert result.events[0].time == datetime(2025, 8, 10, 15, 36, 5)
+    assert result.events[2].pid == 2187734 and result.events[2].process == "python"
+    assert "0x4 (Drain and Reset)" in result.findings[3].message
+    no_year = parse_kernel_log(raw)
+    assert no_year.events[0].time is None and no_year.events[0].time_text == "Aug 10 15:36:05"
+    assert found(no_year) == found(result)
+
+
+def test_journal_short_precise_and_short_iso():
+    precise = parse_kernel_log(read(FIX / "derived" / "journal-short-precise.log"), year=2025)
+    assert precise.events[0].time == datetime(2025, 10, 24, 11, 2, 14, 509105)
+    assert [f.code for f in precise.findings] == ["GPU_XID_48", "GPU_XID_63", "GPU_XID_94"]
+    iso = parse_kernel_log(read(FIX / "derived" / "journal-short-iso-xid79.log"))
+    assert iso.events[0].time == datetime(2025, 1, 17, 17, 39, 30, tzinfo=UTC)
+    assert found(iso) == [("GPU_XID_79", Status.FAIL, Action.REBOOT)]  # no second GPU_FALLEN_OFF_BUS
+
+
+def test_xid79_bare_lines_with_pci_domain():
+    result = parse_kernel_log(read(FIX / "ogkm-461-xid79-119" / "dmesg.log"))
+    assert found(result) == [
+        ("GPU_XID_79", Status.FAIL, Action.REBOOT),
+        ("GPU_XID_119", Status.FAIL, Action.RESET_GPU),
+    ]
+    assert result.events[0].pci == "0004:01:00" and result.events[1].process == "nv_queue"
+
+
+def test_xid64_row_remap_failure():
+    assert found(parse_kernel_log(read(FIX / "derived" / "dmesg-xid64.log"))) == [
+        ("GPU_XID_64", Status.FAIL, Action.RESET_GPU)
+    ]
+
+
+def test_xid94_95_nvidia_examples_with_mig():
+    result = parse_kernel_log(read(FIX / "nvidia-doc-examples" / "xid-94-95.log"))
+    assert [e.gpu_instance for e in result.events] == [5, None, None]
+    assert [e.pid for e in result.events] == [7194, 7062, 7062]
+    assert found(result) == [
+        ("GPU_XID_94", Status.WARN, Action.RESTART_APP),
+        ("GPU_XID_95", Status.FAIL, Action.RESET_GPU),
+    ]
+
+
+def test_nvlink5_xids_follow_their_fatal_word():
+    result = parse_kernel_log(read(FIX / "gpud-pr1160-nvlink5" / "kmsg.log"))
+    assert found(result) == [
+        ("GPU_XID_144", Status.WARN, Action.RESET_GPU),  # "SAW_MVB Nonfatal"
+        ("GPU_XID_149", Status.FAIL, Action.RESET_GPU),  # "NETIR_LINK_EVT Fatal"
+    ]
+
+
+def test_fallen_off_the_bus_multiline_without_xid():
+    result = parse_kernel_log(read(FIX / "nvsentinel-155-fallen-off-bus" / "dmesg.log"))
+    assert result.status() is Status.FAIL and result.version == "570.158.01"
+    ((code, status, action),) = found(result)
+    assert (code, status, action) == ("GPU_FALLEN_OFF_BUS", Status.FAIL, Action.REBOOT)
+    (event,) = result.events
+    assert (event.pci, event.uptime_s) == ("0000:b3:00.0", 1843.308145)
+    assert event.line.count("\n") == 2 and "not responding to commands" in result.findings[0].evidence
+
+
+def test_fallen_off_the_bus_one_line_twice_is_one_finding():
+    result = parse_kernel_log(read(FIX / "bumblebee-554-fallen-off-bus" / "dmesg.log"))
+    assert [f.code for f in result.findings] == ["GPU_FALLEN_OFF_BUS"]
+    assert "2 message(s)" in result.findings[0].message and result.findings[0].subject == "gpu 0000:01:00.0"
+
+
+def test_sxid_fatal_with_details():
+    result = parse_kernel_log(read(FIX / "redhat-6619941-sxid" / "dmesg.log"))
+    assert found(result) == [("NVSWITCH_SXID_20034", Status.FAIL, Action.REBOOT)]
+    (event,) = result.events
+    assert (event.switch, event.pci, event.code) == ("nvidia-nvswitch0", "0000:a9:00.0", 20034)
+    assert [d.split()[0] for d in event.details] == ["Severity", "Data"]
+
+
+def test_sxid_nonfatal_warns_and_benign_passes():
+    nonfatal = parse_kernel_log(read(FIX / "imbue-docstrings" / "sxid-12028.log"))
+    assert found(nonfatal) == [("NVSWITCH_SXID_12028", Status.WARN, Action.NONE)]
+    benign = parse_kernel_log(read(FIX / "derived" / "dmesg-sxid-benign.log"))
+    assert benign.status() is Status.PASS and benign.events[0].code == 12021
+
+
+def test_mlx5_pcie_limited_narrow_link_fails():
+    result = parse_kernel_log(read(FIX / "imbue-docstrings" / "mlx5-pcie-limited.log"))
+    assert found(result) == [("NIC_PCIE_LIMITED", Status.FAIL, Action.REBOOT)]
+    limit = result.events[0].pcie
+    assert limit is not None
+    assert (limit.driver, limit.available_gbps, limit.width, limit.capable_width) == ("mlx5_core", 252.056, 8, 16)
+    assert (limit.speed_gts, limit.capable_gbps, limit.at) == (32.0, 504.112, "0000:97:01.0")
+
+
+def test_gpu_pcie_limited_by_switch_generation_warns():
+    result = parse_kernel_log(read(FIX / "stas00-pcie-limited" / "dmesg.log"))
+    assert found(result) == [("PCIE_BANDWIDTH_LIMITED", Status.WARN, Action.NONE)] * 2
+    assert [e.pci for e in result.events] == ["0000:04:00.0", "0000:8b:00.0"]
+
+
+# -- nothing unreadable passes ------------------------------------------------------------------------------------
+
+FAILING = sorted(
+    p for p in FIX.rglob("*.log") if parse_kernel_log(p.read_text(encoding="utf-8")).status() is Status.FAIL
+)
+OTHER_TOOLS = [
+    SMI / "h200-580.159.04" / "q-x.xml",
+    SMI / "h200-580.159.04" / "query-gpu.csv",
+    SMI / "h200-580.159.04" / "nvidia-smi.txt",
+    SMI / "h200-580.159.04" / "topo-m.txt",
+    SMI / "h100-550.90.07-8gpu" / "nvlink-s.txt",
+]
+
+
+def test_enough_failing_fixtures():
+    assert len(FAILING) >= 12
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param("", id="empty"),
+        pytest.param("\n  \n", id="blank"),
+        pytest.param("\x00\x01garbage ~~~ {]\n%%%\nno kernel here\n", id="garbage"),
+        *(pytest.param(read(p), id=f"{p.parent.name}-{p.name}") for p in OTHER_TOOLS),
+        *(pytest.param(read(p)[: len(read(p)) * 2 // 3], id=f"truncated-{p.parent.name}-{p.name}") for p in FAILING),
+    ],
+)
+def test_unreadable_or_failing_input_never_passes(raw):
+    assert parse_kernel_log(raw).status() is not Status.PASS
+
+
+def test_mostly_foreign_lines_are_unknown():
+    raw = read(FIX / "runbook-dmesg-xid48-63-94" / "dmesg.log") + read(SMI / "h200-580.159.04" / "topo-m.txt")
+    result = parse_kernel_log(raw)
+    assert result.unknown and "not kernel log lines" in result.unknown[0]
