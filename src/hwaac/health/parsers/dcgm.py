@@ -75,7 +75,7 @@ DCGM_ERROR_NAMES: dict[int, str] = dict(
 )
 
 # The action an error id calls for whatever its severity (the *_NEXT suggestions of dcgm_errors.h and the decision
-# ladder of burn-in-health.md §6); the stronger of this and the severity's action is recommended.
+# ladder of burn-in-health.md §6); it replaces a severity's generic RETEST, else the stronger of the two is recommended.
 _ERROR_ID_ACTIONS: dict[int, Action] = {
     4: Action.RESET_GPU,  # VOLATILE_DBE_DETECTED: "Drain the GPU and reset it or reboot the node."
     80: Action.RMA,  # ROW_REMAP_FAILURE: "unrecoverable memory hardware damage"
@@ -389,7 +389,9 @@ def _warnings(raw: Any, enum: str) -> list[tuple[DcgmWarning, Status, Action]]:
         if warning.error_id in _ERROR_ID_UNKNOWN:
             status = Status.UNKNOWN
         if warning.error_id in _ERROR_ID_ACTIONS:
-            action = strongest([action, _ERROR_ID_ACTIONS[warning.error_id]])
+            # RETEST from the severity only means "no specific action": the id's own action replaces it.
+            specific = _ERROR_ID_ACTIONS[warning.error_id]
+            action = specific if action == Action.RETEST else strongest([action, specific])
         out.append((warning, status, action))
     return out
 
@@ -431,7 +433,28 @@ def _read_result(
         result.verdict = Status.UNKNOWN
     elif status in ("Fail", "Warn"):
         result.verdict = _judge(result, warned, where, subject, out)
+    elif status == "Pass" and warned:
+        result.verdict = _judge_passing(warned, where, subject, out)
+    elif warned:  # Skip / Not Run: the warnings say why
+        out.notes.append(f"{where} {subject}: {status}: " + "; ".join(w.message for w, _, _ in warned)[:300])
     return result
+
+
+def _judge_passing(
+    warned: list[tuple[DcgmWarning, Status, Action]], where: str, subject: str, out: DcgmDiagResult
+) -> Status:
+    """A Pass that carries warnings: WARN each, and UNKNOWN for a memory test that could not allocate its memory.
+
+    NVIDIA/DCGM#284: the memory plugin can record DCGM_FR_MEMORY_ALLOC (id 56) and still pass, so the memory was not
+    tested as configured.
+    """
+    verdict = Status.PASS
+    for warning, _, _ in warned:
+        status, action = (Status.UNKNOWN, Action.RETEST) if warning.error_id == 56 else (Status.WARN, Action.NONE)
+        message = f"dcgmi diag {where} passed on {subject or 'the node'} but reported: {warning.message}"
+        out.findings.append(Finding(_code(warning), status, message, subject, warning.message, action))
+        verdict = max(verdict, status)
+    return verdict
 
 
 def _judge(
@@ -453,8 +476,8 @@ def _judge(
         return status
     verdict = Status.PASS
     for warning, status, action in warned:
-        if result.status == "Warn":
-            status = min(status, Status.WARN)  # the writer said Warn itself (text view); trust it
+        if result.status == "Warn" and warning.error_severity is None:
+            status = Status.WARN  # the writer said Warn itself and gave no severity to contradict it
         name = f"DCGM_FR_{warning.error_name}" if warning.error_name else "an error"
         ident = ""
         if warning.error_id is not None:
@@ -660,10 +683,25 @@ def parse_diag_json(raw: str, *, exit_code: int | None = None, version: str | No
         A :class:`DcgmDiagResult`. Status: FAIL when a result is ``"Fail"`` and a warning's severity (or the absence
         of any warning) makes it a failure, or the exit status is 205 or an unexplained 226; WARN when every failing
         warning is MONITOR or CONFIG; UNKNOWN when the JSON is unreadable, nothing passed, the diagnostic had a
-        runtime error or the exit status says it was killed, timed out or could not run; PASS only when at least one
-        test passed and none failed. Never raises.
+        runtime error or the exit status says it was killed, timed out or could not run; a ``"Pass"`` that carries
+        warnings is WARN (UNKNOWN for DCGM_FR_MEMORY_ALLOC, NVIDIA/DCGM#284); PASS only when at least one test passed,
+        none failed and no passing result carries a warning. Never raises.
     """
     out = DcgmDiagResult(exit_code=exit_code)
+    _guarded(out, _read_diag, raw, out, version)
+    _guarded(out, _apply_exit_code, out)
+    return out
+
+
+def _guarded(out: ToolResult, func: Any, *args: Any) -> None:
+    """Run one parsing step; an exception on some unforeseen input shape becomes an UNKNOWN reason, never a raise."""
+    try:
+        func(*args)
+    except Exception as exc:  # the parsers' contract: bad tool output never raises
+        out.unknown.append(f"unexpected input shape ({type(exc).__name__}: {exc})"[:300])
+
+
+def _read_diag(raw: str, out: DcgmDiagResult, version: str | None) -> None:
     doc = _load_json(raw, out.notes, out.unknown)
     if isinstance(doc, dict):
         if isinstance(doc.get("iterations"), list):
@@ -693,8 +731,6 @@ def parse_diag_json(raw: str, *, exit_code: int | None = None, version: str | No
             f.status >= Status.WARN for f in out.findings
         ):
             out.unknown.append("no test passed: every result is Skip or Not Run, so nothing was verified")
-    _apply_exit_code(out)
-    return out
 
 
 # --- dcgmi health -c -j ----------------------------------------------------------------------------------------------
@@ -784,7 +820,7 @@ def _read_health_entity(group: str, entity_id: str, node: Any, out: DcgmHealthRe
     errors = children.get("Errors", {}) if isinstance(children, dict) else {}
     systems = errors.get("children") if isinstance(errors, dict) and "children" in errors else children
     subject = f"{'gpu' if group == 'GPU' else group.lower() + ' '}{entity_id}"
-    for system, sysnode in (systems or {}).items():
+    for system, sysnode in (systems if isinstance(systems, dict) else {}).items():
         if system == "Errors" or not isinstance(sysnode, dict):
             continue
         value = _value(sysnode) or ""
@@ -821,14 +857,19 @@ def parse_health_json(raw: str) -> DcgmHealthResult:
         Healthy/Warning/Failure. An "Overall Health" worse than every entity still counts. Never raises.
     """
     out = DcgmHealthResult()
+    _guarded(out, _read_health, raw, out)
+    return out
+
+
+def _read_health(raw: str, out: DcgmHealthResult) -> None:
     notes: list[str] = []
     doc = _load_json(raw, notes, out.unknown)
     if doc is None:
-        return out
+        return
     body = doc.get("body") if isinstance(doc, dict) else None
     if not isinstance(body, dict):
         out.unknown.append("no 'body' object: not a dcgmi health report")
-        return out
+        return
     out.overall = _value(body.get("Overall Health"))
     if out.overall is None:
         out.unknown.append("no 'Overall Health' value")
@@ -852,4 +893,3 @@ def parse_health_json(raw: str) -> DcgmHealthResult:
                 evidence=f"Overall Health: {out.overall}",
             )
         )
-    return out

@@ -298,11 +298,19 @@ def parse_gpu_burn(raw: str, *, exit_code: int | None = None) -> GpuBurnResult:
         Never raises.
     """
     out = GpuBurnResult(exit_code=exit_code)
+    try:
+        _read(raw, out)
+    except Exception as exc:  # the parsers' contract: bad tool output never raises
+        out.unknown.append(f"unexpected input shape ({type(exc).__name__}: {exc})"[:300])
+    _apply_exit_code(out)
+    return out
+
+
+def _read(raw: str, out: GpuBurnResult) -> None:
     text = (raw or "").replace("\r\n", "\n")
     if not text.strip():
         out.unknown.append("empty output")
-        _apply_exit_code(out)
-        return out
+        return
     for match in _GPU_LINE.finditer(text):
         gpu = _gpu(out, int(match.group(1)))
         gpu.name, gpu.uuid = match.group(2).strip(), match.group(3)
@@ -321,5 +329,3 @@ def parse_gpu_burn(raw: str, *, exit_code: int | None = None) -> GpuBurnResult:
     if not out.gpus and not out.unknown:
         out.unknown.append("no GPU named in the output: not gpu-burn output")
     _judge(out)
-    _apply_exit_code(out)
-    return out

@@ -48,7 +48,11 @@ _ERROR = re.compile(
 )
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][-+]?\d+)?$")
 _STATUS_ERROR = re.compile(r"^ERROR:\s*(.*)$")  # Output::addTestcase / setTestcaseStatusAndAddIfNeeded
-_CLOSING_NOTE = "NOTE: The reported results may not reflect"  # Output::printInfo, printed last (v0.6+)
+# Output::printInfo, printed last (v0.6+): both lines whole, so that output cut inside them does not count as finished.
+_CLOSING_NOTE = (
+    "NOTE: The reported results may not reflect the full capabilities of the platform.",
+    "Performance can vary with software drivers, hardware clocks, and system topology.",
+)
 _VERIFICATION = ("Invalid value when checking the pattern", "ASSERT in expression")
 
 
@@ -99,8 +103,8 @@ class NvbandwidthResult(ToolResult):
         tests: the testcases in order.
         waived: names of waived tests (``""`` for an anonymous ``Waived:`` line).
         notes: lines that were skipped (the ``...`` of an elided paste) and other observations.
-        finished: the closing ``NOTE: The reported results may not reflect ...`` was printed (the run reached its end;
-            nvbandwidth prints it last since v0.6).
+        finished: both lines of the closing ``NOTE: The reported results may not reflect ...`` were printed whole (the
+            run reached its end; nvbandwidth prints them last since v0.6, ``nvbandwidth.cpp`` ``main``).
     """
 
     tool: str = "nvbandwidth"
@@ -132,6 +136,7 @@ class _Reader:
     def __init__(self, out: NvbandwidthResult) -> None:
         self.out = out
         self.current: NvbwTest | None = None
+        self.closing = False  # the first closing NOTE line was read
 
     def start(self, name: str) -> NvbwTest:
         self.current = NvbwTest(name)
@@ -144,7 +149,10 @@ class _Reader:
             return
         if self._header_line(stripped) or self._test_line(stripped, line, number):
             return
-        if stripped.startswith(_CLOSING_NOTE):
+        if stripped == _CLOSING_NOTE[0]:
+            self.closing = True
+            return
+        if stripped == _CLOSING_NOTE[1] and self.closing:
             self.out.finished = True
             return
         if (
@@ -248,8 +256,9 @@ def _finish(out: NvbandwidthResult) -> None:
         if test.name.startswith("device_to_device"):
             # Before v0.8 the self-copy diagonal printed 0.00: not a measurement.
             for row, values in test.rows.items():
-                if row in test.columns and values[test.columns.index(row)] == 0.0:
-                    values[test.columns.index(row)] = None
+                col = test.columns.index(row) if row in test.columns else len(values)
+                if col < len(values) and values[col] == 0.0:
+                    values[col] = None
         if test.errors:
             evidence = "\n".join(test.errors[:4])
             if any(marker in e for e in test.errors for marker in _VERIFICATION):
@@ -289,6 +298,14 @@ def parse_nvbandwidth(raw: str, *, version: str | None = None) -> NvbandwidthRes
         non-waived test printed a complete matrix and its SUM. Never raises.
     """
     out = NvbandwidthResult()
+    try:
+        _read(raw, out, version)
+    except Exception as exc:  # the parsers' contract: bad tool output never raises
+        out.unknown.append(f"unexpected input shape ({type(exc).__name__}: {exc})"[:300])
+    return out
+
+
+def _read(raw: str, out: NvbandwidthResult, version: str | None) -> None:
     reader = _Reader(out)
     for number, line in enumerate((raw or "").replace("\r", "\n").splitlines(), start=1):
         reader.line(number, line)
@@ -297,7 +314,7 @@ def parse_nvbandwidth(raw: str, *, version: str | None = None) -> NvbandwidthRes
         out.version = version
     if not out.tests:
         out.unknown.append("no testcase in the output: empty or not nvbandwidth output")
-        return out
+        return
     if not any(line.strip().startswith("nvbandwidth Version:") for line in (raw or "").splitlines()[:5]):
         out.unknown.append("the output does not start with 'nvbandwidth Version:': its head is missing")
     parsed = re.match(r"v?(\d+)\.(\d+)", out.version or "")
@@ -307,4 +324,3 @@ def parse_nvbandwidth(raw: str, *, version: str | None = None) -> NvbandwidthRes
         )
     if all(t.waived for t in out.tests):
         out.unknown.append(f"every test was waived ({', '.join(t.name for t in out.tests)}): nothing was measured")
-    return out

@@ -1,0 +1,386 @@
+"""dcgmi diag -j and dcgmi health -c -j parsers on recorded outputs (tests/fixtures/health/dcgmi, see its READMEs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hwaac.health.parsers.dcgm import (
+    DCGM_ERROR_NAMES,
+    parse_diag_json,
+    parse_health_json,
+    sentinel_name,
+    severity_enum_for,
+    severity_verdict,
+)
+from hwaac.health.result import Action, Status
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health"
+DCGMI = FIX / "dcgmi"
+V2 = DCGMI / "2.x-virtualclient"
+V33 = DCGMI / "3.3.1-issue139"
+V4 = DCGMI / "4.2.3-gb10"
+
+
+def read(path: Path) -> str:
+    return path.read_text()
+
+
+def codes(result) -> list[str]:
+    return [f.code for f in result.all_findings()]
+
+
+# --- DCGM 2.x layout (VirtualClient) ----------------------------------------------------------------------------------
+
+
+def test_2x_level2_healthy_reads_every_result():
+    r = parse_diag_json(read(V2 / "diag-r2.json"))
+    assert r.status() == Status.PASS
+    assert r.layout == "2.x"
+    assert r.severity_enum == "unknown"  # no version in a 2.x document
+    # 9 Deployment tests (node-wide, no GPU id) + PCIe + GPU Memory for "gpu_ids": "0"
+    assert len(r.results) == 11
+    deployment = [x for x in r.results if x.category == "Deployment"]
+    assert len(deployment) == 9 and all(x.gpu_ids == [] and x.status == "Pass" for x in deployment)
+    pcie = next(x for x in r.results if x.test == "PCIe")
+    assert pcie.gpu_ids == [0]
+    assert "13.15 GB/s" in pcie.info[0]  # "GPU to Host bandwidth:\t\t13.15 GB/s" in the fixture
+    assert r.gpu_status() == {0: Status.PASS}
+
+
+def test_2x_level3_skip_of_one_test_is_not_a_fault():
+    r = parse_diag_json(read(V2 / "diag-r3.json"))
+    assert r.status() == Status.PASS
+    assert len(r.results) == 16
+    eud = next(x for x in r.results if x.test == "EUD Test")
+    assert eud.status == "Skip" and eud.verdict == Status.PASS
+    assert r.test_status()["Targeted Power"] == Status.PASS
+
+
+def test_2x_string_warning_on_fail_is_fail():
+    # The 2.x writer put warnings as plain strings (VirtualClient's DCGMIIncorrectresults.json shows one): no severity.
+    doc = json.loads(read(V2 / "diag-r2.json"))
+    cuda = doc["DCGM GPU Diagnostic"]["test_categories"][0]["tests"][2]
+    cuda["results"][0] = {"status": "Fail", "warnings": "Cannot open library libcuda.so"}
+    r = parse_diag_json(json.dumps(doc))
+    assert r.status() == Status.FAIL
+    finding = next(f for f in r.findings if f.status == Status.FAIL)
+    assert finding.code == "DCGM_TEST_FAILED"
+    assert finding.evidence == "Cannot open library libcuda.so"
+    assert finding.subject == ""  # a node-wide Deployment result
+
+
+# --- DCGM 3.3 layout (NVIDIA/DCGM#139) --------------------------------------------------------------------------------
+
+
+def test_33_all_skip_is_unknown_not_pass():
+    r = parse_diag_json(read(V33 / "diag-r3-all-skip.json"))
+    assert r.layout == "3.x"
+    assert [x.test for x in r.results] == ["PCIe", "GPU Memory", "Diagnostic", "EUD Test", "Targeted Stress"]
+    assert all(x.status == "Skip" and x.gpu_ids == [0] for x in r.results)
+    assert r.status() == Status.UNKNOWN
+    assert any("no test passed" in u for u in r.unknown)
+
+
+def test_33_truncated_paste_is_unknown():
+    r = parse_diag_json(read(V33 / "diag-r3-as-read.txt"))
+    assert r.status() == Status.UNKNOWN
+    assert any("does not parse" in u for u in r.unknown)
+
+
+@pytest.mark.parametrize(
+    ("version", "status", "action", "severity"),
+    [
+        ("3.3.1", Status.WARN, Action.NONE, "MONITOR"),  # since 3.3: 1 = MONITOR
+        ("3.1.8", Status.FAIL, Action.RMA, "ISOLATE"),  # before 3.3: 1 = ISOLATE
+        (None, Status.FAIL, Action.RETEST, "ambiguous 1"),  # unknown numbering: worse reading, rerun first
+    ],
+)
+def test_33_severity_is_read_with_the_versions_numbering(version, status, action, severity):
+    r = parse_diag_json(read(V33 / "diag-r3-memory-fail-severity1.json"), version=version)
+    assert r.status() == status
+    finding = next(f for f in r.findings if f.code == "DCGM_UNCORRECTABLE_ROW_REMAP")  # error_id 84
+    assert finding.status == status and finding.action == action and finding.subject == "gpu0"
+    assert finding.evidence == "GPU 0 had uncorrectable memory errors and 1 rows were remapped"
+    warning = next(x for x in r.results if x.test == "GPU Memory").warnings[0]
+    assert (warning.error_id, warning.error_category, warning.error_severity) == (84, 10, 1)
+    assert warning.severity_name.startswith(severity)
+
+
+# --- DCGM 4.x layout (GB10, DCGM 4.2.3) -------------------------------------------------------------------------------
+
+
+def test_4x_exit_226_with_config_warning_written_as_fail():
+    # Recorded: dcgmi exited 226; the software test is "Fail" but its only warning is PERSISTENCE_MODE, severity CONFIG.
+    r = parse_diag_json(read(V4 / "diag-r1-exit226.json"), exit_code=226)
+    assert r.status() == Status.WARN  # never PASS; not an RMA-grade failure either
+    assert (r.layout, r.severity_enum, r.version, r.driver_version) == ("4.x", "3.3+", "4.2.3", "580.82.09")
+    finding = r.findings[0]
+    assert finding.code == "DCGM_PERSISTENCE_MODE" and finding.status == Status.WARN and finding.subject == "gpu0"
+    assert finding.evidence.startswith("Persistence Mode: Persistence mode for GPU 0 is disabled.")
+    assert "DCGM_EXIT_NVVS_ERROR" not in codes(r)  # the JSON explains the 226
+    assert r.test_status() == {"software": Status.WARN}
+    assert r.gpu_status() == {0: Status.WARN}
+    # serial_num "<<<NOT_SUPPORTED>>>" and the SRAM info value 9223372036854775794 are sentinels, not values
+    assert r.serials() == {0: None}
+    assert r.entities[0].device_id == "2e12"
+    assert any("NOT_SUPPORTED" in n and "9223372036854775794" in n for n in r.notes)
+
+
+def test_4x_healthy():
+    r = parse_diag_json(read(V4 / "diag-r1-pass.json"), exit_code=0)
+    assert r.status() == Status.PASS
+    assert r.results[0].entity_group == "GPU" and r.results[0].gpu_ids == [0]
+
+
+def test_4x_isolate_row_remap_failure_is_fail_with_rma():
+    r = parse_diag_json(read(V4 / "diag-r1-row-remap-isolate-exit205.json"), exit_code=205)
+    assert r.status() == Status.FAIL
+    finding = r.findings[0]
+    assert (finding.code, finding.status, finding.action) == ("DCGM_ROW_REMAP_FAILURE", Status.FAIL, Action.RMA)
+    assert "row remapping failed" in finding.evidence
+    assert "DCGM_EXIT_ISOLATE" not in codes(r)  # the JSON already carries the RMA-grade failure
+    assert r.serials() == {0: "0000000000001"}
+
+
+def test_exit_0_with_fail_in_json_is_still_fail():
+    r = parse_diag_json(read(V4 / "diag-r1-row-remap-isolate-exit205.json"), exit_code=0)
+    assert r.status() == Status.FAIL
+
+
+def test_runtime_error_is_unknown_with_the_exit_reason():
+    r = parse_diag_json(read(V4 / "diag-r1-runtime-error-exit203.json"), exit_code=203)
+    assert r.status() == Status.UNKNOWN
+    assert r.runtime_error == "The NVVS process was killed by a signal"
+    assert {"DCGM_RUNTIME_ERROR", "DCGM_EXIT_NVVS_KILLED"} <= set(codes(r))
+    assert all(f.action == Action.RETEST for f in r.findings)
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "status", "code"),
+    [
+        (0, Status.PASS, None),
+        (None, Status.PASS, None),
+        (226, Status.FAIL, "DCGM_EXIT_NVVS_ERROR"),  # a test error the JSON does not show
+        (205, Status.FAIL, "DCGM_EXIT_ISOLATE"),
+        (203, Status.UNKNOWN, "DCGM_EXIT_NVVS_KILLED"),
+        (253, Status.UNKNOWN, "DCGM_EXIT_GENERIC_ERROR"),
+        (250, Status.UNKNOWN, "DCGM_EXIT_NOT_SUPPORTED"),
+        (245, Status.UNKNOWN, "DCGM_EXIT_TIMEOUT"),
+        (222, Status.UNKNOWN, "DCGM_EXIT_IN_USE"),
+        (137, Status.UNKNOWN, "DCGM_KILLED_BY_SIGNAL"),  # 128 + SIGKILL
+        (-15, Status.UNKNOWN, "DCGM_KILLED_BY_SIGNAL"),  # Python's -SIGTERM
+        (7, Status.UNKNOWN, "DCGM_EXIT_UNRECOGNISED"),
+    ],
+)
+def test_exit_codes_only_make_a_healthy_document_worse(exit_code, status, code):
+    r = parse_diag_json(read(V4 / "diag-r1-pass.json"), exit_code=exit_code)
+    assert r.status() == status
+    if code:
+        finding = next(f for f in r.findings if f.code == code)
+        assert str(abs(exit_code)) in finding.evidence
+    if exit_code == 205:
+        assert r.findings[0].action == Action.RMA
+    if exit_code == 137:
+        assert "SIGKILL" in r.findings[0].message
+
+
+def test_fail_without_warnings_is_fail():
+    doc = json.loads(read(V4 / "diag-r1-pass.json"))
+    doc["DCGM Diagnostic"]["test_categories"][0]["tests"][0]["results"][0]["status"] = "Fail"
+    r = parse_diag_json(json.dumps(doc))
+    assert r.status() == Status.FAIL
+    assert codes(r) == ["DCGM_TEST_FAILED"]
+
+
+def _with_warning(error_id: int, severity: int) -> str:
+    doc = json.loads(read(V4 / "diag-r1-exit226.json"))
+    warning = doc["DCGM Diagnostic"]["test_categories"][0]["tests"][0]["results"][0]["warnings"][0]
+    warning.update(error_id=error_id, error_severity=severity)
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(
+    ("error_id", "severity", "code", "status", "action"),
+    [
+        (131, 1, "DCGM_CONTAINED_ERROR", Status.WARN, Action.RESTART_APP),  # MONITOR; "Restart the application"
+        (132, 2, "DCGM_UNCORRECTABLE_ROW_REMAP_LIMIT", Status.FAIL, Action.RMA),  # ISOLATE
+        (85, 6, "DCGM_PENDING_ROW_REMAP", Status.FAIL, Action.RESET_GPU),  # RESET
+        (120, 4, "DCGM_FALLEN_OFF_BUS", Status.FAIL, Action.REBOOT),  # TRIAGE; off the bus needs a reboot
+        (130, 0, "DCGM_RETEST_REQUESTED", Status.UNKNOWN, Action.RETEST),
+        (999, 3, "DCGM_ERROR_999", Status.FAIL, Action.RETEST),  # an id newer than our table
+    ],
+)
+def test_error_ids_map_to_codes_and_actions(error_id, severity, code, status, action):
+    r = parse_diag_json(_with_warning(error_id, severity))
+    finding = r.findings[0]
+    assert (finding.code, finding.status, finding.action) == (code, status, action)
+
+
+def test_iterations_are_read_each_and_overall_fail_counts():
+    passing = json.loads(read(V4 / "diag-r1-pass.json"))
+    failing = json.loads(read(V4 / "diag-r1-row-remap-isolate-exit205.json"))
+    r = parse_diag_json(json.dumps({"iterations": [passing, failing], "Overall Result": "Fail"}))
+    assert r.status() == Status.FAIL
+    assert [x.iteration for x in r.results] == [0, 1]
+    assert r.overall_result == "Fail"
+    r2 = parse_diag_json(json.dumps({"iterations": [passing, passing], "Overall Result": "Fail"}))
+    assert codes(r2) == ["DCGM_OVERALL_FAIL"]
+
+
+def test_text_before_the_json_is_noted_not_fatal():
+    r = parse_diag_json("Successfully ran diagnostic for group.\n" + read(V4 / "diag-r1-pass.json"))
+    assert r.status() == Status.PASS
+    assert any("Successfully ran diagnostic" in n for n in r.notes)
+
+
+# --- the severity rule and tables -------------------------------------------------------------------------------------
+
+
+def test_severity_numbering_by_version_and_layout():
+    assert severity_enum_for(None, "4.x") == "3.3+"
+    assert severity_enum_for("3.3.0", "3.x") == "3.3+"
+    assert severity_enum_for("3.2.6", "3.x") == "pre-3.3"
+    assert severity_enum_for("2.4.7", "2.x") == "pre-3.3"
+    assert severity_enum_for(None, "3.x") == "unknown"
+
+
+def test_severity_verdicts():
+    assert severity_verdict(5, "3.3+")[:2] == (Status.WARN, Action.NONE)  # CONFIG
+    assert severity_verdict(2, "3.3+")[:2] == (Status.FAIL, Action.RMA)  # ISOLATE
+    assert severity_verdict(1, "pre-3.3")[:2] == (Status.FAIL, Action.RMA)  # ISOLATE before 3.3
+    assert severity_verdict(0, "pre-3.3")[:2] == (Status.WARN, Action.NONE)  # MONITOR before 3.3
+    for ambiguous in (0, 1, 2):
+        assert severity_verdict(ambiguous, "unknown")[:2] == (Status.FAIL, Action.RETEST)
+    assert severity_verdict(6, "unknown")[:2] == (Status.FAIL, Action.RESET_GPU)  # exists only since 3.3
+    assert severity_verdict(None, "3.3+")[0] == Status.FAIL
+    assert severity_verdict(42, "3.3+")[0] == Status.FAIL
+
+
+def test_error_name_table_transcribed_from_dcgm_errors_h():
+    assert len(DCGM_ERROR_NAMES) == 133  # ids 0..132, DCGM_FR_ERROR_SENTINEL = 133
+    assert DCGM_ERROR_NAMES[29] == "PERSISTENCE_MODE"
+    assert DCGM_ERROR_NAMES[80] == "ROW_REMAP_FAILURE"
+    assert DCGM_ERROR_NAMES[119] == "NVLINK_EFFECTIVE_BER_THRESHOLD"
+    assert DCGM_ERROR_NAMES[131] == "CONTAINED_ERROR"
+    assert DCGM_ERROR_NAMES[132] == "UNCORRECTABLE_ROW_REMAP_LIMIT"
+
+
+def test_blank_sentinels():
+    assert sentinel_name(0x7FFFFFFFFFFFFFF0) == "BLANK"
+    assert sentinel_name(9223372036854775794) == "NOT_SUPPORTED"
+    assert sentinel_name(0x7FFFFFF0) == "BLANK"
+    assert sentinel_name(140737488355328.0) == "BLANK"
+    assert sentinel_name("<<<NULL>>>") == "NULL"
+    assert sentinel_name("9223372036854775794") == "NOT_SUPPORTED"
+    assert sentinel_name(0) is None and sentinel_name("1650000000000") is None and sentinel_name(True) is None
+
+
+# --- dcgmi health -c -j ----------------------------------------------------------------------------------------------
+
+
+def test_health_healthy():
+    r = parse_health_json(read(V2 / "health-healthy.json"))
+    assert r.status() == Status.PASS and r.overall == "Healthy" and r.entities == []
+
+
+def test_health_failure_per_gpu_and_system():
+    r = parse_health_json(read(V2 / "health-failure.json"))
+    assert r.status() == Status.FAIL and r.overall == "Failure"
+    by_code = {f.code: f for f in r.findings}
+    pcie, memory = by_code["DCGM_HEALTH_PCIE"], by_code["DCGM_HEALTH_MEMORY"]
+    assert (pcie.status, pcie.subject, pcie.action) == (Status.WARN, "gpu0", Action.NONE)
+    assert (memory.status, memory.subject, memory.action) == (Status.FAIL, "gpu1", Action.RESET_GPU)
+    # overflow chunks joined back into the message
+    assert "for GPU 0 : 13" in pcie.message
+    assert "row remapping failed." in memory.message
+    entities = [(e.entity_group, e.entity_id, e.health) for e in r.entities]
+    assert entities == [("GPU", "0", "Warning"), ("GPU", "1", "Failure")]
+    assert r.entities[1].systems[0].system == "Memory system"
+
+
+def test_health_overall_warning_without_entities_still_warns():
+    doc = json.loads(read(V2 / "health-healthy.json"))
+    doc["body"]["Overall Health"]["value"] = "Warning"
+    r = parse_health_json(json.dumps(doc))
+    assert r.status() == Status.WARN and codes(r) == ["DCGM_HEALTH_OVERALL"]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Error: Health watches not enabled. Please enable watches. \n",
+        '{"body": {"Overall Health": {"value": "Internal error"}}, "header": ["Health Monitor Report"]}',
+        '{"header": ["Health Monitor Report"]}',
+        '{"body": {}}',
+    ],
+)
+def test_health_unreadable_is_unknown(raw):
+    assert parse_health_json(raw).status() == Status.UNKNOWN
+
+
+# --- never PASS on bad input ------------------------------------------------------------------------------------------
+
+BAD_INPUTS = {
+    "empty": "",
+    "whitespace": "  \n",
+    "garbage": "\x00\x01 not json at all {{{",
+    "json-array": "[1, 2, 3]",
+    "json-other": '{"foo": {"bar": 1}}',
+    "truncated-4x": read(V4 / "diag-r1-pass.json")[:400],
+    "truncated-2x": read(V2 / "diag-r3.json")[:1500],
+    "gpu-burn": read(FIX / "gpu-burn" / "superbench-a100" / "gpu_burn.log"),
+    "nvbandwidth": read(FIX / "nvbandwidth" / "v0.6-superbench" / "nvbandwidth_results.log"),
+    "health-as-diag": read(V2 / "health-healthy.json"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_diag_bad_input_is_never_pass(name):
+    result = parse_diag_json(BAD_INPUTS[name])
+    assert result.status() != Status.PASS
+    assert result.status() == Status.UNKNOWN
+
+
+@pytest.mark.parametrize("name", sorted(set(BAD_INPUTS) - {"health-as-diag"}))
+def test_health_bad_input_is_never_pass(name):
+    assert parse_health_json(BAD_INPUTS[name]).status() == Status.UNKNOWN
+
+
+def test_diag_as_health_input_is_unknown():
+    assert parse_health_json(read(V4 / "diag-r1-pass.json")).status() == Status.UNKNOWN
+
+
+@pytest.mark.parametrize("path", sorted(p for p in DCGMI.rglob("diag-*") if p.is_file()), ids=lambda p: p.name)
+@pytest.mark.parametrize("cut", [0.25, 0.5, 0.9])
+def test_every_diag_fixture_truncated_is_never_pass(path, cut):
+    text = read(path)
+    assert parse_diag_json(text[: int(len(text) * cut)]).status() == Status.UNKNOWN
+
+
+def test_an_unforeseen_parser_error_is_unknown_not_raised(monkeypatch):
+    import hwaac.health.parsers.dcgm as dcgm
+
+    def boom(*_args):
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(dcgm, "_read_document", boom)
+    monkeypatch.setattr(dcgm, "_read_health_entity", boom)
+    r = parse_diag_json(read(V4 / "diag-r1-pass.json"), exit_code=0)
+    assert r.status() == Status.UNKNOWN and any("KeyError" in u for u in r.unknown)
+    assert parse_health_json(read(V2 / "health-failure.json")).status() == Status.UNKNOWN
+
+
+def test_pass_with_a_memory_alloc_warning_is_not_pass():
+    # NVIDIA/DCGM#284: the memory test can record DCGM_FR_MEMORY_ALLOC (56) and still report Pass.
+    doc = json.loads(read(V4 / "diag-r1-exit226.json"))
+    result = doc["DCGM Diagnostic"]["test_categories"][0]["tests"][0]["results"][0]
+    result["status"] = "Pass"
+    result["warnings"][0].update(error_id=56, error_severity=1, warning="Cannot allocate memory")
+    r = parse_diag_json(json.dumps(doc))
+    assert r.status() == Status.UNKNOWN
+    assert r.findings[0].code == "DCGM_MEMORY_ALLOC" and r.findings[0].action == Action.RETEST
+    result["warnings"][0].update(error_id=29)
+    assert parse_diag_json(json.dumps(doc)).status() == Status.WARN
