@@ -24,8 +24,10 @@ Placeholder rule. ``N/A``, ``[N/A]``, ``Not Supported``, ``[Not Supported]``, ``
 (and ``GPU is lost`` / ``GPU requires reset``) become ``None``. A reason is added to ``unknown`` only when the value
 is needed to judge health: an ``Unknown Error`` always (the tool failed to read a field it supports); ``N/A`` in
 remap pending/failure on a GPU that supports row remapping; in volatile uncorrectable ECC counts while ECC mode is
-Enabled; in retired-pages pending on a GPU without row remapping and with ECC Enabled; in the ECC mode itself. An
-``N/A`` elsewhere (fan speed on an SXM board, retired pages on an H200 that remaps rows) is simply not there.
+Enabled; in retired-pages pending on a GPU without row remapping and with ECC Enabled; in the XML's ECC mode. In
+CSV, where the GPU's capabilities are not printed, remap and page-retirement state stand in for each other and ECC
+Disabled excuses the counts. An ``N/A`` elsewhere (fan speed on an SXM board, retired pages on an H200 that remaps
+rows, a clock reason or recovery action a GPU does not support) is simply not there.
 ``GPU is lost`` is a finding (GPU_LOST, FAIL, reboot per XID 79); ``GPU requires reset`` is GPU_RESET_REQUIRED.
 
 Every parser returns a result whose ``status()`` is UNKNOWN for empty, garbage or truncated input; none raises.
@@ -741,7 +743,10 @@ def _read_table(
     return out
 
 
-# Health fields of --query-gpu and the partner whose value makes a placeholder acceptable.
+# Health fields of --query-gpu whose [N/A] leaves a memory fault unreadable, and the partner whose value makes the
+# placeholder acceptable: remapping (Ampere+) and page retirement (older) stand in for each other, and volatile ECC
+# counts are N/A by right when ECC is disabled. An [N/A] clock reason, ECC mode or recovery action means "not
+# supported here" and is simply None.
 _HEALTH_FIELDS = {
     "remapped_rows.pending": "retired_pages.pending",
     "remapped_rows.failure": "retired_pages.pending",
@@ -749,13 +754,6 @@ _HEALTH_FIELDS = {
     "ecc.errors.uncorrected.volatile.total": "ecc.mode.current",
     "ecc.errors.uncorrected.volatile.dram": "ecc.mode.current",
     "ecc.errors.uncorrected.volatile.sram": "ecc.mode.current",
-    "ecc.mode.current": None,
-    "clocks_event_reasons.active": None,
-    "clocks_event_reasons.hw_slowdown": None,
-    "clocks_event_reasons.hw_thermal_slowdown": None,
-    "clocks_event_reasons.hw_power_brake_slowdown": None,
-    "clocks_event_reasons.sw_thermal_slowdown": None,
-    "gpu_recovery_action": None,
 }
 
 
@@ -773,8 +771,7 @@ def _csv_row_checks(
         if kind != "n/a":
             result.unknown.append(f"{subject}: {name} is {kind!r}")
         elif name in _HEALTH_FIELDS:
-            partner = _HEALTH_FIELDS[name]
-            excused = partner is not None and row.get(partner) not in (None, "Enabled")
+            excused = row.get(_HEALTH_FIELDS[name]) not in (None, "Enabled")
             if not excused:
                 result.unknown.append(f"{subject}: {name} is N/A and nothing else answers for it")
     evidence = ", ".join(f"{n}={c}" for n, c in zip(names, cells, strict=True))
