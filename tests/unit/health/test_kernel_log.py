@@ -220,3 +220,19 @@ def test_mostly_foreign_lines_are_unknown():
     raw = read(FIX / "runbook-dmesg-xid48-63-94" / "dmesg.log") + read(SMI / "h200-580.159.04" / "topo-m.txt")
     result = parse_kernel_log(raw)
     assert result.unknown and "not kernel log lines" in result.unknown[0]
+
+
+def test_events_before_the_window_are_history_and_give_no_finding() -> None:
+    raw = (FIX / "derived" / "journal-short-iso-xid79.log").read_text()
+    # the XID 79 line is stamped 2025-01-17T17:39:30+0000
+    recent = parse_kernel_log(raw, since=datetime(2025, 1, 17, 17, 0, tzinfo=UTC))
+    assert "GPU_XID_79" in {f.code for f in recent.findings} and recent.status() == Status.FAIL
+    old = parse_kernel_log(raw, since=datetime(2025, 1, 17, 18, 0, tzinfo=UTC))
+    assert "GPU_XID_79" not in {f.code for f in old.findings}
+    assert any(e.code == 79 for e in old.history) and not any(e.code == 79 for e in old.events)
+    # dmesg's seconds since boot: the XID 64 line is at 430954.5 s
+    raw = (FIX / "derived" / "dmesg-xid64.log").read_text()
+    assert "GPU_XID_64" in {f.code for f in parse_kernel_log(raw, since_uptime_s=430000).findings}
+    assert "GPU_XID_64" not in {f.code for f in parse_kernel_log(raw, since_uptime_s=431000).findings}
+    # a wall-clock window cannot judge uptime stamps: the event counts
+    assert "GPU_XID_64" in {f.code for f in parse_kernel_log(raw, since=datetime(2099, 1, 1, tzinfo=UTC)).findings}

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from hwaac.health.result import Action, Finding, Status, ToolResult
 from hwaac.health.xid import is_benign_sxid, recovery_action, xid_action
@@ -155,6 +155,7 @@ class KernelLog(ToolResult):
     gpu_ids: dict[str, dict[str, str]] = field(default_factory=dict)
     lines_read: int = 0
     lines_unrecognised: int = 0
+    history: list[KernelEvent] = field(default_factory=list)
 
 
 @dataclass
@@ -428,13 +429,29 @@ def _other_findings(result: KernelLog) -> None:
         )
 
 
-def parse_kernel_log(raw: str, *, year: int | None = None, version: str | None = None) -> KernelLog:
+def _is_history(event: KernelEvent, since: datetime | None, since_uptime_s: float | None) -> bool:
+    if since is not None and event.time is not None:
+        # a stamp without a zone (dmesg -T, short journald) is compared as the caller's zone, else UTC
+        zone = since.tzinfo or UTC
+        at = event.time if event.time.tzinfo else event.time.replace(tzinfo=zone)
+        return at < (since if since.tzinfo else since.replace(tzinfo=UTC))
+    if since_uptime_s is not None and event.uptime_s is not None:
+        return event.uptime_s < since_uptime_s
+    return False  # no time to compare: it counts (a fault of unknown age is not history)
+
+
+def parse_kernel_log(raw: str, *, year: int | None = None, version: str | None = None,
+                     since: datetime | None = None, since_uptime_s: float | None = None) -> KernelLog:
     """Parse ``dmesg`` (any time format) or ``journalctl -k`` (short, short-precise, short-iso) output.
 
     Args:
         raw: the log text.
         year: the year of short/short-precise journald stamps (they carry none); without it their ``time`` is None.
         version: the driver version if known (the log's ``NVRM: loading ... Kernel Module <version>`` fills it).
+        since / since_uptime_s: events before this time (wall clock, or seconds since boot for ``dmesg``'s
+            ``[  123.456]`` stamps) are history: kept in ``history``, not in ``events``, and give no finding
+            (Azure counts XIDs of the last 2 h only, ``burn-in-health.md`` §2). An event whose time cannot be
+            compared counts.
 
     Returns:
         :class:`KernelLog` with events and findings as described in the module docstring. Never raises.
@@ -456,6 +473,9 @@ def parse_kernel_log(raw: str, *, year: int | None = None, version: str | None =
         loaded = re.search(r"NVRM: loading NVIDIA UNIX .*?Kernel Module (?:for \w+ )?\s*(\d+\.\d+(?:\.\d+)?)", raw)
         result.version = loaded.group(1) if loaded else ""
     _scan(lines, result)
+    if since is not None or since_uptime_s is not None:
+        result.history = [e for e in result.events if _is_history(e, since, since_uptime_s)]
+        result.events = [e for e in result.events if not _is_history(e, since, since_uptime_s)]
     _xid_findings(result)
     _other_findings(result)
     return result
