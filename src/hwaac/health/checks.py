@@ -1,0 +1,324 @@
+"""Threshold checks: a parsed tool result and a SKU profile in, findings out (pure functions).
+
+Each ``check_*`` returns the parser's own findings and UNKNOWN reasons (:meth:`ToolResult.all_findings`) plus what
+the profile adds: counts, rates and limits. A figure measured with a method other than the threshold's (message
+size, node count, NCCL_ALGO, GPUDirect, direction) is not compared: it is UNKNOWN ``METHOD_MISMATCH``
+(``burn-in-health.md`` §0.3). A figure that is missing is UNKNOWN, never PASS.
+
+Codes and actions follow the fleet tools the domain note cites: PCIe width and NVLink links fail a GPU (imbue,
+OCI), HW slowdown fails (IBM autopilot), rails must all be up at the SKU's rate (gpud, NHC ``check_hw_ib``),
+counters follow NVSentinel's rules, bandwidths follow the profile's gates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from hwaac.health.parsers.dcgm import DcgmDiagResult, DcgmHealthResult
+from hwaac.health.parsers.gpu_burn import GpuBurnResult
+from hwaac.health.parsers.infiniband import CounterGrowth, IbstatResult
+from hwaac.health.parsers.kernel_log import KernelLog
+from hwaac.health.parsers.nccl_tests import NcclTestsResult
+from hwaac.health.parsers.nvbandwidth import NvbandwidthResult
+from hwaac.health.parsers.nvidia_smi import NvidiaSmiQuery, NvlinkReport, RemappedRows
+from hwaac.health.parsers.perftest import PerftestResult
+from hwaac.health.profile import MinThreshold, Profile
+from hwaac.health.result import Action, Finding, Status, ToolResult
+
+
+def _unknown(code: str, message: str, subject: str = "") -> Finding:
+    return Finding(code, Status.UNKNOWN, message, subject, action=Action.RETEST)
+
+
+# --- GPUs ---------------------------------------------------------------------------------------------------------
+
+
+def check_gpus(q: NvidiaSmiQuery, profile: Profile, *, under_load: bool = False) -> list[Finding]:
+    """``nvidia-smi -q -x`` against the profile: GPU count and model, ECC mode and limits, row remaps, clock event
+    reasons, PCIe width and generation (the current generation only ``under_load``: idle GPUs train down to Gen1,
+    nvidia-smi's own help says so)."""
+    lim = profile.gpu
+    out = q.all_findings()
+    if len(q.gpus) != lim.count and not q.unknown:
+        out.append(Finding("GPU_COUNT", Status.FAIL, f"{len(q.gpus)} GPU(s) visible, the SKU has {lim.count}",
+                           evidence=f"attached_gpus {q.attached_gpus}", action=Action.REBOOT))
+    for g in q.gpus:
+        s = g.subject
+        if g.product_name is not None and lim.product_name not in g.product_name:
+            out.append(Finding("GPU_MODEL_MISMATCH", Status.FAIL,
+                               f"{g.product_name!r} is not a {lim.product_name} ({profile.sku}): wrong profile or "
+                               "wrong hardware", s, f"product_name {g.product_name}", Action.NONE))
+        if g.ecc_mode_current is not None and g.ecc_mode_current != lim.ecc_mode:
+            out.append(Finding("GPU_ECC_DISABLED", Status.FAIL, f"ECC mode {g.ecc_mode_current}, must be Enabled "
+                               "(nvidia-smi -e 1, then reboot)", s, f"ecc_mode {g.ecc_mode_current}",
+                               Action.REBOOT))
+        _limit(out, "GPU_ECC_DRAM_UNCORRECTABLE_VOLATILE", g.ecc_volatile.dram_uncorrectable,
+               lim.dram_uncorrectable_volatile_max, "volatile DRAM uncorrectable ECC errors", s, Action.RESET_GPU)
+        agg = g.ecc_aggregate
+        sram_unc = agg.sram_uncorrectable
+        if sram_unc is None and agg.sram_uncorrectable_parity is not None:
+            sram_unc = (agg.sram_uncorrectable_parity or 0) + (agg.sram_uncorrectable_secded or 0)
+        _limit(out, "GPU_ECC_SRAM_UNCORRECTABLE", sram_unc, lim.sram_uncorrectable_max,
+               "aggregate SRAM uncorrectable ECC errors", s, Action.RMA)
+        _limit(out, "GPU_ECC_SRAM_CORRECTABLE", g.ecc_aggregate.sram_correctable, lim.sram_correctable_max,
+               "aggregate SRAM correctable ECC errors", s, Action.RMA)
+        _limit(out, "GPU_ECC_DRAM_CORRECTABLE", g.ecc_aggregate.dram_correctable, lim.dram_correctable_aggregate_max,
+               "aggregate DRAM correctable ECC errors", s, Action.RMA)
+        _limit(out, "GPU_ROW_REMAP_UNCORRECTABLE", g.remapped_rows_uncorrectable, lim.remapped_rows_uncorrectable_max,
+               "rows remapped for uncorrectable errors", s, Action.RMA)
+        for reason, active in g.clock_reasons.items():
+            if not active:
+                continue
+            if reason in lim.clock_reasons_fail:
+                out.append(Finding(f"GPU_CLOCKS_{reason.upper()}", Status.FAIL, f"clock event reason {reason} is "
+                                   "active: check cooling and power, then reboot", s, f"{reason} Active",
+                                   Action.REBOOT))
+            elif reason in lim.clock_reasons_warn:
+                out.append(Finding(f"GPU_CLOCKS_{reason.upper()}", Status.WARN, f"clock event reason {reason} is "
+                                   "active", s, f"{reason} Active"))
+        if g.pcie_width_current is not None and g.pcie_width_current < lim.pcie_width:
+            out.append(Finding("GPU_PCIE_WIDTH", Status.FAIL, f"PCIe link x{g.pcie_width_current}, expected "
+                               f"x{lim.pcie_width}: reboot to retrain, reseat if it stays", s,
+                               f"pcie width current {g.pcie_width_current} max {g.pcie_width_max}", Action.REBOOT))
+        gen_max = g.pcie_gen_device_max or g.pcie_gen_max
+        if gen_max is not None and gen_max < lim.pcie_generation:
+            out.append(Finding("GPU_PCIE_GENERATION", Status.FAIL, f"PCIe max generation {gen_max}, expected "
+                               f"Gen{lim.pcie_generation}", s, f"pcie gen max {gen_max}", Action.REBOOT))
+        current = g.pcie_gen_device_current or g.pcie_gen_current
+        if under_load and current is not None and gen_max is not None and current < gen_max:
+            out.append(Finding("GPU_PCIE_DOWNGRADED", Status.WARN, f"PCIe Gen{current} under load, the link can do "
+                               f"Gen{gen_max}", s, f"pcie gen current {current}", Action.NONE))
+    return out
+
+
+def _limit(out: list[Finding], code: str, value: int | None, limit: int, what: str, subject: str,
+           action: Action) -> None:
+    if value is not None and value > limit:
+        out.append(Finding(code, Status.FAIL, f"{value} {what}, the limit is {limit}", subject,
+                           f"{what}: {value}", action))
+
+
+def check_remapped_rows(r: RemappedRows, profile: Profile) -> list[Finding]:
+    """``--query-remapped-rows``: the parser's pending/failure findings plus the uncorrectable-rows limit."""
+    out = r.all_findings()
+    for row in r.rows:
+        _limit(out, "GPU_ROW_REMAP_UNCORRECTABLE", row.uncorrectable, profile.gpu.remapped_rows_uncorrectable_max,
+               "rows remapped for uncorrectable errors", f"gpu {row.bus_id or '?'}", Action.RMA)
+    return out
+
+
+def check_nvlink(status: NvlinkReport, errors: NvlinkReport | None, profile: Profile) -> list[Finding]:
+    """``nvlink -s`` (and ``-e``): every GPU has the SKU's active links at its speed; errors below the warn sum.
+
+    An inactive link fails the GPU (imbue fails on ``<inactive>``): on HGX boards every NVLink goes to an NVSwitch.
+    """
+    lim = profile.gpu
+    out = [f for f in status.all_findings() if f.code not in ("NVLINK_LINK_INACTIVE", "NVLINK_ALL_INACTIVE")]
+    if not status.gpus and not status.unknown:
+        out.append(_unknown("NVLINK_NO_OUTPUT", "nvidia-smi nvlink -s printed no GPU"))
+    for g in status.gpus:
+        active = [rate for rate in g.links.values() if rate is not None]
+        if len(active) < lim.nvlink_links:
+            out.append(Finding("NVLINK_LINKS_DOWN", Status.FAIL, f"{len(active)} of {lim.nvlink_links} NVLink links "
+                               "active: reset the GPU, RMA if it stays", g.subject,
+                               f"inactive links: {sorted(k for k, v in g.links.items() if v is None)}",
+                               Action.RESET_GPU))
+        slow = sorted(k for k, v in g.links.items() if v is not None and v < lim.nvlink_link_gbytes_per_s * 0.99)
+        if slow:
+            out.append(Finding("NVLINK_LINK_SLOW", Status.WARN, f"links {slow} below "
+                               f"{lim.nvlink_link_gbytes_per_s} GB/s", g.subject, action=Action.NONE))
+    if errors is not None:
+        out += [f for f in errors.all_findings() if f.code != "NVLINK_ERROR_COUNTERS"]
+        for g in errors.gpus:
+            total = sum(v for counters in g.counters.values() for v in counters.values() if v is not None)
+            if total >= lim.nvlink_errors_warn:
+                out.append(Finding("NVLINK_ERRORS", Status.WARN, f"{total} NVLink replay/recovery/CRC errors "
+                                   f"(warn at {lim.nvlink_errors_warn})", g.subject, action=Action.NONE))
+    return out
+
+
+def check_kernel_log(log: KernelLog) -> list[Finding]:
+    """XIDs, SXids, fallen-off-the-bus and PCIe 'limited by' lines as the parser judged them (parse with ``since``
+    set to the profile's XID window so old events are history)."""
+    return log.all_findings()
+
+
+def check_dcgm(result: DcgmDiagResult | DcgmHealthResult) -> list[Finding]:
+    """DCGM's own verdicts (severity-aware, exit code applied by the parser); nothing to add from the profile."""
+    return result.all_findings()
+
+
+def check_gpu_burn(result: GpuBurnResult, profile: Profile) -> list[Finding]:
+    """gpu-burn's per-GPU OK/FAULTY (exit 0 with FAULTY is FAIL, parser); every GPU of the SKU must be tested."""
+    out = result.all_findings()
+    if result.tested_gpus is not None and result.tested_gpus != profile.gpu.count:
+        out.append(Finding("GPUBURN_GPU_COUNT", Status.FAIL, f"gpu-burn tested {result.tested_gpus} GPU(s), the SKU "
+                           f"has {profile.gpu.count}", action=Action.REBOOT))
+    return out
+
+
+# --- NICs and links -----------------------------------------------------------------------------------------------
+
+
+def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | None = None) -> list[Finding]:
+    """Every rail's port up, at the SKU's rate and link layer (``devices``: the rails' RDMA devices, e.g. from the
+    host's rendered ``nic-roce.json``; default: every CA of that link layer)."""
+    lim = profile.nic
+    wanted = list(devices) if devices is not None else None
+    out = [f for f in ib.all_findings() if wanted is None or not f.subject or f.subject.split()[0] in wanted]
+    ports = [p for ca in ib.cas for p in ca.ports
+             if (wanted is None and p.link_layer == lim.link_layer) or (wanted is not None and p.ca in wanted)]
+    up = [p for p in ports if p.is_up]
+    if wanted is not None:
+        seen = {ca.name for ca in ib.cas}
+        for dev in wanted:
+            if dev not in seen and not ib.failed_device:
+                out.append(Finding("NIC_MISSING", Status.FAIL, f"{dev} is not in ibstat's output", dev,
+                                   action=Action.REBOOT))
+    if len(up) < lim.rails and not ib.unknown:
+        out.append(Finding("NIC_RAILS_DOWN", Status.FAIL, f"{len(up)} of {lim.rails} rail ports up",
+                           ", ".join(f"{p.ca} port {p.number}" for p in ports if not p.is_up),
+                           action=Action.CHECK_LINK))
+    for p in up:
+        subject = f"{p.ca} port {p.number}"
+        if p.working_rate_gbps is not None and p.working_rate_gbps < lim.rate_gbits_per_s:
+            out.append(Finding("NIC_RATE_LOW", Status.FAIL, f"rate {p.working_rate_gbps:g} Gb/s, expected "
+                               f"{lim.rate_gbits_per_s}", subject, p.evidence, Action.CHECK_LINK))
+        if p.link_layer and p.link_layer != lim.link_layer:
+            out.append(Finding("NIC_LINK_LAYER", Status.FAIL, f"link layer {p.link_layer}, expected {lim.link_layer} "
+                               "(mlxconfig LINK_TYPE)", subject, p.evidence, Action.NONE))
+    if lim.ca_type:
+        for ca in ib.cas:
+            if (wanted is None or ca.name in wanted) and ca.ca_type and ca.ca_type != lim.ca_type and \
+                    any(p in ports for p in ca.ports):
+                out.append(Finding("NIC_MODEL_MISMATCH", Status.WARN, f"CA type {ca.ca_type}, the SKU has "
+                                   f"{lim.ca_type}", ca.name))
+    return out
+
+
+def check_counter_growth(growth: Mapping[tuple[str, int], Mapping[str, CounterGrowth]],
+                         profile: Profile) -> list[Finding]:
+    """Port counter growth between two readings (NVSentinel's rules): any increase of a fatal counter fails the
+    link; a rate above the warn limit warns; a fatal counter whose growth cannot be known is UNKNOWN."""
+    lim = profile.nic
+    out: list[Finding] = []
+    for (dev, port), counters in sorted(growth.items()):
+        subject = f"{dev} port {port}"
+        for name in lim.counters_fatal_on_increase:
+            g = counters.get(name)
+            if g is None:
+                continue
+            if g.delta is None:
+                out.append(_unknown("NIC_COUNTER_UNKNOWN", f"{name}: growth unknown ({g.reason})", subject))
+            elif g.delta > 0:
+                out.append(Finding(f"NIC_{name.upper()}", Status.FAIL, f"{name} grew by {g.delta} "
+                                   f"({g.before} -> {g.after})", subject, f"{name} {g.before} -> {g.after}",
+                                   Action.CHECK_LINK))
+        for name, per_second in lim.counters_warn_per_second.items():
+            g = counters.get(name)
+            if g is not None and g.per_second is not None and g.per_second > per_second:
+                out.append(Finding(f"NIC_{name.upper()}_RATE", Status.WARN, f"{name} grew {g.per_second:.3g}/s "
+                                   f"(warn above {per_second:g}/s)", subject, f"{name} {g.before} -> {g.after}",
+                                   Action.CHECK_LINK))
+    return out
+
+
+# --- measured performance -----------------------------------------------------------------------------------------
+
+
+def _against(value: float | None, th: MinThreshold, code: str, what: str, unit: str, subject: str,
+             action: Action) -> list[Finding]:
+    if value is None:
+        return [_unknown(f"{code}_MISSING", f"{what}: no figure at the threshold's method", subject)]
+    if value < th.min:
+        return [Finding(f"{code}_LOW", Status.FAIL, f"{what} {value:g} {unit} < {th.min:g} {unit}", subject,
+                        action=action)]
+    if th.warn_below is not None and value < th.warn_below:
+        return [Finding(f"{code}_LOW", Status.WARN, f"{what} {value:g} {unit} < {th.warn_below:g} {unit} (warn)",
+                        subject, action=Action.NONE)]
+    return []
+
+
+def _method_mismatch(what: str, problems: list[str], subject: str) -> list[Finding]:
+    return [_unknown("METHOD_MISMATCH", f"{what} not compared: " + "; ".join(problems), subject)] if problems else []
+
+
+def check_nccl(result: NcclTestsResult, th: MinThreshold, *, nccl_algo: str | None = None,
+               nodes: int | None = None, subject: str = "") -> list[Finding]:
+    """nccl-tests all_reduce_perf busbw (GB/s) at the threshold's message size, if the run matches its method.
+
+    ``nccl_algo``: NCCL_ALGO the run was started with (else the algorithms NCCL_DEBUG printed); ``nodes``: the run's
+    node count (else the hosts of the rank lines)."""
+    out = result.all_findings()
+    m = th.method
+    problems: list[str] = []
+    n = nodes if nodes is not None else (len(result.hosts) or None)
+    if m.nodes is not None and n != m.nodes:
+        problems.append(f"{n} node(s), the threshold is for {m.nodes}")
+    if m.min_nodes is not None and (n is None or n < m.min_nodes):
+        problems.append(f"{n} node(s), the threshold needs >= {m.min_nodes}")
+    algo = nccl_algo or (result.algorithms[0] if len(set(result.algorithms)) == 1 else None)
+    if m.nccl_algo is not None and (algo or "").upper() != m.nccl_algo.upper():
+        problems.append(f"NCCL_ALGO {algo or 'not forced'}, the threshold is for {m.nccl_algo}")
+    if problems:
+        return out + _method_mismatch("all_reduce_perf busbw", problems, subject)
+    if result.status() == Status.UNKNOWN and not result.rows:
+        return out
+    value = result.busbw_at(m.message_bytes) if m.message_bytes else result.busbw_at_largest_gbytes_per_s
+    multi = (n or 1) > 1
+    return out + _against(value, th, "NCCL_BUSBW", f"all_reduce busbw at {m.message_bytes} B", "GB/s", subject,
+                          Action.CHECK_LINK if multi else Action.REBOOT)
+
+
+def check_perftest(result: PerftestResult, th: MinThreshold, *, subject: str = "") -> list[Finding]:
+    """perftest bandwidth (Gb/s, average) at the threshold's message size, if the run matches its method."""
+    out = result.all_findings()
+    m = th.method
+    problems: list[str] = []
+    if m.gpudirect is not None and result.gpudirect != m.gpudirect:
+        problems.append(f"GPUDirect {'on' if result.gpudirect else 'off'}, the threshold is for "
+                        f"{'on' if m.gpudirect else 'off'}")
+    if result.bidirectional != m.bidirectional:
+        problems.append(f"{'bi' if result.bidirectional else 'uni'}directional run, the threshold is "
+                        f"{'bi' if m.bidirectional else 'uni'}directional")
+    if result.verb and m.tool != f"ib_{result.verb}_bw":
+        problems.append(f"ib_{result.verb}_bw run, the threshold is for {m.tool}")
+    if problems:
+        return out + _method_mismatch(f"{m.tool} bandwidth", problems, subject)
+    if not result.bw_rows:
+        if result.status() >= Status.UNKNOWN:
+            return out
+        return [*out, _unknown("PERFTEST_NO_TABLE", "no bandwidth table", subject)]
+    value = result.bw_at(m.message_bytes) if m.message_bytes else result.bw_average_gbits_per_s
+    return out + _against(value, th, "NIC_WRITE_BW", f"{m.tool} at {m.message_bytes} B", "Gb/s", subject,
+                          Action.CHECK_LINK)
+
+
+def check_nvbandwidth(result: NvbandwidthResult, profile: Profile) -> list[Finding]:
+    """Host->GPU and GPU<->GPU copy bandwidth (GB/s): the slowest GPU or pair against the profile's gates."""
+    out = result.all_findings()
+    perf = profile.performance
+    for th, code, what, action in (
+        (perf.host_to_device_gbytes_per_s, "GPU_H2D_BW", "host->GPU copy", Action.REBOOT),
+        (perf.device_to_device_gbytes_per_s, "GPU_P2P_BW", "GPU<->GPU copy", Action.RESET_GPU),
+    ):
+        test = result.test(th.method.test or "")
+        if test is None or test.waived:
+            out.append(_unknown(f"{code}_MISSING", f"nvbandwidth did not run {th.method.test}"
+                                + (" (waived)" if test is not None else "")))
+            continue
+        worst: tuple[float, str] | None = None
+        for row, values in test.rows.items():
+            for col, v in zip(test.columns, values, strict=False):
+                if v is not None and (worst is None or v < worst[0]):
+                    worst = (v, f"cpu->gpu{col}" if "host_to_device" in test.name else f"gpu{row}<->gpu{col}")
+        if worst is None:
+            out.append(_unknown(f"{code}_MISSING", f"{test.name}: no figure in the matrix"))
+        else:
+            out += _against(worst[0], th, code, f"slowest {what} ({worst[1]})", "GB/s", worst[1], action)
+    return out
+
+
+def parser_findings(results: Iterable[ToolResult]) -> list[Finding]:
+    """The parsers' own findings of results that have no profile check."""
+    return [f for r in results for f in r.all_findings()]

@@ -1,0 +1,290 @@
+"""One node's health: which tools each stage runs, and how their raw output becomes a verdict.
+
+The Ansible side (module ``aiinfra.hwaac.node_probe``) runs the commands :func:`commands` names on the node, with
+timeouts, and returns raw output; :func:`evaluate` (called by the controller-side action plugin, the CLI and the
+benchmark) parses and decides. Stages of burn-in (``burn-in-health.md`` §1 levels, §3-5 fleet practice):
+
+==============  ====================================================================================
+``quick``       nvidia-smi -q -x, --query-remapped-rows, nvlink -s/-e, kernel log (XID window),
+                ibstat, port counters (the reading later growth is measured from)
+``dcgm``        dcgmi diag -r <profile level> -j
+``single_node`` all_reduce_perf over the node's GPUs, nvbandwidth host<->GPU and GPU<->GPU
+``ib_pairwise`` ib_write_bw per rail against a peer node's same rail (GPUDirect), counters after
+``nccl_multi``  all_reduce_perf across the SU's nodes with NCCL_ALGO=RING (run on one node)
+``health``      the periodic subset: nvidia-smi -q -x, remapped rows, kernel log, ibstat, counters, dcgmi diag -r 1
+==============  ====================================================================================
+
+Shapes: a probe output is ``{"rc": int | None, "stdout": str, "stderr": str, "seconds": float, "timed_out": bool}``
+(``rc`` None when the command could not start: the tool is missing). Errors: :class:`KeyError` for an unknown
+stage or probe name is a programming error; bad tool output never raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from hwaac.health import checks
+from hwaac.health.parsers import dcgm, infiniband, kernel_log, nccl_tests, nvbandwidth, nvidia_smi, perftest
+from hwaac.health.profile import Profile
+from hwaac.health.result import Action, Finding, Status, strongest
+
+# nvidia-smi exit codes (Azure azurehpc-health-checks csc_nvidia_smi.nhc; burn-in-health.md §2)
+NVIDIA_SMI_EXIT: dict[int, tuple[str, Status, Action, str]] = {
+    2: ("PROBE_USAGE", Status.UNKNOWN, Action.RETEST, "invalid argument (tool version?)"),
+    4: ("PROBE_PERMISSION", Status.UNKNOWN, Action.RETEST, "permission denied"),
+    8: ("GPU_POWER_CABLES", Status.FAIL, Action.RMA, "external power cables not attached"),
+    9: ("GPU_DRIVER_NOT_LOADED", Status.FAIL, Action.REBOOT, "NVIDIA driver not loaded"),
+    12: ("GPU_NVML_MISSING", Status.FAIL, Action.REBOOT, "NVML shared library not found"),
+    14: ("GPU_INFOROM_CORRUPTED", Status.FAIL, Action.RMA, "infoROM corrupted"),
+    15: ("GPU_FALLEN_OFF_BUS", Status.FAIL, Action.REBOOT, "a GPU has fallen off the bus"),
+}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a node's evaluation needs besides the outputs.
+
+    Attributes:
+        node: the node's name. now: the evaluation time (UTC). rails: the node's rail RDMA devices in rail order
+            (``mlx5_0``...; from its rendered ``nic-roce.json``), default: every port of the profile's link layer.
+        under_load: the quick checks run while GPUs are busy (PCIe generation is then checked).
+        nccl_algo / nodes: how the multi-node NCCL run was started.
+        counters_before / counters_seconds: the earlier port-counter reading (raw) and seconds since it.
+    """
+
+    node: str
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    rails: tuple[str, ...] | None = None
+    under_load: bool = False
+    nccl_algo: str | None = None
+    nodes: int | None = None
+    counters_before: str | None = None
+    counters_seconds: float | None = None
+    uptime_s: float | None = None
+
+
+def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: list[str] | None = None,
+             peer: str | None = None, gpus: int | None = None) -> dict[str, list[str]]:
+    """The probes of ``stage``: probe name -> argv (run without a shell, except ``ib_counters`` which needs the
+    sysfs glob). ``ib_pairwise`` needs ``rails`` and the ``peer`` node whose servers listen (one port per rail:
+    18515 + rail index)."""
+    window = profile.xid_window_seconds
+    kernel = ["journalctl", "-k", "-o", "short-iso", "--no-pager", "--since", f"-{window}s"]
+    counters = ["sh", "-c", f"grep -H . {sysfs_root}/class/infiniband/*/ports/*/counters/* "
+                f"{sysfs_root}/class/infiniband/*/ports/*/hw_counters/*"]
+    nccl = profile.performance.nccl_allreduce_single_node_busbw_gbytes_per_s.method
+    if stage == "quick":
+        return {
+            "nvidia_smi": ["nvidia-smi", "-q", "-x"],
+            "remapped_rows": ["nvidia-smi", "--query-remapped-rows=gpu_bus_id,gpu_uuid,remapped_rows.correctable,"
+                              "remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure",
+                              "--format=csv"],
+            "nvlink_status": ["nvidia-smi", "nvlink", "-s"],
+            "nvlink_errors": ["nvidia-smi", "nvlink", "-e"],
+            "kernel_log": kernel,
+            "ibstat": ["ibstat"],
+            "ib_counters": counters,
+        }
+    if stage == "dcgm":
+        return {"dcgm_diag": ["dcgmi", "diag", "-r", str(profile.dcgm.burn_in_level), "-j"]}
+    if stage == "single_node":
+        args = nccl.args.split() if nccl.args else ["-b", "16G", "-e", "16G", "-f", "2", "-g", str(gpus or 8)]
+        bw = profile.performance
+        return {
+            "nccl_single": ["all_reduce_perf", *args],
+            "nvbandwidth": ["nvbandwidth", "-t", bw.host_to_device_gbytes_per_s.method.test or "",
+                            "-t", bw.device_to_device_gbytes_per_s.method.test or ""],
+        }
+    if stage == "ib_pairwise":
+        if not rails or not peer:
+            raise KeyError("ib_pairwise needs rails and a peer")
+        m = profile.performance.ib_write_bw_per_port_gbits_per_s.method
+        out = {}
+        for i, dev in enumerate(rails):
+            args = [a.replace("<gpu>", str(i)) for a in m.args.split()]
+            out[f"ib_write_bw_{dev}"] = ["ib_write_bw", "-d", dev, "-p", str(18515 + i), *args, peer]
+        out["ib_counters"] = counters
+        return out
+    if stage == "health":
+        return {
+            "nvidia_smi": ["nvidia-smi", "-q", "-x"],
+            "remapped_rows": commands("quick", profile)["remapped_rows"],
+            "kernel_log": kernel,
+            "ibstat": ["ibstat"],
+            "ib_counters": counters,
+            "dcgm_diag": ["dcgmi", "diag", "-r", str(profile.dcgm.health_check_level), "-j"],
+        }
+    raise KeyError(f"unknown stage {stage!r}")
+
+
+def _probe_problem(name: str, out: Mapping[str, Any]) -> Finding | None:
+    if out.get("timed_out"):
+        return Finding("PROBE_TIMEOUT", Status.UNKNOWN, f"{name}: timed out after {out.get('seconds', 0):.0f} s",
+                       action=Action.RETEST)
+    if out.get("rc") is None:
+        return Finding("PROBE_NOT_RUN", Status.UNKNOWN, f"{name}: could not start ({out.get('stderr', '')[:200]})",
+                       action=Action.RETEST)
+    return None
+
+
+def _exit_finding(name: str, tool_rc: int, stderr: str) -> Finding:
+    if name.startswith(("nvidia_smi", "remapped_rows", "nvlink")) and tool_rc in NVIDIA_SMI_EXIT:
+        code, status, action, what = NVIDIA_SMI_EXIT[tool_rc]
+        return Finding(code, status, f"{name}: nvidia-smi exit {tool_rc}: {what}", evidence=stderr[:400],
+                       action=action)
+    return Finding("PROBE_EXIT", Status.UNKNOWN, f"{name}: exit {tool_rc}", evidence=stderr[:400],
+                   action=Action.RETEST)
+
+
+def evaluate(outputs: Mapping[str, Mapping[str, Any]], profile: Profile, ctx: Context) -> list[Finding]:
+    """Parse every probe output and check it against the profile; findings carry the node-level subject."""
+    found: list[Finding] = []
+    nvlink_status = None
+    for name, out in outputs.items():
+        problem = _probe_problem(name, out)
+        if problem:
+            found.append(problem)
+            continue
+        raw, rc, err = out.get("stdout") or "", out["rc"], out.get("stderr") or ""
+        if name == "nvlink_status":
+            nvlink_status = nvidia_smi.parse_nvlink_status(raw)
+            if rc:
+                found.append(_exit_finding(name, rc, err))
+            continue
+        if name == "nvlink_errors":
+            errors = nvidia_smi.parse_nvlink_errors(raw)
+            # -e is judged with -s (which must come first): alone it only carries the parser's findings
+            found += checks.check_nvlink(nvlink_status, errors, profile) if nvlink_status is not None \
+                else errors.all_findings()
+            nvlink_status = None
+            if rc:
+                found.append(_exit_finding(name, rc, err))
+            continue
+        handler = _ib_write_bw if name.startswith("ib_write_bw_") else _HANDLERS.get(name)
+        if handler is None:
+            raise KeyError(f"unknown probe {name!r}")
+        found += handler(name, raw, rc, err, profile, ctx)
+    if nvlink_status is not None:  # -s without -e
+        found += checks.check_nvlink(nvlink_status, None, profile)
+    return found
+
+
+Handler = Callable[[str, str, int, str, Profile, Context], list[Finding]]
+
+
+def _nvidia_smi(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
+    out = checks.check_gpus(nvidia_smi.parse_query_xml(raw), profile, under_load=ctx.under_load)
+    return [*out, _exit_finding(name, rc, err)] if rc else out
+
+
+def _remapped(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
+    out = checks.check_remapped_rows(nvidia_smi.parse_remapped_rows_csv(raw), profile)
+    return [*out, _exit_finding(name, rc, err)] if rc else out
+
+
+def _kernel(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
+    since = ctx.now - timedelta(seconds=profile.xid_window_seconds)
+    up = None if ctx.uptime_s is None else ctx.uptime_s - profile.xid_window_seconds
+    log = kernel_log.parse_kernel_log(raw, year=ctx.now.year, since=since, since_uptime_s=up)
+    if raw.strip() in ("", "-- No entries --") and rc == 0:
+        return []  # journalctl found nothing in the window: nothing happened
+    out = checks.check_kernel_log(log)
+    return [*out, _exit_finding(name, rc, err)] if rc else out
+
+
+def _ibstat(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
+    out = checks.check_ibstat(infiniband.parse_ibstat(raw + ("\n" + err if "ibpanic" in err else "")), profile,
+                              ctx.rails)
+    return [*out, _exit_finding(name, rc, err)] if rc and "ibpanic" not in err else out
+
+
+def _counters(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
+    after = infiniband.parse_ib_counters(raw)
+    out = [f for f in after.all_findings() if ctx.rails is None or f.subject.split()[0] in ctx.rails]
+    if ctx.counters_before is not None and ctx.counters_seconds is not None:
+        before = infiniband.parse_ib_counters(ctx.counters_before)
+        growth = infiniband.port_counter_growth(before, after, ctx.counters_seconds)
+        if ctx.rails is not None:
+            growth = {k: v for k, v in growth.items() if k[0] in ctx.rails}
+        out += checks.check_counter_growth(growth, profile)
+    return out  # grep exits 2 when a glob matches nothing: the parser says what is missing
+
+
+def _dcgm(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
+    return checks.check_dcgm(dcgm.parse_diag_json(raw, exit_code=rc))
+
+
+def _nccl(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
+    perf = profile.performance
+    multi = name == "nccl_multi"
+    th = (perf.nccl_allreduce_multi_node_busbw_gbytes_per_s if multi
+          else perf.nccl_allreduce_single_node_busbw_gbytes_per_s)
+    return checks.check_nccl(nccl_tests.parse_nccl_tests(raw, exit_code=rc), th, nccl_algo=ctx.nccl_algo,
+                             nodes=ctx.nodes if multi else 1, subject="" if not multi else "su")
+
+
+def _nvbandwidth(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
+    out = checks.check_nvbandwidth(nvbandwidth.parse_nvbandwidth(raw), profile)
+    return [*out, _exit_finding(name, rc, err)] if rc else out
+
+
+def _ib_write_bw(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
+    dev = name.removeprefix("ib_write_bw_")
+    res = perftest.parse_perftest(raw + ("\n" + err if err else ""), exit_code=rc)
+    found = checks.check_perftest(res, profile.performance.ib_write_bw_per_port_gbits_per_s, subject=f"{dev} port 1")
+    return [Finding(f.code, f.status, f.message, f.subject or f"{dev} port 1", f.evidence, f.action) for f in found]
+
+
+_HANDLERS: dict[str, Handler] = {
+    "nvidia_smi": _nvidia_smi, "remapped_rows": _remapped, "kernel_log": _kernel, "ibstat": _ibstat,
+    "ib_counters": _counters, "dcgm_diag": _dcgm, "nccl_single": _nccl, "nccl_multi": _nccl,
+    "nvbandwidth": _nvbandwidth,
+}
+
+
+@dataclass
+class NodeVerdict:
+    """A node's verdict over the stages run so far.
+
+    Attributes:
+        node: name. status: worst finding (PASS when none). action: the strongest action of the findings at the
+        verdict's status (UNKNOWN alone -> retest). findings: deduplicated by (code, subject), worst kept.
+        stages: stage -> its worst status.
+    """
+
+    node: str
+    status: Status
+    action: Action
+    findings: list[Finding]
+    stages: dict[str, Status]
+
+    @property
+    def codes(self) -> list[str]:
+        return sorted({f.code for f in self.findings if f.status > Status.PASS})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "status": str(self.status), "action": self.action.value, "codes": self.codes,
+                "stages": {k: str(v) for k, v in self.stages.items()},
+                "findings": [{"code": f.code, "status": str(f.status), "message": f.message, "subject": f.subject,
+                              "evidence": f.evidence, "action": f.action.value} for f in self.findings]}
+
+
+def verdict(node: str, by_stage: Mapping[str, list[Finding]]) -> NodeVerdict:
+    """Combine stages' findings into the node verdict (see :class:`NodeVerdict`)."""
+    best: dict[tuple[str, str], Finding] = {}
+    stages: dict[str, Status] = {}
+    for stage, found in by_stage.items():
+        stages[stage] = max((f.status for f in found), default=Status.PASS)
+        for f in found:
+            key = (f.code, f.subject)
+            if key not in best or f.status > best[key].status:
+                best[key] = f
+    findings = sorted(best.values(), key=lambda f: (-f.status, f.code, f.subject))
+    status = max((f.status for f in findings), default=Status.PASS)
+    action = strongest([f.action for f in findings if f.status == status]) if findings else Action.NONE
+    if status == Status.UNKNOWN and action == Action.NONE:
+        action = Action.RETEST
+    return NodeVerdict(node, status, action, findings, stages)
