@@ -168,6 +168,8 @@ def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | No
     out = [f for f in ib.all_findings() if wanted is None or not f.subject or f.subject.split()[0] in wanted]
     ports = [p for ca in ib.cas for p in ca.ports
              if (wanted is None and p.link_layer == lim.link_layer) or (wanted is not None and p.ca in wanted)]
+    if wanted is not None:
+        ports.sort(key=lambda p: wanted.index(p.ca))  # rail order, as the caller lists the rails
     up = [p for p in ports if p.is_up]
     if wanted is not None:
         seen = {ca.name for ca in ib.cas}

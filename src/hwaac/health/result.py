@@ -37,15 +37,16 @@ class Status(IntEnum):
 
 
 class Action(StrEnum):
-    """What to do about a fault, mildest first (the decision ladder of ``burn-in-health.md`` §6; the XID actions of
+    """What to do about a fault, mildest first: a retest costs nothing, a hands-on link repair more than a reboot, an
+    RMA most (the decision ladder of ``burn-in-health.md`` §6; the XID actions of
     NVIDIA's machine-readable map, NVSentinel ``xiderrorsmapping.csv``, fold into these)."""
 
     NONE = "none"
+    RETEST = "retest"  # the output was unreadable or incomplete: run the check again
     RESTART_APP = "restart_app"
     RESET_GPU = "reset_gpu"
     REBOOT = "reboot"
-    CHECK_LINK = "check_link"  # reseat or replace the optic/cable; both ends of the link are named
-    RETEST = "retest"  # the output was unreadable or incomplete: run the check again
+    CHECK_LINK = "check_link"  # a technician reseats or replaces the optic/cable; both ends of the link are named
     RMA = "rma"
 
 
