@@ -1,18 +1,17 @@
 """One node's health: which tools each stage runs, and how their raw output becomes a verdict.
 
-The Ansible side (module ``aiinfra.hwaac.node_probe``) runs the commands :func:`commands` names on the node, with
+The Ansible side (module ``aiinfra.hwaac.node_health``) runs the commands :func:`commands` names on the node, with
 timeouts, and returns raw output; :func:`evaluate` (called by the controller-side action plugin, the CLI and the
 benchmark) parses and decides. Stages of burn-in (``burn-in-health.md`` §1 levels, §3-5 fleet practice):
 
-==============  ====================================================================================
-``quick``       nvidia-smi -q -x, --query-remapped-rows, nvlink -s/-e, kernel log (XID window),
-                ibstat, port counters (the reading later growth is measured from)
-``dcgm``        dcgmi diag -r <profile level> -j
-``single_node`` all_reduce_perf over the node's GPUs, nvbandwidth host<->GPU and GPU<->GPU
-``ib_pairwise`` ib_write_bw per rail against a peer node's same rail (GPUDirect), counters after
-``nccl_multi``  all_reduce_perf across the SU's nodes with NCCL_ALGO=RING (run on one node)
-``health``      the periodic subset: nvidia-smi -q -x, remapped rows, kernel log, ibstat, counters, dcgmi diag -r 1
-==============  ====================================================================================
+- ``quick``: nvidia-smi -q -x, --query-remapped-rows, nvlink -s/-e, kernel log (XID window), ibstat, port counters
+  (the reading later growth is measured from);
+- ``dcgm``: dcgmi diag -r <profile level> -j;
+- ``single_node``: all_reduce_perf over the node's GPUs, nvbandwidth host<->GPU and GPU<->GPU;
+- ``ib_serve``: ib_write_bw servers on every rail (run async; nothing to judge: the client does);
+- ``ib_pairwise``: ib_write_bw per rail to a peer node's servers on the same rail (GPUDirect), counters after;
+- ``nccl_multi``: all_reduce_perf across the SU's nodes with NCCL_ALGO=RING through mpirun (run on one node);
+- ``health``: the periodic subset: nvidia-smi -q -x, remapped rows, kernel log, ibstat, counters, dcgmi diag -r 1.
 
 Shapes: a probe output is ``{"rc": int | None, "stdout": str, "stderr": str, "seconds": float, "timed_out": bool}``
 (``rc`` None when the command could not start: the tool is missing). Errors: :class:`KeyError` for an unknown
@@ -66,11 +65,19 @@ class Context:
     uptime_s: float | None = None
 
 
+IB_PORT_BASE = 18515  # perftest's default port; rail r listens on IB_PORT_BASE + r
+
+
 def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: list[str] | None = None,
-             peer: str | None = None, gpus: int | None = None) -> dict[str, list[str]]:
+             peer: str | None = None, mpi_hosts: list[str] | None = None, nccl_algo: str = "RING",
+             gpus: int | None = None) -> dict[str, list[str]]:
     """The probes of ``stage``: probe name -> argv (run without a shell, except ``ib_counters`` which needs the
-    sysfs glob). ``ib_pairwise`` needs ``rails`` and the ``peer`` node whose servers listen (one port per rail:
-    18515 + rail index)."""
+    sysfs glob). ``ib_serve`` and ``ib_pairwise`` need ``rails``; ``ib_pairwise`` the ``peer`` node whose servers
+    listen (rail r on port 18515 + r); ``nccl_multi`` the ``mpi_hosts`` (this node first).
+
+    Raises:
+        KeyError: an unknown stage, or a stage without what it needs (the message names it).
+    """
     window = profile.xid_window_seconds
     kernel = ["journalctl", "-k", "-o", "short-iso", "--no-pager", "--since", f"-{window}s"]
     counters = ["sh", "-c", f"grep -H . {sysfs_root}/class/infiniband/*/ports/*/counters/* "
@@ -98,16 +105,29 @@ def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: l
             "nvbandwidth": ["nvbandwidth", "-t", bw.host_to_device_gbytes_per_s.method.test or "",
                             "-t", bw.device_to_device_gbytes_per_s.method.test or ""],
         }
-    if stage == "ib_pairwise":
-        if not rails or not peer:
-            raise KeyError("ib_pairwise needs rails and a peer")
+    if stage in ("ib_serve", "ib_pairwise"):
+        if not rails or (stage == "ib_pairwise" and not peer):
+            raise KeyError(f"{stage} needs the node's rails" + (" and a peer" if stage == "ib_pairwise" else ""))
         m = profile.performance.ib_write_bw_per_port_gbits_per_s.method
         out = {}
         for i, dev in enumerate(rails):
             args = [a.replace("<gpu>", str(i)) for a in m.args.split()]
-            out[f"ib_write_bw_{dev}"] = ["ib_write_bw", "-d", dev, "-p", str(18515 + i), *args, peer]
-        out["ib_counters"] = counters
+            if stage == "ib_serve":
+                out[f"ib_serve_{dev}"] = ["ib_write_bw", "-d", dev, "-p", str(IB_PORT_BASE + i), *args]
+            else:
+                out[f"ib_write_bw_{dev}"] = ["ib_write_bw", "-d", dev, "-p", str(IB_PORT_BASE + i), *args, str(peer)]
+        if stage == "ib_pairwise":
+            out["ib_counters"] = counters
         return out
+    if stage == "nccl_multi":
+        if not mpi_hosts:
+            raise KeyError("nccl_multi needs the hosts of the run")
+        multi = profile.performance.nccl_allreduce_multi_node_busbw_gbytes_per_s.method
+        per_node = gpus or profile.gpu.count
+        args = multi.args.split() if multi.args else ["-b", "16G", "-e", "16G", "-f", "2", "-g", "1"]
+        return {"nccl_multi": ["mpirun", "-np", str(per_node * len(mpi_hosts)), "-H",
+                               ",".join(f"{h}:{per_node}" for h in mpi_hosts), "-x", f"NCCL_ALGO={nccl_algo}",
+                               "--tag-output", "all_reduce_perf", *args]}
     if stage == "health":
         return {
             "nvidia_smi": ["nvidia-smi", "-q", "-x"],
@@ -144,6 +164,8 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], profile: Profile, ctx: Co
     found: list[Finding] = []
     nvlink_status = None
     for name, out in outputs.items():
+        if name.startswith("ib_serve_"):
+            continue  # the server side of a pair: its client judges the link
         problem = _probe_problem(name, out)
         if problem:
             found.append(problem)
@@ -204,9 +226,10 @@ def _ibstat(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Conte
 def _counters(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
     after = infiniband.parse_ib_counters(raw)
     out = [f for f in after.all_findings() if ctx.rails is None or f.subject.split()[0] in ctx.rails]
-    if ctx.counters_before is not None and ctx.counters_seconds is not None:
+    if ctx.counters_before is not None:
         before = infiniband.parse_ib_counters(ctx.counters_before)
-        growth = infiniband.port_counter_growth(before, after, ctx.counters_seconds)
+        # without the interval only the deltas are judged (a rate needs seconds > 0)
+        growth = infiniband.port_counter_growth(before, after, ctx.counters_seconds or 0)
         if ctx.rails is not None:
             growth = {k: v for k, v in growth.items() if k[0] in ctx.rails}
         out += checks.check_counter_growth(growth, profile)
@@ -288,3 +311,20 @@ def verdict(node: str, by_stage: Mapping[str, list[Finding]]) -> NodeVerdict:
     if status == Status.UNKNOWN and action == Action.NONE:
         action = Action.RETEST
     return NodeVerdict(node, status, action, findings, stages)
+
+
+def hardware_ids(outputs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """Serials for the evidence of an RMA: ``{"gpus": {"gpu0 <bus id>": serial}, "nics": {dev: node GUID}}`` from
+    the ``nvidia_smi`` and ``ibstat`` outputs present (empty where a tool did not run or printed none)."""
+    ids: dict[str, dict[str, str]] = {"gpus": {}, "nics": {}}
+    smi = outputs.get("nvidia_smi")
+    if smi and smi.get("stdout"):
+        for g in nvidia_smi.parse_query_xml(smi["stdout"]).gpus:
+            if g.serial:
+                ids["gpus"][g.subject] = g.serial
+    ib = outputs.get("ibstat")
+    if ib and ib.get("stdout"):
+        for ca in infiniband.parse_ibstat(ib["stdout"]).cas:
+            if ca.node_guid:
+                ids["nics"][ca.name] = ca.node_guid
+    return ids

@@ -1,0 +1,90 @@
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""Controller side of aiinfra.hwaac.burn_in_report (documentation in plugins/modules/burn_in_report.py): a thin
+adapter over :func:`hwaac.health.report.node_report`."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+try:  # the controller needs the hwaac package (this collection's Python core, same version)
+    from hwaac.health.report import node_report, report_markdown
+
+    HWAAC_IMPORT_ERROR = None
+except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
+    HWAAC_IMPORT_ERROR = exc
+
+MODULE = "aiinfra.hwaac.burn_in_report"
+
+ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
+    "stages": {"type": "dict", "required": True},
+    "report_dir": {"type": "path"},
+    "node": {"type": "str"},
+    "profile": {"type": "str", "default": "hgx-h200-8x400g"},
+    "interfaces": {"type": "dict"},
+    "kind": {"type": "str", "default": "burn-in", "choices": ["burn-in", "health"]},
+}
+
+
+def interfaces_from_files(files: str | None) -> dict[str, str]:
+    """RDMA device -> Linux interface from the node's rendered ``nic-roce.json``."""
+    path = os.path.join(files or "", "nic-roce.json")
+    if not files or not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8") as fh:
+        return {p["hca"]: p["interface"] for p in json.load(fh).get("ports", []) if p.get("hca")}
+
+
+def _write(path: str, text: str, check: bool) -> bool:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if fh.read() == text:
+                return False
+    except FileNotFoundError:
+        pass
+    if not check:
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)  # never a half-written report
+    return True
+
+
+class ActionModule(ActionBase):
+    """Verdict over stages; report files on the controller."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        if HWAAC_IMPORT_ERROR is not None:
+            raise AnsibleActionFail(f"{MODULE} needs the hwaac Python package on the controller "
+                                    f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        checked = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
+        if checked.error_messages:
+            raise AnsibleActionFail(f"{MODULE}: {'; '.join(checked.error_messages)}")
+        args = checked.validated_parameters
+        node = args["node"] or task_vars.get("inventory_hostname", "")
+        interfaces = args["interfaces"] or interfaces_from_files(task_vars.get("hwaac_files"))
+        report = node_report(node, args["profile"], args["stages"], interfaces)
+        result.update(changed=False, **{k: report[k] for k in ("status", "codes", "action", "stages", "findings",
+                                                                 "hardware", "evidence")})
+        if args["report_dir"]:
+            folder = args["report_dir"]
+            if not self._task.check_mode:
+                os.makedirs(folder, exist_ok=True)
+            base = os.path.join(folder, f"{node}.{args['kind']}")
+            changed = _write(base + ".json", json.dumps(report, indent=2, sort_keys=True) + "\n",
+                             self._task.check_mode)
+            changed = _write(base + ".md", report_markdown(report), self._task.check_mode) or changed
+            result.update(changed=changed, files=[base + ".json", base + ".md"])
+        result["msg"] = f"{node}: {report['status']}" + (f" ({', '.join(report['codes'])})" if report["codes"] else "")
+        return result

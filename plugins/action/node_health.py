@@ -1,0 +1,113 @@
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""Controller side of aiinfra.hwaac.node_health (documentation in plugins/modules/node_health.py).
+
+Flow: load the SKU profile -> the stage's probe commands (:func:`hwaac.health.node.commands`) -> the host module
+runs them with time limits -> :func:`hwaac.health.node.evaluate` parses and checks every output -> the verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+try:  # the controller needs the hwaac package (this collection's Python core, same version)
+    from hwaac.errors import IntentError
+    from hwaac.health.node import Context, commands, evaluate, hardware_ids, verdict
+    from hwaac.health.profile import load_profile
+
+    HWAAC_IMPORT_ERROR = None
+except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
+    HWAAC_IMPORT_ERROR = exc
+
+MODULE = "aiinfra.hwaac.node_health"
+STAGES = ["quick", "dcgm", "single_node", "ib_serve", "ib_pairwise", "nccl_multi", "health"]
+DEFAULT_TIMEOUT = {"quick": 120, "single_node": 1800, "ib_serve": 300, "ib_pairwise": 300, "nccl_multi": 1800,
+                   "health": 300}
+
+ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
+    "stage": {"type": "str", "required": True, "choices": STAGES},
+    "profile": {"type": "str", "default": "hgx-h200-8x400g"},
+    "rails": {"type": "list", "elements": "str"},
+    "peer": {"type": "str"},
+    "mpi_hosts": {"type": "list", "elements": "str"},
+    "nccl_algo": {"type": "str", "default": "RING"},
+    "counters_before": {"type": "str"},
+    "counters_age": {"type": "float"},
+    "sysfs_root": {"type": "str", "default": "/sys"},
+    "timeout": {"type": "int"},
+    "under_load": {"type": "bool", "default": False},
+}
+
+
+def rails_from_files(files: str | None) -> list[str] | None:
+    """The node's rail RDMA devices in rail order from its rendered ``nic-roce.json`` (``hwaac_files``)."""
+    if not files:
+        return None
+    path = os.path.join(files, "nic-roce.json")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as fh:
+        ports = json.load(fh).get("ports", [])
+    return [p["hca"] for p in sorted(ports, key=lambda p: p.get("rail", 0)) if p.get("hca")]
+
+
+class ActionModule(ActionBase):
+    """Run a stage's probes on the node, judge them on the controller."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = True
+    _supports_async = True  # ib_serve runs its servers in the background (async, poll 0) while clients connect
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        if HWAAC_IMPORT_ERROR is not None:
+            raise AnsibleActionFail(f"{MODULE} needs the hwaac Python package on the controller "
+                                    f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        checked = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
+        if checked.error_messages:
+            raise AnsibleActionFail(f"{MODULE}: {'; '.join(checked.error_messages)}")
+        args = checked.validated_parameters
+        try:
+            profile = load_profile(args["profile"])
+        except IntentError as exc:
+            raise AnsibleActionFail(f"{MODULE}: profile: {exc}") from None
+        stage = args["stage"]
+        rails = args["rails"] or rails_from_files(task_vars.get("hwaac_files"))
+        try:
+            argvs = commands(stage, profile, sysfs_root=args["sysfs_root"], rails=rails, peer=args["peer"],
+                             mpi_hosts=args["mpi_hosts"], nccl_algo=args["nccl_algo"])
+        except KeyError as exc:
+            raise AnsibleActionFail(f"{MODULE}: stage {stage}: {exc.args[0]}") from None
+        timeout = args["timeout"] or (profile.dcgm.timeout_seconds if stage == "dcgm" else DEFAULT_TIMEOUT[stage])
+        probes = {name: {"argv": argv, "timeout": timeout} for name, argv in argvs.items()}
+        module_args = {k: v for k, v in args.items() if v is not None}
+        wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
+        if wrap_async and stage != "ib_serve":
+            raise AnsibleActionFail(f"{MODULE}: only stage ib_serve runs async (the others are judged when they end)")
+        ran = self._execute_module(module_name=MODULE, module_args={**module_args, "probes": probes},
+                                   task_vars=task_vars, wrap_async=wrap_async)
+        if wrap_async or ran.get("failed"):
+            return {**result, **ran}
+        outputs = ran.get("outputs", {})
+        node = task_vars.get("inventory_hostname", "")
+        ctx = Context(node=node, rails=tuple(rails) if rails else None, under_load=args["under_load"],
+                      nccl_algo=args["nccl_algo"] if stage == "nccl_multi" else None,
+                      nodes=len(args["mpi_hosts"]) if args["mpi_hosts"] else None,
+                      counters_before=args["counters_before"], counters_seconds=args["counters_age"])
+        v = verdict(node, {stage: evaluate(outputs, profile, ctx)})
+        summary = v.to_dict()
+        counters = outputs.get("ib_counters", {}).get("stdout")
+        result.update(changed=False, stage=stage, status=summary["status"], codes=summary["codes"],
+                      action=summary["action"], findings=summary["findings"], outputs=outputs, rails=rails or [],
+                      profile=profile.sku, hardware=hardware_ids(outputs), msg=f"{stage}: {summary['status']}"
+                      + (f" ({', '.join(summary['codes'])})" if summary["codes"] else ""))
+        if counters is not None:
+            result["counters"] = counters
+        return result

@@ -1,0 +1,156 @@
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""Controller side of aiinfra.hwaac.node_lifecycle (documentation in plugins/modules/node_lifecycle.py): a thin
+adapter over :func:`hwaac.netbox.lifecycle.apply_transitions`. The NetBox token never enters the result."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+try:  # the controller needs the hwaac package (this collection's Python core, same version)
+    from hwaac.health.lifecycle import BreakerPolicy, State, state_of
+    from hwaac.netbox.errors import NetBoxError
+    from hwaac.netbox.lifecycle import (
+        LIFECYCLE_FIELD,
+        Evidence,
+        TransitionRequest,
+        apply_transitions,
+    )
+    from hwaac.netbox.sync.engine import Client
+
+    HWAAC_IMPORT_ERROR = None
+except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
+    HWAAC_IMPORT_ERROR = exc
+
+MODULE = "aiinfra.hwaac.node_lifecycle"
+STATES = ["planned", "burn_in", "production", "quarantine", "rma", "returned"]
+
+ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
+    "transitions": {"type": "list", "elements": "dict", "options": {
+        "name": {"type": "str", "required": True},
+        "to": {"type": "str", "required": True, "choices": STATES},
+        "reason": {"type": "str", "required": True},
+        "evidence": {"type": "dict"},
+    }},
+    "names": {"type": "list", "elements": "str"},
+    "to": {"type": "str", "choices": STATES},
+    "reason": {"type": "str"},
+    "evidence": {"type": "dict"},
+    "query": {"type": "list", "elements": "str"},
+    "fabric": {"type": "str"},
+    "pool": {"type": "list", "elements": "str"},
+    "max_share": {"type": "float", "default": 0.5},
+    "window_seconds": {"type": "float", "default": 300},
+    "enforce": {"type": "bool", "default": False},
+    "netbox_url": {"type": "str"},
+    "netbox_token": {"type": "str", "no_log": True},
+}
+
+
+def _client(args: dict[str, Any]) -> Client:
+    url = args["netbox_url"] or os.environ.get("NETBOX_URL")
+    token = args["netbox_token"] or os.environ.get("NETBOX_TOKEN")
+    if url and not token:
+        raise AnsibleActionFail(f"{MODULE}: no NetBox token for {url}: set netbox_token or NETBOX_TOKEN")
+    if not url:
+        from hwaac.netbox.connection import netbox_target
+
+        try:
+            target = netbox_target()
+        except NetBoxError as exc:
+            raise AnsibleActionFail(f"{MODULE}: {exc}") from None
+        url, token = target.url, target.token
+    client = Client(url, token)
+    try:
+        client.probe()
+    except NetBoxError as exc:
+        raise AnsibleActionFail(f"{MODULE}: {str(exc).splitlines()[0]}") from None
+    return client
+
+
+def _evidence(raw: dict[str, Any] | None) -> Evidence:
+    raw = dict(raw or {})
+    known = set(Evidence.__dataclass_fields__) - {"links"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise AnsibleActionFail(f"{MODULE}: evidence: unknown key(s) {', '.join(unknown)}; "
+                                f"valid: {', '.join(sorted(known))}")
+    return Evidence(**raw)
+
+
+class ActionModule(ActionBase):
+    """Lifecycle moves in NetBox, decided on the controller."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        if HWAAC_IMPORT_ERROR is not None:
+            raise AnsibleActionFail(f"{MODULE} needs the hwaac Python package on the controller "
+                                    f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
+        result = super().run(tmp, task_vars or {})
+        checked = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
+        if checked.error_messages:
+            raise AnsibleActionFail(f"{MODULE}: {'; '.join(checked.error_messages)}")
+        args = checked.validated_parameters
+        if args["names"]:
+            if not args["to"] or not args["reason"]:
+                raise AnsibleActionFail(f"{MODULE}: names needs to and reason")
+            args["transitions"] = [*(args["transitions"] or []), *(
+                {"name": n, "to": args["to"], "reason": args["reason"], "evidence": args["evidence"]}
+                for n in args["names"])]
+        if args["transitions"] is None and not args["query"]:
+            raise AnsibleActionFail(f"{MODULE}: give transitions (or names with to and reason), query, or both")
+        try:
+            policy = BreakerPolicy(args["max_share"], timedelta(seconds=args["window_seconds"]))
+        except ValueError as exc:
+            raise AnsibleActionFail(f"{MODULE}: {exc}") from None
+        client = _client(args)
+        result["changed"] = False
+        if args["query"]:
+            recs = client.read("devices", "id,name,status,custom_fields", name=args["query"])
+            found = {r["name"]: r for r in recs}
+            missing = sorted(set(args["query"]) - set(found))
+            if missing:
+                raise AnsibleActionFail(f"{MODULE}: no such device(s) in NetBox: {', '.join(missing)}")
+            result["states"] = {
+                n: (s.value if (s := state_of((r.get("status") or {}).get("value"),
+                                              (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD))) else None)
+                for n, r in found.items()}
+        if not args["transitions"]:
+            result.update(outcomes=[], moved={}, blocked=[], alerts=[], dry_run=not args["enforce"])
+            return result
+        requests = [TransitionRequest(t["name"], State(t["to"]), t["reason"], _evidence(t["evidence"]))
+                    for t in args["transitions"]]
+        enforce = args["enforce"] and not self._task.check_mode
+        try:
+            report = apply_transitions(client, requests, mode="enforce" if enforce else "dry_run",
+                                       fabric=args["fabric"], pool=args["pool"], breaker=policy)
+        except NetBoxError as exc:
+            raise AnsibleActionFail(f"{MODULE}: {exc}") from None
+        outcomes = [vars(o) for o in report.outcomes]
+        moved: dict[str, list[str]] = {}
+        for o in report.outcomes:
+            if o.result in ("moved", "would_move"):
+                moved.setdefault(o.to_state, []).append(o.device)
+        result.update(outcomes=outcomes, moved=moved, blocked=[o.device for o in report.outcomes
+                                                               if o.result == "blocked"],
+                      alerts=report.alerts, dry_run=not enforce,
+                      breaker=None if report.breaker is None else vars(report.breaker))
+        # changed: nodes moved; in check mode, whether this task (with its enforce) would move any
+        result["changed"] = bool(moved) and args["enforce"]
+        if self._task.diff:
+            result["diff"] = [{"before_header": o.device, "after_header": o.device,
+                               "before": f"lifecycle: {o.from_state}\n", "after": f"lifecycle: {o.to_state}\n"}
+                              for o in report.outcomes if o.result in ("moved", "would_move")]
+        if report.alerts:
+            self._display.warning(f"{MODULE}: {report.alerts[0]}")
+        lines = [f"{o.device}: {o.from_state} -> {o.to_state}: {o.result}" for o in report.outcomes]
+        result["msg"] = ("dry run: " if not enforce else "") + "; ".join(lines)
+        return result

@@ -1,0 +1,206 @@
+#!/usr/bin/python
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""Host side of aiinfra.hwaac.node_health: runs the probe commands the action plugin sends, each with a time
+limit, and returns their raw output. Parsing and the verdict happen on the controller (hwaac.health.node)."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: node_health
+short_description: Run one stage of GPU node burn-in or health checks and judge it against a SKU profile
+version_added: "0.1.0"
+description:
+  - Runs the tools of one stage on the node, each with a time limit, and returns their raw output; the action
+    plugin of the same name parses the output on the controller and judges it against a SKU profile
+    (Python package C(hwaac), C(hwaac.health)).
+  - "Stages: C(quick) (nvidia-smi -q -x, remapped rows, NVLink, kernel log XIDs, ibstat, port counters),
+    C(dcgm) (dcgmi diag at the profile's level), C(single_node) (all_reduce_perf over the node's GPUs,
+    nvbandwidth), C(ib_serve) (ib_write_bw servers on every rail, run async), C(ib_pairwise) (ib_write_bw to
+    O(peer)'s servers on every rail, GPUDirect, then the port counters again), C(nccl_multi) (all_reduce_perf
+    across O(mpi_hosts) with NCCL_ALGO=RING through mpirun), C(health) (the periodic subset)."
+  - The verdict is PASS, WARN, UNKNOWN (the output could not be read, a tool is missing or timed out) or FAIL,
+    with fault codes, the recommended action and the evidence. A FAIL verdict does not fail the task; the roles
+    decide what follows (quarantine, drain).
+  - Exit codes never make a result PASS; output that cannot be parsed is UNKNOWN, never PASS.
+  - The probes only read state or load the GPUs and NICs; they change nothing, so check mode runs them too.
+author:
+  - hwaac maintainers (@aiinfra)
+options:
+  stage:
+    description:
+      - The stage to run.
+    type: str
+    required: true
+    choices: [quick, dcgm, single_node, ib_serve, ib_pairwise, nccl_multi, health]
+  profile:
+    description:
+      - The SKU profile, a name shipped with hwaac (C(hgx-h200-8x400g), C(hgx-h100-8x400g)) or a YAML file on
+        the controller.
+    type: str
+    default: hgx-h200-8x400g
+  rails:
+    description:
+      - The node's rail RDMA devices in rail order, e.g. from the host's rendered C(nic-roce.json). Default
+        (unset) is every port of the profile's link layer that C(ibstat) lists.
+    type: list
+    elements: str
+  peer:
+    description:
+      - C(ib_pairwise) only, required there. The node whose C(ib_serve) servers listen (the same rails).
+    type: str
+  mpi_hosts:
+    description:
+      - C(nccl_multi) only, required there. The nodes of the run (the SU), this node first.
+    type: list
+    elements: str
+  nccl_algo:
+    description:
+      - NCCL_ALGO of the C(nccl_multi) run; the multi-node threshold is measured with C(RING).
+    type: str
+    default: RING
+  counters_before:
+    description:
+      - C(ib_pairwise) and C(health). The raw port-counter reading of an earlier stage (RV(counters)); with it
+        the verdict includes counter growth (link_downed, symbol_error...).
+    type: str
+  counters_age:
+    description:
+      - Seconds between O(counters_before) and this stage's reading; without it only the deltas are judged, not
+        the rates per second.
+    type: float
+  sysfs_root:
+    description:
+      - Root of sysfs on the node (the port counters are under C(<sysfs_root>/class/infiniband)).
+    type: str
+    default: /sys
+  timeout:
+    description:
+      - Seconds each probe may run. Default by stage (C(dcgm) takes the profile's limit).
+    type: int
+  under_load:
+    description:
+      - The GPUs are busy while C(quick) runs, so the PCIe generation is checked too (idle GPUs train down).
+    type: bool
+    default: false
+  probes:
+    description:
+      - Set by the action plugin; not for playbooks. Probe name to C(argv) (list) and C(timeout) (seconds).
+    type: dict
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: The probes change nothing on the node; check mode runs them.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    platforms: [linux]
+    support: full
+notes:
+  - The tools must be installed on the node (nvidia-smi, dcgmi, ibstat, perftest, nccl-tests, nvbandwidth, mpirun
+    for C(nccl_multi)); a missing tool gives an UNKNOWN verdict naming it.
+  - Thresholds and their test methods are in the profile; a figure measured otherwise is UNKNOWN, not compared.
+requirements:
+  - On the controller, the Python package C(hwaac).
+seealso:
+  - module: aiinfra.hwaac.node_lifecycle
+  - module: aiinfra.hwaac.slurm_node
+"""
+
+EXAMPLES = r"""
+- name: Quick checks
+  aiinfra.hwaac.node_health:
+    stage: quick
+    profile: hgx-h200-8x400g
+    rails: "{{ (lookup('file', hwaac_files + '/nic-roce.json') | from_json).ports | map(attribute='hca') }}"
+  register: quick
+  become: true
+
+- name: Fail the play for a FAIL verdict
+  ansible.builtin.assert:
+    that: quick.status != 'FAIL'
+    fail_msg: "{{ quick.codes | join(', ') }}"
+"""
+
+RETURN = r"""
+status:
+  description: The stage's verdict.
+  returned: success
+  type: str
+  sample: FAIL
+codes:
+  description: Fault codes of the findings that are not PASS.
+  returned: success
+  type: list
+  elements: str
+  sample: [GPU_ROW_REMAP_PENDING]
+action:
+  description: The recommended action (none, retest, restart_app, reset_gpu, reboot, check_link, rma).
+  returned: success
+  type: str
+  sample: reset_gpu
+findings:
+  description: Every finding (code, status, message, subject, evidence, action).
+  returned: success
+  type: list
+  elements: dict
+outputs:
+  description: Per probe the raw output (C(rc), C(stdout), C(stderr), C(seconds), C(timed_out)).
+  returned: success
+  type: dict
+hardware:
+  description: Serials for evidence, C(gpus) (GPU to serial) and C(nics) (RDMA device to node GUID), where read.
+  returned: success
+  type: dict
+counters:
+  description: The raw port-counter reading of this stage (for O(counters_before) of a later one), if it read them.
+  returned: success
+  type: str
+"""
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
+
+MAX_OUTPUT = 4 * 1024 * 1024  # bytes of stdout/stderr kept per probe (a DCGM -r 4 JSON is well under 1 MiB)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec={
+            "stage": {"type": "str", "required": True,
+                      "choices": ["quick", "dcgm", "single_node", "ib_serve", "ib_pairwise", "nccl_multi", "health"]},
+            "profile": {"type": "str", "default": "hgx-h200-8x400g"},
+            "rails": {"type": "list", "elements": "str"},
+            "peer": {"type": "str"},
+            "mpi_hosts": {"type": "list", "elements": "str"},
+            "nccl_algo": {"type": "str", "default": "RING"},
+            "counters_before": {"type": "str"},
+            "counters_age": {"type": "float"},
+            "sysfs_root": {"type": "str", "default": "/sys"},
+            "timeout": {"type": "int"},
+            "under_load": {"type": "bool", "default": False},
+            "probes": {"type": "dict"},
+        },
+        supports_check_mode=True,
+    )
+    probes = module.params["probes"]
+    if not probes:
+        module.fail_json(msg="aiinfra.hwaac.node_health: no probes: this module runs through its action plugin "
+                             "(the controller needs the hwaac package)")
+    outputs = {}
+    for name, probe in probes.items():
+        out = run_timed(module, probe["argv"], int(probe["timeout"]), probe.get("env"))
+        for stream in ("stdout", "stderr"):
+            if len(out[stream]) > MAX_OUTPUT:
+                out[stream] = out[stream][:MAX_OUTPUT] + "\n[hwaac: output cut at 4 MiB]"
+        outputs[name] = out
+    module.exit_json(changed=False, outputs=outputs)
+
+
+if __name__ == "__main__":
+    main()
