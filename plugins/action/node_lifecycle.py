@@ -37,6 +37,7 @@ ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
         "to": {"type": "str", "required": True, "choices": STATES},
         "reason": {"type": "str", "required": True},
         "evidence": {"type": "dict"},
+        "via": {"type": "str", "choices": STATES},
     }},
     "names": {"type": "list", "elements": "str"},
     "to": {"type": "str", "choices": STATES},
@@ -103,7 +104,7 @@ class ActionModule(ActionBase):
             if not args["to"] or not args["reason"]:
                 raise AnsibleActionFail(f"{MODULE}: names needs to and reason")
             args["transitions"] = [*(args["transitions"] or []), *(
-                {"name": n, "to": args["to"], "reason": args["reason"], "evidence": args["evidence"]}
+                {"name": n, "to": args["to"], "reason": args["reason"], "evidence": args["evidence"], "via": None}
                 for n in args["names"])]
         if args["transitions"] is None and not args["query"]:
             raise AnsibleActionFail(f"{MODULE}: give transitions (or names with to and reason), query, or both")
@@ -126,7 +127,8 @@ class ActionModule(ActionBase):
         if not args["transitions"]:
             result.update(outcomes=[], moved={}, blocked=[], alerts=[], dry_run=not args["enforce"])
             return result
-        requests = [TransitionRequest(t["name"], State(t["to"]), t["reason"], _evidence(t["evidence"]))
+        requests = [TransitionRequest(t["name"], State(t["to"]), t["reason"], _evidence(t["evidence"]),
+                                      State(t["via"]) if t.get("via") else None)
                     for t in args["transitions"]]
         enforce = args["enforce"] and not self._task.check_mode
         try:

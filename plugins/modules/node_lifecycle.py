@@ -50,6 +50,13 @@ options:
           - The evidence (keys C(verdict), C(codes), C(findings), C(raw), C(parsed), C(gpu_serials),
             C(nic_serials), C(failing_interfaces), C(action)), e.g. RV(aiinfra.hwaac.burn_in_report#module:evidence).
         type: dict
+      via:
+        description:
+          - A state the node passes through first when it is not there yet and the lifecycle allows both steps
+            (each step gets its journal entry). Burn-in's final move gives C(burn_in), so that a dry run, which
+            did not write the start of burn-in, still predicts the move.
+        type: str
+        choices: [planned, burn_in, production, quarantine, rma, returned]
   names:
     description:
       - Nodes that all make the same move (O(to), O(reason), O(evidence)); added to O(transitions).

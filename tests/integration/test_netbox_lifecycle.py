@@ -1,7 +1,7 @@
 """Node lifecycle against a real NetBox: every transition, its journal evidence, refusals, dry run, the circuit
 breaker, and a failed journal write that leaves NetBox as it was.
 
-The fabric (``lifecycle.yml``: 1 SU of 12 nodes x 2 rails) is synced once into the module's fresh database; each
+The fabric (``lifecycle.yml``: 1 SU of 14 nodes x 2 rails) is synced once into the module's fresh database; each
 test moves its own nodes (xdist may run the module's tests on two workers, each with its own database).
 """
 
@@ -233,3 +233,19 @@ def test_cli_refusals_exit_nonzero_and_name_the_problem(fabric: tuple[Instance, 
     bad.write_text('{"verdikt": "FAIL"}')
     r = hwaac(nb, "node", "move", node, "--to", "burn_in", "--reason", "x", "--evidence", str(bad))
     assert r.returncode != 0 and "unknown key(s) verdikt" in r.stderr
+
+
+def test_via_predicts_two_steps_in_a_dry_run_and_journals_both(fabric: tuple[Instance, pynetbox.api]) -> None:
+    nb, api = fabric
+    node = NODES[12]
+    req = TransitionRequest(node, State.QUARANTINE, "burn-in FAIL", Evidence(verdict="FAIL"), via=State.BURN_IN)
+    dry = apply_transitions(Client(nb.url, nb.token), [req], pool=NODES[12:14])
+    assert [(o.from_state, o.to_state, o.result) for o in dry.outcomes] == [("planned", "quarantine", "would_move")]
+    assert status_and_field(api, node) == ("planned", None)
+    done = apply_transitions(Client(nb.url, nb.token), [req], mode="enforce", pool=NODES[12:14])
+    assert [o.result for o in done.outcomes] == ["moved"] and status_and_field(api, node) == ("offline", "quarantine")
+    moves = [e["comments"].splitlines()[0] for e in device_journal(Client(nb.url, nb.token), node)]
+    assert moves == ["**hwaac lifecycle: planned -> burn_in**", "**hwaac lifecycle: burn_in -> quarantine**"]
+    # without via the same shortcut is refused
+    with pytest.raises(LifecycleError, match="planned -> quarantine is not a lifecycle transition"):
+        apply_transitions(Client(nb.url, nb.token), [TransitionRequest(NODES[13], State.QUARANTINE, "x")])

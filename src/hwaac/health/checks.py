@@ -165,7 +165,9 @@ def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | No
     host's rendered ``nic-roce.json``; default: every CA of that link layer)."""
     lim = profile.nic
     wanted = list(devices) if devices is not None else None
-    out = [f for f in ib.all_findings() if wanted is None or not f.subject or f.subject.split()[0] in wanted]
+    # a panic (ibstat stopped at a device) is kept whatever the device: the rails after it were never read
+    out = [f for f in ib.all_findings() if wanted is None or not f.subject or f.subject.split()[0] in wanted
+           or f.code == "IB_IBSTAT_PANIC"]
     ports = [p for ca in ib.cas for p in ca.ports
              if (wanted is None and p.link_layer == lim.link_layer) or (wanted is not None and p.ca in wanted)]
     if wanted is not None:
@@ -177,7 +179,8 @@ def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | No
             if dev not in seen and not ib.failed_device:
                 out.append(Finding("NIC_MISSING", Status.FAIL, f"{dev} is not in ibstat's output", dev,
                                    action=Action.REBOOT))
-    if len(up) < lim.rails and not ib.unknown:
+    panicked = any(f.code == "IB_IBSTAT_PANIC" for f in ib.findings)
+    if len(up) < lim.rails and not ib.unknown and not panicked:
         out.append(Finding("NIC_RAILS_DOWN", Status.FAIL, f"{len(up)} of {lim.rails} rail ports up",
                            ", ".join(f"{p.ca} port {p.number}" for p in ports if not p.is_up),
                            action=Action.CHECK_LINK))

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from hwaac.health.lifecycle import (
     JOURNAL_KIND,
     NETBOX_STATUS,
+    TRANSITIONS,
     BreakerDecision,
     BreakerPolicy,
     State,
@@ -94,10 +95,15 @@ class Evidence:
 
 @dataclass
 class TransitionRequest:
+    """Move ``device`` to ``to``. ``via``: a state the device passes through when it is not there yet and the
+    lifecycle allows both steps (burn-in's final move names ``via=burn_in``, so that a dry run that did not write
+    the start of burn-in still predicts planned -> burn_in -> quarantine); each step gets its journal entry."""
+
     device: str
     to: State
     reason: str
     evidence: Evidence = field(default_factory=Evidence)
+    via: State | None = None
 
 
 @dataclass
@@ -174,6 +180,8 @@ def _pool_ids(client: Client, pool: Sequence[str] | None, fabric: str | None) ->
 
 def _recent_quarantines(client: Client, ids: Iterable[int], since: datetime) -> list[datetime]:
     ids = set(ids)
+    if not client.read("tags", "id", slug=QUARANTINE_TAG):
+        return []  # no quarantine was ever recorded here (NetBox refuses a filter on a tag it does not know)
     recs = client.read("journal-entries", "id,assigned_object_id,created", tag=QUARANTINE_TAG,
                        assigned_object_type="dcim.device", created__gte=since.isoformat())
     return [datetime.fromisoformat(r["created"].replace("Z", "+00:00")) for r in recs
@@ -267,6 +275,7 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
     devices = _read_devices(client, names)
     problems: list[str] = []
     moves: list[tuple[TransitionRequest, dict, State | None]] = []
+    steps: dict[str, list[tuple[State | None, State]]] = {}
     outcomes: list[Outcome] = []
     for req in requests:
         rec = devices.get(req.device)
@@ -281,8 +290,13 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
             continue
         current = state_of(_status(rec), (rec.get("custom_fields") or {}).get(LIFECYCLE_FIELD))
         try:
-            if check_transition(req.device, current, req.to):
+            if (req.via is not None and current is not None and current not in (req.to, req.via)
+                    and req.via in TRANSITIONS[current] and req.to in TRANSITIONS[req.via]):
                 moves.append((req, rec, current))
+                steps[req.device] = [(current, req.via), (req.via, req.to)]
+            elif check_transition(req.device, current, req.to):
+                moves.append((req, rec, current))
+                steps[req.device] = [(current, req.to)]
             else:
                 outcomes.append(Outcome(req.device, req.to.value, req.to.value, "unchanged",
                                         f"already {req.to.value}"))
@@ -319,10 +333,10 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
     undo = [{"id": rec["id"], "status": _status(rec),
              "custom_fields": {LIFECYCLE_FIELD: (rec.get("custom_fields") or {}).get(LIFECYCLE_FIELD)}}
             for _req, rec, _cur in moves]
-    entries = [{"assigned_object_type": "dcim.device", "assigned_object_id": rec["id"], "kind": JOURNAL_KIND[req.to],
-                "comments": journal_text(req.device, cur, req, rec.get("serial") or ""),
-                "tags": [{"slug": OWNER_TAG}] + ([{"slug": QUARANTINE_TAG}] if req.to is State.QUARANTINE else [])}
-               for req, rec, cur in moves]
+    entries = [{"assigned_object_type": "dcim.device", "assigned_object_id": rec["id"], "kind": JOURNAL_KIND[to],
+                "comments": journal_text(req.device, frm, replace(req, to=to), rec.get("serial") or ""),
+                "tags": [{"slug": OWNER_TAG}] + ([{"slug": QUARANTINE_TAG}] if to is State.QUARANTINE else [])}
+               for req, rec, _cur in moves for frm, to in steps[req.device]]
     devices_ep, journal_ep = client.endpoint("devices"), client.endpoint("journal-entries")
     client.call("PATCH", "devices", lambda: devices_ep.update(patch))
     try:
@@ -335,8 +349,9 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
             raise LifecycleError(f"{exc}; the devices were moved but have no journal entry and could not be "
                                  f"moved back ({undo_exc}): {moved}") from None
         raise LifecycleError(f"{exc}; the devices were moved back, NetBox is as before: {moved}") from None
-    ids = [getattr(c, "id", None) for c in (created if isinstance(created, list) else [created])]
-    for (req, _rec, cur), jid in zip(moves, ids, strict=False):
+    ids = iter(getattr(c, "id", None) for c in (created if isinstance(created, list) else [created]))
+    for req, _rec, cur in moves:
+        jid = [next(ids, None) for _step in steps[req.device]][-1]  # the entry of the last step
         outcomes.append(Outcome(req.device, cur.value if cur else "?", req.to.value, "moved", req.reason, jid))
     return LifecycleReport(mode, sorted(outcomes, key=lambda o: o.device), decision, dict(client.requests))
 

@@ -162,3 +162,17 @@ def test_nvidia_smi_exit_codes_name_the_fault() -> None:
                           "18:00.0: GPU is lost.", "seconds": 1, "timed_out": False}}
     found = evaluate(out, H200, Context("n"))
     assert "GPU_FALLEN_OFF_BUS" in codes(found, Status.FAIL)
+
+
+def test_ibstat_that_stops_at_a_non_rail_device_is_unknown_not_rails_down() -> None:
+    # ibstat lists mlx5_0, mlx5_1, mlx5_10, mlx5_11, mlx5_2...: a panic at mlx5_10 hides rails 2..7.
+    # Derived from the recorded a100-ibpanic.txt: cut before CA 'mlx5_2', the panic line names mlx5_10.
+    lines = read("ibstat/rdma-core-39/a100-ibpanic.txt").splitlines()
+    cut = lines[:lines.index("CA 'mlx5_2'")]
+    panic = next(line for line in lines if line.startswith("ibpanic:")).replace("'mlx5_8'", "'mlx5_10'")
+    ib = parse_ibstat("\n".join([*cut, panic]) + "\n")
+    ib_profile = H200.model_copy(update={"nic": H200.nic.model_copy(update={"link_layer": "InfiniBand",
+                                                                           "rate_gbits_per_s": 200})})
+    found = checks.check_ibstat(ib, ib_profile, [f"mlx5_{i}" for i in range(8)])
+    assert "IB_IBSTAT_PANIC" in codes(found, Status.UNKNOWN)
+    assert not codes(found, Status.FAIL)
