@@ -117,6 +117,7 @@ def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: l
             else:
                 out[f"ib_write_bw_{dev}"] = ["ib_write_bw", "-d", dev, "-p", str(IB_PORT_BASE + i), *args, str(peer)]
         if stage == "ib_pairwise":
+            out["ibstat"] = ["ibstat"]  # this node's ports now: a failed pair is this node's fault only if so
             out["ib_counters"] = counters
         return out
     if stage == "nccl_multi":
@@ -191,7 +192,29 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], profile: Profile, ctx: Co
         found += handler(name, raw, rc, err, profile, ctx)
     if nvlink_status is not None:  # -s without -e
         found += checks.check_nvlink(nvlink_status, None, profile)
+    if any(n.startswith("ib_write_bw_") for n in outputs) and "ibstat" in outputs:
+        found = _attribute_pairs(found, outputs["ibstat"])
     return found
+
+
+PAIR_CODES = ("PERFTEST_", "NIC_WRITE_BW_")
+
+
+def _attribute_pairs(found: list[Finding], ibstat_out: Mapping[str, Any]) -> list[Finding]:
+    """A pair test that failed or was slow implicates both ends. It is this node's FAIL only when this node's own
+    port shows it (down in ibstat, or error counters that grew: findings on the same port); otherwise it is
+    UNKNOWN: the peer's side is suspect, and a retest against another node tells (the peer's own checks catch a
+    dead peer port)."""
+    ports = {f"{ca.name} port {p.number}": p.is_up for ca in
+             infiniband.parse_ibstat(ibstat_out.get("stdout") or "").cas for p in ca.ports}
+    own = {f.subject for f in found if f.status == Status.FAIL and not f.code.startswith(PAIR_CODES)}
+    out = []
+    for f in found:
+        if f.status == Status.FAIL and f.code.startswith(PAIR_CODES) and ports.get(f.subject) and f.subject not in own:
+            f = Finding(f.code, Status.UNKNOWN, f"{f.message} -- this node's port is up with no error growth: the "
+                        "peer's side is suspect; retest against another node", f.subject, f.evidence, Action.RETEST)
+        out.append(f)
+    return out
 
 
 Handler = Callable[[str, str, int, str, Profile, Context], list[Finding]]

@@ -285,13 +285,14 @@ def test_unknown_device_and_busy_port(tmp_path):
 # --- the ib_pairwise stage, evaluated ---------------------------------------------------------------------------------
 
 
-def run_pairwise(a: Node, b: Node) -> dict[str, dict]:
+def run_pairwise(a: Node, b: Node, *, servers_ok: bool = True) -> dict[str, dict]:
     """Servers for every rail on b, then a's ib_pairwise probes as node.commands names them."""
     probes = node.commands("ib_pairwise", PROFILE, sysfs_root=a.sys, rails=RAILS, peer=b.name)
     servers = [b.server(argv[:-1]) for name, argv in probes.items() if name.startswith("ib_write_bw_")]
     outputs = {name: a.run(argv) for name, argv in probes.items()}
-    for proc in servers:
-        assert finish(proc)[0] == 0
+    codes = [finish(proc)[0] for proc in servers]
+    if servers_ok:
+        assert codes == [0] * len(servers)
     return outputs
 
 
@@ -300,7 +301,7 @@ def test_ib_pairwise_of_a_healthy_pair_evaluates_to_pass(tmp_path):
     nic_counters.ensure_tree(a.state, 8)
     before = a.counters()
     outputs = run_pairwise(a, b)
-    assert set(outputs) == {*(f"ib_write_bw_{d}" for d in RAILS), "ib_counters"}
+    assert set(outputs) == {*(f"ib_write_bw_{d}" for d in RAILS), "ibstat", "ib_counters"}
     ctx = node.Context(node="gpu-a", rails=tuple(RAILS), counters_before=before, counters_seconds=80.0)
     found = node.evaluate(outputs, PROFILE, ctx)
     assert [f for f in found if f.status > Status.PASS] == []
@@ -308,3 +309,22 @@ def test_ib_pairwise_of_a_healthy_pair_evaluates_to_pass(tmp_path):
     assert verdict.status == Status.PASS and verdict.codes == []
     res = parse_perftest(outputs["ib_write_bw_mlx5_7"]["stdout"])
     assert res.bw_at(8388608) == 397.5 and "Picking device No. 7" in outputs["ib_write_bw_mlx5_7"]["stdout"]
+
+
+def test_a_pair_that_fails_on_the_peers_dead_rail_is_unknown_here_and_fail_there(tmp_path):
+    # b's rail 5 is dead: a's client on mlx5_5 fails, but a's own port is up with no error growth, so a pair
+    # failure alone does not condemn a (UNKNOWN, retest); b's own client run on the dead rail does condemn b.
+    a, b = Node(tmp_path, "gpu-a"), Node(tmp_path, "gpu-b", dead_rails=[5])
+    for n in (a, b):
+        nic_counters.ensure_tree(n.state, 8)
+    before_a, before_b = a.counters(), b.counters()
+    outputs = run_pairwise(a, b, servers_ok=False)
+    found = node.evaluate(outputs, PROFILE, node.Context(node="gpu-a", rails=tuple(RAILS),
+                                                         counters_before=before_a, counters_seconds=60.0))
+    bad = [f for f in found if f.status > Status.PASS]
+    assert bad and {f.subject for f in bad} == {"mlx5_5 port 1"}
+    assert {f.status for f in bad} == {Status.UNKNOWN} and "peer's side is suspect" in bad[0].message
+    outputs = run_pairwise(b, a, servers_ok=False)
+    found = node.evaluate(outputs, PROFILE, node.Context(node="gpu-b", rails=tuple(RAILS),
+                                                         counters_before=before_b, counters_seconds=60.0))
+    assert {f.code for f in found if f.status == Status.FAIL} >= {"NIC_PORT_DOWN", "NIC_LINK_DOWNED"}
