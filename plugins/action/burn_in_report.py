@@ -73,7 +73,7 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail(f"{MODULE}: {'; '.join(checked.error_messages)}")
         args = checked.validated_parameters
         node = args["node"] or task_vars.get("inventory_hostname", "")
-        interfaces = args["interfaces"] or interfaces_from_files(task_vars.get("hwaac_files"))
+        interfaces = args["interfaces"] or interfaces_from_files(self._templar.template(task_vars.get("hwaac_files")))
         report = node_report(node, args["profile"], args["stages"], interfaces)
         result.update(changed=False, **{k: report[k] for k in ("status", "codes", "action", "stages", "findings",
                                                                  "hardware", "evidence")})

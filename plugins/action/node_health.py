@@ -26,6 +26,8 @@ except ImportError as exc:  # reported when the action runs, so that ansible-doc
     HWAAC_IMPORT_ERROR = exc
 
 MODULE = "aiinfra.hwaac.node_health"
+# perftest's client messages when no server listens yet (perftest_communication.c)
+CONNECT_REFUSED = r"Couldn't connect to|Unable to init the socket connection"
 STAGES = ["quick", "dcgm", "single_node", "ib_serve", "ib_pairwise", "nccl_multi", "health"]
 DEFAULT_TIMEOUT = {"quick": 120, "single_node": 1800, "ib_serve": 300, "ib_pairwise": 300, "nccl_multi": 1800,
                    "health": 300}
@@ -79,14 +81,20 @@ class ActionModule(ActionBase):
         except IntentError as exc:
             raise AnsibleActionFail(f"{MODULE}: profile: {exc}") from None
         stage = args["stage"]
-        rails = args["rails"] or rails_from_files(task_vars.get("hwaac_files"))
+        rails = args["rails"] or rails_from_files(self._templar.template(task_vars.get("hwaac_files")))
         try:
             argvs = commands(stage, profile, sysfs_root=args["sysfs_root"], rails=rails, peer=args["peer"],
                              mpi_hosts=args["mpi_hosts"], nccl_algo=args["nccl_algo"])
         except KeyError as exc:
             raise AnsibleActionFail(f"{MODULE}: stage {stage}: {exc.args[0]}") from None
         timeout = args["timeout"] or (profile.dcgm.timeout_seconds if stage == "dcgm" else DEFAULT_TIMEOUT[stage])
-        probes = {name: {"argv": argv, "timeout": timeout} for name, argv in argvs.items()}
+        probes: dict[str, dict[str, Any]] = {name: {"argv": argv, "timeout": timeout} for name, argv in argvs.items()}
+        for name, probe in probes.items():
+            if name.startswith("ib_serve_"):
+                probe["parallel"] = True  # every rail's server listens at once
+            elif name.startswith("ib_write_bw_"):
+                # the peer's servers start in the background just before: a refused connect is tried again
+                probe.update(retries=10, retry_delay=2, retry_on=CONNECT_REFUSED)
         module_args = {k: v for k, v in args.items() if v is not None}
         wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
         if wrap_async and stage != "ib_serve":

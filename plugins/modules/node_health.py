@@ -86,7 +86,9 @@ options:
     default: false
   probes:
     description:
-      - Set by the action plugin; not for playbooks. Probe name to C(argv) (list) and C(timeout) (seconds).
+      - Set by the action plugin; not for playbooks. Probe name to C(argv) (list), C(timeout) (seconds), and
+        optionally C(parallel) (run alongside the others), C(retries), C(retry_delay), C(retry_on) (a regular
+        expression of the output that asks for another try).
     type: dict
 attributes:
   check_mode:
@@ -162,6 +164,10 @@ counters:
   type: str
 """
 
+import re  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
@@ -193,13 +199,33 @@ def main():
         module.fail_json(msg="aiinfra.hwaac.node_health: no probes: this module runs through its action plugin "
                              "(the controller needs the hwaac package)")
     outputs = {}
+    parallel = [name for name, probe in probes.items() if probe.get("parallel")]
+    threads = [threading.Thread(target=lambda n=name: outputs.__setitem__(n, run_probe(module, probes[n])))
+               for name in parallel]
+    for thread in threads:  # servers: all of them must listen at once
+        thread.start()
     for name, probe in probes.items():
+        if name not in parallel:
+            outputs[name] = run_probe(module, probe)
+    for thread in threads:
+        thread.join()
+    module.exit_json(changed=False, outputs={name: outputs[name] for name in probes})
+
+
+def run_probe(module, probe):
+    """Run one probe; retry while its output matches ``retry_on`` (a client started before its server listens)."""
+    attempts = 1 + int(probe.get("retries", 0))
+    for attempt in range(attempts):
         out = run_timed(module, probe["argv"], int(probe["timeout"]), probe.get("env"))
-        for stream in ("stdout", "stderr"):
-            if len(out[stream]) > MAX_OUTPUT:
-                out[stream] = out[stream][:MAX_OUTPUT] + "\n[hwaac: output cut at 4 MiB]"
-        outputs[name] = out
-    module.exit_json(changed=False, outputs=outputs)
+        text = out["stdout"] + out["stderr"]
+        if attempt + 1 == attempts or not probe.get("retry_on") or not re.search(probe["retry_on"], text):
+            break
+        time.sleep(float(probe.get("retry_delay", 2)))
+    out["attempts"] = attempt + 1
+    for stream in ("stdout", "stderr"):
+        if len(out[stream]) > MAX_OUTPUT:
+            out[stream] = out[stream][:MAX_OUTPUT] + "\n[hwaac: output cut at 4 MiB]"
+    return out
 
 
 if __name__ == "__main__":
