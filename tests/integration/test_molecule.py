@@ -1,6 +1,7 @@
 """Every Molecule scenario in molecule/ (default driver, unmanaged: localhost with the fakes of tests/fakes/bin):
 syntax, prepare, check, converge, idempotence (a second converge reports changed=0) and verify, whose playbook also
-checks that check mode predicted exactly the changes the converge then made (tests/ansible/callback_plugins)."""
+checks that check mode predicted exactly the changes the converge then made (tests/ansible/callback_plugins).
+The burn-in scenarios get a fresh NetBox database of the local NetBox (NETBOX_URL/NETBOX_TOKEN)."""
 
 from __future__ import annotations
 
@@ -15,18 +16,28 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted(p.parent.name for p in (REPO / "molecule").glob("*/molecule.yml"))
+NETBOX_SCENARIOS = {"burn_in", "burn_in_breaker"}
 
 
 def test_there_are_scenarios() -> None:
-    assert {"host_network", "switch_config", "nic_config"} <= set(SCENARIOS)
+    assert {"host_network", "switch_config", "nic_config", *NETBOX_SCENARIOS} <= set(SCENARIOS)
+
+
+def molecule(scenario: str, extra: dict[str, str]) -> None:
+    venv = Path(sys.executable).parent
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "MOLECULE_", "NETBOX_"))}
+    env["PATH"] = f"{venv}{os.pathsep}{env.get('PATH', '')}"  # molecule runs ansible-playbook from PATH
+    env["NO_COLOR"] = "1"
+    r = subprocess.run([str(venv / "molecule"), "test", "-s", scenario], cwd=REPO, env={**env, **extra},
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_scenario(scenario: str) -> None:
-    venv = Path(sys.executable).parent
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "MOLECULE_"))}
-    env["PATH"] = f"{venv}{os.pathsep}{env.get('PATH', '')}"  # molecule runs ansible-playbook from PATH
-    env["NO_COLOR"] = "1"
-    r = subprocess.run([str(venv / "molecule"), "test", "-s", scenario], cwd=REPO, env=env,
-                       capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
+def test_scenario(scenario: str, request: pytest.FixtureRequest) -> None:
+    if scenario not in NETBOX_SCENARIOS:
+        molecule(scenario, {})
+        return
+    local = request.getfixturevalue("local_netbox")
+    with local.fresh(f"molecule {scenario}") as inst:
+        molecule(scenario, {"NETBOX_URL": inst.url, "NETBOX_TOKEN": inst.token})
