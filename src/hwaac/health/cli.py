@@ -1,7 +1,9 @@
-"""``hwaac node move|journal|rma-report``: GPU node lifecycle in NetBox (see :mod:`hwaac.netbox.lifecycle`).
+"""``hwaac node move|journal|rma-report`` and ``hwaac qualify``: GPU node lifecycle in NetBox
+(see :mod:`hwaac.netbox.lifecycle`, :mod:`hwaac.health.qualify`).
 
-Exit status: 0 ok; 2 usage, connection or refused change (every refusal is listed; nothing written);
-6 the circuit breaker tripped (no quarantine made; the alert is printed).
+Exit status: 0 ok (qualify: admitted); 2 usage, connection or refused change (every refusal is listed; nothing
+written); 6 the circuit breaker tripped (no quarantine made; the alert is printed); 7 qualify: the SU is not
+admitted (every blocker is printed).
 The NetBox comes from ``NETBOX_URL``/``NETBOX_TOKEN`` or is the local one; the token is never printed.
 """
 
@@ -13,7 +15,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-EXIT_OK, EXIT_ERROR, EXIT_BREAKER = 0, 2, 6
+EXIT_OK, EXIT_ERROR, EXIT_BREAKER, EXIT_BLOCKED = 0, 2, 6, 7
 
 
 def _client():
@@ -104,6 +106,58 @@ def cmd_rma_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _read_json(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text())
+    except ValueError as exc:
+        raise SystemExit(f"hwaac: {path}: not JSON ({exc})") from None
+
+
+def cmd_qualify(args: argparse.Namespace) -> int:
+    from hwaac.health.lifecycle import State, state_of
+    from hwaac.health.profile import load_profile
+    from hwaac.health.qualify import qualify_su
+    from hwaac.netbox.lifecycle import LIFECYCLE_FIELD, Evidence, LifecycleError, TransitionRequest, apply_transitions
+    from hwaac.plan import build_plan
+    from hwaac.validate import load_intent
+
+    plan = build_plan(load_intent(args.fabric))
+    nodes = [n.name for n in plan.nodes if n.su == args.su and n.kind == "gpu"]
+    reports_dir = Path(args.reports)
+    reports = {n: _read_json(reports_dir / f"{n}.burn-in.json") for n in nodes}
+    su_report = _read_json(reports_dir / f"su{args.su:02d}.nccl-multi.json")
+    client = _client()
+    recs = client.read("devices", "id,name,status,custom_fields", name=nodes) if nodes else []
+    states = {r["name"]: (s.value if (s := state_of((r.get("status") or {}).get("value"),
+                                                      (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD))) else None)
+              for r in recs}
+    q = qualify_su(args.su, nodes, reports, su_report, states, load_profile(args.profile))
+    fabric = plan.intent.fabric.name
+    if not q.admitted:
+        print(f"su{args.su:02d} of {fabric}: NOT admitted, {len(q.blockers)} blocker(s):")
+        for b in q.blockers:
+            print(f"  {b}")
+        return EXIT_BLOCKED
+    todo = [n for n in nodes if states.get(n) == State.BURN_IN.value]
+    evidence = Evidence(verdict="PASS", parsed={"qualification": {"su": args.su, "nodes": nodes,
+                                                                  "nccl_multi": (su_report or {}).get("status")}})
+    requests = [TransitionRequest(n, State.PRODUCTION, f"su{args.su:02d} qualified: every node passed burn-in, no "
+                                  "link error growth, multi-node all-reduce passed", evidence) for n in todo]
+    try:
+        rep = apply_transitions(client, requests, mode="enforce" if args.enforce else "dry_run", fabric=fabric)
+    except LifecycleError as exc:
+        print(f"hwaac: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"su{args.su:02d} of {fabric}: admitted ({len(nodes)} nodes)")
+    for o in rep.outcomes:
+        print(f"  {o.device}: {o.from_state} -> {o.to_state}: {o.result}")
+    if not args.enforce:
+        print("dry run: nothing written (add --enforce to write)")
+    return EXIT_OK
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``hwaac node ...`` to the main parser."""
     node = sub.add_parser("node", help="GPU node lifecycle in NetBox: move, journal, RMA report")
@@ -130,3 +184,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     rma.add_argument("node")
     rma.add_argument("-o", "--output", required=True, help="output folder")
     rma.set_defaults(func=cmd_rma_report)
+
+    qa = sub.add_parser("qualify", help="admit a scalable unit into production when every node passed burn-in "
+                                         "and its links show no error growth; else name each blocker")
+    qa.add_argument("fabric", help="fabric.yml or the folder holding it (the SU's nodes come from its plan)")
+    qa.add_argument("--su", type=int, required=True, help="the SU, 1-based")
+    qa.add_argument("--reports", required=True, help="the burn_in role's report folder (burn_in_report_dir)")
+    qa.add_argument("--profile", default="hgx-h200-8x400g", help="SKU profile (its counters define 'error growth')")
+    qa.add_argument("--enforce", action="store_true", help="write to NetBox (default: dry run)")
+    qa.set_defaults(func=cmd_qualify)
