@@ -62,19 +62,8 @@ def burning(nb: Instance) -> pynetbox.api:
     return pynetbox.api(nb.url, token=nb.token)
 
 
-def test_an_su_that_passed_is_admitted_dry_run_first(nb: Instance, burning: pynetbox.api, tmp_path: Path) -> None:
-    write_reports(tmp_path)
-    r = run(nb, "hwaac", "qualify", str(INTENT), "--su", "1", "--reports", str(tmp_path))
-    assert r.returncode == 0 and "su01 of burnin: admitted (4 nodes)" in r.stdout and "would_move" in r.stdout
-    assert set(states(burning).values()) == {"burn_in"}
-    r = run(nb, "hwaac", "qualify", str(INTENT), "--su", "1", "--reports", str(tmp_path), "--enforce")
-    assert r.returncode == 0 and r.stdout.count(": burn_in -> production: moved") == 4, r.stdout + r.stderr
-    assert set(states(burning).values()) == {"production"}
-    again = run(nb, "hwaac", "qualify", str(INTENT), "--su", "1", "--reports", str(tmp_path), "--enforce")
-    assert again.returncode == 0 and ": moved" not in again.stdout  # nothing left to move
-
-
-def test_one_blocker_keeps_the_su_out(nb: Instance, burning: pynetbox.api, tmp_path: Path) -> None:
+def test_blockers_keep_the_su_out_then_it_is_admitted(nb: Instance, burning: pynetbox.api, tmp_path: Path) -> None:
+    # one node's links grew errors: the SU is blocked, every blocker named, nothing moves (CLI and playbook)
     grown = [{"code": "NIC_LINK_DOWNED", "status": "FAIL", "subject": "mlx5_5 port 1", "message": "grew",
               "evidence": "", "action": "check_link"}]
     write_reports(tmp_path, failing={NODES[2]: grown})
@@ -83,17 +72,23 @@ def test_one_blocker_keeps_the_su_out(nb: Instance, burning: pynetbox.api, tmp_p
     assert f"{NODES[2]}: burn-in FAIL (NIC_LINK_DOWNED)" in r.stdout
     assert f"{NODES[2]}: port counters grew or could not be read: mlx5_5 port 1 NIC_LINK_DOWNED" in r.stdout
     assert set(states(burning).values()) == {"burn_in"}
-    # the playbook fails naming the blockers, and moves nothing either
-    r = run(nb, str(BIN / "ansible-playbook"), "playbooks/qualify.yml", "-e", f"qualify_fabric={INTENT}",
-            "-e", '{"qualify_sus": [1]}', "-e", f"qualify_reports={tmp_path}", "-e", "qualify_enforce=true")
+    playbook = [str(BIN / "ansible-playbook"), "playbooks/qualify.yml", "-e", f"qualify_fabric={INTENT}",
+                "-e", '{"qualify_sus": [1]}', "-e", f"qualify_reports={tmp_path}", "-e", "qualify_enforce=true"]
+    r = run(nb, *playbook)
     assert r.returncode != 0 and "NIC_LINK_DOWNED" in r.stdout
     assert set(states(burning).values()) == {"burn_in"}
-    # with the SU fixed, the playbook admits it and reports the change; a second run changes nothing
+
+    # the SU passed: a dry run reports the moves and writes nothing; --enforce moves every node; again: nothing
     write_reports(tmp_path)
-    r = run(nb, str(BIN / "ansible-playbook"), "playbooks/qualify.yml", "-e", f"qualify_fabric={INTENT}",
-            "-e", '{"qualify_sus": [1]}', "-e", f"qualify_reports={tmp_path}", "-e", "qualify_enforce=true")
+    r = run(nb, "hwaac", "qualify", str(INTENT), "--su", "1", "--reports", str(tmp_path))
+    assert r.returncode == 0 and "su01 of burnin: admitted (4 nodes)" in r.stdout and "would_move" in r.stdout
+    assert set(states(burning).values()) == {"burn_in"}
+    r = run(nb, *playbook[:-2], "-e", "qualify_enforce=true", "--check")
+    assert r.returncode == 0 and set(states(burning).values()) == {"burn_in"}  # check mode writes nothing
+    r = run(nb, *playbook)
     assert r.returncode == 0 and "changed=1" in r.stdout, r.stdout[-3000:]
     assert set(states(burning).values()) == {"production"}
-    r = run(nb, str(BIN / "ansible-playbook"), "playbooks/qualify.yml", "-e", f"qualify_fabric={INTENT}",
-            "-e", '{"qualify_sus": [1]}', "-e", f"qualify_reports={tmp_path}", "-e", "qualify_enforce=true")
+    again = run(nb, "hwaac", "qualify", str(INTENT), "--su", "1", "--reports", str(tmp_path), "--enforce")
+    assert again.returncode == 0 and ": moved" not in again.stdout  # nothing left to move
+    r = run(nb, *playbook)
     assert r.returncode == 0 and "changed=0" in r.stdout
