@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted(p.parent.name for p in (REPO / "molecule").glob("*/molecule.yml"))
-NETBOX_SCENARIOS = {"burn_in", "burn_in_breaker"}
+NETBOX_SCENARIOS = {"burn_in", "burn_in_breaker", "health_check"}
 
 
 def test_there_are_scenarios() -> None:
