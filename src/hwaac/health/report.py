@@ -79,7 +79,10 @@ def report_markdown(report: Mapping[str, Any]) -> str:
     if report["findings"]:
         out += ["## Findings", ""]
         for f in report["findings"]:
-            out.append(f"- **{f['status']}** `{f['code']}` {f['subject']}: {f['message']} (action: {f['action']})")
+            msg = f["message"]
+            if f["subject"] and msg.startswith(f["subject"] + ":"):
+                msg = msg[len(f["subject"]) + 1:].lstrip()  # the line names the subject already
+            out.append(f"- **{f['status']}** `{f['code']}` {f['subject']}: {msg} (action: {f['action']})")
             if f.get("evidence"):
                 out += ["", "  ```", *(f"  {line}" for line in f["evidence"].splitlines()), "  ```", ""]
         out.append("")

@@ -205,6 +205,11 @@ def _link_ends(client: Client, device_id: int, names: list[str]) -> list[LinkEnd
     return ends
 
 
+def _unprefixed(message: str, subject: str) -> str:
+    """Parsers' messages may start with their subject; the journal line names it already."""
+    return message[len(subject) + 1:].lstrip() if subject and message.startswith(subject + ":") else message
+
+
 def journal_text(device: str, current: State | None, req: TransitionRequest, serial: str) -> str:
     """The Markdown comment of one lifecycle journal entry (see the module docstring)."""
     ev = req.evidence
@@ -225,8 +230,8 @@ def journal_text(device: str, current: State | None, req: TransitionRequest, ser
                   for e in ev.links]
     if ev.findings:
         lines += ["", "Findings:"]
-        lines += [f"- {f.get('status', '')} {f.get('code', '')} {f.get('subject', '')}: {f.get('message', '')}"
-                  for f in ev.findings]
+        lines += [f"- {f.get('status', '')} {f.get('code', '')} {f.get('subject', '')}: "
+                  f"{_unprefixed(f.get('message', ''), f.get('subject', ''))}" for f in ev.findings]
     for tool, text in sorted(ev.raw.items()):
         cut = text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "\n[... cut]"
         lines += ["", f"Raw output ({tool}):", "```", cut.replace("```", "'''"), "```"]
