@@ -114,7 +114,8 @@ class ActionModule(ActionBase):
         counters = outputs.get("ib_counters", {}).get("stdout")
         result.update(changed=False, stage=stage, status=summary["status"], codes=summary["codes"],
                       action=summary["action"], findings=summary["findings"], outputs=outputs, rails=rails or [],
-                      profile=profile.sku, hardware=hardware_ids(outputs), msg=f"{stage}: {summary['status']}"
+                      profile=profile.sku, hardware=hardware_ids(outputs, ctx.parsed),
+                      msg=f"{stage}: {summary['status']}"
                       + (f" ({', '.join(summary['codes'])})" if summary["codes"] else ""))
         if counters is not None:
             result["counters"] = counters

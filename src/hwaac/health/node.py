@@ -20,6 +20,7 @@ stage or probe name is a programming error; bad tool output never raises.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -63,6 +64,15 @@ class Context:
     counters_before: str | None = None
     counters_seconds: float | None = None
     uptime_s: float | None = None
+    # parse results of this evaluation by probe name, shared with hardware_ids (an 8-GPU nvidia-smi XML is ~200 KB:
+    # parsing it once per node, not three times, is what keeps 1,000 nodes within seconds)
+    parsed: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def _memo(ctx: Context, key: str, parse: Callable[[], Any]) -> Any:
+    if key not in ctx.parsed:
+        ctx.parsed[key] = parse()
+    return ctx.parsed[key]
 
 
 IB_PORT_BASE = 18515  # perftest's default port; rail r listens on IB_PORT_BASE + r
@@ -193,20 +203,20 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], profile: Profile, ctx: Co
     if nvlink_status is not None:  # -s without -e
         found += checks.check_nvlink(nvlink_status, None, profile)
     if any(n.startswith("ib_write_bw_") for n in outputs) and "ibstat" in outputs:
-        found = _attribute_pairs(found, outputs["ibstat"])
+        ib = _memo(ctx, "ibstat", lambda: infiniband.parse_ibstat(outputs["ibstat"].get("stdout") or ""))
+        found = _attribute_pairs(found, ib)
     return found
 
 
 PAIR_CODES = ("PERFTEST_", "NIC_WRITE_BW_")
 
 
-def _attribute_pairs(found: list[Finding], ibstat_out: Mapping[str, Any]) -> list[Finding]:
+def _attribute_pairs(found: list[Finding], ib: infiniband.IbstatResult) -> list[Finding]:
     """A pair test that failed or was slow implicates both ends. It is this node's FAIL only when this node's own
     port shows it (down in ibstat, or error counters that grew: findings on the same port); otherwise it is
     UNKNOWN: the peer's side is suspect, and a retest against another node tells (the peer's own checks catch a
     dead peer port)."""
-    ports = {f"{ca.name} port {p.number}": p.is_up for ca in
-             infiniband.parse_ibstat(ibstat_out.get("stdout") or "").cas for p in ca.ports}
+    ports = {f"{ca.name} port {p.number}": p.is_up for ca in ib.cas for p in ca.ports}
     own = {f.subject for f in found if f.status == Status.FAIL and not f.code.startswith(PAIR_CODES)}
     out = []
     for f in found:
@@ -221,7 +231,8 @@ Handler = Callable[[str, str, int, str, Profile, Context], list[Finding]]
 
 
 def _nvidia_smi(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
-    out = checks.check_gpus(nvidia_smi.parse_query_xml(raw), profile, under_load=ctx.under_load)
+    q = _memo(ctx, name, lambda: nvidia_smi.parse_query_xml(raw))
+    out = checks.check_gpus(q, profile, under_load=ctx.under_load)
     return [*out, _exit_finding(name, rc, err)] if rc else out
 
 
@@ -241,22 +252,28 @@ def _kernel(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Conte
 
 
 def _ibstat(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
-    out = checks.check_ibstat(infiniband.parse_ibstat(raw + ("\n" + err if "ibpanic" in err else "")), profile,
-                              ctx.rails)
+    ib = _memo(ctx, name, lambda: infiniband.parse_ibstat(raw + ("\n" + err if "ibpanic" in err else "")))
+    out = checks.check_ibstat(ib, profile, ctx.rails)
     return [*out, _exit_finding(name, rc, err)] if rc and "ibpanic" not in err else out
 
 
 def _counters(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
-    after = infiniband.parse_ib_counters(raw)
+    after = _memo(ctx, name, lambda: _counters_of(raw))
     out = [f for f in after.all_findings() if ctx.rails is None or f.subject.split()[0] in ctx.rails]
     if ctx.counters_before is not None:
-        before = infiniband.parse_ib_counters(ctx.counters_before)
+        before = _counters_of(ctx.counters_before)
         # without the interval only the deltas are judged (a rate needs seconds > 0)
         growth = infiniband.port_counter_growth(before, after, ctx.counters_seconds or 0)
         if ctx.rails is not None:
             growth = {k: v for k, v in growth.items() if k[0] in ctx.rails}
         out += checks.check_counter_growth(growth, profile)
     return out  # grep exits 2 when a glob matches nothing: the parser says what is missing
+
+
+@functools.lru_cache(maxsize=8)
+def _counters_of(raw: str) -> infiniband.IbCountersResult:
+    """Port counters parsed once per text: a stage's reading is the next stage's ``counters_before`` (read only)."""
+    return infiniband.parse_ib_counters(raw)
 
 
 def _dcgm(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
@@ -336,18 +353,22 @@ def verdict(node: str, by_stage: Mapping[str, list[Finding]]) -> NodeVerdict:
     return NodeVerdict(node, status, action, findings, stages)
 
 
-def hardware_ids(outputs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+def hardware_ids(outputs: Mapping[str, Mapping[str, Any]],
+                 parsed: Mapping[str, Any] | None = None) -> dict[str, dict[str, str]]:
     """Serials for the evidence of an RMA: ``{"gpus": {"gpu0 <bus id>": serial}, "nics": {dev: node GUID}}`` from
-    the ``nvidia_smi`` and ``ibstat`` outputs present (empty where a tool did not run or printed none)."""
+    the ``nvidia_smi`` and ``ibstat`` outputs present (empty where a tool did not run or printed none).
+    ``parsed``: :attr:`Context.parsed` of the evaluation of the same outputs, to parse nothing twice."""
+    parsed = parsed or {}
     ids: dict[str, dict[str, str]] = {"gpus": {}, "nics": {}}
     smi = outputs.get("nvidia_smi")
     if smi and smi.get("stdout"):
-        for g in nvidia_smi.parse_query_xml(smi["stdout"]).gpus:
+        q = parsed.get("nvidia_smi") or nvidia_smi.parse_query_xml(smi["stdout"])
+        for g in q.gpus:
             if g.serial:
                 ids["gpus"][g.subject] = g.serial
     ib = outputs.get("ibstat")
     if ib and ib.get("stdout"):
-        for ca in infiniband.parse_ibstat(ib["stdout"]).cas:
+        for ca in (parsed.get("ibstat") or infiniband.parse_ibstat(ib["stdout"])).cas:
             if ca.node_guid:
                 ids["nics"][ca.name] = ca.node_guid
     return ids

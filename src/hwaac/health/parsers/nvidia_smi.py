@@ -36,6 +36,7 @@ Every parser returns a result whose ``status()`` is UNKNOWN for empty, garbage o
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 import xml.etree.ElementTree as ET
@@ -65,7 +66,10 @@ def _placeholder(text: str | None) -> str | None:
 
 def _lost_findings(raw: str) -> list[Finding]:
     """GPU_LOST / GPU_RESET_REQUIRED findings for the error lines nvidia-smi prints instead of data."""
-    findings = []
+    findings: list[Finding] = []
+    whole = raw.lower()
+    if "gpu is lost" not in whole and "requires reset" not in whole and "requires a reset" not in whole:
+        return findings  # the usual case: one scan of the text instead of lowercasing every line
     for line in raw.splitlines():
         low = line.lower()
         if "gpu is lost" in low:
@@ -91,12 +95,15 @@ def _lost_findings(raw: str) -> list[Finding]:
     return findings
 
 
+_INT = re.compile(r"(0x[0-9a-fA-F]+|-?\d+)\s*(x|bank\(s\)|MiB|KB/s|%|W|MHz|C)?")
+
+
 def _int(text: str | None) -> int | None:
     """An integer from ``text`` ("16x", "5", "0x0000000000000001", "3072 bank(s)"); None for placeholders."""
     if text is None or _placeholder(text):
         return None
     value = text.strip()
-    match = re.fullmatch(r"(0x[0-9a-fA-F]+|-?\d+)\s*(x|bank\(s\)|MiB|KB/s|%|W|MHz|C)?", value)
+    match = _INT.fullmatch(value)
     if not match:
         return None
     return int(match.group(1), 0)
@@ -262,21 +269,42 @@ class NvidiaSmiQuery(ToolResult):
     gpus: list[GpuQuery] = field(default_factory=list)
 
 
+def _path_index(elem: ET.Element) -> dict[str, ET.Element]:
+    """Every descendant of ``elem`` by its ``a/b/c`` path (the first one of a path, as ``find`` returns): one walk
+    instead of ~500 ``find`` calls per GPU, which dominated parsing an 8-GPU document."""
+    index: dict[str, ET.Element] = {}
+
+    def walk(node: ET.Element, prefix: str) -> None:
+        for child in node:
+            path = prefix + child.tag
+            if path not in index:
+                index[path] = child
+            if len(child):
+                walk(child, path + "/")
+
+    walk(elem, "")
+    return index
+
+
 class _Reader:
     """Text of child elements by path, with placeholder handling and unknown reasons collected per GPU."""
 
     def __init__(self, elem: ET.Element, where: str, unknown: list[str]):
         self.elem, self.where, self.unknown = elem, where, unknown
+        self.index = _path_index(elem)
+
+    def find(self, path: str) -> ET.Element | None:
+        return self.index.get(path)
 
     def text(self, path: str) -> str | None:
-        node = self.elem.find(path)
+        node = self.index.get(path)
         if node is None or node.text is None:
             return None
         value = node.text.strip()
         return None if _placeholder(value) else value
 
     def raw(self, path: str) -> str | None:
-        node = self.elem.find(path)
+        node = self.index.get(path)
         return None if node is None or node.text is None else node.text.strip()
 
     def needed(self, path: str, why: str) -> None:
@@ -294,19 +322,19 @@ class _Reader:
 def _ecc_counts(r: _Reader, scope: str) -> EccCounts:
     base = f"ecc_errors/{scope}"
     counts = EccCounts()
-    if r.elem.find(f"{base}/single_bit") is not None:
+    if r.find(f"{base}/single_bit") is not None:
         counts.layout = "single_double_bit"
         counts.dram_correctable = _int(r.raw(f"{base}/single_bit/device_memory"))
         counts.dram_uncorrectable = _int(r.raw(f"{base}/double_bit/device_memory"))
         counts.corrected_total = _int(r.raw(f"{base}/single_bit/total"))
         counts.uncorrected_total = _int(r.raw(f"{base}/double_bit/total"))
         return counts
-    if r.elem.find(base) is None:
+    if r.find(base) is None:
         return counts
     counts.sram_correctable = _int(r.raw(f"{base}/sram_correctable"))
     counts.dram_correctable = _int(r.raw(f"{base}/dram_correctable"))
     counts.dram_uncorrectable = _int(r.raw(f"{base}/dram_uncorrectable"))
-    if r.elem.find(f"{base}/sram_uncorrectable_parity") is not None:
+    if r.find(f"{base}/sram_uncorrectable_parity") is not None:
         counts.layout = "sram_dram_split"
         counts.sram_uncorrectable_parity = _int(r.raw(f"{base}/sram_uncorrectable_parity"))
         counts.sram_uncorrectable_secded = _int(r.raw(f"{base}/sram_uncorrectable_secded"))
@@ -1044,6 +1072,12 @@ def parse_nvlink_status(raw: str, *, version: str | None = None) -> NvlinkReport
     return result
 
 
+@functools.lru_cache(maxsize=64)
+def _counter_name(text: str) -> str:
+    """``Replay Errors`` -> ``replay_errors`` (a handful of names, repeated on every link line)."""
+    return re.sub(r"\W+", "_", text.strip().lower())
+
+
 def parse_nvlink_errors(raw: str, *, version: str | None = None) -> NvlinkReport:
     """Parse ``nvidia-smi nvlink -e`` (``Link n: Replay Errors: v``, ``Recovery Errors``, ``CRC Errors``...).
 
@@ -1060,7 +1094,7 @@ def parse_nvlink_errors(raw: str, *, version: str | None = None) -> NvlinkReport
         match = _LINK_COUNTER.match(text)
         if not match:
             return False
-        name = re.sub(r"\W+", "_", match.group("name").strip().lower())
+        name = _counter_name(match.group("name"))
         value = _int(match.group("value"))
         if value is None:
             result.unknown.append(f"{gpu.subject} link {match.group('link')}: {name} is {match.group('value')!r}")
