@@ -13,6 +13,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
+
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.report import node_report, report_markdown
 
@@ -22,14 +24,7 @@ except ImportError as exc:  # reported when the action runs, so that ansible-doc
 
 MODULE = "aiinfra.hwaac.burn_in_report"
 
-ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "stages": {"type": "dict", "required": True},
-    "report_dir": {"type": "path"},
-    "node": {"type": "str"},
-    "profile": {"type": "str", "default": "hgx-h200-8x400g"},
-    "interfaces": {"type": "dict"},
-    "kind": {"type": "str", "default": "burn-in", "choices": ["burn-in", "health"]},
-}
+ARGUMENT_SPEC = SPECS["burn_in_report"]
 
 
 def interfaces_from_files(files: str | None) -> dict[str, str]:
@@ -75,8 +70,8 @@ class ActionModule(ActionBase):
         node = args["node"] or task_vars.get("inventory_hostname", "")
         interfaces = args["interfaces"] or interfaces_from_files(self._templar.template(task_vars.get("hwaac_files")))
         report = node_report(node, args["profile"], args["stages"], interfaces)
-        result.update(changed=False, **{k: report[k] for k in ("status", "codes", "action", "stages", "findings",
-                                                                 "hardware", "evidence")})
+        keep = ("status", "codes", "action", "stages", "findings", "hardware", "evidence")
+        result.update(changed=False, **{k: report[k] for k in keep})
         if args["report_dir"]:
             folder = args["report_dir"]
             if not self._task.check_mode:

@@ -13,6 +13,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
+
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.lifecycle import BreakerPolicy, State, state_of
     from hwaac.netbox.errors import NetBoxError
@@ -29,29 +31,8 @@ except ImportError as exc:  # reported when the action runs, so that ansible-doc
     HWAAC_IMPORT_ERROR = exc
 
 MODULE = "aiinfra.hwaac.node_lifecycle"
-STATES = ["planned", "burn_in", "production", "quarantine", "rma", "returned"]
 
-ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "transitions": {"type": "list", "elements": "dict", "options": {
-        "name": {"type": "str", "required": True},
-        "to": {"type": "str", "required": True, "choices": STATES},
-        "reason": {"type": "str", "required": True},
-        "evidence": {"type": "dict"},
-        "via": {"type": "str", "choices": STATES},
-    }},
-    "names": {"type": "list", "elements": "str"},
-    "to": {"type": "str", "choices": STATES},
-    "reason": {"type": "str"},
-    "evidence": {"type": "dict"},
-    "query": {"type": "list", "elements": "str"},
-    "fabric": {"type": "str"},
-    "pool": {"type": "list", "elements": "str"},
-    "max_share": {"type": "float", "default": 0.5},
-    "window_seconds": {"type": "float", "default": 300},
-    "enforce": {"type": "bool", "default": False},
-    "netbox_url": {"type": "str"},
-    "netbox_token": {"type": "str", "no_log": True},
-}
+ARGUMENT_SPEC = SPECS["node_lifecycle"]
 
 
 def _client(args: dict[str, Any]) -> Client:

@@ -15,6 +15,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
+
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.rma import rma_markdown, rma_report
     from hwaac.netbox.errors import NetBoxError
@@ -26,12 +28,7 @@ except ImportError as exc:  # reported when the action runs, so that ansible-doc
 
 MODULE = "aiinfra.hwaac.rma_report"
 
-ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "node": {"type": "str"},
-    "dest": {"type": "path", "required": True},
-    "netbox_url": {"type": "str"},
-    "netbox_token": {"type": "str", "no_log": True},
-}
+ARGUMENT_SPEC = SPECS["rma_report"]
 
 
 _STAMP = re.compile(r'^\s*("generated":|- Generated:)')  # the report's timestamp line (JSON and Markdown)

@@ -114,7 +114,7 @@ attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
-    details: Check mode is a dry run; RV(changed) predicts whether an enforced run would move a node.
+    details: Check mode is a dry run; C(changed) predicts whether an enforced run would move a node.
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
@@ -174,7 +174,9 @@ states:
 def main():  # pragma: no cover - the action plugin does the work
     from ansible.module_utils.basic import AnsibleModule
 
-    module = AnsibleModule(argument_spec={}, supports_check_mode=True)
+    from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
+
+    module = AnsibleModule(argument_spec=SPECS["node_lifecycle"], supports_check_mode=True)
     module.fail_json(msg="aiinfra.hwaac.node_lifecycle runs on the controller through its action plugin")
 
 

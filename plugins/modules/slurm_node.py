@@ -322,6 +322,7 @@ class NodeRun:
             action="none",
         )
         after_state, after_reason = st.raw, node.reason
+        command: list[str] = []  # the scontrol update arguments, when an update is due
         by_other = (
             f"{self.name} is {self._offline_word(node)} by someone else (reason {node.reason!r}"
             + (f" set by {node.reason_user} at {node.reason_time}" if node.reason_user else "")
