@@ -94,7 +94,7 @@ class ActionModule(ActionBase):
                 probe["parallel"] = True  # every rail's server listens at once
             elif name.startswith("ib_write_bw_"):
                 # the peer's servers start in the background just before: a refused connect is tried again
-                probe.update(retries=10, retry_delay=2, retry_on=CONNECT_REFUSED)
+                probe.update(retries=20, retry_delay=1, retry_on=CONNECT_REFUSED)
         module_args = {k: v for k, v in args.items() if v is not None}
         wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
         if wrap_async and stage != "ib_serve":
