@@ -9,11 +9,8 @@ import json
 import os
 from typing import Any
 
-from ansible.errors import AnsibleActionFail
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
-
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.report import node_report, report_markdown
@@ -51,22 +48,16 @@ def _write(path: str, text: str, check: bool) -> bool:
     return True
 
 
-class ActionModule(ActionBase):
+class ActionModule(HwaacAction):
     """Verdict over stages; report files on the controller."""
 
-    TRANSFERS_FILES = False
+    MODULE = MODULE
+    SPEC = ARGUMENT_SPEC
+    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = False
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        if HWAAC_IMPORT_ERROR is not None:
-            raise AnsibleActionFail(f"{MODULE} needs the hwaac Python package on the controller "
-                                    f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        checked = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
-        if checked.error_messages:
-            raise AnsibleActionFail(f"{MODULE}: {'; '.join(checked.error_messages)}")
-        args = checked.validated_parameters
+        result, task_vars, args = self.start(tmp, task_vars)
         node = args["node"] or task_vars.get("inventory_hostname", "")
         interfaces = args["interfaces"] or interfaces_from_files(self._templar.template(task_vars.get("hwaac_files")))
         report = node_report(node, args["profile"], args["stages"], interfaces)

@@ -13,8 +13,8 @@ import os
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
+
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.errors import IntentError
@@ -59,23 +59,17 @@ def rails_from_files(files: str | None) -> list[str] | None:
     return [p["hca"] for p in sorted(ports, key=lambda p: p.get("rail", 0)) if p.get("hca")]
 
 
-class ActionModule(ActionBase):
+class ActionModule(HwaacAction):
     """Run a stage's probes on the node, judge them on the controller."""
 
-    TRANSFERS_FILES = False
+    MODULE = MODULE
+    SPEC = ARGUMENT_SPEC
+    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = True
     _supports_async = True  # ib_serve runs its servers in the background (async, poll 0) while clients connect
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        if HWAAC_IMPORT_ERROR is not None:
-            raise AnsibleActionFail(f"{MODULE} needs the hwaac Python package on the controller "
-                                    f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        checked = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
-        if checked.error_messages:
-            raise AnsibleActionFail(f"{MODULE}: {'; '.join(checked.error_messages)}")
-        args = checked.validated_parameters
+        result, task_vars, args = self.start(tmp, task_vars)
         try:
             profile = load_profile(args["profile"])
         except IntentError as exc:

@@ -10,10 +10,9 @@ from datetime import timedelta
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.lifecycle import BreakerPolicy, State, state_of
@@ -66,21 +65,16 @@ def _evidence(raw: dict[str, Any] | None) -> Evidence:
     return Evidence(**raw)
 
 
-class ActionModule(ActionBase):
+class ActionModule(HwaacAction):
     """Lifecycle moves in NetBox, decided on the controller."""
 
-    TRANSFERS_FILES = False
+    MODULE = MODULE
+    SPEC = ARGUMENT_SPEC
+    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = False
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        if HWAAC_IMPORT_ERROR is not None:
-            raise AnsibleActionFail(f"{MODULE} needs the hwaac Python package on the controller "
-                                    f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
-        result = super().run(tmp, task_vars or {})
-        checked = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
-        if checked.error_messages:
-            raise AnsibleActionFail(f"{MODULE}: {'; '.join(checked.error_messages)}")
-        args = checked.validated_parameters
+        result, task_vars, args = self.start(tmp, task_vars)
         if args["names"]:
             if not args["to"] or not args["reason"]:
                 raise AnsibleActionFail(f"{MODULE}: names needs to and reason")

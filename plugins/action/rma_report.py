@@ -12,15 +12,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.rma import rma_markdown, rma_report
     from hwaac.netbox.errors import NetBoxError
-    from hwaac.netbox.lifecycle import LIFECYCLE_FIELD, device_journal
+    from hwaac.netbox.lifecycle import device_journal, device_record
 
     HWAAC_IMPORT_ERROR = None
 except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
@@ -45,35 +44,24 @@ def _same(path: str, text: str) -> bool:
             == [line for line in text.splitlines() if not _STAMP.match(line)])
 
 
-class ActionModule(ActionBase):
+class ActionModule(HwaacAction):
     """The RMA report of one node, from NetBox."""
 
-    TRANSFERS_FILES = False
+    MODULE = MODULE
+    SPEC = ARGUMENT_SPEC
+    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = False
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        if HWAAC_IMPORT_ERROR is not None:
-            raise AnsibleActionFail(f"{MODULE} needs the hwaac Python package on the controller "
-                                    f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        checked = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
-        if checked.error_messages:
-            raise AnsibleActionFail(f"{MODULE}: {'; '.join(checked.error_messages)}")
-        args = checked.validated_parameters
+        result, task_vars, args = self.start(tmp, task_vars)
         node = args["node"] or task_vars.get("inventory_hostname", "")
         from ansible_collections.aiinfra.hwaac.plugins.action.node_lifecycle import _client
 
         client = _client(args)
         try:
-            recs = client.read("devices", "id,name,serial,site,status,device_type,custom_fields", name=node)
-            if not recs:
+            device = device_record(client, node)
+            if device is None:
                 raise AnsibleActionFail(f"{MODULE}: {node}: no such device in NetBox")
-            r = recs[0]
-            device = {"name": r["name"], "serial": r.get("serial") or "",
-                      "site": (r.get("site") or {}).get("name", ""), "status": (r.get("status") or {}).get("value", ""),
-                      "device_type": (r.get("device_type") or {}).get("model", ""),
-                      "lifecycle": (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD) or ""}
             generated = datetime.now(UTC).isoformat(timespec="seconds")
             report = rma_report(device, device_journal(client, node), generated=generated)
         except NetBoxError as exc:

@@ -83,18 +83,13 @@ def cmd_journal(args: argparse.Namespace) -> int:
 
 def cmd_rma_report(args: argparse.Namespace) -> int:
     from hwaac.health.rma import rma_markdown, rma_report
-    from hwaac.netbox.lifecycle import LIFECYCLE_FIELD, device_journal
+    from hwaac.netbox.lifecycle import device_journal, device_record
 
     client = _client()
-    recs = client.read("devices", "id,name,serial,site,status,device_type,custom_fields", name=args.node)
-    if not recs:
+    device = device_record(client, args.node)
+    if device is None:
         print(f"hwaac: {args.node}: no such device in NetBox", file=sys.stderr)
         return EXIT_ERROR
-    r = recs[0]
-    device = {"name": r["name"], "serial": r.get("serial") or "", "site": (r.get("site") or {}).get("name", ""),
-              "status": (r.get("status") or {}).get("value", ""),
-              "device_type": (r.get("device_type") or {}).get("model", ""),
-              "lifecycle": (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD) or ""}
     now = datetime.now(UTC).isoformat(timespec="seconds")
     report = rma_report(device, device_journal(client, args.node), generated=now)
     out = Path(args.output)

@@ -361,6 +361,19 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
     return LifecycleReport(mode, sorted(outcomes, key=lambda o: o.device), decision, dict(client.requests))
 
 
+def device_record(client: Client, device: str) -> dict[str, str] | None:
+    """What an RMA report says of the device: ``{"name", "serial", "site", "status", "device_type", "lifecycle"}``
+    (None when NetBox has no such device)."""
+    recs = client.read("devices", "id,name,serial,site,status,device_type,custom_fields", name=device)
+    if not recs:
+        return None
+    r = recs[0]
+    return {"name": r["name"], "serial": r.get("serial") or "", "site": (r.get("site") or {}).get("name", ""),
+            "status": (r.get("status") or {}).get("value", ""),
+            "device_type": (r.get("device_type") or {}).get("model", ""),
+            "lifecycle": (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD) or ""}
+
+
 def device_journal(client: Client, device: str) -> list[dict[str, Any]]:
     """hwaac's journal entries of a device, oldest first: ``[{id, created, kind, comments, evidence}]``."""
     recs = _read_devices(client, [device])

@@ -1,0 +1,40 @@
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""The shared start of this collection's controller-side action plugins: the hwaac package must be importable (it
+is this collection's Python core, the same version), and the task's arguments are validated against the module's
+argument spec, with one-line errors that name the module."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+
+class HwaacAction(ActionBase):
+    """Subclasses set ``MODULE`` (its full name), ``SPEC`` (the argument spec) and ``IMPORT_ERROR`` (the ImportError
+    of their ``hwaac`` imports, or None), and call :meth:`start` at the top of ``run``."""
+
+    MODULE = ""
+    SPEC: ClassVar[dict[str, dict[str, Any]]] = {}
+    IMPORT_ERROR: Exception | None = None
+    TRANSFERS_FILES = False
+
+    def start(self, tmp: Any, task_vars: dict[str, Any] | None,
+              **validator: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """``(result, task_vars, args)``: the base result, the task's variables, the validated arguments.
+
+        Raises:
+            AnsibleActionFail: hwaac is not importable, or the arguments do not match the spec.
+        """
+        if self.IMPORT_ERROR is not None:
+            raise AnsibleActionFail(f"{self.MODULE} needs the hwaac Python package on the controller "
+                                    f"(pip install hwaac, the version of this collection): {self.IMPORT_ERROR}")
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        checked = ArgumentSpecValidator(self.SPEC, **validator).validate(self._task.args)
+        if checked.error_messages:
+            raise AnsibleActionFail(f"{self.MODULE}: {'; '.join(checked.error_messages)}")
+        return result, task_vars, checked.validated_parameters
