@@ -19,30 +19,20 @@ EXIT_OK, EXIT_ERROR, EXIT_BREAKER, EXIT_BLOCKED = 0, 2, 6, 7
 
 
 def _client():
-    from hwaac.netbox.connection import netbox_target
-    from hwaac.netbox.sync.engine import Client
+    from hwaac.netbox.connection import connect
 
-    target = netbox_target()
-    client = Client(target.url, target.token)
-    client.probe()
-    return client
+    return connect()
 
 
 def _evidence(path: str | None):
-    from hwaac.netbox.lifecycle import Evidence
+    from hwaac.netbox.lifecycle import Evidence, evidence_from
 
     if not path:
         return Evidence()
     try:
-        raw = json.loads(Path(path).read_text())
-    except ValueError as exc:
-        raise SystemExit(f"hwaac: --evidence {path}: not JSON ({exc})") from None
-    known = set(Evidence.__dataclass_fields__) - {"links"}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise SystemExit(f"hwaac: --evidence {path}: unknown key(s) {', '.join(unknown)}; "
-                         f"valid: {', '.join(sorted(known))}")
-    return Evidence(**raw)
+        return evidence_from(json.loads(Path(path).read_text()))
+    except ValueError as exc:  # not JSON, or unknown keys
+        raise SystemExit(f"hwaac: --evidence {path}: {exc}") from None
 
 
 def cmd_move(args: argparse.Namespace) -> int:

@@ -17,14 +17,15 @@ class Target:
     token: str = field(repr=False)
 
 
-def netbox_target(url: str | None = None) -> Target:
-    """The NetBox to use: ``url`` or ``NETBOX_URL`` with ``NETBOX_TOKEN``; without either, the local NetBox.
+def netbox_target(url: str | None = None, token: str | None = None) -> Target:
+    """The NetBox to use: ``url`` or ``NETBOX_URL`` with ``token`` or ``NETBOX_TOKEN``; without a URL, the local
+    NetBox.
 
     Raises:
         NetBoxError: a URL without a token, or no URL and the local NetBox is not up (one line, no token).
     """
     url = url or os.environ.get("NETBOX_URL")
-    token = os.environ.get("NETBOX_TOKEN")
+    token = token or os.environ.get("NETBOX_TOKEN")
     if url:
         if not token:
             raise NetBoxError(f"NETBOX_TOKEN is not set for the NetBox at {url}; export it (it is never printed)")
@@ -35,3 +36,17 @@ def netbox_target(url: str | None = None) -> Target:
     if not local.status().up:
         raise NetBoxError("no NetBox: set NETBOX_URL and NETBOX_TOKEN, or start the local one with `hwaac netbox up`")
     return Target(local.url, local.token)
+
+
+def connect(url: str | None = None, token: str | None = None):
+    """A :class:`hwaac.netbox.sync.engine.Client` for :func:`netbox_target`, its URL, token and version checked.
+
+    Raises:
+        NetBoxError: no NetBox, a URL without a token, the token refused, an unsupported version (one line).
+    """
+    from hwaac.netbox.sync.engine import Client
+
+    target = netbox_target(url, token)
+    client = Client(target.url, target.token)
+    client.probe()
+    return client

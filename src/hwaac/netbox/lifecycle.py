@@ -93,6 +93,20 @@ class Evidence:
     action: str = ""
 
 
+def evidence_from(raw: dict[str, Any] | None) -> Evidence:
+    """:class:`Evidence` from a JSON object (a file, a module argument). ``links`` is NetBox's to fill.
+
+    Raises:
+        ValueError: unknown keys, named with the valid ones.
+    """
+    raw = dict(raw or {})
+    known = set(Evidence.__dataclass_fields__) - {"links"}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
+    return Evidence(**raw)
+
+
 @dataclass
 class TransitionRequest:
     """Move ``device`` to ``to``. ``via``: a state the device passes through when it is not there yet and the
