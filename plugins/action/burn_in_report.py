@@ -11,6 +11,7 @@ from typing import Any
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.report_files import write_files
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.report import node_report, report_markdown
@@ -33,21 +34,6 @@ def interfaces_from_files(files: str | None) -> dict[str, str]:
         return {p["hca"]: p["interface"] for p in json.load(fh).get("ports", []) if p.get("hca")}
 
 
-def _write(path: str, text: str, check: bool) -> bool:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            if fh.read() == text:
-                return False
-    except FileNotFoundError:
-        pass
-    if not check:
-        tmp = path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)  # never a half-written report
-    return True
-
-
 class ActionModule(HwaacAction):
     """Verdict over stages; report files on the controller."""
 
@@ -64,13 +50,9 @@ class ActionModule(HwaacAction):
         keep = ("status", "codes", "action", "stages", "findings", "hardware", "evidence")
         result.update(changed=False, **{k: report[k] for k in keep})
         if args["report_dir"]:
-            folder = args["report_dir"]
-            if not self._task.check_mode:
-                os.makedirs(folder, exist_ok=True)
-            base = os.path.join(folder, f"{node}.{args['kind']}")
-            changed = _write(base + ".json", json.dumps(report, indent=2, sort_keys=True) + "\n",
-                             self._task.check_mode)
-            changed = _write(base + ".md", report_markdown(report), self._task.check_mode) or changed
-            result.update(changed=changed, files=[base + ".json", base + ".md"])
+            base = os.path.join(args["report_dir"], f"{node}.{args['kind']}")
+            files = {base + ".json": json.dumps(report, indent=2, sort_keys=True) + "\n",
+                     base + ".md": report_markdown(report)}
+            result.update(changed=write_files(files, self._task.check_mode), files=sorted(files))
         result["msg"] = f"{node}: {report['status']}" + (f" ({', '.join(report['codes'])})" if report["codes"] else "")
         return result

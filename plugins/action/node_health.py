@@ -14,6 +14,7 @@ from typing import Any
 
 from ansible.errors import AnsibleActionFail
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
@@ -28,23 +29,10 @@ except ImportError as exc:  # reported when the action runs, so that ansible-doc
 MODULE = "aiinfra.hwaac.node_health"
 # perftest's client messages when no server listens yet (perftest_communication.c)
 CONNECT_REFUSED = r"Couldn't connect to|Unable to init the socket connection"
-STAGES = ["quick", "dcgm", "single_node", "ib_serve", "ib_pairwise", "nccl_multi", "health"]
 DEFAULT_TIMEOUT = {"quick": 120, "single_node": 1800, "ib_serve": 300, "ib_pairwise": 300, "nccl_multi": 1800,
                    "health": 300}
 
-ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
-    "stage": {"type": "str", "required": True, "choices": STAGES},
-    "profile": {"type": "str", "default": "hgx-h200-8x400g"},
-    "rails": {"type": "list", "elements": "str"},
-    "peer": {"type": "str"},
-    "mpi_hosts": {"type": "list", "elements": "str"},
-    "nccl_algo": {"type": "str", "default": "RING"},
-    "counters_before": {"type": "str"},
-    "counters_age": {"type": "float"},
-    "sysfs_root": {"type": "str", "default": "/sys"},
-    "timeout": {"type": "int"},
-    "under_load": {"type": "bool", "default": False},
-}
+ARGUMENT_SPEC = SPECS["node_health"]
 
 
 def rails_from_files(files: str | None) -> list[str] | None:

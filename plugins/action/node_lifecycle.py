@@ -5,7 +5,6 @@ adapter over :func:`hwaac.netbox.lifecycle.apply_transitions`. The NetBox token 
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 from typing import Any
 
@@ -17,13 +16,7 @@ from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.lifecycle import BreakerPolicy, State, state_of
     from hwaac.netbox.errors import NetBoxError
-    from hwaac.netbox.lifecycle import (
-        LIFECYCLE_FIELD,
-        Evidence,
-        TransitionRequest,
-        apply_transitions,
-    )
-    from hwaac.netbox.sync.engine import Client
+    from hwaac.netbox.lifecycle import LIFECYCLE_FIELD, TransitionRequest, apply_transitions, evidence_from
 
     HWAAC_IMPORT_ERROR = None
 except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
@@ -32,37 +25,6 @@ except ImportError as exc:  # reported when the action runs, so that ansible-doc
 MODULE = "aiinfra.hwaac.node_lifecycle"
 
 ARGUMENT_SPEC = SPECS["node_lifecycle"]
-
-
-def _client(args: dict[str, Any]) -> Client:
-    url = args["netbox_url"] or os.environ.get("NETBOX_URL")
-    token = args["netbox_token"] or os.environ.get("NETBOX_TOKEN")
-    if url and not token:
-        raise AnsibleActionFail(f"{MODULE}: no NetBox token for {url}: set netbox_token or NETBOX_TOKEN")
-    if not url:
-        from hwaac.netbox.connection import netbox_target
-
-        try:
-            target = netbox_target()
-        except NetBoxError as exc:
-            raise AnsibleActionFail(f"{MODULE}: {exc}") from None
-        url, token = target.url, target.token
-    client = Client(url, token)
-    try:
-        client.probe()
-    except NetBoxError as exc:
-        raise AnsibleActionFail(f"{MODULE}: {str(exc).splitlines()[0]}") from None
-    return client
-
-
-def _evidence(raw: dict[str, Any] | None) -> Evidence:
-    raw = dict(raw or {})
-    known = set(Evidence.__dataclass_fields__) - {"links"}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise AnsibleActionFail(f"{MODULE}: evidence: unknown key(s) {', '.join(unknown)}; "
-                                f"valid: {', '.join(sorted(known))}")
-    return Evidence(**raw)
 
 
 class ActionModule(HwaacAction):
@@ -87,7 +49,7 @@ class ActionModule(HwaacAction):
             policy = BreakerPolicy(args["max_share"], timedelta(seconds=args["window_seconds"]))
         except ValueError as exc:
             raise AnsibleActionFail(f"{MODULE}: {exc}") from None
-        client = _client(args)
+        client = self.netbox(args)
         result["changed"] = False
         if args["query"]:
             recs = client.read("devices", "id,name,status,custom_fields", name=args["query"])
@@ -102,9 +64,13 @@ class ActionModule(HwaacAction):
         if not args["transitions"]:
             result.update(outcomes=[], moved={}, blocked=[], alerts=[], dry_run=not args["enforce"])
             return result
-        requests = [TransitionRequest(t["name"], State(t["to"]), t["reason"], _evidence(t["evidence"]),
+        try:
+            evidence = [evidence_from(t["evidence"]) for t in args["transitions"]]
+        except ValueError as exc:
+            raise AnsibleActionFail(f"{MODULE}: evidence: {exc}") from None
+        requests = [TransitionRequest(t["name"], State(t["to"]), t["reason"], ev,
                                       State(t["via"]) if t.get("via") else None)
-                    for t in args["transitions"]]
+                    for t, ev in zip(args["transitions"], evidence, strict=True)]
         enforce = args["enforce"] and not self._task.check_mode
         try:
             report = apply_transitions(client, requests, mode="enforce" if enforce else "dry_run",

@@ -15,6 +15,7 @@ from ansible.errors import AnsibleActionFail
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.report_files import write_files
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.rma import rma_markdown, rma_report
@@ -33,17 +34,6 @@ ARGUMENT_SPEC = SPECS["rma_report"]
 _STAMP = re.compile(r'^\s*("generated":|- Generated:)')  # the report's timestamp line (JSON and Markdown)
 
 
-def _same(path: str, text: str) -> bool:
-    """Whether the file holds ``text`` apart from the timestamp line."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            old = fh.read()
-    except FileNotFoundError:
-        return False
-    return ([line for line in old.splitlines() if not _STAMP.match(line)]
-            == [line for line in text.splitlines() if not _STAMP.match(line)])
-
-
 class ActionModule(HwaacAction):
     """The RMA report of one node, from NetBox."""
 
@@ -55,9 +45,7 @@ class ActionModule(HwaacAction):
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result, task_vars, args = self.start(tmp, task_vars)
         node = args["node"] or task_vars.get("inventory_hostname", "")
-        from ansible_collections.aiinfra.hwaac.plugins.action.node_lifecycle import _client
-
-        client = _client(args)
+        client = self.netbox(args)
         try:
             device = device_record(client, node)
             if device is None:
@@ -68,16 +56,7 @@ class ActionModule(HwaacAction):
             raise AnsibleActionFail(f"{MODULE}: {exc}") from None
         files = {os.path.join(args["dest"], f"{node}.rma.json"): json.dumps(report, indent=2, sort_keys=True) + "\n",
                  os.path.join(args["dest"], f"{node}.rma.md"): rma_markdown(report)}
-        changed = False
-        for path, text in files.items():
-            if _same(path, text):
-                continue
-            changed = True
-            if not self._task.check_mode:
-                os.makedirs(args["dest"], exist_ok=True)
-                with open(path + ".tmp", "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                os.replace(path + ".tmp", path)
+        changed = write_files(files, self._task.check_mode, ignore=_STAMP)
         result.update(changed=changed, files=sorted(files), fault_codes=report["fault_codes"],
                       msg=f"{node}: {len(report['events'])} event(s), fault codes: "
                           f"{', '.join(report['fault_codes']) or 'none'}")

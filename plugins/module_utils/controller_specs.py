@@ -1,13 +1,29 @@
 # Copyright: hwaac maintainers
 # Apache License 2.0 (see galaxy.yml)
-"""Argument specs of the controller-side modules (their action plugins validate with them; the module files, which
-only document, declare the same so that the documentation and the spec cannot drift apart)."""
+"""Argument specs of the modules with an action plugin, in one place: the action plugin validates the task with it
+and the module file declares the same, so that documentation, action and module cannot drift apart."""
 
 from __future__ import annotations
 
 STATES = ["planned", "burn_in", "production", "quarantine", "rma", "returned"]
 
+HEALTH_STAGES = ["quick", "dcgm", "single_node", "ib_serve", "ib_pairwise", "nccl_multi", "health"]
+
 SPECS = {
+    # the options of a playbook task; the host module also takes "probes" (PROBES_OPTION), set by the action plugin
+    "node_health": {
+        "stage": {"type": "str", "required": True, "choices": HEALTH_STAGES},
+        "profile": {"type": "str", "default": "hgx-h200-8x400g"},
+        "rails": {"type": "list", "elements": "str"},
+        "peer": {"type": "str"},
+        "mpi_hosts": {"type": "list", "elements": "str"},
+        "nccl_algo": {"type": "str", "default": "RING"},
+        "counters_before": {"type": "str"},
+        "counters_age": {"type": "float"},
+        "sysfs_root": {"type": "str", "default": "/sys"},
+        "timeout": {"type": "int"},
+        "under_load": {"type": "bool", "default": False},
+    },
     "node_lifecycle": {
         "transitions": {"type": "list", "elements": "dict", "options": {
             "name": {"type": "str", "required": True},
@@ -44,3 +60,13 @@ SPECS = {
         "netbox_token": {"type": "str", "no_log": True},
     },
 }
+
+PROBES_OPTION = {"probes": {"type": "dict"}}
+
+
+def controller_only(name):
+    """``main()`` of a module that only documents its action plugin: it declares the spec and says where it runs."""
+    from ansible.module_utils.basic import AnsibleModule
+
+    module = AnsibleModule(argument_spec=SPECS[name], supports_check_mode=True)
+    module.fail_json(msg=f"aiinfra.hwaac.{name} runs on the controller through its action plugin")

@@ -109,12 +109,9 @@ files:
 
 
 def main():  # pragma: no cover - the action plugin does the work
-    from ansible.module_utils.basic import AnsibleModule
+    from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import controller_only
 
-    from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
-
-    module = AnsibleModule(argument_spec=SPECS["burn_in_report"], supports_check_mode=True)
-    module.fail_json(msg="aiinfra.hwaac.burn_in_report runs on the controller through its action plugin")
+    controller_only("burn_in_report")
 
 
 if __name__ == "__main__":

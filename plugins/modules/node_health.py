@@ -170,30 +170,17 @@ import time  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import (  # noqa: E402
+    PROBES_OPTION,
+    SPECS,
+)
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
 
 MAX_OUTPUT = 4 * 1024 * 1024  # bytes of stdout/stderr kept per probe (a DCGM -r 4 JSON is well under 1 MiB)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec={
-            "stage": {"type": "str", "required": True,
-                      "choices": ["quick", "dcgm", "single_node", "ib_serve", "ib_pairwise", "nccl_multi", "health"]},
-            "profile": {"type": "str", "default": "hgx-h200-8x400g"},
-            "rails": {"type": "list", "elements": "str"},
-            "peer": {"type": "str"},
-            "mpi_hosts": {"type": "list", "elements": "str"},
-            "nccl_algo": {"type": "str", "default": "RING"},
-            "counters_before": {"type": "str"},
-            "counters_age": {"type": "float"},
-            "sysfs_root": {"type": "str", "default": "/sys"},
-            "timeout": {"type": "int"},
-            "under_load": {"type": "bool", "default": False},
-            "probes": {"type": "dict"},
-        },
-        supports_check_mode=True,
-    )
+    module = AnsibleModule(argument_spec={**SPECS["node_health"], **PROBES_OPTION}, supports_check_mode=True)
     probes = module.params["probes"]
     if not probes:
         module.fail_json(msg="aiinfra.hwaac.node_health: no probes: this module runs through its action plugin "

@@ -172,12 +172,9 @@ states:
 
 
 def main():  # pragma: no cover - the action plugin does the work
-    from ansible.module_utils.basic import AnsibleModule
+    from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import controller_only
 
-    from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
-
-    module = AnsibleModule(argument_spec=SPECS["node_lifecycle"], supports_check_mode=True)
-    module.fail_json(msg="aiinfra.hwaac.node_lifecycle runs on the controller through its action plugin")
+    controller_only("node_lifecycle")
 
 
 if __name__ == "__main__":

@@ -69,12 +69,9 @@ files:
 
 
 def main():  # pragma: no cover - the action plugin does the work
-    from ansible.module_utils.basic import AnsibleModule
+    from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import controller_only
 
-    from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
-
-    module = AnsibleModule(argument_spec=SPECS["rma_report"], supports_check_mode=True)
-    module.fail_json(msg="aiinfra.hwaac.rma_report runs on the controller through its action plugin")
+    controller_only("rma_report")
 
 
 if __name__ == "__main__":

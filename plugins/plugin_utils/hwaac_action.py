@@ -38,3 +38,18 @@ class HwaacAction(ActionBase):
         if checked.error_messages:
             raise AnsibleActionFail(f"{self.MODULE}: {'; '.join(checked.error_messages)}")
         return result, task_vars, checked.validated_parameters
+
+    def netbox(self, args: dict[str, Any]) -> Any:
+        """A checked NetBox client (``hwaac.netbox.connection.connect``) for the task's ``netbox_url`` and
+        ``netbox_token``, else the environment's NETBOX_URL / NETBOX_TOKEN, else the local NetBox.
+
+        Raises:
+            AnsibleActionFail: no NetBox, the token refused, an unsupported version (one line, never the token).
+        """
+        from hwaac.netbox.connection import connect
+        from hwaac.netbox.errors import NetBoxError
+
+        try:
+            return connect(args.get("netbox_url"), args.get("netbox_token"))
+        except NetBoxError as exc:
+            raise AnsibleActionFail(f"{self.MODULE}: {str(exc).splitlines()[0]}") from None
