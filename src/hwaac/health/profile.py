@@ -22,11 +22,9 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError
 
 from hwaac.errors import IntentError, IntentIssue
-from hwaac.model.loader import LineIndex, _plain, dotted
+from hwaac.model.loader import _plain, dotted, parse_yaml
 
 # nvidia-smi's clock event reason names (``-q -x`` element names under clocks_event_reasons, the suffixes of
 # ``--query-gpu=clocks_event_reasons.*``); the bitmask values are in burn-in-health.md §2.
@@ -163,15 +161,7 @@ class ProfileError(IntentError):
 
 def load_profile_text(text: str, file: str = "<string>") -> Profile:
     """Parse and validate a profile's YAML text. Raises :class:`ProfileError`."""
-    yaml = YAML(typ="rt")
-    try:
-        root = yaml.load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 0
-        issue = IntentIssue(path="", message=f"not valid YAML: {exc.problem}", file=file, line=line)
-        raise ProfileError([issue]) from None
-    index = LineIndex(root, file)
+    root, index = parse_yaml(text, file, ProfileError)
     try:
         return Profile.model_validate(_plain(root))
     except ValidationError as err:

@@ -163,18 +163,22 @@ def _unwrap(ann: Any) -> Any:
     return ann
 
 
-def load_intent_text(text: str, file: str = "<string>") -> tuple[Intent, LineIndex]:
-    """Parse and schema-validate intent YAML text. Raises :class:`IntentError` on any problem."""
+def parse_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> tuple[Any, LineIndex]:
+    """YAML text with the line of every key (round-trip loader). Raises ``error`` (an :class:`IntentError`) naming
+    file and line when the text is not YAML."""
     yaml = YAML(typ="rt")
     try:
         root = yaml.load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
-        raise IntentError(
-            [IntentIssue(path="", message=f"not valid YAML: {exc.problem}", file=file, line=line)]
-        ) from None
-    index = LineIndex(root, file)
+        raise error([IntentIssue(path="", message=f"not valid YAML: {exc.problem}", file=file, line=line)]) from None
+    return root, LineIndex(root, file)
+
+
+def load_intent_text(text: str, file: str = "<string>") -> tuple[Intent, LineIndex]:
+    """Parse and schema-validate intent YAML text. Raises :class:`IntentError` on any problem."""
+    root, index = parse_yaml(text, file)
     if not isinstance(root, Mapping):
         raise IntentError(
             [IntentIssue(path="", message="the intent must be a YAML mapping", value=type(root).__name__,

@@ -40,6 +40,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from hwaac.health.parsers.numbers import finite_float
 from hwaac.health.result import Action, Finding, Status, ToolResult
 
 TOOL = "nccl-tests"
@@ -278,15 +279,6 @@ def _strip_prefixes(raw: str) -> list[_Line]:
     return out
 
 
-def _num(token: str) -> float | None:
-    """A printed number (``483.05``, ``62239``, ``1.2e+03``, ``5e-07``); None for ``N/A`` or garbage."""
-    try:
-        value = float(token)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
 @dataclass(slots=True)
 class _Table:
     """The column layout read from the header line."""
@@ -328,7 +320,7 @@ def _table_from_header(text: str) -> _Table | None:
 
 def _run_from(block: list[str], values: list[str], unknown: list[str], line: str) -> NcclRun:
     got = dict(zip(block, values, strict=True))
-    nums = {k: _num(v) for k, v in got.items()}
+    nums = {k: finite_float(v) for k, v in got.items()}
     for key in ("time", "cputime", "algbw", "busbw"):
         if key in got and nums[key] is None:
             unknown.append(f"{key} {got[key]!r} is not a number in row: {line.strip()}")
@@ -479,7 +471,7 @@ def parse_nccl_tests(raw: str, *, version: str | None = None, exit_code: int | N
             res.out_of_bounds_ok = None if m["verdict"] is None else m["verdict"] == "OK"
             continue
         if m := _AVG.match(stripped):
-            res.avg_busbw_gbytes_per_s = _num(m["bw"])
+            res.avg_busbw_gbytes_per_s = finite_float(m["bw"])
             if res.avg_busbw_gbytes_per_s is None:
                 res.unknown.append(f"Avg bus bandwidth {m['bw']!r} is not a number")
             res.avg_busbw_verdict = m["verdict"]

@@ -34,10 +34,10 @@ Parsers never raise on bad output: what cannot be read is a reason in ``unknown`
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
+from hwaac.health.parsers.numbers import finite_float
 from hwaac.health.result import Action, Finding, Status, ToolResult
 
 TOOL = "perftest"
@@ -232,14 +232,6 @@ class PerftestResult(ToolResult):
         return self._largest(self.lat_rows)  # type: ignore[return-value]
 
 
-def _num(token: str) -> float | None:
-    try:
-        value = float(token)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
 def _int(text: str | None) -> int | None:
     if text is None:
         return None
@@ -287,7 +279,7 @@ def _banner_facts(res: PerftestResult) -> None:
 
 def _bw_row(cols: list[str], tokens: list[str], res: PerftestResult, line: str) -> PerftestBwRow:
     got = dict(zip(cols, tokens, strict=True))
-    nums = {k: _num(v) for k, v in got.items()}
+    nums = {k: finite_float(v) for k, v in got.items()}
     for k, v in got.items():
         if nums[k] is None:
             res.unknown.append(f"{k} {v!r} is not a number in row: {line.strip()}")
@@ -333,7 +325,7 @@ def _lat_row(cols: list[str], tokens: list[str], res: PerftestResult, line: str)
     got = dict(zip(cols, tokens, strict=True))
     values: dict[str, float | None] = {}
     for col, tok in got.items():
-        value = _num(tok)
+        value = finite_float(tok)
         if value is None:
             res.unknown.append(f"{col} {tok!r} is not a number in row: {line.strip()}")
         name = _LAT_FIELDS.get(col.split("[")[0].split()[0])
@@ -345,8 +337,8 @@ def _lat_row(cols: list[str], tokens: list[str], res: PerftestResult, line: str)
             value = None
         values[name] = value
     return PerftestLatRow(
-        size_bytes=int(_num(got["#bytes"]) or 0),
-        iterations=int(_num(got["#iterations"]) or 0),
+        size_bytes=int(finite_float(got["#bytes"]) or 0),
+        iterations=int(finite_float(got["#iterations"]) or 0),
         line=line.rstrip(),
         **values,  # type: ignore[arg-type]
     )
