@@ -23,7 +23,7 @@ from hwaac.health.parsers.nvbandwidth import NvbandwidthResult
 from hwaac.health.parsers.nvidia_smi import NvidiaSmiQuery, NvlinkReport, RemappedRows
 from hwaac.health.parsers.perftest import PerftestResult
 from hwaac.health.profile import MinThreshold, Profile
-from hwaac.health.result import Action, Finding, Status, ToolResult
+from hwaac.health.result import Action, Finding, Status
 
 
 def _unknown(code: str, message: str, subject: str = "") -> Finding:
@@ -322,8 +322,3 @@ def check_nvbandwidth(result: NvbandwidthResult, profile: Profile) -> list[Findi
         else:
             out += _against(worst[0], th, code, f"slowest {what} ({worst[1]})", "GB/s", worst[1], action)
     return out
-
-
-def parser_findings(results: Iterable[ToolResult]) -> list[Finding]:
-    """The parsers' own findings of results that have no profile check."""
-    return [f for r in results for f in r.all_findings()]

@@ -24,18 +24,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hwaac.errors import IntentError, IntentIssue
+from hwaac.health.parsers.nvidia_smi import CLOCK_REASONS
 from hwaac.model.loader import _plain, dotted, parse_yaml
 
-# nvidia-smi's clock event reason names (``-q -x`` element names under clocks_event_reasons, the suffixes of
-# ``--query-gpu=clocks_event_reasons.*``); the bitmask values are in burn-in-health.md §2.
-CLOCK_REASONS = (
-    "gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "sync_boost",
-    "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "display_clocks_setting",
-)
-ClockReason = Literal[
-    "gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "sync_boost",
-    "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "display_clocks_setting",
-]
+# nvidia-smi's clock event reason names, as the parser reads them (the bitmask values: burn-in-health.md §2)
+ClockReason = Literal[CLOCK_REASONS]
 
 
 class _Strict(BaseModel):

@@ -110,11 +110,6 @@ class ToolResult:
         return [*self.findings, *self.unknown_findings()]
 
 
-def worst(statuses: list[Status] | tuple[Status, ...]) -> Status:
-    """The worst status (PASS for none)."""
-    return max(statuses, default=Status.PASS)
-
-
 def strongest(actions: list[Action]) -> Action:
     """The strongest recommended action (NONE for none), by the order of :class:`Action`."""
     return max(actions, key=ACTION_ORDER.__getitem__, default=Action.NONE)
