@@ -8,10 +8,16 @@ Each rule has an id (``IntentIssue.rule``) listed in :data:`RULES`; the rules th
   CNP may use it; PFC watchdog times >= the poll interval (sonic-pfcwd.yang);
 - routing: tables 253-255 are the kernel's default/main/local, rule 32766 is "from all lookup main"
   (iproute2 rt_tables, ip-rule(8));
-- NIC: mlxconfig CNP_DSCP_P1 / CNP_802P_PRIO_P1 must match the switch's CNP DSCP and priority.
+- NIC: mlxconfig CNP_DSCP_P1 / CNP_802P_PRIO_P1 must match the switch's CNP DSCP and priority;
+- storage (Lustre clients): see :func:`check_storage`.
 """
 
 from __future__ import annotations
+
+import posixpath
+import re
+
+import netaddr
 
 from hwaac.errors import IntentIssue
 from hwaac.model.intent import Intent
@@ -45,12 +51,28 @@ RULES: dict[str, str] = {
     "appliance-bad-rail": "appliances use existing rails",
     "appliance-slot-taken": "one appliance per slot",
     "too-many-nodes": "fabric.nodes fits the free slots",
+    "storage-bad-client-version": "the Lustre client version is numeric, e.g. 2.15.5",
+    "storage-bad-net": "LNet networks are o2ib[N] or tcp[N]",
+    "storage-duplicate-net": "each LNet network is declared once (o2ib = o2ib0)",
+    "storage-net-interfaces": "an LNet network names its rails or its interfaces (one of the two, not empty)",
+    "storage-bad-rail": "LNet rails exist in the fabric, each once",
+    "storage-bad-interface": "LNet interfaces are Linux interface names, each once",
+    "storage-multi-rail-off": "a network with multi_rail false has one interface",
+    "storage-lnd-tunable-not-for-net": "LND tunables are ones the network's LND reads",
+    "storage-bad-fsname": "Lustre fsnames are 1-8 letters, digits or '_'",
+    "storage-duplicate-fs": "each file system is declared once",
+    "storage-bad-mount-point": "mount points are normalised absolute paths other than /",
+    "storage-duplicate-mount-point": "each mount point is used once",
+    "storage-bad-nid": "MGS NIDs are <IPv4 or host name>@<o2ib[N] or tcp[N]>, each once",
+    "storage-mgs-net-not-configured": "every MGS NID is on an LNet network the nodes configure",
+    "storage-bad-mount-option": "mount options are single words without spaces or commas",
+    "storage-bad-tunable": "client tunables are osc., mdc., llite. or ldlm.namespaces. parameters with a value",
 }
 
 
 def check_intent(intent: Intent) -> list[IntentIssue]:
     """Issues found in the intent alone (empty when none)."""
-    return check_qos(intent) + check_host(intent) + check_appliances(intent)
+    return check_qos(intent) + check_host(intent) + check_appliances(intent) + check_storage(intent)
 
 
 def check_qos(intent: Intent) -> list[IntentIssue]:
@@ -199,4 +221,192 @@ def check_appliances(intent: Intent) -> list[IntentIssue]:
     if f.nodes is not None and f.nodes > free:
         add("too-many-nodes", "fabric.nodes", f"more nodes than free slots in {f.su_count} SU(s)", f.nodes,
             f"0-{free}")
+    return issues
+
+
+# --- storage (Lustre clients) -----------------------------------------------------------------------------
+
+_NET = re.compile(r"^(o2ib|tcp)(0|[1-9][0-9]*)?$")
+_VERSION = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(\.[0-9]+)?$")
+_FSNAME = re.compile(r"^[A-Za-z0-9_]{1,8}$")
+_HOST_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
+_IFNAME_BAD = re.compile(r"[\s/:,()]")
+_TUNABLE = re.compile(r"^(osc|mdc|llite|ldlm\.namespaces)\.([a-z0-9_]+(\.[a-z0-9_]+)*)$")
+NET_VALID = "o2ib or tcp, optionally numbered: o2ib, o2ib0, o2ib1, tcp, tcp0, ..."
+TUNABLE_TYPES = ("osc", "mdc", "llite", "ldlm.namespaces")
+LND_TUNABLES_READ = {
+    # what `lnetctl import` reads per LND (lnet/utils/lnetconfig/liblnetconfig_lnd.c yaml_extract_*_tun)
+    "o2ib": ("conns_per_peer", "concurrent_sends", "map_on_demand"),
+    "tcp": ("conns_per_peer",),
+}
+
+
+def lnet_net_key(net: str) -> str | None:
+    """The canonical name of an LNet network, ``o2ib`` -> ``o2ib0``, ``tcp3`` -> ``tcp3``; None when ``net`` is not
+    o2ib[N] or tcp[N]. LNet itself prints network 0 without its number (libcfs_net2str), so ``o2ib`` and ``o2ib0``
+    are the same network."""
+    m = _NET.match(net)
+    return f"{m.group(1)}{m.group(2) or 0}" if m else None
+
+
+def parse_nid(nid: str) -> tuple[str, str] | None:
+    """``"10.20.0.1@o2ib"`` -> ``("10.20.0.1", "o2ib0")`` (address, canonical net); None when it is not a NID of
+    an IPv4 address (dotted quad, checked with netaddr) or an RFC 1123 host name, '@' and o2ib[N]/tcp[N].
+    mount.lustre resolves host names (mount.lustre(8)); /proc/mounts then shows the address."""
+    addr, at, net = nid.partition("@")
+    key = lnet_net_key(net)
+    if not at or key is None or not addr:
+        return None
+    if netaddr.valid_ipv4(addr):
+        return addr, key
+    labels = addr.split(".")
+    if len(addr) > 253 or not all(_HOST_LABEL.match(label) for label in labels):
+        return None
+    if all(label.isdigit() for label in labels):
+        return None  # digits and dots that are not a dotted quad: a mistyped address, not a host name
+    return addr, key
+
+
+def check_storage(intent: Intent) -> list[IntentIssue]:
+    """Issues of ``storage`` (Lustre clients of the GPU nodes); empty when the section is absent.
+
+    Checks and their sources:
+
+    - ``client_version``: numeric ``X.Y.Z[.W]``, as Lustre releases are numbered (2.15.5, 2.16.1);
+    - LNet networks: o2ib[N] or tcp[N] (the LNDs of a RoCE/InfiniBand or Ethernet client); ``o2ib`` and ``o2ib0``
+      name the same network (libcfs_net2str prints net 0 without its number), so declaring both is a duplicate;
+      each network names ``rails`` (which must exist, each once) or ``interfaces`` (Linux names: 1-15 characters
+      without '/', ':' or white space, which the kernel's dev_valid_name refuses, nor ',' or parentheses, on which
+      ``lnetctl net add --if a,b`` and modprobe's ``o2ib0(a,b)`` split), never both; ``multi_rail: false`` with
+      more than one interface is refused; LND tunables must be ones ``lnetctl import`` reads for that LND
+      (liblnetconfig_lnd.c yaml_extract_o2ib_tun / yaml_extract_sock_tun: tcp reads only conns_per_peer);
+    - file systems: fsname 1-8 characters (LUSTRE_MAXFSNAME, lustre_param.h). Lustre also allows '-', refused
+      here: the render scopes llite and ldlm tunables with ``<fsname>-*``, which for fs ``a`` would also match fs
+      ``a-b``. Names and mount points unique; a mount point is an absolute, normalised path other than ``/``
+      without white space (an fstab field);
+    - MGS: at least one node, each one or more NIDs (:func:`parse_nid`), no NID twice; every NID's network must
+      be one of the LNet networks declared (LNet routers are not modelled, so a NID on another net is
+      unreachable);
+    - mount options: non-empty single words (no white space, no ','; each option is one list item);
+    - tunables: ``<osc|mdc|llite|ldlm.namespaces>.<param>`` with a parameter of lower-case letters, digits and
+      '_' (dotted for nested ones such as ``pool.limit``), and a non-empty value without white space.
+    """
+    st = intent.storage
+    if st is None:
+        return []
+    issues: list[IntentIssue] = []
+
+    def add(rule: str, path: str, message: str, value: object, valid: str) -> None:
+        issues.append(IntentIssue(path, message, value, valid, rule=rule))
+
+    if not _VERSION.match(st.client_version):
+        add("storage-bad-client-version", "storage.client_version", "not a Lustre version", st.client_version,
+            "numbers joined by dots, e.g. 2.15.5")
+    planes, rails = intent.fabric.planes, intent.fabric.rails
+    nets: dict[str, str] = {}  # canonical net -> as written
+    bad_net = False  # a network that is not o2ib[N]/tcp[N]: the MGS nets are then not checked against them
+    for i, n in enumerate(st.lnet.networks):
+        base = f"storage.lnet.networks[{i}]"
+        key = lnet_net_key(n.net)
+        if key is None:
+            add("storage-bad-net", f"{base}.net", "not an LNet network hwaac configures", n.net, NET_VALID)
+            bad_net = True
+        elif key in nets:
+            add("storage-duplicate-net", f"{base}.net", f"the same network as {nets[key]!r} (LNet network "
+                f"{key})", n.net, f"a network other than {sorted(nets.values())}")
+        else:
+            nets[key] = n.net
+        count = 0
+        if (n.rails is None) == (n.interfaces is None) or not (n.rails or n.interfaces):
+            add("storage-net-interfaces", base, "name either rails or interfaces, not both or neither, and not "
+                "an empty list", {"rails": n.rails, "interfaces": n.interfaces},
+                "rails: [0, 1, ...] (the fabric's rails) or interfaces: [eth2, ...]")
+        elif n.rails is not None:
+            seen: set[int] = set()
+            for j, r in enumerate(n.rails):
+                if not 0 <= r < rails:
+                    add("storage-bad-rail", f"{base}.rails[{j}]", "rail does not exist", r, f"0-{rails - 1}")
+                elif r in seen:
+                    add("storage-bad-rail", f"{base}.rails[{j}]", "rail listed twice", r, "each rail once")
+                seen.add(r)
+            count = len(n.rails) * planes
+        else:
+            names: set[str] = set()
+            for j, name in enumerate(n.interfaces or []):
+                if not 1 <= len(name) <= 15 or _IFNAME_BAD.search(name) or name in (".", ".."):
+                    add("storage-bad-interface", f"{base}.interfaces[{j}]", "not a Linux interface name", name,
+                        "1-15 characters without white space, '/', ':', ',' or parentheses, e.g. eth2")
+                elif name in names:
+                    add("storage-bad-interface", f"{base}.interfaces[{j}]", "interface listed twice", name,
+                        "each interface once")
+                names.add(name)
+            count = len(n.interfaces or [])
+        if not n.multi_rail and count > 1:
+            add("storage-multi-rail-off", f"{base}.multi_rail", f"is false but the network has {count} interfaces "
+                f"({'rails x planes' if n.rails is not None else 'interfaces'})", False,
+                "true (LNet Multi-Rail), or a single interface")
+        lnd = key.rstrip("0123456789") if key else None
+        if lnd is not None:
+            allowed = LND_TUNABLES_READ[lnd]
+            for name, value in n.lnd_tunables.model_dump(exclude_none=True).items():
+                if name not in allowed:
+                    add("storage-lnd-tunable-not-for-net", f"{base}.lnd_tunables.{name}",
+                        f"the {lnd} LND does not read it (lnetctl import ignores it)", value,
+                        f"{lnd} LND tunables: {', '.join(allowed)}")
+    fs_names: dict[str, int] = {}
+    mounts: dict[str, int] = {}
+    for i, fs in enumerate(st.filesystems):
+        base = f"storage.filesystems[{i}]"
+        if not _FSNAME.match(fs.name):
+            add("storage-bad-fsname", f"{base}.name", "not a Lustre fsname hwaac accepts", fs.name,
+                "1-8 letters, digits or '_' (no '-': tunables are scoped as <fsname>-*)")
+        elif fs.name in fs_names:
+            add("storage-duplicate-fs", f"{base}.name", f"already declared as storage.filesystems[{fs_names[fs.name]}]",
+                fs.name, "a file system name not used before")
+        fs_names.setdefault(fs.name, i)
+        mp = fs.mount_point
+        if (not mp.startswith("/") or mp == "/" or posixpath.normpath(mp) != mp or mp.startswith("//")
+                or any(c.isspace() or not c.isprintable() for c in mp)):
+            add("storage-bad-mount-point", f"{base}.mount_point", "not a usable mount point", mp,
+                "an absolute path without '..', '//', a trailing '/' or white space, other than /, e.g. /mnt/lfs1")
+        elif mp in mounts:
+            add("storage-duplicate-mount-point", f"{base}.mount_point",
+                f"already used by storage.filesystems[{mounts[mp]}]", mp, "a mount point not used before")
+        mounts.setdefault(mp, i)
+        if not fs.mgs:
+            add("storage-bad-nid", f"{base}.mgs", "no MGS node", fs.mgs,
+                "one entry per MGS node, e.g. ['10.20.0.1@o2ib', '10.20.0.2@o2ib'] (primary, failover)")
+        seen_nids: set[str] = set()
+        for j, node in enumerate(fs.mgs):
+            for nid in node.split(","):
+                parsed = parse_nid(nid)
+                if parsed is None:
+                    add("storage-bad-nid", f"{base}.mgs[{j}]", f"{nid!r} is not a NID", node,
+                        "comma-separated NIDs of one MGS node: <IPv4 or host name>@<o2ib[N] or tcp[N]>, "
+                        "e.g. 10.20.0.1@o2ib,10.20.1.1@o2ib")
+                    continue
+                if nid in seen_nids:
+                    add("storage-bad-nid", f"{base}.mgs[{j}]", f"NID {nid} given twice", node,
+                        "each NID once (a failover MGS node is its own entry)")
+                seen_nids.add(nid)
+                if parsed[1] not in nets and not bad_net:
+                    declared = ", ".join(nets.values()) or "none"
+                    add("storage-mgs-net-not-configured", f"{base}.mgs[{j}]",
+                        f"NID {nid} is on LNet network {parsed[1]}, which storage.lnet.networks does not declare "
+                        f"(declared: {declared})", node,
+                        f"a NID on {' or '.join(nets.values())}" if nets else
+                        f"declare {parsed[1]} in storage.lnet.networks")
+        for j, opt in enumerate(fs.options):
+            if not opt or "," in opt or any(c.isspace() or not c.isprintable() for c in opt):
+                add("storage-bad-mount-option", f"{base}.options[{j}]", "not a single mount option", opt,
+                    "one option per list item, without spaces or commas, e.g. [flock, noatime]")
+        for key_, value in fs.tunables.items():
+            path = f"{base}.tunables.{key_}"
+            if not _TUNABLE.match(key_):
+                add("storage-bad-tunable", path, "not a client parameter hwaac can scope to the file system", key_,
+                    "<type>.<parameter> with type " + ", ".join(TUNABLE_TYPES) + ", e.g. osc.max_rpcs_in_flight")
+            text = str(value)
+            if not text or any(c.isspace() or not c.isprintable() for c in text):
+                add("storage-bad-tunable", path, "value is empty or contains white space", value,
+                    "a single word or number, e.g. 32 or 16M")
     return issues
