@@ -1,0 +1,145 @@
+"""Desired Lustre client state of a GPU node: ``lustre-client.json`` (read by the role ``lustre_client``).
+
+Rendered only when the intent has a ``storage`` section, and only for GPU nodes. Shape (keys sorted, 2-space
+indent, trailing newline; the contract of issue 7)::
+
+    {"client_version": "2.15.5",                    # storage.client_version
+     "packages": {"flavor": "auto"},                # storage.packages: kmod | dkms | auto (the role resolves auto)
+     "lnet": {
+       "networks": [                                # order = NI order: the first NI is the node's primary NID
+         {"net": "o2ib0",                           # as written in the intent (o2ib = o2ib0; lnet normalises)
+          "interfaces": ["rail0", "rail1"],         # the node's Linux interfaces of those rails, from the plan
+          "tunables": {"peer_credits": 32},         # lnetctl net add --peer-credits ...; {} when none
+          "lnd_tunables": {"concurrent_sends": 64}}],   # the "lnd tunables" block of lnetctl import; {} when none
+       "global": {"discovery": 1}},                 # lnetctl set <name> <value>; {} when none
+     "filesystems": [
+       {"name": "lfs1",
+        "mgs": [["10.20.0.1@o2ib", "10.20.1.1@o2ib"], ["10.20.0.2@o2ib"]],
+                                                    # MGS nodes (joined with ':'), each its NIDs (joined with ',')
+        "mount_point": "/mnt/lfs1",
+        "options": ["flock", "noatime", "_netdev"], # as written, duplicates dropped, _netdev appended if missing
+        "tunables": {"osc.lfs1-OST*.max_rpcs_in_flight": "32"}}]}   # lctl parameter pattern -> value (text)
+
+Interfaces of ``rails``: the node's NIC ports on those rails, in the order the rails are listed and, with several
+planes, plane 0 first; the names are the plan's (``Link.a_port``, the same names netplan and nic-roce.json use),
+so a rename through ``host.interface_name`` follows everywhere. ``interfaces`` are taken as written.
+
+Tunable scoping: the intent writes ``<type>.<param>``; the render turns it into a pattern that matches only
+this file system's devices, with the device names a client creates (lustre-release ``lctl get_param
+osc.*.max_rpcs_in_flight`` prints ``osc.lfs1-OST0000-osc-ffff9c2a4e1b8000.max_rpcs_in_flight``; domain note
+section 2):
+
+- ``osc.<p>``             -> ``osc.<fs>-OST*.<p>``          (one OSC per OST: ``<fs>-OSTxxxx-osc-<instance>``)
+- ``mdc.<p>``             -> ``mdc.<fs>-MDT*.<p>``          (one MDC per MDT: ``<fs>-MDTxxxx-mdc-<instance>``)
+- ``llite.<p>``           -> ``llite.<fs>-*.<p>``           (the mount: ``<fs>-<instance>``)
+- ``ldlm.namespaces.<p>`` -> ``ldlm.namespaces.<fs>-*.<p>`` (the lock namespaces of that fs's MDCs and OSCs)
+
+The '-' after the fsname keeps ``lfs`` from matching ``lfs1``; fsnames with '-' are refused by the intent rules
+for the same reason. Values become text, as ``lctl set_param`` takes them.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from hwaac.model.intent import StorageSection
+from hwaac.render.host._context import HostContext, Rail
+
+PATH = "lustre-client.json"
+
+SCOPES = {
+    "osc": "osc.{fs}-OST*.{param}",
+    "mdc": "mdc.{fs}-MDT*.{param}",
+    "llite": "llite.{fs}-*.{param}",
+    "ldlm.namespaces": "ldlm.namespaces.{fs}-*.{param}",
+}
+
+
+def scoped_tunable(fsname: str, key: str) -> str:
+    """The lctl parameter pattern of intent tunable ``key`` (``<type>.<param>``) for file system ``fsname``:
+    ``("lfs1", "osc.max_rpcs_in_flight")`` -> ``"osc.lfs1-OST*.max_rpcs_in_flight"`` (table in the module
+    docstring).
+
+    Raises:
+        ValueError: ``key`` does not start with osc., mdc., llite. or ldlm.namespaces. (the intent rules refuse it
+        first, rule ``storage-bad-tunable``).
+    """
+    for prefix, pattern in sorted(SCOPES.items(), key=lambda kv: -len(kv[0])):
+        if key.startswith(prefix + "."):
+            return pattern.format(fs=fsname, param=key[len(prefix) + 1:])
+    raise ValueError(f"tunable {key!r}: not osc., mdc., llite. or ldlm.namespaces.")
+
+
+def mount_options(options: list[str]) -> list[str]:
+    """Mount options as written without repeats, with ``_netdev`` appended when missing: a network file system
+    must be mounted after the network is up, or boot can hang (AWS FSx for Lustre user guide, "Mounting
+    automatically"; domain note section 2)."""
+    out = list(dict.fromkeys(options))
+    if "_netdev" not in out:
+        out.append("_netdev")
+    return out
+
+
+def _interfaces(rails: list[Rail], wanted: list[int], node_name: str) -> list[str]:
+    by_rail: dict[int, list[Rail]] = {}
+    for r in rails:
+        by_rail.setdefault(r.rail, []).append(r)
+    out = []
+    for rail in wanted:
+        ports = by_rail.get(rail)
+        if not ports:
+            raise ValueError(f"{node_name}: storage.lnet names rail {rail}, but the node has no port on it")
+        out.extend(p.interface for p in sorted(ports, key=lambda p: p.plane))
+    return out
+
+
+def lustre_client(node_name: str, rails: list[Rail], storage: StorageSection) -> dict[str, object]:
+    """The ``lustre-client.json`` document of one GPU node (shape in the module docstring).
+
+    Args:
+        node_name: the node (named in errors).
+        rails: the node's NIC ports in NIC order (``hwaac.render.host._context.rails_of``).
+        storage: the intent's storage section, validated (:func:`hwaac.model.rules.check_storage`).
+
+    Raises:
+        ValueError: a network names a rail the node has no port on (GPU nodes are cabled on every rail, so only a
+        hand-built plan can get here).
+    """
+    lnet = storage.lnet
+    networks = []
+    for n in lnet.networks:
+        interfaces = _interfaces(rails, n.rails, node_name) if n.rails is not None else list(n.interfaces or [])
+        networks.append({
+            "net": n.net,
+            "interfaces": interfaces,
+            "tunables": n.tunables.model_dump(exclude_none=True),
+            "lnd_tunables": n.lnd_tunables.model_dump(exclude_none=True),
+        })
+    filesystems = [
+        {
+            "name": fs.name,
+            "mgs": [node.split(",") for node in fs.mgs],
+            "mount_point": fs.mount_point,
+            "options": mount_options(fs.options),
+            "tunables": {scoped_tunable(fs.name, k): str(v) for k, v in fs.tunables.items()},
+        }
+        for fs in storage.filesystems
+    ]
+    return {
+        "client_version": storage.client_version,
+        "packages": {"flavor": storage.packages},
+        "lnet": {"networks": networks, "global": lnet.global_settings()},
+        "filesystems": filesystems,
+    }
+
+
+def render_lustre_client(node_name: str, rails: list[Rail], storage: StorageSection, ctx: HostContext) -> str:
+    """The text of ``lustre-client.json`` for one GPU node; nodes with the same rail interfaces share one text
+    (memoised in ``ctx``), so a fabric of thousands of nodes renders it once per interface layout."""
+    key = ("lustre", tuple((r.rail, r.plane, r.interface) for r in rails))
+    text = ctx.memo.get(key)
+    if text is None:
+        doc = lustre_client(node_name, rails, storage)
+        text = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+        ctx.memo[key] = text
+    return text
