@@ -1,0 +1,298 @@
+"""A Lustre client's health: which probes to run, and how their raw output and the expected file systems become
+findings and a verdict (issue 7, item 5).
+
+The host module ``aiinfra.hwaac.lustre_health`` runs the argv lists :func:`commands` names, each with a time limit,
+and returns their raw output with the text of ``/proc/mounts``; the controller-side action plugin of the same name
+calls :func:`evaluate` and :func:`client_verdict`. Nothing here runs a tool.
+
+Probes (``lustre-client.md`` section 2, parsers in :mod:`hwaac.health.parsers.lustre`):
+
+- ``lfs_check``: ``lfs check servers`` (every osc/mdc/mgc device of the node answers its ping);
+- ``health_check``: ``lctl get_param -n health_check``;
+- ``imports``: ``lctl get_param osc.*.import mdc.*.import`` (connection state per target);
+- ``ping <nid>``: ``lctl ping <nid>`` for every MGS NID of the expected file systems;
+- ``lnet_net``: ``lnetctl net show -v`` (local NI status and health; optional).
+
+Shapes: a probe output is ``{"rc": int | None, "stdout": str, "stderr": str, "seconds": float, "timed_out": bool}``
+as ``plugins/module_utils/timed_run.py`` returns it (``rc`` None: the tool could not start). Expected file systems
+come from the rendered ``lustre-client.json`` (``/work/notes/issue7/contract.md``): ``filesystems[]`` with
+``name``, ``mgs`` (failover MGS nodes, each a list of its NIDs) and ``mount_point``.
+
+Verdict: PASS only when every expected file system is mounted, every target ``lfs check`` lists for it is
+``active``, every import of it is FULL (or IDLE: disconnected by ``idle_timeout`` and reconnected on use, 2.12+),
+every MGS NID answers ``lctl ping``, ``health_check`` says ``healthy`` and no LNet NI is down or degraded. Anything
+unreadable, missing, timed out or not run is UNKNOWN (action RETEST), never PASS.
+
+Fault codes (status, action): ``LUSTRE_NOT_MOUNTED`` (FAIL, NONE: mount it with ``aiinfra.hwaac.lustre_mount``),
+``LUSTRE_MOUNTED_ELSEWHERE`` (WARN), ``LUSTRE_MGS_UNREACHABLE`` (FAIL, CHECK_LINK: no NID of any MGS node of the
+file system answers), ``LUSTRE_MGS_NID_UNREACHABLE`` (WARN, CHECK_LINK: one NID does not answer, another MGS
+NID does: failover redundancy lost), ``LUSTRE_TARGETS_MISSING`` / ``LUSTRE_IMPORTS_MISSING`` (UNKNOWN, RETEST: a
+mounted file system without MDT or OST devices in the output), plus the parsers' codes:
+``LUSTRE_TARGET_INACTIVE``, ``LUSTRE_TARGET_UNREACHABLE``, ``LUSTRE_IMPORT_NOT_FULL``, ``LUSTRE_IMPORT_EVICTED``
+(FAIL, CHECK_LINK), ``LUSTRE_IMPORT_RECOVERING`` (WARN, RETEST), ``LUSTRE_TARGET_DEACTIVATED`` (WARN),
+``LUSTRE_NOT_HEALTHY``, ``LUSTRE_LBUG`` (FAIL, REBOOT), ``LUSTRE_LNET_DOWN`` (FAIL), ``LUSTRE_LNET_NI_DOWN``,
+``LUSTRE_LNET_NI_FATAL`` (FAIL, CHECK_LINK), ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``PARSE_UNREADABLE``,
+``PROBE_TIMEOUT``, ``PROBE_NOT_RUN``, ``PROBE_MISSING`` (UNKNOWN, RETEST).
+
+Errors: :class:`ValueError` for malformed expectations (the message names the field, the value and what is valid);
+bad tool output never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hwaac.health.node import NodeVerdict, verdict
+from hwaac.health.parsers.lustre import (
+    LustreMount,
+    parse_health_check,
+    parse_imports,
+    parse_lctl_ping,
+    parse_lfs_check,
+    parse_lnet_net_show,
+    parse_lustre_mounts,
+)
+from hwaac.health.result import Action, Finding, Status
+
+FSNAME = re.compile(r"^[A-Za-z0-9_]{1,8}$")  # mkfs.lustre.8: at most 8 characters; contract.md
+NID = re.compile(r"^\S+@[A-Za-z][A-Za-z0-9]*$")  # 10.20.0.1@o2ib, 10.0.0.5@tcp1, 0@lo
+PING_PREFIX = "ping "
+STAGE = "lustre"
+
+
+@dataclass(frozen=True)
+class ExpectedFilesystem:
+    """A file system the node must have mounted.
+
+    Attributes:
+        name: the Lustre fsname (1-8 characters ``[A-Za-z0-9_]``).
+        mgs: failover MGS nodes in order, each a tuple of that node's NIDs.
+        mount_point: where it must be mounted ("" = anywhere).
+    """
+
+    name: str
+    mgs: tuple[tuple[str, ...], ...] = ()
+    mount_point: str = ""
+
+    @property
+    def mgs_nids(self) -> list[str]:
+        return [nid for node in self.mgs for nid in node]
+
+
+def expected_filesystems(items: Iterable[Mapping[str, Any] | str]) -> list[ExpectedFilesystem]:
+    """Expected file systems from ``lustre-client.json``'s ``filesystems`` (dicts with ``name``, ``mgs``,
+    ``mount_point``; other keys ignored) or bare fsnames.
+
+    Raises:
+        ValueError: a name that is not a Lustre fsname, an ``mgs`` that is not a list of lists of NIDs.
+    """
+    out = []
+    for index, item in enumerate(items):
+        data: Mapping[str, Any] = {"name": item} if isinstance(item, str) else item
+        name = data.get("name")
+        if not isinstance(name, str) or not FSNAME.match(name):
+            raise ValueError(f"filesystems[{index}].name: {name!r} is not a Lustre fsname (1-8 characters "
+                             "A-Z a-z 0-9 _)")
+        mgs_raw = data.get("mgs") or []
+        if not isinstance(mgs_raw, list) or not all(isinstance(node, list) for node in mgs_raw):
+            raise ValueError(f"filesystems[{index}].mgs: {mgs_raw!r} must be a list of MGS nodes, each a list of "
+                             "NIDs, e.g. [['10.20.0.1@o2ib', '10.20.1.1@o2ib'], ['10.20.0.2@o2ib']]")
+        for node in mgs_raw:
+            for nid in node:
+                if not isinstance(nid, str) or not NID.match(nid):
+                    raise ValueError(f"filesystems[{index}].mgs: {nid!r} is not a NID (address@net, e.g. "
+                                     "10.20.0.1@o2ib)")
+        mount_point = data.get("mount_point") or ""
+        if not isinstance(mount_point, str):
+            raise ValueError(f"filesystems[{index}].mount_point: {mount_point!r} must be a path")
+        out.append(ExpectedFilesystem(name, tuple(tuple(node) for node in mgs_raw), mount_point))
+    return out
+
+
+def all_mgs_nids(filesystems: Sequence[ExpectedFilesystem], extra: Iterable[str] = ()) -> list[str]:
+    """Every MGS NID to ping, each once, in order (the file systems', then ``extra``).
+
+    Raises:
+        ValueError: an extra NID that is not ``address@net``.
+    """
+    seen: dict[str, None] = {}
+    for fs in filesystems:
+        for nid in fs.mgs_nids:
+            seen.setdefault(nid, None)
+    for nid in extra:
+        if not NID.match(nid):
+            raise ValueError(f"mgs_nids: {nid!r} is not a NID (address@net, e.g. 10.20.0.1@o2ib)")
+        seen.setdefault(nid, None)
+    return list(seen)
+
+
+def commands(mgs_nids: Iterable[str], *, lnet: bool = True) -> dict[str, list[str]]:
+    """The probes: probe name -> argv (no shell). ``ping <nid>`` per MGS NID; ``lnet_net`` when ``lnet``."""
+    probes = {
+        "lfs_check": ["lfs", "check", "servers"],
+        "health_check": ["lctl", "get_param", "-n", "health_check"],
+        "imports": ["lctl", "get_param", "osc.*.import", "mdc.*.import"],
+    }
+    for nid in mgs_nids:
+        probes[PING_PREFIX + nid] = ["lctl", "ping", nid]
+    if lnet:
+        probes["lnet_net"] = ["lnetctl", "net", "show", "-v"]
+    return probes
+
+
+def _unknown(code: str, message: str, subject: str = "") -> Finding:
+    return Finding(code, Status.UNKNOWN, message, subject, action=Action.RETEST)
+
+
+def _probe_problem(name: str, out: Mapping[str, Any] | None) -> Finding | None:
+    if out is None:
+        return _unknown("PROBE_MISSING", f"{name}: no output returned for this probe")
+    if out.get("timed_out"):
+        return _unknown("PROBE_TIMEOUT", f"{name}: timed out after {out.get('seconds', 0):.0f} s")
+    if out.get("rc") is None:
+        return _unknown("PROBE_NOT_RUN", f"{name}: could not start ({(out.get('stderr') or '')[:200]})")
+    return None
+
+
+def _text(out: Mapping[str, Any]) -> tuple[str, str, int]:
+    return out.get("stdout") or "", out.get("stderr") or "", int(out["rc"])
+
+
+def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[ExpectedFilesystem], *,
+             proc_mounts: str | None, mgs_nids: Iterable[str] = ()) -> list[Finding]:
+    """Parse every probe output and judge it against the expected file systems.
+
+    Args:
+        outputs: probe name -> output, as the host module returns them (names of :func:`commands`).
+        filesystems: the file systems the node must have mounted.
+        proc_mounts: the node's ``/proc/mounts`` text (None: not read, which makes mount state UNKNOWN).
+        mgs_nids: MGS NIDs to ping besides the file systems' (each failing alone is WARN; all failing FAIL).
+
+    Returns:
+        Findings (possibly several per subject; :func:`client_verdict` deduplicates).
+    """
+    found: list[Finding] = []
+    extra = [n for n in all_mgs_nids((), mgs_nids) if n not in {x for fs in filesystems for x in fs.mgs_nids}]
+    if not filesystems and not extra:
+        return [_unknown("LUSTRE_NOTHING_EXPECTED", "no expected Lustre file system or MGS NID was given: nothing "
+                         "to judge (pass filesystems or the node's lustre-client.json)")]
+
+    mounts: list[LustreMount] | None = parse_lustre_mounts(proc_mounts) if proc_mounts is not None else None
+    mounted: dict[str, LustreMount] = {}
+    for fs in filesystems:
+        if mounts is None:
+            found.append(_unknown("LUSTRE_MOUNTS_UNREAD", "/proc/mounts was not read: mount state unknown",
+                                  fs.name))
+            continue
+        here = [m for m in mounts if m.fsname == fs.name]
+        at_point = [m for m in here if not fs.mount_point or m.mount_point == fs.mount_point]
+        if at_point:
+            mounted[fs.name] = at_point[0]
+        elif here:
+            mounted[fs.name] = here[0]
+            found.append(Finding("LUSTRE_MOUNTED_ELSEWHERE", Status.WARN, f"{fs.name} is mounted at "
+                                 f"{here[0].mount_point}, expected at {fs.mount_point}", fs.name,
+                                 here[0].source, Action.NONE))
+        else:
+            found.append(Finding("LUSTRE_NOT_MOUNTED", Status.FAIL, f"{fs.name} is not mounted"
+                                 + (f" at {fs.mount_point}" if fs.mount_point else "")
+                                 + ": mount it (aiinfra.hwaac.lustre_mount, role lustre_client)", fs.name,
+                                 action=Action.NONE))
+
+    # lfs check servers
+    out = outputs.get("lfs_check")
+    problem = _probe_problem("lfs_check", out)
+    if problem:
+        found.append(problem)
+    else:
+        stdout, stderr, rc = _text(out)
+        lfs = parse_lfs_check(stdout, stderr, exit_code=rc)
+        found += [f for f in lfs.all_findings() if f.code != "LUSTRE_NO_CLIENT_MOUNT"]  # judged from /proc/mounts
+        for name in mounted:
+            kinds = {t.obd.kind for t in lfs.of_fs(name)}
+            if lfs.not_mounted:
+                found.append(_unknown("LUSTRE_MOUNT_STATE_CONFLICT", f"{name} is in /proc/mounts but lfs check "
+                                      "found no mounted Lustre file system", name))
+            elif not lfs.unknown and not {"mdc", "osc"} <= kinds:
+                missing = " and ".join(k for k in ("mdc", "osc") if k not in kinds)
+                found.append(_unknown("LUSTRE_TARGETS_MISSING", f"lfs check listed no {missing} device of "
+                                      f"mounted {name}", name))
+
+    # import states
+    out = outputs.get("imports")
+    problem = _probe_problem("imports", out)
+    if problem:
+        found.append(problem)
+    else:
+        stdout, stderr, rc = _text(out)
+        imports = parse_imports(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)
+        found += imports.all_findings()
+        for name in mounted:
+            kinds = {i.obd.kind for i in imports.of_fs(name)}
+            if not imports.unknown and not {"mdc", "osc"} <= kinds:
+                missing = " and ".join(k for k in ("mdc", "osc") if k not in kinds)
+                found.append(_unknown("LUSTRE_IMPORTS_MISSING", f"no {missing} import of mounted {name}", name))
+
+    # health_check
+    out = outputs.get("health_check")
+    problem = _probe_problem("health_check", out)
+    if problem:
+        found.append(problem)
+    else:
+        stdout, stderr, rc = _text(out)
+        found += parse_health_check(stdout + ("\n" + stderr if stderr else ""), exit_code=rc).all_findings()
+
+    # MGS NIDs: per file system, per failover MGS node
+    reach: dict[str, bool | None] = {}
+    for nid in all_mgs_nids(filesystems, extra):
+        name = PING_PREFIX + nid
+        out = outputs.get(name)
+        problem = _probe_problem(name, out)
+        if problem:
+            found.append(Finding(problem.code, problem.status, problem.message, nid, action=problem.action))
+            reach[nid] = None
+            continue
+        stdout, stderr, rc = _text(out)
+        ping = parse_lctl_ping(stdout + ("\n" + stderr if stderr else ""), nid=nid, exit_code=rc)
+        found += [Finding(f.code, f.status, f.message, nid, f.evidence, f.action) for f in ping.unknown_findings()]
+        reach[nid] = ping.reachable
+    groups = [(fs.name, [list(node) for node in fs.mgs]) for fs in filesystems if fs.mgs]
+    if extra:
+        groups.append(("mgs", [[nid] for nid in extra]))
+    for subject, nodes in groups:
+        states = [reach.get(nid) for node in nodes for nid in node]
+        if any(s is None for s in states) and not any(states):
+            continue  # some NIDs unread, none known reachable: the UNKNOWN findings above say so
+        if not any(any(reach.get(nid) for nid in node) for node in nodes):
+            failed = [nid for node in nodes for nid in node]
+            found.append(Finding("LUSTRE_MGS_UNREACHABLE", Status.FAIL, f"{subject}: no MGS NID answers lctl ping "
+                                 f"({', '.join(failed)}): the client cannot (re)mount or get configuration "
+                                 "updates; check this node's LNet NIs and the path to the MGS", subject,
+                                 "; ".join(f"{nid}: failed" for nid in failed), Action.CHECK_LINK))
+            continue
+        for node in nodes:
+            for nid in node:
+                if reach.get(nid) is False:
+                    found.append(Finding("LUSTRE_MGS_NID_UNREACHABLE", Status.WARN, f"{subject}: MGS NID {nid} "
+                                         "does not answer lctl ping while another MGS NID does (failover "
+                                         "redundancy lost)", nid, f"lctl ping {nid}: failed", Action.CHECK_LINK))
+
+    # LNet NIs (optional probe)
+    if "lnet_net" in outputs:
+        out = outputs["lnet_net"]
+        problem = _probe_problem("lnet_net", out)
+        if problem:
+            found.append(problem)
+        else:
+            stdout, stderr, rc = _text(out)
+            found += parse_lnet_net_show(stdout, stderr=stderr, exit_code=rc).all_findings()
+    return found
+
+
+def client_verdict(node: str, findings: list[Finding]) -> NodeVerdict:
+    """The client's verdict (worst finding; PASS when none; UNKNOWN alone -> RETEST), findings deduplicated by
+    (code, subject) as :func:`hwaac.health.node.verdict` does, under the stage name ``lustre``."""
+    return verdict(node, {STAGE: findings})
