@@ -1,0 +1,204 @@
+#!/usr/bin/python
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""Host side of aiinfra.hwaac.lustre_health: runs the probe commands the action plugin sends (lfs check servers,
+lctl ping per MGS NID, lctl get_param health_check and imports, lnetctl net show -v), each with a time limit, and
+returns their raw output with the text of /proc/mounts. Parsing and the verdict happen on the controller
+(hwaac.health.lustre)."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: lustre_health
+short_description: Check a Lustre client's health (targets, MGS reachability, health_check, imports, LNet NIs)
+version_added: "0.1.0"
+description:
+  - Runs C(lfs check servers), C(lctl ping) to every MGS NID, C(lctl get_param -n health_check),
+    C(lctl get_param osc.*.import mdc.*.import) and (with O(lnet)) C(lnetctl net show -v) on the node, each with a
+    time limit, and reads O(proc_mounts); the action plugin of the same name parses the output on the controller
+    (Python package C(hwaac), C(hwaac.health.lustre)) and judges it against the expected file systems.
+  - The verdict is PASS only when every expected file system is mounted, every target it lists is active and its
+    import FULL (or IDLE), every MGS NID answers C(lctl ping), C(health_check) says C(healthy) and no LNet NI is
+    down or degraded; FAIL or WARN with fault codes and the recommended action otherwise. Output that cannot be
+    read, a missing tool or a timeout is UNKNOWN, never PASS.
+  - The probes only read state; check mode runs them too. A FAIL verdict fails the task only with
+    O(fail_on_fail).
+author:
+  - hwaac maintainers (@aiinfra)
+options:
+  filesystems:
+    description:
+      - The file systems the node must have mounted, as in the rendered C(lustre-client.json) (C(name),
+        C(mgs) as a list of failover MGS nodes each a list of NIDs, C(mount_point); other keys are ignored) or
+        bare fsnames.
+      - Default (unset) is C(filesystems) of O(client_config).
+    type: list
+    elements: raw
+  mgs_nids:
+    description:
+      - MGS NIDs to ping besides those of O(filesystems).
+    type: list
+    elements: str
+  client_config:
+    description:
+      - The node's rendered C(lustre-client.json) on the controller, read when O(filesystems) is unset.
+      - Default is C(lustre-client.json) in the host's C(hwaac_files) directory.
+    type: path
+  proc_mounts:
+    description:
+      - The node's mount table (tests point it at a fake host's file). A file that does not exist reads as no
+        mounts.
+    type: path
+    default: /proc/mounts
+  lnet:
+    description:
+      - Also read the local LNet NIs (C(lnetctl net show -v)): status, health value, fatal_error.
+    type: bool
+    default: true
+  timeout:
+    description:
+      - Seconds each probe may run (C(lctl ping) to a dead NID waits for the LNet timeout).
+    type: int
+    default: 60
+  fail_on_fail:
+    description:
+      - Fail the task when the verdict is FAIL (the verdict and findings are returned either way).
+    type: bool
+    default: false
+  probes:
+    description:
+      - Set by the action plugin; not for playbooks. Probe name to C(argv) (list) and C(timeout) (seconds).
+    type: dict
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: The probes change nothing on the node; check mode runs them.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    platforms: [linux]
+    support: full
+notes:
+  - Needs C(lfs), C(lctl) and, with O(lnet), C(lnetctl) on the node (package C(lustre-client) /
+    C(lustre-client-utils)); a missing tool gives an UNKNOWN verdict naming it.
+requirements:
+  - On the controller, the Python package C(hwaac).
+seealso:
+  - module: aiinfra.hwaac.lustre_client_packages
+  - module: aiinfra.hwaac.node_health
+"""
+
+EXAMPLES = r"""
+- name: Lustre client health against the rendered intent
+  aiinfra.hwaac.lustre_health:
+    client_config: "{{ hwaac_files }}/lustre-client.json"
+  register: lustre
+  become: true
+
+- name: Explicit file systems, fail the play on FAIL
+  aiinfra.hwaac.lustre_health:
+    filesystems:
+      - name: lfs1
+        mgs: [["10.20.0.1@o2ib", "10.20.1.1@o2ib"], ["10.20.0.2@o2ib"]]
+        mount_point: /mnt/lfs1
+    fail_on_fail: true
+  become: true
+"""
+
+RETURN = r"""
+status:
+  description: The verdict (PASS, WARN, UNKNOWN, FAIL).
+  returned: success
+  type: str
+  sample: FAIL
+codes:
+  description: Fault codes of the findings that are not PASS.
+  returned: success
+  type: list
+  elements: str
+  sample: [LUSTRE_MGS_UNREACHABLE]
+action:
+  description: The recommended action (none, retest, reboot, check_link...).
+  returned: success
+  type: str
+  sample: check_link
+findings:
+  description: Every finding (code, status, message, subject, evidence, action).
+  returned: success
+  type: list
+  elements: dict
+filesystems:
+  description: The expected file systems judged.
+  returned: success
+  type: list
+  elements: str
+  sample: [lfs1]
+mounted:
+  description: The Lustre file systems found in O(proc_mounts).
+  returned: success
+  type: list
+  elements: str
+outputs:
+  description: Per probe the raw output (C(rc), C(stdout), C(stderr), C(seconds), C(timed_out)).
+  returned: success
+  type: dict
+proc_mounts:
+  description: The text read from O(proc_mounts) (null when it could not be read; C(proc_mounts_error) says why).
+  returned: success
+  type: str
+"""
+
+import os  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
+
+# The playbook options (the action plugin validates the task with the same dict; the host module also takes probes)
+ARGUMENT_SPEC = {
+    "filesystems": {"type": "list", "elements": "raw"},
+    "mgs_nids": {"type": "list", "elements": "str"},
+    "client_config": {"type": "path"},
+    "proc_mounts": {"type": "path", "default": "/proc/mounts"},
+    "lnet": {"type": "bool", "default": True},
+    "timeout": {"type": "int", "default": 60},
+    "fail_on_fail": {"type": "bool", "default": False},
+}
+MAX_OUTPUT = 1024 * 1024  # bytes of stdout/stderr kept per probe (imports of a few hundred OSTs stay well below)
+
+
+def main():
+    module = AnsibleModule(argument_spec={**ARGUMENT_SPEC, "probes": {"type": "dict"}}, supports_check_mode=True)
+    probes = module.params["probes"]
+    if not probes:
+        module.fail_json(msg="aiinfra.hwaac.lustre_health: no probes: this module runs through its action plugin "
+                             "(the controller needs the hwaac package)")
+    outputs = {}
+    for name, probe in probes.items():
+        argv = probe.get("argv")
+        if not isinstance(argv, list) or not argv:
+            module.fail_json(msg=f"aiinfra.hwaac.lustre_health: probe {name!r}: argv must be a non-empty list")
+        out = run_timed(module, argv, int(probe.get("timeout") or module.params["timeout"]))
+        for stream in ("stdout", "stderr"):
+            if len(out[stream]) > MAX_OUTPUT:
+                out[stream] = out[stream][:MAX_OUTPUT] + "\n[hwaac: output cut at 1 MiB]"
+        outputs[name] = out
+    path = module.params["proc_mounts"]
+    text, error = None, None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        text = ""  # no mount table: nothing mounted (a fake host without mounts has no file; /proc/mounts exists)
+    except OSError as exc:
+        error = f"cannot read {path}: {exc.strerror or exc}"
+    module.exit_json(changed=False, outputs=outputs, proc_mounts=text, proc_mounts_error=error,
+                     proc_mounts_path=os.path.abspath(path))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,234 @@
+"""aiinfra.hwaac.lustre_health: the action plugin driven with its real host module, as test_sonic_config_db does.
+
+Only the transport is replaced: ``_execute_module`` runs the module as a local Python process with its arguments
+file (tests/unit/ansible/module_run.py), which is what a ``connection: local`` play does. ``lfs`` is the stateful
+fake (tests/fakes/bin/lfs, linked into the test's own bin folder); ``lctl`` and ``lnetctl`` are answered by a stub
+in that folder that replays recorded fixture outputs, so the verdicts depend on the fixtures only. The last test
+runs the shared fakes of those tools instead (skipped where they are not there).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+from unittest.mock import MagicMock
+
+import pytest
+
+from ansible_collections.aiinfra.hwaac.plugins.action.lustre_health import ActionModule
+from ansible_collections.aiinfra.hwaac.plugins.modules.lustre_health import ARGUMENT_SPEC
+from tests.unit.ansible.module_run import run_module
+
+REPO = Path(__file__).resolve().parents[3]
+FAKES = REPO / "tests" / "fakes" / "bin"
+HEALTH = REPO / "tests" / "fixtures" / "health" / "lustre"
+FS = [{"name": "lfs1", "mgs": [["10.20.0.1@o2ib"], ["10.20.0.2@o2ib"]], "mount_point": "/mnt/lfs1"}]
+MOUNT_LINE = "10.20.0.1@o2ib:10.20.0.2@o2ib:/lfs1 /mnt/lfs1 lustre rw,flock,lazystatfs 0 0\n"
+
+STUB = """#!{python}
+import json, os, sys
+tool = os.path.basename(sys.argv[0])
+responses = json.load(open(os.path.join(os.environ["HWAAC_STUB"], "responses.json")))
+key = " ".join([tool, *sys.argv[1:]])
+with open(os.path.join(os.environ["HWAAC_FAKE_STATE"], "calls.log"), "a") as fh:
+    fh.write(key + "\\n")
+answer = responses.get(key)
+if answer is None:
+    sys.stderr.write("stub: no answer for " + key + "\\n")
+    sys.exit(99)
+sys.stdout.write(answer.get("stdout", ""))
+sys.stderr.write(answer.get("stderr", ""))
+sys.exit(answer.get("rc", 0))
+"""
+
+
+class Node:
+    """A fake client node: the fake-state folder, the stub answers for lctl/lnetctl, and the environment."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.state = tmp / "state"
+        self.state.mkdir()
+        self.stub = tmp / "stub"
+        self.stub.mkdir()
+        for tool in ("lctl", "lnetctl"):
+            path = self.stub / tool
+            path.write_text(STUB.format(python=sys.executable))
+            path.chmod(0o755)
+        (self.stub / "lfs").symlink_to(FAKES / "lfs")
+        self.responses: dict[str, dict[str, Any]] = {}
+        self.answer("lctl get_param -n health_check", (HEALTH / "health_check_healthy_derived.txt").read_text())
+        self.answer("lctl get_param osc.*.import mdc.*.import", self.imports("FULL"))
+        self.answer("lnetctl net show -v", (HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt").read_text())
+        for nid in ("10.20.0.1@o2ib", "10.20.0.2@o2ib"):
+            self.answer(f"lctl ping {nid}", f"12345-0@lo\n12345-{nid}\n")
+        self.calls = 0
+
+    @staticmethod
+    def imports(state: str) -> str:
+        text = (HEALTH / "imports_master_full_derived.txt").read_text()
+        # the lfs fake's instance for /mnt/lfs1 (crc32 of the mount point) and its default 4 OSTs are not needed:
+        # evaluation matches imports by fsname and kind
+        return text.replace("state: FULL", f"state: {state}", 1)
+
+    def answer(self, key: str, stdout: str = "", stderr: str = "", rc: int = 0) -> None:
+        self.responses[key] = {"stdout": stdout, "stderr": stderr, "rc": rc}
+        (self.stub / "responses.json").write_text(json.dumps(self.responses))
+
+    def mount(self, text: str = MOUNT_LINE) -> None:
+        (self.state / "proc_mounts").write_text("proc /proc proc rw 0 0\n" + text)
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "PATH": f"{self.stub}{os.pathsep}{os.environ['PATH']}",
+                "HWAAC_FAKE_STATE": str(self.state), "HWAAC_STUB": str(self.stub), "PYTHONPATH": str(REPO)}
+
+    def run_action(self, args: dict[str, Any], *, check_mode: bool = False,
+                   task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        task = MagicMock()
+        task.args = {"proc_mounts": str(self.state / "proc_mounts"), **args}
+        task.check_mode = check_mode
+        task.async_val = 0
+        loader = MagicMock()
+        action = ActionModule(task=task, connection=MagicMock(), play_context=MagicMock(check_mode=check_mode),
+                              loader=loader, templar=MagicMock(template=lambda value: value),
+                              shared_loader_obj=None)
+        calls = []
+
+        def execute_module(module_name: str, module_args: dict[str, Any], task_vars: Any = None) -> dict:
+            assert module_name == "aiinfra.hwaac.lustre_health"
+            calls.append(module_args)
+            self.calls += 1
+            return run_module("lustre_health", module_args, self.tmp / f"args{self.calls}.json", self.env(),
+                              check=check_mode)
+
+        action._execute_module = execute_module  # type: ignore[method-assign]
+        result = action.run(task_vars={"inventory_hostname": "gpu-node-01", **(task_vars or {})})
+        result["_module_calls"] = calls
+        return result
+
+    def use_shared_fake(self, tool: str) -> None:
+        (self.stub / tool).unlink()
+        (self.stub / tool).symlink_to(FAKES / tool)
+
+    def tool_calls(self) -> list[str]:
+        path = self.state / "calls.log"
+        return path.read_text().splitlines() if path.exists() else []
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Node:
+    return Node(tmp_path)
+
+
+def test_healthy_mounted_client_passes(node: Node) -> None:
+    node.mount()
+    res = node.run_action({"filesystems": FS})
+    assert res["status"] == "PASS", res["findings"]
+    assert (res["action"], res["codes"], res["changed"]) == ("none", [], False)
+    assert res["filesystems"] == ["lfs1"] and res["mounted"] == ["lfs1"]
+    assert "failed" not in res
+    assert sorted(node.tool_calls()) == sorted([
+        "lfs check servers", "lctl get_param -n health_check", "lctl get_param osc.*.import mdc.*.import",
+        "lctl ping 10.20.0.1@o2ib", "lctl ping 10.20.0.2@o2ib", "lnetctl net show -v"])
+    probes = res["_module_calls"][0]["probes"]
+    assert probes["lfs_check"] == {"argv": ["lfs", "check", "servers"], "timeout": 60}
+
+
+def test_not_mounted_fails_and_fail_on_fail_fails_the_task(node: Node) -> None:
+    node.answer("lctl get_param osc.*.import mdc.*.import", "",
+                (HEALTH / "imports_not_mounted_derived.txt").read_text(), rc=2)
+    res = node.run_action({"filesystems": FS})  # no proc_mounts file: nothing mounted (fake-state contract)
+    assert res["status"] == "FAIL" and res["codes"] == ["LUSTRE_NOT_MOUNTED"] and "failed" not in res
+    assert res["mounted"] == []
+    res = node.run_action({"filesystems": FS, "fail_on_fail": True})
+    assert res["failed"] is True and res["msg"] == "lustre: FAIL (LUSTRE_NOT_MOUNTED)"
+
+
+def test_inactive_ost_from_the_lfs_fake_fails(node: Node) -> None:
+    node.mount()
+    (node.state / "lustre.json").write_text(json.dumps({"knobs": {"lfs_down": {"lfs1-OST0002": 107}}}))
+    res = node.run_action({"filesystems": FS})
+    assert res["status"] == "FAIL" and res["codes"] == ["LUSTRE_TARGET_INACTIVE"]
+    [finding] = res["findings"]
+    assert finding["subject"].startswith("lfs1-OST0002-osc-ffff8a2c") and finding["action"] == "check_link"
+
+
+def test_mgs_down_and_import_disconnected(node: Node) -> None:
+    node.mount()
+    node.answer("lctl ping 10.20.0.1@o2ib", "", "failed to ping 10.20.0.1@o2ib: Input/output error\n", rc=1)
+    node.answer("lctl ping 10.20.0.2@o2ib", "", "failed to ping 10.20.0.2@o2ib: Input/output error\n", rc=1)
+    node.answer("lctl get_param osc.*.import mdc.*.import", node.imports("DISCONN"))
+    res = node.run_action({"filesystems": FS})
+    assert res["status"] == "FAIL"
+    assert res["codes"] == ["LUSTRE_IMPORT_NOT_FULL", "LUSTRE_MGS_UNREACHABLE"]
+
+
+def test_missing_tool_is_unknown(node: Node) -> None:
+    node.mount()
+    (node.stub / "lnetctl").unlink()  # PATH holds the stub folder and the system's: no lnetctl anywhere
+    res = node.run_action({"filesystems": FS})
+    assert res["status"] == "UNKNOWN" and res["codes"] == ["PROBE_NOT_RUN"] and res["action"] == "retest"
+    assert "lnetctl" in res["findings"][0]["message"]
+
+
+def test_client_config_from_hwaac_files(node: Node, tmp_path: Path) -> None:
+    node.mount()
+    files = tmp_path / "render" / "gpu-node-01"
+    files.mkdir(parents=True)
+    (files / "lustre-client.json").write_text(json.dumps({"client_version": "2.15.5", "filesystems": FS}))
+    res = node.run_action({}, task_vars={"hwaac_files": str(files)})
+    assert res["status"] == "PASS" and res["filesystems"] == ["lfs1"]
+    res = node.run_action({"lnet": False, "client_config": str(files / "lustre-client.json")}, check_mode=True)
+    assert res["status"] == "PASS" and "lnet_net" not in res["outputs"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({}, "give filesystems, client_config"),
+    ({"filesystems": [{"name": "way_too_long"}]}, "filesystems[0].name"),
+    ({"filesystems": FS, "mgs_nids": ["10.20.0.9"]}, "mgs_nids"),
+    ({"client_config": "/nonexistent/lustre-client.json"}, "client_config /nonexistent"),
+    ({"filesystems": FS, "timeout": "soon"}, "timeout"),
+])
+def test_bad_arguments_fail_with_a_clear_message(node: Node, args: dict, message: str) -> None:
+    from ansible.errors import AnsibleActionFail
+
+    with pytest.raises(AnsibleActionFail, match=message.replace("[", r"\[").replace("]", r"\]")):
+        node.run_action(args)
+
+
+def test_module_alone_refuses_to_run_without_probes(node: Node) -> None:
+    res = run_module("lustre_health", {"filesystems": FS}, node.tmp / "alone.json", node.env())
+    assert res["failed"] and "action plugin" in res["msg"]
+
+
+def test_spec_documents_every_option() -> None:
+    import yaml
+
+    from ansible_collections.aiinfra.hwaac.plugins.modules import lustre_health
+
+    documented = yaml.safe_load(lustre_health.DOCUMENTATION)["options"]
+    assert set(documented) == {*ARGUMENT_SPEC, "probes"}
+    for name, spec in ARGUMENT_SPEC.items():
+        assert documented[name]["type"] == spec["type"]
+        assert documented[name].get("default") == spec.get("default"), name
+
+
+def test_with_the_shared_lctl_and_lnetctl_fakes(node: Node) -> None:
+    """End to end with the other tools' fakes (lctl: health_check, imports, ping; lnetctl: net show -v)."""
+    if not all((FAKES / tool).exists() for tool in ("lctl", "lnetctl")):
+        pytest.skip("the shared lctl / lnetctl fakes are not in this checkout")
+    for tool in ("lctl", "lnetctl"):
+        node.use_shared_fake(tool)
+    node.mount()
+    (node.state / "lnet.json").write_text(json.dumps({
+        "configured": True, "layout": "2.15", "version": "2.15.5", "interfaces": {"ib0": "10.20.0.5"},
+        "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up"}]}],
+        "global": {}}))
+    res = node.run_action({"filesystems": FS})
+    assert res["status"] == "PASS", res["findings"]
+    (node.state / "lustre.json").write_text(json.dumps({"knobs": {"import_state": {"lfs1-OST0001": "DISCONN"}}}))
+    res = node.run_action({"filesystems": FS})
+    assert res["status"] == "FAIL" and {"LUSTRE_IMPORT_NOT_FULL", "LUSTRE_TARGET_INACTIVE"} <= set(res["codes"])
