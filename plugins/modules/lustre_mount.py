@@ -1,0 +1,601 @@
+#!/usr/bin/python
+# Copyright: hwaac maintainers
+# Apache-2.0
+"""Ansible module aiinfra.hwaac.lustre_mount: a Lustre client mount and its fstab line, compared by resolved NID."""
+
+# ruff: noqa: E402  (Ansible modules keep DOCUMENTATION/EXAMPLES/RETURN above the imports)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: lustre_mount
+short_description: Mount a Lustre file system on a client and record it in fstab, comparing what is really mounted
+description:
+  - Manages one Lustre client mount, C(mount -t lustre -o OPTIONS MGS:/FSNAME MOUNT_POINT), and its line in
+    O(fstab) (always with C(_netdev) and the failover MGS syntax C(NID,NID:NID:/FSNAME) of mount.lustre(8)).
+  - "B(Compares what is mounted, not fstab.) The module reads O(proc_mounts) and compares the mounted source by
+    resolved NID: a NID written with a host name (C(mgs01@o2ib)) is resolved with C(getaddrinfo) as mount.lustre
+    does, because /proc/mounts shows IP NIDs (C(10.20.0.1@o2ib)). C(o2ib0) and C(o2ib) are the same net. The order
+    of the MGS nodes and of the NIDs of one node is not compared. A cosmetic C(mgsname=) option (Lustre 2.17) is
+    ignored."
+  - "B(Options.) Options that C(mount -o remount) can change on a Lustre client (C(ro)/C(rw) and the VFS flags
+    C(nosuid), C(nodev), C(noexec), C(noatime), C(relatime), C(nodiratime) and their opposites) are fixed with a
+    remount. Any other difference (another file system or MGS, C(flock)/C(localflock)/C(noflock), C(user_xattr),
+    C(lazystatfs), C(checksum), ...) needs an unmount and a new mount: the task fails and says so, unless
+    O(allow_unmount=true). Options that /proc/mounts does not show (C(network=), C(exclude=), C(retry=),
+    C(x-systemd.*), C(_netdev)) cannot be compared; RV(unverified_options) lists them."
+  - "B(LNet first.) Before mounting, the module checks with C(lctl list_nids) that LNet is up with a NID on a net
+    of the MGS NIDs. A mount on a node where LNet is not configured would load LNet with its default
+    C(networks=tcp) and give the client a TCP NID on its first interface (the wrong-NID pitfall); the module
+    refuses that and says why. Configure LNet first with M(aiinfra.hwaac.lnet)."
+  - "B(Unmounting.) O(state=unmounted) and O(state=absent) run C(umount MOUNT_POINT). When it fails with
+    C(target is busy), the module runs C(fuser -vm MOUNT_POINT) and fails naming the processes that hold the
+    mount (pid, user, command) in the message and in RV(holders). A lazy (C(umount -l)) or forced (C(umount -f))
+    unmount happens only when O(force_unmount) asks for it."
+  - fstab is written atomically; other lines, comments and blank lines are kept; a line for the same mount point is
+    replaced (one line per mount point).
+version_added: "0.1.0"
+author: hwaac maintainers (@aiinfra)
+options:
+  name:
+    description: The Lustre file system name (fsname), 1 to 8 characters from C(A-Z a-z 0-9 _).
+    type: str
+    required: true
+  mgs:
+    description:
+      - The MGS nodes, in failover order; each is the list of NIDs of that node (several NIDs = several networks or
+        rails of one server). Written as C(NID,NID:NID,NID:/FSNAME). A node may also be given as one string with
+        commas. A NID is C(ADDRESS@NET); the address is IPv4 or a host name.
+      - Required with O(state=mounted) and O(state=present).
+    type: list
+    elements: list
+  mount_point:
+    description: Absolute path of the mount point; created (mode 0755) when missing with O(state=mounted).
+    type: str
+    required: true
+  options:
+    description:
+      - Mount options, one per entry (for example C(flock), C(noatime), C(user_xattr)). C(_netdev) is always added.
+      - C(remount) is not accepted; the module remounts by itself when only remountable options differ.
+    type: list
+    elements: str
+    default: []
+  state:
+    description:
+      - C(mounted) - in fstab and mounted (mounted, remounted, or with O(allow_unmount) mounted again as needed).
+      - C(present) - in fstab only; the mount is not touched (a difference is reported as a warning).
+      - C(unmounted) - not mounted; the fstab line stays.
+      - C(absent) - not mounted and no fstab line.
+    type: str
+    choices: [mounted, present, unmounted, absent]
+    default: mounted
+  fstab:
+    description: The fstab file.
+    type: path
+    default: /etc/fstab
+  proc_mounts:
+    description: The kernel's mount table to compare with; a missing file reads as no mounts.
+    type: path
+    default: /proc/mounts
+  force_unmount:
+    description:
+      - How to unmount. C(none) - plain C(umount); a busy mount fails with the processes that hold it.
+      - C(lazy) - C(umount -l), the mount point is detached at once and freed when the last user goes.
+      - C(force) - C(umount -f), Lustre aborts the outstanding RPCs (running jobs get I/O errors).
+      - Applies to O(state=unmounted), O(state=absent) and to the unmount that O(allow_unmount) permits.
+    type: str
+    choices: [none, lazy, force]
+    default: none
+  allow_unmount:
+    description:
+      - With O(state=mounted), allow the module to unmount and mount again when the mounted file system, MGS or an
+        option that a remount cannot change differs. Without it such a difference fails the task and says what
+        differs.
+    type: bool
+    default: false
+  check_lnet:
+    description: Check with C(lctl list_nids) that LNet has a NID on a net of the MGS before mounting.
+    type: bool
+    default: true
+  timeout:
+    description: Seconds each C(mount), C(umount), C(fuser) or C(lctl) call may take.
+    type: int
+    default: 120
+notes:
+  - Supports check mode (reads only; RV(actions) and RV(commands) predict the run; C(lctl list_nids) still runs) and
+    diff mode (fstab text before and after, and the mount before and after).
+  - Needs root (mount, umount, fstab).
+seealso:
+  - name: mount.lustre(8)
+    description: Client mount syntax, failover MGS nodes and client options.
+    link: https://github.com/lustre/lustre-release/blob/master/Documentation/man8/mount.lustre.8
+  - module: aiinfra.hwaac.lnet
+  - module: aiinfra.hwaac.lustre_tune
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: full
+"""
+
+EXAMPLES = r"""
+- name: Mount lfs1 from two MGS nodes with two rails each
+  aiinfra.hwaac.lustre_mount:
+    name: lfs1
+    mgs:
+      - [10.20.0.1@o2ib, 10.20.1.1@o2ib]
+      - [10.20.0.2@o2ib, 10.20.1.2@o2ib]
+    mount_point: /mnt/lfs1
+    options: [flock, noatime]
+
+- name: Unmount for maintenance; a busy mount fails and names the processes
+  aiinfra.hwaac.lustre_mount:
+    name: lfs1
+    mount_point: /mnt/lfs1
+    state: unmounted
+
+- name: Move the client to new MGS NIDs, remounting when needed (lazily if busy)
+  aiinfra.hwaac.lustre_mount:
+    name: lfs1
+    mgs: [[mgs01@o2ib], [mgs02@o2ib]]
+    mount_point: /mnt/lfs1
+    options: [flock]
+    allow_unmount: true
+    force_unmount: lazy
+"""
+
+RETURN = r"""
+source:
+  description: The mount source as the module writes it (host names kept, net number 0 dropped).
+  returned: when O(mgs) is given
+  type: str
+  sample: "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.2@o2ib:/lfs1"
+fstab_line:
+  description: The fstab line for the mount point after the run (or, in check mode, as it would be); null when none.
+  returned: always
+  type: str
+  sample: "10.20.0.1@o2ib:/lfs1 /mnt/lfs1 lustre flock,noatime,_netdev 0 0"
+actions:
+  description: What the module did (in check mode, would do), in order - C(mkdir), C(fstab), C(mount), C(remount),
+    C(unmount).
+  returned: always
+  type: list
+  elements: str
+  sample: [fstab, mount]
+commands:
+  description: The mount, umount, fuser and lctl commands run (in check mode, the changing ones that would run).
+  returned: always
+  type: list
+  elements: str
+  sample: ["lctl list_nids", "mount -t lustre -o flock,_netdev 10.20.0.1@o2ib:/lfs1 /mnt/lfs1"]
+mounted:
+  description: Whether a Lustre file system is mounted on the mount point after the run (predicted in check mode).
+  returned: always
+  type: bool
+mounted_source:
+  description: The source /proc/mounts shows for the mount point (after the run; before it in check mode).
+  returned: when mounted
+  type: str
+  sample: "10.20.0.1@o2ib:/lfs1"
+mounted_options:
+  description: The options /proc/mounts shows for the mount point (after the run; before it in check mode).
+  returned: when mounted
+  type: list
+  elements: str
+  sample: [rw, noatime, checksum, flock, nouser_xattr, lruresize, lazystatfs, nouser_fid2path, verbose, encrypt]
+differences:
+  description: How the mounted file system differed from the wanted one, in words (empty when it did not).
+  returned: always
+  type: list
+  elements: str
+  sample: ["noatime wanted, not set", "user_xattr wanted, not in effect"]
+unverified_options:
+  description: Wanted options that /proc/mounts does not show, so a difference in them cannot be seen.
+  returned: always
+  type: list
+  elements: str
+  sample: ["network=o2ib1"]
+lnet_nids:
+  description: The local NIDs from C(lctl list_nids), when LNet was checked.
+  returned: when LNet was checked
+  type: list
+  elements: str
+  sample: ["10.20.0.5@o2ib", "10.20.1.5@o2ib"]
+holders:
+  description: The processes that hold a busy mount point (C(fuser -vm)), when an unmount failed with target busy.
+  returned: on failure, when the mount point is busy
+  type: list
+  elements: dict
+  sample: [{"pid": 4242, "user": "alice", "command": "python3", "access": "F...."}]
+"""
+
+import os
+import shlex
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import (
+    LustreError,
+    MountEntry,
+    check_fsname,
+    check_options,
+    compare_options,
+    find_mount,
+    format_source,
+    fstab_entry,
+    is_busy,
+    lnet_problems,
+    parse_fuser,
+    parse_list_nids,
+    parse_mgs,
+    parse_mounts,
+    parse_source,
+    render_fstab_line,
+    resolved_groups,
+    same_mgs,
+    update_fstab,
+    with_netdev,
+)
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed
+
+
+class Run:
+    """One invocation: commands, actions and the result, shared by the steps."""
+
+    def __init__(self, module: AnsibleModule) -> None:
+        self.module = module
+        self.p = module.params
+        self.check = module.check_mode
+        self.mp = self.p["mount_point"].rstrip("/") or "/"
+        self.timeout = self.p["timeout"]
+        self.result: dict = {"changed": False, "actions": [], "commands": [], "differences": [],
+                             "unverified_options": []}
+        self.diffs: list[dict] = []
+        self.bins: dict[str, str] = {}
+
+    def fail(self, msg: str, **extra) -> None:
+        self.module.fail_json(msg=msg, **self.result, **extra)
+
+    def binary(self, name: str) -> str:
+        if name not in self.bins:
+            path = self.module.get_bin_path(name)
+            if not path:
+                self.fail(f"{name} not found on this host (PATH and /sbin, /usr/sbin were searched)")
+            self.bins[name] = path
+        return self.bins[name]
+
+    def run(self, argv: list[str], changing: bool = True) -> dict:
+        shown = " ".join(shlex.quote(a) for a in argv)
+        self.result["commands"].append(shown)
+        if changing and self.check:
+            return {"rc": 0, "stdout": "", "stderr": ""}
+        res = run_timed(self.module, argv, self.timeout)
+        if res["timed_out"]:
+            self.fail(f"{shown} did not finish within {self.timeout} s")
+        if res["rc"] is None:
+            self.fail(f"cannot run {shown}: {res['stderr']}")
+        return res
+
+    def proc_mounts(self) -> MountEntry | None:
+        try:
+            with open(self.p["proc_mounts"], encoding="utf-8") as fh:
+                text = fh.read()
+        except FileNotFoundError:
+            text = ""  # a missing table (a test's fake host before its first mount) has no mounts
+        except OSError as exc:
+            self.fail(f"cannot read {self.p['proc_mounts']}: {exc.strerror or exc}")
+        return find_mount(parse_mounts(text), self.mp)
+
+    def action(self, name: str) -> None:
+        self.result["actions"].append(name)
+        self.result["changed"] = True
+
+
+def mount_text(entry: MountEntry | None) -> str:
+    if entry is None:
+        return "not mounted\n"
+    return f"{entry.source} {entry.mount_point} {entry.fstype} {','.join(entry.options)}\n"
+
+
+def read_fstab(run: Run) -> str:
+    path = run.p["fstab"]
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        run.fail(f"cannot read {path}: {exc.strerror or exc}")
+    return ""
+
+
+def write_fstab(run: Run, text: str) -> None:
+    path = run.p["fstab"]
+    directory = os.path.dirname(os.path.abspath(path)) or "/"
+    fd, tmp = tempfile.mkstemp(prefix=".fstab.", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if not os.path.exists(path):
+            os.chmod(tmp, 0o644)
+        run.module.atomic_move(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def same_fstab_line(raw: str | None, source: str, mp: str, options: list[str]) -> bool:
+    if raw is None:
+        return False
+    entries = parse_mounts(raw)
+    if not entries:
+        return False
+    e = entries[0]
+    fields = raw.split()
+    tail = fields[4:6] if len(fields) >= 6 else ["0", "0"]
+    try:
+        g1, fs1, sub1 = parse_source(e.source)
+        g2, fs2, sub2 = parse_source(source)
+    except LustreError:
+        return False
+    return (e.fstype == "lustre" and fs1 == fs2 and sub1 == sub2 and [[str(n) for n in g] for g in g1]
+            == [[str(n) for n in g] for g in g2] and sorted(e.options) == sorted(options) and tail == ["0", "0"]
+            and e.mount_point.rstrip("/") == mp.rstrip("/"))
+
+
+def converge_fstab(run: Run, wanted_line: str | None) -> None:
+    path = run.p["fstab"]
+    text = read_fstab(run)
+    current = fstab_entry(text, run.mp)
+    if wanted_line is None:
+        if current is None:
+            return
+        if len(current.split()) >= 3 and current.split()[2] != "lustre":
+            run.fail(f"{path} has a {current.split()[2]} line for {run.mp}, not a Lustre one; not removing it: "
+                     f"{current.strip()}")
+        new = update_fstab(text, run.mp, None)
+    else:
+        if current is not None and len(current.split()) >= 3 and current.split()[2] != "lustre":
+            run.fail(f"{path} has a {current.split()[2]} line for {run.mp}, not a Lustre one; not replacing it: "
+                     f"{current.strip()}")
+        opts = wanted_line.split()[3].split(",")
+        if same_fstab_line(current, wanted_line.split()[0], run.mp, opts):
+            run.result["fstab_line"] = current.strip()
+            return
+        new = update_fstab(text, run.mp, wanted_line)
+    run.diffs.append({"before_header": path, "after_header": path, "before": text, "after": new})
+    run.action("fstab")
+    if not run.check:
+        write_fstab(run, new)
+    run.result["fstab_line"] = wanted_line
+
+
+def check_lnet(run: Run, groups) -> None:
+    lctl = run.binary("lctl")
+    res = run.run([lctl, "list_nids"], changing=False)
+    what = (res["stderr"].strip() or res["stdout"].strip() or f"exit {res['rc']}").replace("\n", " / ")
+    if res["rc"] != 0:
+        run.fail(f"cannot mount {run.p['name']} on {run.mp}: LNet is not up on this node (lctl list_nids: {what}). "
+                 "Mounting now would make mount.lustre load LNet with its default networks=\"tcp\" and give this "
+                 "client a TCP NID on its first interface instead of its intended NIDs (lustre-client domain note "
+                 "1.1, pitfall 2). Configure LNet first (aiinfra.hwaac.lnet), or set check_lnet=false.")
+    try:
+        nids = parse_list_nids(res["stdout"])
+    except LustreError as exc:
+        run.fail(f"cannot read the output of lctl list_nids: {exc}")
+    run.result["lnet_nids"] = [str(n) for n in nids]
+    reason, warnings = lnet_problems(nids, groups)
+    if reason:
+        run.fail(f"cannot mount {run.p['name']} on {run.mp}: {reason}. The client could not reach the MGS, and a "
+                 "NID on the wrong net would identify it wrongly to the servers. Add the network with "
+                 "aiinfra.hwaac.lnet first.")
+    for w in warnings:
+        run.module.warn(w)
+
+
+def unmount(run: Run, entry: MountEntry) -> None:
+    mode = run.p["force_unmount"]
+    argv = [run.binary("umount"), *({"lazy": ["-l"], "force": ["-f"]}.get(mode, [])), run.mp]
+    run.action("unmount")
+    res = run.run(argv)
+    if run.check:
+        return
+    if res["rc"] != 0:
+        err = (res["stderr"].strip() or res["stdout"].strip()).replace("\n", " / ")
+        if is_busy(res["stderr"] + res["stdout"]):
+            fres = run.run([run.binary("fuser"), "-vm", run.mp], changing=False)
+            holders = [h for h in parse_fuser(fres["stdout"], fres["stderr"]) if h.kind == "process"]
+            listed = "; ".join(h.describe() for h in holders) or "no process found by fuser -vm (kernel users?)"
+            run.fail(f"cannot unmount {run.mp}: target is busy (umount: {err}). Held by: {listed}. Stop them, or set "
+                     "force_unmount=lazy (detach now, free when they exit) or force_unmount=force (abort "
+                     "outstanding I/O).",
+                     holders=[{"pid": h.pid, "user": h.user, "command": h.command, "access": h.access}
+                              for h in holders])
+        run.fail(f"umount of {run.mp} failed (rc={res['rc']}): {err}")
+    after = run.proc_mounts()
+    if after is not None and after.fstype == "lustre" and after.source == entry.source:
+        run.fail(f"umount of {run.mp} reported success but /proc/mounts still shows {after.source} there")
+
+
+def do_mount(run: Run, source: str, options: list[str], groups) -> MountEntry | None:
+    """Mount, then read /proc/mounts back and check it shows the wanted file system and MGS (None in check mode)."""
+    argv = [run.binary("mount"), "-t", "lustre", "-o", ",".join(options), source, run.mp]
+    run.action("mount")
+    res = run.run(argv)
+    if run.check:
+        return None
+    if res["rc"] != 0:
+        err = (res["stderr"].strip() or res["stdout"].strip() or "no output").replace("\n", " / ")
+        run.fail(f"mount of {run.p['name']} on {run.mp} failed (rc={res['rc']}): {err}")
+    after = run.proc_mounts()
+    if after is None or after.fstype != "lustre":
+        run.fail(f"mount of {source} on {run.mp} reported success but /proc/mounts shows no Lustre mount there")
+    verify_same(run, after, groups)
+    return after
+
+
+def verify_same(run: Run, entry: MountEntry, groups) -> None:
+    try:
+        mgroups, mfs, _sub = parse_source(entry.source)
+    except LustreError as exc:
+        run.fail(f"cannot read the mounted source of {run.mp}: {exc}")
+    if mfs != run.p["name"] or not same_mgs(mgroups, groups):
+        run.fail(f"after mounting, /proc/mounts shows {entry.source} on {run.mp}, not {run.p['name']} from the wanted "
+                 "MGS")
+
+
+def mounted_differences(run: Run, entry: MountEntry, groups, options: list[str]) -> tuple[list[str], list[str]]:
+    """(differences that need an unmount, differences a remount fixes)."""
+    try:
+        mgroups, mfs, msub = parse_source(entry.source)
+    except LustreError as exc:
+        return [f"mounted source {entry.source!r} cannot be read ({exc})"], []
+    need_unmount = []
+    if mfs != run.p["name"] or msub:
+        need_unmount.append(f"file system {mfs}{'/' + msub if msub else ''} is mounted, {run.p['name']} wanted")
+    elif not same_mgs(mgroups, groups):
+        shown = ":".join(",".join(str(n) for n in g) for g in groups)
+        need_unmount.append(f"mounted from MGS {entry.source.partition(':/')[0]}, wanted {shown} (resolved)")
+    diff = compare_options(options, entry.options)
+    run.result["unverified_options"] = diff.unverified
+    return need_unmount + diff.unmount, diff.remount
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "name": {"type": "str", "required": True},
+            "mgs": {"type": "list", "elements": "list"},
+            "mount_point": {"type": "str", "required": True},
+            "options": {"type": "list", "elements": "str", "default": []},
+            "state": {"type": "str", "default": "mounted", "choices": ["mounted", "present", "unmounted", "absent"]},
+            "fstab": {"type": "path", "default": "/etc/fstab"},
+            "proc_mounts": {"type": "path", "default": "/proc/mounts"},
+            "force_unmount": {"type": "str", "default": "none", "choices": ["none", "lazy", "force"]},
+            "allow_unmount": {"type": "bool", "default": False},
+            "check_lnet": {"type": "bool", "default": True},
+            "timeout": {"type": "int", "default": 120},
+        },
+        required_if=[["state", "mounted", ["mgs"]], ["state", "present", ["mgs"]]],
+        supports_check_mode=True,
+    )
+    p = module.params
+    run = Run(module)
+    state = p["state"]
+    mp = p["mount_point"]
+    if not mp.startswith("/") or any(part in (".", "..") for part in mp.split("/")) or "\n" in mp:
+        module.fail_json(msg=f"mount_point: {mp!r} must be an absolute, normalised path (for example /mnt/lfs1)")
+    if p["timeout"] <= 0:
+        module.fail_json(msg=f"timeout: {p['timeout']} must be a positive number of seconds")
+    try:
+        check_fsname(p["name"])
+        options = with_netdev(check_options(p["options"]))
+        groups = parse_mgs(p["mgs"]) if p["mgs"] is not None else None
+    except LustreError as exc:
+        module.fail_json(msg=str(exc))
+    source = format_source(groups, p["name"]) if groups else None
+    if source:
+        run.result["source"] = source
+    before = run.proc_mounts()
+    if before is not None and before.fstype != "lustre" and state in ("mounted", "unmounted", "absent"):
+        run.fail(f"{run.mp} has a {before.fstype} file system mounted ({before.source}), not Lustre; not touching it")
+    mount_before = mount_text(before)
+    after_text = mount_before
+    after = before
+    run.result["fstab_line"] = fstab_entry(read_fstab(run), run.mp)
+
+    def resolve_wanted():
+        try:
+            return resolved_groups(groups)
+        except LustreError as exc:
+            run.fail(f"mgs: {exc}")
+
+    if state == "mounted":
+        line = render_fstab_line(source, run.mp, options)
+        need_unmount: list[str] = []
+        remount: list[str] = []
+        resolved = resolve_wanted()
+        if before is not None:
+            need_unmount, remount = mounted_differences(run, before, resolved, options)
+            run.result["differences"] = need_unmount + remount
+            if need_unmount and not p["allow_unmount"]:
+                run.fail(f"{before.source} is mounted on {run.mp} but differs from the wanted mount in a way a "
+                         f"remount cannot change: {'; '.join(need_unmount)}. It needs an unmount and a new mount; "
+                         "set allow_unmount=true to let the module do it (force_unmount applies if it is busy).")
+        if (before is None or need_unmount) and p["check_lnet"]:
+            check_lnet(run, groups)
+        if not os.path.isdir(run.mp):
+            run.action("mkdir")
+            if not run.check:
+                try:
+                    os.makedirs(run.mp, mode=0o755)
+                except OSError as exc:
+                    run.fail(f"cannot create the mount point {run.mp}: {exc.strerror or exc}")
+        converge_fstab(run, line)
+        if before is None or need_unmount:
+            if need_unmount:
+                unmount(run, before)
+            after = do_mount(run, source, options, resolved)
+            if run.check:
+                after_text = f"{source} {run.mp} lustre {','.join(options)} (to be mounted)\n"
+        elif remount:
+            argv = [run.binary("mount"), "-t", "lustre", "-o", "remount," + ",".join(options), before.source, run.mp]
+            run.action("remount")
+            res = run.run(argv)
+            if run.check:
+                after_text = f"{before.source} {run.mp} lustre remount,{','.join(options)} (to be remounted)\n"
+            else:
+                if res["rc"] != 0:
+                    err = (res["stderr"].strip() or res["stdout"].strip()).replace("\n", " / ")
+                    run.fail(f"remount of {run.mp} failed (rc={res['rc']}): {err}")
+                after = run.proc_mounts()
+                left = compare_options(options, after.options if after else []).remount
+                if after is None or left:
+                    run.fail(f"remount of {run.mp} did not apply: {'; '.join(left) or 'not mounted'}")
+        if not run.check:
+            after_text = mount_text(after)
+        run.result["mounted"] = True
+    elif state == "present":
+        converge_fstab(run, render_fstab_line(source, run.mp, options))
+        if before is not None and before.fstype == "lustre":
+            try:
+                need_unmount, remount = mounted_differences(run, before, resolved_groups(groups), options)
+            except LustreError as exc:
+                need_unmount, remount = [f"cannot compare the mounted source: {exc}"], []
+            run.result["differences"] = need_unmount + remount
+            if need_unmount or remount:
+                module.warn(f"{run.mp} is mounted but differs from the fstab line (state=present does not touch the "
+                            f"mount): {'; '.join(need_unmount + remount)}")
+        run.result["mounted"] = before is not None
+    else:
+        if before is not None:
+            try:
+                _groups, mounted_fs, _sub = parse_source(before.source)
+            except LustreError:
+                mounted_fs = None
+            if mounted_fs != p["name"]:
+                run.fail(f"{run.mp} has {before.source} mounted, not file system {p['name']}; not unmounting it")
+            unmount(run, before)
+            after = None
+            after_text = "not mounted\n"
+        if state == "absent":
+            converge_fstab(run, None)
+            run.result["fstab_line"] = None
+        run.result["mounted"] = False
+
+    if after_text != mount_before:
+        run.diffs.append({"before_header": f"mount {run.mp}", "after_header": f"mount {run.mp}",
+                          "before": mount_before, "after": after_text})
+    shown = after if not run.check else before
+    if shown is not None and run.result["mounted"]:
+        run.result["mounted_source"] = shown.source
+        run.result["mounted_options"] = shown.options
+    module.exit_json(diff=run.diffs, **run.result)
+
+
+if __name__ == "__main__":
+    main()
