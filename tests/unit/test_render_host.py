@@ -89,7 +89,7 @@ def test_golden_files(h01: dict[str, str]) -> None:
 
 
 def test_file_set_and_newlines(h01: dict[str, str]) -> None:
-    assert list(h01) == [NETPLAN, SYSCTL, NIC, NCCL]
+    assert list(h01) == [NETPLAN, SYSCTL, NIC, NCCL, "lustre-client.json"]
     assert all(text.endswith("\n") and not text.endswith("\n\n") for text in h01.values())
 
 
