@@ -232,3 +232,32 @@ def test_with_the_shared_lctl_and_lnetctl_fakes(node: Node) -> None:
     (node.state / "lustre.json").write_text(json.dumps({"knobs": {"import_state": {"lfs1-OST0001": "DISCONN"}}}))
     res = node.run_action({"filesystems": FS})
     assert res["status"] == "FAIL" and {"LUSTRE_IMPORT_NOT_FULL", "LUSTRE_TARGET_INACTIVE"} <= set(res["codes"])
+
+
+def test_lfs_fake_prints_the_recorded_formats(node: Node) -> None:
+    """The lfs fake against tests/fixtures/tools/lfs: active lines on stdout, master's error line (107) on stderr,
+    the older inactive form, and the no-mount message with exit 19."""
+    import re
+    import subprocess
+
+    def lfs(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["lfs", *args], env=node.env(), capture_output=True, text=True)
+
+    none = lfs("check", "servers")
+    recorded = (REPO / "tests/fixtures/tools/lfs/check_not_mounted_derived.txt").read_text()
+    assert (none.returncode, none.stdout, none.stderr) == (19, "", recorded)
+    node.mount()
+    (node.state / "lustre.json").write_text(json.dumps({"knobs": {"import_state": {"lfs1-OST0002": "DISCONN"}}}))
+    res = lfs("check", "servers")
+    assert res.returncode == 0
+    assert all(re.fullmatch(r"(lfs1-(OST|MDT)000[0-9a-f]-(osc|mdc)-ffff8a2c[0-9a-f]{8}|MGC10\.20\.0\.1@o2ib) active\.",
+                            line) for line in res.stdout.splitlines())
+    assert [line.split()[0][:12] for line in res.stdout.splitlines()] == [
+        "lfs1-OST0000", "lfs1-OST0001", "lfs1-OST0003", "lfs1-MDT0000", "MGC10.20.0.1"]  # osc, mdc, mgc order
+    assert re.fullmatch(r"lfs check: error: check 'lfs1-OST0002-osc-ffff8a2c[0-9a-f]{8}': Transport endpoint is not "
+                        r"connected \(107\)\n", res.stderr)
+    (node.state / "lustre.json").write_text(json.dumps({"knobs": {"lfs_down": {"lfs1-OST0001": 107},
+                                                                  "lfs_style": "inactive"}}))
+    assert "lfs1-OST0001-osc-" in lfs("check", "osts").stdout.splitlines()[1]
+    assert lfs("check", "osts").stdout.splitlines()[1].endswith(" inactive.")
+    assert lfs("check", "bogus").returncode != 0

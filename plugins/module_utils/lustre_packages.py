@@ -1,0 +1,386 @@
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""Lustre client packages: which to install for a distribution and flavour, which are installed, and whether the
+o2ib LND (``ko2iblnd``) was built for the running kernel and RDMA stack (issue 7, item 6).
+
+Pure functions on tool output; standard library only (host side). Facts and their sources:
+
+- Package names (domain note ``lustre-client.md`` section 4; lustre-release ``lustre.spec.in``,
+  ``debian/control.main``, ``debian/control.modules.in``): EL ``lustre-client`` (utilities) with
+  ``kmod-lustre-client`` (kABI-tracking kmod, built for one EL minor kernel and reused on compatible minors through
+  ``weak-modules``) or ``lustre-client-dkms``; Debian/Ubuntu ``lustre-client-utils`` with
+  ``lustre-client-modules-<kernel release>`` (one package per exact kernel) or ``lustre-client-modules-dkms``.
+  DKMS builds against ``/lib/modules/<kernel>/build``, so the running kernel's headers (``kernel-devel-<kernel>``,
+  ``linux-headers-<kernel>``) come with it.
+- RDMA stack of the node: ``ofed_info -s`` prints ``MLNX_OFED_LINUX-23.10-1.1.9.0:`` (MLNX_OFED) or
+  ``OFED-internal-24.07-0.6.1:`` (DOCA-OFED, the DOCA host packages); no ``ofed_info`` means the distribution's
+  in-kernel RDMA stack (``ofed_info`` comes with MLNX_OFED / DOCA's ``ofed-scripts``). Samples and sources:
+  ``tests/fixtures/tools/ofed_info/README.md``.
+- Why the flavour matters with MLNX_OFED/DOCA: Whamcloud's ``kmod-lustre-client`` is built against the in-kernel
+  RDMA stack (``lustre.spec.in`` ``%bcond_with mofed``: MOFED only with ``rpmbuild --with mofed``), and a
+  ``ko2iblnd`` built against one stack does not load on the other: ``ko2iblnd: disagrees about version of symbol
+  ...`` / ``Unknown symbol`` (Seagate/cortx-motr#17). DKMS builds against ``/usr/src/ofa_kernel/default`` when it
+  exists (``lustre/scripts/dkms.mkconf``; NVIDIA MLNX_OFED "Lustre" page: ``--with-o2ib=/usr/src/ofa_kernel/default``).
+
+Rule for ``flavor: auto`` (:func:`choose_flavor`): ``kmod`` when a kmod built for the running kernel *and* RDMA
+stack is known to be published (``kmod_for_running_kernel: true``); with MLNX_OFED/DOCA and no such kmod,
+``dkms``; on EL with the in-kernel stack, ``kmod`` unless told it is not published (kABI kmods cover the EL minor
+releases, domain note section 4); on Debian/Ubuntu, ``dkms`` unless told a kmod for the kernel exists (the kmod
+debs exist only for the kernels the vendor built them for).
+
+What the o2ib verification compares (:func:`verify_o2ib`), each from ``modinfo -k <kernel> ko2iblnd`` (kmod's
+``modinfo``: ``field:`` padded to 16 columns, one line per value):
+
+1. ``filename`` exists: the module is installed for that kernel (a DKMS build that did not run for a new kernel
+   leaves none).
+2. ``vermagic``'s first word equals the running kernel release. A module under ``weak-updates/`` built for another
+   kernel is reused through RHEL kABI (``weak-modules``): a warning, not a failure, unless the node runs
+   MLNX_OFED/DOCA (its modules are per kernel, so the kABI promise does not cover them).
+3. The RDMA stack it was built against: MLNX_OFED/DOCA-built modules depend on ``mlx_compat`` (the ofa_kernel
+   compat layer; real ``modinfo`` of MOFED's ``ib_core`` and ``nvme-rdma`` list it, fixtures
+   ``tests/fixtures/tools/modinfo``), in-kernel builds do not; a module file ``in-kernel-ko2iblnd.ko`` (what
+   ``ko2iblnd.ko`` links to in Lustre's split LND packages) is an in-kernel build. Mismatch with what
+   ``ofed_info`` reports fails.
+4. When the module file and the running stack's ``Module.symvers`` can be read (``/usr/src/ofa_kernel/<arch>/
+   <kernel>/Module.symvers`` or ``/usr/src/ofa_kernel/default/Module.symvers`` for MLNX_OFED/DOCA, the kernel's
+   ``/lib/modules/<kernel>/build/Module.symvers`` otherwise): the CRC of every symbol ``ko2iblnd`` imports
+   (its ELF ``__versions`` section, ``struct modversion_info``: an unsigned long CRC and a 64-byte-aligned name)
+   against the exported CRC. A difference is exactly what the kernel refuses at load time (``disagrees about
+   version of symbol``). Compressed ``.ko.xz``/``.ko.gz`` are read; ``.ko.zst`` is skipped (no zstd in the
+   standard library).
+"""
+
+from __future__ import annotations
+
+import gzip
+import lzma
+import re
+import struct
+
+FAMILIES = ("RedHat", "Debian")
+FLAVORS = ("kmod", "dkms", "auto")
+
+_OFED = re.compile(r"^(?P<name>MLNX_OFED_LINUX|OFED-internal|OFED)-(?P<version>\d[\w.\-]*?):?$")
+STACK_NAMES = {"MLNX_OFED_LINUX": "MLNX_OFED", "OFED-internal": "DOCA-OFED", "OFED": "OFED"}
+
+
+def os_family(os_release: str) -> str | None:
+    """``RedHat`` or ``Debian`` from the text of ``/etc/os-release`` (``ID``, ``ID_LIKE``), else None."""
+    values = {}
+    for line in os_release.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            values[key.strip()] = value.strip().strip('"').strip("'").lower()
+    ids = {values.get("ID", "")} | set(values.get("ID_LIKE", "").split())
+    if ids & {"rhel", "fedora", "centos", "rocky", "almalinux", "ol"}:
+        return "RedHat"
+    if ids & {"debian", "ubuntu"}:
+        return "Debian"
+    return None
+
+
+def parse_ofed_info(stdout: str, rc: int | None) -> dict:
+    """``ofed_info -s`` -> ``{"stack", "version", "raw", "error"}``.
+
+    ``stack``: ``MLNX_OFED`` / ``DOCA-OFED`` / ``OFED``, ``inbox`` when the tool is absent (``rc`` None, or 127:
+    command not found), None when the output cannot be read (``error`` says why; an unreadable stack is never
+    taken as a match).
+    """
+    raw = (stdout or "").strip()
+    if rc is None or (rc == 127 and not raw):
+        return {"stack": "inbox", "version": "", "raw": raw, "error": ""}
+    first = raw.splitlines()[0].strip() if raw else ""
+    match = _OFED.match(first)
+    if rc != 0 or not match:
+        return {"stack": None, "version": "", "raw": raw,
+                "error": f"ofed_info -s: exit {rc}, output {first[:120]!r} is not <stack>-<version>:"}
+    return {"stack": STACK_NAMES[match.group("name")], "version": f"{match.group('name')}-{match.group('version')}",
+            "raw": raw, "error": ""}
+
+
+def choose_flavor(family: str, flavor: str, ofed_stack: str | None,
+                  kmod_for_running_kernel: bool | None) -> tuple[str, str]:
+    """``(kmod|dkms, reason)`` for ``flavor`` (``auto`` resolved by the rule in the module docstring).
+
+    Raises:
+        ValueError: an unknown family or flavour (the message lists the valid ones).
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"os_family {family!r} is not supported; supported: {', '.join(FAMILIES)}")
+    if flavor not in FLAVORS:
+        raise ValueError(f"flavor {flavor!r} is not one of {', '.join(FLAVORS)}")
+    if flavor != "auto":
+        return flavor, f"flavor {flavor} requested"
+    if kmod_for_running_kernel:
+        return "kmod", "a kmod built for the running kernel and RDMA stack is published (kmod_for_running_kernel)"
+    if ofed_stack not in ("inbox", None):
+        return "dkms", (f"{ofed_stack} on the node: the distribution kmod is built against the in-kernel RDMA "
+                        "stack, DKMS builds ko2iblnd against /usr/src/ofa_kernel")
+    if ofed_stack is None:
+        return "dkms", "the RDMA stack could not be read: DKMS builds against what is installed"
+    if family == "RedHat" and kmod_for_running_kernel is None:
+        return "kmod", "EL with the in-kernel RDMA stack: the kABI-tracking kmod covers the EL minor releases"
+    if family == "RedHat":
+        return "dkms", "no kmod published for the running kernel (kmod_for_running_kernel: false)"
+    return "dkms", "Debian/Ubuntu kmod packages exist only for the kernels they were built for"
+
+
+def client_packages(family: str, flavor: str, kernel: str) -> list[str]:
+    """The package names for a family, a resolved flavour (``kmod``/``dkms``) and the kernel release."""
+    if family == "RedHat":
+        return ["lustre-client", "kmod-lustre-client"] if flavor == "kmod" else \
+            ["lustre-client", "lustre-client-dkms", f"kernel-devel-{kernel}"]
+    if family == "Debian":
+        return ["lustre-client-utils", f"lustre-client-modules-{kernel}"] if flavor == "kmod" else \
+            ["lustre-client-utils", "lustre-client-modules-dkms", f"linux-headers-{kernel}"]
+    raise ValueError(f"os_family {family!r} is not supported; supported: {', '.join(FAMILIES)}")
+
+
+RPM_QUERY_FORMAT = "%{NAME} %{VERSION}-%{RELEASE}\\n"
+DPKG_QUERY_FORMAT = "${Package} ${Version} ${db:Status-Abbrev}\\n"
+
+
+def query_command(family: str, names: list[str]) -> list[str]:
+    """argv that lists the installed versions of ``names``."""
+    if family == "RedHat":
+        return ["rpm", "-q", "--qf", RPM_QUERY_FORMAT.replace("\\n", "\n"), *names]
+    return ["dpkg-query", "-W", "-f=" + DPKG_QUERY_FORMAT.replace("\\n", "\n"), *names]
+
+
+def parse_rpm_query(stdout: str, names: list[str]) -> dict[str, str | None]:
+    """``rpm -q --qf '%{NAME} %{VERSION}-%{RELEASE}\\n' NAME...``: ``name -> version`` (None: ``package NAME is
+    not installed``, rpm's own line; rpm exits with the number of missing packages)."""
+    installed: dict[str, str | None] = dict.fromkeys(names)
+    for line in stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in installed:
+            installed[parts[0]] = parts[1]
+    return installed
+
+
+def parse_dpkg_query(stdout: str, names: list[str]) -> dict[str, str | None]:
+    """``dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\\n' NAME...``: ``name -> version`` for
+    packages whose status is installed (``ii``); removed (``rc``), unknown (``un``) and unmatched names
+    (``dpkg-query: no packages found matching NAME`` on stderr) are None."""
+    installed: dict[str, str | None] = dict.fromkeys(names)
+    for line in stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[0] in installed and parts[2].startswith("ii"):
+            installed[parts[0]] = parts[1]
+    return installed
+
+
+def install_command(family: str, names: list[str], have_dnf: bool = True) -> list[str]:
+    """argv that installs ``names`` non-interactively (dnf, else yum; apt-get)."""
+    if family == "RedHat":
+        return ["dnf" if have_dnf else "yum", "install", "-y", *names]
+    return ["apt-get", "install", "-y", "--no-install-recommends", *names]
+
+
+def parse_modinfo(stdout: str) -> dict[str, list[str]]:
+    """kmod ``modinfo`` output -> ``field -> [values]`` (``parm``, ``alias`` repeat; continuation lines of a
+    multi-line ``signature`` are joined to the field before them)."""
+    fields: dict[str, list[str]] = {}
+    last = None
+    for line in stdout.splitlines():
+        match = re.match(r"^([A-Za-z_][\w.]*):\s*(.*)$", line)
+        if match and not line[:1].isspace():
+            last = match.group(1)
+            fields.setdefault(last, []).append(match.group(2).strip())
+        elif last and line.strip():
+            fields[last][-1] += line.strip()
+    return fields
+
+
+def kernel_of_vermagic(vermagic: str) -> str:
+    """The kernel release a module was built for: the first word of ``vermagic``."""
+    return vermagic.split()[0] if vermagic.split() else ""
+
+
+# --- symbol versions ----------------------------------------------------------------------------------------------
+
+
+def read_module_file(data: bytes, name: str) -> bytes | None:
+    """The ELF bytes of a module file (``.ko``, ``.ko.xz``, ``.ko.gz``); None for ``.ko.zst`` or bad data."""
+    try:
+        if name.endswith(".xz"):
+            return lzma.decompress(data)
+        if name.endswith(".gz"):
+            return gzip.decompress(data)
+    except (lzma.LZMAError, OSError, EOFError):
+        return None
+    if name.endswith(".zst"):
+        return None
+    return data
+
+
+def module_versions(elf: bytes) -> dict[str, int] | None:
+    """``symbol -> CRC`` from a kernel module's ``__versions`` section; None when the data is not an ELF with one.
+
+    ``struct modversion_info { unsigned long crc; char name[64 - sizeof(unsigned long)]; }`` (include/linux/
+    module.h): 64-byte entries, the CRC in the first 4 or 8 bytes (ELF class), the name NUL-terminated."""
+    if len(elf) < 52 or elf[:4] != b"\x7fELF":
+        return None
+    is64, endian = elf[4] == 2, "<" if elf[5] == 1 else ">"
+    try:
+        if is64:
+            shoff, = struct.unpack_from(endian + "Q", elf, 0x28)
+            shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHH", elf, 0x3A)
+        else:
+            shoff, = struct.unpack_from(endian + "I", elf, 0x20)
+            shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHH", elf, 0x2E)
+
+        def section(index: int) -> tuple[int, int, int]:  # (name offset, file offset, size)
+            base = shoff + index * shentsize
+            if is64:
+                name, = struct.unpack_from(endian + "I", elf, base)
+                offset, size = struct.unpack_from(endian + "QQ", elf, base + 0x18)
+            else:
+                name, = struct.unpack_from(endian + "I", elf, base)
+                offset, size = struct.unpack_from(endian + "II", elf, base + 0x10)
+            return name, offset, size
+
+        _, str_off, str_size = section(shstrndx)
+        names = elf[str_off:str_off + str_size]
+        for index in range(shnum):
+            name_off, offset, size = section(index)
+            end = names.find(b"\0", name_off)
+            if names[name_off:end] != b"__versions":
+                continue
+            crc_format = endian + ("Q" if is64 else "I")
+            crc_size = 8 if is64 else 4
+            versions = {}
+            for entry in range(offset, offset + size - 63, 64):
+                crc, = struct.unpack_from(crc_format, elf, entry)
+                raw = elf[entry + crc_size:entry + 64]
+                symbol = raw.split(b"\0", 1)[0].decode("ascii", "replace")
+                if symbol:
+                    versions[symbol] = crc & 0xFFFFFFFF
+            return versions
+    except struct.error:
+        return None
+    return None
+
+
+def parse_symvers(text: str) -> dict[str, tuple[int, str]]:
+    """``Module.symvers`` lines ``0xCRC<TAB>symbol<TAB>module<TAB>EXPORT_TYPE[<TAB>namespace]`` ->
+    ``symbol -> (crc, module)``."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 3 and parts[0].startswith("0x"):
+            try:
+                out[parts[1]] = (int(parts[0], 16) & 0xFFFFFFFF, parts[2])
+            except ValueError:
+                continue
+    return out
+
+
+def crc_mismatches(versions: dict[str, int], symvers: dict[str, tuple[int, str]]) -> tuple[list[str], int]:
+    """``(["symbol (module CRC 0x.., running 0x.., from <module>)"...], symbols compared)``: the imported symbols
+    whose CRC differs from the exported one (symbols the symvers file does not export are not compared)."""
+    bad, compared = [], 0
+    for symbol, crc in sorted(versions.items()):
+        if symbol not in symvers:
+            continue
+        compared += 1
+        want, module = symvers[symbol]
+        if crc != want:
+            bad.append(f"{symbol} (ko2iblnd has 0x{crc:08x}, {module} exports 0x{want:08x})")
+    return bad, compared
+
+
+def symvers_candidates(stack: str | None, kernel: str, arch: str) -> list[str]:
+    """Where the running RDMA stack's exported symbol CRCs are, most specific first."""
+    if stack in ("MLNX_OFED", "DOCA-OFED", "OFED"):
+        return [f"/usr/src/ofa_kernel/{arch}/{kernel}/Module.symvers", "/usr/src/ofa_kernel/default/Module.symvers"]
+    return [f"/lib/modules/{kernel}/build/Module.symvers", f"/usr/src/kernels/{kernel}/Module.symvers"]
+
+
+# --- verification -------------------------------------------------------------------------------------------------
+
+
+def verify_o2ib(modinfo_stdout: str, modinfo_rc: int | None, modinfo_stderr: str, ofed: dict, kernel: str,
+                *, real_filename: str = "", versions: dict[str, int] | None = None,
+                symvers: dict[str, tuple[int, str]] | None = None, symvers_path: str = "",
+                crc_note: str = "", fix_packages: list[str] | None = None) -> dict:
+    """Compare ``ko2iblnd`` with the running kernel and RDMA stack (the numbered checks of the module docstring).
+
+    Returns:
+        ``{"ok": bool, "problems": [str], "warnings": [str], "module": {filename, real_filename, vermagic,
+        depends, srcversion, version}, "built_for": {"kernel", "rdma_stack"}, "running": {"kernel",
+        "rdma_stack"}, "crc": {"checked": n, "symvers": path, "note": str}, "msg": str}``; ``msg`` names the
+        module, what it was built for, what is running and what to do when ``ok`` is False.
+    """
+    running_stack = ofed.get("version") or ("in-kernel RDMA stack" if ofed.get("stack") == "inbox" else "unknown")
+    result: dict = {"ok": False, "problems": [], "warnings": [], "module": {},
+                    "built_for": {"kernel": "", "rdma_stack": ""},
+                    "running": {"kernel": kernel, "rdma_stack": running_stack},
+                    "crc": {"checked": 0, "symvers": symvers_path, "note": crc_note}, "msg": ""}
+    fix = ("install the kmod built for this kernel and stack (" + ", ".join(fix_packages) + ")"
+           if fix_packages else "install the kmod built for this kernel and stack")
+    sources = ("the ofa_kernel sources (mlnx-ofa_kernel-devel / mlnx-ofed-kernel-dkms)"
+               if ofed.get("stack") not in ("inbox", None) else "the kernel headers")
+    rebuild = f"rebuild it with DKMS against the running stack (dkms autoinstall -k {kernel}, with {sources} installed)"
+    fields = parse_modinfo(modinfo_stdout) if modinfo_rc == 0 else {}
+    filename = (fields.get("filename") or [""])[0]
+    if not filename:
+        detail = (modinfo_stderr or modinfo_stdout or "").strip().splitlines()
+        result["problems"].append(f"ko2iblnd is not installed for kernel {kernel}"
+                                  + (f" ({detail[0]})" if detail else ""))
+        result["msg"] = (f"ko2iblnd (the o2ib LND) is not installed for the running kernel {kernel} "
+                         f"(running {running_stack}): {fix}, or {rebuild}")
+        return result
+    vermagic = (fields.get("vermagic") or [""])[0]
+    depends = [d for d in ",".join(fields.get("depends") or []).split(",") if d]
+    built_kernel = kernel_of_vermagic(vermagic)
+    in_kernel_file = (real_filename or filename).rsplit("/", 1)[-1].startswith("in-kernel-")
+    if "mlx_compat" in depends:
+        built_stack = "MLNX_OFED/DOCA (depends on mlx_compat)"
+    elif in_kernel_file:
+        built_stack = "in-kernel RDMA stack (in-kernel-ko2iblnd.ko)"
+    else:
+        built_stack = "in-kernel RDMA stack (no mlx_compat dependency)"
+    result["module"] = {"filename": filename, "real_filename": real_filename or filename, "vermagic": vermagic,
+                        "depends": depends, "srcversion": (fields.get("srcversion") or [""])[0],
+                        "version": (fields.get("version") or [""])[0]}
+    result["built_for"] = {"kernel": built_kernel, "rdma_stack": built_stack}
+    stack = ofed.get("stack")
+    ofed_node = stack not in ("inbox", None)
+
+    if not built_kernel:
+        result["problems"].append(f"{filename}: no vermagic in modinfo's output")
+    elif built_kernel != kernel:
+        weak = "/weak-updates/" in filename
+        if weak and not ofed_node:
+            result["warnings"].append(f"{filename} was built for kernel {built_kernel} and is used on {kernel} "
+                                      "through weak-modules (RHEL kABI)")
+        else:
+            result["problems"].append(f"built for kernel {built_kernel}, running kernel {kernel}"
+                                      + (" (a weak-updates link: kABI does not cover MLNX_OFED/DOCA's ofa_kernel "
+                                         "symbols)" if weak else ""))
+    if stack is None:
+        result["problems"].append("the node's RDMA stack is unknown: " + (ofed.get("error") or "ofed_info unread"))
+    elif ofed_node and "mlx_compat" not in depends:
+        result["problems"].append(f"built against the in-kernel RDMA stack (depends: {', '.join(depends) or '-'}), "
+                                  f"the node runs {running_stack}: its ib_core/rdma_cm symbols disagree")
+    elif not ofed_node and "mlx_compat" in depends:
+        result["problems"].append("built against MLNX_OFED/DOCA (depends on mlx_compat), the node runs the in-kernel "
+                                  "RDMA stack (no ofed_info)")
+    if not {"rdma_cm", "ib_core"} & set(depends):
+        result["warnings"].append(f"{filename}: depends ({', '.join(depends) or '-'}) names neither rdma_cm nor "
+                                  "ib_core")
+    if versions is not None and symvers:
+        bad, compared = crc_mismatches(versions, symvers)
+        result["crc"]["checked"] = compared
+        if bad:
+            result["problems"].append(f"{len(bad)} symbol version(s) disagree with {symvers_path}: "
+                                      + "; ".join(bad[:5]) + (" ..." if len(bad) > 5 else ""))
+        elif not compared:
+            result["warnings"].append(f"no symbol ko2iblnd imports is exported in {symvers_path}")
+    result["ok"] = not result["problems"]
+    if not result["ok"]:
+        result["msg"] = (f"ko2iblnd ({filename}) was built for kernel {built_kernel or '?'} against the "
+                         f"{built_stack}; this node runs kernel {kernel} with {running_stack}: "
+                         + "; ".join(result["problems"]) + f". Fix: {rebuild}, or {fix}.")
+    return result

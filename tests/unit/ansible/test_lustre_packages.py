@@ -1,0 +1,308 @@
+"""plugins/module_utils/lustre_packages.py: the package choice per distribution, installed-package parsing, the
+o2ib verification (modinfo against ofed_info and the running kernel) and the symbol-CRC check on synthetic ELF
+modules. Expected values come from the fixtures' README sources and the rules in the module's docstring."""
+
+from __future__ import annotations
+
+import gzip
+import lzma
+import struct
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_packages import (
+    choose_flavor,
+    client_packages,
+    crc_mismatches,
+    install_command,
+    kernel_of_vermagic,
+    module_versions,
+    os_family,
+    parse_dpkg_query,
+    parse_modinfo,
+    parse_ofed_info,
+    parse_rpm_query,
+    parse_symvers,
+    query_command,
+    read_module_file,
+    symvers_candidates,
+    verify_o2ib,
+)
+
+TOOLS = Path(__file__).parents[2] / "fixtures" / "tools"
+MODINFO = TOOLS / "modinfo"
+OFED = TOOLS / "ofed_info"
+UBUNTU_K = "5.15.0-105-generic"
+EL94_K = "5.14.0-427.13.1.el9_4.x86_64"
+EL95_K = "5.14.0-503.14.1.el9_5.x86_64"
+
+
+def ofed(name: str) -> dict:
+    return parse_ofed_info((OFED / name).read_text(), 0)
+
+
+INBOX = parse_ofed_info("", None)
+DOCA = ofed("doca_ofed_24.07_network_operator.txt")
+MOFED = ofed("mlnx_ofed_23.10_azure.txt")
+
+
+# --- distribution and RDMA stack ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "family"), [
+    ('NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\n', "RedHat"),
+    ('ID="rhel"\nVERSION_ID="8.10"\n', "RedHat"),
+    ("ID=almalinux\nID_LIKE=\"rhel centos fedora\"\n", "RedHat"),
+    ('NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="22.04"\n', "Debian"),
+    ("ID=debian\nVERSION_ID=\"12\"\n", "Debian"),
+    ('ID="sles"\nID_LIKE="suse"\n', None),
+    ("", None),
+])
+def test_os_family(text: str, family: str | None) -> None:
+    assert os_family(text) == family
+
+
+@pytest.mark.parametrize(("name", "stack", "version"), [
+    ("mlnx_ofed_23.10_azure.txt", "MLNX_OFED", "MLNX_OFED_LINUX-23.10-1.1.9.0"),
+    ("mlnx_ofed_24.10_no_colon.txt", "MLNX_OFED", "MLNX_OFED_LINUX-24.10-1.1.4.0"),
+    ("doca_ofed_24.07_network_operator.txt", "DOCA-OFED", "OFED-internal-24.07-0.6.1"),
+    ("doca_ofed_24.10_dgx.txt", "DOCA-OFED", "OFED-internal-24.10-1.1.4.0.200"),
+])
+def test_ofed_info_samples(name: str, stack: str, version: str) -> None:
+    parsed = ofed(name)
+    assert (parsed["stack"], parsed["version"], parsed["error"]) == (stack, version, "")
+
+
+def test_ofed_info_absent_and_unreadable() -> None:
+    assert parse_ofed_info("", None)["stack"] == "inbox"
+    assert parse_ofed_info("", 127)["stack"] == "inbox"  # command not found
+    for out, rc in (("garbage\n", 0), ("MLNX_OFED_LINUX-23.10-1.1.9.0:\n", 1), ("", 0)):
+        parsed = parse_ofed_info(out, rc)
+        assert parsed["stack"] is None and parsed["error"]
+
+
+# --- the choice table ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("family", "flavor", "stack", "published", "want"), [
+    ("RedHat", "auto", "inbox", None, "kmod"),
+    ("RedHat", "auto", "inbox", False, "dkms"),
+    ("RedHat", "auto", "inbox", True, "kmod"),
+    ("RedHat", "auto", "DOCA-OFED", None, "dkms"),
+    ("RedHat", "auto", "MLNX_OFED", True, "kmod"),
+    ("RedHat", "auto", None, None, "dkms"),
+    ("Debian", "auto", "inbox", None, "dkms"),
+    ("Debian", "auto", "inbox", True, "kmod"),
+    ("Debian", "auto", "DOCA-OFED", False, "dkms"),
+    ("Debian", "kmod", "DOCA-OFED", None, "kmod"),  # explicit flavour wins
+    ("RedHat", "dkms", "inbox", True, "dkms"),
+])
+def test_flavor_rule(family: str, flavor: str, stack: str | None, published: bool | None, want: str) -> None:
+    got, reason = choose_flavor(family, flavor, stack, published)
+    assert got == want and reason
+
+
+def test_flavor_rule_rejects_unknown_values() -> None:
+    with pytest.raises(ValueError, match="os_family 'Suse' is not supported; supported: RedHat, Debian"):
+        choose_flavor("Suse", "auto", "inbox", None)
+    with pytest.raises(ValueError, match="flavor 'rpm' is not one of kmod, dkms, auto"):
+        choose_flavor("RedHat", "rpm", "inbox", None)
+
+
+@pytest.mark.parametrize(("family", "flavor", "packages"), [
+    ("RedHat", "kmod", ["lustre-client", "kmod-lustre-client"]),
+    ("RedHat", "dkms", ["lustre-client", "lustre-client-dkms", f"kernel-devel-{EL94_K}"]),
+    ("Debian", "kmod", ["lustre-client-utils", f"lustre-client-modules-{UBUNTU_K}"]),
+    ("Debian", "dkms", ["lustre-client-utils", "lustre-client-modules-dkms", f"linux-headers-{UBUNTU_K}"]),
+])
+def test_package_table(family: str, flavor: str, packages: list[str]) -> None:
+    kernel = EL94_K if family == "RedHat" else UBUNTU_K
+    assert client_packages(family, flavor, kernel) == packages
+
+
+# --- installed packages -------------------------------------------------------------------------------------------
+
+
+def test_rpm_query_output() -> None:
+    names = ["lustre-client", "kmod-lustre-client"]
+    argv = query_command("RedHat", names)
+    assert argv[:3] == ["rpm", "-q", "--qf"] and argv[3] == "%{NAME} %{VERSION}-%{RELEASE}\n"
+    out = "lustre-client 2.15.5-1.el9\npackage kmod-lustre-client is not installed\n"
+    assert parse_rpm_query(out, names) == {"lustre-client": "2.15.5-1.el9", "kmod-lustre-client": None}
+
+
+def test_dpkg_query_output() -> None:
+    names = ["lustre-client-utils", "lustre-client-modules-dkms", "linux-headers-5.15.0-105-generic"]
+    assert query_command("Debian", names)[:3] == ["dpkg-query", "-W", "-f=${Package} ${Version} ${db:Status-Abbrev}\n"]
+    out = "lustre-client-utils 2.15.5-1 ii \nlustre-client-modules-dkms 2.15.5-1 rc \n"
+    assert parse_dpkg_query(out, names) == {"lustre-client-utils": "2.15.5-1", "lustre-client-modules-dkms": None,
+                                            "linux-headers-5.15.0-105-generic": None}
+
+
+def test_install_commands() -> None:
+    assert install_command("RedHat", ["kmod-lustre-client"]) == ["dnf", "install", "-y", "kmod-lustre-client"]
+    assert install_command("RedHat", ["x"], have_dnf=False)[0] == "yum"
+    assert install_command("Debian", ["lustre-client-utils"]) == [
+        "apt-get", "install", "-y", "--no-install-recommends", "lustre-client-utils"]
+
+
+# --- modinfo and the verification ---------------------------------------------------------------------------------
+
+
+def test_modinfo_fields_of_real_captures() -> None:
+    inbox = parse_modinfo((MODINFO / "ib_core_inbox_ubuntu_5.15_ksmbd574.txt").read_text())
+    assert inbox["depends"] == [""] and inbox["alias"][1] == "net-pf-16-proto-20"
+    assert kernel_of_vermagic(inbox["vermagic"][0]) == "5.15.0-46-generic"
+    mofed = parse_modinfo((MODINFO / "nvme_rdma_mofed_el8.3_gds.txt").read_text())
+    assert mofed["depends"] == ["mlx_compat,rdma_cm,ib_core,nvme-core,nvme-fabrics"]
+    assert parse_modinfo((MODINFO / "ib_core_mofed_dkms_ubuntu_5.4.txt").read_text())["depends"] == ["mlx_compat"]
+
+
+def verify(name: str, stack: dict, kernel: str, rc: int = 0, **kw) -> dict:
+    text = (MODINFO / name).read_text()
+    return verify_o2ib(text if rc == 0 else "", rc, text if rc else "", stack, kernel, **kw)
+
+
+def test_dkms_mofed_build_on_a_doca_node_passes() -> None:
+    result = verify("ko2iblnd_dkms_mofed_ubuntu_derived.txt", DOCA, UBUNTU_K)
+    assert result["ok"] and not result["problems"] and not result["warnings"]
+    assert result["built_for"] == {"kernel": UBUNTU_K, "rdma_stack": "MLNX_OFED/DOCA (depends on mlx_compat)"}
+    assert result["running"] == {"kernel": UBUNTU_K, "rdma_stack": "OFED-internal-24.07-0.6.1"}
+    assert result["module"]["depends"] == ["lnet", "libcfs", "rdma_cm", "ib_core", "mlx_compat"]
+
+
+def test_inkernel_kmod_on_an_inbox_node_passes() -> None:
+    result = verify("ko2iblnd_kmod_inkernel_el9_derived.txt", INBOX, EL94_K)
+    assert result["ok"] and result["running"]["rdma_stack"] == "in-kernel RDMA stack"
+
+
+def test_inkernel_kmod_on_a_mofed_node_fails_with_what_to_do() -> None:
+    result = verify("ko2iblnd_kmod_inkernel_el9_derived.txt", MOFED, EL94_K,
+                    fix_packages=["lustre-client", "kmod-lustre-client"])
+    assert not result["ok"]
+    msg = result["msg"]
+    assert msg.startswith("ko2iblnd (/lib/modules/5.14.0-427.13.1.el9_4.x86_64/extra/lustre-client/net/ko2iblnd.ko)"
+                          " was built for kernel 5.14.0-427.13.1.el9_4.x86_64 against the in-kernel RDMA stack")
+    assert f"this node runs kernel {EL94_K} with MLNX_OFED_LINUX-23.10-1.1.9.0" in msg
+    assert "dkms autoinstall -k 5.14.0-427.13.1.el9_4.x86_64" in msg and "ofa_kernel" in msg
+    assert "kmod-lustre-client" in msg
+
+
+def test_mofed_build_on_an_inbox_node_fails() -> None:
+    result = verify("ko2iblnd_dkms_mofed_ubuntu_derived.txt", INBOX, UBUNTU_K)
+    assert not result["ok"] and "depends on mlx_compat" in result["problems"][0]
+
+
+def test_module_built_for_another_kernel_fails() -> None:
+    result = verify("ko2iblnd_dkms_mofed_ubuntu_derived.txt", DOCA, "5.15.0-107-generic")
+    assert not result["ok"]
+    assert result["problems"] == ["built for kernel 5.15.0-105-generic, running kernel 5.15.0-107-generic"]
+
+
+def test_weak_updates_is_a_warning_on_inbox_and_a_failure_with_ofed() -> None:
+    ok = verify("ko2iblnd_weak_updates_el9_derived.txt", INBOX, EL95_K)
+    assert ok["ok"] and "weak-modules" in ok["warnings"][0]
+    bad = verify("ko2iblnd_weak_updates_el9_derived.txt", DOCA, EL95_K)
+    assert not bad["ok"] and any("kABI does not cover" in p for p in bad["problems"])
+
+
+def test_not_installed_names_kernel_and_fix() -> None:
+    result = verify("ko2iblnd_not_found_derived.txt", DOCA, UBUNTU_K, rc=1,
+                    fix_packages=["lustre-client-utils", "lustre-client-modules-dkms"])
+    assert not result["ok"]
+    assert result["problems"] == [f"ko2iblnd is not installed for kernel {UBUNTU_K} "
+                                  "(modinfo: ERROR: Module ko2iblnd not found.)"]
+    assert result["msg"].startswith(f"ko2iblnd (the o2ib LND) is not installed for the running kernel {UBUNTU_K} "
+                                    "(running OFED-internal-24.07-0.6.1)")
+
+
+def test_unknown_rdma_stack_never_passes() -> None:
+    unknown = parse_ofed_info("garbage", 0)
+    result = verify("ko2iblnd_dkms_mofed_ubuntu_derived.txt", unknown, UBUNTU_K)
+    assert not result["ok"] and "RDMA stack is unknown" in result["problems"][0]
+
+
+def test_in_kernel_link_target_counts_as_in_kernel_build() -> None:
+    text = (MODINFO / "ko2iblnd_kmod_inkernel_el9_derived.txt").read_text()
+    result = verify_o2ib(text, 0, "", DOCA, EL94_K,
+                         real_filename=f"/lib/modules/{EL94_K}/extra/lustre-client/net/in-kernel-ko2iblnd.ko")
+    assert result["built_for"]["rdma_stack"] == "in-kernel RDMA stack (in-kernel-ko2iblnd.ko)"
+    assert not result["ok"]
+
+
+# --- symbol CRCs --------------------------------------------------------------------------------------------------
+
+
+def make_elf(versions: dict[str, int], *, is64: bool = True, little: bool = True) -> bytes:
+    """A minimal relocatable ELF: null section, __versions (struct modversion_info entries), .shstrtab."""
+    e = "<" if little else ">"
+    crc_fmt, crc_size = ("Q", 8) if is64 else ("I", 4)
+    data = b"".join(struct.pack(e + crc_fmt, crc) + name.encode().ljust(64 - crc_size, b"\0")
+                    for name, crc in versions.items())
+    shstrtab = b"\0__versions\0.shstrtab\0"
+    ehsize = 64 if is64 else 52
+    data_off = ehsize
+    str_off = data_off + len(data)
+    sh_off = str_off + len(shstrtab)
+    if is64:
+        def sh(name, typ, off, size):
+            return struct.pack(e + "IIQQQQIIQQ", name, typ, 0, 0, off, size, 0, 0, 1, 0)
+        header = (b"\x7fELF\x02" + (b"\x01" if little else b"\x02") + b"\x01" + b"\0" * 9
+                  + struct.pack(e + "HHIQQQIHHHHHH", 1, 62, 1, 0, 0, sh_off, 0, 64, 0, 0, 64, 3, 2))
+    else:
+        def sh(name, typ, off, size):
+            return struct.pack(e + "IIIIIIIIII", name, typ, 0, 0, off, size, 0, 0, 1, 0)
+        header = (b"\x7fELF\x01" + (b"\x01" if little else b"\x02") + b"\x01" + b"\0" * 9
+                  + struct.pack(e + "HHIIIIIHHHHHH", 1, 3, 1, 0, 0, sh_off, 0, 52, 0, 0, 40, 3, 2))
+    sections = sh(0, 0, 0, 0) + sh(1, 1, data_off, len(data)) + sh(12, 3, str_off, len(shstrtab))
+    return header + data + shstrtab + sections
+
+
+VERSIONS = {"module_layout": 0x1A2B3C4D, "rdma_create_id": 0xDEADBEEF, "ib_dereg_mr_user": 0x01234567,
+            "lnet_notify": 0x0BADF00D}
+SYMVERS = ("0xdeadbeef\trdma_create_id\tdrivers/infiniband/core/rdma_cm\tEXPORT_SYMBOL\t\n"
+           "0x01234567\tib_dereg_mr_user\tdrivers/infiniband/core/ib_core\tEXPORT_SYMBOL\t\n"
+           "0x99999999\tib_unrelated\tdrivers/infiniband/core/ib_core\tEXPORT_SYMBOL_GPL\t\n")
+
+
+@pytest.mark.parametrize(("is64", "little"), [(True, True), (True, False), (False, True)])
+def test_module_versions_of_synthetic_elf(is64: bool, little: bool) -> None:
+    assert module_versions(make_elf(VERSIONS, is64=is64, little=little)) == VERSIONS
+
+
+def test_module_versions_rejects_non_elf_and_reads_compressed() -> None:
+    assert module_versions(b"not an elf at all" * 10) is None
+    assert module_versions(make_elf(VERSIONS)[:60]) is None  # truncated
+    elf = make_elf(VERSIONS)
+    assert read_module_file(lzma.compress(elf), "ko2iblnd.ko.xz") == elf
+    assert read_module_file(gzip.compress(elf), "ko2iblnd.ko.gz") == elf
+    assert read_module_file(b"zstd frame", "ko2iblnd.ko.zst") is None
+    assert read_module_file(b"garbage", "ko2iblnd.ko.xz") is None
+
+
+def test_crc_compare() -> None:
+    symvers = parse_symvers(SYMVERS)
+    assert symvers["rdma_create_id"] == (0xDEADBEEF, "drivers/infiniband/core/rdma_cm")
+    assert crc_mismatches(VERSIONS, symvers) == ([], 2)  # module_layout and lnet_notify are not in this file
+    changed = {**VERSIONS, "rdma_create_id": 0xFEEDFACE}
+    bad, compared = crc_mismatches(changed, symvers)
+    assert compared == 2 and bad == ["rdma_create_id (ko2iblnd has 0xfeedface, drivers/infiniband/core/rdma_cm "
+                                     "exports 0xdeadbeef)"]
+
+
+def test_crc_mismatch_fails_the_verification() -> None:
+    text = (MODINFO / "ko2iblnd_dkms_mofed_ubuntu_derived.txt").read_text()
+    path = f"/usr/src/ofa_kernel/x86_64/{UBUNTU_K}/Module.symvers"
+    good = verify_o2ib(text, 0, "", DOCA, UBUNTU_K, versions=VERSIONS, symvers=parse_symvers(SYMVERS),
+                       symvers_path=path)
+    assert good["ok"] and good["crc"]["checked"] == 2
+    bad = verify_o2ib(text, 0, "", DOCA, UBUNTU_K, versions={**VERSIONS, "ib_dereg_mr_user": 7},
+                      symvers=parse_symvers(SYMVERS), symvers_path=path)
+    assert not bad["ok"] and "1 symbol version(s) disagree with " + path in bad["msg"]
+
+
+def test_symvers_candidates() -> None:
+    assert symvers_candidates("DOCA-OFED", UBUNTU_K, "x86_64") == [
+        f"/usr/src/ofa_kernel/x86_64/{UBUNTU_K}/Module.symvers", "/usr/src/ofa_kernel/default/Module.symvers"]
+    assert symvers_candidates("inbox", EL94_K, "x86_64")[0] == f"/lib/modules/{EL94_K}/build/Module.symvers"

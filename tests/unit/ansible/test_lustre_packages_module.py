@@ -1,0 +1,254 @@
+"""aiinfra.hwaac.lustre_client_packages run as Ansible runs it (tests/unit/ansible/module_run.py), with the modinfo
+and ofed_info fakes (tests/fakes/bin) and, for the package manager, a stub in the test's own bin folder that keeps
+the installed packages in a JSON file and prints rpm's / dpkg-query's real formats (``package NAME is not
+installed``; ``dpkg-query: no packages found matching NAME``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.unit.ansible.module_run import run_module
+from tests.unit.ansible.test_lustre_packages import SYMVERS, VERSIONS, make_elf
+
+REPO = Path(__file__).resolve().parents[3]
+FAKES = REPO / "tests" / "fakes" / "bin"
+UBUNTU_K = "5.15.0-105-generic"
+EL_K = "5.14.0-427.13.1.el9_4.x86_64"
+UBUNTU = 'NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="22.04"\n'
+ROCKY = 'NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\n'
+
+PKG_STUB = """#!{python}
+import json, os, sys
+tool = os.path.basename(sys.argv[0])
+path = os.path.join(os.environ["HWAAC_STUB"], "pkgs.json")
+state = json.load(open(path)) if os.path.exists(path) else {{}}
+installed = state.setdefault("installed", {{}})
+with open(os.path.join(os.environ["HWAAC_FAKE_STATE"], "calls.log"), "a") as fh:
+    fh.write(" ".join([tool, *sys.argv[1:]]) + "\\n")
+if tool == "rpm":
+    names = [a for a in sys.argv[2:] if a != "--qf" and "%" not in a]
+    missing = 0
+    for name in names:
+        if name in installed:
+            print(name, installed[name])
+        else:
+            print(f"package {{name}} is not installed")
+            missing += 1
+    sys.exit(missing)
+if tool == "dpkg-query":
+    rc = 0
+    for name in [a for a in sys.argv[2:] if not a.startswith("-")]:
+        if name in installed:
+            print(f"{{name}} {{installed[name]}} ii ")
+        else:
+            sys.stderr.write(f"dpkg-query: no packages found matching {{name}}\\n")
+            rc = 1
+    sys.exit(rc)
+if tool in ("dnf", "yum", "apt-get"):
+    if state.get("fail_install"):
+        sys.stderr.write("E: Unable to locate package " + sys.argv[-1] + "\\n")
+        sys.exit(100)
+    for name in [a for a in sys.argv[2:] if not a.startswith("-")]:
+        installed[name] = "2.15.5-1"
+    json.dump(state, open(path, "w"))
+    sys.exit(0)
+sys.exit(99)
+"""
+
+
+class Host:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.state = tmp / "state"
+        self.state.mkdir()
+        self.stub = tmp / "stub"
+        self.stub.mkdir()
+        for tool in ("rpm", "dpkg-query", "dnf", "apt-get"):
+            path = self.stub / tool
+            path.write_text(PKG_STUB.format(python=sys.executable))
+            path.chmod(0o755)
+        for tool in ("modinfo", "ofed_info"):
+            (self.stub / tool).symlink_to(FAKES / tool)
+        self.calls = 0
+
+    def os_release(self, text: str) -> str:
+        path = self.tmp / "os-release"
+        path.write_text(text)
+        return str(path)
+
+    def packages(self, installed: dict[str, str] | None = None, fail_install: bool = False) -> None:
+        (self.stub / "pkgs.json").write_text(json.dumps({"installed": installed or {}, "fail_install": fail_install}))
+
+    def installed(self) -> dict[str, str]:
+        path = self.stub / "pkgs.json"
+        return json.loads(path.read_text())["installed"] if path.exists() else {}
+
+    def knob(self, name: str, value: dict) -> None:
+        (self.state / name).write_text(json.dumps(value))
+
+    def run(self, *, check: bool = False, **args) -> dict:
+        self.calls += 1
+        env = {**os.environ, "PATH": f"{self.stub}{os.pathsep}/usr/bin{os.pathsep}/bin",
+               "HWAAC_FAKE_STATE": str(self.state), "HWAAC_STUB": str(self.stub), "PYTHONPATH": str(REPO)}
+        return run_module("lustre_client_packages", args, self.tmp / f"args{self.calls}.json", env, check=check)
+
+    def tool_calls(self) -> list[str]:
+        path = self.state / "calls.log"
+        return path.read_text().splitlines() if path.exists() else []
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Host:
+    return Host(tmp_path)
+
+
+def test_ubuntu_doca_installs_dkms_then_verifies_and_is_idempotent(host: Host) -> None:
+    release = host.os_release(UBUNTU)
+    res = host.run(os_release=release, kernel_release=UBUNTU_K)
+    assert not res.get("failed"), res.get("msg")
+    assert (res["family"], res["flavor"], res["ofed"]["stack"]) == ("Debian", "dkms", "DOCA-OFED")
+    assert res["packages"] == ["lustre-client-utils", "lustre-client-modules-dkms", f"linux-headers-{UBUNTU_K}"]
+    assert res["missing"] == res["packages"] and res["changed"] is True
+    assert res["commands"] == [["apt-get", "install", "-y", "--no-install-recommends", *res["packages"]]]
+    assert res["installed"] == dict.fromkeys(res["packages"], "2.15.5-1")
+    assert res["diff"] == {"before": {"installed": []}, "after": {"installed": sorted(res["packages"])}}
+    o2ib = res["o2ib"]
+    assert o2ib["ok"] and o2ib["built_for"]["kernel"] == UBUNTU_K
+    assert o2ib["running"] == {"kernel": UBUNTU_K, "rdma_stack": "OFED-internal-24.07-0.6.1"}
+    assert "modinfo -k 5.15.0-105-generic ko2iblnd" in host.tool_calls()
+    again = host.run(os_release=release, kernel_release=UBUNTU_K)
+    assert again["changed"] is False and again["missing"] == [] and again["commands"] == []
+    assert sum(call.startswith("apt-get") for call in host.tool_calls()) == 1
+
+
+def test_check_mode_predicts_and_installs_nothing(host: Host) -> None:
+    host.knob("modinfo.json", {"ko2iblnd": {"installed": False}})
+    res = host.run(check=True, os_family="Debian", kernel_release=UBUNTU_K)
+    assert res["changed"] is True and res["commands"][0][:2] == ["apt-get", "install"]
+    assert res["o2ib"]["ok"] is None and "verified after the install" in res["o2ib"]["deferred"]
+    assert host.installed() == {} and not any(c.startswith("apt-get") for c in host.tool_calls())
+
+
+def test_el_inbox_gets_the_kmod(host: Host) -> None:
+    host.knob("ofed.json", {"installed": False})
+    host.packages({"lustre-client": "2.15.5-1.el9", "kmod-lustre-client": "2.15.5-1.el9"})
+    res = host.run(os_release=host.os_release(ROCKY), kernel_release=EL_K)
+    assert (res["family"], res["flavor"], res["ofed"]["stack"]) == ("RedHat", "kmod", "inbox")
+    assert res["packages"] == ["lustre-client", "kmod-lustre-client"] and res["changed"] is False
+    assert res["o2ib"]["ok"] and res["o2ib"]["built_for"]["rdma_stack"].startswith("in-kernel")
+    assert res["o2ib"]["module"]["filename"] == f"/lib/modules/{EL_K}/extra/lustre-client/net/ko2iblnd.ko"
+
+
+def test_el_kmod_built_for_inbox_on_a_mofed_node_fails_naming_both(host: Host) -> None:
+    host.knob("ofed.json", {"version": "MLNX_OFED_LINUX-23.10-1.1.9.0"})
+    host.knob("modinfo.json", {"ko2iblnd": {"stack": "in-kernel", "dir": "extra/lustre-client/net"}})
+    host.packages({"lustre-client": "2.15.5-1.el9", "kmod-lustre-client": "2.15.5-1.el9"})
+    res = host.run(os_family="RedHat", flavor="kmod", kernel_release=EL_K)
+    assert res["failed"]
+    msg = res["msg"]
+    assert f"ko2iblnd (/lib/modules/{EL_K}/extra/lustre-client/net/ko2iblnd.ko) was built for kernel {EL_K} " \
+           "against the in-kernel RDMA stack" in msg
+    assert "this node runs kernel 5.14.0-427.13.1.el9_4.x86_64 with MLNX_OFED_LINUX-23.10-1.1.9.0" in msg
+    assert "dkms autoinstall -k" in msg
+    assert res["o2ib"]["ok"] is False and res["flavor"] == "kmod"
+
+
+def test_module_built_for_an_older_kernel_fails(host: Host) -> None:
+    host.knob("modinfo.json", {"ko2iblnd": {"built_kernel": "5.15.0-102-generic"}})
+    host.packages({"lustre-client-utils": "2.15.5-1", "lustre-client-modules-dkms": "2.15.5-1",
+                   f"linux-headers-{UBUNTU_K}": "5.15.0-105.115"})
+    res = host.run(os_family="Debian", kernel_release=UBUNTU_K)
+    assert res["failed"] and "built for kernel 5.15.0-102-generic, running kernel 5.15.0-105-generic" in res["msg"]
+    res = host.run(os_family="Debian", kernel_release=UBUNTU_K, require_o2ib=False)
+    assert not res.get("failed") and res["o2ib"]["ok"] is False
+
+
+def test_no_install_and_no_module_fails_with_the_packages_to_install(host: Host) -> None:
+    host.knob("modinfo.json", {"ko2iblnd": {"installed": False}})
+    res = host.run(os_family="Debian", kernel_release=UBUNTU_K, install=False)
+    assert res["failed"] and res["changed"] is False and res["commands"] == []
+    assert res["msg"].endswith(f"ko2iblnd (the o2ib LND) is not installed for the running kernel {UBUNTU_K} "
+                               "(running OFED-internal-24.07-0.6.1): install the kmod built for this kernel and "
+                               "stack (lustre-client-utils, lustre-client-modules-dkms, "
+                               f"linux-headers-{UBUNTU_K}), or rebuild it with DKMS against the running stack "
+                               f"(dkms autoinstall -k {UBUNTU_K}, with the ofa_kernel sources (mlnx-ofa_kernel-devel"
+                               " / mlnx-ofed-kernel-dkms) installed)")
+    assert not any(c.startswith("apt-get") for c in host.tool_calls())
+
+
+def test_verify_off_only_decides(host: Host) -> None:
+    res = host.run(os_family="Debian", kernel_release=UBUNTU_K, install=False, verify=False,
+                   kmod_for_running_kernel=True)
+    assert res["flavor"] == "kmod" and res["packages"][1] == f"lustre-client-modules-{UBUNTU_K}"
+    assert "o2ib" not in res and not any(c.startswith("modinfo") for c in host.tool_calls())
+
+
+def test_install_failure_is_reported(host: Host) -> None:
+    host.packages(fail_install=True)
+    res = host.run(os_family="Debian", kernel_release=UBUNTU_K)
+    assert res["failed"] and "apt-get install -y --no-install-recommends" in res["msg"]
+    assert "Unable to locate package" in res["msg"]
+
+
+@pytest.mark.parametrize(("release", "message"), [
+    ('ID="sles"\nID_LIKE="suse"\n', "names neither an EL nor a Debian/Ubuntu distribution; set os_family"),
+    (None, "os_release /nonexistent/os-release"),
+])
+def test_unknown_distribution_fails_clearly(host: Host, release: str | None, message: str) -> None:
+    path = host.os_release(release) if release is not None else "/nonexistent/os-release"
+    res = host.run(os_release=path, kernel_release=UBUNTU_K)
+    assert res["failed"] and message in res["msg"]
+
+
+def test_bad_flavor_is_refused_by_the_spec(host: Host) -> None:
+    res = host.run(os_family="Debian", flavor="rpm")
+    assert res["failed"] and "flavor" in res["msg"] and "kmod, dkms, auto" in res["msg"]
+
+
+def test_symbol_crcs_of_the_module_file_against_the_stack_symvers(host: Host) -> None:
+    ko = host.tmp / "ko2iblnd.ko"
+    ko.write_bytes(make_elf(VERSIONS))
+    symvers = host.tmp / "Module.symvers"
+    symvers.write_text(SYMVERS)
+    host.knob("modinfo.json", {"ko2iblnd": {"filename": str(ko)}})
+    host.packages({"lustre-client-utils": "2.15.5-1", "lustre-client-modules-dkms": "2.15.5-1",
+                   f"linux-headers-{UBUNTU_K}": "5.15.0-105.115"})
+    res = host.run(os_family="Debian", kernel_release=UBUNTU_K, symvers=str(symvers))
+    assert not res.get("failed"), res.get("msg")
+    assert res["o2ib"]["crc"] == {"checked": 2, "symvers": str(symvers), "note": ""}
+    ko.write_bytes(make_elf({**VERSIONS, "rdma_create_id": 0xFEEDFACE}))
+    res = host.run(os_family="Debian", kernel_release=UBUNTU_K, symvers=str(symvers))
+    assert res["failed"] and "rdma_create_id (ko2iblnd has 0xfeedface" in res["msg"]
+    symvers.unlink()
+    res = host.run(os_family="Debian", kernel_release=UBUNTU_K, symvers=str(symvers))
+    assert not res.get("failed") and res["o2ib"]["crc"]["checked"] == 0
+    assert "no Module.symvers of the running RDMA stack" in res["o2ib"]["crc"]["note"]
+
+
+def test_fakes_print_the_recorded_formats(host: Host) -> None:
+    """modinfo / ofed_info fakes against the fixtures they follow (tests/fixtures/tools/{modinfo,ofed_info})."""
+    import subprocess
+
+    from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_packages import parse_modinfo
+
+    env = {**os.environ, "HWAAC_FAKE_STATE": str(host.state)}
+    fake = subprocess.run([str(FAKES / "modinfo"), "-k", UBUNTU_K, "ko2iblnd"], env=env, capture_output=True,
+                          text=True, check=True).stdout
+    recorded = (REPO / "tests/fixtures/tools/modinfo/ko2iblnd_dkms_mofed_ubuntu_derived.txt").read_text()
+    got, want = parse_modinfo(fake), parse_modinfo(recorded)
+    for field in ("filename", "license", "version", "description", "author", "srcversion", "depends", "name",
+                  "vermagic"):
+        assert got[field] == want[field], field
+    assert fake.splitlines()[0] == recorded.splitlines()[0]  # the 16-column layout
+    only = subprocess.run([str(FAKES / "modinfo"), "-k", UBUNTU_K, "-F", "depends", "ko2iblnd"], env=env,
+                          capture_output=True, text=True, check=True).stdout
+    assert only == "lnet,libcfs,rdma_cm,ib_core,mlx_compat\n"
+    missing = subprocess.run([str(FAKES / "modinfo"), "ib_nothing"], env=env, capture_output=True, text=True)
+    assert (missing.returncode, missing.stderr) == (1, "modinfo: ERROR: Module ib_nothing not found.\n")
+    ofed = subprocess.run([str(FAKES / "ofed_info"), "-s"], env=env, capture_output=True, text=True, check=True)
+    assert ofed.stdout == (REPO / "tests/fixtures/tools/ofed_info/doca_ofed_24.07_network_operator.txt").read_text()
