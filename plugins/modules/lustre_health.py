@@ -53,7 +53,7 @@ options:
     default: /proc/mounts
   lnet:
     description:
-      - Also read the local LNet NIs (C(lnetctl net show -v)): status, health value, fatal_error.
+      - "Also read the local LNet NIs (C(lnetctl net show -v)): status, health value, fatal_error."
     type: bool
     default: true
   timeout:
