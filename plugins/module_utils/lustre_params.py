@@ -1,0 +1,288 @@
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""Lustre client tunables on the managed host: ``lctl get_param`` output, the client version, and persistence
+(2.17+ ``/etc/lustre/mount.client.params``; before 2.17 a systemd oneshot unit bound to the mount unit).
+
+Standard library only (host side); used by ``aiinfra.hwaac.lustre_tune``.
+
+Sources:
+
+- ``lctl get_param PATTERN`` prints ``NAME=VALUE`` per matching parameter, or ``NAME=`` and a newline before a
+  value that holds a newline or is long (``read_param`` in ``lustre/utils/lustre_cfg.c``); ``-n`` prints the
+  values only. No match: ``error: get_param: param_path 'PATTERN': No such file or directory`` on stderr, non-zero
+  exit (``param_display``). ``lctl set_param NAME=VALUE`` prints ``NAME=VALUE`` per device it set.
+- ``lctl get_param -n version``: ``2.9.55`` and later print the bare version; 2.6-2.8 printed ``lustre: 2.8.53``
+  and ``kernel:``/``build:`` lines (the comment above ``lustre_build_version`` in ``lustre/tests/test-framework.sh``).
+  Vendor builds add suffixes (``2.14.0_ddn98``).
+- ``/etc/lustre/mount.client.params`` (2.17+, LU-11077): ``PARAM=VALUE`` lines and ``#`` comments, applied on
+  this node after every client mount; the shipped file is ``lustre/conf/mount.client.params``;
+  ``lctl set_param -C`` writes it (lctl-set_param(8)).
+- Unit names of paths (systemd.unit(5), ``unit_name_path_escape`` in systemd ``src/basic/unit-name.c``): the path
+  is simplified, ``/`` is ``-``, the root is ``-``, leading and trailing ``/`` are dropped, every byte that is
+  not ASCII alphanumeric, ``:``, ``_`` or ``.`` (and a leading ``.``) is written ``\\xNN``; a path with ``.`` or
+  ``..`` components is not accepted.
+- ExecStart= (systemd.service(5), systemd.syntax(7)): ``%`` starts a specifier (write ``%%``), ``$`` a variable
+  (write ``$$``); an argument with spaces or quotes is double-quoted with C escapes.
+- mdc ``max_mod_rpcs_in_flight`` must stay below ``max_rpcs_in_flight`` (``obd_set_max_mod_rpcs_in_flight``
+  returns -ERANGE otherwise before 2.16; lowering ``max_rpcs_in_flight`` lowers it; ``lustre/ldlm/ldlm_lib.c``),
+  so ``max_rpcs_in_flight`` patterns are set first.
+"""
+
+from __future__ import annotations
+
+import re
+
+PARAM_LINE_RE = re.compile(r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.\-@*\[\]]*)=(?P<value>.*)$")
+PATTERN_RE = re.compile(r"^[A-Za-z0-9_*?\[\]\-@.]+$")
+VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?")
+PERSIST_FILE_VERSION = (2, 17)
+BLOCK_BEGIN = "# BEGIN hwaac lustre_tune {fsname}"
+BLOCK_END = "# END hwaac lustre_tune {fsname}"
+
+
+class ParamError(Exception):
+    """Bad input or unreadable output; the message names the field, the value and what is valid."""
+
+
+def parse_get_param(text: str) -> dict[str, str]:
+    """``lctl get_param PATTERN`` output -> {parameter name: value}. Multi-line values (``NAME=`` then lines) are
+    kept with their newlines, without the trailing one."""
+    out: dict[str, str] = {}
+    name = None
+    lines: list[str] = []
+    for line in text.splitlines():
+        m = PARAM_LINE_RE.match(line)
+        if m and not line.startswith(" "):
+            if name is not None:
+                out[name] = "\n".join(lines).rstrip("\n")
+            name = m.group("name")
+            lines = [m.group("value")] if m.group("value") else []
+        elif name is not None:
+            lines.append(line)
+    if name is not None:
+        out[name] = "\n".join(lines).rstrip("\n")
+    return out
+
+
+def parse_version(text: str) -> tuple[tuple[int, ...], str]:
+    """The Lustre version from ``lctl get_param -n version`` (any of the layouts above) -> ((2, 15, 5), '2.15.5')."""
+    for line in (text or "").splitlines():
+        s = line.strip()
+        if not s:
+            continue
+        if ":" in s:
+            key, _, val = s.partition(":")
+            if key.strip().lower() not in ("lustre", "version", "lustre version"):
+                continue
+            s = val.strip()
+        if s.startswith("version="):
+            s = s[len("version="):]
+        m = VERSION_RE.match(s)
+        if m:
+            nums = tuple(int(g) for g in m.groups() if g is not None)
+            return nums, m.group(0)
+    raise ParamError(f"cannot read a Lustre version from {text.strip()[:200]!r} (expected for example 2.15.5)")
+
+
+def version_tuple(text: str, where: str = "client_version") -> tuple[int, ...]:
+    m = VERSION_RE.fullmatch(str(text).strip())
+    if not m:
+        raise ParamError(f"{where}: {text!r} is not a Lustre version (expected MAJOR.MINOR[.PATCH], e.g. 2.15.5)")
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+def check_params(params, fsname: str | None = None) -> tuple[dict[str, str], list[str]]:
+    """Validate ``{pattern: value}``; values become strings. Returns (params, warnings)."""
+    if not isinstance(params, dict) or not params:
+        raise ParamError(f"params: {params!r} must be a non-empty mapping of lctl parameter pattern to value, for "
+                         "example {'osc.lfs1-OST*.max_rpcs_in_flight': 32}")
+    out: dict[str, str] = {}
+    warnings: list[str] = []
+    for pattern, value in params.items():
+        if (not isinstance(pattern, str) or not PATTERN_RE.match(pattern) or pattern.startswith(".")
+                or pattern.endswith(".") or ".." in pattern):
+            raise ParamError(f"params: key {pattern!r} is not an lctl parameter pattern (dot-separated components "
+                             "of letters, digits, _ - @ and glob characters * ? [ ], for example "
+                             "osc.lfs1-OST*.max_rpcs_in_flight)")
+        if isinstance(value, bool):
+            value = int(value)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, (str, int, float)):
+            raise ParamError(f"params[{pattern!r}]: {value!r} must be a string or a number")
+        text = str(value).strip()
+        if not text or "\n" in text or "=" in text:
+            raise ParamError(f"params[{pattern!r}]: {value!r} must be a non-empty one-line value without '='")
+        out[pattern] = text
+        comps = pattern.split(".")
+        if fsname and not any(fsname in c for c in comps[1:-1]):
+            warnings.append(f"params: {pattern} is not scoped to file system {fsname}; it applies to every "
+                            "Lustre file system mounted on this node")
+    return out, warnings
+
+
+def set_order(params: dict[str, str]) -> list[str]:
+    """Patterns in the order to set them: ``*max_rpcs_in_flight`` before ``*max_mod_rpcs_in_flight``, else as given."""
+    return sorted(params, key=lambda p: (0 if p.endswith(".max_rpcs_in_flight") else
+                                         2 if p.endswith(".max_mod_rpcs_in_flight") else 1))
+
+
+def same_value(current: str, wanted: str) -> bool:
+    """Values as lctl prints them against the wanted one: equal text, or equal numbers (``32`` == ``32.0``)."""
+    a, b = current.strip(), wanted.strip()
+    if a == b:
+        return True
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return False
+
+
+def parse_import(text: str) -> list[dict]:
+    """``lctl get_param osc.*.import`` (``lprocfs_import_seq_show``) -> [{param, name, target, state,
+    failover_nids, current_connection}] (the fields a health check needs; values unquoted)."""
+    out = []
+    for param, value in parse_get_param(text).items():
+        rec: dict = {"param": param}
+        section = ""
+        for line in value.splitlines():
+            s = line.strip()
+            key, sep, val = s.partition(":")
+            if not sep:
+                continue
+            indent = len(line) - len(line.lstrip(" "))
+            val = val.strip()
+            if indent <= 4 and not val:
+                section = key
+                continue
+            if indent <= 4:
+                section = ""
+            if section in ("", "import") and key in ("name", "target", "state"):
+                rec[key] = val
+            elif section == "connection" and key == "failover_nids":
+                rec[key] = [v.strip().strip('"') for v in val.strip("[] ").split(",") if v.strip()]
+            elif section == "connection" and key == "current_connection":
+                rec[key] = val.strip('"')
+        out.append(rec)
+    return out
+
+
+# --- systemd -------------------------------------------------------------------------------------------------
+
+_UNIT_VALID = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.")
+
+
+def systemd_escape_path(path: str, where: str = "mount_point") -> str:
+    """``systemd-escape --path PATH`` (see the module doc): ``/mnt/lfs1`` -> ``mnt-lfs1``, ``/`` -> ``-``."""
+    if not path.startswith("/"):
+        raise ParamError(f"{where}: {path!r} must be an absolute path")
+    parts = [p for p in path.split("/") if p]
+    if any(p in (".", "..") for p in parts):
+        raise ParamError(f"{where}: {path!r} is not a normalised path (no . or .. components)")
+    if not parts:
+        return "-"
+    out = []
+    for i, byte in enumerate("/".join(parts).encode("utf-8")):
+        c = chr(byte)
+        if c == "/":
+            out.append("-")
+        elif (c == "." and i == 0) or c not in _UNIT_VALID:
+            out.append(f"\\x{byte:02x}")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def mount_unit_name(mount_point: str) -> str:
+    return systemd_escape_path(mount_point) + ".mount"
+
+
+def tune_unit_name(fsname: str) -> str:
+    return f"hwaac-lustre-tune-{fsname}.service"
+
+
+def exec_quote(arg: str) -> str:
+    """One ExecStart= argument, written so systemd passes it unchanged."""
+    arg = arg.replace("%", "%%").replace("$", "$$")
+    if arg and not any(c in arg for c in " \t\"'\\;"):
+        return arg
+    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render_unit(fsname: str, mount_point: str, params: dict[str, str], lctl: str) -> str:
+    """The oneshot unit that applies ``params`` each time the mount unit of ``mount_point`` is started."""
+    mount_unit = mount_unit_name(mount_point)
+    lines = [
+        "# Managed by aiinfra.hwaac.lustre_tune; changes here are replaced.",
+        f"# Lustre client tunables of {fsname}, applied after each mount of {mount_point} (Lustre before 2.17 has",
+        "# no /etc/lustre/mount.client.params).",
+        "[Unit]",
+        f"Description=hwaac: Lustre client tunables of {fsname} on {mount_point}",
+        f"After={mount_unit}",
+        f"BindsTo={mount_unit}",
+        "",
+        "[Service]",
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+    ]
+    for pattern in set_order(params):
+        lines.append(f"ExecStart={exec_quote(lctl)} set_param {exec_quote(f'{pattern}={params[pattern]}')}")
+    lines += ["", "[Install]", f"WantedBy={mount_unit}", ""]
+    return "\n".join(lines)
+
+
+# --- mount.client.params -----------------------------------------------------------------------------------
+
+
+def render_params_block(fsname: str, params: dict[str, str]) -> list[str]:
+    return [BLOCK_BEGIN.format(fsname=fsname) + " (managed by aiinfra.hwaac.lustre_tune; edits inside are replaced)",
+            *(f"{p}={params[p]}" for p in set_order(params)),
+            BLOCK_END.format(fsname=fsname)]
+
+
+def update_params_file(text: str, fsname: str, params: dict[str, str] | None) -> str:
+    """``text`` with the hwaac block of ``fsname`` replaced by ``params`` (``None``: removed) or added at the end.
+    Lines outside the block are kept as they are."""
+    begin = BLOCK_BEGIN.format(fsname=fsname)
+    end = BLOCK_END.format(fsname=fsname)
+    out: list[str] = []
+    inside = False
+    placed = False
+    block = render_params_block(fsname, params) if params is not None else []
+    for line in text.splitlines():
+        if line.startswith(begin) and (len(line) == len(begin) or line[len(begin)] == " "):
+            inside = True
+            if not placed:
+                out.extend(block)
+                placed = True
+            continue
+        if inside:
+            if line.strip() == end:
+                inside = False
+            continue
+        out.append(line)
+    if not placed and block:
+        if out and out[-1].strip():
+            out.append("")
+        out.extend(block)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def outside_block_settings(text: str, fsname: str) -> dict[str, str]:
+    """``PARAM=VALUE`` lines of the file outside the hwaac block of ``fsname``."""
+    begin = BLOCK_BEGIN.format(fsname=fsname)
+    end = BLOCK_END.format(fsname=fsname)
+    out: dict[str, str] = {}
+    inside = False
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith(begin):
+            inside = True
+            continue
+        if inside:
+            inside = s != end
+            continue
+        if s and not s.startswith("#") and "=" in s:
+            k, _, v = s.partition("=")
+            out[k.strip()] = v.strip()
+    return out

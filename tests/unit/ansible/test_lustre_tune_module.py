@@ -1,0 +1,227 @@
+"""aiinfra.hwaac.lustre_tune against the stateful lctl, mount and systemctl fakes (tests/fakes/bin).
+
+Each test mounts lfs1 on the fake host first (the mount fake: 1 MDT and 4 OSTs, instance ffff8a2c4e1b8000, the
+lctl fake's defaults max_rpcs_in_flight 8 and max_mod_rpcs_in_flight 7). The client version comes from the
+``lustre.json`` knob ``version`` (what ``lctl get_param -n version`` prints) unless a test gives client_version.
+Unit files go to ``$HWAAC_FAKE_STATE/etc/systemd/system``, where the systemctl fake looks first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_params import mount_unit_name
+from tests.unit.ansible.module_run import run_module
+
+REPO = Path(__file__).resolve().parents[3]
+FAKE_BIN = REPO / "tests" / "fakes" / "bin"
+SHIPPED = REPO / "tests" / "fixtures" / "tools" / "lctl" / "mount.client.params.shipped"
+INST = "ffff8a2c4e1b8000"
+OSC_RIF = "osc.lfs1-OST*.max_rpcs_in_flight"
+MDC_RIF = "mdc.lfs1-MDT*.max_rpcs_in_flight"
+MDC_MOD = "mdc.lfs1-MDT*.max_mod_rpcs_in_flight"
+
+
+class Client:
+    def __init__(self, tmp: Path, version: str = "2.15.5") -> None:
+        self.tmp = tmp
+        self.state = tmp / "fake"
+        self.state.mkdir()
+        self.env = {**os.environ, "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
+                    "HWAAC_FAKE_STATE": str(self.state), "PYTHONPATH": str(REPO)}
+        (self.state / "lnet.json").write_text(json.dumps({
+            "configured": True, "version": version,
+            "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up"}]}]}))
+        self.knobs(version=version)
+        self.mp = tmp / "mnt" / "lfs1"
+        self.mp.mkdir(parents=True)
+        res = self.tool("mount", "-t", "lustre", "-o", "flock", "10.20.0.1@o2ib:/lfs1", str(self.mp))
+        assert res.returncode == 0, res.stderr
+        self.unit_dir = self.state / "etc" / "systemd" / "system"
+        self.unit = self.unit_dir / "hwaac-lustre-tune-lfs1.service"
+        self.params_file = tmp / "etc" / "lustre" / "mount.client.params"
+        self.runs = 0
+        self.mark = 0
+
+    def knobs(self, **knobs: object) -> None:
+        path = self.state / "lustre.json"
+        data = json.loads(path.read_text()) if path.exists() else {}
+        data.setdefault("knobs", {}).update(knobs)
+        path.write_text(json.dumps(data))
+
+    def module(self, params: dict, *, check: bool = False, **over: object) -> dict:
+        self.runs += 1
+        self.mark = len(self.calls())
+        args = {"filesystem": "lfs1", "mount_point": str(self.mp), "params": params,
+                "systemd_dir": str(self.unit_dir), "params_file": str(self.params_file), **over}
+        return run_module("lustre_tune", args, self.tmp / f"args{self.runs}.json", self.env, check=check)
+
+    def tool(self, *argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(list(argv), env=self.env, capture_output=True, text=True)
+
+    def calls(self) -> list[str]:
+        path = self.state / "calls.log"
+        return path.read_text().splitlines() if path.exists() else []
+
+    def new_calls(self, tool: str | None = None) -> list[str]:
+        calls = self.calls()[self.mark:]
+        return [c for c in calls if tool is None or c.startswith(tool + " ")]
+
+    def values(self, pattern: str) -> dict[str, str]:
+        out = self.tool("lctl", "get_param", pattern).stdout
+        return dict(line.split("=", 1) for line in out.splitlines())
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Client:
+    return Client(tmp_path)
+
+
+def sets(calls: list[str]) -> list[str]:
+    return [c for c in calls if c.startswith("lctl set_param")]
+
+
+def test_reads_first_and_sets_only_differing_patterns(client: Client) -> None:
+    client.tool("lctl", "set_param", f"osc.lfs1-OST0001-osc-{INST}.max_rpcs_in_flight=32")
+    params = {OSC_RIF: 32, MDC_RIF: 8}  # mdc is already 8 everywhere
+    pred = client.module(params, check=True)
+    assert pred["changed"] is True and not pred.get("failed"), pred
+    assert sets(client.new_calls()) == [] and not client.unit.exists()
+    assert pred["commands"][2] == f"{FAKE_BIN}/lctl set_param '{OSC_RIF}=32'"
+
+    res = client.module(params)
+    assert res["changed"] is True, res
+    assert sets(client.new_calls()) == [f"lctl set_param {OSC_RIF}=32"]
+    osc, mdc = res["params"]
+    assert osc["pattern"] == OSC_RIF and osc["changed"] is True
+    assert osc["before"][f"osc.lfs1-OST0001-osc-{INST}.max_rpcs_in_flight"] == "32"
+    assert osc["before"][f"osc.lfs1-OST0000-osc-{INST}.max_rpcs_in_flight"] == "8"
+    assert set(osc["after"].values()) == {"32"} and len(osc["after"]) == 4
+    assert mdc["changed"] is False
+    assert set(client.values(OSC_RIF).values()) == {"32"}
+    # the parameter diff names the three devices that differed, not OST0001
+    assert res["diff"][0]["before"].count("=8\n") == 3 and "OST0001" not in res["diff"][0]["before"]
+
+    again = client.module(params)
+    assert again["changed"] is False and sets(client.new_calls()) == [], again
+    assert client.new_calls("systemctl") == [f"systemctl is-enabled {client.unit.name}"]
+
+
+def test_before_2_17_a_unit_bound_to_the_mount_unit(client: Client) -> None:
+    params = {MDC_MOD: 50, MDC_RIF: 64, OSC_RIF: 32}
+    res = client.module(params)
+    assert res["changed"] is True and res["client_version"] == "2.15.5", res
+    # max_rpcs_in_flight first: the 2.15 mdc refuses max_mod_rpcs_in_flight=50 while max_rpcs_in_flight is 8
+    assert sets(client.new_calls()) == [f"lctl set_param {MDC_RIF}=64", f"lctl set_param {OSC_RIF}=32",
+                                        f"lctl set_param {MDC_MOD}=50"]
+    mount_unit = mount_unit_name(str(client.mp))  # checked against systemd-escape in test_lustre_tune_parse
+    assert mount_unit.endswith("-mnt-lfs1.mount") and "\\x2d" in mount_unit  # the '-' of pytest's tmp dir names
+    unit = client.unit.read_text().splitlines()
+    assert f"After={mount_unit}" in unit and f"BindsTo={mount_unit}" in unit and f"WantedBy={mount_unit}" in unit
+    assert [ln for ln in unit if ln.startswith("ExecStart=")] == [
+        f"ExecStart={FAKE_BIN}/lctl set_param {MDC_RIF}=64",
+        f"ExecStart={FAKE_BIN}/lctl set_param {OSC_RIF}=32",
+        f"ExecStart={FAKE_BIN}/lctl set_param {MDC_MOD}=50",
+    ]
+    assert client.new_calls("systemctl") == ["systemctl daemon-reload", f"systemctl enable {client.unit.name}"]
+    assert res["persistence"] == {"method": "systemd", "path": str(client.unit), "unit": client.unit.name,
+                                  "changed": True}
+    assert (client.unit_dir / f"{mount_unit}.wants" / client.unit.name).is_symlink()
+    assert not client.params_file.exists()
+
+    again = client.module(params)
+    assert again["changed"] is False, again
+    assert client.new_calls("systemctl") == [f"systemctl is-enabled {client.unit.name}"]
+
+    # a changed value rewrites the unit: daemon-reload and enable again
+    changed = client.module({**params, OSC_RIF: 16})
+    assert changed["actions"] == ["set_param", "unit", "daemon-reload", "enable"], changed
+    assert client.new_calls("systemctl") == ["systemctl daemon-reload", f"systemctl enable {client.unit.name}"]
+
+    # someone disabled it: enabled again, no daemon-reload (the file did not change)
+    client.tool("systemctl", "disable", client.unit.name)
+    fixed = client.module({**params, OSC_RIF: 16})
+    assert fixed["actions"] == ["enable"], fixed
+    assert client.new_calls("systemctl") == [f"systemctl is-enabled {client.unit.name}",
+                                             f"systemctl enable {client.unit.name}"]
+
+
+def test_from_2_17_the_client_params_file(tmp_path: Path) -> None:
+    client = Client(tmp_path, version="2.17.0")
+    client.params_file.parent.mkdir(parents=True)
+    client.params_file.write_text(SHIPPED.read_text())
+    params = {OSC_RIF: 32, MDC_RIF: 64}
+    pred = client.module(params, check=True)
+    assert pred["changed"] is True and pred["actions"] == ["set_param", "params_file"], pred
+    assert client.params_file.read_text() == SHIPPED.read_text()
+
+    res = client.module(params)
+    assert res["persistence"] == {"method": "mount.client.params", "path": str(client.params_file), "changed": True}
+    text = client.params_file.read_text()
+    assert text.startswith(SHIPPED.read_text())
+    assert text.splitlines()[-4:] == [
+        "# BEGIN hwaac lustre_tune lfs1 (managed by aiinfra.hwaac.lustre_tune; edits inside are replaced)",
+        f"{OSC_RIF}=32", f"{MDC_RIF}=64", "# END hwaac lustre_tune lfs1"]
+    assert client.new_calls("systemctl") == [] and not client.unit.exists()
+    file_diff = res["diff"][-1]
+    assert file_diff["before"] == SHIPPED.read_text() and file_diff["after"] == text
+
+    again = client.module(params)
+    assert again["changed"] is False and again["diff"] == [], again
+
+
+def test_client_version_option_wins(client: Client) -> None:
+    res = client.module({OSC_RIF: 8}, client_version="2.17.1")
+    assert res["changed"] is True and res["persistence"]["method"] == "mount.client.params", res
+    assert "lctl get_param -n version" not in client.new_calls()
+    plain = client.module({OSC_RIF: 8}, persist=False)
+    assert plain["changed"] is False and "persistence" not in plain
+
+
+def test_pattern_that_matches_nothing_fails_clearly(client: Client) -> None:
+    res = client.module({"osc.lfs9-OST*.max_rpcs_in_flight": 32}, filesystem="lfs9")
+    assert res["failed"] is True, res
+    assert res["msg"] == ("params: pattern osc.lfs9-OST*.max_rpcs_in_flight matches no parameter on this node "
+                          "(lctl get_param: error: get_param: param_path 'osc/lfs9-OST*/max_rpcs_in_flight': No such "
+                          "file or directory); is lfs9 mounted, and is the pattern right?")
+    assert sets(client.new_calls()) == []
+
+
+def test_set_accepted_but_not_applied_fails_naming_the_device(client: Client) -> None:
+    client.knobs(ignore_set=[f"osc.lfs1-OST0002-osc-{INST}.*"])
+    res = client.module({OSC_RIF: 32})
+    assert res["failed"] is True, res
+    assert res["msg"] == (f"lctl set_param {OSC_RIF}=32 was accepted but these devices still differ: "
+                          f"osc.lfs1-OST0002-osc-{INST}.max_rpcs_in_flight=8")
+
+
+def test_refused_value_reports_lctl(client: Client) -> None:
+    res = client.module({OSC_RIF: 600})
+    assert res["failed"] is True and "Numerical result out of range" in res["msg"], res
+    assert res["msg"].startswith(f"lctl set_param {OSC_RIF}=600 failed: error: set_param: setting /sys/fs/lustre/osc/")
+
+
+def test_unit_needs_the_mount_point(client: Client) -> None:
+    res = client.module({OSC_RIF: 32}, mount_point=None)
+    assert res["failed"] is True and "mount_point is required" in res["msg"], res
+
+
+@pytest.mark.parametrize(
+    ("over", "message"),
+    [
+        ({"filesystem": "lustre-fs1"}, "filesystem: 'lustre-fs1' is not a valid Lustre file system name"),
+        ({"params": {"osc lfs1": 1}}, "params: key 'osc lfs1' is not an lctl parameter pattern"),
+        ({"client_version": "two"}, "client_version: 'two' is not a Lustre version"),
+        ({"mount_point": "mnt/lfs1"}, "mount_point: 'mnt/lfs1' must be an absolute path"),
+    ],
+)
+def test_bad_input(client: Client, over: dict, message: str) -> None:
+    params = over.pop("params", {OSC_RIF: 32})
+    res = client.module(params, **over)
+    assert res["failed"] is True and message in res["msg"], res
+    assert client.new_calls() == []
