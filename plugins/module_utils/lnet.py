@@ -281,8 +281,9 @@ def parse_state(text: str) -> dict:
     either layout, as the model in the module docstring. ``lo`` is left out (it cannot be configured).
 
     LND keys printed inside ``tunables:`` (older releases printed o2ib's ``conns_per_peer``,
-    ``concurrent_sends``... there and an empty ``lnd tunables:``; recorded in ``net_show_v_o2ib_mr_2.14.txt``)
-    are moved to ``lnd_tunables``. Raises :class:`LnetError` for text that is not YAML or not lnetctl's shape.
+    ``concurrent_sends``... there and an empty ``lnd tunables:``; recorded in
+    ``older/net_show_v2_o2ib_mr_lnd_in_tunables.txt``) are moved to ``lnd_tunables``. Raises :class:`LnetError`
+    for text that is not YAML or not lnetctl's shape.
     """
     doc = load_yaml(text) if text.strip() else {}
     if doc is None:

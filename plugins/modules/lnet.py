@@ -12,7 +12,7 @@ DOCUMENTATION = r"""
 module: lnet
 short_description: Configure LNet networks with lnetctl, only the difference, never unconfiguring a mounted client
 description:
-  - Reads the live LNet configuration with C(lnetctl net show) and C(lnetctl export --backup) (both output layouts:
+  - Reads the live LNet configuration with C(lnetctl net show) and C(lnetctl export --backup) (both output layouts,
     the <= 2.15 cYAML one and the 2.16+ libyaml one, read with a YAML loader), compares it with O(networks) and
     O(global), and applies only the difference. Names are normalised first - C(o2ib0) is C(o2ib), C(tcp0) is
     C(tcp) (LNet prints network number 0 without the number), 2.12's C(max_intf) is C(max_interfaces).
@@ -21,7 +21,8 @@ description:
     lnetctl; idempotent otherwise); C(lnetctl net del) for NIs and networks to remove; C(lnetctl net add --net N
     --if a,b [--peer-credits ...]) for NIs to add (C(lnetctl import) of the NIs in lnetctl's own layout when a
     network declares o2ib C(concurrent_sends) or C(map_on_demand), which C(net add) has no flag for); C(lnetctl
-    set NAME VALUE) for global settings. Nothing runs when nothing differs."
+    set NAME VALUE) for global settings. Nothing runs when nothing differs. While LNet is down its global
+    settings cannot be read, so the declared ones are set."
   - An existing NI's tunables cannot be changed in place, so an NI whose tunables differ is deleted and added
     again. The first interface of a network is its primary NI; when the order or the first NI would change, the
     whole network is deleted and added again in the declared order.

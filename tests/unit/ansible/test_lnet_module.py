@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.unit.ansible.module_run import run_module
 
@@ -286,6 +287,23 @@ def test_lnetctl_error_is_reported(host: Host) -> None:
     assert res["msg"] == ("'lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1' failed "
                           "(rc=255): add net: errno -1 couldn't query intf ib1")
     assert res["commands"][-1].startswith("lnetctl net add")
+
+
+def test_the_rendered_demo_client_file_converges(host: Host) -> None:
+    """The lnet section hwaac renders for the demo's first GPU node (golden file), as the role passes it."""
+    lnet = json.loads((REPO / "tests" / "golden" / "demo" / "hosts" / "gpu-su01-h01" / "lustre-client.json")
+                      .read_text())["lnet"]
+    interfaces = [i for n in lnet["networks"] for i in n["interfaces"]]
+    host.lnet(configured=False, interfaces={name: f"10.20.{k}.5" for k, name in enumerate(interfaces)})
+    res = host.module(lnet["networks"], lnet["global"])
+    assert res.get("failed") is not True, res
+    assert res["commands"][0] == "lnetctl lnet configure"
+    assert res["nids"] == [f"10.20.{k}.5@o2ib" for k in range(len(interfaces))]
+    rendered = yaml.safe_load(host.conf.read_text())
+    assert [ni["interfaces"][0] for ni in rendered["net"][0]["local NI(s)"]] == interfaces
+    assert rendered["global"] == lnet["global"]
+    again = host.module(lnet["networks"], lnet["global"])
+    assert (again["changed"], again["commands"]) == (False, [])
 
 
 @pytest.mark.parametrize(
