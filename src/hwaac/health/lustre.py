@@ -18,8 +18,9 @@ as ``plugins/module_utils/timed_run.py`` returns it (``rc`` None: the tool could
 come from the rendered ``lustre-client.json`` (``/work/notes/issue7/contract.md``): ``filesystems[]`` with
 ``name``, ``mgs`` (failover MGS nodes, each a list of its NIDs) and ``mount_point``.
 
-Verdict: PASS only when every expected file system is mounted, every target ``lfs check`` lists for it is
-``active``, every import of it is FULL (or IDLE: disconnected by ``idle_timeout`` and reconnected on use, 2.12+),
+Verdict: PASS only when every expected file system is mounted, every target ``lfs check`` lists is ``active`` and
+every import is FULL (or IDLE: disconnected by ``idle_timeout`` and reconnected on use, 2.12+) -- those of any
+mounted file system count, expected or not: a hung mount blocks the node's jobs all the same --
 every MGS NID answers ``lctl ping``, ``health_check`` says ``healthy`` and no LNet NI is down or degraded. Anything
 unreadable, missing, timed out or not run is UNKNOWN (action RETEST), never PASS.
 
