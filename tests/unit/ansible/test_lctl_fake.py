@@ -192,3 +192,15 @@ def test_systemctl_fake_enable_is_enabled_start(node: Node) -> None:
     (units / "demo.service").write_text((units / "demo.service").read_text() + "# changed\n")
     assert "changed on disk. Run 'systemctl daemon-reload'" in node.run("systemctl", "start", "demo").stderr
     assert node.run("systemctl", "is-active", "demo").stdout == "active\n"
+
+
+def test_systemctl_fake_show_for_ansible_systemd_module(node: Node) -> None:
+    units = node.state / "etc" / "systemd" / "system"
+    units.mkdir(parents=True)
+    (units / "demo.service").write_text("[Service]\nExecStart=/bin/true\n[Install]\nWantedBy=multi-user.target\n")
+    shown = dict(line.split("=", 1) for line in node.run("systemctl", "show", "demo.service").stdout.splitlines())
+    assert shown["LoadState"] == "loaded" and shown["UnitFileState"] == "disabled"
+    assert shown["ActiveState"] == "inactive"
+    missing = node.run("systemctl", "show", "nope.service")
+    assert missing.returncode == 0 and "LoadState=not-found" in missing.stdout
+    assert node.run("systemctl").returncode == 0

@@ -259,3 +259,15 @@ def test_bad_input_names_option_and_value(host: Host, over: dict, message: str) 
     res = host.module(**over)
     assert res["failed"] is True and message in res["msg"], res
     assert host.calls() == []
+
+
+def test_2_17_mgsname_option_and_equivalent_fstab_line_change_nothing(host: Host) -> None:
+    (host.state / "lustre.json").write_text(json.dumps({"knobs": {"mgsname": True, "version": "2.17.0"}}))
+    host.premount(options="noatime,flock,_netdev")
+    assert "mgsname=localhost@tcp" in host.proc_mounts()
+    # same line with tabs and the options in another order: an equal entry, left as it is
+    fstab = FSTAB + f"localhost@tcp:/lfs1\t{host.mp}\tlustre\tnoatime,_netdev,flock\t0 0\n"
+    host.fstab.write_text(fstab)
+    res = host.module()
+    assert res["changed"] is False and res["differences"] == [], res
+    assert host.fstab.read_text() == fstab
