@@ -150,7 +150,7 @@ def test_version_health_and_import(node: Node) -> None:
 def test_list_nids_up_down_and_unloaded(tmp_path: Path) -> None:
     node = Node(tmp_path)
     unloaded = node.run("lctl", "list_nids")
-    assert unloaded.returncode != 0 and unloaded.stderr.startswith("opening /dev/lnet failed: No such file")
+    assert unloaded.returncode != 0 and unloaded.stderr.startswith("opening /dev/lnet failed: No such device\n")
     node.lnet({**LNET_TCP, "configured": False, "nets": []})
     down = node.run("lctl", "list_nids")
     assert down.returncode != 0 and down.stderr == (LCTL / "list_nids_network_down.txt").read_text()

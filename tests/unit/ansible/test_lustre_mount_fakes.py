@@ -141,3 +141,15 @@ def test_umount_fake_busy_lazy_and_not_mounted(fake: Fake, tmp_path: Path) -> No
     assert gone.returncode == 32 and gone.stderr == f"umount: {tmp_path}: not mounted.\n"
     log = (fake.state / "calls.log").read_text().splitlines()
     assert log[-3:] == [f"umount {tmp_path}", f"umount -f {tmp_path}", f"umount {tmp_path}"]
+
+
+def test_mount_fake_implicit_lnet_is_the_wrong_nid_pitfall(fake: Fake, tmp_path: Path) -> None:
+    """Knob implicit_lnet: an unconfigured node gets LNet on tcp (first interface) from the mount itself."""
+    (fake.state / "lnet.json").write_text(json.dumps({"loaded": True, "configured": False,
+                                                      "interfaces": {"ib0": "10.20.0.5"}, "nets": []}))
+    (fake.state / "lustre.json").write_text(json.dumps({"knobs": {"implicit_lnet": True}}))
+    res = fake.run("mount", "-t", "lustre", "10.20.0.1@o2ib:/lfs1", str(tmp_path))
+    assert res.returncode == 5 and "Is the MGS running?" in res.stderr  # the o2ib MGS is out of reach
+    lnet = json.loads((fake.state / "lnet.json").read_text())
+    assert lnet["configured"] is True and lnet["dlc"] is False
+    assert fake.run("lctl", "list_nids").stdout == "10.20.0.5@tcp\n"
