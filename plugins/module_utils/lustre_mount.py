@@ -391,10 +391,10 @@ def lnet_problems(local: list[Nid], groups: list[list[Nid]]) -> tuple[str | None
     if not any(reachable):
         shown = ", ".join(str(n) for n in local) or "none"
         return (f"LNet has no NID on the MGS network ({', '.join(wanted_nets)}); local NIDs: {shown}", [])
-    warnings = [
-        f"failover MGS node {','.join(str(n) for n in g)} has no NID on a local LNet network "
+    warnings = [  # (no zip(strict=...): managed hosts may run Python 3.9)
+        f"failover MGS node {','.join(str(n) for n in groups[i])} has no NID on a local LNet network "
         f"({', '.join(sorted(local_nets))}); failover to it will not work"
-        for g, ok in zip(groups, reachable, strict=True)
+        for i, ok in enumerate(reachable)
         if not ok
     ]
     return None, warnings
