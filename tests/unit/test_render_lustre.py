@@ -203,6 +203,9 @@ def test_packages_flavor_follows_the_intent() -> None:
 
 
 def test_a_fabric_without_storage_renders_no_lustre_file_and_nothing_else_changes(demo: Plan) -> None:
+    # the storage section adds lustre-client.json and, in netplan, the demo's storage route (4 lines per rail
+    # table, hwaac.render.host.netplan); every other file and line is the same
+    route = re.compile(r"        - to: 10\.20\.0\.0/16\n(          .*\n){3}")
     data = demo_dict()
     del data["storage"]
     plain = plan_of(data)
@@ -210,7 +213,11 @@ def test_a_fabric_without_storage_renders_no_lustre_file_and_nothing_else_change
         without = render_host_files(plain, node(plain, name))
         with_storage = render_host_files(demo, node(demo, name))
         assert PATH not in without
-        assert without == {k: v for k, v in with_storage.items() if k != PATH}
+        netplan = "netplan/60-hwaac-rails.yaml"
+        assert len(route.findall(with_storage[netplan])) == 8 and not route.search(without[netplan])
+        assert without[netplan] == route.sub("", with_storage[netplan])
+        assert {k: v for k, v in without.items() if k != netplan} == {
+            k: v for k, v in with_storage.items() if k not in (PATH, netplan)}
 
 
 def test_appliances_get_no_lustre_file() -> None:

@@ -329,6 +329,13 @@ class LnetNetwork(_Strict):
 
     Several interfaces in one network are LNet Multi-Rail (2.10+); the first one is the node's primary NID, so
     the order written here is the NI order.
+
+    ``routes`` (rails only) are the storage servers' prefixes outside the fabric's host-link block. ko2iblnd
+    resolves a peer with the NI's own address as source (lustre-release lnet/klnds/o2iblnd/o2iblnd_cb.c
+    ``kiblnd_connect_peer``: ``rdma_resolve_addr(cmid, srcaddr = NI address, dstaddr)``) and RDMA CM routes that
+    lookup with the source set (Linux drivers/infiniband/core/addr.c ``addr4_resolve``: ``fl4.saddr = src_ip``,
+    ``ip_route_output_key``), so the rule ``from <rail address> table <rail>`` picks the rail's own table, which
+    holds only the host-link block unless these prefixes are added (hwaac.render.host.netplan).
     """
 
     net: str = Field(description="LNet network: o2ib or tcp with an optional number, e.g. o2ib0, o2ib1, tcp "
@@ -340,6 +347,13 @@ class LnetNetwork(_Strict):
     interfaces: list[str] | None = Field(
         None, description="Linux interfaces of the GPU nodes, e.g. [eth2], for a network outside the rails. "
         "Exclusive with rails."
+    )
+    routes: list[str] | None = Field(
+        None, description="Rails only: IPv4 prefixes of the storage servers that the fabric routes to the rails "
+        "(e.g. storage on the backend fabric, advertised in BGP), e.g. [10.20.0.0/16]. Each rail's routing table "
+        "gets a route to each via the rail's leaf, so RDMA CM, which resolves from the NI's own address, reaches "
+        "the servers; MGS NIDs outside the host-link block must lie in one of them.",
+        examples=[["10.20.0.0/16"]],
     )
     multi_rail: bool = Field(True, description="Several interfaces in this network (LNet Multi-Rail); false "
                              "requires exactly one interface.")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 
 import netaddr
 
@@ -65,6 +66,11 @@ RULES: dict[str, str] = {
     "storage-duplicate-mount-point": "each mount point is used once",
     "storage-bad-nid": "MGS NIDs are <IPv4 or host name>@<o2ib[N] or tcp[N]>, each once",
     "storage-mgs-net-not-configured": "every MGS NID is on an LNet network the nodes configure",
+    "storage-mgs-not-routed": "an MGS NID address on a rails network lies in the host-link block or the network's "
+                              "routes",
+    "storage-bad-route": "LNet routes are IPv4 prefixes in CIDR notation, host bits zero, each once",
+    "storage-route-overlaps-pool": "LNet routes share no address with the fabric's own pools",
+    "storage-routes-without-rails": "only a network on rails has routes",
     "storage-bad-mount-option": "mount options are single words without spaces or commas",
     "storage-bad-tunable": "client tunables are osc., mdc., llite. or ldlm.namespaces. parameters with a value",
 }
@@ -267,6 +273,53 @@ def parse_nid(nid: str) -> tuple[str, str] | None:
     return addr, key
 
 
+def _ipv4_network(text: object) -> netaddr.IPNetwork | None:
+    """``text`` as an IPv4 network (its host bits cleared), or None when it is not an IPv4 prefix (a NetBox pool
+    reference not yet resolved, or a pool the pool rules already refuse)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        net = netaddr.IPNetwork(text)
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        return None
+    return net.cidr if net.version == 4 else None
+
+
+def fabric_pools(intent: Intent) -> list[tuple[str, netaddr.IPNetwork]]:
+    """(field path, network) of the fabric's own address pools that are written as IPv4 prefixes: loopbacks,
+    leaf-spine and spine-super-spine links, host links. Pools naming a NetBox prefix role count once resolved
+    (:func:`hwaac.validate.load_intent` with a lookup); unparseable ones are left to the pool rules."""
+    a = intent.addressing
+    entries = (
+        ("addressing.loopbacks.leaf", a.loopbacks.leaf),
+        ("addressing.loopbacks.spine", a.loopbacks.spine),
+        ("addressing.loopbacks.super_spine", a.loopbacks.super_spine),
+        ("addressing.leaf_spine", a.leaf_spine),
+        ("addressing.spine_super_spine", a.spine_super_spine),
+        ("addressing.host_links.prefix", a.host_links.prefix),
+    )
+    return [(path, net) for path, value in entries if (net := _ipv4_network(value)) is not None]
+
+
+def parse_route(text: str) -> tuple[netaddr.IPNetwork | None, str, str]:
+    """One entry of ``storage.lnet.networks[].routes``: ``(network, "", "")`` when it is an IPv4 prefix in CIDR
+    notation with its host bits zero, written as netaddr prints it (``10.20.0.0/16``); else ``(None, what is
+    wrong, what is valid)``. A single server is ``<address>/32``: the length is never implied."""
+    try:
+        net = netaddr.IPNetwork(text) if "/" in text else None
+    except (netaddr.AddrFormatError, ValueError, TypeError):
+        net = None
+    if net is None:
+        return None, "not an IPv4 prefix in CIDR notation", "a prefix such as 10.20.0.0/16 (a single server: /32)"
+    if net.version != 4:
+        return None, "IPv6 routes are not supported", "an IPv4 prefix such as 10.20.0.0/16"
+    if net.ip != net.network:
+        return None, "host bits are set", f"the network address {net.cidr}"
+    if str(net.cidr) != text:
+        return None, "not written as a plain prefix", str(net.cidr)
+    return net.cidr, "", ""
+
+
 def check_storage(intent: Intent) -> list[IntentIssue]:
     """Issues of ``storage`` (Lustre clients of the GPU nodes); empty when the section is absent.
 
@@ -287,6 +340,17 @@ def check_storage(intent: Intent) -> list[IntentIssue]:
     - MGS: at least one node, each one or more NIDs (:func:`parse_nid`), no NID twice; every NID's network must
       be one of the LNet networks declared (LNet routers are not modelled, so a NID on another net is
       unreachable);
+    - routes (``storage.lnet.networks[].routes``, rails networks only): IPv4 prefixes in CIDR notation with host
+      bits zero (:func:`parse_route`), each once, sharing no address with the fabric's own pools
+      (:func:`fabric_pools`: a route over a pool would shadow the rails' host-link route or send switch
+      addresses to the storage). netplan puts them in each rail's routing table (hwaac.render.host.netplan);
+    - MGS reachability over the rails: the address of an MGS NID on a network that runs over the rails must lie in
+      the host-link block (``addressing.host_links.prefix``, which the rails' tables already route) or in one of
+      that network's routes. ko2iblnd resolves a peer from the NI's own address (o2iblnd_cb.c
+      ``kiblnd_connect_peer``) and RDMA CM routes with that source (Linux addr.c ``addr4_resolve``), so the
+      ``from <rail address>`` rule selects the rail's table; a NID outside both is unreachable there. Not
+      checked: host-name NIDs (resolved by mount.lustre on the node, unknown here; they are accepted) and NIDs
+      on networks over named ``interfaces`` (routed by the host's own network configuration, not by hwaac);
     - mount options: non-empty single words (no white space, no ','; each option is one list item);
     - tunables: ``<osc|mdc|llite|ldlm.namespaces>.<param>`` with a parameter of lower-case letters, digits and
       '_' (dotted for nested ones such as ``pool.limit``), and a non-empty value without white space.
@@ -303,7 +367,11 @@ def check_storage(intent: Intent) -> list[IntentIssue]:
         add("storage-bad-client-version", "storage.client_version", "not a Lustre version", st.client_version,
             "numbers joined by dots, e.g. 2.15.5")
     planes, rails = intent.fabric.planes, intent.fabric.rails
+    pools = fabric_pools(intent)
+    host_block = _ipv4_network(intent.addressing.host_links.prefix)
     nets: dict[str, str] = {}  # canonical net -> as written
+    net_index: dict[str, int] = {}  # canonical net -> index of its (first) declaration
+    routed: dict[int, list[netaddr.IPNetwork] | None] = {}  # rails network index -> its routes (None: a bad one)
     bad_net = False  # a network that is not o2ib[N]/tcp[N]: the MGS nets are then not checked against them
     for i, n in enumerate(st.lnet.networks):
         base = f"storage.lnet.networks[{i}]"
@@ -316,6 +384,7 @@ def check_storage(intent: Intent) -> list[IntentIssue]:
                 f"{key})", n.net, f"a network other than {sorted(nets.values())}")
         else:
             nets[key] = n.net
+            net_index[key] = i
         count = 0
         if (n.rails is None) == (n.interfaces is None) or not (n.rails or n.interfaces):
             add("storage-net-interfaces", base, "name either rails or interfaces, not both or neither, and not "
@@ -330,7 +399,13 @@ def check_storage(intent: Intent) -> list[IntentIssue]:
                     add("storage-bad-rail", f"{base}.rails[{j}]", "rail listed twice", r, "each rail once")
                 seen.add(r)
             count = len(n.rails) * planes
+            routed[i] = _check_routes(n.routes or [], f"{base}.routes", pools, add)
         else:
+            if n.routes is not None:
+                add("storage-routes-without-rails", f"{base}.routes", "routes are only for a network on rails "
+                    "(hwaac adds them to the rails' routing tables); a network on named interfaces is routed by "
+                    "the host's own network configuration", n.routes,
+                    "no routes here, or rails instead of interfaces")
             names: set[str] = set()
             for j, name in enumerate(n.interfaces or []):
                 if not 1 <= len(name) <= 15 or _IFNAME_BAD.search(name) or name in (".", ".."):
@@ -396,6 +471,20 @@ def check_storage(intent: Intent) -> list[IntentIssue]:
                         f"(declared: {declared})", node,
                         f"a NID on {' or '.join(nets.values())}" if nets else
                         f"declare {parsed[1]} in storage.lnet.networks")
+                    continue
+                k = net_index.get(parsed[1])
+                routes = routed.get(k) if k is not None else None
+                if routes is None or host_block is None or not netaddr.valid_ipv4(parsed[0]):
+                    continue  # not a rails network, a bad route or pool reported already, or a host name
+                ip = netaddr.IPAddress(parsed[0])
+                if ip in host_block or any(ip in r for r in routes):
+                    continue
+                add("storage-mgs-not-routed", f"{base}.mgs[{j}]",
+                    f"NID {nid} is on {st.lnet.networks[k].net}, which runs over the rails, but lies outside the "
+                    f"host-link block {host_block} and the network's routes ({', '.join(map(str, routes)) or 'none'})"
+                    ": the rails' routing tables have no route to it", node,
+                    f"add its prefix to storage.lnet.networks[{k}].routes (the storage servers' subnet, e.g. "
+                    f"{netaddr.IPNetwork(f'{ip}/16').cidr}), or a NID in {host_block}")
         for j, opt in enumerate(fs.options):
             if not opt or "," in opt or any(c.isspace() or not c.isprintable() for c in opt):
                 add("storage-bad-mount-option", f"{base}.options[{j}]", "not a single mount option", opt,
@@ -410,3 +499,32 @@ def check_storage(intent: Intent) -> list[IntentIssue]:
                 add("storage-bad-tunable", path, "value is empty or contains white space", value,
                     "a single word or number, e.g. 32 or 16M")
     return issues
+
+
+def _check_routes(routes: list[str], path: str, pools: list[tuple[str, netaddr.IPNetwork]],
+                  add: Callable[[str, str, str, object, str], None]) -> list[netaddr.IPNetwork] | None:
+    """Check one rails network's ``routes`` (reported through ``add``); its parsed prefixes, or None when one of
+    them is bad (the MGS reachability check then stays quiet instead of reporting the consequence)."""
+    out: list[netaddr.IPNetwork] = []
+    ok = True
+    seen: set[str] = set()
+    for j, text in enumerate(routes):
+        net, message, valid = parse_route(text)
+        if net is None:
+            add("storage-bad-route", f"{path}[{j}]", message, text, valid)
+            ok = False
+            continue
+        if text in seen:
+            add("storage-bad-route", f"{path}[{j}]", "route listed twice", text, "each prefix once")
+            ok = False
+            continue
+        seen.add(text)
+        for pool_path, pool in pools:
+            if net.first <= pool.last and pool.first <= net.last:
+                add("storage-route-overlaps-pool", f"{path}[{j}]",
+                    f"overlaps {pool_path} ({pool}), a pool of the fabric itself", text,
+                    "a prefix of the storage servers that shares no address with the fabric's pools "
+                    "(addressing.loopbacks, leaf_spine, spine_super_spine, host_links)")
+                ok = False
+        out.append(net)
+    return out if ok else None

@@ -2,7 +2,8 @@
 
 Public function: :func:`render_host_files`. Each file's module documents its shape, units and sources:
 
-- ``netplan/60-hwaac-rails.yaml`` (:mod:`.netplan`): rail addresses, MTU, one table + source rule per NIC port;
+- ``netplan/60-hwaac-rails.yaml`` (:mod:`.netplan`): rail addresses, MTU, one table + source rule per NIC port
+  (on GPU nodes, plus the storage servers' prefixes of ``storage.lnet.networks[].routes`` on their rails);
 - ``sysctl.d/90-hwaac-rdma.conf`` (:mod:`.sysctl`): ARP/rp_filter settings (conf.all), neighbour tables;
 - ``nic-roce.json`` (:mod:`.nic`): desired mlxconfig, trust/PFC/DSCP map, ToS, ECN and CNP per NIC port;
 - ``nccl.env`` (:mod:`.nccl`, GPU nodes only): NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_TC and extras;
@@ -41,14 +42,14 @@ def render_host_files(plan: Plan, node: Node) -> dict[str, str]:
     ctx = context(plan)
     rails = rails_of(plan, node, ctx)
     name = node.name
+    storage = plan.intent.storage if node.kind == "gpu" else None  # GPU nodes are the Lustre clients
     files = {
-        netplan.PATH: netplan.render_netplan(name, rails, ctx),
+        netplan.PATH: netplan.render_netplan(name, rails, ctx, storage),
         sysctl.PATH: sysctl.render_sysctl(name, rails, ctx),
         nic.PATH: nic.render_nic_roce(name, rails, ctx),
     }
     if node.kind == "gpu":
         files[nccl.PATH] = nccl.render_nccl_env(name, rails, ctx)
-        storage = plan.intent.storage
         if storage is not None:
             files[lustre.PATH] = lustre.render_lustre_client(name, rails, storage, ctx)
     return files

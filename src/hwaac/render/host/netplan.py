@@ -12,6 +12,11 @@ modes (domain note section 5).
 - Routes in T: the link subnet (scope link, so rail_subnet peers are reached directly) and the host-link
   block of its plane (``Plan.host_aggregate(plane)``) via the leaf address (p2p31) or leaf gateway
   (rail_subnet), with the port address as preferred source. Nothing is added to the main table.
+- Storage routes (GPU nodes, when an LNet network of ``storage`` runs over this port's rail): each prefix of
+  that network's ``routes`` via the same next hop as the host-link block, after it, in intent order (networks,
+  then their routes; a prefix named by two networks on one rail once). LNet o2ib connects from the NI's own
+  address, so RDMA CM looks the storage servers up in this table, not in main (o2iblnd_cb.c
+  ``kiblnd_connect_peer``, Linux addr.c ``addr4_resolve``; hwaac.model.intent.LnetNetwork).
 - ``dhcp4/dhcp6: false``, ``accept-ra: false`` and ``link-local: []``: rails are statically addressed and must
   not pick up IPv6 link-local or RA state; ``optional: true`` so boot does not wait for every rail cable.
 - MTU = qos.host_mtu (bytes); RoCE then uses the largest IB MTU that fits (4096 needs >= 4200).
@@ -26,6 +31,7 @@ from __future__ import annotations
 import json
 import re
 
+from hwaac.model.intent import StorageSection
 from hwaac.render.host._context import HostContext, Rail
 
 PATH = "netplan/60-hwaac-rails.yaml"
@@ -37,9 +43,30 @@ def _key(name: str) -> str:
     return name if _PLAIN.match(name) else json.dumps(name)
 
 
-def render_netplan(node_name: str, rails: list[Rail], ctx: HostContext) -> str:
-    """The text of ``netplan/60-hwaac-rails.yaml`` for one host (``rails`` in NIC order)."""
+def storage_routes(storage: StorageSection | None) -> dict[int, tuple[str, ...]]:
+    """Rail (0-based) -> the prefixes its routing tables route for Lustre: the ``routes`` of every LNet network
+    on ``rails`` that names it, in intent order, each prefix once per rail; ``{}`` without storage or routes.
+    ``{0: ("10.20.0.0/16",), 1: ("10.20.0.0/16",)}`` for ``{net: o2ib0, rails: [0, 1], routes: [10.20.0.0/16]}``.
+    """
+    out: dict[int, dict[str, None]] = {}
+    if storage is not None:
+        for n in storage.lnet.networks:
+            if n.rails is None or not n.routes:
+                continue
+            for rail in n.rails:
+                out.setdefault(rail, {}).update(dict.fromkeys(n.routes))
+    return {rail: tuple(prefixes) for rail, prefixes in out.items()}
+
+
+def render_netplan(node_name: str, rails: list[Rail], ctx: HostContext,
+                   storage: StorageSection | None = None) -> str:
+    """The text of ``netplan/60-hwaac-rails.yaml`` for one host (``rails`` in NIC order).
+
+    ``storage``: the intent's storage section for a GPU node (a Lustre client), None for appliances or a fabric
+    without storage; its rails networks' ``routes`` join the tables of their rails (:func:`storage_routes`).
+    """
     mtu = ctx.mtu
+    extra = storage_routes(storage)
     parts = [
         f"# Rendered by hwaac for {node_name} (fabric {ctx.fabric}); do not edit, re-render from the intent.\n"
         "# Rail ports: one routing table and one source rule per NIC port (install mode 0600).\n"
@@ -68,6 +95,15 @@ def render_netplan(node_name: str, rails: list[Rail], ctx: HostContext) -> str:
             f"          via: {r.peer}\n"
             f"          from: {a}\n"
             f"          table: {t}\n"
+        )
+        for prefix in extra.get(r.rail, ()):
+            parts.append(
+                f"        - to: {prefix}\n"
+                f"          via: {r.peer}\n"
+                f"          from: {a}\n"
+                f"          table: {t}\n"
+            )
+        parts.append(
             "      routing-policy:\n"
             f"        - from: {a}\n"
             f"          table: {t}\n"
