@@ -84,8 +84,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def cmd_plan(args: argparse.Namespace) -> int:
     from hwaac.plan import build_plan
     from hwaac.plan.diff import diff_plans
-    from hwaac.plan.serialize import plan_to_dict, read_plan
-    from hwaac.render import OutputDirError, render_to_dir
+    from hwaac.plan.serialize import read_plan
+    from hwaac.render import OutputDirError, plan_document, render_to_dir
 
     t0 = time.perf_counter()
     intent = _load(args.fabric)
@@ -97,7 +97,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             _err(f"hwaac: --against: {exc}")
             return EXIT_USAGE
-        diff = diff_plans(old, plan_to_dict(plan))
+        diff = diff_plans(old, plan_document(plan))  # with the storage section: it changes host files too
         print(f"against {args.against}:\n{diff.summary()}\n{diff.affected_summary()}")
         if not diff.empty:
             print(diff.details())

@@ -90,7 +90,7 @@ def test_second_run_writes_identical_files(capsys, demo_out, tmp_path):
     shutil.copytree(demo_out, again)
     code, out, _ = run(capsys, "plan", str(DEMO), "-o", str(again), "--no-progress", "--against", str(demo_out))
     assert code == 0
-    assert "switches: +0 ~0 -0" in out and "links: +0 ~0 -0" in out
+    assert "switches: +0 ~0 -0" in out and "links: +0 ~0 -0" in out and "storage: unchanged" in out
     assert "existing devices whose configuration changes: none" in out
     assert _tree(again) == _tree(demo_out)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temporary folders left behind"
@@ -193,3 +193,81 @@ def test_folders_of_killed_runs_are_cleaned_up(demo_out, tmp_path):
     (stale / "half.json").write_text("{")
     assert cli.main(["plan", str(DEMO), "-o", str(target), "--no-progress"]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# --- storage: not an allocation, but it decides host files, so --against reports it -----------------------
+
+
+def _changed_files(a: Path, b: Path) -> set[str]:
+    ta, tb = _tree(a), _tree(b)
+    return {k for k in ta.keys() | tb.keys() if ta.get(k) != tb.get(k) and k != "plan.json"}
+
+
+def test_a_storage_only_change_is_reported_with_the_gpu_nodes_it_touches(capsys, demo_out, tmp_path):
+    yaml = YAML()
+    doc = yaml.load((DEMO / "fabric.yml").read_text())
+    doc["storage"]["lnet"]["networks"][0]["routes"].append("10.30.0.0/16")
+    doc["storage"]["filesystems"][0]["tunables"]["osc.max_rpcs_in_flight"] = 16
+    path = tmp_path / "fabric.yml"
+    with path.open("w") as fh:
+        yaml.dump(doc, fh)
+    out_dir = tmp_path / "out"
+    code, out, _ = run(capsys, "plan", str(path), "-o", str(out_dir), "--no-progress", "--against", str(demo_out))
+    assert code == 0, out
+    assert "switches: +0 ~0 -0" in out and "nodes: +0 ~0 -0" in out and "links: +0 ~0 -0" in out
+    assert "storage: 2 field(s) changed" in out
+    assert '  ~ storage lnet.networks[0].routes: ["10.20.0.0/16"] -> ["10.20.0.0/16", "10.30.0.0/16"]' in out
+    assert "  ~ storage filesystems[0].tunables.osc.max_rpcs_in_flight: 32 -> 16" in out
+    assert "existing devices whose configuration changes: 64 (gpu-su01-h01, gpu-su01-h02," in out
+    # what was reported is what changed on disk: the 64 nodes' lustre-client.json and netplan, nothing else
+    changed = _changed_files(demo_out, out_dir)
+    hosts = sorted(p.name for p in (demo_out / "hosts").iterdir())
+    assert changed == {f"hosts/{h}/{f}" for h in hosts for f in ("lustre-client.json", "netplan/60-hwaac-rails.yaml")}
+
+
+def test_adding_or_removing_storage_is_reported(capsys, demo_out, tmp_path):
+    yaml = YAML()
+    doc = yaml.load((DEMO / "fabric.yml").read_text())
+    del doc["storage"]
+    path = tmp_path / "fabric.yml"
+    with path.open("w") as fh:
+        yaml.dump(doc, fh)
+    without = tmp_path / "without"
+    code, out, _ = run(capsys, "plan", str(path), "-o", str(without), "--no-progress", "--against", str(demo_out))
+    assert code == 0 and "storage: removed" in out and "  - storage (lustre-client.json of every GPU node)" in out
+    assert "existing devices whose configuration changes: 64 (" in out
+    assert json.loads((without / "plan.json").read_text())["storage"] is None
+    code, out, _ = run(capsys, "plan", str(DEMO), "-o", str(tmp_path / "with"), "--no-progress", "--against",
+                       str(without))
+    assert code == 0 and "storage: added" in out and "existing devices whose configuration changes: 64 (" in out
+
+
+def test_a_plan_json_without_the_storage_entry_counts_as_no_storage(capsys, demo_out, tmp_path):
+    # plan.json written before the storage section was recorded; diff_plans as the Terraform provider uses it
+    from hwaac.plan.diff import diff_plans
+
+    old = json.loads((demo_out / "plan.json").read_text())
+    assert old["storage"]["lnet"]["networks"][0]["routes"] == ["10.20.0.0/16"]
+    del old["storage"]
+    (tmp_path / "plan.json").write_text(json.dumps(old))
+    code, out, _ = run(capsys, "plan", str(DEMO), "-o", str(tmp_path / "out"), "--no-progress", "--against",
+                       str(tmp_path / "plan.json"))
+    assert code == 0 and "storage: added" in out
+    assert diff_plans(old, old).empty and not diff_plans(old, old).storage
+
+
+def test_storage_changes_are_field_level():
+    from hwaac.plan.diff import storage_changes
+
+    a = {"client_version": "2.15.5", "lnet": {"networks": [{"net": "o2ib0", "rails": [0, 1]}], "discovery": 1}}
+    b = {"client_version": "2.15.6", "lnet": {"networks": [{"net": "o2ib0", "rails": [0, 1],
+                                                            "routes": ["10.20.0.0/16"]}]}}
+    assert storage_changes(a, a) == {}
+    assert storage_changes(a, b) == {
+        "client_version": ("2.15.5", "2.15.6"),
+        "lnet.networks[0].routes": (None, ["10.20.0.0/16"]),
+        "lnet.discovery": (1, None),
+    }
+    c = {**a, "lnet": {**a["lnet"], "networks": [*a["lnet"]["networks"], {"net": "tcp1"}]}}
+    assert storage_changes(a, c) == {"lnet.networks": (a["lnet"]["networks"], c["lnet"]["networks"])}
+    assert storage_changes(None, a) == {"": (None, a)} and storage_changes(a, None) == {"": (a, None)}

@@ -5,10 +5,18 @@ SU or slot, or a cable whose ends (device, port) or addresses changed. Growth of
 shrinking removes. ``hwaac plan --against`` refuses a renumbering unless ``--allow-renumber`` is given, and a
 removal of devices or cables unless ``--allow-remove`` is given, since applying either re-addresses, re-cables
 or drops devices in service.
+
+The ``storage`` entry of a plan document (the intent's storage section as JSON, written into ``plan.json`` by
+:func:`hwaac.render.plan_document`; absent or null = none) allocates nothing, but it is what every GPU node's
+``lustre-client.json`` and the storage routes of its netplan are rendered from. So a change to it is reported
+field by field (:attr:`PlanDiff.storage`) and makes every GPU node present in both plans *affected*; it is never
+a renumbering or a removal, so it is not refused. A document without the entry (an older ``plan.json``, or
+:func:`hwaac.plan.serialize.plan_to_dict` alone, as the Terraform provider compares) counts as no storage.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +36,8 @@ class PlanDiff:
     removed: dict[str, list[str]] = field(default_factory=dict)
     changed: dict[str, dict[str, dict[str, tuple[Any, Any]]]] = field(default_factory=dict)
     affected: list[str] = field(default_factory=list)  # existing devices whose rendered files change
+    # storage section: path inside it ("" = the whole section, added or removed) -> (old, new); empty = unchanged
+    storage: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
     @property
     def renumbered(self) -> list[str]:
@@ -47,14 +57,24 @@ class PlanDiff:
 
     @property
     def empty(self) -> bool:
-        return not any(self.added.values()) and not any(self.removed.values()) and not any(self.changed.values())
+        return (not any(self.added.values()) and not any(self.removed.values()) and not any(self.changed.values())
+                and not self.storage)
+
+    def storage_summary(self) -> str:
+        """``storage: unchanged``, ``storage: added``, ``storage: removed`` or ``storage: N field(s) changed``."""
+        if not self.storage:
+            return "storage: unchanged"
+        if "" in self.storage:
+            return "storage: added" if self.storage[""][0] is None else "storage: removed"
+        return f"storage: {len(self.storage)} field(s) changed"
 
     def summary(self) -> str:
-        """One line per section: ``switches: +N ~N -N``."""
+        """One line per section, ``switches: +N ~N -N``, then :meth:`storage_summary`."""
         lines = []
         for s in SECTIONS:
             a, c, r = len(self.added.get(s, [])), len(self.changed.get(s, {})), len(self.removed.get(s, []))
             lines.append(f"{s}: +{a} ~{c} -{r}")
+        lines.append(self.storage_summary())
         return "\n".join(lines)
 
     def affected_summary(self, limit: int = 8) -> str:
@@ -80,6 +100,14 @@ class PlanDiff:
                 lines.append(f"  ~ {s} {n}: {fields}")
             if len(changed) > limit:
                 lines.append(f"  ~ {s} ... {len(changed) - limit} more")
+        items = list(self.storage.items())
+        for path, (o, v) in items[:limit]:
+            if path == "":
+                lines.append(f"  {'+' if o is None else '-'} storage (lustre-client.json of every GPU node)")
+            else:
+                lines.append(f"  ~ storage {path}: {_json(o)} -> {_json(v)}")
+        if len(items) > limit:
+            lines.append(f"  ~ storage ... {len(items) - limit} more")
         return "\n".join(lines)
 
 
@@ -87,8 +115,36 @@ def _short(v: Any) -> str:
     return ":".join(map(str, v)) if isinstance(v, list) else str(v)
 
 
+def _json(v: Any) -> str:
+    """A storage value as compact JSON (``(none)`` for a field one side lacks), cut at 120 characters."""
+    text = "(none)" if v is None else json.dumps(v, sort_keys=True, separators=(", ", ": "))
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def storage_changes(old: Any, new: Any, path: str = "") -> dict[str, tuple[Any, Any]]:
+    """Field-level differences of two storage sections (JSON values): path -> (old, new), in document order.
+
+    Mappings are compared key by key (a key one side lacks is None there), lists of the same length item by item
+    (``lnet.networks[0].routes``), anything else as a whole; ``""`` is the whole section (one side None).
+    """
+    if old == new:
+        return {}
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: dict[str, tuple[Any, Any]] = {}
+        for key in [*old, *(k for k in new if k not in old)]:
+            out.update(storage_changes(old.get(key), new.get(key), f"{path}.{key}" if path else str(key)))
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new) and path:
+        out = {}
+        for i, (o, n) in enumerate(zip(old, new, strict=True)):
+            out.update(storage_changes(o, n, f"{path}[{i}]"))
+        return out
+    return {path: (old, new)}
+
+
 def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> PlanDiff:
-    """Diff two plan documents (:func:`hwaac.plan.serialize.plan_to_dict` shape)."""
+    """Diff two plan documents (:func:`hwaac.plan.serialize.plan_to_dict` shape, with the optional ``storage``
+    entry of :func:`hwaac.render.plan_document`)."""
     d = PlanDiff()
     for s in SECTIONS:
         o, n = old.get(s, {}), new.get(s, {})
@@ -111,5 +167,8 @@ def diff_plans(old: dict[str, Any], new: dict[str, Any]) -> PlanDiff:
         touched.update((links_new[cable]["a"][0], links_new[cable]["b"][0]))
     for cable in [*d.removed["links"], *d.changed["links"]]:
         touched.update((links_old[cable]["a"][0], links_old[cable]["b"][0]))
+    d.storage = storage_changes(old.get("storage"), new.get("storage"))
+    if d.storage:  # every GPU node's lustre-client.json (and its netplan storage routes) follow the section
+        touched.update(k for k, v in new.get("nodes", {}).items() if v.get("kind") == "gpu")
     d.affected = sorted((touched & old_devices) - gone)
     return d

@@ -2,13 +2,18 @@
 
 Layout of the output folder (``hwaac plan FABRIC -o DIR``)::
 
-    DIR/plan.json                                   the plan (input of --against)
+    DIR/plan.json                                   the plan and the storage section (input of --against)
     DIR/switches/<switch>/config_db.json            SONiC config_db, one per switch
-    DIR/hosts/<node>/netplan/60-hwaac-rails.yaml    per-rail addresses, tables and source rules
+    DIR/hosts/<node>/netplan/60-hwaac-rails.yaml    per-rail addresses, tables and source rules (GPU nodes:
+                                                    plus the storage servers' routes of storage.lnet)
     DIR/hosts/<node>/sysctl.d/90-hwaac-rdma.conf    sysctls for multi-rail RDMA hosts
     DIR/hosts/<node>/nic-roce.json                  desired ConnectX firmware and RoCE runtime state
     DIR/hosts/<node>/nccl.env                       NCCL environment (GPU nodes)
+    DIR/hosts/<node>/lustre-client.json             Lustre client: LNet, mounts, tunables (GPU nodes, when the
+                                                    intent has a storage section; read by role lustre_client)
     DIR/docs/cabling.csv, ip-plan.csv, report.md, topology.svg
+
+``plan.json`` is :func:`plan_document`: the plan (:func:`hwaac.plan.serialize.plan_to_dict`) plus ``storage``.
 
 The folder is written whole or not at all: files go to a sibling temporary folder that replaces ``DIR`` only
 when everything is written, so a failure never leaves a half-rendered fabric behind. ``DIR`` belongs to hwaac:
@@ -21,13 +26,28 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from hwaac.plan.model import Plan
-from hwaac.plan.serialize import write_plan
+from hwaac.plan.serialize import plan_to_dict
 
 Progress = Callable[[int], None]
+
+
+def plan_document(plan: Plan) -> dict[str, Any]:
+    """The ``plan.json`` of a render folder: :func:`hwaac.plan.serialize.plan_to_dict` plus ``"storage"``, the
+    intent's storage section as JSON (``model_dump(mode="json", exclude_none=True)``; null without one).
+
+    Storage allocates nothing, so the plan itself leaves it out, yet every GPU node's ``lustre-client.json`` and
+    the storage routes of its netplan are rendered from it; recording it here lets ``hwaac plan --against``
+    report a storage-only change (:mod:`hwaac.plan.diff`) instead of "no change" while those files change.
+    """
+    doc = plan_to_dict(plan)
+    storage = plan.intent.storage
+    doc["storage"] = None if storage is None else storage.model_dump(mode="json", exclude_none=True)
+    return doc
 
 
 class OutputDirError(Exception):
@@ -67,7 +87,7 @@ def render_to_dir(plan: Plan, out_dir: str | Path, progress: Progress | None = N
 
     try:
         tmp.mkdir()
-        write_plan(plan, tmp / "plan.json")
+        (tmp / "plan.json").write_bytes(orjson.dumps(plan_document(plan), option=orjson.OPT_INDENT_2) + b"\n")
         sw_dir = tmp / "switches"
         sw_dir.mkdir()
         opts = orjson.OPT_INDENT_2
