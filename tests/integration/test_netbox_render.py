@@ -1,6 +1,7 @@
 """Rendering from what NetBox holds (``hwaac netbox render``, :func:`hwaac.netbox.source.plan_from_netbox`): when
-NetBox matches the plan the files equal the intent's; a value corrected in NetBox is what the configs carry; a
-missing cable stops rendering and names it."""
+NetBox matches the plan the files equal the intent's, the GPU nodes' ``lustre-client.json`` and netplan storage
+routes included; a value corrected in NetBox is what the configs carry; a missing cable stops rendering and names
+it."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 INTENT = REPO / "tests/fixtures/intents/valid/netbox-sync.yml"
+LUSTRE, NETPLAN = "lustre-client.json", "netplan/60-hwaac-rails.yaml"
 
 
 def same_tree(a: Path, b: Path) -> bool:
@@ -49,6 +51,25 @@ def test_render_from_netbox_follows_what_netbox_holds(nb: Instance, tmp_path: Pa
     render_to_dir(plan, tmp_path / "intent")
     render_to_dir(held, tmp_path / "netbox")
     assert same_tree(tmp_path / "intent", tmp_path / "netbox")
+
+    # Lustre clients: the fixture's storage section (o2ib0 on rails 0 and 1, routes [10.30.0.0/16], lfs1) gives
+    # every GPU node the same lustre-client.json from NetBox as from the intent, and its routes in every rail table
+    gpu = [n.name for n in plan.nodes if n.kind == "gpu"]
+    assert len(gpu) == 4
+    for name in gpu:
+        from_intent = (tmp_path / "intent/hosts" / name / LUSTRE).read_text()
+        assert (tmp_path / "netbox/hosts" / name / LUSTRE).read_text() == from_intent
+        doc = json.loads(from_intent)
+        ports = [lk.a_port for lk in sorted((lk for lk in plan.links if lk.kind == "host" and lk.a_device == name),
+                                            key=lambda lk: lk.rail or 0)]
+        assert doc["lnet"]["networks"] == [{"net": "o2ib0", "interfaces": ports, "tunables": {},
+                                            "lnd_tunables": {}}]
+        assert doc["filesystems"][0]["mgs"] == [["10.30.0.1@o2ib", "10.30.1.1@o2ib"], ["10.30.0.2@o2ib"]]
+        assert doc["filesystems"][0]["tunables"] == {"osc.lfs1-OST*.max_rpcs_in_flight": "32"}
+        netplan = (tmp_path / "netbox/hosts" / name / NETPLAN).read_text()
+        assert netplan.count("- to: 10.30.0.0/16\n") == 2  # one per rail table
+    storage = json.loads((tmp_path / "intent/plan.json").read_text())["storage"]
+    assert storage is not None and json.loads((tmp_path / "netbox/plan.json").read_text())["storage"] == storage
 
     # a person corrects a leaf's ASN and a host's rail address in NetBox
     leaf = next(s for s in plan.switches if s.role == "leaf")
@@ -76,8 +97,14 @@ def test_render_from_netbox_follows_what_netbox_holds(nb: Instance, tmp_path: Pa
               for s in plan.switches if s.role == "spine"]
     assert spines and all(any(n.get("asn") == "4200150000" and n.get("name") == leaf.name
                               for n in c["BGP_NEIGHBOR"].values()) for c in spines)  # peers use the corrected ASN
-    netplan = (tmp_path / "netbox/hosts" / host.a_device / "netplan/60-hwaac-rails.yaml").read_text()
+    netplan = (tmp_path / "netbox/hosts" / host.a_device / NETPLAN).read_text()
     assert f"{new_ip}/{host.prefixlen}" in netplan and f"{ip_str(host.a_ip)}/" not in netplan
+    # the storage route of that rail leaves from the corrected address; lustre-client.json holds no address
+    assert (f"        - to: 10.30.0.0/16\n          via: {ip_str(host.b_ip)}\n          from: {new_ip}\n"
+            in netplan)
+    assert f"from: {ip_str(host.a_ip)}\n" not in netplan
+    assert (tmp_path / "netbox/hosts" / host.a_device / LUSTRE).read_text() == (
+        tmp_path / "intent/hosts" / host.a_device / LUSTRE).read_text()
 
     # a cable NetBox no longer holds stops rendering, and the folder keeps the last good render
     cable = api.dcim.cables.get(label=host.cable_id)
