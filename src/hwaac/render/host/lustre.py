@@ -22,7 +22,10 @@ indent, trailing newline; the contract of issue 7)::
 
 Interfaces of ``rails``: the node's NIC ports on those rails, in the order the rails are listed and, with several
 planes, plane 0 first; the names are the plan's (``Link.a_port``, the same names netplan and nic-roce.json use),
-so a rename through ``host.interface_name`` follows everywhere. ``interfaces`` are taken as written.
+so a rename through ``host.interface_name`` follows everywhere. ``interfaces`` are taken as written. A network's
+``routes`` (the storage servers' prefixes) are not in this file: they are IP routing, rendered into the rail
+tables of the node's netplan (:mod:`.netplan`), and ``lnet.networks`` is handed as is to the ``lnet`` module,
+whose network options are exactly net, interfaces, tunables and lnd_tunables.
 
 Tunable scoping: the intent writes ``<type>.<param>``; the render turns it into a pattern that matches only
 this file system's devices, with the device names a client creates (lustre-release ``lctl get_param
