@@ -15,7 +15,7 @@ from typing import Any
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.aiinfra.hwaac.plugins.modules.lustre_health import ARGUMENT_SPEC
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
@@ -28,6 +28,8 @@ except ImportError as exc:  # reported when the action runs, so that ansible-doc
 
 MODULE = "aiinfra.hwaac.lustre_health"
 CLIENT_CONFIG = "lustre-client.json"
+
+ARGUMENT_SPEC = SPECS["lustre_health"]
 
 
 def filesystems_from_config(path: str) -> list[Any]:

@@ -53,6 +53,16 @@ SPECS = {
         "interfaces": {"type": "dict"},
         "kind": {"type": "str", "default": "burn-in", "choices": ["burn-in", "health"]},
     },
+    # the host module also takes "probes" (PROBES_OPTION), set by the action plugin; documented in its module file
+    "lustre_health": {
+        "filesystems": {"type": "list", "elements": "raw"},
+        "mgs_nids": {"type": "list", "elements": "str"},
+        "client_config": {"type": "path"},
+        "proc_mounts": {"type": "path", "default": "/proc/mounts"},
+        "lnet": {"type": "bool", "default": True},
+        "timeout": {"type": "int", "default": 60},
+        "fail_on_fail": {"type": "bool", "default": False},
+    },
     "rma_report": {
         "node": {"type": "str"},
         "dest": {"type": "path", "required": True},

@@ -156,23 +156,17 @@ import os  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import (  # noqa: E402
+    PROBES_OPTION,
+    SPECS,
+)
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
 
-# The playbook options (the action plugin validates the task with the same dict; the host module also takes probes)
-ARGUMENT_SPEC = {
-    "filesystems": {"type": "list", "elements": "raw"},
-    "mgs_nids": {"type": "list", "elements": "str"},
-    "client_config": {"type": "path"},
-    "proc_mounts": {"type": "path", "default": "/proc/mounts"},
-    "lnet": {"type": "bool", "default": True},
-    "timeout": {"type": "int", "default": 60},
-    "fail_on_fail": {"type": "bool", "default": False},
-}
 MAX_OUTPUT = 1024 * 1024  # bytes of stdout/stderr kept per probe (imports of a few hundred OSTs stay well below)
 
 
 def main():
-    module = AnsibleModule(argument_spec={**ARGUMENT_SPEC, "probes": {"type": "dict"}}, supports_check_mode=True)
+    module = AnsibleModule(argument_spec={**SPECS["lustre_health"], **PROBES_OPTION}, supports_check_mode=True)
     probes = module.params["probes"]
     if not probes:
         module.fail_json(msg="aiinfra.hwaac.lustre_health: no probes: this module runs through its action plugin "

@@ -19,7 +19,7 @@ from unittest.mock import MagicMock
 import pytest
 
 from ansible_collections.aiinfra.hwaac.plugins.action.lustre_health import ActionModule
-from ansible_collections.aiinfra.hwaac.plugins.modules.lustre_health import ARGUMENT_SPEC
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import PROBES_OPTION, SPECS
 from tests.unit.ansible.module_run import run_module
 
 REPO = Path(__file__).resolve().parents[3]
@@ -210,8 +210,8 @@ def test_spec_documents_every_option() -> None:
     from ansible_collections.aiinfra.hwaac.plugins.modules import lustre_health
 
     documented = yaml.safe_load(lustre_health.DOCUMENTATION)["options"]
-    assert set(documented) == {*ARGUMENT_SPEC, "probes"}
-    for name, spec in ARGUMENT_SPEC.items():
+    assert set(documented) == {*SPECS["lustre_health"], *PROBES_OPTION}
+    for name, spec in SPECS["lustre_health"].items():
         assert documented[name]["type"] == spec["type"]
         assert documented[name].get("default") == spec.get("default"), name
 
