@@ -9,6 +9,15 @@ For each node (``hosts/<name>/nic-roce.json``): ``<out>/<name>/sys`` and ``<out>
 and configfs files of its NIC ports at their defaults, :mod:`tests.fakes.sysfs`), a scratch root ``<out>/<name>/root``
 whose netplan folder holds the management interface's own netplan file, and ``<out>/<name>/state`` for the NIC
 fakes (which start from factory defaults).
+For each node whose render folder also has ``lustre-client.json`` (a GPU node of an intent with a storage
+section), a Lustre client with its packages installed and LNet not started (:func:`lustre_client_state`):
+``<out>/<name>/state/lnet.json`` for the ``lnetctl`` fake (modules not loaded, nothing configured, the node's
+interfaces and their IPv4 addresses) and the packaged ``lnet.service`` (not enabled) in the scratch root's
+``<out>/<name>/root/etc/systemd/system``, the folder that the role's ``systemd_dir`` and drop-ins use under
+``lustre_client_root``; point the ``systemctl`` fake at it with ``HWAAC_FAKE_SYSTEMD_DIRS`` (a real node has the
+packaged unit in /usr/lib/systemd/system; one folder keeps the fake's lookup simple). The ``modinfo`` and
+``ofed_info`` fakes need no state: without one, ko2iblnd is built for the running kernel and DOCA-OFED 24.07, which
+the node runs (their docstrings). Nothing is mounted (no ``proc_mounts``).
 
 Existing folders are kept (the simulated hosts remember what earlier runs set), unless ``--reset``.
 The inventory ``inventory/demo/simulated`` points every host at its folder.
@@ -17,11 +26,15 @@ The inventory ``inventory/demo/simulated`` points every host at its folder.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import shutil
 import sys
+import zlib
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from tests.fakes.sysfs import build_roce_tree
 
@@ -31,6 +44,104 @@ MGMT_NETPLAN = """network:
     eth0:
       dhcp4: true
 """
+
+
+# lustre-release lustre/scripts/systemd/lnet.service.in as of 2.15 (domain note lustre-client.md section 1.3; the
+# Description, Type, RemainAfterExit and [Install] lines are those of every release, e.g. the 2.12 file in
+# lustre/lustre-release), with the paths the RPMs substitute: @sbindir@ = /usr/sbin, @sysconfdir@ = /etc (installed
+# as /usr/lib/systemd/system/lnet.service holding "ExecStart=/usr/sbin/lnetctl import /etc/lnet.conf", which public
+# OCI Lustre setup scripts edit with sed). The fake systemctl never runs ExecStart=/ExecStop=.
+LNET_SERVICE = """[Unit]
+Description=lnet management
+
+Requires=network-online.target
+After=network-online.target openibd.service rdma.service opa.service
+
+ConditionPathExists=!/proc/sys/lnet/
+
+[Service]
+Type=oneshot
+RemainAfterExit=true
+ExecStart=/sbin/modprobe lnet
+ExecStart=/usr/sbin/lnetctl lnet configure
+ExecStart=/usr/sbin/lnetctl import /etc/lnet.conf
+ExecStop=/usr/sbin/lustre_rmmod
+
+[Install]
+WantedBy=multi-user.target
+"""
+# interfaces LNet names that the render gives no IPv4 address (DHCP, or outside the rails' netplan) get a stand-in
+# address in 198.18.0.0/15 (RFC 2544, never routed), fixed per node and interface
+STAND_IN_NET = ipaddress.IPv4Network("198.18.0.0/15")
+
+
+def rendered_ipv4(host_dir: Path) -> dict[str, str]:
+    """Interface -> its first static IPv4 address (without prefix length) in the node's rendered netplan files
+    (``<host_dir>/netplan/*.yaml``, ``network.ethernets|bonds|vlans.<name>.addresses``), e.g.
+    ``{"rail0": "172.16.0.1"}``. Files are read in name order; an interface in several files keeps its first.
+
+    Raises:
+        ValueError: a netplan file is not YAML or has no ``network`` mapping (names the file).
+    """
+    found: dict[str, str] = {}
+    for path in sorted((host_dir / "netplan").glob("*.yaml")):
+        try:
+            doc = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: not YAML: {exc}") from None
+        network = doc.get("network") if isinstance(doc, dict) else None
+        if not isinstance(network, dict):
+            raise ValueError(f"{path}: no 'network' mapping (not a netplan file)")
+        for kind in ("ethernets", "bonds", "vlans"):
+            for name, conf in (network.get(kind) or {}).items():
+                for addr in (conf or {}).get("addresses") or []:
+                    text = addr if isinstance(addr, str) else next(iter(addr), "")  # netplan allows {addr: {...}}
+                    try:
+                        iface = ipaddress.ip_interface(text)
+                    except ValueError:
+                        continue
+                    if iface.version == 4:
+                        found.setdefault(str(name), str(iface.ip))
+                        break
+    return found
+
+
+def stand_in_ipv4(node: str, interface: str) -> str:
+    """A fixed address in 198.18.0.0/15 for an interface the render gives no IPv4 (CRC-32 of ``node/interface``;
+    never the network or broadcast address)."""
+    offset = zlib.crc32(f"{node}/{interface}".encode()) % (STAND_IN_NET.num_addresses - 2) + 1
+    return str(STAND_IN_NET.network_address + offset)
+
+
+def lustre_client_state(host_dir: Path, client: dict[str, Any]) -> dict[str, Any]:
+    """The ``lnet.json`` of a freshly installed Lustre client (shape: the ``lnetctl`` fake's docstring).
+
+    ``loaded`` and ``configured`` false (LNet modules not loaded: what the fakes also assume without the file),
+    ``version`` = ``client_version`` of ``lustre-client.json`` with the ``lnetctl`` output layout of that release
+    (``2.16`` from 2.16 on, else ``2.15``), ``interfaces`` = every interface with a static IPv4 address in the
+    node's rendered netplan (the rails: a rail added to the intent later is already there) plus every interface
+    that ``lnet.networks`` names, an interface without a rendered address getting :func:`stand_in_ipv4`.
+
+    Args:
+        host_dir: the node's render folder (``hosts/<node>``).
+        client: its ``lustre-client.json`` (contract of issue 7).
+
+    Raises:
+        ValueError: ``client_version`` is not ``MAJOR.MINOR[.PATCH...]``, or a netplan file cannot be read.
+    """
+    version = str(client.get("client_version", "2.15.5"))
+    try:
+        major_minor = tuple(int(x) for x in version.split(".")[:2])
+    except ValueError:
+        major_minor = ()
+    if len(major_minor) != 2:
+        raise ValueError(f"{host_dir / 'lustre-client.json'}: client_version {version!r}: not MAJOR.MINOR[.PATCH]")
+    interfaces = rendered_ipv4(host_dir)
+    for network in (client.get("lnet") or {}).get("networks") or []:
+        for name in network.get("interfaces") or []:
+            interfaces.setdefault(name, stand_in_ipv4(host_dir.name, name))
+    return {"loaded": False, "configured": False, "layout": "2.16" if major_minor >= (2, 16) else "2.15",
+            "version": version, "interfaces": interfaces, "nets": []}
 
 
 def factory_switch_config(rendered: dict[str, Any]) -> dict[str, Any]:
@@ -48,23 +159,29 @@ def factory_switch_config(rendered: dict[str, Any]) -> dict[str, Any]:
 
 
 def simulate(render: Path, out: Path, *, reset: bool = False) -> dict[str, int]:
-    """Create the simulated hosts of the fabric rendered in ``render`` under ``out``; returns counts per kind.
+    """Create the simulated hosts of the fabric rendered in ``render`` under ``out``; returns counts per kind
+    (``switches``, ``nodes``, ``lustre_clients``: the hosts made by this call, not those kept).
 
     Raises:
         FileNotFoundError: ``render`` holds no ``switches/`` or ``hosts/`` folder (not an hwaac render).
+        ValueError: a node's ``lustre-client.json`` or netplan file cannot be used (:func:`lustre_client_state`).
     """
     switches = sorted(p for p in (render / "switches").glob("*/config_db.json"))
     nodes = sorted(p for p in (render / "hosts").glob("*/nic-roce.json"))
     if not switches and not nodes:
         raise FileNotFoundError(f"{render}: no switches/*/config_db.json or hosts/*/nic-roce.json "
                                 "(render the fabric first: hwaac plan FABRIC -o DIR)")
-    made = {"switches": 0, "nodes": 0}
+    made = {"switches": 0, "nodes": 0, "lustre_clients": 0}
     for path in switches + nodes:
         host = out / path.parent.name
         if reset and host.exists():
             shutil.rmtree(host)
         if host.exists():
             continue
+        client = path.parent / "lustre-client.json"
+        lnet = None  # read before anything is written: a bad file leaves no half-made host behind
+        if path.name == "nic-roce.json" and client.is_file():
+            lnet = lustre_client_state(path.parent, json.loads(client.read_text()))
         (host / "state").mkdir(parents=True)
         if path.name == "config_db.json":
             cfg = factory_switch_config(json.loads(path.read_text()))
@@ -78,6 +195,12 @@ def simulate(render: Path, out: Path, *, reset: bool = False) -> dict[str, int]:
             (netplan / "50-cloud-init.yaml").write_text(MGMT_NETPLAN)
             (netplan / "50-cloud-init.yaml").chmod(0o600)
             made["nodes"] += 1
+            if lnet is not None:
+                (host / "state" / "lnet.json").write_text(json.dumps(lnet, indent=2, sort_keys=True) + "\n")
+                units = host / "root" / "etc" / "systemd" / "system"
+                units.mkdir(parents=True)
+                (units / "lnet.service").write_text(LNET_SERVICE)
+                made["lustre_clients"] += 1
     return made
 
 
@@ -89,10 +212,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         made = simulate(args.render, args.out, reset=args.reset)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, ValueError) as exc:
         print(f"simulate: {exc}", file=sys.stderr)
         return 2
-    print(f"simulated hosts in {args.out}: {made['switches']} new switches, {made['nodes']} new nodes")
+    print(f"simulated hosts in {args.out}: {made['switches']} new switches, {made['nodes']} new nodes "
+          f"({made['lustre_clients']} of them Lustre clients)")
     return 0
 
 
