@@ -22,7 +22,7 @@ NETBOX_SCENARIOS = {"burn_in", "burn_in_breaker", "health_check"}
 
 
 def test_there_are_scenarios() -> None:
-    assert {"host_network", "switch_config", "nic_config", *NETBOX_SCENARIOS} <= set(SCENARIOS)
+    assert {"host_network", "switch_config", "nic_config", "lustre_client", *NETBOX_SCENARIOS} <= set(SCENARIOS)
 
 
 def molecule(scenario: str, extra: dict[str, str]) -> None:
