@@ -160,7 +160,8 @@ def factory_switch_config(rendered: dict[str, Any]) -> dict[str, Any]:
 
 def simulate(render: Path, out: Path, *, reset: bool = False) -> dict[str, int]:
     """Create the simulated hosts of the fabric rendered in ``render`` under ``out``; returns counts per kind
-    (``switches``, ``nodes``, ``lustre_clients``: the hosts made by this call, not those kept).
+    (``switches``, ``nodes``, ``lustre_clients``: the hosts made by this call, not those kept; a kept node that has
+    a ``lustre-client.json`` but no Lustre state yet gets its client installed and counts in ``lustre_clients``).
 
     Raises:
         FileNotFoundError: ``render`` holds no ``switches/`` or ``hosts/`` folder (not an hwaac render).
@@ -176,12 +177,16 @@ def simulate(render: Path, out: Path, *, reset: bool = False) -> dict[str, int]:
         host = out / path.parent.name
         if reset and host.exists():
             shutil.rmtree(host)
-        if host.exists():
-            continue
         client = path.parent / "lustre-client.json"
         lnet = None  # read before anything is written: a bad file leaves no half-made host behind
         if path.name == "nic-roce.json" and client.is_file():
             lnet = lustre_client_state(path.parent, json.loads(client.read_text()))
+        if host.exists():
+            # a node simulated before its fabric had storage gets the Lustre client installed now
+            if lnet is not None and not (host / "state" / "lnet.json").exists():
+                _install_lustre_client(host, lnet)
+                made["lustre_clients"] += 1
+            continue
         (host / "state").mkdir(parents=True)
         if path.name == "config_db.json":
             cfg = factory_switch_config(json.loads(path.read_text()))
@@ -196,12 +201,18 @@ def simulate(render: Path, out: Path, *, reset: bool = False) -> dict[str, int]:
             (netplan / "50-cloud-init.yaml").chmod(0o600)
             made["nodes"] += 1
             if lnet is not None:
-                (host / "state" / "lnet.json").write_text(json.dumps(lnet, indent=2, sort_keys=True) + "\n")
-                units = host / "root" / "etc" / "systemd" / "system"
-                units.mkdir(parents=True)
-                (units / "lnet.service").write_text(LNET_SERVICE)
+                _install_lustre_client(host, lnet)
                 made["lustre_clients"] += 1
     return made
+
+
+def _install_lustre_client(host: Path, lnet: dict[str, Any]) -> None:
+    """The simulated node's Lustre client as its packages leave it: ``state/lnet.json`` (LNet not loaded) and the
+    packaged ``lnet.service`` in ``root/etc/systemd/system``."""
+    (host / "state" / "lnet.json").write_text(json.dumps(lnet, indent=2, sort_keys=True) + "\n")
+    units = host / "root" / "etc" / "systemd" / "system"
+    units.mkdir(parents=True, exist_ok=True)
+    (units / "lnet.service").write_text(LNET_SERVICE)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -171,3 +171,21 @@ def test_a_bad_client_file_leaves_no_half_made_host(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="client_version '2'"):
         simulate(render, tmp_path / "sim")
     assert not (tmp_path / "sim" / NODE).exists()
+
+
+def test_a_node_simulated_before_its_fabric_had_storage_gets_the_client_installed(tmp_path: Path) -> None:
+    render = copy_render(tmp_path)
+    client = render / "hosts" / NODE / "lustre-client.json"
+    saved = client.read_text()
+    client.unlink()
+    simulate(render, tmp_path / "sim")  # the fabric without storage
+    host = tmp_path / "sim" / NODE
+    (host / "state" / "mlxconfig.json").write_text("{}")  # what earlier runs left on the node stays
+    assert not (host / "state" / "lnet.json").exists()
+    client.write_text(saved)  # the intent gains a storage section
+    made = simulate(render, tmp_path / "sim")
+    assert made == {"switches": 0, "nodes": 0, "lustre_clients": 1}
+    assert json.loads((host / "state" / "lnet.json").read_text())["interfaces"]["rail0"] == RAILS["rail0"]
+    assert (host / "root" / "etc" / "systemd" / "system" / "lnet.service").read_text() == LNET_SERVICE
+    assert (host / "state" / "mlxconfig.json").read_text() == "{}"
+    assert simulate(render, tmp_path / "sim")["lustre_clients"] == 0  # once
