@@ -32,7 +32,11 @@ from __future__ import annotations
 import re
 
 try:
-    from ansible.module_utils.common.yaml import HAS_YAML, yaml_dump, yaml_load
+    from ansible.module_utils.common.yaml import (  # pylint: disable=unused-import  # HAS_YAML: for callers
+        HAS_YAML,
+        yaml_dump,
+        yaml_load,
+    )
 except ImportError:  # pragma: no cover - ansible-core always ships it
     HAS_YAML = False
     yaml_dump = yaml_load = None
@@ -446,7 +450,7 @@ def parse_proc_mounts(text: str) -> list[dict]:
         if len(fields) < 3 or fields[2] != "lustre":
             continue
         source = _unescape_mount(fields[0])
-        nid_part, _, path = source.partition(":/")
+        nid_part, _sep, path = source.partition(":/")
         nids = [n for group in nid_part.split(":") for n in group.split(",") if n]
         mounts.append({
             "source": source,

@@ -175,8 +175,8 @@ def parse_source(source: str) -> tuple[list[list[Nid]], str, str]:
     """``MGS:MGS:/fsname[/subdir]`` -> (groups, fsname, subdir). Raises LustreError on anything else."""
     if ":/" not in source:
         raise LustreError(f"{source!r} is not a Lustre client source (expected NID[,NID][:NID...]:/FSNAME)")
-    left, _, rest = source.partition(":/")
-    fsname, _, subdir = rest.partition("/")
+    left, _sep, rest = source.partition(":/")
+    fsname, _sep, subdir = rest.partition("/")
     groups = [[parse_nid(n, "source") for n in g.split(",")] for g in left.split(":")]
     return groups, fsname, subdir
 

@@ -240,7 +240,7 @@ def module_versions(elf: bytes) -> dict[str, int] | None:
                 offset, size = struct.unpack_from(endian + "II", elf, base + 0x10)
             return name, offset, size
 
-        _, str_off, str_size = section(shstrndx)
+        _name, str_off, str_size = section(shstrndx)
         names = elf[str_off:str_off + str_size]
         for index in range(shnum):
             name_off, offset, size = section(index)

@@ -71,7 +71,7 @@ def parse_version(text: str) -> tuple[tuple[int, ...], str]:
         if not s:
             continue
         if ":" in s:
-            key, _, val = s.partition(":")
+            key, _sep, val = s.partition(":")
             if key.strip().lower() not in ("lustre", "version", "lustre version"):
                 continue
             s = val.strip()
@@ -283,6 +283,6 @@ def outside_block_settings(text: str, fsname: str) -> dict[str, str]:
             inside = s != end
             continue
         if s and not s.startswith("#") and "=" in s:
-            k, _, v = s.partition("=")
+            k, _sep, v = s.partition("=")
             out[k.strip()] = v.strip()
     return out

@@ -94,7 +94,7 @@ options:
     type: bool
     default: true
 notes:
-  - Supports check mode (reads only; RV(commands) lists what would run, RV(diff) shows the change; a change that
+  - Supports check mode (reads only; RV(commands) lists what would run, the diff shows the change; a change that
     would be refused fails in check mode too) and diff mode (the managed networks as YAML, and O(lnet_conf)).
   - Needs lnetctl (lustre-client or lustre-client-utils), root, and PyYAML on the host.
 attributes:
@@ -325,7 +325,7 @@ def main() -> None:
         argv = [runner.lnetctl, "lnet", "configure"]
         commands.append((argv, None, "lnetctl lnet configure"))
         for op in plan["ops"]:
-            argv, data, _ = op_command(op, runner.lnetctl)
+            argv, data, _shown = op_command(op, runner.lnetctl)
             commands.append((argv, data, op_command(op)[2]))
     displays = [c[2] for c in commands]
 

@@ -311,8 +311,9 @@ def main():
         check = verification(module, kernel, ofed, packages)
         pending = module.check_mode and p["install"] and missing
         if pending and not check["module"]:
-            result["o2ib"] = {"ok": None, "deferred": f"check mode: {', '.join(missing)} not installed yet, "
-                                                     "ko2iblnd is verified after the install"}
+            result["o2ib"] = {"ok": None,
+                              "deferred": f"check mode: {', '.join(missing)} not installed yet, "
+                                          "ko2iblnd is verified after the install"}
         else:
             result["o2ib"] = check
             if not check["ok"] and p["require_o2ib"]:
