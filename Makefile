@@ -33,7 +33,9 @@ site-demo: bootstrap system-deps
 
 test: bootstrap system-deps
 	.venv/bin/ruff check src tests benchmarks terraform cdktf plugins
-	.venv/bin/pytest -n 2 -q
+	# --maxschedchunk=1: xdist hands out tests one at a time; by default each worker first gets a quarter of the
+	# collection in a row, which put every integration test on the first worker
+	.venv/bin/pytest -n 2 --maxschedchunk=1 -q
 
 lint: bootstrap
 	.venv/bin/ruff check src tests benchmarks terraform cdktf plugins

@@ -77,7 +77,7 @@ def test_demo_document_is_the_intent_with_the_plans_interfaces(demo: Plan) -> No
             "name": "lfs1",
             "mgs": [["10.20.0.1@o2ib", "10.20.1.1@o2ib"], ["10.20.0.2@o2ib", "10.20.1.2@o2ib"]],
             "mount_point": "/mnt/lfs1",
-            "options": ["flock", "noatime", "_netdev"],
+            "options": ["flock", "noatime", "_netdev", "x-systemd.requires=lnet.service"],
             "tunables": {"osc.lfs1-OST*.max_rpcs_in_flight": "32", "mdc.lfs1-MDT*.max_rpcs_in_flight": "64",
                          "ldlm.namespaces.lfs1-*.lru_max_age": "600000"},
         }],
@@ -174,10 +174,11 @@ def test_scoped_patterns_do_not_reach_another_file_system() -> None:
             assert any(fnmatchcase(d, pattern) for d in devices) is hits, (key, fsname)
 
 
-def test_mount_options_keep_order_drop_repeats_and_add_netdev_once() -> None:
-    assert mount_options([]) == ["_netdev"]
-    assert mount_options(["flock", "noatime", "flock"]) == ["flock", "noatime", "_netdev"]
-    assert mount_options(["_netdev", "flock"]) == ["_netdev", "flock"]
+def test_mount_options_keep_order_drop_repeats_and_add_netdev_and_lnet_ordering_once() -> None:
+    lnet = "x-systemd.requires=lnet.service"
+    assert mount_options([]) == ["_netdev", lnet]
+    assert mount_options(["flock", "noatime", "flock"]) == ["flock", "noatime", "_netdev", lnet]
+    assert mount_options(["_netdev", "flock", lnet]) == ["_netdev", "flock", lnet]
 
 
 def test_two_file_systems_in_intent_order_each_with_its_own_scope() -> None:
@@ -187,7 +188,7 @@ def test_two_file_systems_in_intent_order_each_with_its_own_scope() -> None:
     doc = lustre_doc(plan_of(data), "gpu-su01-h01")
     assert [f["name"] for f in doc["filesystems"]] == ["lfs1", "scratch"]
     assert doc["filesystems"][1] == {"name": "scratch", "mgs": [["mgs-s.lab@o2ib"]], "mount_point": "/scratch",
-                                     "options": ["_netdev"],
+                                     "options": ["_netdev", "x-systemd.requires=lnet.service"],
                                      "tunables": {"osc.scratch-OST*.max_dirty_mb": "512",
                                                   "llite.scratch-*.checksums": "0"}}
     assert "osc.lfs1-OST*.max_rpcs_in_flight" in doc["filesystems"][0]["tunables"]

@@ -17,7 +17,8 @@ indent, trailing newline; the contract of issue 7)::
         "mgs": [["10.20.0.1@o2ib", "10.20.1.1@o2ib"], ["10.20.0.2@o2ib"]],
                                                     # MGS nodes (joined with ':'), each its NIDs (joined with ',')
         "mount_point": "/mnt/lfs1",
-        "options": ["flock", "noatime", "_netdev"], # as written, duplicates dropped, _netdev appended if missing
+        "options": ["flock", "noatime", "_netdev", "x-systemd.requires=lnet.service"],
+                                                    # as written, repeats dropped, both appended if missing
         "tunables": {"osc.lfs1-OST*.max_rpcs_in_flight": "32"}}]}   # lctl parameter pattern -> value (text)
 
 Interfaces of ``rails``: the node's NIC ports on those rails, in the order the rails are listed and, with several
@@ -73,13 +74,23 @@ def scoped_tunable(fsname: str, key: str) -> str:
     raise ValueError(f"tunable {key!r}: not osc., mdc., llite. or ldlm.namespaces.")
 
 
+LNET_REQUIRED = "x-systemd.requires=lnet.service"
+
+
 def mount_options(options: list[str]) -> list[str]:
-    """Mount options as written without repeats, with ``_netdev`` appended when missing: a network file system
-    must be mounted after the network is up, or boot can hang (AWS FSx for Lustre user guide, "Mounting
-    automatically"; domain note section 2)."""
+    """Mount options as written without repeats, with ``_netdev`` and ``x-systemd.requires=lnet.service``
+    appended when missing.
+
+    ``_netdev``: a network file system must be mounted after the network is up, or boot can hang (AWS FSx for
+    Lustre user guide, "Mounting automatically"; domain note section 2). ``x-systemd.requires=lnet.service``
+    (systemd.mount(5): Requires= and After= on the unit): without it the mount and lnet.service start side by
+    side at boot, and a mount that wins loads LNet with its default networks="tcp" -- the wrong NID (domain note
+    1.1 and pitfall 2; stackhpc/ansible-slurm-appliance mounts with the same option).
+    """
     out = list(dict.fromkeys(options))
-    if "_netdev" not in out:
-        out.append("_netdev")
+    for required in ("_netdev", LNET_REQUIRED):
+        if required not in out:
+            out.append(required)
     return out
 
 
