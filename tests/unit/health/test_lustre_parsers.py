@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hwaac.health.parsers.lustre import (
+    normalise_nid,
     parse_health_check,
     parse_imports,
     parse_lctl_ping,
@@ -332,3 +333,38 @@ def test_proc_mounts_lustre_lines() -> None:
     assert "flock" in a.options
     assert (b.fsname, b.mount_point) == ("scratch", "/mnt/my scratch")
     assert parse_lustre_mounts("garbage\n\n") == []
+
+
+def test_proc_mounts_fields_are_unescaped_as_the_kernel_escapes_them() -> None:
+    """fs/proc_namespace.c show_vfsmnt(): ``mangle()`` (``seq_escape(m, s, " \\t\\n\\\\")``) writes space, tab,
+    newline and backslash of the device name and the type as ``\\ooo``, ``seq_path()`` those of the mount point."""
+    text = ("10.20.0.3@o2ib:/scratch/my\\040dir\\011x\\134y /mnt/a\\134b\\012c lustre rw,flock 0 0\n"
+            "10.20.0.4@o2ib:/lfs2 /mnt/lfs2 lustre rw 0 0\n")
+    a, b = parse_lustre_mounts(text)
+    assert a.source == "10.20.0.3@o2ib:/scratch/my dir\tx\\y"
+    assert (a.fsname, a.mgs) == ("scratch", (("10.20.0.3@o2ib",),))
+    assert a.mount_point == "/mnt/a\\b\nc"
+    assert (b.fsname, b.mount_point) == ("lfs2", "/mnt/lfs2")
+
+
+def test_proc_mounts_escaped_fixture() -> None:
+    text = read(FIX / "tools" / "proc_mounts" / "lustre_failover_escaped_derived.txt")
+    a, b = parse_lustre_mounts(text)
+    assert b.mount_point == "/mnt/scratch data" and b.fsname == "scratch"
+    assert a.mgs == b.mgs == (("10.20.0.1@o2ib", "10.20.1.1@o2ib"), ("10.20.0.2@o2ib", "10.20.1.2@o2ib"))
+
+
+@pytest.mark.parametrize(("nid", "want"), [
+    ("10.20.0.1@o2ib0", "10.20.0.1@o2ib"),   # libcfs_net2str prints net number 0 without the number
+    ("10.20.0.1@o2ib", "10.20.0.1@o2ib"),
+    ("10.20.0.1@tcp0", "10.20.0.1@tcp"),
+    ("10.20.0.1@o2ib1", "10.20.0.1@o2ib1"),
+    ("10.20.0.1@o2ib10", "10.20.0.1@o2ib10"),
+    ("10.20.0.1@tcp00", "10.20.0.1@tcp"),
+    ("MGS01.Example@o2ib0", "mgs01.example@o2ib"),  # host names are case-insensitive (RFC 4343)
+    ("0@lo", "0@lo"),
+    ("27@gni0", "27@gni"),
+    ("not a nid", "not a nid"),  # left as is (compared verbatim)
+])
+def test_normalise_nid(nid: str, want: str) -> None:
+    assert normalise_nid(nid) == want

@@ -40,7 +40,8 @@ Samples and their sources: ``tests/fixtures/tools/lfs/`` and ``tests/fixtures/he
   ``health stats: {health value, fatal_error}`` (1000 is full health; ``fatal_error`` 2.15+, LU-14114). LNet down:
   ``errno: -100`` / ``cannot get networks: Network is down`` (<=2.15) or ``LNet stack down`` (2.16+ Netlink).
 - :func:`parse_lustre_mounts`: the ``lustre`` lines of ``/proc/mounts``
-  (``<mgsnid>[,<nid>][:<failover>]:/<fsname>[/subdir] <dir> lustre <options> 0 0``, mount.lustre.8).
+  (``<mgsnid>[,<nid>][:<failover>]:/<fsname>[/subdir] <dir> lustre <options> 0 0``, mount.lustre.8), fields
+  decoded as the kernel escapes them (:func:`unescape_mount_field`); :func:`normalise_nid` for comparing NIDs.
 
 No function here raises on bad tool output.
 """
@@ -719,8 +720,9 @@ class LustreMount:
         source: as printed (``10.20.0.1@o2ib,10.20.0.2@o2ib:10.20.0.3@o2ib:/lfs1``).
         fsname: ``lfs1`` (a subdirectory mount ``/lfs1/sub`` keeps ``lfs1``).
         mount_point: the directory (octal escapes such as ``\\040`` decoded).
-        options: the mount options in order.
-        mgs: failover MGS nodes, each a tuple of its NIDs (``:`` separates nodes, ``,`` NIDs of one node).
+        options: the mount options in order (octal escapes decoded).
+        mgs: failover MGS nodes, each a tuple of its NIDs as printed (``:`` separates nodes, ``,`` NIDs of one
+            node; compare them through :func:`normalise_nid`).
     """
 
     source: str
@@ -730,20 +732,64 @@ class LustreMount:
     mgs: tuple[tuple[str, ...], ...]
 
 
-def _unescape_mount(text: str) -> str:
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), text)
+_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
+_NET = re.compile(r"^(?P<lnd>[a-z][a-z0-9]*?)(?P<num>\d*)$")
+
+
+def unescape_mount_field(text: str) -> str:
+    """A ``/proc/mounts`` field as the kernel escaped it, decoded: ``\\ooo`` (three octal digits) -> the character.
+
+    Source: Linux ``fs/proc_namespace.c`` ``show_vfsmnt()``: the device name and the type go through ``mangle()``
+    (``seq_escape(m, s, " \\t\\n\\\\")``), the mount point through ``seq_path(..., " \\t\\n\\\\")``: space,
+    tab, newline and backslash become ``\\040``, ``\\011``, ``\\012``, ``\\134``. ``str`` in, ``str`` out; never
+    raises (a backslash not followed by three octal digits stays as it is).
+    """
+    return _OCTAL_ESCAPE.sub(lambda m: chr(int(m[1], 8)), text)
+
+
+def normalise_nid(nid: str) -> str:
+    """A NID in the form LNet prints it, for comparing NIDs written differently: ``10.20.0.1@o2ib0`` ->
+    ``10.20.0.1@o2ib``, ``@tcp0`` -> ``@tcp``, ``@o2ib1`` unchanged; the address lower-cased (host names are
+    case-insensitive, RFC 4343).
+
+    Source: ``libcfs_net2str_r()`` (lustre-release ``nidstrings.c``, kernel and user-space copies) prints
+    network number 0 without the number, so ``o2ib0`` and ``o2ib`` name the same network (``lustre-client.md``
+    section 0, item 2). This is the controller's copy of the rule (the host copy is
+    ``plugins/module_utils/lustre_mount.py`` ``normalise_net``; the health package depends on nothing else).
+    ``str`` in, ``str`` out; a text that is not ``ADDRESS@NET`` comes back unchanged (compared verbatim). Never
+    raises.
+    """
+    address, at, net = nid.rpartition("@")
+    match = _NET.match(net)
+    if not at or not address or not match:
+        return nid
+    num = match["num"]
+    return f"{address.lower()}@{match['lnd']}{num.lstrip('0') if num.strip('0') else ''}"
 
 
 def parse_lustre_mounts(raw: str) -> list[LustreMount]:
-    """The ``lustre`` mounts of a ``/proc/mounts`` text (other file systems and malformed lines are skipped: a
-    line that is not Lustre's is no evidence about Lustre)."""
+    """The ``lustre`` mounts of a ``/proc/mounts`` text.
+
+    Args:
+        raw: the file's text (``SOURCE MOUNT_POINT TYPE OPTIONS 0 0`` per line, fields separated by one space).
+
+    Returns:
+        One :class:`LustreMount` per Lustre client line, in file order, every field decoded with
+        :func:`unescape_mount_field` (the kernel escapes space, tab, newline and backslash, so splitting on
+        whitespace before decoding is exact). Lines of other file systems and malformed lines are skipped: a line
+        that is not Lustre's is no evidence about Lustre. Never raises.
+    """
     mounts = []
     for line in raw.splitlines():
         parts = line.split()
-        if len(parts) < 4 or parts[2] != "lustre" or ":/" not in parts[0]:
+        if len(parts) < 4 or unescape_mount_field(parts[2]) != "lustre":
             continue
-        nids, _, path = parts[0].rpartition(":/")
+        source = unescape_mount_field(parts[0])
+        if ":/" not in source:
+            continue
+        nids, path = source.split(":/", 1)  # NIDs never hold ":/"; a subdirectory may
         fsname = path.split("/", 1)[0]
         mgs = tuple(tuple(n for n in node.split(",") if n) for node in nids.split(":") if node)
-        mounts.append(LustreMount(parts[0], fsname, _unescape_mount(parts[1]), tuple(parts[3].split(",")), mgs))
+        options = tuple(unescape_mount_field(option) for option in parts[3].split(","))
+        mounts.append(LustreMount(source, fsname, unescape_mount_field(parts[1]), options, mgs))
     return mounts
