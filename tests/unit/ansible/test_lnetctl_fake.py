@@ -119,12 +119,22 @@ def test_215_net_show_verbose_has_the_recorded_layout(fake: Fake) -> None:
     assert loaded["CPT"] == "[0]"
 
 
-def test_216_net_show_verbose_has_the_sample_layout(fake: Fake) -> None:
+def test_216_net_show_verbose_keys_are_the_recorded_ones(fake: Fake) -> None:
+    """Keys only. No public capture of a 2.16 ``net show -v`` was found; ``2.16/net_show_v_o2ib.txt`` was
+    constructed with the same PyYAML ``indent=6`` dump the fake uses, so comparing the fake with it would prove
+    nothing. Checked against recorded output instead: the NI keys -v adds, in their order, are those of the
+    recorded 2.15 -v sample (sosreport PR #3749); the indentation is checked against the recorded 2.16 samples
+    by the two ``indent 6`` tests below."""
     state = o2ib_mr("2.16", cpt="[0,1]")
     state["nets"][0]["nis"] = state["nets"][0]["nis"][:1]
     fake.state(**state)
-    out = fake.run("net", "show", "-v").stdout
-    assert out == sample("2.16/net_show_v_o2ib.txt")
+    shown = yaml.safe_load(fake.run("net", "show", "-v").stdout)["net"]
+    assert [n["net type"] for n in shown] == ["lo", "o2ib"]
+    ni = shown[1]["local NI(s)"][0]
+    recorded = yaml.safe_load(sample("2.15/net_show_v_tcp.txt"))["net"][0]["local NI(s)"][0]
+    assert list(ni) == list(recorded)
+    for block in ("interfaces", "statistics", "tunables"):
+        assert list(ni[block]) == list(recorded[block]), block
 
 
 @pytest.mark.parametrize("layout", ["2.15", "2.16"])
@@ -141,9 +151,10 @@ def test_global_show_is_the_recorded_215_block(fake: Fake) -> None:
     assert fake.run("global", "show").stdout == sample("2.15/global_show.txt")
 
 
-def test_pyyaml_indent_6_reproduces_the_216_samples_and_the_fake() -> None:
-    """The domain note's claim, checked on the recorded/constructed 2.16 samples."""
-    for name in ("2.16/net_show_tcp.txt", "2.16/net_show_o2ib_mr_tcp.txt", "2.16/net_show_v_o2ib.txt"):
+def test_pyyaml_indent_6_reproduces_the_recorded_216_samples() -> None:
+    """The domain note's claim, checked on the recorded 2.16 samples only (the constructed ones, such as
+    ``2.16/net_show_v_o2ib.txt``, were written with this very dump and cannot confirm it)."""
+    for name in ("2.16/net_show_tcp.txt", "2.16/net_show_o2ib_mr_tcp.txt"):
         text = sample(name)
         assert yaml.dump(yaml.safe_load(text), indent=6, default_flow_style=False, sort_keys=False) == text, name
 
