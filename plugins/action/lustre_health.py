@@ -60,6 +60,17 @@ class ActionModule(HwaacAction):
     _requires_connection = True
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Expected file systems -> probes -> the host module -> :func:`evaluate` -> the verdict.
+
+        Returns:
+            The task result: ``status``, ``codes``, ``action``, ``findings`` (dicts), ``outputs`` (raw, per
+            probe), ``proc_mounts``, ``filesystems`` (names judged), ``mounted`` (Lustre fsnames in the mount
+            table), ``msg``; ``failed`` when the module failed or, with ``fail_on_fail``, the verdict is FAIL.
+
+        Raises:
+            AnsibleActionFail: no expected file systems given or found, an unreadable ``client_config``, or a
+                malformed expectation (the message names the field and what is valid).
+        """
         result, task_vars, args = self.start(tmp, task_vars)
         items = args["filesystems"]
         if items is None:

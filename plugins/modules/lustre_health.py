@@ -18,10 +18,14 @@ description:
     C(lctl get_param osc.*.import mdc.*.import) and (with O(lnet)) C(lnetctl net show -v) on the node, each with a
     time limit, and reads O(proc_mounts); the action plugin of the same name parses the output on the controller
     (Python package C(hwaac), C(hwaac.health.lustre)) and judges it against the expected file systems.
-  - The verdict is PASS only when every expected file system is mounted, every target it lists is active and its
-    import FULL (or IDLE), every MGS NID answers C(lctl ping), C(health_check) says C(healthy) and no LNet NI is
-    down or degraded; FAIL or WARN with fault codes and the recommended action otherwise. Output that cannot be
-    read, a missing tool or a timeout is UNKNOWN, never PASS.
+  - The verdict is PASS only when every expected file system is mounted from its expected MGS nodes (NIDs
+    compared as LNet prints them, C(o2ib0) = C(o2ib), C(tcp0) = C(tcp); the order of NIDs and of failover nodes
+    does not matter; host-name NIDs are matched through the NIDs the MGS lists to C(lctl ping)), every target it
+    lists is active and its import FULL (or IDLE), every MGS NID answers C(lctl ping), C(health_check) says
+    C(healthy) and no LNet NI is down or degraded; FAIL or WARN with fault codes and the recommended action
+    otherwise (C(LUSTRE_MOUNTED_FROM_OTHER_MGS), FAIL, when no NID of the mounted source is an expected MGS NID;
+    C(LUSTRE_MGS_LIST_DIFFERS), WARN, when the failover list differs). Output that cannot be read, a missing tool
+    or a timeout is UNKNOWN, never PASS.
   - The probes only read state; check mode runs them too. A FAIL verdict fails the task only with
     O(fail_on_fail).
 author:
@@ -166,6 +170,11 @@ MAX_OUTPUT = 1024 * 1024  # bytes of stdout/stderr kept per probe (imports of a 
 
 
 def main():
+    """Run every probe of O(probes) with its time limit (``run_timed``: ``{"rc", "stdout", "stderr", "seconds",
+    "timed_out"}``, stdout/stderr cut at :data:`MAX_OUTPUT` bytes) and read O(proc_mounts); exit with the raw
+    outputs (``outputs``: probe name -> output), ``proc_mounts`` (text; "" when the file does not exist, None with
+    ``proc_mounts_error`` when it cannot be read) and ``proc_mounts_path``. Fails (``fail_json``) when O(probes)
+    is empty or a probe's ``argv`` is not a non-empty list. Changes nothing on the node."""
     module = AnsibleModule(argument_spec={**SPECS["lustre_health"], **PROBES_OPTION}, supports_check_mode=True)
     probes = module.params["probes"]
     if not probes:

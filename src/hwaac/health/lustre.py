@@ -18,22 +18,27 @@ as ``plugins/module_utils/timed_run.py`` returns it (``rc`` None: the tool could
 come from the rendered ``lustre-client.json`` (``/work/notes/issue7/contract.md``): ``filesystems[]`` with
 ``name``, ``mgs`` (failover MGS nodes, each a list of its NIDs) and ``mount_point``.
 
-Verdict: PASS only when every expected file system is mounted, every target ``lfs check`` lists is ``active`` and
-every import is FULL (or IDLE: disconnected by ``idle_timeout`` and reconnected on use, 2.12+) -- those of any
-mounted file system count, expected or not: a hung mount blocks the node's jobs all the same --
-every MGS NID answers ``lctl ping``, ``health_check`` says ``healthy`` and no LNet NI is down or degraded. Anything
+Verdict: PASS only when every expected file system is mounted from its expected MGS nodes (:func:`compare_mgs`: NIDs
+normalised, ``o2ib0`` == ``o2ib``; order of NIDs and of failover nodes ignored), every target ``lfs check`` lists is
+``active`` and every import is FULL (or IDLE: disconnected by ``idle_timeout`` and reconnected on use, 2.12+) --
+those of any mounted file system count, expected or not: a hung mount blocks the node's jobs all the same -- every
+MGS NID answers ``lctl ping``, ``health_check`` says ``healthy`` and no LNet NI is down or degraded. Anything
 unreadable, missing, timed out or not run is UNKNOWN (action RETEST), never PASS.
 
 Fault codes (status, action): ``LUSTRE_NOT_MOUNTED`` (FAIL, NONE: mount it with ``aiinfra.hwaac.lustre_mount``),
-``LUSTRE_MOUNTED_ELSEWHERE`` (WARN), ``LUSTRE_MGS_UNREACHABLE`` (FAIL, CHECK_LINK: no NID of any MGS node of the
-file system answers), ``LUSTRE_MGS_NID_UNREACHABLE`` (WARN, CHECK_LINK: one NID does not answer, another MGS
-NID does: failover redundancy lost), ``LUSTRE_TARGETS_MISSING`` / ``LUSTRE_IMPORTS_MISSING`` (UNKNOWN, RETEST: a
-mounted file system without MDT or OST devices in the output), plus the parsers' codes:
-``LUSTRE_TARGET_INACTIVE``, ``LUSTRE_TARGET_UNREACHABLE``, ``LUSTRE_IMPORT_NOT_FULL``, ``LUSTRE_IMPORT_EVICTED``
-(FAIL, CHECK_LINK), ``LUSTRE_IMPORT_RECOVERING`` (WARN, RETEST), ``LUSTRE_TARGET_DEACTIVATED`` (WARN),
-``LUSTRE_NOT_HEALTHY``, ``LUSTRE_LBUG`` (FAIL, REBOOT), ``LUSTRE_LNET_DOWN`` (FAIL), ``LUSTRE_LNET_NI_DOWN``,
-``LUSTRE_LNET_NI_FATAL`` (FAIL, CHECK_LINK), ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``PARSE_UNREADABLE``,
-``PROBE_TIMEOUT``, ``PROBE_NOT_RUN``, ``PROBE_MISSING`` (UNKNOWN, RETEST).
+``LUSTRE_MOUNTED_ELSEWHERE`` (WARN), ``LUSTRE_MOUNTED_FROM_OTHER_MGS`` (FAIL, NONE: no NID of the mounted source is
+an expected MGS NID: another file system of the same name, or an MGS the intent no longer names; remount it),
+``LUSTRE_MGS_LIST_DIFFERS`` (WARN, NONE: the right MGS, but its failover list differs from the intent's, so a
+failover to a node or NID not listed loses configuration updates; remount at the next maintenance),
+``LUSTRE_MGS_UNREACHABLE`` (FAIL, CHECK_LINK: no NID of any MGS node of the file system answers),
+``LUSTRE_MGS_NID_UNREACHABLE`` (WARN, CHECK_LINK: one NID does not answer, another MGS NID does: failover redundancy
+lost), ``LUSTRE_TARGETS_MISSING`` / ``LUSTRE_IMPORTS_MISSING`` (UNKNOWN, RETEST: a mounted file system without MDT
+or OST devices in the output), plus the parsers' codes: ``LUSTRE_TARGET_INACTIVE``, ``LUSTRE_TARGET_UNREACHABLE``,
+``LUSTRE_IMPORT_NOT_FULL``, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK), ``LUSTRE_IMPORT_RECOVERING`` (WARN,
+RETEST), ``LUSTRE_TARGET_DEACTIVATED`` (WARN), ``LUSTRE_NOT_HEALTHY``, ``LUSTRE_LBUG`` (FAIL, REBOOT),
+``LUSTRE_LNET_DOWN`` (FAIL), ``LUSTRE_LNET_NI_DOWN``, ``LUSTRE_LNET_NI_FATAL`` (FAIL, CHECK_LINK),
+``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``PARSE_UNREADABLE``, ``PROBE_TIMEOUT``, ``PROBE_NOT_RUN``,
+``PROBE_MISSING`` (UNKNOWN, RETEST).
 
 Errors: :class:`ValueError` for malformed expectations (the message names the field, the value and what is valid);
 bad tool output never raises.
@@ -41,6 +46,7 @@ bad tool output never raises.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +55,7 @@ from typing import Any
 from hwaac.health.node import NodeVerdict, verdict
 from hwaac.health.parsers.lustre import (
     LustreMount,
+    normalise_nid,
     parse_health_check,
     parse_imports,
     parse_lctl_ping,
@@ -80,6 +87,7 @@ class ExpectedFilesystem:
 
     @property
     def mgs_nids(self) -> list[str]:
+        """Every MGS NID of the file system (``list[str]``), node by node, as written in the expectation."""
         return [nid for node in self.mgs for nid in node]
 
 
@@ -142,6 +150,113 @@ def commands(mgs_nids: Iterable[str], *, lnet: bool = True) -> dict[str, list[st
     if lnet:
         probes["lnet_net"] = ["lnetctl", "net", "show", "-v"]
     return probes
+
+
+def _is_host_name(nid: str) -> bool:
+    """True when the NID's address is a host name (``mgs01@o2ib``); IP addresses and LNet's numeric addresses
+    (``27@gni``, ``0@lo``) are compared as written."""
+    address = nid.rpartition("@")[0]
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        return any(c.isalpha() for c in address)
+    return False
+
+
+def _net(nid: str) -> str:
+    return normalise_nid(nid).rpartition("@")[2]
+
+
+def compare_mgs(mounted: Sequence[Sequence[str]], expected: Sequence[Sequence[str]],
+                peers: Mapping[str, Sequence[str]] | None = None) -> str:
+    """Compare the MGS nodes a file system is mounted from with the expected ones.
+
+    Args:
+        mounted: failover MGS nodes of the ``/proc/mounts`` source (:attr:`LustreMount.mgs`), each a sequence of
+            NIDs. /proc/mounts shows addresses: ``mount.lustre`` resolves host names NID by NID before mount(2)
+            (``convert_hostnames`` in lustre-release ``lustre/utils/mount_lustre.c``).
+        expected: the expected failover MGS nodes (``lustre-client.json`` ``mgs``); a NID may name a host.
+        peers: expected host-name NID -> the NIDs its MGS listed when ``lctl ping`` reached it (``lctl`` resolves
+            the name on the node as ``mount.lustre`` does, and the peer answers with all its NIDs,
+            ``jt_ptl_ping()`` in ``lnet/utils/portals.c``). Only the peer's NIDs on the same LNet network count.
+
+    Rules: NIDs are compared through :func:`~hwaac.health.parsers.lustre.normalise_nid` (``o2ib0`` == ``o2ib``,
+    ``tcp0`` == ``tcp``); the order of the NIDs of one node and the order of the failover nodes do not matter
+    (the client tries every listed node; ``aiinfra.hwaac.lustre_mount`` also treats such a source as the same and
+    does not remount); the NIDs must be grouped into nodes the same way.
+
+    Returns:
+        ``"same"``; ``"differs"``: some NID in common, but nodes or NIDs differ (another failover list);
+        ``"other"``: no NID in common with any expected MGS node (with every expected NID known);
+        ``"unverified"``: a host-name NID could not be resolved (its ping failed or was not read) and the source
+        would match for some address of it. Never raises.
+    """
+    peers = peers or {}
+    nodes = []  # (known NIDs, size, unresolved host names)
+    for node in expected:
+        known: set[str] = set()
+        unresolved = 0
+        for nid in node:
+            if not _is_host_name(nid):
+                known.add(normalise_nid(nid))
+            elif nid in peers:
+                known.update(normalise_nid(p) for p in peers[nid] if _net(p) == _net(nid))
+            else:
+                unresolved += 1
+        size = len({normalise_nid(n) for n in node if not _is_host_name(n)}) + sum(map(_is_host_name, node))
+        nodes.append((known, size, unresolved))
+    groups = [frozenset(normalise_nid(nid) for nid in node) for node in mounted]
+
+    def fits(group: frozenset[str], node: tuple[set[str], int, int], wildcard: bool) -> bool:
+        known, size, unresolved = node
+        return len(group) == size and len(group - known) <= (unresolved if wildcard else 0)
+
+    def matches(wildcard: bool) -> bool:  # a one-to-one pairing of mounted and expected nodes (Kuhn's algorithm)
+        if len(groups) != len(nodes):
+            return False
+        owner: dict[int, int] = {}
+
+        def place(i: int, seen: set[int]) -> bool:
+            for j, node in enumerate(nodes):
+                if j in seen or not fits(groups[i], node, wildcard):
+                    continue
+                seen.add(j)
+                if j not in owner or place(owner[j], seen):
+                    owner[j] = i
+                    return True
+            return False
+
+        return all(place(i, set()) for i in range(len(groups)))
+
+    every_known = not any(unresolved for _known, _size, unresolved in nodes)
+    if matches(wildcard=False):
+        return "same"
+    if not every_known and matches(wildcard=True):
+        return "unverified"
+    common = set().union(*groups) & set().union(*(known for known, _size, _unresolved in nodes))
+    return "differs" if common or not every_known else "other"
+
+
+def _mgs_text(nodes: Sequence[Sequence[str]]) -> str:
+    return ":".join(",".join(node) for node in nodes)
+
+
+def _mgs_findings(fs: ExpectedFilesystem, mount: LustreMount, peers: Mapping[str, Sequence[str]]) -> list[Finding]:
+    outcome = compare_mgs(mount.mgs, fs.mgs, peers)
+    where = f"{fs.name} at {mount.mount_point}"
+    if outcome == "other":
+        return [Finding("LUSTRE_MOUNTED_FROM_OTHER_MGS", Status.FAIL, f"{where} is mounted from MGS "
+                        f"{_mgs_text(mount.mgs)}, expected {_mgs_text(fs.mgs)}: no NID in common, so this is "
+                        "another file system of the same name or an MGS the intent no longer names (jobs would "
+                        "read and write the wrong data); unmount it and mount it from the expected MGS "
+                        "(aiinfra.hwaac.lustre_mount, role lustre_client)", fs.name, mount.source, Action.NONE)]
+    if outcome == "differs":
+        return [Finding("LUSTRE_MGS_LIST_DIFFERS", Status.WARN, f"{where} is mounted with MGS nodes "
+                        f"{_mgs_text(mount.mgs)}, expected {_mgs_text(fs.mgs)}: the client knows only the MGS "
+                        "NIDs it was mounted with, so a failover to an MGS node or NID missing from that list "
+                        "loses configuration updates and reconnection; remount from the expected list at the next "
+                        "maintenance (aiinfra.hwaac.lustre_mount)", fs.name, mount.source, Action.NONE)]
+    return []
 
 
 def _unknown(code: str, message: str, subject: str = "") -> Finding:
@@ -248,6 +363,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
 
     # MGS NIDs: per file system, per failover MGS node
     reach: dict[str, bool | None] = {}
+    peers: dict[str, list[str]] = {}
     for nid in all_mgs_nids(filesystems, extra):
         name = PING_PREFIX + nid
         out = outputs.get(name)
@@ -260,6 +376,8 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
         ping = parse_lctl_ping(stdout + ("\n" + stderr if stderr else ""), nid=nid, exit_code=rc)
         found += [Finding(f.code, f.status, f.message, nid, f.evidence, f.action) for f in ping.unknown_findings()]
         reach[nid] = ping.reachable
+        if ping.reachable:
+            peers[nid] = ping.peer_nids
     groups = [(fs.name, [list(node) for node in fs.mgs]) for fs in filesystems if fs.mgs]
     if extra:
         groups.append(("mgs", [[nid] for nid in extra]))
@@ -280,6 +398,11 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
                     found.append(Finding("LUSTRE_MGS_NID_UNREACHABLE", Status.WARN, f"{subject}: MGS NID {nid} "
                                          "does not answer lctl ping while another MGS NID does (failover "
                                          "redundancy lost)", nid, f"lctl ping {nid}: failed", Action.CHECK_LINK))
+
+    # the MGS each mounted file system was mounted from (after the pings: they resolve host-name NIDs)
+    for fs in filesystems:
+        if fs.mgs and fs.name in mounted:
+            found += _mgs_findings(fs, mounted[fs.name], peers)
 
     # LNet NIs (optional probe)
     if "lnet_net" in outputs:

@@ -137,6 +137,20 @@ def test_healthy_mounted_client_passes(node: Node) -> None:
     assert probes["lfs_check"] == {"argv": ["lfs", "check", "servers"], "timeout": 60}
 
 
+def test_mgs_of_the_mounted_source_is_judged(node: Node) -> None:
+    """The intent may spell o2ib0 where /proc/mounts shows o2ib: the same MGS. A source of another MGS fails."""
+    o2ib0 = [{**FS[0], "mgs": [["10.20.0.2@o2ib0"], ["10.20.0.1@o2ib0"]]}]
+    for nid in ("10.20.0.1@o2ib0", "10.20.0.2@o2ib0"):
+        node.answer(f"lctl ping {nid}", f"12345-0@lo\n12345-{nid[:-1]}\n")
+    node.mount()
+    res = node.run_action({"filesystems": o2ib0})
+    assert res["status"] == "PASS", res["findings"]
+    node.mount(MOUNT_LINE.replace("10.20.0.1@o2ib:10.20.0.2@o2ib:", "10.30.0.1@o2ib:"))
+    res = node.run_action({"filesystems": o2ib0, "fail_on_fail": True})
+    assert res["failed"] is True and res["codes"] == ["LUSTRE_MOUNTED_FROM_OTHER_MGS"]
+    assert res["findings"][0]["evidence"] == "10.30.0.1@o2ib:/lfs1"
+
+
 def test_not_mounted_fails_and_fail_on_fail_fails_the_task(node: Node) -> None:
     node.answer("lctl get_param osc.*.import mdc.*.import", "",
                 (HEALTH / "imports_not_mounted_derived.txt").read_text(), rc=2)

@@ -11,6 +11,7 @@ from hwaac.health.lustre import (
     all_mgs_nids,
     client_verdict,
     commands,
+    compare_mgs,
     evaluate,
     expected_filesystems,
 )
@@ -91,6 +92,97 @@ def test_not_mounted_fails_with_the_mount_action(fs) -> None:
 def test_mounted_elsewhere_warns(fs) -> None:
     v = judge(healthy_outputs(), fs, mounts=MOUNTS.replace("/mnt/lfs1", "/lfs1"))
     assert v.status == Status.WARN and v.codes == ["LUSTRE_MOUNTED_ELSEWHERE"]
+
+
+def with_source(source: str) -> str:
+    return MOUNTS.replace("10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.3@o2ib:/lfs1", source)
+
+
+@pytest.mark.parametrize("source", [
+    "10.20.1.1@o2ib0,10.20.0.1@o2ib:10.20.0.3@o2ib0:/lfs1",  # o2ib0 == o2ib; NIDs of one node in another order
+    "10.20.0.3@o2ib:10.20.0.1@o2ib,10.20.1.1@o2ib:/lfs1",    # failover nodes in another order: the same MGS set
+    "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.3@o2ib:/lfs1/projects",  # a subdirectory mount of the same fs
+])
+def test_mgs_source_written_differently_is_the_same(fs, source: str) -> None:
+    v = judge(healthy_outputs(), fs, mounts=with_source(source))
+    assert (v.status, v.codes) == (Status.PASS, [])
+
+
+def test_expected_o2ib0_matches_the_o2ib_that_proc_mounts_shows() -> None:
+    fs = expected_filesystems([{**CLIENT_JSON_FS[0], "mgs": [["10.20.0.1@o2ib0", "10.20.1.1@o2ib0"],
+                                                             ["10.20.0.3@o2ib0"]]}])
+    outputs = healthy_outputs()
+    for nid in ("10.20.0.1@o2ib0", "10.20.1.1@o2ib0", "10.20.0.3@o2ib0"):
+        outputs[f"ping {nid}"] = ping_ok(nid.replace("o2ib0", "o2ib"))
+    v = judge(outputs, fs)
+    assert (v.status, v.codes) == (Status.PASS, [])
+
+
+def test_mounted_from_another_mgs_fails(fs) -> None:
+    source = "10.30.0.1@o2ib,10.30.1.1@o2ib:/lfs1"
+    v = judge(healthy_outputs(), fs, mounts=with_source(source))
+    assert (v.status, v.codes, v.action) == (Status.FAIL, ["LUSTRE_MOUNTED_FROM_OTHER_MGS"], Action.NONE)
+    [finding] = v.findings
+    assert finding.subject == "lfs1" and finding.evidence == source
+    assert "mounted from MGS 10.30.0.1@o2ib,10.30.1.1@o2ib" in finding.message
+    assert "expected 10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.3@o2ib" in finding.message
+    assert "lustre_mount" in finding.message
+
+
+def test_same_addresses_on_another_lnet_network_are_another_mgs(fs) -> None:
+    v = judge(healthy_outputs(), fs, mounts=with_source("10.20.0.1@o2ib1,10.20.1.1@o2ib1:10.20.0.3@o2ib1:/lfs1"))
+    assert v.codes == ["LUSTRE_MOUNTED_FROM_OTHER_MGS"]  # o2ib1 is not o2ib (only number 0 is dropped)
+
+
+def test_mounted_elsewhere_from_another_mgs_reports_both(fs) -> None:
+    mounts = with_source("10.30.0.1@o2ib:/lfs1").replace("/mnt/lfs1", "/lfs1")
+    v = judge(healthy_outputs(), fs, mounts=mounts)
+    assert v.status == Status.FAIL and v.codes == ["LUSTRE_MOUNTED_ELSEWHERE", "LUSTRE_MOUNTED_FROM_OTHER_MGS"]
+
+
+@pytest.mark.parametrize("source", [
+    "10.20.0.1@o2ib,10.20.1.1@o2ib:/lfs1",                   # the failover MGS node is missing
+    "10.20.0.1@o2ib:10.20.0.3@o2ib:/lfs1",                   # a NID of the first node is missing
+    "10.20.0.1@o2ib:10.20.1.1@o2ib:10.20.0.3@o2ib:/lfs1",    # one node's NIDs given as two failover nodes
+    "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.3@o2ib:10.30.0.9@o2ib:/lfs1",  # an MGS node the intent does not name
+])
+def test_mgs_list_differing_from_the_intent_warns(fs, source: str) -> None:
+    v = judge(healthy_outputs(), fs, mounts=with_source(source))
+    assert (v.status, v.codes) == (Status.WARN, ["LUSTRE_MGS_LIST_DIFFERS"])
+    assert v.findings[0].evidence == source and "10.20.0.3@o2ib" in v.findings[0].message
+
+
+def test_bare_fsname_has_no_mgs_to_compare() -> None:
+    v = judge(healthy_outputs(), expected_filesystems(["lfs1"]), mounts=with_source("10.30.0.1@o2ib:/lfs1"))
+    assert "LUSTRE_MOUNTED_FROM_OTHER_MGS" not in v.codes and "LUSTRE_MGS_LIST_DIFFERS" not in v.codes
+
+
+def test_host_name_mgs_nids_are_matched_through_the_peer_nids_lctl_ping_lists() -> None:
+    """mount.lustre resolves host names before mount(2), so /proc/mounts shows addresses; ``lctl ping
+    mgs01@o2ib`` resolves the name on the node the same way and the peer answers with its NIDs."""
+    fs = expected_filesystems([{**CLIENT_JSON_FS[0], "mgs": [["mgs01@o2ib"], ["10.20.0.3@o2ib"]]}])
+    outputs = healthy_outputs()
+    outputs["ping mgs01@o2ib"] = out("12345-0@lo\n12345-10.20.0.1@o2ib\n12345-10.20.1.1@o2ib\n")
+    v = judge(outputs, fs, mounts=with_source("10.20.0.1@o2ib:10.20.0.3@o2ib:/lfs1"))
+    assert (v.status, v.codes) == (Status.PASS, [])
+    v = judge(outputs, fs, mounts=with_source("10.30.0.1@o2ib:10.30.0.3@o2ib:/lfs1"))
+    assert v.codes == ["LUSTRE_MOUNTED_FROM_OTHER_MGS"]
+    outputs["ping mgs01@o2ib"] = ping_failed("mgs01@o2ib")  # the name is not resolved: only the ping is reported
+    v = judge(outputs, fs, mounts=with_source("10.20.0.1@o2ib:10.20.0.3@o2ib:/lfs1"))
+    assert (v.status, v.codes) == (Status.WARN, ["LUSTRE_MGS_NID_UNREACHABLE"])
+
+
+def test_compare_mgs_outcomes() -> None:
+    expected = (("10.20.0.1@o2ib", "10.20.1.1@o2ib"), ("10.20.0.3@o2ib",))
+    assert compare_mgs((("10.20.1.1@o2ib", "10.20.0.1@o2ib0"), ("10.20.0.3@o2ib",)), expected) == "same"
+    assert compare_mgs((("10.20.0.1@o2ib",), ("10.20.0.3@o2ib",)), expected) == "differs"
+    assert compare_mgs((("10.30.0.1@o2ib",),), expected) == "other"
+    named = (("mgs01@o2ib",), ("10.20.0.3@o2ib",))
+    assert compare_mgs((("10.20.0.1@o2ib",), ("10.20.0.3@o2ib",)), named) == "unverified"
+    assert compare_mgs((("10.20.0.1@o2ib",), ("10.20.0.3@o2ib",)), named,
+                       {"mgs01@o2ib": ["10.20.0.1@o2ib", "10.20.1.1@o2ib", "192.168.0.1@tcp"]}) == "same"
+    assert compare_mgs((("192.168.0.1@tcp",), ("10.20.0.3@o2ib",)), named,
+                       {"mgs01@o2ib": ["10.20.0.1@o2ib", "192.168.0.1@tcp"]}) == "differs"  # other net
 
 
 def test_one_mgs_nid_down_is_warn_all_down_is_fail(fs) -> None:

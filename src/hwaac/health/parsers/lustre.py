@@ -70,6 +70,7 @@ def _reasons(unknown: list[str]):
     count = 0
 
     def add(number: int, line: str) -> None:
+        """Record line ``number`` (1-based) as not understood; after five, one "more lines" reason."""
         nonlocal count
         count += 1
         if count <= _MAX_LINE_REASONS:
@@ -144,6 +145,7 @@ class TargetState:
 
     @property
     def ok(self) -> bool:
+        """True when the device answered its ping (``active.``)."""
         return self.state == "active"
 
 
@@ -409,6 +411,7 @@ class ImportState:
 
     @property
     def ok(self) -> bool:
+        """True for FULL and IDLE (:data:`IMPORT_STATES_OK`)."""
         return self.state in IMPORT_STATES_OK
 
 
@@ -426,6 +429,7 @@ class ImportsResult(ToolResult):
     missing_params: list[str] = field(default_factory=list)
 
     def of_fs(self, fsname: str) -> list[ImportState]:
+        """The ``osc``/``mdc`` imports of one file system, in output order."""
         return [i for i in self.imports if i.obd.fsname == fsname]
 
 
