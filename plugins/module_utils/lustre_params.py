@@ -115,7 +115,7 @@ def check_params(params, fsname: str | None = None) -> tuple[dict[str, str], lis
             raise ParamError(f"params[{pattern!r}]: {value!r} must be a non-empty one-line value without '='")
         out[pattern] = text
         comps = pattern.split(".")
-        if fsname and not any(fsname in c for c in comps[1:-1]):
+        if fsname and not any(c.startswith(fsname + "-") for c in comps[1:-1]):
             warnings.append(f"params: {pattern} is not scoped to file system {fsname}; it applies to every "
                             "Lustre file system mounted on this node")
     return out, warnings
@@ -240,27 +240,53 @@ def render_params_block(fsname: str, params: dict[str, str]) -> list[str]:
             BLOCK_END.format(fsname=fsname)]
 
 
-def update_params_file(text: str, fsname: str, params: dict[str, str] | None) -> str:
-    """``text`` with the hwaac block of ``fsname`` replaced by ``params`` (``None``: removed) or added at the end.
-    Lines outside the block are kept as they are."""
+def _is_begin(line: str, begin: str) -> bool:
+    s = line.strip()
+    return s.startswith(begin) and (len(s) == len(begin) or s[len(begin)] == " ")
+
+
+def _block_spans(lines: list[str], fsname: str) -> list[tuple[int, int]]:
+    """(BEGIN index, END index) of each hwaac block of ``fsname`` in ``lines``. Raises :class:`ParamError` for a
+    BEGIN line without its END line (before the end of the file or the next BEGIN of the same file system):
+    the module cannot tell where such a block ends, and guessing would drop the lines after it."""
     begin = BLOCK_BEGIN.format(fsname=fsname)
     end = BLOCK_END.format(fsname=fsname)
-    out: list[str] = []
-    inside = False
-    placed = False
+    spans: list[tuple[int, int]] = []
+    start = None
+    for i, line in enumerate(lines):
+        if _is_begin(line, begin):
+            if start is not None:
+                raise ParamError(f"line {start + 1}: {lines[start]!r} opens the hwaac block of {fsname} but no "
+                                 f"{end!r} line follows before the next BEGIN (line {i + 1}); add the END line where "
+                                 "the block ends (the module does not guess)")
+            start = i
+        elif start is not None and line.strip() == end:
+            spans.append((start, i))
+            start = None
+    if start is not None:
+        raise ParamError(f"line {start + 1}: {lines[start]!r} opens the hwaac block of {fsname} but no {end!r} line "
+                         "closes it; add the END line where the block ends (the module does not guess, and the lines "
+                         "after it may be settings of your own)")
+    return spans
+
+
+def update_params_file(text: str, fsname: str, params: dict[str, str] | None) -> str:
+    """``text`` with the hwaac block of ``fsname`` replaced by ``params`` (``None``: removed) or added at the end
+    (after a blank line). Lines outside the block are kept as they are; a second complete block of ``fsname`` is
+    removed. Raises :class:`ParamError` naming the line of a BEGIN marker without its END marker."""
+    lines = text.splitlines()
+    spans = _block_spans(lines, fsname)
     block = render_params_block(fsname, params) if params is not None else []
-    for line in text.splitlines():
-        if line.startswith(begin) and (len(line) == len(begin) or line[len(begin)] == " "):
-            inside = True
-            if not placed:
-                out.extend(block)
-                placed = True
-            continue
-        if inside:
-            if line.strip() == end:
-                inside = False
-            continue
-        out.append(line)
+    out: list[str] = []
+    placed = False
+    i = 0
+    for start, stop in spans:
+        out.extend(lines[i:start])
+        if not placed:
+            out.extend(block)
+            placed = True
+        i = stop + 1
+    out.extend(lines[i:])
     if not placed and block:
         if out and out[-1].strip():
             out.append("")
@@ -269,20 +295,17 @@ def update_params_file(text: str, fsname: str, params: dict[str, str] | None) ->
 
 
 def outside_block_settings(text: str, fsname: str) -> dict[str, str]:
-    """``PARAM=VALUE`` lines of the file outside the hwaac block of ``fsname``."""
-    begin = BLOCK_BEGIN.format(fsname=fsname)
-    end = BLOCK_END.format(fsname=fsname)
+    """``PARAM=VALUE`` lines of the file outside the hwaac block(s) of ``fsname`` -> {PARAM: VALUE} (comments and
+    blank lines skipped). Raises :class:`ParamError` as :func:`update_params_file` does."""
+    lines = text.splitlines()
+    inside = set()
+    for start, stop in _block_spans(lines, fsname):
+        inside.update(range(start, stop + 1))
     out: dict[str, str] = {}
-    inside = False
-    for line in text.splitlines():
+    for i, line in enumerate(lines):
         s = line.strip()
-        if s.startswith(begin):
-            inside = True
+        if i in inside or not s or s.startswith("#") or "=" not in s:
             continue
-        if inside:
-            inside = s != end
-            continue
-        if s and not s.startswith("#") and "=" in s:
-            k, _sep, v = s.partition("=")
-            out[k.strip()] = v.strip()
+        k, _sep, v = s.partition("=")
+        out[k.strip()] = v.strip()
     return out

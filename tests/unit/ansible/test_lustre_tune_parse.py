@@ -162,3 +162,37 @@ def test_params_file_block_in_the_shipped_file() -> None:
     assert "osc.lfs2-OST*.checksums=0" in changed and changed.count("# BEGIN hwaac lustre_tune lfs1") == 1
     assert update_params_file(changed, "lfs1", None) == update_params_file(other, "lfs1", None)
     assert outside_block_settings(new + "mdc.*.max_rpcs_in_flight=16\n", "lfs1") == {"mdc.*.max_rpcs_in_flight": "16"}
+
+
+def test_scoping_warning_needs_the_fsname_and_its_dash() -> None:
+    """``lfs1`` inside ``lfs10-OST*`` is not scoped to lfs1: the pattern also matches lfs10's devices (lctl names
+    devices FSNAME-OSTxxxx-osc-..., FSNAME-MDTxxxx-mdc-..., FSNAME-<instance> for llite)."""
+    warn = "is not scoped to file system lfs1"
+    for pattern in ("osc.lfs10-OST*.max_rpcs_in_flight", "osc.xlfs1-OST*.max_rpcs_in_flight",
+                    "osc.lfs1*.max_rpcs_in_flight", "osc.*lfs1-OST*.max_rpcs_in_flight"):
+        assert any(warn in w for w in check_params({pattern: 8}, "lfs1")[1]), pattern
+    for pattern in ("osc.lfs1-OST*.max_rpcs_in_flight", "llite.lfs1-*.max_cached_mb",
+                    "ldlm.namespaces.lfs1-OST*.lru_size", "mdc.lfs1-MDT0000-mdc-*.max_rpcs_in_flight"):
+        assert check_params({pattern: 8}, "lfs1")[1] == [], pattern
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a=1\n# BEGIN hwaac lustre_tune lfs1 (managed)\nosc.lfs1-OST*.checksums=0\nmdc.*.max_rpcs_in_flight=16\n",
+        "a=1\n# BEGIN hwaac lustre_tune lfs1\nx=1\n# BEGIN hwaac lustre_tune lfs1\ny=2\n# END hwaac lustre_tune lfs1\n",
+    ],
+)
+def test_params_file_with_a_begin_marker_and_no_end_is_refused(text: str) -> None:
+    """An END line lost by hand editing would make the block run to the end of the file: the lines after it
+    (someone's own settings) would be dropped as if they were the module's. Refused, naming the line."""
+    with pytest.raises(ParamError, match=r"line 2: '# BEGIN hwaac lustre_tune lfs1.*' opens the hwaac block of "
+                                         r"lfs1 but no '# END hwaac lustre_tune lfs1' line (closes it|follows before "
+                                         r"the next BEGIN)"):
+        update_params_file(text, "lfs1", {"osc.lfs1-OST*.max_rpcs_in_flight": "32"})
+    with pytest.raises(ParamError, match="line 2"):
+        update_params_file(text, "lfs1", None)
+    with pytest.raises(ParamError, match="line 2"):
+        outside_block_settings(text, "lfs1")
+    # another file system's block is not ours to judge
+    assert update_params_file(text.replace("lfs1", "lfs2"), "lfs1", None) == text.replace("lfs1", "lfs2")
