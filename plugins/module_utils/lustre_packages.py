@@ -136,6 +136,83 @@ def client_packages(family: str, flavor: str, kernel: str) -> list[str]:
     raise ValueError(f"os_family {family!r} is not supported; supported: {', '.join(FAMILIES)}")
 
 
+def lustre_packages(family: str, flavor: str, kernel: str) -> list[str]:
+    """The Lustre packages among :func:`client_packages` (``lustre-*``, ``kmod-lustre-*``), without the kernel
+    headers DKMS needs: the ones whose version is the Lustre version (checked against ``client_version``, pinned on
+    install). Raises ValueError for an unknown family, as :func:`client_packages`."""
+    return [name for name in client_packages(family, flavor, kernel) if name.startswith(("lustre-", "kmod-lustre-"))]
+
+
+# --- the client version -------------------------------------------------------------------------------------------
+
+CLIENT_VERSION = re.compile(r"^\d+\.\d+\.\d+(?:\.\d+)?$")  # as the intent's storage.client_version (model rules)
+_RELEASE = re.compile(r"^(?:\d+:)?(?P<major>\d+)\.(?P<minor>\d+)(?:$|[^\d])")
+
+
+def check_client_version(value) -> str:
+    """``value`` when it is a Lustre version ``MAJOR.MINOR.PATCH[.FIX]`` (``2.15.5``, the form of
+    ``lustre-client.json``'s ``client_version``).
+
+    Raises:
+        ValueError: anything else, naming the field, the value and the valid form.
+    """
+    if not isinstance(value, str) or not CLIENT_VERSION.match(value):
+        raise ValueError(f"client_version: {value!r} is not a Lustre version: expected MAJOR.MINOR.PATCH, for "
+                         "example 2.15.5 (the patch level is needed to pin the packages)")
+    return value
+
+
+def release_of(version: str) -> str | None:
+    """The Lustre release line (``MAJOR.MINOR``) of an installed package version, None when it does not start
+    with two numbers.
+
+    Accepts what ``rpm -q --qf '%{VERSION}-%{RELEASE}'`` and dpkg's ``${Version}`` print (samples in
+    ``tests/fixtures/tools/{rpm,dpkg-query}``): ``2.15.5-1.el8``, ``2.15.6-1.fsx26.el9``, ``2.14.0-ddn184-1``,
+    ``2.14.0``, with an optional Debian epoch ``1:``; builds from git carry ``2.15.5_12_g<hash>`` (lustre.spec
+    turns the ``-`` of the version into ``_``). Feature and maintenance releases keep the first two numbers of
+    the Lustre version: maintenance releases of a line change the patch level only (the 2.15 LTS line runs
+    2.15.0 to 2.15.7, Whamcloud's release list as quoted in the GSI Lustre notes, web-docs.gsi.de/~vpenso), while
+    client features arrive with a new line (``mount.client.params`` and ``lctl set_param -C`` with 2.17,
+    LU-11077, ``lustre-client.md`` section 0).
+    """
+    match = _RELEASE.match(version or "")
+    return f"{match['major']}.{match['minor']}" if match else None
+
+
+def version_mismatches(installed: dict[str, str | None], names: list[str], client_version: str) -> list[str]:
+    """The installed packages of ``names`` whose release line differs from ``client_version``'s, each as
+    ``"NAME VERSION (MAJOR.MINOR)"`` (``"(release unreadable)"`` when :func:`release_of` cannot read it), in
+    ``names`` order. Packages not installed (None) are not compared; a different patch level within the release
+    line is accepted."""
+    want = release_of(client_version)
+    out = []
+    for name in names:
+        version = installed.get(name)
+        if version is None:
+            continue
+        have = release_of(version)
+        if have != want:
+            out.append(f"{name} {version} ({have or 'release unreadable'})")
+    return out
+
+
+def install_specs(family: str, names: list[str], client_version: str | None, pinned: list[str]) -> list[str]:
+    """The install arguments for ``names``: those in ``pinned`` (the Lustre packages) pinned to ``client_version``,
+    the others (kernel headers, extra packages) as they are; all unchanged without ``client_version``.
+
+    Pinning rule: EL ``NAME-VERSION`` (dnf(8) "Specifying packages": ``name-[epoch:]version``; yum(8): ``name-ver``;
+    it matches every release of that version, ``2.15.5-1.el9``); Debian/Ubuntu ``NAME=VERSION*`` (apt-get(8):
+    ``package=version`` selects a version; a trailing ``*`` makes it a prefix match, Debian/apt
+    ``apt-pkg/versionmatch.h``, used for ``=`` by ``apt-pkg/cacheset.cc``), so ``2.15.5*`` takes ``2.15.5-1``
+    or ``2.15.5-ddn1``. A repository without that version makes the install fail with the package manager's own
+    message (``No match for argument`` / ``Version '2.15.5*' for '...' was not found``).
+    """
+    if not client_version:
+        return list(names)
+    sep, suffix = ("-", "") if family == "RedHat" else ("=", "*")
+    return [f"{name}{sep}{client_version}{suffix}" if name in pinned else name for name in names]
+
+
 RPM_QUERY_FORMAT = "%{NAME} %{VERSION}-%{RELEASE}\\n"
 DPKG_QUERY_FORMAT = "${Package} ${Version} ${db:Status-Abbrev}\\n"
 

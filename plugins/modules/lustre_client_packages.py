@@ -21,6 +21,12 @@ description:
     (O(kmod_for_running_kernel)); with MLNX_OFED or DOCA-OFED on the node (C(ofed_info -s)) and no such kmod,
     C(dkms) (the distribution kmod is built against the in-kernel RDMA stack); on EL with the in-kernel stack
     C(kmod) (kABI-tracking); on Debian/Ubuntu C(dkms)."
+  - "With O(client_version), the installed Lustre packages (not the kernel headers nor O(extra_packages)) must be
+    of that release line (C(MAJOR.MINOR): C(2.15.4) passes for C(2.15.5), C(2.16.1) fails): a different line fails
+    the task before anything is installed, naming the packages, both versions and what to do; the module never
+    replaces an installed Lustre release. Missing Lustre packages are installed pinned to the version: EL
+    C(name-VERSION) (dnf(8)/yum(8) package specs), Debian/Ubuntu C(name=VERSION*) (apt-get(8); the trailing C(*)
+    is a prefix match, so C(2.15.5*) takes C(2.15.5-1))."
   - "With O(verify), checks C(modinfo -k <kernel> ko2iblnd): installed for the kernel, C(vermagic) built for the
     running kernel (a C(weak-updates) link is a warning on the in-kernel stack), built against the RDMA stack the
     node runs (MLNX_OFED/DOCA-built modules depend on C(mlx_compat)), and, where the module file and the stack's
@@ -41,6 +47,13 @@ options:
         configured repositories (for example kmods rebuilt with C(--with mofed) for this DOCA version). Unset
         means unknown.
     type: bool
+  client_version:
+    description:
+      - The Lustre client version of the intent (C(client_version) of the rendered C(lustre-client.json)),
+        C(MAJOR.MINOR.PATCH[.FIX]) such as C(2.15.5). Installed Lustre packages of another release line
+        (C(MAJOR.MINOR)) fail the task; missing ones are installed pinned to this version (see the description).
+      - Unset, versions are neither checked nor pinned.
+    type: str
   install:
     description:
       - Install missing packages. With C(false) the module only decides, reports and verifies (molecule and
@@ -112,6 +125,7 @@ EXAMPLES = r"""
 - name: Lustre client packages for this node, verified against its kernel and DOCA
   aiinfra.hwaac.lustre_client_packages:
     flavor: "{{ (lookup('file', hwaac_files + '/lustre-client.json') | from_json).packages.flavor }}"
+    client_version: "{{ (lookup('file', hwaac_files + '/lustre-client.json') | from_json).client_version }}"
   become: true
 
 - name: Only check that ko2iblnd matches (images built elsewhere)
@@ -151,7 +165,8 @@ missing:
   type: list
   elements: str
 commands:
-  description: The install command run, or in check mode the one that would run.
+  description: The install command run, or in check mode the one that would run (Lustre packages pinned with
+    O(client_version)).
   returned: always
   type: list
   elements: list
@@ -170,6 +185,17 @@ kernel:
   description: The kernel release packages were chosen for and verified against.
   returned: always
   type: str
+version_check:
+  description:
+    - C(client_version), its C(release) (MAJOR.MINOR), the Lustre C(packages) compared and the C(mismatched) ones
+      (C(NAME VERSION (MAJOR.MINOR)); empty when all installed ones are of the release line), after any install.
+  returned: when client_version is set
+  type: dict
+  sample:
+    client_version: 2.15.5
+    release: "2.15"
+    packages: [lustre-client, kmod-lustre-client]
+    mismatched: []
 """
 
 import os  # noqa: E402
@@ -178,9 +204,12 @@ import platform  # noqa: E402
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_packages import (  # noqa: E402
+    check_client_version,
     choose_flavor,
     client_packages,
     install_command,
+    install_specs,
+    lustre_packages,
     module_versions,
     os_family,
     parse_dpkg_query,
@@ -189,8 +218,10 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_packages impo
     parse_symvers,
     query_command,
     read_module_file,
+    release_of,
     symvers_candidates,
     verify_o2ib,
+    version_mismatches,
 )
 
 NAME = "aiinfra.hwaac.lustre_client_packages"
@@ -205,6 +236,10 @@ def run(module, argv, env=None):
 
 
 def installed_packages(module, family, names):
+    """``{name: version or None}`` for ``names`` from ``rpm -q --qf`` (EL) or ``dpkg-query -W -f`` (Debian), the
+    version as ``VERSION-RELEASE`` / dpkg's ``Version`` (formats and samples: ``lustre_packages.query_command``,
+    ``tests/fixtures/tools/{rpm,dpkg-query}``). Fails the task (``fail_json``) when the query tool is missing, or
+    when dpkg-query exits with anything but 0 or 1 (1: some name matched no package)."""
     argv = query_command(family, names)
     rc, out, err = run(module, argv)
     if rc is None:
@@ -250,11 +285,39 @@ def verification(module, kernel, ofed, packages):
                        symvers=symvers, symvers_path=symvers_path, crc_note=note, fix_packages=packages)
 
 
+def version_check(family, installed, names, client_version, have_dnf):
+    """``(result, msg)``: the ``version_check`` return value for the Lustre packages ``names`` against
+    ``client_version``, and the failure message ("" when every installed one is of its release line). The message
+    names the packages and versions, the release wanted, the command that installs the wanted version (EL
+    ``dnf``/``yum install NAME-VERSION``, which also downgrades; Debian ``apt-get install --allow-downgrades
+    'NAME=VERSION*'``) and the other way out: ``client_version`` set to the installed release."""
+    mismatched = version_mismatches(installed, names, client_version)
+    release = release_of(client_version)
+    result = {"client_version": client_version, "release": release, "packages": names, "mismatched": mismatched}
+    if not mismatched:
+        return result, ""
+    specs = install_specs(family, names, client_version, names)
+    fix = ("dnf" if have_dnf else "yum") + " install " + " ".join(specs) if family == "RedHat" else \
+        "apt-get install --allow-downgrades " + " ".join(f"'{spec}'" for spec in specs)
+    first = next(installed[name] for name in names if installed.get(name) and
+                 release_of(installed[name]) != release)
+    have = first.split(":", 1)[-1].split("-", 1)[0]
+    msg = (f"{NAME}: installed Lustre client packages are of another release than client_version: "
+           f"{', '.join(mismatched)}; client_version is {client_version} (release {release}). This module does not "
+           "replace an installed Lustre release (the kernel modules of a mounted client must match its tools): "
+           f"unmount the Lustre file systems, then {fix}; or set client_version to {have} in the intent if that "
+           "release is the one wanted.")
+    return result, msg
+
+
 def main():
+    """Choose, check, install and verify (see DOCUMENTATION); exits with the RETURN values or fails naming what is
+    wrong and what to do."""
     module = AnsibleModule(
         argument_spec={
             "flavor": {"type": "str", "choices": ["kmod", "dkms", "auto"], "default": "auto"},
             "kmod_for_running_kernel": {"type": "bool"},
+            "client_version": {"type": "str"},
             "install": {"type": "bool", "default": True},
             "extra_packages": {"type": "list", "elements": "str", "default": []},
             "verify": {"type": "bool", "default": True},
@@ -267,6 +330,11 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
+    if p["client_version"] is not None:
+        try:
+            check_client_version(p["client_version"])
+        except ValueError as exc:
+            module.fail_json(msg=f"{NAME}: {exc}")
     family = p["os_family"]
     if family is None:
         try:
@@ -286,12 +354,19 @@ def main():
         module.fail_json(msg=f"{NAME}: {exc}")
     packages = client_packages(family, flavor, kernel)
     packages += [name for name in p["extra_packages"] if name not in packages]
+    lustre = lustre_packages(family, flavor, kernel)
+    have_dnf = bool(module.get_bin_path("dnf"))
     before = installed_packages(module, family, packages)
     missing = [name for name, version in before.items() if version is None]
     result = {"changed": False, "family": family, "flavor": flavor, "flavor_reason": reason, "packages": packages,
               "installed": before, "missing": missing, "commands": [], "ofed": ofed, "kernel": kernel}
+    if p["client_version"]:
+        result["version_check"], msg = version_check(family, before, lustre, p["client_version"], have_dnf)
+        if msg:
+            module.fail_json(msg=msg, **result)
     if p["install"] and missing:
-        argv = install_command(family, missing, have_dnf=bool(module.get_bin_path("dnf")))
+        argv = install_command(family, install_specs(family, missing, p["client_version"], lustre),
+                               have_dnf=have_dnf)
         result["commands"].append(argv)
         result["changed"] = True
         result["diff"] = {"before": {"installed": sorted(n for n, v in before.items() if v)},
@@ -307,6 +382,11 @@ def main():
             if still:
                 module.fail_json(msg=f"{NAME}: {', '.join(still)} still not installed after {' '.join(argv)}",
                                  **result)
+            if p["client_version"]:
+                result["version_check"], msg = version_check(family, result["installed"], lustre,
+                                                             p["client_version"], have_dnf)
+                if msg:
+                    module.fail_json(msg=f"{msg} (after {' '.join(argv)})", **result)
     if p["verify"]:
         check = verification(module, kernel, ofed, packages)
         pending = module.check_mode and p["install"] and missing

@@ -12,11 +12,14 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_packages import (
+    check_client_version,
     choose_flavor,
     client_packages,
     crc_mismatches,
     install_command,
+    install_specs,
     kernel_of_vermagic,
+    lustre_packages,
     module_versions,
     os_family,
     parse_dpkg_query,
@@ -26,8 +29,10 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_packages impo
     parse_symvers,
     query_command,
     read_module_file,
+    release_of,
     symvers_candidates,
     verify_o2ib,
+    version_mismatches,
 )
 
 TOOLS = Path(__file__).parents[2] / "fixtures" / "tools"
@@ -138,6 +143,76 @@ def test_dpkg_query_output() -> None:
     out = "lustre-client-utils 2.15.5-1 ii \nlustre-client-modules-dkms 2.15.5-1 rc \n"
     assert parse_dpkg_query(out, names) == {"lustre-client-utils": "2.15.5-1", "lustre-client-modules-dkms": None,
                                             "linux-headers-5.15.0-105-generic": None}
+
+
+# --- client version -----------------------------------------------------------------------------------------------
+
+RPM = TOOLS / "rpm"
+DPKG = TOOLS / "dpkg-query"
+
+
+@pytest.mark.parametrize(("version", "release"), [
+    ("2.15.5-1.el8", "2.15"),          # Whamcloud EL (VERSION-RELEASE)
+    ("2.15.6-1.fsx26.el9", "2.15"),    # Amazon FSx
+    ("2.15.8-1", "2.15"),              # Whamcloud Ubuntu deb
+    ("2.14.0-ddn184-1", "2.14"),       # DDN EXAScaler deb
+    ("2.14.0", "2.14"),                # Azure AMLFS deb without a Debian revision
+    ("1:2.16.1-1", "2.16"),            # a Debian epoch
+    ("2.15.5_12_g1a2b3c4-1.el9", "2.15"),  # a build from git (lustre.spec: '-' of the version becomes '_')
+    ("2.15", "2.15"),
+    ("garbage", None),
+    ("", None),
+])
+def test_release_of_package_versions(version: str, release: str | None) -> None:
+    assert release_of(version) == release
+
+
+def test_release_of_the_recorded_query_outputs() -> None:
+    names = ["lustre-client", "kmod-lustre-client"]
+    el8 = parse_rpm_query((RPM / "lustre_2.15.5_whamcloud_el8_derived.stdout").read_text(), names)
+    assert {n: release_of(v) for n, v in el8.items()} == {"lustre-client": "2.15", "kmod-lustre-client": "2.15"}
+    fsx = parse_rpm_query((RPM / "lustre_2.15.6_fsx_el9_kmod_missing_derived.stdout").read_text(), names)
+    assert fsx == {"lustre-client": "2.15.6-1.fsx26.el9", "kmod-lustre-client": None}
+    deb = ["lustre-client-utils", "lustre-client-modules-5.15.0-130-generic"]
+    ddn = parse_dpkg_query((DPKG / "lustre_2.14_ddn_ubuntu_derived.stdout").read_text(), deb)
+    assert version_mismatches(ddn, deb, "2.15.5") == [
+        "lustre-client-utils 2.14.0-ddn184-1 (2.14)", "lustre-client-modules-5.15.0-130-generic 2.14.0-ddn184-1 (2.14)"]
+    real = parse_dpkg_query((DPKG / "format_debian12_real.stdout").read_text(), ["dpkg", "apt", "lustre-client-utils"])
+    assert real == {"dpkg": "1.21.22", "apt": "2.6.1", "lustre-client-utils": None}
+
+
+@pytest.mark.parametrize("value", ["2.15", "v2.15.5", "2.15.5-1", "", "2.x.5", 2.15])
+def test_client_version_must_be_a_release_number(value) -> None:
+    with pytest.raises(ValueError, match=r"client_version: .* is not a Lustre version: expected MAJOR.MINOR.PATCH"):
+        check_client_version(value)
+    assert check_client_version("2.15.5") == "2.15.5" and check_client_version("2.12.9.1") == "2.12.9.1"
+
+
+def test_version_mismatches_compare_major_minor_only() -> None:
+    names = ["lustre-client", "kmod-lustre-client"]
+    assert version_mismatches({"lustre-client": "2.15.4-1.el9", "kmod-lustre-client": None}, names, "2.15.5") == []
+    assert version_mismatches({"lustre-client": "2.16.1-1.el9", "kmod-lustre-client": "2.15.5-1.el9"}, names,
+                              "2.15.5") == ["lustre-client 2.16.1-1.el9 (2.16)"]
+    assert version_mismatches({"lustre-client": "weird"}, ["lustre-client"], "2.15.5") == [
+        "lustre-client weird (release unreadable)"]
+
+
+def test_lustre_packages_leave_out_the_kernel_headers() -> None:
+    assert lustre_packages("RedHat", "dkms", EL94_K) == ["lustre-client", "lustre-client-dkms"]
+    assert lustre_packages("Debian", "kmod", UBUNTU_K) == ["lustre-client-utils", f"lustre-client-modules-{UBUNTU_K}"]
+
+
+def test_install_specs_pin_the_lustre_packages() -> None:
+    """EL: ``name-VERSION`` (dnf(8) "Specifying packages": ``name-[epoch:]version``; yum(8): ``name-ver``);
+    Debian: ``name=VERSION*`` (apt-get(8) ``pkg=version``; a trailing ``*`` is a prefix match, apt
+    ``apt-pkg/versionmatch.h``), so ``2.15.5*`` takes ``2.15.5-1`` or ``2.15.5-ddn1``."""
+    el = ["lustre-client", "lustre-client-dkms", f"kernel-devel-{EL94_K}"]
+    assert install_specs("RedHat", el, "2.15.5", el[:2]) == [
+        "lustre-client-2.15.5", "lustre-client-dkms-2.15.5", f"kernel-devel-{EL94_K}"]
+    deb = ["lustre-client-utils", "lustre-client-modules-dkms", f"linux-headers-{UBUNTU_K}", "extra-pkg"]
+    assert install_specs("Debian", deb, "2.15.5", deb[:2]) == [
+        "lustre-client-utils=2.15.5*", "lustre-client-modules-dkms=2.15.5*", f"linux-headers-{UBUNTU_K}", "extra-pkg"]
+    assert install_specs("Debian", deb, None, deb[:2]) == deb
 
 
 def test_install_commands() -> None:

@@ -23,7 +23,7 @@ UBUNTU = 'NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="22.04"\n'
 ROCKY = 'NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\n'
 
 PKG_STUB = """#!{python}
-import json, os, sys
+import json, os, re, sys
 tool = os.path.basename(sys.argv[0])
 path = os.path.join(os.environ["HWAAC_STUB"], "pkgs.json")
 state = json.load(open(path)) if os.path.exists(path) else {{}}
@@ -53,8 +53,21 @@ if tool in ("dnf", "yum", "apt-get"):
     if state.get("fail_install"):
         sys.stderr.write("E: Unable to locate package " + sys.argv[-1] + "\\n")
         sys.exit(100)
-    for name in [a for a in sys.argv[2:] if not a.startswith("-")]:
-        installed[name] = "2.15.5-1"
+    repo = state.get("repo_version", "2.15.5-1")  # the version the repository has of every package
+    for spec in [a for a in sys.argv[2:] if not a.startswith("-")]:
+        if tool == "apt-get":  # name=VERSION* (prefix match) or name
+            name, _eq, pin = spec.partition("=")
+            ok = not pin or (repo.startswith(pin[:-1]) if pin.endswith("*") else repo == pin)
+            error = f"E: Version '{{pin}}' for '{{name}}' was not found\\n"
+        else:  # name-VERSION (a version of three or four numbers) or name
+            m = re.match(r"^(.+)-(\\d+\\.\\d+\\.\\d+(?:\\.\\d+)?)$", spec)
+            name, pin = (m.group(1), m.group(2)) if m else (spec, "")
+            ok = not pin or repo.split("-")[0] == pin
+            error = f"No match for argument: {{spec}}\\nError: Unable to find a match: {{spec}}\\n"
+        if not ok:
+            sys.stderr.write(error)
+            sys.exit(100 if tool == "apt-get" else 1)
+        installed[name] = repo
     json.dump(state, open(path, "w"))
     sys.exit(0)
 sys.exit(99)
@@ -81,8 +94,10 @@ class Host:
         path.write_text(text)
         return str(path)
 
-    def packages(self, installed: dict[str, str] | None = None, fail_install: bool = False) -> None:
-        (self.stub / "pkgs.json").write_text(json.dumps({"installed": installed or {}, "fail_install": fail_install}))
+    def packages(self, installed: dict[str, str] | None = None, fail_install: bool = False,
+                 repo_version: str = "2.15.5-1") -> None:
+        (self.stub / "pkgs.json").write_text(json.dumps({"installed": installed or {}, "fail_install": fail_install,
+                                                         "repo_version": repo_version}))
 
     def installed(self) -> dict[str, str]:
         path = self.stub / "pkgs.json"
@@ -252,3 +267,70 @@ def test_fakes_print_the_recorded_formats(host: Host) -> None:
     assert (missing.returncode, missing.stderr) == (1, "modinfo: ERROR: Module ib_nothing not found.\n")
     ofed = subprocess.run([str(FAKES / "ofed_info"), "-s"], env=env, capture_output=True, text=True, check=True)
     assert ofed.stdout == (REPO / "tests/fixtures/tools/ofed_info/doca_ofed_24.07_network_operator.txt").read_text()
+
+
+# --- client_version -----------------------------------------------------------------------------------------------
+
+EL_PKGS = {"lustre-client": "2.16.1-1.el9", "kmod-lustre-client": "2.16.1-1.el9"}
+
+
+def test_installed_release_other_than_client_version_fails_naming_both(host: Host) -> None:
+    host.knob("ofed.json", {"installed": False})
+    host.packages(EL_PKGS)
+    res = host.run(os_family="RedHat", kernel_release=EL_K, client_version="2.15.5")
+    assert res["failed"] and res["changed"] is False and res["commands"] == []
+    msg = res["msg"]
+    assert "lustre-client 2.16.1-1.el9 (2.16), kmod-lustre-client 2.16.1-1.el9 (2.16)" in msg
+    assert "client_version is 2.15.5 (release 2.15)" in msg
+    assert "lustre-client-2.15.5 kmod-lustre-client-2.15.5" in msg and "or set client_version to 2.16" in msg
+    assert res["version_check"] == {"client_version": "2.15.5", "release": "2.15",
+                                    "packages": ["lustre-client", "kmod-lustre-client"],
+                                    "mismatched": ["lustre-client 2.16.1-1.el9 (2.16)",
+                                                   "kmod-lustre-client 2.16.1-1.el9 (2.16)"]}
+    assert not any(c.startswith(("dnf", "modinfo")) for c in host.tool_calls())  # failed before anything else
+    same_line = host.run(os_family="RedHat", kernel_release=EL_K, client_version="2.16.0")  # another patch level
+    assert not same_line.get("failed"), same_line.get("msg")
+    assert same_line["version_check"]["mismatched"] == []
+
+
+def test_check_mode_reports_the_version_mismatch_too(host: Host) -> None:
+    host.packages({"lustre-client-utils": "2.14.0-ddn184-1"})
+    res = host.run(check=True, os_family="Debian", kernel_release=UBUNTU_K, client_version="2.15.5")
+    assert res["failed"] and "lustre-client-utils 2.14.0-ddn184-1 (2.14)" in res["msg"]
+    assert "apt-get install --allow-downgrades 'lustre-client-utils=2.15.5*' 'lustre-client-modules-dkms=2.15.5*'" \
+        in res["msg"]
+    assert not any(c.startswith("apt-get") for c in host.tool_calls())
+
+
+def test_install_pins_the_lustre_packages_to_client_version(host: Host) -> None:
+    res = host.run(os_family="Debian", kernel_release=UBUNTU_K, client_version="2.15.5")
+    assert not res.get("failed"), res.get("msg")
+    assert res["commands"] == [["apt-get", "install", "-y", "--no-install-recommends", "lustre-client-utils=2.15.5*",
+                                "lustre-client-modules-dkms=2.15.5*", f"linux-headers-{UBUNTU_K}"]]
+    assert res["installed"]["lustre-client-utils"] == "2.15.5-1" and res["version_check"]["mismatched"] == []
+    again = host.run(os_family="Debian", kernel_release=UBUNTU_K, client_version="2.15.5")
+    assert again["changed"] is False and again["commands"] == []
+
+
+def test_el_install_pins_name_version(host: Host) -> None:
+    host.knob("ofed.json", {"installed": False})
+    res = host.run(check=True, os_family="RedHat", kernel_release=EL_K, client_version="2.15.5")
+    assert res["commands"] == [["dnf", "install", "-y", "lustre-client-2.15.5", "kmod-lustre-client-2.15.5"]]
+    res = host.run(os_family="RedHat", kernel_release=EL_K, client_version="2.15.5")
+    assert not res.get("failed"), res.get("msg")
+    assert host.installed() == {"lustre-client": "2.15.5-1", "kmod-lustre-client": "2.15.5-1"}
+
+
+def test_repository_without_client_version_fails_with_the_package_managers_message(host: Host) -> None:
+    host.knob("ofed.json", {"installed": False})
+    host.packages(repo_version="2.16.1-1.el9")
+    res = host.run(os_family="RedHat", kernel_release=EL_K, client_version="2.15.5")
+    assert res["failed"] and "Unable to find a match: lustre-client-2.15.5" in res["msg"]
+    assert host.installed() == {}
+
+
+@pytest.mark.parametrize("value", ["2.15", "latest", "2.15.5-1"])
+def test_bad_client_version_is_refused(host: Host, value: str) -> None:
+    res = host.run(os_family="Debian", kernel_release=UBUNTU_K, client_version=value)
+    assert res["failed"] and f"client_version: {value!r} is not a Lustre version" in res["msg"]
+    assert host.tool_calls() == []  # refused before any tool ran
