@@ -196,3 +196,11 @@ def test_params_file_with_a_begin_marker_and_no_end_is_refused(text: str) -> Non
         outside_block_settings(text, "lfs1")
     # another file system's block is not ours to judge
     assert update_params_file(text.replace("lfs1", "lfs2"), "lfs1", None) == text.replace("lfs1", "lfs2")
+
+
+def test_block_of_lfs10_is_not_the_block_of_lfs1() -> None:
+    lfs10 = update_params_file("", "lfs10", {"osc.lfs10-OST*.checksums": "0"})
+    assert outside_block_settings(lfs10, "lfs1") == {"osc.lfs10-OST*.checksums": "0"}
+    assert outside_block_settings(lfs10, "lfs10") == {}
+    both = update_params_file(lfs10, "lfs1", {"osc.lfs1-OST*.checksums": "1"})
+    assert update_params_file(both, "lfs1", None) == lfs10 + "\n"  # the blank line put before lfs1's block stays
