@@ -18,13 +18,18 @@ description:
     parameter (the file system is not mounted, or a typo) fails the task and says so.
   - Patterns ending in C(.max_rpcs_in_flight) are set before those ending in C(.max_mod_rpcs_in_flight) (an mdc
     refuses a C(max_mod_rpcs_in_flight) that is not below its C(max_rpcs_in_flight) before Lustre 2.16).
-  - "B(Persistence) (O(persist=true)) depends on the client version (O(client_version), else C(lctl get_param -n
-    version)): from 2.17 the parameters are written to O(params_file) (C(/etc/lustre/mount.client.params), read by
-    the client after each mount; LU-11077), inside a block marked C(# BEGIN hwaac lustre_tune FSNAME) that the
-    module owns, other lines kept. Before 2.17 a systemd oneshot unit C(hwaac-lustre-tune-FSNAME.service) is
-    written to O(systemd_dir), with C(After=), C(BindsTo=) and C(WantedBy=) the mount unit of O(mount_point)
-    (C(mnt-lfs1.mount), systemd path escaping) and one C(ExecStart=lctl set_param PATTERN=VALUE) per parameter;
-    C(systemctl daemon-reload) and C(systemctl enable) run only when the unit changed (or is not enabled)."
+  - "B(Release check.) The running client version is read with C(lctl get_param -n version) whenever O(persist=true)
+    or O(client_version) is given. When O(client_version) (the intended version) is another release (major.minor)
+    than the running one, the task fails before anything is set, naming both: install the intended client or
+    correct the intent."
+  - "B(Persistence) (O(persist=true)) depends on the B(running) client version: from 2.17 the parameters are
+    written to O(params_file) (C(/etc/lustre/mount.client.params), read by the client after each mount; LU-11077),
+    inside a block marked C(# BEGIN hwaac lustre_tune FSNAME) that the module owns, other lines kept. Before 2.17
+    a systemd oneshot unit C(hwaac-lustre-tune-FSNAME.service) is written to O(systemd_dir), with C(After=),
+    C(BindsTo=) and C(WantedBy=) the mount unit of O(mount_point) (C(mnt-lfs1.mount), systemd path escaping) and
+    one C(ExecStart=lctl set_param PATTERN=VALUE) per parameter; C(systemctl daemon-reload) and C(systemctl enable)
+    run only when the unit changed (or is not enabled). A block whose C(# END) line is missing is refused (naming
+    its line) rather than guessed."
   - Values are compared as text, or as numbers when both sides are numbers (C(32) equals C(32.0)). Parameters that
     lctl prints on several lines (C(max_cached_mb), C(import)) cannot be set meaningfully with this module.
 version_added: "0.1.0"
@@ -45,7 +50,10 @@ options:
     description: The mount point of O(filesystem); required for the systemd unit (clients before 2.17).
     type: str
   client_version:
-    description: The Lustre client version (C(2.15.5)); read with C(lctl get_param -n version) when not given.
+    description:
+      - The Lustre client version the node should run (C(2.15.5)), for example the intent's. The task fails when the
+        running version (C(lctl get_param -n version)) is another release (major.minor); patch levels may differ.
+        Persistence always follows the running version.
     type: str
   persist:
     description: Make the values persistent (see the description); C(false) sets them until the next mount only.
@@ -106,7 +114,7 @@ params:
        "before": {"osc.lfs1-OST0000-osc-ffff8a2c4e1b8000.max_rpcs_in_flight": "8"},
        "after": {"osc.lfs1-OST0000-osc-ffff8a2c4e1b8000.max_rpcs_in_flight": "32"}}
 client_version:
-  description: The client version used to choose the persistence.
+  description: The running client version (C(lctl get_param -n version)), which chose the persistence.
   returned: when O(persist=true)
   type: str
   sample: "2.15.5"
@@ -130,17 +138,15 @@ commands:
 """
 
 import os
-import shlex
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.host_files import Steps, output_line
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import LustreError, check_fsname
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_params import (
     PERSIST_FILE_VERSION,
     ParamError,
     check_params,
-    mount_unit_name,
     outside_block_settings,
     parse_get_param,
     parse_version,
@@ -151,120 +157,107 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_params import
     update_params_file,
     version_tuple,
 )
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed
 
 
-class Run:
-    def __init__(self, module: AnsibleModule) -> None:
-        self.module = module
-        self.check = module.check_mode
-        self.timeout = module.params["timeout"]
-        self.result: dict = {"changed": False, "actions": [], "commands": [], "params": []}
-        self.diffs: list[dict] = []
-
-    def fail(self, msg: str) -> None:
-        self.module.fail_json(msg=msg, **self.result)
-
-    def run(self, argv: list[str], changing: bool) -> dict:
-        shown = " ".join(shlex.quote(a) for a in argv)
-        self.result["commands"].append(shown)
-        if changing and self.check:
-            return {"rc": 0, "stdout": "", "stderr": ""}
-        res = run_timed(self.module, argv, self.timeout)
-        if res["timed_out"]:
-            self.fail(f"{shown} did not finish within {self.timeout} s")
-        if res["rc"] is None:
-            self.fail(f"cannot run {shown}: {res['stderr']}")
-        return res
-
-    def action(self, name: str) -> None:
-        if name not in self.result["actions"]:
-            self.result["actions"].append(name)
-        self.result["changed"] = True
-
-
-def one_line(res: dict) -> str:
-    return (res["stderr"].strip() or res["stdout"].strip() or f"exit {res['rc']}").replace("\n", " / ")
-
-
-def read_values(run: Run, lctl: str, pattern: str, fsname: str) -> dict[str, str]:
+def read_values(run: Steps, lctl: str, pattern: str, fsname: str) -> dict[str, str]:
+    """``{device parameter: value}`` that ``lctl get_param PATTERN`` prints; fails the task when the pattern
+    matches nothing (the file system is not mounted, or the pattern is wrong)."""
     res = run.run([lctl, "get_param", pattern], changing=False)
     values = parse_get_param(res["stdout"]) if res["rc"] == 0 else {}
     if not values:
-        run.fail(f"params: pattern {pattern} matches no parameter on this node (lctl get_param: {one_line(res)}); "
+        run.fail(f"params: pattern {pattern} matches no parameter on this node (lctl get_param: {output_line(res)}); "
                  f"is {fsname} mounted, and is the pattern right?")
     return values
 
 
-def write_atomic(run: Run, path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path)) or "/"
+def running_version(run: Steps, lctl: str, client_version: str | None) -> tuple[tuple[int, ...], str]:
+    """The running client's version from ``lctl get_param -n version`` -> ``((2, 15, 5), "2.15.5")``. Fails the
+    task when it cannot be read, and when ``client_version`` (the intent's) is another release (major.minor)
+    than the running one: persistence depends on the release (``mount.client.params`` is read from 2.17 on,
+    LU-11077), so settings persisted for the intended release would be ignored by the running one."""
+    res = run.run([lctl, "get_param", "-n", "version"], changing=False)
+    if res["rc"] != 0:
+        run.fail(f"cannot tell the running Lustre client version (lctl get_param -n version: {output_line(res)})")
     try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".hwaac.", dir=directory)
-    except OSError as exc:
-        run.fail(f"cannot write {path}: {exc.strerror or exc}")
+        version, text = parse_version(res["stdout"])
+    except ParamError as exc:
+        run.fail(f"cannot tell the running Lustre client version: {exc}")
+    if client_version is not None:
+        wanted = version_tuple(client_version)
+        if wanted[:2] != version[:2]:
+            want_rel = ".".join(str(n) for n in wanted[:2])
+            run_rel = ".".join(str(n) for n in version[:2])
+            run.fail(f"client_version: the intent expects Lustre {client_version} but this node runs {text} (lctl "
+                     f"get_param -n version), another release ({want_rel} wanted, {run_rel} running). Install the "
+                     f"{want_rel} client on this node (and reboot or reload its modules), or correct client_version "
+                     "in the intent. Nothing was set.")
+    return version, text
+
+
+def plan_file(run: Steps, path: str, fsname: str, params: dict[str, str]) -> dict:
+    """Persistence from Lustre 2.17: the hwaac block of ``fsname`` in ``path`` (``mount.client.params``).
+    Returns ``{"method", "path", "before", "after"}`` without writing; fails the task for a file it cannot read
+    or a block it cannot find the end of, and warns about the same parameter set outside the block."""
+    text = run.read_text(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        if not os.path.exists(path):
-            os.chmod(tmp, 0o644)
-        run.module.atomic_move(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def read_text(run: Run, path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return ""
-    except OSError as exc:
-        run.fail(f"cannot read {path}: {exc.strerror or exc}")
-    return ""
-
-
-def persist_file(run: Run, path: str, fsname: str, params: dict[str, str]) -> dict:
-    text = read_text(run, path)
-    new = update_params_file(text, fsname, params)
-    for key, val in outside_block_settings(text, fsname).items():
+        new = update_params_file(text, fsname, params)
+        outside = outside_block_settings(text, fsname)
+    except ParamError as exc:
+        run.fail(f"{path}: {exc}")
+    for key, val in outside.items():
         if key in params and not same_value(val, params[key]):
             run.module.warn(f"{path} also sets {key}={val} outside the hwaac block of {fsname} (the block sets "
                             f"{params[key]}); the line that comes later in the file wins")
-    changed = new != text
-    if changed:
-        run.diffs.append({"before_header": path, "after_header": path, "before": text, "after": new})
-        run.action("params_file")
-        if not run.check:
-            write_atomic(run, path, new)
-    return {"method": "mount.client.params", "path": path, "changed": changed}
+    return {"method": "mount.client.params", "path": path, "before": text, "after": new}
 
 
-def persist_unit(run: Run, lctl: str, p: dict, params: dict[str, str]) -> dict:
+def plan_unit(run: Steps, lctl: str, p: dict, params: dict[str, str]) -> dict:
+    """Persistence before Lustre 2.17: the oneshot unit ``hwaac-lustre-tune-FSNAME.service`` in ``systemd_dir``,
+    bound to the mount unit of ``mount_point`` (:func:`render_unit`). Returns ``{"method", "path", "unit",
+    "before", "after", "systemctl"}`` without writing; fails the task without ``mount_point`` or ``systemctl``."""
     if not p["mount_point"]:
         run.fail("mount_point is required to persist the parameters of a client before Lustre 2.17 (the unit is "
                  "bound to the mount unit of the mount point)")
     try:
         content = render_unit(p["filesystem"], p["mount_point"], params, lctl)
-        mount_unit_name(p["mount_point"])
     except ParamError as exc:
         run.fail(str(exc))
-    unit = tune_unit_name(p["filesystem"])
-    path = os.path.join(p["systemd_dir"], unit)
-    text = read_text(run, path)
-    changed = text != content
     systemctl = run.module.get_bin_path("systemctl")
     if not systemctl:
         run.fail("systemctl not found on this host; cannot persist the tunables of a client before Lustre 2.17")
+    unit = tune_unit_name(p["filesystem"])
+    path = os.path.join(p["systemd_dir"], unit)
+    return {"method": "systemd", "path": path, "unit": unit, "before": run.read_text(path), "after": content,
+            "systemctl": systemctl}
+
+
+def persist_file(run: Steps, plan: dict) -> dict:
+    """Write the planned ``mount.client.params`` when it changes. Returns ``{"method", "path", "changed"}``."""
+    changed = plan["after"] != plan["before"]
     if changed:
-        run.diffs.append({"before_header": path, "after_header": path, "before": text, "after": content})
+        run.diffs.append({"before_header": plan["path"], "after_header": plan["path"], "before": plan["before"],
+                          "after": plan["after"]})
+        run.action("params_file")
+        if not run.check:
+            run.write_text(plan["path"], plan["after"])
+    return {"method": plan["method"], "path": plan["path"], "changed": changed}
+
+
+def persist_unit(run: Steps, plan: dict) -> dict:
+    """Write the planned unit when it changes, then ``systemctl daemon-reload`` and ``systemctl enable``; when it
+    does not change, ``enable`` only if ``systemctl is-enabled`` does not say ``enabled``. Returns ``{"method",
+    "path", "unit", "changed"}``; fails the task naming a systemctl call that failed."""
+    systemctl, unit, path = plan["systemctl"], plan["unit"], plan["path"]
+    changed = plan["before"] != plan["after"]
+    if changed:
+        run.diffs.append({"before_header": path, "after_header": path, "before": plan["before"],
+                          "after": plan["after"]})
         run.action("unit")
         if not run.check:
-            write_atomic(run, path, content)
+            run.write_text(path, plan["after"])
         res = run.run([systemctl, "daemon-reload"], changing=True)
         if res["rc"] != 0:
-            run.fail(f"systemctl daemon-reload failed: {one_line(res)}")
+            run.fail(f"systemctl daemon-reload failed: {output_line(res)}")
         run.action("daemon-reload")
         enable = True
     else:
@@ -273,7 +266,7 @@ def persist_unit(run: Run, lctl: str, p: dict, params: dict[str, str]) -> dict:
     if enable:
         res = run.run([systemctl, "enable", unit], changing=True)
         if res["rc"] != 0:
-            run.fail(f"systemctl enable {unit} failed: {one_line(res)}")
+            run.fail(f"systemctl enable {unit} failed: {output_line(res)}")
         run.action("enable")
     return {"method": "systemd", "path": path, "unit": unit, "changed": changed or enable}
 
@@ -293,22 +286,35 @@ def main() -> None:
         supports_check_mode=True,
     )
     p = module.params
-    run = Run(module)
+    run = Steps(module, p["timeout"], params=[])
     if p["timeout"] <= 0:
         module.fail_json(msg=f"timeout: {p['timeout']} must be a positive number of seconds")
     try:
         check_fsname(p["filesystem"], "filesystem")
         params, warnings = check_params(p["params"], p["filesystem"])
-        wanted_version = version_tuple(p["client_version"]) if p["client_version"] else None
+        if p["client_version"]:
+            version_tuple(p["client_version"])
     except (LustreError, ParamError) as exc:
         module.fail_json(msg=str(exc))
     if p["mount_point"] and not p["mount_point"].startswith("/"):
-        module.fail_json(msg=f"mount_point: {p['mount_point']!r} must be an absolute path")
+        module.fail_json(msg=f"mount_point: {p['mount_point']!r} must be an absolute path (the mount point of "
+                             f"{p['filesystem']}, for example /mnt/{p['filesystem']})")
     for w in warnings:
         module.warn(w)
     lctl = module.get_bin_path("lctl")
     if not lctl:
         module.fail_json(msg="lctl not found on this host (is the Lustre client installed?)")
+
+    # Everything that can refuse comes before the first set_param: the release, the persistence target.
+    plan = None
+    if p["persist"] or p["client_version"]:
+        version, text = running_version(run, lctl, p["client_version"] or None)
+        if p["persist"]:
+            run.result["client_version"] = text
+            if version >= PERSIST_FILE_VERSION:
+                plan = plan_file(run, p["params_file"], p["filesystem"], params)
+            else:
+                plan = plan_unit(run, lctl, p, params)
 
     order = set_order(params)
     before = {pattern: read_values(run, lctl, pattern, p["filesystem"]) for pattern in order}
@@ -319,7 +325,7 @@ def main() -> None:
             continue
         res = run.run([lctl, "set_param", f"{pattern}={params[pattern]}"], changing=True)
         if res["rc"] != 0:
-            run.fail(f"lctl set_param {pattern}={params[pattern]} failed: {one_line(res)}")
+            run.fail(f"lctl set_param {pattern}={params[pattern]} failed: {output_line(res)}")
         run.action("set_param")
     diff_before, diff_after = [], []
     for pattern in order:
@@ -341,23 +347,11 @@ def main() -> None:
         run.diffs.insert(0, {"before_header": "lctl get_param", "after_header": "lctl get_param",
                              "before": "\n".join(diff_before) + "\n", "after": "\n".join(diff_after) + "\n"})
 
-    if p["persist"]:
-        if wanted_version is None:
-            res = run.run([lctl, "get_param", "-n", "version"], changing=False)
-            try:
-                wanted_version, text = parse_version(res["stdout"]) if res["rc"] == 0 else (None, "")
-            except ParamError as exc:
-                run.fail(f"cannot tell the Lustre client version: {exc}; give client_version")
-            if wanted_version is None:
-                run.fail(f"cannot tell the Lustre client version (lctl get_param -n version: {one_line(res)}); give "
-                         "client_version")
-            run.result["client_version"] = text
+    if plan is not None:
+        if plan["method"] == "systemd":
+            run.result["persistence"] = persist_unit(run, plan)
         else:
-            run.result["client_version"] = p["client_version"]
-        if wanted_version >= PERSIST_FILE_VERSION:
-            run.result["persistence"] = persist_file(run, p["params_file"], p["filesystem"], params)
-        else:
-            run.result["persistence"] = persist_unit(run, lctl, p, params)
+            run.result["persistence"] = persist_file(run, plan)
     module.exit_json(diff=run.diffs, **run.result)
 
 

@@ -92,7 +92,8 @@ def test_reads_first_and_sets_only_differing_patterns(client: Client) -> None:
     pred = client.module(params, check=True)
     assert pred["changed"] is True and not pred.get("failed"), pred
     assert sets(client.new_calls()) == [] and not client.unit.exists()
-    assert pred["commands"][2] == f"{FAKE_BIN}/lctl set_param '{OSC_RIF}=32'"
+    assert pred["commands"][0] == f"{FAKE_BIN}/lctl get_param -n version"
+    assert pred["commands"][3] == f"{FAKE_BIN}/lctl set_param '{OSC_RIF}=32'"
 
     res = client.module(params)
     assert res["changed"] is True, res
@@ -175,12 +176,44 @@ def test_from_2_17_the_client_params_file(tmp_path: Path) -> None:
     assert again["changed"] is False and again["diff"] == [], again
 
 
-def test_client_version_option_wins(client: Client) -> None:
-    res = client.module({OSC_RIF: 8}, client_version="2.17.1")
-    assert res["changed"] is True and res["persistence"]["method"] == "mount.client.params", res
-    assert "lctl get_param -n version" not in client.new_calls()
+def test_client_version_of_another_release_is_refused_before_anything_changes(client: Client) -> None:
+    """The intent says 2.17, the node runs 2.15: mount.client.params (2.17+) would be written and 2.15 would never
+    read it. The running version is read every time and the mismatch fails the task, naming both."""
+    for persist in (True, False):
+        res = client.module({OSC_RIF: 32}, client_version="2.17.1", persist=persist)
+        assert res["failed"] is True, res
+        assert res["msg"] == (
+            "client_version: the intent expects Lustre 2.17.1 but this node runs 2.15.5 (lctl get_param -n version), "
+            "another release (2.17 wanted, 2.15 running). Install the 2.17 client on this node (and reboot or reload "
+            "its modules), or correct client_version in the intent. Nothing was set.")
+        assert client.new_calls() == ["lctl get_param -n version"]
+    assert not client.unit.exists() and not client.params_file.exists()
+
+
+def test_client_version_of_the_same_release_uses_the_running_version(client: Client) -> None:
+    res = client.module({OSC_RIF: 8}, client_version="2.15.3")
+    assert not res.get("failed") and res["changed"] is True, res
+    assert res["client_version"] == "2.15.5" and res["persistence"]["method"] == "systemd"
+    assert client.new_calls()[0] == "lctl get_param -n version"
     plain = client.module({OSC_RIF: 8}, persist=False)
     assert plain["changed"] is False and "persistence" not in plain
+    assert not any(c.endswith("get_param -n version") for c in plain["commands"])  # nothing persisted, no version
+
+
+def test_persistence_follows_the_running_2_17(tmp_path: Path) -> None:
+    client = Client(tmp_path, version="2.17.0")
+    res = client.module({OSC_RIF: 8}, client_version="2.17")
+    assert res["persistence"]["method"] == "mount.client.params" and res["client_version"] == "2.17.0", res
+    assert not client.unit.exists()
+
+
+def test_unreadable_running_version_fails(client: Client) -> None:
+    client.knobs(version="patchless_client")
+    res = client.module({OSC_RIF: 32}, client_version="2.15.5")
+    assert res["failed"] is True, res
+    assert res["msg"] == ("cannot tell the running Lustre client version: cannot read a Lustre version from "
+                          "'patchless_client' (expected for example 2.15.5)")
+    assert sets(client.new_calls()) == []
 
 
 def test_pattern_that_matches_nothing_fails_clearly(client: Client) -> None:
@@ -225,3 +258,18 @@ def test_bad_input(client: Client, over: dict, message: str) -> None:
     res = client.module(params, **over)
     assert res["failed"] is True and message in res["msg"], res
     assert client.new_calls() == []
+
+
+def test_params_file_with_an_unclosed_block_is_refused_and_left_alone(tmp_path: Path) -> None:
+    client = Client(tmp_path, version="2.17.0")
+    client.params_file.parent.mkdir(parents=True)
+    text = ("# BEGIN hwaac lustre_tune lfs1 (managed by aiinfra.hwaac.lustre_tune; edits inside are replaced)\n"
+            f"{OSC_RIF}=16\nllite.*.statahead_max=512\n")  # END line lost; the last line is someone's own
+    client.params_file.write_text(text)
+    for check in (True, False):
+        res = client.module({OSC_RIF: 32}, check=check)
+        assert res["failed"] is True, res
+        assert res["msg"].startswith(f"{client.params_file}: line 1: '# BEGIN hwaac lustre_tune lfs1 "), res["msg"]
+        assert "no '# END hwaac lustre_tune lfs1' line closes it" in res["msg"]
+        assert client.params_file.read_text() == text
+        assert sets(client.new_calls()) == []  # refused before anything was set
