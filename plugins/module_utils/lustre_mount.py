@@ -340,17 +340,27 @@ def render_fstab_line(source: str, mount_point: str, options: list[str]) -> str:
     return f"{escape_field(source)} {escape_field(mount_point)} lustre {','.join(options) or 'defaults'} 0 0"
 
 
+def _fstab_lines_for(text: str, mount_point: str) -> list[tuple[int, str]]:
+    """``(line number from 1, raw line)`` of every fstab entry whose mount point (second field, unescaped) is
+    ``mount_point`` (trailing ``/`` ignored); comments and blank lines are not entries."""
+    want = mount_point.rstrip("/")
+    found = []
+    for num, raw in enumerate(text.splitlines(), 1):
+        parts = raw.split()
+        if len(parts) >= 2 and not parts[0].startswith("#") and _unescape(parts[1]).rstrip("/") == want:
+            found.append((num, raw))
+    return found
+
+
 def update_fstab(text: str, mount_point: str, line: str | None) -> str:
-    """``text`` with the line(s) for ``mount_point`` replaced by ``line`` (``None``: removed), or ``line`` added
-    at the end. Comments, blank lines and other lines stay as they are."""
+    """``text`` with every line for ``mount_point`` replaced by one ``line`` (at the first one's place; ``None``:
+    all removed), or ``line`` added at the end. Comments, blank lines and other lines stay as they are. Callers
+    check first with :func:`foreign_fstab_line` that the lines replaced are theirs."""
+    drop = {num for num, _raw in _fstab_lines_for(text, mount_point)}
     out: list[str] = []
     placed = False
-    for raw in text.splitlines():
-        s = raw.strip()
-        parts = s.split()
-        if s and not s.startswith("#") and len(parts) >= 2 and _unescape(parts[1]).rstrip("/") == mount_point.rstrip(
-            "/"
-        ):
+    for num, raw in enumerate(text.splitlines(), 1):
+        if num in drop:
             if line is not None and not placed:
                 out.append(line)
                 placed = True
@@ -363,14 +373,31 @@ def update_fstab(text: str, mount_point: str, line: str | None) -> str:
 
 def fstab_entry(text: str, mount_point: str) -> str | None:
     """The (last) raw fstab line for ``mount_point``, or None."""
-    found = None
-    for raw in text.splitlines():
-        parts = raw.split()
-        if parts and not parts[0].startswith("#") and len(parts) >= 2 and _unescape(parts[1]).rstrip(
-            "/"
-        ) == mount_point.rstrip("/"):
-            found = raw
-    return found
+    found = _fstab_lines_for(text, mount_point)
+    return found[-1][1] if found else None
+
+
+def fstab_entries(text: str, mount_point: str) -> list[str]:
+    """Every raw fstab line for ``mount_point``, in file order."""
+    return [raw for _num, raw in _fstab_lines_for(text, mount_point)]
+
+
+def foreign_fstab_line(text: str, mount_point: str, fsname: str) -> tuple[int, str, str] | None:
+    """The first fstab line for ``mount_point`` that is not a Lustre line of file system ``fsname``, as
+    ``(line number from 1, the line stripped, why)`` - why: ``of type nfs``, ``of Lustre file system lfs2``, or
+    ``a Lustre line whose source cannot be read (...)`` - or None when every line for it is ours. A module that
+    replaces or removes the lines of its mount point (:func:`update_fstab`) must not take such a line with it."""
+    for num, raw in _fstab_lines_for(text, mount_point):
+        entry = parse_mounts(raw)[0]
+        if entry.fstype != "lustre":
+            return num, raw.strip(), f"of type {entry.fstype}"
+        try:
+            _groups, fs, _subdir = parse_source(entry.source)
+        except LustreError as exc:
+            return num, raw.strip(), f"a Lustre line whose source cannot be read ({exc})"
+        if fs != fsname:
+            return num, raw.strip(), f"of Lustre file system {fs}"
+    return None
 
 
 def parse_list_nids(text: str) -> list[Nid]:

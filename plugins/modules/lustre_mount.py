@@ -33,8 +33,10 @@ description:
     C(target is busy), the module runs C(fuser -vm MOUNT_POINT) and fails naming the processes that hold the
     mount (pid, user, command) in the message and in RV(holders). A lazy (C(umount -l)) or forced (C(umount -f))
     unmount happens only when O(force_unmount) asks for it."
-  - fstab is written atomically; other lines, comments and blank lines are kept; a line for the same mount point is
-    replaced (one line per mount point).
+  - fstab is written atomically; other lines, comments and blank lines are kept; the lines for the mount point are
+    replaced by one line (or removed with O(state=absent)). Every line for the mount point must be a Lustre line of
+    O(name); another one (another file system type, another Lustre file system) fails the task, naming the line,
+    before anything changes.
 version_added: "0.1.0"
 author: hwaac maintainers (@aiinfra)
 options:
@@ -225,7 +227,9 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import 
     check_options,
     compare_options,
     find_mount,
+    foreign_fstab_line,
     format_source,
+    fstab_entries,
     fstab_entry,
     is_busy,
     lnet_problems,
@@ -347,24 +351,36 @@ def same_fstab_line(raw: str | None, source: str, mp: str, options: list[str]) -
             and e.mount_point.rstrip("/") == mp.rstrip("/"))
 
 
-def converge_fstab(run: Run, wanted_line: str | None) -> None:
+def check_fstab(run: Run, removing: bool) -> None:
+    """Fail the task, before anything changes, when a line of O(fstab) for the mount point is not a Lustre line of
+    O(name): :func:`update_fstab` replaces (or removes) every line for the mount point, and someone else's line
+    (another file system type, another Lustre file system) must not go with it."""
     path = run.p["fstab"]
+    foreign = foreign_fstab_line(read_fstab(run), run.mp, run.p["name"])
+    if foreign is not None:
+        num, line, why = foreign
+        run.fail(f"{path} line {num} for {run.mp} is {why}, not of Lustre file system {run.p['name']}; not "
+                 f"{'removing' if removing else 'replacing'} it: {line}. Edit {path} by hand, or use another mount "
+                 "point.")
+
+
+def converge_fstab(run: Run, wanted_line: str | None) -> None:
+    """Bring O(fstab) to one line ``wanted_line`` for the mount point (``None``: no line), after
+    :func:`check_fstab`. An equal line (same source by NID and fsname, same options in any order, ``0 0``, any
+    spacing) is left as it is; otherwise the file is rewritten atomically, with the ``fstab`` action and a diff.
+    Sets ``fstab_line`` in the result."""
+    path = run.p["fstab"]
+    check_fstab(run, removing=wanted_line is None)
     text = read_fstab(run)
-    current = fstab_entry(text, run.mp)
+    current = fstab_entries(text, run.mp)
     if wanted_line is None:
-        if current is None:
+        if not current:
             return
-        if len(current.split()) >= 3 and current.split()[2] != "lustre":
-            run.fail(f"{path} has a {current.split()[2]} line for {run.mp}, not a Lustre one; not removing it: "
-                     f"{current.strip()}")
         new = update_fstab(text, run.mp, None)
     else:
-        if current is not None and len(current.split()) >= 3 and current.split()[2] != "lustre":
-            run.fail(f"{path} has a {current.split()[2]} line for {run.mp}, not a Lustre one; not replacing it: "
-                     f"{current.strip()}")
         opts = wanted_line.split()[3].split(",")
-        if same_fstab_line(current, wanted_line.split()[0], run.mp, opts):
-            run.result["fstab_line"] = current.strip()
+        if len(current) == 1 and same_fstab_line(current[0], wanted_line.split()[0], run.mp, opts):
+            run.result["fstab_line"] = current[0].strip()
             return
         new = update_fstab(text, run.mp, wanted_line)
     run.diffs.append({"before_header": path, "after_header": path, "before": text, "after": new})
@@ -507,6 +523,8 @@ def main() -> None:
     after_text = mount_before
     after = before
     run.result["fstab_line"] = fstab_entry(read_fstab(run), run.mp)
+    if state in ("mounted", "present", "absent"):
+        check_fstab(run, removing=state == "absent")
 
     def resolve_wanted():
         try:

@@ -271,3 +271,31 @@ def test_2_17_mgsname_option_and_equivalent_fstab_line_change_nothing(host: Host
     res = host.module()
     assert res["changed"] is False and res["differences"] == [], res
     assert host.fstab.read_text() == fstab
+
+
+@pytest.mark.parametrize("state", ["mounted", "present", "absent"])
+def test_fstab_line_of_another_type_or_file_system_is_refused(host: Host, state: str) -> None:
+    """Every fstab line for the mount point is checked, not only the last: an nfs line before the Lustre one (or a
+    Lustre line of another file system) is someone else's, and replacing or removing it silently would lose it."""
+    ours = f"localhost@tcp:/lfs1 {host.mp} lustre flock,noatime,_netdev 0 0\n"
+    verb = "removing" if state == "absent" else "replacing"
+    for extra, why in ((f"nfs01:/export {host.mp} nfs defaults 0 0\n", "of type nfs"),
+                       (f"127.0.0.1@tcp:/lfs2 {host.mp} lustre defaults,_netdev 0 0\n", "of Lustre file system lfs2")):
+        fstab = FSTAB + extra + ours
+        host.fstab.write_text(fstab)
+        res = host.module(state=state)
+        assert res["failed"] is True, res
+        assert res["msg"] == (f"{host.fstab} line 3 for {host.mp} is {why}, not of Lustre file system lfs1; not "
+                              f"{verb} it: {extra.strip()}. Edit {host.fstab} by hand, or use another mount "
+                              "point."), res
+        assert host.fstab.read_text() == fstab
+        assert mounting(host.new_calls()) == [] and not Path(host.mp).exists()
+
+
+def test_duplicate_fstab_lines_of_ours_become_one(host: Host) -> None:
+    line = f"localhost@tcp:/lfs1 {host.mp} lustre flock,noatime,_netdev 0 0"
+    host.fstab.write_text(FSTAB + line + "\n" + line + "\n")
+    res = host.module(state="present")
+    assert res["changed"] is True and res["actions"] == ["fstab"], res
+    assert host.fstab.read_text() == FSTAB + line + "\n"
+    assert host.module(state="present")["changed"] is False

@@ -14,6 +14,7 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import 
     check_options,
     compare_options,
     find_mount,
+    foreign_fstab_line,
     format_source,
     fstab_entry,
     lnet_problems,
@@ -201,6 +202,20 @@ def test_fstab_line_replaced_in_place_others_kept() -> None:
     added = update_fstab("", "/mnt/x y", render_fstab_line("a@tcp:/x", "/mnt/x y", ["_netdev"]))
     assert added == "a@tcp:/x /mnt/x\\040y lustre _netdev 0 0\n"
     assert fstab_entry(added, "/mnt/x y") is not None
+
+
+def test_foreign_fstab_lines() -> None:
+    """Every line for the mount point counts (update_fstab replaces or removes all of them)."""
+    assert foreign_fstab_line(FSTAB, "/mnt/lfs1", "old") is None
+    assert foreign_fstab_line(FSTAB, "/mnt/lfs1/", "lfs1") == (
+        4, "10.20.0.9@tcp:/old /mnt/lfs1 lustre defaults,_netdev 0 0", "of Lustre file system old")
+    nfs_first = "nfs01:/e /mnt/lfs1 nfs defaults 0 0\n" + FSTAB
+    assert foreign_fstab_line(nfs_first, "/mnt/lfs1", "old") == (1, "nfs01:/e /mnt/lfs1 nfs defaults 0 0",
+                                                                "of type nfs")
+    bad = "nonsense /mnt/lfs1 lustre defaults 0 0\n"
+    (num, line, why), = [foreign_fstab_line(bad, "/mnt/lfs1", "old")]
+    assert (num, line) == (1, bad.strip()) and why.startswith("a Lustre line whose source cannot be read (")
+    assert foreign_fstab_line("#10.20.0.9@tcp:/x /mnt/lfs1 nfs defaults 0 0\n", "/mnt/lfs1", "lfs1") is None
 
 
 # --- fuser ------------------------------------------------------------------------------------------------------
