@@ -168,11 +168,9 @@ refused:
   elements: str
 """
 
-import os
-import tempfile
-
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.host_files import HostFileError, read_text, write_atomic
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet import (
     EEXIST,
     HAS_YAML,
@@ -254,27 +252,13 @@ def read_state(runner: Runner) -> tuple[str, dict]:
     return "up", merge_nids(state, shown)
 
 
-def read_file(path: str) -> str | None:
+def read_file(module: AnsibleModule, path: str) -> str | None:
+    """The text of ``path``, None when it does not exist; fails the task when it cannot be read."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
-
-
-def write_atomic(module: AnsibleModule, path: str, content: str) -> None:
-    """Write ``content`` to ``path`` through a temporary file in the same directory and a rename."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".lnet.conf.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(content)
-        os.chmod(tmp, 0o644)
-        module.atomic_move(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        return read_text(path, missing=None)
+    except HostFileError as exc:
+        module.fail_json(msg=str(exc))
+    return None  # not reached: fail_json exits
 
 
 def nids_of(state: dict) -> list[str]:
@@ -311,7 +295,7 @@ def main() -> None:
         module.fail_json(msg=str(exc), option=exc.option)
 
     runner = Runner(module, module.get_bin_path("lnetctl", required=True))
-    mounts_text = read_file(p["proc_mounts"]) or ""
+    mounts_text = read_file(module, p["proc_mounts"]) or ""
     mounts = parse_proc_mounts(mounts_text)
     mount_points = [m["mount_point"] for m in mounts]
 
@@ -333,7 +317,7 @@ def main() -> None:
     conf_before = conf_after = None
     conf_changed = False
     if p["lnet_conf"]:
-        conf_before = read_file(p["lnet_conf"])
+        conf_before = read_file(module, p["lnet_conf"])
         conf_after = render_lnet_conf(desired)
         conf_changed = conf_before != conf_after
 
@@ -386,7 +370,11 @@ def main() -> None:
                              commands=runner.ran, state=after, nids=nids_of(after), diff=diff(after), **result)
 
     if conf_changed:
-        write_atomic(module, p["lnet_conf"], conf_after)
+        try:
+            write_atomic(module, p["lnet_conf"], conf_after)
+        except HostFileError as exc:
+            module.fail_json(msg=f"LNet was configured, but {exc}", commands=runner.ran, state=after,
+                             nids=nids_of(after), **result)
 
     module.exit_json(changed=bool(runner.ran) or conf_changed, commands=runner.ran, state=after,
                      nids=nids_of(after), diff=diff(after), **result)

@@ -215,11 +215,10 @@ holders:
 """
 
 import os
-import shlex
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.host_files import Steps, output_line
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import (
     LustreError,
     MountEntry,
@@ -244,27 +243,20 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import 
     update_fstab,
     with_netdev,
 )
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed
 
 
-class Run:
-    """One invocation: commands, actions and the result, shared by the steps."""
+class Run(Steps):
+    """One invocation: the module's steps (:class:`Steps`: commands, actions, diffs, the result) plus the mount
+    point, the binaries found and the mount table."""
 
     def __init__(self, module: AnsibleModule) -> None:
-        self.module = module
+        super().__init__(module, module.params["timeout"], differences=[], unverified_options=[])
         self.p = module.params
-        self.check = module.check_mode
         self.mp = self.p["mount_point"].rstrip("/") or "/"
-        self.timeout = self.p["timeout"]
-        self.result: dict = {"changed": False, "actions": [], "commands": [], "differences": [],
-                             "unverified_options": []}
-        self.diffs: list[dict] = []
         self.bins: dict[str, str] = {}
 
-    def fail(self, msg: str, **extra) -> None:
-        self.module.fail_json(msg=msg, **self.result, **extra)
-
     def binary(self, name: str) -> str:
+        """The path of ``name`` (PATH, /sbin, /usr/sbin); fails the task when it is not installed."""
         if name not in self.bins:
             path = self.module.get_bin_path(name)
             if not path:
@@ -272,31 +264,10 @@ class Run:
             self.bins[name] = path
         return self.bins[name]
 
-    def run(self, argv: list[str], changing: bool = True) -> dict:
-        shown = " ".join(shlex.quote(a) for a in argv)
-        self.result["commands"].append(shown)
-        if changing and self.check:
-            return {"rc": 0, "stdout": "", "stderr": ""}
-        res = run_timed(self.module, argv, self.timeout)
-        if res["timed_out"]:
-            self.fail(f"{shown} did not finish within {self.timeout} s")
-        if res["rc"] is None:
-            self.fail(f"cannot run {shown}: {res['stderr']}")
-        return res
-
     def proc_mounts(self) -> MountEntry | None:
-        try:
-            with open(self.p["proc_mounts"], encoding="utf-8") as fh:
-                text = fh.read()
-        except FileNotFoundError:
-            text = ""  # a missing table (a test's fake host before its first mount) has no mounts
-        except OSError as exc:
-            self.fail(f"cannot read {self.p['proc_mounts']}: {exc.strerror or exc}")
-        return find_mount(parse_mounts(text), self.mp)
-
-    def action(self, name: str) -> None:
-        self.result["actions"].append(name)
-        self.result["changed"] = True
+        """The mount on top at the mount point in O(proc_mounts) (a missing file has no mounts: a test's fake host
+        before its first mount)."""
+        return find_mount(parse_mounts(self.read_text(self.p["proc_mounts"])), self.mp)
 
 
 def mount_text(entry: MountEntry | None) -> str:
@@ -306,30 +277,13 @@ def mount_text(entry: MountEntry | None) -> str:
 
 
 def read_fstab(run: Run) -> str:
-    path = run.p["fstab"]
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return ""
-    except OSError as exc:
-        run.fail(f"cannot read {path}: {exc.strerror or exc}")
-    return ""
+    """The text of O(fstab) ("" when it does not exist); fails the task when it cannot be read."""
+    return run.read_text(run.p["fstab"])
 
 
 def write_fstab(run: Run, text: str) -> None:
-    path = run.p["fstab"]
-    directory = os.path.dirname(os.path.abspath(path)) or "/"
-    fd, tmp = tempfile.mkstemp(prefix=".fstab.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        if not os.path.exists(path):
-            os.chmod(tmp, 0o644)
-        run.module.atomic_move(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """Write O(fstab) atomically (same directory, rename; an existing file keeps its owner and mode)."""
+    run.write_text(run.p["fstab"], text)
 
 
 def same_fstab_line(raw: str | None, source: str, mp: str, options: list[str]) -> bool:
@@ -393,7 +347,7 @@ def converge_fstab(run: Run, wanted_line: str | None) -> None:
 def check_lnet(run: Run, groups) -> None:
     lctl = run.binary("lctl")
     res = run.run([lctl, "list_nids"], changing=False)
-    what = (res["stderr"].strip() or res["stdout"].strip() or f"exit {res['rc']}").replace("\n", " / ")
+    what = output_line(res)
     if res["rc"] != 0:
         run.fail(f"cannot mount {run.p['name']} on {run.mp}: LNet is not up on this node (lctl list_nids: {what}). "
                  "Mounting now would make mount.lustre load LNet with its default networks=\"tcp\" and give this "
@@ -421,7 +375,7 @@ def unmount(run: Run, entry: MountEntry) -> None:
     if run.check:
         return
     if res["rc"] != 0:
-        err = (res["stderr"].strip() or res["stdout"].strip()).replace("\n", " / ")
+        err = output_line(res, empty="no output")
         if is_busy(res["stderr"] + res["stdout"]):
             fres = run.run([run.binary("fuser"), "-vm", run.mp], changing=False)
             holders = [h for h in parse_fuser(fres["stdout"], fres["stderr"]) if h.kind == "process"]
@@ -445,7 +399,7 @@ def do_mount(run: Run, source: str, options: list[str], groups) -> MountEntry | 
     if run.check:
         return None
     if res["rc"] != 0:
-        err = (res["stderr"].strip() or res["stdout"].strip() or "no output").replace("\n", " / ")
+        err = output_line(res, empty="no output")
         run.fail(f"mount of {run.p['name']} on {run.mp} failed (rc={res['rc']}): {err}")
     after = run.proc_mounts()
     if after is None or after.fstype != "lustre":
@@ -568,7 +522,7 @@ def main() -> None:
                 after_text = f"{before.source} {run.mp} lustre remount,{','.join(options)} (to be remounted)\n"
             else:
                 if res["rc"] != 0:
-                    err = (res["stderr"].strip() or res["stdout"].strip()).replace("\n", " / ")
+                    err = output_line(res, empty="no output")
                     run.fail(f"remount of {run.mp} failed (rc={res['rc']}): {err}")
                 after = run.proc_mounts()
                 left = compare_options(options, after.options if after else []).remount

@@ -339,3 +339,22 @@ def test_purge_false_keeps_an_undeclared_net(host: Host) -> None:
     assert [n["net"] for n in host.read()["nets"]] == ["tcp", "o2ib"]
     assert "nets not declared are kept (purge=false): tcp" in json.dumps(res["warnings"])
     assert host.module(purge=False)["changed"] is False
+
+
+def test_files_that_cannot_be_read_or_written_fail_clearly(host: Host) -> None:
+    (host.state / "proc_mounts").mkdir()
+    res = host.module()
+    assert res["failed"] is True and res["msg"] == f"cannot read {host.state / 'proc_mounts'}: Is a directory", res
+    assert host.calls() == []
+    (host.state / "proc_mounts").rmdir()
+    (host.tmp / "etc").write_text("")  # etc is a file: lnet.conf cannot be read, and nothing runs
+    res = host.module()
+    assert res["failed"] is True and res["msg"] == f"cannot read {host.conf}: Not a directory", res
+    assert set(host.calls()) <= READ_ONLY
+    (host.tmp / "etc").unlink()
+    (host.tmp / "etc").symlink_to(host.tmp / "gone")  # lnet.conf is missing, and its directory cannot be made
+    res = host.module()
+    assert res["failed"] is True, res
+    assert res["msg"] == f"LNet was configured, but cannot write {host.conf}: File exists"
+    assert res["commands"][:3] == EXPECTED_RUN[:3]  # LNet was changed before the file could not be written
+    assert res["nids"] == ["10.20.0.5@o2ib", "10.20.1.5@o2ib"]
