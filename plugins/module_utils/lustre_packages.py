@@ -46,8 +46,24 @@ What the o2ib verification compares (:func:`verify_o2ib`), each from ``modinfo -
    ``/lib/modules/<kernel>/build/Module.symvers`` otherwise): the CRC of every symbol ``ko2iblnd`` imports
    (its ELF ``__versions`` section, ``struct modversion_info``: an unsigned long CRC and a 64-byte-aligned name)
    against the exported CRC. A difference is exactly what the kernel refuses at load time (``disagrees about
-   version of symbol``). Compressed ``.ko.xz``/``.ko.gz`` are read; ``.ko.zst`` is skipped (no zstd in the
+   version of symbol``). Compressed ``.ko.xz``/``.ko.gz`` are read; ``.ko.zst`` is not (no zstd in the
    standard library).
+
+Checks 2 and 3 cannot tell one MLNX_OFED/DOCA release from another (a ko2iblnd built against MLNX_OFED 23.10 has
+the same vermagic and the same ``mlx_compat`` dependency on DOCA 24.10), so on such a node a verification in which
+no CRC could be compared (no ``Module.symvers``, a ``.ko.zst``, an unreadable file, no imported symbol in the
+symvers) is *partial*: a warning naming why, or a problem with ``strict`` (option ``strict_o2ib``).
+
+Why the OFED/DOCA release the module was built against is not compared with ``ofed_info -s``: the module does not
+record it. ko2iblnd declares only ``MODULE_AUTHOR``, ``MODULE_DESCRIPTION``, ``MODULE_VERSION("2.8.0")`` (the LND's
+own version) and ``MODULE_LICENSE`` (lustre-release ``lnet/klnds/o2iblnd/o2iblnd.c``); ``srcversion`` is an MD4
+digest of the module's own sources ("Sum all files in the same dir or subdirs", Linux ``scripts/mod/sumversion.c``
+``parse_source_files()``), identical whichever ofa_kernel headers it was compiled with; ``depends`` names modules,
+not versions. DKMS (``dkms.mkconf`` passes ``--with-o2ib=/usr/src/ofa_kernel/...`` and a ``BUILD_DEPENDS`` on the
+``mlnx-ofed-kernel`` DKMS module, domain note section 4) and Whamcloud's ``lustre.spec.in`` (``--with mofed`` passes
+``--with-o2ib=<ofa_kernel path>`` to configure) record no ofa_kernel version either; only HPE Cray's spec writes
+``ko2iblnd compiled against: mlnx-ofa_kernel-devel-<version>`` into its package description, which generic GPU nodes
+do not have. The CRCs of the imported symbols (check 4) are what the kernel compares at load time.
 """
 
 from __future__ import annotations
@@ -380,20 +396,32 @@ def symvers_candidates(stack: str | None, kernel: str, arch: str) -> list[str]:
 def verify_o2ib(modinfo_stdout: str, modinfo_rc: int | None, modinfo_stderr: str, ofed: dict, kernel: str,
                 *, real_filename: str = "", versions: dict[str, int] | None = None,
                 symvers: dict[str, tuple[int, str]] | None = None, symvers_path: str = "",
-                crc_note: str = "", fix_packages: list[str] | None = None) -> dict:
+                crc_note: str = "", fix_packages: list[str] | None = None, strict: bool = False) -> dict:
     """Compare ``ko2iblnd`` with the running kernel and RDMA stack (the numbered checks of the module docstring).
+
+    Args:
+        modinfo_stdout, modinfo_rc, modinfo_stderr: ``modinfo -k <kernel> ko2iblnd`` (rc None: not run).
+        ofed: :func:`parse_ofed_info`'s result. kernel: the running kernel release.
+        real_filename: the module file with links resolved ("" when it does not exist here).
+        versions: :func:`module_versions` of the module file (None: not read). symvers / symvers_path: the
+            running stack's :func:`parse_symvers` and its path (None: not found). crc_note: why the CRCs could
+            not be read, for the result. fix_packages: the packages to name in the fix.
+        strict: on MLNX_OFED/DOCA, a verification without any CRC compared (check 4) is a problem instead of a
+            warning (option ``strict_o2ib``): checks 2 and 3 cannot tell one OFED/DOCA release from another.
 
     Returns:
         ``{"ok": bool, "problems": [str], "warnings": [str], "module": {filename, real_filename, vermagic,
         depends, srcversion, version}, "built_for": {"kernel", "rdma_stack"}, "running": {"kernel",
-        "rdma_stack"}, "crc": {"checked": n, "symvers": path, "note": str}, "msg": str}``; ``msg`` names the
-        module, what it was built for, what is running and what to do when ``ok`` is False.
+        "rdma_stack"}, "crc": {"checked": n, "symvers": path, "note": str, "complete": bool}, "msg": str}``
+        (``complete``: at least one imported symbol's CRC was compared); ``msg`` names the module, what it was
+        built for, what is running and what to do when ``ok`` is False. Never raises.
     """
     running_stack = ofed.get("version") or ("in-kernel RDMA stack" if ofed.get("stack") == "inbox" else "unknown")
     result: dict = {"ok": False, "problems": [], "warnings": [], "module": {},
                     "built_for": {"kernel": "", "rdma_stack": ""},
                     "running": {"kernel": kernel, "rdma_stack": running_stack},
-                    "crc": {"checked": 0, "symvers": symvers_path, "note": crc_note}, "msg": ""}
+                    "crc": {"checked": 0, "symvers": symvers_path, "note": crc_note, "complete": False},
+                    "msg": ""}
     fix = ("install the kmod built for this kernel and stack (" + ", ".join(fix_packages) + ")"
            if fix_packages else "install the kmod built for this kernel and stack")
     sources = ("the ofa_kernel sources (mlnx-ofa_kernel-devel / mlnx-ofed-kernel-dkms)"
@@ -447,16 +475,33 @@ def verify_o2ib(modinfo_stdout: str, modinfo_rc: int | None, modinfo_stderr: str
     if not {"rdma_cm", "ib_core"} & set(depends):
         result["warnings"].append(f"{filename}: depends ({', '.join(depends) or '-'}) names neither rdma_cm nor "
                                   "ib_core")
+    why = crc_note or "the module file was not read"
     if versions is not None and symvers:
         bad, compared = crc_mismatches(versions, symvers)
         result["crc"]["checked"] = compared
+        result["crc"]["complete"] = compared > 0
         if bad:
             result["problems"].append(f"{len(bad)} symbol version(s) disagree with {symvers_path}: "
                                       + "; ".join(bad[:5]) + (" ..." if len(bad) > 5 else ""))
         elif not compared:
-            result["warnings"].append(f"no symbol ko2iblnd imports is exported in {symvers_path}")
+            why = f"no symbol ko2iblnd imports is exported in {symvers_path}"
+            if not ofed_node:
+                result["warnings"].append(why)
+    elif versions is not None and symvers is not None:
+        why = f"{symvers_path} lists no symbol"
+    partial = ""
+    if ofed_node and not result["crc"]["complete"]:
+        partial = (f"partial check: no symbol CRC of ko2iblnd was compared with the running {running_stack} "
+                   f"({why}); the vermagic and the mlx_compat dependency do not tell one MLNX_OFED/DOCA release "
+                   "from another, so a ko2iblnd built against another release passes them; install the ofa_kernel "
+                   "sources that ship Module.symvers (mlnx-ofa_kernel-devel / mlnx-ofed-kernel-dkms) or pass "
+                   "symvers")
+        (result["problems"] if strict else result["warnings"]).append(partial + (" (strict_o2ib)" if strict else ""))
     result["ok"] = not result["problems"]
-    if not result["ok"]:
+    if not result["ok"] and result["problems"] == [partial + " (strict_o2ib)"]:
+        result["msg"] = (f"ko2iblnd ({filename}) could not be verified against {running_stack} and strict_o2ib is "
+                         f"set: {result['problems'][0]}")
+    elif not result["ok"]:
         result["msg"] = (f"ko2iblnd ({filename}) was built for kernel {built_kernel or '?'} against the "
                          f"{built_stack}; this node runs kernel {kernel} with {running_stack}: "
                          + "; ".join(result["problems"]) + f". Fix: {rebuild}, or {fix}.")

@@ -31,7 +31,8 @@ description:
     running kernel (a C(weak-updates) link is a warning on the in-kernel stack), built against the RDMA stack the
     node runs (MLNX_OFED/DOCA-built modules depend on C(mlx_compat)), and, where the module file and the stack's
     C(Module.symvers) can be read, the CRC of every symbol ko2iblnd imports against the exported one. A mismatch
-    fails the task naming the module, what it was built for, what is running and what to do."
+    fails the task naming the module, what it was built for, what is running and what to do. On MLNX_OFED/DOCA a
+    verification without any CRC compared is partial: a warning saying why, or a failure with O(strict_o2ib)."
 author:
   - hwaac maintainers (@aiinfra)
 options:
@@ -71,6 +72,15 @@ options:
       - Verify ko2iblnd against the running kernel and RDMA stack.
     type: bool
     default: true
+  strict_o2ib:
+    description:
+      - On a node with MLNX_OFED or DOCA-OFED, fail the verification when no symbol CRC could be compared (no
+        C(Module.symvers) of the running stack found, a C(.ko.zst) or otherwise unreadable module file, no imported
+        symbol in the symvers file). The other checks (vermagic, the C(mlx_compat) dependency) cannot tell one
+        OFED/DOCA release from another, so without the CRCs a ko2iblnd built against another release passes.
+      - With C(false) such a verification is reported as partial, with the reason, as a warning.
+    type: bool
+    default: false
   require_o2ib:
     description:
       - Fail when the verification fails. C(false) for TCP-only clients, which do not load ko2iblnd (the result
@@ -96,7 +106,8 @@ options:
       - The C(Module.symvers) of the running RDMA stack for the CRC check. Default is the first that exists of
         C(/usr/src/ofa_kernel/<arch>/<kernel>/Module.symvers) and C(/usr/src/ofa_kernel/default/Module.symvers)
         (MLNX_OFED/DOCA), or C(/lib/modules/<kernel>/build/Module.symvers) and
-        C(/usr/src/kernels/<kernel>/Module.symvers) (in-kernel stack). The check is skipped when none exists.
+        C(/usr/src/kernels/<kernel>/Module.symvers) (in-kernel stack). Without one the CRC check cannot run: on
+        MLNX_OFED/DOCA a warning says the verification was partial (a failure with O(strict_o2ib)).
     type: path
 attributes:
   check_mode:
@@ -111,6 +122,14 @@ attributes:
     platforms: [linux]
     support: full
 notes:
+  - The OFED/DOCA release ko2iblnd was built against is not compared with C(ofed_info -s): the module does not
+    record it. C(modinfo) shows no such field (ko2iblnd declares only author, description, C(version 2.8.0) and
+    license, lustre-release C(lnet/klnds/o2iblnd/o2iblnd.c)); C(srcversion) is a digest of the module's own
+    source files only (Linux C(scripts/mod/sumversion.c), "Sum all files in the same dir or subdirs"), the same
+    whichever ofa_kernel it was compiled against; C(depends) names modules, not versions; DKMS
+    (C(lustre/scripts/dkms.mkconf)) and Whamcloud's C(lustre.spec.in) (C(--with mofed)) record no ofa_kernel
+    version either. What ties the module to the stack is the CRC of each imported symbol, which the verification
+    compares with the stack's C(Module.symvers).
   - The package repository (Whamcloud, a vendor's, or an internal mirror) must be configured beforehand.
   - After a kernel or OFED/DOCA update a DKMS build must run again for the new kernel; a kmod must be the one built
     for it. This module is the gate before mounting that says which.
@@ -177,7 +196,8 @@ ofed:
 o2ib:
   description:
     - The verification (C(ok), C(problems), C(warnings), C(module) with filename, vermagic, depends, srcversion,
-      C(built_for) and C(running) kernel and RDMA stack, C(crc) with the number of symbols compared), or
+      C(built_for) and C(running) kernel and RDMA stack, C(crc) with the number of symbols compared, the
+      symvers file, why the CRCs could not be read (C(note)) and whether any was compared (C(complete))), or
       C(deferred) when it could not run yet (check mode before the packages are installed).
   returned: when verify
   type: dict
@@ -252,6 +272,11 @@ def installed_packages(module, family, names):
 
 
 def verification(module, kernel, ofed, packages):
+    """:func:`verify_o2ib`'s result for ``kernel``: runs ``modinfo -k KERNEL ko2iblnd``, reads the module file it
+    names (links resolved; ``.ko``, ``.ko.xz``, ``.ko.gz``) for its ``__versions`` CRCs and the first
+    ``Module.symvers`` that exists (O(symvers), else ``symvers_candidates``), and records why the CRCs could not
+    be compared (``crc.note``). O(strict_o2ib) makes an MLNX_OFED/DOCA verification without CRCs a problem.
+    Never fails the task itself; an unreadable file is a note, not an error."""
     rc, out, err = run(module, ["modinfo", "-k", kernel, "ko2iblnd"])
     filename = ""
     for line in (out or "").splitlines():
@@ -282,7 +307,8 @@ def verification(module, kernel, ofed, packages):
         if symvers is None:
             note = "no Module.symvers of the running RDMA stack at " + ", ".join(candidates)
     return verify_o2ib(out or "", rc, err or "", ofed, kernel, real_filename=real, versions=versions,
-                       symvers=symvers, symvers_path=symvers_path, crc_note=note, fix_packages=packages)
+                       symvers=symvers, symvers_path=symvers_path, crc_note=note, fix_packages=packages,
+                       strict=module.params["strict_o2ib"])
 
 
 def version_check(family, installed, names, client_version, have_dnf):
@@ -322,6 +348,7 @@ def main():
             "extra_packages": {"type": "list", "elements": "str", "default": []},
             "verify": {"type": "bool", "default": True},
             "require_o2ib": {"type": "bool", "default": True},
+            "strict_o2ib": {"type": "bool", "default": False},
             "kernel_release": {"type": "str"},
             "os_family": {"type": "str", "choices": ["RedHat", "Debian"]},
             "os_release": {"type": "path", "default": "/etc/os-release"},
@@ -396,6 +423,8 @@ def main():
                                           "ko2iblnd is verified after the install"}
         else:
             result["o2ib"] = check
+            for warning in check["warnings"]:
+                module.warn(f"ko2iblnd: {warning}")
             if not check["ok"] and p["require_o2ib"]:
                 module.fail_json(msg=f"{NAME}: {check['msg']}", **result)
     module.exit_json(**result)

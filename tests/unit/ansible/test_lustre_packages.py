@@ -240,8 +240,10 @@ def verify(name: str, stack: dict, kernel: str, rc: int = 0, **kw) -> dict:
 
 
 def test_dkms_mofed_build_on_a_doca_node_passes() -> None:
-    result = verify("ko2iblnd_dkms_mofed_ubuntu_derived.txt", DOCA, UBUNTU_K)
+    result = verify("ko2iblnd_dkms_mofed_ubuntu_derived.txt", DOCA, UBUNTU_K, versions=VERSIONS,
+                    symvers=parse_symvers(SYMVERS), symvers_path="/usr/src/ofa_kernel/default/Module.symvers")
     assert result["ok"] and not result["problems"] and not result["warnings"]
+    assert result["crc"]["complete"] is True
     assert result["built_for"] == {"kernel": UBUNTU_K, "rdma_stack": "MLNX_OFED/DOCA (depends on mlx_compat)"}
     assert result["running"] == {"kernel": UBUNTU_K, "rdma_stack": "OFED-internal-24.07-0.6.1"}
     assert result["module"]["depends"] == ["lnet", "libcfs", "rdma_cm", "ib_core", "mlx_compat"]
@@ -381,3 +383,36 @@ def test_symvers_candidates() -> None:
     assert symvers_candidates("DOCA-OFED", UBUNTU_K, "x86_64") == [
         f"/usr/src/ofa_kernel/x86_64/{UBUNTU_K}/Module.symvers", "/usr/src/ofa_kernel/default/Module.symvers"]
     assert symvers_candidates("inbox", EL94_K, "x86_64")[0] == f"/lib/modules/{EL94_K}/build/Module.symvers"
+
+
+# --- partial checks -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kw", "why"), [
+    ({"crc_note": "no Module.symvers of the running RDMA stack at /usr/src/ofa_kernel/default/Module.symvers"},
+     "no Module.symvers of the running RDMA stack at /usr/src/ofa_kernel/default/Module.symvers"),
+    ({"crc_note": "/lib/modules/x/updates/dkms/ko2iblnd.ko.zst: no readable __versions section (compressed with "
+                  "zstd, or no modversions)"}, "ko2iblnd.ko.zst: no readable __versions section"),
+    ({"versions": VERSIONS, "symvers": parse_symvers("0x1\tother\tvmlinux\tEXPORT_SYMBOL\t\n"),
+      "symvers_path": "/s/Module.symvers"}, "no symbol ko2iblnd imports is exported in /s/Module.symvers"),
+    ({"versions": VERSIONS, "symvers": {}, "symvers_path": "/s/Module.symvers"}, "/s/Module.symvers lists no symbol"),
+    ({}, "the module file was not read"),
+])
+def test_ofed_node_without_a_crc_comparison_is_a_partial_check(kw: dict, why: str) -> None:
+    """On MLNX_OFED/DOCA the vermagic and the mlx_compat dependency cannot tell one OFED release from another:
+    without the CRC comparison the verification says it was partial (a warning), or fails with ``strict``."""
+    result = verify("ko2iblnd_dkms_mofed_ubuntu_derived.txt", DOCA, UBUNTU_K, **kw)
+    assert result["ok"] and result["crc"]["complete"] is False
+    [warning] = [w for w in result["warnings"] if w.startswith("partial check")]
+    assert why in warning and "mlnx-ofa_kernel-devel" in warning
+    strict = verify("ko2iblnd_dkms_mofed_ubuntu_derived.txt", DOCA, UBUNTU_K, strict=True, **kw)
+    assert not strict["ok"] and any(p.startswith("partial check") and why in p for p in strict["problems"])
+    assert "strict_o2ib" in strict["msg"]
+
+
+def test_inbox_node_without_symvers_is_not_flagged_partial() -> None:
+    """kABI-tracking kmods on the in-kernel stack are covered by the RPM's kernel(symbol) requirements (domain
+    note section 4); the partial-check warning is about MLNX_OFED/DOCA, whose ofa_kernel symbols kABI does not
+    cover."""
+    result = verify("ko2iblnd_kmod_inkernel_el9_derived.txt", INBOX, EL94_K, strict=True)
+    assert result["ok"] and not result["warnings"] and result["crc"]["complete"] is False
