@@ -89,6 +89,7 @@ ERROR_KEYS = ("add", "del", "show", "manage", "configure", "unconfigure", "impor
 
 _NET_RE = re.compile(r"^(?P<type>o2ib|[a-z]+?)(?P<num>\d*)$")
 _IFNAME_RE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
+_DOC_MARKER_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 _ERROR_START_RE = re.compile(r"^(?:---\s*$|(?:" + "|".join(ERROR_KEYS) + r"):\s*$)", re.MULTILINE)
 
 
@@ -172,7 +173,8 @@ def load_yaml(text: str) -> object:
 
 
 def _load_documents(text: str) -> list:
-    """Every YAML document in ``text`` (2.16 errors are ``---``..``...`` documents, possibly after output)."""
+    """Every YAML document in ``text`` (2.16 errors are ``---``..``...`` documents, possibly after output); parts
+    that do not load are skipped (error reports are looked for, not required)."""
     docs: list = []
     if not text.strip():
         return docs
@@ -182,13 +184,50 @@ def _load_documents(text: str) -> list:
     except LnetError:
         pass
     # several documents: split at the 2.16 markers
-    for part in re.split(r"^(?:---|\.\.\.)\s*$", text, flags=re.MULTILINE):
+    for part in _DOC_MARKER_RE.split(text):
         if part.strip():
             try:
                 docs.append(load_yaml(part))
             except LnetError:
                 continue
     return docs
+
+
+def _load_state_documents(text: str) -> dict:
+    """lnetctl's show/export output as one mapping: the whole text when it is one YAML document, else every
+    document between ``---``/``...`` lines, merged in order (lists under the same key joined, mappings updated).
+    2.16+ ``export`` prints its Netlink part with libyaml, which can mark a document with ``---``/``...``, and
+    then the global settings with cYAML (lnetctl.c ``jt_export``); PyYAML reads neither as one document, and a
+    document after ``...`` needs a ``---`` it may not have. Raises :class:`LnetError` when any part is not YAML
+    or not a mapping (nothing is dropped silently)."""
+    if yaml_load is None:
+        raise LnetError("PyYAML is required to read lnetctl output")
+    try:
+        docs = [yaml_load(text)]
+    except Exception:  # yaml.YAMLError: several documents, or not YAML
+        docs = []
+        for part in _DOC_MARKER_RE.split(text):
+            if not part.strip():
+                continue
+            try:
+                docs.append(yaml_load(part))
+            except Exception as exc:
+                raise LnetError(f"lnetctl printed output that is not YAML: {exc}") from exc
+    merged: dict = {}
+    for doc in docs:
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise LnetError(f"unexpected lnetctl output (not a mapping): {text[:200]!r}")
+        for key, value in doc.items():
+            have = merged.get(key)
+            if isinstance(have, list) and isinstance(value, list):
+                merged[key] = have + value
+            elif isinstance(have, dict) and isinstance(value, dict):
+                merged[key] = {**have, **value}
+            else:
+                merged[key] = value
+    return merged
 
 
 def _unquote(value: object) -> str:
@@ -282,18 +321,16 @@ def _int_map(raw: object) -> dict[str, int | str]:
 
 def parse_state(text: str) -> dict:
     """The networks and global settings in ``lnetctl export [--backup]`` or ``lnetctl net show [-v]`` output,
-    either layout, as the model in the module docstring. ``lo`` is left out (it cannot be configured).
+    either layout, as the model in the module docstring. ``lo`` is left out (it cannot be configured). Output
+    in several YAML documents is merged (:func:`_load_state_documents`); a network listed twice has its NIs
+    joined.
 
     LND keys printed inside ``tunables:`` (older releases printed o2ib's ``conns_per_peer``,
     ``concurrent_sends``... there and an empty ``lnd tunables:``; recorded in
     ``older/net_show_v2_o2ib_mr_lnd_in_tunables.txt``) are moved to ``lnd_tunables``. Raises :class:`LnetError`
     for text that is not YAML or not lnetctl's shape.
     """
-    doc = load_yaml(text) if text.strip() else {}
-    if doc is None:
-        doc = {}
-    if not isinstance(doc, dict):
-        raise LnetError(f"unexpected lnetctl output (not a mapping): {text[:200]!r}")
+    doc = _load_state_documents(text) if text.strip() else {}
     nets: list[dict] = []
     by_name: dict[str, dict] = {}
     for entry in doc.get("net") or []:

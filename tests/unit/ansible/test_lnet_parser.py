@@ -418,3 +418,32 @@ def test_simulate_follows_the_ops() -> None:
     assert [(n["net"], [x["interface"] for x in n["nis"]]) for n in after["nets"]] == [("o2ib", ["ib0", "ib1", "ib2"])]
     assert all(x["tunables"]["peer_credits"] == 32 for x in after["nets"][0]["nis"])
     assert L.plan_changes(want(("o2ib", ["ib0", "ib1", "ib2"], 32)), after, [])["ops"] == []
+
+
+@pytest.mark.parametrize(
+    "joint",
+    ["...\n", "---\n", "...\n---\n"],
+    ids=["document end", "document start", "end and start"],
+)
+@pytest.mark.parametrize("explicit_start", [False, True])
+def test_export_in_several_documents_is_merged(joint: str, explicit_start: bool) -> None:
+    """2.16+ ``export`` prints the Netlink part (libyaml, which may mark its document with ``---``/``...``) and then
+    the global settings through cYAML (lnetctl.c ``jt_export``); every document is read and merged, nothing is
+    dropped."""
+    sample = text("2.16/export_backup_o2ib_mr.txt")
+    cut = sample.index("\nglobal:\n") + 1
+    joined = ("---\n" if explicit_start else "") + sample[:cut] + joint + sample[cut:]
+    expected = L.parse_state(sample)
+    assert expected["nets"] and expected["global"]
+    assert L.parse_state(joined) == expected
+
+
+def test_documents_with_the_same_key_are_joined_and_a_bad_one_fails() -> None:
+    first = "net:\n-     net type: o2ib\n      local NI(s):\n      -     interfaces:\n                  0: ib0\n"
+    second = "net:\n    - net type: tcp\n      local NI(s):\n        - interfaces:\n              0: eth0\n"
+    state = L.parse_state(first + "...\n" + second + "global:\n    discovery: 0\n")
+    assert [(n["net"], [i["interface"] for i in n["nis"]]) for n in state["nets"]] == [("o2ib", ["ib0"]),
+                                                                                        ("tcp", ["eth0"])]
+    assert state["global"] == {"discovery": 0}
+    with pytest.raises(L.LnetError, match="not YAML"):
+        L.parse_state(first + "---\nglobal: [discovery\n")
