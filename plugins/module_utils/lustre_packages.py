@@ -81,7 +81,8 @@ STACK_NAMES = {"MLNX_OFED_LINUX": "MLNX_OFED", "OFED-internal": "DOCA-OFED", "OF
 
 
 def os_family(os_release: str) -> str | None:
-    """``RedHat`` or ``Debian`` from the text of ``/etc/os-release`` (``ID``, ``ID_LIKE``), else None."""
+    """``RedHat`` or ``Debian`` from the text of ``/etc/os-release`` (``ID``, ``ID_LIKE``: os-release(5)), else
+    None (an unknown distribution). Never raises."""
     values = {}
     for line in os_release.splitlines():
         key, sep, value = line.partition("=")
@@ -100,7 +101,8 @@ def parse_ofed_info(stdout: str, rc: int | None) -> dict:
 
     ``stack``: ``MLNX_OFED`` / ``DOCA-OFED`` / ``OFED``, ``inbox`` when the tool is absent (``rc`` None, or 127:
     command not found), None when the output cannot be read (``error`` says why; an unreadable stack is never
-    taken as a match).
+    taken as a match). ``version``: the first line without its colon (``OFED-internal-24.07-0.6.1``). Samples
+    and sources: ``tests/fixtures/tools/ofed_info/README.md``. Never raises.
     """
     raw = (stdout or "").strip()
     if rc is None or (rc == 127 and not raw):
@@ -142,7 +144,12 @@ def choose_flavor(family: str, flavor: str, ofed_stack: str | None,
 
 
 def client_packages(family: str, flavor: str, kernel: str) -> list[str]:
-    """The package names for a family, a resolved flavour (``kmod``/``dkms``) and the kernel release."""
+    """The package names (``list[str]``, install order) for a family, a resolved flavour (``kmod``/``dkms``) and
+    the kernel release; the names and their sources are in the module docstring.
+
+    Raises:
+        ValueError: a family other than ``RedHat``/``Debian`` (the message lists the supported ones).
+    """
     if family == "RedHat":
         return ["lustre-client", "kmod-lustre-client"] if flavor == "kmod" else \
             ["lustre-client", "lustre-client-dkms", f"kernel-devel-{kernel}"]
@@ -234,7 +241,9 @@ DPKG_QUERY_FORMAT = "${Package} ${Version} ${db:Status-Abbrev}\\n"
 
 
 def query_command(family: str, names: list[str]) -> list[str]:
-    """argv that lists the installed versions of ``names``."""
+    """The argv (no shell) that lists the installed versions of ``names``: ``rpm -q --qf`` with
+    :data:`RPM_QUERY_FORMAT` on EL, ``dpkg-query -W -f=`` with :data:`DPKG_QUERY_FORMAT` otherwise (real output:
+    ``tests/fixtures/tools/{rpm,dpkg-query}``). Never raises."""
     if family == "RedHat":
         return ["rpm", "-q", "--qf", RPM_QUERY_FORMAT.replace("\\n", "\n"), *names]
     return ["dpkg-query", "-W", "-f=" + DPKG_QUERY_FORMAT.replace("\\n", "\n"), *names]
@@ -264,7 +273,9 @@ def parse_dpkg_query(stdout: str, names: list[str]) -> dict[str, str | None]:
 
 
 def install_command(family: str, names: list[str], have_dnf: bool = True) -> list[str]:
-    """argv that installs ``names`` non-interactively (dnf, else yum; apt-get)."""
+    """The argv (no shell) that installs ``names`` (plain names or :func:`install_specs` pins) non-interactively:
+    ``dnf``/``yum install -y`` on EL, ``apt-get install -y --no-install-recommends`` otherwise (the caller sets
+    ``DEBIAN_FRONTEND=noninteractive``). Never raises."""
     if family == "RedHat":
         return ["dnf" if have_dnf else "yum", "install", "-y", *names]
     return ["apt-get", "install", "-y", "--no-install-recommends", *names]
@@ -272,7 +283,8 @@ def install_command(family: str, names: list[str], have_dnf: bool = True) -> lis
 
 def parse_modinfo(stdout: str) -> dict[str, list[str]]:
     """kmod ``modinfo`` output -> ``field -> [values]`` (``parm``, ``alias`` repeat; continuation lines of a
-    multi-line ``signature`` are joined to the field before them)."""
+    multi-line ``signature`` are joined to the field before them). Layout: ``field:`` padded to 16 columns
+    (kmod ``tools/modinfo.c``; samples ``tests/fixtures/tools/modinfo``). Never raises."""
     fields: dict[str, list[str]] = {}
     last = None
     for line in stdout.splitlines():
@@ -286,7 +298,9 @@ def parse_modinfo(stdout: str) -> dict[str, list[str]]:
 
 
 def kernel_of_vermagic(vermagic: str) -> str:
-    """The kernel release a module was built for: the first word of ``vermagic``."""
+    """The kernel release a module was built for: the first word of ``vermagic`` (``5.15.0-105-generic SMP
+    mod_unload modversions``; Linux ``include/linux/vermagic.h`` starts it with ``UTS_RELEASE``); "" when
+    empty. Never raises."""
     return vermagic.split()[0] if vermagic.split() else ""
 
 
@@ -294,7 +308,8 @@ def kernel_of_vermagic(vermagic: str) -> str:
 
 
 def read_module_file(data: bytes, name: str) -> bytes | None:
-    """The ELF bytes of a module file (``.ko``, ``.ko.xz``, ``.ko.gz``); None for ``.ko.zst`` or bad data."""
+    """The ELF bytes of a module file's content ``data`` (``.ko``, ``.ko.xz``, ``.ko.gz`` by ``name``'s suffix);
+    None for ``.ko.zst`` (no zstd in the standard library) or data that does not decompress. Never raises."""
     try:
         if name.endswith(".xz"):
             return lzma.decompress(data)
@@ -357,7 +372,9 @@ def module_versions(elf: bytes) -> dict[str, int] | None:
 
 def parse_symvers(text: str) -> dict[str, tuple[int, str]]:
     """``Module.symvers`` lines ``0xCRC<TAB>symbol<TAB>module<TAB>EXPORT_TYPE[<TAB>namespace]`` ->
-    ``symbol -> (crc, module)``."""
+    ``symbol -> (crc, module)`` (the CRC as a 32-bit int; the layout modpost writes, Linux
+    ``scripts/mod/modpost.c`` ``write_dump()``); lines that do not start with ``0x`` or carry no hex CRC are
+    skipped. Never raises."""
     out = {}
     for line in text.splitlines():
         parts = line.split("\t")
@@ -370,8 +387,9 @@ def parse_symvers(text: str) -> dict[str, tuple[int, str]]:
 
 
 def crc_mismatches(versions: dict[str, int], symvers: dict[str, tuple[int, str]]) -> tuple[list[str], int]:
-    """``(["symbol (module CRC 0x.., running 0x.., from <module>)"...], symbols compared)``: the imported symbols
-    whose CRC differs from the exported one (symbols the symvers file does not export are not compared)."""
+    """``(["SYMBOL (ko2iblnd has 0x.., MODULE exports 0x..)", ...], symbols compared)``: the imported symbols
+    whose CRC differs from the exported one (symbols the symvers file does not export are not compared), in
+    symbol order. Never raises."""
     bad, compared = [], 0
     for symbol, crc in sorted(versions.items()):
         if symbol not in symvers:
@@ -384,7 +402,10 @@ def crc_mismatches(versions: dict[str, int], symvers: dict[str, tuple[int, str]]
 
 
 def symvers_candidates(stack: str | None, kernel: str, arch: str) -> list[str]:
-    """Where the running RDMA stack's exported symbol CRCs are, most specific first."""
+    """Paths (``list[str]``, most specific first) where the running RDMA stack's exported symbol CRCs are:
+    MLNX_OFED/DOCA's ofa_kernel build tree (``/usr/src/ofa_kernel/<arch>/<kernel>``, ``default``: the
+    ``--with-o2ib`` path of NVIDIA's "Lustre" page and ``dkms.mkconf``), else the kernel's build tree. Never
+    raises."""
     if stack in ("MLNX_OFED", "DOCA-OFED", "OFED"):
         return [f"/usr/src/ofa_kernel/{arch}/{kernel}/Module.symvers", "/usr/src/ofa_kernel/default/Module.symvers"]
     return [f"/lib/modules/{kernel}/build/Module.symvers", f"/usr/src/kernels/{kernel}/Module.symvers"]
