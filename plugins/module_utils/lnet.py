@@ -22,14 +22,23 @@ Both load to the same dicts; :func:`parse_state` turns either into one model::
                                         "status": "up" | None, "tunables": {...}, "lnd_tunables": {...}}]}],
      "global": {"discovery": 1, "max_interfaces": 200, ...}}
 
-Names are normalised (:func:`normalize_net`): LNet prints ``o2ib``/``tcp`` for network number 0
-(``libcfs_net2str``), so ``o2ib0`` == ``o2ib``; 2.12 printed ``max_intf``, renamed ``max_interfaces`` in 2.15
-(LU-13722; ``lnetctl import`` accepts both, ``global_params`` in lnetctl.c).
+Names are normalised (``normalise_net`` of module_utils/lustre_mount.py, the one host copy of network names and
+of /proc/mounts parsing): LNet prints ``o2ib``/``tcp`` for network number 0 (``libcfs_net2str``), so ``o2ib0`` ==
+``o2ib``; 2.12 printed ``max_intf``, renamed ``max_interfaces`` in 2.15 (LU-13722; ``lnetctl import`` accepts both,
+``global_params`` in lnetctl.c).
 """
 
 from __future__ import annotations
 
 import re
+
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import (
+    NET_RE,
+    LustreError,
+    normalise_net,
+    parse_mounts,
+    parse_source,
+)
 
 try:
     from ansible.module_utils.common.yaml import (  # pylint: disable=unused-import  # HAS_YAML: for callers
@@ -87,7 +96,6 @@ GLOBAL_RANGES = {"discovery": (0, 1), "drop_asym_route": (0, 1), "response_track
 # top-level keys of lnetctl's YAML errors (cYAML_build_error commands; yaml_lnet_print_error flags)
 ERROR_KEYS = ("add", "del", "show", "manage", "configure", "unconfigure", "import", "parser", "yaml", "ni", "set")
 
-_NET_RE = re.compile(r"^(?P<type>o2ib|[a-z]+?)(?P<num>\d*)$")
 _IFNAME_RE = re.compile(r"^[A-Za-z0-9_.:@-]{1,15}$")
 _DOC_MARKER_RE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 _ERROR_START_RE = re.compile(r"^(?:---\s*$|(?:" + "|".join(ERROR_KEYS) + r"):\s*$)", re.MULTILINE)
@@ -126,29 +134,25 @@ class LnetctlError:
         return f"{self.op} {self.entity}:{num} {self.descr}".strip()
 
 
-# --- names -------------------------------------------------------------------------------------------------------
-
-
-def normalize_net(name: str) -> str:
-    """``o2ib0`` -> ``o2ib``, ``tcp0`` -> ``tcp``, ``o2ib1`` -> ``o2ib1``, as ``libcfs_net2str`` prints a network
-    (number 0 is left out). Raises :class:`LnetError` for a name that is not ``<letters><digits>``."""
-    m = _NET_RE.match(str(name).strip())
-    if not m:
-        raise LnetError(f"not an LNet network name: {name!r}")
-    num = m.group("num")
-    if num in ("", "0") or not num.strip("0"):
-        return m.group("type")
-    return m.group("type") + str(int(num))
+# --- names ---------------------------------------------------------------------------------------------------------
+# One host copy of LNet network names: module_utils/lustre_mount.py ``normalise_net`` (``o2ib0`` -> ``o2ib``, as
+# ``libcfs_net2str`` prints network number 0).
 
 
 def nid_net(nid: str) -> str | None:
-    """The normalised network of a NID (``10.20.0.5@o2ib0`` -> ``o2ib``), or None when it has no ``@net``."""
+    """The normalised network of a NID (``10.20.0.5@o2ib0`` -> ``o2ib``), or None when it has no ``@net`` or the
+    network is not a network name."""
     if "@" not in nid:
         return None
     try:
-        return normalize_net(nid.rsplit("@", 1)[1])
-    except LnetError:
+        return normalise_net(nid.rsplit("@", 1)[1])
+    except LustreError:
         return None
+
+
+def _lnd(net: str) -> str:
+    """The LND of a normalised network name (``o2ib1`` -> ``o2ib``)."""
+    return NET_RE.match(net).group("lnd")
 
 
 # --- YAML --------------------------------------------------------------------------------------------------------
@@ -336,7 +340,10 @@ def parse_state(text: str) -> dict:
     for entry in doc.get("net") or []:
         if not isinstance(entry, dict) or "net type" not in entry:
             raise LnetError(f"unexpected entry under net: {entry!r}")
-        name = normalize_net(str(entry["net type"]))
+        try:
+            name = normalise_net(str(entry["net type"]).strip())
+        except LustreError as exc:
+            raise LnetError(f"lnetctl printed net type {entry['net type']!r}: {exc}") from None
         if name == "lo":
             continue
         net = by_name.get(name)
@@ -413,16 +420,16 @@ def desired_state(networks: list | None, global_: dict | None) -> dict:
         declared = entry.get("net")
         valid_net = "o2ib or tcp with an optional network number (o2ib, o2ib0, o2ib1, tcp, tcp2)"
         try:
-            net = normalize_net(str(declared)) if declared is not None else None
-        except LnetError:
+            net = normalise_net(str(declared).strip()) if declared is not None else None
+        except LustreError:
             net = None
-        if net is None or _NET_RE.match(net).group("type") not in NET_TYPES:
+        if net is None or _lnd(net) not in NET_TYPES:
             raise LnetInputError(f"{where}.net", declared, valid_net)
         if net in seen_nets:
             raise LnetInputError(f"{where}.net", declared,
                                  f"a network not listed before ({seen_nets[net]} is the same LNet network {net})")
         seen_nets[net] = str(declared)
-        lnd_type = _NET_RE.match(net).group("type")
+        lnd_type = _lnd(net)
         interfaces = entry.get("interfaces")
         if not isinstance(interfaces, list) or not interfaces:
             raise LnetInputError(f"{where}.interfaces", interfaces,
@@ -471,30 +478,22 @@ def desired_state(networks: list | None, global_: dict | None) -> dict:
 # --- mounts ------------------------------------------------------------------------------------------------------
 
 
-def _unescape_mount(field: str) -> str:
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
 def parse_proc_mounts(text: str) -> list[dict]:
-    """Lustre mounts in ``/proc/mounts`` text: ``[{"source", "mount_point", "fsname", "nids": [...]}]``.
-
-    The source is ``NID[,NID][:NID[,NID]]:/fsname[/subdir]`` (mount.lustre.8; /proc/mounts shows resolved
-    NIDs); octal escapes (``\\040``) are decoded.
-    """
+    """Lustre mounts in ``/proc/mounts`` text: ``[{"source", "mount_point", "fsname", "nids": [...]}]``, read
+    with module_utils/lustre_mount.py (``parse_mounts``: octal escapes decoded; ``parse_source``: the source is
+    ``NID[,NID][:NID[,NID]]:/fsname[/subdir]``, mount.lustre.8, /proc/mounts shows resolved NIDs). A source that
+    cannot be read gives ``fsname`` "" and no ``nids``, which :func:`used_nets` counts as using every local
+    network."""
     mounts: list[dict] = []
-    for line in text.splitlines():
-        fields = line.split()
-        if len(fields) < 3 or fields[2] != "lustre":
+    for entry in parse_mounts(text):
+        if entry.fstype != "lustre":
             continue
-        source = _unescape_mount(fields[0])
-        nid_part, _sep, path = source.partition(":/")
-        nids = [n for group in nid_part.split(":") for n in group.split(",") if n]
-        mounts.append({
-            "source": source,
-            "mount_point": _unescape_mount(fields[1]),
-            "fsname": path.split("/", 1)[0] if path else "",
-            "nids": nids,
-        })
+        try:
+            groups, fsname, _subdir = parse_source(entry.source)
+            nids = [str(nid) for group in groups for nid in group]
+        except LustreError:
+            fsname, nids = "", []
+        mounts.append({"source": entry.source, "mount_point": entry.mount_point, "fsname": fsname, "nids": nids})
     return mounts
 
 

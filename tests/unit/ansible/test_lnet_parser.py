@@ -80,16 +80,15 @@ def test_older_layout_with_lnd_tunables_inside_tunables() -> None:
 
 
 def test_names_are_normalised() -> None:
-    assert L.normalize_net("o2ib0") == "o2ib"
-    assert L.normalize_net("o2ib") == "o2ib"
-    assert L.normalize_net("o2ib00") == "o2ib"
-    assert L.normalize_net("o2ib1") == "o2ib1"
-    assert L.normalize_net("tcp0") == "tcp"
-    assert L.normalize_net("tcp10") == "tcp10"
+    assert L.normalise_net("o2ib0") == "o2ib"
+    assert L.normalise_net("o2ib") == "o2ib"
+    assert L.normalise_net("o2ib00") == "o2ib"
+    assert L.normalise_net("o2ib1") == "o2ib1"
+    assert L.normalise_net("tcp0") == "tcp"
+    assert L.normalise_net("tcp10") == "tcp10"
     assert L.nid_net("10.20.0.5@o2ib0") == "o2ib"
     assert L.nid_net("mgs-host") is None
-    with pytest.raises(L.LnetError):
-        L.normalize_net("0@x")
+    assert L.nid_net("10.20.0.5@o2ib-1") is None
     doc = "net:\n    - net type: o2ib0\n      local NI(s):\n        - interfaces:\n              0: ib0\n" \
           "global:\n    max_intf: 200\n"
     assert L.parse_state(doc) == {"nets": [{"net": "o2ib", "nis": [ni("ib0")]}], "global": {"max_interfaces": 200}}
@@ -447,3 +446,25 @@ def test_documents_with_the_same_key_are_joined_and_a_bad_one_fails() -> None:
     assert state["global"] == {"discovery": 0}
     with pytest.raises(L.LnetError, match="not YAML"):
         L.parse_state(first + "---\nglobal: [discovery\n")
+
+
+def test_net_names_and_mount_table_have_one_host_copy() -> None:
+    """Network names and /proc/mounts are read by module_utils/lustre_mount.py only; lnet.py uses it (the same
+    function objects, so the two modules cannot drift apart)."""
+    import inspect
+
+    from ansible_collections.aiinfra.hwaac.plugins.module_utils import lustre_mount as M
+
+    assert L.normalise_net is M.normalise_net and L.parse_mounts is M.parse_mounts
+    assert L.parse_source is M.parse_source
+    source = inspect.getsource(L)
+    assert "def normalize_net" not in source and "def _unescape" not in source
+    # an unreadable network name in lnetctl output says what a network name is
+    with pytest.raises(L.LnetError, match=r"^lnetctl printed net type '0@x': '0@x' is not an LNet network name "
+                                          r"\(expected an LND name and an optional number"):
+        L.parse_state("net:\n    - net type: 0@x\n")
+    # a mount whose source cannot be read counts as using every local network (the planner refuses conservatively)
+    (odd,) = L.parse_proc_mounts("lustre-odd:/x /mnt/odd lustre rw 0 0\n")
+    assert odd == {"source": "lustre-odd:/x", "mount_point": "/mnt/odd", "fsname": "", "nids": []}
+    assert L.used_nets([odd], current(("o2ib", [("ib0", 32)]), ("tcp", [("eth0", 8)]))) == {
+        "o2ib": ["/mnt/odd"], "tcp": ["/mnt/odd"]}
