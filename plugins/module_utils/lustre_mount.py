@@ -472,28 +472,3 @@ def parse_fuser(stdout: str, stderr: str) -> list[Holder]:
         if h:
             holders.append(h)
     return holders
-
-
-def parse_fuser_merged(text: str) -> list[Holder]:
-    """``fuser -vm PATH`` as a terminal shows it (stderr and stdout interleaved), as in the published samples
-    (``/var/www/html:       root     kernel mount /media/zhangsan``, then ``root       2662 ..c.. bash`` indented
-    to column 21)."""
-    holders: list[Holder] = []
-    name = ""
-    for line in text.splitlines():
-        if not line.strip() or ("USER" in line and "PID ACCESS COMMAND" in line):
-            continue
-        if not line.startswith(" "):
-            head, sep, rest = line.partition(":")
-            if not sep:
-                continue
-            name = head
-            if not rest.strip():
-                continue
-            line = " " * (len(head) + 1) + rest
-        fields = line.split()
-        if len(fields) >= 3 and fields[1] == "kernel":
-            holders.append(Holder(name, fields[0], None, "", " ".join(fields[3:]), fields[2]))
-        elif len(fields) >= 3 and fields[1].isdigit():
-            holders.append(Holder(name, fields[0], int(fields[1]), fields[2], " ".join(fields[3:])))
-    return holders

@@ -138,35 +138,6 @@ def same_value(current: str, wanted: str) -> bool:
         return False
 
 
-def parse_import(text: str) -> list[dict]:
-    """``lctl get_param osc.*.import`` (``lprocfs_import_seq_show``) -> [{param, name, target, state,
-    failover_nids, current_connection}] (the fields a health check needs; values unquoted)."""
-    out = []
-    for param, value in parse_get_param(text).items():
-        rec: dict = {"param": param}
-        section = ""
-        for line in value.splitlines():
-            s = line.strip()
-            key, sep, val = s.partition(":")
-            if not sep:
-                continue
-            indent = len(line) - len(line.lstrip(" "))
-            val = val.strip()
-            if indent <= 4 and not val:
-                section = key
-                continue
-            if indent <= 4:
-                section = ""
-            if section in ("", "import") and key in ("name", "target", "state"):
-                rec[key] = val
-            elif section == "connection" and key == "failover_nids":
-                rec[key] = [v.strip().strip('"') for v in val.strip("[] ").split(",") if v.strip()]
-            elif section == "connection" and key == "current_connection":
-                rec[key] = val.strip('"')
-        out.append(rec)
-    return out
-
-
 # --- systemd -------------------------------------------------------------------------------------------------
 
 _UNIT_VALID = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.")

@@ -12,11 +12,8 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import parse_list_nids
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_params import (
-    parse_get_param,
-    parse_import,
-    parse_version,
-)
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_params import parse_get_param, parse_version
+from hwaac.health.parsers.lustre import parse_imports
 
 REPO = Path(__file__).resolve().parents[3]
 FAKE_BIN = REPO / "tests" / "fakes" / "bin"
@@ -129,10 +126,14 @@ def test_version_health_and_import(node: Node) -> None:
     assert node.run("lctl", "get_param", "-n", "health_check").stdout == "healthy\n"
     node.knobs(health_check="NOT HEALTHY", import_state={"lfs1-OST0002": "DISCONN"}, deactivated=["lfs1-OST0003"])
     assert node.run("lctl", "get_param", "-n", "health_check").stdout == "NOT HEALTHY\n"
-    imports = {i["target"]: i for i in parse_import(node.run("lctl", "get_param", "osc.*.import").stdout)}
-    assert len(imports) == 4 and imports["lfs1-OST0000_UUID"]["state"] == "FULL"
-    assert imports["lfs1-OST0000_UUID"]["failover_nids"] == ["10.20.0.1@tcp"]
-    assert imports["lfs1-OST0002_UUID"]["state"] == "DISCONN"
+    # read with the health check's parser (hwaac.health.parsers.lustre), the code that reads imports for real
+    read = parse_imports(node.run("lctl", "get_param", "osc.*.import").stdout, exit_code=0)
+    assert read.unknown == []
+    imports = {i.target: i for i in read.imports}
+    assert len(imports) == 4 and imports["lfs1-OST0000_UUID"].state == "FULL"
+    assert imports["lfs1-OST0000_UUID"].failover_nids == ["10.20.0.1@tcp"]
+    assert imports["lfs1-OST0000_UUID"].current_connection == "10.20.0.1@tcp"
+    assert imports["lfs1-OST0002_UUID"].state == "DISCONN"
     out = node.run("lctl", "get_param", "osc.*.ost_server_uuid").stdout
     lines = out.splitlines()
     assert lines[0] == f"osc.lfs1-OST0000-osc-{INST}.ost_server_uuid=lfs1-OST0000_UUID\tFULL"

@@ -20,7 +20,6 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import 
     lnet_problems,
     normalise_net,
     parse_fuser,
-    parse_fuser_merged,
     parse_list_nids,
     parse_mgs,
     parse_mounts,
@@ -221,13 +220,45 @@ def test_foreign_fstab_lines() -> None:
 # --- fuser ------------------------------------------------------------------------------------------------------
 
 
+def terminal_streams(text: str) -> tuple[str, str]:
+    """The two streams of a ``fuser -v`` table as a terminal showed it (psmisc ``print_matches``, see the fuser
+    fixtures' README): the PID column (a number, or ``kernel`` for the mount itself) went to stdout, the rest of
+    each line to stderr. Returns ``(stdout, stderr)`` as the module captures them."""
+    pids: list[str] = []
+    lines: list[str] = []
+    for line in text.splitlines():
+        head = line[:20]
+        fields = line[20:].split(None, 2)
+        if line.strip().endswith(":") or "PID ACCESS COMMAND" in line or len(fields) < 2:
+            lines.append(line)
+            continue
+        pids.append(fields[1])
+        lines.append(head + f"{fields[0]:<8}  " + (fields[2] if len(fields) > 2 else ""))
+    return " " + " ".join(pids), "\n".join(lines) + "\n"
+
+
+def test_terminal_streams_split_like_the_derived_capture() -> None:
+    """The splitter gives the module's two streams for a table whose streams were captured apart."""
+    derived_out, derived_err = text("fuser", "lustre_busy_derived.stdout"), text("fuser", "lustre_busy_derived.stderr")
+    merged = derived_err.replace("root      mount", "root     kernel mount").replace(
+        "alice     ..c..", "alice      4242 ..c..").replace("bob       F....", "bob       51234 F....")
+    out, err = terminal_streams(merged)
+    assert out.split() == derived_out.split()
+    assert parse_fuser(out, err) == parse_fuser(derived_out, derived_err)
+
+
+def parse_fuser_terminal(text: str) -> list:
+    return parse_fuser(*terminal_streams(text))
+
+
 def test_fuser_terminal_recordings() -> None:
-    nfs = parse_fuser_merged(text("fuser", "nfs_busy_terminal.txt"))
+    """parse_fuser on the published terminal recordings, split back into the two streams."""
+    nfs = parse_fuser_terminal(text("fuser", "nfs_busy_terminal.txt"))
     assert [(h.name, h.user, h.pid, h.access, h.command, h.kind) for h in nfs] == [
         ("/var/www/html", "root", None, "", "/media/zhangsan", "mount"),
         ("/var/www/html", "root", 2662, "..c..", "bash", "process"),
     ]
-    ltp = parse_fuser_merged(text("fuser", "ltp_long_name_terminal.txt"))
+    ltp = parse_fuser_terminal(text("fuser", "ltp_long_name_terminal.txt"))
     assert [(h.name, h.pid, h.command, h.kind) for h in ltp] == [
         ("/tmp/LTP_nfs07.P1XS9smc5w", None, "/tmp", "mount"),
         ("/tmp/LTP_nfs07.P1XS9smc5w", 2125, "tst_timeout_kil", "process"),
