@@ -674,6 +674,7 @@ def op_command(op: dict, lnetctl: str = "lnetctl") -> tuple[list[str], str | Non
     LND tunable is one the command line takes; otherwise ``lnetctl import`` with the NIs in lnetctl's own
     export layout on stdin (``net add`` has no flag for o2ib's ``concurrent_sends`` or ``map_on_demand``;
     ``import`` reads them: liblnetconfig_lnd.c ``yaml_extract_o2ib_tun``). ``display`` is the shell form.
+    Raises :class:`LnetError` for an op that :func:`plan_changes` does not make.
     """
     if op["op"] == "del_net":
         argv = [lnetctl, "net", "del", "--net", op["net"]]

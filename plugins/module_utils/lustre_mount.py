@@ -79,6 +79,7 @@ class Nid:
 
     @property
     def is_ip(self) -> bool:
+        """Whether ``address`` is an IPv4 address (else a host name that mount.lustre resolves)."""
         try:
             ipaddress.IPv4Address(self.address)
         except ValueError:
@@ -108,11 +109,15 @@ class Holder:
     kind: str = "process"
 
     def describe(self) -> str:
+        """``pid 4242 (alice) bash`` for a process, ``mount /mnt/lfs1`` for the others (for messages)."""
         return f"pid {self.pid} ({self.user}) {self.command}" if self.pid is not None else f"{self.kind} {self.command}"
 
 
 def normalise_net(net: str) -> str:
-    """``o2ib0`` -> ``o2ib``, ``tcp0`` -> ``tcp``, ``o2ib1`` stays (LNet's ``libcfs_net2str``). Raises on junk."""
+    """``o2ib0`` -> ``o2ib``, ``tcp0`` -> ``tcp``, ``o2ib00`` -> ``o2ib``, ``o2ib1`` stays: LNet prints network
+    number 0 without its number (``libcfs_net2str``, lnet/libcfs ``nidstrings.c``). The one host copy of this
+    rule (module_utils/lnet.py uses it). Raises :class:`LustreError` for a name that is not an LND name (lower-case
+    letters, then letters or digits) with an optional number, naming the value and what is valid."""
     m = NET_RE.match(net or "")
     if not m:
         raise LustreError(f"'{net}' is not an LNet network name (expected an LND name and an optional number, "
@@ -122,7 +127,9 @@ def normalise_net(net: str) -> str:
 
 
 def parse_nid(text: str, where: str = "NID") -> Nid:
-    """Parse ``ADDRESS@NET``; ``where`` names the input in the error (``mgs[0][1]``)."""
+    """Parse ``ADDRESS@NET`` (mount.lustre(8)): the address an IPv4 address or a host name, the net normalised
+    (:func:`normalise_net`). Raises :class:`LustreError` naming ``where`` (``mgs[0][1]``), the value and what a NID
+    is."""
     if not isinstance(text, str) or text.count("@") != 1:
         raise LustreError(f"{where}: {text!r} is not a NID: {NID_HELP}")
     address, net = text.split("@")
@@ -145,6 +152,8 @@ def parse_nid(text: str, where: str = "NID") -> Nid:
 
 
 def check_fsname(name: str, where: str = "name") -> str:
+    """``name`` when it is a Lustre file system name: 1 to 8 characters of ``[A-Za-z0-9_]`` (mkfs.lustre(8)
+    ``--fsname``). Raises :class:`LustreError` naming ``where``, the value and what is valid."""
     if not isinstance(name, str) or not FSNAME_RE.match(name):
         raise LustreError(f"{where}: {name!r} is not a valid Lustre file system name: 1 to 8 characters from "
                           "A-Z, a-z, 0-9 and _ (mkfs.lustre --fsname)")
@@ -152,7 +161,9 @@ def check_fsname(name: str, where: str = "name") -> str:
 
 
 def parse_mgs(groups, where: str = "mgs") -> list[list[Nid]]:
-    """Check ``[[nid, ...], ...]`` (failover MGS nodes, each a list of NIDs of that node)."""
+    """Check ``[[nid, ...], ...]`` (failover MGS nodes, each a list of NIDs of that node; a node may also be given
+    as one comma-separated string) -> the nodes as :class:`Nid` lists. Raises :class:`LustreError` naming the
+    element (``mgs[1][0]``), the value and what is valid."""
     if not isinstance(groups, list) or not groups:
         raise LustreError(f"{where}: {groups!r} must be a non-empty list of MGS nodes, each a list of NIDs, for "
                           "example [[10.20.0.1@o2ib, 10.20.1.1@o2ib], [10.20.0.2@o2ib]]")
@@ -172,7 +183,8 @@ def format_source(groups: list[list[Nid]], fsname: str) -> str:
 
 
 def parse_source(source: str) -> tuple[list[list[Nid]], str, str]:
-    """``MGS:MGS:/fsname[/subdir]`` -> (groups, fsname, subdir). Raises LustreError on anything else."""
+    """``NID[,NID][:NID[,NID]]:/fsname[/subdir]`` (mount.lustre(8)) -> (MGS nodes as :class:`Nid` lists, fsname,
+    subdir or ""). Raises :class:`LustreError` for anything else (no ``:/``, a part that is not a NID)."""
     if ":/" not in source:
         raise LustreError(f"{source!r} is not a Lustre client source (expected NID[,NID][:NID...]:/FSNAME)")
     left, _sep, rest = source.partition(":/")
@@ -182,7 +194,9 @@ def parse_source(source: str) -> tuple[list[list[Nid]], str, str]:
 
 
 def resolve_nid(nid: Nid, resolver=socket.getaddrinfo) -> Nid:
-    """The NID with its host name resolved to the first IPv4 address (as mount.lustre's ``libcfs_str2nid`` does)."""
+    """The NID with its host name resolved to the first IPv4 address (as mount.lustre's ``convert_hostnames`` /
+    ``libcfs_str2nid`` do); IP NIDs and ``lo`` are returned as they are. Raises :class:`LustreError` naming the
+    host name when it does not resolve to an IPv4 address."""
     if nid.net == "lo" or nid.is_ip:
         return nid
     try:
@@ -196,6 +210,8 @@ def resolve_nid(nid: Nid, resolver=socket.getaddrinfo) -> Nid:
 
 
 def resolved_groups(groups: list[list[Nid]], resolver=socket.getaddrinfo) -> list[list[Nid]]:
+    """``groups`` (MGS nodes, each a list of NIDs) with every NID resolved (:func:`resolve_nid`), as /proc/mounts
+    shows them. Raises :class:`LustreError` as :func:`resolve_nid` does."""
     return [[resolve_nid(n, resolver) for n in group] for group in groups]
 
 
@@ -238,6 +254,9 @@ def find_mount(entries: list[MountEntry], mount_point: str) -> MountEntry | None
 
 
 def check_options(options, where: str = "options") -> list[str]:
+    """``options`` (a list of single mount options, for ``mount -o``) as a list. Raises :class:`LustreError`
+    naming the element (``options[2]``) for an entry that is empty, not a string, or holds a comma or whitespace
+    (one option per entry), and for ``remount`` (the module remounts by itself)."""
     out = []
     for i, opt in enumerate(options or []):
         if not isinstance(opt, str) or not opt or any(c in opt for c in ", \t\n"):
@@ -337,6 +356,8 @@ def compare_options(wanted: list[str], mounted: list[str]) -> OptionDiff:
 
 
 def render_fstab_line(source: str, mount_point: str, options: list[str]) -> str:
+    """The fstab(5) line ``SOURCE MOUNT_POINT lustre OPTIONS 0 0`` (fields octal-escaped; ``defaults`` without
+    options; dump 0, fsck pass 0: a network file system is never checked at boot)."""
     return f"{escape_field(source)} {escape_field(mount_point)} lustre {','.join(options) or 'defaults'} 0 0"
 
 
@@ -401,7 +422,8 @@ def foreign_fstab_line(text: str, mount_point: str, fsname: str) -> tuple[int, s
 
 
 def parse_list_nids(text: str) -> list[Nid]:
-    """``lctl list_nids``: one NID a line (``jt_ptl_list_nids``, ``lnet/utils/portals.c``)."""
+    """``lctl list_nids``: one NID a line (``jt_ptl_list_nids``, ``lnet/utils/portals.c``) -> the NIDs. Raises
+    :class:`LustreError` (:func:`parse_nid`) for a line that is not a NID."""
     out = []
     for line in text.splitlines():
         s = line.strip()
@@ -428,6 +450,8 @@ def lnet_problems(local: list[Nid], groups: list[list[Nid]]) -> tuple[str | None
 
 
 def is_busy(stderr: str) -> bool:
+    """Whether umount's output says the mount point is in use: util-linux ``umount: <mp>: target is busy.``, older
+    ``device is busy``, or the kernel's EBUSY text ``Device or resource busy``."""
     return any(m in stderr for m in BUSY_MARKERS)
 
 

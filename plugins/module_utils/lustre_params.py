@@ -65,7 +65,9 @@ def parse_get_param(text: str) -> dict[str, str]:
 
 
 def parse_version(text: str) -> tuple[tuple[int, ...], str]:
-    """The Lustre version from ``lctl get_param -n version`` (any of the layouts above) -> ((2, 15, 5), '2.15.5')."""
+    """The Lustre version from ``lctl get_param -n version`` (any of the layouts above) -> ((2, 15, 5), '2.15.5');
+    a vendor suffix is dropped (``2.14.0_ddn98`` -> (2, 14, 0)). Raises :class:`ParamError` when no line holds a
+    version."""
     for line in (text or "").splitlines():
         s = line.strip()
         if not s:
@@ -85,6 +87,8 @@ def parse_version(text: str) -> tuple[tuple[int, ...], str]:
 
 
 def version_tuple(text: str, where: str = "client_version") -> tuple[int, ...]:
+    """A version given as an option, ``MAJOR.MINOR[.PATCH[.FIX]]`` (Lustre's release numbering: 2.15.5) ->
+    ``(2, 15, 5)``. Raises :class:`ParamError` naming ``where``, the value and what is valid."""
     m = VERSION_RE.fullmatch(str(text).strip())
     if not m:
         raise ParamError(f"{where}: {text!r} is not a Lustre version (expected MAJOR.MINOR[.PATCH], e.g. 2.15.5)")
@@ -92,7 +96,13 @@ def version_tuple(text: str, where: str = "client_version") -> tuple[int, ...]:
 
 
 def check_params(params, fsname: str | None = None) -> tuple[dict[str, str], list[str]]:
-    """Validate ``{pattern: value}``; values become strings. Returns (params, warnings)."""
+    """Validate ``{pattern: value}``: patterns are dot-separated lctl parameter names with glob characters, values
+    one-line strings or numbers (booleans become 0/1, ``64.0`` becomes ``64``). Returns ``(params with string
+    values, warnings)``; a warning names each pattern that is not scoped to ``fsname``: none of its middle
+    components starts with ``FSNAME-`` (lctl's device names: ``lfs1-OST0000-osc-<instance>``,
+    ``lfs1-MDT0000-mdc-<instance>``, llite ``lfs1-<instance>``; recorded in
+    ``tests/fixtures/tools/lctl/get_param_aws_tips.txt``), so it also reaches other file systems (``lfs1*``
+    matches ``lfs10``). Raises :class:`ParamError` naming the pattern, the value and what is valid."""
     if not isinstance(params, dict) or not params:
         raise ParamError(f"params: {params!r} must be a non-empty mapping of lctl parameter pattern to value, for "
                          "example {'osc.lfs1-OST*.max_rpcs_in_flight': 32}")
@@ -144,9 +154,10 @@ _UNIT_VALID = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 
 
 def systemd_escape_path(path: str, where: str = "mount_point") -> str:
-    """``systemd-escape --path PATH`` (see the module doc): ``/mnt/lfs1`` -> ``mnt-lfs1``, ``/`` -> ``-``."""
+    """``systemd-escape --path PATH`` (see the module doc): ``/mnt/lfs1`` -> ``mnt-lfs1``, ``/`` -> ``-``. Raises
+    :class:`ParamError` naming ``where`` for a relative path or one with ``.``/``..`` components."""
     if not path.startswith("/"):
-        raise ParamError(f"{where}: {path!r} must be an absolute path")
+        raise ParamError(f"{where}: {path!r} must be an absolute path (starting with /, for example /mnt/lfs1)")
     parts = [p for p in path.split("/") if p]
     if any(p in (".", "..") for p in parts):
         raise ParamError(f"{where}: {path!r} is not a normalised path (no . or .. components)")
@@ -165,10 +176,14 @@ def systemd_escape_path(path: str, where: str = "mount_point") -> str:
 
 
 def mount_unit_name(mount_point: str) -> str:
+    """The systemd mount unit of ``mount_point`` (``/mnt/lfs1`` -> ``mnt-lfs1.mount``; systemd.mount(5): a mount
+    unit is named after its escaped path). Raises :class:`ParamError` as :func:`systemd_escape_path` does."""
     return systemd_escape_path(mount_point) + ".mount"
 
 
 def tune_unit_name(fsname: str) -> str:
+    """The oneshot unit this module writes for ``fsname`` before Lustre 2.17: ``hwaac-lustre-tune-FSNAME.service``
+    (an fsname is ``[A-Za-z0-9_]``, nothing to escape)."""
     return f"hwaac-lustre-tune-{fsname}.service"
 
 
@@ -181,7 +196,9 @@ def exec_quote(arg: str) -> str:
 
 
 def render_unit(fsname: str, mount_point: str, params: dict[str, str], lctl: str) -> str:
-    """The oneshot unit that applies ``params`` each time the mount unit of ``mount_point`` is started."""
+    """The oneshot unit that applies ``params`` each time the mount unit of ``mount_point`` is started
+    (``After=``/``BindsTo=``/``WantedBy=`` the mount unit, one ``ExecStart=LCTL set_param P=V`` per parameter in
+    :func:`set_order`). Raises :class:`ParamError` as :func:`mount_unit_name` does."""
     mount_unit = mount_unit_name(mount_point)
     lines = [
         "# Managed by aiinfra.hwaac.lustre_tune; changes here are replaced.",
@@ -206,6 +223,8 @@ def render_unit(fsname: str, mount_point: str, params: dict[str, str], lctl: str
 
 
 def render_params_block(fsname: str, params: dict[str, str]) -> list[str]:
+    """The lines of the hwaac block of ``fsname`` in ``mount.client.params``: the BEGIN marker (with a note that
+    the module owns the block), ``PATTERN=VALUE`` per parameter in :func:`set_order`, the END marker."""
     return [BLOCK_BEGIN.format(fsname=fsname) + " (managed by aiinfra.hwaac.lustre_tune; edits inside are replaced)",
             *(f"{p}={params[p]}" for p in set_order(params)),
             BLOCK_END.format(fsname=fsname)]

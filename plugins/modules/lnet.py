@@ -201,6 +201,7 @@ class Runner:
         self.ran: list[str] = []
 
     def read(self, *args: str) -> tuple[int, str, str]:
+        """``(rc, stdout, stderr)`` of ``lnetctl ARGS`` (a command that only reads; not recorded)."""
         return self.module.run_command([self.lnetctl, *args])
 
     def change(self, argv: list[str], data: str | None, display: str) -> None:
@@ -262,10 +263,13 @@ def read_file(module: AnsibleModule, path: str) -> str | None:
 
 
 def nids_of(state: dict) -> list[str]:
+    """The NIDs of ``state`` (:func:`parse_state`'s model) in network and NI order; NIs without one are skipped."""
     return [ni["nid"] for net in state["nets"] for ni in net["nis"] if ni.get("nid")]
 
 
 def main() -> None:
+    """Read LNet, plan, refuse what would cut a mounted client, run the plan (unless in check mode), read LNet
+    again to confirm, and write O(lnet_conf)."""
     module = AnsibleModule(
         argument_spec={
             "networks": {

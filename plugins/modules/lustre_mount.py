@@ -271,6 +271,7 @@ class Run(Steps):
 
 
 def mount_text(entry: MountEntry | None) -> str:
+    """One /proc/mounts-like line for the diff (``SOURCE MP TYPE OPTIONS``), or ``not mounted``."""
     if entry is None:
         return "not mounted\n"
     return f"{entry.source} {entry.mount_point} {entry.fstype} {','.join(entry.options)}\n"
@@ -287,6 +288,9 @@ def write_fstab(run: Run, text: str) -> None:
 
 
 def same_fstab_line(raw: str | None, source: str, mp: str, options: list[str]) -> bool:
+    """Whether the fstab line ``raw`` says what the wanted line says: a Lustre line for ``mp`` with the same MGS
+    NIDs as written (same order), fsname and subdir as ``source``, the same options in any order, and dump/pass
+    ``0 0``. Spacing (tabs) does not matter."""
     if raw is None:
         return False
     entries = parse_mounts(raw)
@@ -345,6 +349,10 @@ def converge_fstab(run: Run, wanted_line: str | None) -> None:
 
 
 def check_lnet(run: Run, groups) -> None:
+    """Fail the task, before mounting, unless LNet is up (``lctl list_nids`` answers) with a NID on a network of
+    at least one MGS node of ``groups``; warn for failover MGS nodes no local network reaches. A mount without
+    LNet configured would load it with its default ``networks="tcp"`` and give the client a wrong NID (domain
+    note ``lustre-client.md`` 1.1, pitfall 2). Sets ``lnet_nids`` in the result."""
     lctl = run.binary("lctl")
     res = run.run([lctl, "list_nids"], changing=False)
     what = output_line(res)
@@ -368,6 +376,9 @@ def check_lnet(run: Run, groups) -> None:
 
 
 def unmount(run: Run, entry: MountEntry) -> None:
+    """``umount [-l|-f] MP`` (O(force_unmount)), then check /proc/mounts no longer shows ``entry`` there. A busy
+    mount point fails the task naming its holders (``fuser -vm``; RV(holders)); any other failure names umount's
+    output."""
     mode = run.p["force_unmount"]
     argv = [run.binary("umount"), *({"lazy": ["-l"], "force": ["-f"]}.get(mode, [])), run.mp]
     run.action("unmount")
@@ -409,6 +420,8 @@ def do_mount(run: Run, source: str, options: list[str], groups) -> MountEntry | 
 
 
 def verify_same(run: Run, entry: MountEntry, groups) -> None:
+    """Fail the task unless the mounted ``entry`` is O(name) from the MGS nodes ``groups`` (resolved NIDs, order
+    ignored)."""
     try:
         mgroups, mfs, _sub = parse_source(entry.source)
     except LustreError as exc:
@@ -436,6 +449,7 @@ def mounted_differences(run: Run, entry: MountEntry, groups, options: list[str])
 
 
 def main() -> None:
+    """Check the input and fstab, then bring the mount and its fstab line to O(state)."""
     module = AnsibleModule(
         argument_spec={
             "name": {"type": "str", "required": True},

@@ -272,6 +272,8 @@ def persist_unit(run: Steps, plan: dict) -> dict:
 
 
 def main() -> None:
+    """Check the input and the release, plan the persistence, set the differing parameters and read them back,
+    then persist them."""
     module = AnsibleModule(
         argument_spec={
             "params": {"type": "dict", "required": True},

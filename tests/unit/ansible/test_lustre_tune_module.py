@@ -250,7 +250,8 @@ def test_unit_needs_the_mount_point(client: Client) -> None:
         ({"filesystem": "lustre-fs1"}, "filesystem: 'lustre-fs1' is not a valid Lustre file system name"),
         ({"params": {"osc lfs1": 1}}, "params: key 'osc lfs1' is not an lctl parameter pattern"),
         ({"client_version": "two"}, "client_version: 'two' is not a Lustre version"),
-        ({"mount_point": "mnt/lfs1"}, "mount_point: 'mnt/lfs1' must be an absolute path"),
+        ({"mount_point": "mnt/lfs1"},
+         "mount_point: 'mnt/lfs1' must be an absolute path (the mount point of lfs1, for example /mnt/lfs1)"),
     ],
 )
 def test_bad_input(client: Client, over: dict, message: str) -> None:
