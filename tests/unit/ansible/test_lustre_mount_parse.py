@@ -85,7 +85,8 @@ def test_fsx_2_15_layout_relatime_and_table_flags() -> None:
 
 def test_failover_source_and_escaped_mount_point() -> None:
     entries = parse_mounts(text("proc_mounts", "lustre_failover_escaped_derived.txt"))
-    groups, fs, _ = parse_source(entries[0].source)
+    groups, fs, subdir = parse_source(entries[0].source)
+    assert subdir == ""
     assert fs == "lfs1"
     assert [[str(n) for n in g] for g in groups] == [["10.20.0.1@o2ib", "10.20.1.1@o2ib"],
                                                     ["10.20.0.2@o2ib", "10.20.1.2@o2ib"]]
