@@ -106,7 +106,7 @@ options:
       - The C(Module.symvers) of the running RDMA stack for the CRC check. Default is the first that exists of
         C(/usr/src/ofa_kernel/<arch>/<kernel>/Module.symvers) and C(/usr/src/ofa_kernel/default/Module.symvers)
         (MLNX_OFED/DOCA), or C(/lib/modules/<kernel>/build/Module.symvers) and
-        C(/usr/src/kernels/<kernel>/Module.symvers) (in-kernel stack). Without one the CRC check cannot run: on
+        C(/usr/src/kernels/<kernel>/Module.symvers) (in-kernel stack). Without one the CRC check cannot run; on
         MLNX_OFED/DOCA a warning says the verification was partial (a failure with O(strict_o2ib)).
     type: path
 attributes:
@@ -122,7 +122,7 @@ attributes:
     platforms: [linux]
     support: full
 notes:
-  - The OFED/DOCA release ko2iblnd was built against is not compared with C(ofed_info -s): the module does not
+  - The OFED/DOCA release ko2iblnd was built against is not compared with C(ofed_info -s); the module does not
     record it. C(modinfo) shows no such field (ko2iblnd declares only author, description, C(version 2.8.0) and
     license, lustre-release C(lnet/klnds/o2iblnd/o2iblnd.c)); C(srcversion) is a digest of the module's own
     source files only (Linux C(scripts/mod/sumversion.c), "Sum all files in the same dir or subdirs"), the same
