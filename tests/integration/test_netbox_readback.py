@@ -146,6 +146,7 @@ def test_connection_errors_are_one_line_exit_2(local_netbox: LocalNetBox) -> Non
         assert down.returncode == 2, down.stdout + down.stderr
         assert len(down.stderr.strip().splitlines()) == 1 and secret not in down.stderr + down.stdout
         assert down.stderr.startswith(f"hwaac netbox {cmd}: "), down.stderr
-    bad = cli(None, "drift", str(INTENT), url=local_netbox.url, token=secret)
+    with local_netbox.lease():  # the main instance: test_netbox_local's down/up test must not stop it meanwhile
+        bad = cli(None, "drift", str(INTENT), url=local_netbox.url, token=secret)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "token" in bad.stderr and secret not in bad.stderr and secret.split(".")[1] not in bad.stderr
