@@ -220,11 +220,13 @@ class Runner:
                                   rc=rc, stdout=out, stderr=err)
 
 
-def read_state(runner: Runner) -> tuple[str, dict]:
-    """``(status, state)``: status ``up``/``down``/``not_loaded`` and the parsed configuration (empty unless up).
-    Fails the task on output it cannot read."""
+def _read_lnetctl(runner: Runner, *args: str) -> tuple[str, dict]:
+    """``("up", parsed)`` for ``lnetctl ARGS``, or ``("not_loaded"|"down", {})`` when the output says so (modules not
+    loaded, LNet down: the texts of :func:`modules_missing` / :func:`lnet_down`). Fails the task on any other error
+    (lnetctl's YAML error report, else its output) or on output it cannot read."""
     module = runner.module
-    rc, out, err = runner.read("net", "show")
+    shown = "lnetctl " + " ".join(args)
+    rc, out, err = runner.read(*args)
     text = out + "\n" + err
     if rc != 0 or parse_errors(out):
         if modules_missing(text):
@@ -232,24 +234,25 @@ def read_state(runner: Runner) -> tuple[str, dict]:
         if lnet_down(text):
             return "down", {"nets": [], "global": {}}
         errors = parse_errors(err) or parse_errors(out)
-        module.fail_json(msg=f"lnetctl net show failed (rc={rc}): "
-                         + ("; ".join(str(e) for e in errors) or text.strip()), stdout=out, stderr=err)
-    try:
-        shown = parse_state(out)
-    except LnetError as exc:
-        module.fail_json(msg=f"cannot read lnetctl net show: {exc}", stdout=out, stderr=err)
-    rc, out, err = runner.read("export", "--backup")
-    text = out + "\n" + err
-    if rc != 0 or parse_errors(out):
-        if lnet_down(text):
-            return "down", {"nets": [], "global": {}}
-        errors = parse_errors(out) or parse_errors(err)
-        module.fail_json(msg=f"lnetctl export --backup failed (rc={rc}): "
+        module.fail_json(msg=f"{shown} failed (rc={rc}): "
                          + ("; ".join(str(e) for e in errors) or text.strip()), stdout=out, stderr=err)
     try:
         state = parse_state(out)
     except LnetError as exc:
-        module.fail_json(msg=f"cannot read lnetctl export --backup: {exc}", stdout=out, stderr=err)
+        module.fail_json(msg=f"cannot read {shown}: {exc}", stdout=out, stderr=err)
+    return "up", state
+
+
+def read_state(runner: Runner) -> tuple[str, dict]:
+    """``(status, state)``: status ``up``/``down``/``not_loaded`` and the parsed configuration (empty unless up):
+    ``lnetctl export --backup`` with the NIDs of ``lnetctl net show`` (export leaves them out). Fails the task on
+    output it cannot read."""
+    status, shown = _read_lnetctl(runner, "net", "show")
+    if status != "up":
+        return status, shown
+    status, state = _read_lnetctl(runner, "export", "--backup")
+    if status != "up":
+        return status, state
     return "up", merge_nids(state, shown)
 
 

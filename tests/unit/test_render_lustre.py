@@ -4,43 +4,27 @@ module docstring), the rail-to-interface mapping on other layouts, and the cases
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ruamel.yaml import YAML
 
 from hwaac import cli
 from hwaac.inventory import from_plan_file
-from hwaac.model.intent import Intent
 from hwaac.plan import build_plan
-from hwaac.plan.model import Node, Plan
+from hwaac.plan.model import Plan
 from hwaac.render.host import render_host_files
 from hwaac.render.host.lustre import PATH, mount_options, scoped_tunable
 from hwaac.validate import load_intent
+from tests.unit.test_render_host import demo_dict, node, plan_of  # the demo as data, its plan, a node of it
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "inventory" / "demo"
 GOLDEN = REPO / "tests" / "golden" / "demo" / "hosts" / "gpu-su01-h01" / PATH
 
 
-def _yaml(text: str) -> Any:
-    return YAML(typ="safe", pure=True).load(io.StringIO(text))
-
-
-def demo_dict() -> dict[str, Any]:
-    return _yaml((DEMO / "fabric.yml").read_text())
-
-
-def plan_of(data: dict[str, Any]) -> Plan:
-    return build_plan(Intent.model_validate(data))
-
-
-def node(plan: Plan, name: str) -> Node:
-    return next(n for n in plan.nodes if n.name == name)
 
 
 def rail_ports(plan: Plan, name: str, rail: int) -> list[tuple[int, str]]:
