@@ -9,6 +9,8 @@
 #   postgresql  PostgreSQL server binaries (initdb, postgres, psql under /usr/lib/postgresql/<N>/bin) and the
 #               `postgres` OS user, for the local NetBox's own cluster on a loopback port
 #   nodejs      node for jsii, which runs the cdktn constructs (hwaac.cdk, cdktf/main.py); node 20 or newer
+#   frr, frr-pythontools  zebra, bgpd, vtysh and frr-reload.py for the twin (`hwaac lab`: FRR per switch namespace)
+#   lldpd       LLDP per twin switch (`hwaac lab`, the LLDP check of `hwaac verify`)
 #
 # terraform is not a Debian package: it must be on PATH already (checked at the end).
 #
@@ -17,7 +19,7 @@
 # needed. Usage: scripts/install-system-deps.sh
 set -euo pipefail
 
-PACKAGES=(netplan.io iproute2 redis-server postgresql nodejs)
+PACKAGES=(netplan.io iproute2 redis-server postgresql nodejs frr frr-pythontools lldpd)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -68,7 +70,7 @@ if ! { "${SUDO[@]}" apt-get update -qq && \
     exit 1
 fi
 
-for cmd in netplan ip redis-server; do
+for cmd in netplan ip redis-server vtysh lldpd; do
     if ! command -v "$cmd" >/dev/null 2>&1 && [[ ! -x "/usr/sbin/$cmd" ]]; then
         echo "install-system-deps: $cmd still missing after installing ${missing[*]}" >&2
         exit 1
