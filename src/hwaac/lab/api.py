@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,9 +41,17 @@ class Device:
 class Lab:
     """A lab that is up (or half made: ``phase`` says which). Load it with :meth:`Lab.load`."""
 
-    def __init__(self, folder: Path, state: Mapping[str, Any]) -> None:
+    def __init__(self, folder: Path, state: dict[str, Any]) -> None:
         self.folder = folder
         self.layout = Layout(folder)
+        self._set(state)
+
+    def reload(self) -> Lab:
+        """Read lab.json again (another command may have changed the lab); returns self."""
+        self._set(read_state(self.folder))
+        return self
+
+    def _set(self, state: dict[str, Any]) -> None:
         self.state = state
         self.name: str = state["name"]
         self.fabric: str = state.get("fabric", "")

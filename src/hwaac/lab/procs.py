@@ -76,14 +76,14 @@ def stop(recs: Iterable[dict[str, int]], *, sig: int = signal.SIGTERM, timeout: 
     """Send ``sig`` to each recorded process that is still ours, wait up to ``timeout`` s, then SIGKILL the rest."""
     live = [r for r in recs if alive(r)]
     for r in live:
-        _signal(int(r["pid"]), sig)
+        _signal(r, sig)
     deadline = time.monotonic() + timeout
     while live and time.monotonic() < deadline:
         live = [r for r in live if alive(r)]
         if live:
             time.sleep(0.02)
     for r in live:
-        _signal(int(r["pid"]), signal.SIGKILL)
+        _signal(r, signal.SIGKILL)
     kill_deadline = time.monotonic() + 2.0
     while any(alive(r) for r in live) and time.monotonic() < kill_deadline:
         time.sleep(0.02)
@@ -99,9 +99,13 @@ def stop_pids(pids: Iterable[int], *, sig: int = signal.SIGKILL) -> None:
     stop(recs, sig=sig, timeout=2.0)
 
 
-def _signal(pid: int, sig: int) -> None:
+def _signal(rec: dict[str, int], sig: int) -> None:
+    """Signal the process, or its whole process group when the record says it leads one (``"group": 1``)."""
     with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, sig)
+        if rec.get("group"):
+            os.killpg(int(rec["pid"]), sig)
+        else:
+            os.kill(int(rec["pid"]), sig)
 
 
 def run(argv: Sequence[str], *, timeout: float = 60.0, input: str | None = None,

@@ -1,0 +1,213 @@
+"""``hwaac lab up|down|status|converge|exec|fail|restore``: the twin (see :mod:`hwaac.lab`, docs/lab.md).
+
+Exit status: 0 ok; 1 the operation failed (converge: not converged in time); 2 usage or bad input (nothing made);
+3 status: the lab is not up (or not fully). ``exec`` exits with the command's status.
+Runs as root (namespaces, FRR, sysctls). ``python -m hwaac.lab.cli ...`` is the same as ``hwaac lab ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from hwaac.lab.errors import LabError, LabNotUp
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DOWN = 0, 1, 2, 3
+
+
+def _say(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from hwaac.lab.fabric import parse_nodes_per_su
+    from hwaac.lab.up import up
+
+    up(Path(args.render_dir), name=args.name, nodes_per_su=parse_nodes_per_su(args.nodes_per_su), log=_say)
+    return EXIT_OK
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    from hwaac.lab.down import down
+
+    down(args.name, log=_say)
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from hwaac.lab.api import Lab
+    from hwaac.lab.status import status
+
+    try:
+        lab = Lab.load(args.name)
+    except LabNotUp as exc:
+        if args.json:
+            print(json.dumps({"lab": args.name, "up": False, "problems": [str(exc)]}))
+        else:
+            print(f"lab: {exc}")
+        return EXIT_DOWN
+    st = status(lab)
+    if args.json:
+        print(json.dumps(st, indent=1, sort_keys=True))
+        return EXIT_OK if st["up"] else EXIT_DOWN
+    print(f"lab {st['lab']}: {'up' if st['up'] else 'NOT up'} (fabric {st['fabric']}, from {st['render_dir']}; "
+          f"FRR {st['versions'].get('frr', '?')}, lldpd {st['versions'].get('lldpd', '?')})")
+    print(f"  {st['switches']} switches, {st['hosts']} hosts, {st['links']} cables")
+    for name, dev in st["devices"].items():
+        if dev["kind"] != "switch":
+            continue
+        b = dev.get("bgp", {})
+        daemons = " ".join(f"{d}{'' if ok else ' (stopped)'}" for d, ok in dev["daemons"].items())
+        print(f"  {name:24} {daemons:32} BGP {b.get('established', 0)}/{b.get('expected', 0)} Established, "
+              f"{b.get('routes')} routes")
+    down_hosts = [n for n, d in st["devices"].items() if d["kind"] == "host" and not all(d["daemons"].values())]
+    print(f"  hosts: {st['hosts'] - len(down_hosts)} with lldpd running" + (f"; not: {', '.join(down_hosts)}"
+                                                                           if down_hosts else ""))
+    for f in st["faults"]:
+        done = " (loop finished)" if f["finished"] else ""
+        print(f"  fault {f['id']}: {f['mode']} since {f.get('since', '?')}{done}")
+    for p in st["problems"]:
+        print(f"  problem: {p}")
+    return EXIT_OK if st["up"] else EXIT_DOWN
+
+
+def cmd_converge(args: argparse.Namespace) -> int:
+    from hwaac.lab.api import Lab
+    from hwaac.lab.status import converge
+
+    secs = converge(Lab.load(args.name), timeout=args.timeout)
+    print(f"{secs:.1f}")
+    return EXIT_OK
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    from hwaac.lab.api import Lab
+
+    cmd = list(args.cmd)
+    if cmd and cmd[0] == "--":
+        cmd = cmd[1:]
+    if not cmd:
+        raise LabError("exec: give the command after --, e.g. hwaac lab exec demo leaf-p0-su01-r0 -- vtysh -c "
+                       "'show bgp summary'")
+    lab = Lab.load(args.name)
+    netns = lab.netns(args.device)
+    sys.stdout.flush()
+    os.execvpe("ip", ["ip", "netns", "exec", netns, *cmd], lab.env(args.device))
+    return EXIT_FAILED  # not reached
+
+
+def cmd_fail(args: argparse.Namespace) -> int:
+    from hwaac.lab import faults
+    from hwaac.lab.api import Lab
+
+    if args.kind != "link" and (args.flap or args.down or args.loss is not None or args.delay is not None):
+        raise LabError(f"fail {args.kind}: --down, --flap, --loss and --delay are for links only")
+    if (args.flap or args.down) and (args.loss is not None or args.delay is not None):
+        raise LabError("fail link: --loss/--delay cannot go with --down or --flap")
+    lab = Lab.load(args.name)
+    if args.kind == "link":
+        if args.flap:
+            faults.fail_link(lab, args.target, mode="flap", period=args.period, cycles=args.cycles, log=_say)
+        elif args.loss is not None or args.delay is not None:
+            faults.fail_link(lab, args.target, mode="netem", loss=args.loss, delay=args.delay, log=_say)
+        else:
+            faults.fail_link(lab, args.target, mode="down", log=_say)
+    elif args.kind == "switch":
+        faults.fail_switch(lab, args.target, log=_say)
+    else:
+        faults.fail_node(lab, args.target, log=_say)
+    return EXIT_OK
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from hwaac.lab import faults
+    from hwaac.lab.api import Lab
+
+    done = faults.restore(Lab.load(args.name), args.target, log=_say)
+    if not done:
+        _say("no fault to restore")
+    return EXIT_OK
+
+
+def _run(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """One line on stderr and exit 2 (bad input, nothing made) or 1 (failed) for a LabError."""
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except LabNotUp as exc:
+            print(f"hwaac lab: {exc}", file=sys.stderr)
+            return EXIT_DOWN if fn is cmd_status else EXIT_USAGE
+        except LabError as exc:
+            print(f"hwaac lab: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        except PermissionError as exc:
+            print(f"hwaac lab: {exc} (the lab needs root: namespaces, FRR, sysctls)", file=sys.stderr)
+            return EXIT_USAGE
+    return wrapped
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``lab`` and its subcommands to the ``hwaac`` parser."""
+    p = subparsers.add_parser("lab", help="the twin: the rendered fabric in network namespaces with FRR and lldpd",
+                              description="The planned fabric in Linux network namespaces: FRR (zebra, bgpd) and "
+                                          "lldpd per switch from its config_db.json, hosts from their rendered "
+                                          "netplan and sysctl files, failure injection. State in "
+                                          "$HWAAC_LAB_STATE_DIR (default /run/hwaac/lab)/NAME.")
+    sub = p.add_subparsers(dest="lab_command", required=True)
+    u = sub.add_parser("up", help="build the lab from a rendered folder (hwaac plan FABRIC -o DIR)")
+    u.add_argument("render_dir", metavar="RENDER_DIR")
+    u.add_argument("--name", help="lab name (default: the fabric's name, a-z0-9_ only)")
+    u.add_argument("--nodes-per-su", metavar="N|all",
+                   help="GPU nodes per SU in the lab (default: all when the fabric has <= 64 nodes, else 2)")
+    u.set_defaults(func=_run(cmd_up))
+    d = sub.add_parser("down", help="remove everything the lab made (also after a crash); idempotent")
+    d.add_argument("name", nargs="?", metavar="NAME")
+    d.set_defaults(func=_run(cmd_down))
+    s = sub.add_parser("status", help="devices, daemons, BGP sessions; exit 3 when the lab is not up")
+    s.add_argument("name", nargs="?", metavar="NAME")
+    s.add_argument("--json", action="store_true", help="one JSON document")
+    s.set_defaults(func=_run(cmd_status))
+    c = sub.add_parser("converge", help="wait for every expected BGP session and stable routes; print the seconds")
+    c.add_argument("name", nargs="?", metavar="NAME")
+    c.add_argument("--timeout", type=float, default=120.0, metavar="S", help="give up after S seconds (default 120)")
+    c.set_defaults(func=_run(cmd_converge))
+    e = sub.add_parser("exec", help="run a command in a device's namespace (vtysh, lldpcli reach its daemons)")
+    e.add_argument("name", metavar="NAME")
+    e.add_argument("device", metavar="DEVICE")
+    e.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...")
+    e.set_defaults(func=_run(cmd_exec))
+    f = sub.add_parser("fail", help="inject a failure: link (down, loss, delay, flap), switch (FRR stopped), node")
+    f.add_argument("name", metavar="NAME")
+    f.add_argument("kind", choices=("link", "switch", "node"))
+    f.add_argument("target", metavar="TARGET", help="link: CABLE_ID or DEVICE:PORT; switch: SWITCH; node: NODE")
+    how = f.add_mutually_exclusive_group()
+    how.add_argument("--down", action="store_true", help="link down at both ends (default)")
+    how.add_argument("--flap", action="store_true", help="link down/up every --period s, --cycles times")
+    f.add_argument("--loss", type=float, metavar="PCT", help="netem packet loss at both ends")
+    f.add_argument("--delay", type=float, metavar="MS", help="netem delay at both ends")
+    f.add_argument("--period", type=float, default=2.0, metavar="S", help="flap half-period (default 2 s)")
+    f.add_argument("--cycles", type=int, default=10, metavar="N", help="flap cycles (default 10)")
+    f.set_defaults(func=_run(cmd_fail))
+    r = sub.add_parser("restore", help="undo all faults, or those on TARGET (fault id, cable, DEVICE:PORT, device)")
+    r.add_argument("name", metavar="NAME")
+    r.add_argument("target", nargs="?", metavar="TARGET")
+    r.set_defaults(func=_run(cmd_restore))
+
+
+add_lab_parser = register
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m hwaac.lab.cli ARGS`` = ``hwaac lab ARGS``."""
+    parser = argparse.ArgumentParser(prog="hwaac")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["lab", *(sys.argv[1:] if argv is None else argv)])
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""zebra and bgpd per switch namespace, each pair in its own FRR path space.
+
+``ip netns exec NS /usr/lib/frr/zebra -d -N NS -u frr -g frr -P 0 -f zebra.conf -i zebra.pid`` (and bgpd the
+same): ``-N`` puts the vty and zserv sockets in ``/var/run/frr/NS/`` so ``vtysh -N NS`` (or ``--vty_socket``)
+reaches this pair only; ``-P 0`` opens no TCP vty. FRR writes its pid file after dropping to ``frr``, so the
+device folder belongs to ``frr``. No ``-F datacenter``: the rendered route maps satisfy ``bgp
+ebgp-requires-policy`` as on a switch (docs/lab.md).
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import re
+from pathlib import Path
+from typing import Any
+
+from hwaac.lab.errors import LabError
+from hwaac.lab.frr_config import frr_config
+from hwaac.lab.layout import Layout, frr_socket_dir
+from hwaac.lab.procs import ident, read_pidfile, run
+
+FRR_DIR = Path("/usr/lib/frr")
+VTYSH = "/usr/bin/vtysh"
+DAEMONS = ("zebra", "bgpd")
+MIN_VERSION = (8, 4)
+INSTALL = "install frr (Debian package frr, >= 8.4)"
+
+
+def version() -> str:
+    """FRR's version (``bgpd --version``), checked for zebra, bgpd and vtysh.
+
+    Raises:
+        LabError: a part is missing or older than 8.4, saying what to install.
+    """
+    missing = [str(p) for p in (FRR_DIR / "zebra", FRR_DIR / "bgpd", Path(VTYSH)) if not p.exists()]
+    if missing:
+        raise LabError(f"FRR not found ({', '.join(missing)}): {INSTALL}; scripts/install-system-deps.sh does it")
+    try:
+        pwd.getpwnam("frr")
+        grp.getgrnam("frr")
+    except KeyError:
+        raise LabError(f"no user/group 'frr': {INSTALL}") from None
+    text = run([str(FRR_DIR / "bgpd"), "--version"], timeout=10).stdout
+    m = re.search(r"version (\d+)\.(\d+)(\S*)", text)
+    if not m or (int(m[1]), int(m[2])) < MIN_VERSION:
+        raise LabError(f"FRR {m.group(0) if m else '?'} is too old: {INSTALL}")
+    return f"{m[1]}.{m[2]}{m[3]}"
+
+
+def write_configs(layout: Layout, device: str, config_db: dict[str, Any]) -> None:
+    """Write ``zebra.conf`` and ``bgpd.conf`` (from :func:`frr_config`) into the device folder, owned by frr."""
+    folder = layout.dev_dir(device)
+    folder.mkdir(parents=True, exist_ok=True)
+    uid, gid = pwd.getpwnam("frr").pw_uid, grp.getgrnam("frr").gr_gid
+    os.chown(folder, uid, gid)
+    layout.conf(device, "zebra").write_text(f"hostname {device}\nlog file {layout.log(device, 'zebra')}\n!\n")
+    layout.conf(device, "bgpd").write_text(f"log file {layout.log(device, 'bgpd')}\n" + frr_config(config_db))
+
+
+def start(layout: Layout, device: str, netns: str, daemons: tuple[str, ...] = DAEMONS) -> dict[str, dict[str, int]]:
+    """Start the daemons (zebra first) of ``device`` in ``netns``; their process records.
+
+    Raises:
+        LabError: a daemon did not start (with its message).
+    """
+    out: dict[str, dict[str, int]] = {}
+    for daemon in daemons:
+        pidfile = layout.pidfile(device, daemon)
+        pidfile.unlink(missing_ok=True)
+        run(["ip", "netns", "exec", netns, str(FRR_DIR / daemon), "-d", "-N", netns, "-u", "frr", "-g", "frr",
+             "-P", "0", "-f", str(layout.conf(device, daemon)), "-i", str(pidfile)], timeout=60)
+        out[daemon] = ident(read_pidfile(pidfile))
+    return out
+
+
+def vtysh_argv(netns: str, *commands: str) -> list[str]:
+    """``vtysh`` on the daemons of path space ``netns``, with ``-c`` per command."""
+    argv = [VTYSH, "--vty_socket", str(frr_socket_dir(netns))]
+    for c in commands:
+        argv += ["-c", c]
+    return argv
+
+
+def check_config(path: Path) -> str:
+    """``vtysh -C -f path`` (FRR's offline syntax check): "" when it passes, else its message."""
+    proc = run([VTYSH, "-C", "-f", str(path)], check=False, timeout=60)
+    return "" if proc.returncode == 0 else (proc.stdout + proc.stderr).strip()

@@ -1,0 +1,498 @@
+"""bgpd's configuration from a SONiC config_db, derived as SONiC's frrcfgd boot templates derive it.
+
+Source: sonic-buildimage ``src/sonic-frr-mgmt-framework/templates/bgpd/bgpd.conf.db*.j2`` (086b03bd, copied in
+``../shared/sonic/templates/``): prefix lists, route maps, AS-path and community lists, then ``router bgp`` per
+``BGP_GLOBALS`` VRF with its globals, peer groups, neighbours and address families. Table order is the
+config_db's (sonic-cfggen does not sort). ``lab_timers`` adds what a twin needs to converge in seconds (see
+docs/lab.md). Fields the templates ignore are ignored; values the lab cannot run are refused.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from typing import Any
+
+from hwaac.lab.errors import LabError
+
+ADMIN_UP, ADMIN_DOWN = ("true", "up"), ("false", "down")  # frrcfgd 202505 hdl_admin_status; templates l.5/l.33
+LAB_NEIGHBOR_LINES = ("timers connect 2", "advertisement-interval 0")
+AFS = (("ipv4_unicast", "ipv4 unicast"), ("ipv6_unicast", "ipv6 unicast"))  # l2vpn_evpn: refused, see _af
+IP_STR = {"IPv4": "ip", "IPv6": "ipv6"}
+
+# BGP_GLOBALS field -> the line the template writes when the field is "true" (flags) ...
+_GLOBAL_FLAGS = {
+    "log_nbr_state_changes": "bgp log-neighbor-changes", "always_compare_med": "bgp always-compare-med",
+    "default_show_hostname": "bgp default show-hostname", "default_shutdown": "bgp default shutdown",
+    "disable_ebgp_connected_rt_check": "bgp disable-ebgp-connected-route-check",
+    "deterministic_med": "bgp deterministic-med", "graceful_restart_enable": "bgp graceful-restart",
+    "graceful_shutdown": "bgp graceful-shutdown", "gr_preserve_fw_state": "bgp graceful-restart preserve-fw-state",
+    "compare_confed_as_path": "bgp bestpath as-path confed",
+    "rr_allow_out_policy": "bgp route-reflector allow-outbound-policy", "med_confed": "bgp bestpath med confed",
+    "med_missing_as_worst": "bgp bestpath med confed missing-as-worst",
+    "network_import_check": "bgp network import-check",
+}
+# ... and the line with the field's value
+_GLOBAL_VALUES = {
+    "default_local_preference": "bgp default local-preference {}",
+    "default_subgroup_pkt_queue_max": "bgp default subgroup-pkt-queue-max {}",
+    "rr_cluster_id": "bgp cluster-id {}", "read_quanta": "read-quanta {}", "write_quanta": "write-quanta {}",
+    "coalesce_time": "coalesce-time {}", "gr_stale_routes_time": "bgp graceful-restart stalepath-time {}",
+    "gr_restart_time": "bgp graceful-restart restart-time {}",
+}
+# BGP_NEIGHBOR / BGP_PEER_GROUP flags and values (bgpd.conf.db.nbr_or_peer.j2)
+_NBR_FLAGS = {
+    "bfd": "bfd", "solo_peer": "solo", "passive_mode": "passive",
+    "disable_ebgp_connected_route_check": "disable-connected-check", "enforce_first_as": "enforce-first-as",
+    "capability_dynamic": "capability dynamic", "capability_ext_nexthop": "capability extended-nexthop",
+    "dont_negotiate_capability": "dont-capability-negotiate", "enforce_multihop": "enforce-multihop",
+    "override_capability": "override-capability",
+}
+_NBR_VALUES = {
+    "local_asn": "local-as {}", "name": "description {}", "ttl_security_hops": "ttl-security hops {}",
+    "auth_password": "password {} encrypted", "peer_port": "port {}", "local_addr": "update-source {}",
+    "min_adv_interval": "advertisement-interval {}", "conn_retry": "timers connect {}",
+}
+# BGP_NEIGHBOR_AF / BGP_PEER_GROUP_AF (bgpd.conf.db.nbr_af.j2)
+_AF_FLAGS = {
+    "as_override": "as-override", "rrclient": "route-reflector-client",
+    "soft_reconfiguration_in": "soft-reconfiguration inbound", "route_server_client": "route-server-client",
+    "add_path_tx_all": "addpath-tx-all-paths", "add_path_tx_bestpath": "addpath-tx-bestpath-per-AS",
+}
+_AF_VALUES = {
+    "cap_orf": "capability orf prefix-list {}", "weight": "weight {}", "prefix_list_in": "prefix-list {} in",
+    "prefix_list_out": "prefix-list {} out", "unsuppress_map_name": "unsuppress-map {}",
+    "filter_list_in": "filter-list {} in", "filter_list_out": "filter-list {} out",
+}
+_SEND_COMMUNITY = {
+    "standard": ["no {n} send-community extended", "no {n} send-community large"],
+    "extended": ["no {n} send-community", "no {n} send-community large"],
+    "large": ["no {n} send-community", "no {n} send-community extended"],
+    "both": ["no {n} send-community large"], "none": ["no {n} send-community all"],
+}
+
+
+def frr_config(config_db: Mapping[str, Any], *, lab_timers: bool = True) -> str:
+    """bgpd's configuration for the switch whose config_db this is.
+
+    Args:
+        config_db: the rendered ``config_db.json`` (keys ``TABLE`` -> ``"k1|k2"`` -> fields).
+        lab_timers: add ``timers connect 2`` and ``advertisement-interval 0`` to every neighbour and peer group
+            (a twin's bgpd starts before its peers and should retry in seconds, not minutes).
+
+    Raises:
+        LabError: a value the lab cannot run (admin_status outside true/false/up/down, an EVPN family).
+    """
+    db = {t: _table(config_db.get(t)) for t in (
+        "DEVICE_METADATA", "PREFIX_SET", "PREFIX", "ROUTE_MAP", "AS_PATH_SET", "COMMUNITY_SET",
+        "EXTENDED_COMMUNITY_SET", "BGP_GLOBALS", "BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK",
+        "BGP_GLOBALS_AF_AGGREGATE_ADDR", "ROUTE_REDISTRIBUTE", "BGP_PEER_GROUP", "BGP_PEER_GROUP_AF",
+        "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF", "BGP_GLOBALS_LISTEN_PREFIX")}
+    out: list[str] = []
+    hostname = db["DEVICE_METADATA"].get(("localhost",), {}).get("hostname")
+    if hostname:
+        out += [f"hostname {hostname}", "!"]
+    out += _prefix_lists(db["PREFIX_SET"], db["PREFIX"])
+    out += _route_maps(db["ROUTE_MAP"], db["PREFIX_SET"])
+    for name, val in db["AS_PATH_SET"].items():
+        out += [f"bgp as-path access-list {name[0]} permit {p}" for p in _list(val.get("as_path_set_member"))]
+    out += _community_lists(db["COMMUNITY_SET"], db["EXTENDED_COMMUNITY_SET"])
+    for (vrf, *_), glob in db["BGP_GLOBALS"].items():
+        if "local_asn" in glob:
+            out += ["!", *_router_bgp(vrf, glob, db, lab_timers)]
+    out.append("!")
+    return "\n".join(out) + "\n"
+
+
+def _table(raw: Any) -> dict[tuple[str, ...], dict[str, Any]]:
+    """A config_db table with its keys split at ``|`` (as sonic-cfggen deserialises them)."""
+    if not raw:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise LabError(f"config_db table is not an object: {raw!r:.80}")
+    return {tuple(str(k).split("|")): (v if isinstance(v, Mapping) else {}) for k, v in raw.items()}
+
+
+def _list(value: Any) -> list[str]:
+    """A leaf-list field: a JSON list, or one value."""
+    if value is None:
+        return []
+    return [str(v) for v in value] if isinstance(value, list | tuple) else [str(value)]
+
+
+def _true(fields: Mapping[str, Any], name: str) -> bool:
+    return str(fields.get(name, "")).lower() == "true"
+
+
+def _admin(table: str, key: tuple[str, ...], value: Any) -> bool:
+    """admin_status as frrcfgd 202505 reads it: true/up -> True, false/down -> False."""
+    text = str(value).lower()
+    if text in ADMIN_UP:
+        return True
+    if text in ADMIN_DOWN:
+        return False
+    raise LabError(f"{table}|{'|'.join(key)} admin_status: {value!r} is not valid: up, down (or true, false)")
+
+
+def _prefix_lists(sets: Mapping[tuple[str, ...], Any], prefixes: Mapping[tuple[str, ...], Any]) -> list[str]:
+    """``ip prefix-list`` lines: IPv4 sets first, then IPv6 (bgpd.conf.db.pref_list.j2)."""
+    if not sets or not prefixes:
+        return []
+    out: list[str] = []
+    for mode in ("IPv4", "IPv6"):
+        out.append("!")
+        for (name, *_), sval in sets.items():
+            if sval.get("mode") != mode:
+                continue
+            for key, pval in prefixes.items():
+                if len(key) == 4:
+                    pset, seq, prefix, rng = key
+                elif len(key) == 3:
+                    (pset, prefix, rng), seq = key, None
+                else:
+                    raise LabError(f"PREFIX|{'|'.join(key)}: key is not SET|PREFIX|RANGE or SET|SEQ|PREFIX|RANGE")
+                if pset != name:
+                    continue
+                action = pval.get("action", "permit")
+                head = f"{IP_STR[mode]} prefix-list {name}{f' seq {seq}' if seq else ''} {action} {prefix}"
+                out.append(head + _range(key, prefix, rng))
+    return out
+
+
+def _range(key: tuple[str, ...], prefix: str, rng: str) -> str:
+    if rng == "exact":
+        return ""
+    try:
+        length = ipaddress.ip_network(prefix, strict=False).prefixlen
+        low, high = (int(x) for x in rng.split(".."))
+    except ValueError:
+        raise LabError(f"PREFIX|{'|'.join(key)}: range {rng!r} is not valid: 'exact' or 'GE..LE'") from None
+    # the template compares the two as strings; as numbers they mean what FRR's ge/le mean
+    return f" ge {low} le {high}" if low > length else f" le {high}"
+
+
+def _route_maps(maps: Mapping[tuple[str, ...], Any], sets: Mapping[tuple[str, ...], Any]) -> list[str]:
+    """``route-map`` stanzas (bgpd.conf.db.route_map.j2)."""
+    out: list[str] = []
+    modes = {k[0]: v.get("mode") for k, v in sets.items()}
+    for key, rm in maps.items():
+        if "route_operation" not in rm:
+            continue
+        if len(key) != 2:
+            raise LabError(f"ROUTE_MAP|{'|'.join(key)}: key is not NAME|SEQUENCE")
+        out += ["!", f"route-map {key[0]} {rm['route_operation']} {key[1]}"]
+        simple = (("match_as_path", "match as-path {}"), ("call_route_map", "call {}"),
+                  ("match_community", "match community {}"), ("match_ext_community", "match extcommunity {}"),
+                  ("match_interface", "match interface {}"), ("match_src_vrf", "match source-vrf {}"))
+        out += [" " + fmt.format(rm[f]) for f, fmt in simple if f in rm]
+        if "match_tag" in rm:
+            out.append(f" match tag {_list(rm['match_tag'])[0]}")
+        for field, what in (("match_prefix_set", "address"), ("match_next_hop_set", "next-hop")):
+            if field in rm and rm[field] in modes and modes[rm[field]] in IP_STR:
+                out.append(f" match {IP_STR[modes[rm[field]]]} {what} prefix-list {rm[field]}")
+        more = (("match_local_pref", "match local-preference {}"), ("match_med", "match metric {}"))
+        out += [" " + fmt.format(rm[f]) for f, fmt in more if f in rm]
+        if "match_origin" in rm:
+            out.append(f" match origin {str(rm['match_origin']).lower()}")
+        if "match_neighbor" in rm:
+            out.append(f" match peer {_list(rm['match_neighbor'])[0]}")
+        if "match_protocol" in rm:
+            out.append(f" match source-protocol {rm['match_protocol']}")
+        out += _route_map_sets(rm)
+    return out
+
+
+def _route_map_sets(rm: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    if "set_asn" in rm and "set_repeat_asn" in rm:
+        repeat = int(rm["set_repeat_asn"])
+        out.append(" set as-path prepend " + " ".join([str(rm["set_asn"])] * max(repeat, 1)))
+    if "set_community_inline" in rm:
+        out.append(" set community " + " ".join(_list(rm["set_community_inline"])))
+    if "set_community_ref" in rm:
+        out.append(f" set community {rm['set_community_ref']}")
+    if "set_ext_community_inline" in rm:
+        parts = [c.split(":") for c in _list(rm["set_ext_community_inline"])]
+        rt = [f"{p[1]}:{p[2]}" for p in parts if p[0] == "route-target" and len(p) == 3]
+        soo = [f"{p[1]}:{p[2]}" for p in parts if p[0] == "route-origin" and len(p) == 3]
+        out += [" set extcommunity rt " + " ".join(rt)] if rt else []
+        # the template writes the rt values after soo (a slip): the soo values are what is meant
+        out += [" set extcommunity soo " + " ".join(soo)] if soo else []
+    if "set_ext_community_ref" in rm:
+        out.append(f" set extcommunity {rm['set_ext_community_ref']}")
+    out += [f" set ip next-hop {rm['set_next_hop']}"] if "set_next_hop" in rm else []
+    out += [f" set ipv6 next-hop global {rm['set_ipv6_next_hop_global']}"] if "set_ipv6_next_hop_global" in rm else []
+    out += [" set ipv6 next-hop prefer-global"] if _true(rm, "set_ipv6_next_hop_prefer_global") else []
+    out += [f" set local-preference {rm['set_local_preference']}"] if "set_local_preference" in rm else []
+    action = rm.get("set_metric_action")
+    if action:
+        value = rm.get("set_metric")
+        sign = {"METRIC_SET_VALUE": "", "METRIC_ADD_VALUE": "+", "METRIC_SUBTRACT_VALUE": "-"}
+        rtt = {"METRIC_SET_RTT": "rtt", "METRIC_ADD_RTT": "+rtt", "METRIC_SUBTRACT_RTT": "-rtt"}
+        if value is not None and action in sign:
+            out.append(f" set metric {sign[action]}{value}")
+        if action in rtt:
+            out.append(f" set metric {rtt[action]}")
+    elif "set_med" in rm:
+        out.append(f" set metric {rm['set_med']}")
+    elif "set_metric" in rm:
+        out.append(f" set metric {rm['set_metric']}")
+    if "set_origin" in rm:
+        out.append(f" set origin {str(rm['set_origin']).lower()}")
+    return out
+
+
+def _community_lists(std: Mapping[tuple[str, ...], Any], ext: Mapping[tuple[str, ...], Any]) -> list[str]:
+    """``bgp (ext)community-list`` lines (bgpd.conf.db.comm_list.j2)."""
+    out = ["!"] if std or ext else []
+    for table, kind in ((std, "community-list"), (ext, "extcommunity-list")):
+        for (name, *_), val in table.items():
+            if not all(f in val for f in ("set_type", "match_action", "community_member")):
+                continue
+            members = _list(val["community_member"])
+            if kind == "extcommunity-list":
+                members = [f"rt {m[13:]}" if "route-target" in m else f"soo {m[13:]}" if "route-origin" in m else m
+                           for m in members]
+            head = f"bgp {kind} {str(val['set_type']).lower()} {name} permit"
+            match = str(val["match_action"]).lower()
+            if match == "all":
+                out.append(f"{head} {' '.join(members)}")
+            elif match == "any":
+                out += [f"{head} {m}" for m in members]
+    return out
+
+
+def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_timers: bool) -> list[str]:
+    """One ``router bgp`` block (bgpd.conf.db.j2)."""
+    out = [f"router bgp {glob['local_asn']}" + ("" if vrf == "default" else f" vrf {vrf}")]
+    if str(glob.get("fast_external_failover", "")).lower() == "false":
+        out.append(" no bgp fast-external-failover")
+    if "router_id" in glob:
+        out.append(f" bgp router-id {glob['router_id']}")
+    out += [f" {line}" for f, line in _GLOBAL_FLAGS.items() if _true(glob, f) and f in (
+        "log_nbr_state_changes", "always_compare_med")]
+    out.append(" bgp default ipv4-unicast" if _true(glob, "default_ipv4_unicast") else " no bgp default ipv4-unicast")
+    out += [f" {_GLOBAL_VALUES[f].format(glob[f])}" for f in ("default_local_preference",) if f in glob]
+    out += [f" {_GLOBAL_FLAGS[f]}" for f in ("default_show_hostname", "default_shutdown") if _true(glob, f)]
+    out += [f" {_GLOBAL_VALUES[f].format(glob[f])}" for f in ("default_subgroup_pkt_queue_max",) if f in glob]
+    if str(glob.get("rr_clnt_to_clnt_reflection", "")).lower() == "false":
+        out.append(" no bgp client-to-client reflection")
+    out += [f" {_GLOBAL_VALUES['rr_cluster_id'].format(glob['rr_cluster_id'])}"] if "rr_cluster_id" in glob else []
+    out += [f" {_GLOBAL_FLAGS[f]}" for f in ("disable_ebgp_connected_rt_check", "deterministic_med") if _true(glob, f)]
+    if "max_delay" in glob:
+        out.append(" update-delay " + " ".join(str(glob[f]) for f in ("max_delay", "establish_wait") if f in glob))
+    if "max_med_time" in glob:
+        out.append(" bgp max-med on-startup " + " ".join(
+            str(glob[f]) for f in ("max_med_time", "max_med_val") if f in glob))
+    if "max_med_admin" in glob:
+        out.append(" bgp max-med administrative" + (f" {glob['max_med_admin_val']}" if "max_med_admin_val" in glob
+                                                     else ""))
+    out += [f" {_GLOBAL_VALUES[f].format(glob[f])}" for f in (
+        "read_quanta", "write_quanta", "coalesce_time", "gr_stale_routes_time", "gr_restart_time") if f in glob]
+    out += [f" {_GLOBAL_FLAGS[f]}" for f in (
+        "graceful_restart_enable", "graceful_shutdown", "gr_preserve_fw_state") if _true(glob, f)]
+    if "ignore_as_path_length" in glob:
+        out.append(" bgp bestpath as-path ignore")
+    out += [f" {_GLOBAL_FLAGS['compare_confed_as_path']}"] if _true(glob, "compare_confed_as_path") else []
+    if _true(glob, "load_balance_mp_relax"):
+        as_set = str(glob.get("as_path_mp_as_set", "")).lower()
+        out.append(" bgp bestpath as-path multipath-relax" + {"true": " as-set", "false": " no-as-set"}.get(as_set, ""))
+    out += [f" {_GLOBAL_FLAGS['rr_allow_out_policy']}"] if _true(glob, "rr_allow_out_policy") else []
+    if "external_compare_router_id" in glob:
+        out.append(" bgp bestpath compare-routerid")
+    out += [f" {_GLOBAL_FLAGS[f]}" for f in ("med_confed", "med_missing_as_worst", "network_import_check")
+            if _true(glob, f)]
+    for key, peer in db["BGP_PEER_GROUP"].items():
+        if key[0] == vrf and len(key) > 1:
+            out += _neighbor("BGP_PEER_GROUP", key, peer, lab_timers)
+    for key, nbr in db["BGP_NEIGHBOR"].items():
+        if key[0] == vrf and len(key) > 1:
+            out += _neighbor("BGP_NEIGHBOR", key, nbr, lab_timers)
+    if "max_dynamic_neighbors" in glob:
+        out.append(f" bgp listen limit {glob['max_dynamic_neighbors']}")
+    if "route_map_process_delay" in glob:
+        out.append(f" bgp route-map delay-timer {glob['route_map_process_delay']}")
+    for key, lp in db["BGP_GLOBALS_LISTEN_PREFIX"].items():
+        if key[0] == vrf and len(key) > 1 and "peer_group" in lp:
+            out.append(f" bgp listen range {key[1]} peer-group {lp['peer_group']}")
+    for af, af_str in AFS:
+        body = _af(vrf, af, af_str, db)
+        if body:
+            out += [" !", f" address-family {af_str}", *body, " exit-address-family"]
+    _refuse_evpn(vrf, db)
+    return out
+
+
+def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_timers: bool) -> list[str]:
+    """``neighbor`` lines of one neighbour or peer group (bgpd.conf.db.nbr_or_peer.j2)."""
+    name = key[1]
+    out: list[str] = []
+    intf = ""
+    if table == "BGP_PEER_GROUP":
+        out.append(f" neighbor {name} peer-group")
+    elif not _is_ip(name):
+        intf = "interface "
+    remote_as = nbr.get("peer_type", nbr.get("asn", ""))
+    if remote_as != "":
+        out.append(f" neighbor {name} {intf}remote-as {remote_as}")
+    if "peer_group_name" in nbr:
+        out.append(f" neighbor {name} {intf}peer-group {nbr['peer_group_name']}")
+    n = f" neighbor {name} "
+    out += [n + _NBR_VALUES[f].format(nbr[f]) for f in ("local_asn", "name") if f in nbr]
+    if "admin_status" in nbr and not _admin(table, key, nbr["admin_status"]):
+        out.append(n + (f"shutdown message {nbr['shutdown_message']}" if "shutdown_message" in nbr else "shutdown"))
+    out += [n + _NBR_FLAGS["bfd"]] if _true(nbr, "bfd") else []
+    out += [n + _NBR_VALUES[f].format(nbr[f]) for f in ("ttl_security_hops", "auth_password") if f in nbr]
+    out += [n + _NBR_FLAGS["solo_peer"]] if _true(nbr, "solo_peer") else []
+    out += [n + _NBR_VALUES["peer_port"].format(nbr["peer_port"])] if "peer_port" in nbr else []
+    out += [n + _NBR_FLAGS["passive_mode"]] if _true(nbr, "passive_mode") else []
+    mhop = nbr.get("ebgp_multihop_ttl", "255" if _true(nbr, "ebgp_multihop") else "")
+    if mhop != "":
+        out.append(n + f"ebgp-multihop {mhop}")
+    out += [n + _NBR_FLAGS[f] for f in ("disable_ebgp_connected_route_check", "enforce_first_as") if _true(nbr, f)]
+    out += [n + _NBR_VALUES["local_addr"].format(nbr["local_addr"])] if "local_addr" in nbr else []
+    if not lab_timers and "min_adv_interval" in nbr:
+        out.append(n + _NBR_VALUES["min_adv_interval"].format(nbr["min_adv_interval"]))
+    if "keepalive" in nbr and "holdtime" in nbr:
+        out.append(n + f"timers {nbr['keepalive']} {nbr['holdtime']}")
+    if not lab_timers and "conn_retry" in nbr:
+        out.append(n + _NBR_VALUES["conn_retry"].format(nbr["conn_retry"]))
+    if lab_timers:
+        out += [n + line for line in LAB_NEIGHBOR_LINES]
+    out += [n + _NBR_FLAGS[f] for f in ("capability_dynamic", "capability_ext_nexthop", "dont_negotiate_capability",
+                                        "enforce_multihop", "override_capability") if _true(nbr, f)]
+    return out
+
+
+def _af(vrf: str, af: str, af_str: str, db: Mapping[str, Any]) -> list[str]:
+    """The body of one ``address-family`` of VRF ``vrf`` (bgpd.conf.db.addr_family.j2)."""
+    out: list[str] = []
+    globs = [v for k, v in db["BGP_GLOBALS_AF"].items() if k[0] == vrf and len(k) > 1 and k[1] == af]
+    for g in globs:
+        if all(f in g for f in ("ebgp_route_distance", "ibgp_route_distance", "local_route_distance")):
+            out.append(f"  distance bgp {g['ebgp_route_distance']} {g['ibgp_route_distance']} "
+                       f"{g['local_route_distance']}")
+        out += [f"  import vrf {g['import_vrf']}"] if "import_vrf" in g else []
+        out += [f"  import vrf route-map {g['import_vrf_route_map']}"] if "import_vrf_route_map" in g else []
+    for key, nw in db["BGP_GLOBALS_AF_NETWORK"].items():
+        if key[0] == vrf and len(key) > 2 and key[1] == af:
+            tail = ("backdoor " if _true(nw, "backdoor") else "") + (f"route-map {nw['policy']}" if "policy" in nw
+                                                                       else "")
+            out.append(f"  network {key[2]} {tail}".rstrip())
+    for key, ag in db["BGP_GLOBALS_AF_AGGREGATE_ADDR"].items():
+        if key[0] == vrf and len(key) > 2 and key[1] == af:
+            tail = ("as-set " if _true(ag, "as_set") else "") + ("summary-only" if _true(ag, "summary_only") else "")
+            out.append(f"  aggregate-address {key[2]} {tail}".rstrip())
+    for key, rr in db["ROUTE_REDISTRIBUTE"].items():
+        if len(key) != 4:
+            raise LabError(f"ROUTE_REDISTRIBUTE|{'|'.join(key)}: key is not VRF|SRC_PROTOCOL|DST_PROTOCOL|FAMILY")
+        if key[0] == vrf and key[3] == af_str.split()[0]:
+            maps = _list(rr.get("route_map"))
+            out += [f"  redistribute {key[1]} route-map {m}" for m in maps] if maps else [f"  redistribute {key[1]}"]
+    for table in ("BGP_PEER_GROUP_AF", "BGP_NEIGHBOR_AF"):
+        for key, naf in db[table].items():
+            if key[0] == vrf and len(key) > 2 and key[2] == af:
+                out += _neighbor_af(table, key, naf)
+    for g in globs:
+        out += _af_tail(g)
+    return out
+
+
+def _neighbor_af(table: str, key: tuple[str, ...], naf: Mapping[str, Any]) -> list[str]:
+    """The lines of one neighbour or peer group in a family (bgpd.conf.db.nbr_af.j2)."""
+    n = f"  neighbor {key[1]} "
+    out: list[str] = []
+    if "admin_status" in naf:
+        out.append(n + "activate" if _admin(table, key, naf["admin_status"]) else f"  no neighbor {key[1]} activate")
+    tx = naf.get("tx_add_paths")
+    out += [n + {"tx_all_paths": "addpath-tx-all-paths", "tx_best_path_per_as": "addpath-tx-bestpath-per-AS"}[tx]] \
+        if tx in ("tx_all_paths", "tx_best_path_per_as") else []
+    if _true(naf, "nhself"):
+        out.append(n + ("next-hop-self force" if _true(naf, "nexthop_self_force") else "next-hop-self"))
+    if _true(naf, "remove_private_as_enabled"):
+        out.append(n + "remove-private-AS" + (" all" if _true(naf, "remove_private_as_all") else "")
+                   + (" replace-AS" if _true(naf, "replace_private_as") else ""))
+    out += [f"  {line.format(n=f'neighbor {key[1]}')}" for line in _SEND_COMMUNITY.get(naf.get("send_community"), [])]
+    out += [n + _AF_FLAGS["as_override"]] if _true(naf, "as_override") else []
+    if _true(naf, "send_default_route"):
+        out.append(n + "default-originate" + (f" route-map {naf['default_rmap']}" if "default_rmap" in naf else ""))
+    out += [n + _AF_FLAGS[f] for f in ("rrclient", "soft_reconfiguration_in") if _true(naf, f)]
+    if "max_prefix_limit" in naf:
+        line = f"maximum-prefix {naf['max_prefix_limit']}"
+        line += f" {naf['max_prefix_warning_threshold']}" if "max_prefix_warning_threshold" in naf else ""
+        if "max_prefix_restart_interval" in naf:
+            line += f" restart {naf['max_prefix_restart_interval']}"
+        elif _true(naf, "max_prefix_warning_only"):
+            line += " warning-only"
+        out.append(n + line)
+    out += [n + _AF_FLAGS["route_server_client"]] if _true(naf, "route_server_client") else []
+    if _true(naf, "allow_as_in"):
+        out.append(n + ("allowas-in origin" if _true(naf, "allow_as_origin") else
+                        f"allowas-in {naf['allow_as_count']}" if "allow_as_count" in naf else "allowas-in"))
+    out += [n + _AF_FLAGS[f] for f in ("add_path_tx_all", "add_path_tx_bestpath") if _true(naf, f)]
+    out += [n + _AF_VALUES[f].format(naf[f]) for f in ("cap_orf", "weight", "prefix_list_in", "prefix_list_out")
+            if f in naf]
+    out += [n + f"route-map {m} in" for m in _list(naf.get("route_map_in"))]
+    out += [n + f"route-map {m} out" for m in _list(naf.get("route_map_out"))]
+    out += [n + _AF_VALUES[f].format(naf[f]) for f in ("unsuppress_map_name", "filter_list_in", "filter_list_out")
+            if f in naf]
+    unchanged = " ".join(w for f, w in (("unchanged_as_path", "as-path"), ("unchanged_med", "med"),
+                                        ("unchanged_nexthop", "next-hop")) if _true(naf, f))
+    out += [n + f"attribute-unchanged {unchanged}"] if unchanged else []
+    return out
+
+
+def _af_tail(g: Mapping[str, Any]) -> list[str]:
+    """Dampening, maximum-paths and table-map of a family (the end of bgpd.conf.db.addr_family.j2)."""
+    out: list[str] = []
+    if _true(g, "route_flap_dampen"):
+        parts: list[str] = []
+        for f in ("route_flap_dampen_half_life", "route_flap_dampen_reuse_threshold",
+                  "route_flap_dampen_suppress_threshold", "route_flap_dampen_max_suppress"):
+            if f not in g:
+                break
+            parts.append(str(g[f]))
+        out.append("  bgp dampening " + " ".join(parts))
+    if "max_ebgp_paths" in g:
+        out.append(f"  maximum-paths {g['max_ebgp_paths']}")
+    if "max_ibgp_paths" in g:
+        eq = " equal-cluster-length" if _true(g, "ibgp_equal_cluster_length") else ""
+        out.append(f"  maximum-paths ibgp {g['max_ibgp_paths']}{eq}")
+    if "route_download_filter" in g:
+        out.append(f"  table-map {g['route_download_filter']}")
+    return [line.rstrip() for line in out]
+
+
+def _refuse_evpn(vrf: str, db: Mapping[str, Any]) -> None:
+    """EVPN needs VXLAN tunnels the twin does not build: refuse it rather than run a fabric without it."""
+    for table in ("BGP_GLOBALS_AF", "BGP_NEIGHBOR_AF", "BGP_PEER_GROUP_AF"):
+        idx = 1 if table == "BGP_GLOBALS_AF" else 2
+        for key in db[table]:
+            if key[0] == vrf and len(key) > idx and key[idx] == "l2vpn_evpn":
+                raise LabError(f"{table}|{'|'.join(key)}: the l2vpn_evpn family is not modelled by the lab "
+                               f"(valid families: ipv4_unicast, ipv6_unicast)")
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def neighbors(config_db: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The BGP neighbours of the default VRF: address -> {"asn", "name", "local_addr", "enabled"} (enabled: not
+    shut down and activated in at least one family)."""
+    nbrs = _table(config_db.get("BGP_NEIGHBOR"))
+    afs = _table(config_db.get("BGP_NEIGHBOR_AF"))
+    out: dict[str, dict[str, Any]] = {}
+    for key, nbr in nbrs.items():
+        if key[0] != "default" or len(key) < 2:
+            continue
+        up = "admin_status" not in nbr or _admin("BGP_NEIGHBOR", key, nbr["admin_status"])
+        active = any(k[1] == key[1] and "admin_status" in v and _admin("BGP_NEIGHBOR_AF", k, v["admin_status"])
+                     for k, v in afs.items() if k[0] == "default" and len(k) > 2)
+        out[key[1]] = {"asn": nbr.get("asn", ""), "name": nbr.get("name", ""), "local_addr": nbr.get("local_addr", ""),
+                       "enabled": up and active}
+    return out

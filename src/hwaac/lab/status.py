@@ -1,0 +1,208 @@
+"""``hwaac lab status`` and ``hwaac lab converge``: what runs, and the BGP sessions each switch should have.
+
+A switch's expected sessions are the enabled ``BGP_NEIGHBOR`` entries of its config_db (recorded at ``up``)
+whose cable is in the lab and is not failed, towards a switch that is not failed. BGP state is FRR's
+``show bgp summary json`` (read with :func:`hwaac.apply.bgp.parse_bgp_summary`); route counts are
+``show ip route summary json``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from hwaac.apply.bgp import parse_bgp_summary
+from hwaac.lab import netns
+from hwaac.lab.api import Lab
+from hwaac.lab.errors import LabError
+from hwaac.lab.faults import DOWN_MODES
+from hwaac.lab.frr import vtysh_argv
+from hwaac.lab.procs import alive, run
+from hwaac.lab.vty import query
+
+POLL_WORKERS = 8
+QUIET_S = 5
+BGP_SUMMARY, ROUTE_SUMMARY = "show bgp summary json", "show ip route summary json"
+
+
+@dataclass(slots=True)
+class SwitchBgp:
+    """One switch's BGP as read now."""
+
+    expected: list[str] = field(default_factory=list)
+    established: list[str] = field(default_factory=list)
+    down: dict[str, str] = field(default_factory=dict)  # expected peer -> its state ("missing" if FRR lacks it)
+    routes: int | None = None
+    table_version: int | None = None
+    error: str = ""
+    quiet: list[str] = field(default_factory=list)  # Established without a route yet, for under QUIET_S
+
+    @property
+    def settled(self) -> bool:
+        """All expected sessions up, and each has sent routes (or has been up for QUIET_S without any)."""
+        return self.ok and not self.quiet
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and not self.down
+
+
+def expected_sessions(lab: Lab) -> dict[str, list[str]]:
+    """Per switch, the neighbour addresses whose sessions should be Established now (see module docstring)."""
+    failed_switches = {f["device"] for f in lab.state.get("faults", []) if f.get("kind") == "switch"}
+    down_ends = {tuple(end) for f in lab.state.get("faults", []) if f.get("mode") in DOWN_MODES
+                 for end in f.get("ends", [])}
+    peer_of: dict[tuple[str, str], tuple[str, bool]] = {}  # (switch, neighbour address) -> (peer device, cable ok)
+    for link in lab.state.get("links", {}).values():
+        (adev, aport), (bdev, bport) = link["a"], link["b"]
+        aaddr, baddr = (link.get("addrs") or ["", ""])[:2]
+        ok = (adev, aport) not in down_ends and (bdev, bport) not in down_ends
+        peer_of[(adev, baddr)] = (bdev, ok)
+        peer_of[(bdev, aaddr)] = (adev, ok)
+    out: dict[str, list[str]] = {}
+    for name in lab.switches:
+        if name in failed_switches:
+            out[name] = []
+            continue
+        want = []
+        for addr, enabled in lab.state.get("bgp_neighbors", {}).get(name, {}).items():
+            peer, ok = peer_of.get((name, addr), ("", False))
+            if enabled and ok and peer in lab.switches and peer not in failed_switches:
+                want.append(addr)
+        out[name] = sorted(want)
+    return out
+
+
+def read_bgp(lab: Lab, expected: dict[str, list[str]], *, via: str = "vtysh") -> dict[str, SwitchBgp]:
+    """Each switch's sessions and route count, read in parallel with ``vtysh`` (``via="vtysh"``) or straight
+    from the daemons' vty sockets (``via="vty"``: the same commands, no process per switch, for polling)."""
+    def one(name: str) -> tuple[str, SwitchBgp]:
+        res = SwitchBgp(expected=expected.get(name, []))
+        try:
+            docs = _read(lab.netns(name), via)
+            summary = parse_bgp_summary(docs[0] if docs else {})
+        except (LabError, ValueError) as exc:
+            res.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            res.down = {a: "unreadable" for a in res.expected}
+            return name, res
+        res.established = [a for a in summary.established() if a in res.expected]
+        res.down = {a: summary.peers.get(a, "missing") for a in res.expected if summary.peers.get(a) != "Established"}
+        ipv4 = docs[0].get("ipv4Unicast", {}) if docs and isinstance(docs[0], dict) else {}
+        res.quiet = [a for a in res.established if _quiet(ipv4.get("peers", {}).get(a, {}))]
+        res.table_version = ipv4.get("tableVersion")
+        if len(docs) > 1 and isinstance(docs[1], dict):
+            res.routes = docs[1].get("routesTotal")
+        return name, res
+
+    names = [n for n in lab.switches if expected.get(n) or _daemons_alive(lab, n)]
+    with ThreadPoolExecutor(max_workers=POLL_WORKERS if via == "vtysh" else 2) as pool:
+        return dict(pool.map(one, names))
+
+
+def _read(netns: str, via: str) -> list[Any]:
+    """``show bgp summary json`` and ``show ip route summary json`` of one switch, decoded."""
+    if via == "vty":
+        return [json.loads(query(netns, "bgpd", BGP_SUMMARY) or "{}"),
+                json.loads(query(netns, "zebra", ROUTE_SUMMARY) or "{}")]
+    proc = run(vtysh_argv(netns, BGP_SUMMARY, ROUTE_SUMMARY), check=False, timeout=60)
+    if proc.returncode != 0:
+        raise LabError((proc.stderr or proc.stdout).strip() or f"vtysh exit {proc.returncode}")
+    return _json_docs(proc.stdout)
+
+
+def _quiet(peer: dict[str, Any]) -> bool:
+    """A session that came up moments ago and has sent nothing yet: its first UPDATE may be pending (bgpd
+    coalesces a new peer's announcements, ``bgp_updgrp.c`` coalesce timer)."""
+    return not peer.get("pfxRcd") and int(peer.get("peerUptimeMsec") or 0) < QUIET_S * 1000
+
+
+def _json_docs(text: str) -> list[Any]:
+    """The JSON documents vtysh printed one after the other (one per ``-c``)."""
+    dec = json.JSONDecoder()
+    docs: list[Any] = []
+    i = 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return docs
+        doc, i = dec.raw_decode(text, i)
+        docs.append(doc)
+
+
+def _daemons_alive(lab: Lab, device: str) -> bool:
+    return all(alive(r) for d, r in lab.state.get("daemons", {}).get(device, {}).items() if d in ("zebra", "bgpd"))
+
+
+def status(lab: Lab) -> dict[str, Any]:
+    """The lab as it runs: devices, their namespaces and daemons, BGP per switch, faults.
+
+    ``up`` is true when the lab was fully built, every namespace exists and every daemon runs, except those a
+    fault stopped, and every expected session is Established.
+    """
+    present = set(netns.existing(f"hwl-{lab.name}-"))
+    stopped = {f["device"] for f in lab.state.get("faults", []) if f.get("kind") == "switch"}
+    devices: dict[str, Any] = {}
+    problems: list[str] = []
+    for name, dev in lab.devices.items():
+        daemons = {d: alive(r) for d, r in lab.state.get("daemons", {}).get(name, {}).items()}
+        devices[name] = {"kind": dev.kind, "role": dev.role, "netns": dev.netns, "netns_present": dev.netns in present,
+                         "daemons": daemons}
+        if dev.netns not in present:
+            problems.append(f"{name}: namespace {dev.netns} is gone")
+        for d, ok in daemons.items():
+            if not ok and not (name in stopped and d in ("zebra", "bgpd")):
+                problems.append(f"{name}: {d} is not running")
+    expected = expected_sessions(lab)
+    bgp = read_bgp(lab, expected)
+    for name, b in sorted(bgp.items()):
+        devices[name]["bgp"] = {"expected": len(b.expected), "established": len(b.established), "down": b.down,
+                                "routes": b.routes, "error": b.error}
+        if b.down:
+            problems.append(f"{name}: {len(b.down)} of {len(b.expected)} BGP sessions not Established")
+    if lab.phase != "up":
+        problems.insert(0, f"lab is {lab.phase or 'not built'} (not fully up: `hwaac lab down {lab.name}`)")
+    return {"lab": lab.name, "fabric": lab.fabric, "render_dir": str(lab.render_dir), "phase": lab.phase,
+            "versions": lab.state.get("versions", {}), "up": not problems, "problems": problems,
+            "switches": len(lab.switches), "hosts": len(lab.hosts), "links": len(lab.state.get("links", {})),
+            "faults": [{**f, "finished": bool(f.get("process")) and not alive(f["process"])}
+                       for f in lab.state.get("faults", [])], "devices": devices}
+
+
+def converge(lab: Lab, *, timeout: float = 120.0, interval: float = 1.0, stable_polls: int = 2) -> float:
+    """Wait until every expected session is Established and every switch's route count and BGP table version
+    stayed the same over ``stable_polls`` consecutive polls; the seconds until the first of those polls (when
+    the lab was converged, not when that was confirmed).
+
+    Raises:
+        LabError: not converged within ``timeout`` s (naming what is still down).
+    """
+    t0 = time.monotonic()
+    expected = expected_sessions(lab)
+    last: dict[str, tuple[Any, Any]] | None = None
+    same, since = 0, 0.0
+    while True:
+        polled = time.monotonic() - t0
+        bgp = read_bgp(lab, expected, via="vty")
+        sig = {n: (b.routes, b.table_version) for n, b in bgp.items()}
+        if all(b.settled for b in bgp.values()):
+            if last is not None and sig == last:
+                same += 1
+            else:
+                same, since = 1, polled
+            last = sig
+            if same >= stable_polls:
+                return since
+        else:
+            same, last = 0, None
+        if time.monotonic() - t0 > timeout:
+            down = {n: b for n, b in bgp.items() if not b.ok}
+            first = ", ".join(f"{n} ({len(b.down)} down{': ' + b.error if b.error else ''})"
+                              for n, b in list(down.items())[:5])
+            what = f"{len(down)} switch(es) with sessions not Established: {first}" if down else \
+                "routes still changing"
+            raise LabError(f"lab {lab.name} not converged after {timeout:.0f} s: {what}")
+        time.sleep(interval)
