@@ -1,0 +1,132 @@
+"""What every check has: its name, stage, the commands it reads per device, and the context it judges in.
+
+Checks run by stage (docs/verify.md): 0 devices answer, 1 links (state, cabling, MTU), 2 BGP sessions,
+3 routing (prefixes, ECMP, loopbacks), 4 host probes. A FAIL of stage 0-2 names a fault that later stages
+account for: their expectations come from the plan minus those faults (the *live* plan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import ClassVar
+
+from hwaac.verify.facts import FactError, Facts
+from hwaac.verify.inputs import Cable, Inputs
+from hwaac.verify.raw import Command
+from hwaac.verify.results import FaultSet, Result, Status
+from hwaac.verify.routing import Edge, Routing
+
+LINK_FAULTS = frozenset({"down", "missing", "miswired", "session"})  # a cable with one of these carries no traffic
+
+
+@dataclass
+class Context:
+    """The inputs, the facts of the devices in ``scope``, and the faults named by the stages run so far."""
+
+    inputs: Inputs
+    facts: Facts
+    scope: frozenset[str]
+    faults: FaultSet = field(default_factory=FaultSet)
+    results: dict[str, list[Result]] = field(default_factory=dict)
+
+    def down(self, device: str) -> bool:
+        return device in self.faults.devices
+
+    def session_fault(self) -> dict[str, str]:
+        """session id -> the fault it is down for (its cable, or a device at one end)."""
+        out = {}
+        for s in self.inputs.sessions:
+            dev = next((d for d in (s.a.device, s.b.device) if self.down(d)), None)
+            if dev is not None:
+                out[s.id] = dev
+            elif self.faults.cable_fault(s.cable, LINK_FAULTS):
+                out[s.id] = s.cable or s.id
+        return out
+
+    def host_prefix_cables(self) -> dict[str, tuple[str, list[str]]]:
+        """host prefix -> (its leaf, its cables)."""
+        return {p: (leaf, cables) for leaf, ps in self.inputs.host_prefixes.items() for p, cables in ps.items()}
+
+    def prefix_live(self, prefix: str) -> bool | None:
+        """Whether the leaf has the host prefix connected (a leaf port of one of its cables oper up); None when
+        the leaf's links were not read."""
+        leaf, cables = self.host_prefix_cables()[prefix]
+        if self.down(leaf):
+            return False
+        try:
+            links = self.facts.links(leaf)
+        except FactError:
+            return None
+        ports = [self.inputs.cables[c].b.port for c in cables]
+        return any(links[p].oper_up for p in ports if p in links)
+
+    def _routing(self, live: bool) -> Routing:
+        inputs = self.inputs
+        down = set(self.faults.devices) if live else set()
+        dead = self.session_fault() if live else {}
+        edges = tuple(Edge(s.id, s.a.device, s.b.device) for s in inputs.sessions
+                      if s.id not in dead and s.a.device in inputs.switches and s.b.device in inputs.switches)
+        origins = {}
+        for name, sw in inputs.switches.items():
+            if name in down:
+                continue
+            prefixes = [sw.loopback]
+            for p in inputs.host_prefixes.get(name, {}):
+                if not live or self.prefix_live(p) is not False:
+                    prefixes.append(p)
+            origins[name] = tuple(prefixes)
+        asn = {n: s.asn for n, s in inputs.switches.items()}
+        return Routing(asn, edges, origins, inputs.max_paths)
+
+    @cached_property
+    def planned(self) -> Routing:
+        return self._routing(live=False)
+
+    @cached_property
+    def live(self) -> Routing:
+        """Valid once stages 0-2 ran (their faults are in ``faults``)."""
+        return self._routing(live=True)
+
+
+class Check:
+    """A check of the catalog: subclasses set the class attributes and implement :meth:`commands` and
+    :meth:`run`."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    stage: ClassVar[int] = 0
+    # the kind of fault its FAILs record for later stages (None: later stages do not depend on it)
+    fault_kind: ClassVar[str | None] = None
+    requires: ClassVar[tuple[str, ...]] = ()
+
+    def commands(self, inputs: Inputs, device: str) -> list[Command]:
+        return []
+
+    def kind(self, result: Result) -> str | None:
+        """The fault kind ``result`` records when it FAILs (default ``fault_kind``)."""
+        return self.fault_kind
+
+    def run(self, ctx: Context) -> Iterable[Result]:
+        raise NotImplementedError
+
+    # helpers for the subclasses
+    def result(self, obj: str, expected: str, actual: str, status: Status, **kw: object) -> Result:
+        return Result(self.name, obj, expected, actual, status, **kw)  # type: ignore[arg-type]
+
+    def cable_result(self, cable: Cable, expected: str, actual: str, status: Status, **kw: object) -> Result:
+        return self.result(cable.label, expected, actual, status, cable=cable.id,
+                           ends=(str(cable.a), str(cable.b)), devices=(cable.a.device, cable.b.device), **kw)
+
+
+def cables_in_scope(ctx: Context, kinds: tuple[str, ...] | None = None) -> list[Cable]:
+    """The planned cables with an end on a device in scope, by id."""
+    return [c for c in sorted(ctx.inputs.cables.values(), key=lambda c: c.id)
+            if (kinds is None or c.kind in kinds) and (c.a.device in ctx.scope or c.b.device in ctx.scope)]
+
+
+def shorten(items: list[str], limit: int = 6) -> str:
+    """``a, b, c and 4 more``."""
+    head = ", ".join(items[:limit])
+    return head + (f" and {len(items) - limit} more" if len(items) > limit else "")

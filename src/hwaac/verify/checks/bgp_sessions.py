@@ -1,0 +1,96 @@
+"""VerifyBgpSessions: every planned session is Established on both sides, with the planned local and remote
+AS; neighbours a switch has but the plan does not are named too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hwaac.verify import commands as C
+from hwaac.verify.checks.base import Check, Context
+from hwaac.verify.facts import FactError
+from hwaac.verify.inputs import Inputs, Session
+from hwaac.verify.raw import Command
+from hwaac.verify.results import Result, Status
+
+
+class VerifyBgpSessions(Check):
+    name = "VerifyBgpSessions"
+    description = "planned eBGP sessions Established with the planned ASNs; no unplanned neighbour"
+    stage = 2
+    fault_kind = "session"
+    requires = ("VerifyDevicesAnswer", "VerifyInterfaceState", "VerifyLldpNeighbors")
+
+    def commands(self, inputs: Inputs, device: str) -> list[Command]:
+        return [C.BGP_SUMMARY] if device in inputs.switches else []
+
+    def run(self, ctx: Context) -> Iterable[Result]:
+        for s in ctx.inputs.sessions:
+            if s.a.device in ctx.scope or s.b.device in ctx.scope:
+                yield self._session(ctx, s)
+        yield from self._unplanned(ctx)
+
+    def _session(self, ctx: Context, s: Session) -> Result:
+        cable = ctx.inputs.cables.get(s.cable) if s.cable else None
+        expected = (f"Established; {s.a.device} AS {s.a.asn} <-> {s.b.device} AS {s.b.asn}")
+        seen, bad, error, unknown = [], [], False, []
+        for local, remote in (s.side(s.a.device), s.side(s.b.device)):
+            if local.device not in ctx.scope or local.device not in ctx.inputs.switches:
+                continue
+            try:
+                summary = ctx.facts.bgp(local.device)
+            except FactError as exc:
+                if ctx.down(local.device):
+                    bad.append(local.device)
+                    unknown.append(local.device)
+                    seen.append(f"{local.device}: FRR down")
+                else:
+                    error = True
+                    seen.append(f"{local.device}: not read: {exc}")
+                continue
+            peer = summary.peers.get(remote.ip)
+            problems = []
+            if summary.local_as and summary.local_as != local.asn:
+                problems.append(f"local AS {summary.local_as} (planned {local.asn})")
+            if peer is None:
+                problems.append(f"no neighbour {remote.ip}")
+            else:
+                if peer.remote_as != remote.asn:
+                    problems.append(f"remote-as {peer.remote_as} (planned {remote.asn})")
+                if not peer.established:
+                    why = " (shut down)" if peer.peer_state == "Admin" else ""
+                    problems.append(f"{peer.state}{why}")
+            if problems:
+                bad.append(local.device)
+            seen.append(f"{local.device} -> {remote.ip}: " + (", ".join(problems) if problems else "Established"))
+        actual = "; ".join(seen) or "not read"
+        kw = {"cable": s.cable, "devices": (s.a.device, s.b.device),
+              "ends": (str(cable.a), str(cable.b)) if cable else (f"{s.a.device} {s.a.ip}", f"{s.b.device} {s.b.ip}")}
+        obj = f"{s.a.device} {s.a.ip} <-> {s.b.device} {s.b.ip}"
+        down = [d for d in (s.a.device, s.b.device) if ctx.down(d)]
+        if bad:
+            message = ""
+            for kind, text in (("down", "cable down (VerifyInterfaceState)"),
+                               ("miswired", "cable miswired (VerifyLldpNeighbors)"),
+                               ("missing", "no LLDP neighbour on the cable (VerifyLldpNeighbors)")):
+                if not message and ctx.faults.cable_fault(s.cable, frozenset({kind})):
+                    message = text
+            if down:
+                message = f"{down[0]} down (VerifyDevicesAnswer)"
+            return self.result(obj, expected, actual, Status.FAIL, fault=down[0] if down else s.id,
+                               message=message, **kw)
+        if error:
+            return self.result(obj, expected, actual, Status.ERROR, **kw)
+        return self.result(obj, expected, actual, Status.PASS, **kw)
+
+    def _unplanned(self, ctx: Context) -> Iterable[Result]:
+        for device in sorted(ctx.scope & set(ctx.inputs.switches)):
+            try:
+                summary = ctx.facts.bgp(device)
+            except FactError:
+                continue
+            planned = {s.side(device)[1].ip for s in ctx.inputs.sessions_of.get(device, [])}
+            for ip, peer in sorted(summary.peers.items()):
+                if ip not in planned:
+                    yield self.result(f"{device} neighbour {ip}", "no such neighbour (none planned)",
+                                      f"AS {peer.remote_as}, {peer.state}", Status.FAIL, devices=(device,),
+                                      fault=f"{device} {ip}", message="unplanned BGP neighbour")

@@ -1,0 +1,114 @@
+"""Collector for the twin (hwaac.lab) or anything with ``run(device, argv, timeout=)``: commands in parallel.
+
+A device with many commands (a host's probes) gets one ``sh -c`` that runs them all at once in the background
+and prints each one's streams and exit status between marker lines, so a host costs one namespace entry and its
+pings wait in parallel. Outputs are the same :class:`~hwaac.verify.raw.Raw` records either way.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+import subprocess
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from hwaac.verify.raw import Command, Outputs, Raw, Runner
+
+BATCH_FROM = 4  # a device with at least this many commands gets one batched shell
+
+
+class LabCollector:
+    """Runs the requested commands through ``runner`` with ``workers`` threads."""
+
+    def __init__(self, runner: Runner, *, workers: int = 24, timeout: float = 30.0) -> None:
+        self.runner = runner
+        self.workers = workers
+        self.timeout = timeout
+
+    def collect(self, requests: Mapping[str, Sequence[Command]]) -> Outputs:
+        jobs: list[tuple[str, list[Command]]] = []
+        for device, commands in requests.items():
+            unique = list(dict.fromkeys(commands))
+            if len(unique) >= BATCH_FROM:
+                jobs.append((device, unique))
+            else:
+                jobs.extend((device, [c]) for c in unique)
+        out: Outputs = {device: {} for device in requests}
+        # the longest jobs (batches) first, so they do not end up alone at the end
+        jobs.sort(key=lambda j: -len(j[1]))
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            for device, raws in pool.map(lambda j: (j[0], self._job(*j)), jobs):
+                out[device].update(raws)
+        return out
+
+    def _job(self, device: str, commands: list[Command]) -> dict[str, Raw]:
+        if len(commands) == 1:
+            return {commands[0].key: self._one(device, commands[0])}
+        marker = f"@@hwaac-{secrets.token_hex(8)}"
+        script = batch_script(commands, marker)
+        try:
+            proc = self.runner.run(device, ["sh", "-c", script], timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            return {c.key: Raw(c.argv, error=f"timed out after {self.timeout:g} s (batch of {len(commands)})")
+                    for c in commands}
+        except Exception as exc:  # the runner's own error (device unknown, namespace gone): every command failed
+            return {c.key: Raw(c.argv, error=f"{type(exc).__name__}: {exc}") for c in commands}
+        return split_batch(commands, marker, proc.stdout, proc.returncode, proc.stderr)
+
+    def _one(self, device: str, command: Command) -> Raw:
+        try:
+            proc = self.runner.run(device, list(command.argv), timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            return Raw(command.argv, error=f"timed out after {self.timeout:g} s")
+        except Exception as exc:
+            return Raw(command.argv, error=f"{type(exc).__name__}: {exc}")
+        return Raw(command.argv, proc.returncode, proc.stdout or "", proc.stderr or "")
+
+
+def batch_script(commands: Sequence[Command], marker: str) -> str:
+    """A POSIX shell script running ``commands`` in parallel and printing each one's results in order::
+
+        MARKER i o\\n<stdout>\\nMARKER i e\\n<stderr>\\nMARKER i r RC\\n
+    """
+    lines = ['d=$(mktemp -d) || exit 97', 'trap \'rm -rf "$d"\' EXIT']
+    for i, c in enumerate(commands):
+        lines.append(f'( {shlex.join(c.argv)} >"$d/{i}.o" 2>"$d/{i}.e" </dev/null; echo $? >"$d/{i}.r" ) &')
+    lines.append("wait")
+    m = shlex.quote(marker)
+    for i in range(len(commands)):
+        lines.append(f'printf "%s {i} o\\n" {m}; cat "$d/{i}.o"; printf "\\n%s {i} e\\n" {m}; cat "$d/{i}.e"; '
+                     f'printf "\\n%s {i} r %s\\n" {m} "$(cat "$d/{i}.r" 2>/dev/null)"')
+    return "\n".join(lines) + "\n"
+
+
+def split_batch(commands: Sequence[Command], marker: str, stdout: str, rc: int, stderr: str) -> dict[str, Raw]:
+    """The outputs of :func:`batch_script`; a command whose section is missing gets an ``error``."""
+    sections: dict[tuple[int, str], str] = {}
+    rcs: dict[int, int] = {}
+    current: tuple[int, str] | None = None
+    buf: list[str] = []
+    for line in stdout.split("\n"):
+        if line.startswith(marker + " "):
+            if current is not None:
+                sections[current] = "\n".join(buf)
+            parts = line.split()
+            index, kind = int(parts[1]), parts[2]
+            if kind == "r":
+                current = None
+                if len(parts) > 3 and parts[3].lstrip("-").isdigit():
+                    rcs[index] = int(parts[3])
+            else:
+                current = (index, kind)
+            buf = []
+        elif current is not None:
+            buf.append(line)
+    out: dict[str, Raw] = {}
+    for i, c in enumerate(commands):
+        if i not in rcs:
+            why = (stderr or "").strip().splitlines()[-1:] or [f"shell exit status {rc}"]
+            out[c.key] = Raw(c.argv, error=f"no result from the batch shell: {why[0]}")
+            continue
+        # the newline printed before each marker ended the section's last line, so the lines join back exactly
+        out[c.key] = Raw(c.argv, rcs[i], sections.get((i, "o"), ""), sections.get((i, "e"), ""))
+    return out
