@@ -162,13 +162,12 @@ def _prefix_lists(sets: Mapping[tuple[str, ...], Any], prefixes: Mapping[tuple[s
 def _range(key: tuple[str, ...], prefix: str, rng: str) -> str:
     if rng == "exact":
         return ""
-    try:
-        length = ipaddress.ip_network(prefix, strict=False).prefixlen
-        low, high = (int(x) for x in rng.split(".."))
-    except ValueError:
-        raise LabError(f"PREFIX|{'|'.join(key)}: range {rng!r} is not valid: 'exact' or 'GE..LE'") from None
-    # the template compares the two as strings; as numbers they mean what FRR's ge/le mean
-    return f" ge {low} le {high}" if low > length else f" le {high}"
+    low, sep, high = rng.partition("..")
+    if not sep or not low.isdigit() or not high.isdigit() or "/" not in prefix:
+        raise LabError(f"PREFIX|{'|'.join(key)}: range {rng!r} is not valid: 'exact' or 'GE..LE'")
+    # as the template: it compares the two lengths as strings ('24' > '8' is false there, so 10.0.0.0/8 with
+    # 24..32 becomes "le 32"); the twin runs what the switch runs
+    return f" ge {low} le {high}" if low > prefix.split("/")[1] else f" le {high}"
 
 
 def _route_maps(maps: Mapping[tuple[str, ...], Any], sets: Mapping[tuple[str, ...], Any]) -> list[str]:
@@ -205,8 +204,10 @@ def _route_maps(maps: Mapping[tuple[str, ...], Any], sets: Mapping[tuple[str, ..
 def _route_map_sets(rm: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     if "set_asn" in rm and "set_repeat_asn" in rm:
-        repeat = int(rm["set_repeat_asn"])
-        out.append(" set as-path prepend " + " ".join([str(rm["set_asn"])] * max(repeat, 1)))
+        # the template compares set_repeat_asn (a string in CONFIG_DB) with 0 and stops with a TypeError, so a
+        # switch renders no FRR configuration at all from such a config_db
+        raise LabError("ROUTE_MAP set_asn with set_repeat_asn: SONiC's frrcfgd template fails on it "
+                       "(bgpd.conf.db.route_map.j2: '>' between a string and 0), the switch would get no FRR config")
     if "set_community_inline" in rm:
         out.append(" set community " + " ".join(_list(rm["set_community_inline"])))
     if "set_community_ref" in rm:
@@ -216,8 +217,8 @@ def _route_map_sets(rm: Mapping[str, Any]) -> list[str]:
         rt = [f"{p[1]}:{p[2]}" for p in parts if p[0] == "route-target" and len(p) == 3]
         soo = [f"{p[1]}:{p[2]}" for p in parts if p[0] == "route-origin" and len(p) == 3]
         out += [" set extcommunity rt " + " ".join(rt)] if rt else []
-        # the template writes the rt values after soo (a slip): the soo values are what is meant
-        out += [" set extcommunity soo " + " ".join(soo)] if soo else []
+        # as the template: after "soo" it writes the route-target values (route_map.j2, ec_ns.rt_str)
+        out += [" set extcommunity soo" + "".join(f" {r}" for r in rt)] if soo else []
     if "set_ext_community_ref" in rm:
         out.append(f" set extcommunity {rm['set_ext_community_ref']}")
     out += [f" set ip next-hop {rm['set_next_hop']}"] if "set_next_hop" in rm else []

@@ -1,0 +1,146 @@
+"""The lab's small pure parts: names, the FRR statement reader, neighbour-table sizing, lldpcli's json0, the
+render-folder reader, the state record."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from hwaac.cli import main as hwaac_main
+from hwaac.lab.errors import LabError, LabNotUp
+from hwaac.lab.fabric import parse_nodes_per_su, read_fabric
+from hwaac.lab.frr_statements import statements
+from hwaac.lab.lldp import Neighbor, parse_neighbors
+from hwaac.lab.manifest import new_state, read_state, resolve_name, write_state
+from hwaac.lab.names import check_lab_name, default_lab_name, lab_of_netns, lab_prefix, netns_name
+from hwaac.lab.neigh import KEYS, wanted
+from hwaac.lab.status import _json_docs, _quiet
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "tools" / "lldpd"
+
+
+@pytest.mark.parametrize(("name", "ok"), [
+    ("demo", True), ("a", True), ("su16_x", True), ("0lab", True),
+    ("", False), ("Demo", False), ("a-b", False), ("a.b", False), ("a/b", False), ("x" * 17, False), ("_a", False),
+])
+def test_lab_names(name: str, ok: bool) -> None:
+    if ok:
+        assert check_lab_name(name) == name
+    else:
+        with pytest.raises(LabError, match="is not valid: 1 to 16 of a-z"):
+            check_lab_name(name)
+
+
+def test_default_lab_name() -> None:
+    assert default_lab_name("demo") == "demo"
+    assert default_lab_name("b200-3tier") == "b2003tier"
+    assert default_lab_name("H100 4su!") == "h1004su"
+    assert default_lab_name("---") == "lab"
+
+
+def test_namespace_prefixes_never_overlap() -> None:
+    """A lab's prefix owns only its own namespaces, whatever the two labs and devices are called."""
+    labs = ["a", "ab", "a_b", "demo", "demo2"]
+    devices = ["b", "b-c", "leaf-p0-su01-r0", "c"]
+    for lab, other in itertools.permutations(labs, 2):
+        for dev in devices:
+            ns = netns_name(other, dev)
+            assert not ns.startswith(lab_prefix(lab)), (lab, ns)
+            assert lab_of_netns(ns) == other
+    assert lab_of_netns("hvr-leaf") is None and lab_of_netns("hwl-demo") is None and lab_of_netns("x") is None
+    with pytest.raises(LabError, match="cannot name a namespace"):
+        netns_name("demo", "leaf.1")
+
+
+def test_statements() -> None:
+    text = ("hostname x\n!\nip prefix-list P  permit 10.0.0.0/8 ge 24 le 32\n!\nroute-map R permit 10\n!\n"
+            "router bgp 65001\n bgp bestpath as-path multipath-relax \n neighbor 1.1.1.1 remote-as 2\n !\n"
+            " address-family ipv4 unicast\n  neighbor 1.1.1.1 activate\n exit-address-family\n"
+            " neighbor 1.1.1.1 timers 3 9\n!\nroute-map S deny 20\n match tag 5\n")
+    assert statements(text) == [
+        ("", "hostname x"), ("", "ip prefix-list P permit 10.0.0.0/8 ge 24 le 32"), ("", "route-map R permit 10"),
+        ("", "router bgp 65001"), ("router bgp 65001", "bgp bestpath as-path multipath-relax"),
+        ("router bgp 65001", "neighbor 1.1.1.1 remote-as 2"),
+        ("router bgp 65001 > address-family ipv4 unicast", "neighbor 1.1.1.1 activate"),
+        ("router bgp 65001", "neighbor 1.1.1.1 timers 3 9"),
+        ("", "route-map S deny 20"), ("route-map S deny 20", "match tag 5")]
+
+
+@pytest.mark.parametrize(("links", "t1"), [(0, 128), (64, 128), (65, 256), (1024, 2048), (8192, 16384)])
+def test_neighbour_limits(links: int, t1: int) -> None:
+    want = wanted(links)
+    assert set(want) == set(KEYS)
+    for v in (4, 6):
+        assert [want[f"net.ipv{v}.neigh.default.gc_thresh{i}"] for i in (1, 2, 3)] == [t1, 2 * t1, 4 * t1]
+    assert want["net.ipv4.neigh.default.gc_thresh1"] >= 2 * links
+
+
+def test_lldp_json0_recording() -> None:
+    got = parse_neighbors((FIXTURES / "lldpcli-json0-show-neighbors.out").read_text())
+    assert len(got) == 8
+    assert got[0] == Neighbor(interface="rail0", system="leaf-p0-su01-r0", port="Ethernet0")
+    assert {n.system for n in got} == {f"leaf-p0-su01-r{r}" for r in range(8)}
+    assert parse_neighbors('{"lldp": [{}]}') == []
+    with pytest.raises(ValueError, match="not lldpcli json0 output"):
+        parse_neighbors("Interface: rail0")
+
+
+def test_vtysh_json_documents_and_quiet_sessions() -> None:
+    assert _json_docs('{"a": 1}\n{"b": [2]}\n') == [{"a": 1}, {"b": [2]}]
+    assert _json_docs("") == []
+    assert _quiet({"pfxRcd": 0, "peerUptimeMsec": 800})
+    assert not _quiet({"pfxRcd": 3, "peerUptimeMsec": 800})
+    assert not _quiet({"pfxRcd": 0, "peerUptimeMsec": 60000})  # up a minute with nothing sent: that is its policy
+
+
+def test_state_record_roundtrip(tmp_path: Path) -> None:
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    with pytest.raises(LabNotUp, match="lab 'demo' is not up"):
+        read_state(folder)
+    state = new_state("demo", "demo", Path("/r"))
+    write_state(folder, state)
+    assert read_state(folder) == state
+    assert resolve_name(None, tmp_path) == "demo"
+    (folder / "lab.json").write_text('{"format": "other/1"}')
+    with pytest.raises(LabError, match="not a hwaac-lab/1 lab state"):
+        read_state(folder)
+    (tmp_path / "two").mkdir()
+    write_state(tmp_path / "two", new_state("two", "x", Path("/r")))
+    with pytest.raises(LabError, match="several labs are up"):
+        resolve_name(None, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def demo_render(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("lab-parts") / "demo"
+    assert hwaac_main(["plan", str(ROOT / "inventory" / "demo"), "-o", str(out)]) == 0
+    return out
+
+
+@pytest.mark.parametrize(("per_su", "hosts", "cables"), [(-1, 64, 1024), (None, 64, 1024), (2, 4, 512 + 32)])
+def test_read_fabric(demo_render: Path, per_su: int | None, hosts: int, cables: int) -> None:
+    fab = read_fabric(demo_render, per_su)
+    assert (len(fab.switches), len(fab.hosts), len(fab.cables)) == (24, hosts, cables)
+    leaf = fab.switches["leaf-p0-su01-r0"]
+    assert leaf.ports["Ethernet0"].mtu == 9100 and leaf.ports["Ethernet0"].addresses == ("172.16.0.0/31",)
+    assert leaf.loopbacks == {"Loopback0": ("10.0.0.1/32",)}
+    if per_su == 2:
+        assert sorted(fab.hosts) == ["gpu-su01-h01", "gpu-su01-h02", "gpu-su02-h01", "gpu-su02-h02"]
+
+
+def test_read_fabric_refusals(demo_render: Path, tmp_path: Path) -> None:
+    with pytest.raises(LabError, match=r"plan\.json: no such file; render the fabric first"):
+        read_fabric(tmp_path)
+    (tmp_path / "plan.json").write_text(json.dumps({"format": "x"}))
+    with pytest.raises(LabError, match="not a hwaac plan"):
+        read_fabric(tmp_path)
+    for text, ok in (("all", None), ("3", 3), (None, -1)):
+        assert parse_nodes_per_su(text) == ok
+    for bad in ("0", "-1", "two"):
+        with pytest.raises(LabError, match=r"--nodes-per-su .* is not valid: a positive integer or 'all'"):
+            parse_nodes_per_su(bad)
