@@ -8,6 +8,7 @@ limits restored when no other lab is up, and the state folder removed.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import signal
 from collections.abc import Callable
@@ -75,10 +76,13 @@ def _down(lab: str, folder: Path, root: Path, log: Log) -> dict[str, Any]:
     for path in sorted(FRR_RUN_DIR.glob(f"{prefix}*")) if FRR_RUN_DIR.is_dir() else []:
         shutil.rmtree(path, ignore_errors=True)
     others = [other for other in labs_present(root) if other != lab]
-    restored = neigh.restore_if_last(bool(others), root, state.get("neigh_sysctl"))
+    restored = neigh.restore_if_last(bool(others), state.get("neigh_sysctl"))
     removed = folder.is_dir()
     if removed:
         shutil.rmtree(folder)
+    for empty in (root, neigh.RECORD_DIR):  # the folders up made, once nothing is left in them
+        with contextlib.suppress(OSError):
+            empty.rmdir()
     log(f"lab {lab} down: {len(names)} namespaces, {count} processes removed"
         + (f"; restored {', '.join(f'{k}={v}' for k, v in restored.items())}" if restored else "")
         + (f" ({len(others)} other lab(s) still up: neighbour limits kept)" if others else ""))

@@ -4,8 +4,9 @@ when the last lab goes down.
 ``gc_thresh3`` is the hard limit of entries in a table (ip-sysctl.rst, ``neigh/default``); past it the kernel
 logs "neighbor table overflow!" and sessions stall in Connect. Each link end holds one entry per family, so a
 lab needs ``2 x links`` entries; thresholds go to that (power of 2) for gc_thresh1, twice for 2, four times for 3,
-never lower than they are. The first lab that raises them writes the values it found to ``<state root>/
-neigh-sysctl.json``; the last lab down writes them back (a key only if it still holds what a lab set).
+never lower than they are. The first lab that raises them writes the values it found to
+``/run/hwaac/neigh-sysctl.json`` (machine-wide like the limits, whatever each lab's state folder); the last lab
+down writes them back (a key only if it still holds what a lab set).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from hwaac.lab.manifest import locked
 
 KEYS = tuple(f"net.ipv{v}.neigh.default.gc_thresh{i}" for v in (4, 6) for i in (1, 2, 3))
+RECORD_DIR = Path("/run/hwaac")
 RECORD = "neigh-sysctl.json"
 
 
@@ -38,7 +40,7 @@ def wanted(links: int) -> dict[str, int]:
     return {k: t1 * {"1": 1, "2": 2, "3": 4}[k[-1]] for k in KEYS}
 
 
-def raise_for(links: int, root: Path) -> dict[str, Any]:
+def raise_for(links: int, root: Path = RECORD_DIR) -> dict[str, Any]:
     """Raise the thresholds for a lab of ``links`` links, if it needs it.
 
     Returns:
@@ -66,7 +68,7 @@ def raise_for(links: int, root: Path) -> dict[str, Any]:
         return {"saved": saved, "set": {k: str(v) for k, v in changes.items()}}
 
 
-def restore_if_last(others_up: bool, root: Path, own: dict[str, Any] | None = None) -> dict[str, str]:
+def restore_if_last(others_up: bool, own: dict[str, Any] | None = None, root: Path = RECORD_DIR) -> dict[str, str]:
     """Write back the values from before the first lab, unless ``others_up``.
 
     ``own`` is the lab's own record (``raise_for``'s result) for when the shared record is gone.
@@ -75,7 +77,7 @@ def restore_if_last(others_up: bool, root: Path, own: dict[str, Any] | None = No
     """
     record = root / RECORD
     if not root.is_dir():
-        return {}
+        root.mkdir(parents=True, exist_ok=True)
     with locked(root):
         saved = _read_record(record) or dict((own or {}).get("saved") or {})
         lab_set = {**dict((own or {}).get("set") or {}), **_read_set(record)}

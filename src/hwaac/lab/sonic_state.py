@@ -102,9 +102,7 @@ class SwitchState:
         Raises:
             LabError: the name cannot name a file.
         """
-        if not CHECKPOINT_NAME_RE.match(name):
-            raise LabError(f"checkpoint name {name!r} is not valid: {CHECKPOINT_NAME_VALID}")
-        return self.checkpoint_dir / f"{name}{CHECKPOINT_SUFFIX}"
+        return self.checkpoint_dir / f"{check_checkpoint_name(name)}{CHECKPOINT_SUFFIX}"
 
     def checkpoints(self) -> list[str]:
         """The checkpoint names, sorted."""
@@ -156,6 +154,17 @@ class SwitchState:
             self.delete_checkpoint(name)
         self.write_running(config)
         _write_json(self.saved_file, config)
+
+
+def check_checkpoint_name(name: str) -> str:
+    """The name itself when it can name a checkpoint file.
+
+    Raises:
+        LabError: naming the value and what is valid.
+    """
+    if not CHECKPOINT_NAME_RE.match(name):
+        raise LabError(f"checkpoint name {name!r} is not valid: {CHECKPOINT_NAME_VALID}")
+    return name
 
 
 def default_release() -> str:

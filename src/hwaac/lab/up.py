@@ -51,17 +51,18 @@ def up(render_dir: Path, *, name: str | None = None, nodes_per_su: int | None = 
         raise LabError(f"lab {lab} already exists (phase {state.get('phase')}, from {state.get('render_dir')}): "
                        f"`hwaac lab down {lab}` first, or choose another --name")
     left = netns.existing(lab_prefix(lab))
+    if folder.exists() and not left:
+        left = [str(folder)]
     if left:
-        raise LabError(f"lab {lab} has no state but {len(left)} namespace(s) ({left[0]}, ...): "
+        raise LabError(f"lab {lab} has no state but leftovers ({left[0]}{', ...' if len(left) > 1 else ''}): "
                        f"`hwaac lab down {lab}` removes them")
     for sw in fab.switches.values():
         frr_config(sw.config_db)  # refuses what bgpd could not run, before anything is made
     host_files = {n: read_host_files(h) for n, h in fab.hosts.items()}
     log(f"lab {lab}: {len(fab.switches)} switches, {len(fab.hosts)} of {fab.nodes_total} nodes, "
         f"{len(fab.cables)} cables (FRR {versions['frr']}, lldpd {versions['lldpd']})")
-    root.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True)
     os.chmod(root, 0o755)
-    folder.mkdir()
     os.chmod(folder, 0o755)
     state = new_state(lab, fab.name, fab.render_dir)
     state["versions"] = versions
@@ -69,7 +70,7 @@ def up(render_dir: Path, *, name: str | None = None, nodes_per_su: int | None = 
                               for n, sw in fab.switches.items()}
     try:
         with locked(folder):
-            _build(folder, state, fab, host_files, root, log)
+            _build(folder, state, fab, host_files, log)
     except BaseException as exc:
         from hwaac.lab.down import down
 
@@ -84,8 +85,7 @@ def up(render_dir: Path, *, name: str | None = None, nodes_per_su: int | None = 
     return Lab(folder, state)
 
 
-def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[str, HostFiles], root: Path,
-           log: Log) -> None:
+def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[str, HostFiles], log: Log) -> None:
     layout = Layout(folder)
     lab = state["name"]
     ns = {d: netns_name(lab, d) for d in [*fab.switches, *fab.hosts]}
@@ -94,7 +94,7 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
         **{n: {"kind": "host", "role": h.kind, "netns": ns[n], "su": h.su} for n, h in fab.hosts.items()},
     }
     write_state(folder, state)
-    state["neigh_sysctl"] = neigh.raise_for(len(fab.cables), root)
+    state["neigh_sysctl"] = neigh.raise_for(len(fab.cables))
     write_state(folder, state)
     t = time.monotonic()
     netns.add(ns.values())
