@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
+
+from hwaac.model.sonic_releases import DEFAULT_RELEASE, BgpAdminStatusPath, ReleaseName
 
 PRIVATE_ASN4_FIRST = 4_200_000_000
 PRIVATE_ASN4_LAST = 4_294_967_294
@@ -137,7 +139,28 @@ class SwitchModel(_Strict):
     )
 
 
-class LeafSpec(_Strict):
+def _release_text(value: object) -> object:
+    """YAML reads ``sonic_release: 202505`` as an int; the release is a name, so an int is taken as its text."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class _SonicSpec(_Strict):
+    """The SONiC settings of a switch role (see docs/sonic-releases.md for the per-release facts)."""
+
+    sonic_release: Annotated[ReleaseName, BeforeValidator(_release_text)] = Field(
+        DEFAULT_RELEASE, description="SONiC release the switches of this role run (the release branch, e.g. "
+        "\"202505\"); the config_db follows it where SONiC's code paths disagree (docs/sonic-releases.md).",
+        examples=["202505"])
+    sonic_bgp_admin_status: BgpAdminStatusPath | None = Field(
+        None, description="Only for releases before 202505, where frrcfgd reads BGP_NEIGHBOR(_AF) admin_status "
+        "only as true/false while SONiC's YANG accepts only up/down, and hwaac refuses to choose: 'frrcfgd' renders "
+        "true/false (sessions and address families come up, but GCU 'config apply-patch' refuses every patch "
+        "while the running config holds them, and so does 'config reload' where it checks YANG); 'yang' renders "
+        "up/down (YANG-valid for GCU, but frrcfgd does not activate the address family: no routes). Unset on "
+        "202505 and later (up/down satisfy both).")
+
+
+class LeafSpec(_SonicSpec):
     model: str = Field(description="A key of switch_models (or the built-in catalog).")
     downlinks: int | None = Field(None, ge=1, description="Ports towards nodes; default nodes_per_su.")
     uplinks: int | None = Field(None, ge=1, description="Ports towards spines; default from oversubscription.")
@@ -146,7 +169,7 @@ class LeafSpec(_Strict):
     )
 
 
-class SpineSpec(_Strict):
+class SpineSpec(_SonicSpec):
     model: str
     per_plane: int | None = Field(
         None, ge=1, description="2 tiers: spines per plane; 3 tiers: spines per pod and plane. Default: "
@@ -158,7 +181,7 @@ class SpineSpec(_Strict):
     )
 
 
-class SuperSpineSpec(_Strict):
+class SuperSpineSpec(_SonicSpec):
     model: str
     per_group: int | None = Field(
         None, ge=1, description="Super-spines that spine j of every pod connects to (per plane); default: "

@@ -9,7 +9,8 @@ Each rule has an id (``IntentIssue.rule``) listed in :data:`RULES`; the rules th
 - routing: tables 253-255 are the kernel's default/main/local, rule 32766 is "from all lookup main"
   (iproute2 rt_tables, ip-rule(8));
 - NIC: mlxconfig CNP_DSCP_P1 / CNP_802P_PRIO_P1 must match the switch's CNP DSCP and priority;
-- storage (Lustre clients): see :func:`check_storage`.
+- storage (Lustre clients): see :func:`check_storage`;
+- SONiC release per switch role: :func:`hwaac.model.sonic_releases.check_sonic`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import netaddr
 
 from hwaac.errors import IntentIssue
 from hwaac.model.intent import Intent
+from hwaac.model.sonic_releases import RULES as SONIC_RULES
+from hwaac.model.sonic_releases import check_sonic
 
 RULES: dict[str, str] = {
     "dscp-out-of-range": "RoCE DSCP values are 0-63",
@@ -73,12 +76,14 @@ RULES: dict[str, str] = {
     "storage-routes-without-rails": "only a network on rails has routes",
     "storage-bad-mount-option": "mount options are single words without spaces or commas",
     "storage-bad-tunable": "client tunables are osc., mdc., llite. or ldlm.namespaces. parameters with a value",
+    **SONIC_RULES,
 }
 
 
 def check_intent(intent: Intent) -> list[IntentIssue]:
     """Issues found in the intent alone (empty when none)."""
-    return check_qos(intent) + check_host(intent) + check_appliances(intent) + check_storage(intent)
+    return (check_qos(intent) + check_host(intent) + check_appliances(intent) + check_storage(intent)
+            + check_sonic(intent))
 
 
 def check_qos(intent: Intent) -> list[IntentIssue]:
