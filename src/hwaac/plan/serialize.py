@@ -4,7 +4,8 @@ Shape (addresses as text, prefix lengths as ints)::
 
     {"format": "hwaac-plan/1", "fabric": "demo", "counts": {...},
      "switches": {"leaf-p0-su01-r0": {"role": "leaf", "plane": 0, "asn": 4200100000,
-                                       "loopback": "10.0.0.0/32", "model": "SN5600-O128", ...}},
+                                       "loopback": "10.0.0.0/32", "model": "SN5600-O128",
+                                       "sonic_release": "202505", ...}},
      "nodes": {"gpu-su01-h01": {"kind": "gpu", "su": 1, "slot": 1, "rails": [0, ...]}},
      "links": {"H0000000": {"kind": "host", "a": ["gpu-su01-h01", "rail0", "172.16.0.1"],
                             "b": ["leaf-p0-su01-r0", "Ethernet0", "172.16.0.0"], "prefixlen": 31}}}
@@ -27,7 +28,9 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     switches = {}
     for s in plan.switches:
         entry: dict[str, Any] = {"role": s.role, "plane": s.plane, "model": s.model, "asn": s.asn,
-                                 "loopback": f"{ip_str(s.loopback)}/32"}
+                                 "loopback": f"{ip_str(s.loopback)}/32",
+                                 # the SONiC release its config_db is rendered for (hwaac.model.sonic_releases)
+                                 "sonic_release": getattr(plan.intent.switches, s.role).sonic_release}
         for key in ("su", "rail", "pod"):
             value = getattr(s, key)
             if value is not None:

@@ -9,6 +9,9 @@ freely. The only objects shared between rendered configs are strings.
 
 The QoS cache is keyed on ``QosSection.model_dump_json()``: the whole section, so a field added to it later
 can never be left out of the key and serve a stale entry.
+
+The switch's SONiC release (``switches.<role>.sonic_release``) and what follows from it (BGP admin_status values,
+which DEVICE_METADATA fields exist) come from :mod:`hwaac.model.sonic_releases`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from functools import cache, lru_cache
 from operator import attrgetter
 
 from hwaac.model.intent import QosSection, SwitchModel
+from hwaac.model.sonic_releases import RELEASES, SonicRelease, bgp_admin_values
 from hwaac.plan.model import LinkKind, Plan, Switch, ip_str, rail_vlan_id
 from hwaac.plan.ports import port_table
 
@@ -32,11 +36,9 @@ CABLE_LENGTH_PROFILE = "AZURE"  # the key buffermgrd and SONiC's buffer template
 BUFFER_DEFAULTS = "AZURE"  # key of DEFAULT_LOSSLESS_BUFFER_PARAMETER / LOSSLESS_TRAFFIC_PATTERN (buffers_config.j2)
 LOOPBACK = "Loopback0"
 
-# Routing policy objects (frrcfgd: ROUTE_MAP / PREFIX_SET / PREFIX; see generators' module docstring).
+# Routing objects (frrcfgd; see generators' module docstring).
 VRF = "default"
 AFI_SAFI = "ipv4_unicast"
-ROUTE_MAP_CONNECTED = "HWAAC_CONNECTED"  # redistribute connected route-map HWAAC_CONNECTED
-PREFIX_SET_CONNECTED = "HWAAC_CONNECTED_V4"  # what HWAAC_CONNECTED permits
 ROUTE_MAP_PERMIT = "HWAAC_PERMIT_ALL"  # neighbour in/out policy (FRR's ebgp-requires-policy needs one)
 
 DEVICE_TYPE = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter", "super_spine": "SpineRouter"}
@@ -196,6 +198,9 @@ class SwitchContext:
     """Everything the generators read about one switch.
 
     Attributes:
+        release: the switch's SONiC release (its role's ``sonic_release``).
+        bgp_up, bgp_down: the BGP_NEIGHBOR(_AF) admin_status values for the release (``up``/``down``, or
+            ``true``/``false`` on the ``frrcfgd`` path): :func:`hwaac.model.sonic_releases.bgp_admin_values`.
         links: the switch's links seen from its side, in port order.
         routed: links with a /31 (or host-link) address on the port itself (INTERFACE).
         bridged: rail_subnet mode on a leaf: host downlinks, untagged members of the leaf's VLAN.
@@ -203,14 +208,17 @@ class SwitchContext:
         vlan_id, rail_subnet: rail_subnet mode on a leaf (else None): its VLAN id and
             ``(network, prefixlen, gateway)`` from :meth:`Plan.rail_subnet`, present whether or not a host is
             cabled yet, so the switch and docs/ip-plan.csv always agree on the gateway.
-        connected: ``(prefix, masklength_range)`` of the connected routes redistributed into BGP, in prefix
-            set order: the Loopback0 /32 exact; on a leaf also its host links (p2p31: the plane's host block
-            ``31..31``; rail_subnet: the rail subnet exact).
+        announced: the prefixes BGP announces (one network statement each), in order: the Loopback0 /32; on a
+            leaf also its host links (p2p31: each cabled host link's /31; rail_subnet: the rail subnet).
         neighbors: ``(BGP_NEIGHBOR key "default|<peer address>", link)`` per fabric link (never hosts).
+
+    Raises:
+        ValueError: the role's release has no BGP admin_status value both frrcfgd and YANG accept and the intent
+            does not choose one (:func:`hwaac.model.sonic_releases.bgp_admin_values`).
     """
 
-    __slots__ = ("active", "bridged", "connected", "intent", "links", "model", "neighbors", "plan", "qos",
-                 "rail_subnet", "routed", "switch", "vlan_id")
+    __slots__ = ("active", "announced", "bgp_down", "bgp_up", "bridged", "intent", "links", "model", "neighbors",
+                 "plan", "qos", "rail_subnet", "release", "routed", "switch", "vlan_id")
 
     def __init__(self, plan: Plan, switch: Switch):
         self.plan = plan
@@ -218,6 +226,12 @@ class SwitchContext:
         self.intent = plan.intent
         self.model = switch_model(plan, switch)
         self.qos = qos_invariants(plan.intent.qos)
+        spec = getattr(plan.intent.switches, switch.role)
+        self.release: SonicRelease = RELEASES[spec.sonic_release]
+        try:
+            self.bgp_up, self.bgp_down = bgp_admin_values(spec.sonic_release, spec.sonic_bgp_admin_status)
+        except ValueError as exc:
+            raise ValueError(f"{switch.name} (switches.{switch.role}): {exc}") from None
         pos = port_positions(self.model)
         name = switch.name
         links = []
@@ -232,7 +246,7 @@ class SwitchContext:
         self.links = links
         self.active = [lk.port for lk in links]
         self.neighbors = [(f"{VRF}|{ip_str(lk.peer_ip)}", lk) for lk in links if lk.kind != "host"]
-        connected = [(f"{ip_str(switch.loopback)}/32", "exact")]
+        announced = [f"{ip_str(switch.loopback)}/32"]
         leaf = switch.role == "leaf"
         if leaf and plan.intent.addressing.host_links.mode == "rail_subnet":
             self.bridged = [lk for lk in links if lk.kind == "host"]
@@ -240,13 +254,11 @@ class SwitchContext:
             self.vlan_id = rail_vlan_id(switch.rail or 0)
             self.rail_subnet = plan.rail_subnet(switch)
             net, plen, _gw = self.rail_subnet
-            connected.append((f"{ip_str(net)}/{plen}", "exact"))
+            announced.append(f"{ip_str(net)}/{plen}")
         else:
             self.bridged = []
             self.routed = links
             self.vlan_id = None
             self.rail_subnet = None
-            if leaf:
-                net, plen = plan.host_aggregate(switch.plane)
-                connected.append((f"{ip_str(net)}/{plen}", "31..31"))
-        self.connected = connected
+            announced += [f"{ip_str(lk.network)}/{lk.prefixlen}" for lk in links if lk.kind == "host"]
+        self.announced = announced

@@ -15,9 +15,9 @@ config comes from bgpcfgd and the templates of sonic-buildimage ``dockers/docker
 devices; BGP_NEIGHBOR (template shape, keyed by address) carries no per-neighbour network or redistribution.
 So in that mode p2p31 host /31s are never announced. hwaac therefore writes the schema of frrcfgd
 (sonic-buildimage ``src/sonic-frr-mgmt-framework/frrcfgd/frrcfgd.py``; YANG sonic-bgp-global,
-sonic-bgp-neighbor, sonic-bgp-common, sonic-route-map, sonic-routing-policy-sets), which DEVICE_METADATA
-enables with ``frr_mgmt_framework_config`` "true" and ``docker_routing_config_mode`` "unified" (frrcfgd
-replays CONFIG_DB into FRR at start only in unified mode, and assumes "separated" when the field is absent):
+sonic-bgp-neighbor, sonic-bgp-common, sonic-route-map), which DEVICE_METADATA enables with
+``frr_mgmt_framework_config`` "true" and ``docker_routing_config_mode`` "unified" (frrcfgd replays CONFIG_DB
+into FRR at start only in unified mode, and assumes "separated" when the field is absent):
 
 - BGP_GLOBALS ``default``: local_asn, router_id, load_balance_mp_relax -> ``bgp bestpath as-path
   multipath-relax`` (ECMP also over equal-length paths through different ASNs), log_nbr_state_changes ->
@@ -25,24 +25,24 @@ replays CONFIG_DB into FRR at start only in unified mode, and assumes "separated
   neighbour needs its BGP_NEIGHBOR_AF.
 - BGP_GLOBALS_AF ``default|ipv4_unicast``: max_ebgp_paths = sessions (>= 64) -> ``maximum-paths N`` (ECMP over all
   uplinks).
-- PREFIX_SET / PREFIX / ROUTE_MAP_SET / ROUTE_MAP and ROUTE_REDISTRIBUTE ``default|connected|bgp|ipv4``:
-  ``redistribute connected route-map HWAAC_CONNECTED``, a map that permits only the switch's Loopback0 /32 and,
-  on a leaf, its host links (p2p31: the plane's host block, masklength 31..31; rail_subnet: the leaf's rail
-  subnet exact). Leaf-spine /31s are never announced. PREFIX keys use the sequence-less form ``set|prefix|range``
-  (sonic-routing-policy-sets.yang PREFIX_NOSEQ_LIST ``name ip_prefix masklength_range``; range ``exact`` or
-  ``lo..hi`` -> ``ge lo le hi``): every frrcfgd version and both bgpd.conf.db.pref_list.j2 startup templates
-  read it, while the 4-part ``set|seq|prefix|range`` is read only by the newest frrcfgd (older ones unpack
-  exactly ``pfx_set_name, ip_pfx, len_range = key`` and would drop the whole prefix list). Our entries never
-  overlap, so FRR's automatic sequence numbers cannot change the verdict.
-- BGP_NEIGHBOR ``default|<address>`` and BGP_NEIGHBOR_AF ``default|<address>|ipv4_unicast`` (admin_status
-  "true" -> ``neighbor X activate``; route_map_in/out ``[HWAAC_PERMIT_ALL]``, needed because FRR's default
+- BGP_GLOBALS_AF_NETWORK ``default|ipv4_unicast|<prefix>`` -> ``network <prefix>``, one per announced prefix: the
+  switch's Loopback0 /32 and, on a leaf, its host links (p2p31: each cabled host link's /31; rail_subnet: the
+  leaf's rail subnet). FRR announces a network only while the prefix is in its RIB (``bgp network
+  import-check``, FRR's default since 7.4), so a host link that is down is withdrawn, as with ``redistribute
+  connected``. Leaf-spine /31s are never announced. Network statements rather than ``redistribute connected``
+  with a prefix-list route map: the route map needs PREFIX entries, and before 202511 SONiC's YANG accepts only
+  ``set|seq|prefix|range`` keys while frrcfgd reads only ``set|prefix|range`` (docs/sonic-releases.md); the
+  network table reads the same in every release's YANG, frrcfgd and boot template.
+- BGP_NEIGHBOR ``default|<address>`` and BGP_NEIGHBOR_AF ``default|<address>|ipv4_unicast`` (admin_status up ->
+  ``neighbor X activate``; route_map_in/out ``[HWAAC_PERMIT_ALL]``, needed because FRR's default
   ``bgp ebgp-requires-policy`` would otherwise neither accept nor send any route on an eBGP session).
-- admin_status is written "true": every frrcfgd version maps "true"/"false" (BGP_NEIGHBOR: "false" ->
-  ``neighbor X shutdown``); sonic-types' ``up``/``down`` is accepted only by newer frrcfgd.
-- The tables come in dependency order (prefix sets before the route maps that match them, BGP_GLOBALS before
-  the per-VRF tables, neighbours before their address families): frrcfgd handles a live ``config load`` in
-  arrival order and ignores a per-VRF update that comes before the VRF's local ASN; at start it replays
-  CONFIG_DB in its own dependency order.
+- admin_status follows the release (:mod:`hwaac.model.sonic_releases`): ``up`` from 202505, whose frrcfgd maps
+  up/down as well as true/false and whose YANG accepts only up/down; before 202505 the intent chooses ``true``
+  (``sonic_bgp_admin_status: frrcfgd``) or ``up`` (``yang``), each with its cost.
+- The tables come in dependency order (the route map before the neighbours that use it, BGP_GLOBALS before the
+  per-VRF tables, neighbours before their address families): frrcfgd handles a live ``config load`` in arrival
+  order and ignores a per-VRF update that comes before the VRF's local ASN; at start it replays CONFIG_DB in
+  its own dependency order.
 
 Buffers (dynamic model)
 -----------------------
@@ -73,9 +73,7 @@ from hwaac.render.sonic.context import (
     CABLE_LENGTH_PROFILE,
     DEVICE_TYPE,
     LOOPBACK,
-    PREFIX_SET_CONNECTED,
     QOS_MAP,
-    ROUTE_MAP_CONNECTED,
     ROUTE_MAP_PERMIT,
     VRF,
     WRED_LOSSLESS,
@@ -113,7 +111,8 @@ class DeviceMetadata(TableGenerator):
 
     - hostname, hwsku, platform (left out when the model has none): identity; hwsku selects port_config.ini.
     - bgp_asn, bgp_router_id: the switch's ASN and its loopback (BGP_GLOBALS repeats them for frrcfgd, which
-      falls back to bgp_asn for the default VRF).
+      falls back to bgp_asn for the default VRF). bgp_router_id only from 202405: older releases' YANG has no
+      such field (sonic-device_metadata.yang gained it in 202405), and frrcfgd reads BGP_GLOBALS router_id.
     - type: leaf ``BackEndToRRouter``, spine ``BackEndLeafRouter``, super-spine ``SpineRouter`` (a back-end
       fabric in SONiC's vocabulary); the buffer templates pick their defaults file (t0/t1/t2) from it.
     - buffer_model ``dynamic``: lossless headroom is computed from speed, cable length (CABLE_LENGTH) and MTU
@@ -133,7 +132,8 @@ class DeviceMetadata(TableGenerator):
         if model.platform:
             local["platform"] = model.platform
         local["bgp_asn"] = str(sw.asn)
-        local["bgp_router_id"] = ip_str(sw.loopback)
+        if ctx.release.bgp_router_id_field:
+            local["bgp_router_id"] = ip_str(sw.loopback)
         local["type"] = DEVICE_TYPE[sw.role]
         local["buffer_model"] = "dynamic"
         local["docker_routing_config_mode"] = "unified"
@@ -250,54 +250,26 @@ class VlanInterface(TableGenerator):
 # --- BGP and routing policy (frrcfgd; see module docstring) -----------------------------------------------------
 
 
-class PrefixSet(TableGenerator):
-    """PREFIX_SET (sonic-routing-policy-sets.yang): ``HWAAC_CONNECTED_V4`` mode ``IPv4`` (frrcfgd needs the mode
-    to know it is an ``ip prefix-list``)."""
-
-    table = "PREFIX_SET"
-
-    @classmethod
-    def generate(cls, ctx: SwitchContext) -> Table:
-        return {PREFIX_SET_CONNECTED: {"mode": "IPv4"}}
-
-
-class Prefix(TableGenerator):
-    """PREFIX (sonic-routing-policy-sets.yang PREFIX_NOSEQ_LIST): ``HWAAC_CONNECTED_V4|<prefix>|<range>`` action
-    permit: Loopback0 ``<lo>/32|exact``; on a leaf ``<plane host block>|31..31`` (p2p31: any of its host /31s) or
-    ``<rail subnet>|exact`` (rail_subnet). frrcfgd: ``ip prefix-list HWAAC_CONNECTED_V4 permit 10.0.0.1/32``,
-    ``... permit 172.16.0.0/16 ge 31 le 31`` (sequence numbers assigned by FRR; the entries are disjoint)."""
-
-    table = "PREFIX"
-
-    @classmethod
-    def generate(cls, ctx: SwitchContext) -> Table:
-        return {f"{PREFIX_SET_CONNECTED}|{prefix}|{length}": {"action": "permit"} for prefix, length in ctx.connected}
-
-
 class RouteMapSet(TableGenerator):
     """ROUTE_MAP_SET (sonic-route-map.yang): the route map names, which the YANG leafrefs of route_map_in/out
-    and ROUTE_REDISTRIBUTE route_map point to (frrcfgd itself does not read this table)."""
+    point to (frrcfgd itself does not read this table)."""
 
     table = "ROUTE_MAP_SET"
 
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
-        return {ROUTE_MAP_CONNECTED: {}, ROUTE_MAP_PERMIT: {}}
+        return {ROUTE_MAP_PERMIT: {}}
 
 
 class RouteMap(TableGenerator):
-    """ROUTE_MAP (sonic-route-map.yang) ``<name>|<seq>``: ``HWAAC_CONNECTED|10`` permit with match_prefix_set
-    HWAAC_CONNECTED_V4 (frrcfgd: ``match ip address prefix-list``; everything else falls to the implicit deny),
-    and ``HWAAC_PERMIT_ALL|10`` permit without a match (the neighbours' in/out policy)."""
+    """ROUTE_MAP (sonic-route-map.yang) ``HWAAC_PERMIT_ALL|10`` permit without a match: the neighbours' in/out
+    policy (frrcfgd: ``route-map HWAAC_PERMIT_ALL permit 10``)."""
 
     table = "ROUTE_MAP"
 
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
-        return {
-            f"{ROUTE_MAP_CONNECTED}|10": {"route_operation": "permit", "match_prefix_set": PREFIX_SET_CONNECTED},
-            f"{ROUTE_MAP_PERMIT}|10": {"route_operation": "permit"},
-        }
+        return {f"{ROUTE_MAP_PERMIT}|10": {"route_operation": "permit"}}
 
 
 class BgpGlobals(TableGenerator):
@@ -326,16 +298,16 @@ class BgpGlobalsAf(TableGenerator):
         return {f"{VRF}|{AFI_SAFI}": {"max_ebgp_paths": str(max(BGP_MIN_EBGP_PATHS, len(ctx.neighbors)))}}
 
 
-class RouteRedistribute(TableGenerator):
-    """ROUTE_REDISTRIBUTE|default|connected|bgp|ipv4 (frrcfgd key ``vrf|src|dst|af``): route_map
-    ``[HWAAC_CONNECTED]`` -> ``redistribute connected route-map HWAAC_CONNECTED``: the loopback and, on a leaf,
-    the host links; never the fabric /31s."""
+class BgpGlobalsAfNetwork(TableGenerator):
+    """BGP_GLOBALS_AF_NETWORK (sonic-bgp-global.yang) ``default|ipv4_unicast|<prefix>`` -> ``network <prefix>``
+    under ``address-family ipv4 unicast``, one per announced prefix (:attr:`SwitchContext.announced`: Loopback0,
+    a leaf's host links); never the fabric /31s (module docstring)."""
 
-    table = "ROUTE_REDISTRIBUTE"
+    table = "BGP_GLOBALS_AF_NETWORK"
 
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
-        return {f"{VRF}|connected|bgp|ipv4": {"route_map": [ROUTE_MAP_CONNECTED]}}
+        return {f"{VRF}|{AFI_SAFI}|{prefix}": {} for prefix in ctx.announced}
 
 
 class BgpNeighbor(TableGenerator):
@@ -343,8 +315,9 @@ class BgpNeighbor(TableGenerator):
 
     One entry per leaf-spine and spine-super-spine link end: leaves peer with spines, spines with leaves and
     super-spines, super-spines with spines; never with hosts. Fields: asn (the peer's: ``remote-as``), name
-    (peer device: ``description``), local_addr (this end of the /31: ``update-source``), admin_status ``true``
-    (``no neighbor X shutdown``), keepalive 3 and holdtime 10 seconds (``timers 3 10``: fast failure detection
+    (peer device: ``description``), local_addr (this end of the /31: ``update-source``), admin_status
+    :attr:`SwitchContext.bgp_up` (``up``, or ``true`` on the frrcfgd path: ``no neighbor X shutdown``), keepalive 3
+    and holdtime 10 seconds (``timers 3 10``: fast failure detection
     on point-to-point links).
     """
 
@@ -354,14 +327,14 @@ class BgpNeighbor(TableGenerator):
     def generate(cls, ctx: SwitchContext) -> Table:
         by_name = ctx.plan.switch_by_name
         return {key: {"asn": str(by_name[lk.peer].asn), "name": lk.peer, "local_addr": ip_str(lk.ip),
-                      "admin_status": "true", "keepalive": BGP_KEEPALIVE, "holdtime": BGP_HOLDTIME}
+                      "admin_status": ctx.bgp_up, "keepalive": BGP_KEEPALIVE, "holdtime": BGP_HOLDTIME}
                 for key, lk in ctx.neighbors}
 
 
 class BgpNeighborAf(TableGenerator):
     """BGP_NEIGHBOR_AF ``default|<neighbour address>|ipv4_unicast`` (sonic-bgp-neighbor.yang), one per
-    BGP_NEIGHBOR: admin_status ``true`` (``neighbor X activate``; frrcfgd configures ``no bgp default
-    ipv4-unicast``), route_map_in and route_map_out ``[HWAAC_PERMIT_ALL]`` (FRR's ``bgp ebgp-requires-policy``
+    BGP_NEIGHBOR: admin_status :attr:`SwitchContext.bgp_up` (``neighbor X activate``; frrcfgd configures ``no bgp
+    default ipv4-unicast``), route_map_in and route_map_out ``[HWAAC_PERMIT_ALL]`` (FRR's ``bgp ebgp-requires-policy``
     drops every route of an eBGP session that has no policy)."""
 
     table = "BGP_NEIGHBOR_AF"
@@ -369,7 +342,7 @@ class BgpNeighborAf(TableGenerator):
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
         suffix = f"|{AFI_SAFI}"
-        return {key + suffix: {"admin_status": "true", "route_map_in": [ROUTE_MAP_PERMIT],
+        return {key + suffix: {"admin_status": ctx.bgp_up, "route_map_in": [ROUTE_MAP_PERMIT],
                                "route_map_out": [ROUTE_MAP_PERMIT]}
                 for key, _lk in ctx.neighbors}
 
@@ -594,8 +567,8 @@ class LosslessTrafficPattern(TableGenerator):
 #: the module docstring).
 GENERATORS: tuple[type[TableGenerator], ...] = (
     DeviceMetadata, Port, LoopbackInterface, Interface, Vlan, VlanMember, VlanInterface,
-    PrefixSet, Prefix, RouteMapSet, RouteMap, BgpGlobals, BgpGlobalsAf, RouteRedistribute, BgpNeighbor,
-    BgpNeighborAf, DeviceNeighbor, DscpToTcMap, TcToQueueMap, TcToPriorityGroupMap, MapPfcPriorityToQueue,
+    RouteMapSet, RouteMap, BgpGlobals, BgpGlobalsAf, BgpGlobalsAfNetwork, BgpNeighbor, BgpNeighborAf,
+    DeviceNeighbor, DscpToTcMap, TcToQueueMap, TcToPriorityGroupMap, MapPfcPriorityToQueue,
     PfcPriorityToPriorityGroupMap, Scheduler, WredProfile, Queue, PortQosMap, PfcWd, CableLength, BufferPg,
     DefaultLosslessBufferParameter, LosslessTrafficPattern,
 )
