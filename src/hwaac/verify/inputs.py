@@ -187,6 +187,11 @@ class Inputs:
                 out.setdefault(c.b.device, {}).setdefault(c.network, []).append(c.id)
         return out
 
+    @cached_property
+    def prefix_cables(self) -> dict[str, tuple[str, list[str]]]:
+        """host prefix -> (its leaf, its cables)."""
+        return {p: (leaf, cs) for leaf, ps in self.host_prefixes.items() for p, cs in ps.items()}
+
     def devices(self) -> list[str]:
         return sorted(self.switches) + sorted(self.hosts)
 

@@ -85,6 +85,7 @@ def judge(inputs: Inputs, outputs: Outputs, names: Iterable[str] | None = None,
                 kind = check.kind(r)
                 if kind is not None:
                     ctx.faults.add(r, kind)
+            ctx.faults_changed()
     report = Report(inputs.fabric, asked, [r for n in asked for r in ctx.results[n]], ctx.faults,
                     devices=sorted(scope))
     report.timings["judge_s"] = time.monotonic() - t

@@ -34,8 +34,25 @@ class Context:
     def down(self, device: str) -> bool:
         return device in self.faults.devices
 
+    def faults_changed(self) -> None:
+        """Drop what was derived from ``faults`` (the runner calls it after each check that adds faults)."""
+        for name in ("_session_fault", "live", "_prefix_live", "_upstream"):
+            self.__dict__.pop(name, None)
+
     def session_fault(self) -> dict[str, str]:
         """session id -> the fault it is down for (its cable, or a device at one end)."""
+        if "_session_fault" not in self.__dict__:
+            self.__dict__["_session_fault"] = self._session_fault_now()
+        return self.__dict__["_session_fault"]
+
+    def upstream(self, switch: str, origin: str) -> set[tuple[str, str]]:
+        """``planned.upstream``, cached."""
+        cache = self.__dict__.setdefault("_upstream", {})
+        if (switch, origin) not in cache:
+            cache[(switch, origin)] = self.planned.upstream(switch, origin)
+        return cache[(switch, origin)]
+
+    def _session_fault_now(self) -> dict[str, str]:
         out = {}
         for s in self.inputs.sessions:
             dev = next((d for d in (s.a.device, s.b.device) if self.down(d)), None)
@@ -47,12 +64,18 @@ class Context:
 
     def host_prefix_cables(self) -> dict[str, tuple[str, list[str]]]:
         """host prefix -> (its leaf, its cables)."""
-        return {p: (leaf, cables) for leaf, ps in self.inputs.host_prefixes.items() for p, cables in ps.items()}
+        return self.inputs.prefix_cables
 
     def prefix_live(self, prefix: str) -> bool | None:
         """Whether the leaf has the host prefix connected (a leaf port of one of its cables oper up); None when
         the leaf's links were not read."""
-        leaf, cables = self.host_prefix_cables()[prefix]
+        cache = self.__dict__.setdefault("_prefix_live", {})
+        if prefix not in cache:
+            cache[prefix] = self._prefix_live_now(prefix)
+        return cache[prefix]
+
+    def _prefix_live_now(self, prefix: str) -> bool | None:
+        leaf, cables = self.inputs.prefix_cables[prefix]
         if self.down(leaf):
             return False
         try:

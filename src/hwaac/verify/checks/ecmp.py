@@ -60,12 +60,12 @@ class VerifyEcmpRoutes(Check):
                         why |= {c for c in prefix_cables[prefix][1] if c in ctx.faults.cables}
                         why |= {origin} & down
                 route = routes.get(prefix)
-                hops = route.fib_nexthops() if route is not None and route.selected and route.installed else ()
+                hops = route.fib if route is not None and route.selected and route.installed else ()
                 if want == 0:
                     absent_ok += 1
                     continue  # not reachable with the faults named: present or not, not judged
                 allowed = {peer_ip[sid] for sid in ctx.live.nexthops(leaf, origin) if sid in peer_ip}
-                strangers = sorted(nh.ip or nh.iface or "?" for nh in hops if nh.ip not in allowed)
+                strangers = sorted(h for h in hops if h not in allowed)
                 if not hops:
                     wrong.append(f"{prefix} missing (expected {want})")
                 elif len(hops) != want or strangers:

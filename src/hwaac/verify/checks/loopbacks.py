@@ -50,7 +50,7 @@ class VerifyLoopbacksReachable(Check):
                     why |= explain(ctx.planned, ctx.live, name, t, dead, down)
                     continue
                 route = routes.get(inputs.switches[t].loopback)
-                if route is None or not route.selected or not route.fib_nexthops():
+                if route is None or not route.selected or not route.fib:
                     missing.append(f"{inputs.switches[t].loopback} ({t})")
             if missing:
                 yield self.result(name, expected, f"missing {shorten(missing)}", Status.FAIL, devices=(name,),

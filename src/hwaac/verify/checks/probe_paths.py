@@ -33,7 +33,7 @@ def path_faults(ctx: Context, probe: Probe, kinds: frozenset[str]) -> PathFaults
     dead = ctx.session_fault()
     if src_leaf != dst_leaf:
         for a, b in ((src_leaf, dst_leaf), (dst_leaf, src_leaf)):
-            for switch, sid in ctx.planned.upstream(a, b):
+            for switch, sid in ctx.upstream(a, b):
                 peer = ctx.planned.peer_over(switch, sid)
                 if peer is not None and ctx.down(peer):
                     on_path.add(peer)

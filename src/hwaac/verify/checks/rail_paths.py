@@ -49,7 +49,7 @@ class VerifyRailPaths(Check):
         if route.error is not None:
             problems.append(f"no route ({route.error})")
         elif route.dev != probe.iface:
-            problems.append(f"egress {route.dev} (table {route.table})")
+            problems.append(f"egress {route.dev} ({f'table {route.table}' if route.table else 'main table'})")
         if ping.error is not None:
             problems.append(f"ping failed: {ping.error}")
         elif not ping.ok:
