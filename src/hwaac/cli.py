@@ -178,6 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_node(sub)
 
+    from hwaac.lab.cli import register as register_lab
+
+    register_lab(sub)
+
+    from hwaac.verify.cli import add_verify_parser
+
+    add_verify_parser(sub)
+
     tf = sub.add_parser("terraform", help="the Terraform provider aiinfra/hwaac")
     tf_sub = tf.add_subparsers(dest="tf_command", required=True)
     m = tf_sub.add_parser("mirror", help="build the provider into a local mirror and write a CLI configuration "
