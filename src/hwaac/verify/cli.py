@@ -103,7 +103,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         except ValueError as exc:
             _err(str(exc))
             return EXIT_USAGE
-        report = judge(inputs, outputs, names, devices)
+        # a folder of some devices (a batch, one role) is judged for those: the others were not asked
+        report = judge(inputs, outputs, names, devices or sorted(set(outputs) & set(inputs.devices())))
     else:
         from hwaac.verify.lab import LabCollector
 

@@ -313,8 +313,10 @@ class Facts:
         return self._parsed(device, C.ping_df(dst, src, mtu), parse_ping)
 
     def unreachable(self, device: str) -> str | None:
-        """Why nothing could be run on ``device`` (every output it has is a collector error), else None."""
+        """Why nothing could be run on ``device`` (no output at all, or every output a collector error), else None."""
         raws = self.outputs.get(device)
+        if raws is None:
+            return "no output gathered from it (the gathering did not reach it)"
         if not raws:
             return None
         errors = [r.error for r in raws.values()]

@@ -199,8 +199,13 @@ class Inputs:
         return "switch" if device in self.switches else "host" if device in self.hosts else ""
 
 
-def load_inputs(plan_dir: str | Path) -> Inputs:
+def load_inputs(plan_dir: str | Path, *, config_dbs: bool = True,
+                netplan_hosts: Iterable[str] | None = None) -> Inputs:
     """The inputs of the fabric planned into ``plan_dir`` (``plan.json`` and the rendered files beside it).
+
+    ``config_dbs`` False skips the switches' files (sessions then come from the plan's links, MTUs are unknown);
+    ``netplan_hosts`` limits the netplan files read to those hosts (the others' MTUs are unknown): what a
+    per-device command list needs, read in milliseconds.
 
     Raises:
         InputError: no plan there, or a rendered file is malformed (naming it and the field).
@@ -214,11 +219,13 @@ def load_inputs(plan_dir: str | Path) -> Inputs:
         raise InputError(f"{base}: no plan.json (write one with `hwaac plan FABRIC -o {base}`)") from None
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    return inputs_from_plan(doc, base)
+    return inputs_from_plan(doc, base, config_dbs=config_dbs, netplan_hosts=netplan_hosts)
 
 
-def inputs_from_plan(doc: dict[str, Any], render_dir: Path | None = None) -> Inputs:
+def inputs_from_plan(doc: dict[str, Any], render_dir: Path | None = None, *, config_dbs: bool = True,
+                     netplan_hosts: Iterable[str] | None = None) -> Inputs:
     """:func:`load_inputs` for an already loaded plan document; rendered files are read from ``render_dir``."""
+    netplans = None if netplan_hosts is None else set(netplan_hosts)
     where = "plan.json"
     try:
         switches = {name: Switch(name, s["role"], int(s["asn"]), s["loopback"], int(s.get("plane", 0)),
@@ -235,7 +242,7 @@ def inputs_from_plan(doc: dict[str, Any], render_dir: Path | None = None) -> Inp
     max_paths: dict[str, int] = {}
     neighbours: dict[str, dict[str, dict[str, Any]] | None] = {}
     for name in switches:
-        cdb = _config_db(render_dir, name)
+        cdb = _config_db(render_dir, name) if config_dbs else None
         neighbours[name] = None if cdb is None else _bgp_neighbours(cdb, render_dir, name)
         if cdb is not None:
             port_mtu.update(_port_mtus(cdb, name))
@@ -246,11 +253,14 @@ def inputs_from_plan(doc: dict[str, Any], render_dir: Path | None = None) -> Inp
                 max_paths[name] = int(af["max_ebgp_paths"])
     sessions = _sessions(switches, cables, neighbours)
     hosts = {}
+    host_cables: dict[str, list[Cable]] = {}
+    for c in cables.values():
+        if c.kind == "host":
+            host_cables.setdefault(c.a.device, []).append(c)
     for name, n in sorted(nodes.items()):
-        mtus = _netplan_mtus(render_dir, name)
+        mtus = _netplan_mtus(render_dir, name) if netplans is None or name in netplans else {}
         rails = []
-        for c in sorted((c for c in cables.values() if c.kind == "host" and c.a.device == name),
-                        key=lambda c: (c.a.port, c.id)):
+        for c in sorted(host_cables.get(name, []), key=lambda c: (c.a.port, c.id)):
             leaf = switches.get(c.b.device)
             rail = leaf.rail if leaf is not None and leaf.rail is not None else len(rails)
             plane = leaf.plane if leaf is not None else 0

@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from hwaac.verify.checks import BY_NAME, CATALOG, Check, Context
 from hwaac.verify.facts import Facts
-from hwaac.verify.inputs import Inputs
+from hwaac.verify.inputs import Inputs, load_inputs
 from hwaac.verify.raw import Collector, Command, Outputs
 from hwaac.verify.results import FaultSet, Result, Status
 
@@ -67,6 +68,24 @@ def requests(inputs: Inputs, checks: Sequence[type[Check]], devices: Iterable[st
         if cmds:
             out[d] = list(cmds.values())
     return out
+
+
+def device_requests(plan_dir: str | Path, device: str, names: Iterable[str] | None = None) -> list[Command]:
+    """The commands the checks read on ``device``, from the plan and only the files they depend on (a host's and
+    its probe peers' netplan), as the Ansible path asks it once per host.
+
+    Raises:
+        ValueError: an unknown check, or a device not in the plan.
+        InputError: the plan or a file it needs cannot be used.
+    """
+    _asked, to_run = select(names)
+    inputs = load_inputs(plan_dir, config_dbs=False, netplan_hosts=())
+    if device not in inputs.switches and device not in inputs.hosts:
+        raise ValueError(f"device {device!r} is not in the plan of {plan_dir}")
+    if device in inputs.hosts:
+        peers = {p.dst_host for p in inputs.probes if p.host == device}
+        inputs = load_inputs(plan_dir, config_dbs=False, netplan_hosts={device, *peers})
+    return requests(inputs, to_run, [device]).get(device, [])
 
 
 def judge(inputs: Inputs, outputs: Outputs, names: Iterable[str] | None = None,
