@@ -33,11 +33,13 @@ from hwaac.verify.raw import Command, Outputs, Raw
 
 ESTABLISHED = "Established"
 VTYSH_DOWN = ("failed to connect to any daemons", "is not running")
+TIMED_OUT = "timed out"  # how collectors start the error of a command that ran past its time limit
 
 
 class FactError(Exception):
     """An output that gives no facts. ``kind``: ``missing`` (not collected), ``unreachable`` (the command could
-    not be run), ``daemon_down`` (vtysh reached no FRR daemon), ``failed`` (non-zero exit), ``malformed``."""
+    not be run), ``timeout`` (it ran past its limit: the device answers, slowly), ``daemon_down`` (vtysh reached
+    no FRR daemon), ``failed`` (non-zero exit), ``malformed``."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -122,7 +124,8 @@ class Ping:
 
 def _text(raw: Raw, what: str, allow_rc: tuple[int, ...] = (0,)) -> str:
     if raw.error is not None:
-        raise FactError("unreachable", f"{what}: {raw.error}")
+        kind = "timeout" if raw.error.startswith(TIMED_OUT) else "unreachable"
+        raise FactError(kind, f"{what}: {raw.error}")
     if raw.argv and raw.argv[0] == "vtysh" and raw.rc != 0:
         err = (raw.stderr or raw.stdout).strip()
         kind = "daemon_down" if any(s in err for s in VTYSH_DOWN) else "failed"
@@ -320,4 +323,6 @@ class Facts:
         if not raws:
             return None
         errors = [r.error for r in raws.values()]
-        return errors[0] if all(errors) else None
+        if not all(errors) or all(e.startswith(TIMED_OUT) for e in errors):  # type: ignore[union-attr]
+            return None  # something answered, or everything only ran late (an ERROR, not a device down)
+        return next(e for e in errors if e and not e.startswith(TIMED_OUT))

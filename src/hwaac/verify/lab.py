@@ -15,13 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 from hwaac.verify.raw import Command, Outputs, Raw, Runner
 
-BATCH_FROM = 4  # a device with at least this many commands gets one batched shell
+BATCH_FROM = 8  # a device with at least this many commands (a host's probes) gets one batched shell
 
 
 class LabCollector:
     """Runs the requested commands through ``runner`` with ``workers`` threads."""
 
-    def __init__(self, runner: Runner, *, workers: int = 24, timeout: float = 30.0) -> None:
+    def __init__(self, runner: Runner, *, workers: int = 24, timeout: float = 60.0) -> None:
         self.runner = runner
         self.workers = workers
         self.timeout = timeout

@@ -238,6 +238,16 @@ def test_unreachable_host_is_its_own_fault() -> None:
     assert skipped == {("gpu-su01-h01",)}
 
 
+def test_a_device_that_only_answers_late_is_an_error_not_a_fault() -> None:
+    outputs = recorded("healthy")
+    outputs[LEAF] = {k: Raw(r.argv, error="timed out after 60 s") for k, r in outputs[LEAF].items()}
+    results = judge(fixture_inputs(), outputs).results
+    assert not [r for r in results if r.status is Status.FAIL]
+    assert one(results, "VerifyDevicesAnswer", LEAF).status is Status.ERROR
+    assert {r.check for r in results if r.status is Status.ERROR} >= {"VerifyInterfaceState", "VerifyBgpSessions",
+                                                                      "VerifyEcmpRoutes"}
+
+
 def test_check_subset_runs_what_it_requires_but_reports_only_it() -> None:
     report = judge(fixture_inputs(), recorded("link_down"), ["VerifyEcmpRoutes"])
     assert report.checks == ["VerifyEcmpRoutes"]

@@ -4,8 +4,8 @@ error becomes an ``error`` output, never an exception. Runs real shells (the run
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from hwaac.verify.lab import BATCH_FROM, LabCollector, batch_script, split_batch
 from hwaac.verify.raw import Command
@@ -31,13 +31,15 @@ CMDS = [
     Command(("printf", "")),
     Command(("sh", "-c", "printf 'a\\n\\n'")),
 ]
+BATCH = CMDS + [Command(("echo", str(i))) for i in range(BATCH_FROM - len(CMDS))]
 
 
 def test_batch_keeps_streams_and_status_apart() -> None:
     runner = Local()
-    out = LabCollector(runner).collect({"h1": CMDS})
+    out = LabCollector(runner).collect({"h1": BATCH})
     assert len(runner.calls) == 1 and runner.calls[0][1][:2] == ("sh", "-c")  # one shell for the batch
-    got = {k: (r.rc, r.stdout, r.stderr, r.error) for k, r in out["h1"].items()}
+    got = {k: (r.rc, r.stdout, r.stderr, r.error) for k, r in out["h1"].items() if k in {c.key for c in CMDS}}
+    assert out["h1"]["echo 0"].stdout == "0\n"
     assert got == {
         CMDS[0].key: (0, "one\ntwo\n", "", None),
         CMDS[1].key: (0, "no newline", "", None),
@@ -49,22 +51,22 @@ def test_batch_keeps_streams_and_status_apart() -> None:
 
 def test_few_commands_run_one_by_one() -> None:
     runner = Local()
-    out = LabCollector(runner).collect({"s1": CMDS[: BATCH_FROM - 1]})
-    assert [c[1] for c in runner.calls] == [c.argv for c in CMDS[: BATCH_FROM - 1]]
+    out = LabCollector(runner).collect({"s1": BATCH[: BATCH_FROM - 1]})
+    assert sorted(c[1] for c in runner.calls) == sorted(c.argv for c in BATCH[: BATCH_FROM - 1])
     assert out["s1"][CMDS[2].key].rc == 3
 
 
-def test_batch_runs_in_parallel() -> None:
-    sleeps = [Command(("sleep", "0.5")), Command(("sleep", "0.6")), Command(("sleep", "0.7")),
-              Command(("sleep", "0.8"))]
-    t = time.monotonic()
-    out = LabCollector(Local()).collect({"h1": sleeps})
-    assert time.monotonic() - t < 1.6 and all(r.rc == 0 for r in out["h1"].values())
+def test_batch_runs_in_parallel(tmp_path: Path) -> None:
+    # each command waits (up to 30 s) until all of them have started: they can only all succeed side by side
+    wait = (f'touch {tmp_path}/"$0"; i=0; while [ "$(ls {tmp_path} | wc -l)" -lt {BATCH_FROM} ]; do '
+            'i=$((i+1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done')
+    out = LabCollector(Local()).collect({"h1": [Command(("sh", "-c", wait, str(i))) for i in range(BATCH_FROM)]})
+    assert [r.rc for r in out["h1"].values()] == [0] * BATCH_FROM
 
 
 def test_timeout_and_runner_error_become_error_outputs() -> None:
     out = LabCollector(Local(), timeout=0.5).collect({"h1": [Command(("sleep", "5"))],
-                                                       "gone": [Command(("true",))] * 5})
+                                                       "gone": [Command(("true",))] * BATCH_FROM})
     (slow,) = out["h1"].values()
     assert slow.rc is None and slow.error == "timed out after 0.5 s"
     assert [r.error for r in out["gone"].values()] == ["RuntimeError: namespace hwl-x-gone does not exist"]
