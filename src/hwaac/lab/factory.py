@@ -22,7 +22,7 @@ from hwaac.lab.sonic_state import SonicVersion, asic_type, build_version, defaul
 
 Log = Callable[[str], None]
 PORT_PLATFORM_FIELDS = ("alias", "lanes", "speed", "index")  # what the SKU's port_config.ini gives
-PFCWD_POLL_INTERVAL = "200"  # sonic-utilities pfcwd/main.py DEFAULT_POLL_INTERVAL
+PFCWD_POLL_INTERVAL = "200"  # sonic-utilities pfcwd/main.py DEFAULT_POLL_INTERVAL (ms)
 WORKERS = 4
 
 
@@ -31,9 +31,8 @@ def factory_config(rendered: Mapping[str, Any], index: int = 0) -> dict[str, Any
 
     DEVICE_METADATA holds the platform facts (hwsku, platform, a system MAC from the documentation range,
     RFC 7042) and hostname ``sonic``; the management network (RFC 5737 address); PORT the SKU's fields only
-    (alias, lanes, speed, index); the ``bgp`` feature. PFC_WD|GLOBAL POLL_INTERVAL with DEVICE_METADATA
-    default_pfcwd_status ``enable`` is what ``pfcwd start_default`` leaves on a switch without PFC ports yet, and
-    GCU needs it: on Mellanox it refuses to create the PFC_WD table (docs/lab-deploy.md).
+    (alias, lanes, speed, index); the ``bgp`` feature; PFC_WD|GLOBAL POLL_INTERVAL as ``pfcwd interval 200``
+    writes it, which GCU needs: on Mellanox it refuses to create the PFC_WD table (docs/lab-deploy.md).
 
     Raises:
         LabError: ``rendered`` has no DEVICE_METADATA hwsku/platform or no PORT table.
@@ -45,8 +44,7 @@ def factory_config(rendered: Mapping[str, Any], index: int = 0) -> dict[str, Any
                        f"(DEVICE_METADATA.localhost hwsku and platform, and PORT, are needed for a factory config)")
     return {
         "DEVICE_METADATA": {"localhost": {"hostname": "sonic", "hwsku": meta["hwsku"], "platform": meta["platform"],
-                                          "mac": f"00:00:5e:00:53:{index % 256:02x}",
-                                          "default_pfcwd_status": "enable"}},
+                                          "mac": f"00:00:5e:00:53:{index % 256:02x}"}},
         "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
         "MGMT_PORT": {"eth0": {"alias": "eth0", "admin_status": "up"}},
         "PORT": {k: {f: v for f, v in e.items() if f in PORT_PLATFORM_FIELDS} for k, e in rendered["PORT"].items()},
