@@ -237,6 +237,18 @@ def test_lab_timers_replace_config_retry_and_interval() -> None:
     assert {"neighbor 10.0.0.1 timers connect 30", "neighbor 10.0.0.1 advertisement-interval 5"} <= plain
 
 
+def test_timers_floor_for_big_labs() -> None:
+    db = {"BGP_GLOBALS": {"default": {"local_asn": "65001"}},
+          "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65002", "keepalive": "3", "holdtime": "10"},
+                           "default|10.0.0.3": {"asn": "65002", "keepalive": "20", "holdtime": "60"}}}
+    lines = {s for _, s in statements(frr_config(db, timers_floor=(10, 30)))}
+    assert {"neighbor 10.0.0.1 timers 10 30", "neighbor 10.0.0.3 timers 20 60"} <= lines  # a floor, not a value
+    assert "neighbor 10.0.0.1 timers 3 10" in {s for _, s in statements(frr_config(db))}
+    # without lab timers the config's timers always stand
+    assert "neighbor 10.0.0.1 timers 3 10" in {s for _, s in statements(frr_config(db, lab_timers=False,
+                                                                                      timers_floor=(10, 30)))}
+
+
 def test_vtysh_accepts_every_rendered_config(demo_render: Path, tmp_path: Path) -> None:
     vtysh = shutil.which("vtysh") or "/usr/bin/vtysh"
     if not Path(vtysh).exists():

@@ -157,6 +157,11 @@ def recap(text: str) -> dict[str, dict[str, int]]:
     return out
 
 
+def _forks(order: list[list[str]]) -> int:
+    """A whole batch at once, but not more GCU runs (CPU-bound) than twice the cores."""
+    return max(1, min(max(len(b) for b in order), 2 * (os.cpu_count() or 1)))
+
+
 def _ansible_playbook() -> str:
     beside = Path(sys.executable).parent / "ansible-playbook"
     found = str(beside) if beside.exists() else shutil.which("ansible-playbook")
@@ -198,6 +203,8 @@ def deploy(lab: Lab, *, render_dir: Path | None = None, check: bool = False, ser
     from hwaac.lab.factory import prepare
 
     serial = parse_serial(serial)
+    if lab.phase != "up":
+        raise LabError(f"lab {lab.name} is {lab.phase or 'not built'}, not up: `hwaac lab down {lab.name}`, then up")
     render = Path(render_dir or lab.render_dir).resolve()
     missing = [n for n in lab.switches if not (render / "switches" / n / "config_db.json").is_file()]
     if missing:
@@ -226,7 +233,7 @@ def deploy(lab: Lab, *, render_dir: Path | None = None, check: bool = False, ser
                                                                                    else [])
         env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(REPO), "ANSIBLE_NOCOLOR": "1",
                "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_LOCALHOST_WARNING": "0",
-               "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0", "ANSIBLE_FORKS": str(max(len(b) for b in order)),
+               "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0", "ANSIBLE_FORKS": str(_forks(order)),
                "ANSIBLE_HOST_KEY_CHECKING": "0"}
         t0 = time.monotonic()
         lines: list[str] = []

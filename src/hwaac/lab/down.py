@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -67,11 +68,13 @@ def _down(lab: str, folder: Path, root: Path, log: Log) -> dict[str, Any]:
     # recorded processes first (a flap loop runs in the initial namespace), then whatever is in the namespaces
     recs = [f["process"] for f in state.get("faults", []) if f.get("process")]
     recs += [r for daemons in state.get("daemons", {}).values() for r in daemons.values()]
+    t = time.monotonic()
     live = [r for r in recs if alive(r)]
     stop(live, sig=signal.SIGKILL, timeout=2.0)
     inside = netns.pids(names)
     count = len(live) + sum(len(p) for p in inside.values())
     stop_pids([p for ps in inside.values() for p in ps])
+    killed = time.monotonic() - t
     netns.delete(names)
     for path in sorted(FRR_RUN_DIR.glob(f"{prefix}*")) if FRR_RUN_DIR.is_dir() else []:
         shutil.rmtree(path, ignore_errors=True)
@@ -83,7 +86,7 @@ def _down(lab: str, folder: Path, root: Path, log: Log) -> dict[str, Any]:
     for empty in (root, neigh.RECORD_DIR):  # the folders up made, once nothing is left in them
         with contextlib.suppress(OSError):
             empty.rmdir()
-    log(f"lab {lab} down: {len(names)} namespaces, {count} processes removed"
+    log(f"lab {lab} down: {len(names)} namespaces, {count} processes removed ({killed:.1f} s to stop them)"
         + (f"; restored {', '.join(f'{k}={v}' for k, v in restored.items())}" if restored else "")
         + (f" ({len(others)} other lab(s) still up: neighbour limits kept)" if others else ""))
     return {"lab": lab, "namespaces": len(names), "processes": count, "sysctl_restored": restored,

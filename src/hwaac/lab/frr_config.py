@@ -72,13 +72,16 @@ _SEND_COMMUNITY = {
 }
 
 
-def frr_config(config_db: Mapping[str, Any], *, lab_timers: bool = True) -> str:
+def frr_config(config_db: Mapping[str, Any], *, lab_timers: bool = True,
+               timers_floor: tuple[int, int] | None = None) -> str:
     """bgpd's configuration for the switch whose config_db this is.
 
     Args:
         config_db: the rendered ``config_db.json`` (keys ``TABLE`` -> ``"k1|k2"`` -> fields).
         lab_timers: add ``timers connect 2`` and ``advertisement-interval 0`` to every neighbour and peer group
             (a twin's bgpd starts before its peers and should retry in seconds, not minutes).
+        timers_floor: (keepalive, holdtime) at least this (with ``lab_timers``): for labs too big for their
+            cores to keep 3/10 s timers through the initial update storm (docs/lab.md).
 
     Raises:
         LabError: a value the lab cannot run (admin_status outside true/false/up/down, an EVPN family).
@@ -99,7 +102,7 @@ def frr_config(config_db: Mapping[str, Any], *, lab_timers: bool = True) -> str:
     out += _community_lists(db["COMMUNITY_SET"], db["EXTENDED_COMMUNITY_SET"])
     for (vrf, *_), glob in db["BGP_GLOBALS"].items():
         if "local_asn" in glob:
-            out += ["!", *_router_bgp(vrf, glob, db, lab_timers)]
+            out += ["!", *_router_bgp(vrf, glob, db, lab_timers, timers_floor if lab_timers else None)]
     out.append("!")
     return "\n".join(out) + "\n"
 
@@ -263,7 +266,8 @@ def _community_lists(std: Mapping[tuple[str, ...], Any], ext: Mapping[tuple[str,
     return out
 
 
-def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_timers: bool) -> list[str]:
+def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_timers: bool,
+                floor: tuple[int, int] | None) -> list[str]:
     """One ``router bgp`` block (bgpd.conf.db.j2)."""
     out = [f"router bgp {glob['local_asn']}" + ("" if vrf == "default" else f" vrf {vrf}")]
     if str(glob.get("fast_external_failover", "")).lower() == "false":
@@ -305,10 +309,10 @@ def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_ti
             if _true(glob, f)]
     for key, peer in db["BGP_PEER_GROUP"].items():
         if key[0] == vrf and len(key) > 1:
-            out += _neighbor("BGP_PEER_GROUP", key, peer, lab_timers)
+            out += _neighbor("BGP_PEER_GROUP", key, peer, lab_timers, floor)
     for key, nbr in db["BGP_NEIGHBOR"].items():
         if key[0] == vrf and len(key) > 1:
-            out += _neighbor("BGP_NEIGHBOR", key, nbr, lab_timers)
+            out += _neighbor("BGP_NEIGHBOR", key, nbr, lab_timers, floor)
     if "max_dynamic_neighbors" in glob:
         out.append(f" bgp listen limit {glob['max_dynamic_neighbors']}")
     if "route_map_process_delay" in glob:
@@ -324,7 +328,8 @@ def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_ti
     return out
 
 
-def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_timers: bool) -> list[str]:
+def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_timers: bool,
+              floor: tuple[int, int] | None = None) -> list[str]:
     """``neighbor`` lines of one neighbour or peer group (bgpd.conf.db.nbr_or_peer.j2)."""
     name = key[1]
     out: list[str] = []
@@ -355,7 +360,10 @@ def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_time
     if not lab_timers and "min_adv_interval" in nbr:
         out.append(n + _NBR_VALUES["min_adv_interval"].format(nbr["min_adv_interval"]))
     if "keepalive" in nbr and "holdtime" in nbr:
-        out.append(n + f"timers {nbr['keepalive']} {nbr['holdtime']}")
+        ka, hold = nbr["keepalive"], nbr["holdtime"]
+        if floor and str(ka).isdigit() and str(hold).isdigit():
+            ka, hold = max(int(ka), floor[0]), max(int(hold), floor[1])
+        out.append(n + f"timers {ka} {hold}")
     if not lab_timers and "conn_retry" in nbr:
         out.append(n + _NBR_VALUES["conn_retry"].format(nbr["conn_retry"]))
     if lab_timers:

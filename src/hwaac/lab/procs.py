@@ -108,15 +108,15 @@ def _signal(rec: dict[str, int], sig: int) -> None:
             os.kill(int(rec["pid"]), sig)
 
 
-def run(argv: Sequence[str], *, timeout: float = 60.0, input: str | None = None,
-        check: bool = True) -> subprocess.CompletedProcess[str]:
+def run(argv: Sequence[str], *, timeout: float = 60.0, input: str | None = None, check: bool = True,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run a command, text in and out.
 
     Raises:
         LabError: it failed (with ``check``), naming the command, its exit status and the first lines of stderr.
     """
     try:
-        proc = subprocess.run(list(argv), input=input, capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(list(argv), input=input, capture_output=True, text=True, timeout=timeout, env=env)
     except FileNotFoundError:
         raise LabError(f"{argv[0]}: not found (install iproute2, frr and lldpd: scripts/install-system-deps.sh)") \
             from None

@@ -2,7 +2,8 @@
 
 Order: everything that can refuse the input (the render, every switch's FRR config, every host's files, the
 tool versions) is read first, before anything is made; then namespaces, neighbour-table limits, sysctls,
-veths, addresses, host networking, wrappers, FRR, lldpd. A failure part way tears down what was made.
+veths, addresses, host networking, wrappers, lldpd, FRR, and last the switch ports up. A failure part way
+tears down what was made.
 """
 
 from __future__ import annotations
@@ -119,9 +120,14 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
     log(f"  {len(ns)} namespaces, {len(fab.cables)} veth pairs, addresses and host routing: "
         f"{time.monotonic() - t:.1f} s")
     t = time.monotonic()
+    sessions = sum(1 for c in fab.cables.values() if c.a[0] in fab.switches and c.b[0] in fab.switches)
+    floor = frr.timers_floor(sessions)
+    state["bgp_timers_floor"] = list(floor) if floor else None
+    if floor:
+        log(f"  {sessions} BGP sessions: keepalive/hold at least {floor[0]}/{floor[1]} s")
     for n in fab.switches:
         wrappers.write(layout, n, ns[n], frr=True)
-        frr.write_configs(layout, n, fab.switches[n].config_db)
+        frr.write_configs(layout, n, fab.switches[n].config_db, floor)
     for n in fab.hosts:
         wrappers.write(layout, n, ns[n], frr=False)
         layout.dev_dir(n).mkdir(parents=True, exist_ok=True)
@@ -131,7 +137,10 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
         daemons.setdefault(n, {}).update(frr.start(layout, n, ns[n]))
 
     def start_lldp(n: str) -> None:
-        daemons.setdefault(n, {})["lldpd"] = lldp.start(layout, n, ns[n], cabled.get(n, []))
+        daemons.setdefault(n, {})["lldpd"] = lldp.start(layout, n, ns[n], cabled.get(n, []), interval)
+
+    interval = lldp.tx_interval(2 * len(fab.cables))
+    state["lldp_tx_interval"] = interval
 
     # lldpd first: it starts in milliseconds while nothing else competes for the CPU
     try:
@@ -145,6 +154,12 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
     finally:
         write_state(folder, state)
     log(f"  zebra and bgpd in {len(fab.switches)} switches: {time.monotonic() - t:.1f} s")
+    # the switch ports come up last, all at once: no daemon starts while others already converge (on a few
+    # cores that starved bgpd into hold-timer expiries), and every session starts from the same moment
+    t = time.monotonic()
+    _parallel([lambda n=n: netns.batch(_ports_up(fab.switches[n], cabled.get(n, [])), netns=ns[n])
+               for n in fab.switches])
+    log(f"  switch ports up: {time.monotonic() - t:.1f} s")
     state["phase"] = "up"
     write_state(folder, state)
 
@@ -186,11 +201,13 @@ def _switch_lines(sw: Switch, ports: list[str], on_lo: bool) -> list[str]:
         lines += [f"address add {a} dev {lo}" for a in addrs]
         lines.append(f"link set dev {lo} up")
     for port in sorted(ports):
-        p = sw.ports[port]
-        lines += [f"address add {a} dev {port}" for a in p.addresses]
-        if p.admin_up:
-            lines.append(f"link set dev {port} up")
+        lines += [f"address add {a} dev {port}" for a in sw.ports[port].addresses]
     return lines
+
+
+def _ports_up(sw: Switch, ports: list[str]) -> list[str]:
+    """The cabled ports whose config_db admin_status is up, brought up."""
+    return [f"link set dev {port} up" for port in sorted(ports) if sw.ports[port].admin_up]
 
 
 def _host_sysctl_summary(files: dict[str, HostFiles]) -> dict[str, Any]:
