@@ -9,13 +9,18 @@
 #   make site-demo     apply build/demo with the Ansible collection (playbooks/site.yml), hosts simulated on localhost
 # All install what they need first (Python 3.12 venv in .venv, packages, Debian tools) and can run again.
 
-.PHONY: demo plan-demo demo-netbox site-demo test lint bench bootstrap system-deps schema
+.PHONY: demo plan-demo demo-netbox site-demo test lint bench bootstrap system-deps sonic-toolkit schema
 
 bootstrap:
 	@scripts/bootstrap.sh
 
 system-deps:
 	@scripts/install-system-deps.sh
+
+# SONiC's own validators (sonic-yang-validate, GCU dry run, FRR templates) when HWAAC_SONIC_TOOLKIT names the toolkit
+# folder: its own virtualenv .venv-sonic, set up once (a no-op without the variable)
+sonic-toolkit: bootstrap
+	@scripts/sonic-toolkit.sh
 
 demo: bootstrap system-deps
 	scripts/demo.sh
@@ -31,7 +36,7 @@ demo-netbox: plan-demo system-deps
 site-demo: bootstrap system-deps
 	scripts/site-demo.sh
 
-test: bootstrap system-deps
+test: bootstrap system-deps sonic-toolkit
 	.venv/bin/ruff check src tests benchmarks terraform cdktf plugins
 	# --maxschedchunk=1: xdist hands out tests one at a time; by default each worker first gets a quarter of the
 	# collection in a row, which put every integration test on the first worker
