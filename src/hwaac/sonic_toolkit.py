@@ -19,8 +19,9 @@ from typing import Any
 
 ENV_VAR = "HWAAC_SONIC_TOOLKIT"
 CACHE_VAR = "HWAAC_SONIC_CACHE"
-YANG_TIMEOUT_S = 300.0
-GCU_TIMEOUT_S = 600.0
+YANG_TIMEOUT_S = 120.0  # plus YANG_TIMEOUT_PER_FILE_S per file: guards against a hang, not a speed check
+YANG_TIMEOUT_PER_FILE_S = 5.0
+GCU_TIMEOUT_S = 1800.0
 
 # GCU's ASIC check (generic_config_updater/field_operation_validators.py get_asic_name) runs
 # ``sonic-cfggen -d -v DEVICE_METADATA.localhost.hwsku`` once per PFC_WD/BUFFER_* operation; the toolkit's
@@ -190,7 +191,7 @@ def _json_out(proc: subprocess.CompletedProcess[str], tool: str) -> dict[str, An
 
 
 def yang_validate(paths: Iterable[str | Path], *, toolkit: Toolkit | None = None,
-                  timeout: float = YANG_TIMEOUT_S) -> list[YangResult]:
+                  timeout: float | None = None) -> list[YangResult]:
     """Validate config_db.json files with SONiC's YANG models, as ``config reload`` and GCU check them.
 
     One ``sonic-yang-validate --json`` run for all files (loading the models takes about a second; each file
@@ -199,7 +200,8 @@ def yang_validate(paths: Iterable[str | Path], *, toolkit: Toolkit | None = None
     Args:
         paths: config_db.json files (single- or multi-ASIC).
         toolkit: from :func:`locate` (default: located from the environment).
-        timeout: seconds for the whole run.
+        timeout: seconds for the whole run (default :data:`YANG_TIMEOUT_S` plus :data:`YANG_TIMEOUT_PER_FILE_S`
+            per file).
 
     Returns:
         One :class:`YangResult` per file, in the order given.
@@ -211,7 +213,8 @@ def yang_validate(paths: Iterable[str | Path], *, toolkit: Toolkit | None = None
     if not files:
         return []
     tk = toolkit or locate()
-    proc = _run(tk, ["sonic-yang-validate", "--json", "-q", *files], timeout)
+    limit = timeout if timeout is not None else YANG_TIMEOUT_S + YANG_TIMEOUT_PER_FILE_S * len(files)
+    proc = _run(tk, ["sonic-yang-validate", "--json", "-q", *files], limit)
     doc = _json_out(proc, "sonic-yang-validate")
     if proc.returncode not in (0, 1):
         raise ToolkitError(f"sonic-yang-validate: setup or usage error (exit {proc.returncode}): "
