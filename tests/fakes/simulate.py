@@ -145,8 +145,14 @@ def lustre_client_state(host_dir: Path, client: dict[str, Any]) -> dict[str, Any
 
 
 def factory_switch_config(rendered: dict[str, Any]) -> dict[str, Any]:
-    """A freshly installed switch for ``rendered`` (its config_db): platform metadata, the management network, and
-    PORT with the platform's fields only (alias, lanes, speed, index: what the SKU's port_config.ini gives)."""
+    """A freshly installed switch for ``rendered`` (its config_db): platform metadata, the management network,
+    PORT with the platform's fields only (alias, lanes, speed, index: what the SKU's port_config.ini gives), and the
+    PFC watchdog's GLOBAL entry as ``config pfcwd interval 200`` (or ``pfcwd start_default``) writes it.
+
+    The config is YANG-valid (GCU refuses every patch while the running config is not). PFC_WD|GLOBAL must exist
+    before a push through GCU: its field-operation validator (sonic-utilities generic_config_updater/
+    field_operation_validators.py ``rdma_config_update_validator``) accepts only per-field PFC_WD changes, so GCU
+    can add port entries and change POLL_INTERVAL but can never create the table or its GLOBAL entry."""
     return {
         "DEVICE_METADATA": {"localhost": {"hostname": "sonic", "hwsku": "Mellanox-SN5600-O128",
                                           "mac": "00:00:5e:00:53:01", "platform": "x86_64-nvidia_sn5600-r0"}},
@@ -155,6 +161,7 @@ def factory_switch_config(rendered: dict[str, Any]) -> dict[str, Any]:
         "PORT": {k: {f: v for f, v in e.items() if f in ("alias", "lanes", "speed", "index")}
                  for k, e in rendered.get("PORT", {}).items()},
         "FEATURE": {"bgp": {"state": "enabled"}},
+        "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "200"}},
     }
 
 
