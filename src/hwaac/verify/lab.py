@@ -10,12 +10,14 @@ from __future__ import annotations
 import secrets
 import shlex
 import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from hwaac.verify.raw import Command, Outputs, Raw, Runner
 
 BATCH_FROM = 8  # a device with at least this many commands (a host's probes) gets one batched shell
+BATCHES_AT_ONCE = 8  # batched shells running side by side (each starts all its commands: ~26 processes per host)
 
 
 class LabCollector:
@@ -25,6 +27,7 @@ class LabCollector:
         self.runner = runner
         self.workers = workers
         self.timeout = timeout
+        self._batches = threading.BoundedSemaphore(BATCHES_AT_ONCE)
 
     def collect(self, requests: Mapping[str, Sequence[Command]]) -> Outputs:
         jobs: list[tuple[str, list[Command]]] = []
@@ -48,7 +51,8 @@ class LabCollector:
         marker = f"@@hwaac-{secrets.token_hex(8)}"
         script = batch_script(commands, marker)
         try:
-            proc = self.runner.run(device, ["sh", "-c", script], timeout=self.timeout)
+            with self._batches:  # a few hosts' process bursts at a time, not all 24 workers' at once
+                proc = self.runner.run(device, ["sh", "-c", script], timeout=self.timeout)
         except subprocess.TimeoutExpired:
             return {c.key: Raw(c.argv, error=f"timed out after {self.timeout:g} s (batch of {len(commands)})")
                     for c in commands}

@@ -127,9 +127,14 @@ def verify(inputs: Inputs, collector: Collector, names: Iterable[str] | None = N
     return report, outputs
 
 
-def verify_devices(plan: Inputs, collector: Collector, devices: Iterable[str],
+def verify_devices(plan: Inputs | str | Path, collector: Collector, devices: Iterable[str],
                    names: Iterable[str] | None = None) -> list[Result]:
     """The batch gate of a rollout: the checks of ``devices`` only (their cables, sessions, routes, probes),
-    read from those devices alone; the results."""
-    report, _ = verify(plan, collector, names, list(devices))
+    read from those devices alone; the results. ``plan``: the inputs, or the plan folder to load them from.
+
+    Raises:
+        ValueError: an unknown check or device. InputError: the plan folder cannot be used.
+    """
+    inputs = plan if isinstance(plan, Inputs) else load_inputs(plan)
+    report, _ = verify(inputs, collector, names, list(devices))
     return report.results

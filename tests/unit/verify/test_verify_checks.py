@@ -10,7 +10,7 @@ from hwaac.verify.ansible import FactsCollector
 from hwaac.verify.raw import Raw
 from hwaac.verify.results import Result, Status
 from hwaac.verify.runner import judge, requests, select, verify_devices
-from tests.unit.verify.recordings import SCENARIOS, fixture_inputs, raw, recorded
+from tests.unit.verify.recordings import PLAN, SCENARIOS, fixture_inputs, raw, recorded
 
 LEAF = "leaf-p0-su01-r0"
 H1 = "gpu-su01-h01 rail0 172.16.0.1 -> gpu-su02-h01 rail0 172.16.0.9"
@@ -287,5 +287,5 @@ def test_batch_gate_reads_and_judges_only_its_devices() -> None:
 
 
 def test_batch_gate_of_a_healthy_spine_passes() -> None:
-    results = verify_devices(fixture_inputs(), FactsCollector(recorded("healthy")), ["spine-p0-01"])
+    results = verify_devices(PLAN, FactsCollector(recorded("healthy")), ["spine-p0-01"])
     assert results and all(r.status is Status.PASS and not r.explained_by for r in results)
