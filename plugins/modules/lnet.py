@@ -311,7 +311,8 @@ def main() -> None:
     commands: list[tuple[list[str], str | None, str]] = []
     if plan["ops"]:
         if status == "not_loaded":
-            modprobe = module.get_bin_path("modprobe", required=True, opt_dirs=["/sbin", "/usr/sbin"])
+            # PATH first: get_bin_path searches opt_dirs before PATH and /sbin, /usr/sbin after it on its own
+            modprobe = module.get_bin_path("modprobe", required=True)
             commands.append(([modprobe, "lnet"], None, "modprobe lnet"))
         argv = [runner.lnetctl, "lnet", "configure"]
         commands.append((argv, None, "lnetctl lnet configure"))
