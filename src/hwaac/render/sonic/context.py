@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from operator import attrgetter
+from typing import Any, ClassVar
 
 from hwaac.model.intent import QosSection, SwitchModel
 from hwaac.model.sonic_releases import RELEASES, SonicRelease, bgp_admin_values
@@ -44,6 +45,7 @@ ROUTE_MAP_PERMIT = "HWAAC_PERMIT_ALL"  # neighbour in/out policy (FRR's ebgp-req
 DEVICE_TYPE = {"leaf": "BackEndToRRouter", "spine": "BackEndLeafRouter", "super_spine": "SpineRouter"}
 
 Items = tuple[tuple[str, str], ...]
+Table = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,3 +264,13 @@ class SwitchContext:
             self.rail_subnet = None
             announced += [f"{ip_str(lk.network)}/{lk.prefixlen}" for lk in links if lk.kind == "host"]
         self.announced = announced
+
+
+class TableGenerator:
+    """Base class: ``table`` is the config_db table name, :meth:`generate` its content."""
+
+    table: ClassVar[str]
+
+    @classmethod
+    def generate(cls, ctx: SwitchContext) -> Table:
+        raise NotImplementedError
