@@ -197,6 +197,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("target", nargs="?", metavar="TARGET")
     r.set_defaults(func=_run(cmd_restore))
 
+    from hwaac.lab.deploy import add_deploy_parser
+
+    add_deploy_parser(sub)
+
 
 add_lab_parser = register
 
