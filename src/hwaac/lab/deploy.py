@@ -302,7 +302,7 @@ def add_deploy_parser(lab_subparsers: argparse._SubParsersAction) -> argparse.Ar
     p.add_argument("--check", action="store_true", help="check mode with diff: show what would change")
     p.add_argument("--serial", default=DEFAULT_SERIAL, metavar="N|PCT",
                    help=f"batch size within each tier (spines, then leaves): {SERIAL_VALID}; default "
-                        f"{DEFAULT_SERIAL}")
+                        f"{DEFAULT_SERIAL}".replace("%", "%%"))  # argparse %-formats help texts
     p.add_argument("--render", metavar="DIR", help="push this rendered folder (default: the lab's own)")
     p.add_argument("--gate-timeout", type=int, default=DEFAULT_GATE_S, metavar="S",
                    help=f"seconds the BGP gate waits for a batch's sessions (default {DEFAULT_GATE_S})")
