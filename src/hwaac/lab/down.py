@@ -75,7 +75,14 @@ def _down(lab: str, folder: Path, root: Path, log: Log) -> dict[str, Any]:
     count = len(live) + sum(len(p) for p in inside.values())
     stop_pids([p for ps in inside.values() for p in ps])
     killed = time.monotonic() - t
-    netns.delete(names)
+    try:
+        netns.delete(names)
+    except LabError as exc:
+        log(f"lab {lab}: deleting namespaces: {exc}")
+    left = netns.existing(prefix)
+    if left:  # keep the record: the next down finds the rest
+        raise LabError(f"lab {lab} only partly down: {len(left)} namespace(s) remain ({left[0]}, ...): run "
+                       f"`hwaac lab down {lab}` again")
     for path in sorted(FRR_RUN_DIR.glob(f"{prefix}*")) if FRR_RUN_DIR.is_dir() else []:
         shutil.rmtree(path, ignore_errors=True)
     others = [other for other in labs_present(root) if other != lab]

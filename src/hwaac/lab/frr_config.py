@@ -73,7 +73,7 @@ _SEND_COMMUNITY = {
 
 
 def frr_config(config_db: Mapping[str, Any], *, lab_timers: bool = True,
-               timers_floor: tuple[int, int] | None = None) -> str:
+               timers_floor: tuple[int, int] | None = None, connect_retry: int = 2) -> str:
     """bgpd's configuration for the switch whose config_db this is.
 
     Args:
@@ -82,6 +82,7 @@ def frr_config(config_db: Mapping[str, Any], *, lab_timers: bool = True,
             (a twin's bgpd starts before its peers and should retry in seconds, not minutes).
         timers_floor: (keepalive, holdtime) at least this (with ``lab_timers``): for labs too big for their
             cores to keep 3/10 s timers through the initial update storm (docs/lab.md).
+        connect_retry: the lab's ``timers connect`` (with ``lab_timers``).
 
     Raises:
         LabError: a value the lab cannot run (admin_status outside true/false/up/down, an EVPN family).
@@ -102,7 +103,8 @@ def frr_config(config_db: Mapping[str, Any], *, lab_timers: bool = True,
     out += _community_lists(db["COMMUNITY_SET"], db["EXTENDED_COMMUNITY_SET"])
     for (vrf, *_), glob in db["BGP_GLOBALS"].items():
         if "local_asn" in glob:
-            out += ["!", *_router_bgp(vrf, glob, db, lab_timers, timers_floor if lab_timers else None)]
+            lab = (f"timers connect {connect_retry}", LAB_NEIGHBOR_LINES[1]) if lab_timers else None
+            out += ["!", *_router_bgp(vrf, glob, db, lab, timers_floor if lab_timers else None)]
     out.append("!")
     return "\n".join(out) + "\n"
 
@@ -266,7 +268,7 @@ def _community_lists(std: Mapping[tuple[str, ...], Any], ext: Mapping[tuple[str,
     return out
 
 
-def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_timers: bool,
+def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_timers: tuple[str, ...] | None,
                 floor: tuple[int, int] | None) -> list[str]:
     """One ``router bgp`` block (bgpd.conf.db.j2)."""
     out = [f"router bgp {glob['local_asn']}" + ("" if vrf == "default" else f" vrf {vrf}")]
@@ -328,7 +330,7 @@ def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_ti
     return out
 
 
-def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_timers: bool,
+def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_timers: tuple[str, ...] | None,
               floor: tuple[int, int] | None = None) -> list[str]:
     """``neighbor`` lines of one neighbour or peer group (bgpd.conf.db.nbr_or_peer.j2)."""
     name = key[1]
@@ -367,7 +369,7 @@ def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_time
     if not lab_timers and "conn_retry" in nbr:
         out.append(n + _NBR_VALUES["conn_retry"].format(nbr["conn_retry"]))
     if lab_timers:
-        out += [n + line for line in LAB_NEIGHBOR_LINES]
+        out += [n + line for line in lab_timers]
     out += [n + _NBR_FLAGS[f] for f in ("capability_dynamic", "capability_ext_nexthop", "dont_negotiate_capability",
                                         "enforce_multihop", "override_capability") if _true(nbr, f)]
     return out

@@ -48,7 +48,7 @@ def add(names: Iterable[str]) -> None:
 def delete(names: Iterable[str]) -> None:
     """Delete the namespaces that exist (``ip netns del``; the kernel frees each once no process holds it)."""
     present = set(existing())
-    batch([f"netns del {n}" for n in names if n in present], force=True)
+    batch([f"netns del {n}" for n in names if n in present], force=True, timeout=600)
 
 
 def pids(names: Iterable[str]) -> dict[str, list[int]]:

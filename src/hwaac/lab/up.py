@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from hwaac.apply.bgp import parse_bgp_summary
 from hwaac.lab import frr, lldp, neigh, netns, wrappers
 from hwaac.lab.api import Lab
 from hwaac.lab.errors import LabError
@@ -26,8 +27,10 @@ from hwaac.lab.manifest import STATE_FILE, lab_dir, locked, new_state, read_stat
 from hwaac.lab.names import check_lab_name, default_lab_name, lab_prefix, netns_name, state_root
 from hwaac.lab.procs import run
 from hwaac.lab.sysctl import SWITCH_SYSCTLS, set_in_netns
+from hwaac.lab.vty import query
 
 Log = Callable[[str], None]
+WAVE_TIMEOUT = 60.0
 WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
 
 
@@ -157,9 +160,19 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
     # the switch ports come up last, all at once: no daemon starts while others already converge (on a few
     # cores that starved bgpd into hold-timer expiries), and every session starts from the same moment
     t = time.monotonic()
+    waves = [n for n, sw in fab.switches.items() if sw.role != "leaf"] if floor else []
     _parallel([lambda n=n: netns.batch(_ports_up(fab.switches[n], cabled.get(n, [])), netns=ns[n])
-               for n in fab.switches])
-    log(f"  switch ports up: {time.monotonic() - t:.1f} s")
+               for n in fab.switches if n not in waves])
+    # a big lab: the spines one at a time, each once its sessions are up, so the initial update storm of
+    # thousands of sessions never lands on the cores at once
+    for n in waves:
+        netns.batch(_ports_up(fab.switches[n], cabled.get(n, [])), netns=ns[n])
+        # most sessions start as the ports come up; the next spine goes once half are Established (the rest
+        # follow on their connect-retry timer while it does)
+        want = (sum(1 for ok in state["bgp_neighbors"].get(n, {}).values() if ok) + 1) // 2
+        if not _wait_established(ns[n], want, WAVE_TIMEOUT):
+            log(f"  {n}: not {want} sessions up within {WAVE_TIMEOUT:.0f} s; next spine")
+    log(f"  switch ports up{f' ({len(waves)} spines one by one)' if waves else ''}: {time.monotonic() - t:.1f} s")
     state["phase"] = "up"
     write_state(folder, state)
 
@@ -179,6 +192,21 @@ def _parallel(jobs: list[Callable[[], None]]) -> None:
 def _mtu(fab: Fabric, dev: str, port: str) -> int | None:
     sw = fab.switches.get(dev)
     return sw.ports[port].mtu if sw else None
+
+
+def _wait_established(ns: str, want: int, timeout: float) -> bool:
+    """Whether ``want`` sessions of the bgpd in ``ns`` are Established within ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            peers = parse_bgp_summary(query(ns, "bgpd", "show bgp summary json") or "{}").peers
+            if sum(1 for st in peers.values() if st == "Established") >= want:
+                return True
+        except (LabError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
 
 
 def _dummy_works(ns: str) -> bool:
