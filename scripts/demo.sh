@@ -6,7 +6,13 @@
 #   4. build the provider aiinfra/hwaac into a local mirror and `terraform init` from it (no registry)
 #   5. `terraform apply`: the demo's plane recorded in NetBox (state in cdktf/state/demo.tfstate)
 #   6. render every device's files and the fabric docs from what NetBox holds into build/demo
-# Run again, terraform reports no changes and the rendered files stay the same.
+#   7. the twin: the rendered fabric in network namespaces (`hwaac lab up`: FRR and lldpd per switch, the GPU nodes
+#      with their rendered files), its switches reset to a factory config the first time
+#   8. the fabric deployed to the twin with the collection (`hwaac lab deploy`: playbooks/fabric_deploy.yml, SONiC
+#      GCU patches when HWAAC_SONIC_TOOLKIT names the toolkit, checkpoints, the BGP gate, rollback)
+#   9. `hwaac verify lab:demo`: LLDP = cabling plan, BGP, routes and ECMP, rails, path MTU, interfaces
+# Run again, terraform reports no changes, the rendered files stay the same, the deploy changes nothing and verify
+# passes. The twin stays up: `.venv/bin/hwaac lab down demo` removes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -32,4 +38,14 @@ terraform apply -input=false -auto-approve -no-color
 cd "$root"
 
 .venv/bin/hwaac netbox render inventory/demo -o build/demo
-echo "demo: done. NetBox holds the demo fabric; configs and docs rendered from it are in build/demo"
+
+if .venv/bin/hwaac lab status demo >/dev/null 2>&1; then
+    echo "demo: the twin 'demo' is up (.venv/bin/hwaac lab down demo removes it)"
+else
+    .venv/bin/hwaac lab up build/demo --name demo
+    .venv/bin/hwaac lab deploy demo --reset     # the switches as installed: the deploy below pushes everything
+fi
+.venv/bin/hwaac lab deploy demo --quiet
+.venv/bin/hwaac verify lab:demo
+echo "demo: done. NetBox holds the demo fabric; configs and docs rendered from it are in build/demo; the twin"
+echo "demo: 'demo' runs them, deployed with the collection and verified (.venv/bin/hwaac lab status demo)"
