@@ -124,7 +124,7 @@ def test_render_follows_the_release(release: str, path: str | None, admin: str, 
 def test_render_of_an_unchosen_conflict_names_the_switch():
     d = YAML(typ="safe").load(_demo_text())
     d["switches"]["spine"]["sonic_release"] = "202405"
-    with pytest.raises(IntentError, match="sonic-bgp|no value satisfies both"):
+    with pytest.raises(IntentError, match=r"sonic-bgp|no value satisfies both"):
         build_plan(Intent.model_validate(d))  # the plan refuses it, as hwaac plan does
     plan = build_plan(Intent.model_validate(d), validate=False)  # the renderer refuses too, naming the switch
     with pytest.raises(ValueError, match=r"spine-p0-01 \(switches.spine\): SONiC 202405"):
