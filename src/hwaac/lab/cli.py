@@ -1,4 +1,4 @@
-"""``hwaac lab up|down|status|converge|exec|fail|restore``: the twin (see :mod:`hwaac.lab`, docs/lab.md).
+"""``hwaac lab up|down|status|converge|compact|exec|fail|restore``: the twin (see :mod:`hwaac.lab`, docs/lab.md).
 
 Exit status: 0 ok; 1 the operation failed (converge: not converged in time); 2 usage or bad input (nothing made);
 3 status: the lab is not up (or not fully). ``exec`` exits with the command's status.
@@ -81,6 +81,17 @@ def cmd_converge(args: argparse.Namespace) -> int:
 
     secs = converge(Lab.load(args.name), timeout=args.timeout)
     print(f"{secs:.1f}")
+    return EXIT_OK
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from hwaac.lab.api import Lab
+    from hwaac.lab.ksm import compact
+
+    Lab.load(args.name)
+    res = compact(passes=args.passes)
+    print(f"KSM: {res['passes']} full scans in {res['seconds']} s; zero pages merged {res['zero_pages']}, "
+          f"pages sharing {res['pages_sharing']} (KSM settings restored)")
     return EXIT_OK
 
 
@@ -175,6 +186,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("name", nargs="?", metavar="NAME")
     c.add_argument("--timeout", type=float, default=120.0, metavar="S", help="give up after S seconds (default 120)")
     c.set_defaults(func=_run(cmd_converge))
+    k = sub.add_parser("compact", help="merge the daemons' zero-filled pages once with KSM (about half the PSS)")
+    k.add_argument("name", nargs="?", metavar="NAME")
+    k.add_argument("--passes", type=int, default=3, metavar="N", help="KSM full scans (default 3)")
+    k.set_defaults(func=_run(cmd_compact))
     e = sub.add_parser("exec", help="run a command in a device's namespace (vtysh, lldpcli reach its daemons)")
     e.add_argument("name", metavar="NAME")
     e.add_argument("device", metavar="DEVICE")

@@ -18,6 +18,7 @@ from typing import Any
 
 from hwaac.lab.errors import LabError
 from hwaac.lab.frr_config import frr_config
+from hwaac.lab.ksm import mark_mergeable
 from hwaac.lab.layout import Layout, frr_socket_dir
 from hwaac.lab.procs import ident, read_pidfile, run
 
@@ -80,6 +81,7 @@ def start(layout: Layout, device: str, netns: str, daemons: tuple[str, ...] = DA
         LabError: a daemon did not start (with its message).
     """
     out: dict[str, dict[str, int]] = {}
+    mark_mergeable()  # hwaac lab compact may merge their zero-filled pages (hwaac.lab.ksm)
     for daemon in daemons:
         pidfile = layout.pidfile(device, daemon)
         pidfile.unlink(missing_ok=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hwaac.lab.errors import LabError
+from hwaac.lab.ksm import mark_mergeable
 from hwaac.lab.layout import SUN_PATH_MAX, Layout
 from hwaac.lab.procs import ident, read_pidfile, run
 
@@ -81,6 +82,7 @@ def start(layout: Layout, device: str, netns: str, interfaces: Iterable[str], in
     conf = layout.conf(device, "lldpd")
     conf.write_text(config_text(device, interval))
     pidfile = layout.pidfile(device, "lldpd")
+    mark_mergeable()
     ifaces = ",".join(sorted(interfaces))
     run(["ip", "netns", "exec", netns, "nice", "-n", "10", LLDPD, "-u", str(sock), "-p", str(pidfile), "-O", str(conf),
          *(["-I", ifaces] if ifaces else [])], timeout=30)
