@@ -122,12 +122,13 @@ outputs:
   type: dict
 """
 
+import os  # noqa: E402
 import shlex  # noqa: E402
+import subprocess  # noqa: E402
 from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.verify_specs import (  # noqa: E402
     COMMANDS_OPTION,
     SPECS,
@@ -159,6 +160,12 @@ def refused(argv):
 
 
 def run_one(module, argv, netns, timeout):
+    """Run one command; its result as the facts folder records it.
+
+    Not ``AnsibleModule.run_command``: its read loop leaves when a 1 s select() sees no data and the process has
+    ended (module_utils/basic.py), so output written in that window is lost - on a loaded host an empty stdout
+    with rc 0. ``subprocess.run`` reads both pipes to their end.
+    """
     out = {"argv": list(argv), "rc": None, "stdout": "", "stderr": "", "error": None}
     path = module.get_bin_path(argv[0])
     if path is None:
@@ -167,13 +174,18 @@ def run_one(module, argv, netns, timeout):
     full = [path, *argv[1:]]
     if netns:
         full = [module.get_bin_path("ip", required=True), "netns", "exec", netns, *full]
-    ran = run_timed(module, full, timeout)
-    if ran["timed_out"]:
+    env = {**os.environ, "LC_ALL": "C"}
+    try:
+        ran = subprocess.run(full, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL,
+                             check=False)
+    except subprocess.TimeoutExpired:
         out["error"] = f"timed out after {timeout:g} s"
-    elif ran["rc"] is None:
-        out["error"] = ran["stderr"]
-    else:
-        out.update(rc=ran["rc"], stdout=ran["stdout"][:MAX_OUTPUT], stderr=ran["stderr"][:MAX_OUTPUT])
+        return out
+    except OSError as exc:
+        out["error"] = f"cannot run {argv[0]}: {exc.strerror or exc}"
+        return out
+    out.update(rc=ran.returncode, stdout=ran.stdout[:MAX_OUTPUT].decode("utf-8", "replace"),
+               stderr=ran.stderr[:MAX_OUTPUT].decode("utf-8", "replace"))
     return out
 
 
