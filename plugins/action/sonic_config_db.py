@@ -6,7 +6,8 @@ Flow: the host module reads the running CONFIG_DB -> :func:`hwaac.apply.config_p
 refuses MGMT_*/Loopback0 changes) -> check mode stops here with the would-be tables and per-table diffs -> the
 module checkpoints and applies the patch (rolling back itself when ``config apply-patch`` fails) -> the running
 config is re-read and must need no further patch, else the module rolls back -> the module saves and deletes the
-checkpoint.
+checkpoint (with ``keep_checkpoint``: neither; the push stays pending until ``state: committed`` saves and deletes
+the checkpoint or ``state: rolled_back`` rolls back to it).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "owned_tables": {"type": "list", "elements": "str"},
     "checkpoint_name": {"type": "str", "default": "hwaac-pre-push"},
     "save": {"type": "bool", "default": True},
+    "state": {"type": "str", "choices": ["present", "committed", "rolled_back"], "default": "present"},
+    "keep_checkpoint": {"type": "bool", "default": False},
 }
 
 
@@ -57,7 +60,8 @@ class ActionModule(ActionBase):
 
     def _validate(self) -> dict[str, Any]:
         result = ArgumentSpecValidator(ARGUMENT_SPEC, mutually_exclusive=[["config", "src"]],
-                                       required_one_of=[["config", "src"]]).validate(self._task.args)
+                                       required_if=[["state", "present", ["config", "src"], True]]
+                                       ).validate(self._task.args)
         if result.error_messages:
             raise AnsibleActionFail(f"{MODULE}: {'; '.join(result.error_messages)}")
         return result.validated_parameters
@@ -87,12 +91,14 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         self._args = self._validate()
+        if self._args["state"] != "present":
+            return self._settle(result, task_vars)
         desired = self._desired(self._args)
         owned = self._args["owned_tables"]
         owned_set = frozenset(owned) if owned is not None else OWNED_TABLES
         commands: list[dict[str, Any]] = []
         result.update(checkpoint=self._args["checkpoint_name"], rolled_back=False, commands=commands,
-                      bgp_neighbors=bgp_neighbors(desired))
+                      bgp_neighbors=bgp_neighbors(desired), checkpoint_kept=False)
 
         read = self._step("read", task_vars)
         commands.extend(read.get("commands", []))
@@ -131,9 +137,27 @@ class ActionModule(ActionBase):
                            f"({len(remaining)} operation(s): {shown}); "
                            + ("rolled back" if undone.get("rolled_back") else f"rollback failed: {undone.get('msg')}")}
 
+        result["after"] = _table_slice(applied["running"], changed_tables)
+        if self._args["keep_checkpoint"]:
+            result["checkpoint_kept"] = True
+            return result
         finished = self._step("finish", task_vars)
         commands.extend(finished.get("commands", []))
         if finished.get("failed"):
             return {**result, "failed": True, "msg": finished.get("msg")}
-        result["after"] = _table_slice(applied["running"], changed_tables)
+        return result
+
+    def _settle(self, result: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
+        """``state: committed`` / ``rolled_back``: confirm or undo the push pending on the checkpoint, if any."""
+        op = "commit" if self._args["state"] == "committed" else "revert"
+        done = self._step(op, task_vars)
+        result.update(checkpoint=self._args["checkpoint_name"], commands=done.get("commands", []),
+                      changed=bool(done.get("changed")), rolled_back=bool(done.get("rolled_back")),
+                      checkpoint_kept=False)
+        if done.get("failed"):
+            return {**result, "failed": True, "msg": done.get("msg")}
+        if not done.get("changed"):
+            result["msg"] = f"no pending push (no checkpoint {self._args['checkpoint_name']}): nothing to do"
+        elif op == "revert":
+            result["msg"] = f"rolled back to checkpoint {self._args['checkpoint_name']}"
         return result

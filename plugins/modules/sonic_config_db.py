@@ -24,7 +24,9 @@ description:
     stale entries are removed too.
   - When C(config apply-patch) fails, or the running config afterwards does not hold the desired values, the
     checkpoint is restored with C(config rollback) and the task fails with the tool's message. On success the
-    config is saved (C(config save -y)) and the checkpoint deleted.
+    config is saved (C(config save -y)) and the checkpoint deleted, unless O(keep_checkpoint) leaves the push
+    pending until a later task confirms it (O(state=committed) saves and deletes the checkpoint) or undoes it
+    (O(state=rolled_back) runs C(config rollback) to the checkpoint), e.g. after a health gate.
   - A change that would remove or change C(MGMT_INTERFACE), C(MGMT_PORT), C(MGMT_VRF_CONFIG) or the
     C(Loopback0) entries of C(LOOPBACK_INTERFACE) is refused before anything is touched, in check mode too.
   - The patch is computed on the controller by the action plugin (Python package C(hwaac)); the part that runs
@@ -32,10 +34,28 @@ description:
 author:
   - hwaac maintainers (@aiinfra)
 options:
+  state:
+    description:
+      - V(present) pushes the desired config (O(config) or O(src)).
+      - V(committed) confirms a push left pending by O(keep_checkpoint), saving the running config (with O(save))
+        and deleting the checkpoint O(checkpoint_name). Nothing happens, C(changed=false), when there is no such
+        checkpoint.
+      - V(rolled_back) undoes a pending push with C(config rollback) to the checkpoint O(checkpoint_name), which
+        is then deleted. Nothing happens, C(changed=false), when there is no such checkpoint.
+    type: str
+    choices: [present, committed, rolled_back]
+    default: present
+  keep_checkpoint:
+    description:
+      - With O(state=present), after a successful change neither save nor delete the checkpoint; the push stays
+        pending until a task with O(state=committed) or O(state=rolled_back) (RV(checkpoint_kept) says so).
+      - The role M(aiinfra.hwaac.switch_config) uses it to keep the checkpoint until the BGP gate passes.
+    type: bool
+    default: false
   config:
     description:
       - The desired config_db as a dict of tables, each a dict of keys, each a dict of fields.
-      - Exactly one of O(config) and O(src) is required.
+      - With O(state=present), exactly one of O(config) and O(src) is required.
     type: dict
   src:
     description:
@@ -70,9 +90,10 @@ options:
     description:
       - Internal, set by the action plugin for each step; leave it unset.
       - V(read) returns the running config; V(apply) checkpoints and applies O(patch), rolling back when the
-        tool fails; V(finish) saves and deletes the checkpoint; V(rollback) restores the checkpoint.
+        tool fails; V(finish) saves and deletes the checkpoint; V(rollback) restores the checkpoint; V(commit) and
+        V(revert) are V(finish) and V(rollback) for a checkpoint that may not exist (nothing done then).
     type: str
-    choices: [read, apply, finish, rollback]
+    choices: [read, apply, finish, rollback, commit, revert]
     default: read
   patch:
     description:
@@ -119,6 +140,33 @@ EXAMPLES = r"""
     save: false
   become: true
 
+- name: Push, keeping the checkpoint until the sessions are checked
+  aiinfra.hwaac.sonic_config_db:
+    src: "build/plan/switches/{{ inventory_hostname }}/config_db.json"
+    keep_checkpoint: true
+  register: pushed
+  become: true
+
+- name: Sessions up, or back to the checkpoint
+  block:
+    - name: BGP gate
+      aiinfra.hwaac.bgp_sessions:
+        neighbors: "{{ pushed.bgp_neighbors }}"
+      when: pushed is changed
+      become: true
+    - name: Confirm the push (save, delete the checkpoint)
+      aiinfra.hwaac.sonic_config_db:
+        state: committed
+      become: true
+  rescue:
+    - name: Undo the push
+      aiinfra.hwaac.sonic_config_db:
+        state: rolled_back
+      become: true
+    - name: Fail the host
+      ansible.builtin.fail:
+        msg: "{{ ansible_failed_result.msg }} (rolled back)"
+
 - name: Show what would change, per table
   aiinfra.hwaac.sonic_config_db:
     config: "{{ lookup('ansible.builtin.file', 'leaf1/config_db.json') | from_json }}"
@@ -154,7 +202,13 @@ bgp_neighbors:
   elements: str
   sample: ["10.1.0.0", "10.1.0.2"]
 rolled_back:
-  description: Whether a failed push was rolled back to the checkpoint.
+  description: Whether a failed push (or, with O(state=rolled_back), a pending one) was rolled back to the
+    checkpoint.
+  returned: always
+  type: bool
+checkpoint_kept:
+  description: Whether the checkpoint was left on the switch for a later O(state=committed) or O(state=rolled_back)
+    (O(keep_checkpoint) and a change was applied).
   returned: always
   type: bool
 checkpoint:
@@ -213,6 +267,18 @@ def _tool_error(out: str, err: str) -> str:
     return "\n".join(lines[-3:])
 
 
+def _has_checkpoint(module: AnsibleModule, log: list[dict], config_bin: str, name: str) -> bool:
+    """Whether ``config list-checkpoints`` (a JSON list of names) holds ``name``."""
+    rc, out, err = _run(module, log, [config_bin, "list-checkpoints"])
+    if rc != 0:
+        module.fail_json(msg=f"config list-checkpoints failed (rc {rc}): {_tool_error(out, err)}", commands=log)
+    try:
+        names = json.loads(out)
+    except ValueError:
+        module.fail_json(msg=f"config list-checkpoints printed no JSON list: {out.strip()[:200]}", commands=log)
+    return isinstance(names, list) and name in names
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec=dict(
@@ -222,7 +288,8 @@ def main() -> None:
             owned_tables=dict(type="list", elements="str"),
             checkpoint_name=dict(type="str", default="hwaac-pre-push"),
             save=dict(type="bool", default=True),
-            operation=dict(type="str", choices=["read", "apply", "finish", "rollback"], default="read"),
+            operation=dict(type="str", choices=["read", "apply", "finish", "rollback", "commit", "revert"],
+                           default="read"),
             patch=dict(type="list", elements="dict"),
         ),
         supports_check_mode=True,
@@ -237,11 +304,18 @@ def main() -> None:
         result["running"] = _read_running(module, log)
         module.exit_json(**result)
 
+    config_bin = module.get_bin_path("config", required=True)
+
+    if p["operation"] in ("commit", "revert"):
+        # confirming or undoing a pending push: only when its checkpoint is there (list-checkpoints only reads)
+        exists = _has_checkpoint(module, log, config_bin, name)
+        if module.check_mode or not exists:
+            module.exit_json(changed=exists, commands=log, checkpoint=name, rolled_back=False)
+        p["operation"] = "finish" if p["operation"] == "commit" else "rollback"
+
     if module.check_mode:
         # the action plugin never asks for a write in check mode; refuse to write if someone does
         module.exit_json(changed=p["operation"] == "apply", commands=log, checkpoint=name, rolled_back=False)
-
-    config_bin = module.get_bin_path("config", required=True)
 
     if p["operation"] == "apply":
         if p["patch"] is None:
