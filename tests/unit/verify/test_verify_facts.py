@@ -56,7 +56,8 @@ def test_vtysh_with_frr_down_is_daemon_down() -> None:
 
 
 @pytest.mark.parametrize(("raw_output", "kind"), [
-    (Raw(C.BGP_SUMMARY.argv, error="timed out after 30 s"), "unreachable"),
+    (Raw(C.BGP_SUMMARY.argv, error="timed out after 30 s"), "timeout"),
+    (Raw(C.BGP_SUMMARY.argv, error="RuntimeError: namespace hwl-demo-x is gone"), "unreachable"),
     (Raw(C.BGP_SUMMARY.argv, 0, "% Unknown command: show bgp summary json\n"), "malformed"),
     (Raw(C.BGP_SUMMARY.argv, 0, "[1, 2]"), "malformed"),
     (Raw(C.BGP_SUMMARY.argv, 1, "", "% Unknown command\n"), "failed"),
