@@ -167,9 +167,9 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
     # thousands of sessions never lands on the cores at once
     for n in waves:
         netns.batch(_ports_up(fab.switches[n], cabled.get(n, [])), netns=ns[n])
-        # most sessions start as the ports come up; the next spine goes once half are Established (the rest
-        # follow on their connect-retry timer while it does)
-        want = (sum(1 for ok in state["bgp_neighbors"].get(n, {}).values() if ok) + 1) // 2
+        # the next spine once this one's sessions are Established (letting the next storm start while some
+        # still connected made the waves slower and left hold-timer churn on 2 shared cores)
+        want = sum(1 for ok in state["bgp_neighbors"].get(n, {}).values() if ok)
         if not _wait_established(ns[n], want, WAVE_TIMEOUT):
             log(f"  {n}: not {want} sessions up within {WAVE_TIMEOUT:.0f} s; next spine")
     log(f"  switch ports up{f' ({len(waves)} spines one by one)' if waves else ''}: {time.monotonic() - t:.1f} s")
