@@ -86,7 +86,8 @@ class Fabric:
                "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0"}
         cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(self.inventory), str(PLAYBOOK),
                *args]
-        return subprocess.run(cmd, cwd=self.root, env=env, capture_output=True, text=True, timeout=300)
+        # a switch's first push: SONiC's GCU sorts it for a minute or more (tests/fakes/README.md)
+        return subprocess.run(cmd, cwd=self.root, env=env, capture_output=True, text=True, timeout=1800)
 
 
 def recap(stdout: str) -> dict[str, dict[str, int]]:

@@ -69,7 +69,7 @@ def run(lab: Lab, inputs: Inputs) -> Report:
     return report
 
 
-def until(lab: Lab, inputs: Inputs, ok: Callable[[Report], bool], what: str, timeout: float = 90.0) -> Report:
+def until(lab: Lab, inputs: Inputs, ok: Callable[[Report], bool], what: str, timeout: float = 180.0) -> Report:
     """Verify again (a snapshot) until ``ok``; fail naming what the last report still had."""
     deadline = time.monotonic() + timeout
     while True:
@@ -189,7 +189,7 @@ def test_switch_down_is_named_as_the_switch(lab: Lab, inputs: Inputs) -> None:
         assert len(leaves) == 16 and all(r.status is Status.PASS and r.explained_by == (SPINE,) for r in leaves)
     finally:
         faults.restore(lab, SPINE)
-    until(lab, inputs, all_pass, f"all PASS after {SPINE} is restored", timeout=120)
+    until(lab, inputs, all_pass, f"all PASS after {SPINE} is restored", timeout=240)
 
 
 def inventory(lab: Lab, path: Path, render: Path, out: Path) -> Path:

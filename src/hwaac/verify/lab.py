@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from hwaac.verify.raw import Command, Outputs, Raw, Runner
 
 BATCH_FROM = 8  # a device with at least this many commands (a host's probes) gets one batched shell
-BATCHES_AT_ONCE = 8  # batched shells running side by side (each starts all its commands: ~26 processes per host)
+BATCHES_AT_ONCE = 16  # batched shells side by side (each starts its ~26 commands at once: 400 processes at most)
 
 
 class LabCollector:
