@@ -137,7 +137,13 @@ def test_read_fabric_refusals(demo_render: Path, tmp_path: Path) -> None:
     with pytest.raises(LabError, match=r"plan\.json: no such file; render the fabric first"):
         read_fabric(tmp_path)
     (tmp_path / "plan.json").write_text(json.dumps({"format": "x"}))
-    with pytest.raises(LabError, match="not a hwaac plan"):
+    with pytest.raises(LabError, match=r"not an hwaac plan \(expected format 'hwaac-plan/1', got 'x'\)"):
+        read_fabric(tmp_path)
+    (tmp_path / "plan.json").write_text("[1]")
+    with pytest.raises(LabError, match=r"not an hwaac plan \(expected format 'hwaac-plan/1', got 'list'\)"):
+        read_fabric(tmp_path)
+    (tmp_path / "plan.json").write_text("{")
+    with pytest.raises(LabError, match=r"plan\.json: not JSON"):
         read_fabric(tmp_path)
     for text, ok in (("all", None), ("3", 3), (None, -1)):
         assert parse_nodes_per_su(text) == ok

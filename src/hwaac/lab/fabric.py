@@ -92,17 +92,16 @@ def read_fabric(render_dir: Path, nodes_per_su: int | None = -1) -> Fabric:
     Raises:
         LabError: the folder is not a rendered fabric, or a file in it is not what the plan says.
     """
+    from hwaac.plan.serialize import read_plan
+
     plan_path = render_dir / "plan.json"
     try:
-        plan = json.loads(plan_path.read_text())
+        plan = read_plan(plan_path)
     except FileNotFoundError:
         raise LabError(f"{plan_path}: no such file; render the fabric first (hwaac plan FABRIC -o {render_dir})") \
             from None
-    except ValueError as exc:
-        raise LabError(f"{plan_path}: not JSON ({exc})") from None
-    if not isinstance(plan, dict) or not str(plan.get("format", "")).startswith("hwaac-plan/"):
-        fmt = plan.get("format") if isinstance(plan, dict) else None
-        raise LabError(f"{plan_path}: not a hwaac plan (format {fmt!r}; valid: hwaac-plan/N)")
+    except ValueError as exc:  # not JSON, or not an hwaac plan (its format named)
+        raise LabError(str(exc) if str(plan_path) in str(exc) else f"{plan_path}: not JSON ({exc})") from None
     nodes = plan.get("nodes") or {}
     fab = Fabric(name=str(plan.get("fabric", "")), render_dir=render_dir.resolve(), nodes_total=len(nodes))
     per_su = nodes_per_su if nodes_per_su != -1 else (None if len(nodes) <= ALL_NODES_UP_TO else DEFAULT_NODES_PER_SU)

@@ -72,5 +72,6 @@ def read_plan(path: str | Path) -> dict[str, Any]:
         p = p / "plan.json"
     doc = orjson.loads(p.read_bytes())
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ValueError(f"{p}: not an hwaac plan (expected format {FORMAT!r}, got {doc.get('format')!r})")
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        raise ValueError(f"{p}: not an hwaac plan (expected format {FORMAT!r}, got {got!r})")
     return doc
