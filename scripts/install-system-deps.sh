@@ -11,6 +11,7 @@
 #   nodejs      node for jsii, which runs the cdktn constructs (hwaac.cdk, cdktf/main.py); node 20 or newer
 #   frr, frr-pythontools  zebra, bgpd, vtysh and frr-reload.py for the twin (`hwaac lab`: FRR per switch namespace)
 #   lldpd       LLDP per twin switch (`hwaac lab`, the LLDP check of `hwaac verify`)
+#   iputils-ping  ping with -I and -M do in the twin's node namespaces (rail paths and path MTU of `hwaac verify`)
 #
 # terraform is not a Debian package: it must be on PATH already (checked at the end).
 #
@@ -19,7 +20,7 @@
 # needed. Usage: scripts/install-system-deps.sh
 set -euo pipefail
 
-PACKAGES=(netplan.io iproute2 redis-server postgresql nodejs frr frr-pythontools lldpd)
+PACKAGES=(netplan.io iproute2 redis-server postgresql nodejs frr frr-pythontools lldpd iputils-ping)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -70,7 +71,7 @@ if ! { "${SUDO[@]}" apt-get update -qq && \
     exit 1
 fi
 
-for cmd in netplan ip redis-server vtysh lldpd; do
+for cmd in netplan ip redis-server vtysh lldpd ping; do
     if ! command -v "$cmd" >/dev/null 2>&1 && [[ ! -x "/usr/sbin/$cmd" ]]; then
         echo "install-system-deps: $cmd still missing after installing ${missing[*]}" >&2
         exit 1
