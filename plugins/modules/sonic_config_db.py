@@ -288,6 +288,9 @@ def main() -> None:
             owned_tables=dict(type="list", elements="str"),
             checkpoint_name=dict(type="str", default="hwaac-pre-push"),
             save=dict(type="bool", default=True),
+            # decided by the action plugin (it turns them into operations); accepted here as documented
+            state=dict(type="str", choices=["present", "committed", "rolled_back"], default="present"),
+            keep_checkpoint=dict(type="bool", default=False),
             operation=dict(type="str", choices=["read", "apply", "finish", "rollback", "commit", "revert"],
                            default="read"),
             patch=dict(type="list", elements="dict"),
