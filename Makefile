@@ -38,9 +38,9 @@ site-demo: bootstrap system-deps
 
 test: bootstrap system-deps sonic-toolkit
 	.venv/bin/ruff check src tests benchmarks terraform cdktf plugins
-	# --maxschedchunk=1: xdist hands out tests one at a time; by default each worker first gets a quarter of the
-	# collection in a row, which put every integration test on the first worker
-	.venv/bin/pytest -n 2 --maxschedchunk=1 -q
+	# --dist loadgroup: xdist hands out one test at a time (the biggest groups first), except that the tests of an
+	# xdist_group go to one worker in order (group "lab": the twin modules, one lab at a time)
+	.venv/bin/pytest -n 2 --dist loadgroup -q
 
 lint: bootstrap
 	.venv/bin/ruff check src tests benchmarks terraform cdktf plugins

@@ -29,3 +29,15 @@ def sonic_toolkit() -> Toolkit:
             pytest.fail(f"the SONiC toolkit is required here (HWAAC_REQUIRE_SONIC_TOOLKIT=1 or CI=true): {exc}",
                         pytrace=False)
         pytest.skip(f"SONiC toolkit not available: {exc}")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuse to run when ``--dist loadgroup`` would not keep an ``xdist_group`` on one worker (pytest-xdist puts
+    the group in the nodeid; a pytest that ignores that would split the twin modules over both workers)."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    lost = [i.nodeid for i in items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+    if lost:
+        raise pytest.UsageError(f"--dist loadgroup has no effect with pytest {pytest.__version__} and this "
+                                f"pytest-xdist ({lost[0]} carries no group): pin pytest as pyproject.toml does")

@@ -34,7 +34,9 @@ from hwaac.lab.netns import existing
 from hwaac.lab.status import converge, status
 from hwaac.lab.up import up
 
-pytestmark = pytest.mark.integration
+# the twin modules run one after another on one worker (make test: xdist --dist loadgroup): each module's lab has
+# a fixed name, and test_lab checks that nothing but its own labs changed the machine
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("lab")]
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB, LAB2, LAB3 = "itest", "itest2", "itest3"
@@ -92,8 +94,9 @@ def renders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def before() -> dict[str, Any]:
-    """The machine before any lab of this module: neighbour limits and namespaces."""
-    return {"sysctl": read_current(), "netns": set(existing())}
+    """The machine before any lab of this module: neighbour limits and the labs' namespaces (other tests running
+    beside this module make namespaces of their own)."""
+    return {"sysctl": read_current(), "netns": set(existing("hwl-"))}
 
 
 @pytest.fixture(scope="module")
@@ -296,7 +299,7 @@ def test_down_leaves_nothing(lab: Lab, before: dict[str, Any]) -> None:
     assert lab_pids((f"hwl-{LAB}-", str(folder))) == []
     assert not folder.exists()
     assert not any(Path("/var/run/frr").glob(f"hwl-{LAB}-*"))
-    assert set(existing()) - before["netns"] == set()
+    assert set(existing("hwl-")) - before["netns"] == set()
     now = read_current()
     if existing("hwl-"):  # another lab (not this module's) is up: its limits stay
         assert all(now[k] >= before["sysctl"][k] for k in KEYS)

@@ -32,7 +32,9 @@ from hwaac.verify import LabCollector, Report, Status, load_inputs, verify
 from hwaac.verify.inputs import Cable, Inputs
 from hwaac.verify.report import faults as report_faults
 
-pytestmark = pytest.mark.integration
+# the twin modules run one after another on one worker (make test: xdist --dist loadgroup): each module's lab has
+# a fixed name, and test_lab checks that nothing but its own labs changed the machine
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("lab")]
 
 REPO = Path(__file__).resolve().parents[2]
 NAME = "vtest"
