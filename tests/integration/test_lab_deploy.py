@@ -6,8 +6,9 @@ minutes: GCU's sorter needs about 20 s per switch for a first push (a demo leaf:
 One lab for the module, reset to factory configs (no BGP), torn down in a finalizer. A bare fabric is deployed
 and every session comes up; a second deploy changes nothing; a config GCU refuses changes nothing on its switch
 (running config and FRR) and stops the rollout; a leaf whose sessions do not come up (wrong peer ASN) is rolled
-back to its checkpoint and the next batch never starts. Needs root, frr, lldpd, ansible-core and the SONiC
-toolkit (``sonic_toolkit`` fixture: FAILS without it where HWAAC_REQUIRE_SONIC_TOOLKIT=1).
+back to its checkpoint and the next batch never starts; with the verify gate, a change to a healthy leaf is saved and
+one to a leaf with a host cable down is rolled back, the report naming that cable. Needs root, frr, lldpd,
+ansible-core and the SONiC toolkit (``sonic_toolkit`` fixture: FAILS without it where HWAAC_REQUIRE_SONIC_TOOLKIT=1).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 
 from hwaac.apply import bgp_neighbors, config_patch
 from hwaac.apply.bgp import parse_bgp_summary
-from hwaac.lab import Lab
+from hwaac.lab import Lab, faults
 from hwaac.lab.deploy import DeployResult, deploy
 from hwaac.lab.down import down
 from hwaac.lab.factory import reset
@@ -35,7 +36,9 @@ from hwaac.plan import build_plan
 from hwaac.render import render_to_dir
 from hwaac.validate import load_intent
 
-pytestmark = pytest.mark.integration
+# the twin modules run one after another on one worker (make test: xdist --dist loadgroup): each module's lab has
+# a fixed name, and test_lab checks that nothing but its own labs changed the machine
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("lab")]
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "fixtures" / "verify" / "fabric" / "fabric.yml"
@@ -189,3 +192,42 @@ def test_a_leaf_whose_sessions_do_not_come_up_is_rolled_back(lab: Lab, render: P
     assert bgpd_config(lab, leaf) == frr_before
     all_established(lab, render)  # the rolled-back session is up again
     assert os.path.exists(res.log_file)
+
+
+def test_the_verify_gate_passes_a_healthy_leaf_and_rolls_back_one_with_a_cable_down(lab: Lab, render: Path,
+                                                                                    tmp_path: Path,
+                                                                                    first: DeployResult) -> None:
+    leaf = BATCH3[0]
+    reports = lab.folder / "deploy" / "verify-gate"
+
+    def described(text: str) -> Any:
+        def edit(cfg: dict[str, Any]) -> None:
+            cfg["PORT"]["Ethernet0"]["description"] = text
+        return edit
+
+    ok = deploy(lab, render_dir=copy_render(render, tmp_path / "ok", leaf, described("verify gate: healthy")),
+                serial="50%", verify_gate=True)
+    assert ok.rc == 0, ok.output[-4000:]
+    assert {n: c["changed"] for n, c in ok.recap.items() if n in lab.switches} == \
+        {n: int(n == leaf) for n in lab.switches}
+    doc = json.loads((reports / leaf / "verify.json").read_text())
+    assert doc["passed"] is True and doc["devices"] == [leaf] and doc["counts"]["PASS"] > 0
+    assert switch(lab, leaf).state.running()["PORT"]["Ethernet0"]["description"] == "verify gate: healthy"
+
+    cid = next(c for c, link in lab.state["links"].items()
+               if leaf in (link["a"][0], link["b"][0]) and {link["a"][0], link["b"][0]} & set(lab.hosts))
+    before, frr_before = switch(lab, leaf).state.running(), bgpd_config(lab, leaf)
+    faults.fail_link(lab, cid)
+    try:
+        bad = deploy(lab, render_dir=copy_render(render, tmp_path / "bad", leaf, described("verify gate: cable")),
+                     serial="50%", verify_gate=True)
+        assert bad.rc != 0
+        assert bad.failed == [leaf] and bad.recap[leaf]["rescued"] == 1 and bad.not_started == BATCH4
+        assert f"the switch was rolled back to checkpoint {CHECKPOINT}" in bad.output
+        doc = json.loads((reports / leaf / "verify.json").read_text())
+        assert doc["passed"] is False and [f["fault"] for f in doc["faults"]] == [cid]
+        sw = switch(lab, leaf)
+        assert sw.state.running() == before and sw.state.checkpoints() == [] and sw.state.saved() == before
+        assert bgpd_config(lab, leaf) == frr_before
+    finally:
+        faults.restore(lab, cid)

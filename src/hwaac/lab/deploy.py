@@ -130,13 +130,19 @@ def gate_shares(lab: Lab, order: list[list[str]], desired: dict[str, dict[str, A
     return out
 
 
-def inventory(lab: Lab, render_dir: Path, shares: dict[str, float], *, gate_s: int) -> dict[str, Any]:
-    """The inventory: group ``switches`` with one host per lab switch, in rollout order (see :func:`batches`)."""
+def inventory(lab: Lab, render_dir: Path, shares: dict[str, float], *, gate_s: int,
+              verify_gate: bool = False) -> dict[str, Any]:
+    """The inventory: group ``switches`` with one host per lab switch, in rollout order (see :func:`batches`);
+    with ``verify_gate`` the role's verify gate reads each switch in its namespace (into ``deploy/verify-gate``)
+    and judges it against the plan of ``render_dir``."""
     hosts: dict[str, Any] = {}
     for name, share in shares.items():
         env = lab.env(name)
         keep = {k: v for k, v in env.items() if k == "PATH" or k.startswith("HWAAC_")}
-        hosts[name] = {"switch_config_bgp_min_up": share, "fabric_deploy_environment": keep}
+        hosts[name] = {"switch_config_bgp_min_up": share, "fabric_deploy_environment": keep,
+                       "hwaac_netns": lab.netns(name)}
+    gate = {"switch_config_verify_gate": True, "switch_config_verify_plan": str(render_dir),
+            "switch_config_verify_dir": str(lab.folder / "deploy" / "verify-gate")} if verify_gate else {}
     return {"all": {"children": {"switches": {"hosts": hosts, "vars": {
         "ansible_connection": "local",
         "ansible_python_interpreter": sys.executable,
@@ -144,6 +150,7 @@ def inventory(lab: Lab, render_dir: Path, shares: dict[str, float], *, gate_s: i
         "switch_config_bgp_retries": gate_s,
         "switch_config_bgp_delay": 1,
         "fabric_deploy_become": False,
+        **gate,
     }}}}}
 
 
@@ -186,7 +193,7 @@ def _deploy_lock(folder: Path) -> Iterator[None]:
 
 
 def deploy(lab: Lab, *, render_dir: Path | None = None, check: bool = False, serial: str = DEFAULT_SERIAL,
-           gate_s: int = DEFAULT_GATE_S, log: Log = lambda _: None) -> DeployResult:
+           gate_s: int = DEFAULT_GATE_S, verify_gate: bool = False, log: Log = lambda _: None) -> DeployResult:
     """Run the rollout on the lab's switches; ``log`` gets ansible-playbook's output line by line.
 
     Args:
@@ -195,6 +202,8 @@ def deploy(lab: Lab, *, render_dir: Path | None = None, check: bool = False, ser
         check: ``--check --diff``: show what would change, change nothing.
         serial: batch size per tier, N or PCT% (:func:`parse_serial`).
         gate_s: seconds the BGP gate waits for the sessions (one read a second).
+        verify_gate: after its BGP gate, each changed switch is gated by the verify catalog too (role variable
+            ``switch_config_verify_gate``), judged against the lab's plan; for a change to a running lab.
 
     Raises:
         LabError: bad input (nothing run): a switch's rendered file missing, a bad ``serial``, no ansible-playbook,
@@ -222,8 +231,8 @@ def deploy(lab: Lab, *, render_dir: Path | None = None, check: bool = False, ser
     work = lab.folder / "deploy"
     with _deploy_lock(work):
         inv = work / "inventory.json"
-        inv.write_text(json.dumps(inventory(lab, render, {n: shares[n] for b in order for n in b}, gate_s=gate_s),
-                                  indent=1))
+        inv.write_text(json.dumps(inventory(lab, render, {n: shares[n] for b in order for n in b}, gate_s=gate_s,
+                                            verify_gate=verify_gate), indent=1))
         extra = work / "vars.json"
         extra.write_text(json.dumps({"fabric_deploy_serial": [len(b) for b in order],
                                      "fabric_deploy_max_fail_percentage": 0}))
@@ -276,7 +285,8 @@ def cmd_deploy(args: argparse.Namespace) -> int:
             say(f"lab {lab.name}: bare; `hwaac lab deploy {lab.name}` pushes {lab.render_dir}")
             return 0
         res = deploy(lab, render_dir=Path(args.render) if args.render else None, check=args.check,
-                     serial=args.serial, gate_s=args.gate_timeout, log=(lambda _: None) if quiet else say)
+                     serial=args.serial, gate_s=args.gate_timeout, verify_gate=args.verify_gate,
+                     log=(lambda _: None) if quiet else say)
     except LabNotUp as exc:
         print(f"hwaac lab deploy: {exc}", file=sys.stderr)
         return 3
@@ -306,6 +316,9 @@ def add_deploy_parser(lab_subparsers: argparse._SubParsersAction) -> argparse.Ar
     p.add_argument("--render", metavar="DIR", help="push this rendered folder (default: the lab's own)")
     p.add_argument("--gate-timeout", type=int, default=DEFAULT_GATE_S, metavar="S",
                    help=f"seconds the BGP gate waits for a batch's sessions (default {DEFAULT_GATE_S})")
+    p.add_argument("--verify-gate", action="store_true",
+                   help="after its BGP gate, gate each changed switch on the verify catalog (its cables, interfaces, "
+                        "sessions, prefixes, routes; a FAIL rolls it back): for a change to a running lab")
     p.add_argument("--reset", action="store_true",
                    help="instead of deploying, reset every switch to its factory config (FRR without BGP)")
     p.add_argument("--quiet", action="store_true", help="print only the recap, not the play")
