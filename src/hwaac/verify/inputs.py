@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -194,6 +194,21 @@ class Inputs:
 
     def devices(self) -> list[str]:
         return sorted(self.switches) + sorted(self.hosts)
+
+    def within(self, devices: Iterable[str]) -> Inputs:
+        """The fabric as far as ``devices`` reach (a twin built with some nodes per SU): the other devices, every
+        cable, session and probe with an end outside, and so the host prefixes behind those cables, are gone."""
+        keep = set(devices)
+        if keep >= set(self.switches) | set(self.hosts):
+            return self
+        return replace(
+            self,
+            switches={n: s for n, s in self.switches.items() if n in keep},
+            hosts={n: h for n, h in self.hosts.items() if n in keep},
+            cables={c: cab for c, cab in self.cables.items() if all(e.device in keep for e in cab.ends())},
+            sessions=tuple(s for s in self.sessions if s.a.device in keep and s.b.device in keep),
+            probes=tuple(p for p in self.probes if p.host in keep and p.dst_host in keep),
+        )
 
     def kind_of(self, device: str) -> str:
         return "switch" if device in self.switches else "host" if device in self.hosts else ""

@@ -109,3 +109,17 @@ def test_without_rendered_files_the_plan_stands_in(tmp_path: Path) -> None:
     shutil.copy(PLAN / "plan.json", plan / "plan.json")
     i = load_inputs(plan)
     assert len(i.sessions) == 16 and not i.port_mtu and all(p.mtu is None for p in i.probes)
+
+
+def test_within_a_twin_that_holds_some_nodes() -> None:
+    i = load_inputs(PLAN)
+    assert i.within(i.devices()) is i
+    gone = "gpu-su02-h02"
+    part = i.within(d for d in i.devices() if d != gone)
+    assert gone not in part.hosts and len(part.hosts) == 3 and part.switches == i.switches
+    lost = {c.id for c in i.cables_of[gone]}
+    assert len(lost) == 2 and set(part.cables) == set(i.cables) - lost
+    assert part.sessions == i.sessions  # leaf-spine sessions only
+    assert len(part.probes) == 4 and all(gone not in (p.host, p.dst_host) for p in part.probes)
+    left = {c for prefixes in part.host_prefixes.values() for cables in prefixes.values() for c in cables}
+    assert not left & lost and left == {c for c in part.cables if c.startswith("H")}
