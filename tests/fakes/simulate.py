@@ -12,9 +12,9 @@ fakes (which start from factory defaults).
 For each node whose render folder also has ``lustre-client.json`` (a GPU node of an intent with a storage
 section), a Lustre client with its packages installed and LNet not started (:func:`lustre_client_state`):
 ``<out>/<name>/state/lnet.json`` for the ``lnetctl`` fake (modules not loaded, nothing configured, the node's
-interfaces and their IPv4 addresses) and the packaged ``lnet.service`` (not enabled) in the scratch root's
-``<out>/<name>/root/etc/systemd/system``, the folder that the role's ``systemd_dir`` and drop-ins use under
-``lustre_client_root``; point the ``systemctl`` fake at it with ``HWAAC_FAKE_SYSTEMD_DIRS`` (a real node has the
+interfaces and their IPv4 addresses) and the packaged ``lnet.service`` (not enabled) in ``etc/systemd/system`` of
+the node's scratch root ``<out>/<name>/root`` (its ``lustre_client_root``), the folder that the role's
+``systemd_dir`` and drop-ins use; point the ``systemctl`` fake at it with ``HWAAC_FAKE_SYSTEMD_DIRS`` (a real node has the
 packaged unit in /usr/lib/systemd/system; one folder keeps the fake's lookup simple). The ``modinfo`` and
 ``ofed_info`` fakes need no state: without one, ko2iblnd is built for the running kernel and DOCA-OFED 24.07, which
 the node runs (their docstrings). Nothing is mounted (no ``proc_mounts``).
