@@ -14,8 +14,8 @@ section), a Lustre client with its packages installed and LNet not started (:fun
 ``<out>/<name>/state/lnet.json`` for the ``lnetctl`` fake (modules not loaded, nothing configured, the node's
 interfaces and their IPv4 addresses) and the packaged ``lnet.service`` (not enabled) in ``etc/systemd/system`` of
 the node's scratch root ``<out>/<name>/root`` (its ``lustre_client_root``), the folder that the role's
-``systemd_dir`` and drop-ins use; point the ``systemctl`` fake at it with ``HWAAC_FAKE_SYSTEMD_DIRS`` (a real node has the
-packaged unit in /usr/lib/systemd/system; one folder keeps the fake's lookup simple). The ``modinfo`` and
+``systemd_dir`` and drop-ins use; point the ``systemctl`` fake at it with ``HWAAC_FAKE_SYSTEMD_DIRS`` (a real node
+has the packaged unit in /usr/lib/systemd/system; one folder keeps the fake's lookup simple). The ``modinfo`` and
 ``ofed_info`` fakes need no state: without one, ko2iblnd is built for the running kernel and DOCA-OFED 24.07, which
 the node runs (their docstrings). Nothing is mounted (no ``proc_mounts``).
 
