@@ -111,7 +111,7 @@ def bench(kind: str, base: Path, with_verify: bool) -> tuple[dict[str, str], boo
         pss = pss_gib(name)
         row["PSS after compact (GiB)"] = f"{pss:.2f} (KSM {res['seconds']} s)"
         verify_s, verdict = run_verify(name) if with_verify else (0.0, "skipped")
-        row["verify"] = f"{verify_s:.1f} s ({verdict})" if with_verify else "skipped"
+        row["verify"] = f"{verify_s:.1f} s ({verdict})" if with_verify else verdict
         row["PSS after verify (GiB)"] = f"{pss_gib(name):.2f}" if with_verify else "-"
         cid = next(c for c, lk in lab.state["links"].items() if lk["kind"] == "leaf_spine")
         t = time.monotonic()

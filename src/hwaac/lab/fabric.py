@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from hwaac.lab.errors import LabError
 from hwaac.lab.names import check_device_name
 
@@ -100,8 +102,10 @@ def read_fabric(render_dir: Path, nodes_per_su: int | None = -1) -> Fabric:
     except FileNotFoundError:
         raise LabError(f"{plan_path}: no such file; render the fabric first (hwaac plan FABRIC -o {render_dir})") \
             from None
-    except ValueError as exc:  # not JSON, or not an hwaac plan (its format named)
-        raise LabError(str(exc) if str(plan_path) in str(exc) else f"{plan_path}: not JSON ({exc})") from None
+    except orjson.JSONDecodeError as exc:
+        raise LabError(f"{plan_path}: not JSON ({exc})") from None
+    except ValueError as exc:  # not an hwaac plan: read_plan names the file and the format it got
+        raise LabError(str(exc)) from None
     nodes = plan.get("nodes") or {}
     fab = Fabric(name=str(plan.get("fabric", "")), render_dir=render_dir.resolve(), nodes_total=len(nodes))
     per_su = nodes_per_su if nodes_per_su != -1 else (None if len(nodes) <= ALL_NODES_UP_TO else DEFAULT_NODES_PER_SU)
