@@ -2,6 +2,9 @@
 
 Users of a running NetBox (a test module's fresh database, a test on the main instance) hold it shared;
 ``down`` takes it exclusive, so it waits for, or refuses while, another process (an xdist worker) uses it.
+A waiting ``exclusive`` goes first: it holds ``users.lock.turn`` while it waits, and a process's first shared use
+passes that turnstile (shared) before it takes ``users.lock``, so a stream of other processes' leases cannot
+starve it (writer preference).
 One descriptor per lock file and process: ``flock`` locks on two descriptors of one process would block each
 other, so nested and repeated uses in one process are counted instead.
 """
@@ -44,6 +47,15 @@ class UsageLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         h.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
 
+    @contextlib.contextmanager
+    def _turnstile(self, *, shared: bool, timeout: float) -> Iterator[None]:
+        fd = os.open(self.path.with_name(self.path.name + ".turn"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            acquire(fd, shared=shared, timeout=timeout, what="another process waits to stop the local NetBox")
+            yield
+        finally:
+            os.close(fd)
+
     def _release(self, h: _Held) -> None:
         if h.shared == 0 and h.exclusive == 0 and h.fd >= 0:
             os.close(h.fd)
@@ -57,8 +69,9 @@ class UsageLock:
             if h.fd < 0:
                 self._open(h)
                 try:
-                    acquire(h.fd, shared=True, timeout=timeout,
-                            what="the local NetBox is being stopped by another process")
+                    with self._turnstile(shared=True, timeout=timeout):
+                        acquire(h.fd, shared=True, timeout=timeout,
+                                what="the local NetBox is being stopped by another process")
                 except BaseException:
                     self._release(h)
                     raise
@@ -81,8 +94,9 @@ class UsageLock:
                                            "lease); stop it before stopping the NetBox")
                 self._open(h)
                 try:
-                    acquire(h.fd, shared=False, timeout=timeout,
-                            what="the local NetBox is in use by another process (a test run?); not stopping it")
+                    with self._turnstile(shared=False, timeout=max(timeout, 5.0)):
+                        acquire(h.fd, shared=False, timeout=timeout,
+                                what="the local NetBox is in use by another process (a test run?); not stopping it")
                 except BaseException:
                     self._release(h)
                     raise
