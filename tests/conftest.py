@@ -1,13 +1,20 @@
-"""Fixtures for every test folder: the SONiC toolkit (SONiC's own YANG validator and GCU, ../shared/sonic).
+"""Fixtures and hooks for every test folder: the SONiC toolkit, the xdist grouping guard, the NetBox prewarm.
 
 ``sonic_toolkit`` is the toolkit named by ``HWAAC_SONIC_TOOLKIT`` (:mod:`hwaac.sonic_toolkit`). Without it a test
 that needs it FAILS when ``HWAAC_REQUIRE_SONIC_TOOLKIT=1`` or ``CI=true`` (CI must not pass without SONiC's own
 checks) and is skipped, with the reason, otherwise. Set it up with ``scripts/sonic-toolkit.sh``.
+
+When the run holds tests that use the local NetBox, one process starts ``hwaac netbox up`` in the background at
+collection and those tests go last, so the first install and migration on a new machine (~10 min of one core)
+overlap the other tests instead of holding both workers.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,8 +38,53 @@ def sonic_toolkit() -> Toolkit:
         pytest.skip(f"SONiC toolkit not available: {exc}")
 
 
+NETBOX_FIXTURE = "local_netbox"  # tests/integration/conftest.py: every NetBox fixture depends on it
+_prewarm: list[subprocess.Popen[bytes]] = []
+
+
+def uses_netbox(item: pytest.Item) -> bool:
+    return NETBOX_FIXTURE in getattr(item, "fixturenames", ())
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests that use the local NetBox after the others (a stable sort: every worker collects the same
+    order), and the NetBox started for them in the background by one process (xdist worker gw0, or pytest
+    itself without xdist)."""
+    _refuse_lost_groups(config, items)
+    items.sort(key=uses_netbox)
+    worker = getattr(config, "workerinput", {}).get("workerid", "gw0")
+    if worker == "gw0" and not config.option.collectonly and any(uses_netbox(i) for i in items):
+        _prewarm.append(_start_netbox_prewarm())
+
+
+def _start_netbox_prewarm() -> subprocess.Popen[bytes]:
+    """``hwaac netbox up`` in the background, output to the state folder's logs/prewarm.log; it gets SIGTERM when
+    this process ends (util-linux ``setpriv --pdeathsig``) and the fixture's own ``up`` waits for it on the setup
+    lock."""
+    from hwaac.netbox.local import default_state_dir
+
+    logs = default_state_dir() / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    hwaac = str(Path(sys.executable).with_name("hwaac"))
+    with open(logs / "prewarm.log", "wb") as out:
+        return subprocess.Popen(["setpriv", "--pdeathsig", "TERM", "--", hwaac, "netbox", "up"],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A prewarm still running (a run stopped early) is stopped: nothing of the run goes on after it."""
+    for proc in _prewarm:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _refuse_lost_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Refuse to run when ``--dist loadgroup`` would not keep an ``xdist_group`` on one worker (pytest-xdist puts
     the group in the nodeid; a pytest that ignores that would split the twin modules over both workers)."""
     if not getattr(config.option, "loadgroup", False):
