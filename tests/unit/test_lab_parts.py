@@ -150,3 +150,21 @@ def test_read_fabric_refusals(demo_render: Path, tmp_path: Path) -> None:
     for bad in ("0", "-1", "two"):
         with pytest.raises(LabError, match=r"--nodes-per-su .* is not valid: a positive integer or 'all'"):
             parse_nodes_per_su(bad)
+
+
+@pytest.mark.parametrize(("floor", "timers"), [([10, 30], "timers 10 30"), (None, "timers 3 10")])
+def test_reload_keeps_a_big_labs_timers_floor(tmp_path: Path, floor: list[int] | None, timers: str) -> None:
+    """What ``hwaac lab deploy`` writes for a switch (frr_reload.apply) keeps the timers ``up`` gave it."""
+    from hwaac.lab.frr_reload import apply
+    from hwaac.lab.layout import Layout
+
+    state = new_state("t", "t", tmp_path)
+    state["bgp_timers_floor"] = floor
+    write_state(tmp_path, state)
+    db = {"DEVICE_METADATA": {"localhost": {"hostname": "leaf1"}},
+          "BGP_GLOBALS": {"default": {"local_asn": "65001"}},
+          "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65002", "keepalive": "3", "holdtime": "10"}}}
+    layout = Layout(tmp_path)
+    said = apply(layout, "leaf1", "hwl-t-none", db)  # no bgpd runs in that path space: the file only
+    assert "not running" in said
+    assert f"neighbor 10.0.0.1 {timers}" in {s for _, s in statements(layout.conf("leaf1", "bgpd").read_text())}

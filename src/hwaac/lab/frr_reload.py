@@ -65,7 +65,8 @@ def apply(layout: Layout, device: str, netns: str, config_db: Mapping[str, Any])
         LabError: the config is refused (:func:`check`), or frr-reload.py failed (its output).
     """
     text = check(config_db)
-    frr.write_configs(layout, device, dict(config_db))
+    floor = read_state(layout.folder).get("bgp_timers_floor")  # a big lab's timers stay through every reload
+    frr.write_configs(layout, device, dict(config_db), tuple(floor) if floor else None)
     if not bgpd_running(netns):
         return f"bgpd of {device} is not running: bgpd.conf written, read when it starts"
     work = layout.dev_dir(device) / "frr-reload"
