@@ -62,9 +62,9 @@ def _start_netbox_prewarm() -> subprocess.Popen[bytes]:
     """``hwaac netbox up`` in the background, output to the state folder's logs/prewarm.log; it gets SIGTERM when
     this process ends (util-linux ``setpriv --pdeathsig``) and the fixture's own ``up`` waits for it on the setup
     lock."""
-    from hwaac.netbox.local import default_state_dir
+    from hwaac.netbox.local import LocalNetBox
 
-    logs = default_state_dir() / "logs"
+    logs = LocalNetBox().logs
     logs.mkdir(parents=True, exist_ok=True)
     hwaac = str(Path(sys.executable).with_name("hwaac"))
     with open(logs / "prewarm.log", "wb") as out:
