@@ -31,6 +31,7 @@ from hwaac.lab.up import up
 from hwaac.verify import LabCollector, Report, Status, load_inputs, verify
 from hwaac.verify.inputs import Cable, Inputs
 from hwaac.verify.report import faults as report_faults
+from hwaac.verify.results import Result
 
 # the twin modules run one after another on one worker (make test: xdist --dist loadgroup): each module's lab has
 # a fixed name, and test_lab checks that nothing but its own labs changed the machine
@@ -145,13 +146,25 @@ def test_swapped_uplinks_are_named_by_lldp_at_both_ends(lab: Lab, inputs: Inputs
         recable(lab, inputs, [(ends(c1.a), ends(c2.b)), (ends(c2.a), ends(c1.b))], [c1, c2])
         want = {("VerifyLldpNeighbors", "L0000000", "L0000000"), ("VerifyLldpNeighbors", "L0000001", "L0000001"),
                 ("VerifyBgpSessions", "L0000000", "L0000000"), ("VerifyBgpSessions", "L0000001", "L0000001")}
-        report = until(lab, inputs, lambda r: fails(r) == want and not r.counts()["ERROR"], "the swap named")
-        lldp = {r.cable: r for r in report.results if r.check == "VerifyLldpNeighbors" and r.cable in ("L0000000",
-                                                                                                      "L0000001")}
-        assert lldp["L0000000"].ends == (f"{LEAF} Ethernet128", "spine-p0-01 Ethernet0")
-        assert lldp["L0000000"].actual == (f"{LEAF} Ethernet128 sees {SPINE} Ethernet0 (end of L0000001); "
+
+        # lldpd at each of the four ends learns its new neighbour on its own time: wait until every end has
+        # (a half-learnt swap FAILs the same cables, with a stale neighbour at one end)
+        def lldp(r: Report) -> dict[str | None, Result]:
+            return {x.cable: x for x in r.results if x.check == "VerifyLldpNeighbors" and x.cable in (c1.id, c2.id)}
+
+        def settled(r: Report) -> bool:
+            other = {c1.id: c2.id, c2.id: c1.id}
+            return (fails(r) == want and not r.counts()["ERROR"]
+                    and all(len(parts := x.actual.split("; ")) == 2
+                            and all(p.endswith(f"(end of {other[cid]})") for p in parts)
+                            for cid, x in lldp(r).items()))
+
+        report = until(lab, inputs, settled, "the swap named")
+        named = lldp(report)
+        assert named["L0000000"].ends == (f"{LEAF} Ethernet128", "spine-p0-01 Ethernet0")
+        assert named["L0000000"].actual == (f"{LEAF} Ethernet128 sees {SPINE} Ethernet0 (end of L0000001); "
                                            f"spine-p0-01 Ethernet0 sees {LEAF} Ethernet132 (end of L0000001)")
-        assert (lldp["L0000000"].message, lldp["L0000001"].message) == ("swapped with L0000001",
+        assert (named["L0000000"].message, named["L0000001"].message) == ("swapped with L0000001",
                                                                         "swapped with L0000000")
         assert [f["fault"] for f in report_faults(report)] == ["L0000000", "L0000001"]
     finally:
