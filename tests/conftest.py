@@ -5,8 +5,8 @@ that needs it FAILS when ``HWAAC_REQUIRE_SONIC_TOOLKIT=1`` or ``CI=true`` (CI mu
 checks) and is skipped, with the reason, otherwise. Set it up with ``scripts/sonic-toolkit.sh``.
 
 When the run holds tests that use the local NetBox, one process starts ``hwaac netbox up`` in the background at
-collection and those tests go last, so the first install and migration on a new machine (~10 min of one core)
-overlap the other tests instead of holding both workers.
+collection and those tests go last, so the first install on a new machine (~2 min of one core; the migrations are
+restored from hwaac.netbox.baseline) overlaps the other tests instead of holding both workers.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from pathlib import Path
 import pynetbox
 import pytest
 
-from hwaac.netbox import api, procs
+from hwaac.netbox import api, baseline, procs
 from hwaac.netbox.errors import LocalNetBoxError, NetBoxError
 from hwaac.netbox.instances import Instance
 from hwaac.netbox.local import TEMPLATE_MARK, VERSION, LocalNetBox
@@ -146,6 +146,21 @@ def test_fresh_database_has_none_of_the_previous_modules_objects(local_netbox: L
         assert client.users.users.get(username="admin") is not None  # the template's admin and token work
     assert pynetbox.api(netbox_db.url, token=netbox_db.token).dcim.sites.get(slug="leftover") is None
     assert all(i.database != nxt.database for i in local_netbox.status().instances), "stopped instance still runs"
+
+
+def test_the_baseline_leaves_netbox_migrate_nothing_to_apply(main_netbox: LocalNetBox,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # restored into a scratch database, NetBox's own `migrate --check` finds every migration applied...
+    main_netbox.check_baseline()
+    # ...and it would find one that a baseline lacks
+    sql = baseline.read(VERSION)
+    assert sql is not None
+    head, rows = sql.split(b"COPY public.django_migrations ", 1)
+    columns, _dropped, rest = rows.split(b"\n", 2)
+    monkeypatch.setattr(baseline, "read", lambda version: head + b"COPY public.django_migrations " + columns
+                        + b"\n" + rest)
+    with pytest.raises(LocalNetBoxError, match="netbox migrate on database hwaac_baseline_scratch failed"):
+        main_netbox.check_baseline()
 
 
 def test_wrong_token_gives_a_clear_error(main_netbox: LocalNetBox) -> None:

@@ -11,9 +11,10 @@ Everything lives in one state folder (default ``${XDG_STATE_HOME:-~/.local/state
     logs/            install, postgres, redis, migrate, gunicorn*.log
     *.lock           setup.lock (one up/down/fresh at a time), users.lock (shared while in use; down waits)
 
-The database ``netbox_template`` is migrated once (~4 min on 2 cores) with the admin user and API token in it,
-then frozen (no connections allowed). The served database ``netbox`` and every fresh test database are created
-from it in seconds (``CREATE DATABASE ... TEMPLATE``), so one token works on all of them.
+The database ``netbox_template`` is built once (restored from NetBox's migrated baseline, hwaac.netbox.baseline,
+then ``netbox migrate``) with the admin user and API token in it, then frozen (no connections allowed). The served
+database ``netbox`` and every fresh test database are created from it in seconds (``CREATE DATABASE ...
+TEMPLATE``), so one token works on all of them.
 
 Ports on 127.0.0.1 (defaults, env overrides): NetBox HTTP 8473 (HWAAC_NETBOX_PORT), PostgreSQL 54373
 (HWAAC_NETBOX_PG_PORT), Redis 63793 (HWAAC_NETBOX_REDIS_PORT). A running NetBox keeps the ports it started with.
@@ -30,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hwaac.netbox import api, config, install, procs
+from hwaac.netbox import api, baseline, config, install, procs
 from hwaac.netbox.errors import LocalNetBoxError, NetBoxError
 from hwaac.netbox.instances import Instance, Instances
 from hwaac.netbox.pg import Postgres, cluster_dir
@@ -241,11 +242,11 @@ class LocalNetBox:
             return
         secrets = config.read_secrets(self.state)
         migrate_log = self.logs / "migrate.log"
-        self.log(f"migrating {TEMPLATE_DB} (once; about 4 minutes on 2 cores; log {migrate_log})")
         t0 = time.monotonic()
         pg.drop(MAIN_DB)  # built from an older template
         pg.drop(TEMPLATE_DB)
         pg.sql(f'CREATE DATABASE "{TEMPLATE_DB}"')
+        self._restore_baseline(pg)
         rt = self._runtime()
         rt.manage(["migrate", "--no-input"], database=TEMPLATE_DB, log=migrate_log)
         rt.manage(["createsuperuser", "--no-input", "--username", ADMIN, "--email", "admin@localhost"],
@@ -261,6 +262,59 @@ class LocalNetBox:
         config.write_private(self.state / "api-token", token + "\n")
         pg.freeze_template(TEMPLATE_DB)
         (self.state / TEMPLATE_MARK).write_text(f"{VERSION}\n")
+
+    def _restore_baseline(self, pg: Postgres) -> None:
+        """Fill the new, empty template from NetBox's migrated baseline (hwaac.netbox.baseline); without one, or
+        when it does not restore, the template stays empty and ``netbox migrate`` builds all of it."""
+        migrate_log = self.logs / "migrate.log"
+        sql = baseline.read(VERSION)
+        if sql is None:
+            self.log(f"migrating {TEMPLATE_DB} from empty (once; 4-16 minutes on 2 cores; log {migrate_log})")
+            return
+        try:
+            pg.restore(TEMPLATE_DB, sql)
+        except LocalNetBoxError as exc:
+            self.log(f"the baseline {baseline.path(VERSION).name} did not restore ({exc}); migrating {TEMPLATE_DB} "
+                     f"from empty (once; 4-16 minutes on 2 cores; log {migrate_log})")
+            pg.drop(TEMPLATE_DB)
+            pg.sql(f'CREATE DATABASE "{TEMPLATE_DB}"')
+            return
+        self.log(f"{TEMPLATE_DB} restored from {baseline.path(VERSION).name}; `netbox migrate` applies what it "
+                 f"lacks (log {migrate_log})")
+
+    def migrated_dump(self) -> bytes:
+        """``pg_dump`` of a scratch database that ``netbox migrate`` built from empty (for hwaac.netbox.baseline:
+        no user, token or object in it). Needs the NetBox up."""
+        with self._scratch() as (pg, scratch):
+            self.log(f"migrating {scratch} from empty (4-16 minutes on 2 cores; log {self.logs / 'migrate.log'})")
+            self._runtime().manage(["migrate", "--no-input"], database=scratch, log=self.logs / "migrate.log")
+            return pg.dump(scratch)
+
+    def check_baseline(self) -> None:
+        """Restore this version's baseline into a scratch database and ask ``netbox migrate --check`` whether any
+        migration is left to apply. Needs the NetBox up.
+
+        Raises:
+            LocalNetBoxError: there is no baseline, it does not restore, or migrations are missing from it.
+        """
+        sql = baseline.read(VERSION)
+        if sql is None:
+            raise LocalNetBoxError(f"no baseline for NetBox {VERSION} ({baseline.path(VERSION)})")
+        with self._scratch() as (pg, scratch):
+            pg.restore(scratch, sql)
+            self._runtime().manage(["migrate", "--check", "--plan"], database=scratch, log=self.logs / "migrate.log")
+
+    @contextlib.contextmanager
+    def _scratch(self) -> Iterator[tuple[Postgres, str]]:
+        pg, scratch = self._pg(self._ports()), "hwaac_baseline_scratch"
+        with self._setup_lock(600):
+            pg.drop(scratch)
+            pg.sql(f'CREATE DATABASE "{scratch}"')
+        try:
+            yield pg, scratch
+        finally:
+            with self._setup_lock(600):
+                pg.drop(scratch)
 
     def _down_locked(self) -> None:
         if not (self.state / config.SECRET_FILE).is_file():

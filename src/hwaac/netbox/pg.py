@@ -159,12 +159,31 @@ class Postgres:
         """Run one statement with ``psql`` and return its unaligned output (rows on lines, fields by ``|``)."""
         argv = [str(self.bindir / "psql"), "-h", procs.LOOPBACK, "-p", str(self.port), "-U", "postgres",
                 "-d", database, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", statement]
-        env = {**os.environ, "PGPASSWORD": self.password, "PGCONNECT_TIMEOUT": "5"}
-        r = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+        r = subprocess.run(argv, capture_output=True, text=True, env=self._env(), stdin=subprocess.DEVNULL)
         if check and r.returncode != 0:
             raise LocalNetBoxError(f"PostgreSQL: {r.stderr.strip() or 'psql exit ' + str(r.returncode)} "
                                    f"(statement: {statement[:120]})")
         return r.stdout.strip()
+
+    def dump(self, database: str) -> bytes:
+        """``pg_dump`` of ``database`` as plain SQL, without owners and privileges (restorable by any role)."""
+        _check_name(database)
+        argv = [str(self.bindir / "pg_dump"), "-h", procs.LOOPBACK, "-p", str(self.port), "-U", "postgres",
+                "--no-owner", "--no-privileges", "-d", database]
+        r = subprocess.run(argv, capture_output=True, env=self._env(), stdin=subprocess.DEVNULL)
+        if r.returncode != 0:
+            raise LocalNetBoxError(f"pg_dump {database}: {r.stderr.decode(errors='replace').strip()[-500:]}")
+        return r.stdout
+
+    def restore(self, database: str, sql: bytes) -> None:
+        """Run the SQL script ``sql`` (a plain ``pg_dump``) in ``database`` as one transaction, stopping at the
+        first error (then nothing of it stays)."""
+        _check_name(database)
+        argv = [str(self.bindir / "psql"), "-h", procs.LOOPBACK, "-p", str(self.port), "-U", "postgres",
+                "-d", database, "-X", "-q", "-1", "-v", "ON_ERROR_STOP=1", "-f", "-"]
+        r = subprocess.run(argv, input=sql, capture_output=True, env=self._env())
+        if r.returncode != 0:
+            raise LocalNetBoxError(f"restoring into {database}: {r.stderr.decode(errors='replace').strip()[-500:]}")
 
     def databases(self) -> set[str]:
         """Names of the databases in the cluster."""
@@ -188,6 +207,9 @@ class Postgres:
         self.sql(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
 
     # --- internals -------------------------------------------------------------------------------------------
+    def _env(self) -> dict[str, str]:
+        return {**os.environ, "PGPASSWORD": self.password, "PGCONNECT_TIMEOUT": "5"}
+
     def _ready(self) -> bool:
         try:
             return self.sql("SELECT 1", check=True) == "1"
