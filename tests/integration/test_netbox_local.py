@@ -148,6 +148,34 @@ def test_fresh_database_has_none_of_the_previous_modules_objects(local_netbox: L
     assert all(i.database != nxt.database for i in local_netbox.status().instances), "stopped instance still runs"
 
 
+def test_a_renewed_instance_is_a_fresh_copy_served_by_new_workers(local_netbox: LocalNetBox) -> None:
+    first = local_netbox.fresh("renew first")
+    try:
+        pynetbox.api(first.url, token=first.token).dcim.sites.create(name="leftover", slug="leftover")
+        workers = procs.children(first.pid)
+        assert len(workers) == 2
+        first.release()
+        t0 = time.monotonic()
+        second = local_netbox.fresh("renew second", reuse=first)
+        elapsed = time.monotonic() - t0
+    except BaseException:
+        first.stop()
+        raise
+    try:
+        print(f"renewed in {elapsed:.1f} s")
+        assert (second.database, second.pid, second.url) == (first.database, first.pid, first.url)
+        assert len(procs.children(second.pid)) == 2 and not procs.children(second.pid) & workers
+        client = pynetbox.api(second.url, token=second.token)
+        assert client.dcim.sites.count() == 0
+        assert client.users.users.get(username="admin") is not None  # the template's admin and token work
+    finally:
+        second.stop()
+    # a stopped instance is not renewed: another one starts
+    with local_netbox.fresh("renew third", reuse=second) as third:
+        assert third.pid != second.pid and pynetbox.api(third.url, token=third.token).dcim.sites.count() == 0
+    assert all(i.pid not in (second.pid, third.pid) for i in local_netbox.status().instances)
+
+
 def test_the_baseline_leaves_netbox_migrate_nothing_to_apply(main_netbox: LocalNetBox,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     # restored into a scratch database, NetBox's own `migrate --check` finds every migration applied...

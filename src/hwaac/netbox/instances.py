@@ -12,11 +12,13 @@ import contextlib
 import json
 import os
 import re
+import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hwaac.netbox import procs
+from hwaac.netbox import api, procs
 from hwaac.netbox.errors import LocalNetBoxError
 from hwaac.netbox.pg import Postgres
 from hwaac.netbox.redis_server import DATABASES, Redis
@@ -47,6 +49,12 @@ class Instance:
     def on_stop(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once when the instance stops."""
         self._on_stop.append(callback)
+
+    def release(self) -> None:
+        """Let go of it, leaving it running for :meth:`Instances.renew` (a test pool's next test)."""
+        callbacks, self._on_stop = self._on_stop, []
+        for cb in callbacks:
+            cb()
 
     def stop(self) -> None:
         """Stop its gunicorn and drop its database (idempotent)."""
@@ -119,6 +127,42 @@ class Instances:
             self.remove(database)
             raise
         return Instance(name, database, g.url, pid, slot, token=self.token(), _manager=self)
+
+    def renew(self, inst: Instance, name: str, template: str, *, timeout: float = 60.0) -> Instance | None:
+        """``inst``, released by this process, serving a new copy of ``template``: its database created again
+        from the template, its Redis databases flushed, its idle gunicorn workers killed (the master forks new
+        ones from the preloaded application, so nothing of the previous user stays in a process that serves
+        requests; a graceful exit would spend seconds in the interpreter's finalisation). About a second, where
+        :meth:`create` starts Django again. None when it no longer runs (it is then removed). Caller holds the
+        setup lock."""
+        assert self.pg is not None
+        path = self.folder / f"{inst.database}.json"
+        try:
+            rec = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None  # stopped, or removed by `hwaac netbox down`
+        g = self._gunicorn(rec)
+        pid = g.pid()
+        if inst._manager is None or rec.get("owner") != os.getpid() or pid is None:  # stopped, not ours, or dead
+            self.remove(inst.database)
+            return None
+        old = procs.children(pid)
+        self.pg.drop(inst.database)
+        self.pg.create_from(inst.database, template)
+        self.redis.flush(2 * inst.slot, 2 * inst.slot + 1)
+        for worker in old:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker, signal.SIGKILL)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and procs.running(pid):
+            now = procs.children(pid)
+            if not now & old and len(now) >= int(rec.get("workers", 2)) and api.answers(g.url):
+                rec["name"] = name
+                path.write_text(json.dumps(rec) + "\n")
+                return Instance(name, inst.database, g.url, pid, inst.slot, token=self.token(), _manager=self)
+            time.sleep(0.1)
+        self.remove(inst.database)
+        return None
 
     def remove(self, database: str) -> None:
         """Stop the instance's gunicorn, drop its database, delete its record."""

@@ -160,12 +160,13 @@ class LocalNetBox:
         insts = self.instances(None, redis).running()
         return Status(self.url, gunicorn, pg_pid, redis.pid(), version, insts, problem)
 
-    def fresh(self, name: str, *, workers: int = 2) -> Instance:
+    def fresh(self, name: str, *, workers: int = 2, reuse: Instance | None = None) -> Instance:
         """A second NetBox serving a new copy of the template database (empty but for the admin and token).
 
         Takes seconds. The instance holds a shared use of this NetBox (``down`` waits for it); call
-        ``stop()`` (or use it as a context manager) to stop its gunicorn and drop its database. The same
-        :attr:`token` works on it.
+        ``stop()`` (or use it as a context manager) to stop its gunicorn and drop its database, or
+        ``release()`` to leave it running for the next ``fresh(reuse=...)`` of this process, which renews it
+        (:meth:`Instances.renew`) instead of starting another gunicorn. The same :attr:`token` works on it.
         """
         lease = self._usage.shared()
         lease.__enter__()
@@ -174,7 +175,9 @@ class LocalNetBox:
             with self._setup_lock(600):
                 ports = self._ports()
                 pg, redis = self._pg(ports), self._redis(ports)
-                inst = self.instances(pg, redis).create(name, TEMPLATE_DB, workers=workers)
+                insts = self.instances(pg, redis)
+                inst = (reuse is not None and insts.renew(reuse, name, TEMPLATE_DB)) \
+                    or insts.create(name, TEMPLATE_DB, workers=workers)
         except BaseException:
             lease.__exit__(None, None, None)
             raise

@@ -39,6 +39,15 @@ def running(pid: int) -> bool:
         return False
 
 
+def children(pid: int) -> set[int]:
+    """The live child processes of ``pid`` (from ``/proc/<pid>/task/*/children``)."""
+    out: set[int] = set()
+    for f in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError, ValueError):
+            out |= {int(c) for c in f.read_text().split()}
+    return {c for c in out if running(c)}
+
+
 def pid_alive(pid: int, marker: str) -> bool:
     """True when ``pid`` runs and its command line contains ``marker`` (a pid reused after a reboot is not ours).
 
