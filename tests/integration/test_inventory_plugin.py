@@ -64,7 +64,7 @@ def test_from_a_plan_file(tmp_path: Path) -> None:
     assert sorted(inv["gpu_nodes"]["hosts"]) == sorted(n.name for n in plan.nodes)
     assert inv["fabric_nbsync"]["children"] == ["switches", "gpu_nodes"]
     assert sorted(inv["switches"]["children"]) == ["leaf", "spine"]
-    assert sorted(inv["model_SN5600_O128"]["hosts"]) == sorted(s.name for s in plan.switches)  # constructed
+    assert sorted(inv["model_Lab_32x400G"]["hosts"]) == sorted(s.name for s in plan.switches)  # constructed
     sw = plan.switches[0]
     hv = inv["_meta"]["hostvars"][sw.name]
     assert hv["hwaac_asn"] == sw.asn and hv["hwaac_source"] == "plan"

@@ -65,7 +65,8 @@ def test_a_missing_netbox_pool_names_the_role_and_the_line(seeded, netbox_db, tm
         load_intent(path, pool_lookup=prefix_lookup(netbox_db.url, netbox_db.token))
     (issue,) = [i for i in info.value.issues if i.rule == "netbox-pool-missing"]
     assert issue.path == "addressing.host_links.prefix" and message in issue.message
-    assert issue.line == 17 and issue.file == str(path) and issue.value == role
+    line = next(n for n, text in enumerate(path.read_text().splitlines(), 1) if "prefix: {netbox_role:" in text)
+    assert issue.line == line and issue.file == str(path) and issue.value == role
 
 
 def test_two_prefixes_for_one_role_are_ambiguous(seeded, netbox_db, tmp_path):
