@@ -6,10 +6,8 @@ the diff against the domain note (rail-fabric-roce.md sections 4 and 5) before c
 
 from __future__ import annotations
 
-import copy
 import io
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -496,20 +494,6 @@ def test_appliance_gets_network_files_but_no_nccl() -> None:
     assert list(eths) == ["rail0", "rail1", "rail2", "rail3"]
     assert [c["routing-policy"][0]["table"] for c in eths.values()] == [101, 102, 103, 104]
     assert conf_scopes(sysctl_of(files[SYSCTL])) <= {"all", "default"}
-
-
-# --- speed ------------------------------------------------------------------------------------------------
-
-
-def test_render_is_fast(demo: Plan) -> None:
-    plan = copy.copy(demo)  # fresh per-plan cache: the first host pays for the context
-    start = time.perf_counter()
-    for _ in range(10):
-        for n in plan.nodes:
-            render_host_files(plan, n)
-    per_host = (time.perf_counter() - start) / (10 * len(plan.nodes))
-    # 12,500 hosts in "a couple of seconds" needs < 160 us per host; measured ~25 us. Loose bound for slow CI.
-    assert per_host < 400e-6, f"{per_host * 1e6:.0f} us per host"
 
 
 def test_each_plane_routes_only_its_own_host_block() -> None:
