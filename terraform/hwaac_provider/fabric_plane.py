@@ -13,7 +13,8 @@ Lifecycle:
 - apply (create/update): the intent text that was planned (not the file as it is by then) is synced. Writes are
   bulk and idempotent; after a failure nothing is recorded as done and the next apply converges.
 - read (refresh): NetBox is read (GET only) and summarised against the applied plan; ``drift`` lists every object
-  that differs, so a manual edit in NetBox shows as an in-place update that puts it back.
+  that differs, so a manual edit in NetBox shows as an in-place update that puts it back. The planes of a fabric,
+  refreshed at once, share their identical reads (the provider's ReadCache, forgotten before any write).
 - destroy: the plane's objects are deleted, shared ones (GPU nodes, pools) released to the planes that still use
   them; once nothing of the fabric is left, unused catalogue objects the fabric created go too.
 - import: ``terraform import hwaac_fabric_plane.NAME <intent_file>#<plane>``.
@@ -171,7 +172,11 @@ class FabricPlane:
         plan = applied_plan(state)
         t = self.provider.target()
         with WRITE_LOCK:
-            sync_plan(plan, t.url, t.token, planes=[int(state["plane"])], remove=remove)
+            self.provider.writing()
+            try:
+                sync_plan(plan, t.url, t.token, planes=[int(state["plane"])], remove=remove)
+            finally:
+                self.provider.writing()
 
     def create(self, ctx: CreateContext, planned: dict[str, Any]) -> dict[str, Any] | None:
         try:
@@ -211,7 +216,7 @@ class FabricPlane:
         try:
             plan = applied_plan(current)
             t = self.provider.target()
-            st = netbox_state(plan, t.url, t.token, int(current["plane"]))
+            st = netbox_state(plan, t.url, t.token, int(current["plane"]), cache=self.provider.reads)
         except (IntentError, NetBoxError, OSError, ValueError) as exc:
             report(ctx.diagnostics, exc, [], "reading the plane from NetBox failed: ")
             return current

@@ -69,17 +69,21 @@ class IpamPool:
             return {**planned, "id": current.get("id"), "adopted": current.get("adopted")}
         return planned
 
-    def _client(self) -> Client:
+    def _client(self, writes: bool = False) -> Client:
+        """A probed client; one that ``writes`` first makes the provider forget its cached reads, one that only
+        reads shares the probe (``/api/status/``) and identical reads with the rest of this refresh."""
         t = self.provider.target()
-        c = Client(t.url, t.token)
+        if writes:
+            self.provider.writing()
+        c = Client(t.url, t.token, cache=None if writes else self.provider.reads)
         c.probe()
         return c
 
     @diagnosed(["prefix"], "pool: ")
     def create(self, ctx: CreateContext, planned: dict[str, Any]) -> dict[str, Any] | None:
         with WRITE_LOCK:
-            rec, adopted = ensure_pool(self._client(), planned["prefix"], planned["role"], planned.get("site"),
-                                       planned.get("vrf"), planned.get("description"))
+            rec, adopted = ensure_pool(self._client(writes=True), planned["prefix"], planned["role"],
+                                       planned.get("site"), planned.get("vrf"), planned.get("description"))
         if adopted and (rec.site != planned.get("site") or (rec.description or None) != planned.get("description")):
             ctx.diagnostics.add_warning(
                 f"adopted prefix {rec.prefix} (id {rec.id}) as it is in NetBox",
@@ -106,7 +110,7 @@ class IpamPool:
             return {**planned, "id": current["id"], "adopted": True}
         try:
             with WRITE_LOCK:
-                rec = update_pool(self._client(), int(current["id"]), planned["role"], planned.get("site"),
+                rec = update_pool(self._client(writes=True), int(current["id"]), planned["role"], planned.get("site"),
                                   planned.get("description"))
         except NetBoxError as exc:
             report(ctx.diagnostics, exc, [], "pool: ")
@@ -118,7 +122,7 @@ class IpamPool:
             return  # adopted: the prefix stays with whoever recorded it
         try:
             with WRITE_LOCK:
-                delete_pool(self._client(), int(current["id"]))
+                delete_pool(self._client(writes=True), int(current["id"]))
         except NetBoxError as exc:
             report(ctx.diagnostics, exc, [], "pool: ")
 

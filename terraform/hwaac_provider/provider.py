@@ -33,6 +33,22 @@ class HwaacProvider:
     def __init__(self) -> None:
         self._url: str | None = None
         self._token: str | None = None
+        self._reads: Any = None
+
+    @property
+    def reads(self) -> Any:
+        """The :class:`~hwaac.netbox.sync.engine.ReadCache` of this process's refreshes: Terraform reads every
+        plane at once, and the planes of one fabric share most of their reads. Cleared by :meth:`writing`."""
+        if self._reads is None:
+            from hwaac.netbox.sync.engine import ReadCache
+
+            self._reads = ReadCache()
+        return self._reads
+
+    def writing(self) -> None:
+        """Forget every cached read: a resource is about to write to NetBox (call it holding WRITE_LOCK)."""
+        if self._reads is not None:
+            self._reads.clear()
 
     def full_name(self) -> str:
         return "registry.terraform.io/aiinfra/hwaac"

@@ -17,7 +17,7 @@ from typing import Any
 
 from hwaac.model.intent import NetBoxPrefixRef
 from hwaac.netbox.sync.desired import ROLE_SLUG, desired_state
-from hwaac.netbox.sync.engine import Sync, _iface, _slug, _tags, read_plan_state
+from hwaac.netbox.sync.engine import ReadCache, Sync, _iface, _slug, _tags, read_plan_state
 from hwaac.netbox.sync.readback import drift
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan, ip_str
@@ -111,13 +111,14 @@ def _in_scope(s: Sync, r: dict) -> bool:
 
 
 def netbox_state(plan: Plan, url: str, token: str, plane: int | None = None,
-                 log: Callable[[str], None] | None = None) -> PlaneState:
+                 log: Callable[[str], None] | None = None, cache: ReadCache | None = None) -> PlaneState:
     """What NetBox holds for ``plane`` of ``plan`` (0-based; None: the whole fabric), read only, and the drift
     from the plan. Counts cover the objects the fabric owns (its tag) that the plane claims (its plane tag).
+    ``cache``: reads shared with other planes read at the same time (:class:`~hwaac.netbox.sync.engine.ReadCache`).
 
     Raises: SyncError (unreachable, token refused, unsupported version; one line, no token), ValueError (plane
     outside the plan)."""
-    s = read_plan_state(plan, url, token, scope(plan, plane))
+    s = read_plan_state(plan, url, token, scope(plan, plane), cache=cache)
     owned = {k: [r for r in s.existing.get(k, {}).values() if _in_scope(s, r)] + s.dupes.get(k, [])
              for k in ("devices", "cables", "ip-addresses", "prefixes", "asns", "asn-ranges")}
     roles = [_slug(r.get("role")) for r in owned["devices"]]

@@ -9,10 +9,12 @@ atomically, and natural keys make a re-run after a failure converge without dupl
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,11 +144,53 @@ def format_report(rep: Report, fabric: str) -> list[str]:
     return lines
 
 
-class Client:
-    """pynetbox API with a request counter; errors become one-line SyncErrors without the token."""
+class ReadCache:
+    """Answers to identical reads, shared by the read-only clients of one process until :meth:`clear`.
 
-    def __init__(self, url: str, token: str, timeout: float = 600.0) -> None:
+    Terraform refreshes every plane of a fabric at once, and each plane's read asks NetBox mostly the same
+    questions (the fabric's owned objects, the planes' claims, the site's cabled interfaces): with one cache the
+    second asker waits for the first answer instead of sending the request again. Whoever writes must
+    :meth:`clear` it first. Every caller gets its own copy of an answer (the sync annotates records it reads).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._answers: dict[Hashable, Future[Any]] = {}
+
+    def get(self, key: Hashable, fetch: Callable[[], Any]) -> Any:
+        with self._lock:
+            fut = self._answers.get(key)
+            mine = fut is None
+            if fut is None:
+                fut = self._answers[key] = Future()
+        if mine:
+            try:
+                fut.set_result(fetch())
+            except BaseException as exc:
+                with self._lock:
+                    self._answers.pop(key, None)  # a failed read is asked again next time
+                fut.set_exception(exc)
+        return copy.deepcopy(fut.result())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._answers.clear()
+
+
+def _frozen(v: Any) -> Hashable:
+    return tuple(_frozen(x) for x in v) if isinstance(v, list | tuple) else v
+
+
+class Client:
+    """pynetbox API with a request counter; errors become one-line SyncErrors without the token.
+
+    With a :class:`ReadCache` (``cache``), :meth:`probe` and :meth:`read` answer from it: for clients that only
+    read (a Terraform refresh), never for a sync that writes."""
+
+    def __init__(self, url: str, token: str, timeout: float = 600.0, cache: ReadCache | None = None) -> None:
         self.url, self._token = url.rstrip("/"), token
+        self.cache = cache
+        self._who = (self.url, hashlib.sha256(token.encode()).hexdigest())  # cache key: the NetBox and the token
         self.requests: dict[str, int] = {}
         self._lock = threading.Lock()
         self.nb = pynetbox.api(self.url, token=token)
@@ -174,6 +218,11 @@ class Client:
 
     def probe(self) -> str:
         """Check URL, token and version (``/api/status/``); return the NetBox version."""
+        if self.cache is not None:
+            return str(self.cache.get((*self._who, "probe"), self._probe))
+        return self._probe()
+
+    def _probe(self) -> str:
         st = api.status(self.url, self._token)
         version = str(st.get("netbox-version", "?"))
         if not version.startswith(SUPPORTED):
@@ -208,6 +257,9 @@ class Client:
         def go() -> list[dict]:
             return list(Request(base=ep.url, http_session=self.nb.http_session, token=self._token,
                                 filters={**params, "fields": fields}, limit=PAGE).get())
+        if self.cache is not None:
+            key = (*self._who, kind, fields, tuple(sorted((k, _frozen(v)) for k, v in params.items())))
+            return self.cache.get(key, lambda: self.call("GET", kind, go))
         return self.call("GET", kind, go)
 
 
@@ -706,13 +758,14 @@ def sync_plan(plan: Any, url: str, token: str, *, dry_run: bool = False, planes:
 
 
 def read_plan_state(plan: Any, url: str, token: str, planes: Iterable[int] | None = None,
-                    fields: dict[str, str] | None = None) -> Sync:
+                    fields: dict[str, str] | None = None, cache: ReadCache | None = None) -> Sync:
     """Read what NetBox holds for ``planes`` of ``plan`` and diff it against the plan, without writing: the
     returned Sync has ``existing`` (per kind, natural key -> record), ``changes`` (what a sync would do) and
-    ``conflicts``. Raises SyncError (one line, no token); ValueError for a plane outside the plan."""
+    ``conflicts``. ``cache``: share identical reads with other read-only callers (:class:`ReadCache`).
+    Raises SyncError (one line, no token); ValueError for a plane outside the plan."""
     from hwaac.netbox.sync.desired import desired_state
 
-    client = Client(url, token)
+    client = Client(url, token, cache=cache)
     client.probe()
     s = Sync(client, desired_state(plan, planes), plan.intent.fabric.site, plan_pools(plan), fields=fields)
     s.read_and_diff()
