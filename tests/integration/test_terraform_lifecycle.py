@@ -143,7 +143,7 @@ def test_plane_lifecycle(netbox_db: Instance, tmp_path: Path) -> None:
     for i, addr in enumerate(PLANES):
         after = ch[addr]["after"]
         assert after["devices"] == switches_of(plan, i)
-        assert after["counts"]["gpu_nodes"] == len(plan.nodes) == 4
+        assert after["counts"]["gpu_nodes"] == len(plan.nodes) == 2
         assert after["counts"]["cables"] == sum(1 for link in plan.links if link.plane == i)
         assert after["id"] == f"tftwin/plane-{i}" and after["drift"] == []
 
@@ -186,7 +186,7 @@ def test_plane_lifecycle(netbox_db: Instance, tmp_path: Path) -> None:
         assert new["devices"] == switches_of(grown, i)
         assert old["devices"].items() < new["devices"].items()  # only new switches; none changed or gone
         assert all(new["counts"][k] >= v for k, v in old["counts"].items())
-        assert new["counts"]["gpu_nodes"] == 8 and old["counts"]["gpu_nodes"] == 4
+        assert new["counts"]["gpu_nodes"] == 4 and old["counts"]["gpu_nodes"] == 2
     assert "su_count: 2" in r.stdout and "will be destroyed" not in r.stdout  # the intent's diff is in the plan
     tf.run("apply", "-input=false", "tfplan")
     now = {d.name: d.id for d in api.dcim.devices.filter(tag=FTAG)}

@@ -57,7 +57,8 @@ def test_a_twin_plane_fabric_puts_every_node_in_both_planes() -> None:
         assert set(inv.groups[f"plane{p}"]) == switches | nodes
     assert all(inv.hostvars[n]["hwaac_planes"] == [0, 1] for n in nodes)
     # rail groups hold the leaves of both planes
-    assert inv.groups["rail1"] == sorted(s.name for s in plan.switches if s.role == "leaf" and s.rail == 1)
+    leaves = [s for s in plan.switches if s.role == "leaf" and s.rail == 0]
+    assert inv.groups["rail0"] == sorted(s.name for s in leaves) and {s.plane for s in leaves} == {0, 1}
 
 
 def test_a_three_tier_fabric_has_pods_and_super_spines() -> None:
