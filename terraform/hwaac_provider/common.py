@@ -1,4 +1,8 @@
-"""Shared pieces of the provider's resources: attribute types, intent loading, errors as diagnostics."""
+"""Shared pieces of the provider's resources: attribute types, intent loading, errors as diagnostics.
+
+The provider's modules import hwaac's planner, intent model and NetBox client inside the methods that use them:
+Terraform starts the provider several times per command, and a start that only asks for the schema (every
+command, ``terraform show`` included) then costs a third of the CPU."""
 
 from __future__ import annotations
 
@@ -6,17 +10,17 @@ import functools
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tf.types import Unknown
 from tf.utils import Diagnostics
 
 from hwaac.errors import IntentError
-from hwaac.model.loader import load_intent_text
 from hwaac.netbox.errors import NetBoxError
-from hwaac.netbox.plane_state import plan_from_text, pool_lookup_from
-from hwaac.plan.model import Plan
-from hwaac.validate import PoolLookup, netbox_pool_refs
+
+if TYPE_CHECKING:  # the planner and the intent model are imported where used: a schema request needs neither
+    from hwaac.plan.model import Plan
+    from hwaac.validate import PoolLookup
 
 T = TypeVar("T")
 
@@ -68,6 +72,10 @@ def lookup_from_applied(text: str, source: str, pools_used: Mapping[str, str] | 
     (``pools_used``: field path -> CIDR), so state can be re-planned without asking NetBox again."""
     if not pools_used:
         return None
+    from hwaac.model.loader import load_intent_text
+    from hwaac.netbox.plane_state import pool_lookup_from
+    from hwaac.validate import netbox_pool_refs
+
     intent, _ = load_intent_text(text, source)
     roles = {ref.netbox_role: pools_used[".".join(path)] for path, ref in netbox_pool_refs(intent)
              if ".".join(path) in pools_used}
@@ -76,6 +84,8 @@ def lookup_from_applied(text: str, source: str, pools_used: Mapping[str, str] | 
 
 def applied_plan(state: Mapping[str, Any]) -> Plan:
     """The plan of the intent recorded in ``state`` (what was applied), without asking NetBox."""
+    from hwaac.netbox.plane_state import plan_from_text
+
     text, source = state["intent"], state.get("intent_file") or "<state>"
     return plan_from_text(text, source, lookup_from_applied(text, source, state.get("pools_used")))
 

@@ -8,10 +8,6 @@ from typing import Any
 from tf import schema, types
 from tf.iface import ReadDataContext
 
-from hwaac.model.intent import NetBoxPrefixRef
-from hwaac.netbox.plane_state import plan_from_text, planned_state
-from hwaac.netbox.pools import find_pool
-from hwaac.netbox.sync.engine import Client
 from hwaac_provider.common import DeviceMap, diagnosed, read_intent
 from hwaac_provider.provider import HwaacProvider
 
@@ -43,7 +39,9 @@ class NetBoxPrefixData:
 
     @diagnosed(["role"], "")
     def read(self, ctx: ReadDataContext, config: dict[str, Any]) -> dict[str, Any] | None:
-        from hwaac.netbox.pools import prefix_lookup
+        from hwaac.model.intent import NetBoxPrefixRef
+        from hwaac.netbox.pools import find_pool, prefix_lookup
+        from hwaac.netbox.sync.engine import Client
 
         t = self.provider.target()
         ref = NetBoxPrefixRef(netbox_role=config["role"], site=config.get("site"), vrf=config.get("vrf"))
@@ -89,6 +87,8 @@ class FabricPlanData:
 
     @diagnosed(["intent_file"], "")
     def read(self, ctx: ReadDataContext, config: dict[str, Any]) -> dict[str, Any] | None:
+        from hwaac.netbox.plane_state import plan_from_text, planned_state
+
         path = config["intent_file"]
         plan = plan_from_text(read_intent(path), path, self.provider.pool_lookup(config.get("pools")))
         plane = config.get("plane")

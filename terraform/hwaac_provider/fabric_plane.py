@@ -24,7 +24,7 @@ Planes are numbered from 0, as device names count them (``leaf-p0-su01-r0`` is i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tf import schema, types
 from tf.iface import CreateContext, DeleteContext, ImportContext, PlanContext, ReadContext, UpdateContext
@@ -33,14 +33,11 @@ from tf.utils import Diagnostics
 
 from hwaac.errors import IntentError
 from hwaac.netbox.errors import NetBoxError
-from hwaac.netbox.plane_state import intent_sha256, netbox_state, plan_from_text, planned_state
-from hwaac.netbox.sync import SyncConflict, sync_plan
-from hwaac.plan.diff import diff_plans
-from hwaac.plan.model import Plan
-from hwaac.plan.serialize import plan_to_dict
-from hwaac.validate import load_intent_source
 from hwaac_provider.common import DeviceMap, applied_plan, diagnosed, is_known, read_intent, report
 from hwaac_provider.provider import WRITE_LOCK, HwaacProvider
+
+if TYPE_CHECKING:  # hwaac's planner and NetBox sync are imported where used (common.py says why)
+    from hwaac.plan.model import Plan
 
 COMPUTED = ("id", "fabric", "site", "intent", "intent_sha256", "counts", "pools_used", "devices", "drift")
 
@@ -92,6 +89,8 @@ class FabricPlane:
                             "fabric.planes - 1", path=["plane"])
         if not isinstance(path, str):
             return
+        from hwaac.validate import load_intent_source
+
         try:
             # without NetBox: pools named by role cannot be resolved here (plan does that); everything else must hold
             load_intent_source(read_intent(path), path)
@@ -126,6 +125,8 @@ class FabricPlane:
     def plan(self, ctx: PlanContext, current: dict[str, Any] | None, planned: dict[str, Any]) -> dict[str, Any]:
         if not is_known(planned.get("intent_file"), planned.get("pools"), planned.get("plane")):
             return {**planned, **{k: Unknown for k in COMPUTED}}
+        from hwaac.netbox.plane_state import intent_sha256, plan_from_text, planned_state
+
         path, plane = planned["intent_file"], int(planned["plane"])
         try:
             text = read_intent(path)
@@ -150,6 +151,9 @@ class FabricPlane:
                       planned: dict[str, Any]) -> None:
         """Refuse renumbering or removing this plane's existing switches, nodes and cables (``hwaac plan
         --against`` semantics) unless allowed."""
+        from hwaac.plan.diff import diff_plans
+        from hwaac.plan.serialize import plan_to_dict
+
         try:
             old = applied_plan(current)
         except (IntentError, NetBoxError, OSError, ValueError):
@@ -169,6 +173,8 @@ class FabricPlane:
     # --- apply ------------------------------------------------------------------------------------------
 
     def _sync(self, state: dict[str, Any], remove: bool = False) -> None:
+        from hwaac.netbox.sync import sync_plan
+
         plan = applied_plan(state)
         t = self.provider.target()
         with WRITE_LOCK:
@@ -179,6 +185,8 @@ class FabricPlane:
                 self.provider.writing()
 
     def create(self, ctx: CreateContext, planned: dict[str, Any]) -> dict[str, Any] | None:
+        from hwaac.netbox.sync import SyncConflict
+
         try:
             self._sync(planned)
         except SyncConflict as exc:
@@ -190,6 +198,8 @@ class FabricPlane:
         return planned
 
     def update(self, ctx: UpdateContext, current: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any]:
+        from hwaac.netbox.sync import SyncConflict
+
         try:
             self._sync(planned)
             if current.get("fabric") and current["fabric"] != planned["fabric"]:
@@ -213,6 +223,8 @@ class FabricPlane:
     def read(self, ctx: ReadContext, current: dict[str, Any]) -> dict[str, Any] | None:
         if not current.get("intent"):
             return current
+        from hwaac.netbox.plane_state import netbox_state
+
         try:
             plan = applied_plan(current)
             t = self.provider.target()
@@ -229,6 +241,8 @@ class FabricPlane:
         path, sep, plane_s = id.rpartition("#")
         if not sep or not plane_s.isdigit():
             raise ValueError(f"import id {id!r} is not <intent_file>#<plane>, e.g. ../inventory/demo/fabric.yml#0")
+        from hwaac.netbox.plane_state import intent_sha256, plan_from_text, planned_state
+
         text = read_intent(path)
         plan = plan_from_text(text, path, self._import_lookup())
         st = planned_state(plan, int(plane_s))

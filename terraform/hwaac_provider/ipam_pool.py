@@ -8,16 +8,18 @@ values back. Import: ``terraform import hwaac_ipam_pool.NAME <NetBox prefix id>`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tf import schema, types
 from tf.iface import CreateContext, DeleteContext, ImportContext, ReadContext, UpdateContext
 
 from hwaac.netbox.errors import NetBoxError
-from hwaac.netbox.pools import PoolRecord, delete_pool, ensure_pool, get_pool, update_pool
-from hwaac.netbox.sync.engine import Client
 from hwaac_provider.common import diagnosed, report
 from hwaac_provider.provider import WRITE_LOCK, HwaacProvider
+
+if TYPE_CHECKING:  # hwaac's NetBox client is imported where used (common.py says why)
+    from hwaac.netbox.pools import PoolRecord
+    from hwaac.netbox.sync.engine import Client
 
 
 def _state(rec: PoolRecord, adopted: bool, base: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -72,6 +74,8 @@ class IpamPool:
     def _client(self, writes: bool = False) -> Client:
         """A probed client; one that ``writes`` first makes the provider forget its cached reads, one that only
         reads shares the probe (``/api/status/``) and identical reads with the rest of this refresh."""
+        from hwaac.netbox.sync.engine import Client
+
         t = self.provider.target()
         if writes:
             self.provider.writing()
@@ -81,6 +85,8 @@ class IpamPool:
 
     @diagnosed(["prefix"], "pool: ")
     def create(self, ctx: CreateContext, planned: dict[str, Any]) -> dict[str, Any] | None:
+        from hwaac.netbox.pools import ensure_pool
+
         with WRITE_LOCK:
             rec, adopted = ensure_pool(self._client(writes=True), planned["prefix"], planned["role"],
                                        planned.get("site"), planned.get("vrf"), planned.get("description"))
@@ -94,6 +100,8 @@ class IpamPool:
         return _state(rec, adopted, planned)
 
     def read(self, ctx: ReadContext, current: dict[str, Any]) -> dict[str, Any] | None:
+        from hwaac.netbox.pools import get_pool
+
         try:
             rec = get_pool(self._client(), int(current["id"]))
         except NetBoxError as exc:
@@ -108,6 +116,8 @@ class IpamPool:
     def update(self, ctx: UpdateContext, current: dict[str, Any], planned: dict[str, Any]) -> dict[str, Any]:
         if current.get("adopted"):
             return {**planned, "id": current["id"], "adopted": True}
+        from hwaac.netbox.pools import update_pool
+
         try:
             with WRITE_LOCK:
                 rec = update_pool(self._client(writes=True), int(current["id"]), planned["role"], planned.get("site"),
@@ -120,6 +130,8 @@ class IpamPool:
     def delete(self, ctx: DeleteContext, current: dict[str, Any]) -> None:
         if current.get("adopted"):
             return  # adopted: the prefix stays with whoever recorded it
+        from hwaac.netbox.pools import delete_pool
+
         try:
             with WRITE_LOCK:
                 delete_pool(self._client(writes=True), int(current["id"]))
@@ -130,6 +142,8 @@ class IpamPool:
     def import_(self, ctx: ImportContext, id: str) -> dict[str, Any] | None:
         if not id.isdigit():
             raise ValueError(f"import id {id!r} is not a NetBox prefix id (a number)")
+        from hwaac.netbox.pools import get_pool
+
         rec = get_pool(self._client(), int(id))
         if rec is None:
             raise ValueError(f"NetBox has no prefix with id {id}")
