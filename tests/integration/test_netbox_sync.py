@@ -159,7 +159,10 @@ def test_dry_run_first_sync_noop_grow_and_shrink(nb: Instance, tmp_path: Path) -
     assert sync_plan(plan1, nb.url, nb.token).writes == 0
 
 
-def test_hand_made_objects_are_adopted(nb: Instance, tmp_path: Path) -> None:
+def test_hand_made_objects_are_adopted_and_a_conflicting_address_stops_the_sync(nb: Instance,
+                                                                                tmp_path: Path) -> None:
+    # one synced fabric for both points: a person's objects are adopted, then (on other nodes) a person's
+    # object that holds a planned address stops the next sync before it writes anything
     plan = plan_of(tmp_path)
     sync_plan(plan, nb.url, nb.token)
     c = api(nb)
@@ -199,11 +202,7 @@ def test_hand_made_objects_are_adopted(nb: Instance, tmp_path: Path) -> None:
     lo2 = c.ipam.ip_addresses.get(lo.id)
     assert (lo2.assigned_object.device.name, lo2.assigned_object.name) == (s0.name, "Loopback0")
 
-
-def test_conflicting_address_stops_the_sync(nb: Instance, tmp_path: Path) -> None:
-    plan = plan_of(tmp_path)
-    sync_plan(plan, nb.url, nb.token)
-    c = api(nb)
+    # a conflicting address stops the sync: nothing is written
     node = c.dcim.devices.get(name="gpu-su01-h01")
     other = c.dcim.devices.create(name="lab-server-9", device_type=node.device_type.id, role=node.role.id,
                                   site=node.site.id)
