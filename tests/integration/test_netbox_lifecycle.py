@@ -1,8 +1,9 @@
 """Node lifecycle against a real NetBox: every transition, its journal evidence, refusals, dry run, the circuit
 breaker, and a failed journal write that leaves NetBox as it was.
 
-The fabric (``lifecycle.yml``: 1 SU of 14 nodes x 2 rails) is synced once into the module's fresh database; each
-test moves its own nodes (xdist may run the module's tests on two workers, each with its own database).
+The fabric (``lifecycle.yml``: 1 SU of 14 nodes x 2 rails) is synced once into the module's fresh database, and
+the module's tests stay on one xdist worker (group ``netbox_lifecycle`` under ``--dist loadgroup``) so that the
+sync, NetBox's main cost here, happens once per run; each test still moves its own nodes.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from hwaac.netbox.sync.engine import Client
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("netbox_lifecycle")]
 
 REPO = Path(__file__).resolve().parents[2]
 INTENT = REPO / "tests/fixtures/intents/valid/lifecycle.yml"
