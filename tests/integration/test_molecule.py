@@ -1,5 +1,5 @@
 """Every Molecule scenario in molecule/ (default driver, unmanaged: localhost with the fakes of tests/fakes/bin):
-syntax, prepare, check, converge, idempotence (a second converge reports changed=0) and verify, whose playbook also
+prepare, check, converge, idempotence (a second converge reports changed=0) and verify, whose playbook also
 checks that check mode predicted exactly the changes the converge then made (tests/ansible/callback_plugins).
 The burn-in and health-check scenarios get a fresh NetBox database of the local NetBox (NETBOX_URL/NETBOX_TOKEN)."""
 
