@@ -6,7 +6,9 @@ checks) and is skipped, with the reason, otherwise. Set it up with ``scripts/son
 
 When the run holds tests that use the local NetBox, one process starts ``hwaac netbox up`` in the background at
 collection and those tests go last, so the first install on a new machine (~2 min of one core; the migrations are
-restored from hwaac.netbox.baseline) overlaps the other tests instead of holding both workers.
+restored from hwaac.netbox.baseline) overlaps the other tests instead of holding both workers. Within each part the
+tests marked ``cost(SECONDS)`` (how long they hold a worker on 2 busy cores, measured) go first, the costliest
+first: xdist hands the short tests out last, and no worker idles at the end while the other finishes a long one.
 """
 
 from __future__ import annotations
@@ -46,13 +48,22 @@ def uses_netbox(item: pytest.Item) -> bool:
     return NETBOX_FIXTURE in getattr(item, "fixturenames", ())
 
 
+def cost(item: pytest.Item) -> float:
+    """The test's ``cost(SECONDS)`` mark, 0 without one or in an ``xdist_group`` (a group is handed out whole and
+    its tests keep the file's order: the twin modules build on it)."""
+    mark = item.get_closest_marker("cost")
+    if mark is None or item.get_closest_marker("xdist_group"):
+        return 0.0
+    return float(mark.args[0])
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The tests that use the local NetBox after the others (a stable sort: every worker collects the same
-    order), and the NetBox started for them in the background by one process (xdist worker gw0, or pytest
-    itself without xdist)."""
+    """The tests that use the local NetBox after the others, each part the costliest first (a stable sort: every
+    worker collects the same order), and the NetBox started for them in the background by one process (xdist
+    worker gw0, or pytest itself without xdist)."""
     _refuse_lost_groups(config, items)
-    items.sort(key=uses_netbox)
+    items.sort(key=lambda item: (uses_netbox(item), -cost(item)))
     worker = getattr(config, "workerinput", {}).get("workerid", "gw0")
     if worker == "gw0" and not config.option.collectonly and any(uses_netbox(i) for i in items):
         _prewarm.append(_start_netbox_prewarm())

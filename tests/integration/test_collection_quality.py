@@ -57,6 +57,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.cost(100)
 def test_ansible_lint_production_profile() -> None:
     r = subprocess.run([str(BIN / "ansible-lint")], cwd=REPO, env=clean_env(NO_COLOR="1"), capture_output=True,
                        text=True, timeout=900)
@@ -65,6 +66,7 @@ def test_ansible_lint_production_profile() -> None:
     assert "Profile 'production' was required, and it passed" in out
 
 
+@pytest.mark.cost(300)
 def test_ansible_test_sanity_on_the_built_collection(installed: Path) -> None:
     source = (Path(sys.executable).parents[1] / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" /
               "site-packages" / "ansible_test" / "_internal" / "python_requirements.py").read_text()

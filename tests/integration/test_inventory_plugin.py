@@ -82,6 +82,7 @@ def test_bad_sources_are_clear_errors(tmp_path: Path) -> None:
     assert "source=netbox needs intent" in r.stderr
 
 
+@pytest.mark.cost(40)
 def test_from_netbox_with_a_persons_edits(netbox_db: Instance, tmp_path: Path) -> None:
     plan = build_plan(load_intent(INTENT))
     sync_plan(plan, netbox_db.url, netbox_db.token)

@@ -35,13 +35,22 @@ def molecule(scenario: str, extra: dict[str, str]) -> None:
     assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
 
 
-@pytest.mark.parametrize("scenario", sorted(set(SCENARIOS) - NETBOX_SCENARIOS))
+# how long each scenario holds a worker on 2 busy cores (tests/conftest.py: the costliest start first)
+COST = {"burn_in": 210, "health_check": 155, "burn_in_breaker": 90, "lustre_client": 85, "host_network": 60,
+        "nic_config": 60, "switch_config": 55}
+
+
+def scenarios(names: set[str]) -> list[object]:
+    return [pytest.param(n, marks=pytest.mark.cost(COST.get(n, 60))) for n in sorted(names)]
+
+
+@pytest.mark.parametrize("scenario", scenarios(set(SCENARIOS) - NETBOX_SCENARIOS))
 def test_scenario(scenario: str) -> None:
     molecule(scenario, {})
 
 
 # The scenarios that need a NetBox share this module's fresh one (one per xdist worker): each prepare syncs the same
 # fixture fabric (a no-op after the first) and resets its nodes to planned, so they do not depend on each other.
-@pytest.mark.parametrize("scenario", sorted(NETBOX_SCENARIOS))
+@pytest.mark.parametrize("scenario", scenarios(NETBOX_SCENARIOS))
 def test_scenario_with_netbox(scenario: str, netbox_db: Instance) -> None:
     molecule(scenario, {"NETBOX_URL": netbox_db.url, "NETBOX_TOKEN": netbox_db.token})

@@ -46,6 +46,7 @@ def main_netbox(local_netbox: LocalNetBox) -> Iterator[LocalNetBox]:
         yield local_netbox
 
 
+@pytest.mark.cost(180)
 def test_down_then_up_keeps_data_and_the_template(local_netbox: LocalNetBox) -> None:
     nb = local_netbox
     migrate_log = nb.logs / "migrate.log"
@@ -124,6 +125,7 @@ def test_pynetbox_creates_and_reads_a_site(netbox_db: Instance) -> None:
     assert (read.name, read.status.value, read.description) == ("Site A", "planned", "hwaac test")
 
 
+@pytest.mark.cost(60)
 def test_fresh_database_has_none_of_the_previous_modules_objects(local_netbox: LocalNetBox,
                                                                   netbox_db: Instance) -> None:
     with local_netbox.fresh("previous module") as previous:
@@ -137,6 +139,7 @@ def test_fresh_database_has_none_of_the_previous_modules_objects(local_netbox: L
     assert all(i.database != nxt.database for i in local_netbox.status().instances), "stopped instance still runs"
 
 
+@pytest.mark.cost(85)
 def test_a_renewed_instance_is_a_fresh_copy_served_by_new_workers(local_netbox: LocalNetBox) -> None:
     first = local_netbox.fresh("renew first")
     try:

@@ -50,6 +50,7 @@ def cable(a: tuple[str, str], b: tuple[str, str]) -> str:
     return f"cable {x[0]}:{x[1]} <-> {y[0]}:{y[1]}"
 
 
+@pytest.mark.cost(75)
 def test_after_sync_no_drift_export_is_the_plan_then_hand_edits_drift(nb: Instance, tmp_path: Path) -> None:
     plan: Plan = build_plan(load_intent(INTENT))
     sync_plan(plan, nb.url, nb.token)

@@ -41,6 +41,7 @@ def same_tree(a: Path, b: Path) -> bool:
     return True
 
 
+@pytest.mark.cost(50)
 def test_render_from_netbox_follows_what_netbox_holds(nb: Instance, tmp_path: Path) -> None:
     plan = build_plan(load_intent(INTENT))
     sync_plan(plan, nb.url, nb.token)

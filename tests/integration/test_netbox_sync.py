@@ -95,6 +95,7 @@ def demo_half_su() -> Plan:
     return build_plan(load_intent_source(yaml.safe_dump(data, sort_keys=False), "demo-half-su.yml"))
 
 
+@pytest.mark.cost(170)
 def test_first_sync_of_the_demo_creates_exactly_the_planned_objects(nb: Instance) -> None:
     plan = demo_half_su()
     assert (len(plan.switches), len(plan.nodes), len(plan.links)) == (16, 16, 256)
@@ -105,6 +106,7 @@ def test_first_sync_of_the_demo_creates_exactly_the_planned_objects(nb: Instance
     assert noop.writes == 0 and not noop.changed, noop.requests
 
 
+@pytest.mark.cost(80)
 def test_dry_run_first_sync_noop_grow_and_shrink(nb: Instance, tmp_path: Path) -> None:
     plan1 = plan_of(tmp_path)
     # dry run: lists the creates, writes nothing
@@ -159,6 +161,7 @@ def test_dry_run_first_sync_noop_grow_and_shrink(nb: Instance, tmp_path: Path) -
     assert sync_plan(plan1, nb.url, nb.token).writes == 0
 
 
+@pytest.mark.cost(60)
 def test_hand_made_objects_are_adopted_and_a_conflicting_address_stops_the_sync(nb: Instance,
                                                                                 tmp_path: Path) -> None:
     # one synced fabric for both points: a person's objects are adopted, then (on other nodes) a person's
@@ -278,6 +281,7 @@ def test_unsupported_netbox_version_is_a_one_line_error() -> None:
     assert seen and all(p.startswith("/api/status/") for p in seen), seen  # no write, no read beyond the probe
 
 
+@pytest.mark.cost(50)
 def test_server_killed_mid_write_then_the_next_sync_converges(nb: Instance, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     plan = plan_of(tmp_path)

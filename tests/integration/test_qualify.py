@@ -62,6 +62,7 @@ def burning(nb: Instance) -> pynetbox.api:
     return pynetbox.api(nb.url, token=nb.token)
 
 
+@pytest.mark.cost(85)
 def test_blockers_keep_the_su_out_then_it_is_admitted(nb: Instance, burning: pynetbox.api, tmp_path: Path) -> None:
     # one node's links grew errors: the SU is blocked, every blocker named, nothing moves (CLI and playbook)
     grown = [{"code": "NIC_LINK_DOWNED", "status": "FAIL", "subject": "mlx5_5 port 1", "message": "grew",

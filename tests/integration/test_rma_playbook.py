@@ -107,6 +107,7 @@ def netbox_state(api: pynetbox.api, node: str) -> tuple[str, str | None]:
     return d.status.value, d.custom_fields.get("hwaac_lifecycle")
 
 
+@pytest.mark.cost(90)
 def test_rma_refuses_a_node_not_in_quarantine_then_moves_a_quarantined_one(
         nb: Instance, site: tuple[pynetbox.api, Path]) -> None:
     # one synced fabric for both points (the burn-in fabric is NetBox's most expensive setup here): the refusal

@@ -66,7 +66,8 @@ def _configs(fabric: Path, release: str = "", path: str | None = None) -> dict[s
     return {s.name: render_config_db(plan, s) for s in plan.switches}
 
 
-@pytest.mark.parametrize("fabric", FABRICS, ids=FABRIC_IDS)
+@pytest.mark.parametrize("fabric", [pytest.param(f, marks=pytest.mark.cost({"b200-3tier": 55, "b300-twin-plane": 30}
+                                                                   .get(f.name, 10))) for f in FABRICS], ids=FABRIC_IDS)
 def test_every_rendered_config_is_yang_valid(fabric: Path, sonic_toolkit: Toolkit, tmp_path: Path):
     out = tmp_path / "render"
     render_to_dir(_plan(fabric), out)  # as `hwaac plan FABRIC -o DIR` writes it

@@ -98,6 +98,7 @@ def recap(stdout: str) -> dict[str, dict[str, int]]:
     return out
 
 
+@pytest.mark.cost(35)
 def test_check_mode_predicts_the_push_and_a_second_run_changes_nothing(tmp_path: Path, plan_dir: Path) -> None:
     fabric = Fabric(tmp_path, plan_dir, SWITCHES[:2])
     before = {n: fabric.running(n) for n in fabric.switches}
@@ -143,6 +144,7 @@ def test_failing_switch_is_rolled_back_and_the_rollout_stops_above_the_threshold
     assert SWITCHES[2] not in counts and SWITCHES[3] not in counts
 
 
+@pytest.mark.cost(30)
 def test_rollout_goes_on_when_the_failed_share_equals_the_threshold(tmp_path: Path, plan_dir: Path) -> None:
     fabric = Fabric(tmp_path, plan_dir, SWITCHES)
     fabric.knob(SWITCHES[1], "fail_apply")

@@ -127,6 +127,7 @@ def test_invalid_intent_fails_plan_with_a_diagnostic_naming_the_field(netbox_db:
     assert changelog(api) == before, "a plan of an invalid intent wrote to NetBox"
 
 
+@pytest.mark.cost(100)
 def test_netbox_down_before_or_killed_in_an_apply_then_the_next_apply_converges(netbox_db: Instance,
                                                                                 tmp_path: Path) -> None:
     nb = netbox_db
@@ -189,6 +190,7 @@ resource "hwaac_ipam_pool" "ops" {
 """
 
 
+@pytest.mark.cost(30)
 def test_a_pool_recorded_by_hand_is_adopted_untouched_and_left_on_destroy(netbox_db: Instance,
                                                                           tmp_path: Path) -> None:
     nb = netbox_db

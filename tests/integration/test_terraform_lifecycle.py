@@ -109,6 +109,7 @@ def assert_no_token(token: str, *texts: str) -> None:
         assert token not in text and secret not in text, f"the NetBox token appears in text #{i}"
 
 
+@pytest.mark.cost(200)
 def test_plane_lifecycle(netbox_db: Instance, tmp_path: Path) -> None:
     nb = netbox_db
     api = pynetbox.api(nb.url, token=nb.token)

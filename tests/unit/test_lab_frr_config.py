@@ -93,6 +93,7 @@ def demo_switches(render: Path) -> dict[str, dict[str, Any]]:
     return {p.parent.name: json.loads(p.read_text()) for p in sorted((render / "switches").glob("*/config_db.json"))}
 
 
+@pytest.mark.cost(80)
 def test_every_demo_switch_matches_sonic_render(demo_render: Path, request: pytest.FixtureRequest,
                                                  tmp_path: Path) -> None:
     switches = demo_switches(demo_render)
