@@ -139,6 +139,28 @@ def test_fresh_database_has_none_of_the_previous_modules_objects(local_netbox: L
     assert all(i.database != nxt.database for i in local_netbox.status().instances), "stopped instance still runs"
 
 
+
+def test_a_kept_instance_is_served_as_copies_until_its_template_is_dropped(local_netbox: LocalNetBox,
+                                                                         netbox_db: Instance) -> None:
+    template = f"kept_{uuid.uuid4().hex[:8]}"
+    client = pynetbox.api(netbox_db.url, token=netbox_db.token)
+    site = client.dcim.sites.create(name="kept", slug="kept")
+    try:
+        local_netbox.keep(netbox_db, template)
+        assert local_netbox.has_template(template)
+        assert client.dcim.sites.get(slug="kept").id == site.id  # its server goes on (its sessions were ended)
+        with local_netbox.fresh("kept copy", template=template) as copy:
+            other = pynetbox.api(copy.url, token=copy.token)
+            assert copy.database != netbox_db.database and other.dcim.sites.get(slug="kept").id == site.id
+            other.dcim.sites.create(name="only in the copy", slug="only-in-the-copy")
+        assert client.dcim.sites.get(slug="only-in-the-copy") is None
+    finally:
+        local_netbox.drop_template(template)
+        site.delete()
+    assert not local_netbox.has_template(template)
+    with pytest.raises(LocalNetBoxError, match=f"no database {template} to copy"):
+        local_netbox.fresh("gone", template=template)
+
 @pytest.mark.cost(85)
 def test_a_renewed_instance_is_a_fresh_copy_served_by_new_workers(local_netbox: LocalNetBox) -> None:
     first = local_netbox.fresh("renew first")

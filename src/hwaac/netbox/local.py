@@ -164,8 +164,10 @@ class LocalNetBox:
         insts = self.instances(None, redis).running()
         return Status(self.url, gunicorn, pg_pid, redis.pid(), version, insts, problem)
 
-    def fresh(self, name: str, *, workers: int = 2, reuse: Instance | None = None) -> Instance:
-        """A second NetBox serving a new copy of the template database (empty but for the admin and token).
+    def fresh(self, name: str, *, workers: int = 2, reuse: Instance | None = None,
+              template: str | None = None) -> Instance:
+        """A second NetBox serving a new copy of the template database (empty but for the admin and token), or of
+        ``template``, a copy kept by :meth:`keep`.
 
         Takes seconds. The instance holds a shared use of this NetBox (``down`` waits for it); call
         ``stop()`` (or use it as a context manager) to stop its gunicorn and drop its database, or
@@ -180,13 +182,34 @@ class LocalNetBox:
                 ports = self._ports()
                 pg, redis = self._pg(ports), self._redis(ports)
                 insts = self.instances(pg, redis)
-                inst = (reuse is not None and insts.renew(reuse, name, TEMPLATE_DB)) \
-                    or insts.create(name, TEMPLATE_DB, workers=workers)
+                source = template or TEMPLATE_DB
+                if source not in pg.databases():
+                    raise LocalNetBoxError(f"no database {source} to copy")
+                inst = (reuse is not None and insts.renew(reuse, name, source)) \
+                    or insts.create(name, source, workers=workers)
         except BaseException:
             lease.__exit__(None, None, None)
             raise
         inst.on_stop(lambda: lease.__exit__(None, None, None))
         return inst
+
+    def keep(self, inst: Instance, template: str) -> None:
+        """Keep what ``inst`` holds now as ``template`` (a frozen copy; :meth:`fresh` ``template=`` serves copies
+        of it in seconds). Its server goes on; its open sessions are ended."""
+        with self._setup_lock(600):
+            self._pg(self._ports()).copy(inst.database, template)
+
+    def has_template(self, template: str) -> bool:
+        """Whether ``template`` (a copy made by :meth:`keep`) exists."""
+        with self._setup_lock(600):
+            return template in self._pg(self._ports()).databases()
+
+    def drop_template(self, template: str) -> None:
+        """Drop ``template`` (made by :meth:`keep`); nothing when it does not exist or PostgreSQL is down."""
+        with self._setup_lock(600):
+            pg = self._pg(self._ports())
+            if pg.pid():
+                pg.drop(template)
 
     @contextlib.contextmanager
     def lease(self, timeout: float = 1800.0) -> Iterator[LocalNetBox]:

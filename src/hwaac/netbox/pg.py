@@ -201,6 +201,17 @@ class Postgres:
             self.sql(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE false')
             self.sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
+    def copy(self, source: str, name: str) -> None:
+        """``name`` as a frozen template copy of ``source``, whose sessions are ended first (a database with
+        other sessions cannot be copied; its server's next request connects again)."""
+        _check_name(source)
+        _check_name(name)
+        self.sql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{source}' "
+                 "AND pid <> pg_backend_pid()")
+        self.drop(name)
+        self.create_from(name, source)
+        self.freeze_template(name)
+
     def freeze_template(self, name: str) -> None:
         """Mark ``name`` a template that accepts no connections, so nothing changes it after it was built."""
         _check_name(name)
