@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from hwaac.netbox import procs
 from hwaac.netbox.errors import NetBoxError
-from hwaac.netbox.instances import Instance
+from hwaac.netbox.instances import Instance, slug
 from hwaac.netbox.local import LocalNetBox
+from hwaac.netbox.sync import sync_plan
+from hwaac.plan import build_plan
+from hwaac.validate import load_intent
 
 
 @pytest.fixture(scope="session")
@@ -35,30 +41,69 @@ class NetBoxPool:
     the next (a new copy of the template database, flushed Redis, new gunicorn workers: Instances.renew) instead
     of stopped and started again, which costs Django's start-up each time."""
 
-    def __init__(self, local: LocalNetBox) -> None:
+    def __init__(self, local: LocalNetBox, run: str) -> None:
         self.local = local
+        self.run = run
         self.idle: list[Instance] = []
+        self.kept: list[str] = []
+
+    def take(self, name: str, template: str | None = None) -> Instance:
+        """A fresh instance (an idle one renewed when there is one); give it back with :meth:`give`."""
+        try:
+            return self.local.fresh(name, reuse=self.idle.pop() if self.idle else None, template=template)
+        except NetBoxError as exc:
+            pytest.fail(f"no fresh NetBox database: {exc}", pytrace=False)
+
+    def give(self, inst: Instance) -> None:
+        inst.release()
+        self.idle.append(inst)
 
     @contextlib.contextmanager
     def fresh(self, name: str) -> Iterator[Instance]:
-        try:
-            inst = self.local.fresh(name, reuse=self.idle.pop() if self.idle else None)
-        except NetBoxError as exc:
-            pytest.fail(f"no fresh NetBox database: {exc}", pytrace=False)
+        inst = self.take(name)
         try:
             yield inst
         finally:
-            inst.release()
-            self.idle.append(inst)
+            self.give(inst)
+
+    @contextlib.contextmanager
+    def synced(self, name: str, intent: Path) -> Iterator[Instance]:
+        """A fresh NetBox holding ``intent``'s fabric as ``hwaac netbox sync`` writes it. The run's first test
+        that asks syncs it and keeps a copy (a template database of this run); later ones, on any worker, get a
+        copy of that in seconds instead of NetBox's minute of work per sync. The sync itself is proven by
+        test_netbox_sync."""
+        template = f"synced_{slug(intent.stem)[:20]}_{self.run}"
+        lock = self.local.state / "run" / f"{template}.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with procs.file_lock(lock, timeout=1800, what=f"another test worker is syncing {intent.name}"):
+            have = self.local.has_template(template)
+            inst = self.take(name, template if have else None)
+            try:
+                if not have:
+                    sync_plan(build_plan(load_intent(intent)), inst.url, inst.token)
+                    self.local.keep(inst, template)
+                    self.kept.append(template)
+            except BaseException:
+                self.give(inst)
+                raise
+        try:
+            yield inst
+        finally:
+            self.give(inst)
 
     def close(self) -> None:
         while self.idle:
             self.idle.pop().stop()
+        for template in self.kept:  # a worker still running makes it again if it needs it
+            with contextlib.suppress(NetBoxError):
+                self.local.drop_template(template)
 
 
 @pytest.fixture(scope="session")
-def netbox_pool(local_netbox: LocalNetBox) -> Iterator[NetBoxPool]:
-    pool = NetBoxPool(local_netbox)
+def netbox_pool(local_netbox: LocalNetBox, request: pytest.FixtureRequest) -> Iterator[NetBoxPool]:
+    # one id for the run, the same on every xdist worker: the synced copies are shared within the run only
+    run = getattr(request.config, "workerinput", {}).get("testrunuid") or uuid.uuid4().hex
+    pool = NetBoxPool(local_netbox, run[:12])
     try:
         yield pool
     finally:
@@ -78,4 +123,12 @@ def nb(netbox_pool: NetBoxPool, request: pytest.FixtureRequest) -> Iterator[Inst
     """A NetBox for this test alone (a fresh template copy): xdist may split a module's tests over workers, so
     tests that write fabrics do not share a database."""
     with netbox_pool.fresh(f"{request.module.__name__.rsplit('.', 1)[-1]} {request.node.name}") as inst:
+        yield inst
+
+
+@pytest.fixture
+def synced_nb(netbox_pool: NetBoxPool, request: pytest.FixtureRequest) -> Iterator[Instance]:
+    """A NetBox for this test alone holding the fabric of the test module's ``INTENT`` as ``hwaac netbox sync``
+    writes it (NetBoxPool.synced: a copy of the run's one sync of that fabric)."""
+    with netbox_pool.synced(request.node.name, request.module.INTENT) as inst:
         yield inst

@@ -14,7 +14,6 @@ import pynetbox
 import pytest
 
 from hwaac.netbox.instances import Instance
-from hwaac.netbox.sync import sync_plan
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
 
@@ -83,9 +82,9 @@ def test_bad_sources_are_clear_errors(tmp_path: Path) -> None:
 
 
 @pytest.mark.cost(40)
-def test_from_netbox_with_a_persons_edits(netbox_db: Instance, tmp_path: Path) -> None:
+def test_from_netbox_with_a_persons_edits(synced_nb: Instance, tmp_path: Path) -> None:
+    netbox_db = synced_nb  # INTENT's fabric, synced
     plan = build_plan(load_intent(INTENT))
-    sync_plan(plan, netbox_db.url, netbox_db.token)
     api = pynetbox.api(netbox_db.url, token=netbox_db.token)
     leaf = next(s for s in plan.switches if s.role == "leaf")
     # a person records the management address, marks the switch active and corrects its ASN

@@ -8,17 +8,23 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from hwaac.netbox.instances import Instance
+
+if TYPE_CHECKING:
+    from tests.integration.conftest import NetBoxPool
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted(p.parent.name for p in (REPO / "molecule").glob("*/molecule.yml"))
 NETBOX_SCENARIOS = {"burn_in", "burn_in_breaker", "health_check"}
+BURN_IN = REPO / "tests/fixtures/intents/valid/burn-in.yml"  # their prepare's fixture fabric
 
 
 def test_there_are_scenarios() -> None:
@@ -49,8 +55,15 @@ def test_scenario(scenario: str) -> None:
     molecule(scenario, {})
 
 
-# The scenarios that need a NetBox share this module's fresh one (one per xdist worker): each prepare syncs the same
-# fixture fabric (a no-op after the first) and resets its nodes to planned, so they do not depend on each other.
+@pytest.fixture(scope="module")
+def burn_in_netbox(netbox_pool: NetBoxPool) -> Iterator[Instance]:
+    """A fresh NetBox of this module's, holding the burn-in fixture fabric as synced (the run's shared copy)."""
+    with netbox_pool.synced("test_molecule", BURN_IN) as inst:
+        yield inst
+
+
+# The scenarios that need a NetBox share this module's (one per xdist worker): each prepare finds the fixture
+# fabric there (it syncs it when missing) and resets its nodes to planned, so they do not depend on each other.
 @pytest.mark.parametrize("scenario", scenarios(NETBOX_SCENARIOS))
-def test_scenario_with_netbox(scenario: str, netbox_db: Instance) -> None:
-    molecule(scenario, {"NETBOX_URL": netbox_db.url, "NETBOX_TOKEN": netbox_db.token})
+def test_scenario_with_netbox(scenario: str, burn_in_netbox: Instance) -> None:
+    molecule(scenario, {"NETBOX_URL": burn_in_netbox.url, "NETBOX_TOKEN": burn_in_netbox.token})

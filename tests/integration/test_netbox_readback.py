@@ -51,9 +51,9 @@ def cable(a: tuple[str, str], b: tuple[str, str]) -> str:
 
 
 @pytest.mark.cost(75)
-def test_after_sync_no_drift_export_is_the_plan_then_hand_edits_drift(nb: Instance, tmp_path: Path) -> None:
+def test_after_sync_no_drift_export_is_the_plan_then_hand_edits_drift(synced_nb: Instance, tmp_path: Path) -> None:
+    nb = synced_nb  # INTENT's fabric, synced
     plan: Plan = build_plan(load_intent(INTENT))
-    sync_plan(plan, nb.url, nb.token)
     c = pynetbox.api(nb.url, token=nb.token)
     before = snapshot(c)
 

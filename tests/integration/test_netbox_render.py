@@ -17,7 +17,6 @@ import pytest
 
 from hwaac.netbox.instances import Instance
 from hwaac.netbox.source import NetBoxRecordError, plan_from_netbox
-from hwaac.netbox.sync import sync_plan
 from hwaac.plan import build_plan
 from hwaac.plan.model import ip_str
 from hwaac.render import render_to_dir
@@ -42,9 +41,9 @@ def same_tree(a: Path, b: Path) -> bool:
 
 
 @pytest.mark.cost(50)
-def test_render_from_netbox_follows_what_netbox_holds(nb: Instance, tmp_path: Path) -> None:
+def test_render_from_netbox_follows_what_netbox_holds(synced_nb: Instance, tmp_path: Path) -> None:
+    nb = synced_nb  # INTENT's fabric, synced
     plan = build_plan(load_intent(INTENT))
-    sync_plan(plan, nb.url, nb.token)
     api = pynetbox.api(nb.url, token=nb.token)
 
     held, notes = plan_from_netbox(plan, nb.url, nb.token)

@@ -16,7 +16,6 @@ from hwaac.health.lifecycle import State
 from hwaac.health.report import node_report
 from hwaac.netbox.instances import Instance
 from hwaac.netbox.lifecycle import TransitionRequest, apply_transitions
-from hwaac.netbox.sync import sync_plan
 from hwaac.netbox.sync.engine import Client
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
@@ -55,8 +54,13 @@ def run(nb: Instance, *argv: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
+def nb(synced_nb: Instance) -> Instance:
+    """This module's NetBox: the burn-in fabric already synced."""
+    return synced_nb
+
+
+@pytest.fixture
 def burning(nb: Instance) -> pynetbox.api:
-    sync_plan(PLAN, nb.url, nb.token)
     apply_transitions(Client(nb.url, nb.token), [TransitionRequest(n, State.BURN_IN, "burn-in starts")
                                                  for n in NODES], mode="enforce")
     return pynetbox.api(nb.url, token=nb.token)

@@ -19,10 +19,7 @@ import pytest
 from hwaac.health.lifecycle import State
 from hwaac.netbox.instances import Instance
 from hwaac.netbox.lifecycle import Evidence, TransitionRequest, apply_transitions, device_journal
-from hwaac.netbox.sync import sync_plan
 from hwaac.netbox.sync.engine import Client
-from hwaac.plan import build_plan
-from hwaac.validate import load_intent
 
 pytestmark = pytest.mark.integration
 
@@ -63,10 +60,15 @@ def slurm_updates(state: Path) -> list[str]:
 
 
 @pytest.fixture
+def nb(synced_nb: Instance) -> Instance:
+    """This module's NetBox: the burn-in fabric already synced."""
+    return synced_nb
+
+
+@pytest.fixture
 def site(nb: Instance, tmp_path: Path) -> tuple[pynetbox.api, Path]:
     """The burn-in fabric in NetBox, NODE quarantined with its evidence and drained by burn-in, HEALTHY in
     production and idle; an inventory of both (simulated on localhost)."""
-    sync_plan(build_plan(load_intent(INTENT)), nb.url, nb.token)
     client = Client(nb.url, nb.token)
     apply_transitions(client, [TransitionRequest(n, State.BURN_IN, "burn-in starts") for n in (NODE, HEALTHY)],
                       mode="enforce", fabric="burnin")
