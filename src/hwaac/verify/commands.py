@@ -9,6 +9,8 @@ links through ``ip -j link show`` (iproute2 JSON). Hosts: links and LLDP the sam
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from hwaac.verify.raw import Command
 
 BGP_SUMMARY = Command(("vtysh", "-c", "show bgp summary json"))
@@ -22,15 +24,18 @@ PING_WAIT_S = 1
 IPV4_ICMP_OVERHEAD = 28
 
 
+@lru_cache(maxsize=1 << 16)  # the checks ask for each probe several times; build it once
 def route_get(dst: str, src: str) -> Command:
     return Command(("ip", "-j", "route", "get", dst, "from", src))
 
 
+@lru_cache(maxsize=1 << 16)
 def ping(dst: str, src: str) -> Command:
     return Command(("ping", "-n", "-c", str(PING_COUNT), "-i", PING_INTERVAL, "-W", str(PING_WAIT_S),
                     "-I", src, dst))
 
 
+@lru_cache(maxsize=1 << 16)
 def ping_df(dst: str, src: str, mtu: int) -> Command:
     """A ping that fits an ``mtu`` path exactly, Don't Fragment set."""
     return Command(("ping", "-n", "-c", str(PING_COUNT), "-i", PING_INTERVAL, "-W", str(PING_WAIT_S),

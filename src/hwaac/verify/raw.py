@@ -17,7 +17,7 @@ import json
 import os
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,10 +29,10 @@ class Command:
     """One tool invocation on a device; ``key`` (the command line) names its output."""
 
     argv: tuple[str, ...]
+    key: str = field(init=False, repr=False, compare=False)  # computed once: the checks look outputs up by it
 
-    @property
-    def key(self) -> str:
-        return shlex.join(self.argv)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", shlex.join(self.argv))
 
 
 @dataclass(frozen=True, slots=True)
