@@ -37,6 +37,7 @@ class Routing:
         for e in self.edges:
             self.adj.setdefault(e.a, []).append((e.id, e.b))
             self.adj.setdefault(e.b, []).append((e.id, e.a))
+        self.peers: dict[str, dict[str, str]] = {x: dict(links) for x, links in self.adj.items()}  # sid -> peer
         self.paths, self.multipath = {}, {}
         for origin in self.origins:
             self.paths[origin], self.multipath[origin] = self._converge(origin)
@@ -76,7 +77,7 @@ class Routing:
 
     def received(self, switch: str, session: str, peer: str) -> int:
         """Prefixes ``switch`` accepts from ``peer`` over ``session`` (FRR's ``pfxRcd``), of the planned origins."""
-        if session not in {sid for sid, _ in self.adj.get(switch, ())}:
+        if session not in self.peers.get(switch, {}):
             return 0
         own = self.asn[switch]
         total = 0
@@ -102,10 +103,7 @@ class Routing:
         return out
 
     def peer_over(self, switch: str, session: str) -> str | None:
-        for sid, y in self.adj.get(switch, ()):
-            if sid == session:
-                return y
-        return None
+        return self.peers.get(switch, {}).get(session)
 
 
 def explain(planned: Routing, live: Routing, switch: str, origin: str,

@@ -36,7 +36,7 @@ class Context:
 
     def faults_changed(self) -> None:
         """Drop what was derived from ``faults`` (the runner calls it after each check that adds faults)."""
-        for name in ("_session_fault", "live", "_prefix_live", "_upstream"):
+        for name in ("_session_fault", "live", "_prefix_live", "_upstream", "_upstream_faults"):
             self.__dict__.pop(name, None)
 
     def session_fault(self) -> dict[str, str]:
