@@ -17,6 +17,7 @@ from typing import Any
 from hwaac.lab.errors import LabError
 from hwaac.lab.layout import Layout, frr_socket_dir
 from hwaac.lab.manifest import lab_dir, read_state, resolve_name
+from hwaac.lab.vty import query
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +118,16 @@ class Lab:
         env["HWAAC_LAB"] = self.name
         env["HWAAC_LAB_DEVICE"] = device
         return env
+
+    def vty(self, device: str, daemon: str, command: str, *, timeout: float = 60.0) -> str:
+        """What ``vtysh -c COMMAND`` prints on ``device`` when ``daemon`` (zebra, bgpd) serves the command, read from
+        the daemon's vty socket as vtysh does, without a vtysh process (whose start, parsing every command of every
+        daemon, costs more than the answer).
+
+        Raises:
+            LabError: unknown device, the daemon is not reachable, or it refused the command.
+        """
+        return query(self.netns(device), daemon, command, timeout=timeout)
 
     def run(self, device: str, argv: Sequence[str], *, timeout: float = 60.0, input: str | None = None,
             check: bool = False) -> subprocess.CompletedProcess[str]:

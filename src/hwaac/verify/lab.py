@@ -1,8 +1,11 @@
 """Collector for the twin (hwaac.lab) or anything with ``run(device, argv, timeout=)``: commands in parallel.
 
-A device with many commands (a host's probes) gets one ``sh -c`` that runs them all at once in the background
-and prints each one's streams and exit status between marker lines, so a host costs one namespace entry and its
-pings wait in parallel. Outputs are the same :class:`~hwaac.verify.raw.Raw` records either way.
+A device with more than one command gets one ``sh -c`` that runs them all at once in the background and prints
+each one's streams and exit status between marker lines, so a device costs one namespace entry and a host's
+pings wait in parallel. A ``vtysh -c CMD`` whose daemon is known is read from that daemon's vty socket when the
+runner offers it (``hwaac.lab.Lab.vty``: the same bytes, without vtysh's start); when that fails, vtysh itself
+runs, so a daemon that is down reads as vtysh reports it. Outputs are the same
+:class:`~hwaac.verify.raw.Raw` records every way.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from hwaac.verify.raw import Command, Outputs, Raw, Runner
 
-BATCH_FROM = 8  # a device with at least this many commands (a host's probes) gets one batched shell
+BATCH_FROM = 2  # a device with more than one command gets one batched shell: one namespace entry per device
+# the daemon serving a vtysh command (FRR vtysh/vtysh.c routes "show bgp" to bgpd, "show ip route" to zebra)
+VTY_DAEMONS = (("show bgp ", "bgpd"), ("show ip bgp ", "bgpd"), ("show ip route", "zebra"))
 BATCHES_AT_ONCE = 16  # batched shells side by side (each starts its ~26 commands at once: 400 processes at most)
 
 
@@ -33,6 +38,9 @@ class LabCollector:
         jobs: list[tuple[str, list[Command]]] = []
         for device, commands in requests.items():
             unique = list(dict.fromkeys(commands))
+            if callable(getattr(self.runner, "vty", None)):
+                jobs.extend((device, [c]) for c in unique if vty_daemon(c))
+                unique = [c for c in unique if not vty_daemon(c)]
             if len(unique) >= BATCH_FROM:
                 jobs.append((device, unique))
             else:
@@ -61,6 +69,12 @@ class LabCollector:
         return split_batch(commands, marker, proc.stdout, proc.returncode, proc.stderr)
 
     def _one(self, device: str, command: Command) -> Raw:
+        daemon = vty_daemon(command)
+        if daemon is not None and callable(getattr(self.runner, "vty", None)):
+            try:
+                return Raw(command.argv, 0, self.runner.vty(device, daemon, command.argv[2], timeout=self.timeout))
+            except Exception:  # vtysh itself then says what is wrong, in its own words
+                pass
         try:
             proc = self.runner.run(device, list(command.argv), timeout=self.timeout)
         except subprocess.TimeoutExpired:
@@ -68,6 +82,14 @@ class LabCollector:
         except Exception as exc:
             return Raw(command.argv, error=f"{type(exc).__name__}: {exc}")
         return Raw(command.argv, proc.returncode, proc.stdout or "", proc.stderr or "")
+
+
+def vty_daemon(command: Command) -> str | None:
+    """The FRR daemon answering ``command`` when it is a plain ``vtysh -c CMD`` of :data:`VTY_DAEMONS`, else None."""
+    argv = command.argv
+    if len(argv) != 3 or argv[:2] != ("vtysh", "-c"):
+        return None
+    return next((daemon for prefix, daemon in VTY_DAEMONS if argv[2].startswith(prefix)), None)
 
 
 def batch_script(commands: Sequence[Command], marker: str) -> str:

@@ -7,7 +7,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from hwaac.verify.lab import BATCH_FROM, LabCollector, batch_script, split_batch
+from hwaac.verify.lab import BATCH_FROM, LabCollector, batch_script, split_batch, vty_daemon
 from hwaac.verify.raw import Command
 
 
@@ -31,7 +31,7 @@ CMDS = [
     Command(("printf", "")),
     Command(("sh", "-c", "printf 'a\\n\\n'")),
 ]
-BATCH = CMDS + [Command(("echo", str(i))) for i in range(BATCH_FROM - len(CMDS))]
+BATCH = CMDS + [Command(("echo", str(i))) for i in range(3)]
 
 
 def test_batch_keeps_streams_and_status_apart() -> None:
@@ -49,11 +49,44 @@ def test_batch_keeps_streams_and_status_apart() -> None:
     }
 
 
-def test_few_commands_run_one_by_one() -> None:
+def test_a_single_command_runs_on_its_own() -> None:
     runner = Local()
-    out = LabCollector(runner).collect({"s1": BATCH[: BATCH_FROM - 1]})
-    assert sorted(c[1] for c in runner.calls) == sorted(c.argv for c in BATCH[: BATCH_FROM - 1])
-    assert out["s1"][CMDS[2].key].rc == 3
+    out = LabCollector(runner).collect({"s1": [CMDS[2]], "s2": [CMDS[0]]})
+    assert sorted(c[1] for c in runner.calls) == sorted([CMDS[2].argv, CMDS[0].argv])
+    assert (out["s1"][CMDS[2].key].rc, out["s2"][CMDS[0].key].stdout) == (3, "one\ntwo\n")
+
+
+class Vty(Local):
+    """A runner that also answers vtysh commands from a daemon's socket (as hwaac.lab.Lab does); s2's bgpd is down."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.vty_calls: list[tuple[str, str, str]] = []
+
+    def vty(self, device: str, daemon: str, command: str, *, timeout: float = 30.0) -> str:
+        self.vty_calls.append((device, daemon, command))
+        if device == "s2" and daemon == "bgpd":
+            raise RuntimeError("bgpd.vty: connection refused")
+        return f"{daemon} answers {command}\n"
+
+
+BGP = Command(("vtysh", "-c", "show bgp summary json"))
+ROUTES = Command(("vtysh", "-c", "show ip route json"))
+OTHER = Command(("vtysh", "-c", "show running-config"))
+
+
+def test_vtysh_commands_are_read_from_the_daemon_socket_and_fall_back_to_vtysh() -> None:
+    runner = Vty()
+    out = LabCollector(runner).collect({"s1": [BGP, ROUTES, CMDS[0]], "s2": [BGP]})
+    assert sorted(runner.vty_calls) == [("s1", "bgpd", "show bgp summary json"), ("s1", "zebra", "show ip route json"),
+                                        ("s2", "bgpd", "show bgp summary json")]
+    assert (out["s1"][BGP.key].rc, out["s1"][BGP.key].stdout) == (0, "bgpd answers show bgp summary json\n")
+    assert out["s1"][ROUTES.key].stdout == "zebra answers show ip route json\n"
+    assert out["s1"][CMDS[0].key].stdout == "one\ntwo\n"
+    # the daemon did not answer: vtysh itself ran (here: whatever this machine's vtysh says, or that it is missing)
+    assert ("s2", BGP.argv) in runner.calls
+    assert out["s2"][BGP.key] != out["s1"][BGP.key]
+    assert vty_daemon(OTHER) is None and vty_daemon(Command(("vtysh", "-c", "show ip route json", "-c", "x"))) is None
 
 
 def test_batch_runs_in_parallel(tmp_path: Path) -> None:
