@@ -28,8 +28,9 @@ DAEMONS = ("zebra", "bgpd")
 MIN_VERSION = (8, 4)
 BIG_LAB_SESSIONS = 2048  # above this many BGP sessions keepalive/hold are at least BIG_LAB_TIMERS (docs/lab.md)
 BIG_LAB_TIMERS = (10, 30)
-BIG_LAB_CONNECT = 5  # the ports come up after bgpd started, which starts most sessions at once (NHT); the retry
-# timer paces the rest and attempts towards unreachable peers: 2 s for 8,192 session ends kept ~1 core busy
+# the connect-retry timer of a big lab. A port coming up starts its session at once (NHT), so the timer only paces
+# attempts towards peers whose port is still down: each one ends in bgp_stop wiping a 640 KiB buffer (docs/lab.md)
+BIG_LAB_CONNECT = 30
 # glibc malloc for the lab's daemons: a fixed mmap threshold (no dynamic growth after a large free), trimming
 # from 128 KiB, two arenas; measured on the demo: bgpd -9 %, zebra -35 % PSS, routing unchanged (docs/lab.md)
 MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=131072:glibc.malloc.trim_threshold=131072:glibc.malloc.arena_max=2"
