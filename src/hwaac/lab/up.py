@@ -31,6 +31,9 @@ from hwaac.lab.vty import query
 
 Log = Callable[[str], None]
 WAVE_TIMEOUT = 60.0
+# spines brought up at once in a big lab: each group makes every leaf re-install its routes once (a wider ECMP
+# set); one at a time made 32 such storms on su16, eight at a time left sessions short of Established after 60 s
+SPINES_PER_WAVE = 4
 WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
 
 
@@ -163,16 +166,18 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
     waves = [n for n, sw in fab.switches.items() if sw.role != "leaf"] if floor else []
     _parallel([lambda n=n: netns.batch(_ports_up(fab.switches[n], cabled.get(n, [])), netns=ns[n])
                for n in fab.switches if n not in waves])
-    # a big lab: the spines one at a time, each once its sessions are up, so the initial update storm of
-    # thousands of sessions never lands on the cores at once
-    for n in waves:
-        netns.batch(_ports_up(fab.switches[n], cabled.get(n, [])), netns=ns[n])
-        # the next spine once this one's sessions are Established (letting the next storm start while some
-        # still connected made the waves slower and left hold-timer churn on 2 shared cores)
-        want = sum(1 for ok in state["bgp_neighbors"].get(n, {}).values() if ok)
-        if not _wait_established(ns[n], want, WAVE_TIMEOUT):
-            log(f"  {n}: not {want} sessions up within {WAVE_TIMEOUT:.0f} s; next spine")
-    log(f"  switch ports up{f' ({len(waves)} spines one by one)' if waves else ''}: {time.monotonic() - t:.1f} s")
+    # a big lab: the spines a few at a time, each group once the previous one's sessions are up, so the initial
+    # update storm of thousands of sessions never lands on the cores at once (docs/lab.md)
+    for i in range(0, len(waves), SPINES_PER_WAVE):
+        group = waves[i:i + SPINES_PER_WAVE]
+        for n in group:
+            netns.batch(_ports_up(fab.switches[n], cabled.get(n, [])), netns=ns[n])
+        for n in group:
+            want = sum(1 for ok in state["bgp_neighbors"].get(n, {}).values() if ok)
+            if not _wait_established(ns[n], want, WAVE_TIMEOUT):
+                log(f"  {n}: not {want} sessions up within {WAVE_TIMEOUT:.0f} s; next spines")
+    how = f" ({len(waves)} spines, {SPINES_PER_WAVE} at a time)" if waves else ""
+    log(f"  switch ports up{how}: {time.monotonic() - t:.1f} s")
     state["phase"] = "up"
     write_state(folder, state)
 
