@@ -14,7 +14,7 @@ import secrets
 import shlex
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from hwaac.verify.raw import Command, Outputs, Raw, Runner
@@ -33,12 +33,14 @@ class LabCollector:
         self.workers = workers
         self.timeout = timeout
         self._batches = threading.BoundedSemaphore(BATCHES_AT_ONCE)
+        vty = getattr(runner, "vty", None)
+        self._vty: Callable[..., str] | None = vty if callable(vty) else None
 
     def collect(self, requests: Mapping[str, Sequence[Command]]) -> Outputs:
         jobs: list[tuple[str, list[Command]]] = []
         for device, commands in requests.items():
             unique = list(dict.fromkeys(commands))
-            if callable(getattr(self.runner, "vty", None)):
+            if self._vty is not None:  # each read from its daemon on its own, the rest batched
                 jobs.extend((device, [c]) for c in unique if vty_daemon(c))
                 unique = [c for c in unique if not vty_daemon(c)]
             if len(unique) >= BATCH_FROM:
@@ -69,10 +71,10 @@ class LabCollector:
         return split_batch(commands, marker, proc.stdout, proc.returncode, proc.stderr)
 
     def _one(self, device: str, command: Command) -> Raw:
-        daemon = vty_daemon(command)
-        if daemon is not None and callable(getattr(self.runner, "vty", None)):
+        daemon = vty_daemon(command) if self._vty is not None else None
+        if daemon is not None:
             try:
-                return Raw(command.argv, 0, self.runner.vty(device, daemon, command.argv[2], timeout=self.timeout))
+                return Raw(command.argv, 0, self._vty(device, daemon, command.argv[2], timeout=self.timeout))
             except Exception:  # vtysh itself then says what is wrong, in its own words
                 pass
         try:
