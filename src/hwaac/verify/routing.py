@@ -33,11 +33,10 @@ class Routing:
     multipath: dict[str, dict[str, frozenset[str]]] = field(init=False)  # origin -> switch -> session ids
 
     def __post_init__(self) -> None:
-        self.adj: dict[str, list[tuple[str, str]]] = {}
+        self.peers: dict[str, dict[str, str]] = {}  # switch -> session id -> the peer over it
         for e in self.edges:
-            self.adj.setdefault(e.a, []).append((e.id, e.b))
-            self.adj.setdefault(e.b, []).append((e.id, e.a))
-        self.peers: dict[str, dict[str, str]] = {x: dict(links) for x, links in self.adj.items()}  # sid -> peer
+            self.peers.setdefault(e.a, {})[e.id] = e.b
+            self.peers.setdefault(e.b, {})[e.id] = e.a
         self.paths, self.multipath = {}, {}
         for origin in self.origins:
             self.paths[origin], self.multipath[origin] = self._converge(origin)
@@ -49,7 +48,7 @@ class Routing:
             cands: dict[str, list[tuple[tuple[int, ...], str]]] = {}
             for x, p in paths.items():
                 adv = (self.asn[x], *p)
-                for sid, y in self.adj.get(x, ()):
+                for sid, y in self.peers.get(x, {}).items():
                     if y != origin and self.asn[y] not in adv:
                         cands.setdefault(y, []).append((adv, sid))
             new_paths: dict[str, tuple[int, ...]] = {origin: ()}
