@@ -52,6 +52,25 @@ class Context:
             cache[(switch, origin)] = self.planned.upstream(switch, origin)
         return cache[(switch, origin)]
 
+    def upstream_faults(self, switch: str, origin: str, kinds: frozenset[str]) -> frozenset[str]:
+        """The faults on the multipath DAG from ``switch`` towards ``origin``: a down peer, a cable fault of
+        ``kinds``, or what a dead session is down for. The same for every probe between two leaves, so cached."""
+        cache = self.__dict__.setdefault("_upstream_faults", {})
+        key = (switch, origin, kinds)
+        if key not in cache:
+            dead = self.session_fault()
+            found: set[str] = set()
+            for x, sid in self.upstream(switch, origin):
+                peer = self.planned.peer_over(x, sid)
+                if peer is not None and self.down(peer):
+                    found.add(peer)
+                if self.faults.cable_fault(sid, kinds):
+                    found.add(sid)
+                elif sid in dead:
+                    found.add(dead[sid])
+            cache[key] = frozenset(found)
+        return cache[key]
+
     def _session_fault_now(self) -> dict[str, str]:
         out = {}
         for s in self.inputs.sessions:

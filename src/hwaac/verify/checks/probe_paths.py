@@ -32,7 +32,7 @@ def path_faults(ctx: Context, probe: Probe, kinds: frozenset[str]) -> PathFaults
             (broken if ctx.faults.cable_fault(c, frozenset({"down", "missing", "miswired"})) else on_path).add(c)
     if src_leaf != dst_leaf:
         for a, b in ((src_leaf, dst_leaf), (dst_leaf, src_leaf)):
-            on_path |= _upstream_faults(ctx, a, b, kinds)
+            on_path |= ctx.upstream_faults(a, b, kinds)
             if not ctx.live.reaches(a, b):
                 broken |= on_path or {a}
     for prefix_cable in probe.cables:
@@ -41,22 +41,3 @@ def path_faults(ctx: Context, probe: Probe, kinds: frozenset[str]) -> PathFaults
             broken |= {prefix_cable} if prefix_cable in ctx.faults.cables else {inputs.cables[prefix_cable].b.device}
     return PathFaults(tuple(sorted(broken)), tuple(sorted(on_path - broken)))
 
-
-def _upstream_faults(ctx: Context, leaf: str, origin: str, kinds: frozenset[str]) -> frozenset[str]:
-    """The faults on the multipath DAG from ``leaf`` towards ``origin``: the same for every probe between two
-    leaves, so cached in ``ctx`` (dropped with the rest when faults change)."""
-    cache = ctx.__dict__.setdefault("_upstream_faults", {})
-    key = (leaf, origin, kinds)
-    if key not in cache:
-        dead = ctx.session_fault()
-        found: set[str] = set()
-        for switch, sid in ctx.upstream(leaf, origin):
-            peer = ctx.planned.peer_over(switch, sid)
-            if peer is not None and ctx.down(peer):
-                found.add(peer)
-            if ctx.faults.cable_fault(sid, kinds):
-                found.add(sid)
-            elif sid in dead:
-                found.add(dead[sid])
-        cache[key] = frozenset(found)
-    return cache[key]
