@@ -182,9 +182,9 @@ class LocalNetBox:
                 ports = self._ports()
                 pg, redis = self._pg(ports), self._redis(ports)
                 insts = self.instances(pg, redis)
-                source = template or TEMPLATE_DB
-                if source not in pg.databases():
-                    raise LocalNetBoxError(f"no database {source} to copy")
+                source = template or TEMPLATE_DB  # the setup made TEMPLATE_DB; a kept one may have been dropped
+                if template is not None and template not in pg.databases():
+                    raise LocalNetBoxError(f"no database {template} to copy")
                 inst = (reuse is not None and insts.renew(reuse, name, source)) \
                     or insts.create(name, source, workers=workers)
         except BaseException:
