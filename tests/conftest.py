@@ -9,6 +9,10 @@ collection and those tests go last, so the first install on a new machine (~2 mi
 restored from hwaac.netbox.baseline) overlaps the other tests instead of holding both workers. Within each part the
 tests marked ``cost(SECONDS)`` (how long they hold a worker on 2 busy cores, measured) go first, the costliest
 first: xdist hands the short tests out last, and no worker idles at the end while the other finishes a long one.
+
+The interpreter's folder (the virtual environment's ``bin``) goes first on PATH, as ``activate`` would put it: the
+fakes of tests/fakes/bin (``#!/usr/bin/env python3``) and the tools the tests start run on the project's Python,
+not on whatever ``python3`` PATH found first (a pyenv shim costs ~100 ms of bash per call).
 """
 
 from __future__ import annotations
@@ -58,6 +62,13 @@ def cost(item: pytest.Item) -> float:
 
 
 @pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    venv_bin = str(Path(sys.executable).parent)
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    if path[:1] != [venv_bin]:
+        os.environ["PATH"] = os.pathsep.join([venv_bin, *(p for p in path if p != venv_bin)])
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests that use the local NetBox after the others, each part the costliest first (a stable sort: every
     worker collects the same order), and the NetBox started for them in the background by one process (xdist
