@@ -87,6 +87,13 @@ def until(lab: Lab, inputs: Inputs, ok: Callable[[Report], bool], what: str, tim
         time.sleep(3)
 
 
+def restored(lab: Lab, inputs: Inputs, what: str, timeout: float = 180.0) -> Report:
+    """All PASS again after a restore: first the lab's own convergence signal (sessions Established, routes and
+    BGP table versions steady: a few vty reads), then verify, so verify does not run while BGP still recovers."""
+    converge(lab, timeout=timeout)
+    return until(lab, inputs, all_pass, what, timeout)
+
+
 def fails(report: Report) -> set[tuple[str, str | None, str | None]]:
     return {(r.check, r.cable, r.fault) for r in report.results if r.status is Status.FAIL}
 
@@ -171,7 +178,7 @@ def test_swapped_uplinks_are_named_by_lldp_at_both_ends(lab: Lab, inputs: Inputs
     finally:
         recable(lab, inputs, [(ends(c1.a), ends(c1.b)), (ends(c2.a), ends(c2.b))],
                 [inputs.cables["L0000000"], inputs.cables["L0000001"]])
-    until(lab, inputs, all_pass, "all PASS after the cables are put back")
+    restored(lab, inputs, "all PASS after the cables are put back")
 
 
 def test_link_down_is_named_exactly(lab: Lab, inputs: Inputs) -> None:
@@ -190,7 +197,7 @@ def test_link_down_is_named_exactly(lab: Lab, inputs: Inputs) -> None:
         assert explained == {cid}
     finally:
         faults.restore(lab, cid)
-    until(lab, inputs, all_pass, f"all PASS after {cid} is restored")
+    restored(lab, inputs, f"all PASS after {cid} is restored")
 
 
 def test_switch_down_is_named_as_the_switch(lab: Lab, inputs: Inputs) -> None:
@@ -205,7 +212,7 @@ def test_switch_down_is_named_as_the_switch(lab: Lab, inputs: Inputs) -> None:
         assert len(leaves) == 16 and all(r.status is Status.PASS and r.explained_by == (SPINE,) for r in leaves)
     finally:
         faults.restore(lab, SPINE)
-    until(lab, inputs, all_pass, f"all PASS after {SPINE} is restored", timeout=240)
+    restored(lab, inputs, f"all PASS after {SPINE} is restored", timeout=240)
 
 
 def inventory(lab: Lab, path: Path, render: Path, out: Path) -> Path:
@@ -248,7 +255,7 @@ def test_playbook_names_a_link_down_and_passes_after(lab: Lab, inputs: Inputs, r
         assert all(set(r["devices"]) & set(targets) for r in doc["results"])
     finally:
         faults.restore(lab, cid)
-    until(lab, inputs, all_pass, f"all PASS after {cid} is restored")
+    restored(lab, inputs, f"all PASS after {cid} is restored")
     ran = playbook(inv, targets)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-2000:]
     assert json.loads((tmp_path / "verify" / "verify.json").read_text())["passed"] is True
