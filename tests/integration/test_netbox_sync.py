@@ -40,9 +40,11 @@ LAB_SWITCH = "Lab-32x400G"  # the 32-port model of INTENT
 
 
 
-def plan_of(tmp_path: Path, **fabric: object) -> Plan:
+def plan_of(tmp_path: Path, downlinks: int | None = None, **fabric: object) -> Plan:
     data = yaml.safe_load(INTENT.read_text())
     data["fabric"].update(fabric)
+    if downlinks is not None:
+        data["switches"]["leaf"]["downlinks"] = downlinks
     path = tmp_path / f"fabric-{len(list(tmp_path.iterdir()))}.yml"
     path.write_text(yaml.safe_dump(data))
     return build_plan(load_intent(path))
@@ -159,6 +161,26 @@ def test_dry_run_first_sync_noop_grow_and_shrink(nb: Instance, tmp_path: Path) -
     assert counts(nb) == {**expected(plan1), "interfaces": expected(plan1)["interfaces"] + plan1.design.rails}
     assert c.dcim.devices.get(hand.id).serial == "HAND1"
     assert sync_plan(plan1, nb.url, nb.token).writes == 0
+
+    # the SU re-planned at 2 nodes: host addresses of the removed nodes now belong to kept ones (NetBox deletes an
+    # interface's addresses with it, so the sync must move them before it deletes the nodes), keeping their ids
+    plan3 = plan_of(tmp_path, downlinks=2, nodes_per_su=2)
+    where = {ip: end for p in (plan1, plan3) for link in p.links
+             for ip, end in ((ip_str(link.a_ip), (link.a_device, link.a_port)),
+                             (ip_str(link.b_ip), (link.b_device, link.b_port)))}
+    gone = {n.name for n in plan1.nodes} - {n.name for n in plan3.nodes}
+    moved = {ip: where[ip] for link in plan3.links for ip in (ip_str(link.a_ip), ip_str(link.b_ip))
+             if any(ip_str(x) == ip and d in gone for old in plan1.links
+                    for x, d in ((old.a_ip, old.a_device), (old.b_ip, old.b_device)))}
+    assert moved, "the re-plan moves no address off a removed node: the step proves nothing"
+    ids = {ip: c.ipam.ip_addresses.get(address=f"{ip}/31").id for ip in moved}
+    renumbered = sync_plan(plan3, nb.url, nb.token)
+    assert renumbered.counts("devices") == (0, 0, len(gone))
+    assert counts(nb) == {**expected(plan3), "interfaces": expected(plan3)["interfaces"] + plan3.design.rails}
+    for ip, (device, port) in moved.items():
+        rec = c.ipam.ip_addresses.get(address=f"{ip}/31")
+        assert (rec.id, rec.assigned_object.device.name, rec.assigned_object.name) == (ids[ip], device, port)
+    assert sync_plan(plan3, nb.url, nb.token).writes == 0
 
 
 @pytest.mark.cost(60)
