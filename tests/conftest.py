@@ -61,7 +61,6 @@ def cost(item: pytest.Item) -> float:
     return float(mark.args[0])
 
 
-@pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     venv_bin = str(Path(sys.executable).parent)
     path = os.environ.get("PATH", "").split(os.pathsep)
@@ -69,6 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["PATH"] = os.pathsep.join([venv_bin, *(p for p in path if p != venv_bin)])
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests that use the local NetBox after the others, each part the costliest first (a stable sort: every
     worker collects the same order), and the NetBox started for them in the background by one process (xdist
