@@ -76,6 +76,12 @@ def expected(plan: Plan) -> dict[str, int]:
             "interfaces": ports * len(plan.switches) + plan.design.rails * len(plan.nodes)}
 
 
+def link_ends(plan: Plan) -> dict[str, tuple[str, str]]:
+    """Every planned link address -> the (device, port) it is on."""
+    return {ip_str(ip): (dev, port) for link in plan.links
+            for ip, dev, port in ((link.a_ip, link.a_device, link.a_port), (link.b_ip, link.b_device, link.b_port))}
+
+
 def counts(inst: Instance, tag: str = FTAG, site: str = "nbsync-lab") -> dict[str, int]:
     c = api(inst)
     return {"devices": c.dcim.devices.count(tag=tag), "cables": c.dcim.cables.count(tag=tag),
@@ -165,13 +171,9 @@ def test_dry_run_first_sync_noop_grow_and_shrink(nb: Instance, tmp_path: Path) -
     # the SU re-planned at 2 nodes: host addresses of the removed nodes now belong to kept ones (NetBox deletes an
     # interface's addresses with it, so the sync must move them before it deletes the nodes), keeping their ids
     plan3 = plan_of(tmp_path, downlinks=2, nodes_per_su=2)
-    where = {ip: end for p in (plan1, plan3) for link in p.links
-             for ip, end in ((ip_str(link.a_ip), (link.a_device, link.a_port)),
-                             (ip_str(link.b_ip), (link.b_device, link.b_port)))}
     gone = {n.name for n in plan1.nodes} - {n.name for n in plan3.nodes}
-    moved = {ip: where[ip] for link in plan3.links for ip in (ip_str(link.a_ip), ip_str(link.b_ip))
-             if any(ip_str(x) == ip and d in gone for old in plan1.links
-                    for x, d in ((old.a_ip, old.a_device), (old.b_ip, old.b_device)))}
+    before, after = link_ends(plan1), link_ends(plan3)
+    moved = {ip: end for ip, end in after.items() if ip in before and before[ip][0] in gone}
     assert moved, "the re-plan moves no address off a removed node: the step proves nothing"
     ids = {ip: c.ipam.ip_addresses.get(address=f"{ip}/31").id for ip in moved}
     renumbered = sync_plan(plan3, nb.url, nb.token)

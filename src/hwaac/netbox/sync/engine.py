@@ -4,8 +4,8 @@ Reads use large pages (limit=1000) and ``fields=`` so NetBox serialises only wha
 (diff and conflicts, for every object type) is computed before the first write. Writes are list POST / PATCH /
 DELETE requests (pynetbox ``endpoint.create(list)`` / ``.update(list)`` / ``.delete(list)``) in chunks: addresses
 moving off a device about to be deleted are unassigned, then deletes in reverse dependency order, then creates and
-updates in dependency order. NetBox applies each bulk request
-atomically, and natural keys make a re-run after a failure converge without duplicates.
+updates in dependency order. NetBox applies each bulk request atomically, and natural keys make a re-run after a
+failure converge without duplicates.
 """
 
 from __future__ import annotations
@@ -688,21 +688,16 @@ class Sync:
         (``Interface.ip_addresses`` is a GenericRelation), so they are unassigned before the deletes and keep their
         id (and whatever a person entered on them); their update then assigns them where the plan wants them."""
         gone = {key for key, _id in self.changes["devices"].deletes}
-        out = []
-        for _key, rid, diff in self.changes["ip-addresses"].updates:
-            old = diff.get("interface", (None, None))[0]
-            if isinstance(old, Ref) and old.key[0] in gone:
-                out.append(rid)
-        return out
+        return [rid for _key, rid, diff in self.changes["ip-addresses"].updates
+                if isinstance(old := diff.get("interface", (None, None))[0], Ref) and old.key[0] in gone]
 
     def _write(self) -> None:
         c = self.c
         tags = list(self.d.tags)
-        detach = self._leaving_deleted_devices()
         ep = c.endpoint("ip-addresses")
-        for ch in _chunks(detach, DEFAULT_CHUNK):
-            body = [{"id": i, "assigned_object_type": None, "assigned_object_id": None} for i in ch]
-            c.call("PATCH", "ip-addresses", lambda body=body, ep=ep: ep.update(body))
+        for part in _chunks(self._leaving_deleted_devices(), DEFAULT_CHUNK):
+            body = [{"id": i, "assigned_object_type": None, "assigned_object_id": None} for i in part]
+            c.call("PATCH", "ip-addresses", lambda body=body: ep.update(body))
         for kind in reversed(OWNED):
             ids = [i for _k, i in self.changes[kind].deletes]
             ep = c.endpoint(kind)
