@@ -17,7 +17,7 @@ from hwaac.lab.lldp import Neighbor, parse_neighbors
 from hwaac.lab.manifest import new_state, read_state, resolve_name, write_state
 from hwaac.lab.names import check_lab_name, default_lab_name, lab_of_netns, lab_prefix, netns_name
 from hwaac.lab.neigh import KEYS, wanted
-from hwaac.lab.status import _json_docs, _quiet
+from hwaac.lab.status import SwitchBgp, _json_docs, _quiet, _read_only
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "tools" / "lldpd"
@@ -87,6 +87,19 @@ def test_lldp_json0_recording() -> None:
     assert parse_neighbors('{"lldp": [{}]}') == []
     with pytest.raises(ValueError, match="not lldpcli json0 output"):
         parse_neighbors("Interface: rail0")
+
+
+def test_a_switch_in_update_delay_is_not_settled() -> None:
+    recorded = json.loads((FIXTURES.parent / "frr" / "show-bgp-summary-json-update-delay.out").read_text())
+    assert _read_only(recorded["ipv4Unicast"])
+    # after the delay FRR drops updateDelayInProgress and reports the resume times (bgp_vty.c bgp_show_summary)
+    ended = {k: v for k, v in recorded["ipv4Unicast"].items() if k != "updateDelayInProgress"}
+    assert not _read_only({**ended, "updateDelayBestpathResumed": "2026/12/03 17:36:52.035"})
+    assert not _read_only({"tableVersion": 7})
+    up = SwitchBgp(expected=["10.0.0.1"], established=["10.0.0.1"])
+    assert up.settled
+    up.read_only = True
+    assert up.ok and not up.settled
 
 
 def test_vtysh_json_documents_and_quiet_sessions() -> None:

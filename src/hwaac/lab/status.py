@@ -39,11 +39,13 @@ class SwitchBgp:
     table_version: int | None = None
     error: str = ""
     quiet: list[str] = field(default_factory=list)  # Established without a route yet, for under QUIET_S
+    read_only: bool = False  # bgpd still in its update-delay: no best path computed, nothing installed or sent
 
     @property
     def settled(self) -> bool:
-        """All expected sessions up, and each has sent routes (or has been up for QUIET_S without any)."""
-        return self.ok and not self.quiet
+        """All expected sessions up, each has sent routes (or has been up for QUIET_S without any), and bgpd out
+        of its read-only mode."""
+        return self.ok and not self.quiet and not self.read_only
 
     @property
     def ok(self) -> bool:
@@ -93,6 +95,7 @@ def read_bgp(lab: Lab, expected: dict[str, list[str]], *, via: str = "vtysh") ->
         ipv4 = docs[0].get("ipv4Unicast", {}) if docs and isinstance(docs[0], dict) else {}
         res.quiet = [a for a in res.established if _quiet(ipv4.get("peers", {}).get(a, {}))]
         res.table_version = ipv4.get("tableVersion")
+        res.read_only = _read_only(ipv4)
         if len(docs) > 1 and isinstance(docs[1], dict):
             res.routes = docs[1].get("routesTotal")
         return name, res
@@ -122,6 +125,12 @@ def _quiet(peer: dict[str, Any]) -> bool:
     """A session that came up moments ago and has sent nothing yet: its first UPDATE may be pending (bgpd
     coalesces a new peer's announcements, ``bgp_updgrp.c`` coalesce timer)."""
     return not peer.get("pfxRcd") and int(peer.get("peerUptimeMsec") or 0) < QUIET_S * 1000
+
+
+def _read_only(family: dict[str, Any]) -> bool:
+    """Whether bgpd is still in its update-delay (FRR ``bgp_vty.c`` ``bgp_show_summary``: the summary JSON has
+    ``updateDelayInProgress`` while it lasts, ``updateDelayBestpathResumed`` once it ended)."""
+    return family.get("updateDelayInProgress") is True
 
 
 def _json_docs(text: str) -> list[Any]:
