@@ -73,7 +73,7 @@ class NetBoxPool:
         copy of that in seconds instead of NetBox's minute of work per sync. The sync itself is proven by
         test_netbox_sync."""
         template = f"synced_{slug(intent.stem)[:20]}_{self.run}"
-        lock = self.local.state / "run" / f"{template}.lock"
+        lock = self._lock(template)
         lock.parent.mkdir(parents=True, exist_ok=True)
         with procs.file_lock(lock, timeout=1800, what=f"another test worker is syncing {intent.name}"):
             have = self.local.has_template(template)
@@ -91,12 +91,17 @@ class NetBoxPool:
         finally:
             self.give(inst)
 
+    def _lock(self, template: str) -> Path:
+        """The file the run's workers lock while one of them makes ``template``."""
+        return self.local.state / "run" / f"{template}.lock"
+
     def close(self) -> None:
         while self.idle:
             self.idle.pop().stop()
         for template in self.kept:  # a worker still running makes it again if it needs it
             with contextlib.suppress(NetBoxError):
                 self.local.drop_template(template)
+            self._lock(template).unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")

@@ -242,3 +242,16 @@ def test_state_lives_outside_the_checkout(local_netbox: LocalNetBox) -> None:
     repo = Path(__file__).resolve().parents[2]
     assert not local_netbox.state.resolve().is_relative_to(repo)
     assert (local_netbox.venv / "bin" / "gunicorn").is_file()
+
+
+def test_a_closed_pool_leaves_no_lock_of_its_run(netbox_pool: object) -> None:
+    # the pool of tests/integration/conftest.py: the lock its workers share while one of them makes a synced copy
+    # goes with the copy when the pool closes (each run has its own id; they would pile up in the state folder)
+    pool = type(netbox_pool)(netbox_pool.local, uuid.uuid4().hex[:12])  # type: ignore[attr-defined]
+    template = f"synced_gone_{pool.run}"
+    lock = pool._lock(template)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.touch()
+    pool.kept.append(template)
+    pool.close()
+    assert not lock.exists() and not netbox_pool.local.has_template(template)  # type: ignore[attr-defined]
