@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pynetbox
 import pytest
@@ -27,6 +28,9 @@ from hwaac.netbox import api, baseline, procs
 from hwaac.netbox.errors import LocalNetBoxError, NetBoxError
 from hwaac.netbox.instances import Instance
 from hwaac.netbox.local import TEMPLATE_MARK, VERSION, LocalNetBox
+
+if TYPE_CHECKING:
+    from tests.integration.conftest import NetBoxPool
 
 pytestmark = pytest.mark.integration
 
@@ -244,14 +248,14 @@ def test_state_lives_outside_the_checkout(local_netbox: LocalNetBox) -> None:
     assert (local_netbox.venv / "bin" / "gunicorn").is_file()
 
 
-def test_a_closed_pool_leaves_no_lock_of_its_run(netbox_pool: object) -> None:
+def test_a_closed_pool_leaves_no_lock_of_its_run(netbox_pool: NetBoxPool) -> None:
     # the pool of tests/integration/conftest.py: the lock its workers share while one of them makes a synced copy
     # goes with the copy when the pool closes (each run has its own id; they would pile up in the state folder)
-    pool = type(netbox_pool)(netbox_pool.local, uuid.uuid4().hex[:12])  # type: ignore[attr-defined]
+    pool = type(netbox_pool)(netbox_pool.local, uuid.uuid4().hex[:12])
     template = f"synced_gone_{pool.run}"
     lock = pool._lock(template)
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.touch()
     pool.kept.append(template)
     pool.close()
-    assert not lock.exists() and not netbox_pool.local.has_template(template)  # type: ignore[attr-defined]
+    assert not lock.exists() and not netbox_pool.local.has_template(template)
