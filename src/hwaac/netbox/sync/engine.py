@@ -697,7 +697,7 @@ class Sync:
         ep = c.endpoint("ip-addresses")
         for part in _chunks(self._leaving_deleted_devices(), DEFAULT_CHUNK):
             body = [{"id": i, "assigned_object_type": None, "assigned_object_id": None} for i in part]
-            c.call("PATCH", "ip-addresses", lambda body=body: ep.update(body))
+            c.call("PATCH", "ip-addresses", lambda body=body, ep=ep: ep.update(body))
         for kind in reversed(OWNED):
             ids = [i for _k, i in self.changes[kind].deletes]
             ep = c.endpoint(kind)
