@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -26,7 +27,7 @@ import pytest
 
 from hwaac.apply.bgp import parse_bgp_summary
 from hwaac.cli import main as hwaac_main
-from hwaac.lab import Lab
+from hwaac.lab import Lab, rcvbuf
 from hwaac.lab.down import down
 from hwaac.lab.lldp import parse_neighbors
 from hwaac.lab.neigh import KEYS, read_current, wanted
@@ -94,9 +95,9 @@ def renders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def before() -> dict[str, Any]:
-    """The machine before any lab of this module: neighbour limits and the labs' namespaces (other tests running
-    beside this module make namespaces of their own)."""
-    return {"sysctl": read_current(), "netns": set(existing("hwl-"))}
+    """The machine before any lab of this module: neighbour limits, the socket buffer default and the labs'
+    namespaces (other tests running beside this module make namespaces of their own)."""
+    return {"sysctl": read_current(), "rmem_default": rcvbuf.PROC.read_text(), "netns": set(existing("hwl-"))}
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +116,7 @@ def plan(renders: dict[str, Path]) -> dict[str, Any]:
     return json.loads((renders["demo"] / "plan.json").read_text())
 
 
-def test_up(lab: Lab, renders: dict[str, Path]) -> None:
+def test_up(lab: Lab, renders: dict[str, Path], before: dict[str, Any]) -> None:
     p = plan(renders)
     assert set(lab.switches) == set(p["switches"]) and set(lab.hosts) == set(p["nodes"])
     assert set(existing(f"hwl-{LAB}-")) == {d.netns for d in lab.devices.values()}
@@ -139,6 +140,12 @@ def test_up(lab: Lab, renders: dict[str, Path]) -> None:
     assert arp == "1"
     assert "net.ipv4.neigh.default.gc_thresh1" in lab.state["host_sysctl"]["skipped"]
     assert lab.run(LEAF, ["sysctl", "-n", "net.ipv4.ip_forward"], check=True).stdout.strip() == "1"
+    # lldpd's netlink socket was made with room for a burst of its ports' notifications (hwaac.lab.rcvbuf), and
+    # the machine's default is back (ss: a socket a line, its skmem with rb = receive buffer)
+    sockets = lab.run(SPINE, ["ss", "-f", "netlink", "-a", "-m", "-p", "-O"], check=True).stdout
+    rb = re.findall(r"rtnl:lldpd/\d+.*skmem:\(\S*?rb(\d+),", sockets)
+    assert rb and min(int(b) for b in rb) >= rcvbuf.RCVBUF, sockets
+    assert rcvbuf.PROC.read_text() == before["rmem_default"]
     # the loopback, the wrappers
     lo = p["switches"][LEAF]["loopback"].split("/")[0]
     assert lo in lab.run(LEAF, ["ip", "-br", "addr"], check=True).stdout
@@ -301,6 +308,7 @@ def test_down_leaves_nothing(lab: Lab, before: dict[str, Any]) -> None:
     assert not folder.exists()
     assert not any(Path("/var/run/frr").glob(f"hwl-{LAB}-*"))
     assert set(existing("hwl-")) - before["netns"] == set()
+    assert rcvbuf.PROC.read_text() == before["rmem_default"]
     now = read_current()
     if existing("hwl-"):  # another lab (not this module's) is up: its limits stay
         assert all(now[k] >= before["sysctl"][k] for k in KEYS)

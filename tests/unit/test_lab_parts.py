@@ -1,5 +1,5 @@
-"""The lab's small pure parts: names, the FRR statement reader, neighbour-table sizing, lldpcli's json0, the
-render-folder reader, the state record."""
+"""The lab's small pure parts: names, the FRR statement reader, neighbour-table sizing, the socket buffer default
+raised around lldpd's start, lldpcli's json0, the render-folder reader, the state record."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hwaac.cli import main as hwaac_main
+from hwaac.lab import rcvbuf
 from hwaac.lab.errors import LabError, LabNotUp
 from hwaac.lab.fabric import parse_nodes_per_su, read_fabric
 from hwaac.lab.frr_statements import statements
@@ -77,6 +78,38 @@ def test_neighbour_limits(links: int, t1: int) -> None:
     for v in (4, 6):
         assert [want[f"net.ipv{v}.neigh.default.gc_thresh{i}"] for i in (1, 2, 3)] == [t1, 2 * t1, 4 * t1]
     assert want["net.ipv4.neigh.default.gc_thresh1"] >= 2 * links
+
+
+# (value before, record a stopped up left as (saved, set) or None, value inside the block, value and record after)
+@pytest.mark.parametrize(("before", "left", "inside", "after"), [
+    (212992, None, rcvbuf.RCVBUF, 212992),  # raised for the block, written back
+    (8 << 20, None, 8 << 20, 8 << 20),  # already larger: never lowered, no record
+    (rcvbuf.RCVBUF, (212992, rcvbuf.RCVBUF), rcvbuf.RCVBUF, 212992),  # a crashed up's value: the true one is saved
+    (1 << 20, (212992, rcvbuf.RCVBUF), rcvbuf.RCVBUF, 1 << 20),  # someone set another since: theirs is kept
+])
+def test_socket_buffer_default_around_lldpd_start(tmp_path: Path, before: int, left: tuple[int, int] | None,
+                                                  inside: int, after: int) -> None:
+    proc, root = tmp_path / "rmem_default", tmp_path / "run"
+    proc.write_text(f"{before}\n")
+    root.mkdir()
+    if left:
+        (root / rcvbuf.RECORD).write_text(json.dumps({"saved": left[0], "set": left[1]}))
+    with rcvbuf.raised(root=root, proc=proc):
+        assert int(proc.read_text()) == inside
+        if inside != before:  # what down needs should the up stop here
+            assert json.loads((root / rcvbuf.RECORD).read_text())["set"] == inside
+    assert int(proc.read_text()) == after
+    assert not (root / rcvbuf.RECORD).exists()
+
+
+def test_down_writes_back_what_a_stopped_up_left_raised(tmp_path: Path) -> None:
+    proc, root = tmp_path / "rmem_default", tmp_path / "run"
+    root.mkdir()
+    assert rcvbuf.restore(root=root, proc=proc) == {}  # no record: nothing read or written
+    proc.write_text(f"{rcvbuf.RCVBUF}\n")
+    (root / rcvbuf.RECORD).write_text(json.dumps({"saved": 212992, "set": rcvbuf.RCVBUF}))
+    assert rcvbuf.restore(root=root, proc=proc) == {"net.core.rmem_default": "212992"}
+    assert int(proc.read_text()) == 212992 and not (root / rcvbuf.RECORD).exists()
 
 
 def test_lldp_json0_recording() -> None:

@@ -89,6 +89,17 @@ def start(layout: Layout, device: str, netns: str, interfaces: Iterable[str], in
     return ident(read_pidfile(pidfile))
 
 
+def wait_ready(layout: Layout, device: str, timeout: float = 30.0) -> None:
+    """Return once ``device``'s lldpd answers on its control socket: it has then scanned its ports once, and its
+    netlink socket is open (lldpd ``src/daemon/event.c``: ``levent_loop`` runs ``lldpd_loop`` before it accepts
+    a client).
+
+    Raises:
+        LabError: it did not answer within ``timeout`` s.
+    """
+    run([LLDPCLI, "-u", str(layout.lldp_socket(device)), "show", "configuration"], timeout=timeout)
+
+
 def parse_neighbors(text: str | Mapping[str, Any]) -> list[Neighbor]:
     """The neighbours in ``lldpcli -f json0 show neighbors`` output, sorted by interface.
 

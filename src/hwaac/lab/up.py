@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hwaac.apply.bgp import parse_bgp_summary
-from hwaac.lab import frr, lldp, neigh, netns, wrappers
+from hwaac.lab import frr, lldp, neigh, netns, rcvbuf, wrappers
 from hwaac.lab.api import Lab
 from hwaac.lab.errors import LabError
 from hwaac.lab.fabric import Fabric, Switch, read_fabric
@@ -148,9 +148,12 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
     interval = lldp.tx_interval(2 * len(fab.cables))
     state["lldp_tx_interval"] = interval
 
-    # lldpd first: it starts in milliseconds while nothing else competes for the CPU
+    # lldpd first: it starts in milliseconds while nothing else competes for the CPU; with room for the
+    # notifications of all its ports coming up at once (hwaac.lab.rcvbuf)
     try:
-        _parallel([lambda n=n: start_lldp(n) for n in ns])
+        with rcvbuf.raised():
+            _parallel([lambda n=n: start_lldp(n) for n in ns])
+            _parallel([lambda n=n: lldp.wait_ready(layout, n) for n in ns])
     finally:
         write_state(folder, state)
     log(f"  lldpd in {len(ns)} namespaces: {time.monotonic() - t:.1f} s")
