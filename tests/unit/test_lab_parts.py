@@ -80,7 +80,7 @@ def test_neighbour_limits(links: int, t1: int) -> None:
     assert want["net.ipv4.neigh.default.gc_thresh1"] >= 2 * links
 
 
-# (value before, record a stopped up left as (saved, set) or None, value inside the block, value and record after)
+# (value before, record a stopped up left as (saved, set) or None, value inside the block, value after: no record)
 @pytest.mark.parametrize(("before", "left", "inside", "after"), [
     (212992, None, rcvbuf.RCVBUF, 212992),  # raised for the block, written back
     (8 << 20, None, 8 << 20, 8 << 20),  # already larger: never lowered, no record
