@@ -59,12 +59,12 @@ def raise_for(links: int, root: Path = RECORD_DIR) -> dict[str, Any]:
             return {"saved": saved, "set": {}}
         if not saved:
             saved = {k: str(v) for k, v in now.items()}
-            _write(record, {"saved": saved, "set": {}})
+            write_record(record, {"saved": saved, "set": {}})
         # gc_thresh1 <= 2 <= 3 at every step: write the largest first when raising
         for key in sorted(changes, key=lambda k: -int(k[-1])):
             _path(key).write_text(str(changes[key]))
         merged = {**_read_set(record), **{k: str(v) for k, v in changes.items()}}
-        _write(record, {"saved": saved, "set": merged})
+        write_record(record, {"saved": saved, "set": merged})
         return {"saved": saved, "set": {k: str(v) for k, v in changes.items()}}
 
 
@@ -108,7 +108,8 @@ def _read_set(path: Path) -> dict[str, str]:
         return {}
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def write_record(path: Path, data: dict[str, Any]) -> None:
+    """Write a machine-wide record of ``/run/hwaac`` whole or not at all."""
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     os.replace(tmp, path)

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 from hwaac.lab.manifest import locked
-from hwaac.lab.neigh import RECORD_DIR
+from hwaac.lab.neigh import RECORD_DIR, write_record
 
 KEY = "net.core.rmem_default"
 RCVBUF = 4 * 1024 * 1024  # a few thousand link and address notifications
@@ -31,16 +30,14 @@ PROC = Path("/proc/sys/net/core/rmem_default")
 def raised(size: int = RCVBUF, root: Path = RECORD_DIR, proc: Path = PROC) -> Iterator[None]:
     """``net.core.rmem_default`` at least ``size`` for the block (machine-wide: one lab at a time holds it)."""
     root.mkdir(parents=True, exist_ok=True)
+    record = root / RECORD
     with locked(root):
-        _restore(root / RECORD, proc)
+        _restore(record, proc)
         now = int(proc.read_text().strip())
         if now >= size:
             yield
             return
-        record = root / RECORD
-        tmp = record.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"saved": now, "set": size}) + "\n")
-        os.replace(tmp, record)
+        write_record(record, {"saved": now, "set": size})
         proc.write_text(str(size))
         try:
             yield
