@@ -27,7 +27,8 @@ import pytest
 
 from hwaac.apply.bgp import parse_bgp_summary
 from hwaac.cli import main as hwaac_main
-from hwaac.lab import Lab, rcvbuf
+from hwaac.lab import Lab, ksm, rcvbuf
+from hwaac.lab import up as lab_up
 from hwaac.lab.down import down
 from hwaac.lab.lldp import parse_neighbors
 from hwaac.lab.neigh import KEYS, read_current, wanted
@@ -95,9 +96,14 @@ def renders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def before() -> dict[str, Any]:
-    """The machine before any lab of this module: neighbour limits, the socket buffer default and the labs'
-    namespaces (other tests running beside this module make namespaces of their own)."""
-    return {"sysctl": read_current(), "rmem_default": rcvbuf.PROC.read_text(), "netns": set(existing("hwl-"))}
+    """The machine before any lab of this module: neighbour limits, the socket buffer default, the KSM settings
+    and the labs' namespaces (other tests running beside this module make namespaces of their own)."""
+    return {"sysctl": read_current(), "rmem_default": rcvbuf.PROC.read_text(), "netns": set(existing("hwl-")),
+            "ksm": ksm_settings()}
+
+
+def ksm_settings() -> dict[str, str]:
+    return {k: (ksm.KSM / k).read_text().strip() for k in ksm.SETTINGS} if ksm.KSM.is_dir() else {}
 
 
 @pytest.fixture(scope="module")
@@ -269,9 +275,19 @@ def test_cli_status_and_exec(lab: Lab) -> None:
     assert missing.returncode == 3 and "not up" in missing.stdout
 
 
-def test_second_lab_of_another_fabric(lab: Lab, renders: dict[str, Path]) -> None:
+def test_second_lab_of_another_fabric(lab: Lab, renders: dict[str, Path], before: dict[str, Any],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # taken for a big lab: KSM merges its daemons' pages while it is up
+    monkeypatch.setattr(lab_up, "MERGE_ABOVE_SESSIONS", 0)
     other = up(renders["tiny"], name=LAB2, nodes_per_su=1)
     assert len(other.switches) == 5 and len(other.hosts) == 2
+    if before["ksm"]:
+        assert other.state["ksm"] and ksm_settings() == {**ksm.STEADY, "run": "1"}
+        stat = Path(f"/proc/{other.state['daemons'][LEAF]['bgpd']['pid']}/ksm_stat")
+        if stat.exists():  # Linux >= 6.1: the daemons may be merged, and ksmd merges their zero pages
+            assert "ksm_merge_any: yes" in stat.read_text()
+            wait_for(lambda: int(re.search(r"ksm_zero_pages (\d+)", stat.read_text())[1]) > 0, 30,
+                     "bgpd's zero pages merged")
     assert converge(other, timeout=60) < 60
     # same device names in both labs, different namespaces and daemons
     assert other.netns(LEAF) != lab.netns(LEAF)
@@ -279,9 +295,11 @@ def test_second_lab_of_another_fabric(lab: Lab, renders: dict[str, Path]) -> Non
     down(LAB2)
     assert existing(f"hwl-{LAB2}-") == []
     assert status(lab)["up"]
-    # the first lab still needs its neighbour limits: the second one's down kept them
+    # the first lab still needs its neighbour limits: the second one's down kept them, and KSM's settings too
     need = wanted(len(lab.state["links"]))
     assert all(v >= need[k] for k, v in read_current().items())
+    if before["ksm"]:
+        assert ksm_settings() == {**ksm.STEADY, "run": "1"}
 
 
 def test_down_after_a_killed_up(renders: dict[str, Path]) -> None:
@@ -309,6 +327,7 @@ def test_down_leaves_nothing(lab: Lab, before: dict[str, Any]) -> None:
     assert not any(Path("/var/run/frr").glob(f"hwl-{LAB}-*"))
     assert set(existing("hwl-")) - before["netns"] == set()
     assert rcvbuf.PROC.read_text() == before["rmem_default"]
+    assert ksm_settings() == before["ksm"]  # the last lab down: KSM as found
     now = read_current()
     if existing("hwl-"):  # another lab (not this module's) is up: its limits stay
         assert all(now[k] >= before["sysctl"][k] for k in KEYS)

@@ -1,5 +1,6 @@
 """The lab's small pure parts: names, the FRR statement reader, neighbour-table sizing, the socket buffer default
-raised around lldpd's start, lldpcli's json0, the render-folder reader, the state record."""
+raised around lldpd's start, the KSM settings of a big lab, lldpcli's json0, the render-folder reader, the state
+record."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hwaac.cli import main as hwaac_main
-from hwaac.lab import rcvbuf
+from hwaac.lab import ksm, rcvbuf
 from hwaac.lab.errors import LabError, LabNotUp
 from hwaac.lab.fabric import parse_nodes_per_su, read_fabric
 from hwaac.lab.frr_statements import statements
@@ -110,6 +111,56 @@ def test_down_writes_back_what_a_stopped_up_left_raised(tmp_path: Path) -> None:
     (root / rcvbuf.RECORD).write_text(json.dumps({"saved": 212992, "set": rcvbuf.RCVBUF}))
     assert rcvbuf.restore(root=root, proc=proc) == {"net.core.rmem_default": "212992"}
     assert int(proc.read_text()) == 212992 and not (root / rcvbuf.RECORD).exists()
+
+
+MACHINE = {"run": "0", "use_zero_pages": "0", "pages_to_scan": "100", "sleep_millisecs": "20"}
+FAST, STEADY = {**ksm.FAST, "run": "1"}, {**ksm.STEADY, "run": "1"}
+
+
+def _ksm_dir(root: Path, values: dict[str, str]) -> Path:
+    folder = root / "ksm"
+    folder.mkdir(exist_ok=True)
+    for key, value in values.items():
+        (folder / key).write_text(f"{value}\n")
+    return folder
+
+
+def _settings(folder: Path) -> dict[str, str]:
+    return {k: (folder / k).read_text().strip() for k in ksm.SETTINGS}
+
+
+# (settings someone writes while the lab is up or None, another lab still up, settings after down, restored)
+@pytest.mark.parametrize(("meanwhile", "others", "after", "restored"), [
+    (None, False, MACHINE, {"ksm.run": "0", "ksm.use_zero_pages": "0", "ksm.pages_to_scan": "100"}),
+    (None, True, STEADY, {}),  # another lab still merges: kept until the last one goes
+    ({**MACHINE, "run": "1"}, False, {**MACHINE, "run": "1"}, {}),  # someone else's settings since: theirs
+])
+def test_ksm_merges_while_a_big_lab_is_up(tmp_path: Path, meanwhile: dict[str, str] | None, others: bool,
+                                          after: dict[str, str], restored: dict[str, str]) -> None:
+    root, folder = tmp_path / "run", _ksm_dir(tmp_path, MACHINE)
+    with ksm.merging(root=root, ksm=folder) as on:
+        assert on and _settings(folder) == FAST  # the daemons start and exchange their first updates
+        assert json.loads((root / ksm.RECORD).read_text())["saved"] == MACHINE  # for a down after a crash
+    assert _settings(folder) == STEADY  # while the lab is up
+    if meanwhile:
+        _ksm_dir(tmp_path, meanwhile)
+    assert ksm.restore_if_last(others, root=root, ksm=folder) == restored
+    assert _settings(folder) == after
+    assert (root / ksm.RECORD).exists() == others
+
+
+def test_ksm_second_lab_keeps_the_first_record_and_no_ksm_changes_nothing(tmp_path: Path) -> None:
+    root, folder = tmp_path / "run", _ksm_dir(tmp_path, MACHINE)
+    with ksm.merging(root=root, ksm=folder):
+        pass
+    with ksm.merging(root=root, ksm=folder):  # a second big lab: the machine's settings are still the saved ones
+        pass
+    assert json.loads((root / ksm.RECORD).read_text())["saved"] == MACHINE
+    assert ksm.restore_if_last(False, root=root, ksm=folder) and _settings(folder) == MACHINE
+    assert ksm.restore_if_last(False, root=root, ksm=folder) == {}  # no record: nothing written
+    with ksm.merging(root=root, ksm=tmp_path / "absent") as on:  # a kernel without CONFIG_KSM
+        assert on is False
+    assert not (root / ksm.RECORD).exists()
 
 
 def test_lldp_json0_recording() -> None:

@@ -3,8 +3,8 @@ or half-made lab goes as completely as a healthy one. Idempotent.
 
 Order: every process in the lab's namespaces (daemons, flap loops, commands run with ``lab exec``) is killed,
 then the namespaces (and their veths) are deleted, FRR's path-space folders removed, the neighbour-table
-limits restored when no other lab is up (and a socket buffer default an ``up`` stopped half-way left raised:
-hwaac.lab.rcvbuf), and the state folder removed.
+limits and the KSM settings restored when no other lab is up (and a socket buffer default an ``up`` stopped
+half-way left raised: hwaac.lab.rcvbuf), and the state folder removed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hwaac.lab import neigh, netns, rcvbuf
+from hwaac.lab import ksm, neigh, netns, rcvbuf
 from hwaac.lab.errors import LabError
 from hwaac.lab.manifest import list_labs, locked, read_state
 from hwaac.lab.names import FRR_RUN_DIR, PREFIX, check_lab_name, lab_of_netns, lab_prefix, state_root
@@ -87,7 +87,8 @@ def _down(lab: str, folder: Path, root: Path, log: Log) -> dict[str, Any]:
     for path in sorted(FRR_RUN_DIR.glob(f"{prefix}*")) if FRR_RUN_DIR.is_dir() else []:
         shutil.rmtree(path, ignore_errors=True)
     others = [other for other in labs_present(root) if other != lab]
-    restored = {**neigh.restore_if_last(bool(others), state.get("neigh_sysctl")), **rcvbuf.restore()}
+    restored = {**neigh.restore_if_last(bool(others), state.get("neigh_sysctl")), **rcvbuf.restore(),
+                **ksm.restore_if_last(bool(others))}
     removed = folder.is_dir()
     if removed:
         shutil.rmtree(folder)

@@ -82,7 +82,7 @@ def start(layout: Layout, device: str, netns: str, daemons: tuple[str, ...] = DA
         LabError: a daemon did not start (with its message).
     """
     out: dict[str, dict[str, int]] = {}
-    mark_mergeable()  # hwaac lab compact may merge their zero-filled pages (hwaac.lab.ksm)
+    mark_mergeable()  # KSM may merge their zero-filled pages: a big lab while up, compact at once (hwaac.lab.ksm)
     for daemon in daemons:
         pidfile = layout.pidfile(device, daemon)
         pidfile.unlink(missing_ok=True)

@@ -8,6 +8,7 @@ tears down what was made.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hwaac.apply.bgp import parse_bgp_summary
-from hwaac.lab import frr, lldp, neigh, netns, rcvbuf, wrappers
+from hwaac.lab import frr, ksm, lldp, neigh, netns, rcvbuf, wrappers
 from hwaac.lab.api import Lab
 from hwaac.lab.errors import LabError
 from hwaac.lab.fabric import Fabric, Switch, read_fabric
@@ -35,6 +36,9 @@ WAVE_TIMEOUT = 60.0
 # set); one at a time made 32 such storms on su16, eight at a time left sessions short of Established after 60 s
 SPINES_PER_WAVE = 4
 WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
+# above this many BGP sessions KSM merges bgpd's zero-filled pages while the lab is up: in a demo-sized lab they
+# are a few hundred MiB, in a 16-SU lab more than half of its 9 GiB (docs/lab.md)
+MERGE_ABOVE_SESSIONS = frr.BIG_LAB_SESSIONS
 
 
 def up(render_dir: Path, *, name: str | None = None, nodes_per_su: int | None = -1, root: Path | None = None,
@@ -157,6 +161,21 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
     finally:
         write_state(folder, state)
     log(f"  lldpd in {len(ns)} namespaces: {time.monotonic() - t:.1f} s")
+    # a big lab: ksmd merges bgpd's zero-filled pages while the daemons start and exchange their first updates,
+    # and goes on slowly while the lab is up (hwaac.lab.ksm; down puts the machine's settings back)
+    with ksm.merging() if sessions > MERGE_ABOVE_SESSIONS else contextlib.nullcontext(False) as merging:
+        if merging:
+            state["ksm"] = True
+            log("  KSM merges the daemons' zero-filled pages while the lab is up")
+        _start_and_connect(folder, state, fab, ns, cabled, start_switch, in_waves=bool(floor), log=log)
+    state["phase"] = "up"
+    write_state(folder, state)
+
+
+def _start_and_connect(folder: Path, state: dict[str, Any], fab: Fabric, ns: dict[str, str],
+                       cabled: dict[str, list[str]], start_switch: Callable[[str], None], *, in_waves: bool,
+                       log: Log) -> None:
+    """zebra and bgpd on every switch, then the switch ports up (the spines in waves when ``in_waves``)."""
     t = time.monotonic()
     try:
         _parallel([lambda n=n: start_switch(n) for n in fab.switches])
@@ -166,7 +185,7 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
     # the switch ports come up last, all at once: no daemon starts while others already converge (on a few
     # cores that starved bgpd into hold-timer expiries), and every session starts from the same moment
     t = time.monotonic()
-    waves = [n for n, sw in fab.switches.items() if sw.role != "leaf"] if floor else []
+    waves = [n for n, sw in fab.switches.items() if sw.role != "leaf"] if in_waves else []
     _parallel([lambda n=n: netns.batch(_ports_up(fab.switches[n], cabled.get(n, [])), netns=ns[n])
                for n in fab.switches if n not in waves])
     # a big lab: the spines a few at a time, each group once the previous one's sessions are up, so the initial
@@ -181,8 +200,6 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
                 log(f"  {n}: not {want} sessions up within {WAVE_TIMEOUT:.0f} s; next spines")
     how = f" ({len(waves)} spines, {SPINES_PER_WAVE} at a time)" if waves else ""
     log(f"  switch ports up{how}: {time.monotonic() - t:.1f} s")
-    state["phase"] = "up"
-    write_state(folder, state)
 
 
 def _parallel(jobs: list[Callable[[], None]]) -> None:
