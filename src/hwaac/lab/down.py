@@ -3,8 +3,8 @@ or half-made lab goes as completely as a healthy one. Idempotent.
 
 Order: every process in the lab's namespaces (daemons, flap loops, commands run with ``lab exec``) is killed,
 then the namespaces (and their veths) are deleted, FRR's path-space folders removed, the neighbour-table
-limits and the KSM settings restored when no other lab is up (and a socket buffer default an ``up`` stopped
-half-way left raised: hwaac.lab.rcvbuf), and the state folder removed.
+limits restored when no other lab is up, the KSM settings when no other lab merges (hwaac.lab.ksm), a socket
+buffer default an ``up`` stopped half-way left raised (hwaac.lab.rcvbuf), and the state folder removed.
 """
 
 from __future__ import annotations
@@ -58,6 +58,14 @@ def down(name: str | None = None, *, root: Path | None = None, log: Log = lambda
     return _down(lab, folder, root, log)
 
 
+def _merging(root: Path, lab: str) -> bool:
+    """Whether lab ``lab`` has KSM merge its pages (hwaac.lab.ksm); a lab without a readable record may."""
+    try:
+        return bool(read_state(root / lab).get("ksm"))
+    except LabError:
+        return True
+
+
 def _down(lab: str, folder: Path, root: Path, log: Log) -> dict[str, Any]:
     try:
         state = read_state(folder)
@@ -88,7 +96,7 @@ def _down(lab: str, folder: Path, root: Path, log: Log) -> dict[str, Any]:
         shutil.rmtree(path, ignore_errors=True)
     others = [other for other in labs_present(root) if other != lab]
     restored = {**neigh.restore_if_last(bool(others), state.get("neigh_sysctl")), **rcvbuf.restore(),
-                **ksm.restore_if_last(bool(others))}
+                **ksm.restore_if_last(any(_merging(root, other) for other in others))}
     removed = folder.is_dir()
     if removed:
         shutil.rmtree(folder)

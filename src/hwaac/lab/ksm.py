@@ -4,7 +4,7 @@ bgpd touches most of its ~724 KiB per-peer structure with zeros (measured: 60-70
 are zero-filled). KSM (Documentation/admin-guide/mm/ksm.rst) with ``use_zero_pages`` maps such pages to the
 zero page. The daemons are started with ``prctl(PR_SET_MEMORY_MERGE, 1)`` (Linux >= 6.4; kept across fork and
 exec) so KSM may scan them. :func:`merging` runs ksmd while a big lab starts and stays up (the settings it found
-are kept in ``/run/hwaac/ksm.json`` and written back when the last lab goes: :func:`restore_if_last`);
+are kept in ``/run/hwaac/ksm.json`` and written back when the last such lab goes: :func:`restore_if_last`);
 :func:`compact` runs a few full scans at once and puts the settings back. Merged pages stay merged when ksmd
 stops and are copied again only when written.
 """
