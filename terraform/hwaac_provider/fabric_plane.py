@@ -16,7 +16,8 @@ Lifecycle:
   that differs, so a manual edit in NetBox shows as an in-place update that puts it back. The planes of a fabric,
   refreshed at once, share their identical reads (the provider's ReadCache, forgotten before any write).
 - destroy: the plane's objects are deleted, shared ones (GPU nodes, pools) released to the planes that still use
-  them; once nothing of the fabric is left, unused catalogue objects the fabric created go too.
+  them, objects a person made released (never deleted), active devices only with ``delete_active``; once nothing
+  of the fabric is left, unused catalogue objects the fabric created go too.
 - import: ``terraform import hwaac_fabric_plane.NAME <intent_file>#<plane>``.
 
 Planes are numbered from 0, as device names count them (``leaf-p0-su01-r0`` is in plane 0).
@@ -65,6 +66,9 @@ class FabricPlane:
               description="Accept changes of existing switches' loopbacks/ASNs or cables' ends/addresses"),
             A("allow_remove", types.Bool(), optional=True,
               description="Accept removing switches, nodes or cables from the plane"),
+            A("delete_active", types.Bool(), optional=True,
+              description="Let apply and destroy delete devices NetBox has as active, staged or failed (without it "
+                          "they stop the sync); devices a person made are released, never deleted"),
             A("id", types.String(), computed=True, description="<fabric>/plane-<n>"),
             A("fabric", types.String(), computed=True, description="Fabric name (intent fabric.name)"),
             A("site", types.String(), computed=True, description="NetBox site slug (intent fabric.site)"),
@@ -180,7 +184,8 @@ class FabricPlane:
         with WRITE_LOCK:
             self.provider.writing()
             try:
-                sync_plan(plan, t.url, t.token, planes=[int(state["plane"])], remove=remove)
+                sync_plan(plan, t.url, t.token, planes=[int(state["plane"])], remove=remove,
+                          delete_active=bool(state.get("delete_active")))
             finally:
                 self.provider.writing()
 
@@ -247,7 +252,8 @@ class FabricPlane:
         plan = plan_from_text(text, path, self._import_lookup())
         st = planned_state(plan, int(plane_s))
         state = {"intent_file": path, "plane": int(plane_s), "pools": None, "allow_renumber": None,
-                 "allow_remove": None, "id": f"{st.fabric}/plane-{plane_s}", "fabric": st.fabric, "site": st.site,
+                 "allow_remove": None, "delete_active": None, "id": f"{st.fabric}/plane-{plane_s}",
+                 "fabric": st.fabric, "site": st.site,
                  "intent": text, "intent_sha256": intent_sha256(text), "counts": st.counts,
                  "pools_used": st.pools_used, "devices": st.devices, "drift": []}
         got = self.read(ReadContext(ctx.diagnostics, ctx.type_name), state)  # type: ignore[arg-type]

@@ -106,8 +106,9 @@ def test_after_sync_no_drift_export_is_the_plan_then_hand_edits_drift(synced_nb:
     cab1.update({"label": "relabelled-by-hand"})
     c.dcim.cables.get(label=li2.cable_id).delete()
     node = c.dcim.devices.get(name=plan.nodes[0].name)
+    # tagged as the fabric's by hand, not in service (an active one would be a conflict: docs/netbox-ownership.md)
     c.dcim.devices.create(name="rogue-01", device_type=node.device_type.id, role=node.role.id, site=node.site.id,
-                          tags=[{"slug": "hwaac"}, {"slug": FTAG}])
+                          status="planned", tags=[{"slug": "hwaac"}, {"slug": FTAG}])
     before = snapshot(c)
 
     dr = cli(nb, "drift", str(INTENT))

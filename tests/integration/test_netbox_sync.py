@@ -211,12 +211,13 @@ def test_hand_made_objects_are_adopted_and_a_conflicting_address_stops_the_sync(
     assert rep.counts("devices") == (0, 1, 0) and rep.counts("prefixes") == (0, 1, 0)
     dev2 = c.dcim.devices.get(name="gpu-su01-h02")
     assert dev2.id == dev.id and (dev2.serial, dev2.asset_tag, dev2.comments) == ("SER-42", "A-42", "racked by Ann")
-    assert {t.slug for t in dev2.tags} == {"hwaac", FTAG, "hwaac-plane-nbsync-0"}
+    adopted = {"hwaac", FTAG, "hwaac-plane-nbsync-0", "hwaac-adopted"}  # owned, and made by a person
+    assert {t.slug for t in dev2.tags} == adopted
     pfx2 = c.ipam.prefixes.get(pfx.id)
-    assert pfx2.description == "typed by Ann" and {t.slug for t in pfx2.tags} == {"hwaac", FTAG,
-                                                                                   "hwaac-plane-nbsync-0"}
+    assert pfx2.description == "typed by Ann" and {t.slug for t in pfx2.tags} == adopted
+    assert pfx2.status.value == "active"  # the person's status, not the plan's container
     ip2 = c.ipam.ip_addresses.get(ip.id)
-    assert ip2.description == "typed by Ann" and {t.slug for t in ip2.tags} == {"hwaac", FTAG, "hwaac-plane-nbsync-0"}
+    assert ip2.description == "typed by Ann" and {t.slug for t in ip2.tags} == adopted
     assert counts(nb) == expected(plan)  # re-cabled and re-addressed, no duplicates
     assert sync_plan(plan, nb.url, nb.token).writes == 0
     # an owned address moved by hand to another interface is moved back (the diff reads where it sits)

@@ -24,7 +24,7 @@ def plan(tmp_path: Path, text: str, current: dict | None = None, **config: objec
     path.write_text(text)
     diags = Diagnostics()
     planned = {"intent_file": str(path), "plane": 0, "pools": None, "allow_renumber": None, "allow_remove": None,
-               **config}
+               "delete_active": None, **config}
     out = FabricPlane(HwaacProvider()).plan(PlanContext(diags, "hwaac_fabric_plane", set()), current, planned)
     return out, diags
 

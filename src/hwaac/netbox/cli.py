@@ -94,7 +94,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
         return got
     plan, target = got
     try:
-        report = sync_plan(plan, target.url, target.token, dry_run=args.dry_run)
+        report = sync_plan(plan, target.url, target.token, dry_run=args.dry_run, delete_active=args.delete_active)
     except SyncConflict as exc:
         print(f"hwaac netbox sync: {exc}", file=sys.stderr)
         return SYNC_CONFLICT
@@ -222,9 +222,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sy = sub.add_parser("sync", help="record the fabric's plan in NetBox (bulk, idempotent, owned objects only)",
                         description="URL and token from NETBOX_URL / NETBOX_TOKEN (or --url); with neither, the "
                                     "local NetBox when it is up. Exit 0 ok, 1 invalid intent, 2 usage or "
-                                    "connection error, 4 conflict with objects hwaac does not own (nothing written).")
+                                    "connection error, 4 conflict with objects hwaac does not own or a device in "
+                                    "service it would delete (nothing written).")
     sy.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
     sy.add_argument("--dry-run", action="store_true", help="print the creates, updates and deletes; write nothing")
+    sy.add_argument("--delete-active", action="store_true",
+                    help="delete devices the plan no longer has even when NetBox says they are active, staged or "
+                         "failed (without it they stop the sync); objects a person made are never deleted")
     sy.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
     sy.set_defaults(func=cmd_sync)
     where = "URL and token as for sync (NETBOX_URL / NETBOX_TOKEN, or the local NetBox). Read only: never writes."

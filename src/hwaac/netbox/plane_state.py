@@ -121,7 +121,13 @@ def netbox_state(plan: Plan, url: str, token: str, plane: int | None = None,
     s = read_plan_state(plan, url, token, scope(plan, plane), cache=cache)
     owned = {k: [r for r in s.existing.get(k, {}).values() if _in_scope(s, r)] + s.dupes.get(k, [])
              for k in ("devices", "cables", "ip-addresses", "prefixes", "asns", "asn-ranges")}
-    roles = [_slug(r.get("role")) for r in owned["devices"]]
+    # the plan's role of a planned device: an adopted one keeps its person's role (hwaac.netbox.sync.ownership)
+    planned_role = {k: w.fields["role"].key for k, w in s.d.kinds.get("devices", {}).items()}
+
+    def role(r: dict) -> str | None:
+        return planned_role.get(r["name"]) or _slug(r.get("role"))
+
+    roles = [role(r) for r in owned["devices"]]
     counts = {
         "devices": len(owned["devices"]), "switches": sum(1 for r in roles if r in SWITCH_ROLES),
         "gpu_nodes": sum(1 for r in roles if r == ROLE_SLUG["gpu"]), "cables": len(owned["cables"]),
@@ -135,7 +141,7 @@ def netbox_state(plan: Plan, url: str, token: str, plane: int | None = None,
             loopbacks[end[0]] = r["address"].split("/")[0]
     devices = {r["name"]: {"loopback": loopbacks.get(r["name"], ""),
                            "asn": (r.get("custom_fields") or {}).get("hwaac_asn")}
-               for r in owned["devices"] if _slug(r.get("role")) in SWITCH_ROLES}
+               for r in owned["devices"] if role(r) in SWITCH_ROLES}
     rep = drift(s, s.c, 0.0)
     lines = [f"{i.kind}: {i.line()}" for i in rep.items]
     if len(lines) > MAX_DRIFT_LINES:

@@ -2,12 +2,13 @@
 
 Object model (one fabric, ``F`` = fabric name):
 
-- tags ``hwaac`` (ownership) and ``hwaac-fabric-F``; every object hwaac creates carries both. Owned objects also
-  carry a plane tag ``hwaac-plane-F-<n>`` (n from 0, as device names count planes) for each plane that claims
-  them: a switch, its cables and addresses belong to one plane; GPU nodes, pools and ASN ranges are shared by the
-  planes that use them. A sync scoped to some planes (the Terraform resource ``hwaac_fabric_plane``) creates,
-  updates and deletes only objects its planes claim, and releases a shared object (drops its plane tag) instead
-  of deleting it while another plane still claims it.
+- tags ``hwaac`` (ownership) and ``hwaac-fabric-F``; every object hwaac creates carries both, and an object a person
+  made that hwaac adopted also ``hwaac-adopted`` (:mod:`.ownership`: never overwritten or deleted). Owned objects also
+  carry a plane tag ``hwaac-plane-F-<n>`` (n from 0, as device names count planes) for each plane that claims them: a
+  switch, its cables and addresses belong to one plane; GPU nodes, pools and ASN ranges are shared by the planes that
+  use them. A sync scoped to some planes (the Terraform resource ``hwaac_fabric_plane``) creates, updates and deletes
+  only objects its planes claim, and releases a shared object (drops its plane tag) instead of deleting it while
+  another plane still claims it.
 - site by slug (``fabric.site``), adopted when present.
 - manufacturers, device roles (leaf, spine, super-spine, gpu-node, appliance), device types: one per switch model
   with an interface template per SONiC port (type by speed) plus ``Loopback0`` (virtual); one GPU-node type
@@ -38,6 +39,7 @@ from hwaac.plan.model import Plan, ip_str
 from hwaac.plan.ports import port_table
 
 OWNER_TAG = "hwaac"
+ADOPTED_TAG = "hwaac-adopted"  # beside the ownership tags on an object a person made and hwaac adopted
 ASN_FIELD = "hwaac_asn"
 RIR_SLUG = "hwaac-private"
 GENERIC_MANUFACTURER = "Generic"
@@ -168,6 +170,9 @@ def desired_state(plan: Plan, planes: Iterable[int] | None = None, *, owned: boo
 
     _add(kinds, "tags", Want(OWNER_TAG, {}, {"name": OWNER_TAG, "slug": OWNER_TAG, "color": "9e9e9e",
                                             "description": "owned by hwaac (Hardware-as-Code)"}))
+    _add(kinds, "tags", Want(ADOPTED_TAG, {}, {"name": ADOPTED_TAG, "slug": ADOPTED_TAG, "color": "ffc107",
+                                              "description": "made by a person, adopted by hwaac: released, never "
+                                                             "deleted"}))
     _add(kinds, "tags", Want(ftag, {}, {"name": ftag, "slug": ftag, "color": "607d8b",
                                        "description": f"hwaac fabric {fab}"}))
     plane_tags = {p: plane_tag(fab, p) for p in sorted(all_planes)}

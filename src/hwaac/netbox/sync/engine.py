@@ -18,13 +18,15 @@ from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import pynetbox
 import requests
 
 from hwaac.netbox import api
 from hwaac.netbox.errors import NetBoxError
-from hwaac.netbox.sync.desired import ASN_FIELD, OWNED_KINDS, OWNER_TAG, Desired, Ref, Want
+from hwaac.netbox.sync import ownership
+from hwaac.netbox.sync.desired import ADOPTED_TAG, ASN_FIELD, OWNED_KINDS, OWNER_TAG, Desired, Ref, Want
 
 SUPPORTED = "4.7."
 PAGE = 1000
@@ -56,11 +58,12 @@ class SyncError(NetBoxError):
 
 
 class SyncConflict(SyncError):
-    """Planned objects collide with objects hwaac does not own; nothing was written."""
+    """Planned objects collide with objects hwaac does not own, or would delete a device in service; nothing was
+    written."""
 
     def __init__(self, conflicts: list[str]) -> None:
         self.conflicts = conflicts
-        head = f"{len(conflicts)} conflict(s) with objects hwaac does not own; nothing written: {conflicts[0]}"
+        head = f"{len(conflicts)} conflict(s); nothing written: {conflicts[0]}"
         super().__init__(head + "".join(f"\n  {c}" for c in conflicts[1:]))
 
 
@@ -69,6 +72,8 @@ class Change:
     creates: list[tuple[Hashable, dict[str, Any]]] = field(default_factory=list)
     updates: list[tuple[Hashable, int, dict[str, tuple[Any, Any]]]] = field(default_factory=list)
     deletes: list[tuple[Hashable, int]] = field(default_factory=list)
+    # adopted objects the plan no longer wants: their tag update (in ``updates``) releases them, never a delete
+    releases: list[tuple[Hashable, int]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.creates or self.updates or self.deletes)
@@ -124,12 +129,16 @@ def format_report(rep: Report, fabric: str) -> list[str]:
         c, u, d = len(ch.creates), len(ch.updates), len(ch.deletes)
         lines.append(f"{kind}: {c} to create, {u} to update, {d} to delete" if rep.dry_run
                      else f"{kind}: created {c}, updated {u}, deleted {d}")
+        if ch.releases:
+            lines[-1] += f" ({len(ch.releases)} released: made by a person, hwaac's tags off, kept in NetBox)"
         if rep.dry_run:
+            released = {key for key, _id in ch.releases}
             for key, _ in ch.creates:
                 lines.append(f"  + {_label(kind, key)}")
             for key, _id, diff in ch.updates:
-                lines.append(f"  ~ {_label(kind, key)}: " + "; ".join(
-                    f"{f}: {_show(old)} -> {_show(new)}" for f, (old, new) in diff.items()))
+                lines.append(f"  ~ {_label(kind, key)}: " + ("released (made by a person: hwaac's tags off, kept)"
+                                                            if key in released else "; ".join(
+                    f"{f}: {_show(old)} -> {_show(new)}" for f, (old, new) in diff.items())))
             for key, _id in ch.deletes:
                 lines.append(f"  - {_label(kind, key)}")
     reqs = ", ".join(f"{m} {n}" for m, n in sorted(rep.requests.items()))
@@ -310,11 +319,11 @@ KEY: dict[str, Callable[[dict], Hashable]] = {
 # ``tag__n=<fabric tag>`` and their tags. Cables and IP addresses are read flat (no nested terminations / assigned
 # object, which cost NetBox ~3 ms per cable): their ends come from one read of the site's cabled interfaces.
 FIELDS = {
-    "tags": "id,slug", "custom-fields": "id,name", "sites": "id,slug", "manufacturers": "id,slug",
+    "tags": "id,slug,tagged_items", "custom-fields": "id,name", "sites": "id,slug", "manufacturers": "id,slug",
     "device-roles": "id,slug", "rirs": "id,slug", "device-types": "id,slug",
     "interface-templates": "id,name,device_type",
     "asn-ranges": "id,name,start,end,rir", "asns": "id,asn,rir,description,sites",
-    "devices": "id,name,device_type,role,site,serial,custom_fields",
+    "devices": "id,name,device_type,role,site,serial,status,custom_fields",
     "prefixes": "id,prefix,status,scope_type,scope_id,vrf,description",
     "cables": "id,label",
     "ip-addresses": "id,address,vrf,assigned_object_type,assigned_object_id,status,description",
@@ -353,14 +362,30 @@ def _chunks(items: list, n: int) -> Iterable[list]:
         yield items[i:i + n]
 
 
+def _by_length(names: list[str], budget: int = 2500) -> Iterable[list[str]]:
+    """``names`` in chunks whose ``&name=...`` parameters stay within ``budget`` bytes of the request line."""
+    part: list[str] = []
+    used = 0
+    for n in names:
+        cost = len(quote(n, safe="")) + 6
+        if part and used + cost > budget:
+            yield part
+            part, used = [], 0
+        part.append(n)
+        used += cost
+    if part:
+        yield part
+
+
 # --- the sync ------------------------------------------------------------------------------------------------
 
 class Sync:
     """One sync of ``desired`` into the NetBox of ``client``."""
 
     def __init__(self, client: Client, desired: Desired, site: str, pools: list[str],
-                 fields: dict[str, str] | None = None) -> None:
+                 fields: dict[str, str] | None = None, *, delete_active: bool = False) -> None:
         self.c, self.d, self.site, self.pools = client, desired, site, pools
+        self.delete_active = delete_active
         self.fields = fields or FIELDS  # read-back asks for a few more fields of the same objects
         self.ftag = desired.tags[1]
         self.ids: dict[str, dict[Hashable, int]] = {}
@@ -368,6 +393,8 @@ class Sync:
         self.changes: dict[str, Change] = {}
         self.conflicts: list[str] = []
         self.dupes: dict[str, list[dict]] = {}
+        self.elsewhere: list[dict] = []  # planned device names a device of another site holds
+        self.adopted_anywhere = False  # whether any object carries hwaac-adopted (else no read looks for them)
 
     # reading
     def _read_all(self) -> None:
@@ -389,6 +416,8 @@ class Sync:
             else:
                 recs = []
             self._index(kind, recs)
+            if kind == "tags":
+                self.adopted_anywhere = any(r["slug"] == ADOPTED_TAG and r.get("tagged_items") for r in recs)
         site_id = self.ids.get("sites", {}).get(self.site)
         # a fabric tag that does not exist yet means nothing is owned yet (and NetBox refuses the filter)
         tagged = self.ftag in self.ids["tags"]
@@ -406,6 +435,16 @@ class Sync:
             if 2 * expect > len(wants):
                 return False, {r["id"] for r in c.read(kind, "id", tag=self.ftag, tag__n=t)}
             return True, {r["id"] for r in c.read(kind, "id", tag=t)}
+
+        def adopted(kind: str) -> set[int]:
+            """The fabric's owned objects a person made (NetBox ANDs repeated tag filters)."""
+            return {r["id"] for r in c.read(kind, "id", tag=[self.ftag, ADOPTED_TAG])}
+
+        def elsewhere() -> list[dict]:
+            """Devices of another site named as planned devices (NetBox names are unique per site only)."""
+            names = sorted(w.get("devices", {}))
+            other: dict[str, Any] = {"site_id__n": site_id} if site_id is not None else {}
+            return [r for ch in _by_length(names) for r in c.read("devices", "id,name,site", name=ch, **other)]
 
         def unowned(kind: str) -> list[dict]:
             others = self.fields[kind] + ",tags"
@@ -435,20 +474,26 @@ class Sync:
             claim = {(kind, t): pool.submit(claims, kind, t) for kind in big_first for t in plane_tags} \
                 if tagged else {}
             other = {kind: pool.submit(unowned, kind) for kind in big_first}
+            mine = {kind: pool.submit(adopted, kind) for kind in big_first} \
+                if tagged and self.adopted_anywhere else {}
+            named = pool.submit(elsewhere)
             raw: dict[str, list[dict]] = {}
             for kind in OWNED:
                 recs = own[kind].result()
                 if recs:  # which planes claim them (tags are costly to serialise: only the ones that matter here)
                     got = {t: claim[kind, t].result() for t in plane_tags}
+                    made = mine[kind].result() if mine else set()
                     # a write of tags first reads the object's full list (_full_tags)
                     recs = [{**r, "_partial_tags": True, "tags": [{"slug": self.ftag}] + [
-                        {"slug": t} for t, (positive, ids) in got.items() if (r["id"] in ids) == positive]}
+                        {"slug": t} for t, (positive, ids) in got.items() if (r["id"] in ids) == positive]
+                        + ([{"slug": ADOPTED_TAG}] if r["id"] in made else [])}
                         for r in recs]
                 recs += other[kind].result()
                 if kind in ("prefixes", "ip-addresses"):  # the global VRF only
                     recs = [r for r in recs if not r.get("vrf") or self.ftag in _tags(r)]
                 raw[kind] = recs
             names, terms = cabled.result()
+            self.elsewhere = named.result()
         self._ends(raw["cables"], raw["ip-addresses"], names, terms)
         for kind in OWNED:
             self._index(kind, raw[kind])
@@ -523,6 +568,10 @@ class Sync:
                 if key not in self.existing[kind]:
                     ch.creates.append((key, {**want.create_only, **want.fields}))
             self.changes[kind] = ch
+        for r in sorted(self.elsewhere, key=lambda r: r["name"]):
+            self.conflicts.append(
+                f"device {r['name']} is planned in site {self.site}, but NetBox holds a device of that name in site "
+                f"{_slug(r.get('site')) or '?'} (id {r['id']}, not this fabric's); rename one of them")
         claim = self.d.claim_tags
         busy: dict[tuple[str, str], dict] = {}  # interface -> cable holding it
         for r in self.existing["cables"].values():
@@ -545,7 +594,11 @@ class Sync:
                 tags = _tags(r)
                 norm = _normalise(kind, r, site_of_id)
                 if self.ftag in tags:
-                    diff = {f: (norm.get(f), v) for f, v in want.fields.items() if norm.get(f) != v}
+                    if ADOPTED_TAG in tags:  # a person's object: filled in where empty, never overwritten
+                        diff, clash = ownership.adopted_diff(kind, want, norm, _label(kind, key), r["id"], _show)
+                        self.conflicts += clash
+                    else:
+                        diff = {f: (norm.get(f), v) for f, v in want.fields.items() if norm.get(f) != v}
                     claims = self._claims(tags)
                     new = claims | self.d.claim_tags(want) if self.d.scope is not None \
                         else self.d.claim_tags(want)
@@ -558,36 +611,52 @@ class Sync:
                 if msg:
                     self.conflicts.append(msg)
                     continue
-                # adopted: tags added and the few fields hwaac manages set; what the person entered (serial, asset
-                # tag, description, comments, other custom fields) is not touched
-                diff = {f: (norm.get(f), v) for f, v in want.fields.items() if norm.get(f) != v}
+                # adopted: tags added and the fields the plan needs filled in where empty; what the person entered
+                # (role, status, scope, serial, asset tag, description, comments, ...) is not touched (.ownership)
+                diff, clash = ownership.adopted_diff(kind, want, norm, _label(kind, key), r["id"], _show)
+                if clash:
+                    self.conflicts += clash
+                    continue
                 diff["tags"] = (tuple(sorted(t for t in tags if t)),
-                                tuple(sorted({t for t in tags if t} | set(self.d.tags) | self.d.claim_tags(want))))
+                                tuple(sorted({t for t in tags if t} | set(self.d.tags) | {ADOPTED_TAG}
+                                             | self.d.claim_tags(want))))
                 ch.updates.append((key, r["id"], diff))
             for key, r in have.items():
                 tags = _tags(r)
                 if key in wants or self.ftag not in tags:
                     continue
                 claims = self._claims(tags)
-                if self.d.scope is None:  # the whole fabric: every claim is ours
-                    ch.deletes.append((key, r["id"]))
-                    continue
-                mine = {self.d.plane_tags[p] for p in self.d.scope}
-                if not claims & mine:
-                    continue  # another plane's object
-                rest = claims - mine
-                if rest:  # still claimed by another plane: release it
-                    retag.append((key, r["id"], {}, rest))
+                if self.d.scope is not None:
+                    mine = {self.d.plane_tags[p] for p in self.d.scope}
+                    if not claims & mine:
+                        continue  # another plane's object
+                    rest = claims - mine
+                    if rest:  # still claimed by another plane: release it to that plane
+                        retag.append((key, r["id"], {}, rest))
+                        continue
+                if ADOPTED_TAG in tags:  # a person's object: let go, never deleted
+                    ch.releases.append((key, r["id"]))
+                elif kind == "devices" and (st := ownership.protected(r)) and not self.delete_active:
+                    self.conflicts.append(
+                        f"{_label(kind, key)} (id {r['id']}) is {st} in NetBox and the plan no longer has it: it is "
+                        f"deleted only when asked to (hwaac netbox sync --delete-active; delete_active = true on "
+                        "hwaac_fabric_plane), or once its status in NetBox says it left service")
                 else:
                     ch.deletes.append((key, r["id"]))
-            if retag:
-                full = self._full_tags(kind, [rid for _k, rid, _d, _n in retag])
+            if retag or ch.releases:
+                full = self._full_tags(kind, [rid for _k, rid, _d, _n in retag] + [rid for _k, rid in ch.releases])
                 for key, rid, diff, new in retag:
                     diff["tags"] = self._retag(full.get(rid, set()), new)
                     ch.updates.append((key, rid, diff))
+                for key, rid in ch.releases:
+                    ch.updates.append((key, rid, {"tags": ownership.released_tags(full.get(rid, set()), self._ours)}))
             for r in self.dupes.get(kind, []):
                 ch.deletes.append((KEY[kind](r), r["id"]))
             self.changes[kind] = ch
+
+    def _ours(self, tag: str) -> bool:
+        """Whether ``tag`` is one of this fabric's ownership or plane tags."""
+        return tag in self.d.tags or self.d.is_plane_tag(tag)
 
     def _claims(self, tags: set[str]) -> frozenset[str]:
         """The plane tags on an owned object; none means every plane of the plan claims it (objects recorded
@@ -721,6 +790,14 @@ class Sync:
                 body = [{"id": i, **self._resolve(kind, {f: new for f, (_o, new) in diff.items()}, ifaces)}
                         for _k, i, diff in part]
                 c.call("PATCH", kind, lambda body=body, ep=ep: ep.update(body))
+        # why each adopted object was let go, on the object itself
+        reason = "no longer in the plan" if self.d.scope is None else \
+            f"no longer in the plan of plane(s) {', '.join(map(str, sorted(self.d.scope)))}"
+        notes = [ownership.journal(kind, rid, self.d.fabric, reason)
+                 for kind in OWNED for _k, rid in self.changes[kind].releases]
+        ep = c.endpoint("journal-entries")
+        for part in _chunks(notes, DEFAULT_CHUNK):
+            c.call("POST", "journal-entries", lambda part=part, ep=ep: ep.create(part))
 
     def read_and_diff(self) -> None:
         """Read what NetBox holds and diff it against the plan (``existing``, ``changes``, ``conflicts``); no
@@ -742,7 +819,7 @@ def plan_pools(plan: Any) -> list[str]:
 
 
 def sync_plan(plan: Any, url: str, token: str, *, dry_run: bool = False, planes: Iterable[int] | None = None,
-              remove: bool = False, log: Callable[[str], None] | None = None) -> Report:
+              remove: bool = False, delete_active: bool = False, log: Callable[[str], None] | None = None) -> Report:
     """Sync ``plan`` into the NetBox at ``url``; returns the report.
 
     Args:
@@ -751,10 +828,14 @@ def sync_plan(plan: Any, url: str, token: str, *, dry_run: bool = False, planes:
         remove: remove the planes instead (``desired`` holds no owned object): delete or release everything they
             claim; when nothing of the fabric is left, also delete the unused catalogue objects the fabric
             created (:func:`cleanup_catalogue`). What Terraform's destroy of ``hwaac_fabric_plane`` does.
+        delete_active: delete devices the plan no longer has even when NetBox says they are active, staged or
+            failed (without it, such a device is a conflict and nothing is written). Objects a person made and
+            hwaac adopted are never deleted: they are released (:mod:`.ownership`).
 
     Raises:
         SyncError: NetBox unreachable, token refused, unsupported version, a write refused (one line, no token).
-        SyncConflict: planned objects collide with objects hwaac does not own (nothing written).
+        SyncConflict: planned objects collide with objects hwaac does not own, or a device in service would be
+            deleted (nothing written).
         ValueError: a plane outside the plan.
     """
     from hwaac.netbox.sync.desired import desired_state
@@ -763,7 +844,7 @@ def sync_plan(plan: Any, url: str, token: str, *, dry_run: bool = False, planes:
     client = Client(url, token)
     client.probe()
     desired = desired_state(plan, planes, owned=not remove)
-    s = Sync(client, desired, plan.intent.fabric.site, plan_pools(plan))
+    s = Sync(client, desired, plan.intent.fabric.site, plan_pools(plan), delete_active=delete_active)
     s.run(dry_run)
     changes = s.changes
     if remove and not dry_run:
@@ -837,8 +918,8 @@ def cleanup_owner(client: Client) -> dict[str, Change]:
     """When no object carries the ``hwaac`` tag any more, delete it and the ``hwaac_asn`` custom field: the last
     of what hwaac created. Returns the deletes per kind."""
     out: dict[str, Change] = {}
-    owner = client.read("tags", "id,slug,tagged_items", slug=OWNER_TAG)
-    if owner and not owner[0].get("tagged_items"):  # tags themselves are not tagged
+    owner = client.read("tags", "id,slug,tagged_items", slug=[OWNER_TAG, ADOPTED_TAG])
+    if any(r["slug"] == OWNER_TAG for r in owner) and not any(r.get("tagged_items") for r in owner):
         for kind, recs, key in (("tags", owner, "slug"),
                                 ("custom-fields", client.read("custom-fields", "id,name", name=ASN_FIELD), "name")):
             if recs:

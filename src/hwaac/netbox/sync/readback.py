@@ -35,8 +35,7 @@ from hwaac.netbox.sync.engine import (
 )
 
 # the same objects as the sync reads, with the few more fields an export shows
-EXPORT_FIELDS = {**FIELDS, "devices": FIELDS["devices"] + ",status",
-                 "cables": FIELDS["cables"] + ",status"}
+EXPORT_FIELDS = {**FIELDS, "cables": FIELDS["cables"] + ",status"}
 EXPORT_KINDS = ("devices", "interfaces", "cables", "prefixes", "ip-addresses", "asn-ranges", "asns")
 
 
@@ -168,9 +167,12 @@ def drift(s: Sync, client: Client, seconds: float) -> DriftReport:
         got: list[DriftItem] = []
         for k, _f in ch.creates:
             got.append(DriftItem(kind, "missing", _label(kind, k)))
-        for k, _i in ch.deletes:
+        released = {k for k, _i in ch.releases}  # a person's object the plan no longer has: a sync lets it go
+        for k, _i in ch.deletes + ch.releases:
             got.append(DriftItem(kind, "extra", _label(kind, k)))
         for k, _i, diff in ch.updates:
+            if k in released:
+                continue
             # a tags change on an object without the fabric's tag is an adoption; on an owned one, a plane's claim
             unowned = "tags" in diff and s.ftag not in diff["tags"][0]
             fields = {f: (_show(old), _show(new)) for f, (old, new) in diff.items() if f != "tags" or not unowned}
