@@ -3,7 +3,8 @@
 Each ``check_*`` returns the parser's own findings and UNKNOWN reasons (:meth:`ToolResult.all_findings`) plus what
 the profile adds: counts, rates and limits. A figure measured with a method other than the threshold's (message
 size, node count, NCCL_ALGO, GPUDirect, direction) is not compared: it is UNKNOWN ``METHOD_MISMATCH``
-(``burn-in-health.md`` §0.3). A figure that is missing is UNKNOWN, never PASS.
+(``burn-in-health.md`` §0.3). A figure that is missing is UNKNOWN, never PASS. A check given an incomplete parse
+recommends no reset, reboot, link repair or RMA, only a retest (:func:`incomplete_means_retest`, on every check).
 
 Codes and actions follow the fleet tools the domain note cites: PCIe width and NVLink links fail a GPU (imbue,
 OCI), HW slowdown fails (IBM autopilot), rails must all be up at the SKU's rate (gpud, NHC ``check_hw_ib``),
@@ -12,7 +13,9 @@ counters follow NVSentinel's rules, bandwidths follow the profile's gates.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from hwaac.health.parsers.dcgm import DcgmDiagResult, DcgmHealthResult
 from hwaac.health.parsers.gpu_burn import GpuBurnResult
@@ -23,7 +26,26 @@ from hwaac.health.parsers.nvbandwidth import NvbandwidthResult
 from hwaac.health.parsers.nvidia_smi import NvidiaSmiQuery, NvlinkReport, RemappedRows
 from hwaac.health.parsers.perftest import PerftestResult
 from hwaac.health.profile import MinThreshold, Profile
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, ToolResult, retest_only
+
+
+def incomplete_means_retest[**P](check: Callable[P, list[Finding]]) -> Callable[P, list[Finding]]:
+    """The one place of the rule "an incomplete parse leads only to a retest": when any parsed result given to
+    ``check`` is incomplete (:attr:`ToolResult.incomplete`), none of its findings may recommend a reset, reboot,
+    link repair or RMA (:func:`hwaac.health.result.retest_only`). Every ``check_*`` of this module carries it."""
+
+    @functools.wraps(check)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> list[Finding]:
+        found = check(*args, **kwargs)
+        parsed: list[Any] = [*args, *kwargs.values()]
+        torn = [r for r in parsed if isinstance(r, ToolResult) and r.incomplete]
+        if not torn:
+            return found
+        why = "the output was incomplete (" + "; ".join(f"{r.tool}: {r.unknown[0]}" for r in torn)[:300] + ")"
+        return retest_only(found, why)
+
+    guarded.incomplete_means_retest = True  # type: ignore[attr-defined]
+    return guarded
 
 
 def _unknown(code: str, message: str, subject: str = "") -> Finding:
@@ -33,6 +55,7 @@ def _unknown(code: str, message: str, subject: str = "") -> Finding:
 # --- GPUs ---------------------------------------------------------------------------------------------------------
 
 
+@incomplete_means_retest
 def check_gpus(q: NvidiaSmiQuery, profile: Profile, *, under_load: bool = False) -> list[Finding]:
     """``nvidia-smi -q -x`` against the profile: GPU count and model, ECC mode and limits, row remaps, clock event
     reasons, PCIe width and generation (the current generation only ``under_load``: idle GPUs train down to Gen1,
@@ -98,6 +121,7 @@ def _limit(out: list[Finding], code: str, value: int | None, limit: int, what: s
                            f"{what}: {value}", action))
 
 
+@incomplete_means_retest
 def check_remapped_rows(r: RemappedRows, profile: Profile) -> list[Finding]:
     """``--query-remapped-rows``: the parser's pending/failure findings plus the uncorrectable-rows limit."""
     out = r.all_findings()
@@ -107,6 +131,7 @@ def check_remapped_rows(r: RemappedRows, profile: Profile) -> list[Finding]:
     return out
 
 
+@incomplete_means_retest
 def check_nvlink(status: NvlinkReport, errors: NvlinkReport | None, profile: Profile) -> list[Finding]:
     """``nvlink -s`` (and ``-e``): every GPU has the SKU's active links at its speed; errors below the warn sum.
 
@@ -137,17 +162,20 @@ def check_nvlink(status: NvlinkReport, errors: NvlinkReport | None, profile: Pro
     return out
 
 
+@incomplete_means_retest
 def check_kernel_log(log: KernelLog) -> list[Finding]:
     """XIDs, SXids, fallen-off-the-bus and PCIe 'limited by' lines as the parser judged them (parse with ``since``
     set to the profile's XID window so old events are history)."""
     return log.all_findings()
 
 
+@incomplete_means_retest
 def check_dcgm(result: DcgmDiagResult | DcgmHealthResult) -> list[Finding]:
     """DCGM's own verdicts (severity-aware, exit code applied by the parser); nothing to add from the profile."""
     return result.all_findings()
 
 
+@incomplete_means_retest
 def check_gpu_burn(result: GpuBurnResult, profile: Profile) -> list[Finding]:
     """gpu-burn's per-GPU OK/FAULTY (exit 0 with FAULTY is FAIL, parser); every GPU of the SKU must be tested."""
     out = result.all_findings()
@@ -160,6 +188,7 @@ def check_gpu_burn(result: GpuBurnResult, profile: Profile) -> list[Finding]:
 # --- NICs and links -----------------------------------------------------------------------------------------------
 
 
+@incomplete_means_retest
 def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | None = None) -> list[Finding]:
     """Every rail's port up, at the SKU's rate and link layer (``devices``: the rails' RDMA devices, e.g. from the
     host's rendered ``nic-roce.json``; default: every CA of that link layer)."""
@@ -201,6 +230,7 @@ def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | No
     return out
 
 
+@incomplete_means_retest
 def check_counter_growth(growth: Mapping[tuple[str, int], Mapping[str, CounterGrowth]],
                          profile: Profile) -> list[Finding]:
     """Port counter growth between two readings (NVSentinel's rules): any increase of a fatal counter fails the
@@ -248,6 +278,7 @@ def _method_mismatch(what: str, problems: list[str], subject: str) -> list[Findi
     return [_unknown("METHOD_MISMATCH", f"{what} not compared: " + "; ".join(problems), subject)] if problems else []
 
 
+@incomplete_means_retest
 def check_nccl(result: NcclTestsResult, th: MinThreshold, *, nccl_algo: str | None = None,
                nodes: int | None = None, subject: str = "") -> list[Finding]:
     """nccl-tests all_reduce_perf busbw (GB/s) at the threshold's message size, if the run matches its method.
@@ -275,6 +306,7 @@ def check_nccl(result: NcclTestsResult, th: MinThreshold, *, nccl_algo: str | No
                           Action.CHECK_LINK if multi else Action.REBOOT)
 
 
+@incomplete_means_retest
 def check_perftest(result: PerftestResult, th: MinThreshold, *, subject: str = "") -> list[Finding]:
     """perftest bandwidth (Gb/s, average) at the threshold's message size, if the run matches its method."""
     out = result.all_findings()
@@ -299,6 +331,7 @@ def check_perftest(result: PerftestResult, th: MinThreshold, *, subject: str = "
                           Action.CHECK_LINK)
 
 
+@incomplete_means_retest
 def check_nvbandwidth(result: NvbandwidthResult, profile: Profile) -> list[Finding]:
     """Host->GPU and GPU<->GPU copy bandwidth (GB/s): the slowest GPU or pair against the profile's gates."""
     out = result.all_findings()

@@ -52,6 +52,10 @@ class Action(StrEnum):
 
 ACTION_ORDER = {a: i for i, a in enumerate(Action)}
 
+# Actions that take a GPU, the node or a part out of service or send a person to it. An incomplete or unreadable
+# parse never leads to one of these, only to RETEST (:func:`retest_only`; docs/health-gpu-parsers.md).
+DESTRUCTIVE_ACTIONS = frozenset({Action.RESET_GPU, Action.REBOOT, Action.CHECK_LINK, Action.RMA})
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -105,6 +109,11 @@ class ToolResult:
             for reason in self.unknown
         ]
 
+    @property
+    def incomplete(self) -> bool:
+        """Whether part of the output could not be read (``unknown`` is not empty)."""
+        return bool(self.unknown)
+
     def all_findings(self) -> list[Finding]:
         """``findings`` followed by :meth:`unknown_findings`."""
         return [*self.findings, *self.unknown_findings()]
@@ -113,3 +122,16 @@ class ToolResult:
 def strongest(actions: list[Action]) -> Action:
     """The strongest recommended action (NONE for none), by the order of :class:`Action`."""
     return max(actions, key=ACTION_ORDER.__getitem__, default=Action.NONE)
+
+
+def retest_only(findings: list[Finding], why: str) -> list[Finding]:
+    """``findings`` with every destructive recommendation (:data:`DESTRUCTIVE_ACTIONS`) turned into UNKNOWN and
+    RETEST: what an incomplete parse may lead to. The code, subject and evidence stay; the message says what would
+    have been recommended and ``why`` it is not."""
+    out = []
+    for f in findings:
+        if f.action in DESTRUCTIVE_ACTIONS:
+            f = Finding(f.code, Status.UNKNOWN, f"{f.message} -- not acted on ({f.action.value} withheld): {why}; "
+                        "retest", f.subject, f.evidence, Action.RETEST)
+        out.append(f)
+    return out
