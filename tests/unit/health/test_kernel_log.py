@@ -236,3 +236,27 @@ def test_events_before_the_window_are_history_and_give_no_finding() -> None:
     assert "GPU_XID_64" not in {f.code for f in parse_kernel_log(raw, since_uptime_s=431000).findings}
     # a wall-clock window cannot judge uptime stamps: the event counts
     assert "GPU_XID_64" in {f.code for f in parse_kernel_log(raw, since=datetime(2099, 1, 1, tzinfo=UTC)).findings}
+
+
+def test_dmesg_decode_lines_are_kernel_log_lines() -> None:
+    result = parse_kernel_log(read(FIX / "lore-dmesg-decode" / "dmesg-x.log"))
+    assert (result.status(), result.lines_read, result.lines_unrecognised) == (Status.PASS, 10, 0)
+
+
+@pytest.mark.parametrize("plain, decoded", [
+    ("runbook-dmesg-xid48-63-94/dmesg.log", "derived/dmesg-decode-xid48-63-94.log"),
+])
+def test_dmesg_decode_reads_the_same_events_as_plain_dmesg(plain: str, decoded: str) -> None:
+    a, b = parse_kernel_log(read(FIX / plain)), parse_kernel_log(read(FIX / decoded))
+    assert found(b) == found(a) and found(b)
+    assert [(e.code, e.uptime_s, e.message) for e in b.events] == [(e.code, e.uptime_s, e.message) for e in a.events]
+    assert {e.level for e in b.events} == {"warn"} and {e.level for e in a.events} == {""}
+
+
+@pytest.mark.parametrize("prefix, level", [
+    ("<3>", "err"), ("<4>", "warn"), ("<12>", "warn"), ("kern  :err   : ", "err"),
+])
+def test_priority_and_decode_prefixes_give_the_level(prefix: str, level: str) -> None:
+    line = read(FIX / "runbook-dmesg-xid48-63-94" / "dmesg.log").splitlines()[0]  # the XID 48 line
+    result = parse_kernel_log(prefix + line)
+    assert [(e.code, e.level) for e in result.events] == [(48, level)] and not result.unknown

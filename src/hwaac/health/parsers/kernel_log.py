@@ -6,6 +6,9 @@ Line formats read (``burn-in-health.md`` section 2; fixtures under ``tests/fixtu
 - ``dmesg``: ``[  123.456789] msg`` (seconds since boot; an optional ``[ T1946]`` caller tag is skipped);
   ``dmesg -T`` / ``--ctime``: ``[Sun Feb 23 16:24:18 2025] msg`` (local time, no zone);
   ``dmesg --time-format iso``: ``2025-01-02T15:20:12,123456+08:00 msg``; ``dmesg -t``: bare ``msg``;
+  ``dmesg -x`` / ``--decode``: any of these after a ``facility:level:`` prefix (``kern  :warn  : [  40.196661] msg``,
+  the level is kept as :attr:`KernelEvent.level`); ``dmesg -r`` / ``/dev/kmsg`` text: a ``<4>`` priority before the
+  stamp (read as the decoded level);
 - journald / syslog: ``journalctl -k`` short ``Aug 10 15:36:05 host kernel: msg``, short-precise
   ``Aug 10 15:36:05.123456 host kernel: msg``, short-iso ``2025-01-17T17:10:43+0000 host kernel: msg``; a syslog
   line may carry the dmesg uptime too (``... kernel: [21584690.529862] msg``). Short and short-precise carry no
@@ -62,6 +65,11 @@ _SHORT = r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)?"
 _JOURNAL = re.compile(rf"^(?P<ts>{_ISO}|{_SHORT})\s+(?P<host>\S+)\s+(?P<ident>[\w.@-]+(?:\[\d+\])?):\s?(?P<msg>.*)$")
 _DMESG_ISO = re.compile(rf"^(?P<ts>{_ISO})\s(?P<msg>.*)$")
 _IDENT_ONLY = re.compile(r"^kernel:\s(?P<msg>.*)$")
+# dmesg -x/--decode (util-linux dmesg.c: facility and level names, padded to 6 and 6 characters): "kern  :warn  : "
+_FACILITIES = "kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|res0|res1|res2|res3|local[0-7]"
+_LEVELS = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
+_DECODE = re.compile(rf"^(?P<fac>{_FACILITIES})\s*:(?P<lvl>{'|'.join(_LEVELS)})\s*:\s?(?P<rest>.*)$")
+_RAW_PRIORITY = re.compile(r"^<(?P<pri>\d{1,3})>(?P<rest>.*)$")  # dmesg -r: facility * 8 + level
 _JOURNAL_HEADER = re.compile(r"^-- (?:Logs begin|Journal begins|No entries|Boot |Reboot)")
 
 # -- messages -----------------------------------------------------------------------------------------------------
@@ -118,6 +126,7 @@ class KernelEvent:
         message: the text after the number (XID/SXid) or the whole message.
         pid, process: the XID's ``pid=`` / ``name=`` (None when absent or ``<unknown>``).
         gpu_instance: MIG ``GPU-I:n``.
+        level: the printk level when the format carries one (``dmesg -x``'s ``warn``, ``dmesg -r``'s ``<4>``).
         switch: ``nvidia-nvswitchN`` for SXids.
         details: SXid ``Severity``/``Data`` lines that belong to this event.
         pcie: the :class:`PcieLimit` of a ``pcie_limited`` event.
@@ -134,6 +143,7 @@ class KernelEvent:
     pid: int | None = None
     process: str | None = None
     gpu_instance: int | None = None
+    level: str = ""
     switch: str = ""
     details: list[str] = field(default_factory=list)
     pcie: PcieLimit | None = None
@@ -166,6 +176,7 @@ class _Line:
     time_text: str
     uptime: float | None
     continuation: bool = False
+    level: str = ""
 
 
 def _short_time(text: str, year: int | None) -> datetime | None:
@@ -188,6 +199,18 @@ def _iso_time(text: str) -> datetime | None:
 def _split(raw_line: str, year: int | None) -> _Line | None:
     """The message and time of one line, or None when the line does not look like a kernel-log line."""
     line = raw_line.rstrip()
+    level = ""
+    decoded = _DECODE.match(line) or _RAW_PRIORITY.match(line)
+    if decoded:
+        level = decoded.group("lvl") if "lvl" in decoded.groupdict() else _LEVELS[int(decoded.group("pri")) % 8]
+        parsed = _split_stamp(raw_line, decoded.group("rest"), year) or _Line(raw_line, decoded.group("rest"), None,
+                                                                              "", None)
+        parsed.level = level
+        return parsed
+    return _split_stamp(raw_line, line, year)
+
+
+def _split_stamp(raw_line: str, line: str, year: int | None) -> _Line | None:
     match = _CTIME.match(line)
     if match:
         try:
@@ -237,7 +260,8 @@ def _lines(raw: str, year: int | None, result: KernelLog) -> list[_Line]:
 
 
 def _event(kind: str, line: _Line, **kw: object) -> KernelEvent:
-    return KernelEvent(kind, line.raw.rstrip(), line.time, line.time_text, line.uptime, **kw)  # type: ignore[arg-type]
+    return KernelEvent(kind, line.raw.rstrip(), line.time, line.time_text, line.uptime,  # type: ignore[arg-type]
+                       level=line.level, **kw)
 
 
 def _pid(text: str | None) -> int | None:
