@@ -9,6 +9,7 @@ import pytest
 
 from hwaac.health.parsers.kernel_log import parse_kernel_log
 from hwaac.health.result import Action, Status
+from hwaac.health.xid import xid_action
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health" / "kernel-log"
 SMI = FIX.parent / "nvidia-smi"
@@ -260,3 +261,24 @@ def test_priority_and_decode_prefixes_give_the_level(prefix: str, level: str) ->
     line = read(FIX / "runbook-dmesg-xid48-63-94" / "dmesg.log").splitlines()[0]  # the XID 48 line
     result = parse_kernel_log(prefix + line)
     assert [(e.code, e.level) for e in result.events] == [(48, level)] and not result.unknown
+
+
+def test_secondary_xid45_is_graded_by_its_cause() -> None:
+    result = parse_kernel_log(read(FIX / "ogkm-1150-secondary-xid45" / "journal.log"))
+    assert {e.caused_by for e in result.events} == {145, 149}
+    fatal = xid_action(149)  # both causes are FATAL NVLink 5 XIDs in NVIDIA's map; a plain XID 45 is not
+    assert (xid_action(45).status, xid_action(145).status) == (Status.WARN, fatal.status)
+    assert {(f.code, f.subject, f.status, f.action) for f in result.findings} == {
+        ("GPU_XID_45", f"gpu 0000:{bus}:00", fatal.status, fatal.action) for bus in ("dc", "ed", "ba", "97")
+    }
+    assert all("secondary to Xid 14" in f.message for f in result.findings)
+
+
+def test_secondary_xid_follows_its_cause_lines_when_present() -> None:
+    # XID 149 line and XID 45 line of the same GPU: gpud PR 1160's Fatal 149 line with the 1150 issue's XID 45 line
+    # moved onto its PCI address (the 149 line is graded from its own text)
+    cause = read(FIX / "gpud-pr1160-nvlink5" / "kmsg.log").splitlines()[1]
+    second = read(FIX / "ogkm-1150-secondary-xid45" / "journal.log").splitlines()[0].replace("0000:dc:00", "0000:00:00")
+    result = parse_kernel_log(cause + "\n" + second)
+    graded = {f.code: (f.status, f.action) for f in result.findings}
+    assert graded["GPU_XID_45"] == graded["GPU_XID_149"]

@@ -31,7 +31,8 @@ Messages:
 Findings (status and action of XIDs from :mod:`hwaac.health.xid`):
 
 - ``GPU_XID_<n>``, one per GPU and XID, all its lines as evidence; 144-150 lines that all say "Nonfatal" are WARN;
-  154 takes the recovery action it names ("to 0x4 (Drain and Reset)" -> RESET_GPU, FAIL; "None" -> WARN).
+  154 takes the recovery action it names ("to 0x4 (Drain and Reset)" -> RESET_GPU, FAIL; "None" -> WARN); a
+  secondary XID ("... caused by previous Xid 149") is graded as its cause and says so.
 - ``GPU_FALLEN_OFF_BUS``: FAIL, REBOOT (as XID 79, RESTART_BM; RMA when it recurs after a reboot), unless an XID 79
   of the same GPU already says so.
 - ``NVSWITCH_SXID_<n>``: "Fatal" -> FAIL, REBOOT (a fatal NVSwitch error needs the switches and GPUs reset);
@@ -92,6 +93,7 @@ _PCIE_LIMITED = re.compile(
     r"x(?P<width>\d+) link at (?P<at>[0-9a-fA-F:.]+) \(capable of (?P<cap>\d+(?:\.\d+)?) Gb/s with "
     r"(?P<cspeed>\d+(?:\.\d+)?) GT/s PCIe x(?P<cwidth>\d+) link\)"
 )
+_CAUSED_BY = re.compile(r"caused by previous Xid (?P<cause>\d+)", re.IGNORECASE)
 # Text that only the messages above contain: seen without a full match, the line was cut or mangled.
 _MARKERS = ("NVRM: Xid", ": SXid", "available PCIe bandwidth, limited by", "fallen off the bus")
 _KNOWN_BARE = re.compile(r"^(?:NVRM: |nvidia-nvswitch\d+: |mlx5_core |pci |nvidia |nvidia-peermem |kernel: )")
@@ -126,6 +128,7 @@ class KernelEvent:
         message: the text after the number (XID/SXid) or the whole message.
         pid, process: the XID's ``pid=`` / ``name=`` (None when absent or ``<unknown>``).
         gpu_instance: MIG ``GPU-I:n``.
+        caused_by: for a secondary XID, the XID its message names as the cause ("... caused by previous Xid 149").
         level: the printk level when the format carries one (``dmesg -x``'s ``warn``, ``dmesg -r``'s ``<4>``).
         switch: ``nvidia-nvswitchN`` for SXids.
         details: SXid ``Severity``/``Data`` lines that belong to this event.
@@ -143,6 +146,7 @@ class KernelEvent:
     pid: int | None = None
     process: str | None = None
     gpu_instance: int | None = None
+    caused_by: int | None = None
     level: str = ""
     switch: str = ""
     details: list[str] = field(default_factory=list)
@@ -284,6 +288,7 @@ def _scan(lines: list[_Line], result: KernelLog) -> None:
         xid = _XID.search(msg)
         if xid:
             name = xid.group("name")
+            cause = _CAUSED_BY.search(xid.group("msg"))
             result.events.append(
                 _event(
                     "xid",
@@ -294,6 +299,7 @@ def _scan(lines: list[_Line], result: KernelLog) -> None:
                     pid=_pid(xid.group("pid")),
                     process=None if name is None or "unknown" in name else name.strip(),
                     gpu_instance=int(xid.group("gi")) if xid.group("gi") else None,
+                    caused_by=int(cause.group("cause")) if cause else None,
                 )
             )
             continue
@@ -364,25 +370,46 @@ def _same_gpu(a: str, b: str) -> bool:
     return a.split(".")[0] == b.split(".")[0]
 
 
+def _xid_grade(number: int, events: list[KernelEvent]) -> tuple[Status, Action, str]:
+    """Status, action and a note for one GPU's lines of one (primary) XID."""
+    info = xid_action(number)
+    status, action = info.status, info.action
+    note = f"NVIDIA action {info.nvidia_action}" if info.listed else "not in the XID table: refresh it, re-run"
+    if 144 <= number <= 150 and events and all("Nonfatal" in e.message for e in events):
+        status = Status.WARN
+    if number == 154 and events:
+        target = re.search(r"to (0x[0-9a-fA-F]+ \([^)]*\)|\S+)\s*$", events[-1].message)
+        mapped = recovery_action(target.group(1)) if target else None
+        if mapped is None:
+            status, action, note = Status.UNKNOWN, Action.RETEST, "recovery action not readable"
+        else:
+            status = Status.WARN if mapped is Action.NONE else Status.FAIL
+            action, note = mapped, f"recovery action {target.group(1)}"  # type: ignore[union-attr]
+    return status, action, note
+
+
 def _xid_findings(result: KernelLog) -> None:
-    groups: dict[tuple[str, int], list[KernelEvent]] = {}
+    """One finding per GPU and XID. A secondary XID ("Xid 45 ... caused by previous Xid 149") is graded by its
+    cause, as NVIDIA's catalog says for a non-solo XID 45 ("IGNORE (follow other Xid)"): with the cause's own lines
+    on that GPU, as they were graded; without them, as the catalog grades the cause."""
+    groups: dict[tuple[str, int, int | None], list[KernelEvent]] = {}
     for event in result.events:
         if event.kind == "xid" and event.code is not None:
-            groups.setdefault((event.pci, event.code), []).append(event)
-    for (pci, number), events in groups.items():
+            groups.setdefault((event.pci, event.code, event.caused_by), []).append(event)
+    graded: dict[tuple[str, int], tuple[Status, Action, str]] = {}
+    for (pci, number, cause), events in groups.items():
+        if cause is None:
+            graded[(pci, number)] = _xid_grade(number, events)
+    for (pci, number, cause), events in groups.items():
         info = xid_action(number)
-        status, action = info.status, info.action
-        note = f"NVIDIA action {info.nvidia_action}" if info.listed else "not in the XID table: refresh it, re-run"
-        if 144 <= number <= 150 and all("Nonfatal" in e.message for e in events):
-            status = Status.WARN
-        if number == 154:
-            target = re.search(r"to (0x[0-9a-fA-F]+ \([^)]*\)|\S+)\s*$", events[-1].message)
-            mapped = recovery_action(target.group(1)) if target else None
-            if mapped is None:
-                status, action, note = Status.UNKNOWN, Action.RETEST, "recovery action not readable"
-            else:
-                status = Status.WARN if mapped is Action.NONE else Status.FAIL
-                action, note = mapped, f"recovery action {target.group(1)}"  # type: ignore[union-attr]
+        if cause is None:
+            status, action, note = graded[(pci, number)]
+        else:
+            own = graded.get((pci, cause))
+            status, action, why = own if own is not None else _xid_grade(cause, [])
+            seen = "its lines on this GPU" if own is not None else "NVIDIA's catalog (its own lines are not in the log)"
+            name = xid_action(cause).mnemonic or "(unnamed)"
+            note = f"secondary to Xid {cause} {name}, graded as Xid {cause} by {seen}: {why}"
         ids = result.gpu_ids.get(pci, {})
         who = f" ({ids['uuid']})" if "uuid" in ids else ""
         result.findings.append(
