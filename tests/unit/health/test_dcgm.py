@@ -50,6 +50,21 @@ def test_2x_level2_healthy_reads_every_result():
     assert r.gpu_status() == {0: Status.PASS}
 
 
+def test_null_entries_between_tests_are_skipped_not_unknown():
+    plain = parse_diag_json(read(V2 / "diag-r2.json"))
+    nulls = parse_diag_json(read(V2 / "diag-r2-null-entries.json"))
+    assert nulls.status() == Status.PASS and not nulls.unknown
+    assert [(x.test, x.status) for x in nulls.results] == [(x.test, x.status) for x in plain.results]
+    written = json.dumps(json.loads(read(V2 / "diag-r2-null-entries.json"))).count("null")
+    assert sum("null" in n for n in nulls.notes) == written
+
+
+def test_null_in_place_of_a_test_list_is_still_unreadable():
+    doc = json.loads(read(V2 / "diag-r2.json"))
+    doc["DCGM GPU Diagnostic"]["test_categories"][0]["tests"] = None
+    assert parse_diag_json(json.dumps(doc)).status() == Status.UNKNOWN
+
+
 def test_2x_level3_skip_of_one_test_is_not_a_fault():
     r = parse_diag_json(read(V2 / "diag-r3.json"))
     assert r.status() == Status.PASS

@@ -19,6 +19,8 @@ Domain facts (``burn-in-health.md`` §1 unless named otherwise):
 - ``dcgmi`` exits with the negative ``dcgmReturn_t`` seen as unsigned, 256+rc (NVIDIA/DCGM#158: "The 226 error means
   DCGM_ST_NVVS_ERROR (-30)"; values of ``dcgmlib/dcgm_structs.h``). 205 (``DCGM_ST_NVVS_ISOLATE_ERROR``, -51) is
   returned when a failing test's error has priority ISOLATE (``dcgmi/Diag.cpp`` ``GetFailureResult``).
+- DCGM 3.x writes ``null`` entries between tests and categories (``"tests": [{...}, null, {...}]``); they carry
+  nothing and are skipped with a note. A ``null`` in place of a whole document or a test list stays unreadable.
 - Blank sentinels (``dcgmlib/dcgm_structs.h``): INT64_BLANK 0x7ffffffffffffff0, NOT_SUPPORTED = BLANK+2
   (9223372036854775794, seen in NVIDIA/DCGM#272 logs), INT32_BLANK 0x7ffffff0, FP64_BLANK 140737488355328.0,
   ``<<<NULL>>>`` and ``<<<NOT_SUPPORTED>>>`` strings.
@@ -496,11 +498,17 @@ def _read_categories(diag: dict[str, Any], enum: str, iteration: int | None, out
         out.unknown.append("test_categories is not a list")
         return
     for cat in categories:
+        if cat is None:
+            out.notes.append("a null entry in test_categories (DCGM 3.x writes them): skipped")
+            continue
         if not isinstance(cat, dict) or not isinstance(cat.get("tests"), list):
             out.unknown.append(f"a test category is not an object with a tests list: {cat!r:.100}")
             continue
         category = str(cat.get("category", ""))
         for test in cat["tests"]:
+            if test is None:
+                out.notes.append(f"category {category!r}: a null entry between tests (DCGM 3.x writes them): skipped")
+                continue
             if not isinstance(test, dict) or "name" not in test:
                 out.unknown.append(f"category {category!r}: a test without a name: {test!r:.100}")
                 continue
@@ -513,6 +521,9 @@ def _read_categories(diag: dict[str, Any], enum: str, iteration: int | None, out
             if not results and summary.get("status"):
                 results = [summary]  # a test with only its summary: read it as one node-wide result
             for res in results:
+                if res is None:
+                    out.notes.append(f"test {test['name']!r}: a null result entry: skipped")
+                    continue
                 parsed = _read_result(res, str(test["name"]), category, enum, iteration, out)
                 if parsed is not None:
                     out.results.append(parsed)
