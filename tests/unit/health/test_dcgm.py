@@ -130,14 +130,19 @@ def test_33_severity_is_read_with_the_versions_numbering(version, status, action
 def test_4x_exit_226_with_config_warning_written_as_fail():
     # Recorded: dcgmi exited 226; the software test is "Fail" but its only warning is PERSISTENCE_MODE, severity CONFIG.
     r = parse_diag_json(read(V4 / "diag-r1-exit226.json"), exit_code=226)
-    assert r.status() == Status.WARN  # never PASS; not an RMA-grade failure either
+    # exit 226 is dcgmi's own "the diagnostic failed" (DCGM_ST_NVVS_ERROR): a FAIL, but not an RMA-grade one
+    assert r.status() == Status.FAIL
     assert (r.layout, r.severity_enum, r.version, r.driver_version) == ("4.x", "3.3+", "4.2.3", "580.82.09")
     finding = r.findings[0]
-    assert finding.code == "DCGM_PERSISTENCE_MODE" and finding.status == Status.WARN and finding.subject == "gpu0"
+    assert finding.code == "DCGM_PERSISTENCE_MODE" and finding.status == Status.FAIL and finding.subject == "gpu0"
+    assert finding.action == Action.RETEST and "exited 226" in finding.message
     assert finding.evidence.startswith("Persistence Mode: Persistence mode for GPU 0 is disabled.")
     assert "DCGM_EXIT_NVVS_ERROR" not in codes(r)  # the JSON explains the 226
-    assert r.test_status() == {"software": Status.WARN}
-    assert r.gpu_status() == {0: Status.WARN}
+    assert r.test_status() == {"software": Status.FAIL}
+    assert r.gpu_status() == {0: Status.FAIL}
+    # the same document without the exit status: the CONFIG severity alone reads as a warning
+    unexited = parse_diag_json(read(V4 / "diag-r1-exit226.json"))
+    assert unexited.status() == Status.WARN and unexited.findings[0].status == Status.WARN
     # serial_num "<<<NOT_SUPPORTED>>>" and the SRAM info value 9223372036854775794 are sentinels, not values
     assert r.serials() == {0: None}
     assert r.entities[0].device_id == "2e12"

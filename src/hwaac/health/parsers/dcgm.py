@@ -624,6 +624,26 @@ def _has_key(node: Any, key: str) -> bool:
     return False
 
 
+def _fail_on_226(out: DcgmDiagResult, evidence: str) -> None:
+    """Exit 226 (DCGM_ST_NVVS_ERROR: dcgmi's verdict that the diagnostic failed) makes every ``"Fail"`` result FAIL,
+    also one whose warnings alone read as WARN (a CONFIG or MONITOR severity, e.g. persistence mode off): dcgmi
+    counted it as a failure, and an exit code may only make a result worse. The action stays mild (RETEST when the
+    warning had none): the cause is often a setting, fixed and then retested."""
+    softened = {(_subject(r.entity_group, r.gpu_ids), w.message) for r in out.results
+                if r.status == "Fail" and r.verdict == Status.WARN for w in r.warnings}
+    if not softened:
+        return
+    for r in out.results:
+        if r.status == "Fail" and r.verdict == Status.WARN:
+            r.verdict = Status.FAIL
+    out.findings = [
+        Finding(f.code, Status.FAIL, f"{f.message} -- a failure: dcgmi exited 226 ({evidence})", f.subject,
+                f.evidence, f.action if f.action != Action.NONE else Action.RETEST)
+        if f.status == Status.WARN and (f.subject, f.evidence) in softened else f
+        for f in out.findings
+    ]
+
+
 def _apply_exit_code(out: DcgmDiagResult) -> None:
     """Exit-status findings; they only ever make the result worse (never PASS from an exit code)."""
     rc = out.exit_code
@@ -636,6 +656,7 @@ def _apply_exit_code(out: DcgmDiagResult) -> None:
         name, value, meaning = DCGMI_EXIT_CODES[rc]
         evidence = f"exit status {out.exit_code} (DCGM_ST_{name} = {value})"
         if rc == 226:
+            _fail_on_226(out, evidence)
             if not failing:
                 message = f"dcgmi diag exited {rc}: {meaning}, but the JSON shows no failing test"
                 out.findings.append(
@@ -692,11 +713,12 @@ def parse_diag_json(raw: str, *, exit_code: int | None = None, version: str | No
 
     Returns:
         A :class:`DcgmDiagResult`. Status: FAIL when a result is ``"Fail"`` and a warning's severity (or the absence
-        of any warning) makes it a failure, or the exit status is 205 or an unexplained 226; WARN when every failing
-        warning is MONITOR or CONFIG; UNKNOWN when the JSON is unreadable, nothing passed, the diagnostic had a
-        runtime error or the exit status says it was killed, timed out or could not run; a ``"Pass"`` that carries
-        warnings is WARN (UNKNOWN for DCGM_FR_MEMORY_ALLOC, NVIDIA/DCGM#284); PASS only when at least one test passed,
-        none failed and no passing result carries a warning. Never raises.
+        of any warning) makes it a failure, or the exit status is 205 or 226 (dcgmi's own failure verdict); WARN
+        when every failing warning is MONITOR or CONFIG and the exit status is not 226; UNKNOWN when the JSON is
+        unreadable, nothing passed, the diagnostic had a runtime error or the exit status says it was killed, timed
+        out or could not run; a ``"Pass"`` that carries warnings is WARN (UNKNOWN for DCGM_FR_MEMORY_ALLOC,
+        NVIDIA/DCGM#284); PASS only when at least one test passed, none failed and no passing result carries a
+        warning. Never raises.
     """
     out = DcgmDiagResult(exit_code=exit_code)
     _guarded(out, _read_diag, raw, out, version)
