@@ -64,6 +64,27 @@ def test_h200_xml_healthy_newer_layout():
     assert gpu.recovery_action == "None"
 
 
+@pytest.mark.parametrize("name, status, unknown_about", [
+    ("q-x-mig-passthrough.xml", Status.PASS, None),  # MIG: volatile ECC N/A by design
+    ("q-x-mig-ecc-mode-na.xml", Status.UNKNOWN, "ecc_mode/current_ecc"),  # MIG does not excuse an N/A ECC mode
+])
+def test_mig_excuses_only_the_na_it_causes(name: str, status: Status, unknown_about: str | None) -> None:
+    q = parse_query_xml((H200D / name).read_text())
+    assert q.status() == status
+    assert [u for u in q.unknown if unknown_about is None or unknown_about not in u] == []
+    gpu = q.gpus[0]
+    assert gpu.mig_mode_current == "Enabled" and gpu.ecc_volatile.dram_uncorrectable is None
+    assert gpu.ecc_aggregate.dram_uncorrectable == 0  # still read and judged
+    assert bool(gpu.notes) == (status == Status.PASS)
+
+
+def test_volatile_ecc_na_without_mig_stays_unknown() -> None:
+    # the MIG document with MIG switched back off: nothing explains the N/A any more
+    raw = (H200D / "q-x-mig-passthrough.xml").read_text().replace("<current_mig>Enabled", "<current_mig>Disabled")
+    q = parse_query_xml(raw)
+    assert q.status() == Status.UNKNOWN and any("volatile/dram_uncorrectable" in u for u in q.unknown)
+
+
 def test_a100_535_older_ecc_layout_and_reset_status():
     result = parse_query_xml(read(FIX / "a100-535.54.03" / "q-x.xml"))
     (gpu,) = result.gpus

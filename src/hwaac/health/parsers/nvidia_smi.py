@@ -24,7 +24,8 @@ Placeholder rule. ``N/A``, ``[N/A]``, ``Not Supported``, ``[Not Supported]``, ``
 (and ``GPU is lost`` / ``GPU requires reset``) become ``None``. A reason is added to ``unknown`` only when the value
 is needed to judge health: an ``Unknown Error`` always (the tool failed to read a field it supports); ``N/A`` in
 remap pending/failure on a GPU that supports row remapping; in volatile uncorrectable ECC counts while ECC mode is
-Enabled; in retired-pages pending on a GPU without row remapping and with ECC Enabled; in the XML's ECC mode. In
+Enabled (except under MIG, which prints N/A for the whole GPU's volatile counts: noted, not unknown); in
+retired-pages pending on a GPU without row remapping and with ECC Enabled; in the XML's ECC mode (MIG or not). In
 CSV, where the GPU's capabilities are not printed, remap and page-retirement state stand in for each other and ECC
 Disabled excuses the counts. An ``N/A`` elsewhere (fan speed on an SXM board, retired pages on an H200 that remaps
 rows, a clock reason or recovery action a GPU does not support) is simply not there.
@@ -205,6 +206,7 @@ class GpuQuery:
         recovery_action: ``gpu_recovery_action`` as written (``None``, ``Reset``, ``Node Reboot``, ``Drain P2P``,
             ``Drain and Reset``); reset_required / drain_and_reset_recommended: the 535 ``gpu_reset_status``.
         mig_mode_current: ``Enabled`` / ``Disabled``.
+        notes: placeholders accepted because the GPU's mode explains them (MIG's N/A volatile ECC counts).
     """
 
     index: int | None = None
@@ -244,6 +246,7 @@ class GpuQuery:
     reset_required: bool | None = None
     drain_and_reset_recommended: bool | None = None
     mig_mode_current: str | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def subject(self) -> str:
@@ -350,6 +353,12 @@ def _ecc_counts(r: _Reader, scope: str) -> EccCounts:
     return counts
 
 
+def _volatile_dram(gpu: GpuQuery) -> str:
+    if gpu.ecc_volatile.layout == "single_double_bit":
+        return "ecc_errors/volatile/double_bit/total"
+    return "ecc_errors/volatile/dram_uncorrectable"
+
+
 def _read_gpu(elem: ET.Element, position: int, unknown: list[str]) -> GpuQuery:
     gpu = GpuQuery(pci_bus_id=elem.get("id", "") or "")
     r = _Reader(elem, f"gpu {gpu.pci_bus_id or position}", unknown)
@@ -363,7 +372,11 @@ def _read_gpu(elem: ET.Element, position: int, unknown: list[str]) -> GpuQuery:
     r.needed("ecc_mode/current_ecc", "ECC mode decides whether the error counts mean anything")
     gpu.ecc_volatile, gpu.ecc_aggregate = _ecc_counts(r, "volatile"), _ecc_counts(r, "aggregate")
     ecc_on = gpu.ecc_mode_current == "Enabled"
-    if ecc_on:
+    if ecc_on and gpu.mig_mode_current == "Enabled" and _placeholder(r.raw(_volatile_dram(gpu))) == "n/a":
+        # MIG mode: the driver reports volatile ECC per GPU instance and prints N/A for the whole GPU (recorded in
+        # NVIDIA/nvidia-docker#1473, A100 with MIG); the aggregate counts and ECC mode still carry the GPU's health
+        gpu.notes.append("MIG is enabled: volatile ECC counts are N/A by design; aggregate counts are judged")
+    elif ecc_on:
         if gpu.ecc_volatile.layout == "single_double_bit":
             r.needed("ecc_errors/volatile/double_bit/total", "volatile uncorrectable ECC count")
         elif gpu.ecc_volatile.layout == "absent":
