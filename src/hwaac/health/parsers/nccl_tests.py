@@ -19,7 +19,8 @@ Shapes (``burn-in-health.md`` §3; NVIDIA/nccl-tests ``src/util.cu`` ``writeDevi
   with env ``NCCL_TESTS_MIN_BW``, FAILED when X < 0.9 x that), ``# Collective test concluded: NAME``;
 - failures: ``host: Test NCCL failure common.cu:N '...'``, ``host: Test CUDA failure ...``, `` .. host pid N: Test
   failure ...``, ``NCCL WARN`` lines with ``NCCL_DEBUG=WARN|INFO``, and launcher lines (``mpirun`` "exited on
-  signal", ``srun: error:``).
+  signal", ``srun: error:``); Open MPI's "There are not enough slots available in the system to satisfy the N
+  slots" (no rank started: MPI_NOT_ENOUGH_SLOTS, UNKNOWN and RETEST, a launch configuration problem).
 
 Launcher prefixes are stripped and remembered: ``mpirun --tag-output`` writes ``[1,0]<stdout>:`` (job, rank,
 stream; aws-k8s-tester#503), SkyPilot adds ``(head, rank=0, pid=N)`` before it, and ``srun -l`` writes `` 0: ``.
@@ -79,6 +80,8 @@ _TEST_FAILURE = re.compile(r"Test (?P<kind>NCCL|CUDA) failure")
 _TEST_FAILURE_TRACE = re.compile(r"\bTest failure\b")
 _TIMEOUT = re.compile(r"\bTest timeout\b")
 _NCCL_WARN = re.compile(r"\bNCCL WARN\b")
+# Open MPI's help-orte-rmaps-base.txt / prte "not enough slots" message (the count and "slots" may wrap).
+_MPI_SLOTS = re.compile(r"not enough slots available in the system to satisfy the\s+(?P<n>\d+|N)\s+slots", re.I)
 _LAUNCHER_FAIL = re.compile(r"exited on signal \d+|\bsrun: error:|Invalid number of GPUs")
 
 _BLOCK_START = ("time", "cputime")
@@ -176,6 +179,8 @@ class NcclTestsResult(ToolResult):
         printing_ranks: launcher rank tags seen on any line (which ranks printed).
         notes: lines kept for people (``Blocking Enabled``, skipped JSON output...), not judged.
         exit_code: the process exit code given by the caller.
+        launch_refused: why the launcher started no rank (Open MPI "not enough slots"), "" when it did not refuse.
+        slots_requested: the slot count Open MPI names in that message (None when it printed ``N`` or nothing).
     """
 
     collective: str | None = None
@@ -207,6 +212,8 @@ class NcclTestsResult(ToolResult):
     printing_ranks: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     exit_code: int | None = None
+    launch_refused: str = ""
+    slots_requested: int | None = None
 
     @property
     def hosts(self) -> list[str]:
@@ -498,6 +505,9 @@ def parse_nccl_tests(raw: str, *, version: str | None = None, exit_code: int | N
     # Releases that announce the test (2.17+) also conclude it; a missing last line means the output was cut.
     if started and not concluded and res.avg_busbw_gbytes_per_s is not None:
         res.unknown.append("no '# Collective test concluded' line although the test was announced: output cut short")
+    if m := _MPI_SLOTS.search(raw):
+        res.launch_refused = "not enough slots"
+        res.slots_requested = int(m["n"]) if m["n"].isdigit() else None
     _judge(res, failures, traces, warns, launcher)
     return res
 
@@ -517,6 +527,21 @@ def _judge(
     """
     finished = res.avg_busbw_gbytes_per_s is not None
     from_json = json_errors is not None
+    if res.launch_refused and not res.rows:
+        asked = f"the {res.slots_requested} slots" if res.slots_requested else "the slots"
+        res.findings.append(
+            Finding(
+                "MPI_NOT_ENOUGH_SLOTS",
+                Status.UNKNOWN,
+                f"mpirun started no rank: Open MPI has fewer slots than {asked} requested (give each host its GPU "
+                "count: hostfile 'slots=N' or '--host host:N'): a launch configuration problem, not a hardware "
+                "verdict; fix the run and retest",
+                evidence="not enough slots available in the system to satisfy "
+                + (f"the {res.slots_requested} slots" if res.slots_requested else "the requested slots"),
+                action=Action.RETEST,
+            )
+        )
+        return
     if failures:
         kind = "NCCL" if any("NCCL failure" in f for f in failures) else "CUDA"
         code = "NCCL_TEST_TIMEOUT" if all("Test timeout" in f for f in failures) else f"NCCL_TEST_{kind}_FAILURE"
