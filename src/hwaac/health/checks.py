@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hwaac.health.parsers.dcgm import DcgmDiagResult, DcgmHealthResult
+from hwaac.health.parsers.ethtool import ERROR_COUNTERS, EthtoolStats
 from hwaac.health.parsers.gpu_burn import GpuBurnResult
 from hwaac.health.parsers.infiniband import CounterGrowth, IbstatResult
 from hwaac.health.parsers.kernel_log import KernelLog
@@ -227,6 +228,25 @@ def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | No
                     any(p in ports for p in ca.ports):
                 out.append(Finding("NIC_MODEL_MISMATCH", Status.WARN, f"CA type {ca.ca_type}, the SKU has "
                                    f"{lim.ca_type}", ca.name))
+    return out
+
+
+@incomplete_means_retest
+def check_ethtool(stats: EthtoolStats) -> list[Finding]:
+    """``ethtool -S``: parsed, not yet judged (no profile holds NIC netdev counter limits yet), so never PASS.
+
+    Whatever the counters say, the result is UNKNOWN ``NIC_ETHTOOL_UNJUDGED`` naming the error counters
+    (:data:`hwaac.health.parsers.ethtool.ERROR_COUNTERS`) that are not zero, so a fault in them stays visible;
+    the parser's own findings and UNKNOWN reasons come first."""
+    out = stats.all_findings()
+    if not stats.counters:
+        return out
+    subject = stats.netdev
+    nonzero = {name: stats.counters[name] for name in ERROR_COUNTERS if stats.counters.get(name)}
+    named = ", ".join(f"{k}={v}" for k, v in nonzero.items())
+    message = (f"{len(stats.counters)} ethtool -S counters read but not judged (no limits for them yet)"
+               + (f"; non-zero error counters: {named}" if nonzero else "; the error counters read 0"))
+    out.append(Finding("NIC_ETHTOOL_UNJUDGED", Status.UNKNOWN, message, subject, named, Action.NONE))
     return out
 
 
