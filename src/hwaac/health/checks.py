@@ -17,7 +17,9 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from hwaac.health.parsers.dcgm import DcgmDiagResult, DcgmHealthResult
+from hwaac.health.dcgm_grading import grade_diag
+from hwaac.health.parsers.dcgm_health import DcgmHealthResult
+from hwaac.health.parsers.dcgm_model import DcgmDiagResult
 from hwaac.health.parsers.ethtool import ERROR_COUNTERS, EthtoolStats
 from hwaac.health.parsers.gpu_burn import GpuBurnResult
 from hwaac.health.parsers.infiniband import CounterGrowth, IbstatResult
@@ -172,7 +174,10 @@ def check_kernel_log(log: KernelLog) -> list[Finding]:
 
 @incomplete_means_retest
 def check_dcgm(result: DcgmDiagResult | DcgmHealthResult) -> list[Finding]:
-    """DCGM's own verdicts (severity-aware, exit code applied by the parser); nothing to add from the profile."""
+    """A diag result graded (severities, error ids and exit status: :func:`hwaac.health.dcgm_grading.grade_diag`), or
+    ``dcgmi health``'s own verdicts; nothing to add from the profile."""
+    if isinstance(result, DcgmDiagResult):
+        grade_diag(result)
     return result.all_findings()
 
 

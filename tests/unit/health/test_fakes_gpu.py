@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from hwaac.health import checks
+from hwaac.health.dcgm_grading import grade_diag
 from hwaac.health.node import Context, commands, evaluate, verdict
 from hwaac.health.parsers.dcgm import parse_diag_json
 from hwaac.health.parsers.kernel_log import parse_kernel_log
@@ -196,7 +197,7 @@ def test_nvidia_smi_unsupported_arguments_exit_2_as_a_usage_error(node: Node) ->
 def test_dcgmi_diag_levels_pass_on_a_healthy_node(node: Node, level: int, tests: list[str]) -> None:
     out = node.run(["dcgmi", "diag", "-r", str(level), "-j"])
     assert out["rc"] == 0
-    result = parse_diag_json(out["stdout"], exit_code=out["rc"])
+    result = grade_diag(parse_diag_json(out["stdout"], exit_code=out["rc"]))
     assert result.status() == Status.PASS and result.layout == "4.x" and result.version == "4.2.3"
     assert list(dict.fromkeys(r.test for r in result.results)) == tests
     assert [r.gpu_ids for r in result.results] == [[i] for _ in tests for i in range(8)]
@@ -223,7 +224,7 @@ def test_dcgmi_dcgm_fail_fails_the_test_with_dcgms_exit_code(node: Node, severit
                         "message": "Page Retirement/Row Remap: GPU 5 has a pending row remap."})
     out = node.run(["dcgmi", "diag", "-r", "3", "-j"])
     assert out["rc"] == rc
-    result = parse_diag_json(out["stdout"], exit_code=out["rc"])
+    result = grade_diag(parse_diag_json(out["stdout"], exit_code=out["rc"]))
     failed = [r for r in result.results if r.status == "Fail"]
     assert [(r.test, r.gpu_ids) for r in failed] == [("memory", [5])]
     assert failed[0].warnings[0].error_id == 85 and failed[0].warnings[0].error_category == 10
@@ -236,7 +237,7 @@ def test_dcgmi_dcgm_fail_fails_the_test_with_dcgms_exit_code(node: Node, severit
 def test_dcgmi_failure_of_a_test_the_level_does_not_run_leaves_it_passing(node: Node) -> None:
     node.set(dcgm_fail={"test": "diagnostic", "gpu": 0, "error_id": 4, "severity": 6, "message": "DBE"})
     out = node.run(["dcgmi", "diag", "-r", "1", "-j"])
-    assert out["rc"] == 0 and parse_diag_json(out["stdout"], exit_code=0).status() == Status.PASS
+    assert out["rc"] == 0 and grade_diag(parse_diag_json(out["stdout"], exit_code=0)).status() == Status.PASS
 
 
 def test_dcgmi_health_prints_the_recorded_healthy_document(node: Node) -> None:
