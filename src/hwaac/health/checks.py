@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hwaac.health.dcgm_grading import grade_diag
+from hwaac.health.gpu_grading import grade_query
 from hwaac.health.parsers.dcgm_health import DcgmHealthResult
 from hwaac.health.parsers.dcgm_model import DcgmDiagResult
 from hwaac.health.parsers.ethtool import ERROR_COUNTERS, EthtoolStats
@@ -60,11 +61,12 @@ def _unknown(code: str, message: str, subject: str = "") -> Finding:
 
 @incomplete_means_retest
 def check_gpus(q: NvidiaSmiQuery, profile: Profile, *, under_load: bool = False) -> list[Finding]:
-    """``nvidia-smi -q -x`` against the profile: GPU count and model, ECC mode and limits, row remaps, clock event
+    """``nvidia-smi -q -x`` (or ``-q``) graded (:func:`hwaac.health.gpu_grading.grade_query`), then against the
+    profile: GPU count and model, ECC mode and limits, row remaps, clock event
     reasons, PCIe width and generation (the current generation only ``under_load``: idle GPUs train down to Gen1,
     nvidia-smi's own help says so)."""
     lim = profile.gpu
-    out = q.all_findings()
+    out = grade_query(q).all_findings()
     if len(q.gpus) != lim.count and not q.unknown:
         out.append(Finding("GPU_COUNT", Status.FAIL, f"{len(q.gpus)} GPU(s) visible, the SKU has {lim.count}",
                            evidence=f"attached_gpus {q.attached_gpus}", action=Action.REBOOT))

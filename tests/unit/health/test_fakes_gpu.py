@@ -20,6 +20,7 @@ import pytest
 
 from hwaac.health import checks
 from hwaac.health.dcgm_grading import grade_diag
+from hwaac.health.gpu_grading import grade_query
 from hwaac.health.node import Context, commands, evaluate, verdict
 from hwaac.health.parsers.dcgm import parse_diag_json
 from hwaac.health.parsers.kernel_log import parse_kernel_log
@@ -80,7 +81,7 @@ def codes(found: list[Finding], status: Status | None = None) -> set[str]:
 def test_nvidia_smi_xml_of_a_healthy_node_is_8_h200s_on_hgx_buses_and_passes(node: Node) -> None:
     out = node.run(["nvidia-smi", "-q", "-x"])
     assert out["rc"] == 0
-    q = parse_query_xml(out["stdout"])
+    q = grade_query(parse_query_xml(out["stdout"]))
     assert q.status() == Status.PASS and q.attached_gpus == 8 and q.driver_version == "580.159.04"
     assert [gpu.pci_bus_id for gpu in q.gpus] == [f"00000000:{b}:00.0" for b in BUSES]
     assert [gpu.index for gpu in q.gpus] == list(range(8))
@@ -123,7 +124,7 @@ def test_nvidia_smi_xml_knobs_fail_the_gpu(node: Node, knobs: dict, code: str, s
 
 def test_nvidia_smi_missing_gpu_is_absent_and_the_count_fails(node: Node) -> None:
     node.set(missing_gpus=[5])
-    q = parse_query_xml(node.run(["nvidia-smi", "-q", "-x"])["stdout"])
+    q = grade_query(parse_query_xml(node.run(["nvidia-smi", "-q", "-x"])["stdout"]))
     assert q.attached_gpus == 7 and [g.index for g in q.gpus] == [0, 1, 2, 3, 4, 6, 7]
     assert codes(checks.check_gpus(q, H200), Status.FAIL) == {"GPU_COUNT"}
     rows = parse_remapped_rows_csv(node.run(REMAP_QUERY)["stdout"]).rows

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from hwaac.health.gpu_grading import grade_query
 from hwaac.health.parsers.nvidia_smi import (
+    NvidiaSmiQuery,
     canonical_field,
     parse_nvlink_errors,
     parse_nvlink_status,
@@ -15,6 +17,12 @@ from hwaac.health.parsers.nvidia_smi import (
     parse_remapped_rows_csv,
 )
 from hwaac.health.result import Action, Status
+
+
+def graded_xml(raw: str) -> NvidiaSmiQuery:
+    """Read (the parser's facts) and grade (the check layer), as check_gpus does."""
+    return grade_query(parse_query_xml(raw))
+
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health" / "nvidia-smi"
 H200 = FIX / "h200-580.159.04"
@@ -43,7 +51,7 @@ def codes(result) -> list[str]:
 
 
 def test_h200_xml_healthy_newer_layout():
-    result = parse_query_xml(read(H200 / "q-x.xml"))
+    result = graded_xml(read(H200 / "q-x.xml"))
     assert result.status() is Status.PASS, result.all_findings()
     assert (result.driver_version, result.cuda_version, result.version) == ("580.159.04", "13.0", "580.159.04")
     (gpu,) = result.gpus
@@ -69,7 +77,7 @@ def test_h200_xml_healthy_newer_layout():
     ("q-x-mig-ecc-mode-na.xml", Status.UNKNOWN, "ecc_mode/current_ecc"),  # MIG does not excuse an N/A ECC mode
 ])
 def test_mig_excuses_only_the_na_it_causes(name: str, status: Status, unknown_about: str | None) -> None:
-    q = parse_query_xml((H200D / name).read_text())
+    q = graded_xml((H200D / name).read_text())
     assert q.status() == status
     assert [u for u in q.unknown if unknown_about is None or unknown_about not in u] == []
     gpu = q.gpus[0]
@@ -81,12 +89,12 @@ def test_mig_excuses_only_the_na_it_causes(name: str, status: Status, unknown_ab
 def test_volatile_ecc_na_without_mig_stays_unknown() -> None:
     # the MIG document with MIG switched back off: nothing explains the N/A any more
     raw = (H200D / "q-x-mig-passthrough.xml").read_text().replace("<current_mig>Enabled", "<current_mig>Disabled")
-    q = parse_query_xml(raw)
+    q = graded_xml(raw)
     assert q.status() == Status.UNKNOWN and any("volatile/dram_uncorrectable" in u for u in q.unknown)
 
 
 def test_a100_535_older_ecc_layout_and_reset_status():
-    result = parse_query_xml(read(FIX / "a100-535.54.03" / "q-x.xml"))
+    result = graded_xml(read(FIX / "a100-535.54.03" / "q-x.xml"))
     (gpu,) = result.gpus
     assert result.driver_version == "535.54.03" and gpu.product_name == "NVIDIA A100-SXM4-80GB"
     assert gpu.ecc_volatile.layout == "sram_dram" and gpu.ecc_volatile.sram_uncorrectable == 0
@@ -100,7 +108,7 @@ def test_a100_535_older_ecc_layout_and_reset_status():
 
 
 def test_v100_410_pre_ampere_layout_fails_on_dbe_and_pending_retirement():
-    result = parse_query_xml(read(FIX / "v100-410.104" / "q-x.xml"))
+    result = graded_xml(read(FIX / "v100-410.104" / "q-x.xml"))
     (gpu,) = result.gpus
     assert gpu.clock_reasons_tag == "clocks_throttle_reasons" and gpu.clock_reasons["gpu_idle"] is True
     vol, agg = gpu.ecc_volatile, gpu.ecc_aggregate
@@ -116,7 +124,7 @@ def test_v100_410_pre_ampere_layout_fails_on_dbe_and_pending_retirement():
 
 
 def test_remap_pending_fails_with_reset():
-    result = parse_query_xml(read(H200D / "q-x-remap-pending.xml"))
+    result = graded_xml(read(H200D / "q-x-remap-pending.xml"))
     assert result.status() is Status.FAIL
     (finding,) = result.findings
     assert (finding.code, finding.action) == ("GPU_ROW_REMAP_PENDING", Action.RESET_GPU)
@@ -124,13 +132,13 @@ def test_remap_pending_fails_with_reset():
 
 
 def test_hw_slowdown_warns():
-    result = parse_query_xml(read(H200D / "q-x-hw-slowdown.xml"))
+    result = graded_xml(read(H200D / "q-x-hw-slowdown.xml"))
     assert result.status() is Status.WARN
     assert codes(result) == ["GPU_CLOCKS_HW_SLOWDOWN", "GPU_CLOCKS_HW_THERMAL_SLOWDOWN"]
 
 
 def test_recovery_action_and_volatile_dram_ue_fail():
-    result = parse_query_xml(read(H200D / "q-x-recovery-drain-and-reset.xml"))
+    result = graded_xml(read(H200D / "q-x-recovery-drain-and-reset.xml"))
     assert result.status() is Status.FAIL
     by_code = {f.code: f for f in result.findings}
     assert by_code["GPU_ECC_DRAM_UNCORRECTABLE_VOLATILE"].action is Action.RESET_GPU
@@ -141,9 +149,9 @@ def test_recovery_action_and_volatile_dram_ue_fail():
 def test_remap_failure_and_unknown_error_from_an_edited_recording():
     # Two more one-word edits of the recorded H200 XML, made here rather than as files.
     xml = read(H200 / "q-x.xml")
-    failed = parse_query_xml(xml.replace("<remapped_row_failure>No<", "<remapped_row_failure>Yes<"))
+    failed = graded_xml(xml.replace("<remapped_row_failure>No<", "<remapped_row_failure>Yes<"))
     assert [(f.code, f.action) for f in failed.findings] == [("GPU_ROW_REMAP_FAILURE", Action.RMA)]
-    unread = parse_query_xml(xml.replace("<remapped_row_pending>No<", "<remapped_row_pending>Unknown Error<"))
+    unread = graded_xml(xml.replace("<remapped_row_pending>No<", "<remapped_row_pending>Unknown Error<"))
     assert unread.status() is Status.UNKNOWN
     assert any("remapped_row_pending" in reason for reason in unread.unknown)
 
@@ -386,3 +394,12 @@ def test_every_fixture_parses_without_raising(path):
     text = read(path)
     for parser, _ in PARSERS.values():
         parser(text)
+
+
+def test_the_xml_reader_returns_facts_and_the_check_layer_grades() -> None:
+    facts = parse_query_xml(read(H200D / "q-x-remap-pending.xml"))
+    assert facts.findings == [] and facts.status() == Status.UNKNOWN  # ungraded: never PASS
+    assert facts.gpus[0].remap_pending is True
+    graded = grade_query(facts)
+    assert [f.code for f in graded.findings] == ["GPU_ROW_REMAP_PENDING"] and graded.status() == Status.FAIL
+    assert grade_query(facts).findings == graded.findings  # grading twice adds nothing
