@@ -20,6 +20,7 @@ from hwaac.health.parsers.nvidia_smi_csv import (
     parse_remapped_rows_csv,
 )
 from hwaac.health.parsers.nvidia_smi_model import CLOCK_REASONS, EccCounts, GpuQuery, NvidiaSmiQuery
+from hwaac.health.parsers.nvidia_smi_text import parse_query_text
 from hwaac.health.parsers.nvidia_smi_xml import parse_query_xml
 from hwaac.health.parsers.nvlink import NvlinkGpu, NvlinkReport, parse_nvlink_errors, parse_nvlink_status
 
@@ -38,6 +39,7 @@ __all__ = [
     "parse_nvlink_errors",
     "parse_nvlink_status",
     "parse_query_gpu_csv",
+    "parse_query_text",
     "parse_query_xml",
     "parse_remapped_rows_csv",
 ]

@@ -117,7 +117,8 @@ def _volatile_dram(gpu: GpuQuery) -> str:
     return "ecc_errors/volatile/dram_uncorrectable"
 
 
-def _read_gpu(elem: ET.Element, position: int, unknown: list[str]) -> GpuQuery:
+def read_gpu(elem: ET.Element, position: int, unknown: list[str]) -> GpuQuery:
+    """The facts of one ``<gpu>`` element (also of the one the ``-q`` text reader builds); reasons go to `unknown`."""
     gpu = GpuQuery(pci_bus_id=elem.get("id", "") or "")
     r = _Reader(elem, f"gpu {gpu.pci_bus_id or position}", unknown)
     gpu.index = to_int(r.raw("minor_number"))
@@ -232,7 +233,7 @@ def parse_query_xml(raw: str, *, version: str | None = None) -> NvidiaSmiQuery:
     result.version = result.version or result.driver_version
     result.attached_gpus = to_int(root.findtext("attached_gpus"))
     for position, elem in enumerate(root.findall("gpu")):
-        gpu = _read_gpu(elem, position, result.unknown)
+        gpu = read_gpu(elem, position, result.unknown)
         result.gpus.append(gpu)
     if not result.gpus:
         result.unknown.append("no <gpu> element")
@@ -241,4 +242,4 @@ def parse_query_xml(raw: str, *, version: str | None = None) -> NvidiaSmiQuery:
     return result
 
 
-__all__ = ["parse_query_xml"]
+__all__ = ["parse_query_xml", "read_gpu"]
