@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.parsers.nccl_tests import parse_nccl_tests, parse_nccl_tests_json
+from hwaac.health.parsers.nccl_tests import parse_nccl_tests
+from hwaac.health.parsers.nccl_tests_json import parse_nccl_tests_json
 from hwaac.health.result import Action, Status
 
 FIX = Path(__file__).parents[2] / "fixtures" / "health" / "nccl-tests"
