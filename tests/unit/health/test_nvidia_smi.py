@@ -101,10 +101,16 @@ def test_a100_535_older_ecc_layout_and_reset_status():
     assert gpu.remap_supported is False  # <remapped_rows>N/A</remapped_rows> with MIG on
     assert (gpu.reset_required, gpu.drain_and_reset_recommended, gpu.recovery_action) == (False, False, None)
     assert gpu.mig_mode_current == "Enabled" and gpu.pcie_gen_host_max == 4
-    # Checkmk kept one of the 4 GPUs, and neither row remapping nor page retirement is readable: UNKNOWN.
+    # MIG prints N/A for the remapped-rows block and retired pages: a note, not an unknown reason; only that Checkmk
+    # kept one of the 4 GPUs leaves the document incomplete
     assert result.status() is Status.UNKNOWN and not result.findings
-    assert any("attached_gpus is 4" in reason for reason in result.unknown)
-    assert any("pending_retirement" in reason for reason in result.unknown)
+    assert result.unknown == ["attached_gpus is 4 but the log has 1 <gpu>"]
+    assert gpu.notes and "remapped-rows" in gpu.notes[0]
+
+
+def test_remapped_rows_na_without_mig_stays_unknown():
+    raw = read(FIX / "a100-535.54.03" / "q-x.xml").replace("<current_mig>Enabled", "<current_mig>Disabled")
+    assert any("pending_retirement" in reason for reason in graded_xml(raw).unknown)
 
 
 def test_v100_410_pre_ampere_layout_fails_on_dbe_and_pending_retirement():

@@ -9,8 +9,9 @@ is ``gpu_recovery_action`` on newer drivers and ``gpu_reset_status/{reset_requir
 
 A placeholder becomes ``None``; it is an ``unknown`` reason only where health depends on the value: an ``Unknown
 Error`` always; ``N/A`` in remap pending/failure on a GPU that remaps rows, in volatile uncorrectable ECC counts while
-ECC is Enabled (except under MIG, which prints N/A for the whole GPU's volatile counts: a note), in retired-pages
-pending on a GPU without row remapping and with ECC Enabled, and in the ECC mode. What the facts mean for the node is
+ECC is Enabled, in retired-pages pending on a GPU without row remapping and with ECC Enabled, and in the ECC mode.
+MIG mode prints N/A for the whole GPU's volatile ECC counts and for the remapped-rows block (with retired pages N/A
+too): those become notes on the GPU, not unknown reasons. What the facts mean for the node is
 decided by :func:`hwaac.health.gpu_grading.grade_query`. Never raises.
 """
 
@@ -171,7 +172,14 @@ def read_gpu(elem: ET.Element, position: int, unknown: list[str]) -> GpuQuery:
         "retired_pages/pending_retirement",
     )
     gpu.retired_pages_pending = to_bool(r.text(pending_tag))
-    if not gpu.remap_supported and ecc_on and elem.find("retired_pages") is not None:
+    remap = elem.find("remapped_rows")
+    mig_hides_remap = gpu.mig_mode_current == "Enabled" and remap is not None and not len(remap) \
+        and placeholder(remap.text) == "n/a"
+    if mig_hides_remap and placeholder(r.raw(pending_tag)) == "n/a":
+        # MIG mode prints <remapped_rows>N/A</remapped_rows> for a GPU that remaps rows (recorded: A100, 535.54.03),
+        # and such a GPU retires no pages: neither N/A is a reading failure
+        gpu.notes.append("MIG is enabled: the remapped-rows block and retired-pages pending are N/A by design")
+    elif not gpu.remap_supported and ecc_on and elem.find("retired_pages") is not None:
         r.needed(pending_tag, "no row-remapping state either, so pending memory repairs cannot be read")
 
     for tag in ("clocks_event_reasons", "clocks_throttle_reasons"):
