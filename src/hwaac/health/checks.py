@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hwaac.health.dcgm_grading import grade_diag
-from hwaac.health.gpu_grading import grade_query
+from hwaac.health.gpu_grading import grade_query, grade_remapped
 from hwaac.health.parsers.dcgm_health import DcgmHealthResult
 from hwaac.health.parsers.dcgm_model import DcgmDiagResult
 from hwaac.health.parsers.ethtool import ERROR_COUNTERS, EthtoolStats
@@ -128,8 +128,9 @@ def _limit(out: list[Finding], code: str, value: int | None, limit: int, what: s
 
 @incomplete_means_retest
 def check_remapped_rows(r: RemappedRows, profile: Profile) -> list[Finding]:
-    """``--query-remapped-rows``: the parser's pending/failure findings plus the uncorrectable-rows limit."""
-    out = r.all_findings()
+    """``--query-remapped-rows`` graded (pending/failure: :func:`hwaac.health.gpu_grading.grade_remapped`) plus the
+    profile's uncorrectable-rows limit."""
+    out = grade_remapped(r).all_findings()
     for row in r.rows:
         _limit(out, "GPU_ROW_REMAP_UNCORRECTABLE", row.uncorrectable, profile.gpu.remapped_rows_uncorrectable_max,
                "rows remapped for uncorrectable errors", f"gpu {row.bus_id or '?'}", Action.RMA)

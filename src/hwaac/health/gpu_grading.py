@@ -11,9 +11,14 @@ FAIL, REBOOT (as XID 79), "requires reset" -> FAIL, RESET_GPU.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from hwaac.health.parsers.nvidia_smi_model import GpuQuery, NvidiaSmiQuery
 from hwaac.health.result import Action, Finding, Status
 from hwaac.health.xid import recovery_action
+
+if TYPE_CHECKING:  # the CSV reader imports this module's rules for its own findings
+    from hwaac.health.parsers.nvidia_smi_csv import RemappedRows
 
 # Reasons graded here (hardware or thermal slowdowns); the rest is for the profile's clock_reasons lists.
 # Reasons the parser itself warns about (hardware or thermal slowdowns); the rest is for the threshold module.
@@ -196,4 +201,24 @@ def grade_query(q: NvidiaSmiQuery) -> NvidiaSmiQuery:
     return q
 
 
-__all__ = ["WARN_REASONS", "gpu_findings", "grade_query", "lost_findings"]
+def grade_remapped(r: RemappedRows) -> RemappedRows:
+    """Add the findings of ``--query-remapped-rows`` to ``r`` and return it (once): a pending remap FAIL with
+    RESET_GPU (a reset applies it), a failed remap FAIL with RMA, and the lost-GPU lines."""
+    if r.graded:
+        return r
+    r.graded = True
+    r.findings.extend(lost_findings(r.lost))
+    for number, row in enumerate(r.rows, start=1):
+        subject = f"gpu {row.bus_id or number}"
+        if row.pending:
+            r.findings.append(Finding("GPU_ROW_REMAP_PENDING", Status.FAIL, f"{subject}: a row remap is pending "
+                                      f"({row.uncorrectable} uncorrectable rows): reset the GPU", subject,
+                                      row.evidence, Action.RESET_GPU))
+        if row.failure:
+            r.findings.append(Finding("GPU_ROW_REMAP_FAILURE", Status.FAIL,
+                                      f"{subject}: row remapping failed: RMA the GPU", subject, row.evidence,
+                                      Action.RMA))
+    return r
+
+
+__all__ = ["WARN_REASONS", "gpu_findings", "grade_query", "grade_remapped", "lost_findings"]

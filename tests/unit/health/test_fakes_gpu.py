@@ -20,7 +20,7 @@ import pytest
 
 from hwaac.health import checks
 from hwaac.health.dcgm_grading import grade_diag
-from hwaac.health.gpu_grading import grade_query
+from hwaac.health.gpu_grading import grade_query, grade_remapped
 from hwaac.health.node import Context, commands, evaluate, verdict
 from hwaac.health.parsers.dcgm import parse_diag_json
 from hwaac.health.parsers.kernel_log import parse_kernel_log
@@ -137,7 +137,7 @@ def test_nvidia_smi_remapped_rows_csv_is_the_recorded_layout(node: Node) -> None
     recorded = (FIX / "nvidia-smi" / "h200-580.159.04" / "query-remapped-rows.csv").read_text().splitlines()
     assert out["rc"] == 0 and lines[0] == recorded[0] and len(lines) == 9
     assert lines[1].split(", ")[2:] == recorded[1].split(", ")[2:]  # 0, 0, No, No
-    result = parse_remapped_rows_csv(out["stdout"])
+    result = grade_remapped(parse_remapped_rows_csv(out["stdout"]))
     assert result.status() == Status.PASS and checks.check_remapped_rows(result, H200) == []
     node.set(remap_pending=[0], remap_failure=[7])
     found = checks.check_remapped_rows(parse_remapped_rows_csv(node.run(REMAP_QUERY)["stdout"]), H200)

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.gpu_grading import grade_query
+from hwaac.health.gpu_grading import grade_query, grade_remapped
 from hwaac.health.parsers.nvidia_smi import (
     NvidiaSmiQuery,
+    RemappedRows,
     canonical_field,
     parse_nvlink_errors,
     parse_nvlink_status,
@@ -17,6 +18,11 @@ from hwaac.health.parsers.nvidia_smi import (
     parse_remapped_rows_csv,
 )
 from hwaac.health.result import Action, Status
+
+
+def graded_remapped(raw: str) -> RemappedRows:
+    """Read and grade ``--query-remapped-rows``, as check_remapped_rows does."""
+    return grade_remapped(parse_remapped_rows_csv(raw))
 
 
 def graded_xml(raw: str) -> NvidiaSmiQuery:
@@ -292,7 +298,7 @@ def test_gpu_is_lost_fails():
 
 
 def test_remapped_rows_healthy():
-    result = parse_remapped_rows_csv(read(H200 / "query-remapped-rows.csv"))
+    result = graded_remapped(read(H200 / "query-remapped-rows.csv"))
     assert result.status() is Status.PASS
     (row,) = result.rows
     assert (row.bus_id, row.correctable, row.uncorrectable, row.pending, row.failure) == (
@@ -306,7 +312,7 @@ def test_remapped_rows_healthy():
 
 @pytest.mark.parametrize("name", ["query-remapped-rows-pending.csv", "query-remapped-rows-pending-01.csv"])
 def test_remapped_rows_pending_yes_no_and_0_1(name):
-    result = parse_remapped_rows_csv(read(H200D / name))
+    result = graded_remapped(read(H200D / name))
     assert result.status() is Status.FAIL
     assert (result.rows[0].pending, result.rows[0].uncorrectable) == (True, 1)
     assert [(f.code, f.action) for f in result.findings] == [("GPU_ROW_REMAP_PENDING", Action.RESET_GPU)]
@@ -314,7 +320,7 @@ def test_remapped_rows_pending_yes_no_and_0_1(name):
 
 def test_remapped_rows_header_only_is_unknown():
     header = read(H200 / "query-remapped-rows.csv").splitlines()[0]
-    assert parse_remapped_rows_csv(header + "\n").status() is Status.UNKNOWN
+    assert graded_remapped(header + "\n").status() is Status.UNKNOWN
 
 
 # -- nvlink -------------------------------------------------------------------------------------------------------
@@ -356,9 +362,9 @@ def test_nvlink_errors():
 # -- nothing unreadable passes ------------------------------------------------------------------------------------
 
 PARSERS = {
-    "xml": (parse_query_xml, H200 / "q-x.xml"),
+    "xml": (graded_xml, H200 / "q-x.xml"),  # graded: an ungraded query is UNKNOWN whatever it holds
     "csv": (parse_query_gpu_csv, H200 / "query-gpu.csv"),
-    "remapped": (parse_remapped_rows_csv, H200 / "query-remapped-rows.csv"),
+    "remapped": (graded_remapped, H200 / "query-remapped-rows.csv"),
     "nvlink-s": (parse_nvlink_status, FIX / "h100-550.90.07-8gpu" / "nvlink-s.txt"),
     "nvlink-e": (parse_nvlink_errors, FIX / "h100-550.90.07-8gpu-derived" / "nvlink-e.txt"),
 }

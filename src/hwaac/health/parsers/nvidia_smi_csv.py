@@ -282,7 +282,8 @@ _REMAP_QUERY_FIELDS = {"pci.bus_id", "uuid", "name", "serial"}
 
 @dataclass
 class RemappedRow:
-    """One GPU of ``--query-remapped-rows``: counts are rows; pending/failure True/False/None."""
+    """One GPU of ``--query-remapped-rows``: counts are rows; pending/failure True/False/None; ``evidence`` the row as
+    printed."""
 
     bus_id: str | None = None
     uuid: str | None = None
@@ -290,14 +291,21 @@ class RemappedRow:
     uncorrectable: int | None = None
     pending: bool | None = None
     failure: bool | None = None
+    evidence: str = ""
 
 
 @dataclass
 class RemappedRows(ToolResult):
-    """``nvidia-smi --query-remapped-rows=...``: one :class:`RemappedRow` per GPU."""
+    """``nvidia-smi --query-remapped-rows=...``: one :class:`RemappedRow` per GPU, and the lines saying a GPU is lost.
+    Graded by :func:`hwaac.health.gpu_grading.grade_remapped`; UNKNOWN (never PASS) until then."""
 
     tool: str = "nvidia-smi --query-remapped-rows"
     rows: list[RemappedRow] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    graded: bool = False
+
+    def status(self) -> Status:
+        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
 
 def parse_remapped_rows_csv(raw: str, *, fields: list[str] | None = None, version: str | None = None) -> RemappedRows:
@@ -305,13 +313,14 @@ def parse_remapped_rows_csv(raw: str, *, fields: list[str] | None = None, versio
     --format=csv``; pending/failure may be ``0``/``1`` (older drivers) or ``No``/``Yes``.
 
     Returns:
-        :class:`RemappedRows` with GPU_ROW_REMAP_PENDING (FAIL, reset) and GPU_ROW_REMAP_FAILURE (FAIL, RMA)
-        findings; UNKNOWN for empty output, no data row, a missing pending or failure column, or a placeholder in
-        them (this query exists only for GPUs that remap rows, so they are always needed). Never raises.
+        :class:`RemappedRows` of facts (graded by :func:`hwaac.health.gpu_grading.grade_remapped`: a pending remap
+        FAIL with reset, a failed one FAIL with RMA); ``unknown`` for empty output, no data row, a missing pending
+        or failure column, or a placeholder in them (this query exists only for GPUs that remap rows, so they are
+        always needed). Never raises.
     """
     table = NvidiaSmiCsv(tool="nvidia-smi --query-remapped-rows")
     pairs = _read_table(raw, table, fields)
-    result = RemappedRows(version=version or "", unknown=table.unknown, findings=lost_findings(lost_lines(raw)))
+    result = RemappedRows(version=version or "", unknown=table.unknown, lost=lost_lines(raw))
     for needed in ("remapped_rows.pending", "remapped_rows.failure"):
         if table.fields and needed not in table.fields:
             result.unknown.append(f"column {needed} missing")
@@ -327,34 +336,12 @@ def parse_remapped_rows_csv(raw: str, *, fields: list[str] | None = None, versio
             pending=_as_bool(row.get("remapped_rows.pending")),
             failure=_as_bool(row.get("remapped_rows.failure")),
         )
+        entry.evidence = ", ".join(cells)
         result.rows.append(entry)
         subject = f"gpu {entry.bus_id or number}"
-        evidence = ", ".join(cells)
         for name, value in (("pending", entry.pending), ("failure", entry.failure)):
             if value is None and f"remapped_rows.{name}" in table.fields:
                 result.unknown.append(f"{subject}: remapped_rows.{name} is {row.get(f'remapped_rows.{name}')!r}")
-        if entry.pending:
-            result.findings.append(
-                Finding(
-                    "GPU_ROW_REMAP_PENDING",
-                    Status.FAIL,
-                    f"{subject}: a row remap is pending ({entry.uncorrectable} uncorrectable rows): reset the GPU",
-                    subject,
-                    evidence,
-                    Action.RESET_GPU,
-                )
-            )
-        if entry.failure:
-            result.findings.append(
-                Finding(
-                    "GPU_ROW_REMAP_FAILURE",
-                    Status.FAIL,
-                    f"{subject}: row remapping failed: RMA the GPU",
-                    subject,
-                    evidence,
-                    Action.RMA,
-                )
-            )
     return result
 
 
