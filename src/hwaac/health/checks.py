@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hwaac.health.dcgm_grading import grade_diag
-from hwaac.health.gpu_grading import grade_query, grade_remapped
+from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
 from hwaac.health.parsers.dcgm_health import DcgmHealthResult
 from hwaac.health.parsers.dcgm_model import DcgmDiagResult
 from hwaac.health.parsers.ethtool import ERROR_COUNTERS, EthtoolStats
@@ -27,7 +27,7 @@ from hwaac.health.parsers.infiniband import CounterGrowth, IbstatResult
 from hwaac.health.parsers.kernel_log import KernelLog
 from hwaac.health.parsers.nccl_tests import NcclTestsResult
 from hwaac.health.parsers.nvbandwidth import NvbandwidthResult
-from hwaac.health.parsers.nvidia_smi import NvidiaSmiQuery, NvlinkReport, RemappedRows
+from hwaac.health.parsers.nvidia_smi import NvidiaSmiCsv, NvidiaSmiQuery, NvlinkReport, RemappedRows
 from hwaac.health.parsers.perftest import PerftestResult
 from hwaac.health.profile import MinThreshold, Profile
 from hwaac.health.result import Action, Finding, Status, ToolResult, retest_only
@@ -124,6 +124,14 @@ def _limit(out: list[Finding], code: str, value: int | None, limit: int, what: s
     if value is not None and value > limit:
         out.append(Finding(code, Status.FAIL, f"{value} {what}, the limit is {limit}", subject,
                            f"{what}: {value}", action))
+
+
+@incomplete_means_retest
+def check_query_gpu_csv(result: NvidiaSmiCsv) -> list[Finding]:
+    """``--query-gpu`` rows graded (:func:`hwaac.health.gpu_grading.grade_query_csv`: remaps, retired pages, volatile
+    ECC, ECC mode, clock event reasons, recovery action); the rows carry no identity the profile's counts could be
+    held against, so nothing is added from it."""
+    return grade_query_csv(result).all_findings()
 
 
 @incomplete_means_retest

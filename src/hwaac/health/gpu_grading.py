@@ -1,8 +1,9 @@
 """What ``nvidia-smi`` facts mean for a GPU: the findings and actions of the per-GPU health fields.
 
-The readers (:mod:`hwaac.health.parsers.nvidia_smi_xml`, :mod:`hwaac.health.parsers.nvidia_smi_text`) return facts;
-:func:`grade_query` decides here, once for both, what the GPU's own fields say (the SKU's limits are applied after,
-by :func:`hwaac.health.checks.check_gpus`): a pending row remap, channel or TPC repair, or a reset request -> FAIL,
+The readers (:mod:`hwaac.health.parsers.nvidia_smi_xml`, :mod:`hwaac.health.parsers.nvidia_smi_text`,
+:mod:`hwaac.health.parsers.nvidia_smi_csv`) return facts; here :func:`grade_query` (``-q``, ``-q -x``) and
+:func:`grade_query_csv` (``--query-gpu`` rows) decide what the GPU's own fields say (the SKU's limits are applied
+after, by :mod:`hwaac.health.checks`): a pending row remap, channel or TPC repair, or a reset request -> FAIL,
 RESET_GPU; a failed remap, unrepairable memory or the SRAM threshold -> FAIL, RMA; volatile uncorrectable ECC ->
 FAIL, RESET_GPU; a page pending retirement -> FAIL, REBOOT; the driver's recovery action -> its action
 (:func:`hwaac.health.xid.recovery_action`); ECC disabled and HW/thermal clock slowdowns -> WARN; "GPU is lost" ->
@@ -11,17 +12,12 @@ FAIL, REBOOT (as XID 79), "requires reset" -> FAIL, RESET_GPU.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from hwaac.health.parsers.nvidia_smi_model import GpuQuery, NvidiaSmiQuery
+from hwaac.health.parsers.nvidia_smi_csv import CsvValue, NvidiaSmiCsv, RemappedRows
+from hwaac.health.parsers.nvidia_smi_model import REASON_BITS, GpuQuery, NvidiaSmiQuery
 from hwaac.health.result import Action, Finding, Status
 from hwaac.health.xid import recovery_action
 
-if TYPE_CHECKING:  # the CSV reader imports this module's rules for its own findings
-    from hwaac.health.parsers.nvidia_smi_csv import RemappedRows
-
 # Reasons graded here (hardware or thermal slowdowns); the rest is for the profile's clock_reasons lists.
-# Reasons the parser itself warns about (hardware or thermal slowdowns); the rest is for the threshold module.
 WARN_REASONS = {
     "hw_slowdown": "GPU_CLOCKS_HW_SLOWDOWN",
     "hw_thermal_slowdown": "GPU_CLOCKS_HW_THERMAL_SLOWDOWN",
@@ -201,6 +197,57 @@ def grade_query(q: NvidiaSmiQuery) -> NvidiaSmiQuery:
     return q
 
 
+def csv_row_findings(subject: str, row: dict[str, CsvValue], evidence: str) -> list[Finding]:
+    """The findings one ``--query-gpu`` row calls for: remap pending (FAIL, RESET_GPU) / failure (FAIL, RMA), retired
+    pages pending (FAIL, REBOOT), volatile uncorrectable ECC > 0 (FAIL, RESET_GPU), ECC disabled (WARN), HW/thermal
+    clock reasons active by name or by the ``clocks_event_reasons.active`` bitmask (WARN), a recovery action other
+    than None (its action; UNKNOWN when not recognised)."""
+    out: list[Finding] = []
+
+    def add(code: str, status: Status, message: str, action: Action) -> None:
+        out.append(Finding(code, status, f"{subject}: {message}", subject, evidence, action))
+
+    if row.get("remapped_rows.pending") is True:
+        add("GPU_ROW_REMAP_PENDING", Status.FAIL, "a row remap is pending: reset the GPU (or reboot)", Action.RESET_GPU)
+    if row.get("remapped_rows.failure") is True:
+        add("GPU_ROW_REMAP_FAILURE", Status.FAIL, "row remapping failed: RMA the GPU", Action.RMA)
+    if row.get("retired_pages.pending") is True:
+        add("GPU_RETIRED_PAGES_PENDING", Status.FAIL, "a page is pending retirement: reboot", Action.REBOOT)
+    for name in ("ecc.errors.uncorrected.volatile.total", "ecc.errors.uncorrected.volatile.dram"):
+        value = row.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            add("GPU_ECC_UNCORRECTABLE_VOLATILE", Status.FAIL, f"{name} = {value}: reset the GPU", Action.RESET_GPU)
+            break
+    if row.get("ecc.mode.current") == "Disabled":
+        add("GPU_ECC_DISABLED", Status.WARN, "ECC is disabled", Action.NONE)
+    active = {r for r in WARN_REASONS if row.get(f"clocks_event_reasons.{r}") is True}
+    mask = row.get("clocks_event_reasons.active")
+    if isinstance(mask, int) and not isinstance(mask, bool):
+        active |= {reason for bit, reason in REASON_BITS.items() if mask & bit}
+    for reason in sorted(active):
+        add(WARN_REASONS[reason], Status.WARN, f"clock event reason {reason} is active", Action.NONE)
+    recovery = row.get("gpu_recovery_action")
+    if isinstance(recovery, str):
+        action = recovery_action(recovery)
+        if action is None:
+            add("GPU_RECOVERY_ACTION", Status.UNKNOWN, f"unrecognised recovery action {recovery!r}", Action.RETEST)
+        elif action is not Action.NONE:
+            add("GPU_RECOVERY_ACTION", Status.FAIL, f"the driver asks for recovery action {recovery!r}", action)
+    return out
+
+
+def grade_query_csv(result: NvidiaSmiCsv) -> NvidiaSmiCsv:
+    """Add the findings of the lost-GPU lines and of every ``--query-gpu`` row (:func:`csv_row_findings`) to
+    ``result`` and return it; grading twice does nothing."""
+    if result.graded:
+        return result
+    result.graded = True
+    result.findings.extend(lost_findings(result.lost))
+    for subject, row, evidence in zip(result.subjects, result.rows, result.evidence, strict=True):
+        result.findings.extend(csv_row_findings(subject, row, evidence))
+    return result
+
+
 def grade_remapped(r: RemappedRows) -> RemappedRows:
     """Add the findings of ``--query-remapped-rows`` to ``r`` and return it (once): a pending remap FAIL with
     RESET_GPU (a reset applies it), a failed remap FAIL with RMA, and the lost-GPU lines."""
@@ -221,4 +268,5 @@ def grade_remapped(r: RemappedRows) -> RemappedRows:
     return r
 
 
-__all__ = ["WARN_REASONS", "gpu_findings", "grade_query", "grade_remapped", "lost_findings"]
+__all__ = ["WARN_REASONS", "csv_row_findings", "gpu_findings", "grade_query", "grade_query_csv", "grade_remapped",
+           "lost_findings"]

@@ -36,6 +36,10 @@ def read(rel: str) -> str:
 CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Finding]]]] = {
     "check_gpus": (lambda: nvidia_smi.parse_query_xml(read("nvidia-smi/h200-580.159.04-derived/q-x-remap-pending.xml")),
                    lambda r: checks.check_gpus(r, ONE_GPU)),  # type: ignore[arg-type]
+    "check_query_gpu_csv": (  # a --query-remapped-rows answer is a --query-gpu answer for its fields
+        lambda: nvidia_smi.parse_query_gpu_csv(
+            read("nvidia-smi/h200-580.159.04-derived/query-remapped-rows-pending.csv")),
+        checks.check_query_gpu_csv),  # type: ignore[dict-item]
     "check_remapped_rows": (
         lambda: nvidia_smi.parse_remapped_rows_csv(
             read("nvidia-smi/h200-580.159.04-derived/query-remapped-rows-pending.csv")),

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.gpu_grading import grade_query, grade_remapped
+from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
 from hwaac.health.parsers.nvidia_smi import (
+    NvidiaSmiCsv,
     NvidiaSmiQuery,
     RemappedRows,
     canonical_field,
@@ -23,6 +24,11 @@ from hwaac.health.result import Action, Status
 def graded_remapped(raw: str) -> RemappedRows:
     """Read and grade ``--query-remapped-rows``, as check_remapped_rows does."""
     return grade_remapped(parse_remapped_rows_csv(raw))
+
+
+def graded_csv(raw: str, *, fields: list[str] | None = None) -> NvidiaSmiCsv:
+    """Read and grade ``--query-gpu`` CSV, as check_query_gpu_csv does."""
+    return grade_query_csv(parse_query_gpu_csv(raw, fields=fields))
 
 
 def graded_xml(raw: str) -> NvidiaSmiQuery:
@@ -172,7 +178,7 @@ def test_remap_failure_and_unknown_error_from_an_edited_recording():
 
 
 def test_h200_csv_with_header_and_units():
-    result = parse_query_gpu_csv(read(H200 / "query-gpu.csv"))
+    result = graded_csv(read(H200 / "query-gpu.csv"))
     assert result.status() is Status.PASS, result.all_findings()
     assert result.version == "580.159.04"  # from the driver_version column
     (row,) = result.rows
@@ -188,7 +194,7 @@ def test_h200_csv_with_header_and_units():
 
 def test_noheader_csv_needs_fields_and_maps_legacy_names():
     raw = read(H200 / "query-gpu-noheader-nounits.csv")
-    result = parse_query_gpu_csv(raw, fields=NOHEADER_FIELDS)
+    result = graded_csv(raw, fields=NOHEADER_FIELDS)
     assert result.status() is Status.PASS
     assert result.rows == [
         {
@@ -201,12 +207,12 @@ def test_noheader_csv_needs_fields_and_maps_legacy_names():
             "pcie.link.width.current": 16,
         }
     ]
-    assert parse_query_gpu_csv(raw).status() is Status.UNKNOWN
-    assert parse_query_gpu_csv(raw, fields=NOHEADER_FIELDS[:3]).status() is Status.UNKNOWN  # wrong width
+    assert graded_csv(raw).status() is Status.UNKNOWN
+    assert graded_csv(raw, fields=NOHEADER_FIELDS[:3]).status() is Status.UNKNOWN  # wrong width
 
 
 def test_csv_full_of_na_is_unknown():
-    result = parse_query_gpu_csv(read(H200D / "query-gpu-all-na.csv"))
+    result = graded_csv(read(H200D / "query-gpu-all-na.csv"))
     assert result.status() is Status.UNKNOWN
     assert any("25 of 28 values are placeholders" in reason for reason in result.unknown)
     assert any("remapped_rows.pending is N/A" in reason for reason in result.unknown)
@@ -214,7 +220,7 @@ def test_csv_full_of_na_is_unknown():
 
 
 def test_csv_unknown_error_is_unknown():
-    result = parse_query_gpu_csv(read(H200D / "query-gpu-unknown-error.csv"))
+    result = graded_csv(read(H200D / "query-gpu-unknown-error.csv"))
     assert result.status() is Status.UNKNOWN
     assert any("ecc.errors.uncorrected.volatile.total is 'unknown error'" in r for r in result.unknown)
 
@@ -236,13 +242,13 @@ def test_geforce_rows_of_placeholders_and_informational_na():
         "power.default_limit",
     ]
     raw = read(FIX / "geforce-issue-threads" / "megaminer-235-not-supported.csv")
-    megaminer = parse_query_gpu_csv(raw, fields=megaminer_fields)
+    megaminer = graded_csv(raw, fields=megaminer_fields)
     assert megaminer.status() is Status.UNKNOWN  # 8 of 12 values [Not Supported]
     assert megaminer.rows[0]["name"] == "GeForce GTX 770" and megaminer.rows[0]["fan.speed"] == 52  # "52 %"
     fields = ["memory.total", "memory.free", "memory.used", "temperature.gpu", "fan.speed", "utilization.gpu"]
     fields.append("utilization.memory")
     for name in ("i3pystatus-776-new.csv", "i3pystatus-776-old.csv"):  # [N/A] and [Not Supported] in fan.speed
-        result = parse_query_gpu_csv(read(FIX / "geforce-issue-threads" / name), fields=fields)
+        result = graded_csv(read(FIX / "geforce-issue-threads" / name), fields=fields)
         assert result.status() is Status.PASS and result.rows[0]["fan.speed"] is None
         assert result.rows[0]["memory.total"] == 2004
 
@@ -251,7 +257,11 @@ def test_csv_findings_from_values():
     # The recorded noheader row with edited values, to reach the CSV findings.
     fields = [*NOHEADER_FIELDS, "remapped_rows.failure", "ecc.errors.uncorrected.volatile.total"]
     raw = "0, NVIDIA H200, 0, Yes, 0x0000000000000048, 5, 16, Yes, 2\n"
-    result = parse_query_gpu_csv(raw, fields=fields)
+    facts = parse_query_gpu_csv(raw, fields=fields)
+    assert facts.findings == [] and facts.status() is Status.UNKNOWN  # ungraded: never PASS
+    assert facts.rows[0]["remapped_rows.pending"] is True and facts.subjects == ["gpu0"]
+    result = grade_query_csv(facts)
+    assert grade_query_csv(facts).findings == result.findings  # grading twice adds nothing
     assert result.status() is Status.FAIL
     assert codes(result) == [
         "GPU_ROW_REMAP_PENDING",
@@ -281,7 +291,7 @@ def test_canonical_field(name, canonical):
 
 
 def test_nvidia_smi_error_lines_are_unknown():
-    result = parse_query_gpu_csv("No devices were found\n", fields=["name"])
+    result = graded_csv("No devices were found\n", fields=["name"])
     assert result.status() is Status.UNKNOWN and "No devices were found" in result.unknown[0]
 
 
@@ -289,7 +299,7 @@ def test_gpu_is_lost_fails():
     # nvidia-smi's wording for a lost GPU, written here (not recorded): "Unable to determine the device handle for
     # GPU <bus id>: GPU is lost.  Reboot the system to recover this GPU".
     raw = "Unable to determine the device handle for GPU 00000000:00:06.0: GPU is lost.  Reboot the system to recover\n"
-    result = parse_query_gpu_csv(raw, fields=["name"])
+    result = graded_csv(raw, fields=["name"])
     assert result.status() is Status.FAIL
     assert [(f.code, f.action) for f in result.findings] == [("GPU_LOST", Action.REBOOT)]
 
@@ -363,7 +373,7 @@ def test_nvlink_errors():
 
 PARSERS = {
     "xml": (graded_xml, H200 / "q-x.xml"),  # graded: an ungraded query is UNKNOWN whatever it holds
-    "csv": (parse_query_gpu_csv, H200 / "query-gpu.csv"),
+    "csv": (graded_csv, H200 / "query-gpu.csv"),
     "remapped": (graded_remapped, H200 / "query-remapped-rows.csv"),
     "nvlink-s": (parse_nvlink_status, FIX / "h100-550.90.07-8gpu" / "nvlink-s.txt"),
     "nvlink-e": (parse_nvlink_errors, FIX / "h100-550.90.07-8gpu-derived" / "nvlink-e.txt"),

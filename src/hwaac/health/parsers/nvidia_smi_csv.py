@@ -4,8 +4,8 @@ CSV field names drift: ``clocks_throttle_reasons.*`` is answered under ``clocks_
 under ``clocks.current.sm``, and ``nvidia-smi --help-query-gpu`` lists aliases; each is mapped to one canonical name
 (:data:`CSV_ALIASES`). ``--query-remapped-rows`` prints pending/failure as ``0``/``1`` or ``No``/``Yes`` by driver.
 Where the GPU's capabilities are not printed, remap and page-retirement state stand in for each other and ECC
-Disabled excuses the volatile counts. The findings these readers attach use the grading rules of
-:mod:`hwaac.health.gpu_grading`. Never raises.
+Disabled excuses the volatile counts. Facts only: :mod:`hwaac.health.gpu_grading` grades them (both results are
+UNKNOWN, never PASS, until then). Never raises.
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ import io
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.gpu_grading import WARN_REASONS, lost_findings
-from hwaac.health.parsers.nvidia_smi_model import REASON_BITS, lost_lines, placeholder, to_bool
-from hwaac.health.result import Action, Finding, Status, ToolResult
-from hwaac.health.xid import recovery_action
+from hwaac.health.parsers.nvidia_smi_model import lost_lines, placeholder, to_bool
+from hwaac.health.result import Status, ToolResult
 
 # alias -> canonical field name (nvidia-smi --help-query-gpu "a" or "b" pairs; renames across drivers).
 CSV_ALIASES = {
@@ -102,12 +100,24 @@ class NvidiaSmiCsv(ToolResult):
             the header or the field's definition), hex bitmasks as int, Yes/No and Active/Not Active as bool,
             other text as str, placeholders as None.
         units: canonical field -> unit from the header (``MiB``), when there was a header with units.
+        subjects: per row, the GPU it is about (``gpu0 00000000:00:06.0``, ``row 2`` without an index).
+        evidence: per row, ``field=value`` pairs as printed.
+        lost: the lines saying a GPU is lost or needs a reset.
+        graded: whether :func:`hwaac.health.gpu_grading.grade_query_csv` has added its findings.
     """
 
     tool: str = "nvidia-smi --query-gpu"
     fields: list[str] = field(default_factory=list)
     rows: list[dict[str, CsvValue]] = field(default_factory=list)
     units: dict[str, str] = field(default_factory=dict)
+    subjects: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    graded: bool = False
+
+    def status(self) -> Status:
+        """The graded status; UNKNOWN (never PASS) until the check layer has graded the result."""
+        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
 
 def _looks_like_header(cells: list[str]) -> bool:
@@ -199,12 +209,17 @@ _HEALTH_FIELDS = {
 }
 
 
-def _csv_row_checks(
-    number: int, cells: list[str], names: list[str], row: dict[str, CsvValue], result: ToolResult
-) -> None:
+def _row_subject(number: int, row: dict[str, CsvValue]) -> str:
     subject = f"gpu{row['index']}" if isinstance(row.get("index"), int) else f"row {number}"
     if isinstance(row.get("pci.bus_id"), str):
         subject += f" {row['pci.bus_id']}"
+    return subject
+
+
+def _row_placeholders(
+    subject: str, cells: list[str], names: list[str], row: dict[str, CsvValue], result: ToolResult
+) -> None:
+    """The ``unknown`` reasons of one row's placeholders (which make its health unreadable)."""
     placeholders = {n: placeholder(c) for n, c in zip(names, cells, strict=True) if placeholder(c)}
     # A row that is mostly placeholders is a GPU nvidia-smi could not read, whatever the fields were.
     if len(placeholders) * 2 > len(cells):
@@ -216,37 +231,6 @@ def _csv_row_checks(
             excused = row.get(_HEALTH_FIELDS[name]) not in (None, "Enabled")
             if not excused:
                 result.unknown.append(f"{subject}: {name} is N/A and nothing else answers for it")
-    evidence = ", ".join(f"{n}={c}" for n, c in zip(names, cells, strict=True))
-
-    def add(code: str, status: Status, message: str, action: Action) -> None:
-        result.findings.append(Finding(code, status, f"{subject}: {message}", subject, evidence, action))
-
-    if row.get("remapped_rows.pending") is True:
-        add("GPU_ROW_REMAP_PENDING", Status.FAIL, "a row remap is pending: reset the GPU (or reboot)", Action.RESET_GPU)
-    if row.get("remapped_rows.failure") is True:
-        add("GPU_ROW_REMAP_FAILURE", Status.FAIL, "row remapping failed: RMA the GPU", Action.RMA)
-    if row.get("retired_pages.pending") is True:
-        add("GPU_RETIRED_PAGES_PENDING", Status.FAIL, "a page is pending retirement: reboot", Action.REBOOT)
-    for name in ("ecc.errors.uncorrected.volatile.total", "ecc.errors.uncorrected.volatile.dram"):
-        value = row.get(name)
-        if isinstance(value, int) and value > 0:
-            add("GPU_ECC_UNCORRECTABLE_VOLATILE", Status.FAIL, f"{name} = {value}: reset the GPU", Action.RESET_GPU)
-            break
-    if row.get("ecc.mode.current") == "Disabled":
-        add("GPU_ECC_DISABLED", Status.WARN, "ECC is disabled", Action.NONE)
-    active = {r for r in WARN_REASONS if row.get(f"clocks_event_reasons.{r}") is True}
-    mask = row.get("clocks_event_reasons.active")
-    if isinstance(mask, int):
-        active |= {reason for bit, reason in REASON_BITS.items() if mask & bit}
-    for reason in sorted(active):
-        add(WARN_REASONS[reason], Status.WARN, f"clock event reason {reason} is active", Action.NONE)
-    recovery = row.get("gpu_recovery_action")
-    if isinstance(recovery, str):
-        action = recovery_action(recovery)
-        if action is None:
-            add("GPU_RECOVERY_ACTION", Status.UNKNOWN, f"unrecognised recovery action {recovery!r}", Action.RETEST)
-        elif action is not Action.NONE:
-            add("GPU_RECOVERY_ACTION", Status.FAIL, f"the driver asks for recovery action {recovery!r}", action)
 
 
 def parse_query_gpu_csv(raw: str, *, fields: list[str] | None = None, version: str | None = None) -> NvidiaSmiCsv:
@@ -260,17 +244,18 @@ def parse_query_gpu_csv(raw: str, *, fields: list[str] | None = None, version: s
         version: the driver version if known ("" otherwise; a ``driver_version`` column fills it).
 
     Returns:
-        :class:`NvidiaSmiCsv`. Findings: remap pending (FAIL, reset) / failure (FAIL, RMA), retired pages pending
-        (FAIL, reboot), volatile uncorrectable ECC > 0 (FAIL, reset), ECC disabled (WARN), HW/thermal clock reasons
-        active by name or bitmask (WARN), a recovery action other than None. UNKNOWN for empty or garbage output,
-        rows of the wrong width, a row mostly of placeholders, ``[Unknown Error]`` anywhere, and ``[N/A]`` in a
-        health field nothing else answers for (remap vs page retirement, ECC counts vs ECC mode). Never raises.
+        :class:`NvidiaSmiCsv` of facts, ungraded (:func:`hwaac.health.gpu_grading.grade_query_csv` grades the rows,
+        called by :func:`hwaac.health.checks.check_query_gpu_csv`). ``unknown`` for empty or garbage output, rows of
+        the wrong width, a row mostly of placeholders, ``[Unknown Error]`` anywhere, and ``[N/A]`` in a health field
+        nothing else answers for (remap vs page retirement, ECC counts vs ECC mode). Never raises.
     """
-    result = NvidiaSmiCsv(version=version or "")
-    result.findings.extend(lost_findings(lost_lines(raw)))
+    result = NvidiaSmiCsv(version=version or "", lost=lost_lines(raw))
     for number, (cells, row) in enumerate(_read_table(raw, result, fields), start=1):
+        subject = _row_subject(number, row)
         result.rows.append(row)
-        _csv_row_checks(number, cells, result.fields, row, result)
+        result.subjects.append(subject)
+        result.evidence.append(", ".join(f"{n}={c}" for n, c in zip(result.fields, cells, strict=True)))
+        _row_placeholders(subject, cells, result.fields, row, result)
         if not result.version and isinstance(row.get("driver_version"), str):
             result.version = str(row["driver_version"])
     return result
