@@ -146,16 +146,18 @@ def check_remapped_rows(r: RemappedRows, profile: Profile) -> list[Finding]:
 
 
 @incomplete_means_retest
-def check_nvlink(status: NvlinkReport, errors: NvlinkReport | None, profile: Profile) -> list[Finding]:
+def check_nvlink(status: NvlinkReport | None, errors: NvlinkReport | None, profile: Profile) -> list[Finding]:
     """``nvlink -s`` (and ``-e``): every GPU has the SKU's active links at its speed; errors below the warn sum.
+    The readers return facts only; every verdict on links and counters is made here. ``status`` None: only ``-e``
+    was read (its ``-s`` probe failed, and says so itself).
 
     An inactive link fails the GPU (imbue fails on ``<inactive>``): on HGX boards every NVLink goes to an NVSwitch.
     """
     lim = profile.gpu
-    out = [f for f in status.all_findings() if f.code not in ("NVLINK_LINK_INACTIVE", "NVLINK_ALL_INACTIVE")]
-    if not status.gpus and not status.unknown:
+    out = status.all_findings() if status is not None else []
+    if status is not None and not status.gpus and not status.unknown:
         out.append(_unknown("NVLINK_NO_OUTPUT", "nvidia-smi nvlink -s printed no GPU"))
-    for g in status.gpus:
+    for g in status.gpus if status is not None else []:
         active = [rate for rate in g.links.values() if rate is not None]
         if len(active) < lim.nvlink_links:
             out.append(Finding("NVLINK_LINKS_DOWN", Status.FAIL, f"{len(active)} of {lim.nvlink_links} NVLink links "
@@ -167,7 +169,7 @@ def check_nvlink(status: NvlinkReport, errors: NvlinkReport | None, profile: Pro
             out.append(Finding("NVLINK_LINK_SLOW", Status.WARN, f"links {slow} below "
                                f"{lim.nvlink_link_gbytes_per_s} GB/s", g.subject, action=Action.NONE))
     if errors is not None:
-        out += [f for f in errors.all_findings() if f.code != "NVLINK_ERROR_COUNTERS"]
+        out += errors.all_findings()
         for g in errors.gpus:
             total = sum(v for counters in g.counters.values() for v in counters.values() if v is not None)
             if total >= lim.nvlink_errors_warn:

@@ -73,6 +73,23 @@ def test_query_gpu_csv_is_judged_by_the_check(fixture: str, expected: list | Non
         assert [(f.code, f.status, f.action) for f in found] == expected
 
 
+@pytest.mark.parametrize(("status", "errors", "expected"), [
+    ("h100-550.90.07-8gpu/nvlink-s.txt", "h100-550.90.07-8gpu-derived/nvlink-e.txt", []),
+    ("h100-550.90.07-8gpu-derived/nvlink-s-inactive.txt", None,
+     [("NVLINK_LINKS_DOWN", Status.FAIL, "gpu3", Action.RESET_GPU)]),
+    ("geforce-issue-threads/ogkm-1150-all-links-inactive.txt", None,
+     [("NVLINK_LINKS_DOWN", Status.FAIL, "gpu", Action.RESET_GPU)]),
+    ("h100-550.90.07-8gpu/nvlink-s.txt", "h100-550.90.07-8gpu-derived/nvlink-e-crc.txt",
+     [("NVLINK_ERRORS", Status.WARN, "gpu2", Action.NONE)]),
+    (None, "h100-550.90.07-8gpu-derived/nvlink-e-crc.txt",  # -e read alone (its -s probe failed)
+     [("NVLINK_ERRORS", Status.WARN, "gpu2", Action.NONE)]),
+])
+def test_nvlink_facts_are_judged_by_the_check(status: str | None, errors: str | None, expected: list) -> None:
+    s = parse_nvlink_status(read(f"nvidia-smi/{status}")) if status else None
+    e = parse_nvlink_errors(read(f"nvidia-smi/{errors}")) if errors else None
+    assert [(f.code, f.status, f.subject, f.action) for f in checks.check_nvlink(s, e, H200)] == expected
+
+
 def test_nvlink_every_gpu_needs_its_active_links() -> None:
     ok = parse_nvlink_status(read("nvidia-smi/h100-550.90.07-8gpu/nvlink-s.txt"))
     assert len(ok.gpus) == 8

@@ -3,7 +3,9 @@
 ``nvlink -s`` prints per GPU a ``GPU n: <name> (UUID: ...)`` header and ``Link n: 26.562 GB/s`` or ``<inactive>``;
 when every link is down NVML prints "Unable to retrieve NVLink information as all links are inActive"
 (open-gpu-kernel-modules#1150). ``nvlink -e`` prints ``Link n: Replay|Recovery|CRC Errors: v``. A line that is not
-understood (an elided ``[...]`` or ``...`` paste, a truncated line) makes the report incomplete. Never raises.
+understood (an elided ``[...]`` or ``...`` paste, a truncated line) makes the report incomplete. Facts only: whether
+an inactive link or an error count is a fault depends on the SKU (:func:`hwaac.health.checks.check_nvlink`). Never
+raises.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hwaac.health.parsers.nvidia_smi_model import to_int
-from hwaac.health.result import Finding, Status, ToolResult
+from hwaac.health.result import Status, ToolResult
 
 _GPU_HEADER = re.compile(r"^GPU (?P<index>\d+): (?P<name>.*?)(?: \(UUID: (?P<uuid>[^)]*)\))?$")
 
@@ -53,10 +55,15 @@ class NvlinkGpu:
 
 @dataclass
 class NvlinkReport(ToolResult):
-    """``nvidia-smi nvlink -s`` or ``-e``: one :class:`NvlinkGpu` per GPU header."""
+    """``nvidia-smi nvlink -s`` or ``-e``: one :class:`NvlinkGpu` per GPU header. Facts only, judged against the SKU
+    by :func:`hwaac.health.checks.check_nvlink`: alone the report is never PASS (UNKNOWN)."""
 
     tool: str = "nvidia-smi nvlink"
     gpus: list[NvlinkGpu] = field(default_factory=list)
+
+    def status(self) -> Status:
+        """UNKNOWN: the verdict on links and counters is the check's (:attr:`incomplete` says whether it was read)."""
+        return max(super().status(), Status.UNKNOWN)
 
 
 def _nvlink_lines(raw: str, result: NvlinkReport, handle: Callable[[NvlinkGpu, str], bool]) -> None:
@@ -86,11 +93,10 @@ def parse_nvlink_status(raw: str, *, version: str | None = None) -> NvlinkReport
     """Parse ``nvidia-smi nvlink -s``.
 
     Returns:
-        :class:`NvlinkReport` with ``links`` per GPU (GB/s, None = inactive). Findings: NVLINK_LINK_INACTIVE
-        (WARN) per GPU with inactive links and NVLINK_ALL_INACTIVE (WARN) when NVML says all are inactive; whether
-        that is a fault depends on the SKU's expected link count and rate (threshold module). UNKNOWN for empty
-        output, no GPU header, a GPU without any link line, or a line that is not understood (an elided ``[...]``
-        paste, a truncated line). Never raises.
+        :class:`NvlinkReport` with ``links`` per GPU (GB/s, None = inactive) and ``all_inactive`` when NVML says
+        every link is inactive; no findings (the SKU's link count and rate decide, in the check). ``unknown`` for
+        empty output, no GPU header, a GPU without any link line, or a line that is not understood (an elided
+        ``[...]`` paste, a truncated line). Never raises.
     """
     result = NvlinkReport(tool="nvidia-smi nvlink -s", version=version or "")
 
@@ -103,31 +109,8 @@ def parse_nvlink_status(raw: str, *, version: str | None = None) -> NvlinkReport
 
     _nvlink_lines(raw, result, handle)
     for gpu in result.gpus:
-        if gpu.all_inactive:
-            result.findings.append(
-                Finding(
-                    "NVLINK_ALL_INACTIVE",
-                    Status.WARN,
-                    f"{gpu.subject}: NVML reports all NVLink links inactive",
-                    gpu.subject,
-                    "Unable to retrieve NVLink information as all links are inActive",
-                )
-            )
-            continue
-        if not gpu.links:
+        if not gpu.links and not gpu.all_inactive:
             result.unknown.append(f"{gpu.subject}: no link line")
-            continue
-        inactive = sorted(link for link, rate in gpu.links.items() if rate is None)
-        if inactive:
-            result.findings.append(
-                Finding(
-                    "NVLINK_LINK_INACTIVE",
-                    Status.WARN,
-                    f"{gpu.subject}: {len(inactive)} of {len(gpu.links)} NVLink links inactive: {inactive}",
-                    gpu.subject,
-                    "; ".join(f"Link {link}: <inactive>" for link in inactive),
-                )
-            )
     return result
 
 
@@ -142,9 +125,9 @@ def parse_nvlink_errors(raw: str, *, version: str | None = None) -> NvlinkReport
 
     Returns:
         :class:`NvlinkReport` with ``counters`` per GPU and link (counter names in snake case, counts as int, None
-        for a placeholder). Finding NVLINK_ERROR_COUNTERS (WARN) per GPU with any non-zero counter; limits are for
-        the threshold module (imbue warns at 5 summed). UNKNOWN for empty output, no GPU header, a GPU without
-        counters, a non-numeric value, or an unreadable line. On Hopper the legacy error fields may read 0 whatever
+        for a placeholder); no findings (the profile's limit decides, in the check; imbue warns at 5 summed).
+        ``unknown`` for empty output, no GPU header, a GPU without counters, a non-numeric value, or an unreadable
+        line. On Hopper the legacy error fields may read 0 whatever
         happened (DataDog PR#55966), so a clean result is weak evidence. Never raises.
     """
     result = NvlinkReport(tool="nvidia-smi nvlink -e", version=version or "")
@@ -164,23 +147,6 @@ def parse_nvlink_errors(raw: str, *, version: str | None = None) -> NvlinkReport
     for gpu in result.gpus:
         if not gpu.counters and not gpu.all_inactive:
             result.unknown.append(f"{gpu.subject}: no counter line")
-            continue
-        nonzero = [
-            f"Link {link}: {name} {value}"
-            for link, counters in sorted(gpu.counters.items())
-            for name, value in counters.items()
-            if value
-        ]
-        if nonzero:
-            result.findings.append(
-                Finding(
-                    "NVLINK_ERROR_COUNTERS",
-                    Status.WARN,
-                    f"{gpu.subject}: non-zero NVLink error counters: {', '.join(nonzero)}",
-                    gpu.subject,
-                    "; ".join(nonzero),
-                )
-            )
     return result
 
 
