@@ -19,6 +19,7 @@ from typing import Any
 
 from hwaac.health.dcgm_grading import grade_diag
 from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
+from hwaac.health.kernel_grading import grade_kernel_log
 from hwaac.health.parsers.dcgm_health import DcgmHealthResult
 from hwaac.health.parsers.dcgm_model import DcgmDiagResult
 from hwaac.health.parsers.ethtool import ERROR_COUNTERS, EthtoolStats
@@ -180,9 +181,10 @@ def check_nvlink(status: NvlinkReport | None, errors: NvlinkReport | None, profi
 
 @incomplete_means_retest
 def check_kernel_log(log: KernelLog) -> list[Finding]:
-    """XIDs, SXids, fallen-off-the-bus and PCIe 'limited by' lines as the parser judged them (parse with ``since``
-    set to the profile's XID window so old events are history)."""
-    return log.all_findings()
+    """XIDs, SXids, fallen-off-the-bus and PCIe 'limited by' lines graded
+    (:func:`hwaac.health.kernel_grading.grade_kernel_log`; parse with ``since`` set to the profile's XID window so
+    old events are history)."""
+    return grade_kernel_log(log).all_findings()
 
 
 @incomplete_means_retest

@@ -13,9 +13,9 @@ exit codes lie):
   XID line...), and PASS only when the output was read completely and reports nothing wrong. Thresholds (rates,
   counts) are not applied by parsers but by :mod:`hwaac.health.checks` against a SKU profile;
 - where reading a tool's verdicts takes rules (DCGM severities, error ids and exit statuses; nvidia-smi's per-GPU
-  health fields), the reader returns facts only and a grading module of the check layer decides
-  (:mod:`hwaac.health.dcgm_grading`, :mod:`hwaac.health.gpu_grading`); until graded, such a result's ``status()`` is
-  UNKNOWN, never PASS.
+  health fields; kernel-log XIDs), the reader returns facts only and a grading module of the check layer decides
+  (:mod:`hwaac.health.dcgm_grading`, :mod:`hwaac.health.gpu_grading`, :mod:`hwaac.health.kernel_grading`); until
+  graded, such a result's ``status()`` is UNKNOWN, never PASS.
 """
 
 from __future__ import annotations
