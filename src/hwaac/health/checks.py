@@ -17,7 +17,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from hwaac.health.dcgm_grading import grade_diag
+from hwaac.health.dcgm_grading import grade_diag, grade_health
 from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
 from hwaac.health.kernel_grading import grade_kernel_log
 from hwaac.health.parsers.dcgm_health import DcgmHealthResult
@@ -190,10 +190,11 @@ def check_kernel_log(log: KernelLog) -> list[Finding]:
 @incomplete_means_retest
 def check_dcgm(result: DcgmDiagResult | DcgmHealthResult) -> list[Finding]:
     """A diag result graded (severities, error ids and exit status: :func:`hwaac.health.dcgm_grading.grade_diag`), or
-    ``dcgmi health``'s own verdicts; nothing to add from the profile."""
+    ``dcgmi health``'s own words graded (:func:`hwaac.health.dcgm_grading.grade_health`); nothing to add from the
+    profile."""
     if isinstance(result, DcgmDiagResult):
-        grade_diag(result)
-    return result.all_findings()
+        return grade_diag(result).all_findings()
+    return grade_health(result).all_findings()
 
 
 @incomplete_means_retest

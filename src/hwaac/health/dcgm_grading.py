@@ -9,12 +9,17 @@ return facts; :func:`grade_diag` (called by :func:`hwaac.health.checks.check_dcg
 - a ``"Pass"`` with warnings is WARN (UNKNOWN for DCGM_FR_MEMORY_ALLOC, NVIDIA/DCGM#284);
 - the exit status only makes a result worse: 226 (DCGM_ST_NVVS_ERROR) makes every ``"Fail"`` FAIL, 205
   (DCGM_ST_NVVS_ISOLATE_ERROR) asks for isolation, a signal or timeout leaves the run incomplete (UNKNOWN).
+
+:func:`grade_health` grades ``dcgmi health -c -j``'s own words (:mod:`hwaac.health.parsers.dcgm_health`): Warning
+WARN, Failure FAIL with the watched system's action.
 """
 
 from __future__ import annotations
 
+import re
 import signal
 
+from hwaac.health.parsers.dcgm_health import DcgmHealthEntity, DcgmHealthResult
 from hwaac.health.parsers.dcgm_model import (
     DCGMI_EXIT_CODES,
     SEVERITY_NAMES_33,
@@ -267,4 +272,69 @@ def grade_diag(out: DcgmDiagResult) -> DcgmDiagResult:
     return out
 
 
-__all__ = ["grade_diag", "severity_verdict"]
+# dcgmi health's words as verdicts; any other word was flagged unreadable by the reader and is UNKNOWN here.
+_HEALTH_STATUS = {"healthy": Status.PASS, "warning": Status.WARN, "failure": Status.FAIL}
+
+
+# Action for a Failure per watched system (a first cut; the lifecycle rules refine it with history).
+_HEALTH_FAIL_ACTIONS = {
+    "MEMORY": Action.RESET_GPU,
+    "SM": Action.RESET_GPU,
+    "NVLINK": Action.RESET_GPU,
+    "PCIE": Action.REBOOT,
+    "DRIVER": Action.REBOOT,
+}
+
+
+def _health_status(word: str | None) -> Status:
+    return _HEALTH_STATUS.get((word or "").strip().lower(), Status.UNKNOWN)
+
+
+def _system_code(system: str) -> str:
+    name = re.sub(r"\s*system$", "", system.strip(), flags=re.IGNORECASE)
+    return "DCGM_HEALTH_" + (re.sub(r"[^A-Z0-9]+", "_", name.upper()).strip("_") or "UNNAMED")
+
+
+def _entity_findings(entity: DcgmHealthEntity) -> list[Finding]:
+    out: list[Finding] = []
+    group, entity_id, health = entity.entity_group, entity.entity_id, entity.health
+    subject = f"{'gpu' if group == 'GPU' else group.lower() + ' '}{entity_id}"
+    for system in entity.systems:
+        status = _health_status(system.health)
+        if status >= Status.WARN:
+            code = _system_code(system.system)
+            action = _HEALTH_FAIL_ACTIONS.get(code.removeprefix("DCGM_HEALTH_"), Action.RETEST)
+            action = action if status == Status.FAIL else Action.NONE
+            message = (f"dcgmi health: {group} {entity_id} {system.system} is {system.health}: "
+                       f"{system.messages or '(no message)'}")
+            evidence = f"{system.system}: {system.health} {system.messages}".strip()
+            out.append(Finding(code, status, message, subject, evidence, action))
+    status = _health_status(health)
+    if status >= Status.WARN and not entity.systems:
+        out.append(Finding("DCGM_HEALTH_ENTITY", status, f"dcgmi health: {group} {entity_id} is {health} without a "
+                           "system", subject, f"{group} {entity_id}: {health}"))
+    return out
+
+
+def grade_health(out: DcgmHealthResult) -> DcgmHealthResult:
+    """Grade ``dcgmi health -c -j``'s words in place and return the result; grading twice does nothing.
+
+    One finding per system in Warning (WARN, no action) or Failure (FAIL, the system's action: memory, SM and NVLink
+    reset the GPU, PCIe and driver reboot, others retest), code ``DCGM_HEALTH_<SYSTEM>`` (``DCGM_HEALTH_PCIE``...);
+    an entity in Warning/Failure without a system is ``DCGM_HEALTH_ENTITY``; an "Overall Health" worse than every
+    finding still counts (``DCGM_HEALTH_OVERALL``).
+    """
+    if out.graded:
+        return out
+    out.graded = True
+    for entity in out.entities:
+        out.findings.extend(_entity_findings(entity))
+    overall = _health_status(out.overall)
+    worst_found = max((f.status for f in out.findings), default=Status.PASS)
+    if overall in (Status.WARN, Status.FAIL) and worst_found < overall:
+        out.findings.append(Finding("DCGM_HEALTH_OVERALL", overall, f"dcgmi health: Overall Health is {out.overall}",
+                                    evidence=f"Overall Health: {out.overall}"))
+    return out
+
+
+__all__ = ["grade_diag", "grade_health", "severity_verdict"]

@@ -7,17 +7,23 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.dcgm_grading import grade_diag, severity_verdict
+from hwaac.health import checks
+from hwaac.health.dcgm_grading import grade_diag, grade_health, severity_verdict
 from hwaac.health.parsers.dcgm import parse_diag_json
-from hwaac.health.parsers.dcgm_health import parse_health_json
+from hwaac.health.parsers.dcgm_health import DcgmHealthResult, parse_health_json
 from hwaac.health.parsers.dcgm_model import DCGM_ERROR_NAMES, DcgmDiagResult, sentinel_name, severity_enum_for
-from hwaac.health.result import Action, Status
+from hwaac.health.result import DESTRUCTIVE_ACTIONS, Action, Status
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health"
 DCGMI = FIX / "dcgmi"
 V2 = DCGMI / "2.x-virtualclient"
 V33 = DCGMI / "3.3.1-issue139"
 V4 = DCGMI / "4.2.3-gb10"
+
+
+def graded_health(raw: str) -> DcgmHealthResult:
+    """Read ``dcgmi health -c -j`` (its words) and grade them, as check_dcgm does."""
+    return grade_health(parse_health_json(raw))
 
 
 def graded(raw: str, **kw: object) -> DcgmDiagResult:
@@ -312,12 +318,12 @@ def test_blank_sentinels():
 
 
 def test_health_healthy():
-    r = parse_health_json(read(V2 / "health-healthy.json"))
+    r = graded_health(read(V2 / "health-healthy.json"))
     assert r.status() == Status.PASS and r.overall == "Healthy" and r.entities == []
 
 
 def test_health_failure_per_gpu_and_system():
-    r = parse_health_json(read(V2 / "health-failure.json"))
+    r = graded_health(read(V2 / "health-failure.json"))
     assert r.status() == Status.FAIL and r.overall == "Failure"
     by_code = {f.code: f for f in r.findings}
     pcie, memory = by_code["DCGM_HEALTH_PCIE"], by_code["DCGM_HEALTH_MEMORY"]
@@ -331,10 +337,19 @@ def test_health_failure_per_gpu_and_system():
     assert r.entities[1].systems[0].system == "Memory system"
 
 
+def test_health_words_are_facts_until_graded():
+    facts = parse_health_json(read(V2 / "health-failure.json"))
+    assert facts.findings == [] and not facts.incomplete and facts.status() == Status.UNKNOWN  # ungraded
+    assert [(s.system, s.health) for e in facts.entities for s in e.systems] == [
+        ("PCIe system", "Warning"), ("Memory system", "Failure")]
+    once = grade_health(facts).findings[:]
+    assert grade_health(facts).findings == once  # grading twice adds nothing
+
+
 def test_health_overall_warning_without_entities_still_warns():
     doc = json.loads(read(V2 / "health-healthy.json"))
     doc["body"]["Overall Health"]["value"] = "Warning"
-    r = parse_health_json(json.dumps(doc))
+    r = graded_health(json.dumps(doc))
     assert r.status() == Status.WARN and codes(r) == ["DCGM_HEALTH_OVERALL"]
 
 
@@ -348,7 +363,7 @@ def test_health_overall_warning_without_entities_still_warns():
     ],
 )
 def test_health_unreadable_is_unknown(raw):
-    assert parse_health_json(raw).status() == Status.UNKNOWN
+    assert graded_health(raw).status() == Status.UNKNOWN
 
 
 # --- never PASS on bad input ------------------------------------------------------------------------------------------
@@ -376,11 +391,11 @@ def test_diag_bad_input_is_never_pass(name):
 
 @pytest.mark.parametrize("name", sorted(set(BAD_INPUTS) - {"health-as-diag"}))
 def test_health_bad_input_is_never_pass(name):
-    assert parse_health_json(BAD_INPUTS[name]).status() == Status.UNKNOWN
+    assert graded_health(BAD_INPUTS[name]).status() == Status.UNKNOWN
 
 
 def test_diag_as_health_input_is_unknown():
-    assert parse_health_json(read(V4 / "diag-r1-pass.json")).status() == Status.UNKNOWN
+    assert graded_health(read(V4 / "diag-r1-pass.json")).status() == Status.UNKNOWN
 
 
 @pytest.mark.parametrize("path", sorted(p for p in DCGMI.rglob("diag-*") if p.is_file()), ids=lambda p: p.name)
@@ -401,7 +416,12 @@ def test_an_unforeseen_parser_error_is_unknown_not_raised(monkeypatch):
     monkeypatch.setattr(dcgm_health, "_read_health_entity", boom)
     r = graded(read(V4 / "diag-r1-pass.json"), exit_code=0)
     assert r.status() == Status.UNKNOWN and any("KeyError" in u for u in r.unknown)
-    assert parse_health_json(read(V2 / "health-failure.json")).status() == Status.UNKNOWN
+    health = parse_health_json(read(V2 / "health-failure.json"))
+    assert health.incomplete and any("KeyError" in u for u in health.unknown)
+    # what was read before the error still counts (Overall Health: Failure), but only a retest is recommended
+    found = checks.check_dcgm(health)
+    assert "PARSE_UNREADABLE" in {f.code for f in found}
+    assert not any(f.action in DESTRUCTIVE_ACTIONS for f in found)
 
 
 def test_pass_with_a_memory_alloc_warning_is_not_pass():

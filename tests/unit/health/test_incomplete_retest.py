@@ -12,7 +12,17 @@ import pytest
 
 from hwaac.health import checks
 from hwaac.health.node import verdict
-from hwaac.health.parsers import dcgm, gpu_burn, infiniband, kernel_log, nccl_tests, nvbandwidth, nvidia_smi, perftest
+from hwaac.health.parsers import (
+    dcgm,
+    dcgm_health,
+    gpu_burn,
+    infiniband,
+    kernel_log,
+    nccl_tests,
+    nvbandwidth,
+    nvidia_smi,
+    perftest,
+)
 from hwaac.health.profile import MinThreshold, load_profile
 from hwaac.health.profile import TestMethod as Method
 from hwaac.health.result import DESTRUCTIVE_ACTIONS, Action, Finding, Status, ToolResult
@@ -32,7 +42,7 @@ def read(rel: str) -> str:
     return (FIX / rel).read_text()
 
 
-# check name -> (parse the recorded output, run the check on the parsed result)
+# check name[:variant] -> (parse the recorded output, run the check on the parsed result)
 CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Finding]]]] = {
     "check_gpus": (lambda: nvidia_smi.parse_query_xml(read("nvidia-smi/h200-580.159.04-derived/q-x-remap-pending.xml")),
                    lambda r: checks.check_gpus(r, ONE_GPU)),  # type: ignore[arg-type]
@@ -52,6 +62,8 @@ CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Fin
     "check_dcgm": (lambda: dcgm.parse_diag_json(read("dcgmi/4.2.3-gb10/diag-r1-row-remap-isolate-exit205.json"),
                                                 exit_code=205),
                    checks.check_dcgm),  # type: ignore[dict-item]
+    "check_dcgm:health": (lambda: dcgm_health.parse_health_json(read("dcgmi/2.x-virtualclient/health-failure.json")),
+                          checks.check_dcgm),  # type: ignore[dict-item]
     "check_gpu_burn": (lambda: gpu_burn.parse_gpu_burn(read("gpu-burn/issue12-faulty-exit0/gpu_burn.out")),
                        lambda r: checks.check_gpu_burn(r, H200)),  # type: ignore[arg-type]
     "check_ibstat": (lambda: infiniband.parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt")),
@@ -73,7 +85,7 @@ NEVER_DESTRUCTIVE = {"check_ethtool"}
 
 def test_every_check_carries_the_rule_and_is_in_the_table() -> None:
     found = {name for name, fn in inspect.getmembers(checks, inspect.isfunction) if name.startswith("check_")}
-    assert found == set(CASES) | NO_PARSED_INPUT | NEVER_DESTRUCTIVE
+    assert found == {case.split(":")[0] for case in CASES} | NO_PARSED_INPUT | NEVER_DESTRUCTIVE
     assert all(getattr(getattr(checks, name), "incomplete_means_retest", False) for name in found)
 
 
