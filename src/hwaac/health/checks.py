@@ -3,7 +3,8 @@
 Each ``check_*`` returns the parser's own findings and UNKNOWN reasons (:meth:`ToolResult.all_findings`) plus what
 the profile adds: counts, rates and limits. A figure measured with a method other than the threshold's (message
 size, node count, NCCL_ALGO, GPUDirect, direction) is not compared: it is UNKNOWN ``METHOD_MISMATCH``
-(``burn-in-health.md`` §0.3). A figure that is missing is UNKNOWN, never PASS.
+(``burn-in-health.md`` §0.3). A figure that is missing is UNKNOWN, never PASS. A check given an incomplete parse
+recommends no reset, reboot, link repair or RMA, only a retest (:func:`incomplete_means_retest`, on every check).
 
 Codes and actions follow the fleet tools the domain note cites: PCIe width and NVLink links fail a GPU (imbue,
 OCI), HW slowdown fails (IBM autopilot), rails must all be up at the SKU's rate (gpud, NHC ``check_hw_ib``),
@@ -12,18 +13,44 @@ counters follow NVSentinel's rules, bandwidths follow the profile's gates.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
-from hwaac.health.parsers.dcgm import DcgmDiagResult, DcgmHealthResult
+from hwaac.health.dcgm_grading import grade_diag, grade_health
+from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
+from hwaac.health.kernel_grading import grade_kernel_log
+from hwaac.health.parsers.dcgm_health import DcgmHealthResult
+from hwaac.health.parsers.dcgm_model import DcgmDiagResult
+from hwaac.health.parsers.ethtool import ERROR_COUNTERS, EthtoolStats
 from hwaac.health.parsers.gpu_burn import GpuBurnResult
 from hwaac.health.parsers.infiniband import CounterGrowth, IbstatResult
 from hwaac.health.parsers.kernel_log import KernelLog
 from hwaac.health.parsers.nccl_tests import NcclTestsResult
 from hwaac.health.parsers.nvbandwidth import NvbandwidthResult
-from hwaac.health.parsers.nvidia_smi import NvidiaSmiQuery, NvlinkReport, RemappedRows
+from hwaac.health.parsers.nvidia_smi import NvidiaSmiCsv, NvidiaSmiQuery, NvlinkReport, RemappedRows
 from hwaac.health.parsers.perftest import PerftestResult
 from hwaac.health.profile import MinThreshold, Profile
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, ToolResult, retest_only
+
+
+def incomplete_means_retest[**P](check: Callable[P, list[Finding]]) -> Callable[P, list[Finding]]:
+    """The one place of the rule "an incomplete parse leads only to a retest": when any parsed result given to
+    ``check`` is incomplete (:attr:`ToolResult.incomplete`), none of its findings may recommend a reset, reboot,
+    link repair or RMA (:func:`hwaac.health.result.retest_only`). Every ``check_*`` of this module carries it."""
+
+    @functools.wraps(check)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> list[Finding]:
+        found = check(*args, **kwargs)
+        parsed: list[Any] = [*args, *kwargs.values()]
+        torn = [r for r in parsed if isinstance(r, ToolResult) and r.incomplete]
+        if not torn:
+            return found
+        why = "the output was incomplete (" + "; ".join(f"{r.tool}: {r.unknown[0]}" for r in torn)[:300] + ")"
+        return retest_only(found, why)
+
+    guarded.incomplete_means_retest = True  # type: ignore[attr-defined]
+    return guarded
 
 
 def _unknown(code: str, message: str, subject: str = "") -> Finding:
@@ -33,12 +60,14 @@ def _unknown(code: str, message: str, subject: str = "") -> Finding:
 # --- GPUs ---------------------------------------------------------------------------------------------------------
 
 
+@incomplete_means_retest
 def check_gpus(q: NvidiaSmiQuery, profile: Profile, *, under_load: bool = False) -> list[Finding]:
-    """``nvidia-smi -q -x`` against the profile: GPU count and model, ECC mode and limits, row remaps, clock event
+    """``nvidia-smi -q -x`` (or ``-q``) graded (:func:`hwaac.health.gpu_grading.grade_query`), then against the
+    profile: GPU count and model, ECC mode and limits, row remaps, clock event
     reasons, PCIe width and generation (the current generation only ``under_load``: idle GPUs train down to Gen1,
     nvidia-smi's own help says so)."""
     lim = profile.gpu
-    out = q.all_findings()
+    out = grade_query(q).all_findings()
     if len(q.gpus) != lim.count and not q.unknown:
         out.append(Finding("GPU_COUNT", Status.FAIL, f"{len(q.gpus)} GPU(s) visible, the SKU has {lim.count}",
                            evidence=f"attached_gpus {q.attached_gpus}", action=Action.REBOOT))
@@ -98,25 +127,38 @@ def _limit(out: list[Finding], code: str, value: int | None, limit: int, what: s
                            f"{what}: {value}", action))
 
 
+@incomplete_means_retest
+def check_query_gpu_csv(result: NvidiaSmiCsv) -> list[Finding]:
+    """``--query-gpu`` rows graded (:func:`hwaac.health.gpu_grading.grade_query_csv`: remaps, retired pages, volatile
+    ECC, ECC mode, clock event reasons, recovery action); the rows carry no identity the profile's counts could be
+    held against, so nothing is added from it."""
+    return grade_query_csv(result).all_findings()
+
+
+@incomplete_means_retest
 def check_remapped_rows(r: RemappedRows, profile: Profile) -> list[Finding]:
-    """``--query-remapped-rows``: the parser's pending/failure findings plus the uncorrectable-rows limit."""
-    out = r.all_findings()
+    """``--query-remapped-rows`` graded (pending/failure: :func:`hwaac.health.gpu_grading.grade_remapped`) plus the
+    profile's uncorrectable-rows limit."""
+    out = grade_remapped(r).all_findings()
     for row in r.rows:
         _limit(out, "GPU_ROW_REMAP_UNCORRECTABLE", row.uncorrectable, profile.gpu.remapped_rows_uncorrectable_max,
                "rows remapped for uncorrectable errors", f"gpu {row.bus_id or '?'}", Action.RMA)
     return out
 
 
-def check_nvlink(status: NvlinkReport, errors: NvlinkReport | None, profile: Profile) -> list[Finding]:
+@incomplete_means_retest
+def check_nvlink(status: NvlinkReport | None, errors: NvlinkReport | None, profile: Profile) -> list[Finding]:
     """``nvlink -s`` (and ``-e``): every GPU has the SKU's active links at its speed; errors below the warn sum.
+    The readers return facts only; every verdict on links and counters is made here. ``status`` None: only ``-e``
+    was read (its ``-s`` probe failed, and says so itself).
 
     An inactive link fails the GPU (imbue fails on ``<inactive>``): on HGX boards every NVLink goes to an NVSwitch.
     """
     lim = profile.gpu
-    out = [f for f in status.all_findings() if f.code not in ("NVLINK_LINK_INACTIVE", "NVLINK_ALL_INACTIVE")]
-    if not status.gpus and not status.unknown:
+    out = status.all_findings() if status is not None else []
+    if status is not None and not status.gpus and not status.unknown:
         out.append(_unknown("NVLINK_NO_OUTPUT", "nvidia-smi nvlink -s printed no GPU"))
-    for g in status.gpus:
+    for g in status.gpus if status is not None else []:
         active = [rate for rate in g.links.values() if rate is not None]
         if len(active) < lim.nvlink_links:
             out.append(Finding("NVLINK_LINKS_DOWN", Status.FAIL, f"{len(active)} of {lim.nvlink_links} NVLink links "
@@ -128,7 +170,7 @@ def check_nvlink(status: NvlinkReport, errors: NvlinkReport | None, profile: Pro
             out.append(Finding("NVLINK_LINK_SLOW", Status.WARN, f"links {slow} below "
                                f"{lim.nvlink_link_gbytes_per_s} GB/s", g.subject, action=Action.NONE))
     if errors is not None:
-        out += [f for f in errors.all_findings() if f.code != "NVLINK_ERROR_COUNTERS"]
+        out += errors.all_findings()
         for g in errors.gpus:
             total = sum(v for counters in g.counters.values() for v in counters.values() if v is not None)
             if total >= lim.nvlink_errors_warn:
@@ -137,17 +179,25 @@ def check_nvlink(status: NvlinkReport, errors: NvlinkReport | None, profile: Pro
     return out
 
 
+@incomplete_means_retest
 def check_kernel_log(log: KernelLog) -> list[Finding]:
-    """XIDs, SXids, fallen-off-the-bus and PCIe 'limited by' lines as the parser judged them (parse with ``since``
-    set to the profile's XID window so old events are history)."""
-    return log.all_findings()
+    """XIDs, SXids, fallen-off-the-bus and PCIe 'limited by' lines graded
+    (:func:`hwaac.health.kernel_grading.grade_kernel_log`; parse with ``since`` set to the profile's XID window so
+    old events are history)."""
+    return grade_kernel_log(log).all_findings()
 
 
+@incomplete_means_retest
 def check_dcgm(result: DcgmDiagResult | DcgmHealthResult) -> list[Finding]:
-    """DCGM's own verdicts (severity-aware, exit code applied by the parser); nothing to add from the profile."""
-    return result.all_findings()
+    """A diag result graded (severities, error ids and exit status: :func:`hwaac.health.dcgm_grading.grade_diag`), or
+    ``dcgmi health``'s own words graded (:func:`hwaac.health.dcgm_grading.grade_health`); nothing to add from the
+    profile."""
+    if isinstance(result, DcgmDiagResult):
+        return grade_diag(result).all_findings()
+    return grade_health(result).all_findings()
 
 
+@incomplete_means_retest
 def check_gpu_burn(result: GpuBurnResult, profile: Profile) -> list[Finding]:
     """gpu-burn's per-GPU OK/FAULTY (exit 0 with FAULTY is FAIL, parser); every GPU of the SKU must be tested."""
     out = result.all_findings()
@@ -160,6 +210,7 @@ def check_gpu_burn(result: GpuBurnResult, profile: Profile) -> list[Finding]:
 # --- NICs and links -----------------------------------------------------------------------------------------------
 
 
+@incomplete_means_retest
 def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | None = None) -> list[Finding]:
     """Every rail's port up, at the SKU's rate and link layer (``devices``: the rails' RDMA devices, e.g. from the
     host's rendered ``nic-roce.json``; default: every CA of that link layer)."""
@@ -201,6 +252,26 @@ def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | No
     return out
 
 
+@incomplete_means_retest
+def check_ethtool(stats: EthtoolStats) -> list[Finding]:
+    """``ethtool -S``: parsed, not yet judged (no profile holds NIC netdev counter limits yet), so never PASS.
+
+    Whatever the counters say, the result is UNKNOWN ``NIC_ETHTOOL_UNJUDGED`` naming the error counters
+    (:data:`hwaac.health.parsers.ethtool.ERROR_COUNTERS`) that are not zero, so a fault in them stays visible;
+    the parser's own findings and UNKNOWN reasons come first."""
+    out = stats.all_findings()
+    if not stats.counters:
+        return out
+    subject = stats.netdev
+    nonzero = {name: stats.counters[name] for name in ERROR_COUNTERS if stats.counters.get(name)}
+    named = ", ".join(f"{k}={v}" for k, v in nonzero.items())
+    message = (f"{len(stats.counters)} ethtool -S counters read but not judged (no limits for them yet)"
+               + (f"; non-zero error counters: {named}" if nonzero else "; the error counters read 0"))
+    out.append(Finding("NIC_ETHTOOL_UNJUDGED", Status.UNKNOWN, message, subject, named, Action.NONE))
+    return out
+
+
+@incomplete_means_retest
 def check_counter_growth(growth: Mapping[tuple[str, int], Mapping[str, CounterGrowth]],
                          profile: Profile) -> list[Finding]:
     """Port counter growth between two readings (NVSentinel's rules): any increase of a fatal counter fails the
@@ -248,6 +319,7 @@ def _method_mismatch(what: str, problems: list[str], subject: str) -> list[Findi
     return [_unknown("METHOD_MISMATCH", f"{what} not compared: " + "; ".join(problems), subject)] if problems else []
 
 
+@incomplete_means_retest
 def check_nccl(result: NcclTestsResult, th: MinThreshold, *, nccl_algo: str | None = None,
                nodes: int | None = None, subject: str = "") -> list[Finding]:
     """nccl-tests all_reduce_perf busbw (GB/s) at the threshold's message size, if the run matches its method.
@@ -275,6 +347,7 @@ def check_nccl(result: NcclTestsResult, th: MinThreshold, *, nccl_algo: str | No
                           Action.CHECK_LINK if multi else Action.REBOOT)
 
 
+@incomplete_means_retest
 def check_perftest(result: PerftestResult, th: MinThreshold, *, subject: str = "") -> list[Finding]:
     """perftest bandwidth (Gb/s, average) at the threshold's message size, if the run matches its method."""
     out = result.all_findings()
@@ -299,6 +372,7 @@ def check_perftest(result: PerftestResult, th: MinThreshold, *, subject: str = "
                           Action.CHECK_LINK)
 
 
+@incomplete_means_retest
 def check_nvbandwidth(result: NvbandwidthResult, profile: Profile) -> list[Finding]:
     """Host->GPU and GPU<->GPU copy bandwidth (GB/s): the slowest GPU or pair against the profile's gates."""
     out = result.all_findings()

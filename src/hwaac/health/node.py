@@ -189,9 +189,8 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], profile: Profile, ctx: Co
             continue
         if name == "nvlink_errors":
             errors = nvidia_smi.parse_nvlink_errors(raw)
-            # -e is judged with -s (which must come first): alone it only carries the parser's findings
-            found += checks.check_nvlink(nvlink_status, errors, profile) if nvlink_status is not None \
-                else errors.all_findings()
+            # -e is judged with -s (which must come first), or alone when -s was not read
+            found += checks.check_nvlink(nvlink_status, errors, profile)
             nvlink_status = None
             if rc:
                 found.append(_exit_finding(name, rc, err))

@@ -11,7 +11,11 @@ exit codes lie):
 - a typed result's :meth:`ToolResult.status` is UNKNOWN when anything needed was unreadable, FAIL or WARN when the
   tool itself reported a failure or warning (DCGM ``Fail``, gpu-burn ``FAULTY``, nccl-tests ``#wrong`` > 0, an
   XID line...), and PASS only when the output was read completely and reports nothing wrong. Thresholds (rates,
-  counts) are not applied by parsers but by :mod:`hwaac.health.checks` against a SKU profile.
+  counts) are not applied by parsers but by :mod:`hwaac.health.checks` against a SKU profile;
+- where reading a tool's verdicts takes rules (DCGM severities, error ids and exit statuses; nvidia-smi's per-GPU
+  health fields; kernel-log XIDs), the reader returns facts only and a grading module of the check layer decides
+  (:mod:`hwaac.health.dcgm_grading`, :mod:`hwaac.health.gpu_grading`, :mod:`hwaac.health.kernel_grading`); until
+  graded, such a result's ``status()`` is UNKNOWN, never PASS.
 """
 
 from __future__ import annotations
@@ -51,6 +55,10 @@ class Action(StrEnum):
 
 
 ACTION_ORDER = {a: i for i, a in enumerate(Action)}
+
+# Actions that take a GPU, the node or a part out of service or send a person to it. An incomplete or unreadable
+# parse never leads to one of these, only to RETEST (:func:`retest_only`; docs/health-gpu-parsers.md).
+DESTRUCTIVE_ACTIONS = frozenset({Action.RESET_GPU, Action.REBOOT, Action.CHECK_LINK, Action.RMA})
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +113,11 @@ class ToolResult:
             for reason in self.unknown
         ]
 
+    @property
+    def incomplete(self) -> bool:
+        """Whether part of the output could not be read (``unknown`` is not empty)."""
+        return bool(self.unknown)
+
     def all_findings(self) -> list[Finding]:
         """``findings`` followed by :meth:`unknown_findings`."""
         return [*self.findings, *self.unknown_findings()]
@@ -113,3 +126,16 @@ class ToolResult:
 def strongest(actions: list[Action]) -> Action:
     """The strongest recommended action (NONE for none), by the order of :class:`Action`."""
     return max(actions, key=ACTION_ORDER.__getitem__, default=Action.NONE)
+
+
+def retest_only(findings: list[Finding], why: str) -> list[Finding]:
+    """``findings`` with every destructive recommendation (:data:`DESTRUCTIVE_ACTIONS`) turned into UNKNOWN and
+    RETEST: what an incomplete parse may lead to. The code, subject and evidence stay; the message says what would
+    have been recommended and ``why`` it is not."""
+    out = []
+    for f in findings:
+        if f.action in DESTRUCTIVE_ACTIONS:
+            f = Finding(f.code, Status.UNKNOWN, f"{f.message} -- not acted on ({f.action.value} withheld): {why}; "
+                        "retest", f.subject, f.evidence, Action.RETEST)
+        out.append(f)
+    return out

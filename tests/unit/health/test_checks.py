@@ -11,7 +11,12 @@ from hwaac.health import checks
 from hwaac.health.node import Context, evaluate, verdict
 from hwaac.health.parsers.infiniband import parse_ib_counters, parse_ibstat, port_counter_growth
 from hwaac.health.parsers.nccl_tests import parse_nccl_tests
-from hwaac.health.parsers.nvidia_smi import parse_nvlink_errors, parse_nvlink_status, parse_query_xml
+from hwaac.health.parsers.nvidia_smi import (
+    parse_nvlink_errors,
+    parse_nvlink_status,
+    parse_query_gpu_csv,
+    parse_query_xml,
+)
 from hwaac.health.parsers.perftest import parse_perftest
 from hwaac.health.profile import load_profile
 from hwaac.health.result import Action, Finding, Status
@@ -50,6 +55,39 @@ def test_derived_h200_faults_fail_with_their_actions() -> None:
     assert codes(checks.check_gpus(q, narrow)) == {"GPU_PCIE_WIDTH"}
     wrong = ONE_GPU.model_copy(update={"gpu": ONE_GPU.gpu.model_copy(update={"product_name": "B200"})})
     assert codes(checks.check_gpus(q, wrong)) == {"GPU_MODEL_MISMATCH"}
+
+
+@pytest.mark.parametrize(("fixture", "expected"), [
+    ("nvidia-smi/h200-580.159.04/query-gpu.csv", []),
+    ("nvidia-smi/h200-580.159.04-derived/query-remapped-rows-pending.csv",
+     [("GPU_ROW_REMAP_PENDING", Status.FAIL, Action.RESET_GPU)]),
+    ("nvidia-smi/h200-580.159.04-derived/query-gpu-all-na.csv", None),  # unreadable: UNKNOWN only
+])
+def test_query_gpu_csv_is_judged_by_the_check(fixture: str, expected: list | None) -> None:
+    result = parse_query_gpu_csv(read(fixture))
+    assert result.findings == []  # the reader returns facts
+    found = checks.check_query_gpu_csv(result)
+    if expected is None:
+        assert found and {f.status for f in found} == {Status.UNKNOWN}
+    else:
+        assert [(f.code, f.status, f.action) for f in found] == expected
+
+
+@pytest.mark.parametrize(("status", "errors", "expected"), [
+    ("h100-550.90.07-8gpu/nvlink-s.txt", "h100-550.90.07-8gpu-derived/nvlink-e.txt", []),
+    ("h100-550.90.07-8gpu-derived/nvlink-s-inactive.txt", None,
+     [("NVLINK_LINKS_DOWN", Status.FAIL, "gpu3", Action.RESET_GPU)]),
+    ("geforce-issue-threads/ogkm-1150-all-links-inactive.txt", None,
+     [("NVLINK_LINKS_DOWN", Status.FAIL, "gpu", Action.RESET_GPU)]),
+    ("h100-550.90.07-8gpu/nvlink-s.txt", "h100-550.90.07-8gpu-derived/nvlink-e-crc.txt",
+     [("NVLINK_ERRORS", Status.WARN, "gpu2", Action.NONE)]),
+    (None, "h100-550.90.07-8gpu-derived/nvlink-e-crc.txt",  # -e read alone (its -s probe failed)
+     [("NVLINK_ERRORS", Status.WARN, "gpu2", Action.NONE)]),
+])
+def test_nvlink_facts_are_judged_by_the_check(status: str | None, errors: str | None, expected: list) -> None:
+    s = parse_nvlink_status(read(f"nvidia-smi/{status}")) if status else None
+    e = parse_nvlink_errors(read(f"nvidia-smi/{errors}")) if errors else None
+    assert [(f.code, f.status, f.subject, f.action) for f in checks.check_nvlink(s, e, H200)] == expected
 
 
 def test_nvlink_every_gpu_needs_its_active_links() -> None:

@@ -7,21 +7,28 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.parsers.dcgm import (
-    DCGM_ERROR_NAMES,
-    parse_diag_json,
-    parse_health_json,
-    sentinel_name,
-    severity_enum_for,
-    severity_verdict,
-)
-from hwaac.health.result import Action, Status
+from hwaac.health import checks
+from hwaac.health.dcgm_grading import grade_diag, grade_health, severity_verdict
+from hwaac.health.parsers.dcgm import parse_diag_json
+from hwaac.health.parsers.dcgm_health import DcgmHealthResult, parse_health_json
+from hwaac.health.parsers.dcgm_model import DCGM_ERROR_NAMES, DcgmDiagResult, sentinel_name, severity_enum_for
+from hwaac.health.result import DESTRUCTIVE_ACTIONS, Action, Status
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health"
 DCGMI = FIX / "dcgmi"
 V2 = DCGMI / "2.x-virtualclient"
 V33 = DCGMI / "3.3.1-issue139"
 V4 = DCGMI / "4.2.3-gb10"
+
+
+def graded_health(raw: str) -> DcgmHealthResult:
+    """Read ``dcgmi health -c -j`` (its words) and grade them, as check_dcgm does."""
+    return grade_health(parse_health_json(raw))
+
+
+def graded(raw: str, **kw: object) -> DcgmDiagResult:
+    """Read (the parser's facts) and grade (the check layer), as check_dcgm does."""
+    return grade_diag(parse_diag_json(raw, **kw))  # type: ignore[arg-type]
 
 
 def read(path: Path) -> str:
@@ -35,8 +42,17 @@ def codes(result) -> list[str]:
 # --- DCGM 2.x layout (VirtualClient) ----------------------------------------------------------------------------------
 
 
+def test_the_reader_returns_facts_and_the_check_layer_grades() -> None:
+    facts = parse_diag_json(read(V4 / "diag-r1-row-remap-isolate-exit205.json"), exit_code=205)
+    assert facts.findings == [] and not facts.graded and facts.status() == Status.UNKNOWN  # never PASS ungraded
+    assert [r.verdict for r in facts.results] == [None] * len(facts.results)
+    assert any(r.status == "Fail" for r in facts.results) and facts.exit_code == 205
+    graded_once = grade_diag(facts)
+    assert graded_once.status() == Status.FAIL and grade_diag(facts).findings == graded_once.findings
+
+
 def test_2x_level2_healthy_reads_every_result():
-    r = parse_diag_json(read(V2 / "diag-r2.json"))
+    r = graded(read(V2 / "diag-r2.json"))
     assert r.status() == Status.PASS
     assert r.layout == "2.x"
     assert r.severity_enum == "unknown"  # no version in a 2.x document
@@ -50,8 +66,23 @@ def test_2x_level2_healthy_reads_every_result():
     assert r.gpu_status() == {0: Status.PASS}
 
 
+def test_null_entries_between_tests_are_skipped_not_unknown():
+    plain = graded(read(V2 / "diag-r2.json"))
+    nulls = graded(read(V2 / "diag-r2-null-entries.json"))
+    assert nulls.status() == Status.PASS and not nulls.unknown
+    assert [(x.test, x.status) for x in nulls.results] == [(x.test, x.status) for x in plain.results]
+    written = json.dumps(json.loads(read(V2 / "diag-r2-null-entries.json"))).count("null")
+    assert sum("null" in n for n in nulls.notes) == written
+
+
+def test_null_in_place_of_a_test_list_is_still_unreadable():
+    doc = json.loads(read(V2 / "diag-r2.json"))
+    doc["DCGM GPU Diagnostic"]["test_categories"][0]["tests"] = None
+    assert graded(json.dumps(doc)).status() == Status.UNKNOWN
+
+
 def test_2x_level3_skip_of_one_test_is_not_a_fault():
-    r = parse_diag_json(read(V2 / "diag-r3.json"))
+    r = graded(read(V2 / "diag-r3.json"))
     assert r.status() == Status.PASS
     assert len(r.results) == 16
     eud = next(x for x in r.results if x.test == "EUD Test")
@@ -64,7 +95,7 @@ def test_2x_string_warning_on_fail_is_fail():
     doc = json.loads(read(V2 / "diag-r2.json"))
     cuda = doc["DCGM GPU Diagnostic"]["test_categories"][0]["tests"][2]
     cuda["results"][0] = {"status": "Fail", "warnings": "Cannot open library libcuda.so"}
-    r = parse_diag_json(json.dumps(doc))
+    r = graded(json.dumps(doc))
     assert r.status() == Status.FAIL
     finding = next(f for f in r.findings if f.status == Status.FAIL)
     assert finding.code == "DCGM_TEST_FAILED"
@@ -76,7 +107,7 @@ def test_2x_string_warning_on_fail_is_fail():
 
 
 def test_33_all_skip_is_unknown_not_pass():
-    r = parse_diag_json(read(V33 / "diag-r3-all-skip.json"))
+    r = graded(read(V33 / "diag-r3-all-skip.json"))
     assert r.layout == "3.x"
     assert [x.test for x in r.results] == ["PCIe", "GPU Memory", "Diagnostic", "EUD Test", "Targeted Stress"]
     assert all(x.status == "Skip" and x.gpu_ids == [0] for x in r.results)
@@ -85,7 +116,7 @@ def test_33_all_skip_is_unknown_not_pass():
 
 
 def test_33_truncated_paste_is_unknown():
-    r = parse_diag_json(read(V33 / "diag-r3-as-read.txt"))
+    r = graded(read(V33 / "diag-r3-as-read.txt"))
     assert r.status() == Status.UNKNOWN
     assert any("does not parse" in u for u in r.unknown)
 
@@ -99,7 +130,7 @@ def test_33_truncated_paste_is_unknown():
     ],
 )
 def test_33_severity_is_read_with_the_versions_numbering(version, status, action, severity):
-    r = parse_diag_json(read(V33 / "diag-r3-memory-fail-severity1.json"), version=version)
+    r = graded(read(V33 / "diag-r3-memory-fail-severity1.json"), version=version)
     assert r.status() == status
     finding = next(f for f in r.findings if f.code == "DCGM_UNCORRECTABLE_ROW_REMAP")  # error_id 84
     assert finding.status == status and finding.action == action and finding.subject == "gpu0"
@@ -114,15 +145,20 @@ def test_33_severity_is_read_with_the_versions_numbering(version, status, action
 
 def test_4x_exit_226_with_config_warning_written_as_fail():
     # Recorded: dcgmi exited 226; the software test is "Fail" but its only warning is PERSISTENCE_MODE, severity CONFIG.
-    r = parse_diag_json(read(V4 / "diag-r1-exit226.json"), exit_code=226)
-    assert r.status() == Status.WARN  # never PASS; not an RMA-grade failure either
+    r = graded(read(V4 / "diag-r1-exit226.json"), exit_code=226)
+    # exit 226 is dcgmi's own "the diagnostic failed" (DCGM_ST_NVVS_ERROR): a FAIL, but not an RMA-grade one
+    assert r.status() == Status.FAIL
     assert (r.layout, r.severity_enum, r.version, r.driver_version) == ("4.x", "3.3+", "4.2.3", "580.82.09")
     finding = r.findings[0]
-    assert finding.code == "DCGM_PERSISTENCE_MODE" and finding.status == Status.WARN and finding.subject == "gpu0"
+    assert finding.code == "DCGM_PERSISTENCE_MODE" and finding.status == Status.FAIL and finding.subject == "gpu0"
+    assert finding.action == Action.RETEST and "exited 226" in finding.message
     assert finding.evidence.startswith("Persistence Mode: Persistence mode for GPU 0 is disabled.")
     assert "DCGM_EXIT_NVVS_ERROR" not in codes(r)  # the JSON explains the 226
-    assert r.test_status() == {"software": Status.WARN}
-    assert r.gpu_status() == {0: Status.WARN}
+    assert r.test_status() == {"software": Status.FAIL}
+    assert r.gpu_status() == {0: Status.FAIL}
+    # the same document without the exit status: the CONFIG severity alone reads as a warning
+    unexited = graded(read(V4 / "diag-r1-exit226.json"))
+    assert unexited.status() == Status.WARN and unexited.findings[0].status == Status.WARN
     # serial_num "<<<NOT_SUPPORTED>>>" and the SRAM info value 9223372036854775794 are sentinels, not values
     assert r.serials() == {0: None}
     assert r.entities[0].device_id == "2e12"
@@ -130,13 +166,13 @@ def test_4x_exit_226_with_config_warning_written_as_fail():
 
 
 def test_4x_healthy():
-    r = parse_diag_json(read(V4 / "diag-r1-pass.json"), exit_code=0)
+    r = graded(read(V4 / "diag-r1-pass.json"), exit_code=0)
     assert r.status() == Status.PASS
     assert r.results[0].entity_group == "GPU" and r.results[0].gpu_ids == [0]
 
 
 def test_4x_isolate_row_remap_failure_is_fail_with_rma():
-    r = parse_diag_json(read(V4 / "diag-r1-row-remap-isolate-exit205.json"), exit_code=205)
+    r = graded(read(V4 / "diag-r1-row-remap-isolate-exit205.json"), exit_code=205)
     assert r.status() == Status.FAIL
     finding = r.findings[0]
     assert (finding.code, finding.status, finding.action) == ("DCGM_ROW_REMAP_FAILURE", Status.FAIL, Action.RMA)
@@ -146,12 +182,12 @@ def test_4x_isolate_row_remap_failure_is_fail_with_rma():
 
 
 def test_exit_0_with_fail_in_json_is_still_fail():
-    r = parse_diag_json(read(V4 / "diag-r1-row-remap-isolate-exit205.json"), exit_code=0)
+    r = graded(read(V4 / "diag-r1-row-remap-isolate-exit205.json"), exit_code=0)
     assert r.status() == Status.FAIL
 
 
 def test_runtime_error_is_unknown_with_the_exit_reason():
-    r = parse_diag_json(read(V4 / "diag-r1-runtime-error-exit203.json"), exit_code=203)
+    r = graded(read(V4 / "diag-r1-runtime-error-exit203.json"), exit_code=203)
     assert r.status() == Status.UNKNOWN
     assert r.runtime_error == "The NVVS process was killed by a signal"
     assert {"DCGM_RUNTIME_ERROR", "DCGM_EXIT_NVVS_KILLED"} <= set(codes(r))
@@ -176,7 +212,7 @@ def test_runtime_error_is_unknown_with_the_exit_reason():
     ],
 )
 def test_exit_codes_only_make_a_healthy_document_worse(exit_code, status, code):
-    r = parse_diag_json(read(V4 / "diag-r1-pass.json"), exit_code=exit_code)
+    r = graded(read(V4 / "diag-r1-pass.json"), exit_code=exit_code)
     assert r.status() == status
     if code:
         finding = next(f for f in r.findings if f.code == code)
@@ -190,7 +226,7 @@ def test_exit_codes_only_make_a_healthy_document_worse(exit_code, status, code):
 def test_fail_without_warnings_is_fail():
     doc = json.loads(read(V4 / "diag-r1-pass.json"))
     doc["DCGM Diagnostic"]["test_categories"][0]["tests"][0]["results"][0]["status"] = "Fail"
-    r = parse_diag_json(json.dumps(doc))
+    r = graded(json.dumps(doc))
     assert r.status() == Status.FAIL
     assert codes(r) == ["DCGM_TEST_FAILED"]
 
@@ -214,7 +250,7 @@ def _with_warning(error_id: int, severity: int) -> str:
     ],
 )
 def test_error_ids_map_to_codes_and_actions(error_id, severity, code, status, action):
-    r = parse_diag_json(_with_warning(error_id, severity))
+    r = graded(_with_warning(error_id, severity))
     finding = r.findings[0]
     assert (finding.code, finding.status, finding.action) == (code, status, action)
 
@@ -222,16 +258,16 @@ def test_error_ids_map_to_codes_and_actions(error_id, severity, code, status, ac
 def test_iterations_are_read_each_and_overall_fail_counts():
     passing = json.loads(read(V4 / "diag-r1-pass.json"))
     failing = json.loads(read(V4 / "diag-r1-row-remap-isolate-exit205.json"))
-    r = parse_diag_json(json.dumps({"iterations": [passing, failing], "Overall Result": "Fail"}))
+    r = graded(json.dumps({"iterations": [passing, failing], "Overall Result": "Fail"}))
     assert r.status() == Status.FAIL
     assert [x.iteration for x in r.results] == [0, 1]
     assert r.overall_result == "Fail"
-    r2 = parse_diag_json(json.dumps({"iterations": [passing, passing], "Overall Result": "Fail"}))
+    r2 = graded(json.dumps({"iterations": [passing, passing], "Overall Result": "Fail"}))
     assert codes(r2) == ["DCGM_OVERALL_FAIL"]
 
 
 def test_text_before_the_json_is_noted_not_fatal():
-    r = parse_diag_json("Successfully ran diagnostic for group.\n" + read(V4 / "diag-r1-pass.json"))
+    r = graded("Successfully ran diagnostic for group.\n" + read(V4 / "diag-r1-pass.json"))
     assert r.status() == Status.PASS
     assert any("Successfully ran diagnostic" in n for n in r.notes)
 
@@ -282,12 +318,12 @@ def test_blank_sentinels():
 
 
 def test_health_healthy():
-    r = parse_health_json(read(V2 / "health-healthy.json"))
+    r = graded_health(read(V2 / "health-healthy.json"))
     assert r.status() == Status.PASS and r.overall == "Healthy" and r.entities == []
 
 
 def test_health_failure_per_gpu_and_system():
-    r = parse_health_json(read(V2 / "health-failure.json"))
+    r = graded_health(read(V2 / "health-failure.json"))
     assert r.status() == Status.FAIL and r.overall == "Failure"
     by_code = {f.code: f for f in r.findings}
     pcie, memory = by_code["DCGM_HEALTH_PCIE"], by_code["DCGM_HEALTH_MEMORY"]
@@ -301,10 +337,19 @@ def test_health_failure_per_gpu_and_system():
     assert r.entities[1].systems[0].system == "Memory system"
 
 
+def test_health_words_are_facts_until_graded():
+    facts = parse_health_json(read(V2 / "health-failure.json"))
+    assert facts.findings == [] and not facts.incomplete and facts.status() == Status.UNKNOWN  # ungraded
+    assert [(s.system, s.health) for e in facts.entities for s in e.systems] == [
+        ("PCIe system", "Warning"), ("Memory system", "Failure")]
+    once = grade_health(facts).findings[:]
+    assert grade_health(facts).findings == once  # grading twice adds nothing
+
+
 def test_health_overall_warning_without_entities_still_warns():
     doc = json.loads(read(V2 / "health-healthy.json"))
     doc["body"]["Overall Health"]["value"] = "Warning"
-    r = parse_health_json(json.dumps(doc))
+    r = graded_health(json.dumps(doc))
     assert r.status() == Status.WARN and codes(r) == ["DCGM_HEALTH_OVERALL"]
 
 
@@ -318,7 +363,7 @@ def test_health_overall_warning_without_entities_still_warns():
     ],
 )
 def test_health_unreadable_is_unknown(raw):
-    assert parse_health_json(raw).status() == Status.UNKNOWN
+    assert graded_health(raw).status() == Status.UNKNOWN
 
 
 # --- never PASS on bad input ------------------------------------------------------------------------------------------
@@ -339,38 +384,44 @@ BAD_INPUTS = {
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
 def test_diag_bad_input_is_never_pass(name):
-    result = parse_diag_json(BAD_INPUTS[name])
+    result = graded(BAD_INPUTS[name])
     assert result.status() != Status.PASS
     assert result.status() == Status.UNKNOWN
 
 
 @pytest.mark.parametrize("name", sorted(set(BAD_INPUTS) - {"health-as-diag"}))
 def test_health_bad_input_is_never_pass(name):
-    assert parse_health_json(BAD_INPUTS[name]).status() == Status.UNKNOWN
+    assert graded_health(BAD_INPUTS[name]).status() == Status.UNKNOWN
 
 
 def test_diag_as_health_input_is_unknown():
-    assert parse_health_json(read(V4 / "diag-r1-pass.json")).status() == Status.UNKNOWN
+    assert graded_health(read(V4 / "diag-r1-pass.json")).status() == Status.UNKNOWN
 
 
 @pytest.mark.parametrize("path", sorted(p for p in DCGMI.rglob("diag-*") if p.is_file()), ids=lambda p: p.name)
 @pytest.mark.parametrize("cut", [0.25, 0.5, 0.9])
 def test_every_diag_fixture_truncated_is_never_pass(path, cut):
     text = read(path)
-    assert parse_diag_json(text[: int(len(text) * cut)]).status() == Status.UNKNOWN
+    assert graded(text[: int(len(text) * cut)]).status() == Status.UNKNOWN
 
 
 def test_an_unforeseen_parser_error_is_unknown_not_raised(monkeypatch):
     import hwaac.health.parsers.dcgm as dcgm
+    import hwaac.health.parsers.dcgm_health as dcgm_health
 
     def boom(*_args):
         raise KeyError("surprise")
 
     monkeypatch.setattr(dcgm, "_read_document", boom)
-    monkeypatch.setattr(dcgm, "_read_health_entity", boom)
-    r = parse_diag_json(read(V4 / "diag-r1-pass.json"), exit_code=0)
+    monkeypatch.setattr(dcgm_health, "_read_health_entity", boom)
+    r = graded(read(V4 / "diag-r1-pass.json"), exit_code=0)
     assert r.status() == Status.UNKNOWN and any("KeyError" in u for u in r.unknown)
-    assert parse_health_json(read(V2 / "health-failure.json")).status() == Status.UNKNOWN
+    health = parse_health_json(read(V2 / "health-failure.json"))
+    assert health.incomplete and any("KeyError" in u for u in health.unknown)
+    # what was read before the error still counts (Overall Health: Failure), but only a retest is recommended
+    found = checks.check_dcgm(health)
+    assert "PARSE_UNREADABLE" in {f.code for f in found}
+    assert not any(f.action in DESTRUCTIVE_ACTIONS for f in found)
 
 
 def test_pass_with_a_memory_alloc_warning_is_not_pass():
@@ -379,8 +430,8 @@ def test_pass_with_a_memory_alloc_warning_is_not_pass():
     result = doc["DCGM Diagnostic"]["test_categories"][0]["tests"][0]["results"][0]
     result["status"] = "Pass"
     result["warnings"][0].update(error_id=56, error_severity=1, warning="Cannot allocate memory")
-    r = parse_diag_json(json.dumps(doc))
+    r = graded(json.dumps(doc))
     assert r.status() == Status.UNKNOWN
     assert r.findings[0].code == "DCGM_MEMORY_ALLOC" and r.findings[0].action == Action.RETEST
     result["warnings"][0].update(error_id=29)
-    assert parse_diag_json(json.dumps(doc)).status() == Status.WARN
+    assert graded(json.dumps(doc)).status() == Status.WARN

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from hwaac.health.checks import check_ethtool
+from hwaac.health.node import verdict
 from hwaac.health.parsers.ethtool import ERROR_COUNTERS, ethtool_growth, parse_ethtool_stats
 from hwaac.health.parsers.infiniband import grown, unknown_growth
 from hwaac.health.result import Status
@@ -105,3 +107,15 @@ def test_never_passes_bad_input(raw: str) -> None:
     # A cut exactly between two lines cannot be told from a shorter counter set; a check that needs a counter must
     # ask for it by name (a missing one is None and its growth unknown).
     assert parse_ethtool_stats(raw).status() != Status.PASS
+
+
+@pytest.mark.parametrize("fixture, named", [
+    (CX4, ""),  # healthy: still not a PASS, nothing judges these counters yet
+    (FIXTURES / "ethtool" / "mlx5-connectx4-kernel-4.15-derived" / "ethtool-S-crc.txt",
+     "rx_crc_errors_phy=12, rx_symbol_err_phy=9"),
+])
+def test_parsed_counters_never_pass_unjudged(fixture: Path, named: str) -> None:
+    found = check_ethtool(parse_ethtool_stats(fixture.read_text(), netdev="ens1f0"))
+    assert [(f.code, f.status, f.subject) for f in found] == [("NIC_ETHTOOL_UNJUDGED", Status.UNKNOWN, "ens1f0")]
+    assert found[0].evidence == named and (named in found[0].message)
+    assert verdict("node01", {"nic": found}).status == Status.UNKNOWN

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from hwaac.health import checks
+from hwaac.health.dcgm_grading import grade_diag
+from hwaac.health.gpu_grading import grade_query, grade_remapped
 from hwaac.health.node import Context, commands, evaluate, verdict
 from hwaac.health.parsers.dcgm import parse_diag_json
 from hwaac.health.parsers.kernel_log import parse_kernel_log
@@ -79,7 +81,7 @@ def codes(found: list[Finding], status: Status | None = None) -> set[str]:
 def test_nvidia_smi_xml_of_a_healthy_node_is_8_h200s_on_hgx_buses_and_passes(node: Node) -> None:
     out = node.run(["nvidia-smi", "-q", "-x"])
     assert out["rc"] == 0
-    q = parse_query_xml(out["stdout"])
+    q = grade_query(parse_query_xml(out["stdout"]))
     assert q.status() == Status.PASS and q.attached_gpus == 8 and q.driver_version == "580.159.04"
     assert [gpu.pci_bus_id for gpu in q.gpus] == [f"00000000:{b}:00.0" for b in BUSES]
     assert [gpu.index for gpu in q.gpus] == list(range(8))
@@ -122,7 +124,7 @@ def test_nvidia_smi_xml_knobs_fail_the_gpu(node: Node, knobs: dict, code: str, s
 
 def test_nvidia_smi_missing_gpu_is_absent_and_the_count_fails(node: Node) -> None:
     node.set(missing_gpus=[5])
-    q = parse_query_xml(node.run(["nvidia-smi", "-q", "-x"])["stdout"])
+    q = grade_query(parse_query_xml(node.run(["nvidia-smi", "-q", "-x"])["stdout"]))
     assert q.attached_gpus == 7 and [g.index for g in q.gpus] == [0, 1, 2, 3, 4, 6, 7]
     assert codes(checks.check_gpus(q, H200), Status.FAIL) == {"GPU_COUNT"}
     rows = parse_remapped_rows_csv(node.run(REMAP_QUERY)["stdout"]).rows
@@ -135,7 +137,7 @@ def test_nvidia_smi_remapped_rows_csv_is_the_recorded_layout(node: Node) -> None
     recorded = (FIX / "nvidia-smi" / "h200-580.159.04" / "query-remapped-rows.csv").read_text().splitlines()
     assert out["rc"] == 0 and lines[0] == recorded[0] and len(lines) == 9
     assert lines[1].split(", ")[2:] == recorded[1].split(", ")[2:]  # 0, 0, No, No
-    result = parse_remapped_rows_csv(out["stdout"])
+    result = grade_remapped(parse_remapped_rows_csv(out["stdout"]))
     assert result.status() == Status.PASS and checks.check_remapped_rows(result, H200) == []
     node.set(remap_pending=[0], remap_failure=[7])
     found = checks.check_remapped_rows(parse_remapped_rows_csv(node.run(REMAP_QUERY)["stdout"]), H200)
@@ -158,7 +160,7 @@ def test_nvidia_smi_nvlink_follows_the_recorded_8_gpu_layout(node: Node) -> None
         assert norm(out["stdout"]) == norm((FIX / "nvidia-smi" / recorded).read_text())
     status = parse_nvlink_status(node.run(["nvidia-smi", "nvlink", "-s"])["stdout"])
     errors = parse_nvlink_errors(node.run(["nvidia-smi", "nvlink", "-e"])["stdout"])
-    assert status.status() == errors.status() == Status.PASS
+    assert not status.incomplete and not errors.incomplete
     assert {rate for gpu in status.gpus for rate in gpu.links.values()} == {26.562}
     assert checks.check_nvlink(status, errors, H200) == []
 
@@ -196,7 +198,7 @@ def test_nvidia_smi_unsupported_arguments_exit_2_as_a_usage_error(node: Node) ->
 def test_dcgmi_diag_levels_pass_on_a_healthy_node(node: Node, level: int, tests: list[str]) -> None:
     out = node.run(["dcgmi", "diag", "-r", str(level), "-j"])
     assert out["rc"] == 0
-    result = parse_diag_json(out["stdout"], exit_code=out["rc"])
+    result = grade_diag(parse_diag_json(out["stdout"], exit_code=out["rc"]))
     assert result.status() == Status.PASS and result.layout == "4.x" and result.version == "4.2.3"
     assert list(dict.fromkeys(r.test for r in result.results)) == tests
     assert [r.gpu_ids for r in result.results] == [[i] for _ in tests for i in range(8)]
@@ -223,7 +225,7 @@ def test_dcgmi_dcgm_fail_fails_the_test_with_dcgms_exit_code(node: Node, severit
                         "message": "Page Retirement/Row Remap: GPU 5 has a pending row remap."})
     out = node.run(["dcgmi", "diag", "-r", "3", "-j"])
     assert out["rc"] == rc
-    result = parse_diag_json(out["stdout"], exit_code=out["rc"])
+    result = grade_diag(parse_diag_json(out["stdout"], exit_code=out["rc"]))
     failed = [r for r in result.results if r.status == "Fail"]
     assert [(r.test, r.gpu_ids) for r in failed] == [("memory", [5])]
     assert failed[0].warnings[0].error_id == 85 and failed[0].warnings[0].error_category == 10
@@ -236,7 +238,7 @@ def test_dcgmi_dcgm_fail_fails_the_test_with_dcgms_exit_code(node: Node, severit
 def test_dcgmi_failure_of_a_test_the_level_does_not_run_leaves_it_passing(node: Node) -> None:
     node.set(dcgm_fail={"test": "diagnostic", "gpu": 0, "error_id": 4, "severity": 6, "message": "DBE"})
     out = node.run(["dcgmi", "diag", "-r", "1", "-j"])
-    assert out["rc"] == 0 and parse_diag_json(out["stdout"], exit_code=0).status() == Status.PASS
+    assert out["rc"] == 0 and grade_diag(parse_diag_json(out["stdout"], exit_code=0)).status() == Status.PASS
 
 
 def test_dcgmi_health_prints_the_recorded_healthy_document(node: Node) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.parsers.nccl_tests import parse_nccl_tests, parse_nccl_tests_json
+from hwaac.health.parsers.nccl_tests import parse_nccl_tests
+from hwaac.health.parsers.nccl_tests_json import parse_nccl_tests_json
 from hwaac.health.result import Action, Status
 
 FIX = Path(__file__).parents[2] / "fixtures" / "health" / "nccl-tests"
@@ -299,3 +300,12 @@ def test_truncated_output_is_never_pass(path, fraction):
 def test_truncated_json_is_unknown(path):
     raw = path.read_text()
     assert parse_nccl_tests_json(raw[: len(raw) // 2]).status() == Status.UNKNOWN
+
+
+@pytest.mark.parametrize("name, slots", [("nccl-tests-21-openmpi.out", 16), ("dstack-2451-openmpi.out", None)])
+def test_openmpi_not_enough_slots_is_named_a_launch_problem(name: str, slots: int | None) -> None:
+    res = parse_nccl_tests((FIX / "openmpi-not-enough-slots" / name).read_text(), exit_code=1)
+    assert (res.launch_refused, res.slots_requested) == ("not enough slots", slots)
+    assert [(f.code, f.status, f.action) for f in res.all_findings()] == [
+        ("MPI_NOT_ENOUGH_SLOTS", Status.UNKNOWN, Action.RETEST)]
+    assert "not a hardware verdict" in res.findings[0].message

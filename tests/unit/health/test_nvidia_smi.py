@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
 from hwaac.health.parsers.nvidia_smi import (
+    NvidiaSmiCsv,
+    NvidiaSmiQuery,
+    RemappedRows,
     canonical_field,
     parse_nvlink_errors,
     parse_nvlink_status,
@@ -15,6 +19,22 @@ from hwaac.health.parsers.nvidia_smi import (
     parse_remapped_rows_csv,
 )
 from hwaac.health.result import Action, Status
+
+
+def graded_remapped(raw: str) -> RemappedRows:
+    """Read and grade ``--query-remapped-rows``, as check_remapped_rows does."""
+    return grade_remapped(parse_remapped_rows_csv(raw))
+
+
+def graded_csv(raw: str, *, fields: list[str] | None = None) -> NvidiaSmiCsv:
+    """Read and grade ``--query-gpu`` CSV, as check_query_gpu_csv does."""
+    return grade_query_csv(parse_query_gpu_csv(raw, fields=fields))
+
+
+def graded_xml(raw: str) -> NvidiaSmiQuery:
+    """Read (the parser's facts) and grade (the check layer), as check_gpus does."""
+    return grade_query(parse_query_xml(raw))
+
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health" / "nvidia-smi"
 H200 = FIX / "h200-580.159.04"
@@ -43,7 +63,7 @@ def codes(result) -> list[str]:
 
 
 def test_h200_xml_healthy_newer_layout():
-    result = parse_query_xml(read(H200 / "q-x.xml"))
+    result = graded_xml(read(H200 / "q-x.xml"))
     assert result.status() is Status.PASS, result.all_findings()
     assert (result.driver_version, result.cuda_version, result.version) == ("580.159.04", "13.0", "580.159.04")
     (gpu,) = result.gpus
@@ -64,22 +84,49 @@ def test_h200_xml_healthy_newer_layout():
     assert gpu.recovery_action == "None"
 
 
+@pytest.mark.parametrize("name, status, unknown_about", [
+    ("q-x-mig-passthrough.xml", Status.PASS, None),  # MIG: volatile ECC N/A by design
+    ("q-x-mig-ecc-mode-na.xml", Status.UNKNOWN, "ecc_mode/current_ecc"),  # MIG does not excuse an N/A ECC mode
+])
+def test_mig_excuses_only_the_na_it_causes(name: str, status: Status, unknown_about: str | None) -> None:
+    q = graded_xml((H200D / name).read_text())
+    assert q.status() == status
+    assert [u for u in q.unknown if unknown_about is None or unknown_about not in u] == []
+    gpu = q.gpus[0]
+    assert gpu.mig_mode_current == "Enabled" and gpu.ecc_volatile.dram_uncorrectable is None
+    assert gpu.ecc_aggregate.dram_uncorrectable == 0  # still read and judged
+    assert bool(gpu.notes) == (status == Status.PASS)
+
+
+def test_volatile_ecc_na_without_mig_stays_unknown() -> None:
+    # the MIG document with MIG switched back off: nothing explains the N/A any more
+    raw = (H200D / "q-x-mig-passthrough.xml").read_text().replace("<current_mig>Enabled", "<current_mig>Disabled")
+    q = graded_xml(raw)
+    assert q.status() == Status.UNKNOWN and any("volatile/dram_uncorrectable" in u for u in q.unknown)
+
+
 def test_a100_535_older_ecc_layout_and_reset_status():
-    result = parse_query_xml(read(FIX / "a100-535.54.03" / "q-x.xml"))
+    result = graded_xml(read(FIX / "a100-535.54.03" / "q-x.xml"))
     (gpu,) = result.gpus
     assert result.driver_version == "535.54.03" and gpu.product_name == "NVIDIA A100-SXM4-80GB"
     assert gpu.ecc_volatile.layout == "sram_dram" and gpu.ecc_volatile.sram_uncorrectable == 0
     assert gpu.remap_supported is False  # <remapped_rows>N/A</remapped_rows> with MIG on
     assert (gpu.reset_required, gpu.drain_and_reset_recommended, gpu.recovery_action) == (False, False, None)
     assert gpu.mig_mode_current == "Enabled" and gpu.pcie_gen_host_max == 4
-    # Checkmk kept one of the 4 GPUs, and neither row remapping nor page retirement is readable: UNKNOWN.
+    # MIG prints N/A for the remapped-rows block and retired pages: a note, not an unknown reason; only that Checkmk
+    # kept one of the 4 GPUs leaves the document incomplete
     assert result.status() is Status.UNKNOWN and not result.findings
-    assert any("attached_gpus is 4" in reason for reason in result.unknown)
-    assert any("pending_retirement" in reason for reason in result.unknown)
+    assert result.unknown == ["attached_gpus is 4 but the log has 1 <gpu>"]
+    assert gpu.notes and "remapped-rows" in gpu.notes[0]
+
+
+def test_remapped_rows_na_without_mig_stays_unknown():
+    raw = read(FIX / "a100-535.54.03" / "q-x.xml").replace("<current_mig>Enabled", "<current_mig>Disabled")
+    assert any("pending_retirement" in reason for reason in graded_xml(raw).unknown)
 
 
 def test_v100_410_pre_ampere_layout_fails_on_dbe_and_pending_retirement():
-    result = parse_query_xml(read(FIX / "v100-410.104" / "q-x.xml"))
+    result = graded_xml(read(FIX / "v100-410.104" / "q-x.xml"))
     (gpu,) = result.gpus
     assert gpu.clock_reasons_tag == "clocks_throttle_reasons" and gpu.clock_reasons["gpu_idle"] is True
     vol, agg = gpu.ecc_volatile, gpu.ecc_aggregate
@@ -95,7 +142,7 @@ def test_v100_410_pre_ampere_layout_fails_on_dbe_and_pending_retirement():
 
 
 def test_remap_pending_fails_with_reset():
-    result = parse_query_xml(read(H200D / "q-x-remap-pending.xml"))
+    result = graded_xml(read(H200D / "q-x-remap-pending.xml"))
     assert result.status() is Status.FAIL
     (finding,) = result.findings
     assert (finding.code, finding.action) == ("GPU_ROW_REMAP_PENDING", Action.RESET_GPU)
@@ -103,13 +150,13 @@ def test_remap_pending_fails_with_reset():
 
 
 def test_hw_slowdown_warns():
-    result = parse_query_xml(read(H200D / "q-x-hw-slowdown.xml"))
+    result = graded_xml(read(H200D / "q-x-hw-slowdown.xml"))
     assert result.status() is Status.WARN
     assert codes(result) == ["GPU_CLOCKS_HW_SLOWDOWN", "GPU_CLOCKS_HW_THERMAL_SLOWDOWN"]
 
 
 def test_recovery_action_and_volatile_dram_ue_fail():
-    result = parse_query_xml(read(H200D / "q-x-recovery-drain-and-reset.xml"))
+    result = graded_xml(read(H200D / "q-x-recovery-drain-and-reset.xml"))
     assert result.status() is Status.FAIL
     by_code = {f.code: f for f in result.findings}
     assert by_code["GPU_ECC_DRAM_UNCORRECTABLE_VOLATILE"].action is Action.RESET_GPU
@@ -120,9 +167,9 @@ def test_recovery_action_and_volatile_dram_ue_fail():
 def test_remap_failure_and_unknown_error_from_an_edited_recording():
     # Two more one-word edits of the recorded H200 XML, made here rather than as files.
     xml = read(H200 / "q-x.xml")
-    failed = parse_query_xml(xml.replace("<remapped_row_failure>No<", "<remapped_row_failure>Yes<"))
+    failed = graded_xml(xml.replace("<remapped_row_failure>No<", "<remapped_row_failure>Yes<"))
     assert [(f.code, f.action) for f in failed.findings] == [("GPU_ROW_REMAP_FAILURE", Action.RMA)]
-    unread = parse_query_xml(xml.replace("<remapped_row_pending>No<", "<remapped_row_pending>Unknown Error<"))
+    unread = graded_xml(xml.replace("<remapped_row_pending>No<", "<remapped_row_pending>Unknown Error<"))
     assert unread.status() is Status.UNKNOWN
     assert any("remapped_row_pending" in reason for reason in unread.unknown)
 
@@ -131,7 +178,7 @@ def test_remap_failure_and_unknown_error_from_an_edited_recording():
 
 
 def test_h200_csv_with_header_and_units():
-    result = parse_query_gpu_csv(read(H200 / "query-gpu.csv"))
+    result = graded_csv(read(H200 / "query-gpu.csv"))
     assert result.status() is Status.PASS, result.all_findings()
     assert result.version == "580.159.04"  # from the driver_version column
     (row,) = result.rows
@@ -147,7 +194,7 @@ def test_h200_csv_with_header_and_units():
 
 def test_noheader_csv_needs_fields_and_maps_legacy_names():
     raw = read(H200 / "query-gpu-noheader-nounits.csv")
-    result = parse_query_gpu_csv(raw, fields=NOHEADER_FIELDS)
+    result = graded_csv(raw, fields=NOHEADER_FIELDS)
     assert result.status() is Status.PASS
     assert result.rows == [
         {
@@ -160,12 +207,12 @@ def test_noheader_csv_needs_fields_and_maps_legacy_names():
             "pcie.link.width.current": 16,
         }
     ]
-    assert parse_query_gpu_csv(raw).status() is Status.UNKNOWN
-    assert parse_query_gpu_csv(raw, fields=NOHEADER_FIELDS[:3]).status() is Status.UNKNOWN  # wrong width
+    assert graded_csv(raw).status() is Status.UNKNOWN
+    assert graded_csv(raw, fields=NOHEADER_FIELDS[:3]).status() is Status.UNKNOWN  # wrong width
 
 
 def test_csv_full_of_na_is_unknown():
-    result = parse_query_gpu_csv(read(H200D / "query-gpu-all-na.csv"))
+    result = graded_csv(read(H200D / "query-gpu-all-na.csv"))
     assert result.status() is Status.UNKNOWN
     assert any("25 of 28 values are placeholders" in reason for reason in result.unknown)
     assert any("remapped_rows.pending is N/A" in reason for reason in result.unknown)
@@ -173,7 +220,7 @@ def test_csv_full_of_na_is_unknown():
 
 
 def test_csv_unknown_error_is_unknown():
-    result = parse_query_gpu_csv(read(H200D / "query-gpu-unknown-error.csv"))
+    result = graded_csv(read(H200D / "query-gpu-unknown-error.csv"))
     assert result.status() is Status.UNKNOWN
     assert any("ecc.errors.uncorrected.volatile.total is 'unknown error'" in r for r in result.unknown)
 
@@ -195,13 +242,13 @@ def test_geforce_rows_of_placeholders_and_informational_na():
         "power.default_limit",
     ]
     raw = read(FIX / "geforce-issue-threads" / "megaminer-235-not-supported.csv")
-    megaminer = parse_query_gpu_csv(raw, fields=megaminer_fields)
+    megaminer = graded_csv(raw, fields=megaminer_fields)
     assert megaminer.status() is Status.UNKNOWN  # 8 of 12 values [Not Supported]
     assert megaminer.rows[0]["name"] == "GeForce GTX 770" and megaminer.rows[0]["fan.speed"] == 52  # "52 %"
     fields = ["memory.total", "memory.free", "memory.used", "temperature.gpu", "fan.speed", "utilization.gpu"]
     fields.append("utilization.memory")
     for name in ("i3pystatus-776-new.csv", "i3pystatus-776-old.csv"):  # [N/A] and [Not Supported] in fan.speed
-        result = parse_query_gpu_csv(read(FIX / "geforce-issue-threads" / name), fields=fields)
+        result = graded_csv(read(FIX / "geforce-issue-threads" / name), fields=fields)
         assert result.status() is Status.PASS and result.rows[0]["fan.speed"] is None
         assert result.rows[0]["memory.total"] == 2004
 
@@ -210,7 +257,11 @@ def test_csv_findings_from_values():
     # The recorded noheader row with edited values, to reach the CSV findings.
     fields = [*NOHEADER_FIELDS, "remapped_rows.failure", "ecc.errors.uncorrected.volatile.total"]
     raw = "0, NVIDIA H200, 0, Yes, 0x0000000000000048, 5, 16, Yes, 2\n"
-    result = parse_query_gpu_csv(raw, fields=fields)
+    facts = parse_query_gpu_csv(raw, fields=fields)
+    assert facts.findings == [] and facts.status() is Status.UNKNOWN  # ungraded: never PASS
+    assert facts.rows[0]["remapped_rows.pending"] is True and facts.subjects == ["gpu0"]
+    result = grade_query_csv(facts)
+    assert grade_query_csv(facts).findings == result.findings  # grading twice adds nothing
     assert result.status() is Status.FAIL
     assert codes(result) == [
         "GPU_ROW_REMAP_PENDING",
@@ -240,7 +291,7 @@ def test_canonical_field(name, canonical):
 
 
 def test_nvidia_smi_error_lines_are_unknown():
-    result = parse_query_gpu_csv("No devices were found\n", fields=["name"])
+    result = graded_csv("No devices were found\n", fields=["name"])
     assert result.status() is Status.UNKNOWN and "No devices were found" in result.unknown[0]
 
 
@@ -248,7 +299,7 @@ def test_gpu_is_lost_fails():
     # nvidia-smi's wording for a lost GPU, written here (not recorded): "Unable to determine the device handle for
     # GPU <bus id>: GPU is lost.  Reboot the system to recover this GPU".
     raw = "Unable to determine the device handle for GPU 00000000:00:06.0: GPU is lost.  Reboot the system to recover\n"
-    result = parse_query_gpu_csv(raw, fields=["name"])
+    result = graded_csv(raw, fields=["name"])
     assert result.status() is Status.FAIL
     assert [(f.code, f.action) for f in result.findings] == [("GPU_LOST", Action.REBOOT)]
 
@@ -257,7 +308,7 @@ def test_gpu_is_lost_fails():
 
 
 def test_remapped_rows_healthy():
-    result = parse_remapped_rows_csv(read(H200 / "query-remapped-rows.csv"))
+    result = graded_remapped(read(H200 / "query-remapped-rows.csv"))
     assert result.status() is Status.PASS
     (row,) = result.rows
     assert (row.bus_id, row.correctable, row.uncorrectable, row.pending, row.failure) == (
@@ -271,7 +322,7 @@ def test_remapped_rows_healthy():
 
 @pytest.mark.parametrize("name", ["query-remapped-rows-pending.csv", "query-remapped-rows-pending-01.csv"])
 def test_remapped_rows_pending_yes_no_and_0_1(name):
-    result = parse_remapped_rows_csv(read(H200D / name))
+    result = graded_remapped(read(H200D / name))
     assert result.status() is Status.FAIL
     assert (result.rows[0].pending, result.rows[0].uncorrectable) == (True, 1)
     assert [(f.code, f.action) for f in result.findings] == [("GPU_ROW_REMAP_PENDING", Action.RESET_GPU)]
@@ -279,7 +330,7 @@ def test_remapped_rows_pending_yes_no_and_0_1(name):
 
 def test_remapped_rows_header_only_is_unknown():
     header = read(H200 / "query-remapped-rows.csv").splitlines()[0]
-    assert parse_remapped_rows_csv(header + "\n").status() is Status.UNKNOWN
+    assert graded_remapped(header + "\n").status() is Status.UNKNOWN
 
 
 # -- nvlink -------------------------------------------------------------------------------------------------------
@@ -287,33 +338,32 @@ def test_remapped_rows_header_only_is_unknown():
 
 def test_nvlink_status_8_gpus_healthy():
     result = parse_nvlink_status(read(FIX / "h100-550.90.07-8gpu" / "nvlink-s.txt"))
-    assert result.status() is Status.PASS
+    assert not result.incomplete and result.findings == []  # facts only: check_nvlink judges them
+    assert result.status() is Status.UNKNOWN  # never PASS before the check
     assert [g.index for g in result.gpus] == list(range(8))
     assert all(g.links == dict.fromkeys(range(18), 26.562) for g in result.gpus)
     assert result.gpus[7].name == "NVIDIA H100 80GB HBM3"
     assert result.gpus[7].uuid == "GPU-00000000-0000-0000-0000-000000000007"
 
 
-def test_nvlink_status_inactive_links_warn():
+def test_nvlink_status_inactive_links_are_facts():
     derived = parse_nvlink_status(read(FIX / "h100-550.90.07-8gpu-derived" / "nvlink-s-inactive.txt"))
-    assert derived.status() is Status.WARN
-    (finding,) = derived.findings
-    assert (finding.code, finding.subject, finding.evidence) == ("NVLINK_LINK_INACTIVE", "gpu3", "Link 7: <inactive>")
+    assert not derived.incomplete and derived.findings == []
+    assert {g.subject: [k for k, v in g.links.items() if v is None] for g in derived.gpus}["gpu3"] == [7]
     bridge = parse_nvlink_status(read(FIX / "h100-pcie-nvlink-bridge" / "nvlink-s.txt"))
     assert [link for link, rate in bridge.gpus[0].links.items() if rate is None] == [4, 9, 10, 15, 16]
-    assert bridge.status() is Status.WARN
     inactive = parse_nvlink_status(read(FIX / "geforce-issue-threads" / "ogkm-1150-all-links-inactive.txt"))
-    assert codes(inactive) == ["NVLINK_ALL_INACTIVE"] and inactive.gpus[0].all_inactive
+    assert inactive.gpus[0].all_inactive and not inactive.incomplete and inactive.findings == []
 
 
 def test_nvlink_errors():
     clean = parse_nvlink_errors(read(FIX / "h100-550.90.07-8gpu-derived" / "nvlink-e.txt"))
-    assert clean.status() is Status.PASS and len(clean.gpus) == 8
+    assert not clean.incomplete and clean.findings == [] and len(clean.gpus) == 8
     assert clean.gpus[0].counters[17] == {"replay_errors": 0, "recovery_errors": 0, "crc_errors": 0}
     crc = parse_nvlink_errors(read(FIX / "h100-550.90.07-8gpu-derived" / "nvlink-e-crc.txt"))
-    assert crc.status() is Status.WARN
-    (finding,) = crc.findings
-    assert finding.subject == "gpu2" and "crc_errors 12" in finding.message
+    assert crc.findings == []
+    assert {(g.subject, link, n, v) for g in crc.gpus for link, c in g.counters.items() for n, v in c.items() if v} \
+        == {("gpu2", 5, "recovery_errors", 1), ("gpu2", 5, "crc_errors", 12)}  # the README's edit
     elided = parse_nvlink_errors(read(FIX / "h100-nvlink-e-elided" / "nvlink-e.txt"))
     assert elided.status() is Status.UNKNOWN and "[...]" in elided.unknown[0]
 
@@ -321,9 +371,9 @@ def test_nvlink_errors():
 # -- nothing unreadable passes ------------------------------------------------------------------------------------
 
 PARSERS = {
-    "xml": (parse_query_xml, H200 / "q-x.xml"),
-    "csv": (parse_query_gpu_csv, H200 / "query-gpu.csv"),
-    "remapped": (parse_remapped_rows_csv, H200 / "query-remapped-rows.csv"),
+    "xml": (graded_xml, H200 / "q-x.xml"),  # graded: an ungraded query is UNKNOWN whatever it holds
+    "csv": (graded_csv, H200 / "query-gpu.csv"),
+    "remapped": (graded_remapped, H200 / "query-remapped-rows.csv"),
     "nvlink-s": (parse_nvlink_status, FIX / "h100-550.90.07-8gpu" / "nvlink-s.txt"),
     "nvlink-e": (parse_nvlink_errors, FIX / "h100-550.90.07-8gpu-derived" / "nvlink-e.txt"),
 }
@@ -353,7 +403,7 @@ def _inputs():
 def test_unreadable_input_never_passes(parser, raw):
     result = parser(raw)
     assert result.status() is not Status.PASS
-    assert result.status() >= Status.UNKNOWN or result.findings
+    assert result.incomplete or result.findings  # said by the reader or the grading, not by "ungraded" alone
 
 
 @pytest.mark.parametrize(
@@ -365,3 +415,12 @@ def test_every_fixture_parses_without_raising(path):
     text = read(path)
     for parser, _ in PARSERS.values():
         parser(text)
+
+
+def test_the_xml_reader_returns_facts_and_the_check_layer_grades() -> None:
+    facts = parse_query_xml(read(H200D / "q-x-remap-pending.xml"))
+    assert facts.findings == [] and facts.status() == Status.UNKNOWN  # ungraded: never PASS
+    assert facts.gpus[0].remap_pending is True
+    graded = grade_query(facts)
+    assert [f.code for f in graded.findings] == ["GPU_ROW_REMAP_PENDING"] and graded.status() == Status.FAIL
+    assert grade_query(facts).findings == graded.findings  # grading twice adds nothing

@@ -5,6 +5,8 @@ are named as properties (``burn-in-health.md`` §4; meanings and units from the 
 ``Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst``). No thresholds are applied here:
 pause and discard rates are judged by a later check from two readings, with the same growth arithmetic as the
 InfiniBand counters (:func:`ethtool_growth`, built on :func:`hwaac.health.parsers.infiniband.counter_growth`).
+Until that check exists, :func:`hwaac.health.checks.check_ethtool` keeps any reading UNKNOWN (never PASS) and names
+the error counters that are not zero.
 
 A counter the driver does not print is ``None`` in the named properties, not an UNKNOWN: mlx5 prints the
 per-priority pause counters only for priorities with PFC enabled, the global pause counters only with global pause

@@ -6,6 +6,9 @@ Line formats read (``burn-in-health.md`` section 2; fixtures under ``tests/fixtu
 - ``dmesg``: ``[  123.456789] msg`` (seconds since boot; an optional ``[ T1946]`` caller tag is skipped);
   ``dmesg -T`` / ``--ctime``: ``[Sun Feb 23 16:24:18 2025] msg`` (local time, no zone);
   ``dmesg --time-format iso``: ``2025-01-02T15:20:12,123456+08:00 msg``; ``dmesg -t``: bare ``msg``;
+  ``dmesg -x`` / ``--decode``: any of these after a ``facility:level:`` prefix (``kern  :warn  : [  40.196661] msg``,
+  the level is kept as :attr:`KernelEvent.level`); ``dmesg -r`` / ``/dev/kmsg`` text: a ``<4>`` priority before the
+  stamp (read as the decoded level);
 - journald / syslog: ``journalctl -k`` short ``Aug 10 15:36:05 host kernel: msg``, short-precise
   ``Aug 10 15:36:05.123456 host kernel: msg``, short-iso ``2025-01-17T17:10:43+0000 host kernel: msg``; a syslog
   line may carry the dmesg uptime too (``... kernel: [21584690.529862] msg``). Short and short-precise carry no
@@ -25,18 +28,8 @@ Messages:
 - ``mlx5_core 0000:9c:00.0: 252.056 Gb/s available PCIe bandwidth, limited by 32.0 GT/s PCIe x8 link at
   0000:97:01.0 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)`` (imbue cluster-health), the same from ``pci``.
 
-Findings (status and action of XIDs from :mod:`hwaac.health.xid`):
-
-- ``GPU_XID_<n>``, one per GPU and XID, all its lines as evidence; 144-150 lines that all say "Nonfatal" are WARN;
-  154 takes the recovery action it names ("to 0x4 (Drain and Reset)" -> RESET_GPU, FAIL; "None" -> WARN).
-- ``GPU_FALLEN_OFF_BUS``: FAIL, REBOOT (as XID 79, RESTART_BM; RMA when it recurs after a reboot), unless an XID 79
-  of the same GPU already says so.
-- ``NVSWITCH_SXID_<n>``: "Fatal" -> FAIL, REBOOT (a fatal NVSwitch error needs the switches and GPUs reset);
-  otherwise WARN; SXids on the benign allow-list give no finding.
-- ``NIC_PCIE_LIMITED`` (mlx5_core) / ``PCIE_BANDWIDTH_LIMITED`` (other drivers): FAIL with REBOOT when the link
-  trained narrower than the device can (x8 of x16: a physical or training fault that costs the NIC half its
-  bandwidth; retrain by reboot, then reseat); WARN with NONE when only the speed is lower (often the platform's
-  design, e.g. a Gen4 switch in front of Gen5 GPUs as in stas00/ml-engineering's example).
+Facts only: the events are graded into findings by :func:`hwaac.health.kernel_grading.grade_kernel_log` (called
+by :func:`hwaac.health.checks.check_kernel_log`); until then a log's status is UNKNOWN, never PASS.
 
 UNKNOWN: empty input, no line that looks like a kernel log, more unrecognised than recognised lines, or a line that
 holds one of the messages above but does not read completely (a cut or mangled log). Never raises.
@@ -48,8 +41,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from hwaac.health.result import Action, Finding, Status, ToolResult
-from hwaac.health.xid import is_benign_sxid, recovery_action, xid_action
+from hwaac.health.result import Status, ToolResult
 
 # -- line prefixes ------------------------------------------------------------------------------------------------
 
@@ -62,6 +54,11 @@ _SHORT = r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)?"
 _JOURNAL = re.compile(rf"^(?P<ts>{_ISO}|{_SHORT})\s+(?P<host>\S+)\s+(?P<ident>[\w.@-]+(?:\[\d+\])?):\s?(?P<msg>.*)$")
 _DMESG_ISO = re.compile(rf"^(?P<ts>{_ISO})\s(?P<msg>.*)$")
 _IDENT_ONLY = re.compile(r"^kernel:\s(?P<msg>.*)$")
+# dmesg -x/--decode (util-linux dmesg.c: facility and level names, padded to 6 and 6 characters): "kern  :warn  : "
+_FACILITIES = "kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|res0|res1|res2|res3|local[0-7]"
+_LEVELS = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
+_DECODE = re.compile(rf"^(?P<fac>{_FACILITIES})\s*:(?P<lvl>{'|'.join(_LEVELS)})\s*:\s?(?P<rest>.*)$")
+_RAW_PRIORITY = re.compile(r"^<(?P<pri>\d{1,3})>(?P<rest>.*)$")  # dmesg -r: facility * 8 + level
 _JOURNAL_HEADER = re.compile(r"^-- (?:Logs begin|Journal begins|No entries|Boot |Reboot)")
 
 # -- messages -----------------------------------------------------------------------------------------------------
@@ -84,6 +81,8 @@ _PCIE_LIMITED = re.compile(
     r"x(?P<width>\d+) link at (?P<at>[0-9a-fA-F:.]+) \(capable of (?P<cap>\d+(?:\.\d+)?) Gb/s with "
     r"(?P<cspeed>\d+(?:\.\d+)?) GT/s PCIe x(?P<cwidth>\d+) link\)"
 )
+_CAUSED_BY = re.compile(r"caused by previous Xid (?P<cause>\d+)", re.IGNORECASE)
+_RECOVERY_TO = re.compile(r"to (?P<to>0x[0-9a-fA-F]+ \([^)]*\)|\S+)\s*$")  # XID 154: "... from 0x0 (None) to 0x4 (...)"
 # Text that only the messages above contain: seen without a full match, the line was cut or mangled.
 _MARKERS = ("NVRM: Xid", ": SXid", "available PCIe bandwidth, limited by", "fallen off the bus")
 _KNOWN_BARE = re.compile(r"^(?:NVRM: |nvidia-nvswitch\d+: |mlx5_core |pci |nvidia |nvidia-peermem |kernel: )")
@@ -118,6 +117,10 @@ class KernelEvent:
         message: the text after the number (XID/SXid) or the whole message.
         pid, process: the XID's ``pid=`` / ``name=`` (None when absent or ``<unknown>``).
         gpu_instance: MIG ``GPU-I:n``.
+        caused_by: for a secondary XID, the XID its message names as the cause ("... caused by previous Xid 149").
+        recovery_action: for XID 154, the action it changed to as written (``0x4 (Drain and Reset)``), None when
+            the line names none.
+        level: the printk level when the format carries one (``dmesg -x``'s ``warn``, ``dmesg -r``'s ``<4>``).
         switch: ``nvidia-nvswitchN`` for SXids.
         details: SXid ``Severity``/``Data`` lines that belong to this event.
         pcie: the :class:`PcieLimit` of a ``pcie_limited`` event.
@@ -134,6 +137,9 @@ class KernelEvent:
     pid: int | None = None
     process: str | None = None
     gpu_instance: int | None = None
+    caused_by: int | None = None
+    recovery_action: str | None = None
+    level: str = ""
     switch: str = ""
     details: list[str] = field(default_factory=list)
     pcie: PcieLimit | None = None
@@ -148,6 +154,8 @@ class KernelLog(ToolResult):
         gpu_ids: PCI address -> ``{"uuid", "serial"}`` from ``NVRM: GPU at PCI:...: GPU-...`` and the board serial
             line after it (evidence for an RMA).
         lines_read: lines recognised as kernel-log lines; lines_unrecognised: the others (blank lines excluded).
+        history: events before the ``since`` window (kept, never graded).
+        graded: whether :func:`hwaac.health.kernel_grading.grade_kernel_log` has added its findings.
     """
 
     tool: str = "kernel log"
@@ -156,6 +164,11 @@ class KernelLog(ToolResult):
     lines_read: int = 0
     lines_unrecognised: int = 0
     history: list[KernelEvent] = field(default_factory=list)
+    graded: bool = False
+
+    def status(self) -> Status:
+        """The graded status; UNKNOWN (never PASS) until the check layer has graded the events."""
+        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
 
 @dataclass
@@ -166,6 +179,7 @@ class _Line:
     time_text: str
     uptime: float | None
     continuation: bool = False
+    level: str = ""
 
 
 def _short_time(text: str, year: int | None) -> datetime | None:
@@ -188,6 +202,18 @@ def _iso_time(text: str) -> datetime | None:
 def _split(raw_line: str, year: int | None) -> _Line | None:
     """The message and time of one line, or None when the line does not look like a kernel-log line."""
     line = raw_line.rstrip()
+    level = ""
+    decoded = _DECODE.match(line) or _RAW_PRIORITY.match(line)
+    if decoded:
+        level = decoded.group("lvl") if "lvl" in decoded.groupdict() else _LEVELS[int(decoded.group("pri")) % 8]
+        parsed = _split_stamp(raw_line, decoded.group("rest"), year) or _Line(raw_line, decoded.group("rest"), None,
+                                                                              "", None)
+        parsed.level = level
+        return parsed
+    return _split_stamp(raw_line, line, year)
+
+
+def _split_stamp(raw_line: str, line: str, year: int | None) -> _Line | None:
     match = _CTIME.match(line)
     if match:
         try:
@@ -237,7 +263,8 @@ def _lines(raw: str, year: int | None, result: KernelLog) -> list[_Line]:
 
 
 def _event(kind: str, line: _Line, **kw: object) -> KernelEvent:
-    return KernelEvent(kind, line.raw.rstrip(), line.time, line.time_text, line.uptime, **kw)  # type: ignore[arg-type]
+    return KernelEvent(kind, line.raw.rstrip(), line.time, line.time_text, line.uptime,  # type: ignore[arg-type]
+                       level=line.level, **kw)
 
 
 def _pid(text: str | None) -> int | None:
@@ -260,6 +287,8 @@ def _scan(lines: list[_Line], result: KernelLog) -> None:
         xid = _XID.search(msg)
         if xid:
             name = xid.group("name")
+            cause = _CAUSED_BY.search(xid.group("msg"))
+            target = _RECOVERY_TO.search(xid.group("msg")) if xid.group("xid") == "154" else None
             result.events.append(
                 _event(
                     "xid",
@@ -270,6 +299,8 @@ def _scan(lines: list[_Line], result: KernelLog) -> None:
                     pid=_pid(xid.group("pid")),
                     process=None if name is None or "unknown" in name else name.strip(),
                     gpu_instance=int(xid.group("gi")) if xid.group("gi") else None,
+                    caused_by=int(cause.group("cause")) if cause else None,
+                    recovery_action=target.group("to") if target else None,
                 )
             )
             continue
@@ -328,107 +359,6 @@ def _scan(lines: list[_Line], result: KernelLog) -> None:
         )
 
 
-def _evidence(events: list[KernelEvent], limit: int = 5) -> str:
-    text = "\n".join(e.line for e in events[:limit])
-    if len(events) > limit:
-        text += f"\n... and {len(events) - limit} more line(s)"
-    return text
-
-
-def _same_gpu(a: str, b: str) -> bool:
-    """XIDs name ``0000:b3:00``, other lines ``0000:b3:00.0``: compare without the function."""
-    return a.split(".")[0] == b.split(".")[0]
-
-
-def _xid_findings(result: KernelLog) -> None:
-    groups: dict[tuple[str, int], list[KernelEvent]] = {}
-    for event in result.events:
-        if event.kind == "xid" and event.code is not None:
-            groups.setdefault((event.pci, event.code), []).append(event)
-    for (pci, number), events in groups.items():
-        info = xid_action(number)
-        status, action = info.status, info.action
-        note = f"NVIDIA action {info.nvidia_action}" if info.listed else "not in the XID table: refresh it, re-run"
-        if 144 <= number <= 150 and all("Nonfatal" in e.message for e in events):
-            status = Status.WARN
-        if number == 154:
-            target = re.search(r"to (0x[0-9a-fA-F]+ \([^)]*\)|\S+)\s*$", events[-1].message)
-            mapped = recovery_action(target.group(1)) if target else None
-            if mapped is None:
-                status, action, note = Status.UNKNOWN, Action.RETEST, "recovery action not readable"
-            else:
-                status = Status.WARN if mapped is Action.NONE else Status.FAIL
-                action, note = mapped, f"recovery action {target.group(1)}"  # type: ignore[union-attr]
-        ids = result.gpu_ids.get(pci, {})
-        who = f" ({ids['uuid']})" if "uuid" in ids else ""
-        result.findings.append(
-            Finding(
-                info.code,
-                status,
-                f"XID {number} {info.mnemonic or '(unnamed)'} on GPU {pci}{who}, {len(events)} line(s): {note}; "
-                f"first: {events[0].message}",
-                f"gpu {pci}",
-                _evidence(events),
-                action,
-            )
-        )
-
-
-def _other_findings(result: KernelLog) -> None:
-    xid79 = [e.pci for e in result.events if e.kind == "xid" and e.code == 79]
-    fallen: dict[str, list[KernelEvent]] = {}
-    for event in result.events:
-        if event.kind == "fallen_off_bus" and not any(_same_gpu(event.pci, pci) for pci in xid79):
-            fallen.setdefault(event.pci, []).append(event)
-    for pci, events in fallen.items():
-        result.findings.append(
-            Finding(
-                "GPU_FALLEN_OFF_BUS",
-                Status.FAIL,
-                f"GPU {pci} has fallen off the bus ({len(events)} message(s); as XID 79): reboot the node; RMA if it "
-                "recurs",
-                f"gpu {pci}",
-                _evidence(events),
-                Action.REBOOT,
-            )
-        )
-    for event in result.events:
-        if event.kind == "pcie_limited" and event.pcie is not None:
-            limit = event.pcie
-            code = "NIC_PCIE_LIMITED" if limit.driver.startswith("mlx5") else "PCIE_BANDWIDTH_LIMITED"
-            narrow = limit.width < limit.capable_width
-            result.findings.append(
-                Finding(
-                    code,
-                    Status.FAIL if narrow else Status.WARN,
-                    f"{limit.driver} {event.pci}: {limit.available_gbps} Gb/s available of {limit.capable_gbps} Gb/s "
-                    f"(x{limit.width} at {limit.speed_gts} GT/s, capable of x{limit.capable_width} at "
-                    f"{limit.capable_speed_gts} GT/s, limited at {limit.at})"
-                    + (": the link trained narrow, reboot to retrain, then reseat" if narrow else ""),
-                    f"{limit.driver} {event.pci}",
-                    event.line,
-                    Action.REBOOT if narrow else Action.NONE,
-                )
-            )
-    sxids: dict[tuple[str, int], list[KernelEvent]] = {}
-    for event in result.events:
-        if event.kind == "sxid" and event.code is not None and not is_benign_sxid(event.code):
-            sxids.setdefault((event.pci, event.code), []).append(event)
-    for (pci, number), events in sxids.items():
-        fatal = any(e.message.startswith("Fatal") for e in events)
-        result.findings.append(
-            Finding(
-                f"NVSWITCH_SXID_{number}",
-                Status.FAIL if fatal else Status.WARN,
-                f"SXid {number} on NVSwitch {pci} ({events[0].switch}), {len(events)} event(s), "
-                f"{'fatal: reboot to reset the fabric' if fatal else 'non-fatal'}: {events[0].message}",
-                f"nvswitch {pci}",
-                _evidence(events),
-                Action.REBOOT if fatal else Action.NONE,
-            )
-        )
-
-
 def _is_history(event: KernelEvent, since: datetime | None, since_uptime_s: float | None) -> bool:
     if since is not None and event.time is not None:
         # a stamp without a zone (dmesg -T, short journald) is compared as the caller's zone, else UTC
@@ -449,12 +379,12 @@ def parse_kernel_log(raw: str, *, year: int | None = None, version: str | None =
         year: the year of short/short-precise journald stamps (they carry none); without it their ``time`` is None.
         version: the driver version if known (the log's ``NVRM: loading ... Kernel Module <version>`` fills it).
         since / since_uptime_s: events before this time (wall clock, or seconds since boot for ``dmesg``'s
-            ``[  123.456]`` stamps) are history: kept in ``history``, not in ``events``, and give no finding
+            ``[  123.456]`` stamps) are history: kept in ``history``, not in ``events``, and are never graded
             (Azure counts XIDs of the last 2 h only, ``burn-in-health.md`` §2). An event whose time cannot be
             compared counts.
 
     Returns:
-        :class:`KernelLog` with events and findings as described in the module docstring. Never raises.
+        :class:`KernelLog` of events, ungraded (see the module docstring). Never raises.
     """
     result = KernelLog(version=version or "")
     if not raw.strip():
@@ -476,8 +406,6 @@ def parse_kernel_log(raw: str, *, year: int | None = None, version: str | None =
     if since is not None or since_uptime_s is not None:
         result.history = [e for e in result.events if _is_history(e, since, since_uptime_s)]
         result.events = [e for e in result.events if not _is_history(e, since, since_uptime_s)]
-    _xid_findings(result)
-    _other_findings(result)
     return result
 
 

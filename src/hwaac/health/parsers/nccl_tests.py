@@ -1,4 +1,5 @@
-"""nccl-tests output (``all_reduce_perf`` and the other ``*_perf`` binaries): stdout tables and ``-J`` JSON files.
+"""Reader of nccl-tests stdout (``all_reduce_perf`` and the other ``*_perf`` binaries); the ``-J`` JSON files are read
+by :mod:`.nccl_tests_json`, both into :mod:`.nccl_tests_model` with the verdicts of :mod:`.nccl_tests_verdicts`.
 
 Shapes (``burn-in-health.md`` §3; NVIDIA/nccl-tests ``src/util.cu`` ``writeDeviceReport``, ``writeResultHeader``,
 ``writeBenchmarkLine*``, ``writeResultFooter``; ``src/common.cu``):
@@ -19,7 +20,8 @@ Shapes (``burn-in-health.md`` §3; NVIDIA/nccl-tests ``src/util.cu`` ``writeDevi
   with env ``NCCL_TESTS_MIN_BW``, FAILED when X < 0.9 x that), ``# Collective test concluded: NAME``;
 - failures: ``host: Test NCCL failure common.cu:N '...'``, ``host: Test CUDA failure ...``, `` .. host pid N: Test
   failure ...``, ``NCCL WARN`` lines with ``NCCL_DEBUG=WARN|INFO``, and launcher lines (``mpirun`` "exited on
-  signal", ``srun: error:``).
+  signal", ``srun: error:``); Open MPI's "There are not enough slots available in the system to satisfy the N
+  slots" (no rank started: MPI_NOT_ENOUGH_SLOTS, UNKNOWN and RETEST, a launch configuration problem).
 
 Launcher prefixes are stripped and remembered: ``mpirun --tag-output`` writes ``[1,0]<stdout>:`` (job, rank,
 stream; aws-k8s-tester#503), SkyPilot adds ``(head, rank=0, pid=N)`` before it, and ``srun -l`` writes `` 0: ``.
@@ -34,16 +36,12 @@ Parsers never raise on bad output: what cannot be read is a reason in ``unknown`
 
 from __future__ import annotations
 
-import json
-import math
 import re
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
 
+from hwaac.health.parsers.nccl_tests_model import TOOL, NcclRank, NcclRow, NcclRun, NcclTestsResult
+from hwaac.health.parsers.nccl_tests_verdicts import judge
 from hwaac.health.parsers.numbers import finite_float
-from hwaac.health.result import Action, Finding, Status, ToolResult
-
-TOOL = "nccl-tests"
 
 # Launcher prefixes. mpirun --tag-output: "[job,rank]<stdout>:"; SkyPilot puts "(head, rank=0, pid=N) " first.
 _MPI_TAG = re.compile(r"^(?:\([^)]*\)\s*)?\[(?P<job>\d+),(?P<rank>\d+)\]<(?P<stream>stdout|stderr|stddiag)>:")
@@ -79,172 +77,14 @@ _TEST_FAILURE = re.compile(r"Test (?P<kind>NCCL|CUDA) failure")
 _TEST_FAILURE_TRACE = re.compile(r"\bTest failure\b")
 _TIMEOUT = re.compile(r"\bTest timeout\b")
 _NCCL_WARN = re.compile(r"\bNCCL WARN\b")
+# Open MPI's help-orte-rmaps-base.txt / prte "not enough slots" message (the count and "slots" may wrap).
+_MPI_SLOTS = re.compile(r"not enough slots available in the system to satisfy the\s+(?P<n>\d+|N)\s+slots", re.I)
 _LAUNCHER_FAIL = re.compile(r"exited on signal \d+|\bsrun: error:|Invalid number of GPUs")
 
 _BLOCK_START = ("time", "cputime")
 _PREFIX_COLUMNS = ("size", "count", "type", "redop", "root")
 _ITER_COLUMNS = ("i_min", "i_max", "i_p99", "i_cv%")
 
-
-@dataclass(frozen=True, slots=True)
-class NcclRank:
-    """One ``#  Rank`` line: which process and GPU held a rank.
-
-    Attributes:
-        rank: global rank. group: ``-g``/``Group`` index, None on releases that did not print it.
-        pid: process id. host: host name as printed. device: CUDA device ordinal on that host.
-        bus_id: PCI id as printed (``0x18`` on old releases, ``0000:18:00`` since 2.13).
-        gpu_name: the CUDA device name, e.g. ``NVIDIA H100 80GB HBM3``.
-    """
-
-    rank: int
-    group: int | None
-    pid: int
-    host: str
-    device: int
-    bus_id: str
-    gpu_name: str
-
-
-@dataclass(frozen=True, slots=True)
-class NcclRun:
-    """One block of a row: the out-of-place or the in-place run of one size.
-
-    Attributes:
-        time_us: time per operation, microseconds (CPU time with ``-C 1``). None when unreadable.
-        algbw_gbytes_per_s: algorithm bandwidth, GB/s (10^9 bytes/s).
-        busbw_gbytes_per_s: bus bandwidth, GB/s -- what thresholds compare.
-        wrong: ``#wrong`` elements; None when printed ``N/A`` (validation off, ``-c 0``) or in the old layout.
-        error: the old layout's ``error`` column (largest deviation, a float); None in the new layout.
-        per_iter_us: ``-I 1`` columns ``i_min``/``i_max``/``i_p99`` in microseconds and ``i_cv%`` in percent.
-    """
-
-    time_us: float | None
-    algbw_gbytes_per_s: float | None
-    busbw_gbytes_per_s: float | None
-    wrong: int | None = None
-    error: float | None = None
-    per_iter_us: dict[str, float | None] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class NcclRow:
-    """One result row (one message size).
-
-    Attributes:
-        size_bytes: message size, bytes. count: elements. dtype: ``float``, ``half``... redop: ``sum``...,
-            None when the layout had no ``redop``. root: root rank (-1 = none), None when not printed.
-        out_of_place, in_place: the two runs (None when that block is absent).
-        timestamp: ``-S 1`` wall-clock time as printed, else None.
-        printed_by: the launcher's rank tag of the line (``[1,0]`` -> 0, ``srun -l`` label), None without one.
-        line: the row as printed (launcher prefix removed).
-    """
-
-    size_bytes: int
-    count: int
-    dtype: str
-    redop: str | None
-    root: int | None
-    out_of_place: NcclRun | None
-    in_place: NcclRun | None
-    timestamp: str | None = None
-    printed_by: int | None = None
-    line: str = ""
-
-    def runs(self) -> list[NcclRun]:
-        """The runs present, out-of-place first."""
-        return [r for r in (self.out_of_place, self.in_place) if r is not None]
-
-
-@dataclass
-class NcclTestsResult(ToolResult):
-    """A parsed nccl-tests run (stdout or ``-J`` JSON).
-
-    Attributes (None = not printed by this release or unreadable; the reason is in ``unknown`` when it matters):
-        collective: the binary, e.g. ``all_reduce_perf`` (from "Collective test starting/concluded" or the JSON
-            args), None when not printed (releases before 2.17 do not print it).
-        nccl_tests_version: e.g. ``2.18.0``. nccl_headers / nccl_library: NCCL version codes (22907 = 2.29.7).
-        nccl_version: from ``NCCL version 2.26.2+cuda12.8`` lines.
-        n_threads, n_gpus: ``-t`` and ``-g``. min_bytes, max_bytes: the sweep, bytes. step_factor / step_bytes.
-        warmup_iters, iters, agg_iters, validation (1 = results checked, 0 = ``-c 0``), graph, unalign.
-        ranks: the ``#  Rank`` lines. columns: the column header as printed (names), layout ``wrong`` (``#wrong``
-            column) or ``error`` (old ``error`` column).
-        rows: the result rows. out_of_bounds: the footer count; out_of_bounds_ok: its OK/FAILED.
-        avg_busbw_gbytes_per_s: "Avg bus bandwidth", GB/s, the mean over every size and both runs.
-        avg_busbw_verdict: ``OK``/``FAILED`` when ``NCCL_TESTS_MIN_BW`` was set, else None.
-        algorithms: NCCL_ALGO values seen (``NCCL_DEBUG=INFO`` "NCCL_ALGO set by environment to X", JSON env).
-        printing_ranks: launcher rank tags seen on any line (which ranks printed).
-        notes: lines kept for people (``Blocking Enabled``, skipped JSON output...), not judged.
-        exit_code: the process exit code given by the caller.
-    """
-
-    collective: str | None = None
-    nccl_tests_version: str | None = None
-    nccl_headers: int | None = None
-    nccl_library: int | None = None
-    nccl_version: str | None = None
-    n_threads: int | None = None
-    n_gpus: int | None = None
-    min_bytes: int | None = None
-    max_bytes: int | None = None
-    step_factor: int | None = None
-    step_bytes: int | None = None
-    warmup_iters: int | None = None
-    iters: int | None = None
-    agg_iters: int | None = None
-    validation: int | None = None
-    graph: int | None = None
-    unalign: int | None = None
-    ranks: list[NcclRank] = field(default_factory=list)
-    columns: list[str] = field(default_factory=list)
-    layout: Literal["wrong", "error"] | None = None
-    rows: list[NcclRow] = field(default_factory=list)
-    out_of_bounds: int | None = None
-    out_of_bounds_ok: bool | None = None
-    avg_busbw_gbytes_per_s: float | None = None
-    avg_busbw_verdict: str | None = None
-    algorithms: list[str] = field(default_factory=list)
-    printing_ranks: list[int] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    exit_code: int | None = None
-
-    @property
-    def hosts(self) -> list[str]:
-        """Distinct host names of the ranks, in rank order (the node count is its length)."""
-        return list(dict.fromkeys(r.host for r in self.ranks))
-
-    @property
-    def largest_size_bytes(self) -> int | None:
-        """The largest message size with a row, bytes."""
-        return max((r.size_bytes for r in self.rows), default=None)
-
-    def busbw_at(self, size_bytes: int, run: Literal["best", "out_of_place", "in_place"] = "best") -> float | None:
-        """Bus bandwidth (GB/s) at exactly ``size_bytes``: the better of both runs by default; None if not run."""
-        values: list[float] = []
-        for row in self.rows:
-            if row.size_bytes != size_bytes:
-                continue
-            picked = row.runs() if run == "best" else [getattr(row, run)]
-            values += [r.busbw_gbytes_per_s for r in picked if r is not None and r.busbw_gbytes_per_s is not None]
-        return max(values, default=None)
-
-    @property
-    def busbw_at_largest_gbytes_per_s(self) -> float | None:
-        """The better busbw (GB/s) of both runs at the largest size -- the plateau figure thresholds want."""
-        size = self.largest_size_bytes
-        return None if size is None else self.busbw_at(size)
-
-    @property
-    def peak_busbw_gbytes_per_s(self) -> float | None:
-        """The highest busbw (GB/s) of any row and run."""
-        values = [r.busbw_gbytes_per_s for row in self.rows for r in row.runs() if r.busbw_gbytes_per_s is not None]
-        return max(values, default=None)
-
-    @property
-    def wrong_total(self) -> int | None:
-        """Sum of ``#wrong`` over all rows; None when no row reported it (``N/A`` or the old layout)."""
-        counts = [r.wrong for row in self.rows for r in row.runs() if r.wrong is not None]
-        return sum(counts) if counts else None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -498,306 +338,10 @@ def parse_nccl_tests(raw: str, *, version: str | None = None, exit_code: int | N
     # Releases that announce the test (2.17+) also conclude it; a missing last line means the output was cut.
     if started and not concluded and res.avg_busbw_gbytes_per_s is not None:
         res.unknown.append("no '# Collective test concluded' line although the test was announced: output cut short")
-    _judge(res, failures, traces, warns, launcher)
+    if m := _MPI_SLOTS.search(raw):
+        res.launch_refused = "not enough slots"
+        res.slots_requested = int(m["n"]) if m["n"].isdigit() else None
+    judge(res, failures, traces, warns, launcher)
     return res
 
 
-def _judge(
-    res: NcclTestsResult,
-    failures: list[str],
-    traces: list[str],
-    warns: list[str],
-    launcher: list[str],
-    *,
-    json_errors: list[str] | None = None,
-) -> None:
-    """Turn what was read into findings and UNKNOWN reasons (the tool's own verdicts only, no thresholds).
-
-    ``json_errors`` is None for stdout and the ``errors`` list of a ``-J`` file otherwise.
-    """
-    finished = res.avg_busbw_gbytes_per_s is not None
-    from_json = json_errors is not None
-    if failures:
-        kind = "NCCL" if any("NCCL failure" in f for f in failures) else "CUDA"
-        code = "NCCL_TEST_TIMEOUT" if all("Test timeout" in f for f in failures) else f"NCCL_TEST_{kind}_FAILURE"
-        res.findings.append(
-            Finding(
-                code,
-                Status.FAIL,
-                f"nccl-tests stopped: {failures[0]}",
-                evidence="\n".join(failures + traces),
-                action=Action.RETEST,
-            )
-        )
-    if launcher:
-        res.findings.append(
-            Finding(
-                "NCCL_LAUNCHER_FAILURE",
-                Status.FAIL,
-                f"a rank of the run failed: {launcher[0]}",
-                evidence="\n".join(launcher),
-                action=Action.RETEST,
-            )
-        )
-    wrong_rows = [row for row in res.rows if any((r.wrong or 0) > 0 for r in row.runs())]
-    if wrong_rows:
-        total = res.wrong_total
-        res.findings.append(
-            Finding(
-                "NCCL_WRONG_RESULTS",
-                Status.FAIL,
-                f"{total} wrong elements in {len(wrong_rows)} message size(s): the collective returned bad data",
-                evidence="\n".join(r.line for r in wrong_rows),
-                action=Action.REBOOT,
-            )
-        )
-    if (res.out_of_bounds_ok is False or (res.out_of_bounds or 0) > 0) and not wrong_rows:
-        res.findings.append(
-            Finding(
-                "NCCL_OUT_OF_BOUNDS",
-                Status.FAIL,
-                f"{res.out_of_bounds} result(s) out of bounds: the collective returned bad data",
-                evidence=f"# Out of bounds values : {res.out_of_bounds} FAILED",
-                action=Action.REBOOT,
-            )
-        )
-    if res.avg_busbw_verdict == "FAILED":
-        res.findings.append(
-            Finding(
-                "NCCL_AVG_BUSBW_BELOW_MIN",
-                Status.FAIL,
-                f"Avg bus bandwidth {res.avg_busbw_gbytes_per_s} GB/s is below 0.9 x NCCL_TESTS_MIN_BW",
-                evidence=f"# Avg bus bandwidth : {res.avg_busbw_gbytes_per_s} FAILED",
-                action=Action.RETEST,
-            )
-        )
-    if traces and not failures and not any(f.status == Status.FAIL for f in res.findings):
-        res.findings.append(
-            Finding(
-                "NCCL_TEST_FAILURE",
-                Status.FAIL,
-                f"nccl-tests reported a failure: {traces[0]}",
-                evidence="\n".join(traces),
-                action=Action.RETEST,
-            )
-        )
-    if warns:
-        # NCCL WARN also covers benign fallbacks; it decides only when the run did not finish.
-        # In a run that stopped, the last warning is the one closest to the failure.
-        status = Status.WARN if finished and not failures else Status.FAIL
-        shown = warns[0] if status == Status.WARN else warns[-1]
-        res.findings.append(
-            Finding("NCCL_WARN", status, f"NCCL warned: {shown}", evidence="\n".join(warns), action=Action.RETEST)
-        )
-    if json_errors:
-        res.findings.append(
-            Finding(
-                "NCCL_ERROR_REPORTED",
-                Status.WARN if finished else Status.FAIL,
-                f"nccl-tests recorded an NCCL error: {json_errors[0]}",
-                evidence="\n".join(json_errors),
-                action=Action.RETEST,
-            )
-        )
-    checked = [r.wrong for row in res.rows for r in row.runs()]
-    if res.layout == "wrong" and res.rows and all(w is None for w in checked):
-        res.findings.append(
-            Finding(
-                "NCCL_VALIDATION_DISABLED",
-                Status.WARN,
-                "results were not checked (#wrong is N/A, nccl-tests ran with -c 0): bandwidth only",
-                evidence=res.rows[0].line,
-            )
-        )
-    failed = any(f.status == Status.FAIL for f in res.findings)
-    if from_json:
-        if not res.rows:
-            res.unknown.append("'results' holds no readable result")
-        if res.out_of_bounds is None:
-            res.unknown.append("no 'out_of_bounds' count")
-        if not finished:
-            res.unknown.append("no 'average_bus_bandwidth' figure")
-    else:
-        if res.n_gpus is None and not failed and not res.unknown:
-            res.unknown.append("no '# nThread ... nGpus ...' header line")
-        if not res.columns:
-            if not failed:
-                res.unknown.append("no results table header ('#  size  count  type ...')")
-        elif not res.rows and not failed:
-            res.unknown.append("no result rows under the table header")
-        if res.columns and res.out_of_bounds is None and not failed:
-            res.unknown.append("no '# Out of bounds values' line: the run did not finish or the output is truncated")
-        if res.columns and not finished and not failed:
-            res.unknown.append("no '# Avg bus bandwidth' line: the run did not finish or the output is truncated")
-    if res.exit_code not in (None, 0) and res.status() < Status.UNKNOWN:
-        res.findings.append(
-            Finding(
-                "NCCL_EXIT_NONZERO",
-                Status.FAIL,
-                f"nccl-tests exited with code {res.exit_code} although its output shows no failure",
-                action=Action.RETEST,
-            )
-        )
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# -J JSON (util.cu, JSON_FILE_VERSION 2)
-
-
-def _json_num(value: Any, what: str, unknown: list[str]) -> float | None:
-    """A JSON number; util.cu writes NaN as the string "nan" (jsonDouble) -- that and anything else is None."""
-    if isinstance(value, bool) or value is None:
-        if value is not None:
-            unknown.append(f"{what} is a boolean")
-        return None
-    if isinstance(value, int | float) and math.isfinite(value):
-        return float(value)
-    unknown.append(f"{what} {value!r} is not a finite number")
-    return None
-
-
-def _json_bool(value: Any) -> bool | None:
-    """util.cu's jsonBool writes the strings "true"/"false"; accept real booleans too."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    return None
-
-
-def _json_run(obj: Any, where: str, unknown: list[str]) -> NcclRun | None:
-    if obj is None:
-        return None
-    if not isinstance(obj, dict):
-        unknown.append(f"{where} is not an object")
-        return None
-    time_key = "time" if "time" in obj else "cpu_time"
-    wrong_raw = obj.get("nwrong")
-    wrong = _json_num(wrong_raw, f"{where}.nwrong", unknown) if wrong_raw is not None else None
-    return NcclRun(
-        time_us=_json_num(obj.get(time_key), f"{where}.{time_key}", unknown),
-        algbw_gbytes_per_s=_json_num(obj.get("alg_bw"), f"{where}.alg_bw", unknown),
-        busbw_gbytes_per_s=_json_num(obj.get("bus_bw"), f"{where}.bus_bw", unknown),
-        wrong=None if wrong is None else int(wrong),
-    )
-
-
-def _json_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
-        return int(value)  # root is written as the string "%6i" ("    -1")
-    return None
-
-
-def parse_nccl_tests_json(raw: str, *, version: str | None = None, exit_code: int | None = None) -> NcclTestsResult:
-    """Parse the file nccl-tests writes with ``-J out.json`` into the same :class:`NcclTestsResult`.
-
-    Keys (``util.cu``, JSON_FILE_VERSION 2): ``config`` {nthreads, ngpus, minimum_bytes, maximum_bytes,
-    step_factor | step_bytes, warmup_iters, iterations, aggregated_iterations, validation, graph, ...},
-    ``devices`` [{rank, group, pid, hostname, device, device_hex, device_info}], ``results`` [{size, count, type,
-    redop, root (a string), out_of_place {time | cpu_time, alg_bw, bus_bw, nwrong (null with -c 0)}, in_place
-    {...}}], ``out_of_bounds`` {count, okay}, ``average_bus_bandwidth`` {bandwidth, okay: bool | "unchecked"},
-    ``errors`` [..], ``args``, ``env``, ``nccl_version``. util.cu writes booleans as the strings "true"/"false"
-    and NaN as "nan"; both are handled.
-
-    Raises:
-        Nothing: invalid JSON or missing keys become ``unknown`` reasons.
-    """
-    res = NcclTestsResult(tool=f"{TOOL} -J", version=version or "", exit_code=exit_code)
-    try:
-        doc = json.loads(raw) if isinstance(raw, str) and raw.strip() else None
-    except ValueError as exc:
-        res.unknown.append(f"not valid JSON: {exc}")
-        doc = None
-    if not isinstance(doc, dict):
-        if not res.unknown:
-            res.unknown.append("empty output" if not (isinstance(raw, str) and raw.strip()) else "not a JSON object")
-        return res
-
-    args = doc.get("args")
-    if isinstance(args, list) and args and isinstance(args[0], str):
-        res.collective = args[0].rsplit("/", 1)[-1]
-    env = doc.get("env")
-    if isinstance(env, list):
-        for item in env:
-            if isinstance(item, str) and item.startswith("NCCL_ALGO="):
-                res.algorithms.append(item.split("=", 1)[1])
-    if isinstance(doc.get("nccl_version"), int):
-        res.nccl_library = doc["nccl_version"]
-
-    cfg = doc.get("config")
-    if isinstance(cfg, dict):
-        for attr, key in (
-            ("n_threads", "nthreads"),
-            ("n_gpus", "ngpus"),
-            ("min_bytes", "minimum_bytes"),
-            ("max_bytes", "maximum_bytes"),
-            ("step_factor", "step_factor"),
-            ("step_bytes", "step_bytes"),
-            ("warmup_iters", "warmup_iters"),
-            ("iters", "iterations"),
-            ("agg_iters", "aggregated_iterations"),
-            ("validation", "validation"),
-            ("graph", "graph"),
-        ):
-            setattr(res, attr, _json_int(cfg.get(key)))
-    else:
-        res.unknown.append("no 'config' object")
-
-    # util.cu writes "devices" inside "config" (writeDeviceReport closes config after the device list).
-    devices = (cfg.get("devices") if isinstance(cfg, dict) else None) or doc.get("devices") or []
-    for i, dev in enumerate(devices if isinstance(devices, list) else []):
-        if not isinstance(dev, dict) or _json_int(dev.get("rank")) is None:
-            res.unknown.append(f"devices[{i}] is unreadable")
-            continue
-        res.ranks.append(
-            NcclRank(
-                rank=_json_int(dev.get("rank")) or 0,
-                group=_json_int(dev.get("group")),
-                pid=_json_int(dev.get("pid")) or 0,
-                host=str(dev.get("hostname", "")),
-                device=_json_int(dev.get("device")) or 0,
-                bus_id=str(dev.get("device_hex", "")),
-                gpu_name=str(dev.get("device_info", "")),
-            )
-        )
-
-    results = doc.get("results")
-    if not isinstance(results, list):
-        res.unknown.append("no 'results' list")
-        results = []
-    for i, item in enumerate(results):
-        if not isinstance(item, dict) or _json_int(item.get("size")) is None:
-            res.unknown.append(f"results[{i}] has no size")
-            continue
-        oop = _json_run(item.get("out_of_place"), f"results[{i}].out_of_place", res.unknown)
-        inp = _json_run(item.get("in_place"), f"results[{i}].in_place", res.unknown)
-        res.rows.append(
-            NcclRow(
-                size_bytes=_json_int(item.get("size")) or 0,
-                count=_json_int(item.get("count")) or 0,
-                dtype=str(item.get("type", "")),
-                redop=item.get("redop"),
-                root=_json_int(item.get("root")),
-                out_of_place=oop,
-                in_place=inp,
-                line=json.dumps(item, separators=(",", ":")),
-            )
-        )
-    res.layout = "wrong"
-
-    oob = doc.get("out_of_bounds")
-    if isinstance(oob, dict):
-        res.out_of_bounds = _json_int(oob.get("count"))
-        res.out_of_bounds_ok = _json_bool(oob.get("okay"))
-    avg = doc.get("average_bus_bandwidth")
-    if isinstance(avg, dict):
-        res.avg_busbw_gbytes_per_s = _json_num(avg.get("bandwidth"), "average_bus_bandwidth.bandwidth", res.unknown)
-        okay = avg.get("okay")
-        res.avg_busbw_verdict = None if okay == "unchecked" else {True: "OK", False: "FAILED"}.get(_json_bool(okay))
-    errors = [e for e in doc.get("errors") or [] if isinstance(e, str) and e.strip()]
-    _judge(res, [], [], [], [], json_errors=errors)
-    return res

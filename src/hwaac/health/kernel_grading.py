@@ -1,0 +1,158 @@
+"""What a kernel log's events mean for a node: XID, SXid, fallen-off-the-bus and PCIe "limited by" findings.
+
+The reader (:mod:`hwaac.health.parsers.kernel_log`) returns events; :func:`grade_kernel_log` (called by
+:func:`hwaac.health.checks.check_kernel_log`) decides here (status and action of XIDs from :mod:`hwaac.health.xid`):
+
+- ``GPU_XID_<n>``, one per GPU and XID, all its lines as evidence; 144-150 lines that all say "Nonfatal" are WARN;
+  154 takes the recovery action it names ("to 0x4 (Drain and Reset)" -> RESET_GPU, FAIL; "None" -> WARN); a
+  secondary XID ("... caused by previous Xid 149") is graded as its cause and says so.
+- ``GPU_FALLEN_OFF_BUS``: FAIL, REBOOT (as XID 79, RESTART_BM; RMA when it recurs after a reboot), unless an XID 79
+  of the same GPU already says so.
+- ``NVSWITCH_SXID_<n>``: "Fatal" -> FAIL, REBOOT (a fatal NVSwitch error needs the switches and GPUs reset);
+  otherwise WARN; SXids on the benign allow-list give no finding.
+- ``NIC_PCIE_LIMITED`` (mlx5_core) / ``PCIE_BANDWIDTH_LIMITED`` (other drivers): FAIL with REBOOT when the link
+  trained narrower than the device can (x8 of x16: a physical or training fault that costs the NIC half its
+  bandwidth; retrain by reboot, then reseat); WARN with NONE when only the speed is lower (often the platform's
+  design, e.g. a Gen4 switch in front of Gen5 GPUs as in stas00/ml-engineering's example).
+"""
+
+from __future__ import annotations
+
+from hwaac.health.parsers.kernel_log import KernelEvent, KernelLog
+from hwaac.health.result import Action, Finding, Status
+from hwaac.health.xid import is_benign_sxid, recovery_action, xid_action
+
+
+def _evidence(events: list[KernelEvent], limit: int = 5) -> str:
+    text = "\n".join(e.line for e in events[:limit])
+    if len(events) > limit:
+        text += f"\n... and {len(events) - limit} more line(s)"
+    return text
+
+
+def _same_gpu(a: str, b: str) -> bool:
+    """XIDs name ``0000:b3:00``, other lines ``0000:b3:00.0``: compare without the function."""
+    return a.split(".")[0] == b.split(".")[0]
+
+
+def _xid_grade(number: int, events: list[KernelEvent]) -> tuple[Status, Action, str]:
+    """Status, action and a note for one GPU's lines of one (primary) XID."""
+    info = xid_action(number)
+    status, action = info.status, info.action
+    note = f"NVIDIA action {info.nvidia_action}" if info.listed else "not in the XID table: refresh it, re-run"
+    if 144 <= number <= 150 and events and all("Nonfatal" in e.message for e in events):
+        status = Status.WARN
+    if number == 154 and events:
+        target = events[-1].recovery_action
+        mapped = recovery_action(target) if target else None
+        if mapped is None:
+            status, action, note = Status.UNKNOWN, Action.RETEST, "recovery action not readable"
+        else:
+            status = Status.WARN if mapped is Action.NONE else Status.FAIL
+            action, note = mapped, f"recovery action {target}"
+    return status, action, note
+
+
+def _xid_findings(result: KernelLog) -> None:
+    """One finding per GPU and XID. A secondary XID ("Xid 45 ... caused by previous Xid 149") is graded by its
+    cause, as NVIDIA's catalog says for a non-solo XID 45 ("IGNORE (follow other Xid)"): with the cause's own lines
+    on that GPU, as they were graded; without them, as the catalog grades the cause."""
+    groups: dict[tuple[str, int, int | None], list[KernelEvent]] = {}
+    for event in result.events:
+        if event.kind == "xid" and event.code is not None:
+            groups.setdefault((event.pci, event.code, event.caused_by), []).append(event)
+    graded: dict[tuple[str, int], tuple[Status, Action, str]] = {}
+    for (pci, number, cause), events in groups.items():
+        if cause is None:
+            graded[(pci, number)] = _xid_grade(number, events)
+    for (pci, number, cause), events in groups.items():
+        info = xid_action(number)
+        if cause is None:
+            status, action, note = graded[(pci, number)]
+        else:
+            own = graded.get((pci, cause))
+            status, action, why = own if own is not None else _xid_grade(cause, [])
+            seen = "its lines on this GPU" if own is not None else "NVIDIA's catalog (its own lines are not in the log)"
+            name = xid_action(cause).mnemonic or "(unnamed)"
+            note = f"secondary to Xid {cause} {name}, graded as Xid {cause} by {seen}: {why}"
+        ids = result.gpu_ids.get(pci, {})
+        who = f" ({ids['uuid']})" if "uuid" in ids else ""
+        result.findings.append(
+            Finding(
+                info.code,
+                status,
+                f"XID {number} {info.mnemonic or '(unnamed)'} on GPU {pci}{who}, {len(events)} line(s): {note}; "
+                f"first: {events[0].message}",
+                f"gpu {pci}",
+                _evidence(events),
+                action,
+            )
+        )
+
+
+def _other_findings(result: KernelLog) -> None:
+    xid79 = [e.pci for e in result.events if e.kind == "xid" and e.code == 79]
+    fallen: dict[str, list[KernelEvent]] = {}
+    for event in result.events:
+        if event.kind == "fallen_off_bus" and not any(_same_gpu(event.pci, pci) for pci in xid79):
+            fallen.setdefault(event.pci, []).append(event)
+    for pci, events in fallen.items():
+        result.findings.append(
+            Finding(
+                "GPU_FALLEN_OFF_BUS",
+                Status.FAIL,
+                f"GPU {pci} has fallen off the bus ({len(events)} message(s); as XID 79): reboot the node; RMA if it "
+                "recurs",
+                f"gpu {pci}",
+                _evidence(events),
+                Action.REBOOT,
+            )
+        )
+    for event in result.events:
+        if event.kind == "pcie_limited" and event.pcie is not None:
+            limit = event.pcie
+            code = "NIC_PCIE_LIMITED" if limit.driver.startswith("mlx5") else "PCIE_BANDWIDTH_LIMITED"
+            narrow = limit.width < limit.capable_width
+            result.findings.append(
+                Finding(
+                    code,
+                    Status.FAIL if narrow else Status.WARN,
+                    f"{limit.driver} {event.pci}: {limit.available_gbps} Gb/s available of {limit.capable_gbps} Gb/s "
+                    f"(x{limit.width} at {limit.speed_gts} GT/s, capable of x{limit.capable_width} at "
+                    f"{limit.capable_speed_gts} GT/s, limited at {limit.at})"
+                    + (": the link trained narrow, reboot to retrain, then reseat" if narrow else ""),
+                    f"{limit.driver} {event.pci}",
+                    event.line,
+                    Action.REBOOT if narrow else Action.NONE,
+                )
+            )
+    sxids: dict[tuple[str, int], list[KernelEvent]] = {}
+    for event in result.events:
+        if event.kind == "sxid" and event.code is not None and not is_benign_sxid(event.code):
+            sxids.setdefault((event.pci, event.code), []).append(event)
+    for (pci, number), events in sxids.items():
+        fatal = any(e.message.startswith("Fatal") for e in events)
+        result.findings.append(
+            Finding(
+                f"NVSWITCH_SXID_{number}",
+                Status.FAIL if fatal else Status.WARN,
+                f"SXid {number} on NVSwitch {pci} ({events[0].switch}), {len(events)} event(s), "
+                f"{'fatal: reboot to reset the fabric' if fatal else 'non-fatal'}: {events[0].message}",
+                f"nvswitch {pci}",
+                _evidence(events),
+                Action.REBOOT if fatal else Action.NONE,
+            )
+        )
+
+
+def grade_kernel_log(log: KernelLog) -> KernelLog:
+    """Add the findings of ``log``'s events (not its history) to it and return it; grading twice does nothing."""
+    if log.graded:
+        return log
+    log.graded = True
+    _xid_findings(log)
+    _other_findings(log)
+    return log
+
+
+__all__ = ["grade_kernel_log"]
