@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from hwaac.health.result import Action, Finding, Status, ToolResult
 
@@ -639,8 +640,16 @@ def counter_growth(
     return growth
 
 
+class PortCounterReading(Protocol):
+    """A reading with per-port counters: :class:`IbCountersResult` (sysfs) or
+    :class:`~hwaac.health.parsers.rdma.RdmaStatResult` (``rdma statistic show``)."""
+
+    @property
+    def ports(self) -> Mapping[PortKey, Mapping[str, int | None]]: ...
+
+
 def port_counter_growth(
-    before: IbCountersResult, after: IbCountersResult, seconds: float
+    before: PortCounterReading, after: PortCounterReading, seconds: float
 ) -> dict[PortKey, dict[str, CounterGrowth]]:
     """:func:`counter_growth` for every ``(device, port)`` in either reading (a port missing on one side has every
     counter unknown). Raises nothing."""
