@@ -12,6 +12,8 @@ Probes (``lustre-client.md`` section 2, parsers in :mod:`hwaac.health.parsers.lu
 - ``imports``: ``lctl get_param osc.*.import mdc.*.import`` (connection state per target);
 - ``ping <nid>``: ``lctl ping <nid>`` for every MGS NID of the expected file systems;
 - ``lnet_net``: ``lnetctl net show -v`` (local NI status and health; optional).
+- ``lfs_df``: ``lfs df -v`` (every MDT/OST the client sees, inactive ones included; optional,
+  :mod:`hwaac.health.lustre_targets`).
 
 Shapes: a probe output is ``{"rc": int | None, "stdout": str, "stderr": str, "seconds": float, "timed_out": bool}``
 as ``plugins/module_utils/timed_run.py`` returns it (``rc`` None: the tool could not start). Expected file systems
@@ -52,6 +54,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hwaac.health.lustre_targets import df_findings
 from hwaac.health.node import NodeVerdict, verdict
 from hwaac.health.parsers.lustre import (
     LustreMount,
@@ -63,6 +66,7 @@ from hwaac.health.parsers.lustre import (
     parse_lnet_net_show,
     parse_lustre_mounts,
 )
+from hwaac.health.parsers.lustre_df import parse_lfs_df
 from hwaac.health.result import Action, Finding, Status
 
 FSNAME = re.compile(r"^[A-Za-z0-9_]{1,8}$")  # mkfs.lustre.8: at most 8 characters; contract.md
@@ -138,8 +142,9 @@ def all_mgs_nids(filesystems: Sequence[ExpectedFilesystem], extra: Iterable[str]
     return list(seen)
 
 
-def commands(mgs_nids: Iterable[str], *, lnet: bool = True) -> dict[str, list[str]]:
-    """The probes: probe name -> argv (no shell). ``ping <nid>`` per MGS NID; ``lnet_net`` when ``lnet``."""
+def commands(mgs_nids: Iterable[str], *, lnet: bool = True, df: bool = False) -> dict[str, list[str]]:
+    """The probes: probe name -> argv (no shell). ``ping <nid>`` per MGS NID; ``lnet_net`` when ``lnet``;
+    ``lfs_df`` when ``df``."""
     probes = {
         "lfs_check": ["lfs", "check", "servers"],
         "health_check": ["lctl", "get_param", "-n", "health_check"],
@@ -149,6 +154,8 @@ def commands(mgs_nids: Iterable[str], *, lnet: bool = True) -> dict[str, list[st
         probes[PING_PREFIX + nid] = ["lctl", "ping", nid]
     if lnet:
         probes["lnet_net"] = ["lnetctl", "net", "show", "-v"]
+    if df:
+        probes["lfs_df"] = ["lfs", "df", "-v"]  # -v: inactive targets get a row (lfs.c mntdf skips them without)
     return probes
 
 
@@ -413,6 +420,20 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
         else:
             stdout, stderr, rc = _text(out)
             found += parse_lnet_net_show(stdout, stderr=stderr, exit_code=rc).all_findings()
+
+    # MDT/OST rows of lfs df (optional probe)
+    if "lfs_df" in outputs:
+        out = outputs["lfs_df"]
+        problem = _probe_problem("lfs_df", out)
+        if problem:
+            found.append(problem)
+        else:
+            stdout, stderr, rc = _text(out)
+            df = parse_lfs_df(stdout + ("\n" + stderr if stderr else ""))
+            targets = df_findings(df, mounted)
+            if rc and not targets:
+                targets.append(_unknown("LUSTRE_DF_FAILED", f"lfs df exited {rc} without naming a target"))
+            found += targets
     return found
 
 
