@@ -22,7 +22,7 @@ Both load to the same dicts; :func:`parse_state` turns either into one model::
                                         "status": "up" | None, "tunables": {...}, "lnd_tunables": {...}}]}],
      "global": {"discovery": 1, "max_interfaces": 200, ...}}
 
-Names are normalised (``normalise_net`` of module_utils/lustre_mount.py, the one host copy of network names and
+Names are normalised (``normalise_net`` of module_utils/lustre_formats.py, the one copy of network names and
 of /proc/mounts parsing): LNet prints ``o2ib``/``tcp`` for network number 0 (``libcfs_net2str``), so ``o2ib0`` ==
 ``o2ib``; 2.12 printed ``max_intf``, renamed ``max_interfaces`` in 2.15 (LU-13722; ``lnetctl import`` accepts both,
 ``global_params`` in lnetctl.c).
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_formats import lnet_down_text, lnet_nets
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import (
     NET_RE,
     LustreError,
@@ -135,7 +136,7 @@ class LnetctlError:
 
 
 # --- names ---------------------------------------------------------------------------------------------------------
-# One host copy of LNet network names: module_utils/lustre_mount.py ``normalise_net`` (``o2ib0`` -> ``o2ib``, as
+# One copy of LNet network names: module_utils/lustre_formats.py ``normalise_net`` (``o2ib0`` -> ``o2ib``, as
 # ``libcfs_net2str`` prints network number 0).
 
 
@@ -289,7 +290,7 @@ def lnet_down(text: str) -> bool:
     for err in parse_errors(text):
         if err.errno == -ENETDOWN or "Network is down" in err.descr or "LNet stack down" in err.descr:
             return True
-    return "LNet stack down" in text or "Network is down" in text
+    return lnet_down_text(text)
 
 
 def modules_missing(text: str) -> bool:
@@ -300,18 +301,6 @@ def modules_missing(text: str) -> bool:
 
 
 # --- state -------------------------------------------------------------------------------------------------------
-
-
-def _interface_of(ni: dict) -> str | None:
-    intf = ni.get("interfaces")
-    if isinstance(intf, dict) and intf:
-        for key in (0, "0"):
-            if key in intf:
-                return str(intf[key])
-        return str(next(iter(intf.values())))
-    if isinstance(intf, list) and intf:
-        return str(intf[0])
-    return None
 
 
 def _int_map(raw: object) -> dict[str, int | str]:
@@ -335,15 +324,17 @@ def parse_state(text: str) -> dict:
     for text that is not YAML or not lnetctl's shape.
     """
     doc = _load_state_documents(text) if text.strip() else {}
+    try:
+        entries = lnet_nets(doc)  # module_utils/lustre_formats.py: the one reader of lnetctl's net entries
+    except LustreError as exc:
+        raise LnetError(str(exc)) from None
     nets: list[dict] = []
     by_name: dict[str, dict] = {}
-    for entry in doc.get("net") or []:
-        if not isinstance(entry, dict) or "net type" not in entry:
-            raise LnetError(f"unexpected entry under net: {entry!r}")
+    for entry in entries:
         try:
-            name = normalise_net(str(entry["net type"]).strip())
+            name = normalise_net(entry["net"])
         except LustreError as exc:
-            raise LnetError(f"lnetctl printed net type {entry['net type']!r}: {exc}") from None
+            raise LnetError(f"lnetctl printed net type {entry['net']!r}: {exc}") from None
         if name == "lo":
             continue
         net = by_name.get(name)
@@ -351,17 +342,15 @@ def parse_state(text: str) -> dict:
             net = {"net": name, "nis": []}
             by_name[name] = net
             nets.append(net)
-        for ni in entry.get("local NI(s)") or []:
-            if not isinstance(ni, dict):
-                raise LnetError(f"unexpected NI entry under net {name}: {ni!r}")
-            tun = _int_map(ni.get("tunables"))
-            lnd = _int_map(ni.get("lnd tunables"))
+        for ni in entry["nis"]:
+            tun = _int_map(ni["tunables"])
+            lnd = _int_map(ni["lnd tunables"])
             for key in [k for k in tun if k not in TUNABLES]:
                 lnd.setdefault(key, tun.pop(key))
             net["nis"].append({
-                "interface": _interface_of(ni),
-                "nid": str(ni["nid"]) if ni.get("nid") is not None else None,
-                "status": str(ni["status"]) if ni.get("status") is not None else None,
+                "interface": ni["interface"],
+                "nid": str(ni["nid"]) if ni["nid"] is not None else None,
+                "status": str(ni["status"]) if ni["status"] is not None else None,
                 "tunables": tun,
                 "lnd_tunables": lnd,
             })

@@ -53,6 +53,15 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from hwaac.health.parsers.lustre_formats import (  # noqa: F401  # unescape_mount_field: re-exported
+    LustreError,
+    lnet_down_text,
+    lnet_nets,
+    mount_lines,
+    normalise_nid,
+    split_source,
+    unescape_mount_field,
+)
 from hwaac.health.result import Action, Finding, Status, ToolResult
 
 _MAX_LINE_REASONS = 5
@@ -594,7 +603,6 @@ def parse_server_uuid(raw: str, *, exit_code: int | None = None) -> ImportsResul
 # --- lnetctl net show -v ------------------------------------------------------------------------------------------
 
 FULL_HEALTH = 1000  # LNet health value of a healthy NI (lnet/include/lnet/lib-types.h LNET_MAX_HEALTH_VALUE)
-_LNET_DOWN = re.compile(r"Network is down|LNet stack down|errno:\s*-100\b")
 
 
 @dataclass
@@ -648,7 +656,7 @@ def parse_lnet_net_show(raw: str, *, stderr: str = "", exit_code: int | None = N
         no ``net:`` list, an NI without a NID, a value that is not a number.
     """
     result = LnetNetsResult()
-    if _LNET_DOWN.search(raw) or _LNET_DOWN.search(stderr):
+    if lnet_down_text(raw) or lnet_down_text(stderr):
         result.lnet_down = True
         result.findings.append(Finding("LUSTRE_LNET_DOWN", Status.FAIL, "LNet is not running on this node "
                                        "(lnetctl: Network is down): no Lustre traffic is possible",
@@ -662,26 +670,25 @@ def parse_lnet_net_show(raw: str, *, stderr: str = "", exit_code: int | None = N
     except yaml.YAMLError as exc:
         result.unknown.append(f"not YAML: {str(exc).splitlines()[0]}")
         return result
-    nets = data.get("net") if isinstance(data, dict) else None
-    if not isinstance(nets, list):
+    if not isinstance(data, dict) or not isinstance(data.get("net"), list):
         result.unknown.append("no 'net:' list")
         return result
+    try:
+        nets = lnet_nets(data)  # lustre_formats: the one reader of lnetctl's net entries (host and controller)
+    except LustreError as exc:
+        result.unknown.append(str(exc)[:200])
+        return result
     for net in nets:
-        if not isinstance(net, dict):
-            result.unknown.append(f"net entry is not a mapping: {net!r}"[:160])
-            continue
-        net_type = str(net.get("net type", ""))
+        net_type = net["net"]
         if net_type == "lo":
             continue
-        for ni in net.get("local NI(s)") or []:
-            if not isinstance(ni, dict) or not ni.get("nid"):
+        for ni in net["nis"]:
+            if not ni["nid"]:
                 result.unknown.append(f"{net_type}: NI without a nid")
                 continue
-            interfaces = ni.get("interfaces") or {}
-            health = ni.get("health stats") or {}
-            entry = LnetNi(net_type, str(ni["nid"]), str(ni["status"]) if "status" in ni else None,
-                           str(next(iter(interfaces.values()))) if isinstance(interfaces, dict) and interfaces
-                           else None)
+            health = ni["health stats"] or {}
+            entry = LnetNi(net_type, str(ni["nid"]), str(ni["status"]) if ni["status"] is not None else None,
+                           ni["interface"])
             if isinstance(health, dict):
                 if "health value" in health:
                     entry.health_value = _int(health["health value"])
@@ -736,41 +743,6 @@ class LustreMount:
     mgs: tuple[tuple[str, ...], ...]
 
 
-_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
-_NET = re.compile(r"^(?P<lnd>[a-z][a-z0-9]*?)(?P<num>\d*)$")
-
-
-def unescape_mount_field(text: str) -> str:
-    """A ``/proc/mounts`` field as the kernel escaped it, decoded: ``\\ooo`` (three octal digits) -> the character.
-
-    Source: Linux ``fs/proc_namespace.c`` ``show_vfsmnt()``: the device name and the type go through ``mangle()``
-    (``seq_escape(m, s, " \\t\\n\\\\")``), the mount point through ``seq_path(..., " \\t\\n\\\\")``: space,
-    tab, newline and backslash become ``\\040``, ``\\011``, ``\\012``, ``\\134``. ``str`` in, ``str`` out; never
-    raises (a backslash not followed by three octal digits stays as it is).
-    """
-    return _OCTAL_ESCAPE.sub(lambda m: chr(int(m[1], 8)), text)
-
-
-def normalise_nid(nid: str) -> str:
-    """A NID in the form LNet prints it, for comparing NIDs written differently: ``10.20.0.1@o2ib0`` ->
-    ``10.20.0.1@o2ib``, ``@tcp0`` -> ``@tcp``, ``@o2ib1`` unchanged; the address lower-cased (host names are
-    case-insensitive, RFC 4343).
-
-    Source: ``libcfs_net2str_r()`` (lustre-release ``nidstrings.c``, kernel and user-space copies) prints
-    network number 0 without the number, so ``o2ib0`` and ``o2ib`` name the same network (``lustre-client.md``
-    section 0, item 2). This is the controller's copy of the rule (the host copy is
-    ``plugins/module_utils/lustre_mount.py`` ``normalise_net``; the health package depends on nothing else).
-    ``str`` in, ``str`` out; a text that is not ``ADDRESS@NET`` comes back unchanged (compared verbatim). Never
-    raises.
-    """
-    address, at, net = nid.rpartition("@")
-    match = _NET.match(net)
-    if not at or not address or not match:
-        return nid
-    num = match["num"]
-    return f"{address.lower()}@{match['lnd']}{num.lstrip('0') if num.strip('0') else ''}"
-
-
 def parse_lustre_mounts(raw: str) -> list[LustreMount]:
     """The ``lustre`` mounts of a ``/proc/mounts`` text.
 
@@ -784,16 +756,10 @@ def parse_lustre_mounts(raw: str) -> list[LustreMount]:
         that is not Lustre's is no evidence about Lustre. Never raises.
     """
     mounts = []
-    for line in raw.splitlines():
-        parts = line.split()
-        if len(parts) < 4 or unescape_mount_field(parts[2]) != "lustre":
+    for source, mount_point, fstype, options in mount_lines(raw):  # lustre_formats: one reader, host and controller
+        split = split_source(source) if fstype == "lustre" else None
+        if split is None:
             continue
-        source = unescape_mount_field(parts[0])
-        if ":/" not in source:
-            continue
-        nids, path = source.split(":/", 1)  # NIDs never hold ":/"; a subdirectory may
-        fsname = path.split("/", 1)[0]
-        mgs = tuple(tuple(n for n in node.split(",") if n) for node in nids.split(":") if node)
-        options = tuple(unescape_mount_field(option) for option in parts[3].split(","))
-        mounts.append(LustreMount(source, fsname, unescape_mount_field(parts[1]), options, mgs))
+        nodes, fsname, _subdir = split
+        mounts.append(LustreMount(source, fsname, mount_point, tuple(options), tuple(tuple(n) for n in nodes)))
     return mounts
