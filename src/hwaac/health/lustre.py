@@ -12,6 +12,8 @@ Probes (``lustre-client.md`` section 2, parsers in :mod:`hwaac.health.parsers.lu
 - ``imports``: ``lctl get_param osc.*.import mdc.*.import`` (connection state per target);
 - ``ping <nid>``: ``lctl ping <nid>`` for every MGS NID of the expected file systems;
 - ``lnet_net``: ``lnetctl net show -v`` (local NI status and health; optional).
+- ``list_nids``: ``lctl list_nids`` (the node's NIDs against the MGS networks; optional,
+  :mod:`hwaac.health.lustre_lnet`).
 - ``lfs_df``: ``lfs df -v`` (every MDT/OST the client sees, inactive ones included; optional,
   :mod:`hwaac.health.lustre_targets`).
 
@@ -54,8 +56,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hwaac.health.lustre_lnet import nid_findings
 from hwaac.health.lustre_targets import df_findings
 from hwaac.health.node import NodeVerdict, verdict
+from hwaac.health.parsers.lctl_list_nids import parse_lctl_list_nids
 from hwaac.health.parsers.lustre import (
     LustreMount,
     normalise_nid,
@@ -142,9 +146,10 @@ def all_mgs_nids(filesystems: Sequence[ExpectedFilesystem], extra: Iterable[str]
     return list(seen)
 
 
-def commands(mgs_nids: Iterable[str], *, lnet: bool = True, df: bool = False) -> dict[str, list[str]]:
+def commands(mgs_nids: Iterable[str], *, lnet: bool = True, df: bool = False,
+             nids: bool = False) -> dict[str, list[str]]:
     """The probes: probe name -> argv (no shell). ``ping <nid>`` per MGS NID; ``lnet_net`` when ``lnet``;
-    ``lfs_df`` when ``df``."""
+    ``lfs_df`` when ``df``; ``list_nids`` when ``nids``."""
     probes = {
         "lfs_check": ["lfs", "check", "servers"],
         "health_check": ["lctl", "get_param", "-n", "health_check"],
@@ -154,6 +159,8 @@ def commands(mgs_nids: Iterable[str], *, lnet: bool = True, df: bool = False) ->
         probes[PING_PREFIX + nid] = ["lctl", "ping", nid]
     if lnet:
         probes["lnet_net"] = ["lnetctl", "net", "show", "-v"]
+    if nids:
+        probes["list_nids"] = ["lctl", "list_nids"]
     if df:
         probes["lfs_df"] = ["lfs", "df", "-v"]  # -v: inactive targets get a row (lfs.c mntdf skips them without)
     return probes
@@ -420,6 +427,17 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
         else:
             stdout, stderr, rc = _text(out)
             found += parse_lnet_net_show(stdout, stderr=stderr, exit_code=rc).all_findings()
+
+    # the node's NIDs against the MGS networks (optional probe)
+    if "list_nids" in outputs:
+        out = outputs["list_nids"]
+        problem = _probe_problem("list_nids", out)
+        if problem:
+            found.append(problem)
+        else:
+            stdout, stderr, rc = _text(out)
+            listed = parse_lctl_list_nids(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)
+            found += nid_findings(listed, [(fs.name, fs.mgs) for fs in filesystems if fs.mgs])
 
     # MDT/OST rows of lfs df (optional probe)
     if "lfs_df" in outputs:
