@@ -37,12 +37,12 @@ failover to a node or NID not listed loses configuration updates; remount at the
 ``LUSTRE_MGS_UNREACHABLE`` (FAIL, CHECK_LINK: no NID of any MGS node of the file system answers),
 ``LUSTRE_MGS_NID_UNREACHABLE`` (WARN, CHECK_LINK: one NID does not answer, another MGS NID does: failover redundancy
 lost), ``LUSTRE_TARGETS_MISSING`` / ``LUSTRE_IMPORTS_MISSING`` (UNKNOWN, RETEST: a mounted file system without MDT
-or OST devices in the output), plus the parsers' codes: ``LUSTRE_TARGET_INACTIVE``, ``LUSTRE_TARGET_UNREACHABLE``,
-``LUSTRE_IMPORT_NOT_FULL``, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK), ``LUSTRE_IMPORT_RECOVERING`` (WARN,
-RETEST), ``LUSTRE_TARGET_DEACTIVATED`` (WARN), ``LUSTRE_NOT_HEALTHY``, ``LUSTRE_LBUG`` (FAIL, REBOOT),
-``LUSTRE_LNET_DOWN`` (FAIL), ``LUSTRE_LNET_NI_DOWN``, ``LUSTRE_LNET_NI_FATAL`` (FAIL, CHECK_LINK),
-``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``PARSE_UNREADABLE``, ``PROBE_TIMEOUT``, ``PROBE_NOT_RUN``,
-``PROBE_MISSING`` (UNKNOWN, RETEST).
+or OST devices in the output), plus the codes of :mod:`hwaac.health.checks_lustre`: ``LUSTRE_TARGET_INACTIVE``,
+``LUSTRE_TARGET_UNREACHABLE``, ``LUSTRE_IMPORT_NOT_FULL``, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK),
+``LUSTRE_IMPORT_RECOVERING`` (WARN, RETEST), ``LUSTRE_TARGET_DEACTIVATED`` (WARN), ``LUSTRE_NOT_HEALTHY``,
+``LUSTRE_LBUG`` (FAIL, REBOOT), ``LUSTRE_LNET_DOWN`` (FAIL), ``LUSTRE_LNET_NI_DOWN``, ``LUSTRE_LNET_NI_FATAL``
+(FAIL, CHECK_LINK), ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``PARSE_UNREADABLE``, ``PROBE_TIMEOUT``,
+``PROBE_NOT_RUN``, ``PROBE_MISSING`` (UNKNOWN, RETEST).
 
 Errors: :class:`ValueError` for malformed expectations (the message names the field, the value and what is valid);
 bad tool output never raises.
@@ -56,6 +56,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hwaac.health.checks_lustre import health_check_findings, import_findings, lfs_check_findings, lnet_findings
 from hwaac.health.lustre_lnet import nid_findings
 from hwaac.health.lustre_targets import df_findings
 from hwaac.health.node import NodeVerdict, verdict
@@ -340,7 +341,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
     else:
         stdout, stderr, rc = _text(out)
         lfs = parse_lfs_check(stdout, stderr, exit_code=rc)
-        found += [f for f in lfs.all_findings() if f.code != "LUSTRE_NO_CLIENT_MOUNT"]  # judged from /proc/mounts
+        found += lfs_check_findings(lfs, mounts_known=True)  # not mounted: judged from /proc/mounts
         for name in mounted:
             kinds = {t.obd.kind for t in lfs.of_fs(name)}
             if lfs.not_mounted:
@@ -359,7 +360,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
     else:
         stdout, stderr, rc = _text(out)
         imports = parse_imports(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)
-        found += imports.all_findings()
+        found += import_findings(imports)
         for name in mounted:
             kinds = {i.obd.kind for i in imports.of_fs(name)}
             if not imports.unknown and not {"mdc", "osc"} <= kinds:
@@ -373,7 +374,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
         found.append(problem)
     else:
         stdout, stderr, rc = _text(out)
-        found += parse_health_check(stdout + ("\n" + stderr if stderr else ""), exit_code=rc).all_findings()
+        found += health_check_findings(parse_health_check(stdout + ("\n" + stderr if stderr else ""), exit_code=rc))
 
     # MGS NIDs: per file system, per failover MGS node
     reach: dict[str, bool | None] = {}
@@ -426,7 +427,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
             found.append(problem)
         else:
             stdout, stderr, rc = _text(out)
-            found += parse_lnet_net_show(stdout, stderr=stderr, exit_code=rc).all_findings()
+            found += lnet_findings(parse_lnet_net_show(stdout, stderr=stderr, exit_code=rc))
 
     # the node's NIDs against the MGS networks (optional probe)
     if "list_nids" in outputs:

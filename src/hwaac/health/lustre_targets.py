@@ -1,7 +1,7 @@
 """Judge ``lfs df`` facts (:mod:`hwaac.health.parsers.lustre_df`): the MDTs and OSTs a Lustre client sees.
 
 A target that printed an error instead of its numbers is unreachable (FAIL, CHECK_LINK) or administratively
-deactivated (``inactive device``: WARN, as :mod:`hwaac.health.parsers.lustre` treats a deactivated import); a
+deactivated (``inactive device``: WARN, as :mod:`hwaac.health.checks_lustre` treats a deactivated import); a
 read-only target fails writes (FAIL); a degraded one (RAID rebuild) or one out of space or inodes, or above
 :data:`FULL_PERCENT` used, warns. A mounted file system missing from the output, or an output that could not be
 read completely, is UNKNOWN (RETEST), never PASS.

@@ -43,7 +43,9 @@ Samples and their sources: ``tests/fixtures/tools/lfs/`` and ``tests/fixtures/he
   (``<mgsnid>[,<nid>][:<failover>]:/<fsname>[/subdir] <dir> lustre <options> 0 0``, mount.lustre.8), fields
   decoded as the kernel escapes them (:func:`unescape_mount_field`); :func:`normalise_nid` for comparing NIDs.
 
-No function here raises on bad tool output.
+The parsers return facts (states, errors, flags, health values) and ``unknown`` reasons only; what they mean for
+the node (FAIL, WARN, the action) is judged in :mod:`hwaac.health.checks_lustre`. No function here raises on bad
+tool output.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ from hwaac.health.parsers.lustre_formats import (  # noqa: F401  # unescape_moun
     split_source,
     unescape_mount_field,
 )
-from hwaac.health.result import Action, Finding, Status, ToolResult
+from hwaac.health.result import ToolResult
 
 _MAX_LINE_REASONS = 5
 
@@ -164,12 +166,13 @@ class LfsCheckResult(ToolResult):
 
     Attributes:
         targets: one entry per device line, in output order (stdout lines, then stderr lines).
-        not_mounted: lfs said no Lustre client is mounted.
+        not_mounted: lfs said no Lustre client is mounted (``not_mounted_line``: the line that said so).
     """
 
     tool: str = "lfs check servers"
     targets: list[TargetState] = field(default_factory=list)
     not_mounted: bool = False
+    not_mounted_line: str = ""
 
     def of_fs(self, fsname: str) -> list[TargetState]:
         """The ``osc``/``mdc`` devices of one file system."""
@@ -181,12 +184,10 @@ def parse_lfs_check(stdout: str, stderr: str = "", *, exit_code: int | None = No
     """Read ``lfs check servers`` (stdout and stderr as captured; see the module docstring for the formats).
 
     Returns:
-        An :class:`LfsCheckResult`. Findings: ``LUSTRE_TARGET_INACTIVE`` (FAIL, CHECK_LINK) for an ``inactive.``
-        line or an error with ENOTCONN (107); ``LUSTRE_TARGET_UNREACHABLE`` (FAIL, CHECK_LINK) for any other error
-        line (EIO, EAGAIN, ESHUTDOWN...), the device as subject. ``unknown``: empty output, lines that are not
-        lfs's, ``cannot check target``, or a failing exit status without an error line. A node with nothing
-        mounted is ``not_mounted`` with finding ``LUSTRE_NO_CLIENT_MOUNT`` (FAIL, NONE); an evaluation that knows
-        what must be mounted (:func:`hwaac.health.lustre.evaluate`) replaces it with its own mount findings.
+        An :class:`LfsCheckResult`: a :class:`TargetState` per device line (``active``, ``inactive``, or ``error``
+        with its text and errno), ``not_mounted`` when lfs found no mounted client. ``unknown``: empty output,
+        lines that are not lfs's, ``cannot check target``, or a failing exit status without an error line.
+        :func:`hwaac.health.checks_lustre.lfs_check_findings` judges it.
     """
     result = LfsCheckResult(version=version or "")
     lines = [*stdout.splitlines(), *stderr.splitlines()]
@@ -201,18 +202,13 @@ def parse_lfs_check(stdout: str, stderr: str = "", *, exit_code: int | None = No
             continue
         if _NOT_MOUNTED.search(text):
             result.not_mounted = True
-            result.findings.append(Finding("LUSTRE_NO_CLIENT_MOUNT", Status.FAIL, "lfs check: no Lustre file "
-                                           "system is mounted on this node", evidence=text, action=Action.NONE))
+            result.not_mounted_line = text
             continue
         if m := _ACTIVE.match(text):
             result.targets.append(TargetState(split_obd_name(m["name"]), "active", evidence=text))
             continue
         if m := _INACTIVE.match(text):
-            target = TargetState(split_obd_name(m["name"]), "inactive", evidence=text)
-            result.targets.append(target)
-            result.findings.append(Finding(
-                "LUSTRE_TARGET_INACTIVE", Status.FAIL, f"{target.obd.name} is inactive (its import is not "
-                "connected): this client cannot reach that target", target.obd.name, text, Action.CHECK_LINK))
+            result.targets.append(TargetState(split_obd_name(m["name"]), "inactive", evidence=text))
             errors += 1
             continue
         if m := _CHECK_ERROR.match(text):
@@ -220,18 +216,8 @@ def parse_lfs_check(stdout: str, stderr: str = "", *, exit_code: int | None = No
             errno = None
             if e := _ERRNO_SUFFIX.match(msg):
                 msg, errno = e["text"], abs(int(e["errno"]))
-            target = TargetState(split_obd_name(m["name"]), "error", msg or "error", errno, text)
-            result.targets.append(target)
+            result.targets.append(TargetState(split_obd_name(m["name"]), "error", msg or "error", errno, text))
             errors += 1
-            if errno == ENOTCONN:
-                result.findings.append(Finding(
-                    "LUSTRE_TARGET_INACTIVE", Status.FAIL, f"{target.obd.name}: {msg} ({errno}): the import is "
-                    "not connected", target.obd.name, text, Action.CHECK_LINK))
-            else:
-                result.findings.append(Finding(
-                    "LUSTRE_TARGET_UNREACHABLE", Status.FAIL, f"{target.obd.name} does not answer a ping: "
-                    f"{msg or 'error'}" + (f" ({errno})" if errno is not None else ""), target.obd.name, text,
-                    Action.CHECK_LINK))
             continue
         if _PING_OPEN.match(text):
             continue
@@ -261,7 +247,7 @@ class LctlPingResult(ToolResult):
         nid: the NID pinged (as asked).
         reachable: True when the peer answered with its NIDs, False on ``failed to ping``, None when unreadable.
         peer_nids: the NIDs the peer listed (``0@lo`` left out), without the ``12345-`` process id.
-        error: the failure text (``Input/output error``), "" otherwise.
+        error: the failure text (``Input/output error``), "" otherwise; ``error_line``: the line it was read from.
     """
 
     tool: str = "lctl ping"
@@ -269,15 +255,16 @@ class LctlPingResult(ToolResult):
     reachable: bool | None = None
     peer_nids: list[str] = field(default_factory=list)
     error: str = ""
+    error_line: str = ""
 
 
 def parse_lctl_ping(raw: str, *, nid: str, exit_code: int | None = None) -> LctlPingResult:
     """Read ``lctl ping NID`` (stdout and stderr together).
 
     Returns:
-        An :class:`LctlPingResult`. Finding ``LUSTRE_PING_FAILED`` (FAIL, CHECK_LINK, subject the NID) for a
-        ``failed to ping`` line (whatever the exit status: the Netlink API prints it on stdout). ``unknown``: empty
-        output, other lines, no NID besides ``0@lo``, or a failing exit status with NIDs listed and no failure line.
+        An :class:`LctlPingResult`: ``reachable`` False with the ``error`` for a ``failed to ping`` line (whatever
+        the exit status: the Netlink API prints it on stdout). ``unknown``: empty output, other lines, no NID
+        besides ``0@lo``, or a failing exit status with NIDs listed and no failure line.
     """
     result = LctlPingResult(nid=nid)
     lines = [line.strip() for line in raw.splitlines() if line.strip()]
@@ -289,8 +276,7 @@ def parse_lctl_ping(raw: str, *, nid: str, exit_code: int | None = None) -> Lctl
         if m := _PING_FAILED.match(text):
             result.reachable = False
             result.error = m["msg"].strip()
-            result.findings.append(Finding("LUSTRE_PING_FAILED", Status.FAIL, f"lctl ping {nid}: {result.error}",
-                                           nid, text, Action.CHECK_LINK))
+            result.error_line = text
             continue
         if m := _PING_ID.match(text):
             if m["nid"] != "0@lo":
@@ -321,26 +307,30 @@ class HealthCheckResult(ToolResult):
 
     Attributes:
         healthy: True for ``healthy``, False for ``NOT HEALTHY`` / ``LBUG`` / a device line, None when unread.
-        lbug: the node hit an LBUG (``libcfs_catastrophe``).
+        lbug: the node hit an LBUG (``libcfs_catastrophe``). not_healthy: ``NOT HEALTHY`` was printed.
         unhealthy_devices: OBD devices listed as ``device <obd> reported unhealthy``.
+        lines: the non-empty lines read (stripped), the evidence of a verdict.
     """
 
     tool: str = "lctl get_param health_check"
     healthy: bool | None = None
     lbug: bool = False
+    not_healthy: bool = False
     unhealthy_devices: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
 
 
 def parse_health_check(raw: str, *, exit_code: int | None = None) -> HealthCheckResult:
     """Read ``lctl get_param [-n] health_check`` (``health_check=`` prefixes allowed; stdout and stderr together).
 
     Returns:
-        A :class:`HealthCheckResult`. Findings: ``LUSTRE_LBUG`` (FAIL, REBOOT: an LBUG leaves a Lustre thread stuck
-        for good, only a reboot clears it) and ``LUSTRE_NOT_HEALTHY`` (FAIL, REBOOT; the unhealthy devices named).
-        ``unknown``: empty output, a ``get_param`` error (Lustre not loaded), other lines, no verdict word.
+        A :class:`HealthCheckResult`: ``healthy`` (False for ``NOT HEALTHY``, ``LBUG`` or a device line), ``lbug``,
+        the ``unhealthy_devices``. ``unknown``: empty output, a ``get_param`` error (Lustre not loaded), other
+        lines, no verdict word, a failing exit status with ``healthy``.
     """
     result = HealthCheckResult()
     lines = [line.strip() for line in raw.splitlines() if line.strip()]
+    result.lines = lines
     if not lines:
         result.unknown.append("no output")
         return result
@@ -358,20 +348,10 @@ def parse_health_check(raw: str, *, exit_code: int | None = None) -> HealthCheck
             result.unknown.append(f"health_check not readable (are the Lustre modules loaded?): {value[:160]}")
         else:
             not_understood(number, text)
-    result.lbug = "LBUG" in words
-    if result.lbug:
+    result.lbug, result.not_healthy = "LBUG" in words, "NOT HEALTHY" in words
+    if result.lbug or result.not_healthy or result.unhealthy_devices:
         result.healthy = False
-        result.findings.append(Finding("LUSTRE_LBUG", Status.FAIL, "Lustre hit an LBUG on this node: a kernel "
-                                       "thread is stuck for good; collect the debug log, then reboot",
-                                       evidence="LBUG", action=Action.REBOOT))
-    if "NOT HEALTHY" in words or result.unhealthy_devices:
-        result.healthy = False
-        devices = ", ".join(result.unhealthy_devices)
-        result.findings.append(Finding(
-            "LUSTRE_NOT_HEALTHY", Status.FAIL, "lctl health_check: NOT HEALTHY"
-            + (f" (devices reported unhealthy: {devices})" if devices else ""),
-            evidence="\n".join(lines[:20]), action=Action.REBOOT))
-    elif "healthy" in words and not result.lbug:
+    elif "healthy" in words:
         result.healthy = True
     if result.healthy is None and not result.unknown:
         result.unknown.append("no healthy / NOT HEALTHY / LBUG in the output")
@@ -453,32 +433,11 @@ def _flow_list(text: str) -> list[str]:
     return [item.strip().strip('"') for item in inner[1:-1].split(",") if item.strip()]
 
 
-def _import_findings(result: ImportsResult, imp: ImportState) -> None:
-    name = imp.obd.name
-    where = f" via {imp.current_connection}" if imp.current_connection else ""
-    if imp.deactivated:
-        result.findings.append(Finding(
-            "LUSTRE_TARGET_DEACTIVATED", Status.WARN, f"{name}: {imp.target or 'the target'} is deactivated on "
-            "this client (lctl set_param ...active=0 or conf_param ...active=0): no new I/O goes there", name,
-            imp.evidence, Action.NONE))
-    if imp.state in IMPORT_STATES_OK:
-        return
-    if imp.state in IMPORT_STATES_RECOVERING:
-        result.findings.append(Finding(
-            "LUSTRE_IMPORT_RECOVERING", Status.WARN, f"{name}: import {imp.state}{where} (reconnecting or in "
-            "recovery): retest when recovery ends", name, imp.evidence, Action.RETEST))
-    elif imp.state == "EVICTED":
-        result.findings.append(Finding(
-            "LUSTRE_IMPORT_EVICTED", Status.FAIL, f"{name}: the server evicted this client (import EVICTED{where}); "
-            "open files on that target got errors", name, imp.evidence, Action.CHECK_LINK))
-    elif imp.state in IMPORT_STATES_DOWN:
-        result.findings.append(Finding(
-            "LUSTRE_IMPORT_NOT_FULL", Status.FAIL, f"{name}: import {imp.state}{where}, not FULL: I/O to "
-            f"{imp.target or 'the target'} hangs or fails", name, imp.evidence, Action.CHECK_LINK))
-    elif imp.state:
-        result.unknown.append(f"{name}: import state {imp.state!r} is not one of {', '.join(IMPORT_STATES)}")
-    else:
-        result.unknown.append(f"{name}: no import state printed")
+def _import_state_unknown(result: ImportsResult, imp: ImportState) -> None:
+    if imp.state and imp.state not in IMPORT_STATES:
+        result.unknown.append(f"{imp.obd.name}: import state {imp.state!r} is not one of {', '.join(IMPORT_STATES)}")
+    elif not imp.state:
+        result.unknown.append(f"{imp.obd.name}: no import state printed")
 
 
 def _read_import_block(obd_name: str, kind: str, lines: list[str]) -> ImportState | None:
@@ -513,10 +472,8 @@ def parse_imports(raw: str, *, exit_code: int | None = None) -> ImportsResult:
     """Read ``lctl get_param osc.*.import mdc.*.import`` (with or without ``-n``; stdout and stderr together).
 
     Returns:
-        An :class:`ImportsResult`. Findings per import: ``LUSTRE_IMPORT_NOT_FULL`` (FAIL, CHECK_LINK) for DISCONN
-        or CLOSED, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK), ``LUSTRE_IMPORT_RECOVERING`` (WARN, RETEST) for
-        NEW/CONNECTING/REPLAY*/RECOVER, ``LUSTRE_TARGET_DEACTIVATED`` (WARN) for an administratively deactivated
-        target; FULL and IDLE are fine. ``unknown``: empty output, a block without a known state, other lines.
+        An :class:`ImportsResult`: per import its state, connection, failover NIDs, flags and whether the target
+        is deactivated on this client. ``unknown``: empty output, a block without a known state, other lines.
         ``lctl``'s ``No such file or directory`` for a pattern is recorded in ``missing_params`` (no client of
         that kind), not unknown.
     """
@@ -554,7 +511,7 @@ def parse_imports(raw: str, *, exit_code: int | None = None) -> ImportsResult:
             result.unknown.append(f"{obd_name or 'block'}: no 'import:' block in the value")
             continue
         result.imports.append(imp)
-        _import_findings(result, imp)
+        _import_state_unknown(result, imp)
     if not result.imports and not result.missing_params and not result.unknown:
         result.unknown.append("no import block")
     if exit_code and not result.missing_params and not result.unknown:
@@ -567,7 +524,7 @@ _SERVER_UUID_VALUE = re.compile(r"^(?P<target>\S+)\t(?P<state>[A-Z_<>]+)(?:\t(?P
 
 def parse_server_uuid(raw: str, *, exit_code: int | None = None) -> ImportsResult:
     """Read ``lctl get_param osc.*.ost_server_uuid mdc.*.mds_server_uuid`` (``<target>\\t<state>
-    [\\tDEACTIVATED]``, names shown or ``-n``). Same findings as :func:`parse_imports`."""
+    [\\tDEACTIVATED]``, names shown or ``-n``), into the same :class:`ImportsResult` as :func:`parse_imports`."""
     result = ImportsResult(tool="lctl get_param osc.*.ost_server_uuid mdc.*.mds_server_uuid")
     if not raw.strip():
         result.unknown.append("no output")
@@ -594,7 +551,7 @@ def parse_server_uuid(raw: str, *, exit_code: int | None = None) -> ImportsResul
             split = ObdName(name, kind or ("osc" if t["tg"].startswith("OST") else "mdc"), t["fs"], t["tg"].upper())
         imp = ImportState(split, m["target"], m["state"], deactivated=bool(m["deact"]), evidence=text)
         result.imports.append(imp)
-        _import_findings(result, imp)
+        _import_state_unknown(result, imp)
     if not result.imports and not result.missing_params and not result.unknown:
         result.unknown.append("no server_uuid line")
     return result
@@ -626,11 +583,18 @@ class LnetNi:
 
 @dataclass
 class LnetNetsResult(ToolResult):
-    """``lnetctl net show -v``: the local NIs (``lo`` left out) and whether LNet is down."""
+    """``lnetctl net show -v``: the local NIs (``lo`` left out) and whether LNet is down (``down_text``: what
+    lnetctl printed then)."""
 
     tool: str = "lnetctl net show -v"
     nis: list[LnetNi] = field(default_factory=list)
     lnet_down: bool = False
+    down_text: str = ""
+
+    def faulty(self) -> list[LnetNi]:
+        """NIs that are not up, have a fatal error, or a health value below :data:`FULL_HEALTH`."""
+        return [ni for ni in self.nis if (ni.status is not None and ni.status != "up") or ni.fatal_error
+                or (ni.health_value is not None and ni.health_value < FULL_HEALTH)]
 
 
 def _int(value: object) -> int | None:
@@ -648,19 +612,14 @@ def parse_lnet_net_show(raw: str, *, stderr: str = "", exit_code: int | None = N
     """Read ``lnetctl net show -v`` (either layout) with PyYAML ``safe_load``.
 
     Returns:
-        An :class:`LnetNetsResult`. Findings: ``LUSTRE_LNET_DOWN`` (FAIL, NONE: configure LNet with the lnet
-        module/role) when LNet is not running; per NI ``LUSTRE_LNET_NI_DOWN`` (FAIL, CHECK_LINK) for a status other
-        than ``up``, ``LUSTRE_LNET_NI_FATAL`` (FAIL, CHECK_LINK) for ``fatal_error`` != 0 (the port or cable is
-        down, LU-14114), ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK) for a health value below 1000 (the NI
-        saw send failures; LNet prefers healthier NIs until it recovers). ``unknown``: empty or non-YAML output,
-        no ``net:`` list, an NI without a NID, a value that is not a number.
+        An :class:`LnetNetsResult`: ``lnet_down`` when LNet is not running, else per NI its status, health value
+        and ``fatal_error``. ``unknown``: empty or non-YAML output, no ``net:`` list, an NI without a NID, a value
+        that is not a number, a failing exit status with every NI healthy.
     """
     result = LnetNetsResult()
     if lnet_down_text(raw) or lnet_down_text(stderr):
         result.lnet_down = True
-        result.findings.append(Finding("LUSTRE_LNET_DOWN", Status.FAIL, "LNet is not running on this node "
-                                       "(lnetctl: Network is down): no Lustre traffic is possible",
-                                       evidence=(stderr or raw).strip()[:400], action=Action.NONE))
+        result.down_text = (stderr or raw).strip()[:400]
         return result
     if not raw.strip():
         result.unknown.append("no output" + (f" ({stderr.strip()[:160]})" if stderr.strip() else ""))
@@ -698,24 +657,11 @@ def parse_lnet_net_show(raw: str, *, stderr: str = "", exit_code: int | None = N
                 if "fatal_error" in health:
                     entry.fatal_error = _int(health["fatal_error"])
             result.nis.append(entry)
-            subject = entry.nid + (f" ({entry.interface})" if entry.interface else "")
             if entry.status is None:
                 result.unknown.append(f"{entry.nid}: no status")
-            elif entry.status != "up":
-                result.findings.append(Finding("LUSTRE_LNET_NI_DOWN", Status.FAIL, f"LNet NI {entry.nid} is "
-                                               f"{entry.status}", subject, f"status: {entry.status}",
-                                               Action.CHECK_LINK))
-            if entry.fatal_error:
-                result.findings.append(Finding("LUSTRE_LNET_NI_FATAL", Status.FAIL, f"LNet NI {entry.nid}: "
-                                               f"fatal_error {entry.fatal_error} (port or cable down)", subject,
-                                               f"fatal_error: {entry.fatal_error}", Action.CHECK_LINK))
-            if entry.health_value is not None and entry.health_value < FULL_HEALTH:
-                result.findings.append(Finding("LUSTRE_LNET_NI_DEGRADED", Status.WARN, f"LNet NI {entry.nid}: "
-                                               f"health value {entry.health_value} < {FULL_HEALTH}", subject,
-                                               f"health value: {entry.health_value}", Action.CHECK_LINK))
     if not result.nis and not result.unknown:
         result.unknown.append("no NI besides lo")
-    if exit_code and not result.findings and not result.unknown:
+    if exit_code and not result.faulty() and not result.unknown:
         result.unknown.append(f"exit status {exit_code}")
     return result
 
