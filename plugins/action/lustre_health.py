@@ -20,7 +20,7 @@ from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import 
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.lustre import all_mgs_nids, client_verdict, commands, evaluate, expected_filesystems
-    from hwaac.health.parsers.lustre import parse_lustre_mounts
+    from hwaac.health.parsers.lustre_mounts import parse_lustre_mounts
 
     HWAAC_IMPORT_ERROR = None
 except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it

@@ -1,4 +1,5 @@
-"""Judge the facts of the Lustre client parsers (:mod:`hwaac.health.parsers.lustre`): findings, severities, actions.
+"""Judge the facts of the Lustre client parsers (``lfs check``, ``lctl``, imports, ``lnetctl``): findings, severities,
+actions.
 
 Each function takes one parse result and returns its findings followed by its ``unknown`` reasons as UNKNOWN
 (``PARSE_UNREADABLE``, RETEST), in the order and with the messages :func:`hwaac.health.lustre.evaluate` reports.
@@ -8,18 +9,10 @@ Why each fault gets its status and action: ``docs/health-parsers.md`` and the co
 
 from __future__ import annotations
 
-from hwaac.health.parsers.lustre import (
-    ENOTCONN,
-    FULL_HEALTH,
-    IMPORT_STATES_DOWN,
-    IMPORT_STATES_RECOVERING,
-    HealthCheckResult,
-    ImportsResult,
-    ImportState,
-    LctlPingResult,
-    LfsCheckResult,
-    LnetNetsResult,
-)
+from hwaac.health.parsers.lctl import HealthCheckResult, LctlPingResult
+from hwaac.health.parsers.lnetctl import FULL_HEALTH, LnetNetsResult
+from hwaac.health.parsers.lustre import ENOTCONN, LfsCheckResult
+from hwaac.health.parsers.lustre_imports import IMPORT_STATES_DOWN, IMPORT_STATES_RECOVERING, ImportsResult, ImportState
 from hwaac.health.result import Action, Finding, Status
 
 

@@ -5,7 +5,7 @@ The host module ``aiinfra.hwaac.lustre_health`` runs the argv lists :func:`comma
 and returns their raw output with the text of ``/proc/mounts``; the controller-side action plugin of the same name
 calls :func:`evaluate` and :func:`client_verdict`. Nothing here runs a tool.
 
-Probes (``lustre-client.md`` section 2, parsers in :mod:`hwaac.health.parsers.lustre`):
+Probes (``lustre-client.md`` section 2, parsers in :mod:`hwaac.health.parsers.lustre` and the modules it names):
 
 - ``lfs_check``: ``lfs check servers`` (every osc/mdc/mgc device of the node answers its ping);
 - ``health_check``: ``lctl get_param -n health_check``;
@@ -60,18 +60,14 @@ from hwaac.health.checks_lustre import health_check_findings, import_findings, l
 from hwaac.health.lustre_lnet import nid_findings
 from hwaac.health.lustre_targets import df_findings
 from hwaac.health.node import NodeVerdict, verdict
+from hwaac.health.parsers.lctl import parse_health_check, parse_lctl_ping
 from hwaac.health.parsers.lctl_list_nids import parse_lctl_list_nids
-from hwaac.health.parsers.lustre import (
-    LustreMount,
-    normalise_nid,
-    parse_health_check,
-    parse_imports,
-    parse_lctl_ping,
-    parse_lfs_check,
-    parse_lnet_net_show,
-    parse_lustre_mounts,
-)
+from hwaac.health.parsers.lnetctl import parse_lnet_net_show
+from hwaac.health.parsers.lustre import parse_lfs_check
 from hwaac.health.parsers.lustre_df import parse_lfs_df
+from hwaac.health.parsers.lustre_formats import normalise_nid
+from hwaac.health.parsers.lustre_imports import parse_imports
+from hwaac.health.parsers.lustre_mounts import LustreMount, parse_lustre_mounts
 from hwaac.health.result import Action, Finding, Status
 
 FSNAME = re.compile(r"^[A-Za-z0-9_]{1,8}$")  # mkfs.lustre.8: at most 8 characters; contract.md
@@ -195,7 +191,7 @@ def compare_mgs(mounted: Sequence[Sequence[str]], expected: Sequence[Sequence[st
             the name on the node as ``mount.lustre`` does, and the peer answers with all its NIDs,
             ``jt_ptl_ping()`` in ``lnet/utils/portals.c``). Only the peer's NIDs on the same LNet network count.
 
-    Rules: NIDs are compared through :func:`~hwaac.health.parsers.lustre.normalise_nid` (``o2ib0`` == ``o2ib``,
+    Rules: NIDs are compared through :func:`~hwaac.health.parsers.lustre_formats.normalise_nid` (``o2ib0`` == ``o2ib``,
     ``tcp0`` == ``tcp``); the order of the NIDs of one node and the order of the failover nodes do not matter
     (the client tries every listed node; ``aiinfra.hwaac.lustre_mount`` also treats such a source as the same and
     does not remount); the NIDs must be grouped into nodes the same way.

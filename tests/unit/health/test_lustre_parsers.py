@@ -9,22 +9,12 @@ from pathlib import Path
 import pytest
 
 from hwaac.health import checks_lustre
-from hwaac.health.parsers.lustre import (
-    HealthCheckResult,
-    ImportsResult,
-    LctlPingResult,
-    LfsCheckResult,
-    LnetNetsResult,
-    normalise_nid,
-    parse_health_check,
-    parse_imports,
-    parse_lctl_ping,
-    parse_lfs_check,
-    parse_lnet_net_show,
-    parse_lustre_mounts,
-    parse_server_uuid,
-    split_obd_name,
-)
+from hwaac.health.parsers.lctl import HealthCheckResult, LctlPingResult, parse_health_check, parse_lctl_ping
+from hwaac.health.parsers.lnetctl import LnetNetsResult, parse_lnet_net_show
+from hwaac.health.parsers.lustre import LfsCheckResult, parse_lfs_check, split_obd_name
+from hwaac.health.parsers.lustre_formats import normalise_nid
+from hwaac.health.parsers.lustre_imports import ImportsResult, parse_imports, parse_server_uuid
+from hwaac.health.parsers.lustre_mounts import parse_lustre_mounts
 from hwaac.health.result import Action, Finding, Status
 
 FIX = Path(__file__).parents[2] / "fixtures"
