@@ -20,7 +20,7 @@ from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import 
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.lustre import all_mgs_nids, client_verdict, commands, evaluate, expected_filesystems
-    from hwaac.health.parsers.lustre import parse_lustre_mounts
+    from hwaac.health.parsers.lustre_mounts import parse_lustre_mounts
 
     HWAAC_IMPORT_ERROR = None
 except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
@@ -89,7 +89,8 @@ class ActionModule(HwaacAction):
         except ValueError as exc:
             raise AnsibleActionFail(f"{MODULE}: {exc}") from None
         probes = {name: {"argv": argv, "timeout": args["timeout"]}
-                  for name, argv in commands(nids, lnet=args["lnet"]).items()}
+                  for name, argv in commands(nids, lnet=args["lnet"], nids=args["list_nids"],
+                                                    df=args["lfs_df"]).items()}
         module_args = {k: v for k, v in args.items() if v is not None and k != "filesystems"}
         ran = self._execute_module(module_name=MODULE, module_args={**module_args, "probes": probes},
                                    task_vars=task_vars)

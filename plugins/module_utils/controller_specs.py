@@ -60,6 +60,8 @@ SPECS = {
         "client_config": {"type": "path"},
         "proc_mounts": {"type": "path", "default": "/proc/mounts"},
         "lnet": {"type": "bool", "default": True},
+        "list_nids": {"type": "bool", "default": True},
+        "lfs_df": {"type": "bool", "default": False},
         "timeout": {"type": "int", "default": 60},
         "fail_on_fail": {"type": "bool", "default": False},
     },

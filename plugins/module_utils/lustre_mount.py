@@ -35,9 +35,17 @@ import re
 import socket
 from dataclasses import dataclass, field
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_formats import (  # noqa: F401  # re-exported
+    NET_RE,
+    LustreError,
+    mount_lines,
+    normalise_net,
+    read_list_nids,
+    split_source,
+    unescape_mount_field,
+)
+
 FSNAME_RE = re.compile(r"^[A-Za-z0-9_]{1,8}$")
-# LND names with an optional network number: tcp, tcp1, o2ib, o2ib0, o2ib3, gni, kfi, efa, ptl4lnd ...
-NET_RE = re.compile(r"^(?P<lnd>[a-z][a-z0-9]*?)(?P<num>\d*)$")
 HOST_LABEL_RE = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
 NID_HELP = "expected ADDRESS@NET, for example 10.20.0.1@o2ib, 10.20.0.1@o2ib1 or mgs01@tcp (a host name is resolved)"
 
@@ -61,10 +69,6 @@ LUSTRE_SHOWN_NEW = {  # 2.15+ table (ll_sbi_flags_name)
 LUSTRE_SHOWN_OLD = {"nolock": None, "flock": "noflock", "localflock": None, "user_xattr": "nouser_xattr",
                     "lazystatfs": "nolazystatfs", "user_fid2path": "nouser_fid2path"}
 BUSY_MARKERS = ("target is busy", "device is busy", "Device or resource busy")
-
-
-class LustreError(Exception):
-    """Bad input or output that cannot be read; the message names the field, the value and what is valid."""
 
 
 @dataclass(frozen=True)
@@ -111,19 +115,6 @@ class Holder:
     def describe(self) -> str:
         """``pid 4242 (alice) bash`` for a process, ``mount /mnt/lfs1`` for the others (for messages)."""
         return f"pid {self.pid} ({self.user}) {self.command}" if self.pid is not None else f"{self.kind} {self.command}"
-
-
-def normalise_net(net: str) -> str:
-    """``o2ib0`` -> ``o2ib``, ``tcp0`` -> ``tcp``, ``o2ib00`` -> ``o2ib``, ``o2ib1`` stays: LNet prints network
-    number 0 without its number (``libcfs_net2str``, lnet/libcfs ``nidstrings.c``). The one host copy of this
-    rule (module_utils/lnet.py uses it). Raises :class:`LustreError` for a name that is not an LND name (lower-case
-    letters, then letters or digits) with an optional number, naming the value and what is valid."""
-    m = NET_RE.match(net or "")
-    if not m:
-        raise LustreError(f"'{net}' is not an LNet network name (expected an LND name and an optional number, "
-                          "for example o2ib, o2ib1, tcp)")
-    num = m.group("num")
-    return m.group("lnd") + (num.lstrip("0") if num and num.strip("0") else "")
 
 
 def parse_nid(text: str, where: str = "NID") -> Nid:
@@ -185,11 +176,13 @@ def format_source(groups: list[list[Nid]], fsname: str) -> str:
 def parse_source(source: str) -> tuple[list[list[Nid]], str, str]:
     """``NID[,NID][:NID[,NID]]:/fsname[/subdir]`` (mount.lustre(8)) -> (MGS nodes as :class:`Nid` lists, fsname,
     subdir or ""). Raises :class:`LustreError` for anything else (no ``:/``, a part that is not a NID)."""
-    if ":/" not in source:
+    split = split_source(source)
+    if split is None:
         raise LustreError(f"{source!r} is not a Lustre client source (expected NID[,NID][:NID...]:/FSNAME)")
-    left, _sep, rest = source.partition(":/")
-    fsname, _sep, subdir = rest.partition("/")
-    groups = [[parse_nid(n, "source") for n in g.split(",")] for g in left.split(":")]
+    nodes, fsname, subdir = split
+    if sum(map(len, nodes)) != source.partition(":/")[0].replace(":", ",").count(",") + 1:
+        parse_nid("", "source")  # an empty NID between separators: raises, naming the value
+    groups = [[parse_nid(n, "source") for n in node] for node in nodes]
     return groups, fsname, subdir
 
 
@@ -220,10 +213,6 @@ def same_mgs(a: list[list[Nid]], b: list[list[Nid]]) -> bool:
     return {frozenset(g) for g in a} == {frozenset(g) for g in b}
 
 
-def _unescape(field_text: str) -> str:
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field_text)
-
-
 def escape_field(text: str) -> str:
     """Octal-escape space, tab, newline and backslash as the kernel and fstab(5) do."""
     return "".join(f"\\{ord(c):03o}" if c in " \t\n\\" else c for c in text)
@@ -231,17 +220,8 @@ def escape_field(text: str) -> str:
 
 def parse_mounts(text: str) -> list[MountEntry]:
     """Lines of /proc/mounts (or fstab, comments and blank lines skipped): ``SOURCE MP TYPE OPTS [FREQ PASS]``."""
-    out = []
-    for line in text.splitlines():
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        parts = s.split()
-        if len(parts) < 3:
-            continue
-        opts = [_unescape(o) for o in parts[3].split(",")] if len(parts) > 3 else []
-        out.append(MountEntry(_unescape(parts[0]), _unescape(parts[1]), parts[2], opts))
-    return out
+    return [MountEntry(source, mount_point, fstype, options)
+            for source, mount_point, fstype, options in mount_lines(text)]
 
 
 def find_mount(entries: list[MountEntry], mount_point: str) -> MountEntry | None:
@@ -368,7 +348,7 @@ def _fstab_lines_for(text: str, mount_point: str) -> list[tuple[int, str]]:
     found = []
     for num, raw in enumerate(text.splitlines(), 1):
         parts = raw.split()
-        if len(parts) >= 2 and not parts[0].startswith("#") and _unescape(parts[1]).rstrip("/") == want:
+        if len(parts) >= 2 and not parts[0].startswith("#") and unescape_mount_field(parts[1]).rstrip("/") == want:
             found.append((num, raw))
     return found
 
@@ -424,12 +404,12 @@ def foreign_fstab_line(text: str, mount_point: str, fsname: str) -> tuple[int, s
 def parse_list_nids(text: str) -> list[Nid]:
     """``lctl list_nids``: one NID a line (``jt_ptl_list_nids``, ``lnet/utils/portals.c``) -> the NIDs. Raises
     :class:`LustreError` (:func:`parse_nid`) for a line that is not a NID."""
-    out = []
-    for line in text.splitlines():
-        s = line.strip()
-        if s:
-            out.append(parse_nid(s, "lctl list_nids"))
-    return out
+    read = read_list_nids(text)
+    if read.lnet_down:
+        raise LustreError("lctl list_nids: LNet is down (Network is down)")
+    if read.bad_lines:
+        return [parse_nid(read.bad_lines[0], "lctl list_nids")]  # raises, naming the line
+    return [parse_nid(f"{address}@{net}", "lctl list_nids") for address, net in read.nids]
 
 
 def lnet_problems(local: list[Nid], groups: list[list[Nid]]) -> tuple[str | None, list[str]]:

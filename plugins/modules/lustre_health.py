@@ -2,9 +2,9 @@
 # Copyright: hwaac maintainers
 # Apache License 2.0 (see galaxy.yml)
 """Host side of aiinfra.hwaac.lustre_health: runs the probe commands the action plugin sends (lfs check servers,
-lctl ping per MGS NID, lctl get_param health_check and imports, lnetctl net show -v), each with a time limit, and
-returns their raw output with the text of /proc/mounts. Parsing and the verdict happen on the controller
-(hwaac.health.lustre)."""
+lctl ping per MGS NID, lctl get_param health_check and imports, lnetctl net show -v, lctl list_nids, lfs df -v),
+each with a time limit, and returns their raw output with the text of /proc/mounts. Parsing and the verdict happen
+on the controller (hwaac.health.lustre)."""
 
 from __future__ import annotations
 
@@ -15,16 +15,19 @@ short_description: Check a Lustre client's health (targets, MGS reachability, he
 version_added: "0.1.0"
 description:
   - Runs C(lfs check servers), C(lctl ping) to every MGS NID, C(lctl get_param -n health_check),
-    C(lctl get_param osc.*.import mdc.*.import) and (with O(lnet)) C(lnetctl net show -v) on the node, each with a
-    time limit, and reads O(proc_mounts); the action plugin of the same name parses the output on the controller
+    C(lctl get_param osc.*.import mdc.*.import), (with O(lnet)) C(lnetctl net show -v), (with O(list_nids))
+    C(lctl list_nids) and (with O(lfs_df)) C(lfs df -v) on the node, each with a time limit, and reads
+    O(proc_mounts); the action plugin of the same name parses the output on the controller
     (Python package C(hwaac), C(hwaac.health.lustre)) and judges it against the expected file systems.
   - The verdict is PASS only when every expected file system is mounted from its expected MGS nodes (NIDs
     compared as LNet prints them, C(o2ib0) = C(o2ib), C(tcp0) = C(tcp); the order of NIDs and of failover nodes
     does not matter; host-name NIDs are matched through the NIDs the MGS lists to C(lctl ping)), every target it
     lists is active and its import FULL (or IDLE), every MGS NID answers C(lctl ping), C(health_check) says
-    C(healthy) and no LNet NI is down or degraded; FAIL or WARN with fault codes and the recommended action
-    otherwise (C(LUSTRE_MOUNTED_FROM_OTHER_MGS), FAIL, when no NID of the mounted source is an expected MGS NID;
-    C(LUSTRE_MGS_LIST_DIFFERS), WARN, when the failover list differs). Output that cannot be read, a missing tool
+    C(healthy), no LNet NI is down or degraded, the node has a NID on an LNet network of every file system's MGS
+    (O(list_nids)) and every MDT and OST C(lfs df) lists is reachable, active, writable and not full (O(lfs_df));
+    FAIL or WARN with fault codes and the recommended action otherwise (C(LUSTRE_MOUNTED_FROM_OTHER_MGS), FAIL,
+    when no NID of the mounted source is an expected MGS NID; C(LUSTRE_MGS_LIST_DIFFERS), WARN, when the failover
+    list differs). Output that cannot be read, a missing tool
     or a timeout is UNKNOWN, never PASS.
   - The probes only read state; check mode runs them too. A FAIL verdict fails the task only with
     O(fail_on_fail).
@@ -60,6 +63,28 @@ options:
       - "Also read the local LNet NIs (C(lnetctl net show -v)): status, health value, fatal_error."
     type: bool
     default: true
+  list_nids:
+    description:
+      - "Also read the node's own NIDs (C(lctl list_nids)) and judge them against the MGS NIDs of O(filesystems):
+        no local NID on any LNet network of a file system's MGS nodes is FAIL (C(LUSTRE_LNET_NO_MGS_NET)), a
+        failover MGS node on no local network WARN (C(LUSTRE_LNET_MGS_NODE_OFF_NET)), LNet not running FAIL
+        (C(LUSTRE_LNET_DOWN))."
+      - On by default because it is cheap and safe on a client; it reads the local NI table through one ioctl
+        and sends nothing over the network.
+    type: bool
+    default: true
+  lfs_df:
+    description:
+      - "Also read C(lfs df -v): every MDT and OST of the mounted file systems with its usage and state. A target
+        whose statfs fails is FAIL (C(LUSTRE_TARGET_UNREACHABLE)), a read-only one FAIL
+        (C(LUSTRE_TARGET_READONLY)); an inactive (deactivated), degraded, no-create or full (95% or more of its
+        space) target WARN; a mounted file system missing from the output UNKNOWN."
+      - Off by default. C(lfs df) asks every MDT and OST for its statfs, and a target that does not answer can
+        hold it until the RPC times out (at most O(timeout)), so run on thousands of clients at once it loads the
+        servers; and space and target state are the same on every client, better judged once from one client.
+        C(lfs check servers) already reports an unreachable target on every run.
+    type: bool
+    default: false
   timeout:
     description:
       - Seconds each probe may run (C(lctl ping) to a dead NID waits for the LNet timeout).
@@ -111,6 +136,13 @@ EXAMPLES = r"""
         mount_point: /mnt/lfs1
     fail_on_fail: true
   become: true
+
+- name: From one client, also judge every MDT and OST (lfs df -v)
+  aiinfra.hwaac.lustre_health:
+    client_config: "{{ hwaac_files }}/lustre-client.json"
+    lfs_df: true
+  become: true
+  run_once: true
 """
 
 RETURN = r"""

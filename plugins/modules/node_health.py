@@ -15,7 +15,8 @@ description:
   - Runs the tools of one stage on the node, each with a time limit, and returns their raw output; the action
     plugin of the same name parses the output on the controller and judges it against a SKU profile
     (Python package C(hwaac), C(hwaac.health)).
-  - "Stages: C(quick) (nvidia-smi -q -x, remapped rows, NVLink, kernel log XIDs, ibstat, port counters),
+  - "Stages: C(quick) (nvidia-smi -q -x, remapped rows, NVLink, kernel log XIDs, ibstat, port counters,
+    ibstatus, ibv_devinfo, rdma statistic show),
     C(dcgm) (dcgmi diag at the profile's level), C(single_node) (all_reduce_perf over the node's GPUs,
     nvbandwidth), C(ib_serve) (ib_write_bw servers on every rail, run async), C(ib_pairwise) (ib_write_bw to
     O(peer)'s servers on every rail, GPUDirect, then the port counters again), C(nccl_multi) (all_reduce_perf
@@ -103,8 +104,9 @@ attributes:
     platforms: [linux]
     support: full
 notes:
-  - The tools must be installed on the node (nvidia-smi, dcgmi, ibstat, perftest, nccl-tests, nvbandwidth, mpirun
-    for C(nccl_multi)); a missing tool gives an UNKNOWN verdict naming it.
+  - The tools must be installed on the node (nvidia-smi, dcgmi, ibstat and ibstatus (infiniband-diags),
+    ibv_devinfo (libibverbs-utils / ibverbs-utils), rdma (iproute2), perftest, nccl-tests, nvbandwidth, mpirun for
+    C(nccl_multi)); a missing tool gives an UNKNOWN verdict naming it.
   - Thresholds and their test methods are in the profile; a figure measured otherwise is UNKNOWN, not compared.
 requirements:
   - On the controller, the Python package C(hwaac).

@@ -211,14 +211,33 @@ def check_gpu_burn(result: GpuBurnResult, profile: Profile) -> list[Finding]:
 
 
 @incomplete_means_retest
+def check_ibstat_ports(ib: IbstatResult, devices: Iterable[str] | None = None) -> list[Finding]:
+    """What ``ibstat`` says without a profile: ``IB_IBSTAT_PANIC`` (UNKNOWN, RETEST) when it stopped at a device (the
+    rails after it were not read), ``NIC_PORT_DOWN`` (FAIL, CHECK_LINK) for each port of ``devices`` (default: any
+    port) that is not Active/LinkUp, then the parser's unknown reasons."""
+    wanted = list(devices) if devices is not None else None
+    out: list[Finding] = []
+    if ib.panic is not None:  # kept whatever the device: the rails after it were never read
+        where = f"at device '{ib.failed_device}'" if ib.failed_device else "early"
+        out.append(Finding("IB_IBSTAT_PANIC", Status.UNKNOWN, f"ibstat stopped {where} (ibpanic); the devices after "
+                           f"it were not read: {ib.panic}", ib.failed_device or "", ib.panic_line, Action.RETEST))
+    for p in ib.ports():
+        if (wanted is None or p.ca in wanted) and p.state is not None and p.physical_state is not None \
+                and not p.is_up:
+            rate = "no rate" if p.rate_gbps is None else f"Rate {p.rate_gbps:g} Gb/s"
+            out.append(Finding("NIC_PORT_DOWN", Status.FAIL, f"{p.subject} ({p.link_layer or 'link layer unknown'}) "
+                               f"is {p.state}/{p.physical_state} ({rate}, not a working link); expected Active/LinkUp",
+                               p.subject, p.evidence, Action.CHECK_LINK))
+    return [*out, *ib.unknown_findings()]
+
+
+@incomplete_means_retest
 def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | None = None) -> list[Finding]:
     """Every rail's port up, at the SKU's rate and link layer (``devices``: the rails' RDMA devices, e.g. from the
-    host's rendered ``nic-roce.json``; default: every CA of that link layer)."""
+    host's rendered ``nic-roce.json``; default: every CA of that link layer), after :func:`check_ibstat_ports`."""
     lim = profile.nic
     wanted = list(devices) if devices is not None else None
-    # a panic (ibstat stopped at a device) is kept whatever the device: the rails after it were never read
-    out = [f for f in ib.all_findings() if wanted is None or not f.subject or f.subject.split()[0] in wanted
-           or f.code == "IB_IBSTAT_PANIC"]
+    out = check_ibstat_ports(ib, wanted)
     ports = [p for ca in ib.cas for p in ca.ports
              if (wanted is None and p.link_layer == lim.link_layer) or (wanted is not None and p.ca in wanted)]
     if wanted is not None:
@@ -230,7 +249,7 @@ def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | No
             if dev not in seen and not ib.failed_device:
                 out.append(Finding("NIC_MISSING", Status.FAIL, f"{dev} is not in ibstat's output", dev,
                                    action=Action.REBOOT))
-    panicked = any(f.code == "IB_IBSTAT_PANIC" for f in ib.findings)
+    panicked = ib.panic is not None
     if len(up) < lim.rails and not ib.unknown and not panicked:
         out.append(Finding("NIC_RAILS_DOWN", Status.FAIL, f"{len(up)} of {lim.rails} rail ports up",
                            ", ".join(f"{p.ca} port {p.number}" for p in ports if not p.is_up),

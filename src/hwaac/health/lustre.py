@@ -5,13 +5,17 @@ The host module ``aiinfra.hwaac.lustre_health`` runs the argv lists :func:`comma
 and returns their raw output with the text of ``/proc/mounts``; the controller-side action plugin of the same name
 calls :func:`evaluate` and :func:`client_verdict`. Nothing here runs a tool.
 
-Probes (``lustre-client.md`` section 2, parsers in :mod:`hwaac.health.parsers.lustre`):
+Probes (``lustre-client.md`` section 2, parsers in :mod:`hwaac.health.parsers.lustre` and the modules it names):
 
 - ``lfs_check``: ``lfs check servers`` (every osc/mdc/mgc device of the node answers its ping);
 - ``health_check``: ``lctl get_param -n health_check``;
 - ``imports``: ``lctl get_param osc.*.import mdc.*.import`` (connection state per target);
 - ``ping <nid>``: ``lctl ping <nid>`` for every MGS NID of the expected file systems;
 - ``lnet_net``: ``lnetctl net show -v`` (local NI status and health; optional).
+- ``list_nids``: ``lctl list_nids`` (the node's NIDs against the MGS networks; optional,
+  :mod:`hwaac.health.lustre_lnet`).
+- ``lfs_df``: ``lfs df -v`` (every MDT/OST the client sees, inactive ones included; optional,
+  :mod:`hwaac.health.lustre_targets`).
 
 Shapes: a probe output is ``{"rc": int | None, "stdout": str, "stderr": str, "seconds": float, "timed_out": bool}``
 as ``plugins/module_utils/timed_run.py`` returns it (``rc`` None: the tool could not start). Expected file systems
@@ -33,12 +37,12 @@ failover to a node or NID not listed loses configuration updates; remount at the
 ``LUSTRE_MGS_UNREACHABLE`` (FAIL, CHECK_LINK: no NID of any MGS node of the file system answers),
 ``LUSTRE_MGS_NID_UNREACHABLE`` (WARN, CHECK_LINK: one NID does not answer, another MGS NID does: failover redundancy
 lost), ``LUSTRE_TARGETS_MISSING`` / ``LUSTRE_IMPORTS_MISSING`` (UNKNOWN, RETEST: a mounted file system without MDT
-or OST devices in the output), plus the parsers' codes: ``LUSTRE_TARGET_INACTIVE``, ``LUSTRE_TARGET_UNREACHABLE``,
-``LUSTRE_IMPORT_NOT_FULL``, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK), ``LUSTRE_IMPORT_RECOVERING`` (WARN,
-RETEST), ``LUSTRE_TARGET_DEACTIVATED`` (WARN), ``LUSTRE_NOT_HEALTHY``, ``LUSTRE_LBUG`` (FAIL, REBOOT),
-``LUSTRE_LNET_DOWN`` (FAIL), ``LUSTRE_LNET_NI_DOWN``, ``LUSTRE_LNET_NI_FATAL`` (FAIL, CHECK_LINK),
-``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``PARSE_UNREADABLE``, ``PROBE_TIMEOUT``, ``PROBE_NOT_RUN``,
-``PROBE_MISSING`` (UNKNOWN, RETEST).
+or OST devices in the output), plus the codes of :mod:`hwaac.health.checks_lustre`: ``LUSTRE_TARGET_INACTIVE``,
+``LUSTRE_TARGET_UNREACHABLE``, ``LUSTRE_IMPORT_NOT_FULL``, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK),
+``LUSTRE_IMPORT_RECOVERING`` (WARN, RETEST), ``LUSTRE_TARGET_DEACTIVATED`` (WARN), ``LUSTRE_NOT_HEALTHY``,
+``LUSTRE_LBUG`` (FAIL, REBOOT), ``LUSTRE_LNET_DOWN`` (FAIL), ``LUSTRE_LNET_NI_DOWN``, ``LUSTRE_LNET_NI_FATAL``
+(FAIL, CHECK_LINK), ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``PARSE_UNREADABLE``, ``PROBE_TIMEOUT``,
+``PROBE_NOT_RUN``, ``PROBE_MISSING`` (UNKNOWN, RETEST).
 
 Errors: :class:`ValueError` for malformed expectations (the message names the field, the value and what is valid);
 bad tool output never raises.
@@ -52,17 +56,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hwaac.health.checks_lustre import health_check_findings, import_findings, lfs_check_findings, lnet_findings
+from hwaac.health.lustre_lnet import nid_findings
+from hwaac.health.lustre_targets import df_findings
 from hwaac.health.node import NodeVerdict, verdict
-from hwaac.health.parsers.lustre import (
-    LustreMount,
-    normalise_nid,
-    parse_health_check,
-    parse_imports,
-    parse_lctl_ping,
-    parse_lfs_check,
-    parse_lnet_net_show,
-    parse_lustre_mounts,
-)
+from hwaac.health.parsers.lctl import parse_health_check, parse_lctl_ping
+from hwaac.health.parsers.lctl_list_nids import parse_lctl_list_nids
+from hwaac.health.parsers.lnetctl import parse_lnet_net_show
+from hwaac.health.parsers.lustre import parse_lfs_check
+from hwaac.health.parsers.lustre_df import parse_lfs_df
+from hwaac.health.parsers.lustre_formats import normalise_nid
+from hwaac.health.parsers.lustre_imports import parse_imports
+from hwaac.health.parsers.lustre_mounts import LustreMount, parse_lustre_mounts
 from hwaac.health.result import Action, Finding, Status
 
 FSNAME = re.compile(r"^[A-Za-z0-9_]{1,8}$")  # mkfs.lustre.8: at most 8 characters; contract.md
@@ -138,8 +143,10 @@ def all_mgs_nids(filesystems: Sequence[ExpectedFilesystem], extra: Iterable[str]
     return list(seen)
 
 
-def commands(mgs_nids: Iterable[str], *, lnet: bool = True) -> dict[str, list[str]]:
-    """The probes: probe name -> argv (no shell). ``ping <nid>`` per MGS NID; ``lnet_net`` when ``lnet``."""
+def commands(mgs_nids: Iterable[str], *, lnet: bool = True, df: bool = False,
+             nids: bool = False) -> dict[str, list[str]]:
+    """The probes: probe name -> argv (no shell). ``ping <nid>`` per MGS NID; ``lnet_net`` when ``lnet``;
+    ``lfs_df`` when ``df``; ``list_nids`` when ``nids``."""
     probes = {
         "lfs_check": ["lfs", "check", "servers"],
         "health_check": ["lctl", "get_param", "-n", "health_check"],
@@ -149,6 +156,10 @@ def commands(mgs_nids: Iterable[str], *, lnet: bool = True) -> dict[str, list[st
         probes[PING_PREFIX + nid] = ["lctl", "ping", nid]
     if lnet:
         probes["lnet_net"] = ["lnetctl", "net", "show", "-v"]
+    if nids:
+        probes["list_nids"] = ["lctl", "list_nids"]
+    if df:
+        probes["lfs_df"] = ["lfs", "df", "-v"]  # -v: inactive targets get a row (lfs.c mntdf skips them without)
     return probes
 
 
@@ -180,7 +191,7 @@ def compare_mgs(mounted: Sequence[Sequence[str]], expected: Sequence[Sequence[st
             the name on the node as ``mount.lustre`` does, and the peer answers with all its NIDs,
             ``jt_ptl_ping()`` in ``lnet/utils/portals.c``). Only the peer's NIDs on the same LNet network count.
 
-    Rules: NIDs are compared through :func:`~hwaac.health.parsers.lustre.normalise_nid` (``o2ib0`` == ``o2ib``,
+    Rules: NIDs are compared through :func:`~hwaac.health.parsers.lustre_formats.normalise_nid` (``o2ib0`` == ``o2ib``,
     ``tcp0`` == ``tcp``); the order of the NIDs of one node and the order of the failover nodes do not matter
     (the client tries every listed node; ``aiinfra.hwaac.lustre_mount`` also treats such a source as the same and
     does not remount); the NIDs must be grouped into nodes the same way.
@@ -326,7 +337,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
     else:
         stdout, stderr, rc = _text(out)
         lfs = parse_lfs_check(stdout, stderr, exit_code=rc)
-        found += [f for f in lfs.all_findings() if f.code != "LUSTRE_NO_CLIENT_MOUNT"]  # judged from /proc/mounts
+        found += lfs_check_findings(lfs, mounts_known=True)  # not mounted: judged from /proc/mounts
         for name in mounted:
             kinds = {t.obd.kind for t in lfs.of_fs(name)}
             if lfs.not_mounted:
@@ -345,7 +356,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
     else:
         stdout, stderr, rc = _text(out)
         imports = parse_imports(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)
-        found += imports.all_findings()
+        found += import_findings(imports)
         for name in mounted:
             kinds = {i.obd.kind for i in imports.of_fs(name)}
             if not imports.unknown and not {"mdc", "osc"} <= kinds:
@@ -359,7 +370,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
         found.append(problem)
     else:
         stdout, stderr, rc = _text(out)
-        found += parse_health_check(stdout + ("\n" + stderr if stderr else ""), exit_code=rc).all_findings()
+        found += health_check_findings(parse_health_check(stdout + ("\n" + stderr if stderr else ""), exit_code=rc))
 
     # MGS NIDs: per file system, per failover MGS node
     reach: dict[str, bool | None] = {}
@@ -412,7 +423,32 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
             found.append(problem)
         else:
             stdout, stderr, rc = _text(out)
-            found += parse_lnet_net_show(stdout, stderr=stderr, exit_code=rc).all_findings()
+            found += lnet_findings(parse_lnet_net_show(stdout, stderr=stderr, exit_code=rc))
+
+    # the node's NIDs against the MGS networks (optional probe)
+    if "list_nids" in outputs:
+        out = outputs["list_nids"]
+        problem = _probe_problem("list_nids", out)
+        if problem:
+            found.append(problem)
+        else:
+            stdout, stderr, rc = _text(out)
+            listed = parse_lctl_list_nids(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)
+            found += nid_findings(listed, [(fs.name, fs.mgs) for fs in filesystems if fs.mgs])
+
+    # MDT/OST rows of lfs df (optional probe)
+    if "lfs_df" in outputs:
+        out = outputs["lfs_df"]
+        problem = _probe_problem("lfs_df", out)
+        if problem:
+            found.append(problem)
+        else:
+            stdout, stderr, rc = _text(out)
+            df = parse_lfs_df(stdout + ("\n" + stderr if stderr else ""))
+            targets = df_findings(df, mounted)
+            if rc and not targets:
+                targets.append(_unknown("LUSTRE_DF_FAILED", f"lfs df exited {rc} without naming a target"))
+            found += targets
     return found
 
 

@@ -5,7 +5,9 @@ timeouts, and returns raw output; :func:`evaluate` (called by the controller-sid
 benchmark) parses and decides. Stages of burn-in (``burn-in-health.md`` §1 levels, §3-5 fleet practice):
 
 - ``quick``: nvidia-smi -q -x, --query-remapped-rows, nvlink -s/-e, kernel log (XID window), ibstat, port counters
-  (the reading later growth is measured from);
+  (the reading later growth is measured from), and the ports as three more tools see them: ``ibstatus`` (sysfs,
+  works without ``ib_umad``, which ``ibstat`` needs), ``ibv_devinfo`` (the verbs devices NCCL and perftest open) and
+  ``rdma statistic show`` (every rail's hw counters readable);
 - ``dcgm``: dcgmi diag -r <profile level> -j;
 - ``single_node``: all_reduce_perf over the node's GPUs, nvbandwidth host<->GPU and GPU<->GPU;
 - ``ib_serve``: ib_write_bw servers on every rail (run async; nothing to judge: the client does);
@@ -26,8 +28,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from hwaac.health import checks
-from hwaac.health.parsers import dcgm, infiniband, kernel_log, nccl_tests, nvbandwidth, nvidia_smi, perftest
+from hwaac.health import checks, checks_rdma
+from hwaac.health.parsers import dcgm, infiniband, kernel_log, nccl_tests, nvbandwidth, nvidia_smi, perftest, rdma
 from hwaac.health.profile import Profile
 from hwaac.health.result import Action, Finding, Status, strongest
 
@@ -104,6 +106,9 @@ def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: l
             "kernel_log": kernel,
             "ibstat": ["ibstat"],
             "ib_counters": counters,
+            "ibstatus": ["ibstatus"],
+            "ibv_devinfo": ["ibv_devinfo"],
+            "rdma_statistic": ["rdma", "statistic", "show"],
         }
     if stage == "dcgm":
         return {"dcgm_diag": ["dcgmi", "diag", "-r", str(profile.dcgm.burn_in_level), "-j"]}
@@ -269,6 +274,19 @@ def _counters(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Con
     return out  # grep exits 2 when a glob matches nothing: the parser says what is missing
 
 
+def _rdma_ports(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
+    parse = rdma.parse_ibstatus if name == "ibstatus" else rdma.parse_ibv_devinfo
+    ports = _memo(ctx, name, lambda: parse(raw + ("\n" + err if err else "")))  # their errors go to stderr
+    out = checks_rdma.check_rdma_ports(ports, profile, ctx.rails)
+    return [*out, _exit_finding(name, rc, err)] if rc and not ports.no_devices else out
+
+
+def _rdma_statistic(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
+    stat = _memo(ctx, name, lambda: rdma.parse_rdma_statistic(raw + ("\n" + err if err else "")))
+    out = checks_rdma.check_rdma_statistic(stat, ctx.rails)
+    return [*out, _exit_finding(name, rc, err)] if rc else out
+
+
 @functools.lru_cache(maxsize=8)
 def _counters_of(raw: str) -> infiniband.IbCountersResult:
     """Port counters parsed once per text: a stage's reading is the next stage's ``counters_before`` (read only)."""
@@ -303,7 +321,8 @@ def _ib_write_bw(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: 
 _HANDLERS: dict[str, Handler] = {
     "nvidia_smi": _nvidia_smi, "remapped_rows": _remapped, "kernel_log": _kernel, "ibstat": _ibstat,
     "ib_counters": _counters, "dcgm_diag": _dcgm, "nccl_single": _nccl, "nccl_multi": _nccl,
-    "nvbandwidth": _nvbandwidth,
+    "nvbandwidth": _nvbandwidth, "ibstatus": _rdma_ports, "ibv_devinfo": _rdma_ports,
+    "rdma_statistic": _rdma_statistic,
 }
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import parse_list_nids
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_params import parse_get_param, parse_version
-from hwaac.health.parsers.lustre import parse_imports
+from hwaac.health.parsers.lustre_imports import parse_imports
 
 REPO = Path(__file__).resolve().parents[3]
 FAKE_BIN = REPO / "tests" / "fakes" / "bin"
@@ -126,7 +126,7 @@ def test_version_health_and_import(node: Node) -> None:
     assert node.run("lctl", "get_param", "-n", "health_check").stdout == "healthy\n"
     node.knobs(health_check="NOT HEALTHY", import_state={"lfs1-OST0002": "DISCONN"}, deactivated=["lfs1-OST0003"])
     assert node.run("lctl", "get_param", "-n", "health_check").stdout == "NOT HEALTHY\n"
-    # read with the health check's parser (hwaac.health.parsers.lustre), the code that reads imports for real
+    # read with the health check's parser (hwaac.health.parsers.lustre_imports), the code that reads imports for real
     read = parse_imports(node.run("lctl", "get_param", "osc.*.import").stdout, exit_code=0)
     assert read.unknown == []
     imports = {i.target: i for i in read.imports}

@@ -1,6 +1,6 @@
-"""Project standard for the Lustre host code (module_utils lnet, lustre_mount, lustre_params, host_files and the
-modules lnet, lustre_mount, lustre_tune): every public function, class and method has a docstring, and one whose
-own body raises the module's error class says so (names the class)."""
+"""Project standard for the Lustre host code (module_utils lnet, lnet_plan, lustre_mount, lustre_params, host_files
+and the modules lnet, lustre_mount, lustre_tune): every public function, class and method has a docstring, and one
+whose own body raises the module's error class says so (names the class)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import re
 import pytest
 
 PACKAGE = "ansible_collections.aiinfra.hwaac.plugins"
-MODULES = [f"{PACKAGE}.module_utils.{n}" for n in ("lnet", "lustre_mount", "lustre_params", "host_files")] + [
+MODULES = [f"{PACKAGE}.module_utils.{n}" for n in ("lnet", "lnet_plan", "lustre_mount", "lustre_params",
+                                                   "host_files")] + [
     f"{PACKAGE}.modules.{n}" for n in ("lnet", "lustre_mount", "lustre_tune")]
 ERRORS = ("LnetError", "LnetInputError", "LustreError", "ParamError", "HostFileError")
 

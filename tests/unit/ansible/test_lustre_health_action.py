@@ -25,6 +25,7 @@ from tests.unit.ansible.module_run import run_module
 REPO = Path(__file__).resolve().parents[3]
 FAKES = REPO / "tests" / "fakes" / "bin"
 HEALTH = REPO / "tests" / "fixtures" / "health" / "lustre"
+LCTL = REPO / "tests" / "fixtures" / "tools" / "lctl"
 FS = [{"name": "lfs1", "mgs": [["10.20.0.1@o2ib"], ["10.20.0.2@o2ib"]], "mount_point": "/mnt/lfs1"}]
 MOUNT_LINE = "10.20.0.1@o2ib:10.20.0.2@o2ib:/lfs1 /mnt/lfs1 lustre rw,flock,lazystatfs 0 0\n"
 
@@ -65,6 +66,7 @@ class Node:
         self.answer("lnetctl net show -v", (HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt").read_text())
         for nid in ("10.20.0.1@o2ib", "10.20.0.2@o2ib"):
             self.answer(f"lctl ping {nid}", f"12345-0@lo\n12345-{nid}\n")
+        self.answer("lctl list_nids", (LCTL / "list_nids_o2ib_multirail_derived.txt").read_text())
         self.calls = 0
 
     @staticmethod
@@ -132,9 +134,50 @@ def test_healthy_mounted_client_passes(node: Node) -> None:
     assert "failed" not in res
     assert sorted(node.tool_calls()) == sorted([
         "lfs check servers", "lctl get_param -n health_check", "lctl get_param osc.*.import mdc.*.import",
-        "lctl ping 10.20.0.1@o2ib", "lctl ping 10.20.0.2@o2ib", "lnetctl net show -v"])
+        "lctl ping 10.20.0.1@o2ib", "lctl ping 10.20.0.2@o2ib", "lnetctl net show -v", "lctl list_nids"])
     probes = res["_module_calls"][0]["probes"]
     assert probes["lfs_check"] == {"argv": ["lfs", "check", "servers"], "timeout": 60}
+
+
+# lfs df (off by default) and lctl list_nids (on by default) as a playbook turns them on and off: task options,
+# what the node gets to answer (lustre.json knobs of the lfs fake; lctl answers from tests/fixtures/tools/lctl),
+# then the probes run and the verdict.
+PROBE_CASES = [
+    ("defaults", {}, {}, {}, {"list_nids"}, {"lfs_df"}, "PASS", []),
+    ("list_nids off", {"list_nids": False}, {}, {}, set(), {"list_nids", "lfs_df"}, "PASS", []),
+    ("lfs_df on, healthy", {"lfs_df": True}, {}, {}, {"lfs_df", "list_nids"}, set(), "PASS", []),
+    ("lfs_df on, an OST full and one degraded", {"lfs_df": True},
+     {"df_used_pct": {"lfs1-OST0001": 97}, "df_state": {"lfs1-OST0002": "D"}}, {}, {"lfs_df"}, set(), "WARN",
+     ["LUSTRE_TARGET_DEGRADED", "LUSTRE_TARGET_FULL"]),
+    ("lfs_df on, an OST read-only", {"lfs_df": True}, {"df_state": {"lfs1-OST0003": "R"}}, {}, {"lfs_df"}, set(),
+     "FAIL", ["LUSTRE_TARGET_READONLY"]),
+    ("lfs_df off does not see a read-only OST", {}, {"df_state": {"lfs1-OST0003": "R"}}, {}, set(), {"lfs_df"},
+     "PASS", []),
+    ("no NID on the MGS network", {}, {}, {"lctl list_nids": ("list_nids_tcp.txt", 0)}, {"list_nids"}, set(),
+     "FAIL", ["LUSTRE_LNET_NO_MGS_NET"]),
+    ("LNet down in list_nids", {}, {}, {"lctl list_nids": ("list_nids_network_down.txt", 1)}, {"list_nids"}, set(),
+     "FAIL", ["LUSTRE_LNET_DOWN"]),
+    ("list_nids off does not see the wrong network", {"list_nids": False}, {},
+     {"lctl list_nids": ("list_nids_tcp.txt", 0)}, set(), {"list_nids"}, "PASS", []),
+]
+
+
+@pytest.mark.parametrize(("args", "knobs", "answers", "ran", "not_ran", "status", "codes"),
+                         [case[1:] for case in PROBE_CASES], ids=[case[0] for case in PROBE_CASES])
+def test_list_nids_and_lfs_df_options(node: Node, args: dict, knobs: dict, answers: dict, ran: set, not_ran: set,
+                                      status: str, codes: list) -> None:
+    node.mount()
+    if knobs:
+        (node.state / "lustre.json").write_text(json.dumps({"knobs": knobs}))
+    for key, (fixture, rc) in answers.items():
+        text = (LCTL / fixture).read_text()
+        node.answer(key, "" if rc else text, text if rc else "", rc)
+    res = node.run_action({"filesystems": FS, **args})
+    assert (res["status"], res["codes"]) == (status, codes), res["findings"]
+    assert ran <= set(res["outputs"]) and not not_ran & set(res["outputs"])
+    argv = {name: probe["argv"] for name, probe in res["_module_calls"][0]["probes"].items()}
+    assert {k: argv[k] for k in ran} == {k: v for k, v in {"lfs_df": ["lfs", "df", "-v"],
+                                                           "list_nids": ["lctl", "list_nids"]}.items() if k in ran}
 
 
 def test_mgs_of_the_mounted_source_is_judged(node: Node) -> None:
@@ -275,3 +318,31 @@ def test_lfs_fake_prints_the_recorded_formats(node: Node) -> None:
     assert "lfs1-OST0001-osc-" in lfs("check", "osts").stdout.splitlines()[1]
     assert lfs("check", "osts").stdout.splitlines()[1].endswith(" inactive.")
     assert lfs("check", "bogus").returncode != 0
+
+
+def test_lfs_fake_df_follows_the_recorded_layout(node: Node) -> None:
+    """The lfs fake's ``df`` against the recorded ``lfs df`` / ``lfs df -i`` files: the same header and row layout
+    (column widths, ``MOUNT[OST:n]``), read by the parser without an unknown line."""
+    import re
+    import subprocess
+
+    from hwaac.health.parsers.lustre_df import parse_lfs_df
+
+    node.mount()
+    (node.state / "lustre.json").write_text(json.dumps({"knobs": {"deactivated": ["lfs1-OST0003"]}}))
+    for args, recorded in ((["-v"], "df_exacloud_24ost.txt"), (["-i"], "df_i_three_fs.txt")):
+        out = subprocess.run(["lfs", "df", *args], env=node.env(), capture_output=True, text=True, check=True).stdout
+        lines = (REPO / "tests/fixtures/tools/lfs" / recorded).read_text().splitlines()
+        assert out.splitlines()[0] == lines[0]
+        header = lines[0]
+        ends = [header.index(word) + len(word) for word in header.split()[1:4]]  # right-aligned number columns
+        # a recorded MDT row (when its UUID fits the 20 columns; a longer one shifts the row) and the fake's
+        for row in [r for r in (lines[1], out.splitlines()[1]) if len(r.split()[0]) <= 20]:
+            assert all(row[end - 1].isdigit() and row[end] == " " for end in ends), row
+            assert re.fullmatch(r" *\d{1,3}%", row[57:61]) and row.endswith("[MDT:0]")  # "%3d%%"
+        parsed = parse_lfs_df(out)
+        assert parsed.unknown == []
+        [fs] = parsed.filesystems
+        rows = {r.uuid: r for r in fs.rows}
+        assert ("lfs1-OST0003_UUID" in rows) == ("-v" in args)
+        assert rows.get("lfs1-OST0003_UUID") is None or rows["lfs1-OST0003_UUID"].inactive

@@ -90,7 +90,7 @@ def test_ibstat_healthy_parses_to_pass_with_rate_and_rails(tmp_path):
     out = Node(tmp_path, "gpu-a").run(["ibstat"])
     assert out["rc"] == 0 and out["stderr"] == ""
     r = parse_ibstat(out["stdout"])
-    assert r.status() == Status.PASS and not r.unknown and not r.findings
+    assert checks.check_ibstat_ports(r) == [] and not r.unknown
     assert [ca.name for ca in r.cas] == RAILS
     assert {ca.ca_type for ca in r.cas} == {"MT4129"}
     assert [(p.ca, p.working_rate_gbps, p.link_layer) for p in r.up_ports()] == [(d, 400.0, "Ethernet") for d in RAILS]
@@ -118,7 +118,8 @@ def test_ibstat_follows_the_recorded_field_sets(tmp_path):
 def test_ibstat_dead_rail_is_down_polling(tmp_path, layer, polling_rate):
     out = Node(tmp_path, "gpu-a", dead_rails=[3], link_layer=layer).run(["ibstat"])
     r = parse_ibstat(out["stdout"])
-    assert [f.code for f in r.findings] == ["NIC_PORT_DOWN"] and r.findings[0].subject == "mlx5_3 port 1"
+    [down] = checks.check_ibstat_ports(r)
+    assert (down.code, down.subject) == ("NIC_PORT_DOWN", "mlx5_3 port 1")
     port = r.port("mlx5_3")
     assert (port.state, port.physical_state, port.rate_gbps, port.working_rate_gbps) == \
         ("Down", "Polling", polling_rate, None)
@@ -142,7 +143,7 @@ def test_ibstat_unknown_device_is_the_recorded_ibpanic(tmp_path):
     recorded = (FIX / "ibstat" / "rdma-core-39" / "a100-ibpanic.txt").read_text().strip().splitlines()[-1]
     assert re.sub(r"\[\d+\]", "[N]", out["stderr"].strip()) == re.sub(r"\[\d+\]", "[N]", recorded)
     r = parse_ibstat(out["stdout"] + "\n" + out["stderr"])  # stdout and stderr together, as node.py passes them
-    assert r.failed_device == "mlx5_8" and [f.code for f in r.findings] == ["IB_IBSTAT_PANIC"]
+    assert r.failed_device == "mlx5_8" and [f.code for f in checks.check_ibstat_ports(r)] == ["IB_IBSTAT_PANIC"]
 
 
 # --- counters -------------------------------------------------------------------------------------------------------

@@ -68,6 +68,9 @@ CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Fin
                        lambda r: checks.check_gpu_burn(r, H200)),  # type: ignore[arg-type]
     "check_ibstat": (lambda: infiniband.parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt")),
                      lambda r: checks.check_ibstat(r, H200)),  # type: ignore[arg-type]
+    "check_ibstat_ports": (
+        lambda: infiniband.parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt")),
+        checks.check_ibstat_ports),  # type: ignore[dict-item]
     "check_nccl": (lambda: nccl_tests.parse_nccl_tests(read("nccl-tests/h100-8gpu-single-node/all_reduce_perf.out")),
                    lambda r: checks.check_nccl(r, NCCL_GATE, nodes=2)),  # type: ignore[arg-type]
     "check_perftest": (

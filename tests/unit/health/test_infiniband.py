@@ -1,4 +1,5 @@
-"""ibstat, sysfs InfiniBand counters and counter growth on recorded outputs (fixtures/health/ibstat, ib-counters)."""
+"""ibstat (read, then judged by hwaac.health.checks.check_ibstat_ports), sysfs InfiniBand counters and counter growth
+on recorded outputs (fixtures/health/ibstat, ib-counters)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from hwaac.health.checks import check_ibstat_ports
 from hwaac.health.parsers.infiniband import (
     ERROR_COUNTERS,
     IbCountersResult,
+    IbstatResult,
     counter_growth,
     grown,
     grown_by_port,
@@ -17,7 +20,7 @@ from hwaac.health.parsers.infiniband import (
     port_counter_growth,
     unknown_growth,
 )
-from hwaac.health.result import Action, Status
+from hwaac.health.result import Action, Finding, Status
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "health"
 IBSTAT = FIXTURES / "ibstat"
@@ -38,12 +41,22 @@ def read(path: Path) -> str:
     return path.read_text()
 
 
+def faults(result: IbstatResult, devices: set[str] | None = None) -> list[Finding]:
+    """What the check layer finds in an ibstat reading without a profile (the parser itself records none)."""
+    assert result.findings == []  # facts only
+    return [f for f in check_ibstat_ports(result, devices) if f.code != "PARSE_UNREADABLE"]
+
+
+def verdict(result: IbstatResult, devices: set[str] | None = None) -> Status:
+    return max((f.status for f in check_ibstat_ports(result, devices)), default=Status.PASS)
+
+
 # --- ibstat -------------------------------------------------------------------------------------------------------
 
 
 def test_healthy_ndr_node_reads_every_ca_and_port() -> None:
     result = parse_ibstat(read(NDR_8HCA))
-    assert result.status() == Status.PASS and not result.unknown and not result.findings
+    assert verdict(result) == Status.PASS and not result.unknown and not faults(result)
     # 8 MT4129 CAs on InfiniBand at "Rate: 400", plus mlx5_bond_0 (MT41692) on Ethernet at "Rate: 200"
     assert [ca.name for ca in result.cas] == [f"mlx5_{i}" for i in (0, 1, 4, 5, 6, 7, 8, 9)] + ["mlx5_bond_0"]
     ib = result.up_ports("InfiniBand")
@@ -62,7 +75,7 @@ def test_healthy_ndr_node_reads_every_ca_and_port() -> None:
 
 def test_healthy_roce_ports_pass() -> None:
     result = parse_ibstat(read(CX6DX_ROCE))
-    assert result.status() == Status.PASS
+    assert verdict(result) == Status.PASS
     assert [(p.subject, p.link_layer, p.working_rate_gbps) for p in result.ports()] == [
         ("mlx5_0 port 1", "Ethernet", 100.0),
         ("mlx5_1 port 1", "Ethernet", 100.0),
@@ -72,9 +85,9 @@ def test_healthy_roce_ports_pass() -> None:
 
 def test_polling_port_fails_and_its_rate_is_no_working_link() -> None:
     result = parse_ibstat(read(ROCE_POLLING))
-    assert result.status() == Status.FAIL
+    assert verdict(result) == Status.FAIL
     # mlx5_11: Down/Polling "Rate: 40"; mlx5_5: Down/Disabled "Rate: 40"
-    assert [(f.code, f.subject, f.status, f.action) for f in result.findings] == [
+    assert [(f.code, f.subject, f.status, f.action) for f in faults(result)] == [
         ("NIC_PORT_DOWN", "mlx5_11 port 1", Status.FAIL, Action.CHECK_LINK),
         ("NIC_PORT_DOWN", "mlx5_5 port 1", Status.FAIL, Action.CHECK_LINK),
     ]
@@ -82,8 +95,8 @@ def test_polling_port_fails_and_its_rate_is_no_working_link() -> None:
     assert polling is not None
     assert (polling.state, polling.physical_state, polling.rate_gbps) == ("Down", "Polling", 40.0)
     assert polling.working_rate_gbps is None and not polling.is_up
-    assert "Physical state: Polling" in result.findings[0].evidence and "CA 'mlx5_11'" in result.findings[0].evidence
-    assert "Down/Polling" in result.findings[0].message
+    assert "Physical state: Polling" in faults(result)[0].evidence and "CA 'mlx5_11'" in faults(result)[0].evidence
+    assert "Down/Polling" in faults(result)[0].message
     # 12 Ethernet ports, 10 up: 6 at 400 (MT4129) and 4 at 100 (MT4125)
     rates = sorted(p.working_rate_gbps or 0 for p in result.up_ports("Ethernet"))
     assert rates == [100.0] * 4 + [400.0] * 6
@@ -93,26 +106,26 @@ def test_polling_port_printing_rate_10_is_down() -> None:
     result = parse_ibstat(read(POLLING_10))  # gpud#482: Down/Polling, "Rate: 10"
     port = result.port("mlx5_10")
     assert port is not None and port.rate_gbps == 10.0 and port.working_rate_gbps is None
-    assert [f.code for f in result.findings] == ["NIC_PORT_DOWN"] and result.status() == Status.FAIL
+    assert [f.code for f in faults(result)] == ["NIC_PORT_DOWN"] and verdict(result) == Status.FAIL
     assert result.cas[0].node_guid == "..."  # the author's elision, kept as text
 
 
 def test_down_ports_of_unjudged_devices_are_read_but_not_failed() -> None:
     raw = read(ETH_DISABLED)  # mlx5_2, mlx5_7, mlx5_8: MT4125 Ethernet ports Down/Disabled
-    assert [f.subject for f in parse_ibstat(raw).findings] == ["mlx5_2 port 1", "mlx5_7 port 1", "mlx5_8 port 1"]
+    assert [f.subject for f in faults(parse_ibstat(raw))] == ["mlx5_2 port 1", "mlx5_7 port 1", "mlx5_8 port 1"]
     rails = {ca.name for ca in parse_ibstat(raw).cas if ca.ca_type == "MT4129"}
-    result = parse_ibstat(raw, devices=rails)
-    assert result.status() == Status.PASS and len(result.up_ports("InfiniBand")) == 8
+    result = parse_ibstat(raw)
+    assert verdict(result, rails) == Status.PASS and len(result.up_ports("InfiniBand")) == 8
     assert result.port("mlx5_2") is not None and not result.port("mlx5_2").is_up  # type: ignore[union-attr]
 
 
 def test_ibpanic_keeps_the_devices_read_and_names_the_one_it_failed_on() -> None:
     result = parse_ibstat(read(IBPANIC))
-    assert result.status() == Status.UNKNOWN  # never PASS, though every port read is up
+    assert verdict(result) == Status.UNKNOWN  # never PASS, though every port read is up
     assert [ca.name for ca in result.cas] == [f"mlx5_{i}" for i in range(8)]
     assert len(result.up_ports("InfiniBand")) == 8 and {p.rate_gbps for p in result.ports()} == {200.0}
     assert result.failed_device == "mlx5_8"
-    [panic] = result.findings
+    [panic] = faults(result)
     assert (panic.code, panic.status, panic.subject) == ("IB_IBSTAT_PANIC", Status.UNKNOWN, "mlx5_8")
     assert panic.action == Action.RETEST
     assert panic.evidence == "ibpanic: [1400444] main: stat of IB device 'mlx5_8' failed: No such file or directory"
@@ -124,21 +137,21 @@ def test_single_port_query_format_is_read() -> None:
     lines = read(NDR_8HCA).splitlines()[7:17]
     raw = "CA: 'mlx5_0'\n" + "\n".join(line.strip() for line in lines) + "\n"
     result = parse_ibstat(raw)
-    assert result.status() == Status.PASS and not result.unknown
+    assert verdict(result) == Status.PASS and not result.unknown
     assert result.port("mlx5_0") is not None and result.port("mlx5_0").working_rate_gbps == 400.0  # type: ignore[union-attr]
 
 
 def test_fdr10_and_sdr_rates() -> None:
     raw = read(CX6DX_ROCE)
     fdr10 = parse_ibstat(raw.replace("Rate: 100", "Rate: 40 (FDR10)", 1))
-    assert fdr10.ports()[0].rate_gbps == 40.0 and fdr10.ports()[0].fdr10 and fdr10.status() == Status.PASS
+    assert fdr10.ports()[0].rate_gbps == 40.0 and fdr10.ports()[0].fdr10 and verdict(fdr10) == Status.PASS
     sdr = parse_ibstat(raw.replace("Rate: 100", "Rate: 2.5", 1))
     assert sdr.ports()[0].rate_gbps == 2.5
 
 
 def test_unrecognised_state_is_unknown_not_pass() -> None:
     result = parse_ibstat(read(CX6DX_ROCE).replace("State: Active", "State: ???", 1))
-    assert result.status() == Status.UNKNOWN and any("unrecognised State" in r for r in result.unknown)
+    assert verdict(result) == Status.UNKNOWN and any("unrecognised State" in r for r in result.unknown)
 
 
 # --- sysfs counters -----------------------------------------------------------------------------------------------
@@ -260,7 +273,7 @@ def _truncated(path: Path) -> str:
     *[_truncated(p) for p in IBSTAT_FIXTURES],
 ])
 def test_ibstat_never_passes_bad_input(raw: str) -> None:
-    assert parse_ibstat(raw).status() != Status.PASS
+    assert verdict(parse_ibstat(raw)) != Status.PASS
 
 
 @pytest.mark.parametrize("raw", [

@@ -1,5 +1,6 @@
 """Lustre client parsers on recorded and derived outputs (fixtures/tools/lfs, fixtures/health/lustre; sources in
-their README.md). Expected values were read off the fixture files by hand."""
+their README.md), and what hwaac.health.checks_lustre makes of each. Expected values were read off the fixture files
+by hand."""
 
 from __future__ import annotations
 
@@ -7,18 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.parsers.lustre import (
-    normalise_nid,
-    parse_health_check,
-    parse_imports,
-    parse_lctl_ping,
-    parse_lfs_check,
-    parse_lnet_net_show,
-    parse_lustre_mounts,
-    parse_server_uuid,
-    split_obd_name,
-)
-from hwaac.health.result import Action, Status
+from hwaac.health import checks_lustre
+from hwaac.health.parsers.lctl import HealthCheckResult, LctlPingResult, parse_health_check, parse_lctl_ping
+from hwaac.health.parsers.lnetctl import LnetNetsResult, parse_lnet_net_show
+from hwaac.health.parsers.lustre import LfsCheckResult, parse_lfs_check, split_obd_name
+from hwaac.health.parsers.lustre_formats import normalise_nid
+from hwaac.health.parsers.lustre_imports import ImportsResult, parse_imports, parse_server_uuid
+from hwaac.health.parsers.lustre_mounts import parse_lustre_mounts
+from hwaac.health.result import Action, Finding, Status
 
 FIX = Path(__file__).parents[2] / "fixtures"
 LFS = FIX / "tools" / "lfs"
@@ -29,8 +26,26 @@ def read(path: Path) -> str:
     return path.read_text()
 
 
+JUDGE = {LfsCheckResult: checks_lustre.lfs_check_findings, LctlPingResult: checks_lustre.ping_findings,
+         HealthCheckResult: checks_lustre.health_check_findings, ImportsResult: checks_lustre.import_findings,
+         LnetNetsResult: checks_lustre.lnet_findings}
+
+
+def judged(result) -> list[Finding]:
+    """What the check layer makes of a parse result: its faults, then its unknown reasons (PARSE_UNREADABLE)."""
+    return JUDGE[type(result)](result)
+
+
+def faults(result) -> list[Finding]:
+    return [f for f in judged(result) if f.code != "PARSE_UNREADABLE"]
+
+
 def codes(result) -> list[str]:
-    return [f.code for f in result.findings]
+    return [f.code for f in faults(result)]
+
+
+def verdict(result) -> Status:
+    return max((f.status for f in judged(result)), default=Status.PASS)
 
 
 GARBAGE = [
@@ -62,7 +77,7 @@ def test_obd_names_split_into_fs_target_kind() -> None:
 
 def test_lfs_check_2_10_all_active_passes() -> None:
     result = parse_lfs_check(read(LFS / "check_servers_2.10_active.txt"), exit_code=0)
-    assert result.status() == Status.PASS and not result.unknown
+    assert verdict(result) == Status.PASS and not result.unknown
     assert [t.obd.target for t in result.targets] == ["MDT0000"] + [f"OST000{i}" for i in range(1, 7)]
     assert {t.obd.fsname for t in result.targets} == {"lustrefs"}
     assert [t.obd.kind for t in result.of_fs("lustrefs")].count("osc") == 6
@@ -71,13 +86,13 @@ def test_lfs_check_2_10_all_active_passes() -> None:
 def test_lfs_check_master_error_line_on_stderr_fails_even_with_exit_0() -> None:
     result = parse_lfs_check(read(LFS / "check_servers_master_derived.stdout"),
                              read(LFS / "check_servers_master_derived.stderr"), exit_code=0)
-    assert result.status() == Status.FAIL
+    assert verdict(result) == Status.FAIL
     bad = [t for t in result.targets if not t.ok]
     assert [(t.obd.name, t.errno, t.error) for t in bad] == [
         ("lfs1-OST0002-osc-ffff9c2a4e1b8000", 107, "Transport endpoint is not connected")]
     assert codes(result) == ["LUSTRE_TARGET_INACTIVE"]
-    assert result.findings[0].subject == "lfs1-OST0002-osc-ffff9c2a4e1b8000"
-    assert result.findings[0].action == Action.CHECK_LINK
+    assert faults(result)[0].subject == "lfs1-OST0002-osc-ffff9c2a4e1b8000"
+    assert faults(result)[0].action == Action.CHECK_LINK
     assert [t.obd.kind for t in result.targets if t.ok] == ["osc", "osc", "osc", "mdc", "mgc"]
 
 
@@ -88,45 +103,45 @@ def test_lfs_check_q_and_a_errors_keep_errno_and_kind_of_error() -> None:
     assert codes(result) == ["LUSTRE_TARGET_UNREACHABLE", "LUSTRE_TARGET_INACTIVE"]
     mgc = parse_lfs_check(read(LFS / "check_all_mgc_shutdown_qa.txt"))
     assert mgc.targets[0].obd.kind == "mgc" and mgc.targets[0].errno == 108
-    assert codes(mgc) == ["LUSTRE_TARGET_UNREACHABLE"] and mgc.status() == Status.FAIL
+    assert codes(mgc) == ["LUSTRE_TARGET_UNREACHABLE"] and verdict(mgc) == Status.FAIL
 
 
 def test_lfs_check_inactive_form() -> None:
     result = parse_lfs_check(read(LFS / "check_servers_inactive_derived.txt"))
     assert codes(result) == ["LUSTRE_TARGET_INACTIVE"]
-    assert result.findings[0].subject == "lfs1-OST0001-osc-ffff9c2a4e1b8000"
+    assert faults(result)[0].subject == "lfs1-OST0001-osc-ffff9c2a4e1b8000"
 
 
 @pytest.mark.parametrize("name", ["check_not_mounted_derived.txt", "check_not_mounted_2.10_derived.txt"])
 def test_lfs_check_not_mounted_is_no_pass(name: str) -> None:
     result = parse_lfs_check(read(LFS / name), exit_code=19)
     assert result.not_mounted and not result.targets
-    assert result.status() == Status.FAIL and codes(result) == ["LUSTRE_NO_CLIENT_MOUNT"]
+    assert verdict(result) == Status.FAIL and codes(result) == ["LUSTRE_NO_CLIENT_MOUNT"]
 
 
 @pytest.mark.parametrize("text", GARBAGE)
 def test_lfs_check_garbage_is_unknown(text: str) -> None:
     result = parse_lfs_check(text, exit_code=0)
-    assert result.status() == Status.UNKNOWN and result.unknown
+    assert verdict(result) == Status.UNKNOWN and result.unknown
 
 
 def test_lfs_check_truncated_or_mixed_output_is_unknown() -> None:
     good = read(LFS / "check_servers_2.10_active.txt")
-    assert parse_lfs_check(good + "lustrefs-OST0007-osc-ffff88003bfbd000 act").status() == Status.UNKNOWN
-    assert parse_lfs_check(good, "liblustreapi was not properly initialized\n").status() == Status.UNKNOWN
+    assert verdict(parse_lfs_check(good + "lustrefs-OST0007-osc-ffff88003bfbd000 act")) == Status.UNKNOWN
+    assert verdict(parse_lfs_check(good, "liblustreapi was not properly initialized\n")) == Status.UNKNOWN
 
 
 def test_lfs_check_exit_status_only_makes_it_worse() -> None:
     good = read(LFS / "check_servers_2.10_active.txt")
     result = parse_lfs_check(good, exit_code=2)
-    assert result.status() == Status.UNKNOWN and "exit status 2" in result.unknown[0]
+    assert verdict(result) == Status.UNKNOWN and "exit status 2" in result.unknown[0]
     bad = parse_lfs_check(read(LFS / "check_all_ost_unmounted_qa.txt"), exit_code=0)
-    assert bad.status() == Status.FAIL
+    assert verdict(bad) == Status.FAIL
 
 
 def test_lfs_check_whole_check_failure_is_unknown() -> None:
     result = parse_lfs_check("", "lfs check: cannot check target 'servers': Operation not permitted\n", exit_code=1)
-    assert result.status() == Status.UNKNOWN and "Operation not permitted" in result.unknown[0]
+    assert verdict(result) == Status.UNKNOWN and "Operation not permitted" in result.unknown[0]
 
 
 # --- lctl ping ----------------------------------------------------------------------------------------------------
@@ -139,7 +154,7 @@ def test_lfs_check_whole_check_failure_is_unknown() -> None:
 ])
 def test_lctl_ping_success(name: str, nids: list[str]) -> None:
     result = parse_lctl_ping(read(HEALTH / name), nid=nids[0], exit_code=0)
-    assert result.reachable is True and result.status() == Status.PASS
+    assert result.reachable is True and verdict(result) == Status.PASS
     assert result.peer_nids == nids  # 0@lo left out
 
 
@@ -147,20 +162,20 @@ def test_lctl_ping_failure_is_fail_whatever_the_exit_status() -> None:
     for rc in (0, 1, 255):
         result = parse_lctl_ping(read(HEALTH / "lctl_ping_failed.txt"), nid="10.20.0.1@tcp", exit_code=rc)
         assert result.reachable is False and result.error == "Input/output error"
-        assert result.status() == Status.FAIL and codes(result) == ["LUSTRE_PING_FAILED"]
+        assert verdict(result) == Status.FAIL and codes(result) == ["LUSTRE_PING_FAILED"]
 
 
 def test_lctl_ping_only_loopback_or_bad_exit_is_unknown() -> None:
-    assert parse_lctl_ping("12345-0@lo\n", nid="10.20.0.1@o2ib").status() == Status.UNKNOWN
+    assert verdict(parse_lctl_ping("12345-0@lo\n", nid="10.20.0.1@o2ib")) == Status.UNKNOWN
     ok = read(HEALTH / "lctl_ping_ok_2.15.4.txt")
     result = parse_lctl_ping(ok, nid="10.20.0.1@tcp", exit_code=1)
-    assert result.reachable is None and result.status() == Status.UNKNOWN
+    assert result.reachable is None and verdict(result) == Status.UNKNOWN
 
 
 @pytest.mark.parametrize("text", [*GARBAGE, "Can't parse nid \"bogus\"\n"])
 def test_lctl_ping_garbage_is_unknown(text: str) -> None:
     result = parse_lctl_ping(text, nid="10.20.0.1@o2ib", exit_code=0)
-    assert result.status() == Status.UNKNOWN and result.reachable is None
+    assert verdict(result) == Status.UNKNOWN and result.reachable is None
 
 
 # --- health_check -------------------------------------------------------------------------------------------------
@@ -168,22 +183,22 @@ def test_lctl_ping_garbage_is_unknown(text: str) -> None:
 
 def test_health_check_healthy() -> None:
     result = parse_health_check(read(HEALTH / "health_check_healthy_derived.txt"), exit_code=0)
-    assert result.healthy is True and result.status() == Status.PASS
+    assert result.healthy is True and verdict(result) == Status.PASS
     assert parse_health_check("health_check=healthy\n").healthy is True
 
 
 @pytest.mark.parametrize("name", ["health_check_unhealthy_2.14_ddn.txt", "health_check_unhealthy_n_2.14_derived.txt"])
 def test_health_check_not_healthy_names_devices(name: str) -> None:
     result = parse_health_check(read(HEALTH / name))
-    assert result.healthy is False and result.status() == Status.FAIL
+    assert result.healthy is False and verdict(result) == Status.FAIL
     assert result.unhealthy_devices == ["lustre-OST0012", "lustre-OST0014", "lustre-OST0016"]
-    assert codes(result) == ["LUSTRE_NOT_HEALTHY"] and result.findings[0].action == Action.REBOOT
-    assert "lustre-OST0014" in result.findings[0].message
+    assert codes(result) == ["LUSTRE_NOT_HEALTHY"] and faults(result)[0].action == Action.REBOOT
+    assert "lustre-OST0014" in faults(result)[0].message
 
 
 def test_health_check_lbug() -> None:
     result = parse_health_check(read(HEALTH / "health_check_lbug_derived.txt"))
-    assert result.lbug and codes(result) == ["LUSTRE_LBUG"] and result.status() == Status.FAIL
+    assert result.lbug and codes(result) == ["LUSTRE_LBUG"] and verdict(result) == Status.FAIL
     procfs = parse_health_check(read(HEALTH / "health_check_procfs_lbug_derived.txt"))
     assert codes(procfs) == ["LUSTRE_LBUG", "LUSTRE_NOT_HEALTHY"]
     assert procfs.unhealthy_devices == ["lfs1-OST0001-osc-ffff9c2a4e1b8000"]
@@ -191,18 +206,18 @@ def test_health_check_lbug() -> None:
 
 def test_health_check_device_lines_beat_a_healthy_word() -> None:
     result = parse_health_check("healthy\ndevice lfs1-MDT0000-mdc-ffff reported unhealthy\n")
-    assert result.healthy is False and result.status() == Status.FAIL
+    assert result.healthy is False and verdict(result) == Status.FAIL
 
 
 def test_health_check_not_loaded_and_bad_exit_are_unknown() -> None:
     result = parse_health_check(read(HEALTH / "health_check_not_loaded_derived.txt"), exit_code=2)
-    assert result.status() == Status.UNKNOWN and "modules loaded" in result.unknown[0]
-    assert parse_health_check("healthy\n", exit_code=1).status() == Status.UNKNOWN
+    assert verdict(result) == Status.UNKNOWN and "modules loaded" in result.unknown[0]
+    assert verdict(parse_health_check("healthy\n", exit_code=1)) == Status.UNKNOWN
 
 
 @pytest.mark.parametrize("text", [*GARBAGE, "HEALTHY\n", "healthy-ish\n"])
 def test_health_check_garbage_is_unknown(text: str) -> None:
-    assert parse_health_check(text, exit_code=0).status() == Status.UNKNOWN
+    assert verdict(parse_health_check(text, exit_code=0)) == Status.UNKNOWN
 
 
 # --- imports ------------------------------------------------------------------------------------------------------
@@ -210,7 +225,7 @@ def test_health_check_garbage_is_unknown(text: str) -> None:
 
 def test_imports_2_12_idle_is_fine() -> None:
     result = parse_imports(read(HEALTH / "import_2.12.7_idle.txt"))
-    assert result.status() == Status.PASS
+    assert verdict(result) == Status.PASS
     [imp] = result.imports
     assert (imp.obd.fsname, imp.obd.kind, imp.target, imp.state) == ("temp", "osc", "temp-OST0004_UUID", "IDLE")
     assert imp.current_connection == "10.20.0.13@tcp" and imp.failover_nids == ["10.20.0.13@tcp"]
@@ -219,7 +234,7 @@ def test_imports_2_12_idle_is_fine() -> None:
 
 def test_imports_master_full() -> None:
     result = parse_imports(read(HEALTH / "imports_master_full_derived.txt"), exit_code=0)
-    assert result.status() == Status.PASS
+    assert verdict(result) == Status.PASS
     assert [(i.obd.kind, i.obd.target, i.state) for i in result.imports] == [
         ("osc", "OST0000", "FULL"), ("osc", "OST0001", "FULL"), ("mdc", "MDT0000", "FULL")]
     assert result.imports[0].failover_nids == ["10.20.0.11@o2ib", "10.20.1.11@o2ib"]  # quotes removed
@@ -228,8 +243,8 @@ def test_imports_master_full() -> None:
 
 def test_imports_bad_states() -> None:
     result = parse_imports(read(HEALTH / "imports_master_bad_derived.txt"))
-    assert result.status() == Status.FAIL
-    by_subject = {f.subject: (f.code, f.status) for f in result.findings}
+    assert verdict(result) == Status.FAIL
+    by_subject = {f.subject: (f.code, f.status) for f in faults(result)}
     assert by_subject == {
         "lfs1-OST0001-osc-ffff9c2a4e1b8000": ("LUSTRE_IMPORT_NOT_FULL", Status.FAIL),
         "lfs1-OST0002-osc-ffff9c2a4e1b8000": ("LUSTRE_IMPORT_EVICTED", Status.FAIL),
@@ -252,15 +267,15 @@ def test_imports_not_mounted_records_missing_params() -> None:
 
 def test_imports_unknown_state_and_truncated_block_are_unknown() -> None:
     text = read(HEALTH / "import_2.12.7_idle.txt").replace("state: IDLE", "state: SLEEPY")
-    assert parse_imports(text).status() == Status.UNKNOWN
+    assert verdict(parse_imports(text)) == Status.UNKNOWN
     cut = "\n".join(read(HEALTH / "import_2.12.7_idle.txt").splitlines()[:4])  # header, import:, name, target
     result = parse_imports(cut)
-    assert result.status() == Status.UNKNOWN and "no import state" in result.unknown[0]
+    assert verdict(result) == Status.UNKNOWN and "no import state" in result.unknown[0]
 
 
 @pytest.mark.parametrize("text", GARBAGE)
 def test_imports_garbage_is_unknown(text: str) -> None:
-    assert parse_imports(text, exit_code=0).status() == Status.UNKNOWN
+    assert verdict(parse_imports(text, exit_code=0)) == Status.UNKNOWN
 
 
 def test_server_uuid_lines() -> None:
@@ -269,8 +284,8 @@ def test_server_uuid_lines() -> None:
         ("OST0000", "FULL", False), ("OST0001", "FULL", True), ("OST0002", "DISCONN", False)]
     assert codes(result) == ["LUSTRE_TARGET_DEACTIVATED", "LUSTRE_IMPORT_NOT_FULL"]
     bare = parse_server_uuid("lfs1-OST0000_UUID\tFULL\n")
-    assert bare.imports[0].obd.fsname == "lfs1" and bare.status() == Status.PASS
-    assert parse_server_uuid("lfs1-OST0000_UUID FULL\n").status() == Status.UNKNOWN  # a space is not lctl's tab
+    assert bare.imports[0].obd.fsname == "lfs1" and verdict(bare) == Status.PASS
+    assert verdict(parse_server_uuid("lfs1-OST0000_UUID FULL\n")) == Status.UNKNOWN  # a space is not lctl's tab
 
 
 # --- lnetctl net show -v ------------------------------------------------------------------------------------------
@@ -278,15 +293,15 @@ def test_server_uuid_lines() -> None:
 
 def test_lnet_net_show_2_12_export_healthy() -> None:
     result = parse_lnet_net_show(read(HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt"), exit_code=0)
-    assert result.status() == Status.PASS
+    assert verdict(result) == Status.PASS
     assert [(n.net, n.nid, n.status, n.interface, n.health_value) for n in result.nis] == [
         ("tcp", "10.20.0.5@tcp", "up", "eth1", 1000)]  # lo left out (its health value 942 is not judged)
 
 
 def test_lnet_net_show_2_15_rail_down() -> None:
     result = parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt"))
-    assert result.status() == Status.FAIL
-    assert {(f.code, f.subject) for f in result.findings} == {
+    assert verdict(result) == Status.FAIL
+    assert {(f.code, f.subject) for f in faults(result)} == {
         ("LUSTRE_LNET_NI_DOWN", "10.20.1.5@o2ib (ib1)"),
         ("LUSTRE_LNET_NI_FATAL", "10.20.1.5@o2ib (ib1)"),
         ("LUSTRE_LNET_NI_DEGRADED", "10.20.1.5@o2ib (ib1)"),
@@ -297,7 +312,7 @@ def test_lnet_net_show_2_16_layout_degraded_is_warn() -> None:
     result = parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v_2.16_layout_degraded_derived.txt"))
     assert [(n.nid, n.status, n.health_value, n.fatal_error) for n in result.nis] == [
         ("10.20.0.5@o2ib", "up", 1000, 0), ("10.20.1.5@o2ib", "up", 850, 0)]
-    assert codes(result) == ["LUSTRE_LNET_NI_DEGRADED"] and result.status() == Status.WARN
+    assert codes(result) == ["LUSTRE_LNET_NI_DEGRADED"] and verdict(result) == Status.WARN
 
 
 def test_lnet_down() -> None:
@@ -310,13 +325,13 @@ def test_lnet_down() -> None:
 @pytest.mark.parametrize("text", [*GARBAGE, "net: []\n", "net:\n    - net type: o2ib\n      local NI(s):\n        - "
                                   "status: up\n", "global:\n    discovery: 1\n"])
 def test_lnet_net_show_garbage_is_unknown(text: str) -> None:
-    assert parse_lnet_net_show(text, exit_code=0).status() == Status.UNKNOWN
+    assert verdict(parse_lnet_net_show(text, exit_code=0)) == Status.UNKNOWN
 
 
 def test_lnet_net_show_bad_health_value_is_unknown() -> None:
     text = read(HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt").replace("health value: 1000",
                                                                                   "health value: lots")
-    assert parse_lnet_net_show(text).status() == Status.UNKNOWN
+    assert verdict(parse_lnet_net_show(text)) == Status.UNKNOWN
 
 
 # --- /proc/mounts -------------------------------------------------------------------------------------------------
@@ -368,3 +383,27 @@ def test_proc_mounts_escaped_fixture() -> None:
 ])
 def test_normalise_nid(nid: str, want: str) -> None:
     assert normalise_nid(nid) == want
+
+
+# --- facts only ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("parse", "expected"), [
+    (lambda: parse_lfs_check("", read(LFS / "check_servers_master_derived.stderr")), "LUSTRE_TARGET_INACTIVE"),
+    (lambda: parse_lfs_check("", read(LFS / "check_not_mounted_derived.txt"), exit_code=19), "LUSTRE_NO_CLIENT_MOUNT"),
+    (lambda: parse_lctl_ping(read(HEALTH / "lctl_ping_failed.txt"), nid="10.20.0.1@o2ib", exit_code=1),
+     "LUSTRE_PING_FAILED"),
+    (lambda: parse_health_check(read(HEALTH / "health_check_lbug_derived.txt")), "LUSTRE_LBUG"),
+    (lambda: parse_imports(read(HEALTH / "imports_master_bad_derived.txt")), "LUSTRE_IMPORT_NOT_FULL"),
+    (lambda: parse_server_uuid(read(HEALTH / "ost_server_uuid_derived.txt")), "LUSTRE_TARGET_DEACTIVATED"),
+    (lambda: parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v_2.16_layout_degraded_derived.txt")),
+     "LUSTRE_LNET_NI_DEGRADED"),
+    (lambda: parse_lnet_net_show("", stderr=read(HEALTH / "lnetctl_down_2.12_lustrefs_exporter.txt")),
+     "LUSTRE_LNET_DOWN"),
+], ids=["lfs check", "lfs check not mounted", "lctl ping", "health_check", "imports", "server_uuid", "lnetctl",
+        "lnetctl down"])
+def test_parsers_record_facts_and_the_check_layer_judges(parse, expected: str) -> None:
+    """A faulty output: the parser records no finding (facts only), hwaac.health.checks_lustre names the fault."""
+    result = parse()
+    assert result.findings == [] and result.status() in (Status.PASS, Status.UNKNOWN)
+    assert expected in codes(result)

@@ -3,11 +3,11 @@
 Two parsers and the growth arithmetic a later check needs (``burn-in-health.md`` §4):
 
 - :func:`parse_ibstat` reads ``ibstat`` (rdma-core ``infiniband-diags/ibstat.c``): one block per CA, one sub-block
-  per port. A port that is not ``Active``/``LinkUp`` is a FAIL (``NIC_PORT_DOWN``, action CHECK_LINK). Output that
-  ends in ``ibpanic: ... stat of IB device 'mlx5_8' failed`` (gpud#752) keeps the devices read before it and adds an
-  UNKNOWN naming the device it stopped at. The expected port count and rate are *not* checked here (the SKU profile
-  does that); :meth:`IbstatResult.up_ports` and :attr:`IbstatPort.working_rate_gbps` expose them, and a port in
-  ``Polling`` (which prints ``Rate: 10`` or ``40``, gpud#482) never counts as a working link.
+  per port. Output that ends in ``ibpanic: ... stat of IB device 'mlx5_8' failed`` (gpud#752) keeps the devices
+  read before it and records the panic and the device it stopped at. It returns facts only: port states, rates and
+  link layers are judged by :func:`hwaac.health.checks.check_ibstat` (:meth:`IbstatResult.up_ports` and
+  :attr:`IbstatPort.working_rate_gbps` expose them; a port in ``Polling``, which prints ``Rate: 10`` or ``40``,
+  gpud#482, never counts as a working link).
 - :func:`parse_ib_counters` reads the output of
   ``grep -H . /sys/class/infiniband/*/ports/*/counters/* /sys/class/infiniband/*/ports/*/hw_counters/*``
   (lines ``path:value``). Legacy PortCounters fields are fixed-width and *stop at all ones* instead of wrapping
@@ -27,8 +27,9 @@ No function here raises on bad tool output; what cannot be read is an ``unknown`
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from hwaac.health.result import Action, Finding, Status, ToolResult
 
@@ -153,11 +154,15 @@ class IbstatResult(ToolResult):
     Attributes:
         cas: the CA blocks read, in output order (devices before an ``ibpanic`` are kept).
         failed_device: the device ibstat stopped at (``ibpanic: ... stat of IB device 'mlx5_8' failed``), else None.
+        panic: the message of an ``ibpanic:`` line (ibstat stopped there; the devices after it were not read), else
+            None; ``panic_line``: the line as printed.
     """
 
     tool: str = "ibstat"
     cas: list[IbstatCa] = field(default_factory=list)
     failed_device: str | None = None
+    panic: str | None = None
+    panic_line: str = ""
 
     def ports(self, link_layer: str | None = None) -> list[IbstatPort]:
         """Every port read, optionally only those of one link layer (``InfiniBand`` or ``Ethernet``)."""
@@ -199,19 +204,17 @@ class _LineReasons:
             self.unknown.append(f"{self.count - _MAX_LINE_REASONS} more lines not understood")
 
 
-def parse_ibstat(raw: str, *, version: str | None = None, devices: Collection[str] | None = None) -> IbstatResult:
+def parse_ibstat(raw: str, *, version: str | None = None) -> IbstatResult:
     """Read ``ibstat`` output (all CAs, or ``ibstat <ca> [port]``).
 
     Args:
         raw: the output as recorded (stdout and stderr together, so that an ``ibpanic`` line is seen).
         version: rdma-core version when known (ibstat prints none).
-        devices: CA names whose ports are judged (the node's rails); None judges every port. Ports of other CAs
-            are still read and exposed.
 
     Returns:
-        An :class:`IbstatResult`. Findings: ``NIC_PORT_DOWN`` (FAIL, CHECK_LINK) for each judged port that is not
-        Active/LinkUp; ``IB_IBSTAT_PANIC`` (UNKNOWN, RETEST) when the output ends in ``ibpanic``. ``unknown`` lists
-        missing or unrecognised fields, truncated blocks and lines that are not ibstat's. Raises nothing.
+        An :class:`IbstatResult`: the CAs and ports read, ``panic``/``failed_device`` when the output ends in
+        ``ibpanic``. ``unknown`` lists missing or unrecognised fields, truncated blocks and lines that are not
+        ibstat's. No findings: :func:`hwaac.health.checks.check_ibstat` judges. Raises nothing.
 
     Sources: ``infiniband-diags/ibstat.c`` (line formats, state tables), ``burn-in-health.md`` §4, gpud#752 (partial
     output ending in ibpanic), gpud#482 (a Polling port prints a rate).
@@ -241,17 +244,7 @@ def parse_ibstat(raw: str, *, version: str | None = None, devices: Collection[st
             close_port()
             failed = _STAT_FAILED.search(panic.group(1))
             result.failed_device = failed.group(1) if failed else None
-            where = f"at device '{result.failed_device}'" if failed else "early"
-            result.findings.append(
-                Finding(
-                    "IB_IBSTAT_PANIC",
-                    Status.UNKNOWN,
-                    f"ibstat stopped {where} (ibpanic); the devices after it were not read: {panic.group(1)}",
-                    subject=result.failed_device or "",
-                    evidence=text,
-                    action=Action.RETEST,
-                )
-            )
+            result.panic, result.panic_line = panic.group(1), text
             ca = None
             continue
         if warn := _IBWARN.match(text):
@@ -287,10 +280,10 @@ def parse_ibstat(raw: str, *, version: str | None = None, devices: Collection[st
     close_port()
     reasons.close()
 
-    if not result.cas and not any(f.code == "IB_IBSTAT_PANIC" for f in result.findings):
+    if not result.cas and result.panic is None:
         result.unknown.append("no CA block found: this is not ibstat output")
     for ca in result.cas:
-        _check_ca(ca, ca_seen[ca.name], seen, devices, result)
+        _check_ca(ca, ca_seen[ca.name], seen, result)
     return result
 
 
@@ -346,7 +339,6 @@ def _check_ca(
     ca: IbstatCa,
     ca_fields: set[str],
     seen: dict[tuple[str, int], set[str]],
-    devices: Collection[str] | None,
     result: IbstatResult,
 ) -> None:
     missing = [f for f in (f"{ca.node_type} type", *_CA_FIELDS) if f not in ca_fields]
@@ -361,20 +353,6 @@ def _check_ca(
         absent = [f for f in _PORT_FIELDS if f not in seen[(ca.name, port.number)]]
         if absent:
             result.unknown.append(f"{port.subject}: missing {', '.join(absent)} (output truncated?)")
-        judged = devices is None or ca.name in devices
-        if judged and port.state is not None and port.physical_state is not None and not port.is_up:
-            rate = "no rate" if port.rate_gbps is None else f"Rate {port.rate_gbps:g} Gb/s"
-            result.findings.append(
-                Finding(
-                    "NIC_PORT_DOWN",
-                    Status.FAIL,
-                    f"{port.subject} ({port.link_layer or 'link layer unknown'}) is {port.state}/"
-                    f"{port.physical_state} ({rate}, not a working link); expected Active/LinkUp",
-                    subject=port.subject,
-                    evidence=port.evidence,
-                    action=Action.CHECK_LINK,
-                )
-            )
 
 
 # --- sysfs port counters ------------------------------------------------------------------------------------------
@@ -639,8 +617,16 @@ def counter_growth(
     return growth
 
 
+class PortCounterReading(Protocol):
+    """A reading with per-port counters: :class:`IbCountersResult` (sysfs) or
+    :class:`~hwaac.health.parsers.rdma.RdmaStatResult` (``rdma statistic show``)."""
+
+    @property
+    def ports(self) -> Mapping[PortKey, Mapping[str, int | None]]: ...
+
+
 def port_counter_growth(
-    before: IbCountersResult, after: IbCountersResult, seconds: float
+    before: PortCounterReading, after: PortCounterReading, seconds: float
 ) -> dict[PortKey, dict[str, CounterGrowth]]:
     """:func:`counter_growth` for every ``(device, port)`` in either reading (a port missing on one side has every
     counter unknown). Raises nothing."""

@@ -1,61 +1,38 @@
-"""Parsers of Lustre client tool output: target checks, LNet pings, the health_check flag, import states, LNet NI
-health and the Lustre lines of ``/proc/mounts``.
+"""``lfs check servers`` of a Lustre client, and the client OBD device names every Lustre parser splits.
 
-Each parser is pure and follows :mod:`hwaac.health.result`: raw text (and the exit status) in, a typed result out;
-what cannot be read is an ``unknown`` reason (UNKNOWN, never PASS), and an exit status only makes a result worse.
-Samples and their sources: ``tests/fixtures/tools/lfs/`` and ``tests/fixtures/health/lustre/`` (README.md in each).
+:func:`parse_lfs_check`: ``lfs check servers|all|osts|mdts|mgts``. Printing code: lustre-release
+``lustre/utils/liblustreapi.c`` ``do_target_check()``: ``"%s active.\\n"`` on stdout when the OBD's ``ping``
+file answers, ``"%s inactive.\\n"`` when it returned ``ENOTCONN`` (older releases, whose ``llapi_ping()``
+returned a positive errno), otherwise ``llapi_error(.., "error: check '%s'", name)`` on stderr, which
+``error_callback_default`` prefixes with ``lfs check: `` and suffixes with ``: <strerror> (<errno>)``
+(``lfs check: error: check 'fs-OST0007-osc-ffff..': Transport endpoint is not connected (107)``). Since
+``llapi_ping()`` returns ``-errno`` (current ``master``), a disconnected target prints the error line, never
+``inactive.``; both forms are read. The exit status is 0 even when pings fail (``llapi_target_check()`` returns
+the iteration's status, not the pings'), so only the lines decide. No mounted client prints
+``lfs check: cannot find mounted Lustre filesystem: No such device`` (``lustre/utils/lfs.c`` ``lfs_check()``;
+``No suitable Lustre mount found`` before 2.12). ``servers`` is ``all``: ``osc``, ``mdc`` and ``mgc`` devices
+(``lfs.c``; ``osc`` and ``mdc`` only before 2.12).
 
-- :func:`parse_lfs_check`: ``lfs check servers|all|osts|mdts|mgts``. Printing code: lustre-release
-  ``lustre/utils/liblustreapi.c`` ``do_target_check()``: ``"%s active.\\n"`` on stdout when the OBD's ``ping``
-  file answers, ``"%s inactive.\\n"`` when it returned ``ENOTCONN`` (older releases, whose ``llapi_ping()``
-  returned a positive errno), otherwise ``llapi_error(.., "error: check '%s'", name)`` on stderr, which
-  ``error_callback_default`` prefixes with ``lfs check: `` and suffixes with ``: <strerror> (<errno>)``
-  (``lfs check: error: check 'fs-OST0007-osc-ffff..': Transport endpoint is not connected (107)``). Since
-  ``llapi_ping()`` returns ``-errno`` (current ``master``), a disconnected target prints the error line, never
-  ``inactive.``; both forms are read. The exit status is 0 even when pings fail (``llapi_target_check()`` returns
-  the iteration's status, not the pings'), so only the lines decide. No mounted client prints
-  ``lfs check: cannot find mounted Lustre filesystem: No such device`` (``lustre/utils/lfs.c`` ``lfs_check()``;
-  ``No suitable Lustre mount found`` before 2.12). ``servers`` is ``all``: ``osc``, ``mdc`` and ``mgc`` devices
-  (``lfs.c``; ``osc`` and ``mdc`` only before 2.12).
-- :func:`parse_lctl_ping`: ``lctl ping NID`` (``lnet/utils/portals.c`` ``jt_ptl_ping()``): one
-  ``libcfs_id2str()`` per line (``12345-0@lo``, ``12345-10.20.0.1@o2ib``) on success; ``failed to ping NID:
-  <strerror>`` on failure (stderr with the ioctl API, stdout with the Netlink API of 2.16+, which also prints the
-  peer's NIDs without the ``12345-`` prefix).
-- :func:`parse_health_check`: ``lctl get_param [-n] health_check``. ``lustre/obdclass/obd_sysfs.c``
-  ``health_check_show()`` prints ``healthy``, ``NOT HEALTHY`` or ``LBUG`` (``libcfs_catastrophe``); 2.14+ also has
-  a debugfs ``health_check`` (``health_check_seq_show()``) listing ``device <obd> reported unhealthy``, so
-  ``lctl get_param`` prints both (whamcloud/lustrefs-exporter fixture ``valid_unhealthy_host.txt``); releases with
-  the procfs file print ``LBUG``/``device ... reported unhealthy`` lines then ``NOT HEALTHY``
-  (``obd_proc_read_health()``).
-- :func:`parse_imports`: ``lctl get_param osc.*.import mdc.*.import``; ``lctl`` prints ``<param>=`` then the
-  multi-line value (``lustre/utils/lustre_cfg.c`` ``read_param()``), the value is
-  ``lprocfs_import_seq_show_locked()`` (``lustre/obdclass/lprocfs_status.c``): ``import:``, ``    name:``,
-  ``    target:``, ``    state:`` (``ptlrpc_import_state_name()``: ``CLOSED NEW DISCONN CONNECTING REPLAY
-  REPLAY_LOCKS REPLAY_WAIT RECOVER FULL EVICTED IDLE``), ``    import_flags: [ ... ]``, ``    connection:`` with
-  ``failover_nids: [ ... ]`` (quoted NIDs since 2.15) and ``current_connection:``.
-  :func:`parse_server_uuid` reads ``osc.*.ost_server_uuid`` / ``mdc.*.mds_server_uuid``
-  (``lprocfs_server_uuid_seq_show()``: ``<target>\\t<state>[\\tDEACTIVATED]``).
-- :func:`parse_lnet_net_show`: ``lnetctl net show -v`` with a YAML loader (both the <=2.15 cYAML and the 2.16+
-  libyaml indentation load to the same data; ``lustre-client.md`` section 1.4): per NI ``status``,
-  ``health stats: {health value, fatal_error}`` (1000 is full health; ``fatal_error`` 2.15+, LU-14114). LNet down:
-  ``errno: -100`` / ``cannot get networks: Network is down`` (<=2.15) or ``LNet stack down`` (2.16+ Netlink).
-- :func:`parse_lustre_mounts`: the ``lustre`` lines of ``/proc/mounts``
-  (``<mgsnid>[,<nid>][:<failover>]:/<fsname>[/subdir] <dir> lustre <options> 0 0``, mount.lustre.8), fields
-  decoded as the kernel escapes them (:func:`unescape_mount_field`); :func:`normalise_nid` for comparing NIDs.
-
-No function here raises on bad tool output.
+The other Lustre client parsers: :mod:`~hwaac.health.parsers.lctl` (``lctl ping``, ``health_check``),
+:mod:`~hwaac.health.parsers.lustre_imports`, :mod:`~hwaac.health.parsers.lnetctl`,
+:mod:`~hwaac.health.parsers.lustre_mounts`, :mod:`~hwaac.health.parsers.lustre_df`,
+:mod:`~hwaac.health.parsers.lctl_list_nids`. Each is pure and follows :mod:`hwaac.health.result`: raw text (and
+the exit status) in, a typed result of facts out; what cannot be read is an ``unknown`` reason (UNKNOWN, never
+PASS), and an exit status only makes a result worse. :mod:`hwaac.health.checks_lustre` judges. Samples:
+``tests/fixtures/tools/lfs/`` and ``tests/fixtures/health/lustre/`` (README.md in each). No function here raises
+on bad tool output.
 """
+
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import yaml
+from hwaac.health.result import ToolResult
 
-from hwaac.health.result import Action, Finding, Status, ToolResult
-
-_MAX_LINE_REASONS = 5
+MAX_LINE_REASONS = 5
 
 # Lustre fsnames are 1-8 characters [A-Za-z0-9_] (mkfs.lustre.8; contract.md). Target names: <fs>-OSTxxxx / MDTxxxx.
 _CLIENT_OBD = re.compile(
@@ -66,16 +43,16 @@ _MGC_OBD = re.compile(r"^MGC(?P<nid>\S+@\S+)$")
 ENOTCONN = 107  # Linux errno; "Transport endpoint is not connected"
 
 
-def _reasons(unknown: list[str]):
+def line_reasons(unknown: list[str]) -> Callable[[int, str], None]:
     count = 0
 
     def add(number: int, line: str) -> None:
         """Record line ``number`` (1-based) as not understood; after five, one "more lines" reason."""
         nonlocal count
         count += 1
-        if count <= _MAX_LINE_REASONS:
+        if count <= MAX_LINE_REASONS:
             unknown.append(f"line {number} not understood: {line.strip()[:120]!r}")
-        elif count == _MAX_LINE_REASONS + 1:
+        elif count == MAX_LINE_REASONS + 1:
             unknown.append("more lines not understood")
 
     return add
@@ -155,12 +132,13 @@ class LfsCheckResult(ToolResult):
 
     Attributes:
         targets: one entry per device line, in output order (stdout lines, then stderr lines).
-        not_mounted: lfs said no Lustre client is mounted.
+        not_mounted: lfs said no Lustre client is mounted (``not_mounted_line``: the line that said so).
     """
 
     tool: str = "lfs check servers"
     targets: list[TargetState] = field(default_factory=list)
     not_mounted: bool = False
+    not_mounted_line: str = ""
 
     def of_fs(self, fsname: str) -> list[TargetState]:
         """The ``osc``/``mdc`` devices of one file system."""
@@ -172,19 +150,17 @@ def parse_lfs_check(stdout: str, stderr: str = "", *, exit_code: int | None = No
     """Read ``lfs check servers`` (stdout and stderr as captured; see the module docstring for the formats).
 
     Returns:
-        An :class:`LfsCheckResult`. Findings: ``LUSTRE_TARGET_INACTIVE`` (FAIL, CHECK_LINK) for an ``inactive.``
-        line or an error with ENOTCONN (107); ``LUSTRE_TARGET_UNREACHABLE`` (FAIL, CHECK_LINK) for any other error
-        line (EIO, EAGAIN, ESHUTDOWN...), the device as subject. ``unknown``: empty output, lines that are not
-        lfs's, ``cannot check target``, or a failing exit status without an error line. A node with nothing
-        mounted is ``not_mounted`` with finding ``LUSTRE_NO_CLIENT_MOUNT`` (FAIL, NONE); an evaluation that knows
-        what must be mounted (:func:`hwaac.health.lustre.evaluate`) replaces it with its own mount findings.
+        An :class:`LfsCheckResult`: a :class:`TargetState` per device line (``active``, ``inactive``, or ``error``
+        with its text and errno), ``not_mounted`` when lfs found no mounted client. ``unknown``: empty output,
+        lines that are not lfs's, ``cannot check target``, or a failing exit status without an error line.
+        :func:`hwaac.health.checks_lustre.lfs_check_findings` judges it.
     """
     result = LfsCheckResult(version=version or "")
     lines = [*stdout.splitlines(), *stderr.splitlines()]
     if not any(line.strip() for line in lines):
         result.unknown.append("no output")
         return result
-    not_understood = _reasons(result.unknown)
+    not_understood = line_reasons(result.unknown)
     errors = 0
     for number, line in enumerate(lines, start=1):
         text = line.strip()
@@ -192,18 +168,13 @@ def parse_lfs_check(stdout: str, stderr: str = "", *, exit_code: int | None = No
             continue
         if _NOT_MOUNTED.search(text):
             result.not_mounted = True
-            result.findings.append(Finding("LUSTRE_NO_CLIENT_MOUNT", Status.FAIL, "lfs check: no Lustre file "
-                                           "system is mounted on this node", evidence=text, action=Action.NONE))
+            result.not_mounted_line = text
             continue
         if m := _ACTIVE.match(text):
             result.targets.append(TargetState(split_obd_name(m["name"]), "active", evidence=text))
             continue
         if m := _INACTIVE.match(text):
-            target = TargetState(split_obd_name(m["name"]), "inactive", evidence=text)
-            result.targets.append(target)
-            result.findings.append(Finding(
-                "LUSTRE_TARGET_INACTIVE", Status.FAIL, f"{target.obd.name} is inactive (its import is not "
-                "connected): this client cannot reach that target", target.obd.name, text, Action.CHECK_LINK))
+            result.targets.append(TargetState(split_obd_name(m["name"]), "inactive", evidence=text))
             errors += 1
             continue
         if m := _CHECK_ERROR.match(text):
@@ -211,18 +182,8 @@ def parse_lfs_check(stdout: str, stderr: str = "", *, exit_code: int | None = No
             errno = None
             if e := _ERRNO_SUFFIX.match(msg):
                 msg, errno = e["text"], abs(int(e["errno"]))
-            target = TargetState(split_obd_name(m["name"]), "error", msg or "error", errno, text)
-            result.targets.append(target)
+            result.targets.append(TargetState(split_obd_name(m["name"]), "error", msg or "error", errno, text))
             errors += 1
-            if errno == ENOTCONN:
-                result.findings.append(Finding(
-                    "LUSTRE_TARGET_INACTIVE", Status.FAIL, f"{target.obd.name}: {msg} ({errno}): the import is "
-                    "not connected", target.obd.name, text, Action.CHECK_LINK))
-            else:
-                result.findings.append(Finding(
-                    "LUSTRE_TARGET_UNREACHABLE", Status.FAIL, f"{target.obd.name} does not answer a ping: "
-                    f"{msg or 'error'}" + (f" ({errno})" if errno is not None else ""), target.obd.name, text,
-                    Action.CHECK_LINK))
             continue
         if _PING_OPEN.match(text):
             continue
@@ -235,565 +196,3 @@ def parse_lfs_check(stdout: str, stderr: str = "", *, exit_code: int | None = No
     if not result.targets and not result.not_mounted and not result.unknown:
         result.unknown.append("no device line")
     return result
-
-
-# --- lctl ping ----------------------------------------------------------------------------------------------------
-
-_PING_ID = re.compile(r"^(?:(?:U?\d+)-)?(?P<nid>[^\s@]+@[A-Za-z][A-Za-z0-9]*)$")
-_PING_FAILED = re.compile(r"^failed to ping (?P<nid>\S+): (?P<msg>.*)$")
-_PING_TRUNCATED = re.compile(r"^\d+ out of \d+ ids listed$")
-
-
-@dataclass
-class LctlPingResult(ToolResult):
-    """``lctl ping NID``.
-
-    Attributes:
-        nid: the NID pinged (as asked).
-        reachable: True when the peer answered with its NIDs, False on ``failed to ping``, None when unreadable.
-        peer_nids: the NIDs the peer listed (``0@lo`` left out), without the ``12345-`` process id.
-        error: the failure text (``Input/output error``), "" otherwise.
-    """
-
-    tool: str = "lctl ping"
-    nid: str = ""
-    reachable: bool | None = None
-    peer_nids: list[str] = field(default_factory=list)
-    error: str = ""
-
-
-def parse_lctl_ping(raw: str, *, nid: str, exit_code: int | None = None) -> LctlPingResult:
-    """Read ``lctl ping NID`` (stdout and stderr together).
-
-    Returns:
-        An :class:`LctlPingResult`. Finding ``LUSTRE_PING_FAILED`` (FAIL, CHECK_LINK, subject the NID) for a
-        ``failed to ping`` line (whatever the exit status: the Netlink API prints it on stdout). ``unknown``: empty
-        output, other lines, no NID besides ``0@lo``, or a failing exit status with NIDs listed and no failure line.
-    """
-    result = LctlPingResult(nid=nid)
-    lines = [line.strip() for line in raw.splitlines() if line.strip()]
-    if not lines:
-        result.unknown.append("no output")
-        return result
-    not_understood = _reasons(result.unknown)
-    for number, text in enumerate(lines, start=1):
-        if m := _PING_FAILED.match(text):
-            result.reachable = False
-            result.error = m["msg"].strip()
-            result.findings.append(Finding("LUSTRE_PING_FAILED", Status.FAIL, f"lctl ping {nid}: {result.error}",
-                                           nid, text, Action.CHECK_LINK))
-            continue
-        if m := _PING_ID.match(text):
-            if m["nid"] != "0@lo":
-                result.peer_nids.append(m["nid"])
-            continue
-        if _PING_TRUNCATED.match(text):
-            continue
-        not_understood(number, text)
-    if result.reachable is None and not result.unknown:
-        if not result.peer_nids:
-            result.unknown.append("the peer listed no NID besides 0@lo")
-        elif exit_code:
-            result.unknown.append(f"exit status {exit_code} with NIDs listed and no failure line")
-        else:
-            result.reachable = True
-    return result
-
-
-# --- health_check -------------------------------------------------------------------------------------------------
-
-_DEVICE_UNHEALTHY = re.compile(r"^device (?P<obd>\S+) reported unhealthy$")
-_GET_PARAM_ERROR = re.compile(r"^error: (?:get_param|read_param)\b.*$")
-
-
-@dataclass
-class HealthCheckResult(ToolResult):
-    """``lctl get_param [-n] health_check``.
-
-    Attributes:
-        healthy: True for ``healthy``, False for ``NOT HEALTHY`` / ``LBUG`` / a device line, None when unread.
-        lbug: the node hit an LBUG (``libcfs_catastrophe``).
-        unhealthy_devices: OBD devices listed as ``device <obd> reported unhealthy``.
-    """
-
-    tool: str = "lctl get_param health_check"
-    healthy: bool | None = None
-    lbug: bool = False
-    unhealthy_devices: list[str] = field(default_factory=list)
-
-
-def parse_health_check(raw: str, *, exit_code: int | None = None) -> HealthCheckResult:
-    """Read ``lctl get_param [-n] health_check`` (``health_check=`` prefixes allowed; stdout and stderr together).
-
-    Returns:
-        A :class:`HealthCheckResult`. Findings: ``LUSTRE_LBUG`` (FAIL, REBOOT: an LBUG leaves a Lustre thread stuck
-        for good, only a reboot clears it) and ``LUSTRE_NOT_HEALTHY`` (FAIL, REBOOT; the unhealthy devices named).
-        ``unknown``: empty output, a ``get_param`` error (Lustre not loaded), other lines, no verdict word.
-    """
-    result = HealthCheckResult()
-    lines = [line.strip() for line in raw.splitlines() if line.strip()]
-    if not lines:
-        result.unknown.append("no output")
-        return result
-    not_understood = _reasons(result.unknown)
-    words: set[str] = set()
-    for number, text in enumerate(lines, start=1):
-        value = text.removeprefix("health_check=").strip()
-        if not value:
-            continue  # "health_check=" before the debugfs file's device lines
-        if value in ("healthy", "NOT HEALTHY", "LBUG"):
-            words.add(value)
-        elif m := _DEVICE_UNHEALTHY.match(value):
-            result.unhealthy_devices.append(m["obd"])
-        elif _GET_PARAM_ERROR.match(value):
-            result.unknown.append(f"health_check not readable (are the Lustre modules loaded?): {value[:160]}")
-        else:
-            not_understood(number, text)
-    result.lbug = "LBUG" in words
-    if result.lbug:
-        result.healthy = False
-        result.findings.append(Finding("LUSTRE_LBUG", Status.FAIL, "Lustre hit an LBUG on this node: a kernel "
-                                       "thread is stuck for good; collect the debug log, then reboot",
-                                       evidence="LBUG", action=Action.REBOOT))
-    if "NOT HEALTHY" in words or result.unhealthy_devices:
-        result.healthy = False
-        devices = ", ".join(result.unhealthy_devices)
-        result.findings.append(Finding(
-            "LUSTRE_NOT_HEALTHY", Status.FAIL, "lctl health_check: NOT HEALTHY"
-            + (f" (devices reported unhealthy: {devices})" if devices else ""),
-            evidence="\n".join(lines[:20]), action=Action.REBOOT))
-    elif "healthy" in words and not result.lbug:
-        result.healthy = True
-    if result.healthy is None and not result.unknown:
-        result.unknown.append("no healthy / NOT HEALTHY / LBUG in the output")
-    if exit_code and result.healthy is True:
-        result.healthy = None
-        result.unknown.append(f"exit status {exit_code}")
-    return result
-
-
-# --- import states ------------------------------------------------------------------------------------------------
-
-IMPORT_STATES_OK = ("FULL", "IDLE")  # IDLE: idle_timeout disconnected an unused import (2.12+); reconnects on use
-IMPORT_STATES_RECOVERING = ("NEW", "CONNECTING", "REPLAY", "REPLAY_LOCKS", "REPLAY_WAIT", "RECOVER")
-IMPORT_STATES_DOWN = ("DISCONN", "CLOSED", "EVICTED")
-IMPORT_STATES = (*IMPORT_STATES_OK, *IMPORT_STATES_RECOVERING, *IMPORT_STATES_DOWN)
-
-_PARAM_HEADER = re.compile(r"^(?P<type>[a-z]+)\.(?P<obd>\S+)\.(?P<param>import|ost_server_uuid|mds_server_uuid)="
-                           r"(?P<rest>.*)$")
-_IMPORT_FIELD = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z_][\w\-]*):\s*(?P<value>.*)$")
-
-
-@dataclass
-class ImportState:
-    """One client import (the connection of an ``osc``/``mdc``/``mgc`` to its target).
-
-    Attributes:
-        obd: the device (:class:`ObdName`).
-        target: the target UUID (``lfs1-OST0000_UUID``).
-        state: one of :data:`IMPORT_STATES` as printed ("" when missing).
-        current_connection: the NID in use (``10.20.0.11@o2ib``; ``<none>``), "" when not printed.
-        failover_nids: the target's NIDs in failover order.
-        flags: ``import_flags`` (``replayable``, ``pingable``, ``invalid``, ``deactivate``...).
-        deactivated: the administrator deactivated the target on this client (``DEACTIVATED`` /
-            ``deactivate`` flag), None when the output does not say.
-        evidence: the lines it was read from.
-    """
-
-    obd: ObdName
-    target: str = ""
-    state: str = ""
-    current_connection: str = ""
-    failover_nids: list[str] = field(default_factory=list)
-    flags: list[str] = field(default_factory=list)
-    deactivated: bool | None = None
-    evidence: str = ""
-
-    @property
-    def ok(self) -> bool:
-        """True for FULL and IDLE (:data:`IMPORT_STATES_OK`)."""
-        return self.state in IMPORT_STATES_OK
-
-
-@dataclass
-class ImportsResult(ToolResult):
-    """Import states read from ``osc.*.import`` / ``mdc.*.import`` (or ``*_server_uuid``).
-
-    Attributes:
-        imports: in output order.
-        missing_params: parameter patterns ``lctl`` found nothing for (``osc/*/import``: no client of that type).
-    """
-
-    tool: str = "lctl get_param osc.*.import mdc.*.import"
-    imports: list[ImportState] = field(default_factory=list)
-    missing_params: list[str] = field(default_factory=list)
-
-    def of_fs(self, fsname: str) -> list[ImportState]:
-        """The ``osc``/``mdc`` imports of one file system, in output order."""
-        return [i for i in self.imports if i.obd.fsname == fsname]
-
-
-_MISSING_PARAM = re.compile(r"^error: (?:get_param|list_param): (?:param_path )?'(?P<path>[^']+)': "
-                            r"No such file or directory$")
-
-
-def _flow_list(text: str) -> list[str]:
-    inner = text.strip()
-    if not (inner.startswith("[") and inner.endswith("]")):
-        return []
-    return [item.strip().strip('"') for item in inner[1:-1].split(",") if item.strip()]
-
-
-def _import_findings(result: ImportsResult, imp: ImportState) -> None:
-    name = imp.obd.name
-    where = f" via {imp.current_connection}" if imp.current_connection else ""
-    if imp.deactivated:
-        result.findings.append(Finding(
-            "LUSTRE_TARGET_DEACTIVATED", Status.WARN, f"{name}: {imp.target or 'the target'} is deactivated on "
-            "this client (lctl set_param ...active=0 or conf_param ...active=0): no new I/O goes there", name,
-            imp.evidence, Action.NONE))
-    if imp.state in IMPORT_STATES_OK:
-        return
-    if imp.state in IMPORT_STATES_RECOVERING:
-        result.findings.append(Finding(
-            "LUSTRE_IMPORT_RECOVERING", Status.WARN, f"{name}: import {imp.state}{where} (reconnecting or in "
-            "recovery): retest when recovery ends", name, imp.evidence, Action.RETEST))
-    elif imp.state == "EVICTED":
-        result.findings.append(Finding(
-            "LUSTRE_IMPORT_EVICTED", Status.FAIL, f"{name}: the server evicted this client (import EVICTED{where}); "
-            "open files on that target got errors", name, imp.evidence, Action.CHECK_LINK))
-    elif imp.state in IMPORT_STATES_DOWN:
-        result.findings.append(Finding(
-            "LUSTRE_IMPORT_NOT_FULL", Status.FAIL, f"{name}: import {imp.state}{where}, not FULL: I/O to "
-            f"{imp.target or 'the target'} hangs or fails", name, imp.evidence, Action.CHECK_LINK))
-    elif imp.state:
-        result.unknown.append(f"{name}: import state {imp.state!r} is not one of {', '.join(IMPORT_STATES)}")
-    else:
-        result.unknown.append(f"{name}: no import state printed")
-
-
-def _read_import_block(obd_name: str, kind: str, lines: list[str]) -> ImportState | None:
-    fields: dict[str, str] = {}
-    section = ""
-    for line in lines:
-        m = _IMPORT_FIELD.match(line)
-        if not m:
-            continue
-        key, value, indent = m["key"], m["value"].strip(), len(m["indent"])
-        if indent <= 4 and not value:
-            section = key
-        elif indent <= 4:
-            section = ""
-            fields.setdefault(key, value)
-        else:
-            fields.setdefault(f"{section}.{key}", value)
-    if not any(line.strip() == "import:" for line in lines):
-        return None
-    name = fields.get("name") or obd_name
-    obd = split_obd_name(name)
-    if not obd.kind and kind:
-        obd = ObdName(name, kind)
-    flags = _flow_list(fields.get("import_flags", ""))
-    current = fields.get("connection.current_connection", "").strip().strip('"')
-    return ImportState(obd, fields.get("target", ""), fields.get("state", ""), current,
-                       _flow_list(fields.get("connection.failover_nids", "")), flags,
-                       True if any(f.startswith("deactiv") for f in flags) else None, "\n".join(lines[:12]))
-
-
-def parse_imports(raw: str, *, exit_code: int | None = None) -> ImportsResult:
-    """Read ``lctl get_param osc.*.import mdc.*.import`` (with or without ``-n``; stdout and stderr together).
-
-    Returns:
-        An :class:`ImportsResult`. Findings per import: ``LUSTRE_IMPORT_NOT_FULL`` (FAIL, CHECK_LINK) for DISCONN
-        or CLOSED, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK), ``LUSTRE_IMPORT_RECOVERING`` (WARN, RETEST) for
-        NEW/CONNECTING/REPLAY*/RECOVER, ``LUSTRE_TARGET_DEACTIVATED`` (WARN) for an administratively deactivated
-        target; FULL and IDLE are fine. ``unknown``: empty output, a block without a known state, other lines.
-        ``lctl``'s ``No such file or directory`` for a pattern is recorded in ``missing_params`` (no client of
-        that kind), not unknown.
-    """
-    result = ImportsResult()
-    if not raw.strip():
-        result.unknown.append("no output")
-        return result
-    blocks: list[tuple[str, str, list[str]]] = []  # (obd, kind, lines)
-    current: tuple[str, str, list[str]] | None = None
-    not_understood = _reasons(result.unknown)
-    for number, line in enumerate(raw.splitlines(), start=1):
-        if not line.strip():
-            continue
-        if m := _MISSING_PARAM.match(line.strip()):
-            result.missing_params.append(m["path"])
-            current = None
-            continue
-        if (m := _PARAM_HEADER.match(line)) and m["param"] == "import":
-            current = (m["obd"], m["type"], [])
-            blocks.append(current)
-            if m["rest"].strip():
-                current[2].append(m["rest"])
-            continue
-        if line.strip() == "import:" and (current is None or any(x.strip() == "import:" for x in current[2])):
-            current = ("", "", [line])  # -n output: a block starts at each "import:"
-            blocks.append(current)
-            continue
-        if current is None:
-            not_understood(number, line)
-            continue
-        current[2].append(line)
-    for obd_name, kind, lines in blocks:
-        imp = _read_import_block(obd_name, kind, lines)
-        if imp is None:
-            result.unknown.append(f"{obd_name or 'block'}: no 'import:' block in the value")
-            continue
-        result.imports.append(imp)
-        _import_findings(result, imp)
-    if not result.imports and not result.missing_params and not result.unknown:
-        result.unknown.append("no import block")
-    if exit_code and not result.missing_params and not result.unknown:
-        result.unknown.append(f"exit status {exit_code}")
-    return result
-
-
-_SERVER_UUID_VALUE = re.compile(r"^(?P<target>\S+)\t(?P<state>[A-Z_<>]+)(?:\t(?P<deact>DEACTIVATED))?$")
-
-
-def parse_server_uuid(raw: str, *, exit_code: int | None = None) -> ImportsResult:
-    """Read ``lctl get_param osc.*.ost_server_uuid mdc.*.mds_server_uuid`` (``<target>\\t<state>
-    [\\tDEACTIVATED]``, names shown or ``-n``). Same findings as :func:`parse_imports`."""
-    result = ImportsResult(tool="lctl get_param osc.*.ost_server_uuid mdc.*.mds_server_uuid")
-    if not raw.strip():
-        result.unknown.append("no output")
-        return result
-    not_understood = _reasons(result.unknown)
-    for number, line in enumerate(raw.splitlines(), start=1):
-        text = line.rstrip("\n")
-        if not text.strip():
-            continue
-        if m := _MISSING_PARAM.match(text.strip()):
-            result.missing_params.append(m["path"])
-            continue
-        obd, kind, value = "", "", text
-        if h := _PARAM_HEADER.match(text):
-            obd, kind, value = h["obd"], h["type"], h["rest"]
-        m = _SERVER_UUID_VALUE.match(value.strip(" "))
-        if not m:
-            not_understood(number, text)
-            continue
-        name = obd or m["target"]
-        split = split_obd_name(name)
-        if not split.fsname and (t := re.match(r"^(?P<fs>[A-Za-z0-9_]{1,8})-(?P<tg>(?:OST|MDT)[0-9a-fA-F]{4})_UUID$",
-                                                m["target"])):
-            split = ObdName(name, kind or ("osc" if t["tg"].startswith("OST") else "mdc"), t["fs"], t["tg"].upper())
-        imp = ImportState(split, m["target"], m["state"], deactivated=bool(m["deact"]), evidence=text)
-        result.imports.append(imp)
-        _import_findings(result, imp)
-    if not result.imports and not result.missing_params and not result.unknown:
-        result.unknown.append("no server_uuid line")
-    return result
-
-
-# --- lnetctl net show -v ------------------------------------------------------------------------------------------
-
-FULL_HEALTH = 1000  # LNet health value of a healthy NI (lnet/include/lnet/lib-types.h LNET_MAX_HEALTH_VALUE)
-_LNET_DOWN = re.compile(r"Network is down|LNet stack down|errno:\s*-100\b")
-
-
-@dataclass
-class LnetNi:
-    """One local NI of ``lnetctl net show -v``.
-
-    Attributes:
-        net: the net type (``o2ib``, ``tcp``; LNet prints ``o2ib`` for ``o2ib0``).
-        nid: ``10.20.0.5@o2ib``. status: ``up``/``down`` (None when missing). interface: ``interfaces: {0: ...}``.
-        health_value: ``health stats: health value`` (1000 = full), None when not printed (no ``-v``, < 2.12).
-        fatal_error: ``health stats: fatal_error`` (2.15+), None when not printed.
-    """
-
-    net: str
-    nid: str
-    status: str | None = None
-    interface: str | None = None
-    health_value: int | None = None
-    fatal_error: int | None = None
-
-
-@dataclass
-class LnetNetsResult(ToolResult):
-    """``lnetctl net show -v``: the local NIs (``lo`` left out) and whether LNet is down."""
-
-    tool: str = "lnetctl net show -v"
-    nis: list[LnetNi] = field(default_factory=list)
-    lnet_down: bool = False
-
-
-def _int(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        return None
-
-
-def parse_lnet_net_show(raw: str, *, stderr: str = "", exit_code: int | None = None) -> LnetNetsResult:
-    """Read ``lnetctl net show -v`` (either layout) with PyYAML ``safe_load``.
-
-    Returns:
-        An :class:`LnetNetsResult`. Findings: ``LUSTRE_LNET_DOWN`` (FAIL, NONE: configure LNet with the lnet
-        module/role) when LNet is not running; per NI ``LUSTRE_LNET_NI_DOWN`` (FAIL, CHECK_LINK) for a status other
-        than ``up``, ``LUSTRE_LNET_NI_FATAL`` (FAIL, CHECK_LINK) for ``fatal_error`` != 0 (the port or cable is
-        down, LU-14114), ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK) for a health value below 1000 (the NI
-        saw send failures; LNet prefers healthier NIs until it recovers). ``unknown``: empty or non-YAML output,
-        no ``net:`` list, an NI without a NID, a value that is not a number.
-    """
-    result = LnetNetsResult()
-    if _LNET_DOWN.search(raw) or _LNET_DOWN.search(stderr):
-        result.lnet_down = True
-        result.findings.append(Finding("LUSTRE_LNET_DOWN", Status.FAIL, "LNet is not running on this node "
-                                       "(lnetctl: Network is down): no Lustre traffic is possible",
-                                       evidence=(stderr or raw).strip()[:400], action=Action.NONE))
-        return result
-    if not raw.strip():
-        result.unknown.append("no output" + (f" ({stderr.strip()[:160]})" if stderr.strip() else ""))
-        return result
-    try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        result.unknown.append(f"not YAML: {str(exc).splitlines()[0]}")
-        return result
-    nets = data.get("net") if isinstance(data, dict) else None
-    if not isinstance(nets, list):
-        result.unknown.append("no 'net:' list")
-        return result
-    for net in nets:
-        if not isinstance(net, dict):
-            result.unknown.append(f"net entry is not a mapping: {net!r}"[:160])
-            continue
-        net_type = str(net.get("net type", ""))
-        if net_type == "lo":
-            continue
-        for ni in net.get("local NI(s)") or []:
-            if not isinstance(ni, dict) or not ni.get("nid"):
-                result.unknown.append(f"{net_type}: NI without a nid")
-                continue
-            interfaces = ni.get("interfaces") or {}
-            health = ni.get("health stats") or {}
-            entry = LnetNi(net_type, str(ni["nid"]), str(ni["status"]) if "status" in ni else None,
-                           str(next(iter(interfaces.values()))) if isinstance(interfaces, dict) and interfaces
-                           else None)
-            if isinstance(health, dict):
-                if "health value" in health:
-                    entry.health_value = _int(health["health value"])
-                    if entry.health_value is None:
-                        result.unknown.append(f"{entry.nid}: health value {health['health value']!r} is not a "
-                                              "number")
-                if "fatal_error" in health:
-                    entry.fatal_error = _int(health["fatal_error"])
-            result.nis.append(entry)
-            subject = entry.nid + (f" ({entry.interface})" if entry.interface else "")
-            if entry.status is None:
-                result.unknown.append(f"{entry.nid}: no status")
-            elif entry.status != "up":
-                result.findings.append(Finding("LUSTRE_LNET_NI_DOWN", Status.FAIL, f"LNet NI {entry.nid} is "
-                                               f"{entry.status}", subject, f"status: {entry.status}",
-                                               Action.CHECK_LINK))
-            if entry.fatal_error:
-                result.findings.append(Finding("LUSTRE_LNET_NI_FATAL", Status.FAIL, f"LNet NI {entry.nid}: "
-                                               f"fatal_error {entry.fatal_error} (port or cable down)", subject,
-                                               f"fatal_error: {entry.fatal_error}", Action.CHECK_LINK))
-            if entry.health_value is not None and entry.health_value < FULL_HEALTH:
-                result.findings.append(Finding("LUSTRE_LNET_NI_DEGRADED", Status.WARN, f"LNet NI {entry.nid}: "
-                                               f"health value {entry.health_value} < {FULL_HEALTH}", subject,
-                                               f"health value: {entry.health_value}", Action.CHECK_LINK))
-    if not result.nis and not result.unknown:
-        result.unknown.append("no NI besides lo")
-    if exit_code and not result.findings and not result.unknown:
-        result.unknown.append(f"exit status {exit_code}")
-    return result
-
-
-# --- /proc/mounts -------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LustreMount:
-    """A Lustre client mount from ``/proc/mounts``.
-
-    Attributes:
-        source: as printed (``10.20.0.1@o2ib,10.20.0.2@o2ib:10.20.0.3@o2ib:/lfs1``).
-        fsname: ``lfs1`` (a subdirectory mount ``/lfs1/sub`` keeps ``lfs1``).
-        mount_point: the directory (octal escapes such as ``\\040`` decoded).
-        options: the mount options in order (octal escapes decoded).
-        mgs: failover MGS nodes, each a tuple of its NIDs as printed (``:`` separates nodes, ``,`` NIDs of one
-            node; compare them through :func:`normalise_nid`).
-    """
-
-    source: str
-    fsname: str
-    mount_point: str
-    options: tuple[str, ...]
-    mgs: tuple[tuple[str, ...], ...]
-
-
-_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
-_NET = re.compile(r"^(?P<lnd>[a-z][a-z0-9]*?)(?P<num>\d*)$")
-
-
-def unescape_mount_field(text: str) -> str:
-    """A ``/proc/mounts`` field as the kernel escaped it, decoded: ``\\ooo`` (three octal digits) -> the character.
-
-    Source: Linux ``fs/proc_namespace.c`` ``show_vfsmnt()``: the device name and the type go through ``mangle()``
-    (``seq_escape(m, s, " \\t\\n\\\\")``), the mount point through ``seq_path(..., " \\t\\n\\\\")``: space,
-    tab, newline and backslash become ``\\040``, ``\\011``, ``\\012``, ``\\134``. ``str`` in, ``str`` out; never
-    raises (a backslash not followed by three octal digits stays as it is).
-    """
-    return _OCTAL_ESCAPE.sub(lambda m: chr(int(m[1], 8)), text)
-
-
-def normalise_nid(nid: str) -> str:
-    """A NID in the form LNet prints it, for comparing NIDs written differently: ``10.20.0.1@o2ib0`` ->
-    ``10.20.0.1@o2ib``, ``@tcp0`` -> ``@tcp``, ``@o2ib1`` unchanged; the address lower-cased (host names are
-    case-insensitive, RFC 4343).
-
-    Source: ``libcfs_net2str_r()`` (lustre-release ``nidstrings.c``, kernel and user-space copies) prints
-    network number 0 without the number, so ``o2ib0`` and ``o2ib`` name the same network (``lustre-client.md``
-    section 0, item 2). This is the controller's copy of the rule (the host copy is
-    ``plugins/module_utils/lustre_mount.py`` ``normalise_net``; the health package depends on nothing else).
-    ``str`` in, ``str`` out; a text that is not ``ADDRESS@NET`` comes back unchanged (compared verbatim). Never
-    raises.
-    """
-    address, at, net = nid.rpartition("@")
-    match = _NET.match(net)
-    if not at or not address or not match:
-        return nid
-    num = match["num"]
-    return f"{address.lower()}@{match['lnd']}{num.lstrip('0') if num.strip('0') else ''}"
-
-
-def parse_lustre_mounts(raw: str) -> list[LustreMount]:
-    """The ``lustre`` mounts of a ``/proc/mounts`` text.
-
-    Args:
-        raw: the file's text (``SOURCE MOUNT_POINT TYPE OPTIONS 0 0`` per line, fields separated by one space).
-
-    Returns:
-        One :class:`LustreMount` per Lustre client line, in file order, every field decoded with
-        :func:`unescape_mount_field` (the kernel escapes space, tab, newline and backslash, so splitting on
-        whitespace before decoding is exact). Lines of other file systems and malformed lines are skipped: a line
-        that is not Lustre's is no evidence about Lustre. Never raises.
-    """
-    mounts = []
-    for line in raw.splitlines():
-        parts = line.split()
-        if len(parts) < 4 or unescape_mount_field(parts[2]) != "lustre":
-            continue
-        source = unescape_mount_field(parts[0])
-        if ":/" not in source:
-            continue
-        nids, path = source.split(":/", 1)  # NIDs never hold ":/"; a subdirectory may
-        fsname = path.split("/", 1)[0]
-        mgs = tuple(tuple(n for n in node.split(",") if n) for node in nids.split(":") if node)
-        options = tuple(unescape_mount_field(option) for option in parts[3].split(","))
-        mounts.append(LustreMount(source, fsname, unescape_mount_field(parts[1]), options, mgs))
-    return mounts

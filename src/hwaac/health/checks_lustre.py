@@ -1,0 +1,123 @@
+"""Judge the facts of the Lustre client parsers (``lfs check``, ``lctl``, imports, ``lnetctl``): findings, severities,
+actions.
+
+Each function takes one parse result and returns its findings followed by its ``unknown`` reasons as UNKNOWN
+(``PARSE_UNREADABLE``, RETEST), in the order and with the messages :func:`hwaac.health.lustre.evaluate` reports.
+Why each fault gets its status and action: ``docs/health-parsers.md`` and the codes listed in
+:mod:`hwaac.health.lustre`.
+"""
+
+from __future__ import annotations
+
+from hwaac.health.parsers.lctl import HealthCheckResult, LctlPingResult
+from hwaac.health.parsers.lnetctl import FULL_HEALTH, LnetNetsResult
+from hwaac.health.parsers.lustre import ENOTCONN, LfsCheckResult
+from hwaac.health.parsers.lustre_imports import IMPORT_STATES_DOWN, IMPORT_STATES_RECOVERING, ImportsResult, ImportState
+from hwaac.health.result import Action, Finding, Status
+
+
+def lfs_check_findings(result: LfsCheckResult, *, mounts_known: bool = False) -> list[Finding]:
+    """``lfs check servers``: ``LUSTRE_TARGET_INACTIVE`` (FAIL, CHECK_LINK) for an ``inactive.`` line or an error
+    with ENOTCONN (107); ``LUSTRE_TARGET_UNREACHABLE`` (FAIL, CHECK_LINK) for any other error (EIO, EAGAIN,
+    ESHUTDOWN...), the device as subject; ``LUSTRE_NO_CLIENT_MOUNT`` (FAIL, NONE) when nothing is mounted, unless
+    ``mounts_known`` (the caller judges the mounts from /proc/mounts against what must be mounted)."""
+    out: list[Finding] = []
+    if result.not_mounted and not mounts_known:
+        out.append(Finding("LUSTRE_NO_CLIENT_MOUNT", Status.FAIL, "lfs check: no Lustre file system is mounted on "
+                           "this node", evidence=result.not_mounted_line, action=Action.NONE))
+    for t in result.targets:
+        name = t.obd.name
+        if t.state == "inactive":
+            out.append(Finding("LUSTRE_TARGET_INACTIVE", Status.FAIL, f"{name} is inactive (its import is not "
+                               "connected): this client cannot reach that target", name, t.evidence,
+                               Action.CHECK_LINK))
+        elif t.state == "error" and t.errno == ENOTCONN:
+            out.append(Finding("LUSTRE_TARGET_INACTIVE", Status.FAIL, f"{name}: {t.error} ({t.errno}): the import "
+                               "is not connected", name, t.evidence, Action.CHECK_LINK))
+        elif t.state == "error":
+            out.append(Finding("LUSTRE_TARGET_UNREACHABLE", Status.FAIL, f"{name} does not answer a ping: "
+                               f"{t.error or 'error'}" + (f" ({t.errno})" if t.errno is not None else ""), name,
+                               t.evidence, Action.CHECK_LINK))
+    return [*out, *result.unknown_findings()]
+
+
+def ping_findings(result: LctlPingResult) -> list[Finding]:
+    """``lctl ping NID``: ``LUSTRE_PING_FAILED`` (FAIL, CHECK_LINK, subject the NID) when the peer did not answer.
+    (The client verdict judges MGS reachability per failover node instead: :func:`hwaac.health.lustre.evaluate`.)"""
+    out = []
+    if result.reachable is False:
+        out.append(Finding("LUSTRE_PING_FAILED", Status.FAIL, f"lctl ping {result.nid}: {result.error}", result.nid,
+                           result.error_line, Action.CHECK_LINK))
+    return [*out, *result.unknown_findings()]
+
+
+def health_check_findings(result: HealthCheckResult) -> list[Finding]:
+    """``health_check``: ``LUSTRE_LBUG`` (FAIL, REBOOT: an LBUG leaves a Lustre thread stuck for good, only a reboot
+    clears it) and ``LUSTRE_NOT_HEALTHY`` (FAIL, REBOOT; the unhealthy devices named)."""
+    out = []
+    if result.lbug:
+        out.append(Finding("LUSTRE_LBUG", Status.FAIL, "Lustre hit an LBUG on this node: a kernel thread is stuck "
+                           "for good; collect the debug log, then reboot", evidence="LBUG", action=Action.REBOOT))
+    if result.not_healthy or result.unhealthy_devices:
+        devices = ", ".join(result.unhealthy_devices)
+        out.append(Finding("LUSTRE_NOT_HEALTHY", Status.FAIL, "lctl health_check: NOT HEALTHY"
+                           + (f" (devices reported unhealthy: {devices})" if devices else ""),
+                           evidence="\n".join(result.lines[:20]), action=Action.REBOOT))
+    return [*out, *result.unknown_findings()]
+
+
+def _import_findings(imp: ImportState) -> list[Finding]:
+    name = imp.obd.name
+    where = f" via {imp.current_connection}" if imp.current_connection else ""
+    out = []
+    if imp.deactivated:
+        out.append(Finding("LUSTRE_TARGET_DEACTIVATED", Status.WARN, f"{name}: {imp.target or 'the target'} is "
+                           "deactivated on this client (lctl set_param ...active=0 or conf_param ...active=0): no new "
+                           "I/O goes there", name, imp.evidence, Action.NONE))
+    if imp.state in IMPORT_STATES_RECOVERING:
+        out.append(Finding("LUSTRE_IMPORT_RECOVERING", Status.WARN, f"{name}: import {imp.state}{where} "
+                           "(reconnecting or in recovery): retest when recovery ends", name, imp.evidence,
+                           Action.RETEST))
+    elif imp.state == "EVICTED":
+        out.append(Finding("LUSTRE_IMPORT_EVICTED", Status.FAIL, f"{name}: the server evicted this client (import "
+                           f"EVICTED{where}); open files on that target got errors", name, imp.evidence,
+                           Action.CHECK_LINK))
+    elif imp.state in IMPORT_STATES_DOWN:
+        out.append(Finding("LUSTRE_IMPORT_NOT_FULL", Status.FAIL, f"{name}: import {imp.state}{where}, not FULL: "
+                           f"I/O to {imp.target or 'the target'} hangs or fails", name, imp.evidence,
+                           Action.CHECK_LINK))
+    return out
+
+
+def import_findings(result: ImportsResult) -> list[Finding]:
+    """Import states (``*.import`` or ``*_server_uuid``): ``LUSTRE_IMPORT_NOT_FULL`` (FAIL, CHECK_LINK) for DISCONN
+    or CLOSED, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK), ``LUSTRE_IMPORT_RECOVERING`` (WARN, RETEST) for
+    NEW/CONNECTING/REPLAY*/RECOVER, ``LUSTRE_TARGET_DEACTIVATED`` (WARN) for an administratively deactivated
+    target; FULL and IDLE are fine."""
+    return [*(f for imp in result.imports for f in _import_findings(imp)), *result.unknown_findings()]
+
+
+def lnet_findings(result: LnetNetsResult) -> list[Finding]:
+    """``lnetctl net show -v``: ``LUSTRE_LNET_DOWN`` (FAIL, NONE: configure LNet with the lnet module/role) when LNet
+    is not running; per NI ``LUSTRE_LNET_NI_DOWN`` (FAIL, CHECK_LINK) for a status other than ``up``,
+    ``LUSTRE_LNET_NI_FATAL`` (FAIL, CHECK_LINK) for ``fatal_error`` != 0 (the port or cable is down, LU-14114),
+    ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK) for a health value below 1000 (the NI saw send failures; LNet
+    prefers healthier NIs until it recovers)."""
+    if result.lnet_down:
+        return [Finding("LUSTRE_LNET_DOWN", Status.FAIL, "LNet is not running on this node (lnetctl: Network is "
+                        "down): no Lustre traffic is possible", evidence=result.down_text, action=Action.NONE),
+                *result.unknown_findings()]
+    out = []
+    for ni in result.nis:
+        subject = ni.nid + (f" ({ni.interface})" if ni.interface else "")
+        if ni.status is not None and ni.status != "up":
+            out.append(Finding("LUSTRE_LNET_NI_DOWN", Status.FAIL, f"LNet NI {ni.nid} is {ni.status}", subject,
+                               f"status: {ni.status}", Action.CHECK_LINK))
+        if ni.fatal_error:
+            out.append(Finding("LUSTRE_LNET_NI_FATAL", Status.FAIL, f"LNet NI {ni.nid}: fatal_error {ni.fatal_error} "
+                               "(port or cable down)", subject, f"fatal_error: {ni.fatal_error}", Action.CHECK_LINK))
+        if ni.health_value is not None and ni.health_value < FULL_HEALTH:
+            out.append(Finding("LUSTRE_LNET_NI_DEGRADED", Status.WARN, f"LNet NI {ni.nid}: health value "
+                               f"{ni.health_value} < {FULL_HEALTH}", subject, f"health value: {ni.health_value}",
+                               Action.CHECK_LINK))
+    return [*out, *result.unknown_findings()]

@@ -1,0 +1,93 @@
+"""Checks over the RDMA port facts of ``ibstatus``/``ibv_devinfo`` and the counters of ``rdma statistic show``.
+
+The parsers (:mod:`hwaac.health.parsers.rdma`) only report what the tools printed; these functions judge it against
+the SKU profile, as :func:`hwaac.health.checks.check_ibstat` does for ``ibstat``: every rail port Active/LinkUp, at
+the profile's rate and link layer, and no error counter growing. Anything that could not be read is UNKNOWN (action
+RETEST) and suppresses the verdicts that would need it, so an incomplete output never passes and never leads to a
+stronger action than a retest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hwaac.health.checks import check_counter_growth
+from hwaac.health.parsers.infiniband import port_counter_growth
+from hwaac.health.parsers.rdma import RdmaPortsResult, RdmaStatResult
+from hwaac.health.profile import Profile
+from hwaac.health.result import Action, Finding, Status
+
+
+def _unknown(code: str, message: str, subject: str = "") -> Finding:
+    return Finding(code, Status.UNKNOWN, message, subject, action=Action.RETEST)
+
+
+def check_rdma_ports(result: RdmaPortsResult, profile: Profile, devices: Iterable[str] | None = None) -> list[Finding]:
+    """``ibstatus`` or ``ibv_devinfo`` ports against the profile.
+
+    ``devices``: the rails' RDMA devices (default: every port of the profile's link layer). Findings:
+    ``NIC_PORT_DOWN`` (FAIL, CHECK_LINK) for a rail port that is not Active/LinkUp; ``NIC_RATE_LOW`` (FAIL,
+    CHECK_LINK) below the profile's rate (only where the tool printed a rate: ``ibstatus``, ``ibv_devinfo -v``);
+    ``NIC_LINK_LAYER`` (FAIL) for a rail of the other link layer; ``NIC_MISSING`` (FAIL, REBOOT) for a rail device
+    not printed, or no device at all; ``NIC_RAILS_DOWN`` (FAIL, CHECK_LINK) for fewer up rails than the profile has;
+    ``NIC_NO_PORTS`` (UNKNOWN) when no port could be judged; the parser's ``unknown`` reasons as
+    ``PARSE_UNREADABLE`` (UNKNOWN, RETEST), which also hold back the missing-device and rail-count verdicts.
+    """
+    lim = profile.nic
+    out = result.unknown_findings()
+    wanted = list(devices) if devices is not None else None
+    complete = not result.unknown
+    if result.no_devices and complete:
+        return [*out, Finding("NIC_MISSING", Status.FAIL, f"{result.tool}: no RDMA device found (driver not loaded "
+                              "or NICs gone)", action=Action.REBOOT)]
+    ports = [p for p in result.ports
+             if (wanted is None and p.link_layer == lim.link_layer) or (wanted is not None and p.device in wanted)]
+    for p in ports:
+        if p.state_code is None:
+            continue  # unreadable: already UNKNOWN
+        if not p.is_up:
+            out.append(Finding("NIC_PORT_DOWN", Status.FAIL, f"{p.subject} is {p.state}"
+                               + (f"/{p.phys_state}" if p.phys_state else "") + ", expected Active/LinkUp",
+                               p.subject, p.evidence, Action.CHECK_LINK))
+            continue
+        if p.rate_gbps is not None and p.rate_gbps < lim.rate_gbits_per_s:
+            out.append(Finding("NIC_RATE_LOW", Status.FAIL, f"rate {p.rate_gbps:g} Gb/s, expected "
+                               f"{lim.rate_gbits_per_s}", p.subject, p.evidence, Action.CHECK_LINK))
+        if p.link_layer and p.link_layer != lim.link_layer:
+            out.append(Finding("NIC_LINK_LAYER", Status.FAIL, f"link layer {p.link_layer}, expected "
+                               f"{lim.link_layer} (mlxconfig LINK_TYPE)", p.subject, p.evidence, Action.NONE))
+    if wanted is not None and complete:
+        seen = {p.device for p in result.ports} | set(result.devices)
+        out += [Finding("NIC_MISSING", Status.FAIL, f"{dev} is not in {result.tool}'s output", dev,
+                        action=Action.REBOOT) for dev in wanted if dev not in seen]
+    up = [p for p in ports if p.is_up]
+    if complete and ports and len(up) < lim.rails:
+        out.append(Finding("NIC_RAILS_DOWN", Status.FAIL, f"{len(up)} of {lim.rails} rail ports up",
+                           ", ".join(p.subject for p in ports if not p.is_up), action=Action.CHECK_LINK))
+    if not ports and complete:
+        out.append(_unknown("NIC_NO_PORTS", f"{result.tool}: no port of link layer {lim.link_layer}"
+                            + (f" on {', '.join(wanted)}" if wanted else "") + " to judge"))
+    return out
+
+
+def check_rdma_statistic(result: RdmaStatResult, devices: Iterable[str] | None = None) -> list[Finding]:
+    """One ``rdma statistic show`` reading: its ``unknown`` reasons, and ``NIC_COUNTERS_MISSING`` (UNKNOWN) for a
+    rail device with no counters (its growth cannot be known)."""
+    out = result.unknown_findings()
+    read = {dev for dev, _port in result.ports}
+    out += [_unknown("NIC_COUNTERS_MISSING", f"{dev}: no counters in rdma statistic show", dev)
+            for dev in (devices or ()) if dev not in read]
+    return out
+
+
+def check_rdma_statistic_growth(before: RdmaStatResult, after: RdmaStatResult, seconds: float, profile: Profile,
+                                devices: Iterable[str] | None = None) -> list[Finding]:
+    """Two ``rdma statistic show`` readings ``seconds`` apart: both readings' problems, then
+    :func:`~hwaac.health.checks.check_counter_growth` (a fatal counter that grew fails the link, a rate above the
+    profile's warn limit warns, a fatal counter whose growth is unknown is UNKNOWN)."""
+    wanted = list(devices) if devices is not None else None
+    growth = port_counter_growth(before, after, seconds)
+    if wanted is not None:
+        growth = {key: g for key, g in growth.items() if key[0] in wanted}
+    return [*check_rdma_statistic(before, wanted), *check_rdma_statistic(after, wanted),
+            *check_counter_growth(growth, profile)]

@@ -1,0 +1,125 @@
+"""``lnetctl net show -v``: the local LNet NIs, their status and health, or LNet down.
+
+:func:`parse_lnet_net_show`: ``lnetctl net show -v`` with a YAML loader (both the <=2.15 cYAML and the 2.16+
+libyaml indentation load to the same data; ``lustre-client.md`` section 1.4): per NI ``status``,
+``health stats: {health value, fatal_error}`` (1000 is full health; ``fatal_error`` 2.15+, LU-14114). LNet down:
+``errno: -100`` / ``cannot get networks: Network is down`` (<=2.15) or ``LNet stack down`` (2.16+ Netlink).
+
+Each parser is pure and follows :mod:`hwaac.health.result`; it returns facts and ``unknown`` reasons only
+(:mod:`hwaac.health.checks_lustre` judges). Samples: ``tests/fixtures/health/lustre/`` (README.md there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import yaml
+
+from hwaac.health.parsers.lustre_formats import LustreError, lnet_down_text, lnet_nets
+from hwaac.health.result import ToolResult
+
+FULL_HEALTH = 1000  # LNet health value of a healthy NI (lnet/include/lnet/lib-types.h LNET_MAX_HEALTH_VALUE)
+
+
+@dataclass
+class LnetNi:
+    """One local NI of ``lnetctl net show -v``.
+
+    Attributes:
+        net: the net type (``o2ib``, ``tcp``; LNet prints ``o2ib`` for ``o2ib0``).
+        nid: ``10.20.0.5@o2ib``. status: ``up``/``down`` (None when missing). interface: ``interfaces: {0: ...}``.
+        health_value: ``health stats: health value`` (1000 = full), None when not printed (no ``-v``, < 2.12).
+        fatal_error: ``health stats: fatal_error`` (2.15+), None when not printed.
+    """
+
+    net: str
+    nid: str
+    status: str | None = None
+    interface: str | None = None
+    health_value: int | None = None
+    fatal_error: int | None = None
+
+
+@dataclass
+class LnetNetsResult(ToolResult):
+    """``lnetctl net show -v``: the local NIs (``lo`` left out) and whether LNet is down (``down_text``: what
+    lnetctl printed then)."""
+
+    tool: str = "lnetctl net show -v"
+    nis: list[LnetNi] = field(default_factory=list)
+    lnet_down: bool = False
+    down_text: str = ""
+
+    def faulty(self) -> list[LnetNi]:
+        """NIs that are not up, have a fatal error, or a health value below :data:`FULL_HEALTH`."""
+        return [ni for ni in self.nis if (ni.status is not None and ni.status != "up") or ni.fatal_error
+                or (ni.health_value is not None and ni.health_value < FULL_HEALTH)]
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        return None
+
+
+def parse_lnet_net_show(raw: str, *, stderr: str = "", exit_code: int | None = None) -> LnetNetsResult:
+    """Read ``lnetctl net show -v`` (either layout) with PyYAML ``safe_load``.
+
+    Returns:
+        An :class:`LnetNetsResult`: ``lnet_down`` when LNet is not running, else per NI its status, health value
+        and ``fatal_error``. ``unknown``: empty or non-YAML output, no ``net:`` list, an NI without a NID, a value
+        that is not a number, a failing exit status with every NI healthy.
+    """
+    result = LnetNetsResult()
+    if lnet_down_text(raw) or lnet_down_text(stderr):
+        result.lnet_down = True
+        result.down_text = (stderr or raw).strip()[:400]
+        return result
+    if not raw.strip():
+        result.unknown.append("no output" + (f" ({stderr.strip()[:160]})" if stderr.strip() else ""))
+        return result
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        result.unknown.append(f"not YAML: {str(exc).splitlines()[0]}")
+        return result
+    if not isinstance(data, dict) or not isinstance(data.get("net"), list):
+        result.unknown.append("no 'net:' list")
+        return result
+    try:
+        nets = lnet_nets(data)  # lustre_formats: the one reader of lnetctl's net entries (host and controller)
+    except LustreError as exc:
+        result.unknown.append(str(exc)[:200])
+        return result
+    for net in nets:
+        net_type = net["net"]
+        if net_type == "lo":
+            continue
+        for ni in net["nis"]:
+            if not ni["nid"]:
+                result.unknown.append(f"{net_type}: NI without a nid")
+                continue
+            health = ni["health stats"] or {}
+            entry = LnetNi(net_type, str(ni["nid"]), str(ni["status"]) if ni["status"] is not None else None,
+                           ni["interface"])
+            if isinstance(health, dict):
+                if "health value" in health:
+                    entry.health_value = _int(health["health value"])
+                    if entry.health_value is None:
+                        result.unknown.append(f"{entry.nid}: health value {health['health value']!r} is not a "
+                                              "number")
+                if "fatal_error" in health:
+                    entry.fatal_error = _int(health["fatal_error"])
+            result.nis.append(entry)
+            if entry.status is None:
+                result.unknown.append(f"{entry.nid}: no status")
+    if not result.nis and not result.unknown:
+        result.unknown.append("no NI besides lo")
+    if exit_code and not result.faulty() and not result.unknown:
+        result.unknown.append(f"exit status {exit_code}")
+    return result

@@ -1,0 +1,1 @@
+../../../../plugins/module_utils/lustre_formats.py
