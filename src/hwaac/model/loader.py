@@ -15,10 +15,11 @@ from typing import Any
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import YAMLError
 
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.model.intent import Intent, SwitchModel
+from hwaac.model.limits import check_text, check_yaml, yaml_issue
 
 
 class LineIndex:
@@ -165,14 +166,14 @@ def _unwrap(ann: Any) -> Any:
 
 def parse_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> tuple[Any, LineIndex]:
     """YAML text with the line of every key (round-trip loader). Raises ``error`` (an :class:`IntentError`) naming
-    file and line when the text is not YAML."""
+    file and line when the text is not YAML or breaks a limit of :mod:`hwaac.model.limits`."""
+    check_text(text, file, error)
+    check_yaml(text, file, error)
     yaml = YAML(typ="rt")
     try:
         root = yaml.load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 0
-        raise error([IntentIssue(path="", message=f"not valid YAML: {exc.problem}", file=file, line=line)]) from None
+    except YAMLError as exc:
+        raise error([yaml_issue(exc, file)]) from None
     return root, LineIndex(root, file)
 
 

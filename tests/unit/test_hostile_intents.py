@@ -1,0 +1,94 @@
+"""Broken and hostile intents through the command line: each ends with exit 1 (2 for a usage error), one message
+naming the file, line, field, value and what is valid, no traceback, and nothing written.
+
+Each case is a row of :data:`CASES`: the intent's bytes (derived from tests/fixtures/intents/valid/minimal.yml),
+the exit status and fragments the message must hold. Limits and their figures: docs/intent-limits.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hwaac import cli
+from hwaac.model.limits import MAX_BYTES, MAX_DEPTH, MAX_NODES
+
+REPO = Path(__file__).parents[2]
+MINIMAL = (REPO / "tests" / "fixtures" / "intents" / "valid" / "minimal.yml").read_text()
+
+
+def edit(old: str, new: str) -> bytes:
+    """The minimal intent with ``old`` replaced by ``new`` (``old`` must occur)."""
+    assert old in MINIMAL, old
+    return MINIMAL.replace(old, new, 1).encode()
+
+
+def alias_bomb(levels: int = 9) -> bytes:
+    """"Billion laughs": each anchor lists the previous one ten times, so 10**levels values from ~500 bytes."""
+    lines = ["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 10) + "]" for i in range(1, levels + 1)]
+    return (MINIMAL + "\n".join(lines) + "\n").encode()
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    content: bytes | None  # None: fabric.yml is a folder
+    exit: int
+    fragments: tuple[str, ...]  # each must appear in stderr
+    line: int | None = None  # the line the message must name (file:line)
+
+
+CASES = [
+    Case("binary", bytes(range(256)) * 4, 1, ("not UTF-8", "byte 0x80 at offset 128", "valid: a UTF-8 text file")),
+    Case("latin-1", MINIMAL.replace("site: lab", "site: caf\xe9").encode("latin-1"), 1,
+         ("not UTF-8", "0xe9", "save it as UTF-8"), line=4),
+    Case("folder", None, 1, ("is a folder", "valid: a YAML file")),
+    Case("nul-byte", edit("name: tiny", "name: ti\0ny"), 1, ("control character U+0000 at column 11",), line=3),
+    Case("escape-sequence", edit("site: lab", "site: \x1b[31mlab"), 1, ("control character U+001B",), line=4),
+    Case("too-large", (MINIMAL + ("# " + "x" * 78 + "\n") * (MAX_BYTES // 80 + 1)).encode(), 1,
+         ("file too large", f"at most {MAX_BYTES} bytes")),
+    Case("deep-brackets", edit("site: lab", "site: " + "[" * 5000 + "]" * 5000), 1, ("not valid YAML", "nesting"),
+         line=4),
+    Case("nested-past-limit", edit("site: lab", "site: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)), 1,
+         ("nested too deeply", f"at most {MAX_DEPTH}"), line=4),
+    Case("alias-bomb", alias_bomb(), 1, ("too large once its aliases are expanded", f"at most {MAX_NODES}")),
+    Case("yaml-syntax", edit("site: lab", "site: [unclosed"), 1, ("not valid YAML",)),
+]
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def _run(capsys: pytest.CaptureFixture[str], argv: list[str]) -> tuple[int, str]:
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:  # argparse
+        code = int(exc.code or 0)
+    _, err = capsys.readouterr()
+    return code, err
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("command", ["validate", "plan"])
+def test_hostile_intent_is_refused_cleanly(case: Case, command: str, tmp_path: Path, capsys):
+    fabric = tmp_path / "in" / "fabric.yml"
+    if case.content is None:
+        fabric.mkdir(parents=True)
+    else:
+        fabric.parent.mkdir()
+        fabric.write_bytes(case.content)
+    before = _files(tmp_path)
+    argv = [command, str(fabric.parent)] + (["-o", str(tmp_path / "out"), "--no-progress"] if command == "plan" else [])
+    code, err = _run(capsys, argv)
+    assert code == case.exit, err
+    assert "Traceback" not in err
+    for fragment in case.fragments:
+        assert fragment in err, f"{fragment!r} not in:\n{err}"
+    where = f"{fabric}:{case.line}: " if case.line else f"{fabric}"
+    assert where in err, err
+    assert _files(tmp_path) == before, "a refused intent wrote files"
+
