@@ -54,7 +54,7 @@ CASES = [
          line=4),
     Case("nested-past-limit", edit("site: lab", "site: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)), 1,
          ("nested too deeply", f"at most {MAX_DEPTH}"), line=4),
-    Case("alias-bomb", alias_bomb(), 1, ("too large once its aliases are expanded", f"at most {MAX_NODES}")),
+    Case("alias-bomb", alias_bomb(), 1, ("too many YAML values", f"at most {MAX_NODES}")),
     Case("yaml-syntax", edit("site: lab", "site: [unclosed"), 1, ("not valid YAML",)),
 ]
 

@@ -18,6 +18,7 @@ from hwaac.errors import IntentError, IntentIssue
 MAX_BYTES = 1 << 20  # 1 MiB: the largest example intent is ~5 KB
 MAX_DEPTH = 32  # nested mappings/sequences; the intent schema itself is 6 deep
 MAX_NODES = 200_000  # YAML nodes after expanding every alias (each alias counts as the size of its anchor)
+MAX_ISSUES = 100  # schema problems listed; the rest are counted
 
 # C0 controls but tab, LF and CR, DEL, the C1 controls (NEL included: YAML would count it as a line break that
 # editors do not show) and lone surrogates: YAML 1.2 section 5.1 allows them only escaped in a quoted string
@@ -89,9 +90,10 @@ def check_text(text: str, file: str, error: type[IntentError] = IntentError) -> 
 
 
 def check_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> None:
-    """Refuse YAML nested deeper than :data:`MAX_DEPTH` or with more than :data:`MAX_NODES` nodes once every
-    alias is expanded, from the parser's events, before anything is composed (the composer recurses per level,
-    and an alias bomb is small as text but huge once its aliases are followed).
+    """Refuse YAML nested deeper than :data:`MAX_DEPTH`, with more than :data:`MAX_NODES` nodes once every
+    alias is expanded, or with a recursive alias (a value that contains itself), from the parser's events,
+    before anything is composed (the composer recurses per level, and an alias bomb is small as text but huge
+    once its aliases are followed).
 
     A YAML syntax error is refused here too, at its line.
     """
@@ -102,6 +104,10 @@ def check_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> 
     try:
         for event in yaml.parse(text, Loader=_LOADER):
             if isinstance(event, yaml.AliasEvent):
+                if any(anchor == event.anchor for anchor, _ in starts):
+                    raise _fail(file, f"alias *{event.anchor} refers to a mapping or list that contains it",
+                                f"*{event.anchor}", "an alias of a value that is complete where the alias is used",
+                                line=event.start_mark.line + 1, error=error)
                 nodes += sizes.get(event.anchor, 1)
             elif isinstance(event, yaml.ScalarEvent):
                 nodes += 1
@@ -123,9 +129,9 @@ def check_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> 
             else:
                 continue
             if nodes > MAX_NODES:
-                raise _fail(file, "YAML too large once its aliases are expanded", f"more than {MAX_NODES} nodes",
-                            f"at most {MAX_NODES} values (an intent has a few hundred; aliases count as often "
-                            "as they are used)", line=event.start_mark.line + 1, error=error)
+                raise _fail(file, "too many YAML values (an alias counts as often as it is used)",
+                            f"more than {MAX_NODES}", f"at most {MAX_NODES} values (an intent has a few hundred)",
+                            line=event.start_mark.line + 1, error=error)
     except yaml.YAMLError as exc:
         raise error([yaml_issue(exc, file)]) from None
 
