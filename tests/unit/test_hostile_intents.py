@@ -56,6 +56,17 @@ CASES = [
          ("nested too deeply", f"at most {MAX_DEPTH}"), line=4),
     Case("alias-bomb", alias_bomb(), 1, ("too many YAML values", f"at most {MAX_NODES}")),
     Case("yaml-syntax", edit("site: lab", "site: [unclosed"), 1, ("not valid YAML",)),
+    # strict types: YAML's true is not 1, "1" is not 1, 2.0 is not the choice 2
+    Case("bool-for-int", edit("su_count: 1", "su_count: true"), 1,
+         ("fabric.su_count: invalid value (got True); valid: a valid integer",), line=7),
+    Case("string-for-int", edit("su_count: 1", 'su_count: "1"'), 1,
+         ("fabric.su_count: invalid value (got '1'); valid: a valid integer",), line=7),
+    Case("bool-for-choice", edit("rails: 2", "rails: 2\n  tiers: true"), 1,
+         ("fabric.tiers: invalid value (got True); valid: 2 or 3",), line=6),
+    Case("float-for-choice", edit("rails: 2", "rails: 2\n  planes: 1.0"), 1,
+         ("fabric.planes: invalid value (got 1.0); valid: 1, 2 or 4",), line=6),
+    Case("int-for-string", edit("site: lab", "site: 7"), 1,
+         ("fabric.site: invalid value (got 7); valid: a valid string",), line=4),
 ]
 
 
