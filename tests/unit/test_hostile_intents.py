@@ -67,6 +67,39 @@ CASES = [
          ("fabric.planes: invalid value (got 1.0); valid: 1, 2 or 4",), line=6),
     Case("int-for-string", edit("site: lab", "site: 7"), 1,
          ("fabric.site: invalid value (got 7); valid: a valid string",), line=4),
+    # names: device names are host names, interface names Linux's, patterns only fill in their fields
+    Case("path-traversal", edit("switches:", 'naming:\n  leaf: "../../x-{su}-{rail}"\nswitches:'), 1,
+         ("naming.leaf: makes the device name '../../x-1-0'", "valid: a host name"), line=9),
+    Case("index-access", edit("switches:", 'naming:\n  leaf: "l-{su}-{rail[0]}"\nswitches:'), 1,
+         ("naming.leaf: bad naming pattern: attribute or index access {rail[0]}",), line=9),
+    Case("attribute-access", edit("switches:", 'naming:\n  spine: "s-{index.__class__}"\nswitches:'), 1,
+         ("naming.spine: bad naming pattern: attribute or index access {index.__class__}", "{plane}, {pod}, {index}"),
+         line=9),
+    Case("conversion", edit("switches:", 'naming:\n  node: "n-{su}-{slot!r}"\nswitches:'), 1,
+         ("naming.node: bad naming pattern: conversion !r",), line=9),
+    Case("format-spec", edit("switches:", 'naming:\n  node: "n-{su}-{slot:>99}"\nswitches:'), 1,
+         ("naming.node: bad naming pattern: format spec {slot:>99}", "{slot:02d}"), line=9),
+    Case("unbalanced-brace", edit("switches:", 'naming:\n  node: "n-{su"\nswitches:'), 1,
+         ("naming.node: bad naming pattern: not a format pattern",), line=9),
+    Case("field-of-another-role", edit("switches:", 'naming:\n  super_spine: "ss-{su}"\nswitches:'), 1,
+         ("naming.super_spine: bad naming pattern: unknown field {su}; fields: {plane}, {index}",), line=9),
+    Case("appliance-with-space", edit("su_count: 1", "su_count: 1\n  appliances: [{name: ufm 1, su: 1, slot: 4, "
+                                                      "rails: [0]}]"), 1,
+         ("fabric.appliances[0].name: invalid value (got 'ufm 1'); valid: a host name",), line=8),
+    Case("appliance-non-ascii", edit("su_count: 1", "su_count: 1\n  appliances: [{name: ufm-\u00e9, su: 1, slot: 4, "
+                                                     "rails: [0]}]"), 1,
+         ("fabric.appliances[0].name: invalid value", "valid: a host name"), line=8),
+    Case("appliance-name-long", edit("su_count: 1", "su_count: 1\n  appliances: [{name: " + "u" * 500_000
+                                     + ", su: 1, slot: 4, rails: [0]}]"), 1,
+         ("fabric.appliances[0].name: invalid value (got 'uuuu", "valid: a host name"), line=8),
+    Case("interface-name-too-long", edit("switches:", 'host:\n  interface_name: "roce-backend-rail{rail}"\nswitches:'),
+         1, ("host.interface_name: makes the name 'roce-backend-rail0': 18 characters", "more than Linux's 15"),
+         line=9),
+    Case("port-pattern-field", edit("switches:", "switch_models:\n  X: {hwsku: X, ports: 8, port_speed_gbps: 400, "
+                                                 "port_name: 'Ethernet{port}'}\nswitches:"), 1,
+         ("switch_models.X.port_name: bad pattern: unknown field {port}; fields: {n}",), line=9),
+    Case("site-not-a-slug", edit("site: lab", "site: my lab"), 1,
+         ("fabric.site: invalid value (got 'my lab'); valid: a NetBox slug",), line=4),
 ]
 
 

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
 from pydantic_core import PydanticCustomError
 
+from hwaac.model.patterns import HOSTNAME, SLUG
 from hwaac.model.sonic_releases import DEFAULT_RELEASE, BgpAdminStatusPath, ReleaseName
 
 PRIVATE_ASN4_FIRST = 4_200_000_000
@@ -66,8 +67,10 @@ class NetBoxPrefixRef(_StrictBase):
     NETBOX_TOKEN, or the local NetBox); without NetBox it is an error naming the role.
     """
 
-    netbox_role: str = Field(description="Slug of the NetBox prefix role (IPAM > Roles), e.g. gpu-host-links.")
-    site: str | None = Field(None, description="Slug of the site the prefix is scoped to; default: fabric.site.")
+    netbox_role: str = Field(pattern=SLUG, description="Slug of the NetBox prefix role (IPAM > Roles), e.g. "
+                             "gpu-host-links.")
+    site: str | None = Field(None, pattern=SLUG, description="Slug of the site the prefix is scoped to; default: "
+                             "fabric.site.")
     vrf: str | None = Field(None, description="Name of the prefix's VRF; default: the global table.")
 
 
@@ -87,7 +90,8 @@ class _Strict(BaseModel):
 class Appliance(_Strict):
     """A non-GPU device that occupies node slots on the leaves (for example a UFM or storage head)."""
 
-    name: str = Field(description="Device name, unique across the fabric.")
+    name: str = Field(pattern=HOSTNAME, description="Device name, unique across the fabric: a host name (lower-case "
+                      "letters, digits, '-'; at most 63).")
     su: int = Field(ge=1, description="The SU (1-based) whose leaves it attaches to.")
     slot: int = Field(ge=1, description="The node slot (1-based) it occupies; leaf downlink port slot-1.")
     rails: list[int] = Field(description="Rails (0-based) it has a port on, e.g. [0, 1, 2, 3].", min_length=1)
@@ -96,8 +100,8 @@ class Appliance(_Strict):
 class FabricSection(_Strict):
     """Size and shape of the fabric."""
 
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description="Fabric name: lower case, digits, '-'.")
-    site: str = Field(description="The site (NetBox site slug) that holds the fabric.")
+    name: str = Field(pattern=HOSTNAME, description="Fabric name: lower case, digits, '-'; at most 63.")
+    site: str = Field(pattern=SLUG, description="The site (NetBox site slug) that holds the fabric.")
     tiers: IntChoice(2, 3) = Field(2, description="2 = leaf/spine; 3 adds super-spines (NVIDIA B200: from 16 SUs).")
     planes: IntChoice(1, 2, 4) = Field(1, description="Independent fabric planes; 2 = Spectrum-X twin-plane (B300).")
     rails: int = Field(8, ge=1, le=16, description="Rails per node: GPUs/NICs per node, one leaf per rail per SU.")

@@ -18,6 +18,7 @@ from ruamel.yaml import YAML
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.model.intent import Intent, SwitchModel
 from hwaac.model.limits import MAX_ISSUES
+from hwaac.model.patterns import HOSTNAME, HOSTNAME_VALID, SLUG, SLUG_VALID
 from hwaac.model.yamlfile import LineIndex, load_yaml
 
 
@@ -47,6 +48,7 @@ def builtin_switch_models() -> dict[str, SwitchModel]:
 
 # pydantic appends the member of a union that failed to loc (e.g. 'str' or 'NetBoxPrefixRef'); not a field
 UNION_TAGS = frozenset({"int", "str", "float", "bool", "NetBoxPrefixRef"})
+PATTERN_VALID = {HOSTNAME: HOSTNAME_VALID, SLUG: SLUG_VALID}
 POOL_VALID = "an IPv4 prefix such as 10.0.0.0/16, or a NetBox pool {netbox_role: <role slug>, site: <slug>}"
 
 
@@ -82,6 +84,9 @@ def _schema_issues(err: ValidationError, index: LineIndex) -> list[IntentIssue]:
             msg = "required field is missing"
         elif tags == ["str"] and _is_pool_path(loc):
             msg, valid = "not a pool", POOL_VALID
+        elif e["type"] == "string_pattern_mismatch":
+            pattern = e.get("ctx", {}).get("pattern", "")
+            msg, valid = "invalid value", PATTERN_VALID.get(pattern, f"text matching {pattern}")
         elif e["msg"].startswith("Input should be "):
             # pydantic says what it wanted ("Input should be 2 or 3", "... a valid integer"): that is the 'valid'
             msg = "invalid value"

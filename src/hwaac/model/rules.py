@@ -23,6 +23,7 @@ import netaddr
 
 from hwaac.errors import IntentIssue
 from hwaac.model.intent import Intent
+from hwaac.model.patterns import HCA_NAME, HCA_VALID, IFNAME_VALID, ifname_problem, pattern_problem
 from hwaac.model.sonic_releases import RULES as SONIC_RULES
 from hwaac.model.sonic_releases import check_sonic
 
@@ -38,6 +39,8 @@ RULES: dict[str, str] = {
     "pfcwd-below-poll": "PFC watchdog detection/restoration times >= poll interval",
     "host-mtu-above-switch": "host MTU <= switch MTU",
     "bad-interface-pattern": "host interface/HCA patterns use only {rail}, {plane}, {port}",
+    "bad-interface-name": "host interface names are Linux interface names (at most 15 characters), HCA names RDMA "
+                          "device names",
     "host-port-names-not-unique": "every NIC port of a host gets its own interface and HCA name",
     "host-ecn-priority-out-of-range": "host ECN priorities are 0-7",
     "routing-table-reserved": "per-rail routing tables stay below 253",
@@ -78,6 +81,9 @@ RULES: dict[str, str] = {
     "storage-bad-tunable": "client tunables are osc., mdc., llite. or ldlm.namespaces. parameters with a value",
     **SONIC_RULES,
 }
+
+
+HOST_PATTERN_FIELDS = ("rail", "plane", "port")  # host.interface_name and host.hca_name (hwaac.plan.cabling)
 
 
 def check_intent(intent: Intent) -> list[IntentIssue]:
@@ -150,11 +156,16 @@ def check_host(intent: Intent) -> list[IntentIssue]:
 
     ports = [(rail, plane, rail * f.planes + plane) for rail in range(f.rails) for plane in range(f.planes)]
     for name, pattern in (("interface_name", h.interface_name), ("hca_name", h.hca_name)):
-        try:
-            names = [pattern.format(rail=r, plane=p, port=n) for r, p, n in ports]
-        except (KeyError, IndexError, ValueError) as exc:
-            add("bad-interface-pattern", f"host.{name}", f"bad pattern ({exc})", pattern,
-                "a format string using {rail}, {plane} or {port}")
+        problem = pattern_problem(pattern, HOST_PATTERN_FIELDS)
+        if problem is not None:
+            add("bad-interface-pattern", f"host.{name}", f"bad pattern: {problem}", pattern,
+                "a format string using {rail}, {plane} or {port}, e.g. rail{rail}")
+            continue
+        names = [pattern.format(rail=r, plane=p, port=n) for r, p, n in ports]
+        bad = next(((n, why) for n in names if (why := _port_name_problem(name, n)) is not None), None)
+        if bad is not None:
+            add("bad-interface-name", f"host.{name}", f"makes the name {bad[0]!r}: {bad[1]}", pattern,
+                IFNAME_VALID if name == "interface_name" else HCA_VALID)
             continue
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -204,6 +215,12 @@ def check_host(intent: Intent) -> list[IntentIssue]:
     if h.trust != "dscp":
         add("host-trust-not-dscp", "host.trust", "routed rails are untagged, so PCP is always 0", h.trust, "dscp")
     return issues
+
+
+def _port_name_problem(field: str, name: str) -> str | None:
+    if field == "interface_name":
+        return ifname_problem(name)
+    return None if HCA_NAME.match(name) else "not an RDMA device name"
 
 
 def check_appliances(intent: Intent) -> list[IntentIssue]:
