@@ -91,7 +91,7 @@ CASES = [
          ("fabric.appliances[0].name: invalid value", "valid: a host name"), line=8),
     Case("appliance-name-long", edit("su_count: 1", "su_count: 1\n  appliances: [{name: " + "u" * 500_000
                                      + ", su: 1, slot: 4, rails: [0]}]"), 1,
-         ("fabric.appliances[0].name: invalid value (got 'uuuu", "valid: a host name"), line=8),
+         ("fabric.appliances[0].name: invalid value (got 'uuuu", "u…(500002 chars)); valid: a host name"), line=8),
     Case("interface-name-too-long", edit("switches:", 'host:\n  interface_name: "roce-backend-rail{rail}"\nswitches:'),
          1, ("host.interface_name: makes the name 'roce-backend-rail0': 18 characters", "more than Linux's 15"),
          line=9),
