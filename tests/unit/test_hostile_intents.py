@@ -136,3 +136,38 @@ def test_hostile_intent_is_refused_cleanly(case: Case, command: str, tmp_path: P
     assert where in err, err
     assert _files(tmp_path) == before, "a refused intent wrote files"
 
+
+
+# --against OLD: a file that is not a plan.json of hwaac is a usage error (exit 2), before anything is written
+AGAINST = [
+    ("json-list", b"[1, 2]", "not an hwaac plan (expected format 'hwaac-plan/1', got 'list')"),
+    ("not-json", b"{", "not JSON"),
+    ("section-list", b'{"format": "hwaac-plan/1", "switches": [1, 2]}',
+     "not an hwaac plan: 'switches' is a list, expected an object of name -> entry"),
+    ("entry-not-object", b'{"format": "hwaac-plan/1", "nodes": {"n1": 7}}',
+     "not an hwaac plan: nodes.n1 is an int, expected an object"),
+    ("link-ends", b'{"format": "hwaac-plan/1", "links": {"H1": {"a": [1], "b": []}}}',
+     "not an hwaac plan: links.H1.a is '[1]', expected [device, port, address]"),
+    ("storage-list", b'{"format": "hwaac-plan/1", "storage": []}',
+     "not an hwaac plan: 'storage' is a list, expected an object or null"),
+    ("storage-deep", b'{"format": "hwaac-plan/1", "storage": ' + b'{"a": ' * 40 + b"1" + b"}" * 41,
+     "not an hwaac plan: 'storage' is nested deeper than 32 levels"),
+]
+
+
+@pytest.mark.parametrize(("content", "fragment"), [a[1:] for a in AGAINST], ids=[a[0] for a in AGAINST])
+def test_against_a_file_that_is_not_a_plan_is_a_usage_error(content: bytes, fragment: str, tmp_path: Path, capsys):
+    (tmp_path / "fabric.yml").write_text(MINIMAL)
+    (tmp_path / "old.json").write_bytes(content)
+    before = _files(tmp_path)
+    code, err = _run(capsys, ["plan", str(tmp_path), "-o", str(tmp_path / "out"), "--against",
+                              str(tmp_path / "old.json"), "--no-progress"])
+    assert code == 2 and "Traceback" not in err
+    assert f"{tmp_path / 'old.json'}: {fragment}" in err, err
+    assert _files(tmp_path) == before
+
+
+def test_against_a_device_file_is_refused_without_reading_it(tmp_path: Path, capsys):
+    (tmp_path / "fabric.yml").write_text(MINIMAL)
+    code, err = _run(capsys, ["plan", str(tmp_path), "-o", str(tmp_path / "out"), "--against", "/dev/zero"])
+    assert code == 2 and "/dev/zero: not a regular file" in err
