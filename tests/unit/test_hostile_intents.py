@@ -171,3 +171,22 @@ def test_against_a_device_file_is_refused_without_reading_it(tmp_path: Path, cap
     (tmp_path / "fabric.yml").write_text(MINIMAL)
     code, err = _run(capsys, ["plan", str(tmp_path), "-o", str(tmp_path / "out"), "--against", "/dev/zero"])
     assert code == 2 and "/dev/zero: not a regular file" in err
+
+
+@pytest.mark.parametrize("pattern", ["../../x-{su}-{rail}", "/tmp/x-{su}-{rail}", "a/../../x{su}{rail}"])
+def test_render_refuses_a_device_name_that_leaves_the_output_folder(pattern: str, tmp_path: Path):
+    """Defence in depth: a plan built in code, without the naming rules, still writes nothing outside -o."""
+    from ruamel.yaml import YAML
+
+    from hwaac.model.intent import Intent
+    from hwaac.plan import build_plan
+    from hwaac.render import OutputDirError, render_to_dir
+
+    data = YAML(typ="safe").load(MINIMAL)
+    data["naming"] = {"leaf": pattern}
+    plan = build_plan(Intent.model_validate(data), validate=False)
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    with pytest.raises(OutputDirError, match="not a path inside"):
+        render_to_dir(plan, work / "out")
+    assert _files(tmp_path) == {"a", "a/b"}
