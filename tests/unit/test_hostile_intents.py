@@ -190,3 +190,48 @@ def test_render_refuses_a_device_name_that_leaves_the_output_folder(pattern: str
     with pytest.raises(OutputDirError, match="not a path inside"):
         render_to_dir(plan, work / "out")
     assert _files(tmp_path) == {"a", "a/b"}
+
+
+def _derive(fabric: dict, switches: dict):
+    from ruamel.yaml import YAML
+
+    from hwaac.model.intent import Intent
+    from hwaac.plan.design import derive
+
+    data = YAML(typ="safe").load(MINIMAL)
+    data["fabric"].update(fabric)
+    data["switches"].update(switches)
+    return derive(Intent.model_validate(data))
+
+
+# fabric and switches over the minimal intent (2 rails, 4-port leaves' worth of uplinks on SN5600-O128), the field
+# the hint must name
+CAPACITY = [
+    ("2-tier", {"su_count": 100}, {}, "fabric.su_count"),
+    ("2-tier-capacity", {"su_capacity": 100}, {}, "fabric.su_capacity"),
+    ("2-tier-per-plane", {"su_count": 100}, {"spine": {"model": "SN5600-O128", "per_plane": 2}},
+     "switches.spine.per_plane"),
+    ("3-tier", {"tiers": 3, "su_count": 500},
+     {"spine": {"model": "SN5600-O128", "sus_per_pod": 1}, "super_spine": {"model": "SN5600-O128"}},
+     "fabric.su_count"),
+    ("3-tier-per-group", {"tiers": 3, "su_count": 100},
+     {"spine": {"model": "SN5600-O128", "sus_per_pod": 1}, "super_spine": {"model": "SN5600-O128", "per_group": 16}},
+     "switches.super_spine.per_group"),
+]
+
+
+@pytest.mark.parametrize(("fabric", "switches", "field"), [c[1:] for c in CAPACITY], ids=[c[0] for c in CAPACITY])
+def test_capacity_hint_is_the_real_maximum_and_names_the_field_written(fabric: dict, switches: dict, field: str):
+    import re
+
+    from hwaac.plan.design import DesignError
+
+    with pytest.raises(DesignError) as info:
+        _derive(fabric, switches)
+    issue = info.value.issues[0]
+    assert issue.path == field
+    most = int(re.search(r"at most (\d+) SUs", issue.valid).group(1))
+    size = {k: v for k, v in fabric.items() if k not in ("su_count", "su_capacity")}
+    assert _derive({**size, "su_count": most}, switches).su_capacity == most  # the hint fits
+    with pytest.raises(DesignError):
+        _derive({**size, "su_count": most + 1}, switches)  # and one more does not
