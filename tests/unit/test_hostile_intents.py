@@ -98,6 +98,9 @@ CASES = [
     Case("port-pattern-field", edit("switches:", "switch_models:\n  X: {hwsku: X, ports: 8, port_speed_gbps: 400, "
                                                  "port_name: 'Ethernet{port}'}\nswitches:"), 1,
          ("switch_models.X.port_name: bad pattern: unknown field {port}; fields: {n}",), line=9),
+    # size: a fabric that fits the radix but not memory and disk fails before anything is enumerated
+    Case("million-sus", (REPO / "tests/fixtures/intents/invalid/fabric-too-large.yml").read_bytes(), 1,
+         ("fabric.su_count: the fabric is too large to plan: 2,000,979 devices (limit 65,536)",), line=10),
     Case("site-not-a-slug", edit("site: lab", "site: my lab"), 1,
          ("fabric.site: invalid value (got 'my lab'); valid: a NetBox slug",), line=4),
 ]
@@ -235,3 +238,24 @@ def test_capacity_hint_is_the_real_maximum_and_names_the_field_written(fabric: d
     assert _derive({**size, "su_count": most}, switches).su_capacity == most  # the hint fits
     with pytest.raises(DesignError):
         _derive({**size, "su_count": most + 1}, switches)  # and one more does not
+
+
+def test_fabric_size_counts_what_the_plan_holds():
+    """The size limits are checked from the dimensions; they must count what the plan enumerates (nodes: every
+    slot plus the appliances, an upper bound when fabric.nodes leaves slots empty or appliances use fewer
+    rails)."""
+    from hwaac.plan import build_plan
+    from hwaac.plan.rules import fabric_size
+    from hwaac.validate import load_intent
+
+    paths = [*(REPO / "tests/fixtures/intents/valid").glob("*.yml"), *(REPO / "inventory").glob("*/fabric.yml"),
+             *(REPO / "inventory/examples").glob("*/fabric.yml")]
+    for path in paths:
+        plan = build_plan(load_intent(path))
+        size = fabric_size(plan.intent, plan.design)
+        f = plan.intent.fabric
+        slots = f.su_count * f.nodes_per_su + len(f.appliances)
+        assert size["devices"] - slots == len(plan.switches), path
+        assert size["devices"] >= len(plan.switches) + len(plan.nodes), path
+        full = f.nodes is None and not f.appliances  # appliances may use fewer rails
+        assert size["links"] >= len(plan.links) and (size["links"] == len(plan.links)) == full, path

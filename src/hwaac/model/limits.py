@@ -20,6 +20,14 @@ MAX_DEPTH = 32  # nested mappings/sequences; the intent schema itself is 6 deep
 MAX_NODES = 200_000  # YAML nodes after expanding every alias (each alias counts as the size of its anchor)
 MAX_ISSUES = 100  # schema problems listed; the rest are counted
 
+# Size of the planned fabric (checked by hwaac.plan.rules before anything is enumerated): room for the largest
+# fabric the catalog's 128-port switches build in 3 tiers on one plane (1,024 SUs of 32 8-GPU nodes: 262,144
+# GPUs, 47,104 devices, 786,432 links, 178,181 files)
+MAX_DEVICES = 65_536  # switches and nodes
+MAX_LINKS = 1_048_576  # cables
+MAX_FILES = 262_144  # files rendered by hwaac plan
+FILES_PER_NODE = 5  # netplan, sysctl, nic-roce.json, nccl.env, lustre-client.json (hwaac.render.host)
+
 # C0 controls but tab, LF and CR, DEL, the C1 controls (NEL included: YAML would count it as a line break that
 # editors do not show) and lone surrogates: YAML 1.2 section 5.1 allows them only escaped in a quoted string
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when PyYAML was built with it

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from hwaac.errors import IntentIssue
 from hwaac.model.intent import Intent, NamingSection
+from hwaac.model.limits import FILES_PER_NODE, MAX_DEVICES, MAX_FILES, MAX_LINKS
 from hwaac.model.patterns import HOSTNAME_VALID, IFNAME_VALID, hostname_problem, ifname_problem, pattern_problem
 from hwaac.plan.asn import check_asns
 from hwaac.plan.design import Design, DesignError, derive
@@ -44,6 +45,7 @@ RULES: dict[str, str] = {
     "super-spine-asn-in-range": "the super-spine ASN lies outside the leaf and spine ranges",
     "duplicate-names": "every device has its own name",
     "bad-naming-field": "naming patterns use only their role's fields, with at most a zero-padded width ({su:02d})",
+    "fabric-too-large": "the fabric has at most 65,536 devices, 1,048,576 links and 262,144 rendered files",
     "bad-device-name": "every device name is a host name (RFC 1123 label, lower case)",
     "bad-port-name": "switch models' port names are Linux interface names; their patterns use only {n} (alias: "
                      "{cage}, {sub}, {n})",
@@ -70,10 +72,39 @@ def check_fabric(intent: Intent) -> list[IntentIssue]:
         design = derive(intent)
     except DesignError as err:
         return err.issues
+    issues = check_size(intent, design)
+    if issues:
+        return issues  # pools, ASNs and names would enumerate every device
     issues = check_pools(intent, design) + check_asns(intent, design)
     if not issues:
         issues += check_names(intent, design)
     return issues
+
+
+def fabric_size(intent: Intent, design: Design) -> dict[str, int]:
+    """Devices, links and rendered files of the fabric, counted from its dimensions (nothing is enumerated);
+    nodes are counted as every slot plus the appliances, an upper bound."""
+    leaves = design.su_count * design.planes * design.rails
+    spines = design.spines_per_plane * design.planes
+    switches = leaves + spines + design.super_spines_per_plane * design.planes
+    nodes = design.su_count * design.nodes_per_su + len(intent.fabric.appliances)
+    links = nodes * design.rails * design.planes + leaves * design.leaf_uplinks + spines * design.spine_uplinks
+    return {"devices": switches + nodes, "links": links, "files": switches + nodes * FILES_PER_NODE + 5}
+
+
+def check_size(intent: Intent, design: Design) -> list[IntentIssue]:
+    """The fabric stays within :data:`~hwaac.model.limits.MAX_DEVICES`, ``MAX_LINKS`` and ``MAX_FILES``, checked
+    from its dimensions before anything is enumerated, so that a huge intent fails at once."""
+    size = fabric_size(intent, design)
+    limits = {"devices": MAX_DEVICES, "links": MAX_LINKS, "files": MAX_FILES}
+    over = [f"{size[k]:,} {k} (limit {limits[k]:,})" for k in limits if size[k] > limits[k]]
+    if not over:
+        return []
+    return [IntentIssue("fabric.su_count", f"the fabric is too large to plan: {', '.join(over)}",
+                        intent.fabric.su_count,
+                        f"at most {MAX_DEVICES:,} devices, {MAX_LINKS:,} links and {MAX_FILES:,} rendered files "
+                        "(docs/intent-limits.md): fewer SUs or nodes per SU, or split the fabric",
+                        rule="fabric-too-large")]
 
 
 def check_patterns(intent: Intent) -> list[IntentIssue]:
