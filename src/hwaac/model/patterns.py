@@ -25,7 +25,8 @@ IFNAMSIZ = 16  # Linux include/uapi/linux/if.h, with the terminating NUL
 IFNAME_VALID = (f"a Linux interface name: 1-{IFNAMSIZ - 1} characters without white space, '/' or ':' "
                 "(net/core/dev.c dev_valid_name), e.g. rail0 or Ethernet0")
 _IFNAME_BAD = re.compile(r"[\s/:]")
-HCA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,63}$")  # IB_DEVICE_NAME_MAX 64 (include/rdma/ib_verbs.h) with the NUL
+# IB_DEVICE_NAME_MAX 64 with the NUL (include/uapi/rdma/ib_user_verbs.h)
+HCA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,63}$")
 HCA_VALID = "an RDMA device name: 1-63 letters, digits, '_' or '-', e.g. mlx5_0"
 
 _SPEC = re.compile(r"^0?[0-9]{0,2}d?$")  # "", "d", "2", "02d", "03": a zero-padded width of an integer
