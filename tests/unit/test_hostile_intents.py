@@ -65,6 +65,8 @@ CASES = [
          ("fabric.tiers: invalid value (got True); valid: 2 or 3",), line=6),
     Case("float-for-choice", edit("rails: 2", "rails: 2\n  planes: 1.0"), 1,
          ("fabric.planes: invalid value (got 1.0); valid: 1, 2 or 4",), line=6),
+    Case("int-beyond-64-bits", edit("switches:", "host:\n  mlxconfig: {LINK_TYPE_P1: 99999999999999999999999}\n"
+                                                 "switches:"), 1, ("does not fit in 64 bits",), line=9),
     Case("int-for-string", edit("site: lab", "site: 7"), 1,
          ("fabric.site: invalid value (got 7); valid: a valid string",), line=4),
     # names: device names are host names, interface names Linux's, patterns only fill in their fields

@@ -62,7 +62,8 @@ HOSTILE_STRINGS = [
 HOSTILE = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(),
     st.sampled_from(HOSTILE_STRINGS), st.text(max_size=40), st.lists(st.integers(-5, 300), max_size=4),
-    st.dictionaries(st.sampled_from(["a", "model", "first", "netbox_role"]), st.integers(-1, 3), max_size=2),
+    st.dictionaries(st.sampled_from(["a", "model", "first", "netbox_role", "LINK_TYPE_P1", "osc.max_dirty_mb"]),
+                    st.integers(-1, 3) | st.integers(-(2**70), 2**70), max_size=2),
 )
 
 

@@ -21,7 +21,9 @@ RESOLVED = [
     ("a: 010", {"a": 10}),  # 1.1: 8 (octal)
     ("a: 0o10", {"a": 8}),
     ("a: 0x1F", {"a": 31}),
+    ("a: -0x1F", {"a": "-0x1F"}),  # the core schema has no signed hex or octal
     ("a: -17", {"a": -17}),
+    ("a: 9223372036854775807", {"a": 2**63 - 1}),
     ("a: 1:30", {"a": "1:30"}),  # 1.1: 5400 (base 60)
     ("a: 1_000", {"a": "1_000"}),  # 1.1: 1000
     ("a: 1e3", {"a": 1000.0}),  # 1.1: the string '1e3'
@@ -52,6 +54,7 @@ REFUSED = [
     ("a: !!python/object/apply:os.system [true]", 1, "unsupported tag"),
     ("a: !!int abc", 1, "not an integer"),
     ("a: !!int " + "9" * 5000, 1, "not an integer"),  # beyond Python's int conversion limit
+    ("a: 9223372036854775808", 1, "does not fit in 64 bits"),  # 2**63
     ("a: !!float x", 1, "not a number"),
     ("a: !!bool yes", 1, "not true or false"),
     ("? [1, 2]\n: x", 1, "unhashable key"),

@@ -3,7 +3,8 @@
 libyaml (PyYAML's C parser and composer) reads the text, after :mod:`hwaac.model.limits` has bounded its size,
 nesting and alias expansion. Scalars resolve by the YAML 1.2 core schema (YAML 1.2.2 section 10.3), as
 ruamel.yaml and editors' YAML language servers read the file, not PyYAML's YAML 1.1 rules: ``yes``, ``no``,
-``on``, ``off`` stay strings, ``010`` is ten, ``1:30`` a string. Only the core schema's tags are constructed
+``on``, ``off`` stay strings, ``010`` is ten, ``1:30`` a string. Integers must fit in 64 bits (the rendered JSON
+files are written by orjson, which refuses larger ones). Only the core schema's tags are constructed
 (``!!timestamp``, ``!!binary``, ``!!set`` and the like are refused), and a key written twice in one mapping is an
 error, as it is for ruamel.yaml. Why libyaml and the figures: docs/intent-limits.md.
 """
@@ -35,6 +36,8 @@ _MERGE = "tag:yaml.org,2002:merge"
 _INT_TEXT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
 _FLOAT_TEXT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _SPECIAL_FLOATS = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
+# integers hwaac writes into JSON (orjson: 64 bits) and that every tool it configures reads: a signed 64-bit range
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 
 
@@ -62,12 +65,15 @@ def _refuse(node: Node, what: str) -> ConstructorError:
 def _int(loader: CoreLoader, node: ScalarNode) -> int:
     text = loader.construct_scalar(node)
     if _INT_TEXT.fullmatch(text):
+        base = {"0o": 8, "0x": 16}.get(text[:2], 10)
         try:
-            if text.startswith(("0o", "0x")):
-                return int(text[2:], 8 if text[1] == "o" else 16)
-            return int(text)
+            value: int | None = int(text[2:] if base != 10 else text, base)
         except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
-            pass
+            value = None
+        if value is not None and INT_MIN <= value <= INT_MAX:
+            return value
+        if value is not None:
+            raise _refuse(node, f"integer {text[:40]} does not fit in 64 bits ({INT_MIN} to {INT_MAX})")
     raise _refuse(node, f"not an integer: {text[:40]!r}")
 
 
