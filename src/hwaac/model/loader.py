@@ -165,11 +165,24 @@ def load_intent_text(text: str, file: str = "<string>") -> tuple[Intent, LineInd
 
 
 def locate(issue: IntentIssue, index: LineIndex) -> IntentIssue:
-    """``issue`` with the file and line of its field path in ``index``."""
-    parts: list[str | int] = []
+    """``issue`` with the file and line of its field path in ``index``. A key that holds dots (a sysctl name,
+    ``host.sysctl.net.ipv4.conf.all.rp_filter``) is found as the longest run of tokens that the mapping has."""
+    tokens: list[str | int] = []
     for token in issue.path.replace("]", "").replace("[", ".").split("."):
         if token:
-            parts.append(int(token) if token.isdigit() else token)
+            tokens.append(int(token) if token.isdigit() else token)
+    parts: list[str | int] = []
+    i = 0
+    while i < len(tokens):
+        node = index.value_at(parts)
+        step = 1
+        if isinstance(node, Mapping):
+            for j in range(len(tokens), i + 1, -1):  # the longest dotted key present first
+                if ".".join(map(str, tokens[i:j])) in node:
+                    step = j - i
+                    break
+        parts.append(".".join(map(str, tokens[i:i + step])) if step > 1 else tokens[i])
+        i += step
     return IntentIssue(
         path=issue.path, message=issue.message, value=issue.value, valid=issue.valid,
         file=index.file, line=index.line_of(parts), rule=issue.rule,

@@ -45,6 +45,7 @@ RULES: dict[str, str] = {
     "host-ecn-priority-out-of-range": "host ECN priorities are 0-7",
     "routing-table-reserved": "per-rail routing tables stay below 253",
     "rule-priority-after-main": "per-rail source rules come before the main table's rule 32766",
+    "host-sysctl-bad": "host sysctls are sysctl names with one-line values (sysctl.d(5))",
     "nccl-env-bad-name": "NCCL variables are upper-case identifiers",
     "nccl-env-line-break": "NCCL values are one line",
     "nic-cnp-mismatch": "NIC firmware CNP DSCP/priority equal the switch QoS",
@@ -186,6 +187,14 @@ def check_host(intent: Intent) -> list[IntentIssue]:
         add("rule-priority-after-main", "host.routing.rule_priority_base",
             f"the last source rule priority {last_prio} would not come before the main table's rule (32766)",
             r.rule_priority_base, f"<= {32765 - (nics - 1) * r.rule_priority_step}")
+    # sysctl.d(5): one "key = value" per line; a key or value with a line break would add settings of its own
+    for key, value in h.sysctl.items():
+        if not _SYSCTL_KEY.match(key):
+            add("host-sysctl-bad", f"host.sysctl.{key}", "not a sysctl name", key,
+                "dotted or slash-separated letters, digits, '_', '-' or '*', e.g. net.ipv4.conf.all.arp_ignore")
+        elif not str(value) or not str(value).isprintable():
+            add("host-sysctl-bad", f"host.sysctl.{key}", "value is empty or holds a line break or control "
+                "character", value, "one line, e.g. 2")
     for key, value in h.nccl_env.items():
         if not key.isidentifier() or not key.isupper():
             add("nccl-env-bad-name", f"host.nccl_env.{key}", "not an environment variable name", key,
@@ -254,6 +263,7 @@ def check_appliances(intent: Intent) -> list[IntentIssue]:
 
 # --- storage (Lustre clients) -----------------------------------------------------------------------------
 
+_SYSCTL_KEY = re.compile(r"^-?[A-Za-z0-9_*]([A-Za-z0-9_*./-]*[A-Za-z0-9_*])?$")
 _NET = re.compile(r"^(o2ib|tcp)(0|[1-9][0-9]*)?$")
 _VERSION = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(\.[0-9]+)?$")
 _FSNAME = re.compile(r"^[A-Za-z0-9_]{1,8}$")
