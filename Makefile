@@ -7,9 +7,10 @@
 #   make plan-demo     plan and render the demo from the intent alone (no NetBox, no Terraform)
 #   make demo-netbox   plan-demo, then record the demo in the local NetBox with `hwaac netbox sync`
 #   make site-demo     apply build/demo with the Ansible collection (playbooks/site.yml), hosts simulated on localhost
+#   make fuzz          the intent fuzzer (tests/unit/test_intent_fuzz.py) with 3,000 examples per property, not 60
 # All install what they need first (Python 3.12 venv in .venv, packages, Debian tools) and can run again.
 
-.PHONY: demo plan-demo demo-netbox site-demo test lint bench bootstrap system-deps sonic-toolkit schema
+.PHONY: demo plan-demo demo-netbox site-demo test lint bench fuzz bootstrap system-deps sonic-toolkit schema
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -47,6 +48,10 @@ lint: bootstrap
 
 schema: bootstrap
 	.venv/bin/hwaac schema -o inventory/fabric.schema.json
+
+# the property-based fuzzer of hwaac validate/plan with its long hypothesis profile (docs/intent-limits.md)
+fuzz: bootstrap
+	HWAAC_FUZZ_PROFILE=intent-fuzz-long .venv/bin/pytest -q tests/unit/test_intent_fuzz.py
 
 bench: bootstrap
 	.venv/bin/python benchmarks/plan_scale.py

@@ -36,10 +36,20 @@ class IntentIssue:
         where = f"{self.file}:{self.line}" if self.file and self.line else (self.file or "<intent>")
         text = f"{where}: {self.path or '<root>'}: {self.message}"
         if self.value is not None:
-            text += f" (got {self.value!r})"
+            text += f" (got {_short(repr(self.value))})"
         if self.valid:
             text += f"; valid: {self.valid}"
         return text
+
+
+MAX_VALUE_CHARS = 80  # of a value quoted in a message: a name pasted 5 MB long must not flood the terminal
+
+
+def _short(text: str) -> str:
+    """``text`` cut to :data:`MAX_VALUE_CHARS` with the full length said, e.g. ``'uuuu…(500002 chars)``."""
+    if len(text) <= MAX_VALUE_CHARS:
+        return text
+    return f"{text[:MAX_VALUE_CHARS]}…({len(text)} chars)"
 
 
 @dataclass

@@ -12,6 +12,7 @@ from typing import Any
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.model import rules as intent_rules
 from hwaac.model.intent import Intent, NetBoxPrefixRef
+from hwaac.model.limits import read_text
 from hwaac.model.loader import load_intent_text, locate
 from hwaac.plan import rules as fabric_rules
 
@@ -101,13 +102,13 @@ def load_intent(path: str | Path, pool_lookup: PoolLookup | None = None) -> Inte
 
     Raises:
         IntentError: listing every problem, each with file, line, field path, value and what would be valid.
-        OSError: the file cannot be read.
+        FileNotFoundError: there is no such file (a file that cannot be read is an :class:`IntentError`).
         hwaac.netbox.errors.NetBoxError: from ``pool_lookup``, when NetBox cannot be reached.
     """
     p = Path(path)
     if p.is_dir():
         p = p / "fabric.yml"
-    return load_intent_source(p.read_text(), str(p), pool_lookup)
+    return load_intent_source(read_text(p), str(p), pool_lookup)
 
 
 def load_intent_source(text: str, source: str, pool_lookup: PoolLookup | None = None) -> Intent:

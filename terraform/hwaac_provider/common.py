@@ -57,12 +57,15 @@ def is_known(*values: Any) -> bool:
 
 def read_intent(path: str) -> str:
     """The text of the intent file ``path`` (a fabric.yml, or its folder; relative to Terraform's working
-    folder). Raises OSError naming the file."""
+    folder), read within hwaac's limits (:func:`hwaac.model.limits.read_text`: a regular UTF-8 file of at most
+    1 MiB). Raises OSError naming the file when there is none, IntentError when it breaks a limit."""
+    from hwaac.model.limits import read_text
+
     p = Path(path)
     if p.is_dir():
         p = p / "fabric.yml"
     try:
-        return p.read_text()
+        return read_text(p)
     except OSError as exc:
         raise OSError(f"cannot read the intent file {path!r} (from {Path.cwd()}): {exc.strerror or exc}") from None
 

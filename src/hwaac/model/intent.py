@@ -18,10 +18,12 @@ indices from 1, as in NVIDIA's AIR naming (``leaf-p0-su01-r0``, ``gpu-su01-h01``
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
+from pydantic_core import PydanticCustomError
 
+from hwaac.model.patterns import HOSTNAME, SLUG
 from hwaac.model.sonic_releases import DEFAULT_RELEASE, BgpAdminStatusPath, ReleaseName
 
 PRIVATE_ASN4_FIRST = 4_200_000_000
@@ -36,8 +38,26 @@ Prefix = Annotated[
 ]
 
 
+def IntChoice(*choices: int) -> Any:
+    """``Literal[choices]`` that refuses ``True``/``False`` and floats: pydantic matches literals by equality, and
+    ``True == 1``, ``2.0 == 2``, even in strict mode."""
+    expected = ", ".join(map(str, choices[:-1])) + (" or " if len(choices) > 1 else "") + str(choices[-1])
+
+    def exact(value: object) -> object:
+        if isinstance(value, bool | float):
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+        return value
+
+    return Annotated[Literal[choices], BeforeValidator(exact)]
+
+
+# strict: a YAML value of the wrong type is an error, never converted ("2" is not 2, true is not 1); lists that
+# fill a tuple field need strict=False on that field (a tuple is not a list in strict mode)
+_CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
 class _StrictBase(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = _CONFIG
 
 
 class NetBoxPrefixRef(_StrictBase):
@@ -47,8 +67,10 @@ class NetBoxPrefixRef(_StrictBase):
     NETBOX_TOKEN, or the local NetBox); without NetBox it is an error naming the role.
     """
 
-    netbox_role: str = Field(description="Slug of the NetBox prefix role (IPAM > Roles), e.g. gpu-host-links.")
-    site: str | None = Field(None, description="Slug of the site the prefix is scoped to; default: fabric.site.")
+    netbox_role: str = Field(pattern=SLUG, description="Slug of the NetBox prefix role (IPAM > Roles), e.g. "
+                             "gpu-host-links.")
+    site: str | None = Field(None, pattern=SLUG, description="Slug of the site the prefix is scoped to; default: "
+                             "fabric.site.")
     vrf: str | None = Field(None, description="Name of the prefix's VRF; default: the global table.")
 
 
@@ -56,9 +78,10 @@ PoolRef = Prefix | NetBoxPrefixRef
 
 
 class _Strict(BaseModel):
-    """Base for intent sections: unknown keys are errors (a typo must not be silently ignored)."""
+    """Base for intent sections: unknown keys are errors (a typo must not be silently ignored), and values must
+    have the field's type."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = _CONFIG
 
 
 # --- fabric -----------------------------------------------------------------------------------------------
@@ -67,7 +90,8 @@ class _Strict(BaseModel):
 class Appliance(_Strict):
     """A non-GPU device that occupies node slots on the leaves (for example a UFM or storage head)."""
 
-    name: str = Field(description="Device name, unique across the fabric.")
+    name: str = Field(pattern=HOSTNAME, description="Device name, unique across the fabric: a host name (lower-case "
+                      "letters, digits, '-'; at most 63).")
     su: int = Field(ge=1, description="The SU (1-based) whose leaves it attaches to.")
     slot: int = Field(ge=1, description="The node slot (1-based) it occupies; leaf downlink port slot-1.")
     rails: list[int] = Field(description="Rails (0-based) it has a port on, e.g. [0, 1, 2, 3].", min_length=1)
@@ -76,10 +100,10 @@ class Appliance(_Strict):
 class FabricSection(_Strict):
     """Size and shape of the fabric."""
 
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description="Fabric name: lower case, digits, '-'.")
-    site: str = Field(description="The site (NetBox site slug) that holds the fabric.")
-    tiers: Literal[2, 3] = Field(2, description="2 = leaf/spine; 3 adds super-spines (NVIDIA B200: from 16 SUs).")
-    planes: Literal[1, 2, 4] = Field(1, description="Independent fabric planes; 2 = Spectrum-X twin-plane (B300).")
+    name: str = Field(pattern=HOSTNAME, description="Fabric name: lower case, digits, '-'; at most 63.")
+    site: str = Field(pattern=SLUG, description="The site (NetBox site slug) that holds the fabric.")
+    tiers: IntChoice(2, 3) = Field(2, description="2 = leaf/spine; 3 adds super-spines (NVIDIA B200: from 16 SUs).")
+    planes: IntChoice(1, 2, 4) = Field(1, description="Independent fabric planes; 2 = Spectrum-X twin-plane (B300).")
     rails: int = Field(8, ge=1, le=16, description="Rails per node: GPUs/NICs per node, one leaf per rail per SU.")
     nodes_per_su: int = Field(32, ge=1, description="Node slots per scalable unit (32 H100/B200, 64 B300 Ethernet).")
     su_count: int = Field(ge=1, description="Scalable units built now.")
@@ -93,7 +117,7 @@ class FabricSection(_Strict):
         None, ge=0, description="GPU nodes populated, filling slots in order (default: every slot not taken by "
         "an appliance). Leaves and uplinks are still built for full SUs, as NVIDIA advises."
     )
-    host_port_speed_gbps: Literal[100, 200, 400, 800] = Field(400, description="Host NIC port speed in Gb/s.")
+    host_port_speed_gbps: IntChoice(100, 200, 400, 800) = Field(400, description="Host NIC port speed in Gb/s.")
     appliances: list[Appliance] = Field(default_factory=list, description="Non-GPU devices on leaf ports.")
 
 
@@ -121,7 +145,7 @@ class SwitchModel(_Strict):
     platform: str = Field("", description="SONiC platform string, e.g. x86_64-nvidia_sn5600-r0.")
     manufacturer: str = Field("", description="Manufacturer name (NetBox).")
     ports: int = Field(ge=2, le=1024, description="Front-panel ports at the configured breakout (the radix).")
-    port_speed_gbps: Literal[100, 200, 400, 800, 1600] = Field(description="Speed of each port in Gb/s.")
+    port_speed_gbps: IntChoice(100, 200, 400, 800, 1600) = Field(description="Speed of each port in Gb/s.")
     port_name: str = Field("Ethernet{n}", description="SONiC port name pattern; {n} is the port number.")
     first_port_number: int = Field(0, ge=0)
     port_step: int = Field(4, ge=1, description="Step of the number in the port name between ports.")
@@ -135,7 +159,7 @@ class SwitchModel(_Strict):
     )
     fec: Literal["rs", "fc", "none", "auto"] = Field("rs", description="FEC mode (sonic-port.yang).")
     extra_ports: tuple[ExtraPort, ...] = Field(
-        (), description="Ports the SKU defines beyond the radix; rendered admin down, never cabled."
+        (), strict=False, description="Ports the SKU defines beyond the radix; rendered admin down, never cabled."
     )
 
 
@@ -399,10 +423,10 @@ class LnetSection(_Strict):
     ``global``. Unset settings keep LNet's defaults; upper limits are LNet's own."""
 
     networks: list[LnetNetwork] = Field(default_factory=list, description="LNet networks of every GPU node.")
-    discovery: Literal[0, 1] | None = Field(None, description="Multi-Rail peer discovery (default 1 since 2.11).")
+    discovery: IntChoice(0, 1) | None = Field(None, description="Multi-Rail peer discovery (default 1 since 2.11).")
     max_interfaces: int | None = Field(None, ge=1, description="Interfaces a peer may advertise (default 200).")
     numa_range: int | None = Field(None, ge=0)
-    drop_asym_route: Literal[0, 1] | None = None
+    drop_asym_route: IntChoice(0, 1) | None = None
     retry_count: int | None = Field(None, ge=0, description="Resends of a message before it fails.")
     transaction_timeout: int | None = Field(None, ge=1, description="Seconds.")
     health_sensitivity: int | None = Field(None, ge=0)

@@ -1,6 +1,6 @@
 """Parse an intent file with line numbers and validate it against the schema (semantic rules: hwaac.validate).
 
-Line numbers come from ruamel.yaml's round-trip loader (each mapping records the line of every key); schema
+Line numbers come from the YAML nodes (:mod:`hwaac.model.yamlfile`: libyaml, the YAML 1.2 core schema); schema
 errors from pydantic are mapped back to those lines so that every message names file, line and field path.
 """
 
@@ -14,42 +14,12 @@ from typing import Any
 
 from pydantic import ValidationError
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError
 
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.model.intent import Intent, SwitchModel
-
-
-class LineIndex:
-    """Maps a field path (tuple of keys and list indices) to the 1-based line where it is written."""
-
-    def __init__(self, root: Any, file: str):
-        self.root = root
-        self.file = file
-
-    def line_of(self, path: Sequence[str | int]) -> int:
-        node, line = self.root, 1
-        for key in path:
-            if isinstance(node, CommentedMap) and key in node:
-                line = node.lc.key(key)[0] + 1
-                node = node[key]
-            elif isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node):
-                line = node.lc.item(key)[0] + 1
-                node = node[key]
-            else:
-                # The field is missing: the line of the nearest enclosing mapping is the best pointer.
-                break
-        return line
-
-    def value_at(self, path: Sequence[str | int]) -> Any:
-        node = self.root
-        for key in path:
-            try:
-                node = node[key]
-            except (KeyError, IndexError, TypeError):
-                return None
-        return _plain(node)
+from hwaac.model.limits import MAX_ISSUES
+from hwaac.model.patterns import HOSTNAME, HOSTNAME_VALID, SLUG, SLUG_VALID
+from hwaac.model.yamlfile import LineIndex, load_yaml
 
 
 def _plain(node: Any) -> Any:
@@ -78,13 +48,19 @@ def builtin_switch_models() -> dict[str, SwitchModel]:
 
 # pydantic appends the member of a union that failed to loc (e.g. 'str' or 'NetBoxPrefixRef'); not a field
 UNION_TAGS = frozenset({"int", "str", "float", "bool", "NetBoxPrefixRef"})
+PATTERN_VALID = {HOSTNAME: HOSTNAME_VALID, SLUG: SLUG_VALID}
 POOL_VALID = "an IPv4 prefix such as 10.0.0.0/16, or a NetBox pool {netbox_role: <role slug>, site: <slug>}"
 
 
 def _schema_issues(err: ValidationError, index: LineIndex) -> list[IntentIssue]:
     issues: list[IntentIssue] = []
     seen: set[str] = set()
-    for e in err.errors(include_url=False):
+    errors = err.errors(include_url=False)
+    for n, e in enumerate(errors):
+        if len(issues) == MAX_ISSUES:
+            issues.append(IntentIssue(path="", message=f"{len(errors) - n} more schema problem(s) not listed",
+                                      valid="fix the ones above first", file=index.file))
+            break
         raw = [k for k in e["loc"] if not (isinstance(k, str) and k.startswith("function-"))]
         tags = [k for k in raw if k in UNION_TAGS]
         loc = [k for k in raw if k not in UNION_TAGS]
@@ -108,6 +84,9 @@ def _schema_issues(err: ValidationError, index: LineIndex) -> list[IntentIssue]:
             msg = "required field is missing"
         elif tags == ["str"] and _is_pool_path(loc):
             msg, valid = "not a pool", POOL_VALID
+        elif e["type"] == "string_pattern_mismatch":
+            pattern = e.get("ctx", {}).get("pattern", "")
+            msg, valid = "invalid value", PATTERN_VALID.get(pattern, f"text matching {pattern}")
         elif e["msg"].startswith("Input should be "):
             # pydantic says what it wanted ("Input should be 2 or 3", "... a valid integer"): that is the 'valid'
             msg = "invalid value"
@@ -164,16 +143,10 @@ def _unwrap(ann: Any) -> Any:
 
 
 def parse_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> tuple[Any, LineIndex]:
-    """YAML text with the line of every key (round-trip loader). Raises ``error`` (an :class:`IntentError`) naming
-    file and line when the text is not YAML."""
-    yaml = YAML(typ="rt")
-    try:
-        root = yaml.load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 0
-        raise error([IntentIssue(path="", message=f"not valid YAML: {exc.problem}", file=file, line=line)]) from None
-    return root, LineIndex(root, file)
+    """YAML text as plain data with the line of every key (:func:`hwaac.model.yamlfile.load_yaml`). Raises
+    ``error`` (an :class:`IntentError`) naming file and line when the text is not YAML or breaks a limit of
+    :mod:`hwaac.model.limits`."""
+    return load_yaml(text, file, error)
 
 
 def load_intent_text(text: str, file: str = "<string>") -> tuple[Intent, LineIndex]:
@@ -185,18 +158,31 @@ def load_intent_text(text: str, file: str = "<string>") -> tuple[Intent, LineInd
                          valid="a mapping with keys fabric, switches, addressing, ...", file=file, line=1)]
         )
     try:
-        intent = Intent.model_validate(_plain(root))
+        intent = Intent.model_validate(root)
     except ValidationError as err:
         raise IntentError(_schema_issues(err, index)) from None
     return intent, index
 
 
 def locate(issue: IntentIssue, index: LineIndex) -> IntentIssue:
-    """``issue`` with the file and line of its field path in ``index``."""
-    parts: list[str | int] = []
+    """``issue`` with the file and line of its field path in ``index``. A key that holds dots (a sysctl name,
+    ``host.sysctl.net.ipv4.conf.all.rp_filter``) is found as the longest run of tokens that the mapping has."""
+    tokens: list[str | int] = []
     for token in issue.path.replace("]", "").replace("[", ".").split("."):
         if token:
-            parts.append(int(token) if token.isdigit() else token)
+            tokens.append(int(token) if token.isdigit() else token)
+    parts: list[str | int] = []
+    i = 0
+    while i < len(tokens):
+        node = index.value_at(parts)
+        step = 1
+        if isinstance(node, Mapping):
+            for j in range(len(tokens), i + 1, -1):  # the longest dotted key present first
+                if ".".join(map(str, tokens[i:j])) in node:
+                    step = j - i
+                    break
+        parts.append(".".join(map(str, tokens[i:i + step])) if step > 1 else tokens[i])
+        i += step
     return IntentIssue(
         path=issue.path, message=issue.message, value=issue.value, valid=issue.valid,
         file=index.file, line=index.line_of(parts), rule=issue.rule,

@@ -23,6 +23,7 @@ import netaddr
 
 from hwaac.errors import IntentIssue
 from hwaac.model.intent import Intent
+from hwaac.model.patterns import HCA_NAME, HCA_VALID, IFNAME_VALID, ifname_problem, pattern_problem
 from hwaac.model.sonic_releases import RULES as SONIC_RULES
 from hwaac.model.sonic_releases import check_sonic
 
@@ -38,10 +39,13 @@ RULES: dict[str, str] = {
     "pfcwd-below-poll": "PFC watchdog detection/restoration times >= poll interval",
     "host-mtu-above-switch": "host MTU <= switch MTU",
     "bad-interface-pattern": "host interface/HCA patterns use only {rail}, {plane}, {port}",
+    "bad-interface-name": "host interface names are Linux interface names (at most 15 characters), HCA names RDMA "
+                          "device names",
     "host-port-names-not-unique": "every NIC port of a host gets its own interface and HCA name",
     "host-ecn-priority-out-of-range": "host ECN priorities are 0-7",
     "routing-table-reserved": "per-rail routing tables stay below 253",
     "rule-priority-after-main": "per-rail source rules come before the main table's rule 32766",
+    "host-sysctl-bad": "host sysctls are sysctl names with one-line values (sysctl.d(5))",
     "nccl-env-bad-name": "NCCL variables are upper-case identifiers",
     "nccl-env-line-break": "NCCL values are one line",
     "nic-cnp-mismatch": "NIC firmware CNP DSCP/priority equal the switch QoS",
@@ -78,6 +82,9 @@ RULES: dict[str, str] = {
     "storage-bad-tunable": "client tunables are osc., mdc., llite. or ldlm.namespaces. parameters with a value",
     **SONIC_RULES,
 }
+
+
+HOST_PATTERN_FIELDS = ("rail", "plane", "port")  # host.interface_name and host.hca_name (hwaac.plan.cabling)
 
 
 def check_intent(intent: Intent) -> list[IntentIssue]:
@@ -150,11 +157,16 @@ def check_host(intent: Intent) -> list[IntentIssue]:
 
     ports = [(rail, plane, rail * f.planes + plane) for rail in range(f.rails) for plane in range(f.planes)]
     for name, pattern in (("interface_name", h.interface_name), ("hca_name", h.hca_name)):
-        try:
-            names = [pattern.format(rail=r, plane=p, port=n) for r, p, n in ports]
-        except (KeyError, IndexError, ValueError) as exc:
-            add("bad-interface-pattern", f"host.{name}", f"bad pattern ({exc})", pattern,
-                "a format string using {rail}, {plane} or {port}")
+        problem = pattern_problem(pattern, HOST_PATTERN_FIELDS)
+        if problem is not None:
+            add("bad-interface-pattern", f"host.{name}", f"bad pattern: {problem}", pattern,
+                "a format string using {rail}, {plane} or {port}, e.g. rail{rail}")
+            continue
+        names = [pattern.format(rail=r, plane=p, port=n) for r, p, n in ports]
+        bad = next(((n, why) for n in names if (why := _port_name_problem(name, n)) is not None), None)
+        if bad is not None:
+            add("bad-interface-name", f"host.{name}", f"makes the name {bad[0]!r}: {bad[1]}", pattern,
+                IFNAME_VALID if name == "interface_name" else HCA_VALID)
             continue
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -175,6 +187,14 @@ def check_host(intent: Intent) -> list[IntentIssue]:
         add("rule-priority-after-main", "host.routing.rule_priority_base",
             f"the last source rule priority {last_prio} would not come before the main table's rule (32766)",
             r.rule_priority_base, f"<= {32765 - (nics - 1) * r.rule_priority_step}")
+    # sysctl.d(5): one "key = value" per line; a key or value with a line break would add settings of its own
+    for key, value in h.sysctl.items():
+        if not _SYSCTL_KEY.match(key):
+            add("host-sysctl-bad", f"host.sysctl.{key}", "not a sysctl name", key,
+                "dotted or slash-separated letters, digits, '_', '-' or '*', e.g. net.ipv4.conf.all.arp_ignore")
+        elif not str(value) or not str(value).isprintable():
+            add("host-sysctl-bad", f"host.sysctl.{key}", "value is empty or holds a line break or control "
+                "character", value, "one line, e.g. 2")
     for key, value in h.nccl_env.items():
         if not key.isidentifier() or not key.isupper():
             add("nccl-env-bad-name", f"host.nccl_env.{key}", "not an environment variable name", key,
@@ -204,6 +224,12 @@ def check_host(intent: Intent) -> list[IntentIssue]:
     if h.trust != "dscp":
         add("host-trust-not-dscp", "host.trust", "routed rails are untagged, so PCP is always 0", h.trust, "dscp")
     return issues
+
+
+def _port_name_problem(field: str, name: str) -> str | None:
+    if field == "interface_name":
+        return ifname_problem(name)
+    return None if HCA_NAME.match(name) else "not an RDMA device name"
 
 
 def check_appliances(intent: Intent) -> list[IntentIssue]:
@@ -237,6 +263,7 @@ def check_appliances(intent: Intent) -> list[IntentIssue]:
 
 # --- storage (Lustre clients) -----------------------------------------------------------------------------
 
+_SYSCTL_KEY = re.compile(r"^-?[A-Za-z0-9_*]([A-Za-z0-9_*./-]*[A-Za-z0-9_*])?$")
 _NET = re.compile(r"^(o2ib|tcp)(0|[1-9][0-9]*)?$")
 _VERSION = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+(\.[0-9]+)?$")
 _FSNAME = re.compile(r"^[A-Za-z0-9_]{1,8}$")

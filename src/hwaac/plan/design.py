@@ -83,6 +83,11 @@ def resolve_models(intent: Intent) -> dict[str, SwitchModel]:
     return {**builtin_switch_models(), **intent.switch_models}
 
 
+def _capacity_field(intent: Intent) -> str:
+    """The field that sets the capacity the spines are sized for: su_capacity when written, else su_count."""
+    return "fabric.su_capacity" if "su_capacity" in intent.fabric.model_fields_set else "fabric.su_count"
+
+
 def derive(intent: Intent) -> Design:
     """Compute the :class:`Design` of ``intent``. Raises :class:`DesignError` naming the fields at fault."""
     f, sw = intent.fabric, intent.switches
@@ -148,15 +153,18 @@ def derive(intent: Intent) -> Design:
         need = math.ceil(leaves_cap * up / spine_down)
         spines = sw.spine.per_plane or _smallest_divisor_at_least(up, need)
         if spines is None or up % spines or leaves_cap * (up // spines) > spine_down:
-            fit = max(1, spine_down // up) // f.rails if up else 0
+            # the most SUs: every leaf uplink to its own spine (one link per leaf and spine), or with per_plane
+            # spines up // per_plane links per leaf and spine; a spine takes spine_down // links leaves
+            per = sw.spine.per_plane
+            fit = (spine_down // (up // per) if per and per <= up and up % per == 0 else spine_down) // f.rails
+            fix = f"at most {fit} SUs for 2 tiers with these models (or fabric.tiers: 3)"
+            if per and (per > up or up % per):
+                fix = f"a divisor of the {up} leaf uplinks (then {fix.removeprefix('at most ')})"
             raise DesignError([IntentIssue(
-                "switches.spine.per_plane" if sw.spine.per_plane else "fabric.su_capacity",
+                "switches.spine.per_plane" if per else _capacity_field(intent),
                 f"{leaves_cap} leaves x {up} uplinks do not fit {spines or need} spines of {spine_m.ports} ports "
                 "with every leaf linked equally to every spine",
-                sw.spine.per_plane or capacity,
-                f"at most {fit} SUs for 2 tiers with these models (or fabric.tiers: 3); per_plane must divide "
-                f"the {up} leaf uplinks",
-                rule="spines-do-not-fit",
+                per or capacity, fix, rule="spines-do-not-fit",
             )])
         return Design(
             tiers=2, planes=f.planes, rails=f.rails, nodes_per_su=f.nodes_per_su, su_count=f.su_count,
@@ -188,11 +196,17 @@ def derive(intent: Intent) -> Design:
     need = math.ceil(pods_cap * spine_up / ss_m.ports)
     per_group = sw.super_spine.per_group or _smallest_divisor_at_least(spine_up, need)
     if per_group is None or spine_up % per_group or pods_cap * (spine_up // per_group) > ss_m.ports:
+        # the most pods: every spine uplink to its own super-spine (per_group = spine_up), or with per_group
+        # super-spines spine_up // per_group links per spine and super-spine; a super-spine takes ports // links
+        given = sw.super_spine.per_group
+        ok = given is not None and given <= spine_up and spine_up % given == 0
+        max_sus = (ss_m.ports // (spine_up // given) if ok and given else ss_m.ports) * sus_per_pod
         raise DesignError([IntentIssue(
-            "switches.super_spine.per_group" if sw.super_spine.per_group else "fabric.su_capacity",
+            "switches.super_spine.per_group" if given else _capacity_field(intent),
             f"{pods_cap} pods x {spine_up} spine uplinks do not fit super-spines of {ss_m.ports} ports",
-            sw.super_spine.per_group or capacity,
-            f"per_group must divide {spine_up} and be >= {need}; or fewer SUs",
+            given or capacity,
+            (f"a divisor of {spine_up} that is >= {need}; " if given else "")
+            + f"at most {max_sus} SUs with these models (pods of {sus_per_pod} SUs)",
             rule="super-spines-do-not-fit",
         )])
     return Design(

@@ -65,13 +65,60 @@ def read_plan(path: str | Path) -> dict[str, Any]:
     """Load a ``plan.json`` (or the ``plan.json`` inside an output folder).
 
     Raises:
-        ValueError: the file is not an hwaac plan document (wrong ``format``).
+        OSError: the file cannot be read.
+        ValueError: the file is not JSON, or not an hwaac plan document (wrong ``format``, or a section of
+            another shape than :func:`plan_to_dict` writes), naming what is wrong.
     """
     p = Path(path)
     if p.is_dir():
         p = p / "plan.json"
-    doc = orjson.loads(p.read_bytes())
+    if p.exists() and not p.is_file():
+        raise ValueError(f"{p}: not a regular file; expected a plan.json written by hwaac plan")
+    try:
+        doc = orjson.loads(p.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"{p}: not JSON ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
         raise ValueError(f"{p}: not an hwaac plan (expected format {FORMAT!r}, got {got!r})")
+    problem = _shape_problem(doc)
+    if problem is not None:
+        raise ValueError(f"{p}: not an hwaac plan: {problem}")
     return doc
+
+
+MAX_STORAGE_DEPTH = 32  # the storage section is the intent's (at most 32 levels: hwaac.model.limits.MAX_DEPTH)
+
+
+def _shape_problem(doc: dict[str, Any]) -> str | None:
+    """What in ``doc`` differs from the shape :func:`plan_to_dict` writes (the parts a diff reads), or None."""
+    for section in ("switches", "nodes", "links"):
+        entries = doc.get(section, {})
+        if not isinstance(entries, dict):
+            return f"{section!r} is {_a(entries)}, expected an object of name -> entry"
+        for name, entry in entries.items():
+            if not isinstance(entry, dict):
+                return f"{section}.{name} is {_a(entry)}, expected an object"
+            if section != "links":
+                continue
+            for end in ("a", "b"):
+                value = entry.get(end)
+                if not (isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in value)):
+                    return f"links.{name}.{end} is {str(value)[:60]!r}, expected [device, port, address]"
+    storage = doc.get("storage")
+    if storage is not None and not isinstance(storage, dict):
+        return f"'storage' is {_a(storage)}, expected an object or null"
+    stack = [(storage, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_STORAGE_DEPTH:
+            return f"'storage' is nested deeper than {MAX_STORAGE_DEPTH} levels"
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        stack.extend((v, depth + 1) for v in children)
+    return None
+
+
+def _a(value: object) -> str:
+    """``a list``, ``an int``: the JSON value's Python type with its article."""
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"

@@ -92,7 +92,7 @@ def render_to_dir(plan: Plan, out_dir: str | Path, progress: Progress | None = N
         sw_dir.mkdir()
         opts = orjson.OPT_INDENT_2
         for switch in plan.switches:
-            d = sw_dir / switch.name
+            d = _under(sw_dir, switch.name)
             d.mkdir()
             (d / "config_db.json").write_bytes(orjson.dumps(render_config_db(plan, switch), option=opts) + b"\n")
             counts["switches"] += 1
@@ -101,9 +101,9 @@ def render_to_dir(plan: Plan, out_dir: str | Path, progress: Progress | None = N
         host_dir.mkdir()
         made: set[Path] = set()
         for node in plan.nodes:
-            base = host_dir / node.name
+            base = _under(host_dir, node.name)
             for rel, content in render_host_files(plan, node).items():
-                path = base / rel
+                path = _under(base, rel)
                 if path.parent not in made:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     made.add(path.parent)
@@ -113,13 +113,26 @@ def render_to_dir(plan: Plan, out_dir: str | Path, progress: Progress | None = N
         docs = tmp / "docs"
         docs.mkdir()
         for name, content in render_docs(plan).items():
-            (docs / name).write_text(content)
+            _under(docs, name).write_text(content)
             counts["docs"] += 1
         _replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return counts
+
+
+def _under(folder: Path, rel: str) -> Path:
+    """``folder / rel``, refused unless ``rel`` is a relative path without ``..`` that stays inside ``folder``.
+
+    Device names are host names (rule bad-device-name) and file names are hwaac's own, so this never refuses a
+    validated plan; it keeps a plan built in code, or a rule that misses a case, from writing outside the output
+    folder. The check is lexical: the folder is hwaac's fresh temporary folder, which holds no symbolic link."""
+    path = folder / rel
+    if (not rel or "\0" in rel or ".." in Path(rel).parts or Path(rel).is_absolute()
+            or os.path.commonpath([folder, os.path.normpath(path)]) != str(folder)):
+        raise OutputDirError(f"refusing to write {rel[:80]!r}: not a path inside {folder}")
+    return path
 
 
 def _replace(new: Path, out: Path) -> None:
