@@ -37,7 +37,7 @@ class HwaacProvider:
 
     @property
     def reads(self) -> Any:
-        """The :class:`~hwaac.netbox.sync.engine.ReadCache` of this process's refreshes: Terraform reads every
+        """The :class:`~hwaac.netbox.sync.client.ReadCache` of this process's refreshes: Terraform reads every
         plane at once, and the planes of one fabric share most of their reads. Cleared by :meth:`writing`."""
         if self._reads is None:
             from hwaac.netbox.sync.engine import ReadCache

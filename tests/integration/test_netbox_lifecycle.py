@@ -169,9 +169,9 @@ def test_failed_journal_write_moves_devices_back(fabric: tuple[Instance, pynetbo
     node = NODES[9]
     move(nb, node, State.BURN_IN)
     # the journal endpoint answers 404: the real NetBox refuses the POST after the real PATCH went through
-    from hwaac.netbox.sync import engine
+    from hwaac.netbox.sync import client
 
-    monkeypatch.setitem(engine.ENDPOINT, "journal-entries", "extras.journal_entries_missing")
+    monkeypatch.setitem(client.ENDPOINT, "journal-entries", "extras.journal_entries_missing")
     with pytest.raises(LifecycleError, match=rf"moved back, NetBox is as before: {node}"):
         move(nb, node, State.PRODUCTION)
     monkeypatch.undo()

@@ -1,4 +1,4 @@
-"""The read cache the Terraform provider's refreshes share (hwaac.netbox.sync.engine.ReadCache; no NetBox)."""
+"""The read cache the Terraform provider's refreshes share (hwaac.netbox.sync.client.ReadCache; no NetBox)."""
 
 from __future__ import annotations
 

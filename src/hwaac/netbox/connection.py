@@ -39,7 +39,7 @@ def netbox_target(url: str | None = None, token: str | None = None) -> Target:
 
 
 def connect(url: str | None = None, token: str | None = None):
-    """A :class:`hwaac.netbox.sync.engine.Client` for :func:`netbox_target`, its URL, token and version checked.
+    """A :class:`hwaac.netbox.sync.client.Client` for :func:`netbox_target`, its URL, token and version checked.
 
     Raises:
         NetBoxError: no NetBox, a URL without a token, the token refused, an unsupported version (one line).

@@ -272,7 +272,7 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
     """Move devices between lifecycle states in NetBox (module docstring: steps, safety, idempotence).
 
     Args:
-        client: a :class:`hwaac.netbox.sync.engine.Client`.
+        client: a :class:`hwaac.netbox.sync.client.Client`.
         requests: one per device (a device named twice is an error).
         mode: ``dry_run`` (default: read, decide and report; write nothing) or ``enforce``.
         fabric: when given, every device must carry ``hwaac-fabric-<fabric>``; also the default breaker pool
@@ -283,7 +283,7 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
     Raises:
         LifecycleError: an unknown or unowned device, a transition not allowed, a device named twice (nothing
             written); or a failed write (the message says what NetBox holds now).
-        hwaac.netbox.sync.engine.SyncError: NetBox unreachable or the token refused.
+        hwaac.netbox.sync.client.SyncError: NetBox unreachable or the token refused.
     """
     now = now or datetime.now(UTC)
     breaker = breaker or BreakerPolicy()

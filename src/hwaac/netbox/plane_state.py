@@ -114,7 +114,7 @@ def netbox_state(plan: Plan, url: str, token: str, plane: int | None = None,
                  log: Callable[[str], None] | None = None, cache: ReadCache | None = None) -> PlaneState:
     """What NetBox holds for ``plane`` of ``plan`` (0-based; None: the whole fabric), read only, and the drift
     from the plan. Counts cover the objects the fabric owns (its tag) that the plane claims (its plane tag).
-    ``cache``: reads shared with other planes read at the same time (:class:`~hwaac.netbox.sync.engine.ReadCache`).
+    ``cache``: reads shared with other planes read at the same time (:class:`~hwaac.netbox.sync.client.ReadCache`).
 
     Raises: SyncError (unreachable, token refused, unsupported version; one line, no token), ValueError (plane
     outside the plan)."""

@@ -43,7 +43,7 @@ ADOPTED_TAG = "hwaac-adopted"  # beside the ownership tags on an object a person
 ASN_FIELD = "hwaac_asn"
 RIR_SLUG = "hwaac-private"
 GENERIC_MANUFACTURER = "Generic"
-OWNED_KINDS = ("asn-ranges", "asns", "devices", "prefixes", "cables", "ip-addresses")  # see engine.OWNED
+OWNED_KINDS = ("asn-ranges", "asns", "devices", "prefixes", "cables", "ip-addresses")  # see records.OWNED
 
 ROLE_SLUG = {"leaf": "leaf", "spine": "spine", "super_spine": "super-spine", "gpu": "gpu-node",
              "appliance": "appliance"}

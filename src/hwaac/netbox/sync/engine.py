@@ -10,371 +10,44 @@ failure converge without duplicates.
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import threading
 import time
 from collections.abc import Callable, Hashable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import quote
 
-import pynetbox
-import requests
-
-from hwaac.netbox import api
-from hwaac.netbox.errors import NetBoxError
 from hwaac.netbox.sync import ownership
-from hwaac.netbox.sync.desired import ADOPTED_TAG, ASN_FIELD, OWNED_KINDS, OWNER_TAG, Desired, Ref, Want
+from hwaac.netbox.sync.cleanup import cleanup_catalogue, cleanup_owner
+from hwaac.netbox.sync.client import PAGE, SUPPORTED, Client, ReadCache, SyncError
+from hwaac.netbox.sync.desired import ADOPTED_TAG, OWNER_TAG, Desired, Ref, Want
+from hwaac.netbox.sync.records import (
+    CATALOGUE,
+    FIELDS,
+    ID_CHUNK,
+    KEY,
+    OWNED,
+    SINGULAR,
+    _by_length,
+    _cable_ends,
+    _chunks,
+    _iface,
+    _label,
+    _normalise,
+    _show,
+    _slug,
+    _tags,
+    _value,
+)
+from hwaac.netbox.sync.report import Change, Report, SyncConflict, format_report
 
-SUPPORTED = "4.7."
-PAGE = 1000
+# what other modules import from here (the engine was one file before)
+__all__ = ["CATALOGUE", "FIELDS", "ID_CHUNK", "OWNED", "PAGE", "SINGULAR", "SUPPORTED", "Change", "Client",
+           "ReadCache", "Report", "Sync", "SyncConflict", "SyncError", "_cable_ends", "_iface", "_label", "_show",
+           "_slug", "_tags", "_value", "cleanup_catalogue", "cleanup_owner", "format_report", "plan_pools",
+           "read_plan_state", "sync_plan"]
+
 CHUNK = {"devices": 100}  # NetBox instantiates ~130 interfaces per device: keep those requests short
 DEFAULT_CHUNK = 500
-CATALOGUE = ("tags", "custom-fields", "sites", "manufacturers", "device-roles", "rirs", "device-types",
-             "interface-templates")
-OWNED = OWNED_KINDS
-ENDPOINT = {"tags": "extras.tags", "custom-fields": "extras.custom_fields", "sites": "dcim.sites",
-            "manufacturers": "dcim.manufacturers", "device-roles": "dcim.device_roles", "rirs": "ipam.rirs",
-            "device-types": "dcim.device_types", "interface-templates": "dcim.interface_templates",
-            "asn-ranges": "ipam.asn_ranges", "asns": "ipam.asns", "devices": "dcim.devices",
-            "prefixes": "ipam.prefixes", "cables": "dcim.cables", "ip-addresses": "ipam.ip_addresses",
-            "interfaces": "dcim.interfaces", "cable-terminations": "dcim.cable_terminations",
-            "locations": "dcim.locations", "roles": "ipam.roles", "vrfs": "ipam.vrfs",
-            "journal-entries": "extras.journal_entries"}
 READ_THREADS = 3  # object types read side by side (NetBox serialises while the client parses)
-ID_CHUNK = 150  # ids per filtered read: keeps the request line well under gunicorn's 4094 bytes
-
-
-SINGULAR = {"tags": "tag", "custom-fields": "custom field", "sites": "site", "manufacturers": "manufacturer",
-            "device-roles": "device role", "rirs": "RIR", "device-types": "device type",
-            "interface-templates": "interface template", "asn-ranges": "ASN range", "asns": "ASN",
-            "devices": "device", "prefixes": "prefix", "cables": "cable", "ip-addresses": "IP address"}
-
-
-class SyncError(NetBoxError):
-    """The sync could not run or stopped (one line; never carries the token)."""
-
-
-class SyncConflict(SyncError):
-    """Planned objects collide with objects hwaac does not own, or would delete a device in service; nothing was
-    written."""
-
-    def __init__(self, conflicts: list[str]) -> None:
-        self.conflicts = conflicts
-        head = f"{len(conflicts)} conflict(s); nothing written: {conflicts[0]}"
-        super().__init__(head + "".join(f"\n  {c}" for c in conflicts[1:]))
-
-
-@dataclass
-class Change:
-    creates: list[tuple[Hashable, dict[str, Any]]] = field(default_factory=list)
-    updates: list[tuple[Hashable, int, dict[str, tuple[Any, Any]]]] = field(default_factory=list)
-    deletes: list[tuple[Hashable, int]] = field(default_factory=list)
-    # adopted objects the plan no longer wants: their tag update (in ``updates``) releases them, never a delete
-    releases: list[tuple[Hashable, int]] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.creates or self.updates or self.deletes)
-
-
-@dataclass
-class Report:
-    changes: dict[str, Change]
-    requests: dict[str, int]
-    seconds: float
-    dry_run: bool
-
-    @property
-    def writes(self) -> int:
-        return sum(v for k, v in self.requests.items() if k != "GET")
-
-    @property
-    def changed(self) -> bool:
-        return any(self.changes.values())
-
-    def counts(self, kind: str) -> tuple[int, int, int]:
-        c = self.changes.get(kind, Change())
-        return len(c.creates), len(c.updates), len(c.deletes)
-
-    def objects_written(self) -> int:
-        return sum(sum(self.counts(k)) for k in self.changes)
-
-
-def _label(kind: str, key: Hashable) -> str:
-    if kind == "cables" and isinstance(key, frozenset):
-        a, b = sorted(key)
-        return f"cable {a[0]}:{a[1]} <-> {b[0]}:{b[1]}"
-    if isinstance(key, tuple):
-        key = ":".join(str(k) for k in key)
-    return f"{SINGULAR.get(kind, kind)} {key}"
-
-
-def _show(v: Any) -> str:
-    if isinstance(v, Ref):
-        k = v.key
-        return ":".join(map(str, k)) if isinstance(k, tuple) else str(k)
-    if isinstance(v, tuple):
-        return "[" + ", ".join(_show(x) for x in v) + "]"
-    return "(empty)" if v in (None, "") else str(v)
-
-
-def format_report(rep: Report, fabric: str) -> list[str]:
-    verb = "would" if rep.dry_run else ""
-    lines = []
-    for kind, ch in rep.changes.items():
-        if not ch:
-            continue
-        c, u, d = len(ch.creates), len(ch.updates), len(ch.deletes)
-        lines.append(f"{kind}: {c} to create, {u} to update, {d} to delete" if rep.dry_run
-                     else f"{kind}: created {c}, updated {u}, deleted {d}")
-        if ch.releases:
-            lines[-1] += f" ({len(ch.releases)} released: made by a person, hwaac's tags off, kept in NetBox)"
-        if rep.dry_run:
-            released = {key for key, _id in ch.releases}
-            for key, _ in ch.creates:
-                lines.append(f"  + {_label(kind, key)}")
-            for key, _id, diff in ch.updates:
-                lines.append(f"  ~ {_label(kind, key)}: " + ("released (made by a person: hwaac's tags off, kept)"
-                                                            if key in released else "; ".join(
-                    f"{f}: {_show(old)} -> {_show(new)}" for f, (old, new) in diff.items())))
-            for key, _id in ch.deletes:
-                lines.append(f"  - {_label(kind, key)}")
-    reqs = ", ".join(f"{m} {n}" for m, n in sorted(rep.requests.items()))
-    total = sum(rep.requests.values())
-    if not rep.changed:
-        lines.append(f"fabric {fabric}: no changes; NetBox already matches the plan "
-                     f"({total} requests: {reqs}; {rep.seconds:.1f} s)")
-    else:
-        lines.append(f"fabric {fabric}: {verb + ' ' if verb else ''}{'write' if verb else 'wrote'} "
-                     f"{rep.objects_written()} objects "
-                     f"({total} requests: {reqs}; {rep.seconds:.1f} s)" + (" — dry run, nothing written"
-                                                                            if rep.dry_run else ""))
-    return lines
-
-
-class ReadCache:
-    """Answers to identical reads, shared by the read-only clients of one process until :meth:`clear`.
-
-    Terraform refreshes every plane of a fabric at once, and each plane's read asks NetBox mostly the same
-    questions (the fabric's owned objects, the planes' claims, the site's cabled interfaces): with one cache the
-    second asker waits for the first answer instead of sending the request again. Whoever writes must
-    :meth:`clear` it first. Every caller gets its own copy of an answer (the sync annotates records it reads).
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._answers: dict[Hashable, Future[Any]] = {}
-
-    def get(self, key: Hashable, fetch: Callable[[], Any]) -> Any:
-        with self._lock:
-            fut = self._answers.get(key)
-            mine = fut is None
-            if fut is None:
-                fut = self._answers[key] = Future()
-        if mine:
-            try:
-                fut.set_result(fetch())
-            except BaseException as exc:
-                with self._lock:
-                    self._answers.pop(key, None)  # a failed read is asked again next time
-                fut.set_exception(exc)
-        return copy.deepcopy(fut.result())
-
-    def clear(self) -> None:
-        with self._lock:
-            self._answers.clear()
-
-
-def _frozen(v: Any) -> Hashable:
-    return tuple(_frozen(x) for x in v) if isinstance(v, list | tuple) else v
-
-
-class Client:
-    """pynetbox API with a request counter; errors become one-line SyncErrors without the token.
-
-    With a :class:`ReadCache` (``cache``), :meth:`probe` and :meth:`read` answer from it: for clients that only
-    read (a Terraform refresh), never for a sync that writes."""
-
-    def __init__(self, url: str, token: str, timeout: float = 600.0, cache: ReadCache | None = None) -> None:
-        self.url, self._token = url.rstrip("/"), token
-        self.cache = cache
-        self._who = (self.url, hashlib.sha256(token.encode()).hexdigest())  # cache key: the NetBox and the token
-        self.requests: dict[str, int] = {}
-        self._lock = threading.Lock()
-        self.nb = pynetbox.api(self.url, token=token)
-        session = requests.Session()
-        session.hooks["response"].append(self._count)
-        self.nb.http_session = session
-        self.timeout = timeout
-
-    def _count(self, resp: requests.Response, *args: Any, **kwargs: Any) -> None:
-        m = resp.request.method or "?"
-        with self._lock:  # reads run on several threads
-            self.requests[m] = self.requests.get(m, 0) + 1
-
-    def _clean(self, text: str) -> str:
-        text = " ".join(str(text).split())
-        if self._token:
-            text = text.replace(self._token, "<token>")
-            if "." in self._token:
-                text = text.replace(self._token.split(".", 1)[1], "<token>")
-        return text[:400]
-
-    def endpoint(self, kind: str):
-        app, name = ENDPOINT[kind].split(".")
-        return getattr(getattr(self.nb, app), name)
-
-    def probe(self) -> str:
-        """Check URL, token and version (``/api/status/``); return the NetBox version."""
-        if self.cache is not None:
-            return str(self.cache.get((*self._who, "probe"), self._probe))
-        return self._probe()
-
-    def _probe(self) -> str:
-        st = api.status(self.url, self._token)
-        version = str(st.get("netbox-version", "?"))
-        if not version.startswith(SUPPORTED):
-            raise SyncError(f"NetBox at {self.url} runs version {version}; hwaac netbox sync supports "
-                            f"{SUPPORTED}x")
-        # the status endpoint answers any token; a token without rights fails here
-        self.call("GET", "tags", lambda: list(self.endpoint("tags").filter(slug=OWNER_TAG, limit=1)))
-        return version
-
-    def call(self, what: str, kind: str, fn: Callable[[], Any]) -> Any:
-        try:
-            return fn()
-        except pynetbox.RequestError as exc:
-            code = getattr(exc.req, "status_code", "?")
-            if code in (401, 403):
-                raise SyncError(f"NetBox at {self.url} rejected the API token (HTTP {code})") from None
-            raise SyncError(f"NetBox at {self.url} refused {what} {kind} (HTTP {code}): "
-                            f"{self._clean(exc.error)}") from None
-        except requests.RequestException as exc:
-            raise SyncError(f"NetBox at {self.url} stopped answering during {what} {kind}: "
-                            f"{self._clean(type(exc).__name__ + ': ' + str(exc))}") from None
-
-    def count(self, kind: str, **params: Any) -> int:
-        """How many objects of ``kind`` match ``params`` (one GET with limit=1)."""
-        ep = self.endpoint(kind)
-        return int(self.call("GET", kind, lambda: ep.count(**params)))
-
-    def read(self, kind: str, fields: str, **params: Any) -> list[dict]:
-        ep = self.endpoint(kind)
-        from pynetbox.core.query import Request
-
-        def go() -> list[dict]:
-            return list(Request(base=ep.url, http_session=self.nb.http_session, token=self._token,
-                                filters={**params, "fields": fields}, limit=PAGE).get())
-        if self.cache is not None:
-            key = (*self._who, kind, fields, tuple(sorted((k, _frozen(v)) for k, v in params.items())))
-            return self.cache.get(key, lambda: self.call("GET", kind, go))
-        return self.call("GET", kind, go)
-
-
-# --- reading and normalising ------------------------------------------------------------------------------------
-
-def _slug(obj: dict | None) -> str | None:
-    return obj.get("slug") if isinstance(obj, dict) else None
-
-
-def _value(v: Any) -> Any:
-    return v.get("value") if isinstance(v, dict) and "value" in v else v
-
-
-def _iface(obj: dict | None) -> tuple[str, str] | None:
-    if not isinstance(obj, dict) or not isinstance(obj.get("device"), dict):
-        return None
-    return (obj["device"].get("name"), obj.get("name"))
-
-
-def _cable_ends(rec: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    def ends(terms: list) -> list[tuple[str, str]]:
-        return [e for t in terms or [] if t.get("object_type") == "dcim.interface"
-                and (e := _iface(t.get("object"))) is not None]
-    return ends(rec.get("a_terminations")), ends(rec.get("b_terminations"))
-
-
-def _cable_key(rec: dict) -> Hashable:
-    a, b = _cable_ends(rec)
-    if len(a) == 1 and len(b) == 1 and len(rec.get("a_terminations") or []) == 1 \
-            and len(rec.get("b_terminations") or []) == 1:
-        return frozenset((a[0], b[0]))
-    return ("cable-id", rec["id"])
-
-
-KEY: dict[str, Callable[[dict], Hashable]] = {
-    "tags": lambda r: r["slug"], "custom-fields": lambda r: r["name"], "sites": lambda r: r["slug"],
-    "manufacturers": lambda r: r["slug"], "device-roles": lambda r: r["slug"], "rirs": lambda r: r["slug"],
-    "device-types": lambda r: r["slug"],
-    "interface-templates": lambda r: (_slug(r.get("device_type")), r["name"]),
-    "asn-ranges": lambda r: r["name"], "asns": lambda r: r["asn"], "devices": lambda r: r["name"],
-    "prefixes": lambda r: r["prefix"], "cables": _cable_key,
-    "ip-addresses": lambda r: r["address"].split("/")[0],
-}
-
-# Owned objects are read with ``tag=<fabric tag>`` and without their tags (costly to serialise); which planes claim
-# them comes from id-only reads per plane tag (Sync._read_all). Objects that may be adopted or conflict are read with
-# ``tag__n=<fabric tag>`` and their tags. Cables and IP addresses are read flat (no nested terminations / assigned
-# object, which cost NetBox ~3 ms per cable): their ends come from one read of the site's cabled interfaces.
-FIELDS = {
-    "tags": "id,slug,tagged_items", "custom-fields": "id,name", "sites": "id,slug", "manufacturers": "id,slug",
-    "device-roles": "id,slug", "rirs": "id,slug", "device-types": "id,slug",
-    "interface-templates": "id,name,device_type",
-    "asn-ranges": "id,name,start,end,rir", "asns": "id,asn,rir,description,sites",
-    "devices": "id,name,device_type,role,site,serial,status,custom_fields",
-    "prefixes": "id,prefix,status,scope_type,scope_id,vrf,description",
-    "cables": "id,label",
-    "ip-addresses": "id,address,vrf,assigned_object_type,assigned_object_id,status,description",
-}
-
-
-def _normalise(kind: str, r: dict, site_of_id: dict[int, str]) -> dict[str, Any]:
-    if kind == "asn-ranges":
-        return {"start": r.get("start"), "end": r.get("end"), "rir": Ref("rirs", _slug(r.get("rir")))}
-    if kind == "asns":
-        return {"description": r.get("description") or "",
-                "sites": tuple(sorted((Ref("sites", s.get("slug")) for s in r.get("sites") or []),
-                                      key=lambda x: str(x.key)))}
-    if kind == "devices":
-        return {"device_type": Ref("device-types", _slug(r.get("device_type"))),
-                "role": Ref("device-roles", _slug(r.get("role"))), "site": Ref("sites", _slug(r.get("site"))),
-                f"custom_fields.{ASN_FIELD}": (r.get("custom_fields") or {}).get(ASN_FIELD)}
-    if kind == "prefixes":
-        scope = Ref("sites", site_of_id.get(r.get("scope_id"), f"id {r.get('scope_id')}")) \
-            if r.get("scope_type") == "dcim.site" else None
-        return {"status": _value(r.get("status")), "scope": scope}
-    if kind == "cables":
-        return {"label": r.get("label") or ""}
-    if kind == "ip-addresses":
-        iface = _iface(r.get("assigned_object")) if r.get("assigned_object_type") == "dcim.interface" else None
-        return {"address": r.get("address"), "interface": Ref("interfaces", iface) if iface else None}
-    return {}
-
-
-def _tags(r: dict) -> set[str]:
-    return {t.get("slug") for t in r.get("tags") or []}
-
-
-def _chunks(items: list, n: int) -> Iterable[list]:
-    for i in range(0, len(items), n):
-        yield items[i:i + n]
-
-
-def _by_length(names: list[str], budget: int = 2500) -> Iterable[list[str]]:
-    """``names`` in chunks whose ``&name=...`` parameters stay within ``budget`` bytes of the request line."""
-    part: list[str] = []
-    used = 0
-    for n in names:
-        cost = len(quote(n, safe="")) + 6
-        if part and used + cost > budget:
-            yield part
-            part, used = [], 0
-        part.append(n)
-        used += cost
-    if part:
-        yield part
 
 
 # --- the sync ------------------------------------------------------------------------------------------------
@@ -867,66 +540,3 @@ def read_plan_state(plan: Any, url: str, token: str, planes: Iterable[int] | Non
     if set(client.requests) - {"GET"}:  # cannot happen: read_and_diff only reads
         raise SyncError(f"read sent {client.requests}; it must only read")
     return s
-
-
-# catalogue kind -> NetBox's count fields that must all be 0 before hwaac deletes an object it created
-IN_USE = {"device-types": ("device_count",), "manufacturers": ("devicetype_count", "inventoryitem_count",
-                                                               "platform_count"),
-          "device-roles": ("device_count", "virtualmachine_count"), "rirs": ("aggregate_count",),
-          "sites": ("device_count", "rack_count", "prefix_count", "vlan_count", "circuit_count",
-                    "virtualmachine_count")}
-# extra "is it used" queries: (endpoint kind, filter field) that must find nothing
-IN_USE_BY = {"rirs": (("asn-ranges", "rir_id"), ("asns", "rir_id")), "sites": (("locations", "site_id"),)}
-
-
-def cleanup_catalogue(client: Client, desired: Desired) -> dict[str, Change]:
-    """After planes were removed: delete the catalogue objects the fabric created (its tag) that nothing uses any
-    more, once no owned object of the fabric is left; delete plane tags nothing carries; and, when no object
-    carries ``hwaac`` any more, the ``hwaac`` tag and the ``hwaac_asn`` custom field. Never deletes an object
-    another fabric, a person or NetBox still uses (NetBox's counts, e.g. ``device_count``, are checked first).
-    Returns the deletes per kind."""
-    c, ftag = client, desired.tags[1]
-    out: dict[str, Change] = {}
-
-    def delete(kind: str, recs: list[dict], key: str) -> None:
-        if recs:
-            ep = c.endpoint(kind)
-            ids = [r["id"] for r in recs]
-            c.call("DELETE", kind, lambda: ep.delete(ids))
-            out.setdefault(kind, Change()).deletes.extend((r[key], r["id"]) for r in recs)
-
-    tag_recs = c.read("tags", "id,slug,tagged_items", slug__isw="hwaac")
-    if not any(r["slug"] == ftag for r in tag_recs):
-        return out
-    left = any(c.count(kind, tag=ftag) for kind in OWNED)
-    if not left:
-        for kind in ("device-types", "manufacturers", "device-roles", "rirs", "sites"):
-            recs = c.read(kind, "id,slug," + ",".join(IN_USE[kind]), tag=ftag)
-            unused = [r for r in recs if not any(r.get(f) for f in IN_USE[kind])
-                      and not any(c.count(other, **{field: r["id"]}) for other, field in IN_USE_BY.get(kind, ()))]
-            delete(kind, unused, "slug")
-    tag_recs = c.read("tags", "id,slug,tagged_items", slug__isw="hwaac")
-    fabric_tags = [r for r in tag_recs if (desired.is_plane_tag(r["slug"]) or (r["slug"] == ftag and not left))
-                   and not r.get("tagged_items")]
-    delete("tags", fabric_tags, "slug")
-    for kind, ch in cleanup_owner(c).items():
-        out.setdefault(kind, Change()).deletes.extend(ch.deletes)
-    return out
-
-
-def cleanup_owner(client: Client) -> dict[str, Change]:
-    """When no object carries the ``hwaac`` tag any more, delete it and the ``hwaac_asn`` custom field: the last
-    of what hwaac created. Returns the deletes per kind."""
-    out: dict[str, Change] = {}
-    owner = client.read("tags", "id,slug,tagged_items", slug=[OWNER_TAG, ADOPTED_TAG])
-    if any(r["slug"] == OWNER_TAG for r in owner) and not any(r.get("tagged_items") for r in owner):
-        for kind, recs, key in (("tags", owner, "slug"),
-                                ("custom-fields", client.read("custom-fields", "id,name", name=ASN_FIELD), "name")):
-            if recs:
-                ep = client.endpoint(kind)
-                ids = [r["id"] for r in recs]
-                client.call("DELETE", kind, lambda ep=ep, ids=ids: ep.delete(ids))
-                out.setdefault(kind, Change()).deletes.extend((r[key], r["id"]) for r in recs)
-    return out
-
-
