@@ -4,7 +4,8 @@ Each ``check_*`` returns the parser's own findings and UNKNOWN reasons (:meth:`T
 the profile adds: counts, rates and limits. A figure measured with a method other than the threshold's (message
 size, node count, NCCL_ALGO, GPUDirect, direction) is not compared: it is UNKNOWN ``METHOD_MISMATCH``
 (``burn-in-health.md`` §0.3). A figure that is missing is UNKNOWN, never PASS. A check given an incomplete parse
-recommends no reset, reboot, link repair or RMA, only a retest (:func:`incomplete_means_retest`, on every check).
+recommends no reset, reboot, link repair or RMA, only a retest
+(:func:`hwaac.health.result.incomplete_means_retest`, on every check).
 
 Codes and actions follow the fleet tools the domain note cites: PCIe width and NVLink links fail a GPU (imbue,
 OCI), HW slowdown fails (IBM autopilot), rails must all be up at the SKU's rate (gpud, NHC ``check_hw_ib``),
@@ -13,9 +14,7 @@ counters follow NVSentinel's rules, bandwidths follow the profile's gates.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 from hwaac.health.dcgm_grading import grade_diag, grade_health
 from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
@@ -31,26 +30,7 @@ from hwaac.health.parsers.nvbandwidth import NvbandwidthResult
 from hwaac.health.parsers.nvidia_smi import NvidiaSmiCsv, NvidiaSmiQuery, NvlinkReport, RemappedRows
 from hwaac.health.parsers.perftest import PerftestResult
 from hwaac.health.profile import MinThreshold, Profile
-from hwaac.health.result import Action, Finding, Status, ToolResult, retest_only
-
-
-def incomplete_means_retest[**P](check: Callable[P, list[Finding]]) -> Callable[P, list[Finding]]:
-    """The one place of the rule "an incomplete parse leads only to a retest": when any parsed result given to
-    ``check`` is incomplete (:attr:`ToolResult.incomplete`), none of its findings may recommend a reset, reboot,
-    link repair or RMA (:func:`hwaac.health.result.retest_only`). Every ``check_*`` of this module carries it."""
-
-    @functools.wraps(check)
-    def guarded(*args: P.args, **kwargs: P.kwargs) -> list[Finding]:
-        found = check(*args, **kwargs)
-        parsed: list[Any] = [*args, *kwargs.values()]
-        torn = [r for r in parsed if isinstance(r, ToolResult) and r.incomplete]
-        if not torn:
-            return found
-        why = "the output was incomplete (" + "; ".join(f"{r.tool}: {r.unknown[0]}" for r in torn)[:300] + ")"
-        return retest_only(found, why)
-
-    guarded.incomplete_means_retest = True  # type: ignore[attr-defined]
-    return guarded
+from hwaac.health.result import Action, Finding, Status, incomplete_means_retest
 
 
 def _unknown(code: str, message: str, subject: str = "") -> Finding:

@@ -13,9 +13,10 @@ from hwaac.health.parsers.lctl import HealthCheckResult, LctlPingResult
 from hwaac.health.parsers.lnetctl import FULL_HEALTH, LnetNetsResult
 from hwaac.health.parsers.lustre import ENOTCONN, LfsCheckResult
 from hwaac.health.parsers.lustre_imports import IMPORT_STATES_DOWN, IMPORT_STATES_RECOVERING, ImportsResult, ImportState
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, incomplete_means_retest
 
 
+@incomplete_means_retest
 def lfs_check_findings(result: LfsCheckResult, *, mounts_known: bool = False) -> list[Finding]:
     """``lfs check servers``: ``LUSTRE_TARGET_INACTIVE`` (FAIL, CHECK_LINK) for an ``inactive.`` line or an error
     with ENOTCONN (107); ``LUSTRE_TARGET_UNREACHABLE`` (FAIL, CHECK_LINK) for any other error (EIO, EAGAIN,
@@ -41,6 +42,7 @@ def lfs_check_findings(result: LfsCheckResult, *, mounts_known: bool = False) ->
     return [*out, *result.unknown_findings()]
 
 
+@incomplete_means_retest
 def ping_findings(result: LctlPingResult) -> list[Finding]:
     """``lctl ping NID``: ``LUSTRE_PING_FAILED`` (FAIL, CHECK_LINK, subject the NID) when the peer did not answer.
     (The client verdict judges MGS reachability per failover node instead: :func:`hwaac.health.lustre.evaluate`.)"""
@@ -51,6 +53,7 @@ def ping_findings(result: LctlPingResult) -> list[Finding]:
     return [*out, *result.unknown_findings()]
 
 
+@incomplete_means_retest
 def health_check_findings(result: HealthCheckResult) -> list[Finding]:
     """``health_check``: ``LUSTRE_LBUG`` (FAIL, REBOOT: an LBUG leaves a Lustre thread stuck for good, only a reboot
     clears it) and ``LUSTRE_NOT_HEALTHY`` (FAIL, REBOOT; the unhealthy devices named)."""
@@ -89,6 +92,7 @@ def _import_findings(imp: ImportState) -> list[Finding]:
     return out
 
 
+@incomplete_means_retest
 def import_findings(result: ImportsResult) -> list[Finding]:
     """Import states (``*.import`` or ``*_server_uuid``): ``LUSTRE_IMPORT_NOT_FULL`` (FAIL, CHECK_LINK) for DISCONN
     or CLOSED, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK), ``LUSTRE_IMPORT_RECOVERING`` (WARN, RETEST) for
@@ -97,6 +101,7 @@ def import_findings(result: ImportsResult) -> list[Finding]:
     return [*(f for imp in result.imports for f in _import_findings(imp)), *result.unknown_findings()]
 
 
+@incomplete_means_retest
 def lnet_findings(result: LnetNetsResult) -> list[Finding]:
     """``lnetctl net show -v``: ``LUSTRE_LNET_DOWN`` (FAIL, NONE: configure LNet with the lnet module/role) when LNet
     is not running; per NI ``LUSTRE_LNET_NI_DOWN`` (FAIL, CHECK_LINK) for a status other than ``up``,

@@ -15,13 +15,14 @@ from hwaac.health.checks import check_counter_growth
 from hwaac.health.parsers.infiniband import port_counter_growth
 from hwaac.health.parsers.rdma import RdmaPortsResult, RdmaStatResult
 from hwaac.health.profile import Profile
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, incomplete_means_retest
 
 
 def _unknown(code: str, message: str, subject: str = "") -> Finding:
     return Finding(code, Status.UNKNOWN, message, subject, action=Action.RETEST)
 
 
+@incomplete_means_retest
 def check_rdma_ports(result: RdmaPortsResult, profile: Profile, devices: Iterable[str] | None = None) -> list[Finding]:
     """``ibstatus`` or ``ibv_devinfo`` ports against the profile.
 
@@ -70,6 +71,7 @@ def check_rdma_ports(result: RdmaPortsResult, profile: Profile, devices: Iterabl
     return out
 
 
+@incomplete_means_retest
 def check_rdma_statistic(result: RdmaStatResult, devices: Iterable[str] | None = None) -> list[Finding]:
     """One ``rdma statistic show`` reading: its ``unknown`` reasons, and ``NIC_COUNTERS_MISSING`` (UNKNOWN) for a
     rail device with no counters (its growth cannot be known)."""
@@ -80,6 +82,7 @@ def check_rdma_statistic(result: RdmaStatResult, devices: Iterable[str] | None =
     return out
 
 
+@incomplete_means_retest
 def check_rdma_statistic_growth(before: RdmaStatResult, after: RdmaStatResult, seconds: float, profile: Profile,
                                 devices: Iterable[str] | None = None) -> list[Finding]:
     """Two ``rdma statistic show`` readings ``seconds`` apart: both readings' problems, then

@@ -12,13 +12,14 @@ from collections.abc import Sequence
 
 from hwaac.health.parsers.lctl_list_nids import ListNidsResult
 from hwaac.health.parsers.lustre_formats import normalise_nid
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, incomplete_means_retest
 
 
 def _net(nid: str) -> str:
     return normalise_nid(nid).rpartition("@")[2]
 
 
+@incomplete_means_retest
 def nid_findings(result: ListNidsResult, mgs: Sequence[tuple[str, Sequence[Sequence[str]]]]) -> list[Finding]:
     """Findings for ``lctl list_nids`` given ``mgs``: (file system, its failover MGS nodes, each a list of NIDs)."""
     out = result.unknown_findings()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hwaac.health.parsers.lustre_df import LfsDfResult
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, incomplete_means_retest
 
 FULL_PERCENT = 95  # Use%/IUse% from which a target warns (OST allocation skews and ENOSPC follow)
 _STATE = {  # obd_statfs_state_names in lustre_user.h: letter -> (code, status, action, meaning)
@@ -24,6 +24,7 @@ _STATE = {  # obd_statfs_state_names in lustre_user.h: letter -> (code, status, 
 }
 
 
+@incomplete_means_retest
 def df_findings(result: LfsDfResult, mounted: Iterable[str] = ()) -> list[Finding]:
     """Findings for one ``lfs df`` (or ``lfs df -i``) output; ``mounted``: fsnames /proc/mounts shows mounted."""
     out = result.unknown_findings()

@@ -20,8 +20,11 @@ exit codes lie):
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
+from typing import Any
 
 
 class Status(IntEnum):
@@ -139,3 +142,24 @@ def retest_only(findings: list[Finding], why: str) -> list[Finding]:
                         "retest", f.subject, f.evidence, Action.RETEST)
         out.append(f)
     return out
+
+
+def incomplete_means_retest[**P](check: Callable[P, list[Finding]]) -> Callable[P, list[Finding]]:
+    """The one place of the rule "an incomplete parse leads only to a retest": when any parsed result given to
+    ``check`` is incomplete (:attr:`ToolResult.incomplete`), none of its findings may recommend a reset, reboot,
+    link repair or RMA (:func:`retest_only`). Every check that judges a parsed result carries it
+    (:mod:`hwaac.health.checks`, :mod:`~hwaac.health.checks_rdma`, :mod:`~hwaac.health.checks_lustre`,
+    :mod:`~hwaac.health.lustre_targets`, :mod:`~hwaac.health.lustre_lnet`)."""
+
+    @functools.wraps(check)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> list[Finding]:
+        found = check(*args, **kwargs)
+        parsed: list[Any] = [*args, *kwargs.values()]
+        torn = [r for r in parsed if isinstance(r, ToolResult) and r.incomplete]
+        if not torn:
+            return found
+        why = "the output was incomplete (" + "; ".join(f"{r.tool}: {r.unknown[0]}" for r in torn)[:300] + ")"
+        return retest_only(found, why)
+
+    guarded.incomplete_means_retest = True  # type: ignore[attr-defined]
+    return guarded
