@@ -413,31 +413,30 @@ _GREP_ERROR = re.compile(r"^grep: (?P<path>.+?): (?P<error>[^:]+)$")
 PortKey = tuple[str, int]
 
 
-class _Line:
-    """What :data:`_COUNTER_LINE` captures, from plain string splits: the regex's ``(?:.*/)?`` prefix backtracks on
-    every one of the ~700 lines of a node, which made this the slowest parser of a burn-in."""
-
-    __slots__ = ("_parts",)
-
-    def __init__(self, dev: str, port: str, group: str, name: str, value: str) -> None:
-        self._parts = {"dev": dev, "port": port, "group": group, "name": name, "value": value}
-
-    def group(self, *names: str) -> str | tuple[str, ...]:
-        return self._parts[names[0]] if len(names) == 1 else tuple(self._parts[n] for n in names)
+Fields = tuple[str, str, str, str, str]  # device, port, group, counter name, value text
+_GROUPS = frozenset({"counters", "hw_counters"})
 
 
-def _counter_line(text: str) -> _Line | re.Match[str] | None:
+def _fields(match: re.Match[str] | None) -> Fields | None:
+    return match.group("dev", "port", "group", "name", "value") if match else None  # type: ignore[return-value]
+
+
+def _counter_line(text: str) -> Fields | None:
+    """What :data:`_COUNTER_LINE` captures, from plain string splits where the line is the usual ``.../infiniband/
+    DEV/ports/N/GROUP/NAME:VALUE``: the regex's ``(?:.*/)?`` prefix backtracks on every one of the ~700 lines of a
+    node, which made this the slowest parser of a burn-in."""
     at = text.find("infiniband/")
     if at < 0:
         return None
-    if at and text[at - 1] != "/":
-        return _COUNTER_LINE.match(text)
-    path, sep, value = text[at + len("infiniband/"):].partition(":")  # the prefix may hold colons (PCI paths)
-    tail = path.split("/")
-    if (sep and len(tail) == 5 and tail[1] == "ports" and tail[2].isdigit() and tail[3] in ("counters", "hw_counters")
-            and tail[0] and tail[4] and not any(c.isspace() for c in tail[0] + tail[4])):
-        return _Line(tail[0], tail[2], tail[3], tail[4], value)
-    return _COUNTER_LINE.match(text)  # anything unusual: the full pattern decides
+    if not at or text[at - 1] == "/":
+        path, sep, value = text[at + len("infiniband/"):].partition(":")  # the prefix may hold colons (PCI paths)
+        tail = path.split("/")
+        if sep and len(tail) == 5 and tail[1] == "ports" and tail[2].isdigit() and tail[3] in _GROUPS \
+                and tail[0] and tail[4]:
+            both = tail[0] + tail[4]
+            if both.split() == [both]:  # no whitespace in the device or counter name
+                return tail[0], tail[2], tail[3], tail[4], value
+    return _fields(_COUNTER_LINE.match(text))  # anything unusual: the full pattern decides
 
 
 @dataclass
@@ -502,14 +501,14 @@ def parse_ib_counters(raw: str, *, version: str | None = None) -> IbCountersResu
         grep_error = _GREP_ERROR.match(text) if text.startswith("grep:") else None
         match = None if grep_error is not None else _counter_line(text)
         if grep_error is not None:
-            match = _COUNTER_LINE.match(grep_error.group("path") + ":")
+            match = _fields(_COUNTER_LINE.match(grep_error.group("path") + ":"))
             if match is None or "*" in grep_error.group("path"):
                 result.unknown.append(f"grep could not read {grep_error.group('path')}: {grep_error.group('error')}")
                 continue
         if match is None:
             reasons.add(number, line)
             continue
-        dev, port, group, name, value_text = match.group("dev", "port", "group", "name", "value")
+        dev, port, group, name, value_text = match
         key = (dev, int(port))
         if group == "counters":
             seen_legacy.add(key)
