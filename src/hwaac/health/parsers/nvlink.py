@@ -72,12 +72,13 @@ def _nvlink_lines(raw: str, result: NvlinkReport, handle: Callable[[NvlinkGpu, s
         text = line.strip()
         if not text:
             continue
-        header = _GPU_HEADER.match(text)
+        # the cheap tests first: a node's -e output is ~450 lines, nearly all of them link lines
+        header = _GPU_HEADER.match(text) if text.startswith("GPU ") else None
         if header:
             current = NvlinkGpu(int(header.group("index")), header.group("name"), header.group("uuid"))
             result.gpus.append(current)
             continue
-        if _ALL_INACTIVE.search(text):
+        if not text.startswith("Link ") and _ALL_INACTIVE.search(text):
             if current is None:
                 current = NvlinkGpu()
                 result.gpus.append(current)
