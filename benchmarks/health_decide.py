@@ -75,7 +75,7 @@ VARIANTS = [
     Variant("recorded_method", "UNKNOWN", "NCCL_BUSBW_MISSING", recorded={
         "nccl_single": ("nccl-tests/h100-8gpu-single-node/all_reduce_perf.out", 0),
         "ib_write_bw_": ("perftest/a40-gpudirect-duration-gbits/ib_write_bw-client.out", 0)}),
-    Variant("recorded_dcgm_226", "WARN", "DCGM_PERSISTENCE_MODE", recorded={  # a warning written as "Fail"
+    Variant("recorded_dcgm_226", "FAIL", "DCGM_PERSISTENCE_MODE", recorded={  # "Fail" with exit 226: a failure
         "dcgm_diag": ("dcgmi/4.2.3-gb10/diag-r1-exit226.json", 226)}),
     Variant("recorded_dcgm_205", "FAIL", "DCGM_ROW_REMAP_FAILURE", recorded={
         "dcgm_diag": ("dcgmi/4.2.3-gb10/diag-r1-row-remap-isolate-exit205.json", 205)}),
