@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -288,6 +288,15 @@ def _text(out: Mapping[str, Any]) -> tuple[str, str, int]:
     return out.get("stdout") or "", out.get("stderr") or "", int(out["rc"])
 
 
+def _optional(outputs: Mapping[str, Any], name: str, judge: Callable[[str, str, int], list[Finding]]) -> list[Finding]:
+    """An optional probe's findings: none when it was not run, its problem when it failed to run, else ``judge``'s
+    on its stdout, stderr and exit code."""
+    if name not in outputs:
+        return []
+    problem = _probe_problem(name, outputs[name])
+    return [problem] if problem else judge(*_text(outputs[name]))
+
+
 def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[ExpectedFilesystem], *,
              proc_mounts: str | None, mgs_nids: Iterable[str] = ()) -> list[Finding]:
     """Parse every probe output and judge it against the expected file systems.
@@ -415,40 +424,19 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
         if fs.mgs and fs.name in mounted:
             found += _mgs_findings(fs, mounted[fs.name], peers)
 
-    # LNet NIs (optional probe)
-    if "lnet_net" in outputs:
-        out = outputs["lnet_net"]
-        problem = _probe_problem("lnet_net", out)
-        if problem:
-            found.append(problem)
-        else:
-            stdout, stderr, rc = _text(out)
-            found += lnet_findings(parse_lnet_net_show(stdout, stderr=stderr, exit_code=rc))
+    # LNet NIs, the node's NIDs against the MGS networks, MDT/OST rows of lfs df (optional probes)
+    def lfs_df(stdout: str, stderr: str, rc: int) -> list[Finding]:
+        targets = df_findings(parse_lfs_df(stdout + ("\n" + stderr if stderr else "")), mounted)
+        if rc and not targets:
+            targets.append(_unknown("LUSTRE_DF_FAILED", f"lfs df exited {rc} without naming a target"))
+        return targets
 
-    # the node's NIDs against the MGS networks (optional probe)
-    if "list_nids" in outputs:
-        out = outputs["list_nids"]
-        problem = _probe_problem("list_nids", out)
-        if problem:
-            found.append(problem)
-        else:
-            stdout, stderr, rc = _text(out)
-            listed = parse_lctl_list_nids(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)
-            found += nid_findings(listed, [(fs.name, fs.mgs) for fs in filesystems if fs.mgs])
-
-    # MDT/OST rows of lfs df (optional probe)
-    if "lfs_df" in outputs:
-        out = outputs["lfs_df"]
-        problem = _probe_problem("lfs_df", out)
-        if problem:
-            found.append(problem)
-        else:
-            stdout, stderr, rc = _text(out)
-            df = parse_lfs_df(stdout + ("\n" + stderr if stderr else ""))
-            targets = df_findings(df, mounted)
-            if rc and not targets:
-                targets.append(_unknown("LUSTRE_DF_FAILED", f"lfs df exited {rc} without naming a target"))
-            found += targets
+    mgs = [(fs.name, fs.mgs) for fs in filesystems if fs.mgs]
+    found += _optional(outputs, "lnet_net", lambda out, err, rc: lnet_findings(
+        parse_lnet_net_show(out, stderr=err, exit_code=rc)))
+    found += _optional(outputs, "list_nids", lambda out, err, rc: nid_findings(
+        parse_lctl_list_nids(out + ("\n" + err if err else ""), exit_code=rc), mgs))
+    found += _optional(outputs, "lfs_df", lfs_df)
     return found
 
 
