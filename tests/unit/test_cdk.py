@@ -152,6 +152,24 @@ def test_read_fabric_header_rejects_a_missing_name_and_a_missing_file(tmp_path):
         read_fabric_header(tmp_path / "nope")
 
 
+# a stack reads its intent within the limits every intent read keeps (docs/intent-limits.md)
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdefg", "bcdefgh", strict=True))
+BOMB += "fabric: {name: x}\n"
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (BOMB.encode(), "too many YAML values"),
+    (b"fabric:\n  name: caf\xe9\n", "UTF-8"),
+    (b"fabric:\n  name: x\x00\n", "control character"),
+    (b"fabric: " + b"[" * 40 + b"]" * 40 + b"\n", "32"),
+])
+def test_read_fabric_header_keeps_the_intent_limits(tmp_path, content, message):
+    (tmp_path / "fabric.yml").write_bytes(content)
+    with pytest.raises(IntentError, match=message):
+        read_fabric_header(tmp_path)
+
+
 def test_fabric_stack_fails_before_creating_anything_for_a_bad_intent(app, tmp_path):
     (tmp_path / "fabric.yml").write_text("switches: {}\n")
     with pytest.raises(IntentError, match="fabric"):

@@ -10,13 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap
-from ruamel.yaml.error import YAMLError
 
 from hwaac.errors import IntentError, IntentIssue
+from hwaac.model.limits import read_text
+from hwaac.model.loader import parse_yaml
 
 INTENT_FILE_NAME = "fabric.yml"
 
@@ -52,12 +49,6 @@ def intent_path(path: str | os.PathLike[str]) -> Path:
     return p.resolve()
 
 
-def _line(node: Any, key: str) -> int:
-    if isinstance(node, CommentedMap) and key in node:
-        return node.lc.key(key)[0] + 1
-    return getattr(getattr(node, "lc", None), "line", -1) + 1
-
-
 def read_fabric_header(path: str | os.PathLike[str]) -> FabricHeader:
     """Read ``fabric.name``, ``fabric.planes`` and ``fabric.site`` from the intent at ``path`` (a file or a fabric
     folder).
@@ -69,27 +60,29 @@ def read_fabric_header(path: str | os.PathLike[str]) -> FabricHeader:
     """
     p = intent_path(path)
     file = str(p)
-    try:
-        root = YAML(typ="rt").load(p.read_text())
-    except YAMLError as exc:
-        raise IntentError([IntentIssue("", f"not valid YAML: {exc}", file=file)]) from None
+    # within the same limits as every intent read (docs/intent-limits.md): size, encoding, nesting, aliases
+    root, index = parse_yaml(read_text(p), file)
+
+    def _line(*keys: str) -> int:
+        return index.line_of(keys)
+
     fabric = root.get("fabric") if isinstance(root, dict) else None
     if not isinstance(fabric, dict):
         raise IntentError([IntentIssue("fabric", "missing or not a mapping", valid="a mapping with name, site, ...",
-                                       file=file, line=_line(root, "fabric"))])
+                                       file=file, line=_line("fabric"))])
     issues = []
     name = fabric.get("name")
     if not isinstance(name, str) or not name:
         issues.append(IntentIssue("fabric.name", "missing or not a string", name, "a fabric name, e.g. demo",
-                                  file=file, line=_line(fabric, "name")))
+                                  file=file, line=_line("fabric", "name")))
     planes = fabric.get("planes", 1)
     if isinstance(planes, bool) or not isinstance(planes, int) or planes < 1:
         issues.append(IntentIssue("fabric.planes", "not a whole number >= 1", planes, "1, 2 or 4",
-                                  file=file, line=_line(fabric, "planes")))
+                                  file=file, line=_line("fabric", "planes")))
     site = fabric.get("site")
     if site is not None and not isinstance(site, str):
         issues.append(IntentIssue("fabric.site", "not a string", site, "a NetBox site slug",
-                                  file=file, line=_line(fabric, "site")))
+                                  file=file, line=_line("fabric", "site")))
     if issues:
         raise IntentError(issues)
     return FabricHeader(name=str(name), planes=int(planes), site=site, path=p)
