@@ -88,9 +88,8 @@ class ActionModule(HwaacAction):
             nids = all_mgs_nids(filesystems, args["mgs_nids"] or [])
         except ValueError as exc:
             raise AnsibleActionFail(f"{MODULE}: {exc}") from None
-        probes = {name: {"argv": argv, "timeout": args["timeout"]}
-                  for name, argv in commands(nids, lnet=args["lnet"], nids=args["list_nids"],
-                                                    df=args["lfs_df"]).items()}
+        argvs = commands(nids, lnet=args["lnet"], nids=args["list_nids"], df=args["lfs_df"])
+        probes = {name: {"argv": argv, "timeout": args["timeout"]} for name, argv in argvs.items()}
         module_args = {k: v for k, v in args.items() if v is not None and k != "filesystems"}
         ran = self._execute_module(module_name=MODULE, module_args={**module_args, "probes": probes},
                                    task_vars=task_vars)

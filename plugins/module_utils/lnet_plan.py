@@ -17,7 +17,7 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet import (
     LnetInputError,
     used_nets,
 )
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import NET_RE, LustreError, normalise_net
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_formats import NET_RE, LustreError, normalise_net
 
 try:
     from ansible.module_utils.common.yaml import yaml_dump

@@ -35,8 +35,7 @@ import re
 import socket
 from dataclasses import dataclass, field
 
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_formats import (  # noqa: F401  # re-exported
-    NET_RE,
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_formats import (
     LustreError,
     mount_lines,
     normalise_net,

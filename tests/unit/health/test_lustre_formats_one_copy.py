@@ -29,7 +29,7 @@ def test_both_sides_load_the_same_file() -> None:
 
 
 @pytest.mark.parametrize(("module", "names"), [
-    (host_mount, ["NET_RE", "LustreError", "normalise_net", "unescape_mount_field", "mount_lines", "split_source",
+    (host_mount, ["LustreError", "normalise_net", "unescape_mount_field", "mount_lines", "split_source",
                   "read_list_nids"]),
     (host_lnet, ["lnet_nets", "lnet_down_text"]),
 ])
