@@ -18,6 +18,7 @@ from hwaac.health.parsers.nvidia_smi import (
     parse_query_xml,
     parse_remapped_rows_csv,
 )
+from hwaac.health.parsers.nvidia_smi_model import to_int
 from hwaac.health.result import Action, Status
 
 
@@ -424,3 +425,11 @@ def test_the_xml_reader_returns_facts_and_the_check_layer_grades() -> None:
     graded = grade_query(facts)
     assert [f.code for f in graded.findings] == ["GPU_ROW_REMAP_PENDING"] and graded.status() == Status.FAIL
     assert grade_query(facts).findings == graded.findings  # grading twice adds nothing
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("5", 5), ("05", 5), ("05 MHz", 5), ("16x", 16), ("0x0000000000000001", 1), ("3072 bank(s)", 3072),
+    ("-3", -3), (" 7 ", 7), ("N/A", None), ("[N/A]", None), ("Unknown Error", None), ("\u00b2", None), (None, None),
+])
+def test_to_int(text: str | None, value: int | None) -> None:
+    assert to_int(text) == value

@@ -46,13 +46,17 @@ INT_VALUE = re.compile(r"(0x[0-9a-fA-F]+|-?\d+)\s*(x|bank\(s\)|MiB|KB/s|%|W|MHz|
 
 def to_int(text: str | None) -> int | None:
     """An integer from ``text`` ("16x", "5", "0x0000000000000001", "3072 bank(s)"); None for placeholders."""
-    if text is None or placeholder(text):
+    if text is None:
         return None
-    value = text.strip()
-    match = INT_VALUE.fullmatch(value)
+    if text.isascii() and text.isdigit():  # most values: a plain count, read without the placeholder test or regex
+        return int(text)
+    if placeholder(text):
+        return None
+    match = INT_VALUE.fullmatch(text.strip())
     if not match:
         return None
-    return int(match.group(1), 0)
+    number = match.group(1)
+    return int(number, 16) if number[:2] in ("0x", "0X") else int(number)  # "05": base 10, not a base-0 error
 
 
 def to_bool(text: str | None) -> bool | None:
