@@ -427,6 +427,32 @@ def test_the_xml_reader_returns_facts_and_the_check_layer_grades() -> None:
     assert grade_query(facts).findings == graded.findings  # grading twice adds nothing
 
 
+def _cut_inside_supported_clocks(text: str) -> str:
+    return text[: text.index("</supported_clocks>")]
+
+
+def _second_gpu_edited(text: str) -> str:
+    """The H200 document with a second <gpu> after the first, whose remapped-rows pending reads Yes."""
+    head, rest = text.split("<gpu ", 1)
+    gpu = "<gpu " + rest[: rest.rindex("</gpu>")] + "</gpu>\n"
+    second = gpu.replace("00000000:", "00000001:").replace("<remapped_row_pending>No<", "<remapped_row_pending>Yes<", 1)
+    return head.replace("<attached_gpus>1</attached_gpus>", "<attached_gpus>2</attached_gpus>") + gpu + second + (
+        "</nvidia_smi_log>\n")
+
+
+def test_supported_clocks_are_skipped_but_a_document_cut_inside_them_is_refused() -> None:
+    """supported_clocks is cut before the parse (nothing reads it): the facts around it are still read on every GPU,
+    and a document truncated inside the block is still not well-formed."""
+    text = read(H200 / "q-x.xml")
+    assert "<remapped_row_pending>No<" in text and "<attached_gpus>1</attached_gpus>" in text
+    two = parse_query_xml(_second_gpu_edited(text))
+    read_back = [(g.pci_bus_id, g.remap_pending) for g in two.gpus]
+    assert read_back == [("00000000:00:06.0", False), ("00000001:00:06.0", True)]
+    assert not two.unknown
+    cut = parse_query_xml(_cut_inside_supported_clocks(text))
+    assert not cut.gpus and any("not well-formed" in u for u in cut.unknown)
+
+
 @pytest.mark.parametrize(("text", "value"), [
     ("5", 5), ("05", 5), ("05 MHz", 5), ("16x", 16), ("0x0000000000000001", 1), ("3072 bank(s)", 3072),
     ("-3", -3), (" 7 ", 7), ("N/A", None), ("[N/A]", None), ("Unknown Error", None), ("\u00b2", None), (None, None),
