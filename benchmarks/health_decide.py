@@ -1,4 +1,4 @@
-"""Health benchmark: parse and decide over 1,000 GPU nodes' burn-in outputs (issue 6: target <= 10 s).
+"""Health benchmark: parse and decide over 1,000 GPU nodes' burn-in outputs (target: <= 10 s).
 
 Untimed: the outputs of a handful of node variants -- healthy; a pending row remap; a dead rail; XID 79 in the
 kernel log; a DCGM failure; slow single-node NCCL (WARN); recorded nccl-tests and perftest runs whose method is not

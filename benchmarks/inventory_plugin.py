@@ -4,7 +4,7 @@ For the demo fabric, or with ``--sus N`` the demo grown to N SUs: syncs the fabr
 (untimed; 16 SUs take ~25 min on 2 cores), then prints the seconds of ``ansible-inventory --list`` with the plugin
 (``source: netbox``, cache off; best and median of ``--repeat`` runs, each a new process as users run it) and the
 HTTP requests one inventory load sends (per method and per object type, counted in-process on the same code path).
-Target (issue 5): the 16-SU fabric in <= 20 s.
+Target: the 16-SU fabric in <= 20 s.
 
     .venv/bin/python benchmarks/inventory_plugin.py [--sus 16] [--repeat 3]
     NETBOX_URL=... NETBOX_TOKEN=... .venv/bin/python benchmarks/inventory_plugin.py --sus 16 --existing

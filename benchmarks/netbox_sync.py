@@ -3,7 +3,7 @@
 For the demo fabric (inventory/demo), or with ``--sus N`` the demo intent grown to N SUs (su_capacity raised with
 it), prints: objects written per type, HTTP requests (total, per 50 objects written), seconds for the first sync
 and for the no-op re-sync, and NetBox's own floor measured in the same run: on another fresh database the same
-payloads the sync sends, one bulk POST per object type, timing only those requests. Targets (issue 3):
+payloads the sync sends, one bulk POST per object type, timing only those requests. Targets:
 first sync <= 1.3 x floor, <= 1 HTTP request per 50 objects written, the no-op re-sync writes nothing, and for
 the demo it takes <= 10 s.
 

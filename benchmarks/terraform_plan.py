@@ -3,7 +3,7 @@
 For the demo fabric, or with ``--sus N`` the demo grown to N SUs, on a fresh NetBox database: one
 ``hwaac_fabric_plane`` per plane; prints the seconds of ``terraform init``, the first ``plan``, the first
 ``apply`` (the sync into NetBox) and the no-op ``plan -detailed-exitcode`` (refresh reads NetBox back, then
-plans; best and median of ``--repeat`` runs). Target (issue 4): the no-op plan of the 16-SU fabric <= 15 s.
+plans; best and median of ``--repeat`` runs). Target: the no-op plan of the 16-SU fabric <= 15 s.
 
     .venv/bin/python benchmarks/terraform_plan.py [--sus 16] [--repeat 3]
 

@@ -1,7 +1,7 @@
 # Copyright: hwaac maintainers
 # Apache License 2.0 (see galaxy.yml)
 """Lustre client packages: which to install for a distribution and flavour, which are installed, and whether the
-o2ib LND (``ko2iblnd``) was built for the running kernel and RDMA stack (issue 7, item 6).
+o2ib LND (``ko2iblnd``) was built for the running kernel and RDMA stack.
 
 Pure functions on tool output; standard library only (host side). Facts and their sources:
 

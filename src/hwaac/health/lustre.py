@@ -1,5 +1,5 @@
 """A Lustre client's health: which probes to run, and how their raw output and the expected file systems become
-findings and a verdict (issue 7, item 5).
+findings and a verdict.
 
 The host module ``aiinfra.hwaac.lustre_health`` runs the argv lists :func:`commands` names, each with a time limit,
 and returns their raw output with the text of ``/proc/mounts``; the controller-side action plugin of the same name

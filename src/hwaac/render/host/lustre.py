@@ -1,7 +1,7 @@
 """Desired Lustre client state of a GPU node: ``lustre-client.json`` (read by the role ``lustre_client``).
 
 Rendered only when the intent has a ``storage`` section, and only for GPU nodes. Shape (keys sorted, 2-space
-indent, trailing newline; the contract of issue 7)::
+indent, trailing newline; the contract of the Lustre client role)::
 
     {"client_version": "2.15.5",                    # storage.client_version
      "packages": {"flavor": "auto"},                # storage.packages: kmod | dkms | auto (the role resolves auto)
