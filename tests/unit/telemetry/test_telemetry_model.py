@@ -1,0 +1,24 @@
+"""The canonical counter and gauge names the telemetry readers share."""
+
+from __future__ import annotations
+
+import pytest
+
+from hwaac.telemetry.model import Snapshot, canonical
+
+
+@pytest.mark.parametrize(("name", "known"), [
+    ("rx_err", True), ("pfc3_rx", True), ("pfc0_tx_duration_us", True), ("pfcwd4_storm_detected", True),
+    ("q7_uc_drop", True), ("rx_power_dbm_lane2", True), ("fec_corrected", True), ("pre_fec_ber", True),
+    ("pfc_rx", False), ("q_uc_drop", False), ("rx_errors", False), ("RX_ERR", False), ("rx_err_lane", False),
+])
+def test_canonical_names(name: str, known: bool) -> None:
+    assert canonical(name) is known
+
+
+def test_a_snapshot_creates_a_port_once() -> None:
+    snap = Snapshot("portstat -j")
+    snap.port("Ethernet0").counters["rx_ok"] = 5
+    snap.port("Ethernet0").counters["tx_ok"] = 6
+    assert list(snap.ports) == ["Ethernet0"] and snap.ports["Ethernet0"].counters == {"rx_ok": 5, "tx_ok": 6}
+    assert not snap.incomplete
