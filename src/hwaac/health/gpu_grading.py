@@ -4,10 +4,10 @@ The readers (:mod:`hwaac.health.parsers.nvidia_smi_xml`, :mod:`hwaac.health.pars
 :mod:`hwaac.health.parsers.nvidia_smi_csv`) return facts; here :func:`grade_query` (``-q``, ``-q -x``) and
 :func:`grade_query_csv` (``--query-gpu`` rows) decide what the GPU's own fields say (the SKU's limits are applied
 after, by :mod:`hwaac.health.checks`): a pending row remap, channel or TPC repair, or a reset request -> FAIL,
-RESET_GPU; a failed remap, unrepairable memory or the SRAM threshold -> FAIL, RMA; volatile uncorrectable ECC ->
-FAIL, RESET_GPU; a page pending retirement -> FAIL, REBOOT; the driver's recovery action -> its action
-(:func:`hwaac.health.xid.recovery_action`); ECC disabled and HW/thermal clock slowdowns -> WARN; "GPU is lost" ->
-FAIL, REBOOT (as XID 79), "requires reset" -> FAIL, RESET_GPU.
+RESET_GPU; a failed remap, unrepairable memory or the SRAM threshold -> FAIL, RMA; volatile uncorrectable ECC (in
+MIG mode: a MIG device's own volatile SRAM count) -> FAIL, RESET_GPU; a page pending retirement -> FAIL, REBOOT; the
+driver's recovery action -> its action (:func:`hwaac.health.xid.recovery_action`); ECC disabled and HW/thermal clock
+slowdowns -> WARN; "GPU is lost" -> FAIL, REBOOT (as XID 79), "requires reset" -> FAIL, RESET_GPU.
 """
 
 from __future__ import annotations
@@ -102,6 +102,17 @@ def gpu_findings(gpu: GpuQuery) -> list[Finding]:
                 Action.RESET_GPU,
                 ("volatile/sram_uncorrectable", vol.sram_uncorrectable),
             )
+    mig_errors = [d for d in gpu.mig_devices if d.sram_uncorrectable_volatile]
+    if mig_errors and not vol.sram_uncorrectable:  # MIG mode: counted per GPU instance, the whole GPU reads N/A
+        count = sum(d.sram_uncorrectable_volatile or 0 for d in mig_errors)
+        where = ", ".join(f"{d.index} (GI {d.gpu_instance_id}, CI {d.compute_instance_id})" for d in mig_errors)
+        add(
+            "GPU_ECC_SRAM_UNCORRECTABLE_VOLATILE",
+            Status.FAIL,
+            f"{subject}: {count} volatile uncorrectable SRAM ECC errors in MIG device(s) {where}: reset the GPU",
+            Action.RESET_GPU,
+            *((f"mig_device {d.index} volatile/sram_uncorrectable", d.sram_uncorrectable_volatile) for d in mig_errors),
+        )
     if gpu.sram_threshold_exceeded:
         add(
             "GPU_ECC_SRAM_THRESHOLD_EXCEEDED",

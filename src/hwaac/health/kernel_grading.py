@@ -5,7 +5,10 @@ The reader (:mod:`hwaac.health.parsers.kernel_log`) returns events; :func:`grade
 
 - ``GPU_XID_<n>``, one per GPU and XID, all its lines as evidence; 144-150 lines that all say "Nonfatal" are WARN;
   154 takes the recovery action it names ("to 0x4 (Drain and Reset)" -> RESET_GPU, FAIL; "None" -> WARN); a
-  secondary XID ("... caused by previous Xid 149") is graded as its cause and says so.
+  secondary XID ("... caused by previous Xid 149") is graded as its cause and says so; lines whose ``dmesg -x``
+  facility is not ``kern`` are graded alike, and the finding says they were written by a process, not by the
+  driver (the kernel gives ``/dev/kmsg`` writes the ``user`` facility or the one they name, never ``kern``:
+  ``devkmsg_write`` in ``kernel/printk/printk.c``), as a fault injector does.
 - ``GPU_FALLEN_OFF_BUS``: FAIL, REBOOT (as XID 79, RESTART_BM; RMA when it recurs after a reboot), unless an XID 79
   of the same GPU already says so.
 - ``NVSWITCH_SXID_<n>``: "Fatal" -> FAIL, REBOOT (a fatal NVSwitch error needs the switches and GPUs reset);
@@ -75,6 +78,10 @@ def _xid_findings(result: KernelLog) -> None:
             seen = "its lines on this GPU" if own is not None else "NVIDIA's catalog (its own lines are not in the log)"
             name = xid_action(cause).mnemonic or "(unnamed)"
             note = f"secondary to Xid {cause} {name}, graded as Xid {cause} by {seen}: {why}"
+        written = sorted({e.facility for e in events if e.facility and e.facility != "kern"})
+        if written:
+            note += (f"; facility {', '.join(written)}: written into the kernel log by a process (/dev/kmsg, e.g. a "
+                     "fault injector), not by the driver")
         ids = result.gpu_ids.get(pci, {})
         who = f" ({ids['uuid']})" if "uuid" in ids else ""
         result.findings.append(

@@ -17,6 +17,7 @@ from hwaac.health.result import DESTRUCTIVE_ACTIONS, Action, Status
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health"
 DCGMI = FIX / "dcgmi"
 V2 = DCGMI / "2.x-virtualclient"
+V31 = DCGMI / "3.1.0-nvvs-jsonresult"
 V33 = DCGMI / "3.3.1-issue139"
 V4 = DCGMI / "4.2.3-gb10"
 
@@ -66,13 +67,37 @@ def test_2x_level2_healthy_reads_every_result():
     assert r.gpu_status() == {0: Status.PASS}
 
 
-def test_null_entries_between_tests_are_skipped_not_unknown():
-    plain = graded(read(V2 / "diag-r2.json"))
-    nulls = graded(read(V2 / "diag-r2-null-entries.json"))
-    assert nulls.status() == Status.PASS and not nulls.unknown
-    assert [(x.test, x.status) for x in nulls.results] == [(x.test, x.status) for x in plain.results]
-    written = json.dumps(json.loads(read(V2 / "diag-r2-null-entries.json"))).count("null")
-    assert sum("null" in n for n in nulls.notes) == written
+# file, nulls written in it, (category, test, gpu ids) of every result read, GPUs; all results pass in both
+NULL_ENTRIES = [
+    # recorded (DCGM 3.1.0): a null between every two Deployment tests; "Custom" software, integer gpu_ids per GPU
+    (V31 / "diag-software-null-entries.txt", 8,
+     [("Deployment", name, list(range(8))) for name in (
+         "Denylist", "NVML Library", "CUDA Main Library", "Permissions and OS-related Blocks", "Persistence Mode",
+         "Environmental Variables", "Page Retirement/Row Remap", "Graphics Processes", "Inforom")]
+     + [("Custom", "software", [gpu]) for gpu in range(8)], set(range(8))),
+    # derived: the VirtualClient r2 document with nulls between tests and between the two categories
+    (V2 / "diag-r2-null-entries_derived.json", 9,
+     [("Deployment", name, []) for name in (
+         "Denylist", "NVML Library", "CUDA Main Library", "Permissions and OS Blocks", "Persistence Mode",
+         "Environment Variables", "Page Retirement/Row Remap", "Graphics Processes", "Inforom")]
+     + [("Integration", "PCIe", [0]), ("Hardware", "GPU Memory", [0])], {0}),
+]
+
+
+@pytest.mark.parametrize(("path", "nulls", "results", "gpus"), NULL_ENTRIES, ids=lambda v: getattr(v, "name", ""))
+def test_null_entries_between_tests_are_skipped_not_unknown(path: Path, nulls: int, results: list, gpus: set) -> None:
+    r = graded(read(path))
+    assert r.status() == Status.PASS and not r.unknown
+    assert [(x.category, x.test, x.gpu_ids) for x in r.results] == results
+    assert all(x.status == "Pass" for x in r.results)
+    assert sum("null" in n for n in r.notes) == nulls
+    assert r.gpu_status() == dict.fromkeys(gpus, Status.PASS)
+
+
+def test_31_text_before_the_document_and_the_pre_33_numbering():
+    r = graded(read(V31 / "diag-software-null-entries.txt"))
+    assert (r.version, r.severity_enum) == ("3.1.0", "pre-3.3")  # "version" : "3.1.0" inside the root object
+    assert any("WARNING: THIS SHOULD NOT HAPPEN" in n for n in r.notes)
 
 
 def test_null_in_place_of_a_test_list_is_still_unreadable():

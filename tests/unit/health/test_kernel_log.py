@@ -196,6 +196,9 @@ def test_gpu_pcie_limited_by_switch_generation_warns():
 FAILING = sorted(
     p for p in FIX.rglob("*.log") if graded(p.read_text(encoding="utf-8")).status() is Status.FAIL
 )
+# Cut at 2/3, this two-line log ends at "... NVRM:", before any text that names a fault: what is left is a log with
+# nothing wrong in it, which no reader can tell from a log that ended there. Its cuts inside the XID line are below.
+CUT_BEFORE_ANY_FAULT = {FIX / "gpud-pr870-dmesg-decode-iso" / "dmesg.log"}
 OTHER_TOOLS = [
     SMI / "h200-580.159.04" / "q-x.xml",
     SMI / "h200-580.159.04" / "query-gpu.csv",
@@ -216,11 +219,19 @@ def test_enough_failing_fixtures():
         pytest.param("\n  \n", id="blank"),
         pytest.param("\x00\x01garbage ~~~ {]\n%%%\nno kernel here\n", id="garbage"),
         *(pytest.param(read(p), id=f"{p.parent.name}-{p.name}") for p in OTHER_TOOLS),
-        *(pytest.param(read(p)[: len(read(p)) * 2 // 3], id=f"truncated-{p.parent.name}-{p.name}") for p in FAILING),
+        *(pytest.param(read(p)[: len(read(p)) * 2 // 3], id=f"truncated-{p.parent.name}-{p.name}")
+          for p in FAILING if p not in CUT_BEFORE_ANY_FAULT),
     ],
 )
 def test_unreadable_or_failing_input_never_passes(raw):
     assert graded(raw).status() is not Status.PASS
+
+
+@pytest.mark.parametrize("end", ["NVRM: Xid", "NVRM: Xid (PCI:0000:04:00): "])
+def test_a_decoded_xid_line_cut_before_its_number_is_unknown(end: str) -> None:
+    raw = read(FIX / "gpud-pr870-dmesg-decode-iso" / "dmesg.log")
+    result = graded(raw[: raw.index(end) + len(end)])
+    assert result.status() is Status.UNKNOWN and result.findings == []
 
 
 def test_mostly_foreign_lines_are_unknown():
@@ -258,15 +269,29 @@ def test_dmesg_decode_reads_the_same_events_as_plain_dmesg(plain: str, decoded: 
     assert found(b) == found(a) and found(b)
     assert [(e.code, e.uptime_s, e.message) for e in b.events] == [(e.code, e.uptime_s, e.message) for e in a.events]
     assert {e.level for e in b.events} == {"warn"} and {e.level for e in a.events} == {""}
+    assert {e.facility for e in b.events} == {"kern"} and not any("not by the driver" in f.message for f in b.findings)
 
 
-@pytest.mark.parametrize("prefix, level", [
-    ("<3>", "err"), ("<4>", "warn"), ("<12>", "warn"), ("kern  :err   : ", "err"),
+def test_dmesg_decode_iso_injected_xid79_is_graded_and_said_to_come_from_a_process() -> None:
+    # gpud PR 870: "syslog:err   : 2025-05-27T04:18:56,089671+00:00 NVRM: Xid (PCI:0000:04:00): 79, ..."
+    result = graded(read(FIX / "gpud-pr870-dmesg-decode-iso" / "dmesg.log"))
+    assert (result.lines_read, result.lines_unrecognised, result.unknown) == (2, 0, [])
+    (event,) = result.events  # the "hello" line is read and holds no event
+    assert (event.code, event.pci, event.level, event.facility) == (79, "0000:04:00", "err", "syslog")
+    assert event.time == datetime(2025, 5, 27, 4, 18, 56, 89671, tzinfo=UTC) and event.uptime_s is None
+    assert event.message == "GPU has fallen off the bus" and event.pid is None
+    assert found(result) == [("GPU_XID_79", Status.FAIL, Action.REBOOT)]  # graded as the driver's own XID 79
+    assert "facility syslog" in result.findings[0].message and "not by the driver" in result.findings[0].message
+
+
+@pytest.mark.parametrize("prefix, level, facility", [
+    ("<3>", "err", "kern"), ("<4>", "warn", "kern"), ("<12>", "warn", "user"), ("<43>", "err", "syslog"),
+    ("kern  :err   : ", "err", "kern"), ("syslog:err   : ", "err", "syslog"),
 ])
-def test_priority_and_decode_prefixes_give_the_level(prefix: str, level: str) -> None:
+def test_priority_and_decode_prefixes_give_the_level(prefix: str, level: str, facility: str) -> None:
     line = read(FIX / "runbook-dmesg-xid48-63-94" / "dmesg.log").splitlines()[0]  # the XID 48 line
     result = graded(prefix + line)
-    assert [(e.code, e.level) for e in result.events] == [(48, level)] and not result.unknown
+    assert [(e.code, e.level, e.facility) for e in result.events] == [(48, level, facility)] and not result.unknown
 
 
 def test_secondary_xid45_is_graded_by_its_cause() -> None:

@@ -23,6 +23,7 @@ def read(name: str) -> str:
 FACTS = [  # file, NIDs, networks
     ("list_nids_tcp.txt", ["10.20.0.5@tcp"], ["tcp"]),
     ("list_nids_tcp_tcp2.txt", ["10.20.0.209@tcp", "10.20.2.209@tcp2"], ["tcp", "tcp2"]),
+    ("list_nids_o2ib.txt", ["10.20.0.161@o2ib"], ["o2ib"]),  # recorded on an InfiniBand client
     ("list_nids_o2ib_multirail_derived.txt", ["10.20.0.209@o2ib", "10.20.1.209@o2ib", "10.20.2.209@o2ib1"],
      ["o2ib", "o2ib1"]),
 ]
@@ -49,6 +50,7 @@ def test_unreadable_is_unknown(raw: str) -> None:
 
 @pytest.mark.parametrize(("listed", "want"), [
     (out(read("list_nids_o2ib_multirail_derived.txt")), (Status.PASS, [])),
+    (out(read("list_nids_o2ib.txt")), (Status.PASS, [])),  # one NID, on the MGS's network o2ib: enough
     (out(read("list_nids_tcp_tcp2.txt")), (Status.FAIL, ["LUSTRE_LNET_NO_MGS_NET"])),
     (out(read("list_nids_network_down.txt"), rc=1), (Status.FAIL, ["LUSTRE_LNET_DOWN"])),
     (out("10.20.0.209@o2ib\n10.20.1.2"), (Status.UNKNOWN, ["PARSE_UNREADABLE"])),

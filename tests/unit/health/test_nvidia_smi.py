@@ -106,6 +106,53 @@ def test_volatile_ecc_na_without_mig_stays_unknown() -> None:
     assert q.status() == Status.UNKNOWN and any("volatile/dram_uncorrectable" in u for u in q.unknown)
 
 
+def test_a100_510_whole_mig_passthrough_document_passes():
+    # netdata's recorded A100-SXM4-40GB (510.47.03, pass-through VM): MIG on, whole-GPU volatile ECC and remapped rows
+    # N/A by design, every count that is read is 0, no clock reason active
+    result = graded_xml(read(FIX / "a100-510.47.03-mig-passthrough" / "q-x.xml"))
+    assert result.status() is Status.PASS and result.unknown == [] and result.findings == []
+    (gpu,) = result.gpus
+    assert (result.driver_version, result.cuda_version) == ("510.47.03", "11.6")
+    assert gpu.product_name == "NVIDIA A100-SXM4-40GB"
+    assert gpu.mig_mode_current == "Enabled" and gpu.ecc_mode_current == "Enabled"
+    devices = [(d.index, d.gpu_instance_id, d.compute_instance_id, d.sram_uncorrectable_volatile)
+               for d in gpu.mig_devices]
+    assert devices == [(0, 1, 0, 0), (1, 2, 0, 0)]
+    assert gpu.ecc_volatile.sram_uncorrectable is None and gpu.ecc_volatile.dram_uncorrectable is None
+    assert (gpu.ecc_aggregate.sram_uncorrectable, gpu.ecc_aggregate.dram_uncorrectable) == (0, 0)
+    assert gpu.remap_supported is False and gpu.retired_pages_pending is None and len(gpu.notes) == 2
+    # the one element with a line break inside ("Not Active\n            </...>") reads like the others
+    assert gpu.clock_reasons_tag == "clocks_throttle_reasons"
+    assert gpu.clock_reasons["applications_clocks_setting"] is False and not any(gpu.clock_reasons.values())
+    assert (gpu.pcie_gen_current, gpu.pcie_gen_max, gpu.pcie_width_current, gpu.pcie_width_max) == (4, 4, 16, 16)
+    assert (gpu.recovery_action, gpu.reset_required) == (None, None)  # neither element before driver 535
+
+
+MIG_DOC = FIX / "a100-510.47.03-mig-passthrough" / "q-x.xml"
+MIG_DEVICE_1_SRAM = (  # the second MIG device's volatile SRAM count (GI 2), as the recorded document writes it
+    "<gpu_instance_id>2</gpu_instance_id>\n"
+    "                <compute_instance_id>0</compute_instance_id>"
+)
+
+
+@pytest.mark.parametrize(("count", "status", "codes_found"), [
+    ("3", Status.FAIL, ["GPU_ECC_SRAM_UNCORRECTABLE_VOLATILE"]),  # a MIG device's own count is the GPU's volatile count
+    ("N/A", Status.PASS, []),
+    ("Unknown Error", Status.UNKNOWN, []),
+])
+def test_mig_device_volatile_sram_count_is_judged(count: str, status: Status, codes_found: list[str]) -> None:
+    raw = read(MIG_DOC)
+    at = raw.index(MIG_DEVICE_1_SRAM)
+    head, tail = raw[:at], raw[at:]
+    tail = tail.replace("<sram_uncorrectable>0<", f"<sram_uncorrectable>{count}<", 1)
+    result = graded_xml(head + tail)
+    assert result.status() is status and codes(result) == codes_found
+    if codes_found:
+        (finding,) = result.findings
+        assert finding.action is Action.RESET_GPU and "MIG device(s) 1 (GI 2, CI 0)" in finding.message
+        assert "mig_device 1 volatile/sram_uncorrectable=3" in finding.evidence
+
+
 def test_a100_535_older_ecc_layout_and_reset_status():
     result = graded_xml(read(FIX / "a100-535.54.03" / "q-x.xml"))
     (gpu,) = result.gpus

@@ -7,8 +7,8 @@ Line formats read (``burn-in-health.md`` section 2; fixtures under ``tests/fixtu
   ``dmesg -T`` / ``--ctime``: ``[Sun Feb 23 16:24:18 2025] msg`` (local time, no zone);
   ``dmesg --time-format iso``: ``2025-01-02T15:20:12,123456+08:00 msg``; ``dmesg -t``: bare ``msg``;
   ``dmesg -x`` / ``--decode``: any of these after a ``facility:level:`` prefix (``kern  :warn  : [  40.196661] msg``,
-  the level is kept as :attr:`KernelEvent.level`); ``dmesg -r`` / ``/dev/kmsg`` text: a ``<4>`` priority before the
-  stamp (read as the decoded level);
+  the facility and level are kept as :attr:`KernelEvent.facility` and ``level``); ``dmesg -r`` / ``/dev/kmsg``
+  text: a ``<4>`` priority (facility * 8 + level) before the stamp;
 - journald / syslog: ``journalctl -k`` short ``Aug 10 15:36:05 host kernel: msg``, short-precise
   ``Aug 10 15:36:05.123456 host kernel: msg``, short-iso ``2025-01-17T17:10:43+0000 host kernel: msg``; a syslog
   line may carry the dmesg uptime too (``... kernel: [21584690.529862] msg``). Short and short-precise carry no
@@ -57,6 +57,7 @@ _IDENT_ONLY = re.compile(r"^kernel:\s(?P<msg>.*)$")
 # dmesg -x/--decode (util-linux dmesg.c: facility and level names, padded to 6 and 6 characters): "kern  :warn  : "
 _FACILITIES = "kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|res0|res1|res2|res3|local[0-7]"
 _LEVELS = ("emerg", "alert", "crit", "err", "warn", "notice", "info", "debug")
+_FACILITY_NAMES = _FACILITIES.replace("local[0-7]", "|".join(f"local{n}" for n in range(8))).split("|")
 _DECODE = re.compile(rf"^(?P<fac>{_FACILITIES})\s*:(?P<lvl>{'|'.join(_LEVELS)})\s*:\s?(?P<rest>.*)$")
 _RAW_PRIORITY = re.compile(r"^<(?P<pri>\d{1,3})>(?P<rest>.*)$")  # dmesg -r: facility * 8 + level
 _JOURNAL_HEADER = re.compile(r"^-- (?:Logs begin|Journal begins|No entries|Boot |Reboot)")
@@ -121,6 +122,8 @@ class KernelEvent:
         recovery_action: for XID 154, the action it changed to as written (``0x4 (Drain and Reset)``), None when
             the line names none.
         level: the printk level when the format carries one (``dmesg -x``'s ``warn``, ``dmesg -r``'s ``<4>``).
+        facility: the syslog facility when the format carries one (``kern`` for printk; another name, such as
+            ``user`` or ``syslog``, for a line a process wrote into the kernel log through ``/dev/kmsg``).
         switch: ``nvidia-nvswitchN`` for SXids.
         details: SXid ``Severity``/``Data`` lines that belong to this event.
         pcie: the :class:`PcieLimit` of a ``pcie_limited`` event.
@@ -140,6 +143,7 @@ class KernelEvent:
     caused_by: int | None = None
     recovery_action: str | None = None
     level: str = ""
+    facility: str = ""
     switch: str = ""
     details: list[str] = field(default_factory=list)
     pcie: PcieLimit | None = None
@@ -180,6 +184,7 @@ class _Line:
     uptime: float | None
     continuation: bool = False
     level: str = ""
+    facility: str = ""
 
 
 def _short_time(text: str, year: int | None) -> datetime | None:
@@ -202,13 +207,16 @@ def _iso_time(text: str) -> datetime | None:
 def _split(raw_line: str, year: int | None) -> _Line | None:
     """The message and time of one line, or None when the line does not look like a kernel-log line."""
     line = raw_line.rstrip()
-    level = ""
     decoded = _DECODE.match(line) or _RAW_PRIORITY.match(line)
     if decoded:
-        level = decoded.group("lvl") if "lvl" in decoded.groupdict() else _LEVELS[int(decoded.group("pri")) % 8]
         parsed = _split_stamp(raw_line, decoded.group("rest"), year) or _Line(raw_line, decoded.group("rest"), None,
                                                                               "", None)
-        parsed.level = level
+        if "lvl" in decoded.groupdict():
+            parsed.level, parsed.facility = decoded.group("lvl"), decoded.group("fac")
+        else:
+            priority = int(decoded.group("pri"))
+            parsed.level = _LEVELS[priority % 8]
+            parsed.facility = _FACILITY_NAMES[priority // 8] if priority // 8 < len(_FACILITY_NAMES) else ""
         return parsed
     return _split_stamp(raw_line, line, year)
 
@@ -264,7 +272,7 @@ def _lines(raw: str, year: int | None, result: KernelLog) -> list[_Line]:
 
 def _event(kind: str, line: _Line, **kw: object) -> KernelEvent:
     return KernelEvent(kind, line.raw.rstrip(), line.time, line.time_text, line.uptime,  # type: ignore[arg-type]
-                       level=line.level, **kw)
+                       level=line.level, facility=line.facility, **kw)
 
 
 def _pid(text: str | None) -> int | None:

@@ -123,6 +123,18 @@ REASON_BITS = {
 
 
 @dataclass
+class MigDevice:
+    """One ``<mig_device>`` of a MIG-enabled GPU: its ids and its own volatile SRAM uncorrectable ECC count
+    (``ecc_error_count/volatile_count/sram_uncorrectable``), which MIG mode reports per GPU instance while the whole
+    GPU's volatile counts read N/A. None: not reported or a placeholder."""
+
+    index: int | None = None
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = None
+    sram_uncorrectable_volatile: int | None = None
+
+
+@dataclass
 class GpuQuery:
     """One ``<gpu>`` of ``nvidia-smi -q -x``. None means not reported or a placeholder (see the module docstring).
 
@@ -146,7 +158,7 @@ class GpuQuery:
         pcie_width_current / pcie_width_max: lanes; pcie_replay_counter: PCIe replays.
         recovery_action: ``gpu_recovery_action`` as written (``None``, ``Reset``, ``Node Reboot``, ``Drain P2P``,
             ``Drain and Reset``); reset_required / drain_and_reset_recommended: the 535 ``gpu_reset_status``.
-        mig_mode_current: ``Enabled`` / ``Disabled``.
+        mig_mode_current: ``Enabled`` / ``Disabled``; mig_devices: the :class:`MigDevice` entries in output order.
         notes: placeholders accepted because the GPU's mode explains them (MIG's N/A volatile ECC counts).
     """
 
@@ -187,6 +199,7 @@ class GpuQuery:
     reset_required: bool | None = None
     drain_and_reset_recommended: bool | None = None
     mig_mode_current: str | None = None
+    mig_devices: list[MigDevice] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property

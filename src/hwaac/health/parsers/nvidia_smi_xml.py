@@ -11,7 +11,8 @@ A placeholder becomes ``None``; it is an ``unknown`` reason only where health de
 Error`` always; ``N/A`` in remap pending/failure on a GPU that remaps rows, in volatile uncorrectable ECC counts while
 ECC is Enabled, in retired-pages pending on a GPU without row remapping and with ECC Enabled, and in the ECC mode.
 MIG mode prints N/A for the whole GPU's volatile ECC counts and for the remapped-rows block (with retired pages N/A
-too): those become notes on the GPU, not unknown reasons. What the facts mean for the node is
+too): those become notes on the GPU, not unknown reasons; each ``<mig_device>``'s own volatile SRAM uncorrectable
+count is read instead. What the facts mean for the node is
 decided by :func:`hwaac.health.gpu_grading.grade_query`. Never raises.
 """
 
@@ -23,6 +24,7 @@ from hwaac.health.parsers.nvidia_smi_model import (
     CLOCK_REASONS,
     EccCounts,
     GpuQuery,
+    MigDevice,
     NvidiaSmiQuery,
     lost_lines,
     placeholder,
@@ -112,6 +114,23 @@ def _ecc_counts(r: _Reader, scope: str) -> EccCounts:
     return counts
 
 
+def _mig_devices(elem: ET.Element, where: str, unknown: list[str]) -> list[MigDevice]:
+    """The ``mig_devices/mig_device`` entries; a read error in a device's volatile SRAM count is an unknown reason."""
+    devices = []
+    for node in elem.findall("mig_devices/mig_device"):
+        raw = node.findtext("ecc_error_count/volatile_count/sram_uncorrectable")
+        device = MigDevice(
+            index=to_int(node.findtext("index")),
+            gpu_instance_id=to_int(node.findtext("gpu_instance_id")),
+            compute_instance_id=to_int(node.findtext("compute_instance_id")),
+            sram_uncorrectable_volatile=to_int(raw),
+        )
+        if raw is not None and placeholder(raw) not in (None, "n/a"):
+            unknown.append(f"{where}: MIG device {device.index} volatile sram_uncorrectable is {raw.strip()!r}")
+        devices.append(device)
+    return devices
+
+
 def _volatile_dram(gpu: GpuQuery) -> str:
     if gpu.ecc_volatile.layout == "single_double_bit":
         return "ecc_errors/volatile/double_bit/total"
@@ -127,6 +146,7 @@ def read_gpu(elem: ET.Element, position: int, unknown: list[str]) -> GpuQuery:
     gpu.serial, gpu.uuid = r.text("serial"), r.text("uuid")
     gpu.product_name, gpu.product_architecture = r.text("product_name"), r.text("product_architecture")
     gpu.mig_mode_current = r.text("mig_mode/current_mig")
+    gpu.mig_devices = _mig_devices(elem, r.where, unknown)
 
     gpu.ecc_mode_current, gpu.ecc_mode_pending = r.text("ecc_mode/current_ecc"), r.text("ecc_mode/pending_ecc")
     r.needed("ecc_mode/current_ecc", "ECC mode decides whether the error counts mean anything")
@@ -135,7 +155,8 @@ def read_gpu(elem: ET.Element, position: int, unknown: list[str]) -> GpuQuery:
     if ecc_on and gpu.mig_mode_current == "Enabled" and placeholder(r.raw(_volatile_dram(gpu))) == "n/a":
         # MIG mode: the driver reports volatile ECC per GPU instance and prints N/A for the whole GPU (recorded in
         # NVIDIA/nvidia-docker#1473, A100 with MIG); the aggregate counts and ECC mode still carry the GPU's health
-        gpu.notes.append("MIG is enabled: volatile ECC counts are N/A by design; aggregate counts are judged")
+        gpu.notes.append("MIG is enabled: volatile ECC counts are N/A by design; aggregate counts and each MIG "
+                         "device's volatile SRAM count are judged")
     elif ecc_on:
         if gpu.ecc_volatile.layout == "single_double_bit":
             r.needed("ecc_errors/volatile/double_bit/total", "volatile uncorrectable ECC count")
