@@ -263,7 +263,7 @@ def _ibstat(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Conte
 
 def _counters(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
     after = _memo(ctx, name, lambda: _counters_of(raw))
-    out = [f for f in after.all_findings() if ctx.rails is None or f.subject.split()[0] in ctx.rails]
+    out = checks.check_ib_counters(after, ctx.rails)
     if ctx.counters_before is not None:
         before = _counters_of(ctx.counters_before)
         # without the interval only the deltas are judged (a rate needs seconds > 0)

@@ -131,6 +131,7 @@ NO_PARSED_INPUT = {"checks.check_counter_growth"}
 # action NONE or RETEST); they carry the rule all the same, so that a destructive finding added later is guarded
 NEVER_DESTRUCTIVE = {
     "checks.check_ethtool",  # ethtool -S is parsed, not judged yet: the parser's findings and UNKNOWNs only
+    "checks.check_ib_counters",  # one reading: saturated, unreadable and torn counters are UNKNOWN, RETEST
     "checks_rdma.check_rdma_statistic",  # one reading: its UNKNOWNs and NIC_COUNTERS_MISSING (UNKNOWN, RETEST)
     "lustre_lnet.nid_findings",  # no NID on the MGS network (FAIL) and off-net failover node (WARN): configure LNet
 }
