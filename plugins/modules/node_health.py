@@ -20,7 +20,9 @@ description:
     C(dcgm) (dcgmi diag at the profile's level), C(single_node) (all_reduce_perf over the node's GPUs,
     nvbandwidth), C(ib_serve) (ib_write_bw servers on every rail, run async), C(ib_pairwise) (ib_write_bw to
     O(peer)'s servers on every rail, GPUDirect, then the port counters again), C(nccl_multi) (all_reduce_perf
-    across O(mpi_hosts) with NCCL_ALGO=RING through mpirun), C(health) (the periodic subset)."
+    across O(mpi_hosts) with NCCL_ALGO=RING through mpirun), C(health) (the periodic subset: nvidia-smi -q -x,
+    remapped rows, kernel log XIDs, ibstat, port counters, ibstatus, ibv_devinfo, rdma statistic show, dcgmi diag
+    at the profile's health-check level)."
   - The verdict is PASS, WARN, UNKNOWN (the output could not be read, a tool is missing or timed out) or FAIL,
     with fault codes, the recommended action and the evidence. A FAIL verdict does not fail the task; the roles
     decide what follows (quarantine, drain).

@@ -13,7 +13,8 @@ benchmark) parses and decides. Stages of burn-in (``burn-in-health.md`` §1 leve
 - ``ib_serve``: ib_write_bw servers on every rail (run async; nothing to judge: the client does);
 - ``ib_pairwise``: ib_write_bw per rail to a peer node's servers on the same rail (GPUDirect), counters after;
 - ``nccl_multi``: all_reduce_perf across the SU's nodes with NCCL_ALGO=RING through mpirun (run on one node);
-- ``health``: the periodic subset: nvidia-smi -q -x, remapped rows, kernel log, ibstat, counters, dcgmi diag -r 1.
+- ``health``: the periodic subset: nvidia-smi -q -x, remapped rows, kernel log, ibstat, counters, the RDMA probes
+  of ``quick`` (ibstatus, ibv_devinfo, rdma statistic show), dcgmi diag -r 1.
 
 Shapes: a probe output is ``{"rc": int | None, "stdout": str, "stderr": str, "seconds": float, "timed_out": bool}``
 (``rc`` None when the command could not start: the tool is missing). Errors: :class:`KeyError` for an unknown
@@ -78,6 +79,8 @@ def _memo(ctx: Context, key: str, parse: Callable[[], Any]) -> Any:
 
 
 IB_PORT_BASE = 18515  # perftest's default port; rail r listens on IB_PORT_BASE + r
+# the rails as the verbs stack and the RDMA netlink see them (besides ibstat and sysfs counters): quick and health
+RDMA_PROBES = ("ibstatus", "ibv_devinfo", "rdma_statistic")
 
 
 def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: list[str] | None = None,
@@ -145,12 +148,14 @@ def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: l
                                ",".join(f"{h}:{per_node}" for h in mpi_hosts), "-x", f"NCCL_ALGO={nccl_algo}",
                                "--tag-output", "all_reduce_perf", *args]}
     if stage == "health":
+        quick = commands("quick", profile, sysfs_root=sysfs_root)
         return {
             "nvidia_smi": ["nvidia-smi", "-q", "-x"],
-            "remapped_rows": commands("quick", profile)["remapped_rows"],
+            "remapped_rows": quick["remapped_rows"],
             "kernel_log": kernel,
             "ibstat": ["ibstat"],
             "ib_counters": counters,
+            **{name: quick[name] for name in RDMA_PROBES},
             "dcgm_diag": ["dcgmi", "diag", "-r", str(profile.dcgm.health_check_level), "-j"],
         }
     raise KeyError(f"unknown stage {stage!r}")

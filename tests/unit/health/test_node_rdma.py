@@ -1,4 +1,5 @@
-"""The quick stage reads the RDMA ports three more ways (ibstatus, ibv_devinfo, rdma statistic show) and judges them.
+"""The quick and the periodic health stage read the RDMA ports three more ways (ibstatus, ibv_devinfo, rdma statistic
+show) and judge them.
 
 The probes run as hwaac.health.node.commands() names them against the fakes of a simulated node (tests/fakes/bin,
 ports from tests/fakes/rdma_ports.py), then hwaac.health.node.evaluate(); the cases are a table of node knobs, the
@@ -31,13 +32,13 @@ def ib_profile():
     return H200.model_copy(update={"nic": H200.nic.model_copy(update={"link_layer": "InfiniBand"})})
 
 
-def run_probes(tmp_path: Path, **knobs: object) -> dict[str, dict]:
+def run_probes(tmp_path: Path, stage: str = "quick", **knobs: object) -> dict[str, dict]:
     state = tmp_path / "gpu-node-01"
     state.mkdir()
     if knobs:
         gpu_node.save(state, **knobs)
     env = {**os.environ, "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}", "HWAAC_FAKE_STATE": str(state)}
-    probes = node.commands("quick", H200)
+    probes = node.commands(stage, H200)
     out = {}
     for name in PROBES:
         p = subprocess.run(probes[name], env=env, capture_output=True, text=True, timeout=60)
@@ -82,10 +83,17 @@ def test_quick_stage_judges_the_rdma_ports(tmp_path: Path, knobs: dict, profile,
     assert found == {"ibstatus": ibstatus, "ibv_devinfo": ibv_devinfo, "rdma_statistic": rdma_statistic}
 
 
-def test_quick_stage_names_the_probes() -> None:
-    probes = node.commands("quick", H200)
-    assert {k: probes[k] for k in PROBES} == {"ibstatus": ["ibstatus"], "ibv_devinfo": ["ibv_devinfo"],
-                                               "rdma_statistic": ["rdma", "statistic", "show"]}
+@pytest.mark.parametrize("stage", ["quick", "health"])
+def test_the_stage_names_the_probes(stage: str) -> None:
+    probes = node.commands(stage, H200)
+    assert {k: probes.get(k) for k in PROBES} == {"ibstatus": ["ibstatus"], "ibv_devinfo": ["ibv_devinfo"],
+                                                   "rdma_statistic": ["rdma", "statistic", "show"]}
+
+
+def test_the_periodic_health_stage_judges_a_dead_rail_through_the_rdma_probes(tmp_path: Path) -> None:
+    """A production node's rail down: ibstatus and ibv_devinfo of the health stage fail it (each probe alone)."""
+    found = by_probe(run_probes(tmp_path, "health", dead_rails=[3]), H200, RAILS)
+    assert found == {"ibstatus": {DOWN3, RAILS_DOWN3}, "ibv_devinfo": {DOWN3, RAILS_DOWN3}, "rdma_statistic": set()}
 
 
 def test_a_dead_rail_fails_the_node_once_per_port(tmp_path: Path) -> None:
