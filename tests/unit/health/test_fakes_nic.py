@@ -303,7 +303,7 @@ def test_ib_pairwise_of_a_healthy_pair_evaluates_to_pass(tmp_path):
     nic_counters.ensure_tree(a.state, 8)
     before = a.counters()
     outputs = run_pairwise(a, b)
-    assert set(outputs) == {*(f"ib_write_bw_{d}" for d in RAILS), "ibstat", "ib_counters"}
+    assert set(outputs) == {*(f"ib_write_bw_{d}" for d in RAILS), "ibstat", "ib_counters", "rdma_statistic"}
     ctx = node.Context(node="gpu-a", rails=tuple(RAILS), counters_before=before, counters_seconds=80.0)
     found = node.evaluate(outputs, PROFILE, ctx)
     assert [f for f in found if f.status > Status.PASS] == []

@@ -148,3 +148,52 @@ def test_fakes_print_the_recorded_layout(tmp_path: Path, probe: str, recorded: P
         labels = [[re.sub(r"\s+", " ", line.split(":")[0].strip()) for line in text.split("\n\n")[0].splitlines()]
                   for text in (fake, real)]
         assert labels[0] == labels[1]
+
+
+# --- growth of the rdma statistic counters between stages ------------------------------------------------------------
+
+STAT = FIX / "rdma-statistic"
+BEFORE = (STAT / "mlnx-iproute2-4link.txt").read_text()
+# the derived second reading: mlx5_0/1 local_ack_timeout_err 0 -> 17 (README), above the profile's warn rate in 10 s
+AFTER = (STAT / "mlnx-iproute2-4link-after_derived.txt").read_text()
+RNR = BEFORE.replace("link mlx5_2/1 rx_write_requests 0 rx_read_requests 0 rx_atomic_requests 0 out_of_buffer 0 "
+                     "out_of_sequence 0 duplicate_request 0 rnr_nak_retry_err 0", "link mlx5_2/1 rx_write_requests 0 "
+                     "rx_read_requests 0 rx_atomic_requests 0 out_of_buffer 0 out_of_sequence 0 duplicate_request 0 "
+                     "rnr_nak_retry_err 2")
+ACK_RATE = ("NIC_LOCAL_ACK_TIMEOUT_ERR_RATE", "WARN", "mlx5_0 port 1", "check_link")
+GROWTH = [
+    # name, rdma_statistic_before, this stage's reading, counters_seconds, (code, status, subject, action) found
+    ("no earlier reading: one reading judged", None, AFTER, 10.0, set()),
+    ("no growth", BEFORE, BEFORE, 10.0, set()),
+    ("a warn rate over 10 s", BEFORE, AFTER, 10.0, {ACK_RATE}),
+    ("no interval: rates unknown, no fatal counter grew", BEFORE, AFTER, None, set()),
+    ("a fatal counter grew", BEFORE, RNR, 10.0, {("NIC_RNR_NAK_RETRY_ERR", "FAIL", "mlx5_2 port 1", "check_link")}),
+    ("a fatal counter grew, no interval", BEFORE, RNR, None,
+     {("NIC_RNR_NAK_RETRY_ERR", "FAIL", "mlx5_2 port 1", "check_link")}),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "seconds", "expected"), [c[1:] for c in GROWTH],
+                         ids=[c[0] for c in GROWTH])
+def test_rdma_statistic_growth_since_the_earlier_stage(before: str | None, after: str, seconds: float | None,
+                                                       expected: set) -> None:
+    ctx = node.Context(node="gpu-node-01", rdma_statistic_before=before, counters_seconds=seconds)
+    found = node.evaluate({"rdma_statistic": {"rc": 0, "stdout": after, "stderr": "", "seconds": 0.1,
+                                              "timed_out": False}}, H200, ctx)
+    assert {(f.code, str(f.status), f.subject, f.action.value) for f in found} == expected
+
+
+def test_a_torn_earlier_reading_withholds_the_link_repair() -> None:
+    """The earlier reading cut in a line: the growth it shows is no evidence for a technician, only a retest."""
+    ctx = node.Context(node="gpu-node-01", rdma_statistic_before=cut(BEFORE, 0.9), counters_seconds=10.0)
+    found = node.evaluate({"rdma_statistic": {"rc": 0, "stdout": RNR, "stderr": "", "seconds": 0.1,
+                                              "timed_out": False}}, H200, ctx)
+    result = node.verdict("gpu-node-01", {"ib_pairwise": found})
+    assert (result.status, result.action.value) == (Status.UNKNOWN, "retest")
+    assert "NIC_RNR_NAK_RETRY_ERR" in result.codes  # seen, and withheld
+
+
+def test_ib_pairwise_reads_the_rdma_statistic_again() -> None:
+    probes = node.commands("ib_pairwise", H200, rails=list(RAILS), peer="gpu-node-02")
+    assert probes["rdma_statistic"] == ["rdma", "statistic", "show"]
+    assert list(probes).index("rdma_statistic") > max(i for i, n in enumerate(probes) if n.startswith("ib_write_bw_"))
