@@ -109,6 +109,9 @@ CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Fin
     "checks_lustre.lfs_check_findings": (
         lambda: lustre.parse_lfs_check(read("lfs/check_servers_inactive_derived.txt", TOOLS)),
         checks_lustre.lfs_check_findings),  # type: ignore[dict-item]
+    "checks_lustre.mgs_reach_findings": (  # the only MGS NID does not answer: the fs cannot reach its MGS
+        lambda: lctl.parse_lctl_ping(read("lustre/lctl_ping_failed.txt"), nid="10.20.0.1@tcp", exit_code=1),
+        lambda r: checks_lustre.mgs_reach_findings("lfs1", [["10.20.0.1@tcp"]], {"10.20.0.1@tcp": r})),  # type: ignore[dict-item]
     "checks_lustre.ping_findings": (
         lambda: lctl.parse_lctl_ping(read("lustre/lctl_ping_failed.txt"), nid="10.20.0.1@tcp", exit_code=1),
         checks_lustre.ping_findings),  # type: ignore[dict-item]
@@ -137,11 +140,17 @@ NEVER_DESTRUCTIVE = {
 }
 
 
+def _is_parsed(hint: object) -> bool:
+    """A ToolResult, or a union or container (Mapping[str, LctlPingResult | None]...) holding one."""
+    if isinstance(hint, type) and issubclass(hint, ToolResult):
+        return True
+    return any(_is_parsed(arg) for arg in typing.get_args(hint))
+
+
 def _judges_parsed_input(fn: Callable[..., object]) -> bool:
     hints = typing.get_type_hints(fn)
     hints.pop("return", None)
-    return any(isinstance(t, type) and issubclass(t, ToolResult) for hint in hints.values()
-               for t in (typing.get_args(hint) or (hint,)))
+    return any(_is_parsed(hint) for hint in hints.values())
 
 
 def _check_functions() -> dict[str, Callable[..., object]]:
