@@ -90,10 +90,12 @@ class ActionModule(HwaacAction):
         ctx = Context(node=node, rails=tuple(rails) if rails else None, under_load=args["under_load"],
                       nccl_algo=args["nccl_algo"] if stage == "nccl_multi" else None,
                       nodes=len(args["mpi_hosts"]) if args["mpi_hosts"] else None,
-                      counters_before=args["counters_before"], counters_seconds=args["counters_age"])
+                      counters_before=args["counters_before"], counters_seconds=args["counters_age"],
+                      rdma_statistic_before=args["rdma_statistic_before"])
         v = verdict(node, {stage: evaluate(outputs, profile, ctx)})
         summary = v.to_dict()
         counters = outputs.get("ib_counters", {}).get("stdout")
+        rdma_statistic = outputs.get("rdma_statistic", {}).get("stdout")
         result.update(changed=False, stage=stage, status=summary["status"], codes=summary["codes"],
                       action=summary["action"], findings=summary["findings"], outputs=outputs, rails=rails or [],
                       profile=profile.sku, hardware=hardware_ids(outputs, ctx.parsed),
@@ -101,4 +103,6 @@ class ActionModule(HwaacAction):
                       + (f" ({', '.join(summary['codes'])})" if summary["codes"] else ""))
         if counters is not None:
             result["counters"] = counters
+        if rdma_statistic is not None:  # the next stage's rdma_statistic_before, as counters is its counters_before
+            result["rdma_statistic"] = rdma_statistic
         return result

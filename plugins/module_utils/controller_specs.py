@@ -20,6 +20,7 @@ SPECS = {
         "nccl_algo": {"type": "str", "default": "RING"},
         "counters_before": {"type": "str"},
         "counters_age": {"type": "float"},
+        "rdma_statistic_before": {"type": "str"},
         "sysfs_root": {"type": "str", "default": "/sys"},
         "timeout": {"type": "int"},
         "under_load": {"type": "bool", "default": False},

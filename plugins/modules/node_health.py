@@ -19,8 +19,11 @@ description:
     ibstatus, ibv_devinfo, rdma statistic show),
     C(dcgm) (dcgmi diag at the profile's level), C(single_node) (all_reduce_perf over the node's GPUs,
     nvbandwidth), C(ib_serve) (ib_write_bw servers on every rail, run async), C(ib_pairwise) (ib_write_bw to
-    O(peer)'s servers on every rail, GPUDirect, then the port counters again), C(nccl_multi) (all_reduce_perf
-    across O(mpi_hosts) with NCCL_ALGO=RING through mpirun), C(health) (the periodic subset)."
+    O(peer)'s servers on every rail, GPUDirect, then the port counters and rdma statistic show again),
+    C(nccl_multi) (all_reduce_perf
+    across O(mpi_hosts) with NCCL_ALGO=RING through mpirun), C(health) (the periodic subset: nvidia-smi -q -x,
+    remapped rows, kernel log XIDs, ibstat, port counters, ibstatus, ibv_devinfo, rdma statistic show, dcgmi diag
+    at the profile's health-check level)."
   - The verdict is PASS, WARN, UNKNOWN (the output could not be read, a tool is missing or timed out) or FAIL,
     with fault codes, the recommended action and the evidence. A FAIL verdict does not fail the task; the roles
     decide what follows (quarantine, drain).
@@ -68,9 +71,15 @@ options:
     type: str
   counters_age:
     description:
-      - Seconds between O(counters_before) and this stage's reading; without it only the deltas are judged, not
-        the rates per second.
+      - Seconds between O(counters_before) (and O(rdma_statistic_before), read in the same stage) and this
+        stage's readings; without it only the deltas are judged, not the rates per second.
     type: float
+  rdma_statistic_before:
+    description:
+      - C(ib_pairwise) and C(health). The raw C(rdma statistic show) reading of an earlier stage
+        (RV(rdma_statistic)); with it the verdict includes the growth of the rails' hw counters (rnr_nak_retry_err,
+        local_ack_timeout_err...) by the same rules as O(counters_before).
+    type: str
   sysfs_root:
     description:
       - Root of sysfs on the node (the port counters are under C(<sysfs_root>/class/infiniband)).
@@ -162,6 +171,11 @@ hardware:
   type: dict
 counters:
   description: The raw port-counter reading of this stage (for O(counters_before) of a later one), if it read them.
+  returned: success
+  type: str
+rdma_statistic:
+  description: The raw C(rdma statistic show) reading of this stage (for O(rdma_statistic_before) of a later one),
+    if it read one.
   returned: success
   type: str
 """

@@ -23,7 +23,7 @@ from hwaac.health.parsers.dcgm_health import DcgmHealthResult
 from hwaac.health.parsers.dcgm_model import DcgmDiagResult
 from hwaac.health.parsers.ethtool import ERROR_COUNTERS, EthtoolStats
 from hwaac.health.parsers.gpu_burn import GpuBurnResult
-from hwaac.health.parsers.infiniband import CounterGrowth, IbstatResult
+from hwaac.health.parsers.infiniband import CounterGrowth, IbCountersResult, IbstatResult
 from hwaac.health.parsers.kernel_log import KernelLog
 from hwaac.health.parsers.nccl_tests import NcclTestsResult
 from hwaac.health.parsers.nvbandwidth import NvbandwidthResult
@@ -249,6 +249,30 @@ def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | No
                 out.append(Finding("NIC_MODEL_MISMATCH", Status.WARN, f"CA type {ca.ca_type}, the SKU has "
                                    f"{lim.ca_type}", ca.name))
     return out
+
+
+@incomplete_means_retest
+def check_ib_counters(counters: IbCountersResult, devices: Iterable[str] | None = None) -> list[Finding]:
+    """One sysfs port-counter reading, before any growth is judged: ``IB_COUNTER_SATURATED`` (UNKNOWN, RETEST:
+    clear the counters, e.g. ``perfquery -R``, and read again) per port with counters at the maximum of their
+    field width (their true counts and growth are unknown), ``IB_COUNTER_UNREADABLE`` (UNKNOWN, RETEST) per port
+    with values that are not counts, then the parser's unknown reasons (about the whole reading, so kept whatever
+    ``devices``). ``devices``: the rails' RDMA devices (default: every port read)."""
+    wanted = None if devices is None else set(devices)
+    out: list[Finding] = []
+    for (dev, port), lines in counters.saturated.items():
+        if wanted is None or dev in wanted:
+            subject = f"{dev} port {port}"
+            out.append(Finding("IB_COUNTER_SATURATED", Status.UNKNOWN, f"{subject}: {', '.join(lines)} at the "
+                               "maximum of their field width: the true counts and their growth are unknown; clear "
+                               "the port counters (perfquery -R) and read again", subject, "\n".join(lines.values()),
+                               Action.RETEST))
+    for (dev, port), lines in counters.unreadable.items():
+        if wanted is None or dev in wanted:
+            subject = f"{dev} port {port}"
+            out.append(Finding("IB_COUNTER_UNREADABLE", Status.UNKNOWN, f"{subject}: {len(lines)} counters could not "
+                               "be read as numbers", subject, "\n".join(list(lines.values())[:10]), Action.RETEST))
+    return [*out, *counters.unknown_findings()]
 
 
 @incomplete_means_retest

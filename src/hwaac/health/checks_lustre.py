@@ -9,6 +9,8 @@ Why each fault gets its status and action: ``docs/health-parsers.md`` and the co
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from hwaac.health.parsers.lctl import HealthCheckResult, LctlPingResult
 from hwaac.health.parsers.lnetctl import FULL_HEALTH, LnetNetsResult
 from hwaac.health.parsers.lustre import ENOTCONN, LfsCheckResult
@@ -51,6 +53,34 @@ def ping_findings(result: LctlPingResult) -> list[Finding]:
         out.append(Finding("LUSTRE_PING_FAILED", Status.FAIL, f"lctl ping {result.nid}: {result.error}", result.nid,
                            result.error_line, Action.CHECK_LINK))
     return [*out, *result.unknown_findings()]
+
+
+@incomplete_means_retest
+def mgs_reach_findings(subject: str, nodes: Sequence[Sequence[str]],
+                       pings: Mapping[str, LctlPingResult | None]) -> list[Finding]:
+    """MGS reachability of one file system (``subject``) from the ``lctl ping`` of each NID of its failover MGS
+    ``nodes`` (``pings``: NID -> result, None or absent where the ping did not run or its output was not returned):
+    ``LUSTRE_MGS_UNREACHABLE`` (FAIL, CHECK_LINK, subject the file system) when no NID of any node answers,
+    ``LUSTRE_MGS_NID_UNREACHABLE`` (WARN, CHECK_LINK, subject the NID) for a NID that does not answer while another
+    does (failover redundancy lost). Nothing when some NIDs are unknown and none answered (their own UNKNOWNs say
+    so). A torn ping output recommends only a retest (the rule holds for every ping given)."""
+    reach: dict[str, bool | None] = {}
+    for node in nodes:
+        for nid in node:
+            ping = pings.get(nid)
+            reach[nid] = None if ping is None else ping.reachable
+    states = list(reach.values())
+    if any(s is None for s in states) and not any(states):
+        return []
+    if not any(any(reach[nid] for nid in node) for node in nodes):
+        failed = [nid for node in nodes for nid in node]
+        return [Finding("LUSTRE_MGS_UNREACHABLE", Status.FAIL, f"{subject}: no MGS NID answers lctl ping "
+                        f"({', '.join(failed)}): the client cannot (re)mount or get configuration updates; check "
+                        "this node's LNet NIs and the path to the MGS", subject,
+                        "; ".join(f"{nid}: failed" for nid in failed), Action.CHECK_LINK)]
+    return [Finding("LUSTRE_MGS_NID_UNREACHABLE", Status.WARN, f"{subject}: MGS NID {nid} does not answer lctl ping "
+                    "while another MGS NID does (failover redundancy lost)", nid, f"lctl ping {nid}: failed",
+                    Action.CHECK_LINK) for node in nodes for nid in node if reach[nid] is False]
 
 
 @incomplete_means_retest

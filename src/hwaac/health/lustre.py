@@ -27,7 +27,9 @@ normalised, ``o2ib0`` == ``o2ib``; order of NIDs and of failover nodes ignored),
 ``active`` and every import is FULL (or IDLE: disconnected by ``idle_timeout`` and reconnected on use, 2.12+) --
 those of any mounted file system count, expected or not: a hung mount blocks the node's jobs all the same -- every
 MGS NID answers ``lctl ping``, ``health_check`` says ``healthy`` and no LNet NI is down or degraded. Anything
-unreadable, missing, timed out or not run is UNKNOWN (action RETEST), never PASS.
+unreadable, missing, timed out or not run is UNKNOWN (action RETEST), never PASS; every parsed output is judged by a
+check carrying :func:`~hwaac.health.result.incomplete_means_retest` (the MGS reachability too:
+:func:`~hwaac.health.checks_lustre.mgs_reach_findings`), so a cut output recommends only a retest.
 
 Fault codes (status, action): ``LUSTRE_NOT_MOUNTED`` (FAIL, NONE: mount it with ``aiinfra.hwaac.lustre_mount``),
 ``LUSTRE_MOUNTED_ELSEWHERE`` (WARN), ``LUSTRE_MOUNTED_FROM_OTHER_MGS`` (FAIL, NONE: no NID of the mounted source is
@@ -56,11 +58,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hwaac.health.checks_lustre import health_check_findings, import_findings, lfs_check_findings, lnet_findings
+from hwaac.health.checks_lustre import (
+    health_check_findings,
+    import_findings,
+    lfs_check_findings,
+    lnet_findings,
+    mgs_reach_findings,
+)
 from hwaac.health.lustre_lnet import nid_findings
 from hwaac.health.lustre_targets import df_findings
 from hwaac.health.node import NodeVerdict, verdict
-from hwaac.health.parsers.lctl import parse_health_check, parse_lctl_ping
+from hwaac.health.parsers.lctl import LctlPingResult, parse_health_check, parse_lctl_ping
 from hwaac.health.parsers.lctl_list_nids import parse_lctl_list_nids
 from hwaac.health.parsers.lnetctl import parse_lnet_net_show
 from hwaac.health.parsers.lustre import parse_lfs_check
@@ -382,7 +390,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
         found += health_check_findings(parse_health_check(stdout + ("\n" + stderr if stderr else ""), exit_code=rc))
 
     # MGS NIDs: per file system, per failover MGS node
-    reach: dict[str, bool | None] = {}
+    pings: dict[str, LctlPingResult | None] = {}
     peers: dict[str, list[str]] = {}
     for nid in all_mgs_nids(filesystems, extra):
         name = PING_PREFIX + nid
@@ -390,34 +398,19 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
         problem = _probe_problem(name, out)
         if problem:
             found.append(Finding(problem.code, problem.status, problem.message, nid, action=problem.action))
-            reach[nid] = None
+            pings[nid] = None
             continue
         stdout, stderr, rc = _text(out)
         ping = parse_lctl_ping(stdout + ("\n" + stderr if stderr else ""), nid=nid, exit_code=rc)
         found += [Finding(f.code, f.status, f.message, nid, f.evidence, f.action) for f in ping.unknown_findings()]
-        reach[nid] = ping.reachable
+        pings[nid] = ping
         if ping.reachable:
             peers[nid] = ping.peer_nids
     groups = [(fs.name, [list(node) for node in fs.mgs]) for fs in filesystems if fs.mgs]
     if extra:
         groups.append(("mgs", [[nid] for nid in extra]))
-    for subject, nodes in groups:
-        states = [reach.get(nid) for node in nodes for nid in node]
-        if any(s is None for s in states) and not any(states):
-            continue  # some NIDs unread, none known reachable: the UNKNOWN findings above say so
-        if not any(any(reach.get(nid) for nid in node) for node in nodes):
-            failed = [nid for node in nodes for nid in node]
-            found.append(Finding("LUSTRE_MGS_UNREACHABLE", Status.FAIL, f"{subject}: no MGS NID answers lctl ping "
-                                 f"({', '.join(failed)}): the client cannot (re)mount or get configuration "
-                                 "updates; check this node's LNet NIs and the path to the MGS", subject,
-                                 "; ".join(f"{nid}: failed" for nid in failed), Action.CHECK_LINK))
-            continue
-        for node in nodes:
-            for nid in node:
-                if reach.get(nid) is False:
-                    found.append(Finding("LUSTRE_MGS_NID_UNREACHABLE", Status.WARN, f"{subject}: MGS NID {nid} "
-                                         "does not answer lctl ping while another MGS NID does (failover "
-                                         "redundancy lost)", nid, f"lctl ping {nid}: failed", Action.CHECK_LINK))
+    for subject, nodes in groups:  # each group's own pings: a torn one withholds only that group's link repair
+        found += mgs_reach_findings(subject, nodes, {nid: pings.get(nid) for node in nodes for nid in node})
 
     # the MGS each mounted file system was mounted from (after the pings: they resolve host-name NIDs)
     for fs in filesystems:

@@ -11,9 +11,11 @@ benchmark) parses and decides. Stages of burn-in (``burn-in-health.md`` §1 leve
 - ``dcgm``: dcgmi diag -r <profile level> -j;
 - ``single_node``: all_reduce_perf over the node's GPUs, nvbandwidth host<->GPU and GPU<->GPU;
 - ``ib_serve``: ib_write_bw servers on every rail (run async; nothing to judge: the client does);
-- ``ib_pairwise``: ib_write_bw per rail to a peer node's servers on the same rail (GPUDirect), counters after;
+- ``ib_pairwise``: ib_write_bw per rail to a peer node's servers on the same rail (GPUDirect), then the port
+  counters and ``rdma statistic show`` again (their growth since ``quick`` is judged);
 - ``nccl_multi``: all_reduce_perf across the SU's nodes with NCCL_ALGO=RING through mpirun (run on one node);
-- ``health``: the periodic subset: nvidia-smi -q -x, remapped rows, kernel log, ibstat, counters, dcgmi diag -r 1.
+- ``health``: the periodic subset: nvidia-smi -q -x, remapped rows, kernel log, ibstat, counters, the RDMA probes
+  of ``quick`` (ibstatus, ibv_devinfo, rdma statistic show), dcgmi diag -r 1.
 
 Shapes: a probe output is ``{"rc": int | None, "stdout": str, "stderr": str, "seconds": float, "timed_out": bool}``
 (``rc`` None when the command could not start: the tool is missing). Errors: :class:`KeyError` for an unknown
@@ -55,6 +57,8 @@ class Context:
         under_load: the quick checks run while GPUs are busy (PCIe generation is then checked).
         nccl_algo / nodes: how the multi-node NCCL run was started.
         counters_before / counters_seconds: the earlier port-counter reading (raw) and seconds since it.
+        rdma_statistic_before: the earlier ``rdma statistic show`` reading (raw), read with ``counters_before``
+            (the same stage, seconds apart), so ``counters_seconds`` is its age too.
     """
 
     node: str
@@ -65,6 +69,7 @@ class Context:
     nodes: int | None = None
     counters_before: str | None = None
     counters_seconds: float | None = None
+    rdma_statistic_before: str | None = None
     uptime_s: float | None = None
     # parse results of this evaluation by probe name, shared with hardware_ids (an 8-GPU nvidia-smi XML is ~200 KB:
     # parsing it once per node, not three times, is what keeps 1,000 nodes within seconds)
@@ -78,6 +83,8 @@ def _memo(ctx: Context, key: str, parse: Callable[[], Any]) -> Any:
 
 
 IB_PORT_BASE = 18515  # perftest's default port; rail r listens on IB_PORT_BASE + r
+# the rails as the verbs stack and the RDMA netlink see them (besides ibstat and sysfs counters): quick and health
+RDMA_PROBES = ("ibstatus", "ibv_devinfo", "rdma_statistic")
 
 
 def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: list[str] | None = None,
@@ -134,6 +141,7 @@ def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: l
         if stage == "ib_pairwise":
             out["ibstat"] = ["ibstat"]  # this node's ports now: a failed pair is this node's fault only if so
             out["ib_counters"] = counters
+            out["rdma_statistic"] = ["rdma", "statistic", "show"]  # the hw counters' growth over the pair test
         return out
     if stage == "nccl_multi":
         if not mpi_hosts:
@@ -145,12 +153,14 @@ def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: l
                                ",".join(f"{h}:{per_node}" for h in mpi_hosts), "-x", f"NCCL_ALGO={nccl_algo}",
                                "--tag-output", "all_reduce_perf", *args]}
     if stage == "health":
+        quick = commands("quick", profile, sysfs_root=sysfs_root)
         return {
             "nvidia_smi": ["nvidia-smi", "-q", "-x"],
-            "remapped_rows": commands("quick", profile)["remapped_rows"],
+            "remapped_rows": quick["remapped_rows"],
             "kernel_log": kernel,
             "ibstat": ["ibstat"],
             "ib_counters": counters,
+            **{name: quick[name] for name in RDMA_PROBES},
             "dcgm_diag": ["dcgmi", "diag", "-r", str(profile.dcgm.health_check_level), "-j"],
         }
     raise KeyError(f"unknown stage {stage!r}")
@@ -263,7 +273,7 @@ def _ibstat(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Conte
 
 def _counters(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
     after = _memo(ctx, name, lambda: _counters_of(raw))
-    out = [f for f in after.all_findings() if ctx.rails is None or f.subject.split()[0] in ctx.rails]
+    out = checks.check_ib_counters(after, ctx.rails)
     if ctx.counters_before is not None:
         before = _counters_of(ctx.counters_before)
         # without the interval only the deltas are judged (a rate needs seconds > 0)
@@ -283,7 +293,11 @@ def _rdma_ports(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: C
 
 def _rdma_statistic(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
     stat = _memo(ctx, name, lambda: rdma.parse_rdma_statistic(raw + ("\n" + err if err else "")))
-    out = checks_rdma.check_rdma_statistic(stat, ctx.rails)
+    if ctx.rdma_statistic_before is None:
+        out = checks_rdma.check_rdma_statistic(stat, ctx.rails)
+    else:  # without the interval only the deltas are judged, as for the sysfs counters
+        before = _memo(ctx, f"{name}_before", lambda: rdma.parse_rdma_statistic(ctx.rdma_statistic_before or ""))
+        out = checks_rdma.check_rdma_statistic_growth(before, stat, ctx.counters_seconds or 0, profile, ctx.rails)
     return [*out, _exit_finding(name, rc, err)] if rc else out
 
 

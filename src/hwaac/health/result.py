@@ -21,7 +21,7 @@ exit codes lie):
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 from typing import Any
@@ -147,14 +147,23 @@ def retest_only(findings: list[Finding], why: str) -> list[Finding]:
 def incomplete_means_retest[**P](check: Callable[P, list[Finding]]) -> Callable[P, list[Finding]]:
     """The one place of the rule "an incomplete parse leads only to a retest": when any parsed result given to
     ``check`` is incomplete (:attr:`ToolResult.incomplete`), none of its findings may recommend a reset, reboot,
-    link repair or RMA (:func:`retest_only`). Every check that judges a parsed result carries it
-    (:mod:`hwaac.health.checks`, :mod:`~hwaac.health.checks_rdma`, :mod:`~hwaac.health.checks_lustre`,
-    :mod:`~hwaac.health.lustre_targets`, :mod:`~hwaac.health.lustre_lnet`)."""
+    link repair or RMA (:func:`retest_only`). A parsed result counts whether given directly or as a value of a
+    mapping or an item of a list or tuple argument (several readings judged together, e.g. one ``lctl ping`` per
+    MGS NID). Every check that judges a parsed result carries it (:mod:`hwaac.health.checks`,
+    :mod:`~hwaac.health.checks_rdma`, :mod:`~hwaac.health.checks_lustre`, :mod:`~hwaac.health.lustre_targets`,
+    :mod:`~hwaac.health.lustre_lnet`)."""
 
     @functools.wraps(check)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> list[Finding]:
         found = check(*args, **kwargs)
-        parsed: list[Any] = [*args, *kwargs.values()]
+        parsed: list[Any] = []
+        for arg in (*args, *kwargs.values()):
+            if isinstance(arg, Mapping):
+                parsed += arg.values()
+            elif isinstance(arg, list | tuple):
+                parsed += arg
+            else:
+                parsed.append(arg)
         torn = [r for r in parsed if isinstance(r, ToolResult) and r.incomplete]
         if not torn:
             return found

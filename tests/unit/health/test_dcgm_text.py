@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from hwaac.health import checks
 from hwaac.health.dcgm_grading import grade_diag
+from hwaac.health.parsers import dcgm_text
 from hwaac.health.parsers.dcgm import parse_diag_json
 from hwaac.health.parsers.dcgm_text import parse_diag_table
 from hwaac.health.result import Action, Status
@@ -87,3 +89,25 @@ def test_table_and_json_give_the_same_facts_for_the_same_shape() -> None:
 @pytest.mark.parametrize("raw", ["", "Error: unable to establish a connection to the specified host: localhost\n"])
 def test_not_a_table_is_unknown(raw: str) -> None:
     assert grade_diag(parse_diag_table(raw)).status() == Status.UNKNOWN
+
+
+# --- the module docstring draws the recorded tables -----------------------------------------------------------------
+
+DOC = dcgm_text.__doc__ or ""
+DRAWN = [line.strip() for line in DOC.splitlines() if line.startswith("    ") and line.strip()[:1] in "|+"]
+RECORDED = {line.strip() for path in TABLE.glob("*.txt") for line in path.read_text().splitlines()}
+
+
+def test_every_dcgm_version_the_docstring_names_is_recorded() -> None:
+    versions = set(re.findall(r"\b\d+\.\d+\.\d+\b", DOC))
+    assert versions and all(any(v in path.name or v in path.read_text() for path in TABLE.glob("*")) for v in versions)
+
+
+def test_every_table_row_the_docstring_draws_is_a_recorded_row() -> None:
+    assert DRAWN and [line for line in DRAWN if line not in RECORDED] == []
+
+
+def test_the_docstrings_4x_table_reads_as_complete() -> None:
+    first = DOC.split("::", 1)[1].split("\n\n")[1]  # the first literal block: a whole table
+    r = grade_diag(parse_diag_table(first))
+    assert (r.status(), r.layout, r.version, r.unknown) == (Status.PASS, "4.x", "4.4.2", [])

@@ -175,7 +175,8 @@ def test_bump_stops_legacy_counters_at_their_width(tmp_path):
                                                       "rnr_nak_retry_err": 2}
     assert nic_counters.bump(n.state, "mlx5_1", local_link_integrity_errors=99)["local_link_integrity_errors"] == 15
     r = parse_ib_counters(n.counters())
-    assert "IB_COUNTER_SATURATED" in {f.code for f in r.findings}
+    assert set(r.saturated[("mlx5_1", 1)]) == {"link_downed", "local_link_integrity_errors"}
+    assert "IB_COUNTER_SATURATED" in {f.code for f in checks.check_ib_counters(r)}
     assert r.counters("mlx5_1")["link_downed"] is None and r.counters("mlx5_1")["symbol_error"] == 5
     with pytest.raises(KeyError):
         nic_counters.bump(n.state, "mlx5_1", no_such_counter=1)
@@ -302,7 +303,7 @@ def test_ib_pairwise_of_a_healthy_pair_evaluates_to_pass(tmp_path):
     nic_counters.ensure_tree(a.state, 8)
     before = a.counters()
     outputs = run_pairwise(a, b)
-    assert set(outputs) == {*(f"ib_write_bw_{d}" for d in RAILS), "ibstat", "ib_counters"}
+    assert set(outputs) == {*(f"ib_write_bw_{d}" for d in RAILS), "ibstat", "ib_counters", "rdma_statistic"}
     ctx = node.Context(node="gpu-a", rails=tuple(RAILS), counters_before=before, counters_seconds=80.0)
     found = node.evaluate(outputs, PROFILE, ctx)
     assert [f for f in found if f.status > Status.PASS] == []

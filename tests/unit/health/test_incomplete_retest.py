@@ -109,6 +109,9 @@ CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Fin
     "checks_lustre.lfs_check_findings": (
         lambda: lustre.parse_lfs_check(read("lfs/check_servers_inactive_derived.txt", TOOLS)),
         checks_lustre.lfs_check_findings),  # type: ignore[dict-item]
+    "checks_lustre.mgs_reach_findings": (  # the only MGS NID does not answer: the fs cannot reach its MGS
+        lambda: lctl.parse_lctl_ping(read("lustre/lctl_ping_failed.txt"), nid="10.20.0.1@tcp", exit_code=1),
+        lambda r: checks_lustre.mgs_reach_findings("lfs1", [["10.20.0.1@tcp"]], {"10.20.0.1@tcp": r})),  # type: ignore[dict-item]
     "checks_lustre.ping_findings": (
         lambda: lctl.parse_lctl_ping(read("lustre/lctl_ping_failed.txt"), nid="10.20.0.1@tcp", exit_code=1),
         checks_lustre.ping_findings),  # type: ignore[dict-item]
@@ -131,16 +134,23 @@ NO_PARSED_INPUT = {"checks.check_counter_growth"}
 # action NONE or RETEST); they carry the rule all the same, so that a destructive finding added later is guarded
 NEVER_DESTRUCTIVE = {
     "checks.check_ethtool",  # ethtool -S is parsed, not judged yet: the parser's findings and UNKNOWNs only
+    "checks.check_ib_counters",  # one reading: saturated, unreadable and torn counters are UNKNOWN, RETEST
     "checks_rdma.check_rdma_statistic",  # one reading: its UNKNOWNs and NIC_COUNTERS_MISSING (UNKNOWN, RETEST)
     "lustre_lnet.nid_findings",  # no NID on the MGS network (FAIL) and off-net failover node (WARN): configure LNet
 }
 
 
+def _is_parsed(hint: object) -> bool:
+    """A ToolResult, or a union or container (Mapping[str, LctlPingResult | None]...) holding one."""
+    if isinstance(hint, type) and issubclass(hint, ToolResult):
+        return True
+    return any(_is_parsed(arg) for arg in typing.get_args(hint))
+
+
 def _judges_parsed_input(fn: Callable[..., object]) -> bool:
     hints = typing.get_type_hints(fn)
     hints.pop("return", None)
-    return any(isinstance(t, type) and issubclass(t, ToolResult) for hint in hints.values()
-               for t in (typing.get_args(hint) or (hint,)))
+    return any(_is_parsed(hint) for hint in hints.values())
 
 
 def _check_functions() -> dict[str, Callable[..., object]]:

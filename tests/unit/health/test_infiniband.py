@@ -1,5 +1,6 @@
-"""ibstat (read, then judged by hwaac.health.checks.check_ibstat_ports), sysfs InfiniBand counters and counter growth
-on recorded outputs (fixtures/health/ibstat, ib-counters)."""
+"""ibstat (read, then judged by hwaac.health.checks.check_ibstat_ports), sysfs InfiniBand counters (read, then judged
+by hwaac.health.checks.check_ib_counters) and counter growth on recorded outputs (fixtures/health/ibstat,
+ib-counters)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.checks import check_ibstat_ports
+from hwaac.health.checks import check_ib_counters, check_ibstat_ports
 from hwaac.health.parsers.infiniband import (
     ERROR_COUNTERS,
     IbCountersResult,
@@ -180,8 +181,14 @@ def test_saturated_legacy_counters_are_unknown_not_healthy() -> None:
     assert port["port_xmit_data"] == 205143497464492  # > 2**32: a 64-bit extended counter, not saturated
     assert "8-bit" in result.none_reasons[("mlx5_1", 1, "link_downed")]
     assert "4-bit" in result.none_reasons[("mlx5_1", 1, "excessive_buffer_overrun_errors")]
-    [finding] = result.findings
-    assert (finding.code, finding.status, finding.subject) == ("IB_COUNTER_SATURATED", Status.UNKNOWN, "mlx5_1 port 1")
+    assert result.findings == []  # facts only: the check judges
+    saturated = result.saturated[("mlx5_1", 1)]
+    assert sorted(saturated) == ["excessive_buffer_overrun_errors", "link_downed", "port_xmit_discards",
+                                 "port_xmit_wait"]
+    assert saturated["link_downed"].endswith("counters/link_downed:255")
+    [finding] = check_ib_counters(result)
+    assert (finding.code, finding.status, finding.subject, finding.action) == (
+        "IB_COUNTER_SATURATED", Status.UNKNOWN, "mlx5_1 port 1", Action.RETEST)
     assert "counters/link_downed:255" in finding.evidence and "port_xmit_wait:4294967295" in finding.evidence
 
 
@@ -204,7 +211,8 @@ def test_unreadable_counters_are_unknown() -> None:
     result = parse_ib_counters(read(NO_PMA))  # node_exporter#966: "N/A (no PMA)"
     assert result.status() == Status.UNKNOWN
     assert set(result.counters("i40iw0", 1).values()) == {None}
-    assert "IB_COUNTER_UNREADABLE" in {f.code for f in result.findings}
+    assert set(result.unreadable[("i40iw0", 1)]) == set(result.counters("i40iw0", 1))
+    assert "IB_COUNTER_UNREADABLE" in {f.code for f in check_ib_counters(result)}
     assert result.none_reasons[("i40iw0", 1, "link_downed")].startswith("unreadable")
 
 

@@ -1,4 +1,5 @@
-"""The quick stage reads the RDMA ports three more ways (ibstatus, ibv_devinfo, rdma statistic show) and judges them.
+"""The quick and the periodic health stage read the RDMA ports three more ways (ibstatus, ibv_devinfo, rdma statistic
+show) and judge them.
 
 The probes run as hwaac.health.node.commands() names them against the fakes of a simulated node (tests/fakes/bin,
 ports from tests/fakes/rdma_ports.py), then hwaac.health.node.evaluate(); the cases are a table of node knobs, the
@@ -31,13 +32,13 @@ def ib_profile():
     return H200.model_copy(update={"nic": H200.nic.model_copy(update={"link_layer": "InfiniBand"})})
 
 
-def run_probes(tmp_path: Path, **knobs: object) -> dict[str, dict]:
+def run_probes(tmp_path: Path, stage: str = "quick", **knobs: object) -> dict[str, dict]:
     state = tmp_path / "gpu-node-01"
     state.mkdir()
     if knobs:
         gpu_node.save(state, **knobs)
     env = {**os.environ, "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}", "HWAAC_FAKE_STATE": str(state)}
-    probes = node.commands("quick", H200)
+    probes = node.commands(stage, H200)
     out = {}
     for name in PROBES:
         p = subprocess.run(probes[name], env=env, capture_output=True, text=True, timeout=60)
@@ -82,10 +83,17 @@ def test_quick_stage_judges_the_rdma_ports(tmp_path: Path, knobs: dict, profile,
     assert found == {"ibstatus": ibstatus, "ibv_devinfo": ibv_devinfo, "rdma_statistic": rdma_statistic}
 
 
-def test_quick_stage_names_the_probes() -> None:
-    probes = node.commands("quick", H200)
-    assert {k: probes[k] for k in PROBES} == {"ibstatus": ["ibstatus"], "ibv_devinfo": ["ibv_devinfo"],
-                                               "rdma_statistic": ["rdma", "statistic", "show"]}
+@pytest.mark.parametrize("stage", ["quick", "health"])
+def test_the_stage_names_the_probes(stage: str) -> None:
+    probes = node.commands(stage, H200)
+    assert {k: probes.get(k) for k in PROBES} == {"ibstatus": ["ibstatus"], "ibv_devinfo": ["ibv_devinfo"],
+                                                   "rdma_statistic": ["rdma", "statistic", "show"]}
+
+
+def test_the_periodic_health_stage_judges_a_dead_rail_through_the_rdma_probes(tmp_path: Path) -> None:
+    """A production node's rail down: ibstatus and ibv_devinfo of the health stage fail it (each probe alone)."""
+    found = by_probe(run_probes(tmp_path, "health", dead_rails=[3]), H200, RAILS)
+    assert found == {"ibstatus": {DOWN3, RAILS_DOWN3}, "ibv_devinfo": {DOWN3, RAILS_DOWN3}, "rdma_statistic": set()}
 
 
 def test_a_dead_rail_fails_the_node_once_per_port(tmp_path: Path) -> None:
@@ -140,3 +148,52 @@ def test_fakes_print_the_recorded_layout(tmp_path: Path, probe: str, recorded: P
         labels = [[re.sub(r"\s+", " ", line.split(":")[0].strip()) for line in text.split("\n\n")[0].splitlines()]
                   for text in (fake, real)]
         assert labels[0] == labels[1]
+
+
+# --- growth of the rdma statistic counters between stages ------------------------------------------------------------
+
+STAT = FIX / "rdma-statistic"
+BEFORE = (STAT / "mlnx-iproute2-4link.txt").read_text()
+# the derived second reading: mlx5_0/1 local_ack_timeout_err 0 -> 17 (README), above the profile's warn rate in 10 s
+AFTER = (STAT / "mlnx-iproute2-4link-after_derived.txt").read_text()
+RNR = BEFORE.replace("link mlx5_2/1 rx_write_requests 0 rx_read_requests 0 rx_atomic_requests 0 out_of_buffer 0 "
+                     "out_of_sequence 0 duplicate_request 0 rnr_nak_retry_err 0", "link mlx5_2/1 rx_write_requests 0 "
+                     "rx_read_requests 0 rx_atomic_requests 0 out_of_buffer 0 out_of_sequence 0 duplicate_request 0 "
+                     "rnr_nak_retry_err 2")
+ACK_RATE = ("NIC_LOCAL_ACK_TIMEOUT_ERR_RATE", "WARN", "mlx5_0 port 1", "check_link")
+GROWTH = [
+    # name, rdma_statistic_before, this stage's reading, counters_seconds, (code, status, subject, action) found
+    ("no earlier reading: one reading judged", None, AFTER, 10.0, set()),
+    ("no growth", BEFORE, BEFORE, 10.0, set()),
+    ("a warn rate over 10 s", BEFORE, AFTER, 10.0, {ACK_RATE}),
+    ("no interval: rates unknown, no fatal counter grew", BEFORE, AFTER, None, set()),
+    ("a fatal counter grew", BEFORE, RNR, 10.0, {("NIC_RNR_NAK_RETRY_ERR", "FAIL", "mlx5_2 port 1", "check_link")}),
+    ("a fatal counter grew, no interval", BEFORE, RNR, None,
+     {("NIC_RNR_NAK_RETRY_ERR", "FAIL", "mlx5_2 port 1", "check_link")}),
+]
+
+
+@pytest.mark.parametrize(("before", "after", "seconds", "expected"), [c[1:] for c in GROWTH],
+                         ids=[c[0] for c in GROWTH])
+def test_rdma_statistic_growth_since_the_earlier_stage(before: str | None, after: str, seconds: float | None,
+                                                       expected: set) -> None:
+    ctx = node.Context(node="gpu-node-01", rdma_statistic_before=before, counters_seconds=seconds)
+    found = node.evaluate({"rdma_statistic": {"rc": 0, "stdout": after, "stderr": "", "seconds": 0.1,
+                                              "timed_out": False}}, H200, ctx)
+    assert {(f.code, str(f.status), f.subject, f.action.value) for f in found} == expected
+
+
+def test_a_torn_earlier_reading_withholds_the_link_repair() -> None:
+    """The earlier reading cut in a line: the growth it shows is no evidence for a technician, only a retest."""
+    ctx = node.Context(node="gpu-node-01", rdma_statistic_before=cut(BEFORE, 0.9), counters_seconds=10.0)
+    found = node.evaluate({"rdma_statistic": {"rc": 0, "stdout": RNR, "stderr": "", "seconds": 0.1,
+                                              "timed_out": False}}, H200, ctx)
+    result = node.verdict("gpu-node-01", {"ib_pairwise": found})
+    assert (result.status, result.action.value) == (Status.UNKNOWN, "retest")
+    assert "NIC_RNR_NAK_RETRY_ERR" in result.codes  # seen, and withheld
+
+
+def test_ib_pairwise_reads_the_rdma_statistic_again() -> None:
+    probes = node.commands("ib_pairwise", H200, rails=list(RAILS), peer="gpu-node-02")
+    assert probes["rdma_statistic"] == ["rdma", "statistic", "show"]
+    assert list(probes).index("rdma_statistic") > max(i for i, n in enumerate(probes) if n.startswith("ib_write_bw_"))

@@ -1,24 +1,33 @@
 """Reader of the ``dcgmi diag -r N`` table (no ``-j``): the same facts as :mod:`.dcgm` reads from the JSON.
 
-Layout (``dcgmi/Diag.cpp``'s table writer; recorded examples in ``tests/fixtures/health/dcgmi/table``)::
+Layout (``dcgmi/Diag.cpp``'s table writer), rows as recorded in ``tests/fixtures/health/dcgmi/table`` (README
+there). DCGM 4.4.2, abridged from ``4.4.2-dcgm124-diag-r2.txt``::
 
     +---------------------------+------------------------------------------------+
     | Diagnostic                | Result                                         |
     +===========================+================================================+
     |-----  Metadata  ----------+------------------------------------------------|
-    | DCGM Version              | 3.3.9                                          |
+    | DCGM Version              | 4.4.2                                          |
     |-----  Deployment  --------+------------------------------------------------|
-    | Denylist                  | Pass                                           |
+    | software                  | Pass                                           |
+    |                           | GPU0: Pass                                     |
     +-----  Hardware  ----------+------------------------------------------------+
-    | GPU Memory                | Pass - GPUs: 1, 2, 3                           |
+    | memory                    | Pass                                           |
+    |                           | GPU0: Pass                                     |
+    +---------------------------+------------------------------------------------+
+
+and the older per-test rows, from excerpts that do not state their DCGM version (3.x by their layout;
+``stas00-r2-gpu0-memory-fail-excerpt.txt``)::
+
+    | GPU Memory                | Pass - GPUs: 1, 2, 3, 4, 5, 6, 7               |
     |                           | Fail - GPU: 0                                  |
     | Warning                   | GPU 0 Thermal violations totaling 13.3 second  |
     |                           | s started at 9.7 seconds into the test for GP  |
-    +---------------------------+------------------------------------------------+
 
-DCGM 3.x writes ``Pass - All`` or ``<status> - GPUs: ids`` per test; 4.x a summary status and one ``GPUn: <status>``
-line per entity. ``Info``, ``Warning`` and ``Error`` rows belong to the test above them (an ``Error`` with no test
-above is a failed node-wide result); their text wraps at the column width, mid-word. The table carries no error ids
+The older table writes ``<status> - GPUs: ids`` per test (or ``Pass - All`` when every GPU passed: ``Diag.cpp``, in
+no fixture); 4.x a summary status and one ``GPUn: <status>`` line per entity. ``Info``, ``Warning`` and ``Error``
+rows belong to the test above them (an ``Error`` with no test above is a failed node-wide result); their text wraps
+at the column width, mid-word. The table carries no error ids
 or severities, so its warnings are graded as DCGM 2.x string warnings are (:mod:`hwaac.health.dcgm_grading`).
 
 Incomplete (an ``unknown`` reason): no header row, no closing border (a cut output), a line that is not part of the

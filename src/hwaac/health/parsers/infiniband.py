@@ -13,15 +13,18 @@ Two parsers and the growth arithmetic a later check needs (``burn-in-health.md``
   (lines ``path:value``). Legacy PortCounters fields are fixed-width and *stop at all ones* instead of wrapping
   (InfiniBand Architecture Specification Vol. 1, chapter 16.1 Performance Management, PortCounters attribute; the
   kernel prints them at those widths, ``drivers/infiniband/core/sysfs.c`` ``PORT_PMA_ATTR``). A counter at its
-  maximum is therefore unknown, not a count: it becomes ``None`` with an UNKNOWN finding ``IB_COUNTER_SATURATED``
-  (gpud#943 shows ``link_downed`` 255, ``port_xmit_discards`` 65535, ``port_xmit_wait`` 4294967295 and
-  ``excessive_buffer_overrun_errors`` 15 on one port).
+  maximum is therefore unknown, not a count: it becomes ``None`` and is listed in
+  :attr:`IbCountersResult.saturated` (gpud#943 shows ``link_downed`` 255, ``port_xmit_discards`` 65535,
+  ``port_xmit_wait`` 4294967295 and ``excessive_buffer_overrun_errors`` 15 on one port); a value that is not a
+  count is listed in :attr:`IbCountersResult.unreadable`. Facts only: :func:`hwaac.health.checks.check_ib_counters`
+  judges them.
 - :func:`counter_growth` / :func:`port_counter_growth` turn two readings into per-counter deltas and rates per
   second, ``None`` where either side is unknown or the counter went backwards (reset), so a check can apply
   NVSentinel-style rules (any increase of ``link_downed``, ``symbol_error`` > 10/s ...). :func:`grown` and
   :func:`grown_by_port` say which counters grew, for the qualification gate ("links show no error growth").
 
-No function here raises on bad tool output; what cannot be read is an ``unknown`` reason or an UNKNOWN finding.
+No function here raises on bad tool output; what cannot be read is an ``unknown`` reason or a value that is None
+with its reason.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from hwaac.health.result import Action, Finding, Status, ToolResult
+from hwaac.health.result import Status, ToolResult
 
 # Port states and physical states as ibstat.c prints them (port_state_str, port_phy_state_str); "???" is what it
 # prints for a value outside the tables.
@@ -448,15 +451,26 @@ class IbCountersResult(ToolResult):
             name present in both groups is kept as ``hw_counters/<name>`` for the second). A value is an int
             (events, or for ``port_xmit_data``/``port_rcv_data`` 4-octet words) or None when it cannot be trusted.
         none_reasons: per ``(device, port, name)`` why the value is None (saturated, unreadable).
+        saturated: per port, in output order, the counters at the maximum of their field width: name -> the line
+            as recorded (the evidence).
+        unreadable: per port, in output order, the counters whose value is not a count (``N/A (no PMA)``) or whose
+            file grep could not read: name -> the line as recorded (``path:value`` or ``grep: path: error``).
     """
 
     tool: str = "sysfs infiniband counters"
     ports: dict[PortKey, dict[str, int | None]] = field(default_factory=dict)
     none_reasons: dict[tuple[str, int, str], str] = field(default_factory=dict)
+    saturated: dict[PortKey, dict[str, str]] = field(default_factory=dict)
+    unreadable: dict[PortKey, dict[str, str]] = field(default_factory=dict)
 
     def counters(self, device: str, port: int = 1) -> dict[str, int | None]:
         """The counters of one port ({} when that port was not read)."""
         return self.ports.get((device, port), {})
+
+    def status(self) -> Status:
+        """UNKNOWN also when a counter is saturated or unreadable: a value that cannot be trusted is never healthy."""
+        worst = super().status()
+        return max(worst, Status.UNKNOWN) if self.saturated or self.unreadable else worst
 
 
 def _saturation_bits(name: str, value: int) -> int | None:
@@ -477,10 +491,10 @@ def parse_ib_counters(raw: str, *, version: str | None = None) -> IbCountersResu
         version: kernel version when known.
 
     Returns:
-        An :class:`IbCountersResult`. Findings: ``IB_COUNTER_SATURATED`` (UNKNOWN, RETEST: clear the counters, e.g.
-        ``perfquery -R``, and read again) per port with counters at their maximum; ``IB_COUNTER_UNREADABLE``
-        (UNKNOWN, RETEST) per port with values that are not numbers (``N/A (no PMA)``) or files grep could not read.
-        ``unknown`` lists lines that are not counter lines and empty input. Raises nothing.
+        An :class:`IbCountersResult`: the counters, and as facts the ports' ``saturated`` counters (at their
+        maximum) and ``unreadable`` ones (values that are not numbers, ``N/A (no PMA)``, or files grep could not
+        read), each with its line. ``unknown`` lists lines that are not counter lines, ports cut short and empty
+        input. No findings: :func:`hwaac.health.checks.check_ib_counters` judges. Raises nothing.
 
     Sources: kernel ``drivers/infiniband/core/sysfs.c`` (attribute names, widths, ``N/A (no PMA)``), gpud#943
     (saturated values), node_exporter#966 (``N/A (no PMA)``), ``burn-in-health.md`` §4.
@@ -490,8 +504,6 @@ def parse_ib_counters(raw: str, *, version: str | None = None) -> IbCountersResu
         result.unknown.append("no output")
         return result
     reasons = _LineReasons(result.unknown)
-    saturated: dict[PortKey, list[str]] = {}
-    unreadable: dict[PortKey, list[str]] = {}
     seen_legacy: set[PortKey] = set()
     for number, line in enumerate(raw.splitlines(), start=1):
         text = line.strip()
@@ -525,13 +537,13 @@ def parse_ib_counters(raw: str, *, version: str | None = None) -> IbCountersResu
             why = grep_error.group("error") if grep_error else f"value {value_text!r} is not a count"
             counters[name] = None
             result.none_reasons[(*key, name)] = f"unreadable: {why}"
-            unreadable.setdefault(key, []).append(text)
+            result.unreadable.setdefault(key, {})[name] = text
             continue
         bits = _saturation_bits(name, value)
         if bits is not None:
             counters[name] = None
             result.none_reasons[(*key, name)] = f"saturated: {value} = 2^{bits}-1, the {bits}-bit counter stopped"
-            saturated.setdefault(key, []).append(text)
+            result.saturated.setdefault(key, {})[name] = text
             continue
         counters[name] = value
     reasons.close()
@@ -541,30 +553,6 @@ def parse_ib_counters(raw: str, *, version: str | None = None) -> IbCountersResu
         present = {name.removeprefix("counters/") for name in counters}
         if key in seen_legacy and (missing := sorted(_LEGACY_FILES - present)):
             result.unknown.append(f"{key[0]} port {key[1]}: counters missing: {', '.join(missing)} (output truncated?)")
-    for key, lines in saturated.items():
-        names = [line.rsplit("/", 1)[-1].split(":", 1)[0] for line in lines]
-        result.findings.append(
-            Finding(
-                "IB_COUNTER_SATURATED",
-                Status.UNKNOWN,
-                f"{key[0]} port {key[1]}: {', '.join(names)} at the maximum of their field width: the true counts "
-                "and their growth are unknown; clear the port counters (perfquery -R) and read again",
-                subject=f"{key[0]} port {key[1]}",
-                evidence="\n".join(lines),
-                action=Action.RETEST,
-            )
-        )
-    for key, lines in unreadable.items():
-        result.findings.append(
-            Finding(
-                "IB_COUNTER_UNREADABLE",
-                Status.UNKNOWN,
-                f"{key[0]} port {key[1]}: {len(lines)} counters could not be read as numbers",
-                subject=f"{key[0]} port {key[1]}",
-                evidence="\n".join(lines[:10]),
-                action=Action.RETEST,
-            )
-        )
     if not result.ports and not result.unknown:
         result.unknown.append("no counter line found")
     return result

@@ -1,0 +1,86 @@
+"""aiinfra.hwaac.node_health: the action plugin driven with its real host module (tests/unit/ansible/module_run.py,
+what a ``connection: local`` play does) against the fakes of a simulated GPU node (tests/fakes/bin, a fake sysfs
+from tests/fakes/nic_counters.py): a stage's ``rdma statistic show`` reading comes back as ``rdma_statistic`` and,
+given to a later stage as ``rdma_statistic_before``, its counters' growth is judged."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from unittest.mock import MagicMock
+
+import pytest
+import yaml
+
+from ansible_collections.aiinfra.hwaac.plugins.action.node_health import ActionModule
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import PROBES_OPTION, SPECS
+from ansible_collections.aiinfra.hwaac.plugins.modules import node_health
+from tests.fakes import nic_counters
+from tests.unit.ansible.module_run import run_module
+
+REPO = Path(__file__).resolve().parents[3]
+FAKES = REPO / "tests" / "fakes" / "bin"
+
+
+class Node:
+    """A simulated node's state folder and the node_health task run on it."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.state = tmp / "gpu-node-01"
+        self.state.mkdir()
+        nic_counters.ensure_tree(self.state, 8)
+        self.env = {**os.environ, "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
+                    "HWAAC_FAKE_STATE": str(self.state), "PYTHONPATH": str(REPO)}
+        self.calls = 0
+
+    def run_action(self, args: dict[str, Any]) -> dict[str, Any]:
+        task = MagicMock()
+        task.args = {"sysfs_root": str(nic_counters.sys_root(self.state)), **args}
+        task.check_mode = False
+        task.async_val = 0
+        action = ActionModule(task=task, connection=MagicMock(), play_context=MagicMock(check_mode=False),
+                              loader=MagicMock(), templar=MagicMock(template=lambda value: value),
+                              shared_loader_obj=None)
+
+        def execute_module(module_name: str, module_args: dict[str, Any], task_vars: Any = None,
+                           wrap_async: bool = False) -> dict:
+            assert module_name == "aiinfra.hwaac.node_health"
+            self.calls += 1
+            return run_module("node_health", module_args, self.tmp / f"args{self.calls}.json", self.env)
+
+        action._execute_module = execute_module  # type: ignore[method-assign]
+        return action.run(task_vars={"inventory_hostname": "gpu-node-01"})
+
+
+RNR = ("NIC_RNR_NAK_RETRY_ERR", "FAIL", "mlx5_3 port 1", "check_link")
+CASES = [
+    # name, pass the last run's reading back, its age, the (code, status, subject, action) of the second run
+    ("the last run's reading given: its growth is judged", True, 3600.0, {RNR}),
+    ("without the interval: the delta of a fatal counter still fails", True, None, {RNR}),
+    ("no reading given: nothing to grow from", False, None, set()),
+]
+
+
+@pytest.mark.parametrize(("give", "age", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_health_stage_judges_rdma_statistic_growth_since_the_last_run(tmp_path: Path, give: bool,
+                                                                       age: float | None, expected: set) -> None:
+    node = Node(tmp_path)
+    first = node.run_action({"stage": "health"})
+    assert first["status"] == "PASS" and first["rdma_statistic"].startswith("link mlx5_0/1 ")
+    nic_counters.bump(node.state, "mlx5_3", rnr_nak_retry_err=2)  # no counters_before: sysfs growth is not asked
+    args: dict[str, Any] = {"stage": "health", "counters_age": age}
+    if give:
+        args["rdma_statistic_before"] = first["rdma_statistic"]
+    second = node.run_action(args)
+    assert {(f["code"], f["status"], f["subject"], f["action"]) for f in second["findings"]} == expected
+
+
+def test_spec_documents_every_option() -> None:
+    documented = yaml.safe_load(node_health.DOCUMENTATION)["options"]
+    assert set(documented) == {*SPECS["node_health"], *PROBES_OPTION}
+    for name, spec in SPECS["node_health"].items():
+        assert documented[name]["type"] == spec["type"], name
+        assert documented[name].get("default") == spec.get("default"), name
+    assert {"counters", "rdma_statistic"} <= set(yaml.safe_load(node_health.RETURN))
