@@ -133,6 +133,16 @@ def test_a_family_down_is_never_hidden_behind_an_established_one() -> None:
     assert (p.state, p.peer_state) == ("Idle", "PfxCt")
 
 
+@pytest.mark.parametrize(("source", "key", "label"), [
+    ("8.4 shutdown", "10.1.0.5", "Idle (Admin)"),  # peerState Admin (8.0+)
+    ("8.0dev admin", "192.168.0.1", "Idle (Admin)"),  # the reason only in state (before 8.0)
+    ("8.4 link down", "10.1.0.0", "Active"),  # peerState OK: no reason
+    ("8.4 healthy", "10.1.0.0", "Established"),
+])
+def test_label_words_the_state_as_frr_text_does(source: str, key: str, label: str) -> None:
+    assert parse_bgp_summary(SOURCES[source]()).peers[key].label == label
+
+
 def test_asdot_remote_as() -> None:
     doc = json.loads(SOURCES["10.5 spine"]())
     doc["ipv4Unicast"]["peers"]["10.200.1.19"]["remoteAs"] = "1.10"  # lib/asn.c asn_asn2json in asdot notation

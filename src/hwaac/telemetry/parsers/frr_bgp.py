@@ -73,6 +73,14 @@ class BgpPeer:
     def established(self) -> bool:
         return self.state == ESTABLISHED
 
+    @property
+    def label(self) -> str:
+        """The state as FRR's text summary words it: with the reason while down (``"Idle (Admin)"``)."""
+        state = self.state or ""
+        if not self.established and self.peer_state not in ("", "OK"):
+            return f"{state} ({self.peer_state})"
+        return state
+
 
 @dataclass(slots=True)
 class BgpFamily:
