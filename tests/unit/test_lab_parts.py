@@ -19,7 +19,8 @@ from hwaac.lab.lldp import Neighbor, parse_neighbors
 from hwaac.lab.manifest import new_state, read_state, resolve_name, write_state
 from hwaac.lab.names import check_lab_name, default_lab_name, lab_of_netns, lab_prefix, netns_name
 from hwaac.lab.neigh import KEYS, wanted
-from hwaac.lab.status import SwitchBgp, _json_docs, _quiet, _read_only
+from hwaac.lab.status import SwitchBgp, _quiet
+from hwaac.telemetry.parsers.frr_bgp import BgpPeer, parse_bgp_summary
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "tools" / "lldpd"
@@ -175,23 +176,21 @@ def test_lldp_json0_recording() -> None:
 
 def test_a_switch_in_update_delay_is_not_settled() -> None:
     recorded = json.loads((FIXTURES.parent / "frr" / "show-bgp-summary-json-update-delay.out").read_text())
-    assert _read_only(recorded["ipv4Unicast"])
+    assert parse_bgp_summary(recorded).families["ipv4Unicast"].update_delay_in_progress
     # after the delay FRR drops updateDelayInProgress and reports the resume times (bgp_vty.c bgp_show_summary)
     ended = {k: v for k, v in recorded["ipv4Unicast"].items() if k != "updateDelayInProgress"}
-    assert not _read_only({**ended, "updateDelayBestpathResumed": "2026/12/03 17:36:52.035"})
-    assert not _read_only({"tableVersion": 7})
+    ended["updateDelayBestpathResumed"] = "2026/12/03 17:36:52.035"
+    assert not parse_bgp_summary({"ipv4Unicast": ended}).families["ipv4Unicast"].update_delay_in_progress
     up = SwitchBgp(expected=["10.0.0.1"], established=["10.0.0.1"])
     assert up.settled
     up.read_only = True
     assert up.ok and not up.settled
 
 
-def test_vtysh_json_documents_and_quiet_sessions() -> None:
-    assert _json_docs('{"a": 1}\n{"b": [2]}\n') == [{"a": 1}, {"b": [2]}]
-    assert _json_docs("") == []
-    assert _quiet({"pfxRcd": 0, "peerUptimeMsec": 800})
-    assert not _quiet({"pfxRcd": 3, "peerUptimeMsec": 800})
-    assert not _quiet({"pfxRcd": 0, "peerUptimeMsec": 60000})  # up a minute with nothing sent: that is its policy
+def test_quiet_sessions() -> None:
+    assert _quiet(BgpPeer("10.1.0.0", prefixes_received=0, uptime_s=0.8))
+    assert not _quiet(BgpPeer("10.1.0.0", prefixes_received=3, uptime_s=0.8))
+    assert not _quiet(BgpPeer("10.1.0.0", prefixes_received=0, uptime_s=60.0))  # a minute with nothing: its policy
 
 
 def test_state_record_roundtrip(tmp_path: Path) -> None:

@@ -1,27 +1,19 @@
 """The BGP health gate of a switch push: which configured neighbours FRR reports Established.
 
 Input is FRR's ``show bgp [vrf <name>] summary json`` (on SONiC ``vtysh -c '...'``; the host's ``vtysh`` runs
-the one in the ``bgp`` container). Shape, as FRR's bgpd (``bgp_vty.c`` ``bgp_show_summary``) prints it and as
-recorded in ``tests/fixtures/tools/sonic/vtysh-show-bgp-summary-json.out``::
-
-    {"ipv4Unicast": {"routerId": "10.0.0.1", "as": 4200100000, "vrfName": "default", ...,
-                     "peers": {"10.1.0.0": {"remoteAs": 4200000001, "state": "Established",
-                                            "peerState": "OK", "pfxRcd": 3, ...}, ...},
-                     "failedPeers": 0, "displayedPeers": 32, "totalPeers": 32, ...},
-     "ipv6Unicast": {...}, "l2VpnEvpn": {...}}
-
-One object per address family that has a neighbour activated; a neighbour active in several families appears
-in each (same session, same state). ``state`` is the FSM state (Idle, Connect, Active, OpenSent, OpenConfirm,
-Established, Clearing, Deleted); ``peerState`` says why an Idle peer stays down ("Admin" for ``neighbor X
-shutdown``, "PfxCt" after max-prefix, "OK" otherwise). With no neighbour at all FRR prints ``{}``.
+the one in the ``bgp`` container), read by :func:`hwaac.telemetry.parsers.frr_bgp.parse_bgp_summary` (shapes and
+versions: docs/telemetry/frr.md). A neighbour active in several address families is one session; its state is
+the worst family's, with FRR's reason while down (``"Idle (Admin)"`` for ``neighbor X shutdown``, ``"Idle
+(PfxCt)"`` after max-prefix). With no neighbour at all FRR prints ``{}``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary as read_bgp_summary
 
 ESTABLISHED = "Established"
 
@@ -33,7 +25,7 @@ class BgpSummary:
     Attributes:
         router_id: FRR's router id ("" when no family was shown).
         local_as: the local AS (0 when no family was shown).
-        peers: neighbour address -> FSM state, over all address families.
+        peers: neighbour -> its FSM state over all address families, with FRR's reason while down.
     """
 
     router_id: str = ""
@@ -46,34 +38,16 @@ class BgpSummary:
 
 
 def parse_bgp_summary(text: str | Mapping[str, Any]) -> BgpSummary:
-    """Parse ``show bgp summary json`` (text or already-decoded JSON).
+    """Parse ``show bgp summary json`` (text or already-decoded JSON); an empty output has no neighbour.
 
     Raises:
-        ValueError: the text is not JSON or not an object of address families (e.g. vtysh's "% Unknown command").
+        ValueError: the text is not FRR's JSON of the command (e.g. vtysh's "% Unknown command").
     """
-    if isinstance(text, str):
-        try:
-            data = json.loads(text) if text.strip() else {}
-        except json.JSONDecodeError as exc:
-            first = text.strip().splitlines()[0] if text.strip() else ""
-            raise ValueError(f"not FRR's 'show bgp summary json' output: {first[:200]!r}") from exc
-    else:
-        data = text
-    if not isinstance(data, Mapping):
-        raise ValueError(f"not FRR's 'show bgp summary json' output: top level is {type(data).__name__}")
-    router_id, local_as = "", 0
-    peers: dict[str, str] = {}
-    for family in data.values():
-        if not isinstance(family, Mapping) or "peers" not in family:
-            continue
-        router_id = router_id or str(family.get("routerId", ""))
-        local_as = local_as or int(family.get("as", 0))
-        for address, peer in family["peers"].items():
-            state = str(peer.get("state", ""))
-            # a neighbour in two families: keep the worse state, so one Idle family is never hidden
-            if peers.get(address, ESTABLISHED) == ESTABLISHED:
-                peers[address] = state
-    return BgpSummary(router_id=router_id, local_as=local_as, peers=peers)
+    read = read_bgp_summary("{}" if isinstance(text, str) and not text.strip() else text)
+    if not read.parsed:
+        raise ValueError(f"not FRR's 'show bgp summary json' output: {read.unknown[0]}")
+    peers = {p.name: p.label for p in read.peers.values()}  # one VRF asked: names do not repeat
+    return BgpSummary(router_id=read.router_id, local_as=read.local_as or 0, peers=peers)
 
 
 @dataclass(frozen=True, slots=True)

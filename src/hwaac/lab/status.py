@@ -2,8 +2,8 @@
 
 A switch's expected sessions are the enabled ``BGP_NEIGHBOR`` entries of its config_db (recorded at ``up``)
 whose cable is in the lab and is not failed, towards a switch that is not failed. BGP state is FRR's
-``show bgp summary json`` (read with :func:`hwaac.apply.bgp.parse_bgp_summary`); route counts are
-``show ip route summary json``.
+``show bgp summary json`` (read with :func:`hwaac.telemetry.parsers.frr_bgp.parse_bgp_summary`); route counts
+are ``show ip route summary json``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from hwaac.apply.bgp import parse_bgp_summary
 from hwaac.lab import netns
 from hwaac.lab.api import Lab
 from hwaac.lab.errors import LabError
@@ -22,6 +21,8 @@ from hwaac.lab.faults import DOWN_MODES
 from hwaac.lab.frr import vtysh_argv
 from hwaac.lab.procs import alive, run
 from hwaac.lab.vty import query
+from hwaac.telemetry.parsers.frr_bgp import BgpPeer, parse_bgp_summary
+from hwaac.telemetry.parsers.frr_json import documents
 
 POLL_WORKERS = 8
 QUIET_S = 5
@@ -86,16 +87,21 @@ def read_bgp(lab: Lab, expected: dict[str, list[str]], *, via: str = "vtysh") ->
         try:
             docs = _read(lab.netns(name), via)
             summary = parse_bgp_summary(docs[0] if docs else {})
+            if not summary.parsed:
+                raise ValueError(summary.unknown[0])
         except (LabError, ValueError) as exc:
             res.error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             res.down = {a: "unreadable" for a in res.expected}
             return name, res
+        peers = summary.peers
         res.established = [a for a in summary.established() if a in res.expected]
-        res.down = {a: summary.peers.get(a, "missing") for a in res.expected if summary.peers.get(a) != "Established"}
-        ipv4 = docs[0].get("ipv4Unicast", {}) if docs and isinstance(docs[0], dict) else {}
-        res.quiet = [a for a in res.established if _quiet(ipv4.get("peers", {}).get(a, {}))]
-        res.table_version = ipv4.get("tableVersion")
-        res.read_only = _read_only(ipv4)
+        res.down = {a: peers[a].label if a in peers else "missing" for a in res.expected
+                    if a not in peers or not peers[a].established}
+        res.quiet = [a for a in res.established if _quiet(peers[a])]
+        ipv4 = summary.families.get("ipv4Unicast")
+        res.table_version = ipv4.table_version if ipv4 else None
+        # bgpd in its update-delay: no best path computed, nothing installed or sent
+        res.read_only = ipv4 is not None and ipv4.update_delay_in_progress
         if len(docs) > 1 and isinstance(docs[1], dict):
             res.routes = docs[1].get("routesTotal")
         return name, res
@@ -118,33 +124,16 @@ def _read(netns: str, via: str) -> list[Any]:
     proc = run(vtysh_argv(netns, BGP_SUMMARY, ROUTE_SUMMARY), check=False, timeout=60)
     if proc.returncode != 0:
         raise LabError((proc.stderr or proc.stdout).strip() or f"vtysh exit {proc.returncode}")
-    return _json_docs(proc.stdout)
+    docs, why = documents(proc.stdout) if proc.stdout.strip() else ([], "")  # one document per -c
+    if why:
+        raise ValueError(why)
+    return docs
 
 
-def _quiet(peer: dict[str, Any]) -> bool:
-    """A session that came up moments ago and has sent nothing yet: its first UPDATE may be pending (bgpd
+def _quiet(peer: BgpPeer) -> bool:
+    """A session that came up moments ago and has received nothing yet: its first UPDATE may be pending (bgpd
     coalesces a new peer's announcements, ``bgp_updgrp.c`` coalesce timer)."""
-    return not peer.get("pfxRcd") and int(peer.get("peerUptimeMsec") or 0) < QUIET_S * 1000
-
-
-def _read_only(family: dict[str, Any]) -> bool:
-    """Whether bgpd is still in its update-delay (FRR ``bgp_vty.c`` ``bgp_show_summary``: the summary JSON has
-    ``updateDelayInProgress`` while it lasts, ``updateDelayBestpathResumed`` once it ended)."""
-    return family.get("updateDelayInProgress") is True
-
-
-def _json_docs(text: str) -> list[Any]:
-    """The JSON documents vtysh printed one after the other (one per ``-c``)."""
-    dec = json.JSONDecoder()
-    docs: list[Any] = []
-    i = 0
-    while True:
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            return docs
-        doc, i = dec.raw_decode(text, i)
-        docs.append(doc)
+    return not peer.prefixes_received and (peer.uptime_s or 0) < QUIET_S
 
 
 def _daemons_alive(lab: Lab, device: str) -> bool:

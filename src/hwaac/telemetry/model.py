@@ -48,6 +48,8 @@ COUNTERS: dict[str, str] = {
     "rx_out_of_buffer": "packets dropped for no receive WQE (host out of buffer)",
     "rx_discards_phy": "packets dropped by the NIC's physical port (congestion)",
     "link_down_events": "times the link went down",
+    "bgp_established": "BGP sessions with the peer that reached Established (FRR connectionsEstablished)",
+    "bgp_dropped": "BGP sessions with the peer that dropped from Established: session flaps (FRR connectionsDropped)",
 }
 
 # Canonical gauges (point readings, never rated): transceiver DOM per lane with ``_lane{n}``.

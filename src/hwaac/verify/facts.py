@@ -2,11 +2,9 @@
 
 Formats, as recorded in tests/fixtures/verify/ (FRR 8.4, lldpd 1.0.16, iproute2 6.1, iputils 20221126):
 
-- ``show bgp summary json`` (FRR ``bgpd/bgp_vty.c`` ``bgp_show_summary``): one object per address family with
-  ``routerId``, ``as`` and ``peers`` keyed by address (``remoteAs``, ``state``, ``peerState``, ``pfxRcd``);
-  ``{}`` with no neighbour. ``state`` may carry a reason (``"Idle (Admin)"``).
-- ``show ip route json`` (FRR ``zebra/zebra_vty.c``): prefix -> list of route entries (``protocol``, ``selected``,
-  ``installed``, ``nexthops`` with ``ip``, ``interfaceName``, ``active``, ``fib``).
+- ``show bgp summary json`` and ``show ip route json``: read by the telemetry readers
+  (:mod:`hwaac.telemetry.parsers.frr_bgp`, :mod:`hwaac.telemetry.parsers.frr_routes`; docs/telemetry/frr.md);
+  here only vtysh's failures become fact errors.
 - ``lldpcli -f json0 show neighbors`` (lldpd ``src/client/json_writer.c``, json0: every value a list):
   ``{"lldp": [{"interface": [{"name": .., "chassis": [{"name": [{"value": ..}]}], "port": [{"id": [..]}]}]}]}``.
 - ``ip -j link show`` (iproute2 ``ip/ipaddress.c``): list of links with ``ifname``, ``flags``, ``mtu``,
@@ -28,10 +26,13 @@ from typing import Any
 
 import orjson
 
+from hwaac.telemetry.parsers.frr_bgp import BgpSummary
+from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary as read_bgp_summary
+from hwaac.telemetry.parsers.frr_routes import Route
+from hwaac.telemetry.parsers.frr_routes import parse_routes as read_routes
 from hwaac.verify import commands as C
 from hwaac.verify.raw import Command, Outputs, Raw
 
-ESTABLISHED = "Established"
 VTYSH_DOWN = ("failed to connect to any daemons", "is not running")
 TIMED_OUT = "timed out"  # how collectors start the error of a command that ran past its time limit
 
@@ -44,39 +45,6 @@ class FactError(Exception):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
-
-
-@dataclass(frozen=True, slots=True)
-class BgpPeer:
-    state: str  # FSM state, without FRR's reason ("Idle (Admin)" -> "Idle")
-    remote_as: int
-    pfx_rcd: int | None
-    peer_state: str
-    desc: str
-
-    @property
-    def established(self) -> bool:
-        return self.state == ESTABLISHED
-
-
-@dataclass(frozen=True, slots=True)
-class BgpSummary:
-    router_id: str
-    local_as: int
-    peers: dict[str, BgpPeer]
-
-
-@dataclass(frozen=True, slots=True)
-class Route:
-    """A selected route; ``fib`` its next hops in the kernel's FIB (``fib`` set), each gateway once, as the
-    gateway address (or the interface of a connected route). A leaf holds ~500 routes x 32 next hops: kept
-    as strings, not objects."""
-
-    prefix: str
-    protocol: str
-    selected: bool
-    installed: bool
-    fib: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,47 +115,31 @@ def _json(raw: Raw, what: str) -> Any:
         raise FactError("malformed", f"{what}: not JSON: {first[:160]!r}") from None
 
 
+def _vtysh_text(raw: Raw, what: str) -> str:
+    """The output of a vtysh ``... json`` command ("{}" when it printed nothing). Raises: FactError."""
+    text = _text(raw, what)
+    if raw.argv and raw.argv[0] == "vtysh" and any(s in text for s in VTYSH_DOWN):
+        raise FactError("daemon_down", f"{what}: {text.strip().splitlines()[0]}")
+    return text if text.strip() else "{}"
+
+
 def parse_bgp_summary(raw: Raw) -> BgpSummary:
-    """Raises: FactError."""
+    """The peers (:func:`hwaac.telemetry.parsers.frr_bgp.parse_bgp_summary`). Raises: FactError."""
     what = "show bgp summary json"
-    data = _json(raw, what)
-    if data is None:
-        data = {}
-    if not isinstance(data, Mapping):
-        raise FactError("malformed", f"{what}: top level is {type(data).__name__}, expected an object")
-    router_id, local_as, peers = "", 0, {}
-    for family in data.values():
-        if not isinstance(family, Mapping) or "peers" not in family:
-            continue
-        router_id = router_id or str(family.get("routerId", ""))
-        local_as = local_as or int(family.get("as", 0) or 0)
-        for address, p in (family.get("peers") or {}).items():
-            state = str(p.get("state", "")).split(" ", 1)[0]
-            pfx = p.get("pfxRcd")
-            peer = BgpPeer(state, int(p.get("remoteAs", 0) or 0), pfx if isinstance(pfx, int) else None,
-                           str(p.get("peerState", "")), str(p.get("desc", "")))
-            old = peers.get(address)
-            if old is None or (old.established and not peer.established):  # a worse family is never hidden
-                peers[address] = peer
-    return BgpSummary(router_id, local_as, peers)
+    summary = read_bgp_summary(_vtysh_text(raw, what))
+    if not summary.parsed:
+        raise FactError("malformed", f"{what}: {summary.unknown[0]}")
+    return summary
 
 
 def parse_routes(raw: Raw) -> dict[str, Route]:
-    """prefix -> the selected route (the first entry when none is selected). Raises: FactError."""
+    """prefix -> the selected route, the first entry when none is selected
+    (:func:`hwaac.telemetry.parsers.frr_routes.parse_routes`). Raises: FactError."""
     what = "show ip route json"
-    data = _json(raw, what) or {}
-    if not isinstance(data, Mapping):
-        raise FactError("malformed", f"{what}: top level is {type(data).__name__}, expected an object")
-    out = {}
-    for prefix, entries in data.items():
-        if not isinstance(entries, list) or not entries:
-            continue
-        entry = next((e for e in entries if e.get("selected")), entries[0])
-        fib = tuple(dict.fromkeys(nh.get("ip") or nh.get("interfaceName") or "?"
-                                  for nh in entry.get("nexthops", ()) if nh.get("fib")))
-        out[prefix] = Route(prefix, str(entry.get("protocol", "")), bool(entry.get("selected")),
-                            bool(entry.get("installed")), fib)
-    return out
+    table = read_routes(_vtysh_text(raw, what))
+    if not table.parsed:
+        raise FactError("malformed", f"{what}: {table.unknown[0]}")
+    return table.routes
 
 
 def parse_lldp(raw: Raw) -> dict[str, list[LldpNeighbor]]:

@@ -35,7 +35,7 @@ def test_bgp_summary(scenario: str, device: str, peer: str, state: str, remote_a
                      peer_state: str) -> None:
     s = parse_bgp_summary(raw(scenario, device, C.BGP_SUMMARY.key))
     p = s.peers[peer]
-    assert (p.state, p.remote_as, p.pfx_rcd, p.peer_state) == (state, remote_as, pfx, peer_state)
+    assert (p.state, p.remote_as, p.prefixes_received, p.peer_state) == (state, remote_as, pfx, peer_state)
     assert len(s.peers) == (4 if device.startswith("leaf") else 8)
 
 

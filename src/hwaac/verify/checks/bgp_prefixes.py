@@ -50,7 +50,7 @@ class VerifyBgpPrefixesReceived(Check):
                 except FactError as exc:
                     yield self.result(obj, f">= {planned} prefixes", f"not read: {exc}", Status.ERROR, **kw)
                     continue
-                got = peer.pfx_rcd if peer is not None and peer.pfx_rcd is not None else 0
+                got = peer.prefixes_received if peer is not None and peer.prefixes_received is not None else 0
                 expected = f">= {planned} prefixes"
                 if live < planned:
                     expected += f" ({live} with the faults named)"
