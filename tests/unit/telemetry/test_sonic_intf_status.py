@@ -62,6 +62,7 @@ def test_complete_outputs_have_no_unknown(name: str) -> None:
 
 @pytest.mark.parametrize("raw", [
     "", "\n \n", "garbage", (FIXTURES / "sonic-portstat" / "counters_vs_na_rates.txt").read_text(),
+    (FIXTURES / "sonic-interfaces-flap" / "flap_mock_master.txt").read_text(),
 ])
 def test_other_output_is_unknown_not_empty(raw: str) -> None:
     snap = parse_interface_status(raw)

@@ -165,6 +165,9 @@ def test_an_unknown_column_is_named() -> None:
 @pytest.mark.parametrize("raw", [
     "", "   \n\n", "garbage\x00\xff line", "Cleared counters\n", "No non-zero statistics found for the specified "
     "interfaces.\n", "{\"Ethernet0\": {\"RX_OK\": \"5\"}}",
+    (FIXTURES / "sonic-interfaces-status" / "status_mock_master.txt").read_text(),
+    (FIXTURES / "sonic-lldp-table" / "lldp_table_two_macs_mock_master.txt").read_text(),
+    (FIXTURES / "sonic-fec-histogram" / "fec_histogram_ethernet48.txt").read_text(),
 ])
 def test_other_output_is_unknown_not_empty(raw: str) -> None:
     snap = parse_portstat(raw)
