@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 # Canonical monotonic counters (packets, frames, events, microseconds). Per priority or queue: the ``{p}`` / ``{q}``
-# forms with the number in place (``pfc3_rx``, ``q3_uc_drop``). Lanes: ``{name}_lane{n}``.
+# forms with the number in place (``pfc3_rx``, ``q3_uc_drop``, ``fec_s2_codewords``). Lanes: ``{name}_lane{n}``.
 COUNTERS: dict[str, str] = {
     "rx_ok": "frames received without error",
     "rx_err": "frames received with an error (FCS/CRC, symbol, length)",
@@ -50,6 +50,8 @@ COUNTERS: dict[str, str] = {
     "link_down_events": "times the link went down",
     "bgp_established": "BGP sessions with the peer that reached Established (FRR connectionsEstablished)",
     "bgp_dropped": "BGP sessions with the peer that dropped from Established: session flaps (FRR connectionsDropped)",
+    "fec_s{s}_codewords": "FEC codewords received with s symbol errors (FEC histogram bin s)",
+    "link_state_changes": "times the port's operational state changed, up or down (a flap counts twice)",
 }
 
 # Canonical gauges (point readings, never rated): transceiver DOM per lane with ``_lane{n}``.
@@ -61,15 +63,20 @@ GAUGES: dict[str, str] = {
     "voltage_v": "module supply voltage, volts",
     "pre_fec_ber": "bit error ratio before FEC",
     "post_fec_ber": "bit error ratio after FEC",
+    "pre_fec_ber_max": "highest pre-FEC bit error ratio of any poll interval so far",
+    "fec_flr": "frame loss ratio after FEC, observed",
+    "fec_flr_predicted": "frame loss ratio after FEC, predicted from the FEC histogram",
+    "fec_max_t": "most symbol errors seen in one FEC codeword so far (-1: none)",
 }
 
-_NUMBERED = re.compile(r"(pfc|pfcwd|q)(\d+)_")
+_NUMBERED = re.compile(r"(pfc|pfcwd|q|fec_s)(\d+)_")
+_NUMBERED_FORM = {"pfc": "pfc{p}_", "pfcwd": "pfcwd{p}_", "q": "q{q}_", "fec_s": "fec_s{s}_"}
 _LANE = re.compile(r"_lane\d+$")
 
 
 def canonical(name: str) -> bool:
     """Whether ``name`` is a canonical counter or gauge name (numbers of priority, queue and lane in place)."""
-    base = _LANE.sub("", _NUMBERED.sub(lambda m: {"pfc": "pfc{p}_", "pfcwd": "pfcwd{p}_", "q": "q{q}_"}[m[1]], name))
+    base = _LANE.sub("", _NUMBERED.sub(lambda m: _NUMBERED_FORM[m[1]], name))
     return base in COUNTERS or base in GAUGES
 
 

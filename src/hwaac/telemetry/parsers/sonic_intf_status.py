@@ -1,0 +1,88 @@
+"""Port state as ``show interfaces status`` prints it (sonic-utilities ``scripts/intfutil``, ``header_stat``):
+one :class:`~hwaac.telemetry.model.PortSample` per interface with the row's words in ``state``.
+
+Columns are found by header word, so the layout without ``FEC`` (201811) and the current one read alike; a column
+this reader does not know is kept under its header in snake case. ``N/A`` under Oper or Admin (no state in
+APPL_DB) is left out with a reason; under the other columns it is the tool's word for "none" (no FEC set, no
+transceiver type) and is kept (``docs/telemetry/sonic-ports.md``).
+"""
+
+from __future__ import annotations
+
+from hwaac.telemetry.model import PortSample, Snapshot
+from hwaac.telemetry.parsers.sonic_portstat import Unreadable
+from hwaac.telemetry.parsers.sonic_table import find_layout, last_line
+
+# header word -> state key
+STATE_KEYS: dict[str, str] = {
+    "Lanes": "lanes", "Speed": "speed", "MTU": "mtu", "FEC": "fec", "Alias": "alias", "Vlan": "vlan",
+    "Oper": "oper", "Admin": "admin", "Type": "type", "Asym PFC": "asym_pfc",
+}
+_TRUSTED_ONLY = ("oper", "admin")
+_REQUIRED = frozenset({"Lanes", "Speed", "Oper", "Admin"})  # in every layout since 201811
+
+
+def parse_interface_status(raw: str, *, device: str = "", version: str | None = None) -> Snapshot:
+    """Read ``show interfaces status``.
+
+    Args:
+        raw: the output as recorded.
+        device: the switch, when the caller knows it.
+        version: the SONiC release or sonic-utilities version, when known.
+
+    Returns:
+        A snapshot whose ports (Ethernet ports and PortChannels, as printed) carry the row in ``state``: ``lanes``,
+        ``speed``, ``mtu``, ``fec``, ``alias``, ``vlan``, ``oper``, ``admin``, ``type``, ``asym_pfc``, words as
+        printed. No counters. Never raises.
+    """
+    snap = Snapshot("show interfaces status", device=device, version=version or "")
+    lines = raw.splitlines()
+    layout = find_layout(lines, right_aligned=True)
+    if layout is None or layout.names[0] != "Interface":
+        first = next((line.strip() for line in lines if line.strip()), "")
+        if layout is not None:
+            snap.unknown.append(f"table starts with {layout.names[0]!r}, not Interface: not interface status")
+        else:
+            snap.unknown.append(f"no interface status table (first line: {first[:120]!r})" if first else "empty output")
+        return snap
+    if not set(layout.names) >= _REQUIRED:
+        snap.unknown.append(f"columns {' | '.join(layout.names)!r} are not show interfaces status")
+        return snap
+    keys = [STATE_KEYS.get(name) or name.lower().replace(" ", "_") for name in layout.names]
+    bad = Unreadable()
+    end = last_line(lines, layout.rows_from)
+    for n in range(layout.rows_from, len(lines)):
+        line = lines[n]
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith(layout.names[0]) or not text.strip("- "):
+            snap.unknown.append(f"line {n + 1}: a second table starts; only the first is read")
+            break
+        cells = layout.cells(line, last=n == end)
+        if cells is None:
+            if n == end and layout.short(line):
+                snap.unknown.append(f"line {n + 1}: the last row ends before the table's right edge (output cut?): "
+                                    f"{text!r}")
+                continue
+            snap.unknown.append(f"line {n + 1}: cells do not line up with the {len(keys)} columns: {text!r}")
+            continue
+        port = cells[0].strip()
+        if port in snap.ports:
+            snap.unknown.append(f"line {n + 1}: {port} printed again; the first row is kept")
+            continue
+        sample = snap.ports[port] = PortSample(port)
+        state = sample.state
+        for key, cell in zip(keys[1:], cells[1:], strict=True):
+            word = cell.strip()
+            if key in _TRUSTED_ONLY and (word == "N/A" or not word):
+                bad.setdefault((key.capitalize(), word), []).append(port)
+            else:
+                state[key] = word
+    snap.unknown.extend(bad.reasons())
+    if not snap.ports:
+        snap.unknown.append("the table lists no interface")
+    return snap
+
+
+__all__ = ["STATE_KEYS", "parse_interface_status"]

@@ -1,0 +1,123 @@
+"""Tables as SONiC's show commands print them: python-tabulate's ``simple`` format, a header line, a line of dashes
+with one run per column, then rows whose cells sit inside the dash runs (``docs/telemetry/sonic-ports.md``).
+
+The dash runs give each column's span, so cells with spaces (``2000.00 MB/s``, ``QSFP28 or later``) and empty
+cells read right. A row that does not fit the spans (hand-edited or re-flowed pastes) is split on runs of two or
+more spaces, then on single spaces with rate units joined back; if neither gives one cell per column the row is
+not read and the caller names it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+
+_RUNS = re.compile(r"-+")
+_WIDE_GAP = re.compile(r"\s{2,}")
+# Tokens that belong to the token before them when a paste collapsed the spacing: portstat's byte rates
+# (utilities_common/netstat.py format_brate) and the accuracy of a predicted FLR (format_fec_flr_predicted).
+_UNITS = frozenset({"B/s", "KB/s", "MB/s", "GB/s"})
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The columns of one printed table.
+
+    Attributes:
+        names: the header words of each column, as printed (``RX_OK``, ``FLR(P) (Accuracy)``, ``Asym PFC``).
+        header_at: the index of the header line.
+        rows_from: the index of the first line after the dash line.
+        aligned: whether the header sat inside the dash runs (False: a paste that lost its spacing).
+        width: where the last dash run ends.
+        right_aligned: whether every row ends at ``width`` (sonic-utilities prints portstat and intfutil tables
+            with ``stralign='right'``): a shorter last row was cut and is not read, so a cut number is never read
+            (rows above it may be hand-edited shorter: they are read).
+    """
+
+    names: tuple[str, ...]
+    header_at: int
+    rows_from: int
+    aligned: bool
+    width: int
+    right_aligned: bool
+    _cells: Callable[[str], tuple[str, ...]]
+    _gaps: Callable[[str], tuple[str, ...]]
+
+    def short(self, line: str) -> bool:
+        """Whether ``line`` ends before the right edge of a right-aligned table (as a cut line does)."""
+        return self.right_aligned and self.aligned and len(line.rstrip()) < self.width
+
+    def cells(self, line: str, *, last: bool = False) -> Sequence[str] | None:
+        """The cells of ``line``, one per column (those cut from the spans keep their padding: strip what you
+        keep), or None when the line does not split into them. ``last``: the output's last line, which a cut
+        output ends in; in a right-aligned table it must reach the last column's end."""
+        if last and self.short(line):
+            return None
+        if self.aligned:
+            gaps = "".join(self._gaps(line))
+            if not gaps or gaps.isspace():
+                return self._cells(line)
+        parts = _WIDE_GAP.split(line.strip())
+        if len(parts) == len(self.names):
+            return parts
+        tokens: list[str] = []
+        for token in line.split():
+            if tokens and (token in _UNITS or token[0] == "("):
+                tokens[-1] = f"{tokens[-1]} {token}"
+            else:
+                tokens.append(token)
+        return tokens if len(tokens) == len(self.names) else None
+
+
+def _getters(spans: list[tuple[int, int]]) -> tuple[Callable[[str], tuple[str, ...]], Callable[[str], tuple]]:
+    # one C call cuts every cell (and every gap) of a line; with two or more keys itemgetter returns a tuple
+    cuts = [slice(start, end) for start, end in spans]
+    edges = [0, *(pos for span in spans for pos in span), None]
+    gaps = [slice(edges[i], edges[i + 1]) for i in range(0, len(edges), 2)]
+    return itemgetter(*cuts), itemgetter(*gaps)
+
+
+def last_line(lines: list[str], start: int) -> int:
+    """The index of the last non-blank line at or after ``start`` (-1 when none)."""
+    for i in range(len(lines) - 1, start - 1, -1):
+        if lines[i].strip():
+            return i
+    return -1
+
+
+def find_layout(lines: list[str], start: int = 0, *, min_columns: int = 2, right_aligned: bool = False
+                ) -> Layout | None:
+    """The first table at or after ``lines[start]``: a dash line of ``min_columns`` or more runs, with the header on
+    the nearest non-blank line above it (``right_aligned``: see :class:`Layout`). None when there is no such
+    table."""
+    min_columns = max(min_columns, 2)
+    for i in range(max(start, 1), len(lines)):
+        dashes = lines[i].rstrip()
+        if not dashes or dashes.lstrip(" -") or "--" not in dashes:
+            continue
+        spans = [m.span() for m in _RUNS.finditer(dashes)]
+        if len(spans) < min_columns:
+            continue
+        h = i - 1
+        while h >= start and not lines[h].strip():
+            h -= 1
+        if h < start:
+            continue
+        header = lines[h]
+        cuts, gaps = _getters(spans)
+        names = tuple(c.strip() for c in cuts(header))
+        aligned = all(names) and not "".join(gaps(header)).strip()
+        if not aligned:
+            words = tuple(_WIDE_GAP.split(header.strip()))
+            if len(words) != len(spans):
+                words = tuple(header.split())
+            if len(words) != len(spans):
+                continue
+            names = words
+        return Layout(names, h, i + 1, aligned, spans[-1][1], right_aligned, cuts, gaps)
+    return None
+
+
+__all__ = ["Layout", "find_layout", "last_line"]
