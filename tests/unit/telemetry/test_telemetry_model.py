@@ -10,6 +10,9 @@ from hwaac.telemetry.model import Snapshot, canonical
 @pytest.mark.parametrize(("name", "known"), [
     ("rx_err", True), ("pfc3_rx", True), ("pfc0_tx_duration_us", True), ("pfcwd4_storm_detected", True),
     ("q7_uc_drop", True), ("rx_power_dbm_lane2", True), ("fec_corrected", True), ("pre_fec_ber", True),
+    ("pfc3_rx_discards", True), ("pause_rx_duration_us", True), ("phy_raw_errors_lane3", True),
+    ("phy_effective_errors", True), ("pre_fec_ber_lane1", True), ("link_error_recovery", True), ("cnp_ignored", True),
+    ("req_retries_exceeded", True), ("icrc_err", True), ("rx_prio3_pause", False), ("np_cnp_sent", False),
     ("pfc_rx", False), ("q_uc_drop", False), ("rx_errors", False), ("RX_ERR", False), ("rx_err_lane", False),
 ])
 def test_canonical_names(name: str, known: bool) -> None:
