@@ -88,6 +88,19 @@ def test_repeated_or_non_numeric_counters_are_unknown() -> None:
     assert parse_ethtool_stats(raw.replace("rx_wqe_err: 0", "rx_wqe_err: n/a")).status() == Status.UNKNOWN
 
 
+@pytest.mark.parametrize(("line", "unreadable"), [
+    ("rx_crc_errors_phy: n/a", {"rx_crc_errors_phy": "n/a"}),  # kept by name, so a reader can say which one
+    ("rx_crc_errors_phy: -1", {"rx_crc_errors_phy": "-1"}),
+    ("rx_crc_errors_phy:", {}),  # no value at all: a line cut short, not a value
+    ("rx crc: 5x", {}),  # not a counter name
+])
+def test_a_printed_value_that_is_not_a_count_is_kept_as_unreadable(line: str, unreadable: dict[str, str]) -> None:
+    raw = CX4.read_text().replace("rx_crc_errors_phy: 0", line)
+    result = parse_ethtool_stats(raw)
+    assert result.unreadable == unreadable and "rx_crc_errors_phy" not in result.counters
+    assert any(line.strip() in u for u in result.unknown)
+
+
 OTHER_TOOLS = [
     (FIXTURES / "ibstat" / "rdma-core-47" / "h100-ib-ndr-8hca-active.txt").read_text(),
     (FIXTURES / "mlxlink" / "mft-4.30.1-bluefield3" / "mlxlink-m-c.txt").read_text(),

@@ -133,3 +133,35 @@ def _truncated(path: Path) -> str:
 ])
 def test_never_passes_bad_input(parser, raw: str) -> None:  # type: ignore[no-untyped-def]
     assert parser(raw).status() != Status.PASS
+
+
+HDR = FIXTURES / "mlxlink" / "mft-4.24.0-connectx6-hdr"
+
+
+def test_infiniband_layout_with_symbol_errors_and_one_noisy_lane() -> None:
+    result = parse_mlxlink_text((HDR / "mlxlink-c-hdr-lane0_derived.txt").read_text(), device="mlx5_3")
+    assert (result.state, result.speed, result.width_lanes, result.speed_gbps) == ("Active", "IB-HDR", 2, 100.0)
+    assert result.fec == "RS-FEC - (544,514) + PLR" and result.mft_version == "mft 4.24.0-72"
+    assert result.symbol_errors == 0 and result.effective_physical_errors == 0
+    assert result.raw_physical_errors_per_lane == [32379149, 224947]  # lane 0 ~144 times lane 1
+    assert result.raw_physical_ber == pytest.approx(1e-7) and result.effective_physical_ber == pytest.approx(15e-255)
+    assert result.link_error_recovery_counter == 0 and result.link_down_counter is None  # grep dropped its line
+    assert result.raw_physical_ber_per_lane == [] and not result.unknown
+
+
+def test_raw_ber_per_lane_where_mlxlink_prints_it() -> None:
+    # Written for this test (no recorded output prints it): the key and its comma-separated "<coef>E-<mag>" lane
+    # values follow MlxlinkCommander::prepareBerInfo ("Raw Physical BER Per Lane", arrayValue=true).
+    raw = TEXT.read_text() + "Raw Physical BER Per Lane          : 1E-8,2E-9,N/A,x\n"
+    result = parse_mlxlink_text(raw)
+    assert result.raw_physical_ber_per_lane == [pytest.approx(1e-8), pytest.approx(2e-9), None, None]
+    assert any("Raw Physical BER Per Lane is not a number: 'x'" in u for u in result.unknown)
+    doc = json.loads(JSON.read_text())
+    doc["result"]["output"][COUNTERS]["Raw Physical BER Per Lane"] = {"values": ["3E-8", "4E-8", "5E-8", "6E-8"]}
+    assert parse_mlxlink_json(json.dumps(doc)).raw_physical_ber_per_lane == pytest.approx([3e-8, 4e-8, 5e-8, 6e-8])
+
+
+def test_an_option_the_device_refuses_leaves_the_counters_unknown() -> None:
+    result = parse_mlxlink_text((HDR / "mlxlink-ber-monitor-unsupported.txt").read_text())
+    assert result.state == "Active" and result.status() == Status.UNKNOWN
+    assert any("-E-" in u for u in result.unknown) and any("run mlxlink with -c" in u for u in result.unknown)

@@ -33,6 +33,8 @@ _BER = re.compile(r"^\d+(?:\.\d+)?(?:[Ee][-+]?\d+)?$", re.ASCII)
 _ETH_SPEED = re.compile(r"^(\d+(?:\.\d+)?)G(?:_(\d+)X)?$")  # "100G", "400G", "200G_4X"
 _WIDTH = re.compile(r"^(\d+)x$")
 _DASHES = re.compile(r"^-{3,}$")
+# Keys printed as comma-separated per-lane lists (``setPrintVal(..., arrayValue=true)``).
+LANE_KEYS = frozenset({"Raw Physical Errors Per Lane", "Raw Physical BER Per Lane"})
 
 Value = str | list[str]
 
@@ -57,6 +59,9 @@ class MlxlinkResult(ToolResult):
         effective_physical_ber: bit error rate after FEC (a float; 15E-255 means none counted).
         raw_physical_ber: bit error rate before FEC.
         raw_physical_errors_per_lane: errors before FEC per lane (None for a lane printed as N/A).
+        raw_physical_ber_per_lane: BER before FEC per lane, printed by newer mlxlink where the device supports it
+            (``MlxlinkCommander::prepareBerInfo``); empty when not printed.
+        symbol_errors: "Symbol Errors", printed for InfiniBand links by the 16nm-and-later layout.
         link_down_counter, link_error_recovery_counter: as counted by the port.
         firmware_version, mft_version: from "Tool Information".
     """
@@ -77,6 +82,8 @@ class MlxlinkResult(ToolResult):
     effective_physical_ber: float | None = None
     raw_physical_ber: float | None = None
     raw_physical_errors_per_lane: list[int | None] = field(default_factory=list)
+    raw_physical_ber_per_lane: list[float | None] = field(default_factory=list)
+    symbol_errors: int | None = None
     link_down_counter: int | None = None
     link_error_recovery_counter: int | None = None
     firmware_version: str | None = None
@@ -143,6 +150,13 @@ def _lanes(value: Value | None, unknown: list[str]) -> list[int | None]:
     return out
 
 
+def _ber_lanes(value: Value | None, unknown: list[str]) -> list[float | None]:
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else str(value).split(",")
+    return [_float(item, "Raw Physical BER Per Lane", unknown) for item in items]
+
+
 def _from_sections(
     result: MlxlinkResult, sections: dict[str, dict[str, Value]], *, counters_expected: bool
 ) -> MlxlinkResult:
@@ -184,6 +198,8 @@ def _from_sections(
         result.effective_physical_ber = _float(ber.get(key := "Effective Physical BER"), key, unknown)
         result.raw_physical_ber = _float(ber.get(key := "Raw Physical BER"), key, unknown)
         result.raw_physical_errors_per_lane = _lanes(ber.get("Raw Physical Errors Per Lane"), unknown)
+        result.raw_physical_ber_per_lane = _ber_lanes(ber.get("Raw Physical BER Per Lane"), unknown)
+        result.symbol_errors = _int(ber.get(key := "Symbol Errors"), key, unknown)
         result.link_down_counter = _int(ber.get(key := "Link Down Counter"), key, unknown)
         result.link_error_recovery_counter = _int(ber.get(key := "Link Error Recovery Counter"), key, unknown)
         for what, value in (
@@ -319,7 +335,7 @@ def parse_mlxlink_text(
                 result.unknown.append(f"line {i + 1} not understood: {text[:120]!r}")
             continue
         value = value.strip()
-        current[key.strip()] = value.split(",") if key.strip() == "Raw Physical Errors Per Lane" else value
+        current[key.strip()] = value.split(",") if key.strip() in LANE_KEYS else value
     if not sections:
         result.unknown.append("no mlxlink section found")
         return result
