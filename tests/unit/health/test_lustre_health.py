@@ -264,7 +264,7 @@ def test_mounted_fs_without_osts_in_lfs_check_is_unknown(fs) -> None:
     v = judge(outputs, fs)
     assert v.status == Status.UNKNOWN and v.codes == ["LUSTRE_TARGETS_MISSING"]
     outputs = healthy_outputs()
-    outputs["imports"] = out((HEALTH / "import_2.12.7_idle.txt").read_text())  # fs "temp", not lfs1
+    outputs["imports"] = out((HEALTH / "import_2.12.7_idle_transactions_derived.txt").read_text())  # fs "temp"
     v = judge(outputs, fs)
     assert v.status == Status.UNKNOWN and v.codes == ["LUSTRE_IMPORTS_MISSING"]
 

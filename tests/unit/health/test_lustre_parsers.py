@@ -4,6 +4,7 @@ by hand."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -224,7 +225,7 @@ def test_health_check_garbage_is_unknown(text: str) -> None:
 
 
 def test_imports_2_12_idle_is_fine() -> None:
-    result = parse_imports(read(HEALTH / "import_2.12.7_idle.txt"))
+    result = parse_imports(read(HEALTH / "import_2.12.7_idle_transactions_derived.txt"))
     assert verdict(result) == Status.PASS
     [imp] = result.imports
     assert (imp.obd.fsname, imp.obd.kind, imp.target, imp.state) == ("temp", "osc", "temp-OST0004_UUID", "IDLE")
@@ -271,6 +272,56 @@ def test_imports_unknown_state_and_truncated_block_are_unknown() -> None:
     cut = "\n".join(read(HEALTH / "import_2.12.7_idle.txt").splitlines()[:4])  # header, import:, name, target
     result = parse_imports(cut)
     assert verdict(result) == Status.UNKNOWN and "no import state" in result.unknown[0]
+
+
+def test_imports_cut_in_half_is_unknown() -> None:
+    """Cut in half, the output ends inside OST0002's value: three of five imports read, and it must say so."""
+    text = read(HEALTH / "imports_master_bad_derived.txt")
+    result = parse_imports(text[: len(text) // 2])
+    assert [i.state for i in result.imports] == ["FULL", "DISCONN", "EVICTED"]
+    assert verdict(result) == Status.UNKNOWN  # OST0003 and the MDT are unread: a retest, never PASS
+    assert any(r.startswith("lfs1-OST0002-osc-ffff9c2a4e1b8000: no ") and "cut short" in r for r in result.unknown)
+
+
+def test_imports_recorded_2_12_value_stops_before_transactions() -> None:
+    result = parse_imports(read(HEALTH / "import_2.12.7_idle.txt"))
+    assert [i.state for i in result.imports] == ["IDLE"]
+    assert result.unknown == ["temp-OST0004-osc-ffff9068ea7c9000: no transactions.last_checked (output cut short?)"]
+
+
+# the last line of each cut; the value ends there, so a key printed after it is missing
+@pytest.mark.parametrize("last", ["    name: lfs1-MDT0000-mdc-ffff9c2a4e1b8000", "    import_flags: [ replayable, "
+                                  "pingable, connect_tried ]", '       current_connection: "10.20.0.2@o2ib"',
+                                  "    rpcs:", "       network: 1 sec", "       peer_committed: 0"])
+def test_imports_value_cut_at_a_line_is_unknown(last: str) -> None:
+    text = read(HEALTH / "imports_master_full_derived.txt")
+    cut = text[: text.rindex(last) + len(last)]
+    result = parse_imports(cut)
+    assert len(result.imports) == 3 and verdict(result) == Status.UNKNOWN
+    assert result.unknown[-1].startswith("lfs1-MDT0000-mdc-ffff9c2a4e1b8000: no ")
+
+
+@pytest.mark.parametrize("cut_inside", ["osc.lfs1-OST0001-osc-ffff9c2a", "    rp", "    transactions:\n       last_che",
+                                        "[hwaac: output cut at 1 MiB]"])
+def test_imports_line_cut_inside_is_unknown(cut_inside: str) -> None:
+    """A line cut inside (or the host module's cut marker) is not lctl's: unknown, even where the imports read so far
+    look complete."""
+    text = read(HEALTH / "imports_master_full_derived.txt")
+    end = text.index("osc.lfs1-OST0001") if cut_inside.startswith(("osc.", "[")) else text.index("    rpcs:")
+    result = parse_imports(text[:end] + cut_inside)
+    assert verdict(result) == Status.UNKNOWN
+
+
+def test_imports_without_rpc_statistics_end_after_the_connection() -> None:
+    """``lprocfs_import_seq_show_locked()`` returns after ``connection:`` when the device keeps no RPC statistics."""
+    text = read(HEALTH / "imports_master_full_derived.txt")
+    values = re.split(r"(?m)^(?=(?:osc|mdc)\.)", text)
+    no_stats = "".join(value[: value.index("    rpcs:\n")] for value in values if value)
+    result = parse_imports(no_stats)
+    assert [i.state for i in result.imports] == ["FULL", "FULL", "FULL"] and verdict(result) == Status.PASS
+    first_with_stats = values[1] + no_stats[no_stats.index("osc.lfs1-OST0001"):]
+    result = parse_imports(first_with_stats)  # every import of a client keeps statistics, or none does
+    assert verdict(result) == Status.UNKNOWN and "lfs1-OST0001" in result.unknown[0]
 
 
 @pytest.mark.parametrize("text", GARBAGE)
