@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_formats import lnet_down_text, lnet_nets
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_formats import lnet_cut, lnet_down_text, lnet_nets
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import (
     LustreError,
     normalise_net,
@@ -318,6 +318,17 @@ def parse_state(text: str) -> dict:
     for key, value in _int_map(doc.get("global")).items():
         glob[GLOBAL_ALIASES.get(key, key)] = value
     return {"nets": nets, "global": glob}
+
+
+def cut_reason(text: str) -> str | None:
+    """Why lnetctl's ``net show``/``export`` output looks cut short (``lnet_cut`` of module_utils/lustre_formats.py),
+    or None (also for text :func:`parse_state` rejects). Only for lnetctl's output: a file written by hand or by
+    :func:`~ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet_plan.render_lnet_conf` need not print every
+    key lnetctl prints."""
+    try:
+        return lnet_cut(lnet_nets(_load_state_documents(text))) if text.strip() else None
+    except (LnetError, LustreError):
+        return None
 
 
 def merge_nids(state: dict, shown: dict) -> dict:

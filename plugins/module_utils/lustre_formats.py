@@ -137,21 +137,20 @@ def split_source(source: str) -> tuple[list[list[str]], str, str] | None:
 
 def _first_interface(ni: dict) -> str | None:
     intf = ni.get("interfaces")
+    first = None
     if isinstance(intf, dict) and intf:
-        for key in (0, "0"):
-            if key in intf:
-                return str(intf[key])
-        return str(next(iter(intf.values())))
-    if isinstance(intf, list) and intf:
-        return str(intf[0])
-    return None
+        first = next((intf[key] for key in (0, "0") if key in intf), next(iter(intf.values())))
+    elif isinstance(intf, list) and intf:
+        first = intf[0]
+    return None if first is None else str(first)
 
 
 def lnet_nets(doc: object) -> list[dict]:
     """The networks and their local NIs in a loaded ``lnetctl net show [-v]`` / ``export`` document (either layout:
     cYAML <= 2.15, libyaml 2.16+, which load to the same data): ``[{"net": "net type" as printed, "nis": [{"nid",
-    "status", "interface", "tunables", "lnd tunables", "health stats"}]}]`` in output order (values as loaded, None
-    when absent; ``lo`` included; a network listed twice appears twice).
+    "status", "interface", "tunables", "lnd tunables", "health stats", "keys"}]}]`` in output order (values as
+    loaded, None when absent; ``keys``: the NI's keys as printed; ``lo`` included; a network listed twice appears
+    twice). :func:`lnet_cut` says whether the document was cut short.
 
     Raises :class:`LustreError` when the document is not lnetctl's shape (a ``net`` that is not a list of mappings
     with ``net type``, an NI that is not a mapping). Loading the YAML is the caller's (each side has its loader).
@@ -173,9 +172,44 @@ def lnet_nets(doc: object) -> list[dict]:
                 raise LustreError(f"unexpected NI entry under net {entry['net type']}: {ni!r}")
             nis.append({"nid": ni.get("nid"), "status": ni.get("status"), "interface": _first_interface(ni),
                         "tunables": ni.get("tunables"), "lnd tunables": ni.get("lnd tunables"),
-                        "health stats": ni.get("health stats")})
+                        "health stats": ni.get("health stats"), "keys": tuple(str(k) for k in ni)})
         out.append({"net": str(entry["net type"]).strip(), "nis": nis})
     return out
+
+
+# keys liblnetconfig prints for every NI after ``statistics`` (``-v``; ``CPT`` whenever the NI has a CPT, which every
+# NI has): lustre_lnet_show_net() in lnet/utils/lnetconfig/liblnetconfig.c
+VERBOSE_NI_KEYS = ("tunables", "dev cpt", "CPT")
+
+
+def lnet_cut(nets: list[dict]) -> str | None:
+    """Why the :func:`lnet_nets` reading of a document looks cut short, or None. Only the last NI can be cut (every
+    other one is followed by more output), and lnetctl prints no count or end marker, so the last NI is held to the
+    printing code (liblnetconfig ``lustre_lnet_show_net()``; the 2.16+ Netlink path prints the same keys): a network
+    has at least one NI (``local NI(s)`` is printed with its first NI); an NI has its interface when ``interfaces:``
+    is printed, :data:`VERBOSE_NI_KEYS` after ``statistics`` (``-v``), every key that ``lo`` has (each NI prints at
+    least what ``lo`` prints) and every key that all the other NIs besides ``lo`` have (``lo`` has no interface and
+    no ``lnd tunables``). A document cut right after a complete NI reads as a complete document of
+    fewer NIs: nothing in the output can tell. Never raises."""
+    for net in nets:
+        if not net["nis"]:
+            return f"net {net['net']} lists no local NI (output cut short?)"
+    if not nets:
+        return None
+    last = nets[-1]["nis"][-1]
+    name = last["nid"] or f"the last {nets[-1]['net']} NI"
+    keys = set(last["keys"])
+    if "interfaces" in keys and last["interface"] is None:
+        return f"{name}: 'interfaces' without an interface (output cut short?)"
+    want = [k for k in VERBOSE_NI_KEYS if "statistics" in keys and k not in keys]
+    for lo in (True, False):  # what every lo NI has, and what every other NI besides lo has
+        others = [ni for net in nets if (net["net"] == "lo") == lo for ni in net["nis"] if ni is not last]
+        if others and (lo or nets[-1]["net"] != "lo"):
+            common = set.intersection(*(set(ni["keys"]) for ni in others))
+            want += [k for k in others[0]["keys"] if k in common and k not in keys and k not in want]
+    if want:
+        return f"{name}: no {', '.join(want)} (output cut short?)"
+    return None
 
 
 def lnet_down_text(text: str) -> bool:

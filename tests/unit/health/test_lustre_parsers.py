@@ -379,6 +379,41 @@ def test_lnet_net_show_garbage_is_unknown(text: str) -> None:
     assert verdict(parse_lnet_net_show(text, exit_code=0)) == Status.UNKNOWN
 
 
+def test_lnet_net_show_cut_at_80_percent_is_unknown() -> None:
+    """Cut at 80 %, the output ends inside ib1's ``health stats``: lnetctl prints no count, so the last NI must have
+    what lnetctl prints for every NI with ``-v`` (``tunables``, ``dev cpt``, ``CPT``)."""
+    text = read(HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt")
+    result = parse_lnet_net_show(text[: len(text) * 8 // 10])
+    assert [n.nid for n in result.nis] == ["10.20.0.5@o2ib", "10.20.1.5@o2ib"]
+    assert result.unknown == ["10.20.1.5@o2ib: no tunables, dev cpt, CPT (output cut short?)"]
+
+
+LNET_NI_END = {  # fixture -> a line that only the last NI of the output has, and the key printed after it
+    "lnetctl_export_net_2.12_lustrefs_exporter.txt": ("      0: eth1", "statistics"),
+    "lnetctl_net_show_v_2.16_layout_degraded_derived.txt": ("            dev cpt: 1", "CPT"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LNET_NI_END))
+def test_lnet_net_show_last_ni_cut_at_a_line_is_unknown(name: str) -> None:
+    text = read(HEALTH / name)
+    line, missing = LNET_NI_END[name]
+    result = parse_lnet_net_show(text[: text.index(line) + len(line) + 1])
+    assert verdict(result) == Status.UNKNOWN and missing in result.unknown[0] and "cut short" in result.unknown[0]
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("net:\n    - net type: lo\n      local NI(s):\n        - nid: 0@lo\n          status: up\n    - net type: o2",
+     "net o2 lists no local NI (output cut short?)"),
+    ("net:\n    - net type: o2ib\n      local NI(s):\n        - nid: 10.20.0.5@o2ib\n          status: up\n"
+     "          interfaces:\n", "10.20.0.5@o2ib: 'interfaces' without an interface (output cut short?)"),
+    ("net:\n    - net type: o2ib\n      local NI(s):\n        - nid: 10.20.0.5@o2ib\n          status: u\n",
+     "10.20.0.5@o2ib: status 'u' is not up or down"),
+])
+def test_lnet_net_show_cut_inside_the_last_ni_is_unknown(text: str, reason: str) -> None:
+    assert parse_lnet_net_show(text).unknown == [reason]
+
+
 def test_lnet_net_show_bad_health_value_is_unknown() -> None:
     text = read(HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt").replace("health value: 1000",
                                                                                   "health value: lots")
