@@ -132,6 +132,19 @@ def test_lfs_check_truncated_or_mixed_output_is_unknown() -> None:
     assert verdict(parse_lfs_check(good, "liblustreapi was not properly initialized\n")) == Status.UNKNOWN
 
 
+@pytest.mark.parametrize("keep", [len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f7"),
+                                  len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f77f63e800': Transport"),
+                                  len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f77f63e800': Transport "
+                                      "endpoint is not connected (10")])
+def test_lfs_check_error_line_cut_inside_is_unknown(keep: int) -> None:
+    """llapi_error() prints ``lfs check: error: check '<obd>': <strerror> (<errno>)``: a line cut inside it (the
+    device name cut, or the message) is not read as that device's error."""
+    first, second = read(LFS / "check_all_ost_unmounted_qa.txt").splitlines()
+    result = parse_lfs_check(f"{first}\n{second[:keep]}")
+    assert [t.obd.name for t in result.targets] == ["nas_test-OST0007-osc-MDT0001"]
+    assert len(result.unknown) == 1 and "cut short" in result.unknown[0]
+
+
 def test_lfs_check_exit_status_only_makes_it_worse() -> None:
     good = read(LFS / "check_servers_2.10_active.txt")
     result = parse_lfs_check(good, exit_code=2)
