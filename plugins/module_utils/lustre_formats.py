@@ -120,6 +120,17 @@ def mount_lines(text: str) -> list[tuple[str, str, str, list[str]]]:
     return out
 
 
+def proc_mounts_cut(text: str) -> str | None:
+    """Why a ``/proc/mounts`` text looks cut short, or None: the kernel prints every line with six fields (source,
+    mount point, type, options, then `` 0 0``: Linux ``fs/proc_namespace.c`` ``show_vfsmnt()``), so a last line
+    with fewer fields was cut. A text cut right after a whole line reads as fewer mounts: nothing marks the end.
+    Not for fstab, whose last two fields are optional. Never raises."""
+    last = next((line for line in reversed(text.splitlines()) if line.strip()), None)
+    if last is not None and len(last.split()) < 6:
+        return f"its last line has {len(last.split())} of the 6 fields the kernel prints: {last.strip()[:120]!r}"
+    return None
+
+
 def split_source(source: str) -> tuple[list[list[str]], str, str] | None:
     """``NID[,NID][:NID[,NID]]:/FSNAME[/SUBDIR]`` (mount.lustre(8): ``,`` NIDs of one MGS node, ``:`` failover
     nodes) -> (MGS nodes, each its NIDs as written; fsname; subdir or ""); None without ``:/``. NIDs never hold
