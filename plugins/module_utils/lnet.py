@@ -320,15 +320,23 @@ def parse_state(text: str) -> dict:
     return {"nets": nets, "global": glob}
 
 
-def cut_reason(text: str) -> str | None:
-    """Why lnetctl's ``net show``/``export`` output looks cut short (``lnet_cut`` of module_utils/lustre_formats.py),
-    or None (also for text :func:`parse_state` rejects). Only for lnetctl's output: a file written by hand or by
+def cut_reason(text: str, *, export: bool = False) -> str | None:
+    """Why lnetctl's ``net show`` (or, with ``export``, ``export``) output looks cut short, or None (also for text
+    :func:`parse_state` rejects): ``lnet_cut`` of module_utils/lustre_formats.py, and for ``export`` no
+    ``global:`` (lnetctl.c ``jt_export()`` prints the global settings after the networks and peers, always). Only
+    for lnetctl's output: a file written by hand or by
     :func:`~ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet_plan.render_lnet_conf` need not print every
     key lnetctl prints."""
+    if not text.strip():
+        return None
     try:
-        return lnet_cut(lnet_nets(_load_state_documents(text))) if text.strip() else None
+        doc = _load_state_documents(text)
+        cut = lnet_cut(lnet_nets(doc))
     except (LnetError, LustreError):
         return None
+    if cut is None and export and "global" not in doc:
+        cut = "no 'global:' after the networks (output cut short?)"
+    return cut
 
 
 def merge_nids(state: dict, shown: dict) -> dict:

@@ -164,12 +164,15 @@ def lnet_nets(doc: object) -> list[dict]:
     twice). :func:`lnet_cut` says whether the document was cut short.
 
     Raises :class:`LustreError` when the document is not lnetctl's shape (a ``net`` that is not a list of mappings
-    with ``net type``, an NI that is not a mapping). Loading the YAML is the caller's (each side has its loader).
+    with ``net type``, an NI that is not a mapping) or is cut right after ``net:``. Loading the YAML is the
+    caller's (each side has its loader).
     """
     if doc is None:
         return []
     if not isinstance(doc, dict):
         raise LustreError(f"unexpected lnetctl output (not a mapping): {str(doc)[:200]!r}")
+    if "net" in doc and doc["net"] is None:  # lnetctl prints "net:" with its first network, or nothing
+        raise LustreError("'net:' lists no network (output cut short?)")
     nets = doc.get("net") or []
     if not isinstance(nets, list):
         raise LustreError(f"unexpected lnetctl output: 'net' is not a list: {str(nets)[:200]!r}")
@@ -188,9 +191,10 @@ def lnet_nets(doc: object) -> list[dict]:
     return out
 
 
-# keys liblnetconfig prints for every NI after ``statistics`` (``-v``; ``CPT`` whenever the NI has a CPT, which every
-# NI has): lustre_lnet_show_net() in lnet/utils/lnetconfig/liblnetconfig.c
-VERBOSE_NI_KEYS = ("tunables", "dev cpt", "CPT")
+# key of an NI -> keys liblnetconfig always prints after it (lustre_lnet_show_net() in lnet/utils/lnetconfig/
+# liblnetconfig.c: status after nid; tunables, dev cpt and CPT after statistics (-v); CPT after tunables (export
+# --backup too), printed whenever the NI has a CPT, which every NI has)
+NI_KEYS_AFTER = {"nid": ("status",), "statistics": ("tunables", "dev cpt", "CPT"), "tunables": ("CPT",)}
 
 
 def lnet_cut(nets: list[dict]) -> str | None:
@@ -198,9 +202,9 @@ def lnet_cut(nets: list[dict]) -> str | None:
     other one is followed by more output), and lnetctl prints no count or end marker, so the last NI is held to the
     printing code (liblnetconfig ``lustre_lnet_show_net()``; the 2.16+ Netlink path prints the same keys): a network
     has at least one NI (``local NI(s)`` is printed with its first NI); an NI has its interface when ``interfaces:``
-    is printed, :data:`VERBOSE_NI_KEYS` after ``statistics`` (``-v``), every key that ``lo`` has (each NI prints at
-    least what ``lo`` prints) and every key that all the other NIs besides ``lo`` have (``lo`` has no interface and
-    no ``lnd tunables``). A document cut right after a complete NI reads as a complete document of
+    is printed, the keys :data:`NI_KEYS_AFTER` puts after the ones it has, every key that ``lo`` has (each NI
+    prints at least what ``lo`` prints) and every key that all the other NIs besides ``lo`` have (``lo`` has no
+    interface and no ``lnd tunables``). A document cut right after a complete NI reads as a complete document of
     fewer NIs: nothing in the output can tell. Never raises."""
     for net in nets:
         if not net["nis"]:
@@ -212,7 +216,7 @@ def lnet_cut(nets: list[dict]) -> str | None:
     keys = set(last["keys"])
     if "interfaces" in keys and last["interface"] is None:
         return f"{name}: 'interfaces' without an interface (output cut short?)"
-    want = [k for k in VERBOSE_NI_KEYS if "statistics" in keys and k not in keys]
+    want = list(dict.fromkeys(k for key in keys for k in NI_KEYS_AFTER.get(key, ()) if k not in keys))
     for lo in (True, False):  # what every lo NI has, and what every other NI besides lo has
         others = [ni for net in nets if (net["net"] == "lo") == lo for ni in net["nis"] if ni is not last]
         if others and (lo or nets[-1]["net"] != "lo"):

@@ -138,10 +138,12 @@ def test_errors_are_parsed(name: str, expected: tuple) -> None:
 def test_cut_reason_of_whole_and_cut_output(name: str) -> None:
     """lnetctl's whole output is not cut; cut inside its last NI (before ``CPT``, which every NI of these has) it
     is, and the module fails instead of configuring from a partial view."""
-    whole = text(name)
-    assert L.cut_reason(whole) is None
+    whole, export = text(name), "export" in name
+    assert L.cut_reason(whole, export=export) is None
     cut = whole[: whole.rindex("CPT:")] if "CPT:" in whole else whole[: whole.rindex("0: ib1")]
-    assert "cut short" in (L.cut_reason(cut) or "")
+    assert "cut short" in (L.cut_reason(cut, export=export) or "")
+    if export:  # cut after the networks, before the peers and global settings
+        assert "no 'global:'" in (L.cut_reason(whole[: whole.index("\npeer:") + 1], export=True) or "")
 
 
 def test_output_that_is_not_yaml() -> None:

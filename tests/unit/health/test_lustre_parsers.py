@@ -393,10 +393,11 @@ def test_lnet_net_show_garbage_is_unknown(text: str) -> None:
 
 
 def test_lnet_net_show_cut_at_80_percent_is_unknown() -> None:
-    """Cut at 80 %, the output ends inside ib1's ``health stats``: lnetctl prints no count, so the last NI must have
-    what lnetctl prints for every NI with ``-v`` (``tunables``, ``dev cpt``, ``CPT``)."""
+    """Cut at the last line end before 80 %, the output ends inside ib1's ``health stats``: lnetctl prints no count,
+    so the last NI must have what lnetctl prints for every NI after ``statistics`` (``tunables``, ``dev cpt``,
+    ``CPT``)."""
     text = read(HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt")
-    result = parse_lnet_net_show(text[: len(text) * 8 // 10])
+    result = parse_lnet_net_show(text[: text.rindex("\n", 0, len(text) * 8 // 10) + 1])
     assert [n.nid for n in result.nis] == ["10.20.0.5@o2ib", "10.20.1.5@o2ib"]
     assert result.unknown == ["10.20.1.5@o2ib: no tunables, dev cpt, CPT (output cut short?)"]
 
