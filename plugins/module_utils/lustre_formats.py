@@ -197,15 +197,20 @@ def lnet_nets(doc: object) -> list[dict]:
 NI_KEYS_AFTER = {"nid": ("status",), "statistics": ("tunables", "dev cpt", "CPT"), "tunables": ("CPT",)}
 
 
+def _lnd(net: str) -> str:
+    m = NET_RE.match(net)
+    return m.group("lnd") if m else net
+
+
 def lnet_cut(nets: list[dict]) -> str | None:
     """Why the :func:`lnet_nets` reading of a document looks cut short, or None. Only the last NI can be cut (every
     other one is followed by more output), and lnetctl prints no count or end marker, so the last NI is held to the
     printing code (liblnetconfig ``lustre_lnet_show_net()``; the 2.16+ Netlink path prints the same keys): a network
     has at least one NI (``local NI(s)`` is printed with its first NI); an NI has its interface when ``interfaces:``
     is printed, the keys :data:`NI_KEYS_AFTER` puts after the ones it has, every key that ``lo`` has (each NI
-    prints at least what ``lo`` prints) and every key that all the other NIs besides ``lo`` have (``lo`` has no
-    interface and no ``lnd tunables``). A document cut right after a complete NI reads as a complete document of
-    fewer NIs: nothing in the output can tell. Never raises."""
+    prints at least what ``lo`` prints) and every key that all the other NIs of its LND have (LNDs differ: ``lo``
+    has no interface, and a 2.12 socklnd NI prints no ``lnd tunables``). A document cut right after a complete
+    NI reads as a complete document of fewer NIs: nothing in the output can tell. Never raises."""
     for net in nets:
         if not net["nis"]:
             return f"net {net['net']} lists no local NI (output cut short?)"
@@ -217,9 +222,10 @@ def lnet_cut(nets: list[dict]) -> str | None:
     if "interfaces" in keys and last["interface"] is None:
         return f"{name}: 'interfaces' without an interface (output cut short?)"
     want = list(dict.fromkeys(k for key in keys for k in NI_KEYS_AFTER.get(key, ()) if k not in keys))
-    for lo in (True, False):  # what every lo NI has, and what every other NI besides lo has
-        others = [ni for net in nets if (net["net"] == "lo") == lo for ni in net["nis"] if ni is not last]
-        if others and (lo or nets[-1]["net"] != "lo"):
+    lnd = _lnd(nets[-1]["net"])
+    for kin in ("lo", lnd):  # what every lo NI has, and what every other NI of the last NI's LND has
+        others = [ni for net in nets if _lnd(net["net"]) == kin for ni in net["nis"] if ni is not last]
+        if others and (kin == "lo" or lnd != "lo"):
             common = set.intersection(*(set(ni["keys"]) for ni in others))
             want += [k for k in others[0]["keys"] if k in common and k not in keys and k not in want]
     if want:

@@ -428,6 +428,18 @@ def test_lnet_net_show_cut_inside_the_last_ni_is_unknown(text: str, reason: str)
     assert parse_lnet_net_show(text).unknown == [reason]
 
 
+def test_lnet_net_show_last_ni_is_compared_with_its_own_lnd() -> None:
+    """A 2.12 tcp NI prints no ``lnd tunables`` where an o2ib NI does: a tcp NI last is no cut for lacking them."""
+    export = read(HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt")
+    lo, tcp = export.split("    - net type: tcp\n")
+    o2ib = (tcp.replace("10.20.0.5@tcp", "10.20.1.5@o2ib").replace("0: eth1", "0: ib0")
+            .replace("          dev cpt: -1", "          lnd tunables:\n              peercredits_hiw: 4\n"
+                     "          dev cpt: -1"))
+    text = f"{lo}    - net type: o2ib\n{o2ib}    - net type: tcp\n{tcp}"
+    result = parse_lnet_net_show(text)
+    assert [n.nid for n in result.nis] == ["10.20.1.5@o2ib", "10.20.0.5@tcp"] and result.unknown == []
+
+
 def test_lnet_net_show_bad_health_value_is_unknown() -> None:
     text = read(HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt").replace("health value: 1000",
                                                                                   "health value: lots")
