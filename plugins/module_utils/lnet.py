@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_formats import lnet_down_text, lnet_nets
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_formats import lnet_cut, lnet_down_text, lnet_nets
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_mount import (
     LustreError,
     normalise_net,
@@ -318,6 +318,25 @@ def parse_state(text: str) -> dict:
     for key, value in _int_map(doc.get("global")).items():
         glob[GLOBAL_ALIASES.get(key, key)] = value
     return {"nets": nets, "global": glob}
+
+
+def cut_reason(text: str, *, export: bool = False) -> str | None:
+    """Why lnetctl's ``net show`` (or, with ``export``, ``export``) output looks cut short, or None (also for text
+    :func:`parse_state` rejects): ``lnet_cut`` of module_utils/lustre_formats.py, and for ``export`` no
+    ``global:`` (lnetctl.c ``jt_export()`` prints the global settings after the networks and peers, always). Only
+    for lnetctl's output: a file written by hand or by
+    :func:`~ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet_plan.render_lnet_conf` need not print every
+    key lnetctl prints."""
+    if not text.strip():
+        return None
+    try:
+        doc = _load_state_documents(text)
+        cut = lnet_cut(lnet_nets(doc))
+    except (LnetError, LustreError):
+        return None
+    if cut is None and export and "global" not in doc:
+        cut = "no 'global:' after the networks (output cut short?)"
+    return cut
 
 
 def merge_nids(state: dict, shown: dict) -> dict:

@@ -120,6 +120,17 @@ def mount_lines(text: str) -> list[tuple[str, str, str, list[str]]]:
     return out
 
 
+def proc_mounts_cut(text: str) -> str | None:
+    """Why a ``/proc/mounts`` text looks cut short, or None: the kernel prints every line with six fields (source,
+    mount point, type, options, then `` 0 0``: Linux ``fs/proc_namespace.c`` ``show_vfsmnt()``), so a last line
+    with fewer fields was cut. A text cut right after a whole line reads as fewer mounts: nothing marks the end.
+    Not for fstab, whose last two fields are optional. Never raises."""
+    last = next((line for line in reversed(text.splitlines()) if line.strip()), None)
+    if last is not None and len(last.split()) < 6:
+        return f"its last line has {len(last.split())} of the 6 fields the kernel prints: {last.strip()[:120]!r}"
+    return None
+
+
 def split_source(source: str) -> tuple[list[list[str]], str, str] | None:
     """``NID[,NID][:NID[,NID]]:/FSNAME[/SUBDIR]`` (mount.lustre(8): ``,`` NIDs of one MGS node, ``:`` failover
     nodes) -> (MGS nodes, each its NIDs as written; fsname; subdir or ""); None without ``:/``. NIDs never hold
@@ -137,29 +148,31 @@ def split_source(source: str) -> tuple[list[list[str]], str, str] | None:
 
 def _first_interface(ni: dict) -> str | None:
     intf = ni.get("interfaces")
+    first = None
     if isinstance(intf, dict) and intf:
-        for key in (0, "0"):
-            if key in intf:
-                return str(intf[key])
-        return str(next(iter(intf.values())))
-    if isinstance(intf, list) and intf:
-        return str(intf[0])
-    return None
+        first = next((intf[key] for key in (0, "0") if key in intf), next(iter(intf.values())))
+    elif isinstance(intf, list) and intf:
+        first = intf[0]
+    return None if first is None else str(first)
 
 
 def lnet_nets(doc: object) -> list[dict]:
     """The networks and their local NIs in a loaded ``lnetctl net show [-v]`` / ``export`` document (either layout:
     cYAML <= 2.15, libyaml 2.16+, which load to the same data): ``[{"net": "net type" as printed, "nis": [{"nid",
-    "status", "interface", "tunables", "lnd tunables", "health stats"}]}]`` in output order (values as loaded, None
-    when absent; ``lo`` included; a network listed twice appears twice).
+    "status", "interface", "tunables", "lnd tunables", "health stats", "keys"}]}]`` in output order (values as
+    loaded, None when absent; ``keys``: the NI's keys as printed; ``lo`` included; a network listed twice appears
+    twice). :func:`lnet_cut` says whether the document was cut short.
 
     Raises :class:`LustreError` when the document is not lnetctl's shape (a ``net`` that is not a list of mappings
-    with ``net type``, an NI that is not a mapping). Loading the YAML is the caller's (each side has its loader).
+    with ``net type``, an NI that is not a mapping) or is cut right after ``net:``. Loading the YAML is the
+    caller's (each side has its loader).
     """
     if doc is None:
         return []
     if not isinstance(doc, dict):
         raise LustreError(f"unexpected lnetctl output (not a mapping): {str(doc)[:200]!r}")
+    if "net" in doc and doc["net"] is None:  # lnetctl prints "net:" with its first network, or nothing
+        raise LustreError("'net:' lists no network (output cut short?)")
     nets = doc.get("net") or []
     if not isinstance(nets, list):
         raise LustreError(f"unexpected lnetctl output: 'net' is not a list: {str(nets)[:200]!r}")
@@ -173,9 +186,51 @@ def lnet_nets(doc: object) -> list[dict]:
                 raise LustreError(f"unexpected NI entry under net {entry['net type']}: {ni!r}")
             nis.append({"nid": ni.get("nid"), "status": ni.get("status"), "interface": _first_interface(ni),
                         "tunables": ni.get("tunables"), "lnd tunables": ni.get("lnd tunables"),
-                        "health stats": ni.get("health stats")})
+                        "health stats": ni.get("health stats"), "keys": tuple(str(k) for k in ni)})
         out.append({"net": str(entry["net type"]).strip(), "nis": nis})
     return out
+
+
+# key of an NI -> keys liblnetconfig always prints after it (lustre_lnet_show_net() in lnet/utils/lnetconfig/
+# liblnetconfig.c: status after nid; tunables, dev cpt and CPT after statistics (-v); CPT after tunables (export
+# --backup too), printed whenever the NI has a CPT, which every NI has)
+NI_KEYS_AFTER = {"nid": ("status",), "statistics": ("tunables", "dev cpt", "CPT"), "tunables": ("CPT",)}
+
+
+def _lnd(net: str) -> str:
+    m = NET_RE.match(net)
+    return m.group("lnd") if m else net
+
+
+def lnet_cut(nets: list[dict]) -> str | None:
+    """Why the :func:`lnet_nets` reading of a document looks cut short, or None. Only the last NI can be cut (every
+    other one is followed by more output), and lnetctl prints no count or end marker, so the last NI is held to the
+    printing code (liblnetconfig ``lustre_lnet_show_net()``; the 2.16+ Netlink path prints the same keys): a network
+    has at least one NI (``local NI(s)`` is printed with its first NI); an NI has its interface when ``interfaces:``
+    is printed, the keys :data:`NI_KEYS_AFTER` puts after the ones it has, every key that ``lo`` has (each NI
+    prints at least what ``lo`` prints) and every key that all the other NIs of its LND have (LNDs differ: ``lo``
+    has no interface, and a 2.12 socklnd NI prints no ``lnd tunables``). A document cut right after a complete
+    NI reads as a complete document of fewer NIs: nothing in the output can tell. Never raises."""
+    for net in nets:
+        if not net["nis"]:
+            return f"net {net['net']} lists no local NI (output cut short?)"
+    if not nets:
+        return None
+    last = nets[-1]["nis"][-1]
+    name = last["nid"] or f"the last {nets[-1]['net']} NI"
+    keys = set(last["keys"])
+    if "interfaces" in keys and last["interface"] is None:
+        return f"{name}: 'interfaces' without an interface (output cut short?)"
+    want = list(dict.fromkeys(k for key in keys for k in NI_KEYS_AFTER.get(key, ()) if k not in keys))
+    lnd = _lnd(nets[-1]["net"])
+    for kin in ("lo", lnd):  # what every lo NI has, and what every other NI of the last NI's LND has
+        others = [ni for net in nets if _lnd(net["net"]) == kin for ni in net["nis"] if ni is not last]
+        if others and (kin == "lo" or lnd != "lo"):
+            common = set.intersection(*(set(ni["keys"]) for ni in others))
+            want += [k for k in others[0]["keys"] if k in common and k not in keys and k not in want]
+    if want:
+        return f"{name}: no {', '.join(want)} (output cut short?)"
+    return None
 
 
 def lnet_down_text(text: str) -> bool:

@@ -176,6 +176,7 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet import (
     HAS_YAML,
     LnetError,
     LnetInputError,
+    cut_reason,
     lnet_down,
     merge_nids,
     modules_missing,
@@ -242,6 +243,8 @@ def _read_lnetctl(runner: Runner, *args: str) -> tuple[str, dict]:
         state = parse_state(out)
     except LnetError as exc:
         module.fail_json(msg=f"cannot read {shown}: {exc}", stdout=out, stderr=err)
+    if cut := cut_reason(out, export=args[0] == "export"):  # a partial view would add NIs that exist, or miss some
+        module.fail_json(msg=f"cannot read {shown}: the output looks cut short: {cut}", stdout=out, stderr=err)
     return "up", state
 
 

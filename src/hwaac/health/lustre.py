@@ -73,7 +73,7 @@ from hwaac.health.parsers.lctl_list_nids import parse_lctl_list_nids
 from hwaac.health.parsers.lnetctl import parse_lnet_net_show
 from hwaac.health.parsers.lustre import parse_lfs_check
 from hwaac.health.parsers.lustre_df import parse_lfs_df
-from hwaac.health.parsers.lustre_formats import normalise_nid
+from hwaac.health.parsers.lustre_formats import normalise_nid, proc_mounts_cut
 from hwaac.health.parsers.lustre_imports import parse_imports
 from hwaac.health.parsers.lustre_mounts import LustreMount, parse_lustre_mounts
 from hwaac.health.result import Action, Finding, Status
@@ -324,12 +324,13 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
         return [_unknown("LUSTRE_NOTHING_EXPECTED", "no expected Lustre file system or MGS NID was given: nothing "
                          "to judge (pass filesystems or the node's lustre-client.json)")]
 
-    mounts: list[LustreMount] | None = parse_lustre_mounts(proc_mounts) if proc_mounts is not None else None
+    cut = proc_mounts_cut(proc_mounts) if proc_mounts is not None else None  # a mount after the cut is unread
+    mounts = parse_lustre_mounts(proc_mounts) if proc_mounts is not None and cut is None else None
+    unread = f"/proc/mounts was cut short ({cut})" if cut else "/proc/mounts was not read"
     mounted: dict[str, LustreMount] = {}
     for fs in filesystems:
         if mounts is None:
-            found.append(_unknown("LUSTRE_MOUNTS_UNREAD", "/proc/mounts was not read: mount state unknown",
-                                  fs.name))
+            found.append(_unknown("LUSTRE_MOUNTS_UNREAD", f"{unread}: mount state unknown", fs.name))
             continue
         here = [m for m in mounts if m.fsname == fs.name]
         at_point = [m for m in here if not fs.mount_point or m.mount_point == fs.mount_point]

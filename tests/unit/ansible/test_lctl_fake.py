@@ -142,7 +142,7 @@ def test_version_health_and_import(node: Node) -> None:
     uuids = parse_get_param(out)
     assert uuids[f"osc.lfs1-OST0002-osc-{INST}.ost_server_uuid"] == "lfs1-OST0002_UUID\tDISCONN"
     assert uuids[f"osc.lfs1-OST0003-osc-{INST}.ost_server_uuid"] == "lfs1-OST0003_UUID\tFULL\tDEACTIVATED"
-    # the import block has the recorded key layout (2.12.7 recording, 2.15 adds transactions)
+    # the import block has the recorded key layout (the 2.12.7 recording stops after service_estimates)
     recorded = [ln.split(":")[0] for ln in (LCTL / "osc_import_2.12.7.txt").read_text().splitlines()]
     block = node.run("lctl", "get_param", "-n", f"osc.lfs1-OST0000-osc-{INST}.import").stdout.splitlines()
     assert [ln.split(":")[0] for ln in block][: len(recorded)] == recorded

@@ -132,6 +132,20 @@ def test_errors_are_parsed(name: str, expected: tuple) -> None:
     assert [(e.op, e.entity, e.errno, e.descr) for e in L.parse_errors(text(name))] == [expected]
 
 
+@pytest.mark.parametrize("name", ["2.15/net_show_o2ib_mr.txt", "2.15/export_backup_o2ib_mr.txt",
+                                  "2.16/export_backup_o2ib_mr.txt", "2.16/net_show_v_o2ib.txt",
+                                  "older/net_show_v2_o2ib_mr_lnd_in_tunables.txt"])
+def test_cut_reason_of_whole_and_cut_output(name: str) -> None:
+    """lnetctl's whole output is not cut; cut inside its last NI (before ``CPT``, which every NI of these has) it
+    is, and the module fails instead of configuring from a partial view."""
+    whole, export = text(name), "export" in name
+    assert L.cut_reason(whole, export=export) is None
+    cut = whole[: whole.rindex("CPT:")] if "CPT:" in whole else whole[: whole.rindex("0: ib1")]
+    assert "cut short" in (L.cut_reason(cut, export=export) or "")
+    if export:  # cut after the networks, before the peers and global settings
+        assert "no 'global:'" in (L.cut_reason(whole[: whole.index("\npeer:") + 1], export=True) or "")
+
+
 def test_output_that_is_not_yaml() -> None:
     with pytest.raises(L.LnetError, match="not YAML"):
         L.parse_state("net:\n  - net type: [o2ib\n")

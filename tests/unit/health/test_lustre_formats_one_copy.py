@@ -31,7 +31,7 @@ def test_both_sides_load_the_same_file() -> None:
 @pytest.mark.parametrize(("module", "names"), [
     (host_mount, ["LustreError", "normalise_net", "unescape_mount_field", "mount_lines", "split_source",
                   "read_list_nids"]),
-    (host_lnet, ["lnet_nets", "lnet_down_text"]),
+    (host_lnet, ["lnet_nets", "lnet_cut", "lnet_down_text"]),
 ])
 def test_host_modules_use_the_shared_functions(module, names: list[str]) -> None:
     assert all(getattr(module, name) is getattr(host, name) for name in names)
@@ -39,8 +39,8 @@ def test_host_modules_use_the_shared_functions(module, names: list[str]) -> None
 
 @pytest.mark.parametrize(("module", "names"), [
     (controller_mounts, ["mount_lines", "split_source"]),
-    (controller_lnetctl, ["lnet_nets", "lnet_down_text"]),
-    (controller_evaluate, ["normalise_nid"]),
+    (controller_lnetctl, ["lnet_nets", "lnet_cut", "lnet_down_text"]),
+    (controller_evaluate, ["normalise_nid", "proc_mounts_cut"]),
 ])
 def test_controller_parsers_use_the_shared_functions(module, names: list[str]) -> None:
     assert all(getattr(module, name) is getattr(controller, name) for name in names)
@@ -48,7 +48,7 @@ def test_controller_parsers_use_the_shared_functions(module, names: list[str]) -
 
 # rules that must exist once: a second definition anywhere in src/ or plugins/ is a second copy
 ONE_DEFINITION = ["normalise_net", "normalise_nid", "unescape_mount_field", "mount_lines", "split_source",
-                  "read_list_nids", "lnet_nets"]
+                  "read_list_nids", "lnet_nets", "lnet_cut", "proc_mounts_cut"]
 
 
 @pytest.mark.parametrize("name", ONE_DEFINITION)

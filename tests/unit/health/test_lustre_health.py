@@ -264,7 +264,7 @@ def test_mounted_fs_without_osts_in_lfs_check_is_unknown(fs) -> None:
     v = judge(outputs, fs)
     assert v.status == Status.UNKNOWN and v.codes == ["LUSTRE_TARGETS_MISSING"]
     outputs = healthy_outputs()
-    outputs["imports"] = out((HEALTH / "import_2.12.7_idle.txt").read_text())  # fs "temp", not lfs1
+    outputs["imports"] = out((HEALTH / "import_2.12.7_idle_transactions_derived.txt").read_text())  # fs "temp"
     v = judge(outputs, fs)
     assert v.status == Status.UNKNOWN and v.codes == ["LUSTRE_IMPORTS_MISSING"]
 
@@ -272,6 +272,15 @@ def test_mounted_fs_without_osts_in_lfs_check_is_unknown(fs) -> None:
 def test_proc_mounts_unread_is_unknown(fs) -> None:
     v = judge(healthy_outputs(), fs, mounts=None)
     assert v.status == Status.UNKNOWN and v.codes == ["LUSTRE_MOUNTS_UNREAD"]
+
+
+@pytest.mark.parametrize("cut_after", ["10.20.0.1@o2ib,10.20", "/mnt/lfs1 lustre rw,flo", "proc /proc proc rw 0"])
+def test_proc_mounts_cut_inside_a_line_is_unknown_not_unmounted(fs, cut_after: str) -> None:
+    """The kernel prints six fields a line (show_vfsmnt()): a last line with fewer was cut, and the mount it held
+    (or the ones after it) is unknown, not absent."""
+    v = judge(healthy_outputs(), fs, mounts=MOUNTS[: MOUNTS.index(cut_after) + len(cut_after)])
+    assert v.status == Status.UNKNOWN and v.codes == ["LUSTRE_MOUNTS_UNREAD"]
+    assert "cut short" in v.findings[0].message
 
 
 def test_lfs_says_nothing_mounted_but_proc_mounts_disagrees(fs) -> None:

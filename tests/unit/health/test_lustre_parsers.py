@@ -4,6 +4,7 @@ by hand."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,19 @@ def test_lfs_check_truncated_or_mixed_output_is_unknown() -> None:
     assert verdict(parse_lfs_check(good, "liblustreapi was not properly initialized\n")) == Status.UNKNOWN
 
 
+@pytest.mark.parametrize("keep", [len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f7"),
+                                  len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f77f63e800': Transport"),
+                                  len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f77f63e800': Transport "
+                                      "endpoint is not connected (10")])
+def test_lfs_check_error_line_cut_inside_is_unknown(keep: int) -> None:
+    """llapi_error() prints ``lfs check: error: check '<obd>': <strerror> (<errno>)``: a line cut inside it (the
+    device name cut, or the message) is not read as that device's error."""
+    first, second = read(LFS / "check_all_ost_unmounted_qa.txt").splitlines()
+    result = parse_lfs_check(f"{first}\n{second[:keep]}")
+    assert [t.obd.name for t in result.targets] == ["nas_test-OST0007-osc-MDT0001"]
+    assert len(result.unknown) == 1 and "cut short" in result.unknown[0]
+
+
 def test_lfs_check_exit_status_only_makes_it_worse() -> None:
     good = read(LFS / "check_servers_2.10_active.txt")
     result = parse_lfs_check(good, exit_code=2)
@@ -224,7 +238,7 @@ def test_health_check_garbage_is_unknown(text: str) -> None:
 
 
 def test_imports_2_12_idle_is_fine() -> None:
-    result = parse_imports(read(HEALTH / "import_2.12.7_idle.txt"))
+    result = parse_imports(read(HEALTH / "import_2.12.7_idle_transactions_derived.txt"))
     assert verdict(result) == Status.PASS
     [imp] = result.imports
     assert (imp.obd.fsname, imp.obd.kind, imp.target, imp.state) == ("temp", "osc", "temp-OST0004_UUID", "IDLE")
@@ -271,6 +285,56 @@ def test_imports_unknown_state_and_truncated_block_are_unknown() -> None:
     cut = "\n".join(read(HEALTH / "import_2.12.7_idle.txt").splitlines()[:4])  # header, import:, name, target
     result = parse_imports(cut)
     assert verdict(result) == Status.UNKNOWN and "no import state" in result.unknown[0]
+
+
+def test_imports_cut_in_half_is_unknown() -> None:
+    """Cut in half, the output ends inside OST0002's value: three of five imports read, and it must say so."""
+    text = read(HEALTH / "imports_master_bad_derived.txt")
+    result = parse_imports(text[: len(text) // 2])
+    assert [i.state for i in result.imports] == ["FULL", "DISCONN", "EVICTED"]
+    assert verdict(result) == Status.UNKNOWN  # OST0003 and the MDT are unread: a retest, never PASS
+    assert any(r.startswith("lfs1-OST0002-osc-ffff9c2a4e1b8000: no ") and "cut short" in r for r in result.unknown)
+
+
+def test_imports_recorded_2_12_value_stops_before_transactions() -> None:
+    result = parse_imports(read(HEALTH / "import_2.12.7_idle.txt"))
+    assert [i.state for i in result.imports] == ["IDLE"]
+    assert result.unknown == ["temp-OST0004-osc-ffff9068ea7c9000: no transactions.last_checked (output cut short?)"]
+
+
+# the last line of each cut; the value ends there, so a key printed after it is missing
+@pytest.mark.parametrize("last", ["    name: lfs1-MDT0000-mdc-ffff9c2a4e1b8000", "    import_flags: [ replayable, "
+                                  "pingable, connect_tried ]", '       current_connection: "10.20.0.2@o2ib"',
+                                  "    rpcs:", "       network: 1 sec", "       peer_committed: 0"])
+def test_imports_value_cut_at_a_line_is_unknown(last: str) -> None:
+    text = read(HEALTH / "imports_master_full_derived.txt")
+    cut = text[: text.rindex(last) + len(last)]
+    result = parse_imports(cut)
+    assert len(result.imports) == 3 and verdict(result) == Status.UNKNOWN
+    assert result.unknown[-1].startswith("lfs1-MDT0000-mdc-ffff9c2a4e1b8000: no ")
+
+
+@pytest.mark.parametrize("cut_inside", ["osc.lfs1-OST0001-osc-ffff9c2a", "    rp", "    transactions:\n       last_che",
+                                        "[hwaac: output cut at 1 MiB]"])
+def test_imports_line_cut_inside_is_unknown(cut_inside: str) -> None:
+    """A line cut inside (or the host module's cut marker) is not lctl's: unknown, even where the imports read so far
+    look complete."""
+    text = read(HEALTH / "imports_master_full_derived.txt")
+    end = text.index("osc.lfs1-OST0001") if cut_inside.startswith(("osc.", "[")) else text.index("    rpcs:")
+    result = parse_imports(text[:end] + cut_inside)
+    assert verdict(result) == Status.UNKNOWN
+
+
+def test_imports_without_rpc_statistics_end_after_the_connection() -> None:
+    """``lprocfs_import_seq_show_locked()`` returns after ``connection:`` when the device keeps no RPC statistics."""
+    text = read(HEALTH / "imports_master_full_derived.txt")
+    values = re.split(r"(?m)^(?=(?:osc|mdc)\.)", text)
+    no_stats = "".join(value[: value.index("    rpcs:\n")] for value in values if value)
+    result = parse_imports(no_stats)
+    assert [i.state for i in result.imports] == ["FULL", "FULL", "FULL"] and verdict(result) == Status.PASS
+    first_with_stats = values[1] + no_stats[no_stats.index("osc.lfs1-OST0001"):]
+    result = parse_imports(first_with_stats)  # every import of a client keeps statistics, or none does
+    assert verdict(result) == Status.UNKNOWN and "lfs1-OST0001" in result.unknown[0]
 
 
 @pytest.mark.parametrize("text", GARBAGE)
@@ -326,6 +390,54 @@ def test_lnet_down() -> None:
                                   "status: up\n", "global:\n    discovery: 1\n"])
 def test_lnet_net_show_garbage_is_unknown(text: str) -> None:
     assert verdict(parse_lnet_net_show(text, exit_code=0)) == Status.UNKNOWN
+
+
+def test_lnet_net_show_cut_at_80_percent_is_unknown() -> None:
+    """Cut at the last line end before 80 %, the output ends inside ib1's ``health stats``: lnetctl prints no count,
+    so the last NI must have what lnetctl prints for every NI after ``statistics`` (``tunables``, ``dev cpt``,
+    ``CPT``)."""
+    text = read(HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt")
+    result = parse_lnet_net_show(text[: text.rindex("\n", 0, len(text) * 8 // 10) + 1])
+    assert [n.nid for n in result.nis] == ["10.20.0.5@o2ib", "10.20.1.5@o2ib"]
+    assert result.unknown == ["10.20.1.5@o2ib: no tunables, dev cpt, CPT (output cut short?)"]
+
+
+LNET_NI_END = {  # fixture -> a line that only the last NI of the output has, and the key printed after it
+    "lnetctl_export_net_2.12_lustrefs_exporter.txt": ("      0: eth1", "statistics"),
+    "lnetctl_net_show_v_2.16_layout_degraded_derived.txt": ("            dev cpt: 1", "CPT"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LNET_NI_END))
+def test_lnet_net_show_last_ni_cut_at_a_line_is_unknown(name: str) -> None:
+    text = read(HEALTH / name)
+    line, missing = LNET_NI_END[name]
+    result = parse_lnet_net_show(text[: text.index(line) + len(line) + 1])
+    assert verdict(result) == Status.UNKNOWN and missing in result.unknown[0] and "cut short" in result.unknown[0]
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("net:\n    - net type: lo\n      local NI(s):\n        - nid: 0@lo\n          status: up\n    - net type: o2",
+     "net o2 lists no local NI (output cut short?)"),
+    ("net:\n    - net type: o2ib\n      local NI(s):\n        - nid: 10.20.0.5@o2ib\n          status: up\n"
+     "          interfaces:\n", "10.20.0.5@o2ib: 'interfaces' without an interface (output cut short?)"),
+    ("net:\n    - net type: o2ib\n      local NI(s):\n        - nid: 10.20.0.5@o2ib\n          status: u\n",
+     "10.20.0.5@o2ib: status 'u' is not up or down"),
+])
+def test_lnet_net_show_cut_inside_the_last_ni_is_unknown(text: str, reason: str) -> None:
+    assert parse_lnet_net_show(text).unknown == [reason]
+
+
+def test_lnet_net_show_last_ni_is_compared_with_its_own_lnd() -> None:
+    """A 2.12 tcp NI prints no ``lnd tunables`` where an o2ib NI does: a tcp NI last is no cut for lacking them."""
+    export = read(HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt")
+    lo, tcp = export.split("    - net type: tcp\n")
+    o2ib = (tcp.replace("10.20.0.5@tcp", "10.20.1.5@o2ib").replace("0: eth1", "0: ib0")
+            .replace("          dev cpt: -1", "          lnd tunables:\n              peercredits_hiw: 4\n"
+                     "          dev cpt: -1"))
+    text = f"{lo}    - net type: o2ib\n{o2ib}    - net type: tcp\n{tcp}"
+    result = parse_lnet_net_show(text)
+    assert [n.nid for n in result.nis] == ["10.20.1.5@o2ib", "10.20.0.5@tcp"] and result.unknown == []
 
 
 def test_lnet_net_show_bad_health_value_is_unknown() -> None:

@@ -122,6 +122,27 @@ def test_unreadable_output_is_unknown_never_pass(case: str, run) -> None:
     assert all(f.action not in (Action.REBOOT, Action.RESET_GPU, Action.RMA) for f in findings)
 
 
+@pytest.mark.parametrize("cut_after", ["        rate:            200 Gb/sec (4X HDR)\n",
+                                       "        link_layer:      Infini"])
+def test_ibstatus_block_cut_before_its_link_layer_is_unknown(cut_after: str) -> None:
+    """The script prints ``link_layer`` last in every block (``IB`` when sysfs has none), so a first block that stops
+    before it, or inside it, is cut short: 8 ports after it were lost."""
+    raw = text(IBSTATUS / "a100-hdr-8hca-active.txt")
+    r = parse_ibstatus(raw[: raw.index(cut_after) + len(cut_after)])
+    assert [p.subject for p in r.ports] == ["mlx5_0 port 1"] and len(r.unknown) == 1
+    assert r.unknown[0].startswith("mlx5_0 port 1: ")
+
+
+@pytest.mark.parametrize(("name", "cut_after", "subject"), [
+    ("rxe-verbose.txt", "sm_sl:                  0\n", "rxe0 port 1"),  # -v: no active_width/speed, phys_state
+    ("cx7-eth-and-ib-2hca.txt", "link_layer:             Infin", "mlx5_1 port 1"),
+])
+def test_ibv_devinfo_port_cut_short_is_unknown(name: str, cut_after: str, subject: str) -> None:
+    raw = text(DEVINFO / name)
+    r = parse_ibv_devinfo(raw[: raw.index(cut_after) + len(cut_after)])
+    assert r.ports[-1].subject == subject and len(r.unknown) == 1 and r.unknown[0].startswith(subject)
+
+
 def test_rdma_statistic_line_cut_mid_pair_is_unknown() -> None:
     r = parse_rdma_statistic("link mlx5_0/1 rx_write_requests 0 out_of_sequence\n")
     assert r.counters("mlx5_0") == {"rx_write_requests": 0} and "has no value" in r.unknown[0]

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from hwaac.health.parsers.lustre_formats import LustreError, lnet_down_text, lnet_nets
+from hwaac.health.parsers.lustre_formats import LustreError, lnet_cut, lnet_down_text, lnet_nets
 from hwaac.health.result import ToolResult
 
+NI_STATUSES = ("up", "down")  # liblnetconfig lustre_lnet_show_net(): LNET_NI_STATUS_UP ? "up" : "down"
 FULL_HEALTH = 1000  # LNet health value of a healthy NI (lnet/include/lnet/lib-types.h LNET_MAX_HEALTH_VALUE)
 
 
@@ -72,8 +73,9 @@ def parse_lnet_net_show(raw: str, *, stderr: str = "", exit_code: int | None = N
 
     Returns:
         An :class:`LnetNetsResult`: ``lnet_down`` when LNet is not running, else per NI its status, health value
-        and ``fatal_error``. ``unknown``: empty or non-YAML output, no ``net:`` list, an NI without a NID, a value
-        that is not a number, a failing exit status with every NI healthy.
+        and ``fatal_error``. ``unknown``: empty or non-YAML output, no ``net:`` list, an NI without a NID, a status
+        other than ``up``/``down``, a value that is not a number, output cut short (``lnet_cut``: a last NI or
+        network that lacks what lnetctl prints), a failing exit status with every NI healthy.
     """
     result = LnetNetsResult()
     if lnet_down_text(raw) or lnet_down_text(stderr):
@@ -96,6 +98,8 @@ def parse_lnet_net_show(raw: str, *, stderr: str = "", exit_code: int | None = N
     except LustreError as exc:
         result.unknown.append(str(exc)[:200])
         return result
+    if cut := lnet_cut(nets):
+        result.unknown.append(cut)
     for net in nets:
         net_type = net["net"]
         if net_type == "lo":
@@ -118,6 +122,8 @@ def parse_lnet_net_show(raw: str, *, stderr: str = "", exit_code: int | None = N
             result.nis.append(entry)
             if entry.status is None:
                 result.unknown.append(f"{entry.nid}: no status")
+            elif entry.status not in NI_STATUSES:
+                result.unknown.append(f"{entry.nid}: status {entry.status!r} is not {' or '.join(NI_STATUSES)}")
     if not result.nis and not result.unknown:
         result.unknown.append("no NI besides lo")
     if exit_code and not result.faulty() and not result.unknown:

@@ -102,6 +102,18 @@ _PING_OPEN = re.compile(r"^(?:lfs(?: check)?: )?error opening \S+")  # llapi_pin
 _CHECK_FAILED = re.compile(r"^(?:lfs(?: check)?: )?cannot check target '(?P<what>[^']*)': (?P<msg>.*)$")
 
 
+def _error_line_cut(text: str) -> str | None:
+    """Why an ``error: check`` line looks cut short, or None: a quoted device name is closed, and llapi_error()'s
+    line (``lfs check: `` first) ends in ``: <strerror> (<errno>)`` (``error_callback_default()`` in
+    ``lustre/utils/liblustreapi.c``)."""
+    name = text.partition("error: check ")[2]
+    if name.startswith("'") and "'" not in name[1:]:
+        return "has no closing quote (cut short?)"
+    if text.startswith("lfs") and not _ERRNO_SUFFIX.match(text):
+        return "does not end in lfs's '(errno)' (cut short?)"
+    return None
+
+
 @dataclass
 class TargetState:
     """One device line of ``lfs check``.
@@ -152,7 +164,8 @@ def parse_lfs_check(stdout: str, stderr: str = "", *, exit_code: int | None = No
     Returns:
         An :class:`LfsCheckResult`: a :class:`TargetState` per device line (``active``, ``inactive``, or ``error``
         with its text and errno), ``not_mounted`` when lfs found no mounted client. ``unknown``: empty output,
-        lines that are not lfs's, ``cannot check target``, or a failing exit status without an error line.
+        lines that are not lfs's, an error line cut short, ``cannot check target``, or a failing exit status without
+        an error line. lfs prints no count: an output cut right after a complete line reads as fewer devices.
         :func:`hwaac.health.checks_lustre.lfs_check_findings` judges it.
     """
     result = LfsCheckResult(version=version or "")
@@ -177,7 +190,10 @@ def parse_lfs_check(stdout: str, stderr: str = "", *, exit_code: int | None = No
             result.targets.append(TargetState(split_obd_name(m["name"]), "inactive", evidence=text))
             errors += 1
             continue
-        if m := _CHECK_ERROR.match(text):
+        if (m := _CHECK_ERROR.match(text)) and (why := _error_line_cut(text)):
+            result.unknown.append(f"line {number} {why}: {text[:120]!r}")
+            continue
+        if m:
             msg = (m["msg"] or "").strip()
             errno = None
             if e := _ERRNO_SUFFIX.match(msg):

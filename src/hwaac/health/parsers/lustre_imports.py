@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.parsers.lustre import ObdName, line_reasons, split_obd_name
+from hwaac.health.parsers.lustre import MAX_LINE_REASONS, ObdName, line_reasons, split_obd_name
 from hwaac.health.result import ToolResult
 
 IMPORT_STATES_OK = ("FULL", "IDLE")  # IDLE: idle_timeout disconnected an unused import (2.12+); reconnects on use
@@ -28,7 +28,7 @@ IMPORT_STATES = (*IMPORT_STATES_OK, *IMPORT_STATES_RECOVERING, *IMPORT_STATES_DO
 
 _PARAM_HEADER = re.compile(r"^(?P<type>[a-z]+)\.(?P<obd>\S+)\.(?P<param>import|ost_server_uuid|mds_server_uuid)="
                            r"(?P<rest>.*)$")
-_IMPORT_FIELD = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z_][\w\-]*):\s*(?P<value>.*)$")
+_IMPORT_FIELD = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z_][\w\-]*|\"[^\"]+\"):(?:\s+(?P<value>.*))?$")
 
 
 @dataclass
@@ -98,23 +98,28 @@ def _import_state_unknown(result: ImportsResult, imp: ImportState) -> None:
         result.unknown.append(f"{imp.obd.name}: no import state printed")
 
 
-def _read_import_block(obd_name: str, kind: str, lines: list[str]) -> ImportState | None:
+def _read_import_block(obd_name: str, kind: str, lines: list[str]) -> tuple[ImportState | None, set[str], list[str]]:
+    """The import, the keys seen (``section.key`` below a section) and the lines that are not ``key: value``."""
     fields: dict[str, str] = {}
     section = ""
+    odd = []
     for line in lines:
         m = _IMPORT_FIELD.match(line)
         if not m:
+            if line.strip() != "import:":
+                odd.append(line)
             continue
-        key, value, indent = m["key"], m["value"].strip(), len(m["indent"])
+        key, value, indent = m["key"], (m["value"] or "").strip(), len(m["indent"])
         if indent <= 4 and not value:
             section = key
+            fields.setdefault(key, "")
         elif indent <= 4:
             section = ""
             fields.setdefault(key, value)
         else:
             fields.setdefault(f"{section}.{key}", value)
     if not any(line.strip() == "import:" for line in lines):
-        return None
+        return None, set(fields), odd
     name = fields.get("name") or obd_name
     obd = split_obd_name(name)
     if not obd.kind and kind:
@@ -123,7 +128,25 @@ def _read_import_block(obd_name: str, kind: str, lines: list[str]) -> ImportStat
     current = fields.get("connection.current_connection", "").strip().strip('"')
     return ImportState(obd, fields.get("target", ""), fields.get("state", ""), current,
                        _flow_list(fields.get("connection.failover_nids", "")), flags,
-                       True if any(f.startswith("deactiv") for f in flags) else None, "\n".join(lines[:12]))
+                       True if any(f.startswith("deactiv") for f in flags) else None,
+                       "\n".join(lines[:12])), set(fields), odd
+
+
+# What every import value holds (lprocfs_import_seq_show_locked(), lustre/obdclass/lprocfs_status.c, 2.5 to master):
+# it prints name ... "connection:" up to "in-progress_invalidations" (then "idle", 2.12+), and stops there when the
+# device keeps no RPC statistics (``if (!obd->obd_svc_stats) return``); otherwise "rpcs:", "service_estimates:" and
+# "transactions:" follow, "transactions" ending with "last_checked", then only the optional *_data_averages.
+_IMPORT_KEYS = ("name", "target", "state", "connect_flags", "import_flags", "connection.failover_nids",
+                "connection.current_connection", "connection.in-progress_invalidations")
+_STATS_KEYS = ("rpcs", "service_estimates", "transactions.last_checked")
+
+
+def _cut_reason(keys: set[str], stats_elsewhere: bool) -> str | None:
+    """Why an import value looks cut short (it lacks what lprocfs_import_seq_show_locked() prints), or None."""
+    want = [k for k in _IMPORT_KEYS if k not in keys]
+    if "rpcs" in keys or stats_elsewhere:  # every import of a client keeps RPC statistics, or none does
+        want += [k for k in _STATS_KEYS if k not in keys]
+    return f"no {', '.join(want)} (output cut short?)" if want else None
 
 
 def parse_imports(raw: str, *, exit_code: int | None = None) -> ImportsResult:
@@ -131,7 +154,9 @@ def parse_imports(raw: str, *, exit_code: int | None = None) -> ImportsResult:
 
     Returns:
         An :class:`ImportsResult`: per import its state, connection, failover NIDs, flags and whether the target
-        is deactivated on this client. ``unknown``: empty output, a block without a known state, other lines.
+        is deactivated on this client. ``unknown``: empty output, a block without a known state, other lines, a
+        value cut short (it lacks a key ``lprocfs_import_seq_show_locked()`` prints for every import: ``lctl``
+        prints no count, so an output cut right after a complete value reads as fewer imports).
         ``lctl``'s ``No such file or directory`` for a pattern is recorded in ``missing_params`` (no client of
         that kind), not unknown.
     """
@@ -163,13 +188,18 @@ def parse_imports(raw: str, *, exit_code: int | None = None) -> ImportsResult:
             not_understood(number, line)
             continue
         current[2].append(line)
-    for obd_name, kind, lines in blocks:
-        imp = _read_import_block(obd_name, kind, lines)
+    read = [(obd_name, *_read_import_block(obd_name, kind, lines)) for obd_name, kind, lines in blocks]
+    with_stats = any("rpcs" in keys for _name, _imp, keys, _odd in read)
+    for obd_name, imp, keys, odd in read:
+        for line in odd[:MAX_LINE_REASONS]:
+            result.unknown.append(f"{obd_name or 'import'}: line not understood: {line.strip()[:120]!r}")
         if imp is None:
             result.unknown.append(f"{obd_name or 'block'}: no 'import:' block in the value")
             continue
         result.imports.append(imp)
         _import_state_unknown(result, imp)
+        if cut := _cut_reason(keys, with_stats):
+            result.unknown.append(f"{imp.obd.name}: {cut}")
     if not result.imports and not result.missing_params and not result.unknown:
         result.unknown.append("no import block")
     if exit_code and not result.missing_params and not result.unknown:

@@ -3,7 +3,7 @@
 ``<mgsnid>[,<nid>][:<failover>]:/<fsname>[/subdir] <dir> lustre <options> 0 0`` (mount.lustre.8), fields decoded
 as the kernel escapes them, through the readers shared with the host modules
 (:mod:`hwaac.health.parsers.lustre_formats`: ``mount_lines``, ``split_source``, ``unescape_mount_field``; compare
-NIDs with its ``normalise_nid``). Facts only; never raises.
+NIDs with its ``normalise_nid``; ``proc_mounts_cut`` says whether the text was cut short). Facts only; never raises.
 """
 
 from __future__ import annotations

@@ -96,14 +96,19 @@ _IBSTATUS_HEADER = re.compile(r"^Infiniband device '(?P<dev>[^']+)' port (?P<por
 _IBSTATUS_FIELD = re.compile(r"^(?P<key>[a-z][a-z_ ]*):\s*(?P<value>.*)$")
 _CODED = re.compile(r"^(?P<code>\d+): (?P<name>\S+)$")  # "4: ACTIVE", "5: LinkUp"
 _IBSTATUS_RATE = re.compile(r"^(?P<rate>\d+(?:\.\d+)?) Gb/sec(?: \(.*\))?$")
-IBSTATUS_REQUIRED = ("state", "phys state", "rate")  # link_layer is missing in old releases
+# Every block prints these (link_layer since infiniband-diags 2010, "IB" when sysfs has no link_layer file): a block
+# without one was cut short.
+IBSTATUS_REQUIRED = ("state", "phys state", "rate", "link_layer")
+IBSTATUS_LINK_LAYERS = ("InfiniBand", "Ethernet", "IB")
 
 
 def parse_ibstatus(raw: str, *, version: str | None = None) -> RdmaPortsResult:
     """Read ``ibstatus`` (rdma-core ``infiniband-diags/scripts/ibstatus``): one block per port.
 
     Returns the ports read; ``unknown`` names lines that are not ibstatus's (its ``Fatal error`` lines included),
-    values that cannot be read and blocks without ``state``, ``phys state`` or ``rate`` (cut short).
+    values that cannot be read and blocks without ``state``, ``phys state``, ``rate`` or ``link_layer`` (cut short:
+    the script prints each line of a block, ``link_layer`` last). ibstatus prints no count, so an output cut right
+    after a complete block reads as fewer ports.
     """
     result = RdmaPortsResult(tool="ibstatus", version=version or "")
     if not raw.strip():
@@ -140,6 +145,9 @@ def parse_ibstatus(raw: str, *, version: str | None = None) -> RdmaPortsResult:
                 result.unknown.append(f"{current.subject}: rate {value!r} is not 'N Gb/sec'")
         elif key == "link_layer":
             current.link_layer = value
+            if value not in IBSTATUS_LINK_LAYERS:
+                result.unknown.append(f"{current.subject}: link_layer {value!r} is not one of "
+                                      f"{', '.join(IBSTATUS_LINK_LAYERS)}")
     for port in result.ports:
         if missing := [k for k in IBSTATUS_REQUIRED if k not in port.fields]:
             result.unknown.append(f"{port.subject}: missing {', '.join(missing)} (output truncated?)")
@@ -159,6 +167,10 @@ _WIDTH = re.compile(r"^(?P<lanes>\d+)X \(\d+\)$")  # "4X (2)"
 _SPEED = re.compile(r"^(?P<gbps>\d+(?:\.\d+)?) Gbps \(\d+\)$")  # "25.0 Gbps (32)"
 _DEVINFO_ERRORS = ("Failed to", "failed to", "Couldn't", "IB device", "No IB devices found")
 IBV_PORT_REQUIRED = ("state", "link_layer")
+# with -v (the device then prints max_mr_size ...) every port also prints these; phys_state only on an InfiniBand
+# transport device (devinfo.c print_hca_cap())
+IBV_PORT_REQUIRED_VERBOSE = ("active_width", "active_speed")
+IBV_LINK_LAYERS = ("InfiniBand", "Ethernet", "Unspecified", "Unknown")  # devinfo.c link_layer_str()
 
 
 def parse_ibv_devinfo(raw: str, *, port: int | None = None, version: str | None = None) -> RdmaPortsResult:
@@ -170,9 +182,10 @@ def parse_ibv_devinfo(raw: str, *, port: int | None = None, version: str | None 
             port); None: every port of a device must be printed (``phys_port_cnt``).
 
     Returns the devices' attributes and ports. ``no_devices`` when it printed ``No IB devices found``. ``unknown``:
-    error lines, unreadable states, a port without ``state`` or ``link_layer``, a device with fewer ports than
-    ``phys_port_cnt``. Capability lines of ``-v`` that are not ``key: value`` are skipped (they describe the device,
-    not the port's health).
+    error lines, unreadable states, a port without ``state`` or ``link_layer`` (with ``-v`` also without
+    ``active_width``, ``active_speed`` and, on an InfiniBand transport device, ``phys_state``), a link layer
+    ``link_layer_str()`` does not print, a device with fewer ports than ``phys_port_cnt``. Capability lines of
+    ``-v`` that are not ``key: value`` are skipped (they describe the device, not the port's health).
     """
     result = RdmaPortsResult(tool="ibv_devinfo", version=version or "")
     if not raw.strip():
@@ -222,8 +235,16 @@ def parse_ibv_devinfo(raw: str, *, port: int | None = None, version: str | None 
         elif port is not None and not printed:
             result.unknown.append(f"{dev}: port {port} was not printed")
     for p in result.ports:
-        if missing := [k for k in IBV_PORT_REQUIRED if k not in p.fields]:
+        attrs = result.devices.get(p.device, {})
+        want = list(IBV_PORT_REQUIRED)
+        if "max_mr_size" in attrs:  # -v
+            want += [*IBV_PORT_REQUIRED_VERBOSE, *(["phys_state"] if attrs.get("transport", "").startswith(
+                "InfiniBand") else [])]
+        if missing := [k for k in want if k not in p.fields]:
             result.unknown.append(f"{p.subject}: missing {', '.join(missing)} (output truncated?)")
+        elif p.link_layer not in IBV_LINK_LAYERS:
+            result.unknown.append(f"{p.subject}: link_layer {p.link_layer!r} is not one of "
+                                  f"{', '.join(IBV_LINK_LAYERS)}")
     if not result.devices and not result.no_devices and not result.unknown:
         result.unknown.append("no 'hca_id' block")
     return result
