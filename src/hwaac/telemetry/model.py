@@ -48,6 +48,9 @@ COUNTERS: dict[str, str] = {
     "rx_out_of_buffer": "packets dropped for no receive WQE (host out of buffer)",
     "rx_discards_phy": "packets dropped by the NIC's physical port (congestion)",
     "link_down_events": "times the link went down",
+    "q{q}_all_pkts": "packets through egress queue q that serves unicast and multicast alike (SAI_QUEUE_TYPE_ALL)",
+    "q{q}_all_drop": "packets dropped at egress queue q that serves unicast and multicast alike",
+    "q{q}_ecn_marked": "packets marked congestion experienced (ECN CE) at egress queue q",
 }
 
 # Canonical gauges (point readings, never rated): transceiver DOM per lane with ``_lane{n}``.

@@ -10,6 +10,7 @@ from hwaac.telemetry.model import Snapshot, canonical
 @pytest.mark.parametrize(("name", "known"), [
     ("rx_err", True), ("pfc3_rx", True), ("pfc0_tx_duration_us", True), ("pfcwd4_storm_detected", True),
     ("q7_uc_drop", True), ("rx_power_dbm_lane2", True), ("fec_corrected", True), ("pre_fec_ber", True),
+    ("q20_all_pkts", True), ("q3_all_drop", True), ("q3_ecn_marked", True), ("q_all_drop", False),
     ("pfc_rx", False), ("q_uc_drop", False), ("rx_errors", False), ("RX_ERR", False), ("rx_err_lane", False),
 ])
 def test_canonical_names(name: str, known: bool) -> None:
