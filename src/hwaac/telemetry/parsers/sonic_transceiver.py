@@ -1,0 +1,100 @@
+"""``show interfaces transceiver eeprom --dom`` (sonic-utilities ``scripts/sfpshow``) and ``sfputil show eeprom
+--dom`` as a :class:`~hwaac.telemetry.model.Snapshot` of DOM gauges per port: receive and transmit power and laser
+bias per lane, module temperature and supply voltage, for SFF-8472 SFPs (``MonitorData``), SFF-8636 QSFPs (4
+lanes) and CMIS QSFP-DD/OSFP modules (8 lanes). ``docs/telemetry/sonic-qos.md``.
+
+One regular expression finds the port headers and the monitor lines, so the EEPROM's many other lines cost
+nothing and the layout may be indented or not (a documentation page that lost its indentation), with ``:`` or
+`` : ``. Threshold lines (``RxPowerHighAlarm``) and CPO laser lines (``ELS Temperature``) do not match.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from hwaac.telemetry.model import Snapshot
+
+_LINE = re.compile(
+    r"^[ \t]*(?:"
+    r"(?P<port>[^:\n]*?)[ \t]*:[ \t]*(?P<eeprom>SFP (?:EEPROM|detected|not detected)[^\n]*?)"
+    r"|(?P<key>[RT]X\d*Power|TX\d*Bias|Temperature|Vcc|Identifier|Vendor (?:Name|PN|SN))[ \t]*:[ \t]*(?P<value>[^\n]*?)"
+    r")[ \t]*$",
+    re.M,
+)
+_STATE = {"Identifier": "identifier", "Vendor Name": "vendor_name", "Vendor PN": "vendor_pn", "Vendor SN": "vendor_sn"}
+_MODULE = {"Temperature": ("temperature_c", "C"), "Vcc": ("voltage_v", "Volts")}
+
+
+def _gauge(key: str) -> tuple[str, str]:
+    """The canonical gauge and the printed unit of a monitor key: ``RX3Power`` -> ``rx_power_dbm_lane3``; an SFP's
+    one lane (``RXPower``) is lane 1."""
+    if key in _MODULE:
+        return _MODULE[key]
+    if key.endswith("Bias"):
+        return f"tx_bias_ma_lane{key[2:-4] or 1}", "mA"
+    return f"{'rx' if key[0] == 'R' else 'tx'}_power_dbm_lane{key[2:-5] or 1}", "dBm"
+
+
+def _value(text: str, unit: str) -> float | None:
+    """``-1.785dBm`` -> -1.785; None for ``-inf``, ``N/A``, ``Unknown`` or anything else that is not a finite
+    number in ``unit``."""
+    number = text[: -len(unit)] if text.endswith(unit) else text
+    try:
+        value = float(number)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def parse_transceiver_dom(raw: str, *, device: str = "", version: str | None = None) -> Snapshot:
+    """Read ``show interfaces transceiver eeprom --dom`` for one port or all: gauges ``rx_power_dbm_lane{n}``,
+    ``tx_power_dbm_lane{n}``, ``tx_bias_ma_lane{n}``, ``temperature_c``, ``voltage_v``; state ``eeprom`` (the
+    header as printed: ``SFP EEPROM detected``, ``SFP EEPROM Not detected``...), ``identifier``, ``vendor_name``,
+    ``vendor_pn``, ``vendor_sn``.
+
+    ``unknown`` names: no port header, a value that is not a number (``-inf`` where a lane sees no light or is
+    unused, ``Unknown``, ``N/A``: the gauge is None), lane values without the module's Vcc after them (output
+    cut), modules printed without DOM (``--dom`` missing). Never raises."""
+    snap = Snapshot("show interfaces transceiver eeprom --dom", device=device, version=version or "")
+    if not isinstance(raw, str):
+        snap.unknown.append(f"input is {type(raw).__name__}, not text")
+        return snap
+    sample = None
+    orphans = 0
+    for match in _LINE.finditer(raw):
+        key = match["key"]
+        if key is None:
+            sample = snap.port(match["port"])
+            sample.state["eeprom"] = match["eeprom"]
+            continue
+        if sample is None:
+            orphans += 1
+            continue
+        value = match["value"]
+        if key in _STATE:
+            sample.state[_STATE[key]] = value
+            continue
+        name, unit = _gauge(key)
+        reading = sample.gauges[name] = _value(value, unit)
+        if reading is None:
+            why = "no light or an unused lane" if value.startswith("-inf") else "not a number"
+            snap.unknown.append(f"{sample.port} {key}: {value!r} ({why})")
+    if orphans:
+        snap.unknown.append(f"{orphans} monitor or identity lines before any 'PORT: SFP EEPROM detected' header")
+    if not snap.ports:
+        snap.unknown.append("no 'PORT: SFP EEPROM ...' header: not transceiver EEPROM output")
+    no_dom = []
+    for sample in snap.ports.values():
+        if not sample.gauges:
+            if sample.state["eeprom"].endswith("detected") and "ot detected" not in sample.state["eeprom"]:
+                no_dom.append(sample.port)
+        elif "voltage_v" not in sample.gauges and "temperature_c" not in sample.gauges:
+            snap.unknown.append(f"{sample.port}: lane values without the module's temperature and Vcc (output cut?)")
+    if no_dom:
+        shown = ", ".join(no_dom[:5]) + (f" and {len(no_dom) - 5} more" if len(no_dom) > 5 else "")
+        snap.unknown.append(f"no DOM values for {shown} (eeprom without --dom, or a module without DOM)")
+    return snap
+
+
+__all__ = ["parse_transceiver_dom"]
