@@ -171,13 +171,16 @@ def parse_counters_db(raw: str, *, device: str = "", version: str | None = None)
     if not isinstance(raw, str):
         snap.unknown.append(f"input is {type(raw).__name__}, not text")
         return snap
-    doc = None
-    if raw.lstrip().startswith(("{", "[")):
+    head = raw.lstrip()[:2]
+    if head[:1] == "[" or (head[:1] == "{" and head != "{'"):  # JSON; sonic-db-cli's dicts start "{'"
         try:
             doc = json.loads(raw)
-        except ValueError:
-            doc = None
-    hashes = _read_json(doc, snap.unknown) if doc is not None else _read_text(raw, snap.unknown)
+        except ValueError as exc:
+            snap.unknown.append(f"not valid JSON (cut?): {exc}")
+            return snap
+        hashes = _read_json(doc, snap.unknown)
+    else:
+        hashes = _read_text(raw, snap.unknown)
     if not hashes:
         snap.unknown.append("no COUNTERS_DB hash found")
         return snap
