@@ -106,3 +106,10 @@ def test_lanes_cut_before_the_module_values() -> None:
     snap = parse_transceiver_dom(text[: text.index("ChannelThresholdValues:")])
     assert snap.ports["0/0"].gauges["tx_bias_ma_lane4"] == 6.51
     assert snap.unknown == ["0/0: lane values without the module's temperature and Vcc (output cut?)"]
+
+
+def test_a_value_cut_before_its_unit_is_none() -> None:
+    text = read("asternos-qsfp28-sr4.txt")
+    snap = parse_transceiver_dom(text.replace("Vcc: 3.2961Volts", "Vcc: 3.29"))
+    assert snap.ports["0/0"].gauges["voltage_v"] is None
+    assert snap.unknown == ["0/0 Vcc: '3.29' (no unit Volts: the line is cut short?)"]

@@ -37,14 +37,24 @@ def _gauge(key: str) -> tuple[str, str]:
 
 
 def _value(text: str, unit: str) -> float | None:
-    """``-1.785dBm`` -> -1.785; None for ``-inf``, ``N/A``, ``Unknown`` or anything else that is not a finite
-    number in ``unit``."""
-    number = text[: -len(unit)] if text.endswith(unit) else text
+    """``-1.785dBm`` -> -1.785; None for ``-inf``, ``N/A``, ``Unknown``, a number without its unit (a line cut
+    short) or anything else that is not a finite number in ``unit``."""
+    if not text.endswith(unit):
+        return None
     try:
-        value = float(number)
+        value = float(text[: -len(unit)])
     except ValueError:
         return None
     return value if math.isfinite(value) else None
+
+
+def _why(text: str, unit: str) -> str:
+    """Why a monitor value is None, in words."""
+    if text.startswith("-inf"):
+        return "no light or an unused lane"
+    if not text.endswith(unit) and text[-1:].isdigit():
+        return f"no unit {unit}: the line is cut short?"
+    return "not a number"
 
 
 def parse_transceiver_dom(raw: str, *, device: str = "", version: str | None = None) -> Snapshot:
@@ -78,8 +88,7 @@ def parse_transceiver_dom(raw: str, *, device: str = "", version: str | None = N
         name, unit = _gauge(key)
         reading = sample.gauges[name] = _value(value, unit)
         if reading is None:
-            why = "no light or an unused lane" if value.startswith("-inf") else "not a number"
-            snap.unknown.append(f"{sample.port} {key}: {value!r} ({why})")
+            snap.unknown.append(f"{sample.port} {key}: {value!r} ({_why(value, unit)})")
     if orphans:
         snap.unknown.append(f"{orphans} monitor or identity lines before any 'PORT: SFP EEPROM detected' header")
     if not snap.ports:
