@@ -28,11 +28,16 @@ def _count_columns(table: Table, direction: str, snap: Snapshot) -> list[str | N
 
 def _read_counts(table: Table, direction: str, snap: Snapshot) -> set[str]:
     names = _count_columns(table, direction, snap)
+    all_named = None not in names
     ports: set[str] = set()
     for line, cells in table.rows:
         port = cells[0]
         ports.add(port)
         counters = snap.port(port).counters
+        digits = [cell.replace(",", "") for cell in cells[1:]]
+        if all_named and "".join(digits).isdigit():  # the usual row: every cell a count
+            counters.update(zip(names, map(int, digits), strict=False))  # type: ignore[arg-type]
+            continue
         bad: list[str] = []
         for name, cell in zip(names, cells[1:], strict=False):
             if name is None:

@@ -27,19 +27,31 @@ def _queue(name: str) -> tuple[str, str] | None:
     return (kind, index) if kind and index.isdigit() else None
 
 
-def _store(snap: Snapshot, port: str, queue: str, values: list[tuple[str, str]], where: str) -> None:
-    """Set the counters of one queue row: ``values`` as (canonical suffix template, printed value)."""
-    parsed = _queue(queue)
-    if parsed is None:
+_NAMES: dict[tuple[str, tuple[str, ...]], tuple[str, ...] | None] = {}
+
+
+def _names(queue: str, templates: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The canonical names of ``templates`` for queue ``queue`` (``MC10``, ``("{k}_pkts",)`` -> ``q10_mc_pkts``)."""
+    key = (queue, templates)
+    if key not in _NAMES:
+        parsed = _queue(queue)
+        _NAMES[key] = None if parsed is None else tuple(f"q{parsed[1]}_{t.format(k=parsed[0])}" for t in templates)
+    return _NAMES[key]
+
+
+def _store(snap: Snapshot, port: str, queue: str, templates: tuple[str, ...], cells: list[str], where: str) -> None:
+    """Set the counters of one queue row: ``cells`` printed under the canonical suffix ``templates``."""
+    names = _names(queue, templates)
+    if names is None:
         snap.unknown.append(f"{where}: {port} queue {queue!r} is not UCn, MCn or ALLn")
         return
-    kind, index = parsed
     counters = snap.port(port).counters
+    if "".join(cells).isdigit():  # the usual row: every cell a count without separators
+        counters.update(zip(names, map(int, cells), strict=True))
+        return
     bad = []
-    for template, cell in values:
-        value = to_int(cell)
-        name = f"q{index}_{template.format(k=kind)}"
-        counters[name] = value
+    for name, cell in zip(names, cells, strict=True):
+        value = counters[name] = to_int(cell)
         if value is None:
             bad.append(f"{name}={cell}")
     if bad:
@@ -62,11 +74,11 @@ def _read_json(raw: str, snap: Snapshot) -> None:
         for queue, fields in queues.items():
             if not isinstance(fields, dict):  # "time", "cached_time"
                 continue
-            values = [(t, str(fields[k])) for k, t in _JSON_KEYS.items() if k in fields]
+            keys = [k for k in _JSON_KEYS if k in fields]
             if "ecnmarkedpacket" in fields:
                 snap.tool = "show queue wredcounters --json"
-            if values:
-                _store(snap, port, queue, values, "json")
+            if keys:
+                _store(snap, port, queue, tuple(_JSON_KEYS[k] for k in keys), [str(fields[k]) for k in keys], "json")
             else:
                 snap.unknown.append(f"json: {port} {queue} has none of {', '.join(_JSON_KEYS)}")
     if not snap.ports and not snap.unknown:
@@ -86,11 +98,13 @@ def _read_text(raw: str, snap: Snapshot) -> None:
         snap.unknown += table.problems
         if "EcnMarked/pkts" in header:
             snap.tool = "show queue wredcounters"
-        columns = [(i, _COLUMNS[name]) for i, name in enumerate(header) if name in _COLUMNS]
+        columns = [i for i, name in enumerate(header) if name in _COLUMNS]
+        templates = tuple(_COLUMNS[header[i]] for i in columns)
         if not columns:
             snap.unknown.append(f"line {table.line}: no packet, drop or ECN column (trimming only?)")
+            continue
         for line, cells in table.rows:
-            _store(snap, cells[0], cells[1], [(t, cells[i]) for i, t in columns], f"line {line}")
+            _store(snap, cells[0], cells[1], templates, [cells[i] for i in columns], f"line {line}")
     if not found:
         snap.unknown.append("no table headed 'Port  TxQ': not queue counter output")
 

@@ -71,51 +71,66 @@ def count(text: object) -> int | None:
     return int(value) if value.is_integer() and value >= 0 else None
 
 
+# PORT_STATS in the order read_port takes it: the sums, then single names (a repeated name after its first)
+_SUMS = tuple((name, stats) for name, stats in PORT_STATS if len(stats) > 1)
+_SINGLE = tuple((name, stats[0]) for name, stats in PORT_STATS if len(stats) == 1)
+_QUEUE_NAMES: dict[tuple[str, str | None], tuple[tuple[str, str], ...]] = {}
+
+
 def read_port(fields: dict[str, object], counters: dict[str, int | None], where: str, unknown: list[str]) -> None:
     """Set ``counters`` from a port's COUNTERS hash. A sum with a part missing is None (portstat prints N/A)."""
-    for name, stats in PORT_STATS:
-        if name in counters:
-            continue
-        if len(stats) == 1:
-            text = fields.get(stats[0])
-            if text is None:
-                continue
-            value = counters[name] = count(text)
-            if value is None:
-                unknown.append(f"{where} {stats[0]}: {text!r} is not a count")
-            continue
-        texts = [fields.get(stat) for stat in stats]
-        if all(text is None for text in texts):
+    get = fields.get
+    for name, stats in _SUMS:
+        texts = [get(stat) for stat in stats]
+        if texts.count(None) == len(texts):
             continue
         values = [None if text is None else count(text) for text in texts]
         if None in values:
             counters[name] = None
-            bad = [f"{stat}={text!r}" for stat, text in zip(stats, texts, strict=True) if text is None or
-                   count(text) is None]
+            bad = [f"{stat}={text!r}" for stat, text, value in zip(stats, texts, values, strict=True) if value is None]
             unknown.append(f"{where} {name}: {', '.join(bad)} (missing or not a count)")
         else:
             counters[name] = sum(values)  # type: ignore[arg-type]
+    for name, stat in _SINGLE:
+        text = get(stat)
+        if text is None or name in counters:
+            continue
+        if type(text) is str and text.isdigit():
+            counters[name] = int(text)
+            continue
+        value = counters[name] = count(text)
+        if value is None:
+            unknown.append(f"{where} {stat}: {text!r} is not a count")
+
+
+def _queue_names(index: str, kind: str | None) -> tuple[tuple[str, str], ...]:
+    """(hash field, canonical name) for queue ``index`` of ``kind``; packets and drops only when the kind is known."""
+    names = _QUEUE_NAMES.get((index, kind))
+    if names is None:
+        names = _QUEUE_NAMES[(index, kind)] = (
+            *((stat, f"q{index}_{suffix.format(k=kind)}") for stat, suffix in QUEUE_STATS
+              if kind is not None or "{k}" not in suffix),
+            *((stat, f"pfcwd{index}_{suffix}") for stat, suffix in PFCWD_STATS),
+        )
+    return names
 
 
 def read_queue(fields: dict[str, object], kind: str | None, index: str, sample_counters: dict[str, int | None],
                state: dict[str, str], where: str, unknown: list[str]) -> None:
     """Set a queue's packets, drops and ECN marks (packets and drops only when its ``kind`` is known) and its PFC
     watchdog storms and status."""
-    for stat, suffix in QUEUE_STATS:
-        text = fields.get(stat)
-        if text is None or (kind is None and "{k}" in suffix):
+    get = fields.get
+    for stat, name in _queue_names(index, kind):
+        text = get(stat)
+        if text is None:
             continue
-        name = f"q{index}_{suffix.format(k=kind)}"
+        if type(text) is str and text.isdigit():
+            sample_counters[name] = int(text)
+            continue
         value = sample_counters[name] = count(text)
         if value is None:
             unknown.append(f"{where} {stat}: {text!r} is not a count")
-    for stat, suffix in PFCWD_STATS:
-        text = fields.get(stat)
-        if text is not None:
-            value = sample_counters[f"pfcwd{index}_{suffix}"] = count(text)
-            if value is None:
-                unknown.append(f"{where} {stat}: {text!r} is not a count")
-    status = fields.get(PFCWD_STATUS)
+    status = get(PFCWD_STATUS)
     if status is not None:
         state[f"pfcwd{index}_status"] = str(status)
 

@@ -3,9 +3,9 @@
 bias per lane, module temperature and supply voltage, for SFF-8472 SFPs (``MonitorData``), SFF-8636 QSFPs (4
 lanes) and CMIS QSFP-DD/OSFP modules (8 lanes). ``docs/telemetry/sonic-qos.md``.
 
-One regular expression finds the port headers and the monitor lines, so the EEPROM's many other lines cost
-nothing and the layout may be indented or not (a documentation page that lost its indentation), with ``:`` or
-`` : ``. Threshold lines (``RxPowerHighAlarm``) and CPO laser lines (``ELS Temperature``) do not match.
+``str.find`` finds the port headers and one regular expression the monitor lines, so the EEPROM's many other
+lines cost little and the layout may be indented or not (a documentation page that lost its indentation), with
+``:`` or `` : ``. Threshold lines (``RxPowerHighAlarm``) and CPO laser lines (``ELS Temperature``) do not match.
 """
 
 from __future__ import annotations
@@ -15,25 +15,45 @@ import re
 
 from hwaac.telemetry.model import Snapshot
 
-_LINE = re.compile(
-    r"^[ \t]*(?:"
-    r"(?P<port>[^:\n]*?)[ \t]*:[ \t]*(?P<eeprom>SFP (?:EEPROM|detected|not detected)[^\n]*?)"
-    r"|(?P<key>[RT]X\d*Power|TX\d*Bias|Temperature|Vcc|Identifier|Vendor (?:Name|PN|SN))[ \t]*:[ \t]*(?P<value>[^\n]*?)"
-    r")[ \t]*$",
-    re.M,
-)
+_MONITOR = re.compile(r"\n[ \t]*([RT]X\d*Power|TX\d*Bias|Temperature|Vcc|Identifier|Vendor (?:Name|PN|SN))"
+                      r"[ \t]*:[ \t]*([^\n]*)")
+_HEADS = ("SFP EEPROM", "SFP detected", "SFP not detected")
 _STATE = {"Identifier": "identifier", "Vendor Name": "vendor_name", "Vendor PN": "vendor_pn", "Vendor SN": "vendor_sn"}
 _MODULE = {"Temperature": ("temperature_c", "C"), "Vcc": ("voltage_v", "Volts")}
+
+
+def _headers(text: str) -> list[tuple[int, str, str]]:
+    """``PORT: SFP EEPROM detected`` lines (``0/0 : ...``, ``PORT: SFP detected`` of 2017) as (position, port,
+    the words after the colon), found by ``str.find`` since they are few."""
+    found = []
+    at = text.find(": SFP ")
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        head = text[at + 2 : end if end >= 0 else len(text)].strip()
+        port = text[start:at].strip()
+        if head.startswith(_HEADS) and port and ":" not in port:
+            found.append((start, port, head))
+        at = text.find(": SFP ", at + 6)
+    return found
+
+
+_SPECS: dict[str, tuple[str, str]] = {}
 
 
 def _gauge(key: str) -> tuple[str, str]:
     """The canonical gauge and the printed unit of a monitor key: ``RX3Power`` -> ``rx_power_dbm_lane3``; an SFP's
     one lane (``RXPower``) is lane 1."""
-    if key in _MODULE:
-        return _MODULE[key]
-    if key.endswith("Bias"):
-        return f"tx_bias_ma_lane{key[2:-4] or 1}", "mA"
-    return f"{'rx' if key[0] == 'R' else 'tx'}_power_dbm_lane{key[2:-5] or 1}", "dBm"
+    spec = _SPECS.get(key)
+    if spec is None:
+        if key in _MODULE:
+            spec = _MODULE[key]
+        elif key.endswith("Bias"):
+            spec = f"tx_bias_ma_lane{key[2:-4] or 1}", "mA"
+        else:
+            spec = f"{'rx' if key[0] == 'R' else 'tx'}_power_dbm_lane{key[2:-5] or 1}", "dBm"
+        _SPECS[key] = spec
+    return spec
 
 
 def _value(text: str, unit: str) -> float | None:
@@ -70,18 +90,23 @@ def parse_transceiver_dom(raw: str, *, device: str = "", version: str | None = N
     if not isinstance(raw, str):
         snap.unknown.append(f"input is {type(raw).__name__}, not text")
         return snap
+    text = "\n" + raw
+    headers = _headers(text)
     sample = None
     orphans = 0
-    for match in _LINE.finditer(raw):
-        key = match["key"]
-        if key is None:
-            sample = snap.port(match["port"])
-            sample.state["eeprom"] = match["eeprom"]
-            continue
+    following = 0  # index of the next header
+    next_at = headers[0][0] if headers else len(text)
+    for match in _MONITOR.finditer(text):
+        if match.start() > next_at:
+            while following < len(headers) and headers[following][0] < match.start():
+                sample = snap.port(headers[following][1])
+                sample.state["eeprom"] = headers[following][2]
+                following += 1
+            next_at = headers[following][0] if following < len(headers) else len(text)
         if sample is None:
             orphans += 1
             continue
-        value = match["value"]
+        key, value = match[1], match[2].rstrip()
         if key in _STATE:
             sample.state[_STATE[key]] = value
             continue
@@ -89,6 +114,8 @@ def parse_transceiver_dom(raw: str, *, device: str = "", version: str | None = N
         reading = sample.gauges[name] = _value(value, unit)
         if reading is None:
             snap.unknown.append(f"{sample.port} {key}: {value!r} ({_why(value, unit)})")
+    for _, port, head in headers[following:]:
+        snap.port(port).state["eeprom"] = head
     if orphans:
         snap.unknown.append(f"{orphans} monitor or identity lines before any 'PORT: SFP EEPROM detected' header")
     if not snap.ports:
