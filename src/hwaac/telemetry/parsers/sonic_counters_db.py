@@ -1,14 +1,7 @@
-"""SONiC's COUNTERS_DB (redis database 2, what syncd's flex counters write and what gNMI telemetry streams) as a
-:class:`~hwaac.telemetry.model.Snapshot`: the fast path for a fabric's switches, one read per switch for every
-port's errors, drops, FEC, pause/PFC counters and every queue's packets, drops, ECN marks and PFC watchdog storms.
-
-Accepted (``docs/telemetry/sonic-qos.md``): a JSON dump (``sonic-db-dump -n COUNTERS_DB``, redis-dump-load's
-``{key: {"type": "hash", "value": {...}}}``, or flat ``{key: {...}}`` as sonic-utilities' mock tables), JSON keyed
-by port name (gNMI ``COUNTERS/Ethernet*``), and text: ``sonic-db-cli COUNTERS_DB HGETALL KEY`` (a Python dict on
-one line) or ``redis-cli -n 2 HGETALL KEY`` (numbered and quoted on a terminal, bare lines when piped), each after
-a line naming its key (the echoed command or the key alone). Names come from ``COUNTERS_PORT_NAME_MAP`` and
-``COUNTERS_QUEUE_NAME_MAP``, queue kinds from ``COUNTERS_QUEUE_TYPE_MAP``; the SAI names map through
-:mod:`hwaac.telemetry.parsers.sonic_sai_stats`.
+"""SONiC's COUNTERS_DB (what syncd's flex counters write, every show command reads and gNMI streams) as a
+:class:`~hwaac.telemetry.model.Snapshot`: the fast path, one dump per switch for every port's and queue's counters.
+Inputs (sonic-db-dump JSON, gNMI JSON, sonic-db-cli and redis-cli text) and the SAI-name table
+(:mod:`hwaac.telemetry.parsers.sonic_sai_stats`): ``docs/telemetry/sonic-qos.md``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """``show interfaces transceiver eeprom --dom`` (sonic-utilities ``scripts/sfpshow``) and ``sfputil show eeprom
---dom`` as a :class:`~hwaac.telemetry.model.Snapshot` of DOM gauges per port: receive and transmit power and laser
-bias per lane, module temperature and supply voltage, for SFF-8472 SFPs (``MonitorData``), SFF-8636 QSFPs (4
-lanes) and CMIS QSFP-DD/OSFP modules (8 lanes). ``docs/telemetry/sonic-qos.md``.
-
-``str.find`` finds the port headers and one regular expression the monitor lines, so the EEPROM's many other
-lines cost little and the layout may be indented or not (a documentation page that lost its indentation), with
-``:`` or `` : ``. Threshold lines (``RxPowerHighAlarm``) and CPO laser lines (``ELS Temperature``) do not match.
+-d`` as a :class:`~hwaac.telemetry.model.Snapshot` of DOM gauges per port and lane, for SFPs, SFF-8636 QSFPs and
+CMIS QSFP-DD/OSFP modules. Port headers are found with ``str.find`` and monitor lines with one regular expression,
+so indentation and the other EEPROM lines do not matter. ``docs/telemetry/sonic-qos.md``.
 """
 
 from __future__ import annotations
