@@ -83,3 +83,16 @@ def test_a_port_missing_from_one_table_is_named() -> None:
     snap = parse_pfc_counters(text)
     assert "Ethernet4: in the 'Port Rx' table, not in 'Port Tx'" in snap.unknown
     assert "Ethernet5: in the 'Port Tx' table, not in 'Port Rx'" in snap.unknown
+
+
+def test_counts_since_a_clear_carry_the_clear_time() -> None:
+    snap = parse_pfc_counters(read("issue5540-cached-rx-cut.txt"))
+    assert snap.ports["Ethernet4"].counters["pfc3_rx"] == 0
+    assert snap.ports["Ethernet0"].state == {"cleared_at": "2020-10-01 13:15:55.420247"}
+    assert "Ethernet8" not in snap.ports
+    assert snap.unknown == ["line 7: 'Ethernet8       0' has 2 of 9 columns (cut short or elided)",
+                            "no 'Port Tx' table (output cut or filtered)"]
+
+
+def test_counts_without_a_clear_have_no_clear_time() -> None:
+    assert parse_pfc_counters(read("sonic-utilities-691b1bb-all-na.txt")).ports["Ethernet0"].state == {}

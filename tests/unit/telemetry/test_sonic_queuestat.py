@@ -84,3 +84,20 @@ def test_a_queue_name_of_no_known_kind() -> None:
     snap = parse_queue_counters(text)
     assert "q1_uc_pkts" not in snap.ports["Ethernet4"].counters
     assert any("queue 'XQ1' is not UCn, MCn or ALLn" in u for u in snap.unknown)
+
+
+def test_counts_since_a_clear_carry_the_clear_time() -> None:
+    # queuestat prints "Last cached time was <time>" and "For namespace :" above a port's table after a clear
+    text = read("sonic-utilities-691b1bb-counters.txt")
+    text = text.replace("For namespace :\n", "Last cached time was 2026-07-01 10:00:00.000001\nFor namespace :\n", 1)
+    snap = parse_queue_counters(text)
+    assert snap.ports["Ethernet0"].state == {"cleared_at": "2026-07-01 10:00:00.000001"}
+    assert snap.ports["Ethernet4"].state == {}
+
+
+def test_json_counts_since_a_clear_carry_the_clear_time() -> None:
+    text = read("sonic-utilities-691b1bb-counters.json").replace(
+        '"Ethernet4": {', '"Ethernet4": {\n    "cached_time": "2026-07-01T10:00:00.000001",', 1)
+    snap = parse_queue_counters(text)
+    assert snap.ports["Ethernet4"].state == {"cleared_at": "2026-07-01T10:00:00.000001"}
+    assert snap.ports["Ethernet0"].state == {}

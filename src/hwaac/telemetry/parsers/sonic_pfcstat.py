@@ -33,7 +33,10 @@ def _read_counts(table: Table, direction: str, snap: Snapshot) -> set[str]:
     for line, cells in table.rows:
         port = cells[0]
         ports.add(port)
-        counters = snap.port(port).counters
+        sample = snap.port(port)
+        if table.cleared_at:
+            sample.state["cleared_at"] = table.cleared_at
+        counters = sample.counters
         digits = [cell.replace(",", "") for cell in cells[1:]]
         if all_named and "".join(digits).isdigit():  # the usual row: every cell a count
             counters.update(zip(names, map(int, digits), strict=False))  # type: ignore[arg-type]
@@ -68,7 +71,8 @@ def _read_history(table: Table, snap: Snapshot) -> None:
 
 
 def parse_pfc_counters(raw: str, *, device: str = "", version: str | None = None) -> Snapshot:
-    """Read ``show pfc counters`` / ``pfcstat`` (both tables), or ``show pfc counters --history``.
+    """Read ``show pfc counters`` / ``pfcstat`` (both tables), or ``show pfc counters --history``. After a
+    ``sonic-clear pfccounters`` the counts are since the clear: ``state["cleared_at"]`` holds its time as printed.
 
     ``unknown`` names: no pfcstat table, a missing Rx or Tx table (a cut or grepped output), a port in one table
     but not the other, rows cut short, ``N/A`` cells (those counters are None). Never raises."""

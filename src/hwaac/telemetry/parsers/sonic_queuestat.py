@@ -39,13 +39,17 @@ def _names(queue: str, templates: tuple[str, ...]) -> tuple[str, ...] | None:
     return _NAMES[key]
 
 
-def _store(snap: Snapshot, port: str, queue: str, templates: tuple[str, ...], cells: list[str], where: str) -> None:
+def _store(snap: Snapshot, port: str, queue: str, templates: tuple[str, ...], cells: list[str], where: str,
+           cleared_at: str = "") -> None:
     """Set the counters of one queue row: ``cells`` printed under the canonical suffix ``templates``."""
     names = _names(queue, templates)
     if names is None:
         snap.unknown.append(f"{where}: {port} queue {queue!r} is not UCn, MCn or ALLn")
         return
-    counters = snap.port(port).counters
+    sample = snap.port(port)
+    if cleared_at:
+        sample.state["cleared_at"] = cleared_at
+    counters = sample.counters
     if "".join(cells).isdigit():  # the usual row: every cell a count without separators
         counters.update(zip(names, map(int, cells), strict=True))
         return
@@ -71,6 +75,7 @@ def _read_json(raw: str, snap: Snapshot) -> None:
         if not isinstance(queues, dict):
             snap.unknown.append(f"{port!r}: {type(queues).__name__}, not an object of queues")
             continue
+        cleared_at = str(queues.get("cached_time") or "")
         for queue, fields in queues.items():
             if not isinstance(fields, dict):  # "time", "cached_time"
                 continue
@@ -78,7 +83,8 @@ def _read_json(raw: str, snap: Snapshot) -> None:
             if "ecnmarkedpacket" in fields:
                 snap.tool = "show queue wredcounters --json"
             if keys:
-                _store(snap, port, queue, tuple(_JSON_KEYS[k] for k in keys), [str(fields[k]) for k in keys], "json")
+                _store(snap, port, queue, tuple(_JSON_KEYS[k] for k in keys), [str(fields[k]) for k in keys], "json",
+                       cleared_at)
             else:
                 snap.unknown.append(f"json: {port} {queue} has none of {', '.join(_JSON_KEYS)}")
     if not snap.ports and not snap.unknown:
@@ -104,7 +110,7 @@ def _read_text(raw: str, snap: Snapshot) -> None:
             snap.unknown.append(f"line {table.line}: no packet, drop or ECN column (trimming only?)")
             continue
         for line, cells in table.rows:
-            _store(snap, cells[0], cells[1], templates, [cells[i] for i in columns], f"line {line}")
+            _store(snap, cells[0], cells[1], templates, [cells[i] for i in columns], f"line {line}", table.cleared_at)
     if not found:
         snap.unknown.append("no table headed 'Port  TxQ': not queue counter output")
 
@@ -112,7 +118,8 @@ def _read_text(raw: str, snap: Snapshot) -> None:
 def parse_queue_counters(raw: str, *, device: str = "", version: str | None = None) -> Snapshot:
     """Read ``show queue counters`` / ``queuestat`` (tables, one per port in newer releases) or their ``--json``
     output, and ``show queue wredcounters``: ``q{q}_{uc,mc,all}_pkts``, ``q{q}_{uc,mc,all}_drop``,
-    ``q{q}_ecn_marked``.
+    ``q{q}_ecn_marked``; after a ``sonic-clear queuecounters`` the counts are since the clear and
+    ``state["cleared_at"]`` holds its time as printed.
 
     ``unknown`` names: no queue table, rows cut short, ``N/A`` cells (those counters are None), queue names that
     are not UCn/MCn/ALLn. Never raises."""

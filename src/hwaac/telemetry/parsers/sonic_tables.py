@@ -22,6 +22,8 @@ class Table:
     line: int
     rows: list[tuple[int, list[str]]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    cleared_at: str = ""  # "Last cached time was <this>" above the header: the counts are since a clear
+
 
 
 def _is_rule(stripped: str) -> bool:
@@ -61,6 +63,9 @@ def read_tables(raw: str, gapped: tuple[tuple[str, str], ...] = ()) -> tuple[lis
         header = _GAP.split(lines[i - 1].strip())
         table = Table(header, i)  # the header's 1-based line number is i
         tables.append(table)
+        for above in lines[max(0, i - 4) : i - 1]:  # pfcstat prints it right above, queuestat above "For namespace"
+            if "Last cached time" in above:
+                table.cleared_at = above.rpartition(" was ")[2].strip()
         if len(header) != groups:
             table.problems.append(f"line {i}: header {lines[i - 1].strip()[:80]!r} names {len(header)} columns, "
                                   f"the rule below it has {groups}")
