@@ -73,6 +73,9 @@ COUNTERS: dict[str, str] = {
     "adp_retrans": "RoCE adaptive retransmissions",
     "adp_retrans_timeout": "RoCE adaptive retransmission timeouts",
     "icrc_err": "RoCE packets received with an ICRC error",
+    "q{q}_all_pkts": "packets through egress queue q that serves unicast and multicast alike (SAI_QUEUE_TYPE_ALL)",
+    "q{q}_all_drop": "packets dropped at egress queue q that serves unicast and multicast alike",
+    "q{q}_ecn_marked": "packets marked congestion experienced (ECN CE) at egress queue q",
 }
 
 # Canonical gauges (point readings, never rated): transceiver DOM per lane with ``_lane{n}``.

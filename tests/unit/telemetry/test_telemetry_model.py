@@ -16,6 +16,7 @@ from hwaac.telemetry.model import Snapshot, canonical
     ("pfc3_rx_discards", True), ("pause_rx_duration_us", True), ("phy_raw_errors_lane3", True),
     ("phy_effective_errors", True), ("pre_fec_ber_lane1", True), ("link_error_recovery", True), ("cnp_ignored", True),
     ("req_retries_exceeded", True), ("icrc_err", True), ("rx_prio3_pause", False), ("np_cnp_sent", False),
+    ("q20_all_pkts", True), ("q3_all_drop", True), ("q3_ecn_marked", True), ("q_all_drop", False),
     ("pfc_rx", False), ("q_uc_drop", False), ("rx_errors", False), ("RX_ERR", False), ("rx_err_lane", False),
     ("fec_s_codewords", False), ("fec_codewords", False),
 ])

@@ -1,0 +1,139 @@
+"""The one table from SAI statistic names in SONiC's COUNTERS_DB to the canonical counter names, and the reading of
+one port's or one queue's hash with it. Used by :mod:`hwaac.telemetry.parsers.sonic_counters_db`; the names are
+those orchagent asks syncd to poll (sonic-swss ``orchagent/portsorch.cpp`` ``port_stat_ids``, ``queue_stat_ids``,
+``wred_queue_stat_ids``; PFC watchdog fields from ``orchagent/pfcactionhandler.cpp``) and that sonic-utilities
+reads for ``show interfaces counters`` (``utilities_common/portstat.py`` ``counter_bucket_dict``), ``pfcstat``,
+``queuestat`` and ``pfcwd``. Why each one: ``docs/telemetry/sonic-qos.md``.
+"""
+
+from __future__ import annotations
+
+# canonical name, SAI names whose values are added (all must be present, as portstat does for RX_OK/TX_OK). A
+# canonical name listed twice takes the first entry whose names are present: the second is the older spelling.
+PORT_STATS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("rx_ok", ("SAI_PORT_STAT_IF_IN_UCAST_PKTS", "SAI_PORT_STAT_IF_IN_NON_UCAST_PKTS")),
+    ("rx_err", ("SAI_PORT_STAT_IF_IN_ERRORS",)),
+    ("rx_drop", ("SAI_PORT_STAT_IF_IN_DISCARDS",)),
+    ("rx_ovr", ("SAI_PORT_STAT_ETHER_RX_OVERSIZE_PKTS",)),
+    ("tx_ok", ("SAI_PORT_STAT_IF_OUT_UCAST_PKTS", "SAI_PORT_STAT_IF_OUT_NON_UCAST_PKTS")),
+    ("tx_err", ("SAI_PORT_STAT_IF_OUT_ERRORS",)),
+    ("tx_drop", ("SAI_PORT_STAT_IF_OUT_DISCARDS",)),
+    ("tx_ovr", ("SAI_PORT_STAT_ETHER_TX_OVERSIZE_PKTS",)),
+    ("rx_octets", ("SAI_PORT_STAT_IF_IN_OCTETS",)),
+    ("tx_octets", ("SAI_PORT_STAT_IF_OUT_OCTETS",)),
+    ("rx_crc", ("SAI_PORT_STAT_DOT3_STATS_FCS_ERRORS",)),
+    ("rx_crc", ("SAI_PORT_STAT_ETHER_STATS_CRC_ALIGN_ERRORS",)),
+    ("rx_symbol_err", ("SAI_PORT_STAT_DOT3_STATS_SYMBOL_ERRORS",)),
+    ("fec_corrected", ("SAI_PORT_STAT_IF_IN_FEC_CORRECTABLE_FRAMES",)),
+    ("fec_uncorrectable", ("SAI_PORT_STAT_IF_IN_FEC_NOT_CORRECTABLE_FRAMES",)),
+    ("fec_symbol_err", ("SAI_PORT_STAT_IF_IN_FEC_SYMBOL_ERRORS",)),
+    ("pause_rx", ("SAI_PORT_STAT_PAUSE_RX_PKTS",)),
+    ("pause_tx", ("SAI_PORT_STAT_PAUSE_TX_PKTS",)),
+    *(entry for p in range(8) for entry in (
+        (f"pfc{p}_rx", (f"SAI_PORT_STAT_PFC_{p}_RX_PKTS",)),
+        (f"pfc{p}_tx", (f"SAI_PORT_STAT_PFC_{p}_TX_PKTS",)),
+        (f"pfc{p}_rx_duration_us", (f"SAI_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US",)),
+        # estimated by the PFC watchdog's history script where the ASIC has no duration counter (pfcstat --history)
+        (f"pfc{p}_rx_duration_us", (f"EST_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US",)),
+        (f"pfc{p}_tx_duration_us", (f"SAI_PORT_STAT_PFC_{p}_TX_PAUSE_DURATION_US",)),
+    )),
+)
+
+# queue hash field -> canonical suffix after "q{q}_"; "{k}" is the queue kind from COUNTERS_QUEUE_TYPE_MAP
+QUEUE_STATS: tuple[tuple[str, str], ...] = (
+    ("SAI_QUEUE_STAT_PACKETS", "{k}_pkts"),
+    ("SAI_QUEUE_STAT_DROPPED_PACKETS", "{k}_drop"),
+    ("SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS", "ecn_marked"),
+)
+QUEUE_KINDS = {"SAI_QUEUE_TYPE_UNICAST": "uc", "SAI_QUEUE_TYPE_MULTICAST": "mc", "SAI_QUEUE_TYPE_ALL": "all"}
+
+# PFC watchdog fields of a queue hash -> canonical suffix after "pfcwd{q}_"; the status is a state word
+PFCWD_STATS: tuple[tuple[str, str], ...] = (
+    ("PFC_WD_QUEUE_STATS_DEADLOCK_DETECTED", "storm_detected"),
+    ("PFC_WD_QUEUE_STATS_DEADLOCK_RESTORED", "storm_restored"),
+)
+PFCWD_STATUS = "PFC_WD_STATUS"
+
+
+def count(text: object) -> int | None:
+    """A COUNTERS_DB value as an int (``"38858"``; ``"12.0"``); None for anything else, negative numbers too."""
+    if type(text) is str:
+        if text.isdigit():
+            return int(text)
+    elif type(text) is int:
+        return text if text >= 0 else None
+    elif type(text) is not float:
+        return None
+    try:
+        value = float(text)  # type: ignore[arg-type]
+    except (ValueError, OverflowError):
+        return None
+    return int(value) if value.is_integer() and value >= 0 else None
+
+
+# PORT_STATS in the order read_port takes it: the sums, then single names (a repeated name after its first)
+_SUMS = tuple((name, stats) for name, stats in PORT_STATS if len(stats) > 1)
+_SINGLE = tuple((name, stats[0]) for name, stats in PORT_STATS if len(stats) == 1)
+_QUEUE_NAMES: dict[tuple[str, str | None], tuple[tuple[str, str], ...]] = {}
+
+
+def read_port(fields: dict[str, object], counters: dict[str, int | None], where: str, unknown: list[str]) -> None:
+    """Set ``counters`` from a port's COUNTERS hash. A sum with a part missing is None (portstat prints N/A)."""
+    get = fields.get
+    for name, stats in _SUMS:
+        texts = [get(stat) for stat in stats]
+        if texts.count(None) == len(texts):
+            continue
+        values = [None if text is None else count(text) for text in texts]
+        if None in values:
+            counters[name] = None
+            bad = [f"{stat}={text!r}" for stat, text, value in zip(stats, texts, values, strict=True) if value is None]
+            unknown.append(f"{where} {name}: {', '.join(bad)} (missing or not a count)")
+        else:
+            counters[name] = sum(values)  # type: ignore[arg-type]
+    for name, stat in _SINGLE:
+        text = get(stat)
+        if text is None or name in counters:
+            continue
+        if type(text) is str and text.isdigit():
+            counters[name] = int(text)
+            continue
+        value = counters[name] = count(text)
+        if value is None:
+            unknown.append(f"{where} {stat}: {text!r} is not a count")
+
+
+def _queue_names(index: str, kind: str | None) -> tuple[tuple[str, str], ...]:
+    """(hash field, canonical name) for queue ``index`` of ``kind``; packets and drops only when the kind is known."""
+    names = _QUEUE_NAMES.get((index, kind))
+    if names is None:
+        names = _QUEUE_NAMES[(index, kind)] = (
+            *((stat, f"q{index}_{suffix.format(k=kind)}") for stat, suffix in QUEUE_STATS
+              if kind is not None or "{k}" not in suffix),
+            *((stat, f"pfcwd{index}_{suffix}") for stat, suffix in PFCWD_STATS),
+        )
+    return names
+
+
+def read_queue(fields: dict[str, object], kind: str | None, index: str, sample_counters: dict[str, int | None],
+               state: dict[str, str], where: str, unknown: list[str]) -> None:
+    """Set a queue's packets, drops and ECN marks (packets and drops only when its ``kind`` is known) and its PFC
+    watchdog storms and status."""
+    get = fields.get
+    for stat, name in _queue_names(index, kind):
+        text = get(stat)
+        if text is None:
+            continue
+        if type(text) is str and text.isdigit():
+            sample_counters[name] = int(text)
+            continue
+        value = sample_counters[name] = count(text)
+        if value is None:
+            unknown.append(f"{where} {stat}: {text!r} is not a count")
+    status = get(PFCWD_STATUS)
+    if status is not None:
+        state[f"pfcwd{index}_status"] = str(status)
+
+
+__all__ = ["PFCWD_STATS", "PFCWD_STATUS", "PORT_STATS", "QUEUE_KINDS", "QUEUE_STATS", "count", "read_port",
+           "read_queue"]
