@@ -1,0 +1,344 @@
+"""Service level indicators per planned link, aggregated per leaf, rail, SU, plane and the fabric.
+
+Every value is computed from rates and gauges of a :class:`~hwaac.telemetry.topology.Correlation` and says what
+it came from; a value without inputs is ``None`` with a reason, never 0 and never healthy. Formulas and their
+sources: ``docs/network-health.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from hwaac.telemetry.parsers.frr_routes import RouteTable
+from hwaac.telemetry.rates import Interval, PortRates
+from hwaac.telemetry.topology import Correlation
+
+AVAILABILITY, LOSS, PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN = (
+    "availability", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s", "pause_ratio", "ecn_mark_ratio")
+PATH_DIVERSITY, BGP_DROPS = "path_diversity", "bgp_drops_per_hour"
+LINK_SLIS = (AVAILABILITY, LOSS, PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN)
+WORST = (PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN)  # aggregated as the worst link
+PAUSE_QUANTUM_BITS = 512  # IEEE 802.3 Annex 31B / 802.1Qbb: one pause quantum is 512 bit times
+MAX_QUANTA = 0xFFFF  # the largest pause time a PFC frame can ask for
+_FLAPS = ("link_down_events", "link_state_changes")
+
+
+@dataclass(slots=True)
+class LinkSLI:
+    """The SLIs of one link over one interval.
+
+    Attributes:
+        link: the link's index in the plan.
+        seconds: the interval (of end ``a``, else ``b``), None when neither end was rated.
+        values: per SLI name, None when it could not be computed.
+        why: the reason of each None value.
+        source: per SLI, what it was computed from (``a+b rx_ok,rx_err,rx_drop``, ``b oper``, ``a pfc3_rx x max
+            quanta``...).
+        lost / received: the loss ratio's numerator and denominator, frames per second summed over the ends used.
+    """
+
+    link: int
+    seconds: float | None
+    lost: float = 0.0
+    received: float = 0.0
+    values: dict[str, float | None] = field(default_factory=dict)
+    why: dict[str, str] = field(default_factory=dict)
+    source: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Aggregate:
+    """SLIs of a scope (``leaf``, ``rail``, ``su``, ``plane``, ``spine`` or ``fabric``) and what they came from.
+
+    ``inputs`` holds the counts behind each value: planned/up/down/unknown links, the frames summed for the loss
+    ratio, per worst-of SLI the links with a value, without one, and the worst cable.
+    """
+
+    scope: str
+    key: str
+    values: dict[str, float | None] = field(default_factory=dict)
+    why: dict[str, str] = field(default_factory=dict)
+    inputs: dict[str, object] = field(default_factory=dict)
+
+
+class _Acc:
+    __slots__ = ("bgp", "bgp_none", "down", "loss_den", "loss_links", "loss_num", "planned", "up", "worst")
+
+    def __init__(self) -> None:
+        self.planned = self.up = self.down = self.loss_links = 0
+        self.loss_num = self.loss_den = 0.0
+        self.bgp: float | None = None
+        self.bgp_none: list[str] = []
+        self.worst: dict[str, list] = {n: [None, "", 0, 0] for n in WORST}  # value, cable, with, without
+
+    def merge(self, o: _Acc) -> None:
+        self.planned += o.planned
+        self.up += o.up
+        self.down += o.down
+        self.loss_links += o.loss_links
+        self.loss_num += o.loss_num
+        self.loss_den += o.loss_den
+        if o.bgp is not None:
+            self.bgp = (self.bgp or 0.0) + o.bgp
+        self.bgp_none.extend(o.bgp_none)
+        for n, w in o.worst.items():
+            mine = self.worst[n]
+            if w[0] is not None and (mine[0] is None or w[0] > mine[0]):
+                mine[0], mine[1] = w[0], w[1]
+            mine[2] += w[2]
+            mine[3] += w[3]
+
+
+def _availability(ends: Sequence[PortRates | None]) -> tuple[float | None, str, str]:
+    words, flapped = [], ""
+    for side, e in zip("ab", ends, strict=True):
+        if e is None:
+            continue
+        st = e.state
+        if st.get("admin") == "down":
+            return 0.0, f"{side} admin down", ""
+        oper = st.get("oper")
+        if oper in ("up", "down"):
+            words.append((side, oper))
+        for k in _FLAPS:
+            r = e.rates.get(k)
+            if r:
+                flapped = f"{side} {k} rose"
+    if any(w == "down" for _, w in words):
+        return 0.0, " ".join(f"{s} oper {w}" for s, w in words), ""
+    if flapped:
+        return 0.0, flapped, ""
+    if words:
+        return 1.0, " ".join(f"{s} oper {w}" for s, w in words), ""
+    return None, "", "no end reports its oper state and no link-down counter rose (0 rises does not prove up)"
+
+
+def link_sli(i: int, ends: Sequence[PortRates | None], seconds: float | None, speed_bps: float,
+             priorities: Sequence[int], host_end: int | None) -> LinkSLI:
+    """The SLIs of link ``i`` from its two ends (None: not sampled). ``host_end``: which end is a NIC (0 or 1)."""
+    out = LinkSLI(i, seconds)
+    values, why, source = out.values, out.why, out.source
+    v, src, reason = _availability(ends)
+    values[AVAILABILITY] = v
+    (source if v is not None else why)[AVAILABILITY] = src or reason
+    num = den = 0.0
+    used, miss = [], []
+    ber = fec = pause = ecn = None
+    ber_s = fec_s = pause_s = ecn_s = ""
+    for side, e in enumerate(ends):
+        s = "ab"[side]
+        if e is None:
+            miss.append(f"{s} not sampled")
+            continue
+        r = e.rates
+        ok, err, drop = r.get("rx_ok"), r.get("rx_err"), r.get("rx_drop")
+        if ok is not None and err is not None and drop is not None:
+            num += err + drop
+            den += ok + err + drop
+            used.append(s)
+        else:
+            miss.append(f"{s}: " + ", ".join(f"{k} {e.why.get(k, 'not read')}" for k, x in
+                                             (("rx_ok", ok), ("rx_err", err), ("rx_drop", drop)) if x is None))
+        g = e.gauges.get("pre_fec_ber")
+        if g is not None and (ber is None or g > ber):
+            ber, ber_s = g, f"{s} pre_fec_ber gauge"
+        u = r.get("fec_uncorrectable")
+        if u is not None and (fec is None or u > fec):
+            fec, fec_s = u, f"{s} fec_uncorrectable rate"
+        for p in priorities:
+            d = r.get(f"pfc{p}_rx_duration_us")
+            if d is not None:
+                x, how = d / 1e6, f"{s} pfc{p}_rx_duration_us"
+            else:
+                f = r.get(f"pfc{p}_rx")
+                if f is None:
+                    continue
+                x, how = min(1.0, f * MAX_QUANTA * PAUSE_QUANTUM_BITS / speed_bps), f"{s} pfc{p}_rx x max quanta"
+            if pause is None or x > pause:
+                pause, pause_s = x, how
+        marked = r.get("ecn_marked")
+        base_name = "rx_ok" if side == host_end else "tx_ok"  # a NIC counts CE packets received, a switch marks
+        base = r.get(base_name)
+        if marked is not None and base:
+            x = marked / base
+            if ecn is None or x > ecn:
+                ecn, ecn_s = x, f"{s} ecn_marked / {base_name}"
+    if used and den > 0:
+        values[LOSS] = num / den
+        out.lost, out.received = num, den
+        source[LOSS] = "+".join(used) + " (rx_err+rx_drop)/(rx_ok+rx_err+rx_drop)"
+    else:
+        values[LOSS] = None
+        why[LOSS] = "no frame received in the interval" if used else "; ".join(miss) or "no end rated"
+    for name, x, s, none in (
+        (PRE_FEC_BER, ber, ber_s, "no end reports pre_fec_ber"),
+        (FEC_UNCORR, fec, fec_s, "no end rates fec_uncorrectable"),
+        (PAUSE, pause, pause_s, "no end rates pfc{p}_rx_duration_us or pfc{p}_rx of a PFC priority"),
+        (ECN, ecn, ecn_s, "no end rates ecn_marked with packets to compare"),
+    ):
+        values[name] = x
+        if x is None:
+            why[name] = none
+        else:
+            source[name] = s
+    return out
+
+
+def link_slis(corr: Correlation) -> list[LinkSLI]:
+    """The SLIs of every planned link, in plan order."""
+    index = corr.index
+    speeds = index.speed_bps
+    prios = tuple(index.plan.intent.qos.pfc_priorities)
+    ends, ivs = corr.ends, corr.intervals
+    out = []
+    for i, link in enumerate(index.links):
+        a, b = ends[2 * i], ends[2 * i + 1]
+        iv = ivs[2 * i] or ivs[2 * i + 1]
+        out.append(link_sli(i, (a, b), iv.seconds if iv is not None else None, speeds[link.kind], prios,
+                            0 if link.kind == "host" else None))
+    return out
+
+
+def path_diversity(leaf: str, table: RouteTable | None, planned: int) -> tuple[float | None, str, dict[str, object]]:
+    """(observed / planned ECMP width, reason when None, inputs): the narrowest selected, installed BGP route."""
+    inputs: dict[str, object] = {"planned": planned}
+    if table is None:
+        return None, f"{leaf}: no route table read", inputs
+    widths = [r.ecmp for r in table.routes.values() if r.protocol == "bgp" and r.selected and r.installed]
+    if not widths:
+        why = "; ".join(table.unknown) or "no selected, installed BGP route"
+        return None, f"{leaf}: {why}", inputs
+    if planned <= 0:
+        return None, f"{leaf}: the plan gives it no uplink", inputs
+    inputs.update(routes=len(widths), min_ecmp=min(widths), max_ecmp=max(widths))
+    return min(widths) / planned, "", inputs
+
+
+def bgp_drops_per_hour(iv: Interval) -> tuple[float | None, str]:
+    """Sessions dropped from Established per hour, over all peers of one BGP summary interval."""
+    if iv.errors:
+        return None, "; ".join(iv.errors)
+    total = 0.0
+    for peer, pr in iv.ports.items():
+        r = pr.rates.get("bgp_dropped")
+        if r is None:
+            return None, f"peer {peer}: {pr.why.get('bgp_dropped', 'connectionsDropped not read')}"
+        total += r
+    if not iv.ports:
+        return None, "no BGP peer in both summaries"
+    return total * 3600.0, ""
+
+
+def aggregate(corr: Correlation, slis: Sequence[LinkSLI], *, routes: Mapping[str, RouteTable] | None = None,
+              bgp: Mapping[str, Interval] | None = None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
+    """(per-scope aggregates, per-leaf path diversity and BGP stability by leaf name).
+
+    Availability is links up / planned links (unknown links are neither); the loss ratio the summed frames'
+    ratio; pre-FEC BER, uncorrectable FEC, pause and ECN the worst link with its cable. Leaves roll up into their
+    rail, SU, plane and the fabric; spine-to-super-spine links into their spine, plane and the fabric.
+    """
+    index = corr.index
+    sw = index.plan.switch_by_name
+    links = index.links
+    leaf_of = index.leaf_of
+    buckets: dict[str, _Acc] = {}
+    for s in slis:
+        link = links[s.link]
+        owner = leaf_of[s.link] or link.a_device
+        acc = buckets.get(owner)
+        if acc is None:
+            acc = buckets[owner] = _Acc()
+        acc.planned += 1
+        v = s.values
+        av = v[AVAILABILITY]
+        if av is not None:
+            if av >= 1.0:
+                acc.up += 1
+            else:
+                acc.down += 1
+        if v[LOSS] is not None:
+            acc.loss_links += 1
+            acc.loss_num += s.lost  # a ratio of sums: frames per second over the links' ends
+            acc.loss_den += s.received
+        for n in WORST:
+            x, w = v[n], acc.worst[n]
+            if x is None:
+                w[3] += 1
+            else:
+                w[2] += 1
+                if w[0] is None or x > w[0]:
+                    w[0], w[1] = x, link.cable_id
+    per_leaf: dict[str, Aggregate] = {}
+    for leaf, planned in index.uplinks.items():
+        agg = per_leaf[leaf] = Aggregate("leaf", leaf)
+        pd, why, inputs = path_diversity(leaf, (routes or {}).get(leaf), planned)
+        agg.values[PATH_DIVERSITY], agg.inputs[PATH_DIVERSITY] = pd, inputs
+        if pd is None:
+            agg.why[PATH_DIVERSITY] = why
+        iv = (bgp or {}).get(leaf)
+        drops, why = bgp_drops_per_hour(iv) if iv is not None else (None, f"{leaf}: no BGP summaries read")
+        agg.values[BGP_DROPS] = drops
+        if drops is None:
+            agg.why[BGP_DROPS] = why
+        acc = buckets.setdefault(leaf, _Acc())
+        acc.bgp = drops
+        if drops is None:
+            acc.bgp_none.append(leaf)
+    rolled: dict[tuple[str, str], _Acc] = {}
+    for owner, acc in buckets.items():
+        s = sw.get(owner)
+        keys = [("fabric", "")]
+        if s is not None:
+            keys.append(("plane", str(s.plane)))
+            if s.role == "leaf":
+                keys += [("leaf", owner), ("rail", str(s.rail)), ("su", str(s.su))]
+            else:
+                keys.append((s.role, owner))
+        for key in keys:
+            r = rolled.get(key)
+            if r is None:
+                r = rolled[key] = _Acc()
+            r.merge(acc)
+    out = [_finish(scope, key, acc) for (scope, key), acc in sorted(rolled.items())]
+    for agg in out:
+        if agg.scope == "leaf" and agg.key in per_leaf:
+            agg.values[PATH_DIVERSITY] = per_leaf[agg.key].values[PATH_DIVERSITY]
+            agg.inputs[PATH_DIVERSITY] = per_leaf[agg.key].inputs[PATH_DIVERSITY]
+            if PATH_DIVERSITY in per_leaf[agg.key].why:
+                agg.why[PATH_DIVERSITY] = per_leaf[agg.key].why[PATH_DIVERSITY]
+    return out, per_leaf
+
+
+def _finish(scope: str, key: str, acc: _Acc) -> Aggregate:
+    agg = Aggregate(scope, key)
+    v, why, inp = agg.values, agg.why, agg.inputs
+    known = acc.up + acc.down
+    inp[AVAILABILITY] = {"planned": acc.planned, "up": acc.up, "down": acc.down, "unknown": acc.planned - known}
+    if known:
+        v[AVAILABILITY] = acc.up / acc.planned
+    else:
+        v[AVAILABILITY] = None
+        why[AVAILABILITY] = f"the state of none of {acc.planned} planned links is known"
+    inp[LOSS] = {"links": acc.loss_links, "lost_per_s": acc.loss_num, "received_per_s": acc.loss_den}
+    if acc.loss_den > 0:
+        v[LOSS] = acc.loss_num / acc.loss_den
+    else:
+        v[LOSS] = None
+        why[LOSS] = "no link with frames received and all of rx_ok, rx_err, rx_drop rated"
+    for n, (x, cable, with_, without) in acc.worst.items():
+        v[n] = x
+        inp[n] = {"links": with_, "without": without, "worst_cable": cable}
+        if x is None:
+            why[n] = f"none of {without} links has a value"
+    if acc.bgp is not None and not acc.bgp_none:
+        v[BGP_DROPS] = acc.bgp
+    elif acc.bgp_none:
+        v[BGP_DROPS] = None
+        why[BGP_DROPS] = f"no BGP flap rate for {len(acc.bgp_none)} leaves, e.g. {acc.bgp_none[0]}"
+    return agg
+
+
+__all__ = ["AVAILABILITY", "BGP_DROPS", "ECN", "FEC_UNCORR", "LINK_SLIS", "LOSS", "PATH_DIVERSITY", "PAUSE",
+           "PRE_FEC_BER", "Aggregate", "LinkSLI", "aggregate", "bgp_drops_per_hour", "link_sli", "link_slis",
+           "path_diversity"]

@@ -1,0 +1,104 @@
+"""SLO defaults of network health (``hwaac/telemetry/data/slo.yaml``, each with its public source) and a loader
+for them or a user's file that names file, line, field, value and the valid range of anything wrong."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from hwaac.errors import IntentError, IntentIssue
+from hwaac.model.loader import _plain, dotted, parse_yaml
+from hwaac.telemetry.sli import BGP_DROPS, LINK_SLIS, PATH_DIVERSITY
+
+SLI_NAMES = (*LINK_SLIS, PATH_DIVERSITY, BGP_DROPS)
+_RATIOS = {"availability", "loss_ratio", "pre_fec_ber", "pause_ratio", "ecn_mark_ratio", "path_diversity"}
+
+
+class Objective(BaseModel):
+    """One SLO: a bound (``max`` or ``min``), an optional ``warn`` level before it, its unit and its source."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    min: float | None = Field(None, ge=0)
+    max: float | None = Field(None, ge=0)
+    warn: float | None = Field(None, ge=0)
+    unit: str = Field(min_length=1)
+    source: str = Field(min_length=1, description="The public source of the number, or why hwaac chose it.")
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> Objective:
+        if (self.min is None) == (self.max is None):
+            raise ValueError("give exactly one of min and max")
+        return self
+
+
+class SloSet(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    version: int = Field(ge=1, le=1)
+    slos: dict[str, Objective]
+
+
+class SloError(IntentError):
+    """An SLO file is invalid; ``issues`` name file, line, field, value and what would be valid."""
+
+
+def load_slo_text(text: str, file: str = "<string>") -> SloSet:
+    """Parse and validate SLO YAML. Raises :class:`SloError`."""
+    root, index = parse_yaml(text, file, SloError)
+    try:
+        out = SloSet.model_validate(_plain(root))
+    except ValidationError as err:
+        issues = []
+        for e in err.errors(include_url=False):
+            loc, kind, msg, valid = list(e["loc"]), e["type"], e["msg"], ""
+            if kind == "extra_forbidden":
+                msg = f"unknown field {loc[-1]!r}"
+            elif kind == "missing":
+                msg = "required field is missing"
+            elif msg.startswith("Input should be "):
+                msg, valid = "invalid value", msg.removeprefix("Input should be ")
+            elif msg.startswith("Value error, "):
+                msg = msg.removeprefix("Value error, ")
+            value = None if kind in ("missing", "extra_forbidden") else index.value_at(loc)
+            if isinstance(value, dict | list):
+                value = f"<{type(value).__name__}>"
+            issues.append(IntentIssue(path=dotted(loc), message=msg, value=value, valid=valid, file=file,
+                                      line=index.line_of(loc)))
+        raise SloError(issues) from None
+    issues = []
+    for name, obj in out.slos.items():
+        if name not in SLI_NAMES:
+            issues.append(IntentIssue(path=f"slos.{name}", message="unknown SLI", value=name,
+                                      valid=", ".join(SLI_NAMES), file=file, line=index.line_of(["slos", name])))
+            continue
+        key = "max" if obj.max is not None else "min"
+        bound = getattr(obj, key)
+        if name in _RATIOS and bound > 1:
+            issues.append(IntentIssue(path=f"slos.{name}.{key}", message="not a ratio", value=bound,
+                                      valid="0 to 1", file=file, line=index.line_of(["slos", name, key])))
+        if obj.warn is not None and (obj.warn > bound if key == "max" else obj.warn < bound):
+            issues.append(IntentIssue(path=f"slos.{name}.warn", message=f"warn must come before the {key} bound",
+                                      value=obj.warn, valid=f"{'at most' if key == 'max' else 'at least'} {bound}",
+                                      file=file, line=index.line_of(["slos", name, "warn"])))
+    if issues:
+        raise SloError(issues)
+    return out
+
+
+@cache
+def default_slos() -> SloSet:
+    """The shipped defaults."""
+    path = resources.files("hwaac.telemetry").joinpath("data", "slo.yaml")
+    return load_slo_text(path.read_text(), file="hwaac/telemetry/data/slo.yaml")
+
+
+def load_slos(path: str | Path | None = None) -> SloSet:
+    """The SLOs of ``path``, or the shipped defaults when None. Raises :class:`SloError`."""
+    if path is None:
+        return default_slos()
+    return load_slo_text(Path(path).read_text(), file=str(path))
+
+
+__all__ = ["Objective", "SloError", "SloSet", "default_slos", "load_slo_text", "load_slos"]

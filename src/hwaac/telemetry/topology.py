@@ -1,0 +1,207 @@
+"""Port samples attached to the planned links of a :class:`~hwaac.plan.model.Plan`.
+
+:class:`LinkIndex` is built once per plan (dicts: device -> port -> link end), so attaching a sample costs one or
+two dict look-ups. Names are normalised where tools differ (a switch port's SONiC alias ``etp1a``, a host port's HCA
+``mlx5_3/1``); a sample the plan does not know is *unplanned*, a planned end without a sample *missing*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from hwaac.plan.model import Link, Plan
+from hwaac.plan.ports import port_table
+from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.rates import Discontinuity, Interval, PortRates
+
+A, B = 0, 1  # link ends: code = 2 * link index + end
+END_NAMES = ("a", "b")
+_HCA_PORT_SEPARATORS = ("/", ":", " port ")
+
+
+class LinkIndex:
+    """(device, port) -> link end of a plan, with each link's scope labels.
+
+    Attributes:
+        plan: the plan.
+        links: ``plan.links``; a link is named by its position in it.
+        ports: device -> port (as the plan names it) -> ``2 * link + end`` (end 0 is ``a``, 1 is ``b``).
+        speed_bps: the planned speed of each link kind (host: the intent's host port speed; switch links: the lower
+            end's switch model port speed).
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.links: list[Link] = plan.links
+        ports: dict[str, dict[str, int]] = {}
+        for i, link in enumerate(self.links):
+            code = i << 1
+            ports.setdefault(link.a_device, {})[link.a_port] = code
+            ports.setdefault(link.b_device, {})[link.b_port] = code | 1
+        self.ports = ports
+        d, intent = plan.design, plan.intent
+        self._aliases: dict[str, dict[str, str]] = {}  # device -> other name -> the plan's port name
+        models = {"leaf": d.leaf_model, "spine": d.spine_model, "super_spine": d.super_spine_model}
+        by_model = {role: {p.alias: p.name for p in port_table(m)} for role, m in models.items() if m is not None}
+        for s in plan.switches:
+            self._aliases[s.name] = by_model[s.role]
+        host = _host_aliases(plan)
+        for n in plan.nodes:
+            self._aliases[n.name] = host
+        self.speed_bps = {
+            "host": intent.fabric.host_port_speed_gbps * 10**9,
+            "leaf_spine": d.leaf_model.port_speed_gbps * 10**9,
+            "spine_super_spine": d.spine_model.port_speed_gbps * 10**9,
+        }
+
+    def find(self, device: str, port: str) -> int | None:
+        """The end code of ``port`` of ``device`` (any of the names below), or None when the plan has no such end.
+
+        Names: the plan's (SONiC ``Ethernet0``, the Linux interface ``rail3``); a switch port's SONiC alias; a host
+        port's HCA as ``mlx5_3``, ``mlx5_3/1``, ``mlx5_3:1`` or ``mlx5_3 port 1`` (port 1 only: one port per HCA).
+        """
+        ports = self.ports.get(device)
+        if ports is None:
+            return None
+        code = ports.get(port)
+        if code is None:
+            other = self._aliases.get(device, {})
+            name = other.get(port)
+            if name is None:
+                for sep in _HCA_PORT_SEPARATORS:
+                    head, found, tail = port.partition(sep)
+                    if found and tail.strip() == "1":
+                        name = other.get(head)
+                        break
+            if name is not None:
+                code = ports.get(name)
+        return code
+
+    def labels(self, i: int) -> dict[str, str | int]:
+        """The scope labels of link ``i``: cable, kind, plane, and where they apply rail, su, leaf, spine,
+        super_spine, node and hca."""
+        link = self.links[i]
+        sw = self.plan.switch_by_name
+        out: dict[str, str | int] = {"cable": link.cable_id, "kind": link.kind, "plane": link.plane}
+        if link.kind == "host":
+            leaf = sw[link.b_device]
+            out.update(node=link.a_device, hca=link.hca or "", leaf=leaf.name)
+        elif link.kind == "leaf_spine":
+            leaf = sw[link.a_device]
+            out.update(leaf=leaf.name, spine=link.b_device)
+        else:
+            out.update(spine=link.a_device, super_spine=link.b_device)
+            return out
+        out.update(rail=leaf.rail, su=leaf.su)  # type: ignore[arg-type]
+        return out
+
+    @cached_property
+    def leaf_of(self) -> list[str | None]:
+        """Per link: the leaf it belongs to (host and leaf-spine links), else None."""
+        return [link.b_device if link.kind == "host" else link.a_device if link.kind == "leaf_spine" else None
+                for link in self.links]
+
+    @cached_property
+    def uplinks(self) -> dict[str, int]:
+        """Per leaf: its planned uplinks (leaf-spine links), the ECMP width its routes should have."""
+        out: dict[str, int] = {}
+        for link in self.links:
+            if link.kind == "leaf_spine":
+                out[link.a_device] = out.get(link.a_device, 0) + 1
+        return out
+
+    def end_name(self, code: int) -> tuple[str, str]:
+        """(device, port) of an end code."""
+        link = self.links[code >> 1]
+        return (link.b_device, link.b_port) if code & 1 else (link.a_device, link.a_port)
+
+
+def _host_aliases(plan: Plan) -> dict[str, str]:
+    """HCA name -> Linux interface, from the intent's templates (the same on every node)."""
+    h, d = plan.intent.host, plan.design
+    out = {}
+    for rail in range(d.rails):
+        for plane in range(d.planes):
+            nic = rail * d.planes + plane
+            out[h.hca_name.format(rail=rail, plane=plane, port=nic)] = h.interface_name.format(
+                rail=rail, plane=plane, port=nic)
+    return out
+
+
+@dataclass(slots=True)
+class Correlation:
+    """Samples attached to link ends.
+
+    Attributes:
+        index: the plan's index.
+        ends: per end code (``2 * link + end``): the port's rates, gauges and state (tools of one device merged), or
+            None when no sample reached it.
+        intervals: per end code: the interval of its rates (None for a state-only snapshot or no sample).
+        unplanned: (device, port, tool) of samples the plan has no end for.
+        missing: (device, port) of planned ends without a sample on devices that were sampled.
+        missing_devices: planned devices with no sample at all (their ends are not listed in ``missing``).
+        discontinuities / errors: of the intervals given, errors as ``device (tool): reason``.
+    """
+
+    index: LinkIndex
+    ends: list[PortRates | None]
+    intervals: list[Interval | None]
+    unplanned: list[tuple[str, str, str]] = field(default_factory=list)
+    missing: list[tuple[str, str]] = field(default_factory=list)
+    missing_devices: list[str] = field(default_factory=list)
+    discontinuities: list[Discontinuity] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def _merge(old: PortRates, new: PortRates) -> PortRates:
+    return PortRates(old.port, {**old.rates, **new.rates}, {**old.why, **new.why}, {**old.gauges, **new.gauges},
+                     {**old.state, **new.state})
+
+
+def correlate(index: LinkIndex, readings: Iterable[Interval | Snapshot]) -> Correlation:
+    """Attach every port of ``readings`` (rated intervals, or snapshots read for state and gauges only, such as
+    ``show interfaces status``) to its planned link end. Several readings of one port are merged, later ones
+    winning per counter, gauge or state word."""
+    n = len(index.links) * 2
+    ends: list[PortRates | None] = [None] * n
+    intervals: list[Interval | None] = [None] * n
+    out = Correlation(index, ends, intervals)
+    sampled: set[str] = set()
+    find = index.find
+    for r in readings:
+        device = r.device
+        sampled.add(device)
+        if isinstance(r, Interval):
+            iv: Interval | None = r
+            out.discontinuities.extend(r.discontinuities)
+            out.errors.extend(f"{device} ({r.tool}): {e}" for e in r.errors)
+            ports: Iterable[PortRates] = r.ports.values()
+        else:
+            iv = None
+            out.errors.extend(f"{device} ({r.tool}): {e}" for e in r.unknown)
+            ports = [PortRates(s.port, {}, {}, s.gauges, s.state) for s in r.ports.values()]
+        tool = r.tool
+        for pr in ports:
+            code = find(device, pr.port)
+            if code is None:
+                out.unplanned.append((device, pr.port, tool))
+                continue
+            old = ends[code]
+            ends[code] = pr if old is None else _merge(old, pr)
+            if iv is not None:
+                intervals[code] = iv
+    missing_devices: set[str] = set()
+    for code in range(n):
+        if ends[code] is None:
+            device, port = index.end_name(code)
+            if device in sampled:
+                out.missing.append((device, port))
+            else:
+                missing_devices.add(device)
+    out.missing_devices = sorted(missing_devices)
+    return out
+
+
+__all__ = ["END_NAMES", "Correlation", "LinkIndex", "correlate"]
