@@ -187,6 +187,8 @@ WHOLE_INCOMPLETE = {
     "osc_import_2.12.7.txt": "the same recorded value, without the lctl header",
     "health_check_not_loaded_derived.txt": "Lustre not loaded: health_check cannot be read",
     "df_truncated_derived.txt": "a table cut short, on purpose",
+    "mlxlink-ber-monitor-unsupported.txt": "mlxlink refused the BER monitor option and printed no counters",
+    "mlxlink-c-grep.txt": "grep-filtered counters of eight HCAs with the loop's banners: not one mlxlink output",
 }
 
 
