@@ -219,9 +219,10 @@ def decide_all(nodes: list[tuple[str, Outputs]], now: datetime) -> list[dict[str
         by_stage, stages = {}, {}
         for stage, probes in outputs.items():
             ctx = Context(node=name, now=now, rails=RAILS)
-            if stage == "ib_pairwise":  # error growth since the quick stage's counter reading
+            if stage == "ib_pairwise":  # error growth since the quick stage's counter readings (as the burn_in role)
                 ctx = Context(node=name, now=now, rails=RAILS, counters_seconds=COUNTERS_AGE_S,
-                              counters_before=outputs["quick"]["ib_counters"]["stdout"])
+                              counters_before=outputs["quick"]["ib_counters"]["stdout"],
+                              rdma_statistic_before=outputs["quick"]["rdma_statistic"]["stdout"])
             found = evaluate(probes, profile, ctx)
             by_stage[stage] = found
             summary = verdict(name, {stage: found}).to_dict()
