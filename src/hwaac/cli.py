@@ -178,6 +178,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_node(sub)
 
+    from hwaac.telemetry.cli import register as register_fabric_health
+
+    register_fabric_health(sub)
+
     from hwaac.lab.cli import register as register_lab
 
     register_lab(sub)

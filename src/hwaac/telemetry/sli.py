@@ -114,6 +114,26 @@ def _availability(ends: Sequence[PortRates | None]) -> tuple[float | None, str, 
     return None, "", "no end reports its oper state and no link-down counter rose (0 rises does not prove up)"
 
 
+def end_pause_ratio(rates: Mapping[str, float | None], priorities: Sequence[int], speed_bps: float
+                    ) -> tuple[float | None, str]:
+    """(the largest fraction of time one end was paused by received PFC over ``priorities``, what it came from):
+    ``pfc{p}_rx_duration_us`` / 1e6, else the upper bound ``pfc{p}_rx`` x 65535 quanta x 512 bit times / speed,
+    capped at 1; (None, "") when no priority is rated."""
+    pause, src = None, ""
+    for p in priorities:
+        d = rates.get(f"pfc{p}_rx_duration_us")
+        if d is not None:
+            x, how = d / 1e6, f"pfc{p}_rx_duration_us"
+        else:
+            f = rates.get(f"pfc{p}_rx")
+            if f is None:
+                continue
+            x, how = min(1.0, f * MAX_QUANTA * PAUSE_QUANTUM_BITS / speed_bps), f"pfc{p}_rx x max quanta"
+        if pause is None or x > pause:
+            pause, src = x, how
+    return pause, src
+
+
 def link_sli(i: int, ends: Sequence[PortRates | None], seconds: float | None, speed_bps: float,
              priorities: Sequence[int], host_end: int | None) -> LinkSLI:
     """The SLIs of link ``i`` from its two ends (None: not sampled). ``host_end``: which end is a NIC (0 or 1)."""
@@ -146,17 +166,9 @@ def link_sli(i: int, ends: Sequence[PortRates | None], seconds: float | None, sp
         u = r.get("fec_uncorrectable")
         if u is not None and (fec is None or u > fec):
             fec, fec_s = u, f"{s} fec_uncorrectable rate"
-        for p in priorities:
-            d = r.get(f"pfc{p}_rx_duration_us")
-            if d is not None:
-                x, how = d / 1e6, f"{s} pfc{p}_rx_duration_us"
-            else:
-                f = r.get(f"pfc{p}_rx")
-                if f is None:
-                    continue
-                x, how = min(1.0, f * MAX_QUANTA * PAUSE_QUANTUM_BITS / speed_bps), f"{s} pfc{p}_rx x max quanta"
-            if pause is None or x > pause:
-                pause, pause_s = x, how
+        x, how = end_pause_ratio(r, priorities, speed_bps)
+        if x is not None and (pause is None or x > pause):
+            pause, pause_s = x, f"{s} {how}"
         marked = r.get("ecn_marked")
         base_name = "rx_ok" if side == host_end else "tx_ok"  # a NIC counts CE packets received, a switch marks
         base = r.get(base_name)
@@ -340,5 +352,5 @@ def _finish(scope: str, key: str, acc: _Acc) -> Aggregate:
 
 
 __all__ = ["AVAILABILITY", "BGP_DROPS", "ECN", "FEC_UNCORR", "LINK_SLIS", "LOSS", "PATH_DIVERSITY", "PAUSE",
-           "PRE_FEC_BER", "Aggregate", "LinkSLI", "aggregate", "bgp_drops_per_hour", "link_sli", "link_slis",
-           "path_diversity"]
+           "PRE_FEC_BER", "Aggregate", "LinkSLI", "aggregate", "bgp_drops_per_hour", "end_pause_ratio", "link_sli",
+           "link_slis", "path_diversity"]

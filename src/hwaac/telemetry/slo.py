@@ -34,10 +34,23 @@ class Objective(BaseModel):
         return self
 
 
+class Localise(BaseModel):
+    """The levels of the localisation rules (:mod:`hwaac.telemetry.localise`) that are not SLOs of one SLI."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    switch_degraded_share: float = Field(0.25, gt=0, le=1, description=(
+        "A switch with more than this share of its planned ports degraded is the suspect itself."))
+    storm_pause_ratio: float = Field(0.5, gt=0, le=1, description=(
+        "A port paused by received PFC for at least this share of the time is in a PFC storm (fault, not warn)."))
+    congestion_share: float = Field(0.5, gt=0, le=1, description=(
+        "ECN marks and CNPs are concentrated when one leaf or one rail holds at least this share of them."))
+
+
 class SloSet(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     version: int = Field(ge=1, le=1)
     slos: dict[str, Objective]
+    localise: Localise = Localise()
 
 
 class SloError(IntentError):
@@ -101,4 +114,4 @@ def load_slos(path: str | Path | None = None) -> SloSet:
     return load_slo_text(Path(path).read_text(), file=str(path))
 
 
-__all__ = ["Objective", "SloError", "SloSet", "default_slos", "load_slo_text", "load_slos"]
+__all__ = ["Localise", "Objective", "SloError", "SloSet", "default_slos", "load_slo_text", "load_slos"]

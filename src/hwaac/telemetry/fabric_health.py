@@ -1,0 +1,77 @@
+"""From sweeps of samples to a :class:`~hwaac.telemetry.report.FabricReport`: rates over the latest two sweeps,
+correlation to the plan, SLIs, localisation; what was not covered goes into the report's coverage."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hwaac.health.parsers.slurm_squeue import Squeue
+from hwaac.plan.model import Plan
+from hwaac.telemetry.localise import localise
+from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.rates import Interval, interval
+from hwaac.telemetry.report import FabricReport
+from hwaac.telemetry.samples import Sweep
+from hwaac.telemetry.sli import aggregate, link_slis
+from hwaac.telemetry.slo import SloSet
+from hwaac.telemetry.suspects import Observed
+from hwaac.telemetry.topology import LinkIndex, correlate
+
+
+def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
+                ) -> tuple[tuple[Snapshot, float] | None, tuple[Snapshot, float] | None]:
+    """(the earlier, the latest) reading of ``key`` among the sweeps that hold it."""
+    found = [x for s in sweeps if (x := (s.bgp if bgp else s.snapshots).get(key)) is not None]  # type: ignore[call-overload]
+    if not found:
+        return None, None
+    return (found[-2] if len(found) > 1 else None), found[-1]
+
+
+def fabric_report(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue | None = None,
+                  index: LinkIndex | None = None) -> FabricReport:
+    """Rate every (device, tool) over its latest two sweeps (one sweep: its state and gauges only), attach to the
+    plan, compute SLIs and suspects."""
+    index = index or LinkIndex(plan)
+    readings: list[Interval | Snapshot] = []
+    seconds: list[float] = []
+    keys = {k for s in sweeps for k in s.snapshots}
+    for key in sorted(keys):
+        before, after = _latest_two(sweeps, key, False)
+        assert after is not None
+        if before is None:
+            readings.append(after[0])
+            continue
+        iv = interval(before[0], after[0], times=(before[1], after[1]))
+        readings.append(iv)
+        if iv.seconds:
+            seconds.append(iv.seconds)
+    bgp: dict[str, Interval] = {}
+    for device in sorted({d for s in sweeps for d in s.bgp}):
+        before, after = _latest_two(sweeps, device, True)
+        if before is not None and after is not None:
+            bgp[device] = interval(before[0], after[0], times=(before[1], after[1]))
+    routes = {}
+    for s in sweeps:
+        routes.update(s.routes)
+    corr = correlate(index, readings)
+    slis = link_slis(corr)
+    aggs, _ = aggregate(corr, slis, routes=routes, bgp=bgp)
+    suspects = localise(Observed(corr, slis, slos, bgp), squeue=squeue)
+    unplanned_devices = sorted({d for d, _, _ in corr.unplanned if d not in index.ports})
+    coverage = {
+        "devices_not_sampled": corr.missing_devices,
+        "planned_ports_not_sampled": [f"{d} {p}" for d, p in corr.missing],
+        "devices_not_in_the_plan": unplanned_devices,
+        "samples_not_in_the_plan": [f"{d} {p} ({t})" for d, p, t in corr.unplanned if d not in unplanned_devices],
+        "reader_and_rate_errors": list(dict.fromkeys(corr.errors)),
+        "discontinuities": [f"{x.device} {x.port} {x.counter}: {x.detail}" for x in corr.discontinuities],
+        "files_skipped": [f for s in sweeps for f in s.skipped],
+    }
+    if len(sweeps) < 2:
+        coverage["reader_and_rate_errors"].insert(0, "one sweep: no counter is rated, only state and gauges are "
+                                                     "judged (give --samples twice, oldest first)")
+    return FabricReport(plan.intent.fabric.name, [(str(s.path), s.time) for s in sweeps],
+                        max(seconds) if seconds else None, suspects, aggs, slos, coverage)
+
+
+__all__ = ["fabric_report"]

@@ -1,0 +1,202 @@
+"""Suspects from correlated, rated link samples and SLIs: which cable, optic, port, switch or host to look at.
+
+Each rule is a small function ``rule_<name>(obs: Observed) -> list[Suspect]`` that holds its judgement and says it
+in words; :func:`localise` runs them, folds many degraded ports of one switch into the switch, ranks by severity
+then strength of evidence, and names the GPU nodes (and Slurm jobs) behind each suspect. Rules and their public
+sources: ``docs/network-health.md`` "Localisation". The shapes and the per-port helpers are in
+:mod:`hwaac.telemetry.suspects`; the PFC, congestion and switch rules in :mod:`hwaac.telemetry.localise_flow`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hwaac.health.parsers.slurm_squeue import Squeue
+from hwaac.telemetry.localise_flow import fold_switches, rule_congestion, rule_pfc_storm
+from hwaac.telemetry.sli import AVAILABILITY, LOSS
+from hwaac.telemetry.suspects import (
+    FAULT,
+    WARN,
+    Component,
+    Evidence,
+    Observed,
+    Suspect,
+    link_components,
+    rank,
+)
+
+_FLAPS = ("link_down_events", "link_state_changes")
+
+
+def rule_errors_both_ends(obs: Observed) -> list[Suspect]:
+    """Receive errors above the SLO at both ends of a link: the medium between them, the cable or an optic on it.
+
+    Both receivers seeing errors at once is what a dirty or damaged cable or connector, or a marginal optic whose
+    transmit and receive share a module, does; two independent receivers failing together is far less likely."""
+    out = []
+    for i, link in enumerate(obs.index.links):
+        ea, eb = obs.errors(2 * i), obs.errors(2 * i + 1)
+        if not ea or not eb:
+            continue
+        ev = (*ea, *eb)
+        out.append(Suspect(
+            "errors_both_ends", max(e.severity for e in ev),
+            (Component("cable", link.cable_id, role="cable or an optic on it"), *link_components(link)[1:]),
+            ev,
+            f"both ends of {link.cable_id} receive errors above the SLO ({link.a_device} {link.a_port} and "
+            f"{link.b_device} {link.b_port}): the fault is on the medium both share, the cable or an optic on it; "
+            "clean and reseat the connectors, then swap the cable, then the optics",
+            (2.0, max(e.multiple for e in ev)), links=(i,)))
+    return out
+
+
+def rule_errors_one_end(obs: Observed) -> list[Suspect]:
+    """Receive errors above the SLO at one end only: the far end's transmitter (its optic) first, then the local
+    receiver. The end that counts the errors is the receiver; what it receives was sent by the far end."""
+    out = []
+    for i, link in enumerate(obs.index.links):
+        ea, eb = obs.errors(2 * i), obs.errors(2 * i + 1)
+        if bool(ea) == bool(eb):
+            continue
+        local = 0 if ea else 1
+        ev = ea or eb
+        ld, lp = obs.index.end_name(2 * i + local)
+        fd, fp = obs.index.end_name(2 * i + (local ^ 1))
+        local_kind = "nic" if obs.is_host(ld) else "port"
+        comps = (Component("optic", f"{fd} {fp}", fd, fp, "far-end transmitter"),
+                 Component(local_kind, f"{ld} {lp}", ld, lp, "local receiver"),
+                 Component("cable", link.cable_id, role="the link"))
+        other = "" if obs.sampled(2 * i + (local ^ 1)) else f" ({fd} {fp} was not sampled, so its side is unknown)"
+        out.append(Suspect(
+            "errors_one_end", max(e.severity for e in ev), comps, ev,
+            f"only {ld} {lp} receives errors{other}: the frames it receives were sent by {fd} {fp}, so that "
+            f"transmitter (its optic) is the first suspect and {ld} {lp}'s receiver the second; the reverse "
+            "direction is clean, which makes the shared cable less likely",
+            (1.0, max(e.multiple for e in ev)), links=(i,)))
+    return out
+
+
+def rule_flapping(obs: Observed) -> list[Suspect]:
+    """A link whose down or state-change counters rose, or whose BGP session dropped from Established."""
+    found: dict[int, list[Evidence]] = {}
+    for i in range(len(obs.index.links)):
+        for code in (2 * i, 2 * i + 1):
+            pr = obs.corr.ends[code]
+            if pr is None:
+                continue
+            d, p = obs.index.end_name(code)
+            for k in _FLAPS:
+                r = pr.rates.get(k)
+                if r:
+                    found.setdefault(i, []).append(Evidence(k, f"{d} {p}", r * 3600, "per hour", 0.0, FAULT))
+    loose: list[Suspect] = []
+    for leaf, iv in obs.bgp.items():
+        peers = obs.peer_links(leaf)
+        for peer, pr in iv.ports.items():
+            r = pr.rates.get("bgp_dropped")
+            if not r:
+                continue
+            e = Evidence("bgp_dropped", f"{leaf} peer {peer}", r * 3600, "per hour", 0.0, FAULT)
+            i = peers.get(peer.rpartition("/")[2])
+            if i is None:
+                loose.append(Suspect("flapping", FAULT, (Component("link", f"{leaf} BGP peer {peer}", leaf),), (e,),
+                                     f"the BGP session of {leaf} with {peer} dropped from Established; the plan has "
+                                     "no link with that peer, so the link cannot be named", (1.0, r * 3600),
+                                     switches=(leaf,)))
+            else:
+                found.setdefault(i, []).append(e)
+    out = []
+    for i, ev in found.items():
+        link = obs.index.links[i]
+        out.append(Suspect(
+            "flapping", FAULT, link_components(link), tuple(ev),
+            f"{link.cable_id} went down or its BGP session dropped in the interval ("
+            + ", ".join(f"{e.where} {e.what}" for e in ev) + "): a flapping link blackholes traffic at every "
+            "flap and reroutes the rest; look at the optics' DOM and the cable",
+            (float(len(ev)), max(e.value for e in ev)), links=(i,)))
+    return out + loose
+
+
+def rule_spine_path_loss(obs: Observed) -> list[Suspect]:
+    """One leaf-spine link with loss above the SLO while the same leaf's other uplinks are clean: that link."""
+    limit = obs.limit(LOSS)
+    by_leaf: dict[str, list[tuple[int, float]]] = {}
+    for s in obs.slis:
+        link = obs.index.links[s.link]
+        v = s.values.get(LOSS)
+        if link.kind == "leaf_spine" and v is not None:
+            by_leaf.setdefault(link.a_device, []).append((s.link, v))
+    out = []
+    for leaf, paths in by_leaf.items():
+        lossy = [(i, v) for i, v in paths if v > limit]
+        clean = len(paths) - len(lossy)
+        if not lossy or clean == 0 or len(lossy) * 2 > len(paths):
+            continue
+        for i, v in lossy:
+            link = obs.index.links[i]
+            ev = (Evidence(LOSS, link.cable_id, v, "ratio", limit, FAULT, obs.slis[i].source.get(LOSS, "")),)
+            out.append(Suspect(
+                "spine_path_loss", FAULT, link_components(link), ev,
+                f"{leaf}'s path to {link.b_device} loses frames ({v:.3g}, SLO {limit:.3g}) while {clean} of its "
+                f"{len(paths)} other uplinks measured are clean: the traffic is hashed evenly (ECMP), so the loss is "
+                "on this link, not in the leaf or the load",
+                (1.0, ev[0].multiple), links=(i,)))
+    return out
+
+
+def rule_links_down(obs: Observed) -> list[Suspect]:
+    """Planned links that are down: an end oper down (fault) or administratively down (warn: someone shut it)."""
+    out = []
+    for s in obs.slis:
+        if s.values.get(AVAILABILITY) != 0.0:
+            continue
+        src = s.source.get(AVAILABILITY, "")
+        if "oper down" not in src and "admin down" not in src:  # a flap counter rose on a link up: rule_flapping
+            continue
+        link = obs.index.links[s.link]
+        admin = "admin down" in src
+        sev = WARN if admin else FAULT
+        why = ("administratively down: shut on purpose (a drain?) or a config that did not apply" if admin else
+               "operationally down: no signal, a failed optic, a pulled cable or a far end that is off")
+        out.append(Suspect("links_down", sev, link_components(link),
+                           (Evidence(AVAILABILITY, link.cable_id, 0.0, "up", obs.limit(AVAILABILITY), sev, src),),
+                           f"planned link {link.cable_id} is {why} ({src})", (1.0, 1.0), links=(s.link,)))
+    return out
+
+
+Rule = Callable[[Observed], list[Suspect]]
+RULES: tuple[Rule, ...] = (rule_errors_both_ends, rule_errors_one_end, rule_flapping, rule_spine_path_loss,
+                           rule_links_down, rule_pfc_storm, rule_congestion)
+
+
+def _fold_same_link(suspects: list[Suspect]) -> list[Suspect]:
+    """A link named by a physical error rule is not named again by the path loss rule (the errors explain the
+    loss); the folded rule is kept in ``also``."""
+    physical = {i: s for s in suspects if s.rule in ("errors_both_ends", "errors_one_end") for i in s.links}
+    out = []
+    for s in suspects:
+        if s.rule == "spine_path_loss" and s.links and s.links[0] in physical:
+            keep = physical[s.links[0]]
+            keep.also = (*keep.also, s.rule)
+            continue
+        out.append(s)
+    return out
+
+
+def localise(obs: Observed, *, squeue: Squeue | None = None, rules: Sequence[Rule] = RULES) -> list[Suspect]:
+    """Run ``rules``, fold a switch's many degraded ports into the switch, rank (severity, then strength), and name
+    each suspect's GPU nodes and, with ``squeue``, the jobs on them."""
+    found: list[Suspect] = []
+    for rule in rules:
+        found.extend(rule(obs))
+    found = fold_switches(obs, _fold_same_link(found))
+    ranked = rank(found)
+    for s in ranked:
+        s.nodes = obs.nodes_behind(s)
+        if squeue is not None:
+            s.jobs = tuple(squeue.jobs_on(frozenset(s.nodes)))
+    return ranked
+
+
+__all__ = ["RULES", "Rule", "localise", "rule_errors_both_ends", "rule_errors_one_end", "rule_flapping",
+           "rule_links_down", "rule_spine_path_loss"]

@@ -1,0 +1,213 @@
+"""Localisation rules about flow rather than one link: a PFC storm followed back to its source, ECN/CNP congestion
+concentrated on one leaf or rail, and many degraded ports of one switch folded into the switch.
+
+Reasoning and sources: ``docs/network-health.md`` "Localisation" (IEEE 802.1Qbb, the SONiC PFC watchdog HLD,
+NVIDIA's RoCE congestion guidance).
+"""
+
+from __future__ import annotations
+
+from hwaac.telemetry.sli import ECN, PAUSE, end_pause_ratio
+from hwaac.telemetry.suspects import (
+    DEGRADING,
+    FAULT,
+    INFO,
+    WARN,
+    Component,
+    Evidence,
+    Observed,
+    Suspect,
+)
+
+_MARKS = ("ecn_marked", "cnp_sent")
+
+
+def _paused(obs: Observed) -> dict[int, list[Evidence]]:
+    """End code -> evidence that the port receives PFC pause continuously: the pause ratio above the SLO, or its
+    PFC watchdog saw a storm on a queue (``pfcwd{q}_storm_detected`` rose, or the queue's status is ``stormed``)."""
+    index = obs.index
+    prios = tuple(index.plan.intent.qos.pfc_priorities)
+    limit, storm = obs.limit(PAUSE), obs.slos.localise.storm_pause_ratio
+    out: dict[int, list[Evidence]] = {}
+    for code, pr in enumerate(obs.corr.ends):
+        if pr is None:
+            continue
+        d, p = index.end_name(code)
+        ev: list[Evidence] = []
+        x, how = end_pause_ratio(pr.rates, prios, index.speed_bps[index.links[code >> 1].kind])
+        if x is not None and x > limit:
+            ev.append(Evidence(how, f"{d} {p}", x, "of the time paused", limit, FAULT if x >= storm else WARN))
+        for k, r in pr.rates.items():
+            if k.startswith("pfcwd") and k.endswith("_storm_detected") and r:
+                q = k[5:].partition("_")[0]
+                ev.append(Evidence(k, f"{d} {p} queue {q}", r * 3600, "storms per hour", 0.0, FAULT,
+                                   "the PFC watchdog found the queue paused for a whole detection window"))
+        for k, w in pr.state.items():
+            if k.startswith("pfcwd") and k.endswith("_status") and w == "stormed":
+                ev.append(Evidence(k, f"{d} {p} queue {k[5:].partition('_')[0]}", 1.0, "stormed", None, FAULT,
+                                   "the PFC watchdog holds the queue as stormed now"))
+        if ev:
+            out[code] = ev
+    return out
+
+
+def rule_pfc_storm(obs: Observed) -> list[Suspect]:
+    """Follow received pause back to where it starts.
+
+    A port receiving pause is paused by its peer. A host peer is the source (its NIC does not drain). A switch peer
+    pauses because its ingress buffer for that port fills, which happens when its own egress is paused or
+    congested: its other ports that receive pause are followed in turn, at most ``2 x tiers`` hops. A switch none of
+    whose other ports is paused is the source itself (its port toward the paused one)."""
+    index = obs.index
+    paused = _paused(obs)
+    if not paused:
+        return []
+    depth = 2 * index.plan.design.tiers
+    origins: dict[int, tuple[list[int], list[str]]] = {}  # origin end code -> (paused ends, hops in words)
+    for start in paused:
+        path, words = [start], []
+        code, seen = start, {start}
+        for _ in range(depth):
+            peer = code ^ 1
+            pd, pp = index.end_name(peer)
+            d, p = index.end_name(code)
+            if obs.is_host(pd):
+                words.append(f"{d} {p} is paused by host {pd} {pp}")
+                code = peer
+                break
+            nexts = [c for c in index.ports.get(pd, {}).values() if c != peer and c in paused and c not in seen]
+            if not nexts:
+                words.append(f"{d} {p} is paused by {pd} {pp}, and no other port of {pd} is paused")
+                code = peer
+                break
+            nxt = max(nexts, key=lambda c: max(e.value for e in paused[c] if e.unit == "of the time paused")
+                      if any(e.unit == "of the time paused" for e in paused[c]) else 1.0)
+            dn, pn = index.end_name(nxt)
+            words.append(f"{d} {p} is paused by {pd} {pp}, which is itself paused on {dn} {pn}")
+            code = nxt
+            seen.add(nxt)
+            path.append(nxt)
+        else:
+            code = code ^ 1
+            words.append(f"stopped after {depth} hops (the fabric's depth)")
+        o = origins.setdefault(code, ([], []))
+        o[0].extend(c for c in path if c not in o[0])
+        if len(words) > len(o[1]):  # the longest chain tells the whole way back
+            o[1][:] = words
+    out = []
+    for origin, (ends, words) in origins.items():
+        od, op = index.end_name(origin)
+        host = obs.is_host(od)
+        ev = tuple(e for c in ends for e in paused[c])
+        kind = "nic" if host else "port"
+        what = (f"host {od} ({op}) sends the pause: its NIC does not drain what it receives (a stuck host, PCIe "
+                "back-pressure, NIC firmware), the classic PFC storm source" if host else
+                f"{od} {op} sends the pause while nothing pauses {od} itself: the congestion or a stuck queue "
+                f"starts in {od} (egress incast or a fault)")
+        queues = sorted({e.where for e in ev if e.what.startswith("pfcwd")})
+        wd = f"; the PFC watchdog names {', '.join(queues)}" if queues else ""
+        out.append(Suspect(
+            "pfc_storm", max(e.severity for e in ev),
+            (Component(kind, f"{od} {op}", od, op, "PFC pause source"),), ev,
+            "; ".join(words) + f". So {what}{wd}", (float(len(ends)), max(e.multiple for e in ev)),
+            links=(origin >> 1,), switches=() if host else (od,)))
+    return out
+
+
+def rule_congestion(obs: Observed) -> list[Suspect]:
+    """ECN marks and CNPs concentrated on one leaf (or else one rail) whose links are error-free: congestion there,
+    not a fault. Warn when a link of it is marked above the ECN SLO, else info."""
+    index = obs.index
+    sw = index.plan.switch_by_name
+    per_leaf: dict[str, float] = {}
+    total = 0.0
+    for i, leaf in enumerate(index.leaf_of):
+        if leaf is None:
+            continue
+        m = 0.0
+        for pr in (obs.corr.ends[2 * i], obs.corr.ends[2 * i + 1]):
+            if pr is not None:
+                m += sum(pr.rates.get(k) or 0.0 for k in _MARKS)
+        if m > 0:
+            per_leaf[leaf] = per_leaf.get(leaf, 0.0) + m
+            total += m
+    if total <= 0:
+        return []
+    share = obs.slos.localise.congestion_share
+    per_rail: dict[int, float] = {}
+    for leaf, m in per_leaf.items():
+        rail = sw[leaf].rail
+        if rail is not None:
+            per_rail[rail] = per_rail.get(rail, 0.0) + m
+    top_leaf = max(per_leaf, key=lambda k: per_leaf[k])
+    if per_leaf[top_leaf] / total >= share:
+        scope, leaves, comp = f"leaf {top_leaf}", [top_leaf], Component("switch", top_leaf, top_leaf,
+                                                                         role="congested leaf")
+        marks = per_leaf[top_leaf]
+    else:
+        if not per_rail:
+            return []
+        rail = max(per_rail, key=lambda k: per_rail[k])
+        if per_rail[rail] / total < share:
+            return []
+        leaves = [s for s in per_leaf if sw[s].rail == rail]
+        scope, comp, marks = f"rail {rail}", Component("rail", f"rail {rail}", role="congested rail"), per_rail[rail]
+    links = [i for i, leaf in enumerate(index.leaf_of) if leaf in leaves]
+    if any(obs.errors(2 * i) or obs.errors(2 * i + 1) for i in links):
+        return []  # errors there: the error rules name the fault, and it may be the cause of the marks
+    limit = obs.limit(ECN)
+    hot = [(i, v) for i in links if (v := obs.slis[i].values.get(ECN)) is not None and v > limit]
+    sev = WARN if hot else INFO
+    ev = [Evidence("ecn_marked + cnp_sent", scope, marks / total, "share of the fabric's marks", share, sev,
+                   f"{marks:.3g} of {total:.3g} marks and CNPs per second")]
+    ev += [Evidence(ECN, index.links[i].cable_id, v, "ratio", limit, WARN, obs.slis[i].source.get(ECN, ""))
+           for i, v in sorted(hot, key=lambda t: -t[1])[:5]]
+    return [Suspect(
+        "congestion", sev, (comp,), tuple(ev),
+        f"{scope} carries {marks / total:.0%} of the ECN marks and CNPs while its links are error-free: this is "
+        "congestion (DCQCN slowing senders as designed), not a fault; look at the jobs' traffic pattern, the "
+        "placement or the ECMP hashing" + (", and the links marked above the ECN SLO" if hot else ""),
+        (float(len(hot)), marks / total / share), switches=tuple(leaves))]
+
+
+def fold_switches(obs: Observed, suspects: list[Suspect]) -> list[Suspect]:
+    """A switch with more than ``localise.switch_degraded_share`` of its planned ports named by degrading suspects
+    (and at least two) becomes the suspect; the per-port suspects touching it are kept inside it (``replaced``)."""
+    index = obs.index
+    limit = obs.slos.localise.switch_degraded_share
+    degraded: dict[str, set[str]] = {}
+    for s in suspects:
+        if s.rule in DEGRADING:
+            for d, p in s.ports(index):
+                if not obs.is_host(d):
+                    degraded.setdefault(d, set()).add(p)
+    chosen = sorted((sw for sw, ports in degraded.items()
+                     if len(ports) >= 2 and len(ports) / len(index.ports.get(sw, {1: 0})) > limit),
+                    key=lambda sw: -len(degraded[sw]))
+    if not chosen:
+        return suspects
+    out: list[Suspect] = []
+    taken: dict[str, list[Suspect]] = {sw: [] for sw in chosen}
+    for s in suspects:
+        owner = next((sw for sw in chosen if s.rule in DEGRADING and any(d == sw for d, _ in s.ports(index))), None)
+        (taken[owner] if owner else out).append(s)
+    for sw in chosen:
+        got = taken[sw]
+        if not got:
+            continue
+        planned = len(index.ports[sw])
+        n = len(degraded[sw])
+        ev = (Evidence("degraded ports", sw, n / planned, "share of planned ports", limit, FAULT,
+                       f"{n} of {planned} planned ports: " + ", ".join(sorted(degraded[sw])[:8])
+                       + (" ..." if n > 8 else "")),)
+        out.append(Suspect(
+            "switch_degraded", max(s.severity for s in got), (Component("switch", sw, sw, role="the switch"),), ev,
+            f"{n} of the {planned} planned ports of {sw} are degraded at once ({n / planned:.0%}, more than "
+            f"{limit:.0%}): so many optics or cables failing together is unlikely; the switch (ASIC, power, a line "
+            "card, firmware) is the suspect, the per-port suspects are kept under it",
+            (float(n), n / planned / limit), links=tuple(sorted({i for s in got for i in s.links})), switches=(sw,),
+            replaced=tuple(got)))
+    return out
+
+
+__all__ = ["fold_switches", "rule_congestion", "rule_pfc_storm"]

@@ -1,0 +1,271 @@
+"""The shapes of localisation (:class:`Suspect`, :class:`Component`, :class:`Evidence`) and :class:`Observed`, the
+typed input every rule of :mod:`hwaac.telemetry.localise` reads: the correlation, the link SLIs, the SLOs, the
+BGP intervals, and per-end helpers (receive errors above the SLO, which GPU nodes sit behind a link or switch)."""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from hwaac.health.parsers.slurm_squeue import Job
+from hwaac.plan.model import Link
+from hwaac.telemetry.rates import Interval
+from hwaac.telemetry.sli import FEC_UNCORR, LOSS, PRE_FEC_BER, LinkSLI
+from hwaac.telemetry.slo import SloSet
+from hwaac.telemetry.topology import Correlation, LinkIndex
+
+
+class Severity(IntEnum):
+    """Ordered so that ``max()`` is the worst: INFO (worth knowing, not a fault) < WARN < FAULT."""
+
+    INFO = 1
+    WARN = 2
+    FAULT = 3
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+INFO, WARN, FAULT = Severity.INFO, Severity.WARN, Severity.FAULT
+KINDS = ("cable", "optic", "port", "nic", "host", "switch", "link", "rail")
+# rules whose suspects are degraded ports (the switch rule counts them); PFC victims and congestion are not
+DEGRADING = frozenset({"errors_both_ends", "errors_one_end", "flapping", "spine_path_loss", "links_down"})
+_RX_ERRORS = (("rx_err", "frames/s"), ("rx_crc", "frames/s"), ("rx_symbol_err", "symbols/s"))
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """A thing to look at: ``kind`` (one of :data:`KINDS`), its name (``leaf-p0-su01-r0 Ethernet0``, a cable id, a
+    switch), the device and port where it has them, and its role in the suspect (``far-end transmitter``...)."""
+
+    kind: str
+    name: str
+    device: str = ""
+    port: str = ""
+    role: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One measured value behind a suspect.
+
+    Attributes:
+        what: the counter, gauge or SLI (``rx_err / (rx_ok + rx_err)``, ``pfc3_rx_duration_us``...).
+        where: the device and port, cable or scope it was measured at.
+        value / unit: the measurement.
+        slo: the level it is judged against (same unit), None when there is none.
+        severity: what this value alone is worth.
+        detail: the numbers it came from, in words.
+    """
+
+    what: str
+    where: str
+    value: float
+    unit: str
+    slo: float | None
+    severity: Severity
+    detail: str = ""
+
+    @property
+    def multiple(self) -> float:
+        """``value / slo`` (how far over the SLO), inf for a zero SLO, 1 when there is none."""
+        if self.slo is None:
+            return 1.0
+        return self.value / self.slo if self.slo > 0 else math.inf
+
+
+@dataclass(slots=True)
+class Suspect:
+    """A ranked suspect.
+
+    Attributes:
+        rule: the rule that named it.
+        severity: the worst of its evidence as the rule judged it.
+        components: what to look at, most likely first; ``kind`` is the first one's.
+        evidence: the values behind it.
+        reasoning: why, in words.
+        strength: ranks suspects of one severity: (ends or ports that saw it, the worst multiple of the SLO).
+        links / switches: plan link indices and switch names it concerns (they decide the nodes behind it).
+        nodes / jobs: the GPU nodes whose rail traffic crosses it, and the Slurm jobs on them.
+        replaced: per-port suspects it stands for (the switch rule).
+        also: other rules that named the same thing and were folded into it.
+    """
+
+    rule: str
+    severity: Severity
+    components: tuple[Component, ...]
+    evidence: tuple[Evidence, ...]
+    reasoning: str
+    strength: tuple[float, float]
+    links: tuple[int, ...] = ()
+    switches: tuple[str, ...] = ()
+    nodes: tuple[str, ...] = ()
+    jobs: tuple[Job, ...] = ()
+    replaced: tuple[Suspect, ...] = ()
+    also: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return self.components[0].kind if self.components else ""
+
+    def ports(self, index: LinkIndex) -> list[tuple[str, str]]:
+        """The (device, port) ends of its links."""
+        return [index.end_name(2 * i + e) for i in self.links for e in (0, 1)]
+
+
+def link_components(link: Link) -> tuple[Component, ...]:
+    """A link as components: the link (named by its cable id), then its two ends."""
+    a_kind = "nic" if link.kind == "host" else "port"
+    return (Component("link", link.cable_id, role="the link"),
+            Component(a_kind, f"{link.a_device} {link.a_port}", link.a_device, link.a_port, "end a"),
+            Component("port", f"{link.b_device} {link.b_port}", link.b_device, link.b_port, "end b"))
+
+
+def rank(suspects: Sequence[Suspect]) -> list[Suspect]:
+    """Worst severity first, then the stronger evidence (more ends, then a larger multiple of the SLO), then name
+    (so that equal suspects keep a stable order)."""
+    return sorted(suspects, key=lambda s: (-s.severity, -s.strength[0], -s.strength[1],
+                                           s.components[0].name if s.components else ""))
+
+
+@dataclass
+class Observed:
+    """Everything a rule reads.
+
+    Attributes:
+        corr: the samples attached to the plan's link ends.
+        slis: the link SLIs, in plan order (``sli.link_slis(corr)``).
+        slos: the SLOs and localisation levels.
+        bgp: per leaf, the interval of its BGP summaries (session drops), when read.
+    """
+
+    corr: Correlation
+    slis: Sequence[LinkSLI]
+    slos: SloSet
+    bgp: Mapping[str, Interval] = field(default_factory=dict)
+    _errors: dict[int, tuple[Evidence, ...]] = field(default_factory=dict, repr=False)
+    _reach: dict[str, object] = field(default_factory=dict, repr=False)
+
+    @property
+    def index(self) -> LinkIndex:
+        return self.corr.index
+
+    @property
+    def gpu_nodes(self) -> frozenset[str]:
+        """The plan's GPU node names."""
+        cached = self._reach.get("gpu")
+        if cached is None:
+            cached = self._reach["gpu"] = frozenset(n.name for n in self.index.plan.nodes if n.kind == "gpu")
+        return cached  # type: ignore[return-value]
+
+    def is_host(self, device: str) -> bool:
+        """Whether ``device`` is a node of the plan (GPU node or appliance), not a switch."""
+        return device not in self.index.plan.switch_by_name
+
+    def limit(self, sli: str) -> float:
+        """The SLO bound of ``sli`` (its ``max``, or ``min`` for availability and path diversity)."""
+        o = self.slos.slos[sli]
+        return o.max if o.max is not None else o.min  # type: ignore[return-value]
+
+    def sampled(self, code: int) -> bool:
+        return self.corr.ends[code] is not None
+
+    def errors(self, code: int) -> tuple[Evidence, ...]:
+        """Receive errors above the SLO at end ``code``: rx_err, rx_crc or rx_symbol_err over the frames received
+        above the loss SLO, uncorrectable FEC codewords above theirs, the pre-FEC BER above its warn level (warn) or
+        its bound (fault). Empty when the end is clean or not sampled."""
+        cached = self._errors.get(code)
+        if cached is not None:
+            return cached
+        out: list[Evidence] = []
+        pr = self.corr.ends[code]
+        if pr is not None:
+            device, port = self.index.end_name(code)
+            where = f"{device} {port}"
+            r = pr.rates
+            ok = r.get("rx_ok") or 0.0
+            loss = self.limit(LOSS)
+            for name, unit in _RX_ERRORS:
+                x = r.get(name)
+                if x and x > 0:
+                    ratio = x / (ok + x)
+                    if ratio > loss:
+                        out.append(Evidence(f"{name} / (rx_ok + {name})", where, ratio, "ratio", loss, FAULT,
+                                            f"{x:.3g} {unit} with {ok:.3g} frames/s received"))
+            u = r.get("fec_uncorrectable")
+            fec = self.limit(FEC_UNCORR)
+            if u is not None and u > fec:
+                out.append(Evidence("fec_uncorrectable", where, u, "codewords/s", fec, FAULT))
+            ber = pr.gauges.get("pre_fec_ber")
+            obj = self.slos.slos.get(PRE_FEC_BER)
+            if ber is not None and obj is not None and obj.max is not None:
+                if ber > obj.max:
+                    out.append(Evidence(PRE_FEC_BER, where, ber, "ratio", obj.max, FAULT))
+                elif obj.warn is not None and ber > obj.warn:
+                    out.append(Evidence(PRE_FEC_BER, where, ber, "ratio", obj.warn, WARN, "above the warn level"))
+        result = tuple(out)
+        self._errors[code] = result
+        return result
+
+    def peer_links(self, leaf: str) -> dict[str, int]:
+        """BGP peer name of ``leaf`` (the far end's address, or the leaf's port for an unnumbered session) -> link."""
+        out: dict[str, int] = {}
+        for port, code in self.index.ports.get(leaf, {}).items():
+            i = code >> 1
+            link = self.index.links[i]
+            out[str(ipaddress.IPv4Address(link.b_ip if code & 1 == 0 else link.a_ip))] = i
+            out[port] = i
+        return out
+
+    def _tree(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """(device -> GPU nodes cabled to it, switch -> the lower-tier switches cabled to it)."""
+        cached = self._reach.get("tree")
+        if cached is None:
+            gpu = self.gpu_nodes
+            hosts: dict[str, set[str]] = {}
+            below: dict[str, set[str]] = {}
+            for link in self.index.links:
+                if link.kind == "host":
+                    if link.a_device in gpu:
+                        hosts.setdefault(link.b_device, set()).add(link.a_device)
+                else:
+                    below.setdefault(link.b_device, set()).add(link.a_device)
+            cached = self._reach["tree"] = (hosts, below)
+        return cached  # type: ignore[return-value]
+
+    def hosts_under(self, switch: str) -> set[str]:
+        """The GPU nodes whose rail traffic can cross ``switch``: cabled to it, or to a switch below it."""
+        hosts, below = self._tree()
+        out: set[str] = set(hosts.get(switch, ()))
+        todo, seen = list(below.get(switch, ())), {switch}
+        while todo:
+            sw = todo.pop()
+            if sw in seen:
+                continue
+            seen.add(sw)
+            out |= hosts.get(sw, set())
+            todo.extend(below.get(sw, ()))
+        return out
+
+    def nodes_behind(self, s: Suspect) -> tuple[str, ...]:
+        """The GPU nodes behind a suspect: a host link's node; the nodes under a switch link's lower end (a
+        leaf-spine link: the leaf's hosts); the nodes under a switch."""
+        gpu = self.gpu_nodes
+        out: set[str] = set()
+        for i in s.links:
+            link = self.index.links[i]
+            if link.kind == "host":
+                if link.a_device in gpu:
+                    out.add(link.a_device)
+            else:
+                out |= self.hosts_under(link.a_device)
+        for sw in s.switches:
+            out |= {sw} if sw in gpu else self.hosts_under(sw)
+        return tuple(sorted(out))
+
+
+__all__ = ["DEGRADING", "FAULT", "INFO", "KINDS", "WARN", "Component", "Evidence", "Observed", "Severity", "Suspect",
+           "link_components", "rank"]

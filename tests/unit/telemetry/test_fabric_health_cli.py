@@ -1,0 +1,81 @@
+"""``hwaac health fabric`` on the demo intent with the derived samples folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hwaac.cli import main
+
+ROOT = Path(__file__).parents[3]
+DEMO = str(ROOT / "inventory" / "demo")
+SAMPLES = ROOT / "tests" / "fixtures" / "telemetry" / "samples"
+FAULT1, FAULT2 = str(SAMPLES / "cable-fault" / "sweep1"), str(SAMPLES / "cable-fault" / "sweep2")
+CLEAN2 = str(SAMPLES / "clean" / "sweep2")
+SQUEUE = str(ROOT / "tests" / "fixtures" / "slurm" / "squeue" / "squeue_i_u_N_derived.txt")
+
+
+def test_cable_fault_markdown_names_cable_nodes_and_jobs(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["health", "fabric", DEMO, "--samples", FAULT1, "--samples", FAULT2, "--squeue", SQUEUE])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert out.startswith("# Fabric health: demo: FAULT")
+    table = out.split("## Suspects", 1)[1].split("## SLIs", 1)[0]
+    assert "| 1 | fault | cable | L0000000 | errors_both_ends |" in table
+    assert "4101 (alice)" in table and "4102 (bob)" in table and "4103_2" not in table  # su02-h10 is not behind it
+    assert "<details>" in out and "devices not sampled" in out
+
+
+def test_json_report(tmp_path: Path) -> None:
+    dest = tmp_path / "r.json"
+    rc = main(["health", "fabric", DEMO, "--samples", FAULT1, "--samples", FAULT2, "--format", "json", "-o",
+               str(dest)])
+    doc = json.loads(dest.read_text())
+    assert rc == 1 and doc["status"] == "fault" and doc["seconds"] == 60
+    (s,) = doc["suspects"]
+    assert [c["name"] for c in s["components"]] == ["L0000000", "leaf-p0-su01-r0 Ethernet128",
+                                                     "spine-p0-01 Ethernet0"]
+    assert {e["where"] for e in s["evidence"]} == {"leaf-p0-su01-r0 Ethernet128", "spine-p0-01 Ethernet0"}
+
+
+def test_clean_interval_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["health", "fabric", DEMO, "--samples", FAULT1, "--samples", CLEAN2]) == 0
+    assert "No suspect" in capsys.readouterr().out
+
+
+def _bad_samples(tmp: Path) -> dict[str, list[str]]:
+    empty = tmp / "empty"
+    empty.mkdir()
+    bad_time = tmp / "badtime"
+    (bad_time / "leaf-p0-su01-r0").mkdir(parents=True)
+    (bad_time / "taken_at").write_text("yesterday\n")
+    return {"missing folder": ["--samples", str(tmp / "nope")], "no device folder": ["--samples", str(empty)],
+            "bad taken_at": ["--samples", str(bad_time)],
+            "missing squeue": ["--samples", FAULT1, "--squeue", str(tmp / "nope.txt")],
+            "missing slo": ["--samples", FAULT1, "--slo", str(tmp / "nope.yaml")]}
+
+
+@pytest.mark.parametrize(("case", "words"), [("missing folder", "not a folder"), ("no device folder", "<device>"),
+                                              ("bad taken_at", "ISO 8601"), ("missing squeue", "--squeue"),
+                                              ("missing slo", "--slo")])
+def test_usage_errors_exit_2(case: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["health", "fabric", DEMO, *_bad_samples(tmp_path)[case]]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_bad_slo_file_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    slo = tmp_path / "slo.yaml"
+    slo.write_text("version: 1\nslos: {}\nlocalise: {switch_degraded_share: 2}\n")
+    assert main(["health", "fabric", DEMO, "--samples", FAULT1, "--slo", str(slo)]) == 2
+    assert "switch_degraded_share" in capsys.readouterr().err
+
+
+def test_unknown_file_is_skipped_and_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sweep = tmp_path / "s"
+    (sweep / "leaf-p0-su01-r0").mkdir(parents=True)
+    (sweep / "leaf-p0-su01-r0" / "show-version.txt").write_text("SONiC\n")
+    assert main(["health", "fabric", DEMO, "--samples", str(sweep), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert any("show-version" in f and "portstat" in f for f in doc["coverage"]["files_skipped"])
