@@ -227,7 +227,7 @@ def test_lbug_wants_a_reboot(fs) -> None:
 
 def test_lnet_rail_down_fails(fs) -> None:
     outputs = healthy_outputs()
-    outputs["lnet_net"] = out((HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt").read_text())
+    outputs["lnet_net"] = out((HEALTH / "lnetctl_net_show_v2_2.15_o2ib_derived.txt").read_text())
     v = judge(outputs, fs)
     assert v.status == Status.FAIL
     assert v.codes == ["LUSTRE_LNET_NI_DEGRADED", "LUSTRE_LNET_NI_DOWN", "LUSTRE_LNET_NI_FATAL"]

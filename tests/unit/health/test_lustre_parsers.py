@@ -363,7 +363,7 @@ def test_lnet_net_show_2_12_export_healthy() -> None:
 
 
 def test_lnet_net_show_2_15_rail_down() -> None:
-    result = parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt"))
+    result = parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v2_2.15_o2ib_derived.txt"))
     assert verdict(result) == Status.FAIL
     assert {(f.code, f.subject) for f in faults(result)} == {
         ("LUSTRE_LNET_NI_DOWN", "10.20.1.5@o2ib (ib1)"),
@@ -373,7 +373,7 @@ def test_lnet_net_show_2_15_rail_down() -> None:
 
 
 def test_lnet_net_show_2_16_layout_degraded_is_warn() -> None:
-    result = parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v_2.16_layout_degraded_derived.txt"))
+    result = parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v2_2.16_layout_degraded_derived.txt"))
     assert [(n.nid, n.status, n.health_value, n.fatal_error) for n in result.nis] == [
         ("10.20.0.5@o2ib", "up", 1000, 0), ("10.20.1.5@o2ib", "up", 850, 0)]
     assert codes(result) == ["LUSTRE_LNET_NI_DEGRADED"] and verdict(result) == Status.WARN
@@ -393,18 +393,19 @@ def test_lnet_net_show_garbage_is_unknown(text: str) -> None:
 
 
 def test_lnet_net_show_cut_at_80_percent_is_unknown() -> None:
-    """Cut at the last line end before 80 %, the output ends inside ib1's ``health stats``: lnetctl prints no count,
-    so the last NI must have what lnetctl prints for every NI after ``statistics`` (``tunables``, ``dev cpt``,
-    ``CPT``)."""
-    text = read(HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt")
+    """Cut at the last line end before 80 %, the output ends inside ib1's ``received_stats``: lnetctl prints no
+    count, so the last NI must have what lnetctl prints for every NI after ``statistics`` (``tunables``, ``dev cpt``,
+    ``CPT``) and what ``lo`` has (``dropped_stats``, ``health stats``: the -v 2 blocks)."""
+    text = read(HEALTH / "lnetctl_net_show_v2_2.15_o2ib_derived.txt")
     result = parse_lnet_net_show(text[: text.rindex("\n", 0, len(text) * 8 // 10) + 1])
     assert [n.nid for n in result.nis] == ["10.20.0.5@o2ib", "10.20.1.5@o2ib"]
-    assert result.unknown == ["10.20.1.5@o2ib: no tunables, dev cpt, CPT (output cut short?)"]
+    assert result.unknown == ["10.20.1.5@o2ib: no tunables, dev cpt, CPT, dropped_stats, health stats (output cut "
+                              "short?)"]
 
 
 LNET_NI_END = {  # fixture -> a line that only the last NI of the output has, and the key printed after it
     "lnetctl_export_net_2.12_lustrefs_exporter.txt": ("      0: eth1", "statistics"),
-    "lnetctl_net_show_v_2.16_layout_degraded_derived.txt": ("            dev cpt: 1", "CPT"),
+    "lnetctl_net_show_v2_2.16_layout_degraded_derived.txt": ("            dev cpt: 1", "CPT"),
 }
 
 
@@ -508,7 +509,7 @@ def test_normalise_nid(nid: str, want: str) -> None:
     (lambda: parse_health_check(read(HEALTH / "health_check_lbug_derived.txt")), "LUSTRE_LBUG"),
     (lambda: parse_imports(read(HEALTH / "imports_master_bad_derived.txt")), "LUSTRE_IMPORT_NOT_FULL"),
     (lambda: parse_server_uuid(read(HEALTH / "ost_server_uuid_derived.txt")), "LUSTRE_TARGET_DEACTIVATED"),
-    (lambda: parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v_2.16_layout_degraded_derived.txt")),
+    (lambda: parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v2_2.16_layout_degraded_derived.txt")),
      "LUSTRE_LNET_NI_DEGRADED"),
     (lambda: parse_lnet_net_show("", stderr=read(HEALTH / "lnetctl_down_2.12_lustrefs_exporter.txt")),
      "LUSTRE_LNET_DOWN"),
