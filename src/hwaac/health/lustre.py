@@ -11,7 +11,7 @@ Probes (``lustre-client.md`` section 2, parsers in :mod:`hwaac.health.parsers.lu
 - ``health_check``: ``lctl get_param -n health_check``;
 - ``imports``: ``lctl get_param osc.*.import mdc.*.import`` (connection state per target);
 - ``ping <nid>``: ``lctl ping <nid>`` for every MGS NID of the expected file systems;
-- ``lnet_net``: ``lnetctl net show -v`` (local NI status and health; optional).
+- ``lnet_net``: ``lnetctl net show -v 2`` (local NI status and health; a plain ``-v`` prints no health; optional).
 - ``list_nids``: ``lctl list_nids`` (the node's NIDs against the MGS networks; optional,
   :mod:`hwaac.health.lustre_lnet`).
 - ``lfs_df``: ``lfs df -v`` (every MDT/OST the client sees, inactive ones included; optional,
@@ -70,7 +70,7 @@ from hwaac.health.lustre_targets import df_findings
 from hwaac.health.node import NodeVerdict, verdict
 from hwaac.health.parsers.lctl import LctlPingResult, parse_health_check, parse_lctl_ping
 from hwaac.health.parsers.lctl_list_nids import parse_lctl_list_nids
-from hwaac.health.parsers.lnetctl import parse_lnet_net_show
+from hwaac.health.parsers.lnetctl import NET_SHOW_ARGV, parse_lnet_net_show
 from hwaac.health.parsers.lustre import parse_lfs_check
 from hwaac.health.parsers.lustre_df import parse_lfs_df
 from hwaac.health.parsers.lustre_formats import normalise_nid, proc_mounts_cut
@@ -163,7 +163,7 @@ def commands(mgs_nids: Iterable[str], *, lnet: bool = True, df: bool = False,
     for nid in mgs_nids:
         probes[PING_PREFIX + nid] = ["lctl", "ping", nid]
     if lnet:
-        probes["lnet_net"] = ["lnetctl", "net", "show", "-v"]
+        probes["lnet_net"] = list(NET_SHOW_ARGV)  # -v 2: the lowest detail level that prints health stats
     if nids:
         probes["list_nids"] = ["lctl", "list_nids"]
     if df:

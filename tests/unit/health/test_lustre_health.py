@@ -76,7 +76,7 @@ def test_commands_ping_every_mgs_nid_once(fs) -> None:
     assert probes["health_check"] == ["lctl", "get_param", "-n", "health_check"]
     assert probes["imports"] == ["lctl", "get_param", "osc.*.import", "mdc.*.import"]
     assert probes["ping 10.20.1.1@o2ib"] == ["lctl", "ping", "10.20.1.1@o2ib"]
-    assert probes["lnet_net"] == ["lnetctl", "net", "show", "-v"]
+    assert probes["lnet_net"] == ["lnetctl", "net", "show", "-v", "2"]  # -v alone is detail 1: no health stats
     assert "lnet_net" not in commands(nids, lnet=False)
 
 

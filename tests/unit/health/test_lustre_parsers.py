@@ -352,7 +352,7 @@ def test_server_uuid_lines() -> None:
     assert verdict(parse_server_uuid("lfs1-OST0000_UUID FULL\n")) == Status.UNKNOWN  # a space is not lctl's tab
 
 
-# --- lnetctl net show -v ------------------------------------------------------------------------------------------
+# --- lnetctl net show -v 2 ----------------------------------------------------------------------------------------
 
 
 def test_lnet_net_show_2_12_export_healthy() -> None:
