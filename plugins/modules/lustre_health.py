@@ -23,11 +23,11 @@ description:
     compared as LNet prints them, C(o2ib0) = C(o2ib), C(tcp0) = C(tcp); the order of NIDs and of failover nodes
     does not matter; host-name NIDs are matched through the NIDs the MGS lists to C(lctl ping)), every target it
     lists is active and its import FULL (or IDLE), every MGS NID answers C(lctl ping), C(health_check) says
-    C(healthy), no LNet NI is down or degraded, the node has a NID on an LNet network of every file system's MGS
-    (O(list_nids)) and every MDT and OST C(lfs df) lists is reachable, active, writable and not full (O(lfs_df));
-    FAIL or WARN with fault codes and the recommended action otherwise (C(LUSTRE_MOUNTED_FROM_OTHER_MGS), FAIL,
-    when no NID of the mounted source is an expected MGS NID; C(LUSTRE_MGS_LIST_DIFFERS), WARN, when the failover
-    list differs). Output that cannot be read, a missing tool
+    C(healthy), every LNet NI is up with its health value read and at full health, the node has a NID on an LNet
+    network of every file system's MGS (O(list_nids)) and every MDT and OST C(lfs df) lists is reachable, active,
+    writable and not full (O(lfs_df)); FAIL or WARN with fault codes and the recommended action otherwise
+    (C(LUSTRE_MOUNTED_FROM_OTHER_MGS), FAIL, when no NID of the mounted source is an expected MGS NID;
+    C(LUSTRE_MGS_LIST_DIFFERS), WARN, when the failover list differs). Output that cannot be read, a missing tool
     or a timeout is UNKNOWN, never PASS.
   - The probes only read state; check mode runs them too. A FAIL verdict fails the task only with
     O(fail_on_fail).
@@ -61,7 +61,8 @@ options:
   lnet:
     description:
       - "Also read the local LNet NIs (C(lnetctl net show -v 2)): status, health value, fatal_error. Level 2 is the
-        lowest that prints the NIs' C(health stats) (a plain C(-v) is level 1)."
+        lowest that prints the NIs' C(health stats) (a plain C(-v) is level 1); an NI without its health value is
+        UNKNOWN (C(LUSTRE_LNET_HEALTH_MISSING))."
     type: bool
     default: true
   list_nids:

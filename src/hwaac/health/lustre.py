@@ -26,9 +26,10 @@ Verdict: PASS only when every expected file system is mounted from its expected 
 normalised, ``o2ib0`` == ``o2ib``; order of NIDs and of failover nodes ignored), every target ``lfs check`` lists is
 ``active`` and every import is FULL (or IDLE: disconnected by ``idle_timeout`` and reconnected on use, 2.12+) --
 those of any mounted file system count, expected or not: a hung mount blocks the node's jobs all the same -- every
-MGS NID answers ``lctl ping``, ``health_check`` says ``healthy`` and no LNet NI is down or degraded. Anything
-unreadable, missing, timed out or not run is UNKNOWN (action RETEST), never PASS; every parsed output is judged by a
-check carrying :func:`~hwaac.health.result.incomplete_means_retest` (the MGS reachability too:
+MGS NID answers ``lctl ping``, ``health_check`` says ``healthy`` and every LNet NI is up, without a fatal error,
+with its health value read and at 1000. Anything unreadable, missing, timed out or not run is UNKNOWN (action
+RETEST), never PASS; every parsed output is judged by a check carrying
+:func:`~hwaac.health.result.incomplete_means_retest` (the MGS reachability too:
 :func:`~hwaac.health.checks_lustre.mgs_reach_findings`), so a cut output recommends only a retest.
 
 Fault codes (status, action): ``LUSTRE_NOT_MOUNTED`` (FAIL, NONE: mount it with ``aiinfra.hwaac.lustre_mount``),
@@ -43,8 +44,9 @@ or OST devices in the output), plus the codes of :mod:`hwaac.health.checks_lustr
 ``LUSTRE_TARGET_UNREACHABLE``, ``LUSTRE_IMPORT_NOT_FULL``, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK),
 ``LUSTRE_IMPORT_RECOVERING`` (WARN, RETEST), ``LUSTRE_TARGET_DEACTIVATED`` (WARN), ``LUSTRE_NOT_HEALTHY``,
 ``LUSTRE_LBUG`` (FAIL, REBOOT), ``LUSTRE_LNET_DOWN`` (FAIL), ``LUSTRE_LNET_NI_DOWN``, ``LUSTRE_LNET_NI_FATAL``
-(FAIL, CHECK_LINK), ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``PARSE_UNREADABLE``, ``PROBE_TIMEOUT``,
-``PROBE_NOT_RUN``, ``PROBE_MISSING`` (UNKNOWN, RETEST).
+(FAIL, CHECK_LINK), ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``LUSTRE_LNET_HEALTH_MISSING`` (UNKNOWN,
+RETEST: an NI without its health value), ``PARSE_UNREADABLE``, ``PROBE_TIMEOUT``, ``PROBE_NOT_RUN``,
+``PROBE_MISSING`` (UNKNOWN, RETEST).
 
 Errors: :class:`ValueError` for malformed expectations (the message names the field, the value and what is valid);
 bad tool output never raises.

@@ -233,6 +233,15 @@ def test_lnet_rail_down_fails(fs) -> None:
     assert v.codes == ["LUSTRE_LNET_NI_DEGRADED", "LUSTRE_LNET_NI_DOWN", "LUSTRE_LNET_NI_FATAL"]
 
 
+def test_lnet_output_without_health_stats_is_unknown_not_pass(fs) -> None:
+    """The recorded ``lnetctl net show -v`` (detail 1, sosreport PR #3749) has no ``health stats``: the NI's health
+    was not read, so the client is not healthy but UNKNOWN."""
+    outputs = healthy_outputs()
+    outputs["lnet_net"] = out((FIX / "tools" / "lnetctl" / "2.15" / "net_show_v_tcp.txt").read_text())
+    v = judge(outputs, fs)
+    assert (v.status, v.action, v.codes) == (Status.UNKNOWN, Action.RETEST, ["LUSTRE_LNET_HEALTH_MISSING"])
+
+
 @pytest.mark.parametrize("probe", ["lfs_check", "health_check", "imports", "ping 10.20.0.3@o2ib", "lnet_net"])
 def test_timed_out_or_missing_tool_is_unknown_never_pass(fs, probe: str) -> None:
     outputs = healthy_outputs()

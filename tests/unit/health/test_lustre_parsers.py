@@ -447,6 +447,48 @@ def test_lnet_net_show_bad_health_value_is_unknown() -> None:
     assert verdict(parse_lnet_net_show(text)) == Status.UNKNOWN
 
 
+# Whether each NI's health was read. lnetctl prints ``health stats`` only from detail 2 on (liblnetconfig.c
+# lustre_lnet_show_net() "if (detail < 2) goto continue_without_msg_stats"; 2.16+ api-ni.c "if (gnlh->version < 2)")
+# and a plain -v is detail 1 (lnetctl.c jt_show_net()), so an up NI without a health value is not known to be healthy.
+# Expected codes read off the files by hand: one LUSTRE_LNET_HEALTH_MISSING per NI other than lo where the output has
+# no health value; where it has one, the value is judged.
+LNETCTL = FIX / "tools" / "lnetctl"
+LNET_HEALTH_READ = [
+    ("recorded -v (detail 1), 2.15 tcp", lambda: read(LNETCTL / "2.15/net_show_v_tcp.txt"),
+     [("LUSTRE_LNET_HEALTH_MISSING", "10.20.0.5@tcp (bond0)")], Status.UNKNOWN),
+    ("recorded, no -v (detail 0), 2.16 tcp", lambda: read(LNETCTL / "2.16/net_show_tcp.txt"),
+     [("LUSTRE_LNET_HEALTH_MISSING", "10.20.0.5@tcp (eth0)")], Status.UNKNOWN),
+    ("constructed -v (detail 1), 2.16 o2ib", lambda: read(LNETCTL / "2.16/net_show_v_o2ib.txt"),
+     [("LUSTRE_LNET_HEALTH_MISSING", "10.20.0.5@o2ib (ib0)")], Status.UNKNOWN),
+    ("constructed, no -v, two o2ib rails", lambda: read(LNETCTL / "2.15/net_show_o2ib_mr.txt"),
+     [("LUSTRE_LNET_HEALTH_MISSING", "10.20.0.5@o2ib (ib0)"), ("LUSTRE_LNET_HEALTH_MISSING", "10.20.1.5@o2ib (ib1)")],
+     Status.UNKNOWN),
+    ("health stats without a health value", lambda: read(HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt")
+     .replace("              health value: 1000\n", ""),
+     [("LUSTRE_LNET_HEALTH_MISSING", "10.20.0.5@tcp (eth1)")], Status.UNKNOWN),
+    ("recorded -v 3 (Lustre manual), 2.12 tcp at 1000", lambda: read(HEALTH / "lnetctl_net_show_v3_2.12_manual.txt"),
+     [], Status.PASS),
+    ("the same NI at 731", lambda: read(HEALTH / "lnetctl_net_show_v3_2.12_manual.txt")
+     .replace("health value: 1000", "health value: 731"),
+     [("LUSTRE_LNET_NI_DEGRADED", "10.20.0.5@tcp (eth2)")], Status.WARN),
+    ("recorded -v 2 level, two o2ib rails at 1000",
+     lambda: read(LNETCTL / "older/net_show_v2_o2ib_mr_lnd_in_tunables.txt"), [], Status.PASS),
+    ("recorded detail 2 (export), 2.12: health value, no fatal_error yet",
+     lambda: read(HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt"), [], Status.PASS),
+]
+
+
+@pytest.mark.parametrize(("make", "expected", "status"), [row[1:] for row in LNET_HEALTH_READ],
+                         ids=[row[0] for row in LNET_HEALTH_READ])
+def test_lnet_ni_health_is_judged_only_where_read(make, expected: list[tuple[str, str]], status: Status) -> None:
+    result = parse_lnet_net_show(make(), exit_code=0)
+    assert result.unknown == []  # complete outputs: the finding is the check's, not a parse failure
+    assert [(f.code, f.subject) for f in faults(result)] == expected
+    assert verdict(result) == status
+    missing = [f for f in faults(result) if f.code == "LUSTRE_LNET_HEALTH_MISSING"]
+    assert all(f.status == Status.UNKNOWN and f.action == Action.RETEST for f in missing)
+
+
 # --- /proc/mounts -------------------------------------------------------------------------------------------------
 
 
