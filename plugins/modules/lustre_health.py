@@ -2,7 +2,7 @@
 # Copyright: hwaac maintainers
 # Apache License 2.0 (see galaxy.yml)
 """Host side of aiinfra.hwaac.lustre_health: runs the probe commands the action plugin sends (lfs check servers,
-lctl ping per MGS NID, lctl get_param health_check and imports, lnetctl net show -v, lctl list_nids, lfs df -v),
+lctl ping per MGS NID, lctl get_param health_check and imports, lnetctl net show -v 2, lctl list_nids, lfs df -v),
 each with a time limit, and returns their raw output with the text of /proc/mounts. Parsing and the verdict happen
 on the controller (hwaac.health.lustre)."""
 
@@ -15,7 +15,7 @@ short_description: Check a Lustre client's health (targets, MGS reachability, he
 version_added: "0.1.0"
 description:
   - Runs C(lfs check servers), C(lctl ping) to every MGS NID, C(lctl get_param -n health_check),
-    C(lctl get_param osc.*.import mdc.*.import), (with O(lnet)) C(lnetctl net show -v), (with O(list_nids))
+    C(lctl get_param osc.*.import mdc.*.import), (with O(lnet)) C(lnetctl net show -v 2), (with O(list_nids))
     C(lctl list_nids) and (with O(lfs_df)) C(lfs df -v) on the node, each with a time limit, and reads
     O(proc_mounts); the action plugin of the same name parses the output on the controller
     (Python package C(hwaac), C(hwaac.health.lustre)) and judges it against the expected file systems.
@@ -23,11 +23,11 @@ description:
     compared as LNet prints them, C(o2ib0) = C(o2ib), C(tcp0) = C(tcp); the order of NIDs and of failover nodes
     does not matter; host-name NIDs are matched through the NIDs the MGS lists to C(lctl ping)), every target it
     lists is active and its import FULL (or IDLE), every MGS NID answers C(lctl ping), C(health_check) says
-    C(healthy), no LNet NI is down or degraded, the node has a NID on an LNet network of every file system's MGS
-    (O(list_nids)) and every MDT and OST C(lfs df) lists is reachable, active, writable and not full (O(lfs_df));
-    FAIL or WARN with fault codes and the recommended action otherwise (C(LUSTRE_MOUNTED_FROM_OTHER_MGS), FAIL,
-    when no NID of the mounted source is an expected MGS NID; C(LUSTRE_MGS_LIST_DIFFERS), WARN, when the failover
-    list differs). Output that cannot be read, a missing tool
+    C(healthy), every LNet NI is up with its health value read and at full health, the node has a NID on an LNet
+    network of every file system's MGS (O(list_nids)) and every MDT and OST C(lfs df) lists is reachable, active,
+    writable and not full (O(lfs_df)); FAIL or WARN with fault codes and the recommended action otherwise
+    (C(LUSTRE_MOUNTED_FROM_OTHER_MGS), FAIL, when no NID of the mounted source is an expected MGS NID;
+    C(LUSTRE_MGS_LIST_DIFFERS), WARN, when the failover list differs). Output that cannot be read, a missing tool
     or a timeout is UNKNOWN, never PASS.
   - The probes only read state; check mode runs them too. A FAIL verdict fails the task only with
     O(fail_on_fail).
@@ -60,7 +60,9 @@ options:
     default: /proc/mounts
   lnet:
     description:
-      - "Also read the local LNet NIs (C(lnetctl net show -v)): status, health value, fatal_error."
+      - "Also read the local LNet NIs (C(lnetctl net show -v 2)): status, health value, fatal_error. Level 2 is the
+        lowest that prints the NIs' C(health stats) (a plain C(-v) is level 1); an NI without its health value is
+        UNKNOWN (C(LUSTRE_LNET_HEALTH_MISSING))."
     type: bool
     default: true
   list_nids:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hwaac.health.parsers.lctl import HealthCheckResult, LctlPingResult
-from hwaac.health.parsers.lnetctl import FULL_HEALTH, LnetNetsResult
+from hwaac.health.parsers.lnetctl import FULL_HEALTH, HEALTH_DETAIL, LnetNetsResult
 from hwaac.health.parsers.lustre import ENOTCONN, LfsCheckResult
 from hwaac.health.parsers.lustre_imports import IMPORT_STATES_DOWN, IMPORT_STATES_RECOVERING, ImportsResult, ImportState
 from hwaac.health.result import Action, Finding, Status, incomplete_means_retest
@@ -133,11 +133,14 @@ def import_findings(result: ImportsResult) -> list[Finding]:
 
 @incomplete_means_retest
 def lnet_findings(result: LnetNetsResult) -> list[Finding]:
-    """``lnetctl net show -v``: ``LUSTRE_LNET_DOWN`` (FAIL, NONE: configure LNet with the lnet module/role) when LNet
-    is not running; per NI ``LUSTRE_LNET_NI_DOWN`` (FAIL, CHECK_LINK) for a status other than ``up``,
+    """``lnetctl net show -v 2``: ``LUSTRE_LNET_DOWN`` (FAIL, NONE: configure LNet with the lnet module/role) when
+    LNet is not running; per NI ``LUSTRE_LNET_NI_DOWN`` (FAIL, CHECK_LINK) for a status other than ``up``,
     ``LUSTRE_LNET_NI_FATAL`` (FAIL, CHECK_LINK) for ``fatal_error`` != 0 (the port or cable is down, LU-14114),
     ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK) for a health value below 1000 (the NI saw send failures; LNet
-    prefers healthier NIs until it recovers)."""
+    prefers healthier NIs until it recovers), ``LUSTRE_LNET_HEALTH_MISSING`` (UNKNOWN, RETEST) for an NI without
+    ``health stats: health value``: every release since 2.12 prints it at ``-v 2``, so its absence means a lower
+    detail level or a failed health ioctl, and an NI whose health was not read is not healthy. ``fatal_error`` is
+    judged where printed (2.15+; releases before it print ``health value`` alone)."""
     if result.lnet_down:
         return [Finding("LUSTRE_LNET_DOWN", Status.FAIL, "LNet is not running on this node (lnetctl: Network is "
                         "down): no Lustre traffic is possible", evidence=result.down_text, action=Action.NONE),
@@ -151,7 +154,11 @@ def lnet_findings(result: LnetNetsResult) -> list[Finding]:
         if ni.fatal_error:
             out.append(Finding("LUSTRE_LNET_NI_FATAL", Status.FAIL, f"LNet NI {ni.nid}: fatal_error {ni.fatal_error} "
                                "(port or cable down)", subject, f"fatal_error: {ni.fatal_error}", Action.CHECK_LINK))
-        if ni.health_value is not None and ni.health_value < FULL_HEALTH:
+        if ni.health_value is None:
+            out.append(Finding("LUSTRE_LNET_HEALTH_MISSING", Status.UNKNOWN, f"LNet NI {ni.nid}: no 'health stats: "
+                               f"health value' in the output (lnetctl prints it from -v {HEALTH_DETAIL} on): its "
+                               "health was not read", subject, "health stats: (not printed)", Action.RETEST))
+        elif ni.health_value < FULL_HEALTH:
             out.append(Finding("LUSTRE_LNET_NI_DEGRADED", Status.WARN, f"LNet NI {ni.nid}: health value "
                                f"{ni.health_value} < {FULL_HEALTH}", subject, f"health value: {ni.health_value}",
                                Action.CHECK_LINK))

@@ -11,7 +11,7 @@ Probes (``lustre-client.md`` section 2, parsers in :mod:`hwaac.health.parsers.lu
 - ``health_check``: ``lctl get_param -n health_check``;
 - ``imports``: ``lctl get_param osc.*.import mdc.*.import`` (connection state per target);
 - ``ping <nid>``: ``lctl ping <nid>`` for every MGS NID of the expected file systems;
-- ``lnet_net``: ``lnetctl net show -v`` (local NI status and health; optional).
+- ``lnet_net``: ``lnetctl net show -v 2`` (local NI status and health; a plain ``-v`` prints no health; optional).
 - ``list_nids``: ``lctl list_nids`` (the node's NIDs against the MGS networks; optional,
   :mod:`hwaac.health.lustre_lnet`).
 - ``lfs_df``: ``lfs df -v`` (every MDT/OST the client sees, inactive ones included; optional,
@@ -26,9 +26,10 @@ Verdict: PASS only when every expected file system is mounted from its expected 
 normalised, ``o2ib0`` == ``o2ib``; order of NIDs and of failover nodes ignored), every target ``lfs check`` lists is
 ``active`` and every import is FULL (or IDLE: disconnected by ``idle_timeout`` and reconnected on use, 2.12+) --
 those of any mounted file system count, expected or not: a hung mount blocks the node's jobs all the same -- every
-MGS NID answers ``lctl ping``, ``health_check`` says ``healthy`` and no LNet NI is down or degraded. Anything
-unreadable, missing, timed out or not run is UNKNOWN (action RETEST), never PASS; every parsed output is judged by a
-check carrying :func:`~hwaac.health.result.incomplete_means_retest` (the MGS reachability too:
+MGS NID answers ``lctl ping``, ``health_check`` says ``healthy`` and every LNet NI is up, without a fatal error,
+with its health value read and at 1000. Anything unreadable, missing, timed out or not run is UNKNOWN (action
+RETEST), never PASS; every parsed output is judged by a check carrying
+:func:`~hwaac.health.result.incomplete_means_retest` (the MGS reachability too:
 :func:`~hwaac.health.checks_lustre.mgs_reach_findings`), so a cut output recommends only a retest.
 
 Fault codes (status, action): ``LUSTRE_NOT_MOUNTED`` (FAIL, NONE: mount it with ``aiinfra.hwaac.lustre_mount``),
@@ -43,8 +44,9 @@ or OST devices in the output), plus the codes of :mod:`hwaac.health.checks_lustr
 ``LUSTRE_TARGET_UNREACHABLE``, ``LUSTRE_IMPORT_NOT_FULL``, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK),
 ``LUSTRE_IMPORT_RECOVERING`` (WARN, RETEST), ``LUSTRE_TARGET_DEACTIVATED`` (WARN), ``LUSTRE_NOT_HEALTHY``,
 ``LUSTRE_LBUG`` (FAIL, REBOOT), ``LUSTRE_LNET_DOWN`` (FAIL), ``LUSTRE_LNET_NI_DOWN``, ``LUSTRE_LNET_NI_FATAL``
-(FAIL, CHECK_LINK), ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``PARSE_UNREADABLE``, ``PROBE_TIMEOUT``,
-``PROBE_NOT_RUN``, ``PROBE_MISSING`` (UNKNOWN, RETEST).
+(FAIL, CHECK_LINK), ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``LUSTRE_LNET_HEALTH_MISSING`` (UNKNOWN,
+RETEST: an NI without its health value), ``PARSE_UNREADABLE``, ``PROBE_TIMEOUT``, ``PROBE_NOT_RUN``,
+``PROBE_MISSING`` (UNKNOWN, RETEST).
 
 Errors: :class:`ValueError` for malformed expectations (the message names the field, the value and what is valid);
 bad tool output never raises.
@@ -70,7 +72,7 @@ from hwaac.health.lustre_targets import df_findings
 from hwaac.health.node import NodeVerdict, verdict
 from hwaac.health.parsers.lctl import LctlPingResult, parse_health_check, parse_lctl_ping
 from hwaac.health.parsers.lctl_list_nids import parse_lctl_list_nids
-from hwaac.health.parsers.lnetctl import parse_lnet_net_show
+from hwaac.health.parsers.lnetctl import NET_SHOW_ARGV, parse_lnet_net_show
 from hwaac.health.parsers.lustre import parse_lfs_check
 from hwaac.health.parsers.lustre_df import parse_lfs_df
 from hwaac.health.parsers.lustre_formats import normalise_nid, proc_mounts_cut
@@ -163,7 +165,7 @@ def commands(mgs_nids: Iterable[str], *, lnet: bool = True, df: bool = False,
     for nid in mgs_nids:
         probes[PING_PREFIX + nid] = ["lctl", "ping", nid]
     if lnet:
-        probes["lnet_net"] = ["lnetctl", "net", "show", "-v"]
+        probes["lnet_net"] = list(NET_SHOW_ARGV)  # -v 2: the lowest detail level that prints health stats
     if nids:
         probes["list_nids"] = ["lctl", "list_nids"]
     if df:

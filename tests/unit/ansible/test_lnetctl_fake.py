@@ -137,6 +137,45 @@ def test_216_net_show_verbose_keys_are_the_recorded_ones(fake: Fake) -> None:
         assert list(ni[block]) == list(recorded[block]), block
 
 
+# `net show` detail levels as lnetctl.c jt_show_net() reads -v/--verbose (short option "v" takes no optarg, so the
+# next argument is taken as the level when it does not start with "-"; "--verbose=N" has an optarg, which is not
+# read: level 1), and whether that level prints the message counts and health stats (liblnetconfig.c
+# lustre_lnet_show_net(): "if (detail < 2) goto continue_without_msg_stats"; 2.16+ kernel dump: "version < 2")
+DETAIL_ARGS = [
+    ([], False), (["-v"], False), (["--verbose"], False), (["-v", "1"], False), (["--verbose=2"], False),
+    (["-v", "two"], False), (["-v", "2"], True), (["-v", "3"], True), (["-v", "4"], True), (["--verbose", "2"], True),
+    (["-v", "0x2"], True), (["-v", "2", "--net", "o2ib"], True), (["--net", "o2ib", "-v", "3"], True),
+]
+
+
+@pytest.mark.parametrize("layout", ["2.15", "2.16"])
+@pytest.mark.parametrize(("args", "health"), DETAIL_ARGS, ids=[" ".join(a) or "none" for a, _ in DETAIL_ARGS])
+def test_net_show_prints_health_stats_from_detail_2(fake: Fake, layout: str, args: list[str], health: bool) -> None:
+    fake.state(**o2ib_mr(layout))
+    res = fake.run("net", "show", *args)
+    assert res.returncode == 0, res.stderr
+    nis = [ni for net in yaml.safe_load(res.stdout)["net"] for ni in net["local NI(s)"]]
+    assert nis and all(("health stats" in ni) == health for ni in nis)
+    assert all(("sent_stats" in ni) == health for ni in nis)
+
+
+def test_net_show_v2_keys_and_health_follow_the_state(fake: Fake) -> None:
+    """The NI keys and ``health stats`` keys of -v 2 are those of the recorded -v 2 sample
+    (``older/net_show_v2_o2ib_mr_lnd_in_tunables.txt``), in order; 2.15 adds ``ping_count`` and ``next_ping`` to
+    the health stats (liblnetconfig.c of tag v2_15_5), which that older release did not print. The NI's health
+    comes from the state."""
+    state = o2ib_mr("2.15")
+    state["nets"][0]["nis"][1]["health"] = {"health value": 850, "fatal_error": 1}
+    fake.state(**state)
+    shown = yaml.safe_load(fake.run("net", "show", "-v", "2").stdout)["net"]
+    recorded = yaml.safe_load(sample("older/net_show_v2_o2ib_mr_lnd_in_tunables.txt"))["net"][1]["local NI(s)"][0]
+    ib0, ib1 = shown[1]["local NI(s)"]
+    assert list(ib0) == list(recorded)
+    assert list(ib0["health stats"]) == [*recorded["health stats"], "ping_count", "next_ping"]
+    assert (ib0["health stats"]["health value"], ib0["health stats"]["fatal_error"]) == (1000, 0)
+    assert (ib1["health stats"]["health value"], ib1["health stats"]["fatal_error"]) == (850, 1)
+
+
 @pytest.mark.parametrize("layout", ["2.15", "2.16"])
 def test_export_backup_has_the_sample_layout(fake: Fake, layout: str) -> None:
     fake.state(**o2ib_mr(layout))

@@ -63,7 +63,7 @@ class Node:
         self.responses: dict[str, dict[str, Any]] = {}
         self.answer("lctl get_param -n health_check", (HEALTH / "health_check_healthy_derived.txt").read_text())
         self.answer("lctl get_param osc.*.import mdc.*.import", self.imports("FULL"))
-        self.answer("lnetctl net show -v", (HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt").read_text())
+        self.answer("lnetctl net show -v 2", (HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt").read_text())
         for nid in ("10.20.0.1@o2ib", "10.20.0.2@o2ib"):
             self.answer(f"lctl ping {nid}", f"12345-0@lo\n12345-{nid}\n")
         self.answer("lctl list_nids", (LCTL / "list_nids_o2ib_multirail_derived.txt").read_text())
@@ -134,7 +134,7 @@ def test_healthy_mounted_client_passes(node: Node) -> None:
     assert "failed" not in res
     assert sorted(node.tool_calls()) == sorted([
         "lfs check servers", "lctl get_param -n health_check", "lctl get_param osc.*.import mdc.*.import",
-        "lctl ping 10.20.0.1@o2ib", "lctl ping 10.20.0.2@o2ib", "lnetctl net show -v", "lctl list_nids"])
+        "lctl ping 10.20.0.1@o2ib", "lctl ping 10.20.0.2@o2ib", "lnetctl net show -v 2", "lctl list_nids"])
     probes = res["_module_calls"][0]["probes"]
     assert probes["lfs_check"] == {"argv": ["lfs", "check", "servers"], "timeout": 60}
 
@@ -274,7 +274,7 @@ def test_spec_documents_every_option() -> None:
 
 
 def test_with_the_shared_lctl_and_lnetctl_fakes(node: Node) -> None:
-    """End to end with the other tools' fakes (lctl: health_check, imports, ping; lnetctl: net show -v)."""
+    """End to end with the other tools' fakes (lctl: health_check, imports, ping; lnetctl: net show -v 2)."""
     if not all((FAKES / tool).exists() for tool in ("lctl", "lnetctl")):
         pytest.skip("the shared lctl / lnetctl fakes are not in this checkout")
     for tool in ("lctl", "lnetctl"):
@@ -289,6 +289,31 @@ def test_with_the_shared_lctl_and_lnetctl_fakes(node: Node) -> None:
     (node.state / "lustre.json").write_text(json.dumps({"knobs": {"import_state": {"lfs1-OST0001": "DISCONN"}}}))
     res = node.run_action({"filesystems": FS})
     assert res["status"] == "FAIL" and {"LUSTRE_IMPORT_NOT_FULL", "LUSTRE_TARGET_INACTIVE"} <= set(res["codes"])
+
+
+# an NI's health in the lnetctl fake's state -> the verdict and LNet codes: the probe must ask for the detail level
+# that prints health stats (a plain -v does not, and then an unhealthy NI passed)
+NI_HEALTH = [
+    ({}, "PASS", []),
+    ({"health value": 850}, "WARN", ["LUSTRE_LNET_NI_DEGRADED"]),
+    ({"health value": 0, "fatal_error": 1}, "FAIL", ["LUSTRE_LNET_NI_DEGRADED", "LUSTRE_LNET_NI_FATAL"]),
+]
+
+
+@pytest.mark.parametrize(("health", "status", "lnet_codes"), NI_HEALTH, ids=["healthy", "degraded", "fatal"])
+def test_ni_health_reaches_the_verdict_through_the_lnetctl_fake(node: Node, health: dict, status: str,
+                                                                 lnet_codes: list[str]) -> None:
+    if not (FAKES / "lnetctl").exists():
+        pytest.skip("the shared lnetctl fake is not in this checkout")
+    node.use_shared_fake("lnetctl")
+    node.mount()
+    (node.state / "lnet.json").write_text(json.dumps({
+        "configured": True, "layout": "2.16", "version": "2.16.1", "interfaces": {"ib0": "10.20.0.5"},
+        "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up",
+                                          "health": health}]}]}))
+    res = node.run_action({"filesystems": FS, "list_nids": False})
+    assert res["status"] == status, res["findings"]
+    assert sorted(c for c in res["codes"] if c.startswith("LUSTRE_LNET")) == lnet_codes
 
 
 def test_lfs_fake_prints_the_recorded_formats(node: Node) -> None:

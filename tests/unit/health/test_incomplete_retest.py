@@ -122,7 +122,7 @@ CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Fin
         lambda: lustre_imports.parse_imports(read("lustre/imports_master_bad_derived.txt")),
         checks_lustre.import_findings),  # type: ignore[dict-item]
     "checks_lustre.lnet_findings": (
-        lambda: lnetctl.parse_lnet_net_show(read("lustre/lnetctl_net_show_v_2.16_layout_degraded_derived.txt")),
+        lambda: lnetctl.parse_lnet_net_show(read("lustre/lnetctl_net_show_v2_2.16_layout_degraded_derived.txt")),
         checks_lustre.lnet_findings),  # type: ignore[dict-item]
     "lustre_targets.df_findings": (
         lambda: lustre_df.parse_lfs_df(read("lfs/df_v_inactive_error_degraded_derived.txt", TOOLS)),

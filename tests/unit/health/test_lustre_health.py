@@ -76,7 +76,7 @@ def test_commands_ping_every_mgs_nid_once(fs) -> None:
     assert probes["health_check"] == ["lctl", "get_param", "-n", "health_check"]
     assert probes["imports"] == ["lctl", "get_param", "osc.*.import", "mdc.*.import"]
     assert probes["ping 10.20.1.1@o2ib"] == ["lctl", "ping", "10.20.1.1@o2ib"]
-    assert probes["lnet_net"] == ["lnetctl", "net", "show", "-v"]
+    assert probes["lnet_net"] == ["lnetctl", "net", "show", "-v", "2"]  # -v alone is detail 1: no health stats
     assert "lnet_net" not in commands(nids, lnet=False)
 
 
@@ -227,10 +227,19 @@ def test_lbug_wants_a_reboot(fs) -> None:
 
 def test_lnet_rail_down_fails(fs) -> None:
     outputs = healthy_outputs()
-    outputs["lnet_net"] = out((HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt").read_text())
+    outputs["lnet_net"] = out((HEALTH / "lnetctl_net_show_v2_2.15_o2ib_derived.txt").read_text())
     v = judge(outputs, fs)
     assert v.status == Status.FAIL
     assert v.codes == ["LUSTRE_LNET_NI_DEGRADED", "LUSTRE_LNET_NI_DOWN", "LUSTRE_LNET_NI_FATAL"]
+
+
+def test_lnet_output_without_health_stats_is_unknown_not_pass(fs) -> None:
+    """The recorded ``lnetctl net show -v`` (detail 1, sosreport PR #3749) has no ``health stats``: the NI's health
+    was not read, so the client is not healthy but UNKNOWN."""
+    outputs = healthy_outputs()
+    outputs["lnet_net"] = out((FIX / "tools" / "lnetctl" / "2.15" / "net_show_v_tcp.txt").read_text())
+    v = judge(outputs, fs)
+    assert (v.status, v.action, v.codes) == (Status.UNKNOWN, Action.RETEST, ["LUSTRE_LNET_HEALTH_MISSING"])
 
 
 @pytest.mark.parametrize("probe", ["lfs_check", "health_check", "imports", "ping 10.20.0.3@o2ib", "lnet_net"])

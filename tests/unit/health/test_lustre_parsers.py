@@ -352,7 +352,7 @@ def test_server_uuid_lines() -> None:
     assert verdict(parse_server_uuid("lfs1-OST0000_UUID FULL\n")) == Status.UNKNOWN  # a space is not lctl's tab
 
 
-# --- lnetctl net show -v ------------------------------------------------------------------------------------------
+# --- lnetctl net show -v 2 ----------------------------------------------------------------------------------------
 
 
 def test_lnet_net_show_2_12_export_healthy() -> None:
@@ -363,7 +363,7 @@ def test_lnet_net_show_2_12_export_healthy() -> None:
 
 
 def test_lnet_net_show_2_15_rail_down() -> None:
-    result = parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt"))
+    result = parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v2_2.15_o2ib_derived.txt"))
     assert verdict(result) == Status.FAIL
     assert {(f.code, f.subject) for f in faults(result)} == {
         ("LUSTRE_LNET_NI_DOWN", "10.20.1.5@o2ib (ib1)"),
@@ -373,7 +373,7 @@ def test_lnet_net_show_2_15_rail_down() -> None:
 
 
 def test_lnet_net_show_2_16_layout_degraded_is_warn() -> None:
-    result = parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v_2.16_layout_degraded_derived.txt"))
+    result = parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v2_2.16_layout_degraded_derived.txt"))
     assert [(n.nid, n.status, n.health_value, n.fatal_error) for n in result.nis] == [
         ("10.20.0.5@o2ib", "up", 1000, 0), ("10.20.1.5@o2ib", "up", 850, 0)]
     assert codes(result) == ["LUSTRE_LNET_NI_DEGRADED"] and verdict(result) == Status.WARN
@@ -393,18 +393,19 @@ def test_lnet_net_show_garbage_is_unknown(text: str) -> None:
 
 
 def test_lnet_net_show_cut_at_80_percent_is_unknown() -> None:
-    """Cut at the last line end before 80 %, the output ends inside ib1's ``health stats``: lnetctl prints no count,
-    so the last NI must have what lnetctl prints for every NI after ``statistics`` (``tunables``, ``dev cpt``,
-    ``CPT``)."""
-    text = read(HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt")
+    """Cut at the last line end before 80 %, the output ends inside ib1's ``received_stats``: lnetctl prints no
+    count, so the last NI must have what lnetctl prints for every NI after ``statistics`` (``tunables``, ``dev cpt``,
+    ``CPT``) and what ``lo`` has (``dropped_stats``, ``health stats``: the -v 2 blocks)."""
+    text = read(HEALTH / "lnetctl_net_show_v2_2.15_o2ib_derived.txt")
     result = parse_lnet_net_show(text[: text.rindex("\n", 0, len(text) * 8 // 10) + 1])
     assert [n.nid for n in result.nis] == ["10.20.0.5@o2ib", "10.20.1.5@o2ib"]
-    assert result.unknown == ["10.20.1.5@o2ib: no tunables, dev cpt, CPT (output cut short?)"]
+    assert result.unknown == ["10.20.1.5@o2ib: no tunables, dev cpt, CPT, dropped_stats, health stats (output cut "
+                              "short?)"]
 
 
 LNET_NI_END = {  # fixture -> a line that only the last NI of the output has, and the key printed after it
     "lnetctl_export_net_2.12_lustrefs_exporter.txt": ("      0: eth1", "statistics"),
-    "lnetctl_net_show_v_2.16_layout_degraded_derived.txt": ("            dev cpt: 1", "CPT"),
+    "lnetctl_net_show_v2_2.16_layout_degraded_derived.txt": ("            dev cpt: 1", "CPT"),
 }
 
 
@@ -444,6 +445,48 @@ def test_lnet_net_show_bad_health_value_is_unknown() -> None:
     text = read(HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt").replace("health value: 1000",
                                                                                   "health value: lots")
     assert verdict(parse_lnet_net_show(text)) == Status.UNKNOWN
+
+
+# Whether each NI's health was read. lnetctl prints ``health stats`` only from detail 2 on (liblnetconfig.c
+# lustre_lnet_show_net() "if (detail < 2) goto continue_without_msg_stats"; 2.16+ api-ni.c "if (gnlh->version < 2)")
+# and a plain -v is detail 1 (lnetctl.c jt_show_net()), so an up NI without a health value is not known to be healthy.
+# Expected codes read off the files by hand: one LUSTRE_LNET_HEALTH_MISSING per NI other than lo where the output has
+# no health value; where it has one, the value is judged.
+LNETCTL = FIX / "tools" / "lnetctl"
+LNET_HEALTH_READ = [
+    ("recorded -v (detail 1), 2.15 tcp", lambda: read(LNETCTL / "2.15/net_show_v_tcp.txt"),
+     [("LUSTRE_LNET_HEALTH_MISSING", "10.20.0.5@tcp (bond0)")], Status.UNKNOWN),
+    ("recorded, no -v (detail 0), 2.16 tcp", lambda: read(LNETCTL / "2.16/net_show_tcp.txt"),
+     [("LUSTRE_LNET_HEALTH_MISSING", "10.20.0.5@tcp (eth0)")], Status.UNKNOWN),
+    ("constructed -v (detail 1), 2.16 o2ib", lambda: read(LNETCTL / "2.16/net_show_v_o2ib.txt"),
+     [("LUSTRE_LNET_HEALTH_MISSING", "10.20.0.5@o2ib (ib0)")], Status.UNKNOWN),
+    ("constructed, no -v, two o2ib rails", lambda: read(LNETCTL / "2.15/net_show_o2ib_mr.txt"),
+     [("LUSTRE_LNET_HEALTH_MISSING", "10.20.0.5@o2ib (ib0)"), ("LUSTRE_LNET_HEALTH_MISSING", "10.20.1.5@o2ib (ib1)")],
+     Status.UNKNOWN),
+    ("health stats without a health value", lambda: read(HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt")
+     .replace("              health value: 1000\n", ""),
+     [("LUSTRE_LNET_HEALTH_MISSING", "10.20.0.5@tcp (eth1)")], Status.UNKNOWN),
+    ("recorded -v 3 (Lustre manual), 2.12 tcp at 1000", lambda: read(HEALTH / "lnetctl_net_show_v3_2.12_manual.txt"),
+     [], Status.PASS),
+    ("the same NI at 731", lambda: read(HEALTH / "lnetctl_net_show_v3_2.12_manual.txt")
+     .replace("health value: 1000", "health value: 731"),
+     [("LUSTRE_LNET_NI_DEGRADED", "10.20.0.5@tcp (eth2)")], Status.WARN),
+    ("recorded -v 2 level, two o2ib rails at 1000",
+     lambda: read(LNETCTL / "older/net_show_v2_o2ib_mr_lnd_in_tunables.txt"), [], Status.PASS),
+    ("recorded detail 2 (export), 2.12: health value, no fatal_error yet",
+     lambda: read(HEALTH / "lnetctl_export_net_2.12_lustrefs_exporter.txt"), [], Status.PASS),
+]
+
+
+@pytest.mark.parametrize(("make", "expected", "status"), [row[1:] for row in LNET_HEALTH_READ],
+                         ids=[row[0] for row in LNET_HEALTH_READ])
+def test_lnet_ni_health_is_judged_only_where_read(make, expected: list[tuple[str, str]], status: Status) -> None:
+    result = parse_lnet_net_show(make(), exit_code=0)
+    assert result.unknown == []  # complete outputs: the finding is the check's, not a parse failure
+    assert [(f.code, f.subject) for f in faults(result)] == expected
+    assert verdict(result) == status
+    missing = [f for f in faults(result) if f.code == "LUSTRE_LNET_HEALTH_MISSING"]
+    assert all(f.status == Status.UNKNOWN and f.action == Action.RETEST for f in missing)
 
 
 # --- /proc/mounts -------------------------------------------------------------------------------------------------
@@ -508,7 +551,7 @@ def test_normalise_nid(nid: str, want: str) -> None:
     (lambda: parse_health_check(read(HEALTH / "health_check_lbug_derived.txt")), "LUSTRE_LBUG"),
     (lambda: parse_imports(read(HEALTH / "imports_master_bad_derived.txt")), "LUSTRE_IMPORT_NOT_FULL"),
     (lambda: parse_server_uuid(read(HEALTH / "ost_server_uuid_derived.txt")), "LUSTRE_TARGET_DEACTIVATED"),
-    (lambda: parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v_2.16_layout_degraded_derived.txt")),
+    (lambda: parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v2_2.16_layout_degraded_derived.txt")),
      "LUSTRE_LNET_NI_DEGRADED"),
     (lambda: parse_lnet_net_show("", stderr=read(HEALTH / "lnetctl_down_2.12_lustrefs_exporter.txt")),
      "LUSTRE_LNET_DOWN"),

@@ -79,8 +79,8 @@ CASES: list[tuple[str, str, Callable[[Outputs], Outputs], Callable[[Outputs], Ou
     ("an LBUG", "LUSTRE_LBUG", lambda o: o | {"health_check": out("LBUG\n")},
      lambda o: o | {"health_check": torn(out("LBUG\n"), "NOT HEAL")}, True),
     ("an LNet NI down", "LUSTRE_LNET_NI_DOWN",
-     lambda o: o | {"lnet_net": out((HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt").read_text())},
-     lambda o: o | {"lnet_net": torn(out((HEALTH / "lnetctl_net_show_v_2.15_o2ib_derived.txt").read_text()),
+     lambda o: o | {"lnet_net": out((HEALTH / "lnetctl_net_show_v2_2.15_o2ib_derived.txt").read_text())},
+     lambda o: o | {"lnet_net": torn(out((HEALTH / "lnetctl_net_show_v2_2.15_o2ib_derived.txt").read_text()),
                                      "        - nid: 10.20.2.5@o2ib\n          stat")}, False),  # no YAML left
     ("an OST whose statfs fails (lfs df)", "LUSTRE_TARGET_UNREACHABLE",
      lambda o: o | {"lfs_df": out((LFS / "df_v_inactive_error_degraded_derived.txt").read_text())},

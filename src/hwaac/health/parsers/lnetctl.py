@@ -1,9 +1,11 @@
-"""``lnetctl net show -v``: the local LNet NIs, their status and health, or LNet down.
+"""``lnetctl net show -v 2``: the local LNet NIs, their status and health, or LNet down.
 
-:func:`parse_lnet_net_show`: ``lnetctl net show -v`` with a YAML loader (both the <=2.15 cYAML and the 2.16+
+:func:`parse_lnet_net_show`: ``lnetctl net show -v 2`` with a YAML loader (both the <=2.15 cYAML and the 2.16+
 libyaml indentation load to the same data; ``lustre-client.md`` section 1.4): per NI ``status``,
-``health stats: {health value, fatal_error}`` (1000 is full health; ``fatal_error`` 2.15+, LU-14114). LNet down:
-``errno: -100`` / ``cannot get networks: Network is down`` (<=2.15) or ``LNet stack down`` (2.16+ Netlink).
+``health stats: {health value, fatal_error}`` (1000 is full health; ``fatal_error`` 2.15+, LU-14114). lnetctl
+prints ``health stats`` only from detail level :data:`HEALTH_DETAIL` on; a plain ``-v`` is level 1 (why, per
+version: ``docs/health-parsers.md``). LNet down: ``errno: -100`` / ``cannot get networks: Network is down``
+(<=2.15) or ``LNet stack down`` (2.16+ Netlink).
 
 Each parser is pure and follows :mod:`hwaac.health.result`; it returns facts and ``unknown`` reasons only
 (:mod:`hwaac.health.checks_lustre` judges). Samples: ``tests/fixtures/health/lustre/`` (README.md there).
@@ -18,18 +20,24 @@ import yaml
 from hwaac.health.parsers.lustre_formats import LustreError, lnet_cut, lnet_down_text, lnet_nets
 from hwaac.health.result import ToolResult
 
+# the lowest `lnetctl net show -v N` that prints `health stats` (lustre-release lnet/utils/lnetconfig/liblnetconfig.c
+# lustre_lnet_show_net() "if (detail < 2) goto continue_without_msg_stats", 2.12-2.15 ioctl path; lnet/lnet/api-ni.c
+# "if (gnlh->version < 2) goto skip_msg_stats", 2.16+ Netlink path); jt_show_net() makes a plain -v level 1
+HEALTH_DETAIL = 2
+NET_SHOW_ARGV = ("lnetctl", "net", "show", "-v", str(HEALTH_DETAIL))
 NI_STATUSES = ("up", "down")  # liblnetconfig lustre_lnet_show_net(): LNET_NI_STATUS_UP ? "up" : "down"
 FULL_HEALTH = 1000  # LNet health value of a healthy NI (lnet/include/lnet/lib-types.h LNET_MAX_HEALTH_VALUE)
 
 
 @dataclass
 class LnetNi:
-    """One local NI of ``lnetctl net show -v``.
+    """One local NI of ``lnetctl net show -v 2``.
 
     Attributes:
         net: the net type (``o2ib``, ``tcp``; LNet prints ``o2ib`` for ``o2ib0``).
         nid: ``10.20.0.5@o2ib``. status: ``up``/``down`` (None when missing). interface: ``interfaces: {0: ...}``.
-        health_value: ``health stats: health value`` (1000 = full), None when not printed (no ``-v``, < 2.12).
+        health_value: ``health stats: health value`` (1000 = full), None when not printed (detail below
+            :data:`HEALTH_DETAIL`, < 2.12, or the ioctl for it failed).
         fatal_error: ``health stats: fatal_error`` (2.15+), None when not printed.
     """
 
@@ -43,10 +51,10 @@ class LnetNi:
 
 @dataclass
 class LnetNetsResult(ToolResult):
-    """``lnetctl net show -v``: the local NIs (``lo`` left out) and whether LNet is down (``down_text``: what
+    """``lnetctl net show -v 2``: the local NIs (``lo`` left out) and whether LNet is down (``down_text``: what
     lnetctl printed then)."""
 
-    tool: str = "lnetctl net show -v"
+    tool: str = " ".join(NET_SHOW_ARGV)
     nis: list[LnetNi] = field(default_factory=list)
     lnet_down: bool = False
     down_text: str = ""
@@ -69,13 +77,14 @@ def _int(value: object) -> int | None:
 
 
 def parse_lnet_net_show(raw: str, *, stderr: str = "", exit_code: int | None = None) -> LnetNetsResult:
-    """Read ``lnetctl net show -v`` (either layout) with PyYAML ``safe_load``.
+    """Read ``lnetctl net show -v 2`` (either layout) with PyYAML ``safe_load``.
 
     Returns:
         An :class:`LnetNetsResult`: ``lnet_down`` when LNet is not running, else per NI its status, health value
-        and ``fatal_error``. ``unknown``: empty or non-YAML output, no ``net:`` list, an NI without a NID, a status
-        other than ``up``/``down``, a value that is not a number, output cut short (``lnet_cut``: a last NI or
-        network that lacks what lnetctl prints), a failing exit status with every NI healthy.
+        and ``fatal_error`` (None where not printed: the check judges that). ``unknown``: empty or non-YAML
+        output, no ``net:`` list, an NI without a NID, a status other than ``up``/``down``, a value that is not a
+        number, output cut short (``lnet_cut``: a last NI or network that lacks what lnetctl prints), a failing exit
+        status with every NI healthy.
     """
     result = LnetNetsResult()
     if lnet_down_text(raw) or lnet_down_text(stderr):
