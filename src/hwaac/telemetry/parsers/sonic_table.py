@@ -4,13 +4,14 @@ with one run per column, then rows whose cells sit inside the dash runs (``docs/
 The dash runs give each column's span, so cells with spaces (``2000.00 MB/s``, ``QSFP28 or later``) and empty
 cells read right. A row that does not fit the spans (hand-edited or re-flowed pastes) is split on runs of two or
 more spaces, then on single spaces with rate units joined back; if neither gives one cell per column the row is
-not read and the caller names it.
+not read and the caller names it. :func:`rows` is the row loop of the one-table readers (portstat, intfutil,
+flap, lldpshow, the FEC histogram).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -120,4 +121,66 @@ def find_layout(lines: list[str], start: int = 0, *, min_columns: int = 2, right
     return None
 
 
-__all__ = ["Layout", "find_layout", "last_line"]
+def is_rule(line: str) -> bool:
+    """Whether ``line`` is a tabulate rule: two or more runs of dashes and nothing else."""
+    stripped = line.strip()
+    return stripped.startswith("-") and " -" in stripped and not stripped.strip("- ")
+
+
+def _is_prompt(stripped: str) -> bool:
+    """A shell prompt pasted after a table (``admin@sonic:~$ show ...``, ``root@sw:/home/admin# ...``)."""
+    head = stripped.split(None, 1)[0]
+    return head.endswith(("$", "#")) or "$ " in stripped or "# " in stripped
+
+
+def _elided(stripped: str) -> bool:
+    """A line of dots that a person put in place of rows (``...``)."""
+    return bool(stripped) and not stripped.strip(".")
+
+
+def rows(lines: list[str], layout: Layout, unknown: list[str], *, skip: tuple[str, ...] = (),
+         until: tuple[str, ...] = (), stops: list[int] | None = None, starts: tuple[str, ...] = (),
+         rules_end: bool = True) -> Iterator[tuple[int, Sequence[str]]]:
+    """The rows of the one table of ``layout`` in ``lines``, as (line index, cells as :meth:`Layout.cells` cuts
+    them); lines that are not rows are named in ``unknown`` and not yielded.
+
+    Blank lines and lines starting with one of ``skip`` are passed over. A line starting with one of ``until``
+    (a trailer) ends the rows; its index is appended to ``stops``. A shell prompt pasted after the output ends
+    them. A line starting with the first column's name or one of ``starts``, or a dash line (unless ``rules_end``
+    is False: then it is passed over), starts a second table: it is named and ends the rows. A ``...`` line is
+    named as elided. In a right-aligned table the output's last line must reach the right edge (a cut output ends
+    in a cut row)."""
+    first = (layout.names[0], *starts)
+    end = last_line(lines, layout.rows_from)
+    for n in range(layout.rows_from, len(lines)):
+        line = lines[n]
+        text = line.strip()
+        if not text or (skip and text.startswith(skip)):
+            continue
+        if until and text.startswith(until):
+            if stops is not None:
+                stops.append(n)
+            return
+        rule = not text.strip("- ")
+        if rule and not rules_end:
+            continue
+        if rule or text.startswith(first):
+            unknown.append(f"line {n + 1}: a second table starts; only the first is read")
+            return
+        if "@" in text and _is_prompt(text):
+            return
+        if text[0] == "." and _elided(text):
+            unknown.append(f"line {n + 1}: {text!r} in place of rows (output elided)")
+            continue
+        cells = layout.cells(line, last=n == end)
+        if cells is None:
+            if n == end and layout.short(line):
+                unknown.append(f"line {n + 1}: the last row ends before the table's right edge (output cut?): "
+                               f"{text!r}")
+            else:
+                unknown.append(f"line {n + 1}: cells do not line up with the {len(layout.names)} columns: {text!r}")
+            continue
+        yield n, cells
+
+
+__all__ = ["Layout", "find_layout", "is_rule", "last_line", "rows"]
