@@ -9,7 +9,7 @@ The output does not name the port: the caller passes the one it asked for. The s
 from __future__ import annotations
 
 from hwaac.telemetry.model import PortSample, Snapshot
-from hwaac.telemetry.parsers.sonic_table import find_layout, last_line
+from hwaac.telemetry.parsers.sonic_table import find_layout, rows
 
 _HEADER = ("Symbol Errors Per Codeword", "Codewords")
 BINS = 16  # SAI_PORT_STAT_IF_IN_FEC_CODEWORD_ERRORS_S0..S15
@@ -38,15 +38,10 @@ def parse_fec_histogram(raw: str, *, port: str, device: str = "", version: str |
         return snap
     sample = PortSample(port)
     counters = sample.counters
-    end = last_line(lines, layout.rows_from)
-    for n in range(layout.rows_from, len(lines)):
-        line = lines[n]
-        if not line.strip():
-            continue
-        cells = layout.cells(line, last=n == end)
-        label = cells[0].strip() if cells else ""
-        if cells is None or not label.startswith("BIN") or not label[3:].isdigit() or int(label[3:]) >= BINS:
-            snap.unknown.append(f"line {n + 1} not read: {line.strip()!r}")
+    for n, cells in rows(lines, layout, snap.unknown):
+        label = cells[0].strip()
+        if not label.startswith("BIN") or not label[3:].isdigit() or int(label[3:]) >= BINS:
+            snap.unknown.append(f"line {n + 1} not read: {lines[n].strip()!r}")
             continue
         name = f"fec_s{int(label[3:])}_codewords"
         if name in counters:

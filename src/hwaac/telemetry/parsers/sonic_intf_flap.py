@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.parsers.sonic_portstat import Unreadable
-from hwaac.telemetry.parsers.sonic_table import find_layout
+from hwaac.telemetry.parsers.sonic_table import find_layout, rows
 
 _HEADER = ("Interface", "Flap Count", "Admin", "Oper", "Link Down TimeStamp(UTC)", "Link Up TimeStamp(UTC)")
 _NEVER = "Never"
@@ -41,21 +41,10 @@ def parse_interface_flap(raw: str, *, device: str = "", version: str | None = No
         snap.unknown.append(f"no interface flap table ({what})" if what else "empty output")
         return snap
     bad = Unreadable()
-    for n in range(layout.rows_from, len(lines)):
-        line = lines[n]
-        text = line.strip()
-        if not text:
-            continue
-        if text.startswith(layout.names[0]) or not text.strip("- "):
-            snap.unknown.append(f"line {n + 1}: a second table starts; only the first is read")
-            break
-        cells = layout.cells(line)
-        if cells is None:
-            snap.unknown.append(f"line {n + 1}: cells do not line up with the 6 columns: {text!r}")
-            continue
+    for n, cells in rows(lines, layout, snap.unknown):
         port, count, admin, oper, down, up = (c.strip() for c in cells)
         if not all((port, count, admin, oper)) or any(w != _NEVER and len(w) != _STAMP for w in (down, up)):
-            snap.unknown.append(f"line {n + 1}: row cut short or not a flap row: {text!r}")
+            snap.unknown.append(f"line {n + 1}: row cut short or not a flap row: {lines[n].strip()!r}")
             continue
         if port in snap.ports:
             snap.unknown.append(f"line {n + 1}: {port} printed again; the first row is kept")

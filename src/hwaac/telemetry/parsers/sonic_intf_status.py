@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.parsers.sonic_portstat import Unreadable
-from hwaac.telemetry.parsers.sonic_table import find_layout, last_line
+from hwaac.telemetry.parsers.sonic_table import find_layout, rows
 
 # header word -> state key
 STATE_KEYS: dict[str, str] = {
@@ -50,23 +50,7 @@ def parse_interface_status(raw: str, *, device: str = "", version: str | None = 
         return snap
     keys = [STATE_KEYS.get(name) or name.lower().replace(" ", "_") for name in layout.names]
     bad = Unreadable()
-    end = last_line(lines, layout.rows_from)
-    for n in range(layout.rows_from, len(lines)):
-        line = lines[n]
-        text = line.strip()
-        if not text:
-            continue
-        if text.startswith(layout.names[0]) or not text.strip("- "):
-            snap.unknown.append(f"line {n + 1}: a second table starts; only the first is read")
-            break
-        cells = layout.cells(line, last=n == end)
-        if cells is None:
-            if n == end and layout.short(line):
-                snap.unknown.append(f"line {n + 1}: the last row ends before the table's right edge (output cut?): "
-                                    f"{text!r}")
-                continue
-            snap.unknown.append(f"line {n + 1}: cells do not line up with the {len(keys)} columns: {text!r}")
-            continue
+    for n, cells in rows(lines, layout, snap.unknown):
         port = cells[0].strip()
         if port in snap.ports:
             snap.unknown.append(f"line {n + 1}: {port} printed again; the first row is kept")

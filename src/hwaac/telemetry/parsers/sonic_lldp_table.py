@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hwaac.telemetry.parsers.sonic_table import find_layout
+from hwaac.telemetry.parsers.sonic_table import find_layout, rows
 
 _HEADER = ("LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr")
 _TOTAL = "Total entries displayed:"
@@ -90,28 +90,19 @@ def parse_lldp_table(raw: str, *, device: str = "", version: str | None = None) 
         else:
             table.unknown.append(f"no LLDP table (first line: {first[:120]!r})" if first else "empty output")
         return table
-    for n in range(layout.rows_from, len(lines)):
-        line = lines[n]
-        text = line.strip()
-        if not text:
-            continue
-        if text.startswith(_TOTAL):
-            count = text[len(_TOTAL):].strip()
-            table.total = int(count) if count.isdigit() else None
-            if table.total is None:
-                table.unknown.append(f"line {n + 1}: total {count!r} is not a count")
-            break
-        if not text.lstrip("-"):
-            continue  # the rule lldpshow prints above the total
-        if text.startswith((_LEGEND, _HEADER[0])):
-            table.unknown.append(f"line {n + 1}: a second table starts; only the first is read")
-            break
-        cells = layout.cells(line)
-        if cells is None or not cells[0].strip():
-            table.unknown.append(f"line {n + 1}: cells do not line up with the 5 columns: {text!r}")
-            continue
+    trailer: list[int] = []  # the rule lldpshow prints above the total is passed over
+    for n, cells in rows(lines, layout, table.unknown, until=(_TOTAL,), stops=trailer, starts=(_LEGEND,),
+                         rules_end=False):
         local, device_name, port_id, capability, descr = (c.strip() for c in cells)
+        if not local:
+            table.unknown.append(f"line {n + 1}: cells do not line up with the 5 columns: {lines[n].strip()!r}")
+            continue
         table.neighbors.setdefault(local, []).append(LldpNeighbor(local, device_name, port_id, capability, descr))
+    if trailer:
+        count = lines[trailer[0]].strip()[len(_TOTAL):].strip()
+        table.total = int(count) if count.isdigit() else None
+        if table.total is None:
+            table.unknown.append(f"line {trailer[0] + 1}: total {count!r} is not a count")
     read = table.count()
     if table.total is None and not any(u.endswith("is not a count") for u in table.unknown):
         table.unknown.append(f"no {_TOTAL!r} trailer: the output may be cut after {read} row(s)")

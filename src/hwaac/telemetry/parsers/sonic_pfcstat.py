@@ -6,7 +6,7 @@ time paused per priority. Layouts and the mapping: ``docs/telemetry/sonic-qos.md
 from __future__ import annotations
 
 from hwaac.telemetry.model import Snapshot
-from hwaac.telemetry.parsers.sonic_tables import Table, read_tables, to_int
+from hwaac.telemetry.parsers.sonic_table import Table, read_tables, to_int
 
 _DIRECTIONS = {"Port Rx": "rx", "Port Tx": "tx"}
 _TOTAL_PAUSE = "Total RX Pause Time US"

@@ -8,7 +8,7 @@ and an empty table is a complete reading. ``docs/telemetry/sonic-qos.md``.
 from __future__ import annotations
 
 from hwaac.telemetry.model import Snapshot
-from hwaac.telemetry.parsers.sonic_tables import read_tables, to_int
+from hwaac.telemetry.parsers.sonic_table import read_tables, to_int
 
 _STORMS = "STORM DETECTED/RESTORED"
 

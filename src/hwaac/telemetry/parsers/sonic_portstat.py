@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hwaac.telemetry.model import PortSample, Snapshot
-from hwaac.telemetry.parsers.sonic_table import find_layout, last_line
+from hwaac.telemetry.parsers.sonic_table import find_layout, rows
 
 # portstat column -> canonical counter. The lower-case names are the fields of portstat's own cache file (NStats in
 # utilities_common/portstat.py), which ``portstat -c`` writes as JSON next to a "time" key.
@@ -206,26 +206,10 @@ def parse_portstat(raw: str, *, device: str = "", version: str | None = None) ->
     bad = Unreadable()
     stamp = {"last_cleared": cleared[-1]} if cleared else {}
     ports = snap.ports
-    end = last_line(lines, layout.rows_from)
-    for n in range(layout.rows_from, len(lines)):
-        line = lines[n]
-        text = line.strip()
-        if not text or text.startswith(_REMINDER):
-            continue
-        if text.startswith(names[0]) or not text.strip("- "):
-            snap.unknown.append(f"line {n + 1}: a second table starts; only the first is read")
-            break
-        cells = layout.cells(line, last=n == end)
-        if cells is None:
-            if n == end and layout.short(line):
-                snap.unknown.append(f"line {n + 1}: the last row ends before the table's right edge (output cut?): "
-                                    f"{text!r}")
-            else:
-                snap.unknown.append(f"line {n + 1}: cells do not line up with the {len(names)} columns: {text!r}")
-            continue
+    for n, cells in rows(lines, layout, snap.unknown, skip=(_REMINDER,)):
         port = cells[0].strip()
         if not port:
-            snap.unknown.append(f"line {n + 1}: no port name: {text!r}")
+            snap.unknown.append(f"line {n + 1}: no port name: {lines[n].strip()!r}")
             continue
         if port in ports:
             snap.unknown.append(f"line {n + 1}: {port} printed again; the first row is kept")

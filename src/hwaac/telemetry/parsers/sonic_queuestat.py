@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from hwaac.telemetry.model import Snapshot
-from hwaac.telemetry.parsers.sonic_tables import read_tables, to_int
+from hwaac.telemetry.parsers.sonic_table import read_tables, to_int
 
 _KINDS = {"UC": "uc", "MC": "mc", "ALL": "all"}
 # printed column (table) or JSON key -> canonical suffix; "{k}" is the queue kind. Bytes, trimming and WRED drops

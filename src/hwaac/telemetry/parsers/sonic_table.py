@@ -4,14 +4,16 @@ with one run per column, then rows whose cells sit inside the dash runs (``docs/
 The dash runs give each column's span, so cells with spaces (``2000.00 MB/s``, ``QSFP28 or later``) and empty
 cells read right. A row that does not fit the spans (hand-edited or re-flowed pastes) is split on runs of two or
 more spaces, then on single spaces with rate units joined back; if neither gives one cell per column the row is
-not read and the caller names it.
+not read and the caller names it. :func:`rows` is the row loop of the one-table readers (portstat, intfutil,
+flap, lldpshow); :func:`read_tables` reads every table of a multi-table output (pfcstat's Rx and Tx tables,
+queuestat's table per port, pfcwd) into :class:`Table` values.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from operator import itemgetter
 
 _RUNS = re.compile(r"-+")
@@ -19,6 +21,7 @@ _WIDE_GAP = re.compile(r"\s{2,}")
 # Tokens that belong to the token before them when a paste collapsed the spacing: portstat's byte rates
 # (utilities_common/netstat.py format_brate) and the accuracy of a predicted FLR (format_fec_flr_predicted).
 _UNITS = frozenset({"B/s", "KB/s", "MB/s", "GB/s"})
+_CACHED = "Last cached time was"  # printed above a table whose counts are since a clear (pfcstat, queuestat)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,4 +123,171 @@ def find_layout(lines: list[str], start: int = 0, *, min_columns: int = 2, right
     return None
 
 
-__all__ = ["Layout", "find_layout", "last_line"]
+def is_rule(line: str) -> bool:
+    """Whether ``line`` is a tabulate rule: two or more runs of dashes and nothing else."""
+    stripped = line.strip()
+    return stripped.startswith("-") and " -" in stripped and not stripped.strip("- ")
+
+
+def _is_prompt(stripped: str) -> bool:
+    """A shell prompt pasted after a table (``admin@sonic:~$ show ...``, ``root@sw:/home/admin# ...``)."""
+    head = stripped.split(None, 1)[0]
+    return head.endswith(("$", "#")) or "$ " in stripped or "# " in stripped
+
+
+def _elided(stripped: str) -> bool:
+    """A line of dots that a person put in place of rows (``...``)."""
+    return bool(stripped) and not stripped.strip(".")
+
+
+def rows(lines: list[str], layout: Layout, unknown: list[str], *, skip: tuple[str, ...] = (),
+         until: tuple[str, ...] = (), stops: list[int] | None = None, starts: tuple[str, ...] = (),
+         rules_end: bool = True) -> Iterator[tuple[int, Sequence[str]]]:
+    """The rows of the one table of ``layout`` in ``lines``, as (line index, cells as :meth:`Layout.cells` cuts
+    them); lines that are not rows are named in ``unknown`` and not yielded.
+
+    Blank lines and lines starting with one of ``skip`` are passed over. A line starting with one of ``until``
+    (a trailer) ends the rows; its index is appended to ``stops``. A shell prompt pasted after the output ends
+    them. A line starting with the first column's name or one of ``starts``, or a dash line (unless ``rules_end``
+    is False: then it is passed over), starts a second table: it is named and ends the rows. A ``...`` line is
+    named as elided. In a right-aligned table the output's last line must reach the right edge (a cut output ends
+    in a cut row)."""
+    first = (layout.names[0], *starts)
+    end = last_line(lines, layout.rows_from)
+    for n in range(layout.rows_from, len(lines)):
+        line = lines[n]
+        text = line.strip()
+        if not text or (skip and text.startswith(skip)):
+            continue
+        if until and text.startswith(until):
+            if stops is not None:
+                stops.append(n)
+            return
+        rule = not text.strip("- ")
+        if rule and not rules_end:
+            continue
+        if rule or text.startswith(first):
+            unknown.append(f"line {n + 1}: a second table starts; only the first is read")
+            return
+        if "@" in text and _is_prompt(text):
+            return
+        if text[0] == "." and _elided(text):
+            unknown.append(f"line {n + 1}: {text!r} in place of rows (output elided)")
+            continue
+        cells = layout.cells(line, last=n == end)
+        if cells is None:
+            if n == end and layout.short(line):
+                unknown.append(f"line {n + 1}: the last row ends before the table's right edge (output cut?): "
+                               f"{text!r}")
+            else:
+                unknown.append(f"line {n + 1}: cells do not line up with the {len(layout.names)} columns: {text!r}")
+            continue
+        yield n, cells
+
+
+@dataclass(slots=True)
+class Table:
+    """One table of a multi-table output: ``header`` names, ``line`` (the header's line number), ``rows`` as (line
+    number, stripped cells), ``problems`` naming lines that are not rows of it (a row cut short, an elided
+    ``...``), ``cleared_at``: the time of ``Last cached time was <time>`` above the header (counts since a clear).
+    """
+
+    header: list[str]
+    line: int
+    rows: list[tuple[int, list[str]]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    cleared_at: str = ""
+
+
+def _full(layout: Layout, line: str, *, last: bool = False) -> list[str] | None:
+    """The stripped cells of ``line`` when it has one non-empty cell per column, else None."""
+    cells = layout.cells(line, last=last)
+    if cells is None:
+        return None
+    stripped = [cell.strip() for cell in cells]
+    return stripped if all(stripped) else None
+
+
+def _read_rows(lines: list[str], layout: Layout, table: Table, gapped: bool, end: int) -> int:
+    """Read the rows of ``table`` into it; the index of the first line after them."""
+    n = len(lines)
+    groups = len(layout.names)
+    i = layout.rows_from
+    while i < n:
+        line = lines[i]
+        text = line.strip()
+        if not text:
+            if not gapped:
+                break
+            ahead = i + 1
+            while ahead < n and not lines[ahead].strip():
+                ahead += 1
+            following = lines[ahead].strip() if ahead < n else ""
+            if (not following or _is_prompt(following) or (ahead + 1 < n and is_rule(lines[ahead + 1]))
+                    or _full(layout, lines[ahead]) is None):
+                break
+            i = ahead
+            continue
+        if (i + 1 < n and is_rule(lines[i + 1])) or ("@" in text and _is_prompt(text)):
+            break  # the header of the next table, or a prompt pasted after the output
+        cells = _full(layout, line, last=i == end)
+        if cells is not None:
+            table.rows.append((i + 1, cells))
+        else:
+            count = len(text.split(None, groups - 1))
+            if count == groups and i == end and layout.short(line):
+                table.problems.append(f"line {i + 1}: {text[:80]!r} ends before the table's right edge (cut short)")
+            else:
+                table.problems.append(f"line {i + 1}: {text[:80]!r} has {count} of {groups} columns "
+                                      "(cut short or elided)")
+        i += 1
+    return i
+
+
+def read_tables(raw: str, gapped: tuple[tuple[str, str], ...] = ()) -> tuple[list[Table], list[str]]:
+    """Every table in ``raw``, in order, and problems found outside tables (a ``...`` line in place of rows).
+
+    Tables are right aligned (pfcstat, pfcwd and queuestat print with ``stralign='right'``). Lines outside tables
+    ("Last cached time was ...", "For namespace :", prompts) are not reported; a line inside a table that is not
+    a row is a problem of that table. A table ends at a blank line, a prompt or the header of the next table;
+    one whose first two column names are in ``gapped`` goes on across blank lines while the next line is a row of
+    it (pfcstat --history leaves one between ports)."""
+    lines = raw.splitlines()
+    tables: list[Table] = []
+    stray: list[str] = []
+    end = last_line(lines, 0)
+    i, n = 0, len(lines)
+    while i < n:
+        rule = next((k for k in range(max(i, 1), n) if is_rule(lines[k])), n)
+        for k in range(i, rule):
+            stripped = lines[k].strip()
+            if _elided(stripped):
+                stray.append(f"line {k + 1}: {stripped!r} in place of rows (output elided)")
+        if rule == n:
+            break
+        layout = find_layout(lines, rule - 1, right_aligned=True)
+        if layout is None or layout.rows_from != rule + 1:
+            header = _WIDE_GAP.split(lines[rule - 1].strip())
+            table = Table(header, rule)
+            table.problems.append(f"line {rule}: header {lines[rule - 1].strip()[:80]!r} names {len(header)} "
+                                  f"columns, the rule below it has {len(lines[rule].split())}")
+            tables.append(table)
+            i = rule + 1
+            continue
+        table = Table(list(layout.names), layout.header_at + 1)
+        tables.append(table)
+        for above in lines[max(0, layout.header_at - 3) : layout.header_at]:
+            if _CACHED in above:  # pfcstat prints it right above, queuestat above "For namespace"
+                table.cleared_at = above.rpartition(" was ")[2].strip()
+        i = _read_rows(lines, layout, table, tuple(layout.names[:2]) in gapped, end)
+    return tables, stray
+
+
+def to_int(cell: str) -> int | None:
+    """A printed count (``1,200``, ``0``) as an int; None for anything else (``N/A``, a cut number)."""
+    digits = cell.replace(",", "")
+    return int(digits) if digits.isdigit() else None
+
+
+__all__ = ["Layout", "Table", "find_layout", "is_rule", "last_line", "read_tables", "rows", "to_int"]
+
