@@ -1,5 +1,6 @@
 """``hwaac health fabric INTENT --samples DIR [--samples DIR2 ...]``: rates, SLIs and ranked suspects of a fabric
-from sweeps of switch and host outputs (layout: ``docs/network-health.md`` "Samples folder").
+from sweeps of switch and host outputs (layout: ``docs/network-health.md`` "Samples folder"); ``hwaac health
+exporter``: the same assessment as Prometheus metrics (``--once`` prints the text exposition, ``--port`` serves it).
 
 Exit status: 0 no suspect (or info only); 4 a warn suspect, none worse; 1 a fault suspect; 2 usage (a samples
 folder that is missing or holds no device folder, a bad ``taken_at``, an unreadable ``--squeue`` or ``--slo``, an
@@ -11,13 +12,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 EXIT_USAGE = 2
 
 
-def _err(msg: str) -> None:
-    print(f"hwaac health fabric: {msg}", file=sys.stderr)
+def _err(msg: str, command: str = "fabric") -> None:
+    print(f"hwaac health {command}: {msg}", file=sys.stderr)
+
+
+def _inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
+    p.add_argument("--samples", metavar="DIR", action="append", required=True,
+                   help="a sweep folder DIR/<device>/<tool>[@<port>].txt; repeat, oldest first (rates need two)")
+    p.add_argument("--squeue", metavar="FILE", help="output of squeue -h -o '%%i %%u %%N' (jobs on the nodes)")
+    p.add_argument("--slo", metavar="FILE", help="SLO file (default: hwaac/telemetry/data/slo.yaml)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,50 +36,67 @@ def register(sub: argparse._SubParsersAction) -> None:
     hs = health.add_subparsers(dest="health_command", required=True)
     p = hs.add_parser("fabric", help="rates, SLIs and ranked suspects from sweeps of switch and host outputs",
                       description="Exit 0 no suspect (or info only), 4 warn, 1 fault, 2 usage.")
-    p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
-    p.add_argument("--samples", metavar="DIR", action="append", required=True,
-                   help="a sweep folder DIR/<device>/<tool>[@<port>].txt; repeat, oldest first (rates need two)")
-    p.add_argument("--squeue", metavar="FILE", help="output of squeue -h -o '%%i %%u %%N' (jobs on the nodes)")
-    p.add_argument("--slo", metavar="FILE", help="SLO file (default: hwaac/telemetry/data/slo.yaml)")
+    _inputs(p)
     p.add_argument("--format", choices=("md", "json"), default="md", help="report format (default md)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     p.set_defaults(func=cmd_fabric)
+    e = hs.add_parser("exporter", help="the fabric's health as Prometheus metrics (docs/network-health.md)",
+                      description="Serve /metrics on --port (samples re-read every --interval seconds), or print "
+                                  "the text exposition once with --once. Exit 2 usage.")
+    _inputs(e)
+    how = e.add_mutually_exclusive_group(required=True)
+    how.add_argument("--port", type=int, metavar="N", help="serve the metrics on http://ADDR:N/metrics")
+    how.add_argument("--once", action="store_true", help="print the text exposition once and exit")
+    e.add_argument("--addr", default="127.0.0.1", help="address to listen on with --port (default 127.0.0.1)")
+    e.add_argument("--interval", type=float, default=60.0, metavar="S",
+                   help="re-read the samples folders every S seconds with --port (default 60)")
+    e.set_defaults(func=cmd_exporter)
 
 
-def cmd_fabric(args: argparse.Namespace) -> int:
+def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> FabricHealth | int
+    """Load the SLOs, the jobs, the sweeps and the plan named by ``args`` and assess the fabric; an exit status
+    (usage, with the reason on stderr) when an input cannot be read."""
     from hwaac.cli import _load
     from hwaac.health.parsers.slurm_squeue import parse_squeue
     from hwaac.plan import build_plan
-    from hwaac.telemetry.fabric_health import fabric_report
+    from hwaac.telemetry.fabric_health import assess
     from hwaac.telemetry.samples import SamplesError, read_sweep
     from hwaac.telemetry.slo import SloError, load_slos
 
     try:
         slos = load_slos(args.slo)
     except SloError as exc:
-        _err(f"--slo: {len(exc.issues)} problem(s):")
+        _err(f"--slo: {len(exc.issues)} problem(s):", command)
         for issue in exc.issues:
             print(f"  {issue}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        _err(f"--slo {args.slo}: {exc.strerror or exc}")
+        _err(f"--slo {args.slo}: {exc.strerror or exc}", command)
         return EXIT_USAGE
     squeue = None
     if args.squeue:
         try:
             squeue = parse_squeue(Path(args.squeue).read_text())
         except OSError as exc:
-            _err(f"--squeue {args.squeue}: {exc.strerror or exc}")
+            _err(f"--squeue {args.squeue}: {exc.strerror or exc}", command)
             return EXIT_USAGE
     try:
         sweeps = [read_sweep(d) for d in args.samples]
     except (SamplesError, OSError) as exc:
-        _err(f"--samples: {exc}")
+        _err(f"--samples: {exc}", command)
         return EXIT_USAGE
     plan = build_plan(_load(args.fabric), validate=False)
-    report = fabric_report(plan, sweeps, slos, squeue=squeue)
+    health = assess(plan, sweeps, slos, squeue=squeue)
     if squeue is not None and squeue.unknown:
-        report.coverage["squeue_lines_not_read"] = list(squeue.unknown)
+        health.report.coverage["squeue_lines_not_read"] = list(squeue.unknown)
+    return health
+
+
+def cmd_fabric(args: argparse.Namespace) -> int:
+    health = assess_args(args)
+    if isinstance(health, int):
+        return health
+    report = health.report
     text = json.dumps(report.to_dict(), indent=2) + "\n" if args.format == "json" else report.markdown()
     if args.output:
         try:
@@ -83,4 +110,37 @@ def cmd_fabric(args: argparse.Namespace) -> int:
     return report.exit_code()
 
 
-__all__ = ["cmd_fabric", "register"]
+def cmd_exporter(args: argparse.Namespace) -> int:
+    from prometheus_client import CollectorRegistry, generate_latest, start_http_server
+
+    from hwaac.telemetry.exporter import FabricCollector
+
+    health = assess_args(args, "exporter")
+    if isinstance(health, int):
+        return health
+    latest = [health]
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(FabricCollector(lambda: latest[0]))
+    if args.once:
+        sys.stdout.write(generate_latest(registry).decode())
+        return 0
+    try:
+        server, thread = start_http_server(args.port, addr=args.addr, registry=registry)
+    except OSError as exc:
+        _err(f"--port {args.port}: {exc.strerror or exc}", "exporter")
+        return EXIT_USAGE
+    print(f"hwaac health exporter: serving http://{args.addr}:{args.port}/metrics", file=sys.stderr)
+    try:
+        while True:
+            time.sleep(max(1.0, args.interval))
+            fresh = assess_args(args, "exporter")
+            if not isinstance(fresh, int):  # an unreadable sweep keeps the last good one (the error is on stderr)
+                latest[0] = fresh
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+__all__ = ["assess_args", "cmd_exporter", "cmd_fabric", "register"]

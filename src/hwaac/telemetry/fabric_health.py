@@ -1,9 +1,11 @@
 """From sweeps of samples to a :class:`~hwaac.telemetry.report.FabricReport`: rates over the latest two sweeps,
-correlation to the plan, SLIs, localisation; what was not covered goes into the report's coverage."""
+correlation to the plan, SLIs, localisation; what was not covered goes into the report's coverage.
+:func:`assess` also keeps the layers in between (:class:`FabricHealth`) for the Prometheus exporter."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from hwaac.health.parsers.slurm_squeue import Squeue
 from hwaac.plan.model import Plan
@@ -12,10 +14,29 @@ from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.rates import Interval, interval
 from hwaac.telemetry.report import FabricReport
 from hwaac.telemetry.samples import Sweep
-from hwaac.telemetry.sli import aggregate, link_slis
+from hwaac.telemetry.sli import Aggregate, LinkSLI, aggregate, link_slis
 from hwaac.telemetry.slo import SloSet
 from hwaac.telemetry.suspects import Observed
-from hwaac.telemetry.topology import LinkIndex, correlate
+from hwaac.telemetry.topology import Correlation, LinkIndex, correlate
+
+
+@dataclass(slots=True)
+class FabricHealth:
+    """One assessment: the report and the layers it came from.
+
+    Attributes:
+        report: what ``hwaac health fabric`` prints.
+        corr: the samples attached to the plan's link ends.
+        slis: the link SLIs, in plan order.
+        per_leaf: per leaf, its path diversity and BGP stability (with their inputs).
+        bgp: per leaf, the interval of its BGP summaries.
+    """
+
+    report: FabricReport
+    corr: Correlation
+    slis: list[LinkSLI]
+    per_leaf: dict[str, Aggregate]
+    bgp: Mapping[str, Interval]
 
 
 def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
@@ -31,6 +52,12 @@ def fabric_report(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: 
                   index: LinkIndex | None = None) -> FabricReport:
     """Rate every (device, tool) over its latest two sweeps (one sweep: its state and gauges only), attach to the
     plan, compute SLIs and suspects."""
+    return assess(plan, sweeps, slos, squeue=squeue, index=index).report
+
+
+def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue | None = None,
+           index: LinkIndex | None = None) -> FabricHealth:
+    """:func:`fabric_report` with the correlation, link SLIs, per-leaf SLIs and BGP intervals behind it."""
     index = index or LinkIndex(plan)
     readings: list[Interval | Snapshot] = []
     seconds: list[float] = []
@@ -55,7 +82,7 @@ def fabric_report(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: 
         routes.update(s.routes)
     corr = correlate(index, readings)
     slis = link_slis(corr)
-    aggs, _ = aggregate(corr, slis, routes=routes, bgp=bgp)
+    aggs, per_leaf = aggregate(corr, slis, routes=routes, bgp=bgp)
     suspects = localise(Observed(corr, slis, slos, bgp), squeue=squeue)
     unplanned_devices = sorted({d for d, _, _ in corr.unplanned if d not in index.ports})
     coverage = {
@@ -70,8 +97,9 @@ def fabric_report(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: 
     if len(sweeps) < 2:
         coverage["reader_and_rate_errors"].insert(0, "one sweep: no counter is rated, only state and gauges are "
                                                      "judged (give --samples twice, oldest first)")
-    return FabricReport(plan.intent.fabric.name, [(str(s.path), s.time) for s in sweeps],
-                        max(seconds) if seconds else None, suspects, aggs, slos, coverage)
+    report = FabricReport(plan.intent.fabric.name, [(str(s.path), s.time) for s in sweeps],
+                          max(seconds) if seconds else None, suspects, aggs, slos, coverage)
+    return FabricHealth(report, corr, slis, per_leaf, bgp)
 
 
-__all__ = ["fabric_report"]
+__all__ = ["FabricHealth", "assess", "fabric_report"]
