@@ -12,6 +12,8 @@
 #   frr, frr-pythontools  zebra, bgpd, vtysh and frr-reload.py for the twin (`hwaac lab`: FRR per switch namespace)
 #   lldpd       LLDP per twin switch (`hwaac lab`, the LLDP check of `hwaac verify`)
 #   iputils-ping  ping with -I and -M do in the twin's node namespaces (rail paths and path MTU of `hwaac verify`)
+#   prometheus  `promtool check rules` / `promtool test rules` over files/prometheus/ (tests/prometheus/); the
+#               package's server is not started by the tests (in a container without systemd it does not start)
 #
 # terraform is not a Debian package: it must be on PATH already (checked at the end).
 #
@@ -20,7 +22,7 @@
 # needed. Usage: scripts/install-system-deps.sh
 set -euo pipefail
 
-PACKAGES=(netplan.io iproute2 redis-server postgresql nodejs frr frr-pythontools lldpd iputils-ping)
+PACKAGES=(netplan.io iproute2 redis-server postgresql nodejs frr frr-pythontools lldpd iputils-ping prometheus)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -71,7 +73,7 @@ if ! { "${SUDO[@]}" apt-get update -qq && \
     exit 1
 fi
 
-for cmd in netplan ip redis-server vtysh lldpd ping; do
+for cmd in netplan ip redis-server vtysh lldpd ping promtool; do
     if ! command -v "$cmd" >/dev/null 2>&1 && [[ ! -x "/usr/sbin/$cmd" ]]; then
         echo "install-system-deps: $cmd still missing after installing ${missing[*]}" >&2
         exit 1

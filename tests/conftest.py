@@ -2,7 +2,9 @@
 
 ``sonic_toolkit`` is the toolkit named by ``HWAAC_SONIC_TOOLKIT`` (:mod:`hwaac.sonic_toolkit`). Without it a test
 that needs it FAILS when ``HWAAC_REQUIRE_SONIC_TOOLKIT=1`` or ``CI=true`` (CI must not pass without SONiC's own
-checks) and is skipped, with the reason, otherwise. Set it up with ``scripts/sonic-toolkit.sh``.
+checks) and is skipped, with the reason, otherwise. Set it up with ``scripts/sonic-toolkit.sh``. ``promtool``
+(Debian's ``prometheus``, ``scripts/install-system-deps.sh``) is required the same way, by
+``HWAAC_REQUIRE_PROMTOOL=1`` or ``CI=true``.
 
 When the run holds tests that use the local NetBox, one process starts ``hwaac netbox up`` in the background at
 collection and those tests go last, so the first install on a new machine (~2 min of one core; the migrations are
@@ -18,6 +20,7 @@ not on whatever ``python3`` PATH found first (a pyenv shim costs ~100 ms of bash
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +45,23 @@ def sonic_toolkit() -> Toolkit:
             pytest.fail(f"the SONiC toolkit is required here (HWAAC_REQUIRE_SONIC_TOOLKIT=1 or CI=true): {exc}",
                         pytrace=False)
         pytest.skip(f"SONiC toolkit not available: {exc}")
+
+
+def promtool_required() -> bool:
+    """Whether a missing promtool fails the tests that need it (CI) rather than skipping them."""
+    return os.environ.get("HWAAC_REQUIRE_PROMTOOL") == "1" or os.environ.get("CI", "").lower() == "true"
+
+
+@pytest.fixture(scope="session")
+def promtool() -> str:
+    """The path of ``promtool``; fails or skips the test without it (module docstring)."""
+    found = shutil.which("promtool")
+    if found is None:
+        if promtool_required():
+            pytest.fail("promtool is required here (HWAAC_REQUIRE_PROMTOOL=1 or CI=true): not on PATH; "
+                        "scripts/install-system-deps.sh installs Debian's prometheus", pytrace=False)
+        pytest.skip("promtool not on PATH (scripts/install-system-deps.sh installs Debian's prometheus)")
+    return found
 
 
 NETBOX_FIXTURE = "local_netbox"  # tests/integration/conftest.py: every NetBox fixture depends on it

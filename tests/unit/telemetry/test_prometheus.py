@@ -1,0 +1,150 @@
+"""The exporter's text exposition for the demo samples (read back with prometheus_client's parser), and the rules
+in files/prometheus/ under the real promtool: syntax, one alert per localisation rule, SLIs equal to sli.py's."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from hwaac.cli import main
+from hwaac.plan import build_plan
+from hwaac.telemetry.fabric_health import assess
+from hwaac.telemetry.samples import read_sweep
+from hwaac.telemetry.slo import default_slos
+from hwaac.validate import load_intent
+
+ROOT = Path(__file__).parents[3]
+DEMO = ROOT / "inventory" / "demo"
+SAMPLES = ROOT / "tests" / "fixtures" / "telemetry" / "samples"
+FAULT = [str(SAMPLES / "cable-fault" / "sweep1"), str(SAMPLES / "cable-fault" / "sweep2")]
+CLEAN = [FAULT[0], str(SAMPLES / "clean" / "sweep2")]
+RULES = ROOT / "files" / "prometheus" / "hwaac-network.rules.yml"
+UNIT_TESTS = sorted((ROOT / "tests" / "prometheus").glob("*.test.yml"))
+
+
+def exposition(sweeps: list[str], capsys: pytest.CaptureFixture[str]) -> dict[str, list]:
+    args = ["health", "exporter", str(DEMO), "--once"]
+    for s in sweeps:
+        args += ["--samples", s]
+    assert main(args) == 0
+    return {f.name: f.samples for f in text_string_to_metric_families(capsys.readouterr().out)}
+
+
+def value(fams: dict[str, list], name: str, **labels: str) -> float:
+    (s,) = [s for s in fams[name] if all(s.labels.get(k) == v for k, v in labels.items())]
+    return s.value
+
+
+# the README of the samples: 60 s apart, 60,000,000 more frames on every port, RX_ERR +50 at leaf-p0-su01-r0
+# Ethernet128 and +30 at spine-p0-01 Ethernet0, the two ends of cable L0000000
+LEAF_END = {"device": "leaf-p0-su01-r0", "port": "Ethernet128", "peer_device": "spine-p0-01", "peer_port": "Ethernet0",
+            "cable": "L0000000", "end": "a", "link_kind": "leaf_spine", "leaf": "leaf-p0-su01-r0",
+            "spine": "spine-p0-01", "plane": "0", "rail": "0", "su": "1", "fabric": "demo", "node": ""}
+SPINE_END = {**LEAF_END, "device": "spine-p0-01", "port": "Ethernet0", "peer_device": "leaf-p0-su01-r0",
+             "peer_port": "Ethernet128", "end": "b"}
+PORT_CASES = [
+    ("hwaac_port_rx_err_per_second", LEAF_END, 50 / 60),
+    ("hwaac_port_rx_err_per_second", SPINE_END, 30 / 60),
+    ("hwaac_port_rx_ok_per_second", LEAF_END, 1_000_000.0),
+    ("hwaac_port_rx_drop_per_second", SPINE_END, 0.0),
+    ("hwaac_port_oper_up", LEAF_END, 1.0),
+    ("hwaac_sli_loss_ratio", {"scope": "link", "cable": "L0000000", "leaf": "leaf-p0-su01-r0"},
+     (50 + 30) / (2 * 60_000_000 + 50 + 30)),
+    ("hwaac_slo_loss_ratio", {"bound": "max"}, 7.4e-8),
+    ("hwaac_slo_pre_fec_ber", {"bound": "warn"}, 2.4e-5),
+    ("hwaac_suspect", {"rule": "errors_both_ends", "kind": "cable", "component": "L0000000", "cable": "L0000000",
+                       "severity": "fault"}, 1.0),
+    ("hwaac_fabric_rate_interval_seconds", {"fabric": "demo"}, 60.0),
+]
+
+
+@pytest.mark.parametrize(("name", "labels", "expected"), PORT_CASES,
+                         ids=[f"{n}-{lab.get('device', lab.get('rule', ''))}" for n, lab, _ in PORT_CASES])
+def test_exporter_names_labels_values(name: str, labels: dict[str, str], expected: float,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    fams = exposition(FAULT, capsys)
+    assert value(fams, name, **labels) == pytest.approx(expected, rel=1e-12)
+
+
+def test_exporter_every_planned_link_once_and_clean_has_no_suspect(capsys: pytest.CaptureFixture[str]) -> None:
+    plan = build_plan(load_intent(DEMO))
+    fams = exposition(CLEAN, capsys)
+    assert len(fams["hwaac_link_planned"]) == len(plan.links)
+    assert len({s.labels["cable"] for s in fams["hwaac_link_planned"]}) == len(plan.links)
+    assert fams["hwaac_suspect"] == []
+    # 2 devices sampled: 4 leaf ends, 2 spine ends, one series each per rate
+    assert len(fams["hwaac_port_rx_err_per_second"]) == 6
+
+
+def test_promtool_check_rules(promtool: str) -> None:
+    r = subprocess.run([promtool, "check", "rules", str(RULES)], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("path", UNIT_TESTS, ids=[p.name for p in UNIT_TESTS])
+def test_promtool_unit_tests(path: Path, promtool: str) -> None:
+    r = subprocess.run([promtool, "test", "rules", str(path)], capture_output=True, text=True, check=False,
+                       cwd=path.parent)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_alert_test_series_are_exporter_series(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every input series of the alert tests is a family the exporter emits, with labels the family has."""
+    from hwaac.telemetry.exporter import LINK_LABELS, PORT_LABELS, SUSPECT_LABELS
+
+    fams = exposition(FAULT, capsys)
+    own = {"hwaac_link_planned": LINK_LABELS, "hwaac_suspect": SUSPECT_LABELS,
+           "hwaac_leaf_route_min_ecmp": ("fabric", "leaf"), "hwaac_leaf_uplinks_planned": ("fabric", "leaf"),
+           "hwaac_bgp_peer_dropped_per_second": ("fabric", "leaf", "peer", "cable")}
+    for path in UNIT_TESTS:
+        for test in yaml.safe_load(path.read_text())["tests"]:
+            for s in test["input_series"]:
+                name, _, rest = s["series"].partition("{")
+                labels = {kv.split("=", 1)[0] for kv in rest.rstrip("}").split('",') if kv}
+                assert name in fams, f"{path.name}: {name} is not an exporter family"
+                allowed = PORT_LABELS if name.startswith("hwaac_port_") else own.get(name, ("fabric", "bound"))
+                assert labels <= set(allowed), f"{path.name}: {name} has labels {labels - set(allowed)}"
+
+
+def _promql_series(name: str, labels: dict[str, str], v: float) -> dict[str, str]:
+    sel = ",".join(f'{k}="{x}"' for k, x in sorted(labels.items()) if x)
+    return {"series": f"{name}{{{sel}}}", "values": f"{v!r}+0x5"}
+
+
+SCOPE_KEYS = ("leaf", "rail", "su", "plane", "fabric")
+RECORDED = ("availability", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s", "pause_ratio", "ecn_mark_ratio")
+
+
+def test_recording_rules_equal_sli_py(tmp_path: Path, promtool: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The recording rules over the exporter's per-port series give sli.aggregate's values, scope by scope."""
+    fams = exposition(FAULT, capsys)
+    inputs = [_promql_series(name, s.labels, s.value) for name, samples in fams.items()
+              if name.startswith(("hwaac_port_", "hwaac_link_planned", "hwaac_slo_")) for s in samples]
+    health = assess(build_plan(load_intent(DEMO)), [read_sweep(d) for d in FAULT], default_slos())
+    checks = []
+    for a in health.report.aggregates:
+        if a.scope not in SCOPE_KEYS:
+            continue
+        key = {"fabric": "demo"} | ({} if a.scope == "fabric" else {a.scope: a.key})
+        sel = ",".join(f'{k}="{v}"' for k, v in key.items())
+        for n in RECORDED:
+            x = a.values.get(n)
+            expr = f"hwaac:sli_{n}:{a.scope}{{{sel}}}"
+            if x is None:  # sli.py has no value: neither may the rule
+                checks.append({"expr": f"absent({expr})", "eval_time": "2m", "exp_samples": [
+                    {"labels": "{" + sel + "}", "value": 1}]})
+                continue
+            checks.append({"expr": f"abs({expr} - {x!r}) <= bool {abs(x) * 1e-9!r}", "eval_time": "2m",
+                           "exp_samples": [{"labels": "{" + sel + "}", "value": 1}]})
+    valued = [c for c in checks if not c["expr"].startswith("absent")]
+    assert len(valued) >= 5 * 2  # availability and loss ratio at least, for a leaf, rail, su, plane and the fabric
+    doc = {"rule_files": [str(RULES)], "evaluation_interval": "1m",
+           "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}]}
+    test = tmp_path / "sli.test.yml"
+    test.write_text(yaml.safe_dump(doc, sort_keys=False))
+    r = subprocess.run([promtool, "test", "rules", str(test)], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
