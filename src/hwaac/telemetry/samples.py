@@ -5,7 +5,8 @@ file's modification time. The layout and the file names: ``docs/network-health.m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -26,27 +27,38 @@ from hwaac.telemetry.parsers.sonic_portstat import parse_portstat
 from hwaac.telemetry.parsers.sonic_portstat_json import parse_portstat_json
 from hwaac.telemetry.parsers.sonic_queuestat import parse_queue_counters
 from hwaac.telemetry.parsers.sonic_transceiver import parse_transceiver_dom
+from hwaac.telemetry.tools import PORT, TOOLS
 
 Reader = Callable[..., Snapshot]
+# tool (file stem) -> reader; the command each tool runs is in TOOLS (hwaac/telemetry/tools.py, the same file as the
+# collection's plugins/module_utils/telemetry_tools.py: one table for the host module and these readers)
+_WHOLE: dict[str, Reader] = {
+    "portstat": parse_portstat,
+    "portstat-json": parse_portstat_json,
+    "pfcstat": parse_pfc_counters,
+    "pfcwd": parse_pfcwd_stats,
+    "queuestat": parse_queue_counters,
+    "intf-status": parse_interface_status,
+    "intf-flap": parse_interface_flap,
+    "transceiver-dom": parse_transceiver_dom,
+    "counters-db": parse_counters_db,
+    "rdma-statistic": parse_rdma_statistic,
+    "ib-counters": parse_ib_sysfs_counters,
+}
+_PER_PORT: dict[str, Reader] = {
+    "ethtool": parse_mlx5_ethtool,
+    "mlxlink": parse_mlxlink,
+    "fec-histogram": parse_fec_histogram,
+}
+
+
+def _command(tool: str) -> str:
+    return shlex.join(TOOLS[tool]["argv"]).replace(PORT, "PORT")
+
+
 # file stem -> (reader, the command whose output the file holds); readers marked with a port take it from @PORT
-READERS: dict[str, tuple[Reader, str]] = {
-    "portstat": (parse_portstat, "portstat / show interfaces counters"),
-    "portstat-json": (parse_portstat_json, "portstat -j"),
-    "pfcstat": (parse_pfc_counters, "show pfc counters"),
-    "pfcwd": (parse_pfcwd_stats, "show pfcwd stats"),
-    "queuestat": (parse_queue_counters, "show queue counters"),
-    "intf-status": (parse_interface_status, "show interfaces status"),
-    "intf-flap": (parse_interface_flap, "show interfaces flap"),
-    "transceiver-dom": (parse_transceiver_dom, "show interfaces transceiver eeprom --dom"),
-    "counters-db": (parse_counters_db, "sonic-db-dump -n COUNTERS_DB / sonic-db-cli / gNMI JSON"),
-    "rdma-statistic": (parse_rdma_statistic, "rdma statistic show"),
-    "ib-counters": (parse_ib_sysfs_counters, "grep . /sys/class/infiniband/*/ports/*/*counters/*"),
-}
-PORT_READERS: dict[str, tuple[Reader, str]] = {
-    "ethtool": (parse_mlx5_ethtool, "ethtool -S PORT (mlx5)"),
-    "mlxlink": (parse_mlxlink, "mlxlink -d DEV -c (--json or text)"),
-    "fec-histogram": (parse_fec_histogram, "show interfaces counters fec-histogram PORT"),
-}
+READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _WHOLE.items()}
+PORT_READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _PER_PORT.items()}
 BGP, ROUTES = "bgp-summary", "routes"  # FRR: show bgp summary json, show ip route json
 EXTENSIONS = (".txt", ".json", ".out")
 TIME_FILE = "taken_at"
@@ -116,24 +128,42 @@ def read_sweep(folder: str | Path) -> Sweep:
             if f.suffix not in EXTENSIONS or not f.is_file():
                 sweep.skipped.append(f"{f}: not a .txt, .json or .out file")
                 continue
-            stem = f.stem
             when = sweep.time if sweep.time is not None else f.stat().st_mtime
-            raw = f.read_text(errors="replace")
-            tool, at, port = stem.partition("@")
-            if tool == BGP:
-                sweep.bgp[device] = (parse_bgp_summary(raw, device=device).snapshot(), when)
-            elif tool == ROUTES:
-                sweep.routes[device] = parse_routes(raw, device=device)
-            elif tool in PORT_READERS and at and port:
-                sweep.snapshots[(device, stem)] = (PORT_READERS[tool][0](raw, port=port, device=device), when)
-            elif tool == "portstat" and f.suffix == ".json":
-                sweep.snapshots[(device, "portstat-json")] = (parse_portstat_json(raw, device=device), when)
-            elif tool in READERS and not at:
-                sweep.snapshots[(device, stem)] = (READERS[tool][0](raw, device=device), when)
-            else:
-                sweep.skipped.append(f"{f}: {stem!r} is no tool hwaac reads; valid: {valid_names()}")
+            add_output(sweep, device, f.stem, f.read_text(errors="replace"), when, json_file=f.suffix == ".json",
+                       where=str(f))
     return sweep
 
 
-__all__ = ["BGP", "PORT_READERS", "READERS", "ROUTES", "TIME_FILE", "SamplesError", "Sweep", "read_sweep",
-           "valid_names"]
+def add_output(sweep: Sweep, device: str, stem: str, raw: str, when: float, *, json_file: bool = False,
+               where: str = "") -> None:
+    """Read one tool's output ``raw`` of ``device`` (``stem``: the tool, ``tool@PORT`` for a per-port one) taken
+    at ``when`` into ``sweep``; a stem that is no tool is listed in ``skipped`` (as ``where``)."""
+    tool, at, port = stem.partition("@")
+    if tool == BGP and not at:
+        sweep.bgp[device] = (parse_bgp_summary(raw, device=device).snapshot(), when)
+    elif tool == ROUTES and not at:
+        sweep.routes[device] = parse_routes(raw, device=device)
+    elif tool in PORT_READERS and at and port:
+        sweep.snapshots[(device, stem)] = (PORT_READERS[tool][0](raw, port=port, device=device), when)
+    elif tool == "portstat" and json_file and not at:
+        sweep.snapshots[(device, "portstat-json")] = (parse_portstat_json(raw, device=device), when)
+    elif tool in READERS and not at:
+        sweep.snapshots[(device, stem)] = (READERS[tool][0](raw, device=device), when)
+    else:
+        sweep.skipped.append(f"{where or device + ' ' + stem}: {stem!r} is no tool hwaac reads; valid: "
+                             f"{valid_names()}")
+
+
+def sweep_from_outputs(name: str, outputs: Mapping[str, Mapping[str, tuple[str, float]]],
+                       time: float | None = None, skipped: list[str] | None = None) -> Sweep:
+    """A sweep from outputs held in memory (an Ansible run's): ``outputs[device][stem] = (raw, taken_at)``.
+    ``name`` stands for the folder in the report; ``skipped``: outputs the caller could not use, with why."""
+    sweep = Sweep(Path(name), time=time, skipped=list(skipped or []))
+    for device in sorted(outputs):
+        for stem, (raw, when) in sorted(outputs[device].items()):
+            add_output(sweep, device, stem, raw, when)
+    return sweep
+
+
+__all__ = ["BGP", "PORT_READERS", "READERS", "ROUTES", "TIME_FILE", "SamplesError", "Sweep", "add_output",
+           "read_sweep", "sweep_from_outputs", "valid_names"]

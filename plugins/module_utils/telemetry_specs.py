@@ -1,0 +1,44 @@
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""Argument specs of aiinfra.hwaac.network_telemetry (host) and network_health (controller), shared by their module
+files (documentation, validate-modules) and the action plugin, as verify_specs.py does for fabric_facts."""
+
+from __future__ import annotations
+
+# plugins/doc_fragments/command_limits.py documents these two
+COMMAND_LIMITS = {
+    "timeout": {"type": "float", "default": 60.0},
+    "max_output": {"type": "int", "default": 64 * 1024 * 1024},
+}
+
+FAIL_ON = ["fault", "warn", "never"]
+
+SPECS = {
+    "network_telemetry": {
+        "kind": {"type": "str", "default": "sonic", "choices": ["sonic", "host"]},
+        "tools": {"type": "list", "elements": "str"},
+        "ports": {"type": "list", "elements": "str", "default": []},
+        "device": {"type": "str"},
+        "sysfs_root": {"type": "path", "default": "/sys"},
+        **COMMAND_LIMITS,
+    },
+    "network_health": {
+        "intent": {"type": "path", "required": True},
+        "output_dir": {"type": "path", "required": True},
+        "sweeps": {"type": "list", "elements": "dict"},
+        "registered": {"type": "list", "elements": "str"},
+        "hosts": {"type": "list", "elements": "str"},
+        "slo": {"type": "path"},
+        "squeue": {"type": "path"},
+        "fail_on": {"type": "str", "default": "fault", "choices": FAIL_ON},
+        "name": {"type": "str", "default": "network-health"},
+    },
+}
+
+
+def controller_only(name):
+    """``main()`` of a module that only documents its action plugin: it declares the spec and says where it runs."""
+    from ansible.module_utils.basic import AnsibleModule
+
+    module = AnsibleModule(argument_spec=SPECS[name], supports_check_mode=True)
+    module.fail_json(msg=f"aiinfra.hwaac.{name} runs on the controller through its action plugin")

@@ -1,0 +1,185 @@
+#!/usr/bin/python
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""Host side of network health: runs the read-only telemetry tools of a SONiC switch or a GPU node, each with a
+time limit and under one output cap, and returns their raw output with the time each was taken. Reading and judging
+happen on the controller (aiinfra.hwaac.network_health, hwaac.telemetry)."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: network_telemetry
+short_description: Gather the raw switch and NIC counter outputs that network health reads
+version_added: "0.1.0"
+description:
+  - Runs the commands of the given telemetry tools on a SONiC switch or a GPU node, one after the other, each with
+    a time limit, and returns per tool its raw C(stdout), C(stderr), exit status and the time it was taken (Unix
+    seconds). Nothing is parsed on the host.
+  - "The tool -> command table is C(plugins/module_utils/telemetry_tools.py), the same file the readers of the
+    Python package C(hwaac) (C(hwaac.telemetry.samples)) name their inputs by. Switch tools: C(portstat)
+    (show interfaces counters), C(portstat-json) (portstat -j), C(pfcstat), C(pfcwd), C(queuestat),
+    C(intf-status), C(intf-flap), C(transceiver-dom), C(counters-db) (sonic-db-dump -n COUNTERS_DB -k 'COUNTERS*'
+    -y), C(fec-histogram@PORT), C(bgp-summary) and C(routes) (vtysh -c 'show bgp summary json' /
+    'show ip route json'). Host tools: C(ethtool@PORT) (ethtool -S), C(mlxlink@PORT) (mlxlink -d DEV -c),
+    C(rdma-statistic) (rdma statistic show), C(ib-counters) (grep -H . over the sysfs counters/ and hw_counters/ of
+    every RDMA port, the globs expanded by the module)."
+  - A tool that is missing, fails or times out does not fail the task; its result says so, and the controller
+    lists it as not read.
+  - M(aiinfra.hwaac.network_health) turns two or more such sweeps of the fabric into rates, SLIs and ranked
+    suspects.
+  - Only reads; check mode runs the commands too and nothing is ever changed.
+author:
+  - hwaac maintainers (@aiinfra)
+extends_documentation_fragment:
+  - aiinfra.hwaac.command_limits
+options:
+  kind:
+    description:
+      - What the device is; picks the default O(tools).
+      - "C(sonic): counters-db, intf-status, intf-flap, transceiver-dom, pfcwd, bgp-summary, routes.
+        C(host): rdma-statistic, ib-counters, and ethtool for each of O(ports)."
+    type: str
+    default: sonic
+    choices: [sonic, host]
+  tools:
+    description:
+      - The tools to run, by name; C(tool@PORT) for a tool that reads one port. A per-port tool named without
+        C(@PORT) runs once for each of O(ports). Default by O(kind).
+    type: list
+    elements: str
+  ports:
+    description:
+      - Ports for the per-port tools named without C(@PORT) (netdevs such as C(rail0) for C(ethtool), RDMA devices
+        for C(mlxlink), SONiC ports for C(fec-histogram)).
+    type: list
+    elements: str
+    default: []
+  device:
+    description:
+      - The device's planned name, returned as RV(device) for the controller. Default none (the controller then
+        takes the inventory host name).
+    type: str
+  sysfs_root:
+    description:
+      - Root of sysfs on the host (C(ib-counters) reads C(<sysfs_root>/class/infiniband)).
+    type: path
+    default: /sys
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+    details: The tools only read; check mode runs them.
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+  platform:
+    description: Target OS/families that can be operated against.
+    platforms: [linux]
+    support: full
+notes:
+  - Some SONiC show commands read the transceivers through the platform API and need root (C(become)).
+  - mlxlink comes with MFT or mstflint and is not in the host defaults; add C(mlxlink) to O(tools) where it is
+    installed.
+seealso:
+  - module: aiinfra.hwaac.network_health
+"""
+
+EXAMPLES = r"""
+- name: Read a SONiC switch's counters
+  aiinfra.hwaac.network_telemetry:
+    kind: sonic
+    timeout: 30
+  register: sweep1
+  become: true
+
+- name: Read a GPU node's rails
+  aiinfra.hwaac.network_telemetry:
+    kind: host
+    ports: [rail0, rail1, rail2, rail3]
+    tools: [rdma-statistic, ib-counters, ethtool, mlxlink@mlx5_0]
+  register: sweep1
+"""
+
+RETURN = r"""
+device:
+  description: O(device) as given (null when unset).
+  returned: success
+  type: str
+taken_at:
+  description: Unix time when the first command started.
+  returned: success
+  type: float
+outputs:
+  description:
+    - Per tool name (C(pfcwd), C(ethtool@rail0)) C(argv), C(rc) (null when it could not start or was not run),
+      C(stdout), C(stderr), C(taken_at) (Unix seconds when it started), C(seconds), C(timed_out) and
+      C(truncated) (cut at O(max_output)).
+  returned: success
+  type: dict
+  sample:
+    pfcwd:
+      argv: [show, pfcwd, stats]
+      rc: 0
+      stdout: "      QUEUE    STATUS ..."
+      stderr: ""
+      taken_at: 1700000000.12
+      seconds: 0.8
+      timed_out: false
+      truncated: false
+"""
+
+import time  # noqa: E402
+
+from ansible.module_utils.basic import AnsibleModule  # noqa: E402
+
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_specs import SPECS  # noqa: E402
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_tools import (  # noqa: E402
+    DEFAULT_TOOLS,
+    expand,
+    tool_argv,
+    tool_problem,
+)
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
+
+
+def run_tools(module, names, sysfs, timeout, cap):
+    """Run each tool in order; outputs past ``cap`` bytes in all are cut, tools after it are not run."""
+    outputs, left = {}, cap
+    for name in names:
+        argv = tool_argv(name, sysfs)
+        started = time.time()
+        if left <= 0:
+            outputs[name] = {"argv": argv, "rc": None, "stdout": "", "stderr": f"not run: output cap of {cap} bytes "
+                             "reached (max_output)", "taken_at": started, "seconds": 0.0, "timed_out": False,
+                             "truncated": False}
+            continue
+        out = run_timed(module, argv, timeout, {"LC_ALL": "C"})
+        out.update(argv=argv, taken_at=round(started, 3), truncated=False)
+        for stream in ("stdout", "stderr"):
+            if len(out[stream]) > left:
+                out[stream] = out[stream][:left]
+                out["truncated"] = True
+            left -= len(out[stream])
+        outputs[name] = out
+    return outputs
+
+
+def main():
+    module = AnsibleModule(argument_spec=SPECS["network_telemetry"], supports_check_mode=True)
+    p = module.params
+    asked = p["tools"] if p["tools"] is not None else DEFAULT_TOOLS[p["kind"]]
+    names = expand(asked, p["ports"])
+    # a per-port tool asked for without a port and without ports is refused (the defaults just leave it out)
+    problems = [w for w in (tool_problem(name) for name in (asked if p["tools"] and not p["ports"] else names)) if w]
+    if problems:
+        module.fail_json(msg="aiinfra.hwaac.network_telemetry: " + "; ".join(problems))
+    if p["timeout"] <= 0 or p["max_output"] <= 0:
+        module.fail_json(msg="aiinfra.hwaac.network_telemetry: timeout and max_output must be positive")
+    taken_at = round(time.time(), 3)
+    outputs = run_tools(module, names, p["sysfs_root"], p["timeout"], p["max_output"])
+    module.exit_json(changed=False, device=p["device"], taken_at=taken_at, outputs=outputs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""aiinfra.hwaac.network_health: the action plugin on the demo intent, fed the derived samples folders of
+tests/fixtures/telemetry/samples as registered network_telemetry results (what a play registers), and fed real
+network_telemetry runs against the fake switch (two sweeps of COUNTERS_DB with errors rising on one port)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+from unittest.mock import MagicMock
+
+import pytest
+import yaml
+
+from ansible_collections.aiinfra.hwaac.plugins.action.network_health import ActionModule
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_specs import SPECS
+from ansible_collections.aiinfra.hwaac.plugins.modules import network_health
+from tests.unit.ansible.module_run import run_module
+
+REPO = Path(__file__).resolve().parents[3]
+DEMO = str(REPO / "inventory" / "demo")
+SAMPLES = REPO / "tests" / "fixtures" / "telemetry" / "samples"
+FAKES = REPO / "tests" / "fakes" / "bin"
+CABLE = "L0000000"  # the cable between leaf-p0-su01-r0 Ethernet128 and spine-p0-01 Ethernet0 (samples/README.md)
+
+
+def registered(folder: Path, **override: Any) -> dict[str, dict]:
+    """A samples folder as the network_telemetry results of its devices (host -> registered result)."""
+    when = float((folder / "taken_at").read_text())
+    out: dict[str, dict] = {}
+    for dev in sorted(p for p in folder.iterdir() if p.is_dir()):
+        outputs = {f.stem: {"argv": ["show", "interfaces", "counters"], "rc": 0, "stdout": f.read_text(),
+                            "stderr": "", "taken_at": when, "seconds": 0.5, "timed_out": False, "truncated": False,
+                            **override}
+                   for f in sorted(dev.iterdir())}
+        out[dev.name] = {"changed": False, "device": None, "taken_at": when, "outputs": outputs}
+    return out
+
+
+def run_action(args: dict[str, Any], *, check: bool = False, task_vars: dict | None = None) -> dict[str, Any]:
+    task = MagicMock()
+    task.args = {"intent": DEMO, **args}
+    task.check_mode = check
+    task.async_val = 0
+    action = ActionModule(task=task, connection=MagicMock(), play_context=MagicMock(check_mode=check),
+                          loader=MagicMock(), templar=MagicMock(template=lambda value: value), shared_loader_obj=None)
+    return action.run(task_vars=task_vars or {})
+
+
+FAULT = [registered(SAMPLES / "cable-fault" / "sweep1"), registered(SAMPLES / "cable-fault" / "sweep2")]
+CLEAN = [registered(SAMPLES / "cable-fault" / "sweep1"), registered(SAMPLES / "clean" / "sweep2")]
+
+
+def test_a_cable_with_errors_at_both_ends_fails_the_task_and_writes_the_report(tmp_path: Path) -> None:
+    res = run_action({"sweeps": FAULT, "output_dir": str(tmp_path / "out")})
+    assert res["failed"] is True and res["status"] == "fault" and res["exit_code"] == 1
+    top = res["report"]["suspects"][0]
+    assert (top["rule"], top["severity"]) == ("errors_both_ends", "fault")
+    assert CABLE in [c["name"] for c in top["components"]]
+    assert res["report"]["seconds"] == 60
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["network-health.json", "network-health.md"]
+    assert json.loads((tmp_path / "out" / "network-health.json").read_text()) == res["report"]
+    assert (tmp_path / "out" / "network-health.md").read_text().startswith("# Fabric health: ")
+    assert not [p for p in tmp_path.iterdir() if p.name != "out"]  # nothing outside output_dir
+
+
+@pytest.mark.parametrize(("sweeps", "fail_on", "failed"), [
+    (FAULT, "fault", True), (FAULT, "warn", True), (FAULT, "never", False),
+    (CLEAN, "fault", False), (CLEAN, "warn", False),
+], ids=["fault/fault", "fault/warn", "fault/never", "clean/fault", "clean/warn"])
+def test_fail_on(tmp_path: Path, sweeps: list, fail_on: str, failed: bool) -> None:
+    res = run_action({"sweeps": sweeps, "output_dir": str(tmp_path), "fail_on": fail_on})
+    assert bool(res.get("failed")) is failed
+
+
+def test_a_second_run_on_the_same_sweeps_changes_nothing_and_check_mode_writes_nothing(tmp_path: Path) -> None:
+    args = {"sweeps": CLEAN, "output_dir": str(tmp_path / "out")}
+    dry = run_action(args, check=True)
+    assert dry["changed"] is True and not (tmp_path / "out").exists()
+    assert run_action(args)["changed"] is True
+    assert run_action(args)["changed"] is False
+
+
+def test_outputs_not_read_are_listed_and_never_judged(tmp_path: Path) -> None:
+    second = registered(SAMPLES / "cable-fault" / "sweep2", timed_out=True, rc=-9)
+    second["gpu-su01-h01"] = {"unreachable": True, "msg": "ssh: timed out"}
+    res = run_action({"sweeps": [FAULT[0], second], "output_dir": str(tmp_path)})
+    skipped = res["report"]["coverage"]["files_skipped"]
+    assert "sweep 2 leaf-p0-su01-r0 portstat: not read, timed out after 0.5 s" in skipped
+    assert "sweep 2 gpu-su01-h01: no network_telemetry outputs (unreachable or failed)" in skipped
+    assert res["status"] == "ok" and not res["report"]["suspects"]  # the faulty sweep was not read
+
+
+def test_registered_results_are_read_from_hostvars(tmp_path: Path) -> None:
+    hostvars = {h: {"first": FAULT[0][h], "second": FAULT[1][h]} for h in FAULT[0]}
+    res = run_action({"registered": ["first", "second"], "output_dir": str(tmp_path), "fail_on": "never"},
+                     task_vars={"hostvars": hostvars, "ansible_play_hosts_all": sorted(hostvars)})
+    assert res["status"] == "fault" and [s["path"] for s in res["report"]["sweeps"]] == ["first", "second"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ({"sweeps": FAULT, "name": "../x"}, "plain file name"),
+    ({}, "give sweeps"),
+    ({"sweeps": FAULT, "registered": ["a"]}, "not both"),
+    ({"sweeps": FAULT, "intent": "/nonexistent/fabric.yml"}, "nonexistent"),
+    ({"sweeps": FAULT, "fail_on": "sometimes"}, "fail_on"),
+])
+def test_refused(tmp_path: Path, args: dict, message: str) -> None:
+    from ansible.errors import AnsibleActionFail
+
+    with pytest.raises(AnsibleActionFail, match=message):
+        run_action({"output_dir": str(tmp_path), **args})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_two_gathered_sweeps_of_the_fake_switch_name_the_port_with_errors(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "telemetry.json").write_text(json.dumps(
+        {"add_per_call": {"Ethernet0": {"SAI_PORT_STAT_IF_IN_ERRORS": 100000}}}))
+    env = {**os.environ, "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "HWAAC_FAKE_STATE": str(state),
+           "PYTHONPATH": str(REPO)}
+    sweeps = []
+    for i in range(2):
+        res = run_module("network_telemetry", {"tools": ["counters-db"], "device": "leaf-p0-su01-r0"},
+                         tmp_path / f"args{i}.json", env)
+        sweeps.append({"leaf-p0-su01-r0-host": res})
+    report = run_action({"sweeps": sweeps, "output_dir": str(tmp_path / "out"), "fail_on": "never"})["report"]
+    named = {(c["device"], c["port"]) for s in report["suspects"] for c in s["components"]}
+    assert ("leaf-p0-su01-r0", "Ethernet0") in named
+    assert all(s["rule"].startswith("errors") for s in report["suspects"])
+    assert report["seconds"] is not None and report["seconds"] > 0
+
+
+def test_spec_documents_every_option() -> None:
+    documented = yaml.safe_load(network_health.DOCUMENTATION)["options"]
+    assert set(documented) == set(SPECS["network_health"])
+    for name, spec in SPECS["network_health"].items():
+        for key in ("type", "default", "choices", "elements", "required"):
+            assert documented[name].get(key) == spec.get(key), (name, key)

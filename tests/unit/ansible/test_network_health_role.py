@@ -1,0 +1,67 @@
+"""Role aiinfra.hwaac.network_health and playbooks/network_health.yml: the role's variables are the ones its
+argument spec declares, with the same defaults; the playbook passes ansible-playbook --syntax-check; the role run on
+localhost against the fake switch tools gathers two sweeps and writes the report in its output folder only."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[3]
+ROLE = REPO / "roles" / "network_health"
+BIN = Path(sys.executable).parent
+DEFAULTS: dict[str, Any] = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+OPTIONS: dict[str, Any] = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())[
+    "argument_specs"]["main"]["options"]
+TEMPLATED = {"network_health_intent", "network_health_kind"}  # defaults computed from the inventory
+
+
+def env(**extra: str) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    return {**base, "PATH": f"{REPO / 'tests/fakes/bin'}{os.pathsep}{BIN}{os.pathsep}{base['PATH']}", **extra}
+
+
+def test_every_default_is_declared_with_the_same_value() -> None:
+    assert set(DEFAULTS) == set(OPTIONS)
+    for name, value in DEFAULTS.items():
+        if name in TEMPLATED:
+            assert "default" not in OPTIONS[name], name
+        else:
+            assert OPTIONS[name]["default"] == value, name
+
+
+def test_playbook_syntax() -> None:
+    r = subprocess.run([str(BIN / "ansible-playbook"), "--syntax-check", "playbooks/network_health.yml"], cwd=REPO,
+                       env=env(), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_role_on_a_fake_switch_reports_the_port_with_errors(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "telemetry.json").write_text(json.dumps(
+        {"add_per_call": {"Ethernet0": {"SAI_PORT_STAT_IF_IN_ERRORS": 100000}}}))
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": {"leaf-p0-su01-r0": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
+    out = tmp_path / "out"
+    r = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
+                        str(REPO / "playbooks" / "network_health.yml"), "-e", "network_health_hosts=all",
+                        "-e", "network_health_become=false", "-e", "network_health_interval=1",
+                        "-e", json.dumps({"network_health_tools": ["counters-db"],
+                                          "network_health_intent": str(REPO / "inventory/demo"),
+                                          "network_health_output_dir": str(out)})],
+                       cwd=REPO, env=env(HWAAC_FAKE_STATE=str(state), PYTHONPATH=str(REPO)), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 2, r.stdout[-4000:] + r.stderr  # the fault fails the play (fail_on: fault)
+    assert sorted(p.name for p in out.iterdir()) == ["network-health.json", "network-health.md"]
+    report = json.loads((out / "network-health.json").read_text())
+    assert report["status"] == "fault"
+    named = {(c["device"], c["port"]) for s in report["suspects"] for c in s["components"]}
+    assert ("leaf-p0-su01-r0", "Ethernet0") in named
+    assert (state / "telemetry_calls").read_text() == "2"
