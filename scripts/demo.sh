@@ -10,7 +10,8 @@
 #      with their rendered files), its switches reset to a factory config the first time
 #   8. the fabric deployed to the twin with the collection (`hwaac lab deploy`: playbooks/fabric_deploy.yml, SONiC
 #      GCU patches when HWAAC_SONIC_TOOLKIT names the toolkit, checkpoints, the BGP gate, rollback)
-#   9. `hwaac verify lab:demo`: LLDP = cabling plan, BGP, routes and ECMP, rails, path MTU, interfaces
+#   9. `hwaac lab converge demo`, then `hwaac verify lab:demo`: LLDP = cabling plan, BGP, routes and ECMP, rails,
+#      path MTU, interfaces
 # Run again, terraform reports no changes, the rendered files stay the same, the deploy changes nothing and verify
 # passes. The twin stays up: `.venv/bin/hwaac lab down demo` removes it.
 set -euo pipefail
@@ -46,6 +47,9 @@ else
     .venv/bin/hwaac lab deploy demo --reset     # the switches as installed: the deploy below pushes everything
 fi
 .venv/bin/hwaac lab deploy demo --quiet
+# the deploy's gate waits for each batch's BGP sessions, not for the last batch's routes to reach every switch:
+# verify judges the converged fabric (its rail paths ping across SUs)
+.venv/bin/hwaac lab converge demo
 .venv/bin/hwaac verify lab:demo
 echo "demo: done. NetBox holds the demo fabric; configs and docs rendered from it are in build/demo; the twin"
 echo "demo: 'demo' runs them, deployed with the collection and verified (.venv/bin/hwaac lab status demo)"
