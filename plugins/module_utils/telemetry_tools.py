@@ -50,7 +50,7 @@ DEFAULT_TOOLS = {
 
 def split_tool(name):
     """``("ethtool", "rail0")`` for ``"ethtool@rail0"``, ``("pfcwd", "")`` for ``"pfcwd"``."""
-    tool, _, port = name.partition("@")
+    tool, _sep, port = name.partition("@")
     return tool, port
 
 
