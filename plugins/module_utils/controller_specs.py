@@ -77,9 +77,10 @@ SPECS = {
 PROBES_OPTION = {"probes": {"type": "dict"}}
 
 
-def controller_only(name):
-    """``main()`` of a module that only documents its action plugin: it declares the spec and says where it runs."""
+def controller_only(name, specs=None):
+    """``main()`` of a module that only documents its action plugin: it declares the spec (from ``specs``, default
+    this file's) and says where it runs."""
     from ansible.module_utils.basic import AnsibleModule
 
-    module = AnsibleModule(argument_spec=SPECS[name], supports_check_mode=True)
+    module = AnsibleModule(argument_spec=(SPECS if specs is None else specs)[name], supports_check_mode=True)
     module.fail_json(msg=f"aiinfra.hwaac.{name} runs on the controller through its action plugin")

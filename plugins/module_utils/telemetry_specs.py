@@ -34,11 +34,3 @@ SPECS = {
         "name": {"type": "str", "default": "network-health"},
     },
 }
-
-
-def controller_only(name):
-    """``main()`` of a module that only documents its action plugin: it declares the spec and says where it runs."""
-    from ansible.module_utils.basic import AnsibleModule
-
-    module = AnsibleModule(argument_spec=SPECS[name], supports_check_mode=True)
-    module.fail_json(msg=f"aiinfra.hwaac.{name} runs on the controller through its action plugin")

@@ -124,9 +124,10 @@ files:
 
 
 def main():  # pragma: no cover - the action plugin does the work
-    from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_specs import controller_only
+    from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import controller_only
+    from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_specs import SPECS
 
-    controller_only("network_health")
+    controller_only("network_health", SPECS)
 
 
 if __name__ == "__main__":
