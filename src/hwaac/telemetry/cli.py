@@ -1,6 +1,7 @@
 """``hwaac health fabric INTENT --samples DIR [--samples DIR2 ...]``: rates, SLIs and ranked suspects of a fabric
 from sweeps of switch and host outputs (layout: ``docs/network-health.md`` "Samples folder"); ``hwaac health
-exporter``: the same assessment as Prometheus metrics (``--once`` prints the text exposition, ``--port`` serves it).
+exporter``: the same assessment as Prometheus metrics (``--once`` prints the text exposition, ``--port`` serves it);
+``hwaac health dashboard``: the Grafana dashboard of the fabric over those metrics.
 
 Exit status: 0 no suspect (or info only); 4 a warn suspect, none worse; 1 a fault suspect; 2 usage (a samples
 folder that is missing or holds no device folder, a bad ``taken_at``, an unreadable ``--squeue`` or ``--slo``, an
@@ -10,7 +11,9 @@ unwritable output); 1 also for an invalid intent, as every ``hwaac`` command.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -51,6 +54,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--interval", type=float, default=60.0, metavar="S",
                    help="re-read the samples folders every S seconds with --port (default 60)")
     e.set_defaults(func=cmd_exporter)
+    g = hs.add_parser("dashboard", help="the Grafana dashboard of the fabric over the exporter's metrics",
+                      description="Print the Grafana dashboard JSON (a fabric row, then a row per plane and rail "
+                                  "of the plan; thresholds from the SLOs), or write it to -o FILE. Exit 2 usage.")
+    g.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
+    g.add_argument("--slo", metavar="FILE", help="SLO file (default: hwaac/telemetry/data/slo.yaml)")
+    g.add_argument("-o", "--output", metavar="FILE", help="write the dashboard to FILE (replaced atomically)")
+    g.set_defaults(func=cmd_dashboard)
+
+
+def _slos(args: argparse.Namespace, command: str):  # -> SloSet | int
+    """The SLOs of ``--slo`` (the defaults without it), or the usage exit status with the reason on stderr."""
+    from hwaac.telemetry.slo import SloError, load_slos
+
+    try:
+        return load_slos(args.slo)
+    except SloError as exc:
+        _err(f"--slo: {len(exc.issues)} problem(s):", command)
+        for issue in exc.issues:
+            print(f"  {issue}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        _err(f"--slo {args.slo}: {exc.strerror or exc}", command)
+        return EXIT_USAGE
 
 
 def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> FabricHealth | int
@@ -61,18 +87,10 @@ def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> Fabric
     from hwaac.plan import build_plan
     from hwaac.telemetry.fabric_health import assess
     from hwaac.telemetry.samples import SamplesError, read_sweep
-    from hwaac.telemetry.slo import SloError, load_slos
 
-    try:
-        slos = load_slos(args.slo)
-    except SloError as exc:
-        _err(f"--slo: {len(exc.issues)} problem(s):", command)
-        for issue in exc.issues:
-            print(f"  {issue}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as exc:
-        _err(f"--slo {args.slo}: {exc.strerror or exc}", command)
-        return EXIT_USAGE
+    slos = _slos(args, command)
+    if isinstance(slos, int):
+        return slos
     squeue = None
     if args.squeue:
         try:
@@ -143,4 +161,34 @@ def cmd_exporter(args: argparse.Namespace) -> int:
         thread.join()
 
 
-__all__ = ["assess_args", "cmd_exporter", "cmd_fabric", "register"]
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from hwaac.cli import _load
+    from hwaac.plan import build_plan
+    from hwaac.telemetry.dashboard import dashboard_json
+
+    slos = _slos(args, "dashboard")
+    if isinstance(slos, int):
+        return slos
+    plan = build_plan(_load(args.fabric), validate=False)
+    text = dashboard_json(plan, slos)
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    out = Path(args.output)
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, out)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        _err(f"-o {args.output}: {exc.strerror or exc}", "dashboard")
+        return EXIT_USAGE
+    print(f"wrote {out}: Grafana dashboard {plan.intent.fabric.name!r}")
+    return 0
+
+
+__all__ = ["assess_args", "cmd_dashboard", "cmd_exporter", "cmd_fabric", "register"]

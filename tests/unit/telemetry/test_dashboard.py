@@ -1,9 +1,10 @@
 """The Grafana dashboard of hwaac.telemetry.dashboard: one row per (plane, rail) of the plan, every query valid PromQL
 under the real promtool and over names the exporter serves or the rules record, thresholds equal to the SLO file's,
-and the Grafana 11 schema."""
+the Grafana 11 schema, and the CLI."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from functools import cache
@@ -13,9 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
+from hwaac.cli import main
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan
-from hwaac.telemetry.dashboard import dashboard, dashboard_uid
+from hwaac.telemetry.dashboard import dashboard, dashboard_json, dashboard_uid
 from hwaac.telemetry.exporter import families
 from hwaac.telemetry.fabric_health import assess
 from hwaac.telemetry.samples import read_sweep
@@ -304,3 +306,49 @@ def test_uid_is_stable_and_fits_grafana() -> None:
     assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,40}", u) for u in uids), uids
     assert model(DEMO)["uid"] == dashboard(plan_of(DEMO))["uid"] == dashboard_uid("demo")
     assert model(TWIN)["uid"] == dashboard_uid("b300-twin-plane")
+
+
+# ---- the CLI
+
+
+def test_cli_prints_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["health", "dashboard", str(DEMO)]) == 0
+    assert json.loads(capsys.readouterr().out) == model(DEMO)
+    out = tmp_path / "d.json"
+    assert main(["health", "dashboard", str(DEMO), "-o", str(out)]) == 0
+    assert out.read_text() == dashboard_json(plan_of(DEMO))
+    assert [p.name for p in tmp_path.iterdir()] == ["d.json"]  # no temporary file left
+
+
+def test_cli_slo_file_moves_the_thresholds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = yaml.safe_load(SLO_FILE.read_text())
+    doc["slos"]["loss_ratio"]["max"] = 1e-6
+    slo = tmp_path / "slo.yaml"
+    slo.write_text(yaml.safe_dump(doc))
+    assert main(["health", "dashboard", str(DEMO), "--slo", str(slo)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    loss = [p for p in panels(d) if p["title"] == "Loss ratio"]
+    assert loss and all(p["fieldConfig"]["defaults"]["thresholds"]["steps"][-1]["value"] == 1e-6 for p in loss)
+    # a file without an SLI: its panels have no threshold, the others keep theirs
+    del doc["slos"]["loss_ratio"]
+    slo.write_text(yaml.safe_dump(doc))
+    assert main(["health", "dashboard", str(DEMO), "--slo", str(slo)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    by_title = {p["title"]: p["fieldConfig"]["defaults"] for p in panels(d)}
+    assert "thresholds" not in by_title["Loss ratio"] and "thresholds" in by_title["Pre-FEC BER"]
+
+
+USAGE = [("unwritable output", ["-o", "/nonexistent-dir/d.json"], "-o /nonexistent-dir/d.json"),
+         ("missing slo", ["--slo", "/nonexistent-dir/slo.yaml"], "--slo"),
+         ("invalid slo", ["--slo", "BAD"], "switch_degraded_share")]
+
+
+@pytest.mark.parametrize(("case", "extra", "words"), USAGE, ids=[c[0] for c in USAGE])
+def test_cli_usage_errors_exit_2(case: str, extra: list[str], words: str, tmp_path: Path,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "slo.yaml"
+    bad.write_text("version: 1\nslos: {}\nlocalise: {switch_degraded_share: 2}\n")
+    extra = [str(bad) if a == "BAD" else a for a in extra]
+    assert main(["health", "dashboard", str(DEMO), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hwaac health dashboard:") and words in err
