@@ -1,9 +1,10 @@
 """The Grafana dashboard of hwaac.telemetry.dashboard: one row per (plane, rail) of the plan, every query valid PromQL
 under the real promtool and over names the exporter serves or the rules record, thresholds equal to the SLO file's,
-the Grafana 11 schema, and the CLI."""
+the Grafana 11 schema, the CLI, and the shipped demo file equal to what the code generates now."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import subprocess
@@ -308,7 +309,17 @@ def test_uid_is_stable_and_fits_grafana() -> None:
     assert model(TWIN)["uid"] == dashboard_uid("b300-twin-plane")
 
 
-# ---- the CLI
+# ---- the shipped file and the CLI
+
+
+def test_shipped_demo_dashboard_is_current() -> None:
+    now = dashboard_json(plan_of(DEMO))
+    shipped = SHIPPED.read_text(encoding="utf-8")
+    if shipped != now:
+        diff = "".join(list(difflib.unified_diff(shipped.splitlines(True), now.splitlines(True), str(SHIPPED),
+                                                 "generated now"))[:80])
+        pytest.fail(f"{SHIPPED.relative_to(ROOT)} is not what the code generates now; run `make dashboards`:\n"
+                    f"{diff}", pytrace=False)
 
 
 def test_cli_prints_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
