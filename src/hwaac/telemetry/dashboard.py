@@ -60,9 +60,9 @@ def _worst(metric: str) -> str:
 
 SLIS = (
     Sli("availability", "Availability", "percentunit",
-        "sum by (su, leaf) (hwaac:link_up{{{sel}}}) / sum by (su, leaf) (hwaac_link_planned{{{sel}}})",
+        "sum by (su, leaf) (hwaac:link_up{{{sel}}}) / sum by (su, leaf) (hwaac:link_known{{{sel}}})",
         "hwaac:sli_availability:fabric{{{sel}}}",
-        "planned links up / planned links (a link whose state was not read is not counted as up)."),
+        "planned links up / planned links whose state was read (a link not read lowers coverage instead)."),
     Sli("loss_ratio", "Loss ratio", "sci",
         "sum by (su, leaf) (hwaac:port_lost_per_second{{{sel}}})"
         " / (sum by (su, leaf) (hwaac:port_received_per_second{{{sel}}}) > 0)",
@@ -198,7 +198,8 @@ def _fabric_panels(ids: _Ids, slos: SloSet) -> list[Any]:
                    _query(f"hwaac_fabric_rate_interval_seconds{{{sel}}}", "rated interval", "B", instant=True)],
                   None, 4, 8)
     avail = slos.slos.get("availability")
-    planes = _series(ids, "Availability per plane", f"Planned links up / planned links, per plane. "
+    planes = _series(ids, "Availability per plane", "Planned links up / planned links whose state was read, per "
+                     "plane. "
                      f"{_slo_words('availability', avail)}", "percentunit",
                      [_query(f"hwaac:sli_availability:plane{{{sel}}}", "plane {{plane}}")], avail, 12)
     out += [count, coverage, sweep, planes]

@@ -16,7 +16,7 @@ from hwaac.telemetry.topology import Correlation
 
 AVAILABILITY, LOSS, PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN = (
     "availability", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s", "pause_ratio", "ecn_mark_ratio")
-PATH_DIVERSITY, BGP_DROPS = "path_diversity", "bgp_drops_per_hour"
+PATH_DIVERSITY, BGP_DROPS, COVERAGE = "path_diversity", "bgp_drops_per_hour", "coverage"
 LINK_SLIS = (AVAILABILITY, LOSS, PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN)
 WORST = (PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN)  # aggregated as the worst link
 PAUSE_QUANTUM_BITS = 512  # IEEE 802.3 Annex 31B / 802.1Qbb: one pause quantum is 512 bit times
@@ -246,9 +246,11 @@ def aggregate(corr: Correlation, slis: Sequence[LinkSLI], *, routes: Mapping[str
               bgp: Mapping[str, Interval] | None = None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
     """(per-scope aggregates, per-leaf path diversity and BGP stability by leaf name).
 
-    Availability is links up / planned links (unknown links are neither); the loss ratio the summed frames'
-    ratio; pre-FEC BER, uncorrectable FEC, pause and ECN the worst link with its cable. Leaves roll up into their
-    rail, SU, plane and the fabric; spine-to-super-spine links into their spine, plane and the fabric.
+    Availability is links up / links whose state is known, coverage links whose state is known / planned links
+    (a link of unknown state lowers coverage, not availability, and is never counted up); the loss ratio the
+    summed frames' ratio; pre-FEC BER, uncorrectable FEC, pause and ECN the worst link with its cable. Leaves roll
+    up into their rail, SU, plane and the fabric; spine-to-super-spine links into their spine, plane and the
+    fabric.
     """
     index = corr.index
     sw = index.plan.switch_by_name
@@ -327,11 +329,17 @@ def _finish(scope: str, key: str, acc: _Acc) -> Aggregate:
     v, why, inp = agg.values, agg.why, agg.inputs
     known = acc.up + acc.down
     inp[AVAILABILITY] = {"planned": acc.planned, "up": acc.up, "down": acc.down, "unknown": acc.planned - known}
+    inp[COVERAGE] = {"planned": acc.planned, "known": known, "unknown": acc.planned - known}
     if known:
-        v[AVAILABILITY] = acc.up / acc.planned
+        v[AVAILABILITY] = acc.up / known
     else:
         v[AVAILABILITY] = None
         why[AVAILABILITY] = f"the state of none of {acc.planned} planned links is known"
+    if acc.planned:
+        v[COVERAGE] = known / acc.planned
+    else:
+        v[COVERAGE] = None
+        why[COVERAGE] = "no planned link"
     inp[LOSS] = {"links": acc.loss_links, "lost_per_s": acc.loss_num, "received_per_s": acc.loss_den}
     if acc.loss_den > 0:
         v[LOSS] = acc.loss_num / acc.loss_den
@@ -351,6 +359,6 @@ def _finish(scope: str, key: str, acc: _Acc) -> Aggregate:
     return agg
 
 
-__all__ = ["AVAILABILITY", "BGP_DROPS", "ECN", "FEC_UNCORR", "LINK_SLIS", "LOSS", "PATH_DIVERSITY", "PAUSE",
-           "PRE_FEC_BER", "Aggregate", "LinkSLI", "aggregate", "bgp_drops_per_hour", "end_pause_ratio", "link_sli",
-           "link_slis", "path_diversity"]
+__all__ = ["AVAILABILITY", "BGP_DROPS", "COVERAGE", "ECN", "FEC_UNCORR", "LINK_SLIS", "LOSS", "PATH_DIVERSITY",
+           "PAUSE", "PRE_FEC_BER", "Aggregate", "LinkSLI", "aggregate", "bgp_drops_per_hour", "end_pause_ratio",
+           "link_sli", "link_slis", "path_diversity"]

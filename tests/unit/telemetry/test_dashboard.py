@@ -194,16 +194,17 @@ def test_every_metric_is_served_or_recorded(folder: Path) -> None:
     assert metric in known
 
 
-# the leaf the demo samples read (tests/fixtures/telemetry/samples/README.md): plane 0, SU 1, rail 0
-SAMPLED_LEAF = {"leaf": "leaf-p0-su01-r0", "su": "1"}
+# the leaves of plane 0, rail 0 (one per SU); the demo samples read the first (tests/fixtures/telemetry/samples/
+# README.md), so the other has no value
+ROW_LEAVES = {"leaf-p0-su01-r0": "1", "leaf-p0-su02-r0": "2"}
 SLI_OF_TITLE = dict(zip(ROW_SLIS, ("availability", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s",
                                    "pause_ratio", "ecn_mark_ratio"), strict=True))
 
 
 def test_row_queries_give_sli_py_values_per_leaf(promtool: str, tmp_path: Path) -> None:
     """Prometheus evaluates the row's queries over the exporter's series of the demo samples with the shipped rules:
-    the sampled leaf's SU gets sli.aggregate's leaf values (a query that selects nothing, or the wrong series,
-    fails), and SLIs sli.py cannot compute have no series."""
+    each SU gets sli.aggregate's values of its leaf (a query that selects nothing, or the wrong series, fails), and
+    SLIs sli.py cannot compute have no series."""
     health = demo_health()
     inputs = []
     for fam in families(health):
@@ -211,21 +212,24 @@ def test_row_queries_give_sli_py_values_per_leaf(promtool: str, tmp_path: Path) 
             for smp in fam.samples:
                 sel = ",".join(f'{k}="{v}"' for k, v in sorted(smp.labels.items()) if v)
                 inputs.append({"series": f"{fam.name}{{{sel}}}", "values": f"{smp.value!r}+0x5"})
-    (leaf,) = [a for a in health.report.aggregates if a.scope == "leaf" and a.key == SAMPLED_LEAF["leaf"]]
+    aggs = {a.key: a for a in health.report.aggregates if a.scope == "leaf" and a.key in ROW_LEAVES}
     (row,) = [ps for t, ps in rows(model(DEMO)) if t == "Plane 0, rail 0"]
     checks, valued = [], 0
     for p in row:
         (target,) = p["targets"]
-        expr, x = concrete(target["expr"], "demo"), leaf.values[SLI_OF_TITLE[p["title"]]]
-        if x is None:
-            checks.append({"expr": f"absent({expr})", "eval_time": "2m", "exp_samples": [{"labels": "{}",
-                                                                                        "value": 1}]})
-            continue
-        valued += 1
-        labels = "{" + ",".join(f'{k}="{v}"' for k, v in SAMPLED_LEAF.items()) + "}"
-        checks.append({"expr": f"abs(({expr}) - {x!r}) <= bool {abs(x) * 1e-9!r}", "eval_time": "2m",
-                       "exp_samples": [{"labels": labels, "value": 1}]})
-    assert valued >= 2  # availability and the loss ratio at least
+        for leaf, su in ROW_LEAVES.items():
+            # the query's series of this leaf only
+            expr = (f"({concrete(target['expr'], 'demo')}) and on (su, leaf) "
+                    f'group by (su, leaf) (hwaac_link_planned{{leaf="{leaf}"}})')
+            x = aggs[leaf].values[SLI_OF_TITLE[p["title"]]]
+            if x is None:
+                checks.append({"expr": f"absent({expr})", "eval_time": "2m", "exp_samples": [{"labels": "{}",
+                                                                                            "value": 1}]})
+                continue
+            valued += 1
+            checks.append({"expr": f"abs(({expr}) - {x!r}) <= bool {abs(x) * 1e-9!r}", "eval_time": "2m",
+                           "exp_samples": [{"labels": f'{{leaf="{leaf}",su="{su}"}}', "value": 1}]})
+    assert valued >= 2  # availability and the loss ratio of the sampled leaf at least
     doc = {"rule_files": [str(RULES)], "evaluation_interval": "1m",
            "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}]}
     test = tmp_path / "dashboard.test.yml"

@@ -13,6 +13,7 @@ from hwaac.telemetry.rates import Interval, PortRates, interval
 from hwaac.telemetry.sli import (
     AVAILABILITY,
     BGP_DROPS,
+    COVERAGE,
     ECN,
     FEC_UNCORR,
     LOSS,
@@ -128,13 +129,61 @@ def test_aggregates_over_the_demo_plan() -> None:
     other = per_leaf["leaf-p0-su01-r1"]
     assert other.values[PATH_DIVERSITY] is None and "no route table" in other.why[PATH_DIVERSITY]
     assert per_leaf[LEAF].values[BGP_DROPS] is None and "no BGP summaries" in per_leaf[LEAF].why[BGP_DROPS]
-    # the fabric: 1024 planned links, 64 known up, the rest unknown: availability counts only what is known up
+    # the fabric: 1024 planned links, 64 known up, the rest unknown: availability is over the known links, the
+    # unknown ones lower coverage instead
     fabric = by[("fabric", "")]
     assert fabric.inputs[AVAILABILITY] == {"planned": 1024, "up": 64, "down": 0, "unknown": 960}
-    assert fabric.values[AVAILABILITY] == pytest.approx(64 / 1024)
+    assert fabric.values[AVAILABILITY] == 1.0
+    assert fabric.values[COVERAGE] == pytest.approx(64 / 1024)
+    assert fabric.inputs[COVERAGE] == {"planned": 1024, "known": 64, "unknown": 960}
     assert fabric.values[PRE_FEC_BER] is None and "none of 1024" in fabric.why[PRE_FEC_BER]
     assert by[("rail", "1")].values[AVAILABILITY] is None  # no link of rail 1 was sampled
+    assert by[("rail", "1")].values[COVERAGE] == 0.0  # and that is known: none of its links, not "no value"
     assert by[("rail", "0")].values[LOSS] == pytest.approx(10 / 64_010)
+
+
+def _states(device: str, down: set[str]) -> Snapshot:
+    """``show interfaces status`` of ``device``: every planned port up but those in ``down``."""
+    snap = Snapshot("intf-status", device)
+    for port in index_cache().ports[device]:
+        snap.ports[port] = PortSample(port, state={"oper": "down" if port in down else "up"})
+    return snap
+
+
+# case, devices sampled (None: every switch), ports oper down as (device, port)
+KNOWN_CASES = [
+    ("every link known, all up", None, set()),
+    ("every link known, two down", None, {("leaf-p0-su01-r0", "Ethernet0"), ("spine-p0-03", "Ethernet4")}),
+    ("rail 0 and 1 leaves only, one down", {f"leaf-p0-su0{su}-r{r}" for su in (1, 2) for r in (0, 1)},
+     {("leaf-p0-su02-r1", "Ethernet8")}),
+]
+
+
+@pytest.mark.parametrize(("case", "devices", "down"), KNOWN_CASES, ids=[c[0] for c in KNOWN_CASES])
+def test_availability_is_over_known_links_and_coverage_counts_them(
+        case: str, devices: set[str] | None, down: set[tuple[str, str]]) -> None:
+    index = index_cache()
+    switches = [s.name for s in index.plan.switches]
+    sampled = set(switches) if devices is None else devices
+    corr = correlate(index, [_states(d, {p for dd, p in down if dd == d}) for d in sorted(sampled)])
+    aggs, _ = aggregate(corr, link_slis(corr))
+    labels = [index.labels(i) for i in range(len(index.links))]
+    for a in aggs:
+        if a.scope not in ("fabric", "rail", "plane", "leaf"):
+            continue
+        # the scope's links from the plan's labels: a leaf's host links and uplinks carry its leaf and rail
+        links = [lk for lk, lab in zip(index.links, labels, strict=True)
+                 if a.scope == "fabric" or str(lab.get(a.scope)) == a.key]
+        known = [lk for lk in links if {lk.a_device, lk.b_device} & sampled]
+        up = [lk for lk in known if (lk.a_device, lk.a_port) not in down and (lk.b_device, lk.b_port) not in down]
+        assert a.values[COVERAGE] == pytest.approx(len(known) / len(links)), (a.scope, a.key)
+        if not known:
+            assert a.values[AVAILABILITY] is None
+            continue
+        assert a.values[AVAILABILITY] == pytest.approx(len(up) / len(known)), (a.scope, a.key)
+        if devices is None:  # every link known: availability over known links is availability over planned ones
+            assert a.values[COVERAGE] == 1.0
+            assert a.values[AVAILABILITY] == pytest.approx(len(up) / len(links))
 
 
 @pytest.mark.parametrize(("dropped", "value", "words"), [
