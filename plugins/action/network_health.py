@@ -118,9 +118,12 @@ class ActionModule(HwaacAction):
         counts = ", ".join(f"{n} {sev}" for sev, n in facts["counts"].items() if n)
         first = "; ".join(f"{s['severity']} {s['kind']} {(s['components'] or [{'name': '?'}])[0]['name']} "
                           f"({s['rule']})" for s in facts["suspects"][:5])
+        short = facts["coverage_below_slo"]
+        cover = (f"; coverage below its SLO in {len(short)} scope(s), {short[0]['scope']} {short[0]['key']}".rstrip()
+                 + f": {short[0]['unknown']} of {short[0]['planned']} planned links unknown") if short else ""
         result.update(changed=changed, status=report.status, exit_code=report.exit_code(), report=facts,
                       files=sorted(files), msg=f"{report.status}: {len(report.suspects)} suspect(s)"
-                      + (f" ({counts})" if counts else "") + (f": {first}" if first else ""))
+                      + (f" ({counts})" if counts else "") + (f": {first}" if first else "") + cover)
         if report.status in FAILS[args["fail_on"]]:
             result["failed"] = True
         return result

@@ -62,7 +62,9 @@ options:
     type: path
   fail_on:
     description:
-      - Fail the task when the report's worst suspect is at least this severe; C(never) only reports.
+      - Fail the task when the report's status is at least this severe (its worst suspect, and at least C(warn)
+        when a scope's coverage, the planned links whose state was read, is below its SLO); C(never) only
+        reports.
     type: str
     default: fault
     choices: [fault, warn, never]
@@ -102,7 +104,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 status:
-  description: The worst suspect's severity (C(fault), C(warn), C(info)) or C(ok).
+  description: The worst suspect's severity (C(fault), C(warn), C(info)) or C(ok); at least C(warn) when a
+    scope's coverage is below its SLO (the report's C(coverage_below_slo) names the unknown links per scope).
   returned: success
   type: str
   sample: fault

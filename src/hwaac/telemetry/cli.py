@@ -3,9 +3,10 @@ from sweeps of switch and host outputs (layout: ``docs/network-health.md`` "Samp
 exporter``: the same assessment as Prometheus metrics (``--once`` prints the text exposition, ``--port`` serves it);
 ``hwaac health dashboard``: the Grafana dashboard of the fabric over those metrics.
 
-Exit status: 0 no suspect (or info only); 4 a warn suspect, none worse; 1 a fault suspect; 2 usage (a samples
-folder that is missing or holds no device folder, a bad ``taken_at``, an unreadable ``--squeue`` or ``--slo``, an
-unwritable output); 1 also for an invalid intent, as every ``hwaac`` command.
+Exit status: 0 no suspect (or info only); 4 a warn suspect, none worse, or a scope's coverage below its SLO; 1 a
+fault suspect; 2 usage (a samples folder that is missing or holds no device folder, a bad ``taken_at``, an
+unreadable ``--squeue`` or ``--slo``, an unwritable output); 1 also for an invalid intent, as every ``hwaac``
+command.
 """
 
 from __future__ import annotations

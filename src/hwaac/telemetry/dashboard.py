@@ -63,6 +63,10 @@ SLIS = (
         "sum by (su, leaf) (hwaac:link_up{{{sel}}}) / sum by (su, leaf) (hwaac:link_known{{{sel}}})",
         "hwaac:sli_availability:fabric{{{sel}}}",
         "planned links up / planned links whose state was read (a link not read lowers coverage instead)."),
+    Sli("coverage", "Coverage", "percentunit",
+        "sum by (su, leaf) (hwaac:link_known{{{sel}}}) / sum by (su, leaf) (hwaac_link_planned{{{sel}}})",
+        "hwaac:sli_coverage:fabric{{{sel}}}",
+        "planned links whose state was read / planned links (a link not read is never counted healthy)."),
     Sli("loss_ratio", "Loss ratio", "sci",
         "sum by (su, leaf) (hwaac:port_lost_per_second{{{sel}}})"
         " / (sum by (su, leaf) (hwaac:port_received_per_second{{{sel}}}) > 0)",
@@ -81,6 +85,10 @@ SLIS = (
         "hwaac:sli_ecn_mark_ratio:fabric{{{sel}}}",
         "the worst link end's ECN CE-marked packets / packets (congestion, not a fault)."),
 )
+
+
+GRID = 24  # columns of Grafana's dashboard grid (gridPos.w)
+SLI_WIDTH = GRID // len(SLIS)  # the SLIs side by side in one line
 
 
 def dashboard_uid(fabric: str) -> str:
@@ -179,7 +187,7 @@ def _fabric_panels(ids: _Ids, slos: SloSet) -> list[Any]:
         o = slos.slos.get(s.name)
         expr = s.fabric.format(sel=sel)
         out.append(_stat(ids, s.title, f"The fabric: {s.what} {_slo_words(s.name, o)}", s.unit,
-                         [_query(expr, "fabric", instant=True)], _thresholds(o) if o else None, 4, 4,
+                         [_query(expr, "fabric", instant=True)], _thresholds(o) if o else None, SLI_WIDTH, 4,
                          named=False))
     count = (_stat(ids, "Suspects", "Ranked suspects of hwaac's localisation rules, by severity (hwaac_suspects).",
                    "short", [_query(f"hwaac_suspects{{{sel}}}", "{{severity}}", instant=True)],
@@ -250,7 +258,7 @@ def _rail_panels(ids: _Ids, slos: SloSet, plane: int, rail: int) -> list[timeser
     for s in SLIS:
         o = slos.slos.get(s.name)
         out.append(_series(ids, s.title, f"Plane {plane}, rail {rail}, per SU: {s.what} {_slo_words(s.name, o)}",
-                           s.unit, [_query(s.per_su.format(sel=sel), SU_LEGEND)], o, 4,
+                           s.unit, [_query(s.per_su.format(sel=sel), SU_LEGEND)], o, SLI_WIDTH,
                            log=s.name == "pre_fec_ber"))
     return out
 

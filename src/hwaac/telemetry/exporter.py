@@ -17,7 +17,7 @@ from prometheus_client.registry import Collector
 
 from hwaac.telemetry.fabric_health import FabricHealth
 from hwaac.telemetry.rates import PortRates
-from hwaac.telemetry.sli import ECN, end_pause_ratio, link_sli
+from hwaac.telemetry.sli import AVAILABILITY, ECN, end_pause_ratio, link_sli
 from hwaac.telemetry.suspects import Suspect
 from hwaac.telemetry.topology import END_NAMES, LinkIndex
 
@@ -148,6 +148,8 @@ def _sli_families(h: FabricHealth, fabric: str, link_labels: list[dict[str, str]
         for n, v in s.values.items():
             if v is not None and n in fams:
                 fams[n].add_metric(values, v)
+    links = GaugeMetricFamily("hwaac_scope_links", "Planned links of a scope by state: up, down, or unknown (not "
+                              "sampled; coverage's shortfall).", labels=(*SCOPE_LABELS, "state"))
     for a in h.report.aggregates:
         lab = dict.fromkeys(SCOPE_LABELS, "")
         lab["fabric"], lab["scope"] = fabric, a.scope
@@ -156,7 +158,11 @@ def _sli_families(h: FabricHealth, fabric: str, link_labels: list[dict[str, str]
         for n, v in a.values.items():
             if v is not None and n in fams:
                 fams[n].add_metric(list(lab.values()), v)
-    return list(fams.values())
+        counts = a.inputs.get(AVAILABILITY)
+        if isinstance(counts, dict):
+            for state in ("up", "down", "unknown"):
+                links.add_metric([*lab.values(), state], float(counts[state]))
+    return [*fams.values(), links]
 
 
 def _slo_families(h: FabricHealth, fabric: str) -> list[Metric]:

@@ -2,7 +2,8 @@
 GPU nodes and Slurm jobs, and what the samples did not cover; as Markdown (details folded) and JSON. Pure: no I/O.
 
 Exit status by the worst suspect (:meth:`FabricReport.exit_code`): 0 no suspect or info only, 4 warn, 1 fault
-(as ``hwaac verify``: 1 is a failure, 2 stays usage).
+(as ``hwaac verify``: 1 is a failure, 2 stays usage). A scope whose coverage (links of known state) is below its
+SLO makes the report at least warn: unknown is never healthy.
 """
 
 from __future__ import annotations
@@ -12,14 +13,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hwaac.telemetry.sli import AVAILABILITY, BGP_DROPS, ECN, FEC_UNCORR, LOSS, PAUSE, PRE_FEC_BER, Aggregate
+from hwaac.telemetry.sli import (
+    AVAILABILITY,
+    BGP_DROPS,
+    COVERAGE,
+    ECN,
+    FEC_UNCORR,
+    LOSS,
+    PAUSE,
+    PRE_FEC_BER,
+    Aggregate,
+)
 from hwaac.telemetry.slo import SloSet
 from hwaac.telemetry.suspects import FAULT, WARN, Evidence, Severity, Suspect
 
 SCHEMA = "hwaac.fabric-health/1"
 EXIT_OK, EXIT_FAULT, EXIT_WARN = 0, 1, 4
-SLI_COLUMNS = (AVAILABILITY, LOSS, PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN, BGP_DROPS)
+SLI_COLUMNS = (AVAILABILITY, COVERAGE, LOSS, PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN, BGP_DROPS)
 SCOPES = ("fabric", "plane", "su", "rail")
+ALL_SCOPES = (*SCOPES, "spine", "leaf")  # the order scopes are listed in
 _SHOWN = 8  # nodes and jobs shown in a table cell
 
 
@@ -47,8 +59,23 @@ class FabricReport:
     coverage: dict[str, list[str]] = field(default_factory=dict)
 
     @property
+    def coverage_short(self) -> list[Aggregate]:
+        """The scopes whose coverage is below its SLO (their ``inputs["coverage"]`` count the unknown links), the
+        widest first."""
+        o = self.slos.slos.get(COVERAGE)
+        if o is None or o.min is None:
+            return []
+        low = [a for a in self.aggregates if (v := a.values.get(COVERAGE)) is not None and v < o.min]
+        return sorted(low, key=lambda a: (ALL_SCOPES.index(a.scope) if a.scope in ALL_SCOPES else len(ALL_SCOPES),
+                                          _num(a.key)))
+
+    @property
     def worst(self) -> Severity | None:
-        return max((s.severity for s in self.suspects), default=None)
+        """The worst suspect's severity; at least warn when a scope's coverage is below its SLO."""
+        worst = max((s.severity for s in self.suspects), default=None)
+        if self.coverage_short and (worst is None or worst < WARN):
+            return WARN
+        return worst
 
     @property
     def status(self) -> str:
@@ -67,6 +94,8 @@ class FabricReport:
             "slis": [{"scope": a.scope, "key": a.key, "values": a.values, "why": a.why,
                       "breaches": _breaches(a, self.slos)} for a in self.aggregates],
             "coverage": self.coverage,
+            "coverage_below_slo": [{"scope": a.scope, "key": a.key, "coverage": a.values[COVERAGE],
+                                    **_unknown(a)} for a in self.coverage_short],
         }
 
     def markdown(self) -> str:
@@ -79,6 +108,15 @@ class FabricReport:
         gaps = [f"{len(v)} {k.replace('_', ' ')}" for k, v in self.coverage.items() if v]
         if gaps:
             out += ["Not covered: " + ", ".join(gaps) + " (see Coverage).", ""]
+        short = self.coverage_short
+        if short:
+            o = self.slos.slos[COVERAGE]
+            named = [f"{a.scope} {a.key}".rstrip() + ": {unknown} of {planned}".format(**_unknown(a))
+                     for a in short[:_SHOWN]]
+            more = f" and {len(short) - _SHOWN} more scopes" if len(short) > _SHOWN else ""
+            out += [f"**Coverage below its SLO** (at least {o.min:g} of the planned links in a known state): "
+                    "planned links of unknown state in " + ", ".join(named) + more + ". Availability is judged "
+                    "over the known links only; the unknown ones are neither up nor healthy.", ""]
         out += ["## Suspects", ""]
         if self.suspects:
             out += ["| # | severity | kind | component | rule | evidence | nodes | jobs |",
@@ -88,6 +126,8 @@ class FabricReport:
                 out.append(f"| {n} | {s.severity} | {s.kind} | {_cell(c.name)} | {s.rule} | "
                            f"{_cell(_evidence_text(s.evidence[0]))} | {_list(s.nodes)} | "
                            f"{_list([f'{j.job_id} ({j.user})' for j in s.jobs])} |")
+        elif short:
+            out.append("No suspect among the links whose state is known; coverage is below its SLO (above).")
         else:
             out.append("No suspect: every rule found the fabric within its SLOs.")
         out += ["", "## SLIs", "", "Values outside their SLO are **bold**.", "",
@@ -102,6 +142,13 @@ class FabricReport:
             out += _details(n, s)
         out += _coverage(self.coverage)
         return "\n".join(out).rstrip() + "\n"
+
+
+def _unknown(a: Aggregate) -> dict[str, int]:
+    inp = a.inputs.get(COVERAGE)
+    if not isinstance(inp, dict):
+        return {"unknown": 0, "planned": 0}
+    return {"unknown": int(inp["unknown"]), "planned": int(inp["planned"])}
 
 
 def _num(key: str) -> tuple[int, str]:

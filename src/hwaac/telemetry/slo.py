@@ -11,10 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.model.loader import _plain, dotted, parse_yaml
-from hwaac.telemetry.sli import BGP_DROPS, LINK_SLIS, PATH_DIVERSITY
+from hwaac.telemetry.sli import BGP_DROPS, COVERAGE, LINK_SLIS, PATH_DIVERSITY
 
-SLI_NAMES = (*LINK_SLIS, PATH_DIVERSITY, BGP_DROPS)
-_RATIOS = {"availability", "loss_ratio", "pre_fec_ber", "pause_ratio", "ecn_mark_ratio", "path_diversity"}
+SLI_NAMES = (*LINK_SLIS, COVERAGE, PATH_DIVERSITY, BGP_DROPS)
+_RATIOS = {"availability", "coverage", "loss_ratio", "pre_fec_ber", "pause_ratio", "ecn_mark_ratio",
+           "path_diversity"}
 
 
 class Objective(BaseModel):

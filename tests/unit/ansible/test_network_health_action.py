@@ -65,13 +65,36 @@ def test_a_cable_with_errors_at_both_ends_fails_the_task_and_writes_the_report(t
     assert not [p for p in tmp_path.iterdir() if p.name != "out"]  # nothing outside output_dir
 
 
-@pytest.mark.parametrize(("sweeps", "fail_on", "failed"), [
-    (FAULT, "fault", True), (FAULT, "warn", True), (FAULT, "never", False),
-    (CLEAN, "fault", False), (CLEAN, "warn", False),
-], ids=["fault/fault", "fault/warn", "fault/never", "clean/fault", "clean/warn"])
-def test_fail_on(tmp_path: Path, sweeps: list, fail_on: str, failed: bool) -> None:
-    res = run_action({"sweeps": sweeps, "output_dir": str(tmp_path), "fail_on": fail_on})
+def coverage_slo(tmp: Path, level: float) -> str:
+    """The shipped SLO file with the coverage SLO at ``level``."""
+    text = (REPO / "src" / "hwaac" / "telemetry" / "data" / "slo.yaml").read_text()
+    head, sep, rest = text.partition("  coverage:\n    min: 0.99\n")
+    assert sep, "the shipped coverage SLO moved"
+    path = tmp / "slo.yaml"
+    path.write_text(f"{head}  coverage:\n    min: {level}\n{rest}")
+    return str(path)
+
+
+# the samples read 2 of the demo's 88 devices: the clean interval is a partial sweep, so coverage is below the
+# shipped SLO and the report warns; with the coverage SLO at 0 the same interval is ok
+@pytest.mark.parametrize(("sweeps", "fail_on", "coverage", "failed"), [
+    (FAULT, "fault", None, True), (FAULT, "warn", None, True), (FAULT, "never", None, False),
+    (CLEAN, "fault", None, False), (CLEAN, "warn", None, True), (CLEAN, "warn", 0.0, False),
+], ids=["fault/fault", "fault/warn", "fault/never", "clean/fault", "clean-partial/warn", "clean-covered/warn"])
+def test_fail_on(tmp_path: Path, sweeps: list, fail_on: str, coverage: float | None, failed: bool) -> None:
+    args = {"sweeps": sweeps, "output_dir": str(tmp_path / "out"), "fail_on": fail_on}
+    if coverage is not None:
+        args["slo"] = coverage_slo(tmp_path, coverage)
+    res = run_action(args)
     assert bool(res.get("failed")) is failed
+    if sweeps is CLEAN:
+        assert res["report"]["suspects"] == []
+        assert res["status"] == ("ok" if coverage is not None else "warn")
+    if sweeps is CLEAN and coverage is None:
+        # 5 planned links of known state (the samples README: 4 leaf ports, 1 more spine port) of 1024
+        assert res["report"]["coverage_below_slo"][0] == {"scope": "fabric", "key": "", "coverage": 5 / 1024,
+                                                          "unknown": 1019, "planned": 1024}
+        assert "coverage below its SLO" in res["msg"] and "1019 of 1024 planned links unknown" in res["msg"]
 
 
 def test_a_second_run_on_the_same_sweeps_changes_nothing_and_check_mode_writes_nothing(tmp_path: Path) -> None:
@@ -89,7 +112,8 @@ def test_outputs_not_read_are_listed_and_never_judged(tmp_path: Path) -> None:
     skipped = res["report"]["coverage"]["files_skipped"]
     assert "sweep 2 leaf-p0-su01-r0 portstat: not read, timed out after 0.5 s" in skipped
     assert "sweep 2 gpu-su01-h01: no network_telemetry outputs (unreachable or failed)" in skipped
-    assert res["status"] == "ok" and not res["report"]["suspects"]  # the faulty sweep was not read
+    assert not res["report"]["suspects"]  # the faulty sweep was not read
+    assert res["status"] == "warn" and res["report"]["coverage_below_slo"]  # and what was not read is not healthy
 
 
 def test_registered_results_are_read_from_hostvars(tmp_path: Path) -> None:

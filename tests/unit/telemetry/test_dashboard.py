@@ -73,7 +73,8 @@ def expressions(d: dict[str, Any]) -> list[str]:
 
 
 ROW_TITLE = re.compile(r"^Plane (\d+), rail (\d+)$")
-ROW_SLIS = ["Availability", "Loss ratio", "Pre-FEC BER", "Uncorrectable FEC", "PFC pause", "ECN marking"]
+ROW_SLIS = ["Availability", "Coverage", "Loss ratio", "Pre-FEC BER", "Uncorrectable FEC", "PFC pause",
+            "ECN marking"]
 
 
 @pytest.mark.parametrize(("folder", "planes", "rails"), FABRICS, ids=FABRIC_IDS)
@@ -195,10 +196,10 @@ def test_every_metric_is_served_or_recorded(folder: Path) -> None:
 
 
 # the leaves of plane 0, rail 0 (one per SU); the demo samples read the first (tests/fixtures/telemetry/samples/
-# README.md), so the other has no value
+# README.md), so the other has coverage 0 (a value: unknown is never healthy) and no other SLI
 ROW_LEAVES = {"leaf-p0-su01-r0": "1", "leaf-p0-su02-r0": "2"}
-SLI_OF_TITLE = dict(zip(ROW_SLIS, ("availability", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s",
-                                   "pause_ratio", "ecn_mark_ratio"), strict=True))
+SLI_OF_TITLE = dict(zip(ROW_SLIS, ("availability", "coverage", "loss_ratio", "pre_fec_ber",
+                                   "fec_uncorrectable_per_s", "pause_ratio", "ecn_mark_ratio"), strict=True))
 
 
 def test_row_queries_give_sli_py_values_per_leaf(promtool: str, tmp_path: Path) -> None:
@@ -229,7 +230,7 @@ def test_row_queries_give_sli_py_values_per_leaf(promtool: str, tmp_path: Path) 
             valued += 1
             checks.append({"expr": f"abs(({expr}) - {x!r}) <= bool {abs(x) * 1e-9!r}", "eval_time": "2m",
                            "exp_samples": [{"labels": f'{{leaf="{leaf}",su="{su}"}}', "value": 1}]})
-    assert valued >= 2  # availability and the loss ratio of the sampled leaf at least
+    assert valued >= 4  # availability, coverage and the loss ratio of the sampled leaf, the other's coverage
     doc = {"rule_files": [str(RULES)], "evaluation_interval": "1m",
            "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}]}
     test = tmp_path / "dashboard.test.yml"
@@ -242,7 +243,8 @@ def test_row_queries_give_sli_py_values_per_leaf(promtool: str, tmp_path: Path) 
 
 
 # panel title -> the SLI (the SLO file's key) it shows
-TITLE_SLI = {"Availability": "availability", "Availability per plane": "availability", "Loss ratio": "loss_ratio",
+TITLE_SLI = {"Availability": "availability", "Availability per plane": "availability", "Coverage": "coverage",
+             "Loss ratio": "loss_ratio",
              "Pre-FEC BER": "pre_fec_ber", "Uncorrectable FEC": "fec_uncorrectable_per_s",
              "PFC pause": "pause_ratio", "ECN marking": "ecn_mark_ratio",
              "BGP session drops per hour": "bgp_drops_per_hour", "Path diversity": "path_diversity"}
@@ -272,7 +274,8 @@ def test_thresholds_are_the_slo_files(folder: Path) -> None:
     assert seen == set(slos)  # every SLO is drawn somewhere
 
 
-UNITS = {"Availability": "percentunit", "Availability per plane": "percentunit", "PFC pause": "percentunit",
+UNITS = {"Availability": "percentunit", "Availability per plane": "percentunit", "Coverage": "percentunit",
+         "PFC pause": "percentunit",
          "ECN marking": "percentunit", "Path diversity": "percentunit", "Sweep": "s", "Suspects": "short",
          "Coverage gaps": "short", "BGP session drops per hour": "short"}
 

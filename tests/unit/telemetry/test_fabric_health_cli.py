@@ -40,9 +40,26 @@ def test_json_report(tmp_path: Path) -> None:
     assert {e["where"] for e in s["evidence"]} == {"leaf-p0-su01-r0 Ethernet128", "spine-p0-01 Ethernet0"}
 
 
-def test_clean_interval_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["health", "fabric", DEMO, "--samples", FAULT1, "--samples", CLEAN2]) == 0
-    assert "No suspect" in capsys.readouterr().out
+def test_clean_partial_interval_warns_for_the_unknown_links(capsys: pytest.CaptureFixture[str]) -> None:
+    """2 of the demo's 88 devices sampled: no suspect, but coverage is below its SLO, which warns (exit 4) and
+    names the planned links of unknown state per scope."""
+    assert main(["health", "fabric", DEMO, "--samples", FAULT1, "--samples", CLEAN2]) == 4
+    out = capsys.readouterr().out
+    assert out.startswith("# Fabric health: demo: WARN")
+    assert "No suspect among the links whose state is known" in out
+    # 5 planned links known (the samples README: leaf-p0-su01-r0's 4 ports, spine-p0-01's other port) of 1024;
+    # rail 0 holds all 5 of its 128, rail 1 none
+    assert "**Coverage below its SLO**" in out and "fabric: 1019 of 1024" in out and "rail 1: 128 of 128" in out
+
+
+def test_clean_interval_exits_0_when_coverage_is_not_required(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    slo = tmp_path / "slo.yaml"  # rails 1 to 7 have no known link: only a coverage SLO of 0 accepts that
+    slo.write_text((ROOT / "src" / "hwaac" / "telemetry" / "data" / "slo.yaml").read_text().replace(
+        "  coverage:\n    min: 0.99\n", "  coverage:\n    min: 0.0\n"))
+    assert main(["health", "fabric", DEMO, "--samples", FAULT1, "--samples", CLEAN2, "--slo", str(slo)]) == 0
+    out = capsys.readouterr().out
+    assert "No suspect: every rule found the fabric within its SLOs" in out and "Coverage below" not in out
 
 
 def _bad_samples(tmp: Path) -> dict[str, list[str]]:
@@ -76,6 +93,7 @@ def test_unknown_file_is_skipped_and_named(tmp_path: Path, capsys: pytest.Captur
     sweep = tmp_path / "s"
     (sweep / "leaf-p0-su01-r0").mkdir(parents=True)
     (sweep / "leaf-p0-su01-r0" / "show-version.txt").write_text("SONiC\n")
-    assert main(["health", "fabric", DEMO, "--samples", str(sweep), "--format", "json"]) == 0
+    assert main(["health", "fabric", DEMO, "--samples", str(sweep), "--format", "json"]) == 4  # nothing known
     doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "warn" and doc["coverage_below_slo"][0]["unknown"] == 1024
     assert any("show-version" in f and "portstat" in f for f in doc["coverage"]["files_skipped"])

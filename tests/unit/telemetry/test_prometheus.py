@@ -59,11 +59,19 @@ PORT_CASES = [
     ("hwaac_suspect", {"rule": "errors_both_ends", "kind": "cable", "component": "L0000000", "cable": "L0000000",
                        "severity": "fault"}, 1.0),
     ("hwaac_fabric_rate_interval_seconds", {"fabric": "demo"}, 60.0),
+    # links of known state: the leaf's 4 sampled ports and spine-p0-01 Ethernet4 (Ethernet0 is the same cable as
+    # the leaf's Ethernet128): 5 of the demo's 1024 planned links
+    ("hwaac_sli_coverage", {"scope": "fabric"}, 5 / 1024),
+    ("hwaac_scope_links", {"scope": "fabric", "state": "unknown"}, 1024 - 5),
+    ("hwaac_scope_links", {"scope": "fabric", "state": "up"}, 5),
+    ("hwaac_sli_availability", {"scope": "fabric"}, 1.0),
+    ("hwaac_slo_coverage", {"bound": "min"}, 0.99),
 ]
 
 
 @pytest.mark.parametrize(("name", "labels", "expected"), PORT_CASES,
-                         ids=[f"{n}-{lab.get('device', lab.get('rule', ''))}" for n, lab, _ in PORT_CASES])
+                         ids=[f"{n}-{lab.get('device', lab.get('rule', lab.get('state', '')))}"
+                              for n, lab, _ in PORT_CASES])
 def test_exporter_names_labels_values(name: str, labels: dict[str, str], expected: float,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     fams = exposition(FAULT, capsys)
@@ -116,7 +124,8 @@ def _promql_series(name: str, labels: dict[str, str], v: float) -> dict[str, str
 
 
 SCOPE_KEYS = ("leaf", "rail", "su", "plane", "fabric")
-RECORDED = ("availability", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s", "pause_ratio", "ecn_mark_ratio")
+RECORDED = ("availability", "coverage", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s", "pause_ratio",
+            "ecn_mark_ratio")
 
 
 def test_recording_rules_equal_sli_py(tmp_path: Path, promtool: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -131,6 +140,9 @@ def test_recording_rules_equal_sli_py(tmp_path: Path, promtool: str, capsys: pyt
             continue
         key = {"fabric": "demo"} | ({} if a.scope == "fabric" else {a.scope: a.key})
         sel = ",".join(f'{k}="{v}"' for k, v in key.items())
+        unknown = a.inputs["coverage"]["unknown"]  # type: ignore[index]
+        checks.append({"expr": f"hwaac:links_unknown:{a.scope}{{{sel}}}", "eval_time": "2m",
+                       "exp_samples": [{"labels": f"hwaac:links_unknown:{a.scope}{{{sel}}}", "value": unknown}]})
         for n in RECORDED:
             x = a.values.get(n)
             expr = f"hwaac:sli_{n}:{a.scope}{{{sel}}}"
@@ -141,7 +153,7 @@ def test_recording_rules_equal_sli_py(tmp_path: Path, promtool: str, capsys: pyt
             checks.append({"expr": f"abs({expr} - {x!r}) <= bool {abs(x) * 1e-9!r}", "eval_time": "2m",
                            "exp_samples": [{"labels": "{" + sel + "}", "value": 1}]})
     valued = [c for c in checks if not c["expr"].startswith("absent")]
-    assert len(valued) >= 5 * 2  # availability and loss ratio at least, for a leaf, rail, su, plane and the fabric
+    assert len(valued) >= 5 * 3  # availability, coverage, loss ratio at least, for a leaf, rail, su, plane, fabric
     doc = {"rule_files": [str(RULES)], "evaluation_interval": "1m",
            "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}]}
     test = tmp_path / "sli.test.yml"

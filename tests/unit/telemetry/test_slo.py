@@ -11,9 +11,10 @@ GOOD = "version: 1\nslos:\n  pre_fec_ber:\n    max: 2.4e-4\n    unit: ratio\n   
 
 def test_defaults_cover_every_sli_and_cite_a_source() -> None:
     slos = default_slos().slos
-    assert set(slos) == {"availability", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s", "pause_ratio",
-                         "ecn_mark_ratio", "path_diversity", "bgp_drops_per_hour"}
+    assert set(slos) == {"availability", "coverage", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s",
+                         "pause_ratio", "ecn_mark_ratio", "path_diversity", "bgp_drops_per_hour"}
     assert slos["pre_fec_ber"].max == 2.4e-4 and slos["availability"].min == 0.999
+    assert slos["coverage"].min == 0.99
     assert all(len(o.source) > 40 for o in slos.values())
 
 
@@ -27,6 +28,8 @@ BAD = [
     ("ratio above 1", ("max: 2.4e-4", "max: 3"), "slos.pre_fec_ber.max", 4, 3.0, "0 to 1"),
     ("warn after the bound", ("max: 2.4e-4", "max: 2.4e-4\n    warn: 0.5"), "slos.pre_fec_ber.warn", 5, 0.5,
      "at most 0.00024"),
+    ("coverage above 1", ("pre_fec_ber:\n    max: 2.4e-4", "coverage:\n    min: 1.5"), "slos.coverage.min", 4, 1.5,
+     "0 to 1"),
     ("unknown SLI", ("pre_fec_ber:", "jitter:"), "slos.jitter", 3, "jitter", "availability"),
     ("unknown field", ("unit: ratio", "unit: ratio\n    colour: red"), "slos.pre_fec_ber.colour", 6, None, ""),
     ("text for a number", ("max: 2.4e-4", "max: low"), "slos.pre_fec_ber.max", 4, "low", "number"),
