@@ -4,6 +4,7 @@ in files/prometheus/ under the real promtool: syntax, one alert per localisation
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from hwaac.cli import main
 from hwaac.plan import build_plan
-from hwaac.telemetry.fabric_health import assess
-from hwaac.telemetry.samples import read_sweep
+from hwaac.telemetry.exporter import families
+from hwaac.telemetry.fabric_health import FabricHealth, assess
+from hwaac.telemetry.model import PortSample, Snapshot
+from hwaac.telemetry.samples import Sweep, read_sweep
+from hwaac.telemetry.sli import Aggregate
 from hwaac.telemetry.slo import default_slos
 from hwaac.validate import load_intent
 
@@ -123,22 +127,19 @@ def _promql_series(name: str, labels: dict[str, str], v: float) -> dict[str, str
     return {"series": f"{name}{{{sel}}}", "values": f"{v!r}+0x5"}
 
 
-SCOPE_KEYS = ("leaf", "rail", "su", "plane", "fabric")
+SCOPE_KEYS = ("leaf", "rail", "su", "plane", "fabric")  # the spine scope: test_spine_recording_rules_equal_sli_py
 RECORDED = ("availability", "coverage", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s", "pause_ratio",
             "ecn_mark_ratio")
 
 
-def test_recording_rules_equal_sli_py(tmp_path: Path, promtool: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """The recording rules over the exporter's per-port series give sli.aggregate's values, scope by scope."""
-    fams = exposition(FAULT, capsys)
-    inputs = [_promql_series(name, s.labels, s.value) for name, samples in fams.items()
-              if name.startswith(("hwaac_port_", "hwaac_link_planned", "hwaac_slo_")) for s in samples]
-    health = assess(build_plan(load_intent(DEMO)), [read_sweep(d) for d in FAULT], default_slos())
+def _sli_checks(health: FabricHealth, keep: Callable[[Aggregate], bool]) -> list[dict]:
+    """promtool expression tests: each kept aggregate's recorded SLIs and unknown links equal sli.aggregate's."""
+    fabric = health.report.fabric
     checks = []
     for a in health.report.aggregates:
-        if a.scope not in SCOPE_KEYS:
+        if not keep(a):
             continue
-        key = {"fabric": "demo"} | ({} if a.scope == "fabric" else {a.scope: a.key})
+        key = {"fabric": fabric} | ({} if a.scope == "fabric" else {a.scope: a.key})
         sel = ",".join(f'{k}="{v}"' for k, v in key.items())
         unknown = a.inputs["coverage"]["unknown"]  # type: ignore[index]
         checks.append({"expr": f"hwaac:links_unknown:{a.scope}{{{sel}}}", "eval_time": "2m",
@@ -152,11 +153,76 @@ def test_recording_rules_equal_sli_py(tmp_path: Path, promtool: str, capsys: pyt
                 continue
             checks.append({"expr": f"abs({expr} - {x!r}) <= bool {abs(x) * 1e-9!r}", "eval_time": "2m",
                            "exp_samples": [{"labels": "{" + sel + "}", "value": 1}]})
-    valued = [c for c in checks if not c["expr"].startswith("absent")]
-    assert len(valued) >= 5 * 3  # availability, coverage, loss ratio at least, for a leaf, rail, su, plane, fabric
+    return checks
+
+
+def _promtool_test(tmp_path: Path, promtool: str, inputs: list[dict], checks: list[dict]) -> None:
     doc = {"rule_files": [str(RULES)], "evaluation_interval": "1m",
            "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}]}
     test = tmp_path / "sli.test.yml"
     test.write_text(yaml.safe_dump(doc, sort_keys=False))
     r = subprocess.run([promtool, "test", "rules", str(test)], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+def test_recording_rules_equal_sli_py(tmp_path: Path, promtool: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The recording rules over the exporter's per-port series give sli.aggregate's values, scope by scope."""
+    fams = exposition(FAULT, capsys)
+    inputs = [_promql_series(name, s.labels, s.value) for name, samples in fams.items()
+              if name.startswith(("hwaac_port_", "hwaac_link_planned", "hwaac_slo_")) for s in samples]
+    health = assess(build_plan(load_intent(DEMO)), [read_sweep(d) for d in FAULT], default_slos())
+    checks = _sli_checks(health, lambda a: a.scope in SCOPE_KEYS)
+    valued = [c for c in checks if not c["expr"].startswith("absent")]
+    assert len(valued) >= 5 * 3  # availability, coverage, loss ratio at least, for a leaf, rail, su, plane, fabric
+    _promtool_test(tmp_path, promtool, inputs, checks)
+
+
+TIER3 = ROOT / "inventory" / "examples" / "b200-3tier"
+
+
+def _three_tier() -> tuple[FabricHealth, list[str], int]:
+    """The 3-tier example with two sweeps 10 s apart: spine A's uplinks (to the super spines) all read at the spine
+    end, 1000 frames/s each, 6 errors/s on the first, the second oper down; spine B's first uplink read at its super
+    spine end only; spine C not read. Returns the assessment, [A, B, C] and the uplinks per spine."""
+    plan = build_plan(load_intent(TIER3))
+    up: dict[str, list[tuple[str, str, str]]] = {}
+    for link in plan.links:
+        if link.kind == "spine_super_spine":
+            up.setdefault(link.a_device, []).append((link.a_port, link.b_device, link.b_port))
+    a, b, c = sorted(up)[:3]
+    sweeps = []
+    for n, t in enumerate((0.0, 10.0)):
+        spine = Snapshot("portstat", a)
+        for i, (port, _, _) in enumerate(up[a]):
+            spine.ports[port] = PortSample(port, {"rx_ok": 10_000 * n, "rx_err": 60 * n if i == 0 else 0,
+                                                  "rx_drop": 0}, state={"oper": "down" if i == 1 else "up"})
+        _, far, far_port = up[b][0]
+        top = Snapshot("portstat", far)
+        top.ports[far_port] = PortSample(far_port, {"rx_ok": 10_000 * n, "rx_err": 0, "rx_drop": 0},
+                                         state={"oper": "up"})
+        sweeps.append(Sweep(Path(f"sweep{n + 1}"), t, {(a, "portstat"): (spine, t), (far, "portstat"): (top, t)}))
+    return assess(plan, sweeps, default_slos()), [a, b, c], len(up[a])
+
+
+def test_spine_recording_rules_equal_sli_py(tmp_path: Path, promtool: str) -> None:
+    """The spine scope (spine-to-super-spine links, as sli.aggregate owns them) recorded as sli.py computes it,
+    with availability over the known links and coverage of the planned ones."""
+    health, spines, n = _three_tier()
+    by = {(a.scope, a.key): a for a in health.report.aggregates}
+    sa, sb, sc = (by[("spine", s)] for s in spines)
+    # independent of sli.py: A knows all n uplinks, one down; B knows 1 of n, up; C none
+    assert (sa.values["availability"], sa.values["coverage"]) == (pytest.approx((n - 1) / n), 1.0)
+    assert (sb.values["availability"], sb.values["coverage"]) == (1.0, pytest.approx(1 / n))
+    assert (sc.values["availability"], sc.values["coverage"]) == (None, 0.0)
+    assert sa.values["loss_ratio"] == pytest.approx(6 / ((n - 1) * 1000 + 1006))
+    inputs = []
+    for fam in families(health):
+        if not fam.name.startswith(("hwaac_port_", "hwaac_link_planned", "hwaac_slo_")):
+            continue
+        for smp in fam.samples:  # the spines' uplinks only: 12,288 planned links are more than the test needs
+            lab = smp.labels
+            if "bound" in lab or (lab.get("link_kind") == "spine_super_spine" and lab.get("spine") in spines):
+                inputs.append(_promql_series(smp.name, lab, smp.value))
+    checks = _sli_checks(health, lambda a: a.scope == "spine" and a.key in spines)
+    assert len(checks) == 3 * (len(RECORDED) + 1)
+    _promtool_test(tmp_path, promtool, inputs, checks)
