@@ -250,7 +250,7 @@ def _run_families(h: FabricHealth, fabric: str) -> list[Metric]:
     if rep.seconds is not None:
         seconds.add_metric([fabric], rep.seconds)
     sweep = GaugeMetricFamily("hwaac_fabric_sweep_timestamp_seconds", "When the latest sweep was taken (Unix "
-                              "seconds).", labels=("fabric",))
+                              "seconds: its taken_at, else its newest sample's time).", labels=("fabric",))
     times = [t for _, t in rep.sweeps if t is not None]
     if times:
         sweep.add_metric([fabric], max(times))

@@ -13,7 +13,7 @@ from hwaac.telemetry.localise import localise
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.rates import Interval, interval
 from hwaac.telemetry.report import FabricReport
-from hwaac.telemetry.samples import Sweep
+from hwaac.telemetry.samples import Sweep, sweep_time
 from hwaac.telemetry.sli import Aggregate, LinkSLI, aggregate, link_slis
 from hwaac.telemetry.slo import SloSet
 from hwaac.telemetry.suspects import Observed
@@ -97,7 +97,7 @@ def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue 
     if len(sweeps) < 2:
         coverage["reader_and_rate_errors"].insert(0, "one sweep: no counter is rated, only state and gauges are "
                                                      "judged (give --samples twice, oldest first)")
-    report = FabricReport(plan.intent.fabric.name, [(str(s.path), s.time) for s in sweeps],
+    report = FabricReport(plan.intent.fabric.name, [(str(s.path), sweep_time(s)) for s in sweeps],
                           max(seconds) if seconds else None, suspects, aggs, slos, coverage)
     return FabricHealth(report, corr, slis, per_leaf, bgp)
 

@@ -41,7 +41,8 @@ class FabricReport:
 
     Attributes:
         fabric: the intent's fabric name.
-        sweeps: the samples folders with their times (Unix seconds, None when the files' times were used).
+        sweeps: the samples folders with their times (Unix seconds: ``taken_at``, else the newest sample's time;
+            None when no sample has one).
         seconds: the interval rated (the latest two sweeps), None with one sweep.
         suspects: ranked.
         aggregates: SLIs per scope.

@@ -154,6 +154,14 @@ def add_output(sweep: Sweep, device: str, stem: str, raw: str, when: float, *, j
                              f"{valid_names()}")
 
 
+def sweep_time(sweep: Sweep) -> float | None:
+    """When ``sweep`` was taken: its ``taken_at``, else the newest of its samples' times (the files' modification
+    times, or each tool's own ``taken_at`` from Ansible); None when it holds no timed sample."""
+    if sweep.time is not None:
+        return sweep.time
+    return max([t for _, t in sweep.snapshots.values()] + [t for _, t in sweep.bgp.values()], default=None)
+
+
 def sweep_from_outputs(name: str, outputs: Mapping[str, Mapping[str, tuple[str, float]]],
                        time: float | None = None, skipped: list[str] | None = None) -> Sweep:
     """A sweep from outputs held in memory (an Ansible run's): ``outputs[device][stem] = (raw, taken_at)``.
@@ -166,4 +174,4 @@ def sweep_from_outputs(name: str, outputs: Mapping[str, Mapping[str, tuple[str, 
 
 
 __all__ = ["BGP", "PORT_READERS", "READERS", "ROUTES", "TIME_FILE", "SamplesError", "Sweep", "add_output",
-           "read_sweep", "sweep_from_outputs", "valid_names"]
+           "read_sweep", "sweep_from_outputs", "sweep_time", "valid_names"]

@@ -3,6 +3,8 @@ in files/prometheus/ under the real promtool: syntax, one alert per localisation
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -63,6 +65,7 @@ PORT_CASES = [
     ("hwaac_suspect", {"rule": "errors_both_ends", "kind": "cable", "component": "L0000000", "cable": "L0000000",
                        "severity": "fault"}, 1.0),
     ("hwaac_fabric_rate_interval_seconds", {"fabric": "demo"}, 60.0),
+    ("hwaac_fabric_sweep_timestamp_seconds", {"fabric": "demo"}, 1_700_000_060.0),  # sweep2/taken_at
     # links of known state: the leaf's 4 sampled ports and spine-p0-01 Ethernet4 (Ethernet0 is the same cable as
     # the leaf's Ethernet128): 5 of the demo's 1024 planned links
     ("hwaac_sli_coverage", {"scope": "fabric"}, 5 / 1024),
@@ -80,6 +83,19 @@ def test_exporter_names_labels_values(name: str, labels: dict[str, str], expecte
                                       capsys: pytest.CaptureFixture[str]) -> None:
     fams = exposition(FAULT, capsys)
     assert value(fams, name, **labels) == pytest.approx(expected, rel=1e-12)
+
+
+def test_sweep_timestamp_without_taken_at_is_the_newest_sample(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A sweep folder without taken_at is as old as its newest file: the stale-sweep alert needs a time."""
+    sweep = tmp_path / "sweep2"
+    shutil.copytree(SAMPLES / "clean" / "sweep2", sweep)
+    (sweep / "taken_at").unlink()
+    for n, f in enumerate(sorted(sweep.glob("*/*"))):
+        os.utime(f, (1_800_000_000 + n, 1_800_000_000 + n))
+    newest = 1_800_000_000 + len(list(sweep.glob("*/*"))) - 1
+    fams = exposition([str(sweep)], capsys)
+    assert value(fams, "hwaac_fabric_sweep_timestamp_seconds", fabric="demo") == newest
 
 
 def test_exporter_every_planned_link_once_and_clean_has_no_suspect(capsys: pytest.CaptureFixture[str]) -> None:
