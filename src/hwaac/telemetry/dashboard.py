@@ -76,7 +76,7 @@ SLIS = (
         "hwaac:sli_pre_fec_ber:fabric{{{sel}}}",
         "the worst link end's bit error ratio before FEC."),
     Sli("fec_uncorrectable_per_s", "Uncorrectable FEC", "cps", _worst("hwaac_port_fec_uncorrectable_per_second"),
-        "hwaac:sli_fec_uncorrectable_per_s:fabric{{{sel}}}",
+        "hwaac:sli_fec_uncorrectable_per_second:fabric{{{sel}}}",
         "the worst link end's RS-FEC codewords not corrected, per second."),
     Sli("pause_ratio", "PFC pause", "percentunit", _worst("hwaac_port_pause_ratio"),
         "hwaac:sli_pause_ratio:fabric{{{sel}}}",

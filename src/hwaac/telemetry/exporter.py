@@ -40,6 +40,13 @@ PORT_RATES = (
 )
 
 
+def metric_name(sli: str) -> str:
+    """The Prometheus spelling of an SLI name: its unit spelled out (``fec_uncorrectable_per_s`` ->
+    ``fec_uncorrectable_per_second``), as Prometheus's naming practice asks and ``promtool check metrics`` checks
+    (promlint: "metric names should not contain abbreviated units")."""
+    return sli.removesuffix("_per_s") + "_per_second" if sli.endswith("_per_s") else sli
+
+
 def _label_values(index: LinkIndex, fabric: str, i: int) -> dict[str, str]:
     """The link labels of link ``i``; a label that does not apply is ""."""
     lab = index.labels(i)
@@ -140,8 +147,8 @@ def families(h: FabricHealth) -> list[Metric]:
 
 def _sli_families(h: FabricHealth, fabric: str, link_labels: list[dict[str, str]]) -> list[Metric]:
     names = list(dict.fromkeys([*h.report.slos.slos, *(k for a in h.report.aggregates for k in a.values)]))
-    fams = {n: GaugeMetricFamily(f"hwaac_sli_{n}", f"SLI {n} per scope (link, leaf, rail, su, plane, spine, "
-                                 "fabric).", labels=SCOPE_LABELS) for n in names}
+    fams = {n: GaugeMetricFamily(f"hwaac_sli_{metric_name(n)}", f"SLI {n} per scope (link, leaf, rail, su, plane, "
+                                 "spine, fabric).", labels=SCOPE_LABELS) for n in names}
     for s in h.slis:
         lab = link_labels[s.link]
         values = [fabric, "link", *(lab[k] for k in SCOPE_LABELS[2:])]
@@ -169,7 +176,7 @@ def _slo_families(h: FabricHealth, fabric: str) -> list[Metric]:
     slos = h.report.slos
     out: list[Metric] = []
     for n, o in slos.slos.items():
-        fam = GaugeMetricFamily(f"hwaac_slo_{n}", f"SLO of {n} ({o.unit}): bound max or min, and warn.",
+        fam = GaugeMetricFamily(f"hwaac_slo_{metric_name(n)}", f"SLO of {n} ({o.unit}): bound max or min, and warn.",
                                 labels=("fabric", "bound"))
         for bound in ("max", "min", "warn"):
             v = getattr(o, bound)
@@ -274,4 +281,4 @@ class FabricCollector(Collector):
 
 
 __all__ = ["LINK_LABELS", "MAX_SUSPECTS", "PORT_LABELS", "SCOPE_LABELS", "SUSPECT_LABELS", "FabricCollector",
-           "families"]
+           "families", "metric_name"]

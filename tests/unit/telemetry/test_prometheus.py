@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from hwaac.cli import main
 from hwaac.plan import build_plan
-from hwaac.telemetry.exporter import families
+from hwaac.telemetry.exporter import families, metric_name
 from hwaac.telemetry.fabric_health import FabricHealth, assess
 from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.samples import Sweep, read_sweep
@@ -162,7 +162,7 @@ def _sli_checks(health: FabricHealth, keep: Callable[[Aggregate], bool]) -> list
                        "exp_samples": [{"labels": f"hwaac:links_unknown:{a.scope}{{{sel}}}", "value": unknown}]})
         for n in RECORDED:
             x = a.values.get(n)
-            expr = f"hwaac:sli_{n}:{a.scope}{{{sel}}}"
+            expr = f"hwaac:sli_{metric_name(n)}:{a.scope}{{{sel}}}"
             if x is None:  # sli.py has no value: neither may the rule
                 checks.append({"expr": f"absent({expr})", "eval_time": "2m", "exp_samples": [
                     {"labels": "{" + sel + "}", "value": 1}]})
