@@ -15,7 +15,9 @@ PORT = "{port}"  # replaced by the port of a per-port tool (``ethtool@rail0``)
 SYSFS = "{sysfs}"  # replaced by the sysfs root (``/sys``)
 PORT_NAME = re.compile(r"^[A-Za-z0-9_.:][A-Za-z0-9_.:-]*$")  # a file stem after @: no / (a path), no leading -
 
-# tool -> argv (no shell). "per_port": the tool reads one port, named after "@" (``ethtool@rail0``).
+# tool -> argv (no shell). "per_port": the tool reads one port, named after "@" (``ethtool@rail0``); "port_field": for
+# a GPU node's tool, which field of a rendered nic-roce.json port names it (hwaac.telemetry.host_ports): ethtool -S
+# takes the Linux interface, mlxlink -d the RDMA device.
 # "globs": the argv items with "*" are expanded on the host, in their order, as a shell would (grep -H lists every
 # port's counters/ and then every port's hw_counters/, the order host_rdma's reader checks for a cut output).
 TOOLS = {
@@ -34,8 +36,8 @@ TOOLS = {
     "bgp-summary": {"argv": ["vtysh", "-c", "show bgp summary json"]},
     "routes": {"argv": ["vtysh", "-c", "show ip route json"]},
     # GPU hosts (docs/telemetry/host-nic.md)
-    "ethtool": {"argv": ["ethtool", "-S", PORT], "per_port": True},
-    "mlxlink": {"argv": ["mlxlink", "-d", PORT, "-c"], "per_port": True},
+    "ethtool": {"argv": ["ethtool", "-S", PORT], "per_port": True, "port_field": "interface"},
+    "mlxlink": {"argv": ["mlxlink", "-d", PORT, "-c"], "per_port": True, "port_field": "hca"},
     "rdma-statistic": {"argv": ["rdma", "statistic", "show"]},
     "ib-counters": {"argv": ["grep", "-H", ".", SYSFS + "/class/infiniband/*/ports/*/counters/*",
                              SYSFS + "/class/infiniband/*/ports/*/hw_counters/*"], "globs": True},
