@@ -19,6 +19,7 @@ SPECS = {
         "tools": {"type": "list", "elements": "str"},
         "ports": {"type": "list", "elements": "str", "default": []},
         "device": {"type": "str"},
+        "render_dir": {"type": "path"},
         "sysfs_root": {"type": "path", "default": "/sys"},
         **COMMAND_LIMITS,
     },

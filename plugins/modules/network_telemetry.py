@@ -60,6 +60,15 @@ options:
       - The device's planned name, returned as RV(device) for the controller. Default none (the controller then
         takes the inventory host name).
     type: str
+  render_dir:
+    description:
+      - On the controller, the folder C(hwaac render) wrote. For O(kind=host), each per-port tool named without
+        C(@PORT) runs once for each port of the node's C(<render_dir>/hosts/<node>/nic-roce.json) (the rails hwaac
+        configures; C(ethtool) reads its Linux interface, C(mlxlink) its RDMA device) instead of O(ports), which
+        must then be empty. The node is O(device), else the inventory host name. A missing or unreadable file
+        fails the task, naming the node and the path. Ignored for O(kind=sonic).
+      - Needs the Python package C(hwaac) on the controller.
+    type: path
   sysfs_root:
     description:
       - Root of sysfs on the host (C(ib-counters) reads C(<sysfs_root>/class/infiniband)).
@@ -98,6 +107,13 @@ EXAMPLES = r"""
     kind: host
     ports: [rail0, rail1, rail2, rail3]
     tools: [rdma-statistic, ib-counters, ethtool, mlxlink@mlx5_0]
+  register: sweep1
+
+- name: Read each GPU node's own rails, as hwaac rendered them (ethtool per interface, mlxlink per RDMA device)
+  aiinfra.hwaac.network_telemetry:
+    kind: host
+    render_dir: build/demo
+    tools: [rdma-statistic, ib-counters, ethtool, mlxlink]
   register: sweep1
 """
 

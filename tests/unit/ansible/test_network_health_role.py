@@ -65,3 +65,38 @@ def test_the_role_on_a_fake_switch_reports_the_port_with_errors(tmp_path: Path) 
     named = {(c["device"], c["port"]) for s in report["suspects"] for c in s["components"]}
     assert ("leaf-p0-su01-r0", "Ethernet0") in named
     assert (state / "telemetry_calls").read_text() == "2"
+
+
+def run_role_on_node(tmp_path: Path, node: str, **extra: Any) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """The playbook on localhost as GPU node ``node`` (group gpu_nodes), its ethtool the fake's, the demo's golden
+    render as network_health_render_dir."""
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": {node: {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}}}))
+    out = tmp_path / "out"
+    r = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
+                        str(REPO / "playbooks" / "network_health.yml"), "-e", "network_health_hosts=all",
+                        "-e", "network_health_become=false", "-e", "network_health_interval=0",
+                        "-e", json.dumps({"network_health_tools": ["ethtool"], "network_health_fail_on": "never",
+                                          "network_health_render_dir": str(REPO / "tests/golden/demo"),
+                                          "network_health_intent": str(REPO / "inventory/demo"),
+                                          "network_health_output_dir": str(out), **extra})],
+                       cwd=REPO, env=env(HWAAC_FAKE_STATE=str(tmp_path), PYTHONPATH=str(REPO)), capture_output=True,
+                       text=True, timeout=300)
+    return r, out
+
+
+def test_a_node_reads_the_rails_of_its_own_rendered_nic_roce(tmp_path: Path) -> None:
+    r, out = run_role_on_node(tmp_path, "gpu-su01-h01")
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr
+    report = json.loads((out / "network-health.json").read_text())
+    missing = set(report["coverage"]["planned_ports_not_sampled"])
+    # inventory/demo: 8 rails named rail0..rail7; every one of them was read on this node, none elsewhere
+    assert not {f"gpu-su01-h01 rail{r}" for r in range(8)} & missing
+    assert "gpu-su01-h02" in report["coverage"]["devices_not_sampled"]
+
+
+def test_a_node_without_its_rendered_file_fails_naming_it_and_the_path(tmp_path: Path) -> None:
+    r, _ = run_role_on_node(tmp_path, "gpu-su01-h02")  # the golden render holds gpu-su01-h01 only
+    assert r.returncode != 0
+    path = REPO / "tests/golden/demo/hosts/gpu-su01-h02/nic-roce.json"
+    assert f"gpu-su01-h02: {path}: no such file" in r.stdout, r.stdout[-4000:]

@@ -1,0 +1,71 @@
+"""aiinfra.hwaac.network_telemetry's action plugin driven with its real host module (tests/unit/ansible/module_run.py)
+against the fake ethtool of a GPU node: with render_dir, a node's per-port tools read the rails of its own rendered
+nic-roce.json (the demo's golden render); a node without that file fails, naming the node and the path."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+from unittest.mock import MagicMock
+
+import pytest
+from ansible.errors import AnsibleActionFail
+
+from ansible_collections.aiinfra.hwaac.plugins.action.network_telemetry import ActionModule
+from tests.unit.ansible.module_run import run_module
+
+REPO = Path(__file__).resolve().parents[3]
+FAKES = REPO / "tests" / "fakes" / "bin"
+# hwaac render of inventory/demo (its golden files hold gpu-su01-h01 only): 8 rails, interfaces rail0..rail7
+RENDER = REPO / "tests" / "golden" / "demo"
+
+
+def run_action(tmp: Path, args: dict[str, Any], host: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(the task's result, the arguments the host module got)."""
+    task = MagicMock()
+    task.args = args
+    task.check_mode = False
+    task.async_val = 0
+    action = ActionModule(task=task, connection=MagicMock(), play_context=MagicMock(check_mode=False),
+                          loader=MagicMock(), templar=MagicMock(template=lambda value: value), shared_loader_obj=None)
+    sent: list[dict[str, Any]] = []
+    env = {**os.environ, "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "HWAAC_FAKE_STATE": str(tmp),
+           "PYTHONPATH": str(REPO)}
+
+    def execute_module(module_name: str, module_args: dict[str, Any], task_vars: Any = None) -> dict:
+        assert module_name == "aiinfra.hwaac.network_telemetry"
+        sent.append(module_args)
+        return run_module("network_telemetry", module_args, tmp / f"args{len(sent)}.json", env)
+
+    action._execute_module = execute_module  # type: ignore[method-assign]
+    return action.run(task_vars={"inventory_hostname": host}), sent
+
+
+def test_a_node_reads_the_rails_of_its_rendered_nic_roce(tmp_path: Path) -> None:
+    res, (sent,) = run_action(tmp_path, {"kind": "host", "tools": ["ethtool"], "render_dir": str(RENDER)},
+                              "gpu-su01-h01")
+    rails = [f"ethtool@rail{r}" for r in range(8)]
+    assert sent["tools"] == rails and "render_dir" not in sent
+    assert sorted(res["outputs"]) == sorted(rails)
+    assert all(o["rc"] == 0 and o["argv"] == ["ethtool", "-S", n.split("@")[1]] for n, o in res["outputs"].items())
+
+
+def test_device_names_the_node_and_a_switch_ignores_render_dir(tmp_path: Path) -> None:
+    _, (host,) = run_action(tmp_path, {"kind": "host", "tools": ["mlxlink"], "render_dir": str(RENDER),
+                                       "device": "gpu-su01-h01"}, "some-inventory-alias")
+    assert host["tools"] == [f"mlxlink@mlx5_{r}" for r in range(8)]
+    _, (switch,) = run_action(tmp_path, {"kind": "sonic", "tools": ["pfcwd"], "render_dir": str(RENDER)},
+                              "leaf-p0-su01-r0")
+    assert switch["tools"] == ["pfcwd"] and "render_dir" not in switch
+
+
+@pytest.mark.parametrize(("args", "host", "words"), [
+    ({"kind": "host", "render_dir": str(RENDER)}, "gpu-su01-h02",
+     f"gpu-su01-h02: {RENDER}/hosts/gpu-su01-h02/nic-roce.json: no such file"),
+    ({"kind": "host", "render_dir": str(RENDER), "ports": ["rail0"]}, "gpu-su01-h01", "ports or render_dir"),
+], ids=["node not rendered", "ports and render_dir"])
+def test_refused_before_the_host_runs_anything(tmp_path: Path, args: dict, host: str, words: str) -> None:
+    with pytest.raises(AnsibleActionFail) as err:
+        run_action(tmp_path, args, host)
+    assert str(err.value).startswith("aiinfra.hwaac.network_telemetry: ") and words in str(err.value)
