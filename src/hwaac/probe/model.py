@@ -100,7 +100,7 @@ class ProbeResults:
     unknown: list[str] = field(default_factory=list)
 
 
-def _flow_dict(f: Flow) -> dict[str, Any]:
+def flow_dict(f: Flow) -> dict[str, Any]:
     return {"src_host": f.src_host, "src_if": f.src_if, "src_ip": f.src_ip, "dst_host": f.dst_host,
             "dst_ip": f.dst_ip, "rail": f.rail, "sport": f.sport, "dport": f.dport}
 
@@ -108,7 +108,7 @@ def _flow_dict(f: Flow) -> dict[str, Any]:
 def result_dict(r: FlowResult) -> dict[str, Any]:
     """One flow result as the document holds it."""
     rtt = None if r.rtt_us is None else {"min": r.rtt_us.min, "p50": r.rtt_us.p50, "p99": r.rtt_us.p99}
-    return {"flow": _flow_dict(r.flow), "sent": r.sent, "received_forward": r.received_forward,
+    return {"flow": flow_dict(r.flow), "sent": r.sent, "received_forward": r.received_forward,
             "received_back": r.received_back, "rtt_us": rtt, "path": None if r.path is None else list(r.path),
             "path_complete": r.path_complete, "host_drops": r.host_drops, "errors": list(r.errors)}
 
@@ -236,5 +236,5 @@ def merge(results: Sequence[ProbeResults]) -> list[FlowResult]:
     return [r for doc in sorted(results, key=lambda d: d.host) for r in doc.flows]
 
 
-__all__ = ["FORMAT", "MISSING_HOP", "NO_RESPONDER", "Flow", "FlowResult", "ProbeResults", "RttStats", "merge",
-           "read_results", "result_dict", "results_document", "write_results"]
+__all__ = ["FORMAT", "MISSING_HOP", "NO_RESPONDER", "Flow", "FlowResult", "ProbeResults", "RttStats", "flow_dict",
+           "merge", "read_results", "result_dict", "results_document", "write_results"]
