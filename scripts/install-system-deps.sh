@@ -11,6 +11,8 @@
 #   nodejs      node for jsii, which runs the cdktn constructs (hwaac.cdk, cdktf/main.py); node 20 or newer
 #   frr, frr-pythontools  zebra, bgpd, vtysh and frr-reload.py for the twin (`hwaac lab`: FRR per switch namespace)
 #   lldpd       LLDP per twin switch (`hwaac lab`, the LLDP check of `hwaac verify`)
+#   nftables    nft: random loss on a namespace's interface where the kernel has no netem qdisc
+#               (tests/integration/test_probe_netns.py)
 #   iputils-ping  ping with -I and -M do in the twin's node namespaces (rail paths and path MTU of `hwaac verify`)
 #   prometheus  `promtool check rules` / `promtool test rules` over files/prometheus/ (tests/prometheus/); the
 #               package's server is not started by the tests (in a container without systemd it does not start)
@@ -22,7 +24,8 @@
 # needed. Usage: scripts/install-system-deps.sh
 set -euo pipefail
 
-PACKAGES=(netplan.io iproute2 redis-server postgresql nodejs frr frr-pythontools lldpd iputils-ping prometheus)
+PACKAGES=(netplan.io iproute2 redis-server postgresql nodejs frr frr-pythontools lldpd nftables iputils-ping
+          prometheus)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

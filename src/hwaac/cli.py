@@ -182,6 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_fabric_health(sub)
 
+    from hwaac.probe.cli import register as register_probe
+
+    register_probe(sub)
+
     from hwaac.lab.cli import register as register_lab
 
     register_lab(sub)

@@ -1,5 +1,6 @@
 """From sweeps of samples to a :class:`~hwaac.telemetry.report.FabricReport`: rates over the latest two sweeps,
-correlation to the plan, SLIs, localisation; what was not covered goes into the report's coverage.
+correlation to the plan, SLIs, localisation, and the tomography of the latest sweep's active probes (each sweep's
+probes are a complete measurement, not a counter pair); what was not covered goes into the report's coverage.
 :func:`assess` also keeps the layers in between (:class:`FabricHealth`) for the Prometheus exporter."""
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from dataclasses import dataclass
 
 from hwaac.health.parsers.slurm_squeue import Squeue
 from hwaac.plan.model import Plan
+from hwaac.probe.model import merge
+from hwaac.probe.paths import PathIndex
+from hwaac.probe.tomography import Tomography, tomography
 from hwaac.telemetry.localise import localise
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.rates import Interval, interval
@@ -30,6 +34,7 @@ class FabricHealth:
         slis: the link SLIs, in plan order.
         per_leaf: per leaf, its path diversity and BGP stability (with their inputs).
         bgp: per leaf, the interval of its BGP summaries.
+        probes: the tomography of the latest sweep's active probes, None without probes.
     """
 
     report: FabricReport
@@ -37,6 +42,7 @@ class FabricHealth:
     slis: list[LinkSLI]
     per_leaf: dict[str, Aggregate]
     bgp: Mapping[str, Interval]
+    probes: Tomography | None = None
 
 
 def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
@@ -83,7 +89,11 @@ def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue 
     corr = correlate(index, readings)
     slis = link_slis(corr)
     aggs, per_leaf = aggregate(corr, slis, routes=routes, bgp=bgp)
-    suspects = localise(Observed(corr, slis, slos, bgp), squeue=squeue)
+    probed = next((s for s in reversed(sweeps) if s.probes), None)
+    tomo = None
+    if probed is not None:
+        tomo = tomography(merge(list(probed.probes.values())), PathIndex.from_plan(plan), slos)
+    suspects = localise(Observed(corr, slis, slos, bgp), squeue=squeue, extra=tomo.suspects if tomo else ())
     unplanned_devices = sorted({d for d, _, _ in corr.unplanned if d not in index.ports})
     coverage = {
         "devices_not_sampled": corr.missing_devices,
@@ -94,12 +104,16 @@ def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue 
         "discontinuities": [f"{x.device} {x.port} {x.counter}: {x.detail}" for x in corr.discontinuities],
         "files_skipped": [f for s in sweeps for f in s.skipped],
     }
+    if probed is not None and tomo is not None:
+        coverage["probe_results_not_read"] = [u for r in probed.probes.values() for u in r.unknown]
+        coverage.update(tomo.coverage)
     if len(sweeps) < 2:
         coverage["reader_and_rate_errors"].insert(0, "one sweep: no counter is rated, only state and gauges are "
                                                      "judged (give --samples twice, oldest first)")
     report = FabricReport(plan.intent.fabric.name, [(str(s.path), sweep_time(s)) for s in sweeps],
-                          max(seconds) if seconds else None, suspects, aggs, slos, coverage)
-    return FabricHealth(report, corr, slis, per_leaf, bgp)
+                          max(seconds) if seconds else None, suspects, aggs, slos, coverage,
+                          dict(tomo.summary, sweep=str(probed.path)) if tomo and probed else {})
+    return FabricHealth(report, corr, slis, per_leaf, bgp, tomo)
 
 
 __all__ = ["FabricHealth", "assess", "fabric_report"]

@@ -169,30 +169,43 @@ RULES: tuple[Rule, ...] = (rule_errors_both_ends, rule_errors_one_end, rule_flap
                            rule_links_down, rule_pfc_storm, rule_congestion)
 
 
+_PROBE_RULES = ("probe_path_loss", "probe_unreachable")  # hwaac.probe.tomography
+
+
 def _fold_same_link(suspects: list[Suspect]) -> list[Suspect]:
     """A link named by a physical error rule is not named again by the path loss rule (the errors explain the
-    loss); the folded rule is kept in ``also``."""
+    loss), and links named by a counter rule are not named again by the active probes' rules (their first
+    evidence joins the counter rule's); the folded rule is kept in ``also``."""
     physical = {i: s for s in suspects if s.rule in ("errors_both_ends", "errors_one_end") for i in s.links}
+    counters = {s.links: s for s in suspects if s.links and s.rule not in _PROBE_RULES}
     out = []
     for s in suspects:
         if s.rule == "spine_path_loss" and s.links and s.links[0] in physical:
             keep = physical[s.links[0]]
             keep.also = (*keep.also, s.rule)
             continue
+        if s.rule in _PROBE_RULES and s.links in counters:
+            keep = counters[s.links]
+            keep.also = (*keep.also, s.rule)
+            keep.evidence = (*keep.evidence, s.evidence[0])
+            continue
         out.append(s)
     return out
 
 
-def localise(obs: Observed, *, squeue: Squeue | None = None, rules: Sequence[Rule] = RULES) -> list[Suspect]:
-    """Run ``rules``, fold a switch's many degraded ports into the switch, rank (severity, then strength), and name
-    each suspect's GPU nodes and, with ``squeue``, the jobs on them."""
+def localise(obs: Observed, *, squeue: Squeue | None = None, rules: Sequence[Rule] = RULES,
+             extra: Sequence[Suspect] = ()) -> list[Suspect]:
+    """Run ``rules``, add ``extra`` suspects (active probes' tomography, which name their own nodes: those whose
+    probes crossed them), fold a switch's many degraded ports into the switch, rank (severity, then strength), and
+    name each suspect's GPU nodes and, with ``squeue``, the jobs on them."""
     found: list[Suspect] = []
     for rule in rules:
         found.extend(rule(obs))
+    found.extend(extra)
     found = fold_switches(obs, _fold_same_link(found))
     ranked = rank(found)
     for s in ranked:
-        s.nodes = obs.nodes_behind(s)
+        s.nodes = s.nodes or obs.nodes_behind(s)
         if squeue is not None:
             s.jobs = tuple(squeue.jobs_on(frozenset(s.nodes)))
     return ranked

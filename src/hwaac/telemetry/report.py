@@ -48,7 +48,10 @@ class FabricReport:
         aggregates: SLIs per scope.
         slos: the SLOs judged against.
         coverage: counts and lists of what was not covered (missing devices and ports, unplanned samples, reader
-            and rate errors, discontinuities, skipped files).
+            and rate errors, discontinuities, skipped files, probe flows without a path or not judged, cables no
+            probe crossed).
+        probes: the active probes' summary (flows, hosts, probes sent, lost forward, cables crossed of planned,
+            exonerated, unreachable pairs, suspects, the sweep), empty without probes.
     """
 
     fabric: str
@@ -58,6 +61,7 @@ class FabricReport:
     aggregates: list[Aggregate]
     slos: SloSet
     coverage: dict[str, list[str]] = field(default_factory=dict)
+    probes: dict[str, Any] = field(default_factory=dict)
 
     @property
     def coverage_short(self) -> list[Aggregate]:
@@ -94,7 +98,7 @@ class FabricReport:
             "suspects": [_suspect(s) for s in self.suspects],
             "slis": [{"scope": a.scope, "key": a.key, "values": a.values, "why": a.why,
                       "breaches": _breaches(a, self.slos)} for a in self.aggregates],
-            "coverage": self.coverage,
+            "coverage": self.coverage, "probes": self.probes or None,
             "coverage_below_slo": [{"scope": a.scope, "key": a.key, "coverage": a.values[COVERAGE],
                                     **_unknown(a)} for a in self.coverage_short],
         }
@@ -106,6 +110,12 @@ class FabricReport:
         span = f"{self.seconds:.0f} s between the last two sweeps" if self.seconds else "one sweep: state only"
         out += [f"{len(self.suspects)} suspect(s)" + (f" ({counts})" if counts else "") + f"; {span}; "
                 f"{len(self.sweeps)} sweep(s): " + ", ".join(p for p, _ in self.sweeps) + ".", ""]
+        p = self.probes
+        if p:
+            out += [f"Active probes ({p['sweep']}): {p['flows']} flows from {p['hosts']} host(s), "
+                    f"{p['probes_sent']} probes, {p['forward_lost']} lost on the way out; {p['flows_judged']} "
+                    f"flows with a mapped path crossed {p['cables_crossed']} of {p['cables_planned']} planned cables "
+                    f"({p['cables_exonerated']} without loss); {p['unreachable_pairs']} unreachable pair(s).", ""]
         gaps = [f"{len(v)} {k.replace('_', ' ')}" for k, v in self.coverage.items() if v]
         if gaps:
             out += ["Not covered: " + ", ".join(gaps) + " (see Coverage).", ""]

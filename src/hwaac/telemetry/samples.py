@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from hwaac.probe.model import ProbeResults, read_results
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
 from hwaac.telemetry.parsers.frr_routes import RouteTable, parse_routes
@@ -60,6 +61,7 @@ def _command(tool: str) -> str:
 READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _WHOLE.items()}
 PORT_READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _PER_PORT.items()}
 BGP, ROUTES = "bgp-summary", "routes"  # FRR: show bgp summary json, show ip route json
+PROBE = "probe"  # hwaac probe send: a host's active probe results (hwaac.probe.model, JSON)
 EXTENSIONS = (".txt", ".json", ".out")
 TIME_FILE = "taken_at"
 
@@ -74,6 +76,7 @@ class Sweep:
         snapshots: by (device, file stem with its port) -> the snapshot and the file's time.
         bgp: by device, the BGP summary as a snapshot (one "port" per peer).
         routes: by device, the FRR route table.
+        probes: by host, its active probe results (``probe.json``; a complete measurement per sweep).
         skipped: files not read, each with the reason.
     """
 
@@ -82,6 +85,7 @@ class Sweep:
     snapshots: dict[tuple[str, str], tuple[Snapshot, float]] = field(default_factory=dict)
     bgp: dict[str, tuple[Snapshot, float]] = field(default_factory=dict)
     routes: dict[str, RouteTable] = field(default_factory=dict)
+    probes: dict[str, ProbeResults] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
 
 
@@ -91,7 +95,7 @@ class SamplesError(ValueError):
 
 def valid_names() -> str:
     """The file names a device folder may hold, for error messages."""
-    names = [*READERS, *(f"{k}@PORT" for k in PORT_READERS), BGP, ROUTES]
+    names = [*READERS, *(f"{k}@PORT" for k in PORT_READERS), BGP, ROUTES, PROBE]
     return ", ".join(names) + " (each .txt, .json or .out)"
 
 
@@ -143,6 +147,8 @@ def add_output(sweep: Sweep, device: str, stem: str, raw: str, when: float, *, j
         sweep.bgp[device] = (parse_bgp_summary(raw, device=device).snapshot(), when)
     elif tool == ROUTES and not at:
         sweep.routes[device] = parse_routes(raw, device=device)
+    elif tool == PROBE and not at:
+        sweep.probes[device] = read_results(raw, where=where or f"{device} {stem}")
     elif tool in PORT_READERS and at and port:
         sweep.snapshots[(device, stem)] = (PORT_READERS[tool][0](raw, port=port, device=device), when)
     elif tool == "portstat" and json_file and not at:
@@ -173,5 +179,5 @@ def sweep_from_outputs(name: str, outputs: Mapping[str, Mapping[str, tuple[str, 
     return sweep
 
 
-__all__ = ["BGP", "PORT_READERS", "READERS", "ROUTES", "TIME_FILE", "SamplesError", "Sweep", "add_output",
+__all__ = ["BGP", "PORT_READERS", "PROBE", "READERS", "ROUTES", "TIME_FILE", "SamplesError", "Sweep", "add_output",
            "read_sweep", "sweep_from_outputs", "sweep_time", "valid_names"]

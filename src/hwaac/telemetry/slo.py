@@ -13,9 +13,10 @@ from hwaac.errors import IntentError, IntentIssue
 from hwaac.model.loader import _plain, dotted, parse_yaml
 from hwaac.telemetry.sli import BGP_DROPS, COVERAGE, LINK_SLIS, PATH_DIVERSITY
 
-SLI_NAMES = (*LINK_SLIS, COVERAGE, PATH_DIVERSITY, BGP_DROPS)
+PROBE_LOSS = "probe_loss_ratio"  # a cable's forward loss estimated from active probes (hwaac.probe.tomography)
+SLI_NAMES = (*LINK_SLIS, COVERAGE, PATH_DIVERSITY, BGP_DROPS, PROBE_LOSS)
 _RATIOS = {"availability", "coverage", "loss_ratio", "pre_fec_ber", "pause_ratio", "ecn_mark_ratio",
-           "path_diversity"}
+           "path_diversity", PROBE_LOSS}
 
 
 class Objective(BaseModel):
@@ -45,6 +46,12 @@ class Localise(BaseModel):
         "A port paused by received PFC for at least this share of the time is in a PFC storm (fault, not warn)."))
     congestion_share: float = Field(0.5, gt=0, le=1, description=(
         "ECN marks and CNPs are concentrated when one leaf or one rail holds at least this share of them."))
+    probe_min_probes: int = Field(100, ge=1, description=(
+        "Probe tomography names a cable only when at least this many probes crossed it."))
+    probe_min_flows: int = Field(2, ge=1, description=(
+        "... and when probes of at least this many flows were lost on it."))
+    probe_significance: float = Field(1e-6, gt=0, lt=1, description=(
+        "... and when so many losses had less than this probability with the cable at its SLO (binomial)."))
 
 
 class SloSet(BaseModel):
@@ -115,4 +122,4 @@ def load_slos(path: str | Path | None = None) -> SloSet:
     return load_slo_text(Path(path).read_text(), file=str(path))
 
 
-__all__ = ["Localise", "Objective", "SloError", "SloSet", "default_slos", "load_slo_text", "load_slos"]
+__all__ = ["PROBE_LOSS", "Localise", "Objective", "SloError", "SloSet", "default_slos", "load_slo_text", "load_slos"]

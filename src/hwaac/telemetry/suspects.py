@@ -32,7 +32,8 @@ class Severity(IntEnum):
 INFO, WARN, FAULT = Severity.INFO, Severity.WARN, Severity.FAULT
 KINDS = ("cable", "optic", "port", "nic", "host", "switch", "link", "rail")
 # rules whose suspects are degraded ports (the switch rule counts them); PFC victims and congestion are not
-DEGRADING = frozenset({"errors_both_ends", "errors_one_end", "flapping", "spine_path_loss", "links_down"})
+DEGRADING = frozenset({"errors_both_ends", "errors_one_end", "flapping", "spine_path_loss", "links_down",
+                       "probe_path_loss"})
 _RX_ERRORS = (("rx_err", "frames/s"), ("rx_crc", "frames/s"), ("rx_symbol_err", "symbols/s"))
 
 

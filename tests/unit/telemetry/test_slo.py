@@ -12,7 +12,7 @@ GOOD = "version: 1\nslos:\n  pre_fec_ber:\n    max: 2.4e-4\n    unit: ratio\n   
 def test_defaults_cover_every_sli_and_cite_a_source() -> None:
     slos = default_slos().slos
     assert set(slos) == {"availability", "coverage", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s",
-                         "pause_ratio", "ecn_mark_ratio", "path_diversity", "bgp_drops_per_hour"}
+                         "pause_ratio", "ecn_mark_ratio", "path_diversity", "bgp_drops_per_hour", "probe_loss_ratio"}
     assert slos["pre_fec_ber"].max == 2.4e-4 and slos["availability"].min == 0.999
     assert slos["coverage"].min == 0.99
     assert all(len(o.source) > 40 for o in slos.values())
