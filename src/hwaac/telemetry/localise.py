@@ -170,18 +170,25 @@ RULES: tuple[Rule, ...] = (rule_errors_both_ends, rule_errors_one_end, rule_flap
 
 
 _PROBE_RULES = ("probe_path_loss", "probe_unreachable")  # hwaac.probe.tomography
+# rule -> the rules that explain it when they name the same link: physical errors explain the path loss they cause;
+# a link that is down now explains the flap (the drop) that took it down
+_EXPLAINED_BY = {"spine_path_loss": ("errors_both_ends", "errors_one_end"), "flapping": ("links_down",)}
 
 
 def _fold_same_link(suspects: list[Suspect]) -> list[Suspect]:
-    """A link named by a physical error rule is not named again by the path loss rule (the errors explain the
-    loss), and links named by a counter rule are not named again by the active probes' rules (their first
-    evidence joins the counter rule's); the folded rule is kept in ``also``."""
-    physical = {i: s for s in suspects if s.rule in ("errors_both_ends", "errors_one_end") for i in s.links}
+    """A link named by a rule of :data:`_EXPLAINED_BY` is not named again by the rule it explains, and links named
+    by a counter rule are not named again by the active probes' rules (their first evidence joins the counter
+    rule's); the folded rule is kept in ``also`` of the one that stays."""
+    by_rule: dict[tuple[str, int], Suspect] = {}
+    for s in suspects:
+        for i in s.links:
+            by_rule.setdefault((s.rule, i), s)
     counters = {s.links: s for s in suspects if s.links and s.rule not in _PROBE_RULES}
     out = []
     for s in suspects:
-        if s.rule == "spine_path_loss" and s.links and s.links[0] in physical:
-            keep = physical[s.links[0]]
+        keep = next((k for r in _EXPLAINED_BY.get(s.rule, ()) if s.links
+                     and (k := by_rule.get((r, s.links[0]))) is not None), None)
+        if keep is not None:
             keep.also = (*keep.also, s.rule)
             continue
         if s.rule in _PROBE_RULES and s.links in counters:

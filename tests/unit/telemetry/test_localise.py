@@ -147,6 +147,16 @@ def test_both_ends_outrank_one_end_and_fold_the_path_loss() -> None:
     assert suspects[0].also == ("spine_path_loss",)
 
 
+def test_a_link_down_folds_the_session_drop_that_took_it_down() -> None:
+    """Down now, and its BGP session dropped in the interval: one suspect, links_down, with the flap in ``also``."""
+    port = "Ethernet136"
+    spine, spine_port = far("leaf-p0-su01-r6", port)
+    faults = {("leaf-p0-su01-r6", port): {"state": {"oper": "down"}}, (spine, spine_port): {"state": {"oper": "down"}}}
+    suspects = localise(observe(faults, {"leaf-p0-su01-r6": {R6_SPINE_IP: 0.01}}))
+    assert [(s.rule, s.also) for s in suspects] == [("links_down", ("flapping",))]
+    assert suspects[0].components[0].name == cable("leaf-p0-su01-r6", port)
+
+
 def test_nodes_and_jobs_behind_a_leaf_spine_link() -> None:
     squeue = parse_squeue("101 alice gpu-su01-h[01-04]\n102 bob gpu-su02-h[01-02]\n103 carol\n")
     (s, *_) = localise(observe(CASES[0][1]), squeue=squeue)
