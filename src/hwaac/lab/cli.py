@@ -1,4 +1,4 @@
-"""``hwaac lab up|down|status|converge|compact|exec|fail|restore``: the twin (see :mod:`hwaac.lab`, docs/lab.md).
+"""``hwaac lab up|down|status|converge|compact|exec|fail|restore|sweep``: the twin (see :mod:`hwaac.lab`, docs/lab.md).
 
 Exit status: 0 ok; 1 the operation failed (converge: not converged in time); 2 usage or bad input (nothing made);
 3 status: the lab is not up (or not fully). ``exec`` exits with the command's status.
@@ -92,6 +92,16 @@ def cmd_compact(args: argparse.Namespace) -> int:
     res = compact(passes=args.passes)
     print(f"KSM: {res['passes']} full scans in {res['seconds']} s; zero pages merged {res['zero_pages']}, "
           f"pages sharing {res['pages_sharing']} (KSM settings restored)")
+    return EXIT_OK
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from hwaac.lab.api import Lab
+    from hwaac.lab.sweep import write_sweep
+
+    lab = Lab.load(args.name)
+    folder = write_sweep(lab, Path(args.out))
+    _say(f"lab {lab.name}: {len(lab.switches)} switches swept into {folder}")
     return EXIT_OK
 
 
@@ -207,6 +217,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     f.add_argument("--period", type=float, default=2.0, metavar="S", help="flap half-period (default 2 s)")
     f.add_argument("--cycles", type=int, default=10, metavar="N", help="flap cycles (default 10)")
     f.set_defaults(func=_run(cmd_fail))
+    w = sub.add_parser("sweep", help="one network-health sweep of the switches (portstat -j, BGP, routes) into "
+                                     "a samples folder for hwaac health fabric")
+    w.add_argument("name", metavar="NAME")
+    w.add_argument("-o", "--out", required=True, metavar="DIR", help="the sweep folder (new or empty)")
+    w.set_defaults(func=_run(cmd_sweep))
     r = sub.add_parser("restore", help="undo all faults, or those on TARGET (fault id, cable, DEVICE:PORT, device)")
     r.add_argument("name", metavar="NAME")
     r.add_argument("target", nargs="?", metavar="TARGET")
