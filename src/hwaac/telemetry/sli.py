@@ -212,14 +212,18 @@ def link_slis(corr: Correlation) -> list[LinkSLI]:
     return out
 
 
-def path_diversity(leaf: str, table: RouteTable | None, planned: int) -> tuple[float | None, str, dict[str, object]]:
-    """(observed / planned ECMP width, reason when None, inputs): the narrowest selected, installed BGP route."""
+def path_diversity(leaf: str, table: RouteTable | None, planned: int,
+                   owners: Mapping[str, str]) -> tuple[float | None, str, dict[str, object]]:
+    """(observed / planned ECMP width, reason when None, inputs): the narrowest selected, installed BGP route to a
+    prefix of another leaf (``owners``: prefix -> its leaf, :attr:`LinkIndex.leaf_prefixes`). Routes to a spine's
+    own addresses are left out: they use only the cables to that spine, not every uplink."""
     inputs: dict[str, object] = {"planned": planned}
     if table is None:
         return None, f"{leaf}: no route table read", inputs
-    widths = [r.ecmp for r in table.routes.values() if r.protocol == "bgp" and r.selected and r.installed]
+    widths = [r.ecmp for p, r in table.routes.items() if r.protocol == "bgp" and r.selected and r.installed
+              and owners.get(p, leaf) != leaf]
     if not widths:
-        why = "; ".join(table.unknown) or "no selected, installed BGP route"
+        why = "; ".join(table.unknown) or "no selected, installed BGP route to another leaf's prefixes"
         return None, f"{leaf}: {why}", inputs
     if planned <= 0:
         return None, f"{leaf}: the plan gives it no uplink", inputs
@@ -286,7 +290,7 @@ def aggregate(corr: Correlation, slis: Sequence[LinkSLI], *, routes: Mapping[str
     per_leaf: dict[str, Aggregate] = {}
     for leaf, planned in index.uplinks.items():
         agg = per_leaf[leaf] = Aggregate("leaf", leaf)
-        pd, why, inputs = path_diversity(leaf, (routes or {}).get(leaf), planned)
+        pd, why, inputs = path_diversity(leaf, (routes or {}).get(leaf), planned, index.leaf_prefixes)
         agg.values[PATH_DIVERSITY], agg.inputs[PATH_DIVERSITY] = pd, inputs
         if pd is None:
             agg.why[PATH_DIVERSITY] = why

@@ -7,6 +7,7 @@ two dict look-ups. Names are normalised where tools differ (a switch port's SONi
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -110,6 +111,19 @@ class LinkIndex:
         for link in self.links:
             if link.kind == "leaf_spine":
                 out[link.a_device] = out.get(link.a_device, 0) + 1
+        return out
+
+    @cached_property
+    def leaf_prefixes(self) -> dict[str, str]:
+        """Prefix as FRR prints it (``172.16.0.0/31``, ``10.0.0.1/32``) -> the leaf it lives behind: each leaf's host
+        link networks and its loopback. Another leaf's prefixes are what a leaf reaches across every uplink."""
+        out: dict[str, str] = {}
+        for link in self.links:
+            if link.kind == "host":
+                out[f"{ipaddress.IPv4Address(link.network)}/{link.prefixlen}"] = link.b_device
+        for sw in self.plan.switches:
+            if sw.role == "leaf":
+                out[f"{ipaddress.IPv4Address(sw.loopback)}/32"] = sw.name
         return out
 
     def end_name(self, code: int) -> tuple[str, str]:

@@ -24,6 +24,7 @@ from hwaac.telemetry.sli import (
     bgp_drops_per_hour,
     link_sli,
     link_slis,
+    path_diversity,
 )
 from hwaac.telemetry.topology import LinkIndex, correlate
 from hwaac.validate import load_intent
@@ -199,3 +200,34 @@ def test_bgp_drops_per_hour(dropped: tuple[int | None, int], value: float | None
     assert got == (pytest.approx(value) if value is not None else None)
     if words:
         assert words in why
+
+
+def _route(prefix: str, width: int) -> Route:
+    return Route(prefix, protocol="bgp", selected=True, installed=True,
+                 fib=tuple(f"10.1.0.{2 * k}" for k in range(width)))
+
+
+# (case, routes (prefix, ECMP width) of leaf-p0-su01-r0, path diversity, min ECMP width counted) -- the demo's leaf
+# has 32 uplinks; 172.16.0.0/31 is its own host link, 172.16.1.0/31 one of su01-r4's, 10.0.1.1/32 spine-p0-01's
+# loopback, 10.0.0.2/32 su01-r1's loopback (read from the demo's plan.json)
+PATH_CASES = [
+    ("all remote prefixes at full width", [("10.0.0.2/32", 32), ("172.16.1.0/31", 32)], 1.0, 32),
+    ("a spine's loopback (4 cables) is not a remote leaf", [("10.0.1.1/32", 4), ("172.16.1.0/31", 32)], 1.0, 32),
+    ("one remote prefix narrower", [("10.0.0.2/32", 32), ("172.16.1.0/31", 31)], 31 / 32, 31),
+    ("only its own and spine prefixes", [("172.16.0.0/31", 1), ("10.0.1.1/32", 4)], None, None),
+]
+
+
+@pytest.mark.parametrize(("case", "routes", "value", "narrowest"), PATH_CASES, ids=[c[0] for c in PATH_CASES])
+def test_path_diversity_counts_routes_to_other_leaves(case: str, routes: list, value: float | None,
+                                                      narrowest: int | None) -> None:
+    index = index_cache()
+    assert index.leaf_prefixes["172.16.0.0/31"] == LEAF and index.leaf_prefixes["10.0.0.2/32"] != LEAF
+    assert "10.0.1.1/32" not in index.leaf_prefixes
+    table = RouteTable(device=LEAF, parsed=True)
+    for prefix, width in routes:
+        table.routes[prefix] = _route(prefix, width)
+    got, why, inputs = path_diversity(LEAF, table, 32, index.leaf_prefixes)
+    assert got == (pytest.approx(value) if value is not None else None)
+    assert inputs.get("min_ecmp") == narrowest
+    assert bool(why) == (value is None)
