@@ -188,9 +188,9 @@ def test_rail_subnet_mode_routes_via_the_leaf_gateway() -> None:
         cfg = eths[lk.a_port]
         assert lk.prefixlen < 31
         assert cfg["addresses"] == [f"{ip_str(lk.a_ip)}/{lk.prefixlen}"]
-        # the host-link block and the demo's storage prefix, both via the leaf's gateway address
+        # the host-link block, the switches' pools and the demo's storage prefix, all via the leaf's gateway
         assert [(r["to"], r["via"]) for r in cfg["routes"] if "via" in r] == [
-            ("172.16.0.0/16", ip_str(lk.b_ip)), ("10.20.0.0/16", ip_str(lk.b_ip))]
+            (p, ip_str(lk.b_ip)) for p in ("172.16.0.0/16", *FABRIC_POOLS, "10.20.0.0/16")]
         assert cfg["routes"][0]["to"] == f"{ip_str(lk.network)}/{lk.prefixlen}"
 
 
@@ -200,11 +200,27 @@ def test_rail_subnet_mode_routes_via_the_leaf_gateway() -> None:
 # address, because LNet o2ib connects from the NI's address (RDMA CM routes with that source).
 
 STORAGE_PREFIX = "10.20.0.0/16"
+# the demo's switch pools (inventory/demo/fabric.yml addressing: leaf and spine loopbacks, leaf-spine links), in
+# intent order: every rail table routes them via its leaf, so that the switches' ICMP errors pass rp_filter
+_ADDR = demo_dict()["addressing"]
+FABRIC_POOLS = (_ADDR["loopbacks"]["leaf"], _ADDR["loopbacks"]["spine"], _ADDR["leaf_spine"])
+FIRST_STORAGE = 2 + len(FABRIC_POOLS)
 
 
 def storage_routes_of(cfg: dict[str, Any]) -> list[str]:
-    """Destinations of a rail's routes after the link subnet and the host-link block, in file order."""
-    return [r["to"] for r in cfg["routes"][2:]]
+    """Destinations of a rail's routes after the link subnet, the host-link block and the switch pools."""
+    return [r["to"] for r in cfg["routes"][FIRST_STORAGE:]]
+
+
+def test_every_rail_table_routes_the_switch_pools_via_its_leaf(demo: Plan) -> None:
+    assert FABRIC_POOLS == ("10.0.0.0/24", "10.0.1.0/26", "10.1.0.0/20")
+    for name in (GOLDEN_NODE, demo.nodes[-1].name):
+        eths = _yaml(render_host_files(demo, node(demo, name))[NETPLAN])["network"]["ethernets"]
+        for lk in host_links(demo, name):
+            cfg = eths[lk.a_port]
+            a, b, table = ip_str(lk.a_ip), ip_str(lk.b_ip), cfg["routing-policy"][0]["table"]
+            assert cfg["routes"][2:FIRST_STORAGE] == [{"to": p, "via": b, "from": a, "table": table}
+                                                       for p in FABRIC_POOLS]
 
 
 def test_every_rail_table_of_a_gpu_node_routes_the_storage_prefix_via_its_leaf(demo: Plan) -> None:
@@ -218,8 +234,8 @@ def test_every_rail_table_of_a_gpu_node_routes_the_storage_prefix_via_its_leaf(d
             cfg = eths[lk.a_port]
             a, b, table = ip_str(lk.a_ip), ip_str(lk.b_ip), cfg["routing-policy"][0]["table"]
             assert cfg["routes"][1] == {"to": agg, "via": b, "from": a, "table": table}
-            assert cfg["routes"][2] == {"to": STORAGE_PREFIX, "via": b, "from": a, "table": table}
-            assert len(cfg["routes"]) == 3
+            assert cfg["routes"][FIRST_STORAGE] == {"to": STORAGE_PREFIX, "via": b, "from": a, "table": table}
+            assert len(cfg["routes"]) == FIRST_STORAGE + 1
 
 
 def test_storage_routes_go_only_to_the_rails_of_their_network_in_intent_order() -> None:
@@ -254,8 +270,8 @@ def test_twin_planes_route_storage_through_each_ports_own_plane() -> None:
     for lk in host_links(plan, GOLDEN_NODE):
         if lk.rail == 1:
             cfg = eths[lk.a_port]
-            assert cfg["routes"][2] == {"to": STORAGE_PREFIX, "via": ip_str(lk.b_ip), "from": ip_str(lk.a_ip),
-                                        "table": cfg["routing-policy"][0]["table"]}
+            assert cfg["routes"][FIRST_STORAGE] == {"to": STORAGE_PREFIX, "via": ip_str(lk.b_ip),
+                                                    "from": ip_str(lk.a_ip), "table": cfg["routing-policy"][0]["table"]}
             vias.add(ip_str(lk.b_ip))
     assert len(vias) == 2  # a leaf of plane 0 and a leaf of plane 1
 
@@ -268,13 +284,14 @@ def test_appliances_and_fabrics_without_routes_get_no_storage_route() -> None:
     assert all(storage_routes_of(cfg) == [] for cfg in appliance.values())  # not a Lustre client
     gpu = _yaml(render_host_files(plan, node(plan, GOLDEN_NODE))[NETPLAN])["network"]["ethernets"]
     assert all(storage_routes_of(cfg) == [STORAGE_PREFIX] for cfg in gpu.values())
-    # MGS NIDs in the host-link block need no routes, and then the tables hold only the link and the block
+    # MGS NIDs in the host-link block need no routes, and then the tables hold only the link, the block and the
+    # switch pools
     data = demo_dict()
     del data["storage"]["lnet"]["networks"][0]["routes"]
     data["storage"]["filesystems"][0]["mgs"] = ["172.16.255.1@o2ib"]
     plan = plan_of(data)
     eths = _yaml(render_host_files(plan, node(plan, GOLDEN_NODE))[NETPLAN])["network"]["ethernets"]
-    assert all(len(cfg["routes"]) == 2 for cfg in eths.values())
+    assert all(len(cfg["routes"]) == FIRST_STORAGE for cfg in eths.values())
 
 
 def test_storage_routes_mapping() -> None:

@@ -46,6 +46,7 @@ class HostContext:
     planes: int
     mtu: int  # host rail MTU in bytes (qos.host_mtu)
     aggregates: tuple[str, ...]  # per plane: the host-link block routed through that plane's rails, "172.16.0.0/16"
+    fabric_prefixes: tuple[str, ...]  # the switches' own pools (loopbacks, inter-switch links), routed on every rail
     table_base: int
     priority_base: int
     priority_step: int
@@ -113,6 +114,7 @@ def _build(plan: Plan) -> HostContext:
         planes=planes,
         mtu=qos.host_mtu,
         aggregates=tuple(f"{ip_str(n)}/{p}" for n, p in map(plan.host_aggregate, range(planes))),
+        fabric_prefixes=tuple(p.cidr for p in plan.pools.present() if p is not plan.pools.host_links),
         table_base=host.routing.table_base,
         priority_base=host.routing.rule_priority_base,
         priority_step=host.routing.rule_priority_step,

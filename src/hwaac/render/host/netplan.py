@@ -11,7 +11,10 @@ modes (domain note section 5).
   ordinal = rail * planes + plane (NIC port order).
 - Routes in T: the link subnet (scope link, so rail_subnet peers are reached directly) and the host-link
   block of its plane (``Plan.host_aggregate(plane)``) via the leaf address (p2p31) or leaf gateway
-  (rail_subnet), with the port address as preferred source. Nothing is added to the main table.
+  (rail_subnet), with the port address as preferred source; then the switches' own pools (loopbacks and
+  inter-switch links, ``HostContext.fabric_prefixes``) the same way, so that what switches send from those
+  addresses (ICMP time exceeded to traceroute or hwaac's prober) passes the reverse-path filter, which drops a
+  source the port's table has no route back to (Linux ``fib_validate_source``). Nothing is added to the main table.
 - Storage routes (GPU nodes, when an LNet network of ``storage`` runs over this port's rail): each prefix of
   that network's ``routes`` via the same next hop as the host-link block, after it, in intent order (networks,
   then their routes; a prefix named by two networks on one rail once). LNet o2ib connects from the NI's own
@@ -96,7 +99,7 @@ def render_netplan(node_name: str, rails: list[Rail], ctx: HostContext,
             f"          from: {a}\n"
             f"          table: {t}\n"
         )
-        for prefix in extra.get(r.rail, ()):
+        for prefix in (*ctx.fabric_prefixes, *extra.get(r.rail, ())):
             parts.append(
                 f"        - to: {prefix}\n"
                 f"          via: {r.peer}\n"
