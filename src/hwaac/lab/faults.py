@@ -1,7 +1,9 @@
 """Failure injection: real effects on the lab, each recorded in lab.json so ``restore`` (and ``down``) undo it.
 
 - link down: ``ip -n NS link set IF down`` at both ends; loss/delay: ``tc -n NS qdisc replace dev IF root netem``
-  at both ends (tc-netem(8)); flap: a bounded ``sh`` loop in its own process group, recorded, ended by restore;
+  at both ends (tc-netem(8)); loss alone where the kernel has no netem: an nftables netdev ingress chain at both
+  ends dropping that share at random (nft(8) ``numgen random``); flap: a bounded ``sh`` loop in its own process
+  group, recorded, ended by restore;
 - switch: its bgpd and zebra stopped by pid (SIGTERM: bgpd sends its peers a Cease, as a stopped daemon does);
   restore starts them again with the same configuration files;
 - node: every link of the node down at both ends.
@@ -11,6 +13,8 @@ A port goes back up only when no other fault still holds it down.
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import shlex
 import subprocess
 from collections.abc import Callable, Iterable
@@ -99,9 +103,16 @@ def fail_link(lab: Lab, target: str, *, mode: str = "down", loss: float | None =
                 raise LabError(f"--delay {delay}: not valid: milliseconds 0..60000")
             spec = (["loss", f"{loss:g}%"] if loss is not None else []) + (["delay", f"{delay:g}ms"]
                                                                          if delay is not None else [])
-            _netem(lab, ends, spec)
             fault = {"id": f"netem:{cid}", "kind": "link", "target": cid, "mode": "netem", "ends": ends,
                      "netem": " ".join(spec)}
+            try:
+                _netem(lab, ends, spec)
+            except NoNetem:
+                if delay is not None or loss is None:
+                    raise
+                _nft_loss(lab, ends, loss)
+                del fault["netem"]
+                fault.update(id=f"drop:{cid}", mode="drop", drop=f"{loss:g}%")
         elif mode == "flap":
             if not 0.1 <= period <= 600 or not 1 <= cycles <= MAX_FLAP_CYCLES:
                 raise LabError(f"--flap: period {period} s, cycles {cycles}: valid: 0.1..600 s, 1..{MAX_FLAP_CYCLES}")
@@ -118,6 +129,37 @@ def fail_link(lab: Lab, target: str, *, mode: str = "down", loss: float | None =
     return fault
 
 
+class NoNetem(LabError):
+    """The kernel has no netem qdisc."""
+
+
+def _nft_table(port: str) -> str:
+    return "hwaac_drop_" + re.sub(r"[^A-Za-z0-9_]", "_", port)
+
+
+def _nft_loss(lab: Lab, ends: list[list[str]], loss: float) -> None:
+    """Drop ``loss`` % (in steps of 0.01 %) of what each end receives: an nftables ``netdev`` table per end whose
+    ingress chain drops at random, so each direction of the cable loses that share, as netem at both egresses
+    would. On a failure the ends already done are undone."""
+    done: list[list[str]] = []
+    for dev, port in ends:
+        rules = (f"table netdev {_nft_table(port)} {{\n  chain ingress {{\n"
+                 f"    type filter hook ingress device {json.dumps(port)} priority -500;\n"
+                 f"    numgen random mod 10000 < {round(loss * 100)} counter drop\n  }}\n}}\n")
+        proc = run(["ip", "netns", "exec", lab.netns(dev), "nft", "-f", "-"], input=rules, check=False)
+        if proc.returncode != 0:
+            _nft_undo(lab, done)
+            raise LabError(f"nftables drop on {dev}:{port} failed: {(proc.stderr or proc.stdout).strip()[:300]} "
+                           "(--loss needs netem or nftables: scripts/install-system-deps.sh)")
+        done.append([dev, port])
+
+
+def _nft_undo(lab: Lab, ends: Iterable[list[str]]) -> None:
+    for dev, port in ends:
+        run(["ip", "netns", "exec", lab.netns(dev), "nft", "delete", "table", "netdev", _nft_table(port)],
+            check=False)
+
+
 def _netem(lab: Lab, ends: list[list[str]], spec: list[str]) -> None:
     """``tc qdisc replace ... root netem SPEC`` at both ends; on a failure the ends already done are undone."""
     done: list[list[str]] = []
@@ -128,8 +170,9 @@ def _netem(lab: Lab, ends: list[list[str]], spec: list[str]) -> None:
                 run(["tc", "-n", lab.netns(d), "qdisc", "del", "dev", p, "root"], check=False)
             msg = (proc.stderr or proc.stdout).strip()
             if "qdisc kind is unknown" in msg:
-                raise LabError("this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM, module sch_netem): "
-                               "--loss and --delay need it; link down and flap work without it")
+                raise NoNetem("this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM, module sch_netem): "
+                              "--delay needs it (--loss alone falls back to nftables); link down and flap work "
+                              "without it")
             raise LabError(f"tc netem on {dev}:{port} failed: {msg}")
         done.append([dev, port])
 
@@ -230,6 +273,8 @@ def _undo(lab: Lab, fault: dict[str, Any]) -> None:
     elif fault["mode"] == "netem":
         for dev, port in fault["ends"]:
             run(["tc", "-n", lab.netns(dev), "qdisc", "del", "dev", port, "root"], check=False)
+    elif fault["mode"] == "drop":
+        _nft_undo(lab, fault["ends"])
     elif fault["mode"] == "stopped":
         dev = fault["device"]
         daemons = lab.state["daemons"].setdefault(dev, {})
