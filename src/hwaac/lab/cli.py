@@ -100,8 +100,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from hwaac.lab.sweep import write_sweep
 
     lab = Lab.load(args.name)
-    folder = write_sweep(lab, Path(args.out))
-    _say(f"lab {lab.name}: {len(lab.switches)} switches swept into {folder}")
+    probes = None
+    if args.probe:
+        from hwaac.lab.probe import probe_lab
+        from hwaac.plan import build_plan
+        from hwaac.validate import load_intent
+
+        probes = probe_lab(lab, build_plan(load_intent(args.probe)), count=args.count)
+    folder = write_sweep(lab, Path(args.out), probes=probes)
+    flows = sum(len(d.flows) for d in (probes or {}).values())
+    _say(f"lab {lab.name}: {len(lab.switches)} switches swept into {folder}"
+         + (f", {flows} probe flows from {len(probes or {})} hosts" if probes else ""))
     return EXIT_OK
 
 
@@ -221,6 +230,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                      "a samples folder for hwaac health fabric")
     w.add_argument("name", metavar="NAME")
     w.add_argument("-o", "--out", required=True, metavar="DIR", help="the sweep folder (new or empty)")
+    w.add_argument("--probe", metavar="INTENT_DIR", help="also run every host's active probes (the pinglist of this "
+                                                         "fabric's plan) and write <host>/probe.json")
+    w.add_argument("--count", type=int, default=100, metavar="N", help="probes per flow (default 100)")
     w.set_defaults(func=_run(cmd_sweep))
     r = sub.add_parser("restore", help="undo all faults, or those on TARGET (fault id, cable, DEVICE:PORT, device)")
     r.add_argument("name", metavar="NAME")

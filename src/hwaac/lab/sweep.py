@@ -1,6 +1,6 @@
 """One sweep of a lab's switches as a network-health samples folder: ``portstat -j`` from each switch port's kernel
-counters, ``show bgp summary json`` and ``show ip route json`` from its FRR (``docs/network-health.md`` "Samples
-folder"; ``hwaac health fabric`` reads it as it reads a real sweep).
+counters, ``show bgp summary json`` and ``show ip route json`` from its FRR, and the hosts' active probes when given
+(``docs/network-health.md`` "Samples folder"; ``hwaac health fabric`` reads it as it reads a real sweep).
 
 The twin's stand-in for ``portstat -j``: sonic-utilities ``scripts/portstat`` prints one object per port with the
 columns of ``show interfaces counters`` (``utilities_common/netstat.py`` ``table_as_json``). The counts come from
@@ -17,7 +17,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from hwaac.lab.api import Lab
 from hwaac.lab.errors import LabError
 from hwaac.lab.procs import run
 from hwaac.lab.sonic_state import SwitchState
+from hwaac.probe.model import ProbeResults, write_results
 
 _NA = "N/A"
 _RATES = ("RX_BPS", "RX_UTIL", "TX_BPS", "TX_UTIL")
@@ -88,10 +89,10 @@ def switch_outputs(lab: Lab, device: str) -> dict[str, str]:
     return out
 
 
-def write_sweep(lab: Lab, folder: Path, *, workers: int = 8) -> Path:
+def write_sweep(lab: Lab, folder: Path, *, workers: int = 8, probes: Mapping[str, ProbeResults] | None = None) -> Path:
     """Write one sweep of every switch of ``lab`` into ``folder`` (created; must not hold a sweep already):
-    ``<device>/<tool>.txt`` and ``taken_at``. Written into a temporary sibling and renamed, so a failed sweep
-    leaves nothing.
+    ``<device>/<tool>.txt``, ``taken_at``, and with ``probes`` (:func:`hwaac.lab.probe.probe_lab`) each host's
+    ``<host>/probe.json``. Written into a temporary sibling and renamed, so a failed sweep leaves nothing.
 
     Raises:
         LabError: ``folder`` exists and is not empty, or a switch could not be read.
@@ -109,6 +110,9 @@ def write_sweep(lab: Lab, folder: Path, *, workers: int = 8) -> Path:
             (tmp / device).mkdir()
             for tool, text in outputs.items():
                 (tmp / device / f"{tool}.txt").write_text(text)
+        for host, doc in (probes or {}).items():
+            (tmp / host).mkdir(exist_ok=True)
+            write_results(tmp / host / "probe.json", doc)
         (tmp / "taken_at").write_text(f"{taken:.3f}\n")
         if folder.exists():
             folder.rmdir()

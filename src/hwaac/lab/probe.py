@@ -1,0 +1,80 @@
+"""Active probes across a lab: every lab host's pinglist (:func:`hwaac.probe.pinglist.pinglist`) run from this one
+process, each socket opened in its host's namespace (:func:`hwaac.probe.agent.run_probes` with ``netns_of``), the
+results as one ``probe.json`` per host, as ``hwaac probe send`` writes it on a node.
+
+Learned paths are kept in the lab folder (``probe-paths.json``) with the link faults they were learned under: a
+link down, a flap, a stopped switch or a node fault changes the routes, and with them the paths, so the cache is
+dropped when that set changes (loss and delay faults do not change routes).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from hwaac.lab.api import Lab
+from hwaac.lab.errors import LabError
+from hwaac.plan.model import Plan
+from hwaac.probe.model import Flow, ProbeResults
+
+CACHE_FILE = "probe-paths.json"
+ROUTING_MODES = ("down", "flap", "node", "stopped")  # faults that change routes (hwaac.lab.faults)
+
+
+def lab_flows(lab: Lab, plan: Plan, *, peers: int = 2, sports: int = 8) -> list[Flow]:
+    """The pinglist of the lab's hosts whose peers are in the lab too (a lab may hold a few nodes per SU)."""
+    from hwaac.probe.pinglist import pinglist
+
+    hosts = set(lab.hosts)
+    return [f for f in pinglist(plan, peers=peers, sports=sports, hosts=hosts) if f.dst_host in hosts]
+
+
+def _routing_faults(lab: Lab) -> list[str]:
+    return sorted(f["id"] for f in lab.state.get("faults", []) if f.get("mode") in ROUTING_MODES)
+
+
+def _load_cache(path: Path, faults: list[str]) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("faults") != faults or not isinstance(doc.get("paths"), dict):
+        return {}
+    return doc["paths"]
+
+
+def probe_lab(lab: Lab, plan: Plan, *, count: int = 100, interval: float = 0.01, peers: int = 2, sports: int = 8,
+              learn_paths: bool = True) -> dict[str, ProbeResults]:
+    """Run every lab host's flows at once; host -> its results.
+
+    Raises:
+        LabError: the lab has no host with a peer in the lab, or the sockets could not be opened.
+    """
+    from hwaac.probe.agent import run_probes
+
+    lab.reload()
+    flows = lab_flows(lab, plan, peers=peers, sports=sports)
+    if not flows:
+        raise LabError(f"lab {lab.name}: no GPU node with a probe peer in the lab (hosts: {len(lab.hosts)})")
+    cache_file = lab.folder / CACHE_FILE
+    faults = _routing_faults(lab)
+    cache = _load_cache(cache_file, faults)
+    started = time.time()
+    try:
+        results = run_probes(flows, netns_of=lab.netns, count=count, interval=interval, learn_paths=learn_paths,
+                             path_cache=cache)
+    except (ValueError, OSError) as exc:
+        raise LabError(f"lab {lab.name}: probes failed: {exc}") from None
+    ended = time.time()
+    tmp = cache_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"faults": faults, "paths": cache}) + "\n")
+    tmp.replace(cache_file)
+    by_host: dict[str, list] = {}
+    for r in results:
+        by_host.setdefault(r.flow.src_host, []).append(r)
+    return {h: ProbeResults(h, started, ended, rs) for h, rs in sorted(by_host.items())}
+
+
+__all__ = ["CACHE_FILE", "lab_flows", "probe_lab"]
