@@ -170,12 +170,18 @@ class PathIndex:
         return MappedPath(tuple(cables), complete, tuple(notes))
 
     def name(self, cables: frozenset[int]) -> str:
-        """A cable's id, or ``A - B (one of N: id, id, ...)`` for a set of parallel cables."""
-        if len(cables) == 1:
-            return self.links[next(iter(cables))].cable_id
-        ids = sorted(self.links[i].cable_id for i in cables)
-        first = self.links[min(cables)]
-        return f"{first.a_device} - {first.b_device} (one of {len(ids)}: {', '.join(ids)})"
+        """:func:`cables_name` of ``cables`` among these links."""
+        return cables_name(self.links, cables)
 
 
-__all__ = ["Hop", "MappedPath", "PathIndex"]
+def cables_name(links: Sequence[Link], cables: frozenset[int]) -> str:
+    """A cable's id, or ``A - B (one of N: id, id, ...)`` for a set of parallel cables (indices into ``links``):
+    the name a suspect's component and the exporter's series share."""
+    if len(cables) == 1:
+        return links[next(iter(cables))].cable_id
+    ids = sorted(links[i].cable_id for i in cables)
+    first = links[min(cables)]
+    return f"{first.a_device} - {first.b_device} (one of {len(ids)}: {', '.join(ids)})"
+
+
+__all__ = ["Hop", "MappedPath", "PathIndex", "cables_name"]

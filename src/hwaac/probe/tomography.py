@@ -284,7 +284,8 @@ def tomography(results: Sequence[FlowResult], index: PathIndex, slos: SloSet) ->
         "flows": len(results), "hosts": len({r.flow.src_host for r in results}),
         "probes_sent": sum(r.sent for r in results),
         "forward_lost": sum(r.forward_lost or 0 for r in results),
-        "flows_judged": len(flows), "cables_crossed": len(crossed), "cables_planned": len(index.links),
+        "flows_judged": len(flows), "flows_lossy": sum(1 for f in flows if f.lost),
+        "cables_crossed": len(crossed), "cables_planned": len(index.links),
         "cables_exonerated": sum(1 for e in estimates.values() if e.lost == 0),
         "unreachable_pairs": len(dark), "suspects": len(suspects)}
     return Tomography(suspects, estimates, cov, summary)

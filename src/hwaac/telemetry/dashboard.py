@@ -1,8 +1,8 @@
 """The Grafana dashboard of one fabric's network health (``hwaac health dashboard``), built with the builders of
-grafana-foundation-sdk for the Grafana 11.6 schema: a fabric row (SLIs, suspects, coverage, BGP, path diversity),
-then one row per (plane, rail) of the plan with that rail's SLIs per SU. Queries read the exporter's series and the
-recording rules of ``files/prometheus/hwaac-network.rules.yml``; thresholds are the SLO file's, so the red line is
-the SLO. What each row shows and how to import it: ``docs/network-health.md`` "Grafana dashboard".
+grafana-foundation-sdk for the Grafana 11.6 schema: a fabric row (SLIs, suspects, coverage, BGP, path diversity,
+active probes), then one row per (plane, rail) of the plan with that rail's SLIs per SU. Queries read the exporter's
+series and the recording rules of ``files/prometheus/hwaac-network.rules.yml``; thresholds are the SLO file's, so
+the red line is the SLO. What each row shows and how to import it: ``docs/network-health.md`` "Grafana dashboard".
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from hwaac.plan.model import Plan
-from hwaac.telemetry.slo import Objective, SloSet, default_slos
+from hwaac.telemetry.slo import PROBE_LOSS, Objective, SloSet, default_slos
 
 DATASOURCE = dm.DataSourceRef(type_val="prometheus", uid="${datasource}")
 FABRIC_SEL = 'fabric="$fabric"'
@@ -84,6 +84,11 @@ SLIS = (
     Sli("ecn_mark_ratio", "ECN marking", "percentunit", _worst("hwaac_port_ecn_mark_ratio"),
         "hwaac:sli_ecn_mark_ratio:fabric{{{sel}}}",
         "the worst link end's ECN CE-marked packets / packets (congestion, not a fault)."),
+    Sli(PROBE_LOSS, "Probe loss", "percentunit", _worst("hwaac:sli_probe_loss_ratio:link"),
+        "hwaac:sli_probe_loss_ratio:fabric{{{sel}}}",
+        "the worst cable's (or set of parallel cables') share of active probes lost on the way out, over the "
+        "flows crossing it with at least probe_min_probes probes (a cable that shares flows with a lossy one shows "
+        "part of its loss: HwaacProbePathLoss and the suspects name the one tomography blames)."),
 )
 
 
@@ -200,10 +205,13 @@ def _fabric_panels(ids: _Ids, slos: SloSet) -> list[Any]:
                      [_query(f"hwaac_coverage_gaps{{{sel}}} > 0", "{{what}}", instant=True)],
                      db.ThresholdsConfig().mode(dm.ThresholdsMode.ABSOLUTE).steps(
                          [dm.Threshold(None, "green"), dm.Threshold(1, "orange")]), 4, 8).no_value("none")
-    sweep = _stat(ids, "Sweep", "Time since the latest sweep, and the interval the rates are over.", "s",
+    sweep = _stat(ids, "Sweep", "Time since the latest sweep, the interval the rates are over, and time since the "
+                  "latest active probes were sent.", "s",
                   [_query(f"time() - hwaac_fabric_sweep_timestamp_seconds{{{sel}}}", "since the latest sweep",
                           instant=True),
-                   _query(f"hwaac_fabric_rate_interval_seconds{{{sel}}}", "rated interval", "B", instant=True)],
+                   _query(f"hwaac_fabric_rate_interval_seconds{{{sel}}}", "rated interval", "B", instant=True),
+                   _query(f"time() - hwaac_probe_sweep_timestamp_seconds{{{sel}}}", "since the latest probes", "C",
+                          instant=True)],
                   None, 4, 8)
     avail = slos.slos.get("availability")
     planes = _series(ids, "Availability per plane", "Planned links up / planned links whose state was read, per "
@@ -226,7 +234,25 @@ def _fabric_panels(ids: _Ids, slos: SloSet) -> list[Any]:
                        [_query(f"min by (fabric) (hwaac:sli_path_diversity:leaf{{{sel}}})", "narrowest leaf"),
                         _query(f"bottomk(5, hwaac:sli_path_diversity:leaf{{{sel}}} < on (fabric) group_left () "
                                f'hwaac_slo_path_diversity{{{sel},bound="min"}})', "{{leaf}}", "B")], path, 6))
+    out += _probe_panels(ids, slos)
     return out
+
+
+def _probe_panels(ids: _Ids, slos: SloSet) -> list[Any]:
+    """The fabric row's active probes: the worst cables' probe loss, and the probed flows by state."""
+    sel = FABRIC_SEL
+    o = slos.slos.get(PROBE_LOSS)
+    worst = _series(ids, "Probe loss, worst cables", "The 5 cables (or sets of parallel cables the hops did not tell "
+                    "apart) whose active probes lost the largest share on the way out, with at least "
+                    "probe_min_probes probes (hwaac:sli_probe_loss_ratio:link). A cable that shares flows with a "
+                    "lossy one shows part of its loss; HwaacProbePathLoss fires on the one tomography names. "
+                    + _slo_words(PROBE_LOSS, o), "percentunit",
+                    [_query(f"topk(5, hwaac:sli_probe_loss_ratio:link{{{sel}}})", "{{cable}}{{cables}}")], o, 12)
+    flows = _series(ids, "Probed flows", "The latest sweep's probed flows by state (hwaac_probe_flows): clean and "
+                    "lossy were judged; no_path (no complete mapped path), not_judged (no count or a host dropped) "
+                    "and unreachable (nothing came back) were not.", "short",
+                    [_query(f"hwaac_probe_flows{{{sel}}}", "{{state}}")], None, 12)
+    return [worst, flows]
 
 
 # the suspect table's columns in order: exporter labels, then the two values (rank and score)

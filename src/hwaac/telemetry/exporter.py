@@ -1,5 +1,6 @@
 """The Prometheus view of one fabric assessment (:class:`~hwaac.telemetry.fabric_health.FabricHealth`): per link end
-rates and state with topology labels, SLIs per scope, SLO levels, and ranked suspects.
+rates and state with topology labels, SLIs per scope, SLO levels, ranked suspects, and the active probes' loss per
+cable (:mod:`hwaac.telemetry.exporter_probe`).
 
 A custom collector (:class:`FabricCollector`) builds the families at each scrape from the latest assessment; no
 global gauges, so a port or a suspect that is gone is gone from the next scrape. Names, labels, cardinality and the
@@ -15,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from hwaac.telemetry.exporter_probe import probe_families
 from hwaac.telemetry.fabric_health import FabricHealth
 from hwaac.telemetry.rates import PortRates
 from hwaac.telemetry.sli import AVAILABILITY, ECN, end_pause_ratio, link_sli
@@ -142,6 +144,7 @@ def families(h: FabricHealth) -> list[Metric]:
     out += _leaf_families(h, fabric)
     out += _suspect_families(h, fabric)
     out += _run_families(h, fabric)
+    out += probe_families(h, fabric, LINK_LABELS, link_labels)
     return out
 
 

@@ -35,6 +35,8 @@ class FabricHealth:
         per_leaf: per leaf, its path diversity and BGP stability (with their inputs).
         bgp: per leaf, the interval of its BGP summaries.
         probes: the tomography of the latest sweep's active probes, None without probes.
+        probe_time: when those probes were sent (Unix seconds: the hosts' latest ``ended``, else ``started``, else
+            the sweep's time), None without probes or a time.
     """
 
     report: FabricReport
@@ -43,6 +45,7 @@ class FabricHealth:
     per_leaf: dict[str, Aggregate]
     bgp: Mapping[str, Interval]
     probes: Tomography | None = None
+    probe_time: float | None = None
 
 
 def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
@@ -113,7 +116,16 @@ def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue 
     report = FabricReport(plan.intent.fabric.name, [(str(s.path), sweep_time(s)) for s in sweeps],
                           max(seconds) if seconds else None, suspects, aggs, slos, coverage,
                           dict(tomo.summary, sweep=str(probed.path)) if tomo and probed else {})
-    return FabricHealth(report, corr, slis, per_leaf, bgp, tomo)
+    return FabricHealth(report, corr, slis, per_leaf, bgp, tomo, _probe_time(probed))
+
+
+def _probe_time(probed: Sweep | None) -> float | None:
+    """When the probes of ``probed`` were sent: the latest end of a host's run (its start when it has no end),
+    else the sweep's time."""
+    if probed is None:
+        return None
+    times = [t for r in probed.probes.values() if (t := r.ended if r.ended is not None else r.started) is not None]
+    return max(times) if times else sweep_time(probed)
 
 
 __all__ = ["FabricHealth", "assess", "fabric_report"]

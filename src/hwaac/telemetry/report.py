@@ -50,8 +50,8 @@ class FabricReport:
         coverage: counts and lists of what was not covered (missing devices and ports, unplanned samples, reader
             and rate errors, discontinuities, skipped files, probe flows without a path or not judged, cables no
             probe crossed).
-        probes: the active probes' summary (flows, hosts, probes sent, lost forward, cables crossed of planned,
-            exonerated, unreachable pairs, suspects, the sweep), empty without probes.
+        probes: the active probes' summary (flows, hosts, probes sent, lost forward, flows judged and lossy,
+            cables crossed of planned, exonerated, unreachable pairs, suspects, the sweep), empty without probes.
     """
 
     fabric: str

@@ -74,7 +74,7 @@ def expressions(d: dict[str, Any]) -> list[str]:
 
 ROW_TITLE = re.compile(r"^Plane (\d+), rail (\d+)$")
 ROW_SLIS = ["Availability", "Coverage", "Loss ratio", "Pre-FEC BER", "Uncorrectable FEC", "PFC pause",
-            "ECN marking"]
+            "ECN marking", "Probe loss"]
 
 
 @pytest.mark.parametrize(("folder", "planes", "rails"), FABRICS, ids=FABRIC_IDS)
@@ -198,8 +198,9 @@ def test_every_metric_is_served_or_recorded(folder: Path) -> None:
 # the leaves of plane 0, rail 0 (one per SU); the demo samples read the first (tests/fixtures/telemetry/samples/
 # README.md), so the other has coverage 0 (a value: unknown is never healthy) and no other SLI
 ROW_LEAVES = {"leaf-p0-su01-r0": "1", "leaf-p0-su02-r0": "2"}
-SLI_OF_TITLE = dict(zip(ROW_SLIS, ("availability", "coverage", "loss_ratio", "pre_fec_ber",
-                                   "fec_uncorrectable_per_s", "pause_ratio", "ecn_mark_ratio"), strict=True))
+SLI_OF_TITLE = dict(zip(ROW_SLIS[:-1], ("availability", "coverage", "loss_ratio", "pre_fec_ber",
+                                        "fec_uncorrectable_per_s", "pause_ratio", "ecn_mark_ratio"), strict=True))
+PROBES = SAMPLES / "probe-loss_derived"
 
 
 def test_row_queries_give_sli_py_values_per_leaf(promtool: str, tmp_path: Path) -> None:
@@ -217,6 +218,8 @@ def test_row_queries_give_sli_py_values_per_leaf(promtool: str, tmp_path: Path) 
     (row,) = [ps for t, ps in rows(model(DEMO)) if t == "Plane 0, rail 0"]
     checks, valued = [], 0
     for p in row:
+        if p["title"] not in SLI_OF_TITLE:  # probe loss: test_row_probe_loss_is_the_worst_estimate_per_leaf
+            continue
         (target,) = p["targets"]
         for leaf, su in ROW_LEAVES.items():
             # the query's series of this leaf only
@@ -239,12 +242,48 @@ def test_row_queries_give_sli_py_values_per_leaf(promtool: str, tmp_path: Path) 
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
 
 
+def test_row_probe_loss_is_the_worst_estimate_per_leaf(promtool: str, tmp_path: Path) -> None:
+    """The rows' probe loss query over the exporter's series of the derived probe samples with the shipped rules:
+    each SU of plane 0, rail 0 gets the worst estimate of tomography among its leaf's cables with at least
+    probe_min_probes probes; the lossy cable's leaf (su 2) is its 2 %."""
+    health = assess(plan_of(DEMO), [read_sweep(PROBES)], default_slos())
+    assert health.probes is not None
+    least = health.report.slos.localise.probe_min_probes
+    leaf_of = {i: lk.b_device if lk.kind == "host" else lk.a_device for i, lk in enumerate(plan_of(DEMO).links)}
+    worst: dict[str, float] = {}
+    for cables, est in health.probes.estimates.items():
+        if est.sent >= least:
+            leaf = leaf_of[min(cables)]
+            worst[leaf] = max(worst.get(leaf, 0.0), est.estimate)
+    assert set(worst) == set(ROW_LEAVES) and 0.01 < worst["leaf-p0-su02-r0"] < 0.03
+    inputs = []
+    for fam in families(health):
+        if fam.name.startswith(("hwaac_probe_", "hwaac_localise_", "hwaac_slo_")):
+            for smp in fam.samples:
+                sel = ",".join(f'{k}="{v}"' for k, v in sorted(smp.labels.items()) if v)
+                inputs.append({"series": f"{fam.name}{{{sel}}}", "values": f"{smp.value!r}+0x5"})
+    (row,) = [ps for t, ps in rows(model(DEMO)) if t == "Plane 0, rail 0"]
+    (target,) = [t for p in row if p["title"] == "Probe loss" for t in p["targets"]]
+    checks = [{"expr": f"abs(({concrete(target['expr'], 'demo')}) - on (leaf) group_left () "
+                       f'label_replace(vector({v!r}), "leaf", "{leaf}", "", "")) <= bool 1e-12',
+               "eval_time": "2m", "exp_samples": [{"labels": f'{{leaf="{leaf}",su="{ROW_LEAVES[leaf]}"}}',
+                                                   "value": 1}]}
+              for leaf, v in worst.items()]
+    doc = {"rule_files": [str(RULES)], "evaluation_interval": "1m",
+           "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}]}
+    test = tmp_path / "dashboard.test.yml"
+    test.write_text(yaml.safe_dump(doc, sort_keys=False))
+    r = subprocess.run([promtool, "test", "rules", str(test)], capture_output=True, text=True, check=False)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
 # ---- thresholds, units, schema, variables
 
 
 # panel title -> the SLI (the SLO file's key) it shows
 TITLE_SLI = {"Availability": "availability", "Availability per plane": "availability", "Coverage": "coverage",
-             "Loss ratio": "loss_ratio",
+             "Loss ratio": "loss_ratio", "Probe loss": "probe_loss_ratio",
+             "Probe loss, worst cables": "probe_loss_ratio",
              "Pre-FEC BER": "pre_fec_ber", "Uncorrectable FEC": "fec_uncorrectable_per_s",
              "PFC pause": "pause_ratio", "ECN marking": "ecn_mark_ratio",
              "BGP session drops per hour": "bgp_drops_per_hour", "Path diversity": "path_diversity"}
@@ -277,7 +316,8 @@ def test_thresholds_are_the_slo_files(folder: Path) -> None:
 UNITS = {"Availability": "percentunit", "Availability per plane": "percentunit", "Coverage": "percentunit",
          "PFC pause": "percentunit",
          "ECN marking": "percentunit", "Path diversity": "percentunit", "Sweep": "s", "Suspects": "short",
-         "Coverage gaps": "short", "BGP session drops per hour": "short"}
+         "Coverage gaps": "short", "BGP session drops per hour": "short", "Probe loss": "percentunit",
+         "Probe loss, worst cables": "percentunit", "Probed flows": "short"}
 
 
 def test_units() -> None:

@@ -21,6 +21,7 @@ from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.samples import Sweep, read_sweep
 from hwaac.telemetry.sli import Aggregate
 from hwaac.telemetry.slo import default_slos
+from hwaac.telemetry.topology import LinkIndex
 from hwaac.validate import load_intent
 
 ROOT = Path(__file__).parents[3]
@@ -123,11 +124,15 @@ def test_promtool_unit_tests(path: Path, promtool: str) -> None:
 def test_alert_test_series_are_exporter_series(capsys: pytest.CaptureFixture[str]) -> None:
     """Every input series of the alert tests is a family the exporter emits, with labels the family has."""
     from hwaac.telemetry.exporter import LINK_LABELS, PORT_LABELS, SUSPECT_LABELS
+    from hwaac.telemetry.exporter_probe import PARALLEL_LABELS
 
     fams = exposition(FAULT, capsys)
     own = {"hwaac_link_planned": LINK_LABELS, "hwaac_suspect": SUSPECT_LABELS,
            "hwaac_leaf_route_min_ecmp": ("fabric", "leaf"), "hwaac_leaf_uplinks_planned": ("fabric", "leaf"),
-           "hwaac_bgp_peer_dropped_per_second": ("fabric", "leaf", "peer", "cable")}
+           "hwaac_bgp_peer_dropped_per_second": ("fabric", "leaf", "peer", "cable"),
+           "hwaac_probe_link_loss_ratio": LINK_LABELS, "hwaac_probe_link_probes_sent": LINK_LABELS,
+           "hwaac_probe_parallel_loss_ratio": PARALLEL_LABELS, "hwaac_probe_parallel_probes_sent": PARALLEL_LABELS,
+           "hwaac_probe_flows": ("fabric", "state")}
     for path in UNIT_TESTS:
         for test in yaml.safe_load(path.read_text())["tests"]:
             for s in test["input_series"]:
@@ -241,4 +246,50 @@ def test_spine_recording_rules_equal_sli_py(tmp_path: Path, promtool: str) -> No
                 inputs.append(_promql_series(smp.name, lab, smp.value))
     checks = _sli_checks(health, lambda a: a.scope == "spine" and a.key in spines)
     assert len(checks) == 3 * (len(RECORDED) + 1)
+    _promtool_test(tmp_path, promtool, inputs, checks)
+
+
+PROBES = SAMPLES / "probe-loss_derived"
+PROBE_SCOPES = ("leaf", "rail", "su", "plane", "fabric")
+
+
+def test_probe_rules_on_the_probe_samples(tmp_path: Path, promtool: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The exporter's series of the derived probe samples under the shipped rules: HwaacProbePathLoss fires on the
+    cable tomography named and on none of the others above the SLO (they share its flows), and the recorded worst
+    probe loss per scope is the worst estimate of a cable there with at least probe_min_probes probes."""
+    fams = exposition([str(PROBES)], capsys)
+    inputs = [{"series": _promql_series(name, s.labels, s.value)["series"], "values": f"{s.value!r}+0x15"}
+              for name, samples in fams.items() for s in samples
+              if name.startswith(("hwaac_probe_", "hwaac_slo_", "hwaac_localise_")) or name == "hwaac_suspect"]
+    plan = build_plan(load_intent(DEMO))
+    health = assess(plan, [read_sweep(PROBES)], default_slos())
+    assert health.probes is not None
+    slos = health.report.slos
+    slo, least = slos.slos["probe_loss_ratio"].max, slos.localise.probe_min_probes
+    index = LinkIndex(plan)
+    named = [index.labels(s.links[0]) for s in health.report.suspects if s.rule == "probe_path_loss"]
+    assert len(named) == 1
+    above = [c for c, e in health.probes.estimates.items() if e.sent >= least and e.estimate > slo]
+    assert len(above) > 1  # cables sharing the named one's flows are above the SLO too: they must not fire
+    alerts = []
+    for lab in named:
+        labels = {"alertname": "HwaacProbePathLoss", "alertstate": "firing", "fabric": "demo",
+                  "link_kind": lab.pop("kind"), **{k: str(v) for k, v in lab.items() if k != "hca" and v != ""},
+                  "severity": "fault", "rule": "probe_path_loss", "component": "cable"}
+        alerts.append({"labels": "ALERTS{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}", "value": 1})
+    checks: list[dict] = [{"expr": 'ALERTS{alertname="HwaacProbePathLoss",alertstate="firing"}', "eval_time": "10m",
+                           "exp_samples": alerts}]
+    worst: dict[tuple[str, str], float] = {}
+    for cables, est in health.probes.estimates.items():
+        if est.sent < least:
+            continue
+        lab = index.labels(min(cables))
+        for scope in PROBE_SCOPES:
+            key = (scope, "demo" if scope == "fabric" else str(lab[scope]))
+            worst[key] = max(worst.get(key, 0.0), est.estimate)
+    assert len(worst) == 2 + 1 + 2 + 1 + 1  # rail 0's two leaves, rail 0, two SUs, plane 0, the fabric
+    for (scope, key), v in worst.items():
+        sel = f'fabric="demo",{scope}="{key}"' if scope != "fabric" else 'fabric="demo"'
+        checks.append({"expr": f"abs(hwaac:sli_probe_loss_ratio:{scope}{{{sel}}} - {v!r}) <= bool 1e-12",
+                       "eval_time": "10m", "exp_samples": [{"labels": "{" + sel + "}", "value": 1}]})
     _promtool_test(tmp_path, promtool, inputs, checks)
