@@ -4,7 +4,7 @@ responder every node runs (``docs/network-health.md`` "Active probing").
     hwaac probe pinglist INTENT --host NODE [--json] [--peers K] [--sports S]
     hwaac probe send INTENT --host NODE --out FILE [--count N] [--interval S] [--timeout S] [--paths STATE]
                      [--no-paths] [--netns NAME] [--responders]
-    hwaac probe respond --bind IP [--bind IP ...] [--port N] [--netns NAME] [--duration S]
+    hwaac probe respond --bind IP [--bind IP ...] [--port N] [--netns NAME] [--duration S] [--freebind]
 
 Exit status: 0 done (``send`` measures, ``hwaac health fabric`` judges); 2 usage (a host the plan has no GPU node
 for, an unwritable output, an address that cannot be bound); 1 an invalid intent, as every ``hwaac`` command.
@@ -69,6 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     rs.add_argument("--port", type=int, default=DPORT, help=f"UDP port (default {DPORT})")
     rs.add_argument("--netns", metavar="NAME", help="open the sockets in this network namespace")
     rs.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    rs.add_argument("--freebind", action="store_true", help="bind addresses that are not up yet (IP_FREEBIND): a "
+                    "service started before its rails, or with one rail down, answers on each once it is up")
     rs.set_defaults(func=cmd_respond)
 
 
@@ -154,6 +156,7 @@ def cmd_respond(args: argparse.Namespace) -> int:
     old = {s: signal.signal(s, ask_stop) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         stats = respond(args.bind, args.port, netns=args.netns, stop=lambda: stop[0], duration=args.duration,
+                        freebind=args.freebind,
                         ready=lambda: print(f"hwaac probe respond: answering on "
                                             f"{', '.join(f'{a}:{args.port}' for a in args.bind)}",
                                             file=sys.stderr, flush=True))

@@ -73,8 +73,10 @@ class Responder:
 
 
 def open_responder(address: str, port: int = DPORT, *, namespaces: Namespaces | None = None,
-                   netns: str | None = None) -> Responder:
-    """A responder bound to (``address``, ``port``), in ``netns`` when given. Raises OSError."""
+                   netns: str | None = None, freebind: bool = False) -> Responder:
+    """A responder bound to (``address``, ``port``), in ``netns`` when given. ``freebind``: bind even when the
+    address is not (yet) on an interface (``IP_FREEBIND``, ip(7)); it answers once the address is up. Raises
+    OSError."""
     ns = namespaces or Namespaces()
     with ns.inside(netns):
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -86,6 +88,8 @@ def open_responder(address: str, port: int = DPORT, *, namespaces: Namespaces | 
         except OSError:  # without CAP_NET_ADMIN: up to net.core.rmem_max
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
         sock.setsockopt(socket.SOL_SOCKET, wire.SO_RXQ_OVFL, 1)
+        if freebind:
+            sock.setsockopt(socket.IPPROTO_IP, wire.IP_FREEBIND, 1)
         sock.bind((address, port))
     except OSError:
         sock.close()
@@ -95,16 +99,17 @@ def open_responder(address: str, port: int = DPORT, *, namespaces: Namespaces | 
 
 def respond(addresses: Sequence[str], port: int = DPORT, *, netns: str | None = None,
             stop: Callable[[], bool] = lambda: False, duration: float | None = None,
-            ready: Callable[[], None] | None = None) -> dict[str, int]:
+            ready: Callable[[], None] | None = None, freebind: bool = False) -> dict[str, int]:
     """Answer probes on every (address, ``port``) until ``stop()`` is true or ``duration`` seconds passed (the
     long-running responder of ``hwaac probe respond``). Returns the counts: received, answered, foreign,
-    send_errors, drops. Raises OSError when an address cannot be bound."""
+    send_errors, drops. Raises OSError when an address cannot be bound (``freebind``: see
+    :func:`open_responder`)."""
     ns = Namespaces()
     responders: list[Responder] = []
     ep = select.epoll()
     try:
         for a in addresses:
-            r = open_responder(a, port, namespaces=ns, netns=netns)
+            r = open_responder(a, port, namespaces=ns, netns=netns, freebind=freebind)
             responders.append(r)
             ep.register(r.sock.fileno(), select.EPOLLIN)
         by_fd = {r.sock.fileno(): r for r in responders}

@@ -25,6 +25,7 @@ IP_RECVERR = getattr(socket, "IP_RECVERR", 11)
 MSG_ERRQUEUE = getattr(socket, "MSG_ERRQUEUE", 0x2000)
 SO_RXQ_OVFL = getattr(socket, "SO_RXQ_OVFL", 40)
 SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
+IP_FREEBIND = getattr(socket, "IP_FREEBIND", 15)  # linux/in.h; Python's socket module does not name it
 SO_EE_ORIGIN_ICMP = 2
 ICMP_DEST_UNREACH, ICMP_TIME_EXCEEDED = 3, 11
 ICMP_PORT_UNREACH = 3
@@ -111,6 +112,6 @@ def rxq_drops(ancdata: list[tuple[int, int, bytes]]) -> int | None:
     return None
 
 
-__all__ = ["ANC_SPACE", "ANSWER", "COUNT", "COUNT_ANSWER", "HEADER", "IP_RECVERR", "MAGIC", "MSG_ERRQUEUE",
-           "PROBE", "REPLY", "SO_RCVBUFFORCE", "SO_RXQ_OVFL", "TRACE", "TRACE_REPLY", "Message", "QueuedError",
-           "pack", "queued_error", "rxq_drops", "unpack"]
+__all__ = ["ANC_SPACE", "ANSWER", "COUNT", "COUNT_ANSWER", "HEADER", "IP_FREEBIND", "IP_RECVERR", "MAGIC",
+           "MSG_ERRQUEUE", "PROBE", "REPLY", "SO_RCVBUFFORCE", "SO_RXQ_OVFL", "TRACE", "TRACE_REPLY", "Message",
+           "QueuedError", "pack", "queued_error", "rxq_drops", "unpack"]

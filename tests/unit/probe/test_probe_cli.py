@@ -1,5 +1,5 @@
-"""``hwaac probe``: the pinglist as text and JSON, usage errors exit 2, and the responder ends cleanly on
-SIGTERM with its counts."""
+"""``hwaac probe``: the pinglist as text and JSON, usage errors exit 2, the responder binds an address that is not up
+with --freebind, and ends cleanly on SIGTERM with its counts."""
 
 from __future__ import annotations
 
@@ -34,6 +34,13 @@ def test_pinglist_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(argv) == 2
     assert capsys.readouterr().err.startswith("hwaac probe ")
+
+
+def test_respond_with_freebind_binds_an_address_not_up(capsys: pytest.CaptureFixture[str]) -> None:
+    # 192.0.2.1 (TEST-NET-1) is on no interface here: without --freebind the same command exits 2 (above)
+    argv = ["probe", "respond", "--bind", "192.0.2.1", "--port", str(PORT), "--duration", "0.2", "--freebind"]
+    assert cli.main(argv) == 0
+    assert "answering on 192.0.2.1:" in capsys.readouterr().err
 
 
 def test_respond_ends_cleanly_on_sigterm() -> None:
