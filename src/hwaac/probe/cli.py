@@ -108,7 +108,7 @@ def cmd_pinglist(args: argparse.Namespace) -> int:
 
 def cmd_send(args: argparse.Namespace) -> int:
     from hwaac.probe.agent import run_probes
-    from hwaac.probe.model import ProbeResults, write_results
+    from hwaac.probe.model import ProbeResults, write_atomic, write_results
 
     flows = _flows(args, "send")
     if isinstance(flows, int):
@@ -132,7 +132,7 @@ def cmd_send(args: argparse.Namespace) -> int:
     try:
         write_results(args.out, doc)
         if args.paths:
-            Path(args.paths).write_text(json.dumps(cache) + "\n")
+            write_atomic(args.paths, json.dumps(cache) + "\n")
     except OSError as exc:
         _err("send", f"{exc.filename}: {exc.strerror or exc}")
         return EXIT_USAGE

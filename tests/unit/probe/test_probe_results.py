@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.probe.model import FORMAT, Flow, FlowResult, ProbeResults, RttStats, read_results, write_results
+from hwaac.probe.model import (
+    FORMAT,
+    Flow,
+    FlowResult,
+    ProbeResults,
+    RttStats,
+    read_results,
+    write_atomic,
+    write_results,
+)
 
 FLOW = Flow("gpu-su01-h01", "rail0", "172.16.0.1", "gpu-su02-h01", "172.16.2.1", 0, 31800, 31790)
 GOOD = ProbeResults("gpu-su01-h01", 1_700_000_000.0, 1_700_000_004.5, [
@@ -40,6 +49,13 @@ def test_written_and_read_back(tmp_path: Path) -> None:
     assert got == GOOD and not got.unknown
     assert read_results(text()) == GOOD
     assert [p.name for p in tmp_path.iterdir()] == ["probe.json"]  # no temporary file left
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+    (tmp_path / "probe.json").mkdir()  # the rename over a folder fails after the temporary file was written
+    with pytest.raises(OSError):
+        write_atomic(tmp_path / "probe.json", text())
+    assert [p.name for p in tmp_path.iterdir()] == ["probe.json"] and (tmp_path / "probe.json").is_dir()
 
 
 def _edit_flow(key: str, value: object) -> str:
