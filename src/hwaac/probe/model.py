@@ -242,10 +242,27 @@ def read_results(text: str | bytes, *, where: str = "probe results") -> ProbeRes
     return out
 
 
+def recent(doc: ProbeResults, read_at: float, max_age: float, *, where: str = "probe results") -> ProbeResults:
+    """``doc`` when its run ended at most ``max_age`` seconds before ``read_at`` (both the node's clock); else the
+    same host with no flows and the reason: results an agent left behind when it stopped measure the fabric as it
+    was then, not now. A document that did not read stays as it is; one with no time has an unknown age."""
+    if doc.unknown and not doc.flows:
+        return doc
+    end = doc.ended if doc.ended is not None else doc.started
+    if end is None:
+        why = "no start or end time: its age is unknown"
+    elif read_at - end > max_age:
+        why = (f"its run ended {read_at - end:.0f} s before it was read, more than {max_age:g} s: the agent has "
+               "not written newer results (is its timer running?)")
+    else:
+        return doc
+    return ProbeResults(doc.host, None, None, [], [*doc.unknown, f"{where}: not judged, {why}"])
+
+
 def merge(results: Sequence[ProbeResults]) -> list[FlowResult]:
     """Every flow of several hosts' documents, in host order."""
     return [r for doc in sorted(results, key=lambda d: d.host) for r in doc.flows]
 
 
 __all__ = ["FORMAT", "MISSING_HOP", "NO_RESPONDER", "Flow", "FlowResult", "ProbeResults", "RttStats", "flow_dict",
-           "merge", "read_results", "result_dict", "results_document", "write_atomic", "write_results"]
+           "merge", "read_results", "recent", "result_dict", "results_document", "write_atomic", "write_results"]

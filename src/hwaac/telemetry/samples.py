@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from hwaac.probe.model import ProbeResults, read_results
+from hwaac.probe.model import ProbeResults, read_results, recent
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
 from hwaac.telemetry.parsers.frr_routes import RouteTable, parse_routes
@@ -139,16 +139,21 @@ def read_sweep(folder: str | Path) -> Sweep:
 
 
 def add_output(sweep: Sweep, device: str, stem: str, raw: str, when: float, *, json_file: bool = False,
-               where: str = "") -> None:
+               where: str = "", probe_max_age: float | None = None) -> None:
     """Read one tool's output ``raw`` of ``device`` (``stem``: the tool, ``tool@PORT`` for a per-port one) taken
-    at ``when`` into ``sweep``; a stem that is no tool is listed in ``skipped`` (as ``where``)."""
+    at ``when`` into ``sweep``; a stem that is no tool is listed in ``skipped`` (as ``where``). With
+    ``probe_max_age``, probe results whose run ended longer than that before ``when`` are not judged
+    (:func:`hwaac.probe.model.recent`)."""
     tool, at, port = stem.partition("@")
     if tool == BGP and not at:
         sweep.bgp[device] = (parse_bgp_summary(raw, device=device).snapshot(), when)
     elif tool == ROUTES and not at:
         sweep.routes[device] = parse_routes(raw, device=device)
     elif tool == PROBE and not at:
-        sweep.probes[device] = read_results(raw, where=where or f"{device} {stem}")
+        doc = read_results(raw, where=where or f"{device} {stem}")
+        if probe_max_age is not None:
+            doc = recent(doc, when, probe_max_age, where=where or f"{device} {stem}")
+        sweep.probes[device] = doc
     elif tool in PORT_READERS and at and port:
         sweep.snapshots[(device, stem)] = (PORT_READERS[tool][0](raw, port=port, device=device), when)
     elif tool == "portstat" and json_file and not at:
@@ -169,13 +174,15 @@ def sweep_time(sweep: Sweep) -> float | None:
 
 
 def sweep_from_outputs(name: str, outputs: Mapping[str, Mapping[str, tuple[str, float]]],
-                       time: float | None = None, skipped: list[str] | None = None) -> Sweep:
+                       time: float | None = None, skipped: list[str] | None = None,
+                       probe_max_age: float | None = None) -> Sweep:
     """A sweep from outputs held in memory (an Ansible run's): ``outputs[device][stem] = (raw, taken_at)``.
-    ``name`` stands for the folder in the report; ``skipped``: outputs the caller could not use, with why."""
+    ``name`` stands for the folder in the report; ``skipped``: outputs the caller could not use, with why;
+    ``probe_max_age``: see :func:`add_output`."""
     sweep = Sweep(Path(name), time=time, skipped=list(skipped or []))
     for device in sorted(outputs):
         for stem, (raw, when) in sorted(outputs[device].items()):
-            add_output(sweep, device, stem, raw, when)
+            add_output(sweep, device, stem, raw, when, where=f"{name} {device} {stem}", probe_max_age=probe_max_age)
     return sweep
 
 

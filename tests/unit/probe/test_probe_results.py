@@ -15,6 +15,7 @@ from hwaac.probe.model import (
     ProbeResults,
     RttStats,
     read_results,
+    recent,
     write_atomic,
     write_results,
 )
@@ -93,3 +94,28 @@ def test_what_does_not_read_is_a_reason(raw: str | bytes, flows: int, reason: st
 def test_a_forward_count_above_sent_is_not_trusted() -> None:
     got = read_results(_edit_flow("received_forward", 101))
     assert got.flows[0].received_forward is None and "not trusted" in got.flows[0].errors[-1]
+
+
+# GOOD ended at 1_700_000_004.5; (read at, max age) -> judged, or a fragment of why not
+AGES = [
+    ("just written", 1_700_000_010.0, 900.0, None),
+    ("at the limit", 1_700_000_904.5, 900.0, None),
+    ("an hour old", 1_700_003_604.5, 900.0, "ended 3600 s before it was read, more than 900 s"),
+]
+
+
+@pytest.mark.parametrize(("read_at", "max_age", "why"), [a[1:] for a in AGES], ids=[a[0] for a in AGES])
+def test_results_older_than_the_limit_are_not_judged(read_at: float, max_age: float, why: str | None) -> None:
+    got = recent(GOOD, read_at, max_age, where="h probe")
+    if why is None:
+        assert got is GOOD
+    else:
+        assert (got.host, got.flows, got.started, got.ended) == (GOOD.host, [], None, None)
+        assert got.unknown[-1].startswith("h probe: not judged, ") and why in got.unknown[-1]
+
+
+def test_results_without_a_time_or_that_did_not_read() -> None:
+    untimed = ProbeResults("h", None, None, list(GOOD.flows))
+    assert "age is unknown" in recent(untimed, 1_700_000_010.0, 900.0).unknown[-1]
+    broken = read_results("{", where="h probe")
+    assert recent(broken, 1_700_000_010.0, 900.0) is broken  # its own reason stands
