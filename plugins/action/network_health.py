@@ -15,6 +15,7 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_specs import SPECS
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_tools import TOOLS
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.report_files import write_files
 
@@ -35,19 +36,21 @@ MODULE = "aiinfra.hwaac.network_health"
 FAILS = {"fault": ("fault",), "warn": ("fault", "warn"), "never": ()}
 
 
-def not_read(out: Mapping[str, Any]) -> str | None:
-    """Why one tool's result cannot be read (None when it can): an incomplete read is never judged."""
+def not_read(out: Mapping[str, Any], tool: str = "") -> str | None:
+    """Why one tool's result cannot be read (None when it can): an incomplete read is never judged. A failed run
+    adds the tool table's hint for ``tool`` (``probe``: the prober is not installed or has not run)."""
     if out.get("timed_out"):
         return f"timed out after {out.get('seconds')} s"
     if out.get("truncated"):
         return "output cut at the task's max_output"
     if out.get("rc") != 0:
         err = (str(out.get("stderr") or "").strip().splitlines() or [""])[0][:200]
-        return f"exit {out.get('rc')}" + (f": {err}" if err else "")
+        hint = TOOLS.get(tool.partition("@")[0], {}).get("hint")
+        return f"exit {out.get('rc')}" + (f": {err}" if err else "") + (f" ({hint})" if hint else "")
     return None
 
 
-def sweep_of(label: str, results: Mapping[str, Any]) -> Sweep:
+def sweep_of(label: str, results: Mapping[str, Any], probe_max_age: float | None = None) -> Sweep:
     """One sweep from ``host -> network_telemetry result``; what cannot be read is listed as skipped."""
     outputs: dict[str, dict[str, tuple[str, float]]] = {}
     skipped: list[str] = []
@@ -60,12 +63,12 @@ def sweep_of(label: str, results: Mapping[str, Any]) -> Sweep:
             continue
         device = str(res.get("device") or host)
         for tool, out in res["outputs"].items():
-            why = not_read(out)
+            why = not_read(out, tool)
             if why:
                 skipped.append(f"{label} {device} {tool}: not read, {why}")
                 continue
             outputs.setdefault(device, {})[tool] = (str(out.get("stdout", "")), float(out["taken_at"]))
-    return sweep_from_outputs(label, outputs, skipped=skipped)
+    return sweep_from_outputs(label, outputs, skipped=skipped, probe_max_age=probe_max_age)
 
 
 class ActionModule(HwaacAction):
@@ -96,7 +99,10 @@ class ActionModule(HwaacAction):
             raise AnsibleActionFail(f"{MODULE}: name {name!r} must be a plain file name (written in output_dir)")
         gathered = self.gathered(args, task_vars)
         labels = args["registered"] or [f"sweep {i + 1}" for i in range(len(gathered))]
-        sweeps = [sweep_of(label, results) for label, results in zip(labels, gathered, strict=True)]
+        if args["probe_max_age"] <= 0:
+            raise AnsibleActionFail(f"{MODULE}: probe_max_age must be positive (seconds)")
+        sweeps = [sweep_of(label, results, args["probe_max_age"])
+                  for label, results in zip(labels, gathered, strict=True)]
         try:
             slos = load_slos(args["slo"])
             plan = build_plan(load_intent(args["intent"]), validate=False)

@@ -5,6 +5,8 @@ files (documentation, validate-modules) and the action plugin, as verify_specs.p
 
 from __future__ import annotations
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_tools import DEFAULT_PROBE_FILE
+
 # plugins/doc_fragments/command_limits.py documents these two
 COMMAND_LIMITS = {
     "timeout": {"type": "float", "default": 60.0},
@@ -21,6 +23,8 @@ SPECS = {
         "device": {"type": "str"},
         "render_dir": {"type": "path"},
         "sysfs_root": {"type": "path", "default": "/sys"},
+        "probes": {"type": "bool", "default": False},
+        "probe_file": {"type": "path", "default": DEFAULT_PROBE_FILE},
         **COMMAND_LIMITS,
     },
     "network_health": {
@@ -33,5 +37,6 @@ SPECS = {
         "squeue": {"type": "path"},
         "fail_on": {"type": "str", "default": "fault", "choices": FAIL_ON},
         "name": {"type": "str", "default": "network-health"},
+        "probe_max_age": {"type": "float", "default": 900.0},
     },
 }

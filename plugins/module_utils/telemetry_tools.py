@@ -13,6 +13,8 @@ import re
 
 PORT = "{port}"  # replaced by the port of a per-port tool (``ethtool@rail0``)
 SYSFS = "{sysfs}"  # replaced by the sysfs root (``/sys``)
+PROBE_FILE = "{probe_file}"  # replaced by the active prober's results file
+DEFAULT_PROBE_FILE = "/var/lib/hwaac/probe/latest.json"  # where role network_probe's timer has it written
 PORT_NAME = re.compile(r"^[A-Za-z0-9_.:][A-Za-z0-9_.:-]*$")  # a file stem after @: no / (a path), no leading -
 
 # tool -> argv (no shell). "per_port": the tool reads one port, named after "@" (``ethtool@rail0``); "port_field": for
@@ -20,6 +22,7 @@ PORT_NAME = re.compile(r"^[A-Za-z0-9_.:][A-Za-z0-9_.:-]*$")  # a file stem after
 # takes the Linux interface, mlxlink -d the RDMA device.
 # "globs": the argv items with "*" are expanded on the host, in their order, as a shell would (grep -H lists every
 # port's counters/ and then every port's hw_counters/, the order host_rdma's reader checks for a cut output).
+# "hint": what a failed run of the tool most likely means, for the controller's "not read" line.
 TOOLS = {
     # SONiC switches: sonic-utilities show commands (docs/telemetry/sonic-ports.md, sonic-qos.md)
     "portstat": {"argv": ["show", "interfaces", "counters"]},
@@ -41,9 +44,16 @@ TOOLS = {
     "rdma-statistic": {"argv": ["rdma", "statistic", "show"]},
     "ib-counters": {"argv": ["grep", "-H", ".", SYSFS + "/class/infiniband/*/ports/*/counters/*",
                              SYSFS + "/class/infiniband/*/ports/*/hw_counters/*"], "globs": True},
+    # GPU hosts running the active prober: the latest results document of `hwaac probe send` (docs/network-health.md
+    # "Active probing"), as the timer of role network_probe renames it into place; read as it is, judged on the
+    # controller
+    "probe": {"argv": ["cat", "--", PROBE_FILE],
+              "hint": "the prober's results: is role aiinfra.hwaac.network_probe installed on the node, and has "
+                      "hwaac-probe-send.timer run since?"},
 }
 
-# what a switch and a GPU host read by default (the per-port ones need the host's ports)
+# what a switch and a GPU host read by default (the per-port ones need the host's ports); "probe" is opt-in: it reads
+# the results of an agent that not every node runs
 DEFAULT_TOOLS = {
     "sonic": ["counters-db", "intf-status", "intf-flap", "transceiver-dom", "pfcwd", "bgp-summary", "routes"],
     "host": ["rdma-statistic", "ib-counters", "ethtool"],
@@ -82,11 +92,12 @@ def expand(names, ports):
     return list(dict.fromkeys(out))
 
 
-def tool_argv(name, sysfs="/sys"):
+def tool_argv(name, sysfs="/sys", probe_file=DEFAULT_PROBE_FILE):
     """The argv of tool ``name`` (``tool`` or ``tool@PORT``), placeholders filled and globs expanded; a glob that
     matches nothing is left as it is (the tool then says so, as from a shell with nullglob off)."""
     tool, port = split_tool(name)
-    argv = [a.replace(PORT, port).replace(SYSFS, sysfs.rstrip("/") or "") for a in TOOLS[tool]["argv"]]
+    argv = [a.replace(PORT, port).replace(SYSFS, sysfs.rstrip("/") or "").replace(PROBE_FILE, probe_file)
+            for a in TOOLS[tool]["argv"]]
     if not TOOLS[tool].get("globs"):
         return argv
     out = []

@@ -20,6 +20,9 @@ description:
     changed is true when their content changed. In check mode nothing is written.
   - A tool that timed out, failed, was cut at the output cap, or a host without results is not read; the report
     lists it under coverage, with the devices and planned ports that were not sampled.
+  - The active prober's results (tool C(probe) of M(aiinfra.hwaac.network_telemetry)) of the latest sweep that
+    has any are judged whole by tomography; a document that does not read, or is older than O(probe_max_age), is
+    listed as not read (C(probe_results_not_read)).
   - One sweep gives state and gauges only (links down, pre-FEC BER); the report says so.
 author:
   - hwaac maintainers (@aiinfra)
@@ -73,6 +76,13 @@ options:
       - File name of the report in O(output_dir), without extension.
     type: str
     default: network-health
+  probe_max_age:
+    description:
+      - Seconds. Probe results whose run ended longer than this before the tool read them (both times the node's
+        clock) are not judged, since a prober that stopped leaves its last results behind. The default is three
+        of the role aiinfra.hwaac.network_probe's default intervals (300 s).
+    type: float
+    default: 900.0
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.

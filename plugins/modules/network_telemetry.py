@@ -23,7 +23,8 @@ description:
     -y), C(fec-histogram@PORT), C(bgp-summary) and C(routes) (vtysh -c 'show bgp summary json' /
     'show ip route json'). Host tools: C(ethtool@PORT) (ethtool -S), C(mlxlink@PORT) (mlxlink -d DEV -c),
     C(rdma-statistic) (rdma statistic show), C(ib-counters) (grep -H . over the sysfs counters/ and hw_counters/ of
-    every RDMA port, the globs expanded by the module)."
+    every RDMA port, the globs expanded by the module), C(probe) (cat O(probe_file): the active prober's latest
+    results, see O(probes))."
   - A tool that is missing, fails or times out does not fail the task; its result says so, and the controller
     lists it as not read.
   - M(aiinfra.hwaac.network_health) turns two or more such sweeps of the fabric into rates, SLIs and ranked
@@ -74,6 +75,20 @@ options:
       - Root of sysfs on the host (C(ib-counters) reads C(<sysfs_root>/class/infiniband)).
     type: path
     default: /sys
+  probes:
+    description:
+      - Also read the active prober's latest results (the tool C(probe), O(probe_file)) besides O(tools) or the
+        kind's defaults. Only for O(kind=host), where the role C(aiinfra.hwaac.network_probe) runs
+        C(hwaac probe send) on a timer. A missing or unreadable file is a failed tool, as any other; the
+        controller lists it as not read, never as healthy.
+    type: bool
+    default: false
+  probe_file:
+    description:
+      - The results document of C(hwaac probe send) that the tool C(probe) reads (the role
+        aiinfra.hwaac.network_probe renames each new one into place there).
+    type: path
+    default: /var/lib/hwaac/probe/latest.json
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -107,6 +122,13 @@ EXAMPLES = r"""
     kind: host
     ports: [rail0, rail1, rail2, rail3]
     tools: [rdma-statistic, ib-counters, ethtool, mlxlink@mlx5_0]
+  register: sweep1
+
+- name: Read a GPU node's rails and the latest results of its active prober (role aiinfra.hwaac.network_probe)
+  aiinfra.hwaac.network_telemetry:
+    kind: host
+    ports: [rail0, rail1]
+    probes: true
   register: sweep1
 
 - name: Read each GPU node's own rails, as hwaac rendered them (ethtool per interface, mlxlink per RDMA device)
@@ -159,11 +181,11 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_tools impo
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
 
 
-def run_tools(module, names, sysfs, timeout, cap):
+def run_tools(module, names, sysfs, timeout, cap, probe_file):
     """Run each tool in order; outputs past ``cap`` bytes in all are cut, tools after it are not run."""
     outputs, left = {}, cap
     for name in names:
-        argv = tool_argv(name, sysfs)
+        argv = tool_argv(name, sysfs, probe_file)
         started = time.time()
         if left <= 0:
             outputs[name] = {"argv": argv, "rc": None, "stdout": "", "stderr": f"not run: output cap of {cap} bytes "
@@ -185,6 +207,11 @@ def main():
     module = AnsibleModule(argument_spec=SPECS["network_telemetry"], supports_check_mode=True)
     p = module.params
     asked = p["tools"] if p["tools"] is not None else DEFAULT_TOOLS[p["kind"]]
+    if p["probes"]:
+        if p["kind"] != "host":
+            module.fail_json(msg="aiinfra.hwaac.network_telemetry: probes are read on GPU nodes (kind host), where "
+                             "the prober runs")
+        asked = [*asked, "probe"]
     names = expand(asked, p["ports"])
     # a per-port tool asked for without a port and without ports is refused (the defaults just leave it out)
     problems = [w for w in (tool_problem(name) for name in (asked if p["tools"] and not p["ports"] else names)) if w]
@@ -193,7 +220,7 @@ def main():
     if p["timeout"] <= 0 or p["max_output"] <= 0:
         module.fail_json(msg="aiinfra.hwaac.network_telemetry: timeout and max_output must be positive")
     taken_at = round(time.time(), 3)
-    outputs = run_tools(module, names, p["sysfs_root"], p["timeout"], p["max_output"])
+    outputs = run_tools(module, names, p["sysfs_root"], p["timeout"], p["max_output"], p["probe_file"])
     module.exit_json(changed=False, device=p["device"], taken_at=taken_at, outputs=outputs)
 
 

@@ -1,7 +1,8 @@
 """aiinfra.hwaac.network_telemetry run as Ansible runs a host module (tests/unit/ansible/module_run.py) against the
 fakes of a SONiC switch (tests/fakes/bin/show, sonic-db-dump, vtysh) and of a GPU node (rdma, ethtool, the fake
 sysfs of tests/fakes/nic_counters.py with the real grep): raw outputs per tool with their times, counters that
-advance between two sweeps, time limits, the output cap, refused tool names, check mode."""
+advance between two sweeps, time limits, the output cap, refused tool names, check mode; the active prober's results
+file read as it is (the real cat), a missing one a failed tool."""
 
 from __future__ import annotations
 
@@ -118,6 +119,28 @@ def test_host_tools_read_the_rails(tmp_path: Path) -> None:
     assert out["mlxlink@mlx5_0"]["rc"] is None and "cannot run mlxlink" in out["mlxlink@mlx5_0"]["stderr"]
 
 
+def test_probes_return_the_agents_results_file_as_it_is(tmp_path: Path) -> None:
+    doc = tmp_path / "latest.json"
+    doc.write_text('{"format": "hwaac-probe/1", "host": "gpu-su01-h01", "flows": [\n')  # cut: read as it is
+    res = run(tmp_path, {"kind": "host", "tools": ["rdma-statistic"], "probes": True, "probe_file": str(doc)})
+    assert list(res["outputs"]) == ["rdma-statistic", "probe"]
+    out = res["outputs"]["probe"]
+    assert (out["argv"], out["rc"], out["stdout"], out["truncated"]) == (["cat", "--", str(doc)], 0,
+                                                                         doc.read_text(), False)
+
+
+def test_a_missing_results_file_is_a_failed_tool_not_a_failed_task(tmp_path: Path) -> None:
+    res = run(tmp_path, {"kind": "host", "tools": [], "probes": True, "probe_file": str(tmp_path / "none.json")})
+    assert "failed" not in res and list(res["outputs"]) == ["probe"]
+    out = res["outputs"]["probe"]
+    assert out["rc"] != 0 and out["stdout"] == "" and "No such file" in out["stderr"]
+
+
+def test_the_default_results_file_is_the_agents(tmp_path: Path) -> None:
+    res = run(tmp_path, {"kind": "host", "tools": ["probe"]})
+    assert res["outputs"]["probe"]["argv"] == ["cat", "--", "/var/lib/hwaac/probe/latest.json"]
+
+
 def _script(folder: Path, name: str, body: str) -> None:
     folder.mkdir(exist_ok=True)
     path = folder / name
@@ -148,6 +171,7 @@ def test_output_over_the_cap_is_cut_and_later_tools_are_not_run(tmp_path: Path) 
     ({"tools": ["ethtool@-i"]}, "'-i' is not a port name"),
     ({"tools": ["pfcwd@Ethernet0"]}, "pfcwd reads the whole device"),
     ({"tools": ["pfcwd"], "timeout": 0}, "must be positive"),
+    ({"tools": ["pfcwd"], "probes": True}, "probes are read on GPU nodes"),
 ])
 def test_refused_arguments_run_nothing(tmp_path: Path, args: dict, message: str) -> None:
     res = run(tmp_path, args)

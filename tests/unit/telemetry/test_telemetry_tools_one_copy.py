@@ -25,10 +25,12 @@ def test_both_sides_load_the_same_file() -> None:
 
 
 def test_every_tool_has_a_reader_and_every_reader_a_tool() -> None:
-    read = {*samples.READERS, *samples.PORT_READERS, samples.BGP, samples.ROUTES}
+    read = {*samples.READERS, *samples.PORT_READERS, samples.BGP, samples.ROUTES, samples.PROBE}
     assert set(host.TOOLS) == read
     assert {k for k, t in host.TOOLS.items() if t.get("per_port")} == set(samples.PORT_READERS)
     assert all(set(d) <= set(host.TOOLS) for d in host.DEFAULT_TOOLS.values())
+    # the prober's results are opt-in: a node that does not run the agent would report them as not read
+    assert all(samples.PROBE not in d for d in host.DEFAULT_TOOLS.values())
 
 
 @pytest.mark.parametrize(("name", "sysfs", "expected"), [
@@ -41,6 +43,12 @@ def test_every_tool_has_a_reader_and_every_reader_a_tool() -> None:
 ])
 def test_argv(name: str, sysfs: str, expected: list[str]) -> None:
     assert host.tool_argv(name, sysfs) == expected
+
+
+def test_the_probe_tool_reads_the_agents_results_file() -> None:
+    assert host.tool_argv("probe") == ["cat", "--", "/var/lib/hwaac/probe/latest.json"]
+    assert host.tool_argv("probe", probe_file="/srv/p/-x.json") == ["cat", "--", "/srv/p/-x.json"]
+    assert host.tool_problem("probe") is None and "whole device" in (host.tool_problem("probe@rail0") or "")
 
 
 def test_sysfs_globs_expand_in_order(tmp_path: Path) -> None:
