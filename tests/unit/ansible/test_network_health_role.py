@@ -1,6 +1,7 @@
 """Role aiinfra.hwaac.network_health and playbooks/network_health.yml: the role's variables are the ones its
 argument spec declares, with the same defaults; the playbook passes ansible-playbook --syntax-check; the role run on
-localhost against the fake switch tools gathers two sweeps and writes the report in its output folder only."""
+localhost against the fake switch tools gathers two sweeps and writes the report in its output folder only; with
+network_health_probes a GPU node's latest probe results reach the report, and a node without them is not read."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from hwaac.probe.model import ProbeResults, write_results
+from tests.unit.probe.synth import results
 
 REPO = Path(__file__).resolve().parents[3]
 ROLE = REPO / "roles" / "network_health"
@@ -100,3 +105,27 @@ def test_a_node_without_its_rendered_file_fails_naming_it_and_the_path(tmp_path:
     assert r.returncode != 0
     path = REPO / "tests/golden/demo/hosts/gpu-su01-h02/nic-roce.json"
     assert f"gpu-su01-h02: {path}: no such file" in r.stdout, r.stdout[-4000:]
+
+
+def test_with_probes_a_nodes_latest_results_reach_the_report(tmp_path: Path) -> None:
+    now = time.time()
+    doc = ProbeResults("gpu-su01-h01", now - 30, now - 10, [r for r in results({}, seed=1)
+                                                           if r.flow.src_host == "gpu-su01-h01"])
+    write_results(tmp_path / "latest.json", doc)
+    r, out = run_role_on_node(tmp_path, "gpu-su01-h01", network_health_probes=True,
+                              network_health_probe_file=str(tmp_path / "latest.json"))
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr
+    report = json.loads((out / "network-health.json").read_text())
+    assert report["probes"]["flows"] == len(doc.flows) == 128
+    assert report["coverage"]["probe_results_not_read"] == [] and report["suspects"] == []
+    assert "Active probes" in (out / "network-health.md").read_text()
+
+
+def test_with_probes_a_node_without_the_prober_is_not_read(tmp_path: Path) -> None:
+    r, out = run_role_on_node(tmp_path, "gpu-su01-h01", network_health_probes=True,
+                              network_health_probe_file=str(tmp_path / "none.json"))
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr
+    report = json.loads((out / "network-health.json").read_text())
+    (line,) = [f for f in report["coverage"]["files_skipped"] if " probe: " in f]
+    assert line.startswith("network_health_sweep2 gpu-su01-h01 probe: not read, exit 1") and "network_probe" in line
+    assert not report["probes"]  # no results: no probe section, and nothing judged healthy
