@@ -212,24 +212,33 @@ def rule_probe_path_loss(flows: Sequence[_F], index: PathIndex, slos: SloSet) ->
             return out
         _, c, est, p = best
         members = [n for n in crossing[c] if n not in explained]
+        # cables crossed by exactly the same unexplained flows: the probes cannot tell them apart, so all are named
+        same = set(members)
+        tied = sorted((t for t, m in crossing.items() if t != c and {n for n in m if n not in explained} == same),
+                      key=index.name)
         lossy = sorted((flows[n] for n in members if flows[n].lost), key=lambda f: (-f.lost, _who(f.r)))
         explained.update(n for n in members if flows[n].lost)
-        name = index.name(c)
+        name = " or ".join(index.name(x) for x in (c, *tied))
         ev = [Evidence("probe forward loss", name, est.estimate, "ratio", slo, FAULT,
                        f"{est.lost} of {est.sent} probes lost by {est.lossy_flows} of the {est.flows} flows whose "
                        f"paths cross it; P = {p:.1e} were it at the SLO")]
         ev += [Evidence("flow forward loss", _who(f.r), f.lost / f.r.sent, "ratio", slo, WARN,
                         f"{f.lost} of {f.r.sent} lost; path {' '.join(f.r.path or ())}") for f in lossy[:3]]
-        exact = len(c) == 1
+        exact = len(c) == 1 and not tied
+        comps = tuple(x for t in (c, *tied) for x in _components(t, index))
         out.append(Suspect(
-            RULE_LOSS, FAULT, _components(c, index), tuple(ev),
+            RULE_LOSS, FAULT, comps, tuple(ev),
             f"active probes (UDP, one ECMP path per source port) whose learned forward paths cross {name} lost "
             f"{est.lost} of {est.sent} ({est.estimate:.2%}, SLO {slo:.2%}) over {est.lossy_flows} of {est.flows} "
             "flows; it explains more of the lost probes than any other cable on their paths (greedy tomography, "
             "007 / NetBouncer), and the probes lost elsewhere were not enough to name another"
-            + ("" if exact else "; the routers answered from their device, not the cable, so it is one of these "
-               "parallel cables (set net.ipv4.icmp_errors_use_inbound_ifaddr=1 to name it)"),
-            (2.0 if exact else 1.0, est.estimate / slo if slo else math.inf), links=tuple(sorted(c)),
+            + ("" if len(c) == 1 else "; the routers answered from their device, not the cable, so it is one of "
+               "these parallel cables (set net.ipv4.icmp_errors_use_inbound_ifaddr=1 to name it)")
+            + ("" if not tied else f"; every probe that crossed {index.name(c)} also crossed "
+               f"{' and '.join(index.name(t) for t in tied)}, so the probes cannot tell them apart (more peers per "
+               "rail, or counters at their ends, can)"),
+            (2.0 if exact else 1.0, est.estimate / slo if slo else math.inf),
+            links=tuple(sorted(c.union(*tied))),
             nodes=tuple(sorted({h for n in members for h in (flows[n].r.flow.src_host, flows[n].r.flow.dst_host)}))))
 
 
