@@ -20,6 +20,7 @@ SPECS = {
         "ports": {"type": "list", "elements": "str", "default": []},
         "device": {"type": "str"},
         "sysfs_root": {"type": "path", "default": "/sys"},
+        "filter": {"type": "bool", "default": True},
         **COMMAND_LIMITS,
     },
     "network_health": {
