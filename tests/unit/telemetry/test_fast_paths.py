@@ -1,4 +1,4 @@
-"""Each reader's fast path against its general loop on recorded outputs: with the fast path
+"""Each reader's and the rate layer's fast path against its general loop on recorded outputs: with the fast path
 turned off (monkeypatched to decline) the result must be the same, dict order and reasons included, and on the
 usual outputs the fast path must actually be taken (docs/network-health.md "Scale")."""
 
@@ -11,10 +11,13 @@ from typing import Any
 import pytest
 
 from hwaac.health.parsers import ethtool, infiniband, rdma
+from hwaac.telemetry import rates
+from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers import host_rdma, sonic_intf_status, sonic_sai_stats
-from hwaac.telemetry.parsers.host_ethtool import TABLE
+from hwaac.telemetry.parsers.host_ethtool import TABLE, parse_mlx5_ethtool
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db
 from hwaac.telemetry.parsers.sonic_intf_status import parse_interface_status
+from hwaac.telemetry.parsers.sonic_portstat import parse_portstat
 from hwaac.telemetry.tools import filter_output
 
 FIX = Path(__file__).parents[2] / "fixtures"
@@ -118,3 +121,40 @@ def test_cached_name_choice_is_the_loop_s(table: host_rdma.Table, path: Path) ->
         loop: dict[str, int | None] = {}
         assert host_rdma.map_counters(values, table, cached) == host_rdma._map_loop(values, table, loop)
         assert list(cached.items()) == list(loop.items())
+
+
+def _advanced(snap: Snapshot, by: int) -> Snapshot:
+    """``snap`` with every readable counter ``by`` higher (a later reading of the same ports)."""
+    out = Snapshot(snap.tool, snap.device, snap.taken_at, snap.version)
+    for name, s in snap.ports.items():
+        p = out.port(name)
+        p.counters = {k: None if v is None else v + by for k, v in s.counters.items()}
+        p.gauges, p.state = dict(s.gauges), dict(s.state)
+    return out
+
+
+def _pairs() -> list[tuple[str, Snapshot, Snapshot]]:
+    samples = TELEMETRY / "samples" / "cable-fault"
+    leaf = "leaf-p0-su01-r0/portstat.txt"
+    stat = HEALTH / "rdma-statistic"
+    db = parse_counters_db((TELEMETRY / "counters-db" / "sonic-utilities-691b1bb-mock-tables-subset.json").read_text())
+    return [
+        ("portstat recorded sweeps", parse_portstat((samples / "sweep1" / leaf).read_text()),
+         parse_portstat((samples / "sweep2" / leaf).read_text())),
+        ("rdma 4link and its derived later reading",
+         host_rdma.parse_rdma_statistic((stat / "mlnx-iproute2-4link.txt").read_text()),
+         host_rdma.parse_rdma_statistic((stat / "mlnx-iproute2-4link-after_derived.txt").read_text())),
+        ("COUNTERS_DB advanced by 7", db, _advanced(db, 7)),
+        ("COUNTERS_DB fallen by 7", _advanced(db, 7), db),
+        ("ethtool advanced by 1000", parse_mlx5_ethtool(ETHTOOL[-1].read_text(), port="rail0"),
+         _advanced(parse_mlx5_ethtool(ETHTOOL[-1].read_text(), port="rail0"), 1000)),
+    ]
+
+
+@pytest.mark.parametrize(("name", "before", "after"), _pairs(), ids=[p[0] for p in _pairs()])
+def test_rates_fast_path_rates_as_counter_by_counter(name: str, before: Snapshot, after: Snapshot,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    fast, slow, taken = _both(monkeypatch, rates, "_all_rated", None,
+                              lambda: rates.interval(before, after, times=(100.0, 130.0)))
+    assert fast == slow
+    assert (taken > 0) == ("fallen" not in name)
