@@ -2,7 +2,7 @@
 # Apache License 2.0 (see galaxy.yml)
 """Controller side of aiinfra.hwaac.network_health (documentation in plugins/modules/network_health.py): the
 registered results of aiinfra.hwaac.network_telemetry become in-memory sweeps
-(:func:`hwaac.telemetry.samples.sweep_from_outputs`), judged by :func:`hwaac.telemetry.fabric_health.fabric_report`
+(:func:`hwaac.telemetry.samples.sweeps_from_outputs`), judged by :func:`hwaac.telemetry.fabric_health.fabric_report`
 as ``hwaac health fabric`` judges samples folders."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ try:  # the controller needs the hwaac package (this collection's Python core, s
     from hwaac.health.parsers.slurm_squeue import parse_squeue
     from hwaac.plan import build_plan
     from hwaac.telemetry.fabric_health import fabric_report
-    from hwaac.telemetry.samples import Sweep, sweep_from_outputs
+    from hwaac.telemetry.samples import Sweep, sweeps_from_outputs
     from hwaac.telemetry.slo import SloError, load_slos
     from hwaac.validate import load_intent
 
@@ -49,6 +49,12 @@ def not_read(out: Mapping[str, Any]) -> str | None:
 
 def sweep_of(label: str, results: Mapping[str, Any]) -> Sweep:
     """One sweep from ``host -> network_telemetry result``; what cannot be read is listed as skipped."""
+    return sweeps_from_outputs([outputs_of(label, results)])[0]
+
+
+def outputs_of(label: str, results: Mapping[str, Any]
+               ) -> tuple[str, dict[str, dict[str, tuple[str, float]]], None, list[str]]:
+    """The readable outputs of ``host -> network_telemetry result`` as :func:`sweeps_from_outputs` takes them."""
     outputs: dict[str, dict[str, tuple[str, float]]] = {}
     skipped: list[str] = []
     for host in sorted(results):
@@ -65,7 +71,7 @@ def sweep_of(label: str, results: Mapping[str, Any]) -> Sweep:
                 skipped.append(f"{label} {device} {tool}: not read, {why}")
                 continue
             outputs.setdefault(device, {})[tool] = (str(out.get("stdout", "")), float(out["taken_at"]))
-    return sweep_from_outputs(label, outputs, skipped=skipped)
+    return label, outputs, None, skipped
 
 
 class ActionModule(HwaacAction):
@@ -96,7 +102,8 @@ class ActionModule(HwaacAction):
             raise AnsibleActionFail(f"{MODULE}: name {name!r} must be a plain file name (written in output_dir)")
         gathered = self.gathered(args, task_vars)
         labels = args["registered"] or [f"sweep {i + 1}" for i in range(len(gathered))]
-        sweeps = [sweep_of(label, results) for label, results in zip(labels, gathered, strict=True)]
+        sweeps = sweeps_from_outputs([outputs_of(label, results) for label, results in zip(labels, gathered,
+                                                                                          strict=True)])
         try:
             slos = load_slos(args["slo"])
             plan = build_plan(load_intent(args["intent"]), validate=False)

@@ -60,7 +60,7 @@ def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> Fabric
     from hwaac.health.parsers.slurm_squeue import parse_squeue
     from hwaac.plan import build_plan
     from hwaac.telemetry.fabric_health import assess
-    from hwaac.telemetry.samples import SamplesError, read_sweep
+    from hwaac.telemetry.samples import SamplesError, read_sweeps
     from hwaac.telemetry.slo import SloError, load_slos
 
     try:
@@ -81,7 +81,7 @@ def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> Fabric
             _err(f"--squeue {args.squeue}: {exc.strerror or exc}", command)
             return EXIT_USAGE
     try:
-        sweeps = [read_sweep(d) for d in args.samples]
+        sweeps = read_sweeps(args.samples)
     except (SamplesError, OSError) as exc:
         _err(f"--samples: {exc}", command)
         return EXIT_USAGE
