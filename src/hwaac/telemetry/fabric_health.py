@@ -4,6 +4,7 @@ correlation to the plan, SLIs, localisation; what was not covered goes into the 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -11,6 +12,7 @@ from hwaac.health.parsers.slurm_squeue import Squeue
 from hwaac.plan.model import Plan
 from hwaac.telemetry.localise import localise
 from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.parallel import few_collections
 from hwaac.telemetry.rates import Interval, interval
 from hwaac.telemetry.report import FabricReport
 from hwaac.telemetry.samples import Sweep
@@ -56,9 +58,19 @@ def fabric_report(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: 
 
 
 def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue | None = None,
-           index: LinkIndex | None = None) -> FabricHealth:
-    """:func:`fabric_report` with the correlation, link SLIs, per-leaf SLIs and BGP intervals behind it."""
+           index: LinkIndex | None = None, timings: dict[str, float] | None = None) -> FabricHealth:
+    """:func:`fabric_report` with the correlation, link SLIs, per-leaf SLIs and BGP intervals behind it.
+
+    ``timings``, when given, receives the seconds of each stage (index, rates, correlate, slis, localise,
+    report), for ``benchmarks/network_health.py``."""
+    with few_collections():
+        return _assess(plan, sweeps, slos, squeue, index, _Clock(timings))
+
+
+def _assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, squeue: Squeue | None, index: LinkIndex | None,
+            clock: _Clock) -> FabricHealth:
     index = index or LinkIndex(plan)
+    clock.lap("index")
     readings: list[Interval | Snapshot] = []
     seconds: list[float] = []
     keys = {k for s in sweeps for k in s.snapshots}
@@ -80,10 +92,14 @@ def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue 
     routes = {}
     for s in sweeps:
         routes.update(s.routes)
+    clock.lap("rates")
     corr = correlate(index, readings)
+    clock.lap("correlate")
     slis = link_slis(corr)
     aggs, per_leaf = aggregate(corr, slis, routes=routes, bgp=bgp)
+    clock.lap("slis")
     suspects = localise(Observed(corr, slis, slos, bgp), squeue=squeue)
+    clock.lap("localise")
     unplanned_devices = sorted({d for d, _, _ in corr.unplanned if d not in index.ports})
     coverage = {
         "devices_not_sampled": corr.missing_devices,
@@ -99,7 +115,21 @@ def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue 
                                                      "judged (give --samples twice, oldest first)")
     report = FabricReport(plan.intent.fabric.name, [(str(s.path), s.time) for s in sweeps],
                           max(seconds) if seconds else None, suspects, aggs, slos, coverage)
+    clock.lap("report")
     return FabricHealth(report, corr, slis, per_leaf, bgp)
+
+
+class _Clock:
+    """Seconds per stage into ``out`` (nothing when it is None)."""
+
+    def __init__(self, out: dict[str, float] | None) -> None:
+        self.out, self.last = out, time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        if self.out is not None:
+            now = time.perf_counter()
+            self.out[stage] = self.out.get(stage, 0.0) + now - self.last
+            self.last = now
 
 
 __all__ = ["FabricHealth", "assess", "fabric_report"]
