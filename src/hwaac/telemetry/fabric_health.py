@@ -1,6 +1,7 @@
 """From sweeps of samples to a :class:`~hwaac.telemetry.report.FabricReport`: rates over the latest two sweeps,
 correlation to the plan, SLIs, localisation; what was not covered goes into the report's coverage.
-:func:`assess` also keeps the layers in between (:class:`FabricHealth`) for the Prometheus exporter."""
+:func:`assess` also keeps the layers in between (:class:`FabricHealth`) for the Prometheus exporter; :func:`judge`
+takes sweeps already rated (:mod:`hwaac.telemetry.rated`)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from dataclasses import dataclass
 from hwaac.health.parsers.slurm_squeue import Squeue
 from hwaac.plan.model import Plan
 from hwaac.telemetry.localise import localise
-from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parallel import few_collections
-from hwaac.telemetry.rates import Interval, interval
+from hwaac.telemetry.rated import Rated, rate
+from hwaac.telemetry.rates import Interval
 from hwaac.telemetry.report import FabricReport
 from hwaac.telemetry.samples import Sweep
 from hwaac.telemetry.sli import Aggregate, LinkSLI, aggregate, link_slis
@@ -41,15 +42,6 @@ class FabricHealth:
     bgp: Mapping[str, Interval]
 
 
-def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
-                ) -> tuple[tuple[Snapshot, float] | None, tuple[Snapshot, float] | None]:
-    """(the earlier, the latest) reading of ``key`` among the sweeps that hold it."""
-    found = [x for s in sweeps if (x := (s.bgp if bgp else s.snapshots).get(key)) is not None]  # type: ignore[call-overload]
-    if not found:
-        return None, None
-    return (found[-2] if len(found) > 1 else None), found[-1]
-
-
 def fabric_report(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue | None = None,
                   index: LinkIndex | None = None) -> FabricReport:
     """Rate every (device, tool) over its latest two sweeps (one sweep: its state and gauges only), attach to the
@@ -61,42 +53,33 @@ def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue 
            index: LinkIndex | None = None, timings: dict[str, float] | None = None) -> FabricHealth:
     """:func:`fabric_report` with the correlation, link SLIs, per-leaf SLIs and BGP intervals behind it.
 
-    ``timings``, when given, receives the seconds of each stage (index, rates, correlate, slis, localise,
+    ``timings``, when given, receives the seconds of each stage (rates, index, correlate, slis, localise,
     report), for ``benchmarks/network_health.py``."""
+    clock = _Clock(timings)
     with few_collections():
-        return _assess(plan, sweeps, slos, squeue, index, _Clock(timings))
+        rated = rate(sweeps)
+    clock.lap("rates")
+    return judge(plan, rated, slos, squeue=squeue, index=index, clock=clock)
 
 
-def _assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, squeue: Squeue | None, index: LinkIndex | None,
-            clock: _Clock) -> FabricHealth:
+def judge(plan: Plan, rated: Rated, slos: SloSet, *, squeue: Squeue | None = None, index: LinkIndex | None = None,
+          timings: dict[str, float] | None = None, clock: _Clock | None = None) -> FabricHealth:
+    """:func:`assess` of sweeps already rated (:func:`hwaac.telemetry.rated.read_rated` reads and rates samples
+    folders device by device, for a large fabric)."""
+    clock = clock or _Clock(timings)
+    with few_collections():
+        return _judge(plan, rated, slos, squeue, index, clock)
+
+
+def _judge(plan: Plan, rated: Rated, slos: SloSet, squeue: Squeue | None, index: LinkIndex | None,
+           clock: _Clock) -> FabricHealth:
     index = index or LinkIndex(plan)
     clock.lap("index")
-    readings: list[Interval | Snapshot] = []
-    seconds: list[float] = []
-    keys = {k for s in sweeps for k in s.snapshots}
-    for key in sorted(keys):
-        before, after = _latest_two(sweeps, key, False)
-        assert after is not None
-        if before is None:
-            readings.append(after[0])
-            continue
-        iv = interval(before[0], after[0], times=(before[1], after[1]))
-        readings.append(iv)
-        if iv.seconds:
-            seconds.append(iv.seconds)
-    bgp: dict[str, Interval] = {}
-    for device in sorted({d for s in sweeps for d in s.bgp}):
-        before, after = _latest_two(sweeps, device, True)
-        if before is not None and after is not None:
-            bgp[device] = interval(before[0], after[0], times=(before[1], after[1]))
-    routes = {}
-    for s in sweeps:
-        routes.update(s.routes)
-    clock.lap("rates")
-    corr = correlate(index, readings)
+    bgp, seconds = rated.bgp, rated.seconds
+    corr = correlate(index, rated.readings)
     clock.lap("correlate")
     slis = link_slis(corr)
-    aggs, per_leaf = aggregate(corr, slis, routes=routes, bgp=bgp)
+    aggs, per_leaf = aggregate(corr, slis, routes=rated.routes, bgp=bgp)
     clock.lap("slis")
     suspects = localise(Observed(corr, slis, slos, bgp), squeue=squeue)
     clock.lap("localise")
@@ -108,13 +91,13 @@ def _assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, squeue: Squeue | 
         "samples_not_in_the_plan": [f"{d} {p} ({t})" for d, p, t in corr.unplanned if d not in unplanned_devices],
         "reader_and_rate_errors": list(dict.fromkeys(corr.errors)),
         "discontinuities": [f"{x.device} {x.port} {x.counter}: {x.detail}" for x in corr.discontinuities],
-        "files_skipped": [f for s in sweeps for f in s.skipped],
+        "files_skipped": [f for skipped in rated.skipped for f in skipped],
     }
-    if len(sweeps) < 2:
+    if len(rated.sweeps) < 2:
         coverage["reader_and_rate_errors"].insert(0, "one sweep: no counter is rated, only state and gauges are "
                                                      "judged (give --samples twice, oldest first)")
-    report = FabricReport(plan.intent.fabric.name, [(str(s.path), s.time) for s in sweeps],
-                          max(seconds) if seconds else None, suspects, aggs, slos, coverage)
+    report = FabricReport(plan.intent.fabric.name, list(rated.sweeps), max(seconds) if seconds else None, suspects,
+                          aggs, slos, coverage)
     clock.lap("report")
     return FabricHealth(report, corr, slis, per_leaf, bgp)
 
@@ -132,4 +115,4 @@ class _Clock:
             self.last = now
 
 
-__all__ = ["FabricHealth", "assess", "fabric_report"]
+__all__ = ["FabricHealth", "assess", "fabric_report", "judge"]

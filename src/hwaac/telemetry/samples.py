@@ -7,9 +7,10 @@ fabric's sweeps are read on every core (:mod:`hwaac.telemetry.parallel`).
 from __future__ import annotations
 
 import marshal
+import os
 import pickle
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -93,24 +94,26 @@ def pack(sweep: Sweep) -> bytes:
     """A part of a sweep as a reader process sends it back: snapshots as plain tuples, lists and dicts in
     :mod:`marshal` form, which is written and read several times faster than pickled objects (route tables, a few
     per switch, pickled)."""
-    snaps = [(device, stem, when, _flat(snap)) for (device, stem), (snap, when) in sweep.snapshots.items()]
-    bgp = [(device, when, _flat(snap)) for device, (snap, when) in sweep.bgp.items()]
+    snaps = [(device, stem, when, plain(snap)) for (device, stem), (snap, when) in sweep.snapshots.items()]
+    bgp = [(device, when, plain(snap)) for device, (snap, when) in sweep.bgp.items()]
     return marshal.dumps((snaps, bgp, pickle.dumps(sweep.routes, pickle.HIGHEST_PROTOCOL), sweep.skipped))
 
 
 def unpack(data: bytes) -> Sweep:
     """The part :func:`pack` packed, with equal snapshots (dict order included)."""
     snaps, bgp, routes, skipped = marshal.loads(data)
-    return Sweep(Path(""), None, {(device, stem): (_snapshot(flat), when) for device, stem, when, flat in snaps},
-                 {device: (_snapshot(flat), when) for device, when, flat in bgp}, pickle.loads(routes), skipped)
+    return Sweep(Path(""), None, {(device, stem): (from_plain(flat), when) for device, stem, when, flat in snaps},
+                 {device: (from_plain(flat), when) for device, when, flat in bgp}, pickle.loads(routes), skipped)
 
 
-def _flat(snap: Snapshot) -> tuple[object, ...]:
+def plain(snap: Snapshot) -> tuple[object, ...]:
+    """A snapshot as tuples, lists and dicts (for :mod:`marshal`)."""
     return (snap.tool, snap.device, snap.taken_at, snap.version, snap.unknown,
             [(p.port, p.counters, p.gauges, p.state) for p in snap.ports.values()])
 
 
-def _snapshot(flat: tuple[object, ...]) -> Snapshot:
+def from_plain(flat: tuple[object, ...]) -> Snapshot:
+    """The snapshot :func:`plain` made plain."""
     tool, device, taken_at, version, unknown, ports = flat
     return Snapshot(tool, device, taken_at, version, {p[0]: PortSample(*p) for p in ports}, unknown)  # type: ignore
 
@@ -149,6 +152,19 @@ def read_sweeps(folders: Sequence[str | Path], *, workers: int | None = None) ->
 
     A large fabric's files are read by ``workers`` processes (default: every core this process may use; 1: this
     process only); the sweeps are the same either way (:mod:`hwaac.telemetry.parallel`)."""
+    heads = open_folders(folders)
+    n = parallel.parallel_ok(sum(len(d) for _, d in heads), workers)
+    jobs = [(i, str(sweep.path), sweep.time, chunk) for i, (sweep, devices) in enumerate(heads)
+            for chunk in parallel.chunks(devices, n)]
+    with parallel.few_collections():
+        for i, part in parallel.run(_read_devices, jobs, n, remote=_read_devices_packed, decode=_unpacked):
+            _merge(heads[i][0], part)
+    return [sweep for sweep, _ in heads]
+
+
+def open_folders(folders: Sequence[str | Path]) -> list[tuple[Sweep, list[str]]]:
+    """Each samples folder as an empty sweep with its time, and its device folders, sorted. Raises
+    :class:`SamplesError` as :func:`read_sweeps` does."""
     heads: list[tuple[Sweep, list[str]]] = []
     for folder in folders:
         root = Path(folder)
@@ -163,29 +179,31 @@ def read_sweeps(folders: Sequence[str | Path], *, workers: int | None = None) ->
             raise SamplesError(f"{root}: no device folder (expected DIR/<device>/<tool>.txt with tool one of "
                                f"{valid_names()})")
         heads.append((sweep, devices))
-    n = parallel.parallel_ok(sum(len(d) for _, d in heads), workers)
-    jobs = [(i, str(sweep.path), sweep.time, chunk) for i, (sweep, devices) in enumerate(heads)
-            for chunk in parallel.chunks(devices, n)]
-    with parallel.few_collections():
-        for i, part in parallel.run(_read_devices, jobs, n, remote=_read_devices_packed, decode=_unpacked):
-            _merge(heads[i][0], part)
-    return [sweep for sweep, _ in heads]
+    return heads
+
+
+def read_devices(sweep: Sweep, devices: Iterable[str]) -> Sweep:
+    """Read the files of ``devices`` (device folders of ``sweep.path``) into ``sweep``; returns it."""
+    root, time = sweep.path, sweep.time
+    for device in devices:
+        with os.scandir(root / device) as found:  # the entries' types come with the listing: no stat per file
+            entries = sorted(found, key=lambda e: e.name)
+        for entry in entries:
+            stem, suffix = os.path.splitext(entry.name)
+            if suffix not in EXTENSIONS or not entry.is_file():
+                sweep.skipped.append(f"{entry.path}: not a .txt, .json or .out file")
+                continue
+            when = time if time is not None else entry.stat().st_mtime
+            with open(entry.path, encoding="utf-8", errors="replace") as fh:
+                raw = fh.read()
+            add_output(sweep, device, stem, raw, when, json_file=suffix == ".json", where=entry.path)
+    return sweep
 
 
 def _read_devices(job: tuple[int, str, float | None, Sequence[str]]) -> tuple[int, Sweep]:
     """The files of some device folders of one sweep, as a sweep of their own (a worker's job)."""
     index, folder, time, devices = job
-    root = Path(folder)
-    sweep = Sweep(root, time)
-    for device in devices:
-        for f in sorted((root / device).iterdir()):
-            if f.suffix not in EXTENSIONS or not f.is_file():
-                sweep.skipped.append(f"{f}: not a .txt, .json or .out file")
-                continue
-            when = time if time is not None else f.stat().st_mtime
-            add_output(sweep, device, f.stem, f.read_text(errors="replace"), when, json_file=f.suffix == ".json",
-                       where=str(f))
-    return index, sweep
+    return index, read_devices(Sweep(Path(folder), time), devices)
 
 
 def _read_devices_packed(job: tuple[int, str, float | None, Sequence[str]]) -> tuple[int, bytes]:
@@ -266,4 +284,5 @@ def _read_outputs(job: tuple[int, Sequence[str]]) -> tuple[int, Sweep]:
 
 
 __all__ = ["BGP", "PORT_READERS", "READERS", "ROUTES", "TIME_FILE", "SamplesError", "Sweep", "add_output",
-           "read_sweep", "read_sweeps", "sweep_from_outputs", "sweeps_from_outputs", "valid_names"]
+           "from_plain", "open_folders", "pack", "plain", "read_devices", "read_sweep", "read_sweeps",
+           "sweep_from_outputs", "sweeps_from_outputs", "unpack", "valid_names"]

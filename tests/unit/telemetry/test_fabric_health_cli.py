@@ -89,5 +89,5 @@ def test_unknown_file_is_skipped_and_named(tmp_path: Path, capsys: pytest.Captur
 def test_assess_times_each_stage() -> None:
     timings: dict[str, float] = {}
     health = assess(build_plan(load_intent(DEMO)), read_sweeps([FAULT1, FAULT2]), load_slos(), timings=timings)
-    assert list(timings) == ["index", "rates", "correlate", "slis", "localise", "report"]
+    assert list(timings) == ["rates", "index", "correlate", "slis", "localise", "report"]
     assert all(t >= 0 for t in timings.values()) and health.report.exit_code() == 1

@@ -1,5 +1,6 @@
 """Reading sweeps on several processes (hwaac.telemetry.parallel, forced on with a threshold of one device): the
-same sweeps as the serial path, dict order included, no process left behind, a failing job raised here."""
+same sweeps as the serial path, and the same rated readings when read and rated device by device
+(hwaac.telemetry.rated), dict order included; no process left behind, a failing job raised here."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from hwaac.telemetry import parallel, samples
+from hwaac.telemetry import parallel, rated, samples
+from hwaac.telemetry.model import Snapshot
 
 FIX = Path(__file__).parents[2] / "fixtures"
 # stem -> recorded output, as a switch or a GPU node returns it
@@ -77,6 +79,20 @@ def test_outputs_read_on_two_processes_as_on_one() -> None:
     named = [("sweep 1", outputs, None, ["gpu-9 ethtool@rail0: not read, exit 1"]), ("sweep 2", outputs, 5.0, None)]
     serial = samples.sweeps_from_outputs(named, workers=1)
     assert _dump(samples.sweeps_from_outputs(named, workers=2)) == _dump(serial)
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.usefixtures("low_threshold")
+def test_folders_read_and_rated_device_by_device_as_sweep_by_sweep(tmp_path: Path) -> None:
+    folders = _folders(tmp_path)
+    (folders[1] / "gpu-0" / "ethtool@rail0.txt").unlink()  # one device's tool read once: a snapshot, not rated
+    (folders[0] / "leaf-9").mkdir()  # a device in the first sweep only
+    (folders[0] / "leaf-9" / "pfcwd.txt").write_text("")
+    whole = rated.rate(samples.read_sweeps(folders, workers=1))
+    assert any(isinstance(r, Snapshot) for r in whole.readings) and whole.bgp and whole.seconds
+    for workers in (1, 2):
+        got = rated.read_rated(folders, workers=workers)
+        assert _dump(got) == _dump(whole), workers
     assert multiprocessing.active_children() == []
 
 
