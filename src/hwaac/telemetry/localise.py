@@ -90,12 +90,14 @@ def rule_flapping(obs: Observed) -> list[Suspect]:
                 found.setdefault(code >> 1, []).append(Evidence(k, f"{d} {p}", r * 3600, "per hour", 0.0, FAULT))
     loose: list[Suspect] = []
     for leaf, iv in obs.bgp.items():
-        peers = obs.peer_links(leaf)
+        peers: dict[str, int] | None = None  # worked out for a switch with a dropped session only
         for peer, pr in iv.ports.items():
             r = pr.rates.get("bgp_dropped")
             if not r:
                 continue
             e = Evidence("bgp_dropped", f"{leaf} peer {peer}", r * 3600, "per hour", 0.0, FAULT)
+            if peers is None:
+                peers = obs.peer_links(leaf)
             i = peers.get(peer.rpartition("/")[2])
             if i is None:
                 loose.append(Suspect("flapping", FAULT, (Component("link", f"{leaf} BGP peer {peer}", leaf),), (e,),
