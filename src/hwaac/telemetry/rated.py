@@ -20,6 +20,7 @@ from hwaac.telemetry.rates import Discontinuity, Interval, PortRates, interval
 from hwaac.telemetry.samples import Sweep, from_plain, open_folders, plain, read_devices
 
 Reading = Interval | Snapshot
+SERIAL_CHUNK = 256  # devices read and rated at a time on the serial path
 
 
 @dataclass(slots=True)
@@ -77,18 +78,19 @@ def rate(sweeps: Sequence[Sweep]) -> Rated:
 
 def read_rated(folders: Sequence[str | Path], *, workers: int | None = None) -> Rated:
     """``rate(read_sweeps(folders))``, with the same result, in less memory and on every core for a large fabric:
-    the devices (of every folder) are cut into chunks, and each chunk's folders are read and rated on a reader
-    process, which sends back only the rated readings. Raises :class:`~hwaac.telemetry.samples.SamplesError` as
+    the devices (of every folder) are cut into chunks, and each chunk's folders are read and rated (on a reader
+    process for a large fabric, which sends back only the rated readings), so only one chunk's snapshots are
+    held at a time. Raises :class:`~hwaac.telemetry.samples.SamplesError` as
     :func:`~hwaac.telemetry.samples.read_sweeps` does."""
     heads = open_folders(folders)
     devices = sorted({d for _, names in heads for d in names})
     n = parallel.parallel_ok(sum(len(names) for _, names in heads), workers)
+    share = [(str(sweep.path), sweep.time, frozenset(names)) for sweep, names in heads]
+    # serial too, a chunk at a time: only one chunk's snapshots are ever held
+    jobs = parallel.chunks(devices, n) if n else [devices[i:i + SERIAL_CHUNK] for i in range(0, len(devices),
+                                                                                            SERIAL_CHUNK)]
     with parallel.few_collections():
-        if not n:
-            return rate([read_devices(sweep, names) for sweep, names in heads])
-        share = [(str(sweep.path), sweep.time, frozenset(names)) for sweep, names in heads]
-        parts = parallel.run(_rate_chunk, parallel.chunks(devices, n), n, share, remote=_rate_chunk_packed,
-                             decode=_unpack)
+        parts = parallel.run(_rate_chunk, jobs, n, share, remote=_rate_chunk_packed, decode=_unpack)
     out = Rated([(str(sweep.path), sweep.time) for sweep, _ in heads], skipped=[[] for _ in heads])
     for part in parts:
         out.readings.extend(part.readings)

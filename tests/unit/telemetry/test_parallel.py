@@ -83,7 +83,9 @@ def test_outputs_read_on_two_processes_as_on_one() -> None:
 
 
 @pytest.mark.usefixtures("low_threshold")
-def test_folders_read_and_rated_device_by_device_as_sweep_by_sweep(tmp_path: Path) -> None:
+def test_folders_read_and_rated_device_by_device_as_sweep_by_sweep(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rated, "SERIAL_CHUNK", 3)  # several chunks on the serial path too
     folders = _folders(tmp_path)
     (folders[1] / "gpu-0" / "ethtool@rail0.txt").unlink()  # one device's tool read once: a snapshot, not rated
     (folders[0] / "leaf-9").mkdir()  # a device in the first sweep only
