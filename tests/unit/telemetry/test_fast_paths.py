@@ -4,6 +4,7 @@ usual outputs the fast path must actually be taken (docs/network-health.md "Scal
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,9 @@ import pytest
 from hwaac.health.parsers import ethtool, infiniband, rdma
 from hwaac.telemetry import rates
 from hwaac.telemetry.model import Snapshot
-from hwaac.telemetry.parsers import host_rdma, sonic_intf_status, sonic_sai_stats
+from hwaac.telemetry.parsers import host_rdma, json_text, sonic_intf_status, sonic_sai_stats
+from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
+from hwaac.telemetry.parsers.frr_routes import parse_routes
 from hwaac.telemetry.parsers.host_ethtool import TABLE, parse_mlx5_ethtool
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db
 from hwaac.telemetry.parsers.sonic_intf_status import parse_interface_status
@@ -158,3 +161,34 @@ def test_rates_fast_path_rates_as_counter_by_counter(name: str, before: Snapshot
                               lambda: rates.interval(before, after, times=(100.0, 130.0)))
     assert fast == slow
     assert (taken > 0) == ("fallen" not in name)
+
+
+FRR = sorted((TELEMETRY / "frr").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", [*COUNTERS_DB, *FRR], ids=lambda p: p.name)
+def test_orjson_decodes_as_the_standard_library(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = path.read_text()
+    if path.parent.name == "frr":
+        read: Callable[[], Any] = (lambda: parse_routes(raw)) if "route" in path.name else (
+            lambda: parse_bgp_summary(raw))
+    else:
+        read = lambda: parse_counters_db(raw)  # noqa: E731
+    fast = _dump(read())
+    monkeypatch.setattr(json_text, "loads", json.loads)
+    assert _dump(read()) == fast
+
+
+@pytest.mark.parametrize("text", ['{"a": NaN, "b": Infinity}', '{"n": 123456789012345678901234567890}',
+                                  '{"n": -9223372036854775809}', '{"n": 18446744073709551616}', '{"x": 1e400}',
+                                  '{"s": "\\ud800"}', '{"a": [1, 2', "[1, 2] trailing"])
+def test_what_orjson_refuses_decodes_or_fails_as_before(text: str) -> None:
+    try:
+        expected: Any = json.loads(text)
+    except ValueError as exc:
+        with pytest.raises(type(exc)) as got:
+            json_text.loads(text)
+        assert str(got.value) == str(exc)
+        return
+    got = json_text.loads(text)
+    assert repr(got) == repr(expected)
