@@ -2,7 +2,7 @@
 # Apache License 2.0 (see galaxy.yml)
 """Controller side of aiinfra.hwaac.network_health (documentation in plugins/modules/network_health.py): the
 registered results of aiinfra.hwaac.network_telemetry become in-memory sweeps
-(:func:`hwaac.telemetry.samples.sweep_from_outputs`), judged by :func:`hwaac.telemetry.fabric_health.fabric_report`
+(:func:`hwaac.telemetry.samples.sweeps_from_outputs`), judged by :func:`hwaac.telemetry.fabric_health.fabric_report`
 as ``hwaac health fabric`` judges samples folders."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ try:  # the controller needs the hwaac package (this collection's Python core, s
     from hwaac.health.parsers.slurm_squeue import parse_squeue
     from hwaac.plan import build_plan
     from hwaac.telemetry.fabric_health import fabric_report
-    from hwaac.telemetry.samples import Sweep, sweep_from_outputs
+    from hwaac.telemetry.samples import Sweep, sweeps_from_outputs
     from hwaac.telemetry.slo import SloError, load_slos
     from hwaac.validate import load_intent
 
@@ -52,6 +52,12 @@ def not_read(out: Mapping[str, Any], tool: str = "") -> str | None:
 
 def sweep_of(label: str, results: Mapping[str, Any], probe_max_age: float | None = None) -> Sweep:
     """One sweep from ``host -> network_telemetry result``; what cannot be read is listed as skipped."""
+    return sweeps_from_outputs([outputs_of(label, results)], probe_max_age=probe_max_age)[0]
+
+
+def outputs_of(label: str, results: Mapping[str, Any]
+               ) -> tuple[str, dict[str, dict[str, tuple[str, float]]], None, list[str]]:
+    """The readable outputs of ``host -> network_telemetry result`` as :func:`sweeps_from_outputs` takes them."""
     outputs: dict[str, dict[str, tuple[str, float]]] = {}
     skipped: list[str] = []
     for host in sorted(results):
@@ -68,7 +74,7 @@ def sweep_of(label: str, results: Mapping[str, Any], probe_max_age: float | None
                 skipped.append(f"{label} {device} {tool}: not read, {why}")
                 continue
             outputs.setdefault(device, {})[tool] = (str(out.get("stdout", "")), float(out["taken_at"]))
-    return sweep_from_outputs(label, outputs, skipped=skipped, probe_max_age=probe_max_age)
+    return label, outputs, None, skipped
 
 
 class ActionModule(HwaacAction):
@@ -101,8 +107,9 @@ class ActionModule(HwaacAction):
         labels = args["registered"] or [f"sweep {i + 1}" for i in range(len(gathered))]
         if args["probe_max_age"] <= 0:
             raise AnsibleActionFail(f"{MODULE}: probe_max_age must be positive (seconds)")
-        sweeps = [sweep_of(label, results, args["probe_max_age"])
-                  for label, results in zip(labels, gathered, strict=True)]
+        sweeps = sweeps_from_outputs([outputs_of(label, results) for label, results in zip(labels, gathered,
+                                                                                          strict=True)],
+                                     probe_max_age=args["probe_max_age"])
         try:
             slos = load_slos(args["slo"])
             plan = build_plan(load_intent(args["intent"]), validate=False)

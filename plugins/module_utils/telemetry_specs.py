@@ -25,6 +25,7 @@ SPECS = {
         "sysfs_root": {"type": "path", "default": "/sys"},
         "probes": {"type": "bool", "default": False},
         "probe_file": {"type": "path", "default": DEFAULT_PROBE_FILE},
+        "filter": {"type": "bool", "default": True},
         **COMMAND_LIMITS,
     },
     "network_health": {

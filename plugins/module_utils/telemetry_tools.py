@@ -4,11 +4,14 @@
 what its reader expects. The host module ``network_telemetry`` runs these commands; ``hwaac.telemetry.samples``
 (a symlink to this file, ``hwaac/telemetry/tools.py``) names its readers by the same tools. Standard library only:
 Ansible ships this file to switches and GPU nodes. Commands and readers: ``docs/network-health.md``.
+:func:`filter_output` keeps of an output only what the readers map (the name lists below, which the readers'
+tables must equal: ``tests/unit/telemetry/test_telemetry_tools_one_copy.py``).
 """
 
 from __future__ import annotations
 
 import glob
+import json
 import re
 
 PORT = "{port}"  # replaced by the port of a per-port tool (``ethtool@rail0``)
@@ -58,6 +61,112 @@ DEFAULT_TOOLS = {
     "sonic": ["counters-db", "intf-status", "intf-flap", "transceiver-dom", "pfcwd", "bgp-summary", "routes"],
     "host": ["rdma-statistic", "ib-counters", "ethtool"],
 }
+
+
+# ethtool -S lines the reader maps (hwaac.telemetry.parsers.host_ethtool: mlx5 physical port, RDMA and per-priority
+# counters, kernel Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst)
+_RDMA_NAMES = (
+    "np_ecn_marked_roce_packets", "cc_rx_ce_pkts", "np_cnp_sent", "cc_tx_cnp_pkts", "rp_cnp_handled", "rp_cnp_ignored",
+    "out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "out_of_buffer", "rnr_nak_retry_err",
+    "duplicate_request", "implied_nak_seq_err", "req_cqe_error", "resp_cqe_error", "req_transport_retries_exceeded",
+    "roce_adp_retrans", "roce_adp_retrans_to", "rx_icrc_encapsulated",
+)
+ETHTOOL_NAMES = frozenset((
+    *_RDMA_NAMES,
+    "rx_packets_phy", "tx_packets_phy", "rx_bytes_phy", "tx_bytes_phy", "rx_crc_errors_phy", "rx_symbol_err_phy",
+    "rx_oversize_pkts_phy", "rx_discards_phy", "tx_discards_phy", "tx_errors_phy", "rx_out_of_buffer",
+    "link_down_events_phy", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy", "rx_global_pause", "tx_global_pause",
+    "rx_global_pause_duration", "tx_global_pause_duration", "tx_pause_storm_warning_events",
+    "tx_pause_storm_error_events", "rx_bits_phy", "rx_corrected_bits_phy", "rx_pcs_symbol_err_phy", "rx_ecn_mark",
+    *(f"{d}_prio{p}_{k}" for p in range(8) for d in ("rx", "tx") for k in ("pause", "pause_duration")),
+    *(f"rx_prio{p}_discards" for p in range(8)),
+    *(f"rx_err_lane_{n}_phy" for n in range(8)),
+))
+# sysfs counters/ and hw_counters/ files the reader maps (hwaac.telemetry.parsers.host_rdma), and every PortCounters
+# file of the kernel's legacy table (drivers/infiniband/core/sysfs.c pma_attrs), which the reader needs to tell a
+# whole port from one cut short (hwaac.health.parsers.infiniband _LEGACY_FILES)
+SYSFS_NAMES = frozenset((
+    *_RDMA_NAMES,
+    "symbol_error", "port_rcv_errors", "link_downed", "link_error_recovery", "port_xmit_discards",
+    "excessive_buffer_overrun_errors", "port_xmit_wait", "port_xmit_packets", "port_xmit_data", "port_rcv_data",
+    "VL15_dropped", "local_link_integrity_errors", "port_rcv_constraint_errors", "port_rcv_packets",
+    "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors", "port_xmit_constraint_errors",
+))
+# COUNTERS_DB port hash fields the reader maps (hwaac.telemetry.parsers.sonic_sai_stats PORT_STATS)
+PORT_NAME_MAP = "COUNTERS_PORT_NAME_MAP"
+COUNTERS_DB_FIELDS = frozenset((
+    *(f"SAI_PORT_STAT_{n}" for n in (
+        "IF_IN_UCAST_PKTS", "IF_IN_NON_UCAST_PKTS", "IF_IN_ERRORS", "IF_IN_DISCARDS", "ETHER_RX_OVERSIZE_PKTS",
+        "IF_OUT_UCAST_PKTS", "IF_OUT_NON_UCAST_PKTS", "IF_OUT_ERRORS", "IF_OUT_DISCARDS", "ETHER_TX_OVERSIZE_PKTS",
+        "IF_IN_OCTETS", "IF_OUT_OCTETS", "DOT3_STATS_FCS_ERRORS", "ETHER_STATS_CRC_ALIGN_ERRORS",
+        "DOT3_STATS_SYMBOL_ERRORS", "IF_IN_FEC_CORRECTABLE_FRAMES", "IF_IN_FEC_NOT_CORRECTABLE_FRAMES",
+        "IF_IN_FEC_SYMBOL_ERRORS", "PAUSE_RX_PKTS", "PAUSE_TX_PKTS")),
+    *(f"SAI_PORT_STAT_PFC_{p}_{k}" for p in range(8) for k in ("RX_PKTS", "TX_PKTS", "RX_PAUSE_DURATION_US",
+                                                                 "TX_PAUSE_DURATION_US")),
+    *(f"EST_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US" for p in range(8)),
+))
+
+
+def _ethtool_name(line):
+    """The counter of an ``ethtool -S`` line ``name: value``; None for any other line (header, ethtool's errors)."""
+    name, sep, _value = line.rpartition(":")
+    name = name.strip()
+    return name if sep and name and " " not in name else None
+
+
+def _sysfs_name(line):
+    """The counter file of a ``grep -H`` line ``/sys/.../counters/NAME:value`` or ``.../hw_counters/NAME:value`` (the
+    path before it may hold colons: ``/sys/devices/pci0000:00/...``); None for any other line."""
+    at = line.rfind("counters/")
+    end = line.find(":", at)
+    return line[at + 9:end] if at >= 0 and end > at else None
+
+
+def _keep_lines(text, names, name_of):
+    """The lines of ``text`` that are no counter line or name a counter in ``names``: the same lines, same order."""
+    kept = [line for line in text.splitlines(True) if (n := name_of(line)) is None or n in names]
+    return "".join(kept)
+
+
+def _keep_ports(text):
+    """A ``sonic-db-dump`` of COUNTERS_DB cut to its port name map and the port hashes it names, each with the
+    fields of COUNTERS_DB_FIELDS; text that is not such a dump is returned as it is."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    ports = doc.get(PORT_NAME_MAP) if isinstance(doc, dict) else None
+    if not isinstance(ports, dict):
+        return text
+    wrapped = "value" in ports and "type" in ports  # redis-dump-load: {"type": "hash", "value": {...}, ...}
+    names = ports["value"] if wrapped else ports
+    if not isinstance(names, dict):
+        return text
+    out = {PORT_NAME_MAP: ports}
+    for oid in names.values():
+        key = f"COUNTERS:{oid}"
+        entry = doc.get(key)
+        fields = entry.get("value") if wrapped and isinstance(entry, dict) else entry
+        if not isinstance(fields, dict):
+            continue
+        kept = {k: v for k, v in fields.items() if k in COUNTERS_DB_FIELDS}
+        out[key] = {**entry, "value": kept} if wrapped else kept
+    return json.dumps(out, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def filter_output(name, text):
+    """What network health reads of tool ``name``'s output ``text``: ``ethtool`` and ``ib-counters`` keep the lines
+    of the counters the readers map and every line that is not a counter (the same lines in the same order);
+    ``counters-db`` keeps its JSON dump's port name map and port hashes with the fields the reader maps (queues,
+    router interfaces, buffers and the rest left out), re-serialised compactly. Other tools: ``text`` as it is."""
+    tool = split_tool(name)[0]
+    if tool == "ethtool":
+        return _keep_lines(text, ETHTOOL_NAMES, _ethtool_name)
+    if tool == "ib-counters":
+        return _keep_lines(text, SYSFS_NAMES, _sysfs_name)
+    if tool == "counters-db":
+        return _keep_ports(text)
+    return text
 
 
 def split_tool(name):

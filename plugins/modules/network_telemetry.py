@@ -89,6 +89,19 @@ options:
         aiinfra.hwaac.network_probe renames each new one into place there).
     type: path
     default: /var/lib/hwaac/probe/latest.json
+  filter:
+    description:
+      - Return of each output only what network health reads, so a sweep of a large fabric moves and parses less.
+      - "C(ethtool) and C(ib-counters): the lines of the counters the readers map and every line that is not a
+        counter line (the header, the tool's messages), the same lines in the same order (a ConnectX C(ethtool -S)
+        keeps about 40 of its hundreds of per-channel lines). C(counters-db): the JSON dump's port name map and
+        the port hashes it names, with the SAI fields the reader maps, re-serialised compactly (queue, router
+        interface, buffer and other hashes are left out: read PFC watchdog storms with C(pfcwd)). Other tools
+        and outputs that are not the expected format: as printed."
+      - The name lists are in C(plugins/module_utils/telemetry_tools.py), shared with the readers.
+      - Set to C(false) to get every output as the command printed it.
+    type: bool
+    default: true
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -152,7 +165,8 @@ outputs:
   description:
     - Per tool name (C(pfcwd), C(ethtool@rail0)) C(argv), C(rc) (null when it could not start or was not run),
       C(stdout), C(stderr), C(taken_at) (Unix seconds when it started), C(seconds), C(timed_out) and
-      C(truncated) (cut at O(max_output)).
+      C(truncated) (cut at O(max_output)) and C(filtered) (the stdout was cut to what the readers map, see
+      O(filter)).
   returned: success
   type: dict
   sample:
@@ -165,6 +179,7 @@ outputs:
       seconds: 0.8
       timed_out: false
       truncated: false
+      filtered: false
 """
 
 import time  # noqa: E402
@@ -175,14 +190,16 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_specs impo
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_tools import (  # noqa: E402
     DEFAULT_TOOLS,
     expand,
+    filter_output,
     tool_argv,
     tool_problem,
 )
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
 
 
-def run_tools(module, names, sysfs, timeout, cap, probe_file):
-    """Run each tool in order; outputs past ``cap`` bytes in all are cut, tools after it are not run."""
+def run_tools(module, names, sysfs, timeout, cap, probe_file, keep_read=True):
+    """Run each tool in order; outputs past ``cap`` bytes in all are cut, tools after it are not run.
+    ``keep_read``: a tool that ran to its end has its stdout cut to what the readers map (filter_output)."""
     outputs, left = {}, cap
     for name in names:
         argv = tool_argv(name, sysfs, probe_file)
@@ -190,10 +207,14 @@ def run_tools(module, names, sysfs, timeout, cap, probe_file):
         if left <= 0:
             outputs[name] = {"argv": argv, "rc": None, "stdout": "", "stderr": f"not run: output cap of {cap} bytes "
                              "reached (max_output)", "taken_at": started, "seconds": 0.0, "timed_out": False,
-                             "truncated": False}
+                             "truncated": False, "filtered": False}
             continue
         out = run_timed(module, argv, timeout, {"LC_ALL": "C"})
-        out.update(argv=argv, taken_at=round(started, 3), truncated=False)
+        out.update(argv=argv, taken_at=round(started, 3), truncated=False, filtered=False)
+        if keep_read and out["rc"] == 0 and not out["timed_out"]:
+            kept = filter_output(name, out["stdout"])
+            out["filtered"] = kept is not out["stdout"]
+            out["stdout"] = kept
         for stream in ("stdout", "stderr"):
             if len(out[stream]) > left:
                 out[stream] = out[stream][:left]
@@ -220,7 +241,7 @@ def main():
     if p["timeout"] <= 0 or p["max_output"] <= 0:
         module.fail_json(msg="aiinfra.hwaac.network_telemetry: timeout and max_output must be positive")
     taken_at = round(time.time(), 3)
-    outputs = run_tools(module, names, p["sysfs_root"], p["timeout"], p["max_output"], p["probe_file"])
+    outputs = run_tools(module, names, p["sysfs_root"], p["timeout"], p["max_output"], p["probe_file"], p["filter"])
     module.exit_json(changed=False, device=p["device"], taken_at=taken_at, outputs=outputs)
 
 

@@ -86,8 +86,9 @@ def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> Fabric
     from hwaac.cli import _load
     from hwaac.health.parsers.slurm_squeue import parse_squeue
     from hwaac.plan import build_plan
-    from hwaac.telemetry.fabric_health import assess
-    from hwaac.telemetry.samples import SamplesError, read_sweep
+    from hwaac.telemetry.fabric_health import judge
+    from hwaac.telemetry.rated import read_rated
+    from hwaac.telemetry.samples import SamplesError
 
     slos = _slos(args, command)
     if isinstance(slos, int):
@@ -100,12 +101,12 @@ def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> Fabric
             _err(f"--squeue {args.squeue}: {exc.strerror or exc}", command)
             return EXIT_USAGE
     try:
-        sweeps = [read_sweep(d) for d in args.samples]
+        rated = read_rated(args.samples)  # read and rated device by device: a large fabric's sweeps never all held
     except (SamplesError, OSError) as exc:
         _err(f"--samples: {exc}", command)
         return EXIT_USAGE
     plan = build_plan(_load(args.fabric), validate=False)
-    health = assess(plan, sweeps, slos, squeue=squeue)
+    health = judge(plan, rated, slos, squeue=squeue)
     if squeue is not None and squeue.unknown:
         health.report.coverage["squeue_lines_not_read"] = list(squeue.unknown)
     return health

@@ -1,23 +1,26 @@
 """From sweeps of samples to a :class:`~hwaac.telemetry.report.FabricReport`: rates over the latest two sweeps,
 correlation to the plan, SLIs, localisation, and the tomography of the latest sweep's active probes (each sweep's
 probes are a complete measurement, not a counter pair); what was not covered goes into the report's coverage.
-:func:`assess` also keeps the layers in between (:class:`FabricHealth`) for the Prometheus exporter."""
+:func:`assess` also keeps the layers in between (:class:`FabricHealth`) for the Prometheus exporter; :func:`judge`
+takes sweeps already rated (:mod:`hwaac.telemetry.rated`)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hwaac.health.parsers.slurm_squeue import Squeue
 from hwaac.plan.model import Plan
-from hwaac.probe.model import merge
+from hwaac.probe.model import ProbeResults, merge
 from hwaac.probe.paths import PathIndex
 from hwaac.probe.tomography import Tomography, tomography
 from hwaac.telemetry.localise import localise
-from hwaac.telemetry.model import Snapshot
-from hwaac.telemetry.rates import Interval, interval
+from hwaac.telemetry.parallel import few_collections
+from hwaac.telemetry.rated import Rated, rate
+from hwaac.telemetry.rates import Interval
 from hwaac.telemetry.report import FabricReport
-from hwaac.telemetry.samples import Sweep, sweep_time
+from hwaac.telemetry.samples import Sweep
 from hwaac.telemetry.sli import Aggregate, LinkSLI, aggregate, link_slis
 from hwaac.telemetry.slo import SloSet
 from hwaac.telemetry.suspects import Observed
@@ -48,15 +51,6 @@ class FabricHealth:
     probe_time: float | None = None
 
 
-def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
-                ) -> tuple[tuple[Snapshot, float] | None, tuple[Snapshot, float] | None]:
-    """(the earlier, the latest) reading of ``key`` among the sweeps that hold it."""
-    found = [x for s in sweeps if (x := (s.bgp if bgp else s.snapshots).get(key)) is not None]  # type: ignore[call-overload]
-    if not found:
-        return None, None
-    return (found[-2] if len(found) > 1 else None), found[-1]
-
-
 def fabric_report(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue | None = None,
                   index: LinkIndex | None = None) -> FabricReport:
     """Rate every (device, tool) over its latest two sweeps (one sweep: its state and gauges only), attach to the
@@ -65,38 +59,43 @@ def fabric_report(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: 
 
 
 def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue | None = None,
-           index: LinkIndex | None = None) -> FabricHealth:
-    """:func:`fabric_report` with the correlation, link SLIs, per-leaf SLIs and BGP intervals behind it."""
+           index: LinkIndex | None = None, timings: dict[str, float] | None = None) -> FabricHealth:
+    """:func:`fabric_report` with the correlation, link SLIs, per-leaf SLIs and BGP intervals behind it.
+
+    ``timings``, when given, receives the seconds of each stage (rates, index, correlate, slis, localise,
+    report), for ``benchmarks/network_health.py``."""
+    clock = _Clock(timings)
+    with few_collections():
+        rated = rate(sweeps)
+    clock.lap("rates")
+    return judge(plan, rated, slos, squeue=squeue, index=index, clock=clock)
+
+
+def judge(plan: Plan, rated: Rated, slos: SloSet, *, squeue: Squeue | None = None, index: LinkIndex | None = None,
+          timings: dict[str, float] | None = None, clock: _Clock | None = None) -> FabricHealth:
+    """:func:`assess` of sweeps already rated (:func:`hwaac.telemetry.rated.read_rated` reads and rates samples
+    folders device by device, for a large fabric)."""
+    clock = clock or _Clock(timings)
+    with few_collections():
+        return _judge(plan, rated, slos, squeue, index, clock)
+
+
+def _judge(plan: Plan, rated: Rated, slos: SloSet, squeue: Squeue | None, index: LinkIndex | None,
+           clock: _Clock) -> FabricHealth:
     index = index or LinkIndex(plan)
-    readings: list[Interval | Snapshot] = []
-    seconds: list[float] = []
-    keys = {k for s in sweeps for k in s.snapshots}
-    for key in sorted(keys):
-        before, after = _latest_two(sweeps, key, False)
-        assert after is not None
-        if before is None:
-            readings.append(after[0])
-            continue
-        iv = interval(before[0], after[0], times=(before[1], after[1]))
-        readings.append(iv)
-        if iv.seconds:
-            seconds.append(iv.seconds)
-    bgp: dict[str, Interval] = {}
-    for device in sorted({d for s in sweeps for d in s.bgp}):
-        before, after = _latest_two(sweeps, device, True)
-        if before is not None and after is not None:
-            bgp[device] = interval(before[0], after[0], times=(before[1], after[1]))
-    routes = {}
-    for s in sweeps:
-        routes.update(s.routes)
-    corr = correlate(index, readings)
+    clock.lap("index")
+    bgp, seconds = rated.bgp, rated.seconds
+    corr = correlate(index, rated.readings)
+    clock.lap("correlate")
     slis = link_slis(corr)
-    aggs, per_leaf = aggregate(corr, slis, routes=routes, bgp=bgp)
-    probed = next((s for s in reversed(sweeps) if s.probes), None)
+    aggs, per_leaf = aggregate(corr, slis, routes=rated.routes, bgp=bgp)
+    clock.lap("slis")
+    probed = next((i for i in reversed(range(len(rated.probes))) if rated.probes[i]), None)
     tomo = None
     if probed is not None:
-        tomo = tomography(merge(list(probed.probes.values())), PathIndex.from_plan(plan), slos)
+        tomo = tomography(merge(list(rated.probes[probed].values())), PathIndex.from_plan(plan), slos)
     suspects = localise(Observed(corr, slis, slos, bgp), squeue=squeue, extra=tomo.suspects if tomo else ())
+    clock.lap("localise")
     unplanned_devices = sorted({d for d, _, _ in corr.unplanned if d not in index.ports})
     coverage = {
         "devices_not_sampled": corr.missing_devices,
@@ -105,27 +104,41 @@ def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue 
         "samples_not_in_the_plan": [f"{d} {p} ({t})" for d, p, t in corr.unplanned if d not in unplanned_devices],
         "reader_and_rate_errors": list(dict.fromkeys(corr.errors)),
         "discontinuities": [f"{x.device} {x.port} {x.counter}: {x.detail}" for x in corr.discontinuities],
-        "files_skipped": [f for s in sweeps for f in s.skipped],
+        "files_skipped": [f for skipped in rated.skipped for f in skipped],
     }
     if probed is not None and tomo is not None:
-        coverage["probe_results_not_read"] = [u for r in probed.probes.values() for u in r.unknown]
+        coverage["probe_results_not_read"] = [u for r in rated.probes[probed].values() for u in r.unknown]
         coverage.update(tomo.coverage)
-    if len(sweeps) < 2:
+    if len(rated.sweeps) < 2:
         coverage["reader_and_rate_errors"].insert(0, "one sweep: no counter is rated, only state and gauges are "
                                                      "judged (give --samples twice, oldest first)")
-    report = FabricReport(plan.intent.fabric.name, [(str(s.path), sweep_time(s)) for s in sweeps],
-                          max(seconds) if seconds else None, suspects, aggs, slos, coverage,
-                          dict(tomo.summary, sweep=str(probed.path)) if tomo and probed else {})
-    return FabricHealth(report, corr, slis, per_leaf, bgp, tomo, _probe_time(probed))
+    probe_sweep = rated.sweeps[probed] if probed is not None else None
+    report = FabricReport(plan.intent.fabric.name, list(rated.sweeps), max(seconds) if seconds else None, suspects,
+                          aggs, slos, coverage,
+                          dict(tomo.summary, sweep=probe_sweep[0]) if tomo and probe_sweep else {})
+    clock.lap("report")
+    return FabricHealth(report, corr, slis, per_leaf, bgp, tomo,
+                        _probe_time(rated.probes[probed], probe_sweep[1]) if probe_sweep else None)
 
 
-def _probe_time(probed: Sweep | None) -> float | None:
-    """When the probes of ``probed`` were sent: the latest end of a host's run (its start when it has no end),
-    else the sweep's time."""
-    if probed is None:
-        return None
-    times = [t for r in probed.probes.values() if (t := r.ended if r.ended is not None else r.started) is not None]
-    return max(times) if times else sweep_time(probed)
+def _probe_time(probes: Mapping[str, ProbeResults], sweep_time: float | None) -> float | None:
+    """When ``probes`` were sent: the latest end of a host's run (its start when it has no end), else the sweep's
+    time."""
+    times = [t for r in probes.values() if (t := r.ended if r.ended is not None else r.started) is not None]
+    return max(times) if times else sweep_time
 
 
-__all__ = ["FabricHealth", "assess", "fabric_report"]
+class _Clock:
+    """Seconds per stage into ``out`` (nothing when it is None)."""
+
+    def __init__(self, out: dict[str, float] | None) -> None:
+        self.out, self.last = out, time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        if self.out is not None:
+            now = time.perf_counter()
+            self.out[stage] = self.out.get(stage, 0.0) + now - self.last
+            self.last = now
+
+
+__all__ = ["FabricHealth", "assess", "fabric_report", "judge"]

@@ -79,24 +79,25 @@ def rule_errors_one_end(obs: Observed) -> list[Suspect]:
 def rule_flapping(obs: Observed) -> list[Suspect]:
     """A link whose down or state-change counters rose, or whose BGP session dropped from Established."""
     found: dict[int, list[Evidence]] = {}
-    for i in range(len(obs.index.links)):
-        for code in (2 * i, 2 * i + 1):
-            pr = obs.corr.ends[code]
-            if pr is None:
-                continue
-            d, p = obs.index.end_name(code)
-            for k in _FLAPS:
-                r = pr.rates.get(k)
-                if r:
-                    found.setdefault(i, []).append(Evidence(k, f"{d} {p}", r * 3600, "per hour", 0.0, FAULT))
+    for code, pr in enumerate(obs.corr.ends):  # ends in link order: a, then b
+        if pr is None:
+            continue
+        get = pr.rates.get
+        for k in _FLAPS:
+            r = get(k)
+            if r:
+                d, p = obs.index.end_name(code)
+                found.setdefault(code >> 1, []).append(Evidence(k, f"{d} {p}", r * 3600, "per hour", 0.0, FAULT))
     loose: list[Suspect] = []
     for leaf, iv in obs.bgp.items():
-        peers = obs.peer_links(leaf)
+        peers: dict[str, int] | None = None  # worked out for a switch with a dropped session only
         for peer, pr in iv.ports.items():
             r = pr.rates.get("bgp_dropped")
             if not r:
                 continue
             e = Evidence("bgp_dropped", f"{leaf} peer {peer}", r * 3600, "per hour", 0.0, FAULT)
+            if peers is None:
+                peers = obs.peer_links(leaf)
             i = peers.get(peer.rpartition("/")[2])
             if i is None:
                 loose.append(Suspect("flapping", FAULT, (Component("link", f"{leaf} BGP peer {peer}", leaf),), (e,),

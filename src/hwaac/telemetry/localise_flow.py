@@ -7,6 +7,8 @@ NVIDIA's RoCE congestion guidance).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from hwaac.telemetry.sli import ECN, PAUSE, end_pause_ratio
 from hwaac.telemetry.suspects import (
     DEGRADING,
@@ -22,6 +24,11 @@ from hwaac.telemetry.suspects import (
 _MARKS = ("ecn_marked", "cnp_sent")
 
 
+def _named_pfcwd(names: Mapping[str, object]) -> bool:
+    """Whether a name of ``names`` starts with ``pfcwd`` (one scan of the joined names: most ports have none)."""
+    return bool(names) and "\npfcwd" in "\n" + "\n".join(names)
+
+
 def _paused(obs: Observed) -> dict[int, list[Evidence]]:
     """End code -> evidence that the port receives PFC pause continuously: the pause ratio above the SLO, or its
     PFC watchdog saw a storm on a queue (``pfcwd{q}_storm_detected`` rose, or the queue's status is ``stormed``)."""
@@ -29,23 +36,29 @@ def _paused(obs: Observed) -> dict[int, list[Evidence]]:
     prios = tuple(index.plan.intent.qos.pfc_priorities)
     limit, storm = obs.limit(PAUSE), obs.slos.localise.storm_pause_ratio
     out: dict[int, list[Evidence]] = {}
+    speeds = [index.speed_bps[link.kind] for link in index.links]
     for code, pr in enumerate(obs.corr.ends):
         if pr is None:
             continue
+        x, how = end_pause_ratio(pr.rates, prios, speeds[code >> 1])
+        watchdog = _named_pfcwd(pr.rates) or _named_pfcwd(pr.state)
+        if (x is None or x <= limit) and not watchdog:
+            continue  # the usual port: not paused, no watchdog counter
         d, p = index.end_name(code)
         ev: list[Evidence] = []
-        x, how = end_pause_ratio(pr.rates, prios, index.speed_bps[index.links[code >> 1].kind])
         if x is not None and x > limit:
             ev.append(Evidence(how, f"{d} {p}", x, "of the time paused", limit, FAULT if x >= storm else WARN))
-        for k, r in pr.rates.items():
-            if k.startswith("pfcwd") and k.endswith("_storm_detected") and r:
-                q = k[5:].partition("_")[0]
-                ev.append(Evidence(k, f"{d} {p} queue {q}", r * 3600, "storms per hour", 0.0, FAULT,
-                                   "the PFC watchdog found the queue paused for a whole detection window"))
-        for k, w in pr.state.items():
-            if k.startswith("pfcwd") and k.endswith("_status") and w == "stormed":
-                ev.append(Evidence(k, f"{d} {p} queue {k[5:].partition('_')[0]}", 1.0, "stormed", None, FAULT,
-                                   "the PFC watchdog holds the queue as stormed now"))
+        if _named_pfcwd(pr.rates):
+            for k, r in pr.rates.items():
+                if k.startswith("pfcwd") and k.endswith("_storm_detected") and r:
+                    q = k[5:].partition("_")[0]
+                    ev.append(Evidence(k, f"{d} {p} queue {q}", r * 3600, "storms per hour", 0.0, FAULT,
+                                       "the PFC watchdog found the queue paused for a whole detection window"))
+        if _named_pfcwd(pr.state):
+            for k, w in pr.state.items():
+                if k.startswith("pfcwd") and k.endswith("_status") and w == "stormed":
+                    ev.append(Evidence(k, f"{d} {p} queue {k[5:].partition('_')[0]}", 1.0, "stormed", None, FAULT,
+                                       "the PFC watchdog holds the queue as stormed now"))
         if ev:
             out[code] = ev
     return out

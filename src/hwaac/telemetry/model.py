@@ -104,7 +104,7 @@ def canonical(name: str) -> bool:
     return base in COUNTERS or base in GAUGES
 
 
-@dataclass
+@dataclass(slots=True)
 class PortSample:
     """One port in one reading: its counters and gauges by canonical name (``None``: printed but unreadable, such as
     ``N/A``), and its state words as printed (``oper``, ``admin``, ``speed``, ``fec``, ``mtu``...)."""

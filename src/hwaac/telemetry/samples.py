@@ -1,18 +1,23 @@
 """A samples folder: one sweep of tool outputs, ``DIR/<device>/<tool>[@<port>].<ext>``, read with the readers of
 :mod:`hwaac.telemetry.parsers`; the sweep's time from ``DIR/taken_at`` (Unix seconds or ISO 8601), else each
-file's modification time. The layout and the file names: ``docs/network-health.md`` "Samples folder".
+file's modification time. The layout and the file names: ``docs/network-health.md`` "Samples folder". A large
+fabric's sweeps are read on every core (:mod:`hwaac.telemetry.parallel`).
 """
 
 from __future__ import annotations
 
+import marshal
+import os
+import pickle
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from hwaac.probe.model import ProbeResults, read_results, recent
-from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry import parallel
+from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
 from hwaac.telemetry.parsers.frr_routes import RouteTable, parse_routes
 from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool
@@ -89,6 +94,36 @@ class Sweep:
     skipped: list[str] = field(default_factory=list)
 
 
+def pack(sweep: Sweep) -> bytes:
+    """A part of a sweep as a reader process sends it back: snapshots as plain tuples, lists and dicts in
+    :mod:`marshal` form, which is written and read several times faster than pickled objects (route tables, a few
+    per switch, pickled)."""
+    snaps = [(device, stem, when, plain(snap)) for (device, stem), (snap, when) in sweep.snapshots.items()]
+    bgp = [(device, when, plain(snap)) for device, (snap, when) in sweep.bgp.items()]
+    return marshal.dumps((snaps, bgp, pickle.dumps(sweep.routes, pickle.HIGHEST_PROTOCOL), sweep.skipped,
+                          pickle.dumps(sweep.probes, pickle.HIGHEST_PROTOCOL)))
+
+
+def unpack(data: bytes) -> Sweep:
+    """The part :func:`pack` packed, with equal snapshots (dict order included)."""
+    snaps, bgp, routes, skipped, probes = marshal.loads(data)
+    return Sweep(Path(""), None, {(device, stem): (from_plain(flat), when) for device, stem, when, flat in snaps},
+                 {device: (from_plain(flat), when) for device, when, flat in bgp}, pickle.loads(routes), skipped,
+                 pickle.loads(probes))
+
+
+def plain(snap: Snapshot) -> tuple[object, ...]:
+    """A snapshot as tuples, lists and dicts (for :mod:`marshal`)."""
+    return (snap.tool, snap.device, snap.taken_at, snap.version, snap.unknown,
+            [(p.port, p.counters, p.gauges, p.state) for p in snap.ports.values()])
+
+
+def from_plain(flat: tuple[object, ...]) -> Snapshot:
+    """The snapshot :func:`plain` made plain."""
+    tool, device, taken_at, version, unknown, ports = flat
+    return Snapshot(tool, device, taken_at, version, {p[0]: PortSample(*p) for p in ports}, unknown)  # type: ignore
+
+
 class SamplesError(ValueError):
     """A samples folder that cannot be used at all (missing, no device folder, a bad ``taken_at``)."""
 
@@ -111,31 +146,87 @@ def _time(path: Path) -> float:
         raise SamplesError(f"{path}: {text[:40]!r} is neither Unix seconds nor an ISO 8601 time") from None
 
 
-def read_sweep(folder: str | Path) -> Sweep:
-    """Read one samples folder. Raises :class:`SamplesError` when it is not a folder, holds no device folder, or
-    its ``taken_at`` is not a time; a file it cannot read is listed in ``skipped`` (a reader's own ``unknown``
-    stays in the snapshot)."""
-    root = Path(folder)
-    if not root.is_dir():
-        raise SamplesError(f"{root}: not a folder (expected DIR/<device>/<tool>.txt)")
-    sweep = Sweep(root)
-    tf = root / TIME_FILE
-    if tf.is_file():
-        sweep.time = _time(tf)
-    devices = sorted(p for p in root.iterdir() if p.is_dir())
-    if not devices:
-        raise SamplesError(f"{root}: no device folder (expected DIR/<device>/<tool>.txt with tool one of "
-                           f"{valid_names()})")
-    for dev in devices:
-        device = dev.name
-        for f in sorted(dev.iterdir()):
-            if f.suffix not in EXTENSIONS or not f.is_file():
-                sweep.skipped.append(f"{f}: not a .txt, .json or .out file")
+def read_sweep(folder: str | Path, *, workers: int | None = None) -> Sweep:
+    """Read one samples folder (:func:`read_sweeps` of one)."""
+    return read_sweeps([folder], workers=workers)[0]
+
+
+def read_sweeps(folders: Sequence[str | Path], *, workers: int | None = None) -> list[Sweep]:
+    """Read samples folders, oldest first. Raises :class:`SamplesError` when one is not a folder, holds no device
+    folder, or its ``taken_at`` is not a time; a file it cannot read is listed in ``skipped`` (a reader's own
+    ``unknown`` stays in the snapshot).
+
+    A large fabric's files are read by ``workers`` processes (default: every core this process may use; 1: this
+    process only); the sweeps are the same either way (:mod:`hwaac.telemetry.parallel`)."""
+    heads = open_folders(folders)
+    n = parallel.parallel_ok(sum(len(d) for _, d in heads), workers)
+    jobs = [(i, str(sweep.path), sweep.time, chunk) for i, (sweep, devices) in enumerate(heads)
+            for chunk in parallel.chunks(devices, n)]
+    with parallel.few_collections():
+        for i, part in parallel.run(_read_devices, jobs, n, remote=_read_devices_packed, decode=_unpacked):
+            _merge(heads[i][0], part)
+    return [sweep for sweep, _ in heads]
+
+
+def open_folders(folders: Sequence[str | Path]) -> list[tuple[Sweep, list[str]]]:
+    """Each samples folder as an empty sweep with its time, and its device folders, sorted. Raises
+    :class:`SamplesError` as :func:`read_sweeps` does."""
+    heads: list[tuple[Sweep, list[str]]] = []
+    for folder in folders:
+        root = Path(folder)
+        if not root.is_dir():
+            raise SamplesError(f"{root}: not a folder (expected DIR/<device>/<tool>.txt)")
+        sweep = Sweep(root)
+        tf = root / TIME_FILE
+        if tf.is_file():
+            sweep.time = _time(tf)
+        devices = sorted(p.name for p in root.iterdir() if p.is_dir())
+        if not devices:
+            raise SamplesError(f"{root}: no device folder (expected DIR/<device>/<tool>.txt with tool one of "
+                               f"{valid_names()})")
+        heads.append((sweep, devices))
+    return heads
+
+
+def read_devices(sweep: Sweep, devices: Iterable[str]) -> Sweep:
+    """Read the files of ``devices`` (device folders of ``sweep.path``) into ``sweep``; returns it."""
+    root, time = sweep.path, sweep.time
+    for device in devices:
+        with os.scandir(root / device) as found:  # the entries' types come with the listing: no stat per file
+            entries = sorted(found, key=lambda e: e.name)
+        for entry in entries:
+            stem, suffix = os.path.splitext(entry.name)
+            if suffix not in EXTENSIONS or not entry.is_file():
+                sweep.skipped.append(f"{entry.path}: not a .txt, .json or .out file")
                 continue
-            when = sweep.time if sweep.time is not None else f.stat().st_mtime
-            add_output(sweep, device, f.stem, f.read_text(errors="replace"), when, json_file=f.suffix == ".json",
-                       where=str(f))
+            when = time if time is not None else entry.stat().st_mtime
+            with open(entry.path, encoding="utf-8", errors="replace") as fh:
+                raw = fh.read()
+            add_output(sweep, device, stem, raw, when, json_file=suffix == ".json", where=entry.path)
     return sweep
+
+
+def _read_devices(job: tuple[int, str, float | None, Sequence[str]]) -> tuple[int, Sweep]:
+    """The files of some device folders of one sweep, as a sweep of their own (a worker's job)."""
+    index, folder, time, devices = job
+    return index, read_devices(Sweep(Path(folder), time), devices)
+
+
+def _read_devices_packed(job: tuple[int, str, float | None, Sequence[str]]) -> tuple[int, bytes]:
+    index, part = _read_devices(job)
+    return index, pack(part)
+
+
+def _unpacked(packed: tuple[int, bytes]) -> tuple[int, Sweep]:
+    return packed[0], unpack(packed[1])
+
+
+def _merge(sweep: Sweep, part: Sweep) -> None:
+    sweep.snapshots.update(part.snapshots)
+    sweep.bgp.update(part.bgp)
+    sweep.routes.update(part.routes)
+    sweep.skipped.extend(part.skipped)
+    sweep.probes.update(part.probes)
 
 
 def add_output(sweep: Sweep, device: str, stem: str, raw: str, when: float, *, json_file: bool = False,
@@ -173,18 +264,49 @@ def sweep_time(sweep: Sweep) -> float | None:
     return max([t for _, t in sweep.snapshots.values()] + [t for _, t in sweep.bgp.values()], default=None)
 
 
-def sweep_from_outputs(name: str, outputs: Mapping[str, Mapping[str, tuple[str, float]]],
-                       time: float | None = None, skipped: list[str] | None = None,
-                       probe_max_age: float | None = None) -> Sweep:
+Outputs = Mapping[str, Mapping[str, tuple[str, float]]]
+
+
+def sweep_from_outputs(name: str, outputs: Outputs, time: float | None = None, skipped: list[str] | None = None, *,
+                       workers: int | None = None, probe_max_age: float | None = None) -> Sweep:
     """A sweep from outputs held in memory (an Ansible run's): ``outputs[device][stem] = (raw, taken_at)``.
     ``name`` stands for the folder in the report; ``skipped``: outputs the caller could not use, with why;
     ``probe_max_age``: see :func:`add_output`."""
-    sweep = Sweep(Path(name), time=time, skipped=list(skipped or []))
-    for device in sorted(outputs):
+    return sweeps_from_outputs([(name, outputs, time, skipped)], workers=workers, probe_max_age=probe_max_age)[0]
+
+
+def sweeps_from_outputs(sweeps: Sequence[tuple[str, Outputs, float | None, list[str] | None]], *,
+                        workers: int | None = None, probe_max_age: float | None = None) -> list[Sweep]:
+    """:func:`sweep_from_outputs` of each ``(name, outputs, time, skipped)``, oldest first; a large fabric's
+    outputs are read by ``workers`` processes as :func:`read_sweeps` reads files."""
+    heads = [(Sweep(Path(name), time=time, skipped=list(skipped or [])), sorted(outputs)) for name, outputs, time,
+             skipped in sweeps]
+    n = parallel.parallel_ok(sum(len(d) for _, d in heads), workers)
+    jobs = [(i, chunk) for i, (_, devices) in enumerate(heads) for chunk in parallel.chunks(devices, n)]
+    share = ([(name, outputs) for name, outputs, _, _ in sweeps], probe_max_age)
+    with parallel.few_collections():
+        for i, part in parallel.run(_read_outputs, jobs, n, share, remote=_read_outputs_packed, decode=_unpacked):
+            _merge(heads[i][0], part)
+    return [sweep for sweep, _ in heads]
+
+
+def _read_outputs_packed(job: tuple[int, Sequence[str]]) -> tuple[int, bytes]:
+    index, part = _read_outputs(job)
+    return index, pack(part)
+
+
+def _read_outputs(job: tuple[int, Sequence[str]]) -> tuple[int, Sweep]:
+    """The outputs of some devices of one sweep held in memory, as a sweep of their own (a worker's job)."""
+    index, devices = job
+    named, probe_max_age = parallel.shared()
+    name, outputs = named[index]
+    sweep = Sweep(Path(""))
+    for device in devices:
         for stem, (raw, when) in sorted(outputs[device].items()):
             add_output(sweep, device, stem, raw, when, where=f"{name} {device} {stem}", probe_max_age=probe_max_age)
-    return sweep
+    return index, sweep
 
 
 __all__ = ["BGP", "PORT_READERS", "PROBE", "READERS", "ROUTES", "TIME_FILE", "SamplesError", "Sweep", "add_output",
-           "read_sweep", "sweep_from_outputs", "sweep_time", "valid_names"]
+           "from_plain", "open_folders", "pack", "plain", "read_devices", "read_sweep", "read_sweeps",
+           "sweep_from_outputs", "sweep_time", "sweeps_from_outputs", "unpack", "valid_names"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 from hwaac.telemetry.parsers.frr_routes import RouteTable
 from hwaac.telemetry.rates import Interval, PortRates
@@ -114,21 +115,27 @@ def _availability(ends: Sequence[PortRates | None]) -> tuple[float | None, str, 
     return None, "", "no end reports its oper state and no link-down counter rose (0 rises does not prove up)"
 
 
+@cache
+def _pause_names(priorities: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
+    """(duration counter, frame counter) of each priority, built once per fabric rather than per port."""
+    return tuple((f"pfc{p}_rx_duration_us", f"pfc{p}_rx") for p in priorities)
+
+
 def end_pause_ratio(rates: Mapping[str, float | None], priorities: Sequence[int], speed_bps: float
                     ) -> tuple[float | None, str]:
     """(the largest fraction of time one end was paused by received PFC over ``priorities``, what it came from):
     ``pfc{p}_rx_duration_us`` / 1e6, else the upper bound ``pfc{p}_rx`` x 65535 quanta x 512 bit times / speed,
     capped at 1; (None, "") when no priority is rated."""
     pause, src = None, ""
-    for p in priorities:
-        d = rates.get(f"pfc{p}_rx_duration_us")
+    for duration, frames in _pause_names(tuple(priorities)):
+        d = rates.get(duration)
         if d is not None:
-            x, how = d / 1e6, f"pfc{p}_rx_duration_us"
+            x, how = d / 1e6, duration
         else:
-            f = rates.get(f"pfc{p}_rx")
+            f = rates.get(frames)
             if f is None:
                 continue
-            x, how = min(1.0, f * MAX_QUANTA * PAUSE_QUANTUM_BITS / speed_bps), f"pfc{p}_rx x max quanta"
+            x, how = min(1.0, f * MAX_QUANTA * PAUSE_QUANTUM_BITS / speed_bps), f"{frames} x max quanta"
         if pause is None or x > pause:
             pause, src = x, how
     return pause, src

@@ -4,14 +4,13 @@ BGP intervals, and per-end helpers (receive errors above the SLO, which GPU node
 
 from __future__ import annotations
 
-import ipaddress
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
 from hwaac.health.parsers.slurm_squeue import Job
-from hwaac.plan.model import Link
+from hwaac.plan.model import Link, ip_str
 from hwaac.telemetry.rates import Interval
 from hwaac.telemetry.sli import FEC_UNCORR, LOSS, PRE_FEC_BER, LinkSLI
 from hwaac.telemetry.slo import SloSet
@@ -217,7 +216,7 @@ class Observed:
         for port, code in self.index.ports.get(leaf, {}).items():
             i = code >> 1
             link = self.index.links[i]
-            out[str(ipaddress.IPv4Address(link.b_ip if code & 1 == 0 else link.a_ip))] = i
+            out[ip_str(link.b_ip if code & 1 == 0 else link.a_ip)] = i
             out[port] = i
         return out
 

@@ -170,8 +170,13 @@ class Correlation:
 
 
 def _merge(old: PortRates, new: PortRates) -> PortRates:
-    return PortRates(old.port, {**old.rates, **new.rates}, {**old.why, **new.why}, {**old.gauges, **new.gauges},
-                     {**old.state, **new.state})
+    """``old`` with ``new``'s values over it (a side with nothing to add keeps the other's dict)."""
+    return PortRates(old.port, _over(old.rates, new.rates), _over(old.why, new.why), _over(old.gauges, new.gauges),
+                     _over(old.state, new.state))
+
+
+def _over[K, V](a: dict[K, V], b: dict[K, V]) -> dict[K, V]:
+    return a | b if a and b else a if a else b
 
 
 def correlate(index: LinkIndex, readings: Iterable[Interval | Snapshot]) -> Correlation:

@@ -18,6 +18,7 @@ import yaml
 from ansible_collections.aiinfra.hwaac.plugins.doc_fragments.command_limits import ModuleDocFragment
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_specs import SPECS
 from ansible_collections.aiinfra.hwaac.plugins.modules import network_telemetry
+from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool
 from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, parse_rdma_statistic
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db
 from tests.fakes import nic_counters
@@ -139,6 +140,41 @@ def test_a_missing_results_file_is_a_failed_tool_not_a_failed_task(tmp_path: Pat
 def test_the_default_results_file_is_the_agents(tmp_path: Path) -> None:
     res = run(tmp_path, {"kind": "host", "tools": ["probe"]})
     assert res["outputs"]["probe"]["argv"] == ["cat", "--", "/var/lib/hwaac/probe/latest.json"]
+
+
+ETHTOOL = REPO / "tests" / "fixtures" / "health" / "ethtool" / "mlnx-ofed-100g-lane3-errors" / "ethtool-S.txt"
+
+
+@pytest.mark.parametrize("keep_read", [True, False], ids=["filtered", "as printed"])
+def test_filter_keeps_the_lines_the_readers_map(tmp_path: Path, keep_read: bool) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "gpu_node.json").write_text(json.dumps({"rails": 1}))
+    nic_counters.ensure_tree(state, 1)
+    res = run(tmp_path, {"kind": "host", "ports": ["rail0"], "filter": keep_read,
+                         "sysfs_root": str(nic_counters.sys_root(state)), "tools": ["ethtool", "ib-counters"]})
+    eth, ib = res["outputs"]["ethtool@rail0"], res["outputs"]["ib-counters"]
+    raw = ETHTOOL.read_text()
+    assert eth["filtered"] is keep_read and ib["filtered"] is keep_read
+    if not keep_read:
+        assert eth["stdout"] == raw
+        return
+    lines = raw.splitlines()
+    kept = eth["stdout"].splitlines()
+    assert kept[0] == "NIC statistics:" and len(kept) < len(lines) / 4
+    it = iter(lines)
+    assert all(line in it for line in kept)  # the same lines in the same order
+    assert parse_mlx5_ethtool(eth["stdout"], port="rail0").ports == parse_mlx5_ethtool(raw, port="rail0").ports
+    assert parse_ib_sysfs_counters(ib["stdout"]).unknown == []
+
+
+def test_counters_db_is_cut_to_the_port_hashes(tmp_path: Path) -> None:
+    res = run(tmp_path, {"tools": ["counters-db"]})
+    out = res["outputs"]["counters-db"]
+    dump = json.loads(out["stdout"])
+    assert out["filtered"] is True and "COUNTERS_PORT_NAME_MAP" in dump and "COUNTERS_QUEUE_NAME_MAP" not in dump
+    snap = parse_counters_db(out["stdout"])
+    assert sorted(snap.ports) == ["Ethernet0", "Ethernet20", "Ethernet4", "Ethernet8"] and not snap.unknown
 
 
 def _script(folder: Path, name: str, body: str) -> None:

@@ -8,6 +8,11 @@ from pathlib import Path
 import pytest
 
 from hwaac.cli import main
+from hwaac.plan import build_plan
+from hwaac.telemetry.fabric_health import assess
+from hwaac.telemetry.samples import read_sweeps
+from hwaac.telemetry.slo import load_slos
+from hwaac.validate import load_intent
 
 ROOT = Path(__file__).parents[3]
 DEMO = str(ROOT / "inventory" / "demo")
@@ -97,3 +102,10 @@ def test_unknown_file_is_skipped_and_named(tmp_path: Path, capsys: pytest.Captur
     doc = json.loads(capsys.readouterr().out)
     assert doc["status"] == "warn" and doc["coverage_below_slo"][0]["unknown"] == 1024
     assert any("show-version" in f and "portstat" in f for f in doc["coverage"]["files_skipped"])
+
+
+def test_assess_times_each_stage() -> None:
+    timings: dict[str, float] = {}
+    health = assess(build_plan(load_intent(DEMO)), read_sweeps([FAULT1, FAULT2]), load_slos(), timings=timings)
+    assert list(timings) == ["rates", "index", "correlate", "slis", "localise", "report"]
+    assert all(t >= 0 for t in timings.values()) and health.report.exit_code() == 1

@@ -23,6 +23,8 @@ from hwaac.health.parsers.infiniband import CounterGrowth, counter_growth
 from hwaac.health.result import ToolResult
 
 _HEADER = "NIC statistics:"
+# a whole ``name: count`` line (the fast path of parse_ethtool_stats): what the line loop reads as a count
+_COUNT_LINE = re.compile(r"^[ \t]*([!-9;-~]+):[ \t]*([0-9]+)[ \t]*$", re.M)
 _PRIO = re.compile(r"^(rx|tx)_prio(\d)_(pause|pause_duration|pause_transition|discards|buf_discard|cong_discard)$")
 # Messages ethtool prints instead of statistics (ethtool.c do_gnicstats / netlink/stats.c).
 _ERRORS = re.compile(r"(Cannot get|no stats available|Operation not supported|No such device|netlink error)", re.I)
@@ -145,6 +147,19 @@ class EthtoolStats(ToolResult):
         return self._get("rp_cnp_handled")
 
 
+def _all_counts(raw: str) -> dict[str, int] | None:
+    """The fast path of :func:`parse_ethtool_stats`: when every line after the optional header is ``name: digits``
+    (ethtool's usual output), one regex pass reads them all; None when a line is anything else (blank, a message,
+    a value that is not a count) or a name repeats, and the line loop reads the output."""
+    lines = raw.count("\n") + (not raw.endswith("\n"))
+    pairs = _COUNT_LINE.findall(raw)
+    if not pairs or len(pairs) != lines - raw.lstrip(" \t").startswith(_HEADER + "\n"):
+        return None
+    names, values = zip(*pairs, strict=True)
+    counters = dict(zip(names, map(int, values), strict=True))
+    return counters if len(counters) == len(pairs) else None
+
+
 def parse_ethtool_stats(raw: str, *, version: str | None = None, netdev: str = "") -> EthtoolStats:
     """Read ``ethtool -S <netdev>``.
 
@@ -162,6 +177,10 @@ def parse_ethtool_stats(raw: str, *, version: str | None = None, netdev: str = "
     result = EthtoolStats(version=version or "", netdev=netdev)
     if not raw.strip():
         result.unknown.append("no output")
+        return result
+    counters = _all_counts(raw)
+    if counters is not None:
+        result.counters = counters
         return result
     bad = 0
     for number, line in enumerate(raw.splitlines(), start=1):

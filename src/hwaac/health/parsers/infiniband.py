@@ -29,9 +29,11 @@ with its reason.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Protocol
 
 from hwaac.health.result import Status, ToolResult
@@ -503,8 +505,70 @@ def parse_ib_counters(raw: str, *, version: str | None = None) -> IbCountersResu
     if not raw.strip():
         result.unknown.append("no output")
         return result
-    reasons = _LineReasons(result.unknown)
     seen_legacy: set[PortKey] = set()
+    if not _read_plain(raw, result, seen_legacy):
+        result.ports.clear()
+        seen_legacy.clear()
+        _read_lines(raw, result, seen_legacy)
+    # The kernel creates every PortCounters file of the table it picked (sysfs.c pma_attrs / pma_attrs_ext) and grep
+    # prints each (none is ever empty), so a port with some but not all of them was cut short.
+    for key, counters in result.ports.items():
+        present = {name.removeprefix("counters/") for name in counters}
+        if key in seen_legacy and (missing := sorted(_LEGACY_FILES - present)):
+            result.unknown.append(f"{key[0]} port {key[1]}: counters missing: {', '.join(missing)} (output truncated?)")
+    if not result.ports and not result.unknown:
+        result.unknown.append("no counter line found")
+    return result
+
+
+# a plain counter line after the path's prefix (the fast path of parse_ib_counters): no whitespace, no colon
+_PLAIN_TAIL = r"([^/\s:]+)/ports/([0-9]+)/(counters|hw_counters)/([^/\s:]+):([0-9]+)$"
+_PLAIN: dict[str, re.Pattern[str]] = {}
+_SATURATED_AT = {**{n: 2**b - 1 for n, b in LEGACY_COUNTER_BITS.items()},
+                 **{n: 2**32 - 1 for n in DATA_COUNTERS_32_OR_64}}  # _saturation_bits, by name
+_NO_LIMIT = itertools.repeat(-1)
+
+
+def _read_plain(raw: str, result: IbCountersResult, seen_legacy: set[PortKey]) -> bool:
+    """Read ``raw`` in one regex pass when every line is ``PREFIX/infiniband/DEV/ports/N/GROUP/NAME:DIGITS`` with
+    one prefix (``/sys/class/``), no value saturated and no name repeated within a port's group; False (with part
+    of it read) otherwise, and the line loop reads it again. Each run of lines of one port and group is set in one
+    pass, in output order, as the loop would set it."""
+    at = raw.find("infiniband/")
+    prefix = raw[:at]
+    if at < 0 or (prefix and (prefix[-1] != "/" or prefix.split() != [prefix] or ":" in prefix)):
+        return False
+    pattern = _PLAIN.get(prefix)
+    if pattern is None:
+        pattern = re.compile("^" + re.escape(prefix + "infiniband/") + _PLAIN_TAIL, re.M)
+        if len(_PLAIN) < 64:
+            _PLAIN[prefix] = pattern
+    found = pattern.findall(raw)
+    if not found or len(found) != raw.count("\n") + (not raw.endswith("\n")):
+        return False
+    ports = result.ports
+    for (dev, port, group), run in itertools.groupby(found, key=itemgetter(0, 1, 2)):
+        _d, _p, _g, names, texts = zip(*run, strict=True)
+        key = (dev, int(port))
+        if group == "counters":
+            seen_legacy.add(key)
+        counters = ports.get(key)
+        if counters is None:
+            counters = ports[key] = {}
+        if not NOT_COUNTERS.isdisjoint(names):  # not counters: passed over, as the loop does
+            kept = [i for i, n in enumerate(names) if n not in NOT_COUNTERS]
+            names, texts = tuple(names[i] for i in kept), tuple(texts[i] for i in kept)
+        values = list(map(int, texts))
+        if (len(set(names)) != len(names) or not counters.keys().isdisjoint(names)
+                or any(map(int.__eq__, values, map(_SATURATED_AT.get, names, _NO_LIMIT)))):
+            return False
+        counters.update(zip(names, values, strict=True))
+    return True
+
+
+def _read_lines(raw: str, result: IbCountersResult, seen_legacy: set[PortKey]) -> None:
+    """The line loop of :func:`parse_ib_counters`: every line form, grep's errors, saturated and unreadable values."""
+    reasons = _LineReasons(result.unknown)
     for number, line in enumerate(raw.splitlines(), start=1):
         text = line.strip()
         if not text:
@@ -547,15 +611,6 @@ def parse_ib_counters(raw: str, *, version: str | None = None) -> IbCountersResu
             continue
         counters[name] = value
     reasons.close()
-    # The kernel creates every PortCounters file of the table it picked (sysfs.c pma_attrs / pma_attrs_ext) and grep
-    # prints each (none is ever empty), so a port with some but not all of them was cut short.
-    for key, counters in result.ports.items():
-        present = {name.removeprefix("counters/") for name in counters}
-        if key in seen_legacy and (missing := sorted(_LEGACY_FILES - present)):
-            result.unknown.append(f"{key[0]} port {key[1]}: counters missing: {', '.join(missing)} (output truncated?)")
-    if not result.ports and not result.unknown:
-        result.unknown.append("no counter line found")
-    return result
 
 
 # --- growth ---------------------------------------------------------------------------------------------------------

@@ -319,6 +319,8 @@ def parse_rdma_statistic(raw: str, *, version: str | None = None) -> RdmaStatRes
             if len(tokens) % 2:
                 result.unknown.append(f"{key[0]} port {key[1]}: {tokens[-1]!r} has no value (line cut short?)")
                 tokens = tokens[:-1]
+            if _set_counts(current, tokens):
+                continue
             for name, value in zip(tokens[::2], tokens[1::2], strict=True):
                 _set_counter(result, key, current, name, value)
             continue
@@ -335,6 +337,17 @@ def parse_rdma_statistic(raw: str, *, version: str | None = None) -> RdmaStatRes
     if not result.ports and not result.unknown:
         result.unknown.append("no 'link' line")
     return result
+
+
+def _set_counts(counters: dict[str, int | None], tokens: list[str]) -> bool:
+    """Set ``NAME VALUE`` pairs in one pass when every value is a count (the usual line); False when one is not,
+    and :func:`_set_counter` takes them one by one."""
+    values = tokens[1::2]
+    joined = "".join(values)
+    if not (joined.isdigit() and joined.isascii()):
+        return False
+    counters.update(zip(tokens[::2], map(int, values), strict=True))
+    return True
 
 
 def _set_counter(result: RdmaStatResult, key: PortKey, counters: dict[str, int | None], name: str,

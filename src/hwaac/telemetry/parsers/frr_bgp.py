@@ -220,37 +220,47 @@ def _family(out: BgpSummary, name: str, fam: Mapping[str, Any], vrf_hint: str) -
         fam.get("updateDelayInProgress") is True, tuple(keys))
 
 
+_PEER_INTS = ("prefixes_sent", "pfxSnt"), ("connections_established", "connectionsEstablished"), \
+    ("connections_dropped", "connectionsDropped"), ("msg_rcvd", "msgRcvd"), ("msg_sent", "msgSent")
+
+
 def _peer(out: BgpSummary, name: str, p: Mapping[str, Any], vrf: str, family: str, where: str) -> BgpPeer:
-    at = f"{where} peer {name}"
+    at = f"{where} peer {name}"  # for the reasons; an integer field is taken as it is before any helper runs
     peer = BgpPeer(name, vrf, families=(family,))
-    state = p.get("state")
+    get = p.get
+    state = get("state")
     if isinstance(state, str) and state:
         fsm, _, why = state.partition(" (")
         peer.state = fsm
-        peer.peer_state = _str(p.get("peerState")) or why.rstrip(")")
+        peer.peer_state = _str(get("peerState")) or why.rstrip(")")
     else:
         out.unknown.append(f"{at}: no state ({_short(state)})")
-    if p.get("idType") == "interface":
+    if get("idType") == "interface":
         peer.interface = name
     else:
-        peer.interface = _str(p.get("scopeIfName"))
-    peer.remote_as = _asn(out, p, "remoteAs", at, required=True) or None  # 0: not learned yet
-    peer.local_as = _asn(out, p, "localAs", at)
-    peer.hostname = _str(p.get("hostname"))
-    peer.desc = _str(p.get("desc"))
-    if p.get("peerUptime") != "never":
-        msec = _int(out, p, "peerUptimeMsec", at)
+        peer.interface = _str(get("scopeIfName"))
+    value = get("remoteAs")
+    # 0: not learned yet
+    peer.remote_as = (value if type(value) is int else _asn(out, p, "remoteAs", at, required=True)) or None
+    value = get("localAs")
+    peer.local_as = value if type(value) is int else _asn(out, p, "localAs", at)
+    peer.hostname = _str(get("hostname"))
+    peer.desc = _str(get("desc"))
+    if get("peerUptime") != "never":
+        msec = get("peerUptimeMsec")
+        if type(msec) is not int:
+            msec = _int(out, p, "peerUptimeMsec", at)
         peer.uptime_s = msec / 1000 if msec is not None else None
-        peer.established_epoch = _int(out, p, "peerUptimeEstablishedEpoch", at)
+        epoch = get("peerUptimeEstablishedEpoch")
+        peer.established_epoch = epoch if type(epoch) is int else _int(out, p, "peerUptimeEstablishedEpoch", at)
         if out.taken_at is None and msec is not None and peer.established_epoch is not None:
             out.taken_at = peer.established_epoch + msec / 1000
     rcvd = "pfxRcd" if "pfxRcd" in p else "prefixReceivedCount"
-    peer.prefixes_received = _int(out, p, rcvd, at)
-    peer.prefixes_sent = _int(out, p, "pfxSnt", at)
-    peer.connections_established = _int(out, p, "connectionsEstablished", at)
-    peer.connections_dropped = _int(out, p, "connectionsDropped", at)
-    peer.msg_rcvd = _int(out, p, "msgRcvd", at)
-    peer.msg_sent = _int(out, p, "msgSent", at)
+    value = get(rcvd)
+    peer.prefixes_received = value if type(value) is int else _int(out, p, rcvd, at)
+    for attr, key in _PEER_INTS:
+        value = get(key)
+        setattr(peer, attr, value if type(value) is int else _int(out, p, key, at))
     return peer
 
 

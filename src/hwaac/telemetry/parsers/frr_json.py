@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from hwaac.telemetry.parsers import json_text
+
 _DECODER = json.JSONDecoder()
 
 
@@ -29,7 +31,7 @@ def documents(raw: str | bytes | Mapping[str, Any]) -> tuple[list[Any], str]:
     if not text:
         return [], "empty output"
     try:
-        return [json.loads(text)], ""  # the common case: one document
+        return [json_text.loads(text)], ""  # the common case: one document
     except json.JSONDecodeError:
         pass
     except RecursionError:

@@ -8,6 +8,8 @@ what is left unread: ``docs/telemetry/host-nic.md``.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from hwaac.health.parsers.ethtool import parse_ethtool_stats
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers.host_rdma import RDMA_COUNTERS, Table, map_counters
@@ -68,6 +70,13 @@ def _numbered(name: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=256)
+def _numbered_names(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(canonical, name) of the per-priority and per-lane counters among ``names``, in their order (one list per
+    driver layout, so it is worked out once)."""
+    return tuple((c, n) for n in names if n.startswith(_NUMBERED_PREFIXES) and (c := _numbered(n)) is not None)
+
+
 def parse_mlx5_ethtool(raw: str, *, port: str, device: str = "", version: str | None = None) -> Snapshot:
     """Read ``ethtool -S <netdev>`` of an mlx5 port, whole or grep-filtered.
 
@@ -87,11 +96,11 @@ def parse_mlx5_ethtool(raw: str, *, port: str, device: str = "", version: str | 
     snap = Snapshot("ethtool -S", device=device, version=version or "")
     snap.unknown.extend(stats.unknown)
     counters = snap.port(port).counters
-    values: dict[str, int | None] = {**stats.counters, **dict.fromkeys(stats.unreadable)}
+    values: dict[str, int | None] = ({**stats.counters, **dict.fromkeys(stats.unreadable)} if stats.unreadable
+                                     else stats.counters)  # type: ignore[assignment]
     map_counters(values, TABLE, counters)
-    for name, value in values.items():
-        if name.startswith(_NUMBERED_PREFIXES) and (canonical := _numbered(name)) is not None:
-            counters[canonical] = value
+    for canonical, name in _numbered_names(tuple(values)):
+        counters[canonical] = values[name]
     if not counters:
         del snap.ports[port]
         if stats.counters:

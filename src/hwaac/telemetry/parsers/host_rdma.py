@@ -10,6 +10,7 @@ unread: ``docs/telemetry/host-nic.md``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import itemgetter
 
 from hwaac.health.parsers.infiniband import parse_ib_counters
 from hwaac.health.parsers.rdma import parse_rdma_statistic as _health_rdma_statistic
@@ -62,7 +63,36 @@ _OCTETS_PER_WORD = {"port_xmit_data": 4, "port_rcv_data": 4}
 
 def map_counters(values: Mapping[str, int | None], table: Table, out: dict[str, int | None]) -> dict[str, str]:
     """Copy the values ``table`` knows into ``out`` under their canonical names; where several tool names give one
-    canonical name, the lowest rank wins. Returns canonical name -> the tool name it was taken from."""
+    canonical name, the lowest rank wins. Returns canonical name -> the tool name it was taken from.
+
+    Which name wins depends only on the names present and their order, so the choice is made once per list of
+    names (:func:`_choice`, cached) and each call copies the values in one pass."""
+    taken = _choice(tuple(values), table)
+    if len(taken) > 1:
+        out.update(zip(taken, itemgetter(*taken.values())(values), strict=True))
+    elif taken:
+        canonical, name = next(iter(taken.items()))
+        out[canonical] = values[name]
+    return dict(taken)
+
+
+_CHOICES: dict[tuple[int, tuple[str, ...]], tuple[Table, dict[str, str]]] = {}
+
+
+def _choice(names: tuple[str, ...], table: Table) -> dict[str, str]:
+    """canonical -> the tool name :func:`_map_loop` takes it from, for a reading that lists ``names`` in order (in
+    the order the loop first sets each canonical name)."""
+    key = (id(table), names)
+    hit = _CHOICES.get(key)
+    if hit is not None and hit[0] is table:
+        return hit[1]
+    taken = _map_loop(dict.fromkeys(names), table, {})
+    if len(_CHOICES) < 4096:  # a few layouts per driver; the cap keeps odd inputs from growing it
+        _CHOICES[key] = (table, taken)
+    return taken
+
+
+def _map_loop(values: Mapping[str, int | None], table: Table, out: dict[str, int | None]) -> dict[str, str]:
     taken: dict[str, str] = {}
     ranks: dict[str, int] = {}
     for name, value in values.items():

@@ -11,6 +11,7 @@ import json
 import re
 
 from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.parsers import json_text
 from hwaac.telemetry.parsers.sonic_sai_stats import QUEUE_KINDS, read_port, read_queue
 
 _KEY = re.compile(r"COUNTERS(?::oid:0x[0-9a-fA-F]+|_[A-Z_]+_MAP)")
@@ -167,7 +168,7 @@ def parse_counters_db(raw: str, *, device: str = "", version: str | None = None)
     head = raw.lstrip()[:2]
     if head[:1] == "[" or (head[:1] == "{" and head != "{'"):  # JSON; sonic-db-cli's dicts start "{'"
         try:
-            doc = json.loads(raw)
+            doc = json_text.loads(raw)
         except ValueError as exc:
             snap.unknown.append(f"not valid JSON (cut?): {exc}")
             return snap

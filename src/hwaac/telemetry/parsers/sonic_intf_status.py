@@ -9,6 +9,8 @@ transceiver type) and is kept (``docs/telemetry/sonic-ports.md``).
 
 from __future__ import annotations
 
+from sys import intern
+
 from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.parsers.sonic_portstat import Unreadable
 from hwaac.telemetry.parsers.sonic_table import find_layout, rows
@@ -20,6 +22,14 @@ STATE_KEYS: dict[str, str] = {
 }
 _TRUSTED_ONLY = ("oper", "admin")
 _REQUIRED = frozenset({"Lanes", "Speed", "Oper", "Admin"})  # in every layout since 201811
+
+
+def _row_state(keys: list[str], words: list[str], trusted: list[int]) -> dict[str, str] | None:
+    """A row's state in one call when its Oper and Admin words are states (the usual row); None when one is
+    ``N/A`` or empty, and the row is read word by word with its reason."""
+    if all(words[i] and words[i] != "N/A" for i in trusted):
+        return dict(zip(keys[1:], map(intern, words[1:]), strict=True))  # one string per word: rows repeat them
+    return None
 
 
 def parse_interface_status(raw: str, *, device: str = "", version: str | None = None) -> Snapshot:
@@ -49,16 +59,23 @@ def parse_interface_status(raw: str, *, device: str = "", version: str | None = 
         snap.unknown.append(f"columns {' | '.join(layout.names)!r} are not show interfaces status")
         return snap
     keys = [STATE_KEYS.get(name) or name.lower().replace(" ", "_") for name in layout.names]
+    trusted = [i for i, key in enumerate(keys) if i and key in _TRUSTED_ONLY]
     bad = Unreadable()
+    ports = snap.ports
+    strip = str.strip
     for n, cells in rows(lines, layout, snap.unknown):
-        port = cells[0].strip()
-        if port in snap.ports:
+        words = list(map(strip, cells))
+        port = words[0]
+        if port in ports:
             snap.unknown.append(f"line {n + 1}: {port} printed again; the first row is kept")
             continue
-        sample = snap.ports[port] = PortSample(port)
-        state = sample.state
-        for key, cell in zip(keys[1:], cells[1:], strict=True):
-            word = cell.strip()
+        fast = _row_state(keys, words, trusted)
+        if fast is not None:
+            ports[port] = PortSample(port, {}, {}, fast)
+            continue
+        state: dict[str, str] = {}
+        ports[port] = PortSample(port, {}, {}, state)
+        for key, word in zip(keys[1:], words[1:], strict=True):
             if key in _TRUSTED_ONLY and (word == "N/A" or not word):
                 bad.setdefault((key.capitalize(), word), []).append(port)
             else:

@@ -8,6 +8,8 @@ reads for ``show interfaces counters`` (``utilities_common/portstat.py`` ``count
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 # canonical name, SAI names whose values are added (all must be present, as portstat does for RX_OK/TX_OK). A
 # canonical name listed twice takes the first entry whose names are present: the second is the older spelling.
 PORT_STATS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -77,8 +79,80 @@ _SINGLE = tuple((name, stats[0]) for name, stats in PORT_STATS if len(stats) == 
 _QUEUE_NAMES: dict[tuple[str, str | None], tuple[tuple[str, str], ...]] = {}
 
 
+class _Plan:
+    """How :func:`read_port` reads hashes with one set of fields, in their order: the SAI fields it takes (the sums'
+    parts first, then the singles), and the canonical names in the order the general loop sets them."""
+
+    __slots__ = ("get", "names", "sums")
+
+    def __init__(self, present: set[str]) -> None:
+        stats: list[str] = []
+        self.sums: list[tuple[str, int]] = []  # canonical name, how many parts
+        for name, parts in _SUMS:
+            if any(p in present for p in parts):
+                self.sums.append((name, len(parts)))
+                stats.extend(parts)
+        taken = {name for name, _ in self.sums}
+        self.names: list[str] = []
+        for name, stat in _SINGLE:
+            if stat in present and name not in taken:
+                taken.add(name)
+                self.names.append(name)
+                stats.append(stat)
+        self.get = itemgetter(*stats) if len(stats) > 1 else None
+
+
+_PLANS: dict[tuple[str, ...], _Plan | None] = {}
+
+
+def _plan(fields: dict[str, object]) -> _Plan | None:
+    """The reading plan of hashes with ``fields``'s keys; None where the general loop must run (a sum with a part
+    missing, fewer than two fields)."""
+    keys = tuple(fields)
+    plan = _PLANS.get(keys, _MISSING_PLAN)
+    if plan is _MISSING_PLAN:
+        present = set(keys)
+        whole = all(all(p in present for p in parts) or not any(p in present for p in parts) for _, parts in _SUMS)
+        plan = _Plan(present) if whole else None
+        if plan is not None and plan.get is None:
+            plan = None
+        if len(_PLANS) < 1024:  # a handful of layouts per fabric; a cap keeps odd inputs from growing it
+            _PLANS[keys] = plan
+    return plan  # type: ignore[return-value]
+
+
+_MISSING_PLAN = object()
+
+
+def _read_port_fast(fields: dict[str, object], counters: dict[str, int | None]) -> bool:
+    """:func:`read_port`'s fast path: whether it set ``counters`` (every field it reads a string of ASCII digits)."""
+    plan = _plan(fields)
+    if plan is None:
+        return False
+    texts = plan.get(fields)  # type: ignore[misc]
+    try:
+        joined = "".join(texts)
+    except TypeError:  # a value that is not text (JSON numbers): the general loop
+        return False
+    if not (joined.isdigit() and joined.isascii()) or "" in texts:
+        return False
+    values = list(map(int, texts))
+    n = 0
+    for name, width in plan.sums:
+        counters[name] = sum(values[n:n + width])
+        n += width
+    counters.update(zip(plan.names, values[n:], strict=True))
+    return True
+
+
 def read_port(fields: dict[str, object], counters: dict[str, int | None], where: str, unknown: list[str]) -> None:
-    """Set ``counters`` from a port's COUNTERS hash. A sum with a part missing is None (portstat prints N/A)."""
+    """Set ``counters`` from a port's COUNTERS hash. A sum with a part missing is None (portstat prints N/A).
+
+    Fast path: when every field it reads is a string of ASCII digits (the usual hash), the values are converted in
+    one pass by a plan cached per set of fields; anything else takes the general loop below, which gives the same
+    counters and the reasons."""
+    if not counters and _read_port_fast(fields, counters):
+        return
     get = fields.get
     for name, stats in _SUMS:
         texts = [get(stat) for stat in stats]

@@ -1,0 +1,150 @@
+"""Reading a large sweep on every core: jobs (chunks of devices) spread over forked worker processes, their results
+returned in job order, so the caller merges them exactly as a serial loop would have built them.
+
+Small sweeps stay in this process (a pool costs about 0.1 s to start); so do processes that cannot fork safely
+(no ``fork`` start method, or other threads running: a fork copies their locks). Why and the figures:
+``docs/network-health.md`` "Scale".
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import queue
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+# devices in the sweeps read together from which the reading is spread over processes (a 100k-GPU fabric has
+# about 18,000; the demo fabric 50)
+PARALLEL_DEVICES = 512
+_shared: Any = None  # what the jobs read, set before the fork (the workers see the parent's memory as it was)
+
+
+def shared() -> Any:
+    """The object given to :func:`run` as ``shared``, in a worker (or in this process on the serial path)."""
+    return _shared
+
+
+def cores() -> int:
+    """The CPUs this process may run on (its affinity, as ``taskset`` sets it), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def parallel_ok(devices: int, workers: int | None) -> int:
+    """How many worker processes to use for ``devices`` devices: 0 for the serial path (a small sweep, one core,
+    ``workers`` 1, no fork, other threads)."""
+    n = cores() if workers is None else workers
+    if n < 2 or devices < PARALLEL_DEVICES or "fork" not in multiprocessing.get_all_start_methods():
+        return 0
+    return n if threading.active_count() == 1 else 0
+
+
+def run[J, T](fn: Callable[[J], T], jobs: Sequence[J], workers: int, share: Any = None,
+              remote: Callable[[J], Any] | None = None, decode: Callable[[Any], T] | None = None) -> list[T]:
+    """``[fn(job) for job in jobs]`` on ``workers`` processes when ``workers`` >= 2: this one and ``workers - 1``
+    forked helpers take the next job from one counter until none is left, so the faster side does more. A
+    helper runs ``remote(job)`` (default ``fn``) and sends its result back (pickled; exceptions too), where
+    ``decode`` (default: as it is) turns it into ``fn``'s result; this process decodes the helpers' results
+    between its own jobs. The helpers are gone when this returns. ``share`` is what :func:`shared` returns in the
+    jobs."""
+    global _shared, _job
+    _shared = share
+    try:
+        if workers < 2 or len(jobs) < 2:
+            return [fn(job) for job in jobs]
+        ctx = multiprocessing.get_context("fork")
+        counter, results = ctx.Value("l", 0), ctx.Queue()
+        _job = (remote or fn, jobs, counter, results)
+        out: list[Any] = [None] * len(jobs)
+        done = 0
+
+        def take(result: tuple[int, bool, Any]) -> None:
+            nonlocal done
+            i, ok, value = result
+            if not ok:
+                raise value
+            out[i] = decode(value) if decode is not None else value
+            done += 1
+
+        gc.freeze()  # the helpers' collector then leaves this process's objects (and their pages) alone
+        helpers = [ctx.Process(target=_helper, daemon=True) for _ in range(workers - 1)]
+        try:
+            for h in helpers:
+                h.start()
+            while (i := _next(counter)) < len(jobs):
+                out[i] = fn(jobs[i])
+                done += 1
+                while not results.empty():
+                    take(results.get())
+            while done < len(jobs):
+                try:
+                    take(results.get(timeout=1.0))
+                except queue.Empty:
+                    if not any(h.is_alive() for h in helpers) and results.empty():
+                        raise RuntimeError("a reader process ended without its results") from None
+            for h in helpers:
+                h.join()
+        finally:
+            gc.unfreeze()
+            for h in helpers:
+                if h.is_alive():
+                    h.kill()
+                    h.join()
+            results.close()
+            results.join_thread()
+        return out
+    finally:
+        _shared = _job = None
+
+
+_job: Any = None  # (the helpers' function, the jobs, the counter, the results queue), set before the fork
+
+
+def _next(counter: Any) -> int:
+    with counter.get_lock():
+        i = counter.value
+        counter.value = i + 1
+    return i
+
+
+def _helper() -> None:
+    """A helper process: the next job until none is left, each result (or its exception) sent back."""
+    fn, jobs, counter, results = _job
+    while (i := _next(counter)) < len(jobs):
+        try:
+            results.put((i, True, fn(jobs[i])))
+        except Exception as exc:  # sent to the parent, which raises it
+            results.put((i, False, exc))
+            break
+    results.close()
+    results.join_thread()
+
+
+@contextmanager
+def few_collections(first: int = 100_000) -> Iterator[None]:
+    """Collect garbage less often while millions of acyclic objects (samples, their counter dicts) are built: with
+    the default threshold (700 allocations) the collector runs thousands of times over a sweep of a large fabric
+    and finds nothing (a quarter of the reading's time); the readers and the rates build no reference cycles."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(first, old[0]), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
+def chunks[T](items: Sequence[T], workers: int, per_worker: int = 16) -> list[Sequence[T]]:
+    """``items`` cut into about ``workers * per_worker`` runs in order (one run when serial)."""
+    if workers < 2:
+        return [items]
+    size = max(1, -(-len(items) // (workers * per_worker)))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+__all__ = ["PARALLEL_DEVICES", "chunks", "cores", "few_collections", "parallel_ok", "run", "shared"]

@@ -1,0 +1,157 @@
+"""Sweeps rated: every (device, tool) over its latest two sweeps (:func:`rate`), and samples folders read and rated
+device by device (:func:`read_rated`), so that a large fabric's snapshots of every sweep are never all held at
+once: each device's outputs are read, rated and dropped on the reader processes, and only its rated readings come
+back. The two give the same :class:`Rated`. Why: ``docs/network-health.md`` "Scale".
+"""
+
+from __future__ import annotations
+
+import marshal
+import pickle
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hwaac.probe.model import ProbeResults
+from hwaac.telemetry import parallel
+from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.parsers.frr_routes import RouteTable
+from hwaac.telemetry.rates import Discontinuity, Interval, PortRates, interval
+from hwaac.telemetry.samples import Sweep, from_plain, open_folders, plain, read_devices, sweep_time
+
+Reading = Interval | Snapshot
+SERIAL_CHUNK = 256  # devices read and rated at a time on the serial path
+
+
+@dataclass(slots=True)
+class Rated:
+    """What the assessment reads of sweeps.
+
+    Attributes:
+        sweeps: each sweep's folder (or name) and time, oldest first.
+        readings: per (device, tool), in that order: the interval over its latest two sweeps, or its only snapshot
+            (state and gauges).
+        seconds: the intervals' lengths.
+        bgp: per device, the interval of its latest two BGP summaries.
+        routes: per device, its latest route table.
+        skipped: per sweep, the outputs not read, with why.
+        probes: per sweep, by host, its active probes' results (each sweep's are a complete measurement).
+    """
+
+    sweeps: list[tuple[str, float | None]]
+    readings: list[Reading] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    bgp: dict[str, Interval] = field(default_factory=dict)
+    routes: dict[str, RouteTable] = field(default_factory=dict)
+    skipped: list[list[str]] = field(default_factory=list)
+    probes: list[dict[str, ProbeResults]] = field(default_factory=list)
+
+
+def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
+                ) -> tuple[tuple[Snapshot, float] | None, tuple[Snapshot, float] | None]:
+    """(the earlier, the latest) reading of ``key`` among the sweeps that hold it."""
+    found = [x for s in sweeps if (x := (s.bgp if bgp else s.snapshots).get(key)) is not None]  # type: ignore[call-overload]
+    if not found:
+        return None, None
+    return (found[-2] if len(found) > 1 else None), found[-1]
+
+
+def rate(sweeps: Sequence[Sweep]) -> Rated:
+    """Rate every (device, tool) of ``sweeps`` (oldest first) over the latest two sweeps that hold it."""
+    out = Rated([(str(s.path), sweep_time(s)) for s in sweeps], skipped=[list(s.skipped) for s in sweeps],
+                probes=[dict(s.probes) for s in sweeps])
+    for key in sorted({k for s in sweeps for k in s.snapshots}):
+        before, after = _latest_two(sweeps, key, False)
+        assert after is not None
+        if before is None:
+            out.readings.append(after[0])
+            continue
+        iv = interval(before[0], after[0], times=(before[1], after[1]))
+        out.readings.append(iv)
+        if iv.seconds:
+            out.seconds.append(iv.seconds)
+    for device in sorted({d for s in sweeps for d in s.bgp}):
+        before, after = _latest_two(sweeps, device, True)
+        if before is not None and after is not None:
+            out.bgp[device] = interval(before[0], after[0], times=(before[1], after[1]))
+    for s in sweeps:
+        out.routes.update(s.routes)
+    return out
+
+
+def read_rated(folders: Sequence[str | Path], *, workers: int | None = None) -> Rated:
+    """``rate(read_sweeps(folders))``, with the same result, in less memory and on every core for a large fabric:
+    the devices (of every folder) are cut into chunks, and each chunk's folders are read and rated (on a reader
+    process for a large fabric, which sends back only the rated readings), so only one chunk's snapshots are
+    held at a time. Raises :class:`~hwaac.telemetry.samples.SamplesError` as
+    :func:`~hwaac.telemetry.samples.read_sweeps` does."""
+    heads = open_folders(folders)
+    devices = sorted({d for _, names in heads for d in names})
+    n = parallel.parallel_ok(sum(len(names) for _, names in heads), workers)
+    share = [(str(sweep.path), sweep.time, frozenset(names)) for sweep, names in heads]
+    # serial too, a chunk at a time: only one chunk's snapshots are ever held
+    jobs = parallel.chunks(devices, n) if n else [devices[i:i + SERIAL_CHUNK] for i in range(0, len(devices),
+                                                                                            SERIAL_CHUNK)]
+    with parallel.few_collections():
+        parts = parallel.run(_rate_chunk, jobs, n, share, remote=_rate_chunk_packed, decode=_unpack)
+    out = Rated([(str(sweep.path), sweep.time) for sweep, _ in heads], skipped=[[] for _ in heads],
+                probes=[{} for _ in heads])
+    for part in parts:
+        # a folder without taken_at: its newest sample's time over every chunk (sweep_time of the whole sweep)
+        for i, (_, pt) in enumerate(part.sweeps):
+            path, t = out.sweeps[i]
+            if heads[i][0].time is None and pt is not None:
+                out.sweeps[i] = (path, pt if t is None else max(t, pt))
+        for mine_p, theirs_p in zip(out.probes, part.probes, strict=True):
+            mine_p.update(theirs_p)
+        out.readings.extend(part.readings)
+        out.seconds.extend(part.seconds)
+        out.bgp.update(part.bgp)
+        out.routes.update(part.routes)
+        for mine, theirs in zip(out.skipped, part.skipped, strict=True):
+            mine.extend(theirs)
+    return out
+
+
+def _rate_chunk(devices: Sequence[str]) -> Rated:
+    """Read and rate ``devices`` in every folder that has them (a reader process's job)."""
+    sweeps = [read_devices(Sweep(Path(folder), time), [d for d in devices if d in names])
+              for folder, time, names in parallel.shared()]
+    return rate(sweeps)
+
+
+def _rate_chunk_packed(devices: Sequence[str]) -> bytes:
+    return pack(_rate_chunk(devices))
+
+
+def _plain_interval(iv: Interval) -> tuple[Any, ...]:
+    return (iv.device, iv.tool, iv.start, iv.end, iv.seconds, iv.time_base,
+            [(p.port, p.rates, p.why, p.gauges, p.state) for p in iv.ports.values()],
+            [(d.device, d.port, d.counter, d.kind, d.before, d.after, d.detail) for d in iv.discontinuities],
+            iv.only_before, iv.only_after, iv.errors)
+
+
+def _interval(flat: tuple[Any, ...]) -> Interval:
+    device, tool, start, end, seconds, base, ports, discontinuities, only_before, only_after, errors = flat
+    return Interval(device, tool, start, end, seconds, base, {p[0]: PortRates(*p) for p in ports},
+                    [Discontinuity(*d) for d in discontinuities], only_before, only_after, errors)
+
+
+def pack(rated: Rated) -> bytes:
+    """A chunk's rated readings as a reader process sends them back: tuples, lists and dicts in :mod:`marshal`
+    form (written and read several times faster than pickled objects); route tables pickled."""
+    readings = [("i", _plain_interval(r)) if isinstance(r, Interval) else ("s", plain(r)) for r in rated.readings]
+    bgp = [(device, _plain_interval(iv)) for device, iv in rated.bgp.items()]
+    return marshal.dumps((rated.sweeps, readings, rated.seconds, bgp,
+                          pickle.dumps(rated.routes, pickle.HIGHEST_PROTOCOL), rated.skipped,
+                          pickle.dumps(rated.probes, pickle.HIGHEST_PROTOCOL)))
+
+
+def _unpack(data: bytes) -> Rated:
+    sweeps, readings, seconds, bgp, routes, skipped, probes = marshal.loads(data)
+    return Rated(sweeps, [_interval(r) if kind == "i" else from_plain(r) for kind, r in readings], seconds,
+                 {device: _interval(iv) for device, iv in bgp}, pickle.loads(routes), skipped, pickle.loads(probes))
+
+
+__all__ = ["Rated", "Reading", "pack", "rate", "read_rated"]

@@ -1,0 +1,132 @@
+"""Reading sweeps on several processes (hwaac.telemetry.parallel, forced on with a threshold of one device): the
+same sweeps as the serial path, and the same rated readings when read and rated device by device
+(hwaac.telemetry.rated), dict order included; no process left behind, a failing job raised here."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hwaac.telemetry import parallel, rated, samples
+from hwaac.telemetry.model import Snapshot
+
+FIX = Path(__file__).parents[2] / "fixtures"
+# stem -> recorded output, as a switch or a GPU node returns it
+SWITCH = {
+    "counters-db.json": FIX / "telemetry" / "counters-db" / "sonic-utilities-b6af9f4-t1-dump-subset.json",
+    "intf-status.txt": FIX / "telemetry" / "sonic-interfaces-status" / "status_mock_master.txt",
+    "bgp-summary.json": FIX / "telemetry" / "frr" / "bgp-summary-7.2-sonic-t1.json",
+    "routes.json": FIX / "telemetry" / "frr" / "ip-route-8.4-unnumbered.json",
+    "show-version.txt": FIX / "telemetry" / "sonic-interfaces-status" / "status_mock_master.txt",  # no tool
+}
+HOST = {
+    "ethtool@rail0.txt": FIX / "health" / "ethtool" / "mlx5-connectx4-kernel-4.15" / "ethtool-S.txt",
+    "ib-counters.txt": FIX / "health" / "ib-counters" / "procfs-fixture" / "counters.txt",
+    "rdma-statistic.txt": FIX / "health" / "rdma-statistic" / "mlnx-iproute2-4link.txt",
+}
+
+
+def _folders(tmp: Path, devices: int = 5) -> list[Path]:
+    out = []
+    for n in (1, 2):
+        root = tmp / f"sweep{n}"
+        for i in range(devices):
+            for device, files in ((f"leaf-{i}", SWITCH), (f"gpu-{i}", HOST)):
+                (root / device).mkdir(parents=True)
+                for name, src in files.items():
+                    (root / device / name).write_text(src.read_text())
+        (root / "taken_at").write_text(f"{1000 + 30 * n}\n")
+        out.append(root)
+    return out
+
+
+def _dump(value: Any) -> Any:
+    """A reading with every dict as a list of items, so that equal means the same order too."""
+    if isinstance(value, dict):
+        return [(_dump(k), _dump(v)) for k, v in value.items()]
+    if isinstance(value, list | tuple):
+        return [_dump(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return (type(value).__name__, [(f, _dump(getattr(value, f))) for f in value.__dataclass_fields__])
+    return value
+
+
+@pytest.fixture
+def low_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "PARALLEL_DEVICES", 1)
+
+
+@pytest.mark.usefixtures("low_threshold")
+def test_folders_read_on_two_processes_as_on_one(tmp_path: Path) -> None:
+    folders = _folders(tmp_path)
+    serial = samples.read_sweeps(folders, workers=1)
+    assert parallel.parallel_ok(20, 2) == 2
+    together = samples.read_sweeps(folders, workers=2)
+    assert _dump(together) == _dump(serial)
+    assert serial[1].snapshots and serial[1].bgp and serial[1].routes and serial[1].skipped
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.usefixtures("low_threshold")
+def test_outputs_read_on_two_processes_as_on_one() -> None:
+    outputs = {f"{kind}-{i}": {name.rpartition(".")[0]: (src.read_text(), 1000.0 + i)
+                               for name, src in files.items() if not name.startswith("show")}
+               for i in range(5) for kind, files in (("leaf", SWITCH), ("gpu", HOST))}
+    named = [("sweep 1", outputs, None, ["gpu-9 ethtool@rail0: not read, exit 1"]), ("sweep 2", outputs, 5.0, None)]
+    serial = samples.sweeps_from_outputs(named, workers=1)
+    assert _dump(samples.sweeps_from_outputs(named, workers=2)) == _dump(serial)
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.usefixtures("low_threshold")
+def test_folders_read_and_rated_device_by_device_as_sweep_by_sweep(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rated, "SERIAL_CHUNK", 3)  # several chunks on the serial path too
+    folders = _folders(tmp_path)
+    (folders[1] / "gpu-0" / "ethtool@rail0.txt").unlink()  # one device's tool read once: a snapshot, not rated
+    (folders[0] / "leaf-9").mkdir()  # a device in the first sweep only
+    (folders[0] / "leaf-9" / "pfcwd.txt").write_text("")
+    whole = rated.rate(samples.read_sweeps(folders, workers=1))
+    assert any(isinstance(r, Snapshot) for r in whole.readings) and whole.bgp and whole.seconds
+    for workers in (1, 2):
+        got = rated.read_rated(folders, workers=workers)
+        assert _dump(got) == _dump(whole), workers
+    assert multiprocessing.active_children() == []
+
+
+def _fails_on_three(job: int) -> int:
+    if job == 3:
+        raise ValueError("job 3")
+    return job * 2
+
+
+def test_a_failing_job_is_raised_here_and_no_process_is_left() -> None:
+    assert parallel.run(_fails_on_three, [0, 1, 2], 2) == [0, 2, 4]
+    with pytest.raises(ValueError, match="job 3"):
+        parallel.run(_fails_on_three, list(range(8)), 2)
+    assert multiprocessing.active_children() == []
+
+
+def test_small_sweeps_one_core_and_threads_stay_serial(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert parallel.parallel_ok(parallel.PARALLEL_DEVICES - 1, 4) == 0
+    assert parallel.parallel_ok(parallel.PARALLEL_DEVICES, 1) == 0
+    assert parallel.parallel_ok(parallel.PARALLEL_DEVICES, 4) == 4
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert parallel.parallel_ok(parallel.PARALLEL_DEVICES, 4) == 0  # a fork would copy the thread's locks
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_chunks_keep_order() -> None:
+    items = list(range(100))
+    assert parallel.chunks(items, 1) == [items]
+    cut = parallel.chunks(items, 2, per_worker=4)
+    assert [x for c in cut for x in c] == items and len(cut) == 8
