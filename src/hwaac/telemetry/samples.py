@@ -108,8 +108,8 @@ def unpack(data: bytes) -> Sweep:
     """The part :func:`pack` packed, with equal snapshots (dict order included)."""
     snaps, bgp, routes, skipped, probes = marshal.loads(data)
     return Sweep(Path(""), None, {(device, stem): (from_plain(flat), when) for device, stem, when, flat in snaps},
-                 {device: (from_plain(flat), when) for device, when, flat in bgp}, pickle.loads(routes), skipped,
-                 pickle.loads(probes))
+                 {device: (from_plain(flat), when) for device, when, flat in bgp}, pickle.loads(routes),
+                 pickle.loads(probes), skipped)
 
 
 def plain(snap: Snapshot) -> tuple[object, ...]:

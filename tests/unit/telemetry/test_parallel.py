@@ -130,3 +130,21 @@ def test_chunks_keep_order() -> None:
     assert parallel.chunks(items, 1) == [items]
     cut = parallel.chunks(items, 2, per_worker=4)
     assert [x for c in cut for x in c] == items and len(cut) == 8
+
+
+PROBES = Path(__file__).parents[2] / "fixtures" / "telemetry" / "samples" / "probe-loss_derived"
+
+
+def test_probe_results_come_back_from_the_reader_processes(low_threshold: None) -> None:
+    """A folder of probe results (64 hosts) read and rated on two processes holds the same results as on one, and
+    the assessment names the same cable (L0000266 loses 2 % of its probes: the fixture's README)."""
+    from hwaac.plan import build_plan
+    from hwaac.telemetry.fabric_health import judge
+    from hwaac.telemetry.slo import default_slos
+    from hwaac.validate import load_intent
+
+    one, two = rated.read_rated([PROBES], workers=1), rated.read_rated([PROBES], workers=2)
+    assert len(two.probes[0]) == 64 and _dump(two.probes) == _dump(one.probes)
+    plan = build_plan(load_intent(Path(__file__).parents[3] / "inventory" / "demo"))
+    named = [judge(plan, r, default_slos()).probes.suspects[0].components[0].name for r in (one, two)]
+    assert named == ["L0000266", "L0000266"]
