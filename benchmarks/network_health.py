@@ -18,9 +18,10 @@ lines, hashes and fields the readers map); ``--raw`` writes them as the commands
 ``--routes`` prefixes per switch: a real table at this size (every leaf's loopback and host /31s, 32 next hops
 each) is tens of MB a switch, which no sweep of every switch can read.
 
-Measured on 2026-12-05, 2 cores shared with other work (load average 0.5-1.3 at the start; the time moves by a
-third with the load): total 52.5 s (read and rated 41.7 s, correlate 3.4 s, SLIs 3.5 s, localise 3.8 s), peak RSS
-3.8 GiB: the memory target is met, the time target missed (``docs/network-health.md`` "Scale").
+Measured on 2026-12-05, 2 cores shared with other work (load average about 1; at a load of 5 the time was two to
+four times longer): total 52.5-57.9 s (read and rated 41.7-46.2 s, correlate 3.4-3.7 s, SLIs 3.5-3.6 s, localise
+3.8-4.1 s), peak RSS 3.8 GiB: the memory target is met, the time target missed (``docs/network-health.md``
+"Scale", ``benchmarks/README.md``).
 
     .venv/bin/python benchmarks/network_health.py [--gpus 100352] [--raw] [--routes 1] [--workers N]
                                                   [--path rated|sweeps] [--keep DIR]
