@@ -107,9 +107,8 @@ class ActionModule(HwaacAction):
         labels = args["registered"] or [f"sweep {i + 1}" for i in range(len(gathered))]
         if args["probe_max_age"] <= 0:
             raise AnsibleActionFail(f"{MODULE}: probe_max_age must be positive (seconds)")
-        sweeps = sweeps_from_outputs([outputs_of(label, results) for label, results in zip(labels, gathered,
-                                                                                          strict=True)],
-                                     probe_max_age=args["probe_max_age"])
+        outputs = [outputs_of(label, results) for label, results in zip(labels, gathered, strict=True)]
+        sweeps = sweeps_from_outputs(outputs, probe_max_age=args["probe_max_age"])
         try:
             slos = load_slos(args["slo"])
             plan = build_plan(load_intent(args["intent"]), validate=False)

@@ -101,8 +101,8 @@ COUNTERS_DB_FIELDS = frozenset((
         "IF_IN_OCTETS", "IF_OUT_OCTETS", "DOT3_STATS_FCS_ERRORS", "ETHER_STATS_CRC_ALIGN_ERRORS",
         "DOT3_STATS_SYMBOL_ERRORS", "IF_IN_FEC_CORRECTABLE_FRAMES", "IF_IN_FEC_NOT_CORRECTABLE_FRAMES",
         "IF_IN_FEC_SYMBOL_ERRORS", "PAUSE_RX_PKTS", "PAUSE_TX_PKTS")),
-    *(f"SAI_PORT_STAT_PFC_{p}_{k}" for p in range(8) for k in ("RX_PKTS", "TX_PKTS", "RX_PAUSE_DURATION_US",
-                                                                 "TX_PAUSE_DURATION_US")),
+    *(f"SAI_PORT_STAT_PFC_{p}_{k}" for p in range(8)
+      for k in ("RX_PKTS", "TX_PKTS", "RX_PAUSE_DURATION_US", "TX_PAUSE_DURATION_US")),
     *(f"EST_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US" for p in range(8)),
 ))
 
