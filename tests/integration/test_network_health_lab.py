@@ -19,14 +19,12 @@ import pytest
 
 from hwaac.cli import main as hwaac_main
 from hwaac.lab import Lab, faults
-from hwaac.lab.down import down
 from hwaac.lab.probe import probe_lab
-from hwaac.lab.status import converge
 from hwaac.lab.sweep import write_sweep
-from hwaac.lab.up import up
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan
 from hwaac.validate import load_intent
+from tests.integration.lab_twin import twin
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("lab")]
 
@@ -47,13 +45,8 @@ def plan() -> Plan:
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     render = tmp_path_factory.mktemp("nh-lab") / "demo"
     assert hwaac_main(["plan", str(DEMO), "-o", str(render)]) == 0
-    down(NAME)  # a previous run that was killed
-    try:
-        built = up(render, name=NAME)
-        converge(built, timeout=120)
+    with twin(render, NAME) as built:
         yield built
-    finally:
-        down(NAME)
 
 
 @pytest.fixture(scope="module")

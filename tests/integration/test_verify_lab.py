@@ -26,13 +26,12 @@ import yaml
 
 from hwaac.cli import main as hwaac_main
 from hwaac.lab import Lab, faults
-from hwaac.lab.down import down
 from hwaac.lab.status import converge
-from hwaac.lab.up import up
 from hwaac.verify import LabCollector, Report, Status, load_inputs, verify
 from hwaac.verify.inputs import Cable, Inputs
 from hwaac.verify.report import faults as report_faults
 from hwaac.verify.results import Result
+from tests.integration.lab_twin import twin
 
 # the twin modules run one after another on one worker (make test: xdist --dist loadgroup): each module's lab has
 # a fixed name, and test_lab checks that nothing but its own labs changed the machine
@@ -54,13 +53,8 @@ def render(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def lab(render: Path) -> Iterator[Lab]:
-    down(NAME)  # a previous run that was killed
-    try:
-        built = up(render, name=NAME)
-        converge(built, timeout=120)
+    with twin(render, NAME) as built:
         yield built
-    finally:
-        down(NAME)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,25 @@
+"""A twin of a rendered fabric for the lab test modules, taken down whatever happens."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from hwaac.lab import Lab
+from hwaac.lab.down import down
+from hwaac.lab.status import converge
+from hwaac.lab.up import up
+
+
+@contextlib.contextmanager
+def twin(render: Path, name: str) -> Iterator[Lab]:
+    """The lab ``name`` of the rendered fabric ``render``, converged; taken down first (a run that was killed) and
+    afterwards, also when a test fails."""
+    down(name)
+    try:
+        built = up(render, name=name)
+        converge(built, timeout=120)
+        yield built
+    finally:
+        down(name)
