@@ -4,8 +4,13 @@ same sweeps as the serial path, and the same rated readings when read and rated 
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
+import os
+import subprocess
+import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +20,24 @@ from hwaac.telemetry import parallel, rated, samples
 from hwaac.telemetry.model import Snapshot
 
 FIX = Path(__file__).parents[2] / "fixtures"
+REPO = Path(__file__).parents[3]
+_INNER = "HWAAC_TEST_ONE_THREAD"
+
+
+def one_thread(test: Callable[..., None]) -> Callable[..., None]:
+    """Run ``test`` here when this process has no other thread, else as a pytest run of its own in a new process:
+    the pool never forks a process that has other threads (``parallel.parallel_ok``), and a suite's earlier tests
+    in this worker may have left some (servers, pools), which would turn the parallel path under test off."""
+    @functools.wraps(test)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        if threading.active_count() == 1 or os.environ.get(_INNER):
+            test(*args, **kwargs)
+            return
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                            f"{Path(__file__).relative_to(REPO)}::{test.__name__}"], cwd=REPO, capture_output=True,
+                           text=True, timeout=600, env={**os.environ, _INNER: "1"})
+        assert r.returncode == 0 and " passed" in r.stdout, (r.stdout + r.stderr)[-4000:]
+    return wrapper
 # stem -> recorded output, as a switch or a GPU node returns it
 SWITCH = {
     "counters-db.json": FIX / "telemetry" / "counters-db" / "sonic-utilities-b6af9f4-t1-dump-subset.json",
@@ -61,6 +84,7 @@ def low_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.usefixtures("low_threshold")
+@one_thread
 def test_folders_read_on_two_processes_as_on_one(tmp_path: Path) -> None:
     folders = _folders(tmp_path)
     serial = samples.read_sweeps(folders, workers=1)
@@ -72,6 +96,7 @@ def test_folders_read_on_two_processes_as_on_one(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("low_threshold")
+@one_thread
 def test_outputs_read_on_two_processes_as_on_one() -> None:
     outputs = {f"{kind}-{i}": {name.rpartition(".")[0]: (src.read_text(), 1000.0 + i)
                                for name, src in files.items() if not name.startswith("show")}
@@ -83,6 +108,7 @@ def test_outputs_read_on_two_processes_as_on_one() -> None:
 
 
 @pytest.mark.usefixtures("low_threshold")
+@one_thread
 def test_folders_read_and_rated_device_by_device_as_sweep_by_sweep(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rated, "SERIAL_CHUNK", 3)  # several chunks on the serial path too
@@ -104,6 +130,7 @@ def _fails_on_three(job: int) -> int:
     return job * 2
 
 
+@one_thread
 def test_a_failing_job_is_raised_here_and_no_process_is_left() -> None:
     assert parallel.run(_fails_on_three, [0, 1, 2], 2) == [0, 2, 4]
     with pytest.raises(ValueError, match="job 3"):
@@ -111,6 +138,7 @@ def test_a_failing_job_is_raised_here_and_no_process_is_left() -> None:
     assert multiprocessing.active_children() == []
 
 
+@one_thread
 def test_small_sweeps_one_core_and_threads_stay_serial(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parallel.parallel_ok(parallel.PARALLEL_DEVICES - 1, 4) == 0
     assert parallel.parallel_ok(parallel.PARALLEL_DEVICES, 1) == 0
@@ -135,6 +163,7 @@ def test_chunks_keep_order() -> None:
 PROBES = Path(__file__).parents[2] / "fixtures" / "telemetry" / "samples" / "probe-loss_derived"
 
 
+@one_thread
 def test_probe_results_come_back_from_the_reader_processes(low_threshold: None) -> None:
     """A folder of probe results (64 hosts) read and rated on two processes holds the same results as on one, and
     the assessment names the same cable (L0000266 loses 2 % of its probes: the fixture's README)."""
