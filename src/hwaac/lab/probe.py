@@ -17,7 +17,7 @@ from typing import Any
 from hwaac.lab.api import Lab
 from hwaac.lab.errors import LabError
 from hwaac.plan.model import Plan
-from hwaac.probe.model import Flow, ProbeResults
+from hwaac.probe.model import Flow, ProbeResults, write_atomic
 
 CACHE_FILE = "probe-paths.json"
 ROUTING_MODES = ("down", "flap", "node", "stopped")  # faults that change routes (hwaac.lab.faults)
@@ -68,9 +68,7 @@ def probe_lab(lab: Lab, plan: Plan, *, count: int = 100, interval: float = 0.01,
     except (ValueError, OSError) as exc:
         raise LabError(f"lab {lab.name}: probes failed: {exc}") from None
     ended = time.time()
-    tmp = cache_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"faults": faults, "paths": cache}) + "\n")
-    tmp.replace(cache_file)
+    write_atomic(cache_file, json.dumps({"faults": faults, "paths": cache}) + "\n")
     by_host: dict[str, list] = {}
     for r in results:
         by_host.setdefault(r.flow.src_host, []).append(r)

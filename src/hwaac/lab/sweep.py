@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
@@ -118,9 +119,7 @@ def write_sweep(lab: Lab, folder: Path, *, workers: int = 8, probes: Mapping[str
             folder.rmdir()
         os.replace(tmp, folder)
     except BaseException:
-        for p in sorted(tmp.rglob("*"), reverse=True):
-            p.rmdir() if p.is_dir() else p.unlink()
-        tmp.rmdir()
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
     return folder
 
