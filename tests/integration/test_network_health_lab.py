@@ -20,6 +20,7 @@ import pytest
 from hwaac.cli import main as hwaac_main
 from hwaac.lab import Lab, faults
 from hwaac.lab.probe import probe_lab
+from hwaac.lab.status import converge
 from hwaac.lab.sweep import write_sweep
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan
@@ -126,6 +127,7 @@ def test_a_cable_down_lowers_availability_and_is_named(lab: Lab, plan: Plan, cle
     before = sweep(lab, plan, clean / "s4", probes=False)  # after the loss test: its drops are not in this interval
     faults.fail_link(lab, cable, mode="down")
     try:
+        converge(lab, timeout=120)  # the routes without the cable, as a sweep some time after the fault sees them
         cut = sweep(lab, plan, clean / "s5", probes=False)
     finally:
         faults.restore(lab, cable)
