@@ -102,7 +102,8 @@ def _judge(plan: Plan, rated: Rated, slos: SloSet, squeue: Squeue | None, index:
         "planned_ports_not_sampled": [f"{d} {p}" for d, p in corr.missing],
         "devices_not_in_the_plan": unplanned_devices,
         "samples_not_in_the_plan": [f"{d} {p} ({t})" for d, p, t in corr.unplanned if d not in unplanned_devices],
-        "reader_and_rate_errors": list(dict.fromkeys(corr.errors)),
+        "reader_and_rate_errors": list(dict.fromkeys(
+            [*corr.errors, *(f"{d} ({iv.tool}): {u}" for d, iv in bgp.items() for u in iv.unknown)])),
         "discontinuities": [f"{x.device} {x.port} {x.counter}: {x.detail}" for x in corr.discontinuities],
         "files_skipped": [f for skipped in rated.skipped for f in skipped],
     }

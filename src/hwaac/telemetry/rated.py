@@ -129,13 +129,13 @@ def _plain_interval(iv: Interval) -> tuple[Any, ...]:
     return (iv.device, iv.tool, iv.start, iv.end, iv.seconds, iv.time_base,
             [(p.port, p.rates, p.why, p.gauges, p.state) for p in iv.ports.values()],
             [(d.device, d.port, d.counter, d.kind, d.before, d.after, d.detail) for d in iv.discontinuities],
-            iv.only_before, iv.only_after, iv.errors)
+            iv.only_before, iv.only_after, iv.errors, iv.unknown)
 
 
 def _interval(flat: tuple[Any, ...]) -> Interval:
-    device, tool, start, end, seconds, base, ports, discontinuities, only_before, only_after, errors = flat
+    device, tool, start, end, seconds, base, ports, discontinuities, only_before, only_after, errors, unknown = flat
     return Interval(device, tool, start, end, seconds, base, {p[0]: PortRates(*p) for p in ports},
-                    [Discontinuity(*d) for d in discontinuities], only_before, only_after, errors)
+                    [Discontinuity(*d) for d in discontinuities], only_before, only_after, errors, unknown)
 
 
 def pack(rated: Rated) -> bytes:

@@ -75,6 +75,8 @@ class Interval:
         discontinuities: resets, wraps and clears found.
         only_before / only_after: ports in one sample only (gone, or new).
         errors: reasons no rate of the interval could be computed (times, device or tool differ).
+        unknown: the readers' reasons part of an output could not be read (the later sample's, then the earlier's
+            marked so): a rated output read in part is reported, never taken as whole.
     """
 
     device: str
@@ -88,6 +90,7 @@ class Interval:
     only_before: list[str] = field(default_factory=list)
     only_after: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
 
 
 def classify_fall(before: int, after: int, width: int) -> tuple[str, int | None, str]:
@@ -150,6 +153,8 @@ def interval(before: Snapshot, after: Snapshot, *, times: tuple[float, float] | 
     start, end, base, err = _times(before, after, t0, t1)
     device = after.device or before.device
     out = Interval(device=device, tool=after.tool, start=start, end=end, seconds=None, time_base=base)
+    if after.unknown or before.unknown:
+        out.unknown = [*after.unknown, *(f"earlier sample: {u}" for u in before.unknown)]
     errors = out.errors
     if err:
         errors.append(err)

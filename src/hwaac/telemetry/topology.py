@@ -195,7 +195,7 @@ def correlate(index: LinkIndex, readings: Iterable[Interval | Snapshot]) -> Corr
         if isinstance(r, Interval):
             iv: Interval | None = r
             out.discontinuities.extend(r.discontinuities)
-            out.errors.extend(f"{device} ({r.tool}): {e}" for e in r.errors)
+            out.errors.extend(f"{device} ({r.tool}): {e}" for e in (*r.errors, *r.unknown))
             ports: Iterable[PortRates] = r.ports.values()
         else:
             iv = None

@@ -9,7 +9,10 @@ import pytest
 
 from hwaac.cli import main
 from hwaac.plan import build_plan
-from hwaac.telemetry.fabric_health import assess
+from hwaac.telemetry.fabric_health import assess, judge
+from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.rated import Rated
+from hwaac.telemetry.rates import interval
 from hwaac.telemetry.samples import read_sweeps
 from hwaac.telemetry.slo import load_slos
 from hwaac.validate import load_intent
@@ -109,3 +112,21 @@ def test_assess_times_each_stage() -> None:
     health = assess(build_plan(load_intent(DEMO)), read_sweeps([FAULT1, FAULT2]), load_slos(), timings=timings)
     assert list(timings) == ["rates", "index", "correlate", "slis", "localise", "report"]
     assert all(t >= 0 for t in timings.values()) and health.report.exit_code() == 1
+
+
+def test_what_a_reader_could_not_read_of_rated_outputs_is_in_the_coverage() -> None:
+    """A rated output (a port counter tool, a BGP summary) read in part is listed, never dropped as whole."""
+    plan = build_plan(load_intent(DEMO))
+    leaf = "leaf-p0-su01-r0"
+    before, after = Snapshot("show bgp summary json", leaf, 0.0), Snapshot("show bgp summary json", leaf, 60.0)
+    for s in (before, after):
+        s.port("Ethernet128").counters.update(bgp_established=1, bgp_dropped=0)
+    after.unknown.append("peer Ethernet132: connectionsDropped 'x' is not a count")
+    ports = [Snapshot("portstat", leaf, t) for t in (0.0, 60.0)]
+    for s in ports:
+        s.port("Ethernet0").counters["rx_ok"] = int(s.taken_at or 0)
+    ports[0].unknown.append("line 4: cut short")
+    rated = Rated([("a", 0.0), ("b", 60.0)], [interval(*ports)], [60.0], {leaf: interval(before, after)})
+    errors = judge(plan, rated, load_slos()).report.coverage["reader_and_rate_errors"]
+    assert errors == [f"{leaf} (portstat): earlier sample: line 4: cut short",
+                      f"{leaf} (show bgp summary json): peer Ethernet132: connectionsDropped 'x' is not a count"]

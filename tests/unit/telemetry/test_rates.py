@@ -175,3 +175,14 @@ def test_caller_times_per_snapshot() -> None:
     s = [snap({"rx_ok": v}) for v in (0, 30, 90)]
     a, b = rates(s, times=[0.0, 3.0, 9.0])
     assert (a.ports["Ethernet0"].rates["rx_ok"], b.ports["Ethernet0"].rates["rx_ok"]) == (10.0, 10.0)
+
+
+def test_readers_problems_of_either_sample_are_kept() -> None:
+    """A rated output read only in part says so: the later sample's reasons, then the earlier's, marked."""
+    a, b = snap({"rx_ok": 0}, at=0.0), snap({"rx_ok": 10}, at=1.0)
+    a.unknown.append("line 9: cut short")
+    b.unknown.append("Ethernet8: RX_ERR 'x' is not a count")
+    iv = interval(a, b)
+    assert iv.unknown == ["Ethernet8: RX_ERR 'x' is not a count", "earlier sample: line 9: cut short"]
+    assert iv.errors == [] and iv.ports["Ethernet0"].rates == {"rx_ok": 10.0}
+    assert interval(snap({"rx_ok": 0}, at=0.0), snap({"rx_ok": 1}, at=1.0)).unknown == []

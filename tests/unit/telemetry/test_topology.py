@@ -114,6 +114,13 @@ def test_correlate_merges_a_state_snapshot_with_rates(index: LinkIndex) -> None:
     assert end is not None and end.rates == {"rx_ok": 10.0} and end.state["oper"] == "up"
 
 
+def test_correlate_reports_what_a_reader_could_not_read_of_a_rated_output(index: LinkIndex) -> None:
+    a, b = _two(LEAF0, ["Ethernet0"])
+    b.unknown.append("line 7: 'RX_OK' column is missing")
+    c = correlate(index, [interval(a, b)])
+    assert c.errors == [f"{LEAF0} (portstat): line 7: 'RX_OK' column is missing"]
+
+
 def test_correlate_a_real_status_output_on_a_planned_leaf(index: LinkIndex) -> None:
     # a recorded 400G chassis output: its Ethernet ports that the demo leaf cables attach, the rest are unplanned
     snap = parse_interface_status((STATUS / "status_400g_chassis_qsfpdd.txt").read_text(), device=LEAF0)
