@@ -18,7 +18,7 @@ from hwaac.telemetry import parallel
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers.frr_routes import RouteTable
 from hwaac.telemetry.rates import Discontinuity, Interval, PortRates, interval
-from hwaac.telemetry.samples import Sweep, from_plain, open_folders, plain, read_devices, sweep_time
+from hwaac.telemetry.samples import LATEST_ONLY, Sweep, from_plain, open_folders, plain, read_devices, sweep_time
 
 Reading = Interval | Snapshot
 SERIAL_CHUNK = 256  # devices read and rated at a time on the serial path
@@ -58,13 +58,14 @@ def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
 
 
 def rate(sweeps: Sequence[Sweep]) -> Rated:
-    """Rate every (device, tool) of ``sweeps`` (oldest first) over the latest two sweeps that hold it."""
+    """Rate every (device, tool) of ``sweeps`` (oldest first) over the latest two sweeps that hold it; a tool that
+    gives no counter (:data:`~hwaac.telemetry.samples.LATEST_ONLY`) is its latest snapshot."""
     out = Rated([(str(s.path), sweep_time(s)) for s in sweeps], skipped=[list(s.skipped) for s in sweeps],
                 probes=[dict(s.probes) for s in sweeps])
     for key in sorted({k for s in sweeps for k in s.snapshots}):
         before, after = _latest_two(sweeps, key, False)
         assert after is not None
-        if before is None:
+        if before is None or key[1] in LATEST_ONLY:
             out.readings.append(after[0])
             continue
         iv = interval(before[0], after[0], times=(before[1], after[1]))
@@ -115,10 +116,12 @@ def read_rated(folders: Sequence[str | Path], *, workers: int | None = None) -> 
 
 
 def _rate_chunk(devices: Sequence[str]) -> Rated:
-    """Read and rate ``devices`` in every folder that has them (a reader process's job)."""
-    sweeps = [read_devices(Sweep(Path(folder), time), [d for d in devices if d in names])
-              for folder, time, names in parallel.shared()]
-    return rate(sweeps)
+    """Read and rate ``devices`` in every folder that has them (a reader process's job); an output that is never
+    rated (:data:`~hwaac.telemetry.samples.LATEST_ONLY`) only from the latest folder that holds it."""
+    later: set[tuple[str, str]] = set()
+    sweeps = [read_devices(Sweep(Path(folder), time), [d for d in devices if d in names], later=later)
+              for folder, time, names in reversed(parallel.shared())]
+    return rate(sweeps[::-1])
 
 
 def _rate_chunk_packed(devices: Sequence[str]) -> bytes:

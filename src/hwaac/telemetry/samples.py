@@ -65,6 +65,9 @@ def _command(tool: str) -> str:
 # file stem -> (reader, the command whose output the file holds); readers marked with a port take it from @PORT
 READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _WHOLE.items()}
 PORT_READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _PER_PORT.items()}
+# readers that give state words and gauges, never a counter: nothing of them is rated, so of several sweeps only the
+# latest that holds such an output is read (hwaac.telemetry.rated)
+LATEST_ONLY = frozenset({"intf-status", "transceiver-dom"})
 BGP, ROUTES = "bgp-summary", "routes"  # FRR: show bgp summary json, show ip route json
 PROBE = "probe"  # hwaac probe send: a host's active probe results (hwaac.probe.model, JSON)
 EXTENSIONS = (".txt", ".json", ".out")
@@ -188,8 +191,11 @@ def open_folders(folders: Sequence[str | Path]) -> list[tuple[Sweep, list[str]]]
     return heads
 
 
-def read_devices(sweep: Sweep, devices: Iterable[str]) -> Sweep:
-    """Read the files of ``devices`` (device folders of ``sweep.path``) into ``sweep``; returns it."""
+def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, str]] | None = None) -> Sweep:
+    """Read the files of ``devices`` (device folders of ``sweep.path``) into ``sweep``; returns it.
+
+    ``later``: for sweeps read newest first, the (device, stem) of the :data:`LATEST_ONLY` outputs a later sweep
+    holds, which are not read again here; the ones read here are added."""
     root, time = sweep.path, sweep.time
     for device in devices:
         with os.scandir(root / device) as found:  # the entries' types come with the listing: no stat per file
@@ -199,6 +205,10 @@ def read_devices(sweep: Sweep, devices: Iterable[str]) -> Sweep:
             if suffix not in EXTENSIONS or not entry.is_file():
                 sweep.skipped.append(f"{entry.path}: not a .txt, .json or .out file")
                 continue
+            if later is not None and stem in LATEST_ONLY:
+                if (device, stem) in later:
+                    continue
+                later.add((device, stem))
             when = time if time is not None else entry.stat().st_mtime
             with open(entry.path, encoding="utf-8", errors="replace") as fh:
                 raw = fh.read()
@@ -307,6 +317,6 @@ def _read_outputs(job: tuple[int, Sequence[str]]) -> tuple[int, Sweep]:
     return index, sweep
 
 
-__all__ = ["BGP", "PORT_READERS", "PROBE", "READERS", "ROUTES", "TIME_FILE", "SamplesError", "Sweep", "add_output",
-           "from_plain", "open_folders", "pack", "plain", "read_devices", "read_sweep", "read_sweeps",
+__all__ = ["BGP", "LATEST_ONLY", "PORT_READERS", "PROBE", "READERS", "ROUTES", "TIME_FILE", "SamplesError", "Sweep",
+           "add_output", "from_plain", "open_folders", "pack", "plain", "read_devices", "read_sweep", "read_sweeps",
            "sweep_from_outputs", "sweep_time", "sweeps_from_outputs", "unpack", "valid_names"]

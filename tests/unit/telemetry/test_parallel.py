@@ -177,3 +177,25 @@ def test_probe_results_come_back_from_the_reader_processes(low_threshold: None) 
     plan = build_plan(load_intent(Path(__file__).parents[3] / "inventory" / "demo"))
     named = [judge(plan, r, default_slos()).probes.suspects[0].components[0].name for r in (one, two)]
     assert named == ["L0000266", "L0000266"]
+
+
+def test_outputs_never_rated_are_read_from_the_latest_sweep_only(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``show interfaces status`` gives state only: of two sweeps only the later one's is read, and the reading is
+    its snapshot, as when both are read and rated."""
+    folders = _folders(tmp_path, devices=2)
+    (folders[1] / "leaf-1" / "intf-status.txt").unlink()  # leaf-1's status is in the first sweep only
+    read: list[str] = []
+    reader, command = samples.READERS["intf-status"]
+
+    def spy(raw: str, *, device: str = "") -> Snapshot:
+        read.append(device)
+        return reader(raw, device=device)
+
+    got = rated.read_rated(folders, workers=1)
+    monkeypatch.setitem(samples.READERS, "intf-status", (spy, command))
+    assert _dump(rated.read_rated(folders, workers=1)) == _dump(got)
+    assert sorted(read) == ["leaf-0", "leaf-1"]  # leaf-0's from sweep 2, leaf-1's from sweep 1
+    status = [r for r in got.readings if r.tool == "show interfaces status"]
+    assert [type(r).__name__ for r in status] == ["Snapshot", "Snapshot"]
+    assert _dump(rated.rate(samples.read_sweeps(folders, workers=1))) == _dump(got)
