@@ -18,7 +18,9 @@ traffic counters grow between sweeps at a per-port rate, error counters do not, 
 - ``ib-counters``: ``grep -H .`` of sysfs ``counters/`` then ``hw_counters/``, 46 lines a port, the mlx5_0 lines of
   ``health/ib-counters/procfs-fixture/counters.txt``;
 - ``rdma-statistic``: ``rdma statistic show``, one line a port, ``mlx5_0/1`` of
-  ``health/rdma-statistic/mlnx-iproute2-4link.txt``.
+  ``health/rdma-statistic/mlnx-iproute2-4link.txt`` (written when the host module's defaults read it).
+
+A GPU node's outputs are the host module's default tools (``DEFAULT_TOOLS["host"]``).
 
 With ``filtered`` the outputs are built with only the lines, hashes and fields that the host module's filter
 (``hwaac.telemetry.tools.filter_output``) keeps, which is what filtering the whole output gives (the filter keeps
@@ -40,7 +42,7 @@ from pathlib import Path
 
 from hwaac.plan.model import Link, Plan, ip_str
 from hwaac.plan.ports import port_table
-from hwaac.telemetry.tools import COUNTERS_DB_FIELDS, ETHTOOL_NAMES, SYSFS_NAMES
+from hwaac.telemetry.tools import COUNTERS_DB_FIELDS, DEFAULT_TOOLS, ETHTOOL_NAMES, SYSFS_NAMES
 
 FIX = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 T0, SECONDS = 1_700_000_000.0, 30.0
@@ -156,9 +158,16 @@ class Synth:
                     "bgp-summary": self.bgp_summary(device, ends, sweep),
                     "routes": self.routes(device, ends)}
         ends = self.ends[device]
-        out = {f"ethtool@{port}": self.ethtool(device, port, sweep) for port, _, _ in ends}
-        out["ib-counters"] = self.ib_counters(device, ends, sweep)
-        out["rdma-statistic"] = self.rdma_statistic(device, ends, sweep)
+        out: dict[str, str] = {}
+        for tool in DEFAULT_TOOLS["host"]:  # what the host module reads by default
+            if tool == "ethtool":
+                out.update({f"ethtool@{port}": self.ethtool(device, port, sweep) for port, _, _ in ends})
+            elif tool == "ib-counters":
+                out[tool] = self.ib_counters(device, ends, sweep)
+            elif tool == "rdma-statistic":
+                out[tool] = self.rdma_statistic(device, ends, sweep)
+            else:
+                raise ValueError(f"{tool}: no synthetic output")
         return out
 
     # switches -----------------------------------------------------------------------------------------------

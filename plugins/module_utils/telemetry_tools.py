@@ -56,10 +56,11 @@ TOOLS = {
 }
 
 # what a switch and a GPU host read by default (the per-port ones need the host's ports); "probe" is opt-in: it reads
-# the results of an agent that not every node runs
+# the results of an agent that not every node runs. rdma-statistic is not a host default: it prints the same RDMA hw
+# counters as ib-counters' hw_counters/ (through netlink), which also holds the PortCounters
 DEFAULT_TOOLS = {
     "sonic": ["counters-db", "intf-status", "intf-flap", "transceiver-dom", "pfcwd", "bgp-summary", "routes"],
-    "host": ["rdma-statistic", "ib-counters", "ethtool"],
+    "host": ["ib-counters", "ethtool"],
 }
 
 

@@ -39,7 +39,8 @@ options:
     description:
       - What the device is; picks the default O(tools).
       - "C(sonic): counters-db, intf-status, intf-flap, transceiver-dom, pfcwd, bgp-summary, routes.
-        C(host): rdma-statistic, ib-counters, and ethtool for each of O(ports)."
+        C(host): ib-counters, and ethtool for each of O(ports). C(rdma-statistic) reads the same RDMA hardware
+        counters as C(ib-counters) (through netlink, not sysfs): ask for it where sysfs is not readable."
     type: str
     default: sonic
     choices: [sonic, host]

@@ -72,7 +72,7 @@ def test_switch_tools_return_the_raw_output_of_their_commands(tmp_path: Path, ch
 
 def test_host_defaults_without_ports_leave_the_per_port_tools_out(tmp_path: Path) -> None:
     res = run(tmp_path, {"kind": "host", "sysfs_root": str(tmp_path / "nosys")})
-    assert list(res["outputs"]) == ["rdma-statistic", "ib-counters"]
+    assert list(res["outputs"]) == ["ib-counters"]
 
 
 def test_sonic_defaults_run_the_dump_and_frr(tmp_path: Path) -> None:
