@@ -3,7 +3,8 @@ GPU nodes and Slurm jobs, and what the samples did not cover; as Markdown (detai
 
 Exit status by the worst suspect (:meth:`FabricReport.exit_code`): 0 no suspect or info only, 4 warn, 1 fault
 (as ``hwaac verify``: 1 is a failure, 2 stays usage). A scope whose coverage (links of known state) is below its
-SLO makes the report at least warn: unknown is never healthy.
+SLO makes the report at least warn: unknown is never healthy; so does any other SLI out of its SLO, whether or not
+a rule names a component for it.
 """
 
 from __future__ import annotations
@@ -75,10 +76,18 @@ class FabricReport:
                                           _num(a.key)))
 
     @property
+    def breaches(self) -> list[tuple[Aggregate, list[str]]]:
+        """The scopes with an SLI other than coverage out of its SLO, with those SLIs, in report order."""
+        out = [(a, bad) for a in self.aggregates if (bad := [k for k in _breaches(a, self.slos) if k != COVERAGE])]
+        return sorted(out, key=lambda x: (ALL_SCOPES.index(x[0].scope) if x[0].scope in ALL_SCOPES
+                                          else len(ALL_SCOPES), _num(x[0].key)))
+
+    @property
     def worst(self) -> Severity | None:
-        """The worst suspect's severity; at least warn when a scope's coverage is below its SLO."""
+        """The worst suspect's severity; at least warn when a scope's coverage, or another of its SLIs, is out of its
+        SLO."""
         worst = max((s.severity for s in self.suspects), default=None)
-        if self.coverage_short and (worst is None or worst < WARN):
+        if (worst is None or worst < WARN) and (self.coverage_short or self.breaches):
             return WARN
         return worst
 
@@ -139,6 +148,11 @@ class FabricReport:
                            f"{_list([f'{j.job_id} ({j.user})' for j in s.jobs])} |")
         elif short:
             out.append("No suspect among the links whose state is known; coverage is below its SLO (above).")
+        elif breaches := self.breaches:
+            named = [f"{a.scope} {a.key}".rstrip() + f" ({', '.join(bad)})" for a, bad in breaches[:_SHOWN]]
+            more = f" and {len(breaches) - _SHOWN} more scopes" if len(breaches) > _SHOWN else ""
+            out.append("No rule names a component, but SLIs are out of their SLO in " + ", ".join(named) + more +
+                       ": see the SLIs (bold) and their inputs in the JSON report.")
         else:
             out.append("No suspect: every rule found the fabric within its SLOs.")
         out += ["", "## SLIs", "", "Values outside their SLO are **bold**.", "",

@@ -13,7 +13,9 @@ from hwaac.telemetry.fabric_health import assess, judge
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.rated import Rated
 from hwaac.telemetry.rates import interval
+from hwaac.telemetry.report import FabricReport
 from hwaac.telemetry.samples import read_sweeps
+from hwaac.telemetry.sli import Aggregate
 from hwaac.telemetry.slo import load_slos
 from hwaac.validate import load_intent
 
@@ -130,3 +132,24 @@ def test_what_a_reader_could_not_read_of_rated_outputs_is_in_the_coverage() -> N
     errors = judge(plan, rated, load_slos()).report.coverage["reader_and_rate_errors"]
     assert errors == [f"{leaf} (portstat): earlier sample: line 4: cut short",
                       f"{leaf} (show bgp summary json): peer Ethernet132: connectionsDropped 'x' is not a count"]
+
+
+# scope, SLI values -> the report's status without a suspect
+BREACH_CASES = [
+    ("within every SLO", "leaf", {"path_diversity": 1.0, "coverage": 1.0, "loss_ratio": 0.0}, "ok"),
+    ("a leaf's narrower ECMP", "leaf", {"path_diversity": 31 / 32, "coverage": 1.0}, "warn"),
+    ("a rail's ECN marking", "rail", {"ecn_mark_ratio": 0.2, "coverage": 1.0}, "warn"),
+    ("an SLI without a value", "fabric", {"availability": None, "coverage": 1.0}, "ok"),
+]
+
+
+@pytest.mark.parametrize(("case", "scope", "values", "status"), BREACH_CASES, ids=[c[0] for c in BREACH_CASES])
+def test_an_sli_out_of_its_slo_warns_without_a_suspect(case: str, scope: str, values: dict, status: str) -> None:
+    report = FabricReport("demo", [("s1", 0.0), ("s2", 60.0)], 60.0, [], [Aggregate(scope, "7", dict(values))],
+                          load_slos())
+    assert report.status == status and report.exit_code() == (4 if status == "warn" else 0)
+    text = report.markdown()
+    if status == "warn":
+        assert "No rule names a component, but SLIs are out of their SLO in " + scope in text
+    else:
+        assert "No suspect: every rule found the fabric within its SLOs" in text
