@@ -209,13 +209,14 @@ def link_slis(corr: Correlation) -> list[LinkSLI]:
     index = corr.index
     speeds = index.speed_bps
     prios = tuple(index.plan.intent.qos.pfc_priorities)
-    ends, ivs = corr.ends, corr.intervals
+    ends = corr.ends
     out = []
     for i, link in enumerate(index.links):
         a, b = ends[2 * i], ends[2 * i + 1]
-        iv = ivs[2 * i] or ivs[2 * i + 1]
-        out.append(link_sli(i, (a, b), iv.seconds if iv is not None else None, speeds[link.kind], prios,
-                            0 if link.kind == "host" else None))
+        rated, seconds = ends.interval_seconds(2 * i)  # end a's interval, else end b's
+        if not rated:
+            seconds = ends.interval_seconds(2 * i + 1)[1]
+        out.append(link_sli(i, (a, b), seconds, speeds[link.kind], prios, 0 if link.kind == "host" else None))
     return out
 
 

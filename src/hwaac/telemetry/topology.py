@@ -8,14 +8,17 @@ two dict look-ups. Names are normalised where tools differ (a switch port's SONi
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
+
 from hwaac.plan.model import Link, Plan
 from hwaac.plan.ports import port_table
+from hwaac.telemetry.ends import EndPart, EndTable, correlate_part
 from hwaac.telemetry.model import Snapshot
-from hwaac.telemetry.rates import Discontinuity, Interval, PortRates
+from hwaac.telemetry.rates import Discontinuity, Interval
 
 A, B = 0, 1  # link ends: code = 2 * link index + end
 END_NAMES = ("a", "b")
@@ -151,8 +154,8 @@ class Correlation:
     Attributes:
         index: the plan's index.
         ends: per end code (``2 * link + end``): the port's rates, gauges and state (tools of one device merged), or
-            None when no sample reached it.
-        intervals: per end code: the interval of its rates (None for a state-only snapshot or no sample).
+            None when no sample reached it; held as columns (:class:`~hwaac.telemetry.ends.EndTable`), which also
+            say per end whether an interval reached it and its seconds.
         unplanned: (device, port, tool) of samples the plan has no end for.
         missing: (device, port) of planned ends without a sample on devices that were sampled.
         missing_devices: planned devices with no sample at all (their ends are not listed in ``missing``).
@@ -160,8 +163,7 @@ class Correlation:
     """
 
     index: LinkIndex
-    ends: list[PortRates | None]
-    intervals: list[Interval | None]
+    ends: EndTable
     unplanned: list[tuple[str, str, str]] = field(default_factory=list)
     missing: list[tuple[str, str]] = field(default_factory=list)
     missing_devices: list[str] = field(default_factory=list)
@@ -169,58 +171,33 @@ class Correlation:
     errors: list[str] = field(default_factory=list)
 
 
-def _merge(old: PortRates, new: PortRates) -> PortRates:
-    """``old`` with ``new``'s values over it (a side with nothing to add keeps the other's dict)."""
-    return PortRates(old.port, _over(old.rates, new.rates), _over(old.why, new.why), _over(old.gauges, new.gauges),
-                     _over(old.state, new.state))
-
-
-def _over[K, V](a: dict[K, V], b: dict[K, V]) -> dict[K, V]:
-    return a | b if a and b else a if a else b
-
-
 def correlate(index: LinkIndex, readings: Iterable[Interval | Snapshot]) -> Correlation:
     """Attach every port of ``readings`` (rated intervals, or snapshots read for state and gauges only, such as
     ``show interfaces status``) to its planned link end. Several readings of one port are merged, later ones
     winning per counter, gauge or state word."""
-    n = len(index.links) * 2
-    ends: list[PortRates | None] = [None] * n
-    intervals: list[Interval | None] = [None] * n
-    out = Correlation(index, ends, intervals)
+    return from_parts(index, [correlate_part(index, readings)])
+
+
+def from_parts(index: LinkIndex, parts: Sequence[EndPart]) -> Correlation:
+    """The correlation of parts correlated apart (:func:`~hwaac.telemetry.ends.correlate_part`, on reader
+    processes), in their order."""
+    table = EndTable.assemble(len(index.links) * 2, parts)
+    out = Correlation(index, table)
     sampled: set[str] = set()
-    find = index.find
-    for r in readings:
-        device = r.device
-        sampled.add(device)
-        if isinstance(r, Interval):
-            iv: Interval | None = r
-            out.discontinuities.extend(r.discontinuities)
-            out.errors.extend(f"{device} ({r.tool}): {e}" for e in (*r.errors, *r.unknown))
-            ports: Iterable[PortRates] = r.ports.values()
-        else:
-            iv = None
-            out.errors.extend(f"{device} ({r.tool}): {e}" for e in r.unknown)
-            ports = [PortRates(s.port, {}, {}, s.gauges, s.state) for s in r.ports.values()]
-        tool = r.tool
-        for pr in ports:
-            code = find(device, pr.port)
-            if code is None:
-                out.unplanned.append((device, pr.port, tool))
-                continue
-            old = ends[code]
-            ends[code] = pr if old is None else _merge(old, pr)
-            if iv is not None:
-                intervals[code] = iv
+    for part in parts:
+        sampled.update(part.sampled)
+        out.unplanned.extend(part.unplanned)
+        out.discontinuities.extend(part.discontinuities)
+        out.errors.extend(part.errors)
     missing_devices: set[str] = set()
-    for code in range(n):
-        if ends[code] is None:
-            device, port = index.end_name(code)
-            if device in sampled:
-                out.missing.append((device, port))
-            else:
-                missing_devices.add(device)
+    for code in np.flatnonzero(~table.sampled).tolist():
+        device, port = index.end_name(code)
+        if device in sampled:
+            out.missing.append((device, port))
+        else:
+            missing_devices.add(device)
     out.missing_devices = sorted(missing_devices)
     return out
 
 
-__all__ = ["END_NAMES", "Correlation", "LinkIndex", "correlate"]
+__all__ = ["END_NAMES", "Correlation", "LinkIndex", "correlate", "from_parts"]

@@ -1,0 +1,287 @@
+"""The planned link ends of a fabric as columns: per counter (and per gauge) one float64 array over the end codes,
+with each end's names in order, the reasons of its None rates, its state words and its port name beside them.
+
+A part is correlated where its readings were rated (:func:`correlate_part`, on a reader process for a large
+fabric); the parts are put together with :meth:`EndTable.assemble`, so the ends of a large fabric are never one
+Python object each. :meth:`EndTable.end` gives one end back as :class:`~hwaac.telemetry.rates.PortRates`; the
+judgement's screens read the columns (:meth:`EndTable.rate`). Why: ``docs/network-health.md`` "Scale".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
+
+import numpy as np
+
+from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.rates import Discontinuity, Interval, PortRates
+
+if TYPE_CHECKING:
+    from hwaac.telemetry.topology import LinkIndex
+
+Layout = tuple[tuple[str, ...], tuple[str, ...]]  # an end's rate names, then its gauge names, in their order
+NOT_RATED = -1.0  # EndPart.seconds of an end no interval reached (a state-only snapshot)
+
+
+@dataclass(slots=True)
+class EndPart:
+    """The ends some readings reached, correlated (several readings of one end merged, later ones winning per
+    counter, gauge or state word), ready to ship as :mod:`marshal` data.
+
+    Attributes:
+        groups: per layout, ``(rate names, gauge names, codes, rates, gauges)``: the end codes as int64 bytes, the
+            rows of their rates and gauges as float64 bytes (NaN for None).
+        ports / states / why / seconds: per end, in the order of the groups' codes: the port as printed, the state
+            words, the reasons of its None rates, and the seconds of its last interval (NaN: an interval without
+            seconds; :data:`NOT_RATED`: none).
+        sampled: the devices of the readings.
+        unplanned: (device, port, tool) of ports the plan has no end for.
+        discontinuities / errors: of the readings, errors as ``device (tool): reason``.
+    """
+
+    groups: list[tuple[tuple[str, ...], tuple[str, ...], bytes, bytes, bytes]] = field(default_factory=list)
+    ports: list[str] = field(default_factory=list)
+    states: list[dict[str, str]] = field(default_factory=list)
+    why: list[dict[str, str]] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    sampled: list[str] = field(default_factory=list)
+    unplanned: list[tuple[str, str, str]] = field(default_factory=list)
+    discontinuities: list[Discontinuity] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def plain(self) -> tuple[Any, ...]:
+        """As tuples, lists, dicts and bytes (for :mod:`marshal`)."""
+        return (self.groups, self.ports, self.states, self.why, self.seconds, self.sampled, self.unplanned,
+                [(d.device, d.port, d.counter, d.kind, d.before, d.after, d.detail) for d in self.discontinuities],
+                self.errors)
+
+    @classmethod
+    def from_plain(cls, flat: tuple[Any, ...]) -> EndPart:
+        groups, ports, states, why, seconds, sampled, unplanned, disc, errors = flat
+        return cls([tuple(g) for g in groups], ports, states, why, seconds, sampled,
+                   [tuple(u) for u in unplanned], [Discontinuity(*d) for d in disc], errors)
+
+
+def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot]) -> EndPart:
+    """Attach every port of ``readings`` (rated intervals, or snapshots read for state and gauges only) to its
+    planned link end, merging several readings of one end (later ones win per counter, gauge or state word)."""
+    out = EndPart()
+    merged: dict[int, PortRates] = {}
+    seconds: dict[int, float] = {}
+    sampled: dict[str, None] = {}
+    find = index.find
+    for r in readings:
+        device = r.device
+        sampled[device] = None
+        if isinstance(r, Interval):
+            out.discontinuities.extend(r.discontinuities)
+            out.errors.extend(f"{device} ({r.tool}): {e}" for e in (*r.errors, *r.unknown))
+            ports: Iterable[PortRates] = r.ports.values()
+            secs = math.nan if r.seconds is None else r.seconds
+        else:
+            out.errors.extend(f"{device} ({r.tool}): {e}" for e in r.unknown)
+            ports = [PortRates(s.port, {}, {}, s.gauges, s.state) for s in r.ports.values()]
+            secs = None
+        tool = r.tool
+        for pr in ports:
+            code = find(device, pr.port)
+            if code is None:
+                out.unplanned.append((device, pr.port, tool))
+                continue
+            old = merged.get(code)
+            merged[code] = pr if old is None else _merge(old, pr)
+            if secs is not None:
+                seconds[code] = secs
+    out.sampled = list(sampled)
+    groups: dict[Layout, list[int]] = {}
+    for code, pr in merged.items():
+        groups.setdefault((tuple(pr.rates), tuple(pr.gauges)), []).append(code)
+    for (rnames, gnames), codes in groups.items():
+        ends = [merged[c] for c in codes]
+        rates = np.array([list(e.rates.values()) for e in ends], dtype=np.float64).reshape(len(ends), len(rnames))
+        gauges = np.array([list(e.gauges.values()) for e in ends], dtype=np.float64).reshape(len(ends), len(gnames))
+        out.groups.append((rnames, gnames, np.array(codes, dtype=np.int64).tobytes(), rates.tobytes(),
+                           gauges.tobytes()))
+        out.ports.extend(e.port for e in ends)
+        out.states.extend(e.state for e in ends)
+        out.why.extend(e.why for e in ends)
+        out.seconds.extend(seconds.get(c, NOT_RATED) for c in codes)
+    return out
+
+
+def _merge(old: PortRates, new: PortRates) -> PortRates:
+    """``old`` with ``new``'s values over it (a side with nothing to add keeps the other's dict)."""
+    return PortRates(old.port, _over(old.rates, new.rates), _over(old.why, new.why), _over(old.gauges, new.gauges),
+                     _over(old.state, new.state))
+
+
+def _over[K, V](a: dict[K, V], b: dict[K, V]) -> dict[K, V]:
+    return a | b if a and b else a if a else b
+
+
+class EndTable(Sequence[PortRates | None]):
+    """Every planned link end of a fabric (end code ``2 * link + end``), as columns; a sequence of
+    :class:`PortRates` (None where no sample reached the end), each built on access.
+
+    Attributes:
+        size: the number of end codes.
+        layout: per end, its index in ``layouts`` (-1: not sampled).
+        layouts: the (rate names, gauge names) of the ends, in each end's order.
+        rates / gauges: per name, a float64 array over the ends; NaN where the end has none or it is None.
+        ports / states / why: per sampled end, its port as printed, state words and the reasons of its None rates.
+        rated: per end, whether an interval (not only a state snapshot) reached it; ``seconds``: that interval's
+            length (NaN: unknown).
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.layout = np.full(size, -1, dtype=np.int32)
+        self.layouts: list[Layout] = []
+        self._layout_ids: dict[Layout, int] = {}
+        self.rates: dict[str, np.ndarray] = {}
+        self.gauges: dict[str, np.ndarray] = {}
+        self.ports: dict[int, str] = {}
+        self.states: dict[int, dict[str, str]] = {}
+        self.why: dict[int, dict[str, str]] = {}
+        self.rated = np.zeros(size, dtype=bool)
+        self.seconds = np.full(size, math.nan)
+
+    @classmethod
+    def assemble(cls, size: int, parts: Iterable[EndPart]) -> EndTable:
+        """The table of ``size`` end codes from correlated parts; an end in several parts is merged as
+        :func:`correlate_part` merges readings (later parts win per name)."""
+        table = cls(size)
+        for part in parts:
+            table._add(part)
+        return table
+
+    def _add(self, part: EndPart) -> None:
+        at = 0
+        for rnames, gnames, codes_b, rates_b, gauges_b in part.groups:
+            codes = np.frombuffer(codes_b, dtype=np.int64)
+            n = len(codes)
+            rates = np.frombuffer(rates_b, dtype=np.float64).reshape(n, len(rnames))
+            gauges = np.frombuffer(gauges_b, dtype=np.float64).reshape(n, len(gnames))
+            rows = range(at, at + n)
+            again = self.layout[codes] >= 0
+            if again.any():  # an end some earlier part reached: merge it end by end, as the readings would have
+                for k in np.flatnonzero(again):
+                    self._merge_one(int(codes[k]), rnames, gnames, rates[k], gauges[k], part, at + int(k))
+                keep = ~again
+                codes, rates, gauges, rows = codes[keep], rates[keep], gauges[keep], [at + int(k) for k in
+                                                                                       np.flatnonzero(keep)]
+            self.layout[codes] = self._layout_id((rnames, gnames))
+            for j, name in enumerate(rnames):
+                self._column(self.rates, name)[codes] = rates[:, j]
+            for j, name in enumerate(gnames):
+                self._column(self.gauges, name)[codes] = gauges[:, j]
+            for code, row in zip(codes.tolist(), rows, strict=True):
+                self._row(code, part, row)
+            at += n
+
+    def _row(self, code: int, part: EndPart, row: int) -> None:
+        self.ports[code] = part.ports[row]
+        if part.states[row]:
+            self.states[code] = part.states[row]
+        if part.why[row]:
+            self.why[code] = part.why[row]
+        secs = part.seconds[row]
+        if secs != NOT_RATED:
+            self.rated[code] = True
+            self.seconds[code] = secs
+
+    def _merge_one(self, code: int, rnames: tuple[str, ...], gnames: tuple[str, ...], rates: np.ndarray,
+                   gauges: np.ndarray, part: EndPart, row: int) -> None:
+        old = self[code]
+        assert old is not None
+        new = PortRates(part.ports[row], {n: _value(v) for n, v in zip(rnames, rates.tolist(), strict=True)},
+                        part.why[row], {n: _value(v) for n, v in zip(gnames, gauges.tolist(), strict=True)},
+                        part.states[row])
+        pr = _merge(old, new)
+        self.layout[code] = self._layout_id((tuple(pr.rates), tuple(pr.gauges)))
+        for name, v in pr.rates.items():
+            self._column(self.rates, name)[code] = math.nan if v is None else v
+        for name, g in pr.gauges.items():
+            self._column(self.gauges, name)[code] = math.nan if g is None else g
+        self.ports[code] = pr.port
+        self.states[code] = pr.state
+        self.why[code] = pr.why
+        secs = part.seconds[row]
+        if secs != NOT_RATED:
+            self.rated[code] = True
+            self.seconds[code] = secs
+
+    def _layout_id(self, layout: Layout) -> int:
+        lid = self._layout_ids.get(layout)
+        if lid is None:
+            lid = self._layout_ids[layout] = len(self.layouts)
+            self.layouts.append(layout)
+        return lid
+
+    def _column(self, columns: dict[str, np.ndarray], name: str) -> np.ndarray:
+        col = columns.get(name)
+        if col is None:
+            col = columns[name] = np.full(self.size, math.nan)
+        return col
+
+    def rate(self, name: str) -> np.ndarray:
+        """The rates of ``name`` over every end (NaN where none); an array of NaN for a name no end has."""
+        col = self.rates.get(name)
+        return col if col is not None else np.full(self.size, math.nan)
+
+    def gauge(self, name: str) -> np.ndarray:
+        """The gauge ``name`` over every end (NaN where none)."""
+        col = self.gauges.get(name)
+        return col if col is not None else np.full(self.size, math.nan)
+
+    @property
+    def sampled(self) -> np.ndarray:
+        """Per end, whether a sample reached it."""
+        return self.layout >= 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, code: int) -> PortRates | None: ...
+
+    @overload
+    def __getitem__(self, code: slice) -> Sequence[PortRates | None]: ...
+
+    def __getitem__(self, code: int | slice) -> PortRates | Sequence[PortRates | None] | None:
+        if isinstance(code, slice):
+            return [self.end(c) for c in range(*code.indices(self.size))]
+        return self.end(code)
+
+    def __iter__(self) -> Iterator[PortRates | None]:
+        return (self.end(c) for c in range(self.size))
+
+    def end(self, code: int) -> PortRates | None:
+        """End ``code`` as :class:`PortRates` (None: not sampled); IndexError outside the table."""
+        if not -self.size <= code < self.size:
+            raise IndexError(f"end code {code} outside 0..{self.size - 1}")
+        code %= self.size
+        lid = int(self.layout[code])
+        if lid < 0:
+            return None
+        rnames, gnames = self.layouts[lid]
+        rates = {n: _value(self.rates[n][code]) for n in rnames}
+        gauges = {n: _value(self.gauges[n][code]) for n in gnames}
+        return PortRates(self.ports[code], rates, self.why.get(code, {}), gauges, self.states.get(code, {}))
+
+    def interval_seconds(self, code: int) -> tuple[bool, float | None]:
+        """(whether an interval reached end ``code``, its seconds or None)."""
+        if not self.rated[code]:
+            return False, None
+        return True, _value(self.seconds[code])
+
+
+def _value(v: Any) -> float | None:
+    x = float(v)
+    return None if math.isnan(x) else x
+
+
+__all__ = ["NOT_RATED", "EndPart", "EndTable", "Layout", "correlate_part"]
