@@ -52,6 +52,7 @@ from hwaac.telemetry.fabric_health import FabricHealth, assess, judge
 from hwaac.telemetry.rated import read_rated
 from hwaac.telemetry.samples import read_sweeps
 from hwaac.telemetry.slo import load_slos
+from hwaac.telemetry.topology import LinkIndex
 
 GPUS_PER_SU = 32 * 8  # plan_scale: 32 nodes x 8 rails
 _SYNTH: Synth | None = None  # the generator's, inherited by the forked writers
@@ -144,12 +145,15 @@ def measure(plan: Plan, root: Path, workers: int | None, path: str) -> int:
     folders = [root / "sweep1", root / "sweep2"]
     t = time.perf_counter()
     if path == "rated":
-        rated = read_rated(folders, workers=workers)
-        stages["read+rates"] = time.perf_counter() - t
-        health = judge(plan, rated, slos, timings=stages)
-        ports = sum(len(r.ports) for r in rated.readings)
+        index = LinkIndex(plan)
+        stages["index"] = time.perf_counter() - t
+        t = time.perf_counter()
+        rated = read_rated(folders, workers=workers, index=index)
+        stages["read+rates+correlate"] = time.perf_counter() - t
+        health = judge(plan, rated, slos, timings=stages, index=index)
+        ends = int(health.corr.ends.sampled.sum())
         peers = sum(len(iv.ports) for iv in rated.bgp.values())
-        what = f"rated port readings: {ports} (two sweeps each), BGP peers rated: {peers}"
+        what = f"link ends rated and correlated: {ends} (two sweeps each), BGP peers rated: {peers}"
     else:
         sweeps = read_sweeps(folders, workers=workers)
         stages["read"] = time.perf_counter() - t

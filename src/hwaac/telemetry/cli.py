@@ -89,6 +89,7 @@ def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> Fabric
     from hwaac.telemetry.fabric_health import judge
     from hwaac.telemetry.rated import read_rated
     from hwaac.telemetry.samples import SamplesError
+    from hwaac.telemetry.topology import LinkIndex
 
     slos = _slos(args, command)
     if isinstance(slos, int):
@@ -100,13 +101,14 @@ def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> Fabric
         except OSError as exc:
             _err(f"--squeue {args.squeue}: {exc.strerror or exc}", command)
             return EXIT_USAGE
-    try:
-        rated = read_rated(args.samples)  # read and rated device by device: a large fabric's sweeps never all held
+    plan = build_plan(_load(args.fabric), validate=False)
+    index = LinkIndex(plan)
+    try:  # read, rated and correlated device by device: a large fabric's sweeps are never all held
+        rated = read_rated(args.samples, index=index)
     except (SamplesError, OSError) as exc:
         _err(f"--samples: {exc}", command)
         return EXIT_USAGE
-    plan = build_plan(_load(args.fabric), validate=False)
-    health = judge(plan, rated, slos, squeue=squeue)
+    health = judge(plan, rated, slos, squeue=squeue, index=index)
     if squeue is not None and squeue.unknown:
         health.report.coverage["squeue_lines_not_read"] = list(squeue.unknown)
     return health

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
+from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.rates import Discontinuity, Interval, PortRates
 
@@ -65,37 +66,93 @@ class EndPart:
                    [tuple(u) for u in unplanned], [Discontinuity(*d) for d in disc], errors)
 
 
-def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot]) -> EndPart:
-    """Attach every port of ``readings`` (rated intervals, or snapshots read for state and gauges only) to its
-    planned link end, merging several readings of one end (later ones win per counter, gauge or state word)."""
+def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | RatedFrame]) -> EndPart:
+    """Attach every port of ``readings`` (rated intervals and frames, or snapshots read for state and gauges only)
+    to its planned link end, merging several readings of one end (later ones win per counter, gauge or state word).
+
+    An end reached by one rated frame's row, and otherwise by state and gauges only (a switch port: its counters,
+    then ``show interfaces status``), keeps that row as it is: its rates go to the table in one numpy gather."""
     out = EndPart()
-    merged: dict[int, PortRates] = {}
+    frames: list[RatedFrame] = []
+    single: dict[int, tuple[int, int]] = {}  # end -> (frame, row): its only counters so far
+    overlay: dict[int, PortRates] = {}  # such an end's later state and gauges
+    merged: dict[int, PortRates] = {}  # every other end
     seconds: dict[int, float] = {}
     sampled: dict[str, None] = {}
     find = index.find
+
+    def take(code: int) -> PortRates:
+        """End ``code``'s readings so far, as one PortRates (it leaves the single-row ends)."""
+        f, row = single.pop(code)
+        pr = frames[f].port_rates(row)
+        extra = overlay.pop(code, None)
+        return pr if extra is None else _merge(pr, extra)
+
     for r in readings:
         device = r.device
         sampled[device] = None
+        tool = r.tool
+        if isinstance(r, RatedFrame):
+            f = len(frames)
+            frames.append(r)
+            for row, port in enumerate(r.rows):
+                code = find(device, port)
+                if code is None:
+                    out.unplanned.append((device, port, tool))
+                    continue
+                if code in single:
+                    merged[code] = _merge(take(code), r.port_rates(row))
+                elif code in merged:
+                    merged[code] = _merge(merged[code], r.port_rates(row))
+                else:
+                    single[code] = (f, row)
+                seconds[code] = r.seconds
+            continue
         if isinstance(r, Interval):
             out.discontinuities.extend(r.discontinuities)
-            out.errors.extend(f"{device} ({r.tool}): {e}" for e in (*r.errors, *r.unknown))
+            out.errors.extend(f"{device} ({tool}): {e}" for e in (*r.errors, *r.unknown))
             ports: Iterable[PortRates] = r.ports.values()
             secs = math.nan if r.seconds is None else r.seconds
         else:
-            out.errors.extend(f"{device} ({r.tool}): {e}" for e in r.unknown)
+            out.errors.extend(f"{device} ({tool}): {e}" for e in r.unknown)
             ports = [PortRates(s.port, {}, {}, s.gauges, s.state) for s in r.ports.values()]
             secs = None
-        tool = r.tool
         for pr in ports:
             code = find(device, pr.port)
             if code is None:
                 out.unplanned.append((device, pr.port, tool))
                 continue
-            old = merged.get(code)
-            merged[code] = pr if old is None else _merge(old, pr)
+            if code in single:
+                if pr.rates or pr.why:
+                    merged[code] = _merge(take(code), pr)
+                else:  # state and gauges only: the row stays as it is
+                    extra = overlay.get(code)
+                    overlay[code] = pr if extra is None else _merge(extra, pr)
+            elif code in merged:
+                merged[code] = _merge(merged[code], pr)
+            else:
+                merged[code] = pr
             if secs is not None:
                 seconds[code] = secs
     out.sampled = list(sampled)
+    rows: dict[tuple[int, tuple[str, ...]], list[int]] = {}
+    for code, (f, _) in single.items():
+        extra = overlay.get(code)
+        rows.setdefault((f, tuple(extra.gauges) if extra is not None else ()), []).append(code)
+    for (f, gnames), codes in rows.items():
+        fr = frames[f]
+        at = [single[c][1] for c in codes]
+        extras = [overlay.get(c) for c in codes]
+        gauges = np.array([list(e.gauges.values()) if e is not None else [] for e in extras], dtype=np.float64)
+        out.groups.append((fr.names, gnames, np.array(codes, dtype=np.int64).tobytes(),
+                           np.ascontiguousarray(fr.rates[at]).tobytes(), gauges.reshape(len(codes), len(gnames))
+                           .tobytes()))
+        out.ports.extend(fr.rows[row] for row in at)
+        state = fr.state
+        out.states.extend(_over(state[row] if state is not None else {}, e.state if e is not None else {})
+                          for row, e in zip(at, extras, strict=True))
+        out.why.extend({} for _ in codes)
+        out.seconds.extend(seconds[c] for c in codes)
     groups: dict[Layout, list[int]] = {}
     for code, pr in merged.items():
         groups.setdefault((tuple(pr.rates), tuple(pr.gauges)), []).append(code)

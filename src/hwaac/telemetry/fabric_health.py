@@ -24,7 +24,7 @@ from hwaac.telemetry.samples import Sweep
 from hwaac.telemetry.sli import Aggregate, LinkSLI, aggregate, link_slis
 from hwaac.telemetry.slo import SloSet
 from hwaac.telemetry.suspects import Observed
-from hwaac.telemetry.topology import Correlation, LinkIndex, correlate
+from hwaac.telemetry.topology import Correlation, LinkIndex, correlate, from_parts
 
 
 @dataclass(slots=True)
@@ -85,7 +85,7 @@ def _judge(plan: Plan, rated: Rated, slos: SloSet, squeue: Squeue | None, index:
     index = index or LinkIndex(plan)
     clock.lap("index")
     bgp, seconds = rated.bgp, rated.seconds
-    corr = correlate(index, rated.readings)
+    corr = from_parts(index, rated.parts) if rated.parts is not None else correlate(index, rated.readings)
     clock.lap("correlate")
     slis = link_slis(corr)
     aggs, per_leaf = aggregate(corr, slis, routes=rated.routes, bgp=bgp)

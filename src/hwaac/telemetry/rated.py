@@ -15,12 +15,15 @@ from typing import Any
 
 from hwaac.probe.model import ProbeResults
 from hwaac.telemetry import parallel
-from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.ends import EndPart, correlate_part
+from hwaac.telemetry.framed import RatedFrame, rate_frames
+from hwaac.telemetry.model import Frame, Snapshot
 from hwaac.telemetry.parsers.frr_routes import RouteTable
 from hwaac.telemetry.rates import Discontinuity, Interval, PortRates, interval
 from hwaac.telemetry.samples import LATEST_ONLY, Sweep, from_plain, open_folders, plain, read_devices, sweep_time
+from hwaac.telemetry.topology import LinkIndex
 
-Reading = Interval | Snapshot
+Reading = Interval | Snapshot | RatedFrame
 SERIAL_CHUNK = 256  # devices read and rated at a time on the serial path
 
 
@@ -37,24 +40,34 @@ class Rated:
         routes: per device, its latest route table.
         skipped: per sweep, the outputs not read, with why.
         probes: per sweep, by host, its active probes' results (each sweep's are a complete measurement).
+        parts: the readings already correlated to the plan's link ends, in reading order (``readings`` is then
+            empty): what :func:`read_rated` gives with an ``index``.
     """
 
     sweeps: list[tuple[str, float | None]]
     readings: list[Reading] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
-    bgp: dict[str, Interval] = field(default_factory=dict)
+    bgp: dict[str, Interval | RatedFrame] = field(default_factory=dict)
     routes: dict[str, RouteTable] = field(default_factory=dict)
     skipped: list[list[str]] = field(default_factory=list)
     probes: list[dict[str, ProbeResults]] = field(default_factory=list)
+    parts: list[EndPart] | None = None
 
 
 def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
-                ) -> tuple[tuple[Snapshot, float] | None, tuple[Snapshot, float] | None]:
-    """(the earlier, the latest) reading of ``key`` among the sweeps that hold it."""
-    found = [x for s in sweeps if (x := (s.bgp if bgp else s.snapshots).get(key)) is not None]  # type: ignore[call-overload]
+                ) -> tuple[tuple[Snapshot | Frame, float] | None, tuple[Snapshot | Frame, float] | None]:
+    """(the earlier, the latest) reading of ``key`` among the sweeps that hold it (as a snapshot or a frame)."""
+    if bgp:
+        found: list[tuple[Snapshot | Frame, float]] = [x for s in sweeps if (x := s.bgp.get(key)) is not None]  # type: ignore[call-overload]
+    else:
+        found = [x for s in sweeps if (x := s.snapshots.get(key) or s.frames.get(key)) is not None]  # type: ignore[call-overload]
     if not found:
         return None, None
     return (found[-2] if len(found) > 1 else None), found[-1]
+
+
+def _snap(reading: Snapshot | Frame) -> Snapshot:
+    return reading.snapshot() if isinstance(reading, Frame) else reading
 
 
 def rate(sweeps: Sequence[Sweep]) -> Rated:
@@ -62,42 +75,54 @@ def rate(sweeps: Sequence[Sweep]) -> Rated:
     gives no counter (:data:`~hwaac.telemetry.samples.LATEST_ONLY`) is its latest snapshot."""
     out = Rated([(str(s.path), sweep_time(s)) for s in sweeps], skipped=[list(s.skipped) for s in sweeps],
                 probes=[dict(s.probes) for s in sweeps])
-    for key in sorted({k for s in sweeps for k in s.snapshots}):
+    for key in sorted({k for s in sweeps for k in (*s.snapshots, *s.frames)}):
         before, after = _latest_two(sweeps, key, False)
         assert after is not None
         if before is None or key[1] in LATEST_ONLY:
-            out.readings.append(after[0])
+            out.readings.append(_snap(after[0]))
             continue
-        iv = interval(before[0], after[0], times=(before[1], after[1]))
+        b, a = before[0], after[0]
+        if isinstance(b, Frame) and isinstance(a, Frame):
+            fast = rate_frames(b, a, times=(before[1], after[1]))
+            if fast is not None:  # the usual output: rated in one pass
+                out.readings.append(fast)
+                out.seconds.append(fast.seconds)
+                continue
+        iv = interval(_snap(b), _snap(a), times=(before[1], after[1]))
         out.readings.append(iv)
         if iv.seconds:
             out.seconds.append(iv.seconds)
     for device in sorted({d for s in sweeps for d in s.bgp}):
         before, after = _latest_two(sweeps, device, True)
         if before is not None and after is not None:
-            out.bgp[device] = interval(before[0], after[0], times=(before[1], after[1]))
+            b, a = before[0], after[0]
+            fast = rate_frames(b, a, times=(before[1], after[1])) if isinstance(b, Frame) and isinstance(a, Frame) \
+                else None
+            out.bgp[device] = fast or interval(_snap(b), _snap(a), times=(before[1], after[1]))
     for s in sweeps:
         out.routes.update(s.routes)
     return out
 
 
-def read_rated(folders: Sequence[str | Path], *, workers: int | None = None) -> Rated:
+def read_rated(folders: Sequence[str | Path], *, workers: int | None = None, index: LinkIndex | None = None
+               ) -> Rated:
     """``rate(read_sweeps(folders))``, with the same result, in less memory and on every core for a large fabric:
     the devices (of every folder) are cut into chunks, and each chunk's folders are read and rated (on a reader
     process for a large fabric, which sends back only the rated readings), so only one chunk's snapshots are
-    held at a time. Raises :class:`~hwaac.telemetry.samples.SamplesError` as
-    :func:`~hwaac.telemetry.samples.read_sweeps` does."""
+    held at a time. With ``index`` (the plan's), each chunk's readings are also correlated to the link ends
+    there, and come back as :attr:`Rated.parts` (columns) instead of readings. Raises
+    :class:`~hwaac.telemetry.samples.SamplesError` as :func:`~hwaac.telemetry.samples.read_sweeps` does."""
     heads = open_folders(folders)
     devices = sorted({d for _, names in heads for d in names})
     n = parallel.parallel_ok(sum(len(names) for _, names in heads), workers)
-    share = [(str(sweep.path), sweep.time, frozenset(names)) for sweep, names in heads]
+    share = ([(str(sweep.path), sweep.time, frozenset(names)) for sweep, names in heads], index)
     # serial too, a chunk at a time: only one chunk's snapshots are ever held
     jobs = parallel.chunks(devices, n) if n else [devices[i:i + SERIAL_CHUNK] for i in range(0, len(devices),
                                                                                             SERIAL_CHUNK)]
     with parallel.few_collections():
         parts = parallel.run(_rate_chunk, jobs, n, share, remote=_rate_chunk_packed, decode=_unpack)
     out = Rated([(str(sweep.path), sweep.time) for sweep, _ in heads], skipped=[[] for _ in heads],
-                probes=[{} for _ in heads])
+                probes=[{} for _ in heads], parts=[] if index is not None else None)
     for part in parts:
         # a folder without taken_at: its newest sample's time over every chunk (sweep_time of the whole sweep)
         for i, (_, pt) in enumerate(part.sweeps):
@@ -107,6 +132,8 @@ def read_rated(folders: Sequence[str | Path], *, workers: int | None = None) -> 
         for mine_p, theirs_p in zip(out.probes, part.probes, strict=True):
             mine_p.update(theirs_p)
         out.readings.extend(part.readings)
+        if out.parts is not None and part.parts is not None:
+            out.parts.extend(part.parts)
         out.seconds.extend(part.seconds)
         out.bgp.update(part.bgp)
         out.routes.update(part.routes)
@@ -118,10 +145,15 @@ def read_rated(folders: Sequence[str | Path], *, workers: int | None = None) -> 
 def _rate_chunk(devices: Sequence[str]) -> Rated:
     """Read and rate ``devices`` in every folder that has them (a reader process's job); an output that is never
     rated (:data:`~hwaac.telemetry.samples.LATEST_ONLY`) only from the latest folder that holds it."""
+    folders, index = parallel.shared()
     later: set[tuple[str, str]] = set()
-    sweeps = [read_devices(Sweep(Path(folder), time), [d for d in devices if d in names], later=later)
-              for folder, time, names in reversed(parallel.shared())]
-    return rate(sweeps[::-1])
+    sweeps = [read_devices(Sweep(Path(folder), time), [d for d in devices if d in names], later=later,
+                           frames=index is not None)
+              for folder, time, names in reversed(folders)]
+    out = rate(sweeps[::-1])
+    if index is not None:
+        out.parts, out.readings = [correlate_part(index, out.readings)], []
+    return out
 
 
 def _rate_chunk_packed(devices: Sequence[str]) -> bytes:
@@ -144,17 +176,24 @@ def _interval(flat: tuple[Any, ...]) -> Interval:
 def pack(rated: Rated) -> bytes:
     """A chunk's rated readings as a reader process sends them back: tuples, lists and dicts in :mod:`marshal`
     form (written and read several times faster than pickled objects); route tables pickled."""
-    readings = [("i", _plain_interval(r)) if isinstance(r, Interval) else ("s", plain(r)) for r in rated.readings]
-    bgp = [(device, _plain_interval(iv)) for device, iv in rated.bgp.items()]
+    if any(isinstance(r, RatedFrame) for r in rated.readings):
+        raise TypeError("rated frames are correlated where they were read (read_rated with an index), not shipped")
+    readings = [("i", _plain_interval(r)) if isinstance(r, Interval) else ("s", plain(r))
+                for r in rated.readings]
+    bgp = [(device, "f", iv.plain()) if isinstance(iv, RatedFrame) else (device, "i", _plain_interval(iv))
+           for device, iv in rated.bgp.items()]
+    parts = None if rated.parts is None else [p.plain() for p in rated.parts]
     return marshal.dumps((rated.sweeps, readings, rated.seconds, bgp,
                           pickle.dumps(rated.routes, pickle.HIGHEST_PROTOCOL), rated.skipped,
-                          pickle.dumps(rated.probes, pickle.HIGHEST_PROTOCOL)))
+                          pickle.dumps(rated.probes, pickle.HIGHEST_PROTOCOL), parts))
 
 
 def _unpack(data: bytes) -> Rated:
-    sweeps, readings, seconds, bgp, routes, skipped, probes = marshal.loads(data)
+    sweeps, readings, seconds, bgp, routes, skipped, probes, parts = marshal.loads(data)
     return Rated(sweeps, [_interval(r) if kind == "i" else from_plain(r) for kind, r in readings], seconds,
-                 {device: _interval(iv) for device, iv in bgp}, pickle.loads(routes), skipped, pickle.loads(probes))
+                 {device: RatedFrame.from_plain(iv) if kind == "f" else _interval(iv) for device, kind, iv in bgp},
+                 pickle.loads(routes), skipped, pickle.loads(probes),
+                 None if parts is None else [EndPart.from_plain(p) for p in parts])
 
 
 __all__ = ["Rated", "Reading", "pack", "rate", "read_rated"]

@@ -110,11 +110,12 @@ def classify_fall(before: int, after: int, width: int) -> tuple[str, int | None,
     return RESET, None, f"went from {before} to {after}: reset{note}"
 
 
-def _times(before: Snapshot, after: Snapshot, t0: float | None, t1: float | None
-           ) -> tuple[float | None, float | None, str, str]:
-    """(start, end, time base, error or "")."""
-    if before.taken_at is not None and after.taken_at is not None:
-        start, end, base = before.taken_at, after.taken_at, "taken_at"
+def sample_times(taken0: float | None, taken1: float | None, t0: float | None, t1: float | None
+                 ) -> tuple[float | None, float | None, str, str]:
+    """(start, end, time base, error or "") of two samples: their own times (``taken_at``) when both have one, else
+    the caller's."""
+    if taken0 is not None and taken1 is not None:
+        start, end, base = taken0, taken1, "taken_at"
     elif t0 is not None and t1 is not None:
         start, end, base = t0, t1, "caller"
     else:
@@ -150,7 +151,7 @@ def interval(before: Snapshot, after: Snapshot, *, times: tuple[float, float] | 
     Never raises: what cannot be rated is None with a reason.
     """
     t0, t1 = times if times is not None else (None, None)
-    start, end, base, err = _times(before, after, t0, t1)
+    start, end, base, err = sample_times(before.taken_at, after.taken_at, t0, t1)
     device = after.device or before.device
     out = Interval(device=device, tool=after.tool, start=start, end=end, seconds=None, time_base=base)
     if after.unknown or before.unknown:
@@ -247,4 +248,4 @@ def rates(snapshots: Sequence[Snapshot], *, times: Sequence[float] | None = None
 
 
 __all__ = ["ALL", "CLEARED", "RESET", "WRAP", "Discontinuity", "Interval", "PortRates", "classify_fall", "interval",
-           "rates"]
+           "rates", "sample_times"]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from hwaac.probe.model import ProbeResults, read_results, recent
 from hwaac.telemetry import parallel
-from hwaac.telemetry.model import PortSample, Snapshot
+from hwaac.telemetry.model import Frame, PortSample, Snapshot
 from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
 from hwaac.telemetry.parsers.frr_routes import RouteTable, parse_routes
 from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool
@@ -36,6 +36,7 @@ from hwaac.telemetry.parsers.sonic_transceiver import parse_transceiver_dom
 from hwaac.telemetry.tools import PORT, TOOLS
 
 Reader = Callable[..., Snapshot]
+FrameReader = Callable[..., Frame | None]
 # tool (file stem) -> reader; the command each tool runs is in TOOLS (hwaac/telemetry/tools.py, the same file as the
 # collection's plugins/module_utils/telemetry_tools.py: one table for the host module and these readers)
 _WHOLE: dict[str, Reader] = {
@@ -62,6 +63,10 @@ def _command(tool: str) -> str:
     return shlex.join(TOOLS[tool]["argv"]).replace(PORT, "PORT")
 
 
+# tool -> the frame reader of its format (its usual output straight into columns; None for anything else, which the
+# reader above then reads with its reasons): the outputs a large sweep is made of
+FRAME_READERS: dict[str, FrameReader] = {}
+
 # file stem -> (reader, the command whose output the file holds); readers marked with a port take it from @PORT
 READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _WHOLE.items()}
 PORT_READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _PER_PORT.items()}
@@ -86,21 +91,26 @@ class Sweep:
         routes: by device, the FRR route table.
         probes: by host, its active probe results (``probe.json``; a complete measurement per sweep).
         skipped: files not read, each with the reason.
+        frames: by (device, file stem), outputs read into columns (:func:`read_devices` with ``frames``), each in
+            place of its snapshot.
     """
 
     path: Path
     time: float | None = None
     snapshots: dict[tuple[str, str], tuple[Snapshot, float]] = field(default_factory=dict)
-    bgp: dict[str, tuple[Snapshot, float]] = field(default_factory=dict)
+    bgp: dict[str, tuple[Snapshot | Frame, float]] = field(default_factory=dict)
     routes: dict[str, RouteTable] = field(default_factory=dict)
     probes: dict[str, ProbeResults] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
+    frames: dict[tuple[str, str], tuple[Frame, float]] = field(default_factory=dict)
 
 
 def pack(sweep: Sweep) -> bytes:
     """A part of a sweep as a reader process sends it back: snapshots as plain tuples, lists and dicts in
     :mod:`marshal` form, which is written and read several times faster than pickled objects (route tables, a few
     per switch, pickled)."""
+    if sweep.frames or any(isinstance(snap, Frame) for snap, _ in sweep.bgp.values()):
+        raise TypeError("frames are rated where they were read (read_rated with an index), not shipped")
     snaps = [(device, stem, when, plain(snap)) for (device, stem), (snap, when) in sweep.snapshots.items()]
     bgp = [(device, when, plain(snap)) for device, (snap, when) in sweep.bgp.items()]
     return marshal.dumps((snaps, bgp, pickle.dumps(sweep.routes, pickle.HIGHEST_PROTOCOL), sweep.skipped,
@@ -191,11 +201,12 @@ def open_folders(folders: Sequence[str | Path]) -> list[tuple[Sweep, list[str]]]
     return heads
 
 
-def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, str]] | None = None) -> Sweep:
+def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, str]] | None = None,
+                 frames: bool = False) -> Sweep:
     """Read the files of ``devices`` (device folders of ``sweep.path``) into ``sweep``; returns it.
 
     ``later``: for sweeps read newest first, the (device, stem) of the :data:`LATEST_ONLY` outputs a later sweep
-    holds, which are not read again here; the ones read here are added."""
+    holds, which are not read again here; the ones read here are added. ``frames``: see :func:`add_output`."""
     root, time = sweep.path, sweep.time
     for device in devices:
         with os.scandir(root / device) as found:  # the entries' types come with the listing: no stat per file
@@ -212,7 +223,7 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
             when = time if time is not None else entry.stat().st_mtime
             with open(entry.path, encoding="utf-8", errors="replace") as fh:
                 raw = fh.read()
-            add_output(sweep, device, stem, raw, when, json_file=suffix == ".json", where=entry.path)
+            add_output(sweep, device, stem, raw, when, json_file=suffix == ".json", where=entry.path, frames=frames)
     return sweep
 
 
@@ -240,12 +251,21 @@ def _merge(sweep: Sweep, part: Sweep) -> None:
 
 
 def add_output(sweep: Sweep, device: str, stem: str, raw: str, when: float, *, json_file: bool = False,
-               where: str = "", probe_max_age: float | None = None) -> None:
+               where: str = "", probe_max_age: float | None = None, frames: bool = False) -> None:
     """Read one tool's output ``raw`` of ``device`` (``stem``: the tool, ``tool@PORT`` for a per-port one) taken
     at ``when`` into ``sweep``; a stem that is no tool is listed in ``skipped`` (as ``where``). With
     ``probe_max_age``, probe results whose run ended longer than that before ``when`` are not judged
-    (:func:`hwaac.probe.model.recent`)."""
+    (:func:`hwaac.probe.model.recent`). With ``frames``, an output its format's frame reader can read
+    (:data:`FRAME_READERS`) goes into ``sweep.frames`` (``sweep.bgp`` for a BGP summary) as a :class:`Frame`."""
     tool, at, port = stem.partition("@")
+    if frames and (framer := FRAME_READERS.get(tool)) is not None and bool(at) == (tool in PORT_READERS):
+        frame = framer(raw, device=device, port=port) if at else framer(raw, device=device)
+        if frame is not None:
+            if tool == BGP:
+                sweep.bgp[device] = (frame, when)
+            else:
+                sweep.frames[(device, stem)] = (frame, when)
+            return
     if tool == BGP and not at:
         sweep.bgp[device] = (parse_bgp_summary(raw, device=device).snapshot(), when)
     elif tool == ROUTES and not at:

@@ -199,3 +199,30 @@ def test_outputs_never_rated_are_read_from_the_latest_sweep_only(tmp_path: Path,
     status = [r for r in got.readings if r.tool == "show interfaces status"]
     assert [type(r).__name__ for r in status] == ["Snapshot", "Snapshot"]
     assert _dump(rated.rate(samples.read_sweeps(folders, workers=1))) == _dump(got)
+
+
+SAMPLES = Path(__file__).parents[2] / "fixtures" / "telemetry" / "samples"
+
+
+@one_thread
+def test_ends_correlated_on_the_reader_processes_judge_as_readings_correlated_here(low_threshold: None) -> None:
+    """With the plan's index the reader processes also correlate their readings; the assessment (report, ends,
+    coverage) is the one of the readings correlated in this process."""
+    from hwaac.plan import build_plan
+    from hwaac.telemetry.fabric_health import judge
+    from hwaac.telemetry.slo import default_slos
+    from hwaac.telemetry.topology import LinkIndex
+    from hwaac.validate import load_intent
+
+    plan = build_plan(load_intent(REPO / "inventory" / "demo"))
+    index = LinkIndex(plan)
+    folders = [SAMPLES / "cable-fault" / "sweep1", SAMPLES / "cable-fault" / "sweep2"]
+    here = judge(plan, rated.read_rated(folders, workers=1), default_slos(), index=index)
+    assert here.report.suspects and here.report.coverage["devices_not_sampled"]
+    for workers in (1, 2):
+        there = rated.read_rated(folders, workers=workers, index=index)
+        assert there.readings == [] and there.parts
+        got = judge(plan, there, default_slos(), index=index)
+        assert got.report.to_dict() == here.report.to_dict(), workers
+        assert list(got.corr.ends) == list(here.corr.ends) and got.corr.missing == here.corr.missing
+    assert multiprocessing.active_children() == []

@@ -1,0 +1,160 @@
+"""Outputs read into frames, rated in one pass and correlated on the reader processes judge as the same outputs read
+into snapshots, rated port by port and correlated here: on a synthetic two-SU fabric with a CRC cable, a flapping link
+and a link down (``benchmarks/network_sweep.py``), and through every case where a frame cannot be rated in one pass.
+
+The frame readers here are stand-ins built from the parsers (a plain snapshot as a frame), so this tests the
+rating and correlation of frames; each format's own frame reader is tested against its parser beside it."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hwaac.plan import Plan, build_plan
+from hwaac.telemetry import parallel, rated, samples
+from hwaac.telemetry.fabric_health import FabricHealth, judge
+from hwaac.telemetry.framed import RatedFrame, rate_frames
+from hwaac.telemetry.model import Frame, PortSample, Snapshot
+from hwaac.telemetry.rates import interval
+from hwaac.telemetry.slo import default_slos
+from hwaac.telemetry.topology import LinkIndex
+
+REPO = Path(__file__).parents[3]
+sys.path.insert(0, str(REPO / "benchmarks"))
+from network_sweep import SECONDS, T0, Synth  # noqa: E402
+from plan_scale import scale_intent  # noqa: E402
+
+
+def as_frame(snap: Snapshot) -> Frame | None:
+    """A parser's snapshot as the frame a frame reader gives for it: None unless plain (counters only, the same
+    names on every port, all readable, nothing unknown)."""
+    ports = list(snap.ports.values())
+    if snap.unknown or not ports or any(p.gauges for p in ports):
+        return None
+    names = tuple(ports[0].counters)
+    if any(tuple(p.counters) != names or None in p.counters.values() for p in ports):
+        return None
+    values = np.array([list(p.counters.values()) for p in ports], dtype=np.uint64).reshape(len(ports), len(names))
+    state = [dict(p.state) for p in ports] if any(p.state for p in ports) else None
+    return Frame(snap.tool, snap.device, snap.taken_at, snap.version, [p.port for p in ports], names, values, state)
+
+
+framed_reads: list[str] = []  # the tools whose outputs the stand-ins read into frames
+
+
+def _stand_in(tool: str, parse: Callable[..., Snapshot]) -> Callable[..., Frame | None]:
+    def read(raw: str, **kw: str) -> Frame | None:
+        frame = as_frame(parse(raw, **kw))
+        if frame is not None and tool not in framed_reads:
+            framed_reads.append(tool)
+        return frame
+    return read
+
+
+def _bgp(raw: str, *, device: str = "") -> Snapshot:
+    from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
+    return parse_bgp_summary(raw, device=device).snapshot()
+
+
+@pytest.fixture
+def stand_ins(monkeypatch: pytest.MonkeyPatch) -> None:
+    readers = {tool: _stand_in(tool, samples.READERS[tool][0]) for tool in ("counters-db", "ib-counters")}
+    readers["ethtool"] = _stand_in("ethtool", samples.PORT_READERS["ethtool"][0])
+    readers[samples.BGP] = _stand_in(samples.BGP, _bgp)
+    monkeypatch.setattr(samples, "FRAME_READERS", readers)
+
+
+@pytest.fixture(scope="module")
+def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Plan, list[Path]]]:
+    plan = build_plan(scale_intent(2))
+    synth = Synth(plan, route_count=1, filtered=True)
+    root = tmp_path_factory.mktemp("sweeps")
+    folders = []
+    for sweep in (0, 1):
+        folder = root / f"sweep{sweep + 1}"
+        for device in synth.devices():
+            (folder / device).mkdir(parents=True)
+            for stem, text in synth.outputs(device, sweep).items():
+                (folder / device / f"{stem}.txt").write_text(text)
+        (folder / "taken_at").write_text(f"{T0 + sweep * SECONDS}\n")
+        folders.append(folder)
+    yield plan, folders
+
+
+def _assess(plan: Plan, folders: list[Path], index: LinkIndex | None, workers: int) -> FabricHealth:
+    got = rated.read_rated(folders, workers=workers, index=index)
+    return judge(plan, got, default_slos(), index=index)
+
+
+@pytest.mark.usefixtures("stand_ins")
+@pytest.mark.parametrize("workers", [1, 2])
+def test_frames_judge_as_snapshots(fabric: tuple[Plan, list[Path]], workers: int,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    plan, folders = fabric
+    monkeypatch.setattr(parallel, "PARALLEL_DEVICES", 1)
+    index = LinkIndex(plan)
+    objects = _assess(plan, folders, None, 1)
+    framed = _assess(plan, folders, index, workers)
+    assert [s.rule for s in objects.report.suspects][:3] and framed.report.to_dict() == objects.report.to_dict()
+    assert list(framed.corr.ends) == list(objects.corr.ends)
+    assert [framed.corr.ends.interval_seconds(c) for c in range(len(index.links) * 2)] == \
+        [objects.corr.ends.interval_seconds(c) for c in range(len(index.links) * 2)]
+    assert list(framed.bgp) == list(objects.bgp)
+    assert all(framed.bgp[d].ports == objects.bgp[d].ports for d in objects.bgp)
+    assert all(isinstance(iv, RatedFrame) for iv in framed.bgp.values())  # the frames were rated, not parsed again
+    framed_reads.clear()
+    rated.read_rated(folders, workers=1, index=index)
+    assert set(framed_reads) == {"counters-db", "ib-counters", "ethtool", samples.BGP}  # frames, not snapshots
+
+
+def _frames(c0: list[int], c1: list[int], *, ports: tuple[list[str], list[str]] = (["E0", "E4"], ["E0", "E4"]),
+            names: tuple[tuple[str, ...], tuple[str, ...]] = (("rx_ok", "rx_err"), ("rx_ok", "rx_err")),
+            at: tuple[float | None, float | None] = (0.0, 10.0), tools: tuple[str, str] = ("t", "t"),
+            cleared: tuple[str, str] | None = None) -> tuple[Frame, Frame]:
+    out = []
+    for side, (values, p, n, t, tool) in enumerate(zip((c0, c1), ports, names, at, tools, strict=True)):
+        state = [{"last_cleared": cleared[side]} for _ in p] if cleared else None
+        arr = np.array([values] * len(p), dtype=np.uint64).reshape(len(p), len(n))
+        out.append(Frame(tool, "leaf1", t, "", list(p), n, arr, state))
+    return out[0], out[1]
+
+
+# case -> frames; each is left to interval(), which reports why
+NOT_ONE_PASS = [
+    ("a counter fell", _frames([5, 1], [4, 1])),
+    ("another port", _frames([1, 1], [2, 2], ports=(["E0", "E4"], ["E0", "E8"]))),
+    ("ports in another order", _frames([1, 1], [2, 2], ports=(["E0", "E4"], ["E4", "E0"]))),
+    ("other counters", _frames([1, 1], [2, 2], names=(("rx_ok", "rx_err"), ("rx_ok", "tx_ok")))),
+    ("the same time", _frames([1, 1], [2, 2], at=(10.0, 10.0))),
+    ("no time", _frames([1, 1], [2, 2], at=(None, 10.0))),
+    ("another tool", _frames([1, 1], [2, 2], tools=("t", "u"))),
+    ("counters cleared", _frames([1, 1], [2, 2], cleared=("never", "2024-01-01"))),
+]
+
+
+@pytest.mark.parametrize(("case", "pair"), NOT_ONE_PASS, ids=[c[0] for c in NOT_ONE_PASS])
+def test_only_the_usual_interval_is_rated_in_one_pass(case: str, pair: tuple[Frame, Frame]) -> None:
+    assert rate_frames(*pair) is None
+
+
+def test_one_pass_gives_the_rates_of_interval() -> None:
+    big = 2**63 + 12345  # past float precision: the difference is taken in integers first
+    before, after = _frames([big, 7], [big + 3000, 7])
+    fast = rate_frames(before, after)
+    assert fast is not None and fast.seconds == 10.0 and fast.rows == ["E0", "E4"]
+    slow = interval(before.snapshot(), after.snapshot())
+    assert fast.ports == slow.ports and fast.ports["E0"].rates == {"rx_ok": 300.0, "rx_err": 0.0}
+    assert fast.start == slow.start and fast.end == slow.end and fast.time_base == slow.time_base == "taken_at"
+    assert rate_frames(before, after, times=(100.0, 200.0)).seconds == 10.0  # type: ignore[union-attr]
+
+
+def test_a_frame_is_the_snapshot_of_its_values() -> None:
+    frame = Frame("t", "leaf1", 5.0, "v1", ["E0"], ("rx_ok",), np.array([[9]], dtype=np.uint64), [{"oper": "up"}])
+    snap = frame.snapshot()
+    assert (snap.tool, snap.device, snap.taken_at, snap.version) == ("t", "leaf1", 5.0, "v1")
+    assert snap.ports == {"E0": PortSample("E0", {"rx_ok": 9}, {}, {"oper": "up"})}
+    assert isinstance(snap.ports["E0"].counters["rx_ok"], int)
