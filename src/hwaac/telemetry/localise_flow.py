@@ -1,5 +1,6 @@
 """Localisation rules about flow rather than one link: a PFC storm followed back to its source, ECN/CNP congestion
-concentrated on one leaf or rail, and many degraded ports of one switch folded into the switch.
+concentrated on one leaf or rail, and many degraded ports of one switch folded into the switch. The paused ends are
+screened with numpy over the correlated ends' columns.
 
 Reasoning and sources: ``docs/network-health.md`` "Localisation" (IEEE 802.1Qbb, the SONiC PFC watchdog HLD,
 NVIDIA's RoCE congestion guidance).
@@ -8,6 +9,9 @@ NVIDIA's RoCE congestion guidance).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import chain
+
+import numpy as np
 
 from hwaac.telemetry.sli import ECN, PAUSE, end_pause_ratio
 from hwaac.telemetry.suspects import (
@@ -19,6 +23,7 @@ from hwaac.telemetry.suspects import (
     Evidence,
     Observed,
     Suspect,
+    truthy,
 )
 
 _MARKS = ("ecn_marked", "cnp_sent")
@@ -29,6 +34,33 @@ def _named_pfcwd(names: Mapping[str, object]) -> bool:
     return bool(names) and "\npfcwd" in "\n" + "\n".join(names)
 
 
+def _pause_screen(obs: Observed, priorities: tuple[int, ...], limit: float) -> np.ndarray:
+    """Per end, whether it can be paused above ``limit`` or its PFC watchdog can have seen a storm (:func:`_paused`):
+    a received pause duration or pause frames above 0 on a priority of ``priorities`` (any rated when ``limit`` is
+    below 0), a ``pfcwd{q}_storm_detected`` that rose, or a state word ``stormed``."""
+    table = obs.corr.ends
+    out = np.zeros(len(table), dtype=bool)
+    for p in priorities:
+        for name in (f"pfc{p}_rx_duration_us", f"pfc{p}_rx"):  # what sli.end_pause_ratio reads
+            col = table.rates.get(name)
+            if col is not None:
+                out |= col > 0 if limit >= 0 else ~np.isnan(col)
+    storms = {k for rates, _ in table.layouts for k in rates if k.startswith("pfcwd") and k.endswith("_storm_detected")}
+    for k in storms:
+        out |= truthy(table.rates[k])
+    out[_stormed(table.states)] = True
+    return out
+
+
+def _stormed(states: Mapping[int, Mapping[str, str]]) -> list[int]:
+    """The ends with a state word ``pfcwd{q}_status`` of ``stormed``; every end's words are first scanned for
+    ``stormed`` in C, since most fabrics have none."""
+    if "stormed" not in chain.from_iterable(map(dict.values, states.values())):
+        return []
+    return [code for code, st in states.items()
+            if any(k.startswith("pfcwd") and k.endswith("_status") and w == "stormed" for k, w in st.items())]
+
+
 def _paused(obs: Observed) -> dict[int, list[Evidence]]:
     """End code -> evidence that the port receives PFC pause continuously: the pause ratio above the SLO, or its
     PFC watchdog saw a storm on a queue (``pfcwd{q}_storm_detected`` rose, or the queue's status is ``stormed``)."""
@@ -36,11 +68,12 @@ def _paused(obs: Observed) -> dict[int, list[Evidence]]:
     prios = tuple(index.plan.intent.qos.pfc_priorities)
     limit, storm = obs.limit(PAUSE), obs.slos.localise.storm_pause_ratio
     out: dict[int, list[Evidence]] = {}
-    speeds = [index.speed_bps[link.kind] for link in index.links]
-    for code, pr in enumerate(obs.corr.ends):
+    speeds, links, table = index.speed_bps, index.links, obs.corr.ends
+    for code in obs.screened(lambda: _pause_screen(obs, prios, limit)):
+        pr = table[code]
         if pr is None:
             continue
-        x, how = end_pause_ratio(pr.rates, prios, speeds[code >> 1])
+        x, how = end_pause_ratio(pr.rates, prios, speeds[links[code >> 1].kind])
         watchdog = _named_pfcwd(pr.rates) or _named_pfcwd(pr.state)
         if (x is None or x <= limit) and not watchdog:
             continue  # the usual port: not paused, no watchdog counter
