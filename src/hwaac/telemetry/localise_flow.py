@@ -1,6 +1,6 @@
 """Localisation rules about flow rather than one link: a PFC storm followed back to its source, ECN/CNP congestion
 concentrated on one leaf or rail, and many degraded ports of one switch folded into the switch. The paused ends are
-screened with numpy over the correlated ends' columns.
+screened and the marks summed per leaf with numpy over the correlated ends' columns.
 
 Reasoning and sources: ``docs/network-health.md`` "Localisation" (IEEE 802.1Qbb, the SONiC PFC watchdog HLD,
 NVIDIA's RoCE congestion guidance).
@@ -160,23 +160,48 @@ def rule_pfc_storm(obs: Observed) -> list[Suspect]:
     return out
 
 
+def _marks_per_leaf(obs: Observed) -> tuple[dict[str, float], float]:
+    """(leaf -> the ECN marks and CNPs per second over its links, both ends, None as 0, leaves in the order of their
+    first marked link; the fabric's total), summed link by link in plan order; links with no marks are left out."""
+    table = obs.corr.ends
+    if not obs.screen:  # the plain loop over every link the columns must match
+        per_leaf: dict[str, float] = {}
+        total = 0.0
+        for i, leaf in enumerate(obs.index.leaf_of):
+            if leaf is None:
+                continue
+            m = 0.0
+            for pr in (table[2 * i], table[2 * i + 1]):
+                if pr is not None:
+                    m += sum(pr.rates.get(k) or 0.0 for k in _MARKS)
+            if m > 0:
+                per_leaf[leaf] = per_leaf.get(leaf, 0.0) + m
+                total += m
+        return per_leaf, total
+    names, ids = obs.leaf_ids()
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN, as in the plain loop
+        ends = np.zeros(len(table))
+        for k in _MARKS:  # per end, in the order the plain loop adds them
+            col = table.rates.get(k)
+            if col is not None:
+                ends += np.where(np.isnan(col), 0.0, col)
+        link = ends[0::2] + ends[1::2]
+        at = np.flatnonzero((ids >= 0) & (link > 0))
+        if not len(at):
+            return {}, 0.0
+        marks, leaf = link[at], ids[at]
+        sums = np.bincount(leaf, weights=marks, minlength=len(names))  # adds each leaf's links in order
+        total = float(np.cumsum(marks)[-1])  # in order (np.sum adds pairwise)
+    seen, first = np.unique(leaf, return_index=True)
+    return {names[k]: float(sums[k]) for k in seen[np.argsort(first)].tolist()}, total
+
+
 def rule_congestion(obs: Observed) -> list[Suspect]:
     """ECN marks and CNPs concentrated on one leaf (or else one rail) whose links are error-free: congestion there,
     not a fault. Warn when a link of it is marked above the ECN SLO, else info."""
     index = obs.index
     sw = index.plan.switch_by_name
-    per_leaf: dict[str, float] = {}
-    total = 0.0
-    for i, leaf in enumerate(index.leaf_of):
-        if leaf is None:
-            continue
-        m = 0.0
-        for pr in (obs.corr.ends[2 * i], obs.corr.ends[2 * i + 1]):
-            if pr is not None:
-                m += sum(pr.rates.get(k) or 0.0 for k in _MARKS)
-        if m > 0:
-            per_leaf[leaf] = per_leaf.get(leaf, 0.0) + m
-            total += m
+    per_leaf, total = _marks_per_leaf(obs)
     if total <= 0:
         return []
     share = obs.slos.localise.congestion_share
@@ -198,9 +223,13 @@ def rule_congestion(obs: Observed) -> list[Suspect]:
             return []
         leaves = [s for s in per_leaf if sw[s].rail == rail]
         scope, comp, marks = f"rail {rail}", Component("rail", f"rail {rail}", role="congested rail"), per_rail[rail]
-    links = [i for i, leaf in enumerate(index.leaf_of) if leaf in leaves]
-    if any(obs.errors(2 * i) or obs.errors(2 * i + 1) for i in links):
+    names, ids = obs.leaf_ids()
+    chosen = set(leaves)
+    at = np.flatnonzero(np.isin(ids, [k for k, leaf in enumerate(names) if leaf in chosen]))
+    screened = at[np.isin(at, obs.error_ends() >> 1)].tolist()  # its links with an end that can have errors
+    if any(obs.errors(2 * i) or obs.errors(2 * i + 1) for i in screened):
         return []  # errors there: the error rules name the fault, and it may be the cause of the marks
+    links = at.tolist()
     limit = obs.limit(ECN)
     hot = [(i, v) for i in links if (v := obs.slis[i].values.get(ECN)) is not None and v > limit]
     sev = WARN if hot else INFO

@@ -177,6 +177,19 @@ class Observed:
             cached = self._reach["gpu"] = frozenset(n.name for n in self.index.plan.nodes if n.kind == "gpu")
         return cached  # type: ignore[return-value]
 
+    def leaf_ids(self) -> tuple[list[str], np.ndarray]:
+        """(the leaves, in the order of their first link in the plan; per link, the position of its leaf in that
+        list, -1 for a link of no leaf), from ``index.leaf_of``."""
+        cached = self._reach.get("leaf_ids")
+        if cached is None:
+            of = self.index.leaf_of
+            names = [leaf for leaf in dict.fromkeys(of) if leaf is not None]
+            pos: dict[str | None, int] = {leaf: k for k, leaf in enumerate(names)}
+            pos[None] = -1
+            cached = self._reach["leaf_ids"] = (names, np.fromiter(map(pos.__getitem__, of), dtype=np.int64,
+                                                                   count=len(of)))
+        return cached  # type: ignore[return-value]
+
     def is_host(self, device: str) -> bool:
         """Whether ``device`` is a node of the plan (GPU node or appliance), not a switch."""
         return device not in self.index.plan.switch_by_name
