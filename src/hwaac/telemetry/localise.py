@@ -2,14 +2,17 @@
 
 Each rule is a small function ``rule_<name>(obs: Observed) -> list[Suspect]`` that holds its judgement and says it
 in words; :func:`localise` runs them, folds many degraded ports of one switch into the switch, ranks by severity
-then strength of evidence, and names the GPU nodes (and Slurm jobs) behind each suspect. Rules and their public
-sources: ``docs/network-health.md`` "Localisation". The shapes and the per-port helpers are in
+then strength of evidence, and names the GPU nodes (and Slurm jobs) behind each suspect. A rule over the ends first
+picks, with numpy over the correlated ends' columns, those that can give it evidence, and judges only them ("Scale").
+Rules and their public sources: ``docs/network-health.md`` "Localisation". The shapes and the per-port helpers are in
 :mod:`hwaac.telemetry.suspects`; the PFC, congestion and switch rules in :mod:`hwaac.telemetry.localise_flow`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+
+import numpy as np
 
 from hwaac.health.parsers.slurm_squeue import Squeue
 from hwaac.telemetry.localise_flow import fold_switches, rule_congestion, rule_pfc_storm
@@ -23,9 +26,29 @@ from hwaac.telemetry.suspects import (
     Suspect,
     link_components,
     rank,
+    truthy,
 )
 
 _FLAPS = ("link_down_events", "link_state_changes")
+
+
+def _error_links(obs: Observed) -> list[int]:
+    """The links, in plan order, with an end that can have receive errors (:meth:`Observed.error_ends`); every
+    link when not screening."""
+    if not obs.screen:
+        return list(range(len(obs.index.links)))
+    return np.unique(obs.error_ends() >> 1).tolist()
+
+
+def _flap_screen(obs: Observed) -> np.ndarray:
+    """Per end, whether a down or state-change counter of it rose (is true: neither 0 nor None)."""
+    table = obs.corr.ends
+    out = np.zeros(len(table), dtype=bool)
+    for k in _FLAPS:
+        col = table.rates.get(k)
+        if col is not None:
+            out |= truthy(col)
+    return out
 
 
 def rule_errors_both_ends(obs: Observed) -> list[Suspect]:
@@ -34,7 +57,9 @@ def rule_errors_both_ends(obs: Observed) -> list[Suspect]:
     Both receivers seeing errors at once is what a dirty or damaged cable or connector, or a marginal optic whose
     transmit and receive share a module, does; two independent receivers failing together is far less likely."""
     out = []
-    for i, link in enumerate(obs.index.links):
+    links = obs.index.links
+    for i in _error_links(obs):
+        link = links[i]
         ea, eb = obs.errors(2 * i), obs.errors(2 * i + 1)
         if not ea or not eb:
             continue
@@ -54,7 +79,9 @@ def rule_errors_one_end(obs: Observed) -> list[Suspect]:
     """Receive errors above the SLO at one end only: the far end's transmitter (its optic) first, then the local
     receiver. The end that counts the errors is the receiver; what it receives was sent by the far end."""
     out = []
-    for i, link in enumerate(obs.index.links):
+    links = obs.index.links
+    for i in _error_links(obs):
+        link = links[i]
         ea, eb = obs.errors(2 * i), obs.errors(2 * i + 1)
         if bool(ea) == bool(eb):
             continue
@@ -79,7 +106,9 @@ def rule_errors_one_end(obs: Observed) -> list[Suspect]:
 def rule_flapping(obs: Observed) -> list[Suspect]:
     """A link whose down or state-change counters rose, or whose BGP session dropped from Established."""
     found: dict[int, list[Evidence]] = {}
-    for code, pr in enumerate(obs.corr.ends):  # ends in link order: a, then b
+    table = obs.corr.ends
+    for code in obs.screened(lambda: _flap_screen(obs)):  # ends in link order: a, then b
+        pr = table[code]
         if pr is None:
             continue
         get = pr.rates.get

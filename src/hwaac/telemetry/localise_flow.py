@@ -1,5 +1,6 @@
 """Localisation rules about flow rather than one link: a PFC storm followed back to its source, ECN/CNP congestion
-concentrated on one leaf or rail, and many degraded ports of one switch folded into the switch.
+concentrated on one leaf or rail, and many degraded ports of one switch folded into the switch. The paused ends are
+screened and the marks summed per leaf with numpy over the correlated ends' columns.
 
 Reasoning and sources: ``docs/network-health.md`` "Localisation" (IEEE 802.1Qbb, the SONiC PFC watchdog HLD,
 NVIDIA's RoCE congestion guidance).
@@ -8,6 +9,9 @@ NVIDIA's RoCE congestion guidance).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import chain
+
+import numpy as np
 
 from hwaac.telemetry.sli import ECN, PAUSE, end_pause_ratio
 from hwaac.telemetry.suspects import (
@@ -19,6 +23,7 @@ from hwaac.telemetry.suspects import (
     Evidence,
     Observed,
     Suspect,
+    truthy,
 )
 
 _MARKS = ("ecn_marked", "cnp_sent")
@@ -29,6 +34,33 @@ def _named_pfcwd(names: Mapping[str, object]) -> bool:
     return bool(names) and "\npfcwd" in "\n" + "\n".join(names)
 
 
+def _pause_screen(obs: Observed, priorities: tuple[int, ...], limit: float) -> np.ndarray:
+    """Per end, whether it can be paused above ``limit`` or its PFC watchdog can have seen a storm (:func:`_paused`):
+    a received pause duration or pause frames above 0 on a priority of ``priorities`` (any rated when ``limit`` is
+    below 0), a ``pfcwd{q}_storm_detected`` that rose, or a state word ``stormed``."""
+    table = obs.corr.ends
+    out = np.zeros(len(table), dtype=bool)
+    for p in priorities:
+        for name in (f"pfc{p}_rx_duration_us", f"pfc{p}_rx"):  # what sli.end_pause_ratio reads
+            col = table.rates.get(name)
+            if col is not None:
+                out |= col > 0 if limit >= 0 else ~np.isnan(col)
+    storms = {k for rates, _ in table.layouts for k in rates if k.startswith("pfcwd") and k.endswith("_storm_detected")}
+    for k in storms:
+        out |= truthy(table.rates[k])
+    out[_stormed(table.states)] = True
+    return out
+
+
+def _stormed(states: Mapping[int, Mapping[str, str]]) -> list[int]:
+    """The ends with a state word ``pfcwd{q}_status`` of ``stormed``; every end's words are first scanned for
+    ``stormed`` in C, since most fabrics have none."""
+    if "stormed" not in chain.from_iterable(map(dict.values, states.values())):
+        return []
+    return [code for code, st in states.items()
+            if any(k.startswith("pfcwd") and k.endswith("_status") and w == "stormed" for k, w in st.items())]
+
+
 def _paused(obs: Observed) -> dict[int, list[Evidence]]:
     """End code -> evidence that the port receives PFC pause continuously: the pause ratio above the SLO, or its
     PFC watchdog saw a storm on a queue (``pfcwd{q}_storm_detected`` rose, or the queue's status is ``stormed``)."""
@@ -36,11 +68,12 @@ def _paused(obs: Observed) -> dict[int, list[Evidence]]:
     prios = tuple(index.plan.intent.qos.pfc_priorities)
     limit, storm = obs.limit(PAUSE), obs.slos.localise.storm_pause_ratio
     out: dict[int, list[Evidence]] = {}
-    speeds = [index.speed_bps[link.kind] for link in index.links]
-    for code, pr in enumerate(obs.corr.ends):
+    speeds, links, table = index.speed_bps, index.links, obs.corr.ends
+    for code in obs.screened(lambda: _pause_screen(obs, prios, limit)):
+        pr = table[code]
         if pr is None:
             continue
-        x, how = end_pause_ratio(pr.rates, prios, speeds[code >> 1])
+        x, how = end_pause_ratio(pr.rates, prios, speeds[links[code >> 1].kind])
         watchdog = _named_pfcwd(pr.rates) or _named_pfcwd(pr.state)
         if (x is None or x <= limit) and not watchdog:
             continue  # the usual port: not paused, no watchdog counter
@@ -127,23 +160,48 @@ def rule_pfc_storm(obs: Observed) -> list[Suspect]:
     return out
 
 
+def _marks_per_leaf(obs: Observed) -> tuple[dict[str, float], float]:
+    """(leaf -> the ECN marks and CNPs per second over its links, both ends, None as 0, leaves in the order of their
+    first marked link; the fabric's total), summed link by link in plan order; links with no marks are left out."""
+    table = obs.corr.ends
+    if not obs.screen:  # the plain loop over every link the columns must match
+        per_leaf: dict[str, float] = {}
+        total = 0.0
+        for i, leaf in enumerate(obs.index.leaf_of):
+            if leaf is None:
+                continue
+            m = 0.0
+            for pr in (table[2 * i], table[2 * i + 1]):
+                if pr is not None:
+                    m += sum(pr.rates.get(k) or 0.0 for k in _MARKS)
+            if m > 0:
+                per_leaf[leaf] = per_leaf.get(leaf, 0.0) + m
+                total += m
+        return per_leaf, total
+    names, ids = obs.leaf_ids()
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN, as in the plain loop
+        ends = np.zeros(len(table))
+        for k in _MARKS:  # per end, in the order the plain loop adds them
+            col = table.rates.get(k)
+            if col is not None:
+                ends += np.where(np.isnan(col), 0.0, col)
+        link = ends[0::2] + ends[1::2]
+        at = np.flatnonzero((ids >= 0) & (link > 0))
+        if not len(at):
+            return {}, 0.0
+        marks, leaf = link[at], ids[at]
+        sums = np.bincount(leaf, weights=marks, minlength=len(names))  # adds each leaf's links in order
+        total = float(np.cumsum(marks)[-1])  # in order (np.sum adds pairwise)
+    seen, first = np.unique(leaf, return_index=True)
+    return {names[k]: float(sums[k]) for k in seen[np.argsort(first)].tolist()}, total
+
+
 def rule_congestion(obs: Observed) -> list[Suspect]:
     """ECN marks and CNPs concentrated on one leaf (or else one rail) whose links are error-free: congestion there,
     not a fault. Warn when a link of it is marked above the ECN SLO, else info."""
     index = obs.index
     sw = index.plan.switch_by_name
-    per_leaf: dict[str, float] = {}
-    total = 0.0
-    for i, leaf in enumerate(index.leaf_of):
-        if leaf is None:
-            continue
-        m = 0.0
-        for pr in (obs.corr.ends[2 * i], obs.corr.ends[2 * i + 1]):
-            if pr is not None:
-                m += sum(pr.rates.get(k) or 0.0 for k in _MARKS)
-        if m > 0:
-            per_leaf[leaf] = per_leaf.get(leaf, 0.0) + m
-            total += m
+    per_leaf, total = _marks_per_leaf(obs)
     if total <= 0:
         return []
     share = obs.slos.localise.congestion_share
@@ -165,9 +223,13 @@ def rule_congestion(obs: Observed) -> list[Suspect]:
             return []
         leaves = [s for s in per_leaf if sw[s].rail == rail]
         scope, comp, marks = f"rail {rail}", Component("rail", f"rail {rail}", role="congested rail"), per_rail[rail]
-    links = [i for i, leaf in enumerate(index.leaf_of) if leaf in leaves]
-    if any(obs.errors(2 * i) or obs.errors(2 * i + 1) for i in links):
+    names, ids = obs.leaf_ids()
+    chosen = set(leaves)
+    at = np.flatnonzero(np.isin(ids, [k for k, leaf in enumerate(names) if leaf in chosen]))
+    screened = at[np.isin(at, obs.error_ends() >> 1)].tolist()  # its links with an end that can have errors
+    if any(obs.errors(2 * i) or obs.errors(2 * i + 1) for i in screened):
         return []  # errors there: the error rules name the fault, and it may be the cause of the marks
+    links = at.tolist()
     limit = obs.limit(ECN)
     hot = [(i, v) for i in links if (v := obs.slis[i].values.get(ECN)) is not None and v > limit]
     sev = WARN if hot else INFO

@@ -1,13 +1,19 @@
 """The shapes of localisation (:class:`Suspect`, :class:`Component`, :class:`Evidence`) and :class:`Observed`, the
 typed input every rule of :mod:`hwaac.telemetry.localise` reads: the correlation, the link SLIs, the SLOs, the
-BGP intervals, and per-end helpers (receive errors above the SLO, which GPU nodes sit behind a link or switch)."""
+BGP intervals, and per-end helpers (receive errors above the SLO, which GPU nodes sit behind a link or switch).
+
+A rule first screens the ends with numpy over the correlation's columns (:meth:`Observed.screened`, the receive
+error screen :meth:`Observed.error_ends`), then judges the few it picked one by one: docs/network-health.md
+"Scale"."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
+
+import numpy as np
 
 from hwaac.health.parsers.slurm_squeue import Job
 from hwaac.plan.model import Link, ip_str
@@ -124,6 +130,12 @@ def link_components(link: Link) -> tuple[Component, ...]:
             Component("port", f"{link.b_device} {link.b_port}", link.b_device, link.b_port, "end b"))
 
 
+def truthy(column: np.ndarray) -> np.ndarray:
+    """Per end, whether a value of an :class:`~hwaac.telemetry.ends.EndTable` column is true as the end read back
+    gives it (``if rate:``): neither 0 nor NaN (None)."""
+    return (column != 0) & ~np.isnan(column)
+
+
 def rank(suspects: Sequence[Suspect]) -> list[Suspect]:
     """Worst severity first, then the stronger evidence (more ends, then a larger multiple of the SLO), then name
     (so that equal suspects keep a stable order)."""
@@ -140,12 +152,16 @@ class Observed:
         slis: the link SLIs, in plan order (``sli.link_slis(corr)``).
         slos: the SLOs and localisation levels.
         bgp: per leaf, the interval of its BGP summaries (session drops), when read.
+        screen: whether the rules first pick, with numpy over the correlation's columns, the ends that can give
+            them evidence, and judge those only; False judges every end (the plain loops, which the screens must
+            match exactly: tests/unit/telemetry/test_localise_screens.py).
     """
 
     corr: Correlation
     slis: Sequence[LinkSLI]
     slos: SloSet
     bgp: Mapping[str, Interval] = field(default_factory=dict)
+    screen: bool = True
     _errors: dict[int, tuple[Evidence, ...]] = field(default_factory=dict, repr=False)
     _reach: dict[str, object] = field(default_factory=dict, repr=False)
 
@@ -161,6 +177,19 @@ class Observed:
             cached = self._reach["gpu"] = frozenset(n.name for n in self.index.plan.nodes if n.kind == "gpu")
         return cached  # type: ignore[return-value]
 
+    def leaf_ids(self) -> tuple[list[str], np.ndarray]:
+        """(the leaves, in the order of their first link in the plan; per link, the position of its leaf in that
+        list, -1 for a link of no leaf), from ``index.leaf_of``."""
+        cached = self._reach.get("leaf_ids")
+        if cached is None:
+            of = self.index.leaf_of
+            names = [leaf for leaf in dict.fromkeys(of) if leaf is not None]
+            pos: dict[str | None, int] = {leaf: k for k, leaf in enumerate(names)}
+            pos[None] = -1
+            cached = self._reach["leaf_ids"] = (names, np.fromiter(map(pos.__getitem__, of), dtype=np.int64,
+                                                                   count=len(of)))
+        return cached  # type: ignore[return-value]
+
     def is_host(self, device: str) -> bool:
         """Whether ``device`` is a node of the plan (GPU node or appliance), not a switch."""
         return device not in self.index.plan.switch_by_name
@@ -171,7 +200,45 @@ class Observed:
         return o.max if o.max is not None else o.min  # type: ignore[return-value]
 
     def sampled(self, code: int) -> bool:
-        return self.corr.ends[code] is not None
+        return bool(self.corr.ends.layout[code] >= 0)
+
+    def screened(self, mask: Callable[[], np.ndarray]) -> list[int]:
+        """The end codes, in order, where ``mask()`` (a rule's screen: one bool per end) holds; every end code when
+        not screening."""
+        if not self.screen:
+            return list(range(len(self.corr.ends)))
+        return np.flatnonzero(mask()).tolist()
+
+    def _error_screen(self) -> np.ndarray:
+        """Per end, whether it can have receive errors above the SLO (:meth:`errors`): rx_err, rx_crc or
+        rx_symbol_err above 0, uncorrectable FEC codewords above their SLO, the pre-FEC BER above its warn level or
+        bound; every sampled end when an SLO it needs is not set (:meth:`errors` judges them as before)."""
+        cached = self._reach.get("error_screen")
+        if cached is None:
+            table, slos = self.corr.ends, self.slos.slos
+            if not self.screen:
+                cached = np.ones(len(table), dtype=bool)
+            elif LOSS not in slos or FEC_UNCORR not in slos:
+                cached = table.sampled
+            else:
+                cached = np.zeros(len(table), dtype=bool)
+                for name, _unit in _RX_ERRORS:
+                    col = table.rates.get(name)
+                    if col is not None:
+                        cached |= col > 0
+                col = table.rates.get("fec_uncorrectable")
+                if col is not None:
+                    cached |= col > self.limit(FEC_UNCORR)
+                obj, col = slos.get(PRE_FEC_BER), table.gauges.get("pre_fec_ber")
+                if obj is not None and obj.max is not None and col is not None:
+                    cached |= col > (obj.max if obj.warn is None else min(obj.max, obj.warn))
+            self._reach["error_screen"] = cached
+        return cached  # type: ignore[return-value]
+
+    def error_ends(self) -> np.ndarray:
+        """The codes, in order, of the ends that can have receive errors above the SLO (:meth:`errors` is empty for
+        every other end); every end code when not screening."""
+        return np.flatnonzero(self._error_screen())
 
     def errors(self, code: int) -> tuple[Evidence, ...]:
         """Receive errors above the SLO at end ``code``: rx_err, rx_crc or rx_symbol_err over the frames received
@@ -180,6 +247,8 @@ class Observed:
         cached = self._errors.get(code)
         if cached is not None:
             return cached
+        if not self._error_screen()[code]:
+            return ()
         out: list[Evidence] = []
         pr = self.corr.ends[code]
         if pr is not None:
@@ -268,4 +337,4 @@ class Observed:
 
 
 __all__ = ["DEGRADING", "FAULT", "INFO", "KINDS", "WARN", "Component", "Evidence", "Observed", "Severity", "Suspect",
-           "link_components", "rank"]
+           "link_components", "rank", "truthy"]
