@@ -1,0 +1,132 @@
+"""Frame readers against their parsers on hand-made outputs, format by format, one edge a case (a value that is no
+count or does not fit, names missing, repeated or in another order, ports that differ, the other layouts of a
+format). Each checks what test_frame_readers.check checks; "usual" False marks a plain output the frame reader
+leaves to its parser (a form other than the tool's usual print)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.unit.telemetry.test_frame_readers import check
+
+
+def _case(cases: list[tuple[str, str, bool]], name: str) -> str:
+    return next(raw for case, raw, _ in cases if case == name)
+
+# --- counters-db ------------------------------------------------------------------------------------------------------
+
+UC, NUC, ERR, DISC = (f"SAI_PORT_STAT_IF_IN_{n}" for n in ("UCAST_PKTS", "NON_UCAST_PKTS", "ERRORS", "DISCARDS"))
+FIELDS = {UC: "100", NUC: "5", ERR: "0", DISC: "7", "SAI_PORT_STAT_IF_OUT_OCTETS": "12345"}
+UNICAST = "SAI_QUEUE_TYPE_UNICAST"
+
+
+def _db(ports: dict[str, Any] | None = None, *, wrap: tuple[str, ...] = (), extra: dict[str, Any] | None = None,
+        by_name: bool = False, **change: Any) -> str:
+    """A COUNTERS_DB dump of ``ports`` (default: Ethernet0 and Ethernet4 with ``FIELDS``, Ethernet4's changed by
+    ``change``; a port's hash ``...``: none); the hashes named in ``wrap`` in redis-dump-load's layout (``"all"``:
+    every one)."""
+    if ports is None:  # a change's key: the SAI name after SAI_PORT_STAT_ (X_...: as it is); None: left out
+        changed = {**FIELDS, **{k if k.startswith("X_") else f"SAI_PORT_STAT_{k}": v for k, v in change.items()}}
+        ports = {"Ethernet0": FIELDS, "Ethernet4": {k: v for k, v in changed.items() if v is not None}}
+    doc: dict[str, Any] = {}
+    if by_name:
+        doc.update(ports)
+    else:
+        doc["COUNTERS_PORT_NAME_MAP"] = {port: f"oid:0x{n + 1}" for n, port in enumerate(ports)}
+        doc.update({f"COUNTERS:oid:0x{n + 1}": fields for n, fields in enumerate(ports.values()) if fields is not ...})
+    doc.update(extra or {})
+    for key in list(doc):
+        if "all" in wrap or key in wrap:
+            doc[key] = {"expireat": 1602532804.24, "ttl": -0.001, "type": "hash", "value": doc[key]}
+    return json.dumps(doc)
+
+
+def _queues(*queues: tuple[str, str, dict[str, str]]) -> dict[str, Any]:
+    """The queue name and type maps and hashes of ``(PORT:INDEX, type, fields)``."""
+    out: dict[str, Any] = {"COUNTERS_QUEUE_NAME_MAP": {}, "COUNTERS_QUEUE_TYPE_MAP": {}}
+    for n, (queue, kind, fields) in enumerate(queues):
+        oid = f"oid:0x15{n:04x}"
+        out["COUNTERS_QUEUE_NAME_MAP"][queue] = oid
+        if kind:
+            out["COUNTERS_QUEUE_TYPE_MAP"][oid] = kind
+        out[f"COUNTERS:{oid}"] = fields
+    return out
+
+
+Q = {"SAI_QUEUE_STAT_PACKETS": "9", "SAI_QUEUE_STAT_DROPPED_PACKETS": "1"}
+QE = {**Q, "SAI_QUEUE_STAT_WRED_ECN_MARKED_PACKETS": "2"}  # read whatever the queue's kind
+SONIC_DB_CLI = """admin@sonic:~$ sonic-db-cli COUNTERS_DB HGETALL COUNTERS_PORT_NAME_MAP
+{'Ethernet0': 'oid:0x1'}
+admin@sonic:~$ sonic-db-cli COUNTERS_DB HGETALL COUNTERS:oid:0x1
+{'SAI_PORT_STAT_IF_IN_ERRORS': '0', 'SAI_PORT_STAT_IF_IN_DISCARDS': '7'}
+"""
+
+COUNTERS_DB: list[tuple[str, str, bool]] = [
+    ("flat", _db(), True),
+    ("redis-dump-load", _db(wrap=("all",)), True),
+    ("both layouts in one dump", _db(wrap=("COUNTERS:oid:0x2",)), True),
+    ("ports by name (gNMI COUNTERS/Ethernet*)", _db(by_name=True), True),
+    ("ports by name beside a PORT:INDEX hash", _db({"Ethernet0": FIELDS, "Ethernet0:3": FIELDS}, by_name=True),
+     True),
+    ("fields in another order", _db({"Ethernet0": FIELDS, "Ethernet4": dict(reversed(FIELDS.items()))}), True),
+    ("an unread field that is no count", _db(X_SAI_VENDOR_STAT="N/A"), True),
+    ("leading zeros", _db(IF_IN_ERRORS="007"), True),
+    ("the largest count", _db(IF_IN_ERRORS=str(2**64 - 1)), True),
+    ("a count past 64 bits", _db(IF_IN_ERRORS=str(2**64)), True),
+    ("a sum past 64 bits", _db(IF_IN_UCAST_PKTS=str(2**64 - 1), IF_IN_NON_UCAST_PKTS="1"), True),
+    ("N/A", _db(IF_IN_ERRORS="N/A"), True),
+    ("an empty value", _db(IF_IN_ERRORS=""), True),
+    ("a comma in a value and an empty one", _db(IF_IN_ERRORS="1,2", IF_IN_DISCARDS=""), True),
+    ("a field named type", _db({p: {**FIELDS, "type": "port"} for p in ("Ethernet0", "Ethernet4")}), True),
+    ("a sum with a part missing", _db({p: {k: v for k, v in FIELDS.items() if k != NUC}
+                                       for p in ("Ethernet0", "Ethernet4")}), True),
+    ("ports with other fields", _db(IF_IN_DISCARDS=None), True),
+    ("ports with as many other fields", _db(IF_IN_DISCARDS=None, IF_OUT_ERRORS="3"), True),
+    ("a port without its hash", _db({"Ethernet0": FIELDS, "Ethernet4": ...}), True),
+    ("an empty hash", _db({"Ethernet0": FIELDS, "Ethernet4": {}}), True),
+    ("an empty port map", _db({}), True),
+    ("queues with PFC watchdog status", _db(extra=_queues(
+        ("Ethernet0:3", UNICAST, {**Q, "PFC_WD_STATUS": "operational"}), ("Ethernet4:3", UNICAST, Q),
+        ("Ethernet0:8", "SAI_QUEUE_TYPE_MULTICAST", Q), ("Ethernet4:8", "SAI_QUEUE_TYPE_MULTICAST", Q))), True),
+    ("queues in redis-dump-load", _db(wrap=("all",), extra=_queues(("Ethernet0:3", UNICAST, Q),
+                                                                 ("Ethernet4:3", UNICAST, Q))), True),
+    ("a VOQ queue, passed over", _db(extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:3", UNICAST, Q),
+                                                   ("Ethernet4:9", "SAI_QUEUE_TYPE_UNICAST_VOQ", Q))), True),
+    ("only VOQ queues", _db(extra=_queues(("Ethernet0:9", "SAI_QUEUE_TYPE_UNICAST_VOQ", Q),
+                                          ("Ethernet4:9", "SAI_QUEUE_TYPE_UNICAST_VOQ", Q))), True),
+    ("queues with no field read", _db(extra=_queues(("Ethernet0:3", UNICAST, {}), ("Ethernet4:3", UNICAST, {}))),
+     True),
+    ("a queue of no known type", _db(extra=_queues(("Ethernet0:3", "", QE), ("Ethernet4:3", "", QE))), True),
+    ("ports with other queues", _db(extra=_queues(("Ethernet0:3", UNICAST, Q))), True),
+    ("ports with other queue indices", _db(extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:4", UNICAST, Q))),
+     True),
+    ("a queue of a port not in the map", _db(extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:3", UNICAST, Q),
+                                                           ("Ethernet8:3", UNICAST, Q))), True),
+    ("a queue that is not PORT:INDEX", _db(extra=_queues(("Ethernet0:x", UNICAST, Q), ("Ethernet4:x", UNICAST, Q))),
+     True),
+    ("a queue's count that is no count", _db(extra=_queues(
+        ("Ethernet0:3", UNICAST, Q), ("Ethernet4:3", UNICAST, {**Q, "SAI_QUEUE_STAT_PACKETS": "N/A"}))), True),
+    ("only queues", _db({}, extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:3", UNICAST, Q))), True),
+    ("a JSON list", "[]", True),
+    ("not an object of hashes", '{"COUNTERS_PORT_NAME_MAP": "x"}', True),
+    ("cut", _db()[:-12], True),
+    ("a JSON number for a count", _db(IF_IN_ERRORS=0), False),
+    ("a decimal count", _db(IF_IN_ERRORS="12.0"), False),
+    ("other digits than ASCII", _db(IF_IN_ERRORS="١٢"), False),
+    ("sonic-db-cli's text", SONIC_DB_CLI, False),
+]
+
+
+@pytest.mark.parametrize(("case", "raw", "usual"), COUNTERS_DB, ids=[c[0] for c in COUNTERS_DB])
+def test_counters_db(case: str, raw: str, usual: bool) -> None:
+    check("counters-db", raw, usual=usual)
+
+
+def test_counters_db_queues_and_sums_where_the_parser_has_them() -> None:
+    frame = check("counters-db", _case(COUNTERS_DB, "queues with PFC watchdog status"))
+    assert frame is not None and frame.names[:2] == ("rx_ok", "rx_err") and frame.values[0, 0] == 105
+    assert frame.names[-4:] == ("q3_uc_pkts", "q3_uc_drop", "q8_mc_pkts", "q8_mc_drop")
+    assert frame.state == [{"pfcwd3_status": "operational"}, {}]
