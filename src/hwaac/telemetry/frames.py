@@ -7,13 +7,17 @@ and returns None for any other output, which the parser then reads with its reas
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
 
 import numpy as np
 
 from hwaac.telemetry.model import PortSample, Snapshot
 
 MAX_COUNT = 2**64 - 1  # the largest count a frame holds (uint64)
+PROBE_BASE = 1 << 40  # a probe's value i: PROBE_BASE + i, above every saturation limit a parser knows
 _DIGITS = b"0123456789"
 
 
@@ -98,4 +102,73 @@ def counts(joined: str | bytes, n: int) -> np.ndarray | None:
     return values
 
 
-__all__ = ["MAX_COUNT", "Frame", "counts", "frame_of", "frame_to_snapshot"]
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where a parser takes each port's counters in an output of one shape (its names, paths and order), learnt
+    once from the parser's snapshot of a probe: the same output with value i replaced by ``PROBE_BASE + i``.
+
+    Attributes:
+        ports / names: the snapshot's ports and counter names (the same for every port).
+        take: the value each (port, name) is read from, row by row (flat).
+        scale: per (port, name), the factor the parser multiplies the value by; None where every factor is 1.
+        whole: every value is taken, in output order, none scaled.
+        index: ``take`` as an index array.
+        limited / limits: the (flat) counters whose value the parser reads as unknown at one value (a saturated
+            counter), and that value; None when none is.
+    """
+
+    ports: tuple[str, ...]
+    names: tuple[str, ...]
+    take: tuple[int, ...]
+    scale: np.ndarray | None = None
+    whole: bool = False
+    index: np.ndarray | None = None
+    limited: np.ndarray | None = None
+    limits: np.ndarray | None = None
+
+    @classmethod
+    def learn(cls, probe: Snapshot, n: int, limit: Callable[[int], int] | None = None) -> Layout | None:
+        """The layout ``probe`` (the parser's snapshot of the probe of an output of ``n`` values) shows; None when it
+        is not plain or a counter is not one value times a whole factor. ``limit(i)``: the value of value i that
+        the parser reads as unknown (0: none)."""
+        frame = frame_of(probe)
+        if frame is None:
+            return None
+        take: list[int] = []
+        scale: list[int] = []
+        for v in frame.values.ravel().tolist():
+            factor = v // PROBE_BASE
+            index = v // factor - PROBE_BASE if factor else -1
+            if not 0 <= index < n or v != factor * (PROBE_BASE + index):
+                return None
+            take.append(index)
+            scale.append(factor)
+        factors = None if set(scale) <= {1} else np.array(scale, dtype=np.uint64).reshape(frame.values.shape)
+        limits = [(k, at) for k, i in enumerate(take) if (at := limit(i) if limit else 0)]
+        return cls(tuple(frame.ports), frame.names, tuple(take), factors, factors is None and take == list(range(n)),
+                   np.array(take, dtype=np.intp), np.array([k for k, _ in limits], dtype=np.intp) if limits else None,
+                   np.array([at for _, at in limits], dtype=np.uint64) if limits else None)
+
+    def _scaled(self, values: np.ndarray) -> np.ndarray | None:
+        """``values`` (ports x names) times their factors; None when one is at its limit or does not fit."""
+        if self.limited is not None and (values.ravel()[self.limited] == self.limits).any():
+            return None
+        if self.scale is None:
+            return values
+        if (values > MAX_COUNT // self.scale).any():
+            return None
+        return values * self.scale
+
+    def values(self, texts: Sequence[str]) -> np.ndarray | None:
+        """The counts of an output of this shape whose values are ``texts`` (in output order), as the parser reads
+        them; None when one it reads is not ASCII digits or does not fit in uint64."""
+        shape = (len(self.ports), len(self.names))
+        take = self.take
+        if not take:
+            return np.zeros(shape, dtype=np.uint64)
+        picked: Any = texts if self.whole else itemgetter(*take)(texts) if len(take) > 1 else (texts[take[0]],)
+        values = counts(",".join(picked), len(take))
+        return None if values is None else self._scaled(values.reshape(shape))
+
+
+__all__ = ["MAX_COUNT", "PROBE_BASE", "Frame", "Layout", "counts", "frame_of", "frame_to_snapshot"]

@@ -16,6 +16,8 @@ from benchmarks.network_sweep import Synth
 from benchmarks.plan_scale import scale_intent
 from hwaac.plan import build_plan
 from hwaac.telemetry.frames import Frame, frame_of, frame_to_snapshot
+from hwaac.telemetry.parsers import host_ethtool
+from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool, read_mlx5_ethtool_frame
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db, read_counters_db_frame
 from hwaac.telemetry.tools import filter_output
 from tests.unit.telemetry.test_frames import dump
@@ -26,6 +28,8 @@ Read = Callable[[str], Any]
 FORMATS: dict[str, tuple[Read, Read]] = {
     "counters-db": (lambda raw: parse_counters_db(raw, device="dev"),
                     lambda raw: read_counters_db_frame(raw, device="dev")),
+    "ethtool": (lambda raw: parse_mlx5_ethtool(raw, port="rail0", device="dev", version="5.15"),
+                lambda raw: read_mlx5_ethtool_frame(raw, port="rail0", device="dev", version="5.15")),
 }
 
 
@@ -61,6 +65,7 @@ def _recorded(fmt: str, paths: list[Path]) -> list[Any]:
 RECORDED = [
     *_recorded("counters-db", sorted(p for p in (FIX / "telemetry" / "counters-db").iterdir()
                                      if p.suffix in (".json", ".txt"))),
+    *_recorded("ethtool", sorted((FIX / "health" / "ethtool").glob("*/*.txt"))),
 ]
 
 
@@ -102,3 +107,17 @@ def test_synthetic_outputs_read_as_their_parser(fmt: str, synthetic: dict[str, l
     for _what, port, raw in outputs:
         if port in ("", "rail0"):
             assert check(fmt, raw) is not None  # every one plain: each has its frame
+
+
+def test_a_gpu_node_s_ethtool_outputs_read_together_as_one_by_one(
+        synthetic: dict[str, list[tuple[str, str, str]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    hosts: dict[str, list[tuple[str, str]]] = {}
+    for what, port, raw in synthetic["ethtool"]:
+        hosts.setdefault(what.split(" ", 2)[2], []).append((port, raw))  # by sweep and form
+    assert len(hosts) == 4 and all(len(outputs) == 8 for outputs in hosts.values())
+    alone = {k: [host_ethtool.read_mlx5_ethtool_frame(raw, port=port, device="dev") for port, raw in outputs]
+             for k, outputs in hosts.items()}
+    monkeypatch.setattr(host_ethtool, "read_mlx5_ethtool_frame", None)  # read together, or fail
+    for k, outputs in hosts.items():
+        together = host_ethtool.read_mlx5_ethtool_frames(outputs, device="dev")
+        assert together == alone[k] and None not in together

@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+from hwaac.telemetry.frames import frame_of
+from hwaac.telemetry.parsers import host_ethtool
+from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool
 from tests.unit.telemetry.test_frame_readers import check
 
 
@@ -130,3 +133,84 @@ def test_counters_db_queues_and_sums_where_the_parser_has_them() -> None:
     assert frame is not None and frame.names[:2] == ("rx_ok", "rx_err") and frame.values[0, 0] == 105
     assert frame.names[-4:] == ("q3_uc_pkts", "q3_uc_drop", "q8_mc_pkts", "q8_mc_drop")
     assert frame.state == [{"pfcwd3_status": "operational"}, {}]
+
+
+# --- ethtool -S -------------------------------------------------------------------------------------------------------
+
+ETHTOOL = ("NIC statistics:\n     rx_packets_phy: 10\n     tx_packets_phy: 20\n     rx_vport_unicast_packets: 30\n"
+           "     rx_crc_errors_phy: 0\n     rx_prio3_pause: 4\n     rx_err_lane_2_phy: 1\n")
+
+
+def _eth(old: str, new: str, text: str = ETHTOOL) -> str:
+    assert old in text
+    return text.replace(old, new)
+
+
+ETHTOOL_CASES: list[tuple[str, str, bool]] = [
+    ("as ethtool prints it", ETHTOOL, True),
+    ("every counter read", _eth("     rx_vport_unicast_packets: 30\n", ""), True),
+    ("no header", _eth("NIC statistics:\n", ""), True),
+    ("no indentation", ETHTOOL.replace("     ", ""), True),
+    ("tabs", ETHTOOL.replace("     ", "\t"), True),
+    ("other whitespace", ETHTOOL.replace("     ", "\x0b\x1c"), True),
+    ("no last newline", ETHTOOL[:-1], True),
+    ("the rank 1 name first", _eth("rx_packets_phy: 10\n", "rx_global_pause: 3\n     rx_pause_ctrl_phy: 4\n"),
+     True),
+    ("a counter not read past 64 bits", _eth(": 30", f": {2**64}"), True),
+    ("a counter read past 64 bits", _eth(": 10", f": {2**64}"), True),
+    ("the largest count", _eth(": 10", f": {2**64 - 1}"), True),
+    ("no count", _eth(": 10", ": N/A"), True),
+    ("a counter not read that is no count", _eth(": 30", ": N/A"), True),
+    ("a counter printed twice", ETHTOOL + "     rx_packets_phy: 11\n", True),
+    ("ethtool's error", "Cannot get stats strings information: Operation not supported\n", True),
+    ("no mlx5 counter", "NIC statistics:\n     rx_packets: 5\n", True),
+    ("the header only", "NIC statistics:\n", True),
+    ("nothing", "", True),
+    ("two counters on a line", _eth("10\n     tx_packets_phy: 20", "10 tx_packets_phy: 20"), False),
+    ("a blank line", _eth("     rx_crc", "\n     rx_crc"), False),
+    ("CRLF", ETHTOOL.replace("\n", "\r\n"), False),
+    ("two spaces after a colon", _eth(": 10", ":  10"), False),
+]
+
+
+@pytest.mark.parametrize(("case", "raw", "usual"), ETHTOOL_CASES, ids=[c[0] for c in ETHTOOL_CASES])
+def test_ethtool(case: str, raw: str, usual: bool) -> None:
+    check("ethtool", raw, usual=usual)
+
+
+def _rails(*raws: str) -> list[tuple[str, str]]:
+    return [(f"rail{i}", raw) for i, raw in enumerate(raws)]
+
+
+FIVE = _eth("     rx_err_lane_2_phy: 1\n", "")  # the first five lines
+LANE = "     rx_err_lane_2_phy: 1\n"
+SEVEN = FIVE.replace("NIC statistics:\n", "NIC statistics:\n" + LANE) + LANE  # a counter twice: not plain
+HOSTS: list[tuple[str, list[tuple[str, str]], bool]] = [  # (case, a host's outputs, read together)
+    ("one print", _rails(ETHTOOL, ETHTOOL.replace(": 10", ": 11"), ETHTOOL), True),
+    ("one print without header", _rails(*[_eth("NIC statistics:\n", "")] * 3), True),
+    ("one output", _rails(ETHTOOL), False),
+    ("no output", [], True),  # nothing to read one by one
+    ("other names", _rails(ETHTOOL, _eth("rx_crc_errors_phy", "rx_symbol_err_phy")), False),
+    ("one not a count", _rails(ETHTOOL, _eth(": 10", ": N/A")), False),
+    ("one without its header", _rails(ETHTOOL, _eth("NIC statistics:\n", "")), False),
+    ("one without its last newline", _rails(ETHTOOL, ETHTOOL[:-1]), False),
+    ("another indentation", _rails(ETHTOOL, ETHTOOL.replace("     ", "\t")), False),
+    ("one with a line more", _rails(ETHTOOL, ETHTOOL + "     rx_out_of_buffer: 3\n"), False),
+    ("outputs that split the lines otherwise", _rails(FIVE, SEVEN), False),
+    ("an unread counter past 64 bits", _rails(ETHTOOL, _eth(": 30", f": {2**64}")), False),
+    ("not text", [("rail0", ETHTOOL), ("rail1", None)], False),  # type: ignore[list-item]
+]
+
+
+@pytest.mark.parametrize(("case", "outputs", "together"), HOSTS, ids=[c[0] for c in HOSTS])
+def test_ethtool_of_a_host_reads_as_port_by_port(case: str, outputs: list[tuple[str, str]], together: bool,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    alone = [host_ethtool.read_mlx5_ethtool_frame(raw, port=port, device="dev") for port, raw in outputs]
+    for (port, raw), frame in zip(outputs, alone, strict=True):
+        if raw is not None:
+            assert frame == frame_of(parse_mlx5_ethtool(raw, port=port, device="dev"))
+    calls = []
+    real = host_ethtool.read_mlx5_ethtool_frame
+    monkeypatch.setattr(host_ethtool, "read_mlx5_ethtool_frame", lambda raw, **kw: calls.append(1) or real(raw, **kw))
+    assert host_ethtool.read_mlx5_ethtool_frames(outputs, device="dev") == alone
+    assert (not calls) == together
