@@ -18,6 +18,7 @@ from hwaac.plan import build_plan
 from hwaac.telemetry.frames import Frame, frame_of, frame_to_snapshot
 from hwaac.telemetry.parsers import host_ethtool
 from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool, read_mlx5_ethtool_frame
+from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, read_ib_sysfs_frame
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db, read_counters_db_frame
 from hwaac.telemetry.tools import filter_output
 from tests.unit.telemetry.test_frames import dump
@@ -30,6 +31,8 @@ FORMATS: dict[str, tuple[Read, Read]] = {
                     lambda raw: read_counters_db_frame(raw, device="dev")),
     "ethtool": (lambda raw: parse_mlx5_ethtool(raw, port="rail0", device="dev", version="5.15"),
                 lambda raw: read_mlx5_ethtool_frame(raw, port="rail0", device="dev", version="5.15")),
+    "ib-counters": (lambda raw: parse_ib_sysfs_counters(raw, device="dev"),
+                    lambda raw: read_ib_sysfs_frame(raw, device="dev")),
 }
 
 
@@ -66,6 +69,7 @@ RECORDED = [
     *_recorded("counters-db", sorted(p for p in (FIX / "telemetry" / "counters-db").iterdir()
                                      if p.suffix in (".json", ".txt"))),
     *_recorded("ethtool", sorted((FIX / "health" / "ethtool").glob("*/*.txt"))),
+    *_recorded("ib-counters", sorted((FIX / "health" / "ib-counters").glob("*/*.txt"))),
 ]
 
 

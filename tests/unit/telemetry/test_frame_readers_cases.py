@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from hwaac.health.parsers.infiniband import DATA_COUNTERS_32_OR_64, LEGACY_COUNTER_BITS
 from hwaac.telemetry.frames import frame_of
 from hwaac.telemetry.parsers import host_ethtool
 from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool
@@ -214,3 +215,57 @@ def test_ethtool_of_a_host_reads_as_port_by_port(case: str, outputs: list[tuple[
     monkeypatch.setattr(host_ethtool, "read_mlx5_ethtool_frame", lambda raw, **kw: calls.append(1) or real(raw, **kw))
     assert host_ethtool.read_mlx5_ethtool_frames(outputs, device="dev") == alone
     assert (not calls) == together
+
+
+# --- ib-counters (grep -H of sysfs) -----------------------------------------------------------------------------------
+
+
+def _sysfs(values: dict[tuple[str, str], str] | None = None) -> str:
+    """grep -H of mlx5_0 and mlx5_1: every PortCounters file, then hw_counters, ``values`` in place of the value of
+    (device, group/name) ("": the line left out)."""
+    values = values or {}
+    lines = []
+    for group, names in (("counters", sorted({*LEGACY_COUNTER_BITS, *DATA_COUNTERS_32_OR_64})),
+                         ("hw_counters", ["lifespan", "np_cnp_sent", "out_of_sequence", "rp_cnp_handled"])):
+        for dev in ("mlx5_0", "mlx5_1"):
+            for n, name in enumerate(names):
+                value = values.get((dev, f"{group}/{name}"), str(n + 3))
+                if value:
+                    lines.append(f"/sys/class/infiniband/{dev}/ports/1/{group}/{name}:{value}")
+    return "\n".join(lines) + "\n"
+
+
+SYSFS = _sysfs()
+SYSFS_CASES: list[tuple[str, str, bool]] = [
+    ("as grep -H prints it", SYSFS, True),
+    ("no last newline", SYSFS[:-1], True),
+    ("a counter read saturated", _sysfs({("mlx5_1", "counters/link_downed"): "255"}), True),
+    ("a counter read one below saturation", _sysfs({("mlx5_1", "counters/link_downed"): "254"}), True),
+    ("a data counter at 2**32 - 1", _sysfs({("mlx5_0", "counters/port_rcv_data"): str(2**32 - 1)}), True),
+    ("a counter not read saturated", _sysfs({("mlx5_1", "counters/VL15_dropped"): "65535"}), True),
+    ("a counter not read N/A", _sysfs({("mlx5_1", "counters/VL15_dropped"): "N/A (no PMA)"}), True),
+    ("a counter read N/A", _sysfs({("mlx5_1", "counters/symbol_error"): "N/A (no PMA)"}), True),
+    ("data words past 64 bits as octets", _sysfs({("mlx5_0", "counters/port_xmit_data"): str(2**62)}), True),
+    ("data words just within", _sysfs({("mlx5_0", "counters/port_xmit_data"): str(2**62 - 1)}), True),
+    ("a PortCounters file missing", _sysfs({("mlx5_1", "counters/link_downed"): ""}), True),
+    ("the last port cut short", SYSFS[:SYSFS.rindex("/sys/")], True),
+    ("ports with other hw counters", _sysfs({("mlx5_1", "hw_counters/np_cnp_sent"): ""}), True),
+    ("a grep error", SYSFS + "grep: /sys/class/infiniband/mlx5_1/ports/1/hw_counters/out_of_buffer: "
+                             "Permission denied\n", True),
+    ("a name in both groups", SYSFS + "/sys/class/infiniband/mlx5_1/ports/1/hw_counters/link_downed:9\n", True),
+    ("not sysfs", "hello: 1\n", True),
+    ("a path without its value", SYSFS.replace(":3\n", "\n3:", 1), True),
+    ("a blank line", SYSFS.replace("\n", "\n\n", 1), False),
+    ("a PCI path", SYSFS.replace("/sys/class/", "/sys/devices/pci0000:00/0000:00:01.0/"), False),
+]
+
+
+@pytest.mark.parametrize(("case", "raw", "usual"), SYSFS_CASES, ids=[c[0] for c in SYSFS_CASES])
+def test_ib_counters(case: str, raw: str, usual: bool) -> None:
+    check("ib-counters", raw, usual=usual)
+
+
+def test_ib_counters_data_words_are_octets() -> None:
+    frame = check("ib-counters", _case(SYSFS_CASES, "data words just within"))
+    assert frame is not None and frame.ports == ["mlx5_0/1", "mlx5_1/1"]
+    assert int(frame.values[0, frame.names.index("tx_octets")]) == (2**62 - 1) * 4
