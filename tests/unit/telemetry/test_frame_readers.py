@@ -17,6 +17,7 @@ from benchmarks.plan_scale import scale_intent
 from hwaac.plan import build_plan
 from hwaac.telemetry.frames import Frame, frame_of, frame_to_snapshot
 from hwaac.telemetry.parsers import host_ethtool
+from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary, read_bgp_summary_frame
 from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool, read_mlx5_ethtool_frame
 from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, read_ib_sysfs_frame
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db, read_counters_db_frame
@@ -33,6 +34,8 @@ FORMATS: dict[str, tuple[Read, Read]] = {
                 lambda raw: read_mlx5_ethtool_frame(raw, port="rail0", device="dev", version="5.15")),
     "ib-counters": (lambda raw: parse_ib_sysfs_counters(raw, device="dev"),
                     lambda raw: read_ib_sysfs_frame(raw, device="dev")),
+    "bgp-summary": (lambda raw: parse_bgp_summary(raw, device="dev", version="7.2").snapshot(),
+                    lambda raw: read_bgp_summary_frame(raw, device="dev", version="7.2")),
 }
 
 
@@ -70,6 +73,7 @@ RECORDED = [
                                      if p.suffix in (".json", ".txt"))),
     *_recorded("ethtool", sorted((FIX / "health" / "ethtool").glob("*/*.txt"))),
     *_recorded("ib-counters", sorted((FIX / "health" / "ib-counters").glob("*/*.txt"))),
+    *_recorded("bgp-summary", sorted((FIX / "telemetry" / "frr").glob("*bgp*summary*.json"))),
 ]
 
 

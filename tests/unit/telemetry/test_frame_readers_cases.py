@@ -269,3 +269,88 @@ def test_ib_counters_data_words_are_octets() -> None:
     frame = check("ib-counters", _case(SYSFS_CASES, "data words just within"))
     assert frame is not None and frame.ports == ["mlx5_0/1", "mlx5_1/1"]
     assert int(frame.values[0, frame.names.index("tx_octets")]) == (2**62 - 1) * 4
+
+
+# --- bgp-summary ------------------------------------------------------------------------------------------------------
+
+PEER = {"remoteAs": 65002, "version": 4, "msgRcvd": 10, "msgSent": 11, "peerUptime": "1d", "peerUptimeMsec": 1500,
+        "peerUptimeEstablishedEpoch": 1700000000, "pfxRcd": 3, "pfxSnt": 2, "state": "Established",
+        "connectionsEstablished": 1, "connectionsDropped": 0, "idType": "ipv4"}
+
+
+def _bgp(*changes: dict[str, Any], family: dict[str, Any] | None = None, **top: Any) -> str:
+    """A summary of peers 10.0.0.1 (PEER) and 10.0.0.3... (PEER with each of ``changes``; None drops a key)."""
+    peers = {"10.0.0.1": PEER}
+    for n, change in enumerate(changes or ({},)):
+        peers[f"10.0.0.{2 * n + 3}"] = {k: v for k, v in {**PEER, **change}.items() if v is not None}
+    return json.dumps(top or {"ipv4Unicast": {"routerId": "10.0.0.0", "as": 65001, "vrfName": "default",
+                                              "tableVersion": 3, "peers": peers, **(family or {})}})
+
+
+DOWN = {"state": "Active", "peerUptime": "never", "peerUptimeMsec": 0, "peerUptimeEstablishedEpoch": None}
+BGP_CASES: list[tuple[str, str, bool]] = [
+    ("established", _bgp(), True),
+    ("Idle (Admin), before FRR 8", _bgp({"state": "Idle (Admin)"}), True),
+    ("peerState, FRR 8", _bgp({"state": "Active", "peerState": "Policy"}, {"peerState": "OK"}), True),
+    ("hostnames, some", _bgp({"hostname": "spine1"}, {"hostname": 5}), True),
+    ("a remote AS in asdot", _bgp({"remoteAs": "1.10"}), True),
+    ("a remote AS not learnt yet", _bgp({"remoteAs": 0}), True),
+    ("a remote AS that is none", _bgp({"remoteAs": "x"}), True),
+    ("no remote AS", _bgp({"remoteAs": None}), True),
+    ("a local AS in asdot", _bgp({"localAs": "1.10"}), True),
+    ("a local AS that is none", _bgp({"localAs": [1]}), True),
+    ("never up, its uptime unread", _bgp({**DOWN, "peerUptimeMsec": "x"}), True),
+    ("up, its uptime not an integer", _bgp({"peerUptimeMsec": 1.5}), True),
+    ("the first peer never up", _bgp(family={"peers": {"10.0.0.9": {**PEER, **DOWN}, "10.0.0.1": PEER}}), True),
+    ("the first peer never up, with uptime fields", _bgp(family={"peers": {
+        "10.0.0.9": {**PEER, **DOWN, "peerUptimeMsec": 5, "peerUptimeEstablishedEpoch": 1600000000},
+        "10.0.0.1": PEER}}), True),
+    ("no session counters, before FRR 7.2", _bgp({"connectionsEstablished": None}), True),
+    ("sessions dropped below zero", _bgp({"connectionsDropped": -1}), True),
+    ("sessions dropped past 64 bits", _bgp({"connectionsDropped": 2**64}), True),
+    ("sessions a bool", _bgp({"connectionsEstablished": True}), True),
+    ("messages not an integer", _bgp({"msgRcvd": "10"}), True),
+    ("prefixReceivedCount only, before FRR 7.3", _bgp({"pfxRcd": None, "prefixReceivedCount": 4}), True),
+    ("prefixReceivedCount unread beside pfxRcd", _bgp({"prefixReceivedCount": "x"}), True),
+    ("pfxRcd not an integer", _bgp({"pfxRcd": "x"}), True),
+    ("prefixReceivedCount not an integer, no pfxRcd", _bgp({"pfxRcd": None, "prefixReceivedCount": "x"}), True),
+    ("no state", _bgp({"state": None}), True),
+    ("a table version that is none", _bgp(family={"tableVersion": "x"}), True),
+    ("a family AS that is none", _bgp(family={"as": "x"}), True),
+    ("a family AS in asdot", _bgp(family={"as": "1.10"}), True),
+    ("a peer in two families, down in the second", _bgp(
+        ipv4Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": PEER}},
+        ipv6Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": {**PEER, **DOWN}, "fc00::1": PEER}}),
+     True),
+    ("a peer in two families, down in the first", _bgp(
+        ipv4Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": {**PEER, "state": "Idle (Admin)"}}},
+        ipv6Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": PEER}}), True),
+    ("a VRF", _bgp(family={"vrfName": "red"}), True),
+    ("vrf all", _bgp(red={"ipv4Unicast": {"vrfName": "red", "peers": {"10.0.0.1": PEER}}},
+                     default={"ipv4Unicast": {"peers": {"10.0.0.1": PEER}}}), True),
+    ("vrf all of one family", _bgp(red={"vrfName": "red", "peers": {"10.0.0.1": PEER}}), True),
+    ("a family without neighbours", _bgp(ipv4Unicast={}), True),
+    ("no neighbour at all", "{}", True),
+    ("a peer that is no object", _bgp(family={"peers": {"10.0.0.1": 5}}), True),
+    ("peers that are no object", _bgp(family={"peers": [PEER]}), True),
+    ("no family", _bgp(totals={"x": {"y": 1}}), True),
+    ("a VRF of families without neighbours", _bgp(red={"ipv4Unicast": {}}), True),
+    ("a VRF that is not one", _bgp(default={"ipv4Unicast": {"peers": {"10.0.0.1": PEER}}}, red={"x": {}}), True),
+    ("a VRF holding something else", _bgp(default={"ipv4Unicast": {"peers": {"10.0.0.1": PEER}}},
+                                          red={"ipv4Unicast": {"peers": {}}, "x": {"y": 1}}), True),
+    ("a top level list", "[]", True),
+    ("not JSON", "% Unknown command", True),
+    ("two documents", _bgp() + "\n" + _bgp(), False),
+]
+
+
+@pytest.mark.parametrize(("case", "raw", "usual"), BGP_CASES, ids=[c[0] for c in BGP_CASES])
+def test_bgp_summary(case: str, raw: str, usual: bool) -> None:
+    check("bgp-summary", raw, usual=usual)
+
+
+def test_bgp_summary_words_where_the_parser_has_them() -> None:
+    frame = check("bgp-summary", _case(BGP_CASES, "a peer in two families, down in the second"))
+    assert frame is not None and frame.ports == ["10.0.0.1", "fc00::1"] and frame.taken_at == 1700000001.5
+    assert frame.state is not None and frame.state[0] == {"bgp_state": "Active", "peer_state": "", "vrf": "default",
+                                                          "hostname": "", "remote_as": "65002"}
