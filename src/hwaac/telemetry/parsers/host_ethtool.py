@@ -3,16 +3,24 @@
 :func:`hwaac.health.parsers.ethtool.parse_ethtool_stats` reads the output; this module maps the mlx5 physical port,
 per-priority and RoCE names (kernel ``Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst``)
 onto canonical ones. ethtool does not print the interface, so the caller names the port. Mapping, versions and
-what is left unread: ``docs/telemetry/host-nic.md``.
+what is left unread: ``docs/telemetry/host-nic.md``. :func:`read_mlx5_ethtool_frame` (and, for a host's ports
+together, :func:`read_mlx5_ethtool_frames`) reads ethtool's usual print straight into columns
+(:class:`~hwaac.telemetry.frames.Frame`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
+import numpy as np
+
 from hwaac.health.parsers.ethtool import parse_ethtool_stats
+from hwaac.telemetry.frames import PROBE_BASE, Frame, Layout, counts
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers.host_rdma import RDMA_COUNTERS, Table, map_counters
+
+TOOL = "ethtool -S"
 
 # Physical port counters (counters.rst "Physical Port Counters"). Where two names count one thing the lowest rank
 # present wins: the 802.3 pause frame counters before the global-pause group (printed only with global pause on).
@@ -93,7 +101,7 @@ def parse_mlx5_ethtool(raw: str, *, port: str, device: str = "", version: str | 
         the last line cannot be told from a shorter number. Never raises.
     """
     stats = parse_ethtool_stats(raw, version=version, netdev=port)
-    snap = Snapshot("ethtool -S", device=device, version=version or "")
+    snap = Snapshot(TOOL, device=device, version=version or "")
     snap.unknown.extend(stats.unknown)
     counters = snap.port(port).counters
     values: dict[str, int | None] = ({**stats.counters, **dict.fromkeys(stats.unreadable)} if stats.unreadable
@@ -108,4 +116,98 @@ def parse_mlx5_ethtool(raw: str, *, port: str, device: str = "", version: str | 
     return snap
 
 
-__all__ = ["PORT_COUNTERS", "TABLE", "parse_mlx5_ethtool"]
+_HEADER = "NIC statistics:\n"
+_LAYOUTS: dict[tuple[str, ...], Layout | None] = {}  # the names of an output (colons kept) -> its layout
+_FORMATS: dict[tuple[bool, str, int, bool, int], str] = {}  # (header, indent, lines, newline, copies) -> the print
+_UNSEEN = Layout((), (), ())
+
+
+def _form(header: bool, indent: str, lines: int, newline: bool, copies: int = 1) -> str:
+    """The %-format of ethtool's print with ``lines`` counters, ``copies`` times (a token each for the header's two
+    words, each name with its colon and each value)."""
+    key = (header, indent, lines, newline, copies)
+    form = _FORMATS.get(key)
+    if form is None:
+        form = ("%s %s\n" if header else "") + (indent + "%s %s\n") * lines
+        form = (form if newline else form[:-1]) * copies
+        if len(_FORMATS) < 64:
+            _FORMATS[key] = form
+    return form
+
+
+def _layout(names: list[str], head: str, indent: str, port: str) -> Layout | None:
+    """The layout of an output of ``names`` (colons kept), learnt from the parser's reading of its probe once."""
+    key = tuple(names)
+    layout = _LAYOUTS.get(key, _UNSEEN)
+    if layout is _UNSEEN:
+        probe = head + "".join(f"{indent}{name} {PROBE_BASE + i}\n" for i, name in enumerate(names))
+        layout = Layout.learn(parse_mlx5_ethtool(probe, port=port), len(names))
+        if len(_LAYOUTS) < 256:
+            _LAYOUTS[key] = layout
+    return layout
+
+
+def _values(layout: Layout, texts: list[str], joined: str, lines: int) -> np.ndarray | None:
+    """What ``layout`` reads of outputs whose values are ``texts`` (``lines`` an output, ``joined`` by commas), a row
+    an output; None when a value is not a count, or one read does not fit in 64 bits."""
+    counted = counts(joined, len(texts))  # every value: one that is not a count makes the parser say why
+    if counted is not None:  # (the parser takes each value as it is: no factor, no limit)
+        rows = counted.reshape(-1, lines)
+        return rows if layout.whole else rows[:, layout.index]
+    if joined.encode().translate(None, b"0123456789,") or len(texts) != lines:
+        return None
+    return layout.values(texts)  # one past 2**64 - 1, perhaps of a counter not read
+
+
+def read_mlx5_ethtool_frame(raw: str, *, port: str, device: str = "", version: str | None = None) -> Frame | None:
+    """:func:`parse_mlx5_ethtool`'s reading of ``raw`` as a :class:`~hwaac.telemetry.frames.Frame` of one port, when
+    ``raw`` is as ethtool prints it (ethtool.c ``"     %s: %llu\n"``, the header optional, any one indentation) and
+    the parser reads it plain; None for anything else, which the parser reads and says why. Never raises.
+
+    The names and order come from the parser itself: its reading of a probe, the output with every value replaced
+    by a distinct one (:meth:`~hwaac.telemetry.frames.Layout.learn`), once per list of names."""
+    if type(raw) is not str:
+        return None
+    tokens = raw.split()
+    header = raw.startswith(_HEADER)
+    lines = len(tokens) // 2 - header
+    if len(tokens) % 2 or lines < 1:
+        return None
+    at = len(_HEADER) if header else 0
+    indent = raw[at:raw.find(tokens[2 * header], at)]
+    if raw != _form(header, indent, lines, raw.endswith("\n")) % tuple(tokens):
+        return None  # not one "name: value" a line
+    texts = tokens[2 * header + 1::2]
+    layout = _layout(tokens[2 * header::2], raw[:at], indent, port)
+    values = None if layout is None else _values(layout, texts, ",".join(texts), lines)
+    return None if values is None else Frame(TOOL, device, None, version or "", [port], layout.names, values, None)
+
+
+def read_mlx5_ethtool_frames(outputs: Sequence[tuple[str, str]], *, device: str = "", version: str | None = None
+                             ) -> list[Frame | None]:
+    """:func:`read_mlx5_ethtool_frame` of each ``(port, raw)`` of one host, the same frames, read together where the
+    outputs print the same names the same way (a host's ports, one driver): one split, one check and one conversion
+    for them all, as for one output of every port. Otherwise, and for a value that is no count, one by one."""
+    raws = [raw for _, raw in outputs]
+    first = raws[0] if raws and type(raws[0]) is str else ""
+    header = first.startswith(_HEADER)
+    at = len(_HEADER) if header else 0
+    text = ""
+    if len(raws) > 1 and all(type(r) is str and r.endswith("\n") and r.startswith(_HEADER) == header for r in raws):
+        text = "".join([r[at:] for r in raws]) if header else "".join(raws)
+    tokens = text.split()
+    lines = len(tokens) // (2 * len(raws)) if raws else 0
+    if lines and len(tokens) == 2 * lines * len(raws) and all(r.count("\n") == lines + header for r in raws):
+        indent = first[at:first.find(tokens[0], at)]
+        names, texts = tokens[0::2], tokens[1::2]
+        if text == _form(False, indent, lines, True, len(raws)) % tuple(tokens) and names == names[:lines] * len(raws):
+            layout = _layout(names[:lines], first[:at], indent, outputs[0][0])
+            values = None if layout is None else _values(layout, texts, ",".join(texts), lines)
+            if layout is not None and values is not None:
+                return [Frame(TOOL, device, None, version or "", [port], layout.names, values[i:i + 1], None)
+                        for i, (port, _) in enumerate(outputs)]
+    return [read_mlx5_ethtool_frame(raw, port=port, device=device, version=version) for port, raw in outputs]
+
+
+__all__ = ["PORT_COUNTERS", "TABLE", "TOOL", "parse_mlx5_ethtool", "read_mlx5_ethtool_frame",
+           "read_mlx5_ethtool_frames"]

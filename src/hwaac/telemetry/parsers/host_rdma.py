@@ -4,7 +4,8 @@
 The node-health parsers read both formats (:func:`hwaac.health.parsers.rdma.parse_rdma_statistic`,
 :func:`hwaac.health.parsers.infiniband.parse_ib_counters`); this module only maps their facts onto canonical names.
 Ports are named ``<device>/<port>`` (``mlx5_0/1``) as ``rdma`` prints them. Names, versions and what is left
-unread: ``docs/telemetry/host-nic.md``.
+unread: ``docs/telemetry/host-nic.md``. :func:`read_ib_sysfs_frame` reads the usual sysfs output straight into
+columns (:class:`~hwaac.telemetry.frames.Frame`).
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from operator import itemgetter
 
-from hwaac.health.parsers.infiniband import parse_ib_counters
+from hwaac.health.parsers.infiniband import _SATURATED_AT, parse_ib_counters
 from hwaac.health.parsers.rdma import parse_rdma_statistic as _health_rdma_statistic
+from hwaac.telemetry.frames import PROBE_BASE, Frame, Layout
 from hwaac.telemetry.model import Snapshot
 
 Table = Mapping[str, tuple[str, int]]  # tool name -> (canonical name, rank: the lowest rank present wins)
+SYSFS_TOOL = "sysfs infiniband counters"
 
 # mlx5 RDMA hw counters (kernel drivers/infiniband/hw/mlx5/counters.c; ethtool -S prints some of them on some
 # drivers). The optional cc_* counters (counters.c basic_op_cnts / rdma*_cnp_op_cnts, enabled with `rdma statistic
@@ -150,7 +153,7 @@ def parse_ib_sysfs_counters(raw: str, *, device: str = "", version: str | None =
     value of a last port whose counters stop early compared with another port's. Never raises.
     """
     result = parse_ib_counters(raw, version=version)
-    snap = Snapshot("sysfs infiniband counters", device=device, version=version or "")
+    snap = Snapshot(SYSFS_TOOL, device=device, version=version or "")
     snap.unknown.extend(result.unknown)
     taken: dict[str, str] = {}
     for (dev, number), counters in result.ports.items():
@@ -175,5 +178,49 @@ def parse_ib_sysfs_counters(raw: str, *, device: str = "", version: str | None =
         _distrust_last(snap, last, lists[-1][-1], taken)
     return snap
 
-__all__ = ["PORT_COUNTERS", "RDMA_COUNTERS", "cut_short", "map_counters", "parse_ib_sysfs_counters",
-           "parse_rdma_statistic"]
+# --- frame reader -----------------------------------------------------------------------------------------------------
+
+_NOT_SEPARATORS = bytes(c for c in range(256) if c not in b":\n")
+_SYSFS_LAYOUTS: dict[str, Layout | None] = {}  # an output's paths -> its layout
+_SYSFS_UNSEEN = Layout((), (), ())
+
+
+def _sysfs_layout(paths: list[str], key: str) -> Layout | None:
+    """The layout of an output with ``paths``, learnt from the parser's reading of its probe, with the value at
+    which each counter's file saturates (the parser reads a saturated value as unknown)."""
+    layout = _SYSFS_LAYOUTS.get(key, _SYSFS_UNSEEN)
+    if layout is _SYSFS_UNSEEN:
+        probe = "".join(f"{path}:{PROBE_BASE + i}\n" for i, path in enumerate(paths))
+        layout = Layout.learn(parse_ib_sysfs_counters(probe), len(paths),
+                              lambda i: _SATURATED_AT.get(paths[i].rpartition("/")[2], 0))
+        if len(_SYSFS_LAYOUTS) < 256:
+            _SYSFS_LAYOUTS[key] = layout
+    return layout
+
+
+
+def read_ib_sysfs_frame(raw: str, *, device: str = "", version: str | None = None) -> Frame | None:
+    """:func:`parse_ib_sysfs_counters`'s reading of ``raw`` as a :class:`~hwaac.telemetry.frames.Frame`, when every
+    line is ``PATH:VALUE`` (no other colon), every value read a count below 2**64 (and not at its file's saturation)
+    and the parser reads it plain; None for anything else, which the parser reads and says why. Never raises.
+
+    The ports, names and order come from the parser itself: its reading of a probe, the output with every value
+    replaced by a distinct one (:meth:`~hwaac.telemetry.frames.Layout.learn`), once per list of paths."""
+    if type(raw) is not str or not raw.isascii():
+        return None
+    if not raw.endswith("\n"):
+        raw += "\n"
+    tokens = raw.replace("\n", ":").split(":")
+    lines = len(tokens) // 2
+    if not lines or raw.encode().translate(None, _NOT_SEPARATORS) != b":\n" * lines:
+        return None  # not one colon a line (a grep error, a PCI path, a blank line)
+    paths, texts = tokens[0:-1:2], tokens[1::2]
+    layout = _sysfs_layout(paths, "\n".join(paths))
+    values = None if layout is None else layout.values(texts)  # only those read: the parser passes over the rest
+    if values is None:
+        return None
+    return Frame(SYSFS_TOOL, device, None, version or "", list(layout.ports), layout.names, values, None)
+
+
+__all__ = ["PORT_COUNTERS", "RDMA_COUNTERS", "SYSFS_TOOL", "cut_short", "map_counters", "parse_ib_sysfs_counters",
+           "parse_rdma_statistic", "read_ib_sysfs_frame"]

@@ -79,11 +79,13 @@ _SINGLE = tuple((name, stats[0]) for name, stats in PORT_STATS if len(stats) == 
 _QUEUE_NAMES: dict[tuple[str, str | None], tuple[tuple[str, str], ...]] = {}
 
 
-class _Plan:
+class PortPlan:
     """How :func:`read_port` reads hashes with one set of fields, in their order: the SAI fields it takes (the sums'
-    parts first, then the singles), and the canonical names in the order the general loop sets them."""
+    parts first, then the singles), and the canonical names in the order the general loop sets them. The names
+    depend on which fields are present, not on their order; :func:`~hwaac.telemetry.parsers.sonic_counters_db.
+    read_counters_db_frame` reads a whole dump's ports with one plan."""
 
-    __slots__ = ("get", "names", "sums")
+    __slots__ = ("canonical", "get", "names", "stats", "sums", "width")
 
     def __init__(self, present: set[str]) -> None:
         stats: list[str] = []
@@ -100,12 +102,15 @@ class _Plan:
                 self.names.append(name)
                 stats.append(stat)
         self.get = itemgetter(*stats) if len(stats) > 1 else None
+        self.stats = tuple(stats)  # the fields taken, in the order get returns them
+        self.width = len(stats)
+        self.canonical = (*(name for name, _ in self.sums), *self.names)  # the counters set, in their order
 
 
-_PLANS: dict[tuple[str, ...], _Plan | None] = {}
+_PLANS: dict[tuple[str, ...], PortPlan | None] = {}
 
 
-def _plan(fields: dict[str, object]) -> _Plan | None:
+def port_plan(fields: dict[str, object]) -> PortPlan | None:
     """The reading plan of hashes with ``fields``'s keys; None where the general loop must run (a sum with a part
     missing, fewer than two fields)."""
     keys = tuple(fields)
@@ -113,7 +118,7 @@ def _plan(fields: dict[str, object]) -> _Plan | None:
     if plan is _MISSING_PLAN:
         present = set(keys)
         whole = all(all(p in present for p in parts) or not any(p in present for p in parts) for _, parts in _SUMS)
-        plan = _Plan(present) if whole else None
+        plan = PortPlan(present) if whole else None
         if plan is not None and plan.get is None:
             plan = None
         if len(_PLANS) < 1024:  # a handful of layouts per fabric; a cap keeps odd inputs from growing it
@@ -126,7 +131,7 @@ _MISSING_PLAN = object()
 
 def _read_port_fast(fields: dict[str, object], counters: dict[str, int | None]) -> bool:
     """:func:`read_port`'s fast path: whether it set ``counters`` (every field it reads a string of ASCII digits)."""
-    plan = _plan(fields)
+    plan = port_plan(fields)
     if plan is None:
         return False
     texts = plan.get(fields)  # type: ignore[misc]
@@ -177,7 +182,7 @@ def read_port(fields: dict[str, object], counters: dict[str, int | None], where:
             unknown.append(f"{where} {stat}: {text!r} is not a count")
 
 
-def _queue_names(index: str, kind: str | None) -> tuple[tuple[str, str], ...]:
+def queue_names(index: str, kind: str | None) -> tuple[tuple[str, str], ...]:
     """(hash field, canonical name) for queue ``index`` of ``kind``; packets and drops only when the kind is known."""
     names = _QUEUE_NAMES.get((index, kind))
     if names is None:
@@ -194,7 +199,7 @@ def read_queue(fields: dict[str, object], kind: str | None, index: str, sample_c
     """Set a queue's packets, drops and ECN marks (packets and drops only when its ``kind`` is known) and its PFC
     watchdog storms and status."""
     get = fields.get
-    for stat, name in _queue_names(index, kind):
+    for stat, name in queue_names(index, kind):
         text = get(stat)
         if text is None:
             continue
@@ -209,5 +214,5 @@ def read_queue(fields: dict[str, object], kind: str | None, index: str, sample_c
         state[f"pfcwd{index}_status"] = str(status)
 
 
-__all__ = ["PFCWD_STATS", "PFCWD_STATUS", "PORT_STATS", "QUEUE_KINDS", "QUEUE_STATS", "count", "read_port",
-           "read_queue"]
+__all__ = ["PFCWD_STATS", "PFCWD_STATUS", "PORT_STATS", "QUEUE_KINDS", "QUEUE_STATS", "PortPlan", "count", "port_plan",
+           "queue_names", "read_port", "read_queue"]
