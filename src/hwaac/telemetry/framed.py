@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from hwaac.telemetry.model import Frame
+from hwaac.telemetry.frames import Frame
 from hwaac.telemetry.rates import PortRates, sample_times
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import numpy as np
-
 # Canonical monotonic counters (packets, frames, events, microseconds). Per priority or queue: the ``{p}`` / ``{q}``
 # forms with the number in place (``pfc3_rx``, ``q3_uc_drop``, ``fec_s2_codewords``). Lanes: ``{name}_lane{n}``.
 COUNTERS: dict[str, str] = {
@@ -150,36 +148,4 @@ class Snapshot:
         return bool(self.unknown)
 
 
-@dataclass(slots=True)
-class Frame:
-    """One reading of one tool on one device in columns, as a format's frame reader reads its usual output: every
-    port with the same counters, all readable (an output that is not so is read into a :class:`Snapshot`).
-
-    Attributes:
-        tool / device / taken_at / version: as :class:`Snapshot`'s.
-        ports: in the order the tool prints them.
-        names: the canonical counters of every port, in the reader's order.
-        values: uint64, one row per port, one column per name.
-        state: per port, its state words (None: the tool gives none).
-    """
-
-    tool: str
-    device: str
-    taken_at: float | None
-    version: str
-    ports: list[str]
-    names: tuple[str, ...]
-    values: np.ndarray
-    state: list[dict[str, str]] | None = None
-
-    def snapshot(self) -> Snapshot:
-        """The same reading as a :class:`Snapshot` (what the format's parser gives for the output)."""
-        snap = Snapshot(self.tool, self.device, self.taken_at, self.version)
-        state = self.state
-        for row, (port, values) in enumerate(zip(self.ports, self.values.tolist(), strict=True)):
-            snap.ports[port] = PortSample(port, dict(zip(self.names, values, strict=True)), {},
-                                          dict(state[row]) if state is not None else {})
-        return snap
-
-
-__all__ = ["COUNTERS", "GAUGES", "Frame", "PortSample", "Snapshot", "canonical"]
+__all__ = ["COUNTERS", "GAUGES", "PortSample", "Snapshot", "canonical"]

@@ -17,7 +17,8 @@ from hwaac.probe.model import ProbeResults
 from hwaac.telemetry import parallel
 from hwaac.telemetry.ends import EndPart, correlate_part
 from hwaac.telemetry.framed import RatedFrame, rate_frames
-from hwaac.telemetry.model import Frame, Snapshot
+from hwaac.telemetry.frames import Frame, frame_to_snapshot
+from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers.frr_routes import RouteTable
 from hwaac.telemetry.rates import Discontinuity, Interval, PortRates, interval
 from hwaac.telemetry.samples import LATEST_ONLY, Sweep, from_plain, open_folders, plain, read_devices, sweep_time
@@ -67,7 +68,7 @@ def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
 
 
 def _snap(reading: Snapshot | Frame) -> Snapshot:
-    return reading.snapshot() if isinstance(reading, Frame) else reading
+    return frame_to_snapshot(reading) if isinstance(reading, Frame) else reading
 
 
 def rate(sweeps: Sequence[Sweep]) -> Rated:

@@ -17,13 +17,14 @@ from pathlib import Path
 
 from hwaac.probe.model import ProbeResults, read_results, recent
 from hwaac.telemetry import parallel
-from hwaac.telemetry.model import Frame, PortSample, Snapshot
-from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
+from hwaac.telemetry.frames import Frame
+from hwaac.telemetry.model import PortSample, Snapshot
+from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary, read_bgp_summary_frame
 from hwaac.telemetry.parsers.frr_routes import RouteTable, parse_routes
-from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool
+from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool, read_mlx5_ethtool_frame
 from hwaac.telemetry.parsers.host_mlxlink import parse_mlxlink
-from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, parse_rdma_statistic
-from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db
+from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, parse_rdma_statistic, read_ib_sysfs_frame
+from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db, read_counters_db_frame
 from hwaac.telemetry.parsers.sonic_fec_histogram import parse_fec_histogram
 from hwaac.telemetry.parsers.sonic_intf_flap import parse_interface_flap
 from hwaac.telemetry.parsers.sonic_intf_status import parse_interface_status
@@ -65,7 +66,12 @@ def _command(tool: str) -> str:
 
 # tool -> the frame reader of its format (its usual output straight into columns; None for anything else, which the
 # reader above then reads with its reasons): the outputs a large sweep is made of
-FRAME_READERS: dict[str, FrameReader] = {}
+FRAME_READERS: dict[str, FrameReader] = {
+    "counters-db": read_counters_db_frame,
+    "ethtool": read_mlx5_ethtool_frame,
+    "ib-counters": read_ib_sysfs_frame,
+    "bgp-summary": read_bgp_summary_frame,
+}
 
 # file stem -> (reader, the command whose output the file holds); readers marked with a port take it from @PORT
 READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _WHOLE.items()}

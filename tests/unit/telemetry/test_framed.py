@@ -2,8 +2,8 @@
 into snapshots, rated port by port and correlated here: on a synthetic two-SU fabric with a CRC cable, a flapping link
 and a link down (``benchmarks/network_sweep.py``), and through every case where a frame cannot be rated in one pass.
 
-The frame readers here are stand-ins built from the parsers (a plain snapshot as a frame), so this tests the
-rating and correlation of frames; each format's own frame reader is tested against its parser beside it."""
+Each format's frame reader is tested against its parser beside it (test_frame_readers); this tests the rating
+and correlation of frames."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from hwaac.plan import Plan, build_plan
 from hwaac.telemetry import parallel, rated, samples
 from hwaac.telemetry.fabric_health import FabricHealth, judge
 from hwaac.telemetry.framed import RatedFrame, rate_frames
-from hwaac.telemetry.model import Frame, PortSample, Snapshot
+from hwaac.telemetry.frames import Frame, frame_to_snapshot
 from hwaac.telemetry.rates import interval
 from hwaac.telemetry.slo import default_slos
 from hwaac.telemetry.topology import LinkIndex
@@ -28,44 +28,20 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from network_sweep import SECONDS, T0, Synth  # noqa: E402
 from plan_scale import scale_intent  # noqa: E402
 
-
-def as_frame(snap: Snapshot) -> Frame | None:
-    """A parser's snapshot as the frame a frame reader gives for it: None unless plain (counters only, the same
-    names on every port, all readable, nothing unknown)."""
-    ports = list(snap.ports.values())
-    if snap.unknown or not ports or any(p.gauges for p in ports):
-        return None
-    names = tuple(ports[0].counters)
-    if any(tuple(p.counters) != names or None in p.counters.values() for p in ports):
-        return None
-    values = np.array([list(p.counters.values()) for p in ports], dtype=np.uint64).reshape(len(ports), len(names))
-    state = [dict(p.state) for p in ports] if any(p.state for p in ports) else None
-    return Frame(snap.tool, snap.device, snap.taken_at, snap.version, [p.port for p in ports], names, values, state)
-
-
-framed_reads: list[str] = []  # the tools whose outputs the stand-ins read into frames
-
-
-def _stand_in(tool: str, parse: Callable[..., Snapshot]) -> Callable[..., Frame | None]:
-    def read(raw: str, **kw: str) -> Frame | None:
-        frame = as_frame(parse(raw, **kw))
-        if frame is not None and tool not in framed_reads:
-            framed_reads.append(tool)
-        return frame
-    return read
-
-
-def _bgp(raw: str, *, device: str = "") -> Snapshot:
-    from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
-    return parse_bgp_summary(raw, device=device).snapshot()
+framed_reads: list[str] = []  # the tools whose outputs were read into frames
 
 
 @pytest.fixture
-def stand_ins(monkeypatch: pytest.MonkeyPatch) -> None:
-    readers = {tool: _stand_in(tool, samples.READERS[tool][0]) for tool in ("counters-db", "ib-counters")}
-    readers["ethtool"] = _stand_in("ethtool", samples.PORT_READERS["ethtool"][0])
-    readers[samples.BGP] = _stand_in(samples.BGP, _bgp)
-    monkeypatch.setattr(samples, "FRAME_READERS", readers)
+def spied(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The frame readers, each noting when it read an output into a frame."""
+    def spy(tool: str, read: Callable[..., Frame | None]) -> Callable[..., Frame | None]:
+        def reader(raw: str, **kw: str) -> Frame | None:
+            frame = read(raw, **kw)
+            if frame is not None and tool not in framed_reads:
+                framed_reads.append(tool)
+            return frame
+        return reader
+    monkeypatch.setattr(samples, "FRAME_READERS", {t: spy(t, r) for t, r in samples.FRAME_READERS.items()})
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +66,7 @@ def _assess(plan: Plan, folders: list[Path], index: LinkIndex | None, workers: i
     return judge(plan, got, default_slos(), index=index)
 
 
-@pytest.mark.usefixtures("stand_ins")
+@pytest.mark.usefixtures("spied")
 @pytest.mark.parametrize("workers", [1, 2])
 def test_frames_judge_as_snapshots(fabric: tuple[Plan, list[Path]], workers: int,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
@@ -146,15 +122,7 @@ def test_one_pass_gives_the_rates_of_interval() -> None:
     before, after = _frames([big, 7], [big + 3000, 7])
     fast = rate_frames(before, after)
     assert fast is not None and fast.seconds == 10.0 and fast.rows == ["E0", "E4"]
-    slow = interval(before.snapshot(), after.snapshot())
+    slow = interval(frame_to_snapshot(before), frame_to_snapshot(after))
     assert fast.ports == slow.ports and fast.ports["E0"].rates == {"rx_ok": 300.0, "rx_err": 0.0}
     assert fast.start == slow.start and fast.end == slow.end and fast.time_base == slow.time_base == "taken_at"
     assert rate_frames(before, after, times=(100.0, 200.0)).seconds == 10.0  # type: ignore[union-attr]
-
-
-def test_a_frame_is_the_snapshot_of_its_values() -> None:
-    frame = Frame("t", "leaf1", 5.0, "v1", ["E0"], ("rx_ok",), np.array([[9]], dtype=np.uint64), [{"oper": "up"}])
-    snap = frame.snapshot()
-    assert (snap.tool, snap.device, snap.taken_at, snap.version) == ("t", "leaf1", 5.0, "v1")
-    assert snap.ports == {"E0": PortSample("E0", {"rx_ok": 9}, {}, {"oper": "up"})}
-    assert isinstance(snap.ports["E0"].counters["rx_ok"], int)
