@@ -76,9 +76,9 @@ FRAME_READERS: dict[str, FrameReader] = {
 # file stem -> (reader, the command whose output the file holds); readers marked with a port take it from @PORT
 READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _WHOLE.items()}
 PORT_READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _PER_PORT.items()}
-# readers that give state words and gauges, never a counter: nothing of them is rated, so of several sweeps only the
-# latest that holds such an output is read (hwaac.telemetry.rated)
-LATEST_ONLY = frozenset({"intf-status", "transceiver-dom"})
+# outputs never rated (state words and gauges, never a counter; the route table, of which the latest is judged): of
+# several sweeps only the latest that holds such an output is read (hwaac.telemetry.rated)
+LATEST_ONLY = frozenset({"intf-status", "transceiver-dom", "routes"})
 BGP, ROUTES = "bgp-summary", "routes"  # FRR: show bgp summary json, show ip route json
 PROBE = "probe"  # hwaac probe send: a host's active probe results (hwaac.probe.model, JSON)
 EXTENSIONS = (".txt", ".json", ".out")

@@ -181,8 +181,8 @@ def test_probe_results_come_back_from_the_reader_processes(low_threshold: None) 
 
 def test_outputs_never_rated_are_read_from_the_latest_sweep_only(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """``show interfaces status`` gives state only: of two sweeps only the later one's is read, and the reading is
-    its snapshot, as when both are read and rated."""
+    """``show interfaces status`` gives state only, and the route table is judged as it is now: of two sweeps only
+    the later one's is read, and the reading is its snapshot (the latest table), as when both are read."""
     folders = _folders(tmp_path, devices=2)
     (folders[1] / "leaf-1" / "intf-status.txt").unlink()  # leaf-1's status is in the first sweep only
     read: list[str] = []
@@ -192,10 +192,19 @@ def test_outputs_never_rated_are_read_from_the_latest_sweep_only(tmp_path: Path,
         read.append(device)
         return reader(raw, device=device)
 
+    routes: list[str] = []
+    parse_routes = samples.parse_routes
+
+    def spy_routes(raw: str, *, device: str = "") -> Any:
+        routes.append(device)
+        return parse_routes(raw, device=device)
+
     got = rated.read_rated(folders, workers=1)
     monkeypatch.setitem(samples.READERS, "intf-status", (spy, command))
+    monkeypatch.setattr(samples, "parse_routes", spy_routes)
     assert _dump(rated.read_rated(folders, workers=1)) == _dump(got)
     assert sorted(read) == ["leaf-0", "leaf-1"]  # leaf-0's from sweep 2, leaf-1's from sweep 1
+    assert sorted(routes) == ["leaf-0", "leaf-1"] and got.routes
     status = [r for r in got.readings if r.tool == "show interfaces status"]
     assert [type(r).__name__ for r in status] == ["Snapshot", "Snapshot"]
     assert _dump(rated.rate(samples.read_sweeps(folders, workers=1))) == _dump(got)
