@@ -40,6 +40,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hwaac.health.parsers.infiniband import LEGACY_COUNTER_BITS
 from hwaac.plan.model import Link, Plan, ip_str
 from hwaac.plan.ports import port_table
 from hwaac.telemetry.tools import COUNTERS_DB_FIELDS, DEFAULT_TOOLS, ETHTOOL_NAMES, SYSFS_NAMES
@@ -117,7 +118,12 @@ def _seed(device: str, port: str) -> int:
 
 
 def _value(base: int, name: str, seed: int, sweep: int) -> int:
-    """A counter's value in sweep ``sweep`` (0, 1...): the recorded one moved by the seed, plus growth."""
+    """A counter's value in sweep ``sweep`` (0, 1...): the recorded one moved by the seed, plus growth; an
+    InfiniBand PortCounters field narrower than 32 bits stays below the value it stops at (a port whose counter
+    has stopped is a finding, not a clean port)."""
+    bits = LEGACY_COUNTER_BITS.get(name.rpartition("/")[2], 64)
+    if bits < 32:
+        return (base + seed) % ((1 << bits) - 1)
     v = base + seed % 100_003
     if _grows(name):
         v += (seed % 1_000_000) * 1000 + sweep * int(SECONDS) * (200_000 + seed % 300_000)
