@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -217,38 +218,34 @@ class EndTable(Sequence[PortRates | None]):
 
     def _add(self, part: EndPart) -> None:
         at = 0
+        seconds = np.array(part.seconds, dtype=np.float64)
         for rnames, gnames, codes_b, rates_b, gauges_b in part.groups:
             codes = np.frombuffer(codes_b, dtype=np.int64)
             n = len(codes)
             rates = np.frombuffer(rates_b, dtype=np.float64).reshape(n, len(rnames))
             gauges = np.frombuffer(gauges_b, dtype=np.float64).reshape(n, len(gnames))
-            rows = range(at, at + n)
+            rows = np.arange(at, at + n)
+            at += n
             again = self.layout[codes] >= 0
             if again.any():  # an end some earlier part reached: merge it end by end, as the readings would have
                 for k in np.flatnonzero(again):
-                    self._merge_one(int(codes[k]), rnames, gnames, rates[k], gauges[k], part, at + int(k))
+                    self._merge_one(int(codes[k]), rnames, gnames, rates[k], gauges[k], part, int(rows[k]))
                 keep = ~again
-                codes, rates, gauges, rows = codes[keep], rates[keep], gauges[keep], [at + int(k) for k in
-                                                                                       np.flatnonzero(keep)]
+                codes, rates, gauges, rows = codes[keep], rates[keep], gauges[keep], rows[keep]
             self.layout[codes] = self._layout_id((rnames, gnames))
             for j, name in enumerate(rnames):
                 self._column(self.rates, name)[codes] = rates[:, j]
             for j, name in enumerate(gnames):
                 self._column(self.gauges, name)[codes] = gauges[:, j]
-            for code, row in zip(codes.tolist(), rows, strict=True):
-                self._row(code, part, row)
-            at += n
-
-    def _row(self, code: int, part: EndPart, row: int) -> None:
-        self.ports[code] = part.ports[row]
-        if part.states[row]:
-            self.states[code] = part.states[row]
-        if part.why[row]:
-            self.why[code] = part.why[row]
-        secs = part.seconds[row]
-        if secs != NOT_RATED:
-            self.rated[code] = True
-            self.seconds[code] = secs
+            secs = seconds[rows]
+            rated = secs != NOT_RATED
+            self.rated[codes[rated]] = True
+            self.seconds[codes[rated]] = secs[rated]
+            # one C-level pass per group: the per-end words, and only the ends that have some
+            keys, at_rows = codes.tolist(), rows.tolist()
+            self.ports.update(zip(keys, map(part.ports.__getitem__, at_rows), strict=True))
+            self.states.update(filter(_itemgetter1, zip(keys, map(part.states.__getitem__, at_rows), strict=True)))
+            self.why.update(filter(_itemgetter1, zip(keys, map(part.why.__getitem__, at_rows), strict=True)))
 
     def _merge_one(self, code: int, rnames: tuple[str, ...], gnames: tuple[str, ...], rates: np.ndarray,
                    gauges: np.ndarray, part: EndPart, row: int) -> None:
@@ -334,6 +331,9 @@ class EndTable(Sequence[PortRates | None]):
         if not self.rated[code]:
             return False, None
         return True, _value(self.seconds[code])
+
+
+_itemgetter1 = itemgetter(1)
 
 
 def _value(v: Any) -> float | None:
