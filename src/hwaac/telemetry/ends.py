@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import reduce
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, overload
 
@@ -71,11 +72,12 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
     """Attach every port of ``readings`` (rated intervals and frames, or snapshots read for state and gauges only)
     to its planned link end, merging several readings of one end (later ones win per counter, gauge or state word).
 
-    An end reached by one rated frame's row, and otherwise by state and gauges only (a switch port: its counters,
-    then ``show interfaces status``), keeps that row as it is: its rates go to the table in one numpy gather."""
+    An end whose counters all come from rows of rated frames (a switch port's counters, then ``show interfaces
+    status``; a NIC port's ``ethtool -S`` and sysfs counters) is not built as an object: the rows of all such ends
+    with the same frames' names are merged in numpy, one column at a time."""
     out = EndPart()
     frames: list[RatedFrame] = []
-    single: dict[int, tuple[int, int]] = {}  # end -> (frame, row): its only counters so far
+    rows_of: dict[int, list[tuple[int, int]]] = {}  # end -> its (frame, row)s so far, when it has no other counters
     overlay: dict[int, PortRates] = {}  # such an end's later state and gauges
     merged: dict[int, PortRates] = {}  # every other end
     seconds: dict[int, float] = {}
@@ -83,9 +85,8 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
     find = index.find
 
     def take(code: int) -> PortRates:
-        """End ``code``'s readings so far, as one PortRates (it leaves the single-row ends)."""
-        f, row = single.pop(code)
-        pr = frames[f].port_rates(row)
+        """End ``code``'s readings so far, as one PortRates (it leaves the frame-row ends)."""
+        pr = reduce(_merge, (frames[f].port_rates(row) for f, row in rows_of.pop(code)))
         extra = overlay.pop(code, None)
         return pr if extra is None else _merge(pr, extra)
 
@@ -101,12 +102,12 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
                 if code is None:
                     out.unplanned.append((device, port, tool))
                     continue
-                if code in single:
-                    merged[code] = _merge(take(code), r.port_rates(row))
-                elif code in merged:
+                if code in merged:
                     merged[code] = _merge(merged[code], r.port_rates(row))
+                elif code in overlay:  # state or gauges before these counters: merged in reading order
+                    merged[code] = _merge(take(code), r.port_rates(row))
                 else:
-                    single[code] = (f, row)
+                    rows_of.setdefault(code, []).append((f, row))
                 seconds[code] = r.seconds
             continue
         if isinstance(r, Interval):
@@ -123,10 +124,10 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
             if code is None:
                 out.unplanned.append((device, pr.port, tool))
                 continue
-            if code in single:
+            if code in rows_of:
                 if pr.rates or pr.why:
                     merged[code] = _merge(take(code), pr)
-                else:  # state and gauges only: the row stays as it is
+                else:  # state and gauges only: the rows stay as they are
                     extra = overlay.get(code)
                     overlay[code] = pr if extra is None else _merge(extra, pr)
             elif code in merged:
@@ -136,24 +137,7 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
             if secs is not None:
                 seconds[code] = secs
     out.sampled = list(sampled)
-    rows: dict[tuple[int, tuple[str, ...]], list[int]] = {}
-    for code, (f, _) in single.items():
-        extra = overlay.get(code)
-        rows.setdefault((f, tuple(extra.gauges) if extra is not None else ()), []).append(code)
-    for (f, gnames), codes in rows.items():
-        fr = frames[f]
-        at = [single[c][1] for c in codes]
-        extras = [overlay.get(c) for c in codes]
-        gauges = np.array([list(e.gauges.values()) if e is not None else [] for e in extras], dtype=np.float64)
-        out.groups.append((fr.names, gnames, np.array(codes, dtype=np.int64).tobytes(),
-                           np.ascontiguousarray(fr.rates[at]).tobytes(), gauges.reshape(len(codes), len(gnames))
-                           .tobytes()))
-        out.ports.extend(fr.rows[row] for row in at)
-        state = fr.state
-        out.states.extend(_over(state[row] if state is not None else {}, e.state if e is not None else {})
-                          for row, e in zip(at, extras, strict=True))
-        out.why.extend({} for _ in codes)
-        out.seconds.extend(seconds[c] for c in codes)
+    _frame_rows(out, frames, rows_of, overlay, seconds)
     groups: dict[Layout, list[int]] = {}
     for code, pr in merged.items():
         groups.setdefault((tuple(pr.rates), tuple(pr.gauges)), []).append(code)
@@ -168,6 +152,50 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
         out.why.extend(e.why for e in ends)
         out.seconds.extend(seconds.get(c, NOT_RATED) for c in codes)
     return out
+
+
+def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[tuple[int, int]]],
+                overlay: dict[int, PortRates], seconds: dict[int, float]) -> None:
+    """The ends made of frame rows (and state or gauges), into ``out``'s groups: an end of one row is gathered
+    from its frame, an end of several rows merged by name with the others of the same frames' names."""
+    name_ids: dict[tuple[str, ...], int] = {}
+    frame_names = [name_ids.setdefault(fr.names, len(name_ids)) for fr in frames]
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for code, rows in rows_of.items():
+        extra = overlay.get(code)
+        gnames = tuple(extra.gauges) if extra is not None else ()
+        key = (rows[0][0], gnames) if len(rows) == 1 else (tuple(frame_names[f] for f, _ in rows), gnames)
+        groups.setdefault(key, []).append(code)
+    for (kind, gnames), codes in groups.items():
+        parts = [rows_of[c] for c in codes]
+        if isinstance(kind, int):  # one frame's rows: one gather
+            fr = frames[kind]
+            at = [p[0][1] for p in parts]
+            rnames, rates = fr.names, np.ascontiguousarray(fr.rates[at])
+        else:  # the same frames' names in the same order: each name from the last frame that has it
+            by_name: dict[str, tuple[int, int]] = {}
+            for i, f in enumerate(p[0] for p in parts[0]):
+                for j, name in enumerate(frames[f].names):
+                    by_name[name] = (i, j)
+            blocks = [np.array([frames[p[i][0]].rates[p[i][1]] for p in parts]) for i in range(len(parts[0]))]
+            rnames = tuple(by_name)
+            rates = np.empty((len(codes), len(rnames)))
+            for col, (i, j) in enumerate(by_name.values()):
+                rates[:, col] = blocks[i][:, j]
+        extras = [overlay.get(c) for c in codes]
+        gauges = np.array([list(e.gauges.values()) if e is not None else [] for e in extras], dtype=np.float64)
+        out.groups.append((rnames, gnames, np.array(codes, dtype=np.int64).tobytes(), rates.tobytes(),
+                           gauges.reshape(len(codes), len(gnames)).tobytes()))
+        for rows, e in zip(parts, extras, strict=True):
+            f0, r0 = rows[0]
+            out.ports.append(frames[f0].rows[r0])
+            state: dict[str, str] = {}
+            for f, row in rows:
+                st = frames[f].state
+                state = _over(state, st[row] if st is not None else {})
+            out.states.append(_over(state, e.state) if e is not None else state)
+        out.why.extend({} for _ in codes)
+        out.seconds.extend(seconds[c] for c in codes)
 
 
 def _merge(old: PortRates, new: PortRates) -> PortRates:

@@ -12,6 +12,7 @@ import pytest
 
 from hwaac.plan import build_plan
 from hwaac.telemetry.ends import EndPart, EndTable, correlate_part
+from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.rates import Interval, PortRates, interval
 from hwaac.telemetry.topology import LinkIndex, from_parts
@@ -105,3 +106,64 @@ def test_an_interval_without_seconds_reached_the_end(index: LinkIndex) -> None:
     code = index.find(LEAF, "Ethernet0")
     assert table.interval_seconds(code) == (True, None)  # type: ignore[arg-type]
     assert table[code].rates == {"rx_ok": None}  # type: ignore[index,union-attr]
+
+
+def _frame(device: str, tool: str, rows: list[str], names: tuple[str, ...], base: int,
+           state: list[dict[str, str]] | None = None) -> RatedFrame:
+    rates = np.arange(base, base + len(rows) * len(names), dtype=np.float64).reshape(len(rows), len(names))
+    return RatedFrame(device, tool, 0.0, 10.0, 10.0, "taken_at", rows, names, rates, state)
+
+
+def _dom(device: str, port: str) -> Snapshot:
+    s = Snapshot("transceiver", device)
+    s.ports[port] = PortSample(port, gauges={"rx_power_dbm": -2.5}, state={"eeprom": "detected"})
+    return s
+
+
+NIC = "gpu-su01-h01"
+# readings of one NIC port (rail0, its HCA mlx5_0/1) and a leaf port, in reading order
+MERGE_CASES = [
+    ("two frames", [_frame(NIC, "ethtool", ["rail0"], ("rx_ok", "rx_crc"), 1),
+                    _frame(NIC, "ib", ["mlx5_0/1", "mlx5_1/1"], ("rx_crc", "cnp_sent"), 100)]),
+    ("two frames, then state", [_frame(NIC, "ethtool", ["rail0"], ("rx_ok", "rx_crc"), 1, [{"oper": "up"}]),
+                                _frame(NIC, "ib", ["mlx5_0/1"], ("cnp_sent",), 100, [{"oper": "down"}]),
+                                _status(NIC, {"rail0": "up"})]),
+    ("state between two frames", [_frame(NIC, "ethtool", ["rail0"], ("rx_ok",), 1, [{"oper": "down"}]),
+                                  _status(NIC, {"rail0": "up"}),
+                                  _frame(NIC, "ib", ["mlx5_0/1"], ("rx_ok", "cnp_sent"), 100, [{"oper": "x"}])]),
+    ("gauges, then a frame", [_dom(NIC, "rail0"), _frame(NIC, "ethtool", ["rail0"], ("rx_ok",), 1)]),
+    ("a frame, then gauges", [_frame(NIC, "ethtool", ["rail0"], ("rx_ok",), 1), _dom(NIC, "rail0")]),
+    ("a frame, then an interval", [_frame(LEAF, "counters", ["Ethernet0"], ("rx_ok", "tx_ok"), 1),
+                                   _counters(LEAF, "pfcstat", {"Ethernet0": {"pfc3_rx": 20, "rx_ok": None}})]),
+    ("an interval, then a frame", [_counters(LEAF, "pfcstat", {"Ethernet0": {"pfc3_rx": 20, "rx_ok": None}}),
+                                   _frame(LEAF, "counters", ["Ethernet0", "Ethernet4"], ("rx_ok", "tx_ok"), 1)]),
+]
+
+
+def _reference(index: LinkIndex, readings: list) -> dict[int, PortRates]:
+    """Each reading's ports as PortRates, merged end by end in reading order: what a correlation must hold."""
+    out: dict[int, PortRates] = {}
+    for r in readings:
+        if isinstance(r, RatedFrame):
+            ports = [r.port_rates(i) for i in range(len(r.rows))]
+        elif isinstance(r, Interval):
+            ports = list(r.ports.values())
+        else:
+            ports = [PortRates(s.port, {}, {}, s.gauges, s.state) for s in r.ports.values()]
+        for pr in ports:
+            code = index.find(r.device, pr.port)
+            if code is not None:
+                old = out.get(code)
+                out[code] = pr if old is None else PortRates(old.port, old.rates | pr.rates, old.why | pr.why,
+                                                             old.gauges | pr.gauges, old.state | pr.state)
+    return out
+
+
+@pytest.mark.parametrize(("case", "readings"), MERGE_CASES, ids=[c[0] for c in MERGE_CASES])
+def test_frame_rows_merge_as_their_readings(index: LinkIndex, case: str, readings: list) -> None:
+    want = _reference(index, readings)
+    table = from_parts(index, [correlate_part(index, readings)]).ends
+    got = {c: table[c] for c in range(len(table)) if table[c] is not None}
+    assert got == want
+    assert [list(got[c].rates) for c in want] == [list(want[c].rates) for c in want]  # names in reading order
+    assert [list(got[c].state) for c in want] == [list(want[c].state) for c in want]
