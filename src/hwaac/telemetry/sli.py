@@ -25,6 +25,7 @@ from hwaac.telemetry.sli_link import (
     end_pause_ratio,
     link_sli,
 )
+from hwaac.telemetry.sli_table import SliTable
 from hwaac.telemetry.topology import Correlation
 
 PATH_DIVERSITY, BGP_DROPS, COVERAGE = "path_diversity", "bgp_drops_per_hour", "coverage"
@@ -74,20 +75,9 @@ class _Acc:
             mine[3] += w[3]
 
 
-def link_slis(corr: Correlation) -> list[LinkSLI]:
-    """The SLIs of every planned link, in plan order."""
-    index = corr.index
-    speeds = index.speed_bps
-    prios = tuple(index.plan.intent.qos.pfc_priorities)
-    ends = corr.ends
-    out = []
-    for i, link in enumerate(index.links):
-        a, b = ends[2 * i], ends[2 * i + 1]
-        rated, seconds = ends.interval_seconds(2 * i)  # end a's interval, else end b's
-        if not rated:
-            seconds = ends.interval_seconds(2 * i + 1)[1]
-        out.append(link_sli(i, (a, b), seconds, speeds[link.kind], prios, 0 if link.kind == "host" else None))
-    return out
+def link_slis(corr: Correlation) -> SliTable:
+    """The SLIs of every planned link, in plan order: their columns, and each link's :class:`LinkSLI` on access."""
+    return SliTable.of_correlation(corr)
 
 
 def path_diversity(leaf: str, table: RouteTable | None, planned: int,
@@ -242,5 +232,5 @@ def _finish(scope: str, key: str, acc: _Acc) -> Aggregate:
 
 
 __all__ = ["AVAILABILITY", "BGP_DROPS", "COVERAGE", "ECN", "FEC_UNCORR", "LINK_SLIS", "LOSS", "PATH_DIVERSITY",
-           "PAUSE", "PRE_FEC_BER", "Aggregate", "LinkSLI", "aggregate", "bgp_drops_per_hour", "end_pause_ratio",
-           "link_sli", "link_slis", "path_diversity"]
+           "PAUSE", "PRE_FEC_BER", "Aggregate", "LinkSLI", "SliTable", "aggregate", "bgp_drops_per_hour",
+           "end_pause_ratio", "link_sli", "link_slis", "path_diversity"]
