@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from hwaac.telemetry.parsers.frr_routes import RouteTable
 from hwaac.telemetry.rates import Interval
 from hwaac.telemetry.sli_link import (
@@ -26,7 +28,7 @@ from hwaac.telemetry.sli_link import (
     link_sli,
 )
 from hwaac.telemetry.sli_table import SliTable
-from hwaac.telemetry.topology import Correlation
+from hwaac.telemetry.topology import Correlation, LinkIndex
 
 PATH_DIVERSITY, BGP_DROPS, COVERAGE = "path_diversity", "bgp_drops_per_hour", "coverage"
 WORST = (PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN)  # aggregated as the worst link
@@ -114,6 +116,52 @@ def bgp_drops_per_hour(iv: Interval) -> tuple[float | None, str]:
     return total * 3600.0, ""
 
 
+def _buckets(index: LinkIndex, table: SliTable) -> dict[str, _Acc]:
+    """Per owner of links (:attr:`LinkIndex.owners`, in the order of their first link), its links' counts, sums
+    and worst values, from the columns: sums add in plan order (``np.bincount`` adds its weights one by one, in
+    order), and a worst value is the first link in plan order to reach the maximum, as a loop over the links
+    keeping the larger value gives."""
+    names, owner = index.owners
+    k = len(names)
+    v = table.values
+
+    def count(mask: np.ndarray) -> list[int]:
+        return np.bincount(owner[mask], minlength=k).tolist()
+
+    av = v[AVAILABILITY]
+    known = ~np.isnan(av)
+    up, down = count(known & (av >= 1.0)), count(known & ~(av >= 1.0))
+    measured = ~np.isnan(v[LOSS])
+    o = owner[measured]
+    loss_links = count(measured)
+    # a ratio of sums: frames per second over the links' ends
+    num = np.bincount(o, weights=table.lost[measured], minlength=k).tolist()
+    den = np.bincount(o, weights=table.received[measured], minlength=k).tolist()
+    planned = np.bincount(owner, minlength=k).tolist()
+    out: dict[str, _Acc] = {}
+    for j, name in enumerate(names):
+        acc = out[name] = _Acc()
+        acc.planned, acc.up, acc.down = planned[j], up[j], down[j]
+        acc.loss_links, acc.loss_num, acc.loss_den = loss_links[j], num[j], den[j]
+    links = index.links
+    for n in WORST:
+        x = v[n]
+        has = ~np.isnan(x)
+        with_ = count(has)
+        top = np.full(k, -np.inf)
+        np.maximum.at(top, owner[has], x[has])
+        at = np.flatnonzero(has & (x == top[owner]))
+        first = np.full(k, len(owner))
+        np.minimum.at(first, owner[at], at)
+        firsts, values = first.tolist(), x[np.minimum(first, len(owner) - 1)].tolist()
+        for j, acc in enumerate(out.values()):
+            w = acc.worst[n]
+            w[2], w[3] = with_[j], planned[j] - with_[j]
+            if with_[j]:
+                w[0], w[1] = values[j], links[firsts[j]].cable_id
+    return out
+
+
 def aggregate(corr: Correlation, slis: Sequence[LinkSLI], *, routes: Mapping[str, RouteTable] | None = None,
               bgp: Mapping[str, Interval] | None = None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
     """(per-scope aggregates, per-leaf path diversity and BGP stability by leaf name).
@@ -122,39 +170,11 @@ def aggregate(corr: Correlation, slis: Sequence[LinkSLI], *, routes: Mapping[str
     (a link of unknown state lowers coverage, not availability, and is never counted up); the loss ratio the
     summed frames' ratio; pre-FEC BER, uncorrectable FEC, pause and ECN the worst link with its cable. Leaves roll
     up into their rail, SU, plane and the fabric; spine-to-super-spine links into their spine, plane and the
-    fabric.
+    fabric. ``slis``: one per planned link, in plan order (:func:`link_slis`); read as columns.
     """
     index = corr.index
     sw = index.plan.switch_by_name
-    links = index.links
-    leaf_of = index.leaf_of
-    buckets: dict[str, _Acc] = {}
-    for s in slis:
-        link = links[s.link]
-        owner = leaf_of[s.link] or link.a_device
-        acc = buckets.get(owner)
-        if acc is None:
-            acc = buckets[owner] = _Acc()
-        acc.planned += 1
-        v = s.values
-        av = v[AVAILABILITY]
-        if av is not None:
-            if av >= 1.0:
-                acc.up += 1
-            else:
-                acc.down += 1
-        if v[LOSS] is not None:
-            acc.loss_links += 1
-            acc.loss_num += s.lost  # a ratio of sums: frames per second over the links' ends
-            acc.loss_den += s.received
-        for n in WORST:
-            x, w = v[n], acc.worst[n]
-            if x is None:
-                w[3] += 1
-            else:
-                w[2] += 1
-                if w[0] is None or x > w[0]:
-                    w[0], w[1] = x, link.cable_id
+    buckets = _buckets(index, SliTable.of(slis))
     per_leaf: dict[str, Aggregate] = {}
     for leaf, planned in index.uplinks.items():
         agg = per_leaf[leaf] = Aggregate("leaf", leaf)

@@ -1,9 +1,9 @@
 """Link SLIs as columns (hwaac.telemetry.sli_table) equal the per-link objects of ``sli_link.link_sli`` (None as
-NaN, the sign of a zero kept), and the two rules that pick their links from the columns give the suspects of their
-plain loops (``Observed(screen=False)``): on the recorded samples folders, a table of hand-made edge cases on the
-demo plan, seeded random ends on the demo plan (its links in plan order and shuffled), and the synthetic fabric of
-``benchmarks/network_health.py`` at 512 GPUs. The object code of the link SLIs as it was before the columns is kept
-here as the oracle."""
+NaN, the sign of a zero kept), the aggregates read from the columns equal the object code's, and the two rules that
+pick their links from the columns give the suspects of their plain loops (``Observed(screen=False)``): on the
+recorded samples folders, a table of hand-made edge cases on the demo plan, seeded random ends on the demo plan (its
+links in plan order and shuffled), and the synthetic fabric of ``benchmarks/network_health.py`` at 512 GPUs. The
+object code of the link SLIs and the aggregation as it was before the columns is kept here as the oracle."""
 
 from __future__ import annotations
 
@@ -33,12 +33,21 @@ from hwaac.telemetry.rates import Interval, PortRates
 from hwaac.telemetry.samples import read_sweeps
 from hwaac.telemetry.sli import (
     AVAILABILITY,
+    BGP_DROPS,
     LINK_SLIS,
     LOSS,
+    PATH_DIVERSITY,
+    WORST,
+    Aggregate,
     LinkSLI,
     SliTable,
+    _Acc,
+    _finish,
+    aggregate,
+    bgp_drops_per_hour,
     link_sli,
     link_slis,
+    path_diversity,
 )
 from hwaac.telemetry.slo import default_slos
 from hwaac.telemetry.suspects import Observed, Suspect
@@ -64,6 +73,71 @@ def object_slis(corr: Correlation) -> list[LinkSLI]:
         out.append(link_sli(i, (ends[2 * i], ends[2 * i + 1]), seconds, index.speed_bps[link.kind], prios,
                             0 if link.kind == "host" else None))
     return out
+
+
+def object_aggregate(corr: Correlation, slis: Sequence[LinkSLI], routes: Mapping[str, RouteTable] | None,
+                     bgp: Mapping[str, Interval] | None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
+    index = corr.index
+    sw = index.plan.switch_by_name
+    links = index.links
+    buckets: dict[str, _Acc] = {}
+    for s in slis:
+        link = links[s.link]
+        acc = buckets.setdefault(index.leaf_of[s.link] or link.a_device, _Acc())
+        acc.planned += 1
+        v = s.values
+        av = v[AVAILABILITY]
+        if av is not None:
+            if av >= 1.0:
+                acc.up += 1
+            else:
+                acc.down += 1
+        if v[LOSS] is not None:
+            acc.loss_links += 1
+            acc.loss_num += s.lost
+            acc.loss_den += s.received
+        for n in WORST:
+            x, w = v[n], acc.worst[n]
+            if x is None:
+                w[3] += 1
+            else:
+                w[2] += 1
+                if w[0] is None or x > w[0]:
+                    w[0], w[1] = x, link.cable_id
+    per_leaf: dict[str, Aggregate] = {}
+    for leaf, planned in index.uplinks.items():
+        agg = per_leaf[leaf] = Aggregate("leaf", leaf)
+        pd, why, inputs = path_diversity(leaf, (routes or {}).get(leaf), planned, index.leaf_prefixes)
+        agg.values[PATH_DIVERSITY], agg.inputs[PATH_DIVERSITY] = pd, inputs
+        if pd is None:
+            agg.why[PATH_DIVERSITY] = why
+        iv = (bgp or {}).get(leaf)
+        drops, why = bgp_drops_per_hour(iv) if iv is not None else (None, f"{leaf}: no BGP summaries read")
+        agg.values[BGP_DROPS] = drops
+        if drops is None:
+            agg.why[BGP_DROPS] = why
+        acc = buckets.setdefault(leaf, _Acc())
+        acc.bgp = drops
+        if drops is None:
+            acc.bgp_none.append(leaf)
+    rolled: dict[tuple[str, str], _Acc] = {}
+    for owner, acc in buckets.items():
+        s = sw.get(owner)
+        keys = [("fabric", "")]
+        if s is not None:
+            keys.append(("plane", str(s.plane)))
+            keys += [("leaf", owner), ("rail", str(s.rail)), ("su", str(s.su))] if s.role == "leaf" else [
+                (s.role, owner)]
+        for key in keys:
+            rolled.setdefault(key, _Acc()).merge(acc)
+    out = [_finish(scope, key, acc) for (scope, key), acc in sorted(rolled.items())]
+    for agg in out:
+        if agg.scope == "leaf" and agg.key in per_leaf:
+            agg.values[PATH_DIVERSITY] = per_leaf[agg.key].values[PATH_DIVERSITY]
+            agg.inputs[PATH_DIVERSITY] = per_leaf[agg.key].inputs[PATH_DIVERSITY]
+            if PATH_DIVERSITY in per_leaf[agg.key].why:
+                agg.why[PATH_DIVERSITY] = per_leaf[agg.key].why[PATH_DIVERSITY]
+    return out, per_leaf
 
 
 # --- inputs --------------------------------------------------------------------------------------------------------
@@ -286,6 +360,12 @@ def test_columns_equal_the_objects(given: Input) -> None:
     assert_same(table.received, _column([s.received for s in objs]), "received")
     assert_same(table.seconds, _column([s.seconds for s in objs]), "seconds")
     assert_same_repr(list(table), objs, "items")  # the items are the objects, sources and reasons included
+
+
+def test_aggregates_equal_the_object_aggregation(given: Input) -> None:
+    got = aggregate(given.corr, link_slis(given.corr), routes=given.routes, bgp=given.bgp)
+    want = object_aggregate(given.corr, object_slis(given.corr), given.routes, given.bgp)
+    assert_same_repr(got, want, "aggregates")  # values, why and inputs, in their order, floats to the last bit
 
 
 def test_the_rules_on_the_columns_equal_their_plain_loops(given: Input) -> None:
