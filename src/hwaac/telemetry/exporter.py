@@ -13,6 +13,7 @@ import ipaddress
 import math
 from collections.abc import Callable, Iterator, Sequence
 
+import numpy as np
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -152,12 +153,13 @@ def _sli_families(h: FabricHealth, fabric: str, link_labels: list[dict[str, str]
     names = list(dict.fromkeys([*h.report.slos.slos, *(k for a in h.report.aggregates for k in a.values)]))
     fams = {n: GaugeMetricFamily(f"hwaac_sli_{metric_name(n)}", f"SLI {n} per scope (link, leaf, rail, su, plane, "
                                  "spine, fabric).", labels=SCOPE_LABELS) for n in names}
-    for s in h.slis:
-        lab = link_labels[s.link]
-        values = [fabric, "link", *(lab[k] for k in SCOPE_LABELS[2:])]
-        for n, v in s.values.items():
-            if v is not None and n in fams:
-                fams[n].add_metric(values, v)
+    link_values = [[fabric, "link", *(lab[k] for k in SCOPE_LABELS[2:])] for lab in link_labels]
+    for n, col in h.slis.values.items():  # a link's values, from the columns (building each link is slow)
+        if n in fams:
+            fam = fams[n]
+            at = np.flatnonzero(~np.isnan(col))
+            for i, v in zip(at.tolist(), col[at].tolist(), strict=True):
+                fam.add_metric(link_values[i], v)
     links = GaugeMetricFamily("hwaac_scope_links", "Planned links of a scope by state: up, down, or unknown (not "
                               "sampled; coverage's shortfall).", labels=(*SCOPE_LABELS, "state"))
     for a in h.report.aggregates:

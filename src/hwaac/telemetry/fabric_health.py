@@ -21,7 +21,7 @@ from hwaac.telemetry.rated import Rated, rate
 from hwaac.telemetry.rates import Interval
 from hwaac.telemetry.report import FabricReport
 from hwaac.telemetry.samples import Sweep
-from hwaac.telemetry.sli import Aggregate, LinkSLI, aggregate, link_slis
+from hwaac.telemetry.sli import Aggregate, SliTable, aggregate, link_slis
 from hwaac.telemetry.slo import SloSet
 from hwaac.telemetry.suspects import Observed
 from hwaac.telemetry.topology import Correlation, LinkIndex, correlate, from_parts
@@ -34,7 +34,7 @@ class FabricHealth:
     Attributes:
         report: what ``hwaac health fabric`` prints.
         corr: the samples attached to the plan's link ends.
-        slis: the link SLIs, in plan order.
+        slis: the link SLIs, in plan order, and their columns.
         per_leaf: per leaf, its path diversity and BGP stability (with their inputs).
         bgp: per leaf, the interval of its BGP summaries.
         probes: the tomography of the latest sweep's active probes, None without probes.
@@ -44,7 +44,7 @@ class FabricHealth:
 
     report: FabricReport
     corr: Correlation
-    slis: list[LinkSLI]
+    slis: SliTable
     per_leaf: dict[str, Aggregate]
     bgp: Mapping[str, Interval]
     probes: Tomography | None = None

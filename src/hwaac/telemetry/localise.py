@@ -16,7 +16,7 @@ import numpy as np
 
 from hwaac.health.parsers.slurm_squeue import Squeue
 from hwaac.telemetry.localise_flow import fold_switches, rule_congestion, rule_pfc_storm
-from hwaac.telemetry.sli import AVAILABILITY, LOSS
+from hwaac.telemetry.sli import AVAILABILITY, LOSS, SliTable
 from hwaac.telemetry.suspects import (
     FAULT,
     WARN,
@@ -28,6 +28,7 @@ from hwaac.telemetry.suspects import (
     rank,
     truthy,
 )
+from hwaac.telemetry.topology import LINK_KINDS
 
 _FLAPS = ("link_down_events", "link_state_changes")
 
@@ -147,20 +148,44 @@ def rule_flapping(obs: Observed) -> list[Suspect]:
     return out + loose
 
 
+def _uplink_loss(obs: Observed, limit: float) -> dict[str, tuple[int, list[tuple[int, float]]]]:
+    """Per leaf, in the order of its first uplink with a loss ratio: (its uplinks with one, those above ``limit``
+    with their ratio, in plan order). Screening, only the leaves with an uplink above ``limit``, picked from the
+    SLI columns; else from every link's SLIs (the plain loop)."""
+    out: dict[str, tuple[int, list[tuple[int, float]]]] = {}
+    if not obs.screen:
+        paths: dict[str, list[tuple[int, float]]] = {}
+        for s in obs.slis:
+            link = obs.index.links[s.link]
+            v = s.values.get(LOSS)
+            if link.kind == "leaf_spine" and v is not None:
+                paths.setdefault(link.a_device, []).append((s.link, v))
+        for leaf, measured in paths.items():
+            out[leaf] = (len(measured), [(i, v) for i, v in measured if v > limit])
+        return out
+    loss = SliTable.of(obs.slis).values[LOSS]
+    uplink = obs.index.kinds == LINK_KINDS.index("leaf_spine")
+    lossy = np.flatnonzero(uplink & (loss > limit))  # the few links to look at
+    if not len(lossy):
+        return out
+    names, owner = obs.index.owners  # an uplink's owner is its leaf, its end a
+    measured = np.flatnonzero(uplink & ~np.isnan(loss))
+    counts = np.bincount(owner[measured], minlength=len(names)).tolist()
+    first = np.full(len(names), len(owner))
+    np.minimum.at(first, owner[measured], measured)  # the leaves in the order of their first measured uplink
+    for i in sorted(lossy.tolist(), key=lambda k: (int(first[owner[k]]), k)):
+        leaf = names[owner[i]]
+        out.setdefault(leaf, (counts[owner[i]], []))[1].append((i, float(loss[i])))
+    return out
+
+
 def rule_spine_path_loss(obs: Observed) -> list[Suspect]:
     """One leaf-spine link with loss above the SLO while the same leaf's other uplinks are clean: that link."""
     limit = obs.limit(LOSS)
-    by_leaf: dict[str, list[tuple[int, float]]] = {}
-    for s in obs.slis:
-        link = obs.index.links[s.link]
-        v = s.values.get(LOSS)
-        if link.kind == "leaf_spine" and v is not None:
-            by_leaf.setdefault(link.a_device, []).append((s.link, v))
     out = []
-    for leaf, paths in by_leaf.items():
-        lossy = [(i, v) for i, v in paths if v > limit]
-        clean = len(paths) - len(lossy)
-        if not lossy or clean == 0 or len(lossy) * 2 > len(paths):
+    for leaf, (paths, lossy) in _uplink_loss(obs, limit).items():
+        clean = paths - len(lossy)
+        if not lossy or clean == 0 or len(lossy) * 2 > paths:
             continue
         for i, v in lossy:
             link = obs.index.links[i]
@@ -168,7 +193,7 @@ def rule_spine_path_loss(obs: Observed) -> list[Suspect]:
             out.append(Suspect(
                 "spine_path_loss", FAULT, link_components(link), ev,
                 f"{leaf}'s path to {link.b_device} loses frames ({v:.3g}, SLO {limit:.3g}) while {clean} of its "
-                f"{len(paths)} other uplinks measured are clean: the traffic is hashed evenly (ECMP), so the loss is "
+                f"{paths} other uplinks measured are clean: the traffic is hashed evenly (ECMP), so the loss is "
                 "on this link, not in the leaf or the load",
                 (1.0, ev[0].multiple), links=(i,)))
     return out
@@ -177,7 +202,10 @@ def rule_spine_path_loss(obs: Observed) -> list[Suspect]:
 def rule_links_down(obs: Observed) -> list[Suspect]:
     """Planned links that are down: an end oper down (fault) or administratively down (warn: someone shut it)."""
     out = []
-    for s in obs.slis:
+    slis = obs.slis
+    links = np.flatnonzero(SliTable.of(slis).values[AVAILABILITY] == 0.0).tolist() if obs.screen else range(len(slis))
+    for i in links:  # screening, only the links whose availability is 0
+        s = slis[i]
         if s.values.get(AVAILABILITY) != 0.0:
             continue
         src = s.source.get(AVAILABILITY, "")

@@ -13,7 +13,7 @@ from itertools import chain
 
 import numpy as np
 
-from hwaac.telemetry.sli import ECN, PAUSE, end_pause_ratio
+from hwaac.telemetry.sli import ECN, PAUSE, SliTable, end_pause_ratio
 from hwaac.telemetry.suspects import (
     DEGRADING,
     FAULT,
@@ -231,7 +231,8 @@ def rule_congestion(obs: Observed) -> list[Suspect]:
         return []  # errors there: the error rules name the fault, and it may be the cause of the marks
     links = at.tolist()
     limit = obs.limit(ECN)
-    hot = [(i, v) for i in links if (v := obs.slis[i].values.get(ECN)) is not None and v > limit]
+    ecn = SliTable.of(obs.slis).values[ECN][at].tolist()  # the column: obs.slis[i] would build link i's SLIs
+    hot = [(i, v) for i, v in zip(links, ecn, strict=True) if v > limit]  # NaN (no value) is never above
     sev = WARN if hot else INFO
     ev = [Evidence("ecn_marked + cnp_sent", scope, marks / total, "share of the fabric's marks", share, sev,
                    f"{marks:.3g} of {total:.3g} marks and CNPs per second")]

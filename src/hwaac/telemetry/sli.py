@@ -1,51 +1,37 @@
 """Service level indicators per planned link, aggregated per leaf, rail, SU, plane and the fabric.
 
 Every value is computed from rates and gauges of a :class:`~hwaac.telemetry.topology.Correlation` and says what
-it came from; a value without inputs is ``None`` with a reason, never 0 and never healthy. Formulas and their
-sources: ``docs/network-health.md``.
+it came from; a value without inputs is ``None`` with a reason, never 0 and never healthy. The per-link formulas
+are in :mod:`hwaac.telemetry.sli_link` (their names are imported from here too). Formulas and their sources:
+``docs/network-health.md``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+
+import numpy as np
 
 from hwaac.telemetry.parsers.frr_routes import RouteTable
-from hwaac.telemetry.rates import Interval, PortRates
-from hwaac.telemetry.topology import Correlation
+from hwaac.telemetry.rates import Interval
+from hwaac.telemetry.sli_link import (
+    AVAILABILITY,
+    ECN,
+    FEC_UNCORR,
+    LINK_SLIS,
+    LOSS,
+    PAUSE,
+    PRE_FEC_BER,
+    LinkSLI,
+    end_pause_ratio,
+    link_sli,
+)
+from hwaac.telemetry.sli_table import SliTable
+from hwaac.telemetry.topology import Correlation, LinkIndex
 
-AVAILABILITY, LOSS, PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN = (
-    "availability", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s", "pause_ratio", "ecn_mark_ratio")
 PATH_DIVERSITY, BGP_DROPS, COVERAGE = "path_diversity", "bgp_drops_per_hour", "coverage"
-LINK_SLIS = (AVAILABILITY, LOSS, PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN)
 WORST = (PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN)  # aggregated as the worst link
-PAUSE_QUANTUM_BITS = 512  # IEEE 802.3 Annex 31B / 802.1Qbb: one pause quantum is 512 bit times
-MAX_QUANTA = 0xFFFF  # the largest pause time a PFC frame can ask for
-_FLAPS = ("link_down_events", "link_state_changes")
-
-
-@dataclass(slots=True)
-class LinkSLI:
-    """The SLIs of one link over one interval.
-
-    Attributes:
-        link: the link's index in the plan.
-        seconds: the interval (of end ``a``, else ``b``), None when neither end was rated.
-        values: per SLI name, None when it could not be computed.
-        why: the reason of each None value.
-        source: per SLI, what it was computed from (``a+b rx_ok,rx_err,rx_drop``, ``b oper``, ``a pfc3_rx x max
-            quanta``...).
-        lost / received: the loss ratio's numerator and denominator, frames per second summed over the ends used.
-    """
-
-    link: int
-    seconds: float | None
-    lost: float = 0.0
-    received: float = 0.0
-    values: dict[str, float | None] = field(default_factory=dict)
-    why: dict[str, str] = field(default_factory=dict)
-    source: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -91,133 +77,9 @@ class _Acc:
             mine[3] += w[3]
 
 
-def _availability(ends: Sequence[PortRates | None]) -> tuple[float | None, str, str]:
-    words, flapped = [], ""
-    for side, e in zip("ab", ends, strict=True):
-        if e is None:
-            continue
-        st = e.state
-        if st.get("admin") == "down":
-            return 0.0, f"{side} admin down", ""
-        oper = st.get("oper")
-        if oper in ("up", "down"):
-            words.append((side, oper))
-        for k in _FLAPS:
-            r = e.rates.get(k)
-            if r:
-                flapped = f"{side} {k} rose"
-    if any(w == "down" for _, w in words):
-        return 0.0, " ".join(f"{s} oper {w}" for s, w in words), ""
-    if flapped:
-        return 0.0, flapped, ""
-    if words:
-        return 1.0, " ".join(f"{s} oper {w}" for s, w in words), ""
-    return None, "", "no end reports its oper state and no link-down counter rose (0 rises does not prove up)"
-
-
-@cache
-def _pause_names(priorities: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
-    """(duration counter, frame counter) of each priority, built once per fabric rather than per port."""
-    return tuple((f"pfc{p}_rx_duration_us", f"pfc{p}_rx") for p in priorities)
-
-
-def end_pause_ratio(rates: Mapping[str, float | None], priorities: Sequence[int], speed_bps: float
-                    ) -> tuple[float | None, str]:
-    """(the largest fraction of time one end was paused by received PFC over ``priorities``, what it came from):
-    ``pfc{p}_rx_duration_us`` / 1e6, else the upper bound ``pfc{p}_rx`` x 65535 quanta x 512 bit times / speed,
-    capped at 1; (None, "") when no priority is rated."""
-    pause, src = None, ""
-    for duration, frames in _pause_names(tuple(priorities)):
-        d = rates.get(duration)
-        if d is not None:
-            x, how = d / 1e6, duration
-        else:
-            f = rates.get(frames)
-            if f is None:
-                continue
-            x, how = min(1.0, f * MAX_QUANTA * PAUSE_QUANTUM_BITS / speed_bps), f"{frames} x max quanta"
-        if pause is None or x > pause:
-            pause, src = x, how
-    return pause, src
-
-
-def link_sli(i: int, ends: Sequence[PortRates | None], seconds: float | None, speed_bps: float,
-             priorities: Sequence[int], host_end: int | None) -> LinkSLI:
-    """The SLIs of link ``i`` from its two ends (None: not sampled). ``host_end``: which end is a NIC (0 or 1)."""
-    out = LinkSLI(i, seconds)
-    values, why, source = out.values, out.why, out.source
-    v, src, reason = _availability(ends)
-    values[AVAILABILITY] = v
-    (source if v is not None else why)[AVAILABILITY] = src or reason
-    num = den = 0.0
-    used, miss = [], []
-    ber = fec = pause = ecn = None
-    ber_s = fec_s = pause_s = ecn_s = ""
-    for side, e in enumerate(ends):
-        s = "ab"[side]
-        if e is None:
-            miss.append(f"{s} not sampled")
-            continue
-        r = e.rates
-        ok, err, drop = r.get("rx_ok"), r.get("rx_err"), r.get("rx_drop")
-        if ok is not None and err is not None and drop is not None:
-            num += err + drop
-            den += ok + err + drop
-            used.append(s)
-        else:
-            miss.append(f"{s}: " + ", ".join(f"{k} {e.why.get(k, 'not read')}" for k, x in
-                                             (("rx_ok", ok), ("rx_err", err), ("rx_drop", drop)) if x is None))
-        g = e.gauges.get("pre_fec_ber")
-        if g is not None and (ber is None or g > ber):
-            ber, ber_s = g, f"{s} pre_fec_ber gauge"
-        u = r.get("fec_uncorrectable")
-        if u is not None and (fec is None or u > fec):
-            fec, fec_s = u, f"{s} fec_uncorrectable rate"
-        x, how = end_pause_ratio(r, priorities, speed_bps)
-        if x is not None and (pause is None or x > pause):
-            pause, pause_s = x, f"{s} {how}"
-        marked = r.get("ecn_marked")
-        base_name = "rx_ok" if side == host_end else "tx_ok"  # a NIC counts CE packets received, a switch marks
-        base = r.get(base_name)
-        if marked is not None and base:
-            x = marked / base
-            if ecn is None or x > ecn:
-                ecn, ecn_s = x, f"{s} ecn_marked / {base_name}"
-    if used and den > 0:
-        values[LOSS] = num / den
-        out.lost, out.received = num, den
-        source[LOSS] = "+".join(used) + " (rx_err+rx_drop)/(rx_ok+rx_err+rx_drop)"
-    else:
-        values[LOSS] = None
-        why[LOSS] = "no frame received in the interval" if used else "; ".join(miss) or "no end rated"
-    for name, x, s, none in (
-        (PRE_FEC_BER, ber, ber_s, "no end reports pre_fec_ber"),
-        (FEC_UNCORR, fec, fec_s, "no end rates fec_uncorrectable"),
-        (PAUSE, pause, pause_s, "no end rates pfc{p}_rx_duration_us or pfc{p}_rx of a PFC priority"),
-        (ECN, ecn, ecn_s, "no end rates ecn_marked with packets to compare"),
-    ):
-        values[name] = x
-        if x is None:
-            why[name] = none
-        else:
-            source[name] = s
-    return out
-
-
-def link_slis(corr: Correlation) -> list[LinkSLI]:
-    """The SLIs of every planned link, in plan order."""
-    index = corr.index
-    speeds = index.speed_bps
-    prios = tuple(index.plan.intent.qos.pfc_priorities)
-    ends = corr.ends
-    out = []
-    for i, link in enumerate(index.links):
-        a, b = ends[2 * i], ends[2 * i + 1]
-        rated, seconds = ends.interval_seconds(2 * i)  # end a's interval, else end b's
-        if not rated:
-            seconds = ends.interval_seconds(2 * i + 1)[1]
-        out.append(link_sli(i, (a, b), seconds, speeds[link.kind], prios, 0 if link.kind == "host" else None))
-    return out
+def link_slis(corr: Correlation) -> SliTable:
+    """The SLIs of every planned link, in plan order: their columns, and each link's :class:`LinkSLI` on access."""
+    return SliTable.of_correlation(corr)
 
 
 def path_diversity(leaf: str, table: RouteTable | None, planned: int,
@@ -254,6 +116,52 @@ def bgp_drops_per_hour(iv: Interval) -> tuple[float | None, str]:
     return total * 3600.0, ""
 
 
+def _buckets(index: LinkIndex, table: SliTable) -> dict[str, _Acc]:
+    """Per owner of links (:attr:`LinkIndex.owners`, in the order of their first link), its links' counts, sums
+    and worst values, from the columns: sums add in plan order (``np.bincount`` adds its weights one by one, in
+    order), and a worst value is the first link in plan order to reach the maximum, as a loop over the links
+    keeping the larger value gives."""
+    names, owner = index.owners
+    k = len(names)
+    v = table.values
+
+    def count(mask: np.ndarray) -> list[int]:
+        return np.bincount(owner[mask], minlength=k).tolist()
+
+    av = v[AVAILABILITY]
+    known = ~np.isnan(av)
+    up, down = count(known & (av >= 1.0)), count(known & ~(av >= 1.0))
+    measured = ~np.isnan(v[LOSS])
+    o = owner[measured]
+    loss_links = count(measured)
+    # a ratio of sums: frames per second over the links' ends
+    num = np.bincount(o, weights=table.lost[measured], minlength=k).tolist()
+    den = np.bincount(o, weights=table.received[measured], minlength=k).tolist()
+    planned = np.bincount(owner, minlength=k).tolist()
+    out: dict[str, _Acc] = {}
+    for j, name in enumerate(names):
+        acc = out[name] = _Acc()
+        acc.planned, acc.up, acc.down = planned[j], up[j], down[j]
+        acc.loss_links, acc.loss_num, acc.loss_den = loss_links[j], num[j], den[j]
+    links = index.links
+    for n in WORST:
+        x = v[n]
+        has = ~np.isnan(x)
+        with_ = count(has)
+        top = np.full(k, -np.inf)
+        np.maximum.at(top, owner[has], x[has])
+        at = np.flatnonzero(has & (x == top[owner]))
+        first = np.full(k, len(owner))
+        np.minimum.at(first, owner[at], at)
+        firsts, values = first.tolist(), x[np.minimum(first, len(owner) - 1)].tolist()
+        for j, acc in enumerate(out.values()):
+            w = acc.worst[n]
+            w[2], w[3] = with_[j], planned[j] - with_[j]
+            if with_[j]:
+                w[0], w[1] = values[j], links[firsts[j]].cable_id
+    return out
+
+
 def aggregate(corr: Correlation, slis: Sequence[LinkSLI], *, routes: Mapping[str, RouteTable] | None = None,
               bgp: Mapping[str, Interval] | None = None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
     """(per-scope aggregates, per-leaf path diversity and BGP stability by leaf name).
@@ -262,39 +170,11 @@ def aggregate(corr: Correlation, slis: Sequence[LinkSLI], *, routes: Mapping[str
     (a link of unknown state lowers coverage, not availability, and is never counted up); the loss ratio the
     summed frames' ratio; pre-FEC BER, uncorrectable FEC, pause and ECN the worst link with its cable. Leaves roll
     up into their rail, SU, plane and the fabric; spine-to-super-spine links into their spine, plane and the
-    fabric.
+    fabric. ``slis``: one per planned link, in plan order (:func:`link_slis`); read as columns.
     """
     index = corr.index
     sw = index.plan.switch_by_name
-    links = index.links
-    leaf_of = index.leaf_of
-    buckets: dict[str, _Acc] = {}
-    for s in slis:
-        link = links[s.link]
-        owner = leaf_of[s.link] or link.a_device
-        acc = buckets.get(owner)
-        if acc is None:
-            acc = buckets[owner] = _Acc()
-        acc.planned += 1
-        v = s.values
-        av = v[AVAILABILITY]
-        if av is not None:
-            if av >= 1.0:
-                acc.up += 1
-            else:
-                acc.down += 1
-        if v[LOSS] is not None:
-            acc.loss_links += 1
-            acc.loss_num += s.lost  # a ratio of sums: frames per second over the links' ends
-            acc.loss_den += s.received
-        for n in WORST:
-            x, w = v[n], acc.worst[n]
-            if x is None:
-                w[3] += 1
-            else:
-                w[2] += 1
-                if w[0] is None or x > w[0]:
-                    w[0], w[1] = x, link.cable_id
+    buckets = _buckets(index, SliTable.of(slis))
     per_leaf: dict[str, Aggregate] = {}
     for leaf, planned in index.uplinks.items():
         agg = per_leaf[leaf] = Aggregate("leaf", leaf)
@@ -372,5 +252,5 @@ def _finish(scope: str, key: str, acc: _Acc) -> Aggregate:
 
 
 __all__ = ["AVAILABILITY", "BGP_DROPS", "COVERAGE", "ECN", "FEC_UNCORR", "LINK_SLIS", "LOSS", "PATH_DIVERSITY",
-           "PAUSE", "PRE_FEC_BER", "Aggregate", "LinkSLI", "aggregate", "bgp_drops_per_hour", "end_pause_ratio",
-           "link_sli", "link_slis", "path_diversity"]
+           "PAUSE", "PRE_FEC_BER", "Aggregate", "LinkSLI", "SliTable", "aggregate", "bgp_drops_per_hour",
+           "end_pause_ratio", "link_sli", "link_slis", "path_diversity"]

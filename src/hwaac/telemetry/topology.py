@@ -22,6 +22,7 @@ from hwaac.telemetry.rates import Discontinuity, Interval
 
 A, B = 0, 1  # link ends: code = 2 * link index + end
 END_NAMES = ("a", "b")
+LINK_KINDS = ("host", "leaf_spine", "spine_super_spine")  # LinkIndex.kinds: each link's position here
 _HCA_PORT_SEPARATORS = ("/", ":", " port ")
 
 
@@ -106,6 +107,21 @@ class LinkIndex:
         """Per link: the leaf it belongs to (host and leaf-spine links), else None."""
         return [link.b_device if link.kind == "host" else link.a_device if link.kind == "leaf_spine" else None
                 for link in self.links]
+
+    @cached_property
+    def kinds(self) -> np.ndarray:
+        """Per link: its kind as its position in :data:`LINK_KINDS` (int8)."""
+        code = {k: i for i, k in enumerate(LINK_KINDS)}
+        return np.fromiter((code[link.kind] for link in self.links), np.int8, len(self.links))
+
+    @cached_property
+    def owners(self) -> tuple[list[str], np.ndarray]:
+        """(the switches the links are gathered under, in the order of their first link in the plan; per link, its
+        owner's position there, int64): a link's leaf (:attr:`leaf_of`), else its end ``a`` (a spine)."""
+        ids: dict[str, int] = {}
+        at = np.fromiter((ids.setdefault(leaf or link.a_device, len(ids))
+                          for leaf, link in zip(self.leaf_of, self.links, strict=True)), np.int64, len(self.links))
+        return list(ids), at
 
     @cached_property
     def uplinks(self) -> dict[str, int]:
@@ -200,4 +216,4 @@ def from_parts(index: LinkIndex, parts: Sequence[EndPart]) -> Correlation:
     return out
 
 
-__all__ = ["END_NAMES", "Correlation", "LinkIndex", "correlate", "from_parts"]
+__all__ = ["END_NAMES", "LINK_KINDS", "Correlation", "LinkIndex", "correlate", "from_parts"]

@@ -26,7 +26,7 @@ from hwaac.telemetry.localise_flow import rule_congestion, rule_pfc_storm
 from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.rated import read_rated
 from hwaac.telemetry.rates import Interval, PortRates
-from hwaac.telemetry.sli import link_slis
+from hwaac.telemetry.sli import ECN, link_slis
 from hwaac.telemetry.slo import SloSet, default_slos
 from hwaac.telemetry.suspects import Observed, Suspect
 from hwaac.telemetry.topology import LinkIndex, correlate
@@ -242,8 +242,9 @@ def test_synthetic_fabric(tmp_path: Path) -> None:
 
 
 def test_a_screened_run_builds_only_the_ends_of_faulty_links(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plain loops build every end; the screens only the ends of links with errors or a flap (the ECN marks of
-    a leaf are summed on the columns, its ends never built)."""
+    """The plain loops build every end; the screens only the ends of links with errors or a flap, and of the few
+    links the congestion suspect cites above the ECN SLO (its marks are summed on the columns, the ECN ratios read
+    from the SLI columns; a cited link's SLIs are built for their source)."""
     errors_and_flap = {**CASES[0][1], **next(c[1] for c in CASES if c[3] == "flapping" and c[1])}
     marks = next(c[1] for c in CASES if c[3] == "congestion")
     obs = observe({**errors_and_flap, **marks})
@@ -257,4 +258,7 @@ def test_a_screened_run_builds_only_the_ends_of_faulty_links(monkeypatch: pytest
     got = localise(Observed(obs.corr, obs.slis, obs.slos, obs.bgp))
     assert {s.rule for s in got} == {"errors_both_ends", "flapping", "congestion"}
     faulty = {code >> 1 for d, p in errors_and_flap if (code := index().find(d, p)) is not None}
-    assert built and {code >> 1 for code in built} <= faulty
+    cables = {e.where for s in got if s.rule == "congestion" for e in s.evidence if e.what == ECN}
+    cited = {i for i, lk in enumerate(index().links) if lk.cable_id in cables}
+    assert 0 < len(cited) <= 5
+    assert built and {code >> 1 for code in built} <= faulty | cited
