@@ -227,10 +227,17 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
                     continue
                 later.add((device, stem))
             when = time if time is not None else entry.stat().st_mtime
-            with open(entry.path, encoding="utf-8", errors="replace") as fh:
-                raw = fh.read()
+            raw = read_text(entry.path)
             add_output(sweep, device, stem, raw, when, json_file=suffix == ".json", where=entry.path, frames=frames)
     return sweep
+
+
+def read_text(path: str) -> str:
+    """A file's text as ``open(path, encoding="utf-8", errors="replace").read()`` gives it (universal newlines:
+    ``\\r\\n`` and ``\\r`` read as ``\\n``), without the text layer's newline scan of an output that has no ``\\r``."""
+    with open(path, "rb") as fh:
+        raw = fh.read().decode("utf-8", "replace")
+    return raw.replace("\r\n", "\n").replace("\r", "\n") if "\r" in raw else raw
 
 
 def _read_devices(job: tuple[int, str, float | None, Sequence[str]]) -> tuple[int, Sweep]:
