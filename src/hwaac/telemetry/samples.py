@@ -232,11 +232,23 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
     return sweep
 
 
+_FIRST_READ = 1 << 16  # most outputs fit: one read
+
+
 def read_text(path: str) -> str:
     """A file's text as ``open(path, encoding="utf-8", errors="replace").read()`` gives it (universal newlines:
     ``\\r\\n`` and ``\\r`` read as ``\\n``), without the text layer's newline scan of an output that has no ``\\r``."""
-    with open(path, "rb") as fh:
-        raw = fh.read().decode("utf-8", "replace")
+    fd = os.open(path, os.O_RDONLY)  # no file object: half the cost of open().read() for a small output
+    try:
+        data = os.read(fd, _FIRST_READ)
+        if len(data) == _FIRST_READ:
+            chunks = [data]
+            while more := os.read(fd, 1 << 20):
+                chunks.append(more)
+            data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    raw = data.decode("utf-8", "replace")
     return raw.replace("\r\n", "\n").replace("\r", "\n") if "\r" in raw else raw
 
 

@@ -30,3 +30,11 @@ def test_read_text_is_the_text_layers_reading(tmp_path: Path, case: str, data: b
     with open(path, encoding="utf-8", errors="replace") as fh:
         want = fh.read()
     assert read_text(str(path)) == want
+
+
+@pytest.mark.parametrize("size", [0, 1, (1 << 16) - 1, 1 << 16, (1 << 16) + 1, 3 << 20])
+def test_read_text_reads_a_file_of_any_size_whole(tmp_path: Path, size: int) -> None:
+    data = (b"0123456789\n" * (size // 11 + 1))[:size]
+    path = tmp_path / "big.txt"
+    path.write_bytes(data)
+    assert read_text(str(path)) == data.decode()
