@@ -177,7 +177,7 @@ def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[
             for i, f in enumerate(p[0] for p in parts[0]):
                 for j, name in enumerate(frames[f].names):
                     by_name[name] = (i, j)
-            blocks = [np.array([frames[p[i][0]].rates[p[i][1]] for p in parts]) for i in range(len(parts[0]))]
+            blocks = [_gather(frames, [p[i] for p in parts]) for i in range(len(parts[0]))]
             rnames = tuple(by_name)
             rates = np.empty((len(codes), len(rnames)))
             for col, (i, j) in enumerate(by_name.values()):
@@ -196,6 +196,16 @@ def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[
             out.states.append(_over(state, e.state) if e is not None else state)
         out.why.extend({} for _ in codes)
         out.seconds.extend(seconds[c] for c in codes)
+
+
+def _gather(frames: list[RatedFrame], rows: list[tuple[int, int]]) -> np.ndarray:
+    """The rates of ``rows`` ((frame, row) each), one fancy index per run of rows of one frame."""
+    out, start = [], 0
+    for k in range(1, len(rows) + 1):
+        if k == len(rows) or rows[k][0] != rows[start][0]:
+            out.append(frames[rows[start][0]].rates[[r for _, r in rows[start:k]]])
+            start = k
+    return np.concatenate(out)
 
 
 def _merge(old: PortRates, new: PortRates) -> PortRates:

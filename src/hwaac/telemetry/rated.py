@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hwaac.probe.model import ProbeResults
 from hwaac.telemetry import parallel
 from hwaac.telemetry.ends import EndPart, correlate_part
@@ -76,11 +78,21 @@ def rate(sweeps: Sequence[Sweep]) -> Rated:
     gives no counter (:data:`~hwaac.telemetry.samples.LATEST_ONLY`) is its latest snapshot."""
     out = Rated([(str(s.path), sweep_time(s)) for s in sweeps], skipped=[list(s.skipped) for s in sweeps],
                 probes=[dict(s.probes) for s in sweeps])
-    for key in sorted({k for s in sweeps for k in (*s.snapshots, *s.frames)}):
-        before, after = _latest_two(sweeps, key, False)
+    pairs = [(key, *_latest_two(sweeps, key, False))
+             for key in sorted({k for s in sweeps for k in (*s.snapshots, *s.frames)})]
+    i = 0
+    while i < len(pairs):
+        key, before, after = pairs[i]
+        i += 1
         assert after is not None
         if before is None or key[1] in LATEST_ONLY:
             out.readings.append(_snap(after[0]))
+            continue
+        run = _port_run(pairs, i - 1)
+        if run > 1 and (stacked := _rate_stacked(pairs[i - 1:i - 1 + run])) is not None:
+            out.readings.append(stacked)  # a device's ports of one per-port tool, rated as one frame
+            out.seconds.append(stacked.seconds)
+            i += run - 1
             continue
         b, a = before[0], after[0]
         if isinstance(b, Frame) and isinstance(a, Frame):
@@ -103,6 +115,46 @@ def rate(sweeps: Sequence[Sweep]) -> Rated:
     for s in sweeps:
         out.routes.update(s.routes)
     return out
+
+
+Pair = tuple[tuple[str, str], tuple[Snapshot | Frame, float] | None, tuple[Snapshot | Frame, float] | None]
+
+
+def _port_run(pairs: Sequence[Pair], i: int) -> int:
+    """How many pairs from ``i`` on are one device's per-port outputs of one tool (``ethtool@rail0``...), each two
+    frames of the same names and sample times as the first's."""
+    (device, stem), before, after = pairs[i]
+    tool, at, _ = stem.partition("@")
+    if not at or before is None or after is None or not isinstance(before[0], Frame) \
+            or not isinstance(after[0], Frame):
+        return 1
+    names, times = (before[0].names, after[0].names), (before[1], after[1])
+    n = 1
+    for (d, s), b, a in pairs[i + 1:]:
+        if d != device or s.partition("@")[0] != tool or b is None or a is None or not isinstance(b[0], Frame) \
+                or not isinstance(a[0], Frame) or (b[0].names, a[0].names) != names or (b[1], a[1]) != times:
+            break
+        n += 1
+    return n
+
+
+def _rate_stacked(run: Sequence[Pair]) -> RatedFrame | None:
+    """The pairs of :func:`_port_run` rated as one frame of all their ports (in their order), or None when the
+    stacked frames are not rated in one pass (then each pair is rated on its own, and says why)."""
+    sides: list[Frame] = []
+    for side in (1, 2):
+        frames = [pair[side][0] for pair in run]  # type: ignore[index]
+        first = frames[0]
+        assert isinstance(first, Frame)
+        if any(f.taken_at != first.taken_at or f.version != first.version or f.tool != first.tool  # type: ignore
+               or (f.state is None) != (first.state is None) for f in frames):  # type: ignore[union-attr]
+            return None
+        state = None if first.state is None else [st for f in frames for st in f.state]  # type: ignore
+        sides.append(Frame(first.tool, first.device, first.taken_at, first.version,
+                           [p for f in frames for p in f.ports], first.names,  # type: ignore[union-attr]
+                           np.vstack([f.values for f in frames]), state))  # type: ignore[union-attr]
+    times = (run[0][1][1], run[0][2][1])  # type: ignore[index]
+    return rate_frames(sides[0], sides[1], times=times)
 
 
 def read_rated(folders: Sequence[str | Path], *, workers: int | None = None, index: LinkIndex | None = None

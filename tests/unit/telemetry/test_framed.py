@@ -126,3 +126,37 @@ def test_one_pass_gives_the_rates_of_interval() -> None:
     assert fast.ports == slow.ports and fast.ports["E0"].rates == {"rx_ok": 300.0, "rx_err": 0.0}
     assert fast.start == slow.start and fast.end == slow.end and fast.time_base == slow.time_base == "taken_at"
     assert rate_frames(before, after, times=(100.0, 200.0)).seconds == 10.0  # type: ignore[union-attr]
+
+
+def _port_sweeps(values: dict[str, tuple[int, int]], names: dict[str, tuple[str, ...]] | None = None
+                 ) -> list[samples.Sweep]:
+    """Two sweeps of one GPU node's ``ethtool@PORT`` frames: port -> (rx_ok before, after)."""
+    out = []
+    for side in (0, 1):
+        sweep = samples.Sweep(Path(f"s{side}"), 100.0 + 10 * side)
+        for port, pair in values.items():
+            n = (names or {}).get(port, ("rx_ok",))
+            arr = np.array([[pair[side]] * len(n)], dtype=np.uint64)
+            sweep.frames[("gpu1", f"ethtool@{port}")] = (Frame("ethtool -S", "gpu1", None, "", [port], n, arr, None),
+                                                         100.0 + 10 * side)
+        out.append(sweep)
+    return out
+
+
+def test_a_nodes_ports_are_rated_as_one_frame() -> None:
+    got = rated.rate(_port_sweeps({"rail0": (1, 11), "rail1": (5, 25), "rail2": (0, 0)}))
+    (frame,) = got.readings
+    assert isinstance(frame, RatedFrame) and frame.rows == ["rail0", "rail1", "rail2"]
+    assert frame.rates.tolist() == [[1.0], [2.0], [0.0]] and got.seconds == [10.0]
+
+
+@pytest.mark.parametrize(("case", "values", "names"), [
+    ("a counter fell on one port", {"rail0": (1, 11), "rail1": (25, 5)}, None),
+    ("other counters on one port", {"rail0": (1, 11), "rail1": (5, 25)}, {"rail1": ("tx_ok",)}),
+])
+def test_ports_not_rated_as_one_frame_are_rated_each(case: str, values: dict, names: dict | None) -> None:
+    """Each port's reading is the one it has alone: a fall is reported on its port, the others are rated."""
+    got = rated.rate(_port_sweeps(values, names))
+    alone = [rated.rate(_port_sweeps({p: v}, names)).readings[0] for p, v in values.items()]
+    assert [type(r).__name__ for r in got.readings] == [type(r).__name__ for r in alone]
+    assert [r.ports for r in got.readings] == [r.ports for r in alone]
