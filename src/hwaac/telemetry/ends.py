@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from hwaac.telemetry.framed import RatedFrame
+from hwaac.telemetry.frames import Frame
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.rates import Discontinuity, Interval, PortRates
 
@@ -68,8 +69,9 @@ class EndPart:
                    [tuple(u) for u in unplanned], [Discontinuity(*d) for d in disc], errors)
 
 
-def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | RatedFrame]) -> EndPart:
-    """Attach every port of ``readings`` (rated intervals and frames, or snapshots read for state and gauges only)
+def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | RatedFrame | Frame]) -> EndPart:
+    """Attach every port of ``readings`` (rated intervals and frames, or snapshots and frames read for state and
+    gauges only)
     to its planned link end, merging several readings of one end (later ones win per counter, gauge or state word).
 
     An end whose counters all come from rows of rated frames (a switch port's counters, then ``show interfaces
@@ -115,6 +117,10 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
             out.errors.extend(f"{device} ({tool}): {e}" for e in (*r.errors, *r.unknown))
             ports: Iterable[PortRates] = r.ports.values()
             secs = math.nan if r.seconds is None else r.seconds
+        elif isinstance(r, Frame):  # a reading of one sweep: its state words (a frame has no gauge)
+            states = r.state if r.state is not None else [{}] * len(r.ports)
+            ports = [PortRates(port, {}, {}, {}, st) for port, st in zip(r.ports, states, strict=True)]
+            secs = None
         else:
             out.errors.extend(f"{device} ({tool}): {e}" for e in r.unknown)
             ports = [PortRates(s.port, {}, {}, s.gauges, s.state) for s in r.ports.values()]

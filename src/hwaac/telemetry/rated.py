@@ -26,7 +26,7 @@ from hwaac.telemetry.rates import Discontinuity, Interval, PortRates, interval
 from hwaac.telemetry.samples import LATEST_ONLY, Sweep, from_plain, open_folders, plain, read_devices, sweep_time
 from hwaac.telemetry.topology import LinkIndex
 
-Reading = Interval | Snapshot | RatedFrame
+Reading = Interval | Snapshot | RatedFrame | Frame
 SERIAL_CHUNK = 256  # devices read and rated at a time on the serial path
 
 
@@ -86,7 +86,7 @@ def rate(sweeps: Sequence[Sweep]) -> Rated:
         i += 1
         assert after is not None
         if before is None or key[1] in LATEST_ONLY:
-            out.readings.append(_snap(after[0]))
+            out.readings.append(after[0])  # state and gauges only: a snapshot, or a frame of state words
             continue
         run = _port_run(pairs, i - 1)
         if run > 1 and (stacked := _rate_stacked(pairs[i - 1:i - 1 + run])) is not None:
@@ -229,7 +229,7 @@ def _interval(flat: tuple[Any, ...]) -> Interval:
 def pack(rated: Rated) -> bytes:
     """A chunk's rated readings as a reader process sends them back: tuples, lists and dicts in :mod:`marshal`
     form (written and read several times faster than pickled objects); route tables pickled."""
-    if any(isinstance(r, RatedFrame) for r in rated.readings):
+    if any(isinstance(r, RatedFrame | Frame) for r in rated.readings):
         raise TypeError("rated frames are correlated where they were read (read_rated with an index), not shipped")
     readings = [("i", _plain_interval(r)) if isinstance(r, Interval) else ("s", plain(r))
                 for r in rated.readings]

@@ -27,7 +27,7 @@ from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, parse_rdm
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db, read_counters_db_frame
 from hwaac.telemetry.parsers.sonic_fec_histogram import parse_fec_histogram
 from hwaac.telemetry.parsers.sonic_intf_flap import parse_interface_flap
-from hwaac.telemetry.parsers.sonic_intf_status import parse_interface_status
+from hwaac.telemetry.parsers.sonic_intf_status import parse_interface_status, read_interface_status_frame
 from hwaac.telemetry.parsers.sonic_pfcstat import parse_pfc_counters
 from hwaac.telemetry.parsers.sonic_pfcwd import parse_pfcwd_stats
 from hwaac.telemetry.parsers.sonic_portstat import parse_portstat
@@ -70,6 +70,7 @@ FRAME_READERS: dict[str, FrameReader] = {
     "counters-db": read_counters_db_frame,
     "ethtool": read_mlx5_ethtool_frame,
     "ib-counters": read_ib_sysfs_frame,
+    "intf-status": read_interface_status_frame,
     "bgp-summary": read_bgp_summary_frame,
 }
 

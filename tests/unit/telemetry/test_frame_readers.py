@@ -21,6 +21,7 @@ from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary, read_bgp_summary_
 from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool, read_mlx5_ethtool_frame
 from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, read_ib_sysfs_frame
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db, read_counters_db_frame
+from hwaac.telemetry.parsers.sonic_intf_status import parse_interface_status, read_interface_status_frame
 from hwaac.telemetry.tools import filter_output
 from tests.unit.telemetry.test_frames import dump
 
@@ -36,6 +37,8 @@ FORMATS: dict[str, tuple[Read, Read]] = {
                     lambda raw: read_ib_sysfs_frame(raw, device="dev")),
     "bgp-summary": (lambda raw: parse_bgp_summary(raw, device="dev", version="7.2").snapshot(),
                     lambda raw: read_bgp_summary_frame(raw, device="dev", version="7.2")),
+    "intf-status": (lambda raw: parse_interface_status(raw, device="dev", version="202305"),
+                    lambda raw: read_interface_status_frame(raw, device="dev", version="202305")),
 }
 
 
@@ -74,6 +77,7 @@ RECORDED = [
     *_recorded("ethtool", sorted((FIX / "health" / "ethtool").glob("*/*.txt"))),
     *_recorded("ib-counters", sorted((FIX / "health" / "ib-counters").glob("*/*.txt"))),
     *_recorded("bgp-summary", sorted((FIX / "telemetry" / "frr").glob("*bgp*summary*.json"))),
+    *_recorded("intf-status", sorted((FIX / "telemetry" / "sonic-interfaces-status").glob("*.txt"))),
 ]
 
 

@@ -354,3 +354,37 @@ def test_bgp_summary_words_where_the_parser_has_them() -> None:
     assert frame is not None and frame.ports == ["10.0.0.1", "fc00::1"] and frame.taken_at == 1700000001.5
     assert frame.state is not None and frame.state[0] == {"bgp_state": "Active", "peer_state": "", "vrf": "default",
                                                           "hostname": "", "remote_as": "65002"}
+
+
+# --- intf-status ------------------------------------------------------------------------------------------------------
+
+_HEAD = ("  Interface            Lanes    Speed    MTU    FEC           Alias    Vlan    Oper    Admin     Type\n"
+         "-----------  ---------------  -------  -----  -----  --------------  ------  ------  -------  -------\n")
+
+
+def _row(port: str = "Ethernet0", oper: str = "up", admin: str = "up", alias: str = "etp1") -> str:
+    return f"{port:>11}  {'0,1,2,3':>15}  {'400G':>7}  {'9100':>5}  {'rs':>5}  {alias:>14}  {'routed':>6}  " \
+           f"{oper:>6}  {admin:>7}  {'QSFP-DD':>7}\n"
+
+
+STATUS_CASES = [
+    ("two rows", _HEAD + _row() + _row("Ethernet8", alias="etp2"), True),
+    ("a row admin down", _HEAD + _row() + _row("Ethernet8", oper="down", admin="down"), True),
+    ("oper N/A", _HEAD + _row() + _row("Ethernet8", oper="N/A"), True),
+    ("admin empty", _HEAD + _row() + _row("Ethernet8", admin=""), True),
+    ("an interface twice", _HEAD + _row() + _row(), True),
+    ("the last row cut", _HEAD + _row() + _row("Ethernet8")[:40] + "\n", True),
+    ("a blank line between rows", _HEAD + _row() + "\n" + _row("Ethernet8"), False),
+    ("a prompt after the table", _HEAD + _row() + "admin@sonic:~$ show version\n", False),
+    ("a second table", _HEAD + _row() + _HEAD + _row("Ethernet8"), True),
+    ("an elided row", _HEAD + _row() + "        ...\n" + _row("Ethernet8"), True),
+    ("a row off the columns", _HEAD + _row() + "Ethernet8 0,1 400G 9100 rs etp2 routed up up QSFP\n", True),
+    ("no row", _HEAD, True),
+    ("no table", "% Unknown command\n", True),
+    ("another table", _HEAD.replace("  Interface", "       Port") + _row(), True),
+]
+
+
+@pytest.mark.parametrize(("case", "raw", "usual"), STATUS_CASES, ids=[c[0] for c in STATUS_CASES])
+def test_intf_status(case: str, raw: str, usual: bool) -> None:
+    check("intf-status", raw, usual=usual)

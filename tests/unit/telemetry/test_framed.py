@@ -84,7 +84,7 @@ def test_frames_judge_as_snapshots(fabric: tuple[Plan, list[Path]], workers: int
     assert all(isinstance(iv, RatedFrame) for iv in framed.bgp.values())  # the frames were rated, not parsed again
     framed_reads.clear()
     rated.read_rated(folders, workers=1, index=index)
-    assert set(framed_reads) == {"counters-db", "ib-counters", "ethtool", samples.BGP}  # frames, not snapshots
+    assert set(framed_reads) == {"counters-db", "ib-counters", "ethtool", "intf-status", samples.BGP}  # not snapshots
 
 
 def _frames(c0: list[int], c1: list[int], *, ports: tuple[list[str], list[str]] = (["E0", "E4"], ["E0", "E4"]),

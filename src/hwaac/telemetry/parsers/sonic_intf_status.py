@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from sys import intern
 
+import numpy as np
+
+from hwaac.telemetry.frames import Frame
 from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.parsers.sonic_portstat import Unreadable
 from hwaac.telemetry.parsers.sonic_table import find_layout, rows
@@ -86,4 +89,34 @@ def parse_interface_status(raw: str, *, device: str = "", version: str | None = 
     return snap
 
 
-__all__ = ["STATE_KEYS", "parse_interface_status"]
+def read_interface_status_frame(raw: str, *, device: str = "", version: str | None = None) -> Frame | None:
+    """``show interfaces status`` as the :class:`~hwaac.telemetry.frames.Frame` of the snapshot
+    :func:`parse_interface_status` gives (no counters; each row's words as its state), when the table is plain:
+    every line after it a row in the columns' spans with an Oper and Admin state, no interface twice. None for
+    anything else, which the parser reads and says why. Never raises."""
+    lines = raw.splitlines()
+    layout = find_layout(lines, right_aligned=True)
+    if layout is None or layout.names[0] != "Interface" or not set(layout.names) >= _REQUIRED:
+        return None
+    table = layout.plain_rows(lines)
+    if not table:
+        return None
+    keys = [STATE_KEYS.get(name) or name.lower().replace(" ", "_") for name in layout.names]
+    trusted = [i for i, key in enumerate(keys) if i and key in _TRUSTED_ONLY]
+    strip = str.strip
+    ports: list[str] = []
+    states: list[dict[str, str]] = []
+    for cells in table:
+        words = list(map(strip, cells))
+        state = _row_state(keys, words, trusted)
+        if state is None:
+            return None
+        ports.append(words[0])
+        states.append(state)
+    if len(set(ports)) != len(ports):
+        return None
+    return Frame("show interfaces status", device, None, version or "", ports, (),
+                 np.empty((len(ports), 0), dtype=np.uint64), states)
+
+
+__all__ = ["STATE_KEYS", "parse_interface_status", "read_interface_status_frame"]

@@ -48,6 +48,25 @@ class Layout:
     _cells: Callable[[str], tuple[str, ...]]
     _gaps: Callable[[str], tuple[str, ...]]
 
+    def plain_rows(self, lines: list[str]) -> list[tuple[str, ...]] | None:
+        """The cells of every line after the dash line, when each is a row :func:`rows` reads without a word: no
+        blank, rule, second-table, prompt or elided line, every cell inside its span, and (right-aligned) the last
+        line reaching the right edge; None otherwise, and :func:`rows` reads the table with its reasons."""
+        body = lines[self.rows_from:]
+        if not self.aligned or not body or self.short(body[-1]):
+            return None
+        first, cells, gaps = self.names[0], self._cells, self._gaps
+        out = []
+        for line in body:
+            text = line.strip()
+            if not text or text.startswith(first) or "@" in text or text[0] in ".-":
+                return None
+            gap = "".join(gaps(line))
+            if gap and not gap.isspace():
+                return None
+            out.append(cells(line))
+        return out
+
     def short(self, line: str) -> bool:
         """Whether ``line`` ends before the right edge of a right-aligned table (as a cut line does)."""
         return self.right_aligned and self.aligned and len(line.rstrip()) < self.width
