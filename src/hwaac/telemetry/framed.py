@@ -70,6 +70,11 @@ class RatedFrame:
         """The rates of counter ``name`` over the ports, None when the frame has no such counter."""
         return self.rates[:, self.names.index(name)] if name in self.names else None
 
+    def truthy(self, name: str) -> list[tuple[str, float]]:
+        """(port, rate) of the ports whose rate of ``name`` is not 0, in order (none without such a counter)."""
+        col = self.column(name)
+        return [] if col is None else [(self.rows[k], float(col[k])) for k in np.flatnonzero(col).tolist()]
+
     def plain(self) -> tuple[Any, ...]:
         """As tuples, lists, dicts and bytes (for :mod:`marshal`)."""
         return (self.device, self.tool, self.start, self.end, self.seconds, self.time_base, self.rows, self.names,

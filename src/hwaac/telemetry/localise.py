@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from hwaac.health.parsers.slurm_squeue import Squeue
+from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.localise_flow import fold_switches, rule_congestion, rule_pfc_storm
 from hwaac.telemetry.sli import AVAILABILITY, LOSS, SliTable
 from hwaac.telemetry.suspects import (
@@ -121,10 +122,8 @@ def rule_flapping(obs: Observed) -> list[Suspect]:
     loose: list[Suspect] = []
     for leaf, iv in obs.bgp.items():
         peers: dict[str, int] | None = None  # worked out for a switch with a dropped session only
-        for peer, pr in iv.ports.items():
-            r = pr.rates.get("bgp_dropped")
-            if not r:
-                continue
+        for peer, r in iv.truthy("bgp_dropped") if isinstance(iv, RatedFrame) else (
+                (peer, r) for peer, pr in iv.ports.items() if (r := pr.rates.get("bgp_dropped"))):
             e = Evidence("bgp_dropped", f"{leaf} peer {peer}", r * 3600, "per hour", 0.0, FAULT)
             if peers is None:
                 peers = obs.peer_links(leaf)

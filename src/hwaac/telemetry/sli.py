@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.parsers.frr_routes import RouteTable
 from hwaac.telemetry.rates import Interval
 from hwaac.telemetry.sli_link import (
@@ -101,10 +102,12 @@ def path_diversity(leaf: str, table: RouteTable | None, planned: int,
     return min(widths) / planned, "", inputs
 
 
-def bgp_drops_per_hour(iv: Interval) -> tuple[float | None, str]:
+def bgp_drops_per_hour(iv: Interval | RatedFrame) -> tuple[float | None, str]:
     """Sessions dropped from Established per hour, over all peers of one BGP summary interval."""
     if iv.errors:
         return None, "; ".join(iv.errors)
+    if isinstance(iv, RatedFrame) and (col := iv.column("bgp_dropped")) is not None:
+        return (sum(col.tolist(), 0.0) * 3600.0, "") if len(col) else (None, "no BGP peer in both summaries")
     total = 0.0
     for peer, pr in iv.ports.items():
         r = pr.rates.get("bgp_dropped")
