@@ -21,7 +21,11 @@ from hwaac.telemetry.frames import Frame
 from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary, read_bgp_summary_frame
 from hwaac.telemetry.parsers.frr_routes import RouteTable, parse_routes
-from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool, read_mlx5_ethtool_frame
+from hwaac.telemetry.parsers.host_ethtool import (
+    parse_mlx5_ethtool,
+    read_mlx5_ethtool_frame,
+    read_mlx5_ethtool_frames,
+)
 from hwaac.telemetry.parsers.host_mlxlink import parse_mlxlink
 from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, parse_rdma_statistic, read_ib_sysfs_frame
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db, read_counters_db_frame
@@ -218,6 +222,7 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
     for device in devices:
         with os.scandir(root / device) as found:  # the entries' types come with the listing: no stat per file
             entries = sorted(found, key=lambda e: e.name)
+        ports: list[tuple[str, str, str, float, str]] = []  # a node's ethtool@PORT outputs, read together
         for entry in entries:
             stem, suffix = os.path.splitext(entry.name)
             if suffix not in EXTENSIONS or not entry.is_file():
@@ -229,8 +234,21 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
                 later.add((device, stem))
             when = time if time is not None else entry.stat().st_mtime
             raw = read_text(entry.path)
+            if frames and stem.startswith(_ETHTOOL_AT) and len(stem) > len(_ETHTOOL_AT):
+                ports.append((stem, stem[len(_ETHTOOL_AT):], raw, when, entry.path))
+                continue
             add_output(sweep, device, stem, raw, when, json_file=suffix == ".json", where=entry.path, frames=frames)
+        if ports:
+            read = read_mlx5_ethtool_frames([(port, raw) for _, port, raw, _, _ in ports], device=device)
+            for (stem, _, raw, when, path), frame in zip(ports, read, strict=True):
+                if frame is not None:
+                    sweep.frames[(device, stem)] = (frame, when)
+                else:  # the parser reads it, with its reasons
+                    add_output(sweep, device, stem, raw, when, where=path)
     return sweep
+
+
+_ETHTOOL_AT = "ethtool@"
 
 
 _FIRST_READ = 1 << 16  # most outputs fit: one read

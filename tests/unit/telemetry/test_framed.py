@@ -42,6 +42,14 @@ def spied(monkeypatch: pytest.MonkeyPatch) -> None:
             return frame
         return reader
     monkeypatch.setattr(samples, "FRAME_READERS", {t: spy(t, r) for t, r in samples.FRAME_READERS.items()})
+    together = samples.read_mlx5_ethtool_frames  # a node's ethtool -S outputs, read together
+
+    def ports(outputs: list[tuple[str, str]], **kw: str) -> list[Frame | None]:
+        frames = together(outputs, **kw)
+        if any(f is not None for f in frames) and "ethtool" not in framed_reads:
+            framed_reads.append("ethtool")
+        return frames
+    monkeypatch.setattr(samples, "read_mlx5_ethtool_frames", ports)
 
 
 @pytest.fixture(scope="module")
@@ -160,3 +168,17 @@ def test_ports_not_rated_as_one_frame_are_rated_each(case: str, values: dict, na
     alone = [rated.rate(_port_sweeps({p: v}, names)).readings[0] for p, v in values.items()]
     assert [type(r).__name__ for r in got.readings] == [type(r).__name__ for r in alone]
     assert [r.ports for r in got.readings] == [r.ports for r in alone]
+
+
+def test_a_nodes_ethtool_outputs_read_together_leave_the_odd_one_to_the_parser(tmp_path: Path) -> None:
+    plain = "NIC statistics:\n     rx_packets_phy: 10\n     rx_crc_errors_phy: 0\n"
+    (tmp_path / "gpu1").mkdir()
+    (tmp_path / "gpu1" / "ethtool@rail0.txt").write_text(plain)
+    (tmp_path / "gpu1" / "ethtool@rail1.txt").write_text(plain.replace(": 0", ": N/A"))
+    (tmp_path / "gpu1" / "ethtool@rail2.txt").write_text(plain)
+    sweep = samples.read_devices(samples.Sweep(tmp_path, 100.0), ["gpu1"], frames=True)
+    assert sorted(stem for _, stem in sweep.frames) == ["ethtool@rail0", "ethtool@rail2"]
+    snap, _ = sweep.snapshots[("gpu1", "ethtool@rail1")]
+    assert snap.ports["rail1"].counters["rx_crc"] is None  # read by the parser, N/A as unreadable
+    frame, _ = sweep.frames[("gpu1", "ethtool@rail2")]
+    assert frame_to_snapshot(frame) == samples.PORT_READERS["ethtool"][0](plain, port="rail2", device="gpu1")
