@@ -157,7 +157,31 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
         out.states.extend(e.state for e in ends)
         out.why.extend(e.why for e in ends)
         out.seconds.extend(seconds.get(c, NOT_RATED) for c in codes)
+    _join_layouts(out)
     return out
+
+
+def _join_layouts(part: EndPart) -> None:
+    """The groups of one layout joined into one (a chunk's switches each gave one), with the ends' words in the
+    same order: fewer, larger scatters when the parts are assembled."""
+    by: dict[Layout, list[int]] = {}
+    for k, (rnames, gnames, *_) in enumerate(part.groups):
+        by.setdefault((rnames, gnames), []).append(k)
+    if len(by) == len(part.groups):
+        return
+    starts = [0]
+    for g in part.groups:
+        starts.append(starts[-1] + len(g[2]) // 8)  # int64 codes
+    groups, ports, states, why, seconds = [], [], [], [], []
+    for (rnames, gnames), ks in by.items():
+        groups.append((rnames, gnames, *(b"".join(part.groups[k][i] for k in ks) for i in (2, 3, 4))))
+        for k in ks:
+            at = slice(starts[k], starts[k + 1])
+            ports += part.ports[at]
+            states += part.states[at]
+            why += part.why[at]
+            seconds += part.seconds[at]
+    part.groups, part.ports, part.states, part.why, part.seconds = groups, ports, states, why, seconds
 
 
 def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[tuple[int, int]]],
