@@ -3,25 +3,26 @@ two samples of every planned switch port end and NIC port, parsed, rated, correl
 
 Untimed: the plan, and the outputs the ``network_telemetry`` module returns for its tools, written as two samples
 folders (``network_sweep.py``: built from recorded layouts, with a CRC cable, a flapping link and a link down
-injected). Timed, in a process of its own, through the code ``hwaac health fabric`` runs: ``rated.read_rated``
-(read and rated device by device, on every core) and ``fabric_health.judge`` (index, correlate, SLIs, localise,
-report), then the report's Markdown and JSON; ``--path sweeps`` times the network_health action's way instead
-(``samples.read_sweeps``, then ``fabric_health.assess``). Prints seconds per stage, the total, the counts and the
-peak RSS (getrusage of that process and of its largest helper, counted once per helper); exits 1 when a target is
+injected). Timed, in a process of its own, through the code ``hwaac health fabric`` runs: the plan's
+``LinkIndex``, ``rated.read_rated`` with it (read, rated and correlated to the link ends device by device, on every
+core, into columns) and ``fabric_health.judge`` (SLIs, localise, report), then the report's Markdown and JSON;
+``--path sweeps`` times the network_health action's way instead (``samples.read_sweeps``, then
+``fabric_health.assess``: objects, correlated in one process). Prints seconds per stage, the total, the counts and
+the peak RSS (getrusage of that process and of its largest helper, counted once per helper); exits 1 when a target is
 missed, and says WRONG RESULT when the injected faults are not the top three suspects or an output went unread.
 Targets on a 2-core machine: total <= 10 s, peak RSS <= 4 GiB.
 
-Tools: switches ``counters-db``, ``intf-status``, ``bgp-summary``, ``routes``; hosts ``ethtool@railN`` per port,
-``ib-counters``, ``rdma-statistic`` (the module's defaults also read ``intf-flap``, ``transceiver-dom`` and
-``pfcwd`` on switches: not synthesised). The outputs are as the module returns them by default (``filter``: the
-lines, hashes and fields the readers map); ``--raw`` writes them as the commands print them. ``routes`` holds
-``--routes`` prefixes per switch: a real table at this size (every leaf's loopback and host /31s, 32 next hops
-each) is tens of MB a switch, which no sweep of every switch can read.
+Tools: switches ``counters-db``, ``intf-status``, ``bgp-summary``, ``routes``; GPU nodes the host module's defaults,
+``ethtool@railN`` per port and ``ib-counters`` (the module's switch defaults also read ``intf-flap``,
+``transceiver-dom`` and ``pfcwd``: not synthesised). The outputs are as the module returns them by default
+(``filter``: the lines, hashes and fields the readers map); ``--raw`` writes them as the commands print them.
+``routes`` holds ``--routes`` prefixes per switch: a real table at this size (every leaf's loopback and host /31s,
+32 next hops each) is tens of MB a switch, which no sweep of every switch can read.
 
-Measured on 2026-12-05, 2 cores shared with other work (load average about 1; at a load of 5 the time was two to
-four times longer): total 52.5-57.9 s (read and rated 41.7-46.2 s, correlate 3.4-3.7 s, SLIs 3.5-3.6 s, localise
-3.8-4.1 s), peak RSS 3.8 GiB: the memory target is met, the time target missed (``docs/network-health.md``
-"Scale", ``benchmarks/README.md``).
+Measured on 2026-12-05, 2 cores shared with other work (load average about 1): total 14.4-14.7 s (read, rated and
+correlated 12.5-12.9 s, correlate 0.6-0.9 s, SLIs 0.64-0.68 s, localise 0.23-0.26 s), peak RSS 1.7 GiB; one
+process 23.3 s. The memory target is met, the time target missed (``docs/network-health.md`` "Scale",
+``benchmarks/README.md``).
 
     .venv/bin/python benchmarks/network_health.py [--gpus 100352] [--raw] [--routes 1] [--workers N]
                                                   [--path rated|sweeps] [--keep DIR]
