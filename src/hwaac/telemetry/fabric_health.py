@@ -15,6 +15,7 @@ from hwaac.plan.model import Plan
 from hwaac.probe.model import ProbeResults, merge
 from hwaac.probe.paths import PathIndex
 from hwaac.probe.tomography import Tomography, tomography
+from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.localise import localise
 from hwaac.telemetry.parallel import few_collections
 from hwaac.telemetry.rated import Rated, rate
@@ -46,7 +47,7 @@ class FabricHealth:
     corr: Correlation
     slis: SliTable
     per_leaf: dict[str, Aggregate]
-    bgp: Mapping[str, Interval]
+    bgp: Mapping[str, Interval | RatedFrame]
     probes: Tomography | None = None
     probe_time: float | None = None
 

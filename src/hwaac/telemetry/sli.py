@@ -166,7 +166,7 @@ def _buckets(index: LinkIndex, table: SliTable) -> dict[str, _Acc]:
 
 
 def aggregate(corr: Correlation, slis: Sequence[LinkSLI], *, routes: Mapping[str, RouteTable] | None = None,
-              bgp: Mapping[str, Interval] | None = None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
+              bgp: Mapping[str, Interval | RatedFrame] | None = None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
     """(per-scope aggregates, per-leaf path diversity and BGP stability by leaf name).
 
     Availability is links up / links whose state is known, coverage links whose state is known / planned links

@@ -17,6 +17,7 @@ import numpy as np
 
 from hwaac.health.parsers.slurm_squeue import Job
 from hwaac.plan.model import Link, ip_str
+from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.rates import Interval
 from hwaac.telemetry.sli import FEC_UNCORR, LOSS, PRE_FEC_BER, LinkSLI
 from hwaac.telemetry.slo import SloSet
@@ -160,7 +161,7 @@ class Observed:
     corr: Correlation
     slis: Sequence[LinkSLI]
     slos: SloSet
-    bgp: Mapping[str, Interval] = field(default_factory=dict)
+    bgp: Mapping[str, Interval | RatedFrame] = field(default_factory=dict)
     screen: bool = True
     _errors: dict[int, tuple[Evidence, ...]] = field(default_factory=dict, repr=False)
     _reach: dict[str, object] = field(default_factory=dict, repr=False)
