@@ -70,10 +70,7 @@ def outputs(gpus: int) -> list[tuple[str, str, str, str, str]]:
     out = []
     for filtered in (True, False):
         synth = Synth(plan, filtered=filtered, route_count=1)
-        picked: dict[str, str] = {}
-        for device in synth.devices():
-            picked.setdefault(synth.switch[device].role if device in synth.switch else "gpu", device)
-        for role, device in picked.items():
+        for role, device in synth.one_per_role().items():
             for stem, raw in synth.outputs(device, 1).items():
                 tool, _, port = stem.partition("@")
                 if tool in READERS:

@@ -155,6 +155,13 @@ class Synth:
     def devices(self) -> Iterator[str]:
         yield from self.ends
 
+    def one_per_role(self) -> dict[str, str]:
+        """The first device of each role (``leaf``, ``spine``, ``super_spine``; ``gpu`` for a node), by role."""
+        picked: dict[str, str] = {}
+        for device in self.ends:
+            picked.setdefault(self.switch[device].role if device in self.switch else "gpu", device)
+        return picked
+
     def outputs(self, device: str, sweep: int) -> dict[str, str]:
         if device in self.switch:
             role = self.switch[device].role

@@ -175,9 +175,14 @@ def aggregate(corr: Correlation, slis: Sequence[LinkSLI], *, routes: Mapping[str
     up into their rail, SU, plane and the fabric; spine-to-super-spine links into their spine, plane and the
     fabric. ``slis``: one per planned link, in plan order (:func:`link_slis`); read as columns.
     """
-    index = corr.index
+    return roll_up(corr.index, _buckets(corr.index, SliTable.of(slis)), routes=routes, bgp=bgp)
+
+
+def roll_up(index: LinkIndex, buckets: dict[str, _Acc], *, routes: Mapping[str, RouteTable] | None = None,
+            bgp: Mapping[str, Interval | RatedFrame] | None = None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
+    """:func:`aggregate` from its per-owner sums (a leaf, or a spine for spine-super-spine links): the leaves' path
+    diversity and BGP stability added, then every owner rolled up into its scopes."""
     sw = index.plan.switch_by_name
-    buckets = _buckets(index, SliTable.of(slis))
     per_leaf: dict[str, Aggregate] = {}
     for leaf, planned in index.uplinks.items():
         agg = per_leaf[leaf] = Aggregate("leaf", leaf)
@@ -256,4 +261,4 @@ def _finish(scope: str, key: str, acc: _Acc) -> Aggregate:
 
 __all__ = ["AVAILABILITY", "BGP_DROPS", "COVERAGE", "ECN", "FEC_UNCORR", "LINK_SLIS", "LOSS", "PATH_DIVERSITY",
            "PAUSE", "PRE_FEC_BER", "Aggregate", "LinkSLI", "SliTable", "aggregate", "bgp_drops_per_hour",
-           "end_pause_ratio", "link_sli", "link_slis", "path_diversity"]
+           "end_pause_ratio", "link_sli", "link_slis", "path_diversity", "roll_up"]

@@ -99,10 +99,7 @@ def synthetic() -> dict[str, list[tuple[str, str, str]]]:
     out: dict[str, list[tuple[str, str, str]]] = {fmt: [] for fmt in FORMATS}
     for filtered in (True, False):
         synth = Synth(plan, filtered=filtered, route_count=1)
-        picked: dict[str, str] = {}
-        for device in synth.devices():
-            picked.setdefault(synth.switch[device].role if device in synth.switch else "gpu", device)
-        for role, device in picked.items():
+        for role, device in synth.one_per_role().items():
             for sweep in (0, 1):
                 for stem, raw in synth.outputs(device, sweep).items():
                     tool, _, port = stem.partition("@")

@@ -33,21 +33,17 @@ from hwaac.telemetry.rates import Interval, PortRates
 from hwaac.telemetry.samples import read_sweeps
 from hwaac.telemetry.sli import (
     AVAILABILITY,
-    BGP_DROPS,
     LINK_SLIS,
     LOSS,
-    PATH_DIVERSITY,
     WORST,
     Aggregate,
     LinkSLI,
     SliTable,
     _Acc,
-    _finish,
     aggregate,
-    bgp_drops_per_hour,
     link_sli,
     link_slis,
-    path_diversity,
+    roll_up,
 )
 from hwaac.telemetry.slo import default_slos
 from hwaac.telemetry.suspects import Observed, Suspect
@@ -78,7 +74,6 @@ def object_slis(corr: Correlation) -> list[LinkSLI]:
 def object_aggregate(corr: Correlation, slis: Sequence[LinkSLI], routes: Mapping[str, RouteTable] | None,
                      bgp: Mapping[str, Interval] | None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
     index = corr.index
-    sw = index.plan.switch_by_name
     links = index.links
     buckets: dict[str, _Acc] = {}
     for s in slis:
@@ -104,40 +99,7 @@ def object_aggregate(corr: Correlation, slis: Sequence[LinkSLI], routes: Mapping
                 w[2] += 1
                 if w[0] is None or x > w[0]:
                     w[0], w[1] = x, link.cable_id
-    per_leaf: dict[str, Aggregate] = {}
-    for leaf, planned in index.uplinks.items():
-        agg = per_leaf[leaf] = Aggregate("leaf", leaf)
-        pd, why, inputs = path_diversity(leaf, (routes or {}).get(leaf), planned, index.leaf_prefixes)
-        agg.values[PATH_DIVERSITY], agg.inputs[PATH_DIVERSITY] = pd, inputs
-        if pd is None:
-            agg.why[PATH_DIVERSITY] = why
-        iv = (bgp or {}).get(leaf)
-        drops, why = bgp_drops_per_hour(iv) if iv is not None else (None, f"{leaf}: no BGP summaries read")
-        agg.values[BGP_DROPS] = drops
-        if drops is None:
-            agg.why[BGP_DROPS] = why
-        acc = buckets.setdefault(leaf, _Acc())
-        acc.bgp = drops
-        if drops is None:
-            acc.bgp_none.append(leaf)
-    rolled: dict[tuple[str, str], _Acc] = {}
-    for owner, acc in buckets.items():
-        s = sw.get(owner)
-        keys = [("fabric", "")]
-        if s is not None:
-            keys.append(("plane", str(s.plane)))
-            keys += [("leaf", owner), ("rail", str(s.rail)), ("su", str(s.su))] if s.role == "leaf" else [
-                (s.role, owner)]
-        for key in keys:
-            rolled.setdefault(key, _Acc()).merge(acc)
-    out = [_finish(scope, key, acc) for (scope, key), acc in sorted(rolled.items())]
-    for agg in out:
-        if agg.scope == "leaf" and agg.key in per_leaf:
-            agg.values[PATH_DIVERSITY] = per_leaf[agg.key].values[PATH_DIVERSITY]
-            agg.inputs[PATH_DIVERSITY] = per_leaf[agg.key].inputs[PATH_DIVERSITY]
-            if PATH_DIVERSITY in per_leaf[agg.key].why:
-                agg.why[PATH_DIVERSITY] = per_leaf[agg.key].why[PATH_DIVERSITY]
-    return out, per_leaf
+    return roll_up(index, buckets, routes=routes, bgp=bgp)
 
 
 # --- inputs --------------------------------------------------------------------------------------------------------
