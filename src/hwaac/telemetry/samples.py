@@ -299,8 +299,9 @@ def add_output(sweep: Sweep, device: str, stem: str, raw: str, when: float, *, j
     """Read one tool's output ``raw`` of ``device`` (``stem``: the tool, ``tool@PORT`` for a per-port one) taken
     at ``when`` into ``sweep``; a stem that is no tool is listed in ``skipped`` (as ``where``). With
     ``probe_max_age``, probe results whose run ended longer than that before ``when`` are not judged
-    (:func:`hwaac.probe.model.recent`). With ``frames``, an output its format's frame reader can read
-    (:data:`FRAME_READERS`) goes into ``sweep.frames`` (``sweep.bgp`` for a BGP summary) as a :class:`Frame`."""
+    (:func:`hwaac.probe.model.recent`); probe results of another node than ``device`` are listed in ``skipped``.
+    With ``frames``, an output its format's frame reader can read (:data:`FRAME_READERS`) goes into
+    ``sweep.frames`` (``sweep.bgp`` for a BGP summary) as a :class:`Frame`."""
     tool, at, port = stem.partition("@")
     if frames and (framer := FRAME_READERS.get(tool)) is not None and bool(at) == (tool in PORT_READERS):
         frame = framer(raw, device=device, port=port) if at else framer(raw, device=device)
@@ -316,6 +317,10 @@ def add_output(sweep: Sweep, device: str, stem: str, raw: str, when: float, *, j
         sweep.routes[device] = parse_routes(raw, device=device)
     elif tool == PROBE and not at:
         doc = read_results(raw, where=where or f"{device} {stem}")
+        if doc.host and doc.host != device:  # another node's results (a misplaced copy): its flows counted twice
+            sweep.skipped.append(f"{where or device + ' ' + stem}: the probe results of {doc.host}, not of "
+                                 f"{device} (hwaac probe send --host names the node): not judged")
+            return
         if probe_max_age is not None:
             doc = recent(doc, when, probe_max_age, where=where or f"{device} {stem}")
         sweep.probes[device] = doc

@@ -60,3 +60,16 @@ def test_without_probes_the_report_has_no_probe_section(tmp_path: Path) -> None:
     report = assess(demo(), [read_sweep(tmp_path / "s1")], default_slos()).report
     assert report.probes == {} and "probe_flows_without_a_path" not in report.coverage
     assert "Active probes" not in report.markdown()
+
+
+def test_another_nodes_results_in_a_nodes_folder_are_not_judged(tmp_path: Path) -> None:
+    """A copy of one node's results under another node's folder would count its flows twice: it is skipped, named,
+    and the node's own flows are missing (not taken from the copy)."""
+    folder = sweep_folder(tmp_path / "s1", {})
+    (folder / "gpu-su01-h02" / "probe.json").write_text((folder / "gpu-su01-h01" / "probe.json").read_text())
+    sweep = read_sweep(folder)
+    assert "gpu-su01-h02" not in sweep.probes and sweep.probes["gpu-su01-h01"].host == "gpu-su01-h01"
+    (skipped,) = sweep.skipped
+    assert "gpu-su01-h02" in skipped and "the probe results of gpu-su01-h01, not of gpu-su01-h02" in skipped
+    report = assess(demo(), [sweep], default_slos()).report
+    assert report.probes["flows"] == 8192 - 128 and skipped in report.coverage["files_skipped"]
