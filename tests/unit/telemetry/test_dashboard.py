@@ -24,11 +24,11 @@ from hwaac.telemetry.fabric_health import assess
 from hwaac.telemetry.samples import read_sweep
 from hwaac.telemetry.slo import default_slos
 from hwaac.validate import load_intent
+from tests.unit.telemetry.promql import RULES, family_series, promtool_test
 
 ROOT = Path(__file__).parents[3]
 DEMO = ROOT / "inventory" / "demo"
 TWIN = ROOT / "inventory" / "examples" / "b300-twin-plane"
-RULES = ROOT / "files" / "prometheus" / "hwaac-network.rules.yml"
 SHIPPED = ROOT / "files" / "grafana" / "hwaac-network-demo.json"
 SLO_FILE = ROOT / "src" / "hwaac" / "telemetry" / "data" / "slo.yaml"
 SAMPLES = ROOT / "tests" / "fixtures" / "telemetry" / "samples"
@@ -208,12 +208,7 @@ def test_row_queries_give_sli_py_values_per_leaf(promtool: str, tmp_path: Path) 
     each SU gets sli.aggregate's values of its leaf (a query that selects nothing, or the wrong series, fails), and
     SLIs sli.py cannot compute have no series."""
     health = demo_health()
-    inputs = []
-    for fam in families(health):
-        if fam.name.startswith(("hwaac_port_", "hwaac_link_planned", "hwaac_slo_")):
-            for smp in fam.samples:
-                sel = ",".join(f'{k}="{v}"' for k, v in sorted(smp.labels.items()) if v)
-                inputs.append({"series": f"{fam.name}{{{sel}}}", "values": f"{smp.value!r}+0x5"})
+    inputs = family_series(families(health), ("hwaac_port_", "hwaac_link_planned", "hwaac_slo_"))
     aggs = {a.key: a for a in health.report.aggregates if a.scope == "leaf" and a.key in ROW_LEAVES}
     (row,) = [ps for t, ps in rows(model(DEMO)) if t == "Plane 0, rail 0"]
     checks, valued = [], 0
@@ -234,12 +229,7 @@ def test_row_queries_give_sli_py_values_per_leaf(promtool: str, tmp_path: Path) 
             checks.append({"expr": f"abs(({expr}) - {x!r}) <= bool {abs(x) * 1e-9!r}", "eval_time": "2m",
                            "exp_samples": [{"labels": f'{{leaf="{leaf}",su="{su}"}}', "value": 1}]})
     assert valued >= 4  # availability, coverage and the loss ratio of the sampled leaf, the other's coverage
-    doc = {"rule_files": [str(RULES)], "evaluation_interval": "1m",
-           "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}]}
-    test = tmp_path / "dashboard.test.yml"
-    test.write_text(yaml.safe_dump(doc, sort_keys=False))
-    r = subprocess.run([promtool, "test", "rules", str(test)], capture_output=True, text=True, check=False)
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    promtool_test(tmp_path, promtool, inputs, checks)
 
 
 def test_row_probe_loss_is_the_worst_estimate_per_leaf(promtool: str, tmp_path: Path) -> None:
@@ -256,12 +246,7 @@ def test_row_probe_loss_is_the_worst_estimate_per_leaf(promtool: str, tmp_path: 
             leaf = leaf_of[min(cables)]
             worst[leaf] = max(worst.get(leaf, 0.0), est.estimate)
     assert set(worst) == set(ROW_LEAVES) and 0.01 < worst["leaf-p0-su02-r0"] < 0.03
-    inputs = []
-    for fam in families(health):
-        if fam.name.startswith(("hwaac_probe_", "hwaac_localise_", "hwaac_slo_")):
-            for smp in fam.samples:
-                sel = ",".join(f'{k}="{v}"' for k, v in sorted(smp.labels.items()) if v)
-                inputs.append({"series": f"{fam.name}{{{sel}}}", "values": f"{smp.value!r}+0x5"})
+    inputs = family_series(families(health), ("hwaac_probe_", "hwaac_localise_", "hwaac_slo_"))
     (row,) = [ps for t, ps in rows(model(DEMO)) if t == "Plane 0, rail 0"]
     (target,) = [t for p in row if p["title"] == "Probe loss" for t in p["targets"]]
     checks = [{"expr": f"abs(({concrete(target['expr'], 'demo')}) - on (leaf) group_left () "
@@ -269,12 +254,7 @@ def test_row_probe_loss_is_the_worst_estimate_per_leaf(promtool: str, tmp_path: 
                "eval_time": "2m", "exp_samples": [{"labels": f'{{leaf="{leaf}",su="{ROW_LEAVES[leaf]}"}}',
                                                    "value": 1}]}
               for leaf, v in worst.items()]
-    doc = {"rule_files": [str(RULES)], "evaluation_interval": "1m",
-           "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}]}
-    test = tmp_path / "dashboard.test.yml"
-    test.write_text(yaml.safe_dump(doc, sort_keys=False))
-    r = subprocess.run([promtool, "test", "rules", str(test)], capture_output=True, text=True, check=False)
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    promtool_test(tmp_path, promtool, inputs, checks)
 
 
 # ---- thresholds, units, schema, variables

@@ -23,13 +23,13 @@ from hwaac.telemetry.sli import Aggregate
 from hwaac.telemetry.slo import default_slos
 from hwaac.telemetry.topology import LinkIndex
 from hwaac.validate import load_intent
+from tests.unit.telemetry.promql import RULES, promtool_test, series
 
 ROOT = Path(__file__).parents[3]
 DEMO = ROOT / "inventory" / "demo"
 SAMPLES = ROOT / "tests" / "fixtures" / "telemetry" / "samples"
 FAULT = [str(SAMPLES / "cable-fault" / "sweep1"), str(SAMPLES / "cable-fault" / "sweep2")]
 CLEAN = [FAULT[0], str(SAMPLES / "clean" / "sweep2")]
-RULES = ROOT / "files" / "prometheus" / "hwaac-network.rules.yml"
 UNIT_TESTS = sorted((ROOT / "tests" / "prometheus").glob("*.test.yml"))
 
 
@@ -143,11 +143,6 @@ def test_alert_test_series_are_exporter_series(capsys: pytest.CaptureFixture[str
                 assert labels <= set(allowed), f"{path.name}: {name} has labels {labels - set(allowed)}"
 
 
-def _promql_series(name: str, labels: dict[str, str], v: float) -> dict[str, str]:
-    sel = ",".join(f'{k}="{x}"' for k, x in sorted(labels.items()) if x)
-    return {"series": f"{name}{{{sel}}}", "values": f"{v!r}+0x5"}
-
-
 SCOPE_KEYS = ("leaf", "rail", "su", "plane", "fabric")  # the spine scope: test_spine_recording_rules_equal_sli_py
 RECORDED = ("availability", "coverage", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s", "pause_ratio",
             "ecn_mark_ratio")
@@ -177,25 +172,16 @@ def _sli_checks(health: FabricHealth, keep: Callable[[Aggregate], bool]) -> list
     return checks
 
 
-def _promtool_test(tmp_path: Path, promtool: str, inputs: list[dict], checks: list[dict]) -> None:
-    doc = {"rule_files": [str(RULES)], "evaluation_interval": "1m",
-           "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}]}
-    test = tmp_path / "sli.test.yml"
-    test.write_text(yaml.safe_dump(doc, sort_keys=False))
-    r = subprocess.run([promtool, "test", "rules", str(test)], capture_output=True, text=True, check=False)
-    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
-
-
 def test_recording_rules_equal_sli_py(tmp_path: Path, promtool: str, capsys: pytest.CaptureFixture[str]) -> None:
     """The recording rules over the exporter's per-port series give sli.aggregate's values, scope by scope."""
     fams = exposition(FAULT, capsys)
-    inputs = [_promql_series(name, s.labels, s.value) for name, samples in fams.items()
+    inputs = [series(name, s.labels, s.value) for name, samples in fams.items()
               if name.startswith(("hwaac_port_", "hwaac_link_planned", "hwaac_slo_")) for s in samples]
     health = assess(build_plan(load_intent(DEMO)), [read_sweep(d) for d in FAULT], default_slos())
     checks = _sli_checks(health, lambda a: a.scope in SCOPE_KEYS)
     valued = [c for c in checks if not c["expr"].startswith("absent")]
     assert len(valued) >= 5 * 3  # availability, coverage, loss ratio at least, for a leaf, rail, su, plane, fabric
-    _promtool_test(tmp_path, promtool, inputs, checks)
+    promtool_test(tmp_path, promtool, inputs, checks)
 
 
 TIER3 = ROOT / "inventory" / "examples" / "b200-3tier"
@@ -243,10 +229,10 @@ def test_spine_recording_rules_equal_sli_py(tmp_path: Path, promtool: str) -> No
         for smp in fam.samples:  # the spines' uplinks only: 12,288 planned links are more than the test needs
             lab = smp.labels
             if "bound" in lab or (lab.get("link_kind") == "spine_super_spine" and lab.get("spine") in spines):
-                inputs.append(_promql_series(smp.name, lab, smp.value))
+                inputs.append(series(smp.name, lab, smp.value))
     checks = _sli_checks(health, lambda a: a.scope == "spine" and a.key in spines)
     assert len(checks) == 3 * (len(RECORDED) + 1)
-    _promtool_test(tmp_path, promtool, inputs, checks)
+    promtool_test(tmp_path, promtool, inputs, checks)
 
 
 PROBES = SAMPLES / "probe-loss_derived"
@@ -258,7 +244,7 @@ def test_probe_rules_on_the_probe_samples(tmp_path: Path, promtool: str, capsys:
     cable tomography named and on none of the others above the SLO (they share its flows), and the recorded worst
     probe loss per scope is the worst estimate of a cable there with at least probe_min_probes probes."""
     fams = exposition([str(PROBES)], capsys)
-    inputs = [{"series": _promql_series(name, s.labels, s.value)["series"], "values": f"{s.value!r}+0x15"}
+    inputs = [{"series": series(name, s.labels, s.value)["series"], "values": f"{s.value!r}+0x15"}
               for name, samples in fams.items() for s in samples
               if name.startswith(("hwaac_probe_", "hwaac_slo_", "hwaac_localise_")) or name == "hwaac_suspect"]
     plan = build_plan(load_intent(DEMO))
@@ -292,4 +278,4 @@ def test_probe_rules_on_the_probe_samples(tmp_path: Path, promtool: str, capsys:
         sel = f'fabric="demo",{scope}="{key}"' if scope != "fabric" else 'fabric="demo"'
         checks.append({"expr": f"abs(hwaac:sli_probe_loss_ratio:{scope}{{{sel}}} - {v!r}) <= bool 1e-12",
                        "eval_time": "10m", "exp_samples": [{"labels": "{" + sel + "}", "value": 1}]})
-    _promtool_test(tmp_path, promtool, inputs, checks)
+    promtool_test(tmp_path, promtool, inputs, checks)
