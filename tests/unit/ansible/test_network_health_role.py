@@ -1,7 +1,7 @@
-"""Role aiinfra.hwaac.network_health and playbooks/network_health.yml: the role's variables are the ones its
-argument spec declares, with the same defaults; the playbook passes ansible-playbook --syntax-check; the role run on
-localhost against the fake switch tools gathers two sweeps and writes the report in its output folder only; with
-network_health_probes a GPU node's latest probe results reach the report, and a node without them is not read."""
+"""Role aiinfra.hwaac.network_health and playbooks/network_health.yml (its argument spec and the playbook's syntax:
+test_role_argument_specs.py): the role run on localhost against the fake switch tools gathers two sweeps and writes
+the report in its output folder only; with network_health_probes a GPU node's latest probe results reach the report,
+and a node without them is not read."""
 
 from __future__ import annotations
 
@@ -21,30 +21,11 @@ from tests.unit.probe.synth import results
 REPO = Path(__file__).resolve().parents[3]
 ROLE = REPO / "roles" / "network_health"
 BIN = Path(sys.executable).parent
-DEFAULTS: dict[str, Any] = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
-OPTIONS: dict[str, Any] = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())[
-    "argument_specs"]["main"]["options"]
-TEMPLATED = {"network_health_intent", "network_health_kind"}  # defaults computed from the inventory
 
 
 def env(**extra: str) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
     return {**base, "PATH": f"{REPO / 'tests/fakes/bin'}{os.pathsep}{BIN}{os.pathsep}{base['PATH']}", **extra}
-
-
-def test_every_default_is_declared_with_the_same_value() -> None:
-    assert set(DEFAULTS) == set(OPTIONS)
-    for name, value in DEFAULTS.items():
-        if name in TEMPLATED:
-            assert "default" not in OPTIONS[name], name
-        else:
-            assert OPTIONS[name]["default"] == value, name
-
-
-def test_playbook_syntax() -> None:
-    r = subprocess.run([str(BIN / "ansible-playbook"), "--syntax-check", "playbooks/network_health.yml"], cwd=REPO,
-                       env=env(), capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_the_role_on_a_fake_switch_reports_the_port_with_errors(tmp_path: Path) -> None:

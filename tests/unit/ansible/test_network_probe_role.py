@@ -1,8 +1,9 @@
-"""Role aiinfra.hwaac.network_probe and playbooks/network_probe.yml: the role's variables are the ones its argument
-spec declares; the role run on localhost as a demo GPU node writes its units into a scratch root, which the real
-``systemd-analyze verify`` accepts without a word (ExecStart: this checkout's hwaac) and ``systemd-analyze security``
-rates as sandboxed; the responder answers on the node's planned rail addresses, the prober writes the file that the
-telemetry tool ``probe`` reads; check mode writes nothing, a second run changes nothing; what is missing fails."""
+"""Role aiinfra.hwaac.network_probe and playbooks/network_probe.yml (its argument spec and the playbook's syntax:
+test_role_argument_specs.py): the role run on localhost as a demo GPU node writes its units into a scratch root,
+which the real ``systemd-analyze verify`` accepts without a word (ExecStart: this checkout's hwaac) and
+``systemd-analyze security`` rates as sandboxed; the responder answers on the node's planned rail addresses, the
+prober writes the file that the telemetry tool ``probe`` reads; check mode writes nothing, a second run changes
+nothing; what is missing fails."""
 
 from __future__ import annotations
 
@@ -27,10 +28,6 @@ ROLE = REPO / "roles" / "network_probe"
 BIN = Path(sys.executable).parent
 HWAAC = BIN / "hwaac"
 NODE = "gpu-su01-h01"  # the demo node of the golden render (tests/golden/demo/hosts)
-DEFAULTS: dict[str, Any] = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
-OPTIONS: dict[str, Any] = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())[
-    "argument_specs"]["main"]["options"]
-TEMPLATED = {"network_probe_intent_src", "network_probe_node", "network_probe_files"}  # from the inventory
 UNITS = ["hwaac-probe-responder.service", "hwaac-probe-send.service", "hwaac-probe-send.timer"]
 ANALYZE = shutil.which("systemd-analyze")
 needs_systemd = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed")
@@ -67,21 +64,6 @@ def unit(root: Path, name: str) -> dict[str, list[str]]:
             key, _, value = line.partition("=")
             out.setdefault(key, []).append(value)
     return out
-
-
-def test_every_default_is_declared_with_the_same_value() -> None:
-    assert set(DEFAULTS) == set(OPTIONS)
-    for name, value in DEFAULTS.items():
-        if name in TEMPLATED:
-            assert "default" not in OPTIONS[name], name
-        else:
-            assert OPTIONS[name]["default"] == value, name
-
-
-def test_playbook_syntax() -> None:
-    r = subprocess.run([str(BIN / "ansible-playbook"), "--syntax-check", "playbooks/network_probe.yml"], cwd=REPO,
-                       env=env(), capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
 
 
 @pytest.fixture(scope="module")
