@@ -17,7 +17,7 @@ from hwaac.probe.paths import PathIndex
 from hwaac.probe.tomography import Tomography, tomography
 from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.localise import localise
-from hwaac.telemetry.parallel import few_collections
+from hwaac.telemetry.parallel import no_collections
 from hwaac.telemetry.rated import Rated, rate
 from hwaac.telemetry.rates import Interval
 from hwaac.telemetry.report import FabricReport
@@ -66,7 +66,7 @@ def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue 
     ``timings``, when given, receives the seconds of each stage (rates, index, correlate, slis, localise,
     report), for ``benchmarks/network_health.py``."""
     clock = _Clock(timings)
-    with few_collections():
+    with no_collections():
         rated = rate(sweeps)
     clock.lap("rates")
     return judge(plan, rated, slos, squeue=squeue, index=index, clock=clock)
@@ -77,7 +77,7 @@ def judge(plan: Plan, rated: Rated, slos: SloSet, *, squeue: Squeue | None = Non
     """:func:`assess` of sweeps already rated (:func:`hwaac.telemetry.rated.read_rated` reads and rates samples
     folders device by device, for a large fabric)."""
     clock = clock or _Clock(timings)
-    with few_collections():
+    with no_collections():
         return _judge(plan, rated, slos, squeue, index, clock)
 
 

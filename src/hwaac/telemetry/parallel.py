@@ -127,24 +127,33 @@ def _helper() -> None:
 
 
 @contextmanager
-def few_collections(first: int = 100_000) -> Iterator[None]:
-    """Collect garbage less often while millions of acyclic objects (samples, their counter dicts) are built: with
-    the default threshold (700 allocations) the collector runs thousands of times over a sweep of a large fabric
-    and finds nothing (a quarter of the reading's time); the readers and the rates build no reference cycles."""
-    old = gc.get_threshold()
-    gc.set_threshold(max(first, old[0]), *old[1:])
+def no_collections() -> Iterator[None]:
+    """No garbage collection while millions of acyclic objects (samples, their counter dicts, the ends' words) are
+    built: the collector would run hundreds of times over a sweep of a large fabric, each pass over everything
+    built so far, and find nothing (the readers and the rates build no reference cycles: what they drop is freed
+    by its reference count). The collector's state is restored after; forked helpers inherit it."""
+    was = gc.isenabled()
+    gc.disable()
     try:
         yield
     finally:
-        gc.set_threshold(*old)
+        if was:
+            gc.enable()
 
 
-def chunks[T](items: Sequence[T], workers: int, per_worker: int = 16) -> list[Sequence[T]]:
-    """``items`` cut into about ``workers * per_worker`` runs in order (one run when serial)."""
+def chunks[T](items: Sequence[T], workers: int, per_worker: int = 8, last: int = 16) -> list[Sequence[T]]:
+    """``items`` cut into runs in order (one run when serial), each about ``1 / (workers * per_worker)`` of what
+    is left, down to ``last`` items: the large first runs cost little to hand out, and the small last ones even
+    out the workers' ends, whatever items cost most (guided self-scheduling)."""
     if workers < 2:
         return [items]
-    size = max(1, -(-len(items) // (workers * per_worker)))
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    out: list[Sequence[T]] = []
+    at = 0
+    while at < len(items):
+        size = max(last, -(-(len(items) - at) // (workers * per_worker)))
+        out.append(items[at:at + size])
+        at += size
+    return out
 
 
-__all__ = ["PARALLEL_DEVICES", "chunks", "cores", "few_collections", "parallel_ok", "run", "shared"]
+__all__ = ["PARALLEL_DEVICES", "chunks", "cores", "no_collections", "parallel_ok", "run", "shared"]

@@ -172,7 +172,7 @@ def read_rated(folders: Sequence[str | Path], *, workers: int | None = None, ind
     # serial too, a chunk at a time: only one chunk's snapshots are ever held
     jobs = parallel.chunks(devices, n) if n else [devices[i:i + SERIAL_CHUNK] for i in range(0, len(devices),
                                                                                             SERIAL_CHUNK)]
-    with parallel.few_collections():
+    with parallel.no_collections():
         parts = parallel.run(_rate_chunk, jobs, n, share, remote=_rate_chunk_packed, decode=_unpack)
     out = Rated([(str(sweep.path), sweep.time) for sweep, _ in heads], skipped=[[] for _ in heads],
                 probes=[{} for _ in heads], parts=[] if index is not None else None)

@@ -186,7 +186,7 @@ def read_sweeps(folders: Sequence[str | Path], *, workers: int | None = None) ->
     n = parallel.parallel_ok(sum(len(d) for _, d in heads), workers)
     jobs = [(i, str(sweep.path), sweep.time, chunk) for i, (sweep, devices) in enumerate(heads)
             for chunk in parallel.chunks(devices, n)]
-    with parallel.few_collections():
+    with parallel.no_collections():
         for i, part in parallel.run(_read_devices, jobs, n, remote=_read_devices_packed, decode=_unpacked):
             _merge(heads[i][0], part)
     return [sweep for sweep, _ in heads]
@@ -363,7 +363,7 @@ def sweeps_from_outputs(sweeps: Sequence[tuple[str, Outputs, float | None, list[
     n = parallel.parallel_ok(sum(len(d) for _, d in heads), workers)
     jobs = [(i, chunk) for i, (_, devices) in enumerate(heads) for chunk in parallel.chunks(devices, n)]
     share = ([(name, outputs) for name, outputs, _, _ in sweeps], probe_max_age)
-    with parallel.few_collections():
+    with parallel.no_collections():
         for i, part in parallel.run(_read_outputs, jobs, n, share, remote=_read_outputs_packed, decode=_unpacked):
             _merge(heads[i][0], part)
     return [sweep for sweep, _ in heads]

@@ -153,11 +153,14 @@ def test_small_sweeps_one_core_and_threads_stay_serial(monkeypatch: pytest.Monke
         other.join()
 
 
-def test_chunks_keep_order() -> None:
-    items = list(range(100))
+def test_chunks_keep_order_and_shrink_to_the_last_size() -> None:
+    items = list(range(1000))
     assert parallel.chunks(items, 1) == [items]
-    cut = parallel.chunks(items, 2, per_worker=4)
-    assert [x for c in cut for x in c] == items and len(cut) == 8
+    cut = parallel.chunks(items, 2, per_worker=4, last=10)
+    sizes = [len(c) for c in cut]
+    assert [x for c in cut for x in c] == items
+    assert sizes[0] == 125  # an eighth of all: 2 workers x 4
+    assert sizes == sorted(sizes, reverse=True) and set(sizes[-3:-1]) == {10} and sizes[-1] <= 10
 
 
 PROBES = Path(__file__).parents[2] / "fixtures" / "telemetry" / "samples" / "probe-loss_derived"
