@@ -104,6 +104,16 @@ def canonical(name: str) -> bool:
     return base in COUNTERS or base in GAUGES
 
 
+# the state words of a port the judgement reads (a link end keeps only these): its operational and administrative
+# state, and the PFC watchdog's status of each queue (``pfcwd{q}_status``)
+END_STATE_WORDS = ("oper", "admin")
+
+
+def judged_word(key: str) -> bool:
+    """Whether a link end keeps the state word ``key`` (:data:`END_STATE_WORDS`, ``pfcwd{q}_status``)."""
+    return key in END_STATE_WORDS or (key.startswith("pfcwd") and key.endswith("_status"))
+
+
 @dataclass(slots=True)
 class PortSample:
     """One port in one reading: its counters and gauges by canonical name (``None``: printed but unreadable, such as

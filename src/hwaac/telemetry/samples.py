@@ -13,12 +13,13 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from hwaac.probe.model import ProbeResults, read_results, recent
 from hwaac.telemetry import parallel
 from hwaac.telemetry.frames import Frame
-from hwaac.telemetry.model import PortSample, Snapshot
+from hwaac.telemetry.model import END_STATE_WORDS, PortSample, Snapshot
 from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary, read_bgp_summary_frame
 from hwaac.telemetry.parsers.frr_routes import RouteTable, parse_routes
 from hwaac.telemetry.parsers.host_ethtool import (
@@ -74,7 +75,7 @@ FRAME_READERS: dict[str, FrameReader] = {
     "counters-db": read_counters_db_frame,
     "ethtool": read_mlx5_ethtool_frame,
     "ib-counters": read_ib_sysfs_frame,
-    "intf-status": read_interface_status_frame,
+    "intf-status": partial(read_interface_status_frame, keys=END_STATE_WORDS),  # the words an end keeps
     "bgp-summary": read_bgp_summary_frame,
 }
 

@@ -385,6 +385,7 @@ STATUS_CASES = [
 ]
 
 
+@pytest.mark.parametrize("fmt", ["intf-status", "intf-status judged"])
 @pytest.mark.parametrize(("case", "raw", "usual"), STATUS_CASES, ids=[c[0] for c in STATUS_CASES])
-def test_intf_status(case: str, raw: str, usual: bool) -> None:
-    check("intf-status", raw, usual=usual)
+def test_intf_status(case: str, raw: str, usual: bool, fmt: str) -> None:
+    check(fmt, raw, usual=usual)

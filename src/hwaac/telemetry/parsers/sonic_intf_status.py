@@ -9,6 +9,7 @@ transceiver type) and is kept (``docs/telemetry/sonic-ports.md``).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from sys import intern
 
 import numpy as np
@@ -89,30 +90,47 @@ def parse_interface_status(raw: str, *, device: str = "", version: str | None = 
     return snap
 
 
-def read_interface_status_frame(raw: str, *, device: str = "", version: str | None = None) -> Frame | None:
+def read_interface_status_frame(raw: str, *, device: str = "", version: str | None = None,
+                                keys: Collection[str] | None = None) -> Frame | None:
     """``show interfaces status`` as the :class:`~hwaac.telemetry.frames.Frame` of the snapshot
     :func:`parse_interface_status` gives (no counters; each row's words as its state), when the table is plain:
     every line after it a row in the columns' spans with an Oper and Admin state, no interface twice. None for
-    anything else, which the parser reads and says why. Never raises."""
+    anything else, which the parser reads and says why. Never raises.
+
+    ``keys``: only these state words (of :data:`STATE_KEYS`' values) are kept, and only their columns cut: what a
+    caller that reads no other word needs (the network health ends keep ``oper`` and ``admin``)."""
     lines = raw.splitlines()
     layout = find_layout(lines, right_aligned=True)
     if layout is None or layout.names[0] != "Interface" or not set(layout.names) >= _REQUIRED:
         return None
+    names = [STATE_KEYS.get(name) or name.lower().replace(" ", "_") for name in layout.names]
+    trusted = [i for i, key in enumerate(names) if i and key in _TRUSTED_ONLY]
+    kept = [i for i, key in enumerate(names) if i and (keys is None or key in keys)]
+    keep_names = [names[i] for i in kept]
+    columns = layout.plain_columns(lines, [0, *trusted, *kept]) if keys is not None else None
+    if columns is not None:  # a few words a row: only their columns cut
+        ports, checked = columns[0], columns[1:1 + len(trusted)]
+        if any("N/A" in words or "" in words for words in checked) or len(set(ports)) != len(ports):
+            return None
+        rows = list(zip(*columns[1 + len(trusted):], strict=True))
+        # one dict for the rows of the same words (the ports share a few): read only, as frames are
+        shared = {row: dict(zip(keep_names, map(intern, row), strict=True)) for row in set(rows)}
+        states = list(map(shared.__getitem__, rows))
+        return Frame("show interfaces status", device, None, version or "", ports, (),
+                     np.empty((len(ports), 0), dtype=np.uint64), states)
     table = layout.plain_rows(lines)
     if not table:
         return None
-    keys = [STATE_KEYS.get(name) or name.lower().replace(" ", "_") for name in layout.names]
-    trusted = [i for i, key in enumerate(keys) if i and key in _TRUSTED_ONLY]
     strip = str.strip
-    ports: list[str] = []
-    states: list[dict[str, str]] = []
+    ports = []
+    states = []
     for cells in table:
         words = list(map(strip, cells))
-        state = _row_state(keys, words, trusted)
+        state = _row_state(names, words, trusted)
         if state is None:
             return None
         ports.append(words[0])
-        states.append(state)
+        states.append(state if keys is None else {k: w for k, w in state.items() if k in keys})
     if len(set(ports)) != len(ports):
         return None
     return Frame("show interfaces status", device, None, version or "", ports, (),

@@ -47,6 +47,7 @@ class Layout:
     right_aligned: bool
     _cells: Callable[[str], tuple[str, ...]]
     _gaps: Callable[[str], tuple[str, ...]]
+    _spans: tuple[tuple[int, int], ...] = ()
 
     def plain_rows(self, lines: list[str]) -> list[tuple[str, ...]] | None:
         """The cells of every line after the dash line, when each is a row :func:`rows` reads without a word: no
@@ -66,6 +67,38 @@ class Layout:
                 return None
             out.append(cells(line))
         return out
+
+    def plain_columns(self, lines: list[str], wanted: Sequence[int]) -> list[list[str]] | None:
+        """The stripped cells of columns ``wanted`` (indices), a list per column, when :meth:`plain_rows` would read
+        the table and every line after the dash line is as long as the first (a printed table's rows are): checked
+        a character column at a time over all rows, and only the wanted cells cut. None otherwise (then
+        :meth:`plain_rows`, or :func:`rows` with its reasons)."""
+        body = lines[self.rows_from:]
+        if not self.aligned or not body or self.short(body[-1]):
+            return None
+        width = len(body[0])
+        if width < self.width or set(map(len, body)) != {width}:
+            return None
+        big = "".join(body)
+        if "@" in big:
+            return None
+        spans = self._spans
+        edges = [0, *(pos for span in spans for pos in span), width]
+        gaps = "".join(big[c::width] for k in range(0, len(edges), 2) for c in range(edges[k], edges[k + 1]))
+        if gaps and not gaps.isspace():
+            return None
+        cut = list(dict.fromkeys([0, *wanted]))  # each column once, the first column first
+        getter = itemgetter(*(slice(*spans[j]) for j in cut)) if len(cut) > 1 else None
+        words = " ".join(map(" ".join, map(getter, body))).split() if getter else []
+        if len(words) == len(cut) * len(body):  # one word a cell (the usual): cut in one pass
+            by = {j: words[k::len(cut)] for k, j in enumerate(cut)}
+        else:  # an empty cell, or cells of several words
+            by = {j: list(map(str.strip, map(itemgetter(slice(*spans[j])), body))) for j in cut}
+        first = by[0]
+        starts = "\n" + "\n".join(first)
+        if "" in first or self.names[0] in starts or "\n." in starts or "\n-" in starts:
+            return None  # a blank line, a second header, an elided or rule line
+        return [by[j] for j in wanted]
 
     def short(self, line: str) -> bool:
         """Whether ``line`` ends before the right edge of a right-aligned table (as a cut line does)."""
@@ -138,7 +171,7 @@ def find_layout(lines: list[str], start: int = 0, *, min_columns: int = 2, right
             if len(words) != len(spans):
                 continue
             names = words
-        return Layout(names, h, i + 1, aligned, spans[-1][1], right_aligned, cuts, gaps)
+        return Layout(names, h, i + 1, aligned, spans[-1][1], right_aligned, cuts, gaps, tuple(spans))
     return None
 
 
