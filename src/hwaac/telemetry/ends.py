@@ -1,5 +1,6 @@
 """The planned link ends of a fabric as columns: per counter (and per gauge) one float64 array over the end codes,
-with each end's names in order, the reasons of its None rates, its state words and its port name beside them.
+with each end's names in order, the reasons of its None rates, the state words the judgement reads and its port
+name beside them.
 
 A part is correlated where its readings were rated (:func:`correlate_part`, on a reader process for a large
 fabric); the parts are put together with :meth:`EndTable.assemble`, so the ends of a large fabric are never one
@@ -10,9 +11,11 @@ judgement's screens read the columns (:meth:`EndTable.rate`). Why: ``docs/networ
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
+from itertools import repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, overload
 
@@ -20,7 +23,7 @@ import numpy as np
 
 from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.frames import Frame
-from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.model import Snapshot, judged_word
 from hwaac.telemetry.rates import Discontinuity, Interval, PortRates
 
 if TYPE_CHECKING:
@@ -99,8 +102,12 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
         if isinstance(r, RatedFrame):
             f = len(frames)
             frames.append(r)
+            codes = index.codes(device, r.rows)
+            if _fresh_rows(f, codes, rows_of, merged, overlay):  # the usual: ends of frame rows only, in one pass
+                seconds.update(zip(codes, repeat(r.seconds)))
+                continue
             for row, port in enumerate(r.rows):
-                code = find(device, port)
+                code = codes[row]
                 if code is None:
                     out.unplanned.append((device, port, tool))
                     continue
@@ -119,6 +126,14 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
             secs = math.nan if r.seconds is None else r.seconds
         elif isinstance(r, Frame):  # a reading of one sweep: its state words (a frame has no gauge)
             states = r.state if r.state is not None else [{}] * len(r.ports)
+            codes = index.codes(device, r.ports)
+            ends = set(codes)
+            if None not in ends and len(ends) == len(codes) and rows_of.keys() >= ends \
+                    and overlay.keys().isdisjoint(ends):
+                # the usual: the state of ends made of frame rows so far, kept beside them (one pass)
+                overlay.update(zip(codes, map(PortRates, r.ports, iter(dict, 0), iter(dict, 0), iter(dict, 0),
+                                              states), strict=True))
+                continue
             ports = [PortRates(port, {}, {}, {}, st) for port, st in zip(r.ports, states, strict=True)]
             secs = None
         else:
@@ -154,11 +169,31 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
         out.groups.append((rnames, gnames, np.array(codes, dtype=np.int64).tobytes(), rates.tobytes(),
                            gauges.tobytes()))
         out.ports.extend(e.port for e in ends)
-        out.states.extend(e.state for e in ends)
+        out.states.extend(_judged(e.state) for e in ends)
         out.why.extend(e.why for e in ends)
         out.seconds.extend(seconds.get(c, NOT_RATED) for c in codes)
     _join_layouts(out)
     return out
+
+
+def _fresh_rows(f: int, codes: list[int | None], rows_of: dict[int, list[tuple[int, int]]],
+                merged: dict[int, PortRates], overlay: dict[int, PortRates]) -> bool:
+    """Add the rows of frame ``f`` (their end ``codes``) to ``rows_of`` in one pass and say so, when every row has
+    a planned end of its own that has only frame rows so far; False, and nothing added, otherwise (the caller then
+    goes row by row)."""
+    ends = set(codes)
+    if None in ends or len(ends) != len(codes) or not merged.keys().isdisjoint(ends) \
+            or not overlay.keys().isdisjoint(ends):
+        return False
+    at = zip(repeat(f), range(len(codes)), strict=False)  # repeat: endless
+    if rows_of.keys().isdisjoint(ends):
+        rows_of.update(zip(codes, map(list, zip(at)), strict=True))  # type: ignore[arg-type]
+    elif rows_of.keys() >= ends:
+        deque(map(list.append, map(rows_of.__getitem__, codes), at), maxlen=0)  # type: ignore[arg-type]
+    else:
+        for code, row in zip(codes, at, strict=True):
+            rows_of.setdefault(code, []).append(row)  # type: ignore[arg-type]
+    return True
 
 
 def _join_layouts(part: EndPart) -> None:
@@ -189,6 +224,7 @@ def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[
     """The ends made of frame rows (and state or gauges), into ``out``'s groups: an end of one row is gathered
     from its frame, an end of several rows merged by name with the others of the same frames' names."""
     name_ids: dict[tuple[str, ...], int] = {}
+    frame_states = [_judged_rows(fr.state) for fr in frames]
     frame_names = [name_ids.setdefault(fr.names, len(name_ids)) for fr in frames]
     groups: dict[tuple[object, ...], list[int]] = {}
     for code, rows in rows_of.items():
@@ -212,20 +248,49 @@ def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[
             rates = np.empty((len(codes), len(rnames)))
             for col, (i, j) in enumerate(by_name.values()):
                 rates[:, col] = blocks[i][:, j]
-        extras = [overlay.get(c) for c in codes]
-        gauges = np.array([list(e.gauges.values()) if e is not None else [] for e in extras], dtype=np.float64)
+        extras = list(map(overlay.get, codes))
+        n = len(codes)
+        # every extra of a group with gauges has those gauges (they are in the group's key)
+        gauges = np.array([list(e.gauges.values()) for e in extras], dtype=np.float64) if gnames \
+            else np.empty((n, 0))
         out.groups.append((rnames, gnames, np.array(codes, dtype=np.int64).tobytes(), rates.tobytes(),
-                           gauges.reshape(len(codes), len(gnames)).tobytes()))
-        for rows, e in zip(parts, extras, strict=True):
-            f0, r0 = rows[0]
-            out.ports.append(frames[f0].rows[r0])
-            state: dict[str, str] = {}
-            for f, row in rows:
-                st = frames[f].state
-                state = _over(state, st[row] if st is not None else {})
-            out.states.append(_over(state, e.state) if e is not None else state)
-        out.why.extend({} for _ in codes)
-        out.seconds.extend(seconds[c] for c in codes)
+                           gauges.reshape(n, len(gnames)).tobytes()))
+        if isinstance(kind, int):  # one row an end: its frame's words, then its state's
+            fr = frames[kind]
+            out.ports.extend(map(fr.rows.__getitem__, at))
+            st = frame_states[kind]
+            firsts = map(st.__getitem__, at) if st is not None else repeat({})
+            out.states.extend(_over(first, _judged(e.state)) if e is not None else first
+                              for first, e in zip(firsts, extras, strict=False))
+        else:
+            for rows, e in zip(parts, extras, strict=True):
+                f0, r0 = rows[0]
+                out.ports.append(frames[f0].rows[r0])
+                state: dict[str, str] = {}
+                for f, row in rows:
+                    st = frame_states[f]
+                    state = _over(state, st[row] if st is not None else {})
+                out.states.append(_over(state, _judged(e.state)) if e is not None else state)
+        out.why.extend([{}] * n)  # no None rate: one empty dict, read only
+        out.seconds.extend(map(seconds.__getitem__, codes))
+
+
+def _judged(state: dict[str, str]) -> dict[str, str]:
+    """The words of ``state`` an end keeps (:func:`~hwaac.telemetry.model.judged_word`): ``state`` itself when it
+    holds no other."""
+    if all(map(judged_word, state)):
+        return state
+    return {k: w for k, w in state.items() if judged_word(k)}
+
+
+def _judged_rows(states: list[dict[str, str]] | None) -> list[dict[str, str]] | None:
+    """:func:`_judged` of each row's words, checked once per distinct dict (rows of a frame may share one)."""
+    if states is None:
+        return None
+    distinct = dict(zip(map(id, states), states, strict=True)).values()
+    if all(all(map(judged_word, st)) for st in distinct):
+        return states
+    return list(map(_judged, states))
 
 
 def _gather(frames: list[RatedFrame], rows: list[tuple[int, int]]) -> np.ndarray:

@@ -84,6 +84,17 @@ class LinkIndex:
                 code = ports.get(name)
         return code
 
+    def codes(self, device: str, ports: Sequence[str]) -> list[int | None]:
+        """:meth:`find` of each of ``ports`` of ``device``: the plan's names looked up in one pass, the others one
+        by one."""
+        known = self.ports.get(device)
+        if known is None:
+            return [None] * len(ports)
+        codes = list(map(known.get, ports))
+        if None in codes:
+            codes = [self.find(device, port) if code is None else code for code, port in zip(codes, ports, strict=True)]
+        return codes
+
     def labels(self, i: int) -> dict[str, str | int]:
         """The scope labels of link ``i``: cable, kind, plane, and where they apply rail, su, leaf, spine,
         super_spine, node and hca."""

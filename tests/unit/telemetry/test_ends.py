@@ -13,7 +13,7 @@ import pytest
 from hwaac.plan import build_plan
 from hwaac.telemetry.ends import EndPart, EndTable, correlate_part
 from hwaac.telemetry.framed import RatedFrame
-from hwaac.telemetry.model import PortSample, Snapshot
+from hwaac.telemetry.model import PortSample, Snapshot, judged_word
 from hwaac.telemetry.rates import Interval, PortRates, interval
 from hwaac.telemetry.topology import LinkIndex, from_parts
 from hwaac.validate import load_intent
@@ -156,6 +156,9 @@ def _reference(index: LinkIndex, readings: list) -> dict[int, PortRates]:
                 old = out.get(code)
                 out[code] = pr if old is None else PortRates(old.port, old.rates | pr.rates, old.why | pr.why,
                                                              old.gauges | pr.gauges, old.state | pr.state)
+    for code, pr in out.items():  # an end keeps the state words the judgement reads
+        out[code] = PortRates(pr.port, pr.rates, pr.why, pr.gauges,
+                              {k: w for k, w in pr.state.items() if judged_word(k)})
     return out
 
 
@@ -167,3 +170,14 @@ def test_frame_rows_merge_as_their_readings(index: LinkIndex, case: str, reading
     assert got == want
     assert [list(got[c].rates) for c in want] == [list(want[c].rates) for c in want]  # names in reading order
     assert [list(got[c].state) for c in want] == [list(want[c].state) for c in want]
+
+
+def test_an_end_keeps_the_state_words_the_judgement_reads(index: LinkIndex) -> None:
+    """Of a port's words (intf-status prints ten a port), an end keeps its oper and admin state and its PFC
+    watchdog statuses, whether they come in a snapshot or in a frame's rows."""
+    words = {"oper": "up", "admin": "up", "speed": "400G", "alias": "etp1", "pfcwd3_status": "stormed"}
+    for reading in (_frame(NIC, "ethtool", ["rail0"], ("rx_ok",), 1, [dict(words)]), _status(NIC, {"rail0": "up"})):
+        if not isinstance(reading, RatedFrame):
+            reading.ports["rail0"].state.update(words)
+        end = from_parts(index, [correlate_part(index, [reading])]).ends[index.find(NIC, "rail0")]
+        assert end is not None and end.state == {"oper": "up", "admin": "up", "pfcwd3_status": "stormed"}
