@@ -65,6 +65,11 @@ class EndPart:
                 [(d.device, d.port, d.counter, d.kind, d.before, d.after, d.detail) for d in self.discontinuities],
                 self.errors)
 
+    def facts(self) -> EndPart:
+        """This part without its ends (once they are in an :class:`EndTable`): what else the correlation reads."""
+        return EndPart(sampled=self.sampled, unplanned=self.unplanned, discontinuities=self.discontinuities,
+                       errors=self.errors)
+
     @classmethod
     def from_plain(cls, flat: tuple[Any, ...]) -> EndPart:
         groups, ports, states, why, seconds, sampled, unplanned, disc, errors = flat
@@ -346,10 +351,11 @@ class EndTable(Sequence[PortRates | None]):
         :func:`correlate_part` merges readings (later parts win per name)."""
         table = cls(size)
         for part in parts:
-            table._add(part)
+            table.add(part)
         return table
 
-    def _add(self, part: EndPart) -> None:
+    def add(self, part: EndPart) -> None:
+        """Put ``part``'s ends in (after those of the parts added before it, as :meth:`assemble` does)."""
         at = 0
         seconds = np.array(part.seconds, dtype=np.float64)
         for rnames, gnames, codes_b, rates_b, gauges_b in part.groups:

@@ -86,7 +86,8 @@ def _judge(plan: Plan, rated: Rated, slos: SloSet, squeue: Squeue | None, index:
     index = index or LinkIndex(plan)
     clock.lap("index")
     bgp, seconds = rated.bgp, rated.seconds
-    corr = from_parts(index, rated.parts) if rated.parts is not None else correlate(index, rated.readings)
+    corr = from_parts(index, rated.parts, rated.table) if rated.parts is not None \
+        else correlate(index, rated.readings)
     clock.lap("correlate")
     slis = link_slis(corr)
     aggs, per_leaf = aggregate(corr, slis, routes=rated.routes, bgp=bgp)

@@ -46,31 +46,39 @@ def parallel_ok(devices: int, workers: int | None) -> int:
 
 
 def run[J, T](fn: Callable[[J], T], jobs: Sequence[J], workers: int, share: Any = None,
-              remote: Callable[[J], Any] | None = None, decode: Callable[[Any], T] | None = None) -> list[T]:
+              remote: Callable[[J], Any] | None = None, decode: Callable[[Any], T] | None = None,
+              consume: Callable[[int, T], T] | None = None) -> list[T]:
     """``[fn(job) for job in jobs]`` on ``workers`` processes when ``workers`` >= 2: this one and ``workers - 1``
     forked helpers take the next job from one counter until none is left, so the faster side does more. A
     helper runs ``remote(job)`` (default ``fn``) and sends its result back (pickled; exceptions too), where
     ``decode`` (default: as it is) turns it into ``fn``'s result; this process decodes the helpers' results
-    between its own jobs. The helpers are gone when this returns. ``share`` is what :func:`shared` returns in the
-    jobs."""
+    between its own jobs. ``consume(i, result)``, when given, is called here on each result in job order as soon
+    as it and those before it are in (while the helpers still read), and what it returns is kept in its place.
+    The helpers are gone when this returns. ``share`` is what :func:`shared` returns in the jobs."""
     global _shared, _job
     _shared = share
     try:
         if workers < 2 or len(jobs) < 2:
-            return [fn(job) for job in jobs]
+            return [fn(job) if consume is None else consume(i, fn(job)) for i, job in enumerate(jobs)]
         ctx = multiprocessing.get_context("fork")
         counter, results = ctx.Value("l", 0), ctx.Queue()
         _job = (remote or fn, jobs, counter, results)
-        out: list[Any] = [None] * len(jobs)
-        done = 0
+        out: list[Any] = [_PENDING] * len(jobs)
+        done = consumed = 0
+
+        def put(i: int, value: Any) -> None:
+            nonlocal done, consumed
+            out[i] = value
+            done += 1
+            while consume is not None and consumed < len(jobs) and out[consumed] is not _PENDING:
+                out[consumed] = consume(consumed, out[consumed])
+                consumed += 1
 
         def take(result: tuple[int, bool, Any]) -> None:
-            nonlocal done
             i, ok, value = result
             if not ok:
                 raise value
-            out[i] = decode(value) if decode is not None else value
-            done += 1
+            put(i, decode(value) if decode is not None else value)
 
         gc.freeze()  # the helpers' collector then leaves this process's objects (and their pages) alone
         helpers = [ctx.Process(target=_helper, daemon=True) for _ in range(workers - 1)]
@@ -78,8 +86,7 @@ def run[J, T](fn: Callable[[J], T], jobs: Sequence[J], workers: int, share: Any 
             for h in helpers:
                 h.start()
             while (i := _next(counter)) < len(jobs):
-                out[i] = fn(jobs[i])
-                done += 1
+                put(i, fn(jobs[i]))
                 while not results.empty():
                     take(results.get())
             while done < len(jobs):
@@ -103,6 +110,7 @@ def run[J, T](fn: Callable[[J], T], jobs: Sequence[J], workers: int, share: Any 
         _shared = _job = None
 
 
+_PENDING = object()  # a job whose result is not in yet
 _job: Any = None  # (the helpers' function, the jobs, the counter, the results queue), set before the fork
 
 

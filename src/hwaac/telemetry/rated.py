@@ -17,7 +17,7 @@ import numpy as np
 
 from hwaac.probe.model import ProbeResults
 from hwaac.telemetry import parallel
-from hwaac.telemetry.ends import EndPart, correlate_part
+from hwaac.telemetry.ends import EndPart, EndTable, correlate_part
 from hwaac.telemetry.framed import RatedFrame, rate_frames
 from hwaac.telemetry.frames import Frame, frame_to_snapshot
 from hwaac.telemetry.model import Snapshot
@@ -45,6 +45,7 @@ class Rated:
         probes: per sweep, by host, its active probes' results (each sweep's are a complete measurement).
         parts: the readings already correlated to the plan's link ends, in reading order (``readings`` is then
             empty): what :func:`read_rated` gives with an ``index``.
+        table: with ``parts``, their ends assembled as they came in (the parts then hold only their facts).
     """
 
     sweeps: list[tuple[str, float | None]]
@@ -55,6 +56,7 @@ class Rated:
     skipped: list[list[str]] = field(default_factory=list)
     probes: list[dict[str, ProbeResults]] = field(default_factory=list)
     parts: list[EndPart] | None = None
+    table: EndTable | None = None
 
 
 def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
@@ -163,7 +165,8 @@ def read_rated(folders: Sequence[str | Path], *, workers: int | None = None, ind
     the devices (of every folder) are cut into chunks, and each chunk's folders are read and rated (on a reader
     process for a large fabric, which sends back only the rated readings), so only one chunk's snapshots are
     held at a time. With ``index`` (the plan's), each chunk's readings are also correlated to the link ends
-    there, and come back as :attr:`Rated.parts` (columns) instead of readings. Raises
+    there, and come back as :attr:`Rated.parts` (columns) instead of readings, their ends put in
+    :attr:`Rated.table` in chunk order by this process while the others are still read. Raises
     :class:`~hwaac.telemetry.samples.SamplesError` as :func:`~hwaac.telemetry.samples.read_sweeps` does."""
     heads = open_folders(folders)
     devices = sorted({d for _, names in heads for d in names})
@@ -172,10 +175,21 @@ def read_rated(folders: Sequence[str | Path], *, workers: int | None = None, ind
     # serial too, a chunk at a time: only one chunk's snapshots are ever held
     jobs = parallel.chunks(devices, n) if n else [devices[i:i + SERIAL_CHUNK] for i in range(0, len(devices),
                                                                                             SERIAL_CHUNK)]
+    table = EndTable(2 * len(index.links)) if index is not None else None
+
+    def assemble(_: int, chunk: Rated) -> Rated:
+        """A chunk's ends into the table, in chunk order, while the other chunks are still read."""
+        if table is not None and chunk.parts is not None:
+            for part in chunk.parts:
+                table.add(part)
+            chunk.parts = [part.facts() for part in chunk.parts]
+        return chunk
+
     with parallel.no_collections():
-        parts = parallel.run(_rate_chunk, jobs, n, share, remote=_rate_chunk_packed, decode=_unpack)
+        parts = parallel.run(_rate_chunk, jobs, n, share, remote=_rate_chunk_packed, decode=_unpack,
+                             consume=assemble)
     out = Rated([(str(sweep.path), sweep.time) for sweep, _ in heads], skipped=[[] for _ in heads],
-                probes=[{} for _ in heads], parts=[] if index is not None else None)
+                probes=[{} for _ in heads], parts=[] if index is not None else None, table=table)
     for part in parts:
         # a folder without taken_at: its newest sample's time over every chunk (sweep_time of the whole sweep)
         for i, (_, pt) in enumerate(part.sweeps):

@@ -205,10 +205,11 @@ def correlate(index: LinkIndex, readings: Iterable[Interval | Snapshot]) -> Corr
     return from_parts(index, [correlate_part(index, readings)])
 
 
-def from_parts(index: LinkIndex, parts: Sequence[EndPart]) -> Correlation:
+def from_parts(index: LinkIndex, parts: Sequence[EndPart], table: EndTable | None = None) -> Correlation:
     """The correlation of parts correlated apart (:func:`~hwaac.telemetry.ends.correlate_part`, on reader
-    processes), in their order."""
-    table = EndTable.assemble(len(index.links) * 2, parts)
+    processes), in their order; ``table``: their ends, already assembled (the parts then need only their facts)."""
+    if table is None:
+        table = EndTable.assemble(len(index.links) * 2, parts)
     out = Correlation(index, table)
     sampled: set[str] = set()
     for part in parts:

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,28 @@ def test_a_failing_job_is_raised_here_and_no_process_is_left() -> None:
     assert parallel.run(_fails_on_three, [0, 1, 2], 2) == [0, 2, 4]
     with pytest.raises(ValueError, match="job 3"):
         parallel.run(_fails_on_three, list(range(8)), 2)
+    assert multiprocessing.active_children() == []
+
+
+def _slow_first(i: int) -> int:
+    if i == 0:
+        time.sleep(0.3)  # the other process meanwhile finishes the jobs after it
+    return i
+
+
+@one_thread
+@pytest.mark.parametrize("workers", [1, 2])
+def test_results_are_consumed_here_in_job_order(workers: int) -> None:
+    """What consume returns is kept, and it sees every result in job order, in this process, even when later
+    jobs end first."""
+    seen: list[tuple[int, int, int]] = []
+
+    def consume(i: int, result: int) -> int:
+        seen.append((i, result, os.getpid()))
+        return -result
+
+    assert parallel.run(_slow_first, list(range(6)), workers, consume=consume) == [0, -1, -2, -3, -4, -5]
+    assert seen == [(i, i, os.getpid()) for i in range(6)]
     assert multiprocessing.active_children() == []
 
 
