@@ -108,6 +108,15 @@ COUNTERS_DB_FIELDS = frozenset((
 ))
 
 
+# FRR show bgp summary json: the peer fields the reader reads (hwaac.telemetry.parsers.frr_bgp _peer; pfxSnt, msgRcvd
+# and msgSent for its reasons only); a family's own fields are all kept
+BGP_PEER_FIELDS = frozenset((
+    "state", "peerState", "idType", "scopeIfName", "remoteAs", "localAs", "hostname", "desc", "peerUptime",
+    "peerUptimeMsec", "peerUptimeEstablishedEpoch", "pfxRcd", "prefixReceivedCount", "pfxSnt",
+    "connectionsEstablished", "connectionsDropped", "msgRcvd", "msgSent",
+))
+
+
 def _ethtool_name(line):
     """The counter of an ``ethtool -S`` line ``name: value``; None for any other line (header, ethtool's errors)."""
     name, sep, _value = line.rpartition(":")
@@ -131,7 +140,8 @@ def _keep_lines(text, names, name_of):
 
 def _keep_ports(text):
     """A ``sonic-db-dump`` of COUNTERS_DB cut to its port name map and the port hashes it names, each with the
-    fields of COUNTERS_DB_FIELDS; text that is not such a dump is returned as it is."""
+    fields of COUNTERS_DB_FIELDS, in the flat layout (key -> fields: redis-dump-load's type, ttl and expireat
+    dropped); text that is not such a dump is returned as it is."""
     try:
         doc = json.loads(text)
     except ValueError:
@@ -139,27 +149,62 @@ def _keep_ports(text):
     ports = doc.get(PORT_NAME_MAP) if isinstance(doc, dict) else None
     if not isinstance(ports, dict):
         return text
-    wrapped = "value" in ports and "type" in ports  # redis-dump-load: {"type": "hash", "value": {...}, ...}
-    names = ports["value"] if wrapped else ports
-    if not isinstance(names, dict):
+    names = _fields(ports)
+    if names is None:
         return text
-    out = {PORT_NAME_MAP: ports}
+    out = {PORT_NAME_MAP: names}
     for oid in names.values():
         key = f"COUNTERS:{oid}"
-        entry = doc.get(key)
-        fields = entry.get("value") if wrapped and isinstance(entry, dict) else entry
-        if not isinstance(fields, dict):
-            continue
-        kept = {k: v for k, v in fields.items() if k in COUNTERS_DB_FIELDS}
-        out[key] = {**entry, "value": kept} if wrapped else kept
+        fields = _fields(doc.get(key))
+        if fields is not None:
+            out[key] = {k: v for k, v in fields.items() if k in COUNTERS_DB_FIELDS}
     return json.dumps(out, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def _fields(entry):
+    """A dump entry's hash: redis-dump-load's ``value`` ({"type": "hash", "value": {...}, ...}) or the entry itself;
+    None when it is not one."""
+    if isinstance(entry, dict) and "value" in entry and "type" in entry:
+        entry = entry["value"]
+    return entry if isinstance(entry, dict) else None
+
+
+def _keep_peer_fields(text):
+    """FRR's ``show bgp summary json`` with each peer cut to BGP_PEER_FIELDS (every family, VRF and other field
+    kept), written compactly; text that is not one such JSON document is returned as it is."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(doc, dict) or not _cut_peers(doc):
+        return text
+    return json.dumps(doc, separators=(",", ":")) + "\n"
+
+
+def _cut_peers(obj, depth=0):
+    """Cut the peers of every family in ``obj`` (a family, or families or VRFs of families) in place; whether any
+    peer was found."""
+    found = False
+    peers = obj.get("peers")
+    if isinstance(peers, dict):
+        for name, peer in peers.items():
+            if isinstance(peer, dict):
+                peers[name] = {k: v for k, v in peer.items() if k in BGP_PEER_FIELDS}
+                found = True
+    elif depth < 2:
+        for value in obj.values():
+            if isinstance(value, dict):
+                found = _cut_peers(value, depth + 1) or found
+    return found
 
 
 def filter_output(name, text):
     """What network health reads of tool ``name``'s output ``text``: ``ethtool`` and ``ib-counters`` keep the lines
     of the counters the readers map and every line that is not a counter (the same lines in the same order);
     ``counters-db`` keeps its JSON dump's port name map and port hashes with the fields the reader maps (queues,
-    router interfaces, buffers and the rest left out), re-serialised compactly. Other tools: ``text`` as it is."""
+    router interfaces, buffers and the rest left out), re-serialised compactly in the flat layout;
+    ``bgp-summary`` keeps of each peer the fields the reader reads, re-serialised compactly. Other tools: ``text``
+    as it is."""
     tool = split_tool(name)[0]
     if tool == "ethtool":
         return _keep_lines(text, ETHTOOL_NAMES, _ethtool_name)
@@ -167,6 +212,8 @@ def filter_output(name, text):
         return _keep_lines(text, SYSFS_NAMES, _sysfs_name)
     if tool == "counters-db":
         return _keep_ports(text)
+    if tool == "bgp-summary":
+        return _keep_peer_fields(text)
     return text
 
 

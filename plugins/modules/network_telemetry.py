@@ -96,9 +96,11 @@ options:
       - "C(ethtool) and C(ib-counters): the lines of the counters the readers map and every line that is not a
         counter line (the header, the tool's messages), the same lines in the same order (a ConnectX C(ethtool -S)
         keeps about 40 of its hundreds of per-channel lines). C(counters-db): the JSON dump's port name map and
-        the port hashes it names, with the SAI fields the reader maps, re-serialised compactly (queue, router
-        interface, buffer and other hashes are left out: read PFC watchdog storms with C(pfcwd)). Other tools
-        and outputs that are not the expected format: as printed."
+        the port hashes it names, with the SAI fields the reader maps, re-serialised compactly in the flat
+        layout (key to fields; queue, router interface, buffer and other hashes are left out: read PFC watchdog
+        storms with C(pfcwd)). C(bgp-summary): each peer with the fields the reader reads (state, AS numbers,
+        uptime, prefix and session counts), every family and VRF kept, re-serialised compactly. Other tools and
+        outputs that are not the expected format: as printed."
       - The name lists are in C(plugins/module_utils/telemetry_tools.py), shared with the readers.
       - Set to C(false) to get every output as the command printed it.
     type: bool

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from hwaac.health.parsers.infiniband import _LEGACY_FILES
+from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
 from hwaac.telemetry.parsers.host_ethtool import TABLE, _numbered, parse_mlx5_ethtool
 from hwaac.telemetry.parsers.host_rdma import PORT_COUNTERS, RDMA_COUNTERS, parse_ib_sysfs_counters
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db
 from hwaac.telemetry.parsers.sonic_sai_stats import PORT_STATS
-from hwaac.telemetry.tools import COUNTERS_DB_FIELDS, ETHTOOL_NAMES, SYSFS_NAMES, filter_output
+from hwaac.telemetry.tools import BGP_PEER_FIELDS, COUNTERS_DB_FIELDS, ETHTOOL_NAMES, SYSFS_NAMES, filter_output
 
 FIX = Path(__file__).parents[2] / "fixtures"
 ETHTOOL = sorted((FIX / "health" / "ethtool").glob("*/*.txt"))
@@ -94,3 +95,40 @@ def test_counters_db_filtered_keeps_the_port_counters(path: Path) -> None:
 ])
 def test_other_outputs_are_left_as_printed(name: str, text: str) -> None:
     assert filter_output(name, text) is text
+
+
+BGP = sorted((FIX / "telemetry" / "frr").glob("*bgp*summary*.json"))
+
+
+def _peers(doc: object) -> list[dict]:
+    """Every peer object of a summary document (families, VRFs of families)."""
+    if not isinstance(doc, dict):
+        return []
+    if isinstance(doc.get("peers"), dict):
+        return [p for p in doc["peers"].values() if isinstance(p, dict)]
+    return [p for v in doc.values() for p in _peers(v)]
+
+
+@pytest.mark.parametrize("path", BGP, ids=lambda p: p.name)
+def test_bgp_summary_filtered_reads_the_same(path: Path) -> None:
+    """The reader reads the same peers, states, counters and reasons from the filtered summary, which holds only
+    the kept fields of each peer; and the fields it drops are ones the reader never reads: junk in them changes
+    nothing (junk in a field it reads would be a reason)."""
+    raw = path.read_text()
+    kept = filter_output("bgp-summary", raw)
+    assert len(kept) < len(raw)
+    assert all(set(p) <= BGP_PEER_FIELDS for p in _peers(json.loads(kept)))
+    whole = parse_bgp_summary(raw, device="dev")
+    assert parse_bgp_summary(kept, device="dev") == whole
+    doc = json.loads(raw)
+    dropped = {k for p in _peers(doc) for k in p} - BGP_PEER_FIELDS
+    assert dropped  # every recorded FRR prints some (msgs queued, table version)
+    for p in _peers(doc):
+        p.update(dict.fromkeys(dropped & set(p), "junk"))
+    assert parse_bgp_summary(json.dumps(doc), device="dev") == whole
+
+
+@pytest.mark.parametrize("path", DUMPS, ids=lambda p: p.name)
+def test_counters_db_filtered_is_the_flat_layout(path: Path) -> None:
+    doc = json.loads(filter_output("counters-db", path.read_text()))
+    assert all(isinstance(v, dict) and not {"type", "value", "ttl", "expireat"} & set(v) for v in doc.values())
