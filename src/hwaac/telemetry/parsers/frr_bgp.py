@@ -333,6 +333,7 @@ _NONE = type(None)
 _INT, _INT_OR_NONE, _STR, _NONE_ONLY = {int}, {int, _NONE}, {str}, {_NONE}
 _OPTIONAL_INTS = ("pfxSnt", "msgRcvd", "msgSent")  # _PEER_INTS read for the reasons only
 _AS_TEXT: dict[int | None, str] = {None: ""}  # remote AS -> its state word
+_STATE_WORDS = ("bgp_state", "peer_state", "vrf", "hostname", "remote_as")  # a peer's state words, in order
 
 
 def _families(doc: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], str]] | None:
@@ -479,8 +480,10 @@ def read_bgp_summary_frame(raw: str, *, device: str = "", version: str | None = 
         keys = names if vrf == DEFAULT_VRF else [f"{vrf}/{n}" for n in names]
         if at.keys().isdisjoint(keys):  # the usual: every peer in one family
             at.update(zip(keys, range(len(states), len(states) + len(keys)), strict=True))
-            states += [{"bgp_state": a, "peer_state": b, "vrf": vrf, "hostname": c, "remote_as": d}
-                       for a, b, c, d in zip(fsm, peer_state, hosts, remote_as, strict=True)]
+            rows = list(zip(fsm, peer_state, hosts, remote_as, strict=True))
+            # one dict for the peers of the same words (a switch's peers share a few): read only, as frames are
+            shared = {row: dict(zip(_STATE_WORDS, (*row[:2], vrf, *row[2:]), strict=True)) for row in set(rows)}
+            states += map(shared.__getitem__, rows)
             established += est
             dropped += drop
             continue
@@ -493,7 +496,7 @@ def read_bgp_summary_frame(raw: str, *, device: str = "", version: str | None = 
                 established.append(est[i])
                 dropped.append(drop[i])
             elif states[row]["bgp_state"] == ESTABLISHED and fsm[i] != ESTABLISHED:  # _merge: not Established wins
-                states[row]["bgp_state"], states[row]["peer_state"] = fsm[i], peer_state[i]
+                states[row] = {**states[row], "bgp_state": fsm[i], "peer_state": peer_state[i]}  # shared: a copy
     values = np.empty((len(states), 2 if states else 0), dtype=np.uint64)
     try:
         if states:
