@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
+from operator import attrgetter
 from pathlib import Path
 
 from hwaac.probe.model import ProbeResults, read_results, recent
@@ -221,11 +222,11 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
     holds, which are not read again here; the ones read here are added. ``frames``: see :func:`add_output`."""
     root, time = sweep.path, sweep.time
     for device in devices:
-        with os.scandir(root / device) as found:  # the entries' types come with the listing: no stat per file
-            entries = sorted(found, key=lambda e: e.name)
+        with os.scandir(f"{root}/{device}") as found:  # the entries' types come with the listing: no stat per file
+            entries = sorted(found, key=_NAME)
         ports: list[tuple[str, str, str, float, str]] = []  # a node's ethtool@PORT outputs, read together
         for entry in entries:
-            stem, suffix = os.path.splitext(entry.name)
+            stem, suffix = _split_suffix(entry.name)
             if suffix not in EXTENSIONS or not entry.is_file():
                 sweep.skipped.append(f"{entry.path}: not a .txt, .json or .out file")
                 continue
@@ -250,6 +251,13 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
 
 
 _ETHTOOL_AT = "ethtool@"
+_NAME = attrgetter("name")
+
+
+def _split_suffix(name: str) -> tuple[str, str]:
+    """``os.path.splitext`` of a file name (a leading dot is no suffix), without its generic path handling."""
+    stem, dot, ext = name.rpartition(".")
+    return (stem, dot + ext) if stem.strip(".") else (name, "")
 
 
 _FIRST_READ = 1 << 16  # most outputs fit: one read

@@ -3,10 +3,12 @@ newlines), byte for byte, for every newline and encoding a pasted or transferred
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from hwaac.telemetry import samples
 from hwaac.telemetry.samples import read_text
 
 CASES = [
@@ -38,3 +40,9 @@ def test_read_text_reads_a_file_of_any_size_whole(tmp_path: Path, size: int) -> 
     path = tmp_path / "big.txt"
     path.write_bytes(data)
     assert read_text(str(path)) == data.decode()
+
+
+@pytest.mark.parametrize("name", ["a.txt", "a.b.txt", ".txt", "..txt", "noext", "a.", ".hidden.txt", "...",
+                                  "x..json", "ethtool@rail0.txt", "counters-db.json"])
+def test_a_file_name_splits_as_splitext_splits_it(name: str) -> None:
+    assert samples._split_suffix(name) == os.path.splitext(name)
