@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
 from itertools import repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
@@ -92,6 +92,7 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
     merged: dict[int, PortRates] = {}  # every other end
     seconds: dict[int, float] = {}
     sampled: dict[str, None] = {}
+    blocks: list[tuple[int, list[int]]] = []  # frames whose every row began an end, with the rows' end codes
     find = index.find
 
     def take(code: int) -> PortRates:
@@ -108,8 +109,11 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
             f = len(frames)
             frames.append(r)
             codes = index.codes(device, r.rows)
-            if _fresh_rows(f, codes, rows_of, merged, overlay):  # the usual: ends of frame rows only, in one pass
+            fresh = _fresh_rows(f, codes, rows_of, merged, overlay)
+            if fresh:  # the usual: ends of frame rows only, in one pass
                 seconds.update(zip(codes, repeat(r.seconds)))
+                if fresh == _BEGAN:
+                    blocks.append((f, codes))  # type: ignore[arg-type]
                 continue
             for row, port in enumerate(r.rows):
                 code = codes[row]
@@ -130,7 +134,7 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
             ports: Iterable[PortRates] = r.ports.values()
             secs = math.nan if r.seconds is None else r.seconds
         elif isinstance(r, Frame):  # a reading of one sweep: its state words (a frame has no gauge)
-            states = r.state if r.state is not None else [{}] * len(r.ports)
+            states = _judged_rows(r.state) or [{}] * len(r.ports)
             codes = index.codes(device, r.ports)
             ends = set(codes)
             if None not in ends and len(ends) == len(codes) and rows_of.keys() >= ends \
@@ -154,6 +158,7 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
                 if pr.rates or pr.why:
                     merged[code] = _merge(take(code), pr)
                 else:  # state and gauges only: the rows stay as they are
+                    pr = PortRates(pr.port, pr.rates, pr.why, pr.gauges, _judged(pr.state))
                     extra = overlay.get(code)
                     overlay[code] = pr if extra is None else _merge(extra, pr)
             elif code in merged:
@@ -163,7 +168,7 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
             if secs is not None:
                 seconds[code] = secs
     out.sampled = list(sampled)
-    _frame_rows(out, frames, rows_of, overlay, seconds)
+    _frame_rows(out, frames, rows_of, overlay, seconds, blocks)
     groups: dict[Layout, list[int]] = {}
     for code, pr in merged.items():
         groups.setdefault((tuple(pr.rates), tuple(pr.gauges)), []).append(code)
@@ -181,24 +186,28 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
     return out
 
 
+_BEGAN, _ADDED = 2, 1  # _fresh_rows: every row began an end; every row added to ends of frame rows
+
+
 def _fresh_rows(f: int, codes: list[int | None], rows_of: dict[int, list[tuple[int, int]]],
-                merged: dict[int, PortRates], overlay: dict[int, PortRates]) -> bool:
-    """Add the rows of frame ``f`` (their end ``codes``) to ``rows_of`` in one pass and say so, when every row has
-    a planned end of its own that has only frame rows so far; False, and nothing added, otherwise (the caller then
-    goes row by row)."""
+                merged: dict[int, PortRates], overlay: dict[int, PortRates]) -> int:
+    """Add the rows of frame ``f`` (their end ``codes``) to ``rows_of`` in one pass when every row has a planned
+    end of its own that has only frame rows so far: :data:`_BEGAN` when each row began its end, else
+    :data:`_ADDED`; 0, and nothing added, otherwise (the caller then goes row by row)."""
     ends = set(codes)
     if None in ends or len(ends) != len(codes) or not merged.keys().isdisjoint(ends) \
             or not overlay.keys().isdisjoint(ends):
-        return False
+        return 0
     at = zip(repeat(f), range(len(codes)), strict=False)  # repeat: endless
     if rows_of.keys().isdisjoint(ends):
         rows_of.update(zip(codes, map(list, zip(at)), strict=True))  # type: ignore[arg-type]
-    elif rows_of.keys() >= ends:
+        return _BEGAN
+    if rows_of.keys() >= ends:
         deque(map(list.append, map(rows_of.__getitem__, codes), at), maxlen=0)  # type: ignore[arg-type]
     else:
         for code, row in zip(codes, at, strict=True):
             rows_of.setdefault(code, []).append(row)  # type: ignore[arg-type]
-    return True
+    return _ADDED
 
 
 def _join_layouts(part: EndPart) -> None:
@@ -225,11 +234,32 @@ def _join_layouts(part: EndPart) -> None:
 
 
 def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[tuple[int, int]]],
-                overlay: dict[int, PortRates], seconds: dict[int, float]) -> None:
-    """The ends made of frame rows (and state or gauges), into ``out``'s groups: an end of one row is gathered
-    from its frame, an end of several rows merged by name with the others of the same frames' names."""
-    name_ids: dict[tuple[str, ...], int] = {}
+                overlay: dict[int, PortRates], seconds: dict[int, float],
+                blocks: Sequence[tuple[int, list[int]]] = ()) -> None:
+    """The ends made of frame rows (and state or gauges, their words judged), into ``out``'s groups: a frame
+    whose rows are each still a whole end (``blocks``: a switch's counters, perhaps with its intf-status state)
+    taken as it is, an end of one row gathered from its frame, an end of several rows merged by name with the
+    others of the same frames' names."""
     frame_states = [_judged_rows(fr.state) for fr in frames]
+    for f, codes in blocks:
+        extras = list(map(overlay.get, codes))
+        lengths = list(map(len, map(rows_of.get, codes, repeat(()))))
+        if lengths.count(1) != len(codes) or any(e is not None and e.gauges for e in extras):
+            continue  # a row merged with another reading since: the ends below
+        fr, n = frames[f], len(codes)
+        out.groups.append((fr.names, (), np.array(codes, dtype=np.int64).tobytes(), fr.rates.tobytes(), b""))
+        out.ports.extend(fr.rows)
+        st = frame_states[f]
+        if st is None and None not in extras:
+            out.states.extend(map(_STATE, extras))
+        else:
+            firsts = st if st is not None else repeat({})
+            out.states.extend(_over(first, e.state) if e is not None else first
+                              for first, e in zip(firsts, extras, strict=False))
+        out.why.extend([{}] * n)  # no None rate: one empty dict, read only
+        out.seconds.extend([fr.seconds] * n)
+        deque(map(rows_of.pop, codes), maxlen=0)
+    name_ids: dict[tuple[str, ...], int] = {}
     frame_names = [name_ids.setdefault(fr.names, len(name_ids)) for fr in frames]
     groups: dict[tuple[object, ...], list[int]] = {}
     for code, rows in rows_of.items():
@@ -265,7 +295,7 @@ def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[
             out.ports.extend(map(fr.rows.__getitem__, at))
             st = frame_states[kind]
             firsts = map(st.__getitem__, at) if st is not None else repeat({})
-            out.states.extend(_over(first, _judged(e.state)) if e is not None else first
+            out.states.extend(_over(first, e.state) if e is not None else first
                               for first, e in zip(firsts, extras, strict=False))
         else:
             for rows, e in zip(parts, extras, strict=True):
@@ -275,7 +305,7 @@ def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[
                 for f, row in rows:
                     st = frame_states[f]
                     state = _over(state, st[row] if st is not None else {})
-                out.states.append(_over(state, _judged(e.state)) if e is not None else state)
+                out.states.append(_over(state, e.state) if e is not None else state)
         out.why.extend([{}] * n)  # no None rate: one empty dict, read only
         out.seconds.extend(map(seconds.__getitem__, codes))
 
@@ -473,6 +503,7 @@ class EndTable(Sequence[PortRates | None]):
 
 
 _itemgetter1 = itemgetter(1)
+_STATE = attrgetter("state")
 
 
 def _value(v: Any) -> float | None:

@@ -43,6 +43,14 @@ def _status(device: str, ports: dict[str, str]) -> Snapshot:
     return s
 
 
+def _words(device: str, ports: dict[str, str]) -> Snapshot:
+    """State words only (intf-status as the frame reader keeps it, no gauge)."""
+    s = Snapshot("show interfaces status", device)
+    for port, oper in ports.items():
+        s.ports[port] = PortSample(port, state={"oper": oper, "admin": "up", "speed": "400G"})
+    return s
+
+
 def _readings() -> list[Interval | Snapshot]:
     return [
         _counters(LEAF, "portstat", {"Ethernet0": {"rx_ok": 100, "rx_err": 5, "rx_drop": None},
@@ -137,6 +145,14 @@ MERGE_CASES = [
                                    _counters(LEAF, "pfcstat", {"Ethernet0": {"pfc3_rx": 20, "rx_ok": None}})]),
     ("an interval, then a frame", [_counters(LEAF, "pfcstat", {"Ethernet0": {"pfc3_rx": 20, "rx_ok": None}}),
                                    _frame(LEAF, "counters", ["Ethernet0", "Ethernet4"], ("rx_ok", "tx_ok"), 1)]),
+    ("a switch's frame, then its state", [_frame(LEAF, "counters", ["Ethernet0", "Ethernet4"], ("rx_ok",), 1,
+                                                 [{"pfcwd3_status": "stormed"}, {}]),
+                                          _words(LEAF, {"Ethernet0": "up", "Ethernet4": "down"})]),
+    ("a switch's frame, then the state of one port", [_frame(LEAF, "counters", ["Ethernet0", "Ethernet4"],
+                                                             ("rx_ok", "tx_ok"), 1),
+                                                      _words(LEAF, {"Ethernet4": "down"})]),
+    ("a switch's frame, then state and gauges", [_frame(LEAF, "counters", ["Ethernet0", "Ethernet4"], ("rx_ok",), 1),
+                                                 _status(LEAF, {"Ethernet0": "up", "Ethernet4": "down"})]),
 ]
 
 
