@@ -23,7 +23,16 @@ from hwaac.telemetry.frames import Frame, frame_to_snapshot
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers.frr_routes import RouteTable
 from hwaac.telemetry.rates import Discontinuity, Interval, PortRates, interval
-from hwaac.telemetry.samples import LATEST_ONLY, Sweep, from_plain, open_folders, plain, read_devices, sweep_time
+from hwaac.telemetry.samples import (
+    ETHTOOL_STACK,
+    LATEST_ONLY,
+    Sweep,
+    from_plain,
+    open_folders,
+    plain,
+    read_devices,
+    sweep_time,
+)
 from hwaac.telemetry.topology import LinkIndex
 
 Reading = Interval | Snapshot | RatedFrame | Frame
@@ -217,10 +226,40 @@ def _rate_chunk(devices: Sequence[str]) -> Rated:
     sweeps = [read_devices(Sweep(Path(folder), time), [d for d in devices if d in names], later=later,
                            frames=index is not None)
               for folder, time, names in reversed(folders)]
+    _unstack_unpaired(sweeps)
     out = rate(sweeps[::-1])
     if index is not None:
         out.parts, out.readings = [correlate_part(index, out.readings)], []
     return out
+
+
+def _unstack_unpaired(sweeps: Sequence[Sweep]) -> None:
+    """A node's ``ethtool@PORT`` outputs read as one frame (:data:`~hwaac.telemetry.samples.ETHTOOL_STACK`) are
+    rated as one where every sweep that holds the node's outputs holds such a frame of the same ports and names;
+    anywhere else (an output of one sweep read port by port, a port or counter more in one sweep) each sweep's
+    frame is split back into its ports' frames, in place, and each port is rated on its own (and says why)."""
+    stacks: dict[str, list[tuple[Sweep, Frame]]] = {}
+    for sweep in sweeps:
+        for (device, stem), (frame, _) in sweep.frames.items():
+            if stem == ETHTOOL_STACK:
+                stacks.setdefault(device, []).append((sweep, frame))
+    if not stacks:
+        return
+    alone = {device for sweep in sweeps for device, stem in (*sweep.frames, *sweep.snapshots)
+             if stem.startswith(_ETHTOOL_AT) and stem != ETHTOOL_STACK and device in stacks}
+    for device, held in stacks.items():
+        first = held[0][1]
+        if device not in alone and all(f.ports == first.ports and f.names == first.names for _, f in held):
+            continue
+        for sweep, frame in held:
+            _, when = sweep.frames.pop((device, ETHTOOL_STACK))
+            for i, port in enumerate(frame.ports):
+                sweep.frames[(device, f"{_ETHTOOL_AT}{port}")] = (
+                    Frame(frame.tool, frame.device, frame.taken_at, frame.version, [port], frame.names,
+                          frame.values[i:i + 1], None), when)
+
+
+_ETHTOOL_AT = "ethtool@"
 
 
 def _rate_chunk_packed(devices: Sequence[str]) -> bytes:

@@ -27,6 +27,7 @@ from hwaac.telemetry.parsers.host_ethtool import (
     parse_mlx5_ethtool,
     read_mlx5_ethtool_frame,
     read_mlx5_ethtool_frames,
+    read_mlx5_ethtool_stack,
 )
 from hwaac.telemetry.parsers.host_mlxlink import parse_mlxlink
 from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, parse_rdma_statistic, read_ib_sysfs_frame
@@ -105,7 +106,8 @@ class Sweep:
         probes: by host, its active probe results (``probe.json``; a complete measurement per sweep).
         skipped: files not read, each with the reason.
         frames: by (device, file stem), outputs read into columns (:func:`read_devices` with ``frames``), each in
-            place of its snapshot.
+            place of its snapshot; a node's ``ethtool@PORT`` outputs of one time as one frame under
+            :data:`ETHTOOL_STACK`.
     """
 
     path: Path
@@ -240,6 +242,11 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
                 ports.append((stem, stem[len(_ETHTOOL_AT):], raw, when, entry.path))
                 continue
             add_output(sweep, device, stem, raw, when, json_file=suffix == ".json", where=entry.path, frames=frames)
+        if len(ports) > 1 and len({when for *_, when, _ in ports}) == 1:  # one time: rated as one frame
+            stack = read_mlx5_ethtool_stack([(port, raw) for _, port, raw, _, _ in ports], device=device)
+            if stack is not None:
+                sweep.frames[(device, ETHTOOL_STACK)] = (stack, ports[0][3])
+                ports = []
         if ports:
             read = read_mlx5_ethtool_frames([(port, raw) for _, port, raw, _, _ in ports], device=device)
             for (stem, _, raw, when, path), frame in zip(ports, read, strict=True):
@@ -251,6 +258,8 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
 
 
 _ETHTOOL_AT = "ethtool@"
+# the key (in Sweep.frames) of a node's ethtool@PORT outputs read together as one frame (its ports in file order)
+ETHTOOL_STACK = "ethtool@*"
 _NAME = attrgetter("name")
 
 
@@ -395,6 +404,7 @@ def _read_outputs(job: tuple[int, Sequence[str]]) -> tuple[int, Sweep]:
     return index, sweep
 
 
-__all__ = ["BGP", "LATEST_ONLY", "PORT_READERS", "PROBE", "READERS", "ROUTES", "TIME_FILE", "SamplesError", "Sweep",
-           "add_output", "from_plain", "open_folders", "pack", "plain", "read_devices", "read_sweep", "read_sweeps",
-           "sweep_from_outputs", "sweep_time", "sweeps_from_outputs", "unpack", "valid_names"]
+__all__ = ["BGP", "ETHTOOL_STACK", "LATEST_ONLY", "PORT_READERS", "PROBE", "READERS", "ROUTES", "TIME_FILE",
+           "SamplesError", "Sweep", "add_output", "from_plain", "open_folders", "pack", "plain", "read_devices",
+           "read_sweep", "read_sweeps", "sweep_from_outputs", "sweep_time", "sweeps_from_outputs", "unpack",
+           "valid_names"]

@@ -142,3 +142,7 @@ def test_a_gpu_node_s_ethtool_outputs_read_together_as_one_by_one(
     for k, outputs in hosts.items():
         together = host_ethtool.read_mlx5_ethtool_frames(outputs, device="dev")
         assert together == alone[k] and None not in together
+        stack = host_ethtool.read_mlx5_ethtool_stack(outputs, device="dev")  # the same, as one frame
+        assert stack is not None and stack.ports == [port for port, _ in outputs]
+        assert all(stack.names == f.names for f in together if f is not None)
+        assert np.array_equal(stack.values, np.vstack([f.values for f in together if f is not None]))

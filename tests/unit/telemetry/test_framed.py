@@ -50,6 +50,14 @@ def spied(monkeypatch: pytest.MonkeyPatch) -> None:
             framed_reads.append("ethtool")
         return frames
     monkeypatch.setattr(samples, "read_mlx5_ethtool_frames", ports)
+    stacked = samples.read_mlx5_ethtool_stack  # the same, as one frame of the node's ports
+
+    def stack(outputs: list[tuple[str, str]], **kw: str) -> Frame | None:
+        frame = stacked(outputs, **kw)
+        if frame is not None and "ethtool" not in framed_reads:
+            framed_reads.append("ethtool")
+        return frame
+    monkeypatch.setattr(samples, "read_mlx5_ethtool_stack", stack)
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +190,47 @@ def test_a_nodes_ethtool_outputs_read_together_leave_the_odd_one_to_the_parser(t
     assert snap.ports["rail1"].counters["rx_crc"] is None  # read by the parser, N/A as unreadable
     frame, _ = sweep.frames[("gpu1", "ethtool@rail2")]
     assert frame_to_snapshot(frame) == samples.PORT_READERS["ethtool"][0](plain, port="rail2", device="gpu1")
+
+
+def _append(path: Path, line: str) -> None:
+    path.write_text(path.read_text() + line)
+
+
+# a GPU node's ethtool outputs that are not rated as one frame of its ports: (what, edit of the copied sweeps)
+UNSTACKED = [
+    ("one port's output of one sweep read port by port", lambda s1, s2, node: _append(
+        s2 / node / "ethtool@rail3.txt", "     rx_vport_unicast_packets: 7\n")),
+    ("a counter more on every port in the later sweep", lambda s1, s2, node: [_append(
+        p, "     rx_prio3_pause: 7\n") for p in sorted((s2 / node).glob("ethtool@*.txt"))]),
+    ("a port more in the later sweep", lambda s1, s2, node: (s2 / node / "ethtool@rail8.txt").write_text(
+        (s2 / node / "ethtool@rail0.txt").read_text())),
+    ("a port's output missing in the earlier sweep", lambda s1, s2, node: (s1 / node / "ethtool@rail5.txt").unlink()),
+]
+
+
+@pytest.mark.parametrize(("what", "edit"), UNSTACKED, ids=[u[0] for u in UNSTACKED])
+def test_a_node_s_ports_not_rated_as_one_frame_judge_as_snapshots(
+        fabric: tuple[Plan, list[Path]], tmp_path: Path, what: str, edit: Callable[..., object]) -> None:
+    """A node's ethtool outputs are one frame in a sweep that reads them all plainly; where the other sweep does
+    not hold the same frame, each port is rated on its own, as the snapshots are."""
+    import shutil
+
+    plan, folders = fabric
+    copies = [Path(shutil.copytree(f, tmp_path / f.name)) for f in folders]
+    node = next(p.name for p in sorted(copies[1].iterdir()) if p.name.startswith("gpu"))
+    edit(*copies, node)
+    index = LinkIndex(plan)
+    objects, framed = _assess(plan, copies, None, 1), _assess(plan, copies, index, 1)
+    assert framed.report.to_dict() == objects.report.to_dict()
+    assert list(framed.corr.ends) == list(objects.corr.ends)
+    assert framed.corr.errors == objects.corr.errors and framed.corr.unplanned == objects.corr.unplanned
+
+
+def test_a_node_s_ports_in_both_sweeps_are_one_rated_frame(fabric: tuple[Plan, list[Path]]) -> None:
+    _, folders = fabric
+    node = next(p.name for p in sorted(folders[1].iterdir()) if p.name.startswith("gpu"))
+    sweeps = [samples.read_devices(samples.Sweep(f, float(i)), [node], frames=True) for i, f in enumerate(folders)]
+    assert all((node, samples.ETHTOOL_STACK) in s.frames for s in sweeps)
+    got = rated.rate(sweeps)
+    stacked = [r for r in got.readings if isinstance(r, RatedFrame) and r.tool == "ethtool -S"]
+    assert len(stacked) == 1 and stacked[0].rows == [f"rail{i}" for i in range(8)]

@@ -188,26 +188,40 @@ def read_mlx5_ethtool_frames(outputs: Sequence[tuple[str, str]], *, device: str 
     """:func:`read_mlx5_ethtool_frame` of each ``(port, raw)`` of one host, the same frames, read together where the
     outputs print the same names the same way (a host's ports, one driver): one split, one check and one conversion
     for them all, as for one output of every port. Otherwise, and for a value that is no count, one by one."""
+    stack = read_mlx5_ethtool_stack(outputs, device=device, version=version)
+    if stack is not None:
+        return [Frame(TOOL, device, None, version or "", [port], stack.names, stack.values[i:i + 1], None)
+                for i, (port, _) in enumerate(outputs)]
+    return [read_mlx5_ethtool_frame(raw, port=port, device=device, version=version) for port, raw in outputs]
+
+
+def read_mlx5_ethtool_stack(outputs: Sequence[tuple[str, str]], *, device: str = "", version: str | None = None
+                            ) -> Frame | None:
+    """The frames :func:`read_mlx5_ethtool_frames` reads together, as one frame of every port (a row each, in
+    ``outputs`` order): what a host's ports are rated as. None when they are not read together (two or more
+    outputs that print the same names the same way, every value a count)."""
     raws = [raw for _, raw in outputs]
     first = raws[0] if raws and type(raws[0]) is str else ""
     header = first.startswith(_HEADER)
     at = len(_HEADER) if header else 0
-    text = ""
-    if len(raws) > 1 and all(type(r) is str and r.endswith("\n") and r.startswith(_HEADER) == header for r in raws):
-        text = "".join([r[at:] for r in raws]) if header else "".join(raws)
+    if len(raws) < 2 or not all(type(r) is str and r.endswith("\n") and r.startswith(_HEADER) == header
+                                for r in raws):
+        return None
+    text = "".join([r[at:] for r in raws]) if header else "".join(raws)
     tokens = text.split()
-    lines = len(tokens) // (2 * len(raws)) if raws else 0
-    if lines and len(tokens) == 2 * lines * len(raws) and all(r.count("\n") == lines + header for r in raws):
-        indent = first[at:first.find(tokens[0], at)]
-        names, texts = tokens[0::2], tokens[1::2]
-        if text == _form(False, indent, lines, True, len(raws)) % tuple(tokens) and names == names[:lines] * len(raws):
-            layout = _layout(names[:lines], first[:at], indent, outputs[0][0])
-            values = None if layout is None else _values(layout, texts, ",".join(texts), lines)
-            if layout is not None and values is not None:
-                return [Frame(TOOL, device, None, version or "", [port], layout.names, values[i:i + 1], None)
-                        for i, (port, _) in enumerate(outputs)]
-    return [read_mlx5_ethtool_frame(raw, port=port, device=device, version=version) for port, raw in outputs]
+    lines = len(tokens) // (2 * len(raws))
+    if not lines or len(tokens) != 2 * lines * len(raws) or any(r.count("\n") != lines + header for r in raws):
+        return None
+    indent = first[at:first.find(tokens[0], at)]
+    names, texts = tokens[0::2], tokens[1::2]
+    if text != _form(False, indent, lines, True, len(raws)) % tuple(tokens) or names != names[:lines] * len(raws):
+        return None
+    layout = _layout(names[:lines], first[:at], indent, outputs[0][0])
+    values = None if layout is None else _values(layout, texts, ",".join(texts), lines)
+    if layout is None or values is None:
+        return None
+    return Frame(TOOL, device, None, version or "", [port for port, _ in outputs], layout.names, values, None)
 
 
 __all__ = ["PORT_COUNTERS", "TABLE", "TOOL", "parse_mlx5_ethtool", "read_mlx5_ethtool_frame",
-           "read_mlx5_ethtool_frames"]
+           "read_mlx5_ethtool_frames", "read_mlx5_ethtool_stack"]
