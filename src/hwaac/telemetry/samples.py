@@ -208,7 +208,8 @@ def open_folders(folders: Sequence[str | Path]) -> list[tuple[Sweep, list[str]]]
         tf = root / TIME_FILE
         if tf.is_file():
             sweep.time = _time(tf)
-        devices = sorted(p.name for p in root.iterdir() if p.is_dir())
+        with os.scandir(root) as found:  # the entries' types come with the listing: no stat per device
+            devices = sorted(e.name for e in found if e.is_dir())
         if not devices:
             raise SamplesError(f"{root}: no device folder (expected DIR/<device>/<tool>.txt with tool one of "
                                f"{valid_names()})")
