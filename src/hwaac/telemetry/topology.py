@@ -7,10 +7,11 @@ two dict look-ups. Names are normalised where tools differ (a switch port's SONi
 
 from __future__ import annotations
 
-import ipaddress
+import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import attrgetter
 
 import numpy as np
 
@@ -123,16 +124,15 @@ class LinkIndex:
     def kinds(self) -> np.ndarray:
         """Per link: its kind as its position in :data:`LINK_KINDS` (int8)."""
         code = {k: i for i, k in enumerate(LINK_KINDS)}
-        return np.fromiter((code[link.kind] for link in self.links), np.int8, len(self.links))
+        return np.fromiter(map(code.__getitem__, map(_KIND, self.links)), np.int8, len(self.links))
 
     @cached_property
     def owners(self) -> tuple[list[str], np.ndarray]:
         """(the switches the links are gathered under, in the order of their first link in the plan; per link, its
         owner's position there, int64): a link's leaf (:attr:`leaf_of`), else its end ``a`` (a spine)."""
-        ids: dict[str, int] = {}
-        at = np.fromiter((ids.setdefault(leaf or link.a_device, len(ids))
-                          for leaf, link in zip(self.leaf_of, self.links, strict=True)), np.int64, len(self.links))
-        return list(ids), at
+        names = [leaf or link.a_device for leaf, link in zip(self.leaf_of, self.links, strict=True)]
+        ids = {name: i for i, name in enumerate(dict.fromkeys(names))}  # in the order of their first link
+        return list(ids), np.fromiter(map(ids.__getitem__, names), np.int64, len(names))
 
     @cached_property
     def uplinks(self) -> dict[str, int]:
@@ -150,16 +150,24 @@ class LinkIndex:
         out: dict[str, str] = {}
         for link in self.links:
             if link.kind == "host":
-                out[f"{ipaddress.IPv4Address(link.network)}/{link.prefixlen}"] = link.b_device
+                out[f"{_dotted(link.network)}/{link.prefixlen}"] = link.b_device
         for sw in self.plan.switches:
             if sw.role == "leaf":
-                out[f"{ipaddress.IPv4Address(sw.loopback)}/32"] = sw.name
+                out[f"{_dotted(sw.loopback)}/32"] = sw.name
         return out
 
     def end_name(self, code: int) -> tuple[str, str]:
         """(device, port) of an end code."""
         link = self.links[code >> 1]
         return (link.b_device, link.b_port) if code & 1 else (link.a_device, link.a_port)
+
+
+_KIND = attrgetter("kind")
+
+
+def _dotted(address: int) -> str:
+    """An IPv4 address as ``ipaddress.IPv4Address`` prints it (dotted decimal), without building the object."""
+    return socket.inet_ntoa(address.to_bytes(4, "big"))
 
 
 def _host_aliases(plan: Plan) -> dict[str, str]:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 
 import pytest
 
 from hwaac.plan import Plan, build_plan
+from hwaac.telemetry import topology
 from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.parsers.sonic_intf_status import parse_interface_status
 from hwaac.telemetry.rates import interval
@@ -128,3 +130,17 @@ def test_correlate_a_real_status_output_on_a_planned_leaf(index: LinkIndex) -> N
     attached = sum(1 for e in c.ends if e is not None)
     assert attached + len(c.unplanned) == len(snap.ports) and attached > 0
     assert all(index.find(LEAF0, p) is None for _, p, _ in c.unplanned)
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0", "10.0.0.1", "172.16.255.254", "255.255.255.255", "192.168.1.10"])
+def test_an_address_prints_as_ipaddress_prints_it(address: str) -> None:
+    assert topology._dotted(int(ipaddress.IPv4Address(address))) == address
+
+
+def test_leaf_prefixes_are_the_host_networks_and_loopbacks_as_frr_prints_them() -> None:
+    plan = build_plan(load_intent(DEMO))
+    got = LinkIndex(plan).leaf_prefixes
+    want = {str(ipaddress.IPv4Network((link.network, link.prefixlen))): link.b_device
+            for link in plan.links if link.kind == "host"}
+    want.update({f"{ipaddress.IPv4Address(s.loopback)}/32": s.name for s in plan.switches if s.role == "leaf"})
+    assert got == want and len(got) > 16
