@@ -186,8 +186,11 @@ def read_rated(folders: Sequence[str | Path], *, workers: int | None = None, ind
                                                                                             SERIAL_CHUNK)]
     table = EndTable(2 * len(index.links)) if index is not None else None
 
-    def assemble(_: int, chunk: Rated) -> Rated:
-        """A chunk's ends into the table, in chunk order, while the other chunks are still read."""
+    def assemble(i: int, chunk: Rated) -> Rated:
+        """A chunk's ends into the table, in chunk order, while the other chunks are still read (and, after the
+        first, the index's lookups the judgement reads)."""
+        if i == 1 and index is not None and n:
+            index.build_lookups()
         if table is not None and chunk.parts is not None:
             for part in chunk.parts:
                 table.add(part)

@@ -156,6 +156,13 @@ class LinkIndex:
                 out[f"{_dotted(sw.loopback)}/32"] = sw.name
         return out
 
+    def build_lookups(self) -> None:
+        """Build the lookups the judgement reads (:attr:`leaf_of`, :attr:`kinds`, :attr:`owners`, :attr:`uplinks`,
+        :attr:`leaf_prefixes`) now rather than on first use: :func:`~hwaac.telemetry.rated.read_rated` has them
+        built while its helper processes read."""
+        for name in ("leaf_of", "kinds", "owners", "uplinks", "leaf_prefixes"):
+            getattr(self, name)  # a cached property: built once, kept
+
     def end_name(self, code: int) -> tuple[str, str]:
         """(device, port) of an end code."""
         link = self.links[code >> 1]
