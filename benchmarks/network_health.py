@@ -52,7 +52,7 @@ from hwaac.telemetry import parallel, tools
 from hwaac.telemetry.fabric_health import FabricHealth, assess, judge
 from hwaac.telemetry.rated import read_rated
 from hwaac.telemetry.samples import read_sweeps
-from hwaac.telemetry.slo import load_slos
+from hwaac.telemetry.slo import SloSet, load_slos
 from hwaac.telemetry.topology import LinkIndex
 
 GPUS_PER_SU = 32 * 8  # plan_scale: 32 nodes x 8 rails
@@ -142,32 +142,11 @@ def measure(plan: Plan, root: Path, workers: int | None, path: str) -> int:
     then judged) or as the network_health action does (``sweeps``: read whole, then assessed), timed per stage;
     check the result."""
     slos = load_slos()
-    stages: dict[str, float] = {}
     folders = [root / "sweep1", root / "sweep2"]
-    t = time.perf_counter()
-    if path == "rated":
-        index = LinkIndex(plan)
-        stages["index"] = time.perf_counter() - t
-        t = time.perf_counter()
-        rated = read_rated(folders, workers=workers, index=index)
-        stages["read+rates+correlate"] = time.perf_counter() - t
-        health = judge(plan, rated, slos, timings=stages, index=index)
-        ends = int(health.corr.ends.sampled.sum())
-        peers = sum(len(iv.ports) for iv in rated.bgp.values())
-        what = f"link ends rated and correlated: {ends} (two sweeps each), BGP peers rated: {peers}"
-    else:
-        sweeps = read_sweeps(folders, workers=workers)
-        stages["read"] = time.perf_counter() - t
-        health = assess(plan, sweeps, slos, timings=stages)
-        ports = sum(len(snap.ports) for s in sweeps for snap, _ in s.snapshots.values())
-        peers = sum(len(snap.ports) for s in sweeps for snap, _ in s.bgp.values())
-        what = f"port samples: {ports} ({ports // 2} per sweep), BGP peers: {peers}"
-    t = time.perf_counter()
-    report = health.report
-    text = report.markdown()
-    doc = json.dumps(report.to_dict())
-    stages["report"] += time.perf_counter() - t
+    with parallel.no_collections():  # as hwaac health fabric runs: the collector's one pass after the report
+        health, stages, what, text, doc = _timed(plan, folders, slos, workers, path)
     total = sum(stages.values())
+    report = health.report
     devices = len({d for d in (p.name for f in folders for p in f.iterdir() if p.is_dir())})
     n = parallel.parallel_ok(2 * devices, workers)
     print(f"devices: {devices}; {what}; reader processes: {n or 'none (serial)'};"
@@ -188,6 +167,35 @@ def measure(plan: Plan, root: Path, workers: int | None, path: str) -> int:
     right = found and clean
     print("WRONG RESULT" if not right else "targets met" if ok else "TARGETS MISSED")
     return 0 if ok and right else 1
+
+
+def _timed(plan: Plan, folders: list[Path], slos: SloSet, workers: int | None, path: str
+           ) -> tuple[FabricHealth, dict[str, float], str, str, str]:
+    """(the assessment, seconds per stage, what was read, the report's Markdown and JSON)."""
+    stages: dict[str, float] = {}
+    t = time.perf_counter()
+    if path == "rated":
+        index = LinkIndex(plan)
+        stages["index"] = time.perf_counter() - t
+        t = time.perf_counter()
+        rated = read_rated(folders, workers=workers, index=index)
+        stages["read+rates+correlate"] = time.perf_counter() - t
+        health = judge(plan, rated, slos, timings=stages, index=index)
+        ends = int(health.corr.ends.sampled.sum())
+        peers = sum(len(iv.ports) for iv in rated.bgp.values())
+        what = f"link ends rated and correlated: {ends} (two sweeps each), BGP peers rated: {peers}"
+    else:
+        sweeps = read_sweeps(folders, workers=workers)
+        stages["read"] = time.perf_counter() - t
+        health = assess(plan, sweeps, slos, timings=stages)
+        ports = sum(len(snap.ports) for s in sweeps for snap, _ in s.snapshots.values())
+        peers = sum(len(snap.ports) for s in sweeps for snap, _ in s.bgp.values())
+        what = f"port samples: {ports} ({ports // 2} per sweep), BGP peers: {peers}"
+    t = time.perf_counter()
+    text = health.report.markdown()
+    doc = json.dumps(health.report.to_dict())
+    stages["report"] += time.perf_counter() - t
+    return health, stages, what, text, doc
 
 
 def faults_found(health: FabricHealth, faults: Faults) -> bool:

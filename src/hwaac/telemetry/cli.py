@@ -115,6 +115,14 @@ def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> Fabric
 
 
 def cmd_fabric(args: argparse.Namespace) -> int:
+    from hwaac.telemetry.parallel import no_collections
+
+    # the collector's one pass over all that was built runs after the report is out, not between the stages
+    with no_collections():
+        return _fabric(args)
+
+
+def _fabric(args: argparse.Namespace) -> int:
     health = assess_args(args)
     if isinstance(health, int):
         return health
