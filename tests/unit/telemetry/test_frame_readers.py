@@ -15,6 +15,7 @@ import pytest
 from benchmarks.network_sweep import Synth
 from benchmarks.plan_scale import scale_intent
 from hwaac.plan import build_plan
+from hwaac.telemetry import samples
 from hwaac.telemetry.frames import Frame, frame_of, frame_to_snapshot
 from hwaac.telemetry.model import END_STATE_WORDS, Snapshot
 from hwaac.telemetry.parsers import host_ethtool
@@ -59,6 +60,8 @@ def check(fmt: str, raw: str, *, usual: bool = True) -> Frame | None:
     parse, read = FORMATS[fmt]
     snap = parse(raw)
     frame, again = read(raw), read(raw)  # the second from the layouts the first learnt
+    if fmt in samples.UTF8_FRAMES:  # the sweep reader gives these the file's bytes
+        assert read(raw.encode()) == frame
     plain = frame_of(snap)
     if frame is not None:
         assert dump(frame_to_snapshot(frame)) == dump(snap)
@@ -91,6 +94,16 @@ RECORDED = [
     *_recorded("intf-status", sorted((FIX / "telemetry" / "sonic-interfaces-status").glob("*.txt"))),
     *_recorded("intf-status judged", sorted((FIX / "telemetry" / "sonic-interfaces-status").glob("*.txt"))),
 ]
+
+
+@pytest.mark.parametrize("fmt", sorted(samples.UTF8_FRAMES))
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32", "latin-1"])
+def test_json_bytes_in_another_encoding_are_left_to_the_parser(fmt: str, encoding: str) -> None:
+    """The standard library guesses UTF-16 and UTF-32 JSON; the sweep reader decodes every file as UTF-8, so the
+    frame reader leaves such bytes (and Latin-1 beyond ASCII) to the parser, which reads the text as decoded."""
+    raw = next(p.values[1] for p in RECORDED if p.values[0] == fmt)
+    data = raw.replace('"', '"\u00e9', 1).encode(encoding) if encoding == "latin-1" else raw.encode(encoding)
+    assert FORMATS[fmt][1](data) is None
 
 
 @pytest.mark.parametrize(("fmt", "raw"), RECORDED)

@@ -433,19 +433,23 @@ def _taken_at(peers: list[dict[str, Any]]) -> float | None:
     return None
 
 
-def read_bgp_summary_frame(raw: str, *, device: str = "", version: str | None = None) -> Frame | None:
+def read_bgp_summary_frame(raw: str | bytes, *, device: str = "", version: str | None = None) -> Frame | None:
     """:meth:`BgpSummary.snapshot` of :func:`parse_bgp_summary`'s reading of ``raw`` as a
     :class:`~hwaac.telemetry.frames.Frame` (peers as ports; counters :data:`COUNTERS`; the state words), when
     ``raw`` is one JSON document that it reads with no reason and every peer's counters are integers from 0 to
-    2**64 - 1; None for anything else, which the parser reads and says why. Never raises."""
+    2**64 - 1; None for anything else, which the parser reads and says why. ``raw`` may be the file's bytes (UTF-8),
+    decoded faster than its text. Never raises."""
     import numpy as np  # here: the parser's other callers (apply, verify, lab) need no numpy
 
     from hwaac.telemetry.frames import Frame
 
-    if type(raw) is not str:
-        return None
     try:
-        doc = json_text.loads_quick(raw)
+        if type(raw) is bytes:
+            doc = json_text.loads_utf8(raw)
+        elif type(raw) is str:
+            doc = json_text.loads_quick(raw)
+        else:
+            return None
     except (ValueError, RecursionError):
         return None
     families = _families(doc) if isinstance(doc, Mapping) else None

@@ -326,19 +326,25 @@ def _queue_values(doc: dict[str, Any], queue_map: dict[str, Any], ports: list[st
     return names, texts, state
 
 
-def read_counters_db_frame(raw: str, *, device: str = "", version: str | None = None) -> Frame | None:
+def read_counters_db_frame(raw: str | bytes, *, device: str = "", version: str | None = None) -> Frame | None:
     """:func:`parse_counters_db`'s reading of ``raw`` as a :class:`~hwaac.telemetry.frames.Frame`, when ``raw`` is a
     JSON dump (sonic-db-dump's redis-dump-load layout or the flat one, a port name map or ports by name) that it
     reads plain: every port hash read with one set of names, every field read (queues' too) a string of ASCII
     digits, every port the same counters. None for anything else, the text layouts included: the parser reads it
-    and says why. Never raises."""
-    if type(raw) is not str:
-        return None
-    if raw.lstrip()[:1] != "{":  # not a JSON object (a sonic-db-cli or redis-cli text)
-        return None
-    try:
-        doc = json_text.loads_quick(raw)
-    except (ValueError, RecursionError):
+    and says why. ``raw`` may be the file's bytes (UTF-8), decoded faster than its text. Never raises."""
+    if type(raw) is bytes:
+        if raw.lstrip()[:1] != b"{":  # not a JSON object (a sonic-db-cli or redis-cli text)
+            return None
+        try:
+            doc = json_text.loads_utf8(raw)
+        except (ValueError, RecursionError):
+            return None
+    elif type(raw) is str and raw.lstrip()[:1] == "{":
+        try:
+            doc = json_text.loads_quick(raw)
+        except (ValueError, RecursionError):
+            return None
+    else:
         return None
     if type(doc) is not dict:
         return None
