@@ -103,13 +103,20 @@ def rate_frames(before: Frame, after: Frame, *, times: tuple[float, float] | Non
     v0, v1 = before.values, after.values
     if v0.shape != v1.shape or bool((v1 < v0).any()):
         return None
-    if before.state is not None and after.state is not None and any(
-            a.get("last_cleared") != b.get("last_cleared") for a, b in zip(before.state, after.state, strict=True)):
+    if before.state is not None and after.state is not None and _cleared(before.state) != _cleared(after.state):
         return None  # sonic-clear between the samples: interval() reports it per port
     seconds = end - start
     rates = (v1 - v0).astype(np.float64) * (1.0 / seconds)
     return RatedFrame(after.device or before.device, after.tool, start, end, seconds, base, after.ports,
                       after.names, rates, after.state)
+
+
+def _cleared(states: list[dict[str, str]]) -> list[str | None] | None:
+    """Each port's ``last_cleared`` word; None when no port has one (checked once per distinct dict: rows of a
+    frame may share one)."""
+    if not any("last_cleared" in st for st in dict(zip(map(id, states), states, strict=True)).values()):
+        return None
+    return [st.get("last_cleared") for st in states]
 
 
 __all__ = ["RatedFrame", "rate_frames"]
