@@ -333,7 +333,6 @@ _NONE = type(None)
 _INT, _INT_OR_NONE, _STR, _NONE_ONLY = {int}, {int, _NONE}, {str}, {_NONE}
 _OPTIONAL_INTS = ("pfxSnt", "msgRcvd", "msgSent")  # _PEER_INTS read for the reasons only
 _AS_TEXT: dict[int | None, str] = {None: ""}  # remote AS -> its state word
-_STATE_WORDS = ("bgp_state", "peer_state", "vrf", "hostname", "remote_as")  # a peer's state words, in order
 
 
 def _families(doc: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], str]] | None:
@@ -486,7 +485,8 @@ def read_bgp_summary_frame(raw: str | bytes, *, device: str = "", version: str |
             at.update(zip(keys, range(len(states), len(states) + len(keys)), strict=True))
             rows = list(zip(fsm, peer_state, hosts, remote_as, strict=True))
             # one dict for the peers of the same words (a switch's peers share a few): read only, as frames are
-            shared = {row: dict(zip(_STATE_WORDS, (*row[:2], vrf, *row[2:]), strict=True)) for row in set(rows)}
+            shared = {row: {"bgp_state": a, "peer_state": b, "vrf": vrf, "hostname": c, "remote_as": d}
+                      for row in set(rows) for a, b, c, d in (row,)}
             states += map(shared.__getitem__, rows)
             established += est
             dropped += drop
