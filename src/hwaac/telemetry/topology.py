@@ -49,6 +49,8 @@ class LinkIndex:
         self.ports = ports
         d, intent = plan.design, plan.intent
         self._aliases: dict[str, dict[str, str]] = {}  # device -> other name -> the plan's port name
+        # (the aliases' identity, a list of port names) -> each one's alias target: the devices of a model share both
+        self._targets: dict[tuple[int, tuple[str, ...]], list[str | None]] = {}
         models = {"leaf": d.leaf_model, "spine": d.spine_model, "super_spine": d.super_spine_model}
         by_model = {role: {p.alias: p.name for p in port_table(m)} for role, m in models.items() if m is not None}
         for s in plan.switches:
@@ -73,27 +75,27 @@ class LinkIndex:
             return None
         code = ports.get(port)
         if code is None:
-            other = self._aliases.get(device, {})
-            name = other.get(port)
-            if name is None:
-                for sep in _HCA_PORT_SEPARATORS:
-                    head, found, tail = port.partition(sep)
-                    if found and tail.strip() == "1":
-                        name = other.get(head)
-                        break
+            name = _alias_target(self._aliases.get(device, {}), port)
             if name is not None:
                 code = ports.get(name)
         return code
 
     def codes(self, device: str, ports: Sequence[str]) -> list[int | None]:
-        """:meth:`find` of each of ``ports`` of ``device``: the plan's names looked up in one pass, the others one
-        by one."""
+        """:meth:`find` of each of ``ports`` of ``device``: the plan's names looked up in one pass; the others
+        through the device's aliases, resolved once per list of names for every device of its model."""
         known = self.ports.get(device)
         if known is None:
             return [None] * len(ports)
         codes = list(map(known.get, ports))
         if None in codes:
-            codes = [self.find(device, port) if code is None else code for code, port in zip(codes, ports, strict=True)]
+            other = self._aliases.get(device, {})
+            key = (id(other), tuple(ports))
+            names = self._targets.get(key)
+            if names is None:
+                names = [_alias_target(other, port) for port in ports]
+                if len(self._targets) < 1024:
+                    self._targets[key] = names
+            codes = [known.get(n) if c is None and n is not None else c for c, n in zip(codes, names, strict=True)]
         return codes
 
     def labels(self, i: int) -> dict[str, str | int]:
@@ -175,6 +177,18 @@ _KIND = attrgetter("kind")
 def _dotted(address: int) -> str:
     """An IPv4 address as ``ipaddress.IPv4Address`` prints it (dotted decimal), without building the object."""
     return socket.inet_ntoa(address.to_bytes(4, "big"))
+
+
+def _alias_target(other: dict[str, str], port: str) -> str | None:
+    """The plan's name of ``port`` by a device's aliases ``other``: an alias, or an HCA's port 1 (``mlx5_3/1``,
+    ``mlx5_3:1``, ``mlx5_3 port 1``); None when it is neither."""
+    name = other.get(port)
+    if name is None:
+        for sep in _HCA_PORT_SEPARATORS:
+            head, found, tail = port.partition(sep)
+            if found and tail.strip() == "1":
+                return other.get(head)
+    return name
 
 
 def _host_aliases(plan: Plan) -> dict[str, str]:

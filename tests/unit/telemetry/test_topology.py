@@ -144,3 +144,17 @@ def test_leaf_prefixes_are_the_host_networks_and_loopbacks_as_frr_prints_them() 
             for link in plan.links if link.kind == "host"}
     want.update({f"{ipaddress.IPv4Address(s.loopback)}/32": s.name for s in plan.switches if s.role == "leaf"})
     assert got == want and len(got) > 16
+
+
+def test_codes_are_find_s_for_every_name_and_node() -> None:
+    """A list of port names resolved once through a model's aliases gives every node of the model the ends find
+    gives it, one name at a time (plan names, HCA names of port 1, an HCA's port 2, names of no end)."""
+    plan = build_plan(load_intent(DEMO))
+    index = LinkIndex(plan)
+    names = ["mlx5_0/1", "mlx5_1:1", "rail2", "mlx5_3 port 1", "mlx5_0/2", "nope", "Ethernet0"]
+    for node in [n.name for n in plan.nodes][:3] * 2:  # the second time from the resolved list
+        got = index.codes(node, names)
+        assert got == [index.find(node, n) for n in names]
+        assert None not in got[:3] and got[4:6] == [None, None]
+    leaf = next(s.name for s in plan.switches if s.role == "leaf")
+    assert index.codes(leaf, names) == [index.find(leaf, n) for n in names]
