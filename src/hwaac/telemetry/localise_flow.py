@@ -53,9 +53,11 @@ def _pause_screen(obs: Observed, priorities: tuple[int, ...], limit: float) -> n
 
 
 def _stormed(states: Mapping[int, Mapping[str, str]]) -> list[int]:
-    """The ends with a state word ``pfcwd{q}_status`` of ``stormed``; every end's words are first scanned for
-    ``stormed`` in C, since most fabrics have none."""
-    if "stormed" not in chain.from_iterable(map(dict.values, states.values())):
+    """The ends with a state word ``pfcwd{q}_status`` of ``stormed``; the ends' distinct dicts (many share one) are
+    first scanned for ``stormed`` in C, since most fabrics have none."""
+    words = states.values()
+    distinct = dict(zip(map(id, words), words, strict=True)).values()
+    if "stormed" not in chain.from_iterable(map(dict.values, distinct)):
         return []
     return [code for code, st in states.items()
             if any(k.startswith("pfcwd") and k.endswith("_status") and w == "stormed" for k, w in st.items())]

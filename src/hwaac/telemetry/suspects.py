@@ -292,19 +292,7 @@ class Observed:
 
     def _tree(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """(device -> GPU nodes cabled to it, switch -> the lower-tier switches cabled to it)."""
-        cached = self._reach.get("tree")
-        if cached is None:
-            gpu = self.gpu_nodes
-            hosts: dict[str, set[str]] = {}
-            below: dict[str, set[str]] = {}
-            for link in self.index.links:
-                if link.kind == "host":
-                    if link.a_device in gpu:
-                        hosts.setdefault(link.b_device, set()).add(link.a_device)
-                else:
-                    below.setdefault(link.b_device, set()).add(link.a_device)
-            cached = self._reach["tree"] = (hosts, below)
-        return cached  # type: ignore[return-value]
+        return self.index.cabled_below
 
     def hosts_under(self, switch: str) -> set[str]:
         """The GPU nodes whose rail traffic can cross ``switch``: cabled to it, or to a switch below it."""

@@ -158,11 +158,25 @@ class LinkIndex:
                 out[f"{_dotted(sw.loopback)}/32"] = sw.name
         return out
 
+    @cached_property
+    def cabled_below(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """(device -> the GPU nodes cabled to it, switch -> the lower-tier switches cabled to it)."""
+        gpu = {n.name for n in self.plan.nodes if n.kind == "gpu"}
+        hosts: dict[str, set[str]] = {}
+        below: dict[str, set[str]] = {}
+        for link in self.links:
+            if link.kind == "host":
+                if link.a_device in gpu:
+                    hosts.setdefault(link.b_device, set()).add(link.a_device)
+            else:
+                below.setdefault(link.b_device, set()).add(link.a_device)
+        return hosts, below
+
     def build_lookups(self) -> None:
         """Build the lookups the judgement reads (:attr:`leaf_of`, :attr:`kinds`, :attr:`owners`, :attr:`uplinks`,
-        :attr:`leaf_prefixes`) now rather than on first use: :func:`~hwaac.telemetry.rated.read_rated` has them
-        built while its helper processes read."""
-        for name in ("leaf_of", "kinds", "owners", "uplinks", "leaf_prefixes"):
+        :attr:`leaf_prefixes`, :attr:`cabled_below`) now rather than on first use:
+        :func:`~hwaac.telemetry.rated.read_rated` has them built while its helper processes read."""
+        for name in ("leaf_of", "kinds", "owners", "uplinks", "leaf_prefixes", "cabled_below"):
             getattr(self, name)  # a cached property: built once, kept
 
     def end_name(self, code: int) -> tuple[str, str]:
