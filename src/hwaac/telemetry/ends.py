@@ -3,21 +3,20 @@ with each end's names in order, the reasons of its None rates, the state words t
 name beside them.
 
 A part is correlated where its readings were rated (:func:`correlate_part`, on a reader process for a large
-fabric); the parts are put together with :meth:`EndTable.assemble`, so the ends of a large fabric are never one
-Python object each. :meth:`EndTable.end` gives one end back as :class:`~hwaac.telemetry.rates.PortRates`; the
-judgement's screens read the columns (:meth:`EndTable.rate`). Why: ``docs/network-health.md`` "Scale".
+fabric); the parts are put together in an :class:`~hwaac.telemetry.end_table.EndTable`, so the ends of a large
+fabric are never one Python object each. Why: ``docs/network-health.md`` "Scale".
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
 from itertools import repeat
-from operator import attrgetter, itemgetter
-from typing import TYPE_CHECKING, Any, overload
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -97,9 +96,9 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
 
     def take(code: int) -> PortRates:
         """End ``code``'s readings so far, as one PortRates (it leaves the frame-row ends)."""
-        pr = reduce(_merge, (frames[f].port_rates(row) for f, row in rows_of.pop(code)))
+        pr = reduce(merge_port_rates, (frames[f].port_rates(row) for f, row in rows_of.pop(code)))
         extra = overlay.pop(code, None)
-        return pr if extra is None else _merge(pr, extra)
+        return pr if extra is None else merge_port_rates(pr, extra)
 
     for r in readings:
         device = r.device
@@ -121,9 +120,9 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
                     out.unplanned.append((device, port, tool))
                     continue
                 if code in merged:
-                    merged[code] = _merge(merged[code], r.port_rates(row))
+                    merged[code] = merge_port_rates(merged[code], r.port_rates(row))
                 elif code in overlay:  # state or gauges before these counters: merged in reading order
-                    merged[code] = _merge(take(code), r.port_rates(row))
+                    merged[code] = merge_port_rates(take(code), r.port_rates(row))
                 else:
                     rows_of.setdefault(code, []).append((f, row))
                 seconds[code] = r.seconds
@@ -156,13 +155,13 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
                 continue
             if code in rows_of:
                 if pr.rates or pr.why:
-                    merged[code] = _merge(take(code), pr)
+                    merged[code] = merge_port_rates(take(code), pr)
                 else:  # state and gauges only: the rows stay as they are
                     pr = PortRates(pr.port, pr.rates, pr.why, pr.gauges, _judged(pr.state))
                     extra = overlay.get(code)
-                    overlay[code] = pr if extra is None else _merge(extra, pr)
+                    overlay[code] = pr if extra is None else merge_port_rates(extra, pr)
             elif code in merged:
-                merged[code] = _merge(merged[code], pr)
+                merged[code] = merge_port_rates(merged[code], pr)
             else:
                 merged[code] = pr
             if secs is not None:
@@ -338,7 +337,7 @@ def _gather(frames: list[RatedFrame], rows: list[tuple[int, int]]) -> np.ndarray
     return np.concatenate(out)
 
 
-def _merge(old: PortRates, new: PortRates) -> PortRates:
+def merge_port_rates(old: PortRates, new: PortRates) -> PortRates:
     """``old`` with ``new``'s values over it (a side with nothing to add keeps the other's dict)."""
     return PortRates(old.port, _over(old.rates, new.rates), _over(old.why, new.why), _over(old.gauges, new.gauges),
                      _over(old.state, new.state))
@@ -348,167 +347,7 @@ def _over[K, V](a: dict[K, V], b: dict[K, V]) -> dict[K, V]:
     return a | b if a and b else a if a else b
 
 
-class EndTable(Sequence[PortRates | None]):
-    """Every planned link end of a fabric (end code ``2 * link + end``), as columns; a sequence of
-    :class:`PortRates` (None where no sample reached the end), each built on access.
-
-    Attributes:
-        size: the number of end codes.
-        layout: per end, its index in ``layouts`` (-1: not sampled).
-        layouts: the (rate names, gauge names) of the ends, in each end's order.
-        rates / gauges: per name, a float64 array over the ends; NaN where the end has none or it is None.
-        ports / states / why: per sampled end, its port as printed, state words and the reasons of its None rates.
-        rated: per end, whether an interval (not only a state snapshot) reached it; ``seconds``: that interval's
-            length (NaN: unknown).
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.layout = np.full(size, -1, dtype=np.int32)
-        self.layouts: list[Layout] = []
-        self._layout_ids: dict[Layout, int] = {}
-        self.rates: dict[str, np.ndarray] = {}
-        self.gauges: dict[str, np.ndarray] = {}
-        self.ports: dict[int, str] = {}
-        self.states: dict[int, dict[str, str]] = {}
-        self.why: dict[int, dict[str, str]] = {}
-        self.rated = np.zeros(size, dtype=bool)
-        self.seconds = np.full(size, math.nan)
-
-    @classmethod
-    def assemble(cls, size: int, parts: Iterable[EndPart]) -> EndTable:
-        """The table of ``size`` end codes from correlated parts; an end in several parts is merged as
-        :func:`correlate_part` merges readings (later parts win per name)."""
-        table = cls(size)
-        for part in parts:
-            table.add(part)
-        return table
-
-    def add(self, part: EndPart) -> None:
-        """Put ``part``'s ends in (after those of the parts added before it, as :meth:`assemble` does)."""
-        at = 0
-        seconds = np.array(part.seconds, dtype=np.float64)
-        for rnames, gnames, codes_b, rates_b, gauges_b in part.groups:
-            codes = np.frombuffer(codes_b, dtype=np.int64)
-            n = len(codes)
-            rates = np.frombuffer(rates_b, dtype=np.float64).reshape(n, len(rnames))
-            gauges = np.frombuffer(gauges_b, dtype=np.float64).reshape(n, len(gnames))
-            rows = np.arange(at, at + n)
-            at += n
-            again = self.layout[codes] >= 0
-            if again.any():  # an end some earlier part reached: merge it end by end, as the readings would have
-                for k in np.flatnonzero(again):
-                    self._merge_one(int(codes[k]), rnames, gnames, rates[k], gauges[k], part, int(rows[k]))
-                keep = ~again
-                codes, rates, gauges, rows = codes[keep], rates[keep], gauges[keep], rows[keep]
-            self.layout[codes] = self._layout_id((rnames, gnames))
-            for j, name in enumerate(rnames):
-                self._column(self.rates, name)[codes] = rates[:, j]
-            for j, name in enumerate(gnames):
-                self._column(self.gauges, name)[codes] = gauges[:, j]
-            secs = seconds[rows]
-            rated = secs != NOT_RATED
-            self.rated[codes[rated]] = True
-            self.seconds[codes[rated]] = secs[rated]
-            # one C-level pass per group: the per-end words, and only the ends that have some
-            keys, at_rows = codes.tolist(), rows.tolist()
-            self.ports.update(zip(keys, map(part.ports.__getitem__, at_rows), strict=True))
-            self.states.update(filter(_itemgetter1, zip(keys, map(part.states.__getitem__, at_rows), strict=True)))
-            self.why.update(filter(_itemgetter1, zip(keys, map(part.why.__getitem__, at_rows), strict=True)))
-
-    def _merge_one(self, code: int, rnames: tuple[str, ...], gnames: tuple[str, ...], rates: np.ndarray,
-                   gauges: np.ndarray, part: EndPart, row: int) -> None:
-        old = self[code]
-        assert old is not None
-        new = PortRates(part.ports[row], {n: _value(v) for n, v in zip(rnames, rates.tolist(), strict=True)},
-                        part.why[row], {n: _value(v) for n, v in zip(gnames, gauges.tolist(), strict=True)},
-                        part.states[row])
-        pr = _merge(old, new)
-        self.layout[code] = self._layout_id((tuple(pr.rates), tuple(pr.gauges)))
-        for name, v in pr.rates.items():
-            self._column(self.rates, name)[code] = math.nan if v is None else v
-        for name, g in pr.gauges.items():
-            self._column(self.gauges, name)[code] = math.nan if g is None else g
-        self.ports[code] = pr.port
-        self.states[code] = pr.state
-        self.why[code] = pr.why
-        secs = part.seconds[row]
-        if secs != NOT_RATED:
-            self.rated[code] = True
-            self.seconds[code] = secs
-
-    def _layout_id(self, layout: Layout) -> int:
-        lid = self._layout_ids.get(layout)
-        if lid is None:
-            lid = self._layout_ids[layout] = len(self.layouts)
-            self.layouts.append(layout)
-        return lid
-
-    def _column(self, columns: dict[str, np.ndarray], name: str) -> np.ndarray:
-        col = columns.get(name)
-        if col is None:
-            col = columns[name] = np.full(self.size, math.nan)
-        return col
-
-    def rate(self, name: str) -> np.ndarray:
-        """The rates of ``name`` over every end (NaN where none); an array of NaN for a name no end has."""
-        col = self.rates.get(name)
-        return col if col is not None else np.full(self.size, math.nan)
-
-    def gauge(self, name: str) -> np.ndarray:
-        """The gauge ``name`` over every end (NaN where none)."""
-        col = self.gauges.get(name)
-        return col if col is not None else np.full(self.size, math.nan)
-
-    @property
-    def sampled(self) -> np.ndarray:
-        """Per end, whether a sample reached it."""
-        return self.layout >= 0
-
-    def __len__(self) -> int:
-        return self.size
-
-    @overload
-    def __getitem__(self, code: int) -> PortRates | None: ...
-
-    @overload
-    def __getitem__(self, code: slice) -> Sequence[PortRates | None]: ...
-
-    def __getitem__(self, code: int | slice) -> PortRates | Sequence[PortRates | None] | None:
-        if isinstance(code, slice):
-            return [self.end(c) for c in range(*code.indices(self.size))]
-        return self.end(code)
-
-    def __iter__(self) -> Iterator[PortRates | None]:
-        return (self.end(c) for c in range(self.size))
-
-    def end(self, code: int) -> PortRates | None:
-        """End ``code`` as :class:`PortRates` (None: not sampled); IndexError outside the table."""
-        if not -self.size <= code < self.size:
-            raise IndexError(f"end code {code} outside 0..{self.size - 1}")
-        code %= self.size
-        lid = int(self.layout[code])
-        if lid < 0:
-            return None
-        rnames, gnames = self.layouts[lid]
-        rates = {n: _value(self.rates[n][code]) for n in rnames}
-        gauges = {n: _value(self.gauges[n][code]) for n in gnames}
-        return PortRates(self.ports[code], rates, self.why.get(code, {}), gauges, self.states.get(code, {}))
-
-    def interval_seconds(self, code: int) -> tuple[bool, float | None]:
-        """(whether an interval reached end ``code``, its seconds or None)."""
-        if not self.rated[code]:
-            return False, None
-        return True, _value(self.seconds[code])
-
-
-_itemgetter1 = itemgetter(1)
 _STATE = attrgetter("state")
 
 
-def _value(v: Any) -> float | None:
-    x = float(v)
-    return None if math.isnan(x) else x
-
-
-__all__ = ["NOT_RATED", "EndPart", "EndTable", "Layout", "correlate_part"]
+__all__ = ["NOT_RATED", "EndPart", "Layout", "correlate_part", "merge_port_rates"]

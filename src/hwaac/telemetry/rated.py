@@ -17,7 +17,8 @@ import numpy as np
 
 from hwaac.probe.model import ProbeResults
 from hwaac.telemetry import parallel
-from hwaac.telemetry.ends import EndPart, EndTable, correlate_part
+from hwaac.telemetry.end_table import EndTable
+from hwaac.telemetry.ends import EndPart, correlate_part
 from hwaac.telemetry.framed import RatedFrame, rate_frames
 from hwaac.telemetry.frames import Frame, frame_to_snapshot
 from hwaac.telemetry.model import Snapshot

@@ -1,5 +1,5 @@
 """The SLIs of every planned link as columns: per SLI one float64 array over the links, computed at once from the
-correlated ends' columns (:class:`~hwaac.telemetry.ends.EndTable`) without building an end, and each link built
+correlated ends' columns (:class:`~hwaac.telemetry.end_table.EndTable`) without building an end, and each link built
 back on access as the :class:`~hwaac.telemetry.sli_link.LinkSLI` that :func:`~hwaac.telemetry.sli_link.link_sli`
 gives (with its sources and reasons). The columns hold exactly those objects' values, NaN for None. Why:
 ``docs/network-health.md`` "Scale".
@@ -15,7 +15,7 @@ from typing import overload
 
 import numpy as np
 
-from hwaac.telemetry.ends import EndTable
+from hwaac.telemetry.end_table import EndTable
 from hwaac.telemetry.sli_link import (
     AVAILABILITY,
     ECN,

@@ -132,7 +132,7 @@ def link_components(link: Link) -> tuple[Component, ...]:
 
 
 def truthy(column: np.ndarray) -> np.ndarray:
-    """Per end, whether a value of an :class:`~hwaac.telemetry.ends.EndTable` column is true as the end read back
+    """Per end, whether a value of an :class:`~hwaac.telemetry.end_table.EndTable` column is true as the end read back
     gives it (``if rate:``): neither 0 nor NaN (None)."""
     return (column != 0) & ~np.isnan(column)
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from hwaac.plan.model import Link, Plan
 from hwaac.plan.ports import port_table
-from hwaac.telemetry.ends import EndPart, EndTable, correlate_part
+from hwaac.telemetry.end_table import EndTable
+from hwaac.telemetry.ends import EndPart, correlate_part
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.rates import Discontinuity, Interval
 
@@ -224,7 +225,7 @@ class Correlation:
     Attributes:
         index: the plan's index.
         ends: per end code (``2 * link + end``): the port's rates, gauges and state (tools of one device merged), or
-            None when no sample reached it; held as columns (:class:`~hwaac.telemetry.ends.EndTable`), which also
+            None when no sample reached it; held as columns (:class:`~hwaac.telemetry.end_table.EndTable`), which also
             say per end whether an interval reached it and its seconds.
         unplanned: (device, port, tool) of samples the plan has no end for.
         missing: (device, port) of planned ends without a sample on devices that were sampled.

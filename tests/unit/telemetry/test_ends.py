@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from hwaac.plan import build_plan
-from hwaac.telemetry.ends import EndPart, EndTable, correlate_part
+from hwaac.telemetry.end_table import EndTable
+from hwaac.telemetry.ends import EndPart, correlate_part
 from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.model import PortSample, Snapshot, judged_word
 from hwaac.telemetry.rates import Interval, PortRates, interval
