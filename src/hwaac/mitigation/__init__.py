@@ -1,0 +1,1 @@
+"""Network mitigation: taking links and switches out of service safely (``docs/mitigation.md``)."""
