@@ -22,7 +22,7 @@ import numpy as np
 
 from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.frames import Frame
-from hwaac.telemetry.model import Snapshot, judged_word
+from hwaac.telemetry.model import Snapshot, distinct, judged_word
 from hwaac.telemetry.rates import Discontinuity, Interval, PortRates
 
 if TYPE_CHECKING:
@@ -321,8 +321,7 @@ def _judged_rows(states: list[dict[str, str]] | None) -> list[dict[str, str]] | 
     """:func:`_judged` of each row's words, checked once per distinct dict (rows of a frame may share one)."""
     if states is None:
         return None
-    distinct = dict(zip(map(id, states), states, strict=True)).values()
-    if all(all(map(judged_word, st)) for st in distinct):
+    if all(all(map(judged_word, st)) for st in distinct(states)):
         return states
     return list(map(_judged, states))
 

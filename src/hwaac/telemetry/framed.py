@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from hwaac.telemetry.frames import Frame
+from hwaac.telemetry.model import distinct
 from hwaac.telemetry.rates import PortRates, sample_times
 
 
@@ -114,7 +115,7 @@ def rate_frames(before: Frame, after: Frame, *, times: tuple[float, float] | Non
 def _cleared(states: list[dict[str, str]]) -> list[str | None] | None:
     """Each port's ``last_cleared`` word; None when no port has one (checked once per distinct dict: rows of a
     frame may share one)."""
-    if not any("last_cleared" in st for st in dict(zip(map(id, states), states, strict=True)).values()):
+    if not any("last_cleared" in st for st in distinct(states)):
         return None
     return [st.get("last_cleared") for st in states]
 

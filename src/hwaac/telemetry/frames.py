@@ -63,6 +63,13 @@ def frame_to_snapshot(frame: Frame) -> Snapshot:
     return snap
 
 
+def split_ports(frame: Frame) -> list[Frame]:
+    """``frame`` as one frame per port, in its order (each row's values a view, its state words its own)."""
+    return [Frame(frame.tool, frame.device, frame.taken_at, frame.version, [port], frame.names,
+                  frame.values[i:i + 1], None if frame.state is None else [frame.state[i]])
+            for i, port in enumerate(frame.ports)]
+
+
 def frame_of(snap: Snapshot) -> Frame | None:
     """The frame a plain snapshot is: None when ``snap`` has anything unread, a gauge, a counter that is None (or
     not an int from 0 to 2**64 - 1), or ports with different counter names (or in another order)."""
@@ -171,4 +178,4 @@ class Layout:
         return None if values is None else self._scaled(values.reshape(shape))
 
 
-__all__ = ["MAX_COUNT", "PROBE_BASE", "Frame", "Layout", "counts", "frame_of", "frame_to_snapshot"]
+__all__ = ["MAX_COUNT", "PROBE_BASE", "Frame", "Layout", "counts", "frame_of", "frame_to_snapshot", "split_ports"]

@@ -13,6 +13,7 @@ from itertools import chain
 
 import numpy as np
 
+from hwaac.telemetry.model import distinct
 from hwaac.telemetry.sli import ECN, PAUSE, SliTable, end_pause_ratio
 from hwaac.telemetry.suspects import (
     DEGRADING,
@@ -55,9 +56,7 @@ def _pause_screen(obs: Observed, priorities: tuple[int, ...], limit: float) -> n
 def _stormed(states: Mapping[int, Mapping[str, str]]) -> list[int]:
     """The ends with a state word ``pfcwd{q}_status`` of ``stormed``; the ends' distinct dicts (many share one) are
     first scanned for ``stormed`` in C, since most fabrics have none."""
-    words = states.values()
-    distinct = dict(zip(map(id, words), words, strict=True)).values()
-    if "stormed" not in chain.from_iterable(map(dict.values, distinct)):
+    if "stormed" not in chain.from_iterable(map(dict.values, distinct(states.values()))):
         return []
     return [code for code, st in states.items()
             if any(k.startswith("pfcwd") and k.endswith("_status") and w == "stormed" for k, w in st.items())]

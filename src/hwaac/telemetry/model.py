@@ -7,6 +7,7 @@ tool's own spelling. Readers only report; rates, correlation and judgement live 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # Canonical monotonic counters (packets, frames, events, microseconds). Per priority or queue: the ``{p}`` / ``{q}``
@@ -112,6 +113,13 @@ END_STATE_WORDS = ("oper", "admin")
 def judged_word(key: str) -> bool:
     """Whether a link end keeps the state word ``key`` (:data:`END_STATE_WORDS`, ``pfcwd{q}_status``)."""
     return key in END_STATE_WORDS or (key.startswith("pfcwd") and key.endswith("_status"))
+
+
+def distinct[T](objects: Iterable[T]) -> Iterable[T]:
+    """Each of ``objects`` once, by identity, in first-seen order: rows of a frame share their state dicts, so a
+    check of every row's words runs over a few dicts (one C-level pass to find them)."""
+    items = list(objects)
+    return dict(zip(map(id, items), items, strict=True)).values()
 
 
 @dataclass(slots=True)

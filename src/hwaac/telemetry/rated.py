@@ -20,11 +20,12 @@ from hwaac.telemetry import parallel
 from hwaac.telemetry.end_table import EndTable
 from hwaac.telemetry.ends import EndPart, correlate_part
 from hwaac.telemetry.framed import RatedFrame, rate_frames
-from hwaac.telemetry.frames import Frame, frame_to_snapshot
+from hwaac.telemetry.frames import Frame, frame_to_snapshot, split_ports
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers.frr_routes import RouteTable
 from hwaac.telemetry.rates import Discontinuity, Interval, PortRates, interval
 from hwaac.telemetry.samples import (
+    ETHTOOL_AT,
     ETHTOOL_STACK,
     LATEST_ONLY,
     Sweep,
@@ -250,20 +251,16 @@ def _unstack_unpaired(sweeps: Sequence[Sweep]) -> None:
     if not stacks:
         return
     alone = {device for sweep in sweeps for device, stem in (*sweep.frames, *sweep.snapshots)
-             if stem.startswith(_ETHTOOL_AT) and stem != ETHTOOL_STACK and device in stacks}
+             if stem.startswith(ETHTOOL_AT) and stem != ETHTOOL_STACK and device in stacks}
     for device, held in stacks.items():
         first = held[0][1]
         if device not in alone and all(f.ports == first.ports and f.names == first.names for _, f in held):
             continue
         for sweep, frame in held:
             _, when = sweep.frames.pop((device, ETHTOOL_STACK))
-            for i, port in enumerate(frame.ports):
-                sweep.frames[(device, f"{_ETHTOOL_AT}{port}")] = (
-                    Frame(frame.tool, frame.device, frame.taken_at, frame.version, [port], frame.names,
-                          frame.values[i:i + 1], None), when)
+            for one in split_ports(frame):
+                sweep.frames[(device, f"{ETHTOOL_AT}{one.ports[0]}")] = (one, when)
 
-
-_ETHTOOL_AT = "ethtool@"
 
 
 def _rate_chunk_packed(devices: Sequence[str]) -> bytes:

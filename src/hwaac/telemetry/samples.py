@@ -19,14 +19,13 @@ from pathlib import Path
 
 from hwaac.probe.model import ProbeResults, read_results, recent
 from hwaac.telemetry import parallel
-from hwaac.telemetry.frames import Frame
+from hwaac.telemetry.frames import Frame, split_ports
 from hwaac.telemetry.model import END_STATE_WORDS, PortSample, Snapshot
 from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary, read_bgp_summary_frame
 from hwaac.telemetry.parsers.frr_routes import RouteTable, parse_routes
 from hwaac.telemetry.parsers.host_ethtool import (
     parse_mlx5_ethtool,
     read_mlx5_ethtool_frame,
-    read_mlx5_ethtool_frames,
     read_mlx5_ethtool_stack,
 )
 from hwaac.telemetry.parsers.host_mlxlink import parse_mlxlink
@@ -248,17 +247,17 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
                                where=entry.path)
                 continue
             raw = _text(data)
-            if frames and stem.startswith(_ETHTOOL_AT) and len(stem) > len(_ETHTOOL_AT):
-                ports.append((stem, stem[len(_ETHTOOL_AT):], raw, when, entry.path))
+            if frames and stem.startswith(ETHTOOL_AT) and len(stem) > len(ETHTOOL_AT):
+                ports.append((stem, stem[len(ETHTOOL_AT):], raw, when, entry.path))
                 continue
             add_output(sweep, device, stem, raw, when, json_file=suffix == ".json", where=entry.path, frames=frames)
-        if len(ports) > 1 and len({when for *_, when, _ in ports}) == 1:  # one time: rated as one frame
-            stack = read_mlx5_ethtool_stack([(port, raw) for _, port, raw, _, _ in ports], device=device)
-            if stack is not None:
-                sweep.frames[(device, ETHTOOL_STACK)] = (stack, ports[0][3])
-                ports = []
-        if ports:
-            read = read_mlx5_ethtool_frames([(port, raw) for _, port, raw, _, _ in ports], device=device)
+        stack = read_mlx5_ethtool_stack([(port, raw) for _, port, raw, _, _ in ports], device=device) \
+            if len(ports) > 1 else None
+        if stack is not None and len({when for *_, when, _ in ports}) == 1:  # one time: rated as one frame
+            sweep.frames[(device, ETHTOOL_STACK)] = (stack, ports[0][3])
+        elif ports:  # read together, timed apart; or one by one, the parser reading what is not plain
+            read = split_ports(stack) if stack is not None else [
+                read_mlx5_ethtool_frame(raw, port=port, device=device) for _, port, raw, _, _ in ports]
             for (stem, _, raw, when, path), frame in zip(ports, read, strict=True):
                 if frame is not None:
                     sweep.frames[(device, stem)] = (frame, when)
@@ -267,7 +266,8 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
     return sweep
 
 
-_ETHTOOL_AT = "ethtool@"
+# a GPU node's per-port ethtool outputs: ethtool@PORT
+ETHTOOL_AT = "ethtool@"
 # the key (in Sweep.frames) of a node's ethtool@PORT outputs read together as one frame (its ports in file order)
 ETHTOOL_STACK = "ethtool@*"
 _NAME = attrgetter("name")
@@ -432,7 +432,7 @@ def _read_outputs(job: tuple[int, Sequence[str]]) -> tuple[int, Sweep]:
     return index, sweep
 
 
-__all__ = ["BGP", "ETHTOOL_STACK", "LATEST_ONLY", "PORT_READERS", "PROBE", "READERS", "ROUTES", "TIME_FILE",
-           "UTF8_FRAMES", "SamplesError", "Sweep", "add_output", "from_plain", "open_folders", "pack", "plain",
-           "read_bytes", "read_devices", "read_sweep", "read_sweeps", "sweep_from_outputs", "sweep_time",
+__all__ = ["BGP", "ETHTOOL_AT", "ETHTOOL_STACK", "LATEST_ONLY", "PORT_READERS", "PROBE", "READERS", "ROUTES",
+           "TIME_FILE", "UTF8_FRAMES", "SamplesError", "Sweep", "add_output", "from_plain", "open_folders", "pack",
+           "plain", "read_bytes", "read_devices", "read_sweep", "read_sweeps", "sweep_from_outputs", "sweep_time",
            "sweeps_from_outputs", "unpack", "valid_names"]

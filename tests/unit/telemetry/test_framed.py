@@ -42,15 +42,7 @@ def spied(monkeypatch: pytest.MonkeyPatch) -> None:
             return frame
         return reader
     monkeypatch.setattr(samples, "FRAME_READERS", {t: spy(t, r) for t, r in samples.FRAME_READERS.items()})
-    together = samples.read_mlx5_ethtool_frames  # a node's ethtool -S outputs, read together
-
-    def ports(outputs: list[tuple[str, str]], **kw: str) -> list[Frame | None]:
-        frames = together(outputs, **kw)
-        if any(f is not None for f in frames) and "ethtool" not in framed_reads:
-            framed_reads.append("ethtool")
-        return frames
-    monkeypatch.setattr(samples, "read_mlx5_ethtool_frames", ports)
-    stacked = samples.read_mlx5_ethtool_stack  # the same, as one frame of the node's ports
+    stacked = samples.read_mlx5_ethtool_stack  # a node's ethtool -S outputs, read together as one frame
 
     def stack(outputs: list[tuple[str, str]], **kw: str) -> Frame | None:
         frame = stacked(outputs, **kw)

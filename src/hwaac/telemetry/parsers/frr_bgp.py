@@ -443,12 +443,7 @@ def read_bgp_summary_frame(raw: str | bytes, *, device: str = "", version: str |
     from hwaac.telemetry.frames import Frame
 
     try:
-        if type(raw) is bytes:
-            doc = json_text.loads_utf8(raw)
-        elif type(raw) is str:
-            doc = json_text.loads_quick(raw)
-        else:
-            return None
+        doc = json_text.loads_frame(raw)
     except (ValueError, RecursionError):
         return None
     families = _families(doc) if isinstance(doc, Mapping) else None

@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from hwaac.health.parsers.ethtool import parse_ethtool_stats
-from hwaac.telemetry.frames import PROBE_BASE, Frame, Layout, counts
+from hwaac.telemetry.frames import PROBE_BASE, Frame, Layout, counts, split_ports
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers.host_rdma import RDMA_COUNTERS, Table, map_counters
 
@@ -190,8 +190,7 @@ def read_mlx5_ethtool_frames(outputs: Sequence[tuple[str, str]], *, device: str 
     for them all, as for one output of every port. Otherwise, and for a value that is no count, one by one."""
     stack = read_mlx5_ethtool_stack(outputs, device=device, version=version)
     if stack is not None:
-        return [Frame(TOOL, device, None, version or "", [port], stack.names, stack.values[i:i + 1], None)
-                for i, (port, _) in enumerate(outputs)]
+        return split_ports(stack)  # type: ignore[return-value]
     return [read_mlx5_ethtool_frame(raw, port=port, device=device, version=version) for port, raw in outputs]
 
 

@@ -332,19 +332,11 @@ def read_counters_db_frame(raw: str | bytes, *, device: str = "", version: str |
     reads plain: every port hash read with one set of names, every field read (queues' too) a string of ASCII
     digits, every port the same counters. None for anything else, the text layouts included: the parser reads it
     and says why. ``raw`` may be the file's bytes (UTF-8), decoded faster than its text. Never raises."""
-    if type(raw) is bytes:
-        if raw.lstrip()[:1] != b"{":  # not a JSON object (a sonic-db-cli or redis-cli text)
-            return None
-        try:
-            doc = json_text.loads_utf8(raw)
-        except (ValueError, RecursionError):
-            return None
-    elif type(raw) is str and raw.lstrip()[:1] == "{":
-        try:
-            doc = json_text.loads_quick(raw)
-        except (ValueError, RecursionError):
-            return None
-    else:
+    if type(raw) not in (str, bytes) or raw.lstrip()[:1] not in ("{", b"{"):
+        return None  # not a JSON object (a sonic-db-cli or redis-cli text)
+    try:
+        doc = json_text.loads_frame(raw)
+    except (ValueError, RecursionError):
         return None
     if type(doc) is not dict:
         return None
