@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.health.parsers.nvidia_smi import CLOCK_REASONS
-from hwaac.model.loader import _plain, dotted, parse_yaml
+from hwaac.model.issues import plain, validation_issues
+from hwaac.model.loader import parse_yaml
 
 # nvidia-smi's clock event reason names, as the parser reads them (the bitmask values: burn-in-health.md §2)
 ClockReason = Literal[CLOCK_REASONS]
@@ -156,26 +157,9 @@ def load_profile_text(text: str, file: str = "<string>") -> Profile:
     """Parse and validate a profile's YAML text. Raises :class:`ProfileError`."""
     root, index = parse_yaml(text, file, ProfileError)
     try:
-        return Profile.model_validate(_plain(root))
+        return Profile.model_validate(plain(root))
     except ValidationError as err:
-        issues = []
-        for e in err.errors(include_url=False):
-            loc = list(e["loc"])
-            missing = e["type"] == "missing"
-            msg = e["msg"]
-            valid = ""
-            if e["type"] == "extra_forbid" or e["type"] == "extra_forbidden":
-                msg = f"unknown field {loc[-1]!r}"
-            elif msg.startswith("Input should be "):
-                msg, valid = "invalid value", msg.removeprefix("Input should be ")
-            elif missing:
-                msg = "required field is missing"
-            value = None if missing or e["type"] == "extra_forbidden" else index.value_at(loc)
-            if isinstance(value, dict | list):
-                value = f"<{type(value).__name__}>"
-            issues.append(IntentIssue(path=dotted(loc), message=msg, value=value, valid=valid, file=file,
-                                      line=index.line_of(loc)))
-        raise ProfileError(issues) from None
+        raise ProfileError(validation_issues(err, index, file)) from None
 
 
 def builtin_profiles() -> list[str]:

@@ -17,25 +17,10 @@ from ruamel.yaml import YAML
 
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.model.intent import Intent, SwitchModel
+from hwaac.model.issues import dotted
 from hwaac.model.limits import MAX_ISSUES
 from hwaac.model.patterns import HOSTNAME, HOSTNAME_VALID, SLUG, SLUG_VALID
 from hwaac.model.yamlfile import LineIndex, load_yaml
-
-
-def _plain(node: Any) -> Any:
-    if isinstance(node, Mapping):
-        return {k: _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    return node
-
-
-def dotted(path: Sequence[str | int]) -> str:
-    """``('a', 'b', 0, 'c')`` -> ``a.b[0].c``."""
-    out = ""
-    for key in path:
-        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
-    return out
 
 
 @cache

@@ -10,7 +10,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hwaac.errors import IntentError, IntentIssue
-from hwaac.model.loader import _plain, dotted, parse_yaml
+from hwaac.model.issues import plain, validation_issues
+from hwaac.model.loader import parse_yaml
 from hwaac.telemetry.sli import BGP_DROPS, COVERAGE, LINK_SLIS, PATH_DIVERSITY
 
 PROBE_LOSS = "probe_loss_ratio"  # a cable's forward loss estimated from active probes (hwaac.probe.tomography)
@@ -69,25 +70,9 @@ def load_slo_text(text: str, file: str = "<string>") -> SloSet:
     """Parse and validate SLO YAML. Raises :class:`SloError`."""
     root, index = parse_yaml(text, file, SloError)
     try:
-        out = SloSet.model_validate(_plain(root))
+        out = SloSet.model_validate(plain(root))
     except ValidationError as err:
-        issues = []
-        for e in err.errors(include_url=False):
-            loc, kind, msg, valid = list(e["loc"]), e["type"], e["msg"], ""
-            if kind == "extra_forbidden":
-                msg = f"unknown field {loc[-1]!r}"
-            elif kind == "missing":
-                msg = "required field is missing"
-            elif msg.startswith("Input should be "):
-                msg, valid = "invalid value", msg.removeprefix("Input should be ")
-            elif msg.startswith("Value error, "):
-                msg = msg.removeprefix("Value error, ")
-            value = None if kind in ("missing", "extra_forbidden") else index.value_at(loc)
-            if isinstance(value, dict | list):
-                value = f"<{type(value).__name__}>"
-            issues.append(IntentIssue(path=dotted(loc), message=msg, value=value, valid=valid, file=file,
-                                      line=index.line_of(loc)))
-        raise SloError(issues) from None
+        raise SloError(validation_issues(err, index, file)) from None
     issues = []
     for name, obj in out.slos.items():
         if name not in SLI_NAMES:
