@@ -37,6 +37,9 @@ class Severity(IntEnum):
 
 INFO, WARN, FAULT = Severity.INFO, Severity.WARN, Severity.FAULT
 KINDS = ("cable", "optic", "port", "nic", "host", "switch", "link", "rail")
+# every rule that names suspects: hwaac.telemetry.localise, localise_flow and hwaac.probe.tomography (RULE_*)
+SUSPECT_RULES = ("errors_both_ends", "errors_one_end", "flapping", "spine_path_loss", "links_down", "pfc_storm",
+                 "congestion", "switch_degraded", "probe_path_loss", "probe_unreachable")
 # rules whose suspects are degraded ports (the switch rule counts them); PFC victims and congestion are not
 DEGRADING = frozenset({"errors_both_ends", "errors_one_end", "flapping", "spine_path_loss", "links_down",
                        "probe_path_loss"})
@@ -325,5 +328,5 @@ class Observed:
         return tuple(sorted(out))
 
 
-__all__ = ["DEGRADING", "FAULT", "INFO", "KINDS", "WARN", "Component", "Evidence", "Observed", "Severity", "Suspect",
-           "link_components", "rank", "truthy"]
+__all__ = ["DEGRADING", "FAULT", "INFO", "KINDS", "SUSPECT_RULES", "WARN", "Component", "Evidence", "Observed",
+           "Severity", "Suspect", "link_components", "rank", "truthy"]
