@@ -1,0 +1,198 @@
+"""The mitigation policy: which findings of network health (a suspect's rule, severity, kind and link kind) lead to
+which action, after how many sweeps, how long a drained target stays out and when it comes back, and the guard
+rails every drain passes. The shipped default is ``hwaac/mitigation/data/policy.yaml``; :func:`load_policy` reads
+it or a user's file and raises :class:`PolicyError` naming file, line, field, value and what would be valid.
+Why: ``docs/mitigation.md`` "Policy".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Literal, get_args
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from hwaac.errors import IntentError, IntentIssue
+from hwaac.mitigation.guard import DRAIN_LINK, DRAIN_SWITCH, GuardRails
+from hwaac.model.issues import dotted, plain, validation_issues
+from hwaac.model.loader import parse_yaml
+from hwaac.model.yamlfile import LineIndex
+from hwaac.plan.model import LinkKind
+from hwaac.telemetry.suspects import KINDS, SUSPECT_RULES, Severity
+
+QUARANTINE_NODE, NOTIFY = "quarantine_node", "notify"
+Action = Literal["drain_link", "drain_switch", "quarantine_node", "notify"]
+POLICY_ACTIONS: tuple[str, ...] = get_args(Action)
+Kind = Literal[KINDS]
+SeverityName = Literal["info", "warn", "fault"]
+LINK_KINDS: tuple[str, ...] = get_args(LinkKind)
+# the finding kinds each action can act on (notify: any); a host link's fault, optic included, quarantines its node
+ACTION_KINDS: dict[str, tuple[str, ...]] = {
+    DRAIN_LINK: ("cable", "optic", "port", "link"),
+    DRAIN_SWITCH: ("switch",),
+    QUARANTINE_NODE: ("nic", "host", "port", "cable", "optic", "link"),
+}
+_LEVEL = {str(s): s for s in Severity}
+_RAILS = GuardRails()
+
+
+def _some[T](items: tuple[T, ...]) -> tuple[T, ...]:
+    # not Field(min_length=1): pydantic adds a "too short" error to a tuple whose item failed
+    if not items:
+        raise ValueError("an empty list: give at least one item")
+    return items
+
+
+type Some[T] = Annotated[tuple[T, ...], AfterValidator(_some)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Rails(_Strict):
+    """``guard_rails``: :class:`hwaac.mitigation.guard.GuardRails` with the window in seconds."""
+
+    min_leaf_uplinks: int = Field(_RAILS.min_leaf_uplinks, ge=1)
+    min_plane_spines: int = Field(_RAILS.min_plane_spines, ge=1)
+    max_actions: int = Field(_RAILS.max_actions, ge=1)
+    breaker_actions: int = Field(_RAILS.breaker_actions, ge=1)
+    window_s: float = Field(_RAILS.window.total_seconds(), gt=0)
+
+
+class Match(_Strict):
+    """Which findings a rule takes; an absent filter takes any value, ``severity`` is the least one taken."""
+
+    rules: Some[str] | None = Field(None, description="Suspect rules (SUSPECT_RULES).")
+    kinds: Some[Kind] | None = Field(None, description="The suspect's kind (its first component).")
+    severity: SeverityName = "fault"
+    link_kinds: Some[LinkKind] | None = Field(None, description="The plan link's kind.")
+
+    def matches(self, rule: str, severity: str | Severity, kind: str, link_kind: str | None = None) -> bool:
+        """Whether a finding of suspect rule ``rule``, ``severity`` (``info``, ``warn``, ``fault`` or a
+        :class:`Severity`), ``kind`` and ``link_kind`` (None: the finding is on no plan link) is taken."""
+        level = _LEVEL.get(str(severity))
+        if level is None:
+            raise ValueError(f"severity: {severity!r} is not one of {', '.join(_LEVEL)}")
+        return ((self.rules is None or rule in self.rules) and (self.kinds is None or kind in self.kinds)
+                and level >= _LEVEL[self.severity]
+                and (self.link_kinds is None or link_kind in self.link_kinds))
+
+
+class PolicyRule(_Strict):
+    """One rule: the findings it takes and what is done about them."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    match: Match = Match()
+    action: Action
+    persistence: int = Field(2, ge=1, description="Consecutive sweeps a finding is seen before acting.")
+    hold_down_s: float = Field(600, ge=0, description="A drained target stays out at least this long.")
+    recheck_sweeps: int = Field(3, ge=1, description="Clean sweeps in a row before an undrain.")
+    auto_undrain: bool = True
+
+
+class Policy(_Strict):
+    """A mitigation policy (one YAML file); rules are tried in order, the first that takes a finding decides."""
+
+    guard_rails: Rails = Rails()
+    graceful_s: float = Field(5, ge=0, description="Seconds between BGP graceful shutdown and the session shut.")
+    rules: Some[PolicyRule]
+
+    def rails(self) -> GuardRails:
+        """The guard rails :func:`hwaac.mitigation.guard.decide` checks drains against."""
+        g = self.guard_rails
+        return GuardRails(g.min_leaf_uplinks, g.min_plane_spines, g.max_actions, g.breaker_actions,
+                          timedelta(seconds=g.window_s))
+
+    def rule_for(self, rule: str, severity: str | Severity, kind: str,
+                 link_kind: str | None = None) -> PolicyRule | None:
+        """The first rule that takes the finding (:meth:`Match.matches`), None when no rule does."""
+        return next((r for r in self.rules if r.match.matches(rule, severity, kind, link_kind)), None)
+
+
+class PolicyError(IntentError):
+    """A policy file is invalid; ``issues`` name file, line, field, value and what would be valid."""
+
+
+def _checks(policy: Policy, index: LineIndex, file: str) -> list[IntentIssue]:
+    """What the schema cannot say: unique names, known suspect rules, and kinds an action can act on."""
+    issues = []
+
+    def issue(loc: list[str | int], message: str, value: object, valid: str) -> None:
+        issues.append(IntentIssue(path=dotted(loc), message=message, value=value, valid=valid, file=file,
+                                  line=index.line_of(loc)))
+
+    first: dict[str, int] = {}
+    for i, r in enumerate(policy.rules):
+        at: list[str | int] = ["rules", i]
+        if r.name in first:
+            issue([*at, "name"], f"duplicate rule name (first at line {first[r.name]})", r.name,
+                  "a name no other rule has")
+        first.setdefault(r.name, index.line_of([*at, "name"]))
+        m = r.match
+        for j, name in enumerate(m.rules or ()):
+            if name not in SUSPECT_RULES:
+                issue([*at, "match", "rules", j], "unknown suspect rule", name, ", ".join(sorted(SUSPECT_RULES)))
+        able = ACTION_KINDS.get(r.action)
+        if able is None:
+            continue
+        if m.kinds is None:
+            issue([*at, "match", "kinds"], f"{r.action} needs match.kinds: absent means any kind, and "
+                  f"{r.action} cannot act on {', '.join(k for k in KINDS if k not in able)}", None, ", ".join(able))
+        for j, kind in enumerate(m.kinds or ()):
+            if kind not in able:
+                issue([*at, "match", "kinds", j], f"{r.action} cannot act on a {kind}", kind, ", ".join(able))
+        if r.action == DRAIN_LINK:
+            fabric = ", ".join(k for k in LINK_KINDS if k != "host")
+            if m.link_kinds is None:
+                issue([*at, "match", "link_kinds"], "drain_link needs match.link_kinds: absent means any link, host "
+                      "links included", None, f"{fabric} (host links: action quarantine_node)")
+            for j, lk in enumerate(m.link_kinds or ()):
+                if lk == "host":
+                    issue([*at, "match", "link_kinds", j], "a host link is its node's only path on its rail: it "
+                          "is not drained", lk, f"action quarantine_node for host links; drain_link for {fabric}")
+        elif r.action == QUARANTINE_NODE:
+            for j, lk in enumerate(m.link_kinds or ()):
+                if lk != "host":
+                    issue([*at, "match", "link_kinds", j], f"a {lk} link's fault is not its nodes' fault: they are "
+                          "not quarantined for it", lk, "host (fabric links: action drain_link)")
+    return issues
+
+
+def load_policy_text(text: str, file: str = "<string>") -> Policy:
+    """Parse and validate policy YAML. Raises :class:`PolicyError`."""
+    root, index = parse_yaml(text, file, PolicyError)
+    if not isinstance(root, Mapping):
+        raise PolicyError([IntentIssue(path="", message="the policy must be a YAML mapping",
+                                       value=type(root).__name__, valid="a mapping with keys "
+                                       + ", ".join(Policy.model_fields), file=file, line=1)])
+    try:
+        policy = Policy.model_validate(plain(root))
+    except ValidationError as err:
+        raise PolicyError(validation_issues(err, index, file)) from None
+    issues = _checks(policy, index, file)
+    if issues:
+        raise PolicyError(issues)
+    return policy
+
+
+@cache
+def default_policy() -> Policy:
+    """The shipped default."""
+    path = resources.files("hwaac.mitigation").joinpath("data", "policy.yaml")
+    return load_policy_text(path.read_text(), file="hwaac/mitigation/data/policy.yaml")
+
+
+def load_policy(path: str | Path | None = None) -> Policy:
+    """The policy of ``path``, or the shipped default when None. Raises :class:`PolicyError`."""
+    if path is None:
+        return default_policy()
+    return load_policy_text(Path(path).read_text(), file=str(path))
+
+
+__all__ = ["ACTION_KINDS", "LINK_KINDS", "NOTIFY", "POLICY_ACTIONS", "QUARANTINE_NODE", "Match", "Policy",
+           "PolicyError", "PolicyRule", "Rails", "default_policy", "load_policy", "load_policy_text"]
