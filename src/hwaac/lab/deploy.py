@@ -178,6 +178,46 @@ def _ansible_playbook() -> str:
     return found
 
 
+@dataclass(frozen=True)
+class PlaybookRun:
+    """One ansible-playbook run: its exit status, output, seconds and log file."""
+
+    rc: int
+    output: str
+    seconds: float
+    log_file: Path
+
+
+def run_playbook(playbook: Path, inventory_file: Path, extra_vars: Path, work: Path, *, check: bool = False,
+                 forks: int = 1, log: Log = lambda _: None) -> PlaybookRun:
+    """Run one of the collection's playbooks from this checkout on an inventory file, its output logged line by line
+    into ``work/<time>[-check].log`` and to ``log``.
+
+    Raises:
+        LabError: no ansible-playbook.
+    """
+    playbook_cmd = _ansible_playbook()
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    log_file = work / f"{stamp}{'-check' if check else ''}.log"
+    argv = [playbook_cmd, "-i", str(inventory_file), str(playbook), "-e", f"@{extra_vars}"] + (
+        ["--check", "--diff"] if check else [])
+    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(REPO), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_LOCALHOST_WARNING": "0",
+           "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0", "ANSIBLE_FORKS": str(forks), "ANSIBLE_HOST_KEY_CHECKING": "0"}
+    t0 = time.monotonic()
+    lines: list[str] = []
+    with open(log_file, "w", encoding="utf-8") as fh:
+        proc = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, bufsize=1)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            fh.write(line)
+            lines.append(line)
+            log(line.rstrip("\n"))
+        rc = proc.wait()
+    return PlaybookRun(rc, "".join(lines), time.monotonic() - t0, log_file)
+
+
 @contextlib.contextmanager
 def _deploy_lock(folder: Path) -> Iterator[None]:
     folder.mkdir(parents=True, exist_ok=True)
@@ -221,7 +261,7 @@ def deploy(lab: Lab, *, render_dir: Path | None = None, check: bool = False, ser
                        f"{' ...' if len(missing) > 5 else ''} (a folder written by hwaac plan FABRIC -o DIR)")
     if not PLAYBOOK.is_file():
         raise LabError(f"{PLAYBOOK} not found: hwaac lab deploy runs the collection aiinfra.hwaac from a checkout")
-    playbook_cmd = _ansible_playbook()
+    _ansible_playbook()
     switches = prepare(lab)
     desired = {n: json.loads((render / "switches" / n / "config_db.json").read_text(encoding="utf-8"))
                for n in lab.switches}
@@ -236,31 +276,11 @@ def deploy(lab: Lab, *, render_dir: Path | None = None, check: bool = False, ser
         extra = work / "vars.json"
         extra.write_text(json.dumps({"fabric_deploy_serial": [len(b) for b in order],
                                      "fabric_deploy_max_fail_percentage": 0}))
-        stamp = time.strftime("%Y%m%dT%H%M%S")
-        log_file = work / f"{stamp}{'-check' if check else ''}.log"
-        argv = [playbook_cmd, "-i", str(inv), str(PLAYBOOK), "-e", f"@{extra}"] + (["--check", "--diff"] if check
-                                                                                   else [])
-        env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(REPO), "ANSIBLE_NOCOLOR": "1",
-               "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_LOCALHOST_WARNING": "0",
-               "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0", "ANSIBLE_FORKS": str(_forks(order)),
-               "ANSIBLE_HOST_KEY_CHECKING": "0"}
-        t0 = time.monotonic()
-        lines: list[str] = []
-        with open(log_file, "w", encoding="utf-8") as fh:
-            proc = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    text=True, bufsize=1)
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                fh.write(line)
-                lines.append(line)
-                log(line.rstrip("\n"))
-            rc = proc.wait()
-        seconds = time.monotonic() - t0
-    output = "".join(lines)
-    counts = recap(output)
+        run = run_playbook(PLAYBOOK, inv, extra, work, check=check, forks=_forks(order), log=log)
+    counts = recap(run.output)
     not_started = [n for b in order for n in b if n not in counts]
-    return DeployResult(rc=rc, recap=counts, batches=order, seconds=seconds, log_file=log_file, output=output,
-                        not_started=not_started)
+    return DeployResult(rc=run.rc, recap=counts, batches=order, seconds=run.seconds, log_file=run.log_file,
+                        output=run.output, not_started=not_started)
 
 
 # ----------------------------------------------------------------------------------------------------------- CLI
