@@ -190,6 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_lab(sub)
 
+    from hwaac.mitigation.cli import register as register_remediate
+
+    register_remediate(sub)
+
     from hwaac.verify.cli import add_verify_parser
 
     add_verify_parser(sub)

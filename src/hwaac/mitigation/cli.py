@@ -1,0 +1,158 @@
+"""``hwaac remediate INTENT_DIR FINDINGS --state DIR [--apply]``: one remediation sweep. Findings (a health report or
+an Alertmanager webhook payload) go through the policy and the guard rails; a dry run (the default) prints the
+decisions and the switch steps and writes nothing; ``--apply`` carries them out (``--lab`` or ``-i``), then keeps the
+state and appends every decision to ``DIR/decisions.jsonl``.
+
+Exit status: 0 done (or nothing to do); 1 carrying out failed (the state keeps what was not done), or an invalid
+intent; 2 usage (unreadable findings, policy or state); 3 the breaker is tripped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+EXIT_USAGE, EXIT_FAILED, EXIT_BREAKER = 2, 1, 3
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``hwaac remediate`` to the main parser."""
+    p = sub.add_parser("remediate", help="drain, undrain or quarantine from network health findings, behind "
+                       "guard rails (dry run unless --apply)",
+                       description="Exit 0 done, 1 carrying out failed, 2 usage, 3 breaker tripped.")
+    p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
+    p.add_argument("findings", metavar="FINDINGS", help="`hwaac health fabric --format json` output, or an "
+                   "Alertmanager webhook payload; - reads stdin")
+    p.add_argument("--state", metavar="DIR", required=True, help="state folder (state.json, decisions.jsonl)")
+    p.add_argument("--policy", metavar="FILE", help="policy YAML (default: hwaac/mitigation/data/policy.yaml)")
+    p.add_argument("--render", metavar="DIR", help="rendered folder to take switch configs from (default: render "
+                   "them from the intent)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="decide and print, change nothing (the default)")
+    mode.add_argument("--apply", action="store_true", help="carry the decisions out and keep the state")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--lab", metavar="NAME", help="carry out on this twin (hwaac lab)")
+    where.add_argument("-i", "--inventory", metavar="FILE", help="carry out on the switches of this Ansible "
+                       "inventory")
+    p.add_argument("--pause", type=float, metavar="S", help="seconds between graceful shutdown and session shut "
+                   "(default: the policy's graceful_s)")
+    p.add_argument("--now", metavar="ISO", help="decide as at this time (default: now; for replays and tests)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="output (default text)")
+    p.set_defaults(func=cmd_remediate)
+
+
+def _err(msg: str) -> int:
+    print(f"hwaac remediate: {msg}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _read_findings(name: str) -> Any:
+    text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def cmd_remediate(args: argparse.Namespace) -> int:
+    from hwaac.errors import IntentError
+    from hwaac.mitigation import carry_out, engine, guard
+    from hwaac.mitigation.findings import FindingsError, Targets, read
+    from hwaac.mitigation.policy import PolicyError, load_policy
+    from hwaac.plan import build_plan
+    from hwaac.validate import load_intent
+
+    if args.apply and not (args.lab or args.inventory):
+        return _err("--apply needs where to carry out: --lab NAME or -i INVENTORY")
+    try:
+        now = datetime.fromisoformat(args.now) if args.now else datetime.now(UTC)
+    except ValueError:
+        return _err(f"--now: {args.now!r} is not an ISO 8601 time (e.g. 2026-12-05T03:00:00+00:00)")
+    if now.tzinfo is None:
+        return _err(f"--now: {args.now!r} has no time zone (e.g. 2026-12-05T03:00:00+00:00)")
+    try:
+        policy = load_policy(args.policy)
+    except PolicyError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        return _err(f"--policy: {exc}")
+    try:
+        findings = read(_read_findings(args.findings))
+    except (OSError, ValueError, FindingsError) as exc:
+        return _err(f"{args.findings}: {exc}")
+    try:
+        plan = build_plan(load_intent(args.fabric))
+    except IntentError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_FAILED
+    store = engine.Store(args.state)
+    fabric, targets = guard.Fabric(plan), Targets(plan)
+
+    def rendered(switch: str) -> dict[str, Any]:
+        if args.render:
+            return json.loads((Path(args.render) / "switches" / switch / "config_db.json").read_text())
+        from hwaac.render.sonic import render_config_db
+        return render_config_db(plan, next(s for s in plan.switches if s.name == switch))
+
+    if not args.apply:
+        try:
+            state = store.load() if (Path(args.state) / "state.json").exists() else engine.State()
+        except ValueError as exc:
+            return _err(str(exc))
+        actions = engine.sweep(policy, fabric, targets, copy.deepcopy(state), findings, now)
+        todo = carry_out.steps(actions, plan, rendered)
+        _print(args, actions, todo, dry_run=True)
+        return EXIT_BREAKER if any(a.decision.rule == "breaker" for a in actions) else 0
+    with store.locked():
+        try:
+            state = store.load()
+        except ValueError as exc:
+            return _err(str(exc))
+        before = copy.deepcopy(state)
+        actions = engine.sweep(policy, fabric, targets, state, findings, now)
+        todo = carry_out.steps(actions, plan, rendered)
+        pause = policy.graceful_s if args.pause is None else args.pause
+        rc, log = 0, ""
+        if todo:
+            say = (lambda line: print(line, file=sys.stderr)) if args.format == "text" else (lambda _: None)
+            if args.lab:
+                rc, log = carry_out.run_on_lab(args.lab, todo, pause_s=pause, log=say)
+            else:
+                rc, log = carry_out.run_on_inventory(Path(args.inventory), Path(args.state) / "runs", todo,
+                                                     pause_s=pause, log=say)
+        done = "done" if rc == 0 else f"failed (ansible-playbook rc {rc}; log {log})"
+        outcome = {f"{a.decision.action}|{a.decision.target}": done for a in actions if a.act}
+        if rc != 0:
+            before.streaks, before.sweeps = state.streaks, state.sweeps  # persistence still counts
+            state = before
+        store.save(state)
+        store.log(actions, now, sweep=state.sweeps, dry_run=False, outcome=outcome)
+    _print(args, actions, todo, dry_run=False, outcome=outcome)
+    if rc != 0:
+        return EXIT_FAILED
+    return EXIT_BREAKER if state.tripped_at is not None and any(a.decision.rule == "breaker" for a in actions) else 0
+
+
+def _print(args: argparse.Namespace, actions: list[Any], todo: list[Any], *, dry_run: bool,
+           outcome: dict[str, str] | None = None) -> None:
+    if args.format == "json":
+        print(json.dumps({"dry_run": dry_run, "decisions": [a.to_dict() for a in actions],
+                          "steps": [s.to_dict() for s in todo], "outcome": outcome or {}}, indent=1))
+        return
+    verb = "would" if dry_run else "did"
+    if not actions:
+        print("no finding matched the policy: nothing to do")
+    for a in actions:
+        d = a.decision
+        state = ("ACT" if a.act else "skip") if dry_run else (outcome or {}).get(f"{d.action}|{d.target}", "skip")
+        print(f"{state:6} {d.action} {d.target}: {d.rule} - {d.reason}"
+              + (f" (policy rule {a.policy_rule})" if a.policy_rule else ""))
+    for s in todo:
+        tables = ", ".join(f"{t} {len(e)}" for t, e in s.config.items())
+        print(f"  {verb} {s.stage:8} {s.device}: {tables}")
+
+
+__all__ = ["cmd_remediate", "register"]

@@ -1,0 +1,92 @@
+"""``hwaac remediate`` without a twin: findings read from a health report or an Alertmanager webhook payload, the
+dry run (nothing written), and bad input refused with exit 2 and what is wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hwaac.cli import main as hwaac_main
+from hwaac.mitigation.findings import FindingsError, from_alerts, read
+from hwaac.plan import build_plan
+from hwaac.validate import load_intent
+
+DEMO = Path(__file__).parents[3] / "inventory" / "demo"
+ONE_SWEEP = "guard_rails: {}\nrules:\n  - name: r\n    match: {kinds: [link, optic], link_kinds: [leaf_spine]}\n" \
+            "    action: drain_link\n    persistence: 1\n"
+
+
+def _payload(cable: str, leaf: str, port: str, status: str = "firing") -> dict:
+    """An Alertmanager webhook (version 4) as it posts to a receiver, for one hwaac_suspect alert."""
+    labels = {"alertname": "HwaacFabricSuspect", "fabric": "demo", "rule": "probe_path_loss", "severity": "fault",
+              "kind": "link", "component": cable, "cable": cable, "device": "", "port": "",
+              "hosts": "gpu-su01-h01,gpu-su01-h02,+14 more"}
+    return {"version": "4", "groupKey": "{}:{alertname=\"HwaacFabricSuspect\"}", "truncatedAlerts": 0,
+            "status": status, "receiver": "hwaac-remediate", "groupLabels": {"alertname": "HwaacFabricSuspect"},
+            "commonLabels": labels, "commonAnnotations": {}, "externalURL": "http://localhost:9093",
+            "alerts": [{"status": status, "labels": labels, "annotations": {"summary": f"{cable} loses probes"},
+                        "startsAt": "2026-12-05T03:00:00Z", "endsAt": "0001-01-01T00:00:00Z",
+                        "generatorURL": "http://localhost:9090/graph", "fingerprint": "a1b2c3d4e5f60718"}],
+            "_leaf": [leaf, port]}
+
+
+@pytest.fixture(scope="module")
+def uplink():
+    plan = build_plan(load_intent(DEMO))
+    return next(x for x in plan.links if x.kind == "leaf_spine")
+
+
+def test_an_alert_names_its_cable_and_nodes(uplink):
+    found = read(_payload(uplink.cable_id, uplink.a_device, uplink.a_port))
+    assert [(f.rule, f.severity, f.cable, f.nodes) for f in found] == [
+        ("probe_path_loss", "fault", uplink.cable_id, ("gpu-su01-h01", "gpu-su01-h02"))]
+    assert from_alerts(_payload(uplink.cable_id, "", "", status="resolved")) == []
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({"version": "4"}, "suspects: missing"),
+    ({"alerts": "x"}, "alerts: missing or not a list"),
+    ({"suspects": [{"severity": "bad"}]}, r"suspects\[0\]\.severity: .bad. is not one of info, warn, fault"),
+])
+def test_input_that_is_neither_is_refused(data, message):
+    with pytest.raises(FindingsError, match=message):
+        read(data)
+
+
+def test_a_dry_run_says_what_it_would_do_and_writes_nothing(uplink, tmp_path, capsys):
+    (tmp_path / "alert.json").write_text(json.dumps(_payload(uplink.cable_id, uplink.a_device, uplink.a_port)))
+    (tmp_path / "policy.yaml").write_text(ONE_SWEEP)
+    code = hwaac_main(["remediate", str(DEMO), str(tmp_path / "alert.json"), "--state", str(tmp_path / "state"),
+                       "--policy", str(tmp_path / "policy.yaml")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"ACT    drain_link {uplink.cable_id}: ok" in out
+    for device in (uplink.a_device, uplink.b_device):
+        assert f"would graceful {device}: ROUTE_MAP_SET 1, ROUTE_MAP 1, BGP_NEIGHBOR_AF 1" in out
+        assert f"would shut     {device}: BGP_NEIGHBOR 1" in out
+    assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--apply"], "--apply needs where to carry out"),
+    (["--now", "yesterday"], "--now: 'yesterday' is not an ISO 8601 time"),
+    (["--now", "2026-12-05T03:00:00"], "has no time zone"),
+    (["--policy", "{dir}/nope.yaml"], "--policy: "),
+    (["--policy", "{dir}/bad.yaml"], "bad.yaml:1: graceful_s: invalid value (got -1)"),
+])
+def test_bad_input_exits_2_naming_it(uplink, tmp_path, capsys, args, message):
+    (tmp_path / "alert.json").write_text(json.dumps(_payload(uplink.cable_id, "", "")))
+    (tmp_path / "bad.yaml").write_text("graceful_s: -1\nrules: []\n")
+    argv = ["remediate", str(DEMO), str(tmp_path / "alert.json"), "--state", str(tmp_path / "state")]
+    code = hwaac_main(argv + [a.replace("{dir}", str(tmp_path)) for a in args])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "state").exists()
+
+
+def test_unreadable_findings_exit_2(tmp_path, capsys):
+    (tmp_path / "f.json").write_text("{not json")
+    assert hwaac_main(["remediate", str(DEMO), str(tmp_path / "f.json"), "--state", str(tmp_path / "s")]) == 2
+    assert "f.json" in capsys.readouterr().err
