@@ -1,7 +1,8 @@
-"""``hwaac remediate INTENT_DIR FINDINGS --state DIR [--apply]``: one remediation sweep. Findings (a health report or
-an Alertmanager webhook payload) go through the policy and the guard rails; a dry run (the default) prints the
-decisions and the switch steps and writes nothing; ``--apply`` carries them out (``--lab`` or ``-i``), then keeps the
-state and appends every decision to ``DIR/decisions.jsonl``.
+"""``hwaac remediate INTENT_DIR FINDINGS|--alertmanager URL --state DIR [--apply]``: one remediation sweep. Findings
+(a health report, an Alertmanager webhook payload, or the alerts active in an Alertmanager) go through the policy
+and the guard rails; a dry run (the default) prints the decisions and the switch steps and writes nothing;
+``--apply`` carries them out (``--lab`` or ``-i``), then keeps the state and appends every decision to
+``DIR/decisions.jsonl``.
 
 Exit status: 0 done (or nothing to do); 1 carrying out failed (the state keeps what was not done), or an invalid
 intent; 2 usage (unreadable findings, policy or state); 3 the breaker is tripped.
@@ -13,11 +14,13 @@ import argparse
 import copy
 import json
 import sys
+import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 EXIT_USAGE, EXIT_FAILED, EXIT_BREAKER = 2, 1, 3
+ALERTMANAGER_TIMEOUT_S = 10
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,8 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "guard rails (dry run unless --apply)",
                        description="Exit 0 done, 1 carrying out failed, 2 usage, 3 breaker tripped.")
     p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
-    p.add_argument("findings", metavar="FINDINGS", help="`hwaac health fabric --format json` output, or an "
-                   "Alertmanager webhook payload; - reads stdin")
+    p.add_argument("findings", metavar="FINDINGS", nargs="?", help="`hwaac health fabric --format json` output, "
+                   "or an Alertmanager webhook payload; - reads stdin")
+    p.add_argument("--alertmanager", metavar="URL", help="instead of FINDINGS: the alerts active in this "
+                   "Alertmanager (GET URL/api/v2/alerts)")
     p.add_argument("--state", metavar="DIR", required=True, help="state folder (state.json, decisions.jsonl)")
     p.add_argument("--policy", metavar="FILE", help="policy YAML (default: hwaac/mitigation/data/policy.yaml)")
     p.add_argument("--render", metavar="DIR", help="rendered folder to take switch configs from (default: render "
@@ -51,8 +56,12 @@ def _err(msg: str) -> int:
     return EXIT_USAGE
 
 
-def _read_findings(name: str) -> Any:
-    text = sys.stdin.read() if name == "-" else Path(name).read_text(encoding="utf-8")
+def _read_findings(name: str | None, alertmanager: str | None) -> Any:
+    if alertmanager:
+        url = alertmanager.rstrip("/") + "/api/v2/alerts?active=true&silenced=false&inhibited=false"
+        with urllib.request.urlopen(url, timeout=ALERTMANAGER_TIMEOUT_S) as resp:
+            return json.loads(resp.read())
+    text = sys.stdin.read() if name == "-" else Path(str(name)).read_text(encoding="utf-8")
     return json.loads(text)
 
 
@@ -64,6 +73,10 @@ def cmd_remediate(args: argparse.Namespace) -> int:
     from hwaac.plan import build_plan
     from hwaac.validate import load_intent
 
+    if bool(args.findings) == bool(args.alertmanager):
+        return _err("give FINDINGS or --alertmanager URL (one of them)")
+    if args.alertmanager and not args.alertmanager.startswith(("http://", "https://")):
+        return _err(f"--alertmanager: {args.alertmanager!r} is not an http(s) URL")
     if args.apply and not (args.lab or args.inventory):
         return _err("--apply needs where to carry out: --lab NAME or -i INVENTORY")
     try:
@@ -80,9 +93,9 @@ def cmd_remediate(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _err(f"--policy: {exc}")
     try:
-        findings = read(_read_findings(args.findings))
+        findings = read(_read_findings(args.findings, args.alertmanager))
     except (OSError, ValueError, FindingsError) as exc:
-        return _err(f"{args.findings}: {exc}")
+        return _err(f"{args.findings or args.alertmanager}: {exc}")
     try:
         plan = build_plan(load_intent(args.fabric))
     except IntentError as exc:

@@ -4,7 +4,7 @@ the firing ``hwaac_suspect`` alerts of an Alertmanager webhook, read into one sh
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,16 +54,26 @@ def from_report(data: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-def from_alerts(payload: Mapping[str, Any]) -> list[Finding]:
-    """The firing alerts of an Alertmanager webhook payload (version 4) whose labels are ``hwaac_suspect``'s
-    (rule, severity, kind, component, cable, device, port, hosts); resolved alerts and others are left out."""
-    alerts = payload.get("alerts")
+def _firing(alert: Mapping[str, Any]) -> bool:
+    """A webhook's alert says ``"status": "firing"``; the API's ``"status": {"state": "active"}`` (silenced and
+    inhibited alerts are not acted on)."""
+    status = alert.get("status")
+    return status == "firing" or (isinstance(status, Mapping) and status.get("state") == "active")
+
+
+def from_alerts(payload: Mapping[str, Any] | Sequence[Any]) -> list[Finding]:
+    """The firing alerts whose labels are ``hwaac_suspect``'s (rule, severity, kind, component, cable, device, port,
+    hosts), from an Alertmanager webhook payload (version 4) or from its API (``GET /api/v2/alerts``, a list);
+    resolved alerts and others are left out."""
+    alerts = payload if isinstance(payload, Sequence) else payload.get("alerts")
     if not isinstance(alerts, list):
         raise FindingsError("alerts: missing or not a list; expected an Alertmanager webhook payload (version 4)")
     out = []
     for a in alerts:
-        labels = a.get("labels", {}) if isinstance(a, Mapping) else {}
-        if a.get("status") != "firing" or labels.get("severity") not in SEVERITIES or "rule" not in labels:
+        if not isinstance(a, Mapping):
+            continue
+        labels = a.get("labels", {})
+        if not _firing(a) or labels.get("severity") not in SEVERITIES or "rule" not in labels:
             continue
         hosts = str(labels.get("hosts", ""))
         nodes = tuple(h for h in hosts.split(",") if h and not h.startswith("+"))
@@ -75,9 +85,12 @@ def from_alerts(payload: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
-def read(data: Mapping[str, Any]) -> list[Finding]:
-    """A report or a webhook payload, told apart by their keys."""
-    if "alerts" in data:
+def read(data: Mapping[str, Any] | Sequence[Any]) -> list[Finding]:
+    """A report, a webhook payload or the API's alerts, told apart by their shape."""
+    if not isinstance(data, Mapping | list):
+        raise FindingsError(f"a JSON {type(data).__name__}: expected a health report, an Alertmanager webhook "
+                            "payload or its API's list of alerts")
+    if isinstance(data, list) or "alerts" in data:
         return from_alerts(data)
     return from_report(data)
 
