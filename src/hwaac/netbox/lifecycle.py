@@ -149,11 +149,13 @@ class LifecycleReport:
         return [self.breaker.message] if self.breaker and self.breaker.tripped else []
 
 
-def _read_devices(client: Client, names: Sequence[str]) -> dict[str, dict]:
+def read_devices(client: Client, names: Sequence[str], fields: str = "id,name,status,serial,tags,custom_fields",
+                 **params: Any) -> dict[str, dict]:
+    """name -> record of the named devices (one GET per 150 names; ``params``: more filters, e.g. ``site``)."""
     out: dict[str, dict] = {}
     names = sorted(set(names))
     for i in range(0, len(names), ID_CHUNK):
-        for r in client.read("devices", "id,name,status,serial,tags,custom_fields", name=names[i:i + ID_CHUNK]):
+        for r in client.read("devices", fields, name=names[i:i + ID_CHUNK], **params):
             out[r["name"]] = r
     return out
 
@@ -177,15 +179,19 @@ def ensure_catalogue(client: Client) -> None:
             "group_name": "hwaac", "validation_regex": "^(" + "|".join(s.value for s in State) + ")$",
             "description": "The node's lifecycle state as hwaac keeps it (planned, burn_in, production, "
                            "quarantine, rma, returned)"}))
-    if not client.read("tags", "id,slug", slug=QUARANTINE_TAG):
+    ensure_tag(client, QUARANTINE_TAG, "ff9800", "hwaac journal entry of a quarantine (counted by the circuit breaker)")
+
+
+def ensure_tag(client: Client, slug: str, color: str, description: str) -> None:
+    """Create the tag ``slug`` (named as its slug) if NetBox lacks it; an existing one is left as it is."""
+    if not client.read("tags", "id,slug", slug=slug):
         client.call("POST", "tags", lambda: client.endpoint("tags").create({
-            "name": QUARANTINE_TAG, "slug": QUARANTINE_TAG, "color": "ff9800",
-            "description": "hwaac journal entry of a quarantine (counted by the circuit breaker)"}))
+            "name": slug, "slug": slug, "color": color, "description": description}))
 
 
 def _pool_ids(client: Client, pool: Sequence[str] | None, fabric: str | None) -> dict[int, str]:
     if pool:
-        return {r["id"]: name for name, r in _read_devices(client, pool).items()}
+        return {r["id"]: name for name, r in read_devices(client, pool).items()}
     if fabric:
         recs = client.read("devices", "id,name", tag=f"hwaac-fabric-{fabric}", role="gpu-node")
         return {r["id"]: r["name"] for r in recs}
@@ -249,8 +255,13 @@ def journal_text(device: str, current: State | None, req: TransitionRequest, ser
     for tool, text in sorted(ev.raw.items()):
         cut = text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "\n[... cut]"
         lines += ["", f"Raw output ({tool}):", "```", cut.replace("```", "'''"), "```"]
-    lines += ["", "Evidence:", "```json", json.dumps(asdict(ev), sort_keys=True, default=str), "```"]
-    return "\n".join(lines)
+    return "\n".join(lines + evidence_block(asdict(ev)))
+
+
+def evidence_block(evidence: Any) -> list[str]:
+    """The closing lines of a journal comment: ``evidence`` as the fenced ``json`` block that
+    :func:`journal_evidence` reads back."""
+    return ["", "Evidence:", "```json", json.dumps(evidence, sort_keys=True, default=str), "```"]
 
 
 def journal_evidence(comments: str) -> dict[str, Any] | None:
@@ -291,7 +302,7 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise LifecycleError(f"devices named more than once: {', '.join(dupes)}")
-    devices = _read_devices(client, names)
+    devices = read_devices(client, names)
     problems: list[str] = []
     moves: list[tuple[TransitionRequest, dict, State | None]] = []
     steps: dict[str, list[tuple[State | None, State]]] = {}
@@ -390,7 +401,7 @@ def device_record(client: Client, device: str) -> dict[str, str] | None:
 
 def device_journal(client: Client, device: str) -> list[dict[str, Any]]:
     """hwaac's journal entries of a device, oldest first: ``[{id, created, kind, comments, evidence}]``."""
-    recs = _read_devices(client, [device])
+    recs = read_devices(client, [device])
     if device not in recs:
         raise LifecycleError(f"{device}: no such device in NetBox")
     entries = client.read("journal-entries", "id,created,kind,comments", assigned_object_type="dcim.device",
