@@ -1,6 +1,6 @@
 """Mitigation recorded in a real NetBox: journal entries on both devices and the cable of a drained link, the
 cable's status and tag, idempotence, an undrain, a switch drain, a sync during a drain, a cable hwaac does not own,
-a device NetBox lacks, and a dry run.
+a dry run, and ``hwaac remediate --apply --netbox`` with the switch steps stubbed out.
 
 Each test gets its own copy of the run's one sync of ``lifecycle.yml`` (1 SU: 2 leaves with 14 uplinks each to
 one spine), so that tests never see each other's drains.
@@ -8,6 +8,7 @@ one spine), so that tests never see each other's drains.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pynetbox
 import pytest
 
+from hwaac.cli import main as hwaac_main
 from hwaac.netbox.instances import Instance
 from hwaac.netbox.lifecycle import journal_evidence
 from hwaac.netbox.mitigation import DRAINED_TAG, MITIGATION_TAG, MitigationJournalError, record_actions
@@ -32,6 +34,8 @@ UPLINKS = [lk for lk in PLAN.links if lk.kind == "leaf_spine"]
 SPINE = "spine-p0-01"
 WHEN = datetime(2026, 12, 5, 3, 0, tzinfo=UTC)
 EVIDENCE = {"metric": "hwaac_probe_loss_ratio", "value": 0.02, "hosts": ["gpu-su01-h01", "gpu-su01-h02"]}
+POLICY = ("guard_rails: {}\nrules:\n  - name: lossy-uplink\n    match: {kinds: [link], link_kinds: [leaf_spine]}\n"
+          "    action: drain_link\n    persistence: 1\n")
 
 
 def action(name: str, target: str, *, outcome: str = "done", rule: str = "ok") -> dict[str, Any]:
@@ -165,3 +169,64 @@ def test_a_device_netbox_lacks_stops_before_any_write(synced_nb: Instance) -> No
     with pytest.raises(MitigationJournalError, match=rf"{link.a_device}: no such device in site lifecycle-lab"):
         record(nb, action("drain_link", link.cable_id), action("drain_link", UPLINKS[20].cable_id))
     assert api.extras.journal_entries.count() == 0 and state(cable(api, UPLINKS[20].cable_id))[0] == "connected"
+
+
+def remediate(nb: Instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> int:
+    """``hwaac remediate`` of a lossy UPLINKS[11], the switch steps stubbed as done."""
+    from hwaac.mitigation import carry_out
+
+    monkeypatch.setenv("NETBOX_URL", nb.url)
+    monkeypatch.setenv("NETBOX_TOKEN", nb.token)
+    monkeypatch.setattr(carry_out, "run_on_inventory", lambda *a, **k: (0, str(tmp_path / "ansible.log")))
+    cable_id = UPLINKS[11].cable_id
+    labels = {"alertname": "HwaacFabricSuspect", "rule": "probe_path_loss", "severity": "fault", "kind": "link",
+              "component": cable_id, "cable": cable_id, "device": "", "port": "", "hosts": ""}
+    (tmp_path / "alert.json").write_text(json.dumps({"version": "4", "status": "firing", "alerts": [
+        {"status": "firing", "labels": labels, "annotations": {}, "startsAt": "2026-12-05T02:59:00Z"}]}))
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    return hwaac_main(["remediate", str(INTENT), str(tmp_path / "alert.json"), "--state", str(tmp_path / "state"),
+                       "--policy", str(tmp_path / "policy.yaml"), "--now", WHEN.isoformat(), "--netbox", *extra])
+
+
+def test_remediate_apply_netbox_records_the_drain(synced_nb: Instance, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    nb, link = synced_nb, UPLINKS[11]
+    api = pynetbox.api(nb.url, token=nb.token)
+    assert remediate(nb, tmp_path, monkeypatch) == 0  # a dry run says what it would record
+    out = capsys.readouterr()
+    assert f"netbox: would journal drain_link {link.cable_id} on cable {link.cable_id} (status connected -> " \
+           "decommissioning)" in out.out
+    assert api.extras.journal_entries.count() == 0 and nb.token not in out.out + out.err
+
+    assert remediate(nb, tmp_path, monkeypatch, "--apply", "-i", str(tmp_path / "inventory.yml")) == 0
+    out = capsys.readouterr()
+    assert f"netbox: journalled drain_link {link.cable_id} on device {link.a_device}" in out.out
+    assert nb.token not in out.out + out.err
+    assert state(cable(api, link.cable_id))[0] == "decommissioning"
+    (line,) = [json.loads(x) for x in (tmp_path / "state" / "decisions.jsonl").read_text().splitlines()]
+    assert line["outcome"] == "done"
+
+
+def test_remediate_apply_when_the_journal_fails_keeps_the_drain_and_exits_1(synced_nb: Instance, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    nb, link = synced_nb, UPLINKS[11]
+    api = pynetbox.api(nb.url, token=nb.token)
+    from hwaac.netbox.sync import client
+
+    # the journal endpoint answers 404: the real NetBox refuses the POST after the real PATCH of the cable
+    monkeypatch.setitem(client.ENDPOINT, "journal-entries", "extras.journal_entries_missing")
+    assert remediate(nb, tmp_path, monkeypatch, "--apply", "-i", str(tmp_path / "inventory.yml")) == 1
+    err = capsys.readouterr().err
+    assert "1 cable status(es) were written but 3 of 3 journal entries were not" in err and nb.token not in err
+    (line,) = [json.loads(x) for x in (tmp_path / "state" / "decisions.jsonl").read_text().splitlines()]
+    assert line["outcome"].startswith("done; NetBox journal failed: ")
+    saved = json.loads((tmp_path / "state" / "state.json").read_text())
+    assert f"drain_link|{link.cable_id}" in saved["out"]  # the switch changes stay done
+    monkeypatch.undo()
+    # recording the sweep again writes the entries and leaves the cable as it is
+    rep = record(nb, action("drain_link", link.cable_id))
+    assert [o.journal for o in rep.objects] == ["written"] * 3
+    assert [o.note for o in rep.objects if o.object_type == "dcim.cable"] == ["already decommissioning"]
+    assert "PATCH" not in rep.requests and api.extras.journal_entries.count() == 3

@@ -2,10 +2,13 @@
 (a health report, an Alertmanager webhook payload, or the alerts active in an Alertmanager) go through the policy
 and the guard rails; a dry run (the default) prints the decisions and the switch steps and writes nothing;
 ``--apply`` carries them out (``--lab`` or ``-i``), then keeps the state and appends every decision to
-``DIR/decisions.jsonl``.
+``DIR/decisions.jsonl``. ``--netbox`` records what was carried out in NetBox (:mod:`hwaac.netbox.mitigation`:
+journal entries on the switches and cables, the cables' status), or in a dry run says what it would record; URL and
+token as for the other NetBox commands, and the token is never printed.
 
-Exit status: 0 done (or nothing to do); 1 carrying out failed (the state keeps what was not done), or an invalid
-intent; 2 usage (unreadable findings, policy or state); 3 the breaker is tripped.
+Exit status: 0 done (or nothing to do); 1 carrying out failed (the state keeps what was not done), recording it in
+NetBox failed (the switch changes stay done; the outcome says so), or an invalid intent; 2 usage (unreadable
+findings, policy or state, or no NetBox for ``--netbox``); 3 the breaker is tripped.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``hwaac remediate`` to the main parser."""
     p = sub.add_parser("remediate", help="drain, undrain or quarantine from network health findings, behind "
                        "guard rails (dry run unless --apply)",
-                       description="Exit 0 done, 1 carrying out failed, 2 usage, 3 breaker tripped.")
+                       description="Exit 0 done, 1 carrying out (or recording it in NetBox) failed, 2 usage, "
+                       "3 breaker tripped.")
     p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
     p.add_argument("findings", metavar="FINDINGS", nargs="?", help="`hwaac health fabric --format json` output, "
                    "or an Alertmanager webhook payload; - reads stdin")
@@ -46,6 +50,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "inventory")
     p.add_argument("--pause", type=float, metavar="S", help="seconds between graceful shutdown and session shut "
                    "(default: the policy's graceful_s)")
+    p.add_argument("--netbox", action="store_true", help="record what was carried out in NetBox: a journal entry "
+                   "on each switch and cable, the cables' status (NETBOX_URL / NETBOX_TOKEN, else the local NetBox; "
+                   "the token is never printed); with a dry run, print what would be recorded")
     p.add_argument("--now", metavar="ISO", help="decide as at this time (default: now; for replays and tests)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output (default text)")
     p.set_defaults(func=cmd_remediate)
@@ -101,6 +108,14 @@ def cmd_remediate(args: argparse.Namespace) -> int:
     except IntentError as exc:
         print(exc, file=sys.stderr)
         return EXIT_FAILED
+    client = None
+    if args.netbox:
+        from hwaac.netbox.connection import connect
+        from hwaac.netbox.errors import NetBoxError
+        try:
+            client = connect()
+        except NetBoxError as exc:
+            return _err(f"--netbox: {str(exc).splitlines()[0]}")
     store = engine.Store(args.state)
     fabric, targets = guard.Fabric(plan), Targets(plan)
 
@@ -117,7 +132,11 @@ def cmd_remediate(args: argparse.Namespace) -> int:
             return _err(str(exc))
         actions = engine.sweep(policy, fabric, targets, copy.deepcopy(state), findings, now)
         todo = carry_out.steps(actions, plan, rendered)
-        _print(args, actions, todo, dry_run=True)
+        would = {f"{a.decision.action}|{a.decision.target}": "done" for a in actions if a.act}
+        netbox = _record(client, plan, actions, would, now, "dry_run") if client is not None else None
+        _print(args, actions, todo, dry_run=True, netbox=netbox)
+        if isinstance(netbox, str):
+            return EXIT_FAILED
         return EXIT_BREAKER if any(a.decision.rule == "breaker" for a in actions) else 0
     with store.locked():
         try:
@@ -142,18 +161,40 @@ def cmd_remediate(args: argparse.Namespace) -> int:
             before.streaks, before.sweeps = state.streaks, state.sweeps  # persistence still counts
             state = before
         store.save(state)
+        netbox = _record(client, plan, actions, outcome, now, "enforce") if client is not None and rc == 0 else None
+        if isinstance(netbox, str):  # the switch changes stay done; the outcome says what NetBox lacks
+            failed = f"done; NetBox journal failed: {netbox.splitlines()[0]}"
+            outcome = {k: failed if v == "done" and k.split("|")[0] in guard.ACTIONS else v for k, v in outcome.items()}
         store.log(actions, now, sweep=state.sweeps, dry_run=False, outcome=outcome)
-    _print(args, actions, todo, dry_run=False, outcome=outcome)
-    if rc != 0:
+    _print(args, actions, todo, dry_run=False, outcome=outcome, netbox=netbox)
+    if rc != 0 or isinstance(netbox, str):
         return EXIT_FAILED
     return EXIT_BREAKER if state.tripped_at is not None and any(a.decision.rule == "breaker" for a in actions) else 0
 
 
+def _record(client: Any, plan: Any, actions: list[Any], outcome: dict[str, str], now: datetime, mode: str) -> Any:
+    """Record the actions whose outcome is ``done`` in NetBox: the report, or the error's message."""
+    from hwaac.netbox.errors import NetBoxError
+    from hwaac.netbox.mitigation import record_actions
+
+    rows = [{**a.to_dict(), "outcome": outcome.get(f"{a.decision.action}|{a.decision.target}", "")} for a in actions]
+    try:
+        return record_actions(client, plan, rows, when=now, mode=mode)
+    except NetBoxError as exc:
+        return str(exc)
+
+
 def _print(args: argparse.Namespace, actions: list[Any], todo: list[Any], *, dry_run: bool,
-           outcome: dict[str, str] | None = None) -> None:
+           outcome: dict[str, str] | None = None, netbox: Any = None) -> None:
+    """``netbox``: what was (or would be) recorded there, the error's message, or None without ``--netbox``."""
+    if isinstance(netbox, str):
+        print(f"hwaac remediate: NetBox: {netbox}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps({"dry_run": dry_run, "decisions": [a.to_dict() for a in actions],
-                          "steps": [s.to_dict() for s in todo], "outcome": outcome or {}}, indent=1))
+        out = {"dry_run": dry_run, "decisions": [a.to_dict() for a in actions], "steps": [s.to_dict() for s in todo],
+               "outcome": outcome or {}}
+        if args.netbox:
+            out["netbox"] = {"error": netbox} if isinstance(netbox, str) else netbox.to_dict() if netbox else None
+        print(json.dumps(out, indent=1))
         return
     verb = "would" if dry_run else "did"
     if not actions:
@@ -166,6 +207,9 @@ def _print(args: argparse.Namespace, actions: list[Any], todo: list[Any], *, dry
     for s in todo:
         tables = ", ".join(f"{t} {len(e)}" for t, e in s.config.items())
         print(f"  {verb} {s.stage:8} {s.device}: {tables}")
+    if netbox is not None and not isinstance(netbox, str):
+        for line in netbox.lines() or ["netbox: nothing to record"]:
+            print(line)
 
 
 __all__ = ["cmd_remediate", "register"]

@@ -90,3 +90,19 @@ def test_unreadable_findings_exit_2(tmp_path, capsys):
     (tmp_path / "f.json").write_text("{not json")
     assert hwaac_main(["remediate", str(DEMO), str(tmp_path / "f.json"), "--state", str(tmp_path / "s")]) == 2
     assert "f.json" in capsys.readouterr().err
+
+
+def test_apply_with_netbox_unreachable_exits_2_before_any_switch(uplink, tmp_path, capsys, monkeypatch):
+    from hwaac.mitigation import carry_out
+
+    monkeypatch.setenv("NETBOX_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
+    monkeypatch.setenv("NETBOX_TOKEN", "nbt_k3y.s3cret-token-value")
+    monkeypatch.setattr(carry_out, "run_on_inventory", lambda *a, **k: pytest.fail("carried out without NetBox"))
+    (tmp_path / "alert.json").write_text(json.dumps(_payload(uplink.cable_id, uplink.a_device, uplink.a_port)))
+    (tmp_path / "policy.yaml").write_text(ONE_SWEEP)
+    code = hwaac_main(["remediate", str(DEMO), str(tmp_path / "alert.json"), "--state", str(tmp_path / "state"),
+                       "--policy", str(tmp_path / "policy.yaml"), "--apply", "-i", "inv.yml", "--netbox"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--netbox: NetBox at http://127.0.0.1:9 is unreachable" in err and "s3cret" not in err
+    assert not (tmp_path / "state").exists()
