@@ -140,6 +140,24 @@ def _fabric(args: argparse.Namespace) -> int:
     return report.exit_code()
 
 
+def samples_signature(folders: list[str]) -> tuple[tuple[str, int, int, int, int], ...]:
+    """What tells one set of sweeps from the next: each folder's real path (a symlink turned to a new sweep), and the
+    inode and change time (which no copy preserves, unlike the modification time) of the folder and of its
+    ``taken_at`` (a sweep replaced or rewritten in place)."""
+    out = []
+    for folder in folders:
+        real = os.path.realpath(folder)
+        marks: list[int] = []
+        for path in (real, os.path.join(real, "taken_at")):
+            try:
+                st = os.stat(path)
+                marks += [st.st_ino, st.st_ctime_ns]
+            except OSError:
+                marks += [-1, -1]
+        out.append((real, *marks))
+    return tuple(out)
+
+
 def cmd_exporter(args: argparse.Namespace) -> int:
     from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
@@ -160,12 +178,16 @@ def cmd_exporter(args: argparse.Namespace) -> int:
         _err(f"--port {args.port}: {exc.strerror or exc}", "exporter")
         return EXIT_USAGE
     print(f"hwaac health exporter: serving http://{args.addr}:{args.port}/metrics", file=sys.stderr)
+    seen = samples_signature(args.samples)
     try:
         while True:
             time.sleep(max(1.0, args.interval))
+            now = samples_signature(args.samples)
+            if now == seen:  # the same sweeps: assessing them again only takes the CPU the scrapes need
+                continue
             fresh = assess_args(args, "exporter")
             if not isinstance(fresh, int):  # an unreadable sweep keeps the last good one (the error is on stderr)
-                latest[0] = fresh
+                latest[0], seen = fresh, now
     except KeyboardInterrupt:
         return 0
     finally:

@@ -151,3 +151,27 @@ def test_a_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
         r = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     assert f"--port {port}" in r.stderr
+
+
+def test_the_exporter_assesses_again_only_when_a_sweep_changes(tmp_path: Path) -> None:
+    """The re-read's test (hwaac.telemetry.cli.samples_signature): a symlink turned to a new sweep, a sweep folder
+    replaced by a copy (which keeps modification times), or a rewritten taken_at change it; nothing else does."""
+    from hwaac.telemetry.cli import samples_signature
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(SAMPLES / "cable-fault" / "sweep1", a)
+    shutil.copytree(SAMPLES / "cable-fault" / "sweep2", b)
+    (tmp_path / "cur").symlink_to(b)
+    folders = [str(a), str(tmp_path / "cur")]
+    first = samples_signature(folders)
+    assert samples_signature(folders) == first
+    (tmp_path / "cur").unlink()
+    (tmp_path / "cur").symlink_to(a)
+    turned = samples_signature(folders)
+    assert turned != first
+    shutil.rmtree(a)
+    shutil.copytree(SAMPLES / "clean" / "sweep2", a)
+    replaced = samples_signature(folders)
+    assert replaced != turned
+    (a / "taken_at").write_text((a / "taken_at").read_text())
+    assert samples_signature(folders) != replaced
