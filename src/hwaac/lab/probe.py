@@ -2,13 +2,15 @@
 process, each socket opened in its host's namespace (:func:`hwaac.probe.agent.run_probes` with ``netns_of``), the
 results as one ``probe.json`` per host, as ``hwaac probe send`` writes it on a node.
 
-Learned paths are kept in the lab folder (``probe-paths.json``) with the link faults they were learned under: a
-link down, a flap, a stopped switch or a node fault changes the routes, and with them the paths, so the cache is
-dropped when that set changes (loss and delay faults do not change routes).
+Learned paths are kept in the lab folder (``probe-paths.json``) with the link faults and switch configs they were
+learned under: a link down, a flap, a stopped switch, a node fault or a changed CONFIG_DB (a deploy, a drain)
+changes the routes, and with them the paths, so the cache is dropped when that set changes (loss and delay faults
+do not change routes).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -32,7 +34,14 @@ def lab_flows(lab: Lab, plan: Plan, *, peers: int = 2, sports: int = 8) -> list[
 
 
 def _routing_faults(lab: Lab) -> list[str]:
-    return sorted(f["id"] for f in lab.state.get("faults", []) if f.get("mode") in ROUTING_MODES)
+    """What the learned paths hold for: the faults that change routes, and each switch's running CONFIG_DB as
+    changed last (a deploy, or a drain that shut BGP sessions, moves routes as much as a fault does)."""
+    faults = sorted(f["id"] for f in lab.state.get("faults", []) if f.get("mode") in ROUTING_MODES)
+    changed = []
+    for name in lab.switches:
+        with contextlib.suppress(OSError):
+            changed.append(f"{name}@{(lab.layout.dev_dir(name) / 'config_db.json').stat().st_mtime_ns}")
+    return faults + changed
 
 
 def _load_cache(path: Path, faults: list[str]) -> dict[str, Any]:
