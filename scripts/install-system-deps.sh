@@ -16,6 +16,9 @@
 #   iputils-ping  ping with -I and -M do in the twin's node namespaces (rail paths and path MTU of `hwaac verify`)
 #   prometheus  `promtool check rules` / `promtool test rules` over files/prometheus/ (tests/prometheus/); the
 #               package's server is not started by the tests (in a container without systemd it does not start)
+#   prometheus-alertmanager  alertmanager for the closed mitigation loop on the twin (hwaac.lab.loop): the tests
+#               start their own on a loopback port
+#   openjdk-17-jre-headless  Java 17 for ansible-rulebook's rule engine (drools_jpy), the loop's Event-Driven Ansible
 #
 # terraform is not a Debian package: it must be on PATH already (checked at the end).
 #
@@ -25,7 +28,7 @@
 set -euo pipefail
 
 PACKAGES=(netplan.io iproute2 redis-server postgresql nodejs frr frr-pythontools lldpd nftables iputils-ping
-          prometheus)
+          prometheus prometheus-alertmanager openjdk-17-jre-headless)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -76,7 +79,7 @@ if ! { "${SUDO[@]}" apt-get update -qq && \
     exit 1
 fi
 
-for cmd in netplan ip redis-server vtysh lldpd ping promtool; do
+for cmd in netplan ip redis-server vtysh lldpd ping promtool prometheus-alertmanager java; do
     if ! command -v "$cmd" >/dev/null 2>&1 && [[ ! -x "/usr/sbin/$cmd" ]]; then
         echo "install-system-deps: $cmd still missing after installing ${missing[*]}" >&2
         exit 1

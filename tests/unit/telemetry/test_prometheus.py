@@ -109,8 +109,12 @@ def test_exporter_every_planned_link_once_and_clean_has_no_suspect(capsys: pytes
     assert len(fams["hwaac_port_rx_err_per_second"]) == 6
 
 
-def test_promtool_check_rules(promtool: str) -> None:
-    r = subprocess.run([promtool, "check", "rules", str(RULES)], capture_output=True, text=True, check=False)
+RULE_FILES = sorted(RULES.parent.glob("*.rules.yml"))
+
+
+@pytest.mark.parametrize("path", RULE_FILES, ids=[p.name for p in RULE_FILES])
+def test_promtool_check_rules(promtool: str, path: Path) -> None:
+    r = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
