@@ -2,8 +2,9 @@
 cable is found by the hosts' probes and ``hwaac health fabric``, and ``hwaac remediate --apply`` drains it at both
 ends through the rollout's patch path (``playbooks/mitigate.yml``: GCU, then FRR reloaded from CONFIG_DB), graceful
 first; the probes running across the drain never lose a host pair, and see clean paths after it; once the fault is
-restored and the link clean, it is undrained. A dry run changes nothing. Needs root, frr, lldpd, netem or nftables
-and ansible-core: it FAILS, not skips."""
+restored and the link clean, it is undrained. A dry run changes nothing. Then the closed loop (hwaac.lab.loop:
+Prometheus, Alertmanager and ansible-rulebook, real) does the same from the alert alone. Needs root, frr, lldpd,
+netem or nftables, ansible-core, prometheus, alertmanager, ansible-rulebook and Java 17: it FAILS, not skips."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 
 from hwaac.cli import main as hwaac_main
 from hwaac.lab import Lab, faults
+from hwaac.lab.loop import Loop
 from hwaac.lab.probe import probe_lab
 from hwaac.lab.sweep import write_sweep
 from hwaac.plan import build_plan
@@ -154,3 +156,46 @@ def test_a_lossy_uplink_is_drained_gracefully_and_undrained(lab: Lab, plan: Plan
     log = [json.loads(x) for x in (tmp_path / "state" / "decisions.jsonl").read_text().splitlines()]
     assert [(x["action"], x["outcome"]) for x in log] == [("drain_link", "done"), ("undrain_link", "done")]
     assert log[0]["findings"][0]["cable"] == uplink.cable_id and log[0]["findings"][0]["evidence"]
+
+
+def _uses(lab: Lab, device: str, nexthop: str) -> int:
+    """Routes of ``device`` that forward over ``nexthop`` (zebra's table)."""
+    routes = json.loads(lab.vty(device, "zebra", "show ip route json"))
+    return sum(1 for entries in routes.values() for r in entries if r.get("selected")
+               for nh in r.get("nexthops", ()) if nh.get("ip") == nexthop and nh.get("active"))
+
+
+def test_the_closed_loop_drains_a_lossy_uplink_and_brings_it_back(lab: Lab, plan: Plan) -> None:
+    """Real parts only: sweeps -> hwaac health exporter -> Prometheus (HwaacMitigate) -> Alertmanager -> the
+    rulebook (ansible-rulebook) -> playbooks/remediate.yml -> hwaac remediate --apply -> playbooks/mitigate.yml."""
+    link = next(lk for lk in plan.links if lk.kind == "leaf_spine" and lk.a_device == "leaf-p0-su02-r5")
+    leaf, spine, leaf_ip, spine_ip = link.a_device, link.b_device, _ip(link.a_ip), _ip(link.b_ip)
+    assert _uses(lab, leaf, spine_ip) > 0 and _uses(lab, spine, leaf_ip) > 0
+    with Loop(lab, plan, DEMO) as loop:
+        assert loop.alerts() == []
+        faults.fail_link(lab, link.cable_id, mode="netem", loss=5.0)
+        fault_at = time.time()
+        try:
+            alert, alert_at = loop.wait(lambda: [a for a in loop.alerts() if a["labels"].get("cable")
+                                                 == link.cable_id], 120)
+            _, moved_at = loop.wait(lambda: _uses(lab, leaf, spine_ip) == 0 and _uses(lab, spine, leaf_ip) == 0,
+                                    120, poll=0.1)
+            _, shut_at = loop.wait(lambda: _session(lab, leaf, spine_ip) == _session(lab, spine, leaf_ip)
+                                   == "Idle (Admin)", 60, poll=0.1)
+            print(f"MTTD {alert_at - fault_at:.1f} s, MTTM {moved_at - alert_at:.1f} s (traffic off the link), "
+                  f"sessions shut {shut_at - alert_at:.1f} s after the alert")
+            drains = loop.wait(lambda: [d for d in loop.decisions() if d["action"] == "drain_link"
+                                        and d.get("outcome") == "done"], 60)[0]
+            assert [d["target"] for d in drains] == [link.cable_id]
+            assert drains[0]["findings"][0]["rule"] == alert[0]["labels"]["rule"]
+            clean = loop.wait(lambda: [r for r in loop.rounds if r.started > shut_at + 1], 120)[0]
+            assert clean[0].lost == 0  # the prober sees clean paths
+        finally:
+            faults.restore(lab, link.cable_id)
+        loop.wait(lambda: [d for d in loop.decisions() if d["action"] == "undrain_link"
+                           and d.get("outcome") == "done"], 180)
+        loop.wait(lambda: _session(lab, leaf, spine_ip) == "Established" and _uses(lab, leaf, spine_ip) > 0, 60)
+        cut = [(n, r.cut[:3]) for n, r in enumerate(loop.rounds) if r.cut]
+        assert cut == []  # no host pair lost connectivity in any round, across the drain and the undrain
+        assert [d["action"] for d in loop.decisions() if d.get("outcome") == "done"] == ["drain_link",
+                                                                                       "undrain_link"]

@@ -1,7 +1,8 @@
 """``hwaac lab down``: remove everything a lab made, from its record and by its namespace prefix, so a crashed
 or half-made lab goes as completely as a healthy one. Idempotent.
 
-Order: every process in the lab's namespaces (daemons, flap loops, commands run with ``lab exec``) is killed,
+Order: the closed mitigation loop's processes (hwaac.lab.loop) are stopped, then every process in the lab's
+namespaces (daemons, flap loops, commands run with ``lab exec``) is killed,
 then the namespaces (and their veths) are deleted, FRR's path-space folders removed, the neighbour-table
 limits restored when no other lab is up, the KSM settings when no other lab merges (hwaac.lab.ksm), a socket
 buffer default an ``up`` stopped half-way left raised (hwaac.lab.rcvbuf), and the state folder removed.
@@ -19,6 +20,7 @@ from typing import Any
 
 from hwaac.lab import ksm, neigh, netns, rcvbuf
 from hwaac.lab.errors import LabError
+from hwaac.lab.loop import stop_recorded
 from hwaac.lab.manifest import list_labs, locked, read_state
 from hwaac.lab.names import FRR_RUN_DIR, PREFIX, check_lab_name, lab_of_netns, lab_prefix, state_root
 from hwaac.lab.procs import alive, stop, stop_pids
@@ -58,6 +60,13 @@ def down(name: str | None = None, *, root: Path | None = None, log: Log = lambda
     return _down(lab, folder, root, log)
 
 
+def _loop_lab(folder: Path) -> Any:
+    """Enough of a lab for :func:`hwaac.lab.loop.stop_recorded`: its folder."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(folder=folder)
+
+
 def _merging(root: Path, lab: str) -> bool:
     """Whether lab ``lab`` has KSM merge its pages (hwaac.lab.ksm); a lab without a readable record may."""
     try:
@@ -78,10 +87,11 @@ def _down(lab: str, folder: Path, root: Path, log: Log) -> dict[str, Any]:
     recs = [f["process"] for f in state.get("faults", []) if f.get("process")]
     recs += [r for daemons in state.get("daemons", {}).values() for r in daemons.values()]
     t = time.monotonic()
+    count = stop_recorded(_loop_lab(folder)) if (folder / "loop.json").exists() else 0
     live = [r for r in recs if alive(r)]
     stop(live, sig=signal.SIGKILL, timeout=2.0)
     inside = netns.pids(names)
-    count = len(live) + sum(len(p) for p in inside.values())
+    count += len(live) + sum(len(p) for p in inside.values())
     stop_pids([p for ps in inside.values() for p in ps])
     killed = time.monotonic() - t
     try:
