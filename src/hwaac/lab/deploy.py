@@ -36,6 +36,7 @@ TIER_ORDER = ("super_spine", "spine", "leaf")
 DEFAULT_SERIAL = "25%"
 DEFAULT_GATE_S = 20
 SERIAL_RE = re.compile(r"^(?:[1-9][0-9]*|(?:[1-9][0-9]?|100)%)$")
+RUNNER_ENV = ("AWX_", "RUNNER_", "ANSIBLE_STDOUT_CALLBACK", "ANSIBLE_CALLBACK_PLUGINS", "ANSIBLE_CALLBACKS_ENABLED")
 SERIAL_VALID = "a number of switches (e.g. 2) or a share of each tier (1% to 100%, e.g. 25%)"
 
 
@@ -201,7 +202,10 @@ def run_playbook(playbook: Path, inventory_file: Path, extra_vars: Path, work: P
     log_file = work / f"{stamp}{'-check' if check else ''}.log"
     argv = [playbook_cmd, "-i", str(inventory_file), str(playbook), "-e", f"@{extra_vars}"] + (
         ["--check", "--diff"] if check else [])
-    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(REPO), "ANSIBLE_NOCOLOR": "1",
+    # a run started from a playbook that ansible-runner runs (the remediation rulebook's) must not inherit the
+    # runner's event callback and settings: its events would go to our log as escape sequences
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(RUNNER_ENV)}
+    env = {**inherited, "ANSIBLE_COLLECTIONS_PATH": str(REPO), "ANSIBLE_NOCOLOR": "1",
            "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_LOCALHOST_WARNING": "0",
            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0", "ANSIBLE_FORKS": str(forks), "ANSIBLE_HOST_KEY_CHECKING": "0"}
     t0 = time.monotonic()
