@@ -1,4 +1,4 @@
-"""Mitigation on the real twin (the demo in namespaces: FRR, lldpd, hosts), no mocks: 2 % loss on one leaf-spine
+"""Mitigation on the real twin (the demo in namespaces: FRR, lldpd, hosts), no mocks: 5 % loss on one leaf-spine
 cable is found by the hosts' probes and ``hwaac health fabric``, and ``hwaac remediate --apply`` drains it at both
 ends through the rollout's patch path (``playbooks/mitigate.yml``: GCU, then FRR reloaded from CONFIG_DB), graceful
 first; the probes running across the drain never lose a host pair, and see clean paths after it; once the fault is
@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "inventory" / "demo"
 NAME = "mitigate"
 LEAF = "leaf-p0-su01-r2"
-COUNT, PEERS = 100, 1
+COUNT, PEERS, SPORTS = 50, 1, 2  # 1,024 flows of 50 probes, as the closed loop sweeps
 POLICY = """
 guard_rails: {min_leaf_uplinks: 2, max_actions: 2, breaker_actions: 6, window_s: 600}
 graceful_s: 3
@@ -79,7 +79,8 @@ def _remediate(tmp: Path, findings: Path, *extra: str, capsys: pytest.CaptureFix
 def _health(lab: Lab, plan: Plan, folder: Path, capsys: pytest.CaptureFixture[str], *, probes: bool = True) -> Path:
     """Two sweeps (the second with every host's probes) judged by hwaac health fabric; the report's file."""
     write_sweep(lab, folder / "s1")
-    write_sweep(lab, folder / "s2", probes=probe_lab(lab, plan, count=COUNT, peers=PEERS) if probes else None)
+    write_sweep(lab, folder / "s2", probes=probe_lab(lab, plan, count=COUNT, peers=PEERS, sports=SPORTS)
+                if probes else None)
     capsys.readouterr()
     hwaac_main(["health", "fabric", str(DEMO), "--samples", str(folder / "s1"), "--samples", str(folder / "s2"),
                 "--format", "json", "-o", str(folder / "report.json")])
@@ -99,7 +100,7 @@ def _running(lab: Lab, device: str) -> dict:
 def test_a_lossy_uplink_is_drained_gracefully_and_undrained(lab: Lab, plan: Plan, uplink: Link, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     leaf, spine = uplink.a_device, uplink.b_device
-    faults.fail_link(lab, uplink.cable_id, mode="netem", loss=2.0)
+    faults.fail_link(lab, uplink.cable_id, mode="netem", loss=5.0)
     try:
         report = _health(lab, plan, tmp_path / "lossy", capsys)
         top = json.loads(report.read_text())["suspects"][0]
@@ -140,7 +141,7 @@ def test_a_lossy_uplink_is_drained_gracefully_and_undrained(lab: Lab, plan: Plan
             assert cut == [], f"round {n}: {cut[:5]}"
         assert _session(lab, leaf, _ip(uplink.b_ip)) == "Idle (Admin)"
         assert _session(lab, spine, _ip(uplink.a_ip)) == "Idle (Admin)"
-        after = probe_lab(lab, plan, count=50, peers=PEERS, learn_paths=False)
+        after = probe_lab(lab, plan, count=COUNT, peers=PEERS, sports=SPORTS)
         lost = sum(f.sent - f.received_back for res in after.values() for f in res.flows)
         assert lost == 0  # the lossy cable carries no traffic: the prober sees clean paths
 

@@ -59,9 +59,10 @@ class Settings:
 
     probe_count: int = 50
     probe_sports: int = 2
+    probe_timeout_s: float = 0.5  # the twin answers in well under a millisecond
     exporter_interval_s: float = 1.0
     scrape_s: float = 1.0
-    tick_s: float = 10.0
+    tick_s: float = 30.0
     policy: str = TWIN_POLICY
     start_timeout_s: float = 120.0
 
@@ -112,7 +113,8 @@ class Loop:
     def _probe_round(self, n: int) -> None:
         s = self.settings
         started = time.time()
-        results = probe_lab(self.lab, self.plan, count=s.probe_count, peers=1, sports=s.probe_sports)
+        results = probe_lab(self.lab, self.plan, count=s.probe_count, peers=1, sports=s.probe_sports,
+                            timeout=s.probe_timeout_s)
         ended = time.time()
         flows = [f for r in results.values() for f in r.flows]
         self.rounds.append(Round(started, ended, [(f.flow.src_host, f.flow.dst_host) for f in flows
@@ -265,8 +267,9 @@ class Loop:
         path = self.state / "decisions.jsonl"
         return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
 
-    def wait(self, what: Callable[[], Any], timeout: float, poll: float = 0.2) -> tuple[Any, float]:
-        """Poll ``what`` until it returns something true; (that, the time it did)."""
+    def wait(self, what: Callable[[], Any], timeout: float, poll: float = 0.2, *, name: str = "") -> tuple[Any, float]:
+        """Poll ``what`` until it returns something true; (that, the time it did). On a timeout the error names
+        ``name`` and what the loop holds: the alerts, the last decisions and probe rounds."""
         deadline = time.monotonic() + timeout
         while True:
             self.check()
@@ -274,7 +277,12 @@ class Loop:
             if got:
                 return got, time.time()
             if time.monotonic() > deadline:
-                raise LabError(f"not within {timeout} s: {getattr(what, '__doc__', None) or what}")
+                alerts = [{k: a["labels"].get(k, "") for k in ("rule", "kind", "component", "cable")}
+                          for a in self.alerts()]
+                last = [(d["action"], d["target"], d["rule"], d.get("outcome", "")) for d in self.decisions()[-4:]]
+                rounds = [(r.sent, r.lost, len(r.cut)) for r in self.rounds[-4:]]
+                raise LabError(f"not within {timeout} s: {name or what}; alerts {alerts}; last decisions {last}; "
+                               f"last probe rounds (sent, lost, pairs cut) {rounds}")
             time.sleep(poll)
 
 
