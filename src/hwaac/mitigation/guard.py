@@ -25,6 +25,7 @@ class GuardRails:
     Attributes:
         min_leaf_uplinks: uplinks (leaf-spine links) a leaf keeps in service.
         min_plane_spines: spines a plane keeps in service.
+        min_spine_uplinks: uplinks (spine-super-spine links) a spine of a three-tier fabric keeps in service.
         max_actions: drains of one scope (a leaf's uplinks, or one spine) within ``window``.
         breaker_actions: drains in the whole fabric within ``window``; one more trips the breaker.
         window: the sliding window of the two counts.
@@ -35,9 +36,10 @@ class GuardRails:
     max_actions: int = 2
     breaker_actions: int = 6
     window: timedelta = timedelta(minutes=10)
+    min_spine_uplinks: int = 2
 
     def __post_init__(self) -> None:
-        for name in ("min_leaf_uplinks", "min_plane_spines", "max_actions", "breaker_actions"):
+        for name in ("min_leaf_uplinks", "min_plane_spines", "max_actions", "breaker_actions", "min_spine_uplinks"):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
                 raise ValueError(f"{name}: {value!r} must be a whole number of at least 1")
@@ -90,10 +92,10 @@ class Fabric:
         self.by_cable: dict[str, Link] = {link.cable_id: link for link in plan.links}
         self.role = {s.name: s.role for s in plan.switches}
         self.plane = {s.name: s.plane for s in plan.switches}
-        self.uplinks: dict[str, list[Link]] = {}  # leaf -> its leaf-spine links
-        self.downlinks: dict[str, list[Link]] = {}  # spine -> its leaf-spine links
+        self.uplinks: dict[str, list[Link]] = {}  # leaf (spine) -> its leaf-spine (spine-super-spine) links
+        self.downlinks: dict[str, list[Link]] = {}  # spine (super-spine) -> its leaf-spine (...) links
         for link in plan.links:
-            if link.kind == "leaf_spine":
+            if link.kind in ("leaf_spine", "spine_super_spine"):
                 self.uplinks.setdefault(link.a_device, []).append(link)
                 self.downlinks.setdefault(link.b_device, []).append(link)
         self.spines: dict[int, list[str]] = {}  # plane -> its spines
@@ -101,11 +103,11 @@ class Fabric:
             if s.role == "spine":
                 self.spines.setdefault(s.plane, []).append(s.name)
 
-    def in_service(self, leaf: str, out: OutOfService, *, links: Collection[str] = (),
+    def in_service(self, switch: str, out: OutOfService, *, links: Collection[str] = (),
                    switches: Collection[str] = ()) -> int:
-        """Uplinks of ``leaf`` in service: neither drained nor to a drained spine (nor in ``links`` or to one of
-        ``switches``, the drain being decided)."""
-        return sum(1 for link in self.uplinks.get(leaf, ())
+        """Uplinks of ``switch`` (a leaf, or a spine of a three-tier fabric) in service: neither drained nor to a
+        drained switch (nor in ``links`` or to one of ``switches``, the drain being decided)."""
+        return sum(1 for link in self.uplinks.get(switch, ())
                    if link.cable_id not in out.links and link.cable_id not in links
                    and link.b_device not in out.switches and link.b_device not in switches)
 
@@ -132,9 +134,7 @@ def decide(fabric: Fabric, rails: GuardRails, out: OutOfService, action: str, ta
         if link.kind == "host":
             return Decision(action, target, False, "only_path", f"{target} is {link.a_device}'s only path on its "
                             "rail: quarantine the node instead of draining its link")
-        scope = link.a_device
-        leaves = [link.a_device] if link.kind == "leaf_spine" else []
-        return _drain(fabric, rails, out, action, target, scope, leaves, {target}, set(), now)
+        return _drain(fabric, rails, out, action, target, link.a_device, [link.a_device], {target}, set(), now)
     role = fabric.role.get(target)
     if role is None:
         return Decision(action, target, False, "unknown_target", f"switch {target} is not in the plan")
@@ -151,27 +151,27 @@ def decide(fabric: Fabric, rails: GuardRails, out: OutOfService, action: str, ta
                             f"plane {plane} would keep {left} spine(s) in service, fewer than "
                             f"min_plane_spines {rails.min_plane_spines}", target,
                             {"plane": plane, "spines_left": left, "min_plane_spines": rails.min_plane_spines})
-        leaves = sorted({link.a_device for link in fabric.downlinks.get(target, ())})
-    else:
-        leaves = []
-    return _drain(fabric, rails, out, action, target, target, leaves, set(), {target}, now)
+    below = sorted({link.a_device for link in fabric.downlinks.get(target, ())})
+    return _drain(fabric, rails, out, action, target, target, below, set(), {target}, now)
 
 
 def _drain(fabric: Fabric, rails: GuardRails, out: OutOfService, action: str, target: str, scope: str,
-           leaves: list[str], links: set[str], switches: set[str], now: datetime) -> Decision:
-    """A drain past the target's own checks: the breaker, the leaves' uplinks, the rate limits."""
+           below: list[str], links: set[str], switches: set[str], now: datetime) -> Decision:
+    """A drain past the target's own checks: the breaker, the uplinks of the switches ``below`` (leaves, or the
+    spines under a super-spine), the rate limits."""
     since = now - rails.window
     recent = [s for t, s in out.acted if t >= since]
     if out.tripped_at is not None:
         return Decision(action, target, False, "breaker", f"the breaker tripped at {out.tripped_at.isoformat()}: "
                         "no drain until a person resets it", scope, {"tripped_at": out.tripped_at.isoformat()})
-    for leaf in leaves:
-        left = fabric.in_service(leaf, out, links=links, switches=switches)
-        if left < rails.min_leaf_uplinks:
+    for switch in below:
+        left = fabric.in_service(switch, out, links=links, switches=switches)
+        name, least = (("min_leaf_uplinks", rails.min_leaf_uplinks) if fabric.role.get(switch) == "leaf"
+                       else ("min_spine_uplinks", rails.min_spine_uplinks))
+        if left < least:
             return Decision(action, target, False, "last_uplinks",
-                            f"{leaf} would keep {left} uplink(s) in service, fewer than min_leaf_uplinks "
-                            f"{rails.min_leaf_uplinks}", scope,
-                            {"leaf": leaf, "uplinks_left": left, "min_leaf_uplinks": rails.min_leaf_uplinks})
+                            f"{switch} would keep {left} uplink(s) in service, fewer than {name} {least}", scope,
+                            {"switch": switch, "uplinks_left": left, name: least})
     if len(recent) + 1 > rails.breaker_actions:
         out.tripped_at = now
         return Decision(action, target, False, "breaker",
@@ -186,7 +186,7 @@ def _drain(fabric: Fabric, rails: GuardRails, out: OutOfService, action: str, ta
                         f"max_actions {rails.max_actions}", scope,
                         {"recent_in_scope": mine, "max_actions": rails.max_actions})
     return Decision(action, target, True, "ok", "within the guard rails", scope,
-                    {"leaves_checked": len(leaves), "recent": len(recent), "recent_in_scope": mine})
+                    {"switches_checked": len(below), "recent": len(recent), "recent_in_scope": mine})
 
 
 def record(out: OutOfService, decision: Decision, now: datetime) -> None:

@@ -62,6 +62,7 @@ class Rails(_Strict):
     max_actions: int = Field(_RAILS.max_actions, ge=1)
     breaker_actions: int = Field(_RAILS.breaker_actions, ge=1)
     window_s: float = Field(_RAILS.window.total_seconds(), gt=0)
+    min_spine_uplinks: int = Field(_RAILS.min_spine_uplinks, ge=1)
 
 
 class Match(_Strict):
@@ -106,7 +107,7 @@ class Policy(_Strict):
         """The guard rails :func:`hwaac.mitigation.guard.decide` checks drains against."""
         g = self.guard_rails
         return GuardRails(g.min_leaf_uplinks, g.min_plane_spines, g.max_actions, g.breaker_actions,
-                          timedelta(seconds=g.window_s))
+                          timedelta(seconds=g.window_s), g.min_spine_uplinks)
 
     def rule_for(self, rule: str, severity: str | Severity, kind: str,
                  link_kind: str | None = None) -> PolicyRule | None:

@@ -122,3 +122,47 @@ def test_a_refusal_names_what_it_counted(fabric: Fabric) -> None:
 def test_rails_out_of_range_are_refused_by_name(field: str, value: object) -> None:
     with pytest.raises(ValueError, match=field):
         GuardRails(**{field: value})  # type: ignore[arg-type]
+
+
+THREE_TIER = Path(__file__).parents[3] / "inventory" / "examples" / "b200-3tier"
+
+
+@pytest.fixture(scope="module")
+def three_tier() -> Fabric:
+    return Fabric(build_plan(load_intent(THREE_TIER)))
+
+
+def _three_tier_target(fabric: Fabric, name: str) -> str:
+    """``suplink S K``: spine S's K-th super-spine uplink; ``superspine N``: a super-spine."""
+    kind, _, rest = name.partition(" ")
+    spines = sorted(s for s, r in fabric.role.items() if r == "spine")
+    if kind == "suplink":
+        spine, k = rest.split()
+        return fabric.uplinks[spines[int(spine)]][int(k)].cable_id
+    return sorted(s for s, r in fabric.role.items() if r == "super_spine")[int(rest)]
+
+
+# the b200-3tier example: each spine has 32 super-spine uplinks, 16 of them to each of its two super-spines
+THREE_TIER_CASES = [
+    ("a spine keeps its super-spine uplinks", GuardRails(min_spine_uplinks=31), [
+        (0, DRAIN_LINK, "suplink 0 0", True, "ok"),
+        (1, DRAIN_LINK, "suplink 0 1", False, "last_uplinks"),
+        (1, DRAIN_LINK, "suplink 1 1", True, "ok")]),
+    ("a super-spine whose drain leaves its spines too few uplinks", GuardRails(min_spine_uplinks=17), [
+        (0, DRAIN_SWITCH, "superspine 0", False, "last_uplinks")]),
+    ("a super-spine whose spines keep enough; its links then count as out", GuardRails(min_spine_uplinks=16), [
+        (0, DRAIN_SWITCH, "superspine 0", True, "ok"),
+        (1, DRAIN_LINK, "suplink 0 31", False, "last_uplinks")]),
+]
+
+
+@pytest.mark.parametrize(("case", "rails", "steps"), THREE_TIER_CASES, ids=[c[0] for c in THREE_TIER_CASES])
+def test_three_tier_rails(three_tier: Fabric, case: str, rails: GuardRails, steps: list) -> None:
+    out = OutOfService()
+    spines = sorted(s for s, r in three_tier.role.items() if r == "spine")
+    assert len(three_tier.uplinks[spines[0]]) == 32
+    for minutes, action, name, allowed, rule in steps:
+        now = T0 + timedelta(minutes=minutes)
+        decision = decide(three_tier, rails, out, action, _three_tier_target(three_tier, name), now)
+        assert (decision.allowed, decision.rule) == (allowed, rule), (name, decision.reason)
+        record(out, decision, now)
