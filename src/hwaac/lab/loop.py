@@ -61,10 +61,11 @@ class Settings:
     probe_sports: int = 2
     probe_timeout_s: float = 0.5  # the twin answers in well under a millisecond
     exporter_interval_s: float = 1.0
-    scrape_s: float = 1.0
+    scrape_s: float = 2.0  # also the scrape timeout: an exporter busy assessing a sweep still answers in time
     tick_s: float = 30.0
     policy: str = TWIN_POLICY
     start_timeout_s: float = 120.0
+    netbox: tuple[str, str] | None = None  # (URL, token): the sweeps record what they do there (--netbox)
 
 
 @dataclass
@@ -178,7 +179,7 @@ class Loop:
                     "remediate_intent": str(self.intent), "remediate_lab": self.lab.name,
                     "remediate_alertmanager": f"http://127.0.0.1:{ports['alertmanager']}",
                     "remediate_state": str(self.state), "remediate_policy": str(self.work / "policy.yaml"),
-                    "remediate_hwaac": hwaac}
+                    "remediate_hwaac": hwaac, "remediate_netbox": s.netbox is not None}
         files = {"prometheus.yml": prom, "alertmanager.yml": route, "vars.yml": variables,
                  "inventory.yml": {"all": {"hosts": {"localhost": playbook}}}}
         out = {}
@@ -197,7 +198,9 @@ class Loop:
         self.log("loop: two first sweeps")
         self._probe_round(0)
         self._probe_round(1)
-        env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(REPO), "ANSIBLE_NOCOLOR": "1",
+        netbox = {"NETBOX_URL": self.settings.netbox[0], "NETBOX_TOKEN": self.settings.netbox[1]} \
+            if self.settings.netbox else {}
+        env = {**os.environ, **netbox, "ANSIBLE_COLLECTIONS_PATH": str(REPO), "ANSIBLE_NOCOLOR": "1",
                "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
                "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
         p = self.ports
