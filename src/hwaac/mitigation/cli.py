@@ -2,13 +2,15 @@
 (a health report, an Alertmanager webhook payload, or the alerts active in an Alertmanager) go through the policy
 and the guard rails; a dry run (the default) prints the decisions and the switch steps and writes nothing;
 ``--apply`` carries them out (``--lab`` or ``-i``), then keeps the state and appends every decision to
-``DIR/decisions.jsonl``. ``--netbox`` records what was carried out in NetBox (:mod:`hwaac.netbox.mitigation`:
+``DIR/decisions.jsonl``. Instead of findings, ``--drain-switch NAME --reason TEXT`` (and ``--undrain-switch``,
+``--drain-link``, ``--undrain-link``) is a person's request, decided and carried out the same way
+(:mod:`hwaac.mitigation.manual`). ``--netbox`` records what was carried out in NetBox (:mod:`hwaac.netbox.mitigation`:
 journal entries on the switches and cables, the cables' status), or in a dry run says what it would record; URL and
 token as for the other NetBox commands, and the token is never printed.
 
 Exit status: 0 done (or nothing to do); 1 carrying out failed (the state keeps what was not done), recording it in
-NetBox failed (the switch changes stay done; the outcome says so), or an invalid intent; 2 usage (unreadable
-findings, policy or state, or no NetBox for ``--netbox``); 3 the breaker is tripped.
+NetBox failed (the switch changes stay done; the outcome says so), a person's request was refused, or an invalid
+intent; 2 usage (unreadable findings, policy or state, or no NetBox for ``--netbox``); 3 the breaker is tripped.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ ALERTMANAGER_TIMEOUT_S = 10
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``hwaac remediate`` to the main parser."""
+    from hwaac.mitigation import manual
+
     p = sub.add_parser("remediate", help="drain, undrain or quarantine from network health findings, behind "
                        "guard rails (dry run unless --apply)",
-                       description="Exit 0 done, 1 carrying out (or recording it in NetBox) failed, 2 usage, "
-                       "3 breaker tripped.")
+                       description="Exit 0 done, 1 carrying out (or recording it in NetBox) failed or a "
+                       "person's request refused, 2 usage, 3 breaker tripped.")
     p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
     p.add_argument("findings", metavar="FINDINGS", nargs="?", help="`hwaac health fabric --format json` output, "
                    "or an Alertmanager webhook payload; - reads stdin")
@@ -55,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "the token is never printed); with a dry run, print what would be recorded")
     p.add_argument("--now", metavar="ISO", help="decide as at this time (default: now; for replays and tests)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output (default text)")
+    manual.add_arguments(p)
     p.set_defaults(func=cmd_remediate)
 
 
@@ -74,14 +79,18 @@ def _read_findings(name: str | None, alertmanager: str | None) -> Any:
 
 def cmd_remediate(args: argparse.Namespace) -> int:
     from hwaac.errors import IntentError
-    from hwaac.mitigation import carry_out, engine, guard
+    from hwaac.mitigation import carry_out, engine, guard, manual
     from hwaac.mitigation.findings import FindingsError, Targets, read
     from hwaac.mitigation.policy import PolicyError, load_policy
     from hwaac.plan import build_plan
     from hwaac.validate import load_intent
 
-    if bool(args.findings) == bool(args.alertmanager):
-        return _err("give FINDINGS or --alertmanager URL (one of them)")
+    person = manual.request(args)
+    wrong = manual.usage(args)
+    if wrong:
+        return _err(wrong)
+    if person is None and bool(args.findings) == bool(args.alertmanager):
+        return _err("give FINDINGS, --alertmanager URL or a person's --drain-switch, --drain-link, ... (one of them)")
     if args.alertmanager and not args.alertmanager.startswith(("http://", "https://")):
         return _err(f"--alertmanager: {args.alertmanager!r} is not an http(s) URL")
     if args.apply and not (args.lab or args.inventory):
@@ -100,7 +109,7 @@ def cmd_remediate(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _err(f"--policy: {exc}")
     try:
-        findings = read(_read_findings(args.findings, args.alertmanager))
+        findings = read(_read_findings(args.findings, args.alertmanager)) if person is None else []
     except (OSError, ValueError, FindingsError) as exc:
         return _err(f"{args.findings or args.alertmanager}: {exc}")
     try:
@@ -125,6 +134,8 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         from hwaac.render.sonic import render_config_db
         return render_config_db(plan, next(s for s in plan.switches if s.name == switch))
 
+    if person is not None:
+        return manual.run(args, policy, plan, store, rendered, client, now, show=_print, record=_record)
     if not args.apply:
         try:
             state = store.load() if (Path(args.state) / "state.json").exists() else engine.State()
@@ -203,7 +214,8 @@ def _print(args: argparse.Namespace, actions: list[Any], todo: list[Any], *, dry
         d = a.decision
         state = ("ACT" if a.act else "skip") if dry_run else (outcome or {}).get(f"{d.action}|{d.target}", "skip")
         print(f"{state:6} {d.action} {d.target}: {d.rule} - {d.reason}"
-              + (f" (policy rule {a.policy_rule})" if a.policy_rule else ""))
+              + (f" (policy rule {a.policy_rule})" if a.policy_rule else "")
+              + (f"; reason: {a.note}" if a.note else ""))
     for s in todo:
         tables = ", ".join(f"{t} {len(e)}" for t, e in s.config.items())
         print(f"  {verb} {s.stage:8} {s.device}: {tables}")

@@ -18,7 +18,7 @@ from typing import Any
 
 from hwaac.mitigation import guard
 from hwaac.mitigation.findings import Finding, Targets, dedupe
-from hwaac.mitigation.policy import Policy, PolicyRule
+from hwaac.mitigation.policy import MANUAL, Policy, PolicyRule
 
 SEVERITY_ORDER = {"info": 1, "warn": 2, "fault": 3}
 QUARANTINE, NOTIFY = "quarantine_node", "notify"
@@ -28,7 +28,8 @@ STATE_VERSION = 1
 
 @dataclass
 class Out:
-    """A target mitigation took out of service: since when, by which policy rule, clean sweeps since."""
+    """A target mitigation took out of service: since when, by which policy rule, clean sweeps since. ``manual``:
+    a person drained it (or took over a drain) with ``note`` as the reason; only a person puts it back."""
 
     action: str
     target: str
@@ -36,6 +37,13 @@ class Out:
     since: datetime
     clean: int = 0
     evidence: list[dict[str, Any]] = field(default_factory=list)
+    manual: bool = False
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"action": self.action, "target": self.target, "rule": self.rule, "since": self.since.isoformat(),
+               "clean": self.clean, "evidence": self.evidence}
+        return {**out, "manual": True, "note": self.note} if self.manual else out
 
 
 @dataclass
@@ -57,8 +65,7 @@ class State:
 
     def to_dict(self) -> dict[str, Any]:
         return {"version": STATE_VERSION, "sweeps": self.sweeps, "streaks": dict(sorted(self.streaks.items())),
-                "out": {k: {"action": o.action, "target": o.target, "rule": o.rule, "since": o.since.isoformat(),
-                            "clean": o.clean, "evidence": o.evidence} for k, o in sorted(self.out.items())},
+                "out": {k: o.to_dict() for k, o in sorted(self.out.items())},
                 "acted": [[t.isoformat(), s] for t, s in self.acted],
                 "tripped_at": self.tripped_at.isoformat() if self.tripped_at else None}
 
@@ -67,7 +74,8 @@ class State:
         if data.get("version") != STATE_VERSION:
             raise ValueError(f"version: {data.get('version')!r} is not {STATE_VERSION}")
         out = {k: Out(v["action"], v["target"], v["rule"], datetime.fromisoformat(v["since"]), int(v["clean"]),
-                      list(v.get("evidence", []))) for k, v in data.get("out", {}).items()}
+                      list(v.get("evidence", [])), bool(v.get("manual", False)), str(v.get("note", "")))
+               for k, v in data.get("out", {}).items()}
         tripped = data.get("tripped_at")
         return cls(streaks={k: int(v) for k, v in data.get("streaks", {}).items()}, out=out,
                    acted=[(datetime.fromisoformat(t), s) for t, s in data.get("acted", [])],
@@ -77,15 +85,19 @@ class State:
 @dataclass(frozen=True)
 class Action:
     """One decision of a sweep: the guard's (or the policy's) verdict on an action, the policy rule and the findings
-    behind it. ``act`` says whether something is to be carried out."""
+    behind it. ``act`` says whether something is to be carried out. ``note``: a person's reason (policy rule
+    ``manual``)."""
 
     decision: guard.Decision
     policy_rule: str = ""
     findings: tuple[Finding, ...] = ()
+    note: str = ""
 
     @property
     def act(self) -> bool:
-        return self.decision.allowed and self.decision.rule in ("ok", "notify")
+        """Whether to carry it out: allowed and changing something, or a person's request (carried out again when
+        already so: the switches come to match it, and nothing changes where they do)."""
+        return self.decision.allowed and (self.decision.rule in ("ok", "notify") or self.policy_rule == MANUAL)
 
     def to_dict(self) -> dict[str, Any]:
         out = self.decision.to_dict()
@@ -93,6 +105,8 @@ class Action:
         out["findings"] = [{"rule": f.rule, "severity": f.severity, "kind": f.kind, "component": f.component,
                             "cable": f.cable, "device": f.device, "port": f.port, "evidence": list(f.evidence)}
                            for f in self.findings]
+        if self.note:
+            out["note"] = self.note
         return out
 
 
@@ -152,7 +166,7 @@ def sweep(policy: Policy, fabric: guard.Fabric, targets: Targets, state: State, 
                                  evidence=[e for f in found for e in f.evidence][:8])
     state.tripped_at = out.tripped_at
     for key, o in list(state.out.items()):
-        if key in wanted:
+        if key in wanted or o.manual:  # a person put it out: a person puts it back
             continue
         o.clean += 1
         rule = next((r for r in policy.rules if r.name == o.rule), None)
@@ -217,4 +231,4 @@ class Store:
                 fh.write(json.dumps(line, sort_keys=True) + "\n")
 
 
-__all__ = ["NOTIFY", "QUARANTINE", "Action", "Out", "State", "Store", "sweep"]
+__all__ = ["MANUAL", "NOTIFY", "QUARANTINE", "Action", "Out", "State", "Store", "sweep"]

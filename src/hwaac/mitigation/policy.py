@@ -25,6 +25,7 @@ from hwaac.plan.model import LinkKind
 from hwaac.telemetry.suspects import KINDS, SUSPECT_RULES, Severity
 
 QUARANTINE_NODE, NOTIFY = "quarantine_node", "notify"
+MANUAL = "manual"  # the policy rule of a person's drain or undrain (hwaac remediate --drain-switch ...)
 Action = Literal["drain_link", "drain_switch", "quarantine_node", "notify"]
 POLICY_ACTIONS: tuple[str, ...] = get_args(Action)
 Kind = Literal[KINDS]
@@ -134,6 +135,9 @@ def _checks(policy: Policy, index: LineIndex, file: str) -> list[IntentIssue]:
             issue([*at, "name"], f"duplicate rule name (first at line {first[r.name]})", r.name,
                   "a name no other rule has")
         first.setdefault(r.name, index.line_of([*at, "name"]))
+        if r.name == MANUAL:
+            issue([*at, "name"], "reserved: the decision log names a person's drains and undrains so", r.name,
+                  "any other name")
         m = r.match
         for j, name in enumerate(m.rules or ()):
             if name not in SUSPECT_RULES:

@@ -1,0 +1,137 @@
+"""A person's drain or undrain: ``hwaac remediate INTENT_DIR --drain-switch NAME --reason TEXT --state DIR`` (and
+``--undrain-switch``, ``--drain-link CABLE``, ``--undrain-link CABLE``). It goes through the same guard rails,
+decision log (policy rule ``manual``, the reason as ``note``), state and carrying out as a sweep. A target a person
+drained stays out until a person puts it back: the sweeps never undrain it. A request is carried out again when it
+is already so: the switches come to match it, and nothing changes where they do. Why: ``docs/mitigation.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from hwaac.mitigation import carry_out, drain, engine, guard
+from hwaac.mitigation.policy import MANUAL, Policy
+from hwaac.plan.model import Plan
+
+EXIT_USAGE, EXIT_FAILED, EXIT_BREAKER = 2, 1, 3
+FLAGS = {"drain_switch": guard.DRAIN_SWITCH, "undrain_switch": guard.UNDRAIN_SWITCH,
+         "drain_link": guard.DRAIN_LINK, "undrain_link": guard.UNDRAIN_LINK}
+UNDO = {guard.UNDRAIN_LINK: guard.DRAIN_LINK, guard.UNDRAIN_SWITCH: guard.DRAIN_SWITCH}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of a person's request, on ``hwaac remediate``'s parser."""
+    g = p.add_argument_group("a person's drain or undrain (instead of FINDINGS), behind the same guard rails")
+    one = g.add_mutually_exclusive_group()
+    for attr, metavar, why in (
+            ("drain_switch", "NAME", "drain this spine or super spine; only a person puts it back"),
+            ("undrain_switch", "NAME", "put this switch back in service"),
+            ("drain_link", "CABLE", "drain this switch-to-switch link; only a person puts it back"),
+            ("undrain_link", "CABLE", "put this link back in service")):
+        one.add_argument("--" + attr.replace("_", "-"), dest=attr, metavar=metavar, help=why)
+    g.add_argument("--reason", metavar="TEXT", help="why (required with them): kept in the state and the log")
+
+
+def request(args: argparse.Namespace) -> tuple[str, str] | None:
+    """(action, target) a person asks for, or None."""
+    return next(((action, getattr(args, attr)) for attr, action in FLAGS.items() if getattr(args, attr, None)), None)
+
+
+def usage(args: argparse.Namespace) -> str | None:
+    """What is wrong with a person's request, or None."""
+    asked = request(args)
+    if asked is None:
+        return "--reason goes with --drain-switch, --undrain-switch, --drain-link or --undrain-link" \
+            if args.reason is not None else None
+    flag = "--" + asked[0].replace("_", "-")
+    if args.findings or args.alertmanager:
+        return f"{flag} is instead of FINDINGS and --alertmanager"
+    if not (args.reason or "").strip():
+        return f"{flag} needs --reason TEXT (why: it is kept in the state and the decision log)"
+    return None
+
+
+def decide(fabric: guard.Fabric, rails: guard.GuardRails, state: engine.State, action: str, target: str,
+           now: datetime, note: str) -> engine.Action:
+    """Decide a person's request and update ``state`` as if it were carried out: a drain goes in as manual (one
+    already out is taken over: the sweeps leave it from now on), an undrain comes out."""
+    out = state.out_of_service()
+    d = guard.decide(fabric, rails, out, action, target, now)
+    state.tripped_at = out.tripped_at
+    key = f"{UNDO.get(action, action)}|{target}"
+    if d.allowed and action in UNDO:
+        state.out.pop(key, None)
+    elif d.allowed and key in state.out:
+        state.out[key].manual, state.out[key].note = True, note
+    elif d.allowed:
+        guard.record(out, d, now)
+        state.out[key] = engine.Out(action, target, MANUAL, now, manual=True, note=note)
+        state.acted = list(out.acted)
+    return engine.Action(d, MANUAL, note=note)
+
+
+def run(args: argparse.Namespace, policy: Policy, plan: Plan, store: engine.Store,
+        rendered: Callable[[str], Any], client: Any, now: datetime, *, show: Callable[..., None],
+        record: Callable[..., Any]) -> int:
+    """``hwaac remediate`` for a person's request; the exit status (1: refused, or carrying it out failed)."""
+    action, target = request(args) or ("", "")
+    fabric, rails = guard.Fabric(plan), policy.rails()
+
+    def todo(a: engine.Action) -> list[drain.Step]:
+        return carry_out.steps([a], plan, rendered)
+
+    def done(a: engine.Action, what: str) -> dict[str, str]:
+        return {f"{action}|{target}": what} if a.act else {}
+
+    try:
+        if not args.apply:
+            a = decide(fabric, rails, store.load(), action, target, now, args.reason)
+            steps = todo(a)
+            netbox = record(client, plan, [a], done(a, "done"), now, "dry_run") if client is not None else None
+            show(args, [a], steps, dry_run=True, netbox=netbox)
+            return _refused(a) or (EXIT_FAILED if isinstance(netbox, str) else 0)
+        with store.locked():
+            state = store.load()
+            before = copy.deepcopy(state)
+            a = decide(fabric, rails, state, action, target, now, args.reason)
+            steps = todo(a)
+            rc, log = 0, ""
+            if steps:
+                say = (lambda line: print(line, file=sys.stderr)) if args.format == "text" else (lambda _: None)
+                pause = policy.graceful_s if args.pause is None else args.pause
+                if args.lab:
+                    rc, log = carry_out.run_on_lab(args.lab, steps, pause_s=pause, log=say)
+                else:
+                    rc, log = carry_out.run_on_inventory(Path(args.inventory), store.folder / "runs", steps,
+                                                         pause_s=pause, log=say)
+            outcome = done(a, "done" if rc == 0 else f"failed (ansible-playbook rc {rc}; log {log})")
+            if rc != 0:
+                state = before
+            store.save(state)
+            netbox = record(client, plan, [a], outcome, now, "enforce") if client is not None and rc == 0 else None
+            if isinstance(netbox, str):
+                outcome = {k: f"done; NetBox journal failed: {netbox.splitlines()[0]}" for k in outcome}
+            store.log([a], now, sweep=state.sweeps, dry_run=False, outcome=outcome)
+    except (OSError, ValueError) as exc:  # an unreadable state or rendered config, or one without the sessions
+        print(f"hwaac remediate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    show(args, [a], steps, dry_run=False, outcome=outcome, netbox=netbox)
+    return _refused(a) or (EXIT_FAILED if rc != 0 or isinstance(netbox, str) else 0)
+
+
+def _refused(a: engine.Action) -> int:
+    """0 when allowed; else says why on stderr: 3 for the breaker, else 1."""
+    d = a.decision
+    if d.allowed:
+        return 0
+    print(f"hwaac remediate: refused: {d.action} {d.target}: {d.rule} - {d.reason}", file=sys.stderr)
+    return EXIT_BREAKER if d.rule == "breaker" else EXIT_FAILED
+
+
+__all__ = ["add_arguments", "decide", "request", "run", "usage"]
