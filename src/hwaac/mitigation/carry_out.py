@@ -59,14 +59,15 @@ def stages(all_steps: Sequence[drain.Step]) -> tuple[dict[str, drain.Config], di
     return merged
 
 
-def extra_vars(all_steps: Sequence[drain.Step], pause_s: float) -> dict[str, Any]:
+def extra_vars(all_steps: Sequence[drain.Step], pause_s: float, *, save: bool = True) -> dict[str, Any]:
+    """``save``: each switch saves its running config after the change (``config save -y``)."""
     one, two = stages(all_steps)
     return {"mitigate_stage1": one, "mitigate_stage2": two, "mitigate_pause_s": round(pause_s),
-            "mitigate_hosts": ",".join(sorted(set(one) | set(two))) or "none"}
+            "mitigate_hosts": ",".join(sorted(set(one) | set(two))) or "none", "mitigate_save": save}
 
 
 def run_on_lab(lab_name: str | None, all_steps: Sequence[drain.Step], *, pause_s: float, check: bool = False,
-               log: Log = lambda _: None) -> tuple[int, str]:
+               save: bool = True, log: Log = lambda _: None) -> tuple[int, str]:
     """Run the steps on a lab's switches; (rc, log file)."""
     from hwaac.lab.api import Lab
     from hwaac.lab.deploy import inventory, run_playbook
@@ -79,19 +80,19 @@ def run_on_lab(lab_name: str | None, all_steps: Sequence[drain.Step], *, pause_s
     inv = work / "inventory.json"
     inv.write_text(json.dumps(inventory(lab, Path(lab.render_dir), {n: 1.0 for n in lab.switches}, gate_s=1)))
     extra = work / "steps.json"
-    extra.write_text(json.dumps(extra_vars(all_steps, pause_s)))
+    extra.write_text(json.dumps(extra_vars(all_steps, pause_s, save=save)))
     run = run_playbook(PLAYBOOK, inv, extra, work, check=check, forks=4, log=log)
     return run.rc, str(run.log_file)
 
 
 def run_on_inventory(inventory_file: Path, work: Path, all_steps: Sequence[drain.Step], *, pause_s: float,
-                     check: bool = False, log: Log = lambda _: None) -> tuple[int, str]:
+                     check: bool = False, save: bool = True, log: Log = lambda _: None) -> tuple[int, str]:
     """Run the steps on the switches of an Ansible inventory; (rc, log file)."""
     from hwaac.lab.deploy import run_playbook
 
     work.mkdir(parents=True, exist_ok=True)
     extra = work / "steps.json"
-    extra.write_text(json.dumps(extra_vars(all_steps, pause_s)))
+    extra.write_text(json.dumps(extra_vars(all_steps, pause_s, save=save)))
     run = run_playbook(PLAYBOOK, inventory_file.resolve(), extra, work, check=check, forks=8, log=log)
     return run.rc, str(run.log_file)
 

@@ -2,13 +2,18 @@
 ``--undrain-switch``, ``--drain-link CABLE``, ``--undrain-link CABLE``). It goes through the same guard rails,
 decision log (policy rule ``manual``, the reason as ``note``), state and carrying out as a sweep. A target a person
 drained stays out until a person puts it back: the sweeps never undrain it. A request is carried out again when it
-is already so: the switches come to match it, and nothing changes where they do. Why: ``docs/mitigation.md``.
+is already so: the switches come to match it, and nothing changes where they do.
+
+``--open-only`` with an undrain carries out its first stage alone: the sessions come up with every route still
+marked GRACEFUL_SHUTDOWN, so the target takes no traffic while checks run (``playbooks/maintenance.yml``). It stays
+out of service and is not saved on the switches: one that reboots comes back drained. Why: ``docs/mitigation.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -23,6 +28,7 @@ EXIT_USAGE, EXIT_FAILED, EXIT_BREAKER = 2, 1, 3
 FLAGS = {"drain_switch": guard.DRAIN_SWITCH, "undrain_switch": guard.UNDRAIN_SWITCH,
          "drain_link": guard.DRAIN_LINK, "undrain_link": guard.UNDRAIN_LINK}
 UNDO = {guard.UNDRAIN_LINK: guard.DRAIN_LINK, guard.UNDRAIN_SWITCH: guard.DRAIN_SWITCH}
+OPENED = "opened"  # the outcome of --open-only: not "done", so NetBox records no undrain
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,6 +42,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             ("undrain_link", "CABLE", "put this link back in service")):
         one.add_argument("--" + attr.replace("_", "-"), dest=attr, metavar=metavar, help=why)
     g.add_argument("--reason", metavar="TEXT", help="why (required with them): kept in the state and the log")
+    g.add_argument("--open-only", action="store_true", help="with an undrain: only bring the sessions up, every "
+                   "route still marked graceful-shutdown, so the target takes no traffic while it is checked; it "
+                   "stays out of service")
 
 
 def request(args: argparse.Namespace) -> tuple[str, str] | None:
@@ -47,25 +56,36 @@ def usage(args: argparse.Namespace) -> str | None:
     """What is wrong with a person's request, or None."""
     asked = request(args)
     if asked is None:
-        return "--reason goes with --drain-switch, --undrain-switch, --drain-link or --undrain-link" \
-            if args.reason is not None else None
+        return "--reason and --open-only go with --drain-switch, --undrain-switch, --drain-link or --undrain-link" \
+            if args.reason is not None or args.open_only else None
     flag = "--" + asked[0].replace("_", "-")
     if args.findings or args.alertmanager:
         return f"{flag} is instead of FINDINGS and --alertmanager"
     if not (args.reason or "").strip():
         return f"{flag} needs --reason TEXT (why: it is kept in the state and the decision log)"
+    if args.open_only and asked[0] not in UNDO:
+        return "--open-only goes with --undrain-switch or --undrain-link"
     return None
 
 
 def decide(fabric: guard.Fabric, rails: guard.GuardRails, state: engine.State, action: str, target: str,
-           now: datetime, note: str) -> engine.Action:
+           now: datetime, note: str, *, open_only: bool = False) -> engine.Action:
     """Decide a person's request and update ``state`` as if it were carried out: a drain goes in as manual (one
-    already out is taken over: the sweeps leave it from now on), an undrain comes out."""
+    already out is taken over: the sweeps leave it from now on), an undrain comes out (with ``open_only`` it
+    stays out, and a target that is not out is refused: opening what is in service means nothing)."""
     out = state.out_of_service()
     d = guard.decide(fabric, rails, out, action, target, now)
     state.tripped_at = out.tripped_at
     key = f"{UNDO.get(action, action)}|{target}"
-    if d.allowed and action in UNDO:
+    if d.allowed and open_only:
+        if key not in state.out:
+            d = guard.Decision(action, target, False, "not_drained", f"{target} is not drained: --open-only opens "
+                               "the sessions of a drained target")
+        else:
+            d = dataclasses.replace(d, reason="opened: sessions up, every route still marked graceful-shutdown; "
+                                    "stays out of service")
+            state.out[key].manual, state.out[key].note = True, note
+    elif d.allowed and action in UNDO:
         state.out.pop(key, None)
     elif d.allowed and key in state.out:
         state.out[key].manual, state.out[key].note = True, note
@@ -81,36 +101,39 @@ def run(args: argparse.Namespace, policy: Policy, plan: Plan, store: engine.Stor
         record: Callable[..., Any]) -> int:
     """``hwaac remediate`` for a person's request; the exit status (1: refused, or carrying it out failed)."""
     action, target = request(args) or ("", "")
-    fabric, rails = guard.Fabric(plan), policy.rails()
+    fabric, rails, open_only = guard.Fabric(plan), policy.rails(), bool(args.open_only)
 
     def todo(a: engine.Action) -> list[drain.Step]:
-        return carry_out.steps([a], plan, rendered)
+        steps = carry_out.steps([a], plan, rendered)
+        return [s for s in steps if s.stage == drain.OPEN] if open_only else steps
 
     def done(a: engine.Action, what: str) -> dict[str, str]:
         return {f"{action}|{target}": what} if a.act else {}
 
     try:
         if not args.apply:
-            a = decide(fabric, rails, store.load(), action, target, now, args.reason)
+            a = decide(fabric, rails, store.load(), action, target, now, args.reason, open_only=open_only)
             steps = todo(a)
-            netbox = record(client, plan, [a], done(a, "done"), now, "dry_run") if client is not None else None
+            would = done(a, OPENED if open_only else "done")
+            netbox = record(client, plan, [a], would, now, "dry_run") if client is not None else None
             show(args, [a], steps, dry_run=True, netbox=netbox)
             return _refused(a) or (EXIT_FAILED if isinstance(netbox, str) else 0)
         with store.locked():
             state = store.load()
             before = copy.deepcopy(state)
-            a = decide(fabric, rails, state, action, target, now, args.reason)
+            a = decide(fabric, rails, state, action, target, now, args.reason, open_only=open_only)
             steps = todo(a)
             rc, log = 0, ""
             if steps:
                 say = (lambda line: print(line, file=sys.stderr)) if args.format == "text" else (lambda _: None)
-                pause = policy.graceful_s if args.pause is None else args.pause
+                pause = 0 if open_only else policy.graceful_s if args.pause is None else args.pause
                 if args.lab:
-                    rc, log = carry_out.run_on_lab(args.lab, steps, pause_s=pause, log=say)
+                    rc, log = carry_out.run_on_lab(args.lab, steps, pause_s=pause, save=not open_only, log=say)
                 else:
                     rc, log = carry_out.run_on_inventory(Path(args.inventory), store.folder / "runs", steps,
-                                                         pause_s=pause, log=say)
-            outcome = done(a, "done" if rc == 0 else f"failed (ansible-playbook rc {rc}; log {log})")
+                                                         pause_s=pause, save=not open_only, log=say)
+            outcome = done(a, (OPENED if open_only else "done") if rc == 0
+                           else f"failed (ansible-playbook rc {rc}; log {log})")
             if rc != 0:
                 state = before
             store.save(state)
@@ -134,4 +157,4 @@ def _refused(a: engine.Action) -> int:
     return EXIT_BREAKER if d.rule == "breaker" else EXIT_FAILED
 
 
-__all__ = ["add_arguments", "decide", "request", "run", "usage"]
+__all__ = ["OPENED", "add_arguments", "decide", "request", "run", "usage"]

@@ -1,6 +1,7 @@
 """A person's drains and undrains (``hwaac remediate --drain-switch NAME --reason TEXT`` ...): decided by the same
 guard rails, kept as manual so that the sweeps never undrain them, carried out again when already so, logged with
-the reason. Each case is a run of requests and sweeps on the demo plan, as data."""
+the reason; ``--open-only`` opens a drained target's sessions and keeps it out. Each case is a run of requests and
+sweeps on the demo plan, as data."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _degraded(name: str) -> findings.Finding:
     return findings.Finding("switch_degraded", "fault", "switch", name, "", name)
 
 
-# (case, min_plane_spines, steps); a step is (minute, what, expected): what is "drain X" or "undrain X" (a
+# (case, min_plane_spines, steps); a step is (minute, what, expected): what is "drain X", "undrain X", "open X" (a
 # person's request) or "sweep [X ...]" (the switches found degraded); expected is the request's (rule, carried out)
 # or the sweep's [(action, target, rule)]; after each step the targets out of service, "manual" marking a person's
 CASES: list[tuple[str, int, list[tuple[int, str, Any, dict[str, bool]]]]] = [
@@ -62,6 +63,12 @@ CASES: list[tuple[str, int, list[tuple[int, str, Any, dict[str, bool]]]]] = [
     ("a leaf and an unknown switch are refused", 2, [
         (0, f"drain {LEAF}", ("only_path", False), {}),
         (0, "drain spine-p9-99", ("unknown_target", False), {})]),
+    ("open-only keeps the target out; the undrain puts it back", 2, [
+        (0, f"open {SPINE}", ("not_drained", False), {}),
+        (1, f"drain {SPINE}", ("ok", True), {SPINE: True}),
+        (2, f"open {SPINE}", ("ok", True), {SPINE: True}),
+        (3, "sweep", [], {SPINE: True}),
+        (4, f"undrain {SPINE}", ("ok", True), {})]),
     ("an undrain of what is in service is carried out again", 2, [
         (0, f"undrain {SPINE}", ("already", True), {})]),
 ]
@@ -79,8 +86,9 @@ def test_requests_and_sweeps(demo, case, spines, steps):
             actions = engine.sweep(policy, fabric, targets, state, [_degraded(n) for n in names], now)
             assert [(a.decision.action, a.decision.target, a.decision.rule) for a in actions] == expected, minute
         else:
-            action = {"drain": "drain_switch", "undrain": "undrain_switch"}[verb]
-            a = manual.decide(fabric, policy.rails(), state, action, names[0], now, f"ticket {minute}")
+            action = {"drain": "drain_switch", "undrain": "undrain_switch", "open": "undrain_switch"}[verb]
+            a = manual.decide(fabric, policy.rails(), state, action, names[0], now, f"ticket {minute}",
+                              open_only=verb == "open")
             assert (a.decision.rule, a.act) == expected, minute
             assert a.to_dict()["policy_rule"] == "manual" and a.to_dict()["note"] == f"ticket {minute}"
         state = engine.State.from_dict(json.loads(json.dumps(state.to_dict())))  # as kept between runs
@@ -104,36 +112,44 @@ def _run(tmp_path: Path, capsys, *args: str, spines: int = 2) -> tuple[int, dict
 
 @pytest.fixture
 def carried(monkeypatch) -> list[dict]:
-    """What would go to the switches: each run_on_inventory call's steps and pause."""
+    """What would go to the switches: each run_on_inventory call's steps, pause and save."""
     calls: list[dict] = []
 
-    def run(inventory, work, steps, *, pause_s, check=False, log=None):
-        calls.append({"steps": [(s.device, s.stage) for s in steps], "pause_s": pause_s})
+    def run(inventory, work, steps, *, pause_s, check=False, save=True, log=None):
+        calls.append({"steps": [(s.device, s.stage) for s in steps], "pause_s": pause_s, "save": save})
         return 0, str(work / "run.log")
 
     monkeypatch.setattr(carry_out, "run_on_inventory", run)
     return calls
 
 
-def test_apply_keeps_the_drain_and_logs_the_reason(tmp_path, capsys, carried):
+def test_apply_keeps_the_drain_opens_it_unsaved_and_undrains(tmp_path, capsys, carried):
     code, out, _ = _run(tmp_path, capsys, "--drain-switch", SPINE, "--reason", "NOS 4.4 upgrade", "--apply",
                         "-i", "inv.yml")
     assert code == 0 and out["outcome"] == {f"drain_switch|{SPINE}": "done"}
-    assert {st for _, st in carried[0]["steps"]} == {"graceful", "shut"} and carried[0]["pause_s"] == 0
+    assert {st for _, st in carried[0]["steps"]} == {"graceful", "shut"} and carried[0]["save"]
     state = json.loads((tmp_path / "state" / "state.json").read_text())
     assert state["out"][f"drain_switch|{SPINE}"] | {"since": ""} == {
         "action": "drain_switch", "target": SPINE, "rule": "manual", "since": "", "clean": 0, "evidence": [],
         "manual": True, "note": "NOS 4.4 upgrade"}
 
+    code, out, _ = _run(tmp_path, capsys, "--undrain-switch", SPINE, "--open-only", "--reason", "check it",
+                        "--apply", "-i", "inv.yml")
+    assert code == 0 and out["outcome"] == {f"undrain_switch|{SPINE}": "opened"}
+    assert {st for _, st in carried[1]["steps"]} == {"open"} and carried[1] == carried[1] | {"pause_s": 0,
+                                                                                             "save": False}
+    assert f"drain_switch|{SPINE}" in json.loads((tmp_path / "state" / "state.json").read_text())["out"]
+
     code, out, _ = _run(tmp_path, capsys, "--undrain-switch", SPINE, "--reason", "upgraded", "--apply", "-i",
                         "inv.yml")
     assert code == 0 and out["outcome"] == {f"undrain_switch|{SPINE}": "done"}
-    assert {st for _, st in carried[1]["steps"]} == {"open", "restore"}
+    assert {st for _, st in carried[2]["steps"]} == {"open", "restore"} and carried[2]["save"]
     assert json.loads((tmp_path / "state" / "state.json").read_text())["out"] == {}
 
     log = [json.loads(x) for x in (tmp_path / "state" / "decisions.jsonl").read_text().splitlines()]
     assert [(x["action"], x["rule"], x["policy_rule"], x["note"], x["outcome"]) for x in log] == [
         ("drain_switch", "ok", "manual", "NOS 4.4 upgrade", "done"),
+        ("undrain_switch", "ok", "manual", "check it", "opened"),
         ("undrain_switch", "ok", "manual", "upgraded", "done")]
 
 
@@ -164,8 +180,9 @@ def test_a_dry_run_writes_nothing(tmp_path, capsys, carried):
     (["--drain-switch", SPINE], "--drain-switch needs --reason TEXT"),
     (["--drain-link", "C1", "--reason", " "], "--drain-link needs --reason TEXT"),
     (["--drain-switch", SPINE, "--reason", "x", "findings.json"], "--drain-switch is instead of FINDINGS"),
+    (["--drain-switch", SPINE, "--reason", "x", "--open-only"], "--open-only goes with --undrain-switch"),
     (["--drain-switch", SPINE, "--undrain-switch", SPINE], "not allowed with argument"),
-    (["findings.json", "--reason", "x"], "--reason goes with --drain-switch"),
+    (["findings.json", "--reason", "x"], "--reason and --open-only go with --drain-switch"),
     ([], "give FINDINGS, --alertmanager URL or a person's --drain-switch"),
 ])
 def test_bad_requests_exit_2_naming_what_is_wrong(tmp_path, capsys, args, message):
