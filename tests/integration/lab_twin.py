@@ -13,12 +13,13 @@ from hwaac.lab.up import up
 
 
 @contextlib.contextmanager
-def twin(render: Path, name: str) -> Iterator[Lab]:
-    """The lab ``name`` of the rendered fabric ``render``, converged; taken down first (a run that was killed) and
-    afterwards, also when a test fails."""
+def twin(render: Path, name: str, *, nodes_per_su: int | None = -1) -> Iterator[Lab]:
+    """The lab ``name`` of the rendered fabric ``render`` (``nodes_per_su`` GPU nodes per SU, as ``hwaac lab up
+    --nodes-per-su``; -1 the default), converged; taken down first (a run that was killed) and afterwards, also when
+    a test fails."""
     down(name)
     try:
-        built = up(render, name=name)
+        built = up(render, name=name, nodes_per_su=nodes_per_su)
         converge(built, timeout=120)
         yield built
     finally:
