@@ -230,3 +230,50 @@ def test_remediate_apply_when_the_journal_fails_keeps_the_drain_and_exits_1(sync
     assert [o.journal for o in rep.objects] == ["written"] * 3
     assert [o.note for o in rep.objects if o.object_type == "dcim.cable"] == ["already decommissioning"]
     assert "PATCH" not in rep.requests and api.extras.journal_entries.count() == 3
+
+
+QUARANTINE_POLICY = ("guard_rails: {}\nrules:\n  - name: node-link\n"
+                     "    match: {kinds: [nic, link], link_kinds: [host]}\n    action: quarantine_node\n"
+                     "    persistence: 1\n")
+
+
+def test_a_fault_on_a_node_link_quarantines_the_node_through_its_lifecycle(synced_nb: Instance, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    nb = synced_nb
+    api = pynetbox.api(nb.url, token=nb.token)
+    link = next(lk for lk in PLAN.links if lk.kind == "host")
+    labels = {"alertname": "HwaacMitigate", "rule": "errors_both_ends", "severity": "fault", "kind": "nic",
+              "component": f"{link.a_device} {link.a_port}", "cable": link.cable_id, "device": link.a_device,
+              "port": link.a_port, "hosts": link.a_device}
+    (tmp_path / "alert.json").write_text(json.dumps({"version": "4", "status": "firing", "alerts": [
+        {"status": "firing", "labels": labels, "annotations": {}, "startsAt": "2026-12-05T02:59:00Z"}]}))
+    (tmp_path / "policy.yaml").write_text(QUARANTINE_POLICY)
+    args = ["remediate", str(INTENT), str(tmp_path / "alert.json"), "--state", str(tmp_path / "state"), "--policy",
+            str(tmp_path / "policy.yaml"), "--now", WHEN.isoformat(), "--format", "json", "--apply", "-i",
+            str(tmp_path / "inventory.yml")]
+    from hwaac.health.lifecycle import State
+    from hwaac.netbox.lifecycle import TransitionRequest, apply_transitions
+
+    apply_transitions(Client(nb.url, nb.token), [TransitionRequest(link.a_device, State.PRODUCTION, "qualified",
+                                                                   via=State.BURN_IN)], mode="enforce")
+    before = api.dcim.devices.get(name=link.a_device).status.value
+    assert before == "active"
+
+    assert hwaac_main(args) == 1  # without NetBox the node lifecycle cannot move: not carried out, asked again
+    out = json.loads(capsys.readouterr().out)
+    assert out["outcome"][f"quarantine_node|{link.a_device}"].startswith("not carried out: a quarantine needs")
+    assert json.loads((tmp_path / "state" / "state.json").read_text())["out"] == {}
+    assert api.dcim.devices.get(name=link.a_device).status.value == before
+
+    monkeypatch.setenv("NETBOX_URL", nb.url)
+    monkeypatch.setenv("NETBOX_TOKEN", nb.token)
+    assert hwaac_main([*args, "--netbox"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["outcome"][f"quarantine_node|{link.a_device}"] == "done"
+    node = api.dcim.devices.get(name=link.a_device)
+    assert node.status.value == "offline" and node.custom_fields["hwaac_lifecycle"] == "quarantine"
+    (entry,) = api.extras.journal_entries.filter(assigned_object_type="dcim.device", assigned_object_id=node.id,
+                                                 tag="hwaac-quarantine")
+    assert "network mitigation, policy rule node-link" in entry.comments
+    assert journal_evidence(entry.comments)["findings"][0]["code"] == "ERRORS_BOTH_ENDS"

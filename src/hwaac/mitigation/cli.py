@@ -171,6 +171,7 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         if rc != 0:
             before.streaks, before.sweeps = state.streaks, state.sweeps  # persistence still counts
             state = before
+        outcome.update(_nodes_and_notes(client, plan, actions, state, now))
         store.save(state)
         netbox = _record(client, plan, actions, outcome, now, "enforce") if client is not None and rc == 0 else None
         if isinstance(netbox, str):  # the switch changes stay done; the outcome says what NetBox lacks
@@ -178,9 +179,36 @@ def cmd_remediate(args: argparse.Namespace) -> int:
             outcome = {k: failed if v == "done" and k.split("|")[0] in guard.ACTIONS else v for k, v in outcome.items()}
         store.log(actions, now, sweep=state.sweeps, dry_run=False, outcome=outcome)
     _print(args, actions, todo, dry_run=False, outcome=outcome, netbox=netbox)
-    if rc != 0 or isinstance(netbox, str):
+    undone = any(v.startswith(("not carried out", "failed")) for v in outcome.values())
+    if rc != 0 or isinstance(netbox, str) or undone:
         return EXIT_FAILED
     return EXIT_BREAKER if state.tripped_at is not None and any(a.decision.rule == "breaker" for a in actions) else 0
+
+
+def _nodes_and_notes(client: Any, plan: Any, actions: list[Any], state: Any, now: datetime) -> dict[str, str]:
+    """The outcomes of what is not a switch step: a quarantine goes through the node lifecycle in NetBox (without
+    ``--netbox`` it is not carried out, and not kept as done: the next sweep asks again); a notice is logged."""
+    from hwaac.mitigation.engine import NOTIFY, QUARANTINE
+    from hwaac.mitigation.quarantine import quarantine
+    from hwaac.netbox.errors import NetBoxError
+
+    out = {f"{NOTIFY}|{a.decision.target}": "logged" for a in actions if a.act and a.decision.action == NOTIFY}
+    nodes = [a for a in actions if a.act and a.decision.action == QUARANTINE]
+    if not nodes:
+        return out
+    if client is None:
+        got = {f"{QUARANTINE}|{a.decision.target}": "not carried out: a quarantine needs --netbox (the node "
+               "lifecycle is kept in NetBox)" for a in nodes}
+    else:
+        try:
+            got = dict(quarantine(client, nodes, plan.intent.fabric.name, now))
+        except NetBoxError as exc:
+            why = " ".join(line.strip() for line in str(exc).splitlines())
+            got = {f"{QUARANTINE}|{a.decision.target}": f"failed: {why}" for a in nodes}
+    for key, word in got.items():
+        if not word.startswith("done"):
+            state.out.pop(key, None)
+    return {**out, **got}
 
 
 def _record(client: Any, plan: Any, actions: list[Any], outcome: dict[str, str], now: datetime, mode: str) -> Any:
