@@ -6,6 +6,7 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from hwaac.cli import main as hwaac_main
 from hwaac.lab import Lab
 from hwaac.lab.down import down
 from hwaac.lab.status import converge
@@ -24,3 +25,12 @@ def twin(render: Path, name: str, *, nodes_per_su: int | None = -1) -> Iterator[
         yield built
     finally:
         down(name)
+
+
+@contextlib.contextmanager
+def planned_twin(folder: Path, intent: Path, name: str) -> Iterator[Lab]:
+    """:func:`twin` of ``intent`` as ``hwaac plan INTENT -o FOLDER/<intent's name>`` renders it."""
+    render = folder / intent.name
+    assert hwaac_main(["plan", str(intent), "-o", str(render)]) == 0
+    with twin(render, name) as built:
+        yield built

@@ -18,12 +18,11 @@ from typing import Any
 
 import pytest
 
-from hwaac.cli import main as hwaac_main
 from hwaac.lab import Lab
 from hwaac.lab.deploy import PlaybookRun, inventory, run_playbook
 from hwaac.lab.factory import prepare
 from hwaac.lab.sonic_cli import Switch
-from tests.integration.lab_twin import twin
+from tests.integration.lab_twin import planned_twin
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("lab")]
 
@@ -37,9 +36,7 @@ PORT = "Ethernet0"  # a spine's first port
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    render = tmp_path_factory.mktemp("maint-lab") / "fabric"
-    assert hwaac_main(["plan", str(FABRIC), "-o", str(render)]) == 0
-    with twin(render, NAME) as built:
+    with planned_twin(tmp_path_factory.mktemp("maint-lab"), FABRIC, NAME) as built:
         prepare(built)  # the switches' SONiC tools (hwaac remediate --apply does it too; check mode does not)
         yield built
 

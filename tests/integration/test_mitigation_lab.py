@@ -24,7 +24,7 @@ from hwaac.lab.sweep import write_sweep
 from hwaac.plan import build_plan
 from hwaac.plan.model import Link, Plan
 from hwaac.validate import load_intent
-from tests.integration.lab_twin import twin
+from tests.integration.lab_twin import planned_twin
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("lab")]
 
@@ -53,9 +53,7 @@ def plan() -> Plan:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    render = tmp_path_factory.mktemp("mit-lab") / "demo"
-    assert hwaac_main(["plan", str(DEMO), "-o", str(render)]) == 0
-    with twin(render, NAME) as built:
+    with planned_twin(tmp_path_factory.mktemp("mit-lab"), DEMO, NAME) as built:
         yield built
 
 
