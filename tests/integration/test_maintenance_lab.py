@@ -24,7 +24,7 @@ from hwaac.lab.factory import prepare
 from hwaac.lab.sonic_cli import Switch
 from tests.integration.lab_twin import planned_twin
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("lab")]
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("lab-small")]  # a small twin beside the demo ones
 
 REPO = Path(__file__).resolve().parents[2]
 FABRIC = REPO / "tests" / "fixtures" / "verify" / "fabric"  # a spine drain touches 5 switches, not the demo's 17
