@@ -20,7 +20,6 @@ Config = dict[str, dict[str, dict[str, Any]]]
 GSHUT_COMMUNITY = "graceful-shutdown"  # RFC 8326 GRACEFUL_SHUTDOWN, 65535:0; FRR's keyword for it
 GSHUT_PREFIX = "HWAAC_GSHUT"
 GRACEFUL, SHUT, OPEN, RESTORE = "graceful", "shut", "open", "restore"
-DRAIN_STAGES, UNDRAIN_STAGES = (GRACEFUL, SHUT), (OPEN, RESTORE)
 
 
 class DrainError(ValueError):
@@ -157,6 +156,6 @@ def is_drained(config: Mapping[str, Any], session: Session) -> bool:
     return str(nbr.get("admin_status", "up")).lower() in ("down", "false")
 
 
-__all__ = ["DRAIN_STAGES", "GRACEFUL", "GSHUT_COMMUNITY", "OPEN", "RESTORE", "SHUT", "UNDRAIN_STAGES", "DrainError",
+__all__ = ["GRACEFUL", "GSHUT_COMMUNITY", "OPEN", "RESTORE", "SHUT", "DrainError",
            "Session", "Step", "drain_steps", "gshut_map", "is_drained", "link_sessions", "switch_sessions",
            "undrain_steps"]

@@ -20,7 +20,6 @@ from hwaac.mitigation import guard
 from hwaac.mitigation.findings import Finding, Targets, dedupe
 from hwaac.mitigation.policy import MANUAL, Policy, PolicyRule
 
-SEVERITY_ORDER = {"info": 1, "warn": 2, "fault": 3}
 QUARANTINE, NOTIFY = "quarantine_node", "notify"
 DRAINS = {guard.DRAIN_LINK: guard.UNDRAIN_LINK, guard.DRAIN_SWITCH: guard.UNDRAIN_SWITCH}
 STATE_VERSION = 1
