@@ -29,6 +29,7 @@ try:  # the controller needs the hwaac package (this collection's Python core, s
         tables_changed,
         target_config,
     )
+    from hwaac.mitigation.drain import keep_drains
 
     HWAAC_IMPORT_ERROR = None
 except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
@@ -45,6 +46,7 @@ ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
     "save": {"type": "bool", "default": True},
     "state": {"type": "str", "choices": ["present", "committed", "rolled_back"], "default": "present"},
     "keep_checkpoint": {"type": "bool", "default": False},
+    "keep_drains": {"type": "bool", "default": True},
 }
 
 
@@ -105,6 +107,8 @@ class ActionModule(ActionBase):
         if read.get("failed"):
             return {**result, "failed": True, "msg": read.get("msg", "reading the running config failed")}
         running = read["running"]
+        if self._args["keep_drains"]:
+            desired = keep_drains(running, desired)
         try:
             patch = config_patch(running, desired, tables=self._args["tables"], owned=owned_set)
         except (UnsafePatchError, ValueError) as exc:

@@ -76,6 +76,14 @@ options:
         C(DEVICE_NEIGHBOR).
     type: list
     elements: str
+  keep_drains:
+    description:
+      - Keep what network mitigation (C(hwaac remediate)) drained. A session of the desired config whose running
+        outbound route map is one of hwaac's graceful-shutdown maps (C(HWAAC_GSHUT*)) keeps that map and its
+        C(admin_status), and those maps stay, so that a rollout does not put a drained link back into service.
+      - C(playbooks/mitigate.yml) sets it to V(false), since its changes are the drains and undrains themselves.
+    type: bool
+    default: true
   checkpoint_name:
     description:
       - Name of the C(config checkpoint) taken before the patch and restored on failure.
@@ -291,6 +299,7 @@ def main() -> None:
             # decided by the action plugin (it turns them into operations); accepted here as documented
             state=dict(type="str", choices=["present", "committed", "rolled_back"], default="present"),
             keep_checkpoint=dict(type="bool", default=False),
+            keep_drains=dict(type="bool", default=True),
             operation=dict(type="str", choices=["read", "apply", "finish", "rollback", "commit", "revert"],
                            default="read"),
             patch=dict(type="list", elements="dict"),

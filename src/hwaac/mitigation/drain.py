@@ -150,12 +150,39 @@ def _merge(a: Config, b: Config) -> Config:
     return out
 
 
-def is_drained(config: Mapping[str, Any], session: Session) -> bool:
-    """Whether ``config`` (a running CONFIG_DB) has ``session`` shut."""
-    nbr = config.get("BGP_NEIGHBOR", {}).get(session.key, {})
-    return str(nbr.get("admin_status", "up")).lower() in ("down", "false")
+def _marked_map(entry: Mapping[str, Any]) -> bool:
+    return any(str(m).startswith(GSHUT_PREFIX) for m in entry.get("route_map_out", ()) or ())
+
+
+def keep_drains(running: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    """``desired`` (a rendered CONFIG_DB a rollout pushes) with the drains ``running`` holds carried over, so that
+    a rollout does not undrain what mitigation drained: each session ``desired`` keeps whose outbound map is one of
+    the marking maps keeps that map and its admin status, and the marking maps stay. ``desired`` itself when
+    nothing is drained."""
+    afs = {k: v for k, v in running.get("BGP_NEIGHBOR_AF", {}).items() if _marked_map(v)}
+    if not afs:
+        return dict(desired)
+    out: dict[str, Any] = {t: dict(v) if isinstance(v, Mapping) else v for t, v in desired.items()}
+    want_afs, want_nbrs = out.get("BGP_NEIGHBOR_AF", {}), out.get("BGP_NEIGHBOR", {})
+    run_nbrs = running.get("BGP_NEIGHBOR", {})
+    kept = False
+    for key, entry in afs.items():
+        if key not in want_afs:
+            continue
+        kept = True
+        want_afs[key] = {**want_afs[key], "route_map_out": list(entry["route_map_out"])}
+        nbr = key.rsplit("|", 1)[0]
+        status = run_nbrs.get(nbr, {}).get("admin_status")
+        if nbr in want_nbrs and status is not None:
+            want_nbrs[nbr] = {**want_nbrs[nbr], "admin_status": status}
+    if kept:
+        for table in ("ROUTE_MAP_SET", "ROUTE_MAP"):
+            marking = {k: v for k, v in running.get(table, {}).items() if k.startswith(GSHUT_PREFIX)}
+            if marking:
+                out[table] = {**out.get(table, {}), **marking}
+    return out
 
 
 __all__ = ["GRACEFUL", "GSHUT_COMMUNITY", "OPEN", "RESTORE", "SHUT", "DrainError",
-           "Session", "Step", "drain_steps", "gshut_map", "is_drained", "link_sessions", "switch_sessions",
+           "Session", "Step", "drain_steps", "gshut_map", "keep_drains", "link_sessions", "switch_sessions",
            "undrain_steps"]

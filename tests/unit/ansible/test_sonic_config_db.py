@@ -174,6 +174,30 @@ def test_second_run_changes_nothing(switch: FakeSwitch) -> None:
     assert switch.calls()[calls:] == PRE_PUSH  # read only: no checkpoint, no apply, no save
 
 
+def test_a_rollout_keeps_what_mitigation_drained(tmp_path: Path) -> None:
+    """A leaf with one uplink drained as ``playbooks/mitigate.yml`` drains it; the rollout's push of the rendered
+    config keeps it drained (keep_drains, the default) and would open it without."""
+    from hwaac.mitigation import carry_out, drain, engine, guard
+
+    plan = build_plan(load_intent(REPO / "inventory" / "demo"))
+    link = next(x for x in plan.links if x.kind == "leaf_spine" and x.a_device == LEAF)
+    sw = FakeSwitch(tmp_path / LEAF, desired())
+    drained = engine.Action(guard.Decision(guard.DRAIN_LINK, link.cable_id, True, "ok", "test"))
+    steps = [st for st in carry_out.steps([drained], plan, lambda name: desired(name)) if st.device == LEAF]
+    for stage in carry_out.stages(steps):
+        got = run_action(PushAction, "sonic_config_db", {"config": stage[LEAF], "owned_tables": [],
+                                                         "keep_drains": False}, sw)
+        assert got["changed"] and not got.get("failed"), got.get("msg")
+    peer = f"default|{'.'.join(str(link.b_ip >> s & 255) for s in (24, 16, 8, 0))}"
+    assert sw.running["BGP_NEIGHBOR"][peer]["admin_status"] == "down"
+
+    rollout = push(sw, check_mode=True)
+    assert rollout["changed"] is False and rollout["patch"] == []
+    reopen = push(sw, check_mode=True, keep_drains=False)
+    assert {"op": "replace", "path": f"/BGP_NEIGHBOR/{peer}/admin_status", "value": "up"} in reopen["patch"]
+    assert drain.gshut_map(("HWAAC_PERMIT_ALL",)) in json.dumps(sw.running["BGP_NEIGHBOR_AF"])
+
+
 def test_failed_apply_is_rolled_back_and_reports_the_tool_message(switch: FakeSwitch) -> None:
     before = switch.running
     switch.knob("fail_apply")
