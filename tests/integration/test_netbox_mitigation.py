@@ -46,8 +46,8 @@ def action(name: str, target: str, *, outcome: str = "done", rule: str = "ok") -
                           "cable": target, "device": "", "port": "", "evidence": [EVIDENCE]}]}
 
 
-def record(nb: Instance, *actions: dict[str, Any], when: datetime = WHEN, mode: str = "enforce"):
-    return record_actions(Client(nb.url, nb.token), PLAN, list(actions), when=when, mode=mode)
+def record(nb: Instance, *actions: dict[str, Any], when: datetime = WHEN, mode: str = "enforce", keep=()):
+    return record_actions(Client(nb.url, nb.token), PLAN, list(actions), when=when, mode=mode, keep=keep)
 
 
 def cable(api: pynetbox.api, label: str):
@@ -120,9 +120,14 @@ def test_a_switch_drain_journals_the_switch_and_every_peer_and_drains_each_cable
     assert {c.status.value for c in api.dcim.cables.filter(tag=DRAINED_TAG)} == {"decommissioning"}
     assert api.dcim.cables.count(tag=DRAINED_TAG) == len(UPLINKS)
     assert len(journal(api, "dcim.device", api.dcim.devices.get(name="leaf-p0-su01-r1").id)) == 1
-    record(nb, action("undrain_switch", SPINE), when=WHEN + timedelta(hours=1))
-    assert api.dcim.cables.count(tag=DRAINED_TAG) == 0
-    assert {c.status.value for c in api.dcim.cables.filter(label=[lk.cable_id for lk in UPLINKS])} == {"connected"}
+    # the switch comes back but one of its links stays drained on its own (keep): that cable stays out
+    kept = UPLINKS[2].cable_id
+    back = record(nb, action("undrain_switch", SPINE), when=WHEN + timedelta(hours=1), keep={kept})
+    assert kept not in {o.name for o in back.objects} and len(back.objects) == 3 + len(UPLINKS) - 1
+    assert [c.label for c in api.dcim.cables.filter(tag=DRAINED_TAG)] == [kept]
+    assert state(cable(api, kept))[0] == "decommissioning"
+    assert {c.status.value for c in api.dcim.cables.filter(label=[lk.cable_id for lk in UPLINKS
+                                                                   if lk.cable_id != kept])} == {"connected"}
 
 
 def test_a_sync_during_a_drain_keeps_the_cable_drained(synced_nb: Instance) -> None:
@@ -177,7 +182,7 @@ def remediate(nb: Instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *ex
 
     monkeypatch.setenv("NETBOX_URL", nb.url)
     monkeypatch.setenv("NETBOX_TOKEN", nb.token)
-    monkeypatch.setattr(carry_out, "run_on_inventory", lambda *a, **k: (0, str(tmp_path / "ansible.log")))
+    monkeypatch.setattr(carry_out, "run", lambda *a, **k: (0, str(tmp_path / "ansible.log")))
     cable_id = UPLINKS[11].cable_id
     labels = {"alertname": "HwaacFabricSuspect", "rule": "probe_path_loss", "severity": "fault", "kind": "link",
               "component": cable_id, "cable": cable_id, "device": "", "port": "", "hosts": ""}

@@ -141,11 +141,16 @@ def cmd_remediate(args: argparse.Namespace) -> int:
             state = store.load() if (Path(args.state) / "state.json").exists() else engine.State()
         except ValueError as exc:
             return _err(str(exc))
-        actions = engine.sweep(policy, fabric, targets, copy.deepcopy(state), findings, now)
-        todo = carry_out.steps(actions, plan, rendered)
+        after = copy.deepcopy(state)
+        actions = engine.sweep(policy, fabric, targets, after, findings, now)
+        todo = carry_out.steps(actions, plan, rendered, carry_out.kept_out(after.out_of_service(), plan))
         would = {f"{a.decision.action}|{a.decision.target}": "done" for a in actions if a.act}
-        netbox = _record(client, plan, actions, would, now, "dry_run") if client is not None else None
-        _print(args, actions, todo, dry_run=True, netbox=netbox)
+        keep = carry_out.kept_out(after.out_of_service(), plan)
+        netbox = _record(client, plan, actions, would, now, "dry_run", keep) if client is not None else None
+        checks = {c: f"would ping across it ({policy.recheck.pings} pings, at most "
+                  f"{policy.recheck.max_loss_pct:g}% lost) before restoring its routes"
+                  for c in carry_out.opened(actions, plan, keep)}
+        _print(args, actions, todo, dry_run=True, netbox=netbox, rechecks=checks)
         if isinstance(netbox, str):
             return EXIT_FAILED
         return EXIT_BREAKER if any(a.decision.rule == "breaker" for a in actions) else 0
@@ -156,33 +161,41 @@ def cmd_remediate(args: argparse.Namespace) -> int:
             return _err(str(exc))
         before = copy.deepcopy(state)
         actions = engine.sweep(policy, fabric, targets, state, findings, now)
-        todo = carry_out.steps(actions, plan, rendered)
+        keep = carry_out.kept_out(state.out_of_service(), plan)
         pause = policy.graceful_s if args.pause is None else args.pause
-        rc, log = 0, ""
-        if todo:
-            say = (lambda line: print(line, file=sys.stderr)) if args.format == "text" else (lambda _: None)
-            if args.lab:
-                rc, log = carry_out.run_on_lab(args.lab, todo, pause_s=pause, log=say)
-            else:
-                rc, log = carry_out.run_on_inventory(Path(args.inventory), Path(args.state) / "runs", todo,
-                                                     pause_s=pause, log=say)
-        done = "done" if rc == 0 else f"failed (ansible-playbook rc {rc}; log {log})"
+        say = (lambda line: print(line, file=sys.stderr)) if args.format == "text" else (lambda _: None)
+        carried = carry_out.carry(actions, plan, rendered, _where(args, Path(args.state)), pause_s=pause,
+                                  checks=policy.recheck, keep=keep, log=say)
+        rc, todo = carried.rc, carried.steps
+        done = "done" if rc == 0 else f"failed (ansible-playbook rc {rc}; log {carried.log})"
         outcome = {f"{a.decision.action}|{a.decision.target}": done for a in actions if a.act}
         if rc != 0:
             before.streaks, before.sweeps = state.streaks, state.sweeps  # persistence still counts
             state = before
+        else:
+            again, settled = carry_out.settle(carried, actions, plan, state, now, before.out)
+            actions, outcome = actions + again, {**outcome, **settled}
         outcome.update(_nodes_and_notes(client, plan, actions, state, now))
         store.save(state)
-        netbox = _record(client, plan, actions, outcome, now, "enforce") if client is not None and rc == 0 else None
+        netbox = _record(client, plan, actions, outcome, now, "enforce", carry_out.kept_out(
+            state.out_of_service(), plan)) if client is not None and rc == 0 else None
         if isinstance(netbox, str):  # the switch changes stay done; the outcome says what NetBox lacks
             failed = f"done; NetBox journal failed: {netbox.splitlines()[0]}"
             outcome = {k: failed if v == "done" and k.split("|")[0] in guard.ACTIONS else v for k, v in outcome.items()}
         store.log(actions, now, sweep=state.sweeps, dry_run=False, outcome=outcome)
-    _print(args, actions, todo, dry_run=False, outcome=outcome, netbox=netbox)
+    _print(args, actions, todo, dry_run=False, outcome=outcome, netbox=netbox,
+           rechecks={c: ("passed: " if v.ok else "FAILED: ") + v.detail for c, v in carried.rechecks.items()})
     undone = any(v.startswith(("not carried out", "failed")) for v in outcome.values())
     if rc != 0 or isinstance(netbox, str) or undone:
         return EXIT_FAILED
     return EXIT_BREAKER if state.tripped_at is not None and any(a.decision.rule == "breaker" for a in actions) else 0
+
+
+def _where(args: argparse.Namespace, state: Path) -> Any:
+    """Where ``--apply`` carries out: the lab, or the inventory (its runs kept in the state folder)."""
+    from hwaac.mitigation.carry_out import Where
+
+    return Where(lab=args.lab, inventory=Path(args.inventory) if args.inventory else None, work=state / "runs")
 
 
 def _nodes_and_notes(client: Any, plan: Any, actions: list[Any], state: Any, now: datetime) -> dict[str, str]:
@@ -211,26 +224,29 @@ def _nodes_and_notes(client: Any, plan: Any, actions: list[Any], state: Any, now
     return {**out, **got}
 
 
-def _record(client: Any, plan: Any, actions: list[Any], outcome: dict[str, str], now: datetime, mode: str) -> Any:
-    """Record the actions whose outcome is ``done`` in NetBox: the report, or the error's message."""
+def _record(client: Any, plan: Any, actions: list[Any], outcome: dict[str, str], now: datetime, mode: str,
+            keep: Any = ()) -> Any:
+    """Record the actions whose outcome is ``done`` in NetBox (``keep``: cables an undrain left drained): the
+    report, or the error's message."""
     from hwaac.netbox.errors import NetBoxError
     from hwaac.netbox.mitigation import record_actions
 
     rows = [{**a.to_dict(), "outcome": outcome.get(f"{a.decision.action}|{a.decision.target}", "")} for a in actions]
     try:
-        return record_actions(client, plan, rows, when=now, mode=mode)
+        return record_actions(client, plan, rows, when=now, mode=mode, keep=keep)
     except NetBoxError as exc:
         return str(exc)
 
 
 def _print(args: argparse.Namespace, actions: list[Any], todo: list[Any], *, dry_run: bool,
-           outcome: dict[str, str] | None = None, netbox: Any = None) -> None:
-    """``netbox``: what was (or would be) recorded there, the error's message, or None without ``--netbox``."""
+           outcome: dict[str, str] | None = None, netbox: Any = None, rechecks: dict[str, str] | None = None) -> None:
+    """``netbox``: what was (or would be) recorded there, the error's message, or None without ``--netbox``;
+    ``rechecks``: cable -> its re-check before an undrain, in words."""
     if isinstance(netbox, str):
         print(f"hwaac remediate: NetBox: {netbox}", file=sys.stderr)
     if args.format == "json":
         out = {"dry_run": dry_run, "decisions": [a.to_dict() for a in actions], "steps": [s.to_dict() for s in todo],
-               "outcome": outcome or {}}
+               "rechecks": rechecks or {}, "outcome": outcome or {}}
         if args.netbox:
             out["netbox"] = {"error": netbox} if isinstance(netbox, str) else netbox.to_dict() if netbox else None
         print(json.dumps(out, indent=1))
@@ -247,6 +263,8 @@ def _print(args: argparse.Namespace, actions: list[Any], todo: list[Any], *, dry
     for s in todo:
         tables = ", ".join(f"{t} {len(e)}" for t, e in s.config.items())
         print(f"  {verb} {s.stage:8} {s.device}: {tables}")
+    for cable, words in (rechecks or {}).items():
+        print(f"  re-check {cable}: {words}")
     if netbox is not None and not isinstance(netbox, str):
         for line in netbox.lines() or ["netbox: nothing to record"]:
             print(line)

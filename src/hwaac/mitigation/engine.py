@@ -190,6 +190,24 @@ def sweep(policy: Policy, fabric: guard.Fabric, targets: Targets, state: State, 
     return actions
 
 
+def drained_again(state: State, undrain: Action, cable: str, detail: str, now: datetime,
+                  prior: Out | None = None) -> Action:
+    """A link ``undrain`` opened failed its re-check and was shut again: it is out again from ``now`` (the hold-down
+    starts over), owned as ``prior`` (what was out before the undrain: the link, or its switch) was, else by the
+    undrain's policy rule, the re-check first in its evidence. Returns the decision that says so, to log and record
+    beside the undrain."""
+    d = undrain.decision
+    why = f"the re-check before {d.action} {d.target} failed: {detail}"
+    rule = prior.rule if prior else undrain.policy_rule
+    manual = prior.manual if prior else undrain.policy_rule == MANUAL
+    note = (prior.note if prior else undrain.note) if manual else ""
+    evidence = [{"recheck": detail}, *(prior.evidence if prior else [])][:8]
+    state.out[f"{guard.DRAIN_LINK}|{cable}"] = Out(guard.DRAIN_LINK, cable, rule, now, evidence=evidence,
+                                                   manual=manual, note=note)
+    return Action(guard.Decision(guard.DRAIN_LINK, cable, True, "ok", why, cable, {"recheck": detail}), rule,
+                  note=note)
+
+
 class Store:
     """The state folder: ``state.json`` (replaced whole, atomically) and ``decisions.jsonl`` (appended), used
     under an exclusive lock so that two sweeps never interleave."""
@@ -230,4 +248,4 @@ class Store:
                 fh.write(json.dumps(line, sort_keys=True) + "\n")
 
 
-__all__ = ["MANUAL", "NOTIFY", "QUARANTINE", "Action", "Out", "State", "Store", "sweep"]
+__all__ = ["MANUAL", "NOTIFY", "QUARANTINE", "Action", "Out", "State", "Store", "drained_again", "sweep"]

@@ -103,8 +103,16 @@ def run(args: argparse.Namespace, policy: Policy, plan: Plan, store: engine.Stor
     action, target = request(args) or ("", "")
     fabric, rails, open_only = guard.Fabric(plan), policy.rails(), bool(args.open_only)
 
-    def todo(a: engine.Action) -> list[drain.Step]:
-        steps = carry_out.steps([a], plan, rendered)
+    def keep(state: engine.State) -> set[str]:
+        """The cables the request leaves shut: those still out (with --open-only, its own target's opened)."""
+        out = state.out_of_service()
+        if open_only:
+            out.links.discard(target)
+            out.switches.discard(target)
+        return carry_out.kept_out(out, plan)
+
+    def todo(a: engine.Action, state: engine.State) -> list[drain.Step]:
+        steps = carry_out.steps([a], plan, rendered, keep(state))
         return [s for s in steps if s.stage == drain.OPEN] if open_only else steps
 
     def done(a: engine.Action, what: str) -> dict[str, str]:
@@ -112,40 +120,48 @@ def run(args: argparse.Namespace, policy: Policy, plan: Plan, store: engine.Stor
 
     try:
         if not args.apply:
-            a = decide(fabric, rails, store.load(), action, target, now, args.reason, open_only=open_only)
-            steps = todo(a)
+            state = store.load()
+            a = decide(fabric, rails, state, action, target, now, args.reason, open_only=open_only)
+            steps = todo(a, state)
             would = done(a, OPENED if open_only else "done")
-            netbox = record(client, plan, [a], would, now, "dry_run") if client is not None else None
+            netbox = record(client, plan, [a], would, now, "dry_run", carry_out.kept_out(state.out_of_service(),
+                                                                                          plan)) \
+                if client is not None else None
             show(args, [a], steps, dry_run=True, netbox=netbox)
             return _refused(a) or (EXIT_FAILED if isinstance(netbox, str) else 0)
         with store.locked():
             state = store.load()
             before = copy.deepcopy(state)
             a = decide(fabric, rails, state, action, target, now, args.reason, open_only=open_only)
-            steps = todo(a)
-            rc, log = 0, ""
-            if steps:
-                say = (lambda line: print(line, file=sys.stderr)) if args.format == "text" else (lambda _: None)
-                pause = 0 if open_only else policy.graceful_s if args.pause is None else args.pause
-                if args.lab:
-                    rc, log = carry_out.run_on_lab(args.lab, steps, pause_s=pause, save=not open_only, log=say)
-                else:
-                    rc, log = carry_out.run_on_inventory(Path(args.inventory), store.folder / "runs", steps,
-                                                         pause_s=pause, save=not open_only, log=say)
+            say = (lambda line: print(line, file=sys.stderr)) if args.format == "text" else (lambda _: None)
+            pause = 0 if open_only else policy.graceful_s if args.pause is None else args.pause
+            where = carry_out.Where(lab=args.lab, inventory=Path(args.inventory) if args.inventory else None,
+                                    work=store.folder / "runs")
+            carried = carry_out.carry([a], plan, rendered, where, pause_s=pause, checks=policy.recheck,
+                                      keep=keep(state), open_only=open_only, log=say)
+            rc, steps = carried.rc, carried.steps
             outcome = done(a, (OPENED if open_only else "done") if rc == 0
-                           else f"failed (ansible-playbook rc {rc}; log {log})")
+                           else f"failed (ansible-playbook rc {rc}; log {carried.log})")
+            actions = [a]
             if rc != 0:
                 state = before
+            else:
+                again, settled = carry_out.settle(carried, actions, plan, state, now, before.out)
+                actions, outcome = actions + again, {**outcome, **settled}
             store.save(state)
-            netbox = record(client, plan, [a], outcome, now, "enforce") if client is not None and rc == 0 else None
+            netbox = record(client, plan, actions, outcome, now, "enforce", carry_out.kept_out(
+                state.out_of_service(), plan)) if client is not None and rc == 0 else None
             if isinstance(netbox, str):
-                outcome = {k: f"done; NetBox journal failed: {netbox.splitlines()[0]}" for k in outcome}
-            store.log([a], now, sweep=state.sweeps, dry_run=False, outcome=outcome)
+                outcome = {k: f"done; NetBox journal failed: {netbox.splitlines()[0]}" if v == "done" else v
+                           for k, v in outcome.items()}
+            store.log(actions, now, sweep=state.sweeps, dry_run=False, outcome=outcome)
     except (OSError, ValueError) as exc:  # an unreadable state or rendered config, or one without the sessions
         print(f"hwaac remediate: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    show(args, [a], steps, dry_run=False, outcome=outcome, netbox=netbox)
-    return _refused(a) or (EXIT_FAILED if rc != 0 or isinstance(netbox, str) else 0)
+    show(args, actions, steps, dry_run=False, outcome=outcome, netbox=netbox,
+         rechecks={c: ("passed: " if v.ok else "FAILED: ") + v.detail for c, v in carried.rechecks.items()})
+    rechecked = len(actions) > 1  # a link the undrain opened failed its re-check and is drained again
+    return _refused(a) or (EXIT_FAILED if rc != 0 or isinstance(netbox, str) or rechecked else 0)
 
 
 def _refused(a: engine.Action) -> int:

@@ -97,11 +97,27 @@ class PolicyRule(_Strict):
     auto_undrain: bool = True
 
 
+class Recheck(_Strict):
+    """``recheck``: before an undrain puts routes back on a link, pings cross it (its point-to-point subnet, from
+    one end to the other) while its session is open and every route still marked; more loss than
+    ``max_loss_pct`` drains it again and restarts its hold-down."""
+
+    pings: int = Field(200, ge=1, le=10_000, description="Echo requests across each link.")
+    interval_s: float = Field(0.01, ge=0.002, le=1, description="Seconds between them (ping -i; iputils' floor "
+                              "is 0.002).")
+    max_loss_pct: float = Field(0, ge=0, lt=100, description="The most loss a link may show and come back.")
+
+    def failed(self, sent: int, received: int) -> bool:
+        """Whether ``received`` replies of ``sent`` requests are too few (none sent counts as failed)."""
+        return sent <= 0 or 100.0 * (sent - received) / sent > self.max_loss_pct
+
+
 class Policy(_Strict):
     """A mitigation policy (one YAML file); rules are tried in order, the first that takes a finding decides."""
 
     guard_rails: Rails = Rails()
     graceful_s: float = Field(5, ge=0, description="Seconds between BGP graceful shutdown and the session shut.")
+    recheck: Recheck = Recheck()
     rules: Some[PolicyRule]
 
     def rails(self) -> GuardRails:
@@ -200,4 +216,4 @@ def load_policy(path: str | Path | None = None) -> Policy:
 
 
 __all__ = ["ACTION_KINDS", "LINK_KINDS", "NOTIFY", "POLICY_ACTIONS", "QUARANTINE_NODE", "Match", "Policy",
-           "PolicyError", "PolicyRule", "Rails", "default_policy", "load_policy", "load_policy_text"]
+           "PolicyError", "PolicyRule", "Rails", "Recheck", "default_policy", "load_policy", "load_policy_text"]

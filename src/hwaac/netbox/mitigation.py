@@ -26,7 +26,7 @@ call writes them. Tokens never appear in messages (:class:`hwaac.netbox.sync.cli
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -173,7 +173,7 @@ def journal_comments(act: Mapping[str, Any], sweep: str, links: Sequence[tuple[L
 
 
 def record_actions(client: Client, plan: Plan, actions: Sequence[Mapping[str, Any]], *, when: datetime,
-                   mode: Mode = "dry_run") -> MitigationReport:
+                   mode: Mode = "dry_run", keep: Collection[str] = ()) -> MitigationReport:
     """Record in NetBox the drains and undrains a sweep carried out (module docstring: what, idempotence).
 
     Args:
@@ -183,6 +183,8 @@ def record_actions(client: Client, plan: Plan, actions: Sequence[Mapping[str, An
             and rule ``ok`` are recorded.
         when: the sweep's time (with a time zone); with action and target, what makes an entry the same one.
         mode: ``dry_run`` (default: read and report, write nothing) or ``enforce``.
+        keep: cables that stay drained whatever an undrain says (drained on their own, or to a drained switch):
+            a switch's undrain leaves them out of its record.
 
     Raises:
         MitigationJournalError: a device or cable NetBox lacks (nothing written), or the entries failed after the
@@ -201,6 +203,9 @@ def record_actions(client: Client, plan: Plan, actions: Sequence[Mapping[str, An
     acted = [(a, links_of(plan, a["action"], a["target"])) for a in todo]
     problems = [f"{a['action']} {a['target']}: no such link or switch-to-switch links in the plan"
                 for a, links in acted if not links]
+    acted = [(a, [lk for lk in links if a["action"].startswith("drain") or lk.cable_id not in keep])
+             for a, links in acted]
+    acted = [(a, links) for a, links in acted if links]
     all_links = list({lk.cable_id: lk for _a, links in acted for lk in links}.values())
     names = {d for lk in all_links for d in (lk.a_device, lk.b_device)}
     site = plan.intent.fabric.site

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hwaac.cli import main as hwaac_main
-from hwaac.mitigation import carry_out, engine, findings, guard, manual
+from hwaac.mitigation import engine, findings, guard, manual
 from hwaac.mitigation.policy import PolicyError, load_policy_text
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
@@ -110,24 +110,15 @@ def _run(tmp_path: Path, capsys, *args: str, spines: int = 2) -> tuple[int, dict
     return code, json.loads(out) if out.strip() else {}, err
 
 
-@pytest.fixture
-def carried(monkeypatch) -> list[dict]:
-    """What would go to the switches: each run_on_inventory call's steps, pause and save."""
-    calls: list[dict] = []
-
-    def run(inventory, work, steps, *, pause_s, check=False, save=True, log=None):
-        calls.append({"steps": [(s.device, s.stage) for s in steps], "pause_s": pause_s, "save": save})
-        return 0, str(work / "run.log")
-
-    monkeypatch.setattr(carry_out, "run_on_inventory", run)
-    return calls
+def _stages(out: dict) -> set[str]:
+    return {st["stage"] for st in out["steps"]}
 
 
-def test_apply_keeps_the_drain_opens_it_unsaved_and_undrains(tmp_path, capsys, carried):
+def test_apply_keeps_the_drain_opens_it_unsaved_and_undrains(tmp_path, capsys, switches):
     code, out, _ = _run(tmp_path, capsys, "--drain-switch", SPINE, "--reason", "NOS 4.4 upgrade", "--apply",
                         "-i", "inv.yml")
     assert code == 0 and out["outcome"] == {f"drain_switch|{SPINE}": "done"}
-    assert {st for _, st in carried[0]["steps"]} == {"graceful", "shut"} and carried[0]["save"]
+    assert _stages(out) == {"graceful", "shut"} and switches.runs[0]["save"] and len(switches.runs) == 1
     state = json.loads((tmp_path / "state" / "state.json").read_text())
     assert state["out"][f"drain_switch|{SPINE}"] | {"since": ""} == {
         "action": "drain_switch", "target": SPINE, "rule": "manual", "since": "", "clean": 0, "evidence": [],
@@ -136,14 +127,16 @@ def test_apply_keeps_the_drain_opens_it_unsaved_and_undrains(tmp_path, capsys, c
     code, out, _ = _run(tmp_path, capsys, "--undrain-switch", SPINE, "--open-only", "--reason", "check it",
                         "--apply", "-i", "inv.yml")
     assert code == 0 and out["outcome"] == {f"undrain_switch|{SPINE}": "opened"}
-    assert {st for _, st in carried[1]["steps"]} == {"open"} and carried[1] == carried[1] | {"pause_s": 0,
-                                                                                             "save": False}
+    assert _stages(out) == {"open"} and switches.runs[1] | {"pause_s": 0, "save": False, "recheck": []} == \
+        switches.runs[1] and switches.runs[1]["stage2"] == {}
     assert f"drain_switch|{SPINE}" in json.loads((tmp_path / "state" / "state.json").read_text())["out"]
 
     code, out, _ = _run(tmp_path, capsys, "--undrain-switch", SPINE, "--reason", "upgraded", "--apply", "-i",
                         "inv.yml")
     assert code == 0 and out["outcome"] == {f"undrain_switch|{SPINE}": "done"}
-    assert {st for _, st in carried[2]["steps"]} == {"open", "restore"} and carried[2]["save"]
+    # opened and every link re-checked (its 64 leaf links), then restored: two runs
+    assert _stages(out) == {"open", "restore"} and switches.runs[2]["save"] and switches.runs[3]["save"]
+    assert len(switches.runs[2]["recheck"]) == 64 and switches.runs[3]["recheck"] == []
     assert json.loads((tmp_path / "state" / "state.json").read_text())["out"] == {}
 
     log = [json.loads(x) for x in (tmp_path / "state" / "decisions.jsonl").read_text().splitlines()]
@@ -153,26 +146,26 @@ def test_apply_keeps_the_drain_opens_it_unsaved_and_undrains(tmp_path, capsys, c
         ("undrain_switch", "ok", "manual", "upgraded", "done")]
 
 
-def test_a_refused_drain_exits_1_changes_nothing_and_is_logged(tmp_path, capsys, carried):
+def test_a_refused_drain_exits_1_changes_nothing_and_is_logged(tmp_path, capsys, switches):
     code, out, err = _run(tmp_path, capsys, "--drain-switch", SPINE, "--reason", "swap PSU", "--apply", "-i",
                           "inv.yml", spines=8)
-    assert code == 1 and carried == [] and out["steps"] == [] and out["outcome"] == {}
+    assert code == 1 and switches.runs == [] and out["steps"] == [] and out["outcome"] == {}
     assert "refused: drain_switch spine-p0-01: last_spines - plane 0 would keep 7 spine(s) in service" in err
     assert json.loads((tmp_path / "state" / "state.json").read_text())["out"] == {}
     (line,) = [json.loads(x) for x in (tmp_path / "state" / "decisions.jsonl").read_text().splitlines()]
     assert (line["rule"], line["allowed"], line["note"], line["outcome"]) == ("last_spines", False, "swap PSU", "")
 
 
-def test_a_failed_carry_out_keeps_the_state_as_it_was(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(carry_out, "run_on_inventory", lambda *a, **k: (2, "run.log"))
+def test_a_failed_carry_out_keeps_the_state_as_it_was(tmp_path, capsys, switches):
+    switches.rc = 2
     code, out, _ = _run(tmp_path, capsys, "--drain-switch", SPINE, "--reason", "x", "--apply", "-i", "inv.yml")
     assert code == 1 and out["outcome"][f"drain_switch|{SPINE}"].startswith("failed (ansible-playbook rc 2")
     assert json.loads((tmp_path / "state" / "state.json").read_text())["out"] == {}
 
 
-def test_a_dry_run_writes_nothing(tmp_path, capsys, carried):
+def test_a_dry_run_writes_nothing(tmp_path, capsys, switches):
     code, out, _ = _run(tmp_path, capsys, "--drain-switch", SPINE, "--reason", "x")
-    assert code == 0 and out["dry_run"] and len(out["steps"]) == 2 * 17 and carried == []
+    assert code == 0 and out["dry_run"] and len(out["steps"]) == 2 * 17 and switches.runs == []
     assert not (tmp_path / "state").exists()
 
 

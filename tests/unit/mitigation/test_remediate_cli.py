@@ -97,7 +97,7 @@ def test_apply_with_netbox_unreachable_exits_2_before_any_switch(uplink, tmp_pat
 
     monkeypatch.setenv("NETBOX_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
     monkeypatch.setenv("NETBOX_TOKEN", "nbt_k3y.s3cret-token-value")
-    monkeypatch.setattr(carry_out, "run_on_inventory", lambda *a, **k: pytest.fail("carried out without NetBox"))
+    monkeypatch.setattr(carry_out, "run", lambda *a, **k: pytest.fail("carried out without NetBox"))
     (tmp_path / "alert.json").write_text(json.dumps(_payload(uplink.cable_id, uplink.a_device, uplink.a_port)))
     (tmp_path / "policy.yaml").write_text(ONE_SWEEP)
     code = hwaac_main(["remediate", str(DEMO), str(tmp_path / "alert.json"), "--state", str(tmp_path / "state"),
