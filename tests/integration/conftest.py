@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hwaac.lab import Lab
 from hwaac.netbox import procs
 from hwaac.netbox.errors import NetBoxError
 from hwaac.netbox.instances import Instance, slug
@@ -17,6 +18,9 @@ from hwaac.netbox.local import LocalNetBox
 from hwaac.netbox.sync import sync_plan
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
+from tests.integration.lab_twin import planned_twin
+
+DEMO = Path(__file__).resolve().parents[2] / "inventory" / "demo"
 
 
 @pytest.fixture(scope="session")
@@ -137,3 +141,13 @@ def synced_nb(netbox_pool: NetBoxPool, request: pytest.FixtureRequest) -> Iterat
     writes it (NetBoxPool.synced: a copy of the run's one sync of that fabric)."""
     with netbox_pool.synced(request.node.name, request.module.INTENT) as inst:
         yield inst
+
+
+@pytest.fixture(scope="session")
+def demo_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """The demo's twin (every node), rendered as ``hwaac plan inventory/demo -o DIR`` writes it and converged, shared
+    by the twin modules that leave it as they found it (verify, network health, mitigation: each undoes its faults
+    and drains): one bring-up for them all. They are in xdist group ``lab``, so one worker holds it; taken down when
+    that worker ends, or by ``hwaac lab down`` in ``.ci/run`` after a killed run."""
+    with planned_twin(tmp_path_factory.mktemp("demo-twin"), DEMO, "demotwin") as built:
+        yield built

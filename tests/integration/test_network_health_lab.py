@@ -12,7 +12,6 @@ of its leaf, rail and SU and is named. Needs root, iproute2, frr, lldpd, nftable
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,13 +24,11 @@ from hwaac.lab.sweep import write_sweep
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan
 from hwaac.validate import load_intent
-from tests.integration.lab_twin import planned_twin
 
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("lab")]
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "inventory" / "demo"
-NAME = "nhtest"
 LEAF = "leaf-p0-su01-r3"
 COUNT = 100  # probes per flow: 2 % loss on a cable crossed by ~16 flows is then ~32 probes lost
 PEERS = 1  # one peer per rail port (4,096 flows): every leaf-spine cable is still crossed both ways
@@ -43,9 +40,8 @@ def plan() -> Plan:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    with planned_twin(tmp_path_factory.mktemp("nh-lab"), DEMO, NAME) as built:
-        yield built
+def lab(demo_twin: Lab) -> Lab:
+    return demo_twin
 
 
 @pytest.fixture(scope="module")

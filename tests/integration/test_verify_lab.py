@@ -18,7 +18,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,30 +31,26 @@ from hwaac.verify import LabCollector, Report, Status, load_inputs, verify
 from hwaac.verify.inputs import Cable, Inputs
 from hwaac.verify.report import faults as report_faults
 from hwaac.verify.results import Result
-from tests.integration.lab_twin import twin
 
 # the twin modules run one after another on one worker (make test: xdist --dist loadgroup): each module's lab has
 # a fixed name, and test_lab checks that nothing but its own labs changed the machine
 pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("lab")]
 
 REPO = Path(__file__).resolve().parents[2]
-NAME = "vtest"
 LEAF = "leaf-p0-su01-r0"
 SPINE = "spine-p0-02"
 BUDGET_S = 10.0  # collect + judge of the demo on an otherwise idle machine
 
 
 @pytest.fixture(scope="module")
-def render(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("verify-lab") / "demo"
-    assert hwaac_main(["plan", str(REPO / "inventory" / "demo"), "-o", str(out)]) == 0
-    return out
+def lab(demo_twin: Lab) -> Lab:
+    return demo_twin
 
 
 @pytest.fixture(scope="module")
-def lab(render: Path) -> Iterator[Lab]:
-    with twin(render, NAME) as built:
-        yield built
+def render(lab: Lab) -> Path:
+    """The twin's rendered folder (``hwaac plan inventory/demo -o DIR``)."""
+    return Path(lab.render_dir)
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +106,7 @@ def test_converged_twin_is_all_pass_within_budget(lab: Lab, inputs: Inputs) -> N
 
 def test_cli_on_the_lab(lab: Lab, tmp_path: Path) -> None:
     out = tmp_path / "verify.json"
-    assert hwaac_main(["verify", f"lab:{NAME}", "--format", "json", "-o", str(out)]) == 0
+    assert hwaac_main(["verify", f"lab:{lab.name}", "--format", "json", "-o", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert doc["passed"] and doc["counts"]["PASS"] == 5760 and doc["faults"] == []
 
