@@ -10,11 +10,16 @@ drain the fault is restored and the loop brings the link back (hold-down 20 s), 
 when the sessions were shut, and when the link was back. Targets on the twin (2 cores): MTTD <= 20 s, MTTM <= 20 s,
 0 host pairs disconnected; exits 1 when one is missed.
 
+With ``--netbox`` the sweeps also record each drain and undrain in NetBox (``hwaac remediate --netbox``): the NetBox
+of ``NETBOX_URL``/``NETBOX_TOKEN``, else the local NetBox, which must hold the demo (``make demo`` or ``make
+demo-netbox`` records it). After each fault it checks that both switches and the cable got a journal entry of the
+drain and of the undrain, and that the cable went ``decommissioning`` and back to ``connected``; a miss exits 1.
+
 Measured on 2026-12-05, 2 cores with nothing else running: MTTD median 10.8 s (max 12.8 s), MTTM median 17.2 s
 (max 19.1 s), no host pair disconnected over 48 probe rounds; targets met. While another twin ran beside it, MTTM
 reached 42 s (``benchmarks/README.md``).
 
-    .venv/bin/python benchmarks/mitigation_loop.py [--faults 5] [--loss 5] [--name mitloop] [--keep DIR]
+    .venv/bin/python benchmarks/mitigation_loop.py [--faults 5] [--loss 5] [--name mitloop] [--keep DIR] [--netbox]
 """
 
 from __future__ import annotations
@@ -28,11 +33,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from hwaac.cli import main as hwaac_main
 from hwaac.lab import Lab, faults
 from hwaac.lab.down import down
-from hwaac.lab.loop import Loop
+from hwaac.lab.loop import Loop, Settings
 from hwaac.lab.status import converge
 from hwaac.lab.up import up
 from hwaac.plan import build_plan
@@ -52,14 +58,46 @@ def _state(lab: Lab, device: str, peer: str) -> str:
     return json.loads(lab.vty(device, "bgpd", "show bgp summary json"))["ipv4Unicast"]["peers"][peer]["state"]
 
 
+def _journal(api: Any, link: Any) -> tuple[dict[str, list[str]], str]:
+    """The mitigation entries' kinds on each of the link's switches and its cable, oldest first, and its status."""
+    (cable,) = api.dcim.cables.filter(label=link.cable_id)
+    objects = {link.a_device: ("dcim.device", api.dcim.devices.get(name=link.a_device).id),
+               link.b_device: ("dcim.device", api.dcim.devices.get(name=link.b_device).id),
+               link.cable_id: ("dcim.cable", cable.id)}
+    entries = {name: [e.kind.value for e in sorted(api.extras.journal_entries.filter(
+        assigned_object_type=t, assigned_object_id=i), key=lambda e: e.id)
+        if "hwaac-mitigation" in {tag.slug for tag in e.tags}]  # a filter on a tag not made yet is a 400
+        for name, (t, i) in objects.items()}
+    return entries, cable.status.value
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--faults", type=int, default=5)
     ap.add_argument("--loss", type=float, default=5.0, help="loss in %% on each faulty cable (default 5)")
     ap.add_argument("--name", default="mitloop", help="the twin's name (default mitloop)")
     ap.add_argument("--keep", metavar="DIR", help="copy the loop's logs, decision log and state here")
+    ap.add_argument("--netbox", action="store_true", help="record in NetBox too and check the journals (NETBOX_URL "
+                    "and NETBOX_TOKEN, else the local NetBox holding the demo)")
     args = ap.parse_args(argv)
     plan = build_plan(load_intent(DEMO))
+    settings, api, journals = Settings(), None, []
+    if args.netbox:
+        import pynetbox
+
+        from hwaac.netbox.connection import netbox_target
+        from hwaac.netbox.errors import NetBoxError
+
+        try:
+            target = netbox_target()
+        except NetBoxError as exc:
+            print(f"--netbox: {exc}", file=sys.stderr)
+            return 2
+        api = pynetbox.api(target.url, token=target.token)
+        if api.dcim.devices.count(name=plan.switches[0].name) == 0:
+            print(f"--netbox: {target.url} does not hold the demo: run make demo-netbox first", file=sys.stderr)
+            return 2
+        settings = Settings(netbox=(target.url, target.token))
     leaves = sorted({lk.a_device for lk in plan.links if lk.kind == "leaf_spine"})
     picks = [next(lk for lk in plan.links if lk.kind == "leaf_spine" and lk.a_device == leaves[(3 * n + 1)
                                                                                                 % len(leaves)])
@@ -72,11 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         try:
             lab = up(render, name=args.name)
             converge(lab, timeout=120)
-            with Loop(lab, plan, DEMO, log=print) as loop:
+            with Loop(lab, plan, DEMO, settings, log=print) as loop:
                 for n, link in enumerate(picks, 1):
                     leaf, spine = link.a_device, link.b_device
                     leaf_ip, spine_ip = (str(ipaddress.IPv4Address(x)) for x in (link.a_ip, link.b_ip))
-                    done_before = len([d for d in loop.decisions() if d.get("outcome") == "done"])
+                    seen = len(loop.decisions())
+                    had = _journal(api, link)[0] if api is not None else {}
                     faults.fail_link(lab, link.cable_id, mode="netem", loss=args.loss)
                     t_fault = time.time()
                     try:
@@ -92,10 +131,20 @@ def main(argv: list[str] | None = None) -> int:
                         faults.restore(lab, link.cable_id)
                     _, t_back = loop.wait(lambda lf=leaf, si=spine_ip: _state(lab, lf, si) == "Established"
                                           and _uses(lab, lf, si) > 0, 240)
-                    loop.wait(lambda k=done_before: len([d for d in loop.decisions()
-                                                         if d.get("outcome") == "done"]) >= k + 2, 60)
+                    loop.wait(lambda k=seen, c=link.cable_id: [d for d in loop.decisions()[k:] if d["target"] == c
+                                                               and d["action"] == "undrain_link"
+                                                               and d.get("outcome") == "done"], 120,
+                              name=f"the undrain of {link.cable_id} logged (after its NetBox record)")
                     row = {"fault": n, "cable": link.cable_id, "mttd": t_alert - t_fault, "mttm": t_moved - t_alert,
                            "shut": t_shut - t_alert, "back": t_back - t_fault}
+                    if api is not None:
+                        entries, status = _journal(api, link)
+                        new = {k: v[len(had.get(k, [])):] for k, v in entries.items()}
+                        ok = all(v == ["warning", "info"] for v in new.values()) and status == "connected"
+                        journals.append((link.cable_id, ok))
+                        print(f"  NetBox: new journal entries {new}, cable {status}"
+                              + ("" if ok else ": expected a warning (drain) then an info (undrain) on each, "
+                                 "the cable connected"), flush=True)
                     rows.append(row)
                     print(f"fault {n}: {link.cable_id} ({leaf} - {spine}): MTTD {row['mttd']:.1f} s, "
                           f"MTTM {row['mttm']:.1f} s, sessions shut {row['shut']:.1f} s after the alert, "
@@ -110,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
                 keep.mkdir(parents=True, exist_ok=True)
                 for path in (lab.folder / "loop").glob("*.log"):
                     shutil.copy(path, keep)
-                shutil.copytree(lab.folder / "loop" / "state", keep / "state", dirs_exist_ok=True)
+                if (lab.folder / "loop" / "state").is_dir():
+                    shutil.copytree(lab.folder / "loop" / "state", keep / "state", dirs_exist_ok=True)
             down(args.name)
     mttd = [r["mttd"] for r in rows]
     mttm = [r["mttm"] for r in rows]
@@ -120,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
           f"but failed: {len(failed)}")
     missed = [f"MTTD {max(mttd):.1f} s > {TARGET_S:g} s"] * (max(mttd) > TARGET_S) + \
         [f"MTTM {max(mttm):.1f} s > {TARGET_S:g} s"] * (max(mttm) > TARGET_S) + \
-        [f"{len(cut)} host pairs disconnected: {cut[:5]}"] * bool(cut)
+        [f"{len(cut)} host pairs disconnected: {cut[:5]}"] * bool(cut) + \
+        [f"NetBox journals missing for {c}" for c, ok in journals if not ok]
     for m in missed:
         print(f"target missed: {m}")
     return 1 if missed else 0
