@@ -143,11 +143,43 @@ def synced_nb(netbox_pool: NetBoxPool, request: pytest.FixtureRequest) -> Iterat
         yield inst
 
 
+class SharedTwin:
+    """The demo's twin, brought up for the first module that asks and taken down after the last one (an idle twin
+    of 88 namespaces keeps two cores busy enough to slow the rest of the run)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.stack = contextlib.ExitStack()
+        self.lab: Lab | None = None
+
+    def get(self) -> Lab:
+        if self.lab is None:
+            self.lab = self.stack.enter_context(planned_twin(self.folder, DEMO, "demotwin"))
+        return self.lab
+
+    def close(self) -> None:
+        self.lab = None
+        self.stack.close()
+
+
 @pytest.fixture(scope="session")
-def demo_twin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+def demo_twins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedTwin]:
+    twins = SharedTwin(tmp_path_factory.mktemp("demo-twin"))
+    try:
+        yield twins
+    finally:
+        twins.close()
+
+
+@pytest.fixture(scope="module")
+def demo_twin(demo_twins: SharedTwin, request: pytest.FixtureRequest) -> Iterator[Lab]:
     """The demo's twin (every node), rendered as ``hwaac plan inventory/demo -o DIR`` writes it and converged, shared
     by the twin modules that leave it as they found it (verify, network health, mitigation: each undoes its faults
-    and drains): one bring-up for them all. They are in xdist group ``lab``, so one worker holds it; taken down when
-    that worker ends, or by ``hwaac lab down`` in ``.ci/run`` after a killed run."""
-    with planned_twin(tmp_path_factory.mktemp("demo-twin"), DEMO, "demotwin") as built:
-        yield built
+    and drains): one bring-up for them all. They are in xdist group ``lab``, which one worker runs in collection
+    order, so the twin goes down after the last module of the collection that uses it (``hwaac lab down`` in
+    ``.ci/run`` takes it down after a killed run)."""
+    yield demo_twins.get()
+    items = request.session.items
+    last = max((k for k, item in enumerate(items) if item.module is request.module), default=len(items))
+    if not any("demo_twin" in getattr(item, "fixturenames", ()) for item in items[last + 1:]):
+        demo_twins.close()
