@@ -33,6 +33,11 @@ class Where:
     inventory: Path | None = None
     work: Path = Path("runs")
 
+    @classmethod
+    def of(cls, lab: str | None, inventory: str | None, state: Path) -> Where:
+        """From ``hwaac remediate``'s ``--lab`` / ``-i``; an inventory's runs are kept in the state folder."""
+        return cls(lab=lab, inventory=Path(inventory) if inventory else None, work=state / "runs")
+
 
 @dataclass
 class Carried:
@@ -44,15 +49,12 @@ class Carried:
     steps: list[drain.Step] = field(default_factory=list)
     rechecks: dict[str, recheck.Verdict] = field(default_factory=dict)
 
+    def recheck_words(self) -> dict[str, str]:
+        """Each re-check in words, by cable, for the output."""
+        return {c: ("passed: " if v.ok else "FAILED: ") + v.detail for c, v in self.rechecks.items()}
+
     def failed_rechecks(self) -> dict[str, recheck.Verdict]:
         return {c: v for c, v in self.rechecks.items() if not v.ok}
-
-
-def links_of(action: str, target: str, plan: Plan) -> list[Link]:
-    """The switch-to-switch links an action works on: the link itself, or every one of the switch."""
-    if action in (guard.DRAIN_LINK, guard.UNDRAIN_LINK):
-        return [link for link in plan.links if link.cable_id == target]
-    return [link for link in plan.links if link.kind != "host" and target in (link.a_device, link.b_device)]
 
 
 def kept_out(out: guard.OutOfService, plan: Plan) -> set[str]:
@@ -85,7 +87,7 @@ def _plan(actions: Sequence[Action], plan: Plan, keep: Collection[str]) -> tuple
         d = a.decision
         if not a.act or d.action not in guard.ACTIONS:
             continue
-        links = links_of(d.action, d.target, plan)
+        links = guard.links_of(plan, d.action, d.target)
         if d.action in (guard.DRAIN_SWITCH, guard.DRAIN_LINK):
             if d.action == guard.DRAIN_SWITCH and not links:
                 raise drain.DrainError(f"{d.target}: no switch-to-switch link in the plan")
@@ -176,7 +178,7 @@ def settle(carried: Carried, actions: Sequence[Action], plan: Plan, state: State
         d = a.decision
         if not a.act or d.action not in (guard.UNDRAIN_LINK, guard.UNDRAIN_SWITCH):
             continue
-        bad = [link.cable_id for link in links_of(d.action, d.target, plan) if link.cable_id in failed]
+        bad = [link.cable_id for link in guard.links_of(plan, d.action, d.target) if link.cable_id in failed]
         if not bad:
             continue
         prior = before.get(f"{d.action.removeprefix('un')}|{d.target}")
@@ -222,5 +224,5 @@ def run(where: Where, extra: dict[str, Any], log: Log) -> tuple[int, str]:
     return run.rc, str(run.log_file)
 
 
-__all__ = ["PLAYBOOK", "Carried", "Where", "carry", "extra_vars", "kept_out", "links_of", "opened", "run", "settle",
+__all__ = ["PLAYBOOK", "Carried", "Where", "carry", "extra_vars", "kept_out", "opened", "run", "settle",
            "stages", "steps"]

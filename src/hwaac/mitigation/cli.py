@@ -164,8 +164,9 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         keep = carry_out.kept_out(state.out_of_service(), plan)
         pause = policy.graceful_s if args.pause is None else args.pause
         say = (lambda line: print(line, file=sys.stderr)) if args.format == "text" else (lambda _: None)
-        carried = carry_out.carry(actions, plan, rendered, _where(args, Path(args.state)), pause_s=pause,
-                                  checks=policy.recheck, keep=keep, log=say)
+        where = carry_out.Where.of(args.lab, args.inventory, Path(args.state))
+        carried = carry_out.carry(actions, plan, rendered, where, pause_s=pause, checks=policy.recheck, keep=keep,
+                                  log=say)
         rc, todo = carried.rc, carried.steps
         done = "done" if rc == 0 else f"failed (ansible-playbook rc {rc}; log {carried.log})"
         outcome = {f"{a.decision.action}|{a.decision.target}": done for a in actions if a.act}
@@ -184,18 +185,11 @@ def cmd_remediate(args: argparse.Namespace) -> int:
             outcome = {k: failed if v == "done" and k.split("|")[0] in guard.ACTIONS else v for k, v in outcome.items()}
         store.log(actions, now, sweep=state.sweeps, dry_run=False, outcome=outcome)
     _print(args, actions, todo, dry_run=False, outcome=outcome, netbox=netbox,
-           rechecks={c: ("passed: " if v.ok else "FAILED: ") + v.detail for c, v in carried.rechecks.items()})
+           rechecks=carried.recheck_words())
     undone = any(v.startswith(("not carried out", "failed")) for v in outcome.values())
     if rc != 0 or isinstance(netbox, str) or undone:
         return EXIT_FAILED
     return EXIT_BREAKER if state.tripped_at is not None and any(a.decision.rule == "breaker" for a in actions) else 0
-
-
-def _where(args: argparse.Namespace, state: Path) -> Any:
-    """Where ``--apply`` carries out: the lab, or the inventory (its runs kept in the state folder)."""
-    from hwaac.mitigation.carry_out import Where
-
-    return Where(lab=args.lab, inventory=Path(args.inventory) if args.inventory else None, work=state / "runs")
 
 
 def _nodes_and_notes(client: Any, plan: Any, actions: list[Any], state: Any, now: datetime) -> dict[str, str]:

@@ -112,6 +112,13 @@ class Fabric:
                    and link.b_device not in out.switches and link.b_device not in switches)
 
 
+def links_of(plan: Plan, action: str, target: str) -> list[Link]:
+    """The switch-to-switch links a drain or undrain acts on: a link's own, or every one of a switch."""
+    if action in (DRAIN_LINK, UNDRAIN_LINK):
+        return [link for link in plan.links if link.cable_id == target]
+    return [link for link in plan.links if link.kind != "host" and target in (link.a_device, link.b_device)]
+
+
 def decide(fabric: Fabric, rails: GuardRails, out: OutOfService, action: str, target: str,
            now: datetime) -> Decision:
     """Whether ``action`` on ``target`` may go ahead now. Undrains are always allowed (taking a link back is never
@@ -205,5 +212,17 @@ def record(out: OutOfService, decision: Decision, now: datetime) -> None:
         out.acted.append((now, decision.scope))
 
 
-__all__ = ["ACTIONS", "DRAIN_LINK", "DRAIN_SWITCH", "UNDRAIN_LINK", "UNDRAIN_SWITCH", "Decision", "Fabric",
-           "GuardRails", "OutOfService", "decide", "record"]
+__all__ = [
+    "ACTIONS",
+    "DRAIN_LINK",
+    "DRAIN_SWITCH",
+    "UNDRAIN_LINK",
+    "UNDRAIN_SWITCH",
+    "Decision",
+    "Fabric",
+    "GuardRails",
+    "OutOfService",
+    "decide",
+    "links_of",
+    "record",
+]

@@ -17,7 +17,6 @@ import dataclasses
 import sys
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from hwaac.mitigation import carry_out, drain, engine, guard
@@ -135,8 +134,7 @@ def run(args: argparse.Namespace, policy: Policy, plan: Plan, store: engine.Stor
             a = decide(fabric, rails, state, action, target, now, args.reason, open_only=open_only)
             say = (lambda line: print(line, file=sys.stderr)) if args.format == "text" else (lambda _: None)
             pause = 0 if open_only else policy.graceful_s if args.pause is None else args.pause
-            where = carry_out.Where(lab=args.lab, inventory=Path(args.inventory) if args.inventory else None,
-                                    work=store.folder / "runs")
+            where = carry_out.Where.of(args.lab, args.inventory, store.folder)
             carried = carry_out.carry([a], plan, rendered, where, pause_s=pause, checks=policy.recheck,
                                       keep=keep(state), open_only=open_only, log=say)
             rc, steps = carried.rc, carried.steps
@@ -159,7 +157,7 @@ def run(args: argparse.Namespace, policy: Policy, plan: Plan, store: engine.Stor
         print(f"hwaac remediate: {exc}", file=sys.stderr)
         return EXIT_USAGE
     show(args, actions, steps, dry_run=False, outcome=outcome, netbox=netbox,
-         rechecks={c: ("passed: " if v.ok else "FAILED: ") + v.detail for c, v in carried.rechecks.items()})
+         rechecks=carried.recheck_words())
     rechecked = len(actions) > 1  # a link the undrain opened failed its re-check and is drained again
     return _refused(a) or (EXIT_FAILED if rc != 0 or isinstance(netbox, str) or rechecked else 0)
 

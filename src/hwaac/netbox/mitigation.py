@@ -91,13 +91,6 @@ class MitigationReport:
         return {"mode": self.mode, "objects": [asdict(o) for o in self.objects], "requests": self.requests}
 
 
-def links_of(plan: Plan, action: str, target: str) -> list[Link]:
-    """The links a drain or undrain acts on: a link's own, or every switch-to-switch link of a switch."""
-    if action in (guard.DRAIN_LINK, guard.UNDRAIN_LINK):
-        return [link for link in plan.links if link.cable_id == target]
-    return [link for link in plan.links if link.kind != "host" and target in (link.a_device, link.b_device)]
-
-
 def _cables(client: Client, devices: Mapping[str, dict], links: Sequence[Link]) -> tuple[dict[str, dict], list[str]]:
     """cable id of the plan -> the NetBox cable between its two ends ({id, label, status, tags}), and what is
     missing."""
@@ -200,7 +193,7 @@ def record_actions(client: Client, plan: Plan, actions: Sequence[Mapping[str, An
     if not todo:
         report.requests = dict(client.requests)
         return report
-    acted = [(a, links_of(plan, a["action"], a["target"])) for a in todo]
+    acted = [(a, guard.links_of(plan, a["action"], a["target"])) for a in todo]
     problems = [f"{a['action']} {a['target']}: no such link or switch-to-switch links in the plan"
                 for a, links in acted if not links]
     acted = [(a, [lk for lk in links if a["action"].startswith("drain") or lk.cable_id not in keep])
@@ -275,4 +268,4 @@ def _write(client: Client, patch: list[dict], entries: list[dict], report: Mitig
 
 
 __all__ = ["CONNECTED", "DECOMMISSIONING", "DRAINED_TAG", "MITIGATION_TAG", "MitigationJournalError",
-           "MitigationReport", "Written", "cable_change", "journal_comments", "links_of", "record_actions"]
+           "MitigationReport", "Written", "cable_change", "journal_comments", "record_actions"]
