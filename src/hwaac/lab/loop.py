@@ -174,7 +174,8 @@ class Loop:
             for hook in r.get("webhook_configs", []):
                 hook["url"] = f"http://127.0.0.1:{ports['webhook']}/alertmanager"
         hwaac = str(Path(sys.executable).parent / "hwaac")
-        variables = {"remediate_webhook_port": ports["webhook"], "remediate_tick_s": s.tick_s}
+        variables = {"remediate_webhook_port": ports["webhook"], "remediate_tick_s": s.tick_s,
+                     "remediate_state": str(self.state)}
         playbook = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                     "remediate_intent": str(self.intent), "remediate_lab": self.lab.name,
                     "remediate_alertmanager": f"http://127.0.0.1:{ports['alertmanager']}",

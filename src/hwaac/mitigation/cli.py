@@ -19,6 +19,7 @@ import argparse
 import copy
 import json
 import sys
+import time
 import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
@@ -108,8 +109,13 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except OSError as exc:
         return _err(f"--policy: {exc}")
+
+    def findings_now() -> list[Any]:
+        return read(_read_findings(args.findings, args.alertmanager)) if person is None else []
+
+    late = bool(args.apply and args.alertmanager)  # read under the state lock: what is active when it sweeps
     try:
-        findings = read(_read_findings(args.findings, args.alertmanager)) if person is None else []
+        findings = [] if late else findings_now()
     except (OSError, ValueError, FindingsError) as exc:
         return _err(f"{args.findings or args.alertmanager}: {exc}")
     try:
@@ -154,11 +160,18 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         if isinstance(netbox, str):
             return EXIT_FAILED
         return EXIT_BREAKER if any(a.decision.rule == "breaker" for a in actions) else 0
+    if late:
+        store.mark_started(time.time())  # the rulebook's source: what it asked for before now, this sweep covers
     with store.locked():
+        now = now if args.now else datetime.now(UTC)  # the time it sweeps, not when it began waiting
         try:
             state = store.load()
         except ValueError as exc:
             return _err(str(exc))
+        try:
+            findings = findings_now() if late else findings
+        except (OSError, ValueError, FindingsError) as exc:
+            return _err(f"{args.alertmanager}: {exc}")
         before = copy.deepcopy(state)
         actions = engine.sweep(policy, fabric, targets, state, findings, now)
         keep = carry_out.kept_out(state.out_of_service(), plan)

@@ -208,9 +208,12 @@ def drained_again(state: State, undrain: Action, cable: str, detail: str, now: d
                   note=note)
 
 
+STARTED = "sweep-started"  # in the state folder, see Store.mark_started
+
+
 class Store:
-    """The state folder: ``state.json`` (replaced whole, atomically) and ``decisions.jsonl`` (appended), used
-    under an exclusive lock so that two sweeps never interleave."""
+    """The state folder: ``state.json`` (replaced whole, atomically), ``decisions.jsonl`` (appended) and
+    ``sweep-started``, used under an exclusive lock so that two sweeps never interleave."""
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
@@ -221,6 +224,15 @@ class Store:
         with open(self.folder / ".lock", "w") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             yield
+
+    def mark_started(self, at: float) -> None:
+        """Write ``sweep-started``: a sweep that reads the alerts after ``at`` (unix seconds) has started. The
+        rulebook's event source reads it to ask for no second sweep while the one it asked for has not started."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".started.")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"{at:.6f}\n")
+        os.replace(tmp, self.folder / STARTED)
 
     def load(self) -> State:
         path = self.folder / "state.json"
@@ -248,4 +260,4 @@ class Store:
                 fh.write(json.dumps(line, sort_keys=True) + "\n")
 
 
-__all__ = ["MANUAL", "NOTIFY", "QUARANTINE", "Action", "Out", "State", "Store", "drained_again", "sweep"]
+__all__ = ["MANUAL", "NOTIFY", "QUARANTINE", "STARTED", "Action", "Out", "State", "Store", "drained_again", "sweep"]

@@ -31,6 +31,8 @@ def test_the_rulebook_is_valid_for_ansible_rulebook() -> None:
     jsonschema.validate(rulebook, schema)
     (ruleset,) = rulebook
     assert ruleset["execution_strategy"] == "sequential"  # sweeps never interleave
+    (source,) = ruleset["sources"]  # given the state folder, the source keeps at most one sweep waiting
+    assert source["aiinfra.hwaac.alertmanager"]["state"] == "{{ remediate_state | default('') }}"
     assert {r["action"]["run_playbook"]["name"] for r in ruleset["rules"]} == {"aiinfra.hwaac.remediate"}
     assert (ROOT / "playbooks" / "remediate.yml").is_file()
 
@@ -91,6 +93,70 @@ def test_a_delivery_becomes_one_event_and_the_tick_ticks(tmp_path: Path) -> None
     assert delivery["status"] == "firing" and delivery["firing"] == 1 and delivery["resolved"] == 0
     assert delivery["alerts"][0]["cable"] == "L0000064"
     assert any("hwaac_tick" in e for e in events)
+
+
+def test_a_delivery_is_answered_at_once_when_an_event_already_waits() -> None:
+    mod = _plugin()
+    with __import__("socket").socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    payload = _payload("L0000064", "", "")
+
+    async def run() -> tuple[list[int], list[dict]]:
+        queue: asyncio.Queue = asyncio.Queue(1)  # as ansible-rulebook makes a ruleset's source queue
+        task = asyncio.create_task(mod.main(queue, {"host": "127.0.0.1", "port": port, "tick_s": 0}))
+        statuses = []
+        for _ in range(100):  # until it listens, then twice more with the queue full
+            await asyncio.sleep(0.05)
+            try:
+                req = urllib.request.Request(f"http://127.0.0.1:{port}/alertmanager",
+                                             data=json.dumps(payload).encode(), method="POST",
+                                             headers={"Content-Type": "application/json"})
+                statuses.append(await asyncio.to_thread(_post, req))
+            except urllib.error.URLError:  # not listening yet (a delivery left waiting times out: the test fails)
+                continue
+            if len(statuses) == 3:
+                break
+        events = [queue.get_nowait() for _ in range(queue.qsize())]
+        task.cancel()
+        return statuses, events
+
+    statuses, events = asyncio.run(run())
+    assert statuses == [202, 202, 202]  # none waited for the queue (urlopen gives up after 2 s)
+    assert len(events) == 1 and "hwaac_alerts" in events[0]
+
+
+# (seconds since the last event was put, what sweep-started holds relative to that event or None for no file,
+#  whether the next event is dropped)
+PENDING = [
+    pytest.param(None, None, False, id="first event"),
+    pytest.param(1.0, None, True, id="its sweep has not started: no marker yet"),
+    pytest.param(1.0, -5.0, True, id="its sweep has not started: the marker is an older sweep's"),
+    pytest.param(1.0, +0.5, False, id="its sweep started: it may have read the alerts already"),
+    pytest.param(119.0, -5.0, True, id="still pending just before pending_s"),
+    pytest.param(121.0, -5.0, False, id="pending_s passed: the sweep never started"),
+    pytest.param(1.0, "junk", True, id="an unreadable marker is no start"),
+]
+
+
+@pytest.mark.parametrize(("since", "marker", "dropped"), PENDING)
+def test_an_event_is_dropped_while_the_sweep_it_would_join_has_not_started(tmp_path, since, marker, dropped):
+    import time
+
+    from hwaac.mitigation.engine import STARTED
+
+    mod = _plugin()
+    assert mod.STARTED == STARTED  # the source reads what hwaac remediate writes
+    pending = mod.Pending(str(tmp_path), 120)
+    now = time.time()
+    if since is not None:
+        pending.put_at = now - since
+    if marker is not None:
+        (tmp_path / STARTED).write_text(marker if isinstance(marker, str) else f"{pending.put_at + marker}\n")
+    queue: asyncio.Queue = asyncio.Queue(1)
+    assert pending.offer(queue, {"hwaac_tick": {}}) is not dropped
+    assert queue.qsize() == (0 if dropped else 1)
+    assert mod.Pending("", 120).offer(asyncio.Queue(1), {"hwaac_tick": {}})  # without the state folder: always
 
 
 @pytest.mark.parametrize(("payload", "firing"), [

@@ -106,3 +106,78 @@ def test_apply_with_netbox_unreachable_exits_2_before_any_switch(uplink, tmp_pat
     assert code == 2
     assert "--netbox: NetBox at http://127.0.0.1:9 is unreachable" in err and "s3cret" not in err
     assert not (tmp_path / "state").exists()
+
+
+class _Alertmanager:
+    """Alertmanager's ``GET /api/v2/alerts`` answering with ``self.alerts`` (API alerts), counting the reads."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.alerts: list[dict] = []
+        self.reads = 0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                outer.reads += 1
+                body = json.dumps(outer.alerts).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def firing(self, cable: str) -> None:
+        alert = _payload(cable, "", "")["alerts"][0]
+        self.alerts = [{**alert, "status": {"state": "active", "silencedBy": [], "inhibitedBy": []}}]
+
+
+@pytest.fixture
+def alertmanager():
+    am = _Alertmanager()
+    yield am
+    am.server.shutdown()
+
+
+def _sweep(tmp_path: Path, url: str) -> list[str]:
+    (tmp_path / "policy.yaml").write_text(ONE_SWEEP)
+    return ["remediate", str(DEMO), "--alertmanager", url, "--state", str(tmp_path / "state"), "--policy",
+            str(tmp_path / "policy.yaml"), "--apply", "-i", "inv.yml", "--format", "json"]
+
+
+def test_a_sweep_marks_its_start_and_reads_the_alerts_active_when_it_has_the_state(uplink, tmp_path, capsys,
+                                                                                     switches, alertmanager):
+    import fcntl
+    import threading
+    import time
+
+    from hwaac.mitigation.engine import STARTED
+
+    (tmp_path / "state").mkdir()
+    codes: list[int] = []
+    asked = time.time()
+    with open(tmp_path / "state" / ".lock", "w") as running:  # a sweep runs
+        fcntl.flock(running, fcntl.LOCK_EX)
+        waiter = threading.Thread(target=lambda: codes.append(hwaac_main(_sweep(tmp_path, alertmanager.url))))
+        waiter.start()
+        for _ in range(100):  # until the waiting sweep says it has started
+            if (tmp_path / "state" / STARTED).exists():
+                break
+            time.sleep(0.05)
+        assert waiter.is_alive() and alertmanager.reads == 0  # it waits for the state before reading alerts
+        assert float((tmp_path / "state" / STARTED).read_text()) >= asked
+        alertmanager.firing(uplink.cable_id)  # the fault came while it waited
+    waiter.join(30)
+    out = json.loads(capsys.readouterr().out)
+    assert codes == [0] and alertmanager.reads == 1
+    assert [(d["action"], d["target"], d["allowed"]) for d in out["decisions"]] == [
+        ("drain_link", uplink.cable_id, True)]
+    assert len(switches.runs) == 1
