@@ -54,10 +54,14 @@ rules:
 
 @dataclass
 class Settings:
-    """How fast the loop turns: probes per sweep, the exporter's re-read, Prometheus' scrape and evaluation, the
-    rulebook's tick, and the policy (default: :data:`TWIN_POLICY`)."""
+    """How fast the loop turns: probes per sweep and how often a sweep starts, the exporter's re-read, Prometheus'
+    scrape and evaluation, the rulebook's tick, and the policy (default: :data:`TWIN_POLICY`)."""
 
     probe_count: int = 50
+    round_s: float = 8.0  # a sweep starts at most this often, as a prober's interval (back to back, it takes a core)
+    # the sweeps' thread and the exporter run at this nice value: on a fabric, probers and exporter run on the hosts
+    # and a monitoring server, not on the controller that carries out the drains (docs/mitigation.md)
+    monitor_nice: int = 10
     probe_sports: int = 2
     probe_timeout_s: float = 0.5  # the twin answers in well under a millisecond
     exporter_interval_s: float = 1.0
@@ -136,9 +140,12 @@ class Loop:
     def _sweep_forever(self, first: int) -> None:
         n = first
         try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.settings.monitor_nice)  # this thread
             while not self._stop.is_set():
+                started = time.monotonic()
                 self._probe_round(n)
                 n += 1
+                self._stop.wait(self.settings.round_s - (time.monotonic() - started))
         except BaseException as exc:  # reported by check()
             self._sweep_error = exc
 
@@ -205,7 +212,8 @@ class Loop:
                "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
                "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
         p = self.ports
-        self._spawn("exporter", [str(Path(sys.executable).parent / "hwaac"), "health", "exporter", str(self.intent),
+        self._spawn("exporter", ["nice", "-n", str(self.settings.monitor_nice),
+                                 str(Path(sys.executable).parent / "hwaac"), "health", "exporter", str(self.intent),
                                  "--samples", str(self.work / "prev"), "--samples", str(self.work / "cur"),
                                  "--port", str(p["exporter"]), "--interval", f"{self.settings.exporter_interval_s:g}"])
         self._spawn("alertmanager", [_tool("prometheus-alertmanager"), f"--config.file={cfg['alertmanager.yml']}",
