@@ -44,7 +44,8 @@ def test_the_route_passes_amtool() -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     route = yaml.safe_load(ROUTE.read_text())
     (sub,) = route["route"]["routes"]
-    assert sub["matchers"] == ['alertname = "HwaacMitigate"'] and sub["group_by"] == ["alertname"]
+    assert sub["matchers"] == ['alertname = "HwaacMitigate"']
+    assert sub["group_by"] == ["alertname", "fabric", "component"]  # a new suspect is delivered after group_wait
     (hook,) = next(r for r in route["receivers"] if r["name"] == sub["receiver"])["webhook_configs"]
     assert hook["send_resolved"] is True
 
