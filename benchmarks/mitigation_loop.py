@@ -1,7 +1,7 @@
 """The closed mitigation loop on the demo twin, timed over injected faults: MTTD (fault injected to the HwaacMitigate
-alert held by Alertmanager) and MTTM (that alert to the link drained at both ends: no route of either end uses it,
-GRACEFUL_SHUTDOWN in effect), and the host pairs disconnected while it ran (a pair whose probes all went unanswered
-in some round of the loop's prober, across every drain and undrain).
+alert held by Alertmanager) and MTTM (that alert to the link drained at both ends: no route in either end's kernel
+FIB uses it, GRACEFUL_SHUTDOWN in effect), and the host pairs disconnected while it ran (a pair whose probes all went
+unanswered in some round of the loop's prober, across every drain and undrain).
 
 Everything real (``hwaac.lab.loop``): the twin's sweeps and probes, ``hwaac health exporter``, Prometheus,
 Alertmanager, ansible-rulebook running ``playbooks/remediate.yml`` (``hwaac remediate --apply``, carried out by
@@ -15,9 +15,8 @@ of ``NETBOX_URL``/``NETBOX_TOKEN``, else the local NetBox, which must hold the d
 demo-netbox`` records it). After each fault it checks that both switches and the cable got a journal entry of the
 drain and of the undrain, and that the cable went ``decommissioning`` and back to ``connected``; a miss exits 1.
 
-Measured on 2026-12-05, 2 cores with nothing else running: MTTD median 10.8 s (max 12.8 s), MTTM median 17.2 s
-(max 19.1 s), no host pair disconnected over 48 probe rounds; targets met. While another twin ran beside it, MTTM
-reached 42 s (``benchmarks/README.md``).
+Measured on 2026-12-06, 2 cores with nothing else running, ``--netbox``: MTTD median 9.7 s (max 12.0 s), MTTM median
+12.6 s (max 13.0 s), no host pair disconnected over 56 probe rounds; targets met (``benchmarks/README.md``).
 
     .venv/bin/python benchmarks/mitigation_loop.py [--faults 5] [--loss 5] [--name mitloop] [--keep DIR] [--netbox]
 """
@@ -32,6 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from hwaac.cli import main as hwaac_main
 from hwaac.lab import Lab, faults
 from hwaac.lab.down import down
 from hwaac.lab.loop import Loop, Settings
-from hwaac.lab.status import converge
+from hwaac.lab.status import converge, routes_via
 from hwaac.lab.up import up
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
@@ -48,10 +48,10 @@ DEMO = Path(__file__).resolve().parents[1] / "inventory" / "demo"
 TARGET_S = 20.0
 
 
-def _uses(lab: Lab, device: str, nexthop: str) -> int:
-    routes = json.loads(lab.vty(device, "zebra", "show ip route json"))
-    return sum(1 for entries in routes.values() for r in entries if r.get("selected")
-               for nh in r.get("nexthops", ()) if nh.get("ip") == nexthop and nh.get("active"))
+def _decided(loop: Loop, seen: int, cable: str) -> float:
+    """When the sweep that drained ``cable`` decided (its decision log's time)."""
+    d = next(d for d in loop.decisions()[seen:] if d["target"] == cable and d["action"] == "drain_link")
+    return datetime.fromisoformat(d["time"]).timestamp()
 
 
 def _state(lab: Lab, device: str, peer: str) -> str:
@@ -111,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
             lab = up(render, name=args.name)
             converge(lab, timeout=120)
             with Loop(lab, plan, DEMO, settings, log=print) as loop:
+                # the loop's first sweep (its first tick) warms what a long-running loop has warm: ansible-runner,
+                # the NetBox workers' first request; a fault before it would time that too
+                loop.wait(lambda: (loop.state / "state.json").exists(), 120, name="the rulebook's first sweep")
                 for n, link in enumerate(picks, 1):
                     leaf, spine = link.a_device, link.b_device
                     leaf_ip, spine_ip = (str(ipaddress.IPv4Address(x)) for x in (link.a_ip, link.b_ip))
@@ -123,20 +126,22 @@ def main(argv: list[str] | None = None) -> int:
                                                                         if a["labels"].get("cable") == c], 180,
                                                 name=f"the alert on {link.cable_id}")
                         _, t_moved = loop.wait(lambda lf=leaf, sp=spine, li=leaf_ip, si=spine_ip:
-                                               _uses(lab, lf, si) == 0 and _uses(lab, sp, li) == 0, 180, poll=0.1,
+                                               routes_via(lab, lf, si) == 0 and routes_via(lab, sp, li) == 0, 180,
+                                               poll=0.1,
                                                name=f"{link.cable_id} drained at both ends")
                         _, t_shut = loop.wait(lambda lf=leaf, si=spine_ip: _state(lab, lf, si) == "Idle (Admin)",
-                                              120, poll=0.1)
+                                              120, poll=0.5)
                     finally:
                         faults.restore(lab, link.cable_id)
                     _, t_back = loop.wait(lambda lf=leaf, si=spine_ip: _state(lab, lf, si) == "Established"
-                                          and _uses(lab, lf, si) > 0, 240)
+                                          and routes_via(lab, lf, si) > 0, 240)
                     loop.wait(lambda k=seen, c=link.cable_id: [d for d in loop.decisions()[k:] if d["target"] == c
                                                                and d["action"] == "undrain_link"
                                                                and d.get("outcome") == "done"], 120,
                               name=f"the undrain of {link.cable_id} logged (after its NetBox record)")
                     row = {"fault": n, "cable": link.cable_id, "mttd": t_alert - t_fault, "mttm": t_moved - t_alert,
-                           "shut": t_shut - t_alert, "back": t_back - t_fault}
+                           "decided": _decided(loop, seen, link.cable_id) - t_alert, "shut": t_shut - t_alert,
+                           "back": t_back - t_fault}
                     if api is not None:
                         entries, status = _journal(api, link)
                         new = {k: v[len(had.get(k, [])):] for k, v in entries.items()}
@@ -147,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
                                  "the cable connected"), flush=True)
                     rows.append(row)
                     print(f"fault {n}: {link.cable_id} ({leaf} - {spine}): MTTD {row['mttd']:.1f} s, "
-                          f"MTTM {row['mttm']:.1f} s, sessions shut {row['shut']:.1f} s after the alert, "
+                          f"MTTM {row['mttm']:.1f} s (decided {row['decided']:.1f} s after the alert), "
+                          f"sessions shut {row['shut']:.1f} s after the alert, "
                           f"back in service {row['back']:.1f} s after the fault", flush=True)
                 cut = sorted({p for r in loop.rounds for p in r.cut})
                 rounds = len(loop.rounds)

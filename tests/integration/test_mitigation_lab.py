@@ -23,6 +23,7 @@ import pytest
 from hwaac.cli import main as hwaac_main
 from hwaac.lab import Lab, faults
 from hwaac.lab.loop import TWIN_POLICY, Loop, Settings
+from hwaac.lab.status import routes_via
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan
 from hwaac.validate import load_intent
@@ -50,13 +51,6 @@ def _ip(n: int) -> str:
 def _session(lab: Lab, device: str, peer: str) -> str:
     out = json.loads(lab.vty(device, "bgpd", "show bgp summary json"))
     return out["ipv4Unicast"]["peers"][peer]["state"]
-
-
-def _uses(lab: Lab, device: str, nexthop: str) -> int:
-    """Routes of ``device`` that forward over ``nexthop`` (zebra's table)."""
-    routes = json.loads(lab.vty(device, "zebra", "show ip route json"))
-    return sum(1 for entries in routes.values() for r in entries if r.get("selected")
-               for nh in r.get("nexthops", ()) if nh.get("ip") == nexthop and nh.get("active"))
 
 
 def _dry_run_writes_nothing(loop: Loop, tmp: Path) -> None:
@@ -88,7 +82,7 @@ def test_the_closed_loop_drains_a_lossy_uplink_and_brings_it_back(lab: Lab, plan
     rulebook (ansible-rulebook) -> playbooks/remediate.yml -> hwaac remediate --apply -> playbooks/mitigate.yml."""
     link = next(lk for lk in plan.links if lk.kind == "leaf_spine" and lk.a_device == "leaf-p0-su02-r5")
     leaf, spine, leaf_ip, spine_ip = link.a_device, link.b_device, _ip(link.a_ip), _ip(link.b_ip)
-    assert _uses(lab, leaf, spine_ip) > 0 and _uses(lab, spine, leaf_ip) > 0
+    assert routes_via(lab, leaf, spine_ip) > 0 and routes_via(lab, spine, leaf_ip) > 0
     policy = TWIN_POLICY.replace("hold_down_s: 20", "hold_down_s: 10")
     with Loop(lab, plan, DEMO, Settings(tick_s=10, policy=policy)) as loop:
         assert loop.alerts() == []
@@ -97,8 +91,8 @@ def test_the_closed_loop_drains_a_lossy_uplink_and_brings_it_back(lab: Lab, plan
         try:
             alert, alert_at = loop.wait(lambda: [a for a in loop.alerts() if a["labels"].get("cable")
                                                  == link.cable_id], 120)
-            _, moved_at = loop.wait(lambda: _uses(lab, leaf, spine_ip) == 0 and _uses(lab, spine, leaf_ip) == 0,
-                                    120, poll=0.1)
+            _, moved_at = loop.wait(lambda: routes_via(lab, leaf, spine_ip) == 0
+                                    and routes_via(lab, spine, leaf_ip) == 0, 120, poll=0.1)
             _, shut_at = loop.wait(lambda: _session(lab, leaf, spine_ip) == _session(lab, spine, leaf_ip)
                                    == "Idle (Admin)", 60, poll=0.1)
             print(f"MTTD {alert_at - fault_at:.1f} s, MTTM {moved_at - alert_at:.1f} s (traffic off the link), "
@@ -123,7 +117,7 @@ def test_the_closed_loop_drains_a_lossy_uplink_and_brings_it_back(lab: Lab, plan
             faults.restore(lab, link.cable_id)
         loop.wait(lambda: [d for d in loop.decisions() if d["action"] == "undrain_link"
                            and d.get("outcome") == "done"], 180, name="an undrain that passes its re-check")
-        loop.wait(lambda: _session(lab, leaf, spine_ip) == "Established" and _uses(lab, leaf, spine_ip) > 0, 60)
+        loop.wait(lambda: _session(lab, leaf, spine_ip) == "Established" and routes_via(lab, leaf, spine_ip) > 0, 60)
         cut = [(n, r.cut[:3]) for n, r in enumerate(loop.rounds) if r.cut]
         assert cut == []  # no host pair lost connectivity in any round, across the drain, re-check and undrain
         done = [d["action"] for d in loop.decisions() if d.get("outcome") == "done"]
