@@ -229,10 +229,7 @@ class Store:
         """Write ``sweep-started``: a sweep that reads the alerts after ``at`` (unix seconds) has started. The
         rulebook's event source reads it to ask for no second sweep while the one it asked for has not started."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".started.")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(f"{at:.6f}\n")
-        os.replace(tmp, self.folder / STARTED)
+        self._replace(STARTED, f"{at:.6f}\n")
 
     def load(self) -> State:
         path = self.folder / "state.json"
@@ -244,10 +241,14 @@ class Store:
             raise ValueError(f"{path}: not a mitigation state ({exc})") from None
 
     def save(self, state: State) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".state.")
+        self._replace("state.json", json.dumps(state.to_dict(), indent=1))
+
+    def _replace(self, name: str, text: str) -> None:
+        """Write ``name`` whole, atomically: a reader sees the old file or the new one."""
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.")
         with os.fdopen(fd, "w") as fh:
-            json.dump(state.to_dict(), fh, indent=1)
-        os.replace(tmp, self.folder / "state.json")
+            fh.write(text)
+        os.replace(tmp, self.folder / name)
 
     def log(self, actions: Sequence[Action], now: datetime, *, sweep: int, dry_run: bool,
             outcome: Mapping[str, str] | None = None) -> None:
