@@ -194,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_remediate(sub)
 
+    from hwaac.review.cli import register as register_review
+
+    register_review(sub)
+
     from hwaac.verify.cli import add_verify_parser
 
     add_verify_parser(sub)

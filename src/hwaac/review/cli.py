@@ -1,0 +1,97 @@
+"""``hwaac review NEW (--base REV | --old OLD) -o DIR``: writes ``DIR/review.md`` and ``DIR/review.json``.
+
+Exit status: 0 reviewed; 1 invalid intent; 2 usage error (bad arguments, unreadable revision or Terraform plan,
+unusable output folder); 3 refused: the change renumbers or removes what is in service without --allow-renumber
+or --allow-remove (the report is written and says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from hwaac.review import Options, SourceError, build_review, from_file, from_git, netbox_dry_run, render_markdown
+    from hwaac.review.impact import serial_size
+    from hwaac.review.terraform import TerraformPlanError, read_plan_json, summarize
+
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        return _usage(f"-o {out}: exists and is not a folder")
+    try:
+        new = from_file(args.fabric)
+        old = from_git(args.fabric, args.base) if args.base else from_file(args.old)
+    except SourceError as exc:
+        return _usage(str(exc))
+    terraform = None
+    if args.terraform_plan:
+        try:
+            terraform = summarize(read_plan_json(args.terraform_plan))
+        except (OSError, TerraformPlanError) as exc:
+            return _usage(f"--terraform-plan: {exc}")
+    use_netbox = args.netbox if args.netbox is not None else bool(os.environ.get("NETBOX_URL")
+                                                                   and os.environ.get("NETBOX_TOKEN"))
+    lookup, netbox = None, None
+    if use_netbox:
+        from hwaac.netbox.connection import netbox_target
+        from hwaac.netbox.pools import prefix_lookup
+
+        target = netbox_target()
+        lookup = prefix_lookup(target.url, target.token)
+        netbox = netbox_dry_run(target.url, target.token)
+    try:
+        serial_size(args.batch_size, 1)
+    except ValueError as exc:
+        return _usage(f"--batch-size: {exc}")
+    opts = Options(allow_renumber=args.allow_renumber, allow_remove=args.allow_remove, batch_size=args.batch_size,
+                   many_sus=args.many_sus)
+    review = build_review(old, new, pool_lookup=lookup, netbox=netbox, terraform=terraform, options=opts)
+    _write(out, {"review.json": json.dumps(review, indent=2, default=str) + "\n",
+                 "review.md": render_markdown(review)})
+    print(f"review of {review['fabric']}: {review['verdict']}; {len(review['devices'])} device(s) change, risk flags: "
+          f"{', '.join(r['code'] for r in review['risks']) or 'none'}; wrote {out / 'review.md'} and "
+          f"{out / 'review.json'}")
+    for ref in review["refusals"]:
+        print(f"hwaac review: refused: {ref['kind']} of {len(ref['items'])} item(s) without {ref['flag']}",
+              file=sys.stderr)
+    return EXIT_REFUSED if review["refusals"] else EXIT_OK
+
+
+def _usage(msg: str) -> int:
+    print(f"hwaac review: {msg}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _write(out: Path, files: dict[str, str]) -> None:
+    """Each file written whole (a temporary file renamed over it), so a reader never sees half a report."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        tmp = out / f".{name}.tmp"
+        tmp.write_text(text)
+        tmp.replace(out / name)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser("review", help="one report of a change for a pull request (Markdown and JSON)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("fabric", help="the new intent: fabric.yml or the folder holding it")
+    old = r.add_mutually_exclusive_group(required=True)
+    old.add_argument("--base", metavar="REV", help="git revision holding the old intent at the same path")
+    old.add_argument("--old", metavar="OLD", help="the old intent: another fabric.yml or folder")
+    r.add_argument("-o", "--output", required=True, help="folder for review.md and review.json")
+    r.add_argument("--terraform-plan", metavar="FILE",
+                   help="a plan saved by `terraform plan -out FILE`, or the JSON of `terraform show -json FILE`")
+    r.add_argument("--netbox", action=argparse.BooleanOptionalAction, default=None,
+                   help="dry run of the NetBox sync against the NetBox in use (default: when NETBOX_URL and "
+                        "NETBOX_TOKEN are set)")
+    r.add_argument("--allow-renumber", action="store_true", help="accept changes to existing allocations")
+    r.add_argument("--allow-remove", action="store_true", help="accept removing devices or cables in service")
+    r.add_argument("--batch-size", default="25%", help="the rollout's serial: hosts per batch or a share (25%%)")
+    r.add_argument("--many-sus", type=int, default=1, metavar="N", help="flag a change touching more than N SUs")
+    r.set_defaults(func=cmd_review)

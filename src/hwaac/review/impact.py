@@ -1,0 +1,191 @@
+"""What a change reaches: the blast radius, the rollout batches that will run, risk flags and the gates.
+
+Batches follow Ansible's ``serial``: a share is ``int(share * hosts)`` or 1 (ansible-core
+``lib/ansible/utils/helpers.py`` ``pct_to_int``), hosts in the order of the inventory plugin
+``aiinfra.hwaac.fabric`` (switches by role, each role's hosts sorted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hwaac.inventory import from_plan_doc
+from hwaac.plan.diff import PlanDiff
+from hwaac.review.files import DeviceChange
+from hwaac.verify.checks import CATALOG
+from hwaac.verify.inputs import inputs_from_plan
+
+SPINE_ROLES = ("spine", "super_spine")
+# SONiC CONFIG_DB tables of the RoCE QoS (DSCP -> TC -> queue/PG maps, PFC, ECN/WRED, buffers, scheduler, PFC watchdog)
+QOS_TABLES = frozenset({
+    "BUFFER_PG", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_QUEUE", "CABLE_LENGTH", "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+    "DSCP_TO_TC_MAP", "LOSSLESS_TRAFFIC_PATTERN", "MAP_PFC_PRIORITY_TO_QUEUE", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+    "PFC_WD", "PORT_QOS_MAP", "QUEUE", "SCHEDULER", "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP", "WRED_PROFILE",
+})
+# host files of the RoCE QoS: NIC trust/PFC/ECN and NCCL's traffic class
+QOS_HOST_FILES = frozenset({"nic-roce.json", "nccl.env"})
+PLAYBOOKS = (("fabric_deploy", "switches", "fabric_deploy_serial"),
+             ("hosts_network", "gpu_nodes", "hosts_network_serial"))
+
+
+@dataclass(frozen=True)
+class Risk:
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+def blast_radius(devices: Mapping[str, DeviceChange], plan_diff: PlanDiff, old: Mapping[str, Any],
+                 new: Mapping[str, Any]) -> dict[str, Any]:
+    """Switches per role, GPU nodes, appliances, cables and SUs that the change touches."""
+    switches: dict[str, list[str]] = {}
+    nodes: dict[str, list[str]] = {}
+    sus: set[int] = set()
+    for name, dev in devices.items():
+        entry = _entry(name, old, new)
+        if dev.kind == "switch":
+            switches.setdefault(entry.get("role", "?"), []).append(name)
+        else:
+            nodes.setdefault("gpu" if entry.get("kind") == "gpu" else "appliance", []).append(name)
+        if entry.get("su") is not None:
+            sus.add(int(entry["su"]))
+    pushed = {n for names in switches.values() for n in names}
+    links = {**old.get("links", {}), **new.get("links", {})}
+    on_pushed = sorted(c for c, link in links.items() if link["a"][0] in pushed or link["b"][0] in pushed)
+    cables = {verb: len(getattr(plan_diff, attr).get("links", {}))
+              for verb, attr in (("added", "added"), ("changed", "changed"), ("removed", "removed"))}
+    return {
+        "switches": {role: sorted(names) for role, names in sorted(switches.items())},
+        "gpu_nodes": sorted(nodes.get("gpu", [])),
+        "appliances": sorted(nodes.get("appliance", [])),
+        "cables": cables,
+        "links_on_pushed_switches": len(on_pushed),
+        "sus": sorted(sus),
+        "su_count": len({int(n["su"]) for n in new.get("nodes", {}).values() if n.get("su") is not None}),
+    }
+
+
+def _entry(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Mapping[str, Any]:
+    for doc in (new, old):
+        for section in ("switches", "nodes"):
+            if name in doc.get(section, {}):
+                return doc[section][name]
+    return {}
+
+
+def serial_size(serial: str | int, hosts: int) -> int:
+    """Ansible's batch size for ``serial`` over ``hosts`` hosts: a share (``25%``) is ``int(share * hosts)`` or 1;
+    0 means every host at once."""
+    text = str(serial).strip()
+    if text.endswith("%"):
+        share = float(text[:-1])
+        if not 0 < share <= 100:
+            raise ValueError(f"batch size {serial!r}: a share must be in (0%, 100%]")
+        return int(share / 100.0 * hosts) or 1
+    if not text.isdigit():
+        raise ValueError(f"batch size {serial!r}: a number of hosts or a share like 25%")
+    return int(text) or hosts
+
+
+def rollout(new: Mapping[str, Any], devices: Mapping[str, DeviceChange], serial: str) -> list[dict[str, Any]]:
+    """Per playbook that has work (fabric_deploy for switches, hosts_network for GPU nodes): its batches over the
+    group's hosts in inventory order, each with the hosts it changes. Batches that change nothing still run
+    (they find nothing to do) and are counted, not listed."""
+    inv = from_plan_doc(dict(new))
+    out = []
+    for playbook, group, var in PLAYBOOKS:
+        hosts = _group_hosts(inv, group)
+        changed = [h for h in hosts if h in devices and devices[h].status != "removed"]
+        if not changed:
+            continue
+        size = serial_size(serial, len(hosts))
+        batches = [hosts[i:i + size] for i in range(0, len(hosts), size)]
+        with_work = [{"batch": i + 1, "hosts": len(b), "changed": [h for h in b if h in devices]}
+                     for i, b in enumerate(batches) if any(h in devices for h in b)]
+        out.append({"playbook": playbook, "group": group, "serial": serial, "extra_var": var,
+                    "hosts": len(hosts), "batch_size": size, "batches": len(batches), "with_changes": with_work})
+    return out
+
+
+def _group_hosts(inv: Any, group: str) -> list[str]:
+    order: list[str] = []
+    seen: set[str] = set()
+    queue = [group]
+    while queue:  # breadth first over the children, as ansible-core's Group.get_descendants(preserve_ordering)
+        g = queue.pop(0)
+        for h in inv.groups.get(g, []):
+            if h not in seen:
+                seen.add(h)
+                order.append(h)
+        queue.extend(inv.children.get(g, []))
+    return order
+
+
+def risks(intent_changes: Mapping[str, Any], plan_diff: PlanDiff, devices: Mapping[str, DeviceChange],
+          radius: Mapping[str, Any], many_sus: int) -> list[Risk]:
+    """Risk flags, most severe first: renumbering, removal, spine or super-spine change, QoS change, many SUs."""
+    out = []
+    if plan_diff.renumbered:
+        out.append(Risk("renumbering", f"{len(plan_diff.renumbered)} existing allocation(s) change (addresses, ASNs "
+                                       "or cables in service): re-addresses or re-cables devices that carry jobs"))
+    if plan_diff.removals:
+        out.append(Risk("removal", f"{len(plan_diff.removals)} device(s) or cable(s) in service removed"))
+    spines = [n for role in SPINE_ROLES for n in radius["switches"].get(role, [])]
+    if spines:
+        out.append(Risk("spine-change", f"{len(spines)} spine or super-spine switch(es) change: each carries "
+                                        "traffic of every SU below it ({})".format(_names(spines))))
+    qos_paths = [p for p in intent_changes if p == "qos" or p.startswith("qos.")]
+    qos_devices = sorted(n for n, d in devices.items() if d.status == "changed" and _qos_changed(d))
+    if qos_paths or qos_devices:
+        what = f"intent {', '.join(qos_paths)} changes" if qos_paths else "the RoCE QoS changes"
+        out.append(Risk("qos-change", f"{what}; the QoS of {len(qos_devices)} device(s) in service changes (PFC, "
+                                      "ECN, DSCP maps, buffers, MTU): a mismatch between the ends of a link drops "
+                                      "lossless traffic"))
+    if len(radius["sus"]) > many_sus:
+        out.append(Risk("many-sus", f"{len(radius['sus'])} SUs change at once (SU {', '.join(map(str, radius['sus']))};"
+                                    f" more than {many_sus}): consider one SU per change"))
+    return out
+
+
+def _qos_changed(d: DeviceChange) -> bool:
+    """A QoS entry of a device in service changes, or a shared one (a map, profile, scheduler) goes, or a QoS host
+    file changes. Per-port entries (``Ethernet0``, ``Ethernet0|3``) come and go with the port's cable: that is a
+    port added or removed, not a QoS change. CABLE_LENGTH holds one field per port, so it is left out."""
+    for table, t in d.tables.items():
+        if table not in QOS_TABLES or table == "CABLE_LENGTH":
+            continue
+        if t["changed"] or any(not k.startswith("Ethernet") for k in t["removed"]):
+            return True
+    return any(Path(f).name in QOS_HOST_FILES and s == "changed" for f, s in d.files.items())
+
+
+def _names(names: list[str], limit: int = 6) -> str:
+    return ", ".join(names[:limit]) + (f", ... {len(names) - limit} more" if len(names) > limit else "")
+
+
+def gates(new: Mapping[str, Any], devices: Mapping[str, DeviceChange], render_dir: Path | None) -> list[dict[str, Any]]:
+    """The checks that gate the rollout: the BGP gate of each pushed switch, then the hwaac.verify catalog over the
+    devices the change touches (how many devices each check reads)."""
+    touched = [n for n, d in devices.items() if d.status != "removed"]
+    if not touched:
+        return []
+    # config_dbs: the BGP sessions as rendered; netplan MTUs of the touched nodes only (the others are not gated)
+    inputs = inputs_from_plan(dict(new), render_dir, netplan_hosts=[n for n in touched if n in new.get("nodes", {})])
+    out = []
+    pushed = [n for n in touched if n in inputs.switches]
+    if pushed:
+        sessions = sum(1 for s in inputs.sessions if s.a.device in pushed or s.b.device in pushed)
+        out.append({"check": "bgp_sessions", "stage": None, "devices": len(pushed),
+                    "description": f"after each switch's push, its rendered BGP neighbours Established "
+                                   f"({sessions} session(s)); a failure rolls the switch back"})
+    for check in CATALOG:
+        reads = sum(1 for n in touched if check().commands(inputs, n))
+        if reads:
+            out.append({"check": check.name, "stage": check.stage, "devices": reads,
+                        "description": check.description})
+    return out

@@ -1,0 +1,171 @@
+"""``hwaac review`` without NetBox or Terraform: batches as Ansible makes them, the Terraform plan summary, the
+risk flags on sample changes of the demo, git revisions, and the comment's size at a thousand devices."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hwaac.cli import main
+from hwaac.review import Options, build_review, from_file, from_git, render_markdown
+from hwaac.review.impact import serial_size
+from hwaac.review.markdown import MAX_CHARS
+from hwaac.review.terraform import SENSITIVE, UNKNOWN, summarize
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "inventory/demo/fabric.yml"
+
+
+@pytest.mark.parametrize(("serial", "hosts", "size"), [
+    ("25%", 24, 6), ("25%", 3, 1), ("30%", 10, 3), ("100%", 7, 7), ("1", 24, 1), ("8", 24, 8), ("0", 24, 24),
+])
+def test_batch_size_is_ansibles(serial: str, hosts: int, size: int) -> None:
+    # ansible-core lib/ansible/utils/helpers.py pct_to_int: int(pct / 100 * hosts) or 1
+    assert serial_size(serial, hosts) == size
+
+
+@pytest.mark.parametrize("serial", ["0%", "120%", "a few", "-2"])
+def test_batch_size_refused(serial: str) -> None:
+    with pytest.raises(ValueError, match="batch size"):
+        serial_size(serial, 10)
+
+
+def tf_change(actions: list[str], before: Any, after: Any, **extra: Any) -> dict[str, Any]:
+    return {"address": "hwaac_fabric_plane.plane0", "type": "hwaac_fabric_plane",
+            "change": {"actions": actions, "before": before, "after": after, **extra}}
+
+
+@pytest.mark.parametrize(("change", "action", "attributes"), [
+    (tf_change(["no-op"], {"a": 1}, {"a": 1}), "no-op", None),
+    (tf_change(["update"], {"a": 1, "b": 2}, {"a": 1, "b": 3}), "update", {"b": ["2", "3"]}),
+    (tf_change(["delete", "create"], {"id": "x"}, {"id": None}, after_unknown={"id": True}), "replace",
+     {"id": ["x", UNKNOWN]}),
+    (tf_change(["create"], None, {"token": "s3cret", "n": 1}, after_sensitive={"token": True}), "create",
+     {"n": ["(none)", "1"], "token": ["(none)", SENSITIVE]}),
+    (tf_change(["update"], {"t": "old"}, {"t": "new"}, before_sensitive={"t": True}, after_sensitive={"t": True}),
+     "update", {"t": [SENSITIVE, SENSITIVE]}),
+])
+def test_terraform_summary(change: dict[str, Any], action: str, attributes: dict[str, list[str]] | None) -> None:
+    got = summarize({"format_version": "1.2", "resource_changes": [change]})
+    assert got["counts"] == {action: 1}
+    if attributes is None:
+        assert got["resources"] == []
+    else:
+        assert got["resources"] == [{"address": "hwaac_fabric_plane.plane0", "action": action,
+                                     "attributes": attributes}]
+    assert "s3cret" not in json.dumps(got)
+
+
+def write_change(tmp_path: Path, old: str, new: str) -> tuple[Path, Path]:
+    base = DEMO.read_text()
+    assert base.count(old) == 1
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    (tmp_path / "old/fabric.yml").write_text(base)
+    (tmp_path / "new/fabric.yml").write_text(base.replace(old, new))
+    return tmp_path / "old", tmp_path / "new"
+
+
+# (old text, new text, risk codes, devices changed, devices added, refused)
+CASES = {
+    "su-added": ("su_count: 2", "su_count: 3", ["spine-change"], 8, 40, False),
+    "qos-threshold": ("min_threshold_bytes: 150000", "min_threshold_bytes: 200000",
+                      ["spine-change", "qos-change", "many-sus"], 24, 0, False),
+    "pfc-watchdog": ("action: drop", "action: forward", ["spine-change", "qos-change", "many-sus"], 24, 0, False),
+    # 16 leaves and the 64 nodes, whose rail tables route the leaves' loopback pool
+    "renumber": ("leaf: 10.0.0.0/24", "leaf: 10.0.2.0/24", ["renumbering", "many-sus"], 80, 0, True),
+    "shrink": ("su_count: 2", "su_count: 1", ["removal", "spine-change"], 8, 0, True),
+    "comment-only": ("# The embedded demo fabric", "# The demo fabric", [], 0, 0, False),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_review_of_sample_changes(name: str, tmp_path: Path) -> None:
+    old_text, new_text, risks, changed, added, refused = CASES[name]
+    old, new = write_change(tmp_path, old_text, new_text)
+    review = build_review(from_file(old), from_file(new))
+    statuses = [d["status"] for d in review["devices"].values()]
+    assert [r["code"] for r in review["risks"]] == risks
+    assert statuses.count("changed") == changed
+    assert statuses.count("added") == added
+    assert (review["verdict"] == "refused") == refused
+    assert review["netbox"] == {"status": "not run"} and review["terraform"] == {"status": "not given"}
+    md = render_markdown(review)
+    assert ("Refused" in md) == refused
+    if not changed and not added:
+        assert "No rendered file changes." in md and not review["rollout"] and not review["gates"]
+
+
+def test_cli_exit_codes_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = write_change(tmp_path, "leaf: 10.0.0.0/24", "leaf: 10.0.2.0/24")
+    assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "out"), "--no-netbox"]) == 3
+    assert "refused: renumber of 16 item(s) without --allow-renumber" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["review.json", "review.md"]
+    assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "out"), "--no-netbox",
+                 "--allow-renumber"]) == 0
+    assert json.loads((tmp_path / "out/review.json").read_text())["verdict"] == "ok"
+    (tmp_path / "file").write_text("x")
+    assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "file"), "--no-netbox"]) == 2
+    assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "o2"), "--no-netbox",
+                 "--batch-size", "lots"]) == 2
+    assert "--batch-size" in capsys.readouterr().err
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "fabric.yml").write_text(DEMO.read_text().replace("su_count: 2", "su_count: zwei"))
+    assert main(["review", str(bad), "--old", str(old), "-o", str(tmp_path / "o3"), "--no-netbox"]) == 1
+    assert not (tmp_path / "o2").exists() and not (tmp_path / "o3").exists()
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def test_git_revisions(tmp_path: Path) -> None:
+    (tmp_path / "inventory/demo").mkdir(parents=True)
+    fabric = tmp_path / "inventory/demo/fabric.yml"
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "README").write_text("x")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "empty")
+    fabric.write_text(DEMO.read_text())
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "demo")
+    assert from_git(fabric.parent, "HEAD~1").text is None  # the fabric is new in that change
+    assert from_git(fabric.parent, "main").text == DEMO.read_text()
+    added = build_review(from_git(fabric.parent, "HEAD~1"), from_file(fabric.parent))
+    assert {d["status"] for d in added["devices"].values()} == {"added"} and len(added["devices"]) == 88
+    with pytest.raises(Exception, match="revision 'nope' is not a commit"):
+        from_git(fabric.parent, "nope")
+
+
+def test_comment_fits_at_a_thousand_devices() -> None:
+    """1,200 devices each with its own change: the comment keeps every summary, folds the details and stops
+    under the size GitHub accepts, pointing at review.json for the rest."""
+    devices = {f"leaf-{i:04d}": {"kind": "switch", "status": "changed", "files": {},
+                                 "tables": {"PORT": {"added": [], "removed": [],
+                                                     "changed": {f"Ethernet{i}": ["mtu"]}}}} for i in range(1200)}
+    review = {"fabric": "big", "base": "main", "head": "HEAD", "verdict": "ok", "refusals": [],
+              "intent": [{"path": f"x.y{i}", "old": i, "new": i + 1} for i in range(300)],
+              "plan": {s: {"added": [], "removed": [], "changed": {}} for s in ("switches", "nodes", "links")}
+              | {"storage": {}, "renumbered": [], "removals": [], "affected": []},
+              "netbox": {"status": "not run"}, "terraform": {"status": "not given"}, "devices": devices,
+              "documents": {}, "risks": [], "gates": [], "rollout": [],
+              "blast_radius": {"switches": {"leaf": list(devices)}, "gpu_nodes": [], "appliances": [],
+                               "cables": {"added": 0, "changed": 0, "removed": 0}, "links_on_pushed_switches": 0,
+                               "sus": [], "su_count": 0}}
+    md = render_markdown(review)
+    assert len(md) <= MAX_CHARS
+    assert "| switches whose config changes | 1200 leaf |" in md and "| `PORT` | 1200 |" in md
+    assert "<summary>300 fields changed</summary>" in md
+    kept = md.count("<summary>switch <code>leaf-")
+    assert 0 < kept < 1200
+    assert f"_{1200 - kept} more device(s) with changes are in `review.json`" in md
+
+
+def test_options_default_to_the_playbooks_serial() -> None:
+    assert Options().batch_size == "25%"
