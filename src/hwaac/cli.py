@@ -194,6 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_remediate(sub)
 
+    from hwaac.deploy.cli import register as register_deploy
+
+    register_deploy(sub)
+
     from hwaac.review.cli import register as register_review
 
     register_review(sub)

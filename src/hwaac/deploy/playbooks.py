@@ -1,0 +1,96 @@
+"""The collection's playbooks for ``hwaac deploy``: a name (``fabric_deploy``) or a path to a playbook file, and
+the variables that set each play's ``serial`` (``--batch-size``)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hwaac.deploy.errors import DeployUsageError
+
+COLLECTION = Path(__file__).resolve().parents[3]  # the collection root (galaxy.yml, playbooks/) of a checkout
+PLAYBOOKS = COLLECTION / "playbooks"
+# serial: "{{ NAME }}" or "{{ NAME | default(...) }}", as the collection's rolling playbooks write it
+SERIAL_VAR = re.compile(r"^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|\s*default\(.*\))?\s*\}\}\s*$")
+BATCH_SIZE = re.compile(r"^(?:[1-9][0-9]*|(?:[1-9][0-9]?|100)%)$")
+BATCH_SIZE_VALID = "a number of hosts (e.g. 2) or a share of the play's hosts (1% to 100%, e.g. 25%)"
+
+
+def names() -> list[str]:
+    """The collection's playbooks by name (``playbooks/<name>.yml``), sorted."""
+    return sorted(p.stem for p in PLAYBOOKS.glob("*.yml"))
+
+
+def resolve(playbook: str) -> Path:
+    """The playbook file of ``playbook``: a name of the collection (``fabric_deploy`` or ``fabric_deploy.yml``)
+    first, else a path to a playbook file.
+
+    Raises:
+        DeployUsageError: neither, naming the valid names.
+    """
+    stem = playbook.removesuffix(".yml").removesuffix(".yaml")
+    if "/" not in playbook and stem in names():
+        return PLAYBOOKS / f"{stem}.yml"
+    path = Path(playbook).expanduser()
+    if path.is_file():
+        return path.resolve()
+    valid = ", ".join(names()) or f"none found in {PLAYBOOKS}"
+    raise DeployUsageError(f"PLAYBOOK {playbook!r}: not a playbook of the collection aiinfra.hwaac nor a file; "
+                           f"valid names: {valid} (or the path of a playbook file)")
+
+
+def _plays(path: Path, seen: set[Path]) -> list[dict[str, Any]]:
+    """The plays of a playbook file, ``import_playbook`` followed (a templated import name is left out)."""
+    if path in seen or not path.is_file():
+        return []
+    seen.add(path)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise DeployUsageError(f"PLAYBOOK {path}: not readable as YAML: {exc}") from None
+    if not isinstance(doc, list):
+        raise DeployUsageError(f"PLAYBOOK {path}: not a playbook (a YAML list of plays), got "
+                               f"{type(doc).__name__}")
+    plays: list[dict[str, Any]] = []
+    for item in doc:
+        if not isinstance(item, dict):
+            continue
+        target = item.get("import_playbook", item.get("ansible.builtin.import_playbook"))
+        if isinstance(target, str):
+            if "{{" not in target:
+                plays += _plays((path.parent / target).resolve(), seen)
+            continue
+        plays.append(item)
+    return plays
+
+
+def serial_variables(path: Path) -> list[str]:
+    """The variables that set the ``serial`` of the plays of ``path`` (and of the playbooks it imports), in order:
+    the ``NAME`` of ``serial: "{{ NAME | default(...) }}"``."""
+    out: list[str] = []
+    for play in _plays(path.resolve(), set()):
+        m = SERIAL_VAR.match(str(play.get("serial", "")))
+        if m and m.group(1) not in out:
+            out.append(m.group(1))
+    return out
+
+
+def batch_size_vars(path: Path, batch_size: str) -> dict[str, str]:
+    """The extra variables that make every rolling play of ``path`` run in batches of ``batch_size``.
+
+    Raises:
+        DeployUsageError: a bad size, or a playbook whose plays take no batch size from a variable.
+    """
+    size = batch_size.strip()
+    if not BATCH_SIZE.match(size):
+        raise DeployUsageError(f"--batch-size {batch_size!r} is not valid: {BATCH_SIZE_VALID}")
+    found = serial_variables(path)
+    if not found:
+        rolling = [n for n in names() if serial_variables(PLAYBOOKS / f"{n}.yml")]
+        raise DeployUsageError(f"--batch-size: no play of {path.name} takes its serial from a variable "
+                               f"(serial: \"{{{{ NAME | default(...) }}}}\"), so it has no batches to size; "
+                               f"the collection's rolling playbooks: {', '.join(rolling)}")
+    return {name: size for name in found}
