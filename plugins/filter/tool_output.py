@@ -1,0 +1,123 @@
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""Filters from a registered tool output to its parser's facts: ``parse_tool_output(tool)`` for every format hwaac
+reads, and one name per common tool (``nvidia_smi_facts``, ``ibstat_facts``...). Thin: the parsing is
+:mod:`hwaac.tool_facts` (the hwaac parsers) and, for ``mlxconfig`` and ``mlnx_qos``, this collection's host
+module_utils, the one parser of those formats. Documentation: ``<filter>.yml`` beside this file, docs/filters.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.mlnx_qos import MlnxQosError, parse_mlnx_qos
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.mlxconfig import MlxconfigError, parse_query
+
+try:  # the controller needs the hwaac package (this collection's Python core, same version)
+    from hwaac.tool_facts import PARSERS, ToolParser, tool_facts
+
+    HWAAC_IMPORT_ERROR = None
+except ImportError as exc:  # reported when a filter runs, so that ansible-doc and the sanity tests work without it
+    HWAAC_IMPORT_ERROR = exc
+
+
+# view -> tool name of the convenience filters that read several formats of one tool
+NVIDIA_SMI_VIEWS = {"xml": "nvidia-smi-xml", "text": "nvidia-smi-text", "query-gpu": "nvidia-smi-query-gpu",
+                    "remapped-rows": "nvidia-smi-remapped-rows", "nvlink-status": "nvlink-status",
+                    "nvlink-errors": "nvlink-errors"}
+DCGM_VIEWS = {"diag-json": "dcgm-diag-json", "diag-text": "dcgm-diag-text", "health-json": "dcgm-health-json"}
+NCCL_TESTS_VIEWS = {"text": "nccl-tests", "json": "nccl-tests-json"}
+
+
+def _mlxconfig(raw: str) -> Any:
+    try:
+        return parse_query(raw)
+    except MlxconfigError as exc:
+        raise ValueError(f"mlxconfig output not readable: {exc}") from None
+
+
+def _mlnx_qos(raw: str) -> Any:
+    try:
+        return parse_mlnx_qos(raw).as_dict()
+    except MlnxQosError as exc:
+        raise ValueError(f"mlnx_qos output not readable: {exc}") from None
+
+
+def _table() -> dict[str, Any]:
+    if HWAAC_IMPORT_ERROR is not None:
+        raise AnsibleFilterError("aiinfra.hwaac tool output filters need the hwaac Python package on the controller "
+                                 f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
+    return {**PARSERS,
+            "mlxconfig": ToolParser(_mlxconfig, "mlxconfig -d DEV [-e] q [NAMES]", ()),
+            "mlnx-qos": ToolParser(_mlnx_qos, "mlnx_qos -i IF", ())}
+
+
+def _output(value: Any, name: str) -> tuple[str, int | None, str]:
+    """``(stdout, rc, stderr)`` of a registered command/shell result, or of a string (the stdout itself)."""
+    if isinstance(value, str):
+        return value, None, ""
+    if isinstance(value, Mapping):
+        if value.get("skipped"):
+            raise AnsibleFilterError(f"{name}: the registered task was skipped, there is no output to read")
+        if "stdout" not in value:
+            keys = ", ".join(sorted(map(str, value))[:12]) or "none"
+            raise AnsibleFilterError(f"{name}: expected a registered command/shell result (with 'stdout') or its "
+                                     f"stdout string, got a dict with keys {keys}")
+        stdout, rc, stderr = value.get("stdout"), value.get("rc"), value.get("stderr") or ""
+        if not isinstance(stdout, str):
+            raise AnsibleFilterError(f"{name}: 'stdout' must be text, got {type(stdout).__name__}")
+        if rc is not None and (isinstance(rc, bool) or not isinstance(rc, int)):
+            raise AnsibleFilterError(f"{name}: 'rc' must be an integer exit status, got {rc!r}")
+        return stdout, rc, str(stderr)
+    raise AnsibleFilterError(f"{name}: expected a registered command/shell result or its stdout string, got "
+                             f"{type(value).__name__}")
+
+
+def parse_tool_output(value: Any, tool: str, **options: Any) -> Any:
+    """The facts the parser of ``tool`` reads from ``value`` (a registered result or its stdout)."""
+    table = _table()
+    stdout, rc, stderr = _output(value, f"parse_tool_output({tool!r})")
+    try:
+        return tool_facts(tool, stdout, rc=rc, stderr=stderr, parsers=table, **options)
+    except ValueError as exc:
+        raise AnsibleFilterError(f"aiinfra.hwaac.parse_tool_output: {exc}") from None
+
+
+def _viewed(name: str, views: dict[str, str], default: str) -> Callable[..., Any]:
+    """A filter for one tool with several output formats: ``view`` picks the format's tool name in ``views``."""
+
+    def facts(value: Any, view: str = default, **options: Any) -> Any:
+        if view not in views:
+            raise AnsibleFilterError(f"aiinfra.hwaac.{name}: view {view!r} is not one of {', '.join(views)}")
+        return parse_tool_output(value, views[view], **options)
+
+    facts.__name__ = name
+    return facts
+
+
+def _one(name: str, tool: str) -> Callable[..., Any]:
+    def facts(value: Any, **options: Any) -> Any:
+        return parse_tool_output(value, tool, **options)
+
+    facts.__name__ = name
+    return facts
+
+
+class FilterModule:
+    """aiinfra.hwaac tool output filters."""
+
+    def filters(self) -> dict[str, Callable[..., Any]]:
+        return {
+            "parse_tool_output": parse_tool_output,
+            "nvidia_smi_facts": _viewed("nvidia_smi_facts", NVIDIA_SMI_VIEWS, "xml"),
+            "dcgm_facts": _viewed("dcgm_facts", DCGM_VIEWS, "diag-json"),
+            "ibstat_facts": _one("ibstat_facts", "ibstat"),
+            "mlxconfig_facts": _one("mlxconfig_facts", "mlxconfig"),
+            "perftest_facts": _one("perftest_facts", "perftest"),
+            "nccl_tests_facts": _viewed("nccl_tests_facts", NCCL_TESTS_VIEWS, "text"),
+            "lnetctl_facts": _one("lnetctl_facts", "lnetctl-net-show"),
+            "ethtool_facts": _one("ethtool_facts", "ethtool"),
+        }

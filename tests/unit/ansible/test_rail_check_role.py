@@ -1,0 +1,101 @@
+"""Role aiinfra.hwaac.rail_check run for real with ansible-playbook on localhost, one run for three GPU nodes of
+the demo plan (rendered by hwaac): the filters ibstat_facts, plan_nccl_hca and plan_rails with community.general's
+json_query name each rail NCCL would use that is missing or not Active, with its address and leaf port.
+
+- gpu-su01-h01: ``ibstat`` prints the recorded RoCE output tests/fixtures/health/ibstat/rdma-core-47/
+  h100-roce-400g-down-polling.txt (mlx5_5 and mlx5_11 Down/Polling; mlx5_11 is not one of NCCL's);
+- gpu-su01-h02: the fake ibstat (tests/fakes/bin, the same recorded layout), every rail up;
+- gpu-su01-h03: the fake with 6 devices (mlx5_6 and mlx5_7 absent)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hwaac.plan import build_plan
+from hwaac.render import render_to_dir
+from hwaac.validate import load_intent
+
+REPO = Path(__file__).resolve().parents[3]
+BIN = Path(sys.executable).parent
+RECORDED = REPO / "tests/fixtures/health/ibstat/rdma-core-47/h100-roce-400g-down-polling.txt"
+FAKES = REPO / "tests/fakes/bin"
+
+# host -> (how its ibstat is made, what the last task says)
+CASES: dict[str, tuple[dict[str, Any], bool, str]] = {
+    "gpu-su01-h01": ({"recorded": RECORDED}, True,
+                     "1 of 8 rails not usable: rail5 (mlx5_5, not Active, 172.16.1.65/31) -> leaf-p0-su01-r5 "
+                     "Ethernet0"),
+    "gpu-su01-h02": ({"fake": {}}, False,
+                     "8 rails Active: mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7"),
+    "gpu-su01-h03": ({"fake": {"rails": 6}}, True,
+                     "2 of 8 rails not usable: rail6 (mlx5_6, missing, 172.16.1.133/31) -> leaf-p0-su01-r6 "
+                     "Ethernet8; rail7 (mlx5_7, missing, 172.16.1.197/31) -> leaf-p0-su01-r7 Ethernet8"),
+}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One ansible-playbook run over the three nodes; the ansible.posix.json callback's document."""
+    tmp = tmp_path_factory.mktemp("rail_check")
+    plan_dir = tmp / "plan"
+    render_to_dir(build_plan(load_intent(REPO / "inventory" / "demo")), plan_dir)
+    hosts: dict[str, Any] = {}
+    for host, (setup, _, _) in CASES.items():
+        bindir = tmp / host / "bin"
+        bindir.mkdir(parents=True)
+        env = {"PATH": f"{bindir}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+        if "recorded" in setup:
+            ibstat = bindir / "ibstat"
+            ibstat.write_text(f"#!/bin/sh\nexec cat '{setup['recorded']}'\n")
+            ibstat.chmod(ibstat.stat().st_mode | stat.S_IXUSR)
+        else:
+            state = tmp / host / "state"
+            state.mkdir()
+            (state / "gpu_node.json").write_text(json.dumps(setup["fake"]))
+            env = {"PATH": f"{FAKES}{os.pathsep}/usr/bin{os.pathsep}/bin", "HWAAC_FAKE_STATE": str(state)}
+        hosts[host] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                       "hwaac_environment": env}
+    inventory = tmp / "hosts.yml"
+    inventory.write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": hosts}}}}))
+    playbook = tmp / "rail_check.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Rail pre-flight", "hosts": "gpu_nodes", "gather_facts": False,
+        "environment": "{{ hwaac_environment }}", "roles": ["aiinfra.hwaac.rail_check"]}], sort_keys=False))
+    base = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    r = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(playbook),
+                        "-e", f"rail_check_plan_dir={plan_dir}"],
+                       cwd=REPO, env={**base, "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
+                                      "PATH": f"{BIN}{os.pathsep}{base['PATH']}"},
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stdout[-4000:] + r.stderr[-4000:]  # failed hosts
+    return json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("host", sorted(CASES))
+def test_rail_check_names_the_unusable_rails(run: dict[str, Any], host: str) -> None:
+    _, failed, message = CASES[host]
+    assert run["stats"][host]["failures"] == int(failed)
+    last = run["plays"][0]["tasks"][-1]
+    assert last["task"]["name"] == "aiinfra.hwaac.rail_check : Check that every device NCCL uses is present and Active"
+    result = last["hosts"][host]
+    assert result.get("failed", False) is failed
+    assert result["msg"] == message
+
+
+def test_the_role_declares_its_variables() -> None:
+    """``ansible-doc -t role`` and argument validation know every default (its default is templated from the
+    inventory's hwaac_files, so the spec states none)."""
+    role = REPO / "roles" / "rail_check"
+    defaults = yaml.safe_load((role / "defaults" / "main.yml").read_text())
+    options = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
+    assert set(defaults) == set(options)
+    assert all("default" not in o for o in options.values())
