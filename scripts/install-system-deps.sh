@@ -19,6 +19,7 @@
 #   prometheus-alertmanager  alertmanager for the closed mitigation loop on the twin (hwaac.lab.loop): the tests
 #               start their own on a loopback port
 #   openjdk-17-jre-headless  Java 17 for ansible-rulebook's rule engine (drools_jpy), the loop's Event-Driven Ansible
+#   shellcheck  the CI templates' shell steps and files/ci/hwaac-ci.sh (tests/integration/test_ci_templates.py)
 #
 # terraform is not a Debian package: it must be on PATH already (checked at the end).
 #
@@ -28,7 +29,7 @@
 set -euo pipefail
 
 PACKAGES=(netplan.io iproute2 redis-server postgresql nodejs frr frr-pythontools lldpd nftables iputils-ping
-          prometheus prometheus-alertmanager openjdk-17-jre-headless)
+          prometheus prometheus-alertmanager openjdk-17-jre-headless shellcheck)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

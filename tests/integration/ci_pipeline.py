@@ -1,0 +1,411 @@
+"""Run the jobs of the CI templates in files/ci/ on this machine as GitHub Actions and GitLab CI would: the jobs an
+event selects (a job's ``if:``, GitLab's ``workflow:``/``rules:``), each in a fresh clone of the sample fabric
+repository, with the environment the CI provides (contexts, ``env:``/``variables:``, secrets), the ``run:`` and
+``script:`` lines run by bash as the runners run them (``bash --noprofile --norc -eo pipefail``), GitLab's
+artifacts carried to the jobs that need them. ``uses:`` steps are not run (the machine has Python, node and
+terraform); they must be pinned to a full version. ``Sample``: the sample fabric repository of the test, with the
+CI settings pointing at the stand-in APIs (ci_fake_apis.py) and a NetBox.
+
+Only the expression forms the templates use are understood (context references, literals, ``==``, ``!=``,
+``&&``, ``||``, ``!``, ``cancelled()``); anything else fails the test instead of being guessed.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from ci_fake_apis import Apis
+
+from hwaac.netbox.instances import Instance
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "inventory" / "demo"
+CI = REPO / "files" / "ci"
+GITHUB_WORKFLOW = CI / "github" / "hwaac-fabric.yml"
+GITLAB_CI = CI / "gitlab" / "hwaac-fabric.gitlab-ci.yml"
+SCRIPT = CI / "hwaac-ci.sh"
+PINNED = re.compile(r"[\w.-]+/[\w.-]+@v\d+\.\d+\.\d+")
+# the variables the CI sets itself, and the services' credentials: none leaks in from the machine running the test
+OWN_ENV = ("GITHUB_", "GITLAB_", "CI_", "CI", "NETBOX_", "TF_", "AWX_", "HWAAC_", "RUNNER_")
+GIT_ID = {"GIT_AUTHOR_NAME": "ci", "GIT_AUTHOR_EMAIL": "ci@example.com", "GIT_COMMITTER_NAME": "ci",
+          "GIT_COMMITTER_EMAIL": "ci@example.com"}
+
+
+def git(cwd: Path, *args: str) -> str:
+    r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **GIT_ID},
+                       check=False)
+    assert r.returncode == 0, f"git {' '.join(args)}: {r.stderr}"
+    return r.stdout.strip()
+
+
+@dataclass
+class FabricRepo:
+    """A user's fabric repository: ``origin`` (bare, what the CI clones) and ``seed``, a work tree pushing to it."""
+
+    origin: Path
+    seed: Path
+
+    def branch(self, name: str, edit: Callable[[Path], None], message: str, base: str = "main") -> str:
+        """A branch ``name`` from ``base`` with one commit made by ``edit(work tree)``; pushed; its SHA."""
+        git(self.seed, "checkout", "-q", "-B", name, base)
+        edit(self.seed)
+        git(self.seed, "commit", "-q", "-am", message)
+        git(self.seed, "push", "-q", "-f", "origin", name)
+        return git(self.seed, "rev-parse", "HEAD")
+
+    def merge(self, name: str) -> str:
+        """Merge the branch into main (fast-forward, as a merged pull request with a linear history); main's SHA."""
+        git(self.seed, "checkout", "-q", "main")
+        git(self.seed, "merge", "-q", "--ff-only", name)
+        git(self.seed, "push", "-q", "origin", "main")
+        return git(self.seed, "rev-parse", "HEAD")
+
+    def sha(self, ref: str) -> str:
+        return git(self.seed, "rev-parse", ref)
+
+    def clone(self, dest: Path, ref: str) -> Path:
+        """A fresh checkout of ``ref`` (detached), with the remote-tracking branches of a full clone."""
+        git(dest.parent, "clone", "-q", str(self.origin), dest.name)
+        git(dest, "checkout", "-q", "--detach", ref)
+        return dest
+
+
+def make_fabric_repo(root: Path, fabric: Path) -> FabricRepo:
+    """The layout docs/ci.md tells users to have: inventory/<fabric>/, the cdktn app cdktf/, the script in ci/, the
+    workflow in .github/workflows/ and the GitLab file as .gitlab-ci.yml; one commit on main."""
+    origin, seed = root / "origin.git", root / "seed"
+    git(root, "init", "-q", "--bare", "-b", "main", str(origin))
+    seed.mkdir()
+    shutil.copytree(fabric, seed / "inventory" / fabric.name)
+    (seed / "cdktf").mkdir()
+    for name in ("main.py", "cdktf.json"):
+        shutil.copy(REPO / "cdktf" / name, seed / "cdktf" / name)
+    (seed / "ci").mkdir()
+    shutil.copy(SCRIPT, seed / "ci" / "hwaac-ci.sh")
+    (seed / ".github" / "workflows").mkdir(parents=True)
+    shutil.copy(GITHUB_WORKFLOW, seed / ".github" / "workflows" / "hwaac-fabric.yml")
+    shutil.copy(GITLAB_CI, seed / ".gitlab-ci.yml")
+    (seed / ".gitignore").write_text("build/\ncdktf/cdktf.out/\ncdktf/state/\n__pycache__/\n")
+    git(seed, "init", "-q", "-b", "main")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-q", "-m", "fabric: the first intent")
+    git(seed, "remote", "add", "origin", str(origin))
+    git(seed, "push", "-q", "origin", "main")
+    return FabricRepo(origin, seed)
+
+
+@dataclass
+class Step:
+    name: str
+    rc: int | None  # None: skipped
+    output: str = ""
+
+
+@dataclass
+class Job:
+    name: str
+    workdir: Path
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def rc(self) -> int:
+        return next((s.rc for s in self.steps if s.rc), 0)
+
+    @property
+    def output(self) -> str:
+        return "\n".join(s.output for s in self.steps)
+
+
+def base_env(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(OWN_ENV)}
+    return {**env, **GIT_ID, **extra}
+
+
+def bash(script: str, cwd: Path, env: dict[str, str], name: str) -> Step:
+    """``script`` as the runners run a step (bash -eo pipefail, no profile), stdout and stderr together."""
+    r = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1200, check=False)
+    return Step(name, r.returncode, r.stdout)
+
+
+def _translate(expr: str, ref: re.Pattern[str], lookup: str) -> str:
+    """An expression of the CI's own syntax as Python (literals kept, references to ``lookup(...)`` calls)."""
+    parts = re.split(r"""('[^']*'|"[^"]*")""", expr)
+    for i in range(0, len(parts), 2):
+        p = ref.sub(lambda m: f"{lookup}({m[0]!r})", parts[i])
+        p = p.replace("||", " or ").replace("&&", " and ")
+        parts[i] = re.sub(r"!(?!=)", " not ", p).replace("cancelled()", "False")
+    return "".join(parts)
+
+
+class GitHubActions:
+    """One workflow run: the ``github`` context of its event, the repository's secrets and variables."""
+
+    CONTEXT = re.compile(r"\b(?:github|secrets|vars|env)(?:\.[A-Za-z_][\w-]*)+")
+
+    def __init__(self, workflow: dict[str, Any], github: dict[str, Any], secrets: dict[str, str],
+                 variables: dict[str, str], runner_env: dict[str, str]) -> None:
+        self.workflow, self.github, self.secrets, self.vars = workflow, github, secrets, variables
+        self.runner_env = runner_env
+        self.env: dict[str, str] = {}
+
+    def _lookup(self, ref: str) -> Any:
+        head, *path = ref.split(".")
+        value: Any = {"github": self.github, "secrets": self.secrets, "vars": self.vars, "env": self.env}[head]
+        for key in path:
+            value = value.get(key, "") if isinstance(value, dict) else ""
+        return value
+
+    def evaluate(self, expr: str) -> Any:
+        expr = expr.strip()
+        if expr.startswith("${{") and expr.endswith("}}"):
+            expr = expr[3:-2]
+        return eval(_translate(expr, self.CONTEXT, "_c"), {"__builtins__": {}}, {"_c": self._lookup})
+
+    def expand(self, text: Any) -> str:
+        """A string with its ``${{ }}`` expressions replaced as the runner does (``''`` for what is unset)."""
+        def one(m: re.Match[str]) -> str:
+            v = self.evaluate(m[1])
+            return "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+        return re.sub(r"\$\{\{(.*?)\}\}", one, str(text))
+
+    def selected(self) -> list[str]:
+        """The jobs this event runs, in the order of their ``needs``."""
+        jobs = self.workflow["jobs"]
+        chosen = [name for name, job in jobs.items() if "if" not in job or self.evaluate(job["if"])]
+        return sorted(chosen, key=lambda n: len(jobs[n].get("needs", [])))
+
+    def run_job(self, name: str, workdir: Path, only: set[str] | None = None) -> Job:
+        """The job's steps in order (``only``: just the ``run:`` steps of these names, as a re-run of them)."""
+        spec = self.workflow["jobs"][name]
+        job = Job(name, workdir)
+        self.env = {}
+        for scope in (self.workflow.get("env", {}), spec.get("env", {})):
+            self.env.update({k: self.expand(v) for k, v in scope.items()})
+        shell = self.workflow.get("defaults", {}).get("run", {}).get("shell")
+        assert shell == "bash", "the workflow must run its steps with bash (-eo pipefail)"
+        failed = False
+        for i, step in enumerate(spec["steps"]):
+            label = step.get("name") or step.get("uses") or f"step {i}"
+            cond = step.get("if")
+            if (failed and cond is None) or (cond is not None and not self.evaluate(str(cond))) or (
+                    only is not None and label not in only):
+                job.steps.append(Step(label, None))
+                continue
+            if "uses" in step:
+                assert PINNED.fullmatch(step["uses"]), f"{name}: {step['uses']} is not pinned to a full version"
+                job.steps.append(Step(label, 0, f"(action {step['uses']}: provided by this machine)"))
+                continue
+            step_env = {**self.env, **{k: self.expand(v) for k, v in step.get("env", {}).items()}}
+            result = bash(self.expand(step["run"]), workdir, base_env({**self.runner_env, **step_env}), label)
+            job.steps.append(result)
+            failed = failed or result.rc != 0
+        return job
+
+
+class GitLabCI:
+    """One pipeline: GitLab's predefined variables for it and the project's CI/CD variables (settings)."""
+
+    VAR = re.compile(r"\$\{?(\w+)\}?")
+
+    def __init__(self, config: dict[str, Any], predefined: dict[str, str], project: dict[str, str],
+                 stash: Path) -> None:
+        self.config, self.predefined, self.project, self.stash = config, predefined, project, stash
+        self.done: dict[str, Job] = {}
+
+    def _rule(self, expr: str, env: dict[str, str]) -> bool:
+        assert "=~" not in expr, f"regular expression rules are not understood here: {expr}"
+        py = _translate(expr, re.compile(r"\$\w+"), "_v")
+        return bool(eval(py, {"__builtins__": {}}, {"_v": lambda ref: env.get(ref[1:]) or None}))
+
+    def _matches(self, rules: list[dict[str, Any]], env: dict[str, str]) -> bool:
+        for rule in rules:
+            if "if" not in rule or self._rule(rule["if"], env):
+                return rule.get("when", "on_success") != "never"
+        return False
+
+    def variables(self, job: dict[str, Any]) -> dict[str, str]:
+        env = dict(self.predefined)
+        for scope in (self.config.get("variables", {}), job.get("variables", {})):
+            for k, v in scope.items():
+                env[k] = self.VAR.sub(lambda m: env.get(m[1], ""), str(v))
+        return {**env, **self.project}
+
+    def selected(self) -> list[str]:
+        """The jobs of this pipeline, stage by stage (none when the workflow rules do not match)."""
+        if not self._matches(self.config.get("workflow", {}).get("rules", [{}]), self.variables({})):
+            return []
+        stages = self.config["stages"]
+        jobs = [(stages.index(spec["stage"]), name) for name, spec in self.config.items()
+                if isinstance(spec, dict) and "script" in spec and not name.startswith(".")
+                and self._matches(spec.get("rules", [{}]), self.variables(spec))]
+        return [name for _, name in sorted(jobs)]
+
+    def run_job(self, name: str, workdir: Path) -> Job:
+        spec = self.config[name]
+        stages = self.config["stages"]
+        sources = spec["needs"] if "needs" in spec else [
+            n for n in self.done if stages.index(self.config[n]["stage"]) < stages.index(spec["stage"])]
+        for source in sources:  # the artifacts of the jobs it needs (all earlier stages without `needs`)
+            if (self.stash / source).exists():
+                shutil.copytree(self.stash / source, workdir, dirs_exist_ok=True)
+        lines = spec.get("before_script", self.config.get("default", {}).get("before_script", [])) + spec["script"]
+        job = Job(name, workdir, [bash("\n".join(lines), workdir, base_env(self.variables(spec)), name)])
+        artifacts = spec.get("artifacts", {})
+        if job.rc == 0 or artifacts.get("when") in ("always", "on_failure"):
+            for path in artifacts.get("paths", []):
+                src = workdir / path
+                if src.is_dir():
+                    shutil.copytree(src, self.stash / name / path, dirs_exist_ok=True)
+                elif src.exists():
+                    (self.stash / name / path).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(src, self.stash / name / path)
+        self.done[name] = job
+        return job
+
+
+def load(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text())
+
+
+def pull_request_event(number: int, base: str, head: str, head_sha: str, repo: str) -> dict[str, Any]:
+    """The parts of GitHub's ``pull_request`` webhook payload the workflow reads (``opened``; the shape of
+    https://docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request)."""
+    owner, name = repo.split("/")
+    return {"action": "opened", "number": number,
+            "pull_request": {"number": number, "state": "open", "title": "fabric: raise the ECN minimum threshold",
+                             "base": {"ref": base, "repo": {"full_name": repo}},
+                             "head": {"ref": head, "sha": head_sha, "repo": {"full_name": repo}}},
+            "repository": {"full_name": repo, "name": name, "owner": {"login": owner}, "default_branch": "main"}}
+
+
+def write_event(path: Path, event: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(event))
+    return path
+
+
+# --- the sample fabric repository and its services -------------------------------------------------------------
+
+HWAAC_VERSION = importlib.metadata.version("hwaac")  # the installed one: `setup` installs nothing then
+
+STATE = "/gitlab/api/v4/projects/42/terraform/state/hwaac-demo"
+TWIN = REPO / "tests" / "fixtures" / "intents" / "terraform" / "twin.yml"
+
+
+def small_demo(folder: Path) -> Path:
+    """inventory/demo as the sample repository's fabric ``demo``, its size cut to 1 SU of 2 nodes on 2 rails of
+    4-port lab switches (4 switches, 8 cables): NetBox's cost is per interface, cable and address, and recording
+    the whole demo takes minutes of it (benchmarks/netbox_sync.py). Everything else is the demo's."""
+    data = yaml.safe_load((DEMO / "fabric.yml").read_text())
+    data["fabric"].update(rails=2, nodes_per_su=2, su_count=1, su_capacity=2)
+    data["switches"]["leaf"].update(model="Lab-4x400G", downlinks=2)
+    data["switches"]["spine"]["model"] = "Lab-4x400G"
+    data["switch_models"] = yaml.safe_load(TWIN.read_text())["switch_models"]
+    data["storage"]["lnet"]["networks"][0]["rails"] = [0, 1]
+    (folder / "demo").mkdir(parents=True)
+    (folder / "demo" / "fabric.yml").write_text(yaml.safe_dump(data, sort_keys=False))
+    return folder / "demo"
+
+
+class Sample:
+    """The module's sample repository, the stand-in APIs, the NetBox, and everything the jobs printed."""
+
+    def __init__(self, root: Path, nb: Instance, apis: Apis) -> None:
+        self.root, self.nb, self.apis = root, nb, apis
+        self.repo: FabricRepo = make_fabric_repo(root, small_demo(root / "fabric"))
+        self.job_token = secrets.token_hex(12)
+        self.state_password = secrets.token_hex(12)
+        apis.state_auth |= {("gitlab-ci-token", self.job_token), ("hwaac-github", self.state_password)}
+        self.outputs: list[str] = []
+        self.workdirs: list[Path] = []
+        self.n = 0
+
+    def workdir(self, name: str) -> Path:
+        self.n += 1
+        return self.root / f"{self.n:02d}-{name}"
+
+    def github(self, event_name: str, ref: str, sha: str, event: dict[str, Any]) -> GitHubActions:
+        state = f"{self.apis.url}{STATE}"
+        variables = {"HWAAC_FABRIC": "demo", "HWAAC_VERSION": HWAAC_VERSION, "NETBOX_URL": self.nb.url,
+                     "HWAAC_TF_BACKEND": "http", "TF_HTTP_USERNAME": "hwaac-github",
+                     "HWAAC_TF_BACKEND_CONFIG": f"address={state}\nlock_address={state}/lock\n"
+                                                f"unlock_address={state}/lock\nlock_method=POST\nunlock_method=DELETE",
+                     "AWX_HOST": f"{self.apis.url}/awx"}
+        secret = {"NETBOX_TOKEN": self.nb.token, "GITHUB_TOKEN": self.apis.github_token,
+                  "AWX_TOKEN": self.apis.awx_token, "TF_HTTP_PASSWORD": self.state_password}
+        github = {"event_name": event_name, "event": event, "repository": "acme/fabric", "ref": ref, "sha": sha}
+        path = write_event(self.root / f"event-{self.n}.json", event)
+        runner = {"CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event_name,
+                  "GITHUB_EVENT_PATH": str(path), "GITHUB_REPOSITORY": "acme/fabric", "GITHUB_REF": ref,
+                  "GITHUB_SHA": sha, "GITHUB_API_URL": f"{self.apis.url}/github",
+                  "GITHUB_BASE_REF": event.get("pull_request", {}).get("base", {}).get("ref", ""),
+                  "HWAAC_AWX_POLL": "0.05"}  # a self-hosted runner's environment: AWX polled quickly
+        return GitHubActions(load(GITHUB_WORKFLOW), github, secret, variables, runner)
+
+    def gitlab(self, predefined: dict[str, str]) -> GitLabCI:
+        project = {"NETBOX_URL": self.nb.url, "NETBOX_TOKEN": self.nb.token, "HWAAC_VERSION": HWAAC_VERSION,
+                   "HWAAC_GITLAB_TOKEN": self.apis.gitlab_token, "AWX_HOST": f"{self.apis.url}/awx",
+                   "AWX_TOKEN": self.apis.awx_token, "HWAAC_AWX_POLL": "0.05"}
+        base = {"CI": "true", "GITLAB_CI": "true", "CI_API_V4_URL": f"{self.apis.url}/gitlab/api/v4",
+                "CI_PROJECT_ID": "42", "CI_DEFAULT_BRANCH": "main", "CI_JOB_TOKEN": self.job_token}
+        stash = self.root / f"artifacts-{self.n}"
+        stash.mkdir()
+        return GitLabCI(load(GITLAB_CI), base | predefined, project, stash)
+
+    def run(self, ci: GitHubActions | GitLabCI, ref: str, setup: Any = None) -> dict[str, Any]:
+        """Every job the event selects, each in a fresh clone of ``ref``; {job name: Job}."""
+        jobs = {}
+        for name in ci.selected():
+            workdir = self.repo.clone(self.workdir(name), ref)
+            if setup is not None:
+                setup(workdir)
+            jobs[name] = job = ci.run_job(name, workdir)
+            self.outputs.append(job.output)
+            self.workdirs.append(workdir)
+            if job.rc != 0:
+                break
+        return jobs
+
+    def secrets(self) -> list[str]:
+        return [self.nb.token, self.nb.token.split(".", 1)[-1], self.apis.github_token, self.apis.gitlab_token,
+                self.apis.awx_token, self.job_token, self.state_password]
+
+
+def github_merge_checkout(repo: FabricRepo, head: str) -> Any:
+    """actions/checkout of a pull_request event: refs/pull/N/merge, the head merged into the base's tip."""
+    def merge(workdir: Path) -> None:
+        git(workdir, "checkout", "-q", "--detach", "origin/main")
+        git(workdir, "merge", "-q", "--no-ff", "--no-edit", head)
+    return merge
+
+
+def gitlab_mr_checkout(workdir: Path) -> None:
+    """A merge request pipeline's clone fetches the pipeline's ref, not the target branch."""
+    git(workdir, "update-ref", "-d", "refs/remotes/origin/main")
+
+
+def leaked(texts: list[str], workdirs: list[Path], states: list[bytes], values: list[str]) -> list[str]:
+    """Where any of ``values`` appears: the jobs' output, every file they left (saved plans unzipped), the states."""
+    found = [f"output #{i}" for i, t in enumerate(texts) if any(v in t for v in values)]
+    for w in workdirs:
+        for f in w.rglob("*"):
+            if not f.is_file() or ".git" in f.relative_to(w).parts:
+                continue
+            blobs = [f.read_bytes()]
+            if zipfile.is_zipfile(f):
+                with zipfile.ZipFile(f) as z:
+                    blobs += [z.read(n) for n in z.namelist()]
+            found += [str(f) for b in blobs if any(v.encode() in b for v in values)]
+    return found + [f"state #{i}" for i, s in enumerate(states) if any(v.encode() in s for v in values)]
