@@ -231,6 +231,13 @@ def test_burn_in_then_qualify_reads_its_reports(site: Site) -> None:
         "devices", "name,custom_fields", name=NODES)} == dict.fromkeys(NODES, "burn_in")  # dry runs moved nothing
 
 
+def test_rail_check(site: Site) -> None:
+    r = site.run("hwaac rail check", {"rail_check_hosts": "gpu-su01-h04"})
+    assert_successful(r, {"Check that every device NCCL uses is present and Active"})
+    (checked,) = r.results("Check that every device NCCL uses is present and Active")
+    assert checked["msg"].startswith("8 rails Active: mlx5_0, ")
+
+
 def test_health_check(site: Site) -> None:
     client = Client(site.netbox.url, site.netbox.token)
     apply_transitions(client, [TransitionRequest("gpu-su01-h01", State.PRODUCTION, "burn-in PASS")],
