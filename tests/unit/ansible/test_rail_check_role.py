@@ -5,7 +5,9 @@ json_query name each rail NCCL would use that is missing or not Active, with its
 - gpu-su01-h01: ``ibstat`` prints the recorded RoCE output tests/fixtures/health/ibstat/rdma-core-47/
   h100-roce-400g-down-polling.txt (mlx5_5 and mlx5_11 Down/Polling; mlx5_11 is not one of NCCL's);
 - gpu-su01-h02: the fake ibstat (tests/fakes/bin, the same recorded layout), every rail up;
-- gpu-su01-h03: the fake with 6 devices (mlx5_6 and mlx5_7 absent)."""
+- gpu-su01-h03: the fake with 6 devices (mlx5_6 and mlx5_7 absent);
+- gpu-su01-h04: the recorded output with mlx5_0 made a dual-port HCA whose port 2 is Down (ibstat prints one
+  ``Port N:`` block per port, infiniband-diags ``src/ibstat.c``): NCCL uses mlx5_0:1, so only rail5 is named."""
 
 from __future__ import annotations
 
@@ -36,10 +38,26 @@ CASES: dict[str, tuple[dict[str, Any], bool, str]] = {
                      "Ethernet0"),
     "gpu-su01-h02": ({"fake": {}}, False,
                      "8 rails Active: mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7"),
+    "gpu-su01-h04": ({"recorded": RECORDED, "dual_port": "mlx5_0"}, True,  # slot 4: .70/31, the 4th leaf port
+                     "1 of 8 rails not usable: rail5 (mlx5_5, not Active, 172.16.1.71/31) -> leaf-p0-su01-r5 "
+                     "Ethernet12"),
     "gpu-su01-h03": ({"fake": {"rails": 6}}, True,
                      "2 of 8 rails not usable: rail6 (mlx5_6, missing, 172.16.1.133/31) -> leaf-p0-su01-r6 "
                      "Ethernet8; rail7 (mlx5_7, missing, 172.16.1.197/31) -> leaf-p0-su01-r7 Ethernet8"),
 }
+
+
+def dual_port(text: str, ca: str) -> str:
+    """``text`` with HCA ``ca`` given a second port, Down (its port 1 block with the state of a port that is down)."""
+    blocks = text.split("CA '")
+    for i, block in enumerate(blocks):
+        if block.startswith(f"{ca}'"):
+            head, port1 = block.split("\tPort 1:\n", 1)
+            port2 = port1.replace("State: Active", "State: Down").replace("Physical state: LinkUp",
+                                                                            "Physical state: Disabled")
+            blocks[i] = (head.replace("Number of ports: 1", "Number of ports: 2") + "\tPort 1:\n" + port1
+                         + "\tPort 2:\n" + port2)
+    return "CA '".join(blocks)
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +72,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         bindir.mkdir(parents=True)
         env = {"PATH": f"{bindir}{os.pathsep}/usr/bin{os.pathsep}/bin"}
         if "recorded" in setup:
+            output = setup["recorded"]
+            if "dual_port" in setup:
+                output = tmp / host / "ibstat.txt"
+                output.write_text(dual_port(setup["recorded"].read_text(), setup["dual_port"]))
             ibstat = bindir / "ibstat"
-            ibstat.write_text(f"#!/bin/sh\nexec cat '{setup['recorded']}'\n")
+            ibstat.write_text(f"#!/bin/sh\nexec cat '{output}'\n")
             ibstat.chmod(ibstat.stat().st_mode | stat.S_IXUSR)
         else:
             state = tmp / host / "state"
