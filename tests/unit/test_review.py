@@ -4,17 +4,21 @@ risk flags on sample changes of the demo, git revisions, and the comment's size 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from ansible.utils.helpers import pct_to_int
 
 from hwaac.cli import main
 from hwaac.review import Options, build_review, from_file, from_git, render_markdown
 from hwaac.review.impact import serial_size
 from hwaac.review.markdown import MAX_CHARS
-from hwaac.review.terraform import SENSITIVE, UNKNOWN, summarize
+from hwaac.review.terraform import SENSITIVE, UNKNOWN, TerraformPlanError, read_plan_json, summarize
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "inventory/demo/fabric.yml"
@@ -24,14 +28,39 @@ DEMO = REPO / "inventory/demo/fabric.yml"
     ("25%", 24, 6), ("25%", 3, 1), ("30%", 10, 3), ("100%", 7, 7), ("1", 24, 1), ("8", 24, 8), ("0", 24, 24),
 ])
 def test_batch_size_is_ansibles(serial: str, hosts: int, size: int) -> None:
-    # ansible-core lib/ansible/utils/helpers.py pct_to_int: int(pct / 100 * hosts) or 1
     assert serial_size(serial, hosts) == size
+    if serial.endswith("%"):  # ansible-core's own arithmetic (its playbook executor's batches)
+        assert pct_to_int(serial, hosts) == size
 
 
-@pytest.mark.parametrize("serial", ["0%", "120%", "a few", "-2"])
+@pytest.mark.parametrize("serial", ["0%", "120%", "a few", "-2", "abc%"])
 def test_batch_size_refused(serial: str) -> None:
-    with pytest.raises(ValueError, match="batch size"):
+    with pytest.raises(ValueError, match=r"a number of hosts \(0: all at once\) or a share from 1% to 100%"):
         serial_size(serial, 10)
+
+
+def test_batches_are_the_ones_ansible_runs(tmp_path: Path) -> None:
+    """The rollout's batches of the demo's switches, against what ansible-playbook itself runs as batches
+    (``ansible_play_batch``) over the inventory plugin aiinfra.hwaac.fabric, with fabric_deploy's serial."""
+    old, new = write_change(tmp_path, "min_threshold_bytes: 150000", "min_threshold_bytes: 200000")
+    review = build_review(from_file(old), from_file(new), options=Options(batch_size="30%"))
+    (deploy,) = review["rollout"]
+    assert deploy["playbook"] == "fabric_deploy" and deploy["batch_size"] == 7 and deploy["batches"] == 4
+    assert main(["plan", str(new), "-o", str(tmp_path / "plan")]) == 0
+    (tmp_path / "fabric.hwaac.yml").write_text(yaml.safe_dump({"plugin": "aiinfra.hwaac.fabric", "source": "plan",
+                                                               "plan_file": str(tmp_path / "plan")}))
+    (tmp_path / "batches.yml").write_text(yaml.safe_dump([{
+        "name": "Batches", "hosts": "switches", "gather_facts": False, "serial": "30%",
+        "tasks": [{"name": "Batch", "ansible.builtin.debug": {"msg": "BATCH {{ ansible_play_batch | join(',') }}"},
+                   "run_once": True}]}]))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "NETBOX_"))}
+    r = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(tmp_path / "fabric.hwaac.yml"),
+                        str(tmp_path / "batches.yml")], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    ran = [line.split("BATCH ", 1)[1].rstrip('"').split(",") for line in r.stdout.splitlines()
+           if '"msg": "BATCH ' in line]
+    assert len(ran) == deploy["batches"]
+    assert [w["changed"] for w in deploy["with_changes"]] == ran  # every switch changes: each batch in full
 
 
 def tf_change(actions: list[str], before: Any, after: Any, **extra: Any) -> dict[str, Any]:
@@ -100,6 +129,39 @@ def test_review_of_sample_changes(name: str, tmp_path: Path) -> None:
         assert "No rendered file changes." in md and not review["rollout"] and not review["gates"]
 
 
+def test_rollout_picks_the_playbooks_the_files_need(tmp_path: Path) -> None:
+    """A Lustre client change reaches lustre-client.json only: lustre_clients runs, hosts_network does not."""
+    old, new = write_change(tmp_path, 'client_version: "2.15.5"', 'client_version: "2.15.6"')
+    review = build_review(from_file(old), from_file(new))
+    assert [ro["playbook"] for ro in review["rollout"]] == ["lustre_clients"]
+    assert {f for d in review["devices"].values() for f in d["files"]} == {"lustre-client.json"}
+
+
+@pytest.mark.parametrize(("doc", "error"), [
+    ({"format_version": "1.0", "values": {"root_module": {}}}, "this is Terraform state, not a plan"),
+    ({"format_version": "1.2", "resource_changes": "x"}, "resource_changes must be a list"),
+    ({"format_version": "1.2", "resource_changes": [{"address": "a"}]}, "resource_changes must be a list"),
+    ({"resource_changes": []}, "no format_version"),
+])
+def test_terraform_plan_refused(doc: dict[str, Any], error: str, tmp_path: Path) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps(doc))
+    with pytest.raises(TerraformPlanError, match=error):
+        read_plan_json(tmp_path / "plan.json")
+
+
+def test_a_netbox_that_cannot_be_reached_fails_the_review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = write_change(tmp_path, "min_threshold_bytes: 150000", "min_threshold_bytes: 200000")
+    monkeypatch.setenv("NETBOX_URL", "http://127.0.0.1:9")  # discard: nothing listens
+    monkeypatch.setenv("NETBOX_TOKEN", "0123456789abcdef0123456789abcdef01234567")
+    assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "out")]) == 2
+    assert "the NetBox dry run could not run" in capsys.readouterr().err
+    review = json.loads((tmp_path / "out/review.json").read_text())
+    assert review["netbox"]["status"] == "error"
+    assert "**Could not run**" in (tmp_path / "out/review.md").read_text()
+    assert "0123456789abcdef" not in (tmp_path / "out/review.md").read_text() + json.dumps(review)
+
+
 def test_cli_exit_codes_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old, new = write_change(tmp_path, "leaf: 10.0.0.0/24", "leaf: 10.0.2.0/24")
     assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "out"), "--no-netbox"]) == 3
@@ -118,6 +180,9 @@ def test_cli_exit_codes_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[
     (bad / "fabric.yml").write_text(DEMO.read_text().replace("su_count: 2", "su_count: zwei"))
     assert main(["review", str(bad), "--old", str(old), "-o", str(tmp_path / "o3"), "--no-netbox"]) == 1
     assert not (tmp_path / "o2").exists() and not (tmp_path / "o3").exists()
+    with pytest.raises(SystemExit) as exc:
+        main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "o4"), "--many-sus", "-5"])
+    assert exc.value.code == 2 and "a number of SUs, 0 or more" in capsys.readouterr().err
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -144,16 +209,27 @@ def test_git_revisions(tmp_path: Path) -> None:
 
 
 def test_comment_fits_at_a_thousand_devices() -> None:
-    """1,200 devices each with its own change: the comment keeps every summary, folds the details and stops
-    under the size GitHub accepts, pointing at review.json for the rest."""
+    """1,200 devices each with its own change, thousands of plan, NetBox and refusal lines, a hundred Terraform
+    resources: the comment keeps every summary, cuts the folded lists and stops under the size GitHub accepts,
+    pointing at review.json for the rest."""
     devices = {f"leaf-{i:04d}": {"kind": "switch", "status": "changed", "files": {},
                                  "tables": {"PORT": {"added": [], "removed": [],
                                                      "changed": {f"Ethernet{i}": ["mtu"]}}}} for i in range(1200)}
-    review = {"fabric": "big", "base": "main", "head": "HEAD", "verdict": "ok", "refusals": [],
+    review = {"fabric": "big", "base": "main", "head": "HEAD", "verdict": "refused",
+              "refusals": [{"kind": "renumber", "flag": "--allow-renumber", "why": "it moves allocations",
+                            "items": [f"switches s{i}: asn {i} -> {i + 1}" for i in range(3000)]}],
               "intent": [{"path": f"x.y{i}", "old": i, "new": i + 1} for i in range(300)],
-              "plan": {s: {"added": [], "removed": [], "changed": {}} for s in ("switches", "nodes", "links")}
+              "plan": {s: {"added": [f"{s}-new-{i}" for i in range(3000)], "removed": [],
+                           "changed": {f"{s}-{i}": {"asn": [i, i + 1]} for i in range(3000)}}
+                       for s in ("switches", "nodes", "links")}
               | {"storage": {}, "renumbered": [], "removals": [], "affected": []},
-              "netbox": {"status": "not run"}, "terraform": {"status": "not given"}, "devices": devices,
+              "netbox": {"status": "changes", "counts": {"devices": {"create": 3000, "update": 0, "delete": 0}},
+                         "lines": [f"  + device new-{i}" for i in range(3000)]},
+              "terraform": {"status": "present", "counts": {"update": 100}, "drift": [], "errored": False,
+                            "resources": [{"address": f"hwaac_fabric_plane.p{i}", "action": "update",
+                                           "attributes": {f"a{j}": ["x" * 70, "y" * 70] for j in range(200)}}
+                                          for i in range(100)]},
+              "devices": devices,
               "documents": {}, "risks": [], "gates": [], "rollout": [],
               "blast_radius": {"switches": {"leaf": list(devices)}, "gpu_nodes": [], "appliances": [],
                                "cables": {"added": 0, "changed": 0, "removed": 0}, "links_on_pushed_switches": 0,
@@ -162,6 +238,8 @@ def test_comment_fits_at_a_thousand_devices() -> None:
     assert len(md) <= MAX_CHARS
     assert "| switches whose config changes | 1200 leaf |" in md and "| `PORT` | 1200 |" in md
     assert "<summary>300 fields changed</summary>" in md
+    assert "**Refused: renumber of 3000 item(s).**" in md and "| devices | 3000 | 0 | 0 |" in md
+    assert "100 to update." in md and "| switches | 3000 | 3000 | 0 |" in md
     kept = md.count("<summary>switch <code>leaf-")
     assert 0 < kept < 1200
     assert f"_{1200 - kept} more device(s) with changes are in `review.json`" in md

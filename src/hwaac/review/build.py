@@ -66,7 +66,8 @@ def build_review(old: Side, new: Side, *, pool_lookup: Callable[..., Any] | None
     return {
         "format": FORMAT,
         "fabric": new_intent.fabric.name,
-        "base": old.label if old.text is not None else f"{old.label} (no fabric: everything is added)",
+        "base": old.label if old.text is not None else (f"{old.label} (no fabric there: everything is added; if "
+                                                         "the fabric moved, review with --old)"),
         "head": new.label,
         "verdict": "refused" if refusals else "ok",
         "refusals": refusals,

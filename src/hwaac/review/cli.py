@@ -1,7 +1,8 @@
 """``hwaac review NEW (--base REV | --old OLD) -o DIR``: writes ``DIR/review.md`` and ``DIR/review.json``.
 
 Exit status: 0 reviewed; 1 invalid intent; 2 usage error (bad arguments, unreadable revision or Terraform plan,
-unusable output folder); 3 refused: the change renumbers or removes what is in service without --allow-renumber
+unusable output folder; or the NetBox dry run asked for could not reach NetBox: the report is written and says
+so); 3 refused: the change renumbers or removes what is in service without --allow-renumber
 or --allow-remove (the report is written and says why).
 """
 
@@ -60,7 +61,17 @@ def cmd_review(args: argparse.Namespace) -> int:
     for ref in review["refusals"]:
         print(f"hwaac review: refused: {ref['kind']} of {len(ref['items'])} item(s) without {ref['flag']}",
               file=sys.stderr)
-    return EXIT_REFUSED if review["refusals"] else EXIT_OK
+    if review["refusals"]:
+        return EXIT_REFUSED
+    if review["netbox"].get("status") == "error":  # asked for and not run: the review is not complete
+        return _usage(f"the NetBox dry run could not run: {review['netbox']['message']} (the report says so)")
+    return EXIT_OK
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of SUs, 0 or more")
+    return int(text)
 
 
 def _usage(msg: str) -> int:
@@ -93,5 +104,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--allow-renumber", action="store_true", help="accept changes to existing allocations")
     r.add_argument("--allow-remove", action="store_true", help="accept removing devices or cables in service")
     r.add_argument("--batch-size", default="25%", help="the rollout's serial: hosts per batch or a share (25%%)")
-    r.add_argument("--many-sus", type=int, default=1, metavar="N", help="flag a change touching more than N SUs")
+    r.add_argument("--many-sus", type=_count, default=1, metavar="N", help="flag a change touching more than N SUs")
     r.set_defaults(func=cmd_review)

@@ -27,8 +27,11 @@ QOS_TABLES = frozenset({
 })
 # host files of the RoCE QoS: NIC trust/PFC/ECN and NCCL's traffic class
 QOS_HOST_FILES = frozenset({"nic-roce.json", "nccl.env"})
-PLAYBOOKS = (("fabric_deploy", "switches", "fabric_deploy_serial"),
-             ("hosts_network", "gpu_nodes", "hosts_network_serial"))
+LUSTRE_FILE = "lustre-client.json"
+# playbook, its group, its serial variable, and which of a device's changed files (None: its config_db) it applies
+PLAYBOOKS = (("fabric_deploy", "switches", "fabric_deploy_serial", None),
+             ("hosts_network", "gpu_nodes", "hosts_network_serial", lambda f: f != LUSTRE_FILE),
+             ("lustre_clients", "gpu_nodes", "lustre_clients_serial", lambda f: f == LUSTRE_FILE))
 
 
 @dataclass(frozen=True)
@@ -83,30 +86,35 @@ def serial_size(serial: str | int, hosts: int) -> int:
     0 means every host at once."""
     text = str(serial).strip()
     if text.endswith("%"):
-        share = float(text[:-1])
+        try:
+            share = float(text[:-1])
+        except ValueError:
+            share = -1.0
         if not 0 < share <= 100:
-            raise ValueError(f"batch size {serial!r}: a share must be in (0%, 100%]")
+            raise ValueError(f"batch size {serial!r}: a number of hosts (0: all at once) or a share from 1% to 100%")
         return int(share / 100.0 * hosts) or 1
     if not text.isdigit():
-        raise ValueError(f"batch size {serial!r}: a number of hosts or a share like 25%")
+        raise ValueError(f"batch size {serial!r}: a number of hosts (0: all at once) or a share from 1% to 100%")
     return int(text) or hosts
 
 
 def rollout(new: Mapping[str, Any], devices: Mapping[str, DeviceChange], serial: str) -> list[dict[str, Any]]:
-    """Per playbook that has work (fabric_deploy for switches, hosts_network for GPU nodes): its batches over the
-    group's hosts in inventory order, each with the hosts it changes. Batches that change nothing still run
-    (they find nothing to do) and are counted, not listed."""
+    """Per playbook that has work (fabric_deploy for switches' config_db, hosts_network for the nodes' network
+    and NIC files, lustre_clients for their Lustre client file): its batches over the group's hosts in inventory
+    order, each with the hosts it changes. Batches that change nothing still run (they find nothing to do) and
+    are counted, not listed."""
     inv = from_plan_doc(dict(new))
     out = []
-    for playbook, group, var in PLAYBOOKS:
+    for playbook, group, var, applies in PLAYBOOKS:
         hosts = _group_hosts(inv, group)
-        changed = [h for h in hosts if h in devices and devices[h].status != "removed"]
-        if not changed:
+        work = {h for h in hosts if h in devices and devices[h].status != "removed"
+                and (applies is None or any(applies(Path(f).name) for f in devices[h].files))}
+        if not work:
             continue
         size = serial_size(serial, len(hosts))
         batches = [hosts[i:i + size] for i in range(0, len(hosts), size)]
-        with_work = [{"batch": i + 1, "hosts": len(b), "changed": [h for h in b if h in devices]}
-                     for i, b in enumerate(batches) if any(h in devices for h in b)]
+        with_work = [{"batch": i + 1, "hosts": len(b), "changed": [h for h in b if h in work]}
+                     for i, b in enumerate(batches) if any(h in work for h in b)]
         out.append({"playbook": playbook, "group": group, "serial": serial, "extra_var": var,
                     "hosts": len(hosts), "batch_size": size, "batches": len(batches), "with_changes": with_work})
     return out

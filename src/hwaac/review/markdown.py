@@ -13,10 +13,18 @@ MARKER = "<!-- hwaac-review -->"  # CI finds and updates its own comment by this
 
 
 def render_markdown(review: dict[str, Any], max_chars: int = MAX_CHARS) -> str:
-    head = _head(review)
-    body = [*_refusals(review), *_summary(review), *_risks(review), *_intent(review), *_plan(review),
-            *_netbox(review), *_terraform(review), *_rollout(review), *_gates(review), *_config_tables(review)]
-    text = "\n".join(head + body) + "\n"
+    """The comment: every section's summary, its lists cut to fewer items until the whole fits ``max_chars``, then
+    as many per-device blocks as still fit."""
+    for n in (LIST_LIMIT, 20, 8, 3, 1):
+        body = [*_refusals(review, n), *_summary(review), *_risks(review), *_intent(review, n), *_plan(review, n),
+                *_netbox(review, n), *_terraform(review, n), *_rollout(review, n), *_gates(review),
+                *_config_tables(review)]
+        text = "\n".join(_head(review) + body) + "\n"
+        if len(text) + 300 <= max_chars:
+            break
+    else:  # a summary alone too long for a comment: cut it, and say where the rest is
+        cut = text[:max_chars - 300].rsplit("\n", 1)[0]
+        return cut + "\n\n_The report is cut here; all of it is in `review.json`._\n"
     devices = _device_details(review)
     kept = 0
     if devices:
@@ -42,7 +50,7 @@ def _fold(summary: str, lines: list[str]) -> list[str]:
     return ["<details>", f"<summary>{summary}</summary>", "", *lines, "", "</details>", ""]
 
 
-def _cut(items: list[str], limit: int = LIST_LIMIT) -> list[str]:
+def _cut(items: list[str], limit: int) -> list[str]:
     return items[:limit] + ([f"- ... {len(items) - limit} more (review.json)"] if len(items) > limit else [])
 
 
@@ -52,12 +60,12 @@ def _head(r: dict[str, Any]) -> list[str]:
             f"base `{r['base']}` → head `{r['head']}`", ""]
 
 
-def _refusals(r: dict[str, Any]) -> list[str]:
+def _refusals(r: dict[str, Any], n: int) -> list[str]:
     out = []
     for ref in r["refusals"]:
         out += [f"> **Refused: {ref['kind']} of {len(ref['items'])} item(s).** {ref['why']}.", ""]
         out += _fold(f"what would {ref['kind'] if ref['kind'] != 'remove' else 'be removed'}",
-                     _cut([f"- {_cell(i, 120)}" for i in ref["items"]]))
+                     _cut([f"- {_cell(i, 120)}" for i in ref["items"]], n))
     return out
 
 
@@ -81,7 +89,7 @@ def _risks(r: dict[str, Any]) -> list[str]:
     return ["### Risk flags", "", *(f"- **{x['code']}**: {x['message']}" for x in r["risks"]), ""]
 
 
-def _intent(r: dict[str, Any]) -> list[str]:
+def _intent(r: dict[str, Any], n: int) -> list[str]:
     rows = [f"| {_cell(c['path'])} | {_cell(c['old'])} | {_cell(c['new'])} |" for c in r["intent"]]
     out = ["### Intent change", ""]
     if not rows:
@@ -89,10 +97,10 @@ def _intent(r: dict[str, Any]) -> list[str]:
     table = ["| field | before | after |", "|---|---|---|"]
     if len(rows) <= 20:
         return [*out, *table, *rows, ""]
-    return [*out, *_fold(f"{len(rows)} fields changed", [*table, *rows[:200]])]
+    return [*out, *_fold(f"{len(rows)} fields changed", [*table, *rows[:4 * n]])]
 
 
-def _plan(r: dict[str, Any]) -> list[str]:
+def _plan(r: dict[str, Any], n: int) -> list[str]:
     p = r["plan"]
     out = ["### Plan (`hwaac plan --against`)", "", "| section | added | changed | removed |", "|---|---|---|---|"]
     for s in ("switches", "nodes", "links"):
@@ -101,17 +109,18 @@ def _plan(r: dict[str, Any]) -> list[str]:
     out.append("")
     details = []
     for s in ("switches", "nodes", "links"):
-        details += _cut([f"- + {s} `{n}`" for n in p[s]["added"]])
-        details += _cut([f"- - {s} `{n}`" for n in p[s]["removed"]])
-        details += _cut([f"- ~ {s} `{n}`: " + ", ".join(f"{f} {_cell(o)} → {_cell(v)}" for f, (o, v) in fs.items())
-                         for n, fs in p[s]["changed"].items()])
-    details += [f"- ~ storage {_cell(k)}: {_cell(o)} → {_cell(v)}" for k, (o, v) in p["storage"].items()]
+        details += _cut([f"- + {s} `{name}`" for name in p[s]["added"]], n)
+        details += _cut([f"- - {s} `{name}`" for name in p[s]["removed"]], n)
+        details += _cut([f"- ~ {s} `{name}`: " + ", ".join(f"{f} {_cell(o)} → {_cell(v)}"
+                                                            for f, (o, v) in fs.items())
+                         for name, fs in p[s]["changed"].items()], n)
+    details += _cut([f"- ~ storage {_cell(k)}: {_cell(o)} → {_cell(v)}" for k, (o, v) in p["storage"].items()], n)
     if details:
         out += _fold("what the plan adds, changes and removes", details)
     return out
 
 
-def _netbox(r: dict[str, Any]) -> list[str]:
+def _netbox(r: dict[str, Any], n: int) -> list[str]:
     nb = r["netbox"]
     out = ["### NetBox (sync dry run)", ""]
     status = nb.get("status")
@@ -120,7 +129,7 @@ def _netbox(r: dict[str, Any]) -> list[str]:
     if status == "error":
         return [*out, f"**Could not run**: {nb['message']}", ""]
     if status == "conflict":
-        return [*out, f"**Conflict**: {nb['message']}.", "", *_cut([f"- {_cell(c, 160)}" for c in nb["conflicts"]]),
+        return [*out, f"**Conflict**: {nb['message']}.", "", *_cut([f"- {_cell(c, 160)}" for c in nb["conflicts"]], n),
                 ""]
     if status == "no changes":
         return [*out, "NetBox already matches the new plan: no writes.", ""]
@@ -128,28 +137,31 @@ def _netbox(r: dict[str, Any]) -> list[str]:
     out += ["| object type | create | update | delete |", "|---|---|---|---|", *rows, ""]
     lines = [line for line in nb.get("lines", []) if line.startswith("  ")]
     if lines:
-        out += _fold("objects", ["```", *lines[:300], *(["..."] if len(lines) > 300 else []), "```"])
+        out += _fold("objects", ["```", *lines[:6 * n], *(["..."] if len(lines) > 6 * n else []), "```"])
     return out
 
 
-def _terraform(r: dict[str, Any]) -> list[str]:
+def _terraform(r: dict[str, Any], n: int) -> list[str]:
     tf = r["terraform"]
     out = ["### Terraform plan", ""]
     if tf.get("status") == "not given":
         return [*out, "Not given (pass --terraform-plan).", ""]
+    if tf.get("errored"):
+        out += ["**The plan is incomplete**: Terraform stopped with an error while planning; what follows is what it "
+                "planned before it stopped.", ""]
     counts = ", ".join(f"{n} to {a}" for a, n in tf["counts"].items() if a != "no-op") or "no changes"
     out += [f"{counts}" + (f"; {tf['counts']['no-op']} unchanged" if tf["counts"].get("no-op") else "") + ".", ""]
     if tf.get("drift"):
         out += [f"Drift found (changed outside Terraform): {', '.join(f'`{a}`' for a in tf['drift'][:20])}.", ""]
-    for res in tf["resources"][:LIST_LIMIT]:
+    for res in tf["resources"][:n]:
         attrs = res["attributes"]
         lines = [f"| {_cell(k)} | {_cell(o)} | {_cell(n)} |" for k, (o, n) in attrs.items()]
-        table = ["| attribute | before | after |", "|---|---|---|", *lines[:100]] if lines else ["(no attributes)"]
+        table = ["| attribute | before | after |", "|---|---|---|", *lines[:2 * n]] if lines else ["(no attributes)"]
         out += _fold(f"{res['action']} <code>{res['address']}</code> ({len(attrs)} attribute(s))", table)
     return out
 
 
-def _rollout(r: dict[str, Any]) -> list[str]:
+def _rollout(r: dict[str, Any], n: int) -> list[str]:
     out = ["### Rollout", ""]
     if not r["rollout"]:
         return [*out, "Nothing to push.", ""]
@@ -160,7 +172,7 @@ def _rollout(r: dict[str, Any]) -> list[str]:
                    f"{len(work)} batch(es) change something")
         lines = [f"- batch {w['batch']} ({w['hosts']} hosts): " + ", ".join(f"`{h}`" for h in w["changed"][:12])
                  + (f" ... {len(w['changed']) - 12} more" if len(w["changed"]) > 12 else "") for w in work]
-        out += ["", *_fold("batches with changes", _cut(lines))]
+        out += ["", *_fold("batches with changes", _cut(lines, n))]
     return out
 
 

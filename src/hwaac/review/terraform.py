@@ -50,6 +50,14 @@ def read_plan_json(path: str | Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or "format_version" not in doc:
         raise TerraformPlanError(f"{p}: not a Terraform plan (no format_version; expected `terraform show -json` of a "
                                  "saved plan)")
+    if "planned_values" not in doc and "resource_changes" not in doc:
+        raise TerraformPlanError(f"{p}: this is Terraform state, not a plan (no planned_values or resource_changes): "
+                                 "pass `terraform show -json` of a plan saved with `terraform plan -out FILE`")
+    changes = doc.get("resource_changes", [])
+    if not isinstance(changes, list) or not all(isinstance(rc, dict) and isinstance(rc.get("change"), dict)
+                                                for rc in changes):
+        raise TerraformPlanError(f"{p}: resource_changes must be a list of objects with a change object, as "
+                                 "`terraform show -json` prints it")
     return doc
 
 
