@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pynetbox
 import yaml
 from ci_fake_apis import Apis
 
@@ -111,6 +112,7 @@ class Step:
     name: str
     rc: int | None  # None: skipped
     output: str = ""
+    netbox_token: str | None = None  # the NETBOX_TOKEN the step ran with
 
 
 @dataclass
@@ -127,6 +129,11 @@ class Job:
     def output(self) -> str:
         return "\n".join(s.output for s in self.steps)
 
+    @property
+    def netbox_tokens(self) -> set[str]:
+        """The NetBox tokens its steps ran with."""
+        return {s.netbox_token for s in self.steps if s.netbox_token}
+
 
 def base_env(extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(OWN_ENV)}
@@ -137,7 +144,7 @@ def bash(script: str, cwd: Path, env: dict[str, str], name: str) -> Step:
     """``script`` as the runners run a step (bash -eo pipefail, no profile), stdout and stderr together."""
     r = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1200, check=False)
-    return Step(name, r.returncode, r.stdout)
+    return Step(name, r.returncode, r.stdout, env.get("NETBOX_TOKEN"))
 
 
 def _translate(expr: str, ref: re.Pattern[str], lookup: str) -> str:
@@ -221,8 +228,9 @@ class GitLabCI:
     VAR = re.compile(r"\$\{?(\w+)\}?")
 
     def __init__(self, config: dict[str, Any], predefined: dict[str, str], project: dict[str, str],
-                 stash: Path) -> None:
+                 stash: Path, protected: frozenset[str] = frozenset()) -> None:
         self.config, self.predefined, self.project, self.stash = config, predefined, project, stash
+        self.protected = protected  # project variables exposed only to pipelines of protected branches
         self.done: dict[str, Job] = {}
 
     def _rule(self, expr: str, env: dict[str, str]) -> bool:
@@ -237,11 +245,20 @@ class GitLabCI:
         return False
 
     def variables(self, job: dict[str, Any]) -> dict[str, str]:
+        """GitLab's precedence, lowest first: predefined, the file's, the job's, its matching rule's variables, then
+        the project's settings; a protected setting only where the pipeline's branch is protected (the default)."""
         env = dict(self.predefined)
+        project = {k: v for k, v in self.project.items() if k not in self.protected
+                   or env.get("CI_COMMIT_BRANCH") == env.get("CI_DEFAULT_BRANCH")}
         for scope in (self.config.get("variables", {}), job.get("variables", {})):
             for k, v in scope.items():
                 env[k] = self.VAR.sub(lambda m: env.get(m[1], ""), str(v))
-        return {**env, **self.project}
+        rule = next((r for r in job.get("rules", []) if "if" not in r or self._rule(r["if"], {**env, **project})),
+                    {})
+        look = {**env, **project}
+        for k, v in rule.get("variables", {}).items():
+            env[k] = self.VAR.sub(lambda m: look.get(m[1], ""), str(v))
+        return {**env, **project}
 
     def selected(self) -> list[str]:
         """The jobs of this pipeline, stage by stage (none when the workflow rules do not match)."""
@@ -325,6 +342,7 @@ class Sample:
     def __init__(self, root: Path, nb: Instance, apis: Apis) -> None:
         self.root, self.nb, self.apis = root, nb, apis
         self.repo: FabricRepo = make_fabric_repo(root, small_demo(root / "fabric"))
+        self.review_token = read_only_token(nb)  # the pull-request jobs' NetBox token
         self.job_token = secrets.token_hex(12)
         self.state_password = secrets.token_hex(12)
         apis.state_auth |= {("gitlab-ci-token", self.job_token), ("hwaac-github", self.state_password)}
@@ -343,8 +361,10 @@ class Sample:
                      "HWAAC_TF_BACKEND_CONFIG": f"address={state}\nlock_address={state}/lock\n"
                                                 f"unlock_address={state}/lock\nlock_method=POST\nunlock_method=DELETE",
                      "AWX_HOST": f"{self.apis.url}/awx"}
+        # the state's review credential is the same password here (the stand-in has no read-only role)
         secret = {"NETBOX_TOKEN": self.nb.token, "GITHUB_TOKEN": self.apis.github_token,
-                  "AWX_TOKEN": self.apis.awx_token, "TF_HTTP_PASSWORD": self.state_password}
+                  "AWX_TOKEN": self.apis.awx_token, "TF_HTTP_PASSWORD": self.state_password,
+                  "NETBOX_REVIEW_TOKEN": self.review_token, "TF_HTTP_REVIEW_PASSWORD": self.state_password}
         github = {"event_name": event_name, "event": event, "repository": "acme/fabric", "ref": ref, "sha": sha}
         path = write_event(self.root / f"event-{self.n}.json", event)
         runner = {"CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event_name,
@@ -355,14 +375,15 @@ class Sample:
         return GitHubActions(load(GITHUB_WORKFLOW), github, secret, variables, runner)
 
     def gitlab(self, predefined: dict[str, str]) -> GitLabCI:
-        project = {"NETBOX_URL": self.nb.url, "NETBOX_TOKEN": self.nb.token, "HWAAC_VERSION": HWAAC_VERSION,
+        project = {"NETBOX_URL": self.nb.url, "NETBOX_TOKEN": self.nb.token, "NETBOX_REVIEW_TOKEN": self.review_token,
+                   "HWAAC_VERSION": HWAAC_VERSION,
                    "HWAAC_GITLAB_TOKEN": self.apis.gitlab_token, "AWX_HOST": f"{self.apis.url}/awx",
                    "AWX_TOKEN": self.apis.awx_token, "HWAAC_AWX_POLL": "0.05"}
         base = {"CI": "true", "GITLAB_CI": "true", "CI_API_V4_URL": f"{self.apis.url}/gitlab/api/v4",
                 "CI_PROJECT_ID": "42", "CI_DEFAULT_BRANCH": "main", "CI_JOB_TOKEN": self.job_token}
         stash = self.root / f"artifacts-{self.n}"
         stash.mkdir()
-        return GitLabCI(load(GITLAB_CI), base | predefined, project, stash)
+        return GitLabCI(load(GITLAB_CI), base | predefined, project, stash, frozenset({"NETBOX_TOKEN", "AWX_TOKEN"}))
 
     def run(self, ci: GitHubActions | GitLabCI, ref: str, setup: Any = None) -> dict[str, Any]:
         """Every job the event selects, each in a fresh clone of ``ref``; {job name: Job}."""
@@ -379,8 +400,18 @@ class Sample:
         return jobs
 
     def secrets(self) -> list[str]:
-        return [self.nb.token, self.nb.token.split(".", 1)[-1], self.apis.github_token, self.apis.gitlab_token,
+        return [self.nb.token, self.nb.token.split(".", 1)[-1], self.review_token, self.review_token.split(".", 1)[-1],
+                self.apis.github_token, self.apis.gitlab_token,
                 self.apis.awx_token, self.job_token, self.state_password]
+
+
+def read_only_token(nb: Instance) -> str:
+    """A NetBox v2 token of the admin without write permission (``write_enabled: false``), as ``nbt_<key>.<token>``
+    (NetBox REST API ``POST /api/users/tokens/``: the plaintext is in the answer once)."""
+    api = pynetbox.api(nb.url, token=nb.token)
+    admin = api.users.users.get(username="admin")
+    created = api.users.tokens.create(user=admin.id, write_enabled=False, description="hwaac review (read only)")
+    return f"nbt_{created.key}.{created.token}"
 
 
 def github_merge_checkout(repo: FabricRepo, head: str) -> Any:

@@ -382,6 +382,7 @@ def test_pipelines_on_a_sample_fabric_repository(netbox_db: Instance, apis: Apis
     posted = apis.seen("POST", r"/github/repos/acme/fabric/issues/7/comments")
     assert [r.json() for r in posted] == [{"body": f"{MARKER}\n{review_md}"}]
     assert apis.seen("POST", rf"{STATE}/lock") and apis.seen("DELETE", rf"{STATE}/lock"), "plan took no state lock"
+    assert review.netbox_tokens == {s.review_token}, "a pull request's job had NetBox's write token"
 
     # the workflow again (a new push to the pull request): the one comment is updated, not a second one posted
     again = gh.run_job("review", review.workdir, only={"Comment on the pull request"})
@@ -401,12 +402,14 @@ def test_pipelines_on_a_sample_fabric_repository(netbox_db: Instance, apis: Apis
     notes = apis.seen("POST", r"/gitlab/api/v4/projects/42/merge_requests/5/notes")
     assert [r.json() for r in notes] == [{"body": f"{MARKER}\n{(out / 'review' / 'review.md').read_text()}"}]
     assert json.loads((out / "review" / "review.json").read_text())["base"].startswith(main0[:7])
+    assert set().union(*(j.netbox_tokens for j in jobs.values())) == {s.review_token}  # protected: not for MRs
 
     # 3. merged: the push to main applies (terraform plan + apply of that plan) and launches the AWX deploy job
     main1 = repo.merge("qos-ecn")
     jobs = s.run(s.github("push", "refs/heads/main", main1, {"ref": "refs/heads/main", "after": main1}), main1)
     assert list(jobs) == ["apply"]
     assert jobs["apply"].rc == 0, jobs["apply"].output
+    assert jobs["apply"].netbox_tokens == {netbox_db.token}
     plan = build_plan(load_intent(jobs["apply"].workdir / "inventory" / "demo"))
     api = pynetbox.api(netbox_db.url, token=netbox_db.token)
     assert api.dcim.devices.count(tag="hwaac-fabric-demo") == len(plan.switches) + len(plan.nodes)
