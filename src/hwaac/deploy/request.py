@@ -75,6 +75,32 @@ def _extra_var(value: str) -> str:
     return value
 
 
+def extra_var_secrets(extra_args: list[str]) -> dict[str, str]:
+    """The values of ``-e`` variables whose names say secret (:data:`hwaac.deploy.artifacts.SECRET_NAME`), by
+    ``-e <name>``: from ``KEY=VALUE`` words, inline mappings and ``@file`` mappings (top-level keys)."""
+    from hwaac.deploy.artifacts import MIN_SECRET, SECRET_NAME
+
+    found: dict[str, str] = {}
+    for flag, value in zip(extra_args[::2], extra_args[1::2], strict=True):
+        if flag != "-e":
+            continue
+        text = value.strip()
+        try:
+            if text.startswith("@"):
+                doc = yaml.safe_load(Path(text[1:]).read_text())
+            elif text.startswith(("{", "[")):
+                doc = yaml.safe_load(text)
+            else:
+                doc = parse_kv(text)
+        except (OSError, yaml.YAMLError):
+            continue
+        for key, val in (doc.items() if isinstance(doc, dict) else ()):
+            if isinstance(key, str) and SECRET_NAME.search(key) and isinstance(val, str | int) \
+                    and len(str(val)) >= MIN_SECRET:
+                found[f"-e {key}"] = str(val)
+    return found
+
+
 def artifacts_folder(given: str | None, playbook: Path, now: float | None = None) -> Path:
     """``--artifacts DIR``, or ``build/deploy/<YYYYmmddTHHMMSS>-<playbook>`` of the working folder.
 

@@ -28,7 +28,7 @@ from hwaac.deploy.accounting import Accounting, Note
 from hwaac.deploy.artifacts import copy_artifacts, secrets
 from hwaac.deploy.errors import DeployUsageError
 from hwaac.deploy.playbooks import COLLECTION
-from hwaac.deploy.request import DeployRequest
+from hwaac.deploy.request import DeployRequest, extra_var_secrets
 
 CALLBACKS = Path(__file__).resolve().parent / "callback"
 IDENT = "run"
@@ -151,7 +151,8 @@ def deploy(request: DeployRequest, *, on_note: OnNote = lambda _n, _a: None) -> 
             "inventories": request.inventories, "batch_size": request.batch_vars, **acc.summary(),
         }
         try:
-            masked = copy_artifacts(private / "artifacts" / IDENT, request.artifacts, secrets(environ), summary)
+            hidden = secrets(environ) | extra_var_secrets(request.extra_args)
+            masked = copy_artifacts(private / "artifacts" / IDENT, request.artifacts, hidden, summary)
         finally:
             shutil.rmtree(private, ignore_errors=True)
     return Outcome(status=final, rc=rc, elapsed=elapsed, summary=summary, artifacts=request.artifacts, masked=masked)

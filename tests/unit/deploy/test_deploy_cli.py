@@ -14,7 +14,7 @@ import pytest
 from hwaac.cli import main
 from hwaac.deploy import playbooks
 from hwaac.deploy.artifacts import MASK, copy_artifacts, secrets
-from hwaac.deploy.request import build_request
+from hwaac.deploy.request import build_request, extra_var_secrets
 
 REPO = Path(__file__).resolve().parents[3]
 INVENTORY = REPO / "inventory" / "demo" / "simulated"
@@ -109,3 +109,19 @@ def test_the_artifacts_copy_masks_secrets_and_keeps_only_ansibles_environment(tm
     summary = json.loads((dest / "summary.json").read_text())
     assert summary["echo"] == MASK and summary["masked"] == masked
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging folder left
+
+
+@pytest.mark.parametrize(("extra", "found"), [
+    (["-e", "netbox_token=s3cret-value"], {"-e netbox_token": "s3cret-value"}),
+    (["-e", "a=1 db_password='p w d!'"], {"-e db_password": "p w d!"}),
+    (["-e", '{"api_key": "k-123456", "batch": 4}'], {"-e api_key": "k-123456"}),
+    (["-e", "fabric_deploy_serial=25%", "-e", "token=abc"], {}),  # too short to mask ordinary text
+    (["-e", "tokenizer_path=/opt/x"], {"-e tokenizer_path": "/opt/x"}),  # the name decides, as for the environment
+])
+def test_extra_var_secrets(extra: list[str], found: dict[str, str]) -> None:
+    assert extra_var_secrets(extra) == found
+
+
+def test_extra_var_secrets_from_a_file(tmp_path: Path) -> None:
+    (tmp_path / "vars.yml").write_text("netbox_token: nbt_abc.def\nswitch_config_dir: /x\n")
+    assert extra_var_secrets(["-e", f"@{tmp_path / 'vars.yml'}"]) == {"-e netbox_token": "nbt_abc.def"}
