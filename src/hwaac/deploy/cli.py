@@ -13,6 +13,7 @@ import argparse
 import sys
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELED = 0, 1, 2, 3
+STDOUT_TAIL = 20  # lines of ansible-playbook's output shown when it stopped before any task
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -70,4 +71,9 @@ def cmd_deploy(args: argparse.Namespace) -> int:
               f"artifacts", file=sys.stderr)
     if outcome.ok:
         return EXIT_OK
+    if not s["hosts"]:  # ansible-playbook stopped before any task (a bad playbook, inventory or plugin): say why
+        stdout = outcome.artifacts / "stdout"  # the masked copy
+        tail = stdout.read_text(errors="replace").strip().splitlines()[-STDOUT_TAIL:] if stdout.is_file() else []
+        for line in tail:
+            print(f"hwaac deploy: ansible-playbook: {line}", file=sys.stderr)
     return EXIT_CANCELED if outcome.status == "canceled" else EXIT_FAILED

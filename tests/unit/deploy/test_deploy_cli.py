@@ -125,3 +125,14 @@ def test_extra_var_secrets(extra: list[str], found: dict[str, str]) -> None:
 def test_extra_var_secrets_from_a_file(tmp_path: Path) -> None:
     (tmp_path / "vars.yml").write_text("netbox_token: nbt_abc.def\nswitch_config_dir: /x\n")
     assert extra_var_secrets(["-e", f"@{tmp_path / 'vars.yml'}"]) == {"-e netbox_token": "nbt_abc.def"}
+
+
+def test_a_playbook_ansible_refuses_is_explained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ansible-playbook stops before any task (here: a module that does not exist): the run fails (1) and says
+    ansible's own reason, not only its exit code."""
+    (tmp_path / "bad.yml").write_text("- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+                                      "    - name: Nothing\n      bogus.module.nope: {}\n")
+    rc = main(["deploy", str(tmp_path / "bad.yml"), "-i", "localhost,", "--artifacts", str(tmp_path / "out")])
+    assert rc == 1
+    err = capsys.readouterr().err
+    assert "hwaac deploy: ansible-playbook: [ERROR]: couldn't resolve module/action 'bogus.module.nope'" in err
