@@ -14,9 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,10 +63,9 @@ class Deployer:
     """Runs ``hwaac deploy`` with NETBOX_TOKEN in its environment and its own TMPDIR (where ansible-runner's
     private data dir goes), each run into a new artifacts folder."""
 
-    def __init__(self, root: Path, toolkit: Path | None = None) -> None:
-        self.root, self.toolkit, self.done = root, toolkit, []
-        self.tmp = root / "tmp"
-        self.tmp.mkdir(parents=True)
+    def __init__(self, root: Path, tmp: Path, toolkit: Path | None = None) -> None:
+        self.root, self.tmp, self.toolkit, self.done = root, tmp, toolkit, []
+        self.root.mkdir(parents=True, exist_ok=True)
 
     def __call__(self, *args: str) -> Run:
         artifacts = self.root / f"artifacts-{len(self.done) + 1}"
@@ -86,6 +88,16 @@ class Deployer:
         assert list(self.tmp.iterdir()) == []
 
 
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """The runs' TMPDIR: short, because ansible-core starts an RPC server on a Unix socket under it
+    (multiprocessing's ``pymp-*/listener-*``), whose path must fit sockaddr_un's 108 bytes; pytest's tmp_path
+    under xdist is too long for that."""
+    path = Path(tempfile.mkdtemp(prefix="hwd-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def push_args(site: SimSite, *extra: str, batch_size: str = "1") -> list[str]:
     return ["fabric_deploy", "-i", str(site.inventory), *(a for v in site.extra_vars for a in ("-e", v)),
             "--limit", f"{S1},{S2}", "--batch-size", batch_size, *extra]
@@ -102,9 +114,10 @@ def rendered(site: SimSite, name: str) -> dict[str, Any]:
 # one test for the three runs of one site (check, push, push again): xdist hands tests out one by one, and a
 # module fixture shared by two tests would be built again on the other worker
 @pytest.mark.cost(40)
-def test_check_then_the_push_batch_by_batch_then_nothing_changes(tmp_path: Path, sonic_toolkit: Any) -> None:
+def test_check_then_the_push_batch_by_batch_then_nothing_changes(tmp_path: Path, short_tmp: Path,
+                                                                  sonic_toolkit: Any) -> None:
     site = sim_site(tmp_path / "site", switches=(S1, S2))
-    deploy = Deployer(tmp_path, sonic_toolkit.home)
+    deploy = Deployer(tmp_path, short_tmp, sonic_toolkit.home)
     factory = {n: running(site, n) for n in (S1, S2)}
 
     check = deploy(*push_args(site, "--check", "--diff", batch_size="2"))
@@ -144,10 +157,10 @@ def test_check_then_the_push_batch_by_batch_then_nothing_changes(tmp_path: Path,
 
 
 @pytest.mark.cost(8)
-def test_the_token_reaches_the_run_and_no_file(tmp_path: Path) -> None:
+def test_the_token_reaches_the_run_and_no_file(tmp_path: Path, short_tmp: Path) -> None:
     playbook = tmp_path / "token.yml"
     playbook.write_text(TOKEN_CHECK)
-    deploy = Deployer(tmp_path / "runs")
+    deploy = Deployer(tmp_path / "runs", short_tmp)
     right = hashlib.sha256(TOKEN.encode()).hexdigest()
     ok = deploy(str(playbook), "-e", f"token_sha256={right}")
     assert ok.proc.returncode == 0, ok.proc.stdout + ok.proc.stderr
