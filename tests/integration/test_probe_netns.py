@@ -3,12 +3,14 @@
 Two hosts, two leaves and two spines (namespaces ``hwpr-<pid>-*``, veths, Linux forwarding with
 ``fib_multipath_hash_policy=1``, static ECMP routes over both spines and over two parallel cables leaf 1 - spine 1,
 ``icmp_errors_use_inbound_ifaddr=1``, ICMP rate limits at their defaults). ``run_probes`` probes both ways from
-8 source ports each, in the hosts' namespaces from this one process:
+9 source ports each, chosen with ``ip route get`` so that three of h1's flows take each leaf-1 uplink, in the
+hosts' namespaces from this one process:
 
 a. every flow's learned path is the kernel's own ECMP choice (``ip route get ... ipproto udp sport X dport Y``
    in the leaf and spine namespaces), the paths differ across source ports, and nothing is lost;
-b. with ``tc netem loss 20%`` on the leaf-1 side of one uplink (the one most flows take), the tomography names
-   that cable and no other, and flows whose replies only cross it lose replies but no forward probe. A kernel
+b. with ``tc netem loss 20%`` on the leaf-1 side of one uplink, the tomography names that cable and no other on
+   spine 1's side, and that cable with spine 2's other cable on spine 2's side (every flow crosses both: the
+   probes cannot tell them apart); flows whose replies only cross it lose replies but no forward probe. A kernel
    built without netem (``CONFIG_NET_SCH_NETEM``) gets the same loss from nftables in the leaf's forward hook
    (``numgen random mod 100 < 20 drop`` on that interface, nft(8)).
 
@@ -59,7 +61,7 @@ ROUTES = {  # device -> (prefix, next hops)
     "s1": [("172.31.1.0/31", ["10.97.0.1", "10.97.0.3"]), ("172.31.2.0/31", ["10.97.0.7"])],
     "s2": [("172.31.1.0/31", ["10.97.0.5"]), ("172.31.2.0/31", ["10.97.0.9"])],
 }
-SPORTS = range(SPORT_BASE, SPORT_BASE + 8)
+PER_UPLINK = 3  # h1 -> h2 flows per leaf-1 uplink, source ports chosen from the kernel's own ECMP choices
 
 
 def tool(name: str) -> str:
@@ -153,8 +155,7 @@ def links() -> list[Link]:
     return out
 
 
-FLOWS = [Flow("h1", "r0", "172.31.1.1", "h2", "172.31.2.1", 0, s, DPORT) for s in SPORTS] + \
-        [Flow("h2", "r0", "172.31.2.1", "h1", "172.31.1.1", 0, s, DPORT) for s in SPORTS]
+H1, H2 = "172.31.1.1", "172.31.2.1"
 
 
 @pytest.fixture(scope="module")
@@ -170,10 +171,28 @@ def net() -> Iterator[Net]:
 
 
 @pytest.fixture(scope="module")
-def clean(net: Net) -> tuple[list[FlowResult], dict, float]:
+def flows(net: Net) -> list[Flow]:
+    """Source ports that put PER_UPLINK of h1's flows on each leaf-1 uplink (the hash key is random per boot, so
+    fixed ports would load the uplinks differently on each machine); h2 probes back from the same ports."""
+    by_uplink: dict[str, list[int]] = {c[3][2]: [] for c in CABLES if c[2][0] == "l1"}
+    for sport in range(SPORT_BASE, SPORT_BASE + 400):
+        ports = by_uplink[net.chosen("l1", "d0", H1, H2, sport, DPORT)]
+        if len(ports) < PER_UPLINK:
+            ports.append(sport)
+        if all(len(p) == PER_UPLINK for p in by_uplink.values()):
+            break
+    else:
+        pytest.fail(f"400 source ports did not put {PER_UPLINK} flows on each leaf-1 uplink: {by_uplink}")
+    sports = sorted(s for p in by_uplink.values() for s in p)
+    return [Flow("h1", "r0", H1, "h2", H2, 0, s, DPORT) for s in sports] + \
+           [Flow("h2", "r0", H2, "h1", H1, 0, s, DPORT) for s in sports]
+
+
+@pytest.fixture(scope="module")
+def clean(net: Net, flows: list[Flow]) -> tuple[list[FlowResult], dict, float]:
     cache: dict = {}
     t = time.monotonic()
-    rs = run_probes(FLOWS, netns_of=net.ns, count=50, interval=0.005, timeout=1.0, path_cache=cache)
+    rs = run_probes(flows, netns_of=net.ns, count=50, interval=0.005, timeout=1.0, path_cache=cache)
     return rs, cache, time.monotonic() - t
 
 
@@ -190,7 +209,7 @@ def expected_path(net: Net, f: Flow) -> tuple[str, ...]:
     return "172.31.2.0", spine_in, leaf_in, f.dst_ip
 
 
-def test_paths_are_the_kernels_ecmp_choices_and_nothing_is_lost(net: Net, clean: tuple) -> None:
+def test_paths_are_the_kernels_ecmp_choices_and_nothing_is_lost(net: Net, flows: list[Flow], clean: tuple) -> None:
     rs, cache, seconds = clean
     for r in rs:
         assert not r.errors, (r.flow.key, r.errors)
@@ -198,28 +217,40 @@ def test_paths_are_the_kernels_ecmp_choices_and_nothing_is_lost(net: Net, clean:
         assert r.path_complete and r.path == expected_path(net, r.flow), r.flow.key
         assert r.rtt_us is not None and 0 < r.rtt_us.min <= r.rtt_us.p50 <= r.rtt_us.p99
     assert len({r.path for r in rs if r.flow.src_host == "h1"}) >= 2  # the source port moves the flow
-    assert set(cache) == {f.key for f in FLOWS}
+    assert set(cache) == {f.key for f in flows}
     assert not tomography(rs, PathIndex(links()), default_slos()).suspects
     print(f"clean run with path learning: {len(rs)} flows in {seconds:.1f} s")
 
 
-def test_netem_loss_on_one_uplink_is_named(net: Net, clean: tuple) -> None:
-    rs, cache, _ = clean
-    up = [r.path[1] for r in rs if r.flow.src_host == "h1" and r.path]
-    spine_in = max(set(up), key=up.count)  # the uplink most h1 -> h2 flows take (at least 3 of 8 over 3)
-    bad = next(c for c in CABLES if c[3][2] == spine_in)
+# the lossy leaf-1 uplink, and what the tomography must name: the cable alone on spine 1's side (the parallel cable
+# and leaf 2's uplink carry other flows); with spine 2's leaf-2 cable on spine 2's side, which every flow crossing
+# the lossy one also crosses (spine 2 has one cable to each leaf), so the probes cannot tell them apart
+LOSS_CASES = [("A1", ("A1",)), ("A3", ("A3", "B2"))]
+
+
+@pytest.mark.parametrize(("lossy_cable", "named"), LOSS_CASES, ids=[c[0] for c in LOSS_CASES])
+def test_netem_loss_on_one_uplink_is_named(net: Net, flows: list[Flow], clean: tuple, lossy_cable: str,
+                                           named: tuple[str, ...]) -> None:
+    _, cache, _ = clean
+    cable = {c[0]: c for c in CABLES}
+    bad = cable[lossy_cable]
     with net.loss("l1", bad[2][1], 20) as how:
         t = time.monotonic()
-        lossy = run_probes(FLOWS, netns_of=net.ns, count=100, interval=0.005, timeout=1.0, path_cache=cache)
+        lossy = run_probes(flows, netns_of=net.ns, count=100, interval=0.005, timeout=1.0, path_cache=cache)
         seconds = time.monotonic() - t
     found = tomography(lossy, PathIndex(links()), default_slos())
     assert [(s.rule, s.components[0].name) for s in found.suspects] == [(RULE_LOSS, bad[0])]
     (s,) = found.suspects
-    assert [c.name for c in s.components[1:]] == [f"l1 {bad[2][1]}", f"{bad[3][0]} {bad[3][1]}"]
+    assert [c.name for c in s.components] == [
+        x for n in named for x in (n, f"{cable[n][2][0]} {cable[n][2][1]}", f"{cable[n][3][0]} {cable[n][3][1]}")]
+    assert ("cannot tell them apart" in s.reasoning) == (len(named) > 1)
     assert {"h1", "h2"} <= set(s.nodes)
+    forward_lost = {r.flow.sport for r in lossy if r.flow.src_host == "h1" and r.forward_lost}
+    assert forward_lost <= {r.flow.sport for r in lossy if r.flow.src_host == "h1" and r.path[1] == bad[3][2]}
+    assert len(forward_lost) >= 2
     replies_only = [r for r in lossy if r.flow.src_host == "h2"
-                    and net.chosen("l1", "d0", r.flow.dst_ip, r.flow.src_ip, r.flow.dport, r.flow.sport) == spine_in]
+                    and net.chosen("l1", "d0", r.flow.dst_ip, r.flow.src_ip, r.flow.dport, r.flow.sport) == bad[3][2]]
     for r in replies_only:  # the echo of h2's probes goes back up the lossy cable: round trip lost, forward not
         assert r.forward_lost == 0 and r.received_back < r.sent, r
-    print(f"lossy run ({how}) from the path cache: {len(lossy)} flows x 100 probes in {seconds:.1f} s; "
-          f"{len(replies_only)} flows lost replies only")
+    print(f"lossy run on {lossy_cable} ({how}) from the path cache: {len(lossy)} flows x 100 probes in "
+          f"{seconds:.1f} s; {len(replies_only)} flows lost replies only")
