@@ -42,6 +42,22 @@ class FabricInventory:
     hostvars: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    def hosts_of(self, group: str) -> list[str]:
+        """The hosts of ``group`` and its descendants in the order Ansible lists them (a play's ``serial`` batches
+        follow it): breadth first over the children, each host once, as ansible-core's
+        ``Group.get_descendants(preserve_ordering=True)`` (lib/ansible/inventory/group.py)."""
+        order: list[str] = []
+        seen: set[str] = set()
+        queue = [group]
+        while queue:
+            g = queue.pop(0)
+            for h in self.groups.get(g, []):
+                if h not in seen:
+                    seen.add(h)
+                    order.append(h)
+            queue.extend(self.children.get(g, []))
+        return order
+
 
 def group_name(text: str) -> str:
     """``text`` as an Ansible group name: lowercase, runs of other characters as one underscore."""

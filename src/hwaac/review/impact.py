@@ -106,7 +106,7 @@ def rollout(new: Mapping[str, Any], devices: Mapping[str, DeviceChange], serial:
     inv = from_plan_doc(dict(new))
     out = []
     for playbook, group, var, applies in PLAYBOOKS:
-        hosts = _group_hosts(inv, group)
+        hosts = inv.hosts_of(group)
         work = {h for h in hosts if h in devices and devices[h].status != "removed"
                 and (applies is None or any(applies(Path(f).name) for f in devices[h].files))}
         if not work:
@@ -118,20 +118,6 @@ def rollout(new: Mapping[str, Any], devices: Mapping[str, DeviceChange], serial:
         out.append({"playbook": playbook, "group": group, "serial": serial, "extra_var": var,
                     "hosts": len(hosts), "batch_size": size, "batches": len(batches), "with_changes": with_work})
     return out
-
-
-def _group_hosts(inv: Any, group: str) -> list[str]:
-    order: list[str] = []
-    seen: set[str] = set()
-    queue = [group]
-    while queue:  # breadth first over the children, as ansible-core's Group.get_descendants(preserve_ordering)
-        g = queue.pop(0)
-        for h in inv.groups.get(g, []):
-            if h not in seen:
-                seen.add(h)
-                order.append(h)
-        queue.extend(inv.children.get(g, []))
-    return order
 
 
 def risks(intent_changes: Mapping[str, Any], plan_diff: PlanDiff, devices: Mapping[str, DeviceChange],
