@@ -145,7 +145,7 @@ def test_hostile_intent_is_refused_cleanly(case: Case, command: str, tmp_path: P
 
 # --against OLD: a file that is not a plan.json of hwaac is a usage error (exit 2), before anything is written
 AGAINST = [
-    ("json-list", b"[1, 2]", "not an hwaac plan (expected format 'hwaac-plan/1', got 'list')"),
+    ("json-list", b"[1, 2]", "not an hwaac plan: expected format 'hwaac-plan/1', got 'list'"),
     ("not-json", b"{", "not JSON"),
     ("section-list", b'{"format": "hwaac-plan/1", "switches": [1, 2]}',
      "not an hwaac plan: 'switches' is a list, expected an object of name -> entry"),

@@ -233,10 +233,10 @@ def test_read_fabric_refusals(demo_render: Path, tmp_path: Path) -> None:
     with pytest.raises(LabError, match=r"plan\.json: no such file; render the fabric first"):
         read_fabric(tmp_path)
     (tmp_path / "plan.json").write_text(json.dumps({"format": "x"}))
-    with pytest.raises(LabError, match=r"not an hwaac plan \(expected format 'hwaac-plan/1', got 'x'\)"):
+    with pytest.raises(LabError, match=r"not an hwaac plan: expected format 'hwaac-plan/1', got 'x'"):
         read_fabric(tmp_path)
     (tmp_path / "plan.json").write_text("[1]")
-    with pytest.raises(LabError, match=r"not an hwaac plan \(expected format 'hwaac-plan/1', got 'list'\)"):
+    with pytest.raises(LabError, match=r"not an hwaac plan: expected format 'hwaac-plan/1', got 'list'"):
         read_fabric(tmp_path)
     (tmp_path / "plan.json").write_text("{")
     with pytest.raises(LabError, match=r"plan\.json: not JSON"):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hwaac.plan.serialize import FORMAT, _shape_problem, read_plan
+from hwaac.plan.serialize import plan_doc_problem, read_plan
 
 NCCL_ENV = "nccl.env"
 """A GPU node's NCCL environment file, ``<render_dir>/hosts/<node>/nccl.env`` (:mod:`hwaac.render.host.nccl`)."""
@@ -62,12 +62,10 @@ def load(plan: str | os.PathLike[str] | Mapping[str, Any]) -> PlanIndex:
     """
     if isinstance(plan, Mapping):
         doc = dict(plan)
-        if doc.get("format") != FORMAT:
-            raise PlanLookupError(f"not an hwaac plan: expected format {FORMAT!r}, got {doc.get('format')!r} "
-                                  "(give plan.json's path, its folder, or its loaded content)")
-        problem = _shape_problem(doc)
+        problem = plan_doc_problem(doc)
         if problem is not None:
-            raise PlanLookupError(f"not an hwaac plan: {problem}")
+            raise PlanLookupError(f"not an hwaac plan: {problem} (give plan.json's path, its folder, or its loaded "
+                                  "content)")
         return PlanIndex.of(doc)
     if not isinstance(plan, str | os.PathLike):
         raise PlanLookupError(f"plan: expected a plan.json path, its folder or the loaded plan, got "

@@ -78,13 +78,19 @@ def read_plan(path: str | Path) -> dict[str, Any]:
         doc = orjson.loads(p.read_bytes())
     except orjson.JSONDecodeError as exc:
         raise ValueError(f"{p}: not JSON ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
-        raise ValueError(f"{p}: not an hwaac plan (expected format {FORMAT!r}, got {got!r})")
-    problem = _shape_problem(doc)
+    problem = plan_doc_problem(doc)
     if problem is not None:
         raise ValueError(f"{p}: not an hwaac plan: {problem}")
     return doc
+
+
+def plan_doc_problem(doc: Any) -> str | None:
+    """Why ``doc`` (a loaded ``plan.json``) is not an hwaac plan document: its ``format`` is not :data:`FORMAT`,
+    or a section has another shape than :func:`plan_to_dict` writes; None when it is one."""
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        got = doc.get("format") if isinstance(doc, dict) else type(doc).__name__
+        return f"expected format {FORMAT!r}, got {got!r}"
+    return _shape_problem(doc)
 
 
 MAX_STORAGE_DEPTH = 32  # the storage section is the intent's (at most 32 levels: hwaac.model.limits.MAX_DEPTH)
