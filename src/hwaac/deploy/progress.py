@@ -1,6 +1,7 @@
 """``hwaac deploy``'s display, from the accounting's notes: a live table of the current play's batches (rich) when
 stderr is a terminal, else one plain line per batch started and finished and per failed host; at the end a recap
-per host and per batch (:func:`recap`)."""
+per host and per batch (:func:`recap`). Text from the run (names, messages) goes to rich as ``Text``, never as
+markup, so it is shown as written."""
 
 from __future__ import annotations
 
@@ -71,28 +72,32 @@ class RichDisplay:
         self.console = Console(file=out)
         self.live = Live(console=self.console, refresh_per_second=4, transient=False)
         self.live.start()
-        self.lines: list[str] = []
+        self.lines: list[Any] = []  # rich Text
 
     def _table(self, acc: Accounting) -> Any:
         from rich.console import Group
         from rich.table import Table
+        from rich.text import Text
 
         play = acc.plays[-1] if acc.plays else None
-        table = Table(title=f"play {play.name!r}" if play else "starting", title_justify="left", expand=False)
+        table = Table(title=Text(f"play {play.name!r}" if play else "starting"), title_justify="left",
+                      expand=False)
         for col in ("batch", "hosts", "tasks", "changed", "failed/unreachable", "state"):
             table.add_column(col, no_wrap=col != "hosts")
         for b in (play.batches if play else [])[-LIVE_ROWS:]:
             state = "done" if b.finished else (b.task or "starting")
             bad = len(b.failed_hosts) + len(b.unreachable_hosts)
-            failed = f"[red]{bad}[/red]" if bad else "0"
-            table.add_row(b.label, hosts_text(b.hosts, 3), str(b.tasks), str(len(b.changed_hosts)), failed, state)
+            table.add_row(Text(b.label), Text(hosts_text(b.hosts, 3)), str(b.tasks), str(len(b.changed_hosts)),
+                          Text(str(bad), style="red" if bad else ""), Text(state))
         return Group(*self.lines[-8:], table)
 
     def note(self, note: Note, acc: Accounting) -> None:
+        from rich.text import Text
+
         if note.kind in ("failed", "unreachable"):
-            self.lines.append(f"[red]{note.kind.upper()}[/red] {note.host}: {note.task}: {note.message}")
+            self.lines.append(Text.assemble((note.kind.upper(), "red"), f" {note.host}: {note.task}: {note.message}"))
         elif note.kind == "no_hosts" and note.play is not None:
-            self.lines.append(f"play {note.play.name!r}: no hosts matched")
+            self.lines.append(Text(f"play {note.play.name!r}: no hosts matched"))
         self.live.update(self._table(acc), refresh=note.kind in ("batch", "done", "failed", "stats"))
 
     def close(self) -> None:

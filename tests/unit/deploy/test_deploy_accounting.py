@@ -1,12 +1,14 @@
 """hwaac.deploy.accounting and its display, fed the recorded event streams of real ``hwaac deploy`` runs
 (tests/fixtures/deploy, recorded by its record.py against the simulated demo site): batches n/N with their hosts
-and counts, the per-host recap, the hosts a stopped rollout never started, and the plain progress lines.
-The callback's batch arithmetic is checked against ansible-core's own (PlaybookExecutor)."""
+and counts, the per-host recap, the hosts a stopped rollout never started, the plain progress lines, and Ansible's
+text (play and task names, messages) shown as written by both displays. The callback's batch arithmetic is checked
+against ansible-core's own (PlaybookExecutor)."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,11 +18,12 @@ from ansible.executor.playbook_executor import PlaybookExecutor
 
 from hwaac.deploy.accounting import MARKER, Accounting
 from hwaac.deploy.callback import hwaac_batches
-from hwaac.deploy.progress import PlainDisplay, recap
+from hwaac.deploy.progress import PlainDisplay, RichDisplay, recap
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "deploy"
 PUSH = "Push SONiC config_db in batches, with rollback and a BGP health gate"
 RENDER = "Render the switch configs on the controller"
+FAILING = "Push the rendered config_db through the generic config updater"
 NIC = "NIC firmware and RoCE settings, then the per-rail netplan and sysctls"
 S1, S2, NODE = "spine-p0-01", "spine-p0-02", "gpu-su01-h01"
 
@@ -127,6 +130,49 @@ def test_plain_progress_names_each_batch_its_failures_and_the_end() -> None:
     assert lines[5] == (f"  batch 1/2 done: 3 tasks, ok 2, changed 0, failed 1 ({S1}), unreachable 0, "
                         "skipped 0")
     assert len(lines) == 6  # batch 2 never started
+
+
+class Terminal(io.StringIO):
+    """stderr as a terminal, where the rich display draws each update."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def retold(text: str) -> tuple[list[dict[str, Any]], str, str, str]:
+    """The failed run with ``text`` in its play's name, the failing task's name and its message."""
+    play, task, message = f"Push {text}", f"Apply {text}", f"path {text} refused"
+    stream = events("failed_rollback")
+    for event in stream:
+        data = event["event_data"]
+        if data.get("play") == PUSH:
+            data["play"] = play
+        if data.get("task") == FAILING:
+            data["task"] = task
+        if event["event"] == "runner_on_failed":
+            data["res"]["msg"] = message
+    return stream, play, task, message
+
+
+# text that rich would read as markup or an emoji code
+MARKUP = ["[/etc/x]", "[/]", "[bold]not bold", "[red]x[/red]", ":warning:", "\\[x]"]
+
+
+@pytest.mark.parametrize("display", [PlainDisplay, RichDisplay])
+@pytest.mark.parametrize("text", MARKUP)
+def test_the_displays_show_ansibles_text_as_written(display: type[PlainDisplay | RichDisplay], text: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    stream, play, task, message = retold(text)
+    out, acc = Terminal(), Accounting()
+    shown = display(out)
+    for event in stream:
+        for note in acc.feed(event):
+            shown.note(note, acc)
+    shown.close()
+    text_out = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    assert f"FAILED {S1}: {task}: {message}" in text_out
+    assert f"play {play!r}" in text_out
 
 
 def test_the_recap_has_a_line_per_host_and_per_batch() -> None:
