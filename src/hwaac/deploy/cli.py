@@ -60,6 +60,9 @@ def cmd_deploy(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     finally:
         display.close()
+    if outcome.display_error:
+        print(f"hwaac deploy: the progress display failed ({outcome.display_error}); the run went on without it",
+              file=sys.stderr)
     s = outcome.summary
     print(recap(s))
     mode = " (check mode)" if request.check else ""

@@ -40,7 +40,8 @@ OnNote = Callable[[Note, Accounting], None]
 @dataclass(frozen=True)
 class Outcome:
     """What a run did: ansible-runner's ``status`` (successful, failed, canceled, timeout) and ``rc``, the seconds,
-    the summary written to the artifacts, the artifacts folder and how often each secret was masked there."""
+    the summary written to the artifacts, the artifacts folder, how often each secret was masked there, and the
+    error of the display when it failed (the run went on without it)."""
 
     status: str
     rc: int
@@ -48,6 +49,7 @@ class Outcome:
     summary: dict[str, Any]
     artifacts: Path
     masked: dict[str, int]
+    display_error: str = ""
 
     @property
     def ok(self) -> bool:
@@ -103,7 +105,8 @@ def _cancel_on_signals() -> Iterator[threading.Event]:
 
 def deploy(request: DeployRequest, *, on_note: OnNote = lambda _n, _a: None) -> Outcome:
     """Run ``request`` with ansible-runner in this process's environment (which ansible-runner passes on); ``on_note``
-    gets what each event changed (for the display).
+    gets what each event changed (for the display). ``on_note`` is not called again once it raised: the run goes on
+    without it, and the artifacts are copied and the private data dir removed whatever it did.
 
     Raises:
         DeployUsageError: no ansible-playbook to run.
@@ -118,10 +121,21 @@ def deploy(request: DeployRequest, *, on_note: OnNote = lambda _n, _a: None) -> 
                                "(pip install 'ansible-core>=2.21,<2.22', in hwaac's dependencies)")
     acc = Accounting()
     status = {"status": "starting"}
+    display_failed: list[Exception] = []
+
+    def tell(notes: list[Note]) -> None:
+        # ansible-runner does not guard its event handler: an error raised there ends the run in the middle of a
+        # rollout, or (an OSError such as a closed stderr's) drops the event from job_events
+        for note in notes:
+            if display_failed:
+                return
+            try:
+                on_note(note, acc)
+            except Exception as exc:
+                display_failed.append(exc)
 
     def on_event(event: dict[str, Any]) -> bool:
-        for note in acc.feed(event):
-            on_note(note, acc)
+        tell(acc.feed(event))
         return True  # ansible-runner keeps the event in job_events
 
     def on_status(data: dict[str, Any], runner_config: Any = None) -> None:
@@ -132,27 +146,27 @@ def deploy(request: DeployRequest, *, on_note: OnNote = lambda _n, _a: None) -> 
     private = Path(tempfile.mkdtemp(prefix="hwaac-deploy-"))
     rc, final = -1, "failed"
     try:
-        with _cancel_on_signals() as stop:
-            result = ansible_runner.run(
-                private_data_dir=str(private), ident=IDENT, playbook=str(request.playbook), project_dir=str(cwd),
-                inventory=request.inventories or None, limit=request.limit, extravars=request.batch_vars or None,
-                cmdline=cmdline(request) or None, envvars=envvars, suppress_env_files=True, quiet=True,
-                event_handler=on_event, status_handler=on_status, cancel_callback=stop.is_set)
-        rc = result.rc if isinstance(result.rc, int) else -1
-        final = str(result.status or status["status"])
-    finally:
-        for note in acc.close():
-            on_note(note, acc)
-        elapsed = time.monotonic() - t0
-        summary = {
-            "playbook": request.name, "playbook_path": str(request.playbook), "status": final, "rc": rc,
-            "elapsed_s": round(elapsed, 3), "started": started.isoformat(timespec="seconds"),
-            "check": request.check, "diff": request.diff, "limit": request.limit,
-            "inventories": request.inventories, "batch_size": request.batch_vars, **acc.summary(),
-        }
         try:
+            with _cancel_on_signals() as stop:
+                result = ansible_runner.run(
+                    private_data_dir=str(private), ident=IDENT, playbook=str(request.playbook), project_dir=str(cwd),
+                    inventory=request.inventories or None, limit=request.limit, extravars=request.batch_vars or None,
+                    cmdline=cmdline(request) or None, envvars=envvars, suppress_env_files=True, quiet=True,
+                    event_handler=on_event, status_handler=on_status, cancel_callback=stop.is_set)
+            rc = result.rc if isinstance(result.rc, int) else -1
+            final = str(result.status or status["status"])
+        finally:
+            tell(acc.close())
+            elapsed = time.monotonic() - t0
+            summary = {
+                "playbook": request.name, "playbook_path": str(request.playbook), "status": final, "rc": rc,
+                "elapsed_s": round(elapsed, 3), "started": started.isoformat(timespec="seconds"),
+                "check": request.check, "diff": request.diff, "limit": request.limit,
+                "inventories": request.inventories, "batch_size": request.batch_vars, **acc.summary(),
+            }
             hidden = secrets(environ) | extra_var_secrets(request.extra_args)
             masked = copy_artifacts(private / "artifacts" / IDENT, request.artifacts, hidden, summary)
-        finally:
-            shutil.rmtree(private, ignore_errors=True)
-    return Outcome(status=final, rc=rc, elapsed=elapsed, summary=summary, artifacts=request.artifacts, masked=masked)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    return Outcome(status=final, rc=rc, elapsed=elapsed, summary=summary, artifacts=request.artifacts, masked=masked,
+                   display_error=repr(display_failed[0]) if display_failed else "")
