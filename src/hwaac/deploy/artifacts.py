@@ -1,6 +1,6 @@
 """The artifacts folder of a deploy: ansible-runner's artifacts of the run (``job_events/*.json``, ``stdout``,
 ``stderr``, ``rc``, ``status``, ``command``) copied out of the private data dir with every secret of the
-environment masked, and hwaac's ``summary.json``."""
+environment masked, and hwaac's ``summary.json``; the same masking for the events the display is fed."""
 
 from __future__ import annotations
 
@@ -45,6 +45,18 @@ def mask(data: bytes, hidden: Mapping[str, str], found: dict[str, int]) -> bytes
                 found[name] = found.get(name, 0) + n
                 data = data.replace(form, MASK.encode())
     return data
+
+
+def mask_value(value: Any, hidden: Mapping[str, str]) -> Any:
+    """``value`` (JSON's types: an ansible-runner event) with every secret of ``hidden`` masked in its strings, as
+    :func:`mask` masks a file."""
+    if isinstance(value, str):
+        return mask(value.encode(), hidden, {}).decode() if value and hidden else value
+    if isinstance(value, dict):
+        return {k: mask_value(v, hidden) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_value(v, hidden) for v in value]
+    return value
 
 
 def _command(path: Path) -> bytes:

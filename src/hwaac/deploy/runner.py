@@ -1,6 +1,7 @@
 """One ``hwaac deploy`` run: the playbook through ``ansible_runner.run`` in a private data dir of its own (a temporary
 folder, removed afterwards), its events fed to the accounting and the display as they come, then the artifacts
-copied to the artifacts folder with the environment's secrets masked (:mod:`hwaac.deploy.artifacts`).
+copied to the artifacts folder; the secrets of the environment and of ``-e`` are masked in both
+(:mod:`hwaac.deploy.artifacts`).
 
 Secrets such as ``NETBOX_TOKEN`` reach ansible-playbook through the process environment only: no ``env/`` files
 are written (``suppress_env_files``), and ansible-runner's ``command`` file, which records the environment, stays
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hwaac.deploy.accounting import Accounting, Note
-from hwaac.deploy.artifacts import copy_artifacts, secrets
+from hwaac.deploy.artifacts import copy_artifacts, mask_value, secrets
 from hwaac.deploy.errors import DeployUsageError
 from hwaac.deploy.playbooks import COLLECTION
 from hwaac.deploy.request import DeployRequest, extra_var_secrets
@@ -119,6 +120,7 @@ def deploy(request: DeployRequest, *, on_note: OnNote = lambda _n, _a: None) -> 
     if shutil.which("ansible-playbook", path=envvars["PATH"]) is None:
         raise DeployUsageError("ansible-playbook not found on PATH: hwaac deploy runs it through ansible-runner "
                                "(pip install 'ansible-core>=2.21,<2.22', in hwaac's dependencies)")
+    hidden = secrets(environ) | extra_var_secrets(request.extra_args)
     acc = Accounting()
     status = {"status": "starting"}
     display_failed: list[Exception] = []
@@ -135,8 +137,10 @@ def deploy(request: DeployRequest, *, on_note: OnNote = lambda _n, _a: None) -> 
                 display_failed.append(exc)
 
     def on_event(event: dict[str, Any]) -> bool:
-        tell(acc.feed(event))
-        return True  # ansible-runner keeps the event in job_events
+        # masked before the accounting, so that what the display and the recap print, and the summary, never hold
+        # a secret (not even in part, where a message is cut short)
+        tell(acc.feed(mask_value(event, hidden)))
+        return True  # ansible-runner keeps the event (unmasked: the copy masks it) in job_events
 
     def on_status(data: dict[str, Any], runner_config: Any = None) -> None:
         status["status"] = str(data.get("status", ""))
@@ -164,7 +168,6 @@ def deploy(request: DeployRequest, *, on_note: OnNote = lambda _n, _a: None) -> 
                 "check": request.check, "diff": request.diff, "limit": request.limit,
                 "inventories": request.inventories, "batch_size": request.batch_vars, **acc.summary(),
             }
-            hidden = secrets(environ) | extra_var_secrets(request.extra_args)
             masked = copy_artifacts(private / "artifacts" / IDENT, request.artifacts, hidden, summary)
     finally:
         shutil.rmtree(private, ignore_errors=True)

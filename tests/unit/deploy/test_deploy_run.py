@@ -1,6 +1,7 @@
 """``hwaac deploy`` running a small playbook on localhost through ansible-runner: a progress display that fails
 (stderr closed, a rendering error) neither cuts the rollout short nor loses job events, and the artifacts are
-still copied and the private data dir removed."""
+still copied and the private data dir removed; what the display and the recap print of the run shows the secrets
+of the environment and of ``-e`` masked."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rich.errors import MarkupError
 from hwaac.cli import main
 from hwaac.deploy import progress
 from hwaac.deploy.accounting import Accounting, Note
+from hwaac.deploy.artifacts import MASK
 
 PLAYBOOK = """- name: Two tasks on localhost
   hosts: localhost
@@ -25,6 +27,15 @@ PLAYBOOK = """- name: Two tasks on localhost
     - name: Refuse
       ansible.builtin.fail:
         msg: "path [/etc/x] refused [/]"
+"""
+
+SECRETS = """- name: "Deploy as {{ db_password }}"
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: "Log in with {{ db_password }}"
+      ansible.builtin.fail:
+        msg: "token {{ lookup('ansible.builtin.env', 'NETBOX_TOKEN') }} and password {{ db_password }} refused"
 """
 
 
@@ -81,3 +92,20 @@ def test_a_failing_display_neither_stops_the_run_nor_skips_its_cleanup(
     assert counters == list(range(1, summary["events"] + 1))  # every event kept
     assert json.loads((artifacts / "command").read_text())["command"][0] == "ansible-playbook"
     assert list(private_tmp.iterdir()) == []  # the private data dir, with the environment, is gone
+
+
+def test_the_display_and_the_recap_mask_the_secrets(tmp_path: Path, private_tmp: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    token, password = "nbt-0123456789abcdef0123456789abcdef", "pw-secret-42"
+    monkeypatch.setenv("NETBOX_TOKEN", token)
+    (tmp_path / "play.yml").write_text(SECRETS)
+    assert main(["deploy", str(tmp_path / "play.yml"), "-i", "localhost,", "-e", f"db_password={password}",
+                 "--artifacts", str(tmp_path / "artifacts")]) == 1
+    out, err = capsys.readouterr()
+    # stderr is not a terminal: the plain display
+    assert f"play 'Deploy as {MASK}' (hosts: localhost)" in err.splitlines()
+    assert f"    FAILED localhost: Log in with {MASK}: token {MASK} and password {MASK} refused" in err.splitlines()
+    assert f"  'Deploy as {MASK}' batch 1/1: localhost: 1 tasks, changed 0, failed 1, unreachable 0" in \
+        out.splitlines()
+    assert token not in out + err and password not in out + err
