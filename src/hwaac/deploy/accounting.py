@@ -9,7 +9,6 @@ The per-host recap is ansible's own (``playbook_on_stats``) when the run got tha
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,9 +148,6 @@ class Accounting:
                 batch.unreachable_hosts = [h for h in batch.unreachable_hosts if self._still_failed(h)]
             return [*self._finish(), Note("stats")]
         return []
-
-    def feed_all(self, events: Iterable[dict[str, Any]]) -> list[Note]:
-        return [n for e in events for n in self.feed(e)]
 
     def close(self) -> list[Note]:
         """The run ended (also without ansible's recap: canceled, or ansible-playbook failed)."""

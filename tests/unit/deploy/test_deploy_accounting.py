@@ -34,7 +34,9 @@ def events(scenario: str) -> list[dict[str, Any]]:
 
 def fed(scenario: str, keep: Any = lambda e: True) -> Accounting:
     acc = Accounting()
-    acc.feed_all(e for e in events(scenario) if keep(e))
+    for event in events(scenario):
+        if keep(event):
+            acc.feed(event)
     acc.close()
     return acc
 
@@ -108,7 +110,8 @@ def test_a_run_cut_short_is_recapped_from_its_task_results() -> None:
     cut = next(i for i, e in enumerate(stream) if e["event"] == "playbook_on_play_start"
                and e["event_data"]["play_uuid"].endswith("_2"))
     acc = Accounting()
-    acc.feed_all(stream[:cut + 3])
+    for event in stream[:cut + 3]:
+        acc.feed(event)
     notes = acc.close()
     assert [n.batch.label for n in notes if n.kind == "done" and n.batch] == ["2/2"]
     assert acc.stats is None
