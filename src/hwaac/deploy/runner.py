@@ -4,8 +4,9 @@ copied to the artifacts folder; the secrets of the environment and of ``-e`` are
 (:mod:`hwaac.deploy.artifacts`).
 
 Secrets such as ``NETBOX_TOKEN`` reach ansible-playbook through the process environment only: no ``env/`` files
-are written (``suppress_env_files``), and ansible-runner's ``command`` file, which records the environment, stays
-in the private data dir until that is removed.
+are written (``suppress_env_files``). ansible-runner's ``command`` file records the whole environment; it is
+copied to the artifacts with only ``PATH``, ``ANSIBLE_*`` and ``RUNNER_*`` of the environment kept (secrets masked
+there too), and the original goes with the private data dir.
 """
 
 from __future__ import annotations
