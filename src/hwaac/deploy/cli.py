@@ -10,7 +10,13 @@ or -e file, artifacts folder not empty, no ansible-playbook; nothing run); 3 the
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hwaac.deploy.request import DeployRequest
+    from hwaac.deploy.runner import Outcome
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELED = 0, 1, 2, 3
 STDOUT_TAIL = 20  # lines of ansible-playbook's output shown when it stopped before any task
@@ -41,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     from hwaac.deploy.errors import DeployUsageError
-    from hwaac.deploy.progress import display_for, recap
+    from hwaac.deploy.progress import display_for
     from hwaac.deploy.request import build_request
     from hwaac.deploy.runner import deploy
 
@@ -60,6 +66,18 @@ def cmd_deploy(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     finally:
         display.close()
+    code = EXIT_OK if outcome.ok else EXIT_CANCELED if outcome.status == "canceled" else EXIT_FAILED
+    try:
+        _report(request, outcome)
+    except BrokenPipeError:  # output piped into e.g. `head`: the run's own status still decides the exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return code
+
+
+def _report(request: DeployRequest, outcome: Outcome) -> None:
+    """The recap and the closing lines of a run; on a run that stopped before any task, ansible-playbook's reason."""
+    from hwaac.deploy.progress import recap
+
     if outcome.display_error:
         print(f"hwaac deploy: the progress display failed ({outcome.display_error}); the run went on without it",
               file=sys.stderr)
@@ -72,11 +90,8 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     for name, n in outcome.masked.items():
         print(f"hwaac deploy: the value of {name} appeared {n} time(s) in the run's output and is masked in the "
               f"artifacts", file=sys.stderr)
-    if outcome.ok:
-        return EXIT_OK
-    if not s["hosts"]:  # ansible-playbook stopped before any task (a bad playbook, inventory or plugin): say why
-        stdout = outcome.artifacts / "stdout"  # the masked copy
+    if not outcome.ok and not s["hosts"]:  # ansible-playbook stopped before any task (a bad playbook, inventory
+        stdout = outcome.artifacts / "stdout"  # or plugin): say why, from the masked copy
         tail = stdout.read_text(errors="replace").strip().splitlines()[-STDOUT_TAIL:] if stdout.is_file() else []
         for line in tail:
             print(f"hwaac deploy: ansible-playbook: {line}", file=sys.stderr)
-    return EXIT_CANCELED if outcome.status == "canceled" else EXIT_FAILED

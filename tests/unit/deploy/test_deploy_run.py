@@ -1,11 +1,14 @@
 """``hwaac deploy`` running a small playbook on localhost through ansible-runner: a progress display that fails
 (stderr closed, a rendering error) neither cuts the rollout short nor loses job events, and the artifacts are
 still copied and the private data dir removed; what the display and the recap print of the run shows the secrets
-of the environment and of ``-e`` masked."""
+of the environment and of ``-e`` masked; a closed output pipe does not turn a failed run into a success."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -109,3 +112,20 @@ def test_the_display_and_the_recap_mask_the_secrets(tmp_path: Path, private_tmp:
     assert f"  'Deploy as {MASK}' batch 1/1: localhost: 1 tasks, changed 0, failed 1, unreachable 0" in \
         out.splitlines()
     assert token not in out + err and password not in out + err
+
+
+def test_a_failed_run_fails_also_when_its_output_pipe_is_closed(tmp_path: Path, private_tmp: Path) -> None:
+    """``hwaac deploy ... | head``: the recap meets a closed pipe, and the exit status is still the run's."""
+    (tmp_path / "play.yml").write_text(PLAYBOOK)
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "hwaac.cli", "deploy", str(tmp_path / "play.yml"), "-i",
+                               "localhost,", "--artifacts", str(tmp_path / "artifacts")], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=300, check=False,
+                              env={**os.environ, "TMPDIR": str(private_tmp)})
+    finally:
+        os.close(write)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert json.loads((tmp_path / "artifacts/summary.json").read_text())["status"] == "failed"
