@@ -15,7 +15,8 @@ import yaml
 from ansible.utils.helpers import pct_to_int
 
 from hwaac.cli import main
-from hwaac.review import Options, build_review, from_file, from_git, render_markdown
+from hwaac.errors import IntentError
+from hwaac.review import Options, Side, build_review, from_file, from_git, render_markdown
 from hwaac.review.impact import serial_size
 from hwaac.review.markdown import MAX_CHARS
 from hwaac.review.terraform import SENSITIVE, UNKNOWN, TerraformPlanError, read_plan_json, summarize
@@ -190,6 +191,40 @@ def git(cwd: Path, *args: str) -> None:
                    capture_output=True)
 
 
+# scalars where YAML 1.1 (PyYAML's safe_load) and hwaac's YAML 1.2 core schema disagree
+YAML_1_2 = [("010", 10), ("0o10", 8), ("on", "on"), ("no", "no"), ("1_000", "1_000"), ("1:30", "1:30")]
+
+
+@pytest.mark.parametrize(("text", "value"), YAML_1_2)
+def test_the_intent_change_reads_yaml_as_hwaac_does(text: str, value: Any) -> None:
+    assert Side("fabric.yml", f"x: {text}\n").raw() == {"x": value}
+
+
+def test_a_value_yaml_1_1_reads_otherwise_shows_as_hwaac_reads_it(tmp_path: Path) -> None:
+    """040 is forty to hwaac (YAML 1.2) and 32 to YAML 1.1: the change from 32 is a change, to 40."""
+    old, new = write_change(tmp_path, "osc.max_rpcs_in_flight: 32", "osc.max_rpcs_in_flight: 040")
+    review = build_review(from_file(old), from_file(new))
+    assert review["intent"] == [{"path": "storage.filesystems[0].tunables.osc.max_rpcs_in_flight", "old": 32,
+                                 "new": 40}]
+
+
+@pytest.mark.parametrize(("make", "said"), [
+    (lambda p: p.mkdir(), "is a folder"),
+    (lambda p: p.write_bytes(b"fabric:\n  name: d\xe9mo\n"), "not UTF-8 text"),
+    (lambda p: p.write_text("fabric:\n  name: \x1b\n"), "control character U+001B"),
+], ids=["folder", "latin-1", "escape"])
+def test_an_intent_that_cannot_be_read_is_an_intent_error_at_its_line(make: Any, said: str,
+                                                                      tmp_path: Path) -> None:
+    make(tmp_path / "fabric.yml")
+    side = from_file(tmp_path)
+    for read in (side.raw, lambda: side.intent(None)):
+        with pytest.raises(IntentError) as exc:
+            read()
+        (issue,) = exc.value.issues
+        assert said in issue.message and issue.file == str(tmp_path / "fabric.yml")
+        assert issue.line == (0 if said == "is a folder" else 2)
+
+
 def test_git_revisions(tmp_path: Path) -> None:
     (tmp_path / "inventory/demo").mkdir(parents=True)
     fabric = tmp_path / "inventory/demo/fabric.yml"
@@ -206,6 +241,10 @@ def test_git_revisions(tmp_path: Path) -> None:
     assert {d["status"] for d in added["devices"].values()} == {"added"} and len(added["devices"]) == 88
     with pytest.raises(Exception, match="revision 'nope' is not a commit"):
         from_git(fabric.parent, "nope")
+    fabric.write_bytes(DEMO.read_bytes().replace(b"name: demo\n", b"name: d\xe9mo\n"))
+    git(tmp_path, "commit", "-qam", "latin-1")
+    with pytest.raises(IntentError, match=r"main:inventory/demo/fabric.yml:5: <root>: not UTF-8 text \(byte 0xe9"):
+        from_git(fabric.parent, "main").raw()
 
 
 def test_comment_fits_at_a_thousand_devices() -> None:

@@ -68,6 +68,16 @@ def read_text(path: str | Path, error: type[IntentError] = IntentError) -> str:
     except OSError as exc:
         raise _fail(file, f"cannot read the file ({exc.strerror or exc})", valid="a readable YAML file",
                     error=error) from None
+    return decode_text(data, file, error)
+
+
+def decode_text(data: bytes, file: str, error: type[IntentError] = IntentError) -> str:
+    """The intent text of ``data`` (a file's bytes, or a git blob's), checked by :func:`check_text`.
+
+    Raises:
+        ``error`` (an :class:`IntentError`): over :data:`MAX_BYTES`, not UTF-8 (the line of the first bad byte) or
+            with control characters.
+    """
     if len(data) > MAX_BYTES:  # grew since stat, or a special file that reports size 0
         raise _fail(file, "file too large", f"over {MAX_BYTES} bytes", f"at most {MAX_BYTES} bytes (1 MiB)",
                     error=error)
