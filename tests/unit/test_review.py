@@ -247,6 +247,57 @@ def test_git_revisions(tmp_path: Path) -> None:
         from_git(fabric.parent, "main").raw()
 
 
+# a base the pull request fixes: its broken text, the issue's line and text, the intent change the report shows
+BROKEN_BASES = {
+    "schema": ("su_count: 2", "su_count: zwei", 11, "fabric.su_count: invalid value (got 'zwei')",
+               [{"path": "fabric.su_count", "old": "zwei", "new": 2}]),
+    "rule": ("su_count: 2", "su_count: 5", 12, "fabric.su_capacity: smaller than su_count",
+             [{"path": "fabric.su_count", "old": 5, "new": 2}]),
+    "not-yaml": ("fabric:\n", "fabric: [\n", 6, "not valid YAML", None),
+    "not-utf-8": ("name: demo\n", "name: d\xe9mo\n", 5, "not UTF-8 text", None),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN_BASES))
+def test_a_base_that_does_not_validate_is_reported_not_fatal(name: str, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A pull request that fixes the target branch's broken intent is reviewed: exit 0, the base's issues at
+    their lines at the top, and nothing that needs the base's plan (plan diff, devices, rollout, gates)."""
+    broken, bad, line, said, intent = BROKEN_BASES[name]
+    fabric = tmp_path / "inventory/demo/fabric.yml"
+    fabric.parent.mkdir(parents=True)
+    fabric.write_bytes(DEMO.read_bytes().replace(broken.encode(), bad.encode("latin-1"), 1))
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "broken")
+    fabric.write_text(DEMO.read_text())
+    out = tmp_path / "out"
+    assert main(["review", str(fabric.parent), "--base", "main", "-o", str(out), "--no-netbox"]) == 0
+    err = capsys.readouterr().err
+    where = f"main:inventory/demo/fabric.yml:{line}: "
+    assert "the base main:inventory/demo/fabric.yml does not validate" in err and where in err
+    review = json.loads((out / "review.json").read_text())
+    assert review["verdict"] == "base-invalid" and review["refusals"] == []
+    first = review["base_issues"][0]
+    assert (first["file"], first["line"]) == ("main:inventory/demo/fabric.yml", line) and said in first["text"]
+    assert [r["code"] for r in review["risks"]] == ["base-invalid"]
+    assert review["intent"] == intent
+    assert all(review[k] is None for k in ("plan", "devices", "blast_radius", "rollout", "gates"))
+    md = (out / "review.md").read_text()
+    head = md.partition("### ")[0]
+    assert "the base does not validate" in head and where in head and said in head
+    sections = [s.split("\n", 1)[0] for s in md.split("### ")[1:]]
+    assert sections == ["Risk flags", "Intent change", "NetBox (sync dry run)", "Terraform plan"]
+    assert ("Not compared: the base cannot be read as YAML." in md) == (intent is None)
+
+
+def test_a_new_intent_that_does_not_validate_still_fails_over_a_broken_base(tmp_path: Path) -> None:
+    old, new = write_change(tmp_path, "su_count: 2", "su_count: zwei")
+    (old / "fabric.yml").write_text(DEMO.read_text().replace("su_count: 2", "su_count: drei"))
+    assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "out"), "--no-netbox"]) == 1
+    assert not (tmp_path / "out").exists()
+
+
 def test_comment_fits_at_a_thousand_devices() -> None:
     """1,200 devices each with its own change, thousands of plan, NetBox and refusal lines, a hundred Terraform
     resources: the comment keeps every summary, cuts the folded lists and stops under the size GitHub accepts,

@@ -1,14 +1,17 @@
 """Build a review: the intent change, the plan diff, the NetBox dry run, the Terraform plan, each device's config
-change, the blast radius, the rollout batches, risk flags and the gates, as one JSON-ready document."""
+change, the blast radius, the rollout batches, risk flags and the gates, as one JSON-ready document. A base that
+does not validate is reported with its issues, and only what needs no base plan is shown."""
 
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hwaac.errors import IntentError, IntentIssue
+from hwaac.model.intent import Intent
 from hwaac.plan import build_plan
 from hwaac.plan.diff import SECTIONS, PlanDiff, diff_plans, storage_changes
 from hwaac.render import plan_document, render_to_dir
@@ -33,19 +36,30 @@ def build_review(old: Side, new: Side, *, pool_lookup: Callable[..., Any] | None
                  options: Options | None = None) -> dict[str, Any]:
     """The review of the change from ``old`` to ``new`` (see the module docstring).
 
+    A base (``old``) that does not validate (a change that fixes a broken intent, or one that a newer hwaac
+    rule refuses) is not an error: the review has the verdict ``base-invalid``, lists the base's issues
+    (``base_issues``, each with its file and line), the risk flag ``base-invalid``, the intent change when the
+    base is still YAML, and the NetBox dry run and the Terraform plan, which compare the new plan with what is
+    recorded; ``plan``, ``devices``, ``blast_radius``, ``rollout`` and ``gates`` need the base's plan and are
+    None. No renumbering or removal can be found, so nothing is refused.
+
     Args:
         netbox: runs a sync dry run of the new plan against the NetBox in use and returns its section (None:
             the section says it was not run).
         terraform: the summary of :func:`hwaac.review.terraform.summarize` (None: no plan given).
 
     Raises:
-        hwaac.errors.IntentError: the new intent is invalid (the old one is named as the base in its error).
+        hwaac.errors.IntentError: the new intent is invalid or cannot be read.
+        hwaac.netbox.errors.NetBoxError: from ``pool_lookup``: NetBox cannot be reached to resolve a NetBox pool.
     """
     opts = options or Options()
     new_intent = new.intent(pool_lookup)
     if new_intent is None:
         raise ValueError(f"{new.label}: the fabric to review does not exist")
-    old_intent = old.intent(pool_lookup)
+    try:
+        old_intent = old.intent(pool_lookup)
+    except IntentError as exc:
+        return _base_invalid_review(old, new, new_intent, exc.issues, netbox, terraform)
     new_plan = build_plan(new_intent, validate=False)
     old_plan = None if old_intent is None else build_plan(old_intent, validate=False)
     new_doc = plan_document(new_plan)
@@ -66,12 +80,13 @@ def build_review(old: Side, new: Side, *, pool_lookup: Callable[..., Any] | None
     return {
         "format": FORMAT,
         "fabric": new_intent.fabric.name,
-        "base": old.label if old.text is not None else (f"{old.label} (no fabric there: everything is added; if "
-                                                         "the fabric moved, review with --old)"),
+        "base": old.label if old.exists else (f"{old.label} (no fabric there: everything is added; if the fabric "
+                                              "moved, review with --old)"),
         "head": new.label,
         "verdict": "refused" if refusals else "ok",
+        "base_issues": [],
         "refusals": refusals,
-        "intent": [{"path": p or "(whole intent)", "old": o, "new": n} for p, (o, n) in intent_changes.items()],
+        "intent": _intent_section(intent_changes),
         "plan": _plan_section(pdiff),
         "netbox": netbox(new_plan) if netbox is not None else {"status": "not run"},
         "terraform": terraform if terraform is not None else {"status": "not given"},
@@ -82,6 +97,42 @@ def build_review(old: Side, new: Side, *, pool_lookup: Callable[..., Any] | None
         "risks": [r.to_json() for r in impact.risks(intent_changes, pdiff, rendered.devices, radius, opts.many_sus)],
         "gates": gates,
     }
+
+
+def _base_invalid_review(old: Side, new: Side, new_intent: Intent, issues: list[IntentIssue],
+                         netbox: NetBoxDryRun | None, terraform: dict[str, Any] | None) -> dict[str, Any]:
+    """The review of a valid ``new`` over a base that does not validate: what needs no base plan."""
+    try:
+        intent: list[dict[str, Any]] | None = _intent_section(storage_changes(old.raw(), new.raw()))
+    except IntentError:  # not even YAML: its issues say why
+        intent = None
+    new_plan = build_plan(new_intent, validate=False)
+    return {
+        "format": FORMAT,
+        "fabric": new_intent.fabric.name,
+        "base": old.label,
+        "head": new.label,
+        "verdict": "base-invalid",
+        "base_issues": [{**asdict(i), "text": str(i)} for i in issues],
+        "refusals": [],
+        "intent": intent,
+        "plan": None,
+        "netbox": netbox(new_plan) if netbox is not None else {"status": "not run"},
+        "terraform": terraform if terraform is not None else {"status": "not given"},
+        "devices": None,
+        "documents": None,
+        "blast_radius": None,
+        "rollout": None,
+        "risks": [impact.Risk("base-invalid", f"the base does not validate ({len(issues)} problem(s)): the plan, "
+                              "the devices' configs, the blast radius, the rollout and the gates are not compared "
+                              "with it, and no renumbering or removal of what is in service can be found here; "
+                              "the NetBox dry run and the Terraform plan compare with what is recorded").to_json()],
+        "gates": None,
+    }
+
+
+def _intent_section(changes: dict[str, tuple[Any, Any]]) -> list[dict[str, Any]]:
+    return [{"path": p or "(whole intent)", "old": o, "new": n} for p, (o, n) in changes.items()]
 
 
 def _plan_section(d: PlanDiff) -> dict[str, Any]:

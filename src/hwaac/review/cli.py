@@ -1,9 +1,10 @@
 """``hwaac review NEW (--base REV | --old OLD) -o DIR``: writes ``DIR/review.md`` and ``DIR/review.json``.
 
-Exit status: 0 reviewed; 1 invalid intent; 2 usage error (bad arguments, unreadable revision or Terraform plan,
-unusable output folder; or the NetBox dry run asked for could not reach NetBox: the report is written and says
-so); 3 refused: the change renumbers or removes what is in service without --allow-renumber
-or --allow-remove (the report is written and says why).
+Exit status: 0 reviewed, also when the base does not validate (the report lists the base's issues and compares
+nothing that needs its plan); 1 the new intent is invalid; 2 usage error (bad arguments, unreadable revision or
+Terraform plan, unusable output folder; or the NetBox dry run asked for could not reach NetBox: the report is
+written and says so); 3 refused: the change renumbers or removes what is in service without --allow-renumber or
+--allow-remove (the report is written and says why).
 """
 
 from __future__ import annotations
@@ -55,9 +56,15 @@ def cmd_review(args: argparse.Namespace) -> int:
     review = build_review(old, new, pool_lookup=lookup, netbox=netbox, terraform=terraform, options=opts)
     _write(out, {"review.json": json.dumps(review, indent=2, default=str) + "\n",
                  "review.md": render_markdown(review)})
-    print(f"review of {review['fabric']}: {review['verdict']}; {len(review['devices'])} device(s) change, risk flags: "
+    changed = "" if review["devices"] is None else f"{len(review['devices'])} device(s) change, "
+    print(f"review of {review['fabric']}: {review['verdict']}; {changed}risk flags: "
           f"{', '.join(r['code'] for r in review['risks']) or 'none'}; wrote {out / 'review.md'} and "
           f"{out / 'review.json'}")
+    if review["base_issues"]:
+        print(f"hwaac review: the base {review['base']} does not validate ({len(review['base_issues'])} "
+              "problem(s), listed in the report): the new intent is reviewed without comparing it", file=sys.stderr)
+        for issue in review["base_issues"]:
+            print(f"  {issue['text']}", file=sys.stderr)
     for ref in review["refusals"]:
         print(f"hwaac review: refused: {ref['kind']} of {len(ref['items'])} item(s) without {ref['flag']}",
               file=sys.stderr)

@@ -16,9 +16,9 @@ def render_markdown(review: dict[str, Any], max_chars: int = MAX_CHARS) -> str:
     """The comment: every section's summary, its lists cut to fewer items until the whole fits ``max_chars``, then
     as many per-device blocks as still fit."""
     for n in (LIST_LIMIT, 20, 8, 3, 1):
-        body = [*_refusals(review, n), *_summary(review), *_risks(review), *_intent(review, n), *_plan(review, n),
-                *_netbox(review, n), *_terraform(review, n), *_rollout(review, n), *_gates(review),
-                *_config_tables(review)]
+        body = [*_base_issues(review, n), *_refusals(review, n), *_summary(review), *_risks(review),
+                *_intent(review, n), *_plan(review, n), *_netbox(review, n), *_terraform(review, n),
+                *_rollout(review, n), *_gates(review), *_config_tables(review)]
         text = "\n".join(_head(review) + body) + "\n"
         if len(text) + 300 <= max_chars:
             break
@@ -54,10 +54,27 @@ def _cut(items: list[str], limit: int) -> list[str]:
     return items[:limit] + ([f"- ... {len(items) - limit} more (review.json)"] if len(items) > limit else [])
 
 
+VERDICTS = {"ok": "ready to apply", "refused": "REFUSED", "base-invalid": "the base does not validate"}
+
+
 def _head(r: dict[str, Any]) -> list[str]:
-    verdict = "REFUSED" if r["verdict"] == "refused" else "ready to apply"
+    verdict = VERDICTS.get(r["verdict"], r["verdict"])
     return [MARKER, f"## hwaac review of fabric `{r['fabric']}`: {verdict}", "",
             f"base `{r['base']}` → head `{r['head']}`", ""]
+
+
+def _base_issues(r: dict[str, Any], n: int) -> list[str]:
+    issues = r.get("base_issues") or []
+    if not issues:
+        return []
+    lines = ["- `" + i["text"].replace("`", "'").replace("\n", " ") + "`" for i in issues]
+    out = [f"> **The base `{r['base']}` does not validate ({len(issues)} problem(s)).** The new intent is valid, but "
+           "it is not compared with the base: the plan diff, the blast radius, the rollout, the gates and the device "
+           "configuration are left out, and no renumbering or removal of what is in service can be found. The NetBox "
+           "dry run and the Terraform plan below compare the new plan with what is recorded.", ""]
+    if len(lines) <= 10:
+        return [*out, *lines, ""]
+    return [*out, *_fold(f"the base's {len(lines)} problems", _cut(lines, 2 * n))]
 
 
 def _refusals(r: dict[str, Any], n: int) -> list[str]:
@@ -71,6 +88,8 @@ def _refusals(r: dict[str, Any], n: int) -> list[str]:
 
 def _summary(r: dict[str, Any]) -> list[str]:
     b = r["blast_radius"]
+    if b is None:
+        return []
     switches = ", ".join(f"{len(v)} {k}" for k, v in b["switches"].items()) or "none"
     c = b["cables"]
     rows = [("switches whose config changes", switches),
@@ -90,8 +109,10 @@ def _risks(r: dict[str, Any]) -> list[str]:
 
 
 def _intent(r: dict[str, Any], n: int) -> list[str]:
-    rows = [f"| {_cell(c['path'])} | {_cell(c['old'])} | {_cell(c['new'])} |" for c in r["intent"]]
     out = ["### Intent change", ""]
+    if r["intent"] is None:
+        return [*out, "Not compared: the base cannot be read as YAML.", ""]
+    rows = [f"| {_cell(c['path'])} | {_cell(c['old'])} | {_cell(c['new'])} |" for c in r["intent"]]
     if not rows:
         return [*out, "No change to the intent.", ""]
     table = ["| field | before | after |", "|---|---|---|"]
@@ -102,6 +123,8 @@ def _intent(r: dict[str, Any], n: int) -> list[str]:
 
 def _plan(r: dict[str, Any], n: int) -> list[str]:
     p = r["plan"]
+    if p is None:
+        return []
     out = ["### Plan (`hwaac plan --against`)", "", "| section | added | changed | removed |", "|---|---|---|---|"]
     for s in ("switches", "nodes", "links"):
         out.append(f"| {s} | {len(p[s]['added'])} | {len(p[s]['changed'])} | {len(p[s]['removed'])} |")
@@ -162,6 +185,8 @@ def _terraform(r: dict[str, Any], n: int) -> list[str]:
 
 
 def _rollout(r: dict[str, Any], n: int) -> list[str]:
+    if r["rollout"] is None:
+        return []
     out = ["### Rollout", ""]
     if not r["rollout"]:
         return [*out, "Nothing to push.", ""]
@@ -190,6 +215,8 @@ def _gates(r: dict[str, Any]) -> list[str]:
 def _config_tables(r: dict[str, Any]) -> list[str]:
     """Per table, how many devices change it: a summary that stays short at any fabric size."""
     devices = r["devices"]
+    if devices is None:
+        return []
     if not devices:
         return ["### Device configuration", "", "No rendered file changes.", ""]
     tables: Counter[str] = Counter()
@@ -214,7 +241,7 @@ def _device_details(r: dict[str, Any]) -> list[str]:
     """One folded block per distinct change, naming the devices that have exactly that change: a QoS change on a
     thousand switches is one block, not a thousand."""
     groups: dict[str, list[str]] = {}
-    for name, d in r["devices"].items():
+    for name, d in (r["devices"] or {}).items():
         groups.setdefault(json.dumps(d, sort_keys=True), []).append(name)
     blocks = []
     for key, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
