@@ -186,6 +186,82 @@ def test_cli_exit_codes_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert exc.value.code == 2 and "a number of SUs, 0 or more" in capsys.readouterr().err
 
 
+# -o that cannot take the report -> what the message says (exit 2, no traceback, nothing left behind)
+BAD_OUTPUTS = {
+    "a file": (lambda t: t / "file", "exists and is not a folder"),
+    "under a file": (lambda t: t / "file/sub", "file is not a folder"),
+    "cannot be made": (lambda t: Path("/proc/hwaac-review-test"), "cannot write the report (No such file"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_OUTPUTS))
+def test_an_output_folder_that_cannot_take_the_report_exits_2(name: str, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    where, said = BAD_OUTPUTS[name]
+    old, new = write_change(tmp_path, "action: drop", "action: forward")
+    (tmp_path / "file").write_text("x")
+    assert main(["review", str(new), "--old", str(old), "-o", str(where(tmp_path)), "--no-netbox"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"hwaac review: -o {where(tmp_path)}: ") and said in err and "Traceback" not in err
+    assert (tmp_path / "file").read_text() == "x" and not list(tmp_path.rglob("*review.*"))
+
+
+def test_the_report_is_written_whole_or_not_at_all(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The temporary files have names of their own (an old one in the way does not matter), and a write that
+    fails leaves none of them behind."""
+    old, new = write_change(tmp_path, "action: drop", "action: forward")
+    out = tmp_path / "out"
+    (out / ".review.json.tmp").mkdir(parents=True)
+    (out / ".review.md.tmp").mkdir()
+    assert main(["review", str(new), "--old", str(old), "-o", str(out), "--no-netbox"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [".review.json.tmp", ".review.md.tmp", "review.json", "review.md"]
+    for p in out.iterdir():
+        p.unlink() if p.is_file() else p.rmdir()
+    (out / "review.md").mkdir()  # the rename of review.md fails
+    (out / "review.md/keep").write_text("x")
+    capsys.readouterr()
+    assert main(["review", str(new), "--old", str(old), "-o", str(out), "--no-netbox"]) == 2
+    assert f"-o {out}: cannot write the report (" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["review.json", "review.md"]  # no temporary file left
+    assert (out / "review.md/keep").read_text() == "x"
+
+
+def test_an_unreadable_fabric_is_an_intent_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = write_change(tmp_path, "action: drop", "action: forward")
+    real_open = Path.open
+
+    def refuse(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self == new / "fabric.yml":  # as root, chmod 000 would not stop the read
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refuse)
+    assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "out"), "--no-netbox"]) == 1
+    err = capsys.readouterr().err
+    assert f"{new / 'fabric.yml'}: <root>: cannot read the file (Permission denied)" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("stdout", "said"), [
+    ("Error: not a plan\n", "terraform show -json printed no JSON"),
+    ('{"format_version": "1.0", "values": {}}', "this is Terraform state, not a plan"),
+])
+def test_a_saved_plan_terraform_cannot_show_is_a_usage_error(stdout: str, said: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = write_change(tmp_path, "action: drop", "action: forward")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin/terraform").write_text(f"#!/bin/sh\nprintf '%s' '{stdout}'\n")
+    (tmp_path / "bin/terraform").chmod(0o755)
+    (tmp_path / "tfplan").write_bytes(b"PK\x03\x04 a saved plan is a zip file")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "out"), "--no-netbox",
+                 "--terraform-plan", str(tmp_path / "tfplan")]) == 2
+    assert f"--terraform-plan: {tmp_path / 'tfplan'}: {said}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=cwd, check=True,
                    capture_output=True)

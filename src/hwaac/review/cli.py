@@ -1,18 +1,20 @@
 """``hwaac review NEW (--base REV | --old OLD) -o DIR``: writes ``DIR/review.md`` and ``DIR/review.json``.
 
 Exit status: 0 reviewed, also when the base does not validate (the report lists the base's issues and compares
-nothing that needs its plan); 1 the new intent is invalid; 2 usage error (bad arguments, unreadable revision or
-Terraform plan, unusable output folder; or the NetBox dry run asked for could not reach NetBox: the report is
-written and says so); 3 refused: the change renumbers or removes what is in service without --allow-renumber or
---allow-remove (the report is written and says why).
+nothing that needs its plan); 1 the new intent is invalid or cannot be read; 2 usage error (bad arguments,
+unreadable revision or Terraform plan, an output folder that is a file or cannot be written; or the NetBox dry
+run asked for could not reach NetBox: the report is written and says so); 3 refused: the change renumbers or
+removes what is in service without --allow-renumber or --allow-remove (the report is written and says why).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
@@ -24,8 +26,9 @@ def cmd_review(args: argparse.Namespace) -> int:
     from hwaac.review.terraform import TerraformPlanError, read_plan_json, summarize
 
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        return _usage(f"-o {out}: exists and is not a folder")
+    problem = _output_problem(out)
+    if problem:
+        return _usage(f"-o {out}: {problem}; valid: a folder this user can write in, or a path where one can be made")
     try:
         new = from_file(args.fabric)
         old = from_git(args.fabric, args.base) if args.base else from_file(args.old)
@@ -54,8 +57,12 @@ def cmd_review(args: argparse.Namespace) -> int:
     opts = Options(allow_renumber=args.allow_renumber, allow_remove=args.allow_remove, batch_size=args.batch_size,
                    many_sus=args.many_sus)
     review = build_review(old, new, pool_lookup=lookup, netbox=netbox, terraform=terraform, options=opts)
-    _write(out, {"review.json": json.dumps(review, indent=2, default=str) + "\n",
-                 "review.md": render_markdown(review)})
+    try:
+        _write(out, {"review.json": json.dumps(review, indent=2, default=str) + "\n",
+                     "review.md": render_markdown(review)})
+    except OSError as exc:
+        return _usage(f"-o {out}: cannot write the report ({exc.strerror or exc}"
+                      + (f": {exc.filename}" if exc.filename else "") + "); no report was written")
     changed = "" if review["devices"] is None else f"{len(review['devices'])} device(s) change, "
     print(f"review of {review['fabric']}: {review['verdict']}; {changed}risk flags: "
           f"{', '.join(r['code'] for r in review['risks']) or 'none'}; wrote {out / 'review.md'} and "
@@ -86,13 +93,56 @@ def _usage(msg: str) -> int:
     return EXIT_USAGE
 
 
+def _output_problem(out: Path) -> str | None:
+    """Why the report cannot go to the folder ``out`` (None: it can): a file there, or a folder (``out`` or the
+    nearest one above it that exists) that this user cannot write in. A write can still fail later (a full or
+    read-only disk): :func:`_write` says so then."""
+    try:
+        if out.exists():
+            if not out.is_dir():
+                return "exists and is not a folder"
+            where = out
+        else:
+            where = next(p for p in out.parents if p.exists())
+            if not where.is_dir():
+                return f"{where} is not a folder"
+    except OSError as exc:
+        return f"cannot be looked at ({exc.strerror or exc})"
+    if not os.access(where, os.W_OK | os.X_OK):
+        return f"this user cannot write in {where}"
+    return None
+
+
 def _write(out: Path, files: dict[str, str]) -> None:
-    """Each file written whole (a temporary file renamed over it), so a reader never sees half a report."""
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        tmp = out / f".{name}.tmp"
-        tmp.write_text(text)
-        tmp.replace(out / name)
+    """Each file written whole to a temporary file of a unique name in ``out``, then every one renamed over its
+    file, so a reader never sees half a report. On an error the temporary files, and the folders made for them,
+    are removed, and the OSError raised."""
+    made = [p for p in (out, *out.parents) if not p.exists()]
+    mode = 0o666 & ~_umask()
+    staged: list[tuple[str, Path]] = []
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out)
+            staged.append((name, Path(tmp)))
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.chmod(tmp, mode)
+        for name, tmp in staged:
+            tmp.replace(out / name)
+    except OSError:
+        for _name, tmp in staged:
+            tmp.unlink(missing_ok=True)
+        for folder in made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def register(sub: argparse._SubParsersAction) -> None:

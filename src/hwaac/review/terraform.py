@@ -40,13 +40,18 @@ def read_plan_json(path: str | Path) -> dict[str, Any]:
                                      "output instead)")
         try:
             proc = subprocess.run([exe, "show", "-json", "-no-color", p.resolve().name], cwd=p.resolve().parent,
-                                  capture_output=True, text=True, timeout=SHOW_TIMEOUT_S, check=False)
+                                  capture_output=True, encoding="utf-8", errors="replace", timeout=SHOW_TIMEOUT_S,
+                                  check=False)
         except subprocess.TimeoutExpired:
             raise TerraformPlanError(f"{p}: terraform show took more than {SHOW_TIMEOUT_S} s") from None
         if proc.returncode != 0:
             err = [line for line in proc.stderr.splitlines() if line.strip()]
             raise TerraformPlanError(f"{p}: terraform show -json failed: {err[-1] if err else proc.returncode}")
-        doc = json.loads(proc.stdout)
+        try:
+            doc = json.loads(proc.stdout)
+        except ValueError as exc:
+            raise TerraformPlanError(f"{p}: terraform show -json printed no JSON ({exc}); expected a plan saved by "
+                                     "`terraform plan -out FILE`") from None
     if not isinstance(doc, dict) or "format_version" not in doc:
         raise TerraformPlanError(f"{p}: not a Terraform plan (no format_version; expected `terraform show -json` of a "
                                  "saved plan)")
