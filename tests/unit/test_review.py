@@ -12,32 +12,15 @@ from typing import Any
 
 import pytest
 import yaml
-from ansible.utils.helpers import pct_to_int
 
 from hwaac.cli import main
 from hwaac.errors import IntentError
 from hwaac.review import Options, Side, build_review, from_file, from_git, render_markdown
-from hwaac.review.impact import serial_size
 from hwaac.review.markdown import MAX_CHARS
 from hwaac.review.terraform import SENSITIVE, UNKNOWN, TerraformPlanError, read_plan_json, summarize
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "inventory/demo/fabric.yml"
-
-
-@pytest.mark.parametrize(("serial", "hosts", "size"), [
-    ("25%", 24, 6), ("25%", 3, 1), ("30%", 10, 3), ("100%", 7, 7), ("1", 24, 1), ("8", 24, 8), ("0", 24, 24),
-])
-def test_batch_size_is_ansibles(serial: str, hosts: int, size: int) -> None:
-    assert serial_size(serial, hosts) == size
-    if serial.endswith("%"):  # ansible-core's own arithmetic (its playbook executor's batches)
-        assert pct_to_int(serial, hosts) == size
-
-
-@pytest.mark.parametrize("serial", ["0%", "120%", "a few", "-2", "abc%"])
-def test_batch_size_refused(serial: str) -> None:
-    with pytest.raises(ValueError, match=r"a number of hosts \(0: all at once\) or a share from 1% to 100%"):
-        serial_size(serial, 10)
 
 
 def test_batches_are_the_ones_ansible_runs(tmp_path: Path) -> None:

@@ -10,13 +10,12 @@ from typing import Any
 import yaml
 
 from hwaac.deploy.errors import DeployUsageError
+from hwaac.deploy.serial import BatchSizeError, parse_batch_size
 
 COLLECTION = Path(__file__).resolve().parents[3]  # the collection root (galaxy.yml, playbooks/) of a checkout
 PLAYBOOKS = COLLECTION / "playbooks"
 # serial: "{{ NAME }}" or "{{ NAME | default(...) }}", as the collection's rolling playbooks write it
 SERIAL_VAR = re.compile(r"^\s*\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\|\s*default\(.*\))?\s*\}\}\s*$")
-BATCH_SIZE = re.compile(r"^(?:[1-9][0-9]*|(?:[1-9][0-9]?|100)%)$")
-BATCH_SIZE_VALID = "a number of hosts (e.g. 2) or a share of the play's hosts (1% to 100%, e.g. 25%)"
 
 
 def names() -> list[str]:
@@ -84,9 +83,10 @@ def batch_size_vars(path: Path, batch_size: str) -> dict[str, str]:
     Raises:
         DeployUsageError: a bad size, or a playbook whose plays take no batch size from a variable.
     """
-    size = batch_size.strip()
-    if not BATCH_SIZE.match(size):
-        raise DeployUsageError(f"--batch-size {batch_size!r} is not valid: {BATCH_SIZE_VALID}")
+    try:
+        size = parse_batch_size(batch_size, "--batch-size")
+    except BatchSizeError as exc:
+        raise DeployUsageError(str(exc)) from None
     found = serial_variables(path)
     if not found:
         rolling = [n for n in names() if serial_variables(PLAYBOOKS / f"{n}.yml")]

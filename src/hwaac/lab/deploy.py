@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hwaac.deploy.serial import BatchSizeError, parse_batch_size, valid
+from hwaac.deploy.serial import batches as serial_batches
 from hwaac.lab.api import Lab
 from hwaac.lab.errors import LabError
 
@@ -35,9 +37,8 @@ PLAYBOOK = REPO / "playbooks" / "fabric_deploy.yml"
 TIER_ORDER = ("super_spine", "spine", "leaf")
 DEFAULT_SERIAL = "25%"
 DEFAULT_GATE_S = 20
-SERIAL_RE = re.compile(r"^(?:[1-9][0-9]*|(?:[1-9][0-9]?|100)%)$")
 RUNNER_ENV = ("AWX_", "RUNNER_", "ANSIBLE_STDOUT_CALLBACK", "ANSIBLE_CALLBACK_PLUGINS", "ANSIBLE_CALLBACKS_ENABLED")
-SERIAL_VALID = "a number of switches (e.g. 2) or a share of each tier (1% to 100%, e.g. 25%)"
+SERIAL_WORDS = {"hosts": "switches", "share_of": "each tier"}
 
 
 @dataclass
@@ -74,23 +75,22 @@ def parse_serial(text: str) -> str:
     Raises:
         LabError: naming the value and what is valid.
     """
-    if not SERIAL_RE.match(text.strip()):
-        raise LabError(f"--serial {text!r} is not valid: {SERIAL_VALID}")
-    return text.strip()
+    try:
+        return parse_batch_size(text, "--serial", **SERIAL_WORDS)
+    except BatchSizeError as exc:
+        raise LabError(str(exc)) from None
 
 
 def batches(lab: Lab, serial: str = DEFAULT_SERIAL) -> list[list[str]]:
     """The switches in rollout order: super spines, spines, leaves (then any other role), each tier in batches of
-    ``serial`` (N switches, or PCT% of the tier rounded down, at least one)."""
+    ``serial`` (N switches, or PCT% of the tier rounded down, at least one, as Ansible cuts a play's batches)."""
     tiers: dict[str, list[str]] = {}
     for name, dev in lab.switches.items():
         tiers.setdefault(dev.role, []).append(name)
     order = [r for r in TIER_ORDER if r in tiers] + sorted(r for r in tiers if r not in TIER_ORDER)
     out: list[list[str]] = []
     for role in order:
-        names = tiers[role]
-        size = int(serial) if not serial.endswith("%") else max(1, len(names) * int(serial[:-1]) // 100)
-        out += [names[i:i + size] for i in range(0, len(names), size)]
+        out += serial_batches(tiers[role], serial)
     return out
 
 
@@ -335,7 +335,7 @@ def add_deploy_parser(lab_subparsers: argparse._SubParsersAction) -> argparse.Ar
     p.add_argument("name", metavar="NAME", help="the lab")
     p.add_argument("--check", action="store_true", help="check mode with diff: show what would change")
     p.add_argument("--serial", default=DEFAULT_SERIAL, metavar="N|PCT",
-                   help=f"batch size within each tier (spines, then leaves): {SERIAL_VALID}; default "
+                   help=f"batch size within each tier (spines, then leaves): {valid(**SERIAL_WORDS)}; default "
                         f"{DEFAULT_SERIAL}".replace("%", "%%"))  # argparse %-formats help texts
     p.add_argument("--render", metavar="DIR", help="push this rendered folder (default: the lab's own)")
     p.add_argument("--gate-timeout", type=int, default=DEFAULT_GATE_S, metavar="S",

@@ -21,10 +21,14 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 
 
 def cmd_review(args: argparse.Namespace) -> int:
+    from hwaac.deploy.serial import BatchSizeError, parse_batch_size
     from hwaac.review import Options, SourceError, build_review, from_file, from_git, netbox_dry_run, render_markdown
-    from hwaac.review.impact import serial_size
     from hwaac.review.terraform import TerraformPlanError, read_plan_json, summarize
 
+    try:
+        batch_size = parse_batch_size(args.batch_size, "--batch-size")
+    except BatchSizeError as exc:
+        return _usage(str(exc))
     out = Path(args.output)
     problem = _output_problem(out)
     if problem:
@@ -50,11 +54,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         target = netbox_target()
         lookup = prefix_lookup(target.url, target.token)
         netbox = netbox_dry_run(target.url, target.token)
-    try:
-        serial_size(args.batch_size, 1)
-    except ValueError as exc:
-        return _usage(f"--batch-size: {exc}")
-    opts = Options(allow_renumber=args.allow_renumber, allow_remove=args.allow_remove, batch_size=args.batch_size,
+    opts = Options(allow_renumber=args.allow_renumber, allow_remove=args.allow_remove, batch_size=batch_size,
                    many_sus=args.many_sus)
     review = build_review(old, new, pool_lookup=lookup, netbox=netbox, terraform=terraform, options=opts)
     try:
@@ -146,6 +146,8 @@ def _umask() -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from hwaac.deploy.serial import valid
+
     r = sub.add_parser("review", help="one report of a change for a pull request (Markdown and JSON)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("fabric", help="the new intent: fabric.yml or the folder holding it")
@@ -160,6 +162,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "NETBOX_TOKEN are set)")
     r.add_argument("--allow-renumber", action="store_true", help="accept changes to existing allocations")
     r.add_argument("--allow-remove", action="store_true", help="accept removing devices or cables in service")
-    r.add_argument("--batch-size", default="25%", help="the rollout's serial: hosts per batch or a share (25%%)")
+    r.add_argument("--batch-size", default="25%", help=f"the rollout's serial: {valid()}; default 25%"
+                   .replace("%", "%%"))  # argparse %-formats help texts
     r.add_argument("--many-sus", type=_count, default=1, metavar="N", help="flag a change touching more than N SUs")
     r.set_defaults(func=cmd_review)

@@ -1,8 +1,8 @@
 """What a change reaches: the blast radius, the rollout batches that will run, risk flags and the gates.
 
-Batches follow Ansible's ``serial``: a share is ``int(share * hosts)`` or 1 (ansible-core
-``lib/ansible/utils/helpers.py`` ``pct_to_int``), hosts in the order of the inventory plugin
-``aiinfra.hwaac.fabric`` (switches by role, each role's hosts sorted).
+Batches are the ones ansible-playbook cuts for the play's ``serial`` (:mod:`hwaac.deploy.serial`, ansible-core's
+arithmetic), hosts in the order of the inventory plugin ``aiinfra.hwaac.fabric`` (switches by role, each role's
+hosts sorted).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hwaac.deploy.serial import batches as serial_batches
+from hwaac.deploy.serial import parse_batch_size
 from hwaac.inventory import from_plan_doc
 from hwaac.plan.diff import PlanDiff
 from hwaac.review.files import DeviceChange
@@ -81,28 +83,16 @@ def _entry(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Mapping
     return {}
 
 
-def serial_size(serial: str | int, hosts: int) -> int:
-    """Ansible's batch size for ``serial`` over ``hosts`` hosts: a share (``25%``) is ``int(share * hosts)`` or 1;
-    0 means every host at once."""
-    text = str(serial).strip()
-    if text.endswith("%"):
-        try:
-            share = float(text[:-1])
-        except ValueError:
-            share = -1.0
-        if not 0 < share <= 100:
-            raise ValueError(f"batch size {serial!r}: a number of hosts (0: all at once) or a share from 1% to 100%")
-        return int(share / 100.0 * hosts) or 1
-    if not text.isdigit():
-        raise ValueError(f"batch size {serial!r}: a number of hosts (0: all at once) or a share from 1% to 100%")
-    return int(text) or hosts
-
-
 def rollout(new: Mapping[str, Any], devices: Mapping[str, DeviceChange], serial: str) -> list[dict[str, Any]]:
     """Per playbook that has work (fabric_deploy for switches' config_db, hosts_network for the nodes' network
     and NIC files, lustre_clients for their Lustre client file): its batches over the group's hosts in inventory
     order, each with the hosts it changes. Batches that change nothing still run (they find nothing to do) and
-    are counted, not listed."""
+    are counted, not listed.
+
+    Raises:
+        hwaac.deploy.serial.BatchSizeError: ``serial`` is not a batch size the playbooks take.
+    """
+    serial = parse_batch_size(serial, "--batch-size")
     inv = from_plan_doc(dict(new))
     out = []
     for playbook, group, var, applies in PLAYBOOKS:
@@ -111,12 +101,12 @@ def rollout(new: Mapping[str, Any], devices: Mapping[str, DeviceChange], serial:
                 and (applies is None or any(applies(Path(f).name) for f in devices[h].files))}
         if not work:
             continue
-        size = serial_size(serial, len(hosts))
-        batches = [hosts[i:i + size] for i in range(0, len(hosts), size)]
+        batches = serial_batches(hosts, serial)
         with_work = [{"batch": i + 1, "hosts": len(b), "changed": [h for h in b if h in work]}
                      for i, b in enumerate(batches) if any(h in work for h in b)]
         out.append({"playbook": playbook, "group": group, "serial": serial, "extra_var": var,
-                    "hosts": len(hosts), "batch_size": size, "batches": len(batches), "with_changes": with_work})
+                    "hosts": len(hosts), "batch_size": len(batches[0]), "batches": len(batches),
+                    "with_changes": with_work})
     return out
 
 
