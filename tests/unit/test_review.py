@@ -121,6 +121,42 @@ def test_rollout_picks_the_playbooks_the_files_need(tmp_path: Path) -> None:
     assert {f for d in review["devices"].values() for f in d["files"]} == {"lustre-client.json"}
 
 
+HOST_CHECKS = {"VerifyRailPaths", "VerifyPathMtu"}  # read the GPU nodes only: hosts_network gates on none
+
+
+@pytest.mark.parametrize(("old_text", "new_text", "pushed"), [
+    ("action: drop", "action: forward", 24),  # the PFC watchdog: every switch's config_db
+    ("host_mtu: 9000", "host_mtu: 8900", 0),  # the nodes' netplan only
+], ids=["switches", "nodes"])
+def test_the_report_says_which_checks_gate_the_rollout(old_text: str, new_text: str, pushed: int,
+                                                       tmp_path: Path) -> None:
+    """As the role's defaults have it, only the BGP gate stops fabric_deploy; the verify catalog gates a switch
+    only with switch_config_verify_gate, and the GPU nodes' checks gate nothing."""
+    defaults = yaml.safe_load((REPO / "roles/switch_config/defaults/main.yml").read_text())
+    assert defaults["switch_config_bgp_gate"] == "changed" and defaults["switch_config_verify_gate"] is False
+    old, new = write_change(tmp_path, old_text, new_text)
+    review = build_review(from_file(old), from_file(new))
+    assert len([d for d in review["devices"].values() if d["kind"] == "switch"]) == pushed
+    gates = review["gates"]
+    assert [g["check"] for g in gates if g["gate"] == "default"] == (["bgp_sessions"] if pushed else [])
+    opt_in = [g for g in gates if g["gate"] == "switch_config_verify_gate"]
+    assert bool(opt_in) == bool(pushed) and all(0 < g["gate_devices"] <= pushed for g in opt_in)
+    assert HOST_CHECKS.isdisjoint(g["check"] for g in gates if g["gate"] is not None)
+    assert HOST_CHECKS.issubset(g["check"] for g in gates) == (not pushed)  # the nodes' checks, after the rollout
+    md = render_markdown(review)
+    assert "Each batch stops" not in md
+    section = md.split("### Gates and checks", 1)[1].split("\n### ", 1)[0]
+    paragraphs = {p.split("**")[1]: p for p in section.split("\n\n") if p.startswith("**")}
+    if pushed:
+        table = section.split("**Gates the rollout by default**", 1)[1].split("**Gates only with", 1)[0]
+        assert [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")] == ["bgp_sessions"]
+        listed = paragraphs["Gates only with `-e switch_config_verify_gate=true`"]
+        assert all(f"`{g['check']}` ({g['gate_devices']})" in listed for g in opt_in)
+        assert not any(f"`{c}`" in listed for c in HOST_CHECKS)
+    else:
+        assert "No gate" in paragraphs and "switch_config_verify_gate" not in section
+
+
 @pytest.mark.parametrize(("doc", "error"), [
     ({"format_version": "1.0", "values": {"root_module": {}}}, "this is Terraform state, not a plan"),
     ({"format_version": "1.2", "resource_changes": "x"}, "resource_changes must be a list"),

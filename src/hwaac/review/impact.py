@@ -153,23 +153,36 @@ def _names(names: list[str], limit: int = 6) -> str:
 
 
 def gates(new: Mapping[str, Any], devices: Mapping[str, DeviceChange], render_dir: Path | None) -> list[dict[str, Any]]:
-    """The checks that gate the rollout: the BGP gate of each pushed switch, then the hwaac.verify catalog over the
-    devices the change touches (how many devices each check reads)."""
+    """What checks the rollout, and whether it gates a batch (``gate``), as the playbooks run by default:
+
+    - ``bgp_sessions``, gate ``default``: the BGP gate of role switch_config after each pushed switch's push
+      (``switch_config_bgp_gate: changed``); a failure rolls the switch back and, with
+      ``fabric_deploy_max_fail_percentage`` 0, stops the rollout after its batch;
+    - each ``hwaac.verify`` check that reads the pushed switches, gate ``switch_config_verify_gate``: the role's
+      verify gate runs it on each of them after the BGP gate only when that variable is true (default false);
+      ``gate_devices`` counts the switches it reads;
+    - every ``hwaac.verify`` check over the devices the change touches (``devices`` counts those it reads): run
+      after the rollout (``playbooks/verify.yml``, ``hwaac verify``), not a gate unless the line above says so.
+      hosts_network and lustre_clients have no health gate: only a failed task stops them.
+    """
     touched = [n for n, d in devices.items() if d.status != "removed"]
     if not touched:
         return []
-    # config_dbs: the BGP sessions as rendered; netplan MTUs of the touched nodes only (the others are not gated)
+    # config_dbs: the BGP sessions as rendered; netplan MTUs of the touched nodes only
     inputs = inputs_from_plan(dict(new), render_dir, netplan_hosts=[n for n in touched if n in new.get("nodes", {})])
     out = []
     pushed = [n for n in touched if n in inputs.switches]
     if pushed:
         sessions = sum(1 for s in inputs.sessions if s.a.device in pushed or s.b.device in pushed)
-        out.append({"check": "bgp_sessions", "stage": None, "devices": len(pushed),
+        out.append({"check": "bgp_sessions", "stage": None, "gate": "default", "devices": len(pushed),
+                    "gate_devices": len(pushed),
                     "description": f"after each switch's push, its rendered BGP neighbours Established "
                                    f"({sessions} session(s)); a failure rolls the switch back"})
     for check in CATALOG:
         reads = sum(1 for n in touched if check().commands(inputs, n))
+        gated = sum(1 for n in pushed if check().commands(inputs, n))
         if reads:
-            out.append({"check": check.name, "stage": check.stage, "devices": reads,
-                        "description": check.description})
+            out.append({"check": check.name, "stage": check.stage,
+                        "gate": "switch_config_verify_gate" if gated else None, "devices": reads,
+                        "gate_devices": gated, "description": check.description})
     return out

@@ -204,12 +204,29 @@ def _rollout(r: dict[str, Any], n: int) -> list[str]:
 def _gates(r: dict[str, Any]) -> list[str]:
     if not r["gates"]:
         return []
-    out = ["### Gates", "", "Each batch stops, and its switches roll back, when one of these fails:", "",
-           "| check | stage | devices | what it checks |", "|---|---|---|---|"]
-    for g in r["gates"]:
-        stage = "per switch" if g["stage"] is None else str(g["stage"])
-        out.append(f"| `{g['check']}` | {stage} | {g['devices']} | {g['description']} |")
-    return [*out, ""]
+    default = [g for g in r["gates"] if g.get("gate") == "default"]
+    opt_in = [g for g in r["gates"] if g.get("gate") == "switch_config_verify_gate"]
+    after = [g for g in r["gates"] if g.get("gate") != "default"]
+    out = ["### Gates and checks", ""]
+    if default:
+        out += ["**Gates the rollout by default** (`fabric_deploy`): a switch that fails it is rolled back to its "
+                "checkpoint, and no later batch starts (`fabric_deploy_max_fail_percentage` 0).", "",
+                "| check | switches | what it checks |", "|---|---|---|",
+                *(f"| `{g['check']}` | {g['devices']} | {g['description']} |" for g in default), ""]
+    else:
+        out += ["**No gate**: the change pushes no switch, and `hosts_network` and `lustre_clients` have no health "
+                "gate (only a failed task stops them).", ""]
+    if opt_in:
+        out += ["**Gates only with `-e switch_config_verify_gate=true`** (default false): the verify gate runs "
+                "these on each pushed switch after its BGP gate, and a FAIL rolls the switch back: "
+                + ", ".join(f"`{g['check']}` ({g['gate_devices']})" for g in opt_in) + ".", ""]
+    if after:
+        out += ["**After the rollout**, over every device the change touches (`playbooks/verify.yml` or `hwaac "
+                "verify`: a report, not a gate)"
+                + ("; `hosts_network` and `lustre_clients` have no health gate." if default else "."), "",
+                "| check | stage | devices | what it checks |", "|---|---|---|---|",
+                *(f"| `{g['check']}` | {g['stage']} | {g['devices']} | {g['description']} |" for g in after), ""]
+    return out
 
 
 def _config_tables(r: dict[str, Any]) -> list[str]:
