@@ -9,7 +9,9 @@ from typing import Any
 
 MAX_CHARS = 60_000  # under GitHub's 65,536 and GitLab's 1,000,000 characters per comment
 LIST_LIMIT = 50
-MARKER = "<!-- hwaac-review -->"  # CI finds and updates its own comment by this line
+# the report's first line, naming what wrote it; CI puts its own "<!-- hwaac-review: FABRIC -->" above the report
+# and finds the comment to update by that line (files/ci/hwaac-ci.sh), not by this one
+MARKER = "<!-- hwaac-review -->"
 
 
 def render_markdown(review: dict[str, Any], max_chars: int = MAX_CHARS) -> str:
