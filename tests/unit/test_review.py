@@ -182,6 +182,23 @@ def test_a_netbox_that_cannot_be_reached_fails_the_review(tmp_path: Path, monkey
     assert "0123456789abcdef" not in (tmp_path / "out/review.md").read_text() + json.dumps(review)
 
 
+def test_a_netbox_pool_that_cannot_be_resolved_writes_no_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Without NetBox the intent's NetBox pool has no prefix, so there is no plan to review: exit 2, saying that
+    no report was written (unlike an unreachable NetBox for the dry run alone, which the report shows)."""
+    old, new = write_change(tmp_path, "leaf_spine: 10.1.0.0/20", "leaf_spine: {netbox_role: leaf-spine}")
+    monkeypatch.setenv("NETBOX_URL", "http://127.0.0.1:9")  # discard: nothing listens
+    monkeypatch.setenv("NETBOX_TOKEN", "0123456789abcdef0123456789abcdef01234567")
+    assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "hwaac review: the intent's NetBox pools could not be resolved: NetBox at http://127.0.0.1:9 is " \
+           "unreachable" in err and "no report was written" in err
+    assert "0123456789abcdef" not in err and not (tmp_path / "out").exists()
+    monkeypatch.delenv("NETBOX_TOKEN")
+    assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "out"), "--netbox"]) == 2
+    assert "hwaac review: --netbox: NETBOX_TOKEN is not set" in capsys.readouterr().err
+
+
 def test_cli_exit_codes_and_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     old, new = write_change(tmp_path, "leaf: 10.0.0.0/24", "leaf: 10.0.2.0/24")
     assert main(["review", str(new), "--old", str(old), "-o", str(tmp_path / "out"), "--no-netbox"]) == 3

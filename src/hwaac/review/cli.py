@@ -2,9 +2,10 @@
 
 Exit status: 0 reviewed, also when the base does not validate (the report lists the base's issues and compares
 nothing that needs its plan); 1 the new intent is invalid or cannot be read; 2 usage error (bad arguments,
-unreadable revision or Terraform plan, an output folder that is a file or cannot be written; or the NetBox dry
-run asked for could not reach NetBox: the report is written and says so); 3 refused: the change renumbers or
-removes what is in service without --allow-renumber or --allow-remove (the report is written and says why).
+unreadable revision or Terraform plan, an output folder that is a file or cannot be written), or NetBox could not
+be reached: to resolve the intent's NetBox pools (no report: without them there is no plan to review), or for
+the NetBox dry run asked for (the report is written and says so); 3 refused: the change renumbers or removes
+what is in service without --allow-renumber or --allow-remove (the report is written and says why).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 
 def cmd_review(args: argparse.Namespace) -> int:
     from hwaac.deploy.serial import BatchSizeError, parse_batch_size
+    from hwaac.netbox.errors import NetBoxError
     from hwaac.review import Options, SourceError, build_review, from_file, from_git, netbox_dry_run, render_markdown
     from hwaac.review.terraform import TerraformPlanError, read_plan_json, summarize
 
@@ -51,12 +53,19 @@ def cmd_review(args: argparse.Namespace) -> int:
         from hwaac.netbox.connection import netbox_target
         from hwaac.netbox.pools import prefix_lookup
 
-        target = netbox_target()
+        try:
+            target = netbox_target()
+        except NetBoxError as exc:
+            return _usage(f"--netbox: {str(exc).splitlines()[0]}")
         lookup = prefix_lookup(target.url, target.token)
         netbox = netbox_dry_run(target.url, target.token)
     opts = Options(allow_renumber=args.allow_renumber, allow_remove=args.allow_remove, batch_size=batch_size,
                    many_sus=args.many_sus)
-    review = build_review(old, new, pool_lookup=lookup, netbox=netbox, terraform=terraform, options=opts)
+    try:
+        review = build_review(old, new, pool_lookup=lookup, netbox=netbox, terraform=terraform, options=opts)
+    except NetBoxError as exc:  # from the pool lookup: without the pools there is no plan to review
+        return _usage(f"the intent's NetBox pools could not be resolved: {str(exc).splitlines()[0]}; no report was "
+                      "written")
     try:
         _write(out, {"review.json": json.dumps(review, indent=2, default=str) + "\n",
                      "review.md": render_markdown(review)})
