@@ -200,16 +200,21 @@ def read_env_file(text: str, where: str) -> dict[str, str]:
 
 
 def parse_ib_hca(value: str) -> dict[str, Any]:
-    """An ``NCCL_IB_HCA`` value: an optional ``^`` (exclude the list), an optional ``=`` (exact names, not
-    prefixes), then ``device[:port]`` entries separated by commas (NCCL environment variables documentation,
-    NCCL_IB_HCA).
+    """An ``NCCL_IB_HCA`` value as NCCL reads it (NCCL environment variables documentation, NCCL_IB_HCA; NVIDIA/nccl
+    ``src/transport/net_ib/init.cc`` and ``parseStringList`` in ``src/misc/utils.cc``): an optional ``^`` (exclude
+    the list), then an optional ``=`` (exact names, not prefixes), then entries ``device[:port[:rail[:plane]]]``
+    separated by commas. An empty port field (``mlx5_0::0:0``) names every port of the device, as NCCL 2.30 reads
+    it (older releases read it as port 0, which selects nothing); rail and plane (NCCL 2.30) label a device and
+    select nothing, so they are checked but not kept. As in NCCL, nothing is trimmed: in ``=mlx5_0, mlx5_1`` the
+    second name starts with a space, and no device is named so.
 
     Returns:
         ``{"value", "exclude", "exact", "devices": [name], "entries": [{"device", "port"}]}`` (port None when
         the entry names none).
 
     Raises:
-        PlanLookupError: an entry with an empty name or a port that is not a number.
+        PlanLookupError: an entry with an empty name, a port, rail or plane that is not a number, or more than
+            four fields.
     """
     rest = value
     exclude = rest.startswith("^")
@@ -217,13 +222,14 @@ def parse_ib_hca(value: str) -> dict[str, Any]:
     exact = rest.startswith("=")
     rest = rest[1:] if exact else rest
     entries: list[dict[str, Any]] = []
-    for item in (i.strip() for i in rest.split(",")):
+    for item in rest.split(","):
         if not item:
             continue
-        name, sep, port = item.partition(":")
-        if not name or (sep and not port.isdigit()):
-            raise PlanLookupError(f"NCCL_IB_HCA={value!r}: entry {item!r} is not DEVICE[:PORT]")
-        entries.append({"device": name, "port": int(port) if sep else None})
+        name, *numbers = item.split(":")
+        if not name or len(numbers) > 3 or not all(n == "" or n.isdigit() for n in numbers):
+            raise PlanLookupError(f"NCCL_IB_HCA={value!r}: entry {item!r} is not DEVICE[:PORT[:RAIL[:PLANE]]]")
+        port = numbers[0] if numbers else ""
+        entries.append({"device": name, "port": int(port) if port else None})
     return {"value": value, "exclude": exclude, "exact": exact,
             "devices": [e["device"] for e in entries], "entries": entries}
 

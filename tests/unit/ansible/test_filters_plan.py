@@ -98,6 +98,12 @@ IB_HCA = [
                          "entries": [{"device": "mlx5_8", "port": None}, {"device": "mlx5_9", "port": None}]}),
     ("^mlx5_1", {"exclude": True, "exact": False, "devices": ["mlx5_1"],
                  "entries": [{"device": "mlx5_1", "port": None}]}),
+    # NCCL 2.30's rail and plane fields; an empty port field names every port
+    ("=mlx5_0:1:0:0,mlx5_1::0:1", {"exclude": False, "exact": True, "devices": ["mlx5_0", "mlx5_1"],
+                                   "entries": [{"device": "mlx5_0", "port": 1}, {"device": "mlx5_1", "port": None}]}),
+    # NCCL trims nothing: the second name starts with a space (and names no device)
+    ("=mlx5_0, mlx5_1", {"exclude": False, "exact": True, "devices": ["mlx5_0", " mlx5_1"],
+                         "entries": [{"device": "mlx5_0", "port": None}, {"device": " mlx5_1", "port": None}]}),
 ]
 
 
@@ -106,9 +112,10 @@ def test_parse_ib_hca(value: str, expected: dict[str, Any]) -> None:
     assert parse_ib_hca(value) == {"value": value, **expected}
 
 
-def test_parse_ib_hca_bad_entry() -> None:
-    with pytest.raises(PlanLookupError, match=r"entry 'mlx5_0:x' is not DEVICE\[:PORT\]"):
-        parse_ib_hca("=mlx5_0:x")
+@pytest.mark.parametrize("entry", ["mlx5_0:x", "mlx5_0:1:0:x", "mlx5_0:1:0:0:0", ":1"])
+def test_parse_ib_hca_bad_entry(entry: str) -> None:
+    with pytest.raises(PlanLookupError, match=rf"entry '{entry}' is not DEVICE\[:PORT\[:RAIL\[:PLANE\]\]\]"):
+        parse_ib_hca(f"=mlx5_1,{entry}")
 
 
 BAD = [
