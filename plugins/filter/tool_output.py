@@ -8,13 +8,14 @@ module_utils, the one parser of those formats. Documentation: ``<filter>.yml`` b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.mlnx_qos import MlnxQosError, parse_mlnx_qos
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.mlxconfig import MlxconfigError, parse_query
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.registered import command_output
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.tool_facts import PARSERS, ToolParser, tool_facts
@@ -55,31 +56,10 @@ def _table() -> dict[str, Any]:
             "mlnx-qos": ToolParser(_mlnx_qos, "mlnx_qos -i IF", ())}
 
 
-def _output(value: Any, name: str) -> tuple[str, int | None, str]:
-    """``(stdout, rc, stderr)`` of a registered command/shell result, or of a string (the stdout itself)."""
-    if isinstance(value, str):
-        return value, None, ""
-    if isinstance(value, Mapping):
-        if value.get("skipped"):
-            raise AnsibleFilterError(f"{name}: the registered task was skipped, there is no output to read")
-        if "stdout" not in value:
-            keys = ", ".join(sorted(map(str, value))[:12]) or "none"
-            raise AnsibleFilterError(f"{name}: expected a registered command/shell result (with 'stdout') or its "
-                                     f"stdout string, got a dict with keys {keys}")
-        stdout, rc, stderr = value.get("stdout"), value.get("rc"), value.get("stderr") or ""
-        if not isinstance(stdout, str):
-            raise AnsibleFilterError(f"{name}: 'stdout' must be text, got {type(stdout).__name__}")
-        if rc is not None and (isinstance(rc, bool) or not isinstance(rc, int)):
-            raise AnsibleFilterError(f"{name}: 'rc' must be an integer exit status, got {rc!r}")
-        return stdout, rc, str(stderr)
-    raise AnsibleFilterError(f"{name}: expected a registered command/shell result or its stdout string, got "
-                             f"{type(value).__name__}")
-
-
 def parse_tool_output(value: Any, tool: str, **options: Any) -> Any:
     """The facts the parser of ``tool`` reads from ``value`` (a registered result or its stdout)."""
     table = _table()
-    stdout, rc, stderr = _output(value, f"parse_tool_output({tool!r})")
+    stdout, rc, stderr = command_output(value, f"parse_tool_output({tool!r})")
     try:
         return tool_facts(tool, stdout, rc=rc, stderr=stderr, parsers=table, **options)
     except ValueError as exc:
