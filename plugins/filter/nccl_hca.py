@@ -1,0 +1,62 @@
+# Copyright: hwaac maintainers
+# Apache License 2.0 (see galaxy.yml)
+"""Filters over the RDMA ports NCCL takes on a node: ``nccl_hca_ports`` (which of ibstat's ports an NCCL_IB_HCA
+value selects, by NCCL's own matching). Thin: ibstat is read by hwaac's parser, the value by
+:func:`hwaac.plan.lookup.parse_ib_hca`, the matching is :mod:`hwaac.health.nccl_hca`. Documentation:
+``<filter>.yml`` beside this file, docs/filters.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.registered import command_output
+
+try:  # the controller needs the hwaac package (this collection's Python core, same version)
+    from hwaac.health.nccl_hca import nccl_ib_ports
+    from hwaac.health.parsers.infiniband import IbstatResult, parse_ibstat
+    from hwaac.plan.lookup import parse_ib_hca
+
+    HWAAC_IMPORT_ERROR = None
+except ImportError as exc:  # reported when a filter runs, so that ansible-doc and the sanity tests work without it
+    HWAAC_IMPORT_ERROR = exc
+
+
+def _start(name: str) -> None:
+    if HWAAC_IMPORT_ERROR is not None:
+        raise AnsibleFilterError(f"aiinfra.hwaac.{name} needs the hwaac Python package on the controller (pip "
+                                 f"install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
+
+
+def _ibstat(value: Any, name: str) -> IbstatResult:
+    """ibstat's output read by hwaac's parser: stdout and stderr together (an ``ibpanic`` line is on stderr)."""
+    stdout, _, stderr = command_output(value, f"aiinfra.hwaac.{name}")
+    return parse_ibstat(f"{stdout}\n{stderr}" if stderr else stdout)
+
+
+def _hca(value: Any, name: str) -> dict[str, Any]:
+    """An NCCL_IB_HCA value, or what ``plan_nccl_hca`` returns (its ``value``), read by ``parse_ib_hca``."""
+    text = value.get("value") if isinstance(value, Mapping) else value
+    if not isinstance(text, str):
+        raise AnsibleFilterError(f"aiinfra.hwaac.{name}: hca must be an NCCL_IB_HCA value or what "
+                                 f"aiinfra.hwaac.plan_nccl_hca returns, got {type(value).__name__}")
+    try:
+        return parse_ib_hca(text)
+    except ValueError as exc:
+        raise AnsibleFilterError(f"aiinfra.hwaac.{name}: {exc}") from None
+
+
+def nccl_hca_ports(ibstat: Any, hca: Any) -> dict[str, Any]:
+    """The ports of ``ibstat`` (a registered result or its stdout) that NCCL takes under ``hca``."""
+    _start("nccl_hca_ports")
+    return nccl_ib_ports(_hca(hca, "nccl_hca_ports"), _ibstat(ibstat, "nccl_hca_ports"))
+
+
+class FilterModule:
+    """aiinfra.hwaac NCCL port filters."""
+
+    def filters(self) -> dict[str, Callable[..., Any]]:
+        return {"nccl_hca_ports": nccl_hca_ports}

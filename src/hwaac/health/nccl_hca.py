@@ -1,0 +1,57 @@
+"""The RDMA ports NCCL takes under an ``NCCL_IB_HCA`` value, by NCCL's own matching.
+
+NCCL's IB transport (NVIDIA/nccl ``src/transport/net_ib/init.cc``, ``ncclIbInitDevices``) walks every port of every
+verbs device, skips a port that is not ``IBV_PORT_ACTIVE``, and keeps the others for which
+``matchIfList(name, port, list, exact) ^ exclude`` holds (``src/misc/utils.cc``), where:
+
+- ``exclude`` is a leading ``^`` of the value and ``exact`` a ``=`` after it (:func:`hwaac.plan.lookup.parse_ib_hca`
+  reads the value into that shape);
+- an entry matches a device whose name starts with the entry's name (``matchIf``: ``strncmp`` over the entry's
+  length), or equals it when ``exact``; ``mlx5_1`` alone also matches ``mlx5_10``;
+- an entry without a port matches every port of the device, one with a port only that port (``matchPort``);
+- an empty list matches every port, so a ``^`` with no entry leaves none.
+
+:func:`nccl_ib_ports` applies that rule to the ports ``ibstat`` lists, before the state test: the ports NCCL would
+take if they were Active, so that a check can judge exactly those. An unset variable takes every port, as the
+empty value does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hwaac.health.parsers.infiniband import IbstatResult
+
+
+def _matches(entry: Mapping[str, Any], device: str, port: int, exact: bool) -> bool:
+    """``matchIf`` and ``matchPort`` of NCCL for one entry ``{"device", "port"}`` (port None: any port)."""
+    name = entry["device"]
+    named = device == name if exact else device.startswith(name)
+    return named and (entry["port"] is None or entry["port"] == port)
+
+
+def nccl_selects(spec: Mapping[str, Any], device: str, port: int) -> bool:
+    """Whether NCCL takes ``device`` port ``port`` (when Active) under ``spec``, the shape
+    :func:`~hwaac.plan.lookup.parse_ib_hca` returns (``exclude``, ``exact``, ``entries``)."""
+    entries = spec["entries"]
+    matched = not entries or any(_matches(e, device, port, bool(spec["exact"])) for e in entries)
+    return matched != bool(spec["exclude"])
+
+
+def nccl_ib_ports(spec: Mapping[str, Any], ib: IbstatResult) -> dict[str, Any]:
+    """The ports of ``ib`` that NCCL takes under ``spec`` (if Active), and the entries that name none.
+
+    Returns:
+        ``{"ports": [{"device", "port"}], "devices": [name], "missing": [{"device", "port"}]}``: ``ports`` in
+        ibstat's order, ``devices`` the devices of those ports, ``missing`` the entries of an include list (no
+        ``^``) that match no port ibstat lists: a device or port that is not there, or not read (``ib.panic``).
+        An exclude list names devices NCCL must not take, so none of its entries is missing.
+    """
+    present = [(p.ca, p.number) for p in ib.ports()]
+    ports = [{"device": d, "port": n} for d, n in present if nccl_selects(spec, d, n)]
+    exact = bool(spec["exact"])
+    missing = [] if spec["exclude"] else [
+        {"device": e["device"], "port": e["port"]} for e in spec["entries"]
+        if not any(_matches(e, d, n, exact) for d, n in present)]
+    return {"ports": ports, "devices": list(dict.fromkeys(p["device"] for p in ports)), "missing": missing}
