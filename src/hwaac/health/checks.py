@@ -191,19 +191,23 @@ def check_gpu_burn(result: GpuBurnResult, profile: Profile) -> list[Finding]:
 
 
 @incomplete_means_retest
-def check_ibstat_ports(ib: IbstatResult, devices: Iterable[str] | None = None) -> list[Finding]:
+def check_ibstat_ports(ib: IbstatResult, devices: Iterable[str] | None = None, *,
+                       ports: Iterable[tuple[str, int]] | None = None) -> list[Finding]:
     """What ``ibstat`` says without a profile: ``IB_IBSTAT_PANIC`` (UNKNOWN, RETEST) when it stopped at a device (the
     rails after it were not read), ``NIC_PORT_DOWN`` (FAIL, CHECK_LINK) for each port of ``devices`` (default: any
-    port) that is not Active/LinkUp, then the parser's unknown reasons."""
+    port) that is not Active/LinkUp, then the parser's unknown reasons. ``ports``: only these ``(device, port
+    number)`` pairs, e.g. the ports NCCL takes (:func:`hwaac.health.nccl_hca.nccl_ib_ports`), not every port of a
+    device that has more."""
     wanted = list(devices) if devices is not None else None
+    chosen = set(ports) if ports is not None else None
     out: list[Finding] = []
     if ib.panic is not None:  # kept whatever the device: the rails after it were never read
         where = f"at device '{ib.failed_device}'" if ib.failed_device else "early"
         out.append(Finding("IB_IBSTAT_PANIC", Status.UNKNOWN, f"ibstat stopped {where} (ibpanic); the devices after "
                            f"it were not read: {ib.panic}", ib.failed_device or "", ib.panic_line, Action.RETEST))
     for p in ib.ports():
-        if (wanted is None or p.ca in wanted) and p.state is not None and p.physical_state is not None \
-                and not p.is_up:
+        if (wanted is None or p.ca in wanted) and (chosen is None or (p.ca, p.number) in chosen) \
+                and p.state is not None and p.physical_state is not None and not p.is_up:
             rate = "no rate" if p.rate_gbps is None else f"Rate {p.rate_gbps:g} Gb/s"
             out.append(Finding("NIC_PORT_DOWN", Status.FAIL, f"{p.subject} ({p.link_layer or 'link layer unknown'}) "
                                f"is {p.state}/{p.physical_state} ({rate}, not a working link); expected Active/LinkUp",

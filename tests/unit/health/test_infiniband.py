@@ -12,6 +12,8 @@ from hwaac.health.checks import check_ib_counters, check_ibstat_ports
 from hwaac.health.parsers.infiniband import (
     ERROR_COUNTERS,
     IbCountersResult,
+    IbstatCa,
+    IbstatPort,
     IbstatResult,
     counter_growth,
     grown,
@@ -101,6 +103,20 @@ def test_polling_port_fails_and_its_rate_is_no_working_link() -> None:
     # 12 Ethernet ports, 10 up: 6 at 400 (MT4129) and 4 at 100 (MT4125)
     rates = sorted(p.working_rate_gbps or 0 for p in result.up_ports("Ethernet"))
     assert rates == [100.0] * 4 + [400.0] * 6
+
+
+def test_only_the_ports_given_are_judged() -> None:
+    """``ports``: the device ports a caller uses (NCCL's ``mlx5_0:1``), not every port of a dual-port HCA."""
+    dual = IbstatResult(cas=[IbstatCa("mlx5_0", ports=[
+        IbstatPort("mlx5_0", 1, state="Active", physical_state="LinkUp"),
+        IbstatPort("mlx5_0", 2, state="Down", physical_state="Disabled")])])
+    assert [f.subject for f in check_ibstat_ports(dual, ["mlx5_0"])] == ["mlx5_0 port 2"]
+    assert check_ibstat_ports(dual, ports=[("mlx5_0", 1)]) == []
+    assert [f.subject for f in check_ibstat_ports(dual, ports=[("mlx5_0", 1), ("mlx5_0", 2)])] == ["mlx5_0 port 2"]
+    result = parse_ibstat(read(ROCE_POLLING))  # mlx5_5 and mlx5_11 down
+    assert [f.subject for f in faults(result) if f.code == "NIC_PORT_DOWN"] == ["mlx5_11 port 1", "mlx5_5 port 1"]
+    chosen = [(f"mlx5_{i}", 1) for i in range(8)]
+    assert [f.subject for f in check_ibstat_ports(result, ports=chosen)] == ["mlx5_5 port 1"]
 
 
 def test_polling_port_printing_rate_10_is_down() -> None:
