@@ -24,8 +24,9 @@ from typing import Any
 from hwaac.health.parsers.infiniband import IbstatResult
 
 
-def _matches(entry: Mapping[str, Any], device: str, port: int, exact: bool) -> bool:
-    """``matchIf`` and ``matchPort`` of NCCL for one entry ``{"device", "port"}`` (port None: any port)."""
+def entry_matches(entry: Mapping[str, Any], device: str, port: int, exact: bool) -> bool:
+    """``matchIf`` and ``matchPort`` of NCCL: whether one entry ``{"device", "port"}`` (port None: any port) of a
+    list (``exact``: after ``=``) names ``device`` port ``port``."""
     name = entry["device"]
     named = device == name if exact else device.startswith(name)
     return named and (entry["port"] is None or entry["port"] == port)
@@ -35,7 +36,7 @@ def nccl_selects(spec: Mapping[str, Any], device: str, port: int) -> bool:
     """Whether NCCL takes ``device`` port ``port`` (when Active) under ``spec``, the shape
     :func:`~hwaac.plan.lookup.parse_ib_hca` returns (``exclude``, ``exact``, ``entries``)."""
     entries = spec["entries"]
-    matched = not entries or any(_matches(e, device, port, bool(spec["exact"])) for e in entries)
+    matched = not entries or any(entry_matches(e, device, port, bool(spec["exact"])) for e in entries)
     return matched != bool(spec["exclude"])
 
 
@@ -53,5 +54,5 @@ def nccl_ib_ports(spec: Mapping[str, Any], ib: IbstatResult) -> dict[str, Any]:
     exact = bool(spec["exact"])
     missing = [] if spec["exclude"] else [
         {"device": e["device"], "port": e["port"]} for e in spec["entries"]
-        if not any(_matches(e, d, n, exact) for d, n in present)]
+        if not any(entry_matches(e, d, n, exact) for d, n in present)]
     return {"ports": ports, "devices": list(dict.fromkeys(p["device"] for p in ports)), "missing": missing}

@@ -1,9 +1,12 @@
-"""The filter nccl_hca_ports (plugins/filter/nccl_hca.py over hwaac.health.nccl_hca): recorded ibstat output, given
-as a registered result or its stdout, and an NCCL_IB_HCA value or what plan_nccl_hca returns; bad input fails
-naming the filter."""
+"""The filters of plugins/filter/nccl_hca.py: nccl_hca_ports (over hwaac.health.nccl_hca) on recorded ibstat output,
+given as a registered result or its stdout, and an NCCL_IB_HCA value or what plan_nccl_hca returns; nccl_rail_check
+(over hwaac.health.rail_check) on the demo plan as ``hwaac plan -o DIR`` writes it. Bad input fails naming the
+filter."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +14,13 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aiinfra.hwaac.plugins.filter.nccl_hca import FilterModule
+from hwaac.plan import build_plan
+from hwaac.render import render_to_dir
+from hwaac.validate import load_intent
 
-IBSTAT = Path(__file__).resolve().parents[2] / "fixtures" / "health" / "ibstat"
+REPO = Path(__file__).resolve().parents[3]
+NODE = "gpu-su01-h01"
+IBSTAT = REPO / "tests" / "fixtures" / "health" / "ibstat"
 ROCE = (IBSTAT / "rdma-core-47" / "h100-roce-400g-down-polling.txt").read_text()  # mlx5_0..mlx5_11
 FILTERS = FilterModule().filters()
 RAILS = [f"mlx5_{i}" for i in range(8)]
@@ -56,3 +64,32 @@ def test_an_ibpanic_on_stderr_ends_the_devices_read() -> None:
 def test_bad_input_names_the_filter(value: Any, hca: Any, message: str) -> None:
     with pytest.raises(AnsibleFilterError, match=message):
         FILTERS["nccl_hca_ports"](value, hca)
+
+
+@pytest.fixture(scope="module")
+def plan_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("plan")
+    render_to_dir(build_plan(load_intent(REPO / "inventory" / "demo")), out)
+    return out
+
+
+def test_nccl_rail_check_of_a_rendered_node(plan_dir: Path) -> None:
+    """The plan folder or its plan.json: the node's nccl.env, rails and nic-roce.json, judged against ibstat."""
+    for plan in (str(plan_dir), str(plan_dir / "plan.json")):
+        report = FILTERS["nccl_rail_check"]({"stdout": ROCE, "stderr": "", "rc": 0}, plan, NODE)
+        assert report["status"] == "FAIL" and [r["interface"] for r in report["rails"] if r["problem"]] == ["rail5"]
+        assert report["msg"].startswith("1 of 8 rails not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.65/31)")
+
+
+def test_nccl_rail_check_errors_name_the_filter(plan_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(AnsibleFilterError, match=r"nccl_rail_check: node must be a non-empty name, got ''"):
+        FILTERS["nccl_rail_check"](ROCE, str(plan_dir), "")
+    loaded = json.loads((plan_dir / "plan.json").read_text())
+    with pytest.raises(AnsibleFilterError, match=r"nccl_rail_check: the NCCL HCA list is in the rendered "
+                                                 r"hosts/<node>/nccl.env: give the folder"):
+        FILTERS["nccl_rail_check"](ROCE, loaded, NODE)
+    copy = tmp_path / "plan"
+    shutil.copytree(plan_dir, copy)
+    (copy / "hosts" / NODE / "nic-roce.json").unlink()
+    with pytest.raises(AnsibleFilterError, match=r"nccl_rail_check: gpu-su01-h01: .*nic-roce.json: no such file"):
+        FILTERS["nccl_rail_check"](ROCE, str(copy), NODE)

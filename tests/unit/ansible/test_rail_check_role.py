@@ -1,13 +1,20 @@
-"""Role aiinfra.hwaac.rail_check run for real with ansible-playbook on localhost, one run for three GPU nodes of
-the demo plan (rendered by hwaac): the filters ibstat_facts, plan_nccl_hca and plan_rails with community.general's
-json_query name each rail NCCL would use that is missing or not Active, with its address and leaf port.
+"""Role aiinfra.hwaac.rail_check run for real with ansible-playbook on localhost, one run for several GPU nodes of
+the demo plan (rendered by hwaac): the filter nccl_rail_check takes the ports the node's NCCL_IB_HCA selects (by
+NCCL's matching), judges them with hwaac's ibstat check (Active and LinkUp), and names each rail NCCL would use
+that is missing or not up, with its address and leaf port.
 
 - gpu-su01-h01: ``ibstat`` prints the recorded RoCE output tests/fixtures/health/ibstat/rdma-core-47/
-  h100-roce-400g-down-polling.txt (mlx5_5 and mlx5_11 Down/Polling; mlx5_11 is not one of NCCL's);
+  h100-roce-400g-down-polling.txt (mlx5_5 Down/Disabled and mlx5_11 Down/Polling; mlx5_11 is not one of NCCL's);
 - gpu-su01-h02: the fake ibstat (tests/fakes/bin, the same recorded layout), every rail up;
 - gpu-su01-h03: the fake with 6 devices (mlx5_6 and mlx5_7 absent);
 - gpu-su01-h04: the recorded output with mlx5_0 made a dual-port HCA whose port 2 is Down (ibstat prints one
-  ``Port N:`` block per port, infiniband-diags ``src/ibstat.c``): NCCL uses mlx5_0:1, so only rail5 is named."""
+  ``Port N:`` block per port, infiniband-diags ``src/ibstat.c``): NCCL uses mlx5_0:1, so only rail5 is named;
+- gpu-su01-h05: every rail up, NCCL_IB_HCA overridden (an intent's ``host.nccl_env``) by an exclude list of a
+  device the node does not have, ``^mlx5_8``: NCCL takes the eight rails;
+- gpu-su01-h06: the recorded output with the prefix form ``mlx5``: NCCL takes all twelve devices, so the Down
+  mlx5_11 counts too, named as a port that is no rail of the plan;
+- gpu-su01-h07: rail7 dead and left out by ``^=mlx5_7``: NCCL does not use it, so it is not judged, and said so;
+- gpu-su01-h08: the recorded output with mlx5_2 Active but not LinkUp (LinkErrorRecovery): not a working link."""
 
 from __future__ import annotations
 
@@ -31,19 +38,32 @@ BIN = Path(sys.executable).parent
 RECORDED = REPO / "tests/fixtures/health/ibstat/rdma-core-47/h100-roce-400g-down-polling.txt"
 FAKES = REPO / "tests/fakes/bin"
 
-# host -> (how its ibstat is made, what the last task says)
+# host -> (how its ibstat is made and its NCCL_IB_HCA, whether the node fails, what the last task says)
 CASES: dict[str, tuple[dict[str, Any], bool, str]] = {
     "gpu-su01-h01": ({"recorded": RECORDED}, True,
-                     "1 of 8 rails not usable: rail5 (mlx5_5, not Active, 172.16.1.65/31) -> leaf-p0-su01-r5 "
+                     "1 of 8 rails not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.65/31) -> leaf-p0-su01-r5 "
                      "Ethernet0"),
     "gpu-su01-h02": ({"fake": {}}, False,
                      "8 rails Active: mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7"),
     "gpu-su01-h04": ({"recorded": RECORDED, "dual_port": "mlx5_0"}, True,  # slot 4: .70/31, the 4th leaf port
-                     "1 of 8 rails not usable: rail5 (mlx5_5, not Active, 172.16.1.71/31) -> leaf-p0-su01-r5 "
+                     "1 of 8 rails not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.71/31) -> leaf-p0-su01-r5 "
                      "Ethernet12"),
     "gpu-su01-h03": ({"fake": {"rails": 6}}, True,
                      "2 of 8 rails not usable: rail6 (mlx5_6, missing, 172.16.1.133/31) -> leaf-p0-su01-r6 "
                      "Ethernet8; rail7 (mlx5_7, missing, 172.16.1.197/31) -> leaf-p0-su01-r7 Ethernet8"),
+    "gpu-su01-h05": ({"fake": {}, "hca": "^mlx5_8"}, False,
+                     "8 rails Active: mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7"),
+    "gpu-su01-h06": ({"recorded": RECORDED, "hca": "mlx5"}, True,
+                     "1 of 8 rails and 1 other port not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.75/31) -> "
+                     "leaf-p0-su01-r5 Ethernet20; mlx5_11 port 1 (Down/Polling, not a rail of the plan); NCCL also "
+                     "takes mlx5_10 port 1, mlx5_8 port 1, mlx5_9 port 1 (not a rail of the plan)"),
+    "gpu-su01-h07": ({"fake": {"dead_rails": [7]}, "hca": "^=mlx5_7"}, False,
+                     "7 rails Active: mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6; NCCL_IB_HCA=^=mlx5_7 "
+                     "leaves out rail7 (mlx5_7)"),
+    "gpu-su01-h08": ({"recorded": RECORDED, "physical": ("mlx5_2", "LinkErrorRecovery")}, True,
+                     "2 of 8 rails not usable: rail2 (mlx5_2, Active/LinkErrorRecovery, 172.16.0.143/31) -> "
+                     "leaf-p0-su01-r2 Ethernet28; rail5 (mlx5_5, Down/Disabled, 172.16.1.79/31) -> leaf-p0-su01-r5 "
+                     "Ethernet28"),
 }
 
 
@@ -60,9 +80,18 @@ def dual_port(text: str, ca: str) -> str:
     return "CA '".join(blocks)
 
 
+def physical_state(text: str, ca: str, state: str) -> str:
+    """``text`` with the port of HCA ``ca`` in physical state ``state`` (its logical state kept)."""
+    blocks = text.split("CA '")
+    for i, block in enumerate(blocks):
+        if block.startswith(f"{ca}'"):
+            blocks[i] = block.replace("Physical state: LinkUp", f"Physical state: {state}")
+    return "CA '".join(blocks)
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One ansible-playbook run over the three nodes; the ansible.posix.json callback's document."""
+    """One ansible-playbook run over the nodes; the ansible.posix.json callback's document."""
     tmp = tmp_path_factory.mktemp("rail_check")
     plan_dir = tmp / "plan"
     render_to_dir(build_plan(load_intent(REPO / "inventory" / "demo")), plan_dir)
@@ -71,11 +100,21 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         bindir = tmp / host / "bin"
         bindir.mkdir(parents=True)
         env = {"PATH": f"{bindir}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+        if "hca" in setup:  # what an intent's host.nccl_env renders: the derived value replaced in place
+            env_file = plan_dir / "hosts" / host / "nccl.env"
+            lines = env_file.read_text().splitlines(keepends=True)
+            env_file.write_text("".join(f"NCCL_IB_HCA={setup['hca']}\n" if line.startswith("NCCL_IB_HCA=") else line
+                                        for line in lines))
         if "recorded" in setup:
             output = setup["recorded"]
-            if "dual_port" in setup:
+            if "dual_port" in setup or "physical" in setup:
+                text = setup["recorded"].read_text()
+                if "dual_port" in setup:
+                    text = dual_port(text, setup["dual_port"])
+                if "physical" in setup:
+                    text = physical_state(text, *setup["physical"])
                 output = tmp / host / "ibstat.txt"
-                output.write_text(dual_port(setup["recorded"].read_text(), setup["dual_port"]))
+                output.write_text(text)
             ibstat = bindir / "ibstat"
             ibstat.write_text(f"#!/bin/sh\nexec cat '{output}'\n")
             ibstat.chmod(ibstat.stat().st_mode | stat.S_IXUSR)
