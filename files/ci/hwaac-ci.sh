@@ -14,6 +14,8 @@
 #
 # Everything is written under $HWAAC_CI_DIR (default build/hwaac-ci). Tokens come from the environment only; they
 # reach curl through a file descriptor (never its command line) and are never printed: do not add `set -x`.
+# Temporary files (API answers, the comment and AWX launch bodies, which may hold HWAAC_AWX_EXTRA_VARS) live in one
+# private folder under $TMPDIR that is removed however the script ends.
 # Exit status: 0 ok; 1 a step failed (invalid intent, terraform, AWX job); 2 bad configuration (a variable missing
 # or invalid, an API refusing a request); 3 the review refused the change.
 set -euo pipefail
@@ -24,6 +26,10 @@ MARKER_PREFIX="<!-- hwaac-review:"
 GITHUB_COMMENT_LIMIT=65536  # GitHub refuses an issue comment body over 65,536 characters
 
 HDR=()  # the request headers of `http`
+TMP=""  # the script's temporary folder (made by main); `scratch` makes the temporary files in it
+
+scratch() { mktemp "$@" -p "$TMP"; }  # scratch [-d]: a new temporary file (folder) in $TMP
+cleanup() { [[ -z "$TMP" ]] || rm -rf -- "$TMP"; }
 
 marker() { echo "$MARKER_PREFIX $HWAAC_FABRIC -->"; }  # the first line of our comment: found again by it
 log() { echo "hwaac-ci: $*" >&2; }
@@ -122,7 +128,7 @@ cmd_setup() {
     command -v hwaac >/dev/null || fail 2 "hwaac is not on PATH after installing it (PATH=$PATH)"
     command -v git >/dev/null || fail 2 "git is not on PATH"
     command -v curl >/dev/null || fail 2 "curl is not on PATH"
-    tmp=$(mktemp -d)
+    tmp=$(scratch -d)
     if ! command -v terraform >/dev/null; then
         need TERRAFORM_VERSION "terraform is not on PATH: the Terraform release to install (e.g. 1.11.4)"
         local tf="terraform_${TERRAFORM_VERSION}_linux_amd64.zip"
@@ -138,7 +144,6 @@ cmd_setup() {
             "https://nodejs.org/dist/v$NODE_VERSION/SHASUMS256.txt" "$nd.tar.xz" "$tmp/$nd.tar.xz"
         tar -xJf "$tmp/$nd.tar.xz" -C "${HWAAC_NODE_PREFIX:-/usr/local}" --strip-components=1
     fi
-    rm -rf "$tmp"
     log "tools: $(terraform version | head -1), node $(node --version), $(git --version)"
 }
 
@@ -298,7 +303,7 @@ EOF
 
 find_comment() {  # find_comment LIST_URL: the id of the first comment/note whose body starts with our marker
     local url=$1 page=1 out n id
-    out=$(mktemp)
+    out=$(scratch)
     while :; do
         http GET "${url}per_page=100&page=$page" "$out" >/dev/null
         id=$(json "$out" "next((str(c['id']) for c in d if c.get('body', '').startswith(a[0])), '')" "$(marker)")
@@ -308,7 +313,6 @@ find_comment() {  # find_comment LIST_URL: the id of the first comment/note whos
         fi
         page=$((page + 1))
     done
-    rm -f "$out"
     echo "$id"
 }
 
@@ -324,7 +328,7 @@ post_github() {  # post_github PAYLOAD
     repo=$GITHUB_REPOSITORY api=${GITHUB_API_URL:-https://api.github.com}
     HDR=("Authorization: Bearer $GITHUB_TOKEN" "Accept: application/vnd.github+json"
          "X-GitHub-Api-Version: 2022-11-28")
-    out=$(mktemp)
+    out=$(scratch)
     id=$(find_comment "$api/repos/$repo/issues/$number/comments?")
     if [[ -n "$id" ]]; then
         http PATCH "$api/repos/$repo/issues/comments/$id" "$out" "$payload" >/dev/null
@@ -333,7 +337,6 @@ post_github() {  # post_github PAYLOAD
         http POST "$api/repos/$repo/issues/$number/comments" "$out" "$payload" >/dev/null
         log "posted the review comment $(json "$out" "d.get('html_url', '')") on pull request #$number"
     fi
-    rm -f "$out"
 }
 
 post_gitlab() {  # post_gitlab PAYLOAD
@@ -345,7 +348,7 @@ post_gitlab() {  # post_gitlab PAYLOAD
     fi
     notes="$CI_API_V4_URL/projects/$CI_PROJECT_ID/merge_requests/$CI_MERGE_REQUEST_IID/notes"
     HDR=("PRIVATE-TOKEN: $HWAAC_GITLAB_TOKEN" "Accept: application/json")
-    out=$(mktemp)
+    out=$(scratch)
     id=$(find_comment "$notes?sort=asc&order_by=created_at&")
     if [[ -n "$id" ]]; then
         http PUT "$notes/$id" "$out" "$payload" >/dev/null
@@ -354,20 +357,18 @@ post_gitlab() {  # post_gitlab PAYLOAD
         http POST "$notes" "$out" "$payload" >/dev/null
         log "posted the review note $(json "$out" "d['id']") on merge request !$CI_MERGE_REQUEST_IID"
     fi
-    rm -f "$out"
 }
 
 cmd_comment() {
     local payload review_rc plan_rc
     need HWAAC_FABRIC "the fabric's folder under inventory/"
-    payload=$(mktemp)
+    payload=$(scratch)
     comment_body "$payload"
     case "$(platform)" in
         github) post_github "$payload" ;;
         gitlab) post_gitlab "$payload" ;;
         *) log "not in GitHub Actions or GitLab CI: the comment is in $CI_DIR/comment.md" ;;
     esac
-    rm -f "$payload"
     review_rc=$(cat "$CI_DIR/review.rc" 2>/dev/null || echo 0)
     plan_rc=$(cat "$CI_DIR/terraform-plan.rc" 2>/dev/null || echo 0)
     if [[ "$review_rc" == 3 ]]; then
@@ -413,8 +414,8 @@ cmd_deploy() {
     esac
     api="$(awx_url)/api/v2"
     HDR=("Authorization: Bearer $AWX_TOKEN" "Accept: application/json")
-    out=$(mktemp)
-    body=$(mktemp)
+    out=$(scratch)
+    body=$(scratch)
     if [[ "$template" =~ ^[0-9]+$ ]]; then
         id=$template
     else
@@ -456,6 +457,7 @@ EOF
             "${asked[*]:-nothing}): add them to its survey, enable Prompt on launch for Variables, or drop them"
     fi
     http POST "$api/$list/$id/launch/" "$out" "$body" >/dev/null
+    rm -f "$body"  # sent: its variables (which may be secrets) need not wait an hour of polling for the exit trap
     job=$(json "$out" "str(d['$key'])")
     mkdir -p "$CI_DIR"
     cp "$out" "$CI_DIR/awx-launch.json"
@@ -480,7 +482,6 @@ EOF
         (( $(date +%s) < deadline )) || fail 1 "AWX $key $job still $status after ${HWAAC_AWX_TIMEOUT:-3600} s"
         sleep "$poll"
     done
-    rm -f "$out" "$body"
 }
 
 usage() {
@@ -491,6 +492,12 @@ usage() {
 main() {
     local cmd=${1:-}
     [[ $# -gt 0 ]] && shift
+    # one private folder (mode 0700) for every temporary file, removed on any exit: a step that fails (exit in a
+    # command substitution included: set -e ends the script) or a job cancelled with SIGINT/SIGTERM leaves nothing
+    trap cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    TMP=$(mktemp -d -t hwaac-ci.XXXXXX)
     case "$cmd" in
         setup | validate | plan | review | comment | apply | deploy) "cmd_$cmd" "$@" ;;
         *) usage ;;

@@ -19,8 +19,10 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -338,6 +340,61 @@ def test_deploy_step(apis: Apis, tmp_path: Path, env: dict[str, str], rc: int, l
         polls = apis.seen("GET", r"/awx/api/v2/(workflow_)?jobs/\d+/")
         assert len(polls) == 3 and step.output.rstrip().endswith(": successful"), step.output
     assert apis.awx_token not in step.output
+
+
+SECRET_VARS = '{"fabric_deploy_serial": "10%", "switch_config_dir": "/srv/secret-0b5e"}'
+# (case, step, platform, environment, the step's exit): steps that end after making temporary files, most of them
+# failing: with TMPDIR an empty folder, the folder is empty again when the step has ended
+TEMPORARY = [
+    ("deploy-ok", "deploy", "github", {"HWAAC_AWX_EXTRA_VARS": SECRET_VARS}, 0),
+    ("deploy-job-fails", "deploy", "github",
+     {"HWAAC_AWX_TEMPLATE": "hwaac fabric deploy (broken)", "HWAAC_AWX_EXTRA_VARS": SECRET_VARS}, 1),
+    ("deploy-variable-not-asked", "deploy", "github", {"HWAAC_AWX_EXTRA_VARS": '{"hwaac_commit": "abc"}'}, 2),
+    ("deploy-unknown-template", "deploy", "github", {"HWAAC_AWX_TEMPLATE": "no such template"}, 2),
+    # the listing fails in find_comment, inside a command substitution
+    ("comment-bad-token", "comment", "github", {"GITHUB_TOKEN": "ghs_wrong"}, 2),
+    ("comment-gitlab-bad-token", "comment", "gitlab", {"HWAAC_GITLAB_TOKEN": "glpat-wrong"}, 2),
+]
+
+
+@pytest.mark.parametrize(("step", "platform", "env", "rc"), [c[1:] for c in TEMPORARY],
+                         ids=[c[0] for c in TEMPORARY])
+def test_a_step_leaves_no_temporary_file(apis: Apis, tmp_path: Path, step: str, platform: str, env: dict[str, str],
+                                         rc: int) -> None:
+    """API answers and the launch body (HWAAC_AWX_EXTRA_VARS, maybe secrets) are removed however the step ends."""
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    ci = tmp_path / "ci"
+    (ci / "review").mkdir(parents=True)
+    (ci / "review" / "review.md").write_text("## review\n")
+    r = bash(f"{SCRIPT} {step}", tmp_path, step_env(apis, platform, ci, TMPDIR=str(tmpdir), **env), step)
+    assert r.rc == rc, r.output
+    assert sorted(p.name for p in tmpdir.rglob("*")) == [], r.output
+
+
+def test_a_cancelled_step_leaves_no_temporary_file(apis: Apis, tmp_path: Path) -> None:
+    """A CI cancelling the job (SIGTERM to its processes) while deploy waits for AWX: the step still cleans up."""
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    apis.requests.clear()
+    env = step_env(apis, "github", tmp_path / "ci", TMPDIR=str(tmpdir), HWAAC_AWX_POLL="60",
+                   HWAAC_AWX_EXTRA_VARS=SECRET_VARS)
+    proc = subprocess.Popen(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", f"{SCRIPT} deploy"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        for _ in range(300):  # until the job is launched and polled once: then it sleeps HWAAC_AWX_POLL seconds
+            if apis.seen("GET", r"/awx/api/v2/jobs/\d+/") or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert any(tmpdir.iterdir()), "the step had made no temporary file yet"
+        os.killpg(proc.pid, signal.SIGTERM)
+        output, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 143, output
+    assert sorted(p.name for p in tmpdir.rglob("*")) == [], output
 
 
 # --- the templates' jobs on a sample fabric repository ----------------------------------------------------------
