@@ -12,10 +12,17 @@
 #   hwaac-ci.sh apply              terraform plan (refreshed) and apply of that saved plan
 #   hwaac-ci.sh deploy             launch the AWX job template, wait for its job, fail when it fails
 #
-# Everything is written under $HWAAC_CI_DIR (default build/hwaac-ci). Tokens come from the environment only; they
-# reach curl through a file descriptor (never its command line) and are never printed: do not add `set -x`.
-# Temporary files (API answers, the comment and AWX launch bodies, which may hold HWAAC_AWX_EXTRA_VARS) live in one
-# private folder under $TMPDIR that is removed however the script ends.
+# Written under $HWAAC_CI_DIR (default build/hwaac-ci): the rendered files (render/), the review (review/), the
+# provider's local mirror (terraform/), the saved terraform plan (tfplan) and its JSON, terraform's and AWX's
+# output, the comment. Elsewhere, where cdktn and Terraform put them: the synthesized stack
+# (cdktf/cdktf.out/stacks/<fabric>/ unless HWAAC_CDKTF_OUTDIR says otherwise) with terraform init's .terraform/
+# and .terraform.lock.hcl and, when HWAAC_TF_BACKEND names a backend, backend_override.tf.json (Terraform reads
+# override files only from the stack's folder); the stack's local state cdktf/state/ (HWAAC_TF_BACKEND unset or
+# local); jsii's cache build/jsii-cache/. `setup` installs hwaac with pip, and terraform and node (HWAAC_BIN_DIR,
+# HWAAC_NODE_PREFIX) when missing. Temporary files (API answers, the comment and AWX launch bodies, which may hold
+# HWAAC_AWX_EXTRA_VARS) live in one private folder under $TMPDIR, removed however the script ends. Tokens come
+# from the environment only; they reach curl through a file descriptor (never its command line) and are never
+# printed: do not add `set -x`.
 # Exit status: 0 ok; 1 a step failed (invalid intent, terraform, AWX job); 2 bad configuration (a variable missing
 # or invalid, an API refusing a request); 3 the review refused the change.
 set -euo pipefail
@@ -174,10 +181,15 @@ gitlab_state_defaults() {  # the GitLab-managed Terraform state of the project, 
     fi
 }
 
+ci_abs() {  # $CI_DIR as an absolute path (terraform -chdir reads a relative one from the stack's folder)
+    if [[ "$CI_DIR" == /* ]]; then echo "$CI_DIR"; else echo "$PWD/$CI_DIR"; fi
+}
+
 tf_init() {  # tf_init STACK: the provider from a local mirror, the backend HWAAC_TF_BACKEND; terraform init
-    local stack=$1 line args=(init -input=false -no-color)
-    hwaac terraform mirror -o build/terraform >/dev/null
-    export TF_CLI_CONFIG_FILE="$PWD/build/terraform/terraform.rc" CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0
+    local stack=$1 line args=(init -input=false -no-color) rc_file
+    hwaac terraform mirror -o "$CI_DIR/terraform" >/dev/null
+    rc_file="$(ci_abs)/terraform/terraform.rc"
+    export TF_CLI_CONFIG_FILE="$rc_file" CHECKPOINT_DISABLE=1 TF_IN_AUTOMATION=1 TF_INPUT=0
     rm -f "$stack/backend_override.tf.json"
     case "${HWAAC_TF_BACKEND:-}" in
         "" | local) ;;  # the stack's own local state: cdktf/state/<stack>.tfstate
@@ -206,10 +218,11 @@ no_state_in_ci() {  # in CI without a backend the state is lost with the job: sa
     fi
 }
 
-tf_plan() {  # tf_plan STACK TEXT: terraform plan -out=tfplan, its output into TEXT too; returns terraform's status
+tf_plan() {  # tf_plan STACK TEXT: terraform plan -out=$CI_DIR/tfplan, its output into TEXT too; returns its status
     local rc=0
-    terraform -chdir="$1" plan -input=false -no-color -lock-timeout="${HWAAC_TF_LOCK_TIMEOUT:-10m}" -out=tfplan \
-        2>&1 | tee "$2" || rc=${PIPESTATUS[0]}
+    rm -f "$CI_DIR/tfplan"
+    terraform -chdir="$1" plan -input=false -no-color -lock-timeout="${HWAAC_TF_LOCK_TIMEOUT:-10m}" \
+        -out="$(ci_abs)/tfplan" 2>&1 | tee "$2" || rc=${PIPESTATUS[0]}
     return "$rc"
 }
 
@@ -226,8 +239,8 @@ cmd_plan() {
     tf_plan "$stack" "$CI_DIR/terraform-plan.txt" || rc=$?
     echo "$rc" >"$CI_DIR/terraform-plan.rc"
     if (( rc == 0 )); then
-        terraform -chdir="$stack" show -json tfplan >"$CI_DIR/tfplan.json"
-        log "terraform plan of $stack saved (tfplan there, $CI_DIR/tfplan.json)"
+        terraform -chdir="$stack" show -json "$(ci_abs)/tfplan" >"$CI_DIR/tfplan.json"
+        log "terraform plan of $stack saved ($CI_DIR/tfplan, $CI_DIR/tfplan.json)"
     elif [[ "$keep_going" == true ]]; then
         log "terraform plan failed (exit $rc); the review goes on without it and the comment step fails the job"
     else
@@ -391,8 +404,8 @@ cmd_apply() {
     # the plan applied is made here, against the state and NetBox as they are now (concurrency group /
     # resource_group: no other apply runs meanwhile); apply of a saved plan does exactly that plan
     tf_plan "$stack" "$CI_DIR/apply-plan.txt" || fail 1 "terraform plan failed in $stack"
-    terraform -chdir="$stack" apply -input=false -no-color -lock-timeout="${HWAAC_TF_LOCK_TIMEOUT:-10m}" tfplan \
-        2>&1 | tee "$CI_DIR/apply.txt" || fail 1 "terraform apply failed in $stack"
+    terraform -chdir="$stack" apply -input=false -no-color -lock-timeout="${HWAAC_TF_LOCK_TIMEOUT:-10m}" \
+        "$(ci_abs)/tfplan" 2>&1 | tee "$CI_DIR/apply.txt" || fail 1 "terraform apply failed in $stack"
 }
 
 awx_url() {  # AWX_HOST with a scheme and without a trailing slash

@@ -436,6 +436,11 @@ def test_pipelines_on_a_sample_fabric_repository(netbox_db: Instance, apis: Apis
     assert [c["path"] for c in report["intent"]] == ["qos.ecn.min_threshold_bytes"]
     assert report["terraform"].get("status") != "not given", "the review did not get the terraform plan"
     assert (out / "tfplan.json").exists() and (out / "render").is_dir()
+    # the saved plan and the provider's mirror are under HWAAC_CI_DIR, not in the stack's folder or build/terraform
+    assert (out / "tfplan").is_file() and (out / "terraform" / "terraform.rc").is_file()
+    stack = review.workdir / "cdktf" / "cdktf.out" / "stacks" / "demo"
+    assert (stack / "cdk.tf.json").is_file() and not (stack / "tfplan").exists()
+    assert not (review.workdir / "build" / "terraform").exists()
     posted = apis.seen("POST", r"/github/repos/acme/fabric/issues/7/comments")
     assert [r.json() for r in posted] == [{"body": f"{MARKER}\n{review_md}"}]
     assert apis.seen("POST", rf"{STATE}/lock") and apis.seen("DELETE", rf"{STATE}/lock"), "plan took no state lock"
