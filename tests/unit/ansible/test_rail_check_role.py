@@ -14,7 +14,9 @@ that is missing or not up, with its address and leaf port.
 - gpu-su01-h06: the recorded output with the prefix form ``mlx5``: NCCL takes all twelve devices, so the Down
   mlx5_11 counts too, named as a port that is no rail of the plan;
 - gpu-su01-h07: rail7 dead and left out by ``^=mlx5_7``: NCCL does not use it, so it is not judged, and said so;
-- gpu-su01-h08: the recorded output with mlx5_2 Active but not LinkUp (LinkErrorRecovery): not a working link."""
+- gpu-su01-h08: the recorded output with mlx5_2 Active but not LinkUp (LinkErrorRecovery): not a working link;
+- gpu-su01-h09: the recorded output cut where ibstat stopped at mlx5_6 (``ibpanic`` on stderr, exit 255, as
+  tests/fixtures/health/ibstat/rdma-core-39/a100-ibpanic.txt): rail5 Down as recorded, rail6 and rail7 not read."""
 
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ REPO = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
 RECORDED = REPO / "tests/fixtures/health/ibstat/rdma-core-47/h100-roce-400g-down-polling.txt"
 FAKES = REPO / "tests/fakes/bin"
+PANIC = "ibpanic: [1400444] main: stat of IB device 'mlx5_6' failed: No such file or directory"  # rdma-core-39's
 
 # host -> (how its ibstat is made and its NCCL_IB_HCA, whether the node fails, what the last task says)
 CASES: dict[str, tuple[dict[str, Any], bool, str]] = {
@@ -64,6 +67,12 @@ CASES: dict[str, tuple[dict[str, Any], bool, str]] = {
                      "2 of 8 rails not usable: rail2 (mlx5_2, Active/LinkErrorRecovery, 172.16.0.143/31) -> "
                      "leaf-p0-su01-r2 Ethernet28; rail5 (mlx5_5, Down/Disabled, 172.16.1.79/31) -> leaf-p0-su01-r5 "
                      "Ethernet28"),
+    "gpu-su01-h09": ({"recorded": RECORDED, "panic_at": "mlx5_6"}, True,
+                     "3 of 8 rails not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.81/31) -> leaf-p0-su01-r5 "
+                     "Ethernet32; rail6 (mlx5_6, not read, ibstat stopped at mlx5_6, 172.16.1.145/31) -> "
+                     "leaf-p0-su01-r6 Ethernet32; rail7 (mlx5_7, not read, ibstat stopped at mlx5_6, 172.16.1.209/31) "
+                     f"-> leaf-p0-su01-r7 Ethernet32; ibstat was not read completely: ibstat stopped at device "
+                     f"'mlx5_6' (ibpanic); the devices after it were not read: {PANIC.removeprefix('ibpanic: ')}"),
 }
 
 
@@ -107,6 +116,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                                         for line in lines))
         if "recorded" in setup:
             output = setup["recorded"]
+            panic = ""
+            if "panic_at" in setup:  # ibstat lists the CAs in order and stops at the one it cannot stat
+                output = tmp / host / "ibstat.txt"
+                output.write_text(setup["recorded"].read_text().split(f"CA '{setup['panic_at']}'")[0])
+                panic = f"echo \"{PANIC}\" >&2; exit 255\n"
             if "dual_port" in setup or "physical" in setup:
                 text = setup["recorded"].read_text()
                 if "dual_port" in setup:
@@ -116,7 +130,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 output = tmp / host / "ibstat.txt"
                 output.write_text(text)
             ibstat = bindir / "ibstat"
-            ibstat.write_text(f"#!/bin/sh\nexec cat '{output}'\n")
+            ibstat.write_text(f"#!/bin/sh\ncat '{output}'\n{panic or 'exit 0'}\n")
             ibstat.chmod(ibstat.stat().st_mode | stat.S_IXUSR)
         else:
             state = tmp / host / "state"
@@ -132,7 +146,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     r = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(playbook),
                         "-e", f"rail_check_plan_dir={plan_dir}"],
                        cwd=REPO, env={**base, "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
-                                      "PATH": f"{BIN}{os.pathsep}{base['PATH']}"},
+                                      "ANSIBLE_SHOW_CUSTOM_STATS": "1", "PATH": f"{BIN}{os.pathsep}{base['PATH']}"},
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2, r.stdout[-4000:] + r.stderr[-4000:]  # failed hosts
     return json.loads(r.stdout)
@@ -147,6 +161,17 @@ def test_rail_check_names_the_unusable_rails(run: dict[str, Any], host: str) -> 
     result = last["hosts"][host]
     assert result.get("failed", False) is failed
     assert result["msg"] == message
+
+
+def test_the_unusable_rails_are_published_to_the_workflow(run: dict[str, Any]) -> None:
+    """set_stats (AWX's job artifacts): for each failed node, the rails its message names as not usable."""
+    stats = run["global_custom_stats"]["rail_check_unusable"]
+    assert sorted(stats) == sorted(h for h, (_, failed, _) in CASES.items() if failed)
+    for host, rails in stats.items():
+        message = CASES[host][2]
+        assert rails and all(f"{r['rail']} ({r['hca']}, {r['problem']}, {r['address']}" in message
+                             and f"-> {r['leaf']} {r['leaf_port']}" in message for r in rails)
+        assert len(rails) == int(message.split(" of 8 rails")[0])
 
 
 def test_the_role_declares_its_variables() -> None:
