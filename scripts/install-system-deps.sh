@@ -19,7 +19,8 @@
 #   prometheus-alertmanager  alertmanager for the closed mitigation loop on the twin (hwaac.lab.loop): the tests
 #               start their own on a loopback port
 #   openjdk-17-jre-headless  Java 17 for ansible-rulebook's rule engine (drools_jpy), the loop's Event-Driven Ansible
-#   shellcheck  the CI templates' shell steps and files/ci/hwaac-ci.sh (tests/integration/test_ci_templates.py)
+#   ShellCheck  lints the CI templates' shell steps and files/ci/hwaac-ci.sh
+#               (tests/integration/test_ci_templates.py; package shellcheck)
 #
 # terraform is not a Debian package: it must be on PATH already (checked at the end).
 #
