@@ -38,7 +38,7 @@ def _start(name: str) -> None:
 
 def _ibstat(value: Any, name: str) -> IbstatResult:
     """ibstat's output read by hwaac's parser: stdout and stderr together (an ``ibpanic`` line is on stderr)."""
-    stdout, _, stderr = command_output(value, f"aiinfra.hwaac.{name}")
+    stdout, _rc, stderr = command_output(value, f"aiinfra.hwaac.{name}")
     return parse_ibstat(f"{stdout}\n{stderr}" if stderr else stdout)
 
 
