@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
@@ -123,20 +122,16 @@ def _output_problem(out: Path) -> str | None:
 
 
 def _write(out: Path, files: dict[str, str]) -> None:
-    """Each file written whole to a temporary file of a unique name in ``out``, then every one renamed over its
-    file, so a reader never sees half a report. On an error the temporary files, and the folders made for them,
-    are removed, and the OSError raised."""
+    """Each file written whole to a temporary file of this process's own name in ``out``, then every one renamed
+    over its file, so a reader never sees half a report. On an error the temporary files, and the folders made for
+    them, are removed, and the OSError raised."""
     made = [p for p in (out, *out.parents) if not p.exists()]
-    mode = 0o666 & ~_umask()
     staged: list[tuple[str, Path]] = []
     try:
         out.mkdir(parents=True, exist_ok=True)
         for name, text in files.items():
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out)
-            staged.append((name, Path(tmp)))
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.chmod(tmp, mode)
+            staged.append((name, out / f".{name}.{os.getpid()}.tmp"))
+            staged[-1][1].write_text(text, encoding="utf-8")
         for name, tmp in staged:
             tmp.replace(out / name)
     except OSError:
@@ -146,12 +141,6 @@ def _write(out: Path, files: dict[str, str]) -> None:
             with contextlib.suppress(OSError):
                 folder.rmdir()
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def register(sub: argparse._SubParsersAction) -> None:
