@@ -11,7 +11,9 @@ import json
 from typing import Any
 
 from ansible.plugins.callback import CallbackBase
-from ansible.utils.helpers import pct_to_int
+
+# hwaac deploy runs the ansible-playbook of its own environment (runner.run_env), where hwaac is importable
+from hwaac.deploy.serial import batch_sizes
 
 DOCUMENTATION = r"""
 name: hwaac_batches
@@ -26,24 +28,6 @@ author: hwaac
 """
 
 MARKER = "hwaac-batch "
-
-
-def batch_sizes(serial: list[Any], hosts: int) -> list[int]:
-    """The sizes of the batches that ansible-playbook cuts ``hosts`` hosts into for a play's ``serial`` list
-    (PlaybookExecutor._get_serialized_batches of ansible-core: each item a number or a share, the last repeated;
-    none or a value under 1 means one batch of all)."""
-    sizes: list[int] = []
-    items = list(serial) or [-1]
-    left, k = hosts, 0
-    while left > 0:
-        size = pct_to_int(items[k], hosts)
-        if size <= 0:
-            sizes.append(left)
-            break
-        sizes.append(min(size, left))
-        left -= size
-        k = min(k + 1, len(items) - 1)
-    return sizes
 
 
 class CallbackModule(CallbackBase):
