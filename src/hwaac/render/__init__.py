@@ -1,23 +1,9 @@
 """Rendering: a plan -> every device's files and the fabric documents, written into one output folder.
 
-Layout of the output folder (``hwaac plan FABRIC -o DIR``)::
-
-    DIR/plan.json                                   the plan and the storage section (input of --against)
-    DIR/switches/<switch>/config_db.json            SONiC config_db, one per switch
-    DIR/hosts/<node>/netplan/60-hwaac-rails.yaml    per-rail addresses, tables and source rules (GPU nodes:
-                                                    plus the storage servers' routes of storage.lnet)
-    DIR/hosts/<node>/sysctl.d/90-hwaac-rdma.conf    sysctls for multi-rail RDMA hosts
-    DIR/hosts/<node>/nic-roce.json                  desired ConnectX firmware and RoCE runtime state
-    DIR/hosts/<node>/nccl.env                       NCCL environment (GPU nodes)
-    DIR/hosts/<node>/lustre-client.json             Lustre client: LNet, mounts, tunables (GPU nodes, when the
-                                                    intent has a storage section; read by role lustre_client)
-    DIR/docs/cabling.csv, ip-plan.csv, report.md, topology.svg
-
-``plan.json`` is :func:`plan_document`: the plan (:func:`hwaac.plan.serialize.plan_to_dict`) plus ``storage``.
-
-The folder is written whole or not at all: files go to a sibling temporary folder that replaces ``DIR`` only
-when everything is written, so a failure never leaves a half-rendered fabric behind. ``DIR`` belongs to hwaac:
-an existing non-empty folder without a ``plan.json`` is refused rather than replaced.
+``hwaac plan FABRIC -o DIR`` writes ``plan.json`` (:func:`plan_document`), ``switches/<switch>/config_db.json``,
+``hosts/<node>/...`` and ``docs/...``. The folder is written whole or not at all (a sibling temporary folder
+replaces ``DIR`` when everything is written), and an existing non-empty folder without a ``plan.json`` is refused.
+The layout, file by file: docs/render.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,7 @@
 """``cabling.csv``: the cabling schedule, one row per cable, both ends.
 
-Columns (header row first; rows in plan order: host links, then leaf-spine, then spine-super-spine):
-
-======== ==========================================================================================
-cable_id  the plan's unique cable id (``H``/``L``/``S`` + ordinal, :mod:`hwaac.plan.cabling`)
-kind      ``host`` | ``leaf_spine`` | ``spine_super_spine``
-plane     fabric plane, 0-based
-a_device  lower-tier end: GPU node or appliance (host links), leaf, or spine
-a_port    its port: the Linux interface name on hosts (``host.interface_name``), the SONiC port on switches
-b_device  upper-tier end: leaf, spine or super-spine
-b_port    its SONiC port name
-speed_gbps  link speed in Gb/s: ``fabric.host_port_speed_gbps`` for host links; for switch-to-switch links
-            the port speed of the two ends' switch models (``port_speed_gbps`` of the catalog or
-            ``switch_models``), the lower one if they differ
-rail      0-based rail of host links; empty for switch-to-switch links
-======== ==========================================================================================
-
-Rows end with ``\\n`` (not the RFC 4180 ``\\r\\n``) so the files diff cleanly under version control.
+Columns cable_id, kind, plane, a_device, a_port, b_device, b_port, speed_gbps, rail; rows in plan order (host
+links, leaf-spine, spine-super-spine), ending with ``\\n``. Each column's meaning: docs/render.md, "cabling.csv".
 """
 
 from __future__ import annotations

@@ -1,29 +1,8 @@
 """``ip-plan.csv``: every address the plan assigns, one row per address.
 
-Columns (header row first):
-
-============== ===========================================================================================
-device          the device holding the address
-interface       ``Loopback0``; a port (SONiC port name on switches, Linux interface name on hosts); or, in
-                ``rail_subnet`` mode, the leaf's gateway interface ``Vlan<1000 + rail>`` (:func:`rail_vlan_interface`)
-address         address with the prefix length of its subnet, e.g. ``172.16.0.1/31``; loopbacks are ``/32``
-role            ``node`` | ``appliance`` | ``leaf`` | ``spine`` | ``super_spine``
-peer_device     the other end of the subnet: the /31 peer, or for a host in ``rail_subnet`` mode its gateway
-                leaf; empty for loopbacks and gateways
-peer_interface  the peer's interface (as in ``interface``); empty where ``peer_device`` is
-kind            ``loopback``, or the link kind: ``host`` | ``leaf_spine`` | ``spine_super_spine``
-                (gateways of rail subnets are ``host``)
-plane           fabric plane, 0-based
-cable_id        the cable of the link (as in ``cabling.csv``); empty for loopbacks and gateways
-============== ===========================================================================================
-
-Order: switch loopbacks (plan order of switches), then in ``rail_subnet`` mode one gateway row per leaf (leaf
-order), then per link in plan order its lower-tier end then its upper-tier end. In ``rail_subnet`` mode the
-leaf side of a host link is the leaf's single gateway, listed once, so host links give one row each.
-
-Sources: :class:`hwaac.plan.model.Switch` (``loopback``), :class:`hwaac.plan.model.Link` (``a_ip``, ``b_ip``,
-``prefixlen``) and, for gateways, :meth:`hwaac.plan.model.Plan.rail_subnet` (the leaf gateway is the first
-address of its rail subnet). Rows end with ``\\n``.
+Columns device, interface, address, role, peer_device, peer_interface, kind, plane, cable_id; rows: switch
+loopbacks, then (``rail_subnet`` mode) one gateway per leaf, then both ends of each link in plan order. Each
+column's meaning and source: docs/render.md, "ip-plan.csv".
 """
 
 from __future__ import annotations

@@ -1,25 +1,8 @@
 """``report.md``: a Markdown report of the fabric, for reviews and change tickets.
 
-Sections and their sources (all numbers are counts unless a unit is given; speeds in Gb/s, sizes in bytes):
-
-1. Summary: ``fabric.*`` of the intent; GPU nodes, GPUs (one per rail of each GPU node) and appliances from
-   ``Plan.nodes``.
-2. Devices: switches per role and plane, counted in ``Plan.switches``.
-3. Cables: links per kind, counted in ``Plan.links``; speed as in ``cabling.csv``.
-4. Port usage: per switch role, used ports (link ends on switches of that role) of all front-panel ports
-   (``SwitchModel.ports`` x switches).
-5. Oversubscription: per leaf (and per spine for 3 tiers), downlink and uplink ports and bandwidth from
-   :class:`hwaac.plan.design.Design`; the ratio is ``Design.oversubscription``.
-6. Spine sizing: spines and super-spines are sized for ``su_capacity`` (Design), so growth up to it adds
-   devices, cables and addresses without moving existing ones.
-7. Address pools: for each pool of :class:`hwaac.plan.ipam.Pools`: prefix; addresses in use, i.e. taken by the
-   plan's allocations now (at ``su_count``: a loopback takes 1, a /31 link 2, a rail subnet its whole block);
-   addresses reserved at ``su_capacity`` (:func:`hwaac.plan.ipam.pool_needs`); pool size; both as a percentage
-   of the size (two decimals).
-8. ASNs: first-last ASN actually assigned per role (``Switch.asn``), distinct ASNs, and the intent's range.
-9. QoS: the intent's ``qos`` section (DSCP -> priority, PFC, ECN thresholds in bytes, PFC watchdog, MTUs).
-
-The report has no timestamp: the same plan always gives the same text.
+Summary, devices, cables, port usage, oversubscription, spine sizing, address pools, ASNs and QoS, each counted
+from the plan and its design; no timestamp, so the same plan always gives the same text. Each section's
+sources and units: docs/render.md, "report.md".
 """
 
 from __future__ import annotations

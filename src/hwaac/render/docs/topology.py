@@ -1,16 +1,8 @@
 """``topology.svg``: a picture of SU 1 and its planes, drawn with drawsvg.
 
-One panel per plane, top to bottom. Each panel shows, bottom up: the nodes of SU 1 (GPU nodes and appliances;
-with more than 8, the first 6, an ellipsis and the last), its leaves (one per rail), and the spines the leaves
-uplink to (every spine of the plane for 2 tiers, the spines of SU 1's pod for 3 tiers, where a box above stands
-for the plane's super-spines; with more than 10 spines, the first 8, an ellipsis and the last). Lines:
-
-- node -> leaf: one per NIC port, coloured by rail (legend at the bottom);
-- leaf -> spine: one per leaf-spine pair, labelled with the number of parallel links of the pair.
-
-Every line is taken from ``Plan.links`` (not re-derived), so the picture shows what the plan cables. The
-drawing uses no SVG definitions, so it carries no generated ids: the output is byte-identical across runs and
-processes. Coordinates are in px; text is 10-14 px sans-serif.
+One panel per plane: SU 1's nodes, its leaves and their spines, with node-leaf lines coloured by rail and
+leaf-spine lines labelled with their number of parallel links, all taken from ``Plan.links``. No SVG
+definitions, so no generated ids: the output is byte-identical across runs. What is drawn: docs/render.md.
 """
 
 from __future__ import annotations
