@@ -1,17 +1,8 @@
 """What the table generators share: a switch's local view of its links, and the per-intent QoS invariants.
 
-:class:`SwitchContext` is built once per switch by :func:`hwaac.render.sonic.render_config_db` and handed to
-every generator. The parts that depend only on the switch model or on the intent's ``qos`` section (port
-attributes, QoS maps, scheduler and WRED profiles, per-port QoS and buffer bindings) are computed once and
-cached as *immutable* tuples of ``(field, value)`` pairs; generators turn them into fresh dicts and lists on
-every call, so a rendered config never shares a dict or list with another one and callers may mutate it
-freely. The only objects shared between rendered configs are strings.
-
-The QoS cache is keyed on ``QosSection.model_dump_json()``: the whole section, so a field added to it later
-can never be left out of the key and serve a stale entry.
-
-The switch's SONiC release (``switches.<role>.sonic_release``) and what follows from it (BGP admin_status values,
-which DEVICE_METADATA fields exist) come from :mod:`hwaac.model.sonic_releases`.
+:class:`SwitchContext` is built once per switch and handed to every generator; what depends only on the switch
+model or the intent's ``qos`` section is cached as immutable ``(field, value)`` tuples, keyed on the whole
+``QosSection.model_dump_json()``, so rendered configs share no dict or list. Why: docs/render-sonic.md.
 """
 
 from __future__ import annotations

@@ -1,50 +1,10 @@
 """One generator per config_db table (pyavd style): each turns a :class:`SwitchContext` into its table.
 
 Field names, value formats and defaults follow sonic-buildimage ``src/sonic-yang-models/doc/Configuration.md``
-and the YANG models next to it (named per class). config_db values are strings (lists for YANG leaf-lists);
-every generator returns a freshly built dict (see :mod:`hwaac.render.sonic.context` for what is cached), or an
-empty dict when the table does not apply to the switch (the table is then left out).
-
-BGP: frrcfgd tables, not bgpcfgd's
-----------------------------------
-A leaf must advertise its host links (the /31s, or the rail subnet) or no GPU can reach another leaf's GPUs.
-In the default mode (``docker_routing_config_mode`` unified, ``frr_mgmt_framework_config`` false) FRR's
-config comes from bgpcfgd and the templates of sonic-buildimage ``dockers/docker-fpm-frr/frr/bgpd/``:
-``bgpd.main.conf.j2`` announces only ``network <Loopback0>/32`` and the VLAN_INTERFACE prefixes, and has
-``redistribute connected route-map V4_CONNECTED_ROUTES`` only for multi-ASIC FrontEnd, voq and chassis-packet
-devices; BGP_NEIGHBOR (template shape, keyed by address) carries no per-neighbour network or redistribution.
-So in that mode p2p31 host /31s are never announced. hwaac therefore writes the schema of frrcfgd
-(sonic-buildimage ``src/sonic-frr-mgmt-framework/frrcfgd/frrcfgd.py``; YANG sonic-bgp-global,
-sonic-bgp-neighbor, sonic-bgp-common, sonic-route-map), which DEVICE_METADATA enables with
-``frr_mgmt_framework_config`` "true" and ``docker_routing_config_mode`` "unified" (frrcfgd replays CONFIG_DB
-into FRR at start only in unified mode, and assumes "separated" when the field is absent):
-
-- BGP_GLOBALS ``default``: local_asn, router_id, load_balance_mp_relax -> ``bgp bestpath as-path
-  multipath-relax`` (ECMP also over equal-length paths through different ASNs), log_nbr_state_changes ->
-  ``bgp log-neighbor-changes``. frrcfgd creates the instance with ``no bgp default ipv4-unicast``, so every
-  neighbour needs its BGP_NEIGHBOR_AF.
-- BGP_GLOBALS_AF ``default|ipv4_unicast``: max_ebgp_paths = sessions (>= 64) -> ``maximum-paths N`` (ECMP over all
-  uplinks).
-- BGP_GLOBALS_AF_NETWORK ``default|ipv4_unicast|<prefix>`` -> ``network <prefix>``, one per announced prefix: the
-  switch's Loopback0 /32 and, on a leaf, its host links (p2p31: each cabled host link's /31; rail_subnet: the
-  leaf's rail subnet). FRR announces a network only while the prefix is in its RIB (``bgp network
-  import-check``, FRR's default since 7.4), so a host link that is down is withdrawn, as with ``redistribute
-  connected``. Leaf-spine /31s are never announced. Network statements rather than ``redistribute connected``
-  with a prefix-list route map: the route map needs PREFIX entries, and before 202511 SONiC's YANG accepts only
-  ``set|seq|prefix|range`` keys while frrcfgd reads only ``set|prefix|range`` (docs/sonic-releases.md); the
-  network table reads the same in every release's YANG, frrcfgd and boot template.
-- BGP_NEIGHBOR ``default|<address>`` and BGP_NEIGHBOR_AF ``default|<address>|ipv4_unicast`` (admin_status up ->
-  ``neighbor X activate``; route_map_in/out ``[HWAAC_PERMIT_ALL]``, needed because FRR's default
-  ``bgp ebgp-requires-policy`` would otherwise neither accept nor send any route on an eBGP session).
-- admin_status follows the release (:mod:`hwaac.model.sonic_releases`): ``up`` from 202505, whose frrcfgd maps
-  up/down as well as true/false and whose YANG accepts only up/down; before 202505 the intent chooses ``true``
-  (``sonic_bgp_admin_status: frrcfgd``) or ``up`` (``yang``), each with its cost.
-- The tables come in dependency order (the route map before the neighbours that use it, BGP_GLOBALS before the
-  per-VRF tables, neighbours before their address families): frrcfgd handles a live ``config load`` in arrival
-  order and ignores a per-VRF update that comes before the VRF's local ASN; at start it replays CONFIG_DB in
-  its own dependency order.
-
-The QoS and buffer tables are generated in :mod:`hwaac.render.sonic.generators_qos`.
+and the YANG models next to it (named per class); a generator returns a fresh dict, or an empty one when its
+table does not apply. BGP is written in frrcfgd's schema, not bgpcfgd's, so that a leaf announces its host
+links: docs/render-sonic.md, "BGP: frrcfgd tables, not bgpcfgd's". QoS and buffer tables:
+:mod:`hwaac.render.sonic.generators_qos`.
 """
 
 from __future__ import annotations

@@ -1,25 +1,9 @@
 """The QoS and buffer tables of a switch's config_db: one generator per table, as in
 :mod:`hwaac.render.sonic.generators` (which lists them in :data:`~hwaac.render.sonic.generators.GENERATORS`).
 
-The whole RoCE QoS is written explicitly (maps named ``ROCE``, WRED ``ROCE_LOSSLESS``, schedulers
-``scheduler.lossy|lossless|cnp``); the per-intent content comes from :func:`hwaac.render.sonic.context.qos_invariants`.
-
-Buffers (dynamic model)
------------------------
-``config reload`` replaces the whole CONFIG_DB with the file, so the lossless PGs must be in it. With
-DEVICE_METADATA buffer_model "dynamic", buffermgrd computes the headroom of a ``BUFFER_PG`` whose profile is
-"NULL" from the port speed, CABLE_LENGTH, DEFAULT_LOSSLESS_BUFFER_PARAMETER and LOSSLESS_TRAFFIC_PATTERN
-(SONiC HLD doc/qos/dynamically-headroom-calculation.md). hwaac writes exactly that: BUFFER_PG
-``<port>|<PFC priorities>`` NULL on every active port, DEFAULT_LOSSLESS_BUFFER_PARAMETER and
-LOSSLESS_TRAFFIC_PATTERN. It does not write BUFFER_POOL, BUFFER_PROFILE, BUFFER_QUEUE,
-BUFFER_PORT_{INGRESS,EGRESS}_PROFILE_LIST or the lossy ``BUFFER_PG <port>|0``: they come from the SKU's
-``buffers_defaults_*.j2`` (rendered through ``files/build_templates/buffers_config.j2``), whose pools, sizes and
-profile contents differ per ASIC (e.g. in the SN5600's Mellanox-SN5600-C256S1/buffers_defaults_objects.j2,
-``ingress_lossy_profile`` lives in ``ingress_lossless_pool`` with size 0, dynamic_th 7, and
-egress_lossless_pool has the SKU's total buffer size). A ``<port>|0`` entry
-naming ``ingress_lossy_profile`` without that profile would be a dangling YANG leafref that buffermgrd leaves
-pending, so it is left out too. Deploy the file onto a switch whose SKU buffer tables exist (``config load``
-merges; after ``config reload`` run the SKU buffer template) -- see :class:`BufferPg`.
+The whole RoCE QoS is written explicitly, its content from :func:`hwaac.render.sonic.context.qos_invariants`.
+Buffers follow SONiC's dynamic model: BUFFER_PG ``<port>|<PFC priorities>`` NULL on every active port, pools and
+profiles left to the SKU's template (docs/render-sonic.md, "Buffers (dynamic model)"; see :class:`BufferPg`).
 """
 
 from __future__ import annotations

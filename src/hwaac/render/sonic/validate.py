@@ -1,29 +1,9 @@
 """Validate a config_db dict against SONiC's YANG models (what hwaac models of them) and hwaac's cross-table checks.
 
-``config_db.schema.json`` carries the per-field constraints of sonic-yang-models for the tables hwaac writes:
-enumerations, ranges (``yangInt``: an integer as SONiC's sonic_yang reads a config_db string, ``int(value, 10)``),
-patterns and lengths, key shapes; an entry's fields are exactly those YANG defines for the table (the ones hwaac
-does not write are taken from ``yang_fields.json`` and not checked further). What JSON Schema cannot express is
-checked here and in :mod:`hwaac.render.sonic.validate_bgp`:
-
-- YANG leafrefs and must conditions of these tables: maps, schedulers, WRED and buffer profiles, ports, VLANs,
-  route maps, prefix sets, peer groups and VRFs named by an entry exist; an address key has its bare interface
-  key; a VLAN member is not routed (INTERFACE) and untagged in one VLAN at most; a VLAN's vlanid is its name's
-  number; PFC watchdog times are at least GLOBAL POLL_INTERVAL; a WRED max threshold has its min and is not
-  below it;
-- pfc_enable on every port equals the lossless classes: ``intent.qos.pfc_priorities`` when an intent is
-  given, otherwise the traffic classes that the port's tc_to_pg_map sends to a priority group named in its
-  pfc_to_pg_map (the PGs that PFC-enabled priorities pause); pfcwd_sw_enable is a subset of pfc_enable;
-- buffers: every pfc_enable priority of a port has exactly one BUFFER_PG entry with profile NULL (headroom
-  computed by buffermgrd) or a lossless BUFFER_PROFILE (one with xoff); PG ranges of a port do not overlap;
-  NULL profiles need buffer_model dynamic, DEFAULT_LOSSLESS_BUFFER_PARAMETER, LOSSLESS_TRAFFIC_PATTERN and the
-  port's CABLE_LENGTH;
-- with an intent: the DSCP maps in use send qos.roce_dscp to the lossless priority and qos.cnp_dscp to the CNP
-  priority, and every port in DEVICE_NEIGHBOR has a PORT_QOS_MAP entry;
-- BGP (frrcfgd) and what is announced: :mod:`hwaac.render.sonic.validate_bgp`, for the SONiC release the config
-  is for (its frrcfgd's admin_status values).
-
-Error paths use jsonschema's JSONPath form: ``$.PORT.Ethernet0.speed``, ``$.QUEUE['Ethernet0|3'].scheduler``.
+``config_db.schema.json`` carries sonic-yang-models' per-field constraints for the tables hwaac writes; what
+JSON Schema cannot express (leafrefs and must conditions, PFC against the lossless classes, buffers, the intent's
+DSCP maps) is checked here and BGP in :mod:`hwaac.render.sonic.validate_bgp`. The list of checks:
+docs/render-sonic.md, "Validation". Error paths are JSONPath: ``$.QUEUE['Ethernet0|3'].scheduler``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,13 @@
 """The field names SONiC's YANG models define per config_db table (``yang_fields.json``), and how to regenerate it.
 
-:mod:`hwaac.render.sonic.validate` accepts a field of a table it models exactly when YANG defines it: the fields
-hwaac writes carry their YANG constraints in ``config_db.schema.json``, the others are accepted as YANG-defined
-and not checked further. Regenerate after the toolkit's models change, with the toolkit's Python (it has
-libyang)::
+:mod:`hwaac.render.sonic.validate` accepts a field of a table it models exactly when YANG defines it. Regenerate
+after the toolkit's models change, with the toolkit's Python (it has libyang)::
 
     . "$CACHE/env.sh" && "$SONIC_KIT_PYTHON" src/hwaac/render/sonic/yang_fields.py > \\
         src/hwaac/render/sonic/yang_fields.json
 
-This file runs there with the standard library and libyang only; the unit tests compare its output with the
-committed file when the toolkit is set up.
+It runs there with the standard library and libyang only; the unit tests compare its output with the committed
+file when the toolkit is set up.
 """
 
 from __future__ import annotations
