@@ -1,20 +1,10 @@
 """Per-host files of a GPU node or appliance: rail networking, RDMA sysctls, NIC/RoCE state, NCCL env.
 
-Public function: :func:`render_host_files`. Each file's module documents its shape, units and sources:
-
-- ``netplan/60-hwaac-rails.yaml`` (:mod:`.netplan`): rail addresses, MTU, one table + source rule per NIC port
-  (on GPU nodes, plus the storage servers' prefixes of ``storage.lnet.networks[].routes`` on their rails);
-- ``sysctl.d/90-hwaac-rdma.conf`` (:mod:`.sysctl`): ARP/rp_filter settings (conf.all), neighbour tables;
-- ``nic-roce.json`` (:mod:`.nic`): desired mlxconfig, trust/PFC/DSCP map, ToS, ECN and CNP per NIC port;
-- ``nccl.env`` (:mod:`.nccl`, GPU nodes only): NCCL_IB_HCA, NCCL_IB_GID_INDEX, NCCL_IB_TC and extras;
-- ``lustre-client.json`` (:mod:`.lustre`, GPU nodes only, when the intent has a ``storage`` section): LNet
-  networks on the node's rail interfaces, the Lustre file systems, their mounts and scoped tunables.
-
-A node's NIC ports are its host links (``Plan.links_by_device[node.name]`` of kind ``host``) in NIC order,
-ordinal = rail * planes + plane; the same ordinal picks the routing table and rule priority. Facts shared by all
-hosts of a plan are computed once per plan (:mod:`._context`), so a 12,500-host fabric renders in about a second.
-The plan is expected to come from a validated intent (``build_plan`` with validation on): the intent rules, not
-the renderers, refuse reserved routing tables, late source rules and unusable NCCL variables.
+:func:`render_host_files` writes ``netplan/60-hwaac-rails.yaml`` (:mod:`.netplan`), ``sysctl.d/90-hwaac-rdma.conf``
+(:mod:`.sysctl`), ``nic-roce.json`` (:mod:`.nic`) and, on GPU nodes, ``nccl.env`` (:mod:`.nccl`) and
+``lustre-client.json`` (:mod:`.lustre`, with a ``storage`` section). NIC ports are in NIC order, ordinal = rail *
+planes + plane; facts shared by all hosts are computed once per plan (:mod:`._context`); the plan is trusted as
+validated. Shapes, units and sources: docs/render-host.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Per-plan facts shared by every host's files, computed once per plan and cached.
 
-Rendering 12,500 hosts must take a couple of seconds, so everything that does not depend on the host
-(intent lookups, the aggregate route, QoS vectors, neighbour-table sizing) is worked out here once, and files
-that only depend on the set of rail interfaces (NIC state, NCCL env) are memoised by that set.
-
-The plan is trusted as validated: the intent's semantic rules (:mod:`hwaac.model.rules`) already refuse
-routing tables that reach the kernel's (253-255), source rules at or after the main-table rule (32766) and
-unusable ``host.nccl_env`` entries, so the renderers do not check them again.
+Everything that does not depend on the host (intent lookups, the aggregate route, QoS vectors, neighbour-table
+sizing) is worked out once, and files that only depend on the set of rail interfaces are memoised by that set,
+so 12,500 hosts render in a couple of seconds. The plan is trusted as validated by :mod:`hwaac.model.rules`.
 """
 
 from __future__ import annotations
@@ -69,7 +65,7 @@ def default_tos(roce_dscp: int) -> int:
     """ToS byte for RoCE: DSCP in the top six bits, ECT(0) (binary 10) in the ECN bits: 26 -> 106.
 
     Source: cma_roce_tos / tc/1/traffic_class usage in ImperialCollegeLondon/rcs-node-config and
-    att/netarbiter (domain note section 4); NCCL_IB_TC takes the same full ToS byte (NVIDIA/nccl net_ib).
+    att/netarbiter; NCCL_IB_TC takes the same full ToS byte (NVIDIA/nccl net_ib).
     """
     return roce_dscp << 2 | 2
 
@@ -82,7 +78,7 @@ def neighbour_thresholds(nodes: int, nics: int) -> tuple[int, int, int]:
     growth rule as cables, addresses and ASNs). Appliances occupy node slots, so they are counted too.
 
     HPE's Slingshot host software guide ("ARP settings", HewlettPackard/shs-docs
-    docs/portal/developer-portal/install/arp_settings.md; the Cray CSM guidance the domain note cites) sets
+    docs/portal/developer-portal/install/arp_settings.md) sets
     gc_thresh1 = nodes x adapters^2. Its gc_thresh2 = 1.5 x nodes x adapters and gc_thresh3 = 2 x nodes x
     adapters fall *below* gc_thresh1 as soon as a node has 2 or more adapters, which would put the hard limit
     under the no-GC floor, so we keep the kernel's ordering instead: gc_thresh2 = 2 x gc_thresh1 and

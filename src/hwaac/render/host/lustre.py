@@ -1,45 +1,9 @@
 """Desired Lustre client state of a GPU node: ``lustre-client.json`` (read by the role ``lustre_client``).
 
-Rendered only when the intent has a ``storage`` section, and only for GPU nodes. Shape (keys sorted, 2-space
-indent, trailing newline; the contract of the Lustre client role)::
-
-    {"client_version": "2.15.5",                    # storage.client_version
-     "packages": {"flavor": "auto"},                # storage.packages: kmod | dkms | auto (the role resolves auto)
-     "lnet": {
-       "networks": [                                # order = NI order: the first NI is the node's primary NID
-         {"net": "o2ib0",                           # as written in the intent (o2ib = o2ib0; lnet normalises)
-          "interfaces": ["rail0", "rail1"],         # the node's Linux interfaces of those rails, from the plan
-          "tunables": {"peer_credits": 32},         # lnetctl net add --peer-credits ...; {} when none
-          "lnd_tunables": {"concurrent_sends": 64}}],   # the "lnd tunables" block of lnetctl import; {} when none
-       "global": {"discovery": 1}},                 # lnetctl set <name> <value>; {} when none
-     "filesystems": [
-       {"name": "lfs1",
-        "mgs": [["10.20.0.1@o2ib", "10.20.1.1@o2ib"], ["10.20.0.2@o2ib"]],
-                                                    # MGS nodes (joined with ':'), each its NIDs (joined with ',')
-        "mount_point": "/mnt/lfs1",
-        "options": ["flock", "noatime", "_netdev", "x-systemd.requires=lnet.service"],
-                                                    # as written, repeats dropped, both appended if missing
-        "tunables": {"osc.lfs1-OST*.max_rpcs_in_flight": "32"}}]}   # lctl parameter pattern -> value (text)
-
-Interfaces of ``rails``: the node's NIC ports on those rails, in the order the rails are listed and, with several
-planes, plane 0 first; the names are the plan's (``Link.a_port``, the same names netplan and nic-roce.json use),
-so a rename through ``host.interface_name`` follows everywhere. ``interfaces`` are taken as written. A network's
-``routes`` (the storage servers' prefixes) are not in this file: they are IP routing, rendered into the rail
-tables of the node's netplan (:mod:`.netplan`), and ``lnet.networks`` is handed as is to the ``lnet`` module,
-whose network options are exactly net, interfaces, tunables and lnd_tunables.
-
-Tunable scoping: the intent writes ``<type>.<param>``; the render turns it into a pattern that matches only
-this file system's devices, with the device names a client creates (lustre-release ``lctl get_param
-osc.*.max_rpcs_in_flight`` prints ``osc.lfs1-OST0000-osc-ffff9c2a4e1b8000.max_rpcs_in_flight``; domain note
-section 2):
-
-- ``osc.<p>``             -> ``osc.<fs>-OST*.<p>``          (one OSC per OST: ``<fs>-OSTxxxx-osc-<instance>``)
-- ``mdc.<p>``             -> ``mdc.<fs>-MDT*.<p>``          (one MDC per MDT: ``<fs>-MDTxxxx-mdc-<instance>``)
-- ``llite.<p>``           -> ``llite.<fs>-*.<p>``           (the mount: ``<fs>-<instance>``)
-- ``ldlm.namespaces.<p>`` -> ``ldlm.namespaces.<fs>-*.<p>`` (the lock namespaces of that fs's MDCs and OSCs)
-
-The '-' after the fsname keeps ``lfs`` from matching ``lfs1``; fsnames with '-' are refused by the intent rules
-for the same reason. Values become text, as ``lctl set_param`` takes them.
+Rendered only when the intent has a ``storage`` section, and only for GPU nodes: client version, packages, LNet
+networks on the node's rail interfaces, and per file system its MGS NIDs, mount point, options and tunables
+scoped to that file system's devices (``osc.<p>`` -> ``osc.<fs>-OST*.<p>``). The shape and the scoping rules:
+docs/render-host.md.
 """
 
 from __future__ import annotations
@@ -82,10 +46,10 @@ def mount_options(options: list[str]) -> list[str]:
     appended when missing.
 
     ``_netdev``: a network file system must be mounted after the network is up, or boot can hang (AWS FSx for
-    Lustre user guide, "Mounting automatically"; domain note section 2). ``x-systemd.requires=lnet.service``
+    Lustre user guide, "Mounting automatically"). ``x-systemd.requires=lnet.service``
     (systemd.mount(5): Requires= and After= on the unit): without it the mount and lnet.service start side by
-    side at boot, and a mount that wins loads LNet with its default networks="tcp" -- the wrong NID (domain note
-    1.1 and pitfall 2; stackhpc/ansible-slurm-appliance mounts with the same option).
+    side at boot, and a mount that wins loads LNet with its default networks="tcp" -- the wrong NID (lustre-release
+    lnet/lnet/api-ni.c ``lnet_get_networks``; stackhpc/ansible-slurm-appliance mounts with the same option).
     """
     out = list(dict.fromkeys(options))
     for required in ("_netdev", LNET_REQUIRED):

@@ -1,32 +1,9 @@
 """netplan (v2) for a host's rail interfaces: addresses, MTU, one routing table and one source rule per NIC port.
 
-Why per-port tables: with several NICs in the same aggregate, the main table sends everything out of one
-interface (ARP flux, rp_filter drops). Each port gets its own table holding its link subnet and the host-link
-aggregate via its own leaf, and a rule ``from <port address> table <T> priority <P>`` so traffic sourced from a
-rail's address leaves on that rail. Numbers follow the AMD Instinct system acceptance guide (table 101..108,
-``priority 1010 from <ip> table 101``); losslessnetwork.com "multi-rail source routing" explains the failure
-modes (domain note section 5).
-
-- table T = host.routing.table_base + ordinal; priority P = rule_priority_base + ordinal * rule_priority_step;
-  ordinal = rail * planes + plane (NIC port order).
-- Routes in T: the link subnet (scope link, so rail_subnet peers are reached directly) and the host-link
-  block of its plane (``Plan.host_aggregate(plane)``) via the leaf address (p2p31) or leaf gateway
-  (rail_subnet), with the port address as preferred source; then the switches' own pools (loopbacks and
-  inter-switch links, ``HostContext.fabric_prefixes``) the same way, so that what switches send from those
-  addresses (ICMP time exceeded to traceroute or hwaac's prober) passes the reverse-path filter, which drops a
-  source the port's table has no route back to (Linux ``fib_validate_source``). Nothing is added to the main table.
-- Storage routes (GPU nodes, when an LNet network of ``storage`` runs over this port's rail): each prefix of
-  that network's ``routes`` via the same next hop as the host-link block, after it, in intent order (networks,
-  then their routes; a prefix named by two networks on one rail once). LNet o2ib connects from the NI's own
-  address, so RDMA CM looks the storage servers up in this table, not in main (o2iblnd_cb.c
-  ``kiblnd_connect_peer``, Linux addr.c ``addr4_resolve``; hwaac.model.intent.LnetNetwork).
-- ``dhcp4/dhcp6: false``, ``accept-ra: false`` and ``link-local: []``: rails are statically addressed and must
-  not pick up IPv6 link-local or RA state; ``optional: true`` so boot does not wait for every rail cable.
-- MTU = qos.host_mtu (bytes); RoCE then uses the largest IB MTU that fits (4096 needs >= 4200).
-- All rails are in ONE file: a multi-file merge was observed to drop routes (gist iquiw/373a139e, domain note
-  section 5). The management interface is never mentioned, so this file cannot break out-of-band access.
-
-Written by string building, not a YAML dumper: ~12,500 hosts x 8 rails must render in about a second.
+Table T = host.routing.table_base + ordinal, rule ``from <port address> table T priority P``, so traffic sourced
+from a rail's address leaves on that rail; T holds the link subnet, the plane's host-link block, the switches'
+pools and (GPU nodes) the storage routes of the rail's LNet networks. All rails in one file, the management
+interface never named; written by string building for speed. Why, with sources: docs/render-host.md.
 """
 
 from __future__ import annotations

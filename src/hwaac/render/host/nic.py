@@ -1,26 +1,8 @@
 """Desired ConnectX firmware and RoCE runtime state of a host's NIC ports: ``nic-roce.json``.
 
-Shape (keys sorted, 2-space indent, trailing newline)::
-
-    {"node": "gpu-su01-h01",
-     "ports": [                                  # NIC order: ordinal = rail * planes + plane
-       {"port": 0, "rail": 0, "plane": 0,
-        "interface": "rail0",                    # Linux netdev
-        "hca": "mlx5_0",                         # RDMA device (mlxconfig -d / cma_roce_tos -d target)
-        "mlxconfig": {"LINK_TYPE_P1": 2, ...},   # firmware params, mlxconfig names and values (next boot)
-        "trust": "dscp",                         # mlnx_qos --trust
-        "pfc": "0,0,0,1,0,0,0,0",                # mlnx_qos --pfc, priority 0..7, from qos.pfc_priorities
-        "dscp2prio": {"26": 3, "48": 6},         # mlnx_qos --dscp2prio set,<dscp>,<prio> (explicit, not dscp>>3)
-        "roce_tos": 106,                         # ToS byte: cma_roce_tos -t and tc/1/traffic_class
-        "ecn": {"np_priorities": [3], "rp_priorities": [3]},   # /sys/class/net/<if>/ecn/roce_{np,rp}/enable/<p>
-        "cnp": {"dscp": 48, "priority": 6},      # congestion notification packets (qos.cnp_*)
-        "mtu": 9000}]}                           # netdev MTU in bytes (qos.host_mtu)
-
-Sources (domain note section 4): nvconfig parameters from Mellanox/nic-configuration-operator
-(LINK_TYPE_P1=2 ETH, ROCE_CC_PRIO_MASK_P1, CNP_DSCP_P1, CNP_802P_PRIO_P1, ATS_ENABLED=0 for GPUDirect); the
-runtime QoS commands from MLNX_OFED/DOCA (mlnx_qos, "Explicit Congestion Notification" sysfs); ToS 106 =
-DSCP 26 << 2 | ECT(0). Firmware values land in "Next Boot" and need a reboot or mlxfwreset; the rest is
-runtime state that the apply side re-asserts after every boot.
+Per NIC port: interface, HCA, mlxconfig parameters (next boot), trust, PFC, DSCP-to-priority map, ToS, ECN,
+CNP and MTU; keys sorted, 2-space indent. The shape with each field's tool and the sources (nic-configuration-
+operator, MLNX_OFED/DOCA): docs/render-host.md.
 """
 
 from __future__ import annotations
