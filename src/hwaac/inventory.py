@@ -1,24 +1,8 @@
 """The fabric as an Ansible inventory: hosts, groups and host variables, from a plan file or from NetBox.
 
 The inventory plugin ``aiinfra.hwaac.fabric`` (plugins/inventory/fabric.py) is a thin adapter over
-:func:`from_plan_file` and :func:`from_netbox`; both return a :class:`FabricInventory`.
-
-Groups (names are Ansible-safe: lowercase letters, digits, underscores):
-
-- ``fabric_<name>``: every host of the fabric; its children ``switches`` and ``gpu_nodes`` (and ``appliances``
-  when the intent has them);
-- by role: ``leaf``, ``spine``, ``super_spine`` (children of ``switches``);
-- ``plane<P>`` (0-based, as in the device names): the plane's switches and every node cabled to it;
-- ``rail<R>`` (0-based): the leaves of that rail (every node is on every rail; its rails are in ``hwaac_rails``);
-- ``su<SS>`` (1-based, two digits as in the device names): the SU's leaves and nodes; ``pod<N>`` in 3-tier
-  designs: the pod's leaves and spines.
-
-Host variables (all prefixed ``hwaac_``): ``fabric``, ``role`` (leaf | spine | super_spine | gpu | appliance),
-``source`` (plan | netbox); switches: ``plane``, ``model``, ``asn``, ``loopback`` (address, no prefix length), and
-where they apply ``su``, ``rail``, ``pod``; nodes: ``su``, ``slot``, ``rails``, ``planes``; with a render folder,
-``files`` (the folder of the host's rendered files: ``<render_dir>/switches/<name>`` or
-``<render_dir>/hosts/<name>``, as ``hwaac plan`` and ``hwaac netbox render`` write them). From NetBox also
-``status`` (the device's NetBox status value) and ``ansible_host`` (its primary IPv4 address, when one is set).
+:func:`from_plan_file` and :func:`from_netbox`; both return a :class:`FabricInventory`: groups by fabric, role,
+plane, rail, SU and pod, and ``hwaac_*`` host variables. Every group and variable: docs/inventory.md.
 """
 
 from __future__ import annotations

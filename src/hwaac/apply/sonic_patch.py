@@ -1,40 +1,10 @@
 """The change that takes a SONiC switch from its running CONFIG_DB to hwaac's rendered config_db, as a JSON patch
 for SONiC's generic config updater (GCU, ``config apply-patch``), plus the guard rails around it.
 
-Shapes
-------
-- A config is CONFIG_DB as ``sonic-cfggen -d --print-data`` prints it and as :func:`hwaac.render.sonic.
-  render_config_db` renders it: ``{TABLE: {key: {field: value}}}``, keys joined with ``|`` (``"Ethernet0|
-  172.16.0.0/31"``), values strings or lists of strings (YANG leaf-lists).
-- A patch is an RFC 6902 list of ``{"op": "add"|"remove"|"replace", "path": "/TABLE/key[/field]"[, "value": ...]}``
-  in GCU's CONFIGDB format (sonic-utilities ``config apply-patch``, default ``--format CONFIGDB``). Paths are RFC 6901
-  JSON pointers: ``~`` is written ``~0`` and ``/`` is written ``~1``, so the key ``Ethernet0|172.16.0.0/31`` is the
-  path segment ``Ethernet0|172.16.0.0~131``; ``|`` needs no escape (GCU's own examples use
-  ``/VLAN_INTERFACE/Vlan1000|fc02:1000::1~164`` and ``/PORT/Ethernet0/admin_status``). The diff is made by the
-  ``jsonpatch`` library, the one GCU itself uses (sonic-utilities ``generic_config_updater/gu_common.py``
-  ``PatchWrapper.generate_patch`` -> ``jsonpatch.make_patch``), so escaping is the library's.
-
-What hwaac changes
-------------------
-Only the tables the desired config holds ("managed"; optionally narrowed with ``tables``). Tables hwaac does
-not render (MGMT_*, FEATURE, SNMP, BUFFER_POOL, ...) are never touched. Inside a managed table there are two
-policies, because a running switch holds more than hwaac renders:
-
-- *merged* (the default): desired entries and fields are added or replaced; entries and fields hwaac does not
-  render stay. DEVICE_METADATA.localhost carries ``mac`` and ``deployment_id`` from the platform; PORT entries
-  carry platform fields; BUFFER_PG holds the SKU template's lossy ``<port>|0`` and QUEUE, SCHEDULER and the
-  ``AZURE`` maps hold SKU defaults that other entries refer to (removing them would leave dangling YANG
-  leafrefs, which GCU refuses). This is what ``config load`` does with a file (sonic-cfggen ``--write-to-db``
-  merges per field).
-- *owned* (:data:`OWNED_TABLES`): the table becomes exactly the desired one; entries hwaac no longer renders are
-  removed and each entry is replaced whole. These are the tables whose stale entries would keep wrong routing
-  alive: port addresses from a factory preset or an earlier plan (INTERFACE, VLAN*), BGP neighbours that no
-  longer exist (BGP_NEIGHBOR, BGP_NEIGHBOR_AF; also bgpcfgd-shaped keys without a VRF from a factory t1 preset),
-  DEVICE_NEIGHBOR (decides which ports get QoS in the SKU templates).
-
-A patch never removes or changes the management plane (MGMT_INTERFACE, MGMT_PORT, MGMT_VRF_CONFIG) or the
-Loopback0 entries of LOOPBACK_INTERFACE (BGP router id, the switch's address in the fabric): :func:`check_patch`
-raises :class:`UnsafePatchError` naming the path. Adding them where the switch has none is allowed.
+The patch is RFC 6902 in GCU's CONFIGDB format, made with ``jsonpatch`` as GCU makes its own. It touches only
+the tables hwaac renders: merged per field by default, replaced whole in :data:`OWNED_TABLES`; it never removes
+or changes the management plane or Loopback0 (:func:`check_patch` raises :class:`UnsafePatchError`). Shapes and
+policies, with sources: docs/apply.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """A rolling play's batch size, as Ansible's ``serial`` keyword takes it, and the batches ansible-playbook cuts.
 
-One grammar for every batch size hwaac takes (``hwaac deploy --batch-size``, ``hwaac lab deploy --serial``,
-``hwaac review --batch-size``): a whole number of hosts from 1, or a whole share of the play's hosts from 1% to
-100%. Ansible takes more (``0`` or ``0%``: every host at once, ``150%``); hwaac refuses those for a rollout, and
-a fraction (``12.5%``) Ansible itself refuses.
-
-The arithmetic is ansible-core's (2.21), without importing it (hwaac.review and hwaac.lab run without
-ansible-core): ``lib/ansible/utils/helpers.py`` ``pct_to_int`` (a share is ``int(pct / 100.0 * hosts)``, at least
-1) and ``lib/ansible/executor/playbook_executor.py`` ``PlaybookExecutor._get_serialized_batches`` (a list of
-sizes, the last one repeated; a size under 1 is every host left).
+One grammar for ``hwaac deploy --batch-size``, ``hwaac lab deploy --serial`` and ``hwaac review --batch-size``:
+a whole number of hosts from 1, or a whole share from 1% to 100%. The arithmetic is ansible-core's (2.21:
+``lib/ansible/utils/helpers.py`` ``pct_to_int``, ``lib/ansible/executor/playbook_executor.py``
+``PlaybookExecutor._get_serialized_batches``), without importing it. Details: docs/deploy.md, "Batch sizes".
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Port-level links (cables) of a fabric.
 
-- NIC port (plane p, rail r) of the node in slot h of SU s -> leaf (p, s, r), downlink port h-1
-  (the rail rule of the NVIDIA DGX SuperPOD RAs: "NIC1-Leaf1, NIC2-Leaf2...").
-- Leaf uplink u (leaf port downlinks+u) -> spine u mod S of its plane (pod), on the spine port
-  leaf_index * links_per_pair + u div S: every leaf has the same number of links to every spine.
-- 3 tiers: spine j uplink u (spine port spine_downlinks+u) -> super-spine u mod G of group j of its plane,
-  on port pod * links_per_pair + u div G.
-
-Every index used is growth-stable, so adding SUs (or pods) only adds cables. Cable ids are the link kind's
-letter and ordinal (H host, L leaf-spine, S spine-super-spine).
+NIC port (plane p, rail r) of slot h in SU s goes to leaf (p, s, r) port h-1 (the rail rule of NVIDIA's DGX
+SuperPOD reference architectures); leaf and spine uplinks spread evenly over the layer above. Every index is
+growth-stable, so adding SUs only adds cables; ids are H/L/S + ordinal. The rules: docs/plan.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """Compare two plan documents: what is added, changed and removed, and which changes renumber.
 
-A *renumbering* is a change to something that already exists in the field: a switch's ASN or loopback, a node's
-SU or slot, or a cable whose ends (device, port) or addresses changed. Growth of a well-sized fabric only adds;
-shrinking removes. ``hwaac plan --against`` refuses a renumbering unless ``--allow-renumber`` is given, and a
-removal of devices or cables unless ``--allow-remove`` is given, since applying either re-addresses, re-cables
-or drops devices in service.
-
-The ``storage`` entry of a plan document (the intent's storage section as JSON, written into ``plan.json`` by
-:func:`hwaac.render.plan_document`; absent or null = none) allocates nothing, but it is what every GPU node's
-``lustre-client.json`` and the storage routes of its netplan are rendered from. So a change to it is reported
-field by field (:attr:`PlanDiff.storage`) and makes every GPU node present in both plans *affected*; it is never
-a renumbering or a removal, so it is not refused. A document without the entry (an older ``plan.json``, or
-:func:`hwaac.plan.serialize.plan_to_dict` alone, as the Terraform provider compares) counts as no storage.
+A renumbering changes something already in the field (a switch's ASN or loopback, a node's SU or slot, a
+cable's ends or addresses); ``hwaac plan --against`` refuses it without ``--allow-renumber``, and removals
+without ``--allow-remove``. A change of the ``storage`` entry is reported field by field and affects every GPU
+node, but is never refused. Details: docs/plan.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """The plan as a JSON document (``plan.json``), the input of ``hwaac plan --against OLD``.
 
-Shape (addresses as text, prefix lengths as ints)::
-
-    {"format": "hwaac-plan/1", "fabric": "demo", "counts": {...},
-     "switches": {"leaf-p0-su01-r0": {"role": "leaf", "plane": 0, "asn": 4200100000,
-                                       "loopback": "10.0.0.0/32", "model": "SN5600-O128",
-                                       "sonic_release": "202505", ...}},
-     "nodes": {"gpu-su01-h01": {"kind": "gpu", "su": 1, "slot": 1, "rails": [0, ...]}},
-     "links": {"H0000000": {"kind": "host", "a": ["gpu-su01-h01", "rail0", "172.16.0.1"],
-                            "b": ["leaf-p0-su01-r0", "Ethernet0", "172.16.0.0"], "prefixlen": 31}}}
+``{"format": "hwaac-plan/1", "fabric", "counts", "switches", "nodes", "links"}``, addresses as text and prefix
+lengths as ints; the full shape: docs/plan.md.
 """
 
 from __future__ import annotations
