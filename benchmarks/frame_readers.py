@@ -1,13 +1,10 @@
 """Frame readers against their parsers: microseconds per output of counters-db, bgp-summary, ethtool@PORT and
 ib-counters (the four outputs a large sweep is made of), parser (to a Snapshot) vs frame reader (to a Frame).
 
-Inputs: the scale benchmark's synthetic outputs (``network_sweep.Synth`` of the ``plan_scale`` fabric of ``--gpus``
-GPUs) of one leaf, spine, super-spine and GPU node, as ``network_health.py`` writes them (filtered, the host
-module's default) and as the commands print them (``raw``); each read ``--number`` times, best of ``--repeat``, in
-process CPU time (``time.process_time``: a busy shared machine slows it less than wall time). With ``--folder`` (a
-samples folder ``network_health.py --keep DIR`` wrote, e.g. ``DIR/sweep1``), also every output of the four tools
-in it, read once each way (a GPU node's ethtool outputs together, ``read_mlx5_ethtool_frames``): CPU seconds in
-all. Exit 1 when a frame is not its parser's snapshot. Target: a frame reader at least 4x faster than its parser.
+Inputs: ``network_sweep.Synth``'s outputs of one leaf, spine, super-spine and GPU node, filtered and raw, and
+with ``--folder`` every output of a kept sweep; timed in process CPU time. Exit 1 when a frame is not its
+parser's snapshot. Target: a frame reader at least 4x faster than its parser. Method and figures:
+benchmarks/README.md.
 
     .venv/bin/python benchmarks/frame_readers.py [--gpus 12544] [--number 200] [--repeat 5] [--folder DIR]
 """

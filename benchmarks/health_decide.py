@@ -1,23 +1,10 @@
 """Health benchmark: parse and decide over 1,000 GPU nodes' burn-in outputs (target: <= 10 s).
 
-Untimed: the outputs of a handful of node variants -- healthy; a pending row remap; a dead rail; XID 79 in the
-kernel log; a DCGM failure; slow single-node NCCL (WARN); recorded nccl-tests and perftest runs whose method is not
-the profile's (UNKNOWN); a recorded DCGM 4.2.3 run that exits 226 (FAIL) -- come from the fakes in
-``tests/fakes/bin`` run exactly as hwaac's probes call them (``hwaac.health.node.commands`` for the stages quick,
-dcgm, single_node and ib_pairwise, the last against a healthy peer's ib_write_bw servers), one state folder per
-variant, so they follow the recorded layouts (8-GPU H200 ``nvidia-smi -q -x`` from the recorded XML, etc.). Node i
-takes variant ``i % variants`` with its own identity written into the text (node name, GPU UUIDs and serials, NIC
-GUIDs, perftest QPNs/PSNs, nccl-tests pids), so parsing one node tells nothing about the next.
-
-Timed, per node, the controller's path (the ``node_health`` and ``burn_in_report`` action plugins): every stage's
-``evaluate`` with the shipped profile ``hgx-h200-8x400g``, the stage verdict and ``hardware_ids``, then ``verdict``
-over the stages and ``node_report`` (decision and evidence). Prints nodes, probe outputs and bytes parsed, seconds
-(best and median of ``--repeat`` passes in this process, and one pass in a fresh process including the
-interpreter start and hwaac's imports), one pass on ``--workers`` forked processes (default: the CPUs; the
-controller decides in Ansible's forks, one action plugin per node, so this is how it runs), nodes per second, the
-nodes per verdict, and whether the target is met (by the parallel pass; the one-process figures are printed too).
-Exit 1 when a node's verdict or fault code is not its variant's (a benchmark that decides wrong is worthless) or
-the target is missed.
+Untimed: the outputs of a handful of node variants (healthy, pending row remap, dead rail, XID 79, DCGM failure,
+slow NCCL, another method's runs, DCGM exit 226) from the fakes in ``tests/fakes/bin``, personalised per node.
+Timed: the controller's path per node (every stage's ``evaluate``, verdicts, ``node_report``), in this process, a
+fresh one and ``--workers`` forks. Exit 1 when a node's verdict or fault code is not its variant's or the target
+is missed. Method and figures: benchmarks/README.md.
 
     .venv/bin/python benchmarks/health_decide.py [--nodes 1000] [--repeat 3] [--workers N]
 """

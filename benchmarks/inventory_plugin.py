@@ -1,15 +1,11 @@
 """Inventory plugin benchmark: aiinfra.hwaac.fabric reading a fabric from the local NetBox.
 
-For the demo fabric, or with ``--sus N`` the demo grown to N SUs: syncs the fabric into a fresh NetBox database
-(untimed; 16 SUs take ~25 min on 2 cores), then prints the seconds of ``ansible-inventory --list`` with the plugin
-(``source: netbox``, cache off; best and median of ``--repeat`` runs, each a new process as users run it) and the
-HTTP requests one inventory load sends (per method and per object type, counted in-process on the same code path).
-Target: the 16-SU fabric in <= 20 s.
+Syncs the demo (or the demo grown to ``--sus N`` SUs) into a fresh NetBox, then times ``ansible-inventory --list``
+with the plugin and counts the HTTP requests of one load. Target: the 16-SU fabric in <= 20 s. Method:
+benchmarks/README.md.
 
     .venv/bin/python benchmarks/inventory_plugin.py [--sus 16] [--repeat 3]
     NETBOX_URL=... NETBOX_TOKEN=... .venv/bin/python benchmarks/inventory_plugin.py --sus 16 --existing
-
-``--existing`` reads a NetBox that already holds the fabric (e.g. one kept by ``terraform_plan.py --hold``).
 """
 
 from __future__ import annotations
@@ -93,7 +89,7 @@ def measure(folder: Path, url: str, token: str, repeat: int) -> bool:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sus", type=int, help="grow the demo intent to this many SUs (the issue's figure: 16)")
+    ap.add_argument("--sus", type=int, help="grow the demo intent to this many SUs (the target scale: 16)")
     ap.add_argument("--repeat", type=int, default=3, help="inventory loads to time (default 3)")
     ap.add_argument("--existing", action="store_true",
                     help="use NETBOX_URL / NETBOX_TOKEN, which already hold the fabric (no sync)")

@@ -3,20 +3,9 @@ alert held by Alertmanager) and MTTM (that alert to the link drained at both end
 FIB uses it, GRACEFUL_SHUTDOWN in effect), and the host pairs disconnected while it ran (a pair whose probes all went
 unanswered in some round of the loop's prober, across every drain and undrain).
 
-Everything real (``hwaac.lab.loop``): the twin's sweeps and probes, ``hwaac health exporter``, Prometheus,
-Alertmanager, ansible-rulebook running ``playbooks/remediate.yml`` (``hwaac remediate --apply``, carried out by
-``playbooks/mitigate.yml`` through GCU). Each fault is 5 % loss on a leaf-spine cable of another leaf; after the
-drain the fault is restored and the loop brings the link back (hold-down 20 s), before the next fault. Also printed:
-when the sessions were shut, and when the link was back. Targets on the twin (2 cores): MTTD <= 20 s, MTTM <= 20 s,
-0 host pairs disconnected; exits 1 when one is missed.
-
-With ``--netbox`` the sweeps also record each drain and undrain in NetBox (``hwaac remediate --netbox``): the NetBox
-of ``NETBOX_URL``/``NETBOX_TOKEN``, else the local NetBox, which must hold the demo (``make demo`` or ``make
-demo-netbox`` records it). After each fault it checks that both switches and the cable got a journal entry of the
-drain and of the undrain, and that the cable went ``decommissioning`` and back to ``connected``; a miss exits 1.
-
-Measured on 2026-12-06, 2 cores with nothing else running, ``--netbox``: MTTD median 9.7 s (max 12.0 s), MTTM median
-12.6 s (max 13.0 s), no host pair disconnected over 56 probe rounds; targets met (``benchmarks/README.md``).
+Everything real (``hwaac.lab.loop``); each fault is 5 % loss on a leaf-spine cable of another leaf. Targets on
+the twin (2 cores): MTTD <= 20 s, MTTM <= 20 s, 0 host pairs disconnected; exit 1 when one is missed, or with
+``--netbox`` when a drain or undrain was not journalled in NetBox. Method and figures: benchmarks/README.md.
 
     .venv/bin/python benchmarks/mitigation_loop.py [--faults 5] [--loss 5] [--name mitloop] [--keep DIR] [--netbox]
 """

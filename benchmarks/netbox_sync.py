@@ -1,16 +1,11 @@
 """NetBox sync benchmark against the local NetBox (fresh databases, NetBox 4.7.3 served by gunicorn).
 
-For the demo fabric (inventory/demo), or with ``--sus N`` the demo intent grown to N SUs (su_capacity raised with
-it), prints: objects written per type, HTTP requests (total, per 50 objects written), seconds for the first sync
-and for the no-op re-sync, and NetBox's own floor measured in the same run: on another fresh database the same
-payloads the sync sends, one bulk POST per object type, timing only those requests. Targets:
-first sync <= 1.3 x floor, <= 1 HTTP request per 50 objects written, the no-op re-sync writes nothing, and for
-the demo it takes <= 10 s.
+Syncs the demo (or ``--sus N`` SUs) and prints objects, HTTP requests and seconds of the first sync and of the
+no-op re-sync, against NetBox's own floor (the same payloads as bulk POSTs). Targets: first sync <= 1.3 x floor,
+<= 1 HTTP request per 50 objects, a no-op re-sync that writes nothing, the demo in <= 10 s. Method:
+benchmarks/README.md.
 
     .venv/bin/python benchmarks/netbox_sync.py [--sus 16] [--skip-floor]
-
-The first run on a machine installs and migrates the local NetBox (minutes). 16 SUs take long on 2 cores
-(NetBox spends ~0.5 s per device instantiating its interfaces); progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -82,7 +77,7 @@ def floor(nb: LocalNetBox, plan: Plan, tag: str) -> tuple[float, dict[str, float
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sus", type=int, help="grow the demo intent to this many SUs (the issue's figure: 16)")
+    ap.add_argument("--sus", type=int, help="grow the demo intent to this many SUs (the target scale: 16)")
     ap.add_argument("--skip-floor", action="store_true", help="do not measure NetBox's floor")
     args = ap.parse_args()
 

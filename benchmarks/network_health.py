@@ -1,28 +1,10 @@
 """Scale benchmark of network health: one sweep of a 100,352-GPU fabric (the 3-tier fabric of ``plan_scale.py``),
 two samples of every planned switch port end and NIC port, parsed, rated, correlated, judged and reported.
 
-Untimed: the plan, and the outputs the ``network_telemetry`` module returns for its tools, written as two samples
-folders (``network_sweep.py``: built from recorded layouts, with a CRC cable, a flapping link and a link down
-injected). Timed, in a process of its own, through the code ``hwaac health fabric`` runs: the plan's
-``LinkIndex``, ``rated.read_rated`` with it (read, rated and correlated to the link ends device by device, on every
-core, into columns) and ``fabric_health.judge`` (SLIs, localise, report), then the report's Markdown and JSON;
-``--path sweeps`` times the network_health action's way instead (``samples.read_sweeps``, then
-``fabric_health.assess``: objects, correlated in one process). Prints seconds per stage, the total, the counts and
-the peak RSS (getrusage of that process and of its largest helper, counted once per helper); exits 1 when a target is
-missed, and says WRONG RESULT when the injected faults are not the top three suspects or an output went unread.
-Targets on a 2-core machine: total <= 10 s, peak RSS <= 4 GiB.
-
-Tools: switches ``counters-db``, ``intf-status``, ``bgp-summary``, ``routes``; GPU nodes the host module's defaults,
-``ethtool@railN`` per port and ``ib-counters`` (the module's switch defaults also read ``intf-flap``,
-``transceiver-dom`` and ``pfcwd``: not synthesised). The outputs are as the module returns them by default
-(``filter``: the lines, hashes and fields the readers map); ``--raw`` writes them as the commands print them.
-``routes`` holds ``--routes`` prefixes per switch: a real table at this size (every leaf's loopback and host /31s,
-32 next hops each) is tens of MB a switch, which no sweep of every switch can read.
-
-Measured on 2026-12-05, 2 cores shared with other work (load average about 1), ten runs in a row: total 9.48-10.07 s,
-median 9.7 s (index 0.11 s, read, rated and correlated 8.98-9.55 s, SLIs 0.23-0.36 s, localise 0.08-0.13 s), peak
-RSS 1.15 GiB; one process 18.5 s. Both targets met; while the host was busy, up to 12.1 s (``benchmarks/README.md``,
-``docs/network-health.md`` "Scale").
+Untimed: the plan and the synthetic outputs of ``network_sweep.py`` with three injected faults. Timed in a process
+of its own, through ``hwaac health fabric``'s code (or ``--path sweeps``, the network_health action's). Targets on
+2 cores: total <= 10 s, peak RSS <= 4 GiB; exit 1 when one is missed, WRONG RESULT when the injected faults are
+not the top three suspects. Method and figures: benchmarks/README.md; where the time goes: docs/network-health.md.
 
     .venv/bin/python benchmarks/network_health.py [--gpus 100352] [--raw] [--routes 1] [--workers N]
                                                   [--path rated|sweeps] [--keep DIR]

@@ -1,35 +1,9 @@
 """Raw tool outputs of one network health sweep of a planned fabric, for ``network_health.py`` (untimed there).
 
-Every output is built from a recorded layout in ``tests/fixtures/``: its port block (or peer, route, line) is
-repeated once per planned port end of the device with the names and addresses of the plan and varied values;
-traffic counters grow between sweeps at a per-port rate, error counters do not, except where a fault is injected.
-
-- ``counters-db``: ``sonic-db-dump -y`` (redis-dump-load: key -> type, value, ttl, expireat), a port hash of 41 SAI
-  fields with its 20 queue hashes (10 unicast, 10 multicast) and the three name maps, from
-  ``telemetry/counters-db/sonic-utilities-b6af9f4-t1-dump-subset.json`` (Ethernet0 and its queues);
-- ``intf-status``: ``show interfaces status``, 11 columns right-aligned, as
-  ``telemetry/sonic-interfaces-status/status_400g_chassis_qsfpdd.txt``;
-- ``bgp-summary``: FRR 7.2 ``show bgp summary json`` (json-c, 2-space indent), an Established and an Active peer
-  of ``telemetry/frr/bgp-summary-7.2-sonic-t1.json``;
-- ``routes``: FRR ``show ip route json``, the selected BGP entry of ``0.0.0.0/0`` in
-  ``telemetry/frr/ip-route-7.2-sonic-t1.json``;
-- ``ethtool@railN``: ``ethtool -S`` of an mlx5 port, 751 lines (16 channels),
-  ``health/ethtool/mlx5-connectx4-kernel-4.15/ethtool-S.txt``;
-- ``ib-counters``: ``grep -H .`` of sysfs ``counters/`` then ``hw_counters/``, 46 lines a port, the mlx5_0 lines of
-  ``health/ib-counters/procfs-fixture/counters.txt``;
-- ``rdma-statistic``: ``rdma statistic show``, one line a port, ``mlx5_0/1`` of
-  ``health/rdma-statistic/mlnx-iproute2-4link.txt`` (written when the host module's defaults read it).
-
-A GPU node's outputs are the host module's default tools (``DEFAULT_TOOLS["host"]``).
-
-With ``filtered`` the outputs are built with only the lines, hashes and fields that the host module's filter
-(``hwaac.telemetry.tools.filter_output``) keeps, which is what filtering the whole output gives (the filter keeps
-lines in order, and drops queue hashes and unmapped fields), and the writer still passes them through the filter;
-it saves the time of building hundreds of ethtool lines per port only to drop them.
-
-``routes`` holds ``route_count`` prefixes per switch, each with the switch's upper-tier peers as ECMP next hops (a
-super-spine: its spine peers): far fewer than a real RIB (every leaf's loopback and host /31s), see
-``network_health.py``.
+Every output is built from a recorded layout in ``tests/fixtures/``, its port block (or peer, route, line)
+repeated once per planned port end with the plan's names and addresses; traffic counters grow between sweeps,
+error counters only where a fault is injected. ``filtered`` builds only what the host module's filter keeps.
+Which recording each tool's output follows: benchmarks/README.md, "network_sweep.py".
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """SONiC port readers: milliseconds per parse of a 64-port output, microseconds per port (target: <= 10 us a port, so
 a sweep of 200,000 switch ports parses in about 2 s on one core).
 
-Inputs: the recorded 64-port ``show interfaces counters`` (``tests/fixtures/telemetry/sonic-portstat/
-counters_vs_na_rates.txt``) as it is, and 64-row tables built from the rows of the other recorded outputs
-(400G counters with thousands separators, fec-stats with BER max, ``-j``, status, LLDP, flap): the recorded rows are
-repeated with the port column rewritten to Ethernet0..Ethernet252 within the column's span, so the layout is the
-recorded one. Each reader runs ``--number`` times (default 1,000), best of ``--repeat`` (default 5), timed in this
-process's CPU time (``time.process_time``), so a busy shared machine slows the figures less than wall time would.
+Inputs: the recorded 64-port ``show interfaces counters`` and 64-row tables built from the other recorded outputs'
+rows; timed in process CPU time. Method and figures: benchmarks/README.md.
 
     .venv/bin/python benchmarks/sonic_port_parsers.py [--number 1000] [--repeat 5]
 """

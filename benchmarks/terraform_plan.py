@@ -57,7 +57,7 @@ def timed(folder: Path, env: dict[str, str], *args: str) -> tuple[float, subproc
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sus", type=int, help="grow the demo intent to this many SUs (the issue's figure: 16)")
+    ap.add_argument("--sus", type=int, help="grow the demo intent to this many SUs (the target scale: 16)")
     ap.add_argument("--repeat", type=int, default=3, help="no-op plans to time (default 3)")
     ap.add_argument("--hold", action="store_true",
                     help="afterwards keep NetBox and the Terraform folder until interrupted (for profiling); "
