@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Set up the SONiC toolkit named by HWAAC_SONIC_TOOLKIT (SONiC's YANG validator, GCU dry run and FRR templates, e.g.
-# ../shared/sonic) for this checkout: its own Python 3.12 virtualenv .venv-sonic (the toolkit pins netaddr 0.8.0,
-# which must not reach hwaac's .venv), then "$HWAAC_SONIC_TOOLKIT/setup.sh .venv-sonic/bin/python" (cache:
-# HWAAC_SONIC_CACHE or setup.sh's default, where hwaac.sonic_toolkit looks). Without HWAAC_SONIC_TOOLKIT it does
-# nothing. Safe to run again: about a second when everything is in place.
+# Set up the SONiC toolkit named by HWAAC_SONIC_TOOLKIT (SONiC's YANG validator, GCU dry run and FRR templates; a
+# folder outside the checkout: README.md, "SONiC releases and SONiC's own validators") for this checkout: its own
+# Python 3.12 virtualenv .venv-sonic (the toolkit pins netaddr 0.8.0, which must not reach hwaac's .venv), then
+# "$HWAAC_SONIC_TOOLKIT/setup.sh .venv-sonic/bin/python" (cache: HWAAC_SONIC_CACHE or setup.sh's default, where
+# hwaac.sonic_toolkit looks). Without HWAAC_SONIC_TOOLKIT it does nothing. Safe to run again: about a second when
+# everything is in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

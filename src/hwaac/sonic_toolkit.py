@@ -1,6 +1,6 @@
 """SONiC's own checks, offline: the SONiC toolkit (``sonic-yang-validate``, ``sonic-gcu-dryrun``) run from hwaac.
 
-The toolkit folder is named by ``HWAAC_SONIC_TOOLKIT`` (e.g. ``../shared/sonic``); ``DIR/setup.sh PYTHON`` (or
+The toolkit folder, outside the checkout, is named by ``HWAAC_SONIC_TOOLKIT``; ``DIR/setup.sh PYTHON`` (or
 ``scripts/sonic-toolkit.sh``) prepares it once and writes ``env.sh`` into its cache, ``HWAAC_SONIC_CACHE`` or
 ``${XDG_CACHE_HOME:-~/.cache}/hwaac-sonic-toolkit/<DIR/VERSION>``. The public calls are :func:`yang_validate` and
 :func:`gcu_dryrun`; both raise :class:`ToolkitError` when the toolkit is missing, not set up or fails.
