@@ -4,7 +4,7 @@ two samples of every planned switch port end and NIC port, parsed, rated, correl
 Untimed: the plan and the synthetic outputs of ``network_sweep.py`` with three injected faults. Timed in a process
 of its own, through ``hwaac health fabric``'s code (or ``--path sweeps``, the network_health action's). Targets on
 2 cores: total <= 10 s, peak RSS <= 4 GiB; exit 1 when one is missed, WRONG RESULT when the injected faults are
-not the top three suspects. Method and figures: benchmarks/README.md; where the time goes: docs/network-health.md.
+not the top three suspects. Method and figures: benchmarks/README.md; where the time goes: docs/network-health-scale.md.
 
     .venv/bin/python benchmarks/network_health.py [--gpus 100352] [--raw] [--routes 1] [--workers N]
                                                   [--path rated|sweeps] [--keep DIR]

@@ -1,7 +1,7 @@
 """Every planned link end of a fabric as columns (:class:`EndTable`), assembled from the parts
 :func:`~hwaac.telemetry.ends.correlate_part` correlated; :meth:`EndTable.end` gives one end back as
 :class:`~hwaac.telemetry.rates.PortRates`, and the judgement's screens read the columns (:meth:`EndTable.rate`).
-Why: ``docs/network-health.md`` "Scale".
+Why: ``docs/network-health-scale.md``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ name beside them.
 
 A part is correlated where its readings were rated (:func:`correlate_part`, on a reader process for a large
 fabric); the parts are put together in an :class:`~hwaac.telemetry.end_table.EndTable`, so the ends of a large
-fabric are never one Python object each. Why: ``docs/network-health.md`` "Scale".
+fabric are never one Python object each. Why: ``docs/network-health-scale.md``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ cable (:mod:`hwaac.telemetry.exporter_probe`).
 
 A custom collector (:class:`FabricCollector`) builds the families at each scrape from the latest assessment; no
 global gauges, so a port or a suspect that is gone is gone from the next scrape. Names, labels, cardinality and the
-rules over them: ``docs/network-health.md`` "Prometheus".
+rules over them: ``docs/network-health-prometheus.md``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ returned in job order, so the caller merges them exactly as a serial loop would 
 
 Small sweeps stay in this process (a pool costs about 0.1 s to start); so do processes that cannot fork safely
 (no ``fork`` start method, or other threads running: a fork copies their locks). Why and the figures:
-``docs/network-health.md`` "Scale".
+``docs/network-health-scale.md``.
 """
 
 from __future__ import annotations

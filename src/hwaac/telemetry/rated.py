@@ -1,7 +1,7 @@
 """Sweeps rated: every (device, tool) over its latest two sweeps (:func:`rate`), and samples folders read and rated
 device by device (:func:`read_rated`), so that a large fabric's snapshots of every sweep are never all held at
 once: each device's outputs are read, rated and dropped on the reader processes, and only its rated readings come
-back. The two give the same :class:`Rated`. Why: ``docs/network-health.md`` "Scale".
+back. The two give the same :class:`Rated`. Why: ``docs/network-health-scale.md``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 correlated ends' columns (:class:`~hwaac.telemetry.end_table.EndTable`) without building an end, and each link built
 back on access as the :class:`~hwaac.telemetry.sli_link.LinkSLI` that :func:`~hwaac.telemetry.sli_link.link_sli`
 gives (with its sources and reasons). The columns hold exactly those objects' values, NaN for None. Why:
-``docs/network-health.md`` "Scale".
+``docs/network-health-scale.md``.
 """
 
 from __future__ import annotations
