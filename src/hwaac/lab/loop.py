@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from hwaac.fileio import symlink_atomic
 from hwaac.lab.api import Lab
 from hwaac.lab.errors import LabError
 from hwaac.lab.probe import probe_lab
@@ -128,12 +129,7 @@ class Loop:
         folder = self.work / "sweeps" / f"{n:05d}"
         write_sweep(self.lab, folder, probes=results)
         for name, target in (("prev", self.work / "cur"), ("cur", folder)):
-            link = self.work / name
-            real = target.resolve() if target.is_symlink() else target
-            tmp = self.work / f".{name}.new"
-            tmp.unlink(missing_ok=True)
-            tmp.symlink_to(real)
-            os.replace(tmp, link)
+            symlink_atomic(self.work / name, target.resolve() if target.is_symlink() else target)
         for old in sorted((self.work / "sweeps").iterdir())[:-3]:
             shutil.rmtree(old, ignore_errors=True)
 

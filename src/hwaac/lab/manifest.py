@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hwaac.fileio import write_atomic
 from hwaac.lab.errors import LabError, LabNotUp
 from hwaac.lab.names import check_lab_name, state_root
 
@@ -48,13 +49,7 @@ def new_state(name: str, fabric: str, render_dir: Path) -> dict[str, Any]:
 
 def write_state(folder: Path, state: dict[str, Any]) -> None:
     """Replace ``folder/lab.json`` atomically."""
-    tmp = folder / f".{STATE_FILE}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(state, fh, indent=1, sort_keys=True)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, folder / STATE_FILE)
+    write_atomic(folder / STATE_FILE, json.dumps(state, indent=1, sort_keys=True) + "\n", durable=True)
 
 
 def read_state(folder: Path) -> dict[str, Any]:

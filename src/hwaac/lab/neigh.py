@@ -12,10 +12,10 @@ down writes them back (a key only if it still holds what a lab set).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from hwaac.fileio import write_atomic
 from hwaac.lab.manifest import locked
 
 KEYS = tuple(f"net.ipv{v}.neigh.default.gc_thresh{i}" for v in (4, 6) for i in (1, 2, 3))
@@ -110,6 +110,4 @@ def _read_set(path: Path) -> dict[str, str]:
 
 def write_record(path: Path, data: dict[str, Any]) -> None:
     """Write a machine-wide record of ``/run/hwaac`` whole or not at all."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hwaac.fileio import write_atomic
 from hwaac.lab.errors import LabError
 
 CHECKPOINT_SUFFIX = ".cp.json"
@@ -205,9 +206,4 @@ def _write_json(path: Path, data: Any) -> None:
 
 def _write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, text, durable=True)

@@ -14,15 +14,13 @@ switch a cut cable, so ``D``, not ``X``).
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from hwaac.fileio import atomic_folder
 from hwaac.lab.api import Lab
 from hwaac.lab.errors import LabError
 from hwaac.lab.procs import run
@@ -105,8 +103,7 @@ def write_sweep(lab: Lab, folder: Path, *, workers: int = 8, probes: Mapping[str
     taken = time.time()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(lambda d: (d, switch_outputs(lab, d)), lab.switches))
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
+    with atomic_folder(folder) as tmp:
         for device, outputs in results:
             (tmp / device).mkdir()
             for tool, text in outputs.items():
@@ -115,12 +112,6 @@ def write_sweep(lab: Lab, folder: Path, *, workers: int = 8, probes: Mapping[str
             (tmp / host).mkdir(exist_ok=True)
             write_results(tmp / host / "probe.json", doc)
         (tmp / "taken_at").write_text(f"{taken:.3f}\n")
-        if folder.exists():
-            folder.rmdir()
-        os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return folder
 
 

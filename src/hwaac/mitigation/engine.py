@@ -8,14 +8,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hwaac.fileio import write_atomic
 from hwaac.mitigation import guard
 from hwaac.mitigation.findings import Finding, Targets, dedupe
 from hwaac.mitigation.policy import MANUAL, Policy, PolicyRule
@@ -245,10 +244,7 @@ class Store:
 
     def _replace(self, name: str, text: str) -> None:
         """Write ``name`` whole, atomically: a reader sees the old file or the new one."""
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".{name}.")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, self.folder / name)
+        write_atomic(self.folder / name, text, mode=0o600)
 
     def log(self, actions: Sequence[Action], now: datetime, *, sweep: int, dry_run: bool,
             outcome: Mapping[str, str] | None = None) -> None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from hwaac.fileio import write_atomic
 
 FORMAT = "hwaac-probe/1"
 MISSING_HOP = "*"  # a hop that did not answer (traceroute's mark)
@@ -118,22 +119,9 @@ def results_document(results: ProbeResults) -> dict[str, Any]:
             "flows": [result_dict(r) for r in results.flows]}
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path`` and rename it over ``path``: a reader (a timer's next
-    sweep, Ansible's read of the latest results) sees the old file or the new one, never a part. Raises OSError;
-    the temporary file is removed then."""
-    p = Path(path)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, p)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def write_results(path: str | Path, results: ProbeResults) -> None:
-    """Write the document atomically (:func:`write_atomic`). Raises OSError."""
+    """Write the document atomically (:func:`hwaac.fileio.write_atomic`): a reader (a timer's next sweep,
+    Ansible's read of the latest results) sees the old file or the new one, never a part. Raises OSError."""
     write_atomic(path, json.dumps(results_document(results), indent=1) + "\n")
 
 
@@ -265,4 +253,4 @@ def merge(results: Sequence[ProbeResults]) -> list[FlowResult]:
 
 
 __all__ = ["FORMAT", "MISSING_HOP", "NO_RESPONDER", "Flow", "FlowResult", "ProbeResults", "RttStats", "flow_dict",
-           "merge", "read_results", "recent", "result_dict", "results_document", "write_atomic", "write_results"]
+           "merge", "read_results", "recent", "result_dict", "results_document", "write_results"]

@@ -14,12 +14,13 @@ run at all (timeout, device unreachable), ``rc`` is then null.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+from hwaac.fileio import write_atomic
 
 FORMAT = "hwaac-verify-facts/1"
 
@@ -91,9 +92,7 @@ def write_facts_folder(folder: str | Path, outputs: Outputs) -> list[Path]:
     for device, raws in sorted(outputs.items()):
         path = base / f"{device}.json"
         doc = {"format": FORMAT, "device": device, "outputs": {k: r.to_dict() for k, r in sorted(raws.items())}}
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(doc, indent=1, sort_keys=True) + "\n")
         written.append(path)
     return written
 
