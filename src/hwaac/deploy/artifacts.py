@@ -5,13 +5,12 @@ environment masked, and hwaac's ``summary.json``; the same masking for the event
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from hwaac.fileio import atomic_folder
 
 MASK = "********"
 # names of environment variables whose values are secrets (NETBOX_TOKEN, AWS_SECRET_ACCESS_KEY, VAULT_PASSWORD...)
@@ -74,9 +73,7 @@ def copy_artifacts(runner_dir: Path, dest: Path, hidden: Mapping[str, str],
     or an empty folder), masking ``hidden``; write ``summary`` as ``summary.json``. The files are staged beside
     ``dest`` and moved in at once. Returns how many times each secret was masked."""
     found: dict[str, int] = {}
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
-    try:
+    with atomic_folder(dest, mode=0o755) as stage:
         if runner_dir.is_dir():
             for src in sorted(runner_dir.rglob("*")):
                 rel = src.relative_to(runner_dir)
@@ -89,11 +86,4 @@ def copy_artifacts(runner_dir: Path, dest: Path, hidden: Mapping[str, str],
         if summary is not None:
             text = json.dumps({**summary, "masked": found}, indent=1).encode()
             (stage / SUMMARY).write_bytes(mask(text, hidden, {}))
-        os.chmod(stage, 0o755)
-        if dest.exists():
-            dest.rmdir()  # empty (checked before the run)
-        os.replace(stage, dest)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
     return found

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import os
+import io
 import re
 import sys
-import tempfile
 from pathlib import Path
+
+from hwaac.fileio import write_atomic
 
 FOLDER = Path(__file__).with_name("baselines")
 HEADER = ("-- hwaac: NetBox {version}'s schema and data as `netbox migrate` leaves an empty database (no users, no "
@@ -48,16 +49,10 @@ def from_dump(dump: bytes, version: str) -> bytes:
 def write(target: Path, sql: bytes) -> None:
     """Write ``sql`` gzipped to ``target`` atomically; the same SQL gives the same bytes (no time stamp)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0,
-                                                       filename="") as out:
-            out.write(sql)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    raw = io.BytesIO()
+    with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0, filename="") as out:
+        out.write(sql)
+    write_atomic(target, raw.getvalue(), mode=0o644)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -107,8 +107,9 @@ def cmd_pinglist(args: argparse.Namespace) -> int:
 
 
 def cmd_send(args: argparse.Namespace) -> int:
+    from hwaac.fileio import write_atomic
     from hwaac.probe.agent import run_probes
-    from hwaac.probe.model import ProbeResults, write_atomic, write_results
+    from hwaac.probe.model import ProbeResults, write_results
 
     flows = _flows(args, "send")
     if isinstance(flows, int):

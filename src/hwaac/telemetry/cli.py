@@ -12,12 +12,13 @@ command.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
 import time
 from pathlib import Path
+
+from hwaac.fileio import write_atomic
 
 EXIT_USAGE = 2
 
@@ -209,16 +210,9 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     out = Path(args.output)
-    tmp = out.with_name(f".{out.name}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, out)
+        write_atomic(out, text, durable=True)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         _err(f"-o {args.output}: {exc.strerror or exc}", "dashboard")
         return EXIT_USAGE
     print(f"wrote {out}: Grafana dashboard {plan.intent.fabric.name!r}")

@@ -8,10 +8,11 @@ target is neither a facts folder nor a lab that is up, a malformed file).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from hwaac.fileio import write_atomic
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -123,9 +124,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.output:
         out = Path(args.output)
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
+        write_atomic(out, text)
         counts = report.counts()
         print(f"hwaac verify: {'PASS' if report.passed else 'FAIL'} "
               f"({', '.join(f'{v} {k}' for k, v in counts.items())}); report in {out}")
