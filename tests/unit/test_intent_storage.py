@@ -17,7 +17,8 @@ from ruamel.yaml import YAML
 
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.model.intent import Intent
-from hwaac.model.rules import RULES, check_storage, lnet_net_key, parse_nid
+from hwaac.model.rules import RULES
+from hwaac.model.storage_rules import check_storage, lnet_net_key, parse_nid
 from hwaac.validate import load_intent, load_intent_source
 
 REPO = Path(__file__).resolve().parents[2]
