@@ -18,13 +18,14 @@ indices from 1, as in NVIDIA's AIR naming (``leaf-p0-su01-r0``, ``gpu-su01-h01``
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, BeforeValidator, Field, PrivateAttr
 
 from hwaac.model.patterns import HOSTNAME, SLUG
+from hwaac.model.sections import STRICT_CONFIG, IntChoice, StrictSection
 from hwaac.model.sonic_releases import DEFAULT_RELEASE, BgpAdminStatusPath, ReleaseName
+from hwaac.model.storage import StorageSection
 
 PRIVATE_ASN4_FIRST = 4_200_000_000
 PRIVATE_ASN4_LAST = 4_294_967_294
@@ -38,26 +39,8 @@ Prefix = Annotated[
 ]
 
 
-def IntChoice(*choices: int) -> Any:
-    """``Literal[choices]`` that refuses ``True``/``False`` and floats: pydantic matches literals by equality, and
-    ``True == 1``, ``2.0 == 2``, even in strict mode."""
-    expected = ", ".join(map(str, choices[:-1])) + (" or " if len(choices) > 1 else "") + str(choices[-1])
-
-    def exact(value: object) -> object:
-        if isinstance(value, bool | float):
-            raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
-        return value
-
-    return Annotated[Literal[choices], BeforeValidator(exact)]
-
-
-# strict: a YAML value of the wrong type is an error, never converted ("2" is not 2, true is not 1); lists that
-# fill a tuple field need strict=False on that field (a tuple is not a list in strict mode)
-_CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
 class _StrictBase(BaseModel):
-    model_config = _CONFIG
+    model_config = STRICT_CONFIG
 
 
 class NetBoxPrefixRef(_StrictBase):
@@ -77,17 +60,10 @@ class NetBoxPrefixRef(_StrictBase):
 PoolRef = Prefix | NetBoxPrefixRef
 
 
-class _Strict(BaseModel):
-    """Base for intent sections: unknown keys are errors (a typo must not be silently ignored), and values must
-    have the field's type."""
-
-    model_config = _CONFIG
-
-
 # --- fabric -----------------------------------------------------------------------------------------------
 
 
-class Appliance(_Strict):
+class Appliance(StrictSection):
     """A non-GPU device that occupies node slots on the leaves (for example a UFM or storage head)."""
 
     name: str = Field(pattern=HOSTNAME, description="Device name, unique across the fabric: a host name (lower-case "
@@ -97,7 +73,7 @@ class Appliance(_Strict):
     rails: list[int] = Field(description="Rails (0-based) it has a port on, e.g. [0, 1, 2, 3].", min_length=1)
 
 
-class FabricSection(_Strict):
+class FabricSection(StrictSection):
     """Size and shape of the fabric."""
 
     name: str = Field(pattern=HOSTNAME, description="Fabric name: lower case, digits, '-'; at most 63.")
@@ -124,7 +100,7 @@ class FabricSection(_Strict):
 # --- switches ---------------------------------------------------------------------------------------------
 
 
-class ExtraPort(_Strict):
+class ExtraPort(StrictSection):
     """A port outside the front-panel radix that the SKU defines (e.g. the SN5600's 25G Ethernet512)."""
 
     name: str
@@ -134,7 +110,7 @@ class ExtraPort(_Strict):
     speed_mbps: int = Field(ge=1, le=1_600_000)
 
 
-class SwitchModel(_Strict):
+class SwitchModel(StrictSection):
     """A switch model as SONiC names its ports (the HwSKU's port_config.ini).
 
     Port i (0-based) is named ``port_name.format(n=first_port_number + i * port_step)`` and has lanes
@@ -168,7 +144,7 @@ def _release_text(value: object) -> object:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-class _SonicSpec(_Strict):
+class _SonicSpec(StrictSection):
     """The SONiC settings of a switch role (see docs/sonic-releases.md for the per-release facts)."""
 
     sonic_release: Annotated[ReleaseName, BeforeValidator(_release_text)] = Field(
@@ -213,7 +189,7 @@ class SuperSpineSpec(_SonicSpec):
     )
 
 
-class SwitchesSection(_Strict):
+class SwitchesSection(StrictSection):
     leaf: LeafSpec
     spine: SpineSpec
     super_spine: SuperSpineSpec | None = Field(None, description="Required when fabric.tiers is 3.")
@@ -222,7 +198,7 @@ class SwitchesSection(_Strict):
 # --- addressing -------------------------------------------------------------------------------------------
 
 
-class LoopbackPools(_Strict):
+class LoopbackPools(StrictSection):
     """One /32 per switch, from a pool per layer so that each layer grows on its own."""
 
     leaf: PoolRef
@@ -230,7 +206,7 @@ class LoopbackPools(_Strict):
     super_spine: PoolRef | None = None
 
 
-class HostLinkPool(_Strict):
+class HostLinkPool(StrictSection):
     prefix: PoolRef
     mode: Literal["p2p31", "rail_subnet"] = Field(
         "p2p31",
@@ -245,7 +221,7 @@ class HostLinkPool(_Strict):
     )
 
 
-class AddressingSection(_Strict):
+class AddressingSection(StrictSection):
     loopbacks: LoopbackPools
     leaf_spine: PoolRef = Field(description="Pool of /31s for leaf-spine links.")
     spine_super_spine: PoolRef | None = Field(None, description="Pool of /31s for spine-super-spine links (3 tiers).")
@@ -255,13 +231,13 @@ class AddressingSection(_Strict):
 # --- ASNs -------------------------------------------------------------------------------------------------
 
 
-class AsnRange(_Strict):
+class AsnRange(StrictSection):
     # 4294967295 is reserved (RFC 7300), hence the upper bound
     first: int = Field(ge=1, le=PRIVATE_ASN4_LAST)
     last: int = Field(ge=1, le=PRIVATE_ASN4_LAST)
 
 
-class AsnSection(_Strict):
+class AsnSection(StrictSection):
     """RFC 7938 style: unique per leaf, shared per spine layer and plane (and pod), one for super-spines."""
 
     super_spine: int = Field(PRIVATE_ASN4_FIRST, ge=1, le=PRIVATE_ASN4_LAST)
@@ -272,13 +248,13 @@ class AsnSection(_Strict):
 # --- QoS --------------------------------------------------------------------------------------------------
 
 
-class EcnProfile(_Strict):
+class EcnProfile(StrictSection):
     min_threshold_bytes: int = Field(150_000, ge=1_000, description="WRED/ECN start marking, bytes.")
     max_threshold_bytes: int = Field(1_500_000, ge=1_000, description="WRED/ECN mark everything, bytes.")
     mark_probability_percent: int = Field(100, ge=0, le=100, description="Marking probability at max threshold.")
 
 
-class PfcWatchdog(_Strict):
+class PfcWatchdog(StrictSection):
     enabled: bool = True
     action: Literal["drop", "forward", "alert"] = "drop"
     poll_interval_ms: int = Field(200, ge=100, le=1000)
@@ -286,7 +262,7 @@ class PfcWatchdog(_Strict):
     restoration_time_ms: int = Field(400, ge=100, le=60000)
 
 
-class QosSection(_Strict):
+class QosSection(StrictSection):
     roce_dscp: list[int] = Field(default_factory=lambda: [26], description="DSCP values of RoCE data.")
     cnp_dscp: int = Field(48, ge=0, le=63, description="DSCP of congestion notification packets.")
     lossless_priority: int = Field(3, ge=0, le=7, description="Priority/traffic class of RoCE (lossless).")
@@ -304,13 +280,13 @@ class QosSection(_Strict):
 # --- hosts ------------------------------------------------------------------------------------------------
 
 
-class RoutingProfile(_Strict):
+class RoutingProfile(StrictSection):
     table_base: int = Field(101, ge=1, le=252, description="Routing table of NIC port 0; +1 per port.")
     rule_priority_base: int = Field(1010, ge=1, le=32765, description="Source rule priority of NIC port 0.")
     rule_priority_step: int = Field(10, ge=1, le=1000)
 
 
-class HostProfile(_Strict):
+class HostProfile(StrictSection):
     nic_model: str = Field("ConnectX-7", description="NIC model (NetBox device type of the NIC).")
     hca_name: str = Field("mlx5_{port}", description="RDMA device name; {port} is the 0-based NIC port ordinal.")
     interface_name: str = Field(
@@ -343,142 +319,10 @@ class HostProfile(_Strict):
     nccl_env: dict[str, str] = Field(default_factory=dict, description="Extra NCCL variables.")
 
 
-# --- storage (Lustre clients) -----------------------------------------------------------------------------
-
-
-class LnetTunables(_Strict):
-    """LNet tunables of one network's NIs: the ``tunables:`` block of ``lnetctl net show -v`` / ``export``
-    (liblnetconfig_lnd.c ``lustre_net_show_tunables``), set with ``lnetctl net add --peer-timeout/--peer-credits/
-    --peer-buffer-credits/--credits``. Unset fields keep the LND's defaults. Upper limits are the LND's own;
-    ``lnetctl`` reports a value it refuses."""
-
-    peer_timeout: int | None = Field(None, ge=0, description="Seconds before a silent peer is declared dead "
-                                     "(0 turns the check off).")
-    peer_credits: int | None = Field(None, ge=1, description="Concurrent sends to one peer (o2ib default 8; "
-                                     "NVIDIA's GDS guide for EXAScaler uses 32).")
-    peer_buffer_credits: int | None = Field(None, ge=0, description="Router buffer credits per peer.")
-    credits: int | None = Field(None, ge=1, description="Concurrent sends over the whole NI.")
-
-
-class LndTunables(_Strict):
-    """LND tunables of one network's NIs: the ``lnd tunables:`` block that ``lnetctl import`` reads
-    (liblnetconfig_lnd.c ``yaml_extract_o2ib_tun`` / ``yaml_extract_sock_tun``). o2ib reads all three; tcp
-    (ksocklnd) only ``conns_per_peer``. ``peercredits_hiw`` is shown by ``lnetctl net show -v`` but never read back
-    by import, so it is not an intent field: it is the ko2iblnd module option ``peer_credits_hiw``."""
-
-    conns_per_peer: int | None = Field(None, ge=0, description="Connections per peer (o2ib, tcp).")
-    concurrent_sends: int | None = Field(None, ge=0, description="o2ib: sends in flight per connection.")
-    map_on_demand: int | None = Field(None, ge=0, description="o2ib: fast registration of fragmented buffers.")
-
-
-class LnetNetwork(_Strict):
-    """One LNet network of the GPU nodes: its NIs are the NIC ports of ``rails`` (or the named ``interfaces``).
-
-    Several interfaces in one network are LNet Multi-Rail (2.10+); the first one is the node's primary NID, so
-    the order written here is the NI order.
-
-    ``routes`` (rails only) are the storage servers' prefixes outside the fabric's host-link block. ko2iblnd
-    resolves a peer with the NI's own address as source (lustre-release lnet/klnds/o2iblnd/o2iblnd_cb.c
-    ``kiblnd_connect_peer``: ``rdma_resolve_addr(cmid, srcaddr = NI address, dstaddr)``) and RDMA CM routes that
-    lookup with the source set (Linux drivers/infiniband/core/addr.c ``addr4_resolve``: ``fl4.saddr = src_ip``,
-    ``ip_route_output_key``), so the rule ``from <rail address> table <rail>`` picks the rail's own table, which
-    holds only the host-link block unless these prefixes are added (hwaac.render.host.netplan).
-    """
-
-    net: str = Field(description="LNet network: o2ib or tcp with an optional number, e.g. o2ib0, o2ib1, tcp "
-                     "(o2ib = o2ib0, as LNet prints it).", examples=["o2ib0"])
-    rails: list[int] | None = Field(
-        None, description="Rails (0-based) whose NIC ports carry the network, in NI order; with several planes "
-        "every port of each rail, plane 0 first. Exclusive with interfaces."
-    )
-    interfaces: list[str] | None = Field(
-        None, description="Linux interfaces of the GPU nodes, e.g. [eth2], for a network outside the rails. "
-        "Exclusive with rails."
-    )
-    routes: list[str] | None = Field(
-        None, description="Rails only: IPv4 prefixes of the storage servers that the fabric routes to the rails "
-        "(e.g. storage on the backend fabric, advertised in BGP), e.g. [10.20.0.0/16]. Each rail's routing table "
-        "gets a route to each via the rail's leaf, so RDMA CM, which resolves from the NI's own address, reaches "
-        "the servers; MGS NIDs outside the host-link block must lie in one of them.",
-        examples=[["10.20.0.0/16"]],
-    )
-    multi_rail: bool = Field(True, description="Several interfaces in this network (LNet Multi-Rail); false "
-                             "requires exactly one interface.")
-    tunables: LnetTunables = LnetTunables()
-    lnd_tunables: LndTunables = LndTunables()
-
-
-# the order ``lnetctl global show`` prints them in (2.15)
-LNET_GLOBALS = (
-    "numa_range", "max_interfaces", "discovery", "drop_asym_route", "retry_count", "transaction_timeout",
-    "health_sensitivity", "recovery_interval", "router_sensitivity", "response_tracking", "recovery_limit",
-)
-
-
-class LnetSection(_Strict):
-    """LNet of the GPU nodes: its networks, and the global settings ``lnetctl global show`` lists and
-    ``lnetctl set <name> <value>`` sets (lustre-release lnet/utils/lnetctl.c; 2.12's ``max_intf`` is
-    ``max_interfaces`` since LU-13722). The global settings sit next to ``networks`` rather than under a
-    ``global:`` key (a Python keyword, which the loader's field lookup cannot name); the render groups them as
-    ``global``. Unset settings keep LNet's defaults; upper limits are LNet's own."""
-
-    networks: list[LnetNetwork] = Field(default_factory=list, description="LNet networks of every GPU node.")
-    discovery: IntChoice(0, 1) | None = Field(None, description="Multi-Rail peer discovery (default 1 since 2.11).")
-    max_interfaces: int | None = Field(None, ge=1, description="Interfaces a peer may advertise (default 200).")
-    numa_range: int | None = Field(None, ge=0)
-    drop_asym_route: IntChoice(0, 1) | None = None
-    retry_count: int | None = Field(None, ge=0, description="Resends of a message before it fails.")
-    transaction_timeout: int | None = Field(None, ge=1, description="Seconds.")
-    health_sensitivity: int | None = Field(None, ge=0)
-    recovery_interval: int | None = Field(None, ge=1, description="Seconds.")
-    router_sensitivity: int | None = Field(None, ge=0, le=100, description="Percent.")
-    response_tracking: int | None = Field(None, ge=0, le=3)
-    recovery_limit: int | None = Field(None, ge=0, description="Seconds; 0 = no limit.")
-
-    def global_settings(self) -> dict[str, int]:
-        """The global settings the intent sets, name -> value, in :data:`LNET_GLOBALS` order."""
-        return {k: v for k in LNET_GLOBALS if (v := getattr(self, k)) is not None}
-
-
-class LustreFilesystem(_Strict):
-    """A Lustre file system every GPU node mounts.
-
-    ``tunables`` keys are ``<device type>.<parameter>``; the render scopes each to this file system's devices
-    (hwaac.render.host.lustre), so two file systems can be tuned apart.
-    """
-
-    name: str = Field(description="Lustre fsname: 1-8 letters, digits or '_'.", examples=["lfs1"])
-    mgs: list[str] = Field(
-        description="MGS nodes, primary first, then failover partners; each is the comma-separated NIDs of one "
-        "node (<IPv4 or host name>@<net>), as in mount.lustre's MGSNODE:MGSNODE.",
-        examples=[["10.20.0.1@o2ib,10.20.1.1@o2ib", "10.20.0.2@o2ib,10.20.1.2@o2ib"]],
-    )
-    mount_point: str = Field(description="Absolute path the file system is mounted on, e.g. /mnt/lfs1.")
-    options: list[str] = Field(default_factory=list, description="Mount options, e.g. [flock, noatime]; "
-                               "_netdev is always added (the mount waits for the network at boot).")
-    tunables: dict[str, int | str] = Field(
-        default_factory=dict,
-        description="Client parameters: osc.<p>, mdc.<p>, llite.<p> or ldlm.namespaces.<p> -> value, e.g. "
-        "osc.max_rpcs_in_flight: 32.",
-    )
-
-
-class StorageSection(_Strict):
-    """Lustre clients on the GPU nodes: LNet, the file systems they mount and their tunables."""
-
-    client_version: str = Field(description="Lustre client version, e.g. 2.15.5.", examples=["2.15.5"])
-    packages: Literal["kmod", "dkms", "auto"] = Field(
-        "auto", description="Client kernel modules: kmod (prebuilt), dkms (built on the node) or auto (chosen "
-        "per distribution by the role)."
-    )
-    lnet: LnetSection = LnetSection()
-    filesystems: list[LustreFilesystem] = Field(default_factory=list)
-
-
 # --- naming -----------------------------------------------------------------------------------------------
 
 
-class NamingSection(_Strict):
+class NamingSection(StrictSection):
     """Python format patterns. Fields: plane, rail (0-based); su, slot, pod, index (1-based)."""
 
     node: str = "gpu-su{su:02d}-h{slot:02d}"
@@ -487,7 +331,7 @@ class NamingSection(_Strict):
     super_spine: str = "superspine-p{plane}-{index:02d}"
 
 
-class Intent(_Strict):
+class Intent(StrictSection):
     """The whole intent file."""
 
     fabric: FabricSection
