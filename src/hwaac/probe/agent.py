@@ -24,12 +24,12 @@ import select
 import socket
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from hwaac.probe import wire
-from hwaac.probe.model import MISSING_HOP, NO_RESPONDER, Flow, FlowResult, RttStats
+from hwaac.probe.model import MISSING_HOP, NO_RESPONDER, Flow, FlowResult
 from hwaac.probe.netns import Namespaces, raise_nofile
 from hwaac.probe.responder import Responder, open_responder, respond
+from hwaac.probe.senders import Bucket, Sender, rtt_stats
 
 _SOFT = frozenset({errno.EHOSTUNREACH, errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTDOWN})
 _BATCH = 512  # probes sent between two polls at most
@@ -38,73 +38,16 @@ _COUNT_TRIES = 3
 _MAX_GAP = 2  # consecutive silent hops that end path learning
 
 
-class _Bucket:
-    """A token bucket: ``burst`` tokens, one more every ``gap`` seconds (the kernel's ICMP limit per destination
-    is such a bucket: ``net.ipv4.icmp_ratelimit`` ms per token, 6 tokens; ``net/ipv4/icmp.c``, ``inetpeer.c``);
-    ``waiting``: the flows waiting for a token, woken when one is given back."""
-
-    __slots__ = ("t", "tokens", "waiting")
-
-    def __init__(self, burst: float, now: float) -> None:
-        self.tokens, self.t = burst, now
-        self.waiting: list[int] = []
-
-    def take(self, now: float, burst: float, gap: float) -> float:
-        """0 when a token was taken, else the seconds until one is there."""
-        if gap <= 0:
-            return 0.0
-        self.tokens = min(burst, self.tokens + (now - self.t) / gap)
-        self.t = now
-        if self.tokens >= 1:
-            self.tokens -= 1
-            return 0.0
-        return (1 - self.tokens) * gap + 1e-3
-
-
-@dataclass(slots=True)
-class _Sender:
-    idx: int
-    result: FlowResult
-    sock: socket.socket | None = None
-    ttl_default: int = 64
-    attempts: int = 0
-    replied: bytearray = field(default_factory=bytearray)
-    sent_at: list[float] = field(default_factory=list)
-    rtts: list[float] = field(default_factory=list)
-    fwd: int | None = None
-    count_final: bool = False
-    drops_seen: list[int] = field(default_factory=list)  # [min, max] of the responder's drops
-    probing: bool = True
-    count_tries: int = 0
-    tracing: bool = False
-    ttl: int = 1
-    tries: int = 0
-    gap: int = 0
-    hops: list[str] = field(default_factory=list)
-    trace_seq: int = 0
-    trace_out: float | None = None  # when the outstanding TTL probe was sent
-    due: dict[str, float] = field(default_factory=dict)
-    errors: dict[str, int] = field(default_factory=dict)
-    done: bool = False
-
-    def error(self, text: str) -> None:
-        self.errors[text] = self.errors.get(text, 0) + 1
-
-    @property
-    def finished(self) -> bool:
-        return not self.probing and not self.tracing
-
-
 class _Run:
     """The state of one :func:`run_probes` call (module docstring)."""
 
     def __init__(self, flows: Sequence[Flow], opts: dict) -> None:
         self.o = opts
         self.session = int.from_bytes(os.urandom(4), "big")
-        self.senders = [_Sender(i, FlowResult(f)) for i, f in enumerate(flows)]
+        self.senders = [Sender(i, FlowResult(f)) for i, f in enumerate(flows)]
         self.heap: list[tuple[float, int, int, str]] = []
         self.tick = 0
-        self.buckets: dict[tuple[str, int], _Bucket] = {}
+        self.buckets: dict[tuple[str, int], Bucket] = {}
         self.handlers: dict[int, Callable[[float], None]] = {}
         self.responders: list[Responder] = []
         self.ep = select.epoll()
@@ -113,12 +56,12 @@ class _Run:
         self.left = len(self.senders)
         self.trace_end = float("inf")  # path learning stops here (monotonic)
 
-    def check_done(self, s: _Sender) -> None:
+    def check_done(self, s: Sender) -> None:
         if not s.done and s.finished:
             s.done = True
             self.left -= 1
 
-    def at(self, s: _Sender, what: str, when: float) -> None:
+    def at(self, s: Sender, what: str, when: float) -> None:
         s.due[what] = when
         self.tick += 1
         heapq.heappush(self.heap, (when, self.tick, s.idx, what))
@@ -140,7 +83,7 @@ class _Run:
             fd = r.sock.fileno()
             self.handlers[fd] = r.on_readable
             self.ep.register(fd, select.EPOLLIN)
-        by_ns: dict[str | None, list[_Sender]] = {}
+        by_ns: dict[str | None, list[Sender]] = {}
         for s in self.senders:
             by_ns.setdefault(netns_of(s.result.flow.src_host), []).append(s)
         for name, group in by_ns.items():
@@ -158,7 +101,7 @@ class _Run:
             for s in group:
                 self._connect(s, failed)
 
-    def _connect(self, s: _Sender, failed: dict[tuple[str, int], str]) -> None:
+    def _connect(self, s: Sender, failed: dict[tuple[str, int], str]) -> None:
         f = s.result.flow
         if (f.dst_ip, f.dport) in failed:
             s.error(failed[(f.dst_ip, f.dport)])
@@ -189,7 +132,7 @@ class _Run:
         self.ns.close()
 
     # -- sending ---------------------------------------------------------------------------------------------------
-    def send(self, s: _Sender, data: bytes, ttl: int | None = None) -> int:
+    def send(self, s: Sender, data: bytes, ttl: int | None = None) -> int:
         """Send on the flow's socket; 0 or the errno. A pending soft error (an ICMP error reported on the socket,
         ``sk_err``) fails one send without sending: the error queue is read and the send tried once more."""
         assert s.sock is not None
@@ -214,7 +157,7 @@ class _Run:
                 return exc.errno or errno.EIO
         return errno.EIO
 
-    def probe(self, s: _Sender, now: float) -> None:
+    def probe(self, s: Sender, now: float) -> None:
         o = self.o
         if s.sock is None:
             self.end_probing(s)
@@ -240,7 +183,7 @@ class _Run:
         else:
             self.at(s, "drain", now + o["timeout"])
 
-    def count_query(self, s: _Sender, now: float) -> None:
+    def count_query(self, s: Sender, now: float) -> None:
         if s.result.sent and s.result.received_back >= s.result.sent:
             s.fwd, s.count_final = max(s.fwd or 0, s.result.received_back), True  # every reply came back
         if s.count_final or s.sock is None or s.count_tries >= _COUNT_TRIES or not s.result.sent:
@@ -251,14 +194,14 @@ class _Run:
                                t_ns=time.monotonic_ns(), size=self.o["size"]))
         self.at(s, "drain", now + self.o["count_wait"])
 
-    def end_probing(self, s: _Sender) -> None:
+    def end_probing(self, s: Sender) -> None:
         s.probing = False
         s.due.pop("drain", None)
         s.due.pop("probe", None)
         self.check_done(s)
 
     # -- path learning ---------------------------------------------------------------------------------------------
-    def trace(self, s: _Sender, now: float) -> None:
+    def trace(self, s: Sender, now: float) -> None:
         o = self.o
         if not s.tracing:
             return
@@ -286,7 +229,7 @@ class _Run:
         f = s.result.flow
         bucket = self.buckets.get((f.src_ip, s.ttl))
         if bucket is None:
-            bucket = self.buckets[(f.src_ip, s.ttl)] = _Bucket(o["trace_burst"], now)
+            bucket = self.buckets[(f.src_ip, s.ttl)] = Bucket(o["trace_burst"], now)
         wait = bucket.take(now, o["trace_burst"], o["trace_gap"])
         if wait > 0:
             bucket.waiting.append(s.idx)
@@ -300,7 +243,7 @@ class _Run:
         s.trace_out = now
         self.at(s, "trace", now + o["trace_timeout"])
 
-    def hop(self, s: _Sender, ttl: int, addr: str, now: float) -> None:
+    def hop(self, s: Sender, ttl: int, addr: str, now: float) -> None:
         """The hop at ``ttl`` answered from ``addr`` (a router's time-exceeded)."""
         if not s.tracing or ttl != s.ttl or s.trace_out is None:
             return
@@ -313,7 +256,7 @@ class _Run:
         else:
             self.trace(s, now)
 
-    def end_trace(self, s: _Sender, *, reached: bool) -> None:
+    def end_trace(self, s: Sender, *, reached: bool) -> None:
         s.tracing = False
         s.trace_out = None
         s.due.pop("trace", None)
@@ -325,7 +268,7 @@ class _Run:
         self.check_done(s)
 
     # -- receiving -------------------------------------------------------------------------------------------------
-    def read_errors(self, s: _Sender, now: float) -> None:
+    def read_errors(self, s: Sender, now: float) -> None:
         sock = s.sock
         if sock is None:
             return
@@ -360,7 +303,7 @@ class _Run:
             elif not e.time_exceeded:
                 s.error(f"{e.offender}: ICMP type {e.type} code {e.code}")
 
-    def on_sender(self, s: _Sender, now: float) -> None:
+    def on_sender(self, s: Sender, now: float) -> None:
         self.read_errors(s, now)
         sock = s.sock
         if sock is None:
@@ -382,7 +325,7 @@ class _Run:
                 continue
             self.on_message(s, msg, now)
 
-    def on_message(self, s: _Sender, msg: wire.Message, now: float) -> None:
+    def on_message(self, s: Sender, msg: wire.Message, now: float) -> None:
         r = s.result
         if msg.kind in (wire.REPLY, wire.COUNT_ANSWER):
             s.drops_seen = [min(s.drops_seen[0], msg.drops), max(s.drops_seen[1], msg.drops)] if s.drops_seen else \
@@ -447,14 +390,6 @@ class _Run:
                     self.count_query(s, now)
                 elif what == "trace":
                     self.trace(s, now)
-
-
-def _stats(rtts: list[float]) -> RttStats | None:
-    if not rtts:
-        return None
-    v = sorted(rtts)
-    n = len(v)
-    return RttStats(round(v[0], 1), round(v[(n - 1) // 2], 1), round(v[min(n - 1, int(0.99 * n))], 1))
 
 
 def run_probes(flows: Sequence[Flow], *, netns_of: Callable[[str], str | None] = lambda host: None,
@@ -532,7 +467,7 @@ def run_probes(flows: Sequence[Flow], *, netns_of: Callable[[str], str | None] =
     out = []
     for s in run.senders:
         r = s.result
-        r.rtt_us = _stats(s.rtts)
+        r.rtt_us = rtt_stats(s.rtts)
         if s.fwd is not None and not s.count_final and r.received_back < r.sent:
             s.error("the responder's final count did not come back: forward loss unknown")
             s.fwd = None
