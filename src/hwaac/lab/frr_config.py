@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from hwaac.lab.errors import LabError
+from hwaac.lab.frr_policy import flag, leaf_list, policy_lines
 
 ADMIN_UP, ADMIN_DOWN = ("true", "up"), ("false", "down")  # frrcfgd 202505 hdl_admin_status; templates l.5/l.33
 LAB_NEIGHBOR_LINES = ("timers connect 2", "advertisement-interval 0")
 AFS = (("ipv4_unicast", "ipv4 unicast"), ("ipv6_unicast", "ipv6 unicast"))  # l2vpn_evpn: refused, see _af
-IP_STR = {"IPv4": "ip", "IPv6": "ipv6"}
 
 # BGP_GLOBALS field -> the line the template writes when the field is "true" (flags) ...
 _GLOBAL_FLAGS = {
@@ -96,11 +96,7 @@ def frr_config(config_db: Mapping[str, Any], *, lab_timers: bool = True,
     hostname = db["DEVICE_METADATA"].get(("localhost",), {}).get("hostname")
     if hostname:
         out += [f"hostname {hostname}", "!"]
-    out += _prefix_lists(db["PREFIX_SET"], db["PREFIX"])
-    out += _route_maps(db["ROUTE_MAP"], db["PREFIX_SET"])
-    for name, val in db["AS_PATH_SET"].items():
-        out += [f"bgp as-path access-list {name[0]} permit {p}" for p in _list(val.get("as_path_set_member"))]
-    out += _community_lists(db["COMMUNITY_SET"], db["EXTENDED_COMMUNITY_SET"])
+    out += policy_lines(db)
     for (vrf, *_), glob in db["BGP_GLOBALS"].items():
         if "local_asn" in glob:
             lab = (f"timers connect {connect_retry}", LAB_NEIGHBOR_LINES[1]) if lab_timers else None
@@ -118,17 +114,6 @@ def _table(raw: Any) -> dict[tuple[str, ...], dict[str, Any]]:
     return {tuple(str(k).split("|")): (v if isinstance(v, Mapping) else {}) for k, v in raw.items()}
 
 
-def _list(value: Any) -> list[str]:
-    """A leaf-list field: a JSON list, or one value."""
-    if value is None:
-        return []
-    return [str(v) for v in value] if isinstance(value, list | tuple) else [str(value)]
-
-
-def _true(fields: Mapping[str, Any], name: str) -> bool:
-    return str(fields.get(name, "")).lower() == "true"
-
-
 def _admin(table: str, key: tuple[str, ...], value: Any) -> bool:
     """admin_status as frrcfgd 202505 reads it: true/up -> True, false/down -> False."""
     text = str(value).lower()
@@ -139,135 +124,6 @@ def _admin(table: str, key: tuple[str, ...], value: Any) -> bool:
     raise LabError(f"{table}|{'|'.join(key)} admin_status: {value!r} is not valid: up, down (or true, false)")
 
 
-def _prefix_lists(sets: Mapping[tuple[str, ...], Any], prefixes: Mapping[tuple[str, ...], Any]) -> list[str]:
-    """``ip prefix-list`` lines: IPv4 sets first, then IPv6 (bgpd.conf.db.pref_list.j2)."""
-    if not sets or not prefixes:
-        return []
-    out: list[str] = []
-    for mode in ("IPv4", "IPv6"):
-        out.append("!")
-        for (name, *_), sval in sets.items():
-            if sval.get("mode") != mode:
-                continue
-            for key, pval in prefixes.items():
-                if len(key) == 4:
-                    pset, seq, prefix, rng = key
-                elif len(key) == 3:
-                    (pset, prefix, rng), seq = key, None
-                else:
-                    raise LabError(f"PREFIX|{'|'.join(key)}: key is not SET|PREFIX|RANGE or SET|SEQ|PREFIX|RANGE")
-                if pset != name:
-                    continue
-                action = pval.get("action", "permit")
-                head = f"{IP_STR[mode]} prefix-list {name}{f' seq {seq}' if seq else ''} {action} {prefix}"
-                out.append(head + _range(key, prefix, rng))
-    return out
-
-
-def _range(key: tuple[str, ...], prefix: str, rng: str) -> str:
-    if rng == "exact":
-        return ""
-    low, sep, high = rng.partition("..")
-    if not sep or not low.isdigit() or not high.isdigit() or "/" not in prefix:
-        raise LabError(f"PREFIX|{'|'.join(key)}: range {rng!r} is not valid: 'exact' or 'GE..LE'")
-    # as the template: it compares the two lengths as strings ('24' > '8' is false there, so 10.0.0.0/8 with
-    # 24..32 becomes "le 32"); the twin runs what the switch runs
-    return f" ge {low} le {high}" if low > prefix.split("/")[1] else f" le {high}"
-
-
-def _route_maps(maps: Mapping[tuple[str, ...], Any], sets: Mapping[tuple[str, ...], Any]) -> list[str]:
-    """``route-map`` stanzas (bgpd.conf.db.route_map.j2)."""
-    out: list[str] = []
-    modes = {k[0]: v.get("mode") for k, v in sets.items()}
-    for key, rm in maps.items():
-        if "route_operation" not in rm:
-            continue
-        if len(key) != 2:
-            raise LabError(f"ROUTE_MAP|{'|'.join(key)}: key is not NAME|SEQUENCE")
-        out += ["!", f"route-map {key[0]} {rm['route_operation']} {key[1]}"]
-        simple = (("match_as_path", "match as-path {}"), ("call_route_map", "call {}"),
-                  ("match_community", "match community {}"), ("match_ext_community", "match extcommunity {}"),
-                  ("match_interface", "match interface {}"), ("match_src_vrf", "match source-vrf {}"))
-        out += [" " + fmt.format(rm[f]) for f, fmt in simple if f in rm]
-        if "match_tag" in rm:
-            out.append(f" match tag {_list(rm['match_tag'])[0]}")
-        for field, what in (("match_prefix_set", "address"), ("match_next_hop_set", "next-hop")):
-            if field in rm and rm[field] in modes and modes[rm[field]] in IP_STR:
-                out.append(f" match {IP_STR[modes[rm[field]]]} {what} prefix-list {rm[field]}")
-        more = (("match_local_pref", "match local-preference {}"), ("match_med", "match metric {}"))
-        out += [" " + fmt.format(rm[f]) for f, fmt in more if f in rm]
-        if "match_origin" in rm:
-            out.append(f" match origin {str(rm['match_origin']).lower()}")
-        if "match_neighbor" in rm:
-            out.append(f" match peer {_list(rm['match_neighbor'])[0]}")
-        if "match_protocol" in rm:
-            out.append(f" match source-protocol {rm['match_protocol']}")
-        out += _route_map_sets(rm)
-    return out
-
-
-def _route_map_sets(rm: Mapping[str, Any]) -> list[str]:
-    out: list[str] = []
-    if "set_asn" in rm and "set_repeat_asn" in rm:
-        # the template compares set_repeat_asn (a string in CONFIG_DB) with 0 and stops with a TypeError, so a
-        # switch renders no FRR configuration at all from such a config_db
-        raise LabError("ROUTE_MAP set_asn with set_repeat_asn: SONiC's frrcfgd template fails on it "
-                       "(bgpd.conf.db.route_map.j2: '>' between a string and 0), the switch would get no FRR config")
-    if "set_community_inline" in rm:
-        out.append(" set community " + " ".join(_list(rm["set_community_inline"])))
-    if "set_community_ref" in rm:
-        out.append(f" set community {rm['set_community_ref']}")
-    if "set_ext_community_inline" in rm:
-        parts = [c.split(":") for c in _list(rm["set_ext_community_inline"])]
-        rt = [f"{p[1]}:{p[2]}" for p in parts if p[0] == "route-target" and len(p) == 3]
-        soo = [f"{p[1]}:{p[2]}" for p in parts if p[0] == "route-origin" and len(p) == 3]
-        out += [" set extcommunity rt " + " ".join(rt)] if rt else []
-        # as the template: after "soo" it writes the route-target values (route_map.j2, ec_ns.rt_str)
-        out += [" set extcommunity soo" + "".join(f" {r}" for r in rt)] if soo else []
-    if "set_ext_community_ref" in rm:
-        out.append(f" set extcommunity {rm['set_ext_community_ref']}")
-    out += [f" set ip next-hop {rm['set_next_hop']}"] if "set_next_hop" in rm else []
-    out += [f" set ipv6 next-hop global {rm['set_ipv6_next_hop_global']}"] if "set_ipv6_next_hop_global" in rm else []
-    out += [" set ipv6 next-hop prefer-global"] if _true(rm, "set_ipv6_next_hop_prefer_global") else []
-    out += [f" set local-preference {rm['set_local_preference']}"] if "set_local_preference" in rm else []
-    action = rm.get("set_metric_action")
-    if action:
-        value = rm.get("set_metric")
-        sign = {"METRIC_SET_VALUE": "", "METRIC_ADD_VALUE": "+", "METRIC_SUBTRACT_VALUE": "-"}
-        rtt = {"METRIC_SET_RTT": "rtt", "METRIC_ADD_RTT": "+rtt", "METRIC_SUBTRACT_RTT": "-rtt"}
-        if value is not None and action in sign:
-            out.append(f" set metric {sign[action]}{value}")
-        if action in rtt:
-            out.append(f" set metric {rtt[action]}")
-    elif "set_med" in rm:
-        out.append(f" set metric {rm['set_med']}")
-    elif "set_metric" in rm:
-        out.append(f" set metric {rm['set_metric']}")
-    if "set_origin" in rm:
-        out.append(f" set origin {str(rm['set_origin']).lower()}")
-    return out
-
-
-def _community_lists(std: Mapping[tuple[str, ...], Any], ext: Mapping[tuple[str, ...], Any]) -> list[str]:
-    """``bgp (ext)community-list`` lines (bgpd.conf.db.comm_list.j2)."""
-    out = ["!"] if std or ext else []
-    for table, kind in ((std, "community-list"), (ext, "extcommunity-list")):
-        for (name, *_), val in table.items():
-            if not all(f in val for f in ("set_type", "match_action", "community_member")):
-                continue
-            members = _list(val["community_member"])
-            if kind == "extcommunity-list":
-                members = [f"rt {m[13:]}" if "route-target" in m else f"soo {m[13:]}" if "route-origin" in m else m
-                           for m in members]
-            head = f"bgp {kind} {str(val['set_type']).lower()} {name} permit"
-            match = str(val["match_action"]).lower()
-            if match == "all":
-                out.append(f"{head} {' '.join(members)}")
-            elif match == "any":
-                out += [f"{head} {m}" for m in members]
-    return out
-
-
 def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_timers: tuple[str, ...] | None,
                 floor: tuple[int, int] | None) -> list[str]:
     """One ``router bgp`` block (bgpd.conf.db.j2)."""
@@ -276,16 +132,16 @@ def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_ti
         out.append(" no bgp fast-external-failover")
     if "router_id" in glob:
         out.append(f" bgp router-id {glob['router_id']}")
-    out += [f" {line}" for f, line in _GLOBAL_FLAGS.items() if _true(glob, f) and f in (
+    out += [f" {line}" for f, line in _GLOBAL_FLAGS.items() if flag(glob, f) and f in (
         "log_nbr_state_changes", "always_compare_med")]
-    out.append(" bgp default ipv4-unicast" if _true(glob, "default_ipv4_unicast") else " no bgp default ipv4-unicast")
+    out.append(" bgp default ipv4-unicast" if flag(glob, "default_ipv4_unicast") else " no bgp default ipv4-unicast")
     out += [f" {_GLOBAL_VALUES[f].format(glob[f])}" for f in ("default_local_preference",) if f in glob]
-    out += [f" {_GLOBAL_FLAGS[f]}" for f in ("default_show_hostname", "default_shutdown") if _true(glob, f)]
+    out += [f" {_GLOBAL_FLAGS[f]}" for f in ("default_show_hostname", "default_shutdown") if flag(glob, f)]
     out += [f" {_GLOBAL_VALUES[f].format(glob[f])}" for f in ("default_subgroup_pkt_queue_max",) if f in glob]
     if str(glob.get("rr_clnt_to_clnt_reflection", "")).lower() == "false":
         out.append(" no bgp client-to-client reflection")
     out += [f" {_GLOBAL_VALUES['rr_cluster_id'].format(glob['rr_cluster_id'])}"] if "rr_cluster_id" in glob else []
-    out += [f" {_GLOBAL_FLAGS[f]}" for f in ("disable_ebgp_connected_rt_check", "deterministic_med") if _true(glob, f)]
+    out += [f" {_GLOBAL_FLAGS[f]}" for f in ("disable_ebgp_connected_rt_check", "deterministic_med") if flag(glob, f)]
     if "max_delay" in glob:
         out.append(" update-delay " + " ".join(str(glob[f]) for f in ("max_delay", "establish_wait") if f in glob))
     if "max_med_time" in glob:
@@ -297,18 +153,18 @@ def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_ti
     out += [f" {_GLOBAL_VALUES[f].format(glob[f])}" for f in (
         "read_quanta", "write_quanta", "coalesce_time", "gr_stale_routes_time", "gr_restart_time") if f in glob]
     out += [f" {_GLOBAL_FLAGS[f]}" for f in (
-        "graceful_restart_enable", "graceful_shutdown", "gr_preserve_fw_state") if _true(glob, f)]
+        "graceful_restart_enable", "graceful_shutdown", "gr_preserve_fw_state") if flag(glob, f)]
     if "ignore_as_path_length" in glob:
         out.append(" bgp bestpath as-path ignore")
-    out += [f" {_GLOBAL_FLAGS['compare_confed_as_path']}"] if _true(glob, "compare_confed_as_path") else []
-    if _true(glob, "load_balance_mp_relax"):
+    out += [f" {_GLOBAL_FLAGS['compare_confed_as_path']}"] if flag(glob, "compare_confed_as_path") else []
+    if flag(glob, "load_balance_mp_relax"):
         as_set = str(glob.get("as_path_mp_as_set", "")).lower()
         out.append(" bgp bestpath as-path multipath-relax" + {"true": " as-set", "false": " no-as-set"}.get(as_set, ""))
-    out += [f" {_GLOBAL_FLAGS['rr_allow_out_policy']}"] if _true(glob, "rr_allow_out_policy") else []
+    out += [f" {_GLOBAL_FLAGS['rr_allow_out_policy']}"] if flag(glob, "rr_allow_out_policy") else []
     if "external_compare_router_id" in glob:
         out.append(" bgp bestpath compare-routerid")
     out += [f" {_GLOBAL_FLAGS[f]}" for f in ("med_confed", "med_missing_as_worst", "network_import_check")
-            if _true(glob, f)]
+            if flag(glob, f)]
     for key, peer in db["BGP_PEER_GROUP"].items():
         if key[0] == vrf and len(key) > 1:
             out += _neighbor("BGP_PEER_GROUP", key, peer, lab_timers, floor)
@@ -349,15 +205,15 @@ def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_time
     out += [n + _NBR_VALUES[f].format(nbr[f]) for f in ("local_asn", "name") if f in nbr]
     if "admin_status" in nbr and not _admin(table, key, nbr["admin_status"]):
         out.append(n + (f"shutdown message {nbr['shutdown_message']}" if "shutdown_message" in nbr else "shutdown"))
-    out += [n + _NBR_FLAGS["bfd"]] if _true(nbr, "bfd") else []
+    out += [n + _NBR_FLAGS["bfd"]] if flag(nbr, "bfd") else []
     out += [n + _NBR_VALUES[f].format(nbr[f]) for f in ("ttl_security_hops", "auth_password") if f in nbr]
-    out += [n + _NBR_FLAGS["solo_peer"]] if _true(nbr, "solo_peer") else []
+    out += [n + _NBR_FLAGS["solo_peer"]] if flag(nbr, "solo_peer") else []
     out += [n + _NBR_VALUES["peer_port"].format(nbr["peer_port"])] if "peer_port" in nbr else []
-    out += [n + _NBR_FLAGS["passive_mode"]] if _true(nbr, "passive_mode") else []
-    mhop = nbr.get("ebgp_multihop_ttl", "255" if _true(nbr, "ebgp_multihop") else "")
+    out += [n + _NBR_FLAGS["passive_mode"]] if flag(nbr, "passive_mode") else []
+    mhop = nbr.get("ebgp_multihop_ttl", "255" if flag(nbr, "ebgp_multihop") else "")
     if mhop != "":
         out.append(n + f"ebgp-multihop {mhop}")
-    out += [n + _NBR_FLAGS[f] for f in ("disable_ebgp_connected_route_check", "enforce_first_as") if _true(nbr, f)]
+    out += [n + _NBR_FLAGS[f] for f in ("disable_ebgp_connected_route_check", "enforce_first_as") if flag(nbr, f)]
     out += [n + _NBR_VALUES["local_addr"].format(nbr["local_addr"])] if "local_addr" in nbr else []
     if not lab_timers and "min_adv_interval" in nbr:
         out.append(n + _NBR_VALUES["min_adv_interval"].format(nbr["min_adv_interval"]))
@@ -371,7 +227,7 @@ def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_time
     if lab_timers:
         out += [n + line for line in lab_timers]
     out += [n + _NBR_FLAGS[f] for f in ("capability_dynamic", "capability_ext_nexthop", "dont_negotiate_capability",
-                                        "enforce_multihop", "override_capability") if _true(nbr, f)]
+                                        "enforce_multihop", "override_capability") if flag(nbr, f)]
     return out
 
 
@@ -387,18 +243,18 @@ def _af(vrf: str, af: str, af_str: str, db: Mapping[str, Any]) -> list[str]:
         out += [f"  import vrf route-map {g['import_vrf_route_map']}"] if "import_vrf_route_map" in g else []
     for key, nw in db["BGP_GLOBALS_AF_NETWORK"].items():
         if key[0] == vrf and len(key) > 2 and key[1] == af:
-            tail = ("backdoor " if _true(nw, "backdoor") else "") + (f"route-map {nw['policy']}" if "policy" in nw
+            tail = ("backdoor " if flag(nw, "backdoor") else "") + (f"route-map {nw['policy']}" if "policy" in nw
                                                                        else "")
             out.append(f"  network {key[2]} {tail}".rstrip())
     for key, ag in db["BGP_GLOBALS_AF_AGGREGATE_ADDR"].items():
         if key[0] == vrf and len(key) > 2 and key[1] == af:
-            tail = ("as-set " if _true(ag, "as_set") else "") + ("summary-only" if _true(ag, "summary_only") else "")
+            tail = ("as-set " if flag(ag, "as_set") else "") + ("summary-only" if flag(ag, "summary_only") else "")
             out.append(f"  aggregate-address {key[2]} {tail}".rstrip())
     for key, rr in db["ROUTE_REDISTRIBUTE"].items():
         if len(key) != 4:
             raise LabError(f"ROUTE_REDISTRIBUTE|{'|'.join(key)}: key is not VRF|SRC_PROTOCOL|DST_PROTOCOL|FAMILY")
         if key[0] == vrf and key[3] == af_str.split()[0]:
-            maps = _list(rr.get("route_map"))
+            maps = leaf_list(rr.get("route_map"))
             out += [f"  redistribute {key[1]} route-map {m}" for m in maps] if maps else [f"  redistribute {key[1]}"]
     for table in ("BGP_PEER_GROUP_AF", "BGP_NEIGHBOR_AF"):
         for key, naf in db[table].items():
@@ -418,37 +274,37 @@ def _neighbor_af(table: str, key: tuple[str, ...], naf: Mapping[str, Any]) -> li
     tx = naf.get("tx_add_paths")
     out += [n + {"tx_all_paths": "addpath-tx-all-paths", "tx_best_path_per_as": "addpath-tx-bestpath-per-AS"}[tx]] \
         if tx in ("tx_all_paths", "tx_best_path_per_as") else []
-    if _true(naf, "nhself"):
-        out.append(n + ("next-hop-self force" if _true(naf, "nexthop_self_force") else "next-hop-self"))
-    if _true(naf, "remove_private_as_enabled"):
-        out.append(n + "remove-private-AS" + (" all" if _true(naf, "remove_private_as_all") else "")
-                   + (" replace-AS" if _true(naf, "replace_private_as") else ""))
+    if flag(naf, "nhself"):
+        out.append(n + ("next-hop-self force" if flag(naf, "nexthop_self_force") else "next-hop-self"))
+    if flag(naf, "remove_private_as_enabled"):
+        out.append(n + "remove-private-AS" + (" all" if flag(naf, "remove_private_as_all") else "")
+                   + (" replace-AS" if flag(naf, "replace_private_as") else ""))
     out += [f"  {line.format(n=f'neighbor {key[1]}')}" for line in _SEND_COMMUNITY.get(naf.get("send_community"), [])]
-    out += [n + _AF_FLAGS["as_override"]] if _true(naf, "as_override") else []
-    if _true(naf, "send_default_route"):
+    out += [n + _AF_FLAGS["as_override"]] if flag(naf, "as_override") else []
+    if flag(naf, "send_default_route"):
         out.append(n + "default-originate" + (f" route-map {naf['default_rmap']}" if "default_rmap" in naf else ""))
-    out += [n + _AF_FLAGS[f] for f in ("rrclient", "soft_reconfiguration_in") if _true(naf, f)]
+    out += [n + _AF_FLAGS[f] for f in ("rrclient", "soft_reconfiguration_in") if flag(naf, f)]
     if "max_prefix_limit" in naf:
         line = f"maximum-prefix {naf['max_prefix_limit']}"
         line += f" {naf['max_prefix_warning_threshold']}" if "max_prefix_warning_threshold" in naf else ""
         if "max_prefix_restart_interval" in naf:
             line += f" restart {naf['max_prefix_restart_interval']}"
-        elif _true(naf, "max_prefix_warning_only"):
+        elif flag(naf, "max_prefix_warning_only"):
             line += " warning-only"
         out.append(n + line)
-    out += [n + _AF_FLAGS["route_server_client"]] if _true(naf, "route_server_client") else []
-    if _true(naf, "allow_as_in"):
-        out.append(n + ("allowas-in origin" if _true(naf, "allow_as_origin") else
+    out += [n + _AF_FLAGS["route_server_client"]] if flag(naf, "route_server_client") else []
+    if flag(naf, "allow_as_in"):
+        out.append(n + ("allowas-in origin" if flag(naf, "allow_as_origin") else
                         f"allowas-in {naf['allow_as_count']}" if "allow_as_count" in naf else "allowas-in"))
-    out += [n + _AF_FLAGS[f] for f in ("add_path_tx_all", "add_path_tx_bestpath") if _true(naf, f)]
+    out += [n + _AF_FLAGS[f] for f in ("add_path_tx_all", "add_path_tx_bestpath") if flag(naf, f)]
     out += [n + _AF_VALUES[f].format(naf[f]) for f in ("cap_orf", "weight", "prefix_list_in", "prefix_list_out")
             if f in naf]
-    out += [n + f"route-map {m} in" for m in _list(naf.get("route_map_in"))]
-    out += [n + f"route-map {m} out" for m in _list(naf.get("route_map_out"))]
+    out += [n + f"route-map {m} in" for m in leaf_list(naf.get("route_map_in"))]
+    out += [n + f"route-map {m} out" for m in leaf_list(naf.get("route_map_out"))]
     out += [n + _AF_VALUES[f].format(naf[f]) for f in ("unsuppress_map_name", "filter_list_in", "filter_list_out")
             if f in naf]
     unchanged = " ".join(w for f, w in (("unchanged_as_path", "as-path"), ("unchanged_med", "med"),
-                                        ("unchanged_nexthop", "next-hop")) if _true(naf, f))
+                                        ("unchanged_nexthop", "next-hop")) if flag(naf, f))
     out += [n + f"attribute-unchanged {unchanged}"] if unchanged else []
     return out
 
@@ -456,7 +312,7 @@ def _neighbor_af(table: str, key: tuple[str, ...], naf: Mapping[str, Any]) -> li
 def _af_tail(g: Mapping[str, Any]) -> list[str]:
     """Dampening, maximum-paths and table-map of a family (the end of bgpd.conf.db.addr_family.j2)."""
     out: list[str] = []
-    if _true(g, "route_flap_dampen"):
+    if flag(g, "route_flap_dampen"):
         parts: list[str] = []
         for f in ("route_flap_dampen_half_life", "route_flap_dampen_reuse_threshold",
                   "route_flap_dampen_suppress_threshold", "route_flap_dampen_max_suppress"):
@@ -467,7 +323,7 @@ def _af_tail(g: Mapping[str, Any]) -> list[str]:
     if "max_ebgp_paths" in g:
         out.append(f"  maximum-paths {g['max_ebgp_paths']}")
     if "max_ibgp_paths" in g:
-        eq = " equal-cluster-length" if _true(g, "ibgp_equal_cluster_length") else ""
+        eq = " equal-cluster-length" if flag(g, "ibgp_equal_cluster_length") else ""
         out.append(f"  maximum-paths ibgp {g['max_ibgp_paths']}{eq}")
     if "route_download_filter" in g:
         out.append(f"  table-map {g['route_download_filter']}")
