@@ -10,8 +10,9 @@ import functools
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from tf import schema
 from tf.types import Unknown
 from tf.utils import Diagnostics
 
@@ -21,8 +22,36 @@ from hwaac.netbox.errors import NetBoxError
 if TYPE_CHECKING:  # the planner and the intent model are imported where used: a schema request needs neither
     from hwaac.plan.model import Plan
     from hwaac.validate import PoolLookup
+    from hwaac_provider.provider import HwaacProvider
 
 T = TypeVar("T")
+
+
+
+class ProviderObject:
+    """Base of the provider's resources and data sources: bound to the provider, named :attr:`NAME` (the type
+    name without ``hwaac_``), with the attributes of :attr:`SCHEMA`."""
+
+    NAME: ClassVar[str] = ""
+    SCHEMA: ClassVar[schema.Schema]
+
+    def __init__(self, provider: HwaacProvider) -> None:
+        self.provider = provider
+
+    @classmethod
+    def get_name(cls) -> str:
+        return cls.NAME
+
+    @classmethod
+    def get_schema(cls) -> schema.Schema:
+        return cls.SCHEMA
+
+
+class DataSource(ProviderObject):
+    """A data source: its arguments are checked when it is read."""
+
+    def validate(self, diags: Any, type_name: str, config: dict[str, Any]) -> None:
+        pass
 
 
 class DeviceMap:

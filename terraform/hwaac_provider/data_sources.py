@@ -8,34 +8,23 @@ from typing import Any
 from tf import schema, types
 from tf.iface import ReadDataContext
 
-from hwaac_provider.common import DeviceMap, diagnosed, read_intent
-from hwaac_provider.provider import HwaacProvider
+from hwaac_provider.common import DataSource, DeviceMap, diagnosed, read_intent
+
+A = schema.Attribute
 
 
-class NetBoxPrefixData:
+class NetBoxPrefixData(DataSource):
     """The one prefix NetBox holds with a role (at a site, in a VRF): the pool an intent can name by role."""
 
-    def __init__(self, provider: HwaacProvider) -> None:
-        self.provider = provider
-
-    @classmethod
-    def get_name(cls) -> str:
-        return "netbox_prefix"
-
-    @classmethod
-    def get_schema(cls) -> schema.Schema:
-        A = schema.Attribute
-        return schema.Schema(version=0, attributes=[
-            A("role", types.String(), required=True, description="NetBox prefix role slug"),
-            A("site", types.String(), optional=True, description="Site slug (the prefix's scope)"),
-            A("vrf", types.String(), optional=True, description="VRF name (default: the global table)"),
-            A("id", types.String(), computed=True),
-            A("prefix", types.String(), computed=True, description="The prefix (CIDR)"),
-            A("description", types.String(), computed=True),
-        ])
-
-    def validate(self, diags: Any, type_name: str, config: dict[str, Any]) -> None:
-        pass
+    NAME = "netbox_prefix"
+    SCHEMA = schema.Schema(version=0, attributes=[
+        A("role", types.String(), required=True, description="NetBox prefix role slug"),
+        A("site", types.String(), optional=True, description="Site slug (the prefix's scope)"),
+        A("vrf", types.String(), optional=True, description="VRF name (default: the global table)"),
+        A("id", types.String(), computed=True),
+        A("prefix", types.String(), computed=True, description="The prefix (CIDR)"),
+        A("description", types.String(), computed=True),
+    ])
 
     @diagnosed(["role"], "")
     def read(self, ctx: ReadDataContext, config: dict[str, Any]) -> dict[str, Any] | None:
@@ -57,33 +46,21 @@ class NetBoxPrefixData:
                 "description": rec.description if rec else ""}
 
 
-class FabricPlanData:
+class FabricPlanData(DataSource):
     """A fabric's plan, computed from its intent without writing anything: counts, pools, switches."""
 
-    def __init__(self, provider: HwaacProvider) -> None:
-        self.provider = provider
-
-    @classmethod
-    def get_name(cls) -> str:
-        return "fabric_plan"
-
-    @classmethod
-    def get_schema(cls) -> schema.Schema:
-        A = schema.Attribute
-        return schema.Schema(version=0, attributes=[
-            A("intent_file", types.String(), required=True, description="Path to fabric.yml (or its folder)"),
-            A("pools", types.Map(types.String()), optional=True, description="NetBox prefix role -> prefix"),
-            A("plane", types.Number(), optional=True, description="Plane (from 0); default: the whole fabric"),
-            A("fabric", types.String(), computed=True),
-            A("site", types.String(), computed=True),
-            A("planes", types.Number(), computed=True, description="Number of planes"),
-            A("counts", types.Map(types.Number()), computed=True),
-            A("pools_used", types.Map(types.String()), computed=True),
-            A("devices", DeviceMap(), computed=True, description="Switch name -> loopback and BGP ASN"),
-        ])
-
-    def validate(self, diags: Any, type_name: str, config: dict[str, Any]) -> None:
-        pass
+    NAME = "fabric_plan"
+    SCHEMA = schema.Schema(version=0, attributes=[
+        A("intent_file", types.String(), required=True, description="Path to fabric.yml (or its folder)"),
+        A("pools", types.Map(types.String()), optional=True, description="NetBox prefix role -> prefix"),
+        A("plane", types.Number(), optional=True, description="Plane (from 0); default: the whole fabric"),
+        A("fabric", types.String(), computed=True),
+        A("site", types.String(), computed=True),
+        A("planes", types.Number(), computed=True, description="Number of planes"),
+        A("counts", types.Map(types.Number()), computed=True),
+        A("pools_used", types.Map(types.String()), computed=True),
+        A("devices", DeviceMap(), computed=True, description="Switch name -> loopback and BGP ASN"),
+    ])
 
     @diagnosed(["intent_file"], "")
     def read(self, ctx: ReadDataContext, config: dict[str, Any]) -> dict[str, Any] | None:

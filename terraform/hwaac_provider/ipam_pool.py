@@ -14,12 +14,14 @@ from tf import schema, types
 from tf.iface import CreateContext, DeleteContext, ImportContext, ReadContext, UpdateContext
 
 from hwaac.netbox.errors import NetBoxError
-from hwaac_provider.common import diagnosed, report
-from hwaac_provider.provider import WRITE_LOCK, HwaacProvider
+from hwaac_provider.common import ProviderObject, diagnosed, report
+from hwaac_provider.provider import WRITE_LOCK
 
 if TYPE_CHECKING:  # hwaac's NetBox client is imported where used (common.py says why)
     from hwaac.netbox.pools import PoolRecord
     from hwaac.netbox.sync.engine import Client
+
+A = schema.Attribute
 
 
 def _state(rec: PoolRecord, adopted: bool, base: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -27,28 +29,18 @@ def _state(rec: PoolRecord, adopted: bool, base: dict[str, Any] | None = None) -
             "vrf": rec.vrf, "description": rec.description or None, "adopted": adopted}
 
 
-class IpamPool:
-    def __init__(self, provider: HwaacProvider) -> None:
-        self.provider = provider
-
-    @classmethod
-    def get_name(cls) -> str:
-        return "ipam_pool"
-
-    @classmethod
-    def get_schema(cls) -> schema.Schema:
-        A = schema.Attribute
-        return schema.Schema(version=0, description="An address pool: a NetBox container prefix with a role",
-                             attributes=[
-            A("prefix", types.String(), required=True, requires_replace=True, description="IPv4 prefix (CIDR)"),
-            A("role", types.String(), required=True, description="NetBox prefix role slug (IPAM > Roles)"),
-            A("site", types.String(), optional=True, description="Site slug the pool is scoped to"),
-            A("vrf", types.String(), optional=True, requires_replace=True, description="VRF name (default global)"),
-            A("description", types.String(), optional=True),
-            A("id", types.String(), computed=True, description="NetBox prefix id"),
-            A("adopted", types.Bool(), computed=True,
-              description="True when the prefix was already in NetBox (not created, never deleted by hwaac)"),
-        ])
+class IpamPool(ProviderObject):
+    NAME = "ipam_pool"
+    SCHEMA = schema.Schema(version=0, description="An address pool: a NetBox container prefix with a role", attributes=[
+        A("prefix", types.String(), required=True, requires_replace=True, description="IPv4 prefix (CIDR)"),
+        A("role", types.String(), required=True, description="NetBox prefix role slug (IPAM > Roles)"),
+        A("site", types.String(), optional=True, description="Site slug the pool is scoped to"),
+        A("vrf", types.String(), optional=True, requires_replace=True, description="VRF name (default global)"),
+        A("description", types.String(), optional=True),
+        A("id", types.String(), computed=True, description="NetBox prefix id"),
+        A("adopted", types.Bool(), computed=True,
+          description="True when the prefix was already in NetBox (not created, never deleted by hwaac)"),
+    ])
 
     def validate(self, diags: Any, type_name: str, config: dict[str, Any]) -> None:
         import netaddr
