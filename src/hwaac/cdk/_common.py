@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import cdktn
@@ -37,3 +37,19 @@ def is_token(value: object) -> bool:
     """True when ``value`` is a cdktn token (a reference resolved by Terraform at plan time), so that Python-side
     checks of literal values must skip it."""
     return bool(cdktn.Token.is_unresolved(value))
+
+
+def meta_arguments(tf_type: str, provider: cdktn.TerraformProvider | None,
+                   depends_on: Sequence[cdktn.ITerraformDependable] | None) -> dict[str, Any]:
+    """The keyword arguments every hwaac resource and data source passes to its cdktn base class."""
+    return {"terraform_resource_type": tf_type, "terraform_generator_metadata": generator_metadata(),
+            "provider": provider, "depends_on": depends_on}
+
+
+class Synthesized:
+    """Mixin of the hwaac resources and data sources: what they synthesize is ``_attrs``, set in ``__init__``."""
+
+    _attrs: dict[str, Any]
+
+    def _synthesize_attributes(self) -> dict[str, Any]:
+        return self._attrs

@@ -11,10 +11,10 @@ import cdktn
 from constructs import Construct
 
 from hwaac.cdk import _checks
-from hwaac.cdk._common import drop_none, generator_metadata
+from hwaac.cdk._common import Synthesized, drop_none, meta_arguments
 
 
-class DataHwaacNetboxPrefix(cdktn.TerraformDataSource):
+class DataHwaacNetboxPrefix(Synthesized, cdktn.TerraformDataSource):
     """``data "hwaac_netbox_prefix"``: the one NetBox prefix with a role (at a site, in a VRF); the read fails
     when NetBox holds none or several.
 
@@ -41,18 +41,8 @@ class DataHwaacNetboxPrefix(cdktn.TerraformDataSource):
         provider: cdktn.TerraformProvider | None = None,
         depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
     ) -> None:
-        super().__init__(
-            scope,
-            id,
-            terraform_resource_type=self.TF_TYPE,
-            terraform_generator_metadata=generator_metadata(),
-            provider=provider,
-            depends_on=depends_on,
-        )
+        super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on))
         self._attrs = drop_none({"role": role, "site": site, "vrf": vrf})
-
-    def _synthesize_attributes(self) -> dict[str, Any]:
-        return self._attrs
 
     @property
     def id(self) -> str:
@@ -70,7 +60,7 @@ class DataHwaacNetboxPrefix(cdktn.TerraformDataSource):
         return self.get_string_attribute("description")
 
 
-class DataHwaacFabricPlan(cdktn.TerraformDataSource):
+class DataHwaacFabricPlan(Synthesized, cdktn.TerraformDataSource):
     """``data "hwaac_fabric_plan"``: what an intent plans to (sizes, pools, switch loopbacks and ASNs), computed by
     the provider without writing to NetBox; for outputs and for checks before a :class:`~hwaac.cdk.FabricPlane`.
 
@@ -107,18 +97,8 @@ class DataHwaacFabricPlan(cdktn.TerraformDataSource):
             "pools": _checks.pools(where, pools),
             "plane": _checks.plane_number(where, plane),
         })
-        super().__init__(
-            scope,
-            id,
-            terraform_resource_type=self.TF_TYPE,
-            terraform_generator_metadata=generator_metadata(),
-            provider=provider,
-            depends_on=depends_on,
-        )
+        super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on))
         self._attrs = attrs
-
-    def _synthesize_attributes(self) -> dict[str, Any]:
-        return self._attrs
 
     @property
     def fabric(self) -> str:

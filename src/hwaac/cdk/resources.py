@@ -12,7 +12,7 @@ import cdktn
 from constructs import Construct
 
 from hwaac.cdk import _checks
-from hwaac.cdk._common import drop_none, generator_metadata
+from hwaac.cdk._common import Synthesized, drop_none, meta_arguments
 
 
 def _quoted(key: str) -> str:
@@ -20,7 +20,7 @@ def _quoted(key: str) -> str:
     return '["' + key.replace("\\", "\\\\").replace('"', '\\"') + '"]'
 
 
-class IpamPool(cdktn.TerraformResource):
+class IpamPool(Synthesized, cdktn.TerraformResource):
     """``resource "hwaac_ipam_pool"``: one NetBox IPAM prefix with a role, created or adopted by the provider.
 
     Args:
@@ -62,19 +62,8 @@ class IpamPool(cdktn.TerraformResource):
             "vrf": vrf,
             "description": description,
         })
-        super().__init__(
-            scope,
-            id,
-            terraform_resource_type=self.TF_TYPE,
-            terraform_generator_metadata=generator_metadata(),
-            provider=provider,
-            depends_on=depends_on,
-            lifecycle=lifecycle,
-        )
+        super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on), lifecycle=lifecycle)
         self._attrs = attrs
-
-    def _synthesize_attributes(self) -> dict[str, Any]:
-        return self._attrs
 
     @property
     def id(self) -> str:
@@ -108,7 +97,7 @@ class IpamPool(cdktn.TerraformResource):
         return self.get_boolean_attribute("adopted")
 
 
-class FabricPlane(cdktn.TerraformResource):
+class FabricPlane(Synthesized, cdktn.TerraformResource):
     """``resource "hwaac_fabric_plane"``: one plane of a fabric intent recorded in NetBox (devices, cables, IP
     addresses, prefixes and ASNs of that plane), kept in step with the intent file.
 
@@ -157,19 +146,8 @@ class FabricPlane(cdktn.TerraformResource):
             "allow_renumber": allow_renumber,
             "allow_remove": allow_remove,
         })
-        super().__init__(
-            scope,
-            id,
-            terraform_resource_type=self.TF_TYPE,
-            terraform_generator_metadata=generator_metadata(),
-            provider=provider,
-            depends_on=depends_on,
-            lifecycle=lifecycle,
-        )
+        super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on), lifecycle=lifecycle)
         self._attrs = attrs
-
-    def _synthesize_attributes(self) -> dict[str, Any]:
-        return self._attrs
 
     @property
     def id(self) -> str:
