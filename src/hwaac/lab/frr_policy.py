@@ -95,12 +95,9 @@ def _route_maps(maps: Mapping[tuple[str, ...], Any], sets: Mapping[tuple[str, ..
                 out.append(f" match {IP_STR[modes[rm[field]]]} {what} prefix-list {rm[field]}")
         more = (("match_local_pref", "match local-preference {}"), ("match_med", "match metric {}"))
         out += [" " + fmt.format(rm[f]) for f, fmt in more if f in rm]
-        if "match_origin" in rm:
-            out.append(f" match origin {str(rm['match_origin']).lower()}")
-        if "match_neighbor" in rm:
-            out.append(f" match peer {leaf_list(rm['match_neighbor'])[0]}")
-        if "match_protocol" in rm:
-            out.append(f" match source-protocol {rm['match_protocol']}")
+        out += [f" match origin {str(rm['match_origin']).lower()}"] if "match_origin" in rm else []
+        out += [f" match peer {leaf_list(rm['match_neighbor'])[0]}"] if "match_neighbor" in rm else []
+        out += [f" match source-protocol {rm['match_protocol']}"] if "match_protocol" in rm else []
         out += _route_map_sets(rm)
     return out
 
