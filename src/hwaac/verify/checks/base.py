@@ -133,8 +133,9 @@ class Context:
 
 
 class Check:
-    """A check of the catalog: subclasses set the class attributes and implement :meth:`commands` and
-    :meth:`run`."""
+    """A check of the catalog: a subclass is named by its class name, sets :attr:`description`, declares the rest
+    as class keywords (``class VerifyX(Check, stage=1, requires=(...), reads=(C.LINKS,))``) and implements
+    :meth:`run`; :meth:`commands` is overridden when ``reads`` on the devices of ``reads_on`` is not enough."""
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
@@ -142,9 +143,17 @@ class Check:
     # the kind of fault its FAILs record for later stages (None: later stages do not depend on it)
     fault_kind: ClassVar[str | None] = None
     requires: ClassVar[tuple[str, ...]] = ()
+    reads: ClassVar[tuple[Command, ...]] = ()  # what commands() asks of each device in reads_on
+    reads_on: ClassVar[str] = "switches"  # an attribute of Inputs: the device names the check reads
+
+    def __init_subclass__(cls, *, stage: int = 0, requires: tuple[str, ...] = (), fault_kind: str | None = None,
+                          reads: tuple[Command, ...] = (), reads_on: str = "switches", **kw: object) -> None:
+        super().__init_subclass__(**kw)
+        cls.name, cls.stage, cls.requires, cls.fault_kind = cls.__name__, stage, requires, fault_kind
+        cls.reads, cls.reads_on = reads, reads_on
 
     def commands(self, inputs: Inputs, device: str) -> list[Command]:
-        return []
+        return list(self.reads) if device in getattr(inputs, self.reads_on) else []
 
     def kind(self, result: Result) -> str | None:
         """The fault kind ``result`` records when it FAILs (default ``fault_kind``)."""

@@ -13,20 +13,12 @@ from collections.abc import Iterable
 from hwaac.verify import commands as C
 from hwaac.verify.checks.base import Check, Context
 from hwaac.verify.facts import FactError
-from hwaac.verify.inputs import Inputs
-from hwaac.verify.raw import Command
 from hwaac.verify.results import Result, Status
 from hwaac.verify.routing import explain
 
 
-class VerifyBgpPrefixesReceived(Check):
-    name = "VerifyBgpPrefixesReceived"
+class VerifyBgpPrefixesReceived(Check, stage=3, requires=("VerifyBgpSessions",), reads=(C.BGP_SUMMARY,)):
     description = "each session receives at least the planned prefixes"
-    stage = 3
-    requires = ("VerifyBgpSessions",)
-
-    def commands(self, inputs: Inputs, device: str) -> list[Command]:
-        return [C.BGP_SUMMARY] if device in inputs.switches else []
 
     def run(self, ctx: Context) -> Iterable[Result]:
         dead = ctx.session_fault()

@@ -8,20 +8,14 @@ from collections.abc import Iterable
 from hwaac.verify import commands as C
 from hwaac.verify.checks.base import Check, Context
 from hwaac.verify.facts import FactError
-from hwaac.verify.inputs import Inputs, Session
-from hwaac.verify.raw import Command
+from hwaac.verify.inputs import Session
 from hwaac.verify.results import Result, Status
 
 
-class VerifyBgpSessions(Check):
-    name = "VerifyBgpSessions"
+class VerifyBgpSessions(Check, stage=2, fault_kind="session",
+                        requires=("VerifyDevicesAnswer", "VerifyInterfaceState", "VerifyLldpNeighbors"),
+                        reads=(C.BGP_SUMMARY,)):
     description = "planned eBGP sessions Established with the planned ASNs; no unplanned neighbour"
-    stage = 2
-    fault_kind = "session"
-    requires = ("VerifyDevicesAnswer", "VerifyInterfaceState", "VerifyLldpNeighbors")
-
-    def commands(self, inputs: Inputs, device: str) -> list[Command]:
-        return [C.BGP_SUMMARY] if device in inputs.switches else []
 
     def run(self, ctx: Context) -> Iterable[Result]:
         for s in ctx.inputs.sessions:

@@ -12,14 +12,11 @@ from hwaac.verify.raw import Command
 from hwaac.verify.results import Result, Status
 
 
-class VerifyDevicesAnswer(Check):
+class VerifyDevicesAnswer(Check, stage=0, fault_kind="device"):
     """A device that cannot be read, or a switch whose routing daemons do not answer, is down: its own FAIL,
     and every other result that depends on it is attributed to it."""
 
-    name = "VerifyDevicesAnswer"
     description = "devices answer; switches' FRR (bgpd, zebra) answers vtysh"
-    stage = 0
-    fault_kind = "device"
 
     def commands(self, inputs: Inputs, device: str) -> list[Command]:
         return [C.LINKS, C.BGP_SUMMARY] if device in inputs.switches else [C.LINKS]

@@ -18,11 +18,8 @@ from hwaac.verify.results import Result, Status
 from hwaac.verify.routing import explain
 
 
-class VerifyEcmpRoutes(Check):
-    name = "VerifyEcmpRoutes"
+class VerifyEcmpRoutes(Check, stage=3, requires=("VerifyBgpSessions",)):
     description = "each leaf routes every remote host prefix over the planned number of next hops"
-    stage = 3
-    requires = ("VerifyBgpSessions",)
 
     def commands(self, inputs: Inputs, device: str) -> list[Command]:
         sw = inputs.switches.get(device)

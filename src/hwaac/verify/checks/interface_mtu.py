@@ -8,7 +8,6 @@ from hwaac.verify import commands as C
 from hwaac.verify.checks.base import Check, Context, cables_in_scope
 from hwaac.verify.facts import FactError
 from hwaac.verify.inputs import End, Inputs
-from hwaac.verify.raw import Command
 from hwaac.verify.results import Result, Status
 
 
@@ -18,15 +17,9 @@ def planned_mtu(inputs: Inputs, end: End) -> int | None:
     return inputs.port_mtu.get((end.device, end.port))
 
 
-class VerifyInterfaceMtu(Check):
-    name = "VerifyInterfaceMtu"
+class VerifyInterfaceMtu(Check, stage=1, fault_kind="mtu", requires=("VerifyDevicesAnswer",), reads=(C.LINKS,),
+                         reads_on="cables_of"):
     description = "both ends of every cable have the planned MTU"
-    stage = 1
-    fault_kind = "mtu"
-    requires = ("VerifyDevicesAnswer",)
-
-    def commands(self, inputs: Inputs, device: str) -> list[Command]:
-        return [C.LINKS] if device in inputs.cables_of else []
 
     def run(self, ctx: Context) -> Iterable[Result]:
         for cable in cables_in_scope(ctx):

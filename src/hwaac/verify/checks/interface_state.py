@@ -7,20 +7,13 @@ from collections.abc import Iterable
 from hwaac.verify import commands as C
 from hwaac.verify.checks.base import Check, Context, cables_in_scope
 from hwaac.verify.facts import FactError
-from hwaac.verify.inputs import End, Inputs
-from hwaac.verify.raw import Command
+from hwaac.verify.inputs import End
 from hwaac.verify.results import Result, Status
 
 
-class VerifyInterfaceState(Check):
-    name = "VerifyInterfaceState"
+class VerifyInterfaceState(Check, stage=1, fault_kind="down", requires=("VerifyDevicesAnswer",), reads=(C.LINKS,),
+                           reads_on="cables_of"):
     description = "both ends of every cable admin up and oper up"
-    stage = 1
-    fault_kind = "down"
-    requires = ("VerifyDevicesAnswer",)
-
-    def commands(self, inputs: Inputs, device: str) -> list[Command]:
-        return [C.LINKS] if device in inputs.cables_of else []
 
     def run(self, ctx: Context) -> Iterable[Result]:
         for cable in cables_in_scope(ctx):

@@ -12,21 +12,14 @@ from hwaac.verify import commands as C
 from hwaac.verify.checks.base import Check, Context, cables_in_scope
 from hwaac.verify.facts import FactError, LldpNeighbor
 from hwaac.verify.inputs import Cable, End, Inputs
-from hwaac.verify.raw import Command
 from hwaac.verify.results import Result, Status
 
 NO_NEIGHBOUR = "no neighbour"
 
 
-class VerifyLldpNeighbors(Check):
-    name = "VerifyLldpNeighbors"
+class VerifyLldpNeighbors(Check, stage=1, fault_kind="miswired", requires=("VerifyDevicesAnswer",), reads=(C.LLDP,),
+                          reads_on="cables_of"):
     description = "both ends of every cable see the planned neighbour over LLDP"
-    stage = 1
-    fault_kind = "miswired"
-    requires = ("VerifyDevicesAnswer",)
-
-    def commands(self, inputs: Inputs, device: str) -> list[Command]:
-        return [C.LLDP] if device in inputs.cables_of else []
 
     def kind(self, result: Result) -> str | None:
         return "missing" if result.message.startswith(NO_NEIGHBOUR) else "miswired"

@@ -11,20 +11,12 @@ from collections.abc import Iterable
 from hwaac.verify import commands as C
 from hwaac.verify.checks.base import Check, Context, shorten
 from hwaac.verify.facts import FactError
-from hwaac.verify.inputs import Inputs
-from hwaac.verify.raw import Command
 from hwaac.verify.results import Result, Status
 from hwaac.verify.routing import explain
 
 
-class VerifyLoopbacksReachable(Check):
-    name = "VerifyLoopbacksReachable"
+class VerifyLoopbacksReachable(Check, stage=3, requires=("VerifyBgpSessions",), reads=(C.ROUTES,)):
     description = "each switch routes the loopbacks of the switches the plan makes reachable from it"
-    stage = 3
-    requires = ("VerifyBgpSessions",)
-
-    def commands(self, inputs: Inputs, device: str) -> list[Command]:
-        return [C.ROUTES] if device in inputs.switches else []
 
     def run(self, ctx: Context) -> Iterable[Result]:
         inputs = ctx.inputs

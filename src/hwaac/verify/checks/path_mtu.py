@@ -16,11 +16,8 @@ from hwaac.verify.results import Result, Status
 ALL_FAULTS = LINK_FAULTS | {"mtu"}
 
 
-class VerifyPathMtu(Check):
-    name = "VerifyPathMtu"
+class VerifyPathMtu(Check, stage=4, requires=("VerifyRailPaths", "VerifyInterfaceMtu")):
     description = "a DF ping of the planned host MTU crosses each rail path"
-    stage = 4
-    requires = ("VerifyRailPaths", "VerifyInterfaceMtu")
 
     def commands(self, inputs: Inputs, device: str) -> list[Command]:
         return [C.ping_df(p.dst, p.src, p.mtu) for p in inputs.probes if p.host == device and p.mtu]

@@ -14,11 +14,8 @@ from hwaac.verify.raw import Command
 from hwaac.verify.results import Result, Status
 
 
-class VerifyRailPaths(Check):
-    name = "VerifyRailPaths"
+class VerifyRailPaths(Check, stage=4, requires=("VerifyBgpSessions",)):
     description = "each rail address leaves through its rail and reaches the same rail in another SU"
-    stage = 4
-    requires = ("VerifyBgpSessions",)
 
     def commands(self, inputs: Inputs, device: str) -> list[Command]:
         out = []
