@@ -17,7 +17,7 @@ import json
 import re
 import shlex
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -190,15 +190,20 @@ def _start_flap(lab: Lab, ends: list[list[str]], period: float, cycles: int) -> 
     return rec
 
 
+def _require_member(lab: Lab, name: str, members: Collection[str], kind: str, plural: str) -> None:
+    """Raise LabError unless ``name`` is one of ``members`` (the lab's switches or hosts), naming an example."""
+    if name not in members:
+        raise LabError(f"{name!r} is not a {kind} of lab {lab.name} ({len(members)} {plural}, e.g. "
+                       f"{next(iter(members), '?')})")
+
+
 def fail_switch(lab: Lab, switch: str, *, log: Log = lambda _: None) -> dict[str, Any]:
     """Stop a switch's bgpd and zebra.
 
     Raises:
         LabError: not a switch of the lab.
     """
-    if switch not in lab.switches:
-        raise LabError(f"{switch!r} is not a switch of lab {lab.name} ({len(lab.switches)} switches, e.g. "
-                       f"{next(iter(lab.switches), '?')})")
+    _require_member(lab, switch, lab.switches, "switch", "switches")
     with locked(lab.folder):
         lab.reload()
         daemons = lab.state["daemons"].get(switch, {})
@@ -216,9 +221,7 @@ def fail_node(lab: Lab, node: str, *, log: Log = lambda _: None) -> dict[str, An
     Raises:
         LabError: not a host of the lab.
     """
-    if node not in lab.hosts:
-        raise LabError(f"{node!r} is not a node of lab {lab.name} ({len(lab.hosts)} nodes, e.g. "
-                       f"{next(iter(lab.hosts), '?')})")
+    _require_member(lab, node, lab.hosts, "node", "nodes")
     ends = [e for cid, link in lab.state["links"].items() if node in (link["a"][0], link["b"][0])
             for e in _ends(lab, cid)]
     with locked(lab.folder):
