@@ -26,15 +26,20 @@ def state_root() -> Path:
     return Path(os.environ.get("HWAAC_LAB_STATE_DIR") or DEFAULT_STATE_ROOT)
 
 
-def check_lab_name(name: str) -> str:
-    """The name itself when it is a valid lab name.
+def check_name(what: str, name: str, pattern: re.Pattern[str], valid: str) -> str:
+    """``name`` itself when ``pattern`` matches it.
 
     Raises:
-        LabError: naming the value and what is valid.
+        LabError: ``<what> <name> is not valid: <valid>``.
     """
-    if not LAB_NAME_RE.match(name):
-        raise LabError(f"lab name {name!r} is not valid: {LAB_NAME_VALID}")
+    if not pattern.match(name):
+        raise LabError(f"{what} {name!r} is not valid: {valid}")
     return name
+
+
+def check_lab_name(name: str) -> str:
+    """The name itself when it is a valid lab name. Raises LabError naming the value and what is valid."""
+    return check_name("lab name", name, LAB_NAME_RE, LAB_NAME_VALID)
 
 
 def default_lab_name(fabric: str) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 from hwaac.fileio import write_atomic
 from hwaac.lab.errors import LabError
+from hwaac.lab.names import check_name
 
 CHECKPOINT_SUFFIX = ".cp.json"
 CHECKPOINT_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -158,14 +159,8 @@ class SwitchState:
 
 
 def check_checkpoint_name(name: str) -> str:
-    """The name itself when it can name a checkpoint file.
-
-    Raises:
-        LabError: naming the value and what is valid.
-    """
-    if not CHECKPOINT_NAME_RE.match(name):
-        raise LabError(f"checkpoint name {name!r} is not valid: {CHECKPOINT_NAME_VALID}")
-    return name
+    """The name itself when it can name a checkpoint file. Raises LabError naming the value and what is valid."""
+    return check_name("checkpoint name", name, CHECKPOINT_NAME_RE, CHECKPOINT_NAME_VALID)
 
 
 def default_release() -> str:
