@@ -270,7 +270,7 @@ def test_leaf_announces_its_loopback_and_each_host_link():
     assert _networks(cfg) == [f"{ip_str(plan.switch_by_name[LEAF].loopback)}/32", *sorted(
         hosts, key=lambda p: ipaddress.IPv4Network(p))]
     assert hosts[0] == "172.16.0.0/31" and len(hosts) == 32
-    for table in ("ROUTE_REDISTRIBUTE", "PREFIX_SET", "PREFIX"):  # no redistribute connected (module docstring)
+    for table in ("ROUTE_REDISTRIBUTE", "PREFIX_SET", "PREFIX"):  # no redistribute connected (docs/render-sonic.md)
         assert table not in cfg
 
 

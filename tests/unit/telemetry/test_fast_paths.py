@@ -1,6 +1,6 @@
 """Each reader's and the rate layer's fast path against its general loop on recorded outputs: with the fast path
 turned off (monkeypatched to decline) the result must be the same, dict order and reasons included, and on the
-usual outputs the fast path must actually be taken (docs/network-health.md "Scale")."""
+usual outputs the fast path must actually be taken (docs/network-health-scale.md)."""
 
 from __future__ import annotations
 
