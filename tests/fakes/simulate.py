@@ -46,11 +46,11 @@ MGMT_NETPLAN = """network:
 """
 
 
-# lustre-release lustre/scripts/systemd/lnet.service.in as of 2.15 (domain note lustre-client.md section 1.3; the
-# Description, Type, RemainAfterExit and [Install] lines are those of every release, e.g. the 2.12 file in
-# lustre/lustre-release), with the paths the RPMs substitute: @sbindir@ = /usr/sbin, @sysconfdir@ = /etc (installed
-# as /usr/lib/systemd/system/lnet.service holding "ExecStart=/usr/sbin/lnetctl import /etc/lnet.conf", which public
-# OCI Lustre setup scripts edit with sed). The fake systemctl never runs ExecStart=/ExecStop=.
+# lustre-release lustre/scripts/systemd/lnet.service.in as of 2.15 (the Description, Type, RemainAfterExit and
+# [Install] lines are those of every release, e.g. the 2.12 file in lustre/lustre-release), with the paths the RPMs
+# substitute: @sbindir@ = /usr/sbin, @sysconfdir@ = /etc (installed as /usr/lib/systemd/system/lnet.service holding
+# "ExecStart=/usr/sbin/lnetctl import /etc/lnet.conf", which public OCI Lustre setup scripts edit with sed). The fake
+# systemctl never runs ExecStart=/ExecStop=.
 LNET_SERVICE = """[Unit]
 Description=lnet management
 
@@ -124,7 +124,7 @@ def lustre_client_state(host_dir: Path, client: dict[str, Any]) -> dict[str, Any
 
     Args:
         host_dir: the node's render folder (``hosts/<node>``).
-        client: its ``lustre-client.json`` (contract of issue 7).
+        client: its ``lustre-client.json`` (docs/render-host.md "lustre-client.json").
 
     Raises:
         ValueError: ``client_version`` is not ``MAJOR.MINOR[.PATCH...]``, or a netplan file cannot be read.

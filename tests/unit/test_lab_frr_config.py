@@ -39,7 +39,7 @@ def _toolkit_env() -> str:
     if env:
         found = [str(Path(env) / "env.sh")] if (Path(env) / "env.sh").exists() else found
     if not found:
-        pytest.fail("SONiC toolkit not set up: run /work/shared/sonic/setup.sh (or set HWAAC_SONIC_TOOLKIT)")
+        pytest.fail("SONiC toolkit not set up: set HWAAC_SONIC_TOOLKIT and run its setup.sh (docs/sonic-releases.md)")
     return found[-1]
 
 

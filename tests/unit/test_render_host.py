@@ -1,7 +1,7 @@
 """Per-host renderers: golden files for gpu-su01-h01 plus behaviour checks that follow the plan and the intent.
 
 Regenerate the golden files with ``HWAAC_UPDATE_GOLDEN=1 pytest tests/unit/test_render_host.py`` and review
-the diff against the domain note (rail-fabric-roce.md sections 4 and 5) before committing it.
+the diff against docs/render-host.md (the files and the public sources of their settings) before committing it.
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ def test_an_unscopable_tunable_raises() -> None:
 
 
 def test_scoped_patterns_do_not_reach_another_file_system() -> None:
-    # fs "lfs" must not tune fs "lfs1": device names as a client creates them (domain note section 2)
+    # fs "lfs" must not tune fs "lfs1": device names as a client creates them (docs/render-host.md "Tunable scoping")
     from fnmatch import fnmatchcase
 
     devices = ["lfs1-OST0000-osc-ffff9c2a4e1b8000", "lfs1-MDT0000-mdc-ffff9c2a4e1b8000", "lfs1-ffff9c2a4e1b8000"]

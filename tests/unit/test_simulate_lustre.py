@@ -60,7 +60,7 @@ def test_gpu_node_gets_an_installed_client_with_lnet_not_started(tmp_path: Path)
                     "interfaces": RAILS, "nets": []}
     unit = (tmp_path / "sim" / NODE / "root" / "etc" / "systemd" / "system" / "lnet.service").read_text()
     assert unit == LNET_SERVICE
-    # the lines the domain note (section 1.3) quotes from lustre/scripts/systemd/lnet.service.in
+    # the lines of lustre-release lustre/scripts/systemd/lnet.service.in (2.15) that matter to a client
     for line in ("After=network-online.target openibd.service rdma.service opa.service",
                  "ConditionPathExists=!/proc/sys/lnet/", "ExecStart=/sbin/modprobe lnet",
                  "ExecStart=/usr/sbin/lnetctl lnet configure", "ExecStart=/usr/sbin/lnetctl import /etc/lnet.conf",
