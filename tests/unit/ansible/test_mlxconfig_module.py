@@ -7,7 +7,8 @@ ansible_collections.aiinfra.hwaac.plugins.modules.mlxconfig ARGS.json``, where A
 JSON result. The repository root on PYTHONPATH makes ``ansible_collections.aiinfra.hwaac`` (a link to the root)
 importable, exactly the import path the module uses on a host. This exercises the real argument spec, check mode,
 ``run_command`` and ``exit_json``/``fail_json`` without mocking Ansible. ``tests/fakes/bin`` goes first on PATH and
-``HWAAC_FAKE_STATE`` points at the test's tmp directory, so every test starts from the fake's defaults.
+``HWAAC_FAKE_STATE`` points at the test's tmp directory, so every test starts from the fake's defaults
+(tests/unit/ansible/fake_host.py). The cases that are data are in tests/unit/ansible/cases/mlxconfig.yml.
 
 The fake's defaults (see the fake's docstring): LINK_TYPE_P1 IB(1), ATS_ENABLED True(1), ADVANCED_PCI_SETTINGS
 False(0), CNP_DSCP_P1 46, CNP_802P_PRIO_P1 6, ROCE_CC_PRIO_MASK_P1 255, HOST_CHAINING_DESCRIPTORS Array[0..7] of 0.
@@ -16,34 +17,24 @@ False(0), CNP_DSCP_P1 46, CNP_802P_PRIO_P1 6, ROCE_CC_PRIO_MASK_P1 255, HOST_CHA
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.unit.ansible.module_run import run_module
+from tests.unit.ansible.fake_host import FakeHost
+from tests.unit.ansible.module_run import REPO, load_cases, run_case
 
-REPO = Path(__file__).resolve().parents[3]
-FAKE_BIN = REPO / "tests" / "fakes" / "bin"
 DEMO_NIC = REPO / "tests" / "golden" / "demo" / "hosts" / "gpu-su01-h01" / "nic-roce.json"
 
 
-class Host:
-    """A fake host: fake tool state, the module's state dir and boot id, and a way to run the module."""
+class Host(FakeHost):
+    """The fake host with the fake's boot id, the module's state dir, and the single and list forms."""
+
+    module_name = "mlxconfig"
 
     def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.state = tmp / "fake"
-        self.state.mkdir()
+        super().__init__(tmp)
         (self.state / "boot_id").write_text("boot-1\n")
-        self.env = {
-            **os.environ,
-            "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
-            "HWAAC_FAKE_STATE": str(self.state),
-            "PYTHONPATH": str(REPO),
-        }
-        self.calls = 0
 
     def module(self, params: dict, *, check: bool = False, **extra: object) -> dict:
         """The single-device form on mlx5_0."""
@@ -53,32 +44,36 @@ class Host:
         """The list form: ``devices`` as given."""
         return self.run({"devices": devices, **extra}, check=check)
 
-    def run(self, module_args: dict, *, check: bool = False) -> dict:
-        self.calls += 1
-        args = {
-            "state_dir": str(self.tmp / "module-state"),
-            "boot_id_path": str(self.state / "boot_id"),
-            **module_args,
-        }
-        return run_module("mlxconfig", args, self.tmp / f"args{self.calls}.json", self.env, check=check)
+    def run(self, args: dict, *, check: bool = False) -> dict:
+        """Any form, with the module's state dir and the fake's boot id."""
+        defaults = {"state_dir": str(self.tmp / "module-state"), "boot_id_path": str(self.state / "boot_id")}
+        return super().run({**defaults, **args}, check=check)
 
     def tool(self, *args: str) -> str:
-        return subprocess.run(["mlxconfig", *args], env=self.env, capture_output=True, text=True, check=True).stdout
+        return self.stdout("mlxconfig", *args)
 
     def reboot(self, *flags: str) -> None:
-        subprocess.run(["hwaac-fake-reboot", *flags], env=self.env, check=True)
+        self.stdout("hwaac-fake-reboot", *flags)
 
     def knobs(self, **knobs: object) -> None:
         self.tool("-d", "mlx5_0", "q")  # creates the state file with defaults
-        path = self.state / "mlxconfig.json"
-        state = json.loads(path.read_text())
-        state["knobs"].update(knobs)
-        path.write_text(json.dumps(state))
+        self.merge_knobs("mlxconfig.json", knobs)
+
+    def next_boot(self, device: str, name: str) -> str:
+        """The Next Boot value of ``name`` on ``device`` as the fake reports it (last column of the row)."""
+        out = self.tool("-d", device, "-e", "q", name)
+        row = next(line for line in out.splitlines() if name in line.split())
+        return row.split()[-1]
 
 
 @pytest.fixture
 def host(tmp_path: Path) -> Host:
     return Host(tmp_path)
+
+
+@pytest.mark.parametrize("case", load_cases("mlxconfig"))
+def test_case(host: Host, case: dict) -> None:
+    run_case(host, case)
 
 
 def demo_params() -> dict:
@@ -145,27 +140,6 @@ def test_check_mode_predicts_the_set_then_second_run_changes_nothing(host: Host)
     assert booted["query"]["LINK_TYPE_P1"] == {"default": "IB(1)", "current": "ETH(2)", "next_boot": "ETH(2)"}
 
 
-def test_value_already_pending_is_not_set_again(host: Host) -> None:
-    host.tool("-y", "-d", "mlx5_0", "set", "LINK_TYPE_P1=2")
-    res = host.module({"LINK_TYPE_P1": "ETH"})
-    assert res["changed"] is False
-    assert res["set"] == {}
-    assert not any(" set " in r for r in res["raw"])
-    assert res["reboot_required"] is True
-    assert res["pending"] == {"LINK_TYPE_P1": {"current": "IB(1)", "next_boot": "ETH(2)"}}
-
-
-def test_star_marker_and_true_false_values(host: Host) -> None:
-    res = host.module({"ATS_ENABLED": False, "SRIOV_EN": "True", "KEEP_ETH_LINK_UP_P1": True})
-    assert res["set"] == {"ATS_ENABLED": "0", "SRIOV_EN": "True"}  # KEEP_ETH_LINK_UP_P1 is True(1) already
-    assert res["query"]["ATS_ENABLED"]["next_boot"] == "False(0)"
-    assert res["query"]["SRIOV_EN"]["next_boot"] == "True(1)"
-    final_query = res["raw"][-1]
-    assert "*        ATS_ENABLED" in final_query  # the fake marks next != current like mlxconfig
-    assert "         KEEP_ETH_LINK_UP_P1" in final_query
-    assert host.module({"ATS_ENABLED": 0, "SRIOV_EN": 1, "KEEP_ETH_LINK_UP_P1": "true"})["changed"] is False
-
-
 def test_array_elements_are_queried_expanded(host: Host) -> None:
     res = host.module({"HOST_CHAINING_DESCRIPTORS[2]": 5})
     assert res["set"] == {"HOST_CHAINING_DESCRIPTORS[2]": "5"}
@@ -183,32 +157,6 @@ def test_array_elements_are_queried_expanded(host: Host) -> None:
     beyond = host.module({"HOST_CHAINING_DESCRIPTORS[9]": 1})
     assert beyond["failed"] is True
     assert "HOST_CHAINING_DESCRIPTORS[9] is out of range" in beyond["msg"]
-
-
-def test_unknown_parameter_fails_naming_it(host: Host) -> None:
-    res = host.module({"LINK_TYPE_P1": 2, "NO_SUCH_PARAM": 1})
-    assert res["failed"] is True
-    assert "NO_SUCH_PARAM" in res["msg"]
-    assert "-E- Unknown Parameter: NO_SUCH_PARAM" in res["msg"]
-    assert res["unknown_params"] == ["NO_SUCH_PARAM"]
-    assert "IB(1)           IB(1)           IB(1)" in host.tool("-d", "mlx5_0", "-e", "q", "LINK_TYPE_P1")
-
-
-def test_set_accepted_but_not_applied_is_a_failure(host: Host) -> None:
-    host.knobs(ignore_set=["CNP_DSCP_P1"])
-    res = host.module({"CNP_DSCP_P1": 48, "LINK_TYPE_P1": "ETH"})
-    assert res["failed"] is True
-    assert res.get("changed") is not True
-    assert res["not_applied"] == ["CNP_DSCP_P1"]
-    assert "CNP_DSCP_P1 (wanted 48, Next Boot is 46)" in res["msg"]
-    assert "LINK_TYPE_P1" not in res["msg"]
-
-
-def test_power_cycle_message(host: Host) -> None:
-    host.knobs(reset_message="power_cycle")
-    res = host.module({"LINK_TYPE_P1": "ETH"})
-    assert res["reset_required"] == "power_cycle"
-    assert res["reset_reason"] == "mlxconfig: Please power cycle machine to load new configurations."
 
 
 def test_values_still_pending_after_a_reboot_need_mlxfwreset(host: Host) -> None:
@@ -235,27 +183,7 @@ def test_values_still_pending_after_a_reboot_need_mlxfwreset(host: Host) -> None
     assert not (host.tmp / "module-state" / "mlx5_0.json").exists()
 
 
-def test_fw_reset_after_config_option(host: Host) -> None:
-    res = host.module({"LINK_TYPE_P1": "ETH"}, fw_reset_after_config=True)
-    assert res["reset_required"] == "mlxfwreset"
-    assert "FW_RESET_AFTER_CONFIG_UPDATE" in res["reset_reason"]
-
-
-def test_invalid_name_is_refused_before_running_anything(host: Host) -> None:
-    res = host.module({"LINK TYPE": 2})
-    assert res["failed"] is True
-    assert "invalid mlxconfig parameter name 'LINK TYPE'" in res["msg"]
-    assert not (host.state / "mlxconfig.json").exists()
-
-
 # ---- the list form: every HCA of a host in one invocation -------------------------------------------------------
-
-
-def next_boot(host: Host, device: str, name: str) -> str:
-    """The Next Boot value of ``name`` on ``device`` as the fake reports it (last column of the row)."""
-    out = host.tool("-d", device, "-e", "q", name)
-    row = next(line for line in out.splitlines() if name in line.split())
-    return row.split()[-1]
 
 
 def test_devices_check_mode_predicts_the_real_run_and_second_run_changes_nothing(host: Host) -> None:
@@ -282,7 +210,7 @@ def test_devices_check_mode_predicts_the_real_run_and_second_run_changes_nothing
     assert predicted["diff"]["before"]["mlx5_2"] == predicted["diff"]["after"]["mlx5_2"] == unchanged
     assert not any(" set " in r for d in predicted["devices"] for r in d["raw"])
     assert "set" not in predicted and "raw" not in predicted  # single-form fields are per device here
-    assert next_boot(host, "mlx5_1", "LINK_TYPE_P1") == "IB(1)"  # check mode wrote nothing
+    assert host.next_boot("mlx5_1", "LINK_TYPE_P1") == "IB(1)"  # check mode wrote nothing
 
     real = host.devices(devices)
     assert real["changed"] is True
@@ -306,7 +234,7 @@ def test_devices_check_mode_predicts_the_real_run_and_second_run_changes_nothing
         "mlxconfig -y -d mlx5_1 set ADVANCED_PCI_SETTINGS=1 ATS_ENABLED=0 CNP_DSCP_P1=48 LINK_TYPE_P1=2"
     )
     assert cmds[2][0].endswith("mlxconfig -d mlx5_2 -e q CNP_802P_PRIO_P1 ROCE_CC_PRIO_MASK_P1")
-    assert next_boot(host, "mlx5_1", "LINK_TYPE_P1") == "ETH(2)"
+    assert host.next_boot("mlx5_1", "LINK_TYPE_P1") == "ETH(2)"
     assert sorted(p.name for p in (host.tmp / "module-state").iterdir()) == ["mlx5_0.json", "mlx5_1.json"]
 
     again = host.devices(devices)
@@ -347,13 +275,13 @@ def test_devices_failing_devices_are_named_and_the_others_still_processed(host: 
     assert good3["device"] == "mlx5_3"
     assert good3["set"] == {"ATS_ENABLED": "0"}
     assert good3["pending"] == {"ATS_ENABLED": {"current": "True(1)", "next_boot": "False(0)"}}
-    assert next_boot(host, "mlx5_3", "ATS_ENABLED") == "False(0)"
+    assert host.next_boot("mlx5_3", "ATS_ENABLED") == "False(0)"
     # the unknown name failed at the first query: nothing was set on mlx5_1
     assert bad1["failed"] is True
     assert bad1["unknown_params"] == ["NO_SUCH_PARAM"]
     assert bad1["changed"] is False
     assert bad1["set"] == {}
-    assert next_boot(host, "mlx5_1", "LINK_TYPE_P1") == "IB(1)"
+    assert host.next_boot("mlx5_1", "LINK_TYPE_P1") == "IB(1)"
     # the set on mlx5_2 ran; LINK_TYPE_P1 reached Next Boot, CNP_DSCP_P1 did not
     assert bad2["failed"] is True
     assert bad2["not_applied"] == ["CNP_DSCP_P1"]
@@ -366,62 +294,6 @@ def test_devices_failing_devices_are_named_and_the_others_still_processed(host: 
     assert res["reboot_required"] is True
     assert res["reset_required"] == "reboot"
     assert sorted(res["diff"]["before"]) == ["mlx5_0", "mlx5_2", "mlx5_3"]  # mlx5_1 failed before any comparison
-
-
-def test_devices_reset_required_is_the_strongest(host: Host) -> None:
-    host.knobs(needs_fw_reset=True)  # a warm reboot does not load Next Boot (the DGX case)
-    host.devices([{"device": "mlx5_0", "params": {"LINK_TYPE_P1": "ETH"}}])
-    host.reboot()
-    host.knobs(reset_message="power_cycle")  # the next set asks for a power cycle
-    res = host.devices(
-        [
-            {"device": "mlx5_0", "params": {"LINK_TYPE_P1": "ETH"}},  # still pending after the reboot
-            {"device": "mlx5_1", "params": {"LINK_TYPE_P1": "ETH"}},  # set now: power cycle
-            {"device": "mlx5_2", "params": {"LINK_TYPE_P1": "IB"}},  # nothing to do
-        ]
-    )
-    assert [d["reset_required"] for d in res["devices"]] == ["mlxfwreset", "power_cycle", "none"]
-    assert res["reset_required"] == "mlxfwreset"
-    assert res["reset_reason"].startswith("mlx5_0: the same values were already pending before the last reboot")
-    assert "mlx5_1" not in res["reset_reason"]
-
-    host.reboot("--fw-reset")  # loads mlx5_0 and mlx5_1
-    host.knobs(reset_message="reboot")
-    res = host.devices(
-        [
-            {"device": "mlx5_1", "params": {"LINK_TYPE_P1": "ETH"}},
-            {"device": "mlx5_2", "params": {"LINK_TYPE_P1": "ETH"}},
-        ]
-    )
-    assert [d["reset_required"] for d in res["devices"]] == ["none", "reboot"]
-    assert res["reset_required"] == "reboot"
-
-
-def test_devices_argument_checks_refuse_before_anything_runs(host: Host) -> None:
-    bad_name = host.devices(
-        [
-            {"device": "mlx5_0", "params": {"LINK_TYPE_P1": 2}},
-            {"device": "mlx5_1", "params": {"LINK TYPE": 2}},
-        ]
-    )
-    assert bad_name["failed"] is True
-    assert bad_name["msg"] == "mlx5_1: invalid mlxconfig parameter name 'LINK TYPE'"
-    twice = host.devices([{"device": "mlx5_0", "params": {"LINK_TYPE_P1": 2}}, {"device": "mlx5_0"}])
-    assert twice["failed"] is True
-    assert twice["msg"] == "device mlx5_0 is listed more than once in devices"
-    assert not (host.state / "mlxconfig.json").exists()  # mlxconfig never ran
-
-    both = host.run({"device": "mlx5_0", "devices": [{"device": "mlx5_1"}]})
-    assert both["failed"] is True
-    assert "mutually exclusive: device|devices" in both["msg"]
-    params_too = host.run({"params": {"LINK_TYPE_P1": 2}, "devices": [{"device": "mlx5_1"}]})
-    assert "mutually exclusive: params|devices" in params_too["msg"]
-    neither = host.run({"params": {"LINK_TYPE_P1": 2}})
-    assert neither["failed"] is True
-    assert "one of the following is required: device, devices" in neither["msg"]
-    unknown_key = host.devices([{"device": "mlx5_0", "executable": "mstconfig"}])
-    assert unknown_key["failed"] is True
-    assert "executable" in unknown_key["msg"]
 
 
 def test_devices_array_params_per_device(host: Host) -> None:
@@ -437,8 +309,3 @@ def test_devices_array_params_per_device(host: Host) -> None:
     assert sorted(res["devices"][1]["query"]) == [f"HOST_CHAINING_DESCRIPTORS[{i}]" for i in range(8)]
 
 
-def test_single_form_result_has_no_device_list(host: Host) -> None:
-    res = host.module({"LINK_TYPE_P1": "ETH"})
-    assert res["set"] == {"LINK_TYPE_P1": "ETH"}
-    assert "devices" not in res
-    assert res["diff"]["before"] == {"LINK_TYPE_P1": "IB(1)"}
