@@ -7,55 +7,49 @@ ansible_collections.aiinfra.hwaac.plugins.modules.roce_qos ARGS.json`` with ``{"
 ``configfs_root`` point at a tree built by ``tests.fakes.sysfs.build_roce_tree``.
 
 Starting state: the mlnx_qos fake's defaults (trust pcp, no PFC, DSCP d -> priority d >> 3), cma_roce_tos 0, and the
-tree's MTU 1500, ECN 0 everywhere, CNP 0/0, no global traffic class.
+tree's MTU 1500, ECN 0 everywhere, CNP 0/0, no global traffic class. The fake host is
+tests/unit/ansible/fake_host.py; the cases that are data are in tests/unit/ansible/cases/roce_qos.yml.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.sysfs import build_roce_tree
-from tests.unit.ansible.module_run import run_module
+from tests.unit.ansible.fake_host import FakeHost
+from tests.unit.ansible.module_run import REPO, load_cases, run_case
 
-REPO = Path(__file__).resolve().parents[3]
-FAKE_BIN = REPO / "tests" / "fakes" / "bin"
 DEMO_NIC = REPO / "tests" / "golden" / "demo" / "hosts" / "gpu-su01-h01" / "nic-roce.json"
 
 
-class Host:
+class Host(FakeHost):
+    """The fake host with a sysfs/configfs tree for ``ports`` (interface, HCA); no fake has state before a run."""
+
+    module_name = "roce_qos"
+
     def __init__(self, tmp: Path, ports: list[tuple[str, str]] | None = None, **tree: object) -> None:
-        self.tmp = tmp
-        self.state = tmp / "fake"
+        super().__init__(tmp, create_state=False)
         self.sys = tmp / "sys"
         self.cfg = tmp / "cfg"
         build_roce_tree(self.sys, self.cfg, ports or [("rail0", "mlx5_0")], **tree)
-        self.env = {
-            **os.environ,
-            "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
-            "HWAAC_FAKE_STATE": str(self.state),
-            "PYTHONPATH": str(REPO),
-        }
-        self.calls = 0
 
     def module(self, params: dict, *, check: bool = False) -> dict:
-        self.calls += 1
-        args = {
-            "sysfs_root": str(self.sys),
-            "configfs_root": str(self.cfg),
-            **params,
-        }
-        return run_module("roce_qos", args, self.tmp / f"args{self.calls}.json", self.env, check=check)
+        return self.run(self.case_args(params), check=check)
+
+    def case_args(self, given: dict) -> dict:
+        return {"sysfs_root": str(self.sys), "configfs_root": str(self.cfg), **given}
 
     def tool(self, *cmd: str) -> str:
-        return subprocess.run(list(cmd), env=self.env, capture_output=True, text=True, check=True).stdout
+        return self.stdout(*cmd)
 
     def sysfs(self, rel: str) -> str:
         return (self.sys / rel).read_text().strip()
+
+    def unlink_sysfs(self, rel: str) -> None:
+        (self.sys / rel).unlink()
 
 
 def demo_port(index: int = 0) -> dict:
@@ -68,6 +62,11 @@ def demo_port(index: int = 0) -> dict:
 @pytest.fixture
 def host(tmp_path: Path) -> Host:
     return Host(tmp_path)
+
+
+@pytest.mark.parametrize("case", load_cases("roce_qos"))
+def test_case(host: Host, case: dict) -> None:
+    run_case(host, case)
 
 
 def test_check_mode_predicts_the_run_and_the_second_run_changes_nothing(host: Host) -> None:
@@ -136,29 +135,6 @@ def test_runtime_settings_are_reasserted_after_a_reboot(host: Host) -> None:
     assert set(res["changes"]) == {"trust", "pfc", "roce_tos.rdma_cm"}
 
 
-def test_cma_tos_that_does_not_stick_is_a_failure(host: Host) -> None:
-    (host.state).mkdir(exist_ok=True)
-    (host.state / "cma_roce_tos.json").write_text(json.dumps({"knobs": {"ignore_set": ["mlx5_0"]}}))
-    res = host.module({"interface": "rail0", "hca": "mlx5_0", "roce_tos": 106, "roce_tos_traffic_class": False})
-    assert res["failed"] is True
-    assert res["msg"] == "cma_roce_tos -d mlx5_0 -t 106 did not apply: the ToS is 0"
-    assert res.get("changed") is not True
-
-
-def test_dscp_map_with_pcp_trust_is_refused(host: Host) -> None:
-    res = host.module({"interface": "rail0", "trust": "pcp", "dscp2prio": {"26": 3}})
-    assert res["failed"] is True
-    assert "dscp2prio needs trust dscp" in res["msg"]
-
-
-def test_missing_traffic_class_file_is_a_clear_failure(host: Host) -> None:
-    (host.sys / "class/infiniband/mlx5_0/tc/1/traffic_class").unlink()
-    res = host.module({"interface": "rail0", "hca": "mlx5_0", "roce_tos": 106, "roce_tos_cma": False})
-    assert res["failed"] is True
-    assert "traffic_class" in res["msg"]
-    assert "MLNX_OFED" in res["msg"]
-
-
 def test_ecn_disable_others(tmp_path: Path) -> None:
     host = Host(tmp_path, ecn=1)  # mlx5 enables ECN on every priority; start from that
     params = {"interface": "rail0", "ecn": {"np_priorities": [3], "rp_priorities": [3]}}
@@ -167,12 +143,6 @@ def test_ecn_disable_others(tmp_path: Path) -> None:
     assert sorted(res["changes"]) == sorted(f"ecn.{r}.{p}" for r in ("np", "rp") for p in range(8) if p != 3)
     assert host.sysfs("class/net/rail0/ecn/roce_rp/enable/0") == "0"
     assert host.sysfs("class/net/rail0/ecn/roce_rp/enable/3") == "1"
-
-
-def test_bad_pfc_list_is_refused(host: Host) -> None:
-    res = host.module({"interface": "rail0", "pfc": "0,0,1"})
-    assert res["failed"] is True
-    assert "pfc must list 8 values" in res["msg"]
 
 
 # ---- the list form: every port of a host in one invocation ------------------------------------------------------
@@ -235,8 +205,7 @@ def test_ports_check_mode_predicts_the_real_run_and_second_run_changes_nothing(r
 
 
 def test_ports_failing_port_is_named_and_the_others_still_processed(rails: Host) -> None:
-    rails.state.mkdir()
-    (rails.state / "cma_roce_tos.json").write_text(json.dumps({"knobs": {"ignore_set": ["mlx5_1"]}}))
+    rails.write_state("cma_roce_tos.json", {"knobs": {"ignore_set": ["mlx5_1"]}})
     res = rails.module({"ports": [demo_port(i) for i in range(3)]})
     assert res["failed"] is True
     assert res["failed_ports"] == ["rail1"]
