@@ -104,6 +104,9 @@ def check_result(res: dict, step: dict, where: str) -> None:
         got = _at(res, path)
         for want in unwanted if isinstance(unwanted, list) else [unwanted]:
             assert got is _MISSING or not _contains(got, want), f"{where}: {path} = {got!r} holds {want!r}"
+    for path, want in (step.get("prefix") or {}).items():
+        got = _at(res, path)
+        assert isinstance(got, str) and got.startswith(want), f"{where}: {path} = {got!r} does not start {want!r}"
     for path in step.get("absent") or []:
         assert _at(res, path) is _MISSING, f"{where}: {path} should not be in the result {res}"
     for path, value in (step.get("not") or {}).items():

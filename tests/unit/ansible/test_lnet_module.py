@@ -1,22 +1,21 @@
 """aiinfra.hwaac.lnet run as Ansible runs it (tests/unit/ansible/module_run.py) against the stateful lnetctl and
 modprobe fakes (tests/fakes/bin; state in HWAAC_FAKE_STATE, see the fakes' docstrings).
 
-The fake host has ib0 (10.20.0.5) and ib1 (10.20.1.5); without lnet.json the LNet modules are not loaded.
+The fake host (tests/unit/ansible/fake_host.py) has ib0 (10.20.0.5) and ib1 (10.20.1.5); without lnet.json the
+LNet modules are not loaded. The cases that are data are in tests/unit/ansible/cases/lnet.yml.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.unit.ansible.module_run import run_module
+from tests.unit.ansible.fake_host import FakeHost
+from tests.unit.ansible.module_run import REPO, load_cases, run_case
 
-REPO = Path(__file__).resolve().parents[3]
-FAKE_BIN = REPO / "tests" / "fakes" / "bin"
 MOUNT = "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.2@o2ib:/lfs1 /mnt/lfs1 lustre rw,flock,lazystatfs 0 0\n"
 READ_ONLY = {"lnetctl net show", "lnetctl export --backup", "lnetctl global show"}
 
@@ -45,43 +44,46 @@ LNET_CONF = (
 )
 
 
-class Host:
+class Host(FakeHost):
+    """The fake host with its lnet.conf and mount table; the module's networks and global default to NETWORKS."""
+
+    module_name = "lnet"
+
     def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.state = tmp / "fake"
-        self.state.mkdir()
+        super().__init__(tmp)
         self.conf = tmp / "etc" / "lnet.conf"
-        self.env = {**os.environ, "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
-                    "HWAAC_FAKE_STATE": str(self.state), "PYTHONPATH": str(REPO)}
-        self.n = 0
 
     def module(self, networks=None, glob=None, *, check: bool = False, **extra: object) -> dict:
-        self.n += 1
         args = {"networks": NETWORKS if networks is None else networks,
-                "global": {"discovery": 1} if glob is None else glob,
-                "lnet_conf": str(self.conf), "proc_mounts": str(self.state / "proc_mounts"), **extra}
-        return run_module("lnet", args, self.tmp / f"args{self.n}.json", self.env, check=check)
+                "global": {"discovery": 1} if glob is None else glob, **extra}
+        return self.run(self.case_args(args), check=check)
+
+    def case_args(self, given: dict) -> dict:
+        return {"networks": NETWORKS, "global": {"discovery": 1}, "lnet_conf": str(self.conf),
+                "proc_mounts": str(self.state / "proc_mounts"), **given}
 
     def lnet(self, **state: object) -> None:
-        (self.state / "lnet.json").write_text(json.dumps(state))
+        self.write_state("lnet.json", state)
 
     def read(self) -> dict:
-        return json.loads((self.state / "lnet.json").read_text())
+        return self.read_state("lnet.json")
+
+    def nets(self) -> list[str]:
+        """The nets LNet has, in order."""
+        return [n["net"] for n in self.read()["nets"]]
 
     def mount(self) -> None:
         (self.state / "proc_mounts").write_text(MOUNT)
-
-    def calls(self) -> list[str]:
-        path = self.state / "calls.log"
-        return path.read_text().splitlines() if path.exists() else []
-
-    def clear_calls(self) -> None:
-        (self.state / "calls.log").unlink(missing_ok=True)
 
 
 @pytest.fixture
 def host(tmp_path: Path) -> Host:
     return Host(tmp_path)
+
+
+@pytest.mark.parametrize("case", load_cases("lnet"))
+def test_case(host: Host, case: dict) -> None:
+    run_case(host, case)
 
 
 def ni(interface: str, ip: str, net: str = "o2ib", peer_credits: int = 32) -> dict:
@@ -223,41 +225,6 @@ def test_configure_answering_eexist_is_not_an_error(host: Host) -> None:
     assert len(host.read()["nets"][0]["nis"]) == 2
 
 
-def test_lnet_down_is_configured_then_added(host: Host) -> None:
-    host.lnet(configured=False)
-    res = host.module()
-    assert res["lnet_status"] == "down"
-    # with LNet down the global settings cannot be read, so the declared ones are set
-    assert res["commands"] == ["lnetctl lnet configure",
-                               "lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1",
-                               "lnetctl set discovery 1"]
-    assert host.read()["configured"] is True
-    assert host.module()["changed"] is False
-
-
-def test_lnet_brought_up_by_a_mount_is_configured_first(host: Host) -> None:
-    """A mount loaded LNet without configuration: default tcp on the first interface, not through lnetctl."""
-    host.lnet(configured=True, dlc=False, interfaces={"eth0": "10.0.2.15", "ib0": "10.20.0.5", "ib1": "10.20.1.5"},
-              nets=[{"net": "tcp", "nis": [ni("eth0", "10.0.2.15", "tcp", 8)]}])
-    res = host.module()
-    assert res.get("failed") is not True, res
-    assert res["commands"] == ["lnetctl lnet configure", "lnetctl net del --net tcp",
-                               "lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1"]
-    assert [n["net"] for n in host.read()["nets"]] == ["o2ib"]
-
-
-def test_216_layout_converges_and_stays(host: Host) -> None:
-    host.lnet(layout="2.16", configured=True)
-    res = host.module(glob={"discovery": 1, "max_intf": 300})
-    assert res.get("failed") is not True, res
-    assert res["commands"] == ["lnetctl lnet configure",
-                               "lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1",
-                               "lnetctl set max_interfaces 300"]
-    again = host.module(glob={"discovery": 1, "max_intf": 300})
-    assert again["changed"] is False
-    assert again["state"]["nets"][0]["nis"][0]["nid"] == "10.20.0.5@o2ib"
-
-
 def test_o2ib_lnd_tunables_go_through_import(host: Host) -> None:
     host.lnet(configured=True)
     nets = [{"net": "o2ib", "interfaces": ["ib0"], "tunables": {"peer_credits": 32},
@@ -268,25 +235,6 @@ def test_o2ib_lnd_tunables_go_through_import(host: Host) -> None:
     assert host.read()["nets"][0]["nis"][0]["lnd_tunables"]["concurrent_sends"] == 64
     assert "              concurrent_sends: 64\n" in (host.state / "lnetctl-import.log").read_text()
     assert host.module(nets, {})["changed"] is False
-
-
-def test_a_value_that_does_not_stick_fails_the_run(host: Host) -> None:
-    host.lnet(configured=True, knobs={"ignore_tunables": ["concurrent_sends"]})
-    nets = [{"net": "o2ib", "interfaces": ["ib0"], "lnd_tunables": {"concurrent_sends": 64}}]
-    res = host.module(nets, {})
-    assert res["failed"] is True
-    assert "LNet differs from the desired state after applying" in res["msg"]
-    assert "concurrent_sends 8 -> 64" in res["msg"]
-    assert not host.conf.exists()  # lnet.conf is written only after a verified run
-
-
-def test_lnetctl_error_is_reported(host: Host) -> None:
-    host.lnet(configured=True, interfaces={"ib0": "10.20.0.5"})
-    res = host.module()
-    assert res["failed"] is True
-    assert res["msg"] == ("'lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1' failed "
-                          "(rc=255): add net: errno -1 couldn't query intf ib1")
-    assert res["commands"][-1].startswith("lnetctl net add")
 
 
 def test_the_rendered_demo_client_file_converges(host: Host) -> None:
@@ -306,39 +254,11 @@ def test_the_rendered_demo_client_file_converges(host: Host) -> None:
     assert (again["changed"], again["commands"]) == (False, [])
 
 
-@pytest.mark.parametrize(
-    ("networks", "glob", "expected"),
-    [
-        ([{"net": "o2ib", "interfaces": ["ib0"]}, {"net": "tcp", "interfaces": ["ib0"]}], {},
-         "networks[1].interfaces[0]: 'ib0' is not valid; an interface not already used by networks[0] (o2ib)"),
-        ([{"net": "ib", "interfaces": ["ib0"]}], {}, "networks[0].net: 'ib' is not valid; o2ib or tcp"),
-        ([{"net": "o2ib", "interfaces": []}], {}, "networks[0].interfaces: [] is not valid; a non-empty list"),
-        ([], {"max_intf": "many"}, "global.max_intf: 'many' is not valid; an integer >= 0"),
-    ],
-)
-def test_bad_input_fails_before_anything_runs(host: Host, networks, glob, expected) -> None:
-    res = host.module(networks, glob)
-    assert res["failed"] is True
-    assert res["msg"].startswith(expected)
-    assert host.calls() == []
-
-
 def test_lnet_conf_null_is_left_alone(host: Host) -> None:
     res = host.module(lnet_conf=None)
     assert res["changed"] is True
     assert len(res["diff"]) == 1
     assert not host.conf.exists()
-
-
-def test_purge_false_keeps_an_undeclared_net(host: Host) -> None:
-    host.lnet(configured=True, interfaces={"eth0": "10.30.0.5", "ib0": "10.20.0.5", "ib1": "10.20.1.5"},
-              nets=[{"net": "tcp", "nis": [ni("eth0", "10.30.0.5", "tcp", 8)]}])
-    res = host.module(purge=False)
-    assert res["commands"] == ["lnetctl lnet configure",
-                               "lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1"]
-    assert [n["net"] for n in host.read()["nets"]] == ["tcp", "o2ib"]
-    assert "nets not declared are kept (purge=false): tcp" in json.dumps(res["warnings"])
-    assert host.module(purge=False)["changed"] is False
 
 
 def test_files_that_cannot_be_read_or_written_fail_clearly(host: Host) -> None:
