@@ -120,6 +120,8 @@ def check_probes(host: FakeHost, probes: list[dict], where: str) -> None:
         label = f"{where}: {probe['call']}"
         if "equals" in probe:
             assert got == probe["equals"], f"{label} is {got!r}, wanted {probe['equals']!r}"
+        if "prefix" in probe:
+            assert str(got).startswith(probe["prefix"]), f"{label} = {got!r} does not start {probe['prefix']!r}"
         for want in probe.get("contains", []):
             assert _contains(got, want), f"{label} = {got!r} lacks {want!r}"
         for want in probe.get("lacks", []):

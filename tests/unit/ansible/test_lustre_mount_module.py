@@ -4,42 +4,44 @@ The module runs as Ansible runs it (tests/unit/ansible/module_run.py), with test
 HWAAC_FAKE_STATE in the test's tmp directory. The fake host has LNet configured on tcp (10.20.0.5@tcp, the
 ``lnet.json`` shape of the shared fake-state contract) unless a test says otherwise; the MGS is ``localhost@tcp``
 (resolved by getaddrinfo to 127.0.0.1, as mount.lustre and the module both do), so /proc/mounts shows
-``127.0.0.1@tcp:/lfs1``. The mount point and fstab live under tmp_path.
+``127.0.0.1@tcp:/lfs1``. The mount point and fstab live under tmp_path. The fake host is
+tests/unit/ansible/fake_host.py; the cases that are data are in tests/unit/ansible/cases/lustre_mount.yml.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.unit.ansible.module_run import run_module
+from tests.unit.ansible.fake_host import FakeHost
+from tests.unit.ansible.module_run import load_cases, run_case
 
-REPO = Path(__file__).resolve().parents[3]
-FAKE_BIN = REPO / "tests" / "fakes" / "bin"
 LNET_TCP = {"configured": True, "layout": "2.15", "version": "2.15.5", "interfaces": {"eth0": "10.20.0.5"},
             "nets": [{"net": "tcp", "nis": [{"interface": "eth0", "nid": "10.20.0.5@tcp", "status": "up"}]}],
             "global": {}}
 FSTAB = "# static table\nUUID=1B2C-1908 /boot/efi vfat defaults,noatime 0 2\n"
 
 
-class Host:
-    """A fake Lustre client host: fake state, fstab, mount point, and a way to run the module."""
+def mounting(calls: list[str]) -> list[str]:
+    return [c for c in calls if c.split()[0] in ("mount", "umount")]
+
+
+class Host(FakeHost):
+    """A fake Lustre client host: fake state with LNet on tcp, fstab, mount point."""
+
+    module_name = "lustre_mount"
 
     def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.state = tmp / "fake"
-        self.state.mkdir()
-        self.env = {**os.environ, "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
-                    "HWAAC_FAKE_STATE": str(self.state), "PYTHONPATH": str(REPO)}
+        super().__init__(tmp)
         self.fstab = tmp / "fstab"
         self.fstab.write_text(FSTAB)
         self.mp = str(tmp / "mnt" / "lfs1")
-        self.runs = 0
         self.lnet(LNET_TCP)
+
+    def placeholders(self) -> dict[str, str]:
+        return {**super().placeholders(), "mp": self.mp, "fstab": str(self.fstab), "FSTAB": FSTAB}
 
     def lnet(self, data: dict | None) -> None:
         path = self.state / "lnet.json"
@@ -48,33 +50,31 @@ class Host:
         else:
             path.write_text(json.dumps(data))
 
-    def args(self, **over: object) -> dict:
+    def case_args(self, given: dict) -> dict:
         base = {"name": "lfs1", "mgs": [["localhost@tcp"]], "mount_point": self.mp, "options": ["flock", "noatime"],
                 "fstab": str(self.fstab), "proc_mounts": str(self.state / "proc_mounts")}
-        return {**base, **over}
+        return {**base, **given}
 
     def module(self, *, check: bool = False, **over: object) -> dict:
-        self.runs += 1
-        self.mark = len(self.calls())
-        return run_module("lustre_mount", self.args(**over), self.tmp / f"args{self.runs}.json", self.env, check=check)
+        return self.run(self.case_args(over), check=check)
 
-    def tool(self, *argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run(list(argv), env=self.env, capture_output=True, text=True)
-
-    def calls(self) -> list[str]:
-        path = self.state / "calls.log"
-        return path.read_text().splitlines() if path.exists() else []
-
-    def new_calls(self) -> list[str]:
-        return self.calls()[self.mark:]
+    def mount_calls(self) -> list[str]:
+        """The mount and umount calls of the last module run."""
+        return mounting(self.new_calls())
 
     def proc_mounts(self) -> str:
         path = self.state / "proc_mounts"
         return path.read_text() if path.exists() else ""
 
+    def fstab_text(self) -> str:
+        return self.fstab.read_text()
+
+    def write_fstab(self, text: str) -> None:
+        self.fstab.write_text(text)
+
     def premount(self, source: str = "localhost@tcp:/lfs1", options: str = "flock,noatime,_netdev") -> None:
         Path(self.mp).mkdir(parents=True, exist_ok=True)
-        res = self.tool("mount", "-t", "lustre", "-o", options, source, self.mp)
+        res = self.sh("mount", "-t", "lustre", "-o", options, source, self.mp)
         assert res.returncode == 0, res.stderr
 
     def busy(self, *procs: dict) -> None:
@@ -86,8 +86,9 @@ def host(tmp_path: Path) -> Host:
     return Host(tmp_path)
 
 
-def mounting(calls: list[str]) -> list[str]:
-    return [c for c in calls if c.split()[0] in ("mount", "umount")]
+@pytest.mark.parametrize("case", load_cases("lustre_mount"))
+def test_case(host: Host, case: dict) -> None:
+    run_case(host, case)
 
 
 def test_converge_check_mode_predicts_then_second_run_changes_nothing(host: Host) -> None:
@@ -117,45 +118,6 @@ def test_converge_check_mode_predicts_then_second_run_changes_nothing(host: Host
     assert mounting(host.new_calls()) == []
     check_again = host.module(check=True)
     assert check_again["changed"] is False
-
-
-def test_host_name_nid_matches_the_ip_nid_in_proc_mounts(host: Host) -> None:
-    host.premount("127.0.0.1@tcp0:/lfs1")
-    assert host.proc_mounts().startswith("127.0.0.1@tcp:/lfs1 ")
-    host.fstab.write_text(FSTAB + f"localhost@tcp:/lfs1 {host.mp} lustre flock,noatime,_netdev 0 0\n")
-    res = host.module(mgs=[["localhost@tcp0"]])
-    assert res["changed"] is False and res["differences"] == [], res
-    assert mounting(host.new_calls()) == [] and "lctl list_nids" not in host.new_calls()
-
-
-def test_other_mgs_mounted_needs_allow_unmount(host: Host) -> None:
-    host.premount("127.0.0.2@tcp:/lfs1")
-    res = host.module()
-    assert res["failed"] is True
-    assert "differs from the wanted mount in a way a remount cannot change" in res["msg"]
-    assert "mounted from MGS 127.0.0.2@tcp, wanted 127.0.0.1@tcp (resolved)" in res["msg"]
-    assert "allow_unmount=true" in res["msg"]
-    assert mounting(host.new_calls()) == [] and host.fstab.read_text() == FSTAB
-
-    res = host.module(allow_unmount=True)
-    assert res["changed"] is True and res["actions"] == ["fstab", "unmount", "mount"], res
-    assert mounting(host.new_calls()) == [f"umount {host.mp}",
-                                          f"mount -t lustre -o flock,noatime,_netdev localhost@tcp:/lfs1 {host.mp}"]
-    assert host.proc_mounts().startswith("127.0.0.1@tcp:/lfs1 ")
-
-
-def test_remountable_option_is_remounted(host: Host) -> None:
-    host.premount()
-    host.fstab.write_text(FSTAB + f"localhost@tcp:/lfs1 {host.mp} lustre flock,_netdev 0 0\n")
-    pred = host.module(check=True, options=["flock"])
-    assert pred["changed"] is True and pred["actions"] == ["remount"], pred
-    assert pred["differences"] == ["noatime set, not wanted"]
-    assert mounting(host.new_calls()) == []
-    res = host.module(options=["flock"])
-    assert res["actions"] == ["remount"], res
-    assert mounting(host.new_calls()) == [f"mount -t lustre -o remount,flock,_netdev 127.0.0.1@tcp:/lfs1 {host.mp}"]
-    assert "noatime" not in host.proc_mounts().split()[3].split(",")
-    assert host.module(options=["flock"])["changed"] is False
 
 
 def test_lustre_option_change_needs_an_unmount(host: Host) -> None:
@@ -205,74 +167,6 @@ def test_absent_unmounts_and_removes_the_fstab_line(host: Host) -> None:
     assert host.module(state="absent")["changed"] is False
 
 
-def test_present_writes_fstab_only(host: Host) -> None:
-    res = host.module(state="present")
-    assert res["changed"] is True and res["actions"] == ["fstab"] and res["mounted"] is False, res
-    assert mounting(host.new_calls()) == [] and host.proc_mounts() == ""
-
-
-def test_lnet_not_configured_is_refused_before_anything_changes(host: Host) -> None:
-    host.lnet({**LNET_TCP, "configured": False, "nets": []})
-    res = host.module()
-    assert res["failed"] is True, res
-    assert "LNet is not up on this node (lctl list_nids: IOC_LIBCFS_GET_NI error 100: Network is down)" in res["msg"]
-    assert 'default networks="tcp"' in res["msg"] and "aiinfra.hwaac.lnet" in res["msg"]
-    assert mounting(host.new_calls()) == [] and host.fstab.read_text() == FSTAB and not Path(host.mp).exists()
-    host.lnet(None)  # modules not loaded at all
-    res = host.module()
-    assert res["failed"] is True and "opening /dev/lnet failed" in res["msg"], res
-
-
-def test_lnet_without_a_nid_on_the_mgs_net_is_refused(host: Host) -> None:
-    res = host.module(mgs=[["10.20.0.1@o2ib"]])
-    assert res["failed"] is True, res
-    assert "LNet has no NID on the MGS network (o2ib); local NIDs: 10.20.0.5@tcp" in res["msg"]
-    assert mounting(host.new_calls()) == []
-
-
-def test_mount_failure_reports_mount_lustre(host: Host) -> None:
-    (host.state / "lustre.json").write_text(json.dumps({"knobs": {"unknown_filesystems": ["lfs1"]}}))
-    res = host.module()
-    assert res["failed"] is True, res
-    assert "mount.lustre: mount localhost@tcp:/lfs1 at" in res["msg"]
-    assert "Is the filesystem name correct?" in res["msg"]
-
-
-def test_other_file_system_on_the_mount_point_is_left_alone(host: Host) -> None:
-    host.premount("127.0.0.1@tcp:/lfs2")
-    res = host.module(state="unmounted")
-    assert res["failed"] is True and "not file system lfs1; not unmounting it" in res["msg"], res
-    assert mounting(host.new_calls()) == []
-
-
-@pytest.mark.parametrize(
-    ("over", "message"),
-    [
-        ({"name": "lustre-fs1"}, "name: 'lustre-fs1' is not a valid Lustre file system name: 1 to 8 characters"),
-        ({"mount_point": "mnt/lfs1"}, "mount_point: 'mnt/lfs1' must be an absolute, normalised path"),
-        ({"mgs": [["10.20.0.1"]]}, "mgs[0][0]: '10.20.0.1' is not a NID: expected ADDRESS@NET"),
-        ({"mgs": [["10.20.0.1@o2ib", "10.20.0.999@o2ib"]]}, "mgs[0][1]: '10.20.0.999@o2ib' is not a NID"),
-        ({"options": ["flock,noatime"]}, "options[0]: 'flock,noatime' is not one mount option"),
-    ],
-)
-def test_bad_input_names_option_and_value(host: Host, over: dict, message: str) -> None:
-    res = host.module(**over)
-    assert res["failed"] is True and message in res["msg"], res
-    assert host.calls() == []
-
-
-def test_2_17_mgsname_option_and_equivalent_fstab_line_change_nothing(host: Host) -> None:
-    (host.state / "lustre.json").write_text(json.dumps({"knobs": {"mgsname": True, "version": "2.17.0"}}))
-    host.premount(options="noatime,flock,_netdev")
-    assert "mgsname=localhost@tcp" in host.proc_mounts()
-    # same line with tabs and the options in another order: an equal entry, left as it is
-    fstab = FSTAB + f"localhost@tcp:/lfs1\t{host.mp}\tlustre\tnoatime,_netdev,flock\t0 0\n"
-    host.fstab.write_text(fstab)
-    res = host.module()
-    assert res["changed"] is False and res["differences"] == [], res
-    assert host.fstab.read_text() == fstab
-
-
 @pytest.mark.parametrize("state", ["mounted", "present", "absent"])
 def test_fstab_line_of_another_type_or_file_system_is_refused(host: Host, state: str) -> None:
     """Every fstab line for the mount point is checked, not only the last: an nfs line before the Lustre one (or a
@@ -292,10 +186,3 @@ def test_fstab_line_of_another_type_or_file_system_is_refused(host: Host, state:
         assert mounting(host.new_calls()) == [] and not Path(host.mp).exists()
 
 
-def test_duplicate_fstab_lines_of_ours_become_one(host: Host) -> None:
-    line = f"localhost@tcp:/lfs1 {host.mp} lustre flock,noatime,_netdev 0 0"
-    host.fstab.write_text(FSTAB + line + "\n" + line + "\n")
-    res = host.module(state="present")
-    assert res["changed"] is True and res["actions"] == ["fstab"], res
-    assert host.fstab.read_text() == FSTAB + line + "\n"
-    assert host.module(state="present")["changed"] is False
