@@ -3,23 +3,21 @@
 Each test mounts lfs1 on the fake host first (the mount fake: 1 MDT and 4 OSTs, instance ffff8a2c4e1b8000, the
 lctl fake's defaults max_rpcs_in_flight 8 and max_mod_rpcs_in_flight 7). The client version comes from the
 ``lustre.json`` knob ``version`` (what ``lctl get_param -n version`` prints) unless a test gives client_version.
-Unit files go to ``$HWAAC_FAKE_STATE/etc/systemd/system``, where the systemctl fake looks first.
+Unit files go to ``$HWAAC_FAKE_STATE/etc/systemd/system``, where the systemctl fake looks first. The fake host is
+tests/unit/ansible/fake_host.py; the cases that are data are in tests/unit/ansible/cases/lustre_tune.yml.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_params import mount_unit_name
-from tests.unit.ansible.module_run import run_module
+from tests.unit.ansible.fake_host import FAKE_BIN, FakeHost
+from tests.unit.ansible.module_run import REPO, load_cases, run_case
 
-REPO = Path(__file__).resolve().parents[3]
-FAKE_BIN = REPO / "tests" / "fakes" / "bin"
 SHIPPED = REPO / "tests" / "fixtures" / "tools" / "lctl" / "mount.client.params.shipped"
 INST = "ffff8a2c4e1b8000"
 OSC_RIF = "osc.lfs1-OST*.max_rpcs_in_flight"
@@ -27,16 +25,20 @@ MDC_RIF = "mdc.lfs1-MDT*.max_rpcs_in_flight"
 MDC_MOD = "mdc.lfs1-MDT*.max_mod_rpcs_in_flight"
 
 
-class Client:
+def sets(calls: list[str]) -> list[str]:
+    return [c for c in calls if c.startswith("lctl set_param")]
+
+
+class Client(FakeHost):
+    """A Lustre client with LNet up on o2ib and lfs1 mounted; unit files and mount.client.params under tmp."""
+
+    module_name = "lustre_tune"
+
     def __init__(self, tmp: Path, version: str = "2.15.5") -> None:
-        self.tmp = tmp
-        self.state = tmp / "fake"
-        self.state.mkdir()
-        self.env = {**os.environ, "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
-                    "HWAAC_FAKE_STATE": str(self.state), "PYTHONPATH": str(REPO)}
-        (self.state / "lnet.json").write_text(json.dumps({
+        super().__init__(tmp)
+        self.write_state("lnet.json", {
             "configured": True, "version": version,
-            "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up"}]}]}))
+            "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up"}]}]})
         self.knobs(version=version)
         self.mp = tmp / "mnt" / "lfs1"
         self.mp.mkdir(parents=True)
@@ -45,32 +47,30 @@ class Client:
         self.unit_dir = self.state / "etc" / "systemd" / "system"
         self.unit = self.unit_dir / "hwaac-lustre-tune-lfs1.service"
         self.params_file = tmp / "etc" / "lustre" / "mount.client.params"
-        self.runs = 0
-        self.mark = 0
+
+    def placeholders(self) -> dict[str, str]:
+        return {**super().placeholders(), "INST": INST, "params_file": str(self.params_file)}
 
     def knobs(self, **knobs: object) -> None:
-        path = self.state / "lustre.json"
-        data = json.loads(path.read_text()) if path.exists() else {}
-        data.setdefault("knobs", {}).update(knobs)
-        path.write_text(json.dumps(data))
+        self.merge_knobs("lustre.json", knobs)
+
+    def case_args(self, given: dict) -> dict:
+        return {"filesystem": "lfs1", "mount_point": str(self.mp), "systemd_dir": str(self.unit_dir),
+                "params_file": str(self.params_file), **given}
 
     def module(self, params: dict, *, check: bool = False, **over: object) -> dict:
-        self.runs += 1
-        self.mark = len(self.calls())
-        args = {"filesystem": "lfs1", "mount_point": str(self.mp), "params": params,
-                "systemd_dir": str(self.unit_dir), "params_file": str(self.params_file), **over}
-        return run_module("lustre_tune", args, self.tmp / f"args{self.runs}.json", self.env, check=check)
+        return self.run(self.case_args({"params": params, **over}), check=check)
 
     def tool(self, *argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run(list(argv), env=self.env, capture_output=True, text=True)
-
-    def calls(self) -> list[str]:
-        path = self.state / "calls.log"
-        return path.read_text().splitlines() if path.exists() else []
+        return self.sh(*argv)
 
     def new_calls(self, tool: str | None = None) -> list[str]:
-        calls = self.calls()[self.mark:]
-        return [c for c in calls if tool is None or c.startswith(tool + " ")]
+        """The calls of the last module run, of ``tool`` only if given."""
+        return [c for c in super().new_calls() if tool is None or c.startswith(tool + " ")]
+
+    def sets(self) -> list[str]:
+        """The ``lctl set_param`` calls of the last module run."""
+        return sets(self.new_calls())
 
     def values(self, pattern: str) -> dict[str, str]:
         out = self.tool("lctl", "get_param", pattern).stdout
@@ -82,8 +82,9 @@ def client(tmp_path: Path) -> Client:
     return Client(tmp_path)
 
 
-def sets(calls: list[str]) -> list[str]:
-    return [c for c in calls if c.startswith("lctl set_param")]
+@pytest.mark.parametrize("case", load_cases("lustre_tune"))
+def test_case(client: Client, case: dict) -> None:
+    run_case(client, case)
 
 
 def test_reads_first_and_sets_only_differing_patterns(client: Client) -> None:
@@ -176,20 +177,6 @@ def test_from_2_17_the_client_params_file(tmp_path: Path) -> None:
     assert again["changed"] is False and again["diff"] == [], again
 
 
-def test_client_version_of_another_release_is_refused_before_anything_changes(client: Client) -> None:
-    """The intent says 2.17, the node runs 2.15: mount.client.params (2.17+) would be written and 2.15 would never
-    read it. The running version is read every time and the mismatch fails the task, naming both."""
-    for persist in (True, False):
-        res = client.module({OSC_RIF: 32}, client_version="2.17.1", persist=persist)
-        assert res["failed"] is True, res
-        assert res["msg"] == (
-            "client_version: the intent expects Lustre 2.17.1 but this node runs 2.15.5 (lctl get_param -n version), "
-            "another release (2.17 wanted, 2.15 running). Install the 2.17 client on this node (and reboot or reload "
-            "its modules), or correct client_version in the intent. Nothing was set.")
-        assert client.new_calls() == ["lctl get_param -n version"]
-    assert not client.unit.exists() and not client.params_file.exists()
-
-
 def test_client_version_of_the_same_release_uses_the_running_version(client: Client) -> None:
     res = client.module({OSC_RIF: 8}, client_version="2.15.3")
     assert not res.get("failed") and res["changed"] is True, res
@@ -205,60 +192,6 @@ def test_persistence_follows_the_running_2_17(tmp_path: Path) -> None:
     res = client.module({OSC_RIF: 8}, client_version="2.17")
     assert res["persistence"]["method"] == "mount.client.params" and res["client_version"] == "2.17.0", res
     assert not client.unit.exists()
-
-
-def test_unreadable_running_version_fails(client: Client) -> None:
-    client.knobs(version="patchless_client")
-    res = client.module({OSC_RIF: 32}, client_version="2.15.5")
-    assert res["failed"] is True, res
-    assert res["msg"] == ("cannot tell the running Lustre client version: cannot read a Lustre version from "
-                          "'patchless_client' (expected for example 2.15.5)")
-    assert sets(client.new_calls()) == []
-
-
-def test_pattern_that_matches_nothing_fails_clearly(client: Client) -> None:
-    res = client.module({"osc.lfs9-OST*.max_rpcs_in_flight": 32}, filesystem="lfs9")
-    assert res["failed"] is True, res
-    assert res["msg"] == ("params: pattern osc.lfs9-OST*.max_rpcs_in_flight matches no parameter on this node "
-                          "(lctl get_param: error: get_param: param_path 'osc/lfs9-OST*/max_rpcs_in_flight': No such "
-                          "file or directory); is lfs9 mounted, and is the pattern right?")
-    assert sets(client.new_calls()) == []
-
-
-def test_set_accepted_but_not_applied_fails_naming_the_device(client: Client) -> None:
-    client.knobs(ignore_set=[f"osc.lfs1-OST0002-osc-{INST}.*"])
-    res = client.module({OSC_RIF: 32})
-    assert res["failed"] is True, res
-    assert res["msg"] == (f"lctl set_param {OSC_RIF}=32 was accepted but these devices still differ: "
-                          f"osc.lfs1-OST0002-osc-{INST}.max_rpcs_in_flight=8")
-
-
-def test_refused_value_reports_lctl(client: Client) -> None:
-    res = client.module({OSC_RIF: 600})
-    assert res["failed"] is True and "Numerical result out of range" in res["msg"], res
-    assert res["msg"].startswith(f"lctl set_param {OSC_RIF}=600 failed: error: set_param: setting /sys/fs/lustre/osc/")
-
-
-def test_unit_needs_the_mount_point(client: Client) -> None:
-    res = client.module({OSC_RIF: 32}, mount_point=None)
-    assert res["failed"] is True and "mount_point is required" in res["msg"], res
-
-
-@pytest.mark.parametrize(
-    ("over", "message"),
-    [
-        ({"filesystem": "lustre-fs1"}, "filesystem: 'lustre-fs1' is not a valid Lustre file system name"),
-        ({"params": {"osc lfs1": 1}}, "params: key 'osc lfs1' is not an lctl parameter pattern"),
-        ({"client_version": "two"}, "client_version: 'two' is not a Lustre version"),
-        ({"mount_point": "mnt/lfs1"},
-         "mount_point: 'mnt/lfs1' must be an absolute path (the mount point of lfs1, for example /mnt/lfs1)"),
-    ],
-)
-def test_bad_input(client: Client, over: dict, message: str) -> None:
-    params = over.pop("params", {OSC_RIF: 32})
-    res = client.module(params, **over)
-    assert res["failed"] is True and message in res["msg"], res
-    assert client.new_calls() == []
 
 
 def test_params_file_with_an_unclosed_block_is_refused_and_left_alone(tmp_path: Path) -> None:
