@@ -8,52 +8,50 @@ in the test's tmp directory, so every test starts from the fake's default nodes 
     gpu-node-04 IDLE+DRAIN "bad DIMM B2, ticket 4711" by root (someone else's drain),
     gpu-node-05 DOWN+DRAIN "Not responding" by slurm (Slurm's own),
     gpu-node-06 IDLE+DRAIN+REBOOT_REQUESTED "hwaac: GPU_ROW_REMAP_PENDING reboot" (hwaac's, reboot pending).
+
+The fake host is tests/unit/ansible/fake_host.py; the cases that are data: tests/unit/ansible/cases/slurm_node.yml.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.slurm import parse_show_node
-from tests.unit.ansible.module_run import run_module
+from tests.unit.ansible.fake_host import FAKE_BIN, FakeHost
+from tests.unit.ansible.module_run import REPO, load_cases, run_case
 
-REPO = Path(__file__).resolve().parents[3]
-FAKE_BIN = REPO / "tests" / "fakes" / "bin"
 FIX = REPO / "tests" / "fixtures" / "slurm"
 XID = "GPU_XID_79 gpu 3 fell off the bus"
 
 
-class Cluster:
+class Cluster(FakeHost):
     """A fake Slurm controller host: the scontrol fake's state and a way to run the module."""
 
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.state = tmp / "fake"
-        self.state.mkdir()
-        self.env = {
-            **os.environ,
-            "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
-            "HWAAC_FAKE_STATE": str(self.state),
-            "PYTHONPATH": str(REPO),
-        }
-        self.calls = 0
+    module_name = "slurm_node"
+
+    def placeholders(self) -> dict[str, str]:
+        return {**super().placeholders(), "FAKE_BIN": str(FAKE_BIN), "XID": XID}
 
     def module(self, *, check: bool = False, **args: object) -> dict:
-        self.calls += 1
-        return run_module("slurm_node", args, self.tmp / f"args{self.calls}.json", self.env, check=check)
+        return self.run(args, check=check)
 
     def tool(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["scontrol", *args], env=self.env, capture_output=True, text=True)
+        return self.sh("scontrol", *args)
 
     def node(self, name: str):
         out = self.tool("show", "node", "-o", name)
         assert out.returncode == 0, out
         return parse_show_node(out.stdout)[0]
+
+    def node_state(self, name: str) -> str:
+        return self.node(name).state.raw
+
+    def node_reason(self, name: str) -> str:
+        return self.node(name).reason
 
     def updates(self) -> list[list[str]]:
         path = self.state / "scontrol.calls"
@@ -64,10 +62,7 @@ class Cluster:
 
     def knobs(self, **knobs: object) -> None:
         self.tool("show", "node", "gpu-node-01")  # creates the state file with the defaults
-        path = self.state / "scontrol.json"
-        state = json.loads(path.read_text())
-        state["knobs"].update(knobs)
-        path.write_text(json.dumps(state))
+        self.merge_knobs("scontrol.json", knobs)
 
 
 def warnings(res: dict) -> list[str]:
@@ -78,6 +73,11 @@ def warnings(res: dict) -> list[str]:
 @pytest.fixture
 def cluster(tmp_path: Path) -> Cluster:
     return Cluster(tmp_path)
+
+
+@pytest.mark.parametrize("case", load_cases("slurm_node"))
+def test_case(cluster: Cluster, case: dict) -> None:
+    run_case(cluster, case)
 
 
 # ---- the fake itself -----------------------------------------------------------------------------------------------
@@ -237,17 +237,6 @@ def test_someone_elses_drain_is_never_resumed_and_the_play_goes_on(cluster: Clus
     assert cluster.node("gpu-node-05").state.raw == "DOWN+DRAIN"
 
 
-def test_reboot_pending_is_not_resumed_even_when_the_drain_is_hwaacs(cluster: Cluster) -> None:
-    for check in (True, False):
-        res = cluster.module(name="gpu-node-06", state="resumed", check=check)
-        assert res["changed"] is False
-        assert (res["owner"], res["action"], res["reboot_pending"]) == ("hwaac", "none", True)
-        assert "a reboot is pending" in res["message"]
-        assert any("reboot is pending" in w for w in warnings(res))
-    assert cluster.updates() == []
-    assert cluster.node("gpu-node-06").state.raw == "IDLE+DRAIN+REBOOT_REQUESTED"
-
-
 def test_seeded_nodes_nhc_drain_is_someone_elses(cluster: Cluster) -> None:
     seed = cluster.tmp / "seed.json"
     seed.write_text(json.dumps({"nodes": {
@@ -269,16 +258,6 @@ def test_seeded_nodes_nhc_drain_is_someone_elses(cluster: Cluster) -> None:
 # ---- errors --------------------------------------------------------------------------------------------------------
 
 
-def test_unknown_node_fails_naming_node_and_command(cluster: Cluster) -> None:
-    res = cluster.module(name="gpu-node-99", state="drained", reason=XID)
-    assert res["failed"] is True
-    assert res["msg"] == (
-        f"node gpu-node-99 not found by Slurm (scontrol: 'Node gpu-node-99 not found'; "
-        f"command: {FAKE_BIN / 'scontrol'} show node -o gpu-node-99)"
-    )
-    assert res["failed_nodes"] == ["gpu-node-99"]
-
-
 def test_every_node_is_processed_and_the_failed_ones_named(cluster: Cluster) -> None:
     res = cluster.module(names=["gpu-node-01", "gpu-node-99", "gpu-node-04"], state="drained", reason=XID)
     assert res["failed"] is True
@@ -290,71 +269,3 @@ def test_every_node_is_processed_and_the_failed_ones_named(cluster: Cluster) -> 
     assert sorted(res["diff"]["before"]) == ["gpu-node-01", "gpu-node-04"]
 
 
-def test_missing_scontrol_fails_naming_node_and_command(cluster: Cluster) -> None:
-    res = cluster.module(name="gpu-node-01", state="drained", reason=XID, scontrol="/nonexistent/bin/scontrol")
-    assert res["failed"] is True
-    assert res["msg"] == (
-        "cannot run /nonexistent/bin/scontrol show node -o gpu-node-01 for node gpu-node-01: No such file or directory"
-    )
-    on_path = cluster.module(name="gpu-node-01", state="resumed", scontrol="scontrol-not-installed")
-    assert on_path["failed"] is True
-    assert "cannot run scontrol-not-installed show node -o gpu-node-01 for node gpu-node-01" in on_path["msg"]
-
-
-def test_timeout_fails_naming_node_and_command(cluster: Cluster) -> None:
-    cluster.knobs(hang_seconds=20)
-    res = cluster.module(name="gpu-node-01", state="drained", reason=XID, timeout=1)
-    assert res["failed"] is True
-    assert res["msg"] == (
-        f"{FAKE_BIN / 'scontrol'} show node -o gpu-node-01 did not finish within 1 s for node gpu-node-01 "
-        "(is slurmctld answering?)"
-    )
-
-
-def test_unreachable_controller_fails_with_scontrols_message(cluster: Cluster) -> None:
-    cluster.knobs(controller_down=True)
-    res = cluster.module(name="gpu-node-01", state="resumed")
-    assert res["failed"] is True
-    assert res["msg"] == (
-        f"{FAKE_BIN / 'scontrol'} show node -o gpu-node-01 failed for node gpu-node-01 (rc=1): "
-        "slurm_load_node error: Unable to contact slurm controller (connect failure)"
-    )
-
-
-def test_update_accepted_but_not_applied_is_a_failure(cluster: Cluster) -> None:
-    cluster.knobs(ignore_update=["gpu-node-01"])
-    res = cluster.module(name="gpu-node-01", state="drained", reason=XID)
-    assert res["failed"] is True
-    assert res["changed"] is True  # scontrol accepted an update
-    assert res["msg"] == (
-        f"scontrol accepted the drain of gpu-node-01 but the node shows State=IDLE Reason='' "
-        f"(wanted DRAIN with 'hwaac: {XID}')"
-    )
-
-
-@pytest.mark.parametrize(
-    ("args", "msg"),
-    [
-        ({"name": "gpu-node-01", "state": "drained"}, "state is drained but all of the following are missing: reason"),
-        ({"name": "gpu-node-[01-04]", "state": "resumed"}, "hostlist expressions are not expanded"),
-        ({"names": ["gpu-node-01", "gpu-node-01"], "state": "resumed"}, "listed more than once"),
-        ({"names": [], "state": "resumed"}, "names is empty"),
-        ({"name": "gpu-node-01", "state": "drained", "reason": "a\nb"}, "one line"),
-        ({"name": "gpu-node-01", "state": "drained", "reason": "x", "timeout": 0}, "timeout must be a positive"),
-        ({"name": "gpu-node-01", "names": ["gpu-node-02"], "state": "resumed"}, "mutually exclusive"),
-    ],
-)
-def test_argument_errors_refused_before_scontrol_runs(cluster: Cluster, args: dict, msg: str) -> None:
-    res = cluster.module(**args)
-    assert res["failed"] is True
-    assert msg in res["msg"]
-    assert not (cluster.state / "scontrol.calls").exists()
-
-
-def test_reason_is_passed_as_written(cluster: Cluster) -> None:
-    reason = "fan $FAN3 at ~0 rpm; 'too' [x@y] \"quoted\""
-    res = cluster.module(name="gpu-node-03", state="drained", reason=reason)
-    assert res["changed"] is True
-    assert cluster.updates() == [["update", "NodeName=gpu-node-03", "State=DRAIN", f'Reason="hwaac: {reason}"']]
-    assert cluster.node("gpu-node-03").reason == f"hwaac: {reason}"
-    assert cluster.module(name="gpu-node-03", state="drained", reason=reason)["changed"] is False
