@@ -99,6 +99,8 @@ def test_deterministic(demo: Plan) -> None:
 
 # --- netplan ----------------------------------------------------------------------------------------------
 
+RAILS = [f"rail{i}" for i in range(8)]  # the demo's NIC ports, in NIC order
+
 
 def test_one_table_and_one_rule_per_rail(demo: Plan, h01: dict[str, str]) -> None:
     eths = _yaml(h01[NETPLAN])["network"]["ethernets"]
@@ -137,6 +139,7 @@ def test_rail_addresses_equal_the_plan(demo: Plan) -> None:
 def test_rail_interface_settings(demo: Plan, h01: dict[str, str]) -> None:
     text = h01[NETPLAN]
     eths = _yaml(text)["network"]["ethernets"]
+    assert list(eths) == RAILS  # the settings below hold for every rail, not vacuously for none
     for cfg in eths.values():
         assert cfg["mtu"] == demo.intent.qos.host_mtu == 9000
         assert cfg["dhcp4"] is False and cfg["link-local"] == []
@@ -151,6 +154,7 @@ def test_host_address_parity_is_honoured(parity: str) -> None:
     data["addressing"]["host_links"]["host_address"] = parity
     plan = plan_of(data)
     eths = _yaml(render_host_files(plan, node(plan, GOLDEN_NODE))[NETPLAN])["network"]["ethernets"]
+    assert list(eths) == RAILS
     for cfg in eths.values():
         addr, plen = cfg["addresses"][0].split("/")
         via = next(r for r in cfg["routes"] if "via" in r)["via"]
@@ -281,8 +285,10 @@ def test_appliances_and_fabrics_without_routes_get_no_storage_route() -> None:
     data["fabric"]["appliances"] = [{"name": "ufm-01", "su": 1, "slot": 32, "rails": [0, 1]}]
     plan = plan_of(data)
     appliance = _yaml(render_host_files(plan, node(plan, "ufm-01"))[NETPLAN])["network"]["ethernets"]
+    assert list(appliance) == ["rail0", "rail1"]  # its rails do have routing tables
     assert all(storage_routes_of(cfg) == [] for cfg in appliance.values())  # not a Lustre client
     gpu = _yaml(render_host_files(plan, node(plan, GOLDEN_NODE))[NETPLAN])["network"]["ethernets"]
+    assert list(gpu) == RAILS
     assert all(storage_routes_of(cfg) == [STORAGE_PREFIX] for cfg in gpu.values())
     # MGS NIDs in the host-link block need no routes, and then the tables hold only the link, the block and the
     # switch pools
@@ -291,6 +297,7 @@ def test_appliances_and_fabrics_without_routes_get_no_storage_route() -> None:
     data["storage"]["filesystems"][0]["mgs"] = ["172.16.255.1@o2ib"]
     plan = plan_of(data)
     eths = _yaml(render_host_files(plan, node(plan, GOLDEN_NODE))[NETPLAN])["network"]["ethernets"]
+    assert list(eths) == RAILS
     assert all(len(cfg["routes"]) == FIRST_STORAGE for cfg in eths.values())
 
 
