@@ -131,8 +131,17 @@ def test_runtime_settings_are_reasserted_after_a_reboot(host: Host) -> None:
     port = demo_port()
     host.module(port)
     host.tool("hwaac-fake-reboot")  # mlnx_qos and RDMA-CM ToS are not persistent
+    assert "Priority trust state: pcp" in host.tool("mlnx_qos", "-i", "rail0")
     res = host.module(port)
-    assert set(res["changes"]) == {"trust", "pfc", "roce_tos.rdma_cm"}
+    assert res["changes"] == {
+        "trust": {"before": "pcp", "after": "dscp"},
+        "pfc": {"before": "0,0,0,0,0,0,0,0", "after": "0,0,0,1,0,0,0,0"},
+        "roce_tos.rdma_cm": {"before": 0, "after": 106},
+    }
+    assert "Priority trust state: dscp" in host.tool("mlnx_qos", "-i", "rail0")
+    assert host.tool("cma_roce_tos", "-d", "mlx5_0").strip() == "106"
+    assert host.sysfs("class/net/rail0/mtu") == "9000"  # sysfs survives the fake reboot: not changed again
+    assert host.module(port)["changed"] is False
 
 
 def test_ecn_disable_others(tmp_path: Path) -> None:
