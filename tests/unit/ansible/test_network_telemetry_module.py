@@ -7,7 +7,6 @@ file read as it is (the real cat), a missing one a failed tool."""
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 from typing import Any
@@ -22,23 +21,18 @@ from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool
 from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, parse_rdma_statistic
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db
 from tests.fakes import nic_counters
-from tests.unit.ansible.module_run import run_module
+from tests.unit.ansible.fake_host import FAKE_BIN, fake_env
+from tests.unit.ansible.module_run import REPO, run_module
 
-REPO = Path(__file__).resolve().parents[3]
-FAKES = REPO / "tests" / "fakes" / "bin"
 FIX = REPO / "tests" / "fixtures" / "telemetry"
-
-
-def env_for(state: Path, extra_bin: Path | None = None) -> dict[str, str]:
-    path = os.pathsep.join(str(p) for p in (extra_bin, FAKES) if p) + os.pathsep + os.environ["PATH"]
-    return {**os.environ, "PATH": path, "HWAAC_FAKE_STATE": str(state), "PYTHONPATH": str(REPO)}
 
 
 def run(tmp: Path, args: dict[str, Any], *, check: bool = False, extra_bin: Path | None = None) -> dict:
     state = tmp / "state"
     state.mkdir(exist_ok=True)
     n = len(list(tmp.glob("args*.json")))
-    return run_module("network_telemetry", args, tmp / f"args{n}.json", env_for(state, extra_bin), check=check)
+    env = fake_env(state, bins=(extra_bin, FAKE_BIN) if extra_bin else (FAKE_BIN,))
+    return run_module("network_telemetry", args, tmp / f"args{n}.json", env, check=check)
 
 
 # tool -> the recorded fixture the fake switch prints for its command
