@@ -95,6 +95,9 @@ def check_result(res: dict, step: dict, where: str) -> None:
         got = _at(res, path)
         assert got is not _MISSING, f"{where}: {path} is not in the result {res}"
         assert got == want, f"{where}: {path} is {got!r}, wanted {want!r}"
+    for path, keys in (step.get("keys") or {}).items():
+        got = _at(res, path)
+        assert isinstance(got, dict) and list(got) == keys, f"{where}: the keys of {path} are not {keys}: {got!r}"
     for path, wants in (step.get("contains") or {}).items():
         got = _at(res, path)
         assert got is not _MISSING, f"{where}: {path} is not in the result {res}"

@@ -2,7 +2,8 @@
 fakes of a SONiC switch (tests/fakes/bin/show, sonic-db-dump, vtysh) and of a GPU node (rdma, ethtool, the fake
 sysfs of tests/fakes/nic_counters.py with the real grep): raw outputs per tool with their times, counters that
 advance between two sweeps, time limits, the output cap, refused tool names, check mode; the active prober's results
-file read as it is (the real cat), a missing one a failed tool."""
+file read as it is (the real cat), a missing one a failed tool. The fake host is tests/unit/ansible/fake_host.py; the
+cases that are data are in tests/unit/ansible/cases/network_telemetry.yml."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool
 from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, parse_rdma_statistic
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db
 from tests.fakes import nic_counters
-from tests.unit.ansible.fake_host import FAKE_BIN, fake_env
-from tests.unit.ansible.module_run import REPO, run_module
+from tests.unit.ansible.fake_host import FAKE_BIN, FakeHost, fake_env
+from tests.unit.ansible.module_run import REPO, load_cases, run_case, run_module
 
 FIX = REPO / "tests" / "fixtures" / "telemetry"
 
@@ -33,6 +34,20 @@ def run(tmp: Path, args: dict[str, Any], *, check: bool = False, extra_bin: Path
     n = len(list(tmp.glob("args*.json")))
     env = fake_env(state, bins=(extra_bin, FAKE_BIN) if extra_bin else (FAKE_BIN,))
     return run_module("network_telemetry", args, tmp / f"args{n}.json", env, check=check)
+
+
+class Host(FakeHost):
+    """The fake switch or GPU node of the cases (tests/unit/ansible/cases/network_telemetry.yml)."""
+
+    module_name = "network_telemetry"
+
+    def __init__(self, tmp: Path) -> None:
+        super().__init__(tmp, state="state")
+
+
+@pytest.mark.parametrize("case", load_cases("network_telemetry"))
+def test_case(tmp_path: Path, case: dict) -> None:
+    run_case(Host(tmp_path), case)
 
 
 # tool -> the recorded fixture the fake switch prints for its command
@@ -62,22 +77,6 @@ def test_switch_tools_return_the_raw_output_of_their_commands(tmp_path: Path, ch
     assert res["outputs"]["fec-histogram@Ethernet0"]["argv"][-1] == "Ethernet0"
     calls = (tmp_path / "state" / "calls.log").read_text().splitlines()
     assert calls[0] == "show interfaces status" and len(calls) == len(tools)
-
-
-def test_host_defaults_without_ports_leave_the_per_port_tools_out(tmp_path: Path) -> None:
-    res = run(tmp_path, {"kind": "host", "sysfs_root": str(tmp_path / "nosys")})
-    assert list(res["outputs"]) == ["ib-counters"]
-
-
-def test_sonic_defaults_run_the_dump_and_frr(tmp_path: Path) -> None:
-    res = run(tmp_path, {"kind": "sonic"})
-    assert list(res["outputs"]) == ["counters-db", "intf-status", "intf-flap", "transceiver-dom", "pfcwd",
-                                    "bgp-summary", "routes"]
-    dump = res["outputs"]["counters-db"]
-    assert dump["argv"] == ["sonic-db-dump", "-n", "COUNTERS_DB", "-k", "COUNTERS*", "-y"] and dump["rc"] == 0
-    assert res["outputs"]["bgp-summary"]["argv"] == ["vtysh", "-c", "show bgp summary json"]
-    assert res["outputs"]["bgp-summary"]["rc"] == 0  # the fake vtysh of a switch without BGP config: {}
-    assert json.loads(res["outputs"]["bgp-summary"]["stdout"]) == {}
 
 
 def test_counters_advance_between_two_sweeps(tmp_path: Path) -> None:
@@ -122,18 +121,6 @@ def test_probes_return_the_agents_results_file_as_it_is(tmp_path: Path) -> None:
     out = res["outputs"]["probe"]
     assert (out["argv"], out["rc"], out["stdout"], out["truncated"]) == (["cat", "--", str(doc)], 0,
                                                                          doc.read_text(), False)
-
-
-def test_a_missing_results_file_is_a_failed_tool_not_a_failed_task(tmp_path: Path) -> None:
-    res = run(tmp_path, {"kind": "host", "tools": [], "probes": True, "probe_file": str(tmp_path / "none.json")})
-    assert "failed" not in res and list(res["outputs"]) == ["probe"]
-    out = res["outputs"]["probe"]
-    assert out["rc"] != 0 and out["stdout"] == "" and "No such file" in out["stderr"]
-
-
-def test_the_default_results_file_is_the_agents(tmp_path: Path) -> None:
-    res = run(tmp_path, {"kind": "host", "tools": ["probe"]})
-    assert res["outputs"]["probe"]["argv"] == ["cat", "--", "/var/lib/hwaac/probe/latest.json"]
 
 
 ETHTOOL = REPO / "tests" / "fixtures" / "health" / "ethtool" / "mlnx-ofed-100g-lane3-errors" / "ethtool-S.txt"
@@ -193,20 +180,6 @@ def test_output_over_the_cap_is_cut_and_later_tools_are_not_run(tmp_path: Path) 
     assert first["stdout"] == (FIX / SHOW_TOOLS[0][1]).read_text()[:100]
     assert second["rc"] is None and "max_output" in second["stderr"] and second["stdout"] == ""
     assert (tmp_path / "state" / "calls.log").read_text().splitlines() == ["show interfaces status"]
-
-
-@pytest.mark.parametrize(("args", "message"), [
-    ({"tools": ["cat"]}, "'cat' is no telemetry tool"),
-    ({"tools": ["ethtool"]}, "ethtool reads one port"),
-    ({"tools": ["ethtool@-i"]}, "'-i' is not a port name"),
-    ({"tools": ["pfcwd@Ethernet0"]}, "pfcwd reads the whole device"),
-    ({"tools": ["pfcwd"], "timeout": 0}, "must be positive"),
-    ({"tools": ["pfcwd"], "probes": True}, "probes are read on GPU nodes"),
-])
-def test_refused_arguments_run_nothing(tmp_path: Path, args: dict, message: str) -> None:
-    res = run(tmp_path, args)
-    assert res["failed"] is True and message in res["msg"]
-    assert not (tmp_path / "state" / "calls.log").exists()
 
 
 def test_spec_documents_every_option() -> None:
