@@ -11,6 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from hwaac import cli
+from hwaac.lab.netplan import read_netplan
 
 REPO = Path(__file__).parents[2]
 DEMO = REPO / "inventory" / "demo"
@@ -80,6 +81,9 @@ def test_plan_writes_every_device_and_document(demo_out):
     for h in hosts:
         for rel in ("netplan/60-hwaac-rails.yaml", "sysctl.d/90-hwaac-rdma.conf", "nic-roce.json", "nccl.env"):
             assert (demo_out / "hosts" / h / rel).is_file(), (h, rel)
+        # a file that is there is not enough: the netplan must give the node's eight rails their addresses
+        rails = read_netplan((demo_out / "hosts" / h / "netplan" / "60-hwaac-rails.yaml").read_text(), source=h)
+        assert list(rails) == [f"rail{i}" for i in range(8)] and all(len(r.addresses) == 1 for r in rails.values())
     for doc in ("cabling.csv", "ip-plan.csv", "report.md", "topology.svg"):
         assert (demo_out / "docs" / doc).is_file()
     assert json.loads((demo_out / "plan.json").read_text())["counts"]["gpus"] == 512
