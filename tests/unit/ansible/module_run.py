@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 import yaml
 
 if TYPE_CHECKING:
@@ -32,8 +33,6 @@ def run_module(name: str, args: dict, args_file: Path, env: dict[str, str], *, c
 
 def load_cases(module: str) -> list[Any]:
     """The cases of ``cases/<module>.yml`` as pytest params, each with its ``id``."""
-    import pytest
-
     cases = yaml.safe_load((CASES / f"{module}.yml").read_text())
     ids = [case["id"] for case in cases]
     assert len(ids) == len(set(ids)), f"cases/{module}.yml: an id is used twice"
