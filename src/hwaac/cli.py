@@ -24,6 +24,7 @@ from pathlib import Path
 
 from hwaac.errors import IntentError
 from hwaac.netbox.errors import NetBoxError
+from hwaac.netbox.load import load_fabric
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 
@@ -32,29 +33,10 @@ def _err(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
-def _load(fabric: str):
-    """Load and validate an intent; pools that name a NetBox prefix role are resolved against NetBox (connected
-    on first need: NETBOX_URL/NETBOX_TOKEN, else the local NetBox)."""
-    from hwaac.validate import load_intent
-
-    lookups = []
-
-    def lookup(ref, site):
-        if not lookups:
-            from hwaac.netbox.connection import netbox_target
-            from hwaac.netbox.pools import prefix_lookup
-
-            target = netbox_target()
-            lookups.append(prefix_lookup(target.url, target.token))
-        return lookups[0](ref, site)
-
-    return load_intent(fabric, pool_lookup=lookup)
-
-
 def cmd_validate(args: argparse.Namespace) -> int:
     from hwaac.plan import build_plan
 
-    intent = _load(args.fabric)
+    intent = load_fabric(args.fabric)
     plan = build_plan(intent, validate=False)
     d = plan.design
     gpu_nodes = sum(1 for n in plan.nodes if n.kind == "gpu")
@@ -88,7 +70,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from hwaac.render import OutputDirError, plan_document, render_to_dir
 
     t0 = time.perf_counter()
-    intent = _load(args.fabric)
+    intent = load_fabric(args.fabric)
     plan = build_plan(intent, validate=False)
     t_plan = time.perf_counter() - t0
     if args.against:

@@ -75,11 +75,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _flows(args: argparse.Namespace, command: str):  # -> list[Flow] | int
-    from hwaac.cli import _load
+    from hwaac.netbox.load import load_fabric
     from hwaac.plan import build_plan
     from hwaac.probe.pinglist import pinglist
 
-    plan = build_plan(_load(args.fabric), validate=False)
+    plan = build_plan(load_fabric(args.fabric), validate=False)
     gpu = {n.name for n in plan.nodes if n.kind == "gpu"}
     if args.host not in gpu:
         _err(command, f"--host {args.host}: no GPU node of that name in the plan (e.g. {min(gpu, default='-')})")

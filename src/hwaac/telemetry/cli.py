@@ -84,8 +84,8 @@ def _slos(args: argparse.Namespace, command: str):  # -> SloSet | int
 def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> FabricHealth | int
     """Load the SLOs, the jobs, the sweeps and the plan named by ``args`` and assess the fabric; an exit status
     (usage, with the reason on stderr) when an input cannot be read."""
-    from hwaac.cli import _load
     from hwaac.health.parsers.slurm_squeue import parse_squeue
+    from hwaac.netbox.load import load_fabric
     from hwaac.plan import build_plan
     from hwaac.telemetry.fabric_health import judge
     from hwaac.telemetry.rated import read_rated
@@ -102,7 +102,7 @@ def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> Fabric
         except OSError as exc:
             _err(f"--squeue {args.squeue}: {exc.strerror or exc}", command)
             return EXIT_USAGE
-    plan = build_plan(_load(args.fabric), validate=False)
+    plan = build_plan(load_fabric(args.fabric), validate=False)
     index = LinkIndex(plan)
     try:  # read, rated and correlated device by device: a large fabric's sweeps are never all held
         rated = read_rated(args.samples, index=index)
@@ -197,14 +197,14 @@ def cmd_exporter(args: argparse.Namespace) -> int:
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    from hwaac.cli import _load
+    from hwaac.netbox.load import load_fabric
     from hwaac.plan import build_plan
     from hwaac.telemetry.dashboard import dashboard_json
 
     slos = _slos(args, "dashboard")
     if isinstance(slos, int):
         return slos
-    plan = build_plan(_load(args.fabric), validate=False)
+    plan = build_plan(load_fabric(args.fabric), validate=False)
     text = dashboard_json(plan, slos)
     if not args.output:
         sys.stdout.write(text)
