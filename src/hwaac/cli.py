@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_netbox(sub)
 
-    from hwaac.health.cli import register as register_node
+    from hwaac.netbox.lifecycle_cli import register as register_node
 
     register_node(sub)
 
