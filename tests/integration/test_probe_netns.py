@@ -36,8 +36,8 @@ from hwaac.probe.agent import run_probes
 from hwaac.probe.model import Flow, FlowResult
 from hwaac.probe.paths import PathIndex
 from hwaac.probe.pinglist import DPORT, SPORT_BASE
-from hwaac.probe.tomography import RULE_LOSS, tomography
 from hwaac.telemetry.slo import default_slos
+from hwaac.telemetry.tomography import RULE_LOSS, tomography
 
 pytestmark = pytest.mark.integration
 

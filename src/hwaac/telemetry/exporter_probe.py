@@ -1,4 +1,4 @@
-"""The Prometheus families of the active probes (:class:`~hwaac.probe.tomography.Tomography` of the latest sweep
+"""The Prometheus families of the active probes (:class:`~hwaac.telemetry.tomography.Tomography` of the latest sweep
 with probes): per planned cable the probes its mapped paths crossed and their forward loss, the same per set of
 parallel cables the hops could not tell apart (never spread onto its members), the flows by state, and when the
 probes were sent. Names, labels and why sets are a family of their own: ``docs/network-health-prometheus.md`` "Metrics".

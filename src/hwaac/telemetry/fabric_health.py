@@ -14,7 +14,6 @@ from hwaac.health.parsers.slurm_squeue import Squeue
 from hwaac.plan.model import Plan
 from hwaac.probe.model import ProbeResults, merge
 from hwaac.probe.paths import PathIndex
-from hwaac.probe.tomography import Tomography, tomography
 from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.localise import localise
 from hwaac.telemetry.parallel import no_collections
@@ -25,6 +24,7 @@ from hwaac.telemetry.samples import Sweep
 from hwaac.telemetry.sli import Aggregate, SliTable, aggregate, link_slis
 from hwaac.telemetry.slo import SloSet
 from hwaac.telemetry.suspects import Observed
+from hwaac.telemetry.tomography import Tomography, tomography
 from hwaac.telemetry.topology import Correlation, LinkIndex, correlate, from_parts
 
 

@@ -226,7 +226,7 @@ RULES: tuple[Rule, ...] = (rule_errors_both_ends, rule_errors_one_end, rule_flap
                            rule_links_down, rule_pfc_storm, rule_congestion)
 
 
-_PROBE_RULES = ("probe_path_loss", "probe_unreachable")  # hwaac.probe.tomography
+_PROBE_RULES = ("probe_path_loss", "probe_unreachable")  # hwaac.telemetry.tomography
 # rule -> the rules that explain it when they name the same link: physical errors explain the path loss they cause;
 # a link that is down now explains the flap (the drop) that took it down
 _EXPLAINED_BY = {"spine_path_loss": ("errors_both_ends", "errors_one_end"), "flapping": ("links_down",)}

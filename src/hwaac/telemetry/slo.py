@@ -14,7 +14,7 @@ from hwaac.model.issues import plain, validation_issues
 from hwaac.model.loader import parse_yaml
 from hwaac.telemetry.sli import BGP_DROPS, COVERAGE, LINK_SLIS, PATH_DIVERSITY
 
-PROBE_LOSS = "probe_loss_ratio"  # a cable's forward loss estimated from active probes (hwaac.probe.tomography)
+PROBE_LOSS = "probe_loss_ratio"  # a cable's forward loss estimated from active probes (hwaac.telemetry.tomography)
 SLI_NAMES = (*LINK_SLIS, COVERAGE, PATH_DIVERSITY, BGP_DROPS, PROBE_LOSS)
 _RATIOS = {"availability", "coverage", "loss_ratio", "pre_fec_ber", "pause_ratio", "ecn_mark_ratio",
            "path_diversity", PROBE_LOSS}

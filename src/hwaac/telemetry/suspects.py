@@ -37,7 +37,7 @@ class Severity(IntEnum):
 
 INFO, WARN, FAULT = Severity.INFO, Severity.WARN, Severity.FAULT
 KINDS = ("cable", "optic", "port", "nic", "host", "switch", "link", "rail")
-# every rule that names suspects: hwaac.telemetry.localise, localise_flow and hwaac.probe.tomography (RULE_*)
+# every rule that names suspects: hwaac.telemetry.localise, localise_flow and hwaac.telemetry.tomography (RULE_*)
 SUSPECT_RULES = ("errors_both_ends", "errors_one_end", "flapping", "spine_path_loss", "links_down", "pfc_storm",
                  "congestion", "switch_degraded", "probe_path_loss", "probe_unreachable")
 # rules whose suspects are degraded ports (the switch rule counts them); PFC victims and congestion are not

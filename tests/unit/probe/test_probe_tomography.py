@@ -11,9 +11,9 @@ import pytest
 
 from hwaac.plan.model import ip_str
 from hwaac.probe.paths import PathIndex
-from hwaac.probe.tomography import RULE_LOSS, RULE_UNREACHABLE, binomial_tail, tomography
 from hwaac.telemetry.slo import default_slos
 from hwaac.telemetry.suspects import FAULT
+from hwaac.telemetry.tomography import RULE_LOSS, RULE_UNREACHABLE, binomial_tail, tomography
 from tests.unit.probe.synth import between, demo, host_link, results, route
 
 
