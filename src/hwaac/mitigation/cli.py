@@ -4,9 +4,9 @@ and the guard rails; a dry run (the default) prints the decisions and the switch
 ``--apply`` carries them out (``--lab`` or ``-i``), then keeps the state and appends every decision to
 ``DIR/decisions.jsonl``. Instead of findings, ``--drain-switch NAME --reason TEXT`` (and ``--undrain-switch``,
 ``--drain-link``, ``--undrain-link``) is a person's request, decided and carried out the same way
-(:mod:`hwaac.mitigation.manual`). ``--netbox`` records what was carried out in NetBox (:mod:`hwaac.netbox.mitigation`:
-journal entries on the switches and cables, the cables' status), or in a dry run says what it would record; URL and
-token as for the other NetBox commands, and the token is never printed.
+(:mod:`hwaac.mitigation.manual`). ``--netbox`` records what was carried out in NetBox
+(:mod:`hwaac.mitigation.netbox_journal`: journal entries on the switches and cables, the cables' status), or in a
+dry run says what it would record; URL and token as for the other NetBox commands, and the token is never printed.
 
 Exit status: 0 done (or nothing to do); 1 carrying out failed (the state keeps what was not done), recording it in
 NetBox failed (the switch changes stay done; the outcome says so), a person's request was refused, or an invalid
@@ -235,8 +235,8 @@ def _record(client: Any, plan: Any, actions: list[Any], outcome: dict[str, str],
             keep: Any = ()) -> Any:
     """Record the actions whose outcome is ``done`` in NetBox (``keep``: cables an undrain left drained): the
     report, or the error's message."""
+    from hwaac.mitigation.netbox_journal import record_actions
     from hwaac.netbox.errors import NetBoxError
-    from hwaac.netbox.mitigation import record_actions
 
     rows = [{**a.to_dict(), "outcome": outcome.get(f"{a.decision.action}|{a.decision.target}", "")} for a in actions]
     try:

@@ -19,7 +19,7 @@ Object model (one fabric, ``F`` = fabric name):
   ``verify``); a switch's ASN is in the device custom field ``hwaac_asn`` (integer).
 - cables between the planned interfaces, label = the plan's cable id, status ``connected`` on create only:
   mitigation sets a drained link's cable to ``decommissioning`` with the tag ``hwaac-drained``
-  (:mod:`hwaac.netbox.mitigation`), and a sync leaves both (it writes only the tags it owns).
+  (:mod:`hwaac.mitigation.netbox_journal`), and a sync leaves both (it writes only the tags it owns).
 - prefixes: every address pool as a ``container`` scoped to the site, except pools the intent takes from NetBox
   by prefix role (those belong to whoever recorded them and are only referenced); in ``rail_subnet`` mode each
   leaf's rail subnet as an ``active`` child. Per-link /31s are not recorded as prefixes (each end's IP address
