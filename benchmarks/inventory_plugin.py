@@ -25,8 +25,8 @@ from pathlib import Path
 import requests
 from demo_fabric import demo_intent_text
 
+from hwaac.devnetbox.local import LocalNetBox
 from hwaac.inventory import from_netbox
-from hwaac.netbox.local import LocalNetBox
 from hwaac.netbox.plane_state import plan_from_text
 from hwaac.netbox.sync import sync_plan
 

@@ -21,7 +21,7 @@ from unittest import mock
 
 from demo_fabric import demo_intent_text
 
-from hwaac.netbox.local import LocalNetBox
+from hwaac.devnetbox.local import LocalNetBox
 from hwaac.netbox.plane_state import plan_from_text
 from hwaac.netbox.sync import engine, sync_plan
 from hwaac.plan.model import Plan

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from demo_fabric import demo_intent_text
 
-from hwaac.netbox.local import LocalNetBox
+from hwaac.devnetbox.local import LocalNetBox
 from hwaac.netbox.plane_state import plan_from_text
 from hwaac_provider.mirror import build_mirror
 

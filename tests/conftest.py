@@ -8,7 +8,7 @@ checks) and is skipped, with the reason, otherwise. Set it up with ``scripts/son
 
 When the run holds tests that use the local NetBox, one process starts ``hwaac netbox up`` in the background at
 collection and those tests go last, so the first install on a new machine (~2 min of one core; the migrations are
-restored from hwaac.netbox.baseline) overlaps the other tests instead of holding both workers. Within each part the
+restored from hwaac.devnetbox.baseline) overlaps the other tests instead of holding both workers. Within each part the
 tests marked ``cost(SECONDS)`` (how long they hold a worker on 2 busy cores, measured) go first, the costliest
 first: xdist hands the short tests out last, and no worker idles at the end while the other finishes a long one.
 
@@ -104,7 +104,7 @@ def _start_netbox_prewarm() -> subprocess.Popen[bytes]:
     """``hwaac netbox up`` in the background, output to the state folder's logs/prewarm.log; it gets SIGTERM when
     this process ends (util-linux ``setpriv --pdeathsig``) and the fixture's own ``up`` waits for it on the setup
     lock."""
-    from hwaac.netbox.local import LocalNetBox
+    from hwaac.devnetbox.local import LocalNetBox
 
     logs = LocalNetBox().logs
     logs.mkdir(parents=True, exist_ok=True)

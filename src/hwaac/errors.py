@@ -75,3 +75,11 @@ class RenumberError(Exception):
             "pass --allow-renumber to accept:\n  " + "\n  ".join(changes[:50])
             + (f"\n  ... and {len(changes) - 50} more" if len(changes) > 50 else "")
         )
+
+
+class NetBoxError(Exception):
+    """Any failure talking to, or running, a NetBox; the message is meant for the user, one line first.
+
+    Defined here, below both the NetBox client (:mod:`hwaac.netbox`, which re-exports it) and the development
+    NetBox (:mod:`hwaac.devnetbox`). Messages never carry an API token.
+    """

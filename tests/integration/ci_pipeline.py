@@ -29,7 +29,7 @@ import pynetbox
 import yaml
 from ci_fake_apis import Apis
 
-from hwaac.netbox.instances import Instance
+from hwaac.devnetbox.instances import Instance
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "inventory" / "demo"

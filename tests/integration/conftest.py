@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from hwaac.devnetbox import procs
+from hwaac.devnetbox.instances import Instance, slug
+from hwaac.devnetbox.local import LocalNetBox
 from hwaac.lab import Lab
-from hwaac.netbox import procs
 from hwaac.netbox.errors import NetBoxError
-from hwaac.netbox.instances import Instance, slug
-from hwaac.netbox.local import LocalNetBox
 from hwaac.netbox.sync import sync_plan
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
@@ -28,7 +28,7 @@ def local_netbox() -> LocalNetBox:
     """The machine's local NetBox (``hwaac netbox up``), brought up by the test run itself.
 
     The first time on a machine it installs NetBox (~1 min) and creates the template from NetBox's migrated
-    baseline (hwaac.netbox.baseline); afterwards it takes seconds, or nothing when it runs. xdist workers wait for
+    baseline (hwaac.devnetbox.baseline); afterwards it takes seconds, or nothing when it runs. xdist workers wait for
     each other on the state folder's setup lock. When NetBox cannot start the tests FAIL (never skip): CI must not
     pass without them.
     """

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
+from hwaac.devnetbox.instances import Instance
 from hwaac.health.lifecycle import State
-from hwaac.netbox.instances import Instance
 from hwaac.netbox.lifecycle import Evidence, TransitionRequest, apply_transitions
 from hwaac.netbox.sync.engine import Client
 from hwaac.plan import build_plan

@@ -50,7 +50,7 @@ from ci_pipeline import (
     write_event,
 )
 
-from hwaac.netbox.instances import Instance
+from hwaac.devnetbox.instances import Instance
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
 

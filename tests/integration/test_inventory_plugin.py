@@ -13,7 +13,7 @@ from pathlib import Path
 import pynetbox
 import pytest
 
-from hwaac.netbox.instances import Instance
+from hwaac.devnetbox.instances import Instance
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
 

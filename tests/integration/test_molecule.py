@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from hwaac.netbox.instances import Instance
+from hwaac.devnetbox.instances import Instance
 
 if TYPE_CHECKING:
     from tests.integration.conftest import NetBoxPool

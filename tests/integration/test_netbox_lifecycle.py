@@ -19,9 +19,9 @@ from pathlib import Path
 import pynetbox
 import pytest
 
+from hwaac.devnetbox.instances import Instance
 from hwaac.health.lifecycle import BreakerPolicy, State
 from hwaac.netbox import lifecycle as lc
-from hwaac.netbox.instances import Instance
 from hwaac.netbox.lifecycle import Evidence, LifecycleError, TransitionRequest, apply_transitions, device_journal
 from hwaac.netbox.sync import sync_plan
 from hwaac.netbox.sync.engine import Client

@@ -1,4 +1,4 @@
-"""The local NetBox (``hwaac netbox up|down|status|token``, :class:`hwaac.netbox.local.LocalNetBox`), for real.
+"""The local NetBox (``hwaac netbox up|down|status|token``, :class:`hwaac.devnetbox.local.LocalNetBox`), for real.
 
 NetBox 4.7.3 from PyPI with its own PostgreSQL and Redis on loopback, brought up by the session fixture
 ``local_netbox`` (tests/integration/conftest.py). These tests FAIL, not skip, when it cannot start.
@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING
 import pynetbox
 import pytest
 
-from hwaac.netbox import api, baseline, procs
-from hwaac.netbox.errors import LocalNetBoxError, NetBoxError
-from hwaac.netbox.instances import Instance
-from hwaac.netbox.local import TEMPLATE_MARK, VERSION, LocalNetBox
+from hwaac.devnetbox import api, baseline, procs
+from hwaac.devnetbox.errors import LocalNetBoxError
+from hwaac.devnetbox.instances import Instance
+from hwaac.devnetbox.local import TEMPLATE_MARK, VERSION, LocalNetBox
+from hwaac.errors import NetBoxError
 
 if TYPE_CHECKING:
     from tests.integration.conftest import NetBoxPool

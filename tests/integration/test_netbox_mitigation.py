@@ -17,8 +17,8 @@ import pynetbox
 import pytest
 
 from hwaac.cli import main as hwaac_main
+from hwaac.devnetbox.instances import Instance
 from hwaac.mitigation.netbox_journal import DRAINED_TAG, MITIGATION_TAG, MitigationJournalError, record_actions
-from hwaac.netbox.instances import Instance
 from hwaac.netbox.lifecycle import journal_evidence
 from hwaac.netbox.sync import sync_plan
 from hwaac.netbox.sync.engine import Client

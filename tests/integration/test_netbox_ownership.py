@@ -14,7 +14,7 @@ import pynetbox
 import pytest
 import yaml
 
-from hwaac.netbox.instances import Instance
+from hwaac.devnetbox.instances import Instance
 from hwaac.netbox.sync import SyncConflict, sync_plan
 from hwaac.netbox.sync.desired import ADOPTED_TAG
 from hwaac.plan import build_plan

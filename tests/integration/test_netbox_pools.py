@@ -10,9 +10,9 @@ from pathlib import Path
 import pynetbox
 import pytest
 
+from hwaac.devnetbox.instances import Instance
 from hwaac.errors import IntentError
 from hwaac.netbox.errors import NetBoxError
-from hwaac.netbox.instances import Instance
 from hwaac.netbox.pools import prefix_lookup
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent

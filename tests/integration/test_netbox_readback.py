@@ -14,8 +14,8 @@ from pathlib import Path
 import pynetbox
 import pytest
 
-from hwaac.netbox.instances import Instance
-from hwaac.netbox.local import LocalNetBox
+from hwaac.devnetbox.instances import Instance
+from hwaac.devnetbox.local import LocalNetBox
 from hwaac.netbox.sync import sync_plan
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan, ip_str

@@ -15,7 +15,7 @@ from pathlib import Path
 import pynetbox
 import pytest
 
-from hwaac.netbox.instances import Instance
+from hwaac.devnetbox.instances import Instance
 from hwaac.netbox.source import NetBoxRecordError, plan_from_netbox
 from hwaac.plan import build_plan
 from hwaac.plan.model import ip_str

@@ -22,9 +22,9 @@ import pynetbox
 import pytest
 import yaml
 
-from hwaac.netbox import procs
-from hwaac.netbox.instances import Instance
-from hwaac.netbox.local import LocalNetBox
+from hwaac.devnetbox import procs
+from hwaac.devnetbox.instances import Instance
+from hwaac.devnetbox.local import LocalNetBox
 from hwaac.netbox.sync import SyncConflict, SyncError, engine, format_report, sync_plan
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan, ip_str

@@ -12,9 +12,9 @@ from pathlib import Path
 import pynetbox
 import pytest
 
+from hwaac.devnetbox.instances import Instance
 from hwaac.health.lifecycle import State
 from hwaac.health.report import node_report
-from hwaac.netbox.instances import Instance
 from hwaac.netbox.lifecycle import TransitionRequest, apply_transitions
 from hwaac.netbox.sync.engine import Client
 from hwaac.plan import build_plan

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from terraform_run import PROVIDER_BLOCK, Terraform, terraform_dir
 
-from hwaac.netbox.instances import Instance
+from hwaac.devnetbox.instances import Instance
 from hwaac.plan.diff import diff_plans
 from hwaac.plan.serialize import read_plan
 

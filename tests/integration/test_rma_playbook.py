@@ -16,8 +16,8 @@ from pathlib import Path
 import pynetbox
 import pytest
 
+from hwaac.devnetbox.instances import Instance
 from hwaac.health.lifecycle import State
-from hwaac.netbox.instances import Instance
 from hwaac.netbox.lifecycle import Evidence, TransitionRequest, apply_transitions, device_journal
 from hwaac.netbox.sync.engine import Client
 

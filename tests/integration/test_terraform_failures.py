@@ -22,8 +22,8 @@ import pynetbox
 import pytest
 from terraform_run import PROVIDER_BLOCK, Terraform, terraform_dir
 
-from hwaac.netbox import procs
-from hwaac.netbox.instances import Instance
+from hwaac.devnetbox import procs
+from hwaac.devnetbox.instances import Instance
 from hwaac.netbox.plane_state import plan_from_text
 from hwaac.plan.model import Plan, ip_str
 

@@ -17,7 +17,7 @@ import pynetbox
 import pytest
 from terraform_run import PROVIDER_BLOCK, Terraform, resource_changes, terraform_dir
 
-from hwaac.netbox.instances import Instance
+from hwaac.devnetbox.instances import Instance
 from hwaac.netbox.plane_state import plan_from_text, pool_lookup_from
 from hwaac.plan.model import Plan, ip_str
 

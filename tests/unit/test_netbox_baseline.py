@@ -1,4 +1,4 @@
-"""hwaac.netbox.baseline: the shipped NetBox baseline and the file it is kept in (its restore and completeness
+"""hwaac.devnetbox.baseline: the shipped NetBox baseline and the file it is kept in (its restore and completeness
 are tested against the real NetBox in tests/integration/test_netbox_local.py)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.netbox import baseline
-from hwaac.netbox.local import VERSION
+from hwaac.devnetbox import baseline
+from hwaac.devnetbox.local import VERSION
 
 DUMP = (b"--\n-- PostgreSQL database dump\n--\n\n\\restrict AbC123\n\nSET client_encoding = 'UTF8';\n"
         b"COPY public.t (id) FROM stdin;\n1\n\\.\n\n\\unrestrict AbC123\n\n")
@@ -47,7 +47,7 @@ def test_no_usable_baseline_reads_as_none(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_the_shipped_baseline_is_this_versions_and_holds_no_user_token_or_session() -> None:
     sql = baseline.read(VERSION)
-    assert sql is not None, f"no baseline for NetBox {VERSION}: python -m hwaac.netbox.baseline makes it"
+    assert sql is not None, f"no baseline for NetBox {VERSION}: python -m hwaac.devnetbox.baseline makes it"
     text = sql.decode()
     assert text.startswith(f"-- hwaac: NetBox {VERSION}'s schema")
     rows = {m[1]: m[2] for m in re.finditer(r"^COPY (\S+) \([^)]*\) FROM stdin;\n(.*?)^\\\.$", text, re.M | re.S)}

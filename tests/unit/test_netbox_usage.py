@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.netbox.errors import LocalNetBoxError
-from hwaac.netbox.usage import UsageLock
+from hwaac.devnetbox.errors import LocalNetBoxError
+from hwaac.devnetbox.usage import UsageLock
 
 HOLDER = """
 import sys, time
 from pathlib import Path
-from hwaac.netbox.usage import UsageLock
+from hwaac.devnetbox.usage import UsageLock
 lock = UsageLock(Path(sys.argv[1]))
 use = lock.shared() if sys.argv[2] == "shared" else lock.exclusive(timeout=30)
 with use:

@@ -1,1 +1,1 @@
-"""hwaac's NetBox layer: a local NetBox for development and tests (:mod:`hwaac.netbox.local`)."""
+"""hwaac's NetBox layer: the client, the sync (:mod:`hwaac.netbox.sync`), read-back and the lifecycle writes."""

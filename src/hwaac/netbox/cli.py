@@ -1,4 +1,4 @@
-"""``hwaac netbox up|down|status|token|sync|export|drift|render``: the local NetBox (see :mod:`hwaac.netbox.local`).
+"""``hwaac netbox up|down|status|token|sync|export|drift|render``: the local NetBox (see :mod:`hwaac.devnetbox.local`).
 
 Exit status: 0 ok (status: up); 1 failed (the error names the log to read, with its last lines); 3 status: down
 or not fully up. The API token is printed by ``token`` only, never by the other commands.
@@ -23,7 +23,7 @@ def _say(msg: str) -> None:
 
 
 def _local(args: argparse.Namespace):
-    from hwaac.netbox.local import LocalNetBox
+    from hwaac.devnetbox.local import LocalNetBox
 
     return LocalNetBox(args.state, log=_say)
 

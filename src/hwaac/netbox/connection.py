@@ -30,7 +30,7 @@ def netbox_target(url: str | None = None, token: str | None = None) -> Target:
         if not token:
             raise NetBoxError(f"NETBOX_TOKEN is not set for the NetBox at {url}; export it (it is never printed)")
         return Target(url.rstrip("/"), token)
-    from hwaac.netbox.local import LocalNetBox
+    from hwaac.devnetbox.local import LocalNetBox
 
     local = LocalNetBox(log=lambda _msg: None)
     if not local.status().up:

@@ -1,30 +1,11 @@
-"""Errors of hwaac's NetBox layer. Messages never carry an API token."""
+"""Errors of hwaac's NetBox layer. Messages never carry an API token.
+
+:class:`NetBoxError` lives in :mod:`hwaac.errors`, so that the development NetBox (:mod:`hwaac.devnetbox`,
+whose :class:`~hwaac.devnetbox.errors.LocalNetBoxError` is one) can raise it without importing this package.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+from hwaac.errors import NetBoxError
 
-
-class NetBoxError(Exception):
-    """Any failure talking to, or running, a NetBox; the message is meant for the user, one line first."""
-
-
-class LocalNetBoxError(NetBoxError):
-    """The local NetBox (``hwaac netbox up``) could not be installed, started, stopped or used.
-
-    ``log``: the service log that tells why; its last lines are appended to the message.
-    """
-
-    def __init__(self, message: str, *, log: Path | None = None, lines: int = 25) -> None:
-        self.log = log
-        text = message
-        if log is not None:
-            from hwaac.netbox.procs import tail
-
-            last = tail(log, lines)
-            text += f"\n  see {log}" + (f"; its last lines:\n{_indent(last)}" if last else " (empty)")
-        super().__init__(text)
-
-
-def _indent(text: str) -> str:
-    return "\n".join(f"    {line}" for line in text.splitlines())
+__all__ = ["NetBoxError"]

@@ -14,7 +14,7 @@ from typing import Any
 import pynetbox
 import requests
 
-from hwaac.netbox import api
+from hwaac.devnetbox import api
 from hwaac.netbox.errors import NetBoxError
 from hwaac.netbox.sync.desired import OWNER_TAG
 

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hwaac.netbox import api, procs
-from hwaac.netbox.errors import LocalNetBoxError
+from hwaac.devnetbox import api, procs
+from hwaac.devnetbox.errors import LocalNetBoxError
 
 
 def request_timeout() -> str:

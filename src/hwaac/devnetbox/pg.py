@@ -20,8 +20,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from hwaac.netbox import procs
-from hwaac.netbox.errors import LocalNetBoxError
+from hwaac.devnetbox import procs
+from hwaac.devnetbox.errors import LocalNetBoxError
 
 MIN_VERSION = 14  # NetBox 4.x needs PostgreSQL 14 or later (NetBox docs, installation/1-postgresql)
 ROOT_CLUSTERS = Path("/var/lib/hwaac/netbox-pg")

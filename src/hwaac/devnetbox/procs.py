@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from hwaac.netbox.errors import LocalNetBoxError
+from hwaac.devnetbox.errors import LocalNetBoxError
 
 LOOPBACK = "127.0.0.1"
 

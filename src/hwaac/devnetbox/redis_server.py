@@ -12,8 +12,8 @@ import socket
 import time
 from pathlib import Path
 
-from hwaac.netbox import procs
-from hwaac.netbox.errors import LocalNetBoxError
+from hwaac.devnetbox import procs
+from hwaac.devnetbox.errors import LocalNetBoxError
 
 DATABASES = 256  # Redis' own default is 16; two per NetBox instance
 

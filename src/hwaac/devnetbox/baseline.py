@@ -4,7 +4,7 @@
 each of NetBox 4.7's 336 migrations). ``hwaac netbox up`` instead restores ``baselines/netbox-<VERSION>.sql.gz``
 (``pg_dump`` of such a database, made before any user, token or object exists) and then runs ``netbox migrate``,
 which applies whatever the baseline lacks and otherwise does nothing. No baseline for the version, or one that
-does not restore, means the full migration. ``python -m hwaac.netbox.baseline`` makes the file (README.md, "A
+does not restore, means the full migration. ``python -m hwaac.devnetbox.baseline`` makes the file (README.md, "A
 local NetBox").
 """
 
@@ -22,7 +22,8 @@ from hwaac.fileio import write_atomic
 FOLDER = Path(__file__).with_name("baselines")
 HEADER = ("-- hwaac: NetBox {version}'s schema and data as `netbox migrate` leaves an empty database (no users, no "
           "tokens), dumped with pg_dump --no-owner --no-privileges.\n"
-          "-- Made by `python -m hwaac.netbox.baseline`; restored by `hwaac netbox up` (hwaac.netbox.baseline).\n")
+          "-- Made by `python -m hwaac.devnetbox.baseline`; restored by `hwaac netbox up` "
+          "(hwaac.devnetbox.baseline).\n")
 # pg_dump >= 15.14 guards a plain dump with \restrict KEY ... \unrestrict KEY; an older psql does not know them and
 # they protect against a hostile server, not against our own file
 _RESTRICT = re.compile(rb"^\\(?:un)?restrict [A-Za-z0-9]+\n", re.MULTILINE)
@@ -57,10 +58,10 @@ def write(target: Path, sql: bytes) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Migrate a scratch database of the local NetBox from empty, dump it and write the baseline (or check it)."""
-    from hwaac.netbox.errors import NetBoxError
-    from hwaac.netbox.local import VERSION, LocalNetBox
+    from hwaac.devnetbox.local import VERSION, LocalNetBox
+    from hwaac.errors import NetBoxError
 
-    parser = argparse.ArgumentParser(prog="python -m hwaac.netbox.baseline", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m hwaac.devnetbox.baseline", description=main.__doc__)
     parser.add_argument("-o", "--output", type=Path, default=path(VERSION),
                         help=f"file to write (default: {path(VERSION)})")
     parser.add_argument("--check", action="store_true",

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hwaac.netbox import api, procs
-from hwaac.netbox.errors import LocalNetBoxError
-from hwaac.netbox.pg import Postgres
-from hwaac.netbox.redis_server import DATABASES, Redis
-from hwaac.netbox.server import Gunicorn, Runtime
+from hwaac.devnetbox import api, procs
+from hwaac.devnetbox.errors import LocalNetBoxError
+from hwaac.devnetbox.pg import Postgres
+from hwaac.devnetbox.redis_server import DATABASES, Redis
+from hwaac.devnetbox.server import Gunicorn, Runtime
 
 PREFIX = "fresh_"
 SLOTS = range(1, DATABASES // 2)  # slot 0 (Redis databases 0 and 1) is the main instance's

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hwaac.netbox.errors import LocalNetBoxError
-from hwaac.netbox.procs import acquire
+from hwaac.devnetbox.errors import LocalNetBoxError
+from hwaac.devnetbox.procs import acquire
 
 
 @dataclass

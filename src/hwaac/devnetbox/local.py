@@ -6,12 +6,12 @@ Everything lives in one state folder (default ``${XDG_STATE_HOME:-~/.local/state
     venv/            NetBox from PyPI in its own Python 3.12 venv          (installed once, ~1 min)
     root/conf/       NETBOX_ROOT: configuration.py (no secrets in it)
     secrets.json     SECRET_KEY, token pepper, passwords (0600)      api-token   the admin's v2 token (0600)
-    pg/              PostgreSQL cluster (as root: a link into /var/lib/hwaac, see hwaac.netbox.pg)
+    pg/              PostgreSQL cluster (as root: a link into /var/lib/hwaac, see hwaac.devnetbox.pg)
     run/             pid files, services.json (ports of the last up), instances/ (fresh test databases)
     logs/            install, postgres, redis, migrate, gunicorn*.log
     *.lock           setup.lock (one up/down/fresh at a time), users.lock (shared while in use; down waits)
 
-The database ``netbox_template`` is built once (restored from NetBox's migrated baseline, hwaac.netbox.baseline,
+The database ``netbox_template`` is built once (restored from NetBox's migrated baseline, hwaac.devnetbox.baseline,
 then ``netbox migrate``) with the admin user and API token in it, then frozen (no connections allowed). The served
 database ``netbox`` and every fresh test database are created from it in seconds (``CREATE DATABASE ...
 TEMPLATE``), so one token works on all of them.
@@ -31,13 +31,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hwaac.netbox import api, baseline, config, install, procs
-from hwaac.netbox.errors import LocalNetBoxError, NetBoxError
-from hwaac.netbox.instances import Instance, Instances
-from hwaac.netbox.pg import Postgres, cluster_dir
-from hwaac.netbox.redis_server import Redis
-from hwaac.netbox.server import Gunicorn, Runtime
-from hwaac.netbox.usage import UsageLock
+from hwaac.devnetbox import api, baseline, config, install, procs
+from hwaac.devnetbox.errors import LocalNetBoxError
+from hwaac.devnetbox.instances import Instance, Instances
+from hwaac.devnetbox.pg import Postgres, cluster_dir
+from hwaac.devnetbox.redis_server import Redis
+from hwaac.devnetbox.server import Gunicorn, Runtime
+from hwaac.devnetbox.usage import UsageLock
+from hwaac.errors import NetBoxError
 
 VERSION = "4.7.3"
 DEFAULT_PORTS = {"http_port": 8473, "pg_port": 54373, "redis_port": 63793}
@@ -294,7 +295,7 @@ class LocalNetBox:
         (self.state / TEMPLATE_MARK).write_text(f"{VERSION}\n")
 
     def _restore_baseline(self, pg: Postgres) -> None:
-        """Fill the new, empty template from NetBox's migrated baseline (hwaac.netbox.baseline); without one, or
+        """Fill the new, empty template from NetBox's migrated baseline (hwaac.devnetbox.baseline); without one, or
         when it does not restore, the template stays empty and ``netbox migrate`` builds all of it."""
         migrate_log = self.logs / "migrate.log"
         sql = baseline.read(VERSION)
@@ -313,7 +314,7 @@ class LocalNetBox:
                  f"lacks (log {migrate_log})")
 
     def migrated_dump(self) -> bytes:
-        """``pg_dump`` of a scratch database that ``netbox migrate`` built from empty (for hwaac.netbox.baseline:
+        """``pg_dump`` of a scratch database that ``netbox migrate`` built from empty (for hwaac.devnetbox.baseline:
         no user, token or object in it). Needs the NetBox up."""
         with self._scratch() as (pg, scratch):
             self.log(f"migrating {scratch} from empty (4-16 minutes on 2 cores; log {self.logs / 'migrate.log'})")

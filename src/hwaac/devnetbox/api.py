@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from hwaac.netbox.errors import NetBoxError
+from hwaac.errors import NetBoxError
 
 TOKEN_PREFIX = "nbt_"  # NetBox users/constants.py: v2 tokens
 

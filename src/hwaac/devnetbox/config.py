@@ -35,7 +35,7 @@ def read_secrets(state: Path) -> dict[str, str]:
     try:
         return json.loads((state / SECRET_FILE).read_text())
     except (OSError, ValueError):
-        from hwaac.netbox.errors import LocalNetBoxError
+        from hwaac.devnetbox.errors import LocalNetBoxError
 
         raise LocalNetBoxError(f"the local NetBox is not set up in {state}; run `hwaac netbox up`") from None
 

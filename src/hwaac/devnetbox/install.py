@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hwaac.netbox.errors import LocalNetBoxError
+from hwaac.devnetbox.errors import LocalNetBoxError
 
 STAMP = ".hwaac-netbox-installed"
 
