@@ -23,7 +23,7 @@ from demo_fabric import demo_intent_text
 
 from hwaac.devnetbox.local import LocalNetBox
 from hwaac.netbox.plane_state import plan_from_text
-from hwaac.netbox.sync import engine, sync_plan
+from hwaac.netbox.sync import engine, sync_plan, write
 from hwaac.plan.model import Plan
 
 
@@ -69,8 +69,8 @@ def floor(nb: LocalNetBox, plan: Plan, tag: str) -> tuple[float, dict[str, float
     # NetBox refuses a request body over Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB): 16,544 addresses in one
     # body exceed it, so addresses go in bodies of at most FLOOR_IP_CHUNK (about 2 MB); every other type in one
     with nb.fresh(f"bench floor {tag}") as inst, watch_writes(timed), \
-            mock.patch.object(engine, "CHUNK", {"ip-addresses": FLOOR_IP_CHUNK}), \
-            mock.patch.object(engine, "DEFAULT_CHUNK", 10**9):
+            mock.patch.object(write, "CHUNK", {"ip-addresses": FLOOR_IP_CHUNK}), \
+            mock.patch.object(write, "DEFAULT_CHUNK", 10**9):
         rep = sync_plan(plan, inst.url, inst.token)
     return sum(timed.values()), timed, rep.requests
 

@@ -1,24 +1,21 @@
-"""Sync engine: read what NetBox holds, diff by natural key, check conflicts, then write in bulk.
+"""Sync engine: read what NetBox holds (:mod:`.read`), diff by natural key, check conflicts, then write in bulk
+(:mod:`.write`).
 
-Reads use large pages (limit=1000) and ``fields=`` so NetBox serialises only what the diff needs. Everything
-(diff and conflicts, for every object type) is computed before the first write. Writes are list POST / PATCH /
-DELETE requests (pynetbox ``endpoint.create(list)`` / ``.update(list)`` / ``.delete(list)``) in chunks: addresses
-moving off a device about to be deleted are unassigned, then deletes in reverse dependency order, then creates and
-updates in dependency order. NetBox applies each bulk request atomically, and natural keys make a re-run after a
-failure converge without duplicates.
+Everything (diff and conflicts, for every object type) is computed before the first write. NetBox applies each
+bulk request atomically, and natural keys make a re-run after a failure converge without duplicates.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hwaac.netbox.sync import ownership
 from hwaac.netbox.sync.cleanup import cleanup_catalogue, cleanup_owner
 from hwaac.netbox.sync.client import PAGE, SUPPORTED, Client, ReadCache, SyncError
-from hwaac.netbox.sync.desired import ADOPTED_TAG, OWNER_TAG, Desired, Ref, Want
+from hwaac.netbox.sync.desired import ADOPTED_TAG, OWNER_TAG, Desired, Want
+from hwaac.netbox.sync.read import SyncReads
 from hwaac.netbox.sync.records import (
     CATALOGUE,
     FIELDS,
@@ -26,7 +23,6 @@ from hwaac.netbox.sync.records import (
     KEY,
     OWNED,
     SINGULAR,
-    _by_length,
     _cable_ends,
     _chunks,
     _iface,
@@ -38,6 +34,7 @@ from hwaac.netbox.sync.records import (
     _value,
 )
 from hwaac.netbox.sync.report import Change, Report, SyncConflict, format_report
+from hwaac.netbox.sync.write import SyncWrites
 
 # what other modules import from here (the engine was one file before)
 __all__ = ["CATALOGUE", "FIELDS", "ID_CHUNK", "OWNED", "PAGE", "SINGULAR", "SUPPORTED", "Change", "Client",
@@ -45,14 +42,10 @@ __all__ = ["CATALOGUE", "FIELDS", "ID_CHUNK", "OWNED", "PAGE", "SINGULAR", "SUPP
            "_slug", "_tags", "_value", "cleanup_catalogue", "cleanup_owner", "format_report", "plan_pools",
            "read_plan_state", "sync_plan"]
 
-CHUNK = {"devices": 100}  # NetBox instantiates ~130 interfaces per device: keep those requests short
-DEFAULT_CHUNK = 500
-READ_THREADS = 3  # object types read side by side (NetBox serialises while the client parses)
-
 
 # --- the sync ------------------------------------------------------------------------------------------------
 
-class Sync:
+class Sync(SyncReads, SyncWrites):
     """One sync of ``desired`` into the NetBox of ``client``."""
 
     def __init__(self, client: Client, desired: Desired, site: str, pools: list[str],
@@ -68,169 +61,6 @@ class Sync:
         self.dupes: dict[str, list[dict]] = {}
         self.elsewhere: list[dict] = []  # planned device names a device of another site holds
         self.adopted_anywhere = False  # whether any object carries hwaac-adopted (else no read looks for them)
-
-    # reading
-    def _read_all(self) -> None:
-        w = self.d.kinds
-        c = self.c
-        for kind in CATALOGUE:
-            keys = list(w.get(kind, {}))
-            if kind == "interface-templates":
-                type_ids = list(self.ids.get("device-types", {}).values())
-                recs = [r for ch in _chunks(type_ids, 100)
-                        for r in c.read(kind, self.fields[kind], devicetype_id=ch)] if type_ids else []
-            elif kind == "custom-fields":
-                recs = c.read(kind, self.fields[kind], name=keys)
-            elif kind == "tags":  # also the plane tags of planes not in this sync (their claims are read below)
-                recs = c.read(kind, self.fields[kind], slug=keys) + \
-                    c.read(kind, self.fields[kind], slug__isw=self.d.plane_tag_prefix)
-            elif keys:
-                recs = c.read(kind, self.fields[kind], slug=keys)
-            else:
-                recs = []
-            self._index(kind, recs)
-            if kind == "tags":
-                self.adopted_anywhere = any(r["slug"] == ADOPTED_TAG and r.get("tagged_items") for r in recs)
-        site_id = self.ids.get("sites", {}).get(self.site)
-        # a fabric tag that does not exist yet means nothing is owned yet (and NetBox refuses the filter)
-        tagged = self.ftag in self.ids["tags"]
-        plane_tags = sorted(t for t in self.ids["tags"] if self.d.is_plane_tag(t))
-
-        def owned(kind: str) -> list[dict]:
-            return c.read(kind, self.fields[kind], tag=self.ftag) if tagged else []
-
-        def claims(kind: str, t: str) -> tuple[bool, set[int]]:
-            """(True, ids of the owned objects plane tag ``t`` claims) or, when the plan says most of them are
-            claimed (a one-plane fabric: all), (False, ids of the owned objects it does not claim): whichever read
-            is expected to be smaller. Plane tags are the fabric's own, so one tag filter finds their objects."""
-            wants = w.get(kind, {}).values()
-            expect = sum(1 for want in wants if p_of[t] in want.planes)
-            if 2 * expect > len(wants):
-                return False, {r["id"] for r in c.read(kind, "id", tag=self.ftag, tag__n=t)}
-            return True, {r["id"] for r in c.read(kind, "id", tag=t)}
-
-        def adopted(kind: str) -> set[int]:
-            """The fabric's owned objects a person made (NetBox ANDs repeated tag filters)."""
-            return {r["id"] for r in c.read(kind, "id", tag=[self.ftag, ADOPTED_TAG])}
-
-        def elsewhere() -> list[dict]:
-            """Devices of another site named as planned devices (NetBox names are unique per site only)."""
-            names = sorted(w.get("devices", {}))
-            other: dict[str, Any] = {"site_id__n": site_id} if site_id is not None else {}
-            return [r for ch in _by_length(names) for r in c.read("devices", "id,name,site", name=ch, **other)]
-
-        def unowned(kind: str) -> list[dict]:
-            others = self.fields[kind] + ",tags"
-            nt: dict[str, Any] = {"tag__n": self.ftag} if tagged else {}
-            recs: list[dict] = []
-            if kind == "asn-ranges":
-                recs += c.read(kind, others, name=list(w.get(kind, {})), **nt)
-            elif kind == "asns":
-                for ch in _chunks(sorted(w.get(kind, {})), 200):
-                    recs += c.read(kind, others, asn=ch, **nt)
-            elif kind in ("devices", "cables") and site_id is not None:
-                recs += c.read(kind, others, site_id=site_id, **nt)
-            elif kind == "prefixes":
-                for pool in self.pools:
-                    recs += c.read(kind, others, within_include=pool, **nt)
-            elif kind == "ip-addresses" and self.pools:
-                recs += c.read(kind, others, parent=self.pools, **nt)
-            return recs
-
-        p_of = {t: int(t[len(self.d.plane_tag_prefix):]) for t in plane_tags}
-        # every read is its own task, the largest first: NetBox serialises one page while this process parses
-        # another, and no type waits behind another's pages
-        with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
-            cabled = pool.submit(self._cabled, site_id)
-            big_first = sorted(OWNED, key=lambda k: -len(w.get(k, {})))
-            own = {kind: pool.submit(owned, kind) for kind in big_first}
-            claim = {(kind, t): pool.submit(claims, kind, t) for kind in big_first for t in plane_tags} \
-                if tagged else {}
-            other = {kind: pool.submit(unowned, kind) for kind in big_first}
-            mine = {kind: pool.submit(adopted, kind) for kind in big_first} \
-                if tagged and self.adopted_anywhere else {}
-            named = pool.submit(elsewhere)
-            raw: dict[str, list[dict]] = {}
-            for kind in OWNED:
-                recs = own[kind].result()
-                if recs:  # which planes claim them (tags are costly to serialise: only the ones that matter here)
-                    got = {t: claim[kind, t].result() for t in plane_tags}
-                    made = mine[kind].result() if mine else set()
-                    # a write of tags first reads the object's full list (_full_tags)
-                    recs = [{**r, "_partial_tags": True, "tags": [{"slug": self.ftag}] + [
-                        {"slug": t} for t, (positive, ids) in got.items() if (r["id"] in ids) == positive]
-                        + ([{"slug": ADOPTED_TAG}] if r["id"] in made else [])}
-                        for r in recs]
-                recs += other[kind].result()
-                if kind in ("prefixes", "ip-addresses"):  # the global VRF only
-                    recs = [r for r in recs if not r.get("vrf") or self.ftag in _tags(r)]
-                raw[kind] = recs
-            names, terms = cabled.result()
-            self.elsewhere = named.result()
-        self._ends(raw["cables"], raw["ip-addresses"], names, terms)
-        for kind in OWNED:
-            self._index(kind, raw[kind])
-
-    def _cabled(self, site_id: int | None) -> tuple[dict[int, dict], dict[int, list[dict]]]:
-        """The site's cabled interfaces (id -> record with name, device, cable, cable_end) and, per cable id, its
-        interface terminations: one read, instead of NetBox's nested serialisation of cable ends (~3 ms a cable)."""
-        names: dict[int, dict] = {}
-        terms: dict[int, list[dict]] = {}
-        if site_id is None:
-            return names, terms
-        for r in self.c.read("interfaces", "id,name,device,cable,cable_end", site_id=site_id, cabled=True):
-            names[r["id"]] = r
-            if isinstance(r.get("cable"), dict):
-                terms.setdefault(r["cable"]["id"], []).append(
-                    {"cable_end": r.get("cable_end"), "termination_type": "dcim.interface", "termination_id": r["id"]})
-        return names, terms
-
-    def _ends(self, cables: list[dict], ips: list[dict], names: dict[int, dict],
-              terms: dict[int, list[dict]]) -> None:
-        """Fill in each cable's ``a_/b_terminations`` and each address's ``assigned_object`` (interface name and
-        device name), as NetBox's nested serialisation would, from the site's cabled interfaces (``_cabled``);
-        cable-terminations only for cables with no interface at the site, and interfaces by id for addresses on
-        uncabled ones (loopbacks)."""
-        c = self.c
-        for ch in _chunks(sorted({r["id"] for r in cables} - set(terms)), ID_CHUNK):
-            for t in c.read("cable-terminations", "cable,cable_end,termination_type,termination_id", cable_id=ch):
-                terms.setdefault(t["cable"], []).append(t)
-        need = {t["termination_id"] for ts in terms.values() for t in ts if t["termination_type"] == "dcim.interface"}
-        need |= {r["assigned_object_id"] for r in ips
-                 if r.get("assigned_object_type") == "dcim.interface" and r.get("assigned_object_id") is not None}
-        for ch in _chunks(sorted(need - set(names)), ID_CHUNK):
-            for r in c.read("interfaces", "id,name,device", id=ch):
-                names[r["id"]] = r
-        for r in cables:
-            for end in ("A", "B"):
-                r[f"{end.lower()}_terminations"] = [
-                    {"object_type": t["termination_type"], "object_id": t["termination_id"],
-                     "object": names.get(t["termination_id"]) if t["termination_type"] == "dcim.interface" else None}
-                    for t in sorted(terms.get(r["id"], []), key=lambda t: t["termination_id"])
-                    if t["cable_end"] == end]
-        for r in ips:
-            r["assigned_object"] = names.get(r.get("assigned_object_id")) \
-                if r.get("assigned_object_type") == "dcim.interface" else None
-
-    def _index(self, kind: str, recs: list[dict]) -> None:
-        by_key: dict[Hashable, dict] = {}
-        dupes: list[dict] = []
-        seen: set[int] = set()
-        for r in recs:
-            if r["id"] in seen:
-                continue
-            seen.add(r["id"])
-            k = KEY[kind](r)
-            if k in by_key:  # keep the owned one; extra owned duplicates are deleted
-                keep, other = (r, by_key[k]) if self.ftag in _tags(r) and self.ftag not in _tags(by_key[k]) \
-                    else (by_key[k], r)
-                by_key[k] = keep
-                dupes.append(other)
-            else:
-                by_key[k] = r
-        self.existing[kind] = by_key
-        self.dupes[kind] = [r for r in dupes if self.ftag in _tags(r)]
-        self.ids[kind] = {k: r["id"] for k, r in by_key.items()}
 
     # diffing
     def _diff(self) -> None:
@@ -373,104 +203,6 @@ class Sync:
                     f"{_label('cables', key)} is planned, but {end[0]}:{end[1]} holds cable {r.get('label') or ''} "
                     f"(id {r['id']}, not owned by hwaac) to "
                     f"{', '.join(f'{d}:{p}' for d, p in a + b if (d, p) != end) or 'nothing'}")
-
-    # writing
-    def _resolve(self, kind: str, fields: dict[str, Any], ifaces: dict[tuple[str, str], int]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-
-        def rid(v: Any) -> Any:
-            if isinstance(v, Ref):
-                if v.kind == "interfaces":
-                    if v.key not in ifaces:
-                        raise SyncError(f"NetBox has no interface {_show(v)} for the planned {kind}; "
-                                        "is the device of another device type?")
-                    return ifaces[v.key]
-                if v.key not in self.ids.get(v.kind, {}):
-                    raise SyncError(f"{SINGULAR.get(v.kind, v.kind)} {v.key} is missing in NetBox (needed by {kind})")
-                return self.ids[v.kind][v.key]
-            if isinstance(v, tuple):
-                return [rid(x) for x in v]
-            return v
-
-        for f, v in fields.items():
-            if f.startswith("custom_fields."):
-                out.setdefault("custom_fields", {})[f.split(".", 1)[1]] = v
-            elif f == "interface":
-                out["assigned_object_type"] = "dcim.interface" if v is not None else None
-                out["assigned_object_id"] = rid(v) if v is not None else None
-            elif f == "scope":
-                out["scope_type"], out["scope_id"] = "dcim.site", rid(v)
-            elif f in ("a", "b"):
-                out[f"{f}_terminations"] = [{"object_type": "dcim.interface", "object_id": rid(v)}]
-            elif f == "tags":
-                out["tags"] = [{"slug": t} for t in v]
-            else:
-                out[f] = rid(v)
-        return out
-
-    def _ifaces(self) -> dict[tuple[str, str], int]:
-        names: set[str] = set()
-        for kind in ("cables", "ip-addresses"):
-            ch = self.changes[kind]
-            for _k, fields in ch.creates:
-                names.update(v.key[1] for v in fields.values() if isinstance(v, Ref) and v.kind == "interfaces")
-            for _k, _i, diff in ch.updates:
-                names.update(new.key[1] for _o, new in diff.values()
-                             if isinstance(new, Ref) and new.kind == "interfaces")
-        site_id = self.ids["sites"].get(self.site)
-        out: dict[tuple[str, str], int] = {}
-        for ch in _chunks(sorted(names), 100):
-            for r in self.c.read("interfaces", "id,name,device", site_id=site_id, name=ch):
-                out[(r["device"]["name"], r["name"])] = r["id"]
-        return out
-
-    def _leaving_deleted_devices(self) -> list[int]:
-        """The addresses the plan moves off an interface of a device this sync deletes (re-planned host links: a
-        node removed, its address now another node's). NetBox deletes an interface's addresses with the interface
-        (``Interface.ip_addresses`` is a GenericRelation), so they are unassigned before the deletes and keep their
-        id (and whatever a person entered on them); their update then assigns them where the plan wants them."""
-        gone = {key for key, _id in self.changes["devices"].deletes}
-        return [rid for _key, rid, diff in self.changes["ip-addresses"].updates
-                if isinstance(old := diff.get("interface", (None, None))[0], Ref) and old.key[0] in gone]
-
-    def _write(self) -> None:
-        c = self.c
-        tags = list(self.d.tags)
-        ep = c.endpoint("ip-addresses")
-        for part in _chunks(self._leaving_deleted_devices(), DEFAULT_CHUNK):
-            body = [{"id": i, "assigned_object_type": None, "assigned_object_id": None} for i in part]
-            c.call("PATCH", "ip-addresses", lambda body=body, ep=ep: ep.update(body))
-        for kind in reversed(OWNED):
-            ids = [i for _k, i in self.changes[kind].deletes]
-            ep = c.endpoint(kind)
-            for ch in _chunks(ids, DEFAULT_CHUNK):
-                c.call("DELETE", kind, lambda ch=ch, ep=ep: ep.delete(ch))
-        ifaces: dict[tuple[str, str], int] = {}
-        for kind in CATALOGUE + OWNED:
-            ch = self.changes[kind]
-            if kind in ("cables", "ip-addresses") and not ifaces and (ch.creates or ch.updates):
-                ifaces = self._ifaces()
-            ep = c.endpoint(kind)
-            n = CHUNK.get(kind, DEFAULT_CHUNK)
-            with_tags = kind not in ("interface-templates", "custom-fields")
-            for part in _chunks(ch.creates, n):
-                body = [{**({"tags": [{"slug": t} for t in tags]} if with_tags and kind != "tags" else {}),
-                         **self._resolve(kind, f, ifaces)} for _k, f in part]
-                created = c.call("POST", kind, lambda body=body, ep=ep: ep.create(body))
-                for (key, _f), rec in zip(part, created if isinstance(created, list) else [created], strict=True):
-                    self.ids.setdefault(kind, {})[key] = rec.id
-            for part in _chunks(ch.updates, n):
-                body = [{"id": i, **self._resolve(kind, {f: new for f, (_o, new) in diff.items()}, ifaces)}
-                        for _k, i, diff in part]
-                c.call("PATCH", kind, lambda body=body, ep=ep: ep.update(body))
-        # why each adopted object was let go, on the object itself
-        reason = "no longer in the plan" if self.d.scope is None else \
-            f"no longer in the plan of plane(s) {', '.join(map(str, sorted(self.d.scope)))}"
-        notes = [ownership.journal(kind, rid, self.d.fabric, reason)
-                 for kind in OWNED for _k, rid in self.changes[kind].releases]
-        ep = c.endpoint("journal-entries")
-        for part in _chunks(notes, DEFAULT_CHUNK):
-            c.call("POST", "journal-entries", lambda part=part, ep=ep: ep.create(part))
 
     def read_and_diff(self) -> None:
         """Read what NetBox holds and diff it against the plan (``existing``, ``changes``, ``conflicts``); no
