@@ -23,7 +23,8 @@ from demo_fabric import demo_intent_text
 
 from hwaac.devnetbox.local import LocalNetBox
 from hwaac.netbox.plane_state import plan_from_text
-from hwaac.netbox.sync import engine, sync_plan, write
+from hwaac.netbox.sync import sync_plan, write
+from hwaac.netbox.sync.client import Client
 from hwaac.plan.model import Plan
 
 
@@ -39,9 +40,9 @@ def demo_plan(sus: int | None) -> Plan:
 @contextlib.contextmanager
 def watch_writes(timed: dict[str, float] | None = None) -> Iterator[None]:
     """Progress line per write request; with ``timed``, add each POST's seconds to it (by object type)."""
-    real: Callable[..., Any] = engine.Client.call
+    real: Callable[..., Any] = Client.call
 
-    def call(self: engine.Client, what: str, kind: str, fn: Callable[[], Any]) -> Any:
+    def call(self: Client, what: str, kind: str, fn: Callable[[], Any]) -> Any:
         if what == "GET":
             return real(self, what, kind, fn)
         t0 = time.perf_counter()
@@ -53,7 +54,7 @@ def watch_writes(timed: dict[str, float] | None = None) -> Iterator[None]:
                 timed[kind] = timed.get(kind, 0.0) + dt
             say(f"  {what} {kind}: {dt:.2f} s")
 
-    with mock.patch.object(engine.Client, "call", call):
+    with mock.patch.object(Client, "call", call):
         yield
 
 
@@ -95,7 +96,7 @@ def main() -> int:
             first = sync_plan(plan, inst.url, inst.token)
         say("no-op re-sync")
         noop = sync_plan(plan, inst.url, inst.token)
-        ifaces = int(engine.Client(inst.url, inst.token).nb.dcim.interfaces.count())
+        ifaces = int(Client(inst.url, inst.token).nb.dcim.interfaces.count())
 
     written = first.objects_written()
     total = sum(first.requests.values())

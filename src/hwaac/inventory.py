@@ -141,8 +141,8 @@ def from_netbox(intent: str | Path, url: str, token: str, *, render_dir: str | P
     """
     from hwaac.netbox.pools import prefix_lookup
     from hwaac.netbox.source import plan_from_netbox
+    from hwaac.netbox.sync.client import Client
     from hwaac.netbox.sync.desired import fabric_tag
-    from hwaac.netbox.sync.engine import Client
     from hwaac.plan import build_plan
     from hwaac.plan.serialize import plan_to_dict
     from hwaac.validate import load_intent

@@ -30,7 +30,7 @@ class NetBoxPrefixData(DataSource):
     def read(self, ctx: ReadDataContext, config: dict[str, Any]) -> dict[str, Any] | None:
         from hwaac.model.intent import NetBoxPrefixRef
         from hwaac.netbox.pools import find_pool, prefix_lookup
-        from hwaac.netbox.sync.engine import Client
+        from hwaac.netbox.sync.client import Client
 
         t = self.provider.target()
         ref = NetBoxPrefixRef(netbox_role=config["role"], site=config.get("site"), vrf=config.get("vrf"))

@@ -19,7 +19,7 @@ from hwaac_provider.provider import WRITE_LOCK
 
 if TYPE_CHECKING:  # hwaac's NetBox client is imported where used (common.py says why)
     from hwaac.netbox.pools import PoolRecord
-    from hwaac.netbox.sync.engine import Client
+    from hwaac.netbox.sync.client import Client
 
 A = schema.Attribute
 
@@ -66,7 +66,7 @@ class IpamPool(ProviderObject):
     def _client(self, writes: bool = False) -> Client:
         """A probed client; one that ``writes`` first makes the provider forget its cached reads, one that only
         reads shares the probe (``/api/status/``) and identical reads with the rest of this refresh."""
-        from hwaac.netbox.sync.engine import Client
+        from hwaac.netbox.sync.client import Client
 
         t = self.provider.target()
         if writes:

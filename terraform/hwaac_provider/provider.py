@@ -40,7 +40,7 @@ class HwaacProvider:
         """The :class:`~hwaac.netbox.sync.client.ReadCache` of this process's refreshes: Terraform reads every
         plane at once, and the planes of one fabric share most of their reads. Cleared by :meth:`writing`."""
         if self._reads is None:
-            from hwaac.netbox.sync.engine import ReadCache
+            from hwaac.netbox.sync.client import ReadCache
 
             self._reads = ReadCache()
         return self._reads

@@ -16,8 +16,8 @@ import sys
 from hwaac.netbox.connection import netbox_target
 from hwaac.netbox.lifecycle import LIFECYCLE_FIELD
 from hwaac.netbox.sync import sync_plan
+from hwaac.netbox.sync.client import Client
 from hwaac.netbox.sync.desired import fabric_tag
-from hwaac.netbox.sync.engine import Client
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
 

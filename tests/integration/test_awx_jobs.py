@@ -18,7 +18,7 @@ import yaml
 from hwaac.devnetbox.instances import Instance
 from hwaac.health.lifecycle import State
 from hwaac.netbox.lifecycle import Evidence, TransitionRequest, apply_transitions
-from hwaac.netbox.sync.engine import Client
+from hwaac.netbox.sync.client import Client
 from hwaac.plan import build_plan
 from hwaac.render import render_to_dir
 from hwaac.validate import load_intent

@@ -24,7 +24,7 @@ from hwaac.health.lifecycle import BreakerPolicy, State
 from hwaac.netbox import lifecycle as lc
 from hwaac.netbox.lifecycle import Evidence, LifecycleError, TransitionRequest, apply_transitions, device_journal
 from hwaac.netbox.sync import sync_plan
-from hwaac.netbox.sync.engine import Client
+from hwaac.netbox.sync.client import Client
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
 

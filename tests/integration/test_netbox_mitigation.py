@@ -21,7 +21,7 @@ from hwaac.devnetbox.instances import Instance
 from hwaac.mitigation.netbox_journal import DRAINED_TAG, MITIGATION_TAG, MitigationJournalError, record_actions
 from hwaac.netbox.lifecycle import journal_evidence
 from hwaac.netbox.sync import sync_plan
-from hwaac.netbox.sync.engine import Client
+from hwaac.netbox.sync.client import Client
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
 

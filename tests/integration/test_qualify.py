@@ -16,7 +16,7 @@ from hwaac.devnetbox.instances import Instance
 from hwaac.health.lifecycle import State
 from hwaac.health.report import node_report
 from hwaac.netbox.lifecycle import TransitionRequest, apply_transitions
-from hwaac.netbox.sync.engine import Client
+from hwaac.netbox.sync.client import Client
 from hwaac.plan import build_plan
 from hwaac.validate import load_intent
 

@@ -19,7 +19,7 @@ import pytest
 from hwaac.devnetbox.instances import Instance
 from hwaac.health.lifecycle import State
 from hwaac.netbox.lifecycle import Evidence, TransitionRequest, apply_transitions, device_journal
-from hwaac.netbox.sync.engine import Client
+from hwaac.netbox.sync.client import Client
 
 pytestmark = pytest.mark.integration
 

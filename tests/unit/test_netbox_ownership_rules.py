@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from hwaac.netbox.sync.desired import ADOPTED_TAG, Ref, Want
-from hwaac.netbox.sync.engine import _show
 from hwaac.netbox.sync.ownership import adopted_diff, journal, protected, released_tags
+from hwaac.netbox.sync.records import show
 
 SPINE = Ref("device-roles", "spine")
 SITE = Ref("sites", "lab")
@@ -39,7 +39,7 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any], str | Non
 @pytest.mark.parametrize(("kind", "plan", "netbox", "written", "conflict"), CASES)
 def test_adopted_object_keeps_what_the_person_entered(kind: str, plan: dict[str, Any], netbox: dict[str, Any],
                                                      written: dict[str, Any], conflict: str | None) -> None:
-    diff, conflicts = adopted_diff(kind, Want("k", plan), netbox, f"{kind} k", 7, _show)
+    diff, conflicts = adopted_diff(kind, Want("k", plan), netbox, f"{kind} k", 7, show)
     assert {f: new for f, (_old, new) in diff.items()} == written
     assert all(netbox[f] == old for f, (old, _new) in diff.items())
     if conflict is None:

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from hwaac.netbox.sync.engine import ReadCache
+from hwaac.netbox.sync.client import ReadCache
 
 
 def test_askers_of_one_key_share_one_fetch_and_each_gets_its_own_copy() -> None:

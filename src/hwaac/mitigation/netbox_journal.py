@@ -34,9 +34,9 @@ from typing import Any, Literal
 from hwaac.mitigation import guard
 from hwaac.netbox.errors import NetBoxError
 from hwaac.netbox.lifecycle import ensure_tag, evidence_block, journal_evidence, read_devices
+from hwaac.netbox.sync.client import Client, SyncError
 from hwaac.netbox.sync.desired import OWNER_TAG, fabric_tag
-from hwaac.netbox.sync.engine import ID_CHUNK, Client, SyncError, _chunks, _tags, _value
-from hwaac.netbox.sync.records import _by_length
+from hwaac.netbox.sync.records import ID_CHUNK, by_length, choice_value, chunks, tags_of
 from hwaac.plan.model import Link, Plan
 
 MITIGATION_TAG = "hwaac-mitigation"  # on every journal entry of a drain or undrain
@@ -97,12 +97,12 @@ def _cables(client: Client, devices: Mapping[str, dict], links: Sequence[Link]) 
     ends = {(d, p) for link in links for d, p in ((link.a_device, link.a_port), (link.b_device, link.b_port))}
     ids = sorted({devices[d]["id"] for d, _p in ends})
     at: dict[tuple[str, str], int] = {}
-    for part in _chunks(ids, 50):  # device ids and port names stay well within a request line
-        for names in _by_length(sorted({p for _d, p in ends}), 1500):
+    for part in chunks(ids, 50):  # device ids and port names stay well within a request line
+        for names in by_length(sorted({p for _d, p in ends}), 1500):
             for r in client.read("interfaces", "id,name,device,cable", device_id=part, name=names):
                 if isinstance(r.get("cable"), dict):
                     at[((r.get("device") or {}).get("name"), r["name"])] = r["cable"]["id"]
-    recs = {r["id"]: r for part in _chunks(sorted(set(at.values())), ID_CHUNK)
+    recs = {r["id"]: r for part in chunks(sorted(set(at.values())), ID_CHUNK)
             for r in client.read("cables", "id,label,status,tags", id=part)}
     out, missing = {}, []
     for link in links:
@@ -211,7 +211,7 @@ def record_actions(client: Client, plan: Plan, actions: Sequence[Mapping[str, An
                                      + "\n  ".join(problems))
     done = _journalled(client, sweep)
     owner = (OWNER_TAG, fabric_tag(plan))
-    start = {cid: (str(_value(r.get("status")) or ""), _tags(r)) for cid, r in cables.items()}
+    start = {cid: (str(choice_value(r.get("status")) or ""), tags_of(r)) for cid, r in cables.items()}
     now = dict(start)  # each cable as the actions so far leave it
     entries: list[dict[str, Any]] = []
     for act, links in acted:
@@ -254,7 +254,7 @@ def _write(client: Client, patch: list[dict], entries: list[dict], report: Mitig
     ids: list[int | None] = []
     ep = client.endpoint("journal-entries")
     try:
-        for part in _chunks(entries, ENTRY_CHUNK):
+        for part in chunks(entries, ENTRY_CHUNK):
             created = client.call("POST", "journal-entries", lambda part=part: ep.create(part))
             ids += [getattr(c, "id", None) for c in (created if isinstance(created, list) else [created])]
     except SyncError as exc:

@@ -44,7 +44,7 @@ def connect(url: str | None = None, token: str | None = None):
     Raises:
         NetBoxError: no NetBox, a URL without a token, the token refused, an unsupported version (one line).
     """
-    from hwaac.netbox.sync.engine import Client
+    from hwaac.netbox.sync.client import Client
 
     target = netbox_target(url, token)
     client = Client(target.url, target.token)

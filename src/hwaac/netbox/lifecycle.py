@@ -42,8 +42,9 @@ from hwaac.health.lifecycle import (
     state_of,
 )
 from hwaac.netbox.errors import NetBoxError
+from hwaac.netbox.sync.client import Client, SyncError
 from hwaac.netbox.sync.desired import OWNER_TAG
-from hwaac.netbox.sync.engine import ID_CHUNK, Client, SyncError
+from hwaac.netbox.sync.records import ID_CHUNK
 
 LIFECYCLE_FIELD = "hwaac_lifecycle"
 QUARANTINE_TAG = "hwaac-quarantine"

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hwaac.model.intent import NetBoxPrefixRef
+from hwaac.netbox.sync.client import ReadCache
 from hwaac.netbox.sync.desired import ROLE_SLUG, desired_state
-from hwaac.netbox.sync.engine import ReadCache, Sync, _iface, _slug, _tags, read_plan_state
+from hwaac.netbox.sync.engine import Sync, read_plan_state
 from hwaac.netbox.sync.readback import drift
+from hwaac.netbox.sync.records import iface_of, slug_of, tags_of
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan, ip_str
 from hwaac.validate import PoolLookup, PoolLookupError, load_intent_source
@@ -104,7 +106,7 @@ def planned_state(plan: Plan, plane: int | None = None) -> PlaneState:
 
 
 def _in_scope(s: Sync, r: dict) -> bool:
-    tags = _tags(r)
+    tags = tags_of(r)
     if s.ftag not in tags:
         return False
     return s.d.scope is None or bool(s._claims(tags) & {s.d.plane_tags[p] for p in s.d.scope})
@@ -125,7 +127,7 @@ def netbox_state(plan: Plan, url: str, token: str, plane: int | None = None,
     planned_role = {k: w.fields["role"].key for k, w in s.d.kinds.get("devices", {}).items()}
 
     def role(r: dict) -> str | None:
-        return planned_role.get(r["name"]) or _slug(r.get("role"))
+        return planned_role.get(r["name"]) or slug_of(r.get("role"))
 
     roles = [role(r) for r in owned["devices"]]
     counts = {
@@ -136,7 +138,7 @@ def netbox_state(plan: Plan, url: str, token: str, plane: int | None = None,
     }
     loopbacks = {}
     for r in owned["ip-addresses"]:
-        end = _iface(r.get("assigned_object"))
+        end = iface_of(r.get("assigned_object"))
         if end is not None and end[1] == "Loopback0":
             loopbacks[end[0]] = r["address"].split("/")[0]
     devices = {r["name"]: {"loopback": loopbacks.get(r["name"], ""),

@@ -16,8 +16,9 @@ import requests
 
 from hwaac.model.intent import NetBoxPrefixRef
 from hwaac.netbox.errors import NetBoxError
+from hwaac.netbox.sync.cleanup import cleanup_owner
+from hwaac.netbox.sync.client import Client
 from hwaac.netbox.sync.desired import OWNER_TAG
-from hwaac.netbox.sync.engine import Client, cleanup_owner
 from hwaac.validate import PoolLookup, PoolLookupError
 
 

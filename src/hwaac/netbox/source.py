@@ -19,7 +19,8 @@ import netaddr
 
 from hwaac.netbox.errors import NetBoxError
 from hwaac.netbox.sync.desired import ASN_FIELD
-from hwaac.netbox.sync.engine import _cable_ends, _iface, _tags, read_plan_state
+from hwaac.netbox.sync.engine import read_plan_state
+from hwaac.netbox.sync.records import cable_ends, iface_of, tags_of
 from hwaac.plan.model import Plan, ip_str
 
 
@@ -38,12 +39,12 @@ def plan_from_netbox(plan: Plan, url: str, token: str) -> tuple[Plan, list[str]]
     """
     s = read_plan_state(plan, url, token)
     ftag = s.ftag
-    devices = {k: r for k, r in s.existing.get("devices", {}).items() if ftag in _tags(r)}
+    devices = {k: r for k, r in s.existing.get("devices", {}).items() if ftag in tags_of(r)}
     missing = [n for n in [sw.name for sw in plan.switches] + [n.name for n in plan.nodes] if n not in devices]
     cabled: set[frozenset] = set()
     for r in s.existing.get("cables", {}).values():
-        if ftag in _tags(r):
-            a, b = _cable_ends(r)
+        if ftag in tags_of(r):
+            a, b = cable_ends(r)
             if len(a) == 1 and len(b) == 1:
                 cabled.add(frozenset((a[0], b[0])))
     uncabled = [link.cable_id for link in plan.links
@@ -57,8 +58,8 @@ def plan_from_netbox(plan: Plan, url: str, token: str) -> tuple[Plan, list[str]]
             "sync the fabric (terraform apply or hwaac netbox sync) or see hwaac netbox drift")
     addr: dict[tuple[str, str], str] = {}
     for r in s.existing.get("ip-addresses", {}).values():
-        end = _iface(r.get("assigned_object"))
-        if end is not None and ftag in _tags(r):
+        end = iface_of(r.get("assigned_object"))
+        if end is not None and ftag in tags_of(r):
             addr[end] = r["address"]
     notes: list[str] = []
 

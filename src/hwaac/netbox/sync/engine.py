@@ -12,8 +12,8 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from hwaac.netbox.sync import ownership
-from hwaac.netbox.sync.cleanup import cleanup_catalogue, cleanup_owner
-from hwaac.netbox.sync.client import PAGE, SUPPORTED, Client, ReadCache, SyncError
+from hwaac.netbox.sync.cleanup import cleanup_catalogue
+from hwaac.netbox.sync.client import Client, ReadCache, SyncError
 from hwaac.netbox.sync.desired import ADOPTED_TAG, OWNER_TAG, Desired, Want
 from hwaac.netbox.sync.read import SyncReads
 from hwaac.netbox.sync.records import (
@@ -22,26 +22,16 @@ from hwaac.netbox.sync.records import (
     ID_CHUNK,
     KEY,
     OWNED,
-    SINGULAR,
-    _cable_ends,
-    _chunks,
-    _iface,
-    _label,
-    _normalise,
-    _show,
-    _slug,
-    _tags,
-    _value,
+    cable_ends,
+    chunks,
+    label_of,
+    normalise,
+    show,
+    slug_of,
+    tags_of,
 )
-from hwaac.netbox.sync.report import Change, Report, SyncConflict, format_report
+from hwaac.netbox.sync.report import Change, Report, SyncConflict
 from hwaac.netbox.sync.write import SyncWrites
-
-# what other modules import from here (the engine was one file before)
-__all__ = ["CATALOGUE", "FIELDS", "ID_CHUNK", "OWNED", "PAGE", "SINGULAR", "SUPPORTED", "Change", "Client",
-           "ReadCache", "Report", "Sync", "SyncConflict", "SyncError", "_cable_ends", "_iface", "_label", "_show",
-           "_slug", "_tags", "_value", "cleanup_catalogue", "cleanup_owner", "format_report", "plan_pools",
-           "read_plan_state", "sync_plan"]
-
 
 # --- the sync ------------------------------------------------------------------------------------------------
 
@@ -74,11 +64,11 @@ class Sync(SyncReads, SyncWrites):
         for r in sorted(self.elsewhere, key=lambda r: r["name"]):
             self.conflicts.append(
                 f"device {r['name']} is planned in site {self.site}, but NetBox holds a device of that name in site "
-                f"{_slug(r.get('site')) or '?'} (id {r['id']}, not this fabric's); rename one of them")
+                f"{slug_of(r.get('site')) or '?'} (id {r['id']}, not this fabric's); rename one of them")
         claim = self.d.claim_tags
         busy: dict[tuple[str, str], dict] = {}  # interface -> cable holding it
         for r in self.existing["cables"].values():
-            a, b = _cable_ends(r)
+            a, b = cable_ends(r)
             for e in a + b:
                 busy[e] = r
         for kind in OWNED:
@@ -94,11 +84,11 @@ class Sync(SyncReads, SyncWrites):
                     ch.creates.append((key, {**want.create_only, **want.fields,
                                              "tags": tuple(sorted(set(self.d.tags) | claim(want)))}))
                     continue
-                tags = _tags(r)
-                norm = _normalise(kind, r, site_of_id)
+                tags = tags_of(r)
+                norm = normalise(kind, r, site_of_id)
                 if self.ftag in tags:
                     if ADOPTED_TAG in tags:  # a person's object: filled in where empty, never overwritten
-                        diff, clash = ownership.adopted_diff(kind, want, norm, _label(kind, key), r["id"], _show)
+                        diff, clash = ownership.adopted_diff(kind, want, norm, label_of(kind, key), r["id"], show)
                         self.conflicts += clash
                     else:
                         diff = {f: (norm.get(f), v) for f, v in want.fields.items() if norm.get(f) != v}
@@ -116,7 +106,7 @@ class Sync(SyncReads, SyncWrites):
                     continue
                 # adopted: tags added and the fields the plan needs filled in where empty; what the person entered
                 # (role, status, scope, serial, asset tag, description, comments, ...) is not touched (.ownership)
-                diff, clash = ownership.adopted_diff(kind, want, norm, _label(kind, key), r["id"], _show)
+                diff, clash = ownership.adopted_diff(kind, want, norm, label_of(kind, key), r["id"], show)
                 if clash:
                     self.conflicts += clash
                     continue
@@ -125,7 +115,7 @@ class Sync(SyncReads, SyncWrites):
                                              | self.d.claim_tags(want))))
                 ch.updates.append((key, r["id"], diff))
             for key, r in have.items():
-                tags = _tags(r)
+                tags = tags_of(r)
                 if key in wants or self.ftag not in tags:
                     continue
                 claims = self._claims(tags)
@@ -141,7 +131,7 @@ class Sync(SyncReads, SyncWrites):
                     ch.releases.append((key, r["id"]))
                 elif kind == "devices" and (st := ownership.protected(r)) and not self.delete_active:
                     self.conflicts.append(
-                        f"{_label(kind, key)} (id {r['id']}) is {st} in NetBox and the plan no longer has it: it is "
+                        f"{label_of(kind, key)} (id {r['id']}) is {st} in NetBox and the plan no longer has it: it is "
                         f"deleted only when asked to (hwaac netbox sync --delete-active; delete_active = true on "
                         "hwaac_fabric_plane), or once its status in NetBox says it left service")
                 else:
@@ -171,9 +161,9 @@ class Sync(SyncReads, SyncWrites):
         """Every tag of the owned objects ``ids`` (read only for objects whose tags are about to be written, so
         that a person's own tags survive)."""
         out: dict[int, set[str]] = {}
-        for ch in _chunks(sorted(ids), ID_CHUNK):
+        for ch in chunks(sorted(ids), ID_CHUNK):
             for r in self.c.read(kind, "id,tags", id=ch):
-                out[r["id"]] = _tags(r)
+                out[r["id"]] = tags_of(r)
         return out
 
     def _retag(self, tags: set[str], claims: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -182,25 +172,25 @@ class Sync(SyncReads, SyncWrites):
         return tuple(sorted(t for t in tags if t)), tuple(sorted(keep | claims))
 
     def _conflict(self, kind: str, key: Hashable, want: Want, r: dict, norm: dict, tags: set[str]) -> str | None:
-        what = _label(kind, key)
+        what = label_of(kind, key)
         if OWNER_TAG in tags:
             other = sorted(t for t in tags if t.startswith("hwaac-fabric-")) or ["another fabric"]
             return f"{what} is owned by hwaac {', '.join(other)} (id {r['id']}), not by {self.ftag}"
         if kind == "devices" and norm["device_type"] != want.fields["device_type"]:
             return (f"{what}: NetBox holds device {key} (id {r['id']}, not owned by hwaac) of device type "
-                    f"{_show(norm['device_type'])}, the plan needs {_show(want.fields['device_type'])}")
+                    f"{show(norm['device_type'])}, the plan needs {show(want.fields['device_type'])}")
         if kind == "ip-addresses" and norm["interface"] is not None and norm["interface"] != want.fields["interface"]:
-            return (f"IP address {want.fields['address']} is planned on {_show(want.fields['interface'])}, but NetBox "
-                    f"holds {r['address']} (id {r['id']}, not owned by hwaac) on {_show(norm['interface'])}")
+            return (f"IP address {want.fields['address']} is planned on {show(want.fields['interface'])}, but NetBox "
+                    f"holds {r['address']} (id {r['id']}, not owned by hwaac) on {show(norm['interface'])}")
         return None
 
     def _cable_conflicts(self, key: frozenset, busy: dict[tuple[str, str], dict]) -> None:
         for end in sorted(key):
             r = busy.get(end)
-            if r is not None and self.ftag not in _tags(r):
-                a, b = _cable_ends(r)
+            if r is not None and self.ftag not in tags_of(r):
+                a, b = cable_ends(r)
                 self.conflicts.append(
-                    f"{_label('cables', key)} is planned, but {end[0]}:{end[1]} holds cable {r.get('label') or ''} "
+                    f"{label_of('cables', key)} is planned, but {end[0]}:{end[1]} holds cable {r.get('label') or ''} "
                     f"(id {r['id']}, not owned by hwaac) to "
                     f"{', '.join(f'{d}:{p}' for d, p in a + b if (d, p) != end) or 'nothing'}")
 

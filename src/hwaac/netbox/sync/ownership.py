@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hwaac.netbox.sync.desired import ADOPTED_TAG, Want
-from hwaac.netbox.sync.records import _value
+from hwaac.netbox.sync.records import choice_value
 
 # fields whose value a person entered stays theirs on an adopted object (the plan's value is not written)
 KEEP: dict[str, frozenset[str]] = {
@@ -65,6 +65,6 @@ def journal(kind: str, rid: int, fabric: str, reason: str) -> dict[str, Any]:
 
 def protected(rec: dict[str, Any]) -> str | None:
     """The status of a device that must not be deleted without ``delete_active``, or None."""
-    value = _value(rec.get("status"))
+    value = choice_value(rec.get("status"))
     return value if value in PROTECTED_STATUS else None
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from hwaac.netbox.sync.client import Client
 from hwaac.netbox.sync.desired import ADOPTED_TAG, Desired
-from hwaac.netbox.sync.records import CATALOGUE, ID_CHUNK, KEY, OWNED, _by_length, _chunks, _tags
+from hwaac.netbox.sync.records import CATALOGUE, ID_CHUNK, KEY, OWNED, by_length, chunks, tags_of
 
 READ_THREADS = 3  # object types read side by side (NetBox serialises while the client parses)
 
@@ -41,7 +41,7 @@ class SyncReads:
             keys = list(w.get(kind, {}))
             if kind == "interface-templates":
                 type_ids = list(self.ids.get("device-types", {}).values())
-                recs = [r for ch in _chunks(type_ids, 100)
+                recs = [r for ch in chunks(type_ids, 100)
                         for r in c.read(kind, self.fields[kind], devicetype_id=ch)] if type_ids else []
             elif kind == "custom-fields":
                 recs = c.read(kind, self.fields[kind], name=keys)
@@ -81,7 +81,7 @@ class SyncReads:
             """Devices of another site named as planned devices (NetBox names are unique per site only)."""
             names = sorted(w.get("devices", {}))
             other: dict[str, Any] = {"site_id__n": site_id} if site_id is not None else {}
-            return [r for ch in _by_length(names) for r in c.read("devices", "id,name,site", name=ch, **other)]
+            return [r for ch in by_length(names) for r in c.read("devices", "id,name,site", name=ch, **other)]
 
         def unowned(kind: str) -> list[dict]:
             others = self.fields[kind] + ",tags"
@@ -90,7 +90,7 @@ class SyncReads:
             if kind == "asn-ranges":
                 recs += c.read(kind, others, name=list(w.get(kind, {})), **nt)
             elif kind == "asns":
-                for ch in _chunks(sorted(w.get(kind, {})), 200):
+                for ch in chunks(sorted(w.get(kind, {})), 200):
                     recs += c.read(kind, others, asn=ch, **nt)
             elif kind in ("devices", "cables") and site_id is not None:
                 recs += c.read(kind, others, site_id=site_id, **nt)
@@ -127,7 +127,7 @@ class SyncReads:
                         for r in recs]
                 recs += other[kind].result()
                 if kind in ("prefixes", "ip-addresses"):  # the global VRF only
-                    recs = [r for r in recs if not r.get("vrf") or self.ftag in _tags(r)]
+                    recs = [r for r in recs if not r.get("vrf") or self.ftag in tags_of(r)]
                 raw[kind] = recs
             names, terms = cabled.result()
             self.elsewhere = named.result()
@@ -156,13 +156,13 @@ class SyncReads:
         cable-terminations only for cables with no interface at the site, and interfaces by id for addresses on
         uncabled ones (loopbacks)."""
         c = self.c
-        for ch in _chunks(sorted({r["id"] for r in cables} - set(terms)), ID_CHUNK):
+        for ch in chunks(sorted({r["id"] for r in cables} - set(terms)), ID_CHUNK):
             for t in c.read("cable-terminations", "cable,cable_end,termination_type,termination_id", cable_id=ch):
                 terms.setdefault(t["cable"], []).append(t)
         need = {t["termination_id"] for ts in terms.values() for t in ts if t["termination_type"] == "dcim.interface"}
         need |= {r["assigned_object_id"] for r in ips
                  if r.get("assigned_object_type") == "dcim.interface" and r.get("assigned_object_id") is not None}
-        for ch in _chunks(sorted(need - set(names)), ID_CHUNK):
+        for ch in chunks(sorted(need - set(names)), ID_CHUNK):
             for r in c.read("interfaces", "id,name,device", id=ch):
                 names[r["id"]] = r
         for r in cables:
@@ -186,12 +186,12 @@ class SyncReads:
             seen.add(r["id"])
             k = KEY[kind](r)
             if k in by_key:  # keep the owned one; extra owned duplicates are deleted
-                keep, other = (r, by_key[k]) if self.ftag in _tags(r) and self.ftag not in _tags(by_key[k]) \
+                keep, other = (r, by_key[k]) if self.ftag in tags_of(r) and self.ftag not in tags_of(by_key[k]) \
                     else (by_key[k], r)
                 by_key[k] = keep
                 dupes.append(other)
             else:
                 by_key[k] = r
         self.existing[kind] = by_key
-        self.dupes[kind] = [r for r in dupes if self.ftag in _tags(r)]
+        self.dupes[kind] = [r for r in dupes if self.ftag in tags_of(r)]
         self.ids[kind] = {k: r["id"] for k, r in by_key.items()}

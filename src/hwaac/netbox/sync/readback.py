@@ -17,21 +17,20 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from hwaac.netbox.sync.client import Client
 from hwaac.netbox.sync.desired import ASN_FIELD
-from hwaac.netbox.sync.engine import (
+from hwaac.netbox.sync.engine import Sync, read_plan_state
+from hwaac.netbox.sync.records import (
     CATALOGUE,
     FIELDS,
     OWNED,
-    Client,
-    Sync,
-    _cable_ends,
-    _iface,
-    _label,
-    _show,
-    _slug,
-    _tags,
-    _value,
-    read_plan_state,
+    cable_ends,
+    choice_value,
+    iface_of,
+    label_of,
+    show,
+    slug_of,
+    tags_of,
 )
 
 # the same objects as the sync reads, with the few more fields an export shows
@@ -53,7 +52,7 @@ def _end(e: tuple[str, str] | None) -> str | None:
 
 
 def _owned(s: Sync, kind: str) -> list[dict]:
-    return [r for r in s.existing.get(kind, {}).values() if s.ftag in _tags(r)] + \
+    return [r for r in s.existing.get(kind, {}).values() if s.ftag in tags_of(r)] + \
         [r for r in s.dupes.get(kind, [])]
 
 
@@ -62,8 +61,8 @@ def export_fabric(s: Sync) -> dict[str, Any]:
     every list sorted, so two NetBox databases holding the same fabric export the same document."""
     site_of_id = {i: k for k, i in s.ids.get("sites", {}).items()}
     devices = sorted(({
-        "name": r["name"], "role": _slug(r.get("role")), "device_type": _slug(r.get("device_type")),
-        "site": _slug(r.get("site")), "status": _value(r.get("status")), "serial": r.get("serial") or "",
+        "name": r["name"], "role": slug_of(r.get("role")), "device_type": slug_of(r.get("device_type")),
+        "site": slug_of(r.get("site")), "status": choice_value(r.get("status")), "serial": r.get("serial") or "",
         "asn": (r.get("custom_fields") or {}).get(ASN_FIELD)} for r in _owned(s, "devices")),
         key=lambda d: d["name"])
     ifaces: dict[tuple[str, str], dict[str, Any]] = {}
@@ -73,28 +72,28 @@ def export_fabric(s: Sync) -> dict[str, Any]:
 
     cables = []
     for r in _owned(s, "cables"):
-        a, b = _cable_ends(r)
+        a, b = cable_ends(r)
         ends = sorted([_end(e) for e in a] + [_end(e) for e in b])
         label = r.get("label") or ""
-        cables.append({"ends": ends, "label": label, "status": _value(r.get("status"))})
+        cables.append({"ends": ends, "label": label, "status": choice_value(r.get("status"))})
         for e in a + b:
             iface(e)["cable"] = label
     ips = []
     for r in _owned(s, "ip-addresses"):
-        e = _iface(r.get("assigned_object")) if r.get("assigned_object_type") == "dcim.interface" else None
-        ips.append({"address": r["address"], "interface": _end(e), "status": _value(r.get("status")),
+        e = iface_of(r.get("assigned_object")) if r.get("assigned_object_type") == "dcim.interface" else None
+        ips.append({"address": r["address"], "interface": _end(e), "status": choice_value(r.get("status")),
                     "description": r.get("description") or ""})
         if e:
             iface(e)["addresses"].append(r["address"])
     for i in ifaces.values():
         i["addresses"].sort()
-    prefixes = [{"prefix": r["prefix"], "status": _value(r.get("status")),
+    prefixes = [{"prefix": r["prefix"], "status": choice_value(r.get("status")),
                  "site": site_of_id.get(r.get("scope_id")) if r.get("scope_type") == "dcim.site" else None,
                  "description": r.get("description") or ""} for r in _owned(s, "prefixes")]
-    ranges = [{"name": r["name"], "start": r.get("start"), "end": r.get("end"), "rir": _slug(r.get("rir"))}
+    ranges = [{"name": r["name"], "start": r.get("start"), "end": r.get("end"), "rir": slug_of(r.get("rir"))}
               for r in _owned(s, "asn-ranges")]
     asns = [{"asn": r["asn"], "description": r.get("description") or "",
-             "sites": sorted(_slug(x) or "" for x in r.get("sites") or [])} for r in _owned(s, "asns")]
+             "sites": sorted(slug_of(x) or "" for x in r.get("sites") or [])} for r in _owned(s, "asns")]
     return {
         "fabric": s.d.fabric, "tag": s.ftag, "site": s.site,
         "devices": devices,
@@ -166,17 +165,17 @@ def drift(s: Sync, client: Client, seconds: float) -> DriftReport:
             continue
         got: list[DriftItem] = []
         for k, _f in ch.creates:
-            got.append(DriftItem(kind, "missing", _label(kind, k)))
+            got.append(DriftItem(kind, "missing", label_of(kind, k)))
         released = {k for k, _i in ch.releases}  # a person's object the plan no longer has: a sync lets it go
         for k, _i in ch.deletes + ch.releases:
-            got.append(DriftItem(kind, "extra", _label(kind, k)))
+            got.append(DriftItem(kind, "extra", label_of(kind, k)))
         for k, _i, diff in ch.updates:
             if k in released:
                 continue
             # a tags change on an object without the fabric's tag is an adoption; on an owned one, a plane's claim
             unowned = "tags" in diff and s.ftag not in diff["tags"][0]
-            fields = {f: (_show(old), _show(new)) for f, (old, new) in diff.items() if f != "tags" or not unowned}
-            got.append(DriftItem(kind, "unowned" if unowned else "changed", _label(kind, k), fields))
+            fields = {f: (show(old), show(new)) for f, (old, new) in diff.items() if f != "tags" or not unowned}
+            got.append(DriftItem(kind, "unowned" if unowned else "changed", label_of(kind, k), fields))
         items += sorted(got, key=lambda i: (_ORDER[i.what], i.label))
     items = [DriftItem("conflicts", "conflict", c) for c in s.conflicts] + items
     return DriftReport(s.d.fabric, items, dict(client.requests), seconds)

@@ -21,7 +21,8 @@ SINGULAR = {"tags": "tag", "custom-fields": "custom field", "sites": "site", "ma
             "devices": "device", "prefixes": "prefix", "cables": "cable", "ip-addresses": "IP address"}
 
 
-def _label(kind: str, key: Hashable) -> str:
+def label_of(kind: str, key: Hashable) -> str:
+    """An object named for messages: ``device leaf-p0-su01-r0``, ``cable a:p1 <-> b:p2``."""
     if kind == "cables" and isinstance(key, frozenset):
         a, b = sorted(key)
         return f"cable {a[0]}:{a[1]} <-> {b[0]}:{b[1]}"
@@ -30,38 +31,43 @@ def _label(kind: str, key: Hashable) -> str:
     return f"{SINGULAR.get(kind, kind)} {key}"
 
 
-def _show(v: Any) -> str:
+def show(v: Any) -> str:
+    """A planned or read value for messages: a reference by its key, ``(empty)`` for none."""
     if isinstance(v, Ref):
         k = v.key
         return ":".join(map(str, k)) if isinstance(k, tuple) else str(k)
     if isinstance(v, tuple):
-        return "[" + ", ".join(_show(x) for x in v) + "]"
+        return "[" + ", ".join(show(x) for x in v) + "]"
     return "(empty)" if v in (None, "") else str(v)
 
 
-def _slug(obj: dict | None) -> str | None:
+def slug_of(obj: dict | None) -> str | None:
+    """The slug of a nested NetBox object (None when there is none)."""
     return obj.get("slug") if isinstance(obj, dict) else None
 
 
-def _value(v: Any) -> Any:
+def choice_value(v: Any) -> Any:
+    """The ``value`` of a NetBox choice field (``{"value": ..., "label": ...}``), anything else as it is."""
     return v.get("value") if isinstance(v, dict) and "value" in v else v
 
 
-def _iface(obj: dict | None) -> tuple[str, str] | None:
+def iface_of(obj: dict | None) -> tuple[str, str] | None:
+    """(device name, interface name) of a nested interface, None when it is not one."""
     if not isinstance(obj, dict) or not isinstance(obj.get("device"), dict):
         return None
     return (obj["device"].get("name"), obj.get("name"))
 
 
-def _cable_ends(rec: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def cable_ends(rec: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The interfaces, as (device, interface), at the A and at the B end of a cable record."""
     def ends(terms: list) -> list[tuple[str, str]]:
         return [e for t in terms or [] if t.get("object_type") == "dcim.interface"
-                and (e := _iface(t.get("object"))) is not None]
+                and (e := iface_of(t.get("object"))) is not None]
     return ends(rec.get("a_terminations")), ends(rec.get("b_terminations"))
 
 
 def _cable_key(rec: dict) -> Hashable:
-    a, b = _cable_ends(rec)
+    a, b = cable_ends(rec)
     if len(a) == 1 and len(b) == 1 and len(rec.get("a_terminations") or []) == 1 \
             and len(rec.get("b_terminations") or []) == 1:
         return frozenset((a[0], b[0]))
@@ -72,7 +78,7 @@ KEY: dict[str, Callable[[dict], Hashable]] = {
     "tags": lambda r: r["slug"], "custom-fields": lambda r: r["name"], "sites": lambda r: r["slug"],
     "manufacturers": lambda r: r["slug"], "device-roles": lambda r: r["slug"], "rirs": lambda r: r["slug"],
     "device-types": lambda r: r["slug"],
-    "interface-templates": lambda r: (_slug(r.get("device_type")), r["name"]),
+    "interface-templates": lambda r: (slug_of(r.get("device_type")), r["name"]),
     "asn-ranges": lambda r: r["name"], "asns": lambda r: r["asn"], "devices": lambda r: r["name"],
     "prefixes": lambda r: r["prefix"], "cables": _cable_key,
     "ip-addresses": lambda r: r["address"].split("/")[0],
@@ -94,39 +100,42 @@ FIELDS = {
 }
 
 
-def _normalise(kind: str, r: dict, site_of_id: dict[int, str]) -> dict[str, Any]:
+def normalise(kind: str, r: dict, site_of_id: dict[int, str]) -> dict[str, Any]:
+    """The fields of a NetBox record of ``kind`` as the plan writes them (references by natural key)."""
     if kind == "asn-ranges":
-        return {"start": r.get("start"), "end": r.get("end"), "rir": Ref("rirs", _slug(r.get("rir")))}
+        return {"start": r.get("start"), "end": r.get("end"), "rir": Ref("rirs", slug_of(r.get("rir")))}
     if kind == "asns":
         return {"description": r.get("description") or "",
                 "sites": tuple(sorted((Ref("sites", s.get("slug")) for s in r.get("sites") or []),
                                       key=lambda x: str(x.key)))}
     if kind == "devices":
-        return {"device_type": Ref("device-types", _slug(r.get("device_type"))),
-                "role": Ref("device-roles", _slug(r.get("role"))), "site": Ref("sites", _slug(r.get("site"))),
+        return {"device_type": Ref("device-types", slug_of(r.get("device_type"))),
+                "role": Ref("device-roles", slug_of(r.get("role"))), "site": Ref("sites", slug_of(r.get("site"))),
                 f"custom_fields.{ASN_FIELD}": (r.get("custom_fields") or {}).get(ASN_FIELD)}
     if kind == "prefixes":
         scope = Ref("sites", site_of_id.get(r.get("scope_id"), f"id {r.get('scope_id')}")) \
             if r.get("scope_type") == "dcim.site" else None
-        return {"status": _value(r.get("status")), "scope": scope}
+        return {"status": choice_value(r.get("status")), "scope": scope}
     if kind == "cables":
         return {"label": r.get("label") or ""}
     if kind == "ip-addresses":
-        iface = _iface(r.get("assigned_object")) if r.get("assigned_object_type") == "dcim.interface" else None
+        iface = iface_of(r.get("assigned_object")) if r.get("assigned_object_type") == "dcim.interface" else None
         return {"address": r.get("address"), "interface": Ref("interfaces", iface) if iface else None}
     return {}
 
 
-def _tags(r: dict) -> set[str]:
+def tags_of(r: dict) -> set[str]:
+    """The tag slugs of a NetBox record."""
     return {t.get("slug") for t in r.get("tags") or []}
 
 
-def _chunks(items: list, n: int) -> Iterable[list]:
+def chunks(items: list, n: int) -> Iterable[list]:
+    """``items`` in lists of at most ``n``."""
     for i in range(0, len(items), n):
         yield items[i:i + n]
 
 
-def _by_length(names: list[str], budget: int = 2500) -> Iterable[list[str]]:
+def by_length(names: list[str], budget: int = 2500) -> Iterable[list[str]]:
     """``names`` in chunks whose ``&name=...`` parameters stay within ``budget`` bytes of the request line."""
     part: list[str] = []
     used = 0

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hwaac.netbox.sync.client import SyncError
-from hwaac.netbox.sync.records import _label, _show
+from hwaac.netbox.sync.records import label_of, show
 
 
 class SyncConflict(SyncError):
@@ -69,13 +69,13 @@ def format_report(rep: Report, fabric: str) -> list[str]:
         if rep.dry_run:
             released = {key for key, _id in ch.releases}
             for key, _ in ch.creates:
-                lines.append(f"  + {_label(kind, key)}")
+                lines.append(f"  + {label_of(kind, key)}")
             for key, _id, diff in ch.updates:
-                lines.append(f"  ~ {_label(kind, key)}: " + ("released (made by a person: hwaac's tags off, kept)"
+                lines.append(f"  ~ {label_of(kind, key)}: " + ("released (made by a person: hwaac's tags off, kept)"
                                                             if key in released else "; ".join(
-                    f"{f}: {_show(old)} -> {_show(new)}" for f, (old, new) in diff.items())))
+                    f"{f}: {show(old)} -> {show(new)}" for f, (old, new) in diff.items())))
             for key, _id in ch.deletes:
-                lines.append(f"  - {_label(kind, key)}")
+                lines.append(f"  - {label_of(kind, key)}")
     reqs = ", ".join(f"{m} {n}" for m, n in sorted(rep.requests.items()))
     total = sum(rep.requests.values())
     if not rep.changed:

@@ -14,7 +14,7 @@ from typing import Any
 from hwaac.netbox.sync import ownership
 from hwaac.netbox.sync.client import Client, SyncError
 from hwaac.netbox.sync.desired import Desired, Ref
-from hwaac.netbox.sync.records import CATALOGUE, OWNED, SINGULAR, _chunks, _show
+from hwaac.netbox.sync.records import CATALOGUE, OWNED, SINGULAR, chunks, show
 from hwaac.netbox.sync.report import Change
 
 CHUNK = {"devices": 100}  # NetBox instantiates ~130 interfaces per device: keep those requests short
@@ -37,7 +37,7 @@ class SyncWrites:
             if isinstance(v, Ref):
                 if v.kind == "interfaces":
                     if v.key not in ifaces:
-                        raise SyncError(f"NetBox has no interface {_show(v)} for the planned {kind}; "
+                        raise SyncError(f"NetBox has no interface {show(v)} for the planned {kind}; "
                                         "is the device of another device type?")
                     return ifaces[v.key]
                 if v.key not in self.ids.get(v.kind, {}):
@@ -74,7 +74,7 @@ class SyncWrites:
                              if isinstance(new, Ref) and new.kind == "interfaces")
         site_id = self.ids["sites"].get(self.site)
         out: dict[tuple[str, str], int] = {}
-        for ch in _chunks(sorted(names), 100):
+        for ch in chunks(sorted(names), 100):
             for r in self.c.read("interfaces", "id,name,device", site_id=site_id, name=ch):
                 out[(r["device"]["name"], r["name"])] = r["id"]
         return out
@@ -92,13 +92,13 @@ class SyncWrites:
         c = self.c
         tags = list(self.d.tags)
         ep = c.endpoint("ip-addresses")
-        for part in _chunks(self._leaving_deleted_devices(), DEFAULT_CHUNK):
+        for part in chunks(self._leaving_deleted_devices(), DEFAULT_CHUNK):
             body = [{"id": i, "assigned_object_type": None, "assigned_object_id": None} for i in part]
             c.call("PATCH", "ip-addresses", lambda body=body, ep=ep: ep.update(body))
         for kind in reversed(OWNED):
             ids = [i for _k, i in self.changes[kind].deletes]
             ep = c.endpoint(kind)
-            for ch in _chunks(ids, DEFAULT_CHUNK):
+            for ch in chunks(ids, DEFAULT_CHUNK):
                 c.call("DELETE", kind, lambda ch=ch, ep=ep: ep.delete(ch))
         ifaces: dict[tuple[str, str], int] = {}
         for kind in CATALOGUE + OWNED:
@@ -108,13 +108,13 @@ class SyncWrites:
             ep = c.endpoint(kind)
             n = CHUNK.get(kind, DEFAULT_CHUNK)
             with_tags = kind not in ("interface-templates", "custom-fields")
-            for part in _chunks(ch.creates, n):
+            for part in chunks(ch.creates, n):
                 body = [{**({"tags": [{"slug": t} for t in tags]} if with_tags and kind != "tags" else {}),
                          **self._resolve(kind, f, ifaces)} for _k, f in part]
                 created = c.call("POST", kind, lambda body=body, ep=ep: ep.create(body))
                 for (key, _f), rec in zip(part, created if isinstance(created, list) else [created], strict=True):
                     self.ids.setdefault(kind, {})[key] = rec.id
-            for part in _chunks(ch.updates, n):
+            for part in chunks(ch.updates, n):
                 body = [{"id": i, **self._resolve(kind, {f: new for f, (_o, new) in diff.items()}, ifaces)}
                         for _k, i, diff in part]
                 c.call("PATCH", kind, lambda body=body, ep=ep: ep.update(body))
@@ -124,5 +124,5 @@ class SyncWrites:
         notes = [ownership.journal(kind, rid, self.d.fabric, reason)
                  for kind in OWNED for _k, rid in self.changes[kind].releases]
         ep = c.endpoint("journal-entries")
-        for part in _chunks(notes, DEFAULT_CHUNK):
+        for part in chunks(notes, DEFAULT_CHUNK):
             c.call("POST", "journal-entries", lambda part=part, ep=ep: ep.create(part))
