@@ -1,7 +1,5 @@
-"""``hwaac netbox up|down|status|token|sync|export|drift|render``: the local NetBox (see :mod:`hwaac.devnetbox.local`).
-
-Exit status: 0 ok (status: up); 1 failed (the error names the log to read, with its last lines); 3 status: down
-or not fully up. The API token is printed by ``token`` only, never by the other commands.
+"""``hwaac netbox sync|export|drift|render``: the fabric in NetBox; ``up|down|status|token`` (the local NetBox)
+come from :mod:`hwaac.devnetbox.cli`. The API token is never printed by these commands.
 """
 
 from __future__ import annotations
@@ -9,55 +7,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from hwaac.devnetbox.cli import add_server_commands
 from hwaac.netbox.errors import NetBoxError
 
-EXIT_OK, EXIT_FAILED, EXIT_DOWN = 0, 1, 3
+EXIT_OK = 0
 # sync: 0 ok, 1 invalid intent, 2 usage or connection error (or NetBox refused a write), 4 conflict
 SYNC_INVALID, SYNC_ERROR, SYNC_CONFLICT = 1, 2, 4
 # export / drift: 0 ok (drift: none), 1 invalid intent, 2 usage or connection error, 5 drift: NetBox differs
 DRIFT_FOUND = 5
-
-
-def _say(msg: str) -> None:
-    print(f"netbox: {msg}", flush=True)
-
-
-def _local(args: argparse.Namespace):
-    from hwaac.devnetbox.local import LocalNetBox
-
-    return LocalNetBox(args.state, log=_say)
-
-
-def cmd_up(args: argparse.Namespace) -> int:
-    nb = _local(args)
-    nb.up()
-    return EXIT_OK
-
-
-def cmd_down(args: argparse.Namespace) -> int:
-    _local(args).down(wait=args.wait)
-    return EXIT_OK
-
-
-def cmd_status(args: argparse.Namespace) -> int:
-    nb = _local(args)
-    st = nb.status()
-    state = f"up at {st.url} (NetBox {st.version})" if st.up else "down" if not any(
-        (st.gunicorn, st.postgres, st.redis)) else "not fully up"
-    print(f"netbox: {state}")
-    print(f"  state folder: {nb.state}")
-    for what, pid in (("gunicorn", st.gunicorn), ("postgres", st.postgres), ("redis", st.redis)):
-        print(f"  {what}: " + (f"pid {pid}" if pid else "not running"))
-    for inst in st.instances:
-        print(f"  fresh instance {inst.name}: {inst.url} database {inst.database} (gunicorn pid {inst.pid})")
-    if st.problem:
-        print(f"  problem: {st.problem}")
-    return EXIT_OK if st.up else EXIT_DOWN
-
-
-def cmd_token(args: argparse.Namespace) -> int:
-    print(_local(args).token)
-    return EXIT_OK
 
 
 def _plan_for(args: argparse.Namespace, cmd: str):
@@ -187,20 +144,6 @@ def cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _run(func):
-    def wrapper(args: argparse.Namespace) -> int:
-        try:
-            return func(args)
-        except NetBoxError as exc:
-            print(f"hwaac netbox {args.netbox_command}: {exc}", file=sys.stderr)
-            return EXIT_FAILED
-        except KeyboardInterrupt:
-            print(f"hwaac netbox {args.netbox_command}: interrupted", file=sys.stderr)
-            return EXIT_FAILED
-
-    return wrapper
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``netbox`` and its subcommands to the ``hwaac`` parser."""
     p = subparsers.add_parser("netbox", help="a local NetBox for development, tests and the demo",
@@ -209,16 +152,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--state", metavar="DIR", help="state folder (default: $HWAAC_NETBOX_STATE or "
                                                     "${XDG_STATE_HOME:-~/.local/state}/hwaac/netbox-4.7.3)")
     sub = p.add_subparsers(dest="netbox_command", required=True)
-    up = sub.add_parser("up", help="install (once), start and serve; does nothing when already up")
-    up.set_defaults(func=_run(cmd_up))
-    down = sub.add_parser("down", help="stop gunicorn, Redis and PostgreSQL (data is kept)")
-    down.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
-                      help="wait this long while a test run uses the NetBox (default: refuse at once)")
-    down.set_defaults(func=_run(cmd_down))
-    st = sub.add_parser("status", help="what runs; exit 0 when up, 3 when down")
-    st.set_defaults(func=_run(cmd_status))
-    tok = sub.add_parser("token", help="print the local admin's API token (nbt_<key>.<token>)")
-    tok.set_defaults(func=_run(cmd_token))
+    add_server_commands(sub)
     sy = sub.add_parser("sync", help="record the fabric's plan in NetBox (bulk, idempotent, owned objects only)",
                         description="URL and token from NETBOX_URL / NETBOX_TOKEN (or --url); with neither, the "
                                     "local NetBox when it is up. Exit 0 ok, 1 invalid intent, 2 usage or "

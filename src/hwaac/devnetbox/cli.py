@@ -1,0 +1,89 @@
+"""``hwaac netbox up|down|status|token``: the local NetBox (see :mod:`hwaac.devnetbox.local`).
+
+Exit status: 0 ok (status: up); 1 failed (the error names the log to read, with its last lines); 3 status: down
+or not fully up. The API token is printed by ``token`` only, never by the other commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from hwaac.errors import NetBoxError
+
+if TYPE_CHECKING:
+    from hwaac.devnetbox.local import LocalNetBox
+
+EXIT_OK, EXIT_FAILED, EXIT_DOWN = 0, 1, 3
+
+
+def _say(msg: str) -> None:
+    print(f"netbox: {msg}", flush=True)
+
+
+def _local(args: argparse.Namespace) -> LocalNetBox:
+    from hwaac.devnetbox.local import LocalNetBox
+
+    return LocalNetBox(args.state, log=_say)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    nb = _local(args)
+    nb.up()
+    return EXIT_OK
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    _local(args).down(wait=args.wait)
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    nb = _local(args)
+    st = nb.status()
+    state = f"up at {st.url} (NetBox {st.version})" if st.up else "down" if not any(
+        (st.gunicorn, st.postgres, st.redis)) else "not fully up"
+    print(f"netbox: {state}")
+    print(f"  state folder: {nb.state}")
+    for what, pid in (("gunicorn", st.gunicorn), ("postgres", st.postgres), ("redis", st.redis)):
+        print(f"  {what}: " + (f"pid {pid}" if pid else "not running"))
+    for inst in st.instances:
+        print(f"  fresh instance {inst.name}: {inst.url} database {inst.database} (gunicorn pid {inst.pid})")
+    if st.problem:
+        print(f"  problem: {st.problem}")
+    return EXIT_OK if st.up else EXIT_DOWN
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    print(_local(args).token)
+    return EXIT_OK
+
+
+def _run(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def wrapper(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except NetBoxError as exc:
+            print(f"hwaac netbox {args.netbox_command}: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        except KeyboardInterrupt:
+            print(f"hwaac netbox {args.netbox_command}: interrupted", file=sys.stderr)
+            return EXIT_FAILED
+
+    return wrapper
+
+
+def add_server_commands(sub: argparse._SubParsersAction) -> None:
+    """Add ``up``, ``down``, ``status`` and ``token`` to the subcommands of ``hwaac netbox``."""
+    up = sub.add_parser("up", help="install (once), start and serve; does nothing when already up")
+    up.set_defaults(func=_run(cmd_up))
+    down = sub.add_parser("down", help="stop gunicorn, Redis and PostgreSQL (data is kept)")
+    down.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                      help="wait this long while a test run uses the NetBox (default: refuse at once)")
+    down.set_defaults(func=_run(cmd_down))
+    st = sub.add_parser("status", help="what runs; exit 0 when up, 3 when down")
+    st.set_defaults(func=_run(cmd_status))
+    tok = sub.add_parser("token", help="print the local admin's API token (nbt_<key>.<token>)")
+    tok.set_defaults(func=_run(cmd_token))
