@@ -65,11 +65,9 @@ def _run(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
     def wrapper(args: argparse.Namespace) -> int:
         try:
             return func(args)
-        except NetBoxError as exc:
-            print(f"hwaac netbox {args.netbox_command}: {exc}", file=sys.stderr)
-            return EXIT_FAILED
-        except KeyboardInterrupt:
-            print(f"hwaac netbox {args.netbox_command}: interrupted", file=sys.stderr)
+        except (NetBoxError, KeyboardInterrupt) as exc:
+            why = exc if isinstance(exc, NetBoxError) else "interrupted"
+            print(f"hwaac netbox {args.netbox_command}: {why}", file=sys.stderr)
             return EXIT_FAILED
 
     return wrapper
