@@ -61,20 +61,25 @@ class UsageLock:
             os.close(h.fd)
             h.fd = -1
 
+    def _take(self, h: _Held, *, shared: bool, timeout: float, wait: float, what: str) -> None:
+        """Open the lock file and take it, shared or sole, through the turnstile (waiting ``wait`` s for it);
+        on any failure nothing stays open."""
+        self._open(h)
+        try:
+            with self._turnstile(shared=shared, timeout=wait):
+                acquire(h.fd, shared=shared, timeout=timeout, what=what)
+        except BaseException:
+            self._release(h)
+            raise
+
     @contextlib.contextmanager
     def shared(self, timeout: float = 1800.0) -> Iterator[None]:
         """Hold a shared use for the ``with`` body (waits up to ``timeout`` s while another process stops it)."""
         with _MUTEX:
             h = self._held()
             if h.fd < 0:
-                self._open(h)
-                try:
-                    with self._turnstile(shared=True, timeout=timeout):
-                        acquire(h.fd, shared=True, timeout=timeout,
-                                what="the local NetBox is being stopped by another process")
-                except BaseException:
-                    self._release(h)
-                    raise
+                self._take(h, shared=True, timeout=timeout, wait=timeout,
+                           what="the local NetBox is being stopped by another process")
             h.shared += 1
         try:
             yield
@@ -92,14 +97,8 @@ class UsageLock:
                 if h.shared:
                     raise LocalNetBoxError("this process still uses the local NetBox (an open fresh instance or "
                                            "lease); stop it before stopping the NetBox")
-                self._open(h)
-                try:
-                    with self._turnstile(shared=False, timeout=max(timeout, 5.0)):
-                        acquire(h.fd, shared=False, timeout=timeout,
-                                what="the local NetBox is in use by another process (a test run?); not stopping it")
-                except BaseException:
-                    self._release(h)
-                    raise
+                self._take(h, shared=False, timeout=timeout, wait=max(timeout, 5.0),
+                           what="the local NetBox is in use by another process (a test run?); not stopping it")
             h.exclusive += 1
         try:
             yield
