@@ -17,6 +17,12 @@ SYNC_INVALID, SYNC_ERROR, SYNC_CONFLICT = 1, 2, 4
 DRIFT_FOUND = 5
 
 
+def _fail(cmd: str, why: object, code: int = SYNC_ERROR) -> int:
+    """Say on stderr, in one line, why ``hwaac netbox CMD`` stopped; the exit code ``code``."""
+    print(f"hwaac netbox {cmd}: {why}", file=sys.stderr)
+    return code
+
+
 def _plan_for(args: argparse.Namespace, cmd: str):
     """(plan, target) of ``args.fabric`` and the NetBox to use, or an exit code after a one-line error. Pools that
     name a NetBox prefix role are read from that same NetBox."""
@@ -35,11 +41,9 @@ def _plan_for(args: argparse.Namespace, cmd: str):
         target = netbox_target(args.url)
         return build_plan(load_intent(fabric, pool_lookup=prefix_lookup(target.url, target.token))), target
     except (IntentError, FileNotFoundError) as exc:
-        print(f"hwaac netbox {cmd}: invalid intent: {exc}", file=sys.stderr)
-        return SYNC_INVALID
+        return _fail(cmd, f"invalid intent: {exc}", SYNC_INVALID)
     except NetBoxError as exc:
-        print(f"hwaac netbox {cmd}: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return SYNC_ERROR
+        return _fail(cmd, str(exc).splitlines()[0])
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
@@ -53,14 +57,11 @@ def cmd_sync(args: argparse.Namespace) -> int:
     try:
         report = sync_plan(plan, target.url, target.token, dry_run=args.dry_run, delete_active=args.delete_active)
     except SyncConflict as exc:
-        print(f"hwaac netbox sync: {exc}", file=sys.stderr)
-        return SYNC_CONFLICT
+        return _fail("sync", exc, SYNC_CONFLICT)
     except NetBoxError as exc:
-        print(f"hwaac netbox sync: {exc}", file=sys.stderr)
-        return SYNC_ERROR
+        return _fail("sync", exc)
     except KeyboardInterrupt:
-        print("hwaac netbox sync: interrupted; the next sync converges", file=sys.stderr)
-        return SYNC_ERROR
+        return _fail("sync", "interrupted; the next sync converges")
     for line in format_report(report, plan.intent.fabric.name):
         print(line)
     return EXIT_OK
@@ -77,11 +78,9 @@ def _read_back(args: argparse.Namespace, cmd: str):
     try:
         return read_back(plan, target.url, target.token)
     except NetBoxError as exc:
-        print(f"hwaac netbox {cmd}: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return SYNC_ERROR
+        return _fail(cmd, str(exc).splitlines()[0])
     except KeyboardInterrupt:
-        print(f"hwaac netbox {cmd}: interrupted", file=sys.stderr)
-        return SYNC_ERROR
+        return _fail(cmd, "interrupted")
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -128,15 +127,13 @@ def cmd_render(args: argparse.Namespace) -> int:
     try:
         plan, notes = plan_from_netbox(plan, target.url, target.token)
     except NetBoxError as exc:
-        print(f"hwaac netbox render: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return SYNC_ERROR
+        return _fail("render", str(exc).splitlines()[0])
     for note in notes:
         print(f"hwaac netbox render: taken from NetBox: {note}", file=sys.stderr)
     try:
         counts = render_to_dir(plan, args.output)
     except OutputDirError as exc:
-        print(f"hwaac netbox render: {exc}", file=sys.stderr)
-        return SYNC_ERROR
+        return _fail("render", exc)
     print(f"fabric {plan.intent.fabric.name}: rendered from NetBox into {args.output}: {counts['switches']} switch "
           f"configs, {counts['hosts']} host files, {counts['docs']} docs"
           + (f"; {len(notes)} value(s) differ from the intent and come from NetBox" if notes else
