@@ -1,23 +1,11 @@
 """A real NetBox on this machine for development, tests and the demo: ``LocalNetBox(state).up()``.
 
-Everything lives in one state folder (default ``${XDG_STATE_HOME:-~/.local/state}/hwaac/netbox-4.7.3``, or
-``HWAAC_NETBOX_STATE``), outside any git checkout, so every clone on the machine shares it::
-
-    venv/            NetBox from PyPI in its own Python 3.12 venv          (installed once, ~1 min)
-    root/conf/       NETBOX_ROOT: configuration.py (no secrets in it)
-    secrets.json     SECRET_KEY, token pepper, passwords (0600)      api-token   the admin's v2 token (0600)
-    pg/              PostgreSQL cluster (as root: a link into /var/lib/hwaac, see hwaac.devnetbox.pg)
-    run/             pid files, services.json (ports of the last up), instances/ (fresh test databases)
-    logs/            install, postgres, redis, migrate, gunicorn*.log
-    *.lock           setup.lock (one up/down/fresh at a time), users.lock (shared while in use; down waits)
-
-The database ``netbox_template`` is built once (restored from NetBox's migrated baseline, hwaac.devnetbox.baseline,
-then ``netbox migrate``) with the admin user and API token in it, then frozen (no connections allowed). The served
-database ``netbox`` and every fresh test database are created from it in seconds (``CREATE DATABASE ...
-TEMPLATE``), so one token works on all of them.
-
-Ports on 127.0.0.1 (defaults, env overrides): NetBox HTTP 8473 (HWAAC_NETBOX_PORT), PostgreSQL 54373
-(HWAAC_NETBOX_PG_PORT), Redis 63793 (HWAAC_NETBOX_REDIS_PORT). A running NetBox keeps the ports it started with.
+Everything lives in one state folder outside any git checkout (default
+``${XDG_STATE_HOME:-~/.local/state}/hwaac/netbox-4.7.3``, or ``HWAAC_NETBOX_STATE``). A template database, built
+once from NetBox's migrated baseline (:mod:`hwaac.devnetbox.baseline`) with the admin user and token in it, is
+copied for the served database and for every fresh test database. Ports on 127.0.0.1: ``HWAAC_NETBOX_PORT``
+(8473), ``HWAAC_NETBOX_PG_PORT`` (54373), ``HWAAC_NETBOX_REDIS_PORT`` (63793). The folder's layout, the locks and
+the databases: docs/devnetbox.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """Node lifecycle in NetBox: move GPU nodes between states with a journal entry of evidence for each move.
 
-What one call of :func:`apply_transitions` does (rules in :mod:`hwaac.health.lifecycle`):
-
-1. reads the named devices (one GET per 150 names) and refuses, before any write, a device hwaac does not own
-   (no ``hwaac`` tag, or not the fabric's tag), an unknown device, or a move the lifecycle does not allow;
-2. a device already in the target state is left alone: a second run writes nothing and no second journal entry;
-3. quarantines pass the circuit breaker: the pool's quarantines in the window are read back from NetBox (journal
-   entries tagged ``hwaac-quarantine``), and when the new ones would exceed the cap none of them is made and the
-   report carries the alert;
-4. for evidence that names failing node interfaces (``rail3``), both ends of each link are read from NetBox (the
-   interfaces' ``link_peers``: the leaf and its port) and written into the journal;
-5. in ``enforce`` mode: one bulk PATCH of the devices (status + custom field ``hwaac_lifecycle``), then one bulk
-   POST of the journal entries (tagged ``hwaac``; quarantines also ``hwaac-quarantine``). If the journal write
-   fails, the devices are patched back and the error says so; if that also fails, the error lists the devices
-   left moved without a journal entry. In ``dry_run`` mode (the default) nothing is written and the report says
-   what would be.
-
-Journal comments are Markdown: the move, the reason, the verdict and fault codes, hardware serials, link ends,
-raw output excerpts, and the evidence as a fenced ``json`` block that :func:`journal_evidence` reads back (RMA
-reports are built from it). Tokens never appear in messages.
+:func:`apply_transitions` (rules in :mod:`hwaac.health.lifecycle`) refuses, before any write, a device hwaac does
+not own, an unknown device or a move the lifecycle does not allow; leaves a device already in the target state
+alone; passes quarantines through the circuit breaker; and in ``enforce`` mode patches the devices, then posts the
+journal entries, patching the devices back if that fails. ``dry_run`` (the default) writes nothing. The steps, the
+journal's Markdown and its ``json`` evidence block (:func:`journal_evidence`): docs/netbox-sync.md "The node
+lifecycle". Tokens never appear in messages.
 """
 
 from __future__ import annotations

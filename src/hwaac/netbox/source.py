@@ -1,14 +1,9 @@
 """NetBox as the source for rendering: the plan with the values NetBox holds.
 
-Configs are rendered from what NetBox records, not from the intent alone: after ``terraform apply`` (or
-``hwaac netbox sync``) the record is the truth, and a value a person corrected in NetBox (a switch's ASN or
-loopback, an address on a link) is what goes into the configs. :func:`plan_from_netbox` reads the fabric back
-(GET only, through the sync engine) and returns the plan with each switch's ASN (device custom field
-``hwaac_asn``) and loopback (the address on ``Loopback0``) and each link end's address as NetBox holds them,
-plus one line per value taken from NetBox that differs from the plan.
-
-Cabling is not taken over: a cable NetBox holds differently from the plan (other ends, missing) would move
-ports, so it stops rendering with an error that names the cables (``hwaac netbox drift`` lists everything).
+:func:`plan_from_netbox` reads the fabric back (GET only, through the sync engine) and returns the plan with each
+switch's ASN (``hwaac_asn``) and loopback and each link end's address as NetBox holds them, plus one line per value
+that differs from the plan. A cable NetBox holds differently from the plan stops rendering with an error that
+names the cables. Why the record, not the intent, is the truth: docs/netbox-sync.md "Rendering from NetBox".
 """
 
 from __future__ import annotations

@@ -1,33 +1,9 @@
 """The NetBox objects a plan asks for, keyed by natural key (pure: no NetBox access).
 
-Object model (one fabric, ``F`` = fabric name):
-
-- tags ``hwaac`` (ownership) and ``hwaac-fabric-F``; every object hwaac creates carries both, and an object a person
-  made that hwaac adopted also ``hwaac-adopted`` (:mod:`.ownership`: never overwritten or deleted). Owned objects also
-  carry a plane tag ``hwaac-plane-F-<n>`` (n from 0, as device names count planes) for each plane that claims them: a
-  switch, its cables and addresses belong to one plane; GPU nodes, pools and ASN ranges are shared by the planes that
-  use them. A sync scoped to some planes (the Terraform resource ``hwaac_fabric_plane``) creates, updates and deletes
-  only objects its planes claim, and releases a shared object (drops its plane tag) instead of deleting it while
-  another plane still claims it.
-- site by slug (``fabric.site``), adopted when present.
-- manufacturers, device roles (leaf, spine, super-spine, gpu-node, appliance), device types: one per switch model
-  with an interface template per SONiC port (type by speed) plus ``Loopback0`` (virtual); one GPU-node type
-  ``hwaac-node-<rails>x<speed>g`` (and one appliance type) with a template per rail NIC port
-  (``host.interface_name``). Devices get their interfaces from these templates, never one by one.
-  These are shared catalogue objects: created when missing, never updated or deleted by a sync.
-- devices (switches, GPU nodes, appliances), status ``planned`` on create only (lifecycle status belongs to
-  ``verify``); a switch's ASN is in the device custom field ``hwaac_asn`` (integer).
-- cables between the planned interfaces, label = the plan's cable id, status ``connected`` on create only:
-  mitigation sets a drained link's cable to ``decommissioning`` with the tag ``hwaac-drained``
-  (:mod:`hwaac.mitigation.netbox_journal`), and a sync leaves both (it writes only the tags it owns).
-- prefixes: every address pool as a ``container`` scoped to the site, except pools the intent takes from NetBox
-  by prefix role (those belong to whoever recorded them and are only referenced); in ``rail_subnet`` mode each
-  leaf's rail subnet as an ``active`` child. Per-link /31s are not recorded as prefixes (each end's IP address
-  carries its /31).
-- IP addresses on interfaces: loopbacks /32 on ``Loopback0`` (role loopback), both ends of every link with the link's
-  prefix length. In ``rail_subnet`` mode the leaf gateway (shared by a leaf's host ports) is not recorded.
-- ASNs: RIR ``hwaac-private`` (private), one ASN range per switch role (``hwaac-F-<role>``), one ASN object per
-  planned ASN (description: the devices that use it, site: the fabric's site).
+Tags (``hwaac``, ``hwaac-fabric-F``, ``hwaac-plane-F-<n>``, ``hwaac-adopted``), site, the shared catalogue
+(manufacturers, roles, device types with interface templates), devices, cables, prefixes, IP addresses and ASNs:
+what each carries, which fields are set on create only, and which objects planes share are described in
+docs/netbox-sync.md "The object model".
 """
 
 from __future__ import annotations

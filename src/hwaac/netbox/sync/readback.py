@@ -2,13 +2,9 @@
 (:func:`drift`).
 
 Both reuse the sync engine's reads and diff (:meth:`.engine.Sync.read_and_diff`) and never write: the engine's
-client only GETs here, and :func:`read_back` checks that no other method was sent.
-
-Drift is what a sync would change, told per object: ``missing`` (planned, not in NetBox), ``extra`` (owned by the
-fabric's tag, not planned), ``changed`` (a managed field differs: NetBox value -> planned value), ``unowned``
-(present but not owned by the fabric: a sync would adopt it) and ``conflict`` (held by an object hwaac does not own;
-a sync would stop). Fields a person enters (serial, asset tag, comments, other custom fields) are not managed by
-hwaac and never drift.
+client only GETs here, and :func:`read_back` checks that no other method was sent. Drift is what a sync would
+change, per object: ``missing``, ``extra``, ``changed``, ``unowned`` or ``conflict`` (docs/netbox-sync.md
+"Read-back and drift" says what each means and which fields never drift).
 """
 
 from __future__ import annotations
