@@ -1,16 +1,11 @@
-"""``hwaac remediate INTENT_DIR FINDINGS|--alertmanager URL --state DIR [--apply]``: one remediation sweep. Findings
-(a health report, an Alertmanager webhook payload, or the alerts active in an Alertmanager) go through the policy
-and the guard rails; a dry run (the default) prints the decisions and the switch steps and writes nothing;
-``--apply`` carries them out (``--lab`` or ``-i``), then keeps the state and appends every decision to
-``DIR/decisions.jsonl``. Instead of findings, ``--drain-switch NAME --reason TEXT`` (and ``--undrain-switch``,
-``--drain-link``, ``--undrain-link``) is a person's request, decided and carried out the same way
-(:mod:`hwaac.mitigation.manual`). ``--netbox`` records what was carried out in NetBox
-(:mod:`hwaac.mitigation.netbox_journal`: journal entries on the switches and cables, the cables' status), or in a
-dry run says what it would record; URL and token as for the other NetBox commands, and the token is never printed.
+"""``hwaac remediate INTENT_DIR FINDINGS|--alertmanager URL --state DIR [--apply]``: one remediation sweep.
 
-Exit status: 0 done (or nothing to do); 1 carrying out failed (the state keeps what was not done), recording it in
-NetBox failed (the switch changes stay done; the outcome says so), a person's request was refused, or an invalid
-intent; 2 usage (unreadable findings, policy or state, or no NetBox for ``--netbox``); 3 the breaker is tripped.
+Findings (a health report, an Alertmanager webhook payload, or the alerts active in an Alertmanager) go through the
+policy and the guard rails; a dry run (the default) prints the decisions and the switch steps and writes nothing;
+``--apply`` carries them out (``--lab`` or ``-i``) and appends every decision to ``DIR/decisions.jsonl``.
+``--drain-switch NAME --reason TEXT`` (and the other ``--drain-*``/``--undrain-*``) is a person's request
+(:mod:`hwaac.mitigation.manual`); ``--netbox`` records what was carried out (:mod:`hwaac.mitigation.netbox_journal`).
+Exit status 0 done, 1 failed or refused, 2 usage, 3 breaker tripped: docs/mitigation.md "Exit status".
 """
 
 from __future__ import annotations

@@ -1,27 +1,11 @@
 """Network mitigation in NetBox: what ``hwaac remediate --apply`` carried out, recorded on the devices and cables.
 
-What one call of :func:`record_actions` does, for each drain or undrain that was carried out (outcome ``done``,
-guard rule ``ok``):
-
-1. takes the links it acted on from the plan (a link's cable; a switch's switch-to-switch links) and reads from
-   NetBox the devices at their ends (in the fabric's site) and the cable on those interfaces: found by its ends,
-   as the sync keys cables (an adopted cable may keep a person's label instead of hwaac's cable id). A device or
-   cable NetBox lacks stops the call before any write;
-2. writes a journal entry (tags ``hwaac`` and ``hwaac-mitigation``; kind ``warning`` for a drain, ``info`` for an
-   undrain) on every device whose BGP session changed and on every cable: the action, the target, the policy rule,
-   the guard's rule and reason, both ends of each link with what became of the cable, the findings, and the
-   evidence as a fenced ``json`` block that :func:`hwaac.netbox.lifecycle.journal_evidence` reads back;
-3. sets the status of each cable the fabric owns (tags ``hwaac`` and ``hwaac-fabric-F``): a drain
-   ``decommissioning`` with the tag ``hwaac-drained``, an undrain ``connected`` again without it. An undrain
-   changes only a cable hwaac drained, and a drain leaves a cable a person already set to decommissioning. A
-   cable hwaac does not own gets the journal entries only. ``hwaac netbox sync`` sets a cable's status on create
-   only and keeps the tags it does not own, so a sync during a drain leaves a drained cable drained.
-
-Idempotent: an entry of the same action, target and sweep time on the same object is not written twice (entries
-are found by the sweep time in their comments and told apart by their evidence), and a cable already as wanted is
-not patched. ``dry_run`` (the default) only reads and reports what it would write. In ``enforce`` mode the cables
-are patched first (one bulk PATCH), then the entries posted; if the entries fail, the error says so and a second
-call writes them. Tokens never appear in messages (:class:`hwaac.netbox.sync.client.Client`).
+:func:`record_actions` takes each drain or undrain that was carried out (outcome ``done``, guard rule ``ok``),
+reads the devices and cables of its links from NetBox (a cable found by its ends, as the sync keys cables), writes
+a journal entry with the evidence as a fenced ``json`` block (:func:`hwaac.netbox.lifecycle.journal_evidence`
+reads it back) on each device and cable, and sets the status of each cable the fabric owns (``decommissioning``
+with the tag ``hwaac-drained``, or ``connected`` again). Idempotent; ``dry_run`` (the default) only reads. The
+steps, what a cable hwaac does not own gets, and how a sync leaves a drained cable: docs/mitigation.md "NetBox".
 """
 
 from __future__ import annotations
