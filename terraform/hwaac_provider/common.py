@@ -57,7 +57,8 @@ class DataSource(ProviderObject):
 class DeviceMap:
     """Terraform type ``map(object({loopback = string, asn = number}))``: switch name -> loopback and ASN.
 
-    ``tf`` 1.2.0 has no object type; a type is whatever its cty JSON says (offline-toolchain notes, item 2)."""
+    ``tf`` 1.2.0 has no object type (``tf/types.py``); a type is whatever its cty JSON says: the plugin protocol
+    carries an attribute's type as cty's JSON form (``Schema.Attribute.type`` in ``tfplugin6.proto``)."""
 
     def encode(self, value: Any) -> Any:
         return value

@@ -2,25 +2,10 @@
 
 Everything the plane's plan holds — its switches, the GPU nodes cabled to it, interfaces (from device types),
 cables, IP addresses, prefixes and ASNs — is written by :func:`hwaac.netbox.sync.sync_plan` scoped to the plane.
-The resource is coarse on purpose (ARCHITECTURE: never one resource per address or cable): its computed
-attributes summarise the plane, so a Terraform plan shows what changes.
-
-Lifecycle:
-- plan: the intent file is validated and planned (pools named by NetBox role come from ``pools``, else NetBox,
-  read only); the summary (counts, pools, switch loopbacks and ASNs) is the planned state; the applied intent
-  text is kept in ``intent``, so a change of the file shows as a line diff. Renumbering existing switches or
-  cables, or removing them, is refused unless ``allow_renumber`` / ``allow_remove`` (as ``hwaac plan --against``).
-- apply (create/update): the intent text that was planned (not the file as it is by then) is synced. Writes are
-  bulk and idempotent; after a failure nothing is recorded as done and the next apply converges.
-- read (refresh): NetBox is read (GET only) and summarised against the applied plan; ``drift`` lists every object
-  that differs, so a manual edit in NetBox shows as an in-place update that puts it back. The planes of a fabric,
-  refreshed at once, share their identical reads (the provider's ReadCache, forgotten before any write).
-- destroy: the plane's objects are deleted, shared ones (GPU nodes, pools) released to the planes that still use
-  them, objects a person made released (never deleted), active devices only with ``delete_active``; once nothing
-  of the fabric is left, unused catalogue objects the fabric created go too.
-- import: ``terraform import hwaac_fabric_plane.NAME <intent_file>#<plane>``.
-
-Planes are numbered from 0, as device names count them (``leaf-p0-su01-r0`` is in plane 0).
+The resource is coarse on purpose (never one resource per address or cable): its computed attributes summarise
+the plane, so a Terraform plan shows what changes. What plan, apply, read, destroy and import each do:
+docs/terraform.md "The resource hwaac_fabric_plane". Planes are numbered from 0, as device names count them
+(``leaf-p0-su01-r0`` is in plane 0).
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Offline install: build the provider into a local filesystem mirror and write a Terraform CLI configuration
 that installs ``aiinfra/hwaac`` from it, so ``terraform init`` works with no registry and writes a lock file.
 
-Layout (Terraform's "unpacked" filesystem-mirror layout, docs: CLI configuration > provider_installation)::
-
-    <dir>/mirror/registry.terraform.io/aiinfra/hwaac/<version>/<os>_<arch>/terraform-provider-hwaac_v<version>
-    <dir>/mirror/registry.opentofu.org/aiinfra/hwaac/<version>/<os>_<arch>/terraform-provider-hwaac_v<version>
-    <dir>/terraform.rc      (use: TF_CLI_CONFIG_FILE=<dir>/terraform.rc; OpenTofu: TOFU_CLI_CONFIG_FILE)
-
-The executable is a two-line shell script that runs ``python -m hwaac_provider`` with this environment's Python
-(its absolute path is inside, so the lock file's ``h1:`` hash is per installation). Every other provider is
-still installed directly (``direct { exclude = [...] }``), which offline means: from nowhere.
+The mirror holds ``registry.terraform.io`` and ``registry.opentofu.org`` in Terraform's "unpacked" layout, beside
+``terraform.rc`` (``TF_CLI_CONFIG_FILE``; OpenTofu: ``TOFU_CLI_CONFIG_FILE``). The executable is a two-line shell
+script that runs ``python -m hwaac_provider`` with this environment's Python, so the lock file's ``h1:`` hash is
+per installation. The layout and why: docs/terraform.md "Installing without a registry".
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The ``tf`` framework's gRPC servicer with one change: a create is planned by the resource too.
 
 ``tf`` 1.2.0 calls ``Resource.plan`` only for updates and plans a create as "config, computed values unknown"
-(offline-toolchain notes, item 5). A fabric plane's summary (counts, loopbacks, ASNs) is known before apply,
-and a pull request should show it, so creates go through ``plan(ctx, None, planned)`` as well.
+(``PlanResourceChange`` in ``tf/provider.py``, github.com/hfern/tf). A fabric plane's summary (counts, loopbacks,
+ASNs) is known before apply, and a pull request should show it, so creates go through ``plan(ctx, None, planned)``
+as well (docs/terraform.md "Planning a create").
 """
 
 from __future__ import annotations
