@@ -1,10 +1,11 @@
 """bgpd's configuration from a SONiC config_db, derived as SONiC's frrcfgd boot templates derive it.
 
-Source: sonic-buildimage ``src/sonic-frr-mgmt-framework/templates/bgpd/bgpd.conf.db*.j2`` (086b03bd, copied in
-``../shared/sonic/templates/``): prefix lists, route maps, AS-path and community lists, then ``router bgp`` per
-``BGP_GLOBALS`` VRF with its globals, peer groups, neighbours and address families. Table order is the
-config_db's (sonic-cfggen does not sort). ``lab_timers`` adds what a twin needs to converge in seconds (see
-docs/lab.md). Fields the templates ignore are ignored; values the lab cannot run are refused.
+Source: sonic-buildimage ``src/sonic-frr-mgmt-framework/templates/bgpd/bgpd.conf.db*.j2`` (086b03bd), which the
+bgp container's ``dockers/docker-fpm-frr/frr/bgpd/`` templates include; the SONiC toolkit (``HWAAC_SONIC_TOOLKIT``,
+docs/sonic-releases.md) holds copies under ``templates/``. Prefix lists, route maps, AS-path and community lists,
+then ``router bgp`` per ``BGP_GLOBALS`` VRF with its globals, peer groups, neighbours and address families. Table
+order is the config_db's (sonic-cfggen does not sort). ``lab_timers`` adds what a twin needs to converge in seconds
+(see docs/lab.md). Fields the templates ignore are ignored; values the lab cannot run are refused.
 """
 
 from __future__ import annotations

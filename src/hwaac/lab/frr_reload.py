@@ -3,12 +3,8 @@
 :func:`check` refuses a config before anything changes (what the lab cannot run, or what FRR's own parser refuses,
 ``vtysh -C``). :func:`apply` writes ``bgpd.conf`` (:func:`hwaac.lab.frr.write_configs`) and runs FRR's
 ``frr-reload.py --reload`` on it, which diffs it against bgpd's running config and sends only the difference
-(sessions that do not change stay up). In a path space, FRR 8.4's frr-reload.py needs ``--vty_socket
-/var/run/frr/<netns>`` (``--pathspace`` works too but makes vtysh look for ``<confdir>/<netns>/vtysh.conf``),
-``--daemon bgpd`` (bgpd's part only; with it frr-reload neither needs ``service integrated-vtysh-config`` nor
-runs ``write``), ``--confdir``/``--rundir`` a folder of the switch's own with a ``vtysh.conf`` naming the same
-hostname as the new config (vtysh prints its own hostname in ``show running-config``; another one would be
-"deleted" on every reload), and ``--stdout`` (else it logs to /var/log/frr/frr-reload.log).
+(sessions that do not change stay up). The options FRR 8.4's frr-reload.py needs in a path space, and why:
+docs/lab-deploy.md "A lab switch".
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """A lab's state: ``<state root>/<lab>/lab.json``, written as things are made so ``down`` can undo exactly them.
 
 The file is replaced atomically (write, fsync, rename) after every step of ``up``, ``fail`` and ``restore``; a
-crash leaves the last complete record. Shape (``format`` hwaac-lab/1)::
-
-    {"format": "hwaac-lab/1", "name": "demo", "fabric": "demo", "render_dir": "/abs/build/demo",
-     "phase": "building" | "up", "created": "2026-12-01T21:00:00Z", "versions": {"frr": "8.4.4", "lldpd": "1.0.16"},
-     "devices": {"leaf-p0-su01-r0": {"kind": "switch", "role": "leaf", "netns": "hwl-demo-leaf-p0-su01-r0"}, ...},
-     "links": {"L0000000": {"a": ["leaf-p0-su01-r0", "Ethernet128"], "b": ["spine-p0-01", "Ethernet0"],
-                            "kind": "leaf_spine"}, ...},
-     "daemons": {"leaf-p0-su01-r0": {"zebra": {"pid": 123, "start": 456789}, "bgpd": {...}, "lldpd": {...}}},
-     "neigh_sysctl": {"saved": {"net.ipv4.neigh.default.gc_thresh1": "128", ...}, "set": {...}},
-     "host_sysctl": {"applied": [...], "skipped": {"net.ipv4.neigh.default.gc_thresh1": "why"}},
-     "faults": [{"id": "link:L0000000", ...}]}
+crash leaves the last complete record. Its shape (``format`` hwaac-lab/1: devices, links, daemons, sysctls,
+faults) is shown in docs/lab.md "The state file".
 """
 
 from __future__ import annotations

@@ -2,17 +2,10 @@
 
 ``python -m hwaac.lab.sonic_cli --lab-dir LAB --device SWITCH TOOL ARGS`` (the wrappers in the lab's
 ``bin/<device>/`` run exactly that; :func:`write_wrappers`), or ``--state-dir DIR TOOL ARGS`` for a switch's files
-without FRR attached. Commands and their output follow sonic-utilities (config/main.py; generic_config_updater's
-Patch Applier, Config Rollbacker and Config Replacer log lines, 2024+ wording with the ``localhost`` scope) as the
-test fake tests/fakes/bin/config records them:
-
-  sonic-cfggen -d --print-data | -d -v TABLE.key.field | -d --var-json TABLE
-  config apply-patch [-f CONFIGDB] [-d] [-n] [-i PATH]... [-v] [-p] FILE
-  config checkpoint NAME | rollback NAME | delete-checkpoint NAME | list-checkpoints | save -y
-
-``apply-patch`` and ``rollback`` are decided by :func:`hwaac.lab.gcu.decide` (SONiC's GCU with the toolkit); an
-accepted change becomes the running config and the switch's FRR is reloaded from it (:mod:`hwaac.lab.frr_reload`).
-Errors end as click's ``ctx.fail``: usage line, hint, blank line, ``Error: ...`` on stderr, exit 2.
+without FRR attached. Output follows sonic-utilities as the test fake tests/fakes/bin/config records it.
+``apply-patch`` and ``rollback`` are decided by :func:`hwaac.lab.gcu.decide`; an accepted change becomes the
+running config and the switch's FRR is reloaded from it (:mod:`hwaac.lab.frr_reload`). The commands, their output
+and errors (click's ``ctx.fail``, exit 2): docs/lab-deploy.md "A lab switch".
 """
 
 from __future__ import annotations

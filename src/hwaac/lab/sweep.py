@@ -2,13 +2,9 @@
 counters, ``show bgp summary json`` and ``show ip route json`` from its FRR, and the hosts' active probes when given
 (``docs/network-health.md`` "Samples folder"; ``hwaac health fabric`` reads it as it reads a real sweep).
 
-The twin's stand-in for ``portstat -j``: sonic-utilities ``scripts/portstat`` prints one object per port with the
-columns of ``show interfaces counters`` (``utilities_common/netstat.py`` ``table_as_json``). The counts come from
-``ip -s -j link show`` (kernel ``rtnl_link_stats64``): RX_OK/TX_OK packets, RX_ERR/TX_ERR errors, RX_DRP/TX_DRP
-dropped. The veths have no oversize counters and no rate history, so RX_OVR/TX_OVR and the rate columns print
-``N/A``, as SONiC's virtual switch does. STATE follows ``get_port_state``: the admin state is the switch's running
-CONFIG_DB (``PORT|<port> admin_status``), the oper state the kernel's (a lab link fault sets the veth down: to the
-switch a cut cable, so ``D``, not ``X``).
+The twin's stand-in for ``portstat -j`` prints sonic-utilities' columns from ``ip -s -j link show``, ``N/A`` where
+a veth has no counter, and STATE from the running CONFIG_DB's admin state and the kernel's oper state: which column
+comes from where, docs/lab.md "Network-health sweeps".
 """
 
 from __future__ import annotations
