@@ -1,20 +1,10 @@
 """Parsers of the raw outputs the catalog reads, one per format; they return facts and never judge.
 
-Formats, as recorded in tests/fixtures/verify/ (FRR 8.4, lldpd 1.0.16, iproute2 6.1, iputils 20221126):
-
-- ``show bgp summary json`` and ``show ip route json``: read by the telemetry readers
-  (:mod:`hwaac.telemetry.parsers.frr_bgp`, :mod:`hwaac.telemetry.parsers.frr_routes`; docs/telemetry/frr.md);
-  here only vtysh's failures become fact errors.
-- ``lldpcli -f json0 show neighbors`` (lldpd ``src/client/json_writer.c``, json0: every value a list):
-  ``{"lldp": [{"interface": [{"name": .., "chassis": [{"name": [{"value": ..}]}], "port": [{"id": [..]}]}]}]}``.
-- ``ip -j link show`` (iproute2 ``ip/ipaddress.c``): list of links with ``ifname``, ``flags``, ``mtu``,
-  ``operstate``.
-- ``ip -j route get`` (iproute2 ``ip/iproute.c``): a one-element list with ``dev``, ``gateway``, ``prefsrc``,
-  ``table``; an unroutable destination is rc 2 with ``RTNETLINK answers: ...`` on stderr.
-- iputils ``ping`` (``ping/ping_common.c``): ``N packets transmitted, M received[, +E errors]``; ICMP errors as
-  ``From ADDR icmp_seq=N Frag needed and DF set (mtu = M)``; a too-small local path MTU as
-  ``ping: local error: message too long, mtu=M`` on stderr.
-- ``vtysh`` with its daemons down: rc 1, ``Exiting: failed to connect to any daemons.`` (FRR ``vtysh/vtysh.c``).
+Formats, as recorded in tests/fixtures/verify/ (FRR 8.4, lldpd 1.0.16, iproute2 6.1, iputils 20221126): vtysh's
+failures (FRR's BGP and route JSON itself is read by :mod:`hwaac.telemetry.parsers.frr_bgp` and
+:mod:`hwaac.telemetry.parsers.frr_routes`), ``lldpcli -f json0 show neighbors``, ``ip -j link show``, ``ip -j route
+get`` and iputils ``ping``. Each format's shape and its source file (lldpd, iproute2, iputils, FRR):
+docs/verify.md "The formats the parsers read".
 """
 
 from __future__ import annotations

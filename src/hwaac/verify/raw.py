@@ -1,14 +1,9 @@
 """Raw tool outputs per device, as every collector hands them to the checks, and the facts folder format.
 
 A facts folder (written by the playbook's ``fabric_facts`` or ``hwaac verify --save-facts``) holds one
-``<device>.json`` per device::
-
-    {"format": "hwaac-verify-facts/1", "device": "leaf-p0-su01-r0",
-     "outputs": {"vtysh -c 'show bgp summary json'": {"argv": ["vtysh", "-c", "show bgp summary json"],
-                                                      "rc": 0, "stdout": "{...}", "stderr": "", "error": null}}}
-
-The key of an output is its command line (``shlex.join(argv)``); ``error`` is set when the command could not be
-run at all (timeout, device unreachable), ``rc`` is then null.
+``<device>.json`` per device (``format`` hwaac-verify-facts/1): each output keyed by its command line
+(``shlex.join(argv)``) with its ``argv``, ``rc``, ``stdout``, ``stderr`` and ``error`` (set when the command could
+not be run at all, ``rc`` then null). The shape: docs/verify.md "Collectors".
 """
 
 from __future__ import annotations

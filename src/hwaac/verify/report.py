@@ -1,14 +1,8 @@
 """A verify report as a terminal table (rich), JSON, JUnit XML (one testsuite per check) or Markdown.
 
-JSON (``hwaac-verify-report/1``)::
-
-    {"format": "hwaac-verify-report/1", "fabric": "demo", "passed": false,
-     "counts": {"PASS": 3270, "FAIL": 3, "SKIP": 6, "ERROR": 0}, "checks": ["VerifyDevicesAnswer", ...],
-     "faults": [{"fault": "L0000005", "object": "leaf-p0-su01-r0 Ethernet148 <-> spine-p0-06 Ethernet0",
-                 "checks": ["VerifyInterfaceState", ...], "kinds": ["down", "session"]}],
-     "timings": {"collect_s": 2.1, "judge_s": 0.4}, "devices": [...],
-     "results": [{"check": ..., "object": ..., "status": "FAIL", "expected": ..., "actual": ..., "cable": ...,
-                  "ends": [...], "devices": [...], "fault": ..., "explained_by": [...], "message": ...}]}
+The JSON report (``hwaac-verify-report/1``) holds the counts per status, the checks, the faults, the timings, the
+devices and every result with its check, object, status, expected and actual values, cable, ends, fault and what
+explains it; docs/verify.md "Reports" shows its shape.
 """
 
 from __future__ import annotations
