@@ -1,19 +1,10 @@
 """The fabric intent: the one file (``inventory/<fabric>/fabric.yml``) a user writes.
 
 Field shapes, units and defaults are declared here once; the JSON Schema that editors use (``hwaac schema``)
-is generated from these classes. Defaults follow public reference designs, cited per field:
-
-- topology: NVIDIA DGX SuperPOD H100/B200/B300 reference architectures (32-node SUs, 8 rails, rail-aligned
-  leaves, every leaf to every spine of its plane; twin planes on Spectrum-X);
-- ASNs: RFC 7938 section 5.2.1 (shared ASN per spine layer, unique ASN per leaf) in the 4-byte private range
-  of RFC 6996 (4200000000-4294967294);
-- RoCE QoS: DSCP 26 for RoCE and 48 for CNP on priority 3 and 6, ECN on the lossless queue with the
-  Cumulus/Onyx "RoCE lossless" thresholds (150 KB / 1500 KB), PFC watchdog as in SONiC's sonic-pfcwd.yang;
-- host: per-rail routing tables and source rules (AMD Instinct system acceptance guide), sysctls
-  arp_ignore=1, arp_announce=2, rp_filter=2, ToS 106 = DSCP 26 << 2 | ECT(0) for RDMA-CM.
-
-Indices in names: planes and rails count from 0 (rail r is GPU r and NIC r), SUs, node slots and switch
-indices from 1, as in NVIDIA's AIR naming (``leaf-p0-su01-r0``, ``gpu-su01-h01``).
+is generated from these classes. Defaults follow public reference designs (NVIDIA DGX SuperPOD, RFC 7938 and
+RFC 6996 for ASNs, NVIDIA/Cumulus RoCE lossless QoS, the AMD Instinct acceptance guide for hosts), cited per field
+in docs/intent-sources.md. Planes and rails count from 0, SUs, node slots and switch indices from 1, as in NVIDIA's
+AIR naming (``leaf-p0-su01-r0``, ``gpu-su01-h01``).
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Semantic rules on the intent alone (no derived topology): QoS, host profile and appliances.
 
 Each rule has an id (``IntentIssue.rule``) listed in :data:`RULES`; the rules that need the derived fabric
-(switch fit, pools, ASNs, names) live in :mod:`hwaac.plan.rules`. Sources of the constraints:
-
-- QoS: one lossless priority with PFC and ECN, CNP on its own strict priority (NVIDIA RoCE lossless
-  defaults, Cumulus/Onyx); priority 0 carries every unclassified DSCP in the rendered maps, so neither RoCE nor
-  CNP may use it; PFC watchdog times >= the poll interval (sonic-pfcwd.yang);
-- routing: tables 253-255 are the kernel's default/main/local, rule 32766 is "from all lookup main"
-  (iproute2 rt_tables, ip-rule(8));
-- NIC: mlxconfig CNP_DSCP_P1 / CNP_802P_PRIO_P1 must match the switch's CNP DSCP and priority;
-- storage (Lustre clients): :func:`hwaac.model.storage_rules.check_storage`;
-- SONiC release per switch role: :func:`hwaac.model.sonic_releases.check_sonic`.
+(switch fit, pools, ASNs, names) live in :mod:`hwaac.plan.rules`, the storage rules in
+:func:`hwaac.model.storage_rules.check_storage` and the SONiC release rules in
+:func:`hwaac.model.sonic_releases.check_sonic`. The sources of the QoS, routing and NIC constraints (NVIDIA RoCE
+lossless defaults, sonic-pfcwd.yang, iproute2's rt_tables and ip-rule(8), mlxconfig): docs/intent-sources.md.
 """
 
 from __future__ import annotations
