@@ -1,18 +1,12 @@
 """The prober and the responder: UDP sockets in one poll loop (standard library only), in any network namespace.
 
-:func:`run_probes` opens one socket per flow, bound to the flow's source address and port, and sends to the
-responder, so that everything it sends is that flow's 5-tuple (and takes that flow's ECMP path). The socket is not
-connect()ed: a connected UDP socket gets a random flow hash (``sk_txhash``, ``ip4_datagram_connect`` in
-``net/ipv4/datagram.c``) that its packets carry, and a Linux router takes a packet's L4 hash as it is instead of
-hashing the 5-tuple (``fib_multipath_hash``, ``net/ipv4/route.c``); through veths the hash survives, so in a twin
-of namespaces the path would follow the socket, not the 5-tuple, and change with every sweep. It sends
-``count`` probes ``interval`` apart, learns the forward path tracepath-style on the same socket (probes with IP_TTL
-1, 2, ... whose ICMP time-exceeded offenders come back on the socket's error queue, ``IP_RECVERR``), and ends with
-a few count queries so the responder's count of received probes (the forward direction) is final. The responder
-(:class:`Responder`, :func:`respond`) echoes each probe with its running count of that flow's probes.
-
-Every wait has a deadline; routers' ICMP rate limits are respected by pacing TTL probes per (source, TTL).
-Message format: :mod:`hwaac.probe.wire`; the why and the numbers: ``docs/network-health.md`` "Active probing".
+:func:`run_probes` opens one unconnected socket per flow, bound to the flow's source address and port, so that
+everything it sends is that flow's 5-tuple (and takes that flow's ECMP path). It sends ``count`` probes
+``interval`` apart, learns the forward path tracepath-style on the same socket (``IP_TTL`` probes, ICMP errors on
+the socket's error queue, ``IP_RECVERR``), paced per (source, TTL) for routers' ICMP rate limits, and ends with a
+few count queries so the responder's count (the forward direction) is final. The responder (:class:`Responder`,
+:func:`respond`) echoes each probe with its running count of that flow's probes. Message format:
+:mod:`hwaac.probe.wire`; why not ``connect()``, and the numbers: ``docs/network-health.md`` "Active probing".
 """
 
 from __future__ import annotations
