@@ -1,16 +1,9 @@
-"""The ``hwaac`` command.
+"""The ``hwaac`` command: ``hwaac validate FABRIC``, ``hwaac plan FABRIC -o DIR [--against OLD]`` and ``hwaac schema``
+here; the other subcommands are registered from their packages' ``cli`` modules.
 
-    hwaac validate FABRIC                 check an intent (schema + semantic rules)
-    hwaac plan FABRIC -o DIR [--against OLD] [--allow-renumber] [--allow-remove]
-                                          plan and render every device's files and the fabric docs
-    hwaac schema [-o FILE]                print (or write) the intent's JSON Schema
-
-FABRIC is a ``fabric.yml`` or the folder holding it (``inventory/<fabric>``).
-
-Exit status: 0 ok; 1 invalid intent (every problem printed with file, line, field, value and what is valid);
-2 usage error (bad arguments, missing file, unusable output folder); 3 refused: the plan would renumber existing
-allocations of OLD without --allow-renumber, or remove devices or cables of OLD without --allow-remove (nothing
-is written).
+FABRIC is a ``fabric.yml`` or the folder holding it (``inventory/<fabric>``). Exit status: 0 ok; 1 invalid intent;
+2 usage error; 3 refused (the plan would renumber or remove what OLD has, without --allow-renumber or
+--allow-remove). The usage lines and what each status means: docs/plan.md "The hwaac command".
 """
 
 from __future__ import annotations
