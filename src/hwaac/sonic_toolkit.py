@@ -154,7 +154,8 @@ def locate(environ: Mapping[str, str] | None = None) -> Toolkit:
     environ = os.environ if environ is None else environ
     raw = environ.get(ENV_VAR)
     if not raw:
-        raise ToolkitError(f"{ENV_VAR} is not set: point it at the SONiC toolkit folder (e.g. ../shared/sonic)")
+        raise ToolkitError(f"{ENV_VAR} is not set: point it at the SONiC toolkit folder "
+                            "(SONiC's YANG models, sonic-cfggen, GCU and FRR templates, with its setup.sh)")
     home = Path(raw).expanduser().resolve()
     if not home.is_dir():
         raise ToolkitError(f"{ENV_VAR}={raw}: no such folder")
