@@ -77,7 +77,7 @@ def lustre_client(node_name: str, rails: list[Rail], storage: StorageSection) ->
     Args:
         node_name: the node (named in errors).
         rails: the node's NIC ports in NIC order (``hwaac.render.host._context.rails_of``).
-        storage: the intent's storage section, validated (:func:`hwaac.model.rules.check_storage`).
+        storage: the intent's storage section, validated (:func:`hwaac.model.storage_rules.check_storage`).
 
     Raises:
         ValueError: a network names a rail the node has no port on (GPU nodes are cabled on every rail, so only a
