@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hwaac.health.parsers.infiniband import LEGACY_COUNTER_BITS
+from hwaac.health.parsers.ib_counters import LEGACY_COUNTER_BITS
 from hwaac.plan.model import Link, Plan, ip_str
 from hwaac.plan.ports import port_table
 from hwaac.telemetry.tools import COUNTERS_DB_FIELDS, DEFAULT_TOOLS, ETHTOOL_NAMES, SYSFS_NAMES

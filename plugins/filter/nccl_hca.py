@@ -19,7 +19,7 @@ from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.registered import co
 
 try:  # the controller needs the hwaac package (this collection's Python core, same version)
     from hwaac.health.nccl_hca import nccl_ib_ports
-    from hwaac.health.parsers.infiniband import IbstatResult, parse_ibstat
+    from hwaac.health.parsers.ibstat import IbstatResult, parse_ibstat
     from hwaac.health.rail_check import check_rails
     from hwaac.plan import lookup
     from hwaac.plan.lookup import parse_ib_hca

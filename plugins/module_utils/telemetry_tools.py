@@ -85,7 +85,7 @@ ETHTOOL_NAMES = frozenset((
 ))
 # sysfs counters/ and hw_counters/ files the reader maps (hwaac.telemetry.parsers.host_rdma), and every PortCounters
 # file of the kernel's legacy table (drivers/infiniband/core/sysfs.c pma_attrs), which the reader needs to tell a
-# whole port from one cut short (hwaac.health.parsers.infiniband _LEGACY_FILES)
+# whole port from one cut short (hwaac.health.parsers.ib_counters LEGACY_FILES)
 SYSFS_NAMES = frozenset((
     *_RDMA_NAMES,
     "symbol_error", "port_rcv_errors", "link_downed", "link_error_recovery", "port_xmit_discards",

@@ -16,7 +16,7 @@ counter) at 10. Files hold ``<value>\\n`` as sysfs prints them, so ``grep -H . <
 real grep and ``sysfs_root = $HWAAC_FAKE_STATE/sys``) reads ``path:value`` lines.
 
 :func:`bump` adds to counters the way the hardware counts: a legacy PortCounters field stops at ``2**bits - 1``
-(IBA Vol. 1 §16.1; the widths of ``hwaac.health.parsers.infiniband.LEGACY_COUNTER_BITS``, copied here because a
+(IBA Vol. 1 §16.1; the widths of ``hwaac.health.parsers.ib_counters.LEGACY_COUNTER_BITS``, copied here because a
 fake runs without the repository on ``sys.path``), data/packet counters are the 64-bit extended ones.
 
 Standard library only; the fakes import this file by path.
@@ -30,7 +30,7 @@ from pathlib import Path
 
 PORT = 1
 
-# IBA Vol. 1 §16.1 PortCounters widths (= hwaac.health.parsers.infiniband.LEGACY_COUNTER_BITS; a test checks).
+# IBA Vol. 1 §16.1 PortCounters widths (= hwaac.health.parsers.ib_counters.LEGACY_COUNTER_BITS; a test checks).
 LEGACY_COUNTER_BITS: dict[str, int] = {
     "symbol_error": 16,
     "link_error_recovery": 8,

@@ -23,7 +23,9 @@ from hwaac.health.parsers.dcgm_health import DcgmHealthResult
 from hwaac.health.parsers.dcgm_model import DcgmDiagResult
 from hwaac.health.parsers.ethtool import ERROR_COUNTERS, EthtoolStats
 from hwaac.health.parsers.gpu_burn import GpuBurnResult
-from hwaac.health.parsers.infiniband import CounterGrowth, IbCountersResult, IbstatResult
+from hwaac.health.parsers.growth import CounterGrowth
+from hwaac.health.parsers.ib_counters import IbCountersResult
+from hwaac.health.parsers.ibstat import IbstatResult
 from hwaac.health.parsers.kernel_log import KernelLog
 from hwaac.health.parsers.nccl_tests import NcclTestsResult
 from hwaac.health.parsers.nvbandwidth import NvbandwidthResult

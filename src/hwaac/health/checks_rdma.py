@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hwaac.health.checks import check_counter_growth
-from hwaac.health.parsers.infiniband import port_counter_growth
+from hwaac.health.parsers.growth import port_counter_growth
 from hwaac.health.parsers.rdma import RdmaPortsResult, RdmaStatResult
 from hwaac.health.profile import Profile
 from hwaac.health.result import Action, Finding, Status, incomplete_means_retest

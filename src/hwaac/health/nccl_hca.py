@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hwaac.health.parsers.infiniband import IbstatResult
+from hwaac.health.parsers.ibstat import IbstatResult
 
 
 def entry_matches(entry: Mapping[str, Any], device: str, port: int, exact: bool) -> bool:

@@ -31,7 +31,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hwaac.health import checks, checks_rdma
-from hwaac.health.parsers import dcgm, infiniband, kernel_log, nccl_tests, nvbandwidth, nvidia_smi, perftest, rdma
+from hwaac.health.parsers import (
+    dcgm,
+    ib_counters,
+    ibstat,
+    kernel_log,
+    nccl_tests,
+    nvbandwidth,
+    nvidia_smi,
+    perftest,
+    rdma,
+)
+from hwaac.health.parsers.growth import port_counter_growth
 from hwaac.health.profile import Profile
 from hwaac.health.result import Action, Finding, Status, strongest
 
@@ -217,7 +228,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], profile: Profile, ctx: Co
     if nvlink_status is not None:  # -s without -e
         found += checks.check_nvlink(nvlink_status, None, profile)
     if any(n.startswith("ib_write_bw_") for n in outputs) and "ibstat" in outputs:
-        ib = _memo(ctx, "ibstat", lambda: infiniband.parse_ibstat(outputs["ibstat"].get("stdout") or ""))
+        ib = _memo(ctx, "ibstat", lambda: ibstat.parse_ibstat(outputs["ibstat"].get("stdout") or ""))
         found = _attribute_pairs(found, ib)
     return found
 
@@ -225,7 +236,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], profile: Profile, ctx: Co
 PAIR_CODES = ("PERFTEST_", "NIC_WRITE_BW_")
 
 
-def _attribute_pairs(found: list[Finding], ib: infiniband.IbstatResult) -> list[Finding]:
+def _attribute_pairs(found: list[Finding], ib: ibstat.IbstatResult) -> list[Finding]:
     """A pair test that failed or was slow implicates both ends. It is this node's FAIL only when this node's own
     port shows it (down in ibstat, or error counters that grew: findings on the same port); otherwise it is
     UNKNOWN: the peer's side is suspect, and a retest against another node tells (the peer's own checks catch a
@@ -266,7 +277,7 @@ def _kernel(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Conte
 
 
 def _ibstat(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
-    ib = _memo(ctx, name, lambda: infiniband.parse_ibstat(raw + ("\n" + err if "ibpanic" in err else "")))
+    ib = _memo(ctx, name, lambda: ibstat.parse_ibstat(raw + ("\n" + err if "ibpanic" in err else "")))
     out = checks.check_ibstat(ib, profile, ctx.rails)
     return [*out, _exit_finding(name, rc, err)] if rc and "ibpanic" not in err else out
 
@@ -277,7 +288,7 @@ def _counters(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Con
     if ctx.counters_before is not None:
         before = _counters_of(ctx.counters_before)
         # without the interval only the deltas are judged (a rate needs seconds > 0)
-        growth = infiniband.port_counter_growth(before, after, ctx.counters_seconds or 0)
+        growth = port_counter_growth(before, after, ctx.counters_seconds or 0)
         if ctx.rails is not None:
             growth = {k: v for k, v in growth.items() if k[0] in ctx.rails}
         out += checks.check_counter_growth(growth, profile)
@@ -302,9 +313,9 @@ def _rdma_statistic(name: str, raw: str, rc: int, err: str, profile: Profile, ct
 
 
 @functools.lru_cache(maxsize=8)
-def _counters_of(raw: str) -> infiniband.IbCountersResult:
+def _counters_of(raw: str) -> ib_counters.IbCountersResult:
     """Port counters parsed once per text: a stage's reading is the next stage's ``counters_before`` (read only)."""
-    return infiniband.parse_ib_counters(raw)
+    return ib_counters.parse_ib_counters(raw)
 
 
 def _dcgm(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
@@ -400,7 +411,7 @@ def hardware_ids(outputs: Mapping[str, Mapping[str, Any]],
                 ids["gpus"][g.subject] = g.serial
     ib = outputs.get("ibstat")
     if ib and ib.get("stdout"):
-        for ca in (parsed.get("ibstat") or infiniband.parse_ibstat(ib["stdout"])).cas:
+        for ca in (parsed.get("ibstat") or ibstat.parse_ibstat(ib["stdout"])).cas:
             if ca.node_guid:
                 ids["nics"][ca.name] = ca.node_guid
     return ids

@@ -16,7 +16,7 @@ from typing import Any
 
 from hwaac.health.checks import check_ibstat_ports
 from hwaac.health.nccl_hca import entry_matches, nccl_ib_ports, nccl_selects
-from hwaac.health.parsers.infiniband import IbstatResult
+from hwaac.health.parsers.ibstat import IbstatResult
 from hwaac.health.result import Finding, Status
 
 RAIL_PORT = 1

@@ -9,7 +9,9 @@ import pytest
 
 from hwaac.health import checks
 from hwaac.health.node import Context, evaluate, verdict
-from hwaac.health.parsers.infiniband import parse_ib_counters, parse_ibstat, port_counter_growth
+from hwaac.health.parsers.growth import port_counter_growth
+from hwaac.health.parsers.ib_counters import parse_ib_counters
+from hwaac.health.parsers.ibstat import parse_ibstat
 from hwaac.health.parsers.nccl_tests import parse_nccl_tests
 from hwaac.health.parsers.nvidia_smi import (
     parse_nvlink_errors,

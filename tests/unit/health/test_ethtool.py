@@ -9,7 +9,7 @@ import pytest
 from hwaac.health.checks import check_ethtool
 from hwaac.health.node import verdict
 from hwaac.health.parsers.ethtool import ERROR_COUNTERS, ethtool_growth, parse_ethtool_stats
-from hwaac.health.parsers.infiniband import grown, unknown_growth
+from hwaac.health.parsers.growth import grown, unknown_growth
 from hwaac.health.result import Status
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "health"

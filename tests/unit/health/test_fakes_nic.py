@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from hwaac.health import checks, node
-from hwaac.health.parsers import infiniband
-from hwaac.health.parsers.infiniband import parse_ib_counters, parse_ibstat, port_counter_growth
+from hwaac.health.parsers import growth as ib_growth
+from hwaac.health.parsers.growth import port_counter_growth
+from hwaac.health.parsers.ib_counters import ERROR_COUNTERS, LEGACY_COUNTER_BITS, parse_ib_counters
+from hwaac.health.parsers.ibstat import parse_ibstat
 from hwaac.health.parsers.perftest import parse_perftest
 from hwaac.health.profile import load_profile
 from hwaac.health.result import Status
@@ -161,9 +163,9 @@ def test_counter_tree_reads_clean_with_the_recorded_names(tmp_path):
     hw = {line.split("/hw_counters/")[1].split(":")[0] for line in procfs if "mlx5_0/ports/1/hw_counters/" in line}
     assert set(nic_counters.COUNTERS) == recorded and set(nic_counters.HW_COUNTERS) == hw
     mlx5_0 = r.counters("mlx5_0")
-    assert all(mlx5_0[name] == 0 for name in infiniband.ERROR_COUNTERS)
+    assert all(mlx5_0[name] == 0 for name in ERROR_COUNTERS)
     assert mlx5_0["port_xmit_data"] > 0 and mlx5_0["port_rcv_packets"] > 0
-    assert nic_counters.LEGACY_COUNTER_BITS == infiniband.LEGACY_COUNTER_BITS
+    assert nic_counters.LEGACY_COUNTER_BITS == LEGACY_COUNTER_BITS
 
 
 def test_bump_stops_legacy_counters_at_their_width(tmp_path):
@@ -204,7 +206,7 @@ def test_server_and_client_measure_the_knob(tmp_path):
         [("NIC_WRITE_BW_LOW", Status.WARN)]  # 371.25 < 380 (warn), >= 360 (min)
     growth = port_counter_growth(before, parse_ib_counters(a.counters()), 10.0)[("mlx5_2", 1)]
     assert growth["port_xmit_data"].delta == int(371.25e9 / 8 * 10) // 4
-    assert not infiniband.grown(growth, infiniband.ERROR_COUNTERS)
+    assert not ib_growth.grown(growth, ERROR_COUNTERS)
     assert not (b.state / "ib_write_bw" / "listen-18517.json").exists()
 
 
@@ -263,11 +265,11 @@ def test_dead_rail_fails_the_client_and_grows_link_downed(tmp_path, dead_side):
     dead, alive = (a, b) if dead_side == "local" else (b, a)
     growth = port_counter_growth(before[dead.name], parse_ib_counters(dead.counters()), 10.0)
     assert (growth[("mlx5_3", 1)]["link_downed"].delta, growth[("mlx5_3", 1)]["symbol_error"].delta) == (1, 16)
-    assert infiniband.grown_by_port(growth) == {"mlx5_3 port 1": ["link_downed", "symbol_error"]}
+    assert ib_growth.grown_by_port(growth) == {"mlx5_3 port 1": ["link_downed", "symbol_error"]}
     assert ("NIC_LINK_DOWNED", Status.FAIL) in {(f.code, f.status) for f in checks.check_counter_growth(growth,
                                                                                                        PROFILE)}
     other = port_counter_growth(before[alive.name], parse_ib_counters(alive.counters()), 10.0)
-    assert infiniband.grown_by_port(other) == {}
+    assert ib_growth.grown_by_port(other) == {}
 
 
 def test_unknown_device_and_busy_port(tmp_path):

@@ -1,5 +1,5 @@
 """The sysfs port-counter reading judged by the check layer (hwaac.health.checks.check_ib_counters) and in the node
-evaluation: the parser (hwaac.health.parsers.infiniband.parse_ib_counters) returns facts only, the check makes the
+evaluation: the parser (hwaac.health.parsers.ib_counters.parse_ib_counters) returns facts only, the check makes the
 findings; the node evaluation parses each reading once. Recorded outputs: fixtures/health/ib-counters (README)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from hwaac.health import checks, node
-from hwaac.health.parsers import infiniband
-from hwaac.health.parsers.infiniband import parse_ib_counters
+from hwaac.health.parsers import ib_counters
+from hwaac.health.parsers.ib_counters import parse_ib_counters
 from hwaac.health.profile import load_profile
 from hwaac.health.result import Action, Status
 
@@ -70,8 +70,8 @@ def test_the_node_evaluation_with_rails_judges_a_bad_reading_as_a_retest(raw: st
 def test_each_reading_is_parsed_once_per_node(monkeypatch: pytest.MonkeyPatch) -> None:
     """A node's quick reading is its ib_pairwise stage's counters_before: one parse per reading, not per use."""
     calls: list[str] = []
-    real = infiniband.parse_ib_counters
-    monkeypatch.setattr(infiniband, "parse_ib_counters", lambda raw, **kw: calls.append(raw) or real(raw, **kw))
+    real = ib_counters.parse_ib_counters
+    monkeypatch.setattr(ib_counters, "parse_ib_counters", lambda raw, **kw: calls.append(raw) or real(raw, **kw))
     node._counters_of.cache_clear()
     grown = HEALTHY.replace("mlx5_0/ports/1/counters/link_downed:0", "mlx5_0/ports/1/counters/link_downed:1")
     for name in ("gpu-a", "gpu-b"):  # as the benchmark and the burn_in role run a node's stages

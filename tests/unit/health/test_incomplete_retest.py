@@ -18,7 +18,7 @@ from hwaac.health.parsers import (
     dcgm,
     dcgm_health,
     gpu_burn,
-    infiniband,
+    ibstat,
     kernel_log,
     lctl,
     lnetctl,
@@ -85,10 +85,10 @@ CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Fin
         lambda: gpu_burn.parse_gpu_burn(read("gpu-burn/issue12-faulty-exit0/gpu_burn.out")),
         lambda r: checks.check_gpu_burn(r, H200)),  # type: ignore[arg-type]
     "checks.check_ibstat": (
-        lambda: infiniband.parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt")),
+        lambda: ibstat.parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt")),
         lambda r: checks.check_ibstat(r, H200)),  # type: ignore[arg-type]
     "checks.check_ibstat_ports": (
-        lambda: infiniband.parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt")),
+        lambda: ibstat.parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt")),
         checks.check_ibstat_ports),  # type: ignore[dict-item]
     "checks.check_nccl": (
         lambda: nccl_tests.parse_nccl_tests(read("nccl-tests/h100-8gpu-single-node/all_reduce_perf.out")),

@@ -9,20 +9,9 @@ from pathlib import Path
 import pytest
 
 from hwaac.health.checks import check_ib_counters, check_ibstat_ports
-from hwaac.health.parsers.infiniband import (
-    ERROR_COUNTERS,
-    IbCountersResult,
-    IbstatCa,
-    IbstatPort,
-    IbstatResult,
-    counter_growth,
-    grown,
-    grown_by_port,
-    parse_ib_counters,
-    parse_ibstat,
-    port_counter_growth,
-    unknown_growth,
-)
+from hwaac.health.parsers.growth import counter_growth, grown, grown_by_port, port_counter_growth, unknown_growth
+from hwaac.health.parsers.ib_counters import ERROR_COUNTERS, IbCountersResult, parse_ib_counters
+from hwaac.health.parsers.ibstat import IbstatCa, IbstatPort, IbstatResult, parse_ibstat
 from hwaac.health.result import Action, Finding, Status
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "health"

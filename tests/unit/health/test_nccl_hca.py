@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hwaac.health.nccl_hca import nccl_ib_ports, nccl_selects
-from hwaac.health.parsers.infiniband import IbstatCa, IbstatPort, IbstatResult
+from hwaac.health.parsers.ibstat import IbstatCa, IbstatPort, IbstatResult
 from hwaac.plan.lookup import parse_ib_hca
 
 ORDER = ["mlx5_0", "mlx5_1", "mlx5_10", "mlx5_11", *(f"mlx5_{i}" for i in range(2, 10))]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from hwaac.health.parsers.infiniband import IbstatCa, IbstatPort, IbstatResult
+from hwaac.health.parsers.ibstat import IbstatCa, IbstatPort, IbstatResult
 from hwaac.health.rail_check import RailCheckError, check_rails
 from hwaac.plan.lookup import parse_ib_hca
 

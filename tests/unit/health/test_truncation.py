@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils import lnet as host_lnet
 from hwaac.health.parsers import (
-    infiniband,
+    ibstat,
     lctl,
     lctl_list_nids,
     lnetctl,
@@ -103,7 +103,7 @@ def _mounts(text: str) -> tuple[bool, Items]:
 
 
 def _ibstat(text: str) -> tuple[bool, Items]:
-    r = infiniband.parse_ibstat(text)
+    r = ibstat.parse_ibstat(text)
     return r.incomplete, [*([("ibpanic", r.panic, r.failed_device)] if r.panic is not None else []),
                           *((p.ca, p.number, p.state, p.physical_state, p.rate_gbps, p.link_layer)
                             for p in r.ports())]

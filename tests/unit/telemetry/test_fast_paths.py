@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hwaac.health.parsers import ethtool, infiniband, rdma
+from hwaac.health.parsers import ethtool, ib_counters, rdma
 from hwaac.telemetry import rates
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers import host_rdma, json_text, sonic_intf_status, sonic_sai_stats
@@ -78,8 +78,8 @@ def test_ethtool_fast_path_reads_as_the_line_loop(name: str, raw: str, monkeypat
 
 @pytest.mark.parametrize(("name", "raw"), _variants(SYSFS, "ib-counters"))
 def test_sysfs_fast_path_reads_as_the_line_loop(name: str, raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    fast, slow, taken = _both(monkeypatch, infiniband, "_read_plain", False,
-                              lambda: infiniband.parse_ib_counters(raw))
+    fast, slow, taken = _both(monkeypatch, ib_counters, "_read_plain", False,
+                              lambda: ib_counters.parse_ib_counters(raw))
     assert fast == slow
     if "procfs" in name or "cx4lx" in name:  # plain lines, nothing saturated or unreadable
         assert taken == 1
@@ -118,7 +118,7 @@ def test_cached_name_choice_is_the_loop_s(table: host_rdma.Table, path: Path) ->
     elif path.parent.name == "rdma-statistic":
         readings = list(rdma.parse_rdma_statistic(path.read_text()).ports.values())
     else:
-        readings = list(infiniband.parse_ib_counters(path.read_text()).ports.values())
+        readings = list(ib_counters.parse_ib_counters(path.read_text()).ports.values())
     for values in readings:
         cached: dict[str, int | None] = {}
         loop: dict[str, int | None] = {}

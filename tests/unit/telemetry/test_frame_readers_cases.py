@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hwaac.health.parsers.infiniband import DATA_COUNTERS_32_OR_64, LEGACY_COUNTER_BITS
+from hwaac.health.parsers.ib_counters import DATA_COUNTERS_32_OR_64, LEGACY_COUNTER_BITS
 from hwaac.telemetry.frames import frame_of
 from hwaac.telemetry.parsers import host_ethtool
 from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool

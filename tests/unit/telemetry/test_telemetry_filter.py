@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.parsers.infiniband import _LEGACY_FILES
+from hwaac.health.parsers.ib_counters import LEGACY_FILES
 from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
 from hwaac.telemetry.parsers.host_ethtool import TABLE, _numbered, parse_mlx5_ethtool
 from hwaac.telemetry.parsers.host_rdma import PORT_COUNTERS, RDMA_COUNTERS, parse_ib_sysfs_counters
@@ -35,7 +35,7 @@ def test_ethtool_names_are_the_names_the_reader_maps() -> None:
 
 
 def test_sysfs_names_are_the_reader_s_and_the_legacy_table() -> None:
-    assert set(PORT_COUNTERS) | set(RDMA_COUNTERS) | _LEGACY_FILES == SYSFS_NAMES
+    assert set(PORT_COUNTERS) | set(RDMA_COUNTERS) | LEGACY_FILES == SYSFS_NAMES
 
 
 def test_counters_db_fields_are_the_sai_names_the_reader_maps() -> None:

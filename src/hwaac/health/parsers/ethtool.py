@@ -4,7 +4,7 @@ Every ``name: value`` line becomes an int in :attr:`EthtoolStats.counters`; the 
 are named as properties (``burn-in-health.md`` §4; meanings and units from the kernel's
 ``Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst``). No thresholds are applied here:
 pause and discard rates are judged by a later check from two readings, with the same growth arithmetic as the
-InfiniBand counters (:func:`ethtool_growth`, built on :func:`hwaac.health.parsers.infiniband.counter_growth`).
+InfiniBand counters (:func:`ethtool_growth`, built on :func:`hwaac.health.parsers.growth.counter_growth`).
 Until that check exists, :func:`hwaac.health.checks.check_ethtool` keeps any reading UNKNOWN (never PASS) and names
 the error counters that are not zero.
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.parsers.infiniband import CounterGrowth, counter_growth
+from hwaac.health.parsers.growth import CounterGrowth, counter_growth
 from hwaac.health.result import ToolResult
 
 _HEADER = "NIC statistics:"

@@ -2,7 +2,7 @@
 ``rdma/stat.c``) and the sysfs port counters, ``grep -H . /sys/class/infiniband/*/ports/*/{counters,hw_counters}/*``.
 
 The node-health parsers read both formats (:func:`hwaac.health.parsers.rdma.parse_rdma_statistic`,
-:func:`hwaac.health.parsers.infiniband.parse_ib_counters`); this module only maps their facts onto canonical names.
+:func:`hwaac.health.parsers.ib_counters.parse_ib_counters`); this module only maps their facts onto canonical names.
 Ports are named ``<device>/<port>`` (``mlx5_0/1``) as ``rdma`` prints them. Names, versions and what is left
 unread: ``docs/telemetry/host-nic.md``. :func:`read_ib_sysfs_frame` reads the usual sysfs output straight into
 columns (:class:`~hwaac.telemetry.frames.Frame`).
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from operator import itemgetter
 
-from hwaac.health.parsers.infiniband import _SATURATED_AT, parse_ib_counters
+from hwaac.health.parsers.ib_counters import SATURATED_AT, parse_ib_counters
 from hwaac.health.parsers.rdma import parse_rdma_statistic as _health_rdma_statistic
 from hwaac.telemetry.frames import PROBE_BASE, Frame, Layout
 from hwaac.telemetry.model import Snapshot
@@ -192,7 +192,7 @@ def _sysfs_layout(paths: list[str], key: str) -> Layout | None:
     if layout is _SYSFS_UNSEEN:
         probe = "".join(f"{path}:{PROBE_BASE + i}\n" for i, path in enumerate(paths))
         layout = Layout.learn(parse_ib_sysfs_counters(probe), len(paths),
-                              lambda i: _SATURATED_AT.get(paths[i].rpartition("/")[2], 0))
+                              lambda i: SATURATED_AT.get(paths[i].rpartition("/")[2], 0))
         if len(_SYSFS_LAYOUTS) < 256:
             _SYSFS_LAYOUTS[key] = layout
     return layout
