@@ -26,7 +26,8 @@ from plan_scale import scale_intent
 
 from hwaac.plan import build_plan
 from hwaac.telemetry.frames import frame_of
-from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary, read_bgp_summary_frame
+from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
+from hwaac.telemetry.parsers.frr_bgp_frame import read_bgp_summary_frame
 from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool, read_mlx5_ethtool_frame, read_mlx5_ethtool_frames
 from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, read_ib_sysfs_frame
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db, read_counters_db_frame

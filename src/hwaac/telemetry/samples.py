@@ -21,7 +21,8 @@ from hwaac.probe.model import ProbeResults, read_results, recent
 from hwaac.telemetry import parallel
 from hwaac.telemetry.frames import Frame, split_ports
 from hwaac.telemetry.model import END_STATE_WORDS, PortSample, Snapshot
-from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary, read_bgp_summary_frame
+from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
+from hwaac.telemetry.parsers.frr_bgp_frame import read_bgp_summary_frame
 from hwaac.telemetry.parsers.frr_routes import RouteTable, parse_routes
 from hwaac.telemetry.parsers.host_ethtool import (
     parse_mlx5_ethtool,

@@ -19,7 +19,8 @@ from hwaac.telemetry import samples
 from hwaac.telemetry.frames import Frame, frame_of, frame_to_snapshot
 from hwaac.telemetry.model import END_STATE_WORDS, Snapshot
 from hwaac.telemetry.parsers import host_ethtool
-from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary, read_bgp_summary_frame
+from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
+from hwaac.telemetry.parsers.frr_bgp_frame import read_bgp_summary_frame
 from hwaac.telemetry.parsers.host_ethtool import parse_mlx5_ethtool, read_mlx5_ethtool_frame
 from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, read_ib_sysfs_frame
 from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db, read_counters_db_frame

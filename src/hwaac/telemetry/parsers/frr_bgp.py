@@ -2,30 +2,25 @@
 json``): each BGP peer's session state and counters, as bgpd prints them (``bgpd/bgp_vty.c`` ``bgp_show_summary``).
 
 The one place this format is read: :mod:`hwaac.verify.facts`, :mod:`hwaac.apply.bgp` and :mod:`hwaac.lab.status`
-call it. Shapes, keys per FRR version and what is not read: ``docs/telemetry/frr.md``. :func:`read_bgp_summary_frame`
-reads a summary's peers straight into columns (:class:`~hwaac.telemetry.frames.Frame`) for network health.
+call it. Shapes, keys per FRR version and what is not read: ``docs/telemetry/frr.md``. Its fast path for network
+health, straight into columns, is :mod:`hwaac.telemetry.parsers.frr_bgp_frame`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hwaac.telemetry.model import Snapshot
-from hwaac.telemetry.parsers import json_text
 from hwaac.telemetry.parsers.frr_json import documents
-
-if TYPE_CHECKING:
-    from hwaac.telemetry.frames import Frame
 
 TOOL = "show bgp summary json"
 ESTABLISHED = "Established"
 DEFAULT_VRF = "default"
 # the first word of every address-family key bgpd prints (bgp_vty.c get_afi_safi_json_str: ipv4Unicast, ipv6Vpn,
 # l2VpnEvpn...); any other key of an object of families is a VRF (``show bgp vrf all ... summary json``)
-_FAMILY_PREFIXES = ("ipv4", "ipv6", "l2Vpn")
+FAMILY_PREFIXES = ("ipv4", "ipv6", "l2Vpn")
 
 
 @dataclass(slots=True)
@@ -176,20 +171,20 @@ def parse_bgp_summary(raw: str | bytes | Mapping[str, Any], *, device: str = "",
     return out
 
 
-def _is_family(obj: Any) -> bool:
+def is_family(obj: Any) -> bool:
     return isinstance(obj, Mapping) and ("peers" in obj or "routerId" in obj)
 
 
 def _instance(out: BgpSummary, doc: Mapping[str, Any], vrf: str, *, top: bool) -> int:
     """An object of families (or one family printed flat, or, at the top, an object of VRFs); the number of
     families read."""
-    if _is_family(doc):
+    if is_family(doc):
         _family(out, "", doc, vrf)
         return 1
     read = 0
     for key, value in doc.items():
-        if _is_family(value):
-            if key.startswith(_FAMILY_PREFIXES):
+        if is_family(value):
+            if key.startswith(FAMILY_PREFIXES):
                 _family(out, key, value, vrf)
             else:  # show bgp vrf all ipv4 unicast summary json: VRF -> the family printed flat
                 _family(out, "", value, key)
@@ -199,13 +194,13 @@ def _instance(out: BgpSummary, doc: Mapping[str, Any], vrf: str, *, top: bool) -
         elif isinstance(value, Mapping) and not value:
             continue  # a family or VRF without neighbours
         else:
-            out.unknown.append(f"{_where(vrf, key)}: not an address family ({_short(value)})")
+            out.unknown.append(f"{where_in_vrf(vrf, key)}: not an address family ({_short(value)})")
     return read
 
 
 def _family(out: BgpSummary, name: str, fam: Mapping[str, Any], vrf_hint: str) -> None:
-    vrf = _str(fam.get("vrfName")) or vrf_hint or DEFAULT_VRF
-    where = _where(vrf, name or "family")
+    vrf = str_field(fam.get("vrfName")) or vrf_hint or DEFAULT_VRF
+    where = where_in_vrf(vrf, name or "family")
     peers = fam.get("peers", {})
     if not isinstance(peers, Mapping):
         out.unknown.append(f"{where}: peers is not an object ({_short(peers)})")
@@ -222,8 +217,8 @@ def _family(out: BgpSummary, name: str, fam: Mapping[str, Any], vrf_hint: str) -
         out.peers[key] = peer if old is None else _merge(old, peer)
     fkey = name if vrf == DEFAULT_VRF else f"{vrf}/{name}"
     out.families[fkey] = BgpFamily(
-        name, vrf, _str(fam.get("routerId")), _asn(out, fam, "as", where), _int(out, fam, "tableVersion", where),
-        fam.get("updateDelayInProgress") is True, tuple(keys))
+        name, vrf, str_field(fam.get("routerId")), asn_field(out, fam, "as", where),
+        int_field(out, fam, "tableVersion", where), fam.get("updateDelayInProgress") is True, tuple(keys))
 
 
 _PEER_INTS = ("prefixes_sent", "pfxSnt"), ("connections_established", "connectionsEstablished"), \
@@ -238,35 +233,35 @@ def _peer(out: BgpSummary, name: str, p: Mapping[str, Any], vrf: str, family: st
     if isinstance(state, str) and state:
         fsm, _, why = state.partition(" (")
         peer.state = fsm
-        peer.peer_state = _str(get("peerState")) or why.rstrip(")")
+        peer.peer_state = str_field(get("peerState")) or why.rstrip(")")
     else:
         out.unknown.append(f"{at}: no state ({_short(state)})")
     if get("idType") == "interface":
         peer.interface = name
     else:
-        peer.interface = _str(get("scopeIfName"))
+        peer.interface = str_field(get("scopeIfName"))
     value = get("remoteAs")
     # 0: not learned yet
-    peer.remote_as = (value if type(value) is int else _asn(out, p, "remoteAs", at, required=True)) or None
+    peer.remote_as = (value if type(value) is int else asn_field(out, p, "remoteAs", at, required=True)) or None
     value = get("localAs")
-    peer.local_as = value if type(value) is int else _asn(out, p, "localAs", at)
-    peer.hostname = _str(get("hostname"))
-    peer.desc = _str(get("desc"))
+    peer.local_as = value if type(value) is int else asn_field(out, p, "localAs", at)
+    peer.hostname = str_field(get("hostname"))
+    peer.desc = str_field(get("desc"))
     if get("peerUptime") != "never":
         msec = get("peerUptimeMsec")
         if type(msec) is not int:
-            msec = _int(out, p, "peerUptimeMsec", at)
+            msec = int_field(out, p, "peerUptimeMsec", at)
         peer.uptime_s = msec / 1000 if msec is not None else None
         epoch = get("peerUptimeEstablishedEpoch")
-        peer.established_epoch = epoch if type(epoch) is int else _int(out, p, "peerUptimeEstablishedEpoch", at)
+        peer.established_epoch = epoch if type(epoch) is int else int_field(out, p, "peerUptimeEstablishedEpoch", at)
         if out.taken_at is None and msec is not None and peer.established_epoch is not None:
             out.taken_at = peer.established_epoch + msec / 1000
     rcvd = "pfxRcd" if "pfxRcd" in p else "prefixReceivedCount"
     value = get(rcvd)
-    peer.prefixes_received = value if type(value) is int else _int(out, p, rcvd, at)
+    peer.prefixes_received = value if type(value) is int else int_field(out, p, rcvd, at)
     for attr, key in _PEER_INTS:
         value = get(key)
-        setattr(peer, attr, value if type(value) is int else _int(out, p, key, at))
+        setattr(peer, attr, value if type(value) is int else int_field(out, p, key, at))
     return peer
 
 
@@ -285,7 +280,7 @@ def _add(a: int | None, b: int | None) -> int | None:
     return None if a is None or b is None else a + b
 
 
-def _int(out: BgpSummary, obj: Mapping[str, Any], key: str, where: str) -> int | None:
+def int_field(out: BgpSummary, obj: Mapping[str, Any], key: str, where: str) -> int | None:
     """An integer field; absent (this FRR does not print it) is None, anything else not an integer is None with a
     reason."""
     value = obj.get(key)
@@ -296,7 +291,7 @@ def _int(out: BgpSummary, obj: Mapping[str, Any], key: str, where: str) -> int |
     return None
 
 
-def _asn(out: BgpSummary, obj: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> int | None:
+def asn_field(out: BgpSummary, obj: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> int | None:
     """An AS number: an integer, or a string in asdot (``"65000.10"``) or plain notation (lib/asn.c
     ``asn_asn2json``, FRR >= 9.0 with ``bgp as-notation``)."""
     value = obj.get(key)
@@ -311,11 +306,11 @@ def _asn(out: BgpSummary, obj: Mapping[str, Any], key: str, where: str, *, requi
     return None
 
 
-def _str(value: Any) -> str:
+def str_field(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _where(vrf: str, what: str) -> str:
+def where_in_vrf(vrf: str, what: str) -> str:
     return what if vrf in ("", DEFAULT_VRF) else f"vrf {vrf} {what}"
 
 
@@ -326,185 +321,5 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-# --- frame reader -----------------------------------------------------------------------------------------------------
-
-COUNTERS = ("bgp_established", "bgp_dropped")  # BgpSummary.snapshot's counters, in its order
-_NONE = type(None)
-_INT, _INT_OR_NONE, _STR, _NONE_ONLY = {int}, {int, _NONE}, {str}, {_NONE}
-_OPTIONAL_INTS = ("pfxSnt", "msgRcvd", "msgSent")  # _PEER_INTS read for the reasons only
-_AS_TEXT: dict[int | None, str] = {None: ""}  # remote AS -> its state word
-
-
-def _families(doc: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], str]] | None:
-    """(family name, family, VRF hint) of each family :func:`_instance` reads, in its order; None where it or
-    :func:`parse_bgp_summary` gives a reason."""
-    if _is_family(doc):
-        return [("", doc, "")]
-    out: list[tuple[str, Mapping[str, Any], str]] = []
-    for key, value in doc.items():
-        if _is_family(value):
-            out.append((key, value, "") if key.startswith(_FAMILY_PREFIXES) else ("", value, key))
-        elif isinstance(value, Mapping):  # show bgp vrf all summary json: VRF -> families
-            for name, fam in value.items():
-                if _is_family(fam):
-                    out.append((name, fam, key) if name.startswith(_FAMILY_PREFIXES) else ("", fam, name))
-                elif not isinstance(fam, Mapping) or fam:
-                    return None
-        else:
-            return None
-    if not out and not all(isinstance(v, Mapping) and not v for v in doc.values()):
-        return None
-    return out
-
-
-def _column(peers: list[dict[str, Any]], key: str) -> list[Any]:
-    return list(map(dict.get, peers, repeat(key)))
-
-
-def _kinds(peers: list[dict[str, Any]], key: str) -> set[type]:
-    """The types of ``key``'s values among ``peers`` (NoneType where it is absent)."""
-    return set(map(type, map(dict.get, peers, repeat(key))))
-
-
-def _peer_columns(out: BgpSummary, peers: list[dict[str, Any]], names: list[str], where: str
-                  ) -> tuple[list[str], list[str], list[str], list[str], list[int], list[int]] | None:
-    """The state words (FSM state, peerState, hostname, remote AS) and the counters of a family's peers, column by
-    column, as :func:`_peer` reads them; None where it gives a reason (``out`` collects those of its helpers, which
-    read any column that is not all integers)."""
-    n = len(peers)
-    states = _column(peers, "state")
-    if set(map(type, states)) != _STR or "" in states:
-        return None
-    if " (" in "\n".join(states):  # an FSM state with its reason, "Idle (Admin)" (FRR before 8.0)
-        fsm, why = zip(*((f, w.rstrip(")")) for f, _, w in (s.partition(" (") for s in states)), strict=True)
-        states, whys = list(fsm), list(why)
-    else:
-        whys = [""] * n
-    marked = _column(peers, "peerState")
-    kinds = set(map(type, marked))
-    if kinds == _STR and "" not in marked:
-        peer_states = marked
-    elif kinds == _NONE_ONLY:
-        peer_states = whys
-    else:
-        peer_states = [m if type(m) is str and m else w for m, w in zip(marked, whys, strict=True)]
-    hosts = _column(peers, "hostname")
-    kinds = set(map(type, hosts))
-    if kinds == _NONE_ONLY:
-        hosts = [""] * n
-    elif kinds != _STR:
-        hosts = [h if type(h) is str else "" for h in hosts]
-    remote = _column(peers, "remoteAs")
-    if set(map(type, remote)) != _INT:
-        remote = [a if type(a) is int else _asn(out, p, "remoteAs", f"{where} peer {k}", required=True)
-                  for a, p, k in zip(remote, peers, names, strict=True)]
-    remote_as = list(map(_AS_TEXT.get, remote))  # a fabric's few thousand AS numbers, each written once
-    if None in remote_as:
-        for a in set(remote):
-            if a not in _AS_TEXT and len(_AS_TEXT) < 65536:
-                _AS_TEXT[a] = "" if not a else str(a)  # 0: not learnt yet, read as None
-        remote_as = [_AS_TEXT[a] if a in _AS_TEXT else "" if not a else str(a) for a in remote]
-    if not _kinds(peers, "localAs") <= _INT_OR_NONE:
-        for p, k in zip(peers, names, strict=True):
-            if type(p.get("localAs")) is not int:
-                _asn(out, p, "localAs", f"{where} peer {k}")
-    up = [p for p in peers if p.get("peerUptime") != "never"] if "never" in _column(peers, "peerUptime") else peers
-    kinds = _kinds(up, "peerUptimeMsec") | _kinds(up, "peerUptimeEstablishedEpoch")
-    kinds.update(*(_kinds(peers, k) for k in _OPTIONAL_INTS))
-    if all(map(dict.__contains__, peers, repeat("pfxRcd"))):
-        kinds |= _kinds(peers, "pfxRcd")
-    else:
-        kinds.update(map(type, (p.get("pfxRcd" if "pfxRcd" in p else "prefixReceivedCount") for p in peers)))
-    if not kinds <= _INT_OR_NONE:
-        return None
-    established, dropped = _column(peers, "connectionsEstablished"), _column(peers, "connectionsDropped")
-    if set(map(type, established)) != _INT or set(map(type, dropped)) != _INT:
-        return None
-    return states, peer_states, hosts, remote_as, established, dropped
-
-
-def _taken_at(peers: list[dict[str, Any]]) -> float | None:
-    """:func:`_peer`'s time of the output: the first peer's with both uptime fields."""
-    for p in peers:
-        msec, epoch = p.get("peerUptimeMsec"), p.get("peerUptimeEstablishedEpoch")
-        if p.get("peerUptime") != "never" and type(msec) is int and type(epoch) is int:
-            return epoch + msec / 1000
-    return None
-
-
-def read_bgp_summary_frame(raw: str | bytes, *, device: str = "", version: str | None = None) -> Frame | None:
-    """:meth:`BgpSummary.snapshot` of :func:`parse_bgp_summary`'s reading of ``raw`` as a
-    :class:`~hwaac.telemetry.frames.Frame` (peers as ports; counters :data:`COUNTERS`; the state words), when
-    ``raw`` is one JSON document that it reads with no reason and every peer's counters are integers from 0 to
-    2**64 - 1; None for anything else, which the parser reads and says why. ``raw`` may be the file's bytes (UTF-8),
-    decoded faster than its text. Never raises."""
-    import numpy as np  # here: the parser's other callers (apply, verify, lab) need no numpy
-
-    from hwaac.telemetry.frames import Frame
-
-    try:
-        doc = json_text.loads_frame(raw)
-    except (ValueError, RecursionError):
-        return None
-    families = _families(doc) if isinstance(doc, Mapping) else None
-    if families is None:
-        return None
-    out = BgpSummary()  # collects the reasons of the parser's own helpers
-    at: dict[str, int] = {}  # peer key -> its row
-    states: list[dict[str, str]] = []
-    established: list[int] = []
-    dropped: list[int] = []
-    taken_at: float | None = None
-    for name, fam, hint in families:
-        vrf = _str(fam.get("vrfName")) or hint or DEFAULT_VRF
-        where = _where(vrf, name or "family")
-        peers = fam.get("peers", {})
-        if not isinstance(peers, Mapping):
-            return None
-        _asn(out, fam, "as", where)
-        _int(out, fam, "tableVersion", where)
-        values = list(peers.values())
-        if not values:
-            continue
-        if set(map(type, values)) != {dict}:
-            return None
-        names = list(peers)
-        columns = _peer_columns(out, values, names, where)
-        if columns is None or out.unknown:
-            return None
-        if taken_at is None:
-            taken_at = _taken_at(values)
-        fsm, peer_state, hosts, remote_as, est, drop = columns
-        keys = names if vrf == DEFAULT_VRF else [f"{vrf}/{n}" for n in names]
-        if at.keys().isdisjoint(keys):  # the usual: every peer in one family
-            at.update(zip(keys, range(len(states), len(states) + len(keys)), strict=True))
-            rows = list(zip(fsm, peer_state, hosts, remote_as, strict=True))
-            # one dict for the peers of the same words (a switch's peers share a few): read only, as frames are
-            shared = {row: {"bgp_state": a, "peer_state": b, "vrf": vrf, "hostname": c, "remote_as": d}
-                      for row in set(rows) for a, b, c, d in (row,)}
-            states += map(shared.__getitem__, rows)
-            established += est
-            dropped += drop
-            continue
-        for i, key in enumerate(keys):
-            row = at.get(key)
-            if row is None:
-                at[key] = len(states)
-                states.append({"bgp_state": fsm[i], "peer_state": peer_state[i], "vrf": vrf, "hostname": hosts[i],
-                               "remote_as": remote_as[i]})
-                established.append(est[i])
-                dropped.append(drop[i])
-            elif states[row]["bgp_state"] == ESTABLISHED and fsm[i] != ESTABLISHED:  # _merge: not Established wins
-                states[row] = {**states[row], "bgp_state": fsm[i], "peer_state": peer_state[i]}  # shared: a copy
-    values = np.empty((len(states), 2 if states else 0), dtype=np.uint64)
-    try:
-        if states:
-            values[:, 0], values[:, 1] = established, dropped
-    except OverflowError:  # below 0 or above 2**64 - 1
-        return None
-    return Frame(TOOL, device, taken_at, version or "", list(at), COUNTERS if states else (), values,
-                 states or None)
-
-
-__all__ = ["COUNTERS", "ESTABLISHED", "BgpFamily", "BgpPeer", "BgpSummary", "parse_bgp_summary",
-           "read_bgp_summary_frame"]
+__all__ = ["DEFAULT_VRF", "ESTABLISHED", "FAMILY_PREFIXES", "TOOL", "BgpFamily", "BgpPeer", "BgpSummary", "asn_field",
+           "int_field", "is_family", "parse_bgp_summary", "str_field", "where_in_vrf"]
