@@ -1,4 +1,5 @@
-"""Checks over the RDMA port facts of ``ibstatus``/``ibv_devinfo`` and the counters of ``rdma statistic show``.
+"""Checks over the RDMA port facts of ``ibstatus``/``ibv_devinfo``, the counters of ``rdma statistic show`` and
+the pair tests between two nodes' ports.
 
 The parsers (:mod:`hwaac.health.parsers.rdma`) only report what the tools printed; these functions judge it against
 the SKU profile, as :func:`hwaac.health.checks.check_ibstat` does for ``ibstat``: every rail port Active/LinkUp, at
@@ -11,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hwaac.health.checks import check_counter_growth
+from hwaac.health.checks import check_counter_growth, check_perftest
 from hwaac.health.parsers.growth import port_counter_growth
+from hwaac.health.parsers.perftest import PerftestResult
 from hwaac.health.parsers.rdma import RdmaPortsResult, RdmaStatResult
-from hwaac.health.profile import Profile
+from hwaac.health.profile import MinThreshold, Profile
 from hwaac.health.result import Action, Finding, Status, incomplete_means_retest
 
 
@@ -94,3 +96,26 @@ def check_rdma_statistic_growth(before: RdmaStatResult, after: RdmaStatResult, s
         growth = {key: g for key, g in growth.items() if key[0] in wanted}
     return [*check_rdma_statistic(before, wanted), *check_rdma_statistic(after, wanted),
             *check_counter_growth(growth, profile)]
+
+
+PAIR_CODES = ("PERFTEST_", "NIC_WRITE_BW_")
+
+
+@incomplete_means_retest
+def check_pair_perftest(result: PerftestResult, th: MinThreshold, *, subject: str,
+                        port_clean: bool) -> list[Finding]:
+    """One side of a pair test (``ib_write_bw`` against a peer) on this node's port ``subject``.
+
+    A pair that failed or was slow implicates both ends. It is this node's FAIL only when this node's own port shows
+    it (down in ibstat, or another check failing the port, e.g. error counters that grew); when ``port_clean`` (the
+    port is up and nothing else fails it) the peer's side is suspect: the finding is UNKNOWN and RETEST against
+    another node (the peer's own checks catch a dead peer port).
+    """
+    out = []
+    for f in check_perftest(result, th, subject=subject):
+        f = Finding(f.code, f.status, f.message, f.subject or subject, f.evidence, f.action)
+        if port_clean and f.status == Status.FAIL and f.code.startswith(PAIR_CODES):
+            f = Finding(f.code, Status.UNKNOWN, f"{f.message} -- this node's port is up with no error growth: the "
+                        "peer's side is suspect; retest against another node", f.subject, f.evidence, Action.RETEST)
+        out.append(f)
+    return out

@@ -199,6 +199,7 @@ def _exit_finding(name: str, tool_rc: int, stderr: str) -> Finding:
 def evaluate(outputs: Mapping[str, Mapping[str, Any]], profile: Profile, ctx: Context) -> list[Finding]:
     """Parse every probe output and check it against the profile; findings carry the node-level subject."""
     found: list[Finding] = []
+    pairs: list[tuple[int, str, str, int, str]] = []  # the pair tests (where they stand, name, stdout, rc, stderr)
     nvlink_status = None
     for name, out in outputs.items():
         if name.startswith("ib_serve_"):
@@ -208,6 +209,9 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], profile: Profile, ctx: Co
             found.append(problem)
             continue
         raw, rc, err = out.get("stdout") or "", out["rc"], out.get("stderr") or ""
+        if name.startswith("ib_write_bw_"):
+            pairs.append((len(found), name, raw, rc, err))
+            continue
         if name == "nvlink_status":
             nvlink_status = nvidia_smi.parse_nvlink_status(raw)
             if rc:
@@ -221,35 +225,26 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], profile: Profile, ctx: Co
             if rc:
                 found.append(_exit_finding(name, rc, err))
             continue
-        handler = _ib_write_bw if name.startswith("ib_write_bw_") else _HANDLERS.get(name)
+        handler = _HANDLERS.get(name)
         if handler is None:
             raise KeyError(f"unknown probe {name!r}")
         found += handler(name, raw, rc, err, profile, ctx)
     if nvlink_status is not None:  # -s without -e
         found += checks.check_nvlink(nvlink_status, None, profile)
-    if any(n.startswith("ib_write_bw_") for n in outputs) and "ibstat" in outputs:
-        ib = _memo(ctx, "ibstat", lambda: ibstat.parse_ibstat(outputs["ibstat"].get("stdout") or ""))
-        found = _attribute_pairs(found, ib)
+    # the pair tests last, each in its place: whether a failed pair is this node's fault takes its own ports' facts
+    clean = _clean_ports(outputs, found, ctx) if pairs else set()
+    for at, name, raw, rc, err in reversed(pairs):
+        found[at:at] = _ib_write_bw(name, raw, rc, err, profile, clean)
     return found
 
 
-PAIR_CODES = ("PERFTEST_", "NIC_WRITE_BW_")
-
-
-def _attribute_pairs(found: list[Finding], ib: ibstat.IbstatResult) -> list[Finding]:
-    """A pair test that failed or was slow implicates both ends. It is this node's FAIL only when this node's own
-    port shows it (down in ibstat, or error counters that grew: findings on the same port); otherwise it is
-    UNKNOWN: the peer's side is suspect, and a retest against another node tells (the peer's own checks catch a
-    dead peer port)."""
-    ports = {f"{ca.name} port {p.number}": p.is_up for ca in ib.cas for p in ca.ports}
-    own = {f.subject for f in found if f.status == Status.FAIL and not f.code.startswith(PAIR_CODES)}
-    out = []
-    for f in found:
-        if f.status == Status.FAIL and f.code.startswith(PAIR_CODES) and ports.get(f.subject) and f.subject not in own:
-            f = Finding(f.code, Status.UNKNOWN, f"{f.message} -- this node's port is up with no error growth: the "
-                        "peer's side is suspect; retest against another node", f.subject, f.evidence, Action.RETEST)
-        out.append(f)
-    return out
+def _clean_ports(outputs: Mapping[str, Mapping[str, Any]], found: list[Finding], ctx: Context) -> set[str]:
+    """This node's ports that are up in ``ibstat`` and that no finding fails (none without ``ibstat``)."""
+    if "ibstat" not in outputs:
+        return set()
+    ib = _memo(ctx, "ibstat", lambda: ibstat.parse_ibstat(outputs["ibstat"].get("stdout") or ""))
+    up = {f"{ca.name} port {p.number}": p.is_up for ca in ib.cas for p in ca.ports}
+    return {subject for subject, is_up in up.items() if is_up} - {f.subject for f in found if f.status == Status.FAIL}
 
 
 Handler = Callable[[str, str, int, str, Profile, Context], list[Finding]]
@@ -336,11 +331,11 @@ def _nvbandwidth(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: 
     return [*out, _exit_finding(name, rc, err)] if rc else out
 
 
-def _ib_write_bw(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
-    dev = name.removeprefix("ib_write_bw_")
+def _ib_write_bw(name: str, raw: str, rc: int, err: str, profile: Profile, clean: set[str]) -> list[Finding]:
+    subject = f"{name.removeprefix('ib_write_bw_')} port 1"
     res = perftest.parse_perftest(raw + ("\n" + err if err else ""), exit_code=rc)
-    found = checks.check_perftest(res, profile.performance.ib_write_bw_per_port_gbits_per_s, subject=f"{dev} port 1")
-    return [Finding(f.code, f.status, f.message, f.subject or f"{dev} port 1", f.evidence, f.action) for f in found]
+    return checks_rdma.check_pair_perftest(res, profile.performance.ib_write_bw_per_port_gbits_per_s,
+                                           subject=subject, port_clean=subject in clean)
 
 
 _HANDLERS: dict[str, Handler] = {

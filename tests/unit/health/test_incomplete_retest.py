@@ -102,6 +102,10 @@ CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Fin
     "checks_rdma.check_rdma_ports": (
         lambda: rdma.parse_ibstatus(read("ibstatus/roce-2port-one-disabled.txt")),
         lambda r: checks_rdma.check_rdma_ports(r, H200)),  # type: ignore[arg-type]
+    "checks_rdma.check_pair_perftest": (  # this node's port is not clean: the pair's FAIL stays this node's
+        lambda: perftest.parse_perftest(read("perftest/a40-gpudirect-duration-gbits/ib_write_bw-client.out")),
+        lambda r: checks_rdma.check_pair_perftest(r, IB_GATE, subject="mlx5_0 port 1",  # type: ignore[arg-type]
+                                                  port_clean=False)),
     "checks_rdma.check_rdma_statistic_growth": (  # local_ack_timeout_err 0 -> 17 in 10 s: above the warn rate
         lambda: rdma.parse_rdma_statistic(read("rdma-statistic/mlnx-iproute2-4link-after_derived.txt")),
         lambda r: checks_rdma.check_rdma_statistic_growth(

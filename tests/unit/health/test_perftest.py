@@ -167,3 +167,19 @@ def test_truncated_output_is_never_pass(path, fraction):
     lines = path.read_text().splitlines(keepends=True)
     cut = "".join(lines[: int(len(lines) * fraction)])
     assert parse_perftest(cut).status() != Status.PASS
+
+
+def test_pair_decides_its_severity_from_this_nodes_port() -> None:
+    """A slow pair on a port that is up and clean is the peer's suspect (UNKNOWN, retest) at once, never a FAIL
+    turned UNKNOWN later; on a port that is not clean the same code is this node's FAIL."""
+    from hwaac.health.checks_rdma import check_pair_perftest
+    from hwaac.health.profile import MinThreshold, TestMethod
+
+    gate = MinThreshold(min=10_000, method=TestMethod(tool="ib_write_bw", gpudirect=True), source="test: unreachable")
+    r = parse_perftest(text("a40-gpudirect-duration-gbits/ib_write_bw-client.out"))
+    peer = check_pair_perftest(r, gate, subject="mlx5_0 port 1", port_clean=True)
+    own = check_pair_perftest(r, gate, subject="mlx5_0 port 1", port_clean=False)
+    assert [(f.code, f.status, f.action, f.subject) for f in peer] == [
+        ("NIC_WRITE_BW_LOW", Status.UNKNOWN, Action.RETEST, "mlx5_0 port 1")]
+    assert "peer's side is suspect" in peer[0].message
+    assert [(f.code, f.status, f.action) for f in own] == [("NIC_WRITE_BW_LOW", Status.FAIL, Action.CHECK_LINK)]
