@@ -379,16 +379,21 @@ def test_health_overall_warning_without_entities_still_warns():
 
 
 @pytest.mark.parametrize(
-    "raw",
+    ("raw", "reason"),
     [
-        "Error: Health watches not enabled. Please enable watches. \n",
-        '{"body": {"Overall Health": {"value": "Internal error"}}, "header": ["Health Monitor Report"]}',
-        '{"header": ["Health Monitor Report"]}',
-        '{"body": {}}',
+        ("Error: Health watches not enabled. Please enable watches. \n", "no JSON object in the output; first line: "
+         "'Error: Health watches not enabled. Please enable watches.'"),
+        ('{"body": {"Overall Health": {"value": "Internal error"}}, "header": ["Health Monitor Report"]}',
+         "Overall Health: unreadable health value 'Internal error'"),
+        ('{"header": ["Health Monitor Report"]}', "no 'body' object: not a dcgmi health report"),
+        ('{"body": {}}', "no 'Overall Health' value"),
     ],
 )
-def test_health_unreadable_is_unknown(raw):
-    assert graded_health(raw).status() == Status.UNKNOWN
+def test_health_unreadable_is_unknown(raw, reason):
+    """The parser's own rejection, not a crash of it (``guarded`` would also give UNKNOWN, with another reason)."""
+    result = graded_health(raw)
+    assert result.status() == Status.UNKNOWN
+    assert (result.unknown, result.findings) == ([reason], [])
 
 
 # --- never PASS on bad input ------------------------------------------------------------------------------------------
@@ -405,18 +410,39 @@ BAD_INPUTS = {
     "nvbandwidth": read(FIX / "nvbandwidth" / "v0.6-superbench" / "nvbandwidth_results.log"),
     "health-as-diag": read(V2 / "health-healthy.json"),
 }
+NOT_JSON = "no JSON object in the output; first line: "
+TORN = "the JSON document does not parse ("
+# how the reader rejects each bad input (the start of its one reason): a crash caught by dcgm_model.guarded would
+# be UNKNOWN too, with "unexpected input shape (...)", so only the reason tells a rejection from a crash
+REJECTED_AS = {
+    "empty": ("empty output", "empty output"),
+    "whitespace": ("empty output", "empty output"),
+    "garbage": (TORN, TORN),
+    "json-array": (NOT_JSON + "'[1, 2, 3]'", NOT_JSON + "'[1, 2, 3]'"),
+    "json-other": ("no 'DCGM Diagnostic' or 'DCGM GPU Diagnostic' object; keys: ['foo']",
+                   "no 'body' object: not a dcgmi health report"),
+    "truncated-4x": (TORN, TORN),
+    "truncated-2x": (TORN, TORN),
+    "gpu-burn": (NOT_JSON + "'GPU 0: NVIDIA A100", NOT_JSON + "'GPU 0: NVIDIA A100"),
+    "nvbandwidth": (NOT_JSON + "'nvbandwidth Version: v0.6'", NOT_JSON + "'nvbandwidth Version: v0.6'"),
+    "health-as-diag": ("no 'DCGM Diagnostic' or 'DCGM GPU Diagnostic' object; keys: ['body', 'header']", None),
+}
+
+
+def _rejected(result: DcgmDiagResult | DcgmHealthResult, reason: str) -> None:
+    assert result.status() == Status.UNKNOWN
+    assert result.findings == [] and len(result.unknown) == 1, result.unknown
+    assert result.unknown[0].startswith(reason), result.unknown
 
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
-def test_diag_bad_input_is_never_pass(name):
-    result = graded(BAD_INPUTS[name])
-    assert result.status() != Status.PASS
-    assert result.status() == Status.UNKNOWN
+def test_diag_bad_input_is_rejected_not_passed(name):
+    _rejected(graded(BAD_INPUTS[name]), REJECTED_AS[name][0])
 
 
 @pytest.mark.parametrize("name", sorted(set(BAD_INPUTS) - {"health-as-diag"}))
-def test_health_bad_input_is_never_pass(name):
-    assert graded_health(BAD_INPUTS[name]).status() == Status.UNKNOWN
+def test_health_bad_input_is_rejected_not_passed(name):
+    _rejected(graded_health(BAD_INPUTS[name]), REJECTED_AS[name][1] or "")
 
 
 def test_diag_as_health_input_is_unknown():
