@@ -206,11 +206,6 @@ def test_4x_isolate_row_remap_failure_is_fail_with_rma():
     assert r.serials() == {0: "0000000000001"}
 
 
-def test_exit_0_with_fail_in_json_is_still_fail():
-    r = graded(read(V4 / "diag-r1-row-remap-isolate-exit205.json"), exit_code=0)
-    assert r.status() == Status.FAIL
-
-
 def test_runtime_error_is_unknown_with_the_exit_reason():
     r = graded(read(V4 / "diag-r1-runtime-error-exit203.json"), exit_code=203)
     assert r.status() == Status.UNKNOWN
