@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hwaac.health.parsers.base import no_output
 from hwaac.health.parsers.growth import CounterGrowth, counter_growth
 from hwaac.health.result import ToolResult
 
@@ -175,8 +176,7 @@ def parse_ethtool_stats(raw: str, *, version: str | None = None, netdev: str = "
     Sources: mlx5 ``counters.rst`` (names, units), ``burn-in-health.md`` §4 (the RoCE counters that matter).
     """
     result = EthtoolStats(version=version or "", netdev=netdev)
-    if not raw.strip():
-        result.unknown.append("no output")
+    if no_output(result, raw):
         return result
     counters = _all_counts(raw)
     if counters is not None:

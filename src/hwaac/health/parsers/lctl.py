@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.parsers.lustre import line_reasons
+from hwaac.health.parsers.base import LineReasons
 from hwaac.health.result import ToolResult
 
 _PING_ID = re.compile(r"^(?:(?:U?\d+)-)?(?P<nid>[^\s@]+@[A-Za-z][A-Za-z0-9]*)$")
@@ -61,7 +61,7 @@ def parse_lctl_ping(raw: str, *, nid: str, exit_code: int | None = None) -> Lctl
     if not lines:
         result.unknown.append("no output")
         return result
-    not_understood = line_reasons(result.unknown)
+    not_understood = LineReasons(result.unknown).add
     for number, text in enumerate(lines, start=1):
         if m := _PING_FAILED.match(text):
             result.reachable = False
@@ -124,7 +124,7 @@ def parse_health_check(raw: str, *, exit_code: int | None = None) -> HealthCheck
     if not lines:
         result.unknown.append("no output")
         return result
-    not_understood = line_reasons(result.unknown)
+    not_understood = LineReasons(result.unknown).add
     words: set[str] = set()
     for number, text in enumerate(lines, start=1):
         value = text.removeprefix("health_check=").strip()

@@ -27,12 +27,10 @@ on bad tool output.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hwaac.health.parsers.base import LineReasons
 from hwaac.health.result import ToolResult
-
-MAX_LINE_REASONS = 5
 
 # Lustre fsnames are 1-8 characters [A-Za-z0-9_] (mkfs.lustre.8; contract.md). Target names: <fs>-OSTxxxx / MDTxxxx.
 _CLIENT_OBD = re.compile(
@@ -41,21 +39,6 @@ _CLIENT_OBD = re.compile(
 _MGC_OBD = re.compile(r"^MGC(?P<nid>\S+@\S+)$")
 
 ENOTCONN = 107  # Linux errno; "Transport endpoint is not connected"
-
-
-def line_reasons(unknown: list[str]) -> Callable[[int, str], None]:
-    count = 0
-
-    def add(number: int, line: str) -> None:
-        """Record line ``number`` (1-based) as not understood; after five, one "more lines" reason."""
-        nonlocal count
-        count += 1
-        if count <= MAX_LINE_REASONS:
-            unknown.append(f"line {number} not understood: {line.strip()[:120]!r}")
-        elif count == MAX_LINE_REASONS + 1:
-            unknown.append("more lines not understood")
-
-    return add
 
 
 @dataclass(frozen=True)
@@ -173,7 +156,7 @@ def parse_lfs_check(stdout: str, stderr: str = "", *, exit_code: int | None = No
     if not any(line.strip() for line in lines):
         result.unknown.append("no output")
         return result
-    not_understood = line_reasons(result.unknown)
+    not_understood = LineReasons(result.unknown).add
     errors = 0
     for number, line in enumerate(lines, start=1):
         text = line.strip()

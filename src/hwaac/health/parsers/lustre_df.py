@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hwaac.health.parsers.base import LineReasons, no_output
 from hwaac.health.result import ToolResult
 
 _HEADER = re.compile(r"^UUID\s+(?P<size>1K-blocks|bytes|Inodes)\s+(?:Used|IUsed)\s+(?:Available|IFree)\s+"
@@ -24,7 +25,6 @@ _ERROR_ROW = re.compile(r"^(?P<uuid>\S+?)\s*: (?P<error>.+)$")  # showdf(): UUF"
 _TARGET_UUID = re.compile(r"^(?P<fs>[A-Za-z0-9_]{1,8})-(?P<type>MDT|OST)(?P<index>[0-9a-fA-F]{4})_UUID$")
 _UNITS = "KMGTPEZY"
 INACTIVE = "inactive device"
-_MAX_REASONS = 5
 
 
 @dataclass
@@ -102,10 +102,9 @@ def parse_lfs_df(raw: str, *, version: str | None = None) -> LfsDfResult:
     included), a table without ``filesystem_summary:`` (cut short), numbers that do not read.
     """
     result = LfsDfResult(version=version or "")
-    if not raw.strip():
-        result.unknown.append("no output")
+    if no_output(result, raw):
         return result
-    count = 0
+    reasons = LineReasons(result.unknown)
     current: DfFilesystem | None = None
     for number, line in enumerate(raw.splitlines(), start=1):
         text = line.strip()
@@ -135,11 +134,7 @@ def parse_lfs_df(raw: str, *, version: str | None = None) -> LfsDfResult:
             current.rows.append(DfRow(m["uuid"], t["fs"], t["type"], int(t["index"], 16), error=m["error"].strip(),
                                       evidence=text))
             continue
-        count += 1
-        if count <= _MAX_REASONS:
-            result.unknown.append(f"line {number} not understood: {text[:120]!r}")
-        elif count == _MAX_REASONS + 1:
-            result.unknown.append("more lines not understood")
+        reasons.add(number, line)
     for fs in result.filesystems:
         if fs.summary is None:
             last = fs.rows[-1].uuid if fs.rows else "the header"

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.parsers.lustre import MAX_LINE_REASONS, ObdName, line_reasons, split_obd_name
+from hwaac.health.parsers.base import MAX_LINE_REASONS, LineReasons, no_output
+from hwaac.health.parsers.lustre import ObdName, split_obd_name
 from hwaac.health.result import ToolResult
 
 IMPORT_STATES_OK = ("FULL", "IDLE")  # IDLE: idle_timeout disconnected an unused import (2.12+); reconnects on use
@@ -161,12 +162,11 @@ def parse_imports(raw: str, *, exit_code: int | None = None) -> ImportsResult:
         that kind), not unknown.
     """
     result = ImportsResult()
-    if not raw.strip():
-        result.unknown.append("no output")
+    if no_output(result, raw):
         return result
     blocks: list[tuple[str, str, list[str]]] = []  # (obd, kind, lines)
     current: tuple[str, str, list[str]] | None = None
-    not_understood = line_reasons(result.unknown)
+    not_understood = LineReasons(result.unknown).add
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
             continue
@@ -214,10 +214,9 @@ def parse_server_uuid(raw: str, *, exit_code: int | None = None) -> ImportsResul
     """Read ``lctl get_param osc.*.ost_server_uuid mdc.*.mds_server_uuid`` (``<target>\\t<state>
     [\\tDEACTIVATED]``, names shown or ``-n``), into the same :class:`ImportsResult` as :func:`parse_imports`."""
     result = ImportsResult(tool="lctl get_param osc.*.ost_server_uuid mdc.*.mds_server_uuid")
-    if not raw.strip():
-        result.unknown.append("no output")
+    if no_output(result, raw):
         return result
-    not_understood = line_reasons(result.unknown)
+    not_understood = LineReasons(result.unknown).add
     for number, line in enumerate(raw.splitlines(), start=1):
         text = line.rstrip("\n")
         if not text.strip():

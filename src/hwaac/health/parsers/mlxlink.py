@@ -18,6 +18,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from hwaac.health.parsers.base import no_output
 from hwaac.health.result import Action, Finding, Status, ToolResult
 
 OPERATIONAL = "Operational Info"
@@ -262,10 +263,9 @@ def parse_mlxlink_json(
     Sources: mstflint ``mlxlink_cmd_print.cpp`` / ``mlxlink_record.h`` (JSON layout), ``burn-in-health.md`` §4.
     """
     result = MlxlinkResult(version=version or "", device=device)
-    text = raw.strip()
-    if not text:
-        result.unknown.append("no output")
+    if no_output(result, raw):
         return result
+    text = raw.strip()
     start = text.find("{")
     if start < 0:
         result.unknown.append(f"no JSON object in the output: {text[:160]!r}")
@@ -314,8 +314,7 @@ def parse_mlxlink_text(
     :func:`parse_mlxlink_json`. Raises nothing.
     """
     result = MlxlinkResult(version=version or "", device=device)
-    if not raw.strip():
-        result.unknown.append("no output")
+    if no_output(result, raw):
         return result
     lines = [_ANSI.sub("", line).rstrip() for line in raw.splitlines()]
     sections: dict[str, dict[str, Value]] = {}

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hwaac.health.parsers.base import LineReasons, no_output
 from hwaac.health.result import ToolResult
 
 # IBA Vol. 1 PortInfo: PortState 4 = Active; PortPhysicalState 5 = LinkUp (the codes both tools print).
 STATE_ACTIVE = 4
 PHYS_LINK_UP = 5
-_MAX_REASONS = 5
 
 
 @dataclass
@@ -71,16 +71,6 @@ class RdmaPortsResult(ToolResult):
         return next((p for p in self.ports if p.device == device and p.port == number), None)
 
 
-class _Reasons:
-    def __init__(self, unknown: list[str]) -> None:
-        self.unknown, self.count = unknown, 0
-
-    def add(self, number: int, line: str) -> None:
-        self.count += 1
-        if self.count <= _MAX_REASONS:
-            self.unknown.append(f"line {number} not understood: {line.strip()[:120]!r}")
-        elif self.count == _MAX_REASONS + 1:
-            self.unknown.append("more lines not understood")
 
 
 def _int(text: str) -> int | None:
@@ -111,10 +101,9 @@ def parse_ibstatus(raw: str, *, version: str | None = None) -> RdmaPortsResult:
     after a complete block reads as fewer ports.
     """
     result = RdmaPortsResult(tool="ibstatus", version=version or "")
-    if not raw.strip():
-        result.unknown.append("no output")
+    if no_output(result, raw):
         return result
-    reasons = _Reasons(result.unknown)
+    reasons = LineReasons(result.unknown)
     current: RdmaPort | None = None
     for number, line in enumerate(raw.splitlines(), start=1):
         text = line.strip()
@@ -188,10 +177,9 @@ def parse_ibv_devinfo(raw: str, *, port: int | None = None, version: str | None 
     ``-v`` that are not ``key: value`` are skipped (they describe the device, not the port's health).
     """
     result = RdmaPortsResult(tool="ibv_devinfo", version=version or "")
-    if not raw.strip():
-        result.unknown.append("no output")
+    if no_output(result, raw):
         return result
-    reasons = _Reasons(result.unknown)
+    reasons = LineReasons(result.unknown)
     device: str | None = None
     current: RdmaPort | None = None
     for number, line in enumerate(raw.splitlines(), start=1):
@@ -300,10 +288,9 @@ def parse_rdma_statistic(raw: str, *, version: str | None = None) -> RdmaStatRes
     (the counter becomes None), a port listed twice, empty output.
     """
     result = RdmaStatResult(version=version or "")
-    if not raw.strip():
-        result.unknown.append("no output")
+    if no_output(result, raw):
         return result
-    reasons = _Reasons(result.unknown)
+    reasons = LineReasons(result.unknown)
     current: dict[str, int | None] | None = None
     key: PortKey | None = None
     for number, line in enumerate(raw.splitlines(), start=1):
