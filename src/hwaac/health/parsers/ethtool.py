@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from hwaac.health.parsers.base import no_output
 from hwaac.health.parsers.growth import CounterGrowth, counter_growth
@@ -49,6 +50,15 @@ ERROR_COUNTERS = (
 )
 
 
+def _count(name: str, doc: str) -> Any:
+    """A read-only attribute of :class:`EthtoolStats`: the counter ``name`` (None when the driver does not print it)."""
+    return property(lambda stats: stats.counters.get(name), doc=doc)
+
+
+def _by_prio(direction: str, kind: str, doc: str) -> Any:
+    """A read-only attribute of :class:`EthtoolStats`: the ``<direction>_prioN_<kind>`` counters by priority N."""
+    return property(lambda stats: stats._per_prio(direction, kind), doc=doc)
+
 @dataclass
 class EthtoolStats(ToolResult):
     """``ethtool -S`` counters of one netdev.
@@ -66,9 +76,6 @@ class EthtoolStats(ToolResult):
     counters: dict[str, int] = field(default_factory=dict)
     unreadable: dict[str, str] = field(default_factory=dict)
 
-    def _get(self, name: str) -> int | None:
-        return self.counters.get(name)
-
     def _per_prio(self, direction: str, kind: str) -> dict[int, int]:
         out: dict[int, int] = {}
         for name, value in self.counters.items():
@@ -77,75 +84,21 @@ class EthtoolStats(ToolResult):
                 out[int(m.group(2))] = value
         return out
 
-    @property
-    def rx_pause(self) -> dict[int, int]:
-        """``rx_prioN_pause`` by priority N: PFC pause frames received (the network asks us to stop)."""
-        return self._per_prio("rx", "pause")
-
-    @property
-    def tx_pause(self) -> dict[int, int]:
-        """``tx_prioN_pause`` by priority N: PFC pause frames sent (our receive side is congested)."""
-        return self._per_prio("tx", "pause")
-
-    @property
-    def rx_pause_duration_us(self) -> dict[int, int]:
-        """``rx_prioN_pause_duration`` by priority N, microseconds the port did not send on that priority."""
-        return self._per_prio("rx", "pause_duration")
-
-    @property
-    def tx_pause_duration_us(self) -> dict[int, int]:
-        """``tx_prioN_pause_duration`` by priority N, microseconds of pause requested from the peer."""
-        return self._per_prio("tx", "pause_duration")
-
-    @property
-    def rx_discards_phy(self) -> int | None:
-        """Packets dropped at the physical port for lack of buffers (adapter congested)."""
-        return self._get("rx_discards_phy")
-
-    @property
-    def tx_discards_phy(self) -> int | None:
-        """Packets discarded on transmission (link down, head-of-line drop, pause from the network)."""
-        return self._get("tx_discards_phy")
-
-    @property
-    def rx_out_of_buffer(self) -> int | None:
-        """Times a receive queue had no software buffer for incoming traffic."""
-        return self._get("rx_out_of_buffer")
-
-    @property
-    def rx_crc_errors_phy(self) -> int | None:
-        """Packets received with FCS errors at the physical port (cable, optic or FEC trouble)."""
-        return self._get("rx_crc_errors_phy")
-
-    @property
-    def rx_symbol_err_phy(self) -> int | None:
-        """Packets dropped for physical coding (symbol) errors."""
-        return self._get("rx_symbol_err_phy")
-
-    @property
-    def rx_pcs_symbol_err_phy(self) -> int | None:
-        """Symbol errors FEC did not correct (traffic was lost)."""
-        return self._get("rx_pcs_symbol_err_phy")
-
-    @property
-    def rx_corrected_bits_phy(self) -> int | None:
-        """Bits corrected by FEC; judge as a rate against ``rx_bits_phy``."""
-        return self._get("rx_corrected_bits_phy")
-
-    @property
-    def link_down_events_phy(self) -> int | None:
-        """Times the link went down (flapping)."""
-        return self._get("link_down_events_phy")
-
-    @property
-    def np_cnp_sent(self) -> int | None:
-        """CNPs sent as notification point (when the driver prints it here)."""
-        return self._get("np_cnp_sent")
-
-    @property
-    def rp_cnp_handled(self) -> int | None:
-        """CNPs handled as reaction point (when the driver prints it here)."""
-        return self._get("rp_cnp_handled")
+    # the counters a check reads by name, as attributes
+    rx_pause = _by_prio("rx", "pause", "PFC pause frames received (the network asks us to stop).")
+    tx_pause = _by_prio("tx", "pause", "PFC pause frames sent (our receive side is congested).")
+    rx_pause_duration_us = _by_prio("rx", "pause_duration", "Microseconds the port did not send on that priority.")
+    tx_pause_duration_us = _by_prio("tx", "pause_duration", "Microseconds of pause requested from the peer.")
+    rx_discards_phy = _count("rx_discards_phy", "Packets dropped at the physical port for lack of buffers.")
+    tx_discards_phy = _count("tx_discards_phy", "Packets discarded on transmission (link down, HOL, pause).")
+    rx_out_of_buffer = _count("rx_out_of_buffer", "Times a receive queue had no software buffer.")
+    rx_crc_errors_phy = _count("rx_crc_errors_phy", "Packets with FCS errors (cable, optic or FEC trouble).")
+    rx_symbol_err_phy = _count("rx_symbol_err_phy", "Packets dropped for physical coding (symbol) errors.")
+    rx_pcs_symbol_err_phy = _count("rx_pcs_symbol_err_phy", "Symbol errors FEC did not correct (traffic lost).")
+    rx_corrected_bits_phy = _count("rx_corrected_bits_phy", "Bits corrected by FEC (a rate against rx_bits_phy).")
+    link_down_events_phy = _count("link_down_events_phy", "Times the link went down (flapping).")
+    np_cnp_sent = _count("np_cnp_sent", "CNPs sent as notification point (when the driver prints it here).")
+    rp_cnp_handled = _count("rp_cnp_handled", "CNPs handled as reaction point (when the driver prints it here).")
 
 
 def _all_counts(raw: str) -> dict[str, int] | None:
