@@ -1,9 +1,11 @@
-"""What every line parser of :mod:`hwaac.health.parsers` starts with: the empty-output reason and the capped
-collector of "line not understood" reasons (garbage input would otherwise give one reason per line)."""
+"""What the parsers of :mod:`hwaac.health.parsers` share: the empty-output reason, the capped collector of "line
+not understood" reasons (garbage input would otherwise give one reason per line) and the non-zero exit finding."""
 
 from __future__ import annotations
 
 from typing import Protocol
+
+from hwaac.health.result import Action, Finding, Status, ToolResult
 
 MAX_LINE_REASONS = 5
 
@@ -14,12 +16,22 @@ class HasUnknown(Protocol):
     unknown: list[str]
 
 
-def no_output(result: HasUnknown, raw: str) -> bool:
-    """True, with the reason ``no output`` added to ``result``, when ``raw`` is empty or only whitespace."""
-    if raw.strip():
+def no_output(result: HasUnknown, raw: object, reason: str = "no output") -> bool:
+    """True, with ``reason`` added to ``result``, when ``raw`` is not text, or is empty or only whitespace."""
+    if isinstance(raw, str) and raw.strip():
         return False
-    result.unknown.append("no output")
+    result.unknown.append(reason)
     return True
+
+
+def exit_not_zero(result: ToolResult, exit_code: int | None, code: str, tool: str) -> None:
+    """A FAIL finding ``code`` (retest) when ``tool`` exited non-zero although its output, read completely, shows
+    no failure: an exit code only ever makes a result worse (:mod:`hwaac.health.result`)."""
+    if exit_code not in (None, 0) and result.status() < Status.UNKNOWN:
+        result.findings.append(
+            Finding(code, Status.FAIL, f"{tool} exited with code {exit_code} although its output shows no failure",
+                    action=Action.RETEST)
+        )
 
 
 class LineReasons:

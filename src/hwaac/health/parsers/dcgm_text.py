@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 
+from hwaac.health.parsers.base import no_output
 from hwaac.health.parsers.dcgm_model import (
     STATUS_WORDS,
     DcgmDiagResult,
@@ -185,8 +186,7 @@ def parse_diag_table(raw: str, *, exit_code: int | None = None, version: str | N
 
 
 def _read(raw: str, out: DcgmDiagResult, version: str | None) -> None:
-    if not raw.strip():
-        out.unknown.append("empty output")
+    if no_output(out, raw, "empty output"):
         return
     reader = _Reader(out)
     for number, text in enumerate(raw.splitlines(), start=1):

@@ -25,6 +25,7 @@ import re
 import signal
 from dataclasses import dataclass, field
 
+from hwaac.health.parsers.base import no_output
 from hwaac.health.result import Action, Finding, Status, ToolResult
 
 _GPU_LINE = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9A-Za-z-]+)\)\s*$", re.MULTILINE)
@@ -307,10 +308,9 @@ def parse_gpu_burn(raw: str, *, exit_code: int | None = None) -> GpuBurnResult:
 
 
 def _read(raw: str, out: GpuBurnResult) -> None:
-    text = (raw or "").replace("\r\n", "\n")
-    if not text.strip():
-        out.unknown.append("empty output")
+    if no_output(out, raw, "empty output"):
         return
+    text = raw.replace("\r\n", "\n")
     for match in _GPU_LINE.finditer(text):
         gpu = _gpu(out, int(match.group(1)))
         gpu.name, gpu.uuid = match.group(2).strip(), match.group(3)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hwaac.health.parsers.base import no_output
 from hwaac.health.parsers.nccl_tests_model import TOOL, NcclRank, NcclRow, NcclRun, NcclTestsResult
 from hwaac.health.parsers.nccl_tests_verdicts import judge
 from hwaac.health.parsers.numbers import finite_float
@@ -249,8 +250,7 @@ def parse_nccl_tests(raw: str, *, version: str | None = None, exit_code: int | N
         Nothing: bad output becomes ``unknown`` reasons.
     """
     res = NcclTestsResult(tool=TOOL, version=version or "", exit_code=exit_code)
-    if not isinstance(raw, str) or not raw.strip():
-        res.unknown.append("empty output")
+    if no_output(res, raw, "empty output"):
         return res
     lines = _strip_prefixes(raw)
     res.printing_ranks = sorted({ln.rank for ln in lines if ln.rank is not None})

@@ -5,6 +5,7 @@ stdout and the ``-J`` readers. Thresholds are applied by :func:`hwaac.health.che
 
 from __future__ import annotations
 
+from hwaac.health.parsers.base import exit_not_zero
 from hwaac.health.parsers.nccl_tests_model import NcclTestsResult
 from hwaac.health.result import Action, Finding, Status
 
@@ -151,12 +152,4 @@ def judge(
             res.unknown.append("no '# Out of bounds values' line: the run did not finish or the output is truncated")
         if res.columns and not finished and not failed:
             res.unknown.append("no '# Avg bus bandwidth' line: the run did not finish or the output is truncated")
-    if res.exit_code not in (None, 0) and res.status() < Status.UNKNOWN:
-        res.findings.append(
-            Finding(
-                "NCCL_EXIT_NONZERO",
-                Status.FAIL,
-                f"nccl-tests exited with code {res.exit_code} although its output shows no failure",
-                action=Action.RETEST,
-            )
-        )
+    exit_not_zero(res, res.exit_code, "NCCL_EXIT_NONZERO", "nccl-tests")

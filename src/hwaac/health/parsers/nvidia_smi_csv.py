@@ -15,6 +15,7 @@ import io
 import re
 from dataclasses import dataclass, field
 
+from hwaac.health.parsers.base import no_output
 from hwaac.health.parsers.nvidia_smi_model import lost_lines, placeholder, to_bool
 from hwaac.health.result import Status, ToolResult
 
@@ -152,8 +153,7 @@ def _read_table(
     raw: str, result: NvidiaSmiCsv, fields: list[str] | None
 ) -> list[tuple[list[str], dict[str, CsvValue]]]:
     """Common CSV reading: header or ``fields``, column count checks. Returns (raw cells, row) pairs."""
-    if not raw.strip():
-        result.unknown.append("empty output")
+    if no_output(result, raw, "empty output"):
         return []
     text = _smi_errors(raw, result).strip()
     if not text:

@@ -18,6 +18,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
+from hwaac.health.parsers.base import no_output
 from hwaac.health.parsers.nvidia_smi_model import NvidiaSmiQuery, lost_lines, to_int
 from hwaac.health.parsers.nvidia_smi_xml import read_gpu
 
@@ -99,8 +100,7 @@ def parse_query_text(raw: str, *, version: str | None = None) -> NvidiaSmiQuery:
     ``nvidia-smi -q``), ungraded: :func:`hwaac.health.checks.check_gpus` grades it. Never raises."""
     result = NvidiaSmiQuery(tool="nvidia-smi -q", version=version or "")
     result.lost = lost_lines(raw)
-    if not raw.strip():
-        result.unknown.append("empty output")
+    if no_output(result, raw, "empty output"):
         return result
     try:
         header, blocks = _read_tree(raw, result.unknown)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from hwaac.health.parsers.base import no_output
 from hwaac.health.parsers.nvidia_smi_model import (
     CLOCK_REASONS,
     EccCounts,
@@ -260,10 +261,9 @@ def parse_query_xml(raw: str, *, version: str | None = None) -> NvidiaSmiQuery:
     """
     result = NvidiaSmiQuery(version=version or "")
     result.lost = lost_lines(raw)
-    text = raw.strip()
-    if not text:
-        result.unknown.append("empty output")
+    if no_output(result, raw, "empty output"):
         return result
+    text = raw.strip()
     try:
         # ElementTree never resolves external DTDs or entities, so the DOCTYPE line is harmless.
         root = ET.fromstring(_without(text, "supported_clocks"))

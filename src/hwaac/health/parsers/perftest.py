@@ -37,6 +37,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hwaac.health.parsers.base import exit_not_zero, no_output
 from hwaac.health.parsers.numbers import finite_float
 from hwaac.health.result import Action, Finding, Status, ToolResult
 
@@ -361,8 +362,7 @@ def parse_perftest(raw: str, *, version: str | None = None, exit_code: int | Non
         Nothing: bad output becomes ``unknown`` reasons.
     """
     res = PerftestResult(tool=TOOL, version=version or "", exit_code=exit_code)
-    if not isinstance(raw, str) or not raw.strip():
-        res.unknown.append("empty output")
+    if no_output(res, raw, "empty output"):
         return res
     lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
@@ -457,12 +457,4 @@ def _judge(res: PerftestResult, errors: list[tuple[str, Status, Action, str]], c
             res.unknown.append("no result rows in the table")
     elif not closed and not has_error:
         res.unknown.append("the results table is not closed by a dashed line: output cut short")
-    if res.exit_code not in (None, 0) and res.status() < Status.UNKNOWN:
-        res.findings.append(
-            Finding(
-                "PERFTEST_EXIT_NONZERO",
-                Status.FAIL,
-                f"perftest exited with code {res.exit_code} although its output shows no failure",
-                action=Action.RETEST,
-            )
-        )
+    exit_not_zero(res, res.exit_code, "PERFTEST_EXIT_NONZERO", "perftest")
