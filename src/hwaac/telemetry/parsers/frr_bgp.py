@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hwaac.telemetry.model import Snapshot
-from hwaac.telemetry.parsers.frr_json import documents
+from hwaac.telemetry.parsers.frr_json import read_documents
 
 TOOL = "show bgp summary json"
 ESTABLISHED = "Established"
@@ -154,17 +154,8 @@ def parse_bgp_summary(raw: str | bytes | Mapping[str, Any], *, device: str = "",
                       version: str | None = None) -> BgpSummary:
     """Read ``show bgp ... summary json`` (the text, or the document already decoded). Never raises."""
     out = BgpSummary(device=device, version=version or "")
-    docs, why = documents(raw)
-    if why:
-        out.unknown.append(why)
-    for doc in docs:
-        if not isinstance(doc, Mapping):
-            out.unknown.append(f"top level is a JSON {type(doc).__name__}, not an object of address families")
-            continue
-        if _instance(out, doc, "", top=True) or all(isinstance(v, Mapping) and not v for v in doc.values()):
-            out.parsed = True  # families read, or none to read ({} or VRFs without neighbours)
-        else:
-            out.unknown.append("no address family in the document: not a BGP summary")
+    read_documents(out, raw, lambda doc: _instance(out, doc, "", top=True), "address families",
+                   "no address family in the document: not a BGP summary")
     default = [f for f in out.families.values() if f.vrf == DEFAULT_VRF] or list(out.families.values())
     if default:
         out.router_id, out.local_as = default[0].router_id, default[0].local_as

@@ -8,8 +8,8 @@ several documents.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from hwaac.telemetry.parsers import json_text
 
@@ -53,4 +53,28 @@ def documents(raw: str | bytes | Mapping[str, Any]) -> tuple[list[Any], str]:
     return docs, ""
 
 
-__all__ = ["documents"]
+class Reading(Protocol):
+    """A reader's result: its reasons, and whether any document was read."""
+
+    unknown: list[str]
+    parsed: bool
+
+
+def read_documents(out: Reading, raw: str | bytes | Mapping[str, Any], read: Callable[[Mapping[str, Any]], int],
+                   items: str, not_this: str) -> None:
+    """Each document of ``raw`` given to ``read`` (which returns how many ``items`` it read); ``out.parsed`` when one
+    held some, or held none to read (``{}`` or VRFs without any); else the reason ``not_this``."""
+    docs, why = documents(raw)
+    if why:
+        out.unknown.append(why)
+    for doc in docs:
+        if not isinstance(doc, Mapping):
+            out.unknown.append(f"top level is a JSON {type(doc).__name__}, not an object of {items}")
+            continue
+        if read(doc) or all(isinstance(v, Mapping) and not v for v in doc.values()):
+            out.parsed = True
+        else:
+            out.unknown.append(not_this)
+
+
+__all__ = ["documents", "read_documents"]

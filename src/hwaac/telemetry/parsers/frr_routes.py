@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from hwaac.telemetry.parsers.frr_json import documents
+from hwaac.telemetry.parsers.frr_json import read_documents
 
 TOOL = "show ip route json"
 DEFAULT_VRF = "default"
@@ -92,17 +92,8 @@ class RouteTable:
 def parse_routes(raw: str | bytes | Mapping[str, Any], *, device: str = "", version: str | None = None) -> RouteTable:
     """Read ``show ip route json`` / ``show ipv6 route json`` (the text, or the document decoded). Never raises."""
     out = RouteTable(device=device, version=version or "")
-    docs, why = documents(raw)
-    if why:
-        out.unknown.append(why)
-    for doc in docs:
-        if not isinstance(doc, Mapping):
-            out.unknown.append(f"top level is a JSON {type(doc).__name__}, not an object of prefixes")
-            continue
-        if _container(out, doc, "", 0) or all(isinstance(v, Mapping) and not v for v in doc.values()):
-            out.parsed = True  # prefixes read, or none to read ({} or VRFs without routes)
-        else:
-            out.unknown.append("no prefix in the document: not a route table")
+    read_documents(out, raw, lambda doc: _container(out, doc, "", 0), "prefixes",
+                   "no prefix in the document: not a route table")
     return out
 
 
