@@ -238,20 +238,23 @@ def parse_ibv_devinfo(raw: str, *, port: int | None = None, version: str | None 
     return result
 
 
+# ibv_devinfo's coded fields: key -> (its pattern, the form named in a reason, the name and code attributes)
+_CODED_FIELDS = {
+    "state": (_PORT_STATE, "PORT_NAME (CODE)", "state", "state_code"),
+    "phys_state": (_PHYS_STATE, "NAME (CODE)", "phys_state", "phys_code"),
+}
+
+
 def _set_ibv_field(port: RdmaPort, key: str, value: str, unknown: list[str]) -> None:
     port.fields[key] = value
-    if key == "state":
-        m = _PORT_STATE.match(value)
+    if key in _CODED_FIELDS:
+        pattern, form, name, code = _CODED_FIELDS[key]
+        m = pattern.match(value)
         if m is None:
-            unknown.append(f"{port.subject}: state {value!r} is not 'PORT_NAME (CODE)'")
+            unknown.append(f"{port.subject}: {key} {value!r} is not '{form}'")
         else:
-            port.state, port.state_code = m["name"], int(m["code"])
-    elif key == "phys_state":
-        m = _PHYS_STATE.match(value)
-        if m is None:
-            unknown.append(f"{port.subject}: phys_state {value!r} is not 'NAME (CODE)'")
-        else:
-            port.phys_state, port.phys_code = m["name"], int(m["code"])
+            setattr(port, name, m["name"])
+            setattr(port, code, int(m["code"]))
     elif key == "link_layer":
         port.link_layer = value
     elif key in ("active_width", "active_speed"):
