@@ -197,12 +197,6 @@ def test_remap_pending_fails_with_reset():
     assert "remapped_row_pending=Yes" in finding.evidence and "remapped_row_unc=1" in finding.evidence
 
 
-def test_hw_slowdown_warns():
-    result = graded_xml(read(H200D / "q-x-hw-slowdown.xml"))
-    assert result.status() is Status.WARN
-    assert codes(result) == ["GPU_CLOCKS_HW_SLOWDOWN", "GPU_CLOCKS_HW_THERMAL_SLOWDOWN"]
-
-
 def test_recovery_action_and_volatile_dram_ue_fail():
     result = graded_xml(read(H200D / "q-x-recovery-drain-and-reset.xml"))
     assert result.status() is Status.FAIL
@@ -379,41 +373,6 @@ def test_remapped_rows_pending_yes_no_and_0_1(name):
 def test_remapped_rows_header_only_is_unknown():
     header = read(H200 / "query-remapped-rows.csv").splitlines()[0]
     assert graded_remapped(header + "\n").status() is Status.UNKNOWN
-
-
-# -- nvlink -------------------------------------------------------------------------------------------------------
-
-
-def test_nvlink_status_8_gpus_healthy():
-    result = parse_nvlink_status(read(FIX / "h100-550.90.07-8gpu" / "nvlink-s.txt"))
-    assert not result.incomplete and result.findings == []  # facts only: check_nvlink judges them
-    assert result.status() is Status.UNKNOWN  # never PASS before the check
-    assert [g.index for g in result.gpus] == list(range(8))
-    assert all(g.links == dict.fromkeys(range(18), 26.562) for g in result.gpus)
-    assert result.gpus[7].name == "NVIDIA H100 80GB HBM3"
-    assert result.gpus[7].uuid == "GPU-00000000-0000-0000-0000-000000000007"
-
-
-def test_nvlink_status_inactive_links_are_facts():
-    derived = parse_nvlink_status(read(FIX / "h100-550.90.07-8gpu-derived" / "nvlink-s-inactive.txt"))
-    assert not derived.incomplete and derived.findings == []
-    assert {g.subject: [k for k, v in g.links.items() if v is None] for g in derived.gpus}["gpu3"] == [7]
-    bridge = parse_nvlink_status(read(FIX / "h100-pcie-nvlink-bridge" / "nvlink-s.txt"))
-    assert [link for link, rate in bridge.gpus[0].links.items() if rate is None] == [4, 9, 10, 15, 16]
-    inactive = parse_nvlink_status(read(FIX / "geforce-issue-threads" / "ogkm-1150-all-links-inactive.txt"))
-    assert inactive.gpus[0].all_inactive and not inactive.incomplete and inactive.findings == []
-
-
-def test_nvlink_errors():
-    clean = parse_nvlink_errors(read(FIX / "h100-550.90.07-8gpu-derived" / "nvlink-e.txt"))
-    assert not clean.incomplete and clean.findings == [] and len(clean.gpus) == 8
-    assert clean.gpus[0].counters[17] == {"replay_errors": 0, "recovery_errors": 0, "crc_errors": 0}
-    crc = parse_nvlink_errors(read(FIX / "h100-550.90.07-8gpu-derived" / "nvlink-e-crc.txt"))
-    assert crc.findings == []
-    assert {(g.subject, link, n, v) for g in crc.gpus for link, c in g.counters.items() for n, v in c.items() if v} \
-        == {("gpu2", 5, "recovery_errors", 1), ("gpu2", 5, "crc_errors", 12)}  # the README's edit
-    elided = parse_nvlink_errors(read(FIX / "h100-nvlink-e-elided" / "nvlink-e.txt"))
-    assert elided.status() is Status.UNKNOWN and "[...]" in elided.unknown[0]
 
 
 # -- nothing unreadable passes ------------------------------------------------------------------------------------
