@@ -86,9 +86,15 @@ def test_table_and_json_give_the_same_facts_for_the_same_shape() -> None:
     assert (js.layout, js.severity_enum) == (tb.layout, tb.severity_enum)
 
 
-@pytest.mark.parametrize("raw", ["", "Error: unable to establish a connection to the specified host: localhost\n"])
-def test_not_a_table_is_unknown(raw: str) -> None:
-    assert grade_diag(parse_diag_table(raw)).status() == Status.UNKNOWN
+@pytest.mark.parametrize(("raw", "reason"), [
+    ("", "empty output"),
+    ("Error: unable to establish a connection to the specified host: localhost\n", "line 1 is not a table row: "
+     "'Error: unable to establish a connection to the specified host: localhost'"),
+])
+def test_not_a_table_is_unknown(raw: str, reason: str) -> None:
+    """Rejected by the reader with its reason first (a crash caught by guarded() would be UNKNOWN too)."""
+    r = grade_diag(parse_diag_table(raw))
+    assert r.status() == Status.UNKNOWN and r.findings == [] and r.unknown[0] == reason
 
 
 # --- the module docstring draws the recorded tables -----------------------------------------------------------------
