@@ -20,12 +20,8 @@ _STAMP = len("Sat Jan 17 00:04:42 2025")  # strftime "%a %b %d %H:%M:%S %Y" in u
 
 
 def parse_interface_flap(raw: str, *, device: str = "", version: str | None = None) -> Snapshot:
-    """Read ``show interfaces flap``.
-
-    Args:
-        raw: the output as recorded.
-        device: the switch, when the caller knows it.
-        version: the SONiC release or sonic-utilities version, when known.
+    """Read ``show interfaces flap`` (the output as recorded; ``device`` and ``version``, the SONiC release or
+    sonic-utilities version, when the caller knows them).
 
     Returns:
         A snapshot whose ports have the counter ``link_state_changes`` and ``state`` with ``admin``, ``oper``
