@@ -262,22 +262,26 @@ def _mgs_text(nodes: Sequence[Sequence[str]]) -> str:
     return ":".join(",".join(node) for node in nodes)
 
 
+# compare_mgs's outcome -> the finding: its code, status, how the fs is mounted, and what that means
+_MGS_OUTCOMES = {
+    "other": ("LUSTRE_MOUNTED_FROM_OTHER_MGS", Status.FAIL, "is mounted from MGS",
+              "no NID in common, so this is another file system of the same name or an MGS the intent no longer "
+              "names (jobs would read and write the wrong data); unmount it and mount it from the expected MGS "
+              "(aiinfra.hwaac.lustre_mount, role lustre_client)"),
+    "differs": ("LUSTRE_MGS_LIST_DIFFERS", Status.WARN, "is mounted with MGS nodes",
+                "the client knows only the MGS NIDs it was mounted with, so a failover to an MGS node or NID "
+                "missing from that list loses configuration updates and reconnection; remount from the expected "
+                "list at the next maintenance (aiinfra.hwaac.lustre_mount)"),
+}
+
+
 def _mgs_findings(fs: ExpectedFilesystem, mount: LustreMount, peers: Mapping[str, Sequence[str]]) -> list[Finding]:
     outcome = compare_mgs(mount.mgs, fs.mgs, peers)
-    where = f"{fs.name} at {mount.mount_point}"
-    if outcome == "other":
-        return [Finding("LUSTRE_MOUNTED_FROM_OTHER_MGS", Status.FAIL, f"{where} is mounted from MGS "
-                        f"{_mgs_text(mount.mgs)}, expected {_mgs_text(fs.mgs)}: no NID in common, so this is "
-                        "another file system of the same name or an MGS the intent no longer names (jobs would "
-                        "read and write the wrong data); unmount it and mount it from the expected MGS "
-                        "(aiinfra.hwaac.lustre_mount, role lustre_client)", fs.name, mount.source, Action.NONE)]
-    if outcome == "differs":
-        return [Finding("LUSTRE_MGS_LIST_DIFFERS", Status.WARN, f"{where} is mounted with MGS nodes "
-                        f"{_mgs_text(mount.mgs)}, expected {_mgs_text(fs.mgs)}: the client knows only the MGS "
-                        "NIDs it was mounted with, so a failover to an MGS node or NID missing from that list "
-                        "loses configuration updates and reconnection; remount from the expected list at the next "
-                        "maintenance (aiinfra.hwaac.lustre_mount)", fs.name, mount.source, Action.NONE)]
-    return []
+    if outcome not in _MGS_OUTCOMES:
+        return []
+    code, status, mounted, meaning = _MGS_OUTCOMES[outcome]
+    return [Finding(code, status, f"{fs.name} at {mount.mount_point} {mounted} {_mgs_text(mount.mgs)}, expected "
+                    f"{_mgs_text(fs.mgs)}: {meaning}", fs.name, mount.source, Action.NONE)]
 
 
 def _unknown(code: str, message: str, subject: str = "") -> Finding:
