@@ -302,13 +302,16 @@ def _text(out: Mapping[str, Any]) -> tuple[str, str, int]:
     return out.get("stdout") or "", out.get("stderr") or "", int(out["rc"])
 
 
-def _optional(outputs: Mapping[str, Any], name: str, judge: Callable[[str, str, int], list[Finding]]) -> list[Finding]:
-    """An optional probe's findings: none when it was not run, its problem when it failed to run, else ``judge``'s
-    on its stdout, stderr and exit code."""
-    if name not in outputs:
-        return []
-    problem = _probe_problem(name, outputs[name])
+def _required(outputs: Mapping[str, Any], name: str, judge: Callable[[str, str, int], list[Finding]]) -> list[Finding]:
+    """A probe's findings: its problem when it is missing or failed to run, else ``judge``'s on its stdout, stderr
+    and exit code."""
+    problem = _probe_problem(name, outputs.get(name))
     return [problem] if problem else judge(*_text(outputs[name]))
+
+
+def _optional(outputs: Mapping[str, Any], name: str, judge: Callable[[str, str, int], list[Finding]]) -> list[Finding]:
+    """An optional probe's findings: none when it was not run, else :func:`_required`'s."""
+    return _required(outputs, name, judge) if name in outputs else []
 
 
 def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[ExpectedFilesystem], *,
@@ -353,48 +356,34 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
                                  + ": mount it (aiinfra.hwaac.lustre_mount, role lustre_client)", fs.name,
                                  action=Action.NONE))
 
-    # lfs check servers
-    out = outputs.get("lfs_check")
-    problem = _probe_problem("lfs_check", out)
-    if problem:
-        found.append(problem)
-    else:
-        stdout, stderr, rc = _text(out)
+    def lfs_check(stdout: str, stderr: str, rc: int) -> list[Finding]:
         lfs = parse_lfs_check(stdout, stderr, exit_code=rc)
-        found += lfs_check_findings(lfs, mounts_known=True)  # not mounted: judged from /proc/mounts
+        out = [*lfs_check_findings(lfs, mounts_known=True)]  # not mounted: judged from /proc/mounts
         for name in mounted:
             kinds = {t.obd.kind for t in lfs.of_fs(name)}
             if lfs.not_mounted:
-                found.append(_unknown("LUSTRE_MOUNT_STATE_CONFLICT", f"{name} is in /proc/mounts but lfs check "
-                                      "found no mounted Lustre file system", name))
+                out.append(_unknown("LUSTRE_MOUNT_STATE_CONFLICT", f"{name} is in /proc/mounts but lfs check "
+                                    "found no mounted Lustre file system", name))
             elif not lfs.unknown and not {"mdc", "osc"} <= kinds:
                 missing = " and ".join(k for k in ("mdc", "osc") if k not in kinds)
-                found.append(_unknown("LUSTRE_TARGETS_MISSING", f"lfs check listed no {missing} device of "
-                                      f"mounted {name}", name))
+                out.append(_unknown("LUSTRE_TARGETS_MISSING", f"lfs check listed no {missing} device of "
+                                    f"mounted {name}", name))
+        return out
 
-    # import states
-    out = outputs.get("imports")
-    problem = _probe_problem("imports", out)
-    if problem:
-        found.append(problem)
-    else:
-        stdout, stderr, rc = _text(out)
+    def import_states(stdout: str, stderr: str, rc: int) -> list[Finding]:
         imports = parse_imports(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)
-        found += import_findings(imports)
+        out = [*import_findings(imports)]
         for name in mounted:
             kinds = {i.obd.kind for i in imports.of_fs(name)}
             if not imports.unknown and not {"mdc", "osc"} <= kinds:
                 missing = " and ".join(k for k in ("mdc", "osc") if k not in kinds)
-                found.append(_unknown("LUSTRE_IMPORTS_MISSING", f"no {missing} import of mounted {name}", name))
+                out.append(_unknown("LUSTRE_IMPORTS_MISSING", f"no {missing} import of mounted {name}", name))
+        return out
 
-    # health_check
-    out = outputs.get("health_check")
-    problem = _probe_problem("health_check", out)
-    if problem:
-        found.append(problem)
-    else:
-        stdout, stderr, rc = _text(out)
-        found += health_check_findings(parse_health_check(stdout + ("\n" + stderr if stderr else ""), exit_code=rc))
+    found += _required(outputs, "lfs_check", lfs_check)  # lfs check servers
+    found += _required(outputs, "imports", import_states)
+    found += _required(outputs, "health_check", lambda stdout, stderr, rc: health_check_findings(
+        parse_health_check(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)))
 
     # MGS NIDs: per file system, per failover MGS node
     pings: dict[str, LctlPingResult | None] = {}
