@@ -49,16 +49,16 @@ options:
       - Seconds between reads.
     type: float
     default: 5
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
+  - aiinfra.hwaac.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Read only.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   platform:
-    description: Target OS/families that can be operated against.
     platforms: [sonic, linux]
     support: full
     details: Any host with FRR's vtysh.

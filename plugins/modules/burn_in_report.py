@@ -49,15 +49,15 @@ options:
     type: str
     default: burn-in
     choices: [burn-in, health]
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
+  - aiinfra.hwaac.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   platform:
-    description: Target OS/families that can be operated against.
     platforms: [controller]
     support: full
 requirements:

@@ -97,12 +97,12 @@ notes:
   - Supports check mode (reads only; RV(commands) lists what would run, the diff shows the change; a change that
     would be refused fails in check mode too) and diff mode (the managed networks as YAML, and O(lnet_conf)).
   - Needs lnetctl (lustre-client or lustre-client-utils), root, and PyYAML on the host.
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 """
 

@@ -109,16 +109,16 @@ options:
         C(/usr/src/kernels/<kernel>/Module.symvers) (in-kernel stack). Without one the CRC check cannot run; on
         MLNX_OFED/DOCA a warning says the verification was partial (a failure with O(strict_o2ib)).
     type: path
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
+  - aiinfra.hwaac.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Reports the install command it would run; verification runs when ko2iblnd is already installed.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
   platform:
-    description: Target OS/families that can be operated against.
     platforms: [linux]
     support: full
 notes:

@@ -101,16 +101,16 @@ options:
     description:
       - Set by the action plugin; not for playbooks. Probe name to C(argv) (list) and C(timeout) (seconds).
     type: dict
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
+  - aiinfra.hwaac.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: The probes change nothing on the node; check mode runs them.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   platform:
-    description: Target OS/families that can be operated against.
     platforms: [linux]
     support: full
 notes:

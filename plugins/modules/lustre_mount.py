@@ -114,12 +114,12 @@ seealso:
     link: https://github.com/lustre/lustre-release/blob/master/Documentation/man8/mount.lustre.8
   - module: aiinfra.hwaac.lnet
   - module: aiinfra.hwaac.lustre_tune
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 """
 

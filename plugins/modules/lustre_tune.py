@@ -81,12 +81,12 @@ seealso:
     description: Patterns, -P (MGS-wide) and -C (client file, 2.17+).
     link: https://github.com/lustre/lustre-release/blob/master/Documentation/man8/lctl-set_param.8
   - module: aiinfra.hwaac.lustre_mount
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 """
 

@@ -106,12 +106,12 @@ notes:
   - Needs NVIDIA MFT or mstflint on the host and root privileges.
 seealso:
   - module: aiinfra.hwaac.roce_qos
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 """
 

@@ -83,16 +83,16 @@ options:
         of the role aiinfra.hwaac.network_probe's default intervals (300 s).
     type: float
     default: 900.0
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
+  - aiinfra.hwaac.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Judging changes nothing; in check mode the report files are not written.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   platform:
-    description: Target OS/families that can be operated against.
     platforms: [controller]
     support: full
 requirements:

@@ -33,6 +33,8 @@ description:
 author:
   - hwaac maintainers (@aiinfra)
 extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
+  - aiinfra.hwaac.attributes.platform
   - aiinfra.hwaac.command_limits
 options:
   kind:
@@ -107,14 +109,11 @@ options:
     default: true
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: The tools only read; check mode runs them.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   platform:
-    description: Target OS/families that can be operated against.
     platforms: [linux]
     support: full
 notes:

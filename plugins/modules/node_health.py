@@ -100,16 +100,16 @@ options:
         optionally C(parallel) (run alongside the others), C(retries), C(retry_delay), C(retry_on) (a regular
         expression of the output that asks for another try).
     type: dict
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
+  - aiinfra.hwaac.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: The probes change nothing on the node; check mode runs them.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   platform:
-    description: Target OS/families that can be operated against.
     platforms: [linux]
     support: full
 notes:

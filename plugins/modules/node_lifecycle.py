@@ -110,16 +110,16 @@ options:
     description:
       - Its API token; default C(NETBOX_TOKEN) from the environment. Never logged or returned.
     type: str
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
+  - aiinfra.hwaac.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Check mode is a dry run; C(changed) predicts whether an enforced run would move a node.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
   platform:
-    description: Target OS/families that can be operated against.
     platforms: [netbox]
     support: full
 requirements:

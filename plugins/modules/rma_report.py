@@ -31,15 +31,15 @@ options:
   netbox_token:
     description: Its API token; default C(NETBOX_TOKEN). Never logged or returned.
     type: str
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
+  - aiinfra.hwaac.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   platform:
-    description: Target OS/families that can be operated against.
     platforms: [controller]
     support: full
 requirements:

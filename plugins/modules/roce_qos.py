@@ -158,12 +158,12 @@ notes:
   - Needs C(mlnx_qos) and C(cma_roce_tos) (MLNX_OFED or DOCA-host) and root privileges.
 seealso:
   - module: aiinfra.hwaac.mlxconfig
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 """
 

@@ -87,12 +87,12 @@ seealso:
   - name: LBNL NHC node-mark-online
     description: The reason-ownership rule this module follows (resume only nodes whose reason you set).
     link: https://github.com/mej/nhc/blob/master/helpers/node-mark-online
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
 """
 

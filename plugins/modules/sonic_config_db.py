@@ -108,17 +108,17 @@ options:
       - Internal, set by the action plugin for O(operation=apply); the RFC 6902 patch to apply.
     type: list
     elements: dict
+extends_documentation_fragment:
+  - aiinfra.hwaac.attributes
+  - aiinfra.hwaac.attributes.platform
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
     details: Reads the running config and returns the patch, the would-be tables and the diff; applies nothing.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: full
     details: One diff per changed table, the table as sorted JSON before and after.
   platform:
-    description: Target OS/families that can be operated against.
     platforms: [sonic]
     support: full
     details: Community SONiC with the generic config updater (sonic-utilities 2021 or later).
