@@ -230,18 +230,20 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_packages impo
     install_command,
     install_specs,
     lustre_packages,
-    module_versions,
     os_family,
     parse_dpkg_query,
     parse_ofed_info,
     parse_rpm_query,
-    parse_symvers,
     query_command,
-    read_module_file,
     release_of,
-    symvers_candidates,
     verify_o2ib,
     version_mismatches,
+)
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_symvers import (  # noqa: E402
+    module_versions,
+    parse_symvers,
+    read_module_file,
+    symvers_candidates,
 )
 
 NAME = "aiinfra.hwaac.lustre_client_packages"

@@ -15,24 +15,26 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_packages impo
     check_client_version,
     choose_flavor,
     client_packages,
-    crc_mismatches,
     install_command,
     install_specs,
     kernel_of_vermagic,
     lustre_packages,
-    module_versions,
     os_family,
     parse_dpkg_query,
     parse_modinfo,
     parse_ofed_info,
     parse_rpm_query,
-    parse_symvers,
     query_command,
-    read_module_file,
     release_of,
-    symvers_candidates,
     verify_o2ib,
     version_mismatches,
+)
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_symvers import (
+    crc_mismatches,
+    module_versions,
+    parse_symvers,
+    read_module_file,
+    symvers_candidates,
 )
 
 TOOLS = Path(__file__).parents[2] / "fixtures" / "tools"
