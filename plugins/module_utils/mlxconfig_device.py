@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 from typing import Any
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.mlxconfig import (
@@ -28,6 +27,7 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.mlxconfig import (
     value_matches,
 )
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.per_item import ItemFailure
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_recorded
 
 
 def prepare(device: str, params: dict, array_params: list[str]) -> dict[str, str]:
@@ -85,11 +85,8 @@ class DeviceRun:
         return self.changes
 
     def run(self, args: list[str]) -> tuple[int, str]:
-        cmd = [self.executable, *args]
-        rc, out, err = self.module.run_command(cmd)
-        text = out + (("\n" + err) if err.strip() else "")
-        self.raw.append(f"$ {' '.join(shlex.quote(c) for c in cmd)}\n{text}")
-        return rc, text
+        ran = run_recorded(self.module, [self.executable, *args], self.raw)
+        return ran.rc, ran.text
 
     def query(self, names: list[str]) -> QueryOutput:
         """``mlxconfig -d DEV -e q NAMES``: parsed; unknown names and tool errors fail the device."""

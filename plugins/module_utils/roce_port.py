@@ -7,7 +7,6 @@ map, the RoCE ToS, ECN, CNP marking and the MTU to them, each read back. Standar
 from __future__ import annotations
 
 import os
-import shlex
 from typing import Any
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.mlnx_qos import (
@@ -31,6 +30,7 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.roce_sysfs import (
     traffic_class_path,
     write_text,
 )
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_recorded
 
 # The options of one port: the single-port form takes them at the top level, O(ports) once per entry.
 PORT_OPTIONS = {
@@ -122,13 +122,11 @@ class Port:
         return path
 
     def run(self, cmd: list[str], *, writes: bool = False) -> str:
-        rc, out, err = self.module.run_command(cmd)
-        text = out + (("\n" + err) if err.strip() else "")
-        self.raw.append(f"$ {' '.join(shlex.quote(c) for c in cmd)}\n{text}")
+        ran = run_recorded(self.module, cmd, self.raw)
         self.wrote = self.wrote or writes
-        if rc != 0:
-            self.fail(f"{' '.join(cmd)} failed (rc={rc}): {text.strip()}")
-        return text
+        if ran.rc != 0:
+            self.fail(f"{' '.join(cmd)} failed (rc={ran.rc}): {ran.text.strip()}")
+        return ran.text
 
     def apply(self) -> dict:
         """Bring the port, checked, to the desired values; returns its result."""

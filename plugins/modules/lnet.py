@@ -193,6 +193,7 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet_plan import (
     simulate,
     view_text,
 )
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_limited
 
 
 class Runner:
@@ -205,14 +206,14 @@ class Runner:
 
     def read(self, *args: str) -> tuple[int, str, str]:
         """``(rc, stdout, stderr)`` of ``lnetctl ARGS`` (a command that only reads; not recorded)."""
-        return self.module.run_command([self.lnetctl, *args])
+        return run_limited(self.module, [self.lnetctl, *args]).rc_out_err
 
     def change(self, argv: list[str], data: str | None, display: str) -> None:
         """Run one state-changing command; fail the task with lnetctl's error when it fails.
 
         ``lnetctl lnet configure`` answering EEXIST is taken as "configured already": 2.16+ sends it with
         NLM_F_EXCL (lnetctl.c jt_config_lnet without --all), 2.15's ioctl is idempotent (module.c)."""
-        rc, out, err = self.module.run_command(argv, data=data)
+        rc, out, err = run_limited(self.module, argv, data=data).rc_out_err
         self.ran.append(display)
         if rc != 0:
             errors = parse_errors(err) or parse_errors(out)

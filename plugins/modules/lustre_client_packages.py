@@ -245,6 +245,7 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_symvers impor
     read_module_file,
     symvers_candidates,
 )
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_limited  # noqa: E402
 
 NAME = "aiinfra.hwaac.lustre_client_packages"
 
@@ -254,7 +255,7 @@ def run(module, argv, env=None):
     path = module.get_bin_path(argv[0])
     if not path:
         return None, "", f"{argv[0]}: not found on PATH"
-    return module.run_command([path, *argv[1:]], environ_update=env or {})
+    return run_limited(module, [path, *argv[1:]], environ_update=env or {}).rc_out_err
 
 
 def installed_packages(module, family, names):

@@ -210,8 +210,6 @@ failed_nodes:
 """
 
 import os
-import shlex
-import threading
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -224,6 +222,7 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.slurm import (
     predict_drained,
     predict_resumed,
 )
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import quoted, run_recorded
 
 
 class NodeFailure(Exception):
@@ -247,43 +246,18 @@ class NodeRun:
         self.diff: dict = {}
 
     def run(self, args: list[str]) -> tuple[int, str, str, str]:
-        """Run scontrol through ``run_command``; a timer kills it after ``timeout`` seconds (``run_command`` has no
-        timeout of its own; ``before_communicate_callback`` hands over the process)."""
+        """Run scontrol (killed after ``timeout`` seconds, recorded in ``raw``); ``(rc, stdout, stderr, command)``."""
         cmd = [self.scontrol, *args]
-        shown = " ".join(shlex.quote(c) for c in cmd)
-        expired = threading.Event()
-        timers: list[threading.Timer] = []
-
-        def arm(proc) -> None:
-            def kill() -> None:
-                expired.set()
-                proc.kill()
-
-            timer = threading.Timer(self.timeout, kill)
-            timer.daemon = True
-            timers.append(timer)
-            timer.start()
-
         try:
-            rc, out, err = self.module.run_command(
-                cmd,
-                before_communicate_callback=arm,
-                handle_exceptions=False,
-                expand_user_and_vars=False,  # a reason may hold $ or ~; scontrol gets it as written
-            )
+            ran = run_recorded(self.module, cmd, self.raw, self.timeout, handle_exceptions=False,
+                               expand_user_and_vars=False)  # a reason may hold $ or ~; scontrol gets it as written
         except OSError as exc:
-            raise NodeFailure(f"cannot run {shown} for node {self.name}: {exc.strerror or exc}") from None
-        finally:
-            for timer in timers:
-                timer.cancel()
-        if expired.is_set():
-            self.raw.append(f"$ {shown}\n(no answer within {self.timeout} s; killed)")
+            raise NodeFailure(f"cannot run {quoted(cmd)} for node {self.name}: {exc.strerror or exc}") from None
+        if ran.timed_out:
             raise NodeFailure(
-                f"{shown} did not finish within {self.timeout} s for node {self.name} (is slurmctld answering?)"
+                f"{quoted(cmd)} did not finish within {self.timeout} s for node {self.name} (is slurmctld answering?)"
             )
-        text = out + (("\n" + err) if err.strip() else "")
-        self.raw.append(f"$ {shown}\n{text}")
-        return rc, out, err, shown
+        return ran.rc, ran.stdout, ran.stderr, quoted(cmd)
 
     def read(self) -> SlurmNode:
         rc, out, err, shown = self.run(["show", "node", "-o", self.name])
