@@ -1,8 +1,9 @@
 # Copyright: hwaac maintainers
 # Apache License 2.0 (see galaxy.yml)
-"""The wording of the attributes every module documents; each module adds only its support and details.
+"""The wording of the attributes every module documents, and the support of each kind of module.
 
-Modelled on community.general's plugins/doc_fragments/attributes.py.
+Modelled on community.general's plugins/doc_fragments/attributes.py: DOCUMENTATION and PLATFORM give the
+descriptions; CHANGES, CONTROLLER and PROBES the support of a kind of module, which adds only its own details.
 """
 
 from __future__ import annotations
@@ -23,4 +24,38 @@ attributes:
 attributes:
   platform:
     description: Target OS/families that can be operated against.
+"""
+
+    # a host module that changes settings: check mode predicts, diff mode shows the change
+    CHANGES = r"""
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+"""
+
+    # a module that runs on the controller and shows no diff (with PLATFORM)
+    CONTROLLER = r"""
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  platform:
+    platforms: [controller]
+    support: full
+"""
+
+    # a node module that runs read-only probes for its action plugin to judge (with PLATFORM)
+    PROBES = r"""
+attributes:
+  check_mode:
+    support: full
+    details: The probes change nothing on the node; check mode runs them.
+  diff_mode:
+    support: none
+  platform:
+    platforms: [linux]
+    support: full
 """

@@ -52,6 +52,7 @@ options:
 extends_documentation_fragment:
   - aiinfra.hwaac.attributes
   - aiinfra.hwaac.attributes.platform
+  - aiinfra.hwaac.controller_requirements
 attributes:
   check_mode:
     support: full
@@ -64,8 +65,6 @@ attributes:
     details: Any host with FRR's vtysh.
 notes:
   - Needs the right to run C(vtysh) (root on SONiC; use C(become)).
-requirements:
-  - On the controller, the Python package C(hwaac).
 seealso:
   - module: aiinfra.hwaac.sonic_config_db
 """

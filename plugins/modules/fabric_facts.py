@@ -77,6 +77,7 @@ options:
 extends_documentation_fragment:
   - aiinfra.hwaac.attributes
   - aiinfra.hwaac.attributes.platform
+  - aiinfra.hwaac.controller_requirements
 attributes:
   check_mode:
     support: full
@@ -88,8 +89,6 @@ attributes:
     support: full
 notes:
   - Needs the right to run C(vtysh) on a switch (root on SONiC; use C(become)).
-requirements:
-  - On the controller, the Python package C(hwaac).
 seealso:
   - module: aiinfra.hwaac.fabric_verify
 """

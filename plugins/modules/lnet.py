@@ -99,11 +99,7 @@ notes:
   - Needs lnetctl (lustre-client or lustre-client-utils), root, and PyYAML on the host.
 extends_documentation_fragment:
   - aiinfra.hwaac.attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
+  - aiinfra.hwaac.attributes.changes
 """
 
 EXAMPLES = r"""

@@ -104,20 +104,11 @@ options:
 extends_documentation_fragment:
   - aiinfra.hwaac.attributes
   - aiinfra.hwaac.attributes.platform
-attributes:
-  check_mode:
-    support: full
-    details: The probes change nothing on the node; check mode runs them.
-  diff_mode:
-    support: none
-  platform:
-    platforms: [linux]
-    support: full
+  - aiinfra.hwaac.attributes.probes
+  - aiinfra.hwaac.controller_requirements
 notes:
   - Needs C(lfs), C(lctl) and, with O(lnet), C(lnetctl) on the node (package C(lustre-client) /
     C(lustre-client-utils)); a missing tool gives an UNKNOWN verdict naming it.
-requirements:
-  - On the controller, the Python package C(hwaac).
 seealso:
   - module: aiinfra.hwaac.lustre_client_packages
   - module: aiinfra.hwaac.node_health

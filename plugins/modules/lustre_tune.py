@@ -83,11 +83,7 @@ seealso:
   - module: aiinfra.hwaac.lustre_mount
 extends_documentation_fragment:
   - aiinfra.hwaac.attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
+  - aiinfra.hwaac.attributes.changes
 """
 
 EXAMPLES = r"""

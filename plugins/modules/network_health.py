@@ -86,17 +86,11 @@ options:
 extends_documentation_fragment:
   - aiinfra.hwaac.attributes
   - aiinfra.hwaac.attributes.platform
+  - aiinfra.hwaac.attributes.controller
+  - aiinfra.hwaac.controller_requirements
 attributes:
   check_mode:
-    support: full
     details: Judging changes nothing; in check mode the report files are not written.
-  diff_mode:
-    support: none
-  platform:
-    platforms: [controller]
-    support: full
-requirements:
-  - On the controller, the Python package C(hwaac).
 seealso:
   - module: aiinfra.hwaac.network_telemetry
 """

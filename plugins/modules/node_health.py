@@ -103,22 +103,13 @@ options:
 extends_documentation_fragment:
   - aiinfra.hwaac.attributes
   - aiinfra.hwaac.attributes.platform
-attributes:
-  check_mode:
-    support: full
-    details: The probes change nothing on the node; check mode runs them.
-  diff_mode:
-    support: none
-  platform:
-    platforms: [linux]
-    support: full
+  - aiinfra.hwaac.attributes.probes
+  - aiinfra.hwaac.controller_requirements
 notes:
   - The tools must be installed on the node (nvidia-smi, dcgmi, ibstat and ibstatus (infiniband-diags),
     ibv_devinfo (libibverbs-utils / ibverbs-utils), rdma (iproute2), perftest, nccl-tests, nvbandwidth, mpirun for
     C(nccl_multi)); a missing tool gives an UNKNOWN verdict naming it.
   - Thresholds and their test methods are in the profile; a figure measured otherwise is UNKNOWN, not compared.
-requirements:
-  - On the controller, the Python package C(hwaac).
 seealso:
   - module: aiinfra.hwaac.node_lifecycle
   - module: aiinfra.hwaac.slurm_node

@@ -113,6 +113,7 @@ options:
 extends_documentation_fragment:
   - aiinfra.hwaac.attributes
   - aiinfra.hwaac.attributes.platform
+  - aiinfra.hwaac.controller_requirements.netbox
 attributes:
   check_mode:
     support: full
@@ -122,8 +123,6 @@ attributes:
   platform:
     platforms: [netbox]
     support: full
-requirements:
-  - On the controller, the Python package C(hwaac) and a NetBox 4.7 it can reach.
 seealso:
   - module: aiinfra.hwaac.node_health
   - module: aiinfra.hwaac.slurm_node

@@ -34,16 +34,8 @@ options:
 extends_documentation_fragment:
   - aiinfra.hwaac.attributes
   - aiinfra.hwaac.attributes.platform
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  platform:
-    platforms: [controller]
-    support: full
-requirements:
-  - On the controller, the Python package C(hwaac) and a NetBox 4.7 it can reach.
+  - aiinfra.hwaac.attributes.controller
+  - aiinfra.hwaac.controller_requirements.netbox
 seealso:
   - module: aiinfra.hwaac.node_lifecycle
 """

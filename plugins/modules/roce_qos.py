@@ -160,11 +160,7 @@ seealso:
   - module: aiinfra.hwaac.mlxconfig
 extends_documentation_fragment:
   - aiinfra.hwaac.attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
+  - aiinfra.hwaac.attributes.changes
 """
 
 EXAMPLES = r"""

@@ -89,11 +89,7 @@ seealso:
     link: https://github.com/mej/nhc/blob/master/helpers/node-mark-online
 extends_documentation_fragment:
   - aiinfra.hwaac.attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
+  - aiinfra.hwaac.attributes.changes
 """
 
 EXAMPLES = r"""
