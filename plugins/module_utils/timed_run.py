@@ -12,17 +12,16 @@ from __future__ import annotations
 import shlex
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 
-class Ran:
+class Ran(NamedTuple):
     """What one command did: ``rc``, ``stdout``, ``stderr``, whether it was killed at its limit (``timed_out``)."""
 
-    def __init__(self, rc: int, stdout: str, stderr: str, timed_out: bool) -> None:
-        self.rc = rc
-        self.stdout = stdout
-        self.stderr = stderr
-        self.timed_out = timed_out
+    rc: int
+    stdout: str
+    stderr: str
+    timed_out: bool
 
     @property
     def text(self) -> str:
