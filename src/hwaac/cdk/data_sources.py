@@ -10,7 +10,7 @@ from typing import Any
 import cdktn
 from constructs import Construct
 
-from hwaac.cdk import _checks
+from hwaac.cdk import checks
 from hwaac.cdk._common import Synthesized, drop_none, meta_arguments
 
 
@@ -93,9 +93,9 @@ class DataHwaacFabricPlan(Synthesized, cdktn.TerraformDataSource):
     ) -> None:
         where = f"data.{self.TF_TYPE}.{id}"
         attrs = drop_none({
-            "intent_file": _checks.intent_file(scope, intent_file),
-            "pools": _checks.pools(where, pools),
-            "plane": _checks.plane_number(where, plane),
+            "intent_file": checks.intent_file(scope, intent_file),
+            "pools": checks.pools(where, pools),
+            "plane": checks.plane_number(where, plane),
         })
         super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on))
         self._attrs = attrs

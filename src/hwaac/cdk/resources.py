@@ -11,7 +11,7 @@ from typing import Any
 import cdktn
 from constructs import Construct
 
-from hwaac.cdk import _checks
+from hwaac.cdk import checks
 from hwaac.cdk._common import Synthesized, drop_none, meta_arguments
 
 
@@ -56,7 +56,7 @@ class IpamPool(Synthesized, cdktn.TerraformResource):
         lifecycle: cdktn.TerraformResourceLifecycle | Mapping[str, Any] | None = None,
     ) -> None:
         attrs = drop_none({
-            "prefix": _checks.cidr(f"{self.TF_TYPE}.{id}.prefix", prefix),
+            "prefix": checks.cidr(f"{self.TF_TYPE}.{id}.prefix", prefix),
             "role": role,
             "site": site,
             "vrf": vrf,
@@ -140,9 +140,9 @@ class FabricPlane(Synthesized, cdktn.TerraformResource):
     ) -> None:
         where = f"{self.TF_TYPE}.{id}"
         attrs = drop_none({
-            "intent_file": _checks.intent_file(scope, intent_file),
-            "plane": _checks.plane_number(where, plane),
-            "pools": _checks.pools(where, pools),
+            "intent_file": checks.intent_file(scope, intent_file),
+            "plane": checks.plane_number(where, plane),
+            "pools": checks.pools(where, pools),
             "allow_renumber": allow_renumber,
             "allow_remove": allow_remove,
         })
