@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, overload
 
 import cdktn
 
@@ -53,3 +54,38 @@ class Synthesized:
 
     def _synthesize_attributes(self) -> dict[str, Any]:
         return self._attrs
+
+
+class Attribute[T](property):
+    """A read-only token attribute of a resource or data source: the Python name it is bound to is the Terraform
+    attribute name, read with the cdktn getter of its type (see the factories below)."""
+
+    def __init__(self, getter: str, doc: str) -> None:
+        super().__init__(self._read, doc=doc)
+        self._getter = getter
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def _read(self, construct: Any) -> T:
+        return getattr(construct, self._getter)(self._name)  # type: ignore[no-any-return]
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> Attribute[T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        return super().__get__(instance, owner)
+
+
+# One factory per cdktn getter: ``fabric = string_attribute("Token: ...")`` in a class body.
+string_attribute: Callable[[str], Attribute[str]] = partial(Attribute, "get_string_attribute")
+number_attribute: Callable[[str], Attribute[float]] = partial(Attribute, "get_number_attribute")
+boolean_attribute: Callable[[str], Attribute[cdktn.IResolvable]] = partial(Attribute, "get_boolean_attribute")
+list_attribute: Callable[[str], Attribute[list[str]]] = partial(Attribute, "get_list_attribute")
+string_map_attribute: Callable[[str], Attribute[Mapping[str, str]]] = partial(Attribute, "get_string_map_attribute")
+number_map_attribute: Callable[[str], Attribute[Mapping[str, float]]] = partial(Attribute, "get_number_map_attribute")
+any_map_attribute: Callable[[str], Attribute[Mapping[str, Any]]] = partial(Attribute, "get_any_map_attribute")

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import cdktn
 from constructs import Construct
 
 from hwaac.cdk import checks
-from hwaac.cdk._common import Synthesized, drop_none, meta_arguments
+from hwaac.cdk._common import (
+    Synthesized,
+    any_map_attribute,
+    drop_none,
+    meta_arguments,
+    number_attribute,
+    number_map_attribute,
+    string_attribute,
+    string_map_attribute,
+)
 
 
 class DataHwaacNetboxPrefix(Synthesized, cdktn.TerraformDataSource):
@@ -44,20 +52,11 @@ class DataHwaacNetboxPrefix(Synthesized, cdktn.TerraformDataSource):
         super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on))
         self._attrs = drop_none({"role": role, "site": site, "vrf": vrf})
 
-    @property
-    def id(self) -> str:
-        """Token: the NetBox prefix id."""
-        return self.get_string_attribute("id")
+    id = string_attribute("Token: the NetBox prefix id.")
 
-    @property
-    def prefix(self) -> str:
-        """Token: the prefix in CIDR notation, e.g. ``"10.1.0.0/20"``."""
-        return self.get_string_attribute("prefix")
+    prefix = string_attribute('Token: the prefix in CIDR notation, e.g. ``"10.1.0.0/20"``.')
 
-    @property
-    def description(self) -> str:
-        """Token: the prefix's description in NetBox."""
-        return self.get_string_attribute("description")
+    description = string_attribute("Token: the prefix's description in NetBox.")
 
 
 class DataHwaacFabricPlan(Synthesized, cdktn.TerraformDataSource):
@@ -100,32 +99,18 @@ class DataHwaacFabricPlan(Synthesized, cdktn.TerraformDataSource):
         super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on))
         self._attrs = attrs
 
-    @property
-    def fabric(self) -> str:
-        """Token: ``fabric.name``."""
-        return self.get_string_attribute("fabric")
+    fabric = string_attribute("Token: ``fabric.name``.")
 
-    @property
-    def site(self) -> str:
-        """Token: the NetBox site slug (``fabric.site``)."""
-        return self.get_string_attribute("site")
+    site = string_attribute("Token: the NetBox site slug (``fabric.site``).")
 
-    @property
-    def planes(self) -> float:
-        """Token (number): ``fabric.planes`` of the intent."""
-        return self.get_number_attribute("planes")
+    planes = number_attribute("Token (number): ``fabric.planes`` of the intent.")
 
-    @property
-    def counts(self) -> Mapping[str, float]:
-        """Token (map of numbers): planned objects by kind (keys as :attr:`hwaac.cdk.FabricPlane.counts`)."""
-        return self.get_number_map_attribute("counts")
+    counts = number_map_attribute(
+        "Token (map of numbers): planned objects by kind (keys as :attr:`hwaac.cdk.FabricPlane.counts`)."
+    )
 
-    @property
-    def pools_used(self) -> Mapping[str, str]:
-        """Token (map of strings): intent field path -> CIDR."""
-        return self.get_string_map_attribute("pools_used")
+    pools_used = string_map_attribute("Token (map of strings): intent field path -> CIDR.")
 
-    @property
-    def devices(self) -> Mapping[str, Any]:
-        """Token (map of objects): switch name -> ``{loopback: "10.0.0.1/32", asn: 4200100000}``."""
-        return self.get_any_map_attribute("devices")
+    devices = any_map_attribute(
+        'Token (map of objects): switch name -> ``{loopback: "10.0.0.1/32", asn: 4200100000}``.'
+    )

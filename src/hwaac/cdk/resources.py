@@ -12,7 +12,17 @@ import cdktn
 from constructs import Construct
 
 from hwaac.cdk import checks
-from hwaac.cdk._common import Synthesized, drop_none, meta_arguments
+from hwaac.cdk._common import (
+    Synthesized,
+    any_map_attribute,
+    boolean_attribute,
+    drop_none,
+    list_attribute,
+    meta_arguments,
+    number_map_attribute,
+    string_attribute,
+    string_map_attribute,
+)
 
 
 def _quoted(key: str) -> str:
@@ -65,36 +75,22 @@ class IpamPool(Synthesized, cdktn.TerraformResource):
         super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on), lifecycle=lifecycle)
         self._attrs = attrs
 
-    @property
-    def id(self) -> str:
-        """Token: the NetBox prefix id (a string of digits)."""
-        return self.get_string_attribute("id")
+    id = string_attribute("Token: the NetBox prefix id (a string of digits).")
 
-    @property
-    def prefix(self) -> str:
-        """Token: the prefix in CIDR notation, as recorded in NetBox."""
-        return self.get_string_attribute("prefix")
+    prefix = string_attribute("Token: the prefix in CIDR notation, as recorded in NetBox.")
 
-    @property
-    def role(self) -> str:
-        """Token: the role slug. Use it as a key of :class:`FabricPlane` ``pools`` so the plane depends on the
-        pool (Terraform creates the pool first)."""
-        return self.get_string_attribute("role")
+    role = string_attribute(
+        "Token: the role slug. Use it as a key of :class:`FabricPlane` ``pools`` so the plane depends on the pool"
+        " (Terraform creates the pool first)."
+    )
 
-    @property
-    def site(self) -> str:
-        """Token: the site slug (empty when the prefix is global)."""
-        return self.get_string_attribute("site")
+    site = string_attribute("Token: the site slug (empty when the prefix is global).")
 
-    @property
-    def vrf(self) -> str:
-        """Token: the VRF name (empty for the global table)."""
-        return self.get_string_attribute("vrf")
+    vrf = string_attribute("Token: the VRF name (empty for the global table).")
 
-    @property
-    def adopted(self) -> cdktn.IResolvable:
-        """Token (bool): true when the prefix existed in NetBox before and the provider adopted it."""
-        return self.get_boolean_attribute("adopted")
+    adopted = boolean_attribute(
+        "Token (bool): true when the prefix existed in NetBox before and the provider adopted it."
+    )
 
 
 class FabricPlane(Synthesized, cdktn.TerraformResource):
@@ -149,50 +145,32 @@ class FabricPlane(Synthesized, cdktn.TerraformResource):
         super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on), lifecycle=lifecycle)
         self._attrs = attrs
 
-    @property
-    def id(self) -> str:
-        """Token: the provider's id of this plane (a string; stable for the life of the resource)."""
-        return self.get_string_attribute("id")
+    id = string_attribute("Token: the provider's id of this plane (a string; stable for the life of the resource).")
 
-    @property
-    def fabric(self) -> str:
-        """Token: ``fabric.name`` of the intent."""
-        return self.get_string_attribute("fabric")
+    fabric = string_attribute("Token: ``fabric.name`` of the intent.")
 
-    @property
-    def site(self) -> str:
-        """Token: the NetBox site slug (``fabric.site``)."""
-        return self.get_string_attribute("site")
+    site = string_attribute("Token: the NetBox site slug (``fabric.site``).")
 
-    @property
-    def intent(self) -> str:
-        """Token: the intent YAML as applied (pools resolved)."""
-        return self.get_string_attribute("intent")
+    intent = string_attribute("Token: the intent YAML as applied (pools resolved).")
 
-    @property
-    def intent_sha256(self) -> str:
-        """Token: hex SHA-256 of :attr:`intent`; changes whenever the applied intent does."""
-        return self.get_string_attribute("intent_sha256")
+    intent_sha256 = string_attribute("Token: hex SHA-256 of :attr:`intent`; changes whenever the applied intent does.")
 
-    @property
-    def counts(self) -> Mapping[str, float]:
-        """Token (map of numbers): objects recorded for this plane by kind: ``devices``, ``switches``,
-        ``gpu_nodes``, ``cables``, ``ip_addresses``, ``prefixes``, ``asns``, ``asn_ranges``."""
-        return self.get_number_map_attribute("counts")
+    counts = number_map_attribute(
+        "Token (map of numbers): objects recorded for this plane by kind: ``devices``, ``switches``, "
+        "``gpu_nodes``, ``cables``, ``ip_addresses``, ``prefixes``, ``asns``, ``asn_ranges``."
+    )
 
     def count_of(self, kind: str) -> float:
         """Token (number): one entry of :attr:`counts`, e.g. ``count_of("cables")``."""
         return cdktn.Token.as_number(self.interpolation_for_attribute(f"counts{_quoted(kind)}"))
 
-    @property
-    def pools_used(self) -> Mapping[str, str]:
-        """Token (map of strings): intent field path (``addressing.host_links.prefix``) -> the CIDR used."""
-        return self.get_string_map_attribute("pools_used")
+    pools_used = string_map_attribute(
+        "Token (map of strings): intent field path (``addressing.host_links.prefix``) -> the CIDR used."
+    )
 
-    @property
-    def devices(self) -> Mapping[str, Any]:
-        """Token (map of objects): switch name -> ``{loopback: "10.0.0.1/32", asn: 4200100000}``."""
-        return self.get_any_map_attribute("devices")
+    devices = any_map_attribute(
+        'Token (map of objects): switch name -> ``{loopback: "10.0.0.1/32", asn: 4200100000}``.'
+    )
 
     def device_loopback(self, switch: str) -> str:
         """Token (string): the loopback address of ``switch`` (``devices["<switch>"].loopback``)."""
@@ -202,8 +180,7 @@ class FabricPlane(Synthesized, cdktn.TerraformResource):
         """Token (number): the BGP ASN of ``switch`` (``devices["<switch>"].asn``)."""
         return cdktn.Token.as_number(self.interpolation_for_attribute(f"devices{_quoted(switch)}.asn"))
 
-    @property
-    def drift(self) -> list[str]:
-        """Token (list of strings): differences between NetBox and the intent found on the last refresh, one
-        human-readable line each; empty when NetBox matches."""
-        return self.get_list_attribute("drift")
+    drift = list_attribute(
+        "Token (list of strings): differences between NetBox and the intent found on the last refresh, one human-"
+        "readable line each; empty when NetBox matches."
+    )
