@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from hwaac.devnetbox.cli import add_server_commands
 from hwaac.netbox.errors import NetBoxError
@@ -67,20 +69,29 @@ def cmd_sync(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _read_back(args: argparse.Namespace, cmd: str):
-    """Plan the fabric and read it back from NetBox (never writes): (sync, client, seconds) or an exit code."""
-    from hwaac.netbox.sync.readback import read_back
-
+def _from_netbox[T](args: argparse.Namespace, cmd: str, read: Callable[[Any, str, str], T],
+                    interrupted: str | None = None) -> T | int:
+    """Plan the fabric, then ``read(plan, url, token)`` from NetBox: its result, or an exit code after a one-line
+    error (the first line of a NetBox error; ``interrupted`` on Ctrl-C where given, else Ctrl-C goes on up)."""
     got = _plan_for(args, cmd)
     if isinstance(got, int):
         return got
     plan, target = got
     try:
-        return read_back(plan, target.url, target.token)
+        return read(plan, target.url, target.token)
     except NetBoxError as exc:
         return _fail(cmd, str(exc).splitlines()[0])
     except KeyboardInterrupt:
-        return _fail(cmd, "interrupted")
+        if interrupted is None:
+            raise
+        return _fail(cmd, interrupted)
+
+
+def _read_back(args: argparse.Namespace, cmd: str):
+    """Plan the fabric and read it back from NetBox (never writes): (sync, client, seconds) or an exit code."""
+    from hwaac.netbox.sync.readback import read_back
+
+    return _from_netbox(args, cmd, read_back, interrupted="interrupted")
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -120,14 +131,10 @@ def cmd_render(args: argparse.Namespace) -> int:
     from hwaac.netbox.source import plan_from_netbox
     from hwaac.render import OutputDirError, render_to_dir
 
-    got = _plan_for(args, "render")
+    got = _from_netbox(args, "render", plan_from_netbox)
     if isinstance(got, int):
         return got
-    plan, target = got
-    try:
-        plan, notes = plan_from_netbox(plan, target.url, target.token)
-    except NetBoxError as exc:
-        return _fail("render", str(exc).splitlines()[0])
+    plan, notes = got
     for note in notes:
         print(f"hwaac netbox render: taken from NetBox: {note}", file=sys.stderr)
     try:
