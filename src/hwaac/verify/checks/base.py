@@ -7,7 +7,7 @@ account for: their expectations come from the plan minus those faults (the *live
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import ClassVar
@@ -181,3 +181,27 @@ def shorten(items: list[str], limit: int = 6) -> str:
     """``a, b, c and 4 more``."""
     head = ", ".join(items[:limit])
     return head + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def not_read(ctx: Context, device: str, exc: FactError, seen: list[str], unknown: list[str], *, what: str,
+             down: str) -> bool:
+    """Note a fact of ``device`` that could not be read. A device that is down (its own FAIL of stage 0) goes to
+    ``unknown`` and ``down`` to ``seen``; else ``seen`` gets ``what not read: exc`` and the answer is True: an
+    error no fault explains."""
+    if ctx.down(device):
+        unknown.append(device)
+        seen.append(down)
+        return False
+    seen.append(f"{what} not read: {exc}")
+    return True
+
+
+def switch_facts[T](ctx: Context, read: Callable[[str], T]) -> Iterator[tuple[str, T]]:
+    """(switch, ``read(switch)``) for each switch in scope, by name, passing over those whose fact cannot be read
+    (VerifyDevicesAnswer reports them)."""
+    for device in sorted(ctx.scope & set(ctx.inputs.switches)):
+        try:
+            fact = read(device)
+        except FactError:
+            continue
+        yield device, fact

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hwaac.verify import commands as C
-from hwaac.verify.checks.base import Check, Context
+from hwaac.verify.checks.base import Check, Context, not_read, switch_facts
 from hwaac.verify.facts import FactError
 from hwaac.verify.inputs import Session
 from hwaac.verify.results import Result, Status
@@ -33,13 +33,11 @@ class VerifyBgpSessions(Check, stage=2, fault_kind="session",
             try:
                 summary = ctx.facts.bgp(local.device)
             except FactError as exc:
-                if ctx.down(local.device):
-                    bad.append(local.device)
-                    unknown.append(local.device)
-                    seen.append(f"{local.device}: FRR down")
-                else:
+                if not_read(ctx, local.device, exc, seen, unknown, what=f"{local.device}:",
+                            down=f"{local.device}: FRR down"):
                     error = True
-                    seen.append(f"{local.device}: not read: {exc}")
+                else:
+                    bad.append(local.device)
                 continue
             peer = summary.peers.get(remote.ip)
             problems = []
@@ -77,11 +75,7 @@ class VerifyBgpSessions(Check, stage=2, fault_kind="session",
         return self.result(obj, expected, actual, Status.PASS, **kw)
 
     def _unplanned(self, ctx: Context) -> Iterable[Result]:
-        for device in sorted(ctx.scope & set(ctx.inputs.switches)):
-            try:
-                summary = ctx.facts.bgp(device)
-            except FactError:
-                continue
+        for device, summary in switch_facts(ctx, ctx.facts.bgp):
             planned = {s.side(device)[1].ip for s in ctx.inputs.sessions_of.get(device, [])}
             for ip, peer in sorted(summary.peers.items()):
                 if ip not in planned:

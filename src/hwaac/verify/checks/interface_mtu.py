@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hwaac.verify import commands as C
-from hwaac.verify.checks.base import Check, Context, cables_in_scope
+from hwaac.verify.checks.base import Check, Context, cables_in_scope, not_read
 from hwaac.verify.facts import FactError
 from hwaac.verify.inputs import End, Inputs
 from hwaac.verify.results import Result, Status
@@ -34,12 +34,9 @@ class VerifyInterfaceMtu(Check, stage=1, fault_kind="mtu", requires=("VerifyDevi
                 try:
                     link = ctx.facts.links(end.device).get(end.port)
                 except FactError as exc:
-                    if ctx.down(end.device):
-                        unknown.append(end.device)
-                        seen.append(f"{end} not read ({end.device} down)")
-                    else:
+                    if not_read(ctx, end.device, exc, seen, unknown, what=str(end),
+                                down=f"{end} not read ({end.device} down)"):
                         error = True
-                        seen.append(f"{end} not read: {exc}")
                     continue
                 if link is None or link.mtu is None:
                     seen.append(f"{end} no such interface")

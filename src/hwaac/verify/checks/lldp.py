@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hwaac.verify import commands as C
-from hwaac.verify.checks.base import Check, Context, cables_in_scope
+from hwaac.verify.checks.base import Check, Context, cables_in_scope, switch_facts
 from hwaac.verify.facts import FactError, LldpNeighbor
 from hwaac.verify.inputs import Cable, End, Inputs
 from hwaac.verify.results import Result, Status
@@ -99,11 +99,7 @@ class VerifyLldpNeighbors(Check, stage=1, fault_kind="miswired", requires=("Veri
 
     def _unplanned(self, ctx: Context) -> Iterable[Result]:
         """Switch ports with an LLDP neighbour but no planned cable."""
-        for device in sorted(ctx.scope & set(ctx.inputs.switches)):
-            try:
-                lldp = ctx.facts.lldp(device)
-            except FactError:
-                continue
+        for device, lldp in switch_facts(ctx, ctx.facts.lldp):
             front = {p for d, p in ctx.inputs.port_mtu if d == device}
             for port, neighbours in sorted(lldp.items()):
                 if (device, port) in ctx.inputs.cable_at:
