@@ -9,9 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import timedelta
-from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
@@ -20,6 +17,7 @@ from hwaac.errors import IntentError, IntentIssue
 from hwaac.mitigation.guard import DRAIN_LINK, DRAIN_SWITCH, GuardRails
 from hwaac.model.issues import dotted, plain, validation_issues
 from hwaac.model.loader import parse_yaml
+from hwaac.model.shipped import ShippedFile
 from hwaac.model.yamlfile import LineIndex
 from hwaac.plan.model import LinkKind
 from hwaac.telemetry.suspects import KINDS, SUSPECT_RULES, Severity
@@ -201,18 +199,11 @@ def load_policy_text(text: str, file: str = "<string>") -> Policy:
     return policy
 
 
-@cache
-def default_policy() -> Policy:
-    """The shipped default."""
-    path = resources.files("hwaac.mitigation").joinpath("data", "policy.yaml")
-    return load_policy_text(path.read_text(), file="hwaac/mitigation/data/policy.yaml")
-
-
-def load_policy(path: str | Path | None = None) -> Policy:
-    """The policy of ``path``, or the shipped default when None. Raises :class:`PolicyError`."""
-    if path is None:
-        return default_policy()
-    return load_policy_text(Path(path).read_text(), file=str(path))
+_POLICY_FILE = ShippedFile("hwaac.mitigation", "policy.yaml", load_policy_text)
+default_policy = _POLICY_FILE.default
+"""The shipped default."""
+load_policy = _POLICY_FILE.load
+"""The policy of ``path``, or the shipped default when None. Raises :class:`PolicyError`."""
 
 
 __all__ = ["ACTION_KINDS", "LINK_KINDS", "NOTIFY", "POLICY_ACTIONS", "QUARANTINE_NODE", "Match", "Policy",

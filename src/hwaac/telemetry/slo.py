@@ -3,15 +3,12 @@ for them or a user's file that names file, line, field, value and the valid rang
 
 from __future__ import annotations
 
-from functools import cache
-from importlib import resources
-from pathlib import Path
-
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.model.issues import plain, validation_issues
 from hwaac.model.loader import parse_yaml
+from hwaac.model.shipped import ShippedFile
 from hwaac.telemetry.sli import BGP_DROPS, COVERAGE, LINK_SLIS, PATH_DIVERSITY
 
 PROBE_LOSS = "probe_loss_ratio"  # a cable's forward loss estimated from active probes (hwaac.telemetry.tomography)
@@ -93,18 +90,11 @@ def load_slo_text(text: str, file: str = "<string>") -> SloSet:
     return out
 
 
-@cache
-def default_slos() -> SloSet:
-    """The shipped defaults."""
-    path = resources.files("hwaac.telemetry").joinpath("data", "slo.yaml")
-    return load_slo_text(path.read_text(), file="hwaac/telemetry/data/slo.yaml")
-
-
-def load_slos(path: str | Path | None = None) -> SloSet:
-    """The SLOs of ``path``, or the shipped defaults when None. Raises :class:`SloError`."""
-    if path is None:
-        return default_slos()
-    return load_slo_text(Path(path).read_text(), file=str(path))
+_SLO_FILE = ShippedFile("hwaac.telemetry", "slo.yaml", load_slo_text)
+default_slos = _SLO_FILE.default
+"""The shipped defaults."""
+load_slos = _SLO_FILE.load
+"""The SLOs of ``path``, or the shipped defaults when None. Raises :class:`SloError`."""
 
 
 __all__ = ["PROBE_LOSS", "Localise", "Objective", "SloError", "SloSet", "default_slos", "load_slo_text", "load_slos"]
