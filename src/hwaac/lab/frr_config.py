@@ -10,12 +10,12 @@ order is the config_db's (sonic-cfggen does not sort). ``lab_timers`` adds what 
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
 from hwaac.lab.errors import LabError
 from hwaac.lab.frr_policy import flag, leaf_list, policy_lines
+from hwaac.render.sonic.checks_common import is_ip
 
 ADMIN_UP, ADMIN_DOWN = ("true", "up"), ("false", "down")  # frrcfgd 202505 hdl_admin_status; templates l.5/l.33
 LAB_NEIGHBOR_LINES = ("timers connect 2", "advertisement-interval 0")
@@ -195,7 +195,7 @@ def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_time
     intf = ""
     if table == "BGP_PEER_GROUP":
         out.append(f" neighbor {name} peer-group")
-    elif not _is_ip(name):
+    elif not is_ip(name):
         intf = "interface "
     remote_as = nbr.get("peer_type", nbr.get("asn", ""))
     if remote_as != "":
@@ -339,14 +339,6 @@ def _refuse_evpn(vrf: str, db: Mapping[str, Any]) -> None:
             if key[0] == vrf and len(key) > idx and key[idx] == "l2vpn_evpn":
                 raise LabError(f"{table}|{'|'.join(key)}: the l2vpn_evpn family is not modelled by the lab "
                                f"(valid families: ipv4_unicast, ipv6_unicast)")
-
-
-def _is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
 
 
 def neighbors(config_db: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
