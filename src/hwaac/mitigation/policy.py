@@ -11,13 +11,12 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Annotated, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.mitigation.guard import DRAIN_LINK, DRAIN_SWITCH, GuardRails
-from hwaac.model.issues import dotted, plain, validation_issues
-from hwaac.model.loader import parse_yaml
-from hwaac.model.shipped import ShippedFile
+from hwaac.model.issues import dotted
+from hwaac.model.shipped import ShippedFile, load_yaml_model
 from hwaac.model.yamlfile import LineIndex
 from hwaac.plan.model import LinkKind
 from hwaac.telemetry.suspects import KINDS, SUSPECT_RULES, Severity
@@ -134,6 +133,14 @@ class PolicyError(IntentError):
     """A policy file is invalid; ``issues`` name file, line, field, value and what would be valid."""
 
 
+def _a_mapping(root: object, file: str) -> None:
+    """Refuse a policy that is not a mapping before pydantic does, naming the keys it may have."""
+    if not isinstance(root, Mapping):
+        raise PolicyError([IntentIssue(path="", message="the policy must be a YAML mapping",
+                                       value=type(root).__name__, valid="a mapping with keys "
+                                       + ", ".join(Policy.model_fields), file=file, line=1)])
+
+
 def _checks(policy: Policy, index: LineIndex, file: str) -> list[IntentIssue]:
     """What the schema cannot say: unique names, known suspect rules, and kinds an action can act on."""
     issues = []
@@ -184,19 +191,7 @@ def _checks(policy: Policy, index: LineIndex, file: str) -> list[IntentIssue]:
 
 def load_policy_text(text: str, file: str = "<string>") -> Policy:
     """Parse and validate policy YAML. Raises :class:`PolicyError`."""
-    root, index = parse_yaml(text, file, PolicyError)
-    if not isinstance(root, Mapping):
-        raise PolicyError([IntentIssue(path="", message="the policy must be a YAML mapping",
-                                       value=type(root).__name__, valid="a mapping with keys "
-                                       + ", ".join(Policy.model_fields), file=file, line=1)])
-    try:
-        policy = Policy.model_validate(plain(root))
-    except ValidationError as err:
-        raise PolicyError(validation_issues(err, index, file)) from None
-    issues = _checks(policy, index, file)
-    if issues:
-        raise PolicyError(issues)
-    return policy
+    return load_yaml_model(text, file, Policy, PolicyError, _checks, before=_a_mapping)
 
 
 _POLICY_FILE = ShippedFile("hwaac.mitigation", "policy.yaml", load_policy_text)

@@ -1,5 +1,6 @@
 """A small YAML file hwaac ships a default of in a package's ``data/`` folder, which a user may replace with a
-file of their own (the mitigation policy, the SLOs): one reader for both cases."""
+file of their own (the mitigation policy, the SLOs): one reader for both cases, and one way to parse and validate
+such a file into a pydantic model."""
 
 from __future__ import annotations
 
@@ -7,6 +8,14 @@ from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from hwaac.errors import IntentError, IntentIssue
+from hwaac.model.issues import plain, validation_issues
+from hwaac.model.loader import parse_yaml
+from hwaac.model.yamlfile import LineIndex
 
 
 class ShippedFile[T]:
@@ -31,3 +40,26 @@ class ShippedFile[T]:
         if path is None:
             return self.default()
         return self._load_text(Path(path).read_text(), str(path))
+
+
+def load_yaml_model[M: BaseModel](text: str, file: str, model: type[M], error: type[IntentError],
+                                  checks: Callable[[M, LineIndex, str], list[IntentIssue]],
+                                  before: Callable[[Any, str], None] | None = None) -> M:
+    """``text`` parsed (:func:`~hwaac.model.loader.parse_yaml`), validated as ``model``, then checked by
+    ``checks(value, index, file)`` for what the schema cannot say; ``before(root, file)`` may refuse the parsed
+    document before validation.
+
+    Raises:
+        IntentError: ``error`` with the issues, naming ``file`` and the lines.
+    """
+    root, index = parse_yaml(text, file, error)
+    if before is not None:
+        before(root, file)
+    try:
+        value = model.model_validate(plain(root))
+    except ValidationError as err:
+        raise error(validation_issues(err, index, file)) from None
+    issues = checks(value, index, file)
+    if issues:
+        raise error(issues)
+    return value

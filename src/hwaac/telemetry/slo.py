@@ -3,12 +3,11 @@ for them or a user's file that names file, line, field, value and the valid rang
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hwaac.errors import IntentError, IntentIssue
-from hwaac.model.issues import plain, validation_issues
-from hwaac.model.loader import parse_yaml
-from hwaac.model.shipped import ShippedFile
+from hwaac.model.shipped import ShippedFile, load_yaml_model
+from hwaac.model.yamlfile import LineIndex
 from hwaac.telemetry.sli import BGP_DROPS, COVERAGE, LINK_SLIS, PATH_DIVERSITY
 
 PROBE_LOSS = "probe_loss_ratio"  # a cable's forward loss estimated from active probes (hwaac.telemetry.tomography)
@@ -65,11 +64,11 @@ class SloError(IntentError):
 
 def load_slo_text(text: str, file: str = "<string>") -> SloSet:
     """Parse and validate SLO YAML. Raises :class:`SloError`."""
-    root, index = parse_yaml(text, file, SloError)
-    try:
-        out = SloSet.model_validate(plain(root))
-    except ValidationError as err:
-        raise SloError(validation_issues(err, index, file)) from None
+    return load_yaml_model(text, file, SloSet, SloError, _checks)
+
+
+def _checks(out: SloSet, index: LineIndex, file: str) -> list[IntentIssue]:
+    """What the schema cannot say: known SLI names, ratios at most 1, the warn level before the bound."""
     issues = []
     for name, obj in out.slos.items():
         if name not in SLI_NAMES:
@@ -85,9 +84,7 @@ def load_slo_text(text: str, file: str = "<string>") -> SloSet:
             issues.append(IntentIssue(path=f"slos.{name}.warn", message=f"warn must come before the {key} bound",
                                       value=obj.warn, valid=f"{'at most' if key == 'max' else 'at least'} {bound}",
                                       file=file, line=index.line_of(["slos", name, "warn"])))
-    if issues:
-        raise SloError(issues)
-    return out
+    return issues
 
 
 _SLO_FILE = ShippedFile("hwaac.telemetry", "slo.yaml", load_slo_text)
