@@ -189,7 +189,8 @@ def plan_changes(desired: dict, current: dict, mounts: list[dict] | None = None,
     ``{"op": "add", "net", "interfaces", "tunables", "lnd_tunables"}``, ``{"op": "set", "key", "value",
     "current"}``, each with a ``reason``; deletions come first, then additions, then settings.
 
-    Rules (sources: domain note ``lustre-client.md`` sections 1.2, 1.5 and 6):
+    Rules (sources: lnetctl(8) and lustre-release ``lnet/utils/lnetctl.c``; the Lustre Operations Manual,
+    "Configuring LNet via lnetctl" and "LNet Software Multi-Rail"):
 
     * a desired NI that is missing is added (``lnetctl net add`` adds NIs to a live LNet, also while mounted);
     * an existing NI's tunables cannot be changed in place: that NI is deleted and added again;

@@ -195,7 +195,7 @@ def release_of(version: str) -> str | None:
     the Lustre version: maintenance releases of a line change the patch level only (the 2.15 LTS line runs
     2.15.0 to 2.15.7, Whamcloud's release list as quoted in the GSI Lustre notes, web-docs.gsi.de/~vpenso), while
     client features arrive with a new line (``mount.client.params`` and ``lctl set_param -C`` with 2.17,
-    LU-11077, ``lustre-client.md`` section 0).
+    LU-11077; lustre-release ``lustre/conf/mount.client.params``).
     """
     match = _RELEASE.match(version or "")
     return f"{match['major']}.{match['minor']}" if match else None

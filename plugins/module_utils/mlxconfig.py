@@ -217,7 +217,7 @@ def parse_set_result(text: str) -> tuple[str, str]:
     ``kind`` is ``"reboot"`` (``-I- Please reboot machine to load new configurations.``), ``"power_cycle"``
     (``-I- Please power cycle machine to load new configurations.``: the MFRL warm-boot reset could not be armed)
     or ``"skipped"`` (``-I- Skipped reset preparation``, MFT >= 4.34, BlueField in DPU mode, where only a host
-    power cycle loads the values: sriov-network-operator issue #662). Strings from mstflint
+    power cycle loads the values: k8snetworkplumbingwg/sriov-network-operator#662). Strings from mstflint
     ``GenericCommander::loadConfigurationGetStr``. Raises :class:`MlxconfigError` for ``-E-`` output or when
     neither ``Done!`` nor a reset line is present.
     """

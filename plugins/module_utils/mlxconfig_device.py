@@ -226,7 +226,7 @@ class DeviceRun:
                 reset_required = "power_cycle"
                 reset_reason = (
                     f"mlxconfig: {reset_msg} (BlueField in DPU mode: a host power cycle loads the values, "
-                    "sriov-network-operator issue #662)"
+                    "k8snetworkplumbingwg/sriov-network-operator#662)"
                 )
             if p["fw_reset_after_config"]:
                 reset_required = "mlxfwreset"

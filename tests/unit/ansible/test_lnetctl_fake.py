@@ -185,8 +185,9 @@ def test_global_show_is_the_recorded_215_block(fake: Fake) -> None:
 
 
 def test_pyyaml_indent_6_reproduces_the_recorded_216_samples() -> None:
-    """The domain note's claim, checked on the recorded 2.16 samples only (the constructed ones, such as
-    ``2.16/net_show_v_o2ib.txt``, were written with this very dump and cannot confirm it)."""
+    """lnetctl 2.16+ prints Netlink output with libyaml's emitter at indent 6 (``LNET_DEFAULT_INDENT``,
+    lustre-release ``lnet/utils/lnetctl.c``), checked on the recorded 2.16 samples only (the constructed ones,
+    such as ``2.16/net_show_v_o2ib.txt``, were written with this very dump and cannot confirm it)."""
     for name in ("2.16/net_show_tcp.txt", "2.16/net_show_o2ib_mr_tcp.txt"):
         text = sample(name)
         assert yaml.dump(yaml.safe_load(text), indent=6, default_flow_style=False, sort_keys=False) == text, name

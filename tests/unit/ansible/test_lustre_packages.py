@@ -413,8 +413,8 @@ def test_ofed_node_without_a_crc_comparison_is_a_partial_check(kw: dict, why: st
 
 
 def test_inbox_node_without_symvers_is_not_flagged_partial() -> None:
-    """kABI-tracking kmods on the in-kernel stack are covered by the RPM's kernel(symbol) requirements (domain
-    note section 4); the partial-check warning is about MLNX_OFED/DOCA, whose ofa_kernel symbols kABI does not
-    cover."""
+    """kABI-tracking kmods on the in-kernel stack are covered by the RPM's kernel(symbol) requirements
+    (redhat-rpm-config's ``find-requires.ksyms`` for lustre.spec.in's ``%kernel_module_package``); the
+    partial-check warning is about MLNX_OFED/DOCA, whose ofa_kernel symbols kABI does not cover."""
     result = verify("ko2iblnd_kmod_inkernel_el9_derived.txt", INBOX, EL94_K, strict=True)
     assert result["ok"] and not result["warnings"] and result["crc"]["complete"] is False
