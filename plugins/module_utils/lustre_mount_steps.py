@@ -134,16 +134,18 @@ def converge_fstab(run: Run, wanted_line: str | None) -> None:
 def check_lnet(run: Run, groups) -> None:
     """Fail the task, before mounting, unless LNet is up (``lctl list_nids`` answers) with a NID on a network of
     at least one MGS node of ``groups``; warn for failover MGS nodes no local network reaches. A mount without
-    LNet configured would load it with its default ``networks="tcp"`` and give the client a wrong NID (domain
-    note ``lustre-client.md`` 1.1, pitfall 2). Sets ``lnet_nids`` in the result."""
+    LNet configured would load it with its default ``networks="tcp"`` and give the client a wrong NID
+    (lustre-release ``lnet/lnet/api-ni.c`` ``lnet_get_networks``; Lustre wiki "LNet Configuration Edge Case
+    Behaviors and Side-Effects"). Sets ``lnet_nids`` in the result."""
     lctl = run.binary("lctl")
     res = run.run([lctl, "list_nids"], changing=False)
     what = output_line(res)
     if res["rc"] != 0:
         run.fail(f"cannot mount {run.p['name']} on {run.mp}: LNet is not up on this node (lctl list_nids: {what}). "
                  "Mounting now would make mount.lustre load LNet with its default networks=\"tcp\" and give this "
-                 "client a TCP NID on its first interface instead of its intended NIDs (lustre-client domain note "
-                 "1.1, pitfall 2). Configure LNet first (aiinfra.hwaac.lnet), or set check_lnet=false.")
+                 "client a TCP NID on its first interface instead of its intended NIDs (lnet_get_networks in "
+                 "lustre-release lnet/lnet/api-ni.c). Configure LNet first (aiinfra.hwaac.lnet), or set "
+                 "check_lnet=false.")
     try:
         nids = parse_list_nids(res["stdout"])
     except LustreError as exc:
