@@ -3,29 +3,11 @@
 """Parse ``lnetctl`` output for the ``aiinfra.hwaac.lnet`` module (the changes are planned in ``lnet_plan``).
 
 Host side: Python standard library plus ``ansible.module_utils`` (PyYAML through
-``ansible.module_utils.common.yaml``; callers check :data:`HAS_YAML`). Every output is read with a real YAML
-loader, never with regular expressions on the layout, because lnetctl prints the same keys in two layouts
-(recorded samples and their sources: ``tests/fixtures/tools/lnetctl/README.md``):
-
-* <= 2.15 (and the ``global``/``set``/``import`` paths of 2.16+): lustre-release ``lnet/utils/lnetconfig/cyaml.c``
-  ``cYAML_print_tree``: 4-space levels, sequence items dash-indented (``    - net type: o2ib``), two extra spaces
-  under an item (``INDENT 4``, ``EXTRA_IND 2``), strings printed raw (liblnetconfig puts the quotes into the text
-  itself: ``descr: "cannot add network: File exists"``, ``CPT: "[0,1]"``).
-* 2.16+ Netlink paths (``net show``, the ``net`` part of ``export``, their errors): libyaml's emitter with
-  ``LNET_DEFAULT_INDENT`` 6 (``lnet/utils/lnetctl.c``): ``-     net type: tcp``; errors come from
-  ``yaml_lnet_print_error``: ``---``/``...`` markers, the entity as an empty key beside ``errno`` and ``descr``,
-  and a non-specific tag on the message (``descr: ! "Network is down"``).
-
-Both load to the same dicts; :func:`parse_state` turns either into one model::
-
-    {"nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib" | None,
-                                        "status": "up" | None, "tunables": {...}, "lnd_tunables": {...}}]}],
-     "global": {"discovery": 1, "max_interfaces": 200, ...}}
-
-Names are normalised (``normalise_net`` of module_utils/lustre_formats.py, the one copy of network names and
-of /proc/mounts parsing): LNet prints ``o2ib``/``tcp`` for network number 0 (``libcfs_net2str``), so ``o2ib0`` ==
-``o2ib``; 2.12 printed ``max_intf``, renamed ``max_interfaces`` in 2.15 (LU-13722; ``lnetctl import`` accepts both,
-``global_params`` in lnetctl.c).
+``ansible.module_utils.common.yaml``; callers check :data:`HAS_YAML`). Every output is read with a YAML loader,
+never with regular expressions, because lnetctl prints the same keys in two layouts (<= 2.15 ``cYAML_print_tree``,
+2.16+ Netlink paths through libyaml with indent 6); :func:`parse_state` turns either into one model with
+normalised names (``o2ib0`` == ``o2ib``, ``max_intf`` == ``max_interfaces``). The layouts, the model and their
+sources: docs/modules/lustre.md, "lnetctl output"; samples: ``tests/fixtures/tools/lnetctl/README.md``.
 """
 
 from __future__ import annotations

@@ -3,29 +3,10 @@
 """Lustre client mounts on the managed host: MGS source strings, NIDs, /proc/mounts, fstab, ``fuser -v`` output.
 
 Standard library only (host side); used by ``aiinfra.hwaac.lustre_mount``. Every parser states the source of the
-format it reads; ``tests/fixtures/tools/{proc_mounts,fuser,lctl}/README.md`` name the recorded samples.
-
-Sources of the domain facts:
-
-- Mount source ``NID[,NID]:NID[,NID]:/FSNAME`` (comma = several NIDs of one MGS node, colon = failover MGS nodes):
-  mount.lustre(8) and ``lustre/utils/mount_lustre.c`` (``convert_hostnames`` resolves host names NID by NID and
-  fails with ``Can't parse NID '...'``); fsname 1-8 characters of ``[A-Za-z0-9_]`` (mkfs.lustre(8)).
-- LNet prints a net with number 0 without its number (``o2ib0`` -> ``o2ib``, ``libcfs_net2str``), so /proc/mounts
-  shows ``10.20.0.1@o2ib`` for ``10.20.0.1@o2ib0`` and resolved IPv4 NIDs for host names.
-- /proc/mounts options of a Lustre client (``ll_show_options`` in ``lustre/llite/llite_lib.c``): the VFS flags
-  (``rw``/``ro``, ``nosuid``, ``nodev``, ``noexec``, ``noatime``, ``nodiratime``, ``relatime``; Linux
-  ``fs/proc_namespace.c``), then from 2.15 a table-driven list (``checksum|nochecksum``, ``localflock`` or
-  ``flock|noflock``, ``user_xattr|nouser_xattr``, ``lruresize|nolruresize``, ``lazystatfs|nolazystatfs``,
-  ``32bitapi``, ``user_fid2path|nouser_fid2path``, ``verbose|noverbose``, ``always_ping``, ``encrypt|noencrypt``),
-  before 2.15 only the set flags ``nolock``, ``flock``, ``localflock``, ``user_xattr``, ``lazystatfs``,
-  ``user_fid2path``. 2.17 adds a cosmetic ``mgsname=`` (LU-16738), ignored here. Fields are octal-escaped
-  (``\\040`` for a space; the kernel's ``seq_escape``).
-- ``mount -o remount`` on a Lustre client changes only the read-only flag in Lustre (``ll_remount_fs`` handles
-  ``MS_RDONLY`` alone) plus the per-mount VFS flags the kernel's remount applies (``nosuid``, ``nodev``,
-  ``noexec``, atime flags). Every other Lustre option needs an unmount and a new mount.
-- ``fuser -v`` (psmisc ``src/fuser.c`` ``print_matches``): the table (header, name, user, access, command) goes
-  to stderr, the PIDs (``" %5d"``, or ``kernel`` for the mount itself) to stdout; names are padded to 20
-  columns (``NAME_FIELD``) and a longer name gets a line of its own.
+format it reads; ``tests/fixtures/tools/{proc_mounts,fuser,lctl}/README.md`` name the recorded samples. The
+domain facts (mount source syntax, NID normalisation, the /proc/mounts options of each Lustre release, what
+``mount -o remount`` can change, the ``fuser -v`` layout) and their sources: docs/modules/lustre.md,
+"Client mounts".
 """
 
 from __future__ import annotations

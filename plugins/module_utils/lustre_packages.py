@@ -3,67 +3,11 @@
 """Lustre client packages: which to install for a distribution and flavour, which are installed, and whether the
 o2ib LND (``ko2iblnd``) was built for the running kernel and RDMA stack.
 
-Pure functions on tool output; standard library only (host side). Facts and their sources:
-
-- Package names (domain note ``lustre-client.md`` section 4; lustre-release ``lustre.spec.in``,
-  ``debian/control.main``, ``debian/control.modules.in``): EL ``lustre-client`` (utilities) with
-  ``kmod-lustre-client`` (kABI-tracking kmod, built for one EL minor kernel and reused on compatible minors through
-  ``weak-modules``) or ``lustre-client-dkms``; Debian/Ubuntu ``lustre-client-utils`` with
-  ``lustre-client-modules-<kernel release>`` (one package per exact kernel) or ``lustre-client-modules-dkms``.
-  DKMS builds against ``/lib/modules/<kernel>/build``, so the running kernel's headers (``kernel-devel-<kernel>``,
-  ``linux-headers-<kernel>``) come with it.
-- RDMA stack of the node: ``ofed_info -s`` prints ``MLNX_OFED_LINUX-23.10-1.1.9.0:`` (MLNX_OFED) or
-  ``OFED-internal-24.07-0.6.1:`` (DOCA-OFED, the DOCA host packages); no ``ofed_info`` means the distribution's
-  in-kernel RDMA stack (``ofed_info`` comes with MLNX_OFED / DOCA's ``ofed-scripts``). Samples and sources:
-  ``tests/fixtures/tools/ofed_info/README.md``.
-- Why the flavour matters with MLNX_OFED/DOCA: Whamcloud's ``kmod-lustre-client`` is built against the in-kernel
-  RDMA stack (``lustre.spec.in`` ``%bcond_with mofed``: MOFED only with ``rpmbuild --with mofed``), and a
-  ``ko2iblnd`` built against one stack does not load on the other: ``ko2iblnd: disagrees about version of symbol
-  ...`` / ``Unknown symbol`` (Seagate/cortx-motr#17). DKMS builds against ``/usr/src/ofa_kernel/default`` when it
-  exists (``lustre/scripts/dkms.mkconf``; NVIDIA MLNX_OFED "Lustre" page: ``--with-o2ib=/usr/src/ofa_kernel/default``).
-
-Rule for ``flavor: auto`` (:func:`choose_flavor`): ``kmod`` when a kmod built for the running kernel *and* RDMA
-stack is known to be published (``kmod_for_running_kernel: true``); with MLNX_OFED/DOCA and no such kmod,
-``dkms``; on EL with the in-kernel stack, ``kmod`` unless told it is not published (kABI kmods cover the EL minor
-releases, domain note section 4); on Debian/Ubuntu, ``dkms`` unless told a kmod for the kernel exists (the kmod
-debs exist only for the kernels the vendor built them for).
-
-What the o2ib verification compares (:func:`verify_o2ib`), each from ``modinfo -k <kernel> ko2iblnd`` (kmod's
-``modinfo``: ``field:`` padded to 16 columns, one line per value):
-
-1. ``filename`` exists: the module is installed for that kernel (a DKMS build that did not run for a new kernel
-   leaves none).
-2. ``vermagic``'s first word equals the running kernel release. A module under ``weak-updates/`` built for another
-   kernel is reused through RHEL kABI (``weak-modules``): a warning, not a failure, unless the node runs
-   MLNX_OFED/DOCA (its modules are per kernel, so the kABI promise does not cover them).
-3. The RDMA stack it was built against: MLNX_OFED/DOCA-built modules depend on ``mlx_compat`` (the ofa_kernel
-   compat layer; real ``modinfo`` of MOFED's ``ib_core`` and ``nvme-rdma`` list it, fixtures
-   ``tests/fixtures/tools/modinfo``), in-kernel builds do not; a module file ``in-kernel-ko2iblnd.ko`` (what
-   ``ko2iblnd.ko`` links to in Lustre's split LND packages) is an in-kernel build. Mismatch with what
-   ``ofed_info`` reports fails.
-4. When the module file and the running stack's ``Module.symvers`` can be read (``/usr/src/ofa_kernel/<arch>/
-   <kernel>/Module.symvers`` or ``/usr/src/ofa_kernel/default/Module.symvers`` for MLNX_OFED/DOCA, the kernel's
-   ``/lib/modules/<kernel>/build/Module.symvers`` otherwise): the CRC of every symbol ``ko2iblnd`` imports
-   (its ELF ``__versions`` section, ``struct modversion_info``: an unsigned long CRC and a 64-byte-aligned name)
-   against the exported CRC. A difference is exactly what the kernel refuses at load time (``disagrees about
-   version of symbol``). Compressed ``.ko.xz``/``.ko.gz`` are read; ``.ko.zst`` is not (no zstd in the
-   standard library).
-
-Checks 2 and 3 cannot tell one MLNX_OFED/DOCA release from another (a ko2iblnd built against MLNX_OFED 23.10 has
-the same vermagic and the same ``mlx_compat`` dependency on DOCA 24.10), so on such a node a verification in which
-no CRC could be compared (no ``Module.symvers``, a ``.ko.zst``, an unreadable file, no imported symbol in the
-symvers) is *partial*: a warning naming why, or a problem with ``strict`` (option ``strict_o2ib``).
-
-Why the OFED/DOCA release the module was built against is not compared with ``ofed_info -s``: the module does not
-record it. ko2iblnd declares only ``MODULE_AUTHOR``, ``MODULE_DESCRIPTION``, ``MODULE_VERSION("2.8.0")`` (the LND's
-own version) and ``MODULE_LICENSE`` (lustre-release ``lnet/klnds/o2iblnd/o2iblnd.c``); ``srcversion`` is an MD4
-digest of the module's own sources ("Sum all files in the same dir or subdirs", Linux ``scripts/mod/sumversion.c``
-``parse_source_files()``), identical whichever ofa_kernel headers it was compiled with; ``depends`` names modules,
-not versions. DKMS (``dkms.mkconf`` passes ``--with-o2ib=/usr/src/ofa_kernel/...`` and a ``BUILD_DEPENDS`` on the
-``mlnx-ofed-kernel`` DKMS module, domain note section 4) and Whamcloud's ``lustre.spec.in`` (``--with mofed`` passes
-``--with-o2ib=<ofa_kernel path>`` to configure) record no ofa_kernel version either; only HPE Cray's spec writes
-``ko2iblnd compiled against: mlnx-ofa_kernel-devel-<version>`` into its package description, which generic GPU nodes
-do not have. The CRCs of the imported symbols (check 4) are what the kernel compares at load time.
+Pure functions on tool output; standard library only (host side). The package names, the RDMA stack detection
+(``ofed_info -s``), the rule of :func:`choose_flavor` for ``flavor: auto``, the four checks of
+:func:`verify_o2ib` (``filename``, ``vermagic``, ``mlx_compat``, the CRCs of the imported symbols against
+``Module.symvers``), when a check is *partial*, and why the OFED/DOCA release the module was built against is
+not compared: docs/modules/lustre.md, "Client packages and the o2ib LND", with the source of each fact.
 """
 
 from __future__ import annotations

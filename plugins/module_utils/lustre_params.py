@@ -3,29 +3,10 @@
 """Lustre client tunables on the managed host: ``lctl get_param`` output, the client version, and persistence
 (2.17+ ``/etc/lustre/mount.client.params``; before 2.17 a systemd oneshot unit bound to the mount unit).
 
-Standard library only (host side); used by ``aiinfra.hwaac.lustre_tune``.
-
-Sources:
-
-- ``lctl get_param PATTERN`` prints ``NAME=VALUE`` per matching parameter, or ``NAME=`` and a newline before a
-  value that holds a newline or is long (``read_param`` in ``lustre/utils/lustre_cfg.c``); ``-n`` prints the
-  values only. No match: ``error: get_param: param_path 'PATTERN': No such file or directory`` on stderr, non-zero
-  exit (``param_display``). ``lctl set_param NAME=VALUE`` prints ``NAME=VALUE`` per device it set.
-- ``lctl get_param -n version``: ``2.9.55`` and later print the bare version; 2.6-2.8 printed ``lustre: 2.8.53``
-  and ``kernel:``/``build:`` lines (the comment above ``lustre_build_version`` in ``lustre/tests/test-framework.sh``).
-  Vendor builds add suffixes (``2.14.0_ddn98``).
-- ``/etc/lustre/mount.client.params`` (2.17+, LU-11077): ``PARAM=VALUE`` lines and ``#`` comments, applied on
-  this node after every client mount; the shipped file is ``lustre/conf/mount.client.params``;
-  ``lctl set_param -C`` writes it (lctl-set_param(8)).
-- Unit names of paths (systemd.unit(5), ``unit_name_path_escape`` in systemd ``src/basic/unit-name.c``): the path
-  is simplified, ``/`` is ``-``, the root is ``-``, leading and trailing ``/`` are dropped, every byte that is
-  not ASCII alphanumeric, ``:``, ``_`` or ``.`` (and a leading ``.``) is written ``\\xNN``; a path with ``.`` or
-  ``..`` components is not accepted.
-- ExecStart= (systemd.service(5), systemd.syntax(7)): ``%`` starts a specifier (write ``%%``), ``$`` a variable
-  (write ``$$``); an argument with spaces or quotes is double-quoted with C escapes.
-- mdc ``max_mod_rpcs_in_flight`` must stay below ``max_rpcs_in_flight`` (``obd_set_max_mod_rpcs_in_flight``
-  returns -ERANGE otherwise before 2.16; lowering ``max_rpcs_in_flight`` lowers it; ``lustre/ldlm/ldlm_lib.c``),
-  so ``max_rpcs_in_flight`` patterns are set first.
+Standard library only (host side); used by ``aiinfra.hwaac.lustre_tune``. The formats of ``lctl
+get_param``/``set_param`` and ``version``, ``mount.client.params``, systemd unit-name escaping and ExecStart=
+quoting, and why ``max_rpcs_in_flight`` patterns are set first, with their sources: docs/modules/lustre.md,
+"Client tunables".
 """
 
 from __future__ import annotations
