@@ -2,28 +2,10 @@
 # Apache-2.0
 """Parse ``mlnx_qos -i <netdev>`` output (MLNX_OFED / DOCA-host ``mlnx-tools``).
 
-Standard library only: runs on managed hosts as part of ``aiinfra.hwaac.roce_qos``.
-
-Format (recorded sample in ``tests/fixtures/tools/mlnx_qos/``, printing code in Mellanox/mlnx-tools
-``python/mlnx_qos`` ``pretty_print`` and ``dcbnetlink.py`` ``printAppSelector``)::
-
-    DCBX mode: OS controlled
-    Priority trust state: dscp
-    dscp2prio mapping:                       # only when the trust state is dscp
-            prio:0 dscp:07,06,05,04,03,02,01,00,
-            ...                              # 8 DSCPs per line; a priority with more repeats "prio:N dscp:"
-    default priority:                        # newer mlnx-tools only
-    Receive buffer size (bytes): ...         # newer mlnx-tools only
-    Cable len: 7
-    PFC configuration:
-            priority    0   1   2   3   4   5   6   7
-            enabled     0   0   0   1   0   0   0   0
-            buffer      0   0   0   1   0   0   0   0    # newer mlnx-tools only
-    tc: 0 ratelimit: unlimited, tsa: vendor
-             priority:  1
-
-Other lines (a ``****** WARNING: lldpad service is running`` banner, tc lines) are not needed here and are
-ignored; a missing trust line or PFC table raises :class:`MlnxQosError`.
+Standard library only: runs on managed hosts as part of ``aiinfra.hwaac.roce_qos``. The format (trust state,
+``dscp2prio`` mapping, PFC table; recorded sample in ``tests/fixtures/tools/mlnx_qos/``, printing code in
+Mellanox/mlnx-tools ``python/mlnx_qos``): docs/modules/nic.md, "mlnx_qos". Other lines are ignored; a missing
+trust line or PFC table raises :class:`MlnxQosError`.
 """
 
 from __future__ import annotations

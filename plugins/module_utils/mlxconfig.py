@@ -3,25 +3,9 @@
 """Parse ``mlxconfig`` (NVIDIA MFT) / ``mstconfig`` (mstflint) output and compare firmware values.
 
 Standard library only: this file runs on managed hosts as part of the ``aiinfra.hwaac.mlxconfig`` module.
-
-Output format (recorded samples in ``tests/fixtures/tools/mlxconfig/``; printing code in
-Mellanox/mstflint ``mlxconfig/mlxcfg_ui.cpp``: ``printOpening``, ``printConfHeader``, ``printSingleParam``):
-
-* a header block ``Device #1:`` / ``Device type:`` / ``Name:`` / ``Description:`` / ``Device:``;
-* ``Configurations:`` followed by the column titles: ``Default Current Next Boot`` with ``-e``, only ``Next Boot``
-  without it, ``Next Boot New`` for ``set``;
-* one row per parameter: a 1-character change marker (``*`` when the next value differs from the default or
-  current value), in MFT >= 4.3x a 2-character ``RO`` read-only marker, then the name and one value per column;
-* values are plain numbers (``8``), ``Name(n)`` for booleans and enums (``True(1)``, ``ETH(2)``, ``_256KB(1)``),
-  ``Array[0..7]`` for an array (query ``NAME[0..7]`` to get ``NAME[0]`` ... ``NAME[7]`` rows), or ``N/A``;
-* a value longer than the column is followed by a single space, so rows are split on any run of whitespace
-  (``EMBEDDED_CPU(1) EMBEDDED_CPU(1)`` in mstflint issue #830), not on two or more spaces;
-* errors are printed on stdout as ``-E- <text>`` (``MlxCfg::printErr``), e.g. ``-E- Unknown Parameter: NAME``
-  (``MlxcfgDBManager``: ``throw MlxcfgException("Unknown Parameter: %s", ...)``);
-* ``set`` ends with ``-I- <reset string>`` from ``GenericCommander::loadConfigurationGetStr``:
-  ``Please reboot machine to load new configurations.``, ``Please power cycle machine to load new
-  configurations.`` (when arming the warm-boot firmware reset failed) or ``Skipped reset preparation``
-  (MFT >= 4.34 on a BlueField in DPU mode).
+The output format (header block, column titles, change and ``RO`` markers, value syntax, ``-E-`` errors, the
+``-I-`` reset strings of ``set``; recorded samples in ``tests/fixtures/tools/mlxconfig/``, printing code in
+Mellanox/mstflint ``mlxconfig/mlxcfg_ui.cpp``): docs/modules/nic.md, "mlxconfig / mstconfig".
 
 Anything that does not fit this format raises :class:`MlxconfigError`; nothing is skipped silently.
 """

@@ -2,19 +2,10 @@
 # Apache-2.0
 """Paths and value formats of the RoCE settings that live in sysfs/configfs (standard library only).
 
-Sources:
-
-* ``/sys/class/infiniband/<hca>/tc/<port>/traffic_class`` (MLNX_OFED mlx5_ib ``tc`` sysfs): reading prints
-  ``Global tclass=<n>`` when a global ToS is set and nothing otherwise (``traffic_class_show`` prints
-  ``"Global tclass=%d\\n"`` only for ``val >= 0``); writing ``106`` sets it, ``tclass=-1`` clears it
-  [att/netarbiter OUTPUTSAMPLE.setup-nic-lossless-layer3.sh.md; MLNX_OFED "Lossless RoCE" docs].
-* ``/sys/class/net/<if>/ecn/roce_np/enable/<prio>`` and ``.../roce_rp/enable/<prio>`` hold ``0``/``1``;
-  ``.../ecn/roce_np/cnp_dscp`` and ``.../ecn/roce_np/cnp_802p_prio`` the CNP marking [MLNX_OFED/DOCA
-  "Explicit Congestion Notification"; domain note section 4].
-* ``/sys/class/net/<if>/mtu`` (Linux sysfs-class-net ABI): the netdev MTU, writable.
-* ``/sys/kernel/config/rdma_cm/<hca>/`` (kernel ``cma_configfs.c``, ABI configfs-rdma_cm): ``mkdir`` of the
-  device group exposes ``ports/<n>/default_roce_tos``; ``cma_roce_tos`` reads and writes it
-  [ImperialCollegeLondon/rcs-node-config nodetype/cx3/05_configure_roce.sh creates the group first].
+The global traffic class (``/sys/class/infiniband/<hca>/tc/<port>/traffic_class``), ECN and CNP marking
+(``/sys/class/net/<if>/ecn/...``), the MTU (``/sys/class/net/<if>/mtu``) and the RDMA-CM default ToS
+(``/sys/kernel/config/rdma_cm/<hca>/``), each with its format and source: docs/modules/nic.md, "RoCE settings
+in sysfs and configfs".
 """
 
 from __future__ import annotations
