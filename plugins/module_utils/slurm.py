@@ -3,24 +3,9 @@
 """Parse ``scontrol show node`` output and decide Slurm drain/resume with reason ownership.
 
 Standard library only: this file runs on the Slurm controller or login host as part of the
-``aiinfra.hwaac.slurm_node`` module.
-
-Output format (recorded samples in ``tests/fixtures/slurm/``, sources in its README; printing code in
-SchedMD/slurm ``src/api/node_info.c`` ``slurm_sprint_node_table``):
-
-* one record per node, ``KEY=VALUE`` fields separated by ``"\\n   "`` (``scontrol show node``) or by a single
-  space (``scontrol show node -o``, "one liner"), so some fields end in a space and ``-o`` lines hold double
-  spaces (``CoresPerSocket=10  CPUAlloc=0``);
-* values may contain spaces (``OS=Linux 5.14.0-... #1 SMP ...``, ``Reason=Low RealMemory``, ``Comment=...``);
-* ``State=`` is the base state followed by ``+FLAG`` in a fixed order (``node_state_string_complete``):
-  ``IDLE+DRAIN``, ``MIXED+DRAIN``, ``DOWN+DRAIN``, ``IDLE+DRAIN+REBOOT_REQUESTED``, ``DOWN+CLOUD+REBOOT_ISSUED``;
-  older releases mark flags with a suffix instead (``DOWN*``, ``REBOOT*+DRAIN``, ``DRAINED@``);
-* ``Reason=<text> [<user>@<time>]`` comes after ``CurrentWatts``/``AveWatts`` and may be followed by
-  ``Comment=``, ``Extra=``, ``InstanceId=``, ``InstanceType=`` and ``ReservationName=``;
-* an unknown node prints ``Node <name> not found`` on stdout and exits 1 (``src/scontrol/info_node.c``).
-
-Reason ownership: hwaac's drain reasons start with :data:`SLURM_REASON_PREFIX`; hwaac changes the reason of, and
-resumes, only nodes whose reason carries it, as LBNL NHC's ``helpers/node-mark-online`` does with ``NHC:``.
+``aiinfra.hwaac.slurm_node`` module. The output format (recorded samples in ``tests/fixtures/slurm/``; printing
+code in SchedMD/slurm ``src/api/node_info.c``): docs/modules/slurm.md. hwaac changes the reason of, and resumes,
+only nodes whose reason starts with :data:`SLURM_REASON_PREFIX`.
 """
 
 from __future__ import annotations
