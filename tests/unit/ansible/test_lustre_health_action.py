@@ -10,7 +10,6 @@ runs the shared fakes of those tools instead (skipped where they are not there).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,9 @@ import pytest
 
 from ansible_collections.aiinfra.hwaac.plugins.action.lustre_health import ActionModule
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import PROBES_OPTION, SPECS
-from tests.unit.ansible.module_run import run_module
+from tests.unit.ansible.fake_host import FAKE_BIN, fake_env
+from tests.unit.ansible.module_run import REPO, run_module
 
-REPO = Path(__file__).resolve().parents[3]
-FAKES = REPO / "tests" / "fakes" / "bin"
 HEALTH = REPO / "tests" / "fixtures" / "health" / "lustre"
 LCTL = REPO / "tests" / "fixtures" / "tools" / "lctl"
 FS = [{"name": "lfs1", "mgs": [["10.20.0.1@o2ib"], ["10.20.0.2@o2ib"]], "mount_point": "/mnt/lfs1"}]
@@ -59,7 +57,7 @@ class Node:
             path = self.stub / tool
             path.write_text(STUB.format(python=sys.executable))
             path.chmod(0o755)
-        (self.stub / "lfs").symlink_to(FAKES / "lfs")
+        (self.stub / "lfs").symlink_to(FAKE_BIN / "lfs")
         self.responses: dict[str, dict[str, Any]] = {}
         self.answer("lctl get_param -n health_check", (HEALTH / "health_check_healthy_derived.txt").read_text())
         self.answer("lctl get_param osc.*.import mdc.*.import", self.imports("FULL"))
@@ -84,8 +82,7 @@ class Node:
         (self.state / "proc_mounts").write_text("proc /proc proc rw 0 0\n" + text)
 
     def env(self) -> dict[str, str]:
-        return {**os.environ, "PATH": f"{self.stub}{os.pathsep}{os.environ['PATH']}",
-                "HWAAC_FAKE_STATE": str(self.state), "HWAAC_STUB": str(self.stub), "PYTHONPATH": str(REPO)}
+        return fake_env(self.state, bins=(self.stub,), HWAAC_STUB=str(self.stub))
 
     def run_action(self, args: dict[str, Any], *, check_mode: bool = False,
                    task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -113,7 +110,7 @@ class Node:
 
     def use_shared_fake(self, tool: str) -> None:
         (self.stub / tool).unlink()
-        (self.stub / tool).symlink_to(FAKES / tool)
+        (self.stub / tool).symlink_to(FAKE_BIN / tool)
 
     def tool_calls(self) -> list[str]:
         path = self.state / "calls.log"
@@ -275,7 +272,7 @@ def test_spec_documents_every_option() -> None:
 
 def test_with_the_shared_lctl_and_lnetctl_fakes(node: Node) -> None:
     """End to end with the other tools' fakes (lctl: health_check, imports, ping; lnetctl: net show -v 2)."""
-    if not all((FAKES / tool).exists() for tool in ("lctl", "lnetctl")):
+    if not all((FAKE_BIN / tool).exists() for tool in ("lctl", "lnetctl")):
         pytest.skip("the shared lctl / lnetctl fakes are not in this checkout")
     for tool in ("lctl", "lnetctl"):
         node.use_shared_fake(tool)
@@ -303,7 +300,7 @@ NI_HEALTH = [
 @pytest.mark.parametrize(("health", "status", "lnet_codes"), NI_HEALTH, ids=["healthy", "degraded", "fatal"])
 def test_ni_health_reaches_the_verdict_through_the_lnetctl_fake(node: Node, health: dict, status: str,
                                                                  lnet_codes: list[str]) -> None:
-    if not (FAKES / "lnetctl").exists():
+    if not (FAKE_BIN / "lnetctl").exists():
         pytest.skip("the shared lnetctl fake is not in this checkout")
     node.use_shared_fake("lnetctl")
     node.mount()

@@ -5,7 +5,6 @@ network_telemetry runs against the fake switch (two sweeps of COUNTERS_DB with e
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 from unittest.mock import MagicMock
@@ -16,12 +15,11 @@ import yaml
 from ansible_collections.aiinfra.hwaac.plugins.action.network_health import ActionModule
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_specs import SPECS
 from ansible_collections.aiinfra.hwaac.plugins.modules import network_health
-from tests.unit.ansible.module_run import run_module
+from tests.unit.ansible.fake_host import fake_env
+from tests.unit.ansible.module_run import REPO, run_module
 
-REPO = Path(__file__).resolve().parents[3]
 DEMO = str(REPO / "inventory" / "demo")
 SAMPLES = REPO / "tests" / "fixtures" / "telemetry" / "samples"
-FAKES = REPO / "tests" / "fakes" / "bin"
 CABLE = "L0000000"  # the cable between leaf-p0-su01-r0 Ethernet128 and spine-p0-01 Ethernet0 (samples/README.md)
 
 
@@ -143,8 +141,7 @@ def test_two_gathered_sweeps_of_the_fake_switch_name_the_port_with_errors(tmp_pa
     state.mkdir()
     (state / "telemetry.json").write_text(json.dumps(
         {"add_per_call": {"Ethernet0": {"SAI_PORT_STAT_IF_IN_ERRORS": 100000}}}))
-    env = {**os.environ, "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "HWAAC_FAKE_STATE": str(state),
-           "PYTHONPATH": str(REPO)}
+    env = fake_env(state)
     sweeps = []
     for i in range(2):
         res = run_module("network_telemetry", {"tools": ["counters-db"], "device": "leaf-p0-su01-r0"},

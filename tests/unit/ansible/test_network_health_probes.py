@@ -5,7 +5,6 @@ cut or old results file is not judged and says why."""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -13,11 +12,11 @@ from typing import Any
 import pytest
 
 from hwaac.probe.model import ProbeResults, results_document, write_results
+from tests.unit.ansible.fake_host import fake_env
 from tests.unit.ansible.module_run import run_module
 from tests.unit.ansible.test_network_health_action import run_action
 from tests.unit.probe.synth import between, demo, results
 
-REPO = Path(__file__).resolve().parents[3]
 BAD = ("leaf-p0-su02-r5", "spine-p0-07", 3)  # the 4th parallel cable between this leaf and spine loses 2 %
 
 
@@ -41,7 +40,7 @@ def registered(docs: dict[str, ProbeResults], read_at: float) -> dict[str, dict[
 
 def module_result(tmp: Path, host: str, probe_file: Path, **args: Any) -> dict[str, Any]:
     """The real host module on this machine reading ``probe_file`` as node ``host``."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = fake_env(tmp, bins=())
     return run_module("network_telemetry", {"kind": "host", "tools": [], "probes": True, "device": host,
                                             "probe_file": str(probe_file), **args}, tmp / f"args-{host}.json", env)
 

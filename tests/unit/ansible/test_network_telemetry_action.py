@@ -4,7 +4,6 @@ nic-roce.json (the demo's golden render); a node without that file fails, naming
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 from unittest.mock import MagicMock
@@ -13,10 +12,9 @@ import pytest
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.aiinfra.hwaac.plugins.action.network_telemetry import ActionModule
-from tests.unit.ansible.module_run import run_module
+from tests.unit.ansible.fake_host import fake_env
+from tests.unit.ansible.module_run import REPO, run_module
 
-REPO = Path(__file__).resolve().parents[3]
-FAKES = REPO / "tests" / "fakes" / "bin"
 # hwaac render of inventory/demo (its golden files hold gpu-su01-h01 only): 8 rails, interfaces rail0..rail7
 RENDER = REPO / "tests" / "golden" / "demo"
 
@@ -30,8 +28,7 @@ def run_action(tmp: Path, args: dict[str, Any], host: str) -> tuple[dict[str, An
     action = ActionModule(task=task, connection=MagicMock(), play_context=MagicMock(check_mode=False),
                           loader=MagicMock(), templar=MagicMock(template=lambda value: value), shared_loader_obj=None)
     sent: list[dict[str, Any]] = []
-    env = {**os.environ, "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "HWAAC_FAKE_STATE": str(tmp),
-           "PYTHONPATH": str(REPO)}
+    env = fake_env(tmp)
 
     def execute_module(module_name: str, module_args: dict[str, Any], task_vars: Any = None) -> dict:
         assert module_name == "aiinfra.hwaac.network_telemetry"
