@@ -19,7 +19,7 @@ import pytest
 
 from ansible_collections.aiinfra.hwaac.plugins.action.lustre_health import ActionModule
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import PROBES_OPTION, SPECS
-from tests.unit.ansible.fake_host import FAKE_BIN, fake_env
+from tests.unit.ansible.fake_host import FAKE_BIN, FakeHost
 from tests.unit.ansible.module_run import REPO, run_module
 
 HEALTH = REPO / "tests" / "fixtures" / "health" / "lustre"
@@ -44,14 +44,16 @@ sys.exit(answer.get("rc", 0))
 """
 
 
-class Node:
-    """A fake client node: the fake-state folder, the stub answers for lctl/lnetctl, and the environment."""
+class Node(FakeHost):
+    """A fake client node (fake_host.FakeHost): the fake-state folder, the stub answers for lctl/lnetctl first on
+    PATH, and the lustre_health module run as Ansible runs it."""
+
+    module_name = "lustre_health"
 
     def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.state = tmp / "state"
-        self.state.mkdir()
-        self.stub = tmp / "stub"
+        stub = tmp / "stub"
+        super().__init__(tmp, state="state", bins=(stub,), HWAAC_STUB=str(stub))
+        self.stub = stub
         self.stub.mkdir()
         for tool in ("lctl", "lnetctl"):
             path = self.stub / tool
@@ -65,7 +67,6 @@ class Node:
         for nid in ("10.20.0.1@o2ib", "10.20.0.2@o2ib"):
             self.answer(f"lctl ping {nid}", f"12345-0@lo\n12345-{nid}\n")
         self.answer("lctl list_nids", (LCTL / "list_nids_o2ib_multirail_derived.txt").read_text())
-        self.calls = 0
 
     @staticmethod
     def imports(state: str) -> str:
@@ -80,9 +81,6 @@ class Node:
 
     def mount(self, text: str = MOUNT_LINE) -> None:
         (self.state / "proc_mounts").write_text("proc /proc proc rw 0 0\n" + text)
-
-    def env(self) -> dict[str, str]:
-        return fake_env(self.state, bins=(self.stub,), HWAAC_STUB=str(self.stub))
 
     def run_action(self, args: dict[str, Any], *, check_mode: bool = False,
                    task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -99,9 +97,7 @@ class Node:
         def execute_module(module_name: str, module_args: dict[str, Any], task_vars: Any = None) -> dict:
             assert module_name == "aiinfra.hwaac.lustre_health"
             calls.append(module_args)
-            self.calls += 1
-            return run_module("lustre_health", module_args, self.tmp / f"args{self.calls}.json", self.env(),
-                              check=check_mode)
+            return self.run(module_args, check=check_mode)
 
         action._execute_module = execute_module  # type: ignore[method-assign]
         result = action.run(task_vars={"inventory_hostname": "gpu-node-01", **(task_vars or {})})
@@ -111,10 +107,6 @@ class Node:
     def use_shared_fake(self, tool: str) -> None:
         (self.stub / tool).unlink()
         (self.stub / tool).symlink_to(FAKE_BIN / tool)
-
-    def tool_calls(self) -> list[str]:
-        path = self.state / "calls.log"
-        return path.read_text().splitlines() if path.exists() else []
 
 
 @pytest.fixture
@@ -129,7 +121,7 @@ def test_healthy_mounted_client_passes(node: Node) -> None:
     assert (res["action"], res["codes"], res["changed"]) == ("none", [], False)
     assert res["filesystems"] == ["lfs1"] and res["mounted"] == ["lfs1"]
     assert "failed" not in res
-    assert sorted(node.tool_calls()) == sorted([
+    assert sorted(node.calls()) == sorted([
         "lfs check servers", "lctl get_param -n health_check", "lctl get_param osc.*.import mdc.*.import",
         "lctl ping 10.20.0.1@o2ib", "lctl ping 10.20.0.2@o2ib", "lnetctl net show -v 2", "lctl list_nids"])
     probes = res["_module_calls"][0]["probes"]
@@ -254,7 +246,7 @@ def test_bad_arguments_fail_with_a_clear_message(node: Node, args: dict, message
 
 
 def test_module_alone_refuses_to_run_without_probes(node: Node) -> None:
-    res = run_module("lustre_health", {"filesystems": FS}, node.tmp / "alone.json", node.env())
+    res = run_module("lustre_health", {"filesystems": FS}, node.tmp / "alone.json", node.env)
     assert res["failed"] and "action plugin" in res["msg"]
 
 
@@ -320,7 +312,7 @@ def test_lfs_fake_prints_the_recorded_formats(node: Node) -> None:
     import subprocess
 
     def lfs(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["lfs", *args], env=node.env(), capture_output=True, text=True)
+        return subprocess.run(["lfs", *args], env=node.env, capture_output=True, text=True)
 
     none = lfs("check", "servers")
     recorded = (REPO / "tests/fixtures/tools/lfs/check_not_mounted_derived.txt").read_text()
@@ -353,7 +345,7 @@ def test_lfs_fake_df_follows_the_recorded_layout(node: Node) -> None:
     node.mount()
     (node.state / "lustre.json").write_text(json.dumps({"knobs": {"deactivated": ["lfs1-OST0003"]}}))
     for args, recorded in ((["-v"], "df_exacloud_24ost.txt"), (["-i"], "df_i_three_fs.txt")):
-        out = subprocess.run(["lfs", "df", *args], env=node.env(), capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(["lfs", "df", *args], env=node.env, capture_output=True, text=True, check=True).stdout
         lines = (REPO / "tests/fixtures/tools/lfs" / recorded).read_text().splitlines()
         assert out.splitlines()[0] == lines[0]
         header = lines[0]
