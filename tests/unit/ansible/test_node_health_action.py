@@ -5,7 +5,6 @@ given to a later stage as ``rdma_statistic_before``, its counters' growth is jud
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 from unittest.mock import MagicMock
@@ -17,23 +16,17 @@ from ansible_collections.aiinfra.hwaac.plugins.action.node_health import ActionM
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import PROBES_OPTION, SPECS
 from ansible_collections.aiinfra.hwaac.plugins.modules import node_health
 from tests.fakes import nic_counters
-from tests.unit.ansible.module_run import run_module
-
-REPO = Path(__file__).resolve().parents[3]
-FAKES = REPO / "tests" / "fakes" / "bin"
+from tests.unit.ansible.fake_host import FakeHost
 
 
-class Node:
-    """A simulated node's state folder and the node_health task run on it."""
+class Node(FakeHost):
+    """A simulated node's state folder (fake_host.FakeHost) and the node_health task run on it."""
+
+    module_name = "node_health"
 
     def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.state = tmp / "gpu-node-01"
-        self.state.mkdir()
+        super().__init__(tmp, state="gpu-node-01")
         nic_counters.ensure_tree(self.state, 8)
-        self.env = {**os.environ, "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
-                    "HWAAC_FAKE_STATE": str(self.state), "PYTHONPATH": str(REPO)}
-        self.calls = 0
 
     def run_action(self, args: dict[str, Any]) -> dict[str, Any]:
         task = MagicMock()
@@ -47,8 +40,7 @@ class Node:
         def execute_module(module_name: str, module_args: dict[str, Any], task_vars: Any = None,
                            wrap_async: bool = False) -> dict:
             assert module_name == "aiinfra.hwaac.node_health"
-            self.calls += 1
-            return run_module("node_health", module_args, self.tmp / f"args{self.calls}.json", self.env)
+            return self.run(module_args)
 
         action._execute_module = execute_module  # type: ignore[method-assign]
         return action.run(task_vars={"inventory_hostname": "gpu-node-01"})
