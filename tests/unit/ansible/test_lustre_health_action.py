@@ -13,12 +13,12 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
-from unittest.mock import MagicMock
 
 import pytest
 
 from ansible_collections.aiinfra.hwaac.plugins.action.lustre_health import ActionModule
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import PROBES_OPTION, SPECS
+from tests.unit.ansible.action_run import run_action_plugin
 from tests.unit.ansible.fake_host import FAKE_BIN, FakeHost
 from tests.unit.ansible.module_run import REPO, run_module
 
@@ -84,23 +84,15 @@ class Node(FakeHost):
 
     def run_action(self, args: dict[str, Any], *, check_mode: bool = False,
                    task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        task = MagicMock()
-        task.args = {"proc_mounts": str(self.state / "proc_mounts"), **args}
-        task.check_mode = check_mode
-        task.async_val = 0
-        loader = MagicMock()
-        action = ActionModule(task=task, connection=MagicMock(), play_context=MagicMock(check_mode=check_mode),
-                              loader=loader, templar=MagicMock(template=lambda value: value),
-                              shared_loader_obj=None)
         calls = []
 
-        def execute_module(module_name: str, module_args: dict[str, Any], task_vars: Any = None) -> dict:
-            assert module_name == "aiinfra.hwaac.lustre_health"
+        def execute(module_args: dict[str, Any]) -> dict:
             calls.append(module_args)
             return self.run(module_args, check=check_mode)
 
-        action._execute_module = execute_module  # type: ignore[method-assign]
-        result = action.run(task_vars={"inventory_hostname": "gpu-node-01", **(task_vars or {})})
+        result = run_action_plugin(ActionModule, {"proc_mounts": str(self.state / "proc_mounts"), **args},
+                                   check_mode=check_mode, module="lustre_health", execute=execute,
+                                   task_vars={"inventory_hostname": "gpu-node-01", **(task_vars or {})})
         result["_module_calls"] = calls
         return result
 

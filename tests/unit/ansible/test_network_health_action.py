@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-from unittest.mock import MagicMock
 
 import pytest
 import yaml
@@ -15,6 +14,7 @@ import yaml
 from ansible_collections.aiinfra.hwaac.plugins.action.network_health import ActionModule
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_specs import SPECS
 from ansible_collections.aiinfra.hwaac.plugins.modules import network_health
+from tests.unit.ansible.action_run import run_action_plugin
 from tests.unit.ansible.fake_host import fake_env
 from tests.unit.ansible.module_run import REPO, run_module
 
@@ -37,13 +37,7 @@ def registered(folder: Path, **override: Any) -> dict[str, dict]:
 
 
 def run_action(args: dict[str, Any], *, check: bool = False, task_vars: dict | None = None) -> dict[str, Any]:
-    task = MagicMock()
-    task.args = {"intent": DEMO, **args}
-    task.check_mode = check
-    task.async_val = 0
-    action = ActionModule(task=task, connection=MagicMock(), play_context=MagicMock(check_mode=check),
-                          loader=MagicMock(), templar=MagicMock(template=lambda value: value), shared_loader_obj=None)
-    return action.run(task_vars=task_vars or {})
+    return run_action_plugin(ActionModule, {"intent": DEMO, **args}, check_mode=check, task_vars=task_vars)
 
 
 FAULT = [registered(SAMPLES / "cable-fault" / "sweep1"), registered(SAMPLES / "cable-fault" / "sweep2")]

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from unittest.mock import MagicMock
 
 import pytest
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.aiinfra.hwaac.plugins.action.network_telemetry import ActionModule
+from tests.unit.ansible.action_run import run_action_plugin
 from tests.unit.ansible.fake_host import fake_env
 from tests.unit.ansible.module_run import REPO, run_module
 
@@ -21,22 +21,15 @@ RENDER = REPO / "tests" / "golden" / "demo"
 
 def run_action(tmp: Path, args: dict[str, Any], host: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the task's result, the arguments the host module got)."""
-    task = MagicMock()
-    task.args = args
-    task.check_mode = False
-    task.async_val = 0
-    action = ActionModule(task=task, connection=MagicMock(), play_context=MagicMock(check_mode=False),
-                          loader=MagicMock(), templar=MagicMock(template=lambda value: value), shared_loader_obj=None)
     sent: list[dict[str, Any]] = []
     env = fake_env(tmp)
 
-    def execute_module(module_name: str, module_args: dict[str, Any], task_vars: Any = None) -> dict:
-        assert module_name == "aiinfra.hwaac.network_telemetry"
+    def execute(module_args: dict[str, Any]) -> dict:
         sent.append(module_args)
         return run_module("network_telemetry", module_args, tmp / f"args{len(sent)}.json", env)
 
-    action._execute_module = execute_module  # type: ignore[method-assign]
-    return action.run(task_vars={"inventory_hostname": host}), sent
+    return run_action_plugin(ActionModule, args, task_vars={"inventory_hostname": host}, module="network_telemetry",
+                             execute=execute), sent
 
 
 def test_a_node_reads_the_rails_of_its_rendered_nic_roce(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from unittest.mock import MagicMock
 
 import pytest
 import yaml
@@ -16,6 +15,7 @@ from ansible_collections.aiinfra.hwaac.plugins.action.node_health import ActionM
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import PROBES_OPTION, SPECS
 from ansible_collections.aiinfra.hwaac.plugins.modules import node_health
 from tests.fakes import nic_counters
+from tests.unit.ansible.action_run import run_action_plugin
 from tests.unit.ansible.fake_host import FakeHost
 
 
@@ -29,21 +29,9 @@ class Node(FakeHost):
         nic_counters.ensure_tree(self.state, 8)
 
     def run_action(self, args: dict[str, Any]) -> dict[str, Any]:
-        task = MagicMock()
-        task.args = {"sysfs_root": str(nic_counters.sys_root(self.state)), **args}
-        task.check_mode = False
-        task.async_val = 0
-        action = ActionModule(task=task, connection=MagicMock(), play_context=MagicMock(check_mode=False),
-                              loader=MagicMock(), templar=MagicMock(template=lambda value: value),
-                              shared_loader_obj=None)
-
-        def execute_module(module_name: str, module_args: dict[str, Any], task_vars: Any = None,
-                           wrap_async: bool = False) -> dict:
-            assert module_name == "aiinfra.hwaac.node_health"
-            return self.run(module_args)
-
-        action._execute_module = execute_module  # type: ignore[method-assign]
-        return action.run(task_vars={"inventory_hostname": "gpu-node-01"})
+        return run_action_plugin(ActionModule, {"sysfs_root": str(nic_counters.sys_root(self.state)), **args},
+                                 task_vars={"inventory_hostname": "gpu-node-01"}, module="node_health",
+                                 execute=self.run)
 
 
 RNR = ("NIC_RNR_NAK_RETRY_ERR", "FAIL", "mlx5_3 port 1", "check_link")
