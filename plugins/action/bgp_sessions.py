@@ -10,15 +10,11 @@ import time
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction, HwaacImports
+
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.apply import bgp_gate, parse_bgp_summary
-
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
-    HWAAC_IMPORT_ERROR = exc
 
 MODULE = "aiinfra.hwaac.bgp_sessions"
 
@@ -31,22 +27,13 @@ ARGUMENT_SPEC: dict[str, dict[str, Any]] = {
 }
 
 
-class ActionModule(ActionBase):
+class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=ARGUMENT_SPEC):
     """Poll FRR's session states until the expected neighbours are Established."""
 
-    TRANSFERS_FILES = False
     _requires_connection = True
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        if HWAAC_IMPORT_ERROR is not None:
-            raise AnsibleActionFail(f"aiinfra.hwaac.bgp_sessions needs the hwaac Python package on the controller "
-                                    f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        checked = ArgumentSpecValidator(ARGUMENT_SPEC).validate(self._task.args)
-        if checked.error_messages:
-            raise AnsibleActionFail(f"{MODULE}: {'; '.join(checked.error_messages)}")
-        args = checked.validated_parameters
+        result, task_vars, args = self.start(tmp, task_vars)
         if args["retries"] < 0 or args["delay"] < 0:
             raise AnsibleActionFail(f"{MODULE}: retries and delay must not be negative")
         if not 0.0 <= args["min_up"] <= 1.0:

@@ -9,20 +9,13 @@ import json
 import os
 from typing import Any
 
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
-from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction, HwaacImports
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.report_files import write_files
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.health.report import node_report, report_markdown
 
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
-    HWAAC_IMPORT_ERROR = exc
-
 MODULE = "aiinfra.hwaac.burn_in_report"
-
-ARGUMENT_SPEC = SPECS["burn_in_report"]
 
 
 def interfaces_from_files(files: str | None) -> dict[str, str]:
@@ -34,12 +27,9 @@ def interfaces_from_files(files: str | None) -> dict[str, str]:
         return {p["hca"]: p["interface"] for p in json.load(fh).get("ports", []) if p.get("hca")}
 
 
-class ActionModule(HwaacAction):
+class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
     """Verdict over stages; report files on the controller."""
 
-    MODULE = MODULE
-    SPEC = ARGUMENT_SPEC
-    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = False
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -11,27 +11,20 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.verify_specs import SPECS
-from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction, HwaacImports
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.verify.ansible import outputs_from_module
     from hwaac.verify.inputs import InputError
     from hwaac.verify.raw import write_facts_folder
     from hwaac.verify.runner import device_requests
 
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
-    HWAAC_IMPORT_ERROR = exc
-
 MODULE = "aiinfra.hwaac.fabric_facts"
 
 
-class ActionModule(HwaacAction):
+class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=SPECS["fabric_facts"]):
     """Commands from the plan; raw outputs to the controller's facts folder."""
 
-    MODULE = MODULE
-    SPEC = SPECS["fabric_facts"]
-    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = True
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -12,31 +12,24 @@ from typing import Any
 from ansible.errors import AnsibleActionFail
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.verify_specs import SPECS
-from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction, HwaacImports
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.report_files import write_files
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.verify.inputs import InputError, load_inputs
     from hwaac.verify.raw import read_facts_folder
     from hwaac.verify.report import faults, render
     from hwaac.verify.results import Status
     from hwaac.verify.runner import judge
 
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
-    HWAAC_IMPORT_ERROR = exc
-
 MODULE = "aiinfra.hwaac.fabric_verify"
 FILES = {"json": "verify.json", "junit": "verify.xml", "markdown": "verify.md", "table": "verify.txt"}
 TIMING = re.compile(r'^\s*"(collect_s|judge_s)": |^.*\((judge_s|collect_s) [0-9.]+.*\)$')  # timings are no change
 
 
-class ActionModule(HwaacAction):
+class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=SPECS["fabric_verify"]):
     """Judge a facts folder; write the reports; fail on FAIL/ERROR."""
 
-    MODULE = MODULE
-    SPEC = SPECS["fabric_verify"]
-    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = False
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:

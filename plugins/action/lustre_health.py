@@ -15,21 +15,14 @@ from typing import Any
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
-from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction, HwaacImports
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.health.lustre import all_mgs_nids, client_verdict, commands, evaluate, expected_filesystems
     from hwaac.health.parsers.lustre_mounts import parse_lustre_mounts
 
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
-    HWAAC_IMPORT_ERROR = exc
-
 MODULE = "aiinfra.hwaac.lustre_health"
 CLIENT_CONFIG = "lustre-client.json"
-
-ARGUMENT_SPEC = SPECS["lustre_health"]
 
 
 def filesystems_from_config(path: str) -> list[Any]:
@@ -51,12 +44,9 @@ def filesystems_from_config(path: str) -> list[Any]:
     return items
 
 
-class ActionModule(HwaacAction):
+class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
     """Run the Lustre probes on the node, judge them on the controller."""
 
-    MODULE = MODULE
-    SPEC = ARGUMENT_SPEC
-    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = True
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:

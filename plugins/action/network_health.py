@@ -16,10 +16,10 @@ from ansible.errors import AnsibleActionFail
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_specs import SPECS
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_tools import TOOLS
-from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction, HwaacImports
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.report_files import write_files
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.errors import IntentError
     from hwaac.health.parsers.slurm_squeue import parse_squeue
     from hwaac.plan import build_plan
@@ -27,10 +27,6 @@ try:  # the controller needs the hwaac package (this collection's Python core, s
     from hwaac.telemetry.samples import Sweep, sweeps_from_outputs
     from hwaac.telemetry.slo import SloError, load_slos
     from hwaac.validate import load_intent
-
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
-    HWAAC_IMPORT_ERROR = exc
 
 MODULE = "aiinfra.hwaac.network_health"
 FAILS = {"fault": ("fault",), "warn": ("fault", "warn"), "never": ()}
@@ -77,12 +73,9 @@ def outputs_of(label: str, results: Mapping[str, Any]
     return label, outputs, None, skipped
 
 
-class ActionModule(HwaacAction):
+class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=SPECS["network_health"]):
     """Sweeps of registered telemetry -> the fabric report; the Markdown and JSON files in output_dir."""
 
-    MODULE = MODULE
-    SPEC = SPECS["network_health"]
-    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = False
 
     def gathered(self, args: dict[str, Any], task_vars: dict[str, Any]) -> list[Mapping[str, Any]]:

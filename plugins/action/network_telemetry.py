@@ -18,12 +18,9 @@ from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import 
 MODULE = "aiinfra.hwaac.network_telemetry"
 
 
-class ActionModule(HwaacAction):
-    """Resolve a GPU node's ports from its rendered files, then run the host module."""
-
-    MODULE = MODULE
-    SPEC = SPECS["network_telemetry"]
-    IMPORT_ERROR = None  # the hwaac package is needed only with render_dir (imported there)
+class ActionModule(HwaacAction, module=MODULE, spec=SPECS["network_telemetry"]):
+    """Resolve a GPU node's ports from its rendered files, then run the host module (the hwaac package is needed
+    only with render_dir, imported there)."""
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
         result, task_vars, args = self.start(tmp, task_vars)

@@ -14,25 +14,18 @@ from typing import Any
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
-from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction, HwaacImports
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.errors import IntentError
     from hwaac.health.node import Context, commands, evaluate, hardware_ids, verdict
     from hwaac.health.profile import load_profile
-
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
-    HWAAC_IMPORT_ERROR = exc
 
 MODULE = "aiinfra.hwaac.node_health"
 # perftest's client messages when no server listens yet (perftest_communication.c)
 CONNECT_REFUSED = r"Couldn't connect to|Unable to init the socket connection"
 DEFAULT_TIMEOUT = {"quick": 120, "single_node": 1800, "ib_serve": 300, "ib_pairwise": 300, "nccl_multi": 1800,
                    "health": 300}
-
-ARGUMENT_SPEC = SPECS["node_health"]
 
 
 def rails_from_files(files: str | None) -> list[str] | None:
@@ -47,12 +40,9 @@ def rails_from_files(files: str | None) -> list[str] | None:
     return [p["hca"] for p in sorted(ports, key=lambda p: p.get("rail", 0)) if p.get("hca")]
 
 
-class ActionModule(HwaacAction):
+class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
     """Run a stage's probes on the node, judge them on the controller."""
 
-    MODULE = MODULE
-    SPEC = ARGUMENT_SPEC
-    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = True
     _supports_async = True  # ib_serve runs its servers in the background (async, poll 0) while clients connect
 

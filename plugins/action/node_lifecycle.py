@@ -10,29 +10,19 @@ from typing import Any
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
-from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction, HwaacImports
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.health.lifecycle import BreakerPolicy, State, state_of
     from hwaac.netbox.errors import NetBoxError
     from hwaac.netbox.lifecycle import LIFECYCLE_FIELD, TransitionRequest, apply_transitions, evidence_from
 
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
-    HWAAC_IMPORT_ERROR = exc
-
 MODULE = "aiinfra.hwaac.node_lifecycle"
 
-ARGUMENT_SPEC = SPECS["node_lifecycle"]
 
-
-class ActionModule(HwaacAction):
+class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
     """Lifecycle moves in NetBox, decided on the controller."""
 
-    MODULE = MODULE
-    SPEC = ARGUMENT_SPEC
-    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = False
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:

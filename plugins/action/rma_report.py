@@ -13,33 +13,23 @@ from typing import Any
 
 from ansible.errors import AnsibleActionFail
 
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
-from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction, HwaacImports
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.report_files import write_files
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.health.rma import rma_markdown, rma_report
     from hwaac.netbox.errors import NetBoxError
     from hwaac.netbox.lifecycle import device_journal, device_record
 
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
-    HWAAC_IMPORT_ERROR = exc
-
 MODULE = "aiinfra.hwaac.rma_report"
-
-ARGUMENT_SPEC = SPECS["rma_report"]
 
 
 _STAMP = re.compile(r'^\s*("generated":|- Generated:)')  # the report's timestamp line (JSON and Markdown)
 
 
-class ActionModule(HwaacAction):
+class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
     """The RMA report of one node, from NetBox."""
 
-    MODULE = MODULE
-    SPEC = ARGUMENT_SPEC
-    IMPORT_ERROR = HWAAC_IMPORT_ERROR
     _requires_connection = False
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:

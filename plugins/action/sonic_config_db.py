@@ -16,10 +16,10 @@ import json
 from typing import Any
 
 from ansible.errors import AnsibleActionFail
-from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction, HwaacImports
+
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.apply import (
         OWNED_TABLES,
         UnsafePatchError,
@@ -30,10 +30,6 @@ try:  # the controller needs the hwaac package (this collection's Python core, s
         target_config,
     )
     from hwaac.mitigation.drain import keep_drains
-
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when the action runs, so that ansible-doc works without it
-    HWAAC_IMPORT_ERROR = exc
 
 MODULE = "aiinfra.hwaac.sonic_config_db"
 
@@ -54,19 +50,10 @@ def _table_slice(config: dict[str, Any], tables: list[str]) -> dict[str, Any]:
     return {t: config[t] for t in tables if t in config}
 
 
-class ActionModule(ActionBase):
+class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=ARGUMENT_SPEC):
     """Compute the patch on the controller, run the tools through the host module."""
 
-    TRANSFERS_FILES = False
     _requires_connection = True
-
-    def _validate(self) -> dict[str, Any]:
-        result = ArgumentSpecValidator(ARGUMENT_SPEC, mutually_exclusive=[["config", "src"]],
-                                       required_if=[["state", "present", ["config", "src"], True]]
-                                       ).validate(self._task.args)
-        if result.error_messages:
-            raise AnsibleActionFail(f"{MODULE}: {'; '.join(result.error_messages)}")
-        return result.validated_parameters
 
     def _desired(self, args: dict[str, Any]) -> dict[str, Any]:
         if args["config"] is not None:
@@ -87,12 +74,8 @@ class ActionModule(ActionBase):
         return self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        if HWAAC_IMPORT_ERROR is not None:
-            raise AnsibleActionFail(f"aiinfra.hwaac.sonic_config_db needs the hwaac Python package on the controller "
-                                    f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
-        self._args = self._validate()
+        result, task_vars, self._args = self.start(tmp, task_vars, mutually_exclusive=[["config", "src"]],
+                                                   required_if=[["state", "present", ["config", "src"], True]])
         if self._args["state"] != "present":
             return self._settle(result, task_vars)
         desired = self._desired(self._args)

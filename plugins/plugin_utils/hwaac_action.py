@@ -6,21 +6,52 @@ argument spec, with one-line errors that name the module."""
 
 from __future__ import annotations
 
+from types import TracebackType
 from typing import Any, ClassVar
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
+
+
+class HwaacImports:
+    """``with HwaacImports() as HWAAC:`` around a plugin's ``hwaac`` imports: an ImportError is kept in ``error``
+    (reported when the action runs, so that ansible-doc and ansible-test's import test work without the package)."""
+
+    def __init__(self) -> None:
+        self.error: ImportError | None = None
+
+    def __enter__(self) -> HwaacImports:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 trace: TracebackType | None) -> bool:
+        if isinstance(exc, ImportError):
+            self.error = exc
+            return True
+        return False
+
 
 class HwaacAction(ActionBase):
-    """Subclasses set ``MODULE`` (its full name), ``SPEC`` (the argument spec) and ``IMPORT_ERROR`` (the ImportError
-    of their ``hwaac`` imports, or None), and call :meth:`start` at the top of ``run``."""
+    """Subclasses name their module and their imports in the class line,
+    ``class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC)`` (``spec=`` where the argument spec is not
+    ``controller_specs.SPECS[<short name>]``), and call :meth:`start` at the top of ``run``."""
 
     MODULE = ""
     SPEC: ClassVar[dict[str, dict[str, Any]]] = {}
     IMPORT_ERROR: Exception | None = None
     TRANSFERS_FILES = False
+
+    def __init_subclass__(cls, module: str = "", hwaac: HwaacImports | None = None,
+                          spec: dict[str, dict[str, Any]] | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if module:
+            cls.MODULE = module
+            cls.SPEC = spec if spec is not None else SPECS[module.rsplit(".", 1)[-1]]
+        if hwaac is not None:
+            cls.IMPORT_ERROR = hwaac.error
 
     def start(self, tmp: Any, task_vars: dict[str, Any] | None,
               **validator: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
