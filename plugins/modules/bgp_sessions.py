@@ -120,6 +120,8 @@ stdout:
 # Ansible wants the imports below DOCUMENTATION/EXAMPLES/RETURN (validate-modules import-before-documentation)
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_limited  # noqa: E402
+
 
 def main() -> None:
     module = AnsibleModule(
@@ -135,7 +137,7 @@ def main() -> None:
     vtysh = module.get_bin_path("vtysh", required=True)
     vrf = module.params["vrf"]
     command = "show bgp summary json" if vrf == "default" else f"show bgp vrf {vrf} summary json"
-    rc, out, err = module.run_command([vtysh, "-c", command])
+    rc, out, err = run_limited(module, [vtysh, "-c", command]).rc_out_err
     if rc != 0:
         module.fail_json(msg=f"vtysh -c '{command}' failed (rc {rc}): {(err or out).strip()}", stdout=out)
     # one read per call: the action plugin parses it and decides whether to read again

@@ -243,10 +243,12 @@ import tempfile  # noqa: E402
 
 from ansible.module_utils.basic import AnsibleModule  # noqa: E402
 
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_limited  # noqa: E402
+
 
 def _run(module: AnsibleModule, log: list[dict], argv: list[str]) -> tuple[int, str, str]:
     """Run one tool, record it in ``log`` (what the action plugin reports as ``commands``)."""
-    rc, out, err = module.run_command(argv)
+    rc, out, err = run_limited(module, argv).rc_out_err
     log.append({"cmd": " ".join(argv), "rc": rc, "stdout": out, "stderr": err})
     return rc, out, err
 

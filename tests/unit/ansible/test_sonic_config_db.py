@@ -17,7 +17,6 @@ from unittest.mock import MagicMock
 
 REPO = Path(__file__).resolve().parents[3]
 FAKES = REPO / "tests" / "fakes" / "bin"
-MODULES = REPO / "plugins" / "modules"
 
 
 class FakeSwitch:
@@ -57,10 +56,12 @@ class FakeSwitch:
 
 
 def run_module(name: str, args: dict[str, Any], switch: FakeSwitch, *, check_mode: bool = False) -> dict[str, Any]:
-    """Run ``plugins/modules/<name>.py`` as Ansible does: a Python process given its arguments file."""
+    """Run ``plugins/modules/<name>.py`` as Ansible does: a Python process given its arguments file, with the
+    collection importable (``ansible_collections.aiinfra.hwaac``, for its module_utils)."""
     args_file = switch.dir / f".args-{name}.json"
     args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {**args, "_ansible_check_mode": check_mode}}))
-    proc = subprocess.run([sys.executable, str(MODULES / f"{name}.py"), str(args_file)], env=switch.env(),
+    proc = subprocess.run([sys.executable, "-m", f"ansible_collections.aiinfra.hwaac.plugins.modules.{name}",
+                           str(args_file)], cwd=REPO, env={**switch.env(), "PYTHONPATH": str(REPO)},
                           capture_output=True, text=True, timeout=900)  # a first push: SONiC's GCU sorts for a minute
     try:
         return json.loads(proc.stdout)
