@@ -3,7 +3,8 @@
 """The wording of the attributes every module documents, and the support of each kind of module.
 
 Modelled on community.general's plugins/doc_fragments/attributes.py: DOCUMENTATION and PLATFORM give the
-descriptions; CHANGES, CONTROLLER and PROBES the support of a kind of module, which adds only its own details.
+descriptions; CHANGES, CONTROLLER and PROBES the support of a kind of module (the last two with PLATFORM's
+description), which adds only its own details; REPORTS adds those of a controller module that writes reports.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ attributes:
     support: full
 """
 
-    # a module that runs on the controller and shows no diff (with PLATFORM)
+    # a module that runs on the controller and shows no diff (PLATFORM included)
     CONTROLLER = r"""
 attributes:
   check_mode:
@@ -43,11 +44,19 @@ attributes:
   diff_mode:
     support: none
   platform:
+    description: Target OS/families that can be operated against.
     platforms: [controller]
     support: full
 """
 
-    # a node module that runs read-only probes for its action plugin to judge (with PLATFORM)
+    # with CONTROLLER, a module that judges and writes report files
+    REPORTS = r"""
+attributes:
+  check_mode:
+    details: Judging changes nothing; in check mode the report files are not written.
+"""
+
+    # a node module that runs read-only probes for its action plugin to judge (PLATFORM included)
     PROBES = r"""
 attributes:
   check_mode:
@@ -56,6 +65,7 @@ attributes:
   diff_mode:
     support: none
   platform:
+    description: Target OS/families that can be operated against.
     platforms: [linux]
     support: full
 """

@@ -49,10 +49,8 @@ options:
       - Seconds between reads.
     type: float
     default: 5
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
-  - aiinfra.hwaac.controller_requirements
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.platform,
+                                 aiinfra.hwaac.controller_requirements]
 attributes:
   check_mode:
     support: full

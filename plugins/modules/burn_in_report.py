@@ -49,11 +49,8 @@ options:
     type: str
     default: burn-in
     choices: [burn-in, health]
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
-  - aiinfra.hwaac.attributes.controller
-  - aiinfra.hwaac.controller_requirements
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.controller,
+                                 aiinfra.hwaac.controller_requirements]
 seealso:
   - module: aiinfra.hwaac.node_health
   - module: aiinfra.hwaac.node_lifecycle

@@ -74,10 +74,8 @@ options:
         type: list
         elements: str
         required: true
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
-  - aiinfra.hwaac.controller_requirements
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.platform,
+                                 aiinfra.hwaac.controller_requirements]
 attributes:
   check_mode:
     support: full

@@ -61,14 +61,8 @@ options:
       - Fail the task when any result is FAIL or ERROR.
     type: bool
     default: true
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
-  - aiinfra.hwaac.attributes.controller
-  - aiinfra.hwaac.controller_requirements
-attributes:
-  check_mode:
-    details: Judging changes nothing; in check mode the report files are not written.
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.controller,
+                                 aiinfra.hwaac.attributes.reports, aiinfra.hwaac.controller_requirements]
 seealso:
   - module: aiinfra.hwaac.fabric_facts
 """

@@ -97,9 +97,7 @@ notes:
   - Supports check mode (reads only; RV(commands) lists what would run, the diff shows the change; a change that
     would be refused fails in check mode too) and diff mode (the managed networks as YAML, and O(lnet_conf)).
   - Needs lnetctl (lustre-client or lustre-client-utils), root, and PyYAML on the host.
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.changes
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.changes]
 """
 
 EXAMPLES = r"""

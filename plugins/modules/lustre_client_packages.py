@@ -109,9 +109,7 @@ options:
         C(/usr/src/kernels/<kernel>/Module.symvers) (in-kernel stack). Without one the CRC check cannot run; on
         MLNX_OFED/DOCA a warning says the verification was partial (a failure with O(strict_o2ib)).
     type: path
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.platform]
 attributes:
   check_mode:
     support: full

@@ -101,11 +101,8 @@ options:
     description:
       - Set by the action plugin; not for playbooks. Probe name to C(argv) (list) and C(timeout) (seconds).
     type: dict
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
-  - aiinfra.hwaac.attributes.probes
-  - aiinfra.hwaac.controller_requirements
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.probes,
+                                 aiinfra.hwaac.controller_requirements]
 notes:
   - Needs C(lfs), C(lctl) and, with O(lnet), C(lnetctl) on the node (package C(lustre-client) /
     C(lustre-client-utils)); a missing tool gives an UNKNOWN verdict naming it.

@@ -114,9 +114,7 @@ seealso:
     link: https://github.com/lustre/lustre-release/blob/master/Documentation/man8/mount.lustre.8
   - module: aiinfra.hwaac.lnet
   - module: aiinfra.hwaac.lustre_tune
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.changes
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.changes]
 """
 
 EXAMPLES = r"""

@@ -81,9 +81,7 @@ seealso:
     description: Patterns, -P (MGS-wide) and -C (client file, 2.17+).
     link: https://github.com/lustre/lustre-release/blob/master/Documentation/man8/lctl-set_param.8
   - module: aiinfra.hwaac.lustre_mount
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.changes
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.changes]
 """
 
 EXAMPLES = r"""

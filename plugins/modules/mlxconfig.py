@@ -106,9 +106,7 @@ notes:
   - Needs NVIDIA MFT or mstflint on the host and root privileges.
 seealso:
   - module: aiinfra.hwaac.roce_qos
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.changes
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.changes]
 """
 
 EXAMPLES = r"""

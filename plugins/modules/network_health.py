@@ -83,14 +83,8 @@ options:
         of the role aiinfra.hwaac.network_probe's default intervals (300 s).
     type: float
     default: 900.0
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
-  - aiinfra.hwaac.attributes.controller
-  - aiinfra.hwaac.controller_requirements
-attributes:
-  check_mode:
-    details: Judging changes nothing; in check mode the report files are not written.
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.controller,
+                                 aiinfra.hwaac.attributes.reports, aiinfra.hwaac.controller_requirements]
 seealso:
   - module: aiinfra.hwaac.network_telemetry
 """

@@ -32,10 +32,8 @@ description:
   - Only reads; check mode runs the commands too and nothing is ever changed.
 author:
   - hwaac maintainers (@aiinfra)
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
-  - aiinfra.hwaac.command_limits
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.platform,
+                                 aiinfra.hwaac.command_limits]
 options:
   kind:
     description:

@@ -100,11 +100,8 @@ options:
         optionally C(parallel) (run alongside the others), C(retries), C(retry_delay), C(retry_on) (a regular
         expression of the output that asks for another try).
     type: dict
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
-  - aiinfra.hwaac.attributes.probes
-  - aiinfra.hwaac.controller_requirements
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.probes,
+                                 aiinfra.hwaac.controller_requirements]
 notes:
   - The tools must be installed on the node (nvidia-smi, dcgmi, ibstat and ibstatus (infiniband-diags),
     ibv_devinfo (libibverbs-utils / ibverbs-utils), rdma (iproute2), perftest, nccl-tests, nvbandwidth, mpirun for

@@ -110,10 +110,8 @@ options:
     description:
       - Its API token; default C(NETBOX_TOKEN) from the environment. Never logged or returned.
     type: str
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
-  - aiinfra.hwaac.controller_requirements.netbox
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.platform,
+                                 aiinfra.hwaac.controller_requirements.netbox]
 attributes:
   check_mode:
     support: full

@@ -31,11 +31,8 @@ options:
   netbox_token:
     description: Its API token; default C(NETBOX_TOKEN). Never logged or returned.
     type: str
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
-  - aiinfra.hwaac.attributes.controller
-  - aiinfra.hwaac.controller_requirements.netbox
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.controller,
+                                 aiinfra.hwaac.controller_requirements.netbox]
 seealso:
   - module: aiinfra.hwaac.node_lifecycle
 """

@@ -158,9 +158,7 @@ notes:
   - Needs C(mlnx_qos) and C(cma_roce_tos) (MLNX_OFED or DOCA-host) and root privileges.
 seealso:
   - module: aiinfra.hwaac.mlxconfig
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.changes
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.changes]
 """
 
 EXAMPLES = r"""

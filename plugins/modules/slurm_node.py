@@ -87,9 +87,7 @@ seealso:
   - name: LBNL NHC node-mark-online
     description: The reason-ownership rule this module follows (resume only nodes whose reason you set).
     link: https://github.com/mej/nhc/blob/master/helpers/node-mark-online
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.changes
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.changes]
 """
 
 EXAMPLES = r"""

@@ -108,9 +108,7 @@ options:
       - Internal, set by the action plugin for O(operation=apply); the RFC 6902 patch to apply.
     type: list
     elements: dict
-extends_documentation_fragment:
-  - aiinfra.hwaac.attributes
-  - aiinfra.hwaac.attributes.platform
+extends_documentation_fragment: [aiinfra.hwaac.attributes, aiinfra.hwaac.attributes.platform]
 attributes:
   check_mode:
     support: full
