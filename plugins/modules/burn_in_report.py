@@ -67,6 +67,7 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+extends_documentation_fragment: [aiinfra.hwaac.returns.report_files]
 status:
   description: The node's verdict (PASS, WARN, UNKNOWN, FAIL).
   returned: success
@@ -89,11 +90,6 @@ evidence:
     failing interfaces).
   returned: success
   type: dict
-files:
-  description: The report files written (or that would be, in check mode).
-  returned: when report_dir is set
-  type: list
-  elements: str
 """
 
 

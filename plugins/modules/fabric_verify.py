@@ -78,6 +78,7 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+extends_documentation_fragment: [aiinfra.hwaac.returns.report_files]
 passed:
   description: No result is FAIL or ERROR.
   returned: success
@@ -96,11 +97,6 @@ failures:
   returned: success
   type: list
   elements: dict
-files:
-  description: The report files written (or that would be, in check mode).
-  returned: when report_dir is set
-  type: list
-  elements: str
 """
 
 

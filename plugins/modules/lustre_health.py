@@ -136,27 +136,19 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+extends_documentation_fragment: [aiinfra.hwaac.returns.probes]
 status:
   description: The verdict (PASS, WARN, UNKNOWN, FAIL).
   returned: success
   type: str
   sample: FAIL
 codes:
-  description: Fault codes of the findings that are not PASS.
-  returned: success
-  type: list
-  elements: str
   sample: [LUSTRE_MGS_UNREACHABLE]
 action:
   description: The recommended action (none, retest, reboot, check_link...).
   returned: success
   type: str
   sample: check_link
-findings:
-  description: Every finding (code, status, message, subject, evidence, action).
-  returned: success
-  type: list
-  elements: dict
 filesystems:
   description: The expected file systems judged.
   returned: success
@@ -168,10 +160,6 @@ mounted:
   returned: success
   type: list
   elements: str
-outputs:
-  description: Per probe the raw output (C(rc), C(stdout), C(stderr), C(seconds), C(timed_out)).
-  returned: success
-  type: dict
 proc_mounts:
   description: The text read from O(proc_mounts) (null when it could not be read; C(proc_mounts_error) says why).
   returned: success

@@ -128,31 +128,19 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+extends_documentation_fragment: [aiinfra.hwaac.returns.probes]
 status:
   description: The stage's verdict.
   returned: success
   type: str
   sample: FAIL
 codes:
-  description: Fault codes of the findings that are not PASS.
-  returned: success
-  type: list
-  elements: str
   sample: [GPU_ROW_REMAP_PENDING]
 action:
   description: The recommended action (none, retest, restart_app, reset_gpu, reboot, check_link, rma).
   returned: success
   type: str
   sample: reset_gpu
-findings:
-  description: Every finding (code, status, message, subject, evidence, action).
-  returned: success
-  type: list
-  elements: dict
-outputs:
-  description: Per probe the raw output (C(rc), C(stdout), C(stderr), C(seconds), C(timed_out)).
-  returned: success
-  type: dict
 hardware:
   description: Serials for evidence, C(gpus) (GPU to serial) and C(nics) (RDMA device to node GUID), where read.
   returned: success
