@@ -275,6 +275,13 @@ def _tool_error(out: str, err: str) -> str:
     return "\n".join(lines[-3:])
 
 
+def _must_run(module: AnsibleModule, log: list[dict], argv: list[str], failed: str, **state: object) -> None:
+    """Run one tool that must succeed; else fail the task with ``failed: <the tool's message>`` and ``state``."""
+    rc, out, err = _run(module, log, argv)
+    if rc != 0:
+        module.fail_json(msg=f"{failed}: {_tool_error(out, err)}", commands=log, **state)
+
+
 def _has_checkpoint(module: AnsibleModule, log: list[dict], config_bin: str, name: str) -> bool:
     """Whether ``config list-checkpoints`` (a JSON list of names) holds ``name``."""
     rc, out, err = _run(module, log, [config_bin, "list-checkpoints"])
@@ -332,11 +339,7 @@ def main() -> None:
     if p["operation"] == "apply":
         if p["patch"] is None:
             module.fail_json(msg="operation=apply needs patch", commands=log)
-        rc, out, err = _run(module, log, [config_bin, "checkpoint", name])
-        if rc != 0:
-            module.fail_json(
-                msg=f"config checkpoint {name} failed, nothing applied: {_tool_error(out, err)}", commands=log
-            )
+        _must_run(module, log, [config_bin, "checkpoint", name], f"config checkpoint {name} failed, nothing applied")
         fd, path = tempfile.mkstemp(prefix="hwaac-patch-", suffix=".json")
         try:
             with os.fdopen(fd, "w") as fh:
@@ -369,27 +372,15 @@ def main() -> None:
 
     if p["operation"] == "finish":
         if p["save"]:
-            rc, out, err = _run(module, log, [config_bin, "save", "-y"])
-            if rc != 0:
-                module.fail_json(
-                    msg=f"config save -y failed (the change is live but not saved): {_tool_error(out, err)}",
-                    changed=True,
-                    commands=log,
-                    checkpoint=name,
-                )
+            _must_run(module, log, [config_bin, "save", "-y"],
+                      "config save -y failed (the change is live but not saved)", changed=True, checkpoint=name)
         _run(module, log, [config_bin, "delete-checkpoint", name])
         result["changed"] = True
         module.exit_json(**result)
 
     # rollback: asked by the action plugin when the running config does not hold the desired values
-    rc, out, err = _run(module, log, [config_bin, "rollback", name])
-    if rc != 0:
-        module.fail_json(
-            msg=f"config rollback {name} failed, checkpoint kept on the switch: {_tool_error(out, err)}",
-            changed=True,
-            commands=log,
-            checkpoint=name,
-        )
+    _must_run(module, log, [config_bin, "rollback", name],
+              f"config rollback {name} failed, checkpoint kept on the switch", changed=True, checkpoint=name)
     _run(module, log, [config_bin, "delete-checkpoint", name])
     result.update(changed=True, rolled_back=True, running=_read_running(module, log))
     module.exit_json(**result)
