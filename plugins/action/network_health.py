@@ -16,7 +16,8 @@ from ansible.errors import AnsibleActionFail
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_specs import SPECS
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.telemetry_tools import TOOLS
-from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction, HwaacImports
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_imports import HwaacImports
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.report_files import write_files
 
 with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs

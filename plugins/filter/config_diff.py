@@ -12,19 +12,15 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
-    from hwaac.apply import config_diff
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_imports import HwaacImports
 
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when a filter runs, so that ansible-doc and the sanity tests work without it
-    HWAAC_IMPORT_ERROR = exc
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when a filter runs
+    from hwaac.apply import config_diff
 
 
 def _call(name: str, fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` (a function over hwaac.apply.config_diff) with its errors as errors of the filter ``name``."""
-    if HWAAC_IMPORT_ERROR is not None:
-        raise AnsibleFilterError(f"aiinfra.hwaac.{name} needs the hwaac Python package on the controller (pip "
-                                 f"install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
+    HWAAC.require(f"aiinfra.hwaac.{name} needs", AnsibleFilterError)
     try:
         return fn(*args)
     except ValueError as exc:

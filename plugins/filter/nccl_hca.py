@@ -15,9 +15,10 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_imports import HwaacImports
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.registered import command_output
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when a filter runs
     from hwaac.health.nccl_hca import nccl_ib_ports
     from hwaac.health.parsers.ibstat import IbstatResult, parse_ibstat
     from hwaac.health.rail_check import check_rails
@@ -25,15 +26,9 @@ try:  # the controller needs the hwaac package (this collection's Python core, s
     from hwaac.plan.lookup import parse_ib_hca
     from hwaac.telemetry.host_ports import rendered_ports
 
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when a filter runs, so that ansible-doc and the sanity tests work without it
-    HWAAC_IMPORT_ERROR = exc
-
 
 def _start(name: str) -> None:
-    if HWAAC_IMPORT_ERROR is not None:
-        raise AnsibleFilterError(f"aiinfra.hwaac.{name} needs the hwaac Python package on the controller (pip "
-                                 f"install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
+    HWAAC.require(f"aiinfra.hwaac.{name} needs", AnsibleFilterError)
 
 
 def _ibstat(value: Any, name: str) -> IbstatResult:

@@ -12,19 +12,15 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
-    from hwaac.plan import lookup
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_imports import HwaacImports
 
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when a filter runs, so that ansible-doc and the sanity tests work without it
-    HWAAC_IMPORT_ERROR = exc
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when a filter runs
+    from hwaac.plan import lookup
 
 
 def _call(name: str, function: str, labels: tuple[str, ...], *args: Any) -> Any:
     """``hwaac.plan.lookup.<function>(*args)`` with its errors as filter errors naming the filter ``name``."""
-    if HWAAC_IMPORT_ERROR is not None:
-        raise AnsibleFilterError(f"aiinfra.hwaac.{name} needs the hwaac Python package on the controller (pip "
-                                 f"install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
+    HWAAC.require(f"aiinfra.hwaac.{name} needs", AnsibleFilterError)
     for label, value in zip(labels, args[1:], strict=False):  # the names after the plan
         if not isinstance(value, str) or not value:
             raise AnsibleFilterError(f"aiinfra.hwaac.{name}: {label} must be a non-empty name, got {value!r}")

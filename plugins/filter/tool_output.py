@@ -15,14 +15,11 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.mlnx_qos import MlnxQosError, parse_mlnx_qos
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.mlxconfig import MlxconfigError, parse_query
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_imports import HwaacImports
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.registered import command_output
 
-try:  # the controller needs the hwaac package (this collection's Python core, same version)
+with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when a filter runs
     from hwaac.tool_facts import PARSERS, ToolParser, tool_facts
-
-    HWAAC_IMPORT_ERROR = None
-except ImportError as exc:  # reported when a filter runs, so that ansible-doc and the sanity tests work without it
-    HWAAC_IMPORT_ERROR = exc
 
 
 # view -> tool name of the convenience filters that read several formats of one tool
@@ -48,9 +45,7 @@ def _mlnx_qos(raw: str) -> Any:
 
 
 def _table() -> dict[str, Any]:
-    if HWAAC_IMPORT_ERROR is not None:
-        raise AnsibleFilterError("aiinfra.hwaac tool output filters need the hwaac Python package on the controller "
-                                 f"(pip install hwaac, the version of this collection): {HWAAC_IMPORT_ERROR}")
+    HWAAC.require("aiinfra.hwaac tool output filters need", AnsibleFilterError)
     return {**PARSERS,
             "mlxconfig": ToolParser(_mlxconfig, "mlxconfig -d DEV [-e] q [NAMES]", ()),
             "mlnx-qos": ToolParser(_mlnx_qos, "mlnx_qos -i IF", ())}

@@ -6,7 +6,6 @@ argument spec, with one-line errors that name the module."""
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Any, ClassVar
 
 from ansible.errors import AnsibleActionFail
@@ -14,24 +13,7 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import SPECS
-
-
-class HwaacImports:
-    """``with HwaacImports() as HWAAC:`` around a plugin's ``hwaac`` imports: an ImportError is kept in ``error``
-    (reported when the action runs, so that ansible-doc and ansible-test's import test work without the package)."""
-
-    def __init__(self) -> None:
-        self.error: ImportError | None = None
-
-    def __enter__(self) -> HwaacImports:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 trace: TracebackType | None) -> bool:
-        if isinstance(exc, ImportError):
-            self.error = exc
-            return True
-        return False
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_imports import HwaacImports
 
 
 class HwaacAction(ActionBase):
@@ -41,7 +23,7 @@ class HwaacAction(ActionBase):
 
     MODULE = ""
     SPEC: ClassVar[dict[str, dict[str, Any]]] = {}
-    IMPORT_ERROR: Exception | None = None
+    HWAAC = HwaacImports()  # no hwaac imports: nothing to report
     TRANSFERS_FILES = False
 
     def __init_subclass__(cls, module: str = "", hwaac: HwaacImports | None = None,
@@ -51,7 +33,7 @@ class HwaacAction(ActionBase):
             cls.MODULE = module
             cls.SPEC = spec if spec is not None else SPECS[module.rsplit(".", 1)[-1]]
         if hwaac is not None:
-            cls.IMPORT_ERROR = hwaac.error
+            cls.HWAAC = hwaac
 
     def start(self, tmp: Any, task_vars: dict[str, Any] | None,
               **validator: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -60,9 +42,7 @@ class HwaacAction(ActionBase):
         Raises:
             AnsibleActionFail: hwaac is not importable, or the arguments do not match the spec.
         """
-        if self.IMPORT_ERROR is not None:
-            raise AnsibleActionFail(f"{self.MODULE} needs the hwaac Python package on the controller "
-                                    f"(pip install hwaac, the version of this collection): {self.IMPORT_ERROR}")
+        self.HWAAC.require(f"{self.MODULE} needs", AnsibleActionFail)
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         checked = ArgumentSpecValidator(self.SPEC, **validator).validate(self._task.args)
