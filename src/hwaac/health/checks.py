@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from hwaac.health.dcgm_grading import grade_diag, grade_health
+from hwaac.health.gpu_burn_grading import grade_gpu_burn
 from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
 from hwaac.health.kernel_grading import grade_kernel_log
 from hwaac.health.parsers.dcgm_health import DcgmHealthResult
@@ -182,7 +183,7 @@ def check_dcgm(result: DcgmDiagResult | DcgmHealthResult) -> list[Finding]:
 @incomplete_means_retest
 def check_gpu_burn(result: GpuBurnResult, profile: Profile) -> list[Finding]:
     """gpu-burn's per-GPU OK/FAULTY (exit 0 with FAULTY is FAIL, parser); every GPU of the SKU must be tested."""
-    out = result.all_findings()
+    out = grade_gpu_burn(result).all_findings()
     if result.tested_gpus is not None and result.tested_gpus != profile.gpu.count:
         out.append(Finding("GPUBURN_GPU_COUNT", Status.FAIL, f"gpu-burn tested {result.tested_gpus} GPU(s), the SKU "
                            f"has {profile.gpu.count}", action=Action.REBOOT))

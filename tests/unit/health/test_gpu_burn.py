@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.parsers.gpu_burn import parse_gpu_burn
+from hwaac.health.gpu_burn_grading import read_gpu_burn as parse_gpu_burn
 from hwaac.health.result import Action, Status
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health"
@@ -140,6 +140,6 @@ def test_an_unforeseen_parser_error_is_unknown_not_raised(monkeypatch):
     def boom(*_args):
         raise ValueError("surprise")
 
-    monkeypatch.setattr(gpu_burn, "_judge", boom)
+    monkeypatch.setattr(gpu_burn, "_read_summary", boom)
     r = parse_gpu_burn(read(BURN / "superbench-a100" / "gpu_burn.log"), exit_code=0)
     assert r.status() == Status.UNKNOWN and any("ValueError" in u for u in r.unknown)

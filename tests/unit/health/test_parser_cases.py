@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from hwaac.health.dcgm_grading import grade_diag, grade_health
+from hwaac.health.gpu_burn_grading import grade_gpu_burn
 from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
 from hwaac.health.kernel_grading import grade_kernel_log
 from hwaac.tool_facts import PARSERS
@@ -27,6 +28,7 @@ GRADED: dict[str, Callable[[Any], Any]] = {
     "nvidia-smi-query-gpu": grade_query_csv,
     "nvidia-smi-remapped-rows": grade_remapped,
     "kernel-log": grade_kernel_log,
+    "gpu-burn": grade_gpu_burn,
 }
 # recorded outputs under fixtures/health that no parser reads (help, version and topology text, the kernel log
 # lines nvidia-smi's README quotes)

@@ -14,19 +14,17 @@ What gpu-burn prints (``listenClients`` and ``launch`` in ``gpu_burn-drv.cpp``):
 - at the end ``Tested <n> GPUs:`` and one ``\\tGPU <i>: OK|FAULTY`` per GPU. A GPU is FAULTY when any progress record
   showed errors for it.
 
-gpu-burn exits 0 even when a GPU is FAULTY (wilicc/gpu-burn#12; ``burn-in-health.md`` §0): the summary decides, and an
-exit status only makes the result worse. A run without the summary (killed, timed out, truncated) is UNKNOWN; so is a
-GPU reported OK that processed nothing (wilicc/gpu-burn#123, #124: "OK" after a failed init).
+Facts only: :func:`hwaac.health.gpu_burn_grading.grade_gpu_burn` grades them (gpu-burn exits 0 even when a GPU is
+FAULTY, wilicc/gpu-burn#12). A run without the summary (killed, timed out, truncated) is UNKNOWN.
 """
 
 from __future__ import annotations
 
 import re
-import signal
 from dataclasses import dataclass, field
 
 from hwaac.health.parsers.base import no_output
-from hwaac.health.result import Action, Finding, Status, ToolResult
+from hwaac.health.result import Status, ToolResult
 
 _GPU_LINE = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9A-Za-z-]+)\)\s*$", re.MULTILINE)
 _BURNING = re.compile(r"Burning for (\d+) s(?:ec(?:ond)?s?)?\b")
@@ -41,7 +39,7 @@ _ERR_ITEM = re.compile(r"(-?\d+)\s*(\((?:WARNING|DIED)!\))?")
 _TEMP_ITEM = re.compile(r"(\d+) C|--")
 _TESTED = re.compile(r"^Tested (\d+) GPUs:\s*$", re.MULTILINE)
 _SUMMARY_LINE = re.compile(r"^\s*GPU (\d+):\s*(\S*)\s*$", re.MULTILINE)
-_NO_CLIENTS = "No clients are alive!"
+NO_CLIENTS = "No clients are alive!"
 _FAILURE_LINES = re.compile(
     r"^.*(?:Couldn't init a GPU test|Failure during compute|read\[\d+\] error).*$", re.MULTILINE
 )
@@ -110,6 +108,7 @@ class GpuBurnResult(ToolResult):
         progress: every progress record, in order.
         exit_code: the exit status given by the caller.
         failure_lines: gpu-burn's own error lines (``Couldn't init a GPU test: ...``, ``Failure during compute: ...``).
+        graded: whether :func:`hwaac.health.gpu_burn_grading.grade_gpu_burn` has added its findings.
     """
 
     tool: str = "gpu_burn"
@@ -122,6 +121,11 @@ class GpuBurnResult(ToolResult):
     progress: list[GpuBurnProgress] = field(default_factory=list)
     exit_code: int | None = None
     failure_lines: list[str] = field(default_factory=list)
+    graded: bool = False
+
+    def status(self) -> Status:
+        """The graded status; UNKNOWN (never PASS) until :func:`hwaac.health.gpu_burn_grading.grade_gpu_burn` ran."""
+        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
 
 def _records(text: str) -> list[tuple[str, str]]:
@@ -199,90 +203,6 @@ def _read_summary(text: str, out: GpuBurnResult) -> None:
         out.unknown.append(f"the summary names {named} of the {out.tested_gpus} tested GPUs: truncated output")
 
 
-def _judge(out: GpuBurnResult) -> None:
-    for gpu in out.gpus:
-        subject = f"gpu{gpu.index}"
-        if gpu.summary == "FAULTY" or gpu.error_records:
-            source = "FAULTY in the summary" if gpu.summary == "FAULTY" else f"errors in {gpu.error_records} records"
-            out.findings.append(
-                Finding(
-                    "GPUBURN_FAULTY",
-                    Status.FAIL,
-                    f"gpu-burn: GPU {gpu.index} computed wrong results under load ({source})",
-                    subject,
-                    f"GPU {gpu.index}: {gpu.summary or 'no summary'}",
-                    Action.RMA,
-                )
-            )
-        elif gpu.died:
-            out.findings.append(
-                Finding(
-                    "GPUBURN_DIED",
-                    Status.FAIL,
-                    f"gpu-burn: the worker of GPU {gpu.index} died during the run (CUDA failure under load)",
-                    subject,
-                    "\n".join(out.failure_lines[:3]) or f"GPU {gpu.index}: (DIED!)",
-                    Action.RESET_GPU,
-                )
-            )
-        elif gpu.summary == "OK" and not gpu.iterations:
-            out.findings.append(
-                Finding(
-                    "GPUBURN_NO_WORK",
-                    Status.UNKNOWN,
-                    f"gpu-burn reported GPU {gpu.index} OK but it processed no iteration: the GPU was not tested",
-                    subject,
-                    "\n".join(out.failure_lines[:3])
-                    or f"GPU {gpu.index}: OK, proc'd "
-                    f"{gpu.iterations if gpu.iterations is not None else 'never printed'}",
-                    Action.RETEST,
-                )
-            )
-    if out.aborted and not any(f.code == "GPUBURN_DIED" for f in out.findings):
-        out.findings.append(
-            Finding(
-                "GPUBURN_ABORTED",
-                Status.FAIL,
-                "gpu-burn aborted: no worker is alive",
-                evidence=_NO_CLIENTS,
-                action=Action.RESET_GPU,
-            )
-        )
-
-
-def _apply_exit_code(out: GpuBurnResult) -> None:
-    """Exit-status findings: never PASS from an exit status, only worse."""
-    rc = out.exit_code
-    if rc is None or rc == 0:
-        return
-    if rc < 0:
-        rc = 128 - rc
-    if rc == 123:  # exit(123) after "No clients are alive!"
-        if not any(f.status == Status.FAIL for f in out.findings):
-            out.findings.append(
-                Finding(
-                    "GPUBURN_ABORTED",
-                    Status.FAIL,
-                    "gpu-burn exited 123: every worker died",
-                    evidence=f"exit status {out.exit_code}",
-                    action=Action.RESET_GPU,
-                )
-            )
-        return
-    if 128 < rc <= 192:
-        try:
-            name = signal.Signals(rc - 128).name
-        except ValueError:
-            name = f"signal {rc - 128}"
-        message = f"gpu-burn was killed by {name} (exit status {out.exit_code}); the burn is incomplete"
-        code = "GPUBURN_KILLED"
-    else:
-        message, code = f"gpu-burn exited with status {out.exit_code}; the burn is not trusted", "GPUBURN_EXIT_NONZERO"
-    out.findings.append(
-        Finding(code, Status.UNKNOWN, message, evidence=f"exit status {out.exit_code}", action=Action.RETEST)
-    )
-
-
 def parse_gpu_burn(raw: str, *, exit_code: int | None = None) -> GpuBurnResult:
     """Parse gpu-burn's stdout (and stderr, if merged).
 
@@ -291,19 +211,15 @@ def parse_gpu_burn(raw: str, *, exit_code: int | None = None) -> GpuBurnResult:
         exit_code: the exit status when known (or -signal as Python reports it).
 
     Returns:
-        A :class:`GpuBurnResult`. FAIL (``GPUBURN_FAULTY``, action RMA) for a GPU FAULTY in the summary or with errors
-        in any progress record, whatever the exit status (gpu-burn exits 0 with FAULTY GPUs); FAIL
-        (``GPUBURN_DIED``/``GPUBURN_ABORTED``) when a worker died; UNKNOWN without the ``Tested N GPUs`` summary,
-        when the summary names fewer GPUs than it tested, for a GPU reported OK that processed nothing
-        (``GPUBURN_NO_WORK``), or for a non-zero exit status; PASS only when every tested GPU is OK and did work.
-        Never raises.
+        A :class:`GpuBurnResult` of facts, ungraded (:func:`hwaac.health.gpu_burn_grading.grade_gpu_burn` adds the
+        findings). ``unknown`` reasons without the ``Tested N GPUs`` summary or when the summary names fewer GPUs
+        than it tested. Never raises.
     """
     out = GpuBurnResult(exit_code=exit_code)
     try:
         _read(raw, out)
     except Exception as exc:  # the parsers' contract: bad tool output never raises
         out.unknown.append(f"unexpected input shape ({type(exc).__name__}: {exc})"[:300])
-    _apply_exit_code(out)
     return out
 
 
@@ -323,9 +239,8 @@ def _read(raw: str, out: GpuBurnResult) -> None:
         if (record := _parse_record(percent, chunk, out)) is not None:
             out.progress.append(record)
             _fold_progress(record, out)
-    out.aborted = _NO_CLIENTS in text
+    out.aborted = NO_CLIENTS in text
     if not out.aborted:
         _read_summary(text, out)
     if not out.gpus and not out.unknown:
         out.unknown.append("no GPU named in the output: not gpu-burn output")
-    _judge(out)
