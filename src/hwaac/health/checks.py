@@ -32,6 +32,7 @@ from hwaac.health.parsers.nccl_tests import NcclTestsResult
 from hwaac.health.parsers.nvbandwidth import NvbandwidthResult
 from hwaac.health.parsers.nvidia_smi import NvidiaSmiCsv, NvidiaSmiQuery, NvlinkReport, RemappedRows
 from hwaac.health.parsers.perftest import PerftestResult
+from hwaac.health.perftest_grading import grade_perftest
 from hwaac.health.profile import MinThreshold, Profile
 from hwaac.health.result import Action, Finding, Status, incomplete_means_retest
 
@@ -380,7 +381,7 @@ def check_nccl(result: NcclTestsResult, th: MinThreshold, *, nccl_algo: str | No
 @incomplete_means_retest
 def check_perftest(result: PerftestResult, th: MinThreshold, *, subject: str = "") -> list[Finding]:
     """perftest bandwidth (Gb/s, average) at the threshold's message size, if the run matches its method."""
-    out = result.all_findings()
+    out = grade_perftest(result).all_findings()
     m = th.method
     problems: list[str] = []
     if m.gpudirect is not None and result.gpudirect != m.gpudirect:

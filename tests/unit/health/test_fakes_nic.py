@@ -21,7 +21,7 @@ from hwaac.health.parsers import growth as ib_growth
 from hwaac.health.parsers.growth import port_counter_growth
 from hwaac.health.parsers.ib_counters import ERROR_COUNTERS, LEGACY_COUNTER_BITS, parse_ib_counters
 from hwaac.health.parsers.ibstat import parse_ibstat
-from hwaac.health.parsers.perftest import parse_perftest
+from hwaac.health.perftest_grading import read_perftest as parse_perftest
 from hwaac.health.profile import load_profile
 from hwaac.health.result import Status
 from tests.fakes import gpu_node, nic_counters

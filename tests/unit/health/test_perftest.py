@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.parsers.perftest import GBITS_PER_UNIT, parse_perftest
+from hwaac.health.parsers.perftest import GBITS_PER_UNIT
+from hwaac.health.perftest_grading import read_perftest as parse_perftest
 from hwaac.health.result import Action, Status
 
 FIX = Path(__file__).parents[2] / "fixtures" / "health" / "perftest"

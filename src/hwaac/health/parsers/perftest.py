@@ -37,9 +37,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.parsers.base import exit_not_zero, no_output
+from hwaac.health.parsers.base import no_output
 from hwaac.health.parsers.numbers import finite_float
-from hwaac.health.result import Action, Finding, Status, ToolResult
+from hwaac.health.result import Status, ToolResult
 
 TOOL = "perftest"
 
@@ -61,12 +61,10 @@ _GPU = re.compile(
 )
 _GPU_NAME = re.compile(r"device name = \[(?P<name>[^\]]+)\]|Name: (?P<rocm>[^,]+),")
 
-# (code, status, action, pattern): the first match wins for each line.
-_ERRORS: list[tuple[str, Status, Action, re.Pattern[str]]] = [
+# (code, pattern): the first match wins for each line; the code's severity is perftest_grading's.
+ERROR_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "PERFTEST_CONNECT_FAILED",
-        Status.UNKNOWN,
-        Action.RETEST,
         re.compile(
             r"Couldn't connect to|Unable to open file descriptor for socket connection|Unable to init the socket"
             r"|Unable to set up socket connection|rdma_bind_addr failed|Unable to create RDMA_CM resources"
@@ -75,20 +73,14 @@ _ERRORS: list[tuple[str, Status, Action, re.Pattern[str]]] = [
     ),
     (
         "PERFTEST_LINK_DOWN",
-        Status.FAIL,
-        Action.CHECK_LINK,
         re.compile(r"state is Down|Couldn't set the link layer|Unable to Connect the HCA's through the link"),
     ),
     (
         "PERFTEST_COMPLETION_ERROR",
-        Status.FAIL,
-        Action.CHECK_LINK,
         re.compile(r"Completion with error|Failed status \d+|transport retry counter exceeded|Problems with warm up"),
     ),
     (
         "PERFTEST_DEVICE_ERROR",
-        Status.FAIL,
-        Action.RETEST,
         re.compile(
             r"Couldn't get context for the device|Couldn't create IB resources|No IB devices found"
             r"|IB device \S+ not found|Couldn't allocate|Couldn't create"
@@ -96,8 +88,6 @@ _ERRORS: list[tuple[str, Status, Action, re.Pattern[str]]] = [
     ),
     (
         "PERFTEST_ERROR",
-        Status.FAIL,
-        Action.RETEST,
         re.compile(r"^\s*(?:Failed to|Couldn't|Unable to|Error\b|ERROR\b)|\bfailed\b"),
     ),
 ]
@@ -169,6 +159,8 @@ class PerftestResult(ToolResult):
         gpudirect: GPU memory was used (``--use_cuda``/``--use_rocm`` lines); gpu_name: the GPU it named.
         unit: the bandwidth unit printed. bw_rows / lat_rows: the table. notes: lines inside or around the table
             that are not rows (CPU-frequency warnings, MTU changes...). exit_code: given by the caller.
+        errors: ``(code, line)`` for each error line, by :data:`ERROR_PATTERNS`.
+        graded: whether :func:`hwaac.health.perftest_grading.grade_perftest` has added its findings.
     """
 
     test: str | None = None
@@ -201,6 +193,12 @@ class PerftestResult(ToolResult):
     lat_rows: list[PerftestLatRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     exit_code: int | None = None
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    graded: bool = False
+
+    def status(self) -> Status:
+        """The graded status; UNKNOWN (never PASS) until :func:`hwaac.health.perftest_grading.grade_perftest` ran."""
+        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
     def _largest(self, rows: list) -> object | None:
         return max(rows, key=lambda r: r.size_bytes, default=None)
@@ -354,9 +352,9 @@ def parse_perftest(raw: str, *, version: str | None = None, exit_code: int | Non
         exit_code: the process exit code, when known; it only ever makes the result worse.
 
     Returns:
-        :class:`PerftestResult`. Status FAIL on completion errors, a port Down, device errors or other perftest
-        errors; UNKNOWN when the peer could not be reached (no measurement), when no table or no row was
-        printed, or when the table is cut short; PASS only for a complete table.
+        :class:`PerftestResult` of facts, ungraded (:func:`hwaac.health.perftest_grading.grade_perftest` adds the
+        findings of its error lines and exit code); ``unknown`` reasons when no table or no row was printed, or
+        when the table is cut short.
 
     Raises:
         Nothing: bad output becomes ``unknown`` reasons.
@@ -369,7 +367,6 @@ def parse_perftest(raw: str, *, version: str | None = None, exit_code: int | Non
     state = "pre"  # pre -> banner -> addresses -> table -> done
     titles = 0
     cols: list[str] = []
-    errors: list[tuple[str, Status, Action, str]] = []
     closed = False
     for line in lines:
         text = line.strip()
@@ -410,9 +407,9 @@ def parse_perftest(raw: str, *, version: str | None = None, exit_code: int | Non
             res.unit = next(iter(units)).group(1) if units else None
             state = "table"
             continue
-        for code, status, action, rx in _ERRORS:
+        for code, rx in ERROR_PATTERNS:
             if rx.search(text):
-                errors.append((code, status, action, text))
+                res.errors.append((code, text))
                 break
         else:
             if state == "table":
@@ -431,20 +428,14 @@ def parse_perftest(raw: str, *, version: str | None = None, exit_code: int | Non
     _banner_facts(res)
     if titles > 1:
         res.unknown.append(f"output holds {titles} runs; parse one run at a time")
-    _judge(res, errors, closed)
+    _incomplete(res, closed)
     return res
 
 
-def _judge(res: PerftestResult, errors: list[tuple[str, Status, Action, str]], closed: bool) -> None:
-    seen: dict[str, list[str]] = {}
-    meta: dict[str, tuple[Status, Action]] = {}
-    for code, status, action, text in errors:
-        seen.setdefault(code, []).append(text)
-        meta[code] = (status, action)
-    for code, texts in seen.items():
-        status, action = meta[code]
-        res.findings.append(Finding(code, status, f"perftest: {texts[0]}", evidence="\n".join(texts), action=action))
-    has_error = bool(errors)
+def _incomplete(res: PerftestResult, closed: bool) -> None:
+    """The ``unknown`` reasons of a table missing, cut short or in a unit perftest does not print (an error line
+    explains a missing table or row)."""
+    has_error = bool(res.errors)
     if not res.columns:
         if not has_error:
             res.unknown.append("no results table ('#bytes #iterations ...')")
@@ -457,4 +448,3 @@ def _judge(res: PerftestResult, errors: list[tuple[str, Status, Action, str]], c
             res.unknown.append("no result rows in the table")
     elif not closed and not has_error:
         res.unknown.append("the results table is not closed by a dashed line: output cut short")
-    exit_not_zero(res, res.exit_code, "PERFTEST_EXIT_NONZERO", "perftest")
