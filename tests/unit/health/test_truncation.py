@@ -143,7 +143,7 @@ def _perftest(text: str) -> tuple[bool, Items]:
     an error message matches may change (a partial message falls back to the generic ``PERFTEST_ERROR``, action
     retest); that the run reported an error does not."""
     r = perftest.parse_perftest(text)
-    return r.incomplete, [("reported an error", bool(r.findings)), *((row.line,) for row in r.bw_rows),
+    return r.incomplete, [("reported an error", bool(r.errors)), *((row.line,) for row in r.bw_rows),
                           *((row.line,) for row in r.lat_rows)]
 
 
