@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.parsers.mlxlink import COUNTERS, parse_mlxlink_json, parse_mlxlink_text
+from hwaac.health.mlxlink_grading import read_mlxlink_json as parse_mlxlink_json
+from hwaac.health.mlxlink_grading import read_mlxlink_text as parse_mlxlink_text
+from hwaac.health.parsers.mlxlink import COUNTERS
 from hwaac.health.result import Action, Status
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "health"

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from hwaac.health.parsers.base import no_output
-from hwaac.health.result import Action, Finding, Status, ToolResult
+from hwaac.health.result import Status, ToolResult
 
 OPERATIONAL = "Operational Info"
 TROUBLESHOOTING = "Troubleshooting Info"
@@ -65,6 +65,7 @@ class MlxlinkResult(ToolResult):
         symbol_errors: "Symbol Errors", printed for InfiniBand links by the 16nm-and-later layout.
         link_down_counter, link_error_recovery_counter: as counted by the port.
         firmware_version, mft_version: from "Tool Information".
+        graded: whether :func:`hwaac.health.mlxlink_grading.grade_mlxlink` has added its findings.
     """
 
     tool: str = "mlxlink"
@@ -89,6 +90,11 @@ class MlxlinkResult(ToolResult):
     link_error_recovery_counter: int | None = None
     firmware_version: str | None = None
     mft_version: str | None = None
+    graded: bool = False
+
+    def status(self) -> Status:
+        """The graded status; UNKNOWN (never PASS) until :func:`hwaac.health.mlxlink_grading.grade_mlxlink` ran."""
+        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
     @property
     def speed_gbps(self) -> float | None:
@@ -210,38 +216,7 @@ def _from_sections(
         ):
             if value is None and result.is_active:
                 unknown.append(f"'{COUNTERS}' has no usable {what}")
-    _judge(result)
     return result
-
-
-def _judge(result: MlxlinkResult) -> None:
-    subject = result.device
-    if result.state is not None and not result.is_active:
-        result.findings.append(
-            Finding(
-                "NIC_LINK_DOWN",
-                Status.FAIL,
-                f"link is {result.state}/{result.physical_state or 'N/A'} (speed {result.speed or 'N/A'}); "
-                f"expected State Active; mlxlink recommends: {result.recommendation or 'nothing'}",
-                subject=subject,
-                evidence=f"State : {result.state}\nPhysical state : {result.physical_state or 'N/A'}\n"
-                f"Recommendation : {result.recommendation or 'N/A'}",
-                action=Action.CHECK_LINK,
-            )
-        )
-    if result.status_opcode:
-        result.findings.append(
-            Finding(
-                "NIC_LINK_TROUBLESHOOTING",
-                Status.WARN,
-                f"mlxlink troubleshooting status opcode {result.status_opcode} (group {result.group_opcode or 'N/A'}):"
-                f" {result.recommendation or 'no recommendation printed'}",
-                subject=subject,
-                evidence=f"Status Opcode : {result.status_opcode}\nGroup Opcode : {result.group_opcode or 'N/A'}\n"
-                f"Recommendation : {result.recommendation or 'N/A'}",
-                action=Action.CHECK_LINK,
-            )
-        )
 
 
 def parse_mlxlink_json(
@@ -257,8 +232,8 @@ def parse_mlxlink_json(
         counters_expected: the command ran with ``-c``, so a missing BER section is an UNKNOWN.
 
     Returns:
-        An :class:`MlxlinkResult`; findings ``NIC_LINK_DOWN`` (FAIL) and ``NIC_LINK_TROUBLESHOOTING`` (WARN).
-        Raises nothing.
+        An :class:`MlxlinkResult` of facts, ungraded (:func:`hwaac.health.mlxlink_grading.grade_mlxlink` adds the
+        findings). Raises nothing.
 
     Sources: mstflint ``mlxlink_cmd_print.cpp`` / ``mlxlink_record.h`` (JSON layout), ``burn-in-health.md`` §4.
     """
@@ -310,7 +285,7 @@ def parse_mlxlink_text(
     """Read the text output of ``mlxlink -d <dev> [-m] -c`` into the same :class:`MlxlinkResult`.
 
     Per-lane values printed comma-separated ("Raw Physical Errors Per Lane : 0,0,0,0") become lists; ANSI colour
-    codes (mlxlink colours values on a terminal) are removed. Arguments and findings as
+    codes (mlxlink colours values on a terminal) are removed. Arguments and result as
     :func:`parse_mlxlink_json`. Raises nothing.
     """
     result = MlxlinkResult(version=version or "", device=device)
