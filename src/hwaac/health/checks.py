@@ -20,6 +20,7 @@ from hwaac.health.dcgm_grading import grade_diag, grade_health
 from hwaac.health.gpu_burn_grading import grade_gpu_burn
 from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
 from hwaac.health.kernel_grading import grade_kernel_log
+from hwaac.health.nvbandwidth_grading import grade_nvbandwidth
 from hwaac.health.parsers.dcgm_health import DcgmHealthResult
 from hwaac.health.parsers.dcgm_model import DcgmDiagResult
 from hwaac.health.parsers.ethtool import ERROR_COUNTERS, EthtoolStats
@@ -406,7 +407,7 @@ def check_perftest(result: PerftestResult, th: MinThreshold, *, subject: str = "
 @incomplete_means_retest
 def check_nvbandwidth(result: NvbandwidthResult, profile: Profile) -> list[Finding]:
     """Host->GPU and GPU<->GPU copy bandwidth (GB/s): the slowest GPU or pair against the profile's gates."""
-    out = result.all_findings()
+    out = grade_nvbandwidth(result).all_findings()
     perf = profile.performance
     for th, code, what, action in (
         (perf.host_to_device_gbytes_per_s, "GPU_H2D_BW", "host->GPU copy", Action.REBOOT),

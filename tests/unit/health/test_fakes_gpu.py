@@ -22,10 +22,10 @@ from hwaac.health import checks
 from hwaac.health.dcgm_grading import grade_diag
 from hwaac.health.gpu_grading import grade_query, grade_remapped
 from hwaac.health.node import Context, commands, evaluate, verdict
+from hwaac.health.nvbandwidth_grading import read_nvbandwidth as parse_nvbandwidth
 from hwaac.health.parsers.dcgm import parse_diag_json
 from hwaac.health.parsers.kernel_log import parse_kernel_log
 from hwaac.health.parsers.nccl_tests import parse_nccl_tests
-from hwaac.health.parsers.nvbandwidth import parse_nvbandwidth
 from hwaac.health.parsers.nvidia_smi import (
     parse_nvlink_errors,
     parse_nvlink_status,

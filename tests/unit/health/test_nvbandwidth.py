@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.parsers.nvbandwidth import parse_nvbandwidth
+from hwaac.health.nvbandwidth_grading import read_nvbandwidth as parse_nvbandwidth
 from hwaac.health.result import Status
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health"

@@ -15,6 +15,7 @@ from hwaac.health.gpu_burn_grading import grade_gpu_burn
 from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
 from hwaac.health.kernel_grading import grade_kernel_log
 from hwaac.health.mlxlink_grading import grade_mlxlink
+from hwaac.health.nvbandwidth_grading import grade_nvbandwidth
 from hwaac.health.perftest_grading import grade_perftest
 from hwaac.tool_facts import PARSERS
 
@@ -34,6 +35,7 @@ GRADED: dict[str, Callable[[Any], Any]] = {
     "perftest": grade_perftest,
     "mlxlink": grade_mlxlink,
     "mlxlink-json": grade_mlxlink,
+    "nvbandwidth": grade_nvbandwidth,
 }
 # recorded outputs under fixtures/health that no parser reads (help, version and topology text, the kernel log
 # lines nvidia-smi's README quotes)

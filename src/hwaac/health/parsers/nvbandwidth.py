@@ -17,7 +17,7 @@ pair that was not measured (the diagonal of device-to-device tests since v0.8); 
 v0.9 added a coefficient of variation to the statistics (NVIDIA/nvbandwidth PR #62; the v0.10 output of
 ``burn-in-health.md`` §5 shows ``COEFFICIENT_OF_VARIATION``): any ``<UPPER_CASE_NAME> <test> <value>`` line after a
 matrix is kept as a statistic of that test (this line format is an assumption, no recorded v0.9+ output was found).
-A data-verification failure (``Invalid value when checking the pattern``, ``ASSERT in expression ...``) is a FAIL.
+A test's error lines are kept as facts; :func:`hwaac.health.nvbandwidth_grading.grade_nvbandwidth` grades them.
 
 Thresholds (GB/s per SKU) are not applied here.
 """
@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.result import Action, Finding, Status, ToolResult
+from hwaac.health.result import Status, ToolResult
 
 _VERSION = re.compile(r"^nvbandwidth Version:\s*(\S+)")
 _GIT = re.compile(r"^Built from Git version:\s*(.*)$")
@@ -53,7 +53,6 @@ _CLOSING_NOTE = (
     "NOTE: The reported results may not reflect the full capabilities of the platform.",
     "Performance can vary with software drivers, hardware clocks, and system topology.",
 )
-_VERIFICATION = ("Invalid value when checking the pattern", "ASSERT in expression")
 
 
 @dataclass
@@ -105,6 +104,7 @@ class NvbandwidthResult(ToolResult):
         notes: lines that were skipped (the ``...`` of an elided paste) and other observations.
         finished: both lines of the closing ``NOTE: The reported results may not reflect ...`` were printed whole (the
             run reached its end; nvbandwidth prints them last since v0.6, ``nvbandwidth.cpp`` ``main``).
+        graded: whether :func:`hwaac.health.nvbandwidth_grading.grade_nvbandwidth` has added its findings.
     """
 
     tool: str = "nvbandwidth"
@@ -117,6 +117,12 @@ class NvbandwidthResult(ToolResult):
     waived: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     finished: bool = False
+    graded: bool = False
+
+    def status(self) -> Status:
+        """The graded status; UNKNOWN (never PASS) until :func:`hwaac.health.nvbandwidth_grading.grade_nvbandwidth`
+        ran."""
+        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
     def test(self, name: str) -> NvbwTest | None:
         """The testcase named ``name``, None when absent."""
@@ -259,19 +265,7 @@ def _finish(out: NvbandwidthResult) -> None:
                 col = test.columns.index(row) if row in test.columns else len(values)
                 if col < len(values) and values[col] == 0.0:
                     values[col] = None
-        if test.errors:
-            evidence = "\n".join(test.errors[:4])
-            if any(marker in e for e in test.errors for marker in _VERIFICATION):
-                # The copied data did not match what was written: a wrong result, not a missing one.
-                message = f"nvbandwidth {label}: data verification failed: {test.errors[0]}"
-                out.findings.append(
-                    Finding("NVBW_VERIFICATION_FAILED", Status.FAIL, message, evidence=evidence, action=Action.RETEST)
-                )
-            else:
-                message = f"nvbandwidth {label} errored and measured nothing: {test.errors[0]}"
-                out.findings.append(
-                    Finding("NVBW_TEST_ERROR", Status.UNKNOWN, message, evidence=evidence, action=Action.RETEST)
-                )
+        if test.errors:  # graded by hwaac.health.nvbandwidth_grading; an errored test measured nothing
             continue
         if test.waived:
             continue
@@ -291,11 +285,11 @@ def parse_nvbandwidth(raw: str, *, version: str | None = None) -> NvbandwidthRes
         version: the nvbandwidth version when known; otherwise read from ``nvbandwidth Version:``.
 
     Returns:
-        A :class:`NvbandwidthResult` with each test's matrix (GB/s or ns) and SUM. FAIL (``NVBW_VERIFICATION_FAILED``)
-        when a copy's data check failed; UNKNOWN when nothing was measured (empty, every test waived, not nvbandwidth
-        output), when a test errored (``NVBW_TEST_ERROR``), has no matrix or no SUM or an unreadable row, when the
-        version block is missing, or (v0.6+) when the closing NOTE is missing (the run did not finish); PASS when every
-        non-waived test printed a complete matrix and its SUM. Never raises.
+        A :class:`NvbandwidthResult` with each test's matrix (GB/s or ns) and SUM, ungraded
+        (:func:`hwaac.health.nvbandwidth_grading.grade_nvbandwidth` grades the errored tests). ``unknown`` reasons
+        when nothing was measured (empty, every test waived, not nvbandwidth output), when a test has no matrix or
+        no SUM or an unreadable row, when the version block is missing, or (v0.6+) when the closing NOTE is missing
+        (the run did not finish). Never raises.
     """
     out = NvbandwidthResult()
     try:
