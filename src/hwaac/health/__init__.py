@@ -2,10 +2,11 @@
 
 - :mod:`hwaac.health.result`: Status (PASS < WARN < UNKNOWN < FAIL), Finding, ToolResult;
 - :mod:`hwaac.health.parsers`: one module per tool, pure functions from raw output to typed results;
-- :mod:`hwaac.health.checks`: typed results + a SKU profile -> findings; :mod:`hwaac.health.verdict` combines them.
+- :mod:`hwaac.health.checks`: typed results + a SKU profile -> findings; :func:`hwaac.health.node.verdict`
+  combines them.
 
-Domain facts come from ``burn-in-health.md`` (DCGM, nvidia-smi, nccl-tests, perftest, InfiniBand and fleet
-health-check anchors); each module names its own sources.
+Each module names its own public sources (the tools' source files and vendor documents); the formats read are
+described in ``docs/health-gpu-parsers.md`` and ``docs/health-parsers.md``.
 """
 
 from hwaac.health.result import Action, Finding, Status, ToolResult

@@ -7,7 +7,7 @@ size, node count, NCCL_ALGO, GPUDirect, direction) is not compared: it is UNKNOW
 recommends no reset, reboot, link repair or RMA, only a retest
 (:func:`hwaac.health.result.incomplete_means_retest`, on every check).
 
-Codes and actions follow the fleet tools the domain note cites: PCIe width and NVLink links fail a GPU (imbue,
+Codes and actions follow public fleet health tools: PCIe width and NVLink links fail a GPU (imbue,
 OCI), HW slowdown fails (IBM autopilot), rails must all be up at the SKU's rate (gpud, NHC ``check_hw_ib``),
 counters follow NVSentinel's rules, bandwidths follow the profile's gates.
 """

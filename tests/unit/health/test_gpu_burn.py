@@ -59,7 +59,7 @@ def test_errors_in_progress_without_summary_still_fail():
 
 
 def test_ok_after_failed_init_is_not_pass():
-    # wilicc/gpu-burn#123: "Couldn't init a GPU test", every GPU processed 0, summary OK (cut after GPU 3 in our copy).
+    # wilicc/gpu-burn#123: "Couldn't init a GPU test", every GPU processed 0, summary OK (cut at GPU 4: fixture README).
     r = parse_gpu_burn(read(BURN / "issue123-init-failure" / "gpu_burn.out"))
     assert r.status() == Status.UNKNOWN
     no_work = [f for f in r.findings if f.code == "GPUBURN_NO_WORK"]

@@ -116,7 +116,7 @@ def test_connect_failure_is_unknown_with_evidence():
 
 
 def test_port_down_fails():
-    # Lines as quoted from a run on a port that was Down (stored file, see README "Not found recorded").
+    # perftest's lines for a port that is Down, quoted inline (where from: tests/fixtures/health/perftest/README.md).
     raw = " Port number 1 state is Down\n Couldn't set the link layer\n Couldn't get context for the device\n"
     r = parse_perftest(raw)
     assert r.status() == Status.FAIL and "PERFTEST_LINK_DOWN" in codes(r)
