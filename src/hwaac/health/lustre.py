@@ -1,55 +1,12 @@
-"""A Lustre client's health: which probes to run, and how their raw output and the expected file systems become
-findings and a verdict.
+"""A Lustre client's health: which probes to run (:func:`commands`), and how their raw output and the expected file
+systems become findings (:func:`evaluate`) and a verdict (:func:`client_verdict`).
 
-The host module ``aiinfra.hwaac.lustre_health`` runs the argv lists :func:`commands` names, each with a time limit,
-and returns their raw output with the text of ``/proc/mounts``; the controller-side action plugin of the same name
-calls :func:`evaluate` and :func:`client_verdict`. Nothing here runs a tool.
-
-Probes (``lustre-client.md`` section 2, parsers in :mod:`hwaac.health.parsers.lustre` and the modules it names):
-
-- ``lfs_check``: ``lfs check servers`` (every osc/mdc/mgc device of the node answers its ping);
-- ``health_check``: ``lctl get_param -n health_check``;
-- ``imports``: ``lctl get_param osc.*.import mdc.*.import`` (connection state per target);
-- ``ping <nid>``: ``lctl ping <nid>`` for every MGS NID of the expected file systems;
-- ``lnet_net``: ``lnetctl net show -v 2`` (local NI status and health; a plain ``-v`` prints no health; optional).
-- ``list_nids``: ``lctl list_nids`` (the node's NIDs against the MGS networks; optional,
-  :mod:`hwaac.health.lustre_lnet`).
-- ``lfs_df``: ``lfs df -v`` (every MDT/OST the client sees, inactive ones included; optional,
-  :mod:`hwaac.health.lustre_targets`).
-
-Shapes: a probe output is ``{"rc": int | None, "stdout": str, "stderr": str, "seconds": float, "timed_out": bool}``
-as ``plugins/module_utils/timed_run.py`` returns it (``rc`` None: the tool could not start). Expected file systems
-come from the rendered ``lustre-client.json`` (``/work/notes/issue7/contract.md``): ``filesystems[]`` with
-``name``, ``mgs`` (failover MGS nodes, each a list of its NIDs) and ``mount_point``.
-
-Verdict: PASS only when every expected file system is mounted from its expected MGS nodes (:func:`compare_mgs`: NIDs
-normalised, ``o2ib0`` == ``o2ib``; order of NIDs and of failover nodes ignored), every target ``lfs check`` lists is
-``active`` and every import is FULL (or IDLE: disconnected by ``idle_timeout`` and reconnected on use, 2.12+) --
-those of any mounted file system count, expected or not: a hung mount blocks the node's jobs all the same -- every
-MGS NID answers ``lctl ping``, ``health_check`` says ``healthy`` and every LNet NI is up, without a fatal error,
-with its health value read and at 1000. Anything unreadable, missing, timed out or not run is UNKNOWN (action
-RETEST), never PASS; every parsed output is judged by a check carrying
-:func:`~hwaac.health.result.incomplete_means_retest` (the MGS reachability too:
-:func:`~hwaac.health.checks_lustre.mgs_reach_findings`), so a cut output recommends only a retest.
-
-Fault codes (status, action): ``LUSTRE_NOT_MOUNTED`` (FAIL, NONE: mount it with ``aiinfra.hwaac.lustre_mount``),
-``LUSTRE_MOUNTED_ELSEWHERE`` (WARN), ``LUSTRE_MOUNTED_FROM_OTHER_MGS`` (FAIL, NONE: no NID of the mounted source is
-an expected MGS NID: another file system of the same name, or an MGS the intent no longer names; remount it),
-``LUSTRE_MGS_LIST_DIFFERS`` (WARN, NONE: the right MGS, but its failover list differs from the intent's, so a
-failover to a node or NID not listed loses configuration updates; remount at the next maintenance),
-``LUSTRE_MGS_UNREACHABLE`` (FAIL, CHECK_LINK: no NID of any MGS node of the file system answers),
-``LUSTRE_MGS_NID_UNREACHABLE`` (WARN, CHECK_LINK: one NID does not answer, another MGS NID does: failover redundancy
-lost), ``LUSTRE_TARGETS_MISSING`` / ``LUSTRE_IMPORTS_MISSING`` (UNKNOWN, RETEST: a mounted file system without MDT
-or OST devices in the output), plus the codes of :mod:`hwaac.health.checks_lustre`: ``LUSTRE_TARGET_INACTIVE``,
-``LUSTRE_TARGET_UNREACHABLE``, ``LUSTRE_IMPORT_NOT_FULL``, ``LUSTRE_IMPORT_EVICTED`` (FAIL, CHECK_LINK),
-``LUSTRE_IMPORT_RECOVERING`` (WARN, RETEST), ``LUSTRE_TARGET_DEACTIVATED`` (WARN), ``LUSTRE_NOT_HEALTHY``,
-``LUSTRE_LBUG`` (FAIL, REBOOT), ``LUSTRE_LNET_DOWN`` (FAIL), ``LUSTRE_LNET_NI_DOWN``, ``LUSTRE_LNET_NI_FATAL``
-(FAIL, CHECK_LINK), ``LUSTRE_LNET_NI_DEGRADED`` (WARN, CHECK_LINK), ``LUSTRE_LNET_HEALTH_MISSING`` (UNKNOWN,
-RETEST: an NI without its health value), ``PARSE_UNREADABLE``, ``PROBE_TIMEOUT``, ``PROBE_NOT_RUN``,
-``PROBE_MISSING`` (UNKNOWN, RETEST).
-
-Errors: :class:`ValueError` for malformed expectations (the message names the field, the value and what is valid);
-bad tool output never raises.
+The host module ``aiinfra.hwaac.lustre_health`` runs the probes, each with a time limit; the controller-side action
+plugin of the same name calls :func:`evaluate` and :func:`client_verdict`. Nothing here runs a tool. PASS only when
+every expected file system is mounted from its expected MGS nodes and every target, import, MGS NID, health_check
+and LNet NI is healthy; anything unreadable, missing, timed out or not run is UNKNOWN (RETEST), never PASS. The
+probes, output shapes, verdict rules and fault codes: ``docs/health-lustre.md``. Errors: :class:`ValueError` for
+malformed expectations; bad tool output never raises.
 """
 
 from __future__ import annotations
@@ -80,7 +37,7 @@ from hwaac.health.parsers.lustre_imports import parse_imports
 from hwaac.health.parsers.lustre_mounts import LustreMount, parse_lustre_mounts
 from hwaac.health.result import Action, Finding, Status
 
-FSNAME = re.compile(r"^[A-Za-z0-9_]{1,8}$")  # mkfs.lustre.8: at most 8 characters; contract.md
+FSNAME = re.compile(r"^[A-Za-z0-9_]{1,8}$")  # mkfs.lustre.8: at most 8 characters
 NID = re.compile(r"^\S+@[A-Za-z][A-Za-z0-9]*$")  # 10.20.0.1@o2ib, 10.0.0.5@tcp1, 0@lo
 PING_PREFIX = "ping "
 STAGE = "lustre"

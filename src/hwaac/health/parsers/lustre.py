@@ -1,26 +1,10 @@
 """``lfs check servers`` of a Lustre client, and the client OBD device names every Lustre parser splits.
 
-:func:`parse_lfs_check`: ``lfs check servers|all|osts|mdts|mgts``. Printing code: lustre-release
-``lustre/utils/liblustreapi.c`` ``do_target_check()``: ``"%s active.\\n"`` on stdout when the OBD's ``ping``
-file answers, ``"%s inactive.\\n"`` when it returned ``ENOTCONN`` (older releases, whose ``llapi_ping()``
-returned a positive errno), otherwise ``llapi_error(.., "error: check '%s'", name)`` on stderr, which
-``error_callback_default`` prefixes with ``lfs check: `` and suffixes with ``: <strerror> (<errno>)``
-(``lfs check: error: check 'fs-OST0007-osc-ffff..': Transport endpoint is not connected (107)``). Since
-``llapi_ping()`` returns ``-errno`` (current ``master``), a disconnected target prints the error line, never
-``inactive.``; both forms are read. The exit status is 0 even when pings fail (``llapi_target_check()`` returns
-the iteration's status, not the pings'), so only the lines decide. No mounted client prints
-``lfs check: cannot find mounted Lustre filesystem: No such device`` (``lustre/utils/lfs.c`` ``lfs_check()``;
-``No suitable Lustre mount found`` before 2.12). ``servers`` is ``all``: ``osc``, ``mdc`` and ``mgc`` devices
-(``lfs.c``; ``osc`` and ``mdc`` only before 2.12).
-
-The other Lustre client parsers: :mod:`~hwaac.health.parsers.lctl` (``lctl ping``, ``health_check``),
-:mod:`~hwaac.health.parsers.lustre_imports`, :mod:`~hwaac.health.parsers.lnetctl`,
-:mod:`~hwaac.health.parsers.lustre_mounts`, :mod:`~hwaac.health.parsers.lustre_df`,
-:mod:`~hwaac.health.parsers.lctl_list_nids`. Each is pure and follows :mod:`hwaac.health.result`: raw text (and
-the exit status) in, a typed result of facts out; what cannot be read is an ``unknown`` reason (UNKNOWN, never
-PASS), and an exit status only makes a result worse. :mod:`hwaac.health.checks_lustre` judges. Samples:
-``tests/fixtures/tools/lfs/`` and ``tests/fixtures/health/lustre/`` (README.md in each). No function here raises
-on bad tool output.
+:func:`parse_lfs_check`: ``lfs check servers|all|osts|mdts|mgts`` (lustre-release ``lustre/utils/liblustreapi.c``
+``do_target_check()``): ``<obd> active.``, ``<obd> inactive.`` (older releases) or an ``lfs check: error: check
+'<obd>': <strerror> (<errno>)`` line per target; the exit status is 0 even when pings fail, so only the lines
+decide. How each release prints, and the other Lustre client parsers: ``docs/health-lustre.md``. Each is pure and
+follows :mod:`hwaac.health.result` (facts and ``unknown`` reasons; :mod:`hwaac.health.checks_lustre` judges).
 """
 
 
@@ -32,7 +16,7 @@ from dataclasses import dataclass, field
 from hwaac.health.parsers.base import LineReasons
 from hwaac.health.result import ToolResult
 
-# Lustre fsnames are 1-8 characters [A-Za-z0-9_] (mkfs.lustre.8; contract.md). Target names: <fs>-OSTxxxx / MDTxxxx.
+# Lustre fsnames are 1-8 characters [A-Za-z0-9_] (mkfs.lustre.8). Target names: <fs>-OSTxxxx / MDTxxxx.
 _CLIENT_OBD = re.compile(
     r"^(?P<fs>[A-Za-z0-9_]{1,8})-(?P<target>(?:OST|MDT)[0-9a-fA-F]{4})-(?P<kind>osc|mdc)-(?P<instance>[^\s.]+)$"
 )
