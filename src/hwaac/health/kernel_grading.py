@@ -1,22 +1,6 @@
 """What a kernel log's events mean for a node: XID, SXid, fallen-off-the-bus and PCIe "limited by" findings.
 
-The reader (:mod:`hwaac.health.parsers.kernel_log`) returns events; :func:`grade_kernel_log` (called by
-:func:`hwaac.health.checks.check_kernel_log`) decides here (status and action of XIDs from :mod:`hwaac.health.xid`):
-
-- ``GPU_XID_<n>``, one per GPU and XID, all its lines as evidence; 144-150 lines that all say "Nonfatal" are WARN;
-  154 takes the recovery action it names ("to 0x4 (Drain and Reset)" -> RESET_GPU, FAIL; "None" -> WARN); a
-  secondary XID ("... caused by previous Xid 149") is graded as its cause and says so; lines whose ``dmesg -x``
-  facility is not ``kern`` are graded alike, and the finding says they were written by a process, not by the
-  driver (the kernel gives ``/dev/kmsg`` writes the ``user`` facility or the one they name, never ``kern``:
-  ``devkmsg_write`` in ``kernel/printk/printk.c``), as a fault injector does.
-- ``GPU_FALLEN_OFF_BUS``: FAIL, REBOOT (as XID 79, RESTART_BM; RMA when it recurs after a reboot), unless an XID 79
-  of the same GPU already says so.
-- ``NVSWITCH_SXID_<n>``: "Fatal" -> FAIL, REBOOT (a fatal NVSwitch error needs the switches and GPUs reset);
-  otherwise WARN; SXids on the benign allow-list give no finding.
-- ``NIC_PCIE_LIMITED`` (mlx5_core) / ``PCIE_BANDWIDTH_LIMITED`` (other drivers): FAIL with REBOOT when the link
-  trained narrower than the device can (x8 of x16: a physical or training fault that costs the NIC half its
-  bandwidth; retrain by reboot, then reseat); WARN with NONE when only the speed is lower (often the platform's
-  design, e.g. a Gen4 switch in front of Gen5 GPUs as in stas00/ml-engineering's example).
+The formats, sources and rules in full: ``docs/health-modules.md``, section "Kernel log grading".
 """
 
 from __future__ import annotations

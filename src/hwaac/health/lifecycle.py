@@ -1,25 +1,6 @@
 """A GPU node's life, as rules: states, the transitions allowed between them, and the quarantine circuit breaker.
 
-States (``burn-in-health.md`` §5-6, after CoreWeave's Onboard -> Test -> Production -> Triage -> RMA cycle) and the
-NetBox device status each one shows as (NetBox 4.7 ``DeviceStatusChoices``)::
-
-    planned ──► burn_in ──► production
-    (planned)   (staged)    (active)
-                   │   ▲        │
-                   ▼   │        ▼
-                quarantine ◄────┘          a failed verdict, in burn-in or in production
-                (offline)
-                   │
-                   ▼
-                  rma ──► returned ──► burn_in       hardware sent back and received again: burn-in anew
-                (failed)  (inventory)
-
-``quarantine -> burn_in`` is the way back after a repair that needs no RMA (a GPU reset, a reseated cable):
-the node must pass burn-in again before production. The exact state is kept in the device custom field
-``hwaac_lifecycle``; where it is empty (a device synced from the plan, or set by a person) the state is read from
-the NetBox status by the table above.
-
-This module is pure: :mod:`hwaac.netbox.lifecycle` reads and writes NetBox with these rules.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "Node lifecycle".
 """
 
 from __future__ import annotations

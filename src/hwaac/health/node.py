@@ -1,25 +1,6 @@
 """One node's health: which tools each stage runs, and how their raw output becomes a verdict.
 
-The Ansible side (module ``aiinfra.hwaac.node_health``) runs the commands :func:`commands` names on the node, with
-timeouts, and returns raw output; :func:`evaluate` (called by the controller-side action plugin, the CLI and the
-benchmark) parses and decides. Stages of burn-in (``burn-in-health.md`` §1 levels, §3-5 fleet practice):
-
-- ``quick``: nvidia-smi -q -x, --query-remapped-rows, nvlink -s/-e, kernel log (XID window), ibstat, port counters
-  (the reading later growth is measured from), and the ports as three more tools see them: ``ibstatus`` (sysfs,
-  works without ``ib_umad``, which ``ibstat`` needs), ``ibv_devinfo`` (the verbs devices NCCL and perftest open) and
-  ``rdma statistic show`` (every rail's hw counters readable);
-- ``dcgm``: dcgmi diag -r <profile level> -j;
-- ``single_node``: all_reduce_perf over the node's GPUs, nvbandwidth host<->GPU and GPU<->GPU;
-- ``ib_serve``: ib_write_bw servers on every rail (run async; nothing to judge: the client does);
-- ``ib_pairwise``: ib_write_bw per rail to a peer node's servers on the same rail (GPUDirect), then the port
-  counters and ``rdma statistic show`` again (their growth since ``quick`` is judged);
-- ``nccl_multi``: all_reduce_perf across the SU's nodes with NCCL_ALGO=RING through mpirun (run on one node);
-- ``health``: the periodic subset: nvidia-smi -q -x, remapped rows, kernel log, ibstat, counters, the RDMA probes
-  of ``quick`` (ibstatus, ibv_devinfo, rdma statistic show), dcgmi diag -r 1.
-
-Shapes: a probe output is ``{"rc": int | None, "stdout": str, "stderr": str, "seconds": float, "timed_out": bool}``
-(``rc`` None when the command could not start: the tool is missing). Errors: :class:`KeyError` for an unknown
-stage or probe name is a programming error; bad tool output never raises.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "Node stages and verdict".
 """
 
 from __future__ import annotations

@@ -1,31 +1,6 @@
 """The XID action table: what NVIDIA says to do about each driver XID, folded into hwaac's :class:`Action` ladder.
 
-The data is NVIDIA's machine-readable map (NVSentinel ``xiderrorsmapping.csv``, columns xid, mnemonic, action,
-FATAL|NONFATAL), transcribed with its repository, path and commit into ``data/xid_catalog.yml``; the summary and
-the decision ladder are ``burn-in-health.md`` sections 2 and 6.
-
-How a row becomes an :class:`XidInfo`:
-
-- ``action``: the row's NVIDIA action through ``action_map`` in the YAML: IGNORE -> NONE, RESTART_APP ->
-  RESTART_APP, RESET_GPU -> RESET_GPU, RESTART_BM / RESTART_VM -> REBOOT, the workflows WORKFLOW_XID_48 (double-bit
-  ECC), WORKFLOW_NVLINK_ERR (74) and WORKFLOW_NVLINK5_ERR (144-150) -> RESET_GPU (their first step; a repeat is for
-  the lifecycle rules to escalate), WORKFLOW_XID_45 -> NONE (a channel torn down by Ctrl-C, kill or reset: the XID
-  next to it decides), UNEXPECTED_ERR_REPORT_ISSUE -> REBOOT (reboot, report to NVIDIA; repeats go to triage),
-  CHECK_MECHANICALS (54) -> CHECK_LINK (physical inspection), UPDATE_SWFW (78) -> REBOOT, CHECK_UVM (159) ->
-  RESTART_APP, and 154 (recovery action changed) -> NONE, because the recovery action it names decides (see
-  :func:`recovery_action`; the kernel-log parser reads it from the line).
-- ``status``: FAIL for a FATAL row, WARN for a NONFATAL one (an XID line is always at least a warning: the driver
-  reported something). Callers may refine per line (144-150 lines that say "Nonfatal", 154's target action).
-- an XID the table does not list (a driver newer than the table): status UNKNOWN, action RETEST, ``listed`` False.
-  Why not WARN: WARN lets jobs run on a GPU whose error nobody has classified; why not FAIL: there is no evidence
-  yet for quarantine or RMA. UNKNOWN keeps the node out of production until the table is refreshed from NVIDIA's
-  current map and the check re-run, which is what RETEST asks for.
-
-Benign SXids (NVSwitch errors known to be harmless, such as corrected ECC "limit" events) come from imbue's
-cluster-health allow-list, cross-checked against NVSentinel's ``sxiderrorsmapping.csv`` (sources in the YAML).
-
-Nothing here raises on a well-formed package; a malformed catalog raises ``ValueError`` at first use (a packaging
-bug, not a tool-output problem).
+The formats, sources and rules in full: ``docs/health-modules.md``, section "XID actions".
 """
 
 from __future__ import annotations

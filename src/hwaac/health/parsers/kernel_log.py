@@ -1,38 +1,7 @@
 """Parser of kernel logs (dmesg or journald) for GPU, NVSwitch and NIC faults: NVRM Xid, NVSwitch SXid, "fallen off
 the bus", and "available PCIe bandwidth, limited by" lines.
 
-Line formats read (``burn-in-health.md`` section 2; fixtures under ``tests/fixtures/health/kernel-log``):
-
-- ``dmesg``: ``[  123.456789] msg`` (seconds since boot; an optional ``[ T1946]`` caller tag is skipped);
-  ``dmesg -T`` / ``--ctime``: ``[Sun Feb 23 16:24:18 2025] msg`` (local time, no zone);
-  ``dmesg --time-format iso``: ``2025-01-02T15:20:12,123456+08:00 msg``; ``dmesg -t``: bare ``msg``;
-  ``dmesg -x`` / ``--decode``: any of these after a ``facility:level:`` prefix (``kern  :warn  : [  40.196661] msg``,
-  the facility and level are kept as :attr:`KernelEvent.facility` and ``level``); ``dmesg -r`` / ``/dev/kmsg``
-  text: a ``<4>`` priority (facility * 8 + level) before the stamp;
-- journald / syslog: ``journalctl -k`` short ``Aug 10 15:36:05 host kernel: msg``, short-precise
-  ``Aug 10 15:36:05.123456 host kernel: msg``, short-iso ``2025-01-17T17:10:43+0000 host kernel: msg``; a syslog
-  line may carry the dmesg uptime too (``... kernel: [21584690.529862] msg``). Short and short-precise carry no
-  year: pass ``year=`` to get datetimes, otherwise ``time`` is None and ``time_text`` keeps the stamp (Azure picks
-  the closer year; that is the caller's knowledge, not the log's).
-- continuation lines (leading blanks, no stamp, their subsystem tag again: ``NVRM: ...``) belong to the line
-  before, as in the multi-line "fallen off the bus" message (NVSentinel#155).
-
-Messages:
-
-- ``NVRM: Xid (PCI:0000:52:00): 48, pid='<unknown>', name=<unknown>, <text>``; the pid and name parts are optional
-  (older drivers), the ``PCI:`` tag may be missing (``Xid (0000:03:00): 14``) and MIG adds ``GPU-I:05``.
-- ``nvidia-nvswitch2: SXid (PCI:0000:85:00.0): 12028, Non-fatal, Link 61 ...``; the ``Severity ...`` and ``Data {...}``
-  lines that follow with the same number are details of the same event (Red Hat solution 6619941).
-- ``NVRM: GPU at 0000:01:00.0 has fallen off the bus.`` and the multi-line ``NVRM: The NVIDIA GPU 0000:b3:00.0 /
-  (PCI ID: ...) installed in this system has / fallen off the bus and is not responding to commands.``
-- ``mlx5_core 0000:9c:00.0: 252.056 Gb/s available PCIe bandwidth, limited by 32.0 GT/s PCIe x8 link at
-  0000:97:01.0 (capable of 504.112 Gb/s with 32.0 GT/s PCIe x16 link)`` (imbue cluster-health), the same from ``pci``.
-
-Facts only: the events are graded into findings by :func:`hwaac.health.kernel_grading.grade_kernel_log` (called
-by :func:`hwaac.health.checks.check_kernel_log`); until then a log's status is UNKNOWN, never PASS.
-
-UNKNOWN: empty input, no line that looks like a kernel log, more unrecognised than recognised lines, or a line that
-holds one of the messages above but does not read completely (a cut or mangled log). Never raises.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "Kernel log lines".
 """
 
 from __future__ import annotations

@@ -1,37 +1,7 @@
 """Reader of nccl-tests stdout (``all_reduce_perf`` and the other ``*_perf`` binaries); the ``-J`` JSON files are read
 by :mod:`.nccl_tests_json`, both into :mod:`.nccl_tests_model` with the verdicts of :mod:`.nccl_tests_verdicts`.
 
-Shapes (``burn-in-health.md`` §3; NVIDIA/nccl-tests ``src/util.cu`` ``writeDeviceReport``, ``writeResultHeader``,
-``writeBenchmarkLine*``, ``writeResultFooter``; ``src/common.cu``):
-
-- a header ``# nThread 1 nGpus 8 minBytes .. maxBytes .. step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1
-  validation: 1 graph: 0 [unalign: 0]`` (older releases stop after ``validation``), since 2.17 preceded by
-  ``# nccl-tests version X nccl-headers=N nccl-library=N`` and ``# Collective test starting: all_reduce_perf``;
-- one ``#  Rank  0 Group  0 Pid 1234 on node01 device  0 [0x18] NVIDIA H100 80GB HBM3`` line per rank (older
-  releases: no ``Group``);
-- a column header read by name, never by position: ``size count type redop root`` then one block per run
-  (out-of-place, then in-place) of ``time algbw busbw #wrong``; older releases print ``error`` (a float, the
-  largest deviation) instead of ``#wrong`` and no ``root`` (nccl#318, nccl#527); ``all_gather`` had no ``redop``
-  and ``broadcast`` no ``redop`` but ``root``; ``-S 1`` appends a ``timestamp`` column (two tokens,
-  ``YYYY-MM-DD HH:MM:SS``); ``-I 1`` adds ``i_min i_max i_p99 i_cv%`` to each block; ``-C 1`` says ``cputime``;
-- rows whose numbers the formatter prints with fewer decimals as they grow and in ``e`` notation when too wide
-  (``getFloatStr``); ``#wrong`` is ``N/A`` with ``-c 0`` (``reportErrors`` off) and ``%g`` (``2.09715e+06``);
-- the footer ``# Out of bounds values : N OK|FAILED`` and ``# Avg bus bandwidth : X [OK|FAILED]`` (OK/FAILED only
-  with env ``NCCL_TESTS_MIN_BW``, FAILED when X < 0.9 x that), ``# Collective test concluded: NAME``;
-- failures: ``host: Test NCCL failure common.cu:N '...'``, ``host: Test CUDA failure ...``, `` .. host pid N: Test
-  failure ...``, ``NCCL WARN`` lines with ``NCCL_DEBUG=WARN|INFO``, and launcher lines (``mpirun`` "exited on
-  signal", ``srun: error:``); Open MPI's "There are not enough slots available in the system to satisfy the N
-  slots" (no rank started: MPI_NOT_ENOUGH_SLOTS, UNKNOWN and RETEST, a launch configuration problem).
-
-Launcher prefixes are stripped and remembered: ``mpirun --tag-output`` writes ``[1,0]<stdout>:`` (job, rank,
-stream; aws-k8s-tester#503), SkyPilot adds ``(head, rank=0, pid=N)`` before it, and ``srun -l`` writes `` 0: ``.
-
-Units: sizes in bytes, times in microseconds, bandwidths in GB/s (10^9 bytes/s) as nccl-tests prints them
-(``doc/PERFORMANCE.md``). busbw = algbw x 2(n-1)/n for all-reduce. Thresholds are applied elsewhere, by message
-size (:meth:`NcclTestsResult.busbw_at`), never here; "Avg bus bandwidth" averages every size and both runs, so a
-sweep's average is far below the plateau (``burn-in-health.md`` §3).
-
-Parsers never raise on bad output: what cannot be read is a reason in ``unknown`` (status UNKNOWN).
+The formats, sources and rules in full: ``docs/health-modules.md``, section "nccl-tests stdout".
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
 """Parser of nvbandwidth's plain-text output (NVIDIA/nvbandwidth ``output.cpp``, ``testcase.cpp``, README).
 
-Layout: a version block (``nvbandwidth Version: v0.8``, ``Built from Git version: ...``), ``CUDA Runtime Version``,
-``CUDA Driver Version``, ``Driver Version``, one ``Device <i>: <name> [(<pci>)]`` per GPU, then per testcase::
-
-    Running device_to_device_memcpy_read_ce.
-    memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)
-               0         1
-     0       N/A     26.34
-     1     26.34       N/A
-
-    SUM device_to_device_memcpy_read_ce 715.53
-
-Values are GB/s for bandwidth tests and ns for latency tests (the unit closes the description line). ``N/A`` marks a
-pair that was not measured (the diagonal of device-to-device tests since v0.8); before v0.8 that diagonal printed
-``0.00``, read here as not measured too. Waived tests print ``Waiving <test>.`` (v0.2) or ``Waived: <msg>`` (v0.6+).
-v0.9 added a coefficient of variation to the statistics (NVIDIA/nvbandwidth PR #62; the v0.10 output of
-``burn-in-health.md`` §5 shows ``COEFFICIENT_OF_VARIATION``): any ``<UPPER_CASE_NAME> <test> <value>`` line after a
-matrix is kept as a statistic of that test (this line format is an assumption, no recorded v0.9+ output was found).
-A test's error lines are kept as facts; :func:`hwaac.health.nvbandwidth_grading.grade_nvbandwidth` grades them.
-
-Thresholds (GB/s per SKU) are not applied here.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "nvbandwidth".
 """
 
 from __future__ import annotations

@@ -1,35 +1,6 @@
 """perftest output (``ib_write_bw``, ``ib_read_bw``, ``ib_send_bw``, ``ib_atomic_bw`` and the ``_lat`` variants).
 
-Shapes (``burn-in-health.md`` §4; linux-rdma/perftest ``src/perftest_parameters.h`` RESULT_* and REPORT_* formats,
-``src/perftest_parameters.c`` ``ctx_print_test_info``, ``print_report_bw``, ``print_report_lat``):
-
-- a banner between dashed lines: the test title (``RDMA_Write BW Test``, ``RDMA_Write Bidirectional BW Test``,
-  ``Send Latency Test``...) then ``Key : value`` pairs, two per line in places (``Dual-port : OFF  Device :
-  mlx5_0``): Number of qps, Transport type, Connection type, Using SRQ, PCIe relax order, TX/RX depth, CQ
-  Moderation, Mtu (``4096[B]``), Link type, GID index, Max inline data / Outstand reads, rdma_cm QPs, Data ex.
-  method (``rdma_cm  TOS : 41`` with ``-T``), and in newer releases Lock-free, CQE Poll Batch, CPU freq...;
-- the local and remote address lines (LID, QPN, PSN, GID), then a dashed line;
-- the table: a header read by its column names -- bandwidth ``#bytes #iterations BW peak[U] BW average[U]
-  MsgRate[Mpps]`` with U = ``Gb/sec`` under ``--report_gbits``, else ``MB/sec`` (newer releases: ``MiB/sec``),
-  latency ``#bytes #iterations t_min t_max t_typical t_avg t_stdev 99% percentile 99.9% percentile`` in usec
-  (older releases print only the first three), duration latency ``t_avg[usec] tps average`` -- then rows, then a
-  dashed line. Other lines can appear inside the table, e.g. ``Conflicting CPU frequency values detected: ...``
-  (``get_clock.c``); they are kept in ``notes``, not read as rows;
-- before the banner: `` WARNING: BW peak won't be measured in this run.`` in duration mode (``-D``): perftest then
-  prints ``0.00`` for the peak, which is read as None (not measured), never 0; GPUDirect lines with
-  ``--use_cuda`` (``initializing CUDA``, ``[pid = N, dev = 0] device name = [NVIDIA A40]``, ``cuMemAlloc() of a N
-  bytes GPU buffer``);
-- errors on stderr: ``Couldn't connect to HOST:PORT``, ``Unable to open file descriptor for socket connection``,
-  ``Unable to init the socket connection`` (the out-of-band exchange failed; perftest PR#228), ``Completion with
-  error at client``, ``Failed status N``, ``Port number 1 state is Down``, ``Couldn't get context for the
-  device``, ``Failed to ...``.
-
-Units: perftest's ``MB/sec`` (and ``MiB/sec``) is 2^20 bytes/s (``print_report_bw``: ``format_factor = MBS ?
-0x100000 : 125000000``), so Gb/s = MB/sec x 2^20 x 8 / 10^9; every bandwidth is exposed in Gb/s (10^9 bits/s)
-with the printed value and unit kept. Latencies are microseconds, message rates Mpps. With ``-b``
-(bidirectional) the bandwidth is the sum of both directions. Thresholds are applied elsewhere.
-
-Parsers never raise on bad output: what cannot be read is a reason in ``unknown`` (status UNKNOWN).
+The formats, sources and rules in full: ``docs/health-modules.md``, section "perftest".
 """
 
 from __future__ import annotations
