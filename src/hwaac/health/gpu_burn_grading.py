@@ -12,7 +12,7 @@ from __future__ import annotations
 import signal
 
 from hwaac.health.parsers.gpu_burn import NO_CLIENTS, GpuBurnResult, parse_gpu_burn
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, grade_once
 
 
 def _judge(out: GpuBurnResult) -> None:
@@ -100,14 +100,11 @@ def _apply_exit_code(out: GpuBurnResult) -> None:
     )
 
 
-def grade_gpu_burn(out: GpuBurnResult) -> GpuBurnResult:
+@grade_once
+def grade_gpu_burn(out: GpuBurnResult) -> None:
     """Add the findings of ``out``'s GPUs and exit status to it and return it; grading twice does nothing."""
-    if out.graded:
-        return out
-    out.graded = True
     _judge(out)
     _apply_exit_code(out)
-    return out
 
 
 def read_gpu_burn(raw: str, *, exit_code: int | None = None) -> GpuBurnResult:

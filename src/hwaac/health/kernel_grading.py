@@ -6,7 +6,7 @@ The formats, sources and rules in full: ``docs/health-modules.md``, section "Ker
 from __future__ import annotations
 
 from hwaac.health.parsers.kernel_log import KernelEvent, KernelLog
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, grade_once
 from hwaac.health.xid import is_benign_sxid, recovery_action, xid_action
 
 
@@ -136,14 +136,11 @@ def _other_findings(result: KernelLog) -> None:
         )
 
 
-def grade_kernel_log(log: KernelLog) -> KernelLog:
+@grade_once
+def grade_kernel_log(log: KernelLog) -> None:
     """Add the findings of ``log``'s events (not its history) to it and return it; grading twice does nothing."""
-    if log.graded:
-        return log
-    log.graded = True
     _xid_findings(log)
     _other_findings(log)
-    return log
 
 
 __all__ = ["grade_kernel_log"]

@@ -8,15 +8,13 @@ non-zero troubleshooting status opcode, each with mlxlink's own recommendation; 
 from __future__ import annotations
 
 from hwaac.health.parsers.mlxlink import MlxlinkResult, parse_mlxlink_json, parse_mlxlink_text
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, grade_once
 
 
-def grade_mlxlink(result: MlxlinkResult) -> MlxlinkResult:
+@grade_once
+def grade_mlxlink(result: MlxlinkResult) -> None:
     """Add ``NIC_LINK_DOWN`` and ``NIC_LINK_TROUBLESHOOTING`` to ``result`` and return it; grading twice does
     nothing."""
-    if result.graded:
-        return result
-    result.graded = True
     subject = result.device
     if result.state is not None and not result.is_active:
         result.findings.append(
@@ -44,7 +42,6 @@ def grade_mlxlink(result: MlxlinkResult) -> MlxlinkResult:
                 action=Action.CHECK_LINK,
             )
         )
-    return result
 
 
 def read_mlxlink_json(raw: str, *, version: str | None = None, device: str = "",

@@ -10,17 +10,15 @@ did not match what was written, a wrong result) is ``NVBW_VERIFICATION_FAILED`` 
 from __future__ import annotations
 
 from hwaac.health.parsers.nvbandwidth import NvbandwidthResult, parse_nvbandwidth
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, grade_once
 
 VERIFICATION_MARKERS = ("Invalid value when checking the pattern", "ASSERT in expression")
 
 
-def grade_nvbandwidth(out: NvbandwidthResult) -> NvbandwidthResult:
+@grade_once
+def grade_nvbandwidth(out: NvbandwidthResult) -> None:
     """One finding per errored test, in test order, added to ``out``, which is returned; grading twice does
     nothing."""
-    if out.graded:
-        return out
-    out.graded = True
     for test in out.tests:
         if not test.errors:
             continue
@@ -36,7 +34,6 @@ def grade_nvbandwidth(out: NvbandwidthResult) -> NvbandwidthResult:
             out.findings.append(
                 Finding("NVBW_TEST_ERROR", Status.UNKNOWN, message, evidence=evidence, action=Action.RETEST)
             )
-    return out
 
 
 def read_nvbandwidth(raw: str, *, version: str | None = None) -> NvbandwidthResult:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hwaac.health.parsers.base import exit_not_zero
 from hwaac.health.parsers.perftest import PerftestResult, parse_perftest
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, grade_once
 
 SEVERITY: dict[str, tuple[Status, Action]] = {
     "PERFTEST_CONNECT_FAILED": (Status.UNKNOWN, Action.RETEST),
@@ -22,12 +22,10 @@ SEVERITY: dict[str, tuple[Status, Action]] = {
 """Error code of :data:`hwaac.health.parsers.perftest.ERROR_PATTERNS` -> status and action."""
 
 
-def grade_perftest(res: PerftestResult) -> PerftestResult:
+@grade_once
+def grade_perftest(res: PerftestResult) -> None:
     """One finding per error code (its first line as the message, all its lines as evidence), then the non-zero
     exit finding; added to ``res``, which is returned. Grading twice does nothing."""
-    if res.graded:
-        return res
-    res.graded = True
     seen: dict[str, list[str]] = {}
     for code, text in res.errors:
         seen.setdefault(code, []).append(text)
@@ -35,7 +33,6 @@ def grade_perftest(res: PerftestResult) -> PerftestResult:
         status, action = SEVERITY[code]
         res.findings.append(Finding(code, status, f"perftest: {texts[0]}", evidence="\n".join(texts), action=action))
     exit_not_zero(res, res.exit_code, "PERFTEST_EXIT_NONZERO", "perftest")
-    return res
 
 
 def read_perftest(raw: str, *, version: str | None = None, exit_code: int | None = None) -> PerftestResult:

@@ -1,7 +1,6 @@
 """The shapes every health parser and check returns: a status, findings with fault codes, and UNKNOWN reasons.
 
-Rules every parser in :mod:`hwaac.health.parsers` follows (``burn-in-health.md`` §0: version drift breaks parsers,
-exit codes lie):
+Rules every parser in :mod:`hwaac.health.parsers` follows (tool output drifts between versions, exit codes lie):
 
 - a parser is a pure function ``parse_<what>(raw: str, *, version: str | None = None, ...) -> <Typed result>``;
   it never raises on bad tool output: what it cannot read becomes an entry of ``unknown`` (a reason in words,
@@ -13,8 +12,8 @@ exit codes lie):
   XID line...), and PASS only when the output was read completely and reports nothing wrong. Thresholds (rates,
   counts) are not applied by parsers but by :mod:`hwaac.health.checks` against a SKU profile;
 - where reading a tool's verdicts takes rules (DCGM severities, error ids and exit statuses; nvidia-smi's per-GPU
-  health fields; kernel-log XIDs), the reader returns facts only and a grading module of the check layer decides
-  (:mod:`hwaac.health.dcgm_grading`, :mod:`hwaac.health.gpu_grading`, :mod:`hwaac.health.kernel_grading`); until
+  health fields; kernel-log XIDs; gpu-burn, perftest, mlxlink and nvbandwidth errors), the reader returns facts
+  only (a :class:`GradedResult`) and a ``*_grading`` module of the check layer decides (:func:`grade_once`); until
   graded, such a result's ``status()`` is UNKNOWN, never PASS.
 """
 
@@ -124,6 +123,35 @@ class ToolResult:
     def all_findings(self) -> list[Finding]:
         """``findings`` followed by :meth:`unknown_findings`."""
         return [*self.findings, *self.unknown_findings()]
+
+
+@dataclass
+class GradedResult(ToolResult):
+    """A result of facts whose findings a grading module adds (:func:`grade_once`).
+
+    Attributes:
+        graded: whether the grading module has added its findings.
+    """
+
+    graded: bool = False
+
+    def status(self) -> Status:
+        """The graded status; UNKNOWN (never PASS) until the result is graded."""
+        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
+
+
+def grade_once[R: GradedResult](grade: Callable[[R], None]) -> Callable[[R], R]:
+    """A grading function that adds ``grade``'s findings to a result in place and returns it; grading twice does
+    nothing."""
+
+    @functools.wraps(grade)
+    def graded(result: R) -> R:
+        if not result.graded:
+            result.graded = True
+            grade(result)
+        return result
+
+    return graded
 
 
 def strongest(actions: list[Action]) -> Action:

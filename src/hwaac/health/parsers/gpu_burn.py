@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from hwaac.health.parsers.base import no_output
-from hwaac.health.result import Status, ToolResult
+from hwaac.health.result import GradedResult
 
 _GPU_LINE = re.compile(r"^GPU (\d+): (.+?) \(UUID: (GPU-[0-9A-Za-z-]+)\)\s*$", re.MULTILINE)
 _BURNING = re.compile(r"Burning for (\d+) s(?:ec(?:ond)?s?)?\b")
@@ -96,7 +96,7 @@ class GpuBurnGpu:
 
 
 @dataclass
-class GpuBurnResult(ToolResult):
+class GpuBurnResult(GradedResult):
     """gpu-burn output parsed.
 
     Attributes:
@@ -108,7 +108,6 @@ class GpuBurnResult(ToolResult):
         progress: every progress record, in order.
         exit_code: the exit status given by the caller.
         failure_lines: gpu-burn's own error lines (``Couldn't init a GPU test: ...``, ``Failure during compute: ...``).
-        graded: whether :func:`hwaac.health.gpu_burn_grading.grade_gpu_burn` has added its findings.
     """
 
     tool: str = "gpu_burn"
@@ -121,11 +120,6 @@ class GpuBurnResult(ToolResult):
     progress: list[GpuBurnProgress] = field(default_factory=list)
     exit_code: int | None = None
     failure_lines: list[str] = field(default_factory=list)
-    graded: bool = False
-
-    def status(self) -> Status:
-        """The graded status; UNKNOWN (never PASS) until :func:`hwaac.health.gpu_burn_grading.grade_gpu_burn` ran."""
-        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
 
 def _records(text: str) -> list[tuple[str, str]]:

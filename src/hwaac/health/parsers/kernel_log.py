@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from hwaac.health.result import Status, ToolResult
+from hwaac.health.result import GradedResult
 
 # -- line prefixes ------------------------------------------------------------------------------------------------
 
@@ -119,7 +119,7 @@ class KernelEvent:
 
 
 @dataclass
-class KernelLog(ToolResult):
+class KernelLog(GradedResult):
     """A kernel log's GPU/NVSwitch/NIC events.
 
     Attributes:
@@ -128,7 +128,6 @@ class KernelLog(ToolResult):
             line after it (evidence for an RMA).
         lines_read: lines recognised as kernel-log lines; lines_unrecognised: the others (blank lines excluded).
         history: events before the ``since`` window (kept, never graded).
-        graded: whether :func:`hwaac.health.kernel_grading.grade_kernel_log` has added its findings.
     """
 
     tool: str = "kernel log"
@@ -137,11 +136,6 @@ class KernelLog(ToolResult):
     lines_read: int = 0
     lines_unrecognised: int = 0
     history: list[KernelEvent] = field(default_factory=list)
-    graded: bool = False
-
-    def status(self) -> Status:
-        """The graded status; UNKNOWN (never PASS) until the check layer has graded the events."""
-        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
 
 @dataclass

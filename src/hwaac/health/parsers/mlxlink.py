@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from hwaac.health.parsers.base import no_output
-from hwaac.health.result import Status, ToolResult
+from hwaac.health.result import GradedResult
 
 OPERATIONAL = "Operational Info"
 TROUBLESHOOTING = "Troubleshooting Info"
@@ -41,7 +41,7 @@ Value = str | list[str]
 
 
 @dataclass
-class MlxlinkResult(ToolResult):
+class MlxlinkResult(GradedResult):
     """One port as ``mlxlink`` reported it.
 
     Attributes:
@@ -65,7 +65,6 @@ class MlxlinkResult(ToolResult):
         symbol_errors: "Symbol Errors", printed for InfiniBand links by the 16nm-and-later layout.
         link_down_counter, link_error_recovery_counter: as counted by the port.
         firmware_version, mft_version: from "Tool Information".
-        graded: whether :func:`hwaac.health.mlxlink_grading.grade_mlxlink` has added its findings.
     """
 
     tool: str = "mlxlink"
@@ -90,11 +89,6 @@ class MlxlinkResult(ToolResult):
     link_error_recovery_counter: int | None = None
     firmware_version: str | None = None
     mft_version: str | None = None
-    graded: bool = False
-
-    def status(self) -> Status:
-        """The graded status; UNKNOWN (never PASS) until :func:`hwaac.health.mlxlink_grading.grade_mlxlink` ran."""
-        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
     @property
     def speed_gbps(self) -> float | None:

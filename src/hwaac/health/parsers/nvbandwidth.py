@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.result import Status, ToolResult
+from hwaac.health.result import GradedResult
 
 _VERSION = re.compile(r"^nvbandwidth Version:\s*(\S+)")
 _GIT = re.compile(r"^Built from Git version:\s*(.*)$")
@@ -72,7 +72,7 @@ class NvbwTest:
 
 
 @dataclass
-class NvbandwidthResult(ToolResult):
+class NvbandwidthResult(GradedResult):
     """nvbandwidth output parsed.
 
     Attributes:
@@ -85,7 +85,6 @@ class NvbandwidthResult(ToolResult):
         notes: lines that were skipped (the ``...`` of an elided paste) and other observations.
         finished: both lines of the closing ``NOTE: The reported results may not reflect ...`` were printed whole (the
             run reached its end; nvbandwidth prints them last since v0.6, ``nvbandwidth.cpp`` ``main``).
-        graded: whether :func:`hwaac.health.nvbandwidth_grading.grade_nvbandwidth` has added its findings.
     """
 
     tool: str = "nvbandwidth"
@@ -98,12 +97,6 @@ class NvbandwidthResult(ToolResult):
     waived: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     finished: bool = False
-    graded: bool = False
-
-    def status(self) -> Status:
-        """The graded status; UNKNOWN (never PASS) until :func:`hwaac.health.nvbandwidth_grading.grade_nvbandwidth`
-        ran."""
-        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
     def test(self, name: str) -> NvbwTest | None:
         """The testcase named ``name``, None when absent."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from hwaac.health.parsers.base import no_output
 from hwaac.health.parsers.numbers import finite_float
-from hwaac.health.result import Status, ToolResult
+from hwaac.health.result import GradedResult
 
 TOOL = "perftest"
 
@@ -115,7 +115,7 @@ class PerftestLatRow:
 
 
 @dataclass
-class PerftestResult(ToolResult):
+class PerftestResult(GradedResult):
     """A parsed perftest run (one side: client or server).
 
     Attributes:
@@ -131,7 +131,6 @@ class PerftestResult(ToolResult):
         unit: the bandwidth unit printed. bw_rows / lat_rows: the table. notes: lines inside or around the table
             that are not rows (CPU-frequency warnings, MTU changes...). exit_code: given by the caller.
         errors: ``(code, line)`` for each error line, by :data:`ERROR_PATTERNS`.
-        graded: whether :func:`hwaac.health.perftest_grading.grade_perftest` has added its findings.
     """
 
     test: str | None = None
@@ -165,11 +164,6 @@ class PerftestResult(ToolResult):
     notes: list[str] = field(default_factory=list)
     exit_code: int | None = None
     errors: list[tuple[str, str]] = field(default_factory=list)
-    graded: bool = False
-
-    def status(self) -> Status:
-        """The graded status; UNKNOWN (never PASS) until :func:`hwaac.health.perftest_grading.grade_perftest` ran."""
-        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
     def _largest(self, rows: list) -> object | None:
         return max(rows, key=lambda r: r.size_bytes, default=None)
