@@ -66,7 +66,10 @@ class NvlinkReport(ToolResult):
         return max(super().status(), Status.UNKNOWN)
 
 
-def _nvlink_lines(raw: str, result: NvlinkReport, handle: Callable[[NvlinkGpu, str], bool]) -> None:
+def _nvlink_lines(raw: str, result: NvlinkReport, handle: Callable[[NvlinkGpu, str], bool], *,
+                  read: Callable[[NvlinkGpu], object], missing: str) -> NvlinkReport:
+    """Read every line into ``result`` (``handle`` reads a link line of a GPU), then give each GPU that is not all
+    inactive and of which ``read`` finds nothing the reason ``<gpu>: <missing>``."""
     current: NvlinkGpu | None = None
     for number, line in enumerate(raw.splitlines(), start=1):
         text = line.strip()
@@ -88,6 +91,10 @@ def _nvlink_lines(raw: str, result: NvlinkReport, handle: Callable[[NvlinkGpu, s
             result.unknown.append(f"line {number} not understood: {text!r}")
     if not result.gpus:
         result.unknown.append("no GPU in the output" if raw.strip() else "empty output")
+    for gpu in result.gpus:
+        if not read(gpu) and not gpu.all_inactive:
+            result.unknown.append(f"{gpu.subject}: {missing}")
+    return result
 
 
 def parse_nvlink_status(raw: str, *, version: str | None = None) -> NvlinkReport:
@@ -108,11 +115,7 @@ def parse_nvlink_status(raw: str, *, version: str | None = None) -> NvlinkReport
         gpu.links[int(match.group("link"))] = None if match.group("inactive") else float(match.group("rate"))
         return True
 
-    _nvlink_lines(raw, result, handle)
-    for gpu in result.gpus:
-        if not gpu.links and not gpu.all_inactive:
-            result.unknown.append(f"{gpu.subject}: no link line")
-    return result
+    return _nvlink_lines(raw, result, handle, read=lambda gpu: gpu.links, missing="no link line")
 
 
 @functools.lru_cache(maxsize=64)
@@ -144,11 +147,7 @@ def parse_nvlink_errors(raw: str, *, version: str | None = None) -> NvlinkReport
         gpu.counters.setdefault(int(match.group("link")), {})[name] = value
         return True
 
-    _nvlink_lines(raw, result, handle)
-    for gpu in result.gpus:
-        if not gpu.counters and not gpu.all_inactive:
-            result.unknown.append(f"{gpu.subject}: no counter line")
-    return result
+    return _nvlink_lines(raw, result, handle, read=lambda gpu: gpu.counters, missing="no counter line")
 
 
 __all__ = ["NvlinkGpu", "NvlinkReport", "parse_nvlink_errors", "parse_nvlink_status"]
