@@ -1,15 +1,6 @@
 """Threshold checks: a parsed tool result and a SKU profile in, findings out (pure functions).
 
-Each ``check_*`` returns the parser's own findings and UNKNOWN reasons (:meth:`ToolResult.all_findings`) plus what
-the profile adds: counts, rates and limits. A figure measured with a method other than the threshold's (message
-size, node count, NCCL_ALGO, GPUDirect, direction) is not compared: it is UNKNOWN ``METHOD_MISMATCH``
-(``burn-in-health.md`` §0.3). A figure that is missing is UNKNOWN, never PASS. A check given an incomplete parse
-recommends no reset, reboot, link repair or RMA, only a retest
-(:func:`hwaac.health.result.incomplete_means_retest`, on every check).
-
-Codes and actions follow public fleet health tools: PCIe width and NVLink links fail a GPU (imbue,
-OCI), HW slowdown fails (IBM autopilot), rails must all be up at the SKU's rate (gpud, NHC ``check_hw_ib``),
-counters follow NVSentinel's rules, bandwidths follow the profile's gates.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "Threshold checks".
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """What DCGM diagnostic results mean for a node: severities, error ids and exit statuses graded into findings.
 
-The readers (:mod:`hwaac.health.parsers.dcgm` for ``-j``, :mod:`hwaac.health.parsers.dcgm_text` for the table)
-return facts; :func:`grade_diag` (called by :func:`hwaac.health.checks.check_dcgm`) decides here, once for both:
-
-- a ``"Fail"`` is graded by its warnings' ``error_severity`` (the JSON writes a WARN result as ``"Fail"``); the enum
-  was renumbered at DCGM 3.3 (NVIDIA/DCGM ``dcgmlib/dcgm_errors.h``), see :func:`severity_verdict`;
-- an error id's own action (``*_NEXT`` in dcgm_errors.h) replaces a severity's generic RETEST;
-- a ``"Pass"`` with warnings is WARN (UNKNOWN for DCGM_FR_MEMORY_ALLOC, NVIDIA/DCGM#284);
-- the exit status only makes a result worse: 226 (DCGM_ST_NVVS_ERROR) makes every ``"Fail"`` FAIL, 205
-  (DCGM_ST_NVVS_ISOLATE_ERROR) asks for isolation, a signal or timeout leaves the run incomplete (UNKNOWN).
-
-:func:`grade_health` grades ``dcgmi health -c -j``'s own words (:mod:`hwaac.health.parsers.dcgm_health`): Warning
-WARN, Failure FAIL with the watched system's action.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "DCGM grading".
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """The RDMA ports NCCL takes under an ``NCCL_IB_HCA`` value, by NCCL's own matching.
 
-NCCL's IB transport (NVIDIA/nccl ``src/transport/net_ib/init.cc``, ``ncclIbInitDevices``) walks every port of every
-verbs device, skips a port that is not ``IBV_PORT_ACTIVE``, and keeps the others for which
-``matchIfList(name, port, list, exact) ^ exclude`` holds (``src/misc/utils.cc``), where:
-
-- ``exclude`` is a leading ``^`` of the value and ``exact`` a ``=`` after it (:func:`hwaac.plan.lookup.parse_ib_hca`
-  reads the value into that shape);
-- an entry matches a device whose name starts with the entry's name (``matchIf``: ``strncmp`` over the entry's
-  length), or equals it when ``exact``; ``mlx5_1`` alone also matches ``mlx5_10``;
-- an entry without a port matches every port of the device, one with a port only that port (``matchPort``);
-- an empty list matches every port, so a ``^`` with no entry leaves none.
-
-:func:`nccl_ib_ports` applies that rule to the ports ``ibstat`` lists, before the state test: the ports NCCL would
-take if they were Active, so that a check can judge exactly those. An unset variable takes every port, as the
-empty value does.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "NCCL_IB_HCA".
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """Per-SKU health profiles: the limits a node of one hardware SKU must meet, each with how it was measured.
 
-A profile is a YAML file (shipped ones in ``hwaac/health/profiles/``, e.g. ``hgx-h200-8x400g.yml``; users may
-pass their own path). Every performance threshold carries its test method -- tool, message size, NCCL_ALGO,
-node count, GPUDirect on or off, direction -- because the same tool gives different numbers under different
-methods (``burn-in-health.md`` §0.3: a 2-node all-reduce can exceed the NIC line rate unless NCCL_ALGO=RING; a
-sweep's "Avg bus bandwidth" is far below the plateau). A measurement taken with another method is not compared:
-it is UNKNOWN (``method_mismatch``).
-
-Units are in the field names: ``_gbytes_per_s`` (GB/s, 10^9 bytes/s, as nccl-tests and nvbandwidth print),
-``_gbits_per_s`` (Gb/s, as perftest prints with ``--report_gbits``), ``_bytes``, ``_seconds``, ``_usec``.
-
-Errors: :func:`load_profile` raises :class:`ProfileError` (an :class:`hwaac.errors.IntentError`) naming file,
-line, field, value and what would be valid.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "SKU profiles".
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """The qualification gate: a scalable unit enters production only when every node passed burn-in and its links
 show no error growth (pure rules; ``hwaac qualify`` reads the reports and NetBox and makes the moves).
 
-Inputs are the files the ``burn_in`` role writes: ``<node>.burn-in.json`` per node (:mod:`hwaac.health.report`) and
-``su<SS>.nccl-multi.json`` per SU. A blocker is named for each reason, so that a person sees all of them at once:
-
-- a node without a report, or whose verdict is FAIL or UNKNOWN (WARN passes: its warnings are in the journal);
-- a node whose ``ib_pairwise`` stage did not run (its links were never exercised), or whose port counters grew or
-  could not be read (any counter finding, even a warning: "no error growth" is the rule);
-- a node that is not in ``burn_in`` (or already ``production``) in NetBox;
-- the SU's multi-node all-reduce missing, not over all of the SU's nodes, or not PASS/WARN.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "Scalable-unit qualification".
 """
 
 from __future__ import annotations

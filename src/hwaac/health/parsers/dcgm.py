@@ -1,15 +1,6 @@
 """Reader of ``dcgmi diag -r N -j`` (DCGM 2.x, 3.x and 4.x layouts, with or without ``--iterations``): facts only.
 
-Layouts (``docs/health-gpu-parsers.md`` has the sources): DCGM >= 4.0 writes the root key ``"DCGM Diagnostic"``
-holding ``test_categories[].tests[].results[]`` with an integer ``entity_id``, ``entity_groups[].entities[]`` (with
-``serial_num``) and ``metadata`` at the root, ``runtime_error`` when it could not start, and ``iterations[]`` beside
-an ``"Overall Result"`` with ``--iterations``; DCGM 3.x (<= 3.3) writes ``"DCGM GPU Diagnostic"``, a string
-``gpu_id`` per result, capitalised test names and ``version``/``"GPU Device Serials"`` at the root, and ``null``
-entries between tests and categories; DCGM 2.x and early 3.x wrote ``gpu_ids`` and plain-string warnings.
-
-The reader returns what the document says (statuses, warnings with their ids and severities, info, serials, the
-exit status given); what that means for the node (WARN or FAIL, which action) is decided by
-:func:`hwaac.health.dcgm_grading.grade_diag`. What cannot be read is an ``unknown`` reason; nothing raises.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "dcgmi diag JSON".
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """RoCE netdev counters from ``ethtool -S <netdev>`` on mlx5 (ConnectX-4 and later).
 
-Every ``name: value`` line becomes an int in :attr:`EthtoolStats.counters`; the counters a RoCE health check reads
-are named as properties (``burn-in-health.md`` §4; meanings and units from the kernel's
-``Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst``). No thresholds are applied here:
-pause and discard rates are judged by a later check from two readings, with the same growth arithmetic as the
-InfiniBand counters (:func:`ethtool_growth`, built on :func:`hwaac.health.parsers.growth.counter_growth`).
-Until that check exists, :func:`hwaac.health.checks.check_ethtool` keeps any reading UNKNOWN (never PASS) and names
-the error counters that are not zero.
-
-A counter the driver does not print is ``None`` in the named properties, not an UNKNOWN: mlx5 prints the
-per-priority pause counters only for priorities with PFC enabled, the global pause counters only with global pause
-on, and the CNP counters (``np_cnp_sent``, ``rp_cnp_handled``) live in ``/sys/class/infiniband/*/ports/*/hw_counters``
-rather than ``ethtool -S`` on most kernels. A check that requires one must say so.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "ethtool -S".
 """
 
 from __future__ import annotations

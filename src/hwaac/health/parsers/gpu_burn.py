@@ -1,21 +1,6 @@
 """Parser of gpu-burn output (wilicc/gpu-burn, ``gpu_burn-drv.cpp``).
 
-What gpu-burn prints (``listenClients`` and ``launch`` in ``gpu_burn-drv.cpp``):
-
-- ``nvidia-smi -L`` lines ``GPU <i>: <name> (UUID: GPU-...)``; ``Burning for <n> seconds.`` (older:
-  ``Burning for <n> secs``);
-- per GPU ``Initialized device <i> with <n> MB of memory (... using <n> MB of it), using FLOATS|DOUBLES[, using Tensor
-  Cores]``;
-- progress records ``<pct>%  proc'd: <iters> (<g> Gflop/s) - ...   errors: <n> [ (WARNING!)| (DIED!)]- ...
-  temps: <t> C|-- - ...`` separated by ``\\r`` (logs often hold many records on one line); ``proc'd: -1`` and
-  ``(DIED!)`` mark a GPU whose worker failed ("Failure during compute", the worker exits 111); the error count is an
-  ``int`` that can overflow negative (wilicc/gpu-burn#12);
-- ``No clients are alive!  Aborting`` (exit 123) when every worker died;
-- at the end ``Tested <n> GPUs:`` and one ``\\tGPU <i>: OK|FAULTY`` per GPU. A GPU is FAULTY when any progress record
-  showed errors for it.
-
-Facts only: :func:`hwaac.health.gpu_burn_grading.grade_gpu_burn` grades them (gpu-burn exits 0 even when a GPU is
-FAULTY, wilicc/gpu-burn#12). A run without the summary (killed, timed out, truncated) is UNKNOWN.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "gpu-burn output".
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """``lctl`` outputs of a Lustre client: ``lctl ping NID`` and the ``health_check`` flag.
 
-:func:`parse_lctl_ping`: ``lctl ping NID`` (``lnet/utils/portals.c`` ``jt_ptl_ping()``): one
-``libcfs_id2str()`` per line (``12345-0@lo``, ``12345-10.20.0.1@o2ib``) on success; ``failed to ping NID:
-<strerror>`` on failure (stderr with the ioctl API, stdout with the Netlink API of 2.16+, which also prints the
-peer's NIDs without the ``12345-`` prefix).
-
-:func:`parse_health_check`: ``lctl get_param [-n] health_check``. ``lustre/obdclass/obd_sysfs.c``
-``health_check_show()`` prints ``healthy``, ``NOT HEALTHY`` or ``LBUG`` (``libcfs_catastrophe``); 2.14+ also has
-a debugfs ``health_check`` (``health_check_seq_show()``) listing ``device <obd> reported unhealthy``, so
-``lctl get_param`` prints both (whamcloud/lustrefs-exporter fixture ``valid_unhealthy_host.txt``); releases with
-the procfs file print ``LBUG``/``device ... reported unhealthy`` lines then ``NOT HEALTHY``
-(``obd_proc_read_health()``).
-
-Each parser is pure and follows :mod:`hwaac.health.result`; it returns facts and ``unknown`` reasons only
-(:mod:`hwaac.health.checks_lustre` judges). Samples: ``tests/fixtures/health/lustre/`` (README.md there).
+The formats, sources and rules in full: ``docs/health-modules.md``, section "lctl ping and health_check".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """``lnetctl net show -v 2``: the local LNet NIs, their status and health, or LNet down.
 
-:func:`parse_lnet_net_show`: ``lnetctl net show -v 2`` with a YAML loader (both the <=2.15 cYAML and the 2.16+
-libyaml indentation load to the same data; lustre-release ``lnet/utils/lnetctl.c`` ``jt_show_net``): per NI ``status``,
-``health stats: {health value, fatal_error}`` (1000 is full health; ``fatal_error`` 2.15+, LU-14114). lnetctl
-prints ``health stats`` only from detail level :data:`HEALTH_DETAIL` on; a plain ``-v`` is level 1 (why, per
-version: ``docs/health-parsers.md``). LNet down: ``errno: -100`` / ``cannot get networks: Network is down``
-(<=2.15) or ``LNet stack down`` (2.16+ Netlink).
-
-Each parser is pure and follows :mod:`hwaac.health.result`; it returns facts and ``unknown`` reasons only
-(:mod:`hwaac.health.checks_lustre` judges). Samples: ``tests/fixtures/health/lustre/`` (README.md there).
+The formats, sources and rules in full: ``docs/health-modules.md``, section "lnetctl net show".
 """
 
 from __future__ import annotations

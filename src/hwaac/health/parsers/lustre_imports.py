@@ -1,16 +1,6 @@
 """Lustre client import states: ``lctl get_param osc.*.import mdc.*.import`` and ``*_server_uuid``.
 
-:func:`parse_imports`: ``lctl get_param osc.*.import mdc.*.import``; ``lctl`` prints ``<param>=`` then the
-multi-line value (``lustre/utils/lustre_cfg.c`` ``read_param()``), the value is
-``lprocfs_import_seq_show_locked()`` (``lustre/obdclass/lprocfs_status.c``): ``import:``, ``    name:``,
-``    target:``, ``    state:`` (``ptlrpc_import_state_name()``: ``CLOSED NEW DISCONN CONNECTING REPLAY
-REPLAY_LOCKS REPLAY_WAIT RECOVER FULL EVICTED IDLE``), ``    import_flags: [ ... ]``, ``    connection:`` with
-``failover_nids: [ ... ]`` (quoted NIDs since 2.15) and ``current_connection:``.
-:func:`parse_server_uuid` reads ``osc.*.ost_server_uuid`` / ``mdc.*.mds_server_uuid``
-(``lprocfs_server_uuid_seq_show()``: ``<target>\\t<state>[\\tDEACTIVATED]``).
-
-Each parser is pure and follows :mod:`hwaac.health.result`; it returns facts and ``unknown`` reasons only
-(:mod:`hwaac.health.checks_lustre` judges). Samples: ``tests/fixtures/health/lustre/`` (README.md there).
+The formats, sources and rules in full: ``docs/health-modules.md``, section "Lustre imports".
 """
 
 from __future__ import annotations

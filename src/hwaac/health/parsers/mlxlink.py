@@ -1,15 +1,6 @@
 """Link state, troubleshooting status and BER from ``mlxlink`` (MFT / mstflint).
 
-The Ansible side runs ``mlxlink -d <dev> -c --json`` (``-c``: the "Physical Counters and BER Info" section). The
-JSON is built by mstflint's ``MlxlinkCmdPrint::toJsonFormat`` (``mlxlink/modules/printutil/mlxlink_cmd_print.cpp``):
-``{"result": {"output": {<section title>: {<key>: <trimmed string>}}}}``, where a list value (e.g. "Raw Physical
-Errors Per Lane") becomes ``{"values": [<string>, ...]}``. The text output prints the same sections as
-``Title`` / ``-----`` / ``Key      : value`` lines; :func:`parse_mlxlink_text` reads it into the same result.
-
-Status: a link whose State is not ``Active`` is a FAIL (``NIC_LINK_DOWN``, CHECK_LINK); a non-zero troubleshooting
-Status Opcode is a WARN (``NIC_LINK_TROUBLESHOOTING``) carrying mlxlink's recommendation. BER thresholds (the legacy
-ibdiagnet default was 1e-12) are applied by a later check from the float fields (``burn-in-health.md`` §4).
-BER strings are ``<coef>E-<magnitude>`` (``15E-255`` is what mlxlink prints when it counted no error at all).
+The formats, sources and rules in full: ``docs/health-modules.md``, section "mlxlink".
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Reader of ``nvidia-smi -q`` (the text report, not ``-x``): the same facts the XML reader returns.
 
-The report is an indented tree (four spaces a level) of ``Label : value`` lines and bare section labels, one block
-per ``GPU 00000000:18:00.0`` line after the ``Driver Version`` / ``CUDA Version`` / ``Attached GPUs`` header. A
-section may carry a value of its own (``HW Slowdown : Not Active`` with ``HW Thermal Slowdown`` below it;
-``Remapped Rows : N/A`` with no rows). The reader turns the labels it needs into the ``<gpu>`` element shape of
-``-q -x`` (:data:`TEXT_TO_XML`) and reads that with :func:`hwaac.health.parsers.nvidia_smi_xml.read_gpu`, so the field
-and placeholder rules live in one place. Labels are matched without regard to case (``Ecc Mode`` on older drivers).
-
-Incomplete (an ``unknown`` reason): empty output, no GPU block, a line that is neither ``Label : value`` nor a section
-label, fewer GPU blocks than ``Attached GPUs``, and whatever the field rules refuse (a missing ECC mode in a cut
-report...). Never raises.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "nvidia-smi -q".
 """
 
 from __future__ import annotations

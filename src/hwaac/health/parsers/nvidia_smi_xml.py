@@ -1,19 +1,6 @@
 """Reader of ``nvidia-smi -q -x``: one :class:`GpuQuery` of facts per ``<gpu>``.
 
-XML layouts drift (``docs/health-gpu-parsers.md`` lists the recorded ones): ECC counters are ``sram_uncorrectable``
-on older drivers and ``sram_uncorrectable_parity`` + ``sram_uncorrectable_secded`` on newer ones; pre-Ampere drivers
-write ``single_bit``/``double_bit`` blocks; clock reasons are ``clocks_throttle_reasons`` before driver 535 and
-``clocks_event_reasons`` after; retired pages say ``pending_blacklist`` or ``pending_retirement``; the recovery action
-is ``gpu_recovery_action`` on newer drivers and ``gpu_reset_status/{reset_required, drain_and_reset_recommended}`` on
-535.
-
-A placeholder becomes ``None``; it is an ``unknown`` reason only where health depends on the value: an ``Unknown
-Error`` always; ``N/A`` in remap pending/failure on a GPU that remaps rows, in volatile uncorrectable ECC counts while
-ECC is Enabled, in retired-pages pending on a GPU without row remapping and with ECC Enabled, and in the ECC mode.
-MIG mode prints N/A for the whole GPU's volatile ECC counts and for the remapped-rows block (with retired pages N/A
-too): those become notes on the GPU, not unknown reasons; each ``<mig_device>``'s own volatile SRAM uncorrectable
-count is read instead. What the facts mean for the node is
-decided by :func:`hwaac.health.gpu_grading.grade_query`. Never raises.
+The formats, sources and rules in full: ``docs/health-modules.md``, section "nvidia-smi -q -x".
 """
 
 from __future__ import annotations
