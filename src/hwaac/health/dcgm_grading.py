@@ -21,8 +21,8 @@ from hwaac.health.parsers.dcgm_model import (
 )
 from hwaac.health.result import Action, Finding, Status, strongest
 
-# The action an error id calls for whatever its severity (the *_NEXT suggestions of dcgm_errors.h and the decision
-# ladder of burn-in-health.md §6); it replaces a severity's generic RETEST, else the stronger of the two is recommended.
+# The action an error id calls for whatever its severity (the *_NEXT suggestions of dcgm_errors.h, on the ladder
+# of hwaac.health.result.Action); it replaces a severity's generic RETEST, else the stronger of the two is recommended.
 _ERROR_ID_ACTIONS: dict[int, Action] = {
     4: Action.RESET_GPU,  # VOLATILE_DBE_DETECTED: "Drain the GPU and reset it or reboot the node."
     80: Action.RMA,  # ROW_REMAP_FAILURE: "unrecoverable memory hardware damage"

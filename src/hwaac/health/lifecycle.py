@@ -96,8 +96,8 @@ def check_transition(device: str, current: State | None, target: State) -> bool:
 class BreakerPolicy:
     """The quarantine circuit breaker: at most ``max_share`` of a pool's nodes quarantined within ``window``.
 
-    Defaults follow NVIDIA NVSentinel's (at most 50 % of nodes cordoned within a 5-minute sliding window;
-    ``burn-in-health.md`` §6); the allowed count rounds down, as Kubernetes MachineHealthCheck's ``maxUnhealthy``
+    Defaults follow NVIDIA NVSentinel's (at most 50 % of nodes cordoned within a 5-minute sliding window);
+    the allowed count rounds down, as Kubernetes MachineHealthCheck's ``maxUnhealthy``
     does, but is at least 1 so that a pool can always quarantine one node.
     """
 

@@ -27,7 +27,7 @@ from hwaac.health.parsers.growth import port_counter_growth
 from hwaac.health.profile import Profile
 from hwaac.health.result import Action, Finding, Status, strongest
 
-# nvidia-smi exit codes (Azure azurehpc-health-checks csc_nvidia_smi.nhc; burn-in-health.md §2)
+# nvidia-smi exit codes (Azure azurehpc-health-checks csc_nvidia_smi.nhc)
 NVIDIA_SMI_EXIT: dict[int, tuple[str, Status, Action, str]] = {
     2: ("PROBE_USAGE", Status.UNKNOWN, Action.RETEST, "invalid argument (tool version?)"),
     4: ("PROBE_PERMISSION", Status.UNKNOWN, Action.RETEST, "permission denied"),

@@ -17,7 +17,8 @@ from hwaac.health.parsers.nvidia_smi import CLOCK_REASONS
 from hwaac.model.issues import plain, validation_issues
 from hwaac.model.loader import parse_yaml
 
-# nvidia-smi's clock event reason names, as the parser reads them (the bitmask values: burn-in-health.md §2)
+# nvidia-smi's clock event reason names, as the parser reads them (the bitmask values: nvmlClocksEventReason*,
+# nvml.h)
 ClockReason = Literal[CLOCK_REASONS]
 
 
@@ -107,7 +108,7 @@ class NicLimits(_Strict):
 
 
 class DcgmSettings(_Strict):
-    """Which DCGM diagnostic level burn-in runs and the periodic health check runs (burn-in-health.md §1)."""
+    """Which DCGM diagnostic level burn-in runs and the periodic health check runs."""
 
     burn_in_level: Literal[1, 2, 3, 4] = 3
     health_check_level: Literal[1, 2] = 1

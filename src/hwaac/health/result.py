@@ -44,7 +44,7 @@ class Status(IntEnum):
 
 class Action(StrEnum):
     """What to do about a fault, mildest first: a retest costs nothing, a hands-on link repair more than a reboot, an
-    RMA most (the decision ladder of ``burn-in-health.md`` §6; the XID actions of
+    RMA most (the XID actions of
     NVIDIA's machine-readable map, NVSentinel ``xiderrorsmapping.csv``, fold into these)."""
 
     NONE = "none"

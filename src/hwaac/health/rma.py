@@ -3,7 +3,7 @@
 Built from what NetBox holds (``hwaac.netbox.lifecycle.device_journal`` and the device record): the journal
 entries hwaac wrote at each lifecycle move carry the evidence as JSON (verdict, fault codes, findings, raw output
 excerpts, GPU and NIC serials, both ends of failing links). Fleets send the raw tool output with the fault code,
-the DCGM error id, the XID with the PCI address and GPU serial, and the link pair (``burn-in-health.md`` §6).
+the DCGM error id, the XID with the PCI address and GPU serial, and the link pair.
 
 Shapes: :func:`rma_report` returns a JSON-able dict; :func:`rma_markdown` renders it. No I/O here.
 """

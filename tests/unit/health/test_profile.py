@@ -25,7 +25,7 @@ def test_shipped_profiles_load_with_methods_and_sources() -> None:
                           perf.host_to_device_gbytes_per_s, perf.device_to_device_gbytes_per_s):
             assert threshold.source.strip()
             assert threshold.warn_below is None or threshold.warn_below >= threshold.min
-        # the multi-node gate is only meaningful with RING forced over >= 2 nodes (burn-in-health.md §3)
+        # the multi-node gate is only meaningful with RING forced over >= 2 nodes
         multi = perf.nccl_allreduce_multi_node_busbw_gbytes_per_s.method
         assert multi.nccl_algo == "RING" and multi.min_nodes == 2
         assert perf.nccl_allreduce_single_node_busbw_gbytes_per_s.method.nodes == 1

@@ -115,7 +115,7 @@ def parse_ethtool_stats(raw: str, *, version: str | None = None, netdev: str = "
         An :class:`EthtoolStats`; no findings (no thresholds here). ``unknown`` lists an empty output, ethtool's own
         error messages, lines that are not ``name: count`` and repeated names. Raises nothing.
 
-    Sources: mlx5 ``counters.rst`` (names, units), ``burn-in-health.md`` §4 (the RoCE counters that matter).
+    Sources: mlx5 ``counters.rst`` (names, units).
     """
     result = EthtoolStats(version=version or "", netdev=netdev)
     if no_output(result, raw):

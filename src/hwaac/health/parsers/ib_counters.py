@@ -42,7 +42,7 @@ DATA_COUNTERS_32_OR_64 = ("port_xmit_data", "port_rcv_data", "port_xmit_packets"
 NOT_COUNTERS = frozenset({"lifespan"})
 LEGACY_FILES = frozenset(LEGACY_COUNTER_BITS) | frozenset(DATA_COUNTERS_32_OR_64)
 
-# Counters whose growth is a link or transport fault (burn-in-health.md §4: the PortCounters error set and the
+# Counters whose growth is a link or transport fault (the IBA PortCounters error set and the
 # NVSentinel nic-health-monitor defaults). Data, packet and port_xmit_wait (congestion) counters are not faults.
 ERROR_COUNTERS = (
     "symbol_error",
@@ -155,7 +155,7 @@ def parse_ib_counters(raw: str, *, version: str | None = None) -> IbCountersResu
         input. No findings: :func:`hwaac.health.checks.check_ib_counters` judges. Raises nothing.
 
     Sources: kernel ``drivers/infiniband/core/sysfs.c`` (attribute names, widths, ``N/A (no PMA)``), gpud#943
-    (saturated values), node_exporter#966 (``N/A (no PMA)``), ``burn-in-health.md`` §4.
+    (saturated values), node_exporter#966 (``N/A (no PMA)``).
     """
     result = IbCountersResult(version=version or "")
     if no_output(result, raw):

@@ -181,7 +181,7 @@ def parse_ibstat(raw: str, *, version: str | None = None) -> IbstatResult:
         ``ibpanic``. ``unknown`` lists missing or unrecognised fields, truncated blocks and lines that are not
         ibstat's. No findings: :func:`hwaac.health.checks.check_ibstat` judges. Raises nothing.
 
-    Sources: ``infiniband-diags/ibstat.c`` (line formats, state tables), ``burn-in-health.md`` §4, gpud#752 (partial
+    Sources: ``infiniband-diags/ibstat.c`` (line formats, state tables), gpud#752 (partial
     output ending in ibpanic), gpud#482 (a Polling port prints a rate).
     """
     result = IbstatResult(version=version or "")

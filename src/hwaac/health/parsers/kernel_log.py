@@ -351,7 +351,7 @@ def parse_kernel_log(raw: str, *, year: int | None = None, version: str | None =
         version: the driver version if known (the log's ``NVRM: loading ... Kernel Module <version>`` fills it).
         since / since_uptime_s: events before this time (wall clock, or seconds since boot for ``dmesg``'s
             ``[  123.456]`` stamps) are history: kept in ``history``, not in ``events``, and are never graded
-            (Azure counts XIDs of the last 2 h only, ``burn-in-health.md`` §2). An event whose time cannot be
+            (Azure's azurehpc-health-checks counts XIDs of the last 2 h only). An event whose time cannot be
             compared counts.
 
     Returns:

@@ -220,7 +220,7 @@ def parse_mlxlink_json(
         An :class:`MlxlinkResult` of facts, ungraded (:func:`hwaac.health.mlxlink_grading.grade_mlxlink` adds the
         findings). Raises nothing.
 
-    Sources: mstflint ``mlxlink_cmd_print.cpp`` / ``mlxlink_record.h`` (JSON layout), ``burn-in-health.md`` §4.
+    Sources: mstflint ``mlxlink_cmd_print.cpp`` / ``mlxlink_record.h`` (JSON layout).
     """
     result = MlxlinkResult(version=version or "", device=device)
     if no_output(result, raw):
