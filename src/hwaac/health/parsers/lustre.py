@@ -60,9 +60,7 @@ _ACTIVE = re.compile(r"^(?P<name>\S+) active\.$")
 _INACTIVE = re.compile(r"^(?P<name>\S+) inactive\.$")
 # "lfs check: error: check 'X': Transport endpoint is not connected (107)"; older: "error: check 'X'" or
 # "error: check X: <strerror>" (no quotes)
-_CHECK_ERROR = re.compile(
-    r"^(?:lfs(?: check)?: )?error: check '?(?P<name>[^':\s]+)'?(?::\s*(?P<msg>.*?))?\s*$"
-)
+_CHECK_ERROR = re.compile(r"^(?:lfs(?: check)?: )?error: check '?(?P<name>[^':\s]+)'?(?::\s*(?P<msg>.*?))?\s*$")
 _ERRNO_SUFFIX = re.compile(r"^(?P<text>.*?)\s*\((?P<errno>-?\d+)\)$")
 _NOT_MOUNTED = re.compile(r"cannot find mounted Lustre filesystem|No suitable Lustre mount found")
 _PING_OPEN = re.compile(r"^(?:lfs(?: check)?: )?error opening \S+")  # llapi_ping(): the check line follows
