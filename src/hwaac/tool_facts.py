@@ -18,12 +18,14 @@ from datetime import date, datetime
 from pathlib import PurePath
 from typing import Any
 
+from hwaac.health.gpu_burn_grading import read_gpu_burn
+from hwaac.health.mlxlink_grading import read_mlxlink_json, read_mlxlink_text
+from hwaac.health.nvbandwidth_grading import read_nvbandwidth
 from hwaac.health.parsers import (
     dcgm,
     dcgm_health,
     dcgm_text,
     ethtool,
-    gpu_burn,
     ib_counters,
     ibstat,
     kernel_log,
@@ -34,15 +36,13 @@ from hwaac.health.parsers import (
     lustre_df,
     lustre_imports,
     lustre_mounts,
-    mlxlink,
     nccl_tests,
     nccl_tests_json,
-    nvbandwidth,
     nvidia_smi,
-    perftest,
     rdma,
     slurm_squeue,
 )
+from hwaac.health.perftest_grading import read_perftest
 from hwaac.telemetry.parsers import frr_bgp, frr_routes, sonic_lldp_table
 from hwaac.telemetry.samples import PORT_READERS, READERS
 
@@ -90,8 +90,8 @@ PARSERS: dict[str, ToolParser] = {
     "dcgm-diag-json": ToolParser(dcgm.parse_diag_json, "dcgmi diag -r LEVEL -j"),
     "dcgm-diag-text": ToolParser(dcgm_text.parse_diag_table, "dcgmi diag -r LEVEL"),
     "dcgm-health-json": ToolParser(dcgm_health.parse_health_json, "dcgmi health -c -j", ()),
-    "gpu-burn": ToolParser(gpu_burn.parse_gpu_burn, "gpu_burn SECONDS", ()),
-    "nvbandwidth": ToolParser(nvbandwidth.parse_nvbandwidth, "nvbandwidth [-t TEST]"),
+    "gpu-burn": ToolParser(read_gpu_burn, "gpu_burn SECONDS", ()),
+    "nvbandwidth": ToolParser(read_nvbandwidth, "nvbandwidth [-t TEST]"),
     "nccl-tests": ToolParser(nccl_tests.parse_nccl_tests, "all_reduce_perf (nccl-tests, any *_perf) stdout"),
     "nccl-tests-json": ToolParser(nccl_tests_json.parse_nccl_tests_json, "the file nccl-tests -J FILE writes"),
     "kernel-log": ToolParser(kernel_log.parse_kernel_log, "journalctl -k -o short-iso, or dmesg",
@@ -103,11 +103,11 @@ PARSERS: dict[str, ToolParser] = {
     "ibstatus": ToolParser(rdma.parse_ibstatus, "ibstatus"),
     "ibv-devinfo": ToolParser(rdma.parse_ibv_devinfo, "ibv_devinfo [-v]", ("port", "version")),
     "rdma-statistic": ToolParser(rdma.parse_rdma_statistic, "rdma statistic show"),
-    "perftest": ToolParser(perftest.parse_perftest, "ib_write_bw / ib_read_bw / ib_send_bw / *_lat (client side)"),
+    "perftest": ToolParser(read_perftest, "ib_write_bw / ib_read_bw / ib_send_bw / *_lat (client side)"),
     "ethtool": ToolParser(ethtool.parse_ethtool_stats, "ethtool -S NETDEV", ("netdev", "version")),
-    "mlxlink": ToolParser(mlxlink.parse_mlxlink_text, "mlxlink -d DEV -c",
+    "mlxlink": ToolParser(read_mlxlink_text, "mlxlink -d DEV -c",
                           ("device", "counters_expected", "version")),
-    "mlxlink-json": ToolParser(mlxlink.parse_mlxlink_json, "mlxlink -d DEV -c --json",
+    "mlxlink-json": ToolParser(read_mlxlink_json, "mlxlink -d DEV -c --json",
                                ("device", "counters_expected", "version")),
     # Lustre clients and Slurm
     "lnetctl-net-show": ToolParser(lnetctl.parse_lnet_net_show, "lnetctl net show -v 2", ()),
