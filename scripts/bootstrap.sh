@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create (or refresh) the project's Python 3.12 virtual environment in .venv and install hwaac with its test
-# tools. Safe to run again: it reinstalls only when pyproject.toml changed since the last install.
+# tools and its guard rails (the dev extra: pre-commit, yamllint, codespell, mypy). Safe to run again: it
+# reinstalls only when pyproject.toml changed since the last install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +34,7 @@ want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "bootstrap: installing hwaac and its test tools into .venv"
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]' 2>&1 | grep -v '^WARNING: Location' || true
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev]' 2>&1 | grep -v '^WARNING: Location' || true
   .venv/bin/python -c 'import hwaac, pytest, hypothesis' # fails loudly if the install did not work
   echo "$want" > "$stamp"
 fi
