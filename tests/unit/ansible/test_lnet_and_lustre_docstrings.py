@@ -1,6 +1,7 @@
 """Project standard for the Lustre host code (module_utils lnet, lnet_plan, lustre_mount, lustre_params, host_files
-and the modules lnet, lustre_mount, lustre_tune): every public function, class and method has a docstring, and one
-whose own body raises the module's error class says so (names the class)."""
+and the modules lnet, lustre_mount, lustre_tune): a public function whose own body raises the module's error class
+says so in its docstring (names the class). That every public function, class and method has a docstring is
+ruff's D101-D103 (pyproject.toml, [tool.ruff.lint.per-file-ignores])."""
 
 from __future__ import annotations
 
@@ -31,16 +32,12 @@ def public_callables(module):
 
 
 @pytest.mark.parametrize("module_name", MODULES)
-def test_public_functions_have_docstrings_that_name_what_they_raise(module_name: str) -> None:
+def test_public_functions_name_what_they_raise(module_name: str) -> None:
     module = importlib.import_module(module_name)
-    missing, unstated = [], []
+    unstated = []
     for name, obj in public_callables(module):
-        doc = inspect.getdoc(obj) or ""
-        if not doc.strip():
-            missing.append(name)
-            continue
         if inspect.isfunction(obj):
+            doc = inspect.getdoc(obj) or ""
             raised = set(re.findall(r"raise (\w+Error)\(", inspect.getsource(obj))) & set(ERRORS)
             unstated += [f"{name} raises {err}" for err in sorted(raised) if err not in doc]
-    assert missing == [], f"no docstring: {missing}"
     assert unstated == [], f"docstring does not say: {unstated}"
