@@ -152,7 +152,8 @@ def from_netbox(intent: str | Path, url: str, token: str, *, render_dir: str | P
     inv = from_plan_doc(plan_to_dict(plan), source="netbox", render_dir=render_dir)
     inv.notes = notes
     for r in Client(url, token).read("devices", "name,status,primary_ip4", tag=fabric_tag(plan)):
-        hv = inv.hostvars.get(r.get("name"))
+        name = r.get("name")
+        hv = inv.hostvars.get(name) if isinstance(name, str) else None
         if hv is None:
             continue
         status = r.get("status")

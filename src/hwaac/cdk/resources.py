@@ -63,7 +63,7 @@ class IpamPool(Synthesized, cdktn.TerraformResource):
         description: str | None = None,
         provider: cdktn.TerraformProvider | None = None,
         depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
-        lifecycle: cdktn.TerraformResourceLifecycle | Mapping[str, Any] | None = None,
+        lifecycle: cdktn.TerraformResourceLifecycle | dict[str, Any] | None = None,
     ) -> None:
         attrs = drop_none({
             "prefix": checks.cidr(f"{self.TF_TYPE}.{id}.prefix", prefix),
@@ -132,7 +132,7 @@ class FabricPlane(Synthesized, cdktn.TerraformResource):
         allow_remove: bool | None = None,
         provider: cdktn.TerraformProvider | None = None,
         depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
-        lifecycle: cdktn.TerraformResourceLifecycle | Mapping[str, Any] | None = None,
+        lifecycle: cdktn.TerraformResourceLifecycle | dict[str, Any] | None = None,
     ) -> None:
         where = f"{self.TF_TYPE}.{id}"
         attrs = drop_none({

@@ -203,7 +203,9 @@ class Accounting:
         notes = self._announce(where)
         if host not in batch.hosts:
             batch.hosts.append(host)  # a run without the hwaac_batches callback, or a delegated host
-        res = data.get("res") if isinstance(data.get("res"), dict) else {}
+        res = data.get("res")
+        if not isinstance(res, dict):
+            res = {}
         counts = self._counts.setdefault(host, dict.fromkeys(STATS.values(), 0))
         task = str(data.get("task") or "")
         if kind == "failed" and data.get("ignore_errors"):

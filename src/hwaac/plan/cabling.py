@@ -41,12 +41,13 @@ def host_links(intent: Intent, design: Design, pools: Pools, nodes: list[Node],
 
 
 def leaf_spine_links(design: Design, pools: Pools, leaves: list[Switch],
-                     spine_index: dict[tuple[int, int, int], Switch]) -> Iterator[Link]:
+                     spine_index: dict[tuple[int, int, int | None], Switch]) -> Iterator[Link]:
     leaf_ports, spine_ports = port_names(design.leaf_model), port_names(design.spine_model)
     S, lps, up, down = design.spines_per_group, design.links_per_leaf_spine, design.leaf_uplinks, design.leaf_downlinks
     base = pools.leaf_spine.base
     for leaf in leaves:
-        su, rail = leaf.su - 1, leaf.rail  # type: ignore[operator]
+        assert leaf.su is not None and leaf.rail is not None  # a leaf has both
+        su, rail = leaf.su - 1, leaf.rail
         pod = su // design.sus_per_pod if design.tiers == 3 else 0
         leaf_in_group = (su % design.sus_per_pod if design.tiers == 3 else su) * design.rails + rail
         for u in range(up):
@@ -59,7 +60,7 @@ def leaf_spine_links(design: Design, pools: Pools, leaves: list[Switch],
 
 
 def spine_super_spine_links(design: Design, pools: Pools, spines: list[Switch],
-                            ss_index: dict[tuple[int, int, int], Switch]) -> Iterator[Link]:
+                            ss_index: dict[tuple[int, int | None, int], Switch]) -> Iterator[Link]:
     if design.tiers != 3:
         return
     assert design.super_spine_model is not None and pools.spine_super_spine is not None
@@ -68,10 +69,11 @@ def spine_super_spine_links(design: Design, pools: Pools, spines: list[Switch],
                          design.spine_downlinks)
     base = pools.spine_super_spine.base
     for spine in spines:
-        pod = spine.pod - 1  # type: ignore[operator]
+        assert spine.pod is not None  # a spine of 3 tiers has its pod
+        pod = spine.pod - 1
         for u in range(up):
             m, k = u % G, u // G
-            ss = ss_index[spine.plane, spine.group, m]  # type: ignore[index]
+            ss = ss_index[spine.plane, spine.group, m]
             o = spine.ordinal * up + u
             net = base + 2 * o
             yield Link("spine_super_spine", f"S{o:07d}", spine.name, spine_ports[down + u], ss.name,

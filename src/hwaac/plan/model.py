@@ -106,8 +106,9 @@ class Plan:
     def rail_subnet(self, leaf: Switch) -> tuple[int, int, int]:
         """rail_subnet mode: (network, prefixlen, gateway) of a leaf's subnet, whether or not hosts are cabled yet."""
         d = self.design
+        assert leaf.su is not None and leaf.rail is not None  # a leaf has both
         net, plen, _host, gateway = host_link_addresses(
-            self.intent, self.pools.host_links, leaf.plane, (leaf.su - 1) * d.rails + leaf.rail,  # type: ignore[operator]
+            self.intent, self.pools.host_links, leaf.plane, (leaf.su - 1) * d.rails + leaf.rail,
             d.leaf_downlinks, 0, rail_subnet_prefixlen(self.intent, d))
         return net, plen, gateway
 

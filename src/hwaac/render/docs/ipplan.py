@@ -44,7 +44,7 @@ def render_ip_plan_csv(plan: Plan) -> str:
             w.writerow((s.name, iface, f"{ip_str(gw)}/{plen}", "leaf", "", "", "host", s.plane, ""))
 
     suffixes = {n: f"/{n}" for n in range(33)}
-    rows = []
+    rows: list[tuple[object, ...]] = []
     append = rows.append
     for ln in plan.links:
         kind, sfx = ln.kind, suffixes[ln.prefixlen]

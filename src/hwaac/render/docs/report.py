@@ -11,13 +11,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from hwaac.plan.ipam import Pool, Pools, pool_needs, rail_subnet_prefixlen
-from hwaac.plan.model import Plan
+from hwaac.plan.model import LinkKind, Plan, Role
 from hwaac.render.docs.cabling import link_speeds
 
-ROLES = ("leaf", "spine", "super_spine")
-KINDS = ("host", "leaf_spine", "spine_super_spine")
+ROLES: tuple[Role, ...] = ("leaf", "spine", "super_spine")
+KINDS: tuple[LinkKind, ...] = ("host", "leaf_spine", "spine_super_spine")
 # (lower-tier role, upper-tier role) of each link kind; host links have a node, not a switch, below.
-KIND_ENDS = {"host": (None, "leaf"), "leaf_spine": ("leaf", "spine"), "spine_super_spine": ("spine", "super_spine")}
+KIND_ENDS: dict[LinkKind, tuple[Role | None, Role]] = {
+    "host": (None, "leaf"), "leaf_spine": ("leaf", "spine"), "spine_super_spine": ("spine", "super_spine")}
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[object]], align: str = "") -> list[str]:
@@ -98,7 +99,7 @@ def render_report(plan: Plan) -> str:
               "super_spine": intent.switches.super_spine.model if intent.switches.super_spine else ""}
     planes = range(d.planes)
     lines += ["", "## Devices", "", "Switches per tier and plane.", ""]
-    rows: list[list[object]] = []
+    rows: list[Sequence[object]] = []
     for r in roles_present:
         rows.append([r, models[r], *(per[r, p] for p in planes), sum(per[r, p] for p in planes)])
     rows.append(["all switches", "", *(sum(per[r, p] for r in roles_present) for p in planes),
@@ -123,7 +124,9 @@ def render_report(plan: Plan) -> str:
     lines += ["", "## Port usage", "", "Used = link ends on switches of the role; total = front-panel ports.", ""]
     rows = []
     for r in roles_present:
-        ports = role_model[r].ports  # type: ignore[union-attr]
+        model = role_model[r]
+        assert model is not None  # super_spine is present with 3 tiers, which have its model
+        ports = model.ports
         total = n_role[r] * ports
         rows.append((r, n_role[r], ports, used[r], total, _pct(used[r], total)))
     lines += _table(("role", "switches", "ports per switch", "used", "total", "used %"), rows)

@@ -72,9 +72,9 @@ def render_topology_svg(plan: Plan) -> str:
     panels = []
     for p in range(d_.planes):
         leaves = sorted((s for s in su_leaves if s.plane == p), key=lambda s: s.rail or 0)
-        spines = [s for s in plan.switches if s.role == "spine" and s.plane == p and s.pod == pod]
+        plane_spines = [s for s in plan.switches if s.role == "spine" and s.plane == p and s.pod == pod]
         ss_count = sum(1 for s in plan.switches if s.role == "super_spine" and s.plane == p)
-        panels.append((p, leaves, elide(spines, MAX_SPINES), len(spines), ss_count))
+        panels.append((p, leaves, elide(plane_spines, MAX_SPINES), len(plane_spines), ss_count))
 
     names = [s.name for _, lv, sp, _, _ in panels for s in (*lv, *sp) if s is not None]
     names += [n.name for n in shown_nodes if n is not None]
@@ -153,10 +153,10 @@ def render_topology_svg(plan: Plan) -> str:
         # node -> leaf, one line per NIC port, coloured by rail
         leaf_col = {s.name: i for i, s in enumerate(leaves)}
         node_col = {n.name: i for i, n in enumerate(shown_nodes) if n is not None}
-        for node, leaf, rail in host_lines:
-            if leaf not in leaf_col:
+        for node, leaf_name, rail in host_lines:
+            if leaf_name not in leaf_col:
                 continue
-            ni, li = node_col[node], leaf_col[leaf]
+            ni, li = node_col[node], leaf_col[leaf_name]
             x1 = nx[ni] + bw * (rail + 0.5) / d_.rails
             x2 = lx[li] + bw * (ni + 0.5) / len(shown_nodes)
             d.append(draw.Line(_r(x1), node_y, _r(x2), leaf_y + BOX_H, stroke=RAIL_COLORS[rail % len(RAIL_COLORS)],

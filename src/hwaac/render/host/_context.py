@@ -139,7 +139,11 @@ def context(plan: Plan) -> HostContext:
     if hit is not None and hit[0]() is plan:
         return hit[1]
     ctx = _build(plan)
-    _CACHE[key] = (weakref.ref(plan, lambda _r, k=key: _CACHE.pop(k, None)), ctx)
+
+    def forget(_ref: weakref.ref[Plan], k: int = key) -> None:
+        _CACHE.pop(k, None)
+
+    _CACHE[key] = (weakref.ref(plan, forget), ctx)
     return ctx
 
 

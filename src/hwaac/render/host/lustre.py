@@ -62,7 +62,7 @@ def _interfaces(rails: list[Rail], wanted: list[int], node_name: str) -> list[st
     by_rail: dict[int, list[Rail]] = {}
     for r in rails:
         by_rail.setdefault(r.rail, []).append(r)
-    out = []
+    out: list[str] = []
     for rail in wanted:
         ports = by_rail.get(rail)
         if not ports:

@@ -170,8 +170,8 @@ def port_bases(model: SwitchModel, mtu: int) -> tuple[tuple[str, Items], ...]:
     """
     out = []
     for i, p in enumerate(port_table(model)):
-        fields = (("alias", p.alias), ("lanes", p.lanes), ("speed", str(p.speed_mbps)), ("index", str(p.index)),
-                  ("mtu", str(mtu)))
+        fields: tuple[tuple[str, str], ...] = (("alias", p.alias), ("lanes", p.lanes), ("speed", str(p.speed_mbps)),
+                                               ("index", str(p.index)), ("mtu", str(mtu)))
         if i < model.ports:
             fields += (("fec", model.fec),)
         out.append((p.name, fields))
@@ -244,8 +244,8 @@ class SwitchContext:
         if leaf and plan.intent.addressing.host_links.mode == "rail_subnet":
             self.bridged = [lk for lk in links if lk.kind == "host"]
             self.routed = [lk for lk in links if lk.kind != "host"]
-            self.vlan_id = rail_vlan_id(switch.rail or 0)
-            self.rail_subnet = plan.rail_subnet(switch)
+            self.vlan_id: int | None = rail_vlan_id(switch.rail or 0)
+            self.rail_subnet: tuple[int, int, int] | None = plan.rail_subnet(switch)
             net, plen, _gw = self.rail_subnet
             announced.append(f"{ip_str(net)}/{plen}")
         else:

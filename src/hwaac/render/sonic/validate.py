@@ -120,7 +120,8 @@ def _release_of(cfg: Any, intent: Intent | None) -> str:
     if intent is None or not isinstance(cfg, dict):
         return DEFAULT_RELEASE
     meta = table(cfg, "DEVICE_METADATA").get("localhost")
-    role = ROLE_OF_TYPE.get(meta.get("type")) if isinstance(meta, dict) else None
+    kind = meta.get("type") if isinstance(meta, dict) else None
+    role = ROLE_OF_TYPE.get(kind) if isinstance(kind, str) else None
     spec = getattr(intent.switches, role, None) if role else None
     return spec.sonic_release if spec is not None else DEFAULT_RELEASE
 
@@ -219,8 +220,10 @@ class _Checker(RoutingChecks):
     # --- PFC ------------------------------------------------------------------------------------------------------
 
     def _derived_lossless(self, entry: dict) -> set[int] | None:
-        pfc_map = table(self.cfg, "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP").get(entry.get("pfc_to_pg_map"))
-        tc_map = table(self.cfg, "TC_TO_PRIORITY_GROUP_MAP").get(entry.get("tc_to_pg_map"))
+        pfc_name, tc_name = entry.get("pfc_to_pg_map"), entry.get("tc_to_pg_map")
+        pfc_map = table(self.cfg, "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP").get(pfc_name) if isinstance(pfc_name, str) \
+            else None
+        tc_map = table(self.cfg, "TC_TO_PRIORITY_GROUP_MAP").get(tc_name) if isinstance(tc_name, str) else None
         if not isinstance(pfc_map, dict) or not isinstance(tc_map, dict):
             return None
         pgs = set(pfc_map.values())
@@ -300,7 +303,7 @@ class _Checker(RoutingChecks):
             if not any(field in e for _, e in entries(cfg, name)):
                 self.err((name,), f"no entry with {field}: buffermgrd leaves the NULL (dynamic) lossless "
                          "PGs pending without it")
-        cabled = set()
+        cabled: set[str] = set()
         for _profile, entry in entries(cfg, "CABLE_LENGTH"):
             cabled.update(entry)
         for key in null_ports:
@@ -337,7 +340,8 @@ class _Checker(RoutingChecks):
         q = self.intent.qos
         want = {d: q.lossless_priority for d in q.roce_dscp}
         want[q.cnp_dscp] = q.cnp_priority
-        used = {e.get("dscp_to_tc_map") for _, e in entries(self.cfg, "PORT_QOS_MAP")} - {None}
+        # a name that is not a string names no map (the table's keys are strings)
+        used = {m for _, e in entries(self.cfg, "PORT_QOS_MAP") if isinstance(m := e.get("dscp_to_tc_map"), str)}
         dscp_maps = table(self.cfg, "DSCP_TO_TC_MAP")
         for name in sorted(used, key=str):
             m = dscp_maps.get(name)

@@ -61,13 +61,22 @@ def parse_prefix(key: str) -> tuple[int | None, Network, int | None, int | None]
     return seq, net, lo_n, hi_n
 
 
+def _subnet_of(route: Network, net: Network) -> bool:
+    """``route`` lies within ``net`` (False across IP versions)."""
+    if isinstance(route, ipaddress.IPv4Network) and isinstance(net, ipaddress.IPv4Network):
+        return route.subnet_of(net)
+    if isinstance(route, ipaddress.IPv6Network) and isinstance(net, ipaddress.IPv6Network):
+        return route.subnet_of(net)
+    return False
+
+
 def prefix_list_permits(entries_: list[tuple[int, Network, int | None, int | None, str]], route: Network) -> bool:
     """FRR prefix-list semantics: the first entry that matches decides; no match is a deny."""
     for _seq, net, lo, hi, action in entries_:
-        if route.version != net.version or not route.subnet_of(net):  # type: ignore[arg-type]
+        if not _subnet_of(route, net):
             continue
         plen = route.prefixlen
-        if (plen == net.prefixlen) if lo is None else (lo <= plen <= hi):  # type: ignore[operator]
+        if (plen == net.prefixlen) if lo is None or hi is None else (lo <= plen <= hi):
             return action == "permit"
     return False
 
@@ -224,9 +233,9 @@ class RoutingChecks(CheckerBase):
         prefix_sets = table(cfg, "PREFIX_SET")
         for key, entry in entries(cfg, "ROUTE_MAP"):
             for field in PREFIX_SET_REFS:
-                name = entry.get(field)
-                if name is not None and name not in prefix_sets:
-                    self.err(("ROUTE_MAP", key, field), f"{name!r} is not defined in PREFIX_SET")
+                ref = entry.get(field)
+                if ref is not None and ref not in prefix_sets:
+                    self.err(("ROUTE_MAP", key, field), f"{ref!r} is not defined in PREFIX_SET")
             called = entry.get("call_route_map")
             if called is not None and called not in map_set:
                 self.err(("ROUTE_MAP", key, "call_route_map"), f"{called!r} is not defined in ROUTE_MAP_SET")
@@ -243,7 +252,7 @@ class RoutingChecks(CheckerBase):
             if parsed is None:
                 continue  # the schema reports the key pattern
             _seq, net, lo, hi = parsed
-            if lo is not None and not (net.prefixlen < lo <= hi <= net.max_prefixlen):  # type: ignore[operator]
+            if lo is not None and hi is not None and not (net.prefixlen < lo <= hi <= net.max_prefixlen):
                 self.err(("PREFIX", key), f"length range {lo}..{hi} does not fit {net}: FRR needs "
                          f"len < ge <= le <= {net.max_prefixlen}")
 

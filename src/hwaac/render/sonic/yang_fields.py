@@ -17,6 +17,7 @@ import json
 import os
 import sys
 from importlib import resources
+from typing import Any
 
 FILE = "yang_fields.json"
 
@@ -28,7 +29,7 @@ def load() -> dict[str, list[str]]:
     return json.loads(text)["tables"]
 
 
-def generate(yang_dir: str) -> dict[str, object]:  # pragma: no cover - runs in the toolkit's Python
+def generate(yang_dir: str) -> dict[str, Any]:  # pragma: no cover - runs in the toolkit's Python
     """The document of ``yang_fields.json`` from the models in ``yang_dir`` (libyang's compiled schema)."""
     import libyang  # type: ignore[import-not-found]
 
@@ -63,5 +64,5 @@ def generate(yang_dir: str) -> dict[str, object]:  # pragma: no cover - runs in 
 if __name__ == "__main__":  # pragma: no cover
     doc = generate(os.environ["SONIC_YANG_DIR"])
     doc["source"] = f"SONiC toolkit {os.environ.get('SONIC_KIT_VERSION', '?')}: YANG models (sonic-yang-models)"
-    lines = [f"  {json.dumps(t)}: {json.dumps(f)}" for t, f in doc["tables"].items()]  # type: ignore[attr-defined]
+    lines = [f"  {json.dumps(t)}: {json.dumps(f)}" for t, f in doc["tables"].items()]
     sys.stdout.write('{"source": ' + json.dumps(doc["source"]) + ',\n "tables": {\n' + ",\n".join(lines) + "\n}}\n")
