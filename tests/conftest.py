@@ -1,4 +1,5 @@
-"""Fixtures and hooks for every test folder: the SONiC toolkit, the xdist grouping guard, the NetBox prewarm.
+"""Fixtures and hooks for every test folder: the SONiC toolkit, the xdist grouping guard, the NetBox prewarm, the
+run's reaper (tests/run_reaper.py: a killed run leaves nothing running).
 
 ``sonic_toolkit`` is the toolkit named by ``HWAAC_SONIC_TOOLKIT`` (:mod:`hwaac.sonic_toolkit`). Without it a test
 that needs it FAILS when ``HWAAC_REQUIRE_SONIC_TOOLKIT=1`` or ``CI=true`` (CI must not pass without SONiC's own
@@ -19,10 +20,12 @@ not on whatever ``python3`` PATH found first (a pyenv shim costs ~100 ms of bash
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -86,6 +89,32 @@ def pytest_configure(config: pytest.Config) -> None:
     path = os.environ.get("PATH", "").split(os.pathsep)
     if path[:1] != [venv_bin]:
         os.environ["PATH"] = os.pathsep.join([venv_bin, *(p for p in path if p != venv_bin)])
+    if not hasattr(config, "workerinput"):  # the main process, before xdist starts its workers
+        _start_reaper()
+
+
+_reaper: list[subprocess.Popen[str]] = []
+
+
+def _start_reaper() -> None:
+    """Mark every process of the run with ``HWAAC_TEST_RUN`` (kept when the caller set it) and start the run's
+    reaper (tests/run_reaper.py) in its own session: when this process dies without saying ``done`` (a killed
+    ``make test``), it stops whatever of the run is left, detached NetBox servers and twins included."""
+    from tests.run_reaper import ENV
+
+    run = os.environ.get(ENV) or uuid.uuid4().hex
+    os.environ[ENV] = run
+    _reaper.append(subprocess.Popen([sys.executable, str(Path(__file__).with_name("run_reaper.py")), run],
+                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                                    start_new_session=True))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run ended normally: its fixtures took everything down, the reaper has nothing to do."""
+    while _reaper:
+        reaper = _reaper.pop()
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            reaper.communicate("done\n", timeout=30)
 
 
 @pytest.hookimpl(trylast=True)
