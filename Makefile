@@ -52,8 +52,9 @@ test: bootstrap system-deps sonic-toolkit npm-tools ## the whole suite, what CI 
 	.venv/bin/pytest -n 2 --dist loadgroup -q $(PYTEST_ARGS)
 
 # the fast part of the suite for a change's inner loop: tests/unit (no NetBox, terraform, namespaces or Molecule)
-unit: bootstrap sonic-toolkit ## the unit tests (tests/unit), on 2 workers
-	.venv/bin/pytest -n 2 --dist loadgroup -q tests/unit
+# but the slowest ones (marked slow in tests/unit/conftest.py), which make test runs
+unit: bootstrap sonic-toolkit ## the unit tests (tests/unit) but the slow ones, on 2 workers
+	.venv/bin/pytest -n 2 --dist loadgroup -q -m "not slow" tests/unit
 
 # the guard rails of .pre-commit-config.yaml over the whole tree, then the type checker and the collection's
 # ansible-test sanity (tests/sanity/, tests/integration/test_collection_quality.py)
