@@ -100,10 +100,13 @@ def _start_reaper() -> None:
     """Mark every process of the run with ``HWAAC_TEST_RUN`` (kept when the caller set it) and start the run's
     reaper (tests/run_reaper.py) in its own session: when this process dies without saying ``done`` (a killed
     ``make test``), it stops whatever of the run is left, detached NetBox servers and twins included."""
-    from tests.run_reaper import ENV
+    from tests.run_reaper import ENV, OWNER
 
+    if os.environ.get(OWNER):  # a pytest that a test of a run started: its processes are the outer run's
+        return
     run = os.environ.get(ENV) or uuid.uuid4().hex
     os.environ[ENV] = run
+    os.environ[OWNER] = str(os.getpid())
     _reaper.append(subprocess.Popen([sys.executable, str(Path(__file__).with_name("run_reaper.py")), run],
                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                                     start_new_session=True))

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 ENV = "HWAAC_TEST_RUN"
+OWNER = "HWAAC_TEST_RUN_OWNER"  # the pid of the run's pytest: a pytest started within the run starts no reaper
 GRACE = 10.0  # seconds between SIGTERM and SIGKILL
 HWAAC = Path(sys.executable).with_name("hwaac")
 
@@ -107,6 +108,7 @@ def reap(run: str, budget: float = 50.0) -> None:
 def main(argv: list[str]) -> int:
     run = argv[1]
     os.environ.pop(ENV, None)  # the hwaac commands it runs are not processes of the run
+    os.environ.pop(OWNER, None)
     said = sys.stdin.read()  # blocks until pytest writes "done" or dies
     if said.strip() != "done":
         reap(run)
