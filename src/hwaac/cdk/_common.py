@@ -69,7 +69,7 @@ class Attribute[T](property):
         self._name = name
 
     def _read(self, construct: Any) -> T:
-        return getattr(construct, self._getter)(self._name)  # type: ignore[no-any-return]
+        return getattr(construct, self._getter)(self._name)
 
     @overload
     def __get__(self, instance: None, owner: type | None = None) -> Attribute[T]: ...
