@@ -15,8 +15,10 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 PRE_COMMIT = Path(sys.executable).with_name("pre-commit")
-# pending: the one commit that runs `make fmt` over the tree; remove the SKIP with it
+# ruff-format pending: the one commit that runs `make fmt` over the tree; remove it from SKIP with that commit
 SKIP = ("ruff-format",)
+# run by another test of the suite with the same command and configuration (the hook stays, for commits)
+RUN_ELSEWHERE = ("ansible-lint",)  # tests/integration/test_collection_quality.py::test_ansible_lint_production_profile
 
 
 def hook_ids() -> list[str]:
@@ -29,11 +31,11 @@ def test_the_hooks_are_local_and_the_skipped_ones_exist() -> None:
     assert [repo["repo"] for repo in config["repos"]] == ["local"], "hooks must not be fetched from GitHub"
     ids = hook_ids()
     assert {"ruff-check", "ruff-format", "yamllint", "codespell", "schema-fresh", "ansible-lint"} <= set(ids)
-    assert set(SKIP) <= set(ids)
+    assert set(SKIP + RUN_ELSEWHERE) <= set(ids)
 
 
 def test_pre_commit_passes_on_every_file(tmp_path: Path) -> None:
-    env = {**os.environ, "SKIP": ",".join(SKIP), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit"),
+    env = {**os.environ, "SKIP": ",".join(SKIP + RUN_ELSEWHERE), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit"),
            "PATH": os.pathsep.join([str(PRE_COMMIT.parent), os.environ.get("PATH", "")])}
     r = subprocess.run([str(PRE_COMMIT), "run", "--all-files", "--color", "never"], cwd=REPO, env=env,
                        capture_output=True, text=True, timeout=900)
