@@ -6,6 +6,8 @@
 #   tests/unit/test_render_sonic.py  tests/golden/demo/switches/  (config_db.json per SONiC release)
 #   tests/unit/test_render_host.py   tests/golden/demo/hosts/     (netplan, NIC/RoCE, NCCL, Lustre client)
 #   tests/unit/test_render_docs.py   tests/golden/demo/docs/      (cabling, IP plan, fabric documents)
+#   scripts/golden.py                tests/golden/<example>/      (each inventory/examples fabric: a device of
+#                                                                  each kind, the report, a manifest of all)
 #
 # Usage: scripts/golden.sh [PYTEST ARGS...] (make golden); needs .venv (scripts/bootstrap.sh).
 set -euo pipefail
@@ -16,4 +18,6 @@ GOLDEN_TESTS=(tests/unit/test_render_sonic.py tests/unit/test_render_host.py tes
 HWAAC_UPDATE_GOLDEN=1 .venv/bin/pytest -q -p no:cacheprovider "${GOLDEN_TESTS[@]}" "$@"
 # the same tests without the variable: the files just written are what the renderers write
 .venv/bin/pytest -q -p no:cacheprovider "${GOLDEN_TESTS[@]}" "$@"
+.venv/bin/python scripts/golden.py
+.venv/bin/python scripts/golden.py --check
 git status --short -- tests/golden
