@@ -17,7 +17,7 @@ COLUMNS = ("cable_id", "kind", "plane", "a_device", "a_port", "b_device", "b_por
 def link_speeds(plan: Plan) -> dict[str, int]:
     """Speed in Gb/s of each link kind (see the module docstring)."""
     d = plan.design
-    speeds = {
+    speeds: dict[str, int] = {
         "host": plan.intent.fabric.host_port_speed_gbps,
         "leaf_spine": min(d.leaf_model.port_speed_gbps, d.spine_model.port_speed_gbps),
     }
