@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, Field, PrivateAttr
 
 from hwaac.model.patterns import HOSTNAME, SLUG
-from hwaac.model.sections import STRICT_CONFIG, IntChoice, StrictSection
+from hwaac.model.sections import STRICT_CONFIG, StrictSection, exact_int
 from hwaac.model.sonic_releases import DEFAULT_RELEASE, BgpAdminStatusPath, ReleaseName
 from hwaac.model.storage import StorageSection
 
@@ -69,8 +69,10 @@ class FabricSection(StrictSection):
 
     name: str = Field(pattern=HOSTNAME, description="Fabric name: lower case, digits, '-'; at most 63.")
     site: str = Field(pattern=SLUG, description="The site (NetBox site slug) that holds the fabric.")
-    tiers: IntChoice(2, 3) = Field(2, description="2 = leaf/spine; 3 adds super-spines (NVIDIA B200: from 16 SUs).")
-    planes: IntChoice(1, 2, 4) = Field(1, description="Independent fabric planes; 2 = Spectrum-X twin-plane (B300).")
+    tiers: Annotated[Literal[2, 3], exact_int(2, 3)] = Field(
+        2, description="2 = leaf/spine; 3 adds super-spines (NVIDIA B200: from 16 SUs).")
+    planes: Annotated[Literal[1, 2, 4], exact_int(1, 2, 4)] = Field(
+        1, description="Independent fabric planes; 2 = Spectrum-X twin-plane (B300).")
     rails: int = Field(8, ge=1, le=16, description="Rails per node: GPUs/NICs per node, one leaf per rail per SU.")
     nodes_per_su: int = Field(32, ge=1, description="Node slots per scalable unit (32 H100/B200, 64 B300 Ethernet).")
     su_count: int = Field(ge=1, description="Scalable units built now.")
@@ -84,7 +86,8 @@ class FabricSection(StrictSection):
         None, ge=0, description="GPU nodes populated, filling slots in order (default: every slot not taken by "
         "an appliance). Leaves and uplinks are still built for full SUs, as NVIDIA advises."
     )
-    host_port_speed_gbps: IntChoice(100, 200, 400, 800) = Field(400, description="Host NIC port speed in Gb/s.")
+    host_port_speed_gbps: Annotated[Literal[100, 200, 400, 800], exact_int(100, 200, 400, 800)] = Field(
+        400, description="Host NIC port speed in Gb/s.")
     appliances: list[Appliance] = Field(default_factory=list, description="Non-GPU devices on leaf ports.")
 
 
@@ -112,7 +115,8 @@ class SwitchModel(StrictSection):
     platform: str = Field("", description="SONiC platform string, e.g. x86_64-nvidia_sn5600-r0.")
     manufacturer: str = Field("", description="Manufacturer name (NetBox).")
     ports: int = Field(ge=2, le=1024, description="Front-panel ports at the configured breakout (the radix).")
-    port_speed_gbps: IntChoice(100, 200, 400, 800, 1600) = Field(description="Speed of each port in Gb/s.")
+    port_speed_gbps: Annotated[Literal[100, 200, 400, 800, 1600], exact_int(100, 200, 400, 800, 1600)] = Field(
+        description="Speed of each port in Gb/s.")
     port_name: str = Field("Ethernet{n}", description="SONiC port name pattern; {n} is the port number.")
     first_port_number: int = Field(0, ge=0)
     port_step: int = Field(4, ge=1, description="Step of the number in the port name between ports.")
@@ -277,6 +281,25 @@ class RoutingProfile(StrictSection):
     rule_priority_step: int = Field(10, ge=1, le=1000)
 
 
+def _default_mlxconfig() -> dict[str, int | str]:
+    return {
+        "LINK_TYPE_P1": 2,
+        "ROCE_CC_PRIO_MASK_P1": 255,
+        "CNP_DSCP_P1": 48,
+        "CNP_802P_PRIO_P1": 6,
+        "ATS_ENABLED": 0,
+        "ADVANCED_PCI_SETTINGS": 1,
+    }
+
+
+def _default_sysctl() -> dict[str, int | str]:
+    return {
+        "net.ipv4.conf.all.arp_ignore": 1,
+        "net.ipv4.conf.all.arp_announce": 2,
+        "net.ipv4.conf.all.rp_filter": 2,
+    }
+
+
 class HostProfile(StrictSection):
     nic_model: str = Field("ConnectX-7", description="NIC model (NetBox device type of the NIC).")
     hca_name: str = Field("mlx5_{port}", description="RDMA device name; {port} is the 0-based NIC port ordinal.")
@@ -284,14 +307,7 @@ class HostProfile(StrictSection):
         "rail{rail}", description="Linux interface name of a rail port; {rail}, {plane} and {port} are 0-based."
     )
     mlxconfig: dict[str, int | str] = Field(
-        default_factory=lambda: {
-            "LINK_TYPE_P1": 2,
-            "ROCE_CC_PRIO_MASK_P1": 255,
-            "CNP_DSCP_P1": 48,
-            "CNP_802P_PRIO_P1": 6,
-            "ATS_ENABLED": 0,
-            "ADVANCED_PCI_SETTINGS": 1,
-        },
+        default_factory=_default_mlxconfig,
         description="Desired firmware parameters (mlxconfig names; values as mlxconfig sets them).",
     )
     trust: Literal["dscp", "pcp"] = "dscp"
@@ -299,11 +315,7 @@ class HostProfile(StrictSection):
     ecn_priorities: list[int] | None = Field(None, description="Priorities with ECN NP/RP on; default [lossless].")
     routing: RoutingProfile = RoutingProfile()
     sysctl: dict[str, int | str] = Field(
-        default_factory=lambda: {
-            "net.ipv4.conf.all.arp_ignore": 1,
-            "net.ipv4.conf.all.arp_announce": 2,
-            "net.ipv4.conf.all.rp_filter": 2,
-        },
+        default_factory=_default_sysctl,
         description="sysctls for RDMA multi-rail hosts (conf.all applies to every rail: the kernel takes the max).",
     )
     nccl_gid_index: int = Field(3, ge=-1, le=255, description="NCCL_IB_GID_INDEX (-1 = NCCL picks RoCEv2).")

@@ -107,6 +107,13 @@ def check_text(text: str, file: str, error: type[IntentError] = IntentError) -> 
                     "(write others escaped in a double-quoted string, e.g. \"\\x1b\")", line=line, error=error)
 
 
+def _line(event: yaml.Event) -> int:
+    """The 1-based line an event of the parser starts on (the parser marks every event it makes)."""
+    mark = event.start_mark
+    assert mark is not None
+    return mark.line + 1
+
+
 def check_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> None:
     """Refuse YAML nested deeper than :data:`MAX_DEPTH`, with more than :data:`MAX_NODES` nodes once every
     alias is expanded, or with a recursive alias (a value that contains itself), from the parser's events,
@@ -117,7 +124,7 @@ def check_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> 
     """
     depth = 0
     nodes = 0
-    sizes: dict[str, int] = {}  # anchor -> nodes under it, aliases expanded
+    sizes: dict[str | None, int] = {}  # anchor -> nodes under it, aliases expanded (never None)
     starts: list[tuple[str | None, int]] = []  # open collections: (anchor, node count at their start)
     try:
         for event in yaml.parse(text, Loader=_LOADER):
@@ -125,7 +132,7 @@ def check_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> 
                 if any(anchor == event.anchor for anchor, _ in starts):
                     raise _fail(file, f"alias *{event.anchor} refers to a mapping or list that contains it",
                                 f"*{event.anchor}", "an alias of a value that is complete where the alias is used",
-                                line=event.start_mark.line + 1, error=error)
+                                line=_line(event), error=error)
                 nodes += sizes.get(event.anchor, 1)
             elif isinstance(event, yaml.ScalarEvent):
                 nodes += 1
@@ -136,7 +143,7 @@ def check_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> 
                 depth += 1
                 if depth > MAX_DEPTH:
                     raise _fail(file, "YAML nested too deeply", f"more than {MAX_DEPTH} levels",
-                                f"at most {MAX_DEPTH} nested mappings or lists", line=event.start_mark.line + 1,
+                                f"at most {MAX_DEPTH} nested mappings or lists", line=_line(event),
                                 error=error)
                 starts.append((event.anchor, nodes - 1))
             elif isinstance(event, yaml.CollectionEndEvent):
@@ -149,7 +156,7 @@ def check_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> 
             if nodes > MAX_NODES:
                 raise _fail(file, "too many YAML values (an alias counts as often as it is used)",
                             f"more than {MAX_NODES}", f"at most {MAX_NODES} values (an intent has a few hundred)",
-                            line=event.start_mark.line + 1, error=error)
+                            line=_line(event), error=error)
     except yaml.YAMLError as exc:
         raise error([yaml_issue(exc, file)]) from None
 

@@ -3,15 +3,14 @@ base class and an integer choice that refuses booleans and floats."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
-
 from pydantic import BaseModel, BeforeValidator, ConfigDict
 from pydantic_core import PydanticCustomError
 
 
-def IntChoice(*choices: int) -> Any:
-    """``Literal[choices]`` that refuses ``True``/``False`` and floats: pydantic matches literals by equality, and
-    ``True == 1``, ``2.0 == 2``, even in strict mode."""
+def exact_int(*choices: int) -> BeforeValidator:
+    """The validator that goes with ``Literal[choices]`` (``Annotated[Literal[2, 3], exact_int(2, 3)]``): it
+    refuses ``True``/``False`` and floats, which pydantic matches to literals by equality (``True == 1``,
+    ``2.0 == 2``), even in strict mode. A validator rather than a type so that mypy sees the ``Literal``."""
     expected = ", ".join(map(str, choices[:-1])) + (" or " if len(choices) > 1 else "") + str(choices[-1])
 
     def exact(value: object) -> object:
@@ -19,7 +18,7 @@ def IntChoice(*choices: int) -> Any:
             raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
         return value
 
-    return Annotated[Literal[choices], BeforeValidator(exact)]
+    return BeforeValidator(exact)
 
 
 # strict: a YAML value of the wrong type is an error, never converted ("2" is not 2, true is not 1); lists that

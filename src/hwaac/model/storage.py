@@ -3,11 +3,11 @@ tunables). Its semantic rules are in :mod:`hwaac.model.storage_rules`."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from hwaac.model.sections import IntChoice, StrictSection
+from hwaac.model.sections import StrictSection, exact_int
 
 
 class LnetTunables(StrictSection):
@@ -87,10 +87,11 @@ class LnetSection(StrictSection):
     ``global``. Unset settings keep LNet's defaults; upper limits are LNet's own."""
 
     networks: list[LnetNetwork] = Field(default_factory=list, description="LNet networks of every GPU node.")
-    discovery: IntChoice(0, 1) | None = Field(None, description="Multi-Rail peer discovery (default 1 since 2.11).")
+    discovery: Annotated[Literal[0, 1], exact_int(0, 1)] | None = Field(
+        None, description="Multi-Rail peer discovery (default 1 since 2.11).")
     max_interfaces: int | None = Field(None, ge=1, description="Interfaces a peer may advertise (default 200).")
     numa_range: int | None = Field(None, ge=0)
-    drop_asym_route: IntChoice(0, 1) | None = None
+    drop_asym_route: Annotated[Literal[0, 1], exact_int(0, 1)] | None = None
     retry_count: int | None = Field(None, ge=0, description="Resends of a message before it fails.")
     transaction_timeout: int | None = Field(None, ge=1, description="Seconds.")
     health_sensitivity: int | None = Field(None, ge=0)

@@ -280,7 +280,7 @@ def check_storage(intent: Intent) -> list[IntentIssue]:
                     continue
                 k = net_index.get(parsed[1])
                 routes = routed.get(k) if k is not None else None
-                if routes is None or host_block is None or not netaddr.valid_ipv4(parsed[0]):
+                if k is None or routes is None or host_block is None or not netaddr.valid_ipv4(parsed[0]):
                     continue  # not a rails network, a bad route or pool reported already, or a host name
                 ip = netaddr.IPAddress(parsed[0])
                 if ip in host_block or any(ip in r for r in routes):

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import yaml
 from yaml.constructor import ConstructorError
@@ -23,7 +23,10 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from hwaac.errors import IntentError
 from hwaac.model.limits import check_text, check_yaml, yaml_issue
 
-_BASE: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:  # typed as the pure-Python loader: the same SafeConstructor and Resolver as libyaml's
+    _BASE = yaml.SafeLoader
+else:  # libyaml's parser when PyYAML was built with it
+    _BASE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -41,11 +44,11 @@ INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 _BOOLS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 
 
-class CoreLoader(_BASE):  # type: ignore[misc,valid-type]
+class CoreLoader(_BASE):
     """libyaml's parser with the YAML 1.2 core schema's resolution and constructors (and ``<<`` merge keys)."""
 
     yaml_implicit_resolvers: dict = {}  # noqa: RUF012 (PyYAML's class-level registry)
-    yaml_constructors: dict = {}  # noqa: RUF012
+    yaml_constructors: ClassVar[dict[str | None, Any]] = {}
 
 
 for _tag, _regexp, _first in (
@@ -98,7 +101,7 @@ def _unknown(loader: CoreLoader, node: Node) -> Any:
     raise _refuse(node, f"unsupported tag {node.tag!r}; an intent uses plain values, lists and mappings")
 
 
-for _tag, _constructor in (
+_CONSTRUCTORS: tuple[tuple[str | None, Callable[[CoreLoader, Any], Any]], ...] = (
     (_NULL, _BASE.construct_yaml_null),
     (_BOOL, _bool),
     (_INT, _int),
@@ -107,8 +110,9 @@ for _tag, _constructor in (
     ("tag:yaml.org,2002:seq", _BASE.construct_yaml_seq),
     ("tag:yaml.org,2002:map", _BASE.construct_yaml_map),
     (None, _unknown),
-):
-    CoreLoader.add_constructor(_tag, _constructor)
+)
+for _node_tag, _constructor in _CONSTRUCTORS:  # None: every other tag
+    CoreLoader.add_constructor(_node_tag, _constructor)
 
 
 class LineIndex:
