@@ -44,10 +44,10 @@ class Instance:
     slot: int
     token: str = field(repr=False)
     _manager: Instances | None = field(default=None, repr=False, compare=False)
-    _on_stop: list[Callable[[], None]] = field(default_factory=list, repr=False, compare=False)
+    _on_stop: list[Callable[[], object]] = field(default_factory=list, repr=False, compare=False)
 
-    def on_stop(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` once when the instance stops."""
+    def on_stop(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` once when the instance stops (what it returns is ignored)."""
         self._on_stop.append(callback)
 
     def release(self) -> None:
