@@ -152,7 +152,7 @@ def _slugs(rec: dict) -> set[str]:
     return {t.get("slug") for t in rec.get("tags") or []}
 
 
-def _status(rec: dict) -> str:
+def _status(rec: dict) -> str | None:
     st = rec.get("status")
     return st.get("value") if isinstance(st, dict) else str(st or "")
 
@@ -367,9 +367,9 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
             raise LifecycleError(f"{exc}; the devices were moved but have no journal entry and could not be "
                                  f"moved back ({undo_exc}): {moved}") from None
         raise LifecycleError(f"{exc}; the devices were moved back, NetBox is as before: {moved}") from None
-    ids = iter(getattr(c, "id", None) for c in (created if isinstance(created, list) else [created]))
+    journal_ids = iter(getattr(c, "id", None) for c in (created if isinstance(created, list) else [created]))
     for req, _rec, cur in moves:
-        jid = [next(ids, None) for _step in steps[req.device]][-1]  # the entry of the last step
+        jid = [next(journal_ids, None) for _step in steps[req.device]][-1]  # the entry of the last step
         outcomes.append(Outcome(req.device, cur.value if cur else "?", req.to.value, "moved", req.reason, jid))
     return LifecycleReport(mode, sorted(outcomes, key=lambda o: o.device), decision, dict(client.requests))
 

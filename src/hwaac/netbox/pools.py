@@ -8,6 +8,7 @@ Query: ``GET /api/ipam/prefixes/?role=<slug>&site=<slug>&vrf_id=null`` (or ``vrf
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,7 @@ def prefix_lookup(url: str, token: str, timeout: float = 30.0) -> PoolLookup:
     The token never appears in an error.
     """
     api = pynetbox.api(url, token=token)
-    api.http_session.timeout = timeout  # type: ignore[attr-defined]
+    api.http_session.timeout = timeout
 
     def lookup(ref: NetBoxPrefixRef, fabric_site: str) -> str:
         site = ref.site or fabric_site  # empty: any site (the data source hwaac_netbox_prefix without site)
@@ -187,8 +188,13 @@ def delete_pool(client: Client, pool_id: int) -> None:
     for r in roles:
         if not r.get("prefix_count") and not r.get("vlan_count") and \
                 any(t.get("slug") == OWNER_TAG for t in r.get("tags") or []):
-            client.call("DELETE", "roles", lambda r=r: client.endpoint("roles").delete([r["id"]]))
+            client.call("DELETE", "roles", _deletion(client, "roles", r["id"]))
     cleanup_owner(client)
+
+
+def _deletion(client: Client, kind: str, record_id: int) -> Callable[[], Any]:
+    """The call (for :meth:`Client.call`) that deletes the record ``record_id`` of ``kind``."""
+    return lambda: client.endpoint(kind).delete([record_id])
 
 
 def _ensure_owner_tag(client: Client) -> None:

@@ -75,14 +75,15 @@ def plan_from_netbox(plan: Plan, url: str, token: str) -> tuple[Plan, list[str]]
         switches.append(new)
     links = []
     for link in plan.links:
-        new = link
-        for end, dev, port in (("a", link.a_device, link.a_port), ("b", link.b_device, link.b_port)):
+        new_link = link
+        for side, dev, port in (("a", link.a_device, link.a_port), ("b", link.b_device, link.b_port)):
             held = addr.get((dev, port))
             if held is None:
                 continue
             ip = int(netaddr.IPNetwork(held).ip)
-            if ip != getattr(link, f"{end}_ip"):
-                taken(f"{dev}:{port}", "address", ip_str(getattr(link, f"{end}_ip")), held.split("/")[0])
-                new = dataclasses.replace(new, **{f"{end}_ip": ip})
-        links.append(new)
+            if ip != getattr(link, f"{side}_ip"):
+                taken(f"{dev}:{port}", "address", ip_str(getattr(link, f"{side}_ip")), held.split("/")[0])
+                new_link = (dataclasses.replace(new_link, a_ip=ip) if side == "a" else
+                            dataclasses.replace(new_link, b_ip=ip))
+        links.append(new_link)
     return dataclasses.replace(plan, switches=switches, links=links), notes
