@@ -12,6 +12,7 @@ few count queries so the responder's count (the forward direction) is final. The
 from __future__ import annotations
 
 import errno
+import functools
 import heapq
 import os
 import select
@@ -112,7 +113,7 @@ class _Run:
             s.sock = None
             return
         fd = s.sock.fileno()
-        self.handlers[fd] = lambda now, s=s: self.on_sender(s, now)
+        self.handlers[fd] = functools.partial(self.on_sender, s)
         self.ep.register(fd, select.EPOLLIN)
 
     def close(self) -> None:
@@ -416,10 +417,11 @@ def run_probes(flows: Sequence[Flow], *, netns_of: Callable[[str], str | None] =
     """
     if count < 1 or interval <= 0 or timeout <= 0:
         raise ValueError("count must be at least 1, interval and timeout above 0")
+    count_wait = max(0.2, timeout / 2)
     opts = {"count": count, "interval": interval, "timeout": timeout, "size": max(size, wire.HEADER.size),
             "max_hops": max_hops, "trace_burst": max(1.0, trace_burst), "trace_gap": trace_gap,
             "trace_timeout": trace_timeout, "trace_tries": max(1, trace_tries), "rate": rate,
-            "count_wait": max(0.2, timeout / 2), "stall": min(timeout, max(0.25, 10 * interval)),
+            "count_wait": count_wait, "stall": min(timeout, max(0.25, 10 * interval)),
             "trace_budget": trace_budget}
     run = _Run(flows, opts)
     wall0 = time.time()
@@ -444,7 +446,7 @@ def run_probes(flows: Sequence[Flow], *, netns_of: Callable[[str], str | None] =
             else:
                 run.at(s, "probe", t0 + interval * s.idx / n)
         probe_s = max(count * interval, len(flows) * count / 10_000) * 1.5 + timeout + _COUNT_TRIES * \
-            opts["count_wait"] + 2
+            count_wait + 2
         limit = deadline if deadline is not None else probe_s + (trace_budget if learn_paths else 0)
         run.loop(t0, t0 + limit)
         end = time.monotonic()

@@ -129,7 +129,8 @@ def cmd_send(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         _err("send", str(exc))
         return EXIT_USAGE
-    doc = ProbeResults(args.host, started, time.time(), results)
+    ended = time.time()
+    doc = ProbeResults(args.host, started, ended, results)
     try:
         write_results(args.out, doc)
         if args.paths:
@@ -142,7 +143,7 @@ def cmd_send(args: argparse.Namespace) -> int:
     paths = sum(1 for r in results if r.path_complete)
     errors = sum(1 for r in results if r.errors)
     print(f"wrote {args.out}: {len(results)} flows, {sent} probes, {lost} lost forward, {paths} complete paths, "
-          f"{errors} flows with errors ({doc.ended - started:.1f} s)")
+          f"{errors} flows with errors ({ended - started:.1f} s)")
     return 0
 
 
