@@ -115,6 +115,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         from hwaac.verify.lab import LabCollector
 
+        assert lab is not None  # no facts folder: the lab was loaded above, or the command returned
         report, outputs = verify(inputs, LabCollector(lab), names, devices)
     if args.save_facts:
         write_facts_folder(args.save_facts, outputs)

@@ -274,7 +274,7 @@ def inputs_from_plan(doc: dict[str, Any], render_dir: Path | None = None, *, con
             host_cables.setdefault(c.a.device, []).append(c)
     for name, n in sorted(nodes.items()):
         mtus = _netplan_mtus(render_dir, name) if netplans is None or name in netplans else {}
-        rails = []
+        rails: list[Rail] = []
         for c in sorted(host_cables.get(name, []), key=lambda c: (c.a.port, c.id)):
             leaf = switches.get(c.b.device)
             rail = leaf.rail if leaf is not None and leaf.rail is not None else len(rails)
@@ -409,7 +409,7 @@ def _peer_host(h: Host, sus: list[int], by_su: dict[int, dict[int, Host]]) -> Ho
         if h.slot in slots:
             return slots[h.slot]
         return slots[min(slots)] if slots else None
-    slots = sorted(by_su[h.su])
-    if len(slots) < 2:
+    order = sorted(by_su[h.su])
+    if len(order) < 2:
         return None
-    return by_su[h.su][slots[(slots.index(h.slot) + 1) % len(slots)]]
+    return by_su[h.su][order[(order.index(h.slot) + 1) % len(order)]]

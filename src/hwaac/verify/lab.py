@@ -71,10 +71,11 @@ class LabCollector:
         return split_batch(commands, marker, proc.stdout, proc.returncode, proc.stderr)
 
     def _one(self, device: str, command: Command) -> Raw:
-        daemon = vty_daemon(command) if self._vty is not None else None
-        if daemon is not None:
+        vty = self._vty
+        daemon = vty_daemon(command) if vty is not None else None
+        if vty is not None and daemon is not None:
             try:
-                return Raw(command.argv, 0, self._vty(device, daemon, command.argv[2], timeout=self.timeout))
+                return Raw(command.argv, 0, vty(device, daemon, command.argv[2], timeout=self.timeout))
             except Exception:  # vtysh itself then says what is wrong, in its own words
                 pass
         try:

@@ -26,7 +26,10 @@ class VerifyBgpSessions(Check, stage=2, fault_kind="session",
     def _session(self, ctx: Context, s: Session) -> Result:
         cable = ctx.inputs.cables.get(s.cable) if s.cable else None
         expected = (f"Established; {s.a.device} AS {s.a.asn} <-> {s.b.device} AS {s.b.asn}")
-        seen, bad, error, unknown = [], [], False, []
+        seen: list[str] = []
+        bad: list[str] = []
+        unknown: list[str] = []
+        error = False
         for local, remote in (s.side(s.a.device), s.side(s.b.device)):
             if local.device not in ctx.scope or local.device not in ctx.inputs.switches:
                 continue

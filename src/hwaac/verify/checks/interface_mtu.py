@@ -27,7 +27,9 @@ class VerifyInterfaceMtu(Check, stage=1, fault_kind="mtu", requires=("VerifyDevi
             if all(v is None for v in want.values()):
                 continue  # no rendered files: nothing planned to compare with
             expected = "; ".join(f"{e} {m}" for e, m in want.items() if m is not None)
-            seen, bad, error, unknown = [], False, False, []
+            seen: list[str] = []
+            unknown: list[str] = []
+            bad, error = False, False
             for end, mtu in want.items():
                 if end.device not in ctx.scope or mtu is None:
                     continue

@@ -17,7 +17,10 @@ class VerifyInterfaceState(Check, stage=1, fault_kind="down", requires=("VerifyD
 
     def run(self, ctx: Context) -> Iterable[Result]:
         for cable in cables_in_scope(ctx):
-            bad, unknown, error, seen = [], [], [], []
+            bad: list[End] = []
+            unknown: list[End] = []
+            error: list[End] = []
+            seen: list[str] = []
             for end in cable.ends():
                 state = self._end(ctx, end)
                 if state is None:
