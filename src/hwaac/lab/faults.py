@@ -92,7 +92,7 @@ def fail_link(lab: Lab, target: str, *, mode: str = "down", loss: float | None =
     with locked(lab.folder):
         lab.reload()
         if mode == "down":
-            fault = {"id": f"link:{cid}", "kind": "link", "target": cid, "mode": "down", "ends": ends}
+            fault: dict[str, Any] = {"id": f"link:{cid}", "kind": "link", "target": cid, "mode": "down", "ends": ends}
             _set_links(lab, ends, "down")
         elif mode == "netem":
             if loss is None and delay is None:

@@ -106,7 +106,7 @@ def frr_config(config_db: Mapping[str, Any], *, lab_timers: bool = True,
     return "\n".join(out) + "\n"
 
 
-def _table(raw: Any) -> dict[tuple[str, ...], dict[str, Any]]:
+def _table(raw: Any) -> dict[tuple[str, ...], Mapping[str, Any]]:
     """A config_db table with its keys split at ``|`` (as sonic-cfggen deserialises them)."""
     if not raw:
         return {}
@@ -280,7 +280,8 @@ def _neighbor_af(table: str, key: tuple[str, ...], naf: Mapping[str, Any]) -> li
     if flag(naf, "remove_private_as_enabled"):
         out.append(n + "remove-private-AS" + (" all" if flag(naf, "remove_private_as_all") else "")
                    + (" replace-AS" if flag(naf, "replace_private_as") else ""))
-    out += [f"  {line.format(n=f'neighbor {key[1]}')}" for line in _SEND_COMMUNITY.get(naf.get("send_community"), [])]
+    sends = _SEND_COMMUNITY.get(naf.get("send_community", ""), [])
+    out += [f"  {line.format(n=f'neighbor {key[1]}')}" for line in sends]
     out += [n + _AF_FLAGS["as_override"]] if flag(naf, "as_override") else []
     if flag(naf, "send_default_route"):
         out.append(n + "default-originate" + (f" route-map {naf['default_rmap']}" if "default_rmap" in naf else ""))

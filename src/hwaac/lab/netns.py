@@ -71,9 +71,9 @@ def pids(names: Iterable[str]) -> dict[str, list[int]]:
             st = os.stat(f"/proc/{entry}/ns/net")
         except (FileNotFoundError, PermissionError, ProcessLookupError):
             continue
-        name = want.get((st.st_dev, st.st_ino))
-        if name:
-            found[name].append(int(entry))
+        owner = want.get((st.st_dev, st.st_ino))
+        if owner:
+            found[owner].append(int(entry))
     return found
 
 

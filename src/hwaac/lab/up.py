@@ -9,9 +9,10 @@ tears down what was made.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -156,8 +157,8 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
     # notifications of all its ports coming up at once (hwaac.lab.rcvbuf)
     try:
         with rcvbuf.raised():
-            _parallel([lambda n=n: start_lldp(n) for n in ns])
-            _parallel([lambda n=n: lldp.wait_ready(layout, n) for n in ns])
+            _parallel([functools.partial(start_lldp, n) for n in ns])
+            _parallel([functools.partial(lldp.wait_ready, layout, n) for n in ns])
     finally:
         write_state(folder, state)
     log(f"  lldpd in {len(ns)} namespaces: {time.monotonic() - t:.1f} s")
@@ -178,7 +179,7 @@ def _start_and_connect(folder: Path, state: dict[str, Any], fab: Fabric, ns: dic
     """zebra and bgpd on every switch, then the switch ports up (the spines in waves when ``in_waves``)."""
     t = time.monotonic()
     try:
-        _parallel([lambda n=n: start_switch(n) for n in fab.switches])
+        _parallel([functools.partial(start_switch, n) for n in fab.switches])
     finally:
         write_state(folder, state)
     log(f"  zebra and bgpd in {len(fab.switches)} switches: {time.monotonic() - t:.1f} s")
@@ -186,8 +187,11 @@ def _start_and_connect(folder: Path, state: dict[str, Any], fab: Fabric, ns: dic
     # cores that starved bgpd into hold-timer expiries), and every session starts from the same moment
     t = time.monotonic()
     waves = [n for n, sw in fab.switches.items() if sw.role != "leaf"] if in_waves else []
-    _parallel([lambda n=n: netns.batch(_ports_up(fab.switches[n], cabled.get(n, [])), netns=ns[n])
-               for n in fab.switches if n not in waves])
+
+    def ports_up(n: str) -> None:
+        netns.batch(_ports_up(fab.switches[n], cabled.get(n, [])), netns=ns[n])
+
+    _parallel([functools.partial(ports_up, n) for n in fab.switches if n not in waves])
     # a big lab: the spines a few at a time, each group once the previous one's sessions are up, so the initial
     # update storm of thousands of sessions never lands on the cores at once (docs/lab.md)
     for i in range(0, len(waves), SPINES_PER_WAVE):
@@ -202,7 +206,7 @@ def _start_and_connect(folder: Path, state: dict[str, Any], fab: Fabric, ns: dic
     log(f"  switch ports up{how}: {time.monotonic() - t:.1f} s")
 
 
-def _parallel(jobs: list[Callable[[], None]]) -> None:
+def _parallel(jobs: Sequence[Callable[[], None]]) -> None:
     """Run the jobs on a few threads (each mostly waits on a child process); the first error is raised after all
     jobs ended."""
     if not jobs:
