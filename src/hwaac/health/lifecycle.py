@@ -161,4 +161,4 @@ def slurm_reason(codes: list[str], detail: str = "") -> str:
 
 def owns_reason(reason: str | None) -> bool:
     """Whether a Slurm drain reason is hwaac's (hwaac never resumes a node someone else drained)."""
-    return bool(reason) and reason.strip().startswith(SLURM_REASON_PREFIX)
+    return bool(reason and reason.strip().startswith(SLURM_REASON_PREFIX))

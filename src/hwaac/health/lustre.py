@@ -353,6 +353,7 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
             found.append(Finding(problem.code, problem.status, problem.message, nid, action=problem.action))
             pings[nid] = None
             continue
+        assert out is not None  # _probe_problem names a missing output
         stdout, stderr, rc = _text(out)
         ping = parse_lctl_ping(stdout + ("\n" + stderr if stderr else ""), nid=nid, exit_code=rc)
         found += [Finding(f.code, f.status, f.message, nid, f.evidence, f.action) for f in ping.unknown_findings()]

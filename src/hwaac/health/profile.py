@@ -13,13 +13,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hwaac.errors import IntentError, IntentIssue
-from hwaac.health.parsers.nvidia_smi import CLOCK_REASONS
+from hwaac.health.parsers.nvidia_smi_model import ClockReason
 from hwaac.model.issues import plain, validation_issues
 from hwaac.model.loader import parse_yaml
 
-# nvidia-smi's clock event reason names, as the parser reads them (the bitmask values: nvmlClocksEventReason*,
-# nvml.h)
-ClockReason = Literal[CLOCK_REASONS]
+# the active clock event reasons that fail, and those that warn, by default
+_FAIL_REASONS: tuple[ClockReason, ...] = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
+_WARN_REASONS: tuple[ClockReason, ...] = ("sw_thermal_slowdown",)
 
 
 class _Strict(BaseModel):
@@ -71,11 +71,11 @@ class GpuLimits(_Strict):
     )
     remapped_rows_uncorrectable_max: int = Field(512, ge=0, description="Above it: RMA (OCI check_gpu_setup.py).")
     clock_reasons_fail: list[ClockReason] = Field(
-        default_factory=lambda: ["hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown"],
+        default_factory=lambda: list(_FAIL_REASONS),
         description="Active clock event reasons that fail the GPU (IBM autopilot fails on hw_slowdown).",
     )
     clock_reasons_warn: list[ClockReason] = Field(
-        default_factory=lambda: ["sw_thermal_slowdown"],
+        default_factory=lambda: list(_WARN_REASONS),
         description="Active reasons that warn; any other active reason is allowed (Azure logs only).",
     )
     pcie_width: int = Field(16, ge=1, description="Expected PCIe link width (lanes); checked at any load.")
@@ -112,7 +112,7 @@ class DcgmSettings(_Strict):
 
     burn_in_level: Literal[1, 2, 3, 4] = 3
     health_check_level: Literal[1, 2] = 1
-    timeout_seconds: int = Field(3600, gt=0)
+    timeout_seconds: int = Field(default=3600, gt=0)
 
 
 class Performance(_Strict):

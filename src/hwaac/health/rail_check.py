@@ -90,15 +90,20 @@ def check_rails(ib: IbstatResult, spec: Mapping[str, Any], rails: Sequence[Mappi
             text, status = None, Status.PASS
         return {"problem": text, "status": str(status)}
 
+    def hca_for(rail: Mapping[str, Any]) -> str:
+        hca = hca_of[rail["interface"]]
+        assert hca  # a rail without an RDMA device was refused above
+        return hca
+
     used: list[dict[str, Any]] = []
     left_out: list[dict[str, Any]] = []
     for r in rails:
-        hca = hca_of[r["interface"]]
+        hca = hca_for(r)
         if nccl_selects(spec, hca, RAIL_PORT):
             used.append({**r, "hca": hca, **judged(hca, RAIL_PORT)})
         else:
             left_out.append({**r, "hca": hca})
-    rail_ports = {(hca_of[r["interface"]], RAIL_PORT) for r in rails}
+    rail_ports = {(hca_for(r), RAIL_PORT) for r in rails}
     others = [{"device": d, "port": n, **judged(d, n)} for d, n in chosen if (d, n) not in rail_ports]
     exact = bool(spec["exact"])
     for m in taken["missing"]:  # an entry naming an absent rail's device is said with that rail

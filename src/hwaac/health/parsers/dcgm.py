@@ -108,7 +108,8 @@ def _read_categories(diag: dict[str, Any], enum: str, iteration: int | None, out
             if not isinstance(results, list):
                 out.unknown.append(f"test {test['name']!r}: results is not a list")
                 continue
-            summary = test.get("test_summary") if isinstance(test.get("test_summary"), dict) else {}
+            raw_summary = test.get("test_summary")
+            summary = raw_summary if isinstance(raw_summary, dict) else {}
             _note_sentinels(str(test["name"]), as_list(summary.get("info")), out)
             if not results and summary.get("status"):
                 results = [summary]  # a test with only its summary: read it as one node-wide result
@@ -186,7 +187,8 @@ def _read_document(doc: dict[str, Any], iteration: int | None, out: DcgmDiagResu
         out.unknown.append(f"no 'DCGM Diagnostic' or 'DCGM GPU Diagnostic' object; keys: {sorted(doc)[:10]}")
         return
     out.layout = out.layout or layout
-    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    raw_metadata = doc.get("metadata")
+    metadata = raw_metadata if isinstance(raw_metadata, dict) else {}
     found_version = metadata.get("version") or doc.get("version") or diag.get("version")
     out.version = out.version or _string_value(found_version, "DCGM version", out) or ""
     driver = metadata.get("Driver Version Detected") or doc.get("Driver Version Detected")

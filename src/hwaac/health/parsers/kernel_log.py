@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypedDict, Unpack
 
 from hwaac.health.result import GradedResult
 
@@ -233,8 +234,24 @@ def _lines(raw: str, year: int | None, result: KernelLog) -> list[_Line]:
     return out
 
 
-def _event(kind: str, line: _Line, **kw: object) -> KernelEvent:
-    return KernelEvent(kind, line.raw.rstrip(), line.time, line.time_text, line.uptime,  # type: ignore[arg-type]
+class _EventFields(TypedDict, total=False):
+    """The :class:`KernelEvent` fields a parser sets from the message (the rest come from its line)."""
+
+    pci: str
+    code: int | None
+    message: str
+    pid: int | None
+    process: str | None
+    gpu_instance: int | None
+    caused_by: int | None
+    recovery_action: str | None
+    switch: str
+    details: list[str]
+    pcie: PcieLimit | None
+
+
+def _event(kind: str, line: _Line, **kw: Unpack[_EventFields]) -> KernelEvent:
+    return KernelEvent(kind, line.raw.rstrip(), line.time, line.time_text, line.uptime,
                        level=line.level, facility=line.facility, **kw)
 
 

@@ -129,8 +129,7 @@ def parse_lfs_df(raw: str, *, version: str | None = None) -> LfsDfResult:
                 row.fsname = t["fs"]
             current.rows.append(row)
             continue
-        if current is not None and (m := _ERROR_ROW.match(text)) and _TARGET_UUID.match(m["uuid"]):
-            t = _TARGET_UUID.match(m["uuid"])
+        if current is not None and (m := _ERROR_ROW.match(text)) and (t := _TARGET_UUID.match(m["uuid"])):
             current.rows.append(DfRow(m["uuid"], t["fs"], t["type"], int(t["index"], 16), error=m["error"].strip(),
                                       evidence=text))
             continue

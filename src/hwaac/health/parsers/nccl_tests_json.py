@@ -12,6 +12,9 @@ from typing import Any
 from hwaac.health.parsers.nccl_tests_model import TOOL, NcclRank, NcclRow, NcclRun, NcclTestsResult
 from hwaac.health.parsers.nccl_tests_verdicts import judge
 
+# the verdict nccl-tests writes for an ``okay`` of true or false
+_VERDICTS: dict[bool | None, str] = {True: "OK", False: "FAILED"}
+
 
 def _json_num(value: Any, what: str, unknown: list[str]) -> float | None:
     """A JSON number; util.cu writes NaN as the string "nan" (jsonDouble) -- that and anything else is None."""
@@ -166,7 +169,7 @@ def parse_nccl_tests_json(raw: str, *, version: str | None = None, exit_code: in
     if isinstance(avg, dict):
         res.avg_busbw_gbytes_per_s = _json_num(avg.get("bandwidth"), "average_bus_bandwidth.bandwidth", res.unknown)
         okay = avg.get("okay")
-        res.avg_busbw_verdict = None if okay == "unchecked" else {True: "OK", False: "FAILED"}.get(_json_bool(okay))
+        res.avg_busbw_verdict = None if okay == "unchecked" else _VERDICTS.get(_json_bool(okay))
     errors = [e for e in doc.get("errors") or [] if isinstance(e, str) and e.strip()]
     judge(res, [], [], [], [], json_errors=errors)
     return res

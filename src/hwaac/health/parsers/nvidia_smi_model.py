@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from hwaac.health.result import Status, ToolResult
 
@@ -99,8 +100,9 @@ class EccCounts:
     layout: str = "absent"
 
 
-# Clock event (throttle) reasons, canonical names; the XML tags are clocks_{event,throttle}_reason_<name>.
-CLOCK_REASONS = (
+# Clock event (throttle) reasons, canonical names; the XML tags are clocks_{event,throttle}_reason_<name> (the
+# bitmask values: nvmlClocksEventReason*, nvml.h).
+ClockReason = Literal[
     "gpu_idle",
     "applications_clocks_setting",
     "sw_power_cap",
@@ -110,7 +112,8 @@ CLOCK_REASONS = (
     "sync_boost",
     "sw_thermal_slowdown",
     "display_clocks_setting",
-)
+]
+CLOCK_REASONS: tuple[str, ...] = get_args(ClockReason)
 
 
 # Bitmask of clocks_event_reasons.active (nvml.h nvmlClocksEventReason*): only the reasons warned about.

@@ -304,7 +304,7 @@ def _lat_row(cols: list[str], tokens: list[str], res: PerftestResult, line: str)
         size_bytes=int(finite_float(got["#bytes"]) or 0),
         iterations=int(finite_float(got["#iterations"]) or 0),
         line=line.rstrip(),
-        **values,  # type: ignore[arg-type]
+        **values,
     )
 
 
