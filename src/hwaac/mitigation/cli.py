@@ -18,7 +18,10 @@ import time
 import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the NetBox journal is imported when a sweep records in NetBox
+    from hwaac.mitigation.netbox_journal import Mode
 
 EXIT_USAGE, EXIT_FAILED, EXIT_BREAKER = 2, 1, 3
 ALERTMANAGER_TIMEOUT_S = 10
@@ -226,7 +229,7 @@ def _nodes_and_notes(client: Any, plan: Any, actions: list[Any], state: Any, now
     return {**out, **got}
 
 
-def _record(client: Any, plan: Any, actions: list[Any], outcome: dict[str, str], now: datetime, mode: str,
+def _record(client: Any, plan: Any, actions: list[Any], outcome: dict[str, str], now: datetime, mode: Mode,
             keep: Any = ()) -> Any:
     """Record the actions whose outcome is ``done`` in NetBox (``keep``: cables an undrain left drained): the
     report, or the error's message."""

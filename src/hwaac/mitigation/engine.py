@@ -167,17 +167,17 @@ def sweep(policy: Policy, fabric: guard.Fabric, targets: Targets, state: State, 
         if key in wanted or o.manual:  # a person put it out: a person puts it back
             continue
         o.clean += 1
-        rule = next((r for r in policy.rules if r.name == o.rule), None)
+        kept_by = next((r for r in policy.rules if r.name == o.rule), None)
         if o.action == QUARANTINE:
-            if rule is None or o.clean >= rule.recheck_sweeps:
+            if kept_by is None or o.clean >= kept_by.recheck_sweeps:
                 del state.out[key]  # the node comes back through burn-in; a new fault quarantines it again
             continue
-        if rule is None or not rule.auto_undrain:
+        if kept_by is None or not kept_by.auto_undrain:
             continue
         held = (now - o.since).total_seconds()
-        if held < rule.hold_down_s or o.clean < rule.recheck_sweeps:
-            why = (f"held {held:.0f} s of hold_down_s {rule.hold_down_s:g}" if held < rule.hold_down_s
-                   else f"clean in {o.clean} sweep(s) of recheck_sweeps {rule.recheck_sweeps}")
+        if held < kept_by.hold_down_s or o.clean < kept_by.recheck_sweeps:
+            why = (f"held {held:.0f} s of hold_down_s {kept_by.hold_down_s:g}" if held < kept_by.hold_down_s
+                   else f"clean in {o.clean} sweep(s) of recheck_sweeps {kept_by.recheck_sweeps}")
             actions.append(Action(guard.Decision(DRAINS[o.action], o.target, False, "hold_down", why, "",
                                                  {"held_s": round(held, 1), "clean": o.clean}), o.rule))
             continue

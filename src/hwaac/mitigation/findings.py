@@ -50,7 +50,7 @@ def from_report(data: Mapping[str, Any]) -> list[Finding]:
         out.append(Finding(rule=str(s.get("rule", "")), severity=s["severity"], kind=str(s.get("kind", "")),
                            component=str(first.get("name", "")), cable=cable, device=str(end.get("device", "")),
                            port=str(end.get("port", "")), nodes=tuple(s.get("nodes", ())),
-                           evidence=tuple(e for e in s.get("evidence", ()) if isinstance(e, Mapping))))
+                           evidence=tuple(dict(e) for e in s.get("evidence", ()) if isinstance(e, Mapping))))
     return out
 
 

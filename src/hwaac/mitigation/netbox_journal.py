@@ -10,6 +10,7 @@ steps, what a cable hwaac does not own gets, and how a sync leaves a drained cab
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -80,7 +81,7 @@ def _cables(client: Client, devices: Mapping[str, dict], links: Sequence[Link]) 
     missing."""
     ends = {(d, p) for link in links for d, p in ((link.a_device, link.a_port), (link.b_device, link.b_port))}
     ids = sorted({devices[d]["id"] for d, _p in ends})
-    at: dict[tuple[str, str], int] = {}
+    at: dict[tuple[str | None, str], int] = {}  # (device name, port): cable id; a port of no device: None
     for part in chunks(ids, 50):  # device ids and port names stay well within a request line
         for names in by_length(sorted({p for _d, p in ends}), 1500):
             for r in client.read("interfaces", "id,name,device,cable", device_id=part, name=names):
@@ -99,11 +100,11 @@ def _cables(client: Client, devices: Mapping[str, dict], links: Sequence[Link]) 
     return out, missing
 
 
-def _journalled(client: Client, sweep: str) -> set[tuple[str, str, str, int]]:
-    """(action, target, object type, object id) of the entries this sweep already wrote."""
+def _journalled(client: Client, sweep: str) -> set[tuple[object, object, object, object]]:
+    """(action, target, object type, object id) of the entries this sweep already wrote, as they read back."""
     if not client.read("tags", "id", slug=MITIGATION_TAG):
         return set()  # nothing was ever recorded here (NetBox refuses a filter on a tag it does not know)
-    out = set()
+    out: set[tuple[object, object, object, object]] = set()
     for r in client.read("journal-entries", "id,assigned_object_type,assigned_object_id,comments",
                          tag=MITIGATION_TAG, q=f"Sweep: {sweep}"):
         ev = journal_evidence(r.get("comments") or "") or {}
@@ -239,7 +240,7 @@ def _write(client: Client, patch: list[dict], entries: list[dict], report: Mitig
     ep = client.endpoint("journal-entries")
     try:
         for part in chunks(entries, ENTRY_CHUNK):
-            created = client.call("POST", "journal-entries", lambda part=part: ep.create(part))
+            created = client.call("POST", "journal-entries", functools.partial(ep.create, part))
             ids += [getattr(c, "id", None) for c in (created if isinstance(created, list) else [created])]
     except SyncError as exc:
         raise MitigationJournalError(

@@ -19,13 +19,13 @@ from hwaac.model.issues import dotted
 from hwaac.model.shipped import ShippedFile, load_yaml_model
 from hwaac.model.yamlfile import LineIndex
 from hwaac.plan.model import LinkKind
-from hwaac.telemetry.suspects import KINDS, SUSPECT_RULES, Severity
+from hwaac.telemetry.suspects import KINDS, SUSPECT_RULES, Severity, SuspectKind
 
 QUARANTINE_NODE, NOTIFY = "quarantine_node", "notify"
 MANUAL = "manual"  # the policy rule of a person's drain or undrain (hwaac remediate --drain-switch ...)
 Action = Literal["drain_link", "drain_switch", "quarantine_node", "notify"]
 POLICY_ACTIONS: tuple[str, ...] = get_args(Action)
-Kind = Literal[KINDS]
+Kind = SuspectKind
 SeverityName = Literal["info", "warn", "fault"]
 LINK_KINDS: tuple[str, ...] = get_args(LinkKind)
 # the finding kinds each action can act on (notify: any); a host link's fault, optic included, quarantines its node
@@ -55,21 +55,21 @@ class _Strict(BaseModel):
 class Rails(_Strict):
     """``guard_rails``: :class:`hwaac.mitigation.guard.GuardRails` with the window in seconds."""
 
-    min_leaf_uplinks: int = Field(_RAILS.min_leaf_uplinks, ge=1)
-    min_plane_spines: int = Field(_RAILS.min_plane_spines, ge=1)
-    max_actions: int = Field(_RAILS.max_actions, ge=1)
-    breaker_actions: int = Field(_RAILS.breaker_actions, ge=1)
-    window_s: float = Field(_RAILS.window.total_seconds(), gt=0)
-    min_spine_uplinks: int = Field(_RAILS.min_spine_uplinks, ge=1)
+    min_leaf_uplinks: int = Field(default=_RAILS.min_leaf_uplinks, ge=1)
+    min_plane_spines: int = Field(default=_RAILS.min_plane_spines, ge=1)
+    max_actions: int = Field(default=_RAILS.max_actions, ge=1)
+    breaker_actions: int = Field(default=_RAILS.breaker_actions, ge=1)
+    window_s: float = Field(default=_RAILS.window.total_seconds(), gt=0)
+    min_spine_uplinks: int = Field(default=_RAILS.min_spine_uplinks, ge=1)
 
 
 class Match(_Strict):
     """Which findings a rule takes; an absent filter takes any value, ``severity`` is the least one taken."""
 
-    rules: Some[str] | None = Field(None, description="Suspect rules (SUSPECT_RULES).")
-    kinds: Some[Kind] | None = Field(None, description="The suspect's kind (its first component).")
+    rules: Some[str] | None = Field(default=None, description="Suspect rules (SUSPECT_RULES).")
+    kinds: Some[Kind] | None = Field(default=None, description="The suspect's kind (its first component).")
     severity: SeverityName = "fault"
-    link_kinds: Some[LinkKind] | None = Field(None, description="The plan link's kind.")
+    link_kinds: Some[LinkKind] | None = Field(default=None, description="The plan link's kind.")
 
     def matches(self, rule: str, severity: str | Severity, kind: str, link_kind: str | None = None) -> bool:
         """Whether a finding of suspect rule ``rule``, ``severity`` (``info``, ``warn``, ``fault`` or a
@@ -88,9 +88,9 @@ class PolicyRule(_Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     match: Match = Match()
     action: Action
-    persistence: int = Field(2, ge=1, description="Consecutive sweeps a finding is seen before acting.")
-    hold_down_s: float = Field(600, ge=0, description="A drained target stays out at least this long.")
-    recheck_sweeps: int = Field(3, ge=1, description="Clean sweeps in a row before an undrain.")
+    persistence: int = Field(default=2, ge=1, description="Consecutive sweeps a finding is seen before acting.")
+    hold_down_s: float = Field(default=600, ge=0, description="A drained target stays out at least this long.")
+    recheck_sweeps: int = Field(default=3, ge=1, description="Clean sweeps in a row before an undrain.")
     auto_undrain: bool = True
 
 
@@ -99,10 +99,10 @@ class Recheck(_Strict):
     one end to the other) while its session is open and every route still marked; more loss than
     ``max_loss_pct`` drains it again and restarts its hold-down."""
 
-    pings: int = Field(200, ge=1, le=10_000, description="Echo requests across each link.")
-    interval_s: float = Field(0.01, ge=0.002, le=1, description="Seconds between them (ping -i; iputils' floor "
-                              "is 0.002).")
-    max_loss_pct: float = Field(0, ge=0, lt=100, description="The most loss a link may show and come back.")
+    pings: int = Field(default=200, ge=1, le=10_000, description="Echo requests across each link.")
+    interval_s: float = Field(default=0.01, ge=0.002, le=1,
+                              description="Seconds between them (ping -i; iputils' floor is 0.002).")
+    max_loss_pct: float = Field(default=0, ge=0, lt=100, description="The most loss a link may show and come back.")
 
     def failed(self, sent: int, received: int) -> bool:
         """Whether ``received`` replies of ``sent`` requests are too few (none sent counts as failed)."""
@@ -113,7 +113,8 @@ class Policy(_Strict):
     """A mitigation policy (one YAML file); rules are tried in order, the first that takes a finding decides."""
 
     guard_rails: Rails = Rails()
-    graceful_s: float = Field(5, ge=0, description="Seconds between BGP graceful shutdown and the session shut.")
+    graceful_s: float = Field(default=5, ge=0,
+                              description="Seconds between BGP graceful shutdown and the session shut.")
     recheck: Recheck = Recheck()
     rules: Some[PolicyRule]
 

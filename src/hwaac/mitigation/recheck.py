@@ -81,14 +81,15 @@ def judge(todo: Sequence[Probe], folder: Path, recheck: Recheck) -> dict[str, Ve
                 found[str(item.get("cable"))] = r
     out = {}
     for p in todo:
-        r = found.get(p.cable)
-        if r is None:
+        res = found.get(p.cable)
+        if res is None:
             out[p.cable] = Verdict(p.cable, False, 0, 0, f"no ping result from {p.device}")
             continue
-        argv = r.get("cmd") if isinstance(r.get("cmd"), list) else ["ping"]
-        raw = Raw(tuple(str(a) for a in argv), rc=r.get("rc") if isinstance(r.get("rc"), int) else None,
-                  stdout=str(r.get("stdout", "")), stderr=str(r.get("stderr", "")),
-                  error=None if isinstance(r.get("rc"), int) else str(r.get("msg", "did not run")))
+        cmd = res.get("cmd")
+        argv = cmd if isinstance(cmd, list) else ["ping"]
+        raw = Raw(tuple(str(a) for a in argv), rc=res.get("rc") if isinstance(res.get("rc"), int) else None,
+                  stdout=str(res.get("stdout", "")), stderr=str(res.get("stderr", "")),
+                  error=None if isinstance(res.get("rc"), int) else str(res.get("msg", "did not run")))
         try:
             ping = parse_ping(raw)
         except FactError as exc:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -36,7 +37,8 @@ class Severity(IntEnum):
 
 
 INFO, WARN, FAULT = Severity.INFO, Severity.WARN, Severity.FAULT
-KINDS = ("cable", "optic", "port", "nic", "host", "switch", "link", "rail")
+SuspectKind = Literal["cable", "optic", "port", "nic", "host", "switch", "link", "rail"]
+KINDS: tuple[str, ...] = get_args(SuspectKind)
 # every rule that names suspects: hwaac.telemetry.localise, localise_flow and hwaac.telemetry.tomography (RULE_*)
 SUSPECT_RULES = ("errors_both_ends", "errors_one_end", "flapping", "spine_path_loss", "links_down", "pfc_storm",
                  "congestion", "switch_degraded", "probe_path_loss", "probe_unreachable")
@@ -329,4 +331,4 @@ class Observed:
 
 
 __all__ = ["DEGRADING", "FAULT", "INFO", "KINDS", "SUSPECT_RULES", "WARN", "Component", "Evidence", "Observed",
-           "Severity", "Suspect", "link_components", "rank", "truthy"]
+           "Severity", "Suspect", "SuspectKind", "link_components", "rank", "truthy"]
