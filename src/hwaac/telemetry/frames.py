@@ -81,9 +81,11 @@ def frame_of(snap: Snapshot) -> Frame | None:
     for sample in samples:
         if sample.gauges or tuple(sample.counters) != names:
             return None
-        row = list(sample.counters.values())
-        if any(type(v) is not int or not 0 <= v <= MAX_COUNT for v in row):
-            return None
+        row: list[int] = []
+        for v in sample.counters.values():
+            if type(v) is not int or not 0 <= v <= MAX_COUNT:
+                return None
+            row.append(v)
         rows.append(row)
     values = np.array(rows, dtype=np.uint64).reshape(len(rows), len(names))
     state = [dict(s.state) for s in samples] if any(s.state for s in samples) else None

@@ -168,10 +168,10 @@ def _uplink_loss(obs: Observed, limit: float) -> dict[str, tuple[int, list[tuple
     if not len(lossy):
         return out
     names, owner = obs.index.owners  # an uplink's owner is its leaf, its end a
-    measured = np.flatnonzero(uplink & ~np.isnan(loss))
-    counts = np.bincount(owner[measured], minlength=len(names)).tolist()
+    measured_at = np.flatnonzero(uplink & ~np.isnan(loss))
+    counts = np.bincount(owner[measured_at], minlength=len(names)).tolist()
     first = np.full(len(names), len(owner))
-    np.minimum.at(first, owner[measured], measured)  # the leaves in the order of their first measured uplink
+    np.minimum.at(first, owner[measured_at], measured_at)  # the leaves in the order of their first measured uplink
     for i in sorted(lossy.tolist(), key=lambda k: (int(first[owner[k]]), k)):
         leaf = names[owner[i]]
         out.setdefault(leaf, (counts[owner[i]], []))[1].append((i, float(loss[i])))

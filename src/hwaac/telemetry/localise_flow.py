@@ -190,10 +190,10 @@ def _marks_per_leaf(obs: Observed) -> tuple[dict[str, float], float]:
         at = np.flatnonzero((ids >= 0) & (link > 0))
         if not len(at):
             return {}, 0.0
-        marks, leaf = link[at], ids[at]
-        sums = np.bincount(leaf, weights=marks, minlength=len(names))  # adds each leaf's links in order
+        marks, leaf_id = link[at], ids[at]
+        sums = np.bincount(leaf_id, weights=marks, minlength=len(names))  # adds each leaf's links in order
         total = float(np.cumsum(marks)[-1])  # in order (np.sum adds pairwise)
-    seen, first = np.unique(leaf, return_index=True)
+    seen, first = np.unique(leaf_id, return_index=True)
     return {names[k]: float(sums[k]) for k in seen[np.argsort(first)].tolist()}, total
 
 

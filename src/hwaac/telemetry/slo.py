@@ -37,17 +37,17 @@ class Localise(BaseModel):
     """The levels of the localisation rules (:mod:`hwaac.telemetry.localise`) that are not SLOs of one SLI."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    switch_degraded_share: float = Field(0.25, gt=0, le=1, description=(
+    switch_degraded_share: float = Field(default=0.25, gt=0, le=1, description=(
         "A switch with more than this share of its planned ports degraded is the suspect itself."))
-    storm_pause_ratio: float = Field(0.5, gt=0, le=1, description=(
+    storm_pause_ratio: float = Field(default=0.5, gt=0, le=1, description=(
         "A port paused by received PFC for at least this share of the time is in a PFC storm (fault, not warn)."))
-    congestion_share: float = Field(0.5, gt=0, le=1, description=(
+    congestion_share: float = Field(default=0.5, gt=0, le=1, description=(
         "ECN marks and CNPs are concentrated when one leaf or one rail holds at least this share of them."))
-    probe_min_probes: int = Field(100, ge=1, description=(
+    probe_min_probes: int = Field(default=100, ge=1, description=(
         "Probe tomography names a cable only when at least this many probes crossed it."))
-    probe_min_flows: int = Field(2, ge=1, description=(
+    probe_min_flows: int = Field(default=2, ge=1, description=(
         "... and when probes of at least this many flows were lost on it."))
-    probe_significance: float = Field(1e-6, gt=0, lt=1, description=(
+    probe_significance: float = Field(default=1e-6, gt=0, lt=1, description=(
         "... and when so many losses had less than this probability with the cable at its SLO (binomial)."))
 
 

@@ -179,7 +179,9 @@ def read_mlx5_ethtool_frame(raw: str, *, port: str, device: str = "", version: s
         return None  # not one "name: value" a line
     texts = tokens[2 * header + 1::2]
     layout = _layout(tokens[2 * header::2], raw[:at], indent, port)
-    values = None if layout is None else _values(layout, texts, ",".join(texts), lines)
+    if layout is None:
+        return None
+    values = _values(layout, texts, ",".join(texts), lines)
     return None if values is None else Frame(TOOL, device, None, version or "", [port], layout.names, values, None)
 
 

@@ -216,7 +216,9 @@ def read_ib_sysfs_frame(raw: str, *, device: str = "", version: str | None = Non
         return None  # not one colon a line (a grep error, a PCI path, a blank line)
     paths, texts = tokens[0:-1:2], tokens[1::2]
     layout = _sysfs_layout(paths, "\n".join(paths))
-    values = None if layout is None else layout.values(texts)  # only those read: the parser passes over the rest
+    if layout is None:
+        return None
+    values = layout.values(texts)  # only those read: the parser passes over the rest
     if values is None:
         return None
     return Frame(SYSFS_TOOL, device, None, version or "", list(layout.ports), layout.names, values, None)

@@ -67,7 +67,7 @@ def count(text: object) -> int | None:
     elif type(text) is not float:
         return None
     try:
-        value = float(text)  # type: ignore[arg-type]
+        value = float(text)
     except (ValueError, OverflowError):
         return None
     return int(value) if value.is_integer() and value >= 0 else None
