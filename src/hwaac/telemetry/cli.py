@@ -145,7 +145,7 @@ def samples_signature(folders: list[str]) -> tuple[tuple[str, int, int, int, int
     """What tells one set of sweeps from the next: each folder's real path (a symlink turned to a new sweep), and the
     inode and change time (which no copy preserves, unlike the modification time) of the folder and of its
     ``taken_at`` (a sweep replaced or rewritten in place)."""
-    out = []
+    out: list[tuple[str, int, int, int, int]] = []
     for folder in folders:
         real = os.path.realpath(folder)
         marks: list[int] = []
@@ -155,7 +155,8 @@ def samples_signature(folders: list[str]) -> tuple[tuple[str, int, int, int, int
                 marks += [st.st_ino, st.st_ctime_ns]
             except OSError:
                 marks += [-1, -1]
-        out.append((real, *marks))
+        ino, ctime, taken_ino, taken_ctime = marks
+        out.append((real, ino, ctime, taken_ino, taken_ctime))
     return tuple(out)
 
 

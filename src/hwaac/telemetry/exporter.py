@@ -189,8 +189,9 @@ def _slo_families(h: FabricHealth, fabric: str) -> list[Metric]:
                 fam.add_metric([fabric, bound], v)
         out.append(fam)
     for n, v in slos.localise.model_dump().items():
-        out.append(GaugeMetricFamily(f"hwaac_localise_{n}", f"Localisation level {n}.", labels=("fabric",)))
-        out[-1].add_metric([fabric], float(v))
+        level = GaugeMetricFamily(f"hwaac_localise_{n}", f"Localisation level {n}.", labels=("fabric",))
+        level.add_metric([fabric], float(v))
+        out.append(level)
     return out
 
 

@@ -121,7 +121,8 @@ def _judge(plan: Plan, rated: Rated, slos: SloSet, squeue: Squeue | None, index:
                           dict(tomo.summary, sweep=probe_sweep[0]) if tomo and probe_sweep else {})
     clock.lap("report")
     return FabricHealth(report, corr, slis, per_leaf, bgp, tomo,
-                        _probe_time(rated.probes[probed], probe_sweep[1]) if probe_sweep else None)
+                        _probe_time(rated.probes[probed], probe_sweep[1]) if probed is not None and probe_sweep
+                        else None)
 
 
 def _probe_time(probes: Mapping[str, ProbeResults], sweep_time: float | None) -> float | None:
