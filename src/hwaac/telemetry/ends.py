@@ -171,16 +171,16 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
     groups: dict[Layout, list[int]] = {}
     for code, pr in merged.items():
         groups.setdefault((tuple(pr.rates), tuple(pr.gauges)), []).append(code)
-    for (rnames, gnames), codes in groups.items():
-        ends = [merged[c] for c in codes]
-        rates = np.array([list(e.rates.values()) for e in ends], dtype=np.float64).reshape(len(ends), len(rnames))
-        gauges = np.array([list(e.gauges.values()) for e in ends], dtype=np.float64).reshape(len(ends), len(gnames))
-        out.groups.append((rnames, gnames, np.array(codes, dtype=np.int64).tobytes(), rates.tobytes(),
+    for (rnames, gnames), group in groups.items():
+        parts = [merged[c] for c in group]
+        rates = np.array([list(e.rates.values()) for e in parts], dtype=np.float64).reshape(len(parts), len(rnames))
+        gauges = np.array([list(e.gauges.values()) for e in parts], dtype=np.float64).reshape(len(parts), len(gnames))
+        out.groups.append((rnames, gnames, np.array(group, dtype=np.int64).tobytes(), rates.tobytes(),
                            gauges.tobytes()))
-        out.ports.extend(e.port for e in ends)
-        out.states.extend(_judged(e.state) for e in ends)
-        out.why.extend(e.why for e in ends)
-        out.seconds.extend(seconds.get(c, NOT_RATED) for c in codes)
+        out.ports.extend(e.port for e in parts)
+        out.states.extend(_judged(e.state) for e in parts)
+        out.why.extend(e.why for e in parts)
+        out.seconds.extend(seconds.get(c, NOT_RATED) for c in group)
     _join_layouts(out)
     return out
 
