@@ -1,5 +1,5 @@
-"""Every recorded tool output a parser reads, with the status and finding codes it must give: one table
-(``parser_cases.yml``), one test (cases as data, as ANTA's catalogs are)."""
+"""Every recorded tool output a parser reads, with the status and finding codes it must give: one table (the
+files of ``parser_cases/``, one a tool family, read together), one test (cases as data, as ANTA's catalogs are)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from hwaac.health.perftest_grading import grade_perftest
 from hwaac.tool_facts import PARSERS
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
-CASES: list[dict[str, Any]] = yaml.safe_load((Path(__file__).parent / "parser_cases.yml").read_text())
+CASES: list[dict[str, Any]] = [case for table in sorted((Path(__file__).parent / "parser_cases").glob("*.yml"))
+                                for case in yaml.safe_load(table.read_text())]
 # the tools whose own verdicts a grading module of the check layer reads (the parser gives facts only)
 GRADED: dict[str, Callable[[Any], Any]] = {
     "dcgm-diag-json": grade_diag,
