@@ -1,4 +1,5 @@
-"""The intent's ``storage`` section (Lustre clients): schema, semantic rules and their messages.
+"""The intent's ``storage`` section (Lustre clients): semantic rules and their messages (the routes and the MGS
+reachability: test_intent_storage_routes.py; schema errors through the loader: test_intent_storage_schema.py).
 
 Every storage rule also has a negative fixture in tests/fixtures/intents/invalid/storage-*.yml (file and line are
 checked by test_intent_validation.py); here each message, value and 'valid' text is asserted on intents built in
@@ -7,64 +8,14 @@ code, with the edge cases around them (o2ib = o2ib0, host-name NIDs, twin planes
 
 from __future__ import annotations
 
-import copy
-import io
-from pathlib import Path
 from typing import Any
 
 import pytest
-from ruamel.yaml import YAML
 
-from hwaac.errors import IntentError, IntentIssue
-from hwaac.model.intent import Intent
 from hwaac.model.rules import RULES
 from hwaac.model.storage_rules import check_storage, lnet_net_key, parse_nid
-from hwaac.validate import load_intent, load_intent_source
-
-REPO = Path(__file__).resolve().parents[2]
-MINIMAL = REPO / "tests/fixtures/intents/valid/minimal.yml"  # 2 rails, 1 plane
-
-
-def _yaml(text: str) -> Any:
-    return YAML(typ="safe", pure=True).load(io.StringIO(text))
-
-
-def storage(**changes: Any) -> dict[str, Any]:
-    """A valid storage section for the minimal fabric, with top-level keys replaced by ``changes``."""
-    base: dict[str, Any] = {
-        "client_version": "2.15.5",
-        "lnet": {"networks": [{"net": "o2ib0", "rails": [0, 1], "routes": ["10.20.0.0/16"]}]},
-        "filesystems": [{"name": "lfs1", "mgs": ["10.20.0.1@o2ib,10.20.1.1@o2ib", "10.20.0.2@o2ib"],
-                         "mount_point": "/mnt/lfs1"}],
-    }
-    base.update(changes)
-    return base
-
-
-def intent_with(st: dict[str, Any] | None, **fabric: Any) -> Intent:
-    data = _yaml(MINIMAL.read_text())
-    data["fabric"].update(fabric)
-    if st is not None:
-        data["storage"] = st
-    return Intent.model_validate(data)
-
-
-def issues_of(st: dict[str, Any], **fabric: Any) -> list[IntentIssue]:
-    return check_storage(intent_with(st, **fabric))
-
-
-def only(issues: list[IntentIssue]) -> IntentIssue:
-    assert len(issues) == 1, "\n".join(map(str, issues))
-    return issues[0]
-
-
-def fs(**changes: Any) -> list[dict[str, Any]]:
-    return [{**storage()["filesystems"][0], **changes}]
-
-
-def net(**changes: Any) -> dict[str, Any]:
-    return {"lnet": {"networks": [{"net": "o2ib0", "rails": [0, 1], "routes": ["10.20.0.0/16"], **changes}]}}
-
+from hwaac.validate import load_intent
+from tests.unit.storage_intents import REPO, fs, intent_with, issues_of, net, only, storage
 
 # --- valid intents ----------------------------------------------------------------------------------------
 
@@ -323,187 +274,7 @@ def test_nested_parameters_are_accepted() -> None:
     assert issues_of(storage(filesystems=fs(tunables=tun))) == []
 
 
-# --- routes of rails networks and MGS reachability over the rails ---------------------------------------
-# minimal.yml's pools: loopbacks 10.0.0.0/28 and 10.0.1.0/28, leaf_spine 10.1.0.0/24, host_links 172.16.0.0/24
-
-
-@pytest.mark.parametrize(("route", "message", "valid"), [
-    ("10.20.0.5/16", "host bits are set", "the network address 10.20.0.0/16"),
-    ("10.20.0.0/016", "not written as a plain prefix", "10.20.0.0/16"),
-    ("10.20.0.1", "not an IPv4 prefix in CIDR notation", "a prefix such as 10.20.0.0/16 (a single server: /32)"),
-    ("10.20/16", "not an IPv4 prefix in CIDR notation", "a prefix such as 10.20.0.0/16 (a single server: /32)"),
-    ("10.20.0.0/33", "not an IPv4 prefix in CIDR notation", "a prefix such as 10.20.0.0/16 (a single server: /32)"),
-    ("storage", "not an IPv4 prefix in CIDR notation", "a prefix such as 10.20.0.0/16 (a single server: /32)"),
-    ("fd00:20::/64", "IPv6 routes are not supported", "an IPv4 prefix such as 10.20.0.0/16"),
-])
-def test_bad_routes_are_named_and_keep_the_mgs_check_quiet(route: str, message: str, valid: str) -> None:
-    # the MGS NIDs (10.20.x) are then not covered, but only the bad route is reported
-    i = only(issues_of(storage(**net(routes=[route]))))
-    assert (i.rule, i.path, i.value) == ("storage-bad-route", "storage.lnet.networks[0].routes[0]", route)
-    assert (i.message, i.valid) == (message, valid)
-
-
-def test_a_single_server_route_and_a_route_listed_twice() -> None:
-    st = storage(**net(routes=["10.20.0.1/32", "10.20.0.2/32", "10.20.1.1/32"]))
-    assert issues_of(st) == []  # every MGS NID of the base section (10.20.0.1, 10.20.1.1, 10.20.0.2) is covered
-    i = only(issues_of(storage(**net(routes=["10.20.0.0/16", "10.20.0.0/16"]))))
-    assert (i.rule, i.path, i.message, i.valid) == ("storage-bad-route", "storage.lnet.networks[0].routes[1]",
-                                                    "route listed twice", "each prefix once")
-
-
-def test_a_route_over_a_fabric_pool_names_the_route_and_each_pool() -> None:
-    issues = issues_of(storage(**net(routes=["10.20.0.0/16", "10.0.0.0/15"])))
-    assert [(i.rule, i.path, i.value, i.message) for i in issues] == [
-        ("storage-route-overlaps-pool", "storage.lnet.networks[0].routes[1]", "10.0.0.0/15",
-         f"overlaps {pool}, a pool of the fabric itself")
-        for pool in ("addressing.loopbacks.leaf (10.0.0.0/28)", "addressing.loopbacks.spine (10.0.1.0/28)",
-                     "addressing.leaf_spine (10.1.0.0/24)")
-    ]
-    assert issues[0].valid.startswith("a prefix of the storage servers that shares no address with the fabric's")
-    # a default route covers everything, the host-link block included; one address of a pool is enough
-    assert len(issues_of(storage(**net(routes=["0.0.0.0/0"])))) == 4
-    i = only(issues_of(storage(**net(routes=["10.20.0.0/16", "172.16.0.255/32"]))))
-    assert i.message == "overlaps addressing.host_links.prefix (172.16.0.0/24), a pool of the fabric itself"
-    # right next to a pool is fine
-    assert issues_of(storage(**net(routes=["10.20.0.0/16", "172.16.1.0/24", "10.0.0.16/28"]))) == []
-
-
-def test_routes_on_a_network_over_named_interfaces_are_refused() -> None:
-    for routes in (["10.40.0.0/16"], []):
-        st = storage(lnet={"networks": [{"net": "o2ib0", "rails": [0, 1], "routes": ["10.20.0.0/16"]},
-                                        {"net": "tcp1", "interfaces": ["eth2"], "routes": routes}]})
-        i = only(issues_of(st))
-        assert (i.rule, i.path, i.value) == ("storage-routes-without-rails", "storage.lnet.networks[1].routes",
-                                             routes)
-        assert i.message.startswith("routes are only for a network on rails")
-        assert i.valid == "no routes here, or rails instead of interfaces"
-
-
-def test_an_mgs_nid_outside_the_host_link_block_and_the_routes_is_refused() -> None:
-    issues = issues_of(storage(**net(routes=[])))  # no routes: 10.20.x is not reachable over the rails
-    assert [(i.rule, i.path, i.value) for i in issues] == [
-        ("storage-mgs-not-routed", "storage.filesystems[0].mgs[0]", "10.20.0.1@o2ib,10.20.1.1@o2ib"),  # each NID
-        ("storage-mgs-not-routed", "storage.filesystems[0].mgs[0]", "10.20.0.1@o2ib,10.20.1.1@o2ib"),
-        ("storage-mgs-not-routed", "storage.filesystems[0].mgs[1]", "10.20.0.2@o2ib"),
-    ]
-    assert issues_of(storage(**net(routes=None))) == issues  # an absent list is the same as an empty one
-    assert issues[1].message == (
-        "NID 10.20.1.1@o2ib is on o2ib0, which runs over the rails, but lies outside the host-link block "
-        "172.16.0.0/24 and the network's routes (none): the rails' routing tables have no route to it")
-    assert issues[1].valid == ("add its prefix to storage.lnet.networks[0].routes (the storage servers' subnet, "
-                               "e.g. 10.20.0.0/16), or a NID in 172.16.0.0/24")
-    i = only(issues_of(storage(**net(routes=["10.20.0.0/24", "10.30.0.0/16"]))))  # 10.20.1.1 is not in a /24
-    assert i.message == (
-        "NID 10.20.1.1@o2ib is on o2ib0, which runs over the rails, but lies outside the host-link block "
-        "172.16.0.0/24 and the network's routes (10.20.0.0/24, 10.30.0.0/16): the rails' routing tables have no "
-        "route to it")
-
-
-def test_mgs_nids_in_the_host_link_block_or_named_by_host_are_accepted_without_routes() -> None:
-    # an MGS on the rails themselves (an appliance in a node slot) is routed by the host-link block route;
-    # a host name is resolved on the node, so hwaac cannot check it
-    st = storage(**net(routes=None), filesystems=fs(mgs=["172.16.0.250@o2ib,mgs-b.lab@o2ib", "mgs-c@o2ib"]))
-    assert issues_of(st) == []
-
-
-def test_only_the_nids_own_network_routes_count() -> None:
-    st = storage(lnet={"networks": [{"net": "o2ib0", "rails": [0], "routes": ["10.20.0.0/16"]},
-                                    {"net": "o2ib1", "rails": [1]}]},
-                 filesystems=fs(mgs=["10.20.0.1@o2ib", "10.20.0.2@o2ib1"]))
-    i = only(issues_of(st))
-    assert (i.rule, i.path) == ("storage-mgs-not-routed", "storage.filesystems[0].mgs[1]")
-    assert "is on o2ib1" in i.message and i.valid.startswith("add its prefix to storage.lnet.networks[1].routes")
-
-
-def test_nids_on_a_network_over_named_interfaces_are_not_checked() -> None:
-    st = storage(lnet={"networks": [{"net": "tcp1", "interfaces": ["eth2"]}]},
-                 filesystems=fs(mgs=["10.99.0.1@tcp1", "10.99.0.2@tcp1"]))
-    assert issues_of(st) == []
-
-
-def test_pools_kept_in_netbox_count_once_resolved_and_are_skipped_before() -> None:
-    from hwaac.model.intent import NetBoxPrefixRef
-    from hwaac.validate import resolve_netbox_pools
-
-    data = _yaml(MINIMAL.read_text())
-    data["addressing"]["host_links"]["prefix"] = {"netbox_role": "gpu-host-links"}
-    data["storage"] = storage(**net(routes=["10.20.0.0/24"]), filesystems=fs(mgs=["172.30.0.9@o2ib"]))
-    intent = Intent.model_validate(data)
-    assert isinstance(intent.addressing.host_links.prefix, NetBoxPrefixRef)
-    assert check_storage(intent) == []  # the host-link block is unknown: nothing to compare with yet
-    resolved, _ = resolve_netbox_pools(intent, lambda ref, site: "172.30.0.0/16")
-    assert check_storage(resolved) == []  # 172.30.0.9 is in the resolved host-link block
-    data["storage"] = storage(**net(routes=["172.30.5.0/24"]))
-    resolved, _ = resolve_netbox_pools(Intent.model_validate(data), lambda ref, site: "172.30.0.0/16")
-    assert [i.rule for i in check_storage(resolved)] == ["storage-route-overlaps-pool"]
-
-
-def test_the_demo_routes_its_storage_servers_over_the_rails() -> None:
-    st = load_intent(REPO / "inventory/demo").storage
-    assert st is not None and st.lnet.networks[0].rails == list(range(8))
-    assert st.lnet.networks[0].routes == ["10.20.0.0/16"]
-
-
 def test_every_storage_rule_is_registered_with_a_fixture() -> None:
     storage_rules = {r for r in RULES if r.startswith("storage-")}
     fixtures = {p.stem for p in (REPO / "tests/fixtures/intents/invalid").glob("storage-*.yml")}
     assert storage_rules == fixtures
-
-
-# --- schema errors through the loader: file, line, field, value and what is valid -------------------------
-
-
-def _load_error(storage_yaml: str) -> IntentError:
-    text = MINIMAL.read_text() + storage_yaml  # minimal.yml is 17 lines: "storage:" is line 18
-    with pytest.raises(IntentError) as info:
-        load_intent_source(text, "f.yml")
-    return info.value
-
-
-def test_peercredits_hiw_is_not_an_lnd_tunable() -> None:
-    err = _load_error("storage:\n  client_version: '2.15.5'\n  lnet:\n    networks:\n      - net: o2ib\n"
-                      "        rails: [0]\n        lnd_tunables: {peercredits_hiw: 16}\n")
-    assert str(err) == ("f.yml:24: storage.lnet.networks[0].lnd_tunables.peercredits_hiw: unknown field "
-                        "'peercredits_hiw'; valid: one of concurrent_sends, conns_per_peer, map_on_demand")
-
-
-def test_packages_and_global_values_are_checked_by_the_schema() -> None:
-    err = _load_error("storage:\n  client_version: '2.15.5'\n  packages: rpm\n  lnet: {discovery: 2}\n")
-    assert [str(i) for i in err.issues] == [
-        "f.yml:20: storage.packages: invalid value (got 'rpm'); valid: 'kmod', 'dkms' or 'auto'",
-        "f.yml:21: storage.lnet.discovery: invalid value (got 2); valid: 0 or 1",
-    ]
-
-
-def test_max_intf_is_spelled_max_interfaces() -> None:
-    err = _load_error("storage:\n  client_version: '2.15.5'\n  lnet: {max_intf: 200}\n")
-    assert str(err).startswith("f.yml:20: storage.lnet.max_intf: unknown field 'max_intf' (did you mean "
-                               "'max_interfaces'?)")
-
-
-def test_client_version_is_required() -> None:
-    err = _load_error("storage:\n  packages: kmod\n")
-    assert str(err) == "f.yml:18: storage.client_version: required field is missing"  # the storage: line
-
-
-def test_semantic_errors_point_at_their_line() -> None:
-    err = _load_error("storage:\n  client_version: '2.15.5'\n  lnet:\n    networks:\n      - net: o2ib\n"
-                      "        rails: [0]\n        routes: [10.30.0.0/16]\n  filesystems:\n    - name: lfs1\n"
-                      "      mgs:\n        - 10.20.0.1@o2ib\n        - 10.20.0.2@tcp\n      mount_point: /mnt/lfs1\n")
-    assert [(i.line, i.path, i.rule) for i in err.issues] == [
-        (28, "storage.filesystems[0].mgs[0]", "storage-mgs-not-routed"),
-        (29, "storage.filesystems[0].mgs[1]", "storage-mgs-net-not-configured")]
-
-
-def test_storage_survives_netbox_pool_resolution() -> None:
-    # resolve_netbox_pools rebuilds the intent from model_dump(exclude_unset=True): storage must come through
-    from hwaac.model.intent import NetBoxPrefixRef
-    from hwaac.validate import resolve_netbox_pools
-
-    data = _yaml(MINIMAL.read_text())
-    data["addressing"]["leaf_spine"] = {"netbox_role": "p2p"}
-    data["storage"] = copy.deepcopy(storage(lnet={"networks": [{"net": "o2ib", "rails": [0]}], "discovery": 1}))
-    intent = Intent.model_validate(data)
-    assert isinstance(intent.addressing.leaf_spine, NetBoxPrefixRef)
-    out, issues = resolve_netbox_pools(intent, lambda ref, site: "10.1.0.0/24")
-    assert issues == [] and out.storage == intent.storage
