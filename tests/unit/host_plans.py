@@ -11,6 +11,7 @@ from ruamel.yaml import YAML
 from hwaac.model.intent import Intent
 from hwaac.plan import build_plan
 from hwaac.plan.model import Node, Plan
+from hwaac.render.host import render_host_files
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "inventory" / "demo"
@@ -39,6 +40,11 @@ def node(plan: Plan, name: str) -> Node:
 
 def host_links(plan: Plan, name: str) -> list:
     return [lk for lk in plan.links_by_device[name] if lk.kind == "host" and lk.a_device == name]
+
+
+def rail_ethernets(plan: Plan, name: str) -> dict[str, Any]:
+    """The ``ethernets`` of the netplan file rendered for the node ``name``."""
+    return yaml_of(render_host_files(plan, node(plan, name))[NETPLAN])["network"]["ethernets"]
 
 
 def nccl_vars(text: str) -> dict[str, str]:

@@ -1,5 +1,5 @@
 """Per-host renderers: golden files for gpu-su01-h01 plus behaviour checks that follow the plan and the intent
-(the storage routes and the refused routing settings: test_render_host_routes.py).
+(the storage routes of the rail tables: test_render_host_routes.py).
 
 Regenerate the golden files with ``HWAAC_UPDATE_GOLDEN=1 pytest tests/unit/test_render_host.py`` and review
 the diff against docs/render-host.md (the files and the public sources of their settings) before committing it.
@@ -13,6 +13,7 @@ import orjson
 import pytest
 
 from hwaac.errors import IntentError
+from hwaac.model.intent import Intent
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan, ip_str
 from hwaac.render.host import render_host_files
@@ -171,6 +172,37 @@ def test_rail_subnet_mode_routes_via_the_leaf_gateway() -> None:
         assert [(r["to"], r["via"]) for r in cfg["routes"] if "via" in r] == [
             (p, ip_str(lk.b_ip)) for p in ("172.16.0.0/16", *FABRIC_POOLS, "10.20.0.0/16")]
         assert cfg["routes"][0]["to"] == f"{ip_str(lk.network)}/{lk.prefixlen}"
+
+
+# The intent rules (hwaac.model.rules) are the one place these are refused; the renderers trust the plan.
+
+
+def test_reserved_routing_table_is_refused() -> None:
+    data = demo_dict()
+    data["host"]["routing"] = {"table_base": 250}
+    with pytest.raises(IntentError) as info:
+        plan_of(data)
+    assert [i.path for i in info.value.issues] == ["host.routing.table_base"]
+
+
+def test_rule_after_main_table_rule_is_refused() -> None:
+    data = demo_dict()
+    data["host"]["routing"] = {"rule_priority_base": 32700, "rule_priority_step": 10}
+    with pytest.raises(IntentError) as info:
+        plan_of(data)
+    assert [i.path for i in info.value.issues] == ["host.routing.rule_priority_base"]
+
+
+def test_renderer_does_not_repeat_the_intent_rules() -> None:
+    # One set of rules with one meaning: a plan whose validation was skipped is rendered as it stands, so the
+    # renderers cannot drift from hwaac.model.rules with checks of their own.
+    data = demo_dict()
+    data["host"]["routing"] = {"table_base": 250}
+    data["host"]["nccl_env"] = {"nccl_debug": "INFO"}
+    plan = build_plan(Intent.model_validate(data), validate=False)
+    files = render_host_files(plan, node(plan, GOLDEN_NODE))
+    assert "table: 257" in files[NETPLAN]
+    assert nccl_vars(files[NCCL])["nccl_debug"] == "INFO"
 
 
 # --- NCCL -------------------------------------------------------------------------------------------------

@@ -1,5 +1,4 @@
-"""Host renderers: the storage routes of the rail tables (storage.lnet.networks[].routes), and the
-routing settings the intent rules refuse before a renderer sees them."""
+"""Host renderers: the storage routes of the rail tables (storage.lnet.networks[].routes)."""
 
 from __future__ import annotations
 
@@ -7,26 +6,10 @@ from typing import Any
 
 import pytest
 
-from hwaac.errors import IntentError
-from hwaac.model.intent import Intent
 from hwaac.plan import build_plan
 from hwaac.plan.model import Plan, ip_str
-from hwaac.render.host import render_host_files
 from hwaac.validate import load_intent
-from tests.unit.host_plans import (
-    DEMO,
-    FABRIC_POOLS,
-    GOLDEN_NODE,
-    NCCL,
-    NETPLAN,
-    RAILS,
-    demo_dict,
-    host_links,
-    nccl_vars,
-    node,
-    plan_of,
-    yaml_of,
-)
+from tests.unit.host_plans import DEMO, FABRIC_POOLS, GOLDEN_NODE, RAILS, demo_dict, host_links, plan_of, rail_ethernets
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +34,7 @@ def storage_routes_of(cfg: dict[str, Any]) -> list[str]:
 def test_every_rail_table_routes_the_switch_pools_via_its_leaf(demo: Plan) -> None:
     assert FABRIC_POOLS == ("10.0.0.0/24", "10.0.1.0/26", "10.1.0.0/20")
     for name in (GOLDEN_NODE, demo.nodes[-1].name):
-        eths = yaml_of(render_host_files(demo, node(demo, name))[NETPLAN])["network"]["ethernets"]
+        eths = rail_ethernets(demo, name)
         for lk in host_links(demo, name):
             cfg = eths[lk.a_port]
             a, b, table = ip_str(lk.a_ip), ip_str(lk.b_ip), cfg["routing-policy"][0]["table"]
@@ -63,7 +46,7 @@ def test_every_rail_table_of_a_gpu_node_routes_the_storage_prefix_via_its_leaf(d
     assert demo.intent.storage is not None and demo.intent.storage.lnet.networks[0].routes == [STORAGE_PREFIX]
     agg = "{}/{}".format(*(lambda a: (ip_str(a[0]), a[1]))(demo.host_aggregate(0)))
     for name in (GOLDEN_NODE, "gpu-su02-h17", demo.nodes[-1].name):
-        eths = yaml_of(render_host_files(demo, node(demo, name))[NETPLAN])["network"]["ethernets"]
+        eths = rail_ethernets(demo, name)
         links = host_links(demo, name)
         assert len(links) == 8
         for lk in links:
@@ -82,7 +65,7 @@ def test_storage_routes_go_only_to_the_rails_of_their_network_in_intent_order() 
         {"net": "tcp1", "interfaces": ["eth2"]},
     ]
     plan = plan_of(data)
-    eths = yaml_of(render_host_files(plan, node(plan, GOLDEN_NODE))[NETPLAN])["network"]["ethernets"]
+    eths = rail_ethernets(plan, GOLDEN_NODE)
     assert {iface: storage_routes_of(cfg) for iface, cfg in eths.items()} == {
         "rail0": ["10.20.0.0/16", "10.21.0.0/16"],
         "rail1": [], "rail2": [],
@@ -99,7 +82,7 @@ def test_twin_planes_route_storage_through_each_ports_own_plane() -> None:
     data["host"]["interface_name"] = "rail{rail}p{plane}"
     data["storage"]["lnet"]["networks"][0]["rails"] = [1]
     plan = plan_of(data)
-    eths = yaml_of(render_host_files(plan, node(plan, GOLDEN_NODE))[NETPLAN])["network"]["ethernets"]
+    eths = rail_ethernets(plan, GOLDEN_NODE)
     with_routes = {iface: cfg for iface, cfg in eths.items() if storage_routes_of(cfg)}
     assert sorted(with_routes) == ["rail1p0", "rail1p1"]
     vias = set()
@@ -116,10 +99,10 @@ def test_appliances_and_fabrics_without_routes_get_no_storage_route() -> None:
     data = demo_dict()
     data["fabric"]["appliances"] = [{"name": "ufm-01", "su": 1, "slot": 32, "rails": [0, 1]}]
     plan = plan_of(data)
-    appliance = yaml_of(render_host_files(plan, node(plan, "ufm-01"))[NETPLAN])["network"]["ethernets"]
+    appliance = rail_ethernets(plan, "ufm-01")
     assert list(appliance) == ["rail0", "rail1"]  # its rails do have routing tables
     assert all(storage_routes_of(cfg) == [] for cfg in appliance.values())  # not a Lustre client
-    gpu = yaml_of(render_host_files(plan, node(plan, GOLDEN_NODE))[NETPLAN])["network"]["ethernets"]
+    gpu = rail_ethernets(plan, GOLDEN_NODE)
     assert list(gpu) == RAILS
     assert all(storage_routes_of(cfg) == [STORAGE_PREFIX] for cfg in gpu.values())
     # MGS NIDs in the host-link block need no routes, and then the tables hold only the link, the block and the
@@ -128,7 +111,7 @@ def test_appliances_and_fabrics_without_routes_get_no_storage_route() -> None:
     del data["storage"]["lnet"]["networks"][0]["routes"]
     data["storage"]["filesystems"][0]["mgs"] = ["172.16.255.1@o2ib"]
     plan = plan_of(data)
-    eths = yaml_of(render_host_files(plan, node(plan, GOLDEN_NODE))[NETPLAN])["network"]["ethernets"]
+    eths = rail_ethernets(plan, GOLDEN_NODE)
     assert list(eths) == RAILS
     assert all(len(cfg["routes"]) == FIRST_STORAGE for cfg in eths.values())
 
@@ -139,34 +122,3 @@ def test_storage_routes_mapping() -> None:
     assert storage_routes(None) == {}
     st = load_intent(DEMO).storage
     assert storage_routes(st) == {r: (STORAGE_PREFIX,) for r in range(8)}
-
-
-# The intent rules (hwaac.model.rules) are the one place these are refused; the renderers trust the plan.
-
-
-def test_reserved_routing_table_is_refused() -> None:
-    data = demo_dict()
-    data["host"]["routing"] = {"table_base": 250}
-    with pytest.raises(IntentError) as info:
-        plan_of(data)
-    assert [i.path for i in info.value.issues] == ["host.routing.table_base"]
-
-
-def test_rule_after_main_table_rule_is_refused() -> None:
-    data = demo_dict()
-    data["host"]["routing"] = {"rule_priority_base": 32700, "rule_priority_step": 10}
-    with pytest.raises(IntentError) as info:
-        plan_of(data)
-    assert [i.path for i in info.value.issues] == ["host.routing.rule_priority_base"]
-
-
-def test_renderer_does_not_repeat_the_intent_rules() -> None:
-    # One set of rules with one meaning: a plan whose validation was skipped is rendered as it stands, so the
-    # renderers cannot drift from hwaac.model.rules with checks of their own.
-    data = demo_dict()
-    data["host"]["routing"] = {"table_base": 250}
-    data["host"]["nccl_env"] = {"nccl_debug": "INFO"}
-    plan = build_plan(Intent.model_validate(data), validate=False)
-    files = render_host_files(plan, node(plan, GOLDEN_NODE))
-    assert "table: 257" in files[NETPLAN]
-    assert nccl_vars(files[NCCL])["nccl_debug"] == "INFO"
