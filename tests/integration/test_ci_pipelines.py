@@ -11,14 +11,7 @@ from pathlib import Path
 import pynetbox
 import pytest
 from ci_fake_apis import Apis
-from ci_pipeline import (
-    STATE,
-    Sample,
-    github_merge_checkout,
-    gitlab_mr_checkout,
-    leaked,
-    pull_request_event,
-)
+from ci_pipeline import STATE, Sample, github_merge_checkout, gitlab_mr_checkout, leaked, pull_request_event
 from ci_stand_in import MARKER, RENDER, serve_apis
 
 from hwaac.devnetbox.instances import Instance
@@ -26,11 +19,6 @@ from hwaac.plan import build_plan
 from hwaac.validate import load_intent
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def apis() -> Iterator[Apis]:
-    yield from serve_apis()
 
 
 # --- the templates' jobs on a sample fabric repository ----------------------------------------------------------
@@ -47,6 +35,11 @@ def renumber_leaf_spine(tree: Path) -> None:
     text = f.read_text()
     assert "leaf_spine: 10.1.0.0/20" in text
     f.write_text(text.replace("leaf_spine: 10.1.0.0/20", "leaf_spine: 10.2.0.0/20"))
+
+
+@pytest.fixture(scope="module")
+def apis() -> Iterator[Apis]:
+    yield from serve_apis()
 
 
 @pytest.mark.cost(90)
