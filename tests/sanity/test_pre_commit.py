@@ -38,5 +38,5 @@ def test_pre_commit_passes_on_every_file(tmp_path: Path) -> None:
     env = {**os.environ, "SKIP": ",".join(SKIP + RUN_ELSEWHERE), "PRE_COMMIT_HOME": str(tmp_path / "pre-commit"),
            "PATH": os.pathsep.join([str(PRE_COMMIT.parent), os.environ.get("PATH", "")])}
     r = subprocess.run([str(PRE_COMMIT), "run", "--all-files", "--color", "never"], cwd=REPO, env=env,
-                       capture_output=True, text=True, timeout=900)
+                       capture_output=True, text=True, timeout=900, check=False)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
