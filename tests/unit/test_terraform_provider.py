@@ -93,3 +93,20 @@ def test_a_negative_or_fractional_plane_is_an_error_on_plane(tmp_path: Path) -> 
         assert [p for _s, p in errors(diags)] == [["plane"]]
     _, diags = plan(tmp_path, INTENT, plane=1)
     assert errors(diags) == [("plane 1 is not in fabric nbsync, which has planes 0..0", ["plane"])]
+
+
+def test_every_hwaac_module_imported_in_a_method_is_preloaded() -> None:
+    """The provider serves on several threads: a module first imported by two of them at once can come back
+    partially initialised, so each one the handlers import lazily is imported before serving."""
+    import ast
+
+    from hwaac_provider.__main__ import PRELOAD
+
+    lazy: set[str] = set()
+    for path in (REPO / "terraform/hwaac_provider").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lazy |= {n.module for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
+                         and n.module and n.module.startswith("hwaac.")}
+    assert lazy, "no lazy import found: the scan is broken"
+    assert lazy <= set(PRELOAD), f"imported in a method but not preloaded: {sorted(lazy - set(PRELOAD))}"
