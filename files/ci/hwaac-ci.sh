@@ -18,11 +18,10 @@
 # (cdktf/cdktf.out/stacks/<fabric>/ unless HWAAC_CDKTF_OUTDIR says otherwise) with terraform init's .terraform/
 # and .terraform.lock.hcl and, when HWAAC_TF_BACKEND names a backend, backend_override.tf.json (Terraform reads
 # override files only from the stack's folder); the stack's local state cdktf/state/ (HWAAC_TF_BACKEND unset or
-# local); jsii's cache build/jsii-cache/. `setup` installs hwaac with pip, and terraform and node (HWAAC_BIN_DIR,
-# HWAAC_NODE_PREFIX) when missing. Temporary files (API answers, the comment and AWX launch bodies, which may hold
-# HWAAC_AWX_EXTRA_VARS) live in one private folder under $TMPDIR, removed however the script ends. Tokens come
-# from the environment only; they reach curl through a file descriptor (never its command line) and are never
-# printed: do not add `set -x`.
+# local); jsii's cache build/jsii-cache/; terraform and node from `setup` in HWAAC_BIN_DIR and HWAAC_NODE_PREFIX.
+# Temporary files (API answers, the comment and AWX launch bodies, which may hold HWAAC_AWX_EXTRA_VARS) live in one
+# private folder under $TMPDIR, removed however the script ends. Tokens come from the environment only; they reach
+# curl through a file descriptor (never its command line) and are never printed: do not add `set -x`.
 # Exit status: 0 ok; 1 a step failed (invalid intent, terraform, AWX job); 2 bad configuration (a variable missing
 # or invalid, an API refusing a request); 3 the review refused the change.
 set -euo pipefail
@@ -40,38 +39,24 @@ cleanup() { [[ -z "$TMP" ]] || rm -rf -- "$TMP"; }
 
 marker() { echo "$MARKER_PREFIX $HWAAC_FABRIC -->"; }  # the first line of our comment: found again by it
 log() { echo "hwaac-ci: $*" >&2; }
-fail() {
-    local rc=$1
-    shift
-    echo "hwaac-ci: $*" >&2
-    exit "$rc"
-}
+fail() { local rc=$1; shift; log "$*"; exit "$rc"; }  # fail RC MESSAGE
 
-need() {  # need NAME WHAT: fail unless the variable NAME is set and not empty
-    if [[ -z "${!1:-}" ]]; then
-        fail 2 "$1 is not set: $2"
-    fi
-}
+need() { [[ -n "${!1:-}" ]] || fail 2 "$1 is not set: $2"; }  # need NAME WHAT: NAME must be set, not empty
 
 fabric_dir() {  # the fabric's folder, inventory/$HWAAC_FABRIC; fails naming the valid folders
     local valid
     valid=$(find inventory -mindepth 2 -maxdepth 3 -name fabric.yml -printf '%h\n' 2>/dev/null |
             sed 's|^inventory/||' | sort | paste -sd, - || true)
     need HWAAC_FABRIC "the fabric's folder under inventory/ (one of: ${valid:-none found})"
-    if [[ ! -f "inventory/$HWAAC_FABRIC/fabric.yml" ]]; then
+    [[ -f "inventory/$HWAAC_FABRIC/fabric.yml" ]] ||
         fail 2 "HWAAC_FABRIC=$HWAAC_FABRIC: no inventory/$HWAAC_FABRIC/fabric.yml here ($PWD); valid: ${valid:-none}"
-    fi
     echo "inventory/$HWAAC_FABRIC"
 }
 
 platform() {  # github, gitlab or local
-    if [[ "${GITHUB_ACTIONS:-}" == "true" ]]; then
-        echo github
-    elif [[ "${GITLAB_CI:-}" == "true" ]]; then
-        echo gitlab
-    else
-        echo local
-    fi
+    if [[ "${GITHUB_ACTIONS:-}" == "true" ]]; then echo github
+    elif [[ "${GITLAB_CI:-}" == "true" ]]; then echo gitlab
+    else echo local; fi
 }
 
 # --- HTTP ------------------------------------------------------------------------------------------------------
@@ -118,7 +103,7 @@ fetch_verified() {  # fetch_verified URL SUMS_URL NAME OUT: download URL to OUT,
 }
 
 cmd_setup() {
-    local have want spec tmp
+    local have want spec tmp tool
     want=${HWAAC_VERSION:-}
     spec=${HWAAC_PIP_SPEC:-}
     have=$("$PYTHON" -c 'import importlib.metadata as m; print(m.version("hwaac"))' 2>/dev/null || true)
@@ -133,8 +118,7 @@ cmd_setup() {
         "$PYTHON" -m pip install --quiet --disable-pip-version-check "$spec"
     fi
     command -v hwaac >/dev/null || fail 2 "hwaac is not on PATH after installing it (PATH=$PATH)"
-    command -v git >/dev/null || fail 2 "git is not on PATH"
-    command -v curl >/dev/null || fail 2 "curl is not on PATH"
+    for tool in git curl; do command -v "$tool" >/dev/null || fail 2 "$tool is not on PATH"; done
     tmp=$(scratch -d)
     if ! command -v terraform >/dev/null; then
         need TERRAFORM_VERSION "terraform is not on PATH: the Terraform release to install (e.g. 1.11.4)"
@@ -208,9 +192,8 @@ tf_init() {  # tf_init STACK: the provider from a local mirror, the backend HWAA
 }
 
 no_state_in_ci() {  # in CI without a backend the state is lost with the job: say so (plan) or refuse (apply)
-    if [[ -n "${HWAAC_TF_BACKEND:-}" && ! "$HWAAC_TF_BACKEND" =~ ^[a-z0-9]+$ ]]; then
+    [[ -z "${HWAAC_TF_BACKEND:-}" || "$HWAAC_TF_BACKEND" =~ ^[a-z0-9]+$ ]] ||
         fail 2 "HWAAC_TF_BACKEND=$HWAAC_TF_BACKEND: not a Terraform backend type (local, http, s3, gcs, ...)"
-    fi
     if [[ "${CI:-}" == "true" && -z "${HWAAC_TF_BACKEND:-}" ]]; then
         local msg="HWAAC_TF_BACKEND is not set: the state would be the job's local file cdktf/state/, lost with the job"
         [[ "$1" == refuse ]] && fail 2 "$msg; set a backend (http, s3, ...: docs/ci.md), or local on a persistent runner"
@@ -384,12 +367,9 @@ cmd_comment() {
     esac
     review_rc=$(cat "$CI_DIR/review.rc" 2>/dev/null || echo 0)
     plan_rc=$(cat "$CI_DIR/terraform-plan.rc" 2>/dev/null || echo 0)
-    if [[ "$review_rc" == 3 ]]; then
+    [[ "$review_rc" != 3 ]] ||
         fail 3 "the review refuses this change (renumbering or removal without --allow-*): see the comment"
-    fi
-    if [[ "$plan_rc" != 0 ]]; then
-        fail 1 "terraform plan failed (exit $plan_rc): see the comment"
-    fi
+    [[ "$plan_rc" == 0 ]] || fail 1 "terraform plan failed (exit $plan_rc): see the comment"
 }
 
 # --- apply and deploy ------------------------------------------------------------------------------------------
