@@ -1,20 +1,8 @@
 """The shapes every health parser and check returns: a status, findings with fault codes, and UNKNOWN reasons.
 
-Rules every parser in :mod:`hwaac.health.parsers` follows (tool output drifts between versions, exit codes lie):
-
-- a parser is a pure function ``parse_<what>(raw: str, *, version: str | None = None, ...) -> <Typed result>``;
-  it never raises on bad tool output: what it cannot read becomes an entry of ``unknown`` (a reason in words,
-  naming the line or field), and a value it cannot trust (a placeholder such as ``[N/A]``, a DCGM blank sentinel, a
-  saturated legacy counter) is ``None`` with a reason, never 0 and never healthy;
-- a parser never infers PASS from an exit code; an exit code only ever makes a result worse;
-- a typed result's :meth:`ToolResult.status` is UNKNOWN when anything needed was unreadable, FAIL or WARN when the
-  tool itself reported a failure or warning (DCGM ``Fail``, gpu-burn ``FAULTY``, nccl-tests ``#wrong`` > 0, an
-  XID line...), and PASS only when the output was read completely and reports nothing wrong. Thresholds (rates,
-  counts) are not applied by parsers but by :mod:`hwaac.health.checks` against a SKU profile;
-- where reading a tool's verdicts takes rules (DCGM severities, error ids and exit statuses; nvidia-smi's per-GPU
-  health fields; kernel-log XIDs; gpu-burn, perftest, mlxlink and nvbandwidth errors), the reader returns facts
-  only (a :class:`GradedResult`) and a ``*_grading`` module of the check layer decides (:func:`grade_once`); until
-  graded, such a result's ``status()`` is UNKNOWN, never PASS.
+A parser never raises on bad tool output, never infers PASS from an exit code, and returns UNKNOWN for anything it
+could not read; a :class:`GradedResult` holds facts that a ``*_grading`` module of the check layer judges
+(:func:`grade_once`), UNKNOWN until then. The rules in full: docs/health-parsers.md, "Rules every parser follows".
 """
 
 from __future__ import annotations
