@@ -10,12 +10,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.health.parsers.nvidia_smi_model import ClockReason
-from hwaac.model.issues import plain, validation_issues
-from hwaac.model.loader import parse_yaml
+from hwaac.model.shipped import load_yaml_model
 
 # the active clock event reasons that fail, and those that warn, by default
 _FAIL_REASONS: tuple[ClockReason, ...] = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
@@ -145,11 +144,7 @@ class ProfileError(IntentError):
 
 def load_profile_text(text: str, file: str = "<string>") -> Profile:
     """Parse and validate a profile's YAML text. Raises :class:`ProfileError`."""
-    root, index = parse_yaml(text, file, ProfileError)
-    try:
-        return Profile.model_validate(plain(root))
-    except ValidationError as err:
-        raise ProfileError(validation_issues(err, index, file)) from None
+    return load_yaml_model(text, file, Profile, ProfileError)
 
 
 def builtin_profiles() -> list[str]:

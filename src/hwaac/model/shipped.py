@@ -43,7 +43,7 @@ class ShippedFile[T]:
 
 
 def load_yaml_model[M: BaseModel](text: str, file: str, model: type[M], error: type[IntentError],
-                                  checks: Callable[[M, LineIndex, str], list[IntentIssue]],
+                                  checks: Callable[[M, LineIndex, str], list[IntentIssue]] | None = None,
                                   before: Callable[[Any, str], None] | None = None) -> M:
     """``text`` parsed (:func:`~hwaac.model.loader.parse_yaml`), validated as ``model``, then checked by
     ``checks(value, index, file)`` for what the schema cannot say; ``before(root, file)`` may refuse the parsed
@@ -59,7 +59,7 @@ def load_yaml_model[M: BaseModel](text: str, file: str, model: type[M], error: t
         value = model.model_validate(plain(root))
     except ValidationError as err:
         raise error(validation_issues(err, index, file)) from None
-    issues = checks(value, index, file)
+    issues = checks(value, index, file) if checks is not None else []
     if issues:
         raise error(issues)
     return value
