@@ -38,8 +38,10 @@ Reader = Callable[[str, str], Any]  # (raw, port) -> reading
 READERS: dict[str, tuple[Reader, Reader]] = {
     "counters-db": (lambda raw, port: parse_counters_db(raw), lambda raw, port: read_counters_db_frame(raw)),
     "bgp-summary": (lambda raw, port: parse_bgp_summary(raw).snapshot(), lambda raw, port: read_bgp_summary_frame(raw)),
-    "ethtool": (lambda raw, port: parse_mlx5_ethtool(raw, port=port),
-                lambda raw, port: read_mlx5_ethtool_frame(raw, port=port)),
+    "ethtool": (
+        lambda raw, port: parse_mlx5_ethtool(raw, port=port),
+        lambda raw, port: read_mlx5_ethtool_frame(raw, port=port),
+    ),
     "ib-counters": (lambda raw, port: parse_ib_sysfs_counters(raw), lambda raw, port: read_ib_sysfs_frame(raw)),
 }
 
@@ -143,11 +145,12 @@ def main() -> int:
     found = outputs(args.gpus)
     for form in ("filtered", "raw"):
         rails = [(port, raw) for _, f, tool, port, raw in found if f == form and tool == "ethtool"]
-        a, b, ok = host_row(rails, max(3, args.number * 20_000 // (sum(len(r) for _, r in rails) + 1000)),
-                            args.repeat)
+        a, b, ok = host_row(rails, max(3, args.number * 20_000 // (sum(len(r) for _, r in rails) + 1000)), args.repeat)
         right = right and ok
-        print(f"| gpu | {form} | ethtool@rail0-{len(rails) - 1} together, an output | {len(rails[0][1]):,} | {a:.1f} | "
-              f"{b:.1f} | {a / b:.1f}{'' if ok else ' WRONG'} |")
+        print(
+            f"| gpu | {form} | ethtool@rail0-{len(rails) - 1} together, an output | {len(rails[0][1]):,} | {a:.1f} | "
+            f"{b:.1f} | {a / b:.1f}{'' if ok else ' WRONG'} |"
+        )
     for role, form, tool, port, raw in found:
         if port not in ("", "rail0"):
             continue
@@ -158,8 +161,10 @@ def main() -> int:
         ok = same(tool, raw, port)
         right = right and ok
         ratios.append(a / b)
-        print(f"| {role} | {form} | {tool}{'@' + port if port else ''} | {len(raw):,} | {a:.1f} | {b:.1f} | "
-              f"{a / b:.1f}{'' if ok else ' WRONG'} |")
+        print(
+            f"| {role} | {form} | {tool}{'@' + port if port else ''} | {len(raw):,} | {a:.1f} | {b:.1f} | "
+            f"{a / b:.1f}{'' if ok else ' WRONG'} |"
+        )
     if args.folder:
         totals, agree = sweep_totals(args.folder)
         right = right and agree
@@ -169,10 +174,15 @@ def main() -> int:
         for tool, (n, a, b, framed) in totals.items():
             print(f"| {tool} | {n:,} | {framed:,} | {a:.2f} | {b:.2f} | {a / b if b else 0:.1f} |")
         a, b = sum(r[1] for r in totals.values()), sum(r[2] for r in totals.values())
-        print(f"| all | {sum(r[0] for r in totals.values()):,} | {sum(r[3] for r in totals.values()):,} | {a:.2f} | "
-              f"{b:.2f} | {a / b if b else 0:.1f} |")
-    print("WRONG RESULT" if not right else f"target (4x) {'met' if min(ratios) >= 4 else 'missed'}: "
-          f"{min(ratios):.1f}x to {max(ratios):.1f}x")
+        print(
+            f"| all | {sum(r[0] for r in totals.values()):,} | {sum(r[3] for r in totals.values()):,} | {a:.2f} | "
+            f"{b:.2f} | {a / b if b else 0:.1f} |"
+        )
+    print(
+        "WRONG RESULT"
+        if not right
+        else f"target (4x) {'met' if min(ratios) >= 4 else 'missed'}: {min(ratios):.1f}x to {max(ratios):.1f}x"
+    )
     return 0 if right else 1
 
 

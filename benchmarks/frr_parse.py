@@ -37,8 +37,10 @@ def route_table(prefixes: int, width: int) -> str:
         prefix = f"172.{16 + i // 65536}.{(i // 256) % 256}.{i % 256}/32"
         e = copy.deepcopy(entry)
         e["prefix"] = prefix
-        e["nexthops"] = [{**hop, "ip": f"10.1.{j // 128}.{(j % 128) * 2}", "interfaceName": f"Ethernet{8 + 4 * j}"}
-                         for j in range(width)]
+        e["nexthops"] = [
+            {**hop, "ip": f"10.1.{j // 128}.{(j % 128) * 2}", "interfaceName": f"Ethernet{8 + 4 * j}"}
+            for j in range(width)
+        ]
         table[prefix] = [e]
     return json.dumps(table, indent=2, separators=(",", ":"))
 
@@ -69,9 +71,11 @@ def main() -> int:
         table = parse_routes(text)
         ok = len(table.routes) == prefixes and all(r.ecmp == width for r in table.routes.values())
         bad += not ok
-        print(f"routes {prefixes} x {width} next hops, {len(text) / 1e6:.1f} MB: {t_text * 1e3:.0f} ms "
-              f"(json.loads {t_json * 1e3:.0f} ms, loop {t_loop * 1e3:.0f} ms = "
-              f"{t_loop / (prefixes * width) * 1e9:.0f} ns a next hop){'' if ok else '  WRONG'}")
+        print(
+            f"routes {prefixes} x {width} next hops, {len(text) / 1e6:.1f} MB: {t_text * 1e3:.0f} ms "
+            f"(json.loads {t_json * 1e3:.0f} ms, loop {t_loop * 1e3:.0f} ms = "
+            f"{t_loop / (prefixes * width) * 1e9:.0f} ns a next hop){'' if ok else '  WRONG'}"
+        )
     summary = bgp_summary(64)
     t = best(lambda: parse_bgp_summary(summary), 1000, args.repeat)
     ok = len(parse_bgp_summary(summary).peers) == 64

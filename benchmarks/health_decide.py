@@ -55,17 +55,44 @@ VARIANTS = [
     Variant("remap_pending", "FAIL", "GPU_ROW_REMAP_PENDING", {"remap_pending": [3]}),
     Variant("dead_rail", "FAIL", "NIC_RAILS_DOWN", {"dead_rails": [5]}),
     Variant("xid79", "FAIL", "GPU_XID_79", {"xids": [{"gpu": 2, "xid": 79, "message": "GPU has fallen off the bus."}]}),
-    Variant("dcgm_fail", "FAIL", "DCGM_MEMORY_MISMATCH", {"dcgm_fail": {
-        "test": "memory", "gpu": 6, "error_id": 58, "severity": 4,
-        "message": "Memory test failed: miscompare at GPU 6 (fake)"}}),
+    Variant(
+        "dcgm_fail",
+        "FAIL",
+        "DCGM_MEMORY_MISMATCH",
+        {
+            "dcgm_fail": {
+                "test": "memory",
+                "gpu": 6,
+                "error_id": 58,
+                "severity": 4,
+                "message": "Memory test failed: miscompare at GPU 6 (fake)",
+            }
+        },
+    ),
     Variant("slow_nccl", "WARN", "NCCL_BUSBW_LOW", {"nccl_busbw": 452.0}),
-    Variant("recorded_method", "UNKNOWN", "NCCL_BUSBW_MISSING", recorded={
-        "nccl_single": ("nccl-tests/h100-8gpu-single-node/all_reduce_perf.out", 0),
-        "ib_write_bw_": ("perftest/a40-gpudirect-duration-gbits/ib_write_bw-client.out", 0)}),
-    Variant("recorded_dcgm_226", "FAIL", "DCGM_PERSISTENCE_MODE", recorded={  # "Fail" with exit 226: a failure
-        "dcgm_diag": ("dcgmi/4.2.3-gb10/diag-r1-exit226.json", 226)}),
-    Variant("recorded_dcgm_205", "FAIL", "DCGM_ROW_REMAP_FAILURE", recorded={
-        "dcgm_diag": ("dcgmi/4.2.3-gb10/diag-r1-row-remap-isolate-exit205.json", 205)}),
+    Variant(
+        "recorded_method",
+        "UNKNOWN",
+        "NCCL_BUSBW_MISSING",
+        recorded={
+            "nccl_single": ("nccl-tests/h100-8gpu-single-node/all_reduce_perf.out", 0),
+            "ib_write_bw_": ("perftest/a40-gpudirect-duration-gbits/ib_write_bw-client.out", 0),
+        },
+    ),
+    Variant(
+        "recorded_dcgm_226",
+        "FAIL",
+        "DCGM_PERSISTENCE_MODE",
+        recorded={  # "Fail" with exit 226: a failure
+            "dcgm_diag": ("dcgmi/4.2.3-gb10/diag-r1-exit226.json", 226)
+        },
+    ),
+    Variant(
+        "recorded_dcgm_205",
+        "FAIL",
+        "DCGM_ROW_REMAP_FAILURE",
+        recorded={"dcgm_diag": ("dcgmi/4.2.3-gb10/diag-r1-row-remap-isolate-exit205.json", 205)},
+    ),
 ]
 
 Outputs = dict[str, dict[str, dict[str, Any]]]  # stage -> probe -> {"rc", "stdout", "stderr", ...}
@@ -99,14 +126,22 @@ class FakeNode:
             gpu_node.save(self.state, **knobs)
         nic_counters.ensure_tree(self.state, 8)
         self.sys = str(nic_counters.sys_root(self.state))
-        self.env = {**os.environ, "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
-                    "HWAAC_FAKE_STATE": str(self.state)}
+        self.env = {
+            **os.environ,
+            "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
+            "HWAAC_FAKE_STATE": str(self.state),
+        }
 
     def run(self, argv: list[str]) -> dict[str, Any]:
         t0 = time.monotonic()
         p = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=120)
-        return {"rc": p.returncode, "stdout": p.stdout, "stderr": p.stderr, "seconds": time.monotonic() - t0,
-                "timed_out": False}
+        return {
+            "rc": p.returncode,
+            "stdout": p.stdout,
+            "stderr": p.stderr,
+            "seconds": time.monotonic() - t0,
+            "timed_out": False,
+        }
 
     def server(self, argv: list[str]) -> subprocess.Popen:
         proc = subprocess.Popen(argv, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -135,8 +170,13 @@ def variant_outputs(root: Path, k: int, v: Variant, healthy: Outputs | None = No
 
     profile = load_profile(PROFILE)
     if not v.knobs and k and healthy is not None:  # the healthy node's outputs, as this template node's
-        out = {stage: {name: {**o, "stdout": as_template(o["stdout"], k), "stderr": as_template(o["stderr"], k)}
-                       for name, o in probes.items()} for stage, probes in healthy.items()}
+        out = {
+            stage: {
+                name: {**o, "stdout": as_template(o["stdout"], k), "stderr": as_template(o["stderr"], k)}
+                for name, o in probes.items()
+            }
+            for stage, probes in healthy.items()
+        }
     else:
         node, peer = FakeNode(root, template_name(k), v.knobs), FakeNode(root, f"peer-{k}", {})
         out = {}
@@ -153,8 +193,13 @@ def variant_outputs(root: Path, k: int, v: Variant, healthy: Outputs | None = No
         for name in probes:
             for prefix, (path, rc) in v.recorded.items():
                 if name == prefix or (prefix.endswith("_") and name.startswith(prefix)):
-                    probes[name] = {"rc": rc, "stdout": (FIX / path).read_text(), "stderr": "", "seconds": 1.0,
-                                    "timed_out": False}
+                    probes[name] = {
+                        "rc": rc,
+                        "stdout": (FIX / path).read_text(),
+                        "stderr": "",
+                        "seconds": 1.0,
+                        "timed_out": False,
+                    }
     return out
 
 
@@ -164,11 +209,18 @@ def personalise(text: str, k: int, i: int, rng: random.Random) -> str:
     text = text.replace(tmpl, node_name(i)).replace(f"4444{num}", f"4444{i % 10000:04d}")
     text = text.replace(f"00000{num}", f"00000{i % 10000:04d}")
     # node/port GUIDs (OUI kept, rail byte kept): the low 16 bits above the rail byte become the node's
-    text = re.sub(r"0x([0-9a-f]{16})\b",
-                  lambda m: f"0x{(int(m.group(1), 16) & ~0xFFFF00) | ((i & 0xFFFF) << 8):016x}"
-                  if int(m.group(1), 16) else m.group(0), text)
-    text = re.sub(r"(QPN|PSN) 0x([0-9a-f]+)",
-                  lambda m: f"{m.group(1)} 0x{rng.getrandbits(4 * len(m.group(2))):0{len(m.group(2))}x}", text)
+    text = re.sub(
+        r"0x([0-9a-f]{16})\b",
+        lambda m: (
+            f"0x{(int(m.group(1), 16) & ~0xFFFF00) | ((i & 0xFFFF) << 8):016x}" if int(m.group(1), 16) else m.group(0)
+        ),
+        text,
+    )
+    text = re.sub(
+        r"(QPN|PSN) 0x([0-9a-f]+)",
+        lambda m: f"{m.group(1)} 0x{rng.getrandbits(4 * len(m.group(2))):0{len(m.group(2))}x}",
+        text,
+    )
     return re.sub(r"Pid +\d+", lambda m: f"Pid {rng.randrange(1000, 999999):>6}", text)
 
 
@@ -207,14 +259,22 @@ def decide_all(nodes: list[tuple[str, Outputs]], now: datetime) -> list[dict[str
         for stage, probes in outputs.items():
             ctx = Context(node=name, now=now, rails=RAILS)
             if stage == "ib_pairwise":  # error growth since the quick stage's counter readings (as the burn_in role)
-                ctx = Context(node=name, now=now, rails=RAILS, counters_seconds=COUNTERS_AGE_S,
-                              counters_before=outputs["quick"]["ib_counters"]["stdout"],
-                              rdma_statistic_before=outputs["quick"]["rdma_statistic"]["stdout"])
+                ctx = Context(
+                    node=name,
+                    now=now,
+                    rails=RAILS,
+                    counters_seconds=COUNTERS_AGE_S,
+                    counters_before=outputs["quick"]["ib_counters"]["stdout"],
+                    rdma_statistic_before=outputs["quick"]["rdma_statistic"]["stdout"],
+                )
             found = evaluate(probes, profile, ctx)
             by_stage[stage] = found
             summary = verdict(name, {stage: found}).to_dict()
-            stages[stage] = {"status": summary["status"], "findings": summary["findings"],
-                             "hardware": hardware_ids(probes, ctx.parsed)}
+            stages[stage] = {
+                "status": summary["status"],
+                "findings": summary["findings"],
+                "hardware": hardware_ids(probes, ctx.parsed),
+            }
         node_verdict = verdict(name, by_stage)
         report = node_report(name, profile.sku, stages, INTERFACES)
         if report["status"] != str(node_verdict.status):
@@ -260,8 +320,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                    help="processes of the parallel pass (default: the CPUs, as Ansible forks use them)")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="processes of the parallel pass (default: the CPUs, as Ansible forks use them)",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -305,8 +369,7 @@ def main() -> int:
         with open(data, "wb") as fh:
             pickle.dump((nodes, now), fh, protocol=pickle.HIGHEST_PROTOCOL)
         t2 = time.perf_counter()
-        ran = subprocess.run([sys.executable, __file__, "--child", str(data)], capture_output=True, text=True,
-                             cwd=REPO)
+        ran = subprocess.run([sys.executable, __file__, "--child", str(data)], capture_output=True, text=True, cwd=REPO)
         wall = time.perf_counter() - t2
         if ran.returncode != 0:
             print(f"fresh process failed: {ran.stderr.strip()[-800:]}")
@@ -324,14 +387,21 @@ def main() -> int:
     best, median = min(times), statistics.median(times)
 
     print(f"nodes: {args.nodes} ({len(VARIANTS)} variants: {', '.join(v.name for v in VARIANTS)})")
-    print(f"probe outputs parsed: {n_probes} ({n_distinct} distinct), {n_bytes} bytes "
-          f"({n_bytes / 2**20:.1f} MiB), stages {', '.join(STAGES)}")
-    print(f"seconds: best {best:.2f}, median {median:.2f} of {args.repeat} in-process passes; fresh process "
-          f"{fresh:.2f} (interpreter + imports + one pass; the pass alone {float(child_pass_s):.2f})")
+    print(
+        f"probe outputs parsed: {n_probes} ({n_distinct} distinct), {n_bytes} bytes "
+        f"({n_bytes / 2**20:.1f} MiB), stages {', '.join(STAGES)}"
+    )
+    print(
+        f"seconds: best {best:.2f}, median {median:.2f} of {args.repeat} in-process passes; fresh process "
+        f"{fresh:.2f} (interpreter + imports + one pass; the pass alone {float(child_pass_s):.2f})"
+    )
     print(f"nodes per second: {args.nodes / best:.0f} (best), {args.nodes / fresh:.0f} (fresh process)")
     order = ("PASS", "WARN", "UNKNOWN", "FAIL")
-    print("verdicts: " + ", ".join(f"{s} {got.get(s, 0)}" for s in order)
-          + ("" if got == expected else f" -- EXPECTED {', '.join(f'{s} {expected.get(s, 0)}' for s in order)}"))
+    print(
+        "verdicts: "
+        + ", ".join(f"{s} {got.get(s, 0)}" for s in order)
+        + ("" if got == expected else f" -- EXPECTED {', '.join(f'{s} {expected.get(s, 0)}' for s in order)}")
+    )
     for line in wrong[:10]:
         print(f"WRONG: {line}")
     print(f"parallel: {parallel:.2f} s on {args.workers} processes ({args.nodes / parallel:.0f} nodes per second)")
@@ -339,9 +409,12 @@ def main() -> int:
     # decides in Ansible's forks, one action plugin per node
     scale = 1000 / args.nodes
     met = parallel * scale <= TARGET_S
-    print(f"target <= {TARGET_S:.0f} s for 1,000 nodes: {'met' if met else 'missed'} (parallel {parallel:.2f} s on "
-          f"{args.workers} processes; one process: median {median:.2f} s, fresh {fresh:.2f} s"
-          + (f"; x{scale:.2f} for 1,000 nodes" if args.nodes != 1000 else "") + ")")
+    print(
+        f"target <= {TARGET_S:.0f} s for 1,000 nodes: {'met' if met else 'missed'} (parallel {parallel:.2f} s on "
+        f"{args.workers} processes; one process: median {median:.2f} s, fresh {fresh:.2f} s"
+        + (f"; x{scale:.2f} for 1,000 nodes" if args.nodes != 1000 else "")
+        + ")"
+    )
     return 0 if met and not wrong and got == expected else 1
 
 

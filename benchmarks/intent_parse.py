@@ -29,10 +29,14 @@ SHAPES = {
     "comments": lambda: _fill("", "# " + "x" * 77 + "\n"),
     "list items (qos.roce_dscp)": lambda: _fill("qos:\n  roce_dscp:\n", "  - 26\n"),
     "flow list": lambda: _fill("qos:\n  pfc_priorities: [", "3, ")[:-2] + "]\n",
-    "mapping keys (host.nccl_env)": lambda: MINIMAL + "host:\n  nccl_env:\n" + "".join(
-        f"    NCCL_K{i}: v\n" for i in range((MAX_BYTES - len(MINIMAL) - 20) // 19)),
-    "unknown keys (each an error)": lambda: MINIMAL + "".join(
-        f"k{i:06d}: 1\n" for i in range((MAX_BYTES - len(MINIMAL)) // 11)),
+    "mapping keys (host.nccl_env)": lambda: (
+        MINIMAL
+        + "host:\n  nccl_env:\n"
+        + "".join(f"    NCCL_K{i}: v\n" for i in range((MAX_BYTES - len(MINIMAL) - 20) // 19))
+    ),
+    "unknown keys (each an error)": lambda: (
+        MINIMAL + "".join(f"k{i:06d}: 1\n" for i in range((MAX_BYTES - len(MINIMAL)) // 11))
+    ),
     "one long string": lambda: MINIMAL.replace("site: lab", "site: " + "x" * (MAX_BYTES - len(MINIMAL) - 10)),
 }
 

@@ -67,8 +67,13 @@ def measure(folder: Path, url: str, token: str, repeat: int) -> bool:
     for i in range(repeat):
         say(f"ansible-inventory --list {i + 1}/{repeat}")
         t0 = time.perf_counter()
-        r = subprocess.run([str(BIN / "ansible-inventory"), "-i", str(src), "--list"], cwd=REPO, env=env,
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [str(BIN / "ansible-inventory"), "-i", str(src), "--list"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         times.append(time.perf_counter() - t0)
         if r.returncode != 0:
             print(f"ansible-inventory failed: {r.stderr.strip()[-500:]}")
@@ -78,8 +83,10 @@ def measure(folder: Path, url: str, token: str, repeat: int) -> bool:
         inv = from_netbox(intent, url, token)
     total = sum(seen.values())
     print(f"hosts: {len(inv.hostvars)} (listed {hosts}), groups: {len(inv.groups) + len(inv.children)}")
-    print(f"ansible-inventory --list: best {min(times):.1f} s, median {statistics.median(times):.1f} s over "
-          f"{repeat} runs (target <= 20 s for 16 SUs)")
+    print(
+        f"ansible-inventory --list: best {min(times):.1f} s, median {statistics.median(times):.1f} s over "
+        f"{repeat} runs (target <= 20 s for 16 SUs)"
+    )
     methods = Counter(k.split()[0] for k in seen.elements())
     print(f"HTTP requests per inventory load: {total} ({', '.join(f'{m} {n}' for m, n in sorted(methods.items()))})")
     for k, n in sorted(seen.items()):
@@ -91,8 +98,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sus", type=int, help="grow the demo intent to this many SUs (the target scale: 16)")
     ap.add_argument("--repeat", type=int, default=3, help="inventory loads to time (default 3)")
-    ap.add_argument("--existing", action="store_true",
-                    help="use NETBOX_URL / NETBOX_TOKEN, which already hold the fabric (no sync)")
+    ap.add_argument(
+        "--existing", action="store_true", help="use NETBOX_URL / NETBOX_TOKEN, which already hold the fabric (no sync)"
+    )
     args = ap.parse_args()
     tag = f"{args.sus}su" if args.sus else "demo"
     text = demo_intent_text(args.sus)

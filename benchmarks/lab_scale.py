@@ -36,8 +36,12 @@ def render(kind: str, base: Path) -> Path:
         intent = ROOT / "inventory" / "demo"
     else:
         text = (ROOT / "inventory" / "demo" / "fabric.yml").read_text()
-        for old, new in (("su_count: 2", "su_count: 16"), ("su_capacity: 4", "su_capacity: 16"),
-                         ("name: demo", "name: su16"), ("leaf_spine: 10.1.0.0/20", "leaf_spine: 10.1.0.0/19")):
+        for old, new in (
+            ("su_count: 2", "su_count: 16"),
+            ("su_capacity: 4", "su_capacity: 16"),
+            ("name: demo", "name: su16"),
+            ("leaf_spine: 10.1.0.0/20", "leaf_spine: 10.1.0.0/19"),
+        ):
             assert old in text, f"demo intent changed: no {old!r}"
             text = text.replace(old, new)
         intent = base / "su16-intent"
@@ -61,8 +65,9 @@ def pss_gib(lab_name: str) -> float:
     return total / 1024 / 1024
 
 
-def settled_pss(lab_name: str, *, step: float = 10.0, window: float = 30.0, drop: float = 0.02,
-                timeout: float = 600.0) -> tuple[float, float]:
+def settled_pss(
+    lab_name: str, *, step: float = 10.0, window: float = 30.0, drop: float = 0.02, timeout: float = 600.0
+) -> tuple[float, float]:
     """The lab's PSS once it falls by less than ``drop`` over ``window`` s: (GiB, seconds waited)."""
     t0 = time.monotonic()
     samples = [pss_gib(lab_name)]
@@ -78,14 +83,21 @@ def settled_pss(lab_name: str, *, step: float = 10.0, window: float = 30.0, drop
 def run_verify(lab_name: str) -> tuple[float, str]:
     """Seconds and verdict of ``hwaac verify lab:NAME``; what FAILed goes to stderr."""
     t = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "hwaac.verify.cli", f"lab:{lab_name}"], capture_output=True,
-                          text=True, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hwaac.verify.cli", f"lab:{lab_name}"], capture_output=True, text=True, timeout=1800
+    )
     seconds = time.monotonic() - t
     verdict = {0: "PASS", 1: "FAIL"}.get(proc.returncode, f"exit {proc.returncode}")
     if verdict != "PASS":
         bad = [ln for ln in proc.stdout.splitlines() if " FAIL " in f" {ln} " or " ERROR " in f" {ln} "]
-        print(f"  verify {lab_name}: {verdict}; {len(bad)} lines:", *bad[:15], proc.stderr.strip()[-500:],
-              sep="\n    ", file=sys.stderr, flush=True)
+        print(
+            f"  verify {lab_name}: {verdict}; {len(bad)} lines:",
+            *bad[:15],
+            proc.stderr.strip()[-500:],
+            sep="\n    ",
+            file=sys.stderr,
+            flush=True,
+        )
     return seconds, verdict
 
 
@@ -97,8 +109,12 @@ def bench(kind: str, base: Path, with_verify: bool) -> tuple[dict[str, str], boo
     ok = True
     try:
         t = time.monotonic()
-        lab = up(folder, name=name, nodes_per_su=None if kind == "demo" else 2,
-                 log=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+        lab = up(
+            folder,
+            name=name,
+            nodes_per_su=None if kind == "demo" else 2,
+            log=lambda m: print(f"  {m}", file=sys.stderr, flush=True),
+        )
         built = time.monotonic() - t
         try:
             converge(lab, timeout=600, interval=0.5)
@@ -147,7 +163,7 @@ def main() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     rows, ok = [], True
     with tempfile.TemporaryDirectory(prefix="hwaac-lab-bench-") as tmp:
-        for kind in ([args.only] if args.only else ["demo", "su16"]):
+        for kind in [args.only] if args.only else ["demo", "su16"]:
             row, passed = bench(kind, Path(tmp), args.verify)
             rows.append(row)
             ok &= passed

@@ -69,9 +69,12 @@ def floor(nb: LocalNetBox, plan: Plan, tag: str) -> tuple[float, dict[str, float
     os.environ["HWAAC_NETBOX_REQUEST_TIMEOUT"] = "7200"
     # NetBox refuses a request body over Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB): 16,544 addresses in one
     # body exceed it, so addresses go in bodies of at most FLOOR_IP_CHUNK (about 2 MB); every other type in one
-    with nb.fresh(f"bench floor {tag}") as inst, watch_writes(timed), \
-            mock.patch.object(write, "CHUNK", {"ip-addresses": FLOOR_IP_CHUNK}), \
-            mock.patch.object(write, "DEFAULT_CHUNK", 10**9):
+    with (
+        nb.fresh(f"bench floor {tag}") as inst,
+        watch_writes(timed),
+        mock.patch.object(write, "CHUNK", {"ip-addresses": FLOOR_IP_CHUNK}),
+        mock.patch.object(write, "DEFAULT_CHUNK", 10**9),
+    ):
         rep = sync_plan(plan, inst.url, inst.token)
     return sum(timed.values()), timed, rep.requests
 
@@ -85,8 +88,10 @@ def main() -> int:
     tag = f"{args.sus}su" if args.sus else "demo"
     t0 = time.perf_counter()
     plan = demo_plan(args.sus)
-    print(f"fabric {plan.intent.fabric.name} ({tag}): {len(plan.switches)} switches, {len(plan.nodes)} nodes, "
-          f"{len(plan.links)} links (planned in {time.perf_counter() - t0:.1f} s)")
+    print(
+        f"fabric {plan.intent.fabric.name} ({tag}): {len(plan.switches)} switches, {len(plan.nodes)} nodes, "
+        f"{len(plan.links)} links (planned in {time.perf_counter() - t0:.1f} s)"
+    )
     nb = LocalNetBox(log=say)
     nb.up()
 
@@ -108,12 +113,16 @@ def main() -> int:
     print(f"objects written: {written}")
     reqs = ", ".join(f"{m} {n}" for m, n in sorted(first.requests.items()))
     print(f"HTTP requests, first sync: {total} ({reqs}); {first.writes} writes")
-    print(f"requests per 50 objects written: {50 * total / written:.2f} all, {50 * first.writes / written:.2f} "
-          f"writes (target <= 1)")
+    print(
+        f"requests per 50 objects written: {50 * total / written:.2f} all, {50 * first.writes / written:.2f} "
+        f"writes (target <= 1)"
+    )
     print(f"first sync: {first.seconds:.1f} s")
     noop_reqs = ", ".join(f"{m} {n}" for m, n in sorted(noop.requests.items()))
-    print(f"no-op re-sync: {noop.seconds:.1f} s ({noop_reqs}); writes: {noop.writes}, changes: "
-          f"{'none' if not noop.changed else 'SOME'}" + (" (target <= 10 s)" if not args.sus else ""))
+    print(
+        f"no-op re-sync: {noop.seconds:.1f} s ({noop_reqs}); writes: {noop.writes}, changes: "
+        f"{'none' if not noop.changed else 'SOME'}" + (" (target <= 10 s)" if not args.sus else "")
+    )
     ok = 50 * total <= written and noop.writes == 0 and not noop.changed and (args.sus or noop.seconds <= 10)
 
     if not args.skip_floor:

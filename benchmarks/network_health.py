@@ -66,7 +66,7 @@ def write_sweeps(synth: Synth, root: Path, *, filtered: bool) -> int:
         (root / f"sweep{sweep + 1}").mkdir(parents=True, exist_ok=True)
         (root / f"sweep{sweep + 1}" / "taken_at").write_text(f"{T0 + sweep * SECONDS}\n")
     devices = list(synth.devices())
-    jobs = [(root, devices[i:i + 256]) for i in range(0, len(devices), 256)]
+    jobs = [(root, devices[i : i + 256]) for i in range(0, len(devices), 256)]
     with multiprocessing.get_context("fork").Pool(2) as pool:
         size = sum(pool.imap_unordered(_write, jobs))
     return size
@@ -74,8 +74,10 @@ def write_sweeps(synth: Synth, root: Path, *, filtered: bool) -> int:
 
 def peak_rss() -> tuple[int, int]:
     """(this process, its largest child) peak RSS in bytes (Linux reports KiB)."""
-    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)
+    return (
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
+    )
 
 
 def main() -> int:
@@ -84,11 +86,19 @@ def main() -> int:
     ap.add_argument("--raw", action="store_true", help="outputs as the commands print them, not filtered")
     ap.add_argument("--routes", type=int, default=1, help="prefixes in each switch's route table (default 1)")
     ap.add_argument("--workers", type=int, help="reader processes (default: every core this process may use)")
-    ap.add_argument("--path", choices=("rated", "sweeps"), default="rated",
-                    help="rated: hwaac health fabric's (read and rated device by device); sweeps: the network_health "
-                    "action's (sweeps read whole, then assessed)")
-    ap.add_argument("--keep", metavar="DIR", help="write the samples folders to DIR and keep them; a DIR written "
-                    "before with the same options is read again without writing")
+    ap.add_argument(
+        "--path",
+        choices=("rated", "sweeps"),
+        default="rated",
+        help="rated: hwaac health fabric's (read and rated device by device); sweeps: the network_health "
+        "action's (sweeps read whole, then assessed)",
+    )
+    ap.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="write the samples folders to DIR and keep them; a DIR written "
+        "before with the same options is read again without writing",
+    )
     ap.add_argument("--write-only", action="store_true", help="write the samples folders (--keep) and stop")
     ap.add_argument("--measure", metavar="DIR", help=argparse.SUPPRESS)  # the timed run, in a process of its own
     args = ap.parse_args()
@@ -106,14 +116,15 @@ def main() -> int:
             t = time.perf_counter()
             size = write_sweeps(synth, root, filtered=not args.raw)
             stamp.write_text(options)
-            print(f"fabric: {plan.gpu_count} GPUs, {len(plan.links)} links; samples written in "
-                  f"{time.perf_counter() - t:.0f} s (untimed): {size / 2**30:.2f} GiB, {how}")
+            print(
+                f"fabric: {plan.gpu_count} GPUs, {len(plan.links)} links; samples written in "
+                f"{time.perf_counter() - t:.0f} s (untimed): {size / 2**30:.2f} GiB, {how}"
+            )
         if args.write_only:
             return 0
         # a process of its own, so that its peak RSS is the reading's, not the writing's
         cmd = [sys.executable, __file__, "--gpus", str(args.gpus), "--measure", str(root), "--path", args.path]
-        return subprocess.run(cmd + (["--workers", str(args.workers)] if args.workers else []), check=False
-                              ).returncode
+        return subprocess.run(cmd + (["--workers", str(args.workers)] if args.workers else []), check=False).returncode
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -131,28 +142,37 @@ def measure(plan: Plan, root: Path, workers: int | None, path: str) -> int:
     report = health.report
     devices = len({d for d in (p.name for f in folders for p in f.iterdir() if p.is_dir())})
     n = parallel.parallel_ok(2 * devices, workers)
-    print(f"devices: {devices}; {what}; reader processes: {n or 'none (serial)'};"
-          f" report: {len(text) // 1024} KiB Markdown, {len(doc) // 1024} KiB JSON")
+    print(
+        f"devices: {devices}; {what}; reader processes: {n or 'none (serial)'};"
+        f" report: {len(text) // 1024} KiB Markdown, {len(doc) // 1024} KiB JSON"
+    )
     print("; ".join(f"{k}: {v:.2f} s" for k, v in stages.items()))
     print(f"total: {total:.2f} s (target <= 10 s)")
     own, child = peak_rss()
     rss = own + max(n - 1, 1) * child if n else own
-    print(f"peak RSS: {own / 2**30:.2f} GiB here + {child / 2**30:.2f} GiB the largest of {max(n - 1, 0)} helper(s):"
-          f" at most {rss / 2**30:.2f} GiB (target <= 4 GiB)")
+    print(
+        f"peak RSS: {own / 2**30:.2f} GiB here + {child / 2**30:.2f} GiB the largest of {max(n - 1, 0)} helper(s):"
+        f" at most {rss / 2**30:.2f} GiB (target <= 4 GiB)"
+    )
     gaps = {k: len(v) for k, v in report.coverage.items() if v}
     print(f"coverage gaps: {gaps or 'none'}")
     found = faults_found(health, Faults.pick(plan))
     clean = not report.coverage.get("reader_and_rate_errors") and not report.coverage.get("files_skipped")
-    print(f"suspects: {len(report.suspects)}; the top three " + ("are" if found else "are NOT") +
-          " the injected faults: " + ", ".join(f"{s.rule} {s.components[0].name}" for s in report.suspects[:5]))
+    print(
+        f"suspects: {len(report.suspects)}; the top three "
+        + ("are" if found else "are NOT")
+        + " the injected faults: "
+        + ", ".join(f"{s.rule} {s.components[0].name}" for s in report.suspects[:5])
+    )
     ok = total <= 10 and rss <= 4 * 2**30
     right = found and clean
     print("WRONG RESULT" if not right else "targets met" if ok else "TARGETS MISSED")
     return 0 if ok and right else 1
 
 
-def _timed(plan: Plan, folders: list[Path], slos: SloSet, workers: int | None, path: str
-           ) -> tuple[FabricHealth, dict[str, float], str, str, str]:
+def _timed(
+    plan: Plan, folders: list[Path], slos: SloSet, workers: int | None, path: str
+) -> tuple[FabricHealth, dict[str, float], str, str, str]:
     """(the assessment, seconds per stage, what was read, the report's Markdown and JSON)."""
     stages: dict[str, float] = {}
     t = time.perf_counter()
@@ -183,8 +203,11 @@ def _timed(plan: Plan, folders: list[Path], slos: SloSet, workers: int | None, p
 def faults_found(health: FabricHealth, faults: Faults) -> bool:
     """Whether the three best ranked suspects are the injected faults, each by its rule and cable."""
     index = health.corr.index
-    want = {("errors_both_ends", faults.crc.cable_id), ("flapping", faults.flap.cable_id),
-            ("links_down", faults.down.cable_id)}
+    want = {
+        ("errors_both_ends", faults.crc.cable_id),
+        ("flapping", faults.flap.cable_id),
+        ("links_down", faults.down.cable_id),
+    }
     got = {(s.rule, index.links[s.links[0]].cable_id) for s in health.report.suspects[:3] if s.links}
     return got == want
 

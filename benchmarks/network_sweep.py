@@ -65,22 +65,34 @@ class Layouts:
         oid = maps["COUNTERS_PORT_NAME_MAP"]["Ethernet0"]
         self.port_wrap = {k: v for k, v in dump[f"COUNTERS:{oid}"].items() if k != "value"}
         self.port_fields = dump[f"COUNTERS:{oid}"]["value"]
-        queues = sorted(((int(q.split(":")[1]), o) for q, o in maps["COUNTERS_QUEUE_NAME_MAP"].items()
-                         if q.startswith("Ethernet0:")))
+        queues = sorted(
+            (
+                (int(q.split(":")[1]), o)
+                for q, o in maps["COUNTERS_QUEUE_NAME_MAP"].items()
+                if q.startswith("Ethernet0:")
+            )
+        )
         self.queues = [(i, maps["COUNTERS_QUEUE_TYPE_MAP"][o], dump[f"COUNTERS:{o}"]["value"]) for i, o in queues]
         lines = _STATUS.read_text().splitlines()
         self.status_header = lines[0].split("  ")
         bgp = json.loads(_BGP.read_text())["ipv4Unicast"]
         peers = list(bgp["peers"].values())
-        self.bgp_top = {k: v for k, v in bgp.items() if k not in ("peers", "failedPeers", "totalPeers",
-                                                                   "dynamicPeers", "bestPath")}
+        self.bgp_top = {
+            k: v for k, v in bgp.items() if k not in ("peers", "failedPeers", "totalPeers", "dynamicPeers", "bestPath")
+        }
         self.bgp_tail = {k: bgp[k] for k in ("failedPeers", "totalPeers", "dynamicPeers", "bestPath")}
         self.peer_up = next(p for p in peers if p["state"] == "Established")
         self.peer_down = next(p for p in peers if p["state"] != "Established")
         routes = json.loads(_ROUTES.read_text())
         self.route = next(r for r in routes["0.0.0.0/0"] if r["protocol"] == "bgp")
-        self.ethtool = [(n.strip(), int(v)) for n, _, v in (ln.rpartition(":") for ln in
-                        _ETHTOOL.read_text().splitlines() if ":" in ln and ln.strip() != "NIC statistics:")]
+        self.ethtool = [
+            (n.strip(), int(v))
+            for n, _, v in (
+                ln.rpartition(":")
+                for ln in _ETHTOOL.read_text().splitlines()
+                if ":" in ln and ln.strip() != "NIC statistics:"
+            )
+        ]
         ib = [ln for ln in _IB.read_text().splitlines() if "/mlx5_0/" in ln]
         self.ib = [(p.split("/mlx5_0/ports/1/", 1)[1], int(v)) for p, _, v in (ln.rpartition(":") for ln in ib)]
         words = _RDMA.read_text().splitlines()[0].split()[2:]
@@ -140,10 +152,12 @@ class Synth:
         if device in self.switch:
             role = self.switch[device].role
             ends = sorted(self.ends[device], key=lambda e: self.order[role][e[0]])
-            return {"counters-db": self.counters_db(device, ends, sweep),
-                    "intf-status": self.intf_status(device, role, ends),
-                    "bgp-summary": self.bgp_summary(device, ends, sweep),
-                    "routes": self.routes(device, ends)}
+            return {
+                "counters-db": self.counters_db(device, ends, sweep),
+                "intf-status": self.intf_status(device, role, ends),
+                "bgp-summary": self.bgp_summary(device, ends, sweep),
+                "routes": self.routes(device, ends),
+            }
         ends = self.ends[device]
         out: dict[str, str] = {}
         for tool in DEFAULT_TOOLS["host"]:  # what the host module reads by default
@@ -167,8 +181,9 @@ class Synth:
             oid = f"oid:0x1{n + 2:013x}"
             names[port] = oid
             fault = self.faults.ends.get((device, port))
-            fields = {k: str(_value(int(v), k, seed, sweep if fault != "down" else 0))
-                      for k, v in lay.port_fields.items()}
+            fields = {
+                k: str(_value(int(v), k, seed, sweep if fault != "down" else 0)) for k, v in lay.port_fields.items()
+            }
             if fault == "crc" and sweep:
                 fields["SAI_PORT_STAT_IF_IN_ERRORS"] = str(int(fields["SAI_PORT_STAT_IF_IN_ERRORS"]) + 4200)
             doc[f"COUNTERS:{oid}"] = {**lay.port_wrap, "value": fields}
@@ -177,8 +192,10 @@ class Synth:
             for index, qtype, qfields in lay.queues:
                 qoid = f"oid:0x15{n:06x}{index:06x}"
                 qnames[f"{port}:{index}"], qtypes[qoid] = qoid, qtype
-                doc[f"COUNTERS:{qoid}"] = {**lay.port_wrap, "value": {
-                    k: str(_value(int(v), k, seed + index, sweep)) for k, v in qfields.items()}}
+                doc[f"COUNTERS:{qoid}"] = {
+                    **lay.port_wrap,
+                    "value": {k: str(_value(int(v), k, seed + index, sweep)) for k, v in qfields.items()},
+                }
         doc["COUNTERS_PORT_NAME_MAP"] = {**lay.port_wrap, "value": names}
         if self.queues:
             doc["COUNTERS_QUEUE_NAME_MAP"] = {**lay.port_wrap, "value": qnames}
@@ -190,12 +207,24 @@ class Synth:
         for port, _lk, _e in ends:
             info = self.ports[role][port]
             up = "down" if self.faults.ends.get((device, port)) == "down" else "up"
-            rows.append([port, info.lanes, f"{info.speed_mbps // 1000}G", "9100", "rs", info.alias, "routed", up,
-                         "up", "OSFP 8X Pluggable Transceiver", "off"])
+            rows.append(
+                [
+                    port,
+                    info.lanes,
+                    f"{info.speed_mbps // 1000}G",
+                    "9100",
+                    "rs",
+                    info.alias,
+                    "routed",
+                    up,
+                    "up",
+                    "OSFP 8X Pluggable Transceiver",
+                    "off",
+                ]
+            )
         header = [h.strip() for h in self.layout.status_header if h.strip()]
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-        lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)),
-                 "  ".join("-" * w for w in widths)]
+        lines = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)), "  ".join("-" * w for w in widths)]
         lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
         return "\n".join(lines) + "\n"
 
@@ -218,16 +247,30 @@ class Synth:
                 est, dropped = 1, 0
                 if lk is self.faults.flap and sweep:
                     since, est, dropped = T0 + SECONDS / 2, 2, 1
-                p = {**lay.peer_up, "remoteAs": sw[peer].asn, "peerUptimeEstablishedEpoch": int(since),
-                     "peerUptimeMsec": int((t - int(since)) * 1000), "connectionsEstablished": est,
-                     "connectionsDropped": dropped, "msgRcvd": lay.peer_up["msgRcvd"] + seed % 997 + sweep * 10,
-                     "msgSent": lay.peer_up["msgSent"] + seed % 991 + sweep * 10}
+                p = {
+                    **lay.peer_up,
+                    "remoteAs": sw[peer].asn,
+                    "peerUptimeEstablishedEpoch": int(since),
+                    "peerUptimeMsec": int((t - int(since)) * 1000),
+                    "connectionsEstablished": est,
+                    "connectionsDropped": dropped,
+                    "msgRcvd": lay.peer_up["msgRcvd"] + seed % 997 + sweep * 10,
+                    "msgSent": lay.peer_up["msgSent"] + seed % 991 + sweep * 10,
+                }
             peers[addr] = p
         s = sw[device]
-        doc = {"ipv4Unicast": {**lay.bgp_top, "routerId": ip_str(s.loopback), "as": s.asn, "peerCount": len(peers),
-                               "peers": peers, **lay.bgp_tail, "failedPeers": sum(
-                                   1 for p in peers.values() if p["state"] != "Established"),
-                               "totalPeers": len(peers)}}
+        doc = {
+            "ipv4Unicast": {
+                **lay.bgp_top,
+                "routerId": ip_str(s.loopback),
+                "as": s.asn,
+                "peerCount": len(peers),
+                "peers": peers,
+                **lay.bgp_tail,
+                "failedPeers": sum(1 for p in peers.values() if p["state"] != "Established"),
+                "totalPeers": len(peers),
+            }
+        }
         return json.dumps(doc, indent=2, separators=(",", ":")) + "\n"
 
     def routes(self, device: str, ends: list[tuple[str, Link, int]]) -> str:
@@ -242,8 +285,15 @@ class Synth:
         doc = {}
         for k in range(self.route_count):
             prefix = f"10.255.{k // 256}.{k % 256}/32"
-            doc[prefix] = [{**self.layout.route, "prefix": prefix, "nexthops": hops,
-                            "internalNextHopNum": len(hops), "internalNextHopActiveNum": len(hops)}]
+            doc[prefix] = [
+                {
+                    **self.layout.route,
+                    "prefix": prefix,
+                    "nexthops": hops,
+                    "internalNextHopNum": len(hops),
+                    "internalNextHopActiveNum": len(hops),
+                }
+            ]
         return json.dumps(doc, indent=4, sort_keys=True) + "\n"
 
     # hosts ----------------------------------------------------------------------------------------------------

@@ -24,16 +24,31 @@ from hwaac.render import render_to_dir
 
 def scale_intent(sus: int) -> Intent:
     """8 rails x 32-node SUs on SN5600 (128 x 400G): leaves 32 down / 32 up, pods of 8 SUs, super-spines above."""
-    return Intent.model_validate({
-        "fabric": {"name": "scale", "site": "bench", "tiers": 3, "planes": 1, "rails": 8, "nodes_per_su": 32,
-                   "su_count": sus, "host_port_speed_gbps": 400},
-        "switches": {"leaf": {"model": "SN5600-O128", "downlinks": 32, "uplinks": 32},
-                     "spine": {"model": "SN5600-O128"},
-                     "super_spine": {"model": "SN5600-O128"}},
-        "addressing": {"loopbacks": {"leaf": "10.0.0.0/20", "spine": "10.0.16.0/21", "super_spine": "10.0.24.0/21"},
-                       "leaf_spine": "10.64.0.0/12", "spine_super_spine": "10.96.0.0/12",
-                       "host_links": {"prefix": "172.16.0.0/12"}},
-    })
+    return Intent.model_validate(
+        {
+            "fabric": {
+                "name": "scale",
+                "site": "bench",
+                "tiers": 3,
+                "planes": 1,
+                "rails": 8,
+                "nodes_per_su": 32,
+                "su_count": sus,
+                "host_port_speed_gbps": 400,
+            },
+            "switches": {
+                "leaf": {"model": "SN5600-O128", "downlinks": 32, "uplinks": 32},
+                "spine": {"model": "SN5600-O128"},
+                "super_spine": {"model": "SN5600-O128"},
+            },
+            "addressing": {
+                "loopbacks": {"leaf": "10.0.0.0/20", "spine": "10.0.16.0/21", "super_spine": "10.0.24.0/21"},
+                "leaf_spine": "10.64.0.0/12",
+                "spine_super_spine": "10.96.0.0/12",
+                "host_links": {"prefix": "172.16.0.0/12"},
+            },
+        }
+    )
 
 
 def peak_rss_bytes() -> int:

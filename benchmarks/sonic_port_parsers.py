@@ -34,7 +34,7 @@ def widen(path: Path, *, left: bool = False) -> str:
     lines = [line for line in path.read_text().splitlines() if line.strip()]
     dash = next(i for i, line in enumerate(lines) if not line.strip().strip("- ") and "--" in line)
     width = len(lines[dash].split()[0])
-    rows = [line for line in lines[dash + 1:] if not line.startswith(("-", "Total"))]
+    rows = [line for line in lines[dash + 1 :] if not line.startswith(("-", "Total"))]
     out = lines[: dash + 1]
     for i in range(PORTS):
         name = f"Ethernet{4 * i}"
@@ -48,7 +48,7 @@ def as_json(table: str) -> str:
     dash = next(i for i, line in enumerate(lines) if line.startswith("--"))
     header = re.split(r"\s{2,}", lines[dash - 1].strip())
     doc = {}
-    for line in lines[dash + 1:]:
+    for line in lines[dash + 1 :]:
         cells = re.split(r"\s{2,}", line.strip())
         doc[cells[0]] = {header[i]: cells[i] for i in range(1, len(header))}
     return json.dumps(doc, indent=4, sort_keys=True)
@@ -61,28 +61,44 @@ def main() -> int:
     opts = args.parse_args()
     counters = widen(FIX / "sonic-portstat" / "counters_400g_util_over_100.txt")
     cases: list[tuple[str, Callable[[str], object], str]] = [
-        ("show interfaces counters (recorded, 64 ports)", parse_portstat,
-         (FIX / "sonic-portstat" / "counters_vs_na_rates.txt").read_text()),
+        (
+            "show interfaces counters (recorded, 64 ports)",
+            parse_portstat,
+            (FIX / "sonic-portstat" / "counters_vs_na_rates.txt").read_text(),
+        ),
         ("show interfaces counters (400G rows)", parse_portstat, counters),
-        ("show interfaces counters -a (mock rows, N/A)", parse_portstat,
-         widen(FIX / "sonic-portstat" / "counters_all_mock_master.txt")),
+        (
+            "show interfaces counters -a (mock rows, N/A)",
+            parse_portstat,
+            widen(FIX / "sonic-portstat" / "counters_all_mock_master.txt"),
+        ),
         ("show interfaces counters fec-stats", parse_portstat, widen(FIX / "sonic-portstat" / "fec_stats_ber_max.txt")),
         ("portstat -j", parse_portstat_json, as_json(counters)),
-        ("show interfaces status", parse_interface_status,
-         widen(FIX / "sonic-interfaces-status" / "status_100g_portchannels.txt")),
-        ("show lldp table", parse_lldp_table,
-         widen(FIX / "sonic-lldp-table" / "lldp_table_missing_sysname.txt", left=True)
-         + "--------------------------------------------------\nTotal entries displayed:  64\n"),
-        ("show interfaces flap", parse_interface_flap,
-         widen(FIX / "sonic-interfaces-flap" / "flap_multi_asic_mock_master.txt", left=True)),
+        (
+            "show interfaces status",
+            parse_interface_status,
+            widen(FIX / "sonic-interfaces-status" / "status_100g_portchannels.txt"),
+        ),
+        (
+            "show lldp table",
+            parse_lldp_table,
+            widen(FIX / "sonic-lldp-table" / "lldp_table_missing_sysname.txt", left=True)
+            + "--------------------------------------------------\nTotal entries displayed:  64\n",
+        ),
+        (
+            "show interfaces flap",
+            parse_interface_flap,
+            widen(FIX / "sonic-interfaces-flap" / "flap_multi_asic_mock_master.txt", left=True),
+        ),
     ]
     worst = 0.0
     print(f"{'reader':48} {'ms/parse':>9} {'us/port':>8}  ports")
     for name, reader, raw in cases:
         result = reader(raw)
         read = len(getattr(result, "ports", None) or getattr(result, "neighbors", {}))
-        best = min(timeit.repeat(lambda r=raw, f=reader: f(r), timer=time.process_time, number=opts.number,
-                                 repeat=opts.repeat))
+        best = min(
+            timeit.repeat(lambda r=raw, f=reader: f(r), timer=time.process_time, number=opts.number, repeat=opts.repeat)
+        )
         ms = best / opts.number * 1e3
         per_port = ms * 1e3 / PORTS
         worst = max(worst, per_port)

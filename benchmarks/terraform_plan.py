@@ -50,8 +50,13 @@ def say(msg: str) -> None:
 
 def timed(folder: Path, env: dict[str, str], *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
     t0 = time.perf_counter()
-    r = subprocess.run(["terraform", args[0], "-no-color", "-input=false", *args[1:]], cwd=folder, env=env,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["terraform", args[0], "-no-color", "-input=false", *args[1:]],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     return time.perf_counter() - t0, r
 
 
@@ -59,15 +64,20 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sus", type=int, help="grow the demo intent to this many SUs (the target scale: 16)")
     ap.add_argument("--repeat", type=int, default=3, help="no-op plans to time (default 3)")
-    ap.add_argument("--hold", action="store_true",
-                    help="afterwards keep NetBox and the Terraform folder until interrupted (for profiling); "
-                         "prints how to reach them")
+    ap.add_argument(
+        "--hold",
+        action="store_true",
+        help="afterwards keep NetBox and the Terraform folder until interrupted (for profiling); "
+        "prints how to reach them",
+    )
     args = ap.parse_args()
     tag = f"{args.sus}su" if args.sus else "demo"
     text = demo_intent_text(args.sus)
     plan = plan_from_text(text, "fabric.yml")
-    print(f"fabric {plan.intent.fabric.name} ({tag}): {plan.design.planes} plane(s), {len(plan.switches)} switches, "
-          f"{len(plan.nodes)} nodes, {len(plan.links)} links")
+    print(
+        f"fabric {plan.intent.fabric.name} ({tag}): {plan.design.planes} plane(s), {len(plan.switches)} switches, "
+        f"{len(plan.nodes)} nodes, {len(plan.links)} links"
+    )
     nb = LocalNetBox(log=say)
     nb.up()
     with tempfile.TemporaryDirectory(prefix="hwaac-tf-bench-") as tmp, nb.fresh(f"bench tf {tag}") as inst:
@@ -77,11 +87,19 @@ def main() -> int:
         (folder / "main.tf").write_text(MAIN_TF % plan.design.planes)
         rc = build_mirror(Path(tmp) / "mirror")
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_", "NETBOX_"))}
-        env.update(TF_CLI_CONFIG_FILE=str(rc), CHECKPOINT_DISABLE="1", TF_IN_AUTOMATION="1",
-                   NETBOX_URL=inst.url, NETBOX_TOKEN=inst.token)
+        env.update(
+            TF_CLI_CONFIG_FILE=str(rc),
+            CHECKPOINT_DISABLE="1",
+            TF_IN_AUTOMATION="1",
+            NETBOX_URL=inst.url,
+            NETBOX_TOKEN=inst.token,
+        )
         results: dict[str, float] = {}
-        for name, cmd in (("init", ("init",)), ("first plan", ("plan", "-out=tfplan")),
-                          ("first apply", ("apply", "tfplan"))):
+        for name, cmd in (
+            ("init", ("init",)),
+            ("first plan", ("plan", "-out=tfplan")),
+            ("first apply", ("apply", "tfplan")),
+        ):
             say(f"terraform {' '.join(cmd)}")
             results[name], r = timed(folder, env, *cmd)
             if r.returncode != 0:
@@ -97,14 +115,18 @@ def main() -> int:
             noops.append(dt)
         for name, dt in results.items():
             print(f"terraform {name}: {dt:.1f} s")
-        print(f"no-op plan (refresh reads NetBox back): best {min(noops):.1f} s, median "
-              f"{statistics.median(noops):.1f} s over {len(noops)} runs"
-              + (" (target <= 15 s)" if args.sus == 16 else ""))
+        print(
+            f"no-op plan (refresh reads NetBox back): best {min(noops):.1f} s, median "
+            f"{statistics.median(noops):.1f} s over {len(noops)} runs" + (" (target <= 15 s)" if args.sus == 16 else "")
+        )
         ok = args.sus != 16 or min(noops) <= 15
         print("targets met" if ok else "TARGETS MISSED")
         if args.hold:
-            print(f"holding: cd {folder} && TF_CLI_CONFIG_FILE={rc} NETBOX_URL={inst.url} NETBOX_TOKEN=$(hwaac "
-                  "netbox token) terraform plan   (Ctrl-C ends)", flush=True)
+            print(
+                f"holding: cd {folder} && TF_CLI_CONFIG_FILE={rc} NETBOX_URL={inst.url} NETBOX_TOKEN=$(hwaac "
+                "netbox token) terraform plan   (Ctrl-C ends)",
+                flush=True,
+            )
             try:
                 while True:
                     time.sleep(3600)

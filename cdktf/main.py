@@ -52,8 +52,9 @@ def select(folders: list[Path], wanted: str | None) -> list[Path]:
     by_name = {f.name: f for f in folders}
     unknown = [n for n in names if n not in by_name]
     if unknown:
-        raise SystemExit(f"HWAAC_FABRICS: no fabric folder named {', '.join(unknown)}; "
-                         f"valid: {', '.join(sorted(by_name))}")
+        raise SystemExit(
+            f"HWAAC_FABRICS: no fabric folder named {', '.join(unknown)}; valid: {', '.join(sorted(by_name))}"
+        )
     return [by_name[n] for n in dict.fromkeys(names)]
 
 

@@ -45,8 +45,9 @@ def sonic_toolkit() -> Toolkit:
         return locate()
     except ToolkitError as exc:
         if sonic_toolkit_required():
-            pytest.fail(f"the SONiC toolkit is required here (HWAAC_REQUIRE_SONIC_TOOLKIT=1 or CI=true): {exc}",
-                        pytrace=False)
+            pytest.fail(
+                f"the SONiC toolkit is required here (HWAAC_REQUIRE_SONIC_TOOLKIT=1 or CI=true): {exc}", pytrace=False
+            )
         pytest.skip(f"SONiC toolkit not available: {exc}")
 
 
@@ -61,8 +62,11 @@ def promtool() -> str:
     found = shutil.which("promtool")
     if found is None:
         if promtool_required():
-            pytest.fail("promtool is required here (HWAAC_REQUIRE_PROMTOOL=1 or CI=true): not on PATH; "
-                        "scripts/install-system-deps.sh installs Debian's prometheus", pytrace=False)
+            pytest.fail(
+                "promtool is required here (HWAAC_REQUIRE_PROMTOOL=1 or CI=true): not on PATH; "
+                "scripts/install-system-deps.sh installs Debian's prometheus",
+                pytrace=False,
+            )
         pytest.skip("promtool not on PATH (scripts/install-system-deps.sh installs Debian's prometheus)")
     return found
 
@@ -107,9 +111,15 @@ def _start_reaper() -> None:
     run = os.environ.get(ENV) or uuid.uuid4().hex
     os.environ[ENV] = run
     os.environ[OWNER] = str(os.getpid())
-    _reaper.append(subprocess.Popen([sys.executable, str(Path(__file__).with_name("run_reaper.py")), run],
-                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                                    start_new_session=True))
+    _reaper.append(
+        subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("run_reaper.py")), run],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+    )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -142,8 +152,12 @@ def _start_netbox_prewarm() -> subprocess.Popen[bytes]:
     logs.mkdir(parents=True, exist_ok=True)
     hwaac = str(Path(sys.executable).with_name("hwaac"))
     with open(logs / "prewarm.log", "wb") as out:
-        return subprocess.Popen(["setpriv", "--pdeathsig", "TERM", "--", hwaac, "netbox", "up"],
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            ["setpriv", "--pdeathsig", "TERM", "--", hwaac, "netbox", "up"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -165,5 +179,7 @@ def _refuse_lost_groups(config: pytest.Config, items: list[pytest.Item]) -> None
         return
     lost = [i.nodeid for i in items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
     if lost:
-        raise pytest.UsageError(f"--dist loadgroup has no effect with pytest {pytest.__version__} and this "
-                                f"pytest-xdist ({lost[0]} carries no group): pin pytest as pyproject.toml does")
+        raise pytest.UsageError(
+            f"--dist loadgroup has no effect with pytest {pytest.__version__} and this "
+            f"pytest-xdist ({lost[0]} carries no group): pin pytest as pyproject.toml does"
+        )

@@ -96,12 +96,24 @@ def reap(run: str, budget: float = 50.0) -> None:
     services = netbox_services() & pids  # the local NetBox, when this run started it
     stop(run, services, deadline)
     for lab in labs:
-        subprocess.run([str(HWAAC), "lab", "down", lab], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=max(1.0, deadline - time.monotonic()), check=False)
+        subprocess.run(
+            [str(HWAAC), "lab", "down", lab],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=max(1.0, deadline - time.monotonic()),
+            check=False,
+        )
     if services:
         # fails, leaving it up, while another process uses it (users.lock): then it is that process's NetBox too
-        subprocess.run([str(HWAAC), "netbox", "down"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=max(1.0, deadline - time.monotonic()), check=False)
+        subprocess.run(
+            [str(HWAAC), "netbox", "down"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=max(1.0, deadline - time.monotonic()),
+            check=False,
+        )
     stop(run, netbox_services(), deadline)
 
 

@@ -50,16 +50,28 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=ARGUMENT_SPEC):
             try:
                 summary = parse_bgp_summary(read.get("stdout", ""))
             except ValueError as exc:
-                return {**result, "failed": True, "msg": str(exc), "attempts": attempts,
-                        "stdout": read.get("stdout", "")}
+                return {
+                    **result,
+                    "failed": True,
+                    "msg": str(exc),
+                    "attempts": attempts,
+                    "stdout": read.get("stdout", ""),
+                }
             verdict = bgp_gate(summary, args["neighbors"], min_up=args["min_up"])
             if verdict.passed or attempts > args["retries"]:
                 break
             time.sleep(args["delay"])
 
-        result.update(changed=False, configured=len(verdict.expected), established=len(verdict.established),
-                      down=verdict.down, attempts=attempts, router_id=summary.router_id,
-                      stdout=read.get("stdout", ""), msg=verdict.message())
+        result.update(
+            changed=False,
+            configured=len(verdict.expected),
+            established=len(verdict.established),
+            down=verdict.down,
+            attempts=attempts,
+            router_id=summary.router_id,
+            stdout=read.get("stdout", ""),
+            msg=verdict.message(),
+        )
         if not verdict.passed:
             result["failed"] = True
             result["msg"] = f"BGP health gate failed after {attempts} read(s): {verdict.message()}"

@@ -42,8 +42,10 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
         result.update(changed=False, **{k: report[k] for k in keep})
         if args["report_dir"]:
             base = os.path.join(args["report_dir"], f"{node}.{args['kind']}")
-            files = {base + ".json": json.dumps(report, indent=2, sort_keys=True) + "\n",
-                     base + ".md": report_markdown(report)}
+            files = {
+                base + ".json": json.dumps(report, indent=2, sort_keys=True) + "\n",
+                base + ".md": report_markdown(report),
+            }
             result.update(changed=write_files(files, self._task.check_mode), files=sorted(files))
         result["msg"] = f"{node}: {report['status']}" + (f" ({', '.join(report['codes'])})" if report["codes"] else "")
         return result

@@ -36,8 +36,13 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=SPECS["fabric_f
         except (ValueError, InputError) as exc:
             raise AnsibleActionFail(f"{MODULE}: {exc}") from None
         if not commands:
-            return {**result, "changed": False, "commands": 0, "failed_commands": {},
-                    "msg": f"{device}: the checks read nothing here"}
+            return {
+                **result,
+                "changed": False,
+                "commands": 0,
+                "failed_commands": {},
+                "msg": f"{device}: the checks read nothing here",
+            }
         module_args = {k: args[k] for k in ("netns", "timeout", "parallel") if args[k] is not None}
         module_args.update(plan=args["plan"], commands=[{"argv": list(c.argv)} for c in commands])
         ran = self._execute_module(module_name=MODULE, module_args=module_args, task_vars=task_vars)
@@ -48,8 +53,12 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=SPECS["fabric_f
         except ValueError as exc:
             raise AnsibleActionFail(str(exc)) from None
         failed = {k: r.error for k, r in outputs.items() if r.error}
-        result.update(changed=False, commands=len(outputs), failed_commands=failed,
-                      msg=f"{device}: {len(outputs)} commands, {len(failed)} could not run")
+        result.update(
+            changed=False,
+            commands=len(outputs),
+            failed_commands=failed,
+            msg=f"{device}: {len(outputs)} commands, {len(failed)} could not run",
+        )
         if args["dest"]:
             (path,) = write_facts_folder(args["dest"], {device: outputs})
             result["file"] = str(path)

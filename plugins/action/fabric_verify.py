@@ -47,8 +47,13 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=SPECS["fabric_v
             raise AnsibleActionFail(f"{MODULE}: {exc}") from None
         bad = [r for r in report.results if r.status in (Status.FAIL, Status.ERROR)]
         found = faults(report)
-        result.update(changed=False, passed=report.passed, counts=report.counts(), faults=found,
-                      failures=[r.to_dict() for r in bad[:50]])
+        result.update(
+            changed=False,
+            passed=report.passed,
+            counts=report.counts(),
+            faults=found,
+            failures=[r.to_dict() for r in bad[:50]],
+        )
         if args["report_dir"]:
             files = {os.path.join(args["report_dir"], FILES[f]): render(report, f) for f in args["formats"]}
             result.update(changed=write_files(files, self._task.check_mode, TIMING), files=sorted(files))

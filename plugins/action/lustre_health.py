@@ -71,8 +71,9 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
                 if files:
                     path = os.path.join(str(self._templar.template(files)), CLIENT_CONFIG)
             if path is None:
-                raise AnsibleActionFail(f"{MODULE}: give filesystems, client_config, or the host's hwaac_files "
-                                        f"holding its {CLIENT_CONFIG}")
+                raise AnsibleActionFail(
+                    f"{MODULE}: give filesystems, client_config, or the host's hwaac_files holding its {CLIENT_CONFIG}"
+                )
             items = filesystems_from_config(path)
         try:
             filesystems = expected_filesystems(items)
@@ -82,8 +83,9 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
         argvs = commands(nids, lnet=args["lnet"], nids=args["list_nids"], df=args["lfs_df"])
         probes = {name: {"argv": argv, "timeout": args["timeout"]} for name, argv in argvs.items()}
         module_args = {k: v for k, v in args.items() if v is not None and k != "filesystems"}
-        ran = self._execute_module(module_name=MODULE, module_args={**module_args, "probes": probes},
-                                   task_vars=task_vars)
+        ran = self._execute_module(
+            module_name=MODULE, module_args={**module_args, "probes": probes}, task_vars=task_vars
+        )
         if ran.get("failed"):
             return {**result, **ran}
         outputs = ran.get("outputs", {})
@@ -91,12 +93,18 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
         findings = evaluate(outputs, filesystems, proc_mounts=mounts, mgs_nids=args["mgs_nids"] or [])
         node = task_vars.get("inventory_hostname", "")
         summary = client_verdict(node, findings).to_dict()
-        result.update(changed=False, status=summary["status"], codes=summary["codes"], action=summary["action"],
-                      findings=summary["findings"], outputs=outputs, proc_mounts=mounts,
-                      filesystems=[fs.name for fs in filesystems],
-                      mounted=sorted({m.fsname for m in parse_lustre_mounts(mounts or "")}),
-                      msg=f"lustre: {summary['status']}"
-                      + (f" ({', '.join(summary['codes'])})" if summary["codes"] else ""))
+        result.update(
+            changed=False,
+            status=summary["status"],
+            codes=summary["codes"],
+            action=summary["action"],
+            findings=summary["findings"],
+            outputs=outputs,
+            proc_mounts=mounts,
+            filesystems=[fs.name for fs in filesystems],
+            mounted=sorted({m.fsname for m in parse_lustre_mounts(mounts or "")}),
+            msg=f"lustre: {summary['status']}" + (f" ({', '.join(summary['codes'])})" if summary["codes"] else ""),
+        )
         if ran.get("proc_mounts_error"):
             result["proc_mounts_error"] = ran["proc_mounts_error"]
         if args["fail_on_fail"] and summary["status"] == "FAIL":

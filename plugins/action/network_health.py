@@ -52,16 +52,22 @@ def sweep_of(label: str, results: Mapping[str, Any], probe_max_age: float | None
     return sweeps_from_outputs([outputs_of(label, results)], probe_max_age=probe_max_age)[0]
 
 
-def outputs_of(label: str, results: Mapping[str, Any]
-               ) -> tuple[str, dict[str, dict[str, tuple[str, float]]], None, list[str]]:
+def outputs_of(
+    label: str, results: Mapping[str, Any]
+) -> tuple[str, dict[str, dict[str, tuple[str, float]]], None, list[str]]:
     """The readable outputs of ``host -> network_telemetry result`` as :func:`sweeps_from_outputs` takes them."""
     outputs: dict[str, dict[str, tuple[str, float]]] = {}
     skipped: list[str] = []
     for host in sorted(results):
         res = results[host]
         if not isinstance(res, Mapping) or not isinstance(res.get("outputs"), Mapping):
-            why = "skipped" if isinstance(res, Mapping) and res.get("skipped") else \
-                "unreachable or failed" if isinstance(res, Mapping) else "no result"
+            why = (
+                "skipped"
+                if isinstance(res, Mapping) and res.get("skipped")
+                else "unreachable or failed"
+                if isinstance(res, Mapping)
+                else "no result"
+            )
             skipped.append(f"{label} {host}: no network_telemetry outputs ({why})")
             continue
         device = str(res.get("device") or host)
@@ -86,8 +92,10 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=SPECS["network_
         if args["sweeps"]:
             return args["sweeps"]
         if not args["registered"]:
-            raise AnsibleActionFail(f"{MODULE}: give sweeps (host -> network_telemetry result) or registered "
-                                    "(the names of the registered results, oldest first)")
+            raise AnsibleActionFail(
+                f"{MODULE}: give sweeps (host -> network_telemetry result) or registered "
+                "(the names of the registered results, oldest first)"
+            )
         hostvars = task_vars.get("hostvars", {})
         hosts = args["hosts"] or task_vars.get("ansible_play_hosts_all") or list(hostvars)
         return [{h: hostvars[h].get(name) if h in hostvars else None for h in hosts} for name in args["registered"]]
@@ -122,14 +130,30 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=SPECS["network_
         files = {base + ".md": report.markdown(), base + ".json": json.dumps(facts, indent=2) + "\n"}
         changed = write_files(files, self._task.check_mode)
         counts = ", ".join(f"{n} {sev}" for sev, n in facts["counts"].items() if n)
-        first = "; ".join(f"{s['severity']} {s['kind']} {(s['components'] or [{'name': '?'}])[0]['name']} "
-                          f"({s['rule']})" for s in facts["suspects"][:5])
+        first = "; ".join(
+            f"{s['severity']} {s['kind']} {(s['components'] or [{'name': '?'}])[0]['name']} ({s['rule']})"
+            for s in facts["suspects"][:5]
+        )
         short = facts["coverage_below_slo"]
-        cover = (f"; coverage below its SLO in {len(short)} scope(s), {short[0]['scope']} {short[0]['key']}".rstrip()
-                 + f": {short[0]['unknown']} of {short[0]['planned']} planned links unknown") if short else ""
-        result.update(changed=changed, status=report.status, exit_code=report.exit_code(), report=facts,
-                      files=sorted(files), msg=f"{report.status}: {len(report.suspects)} suspect(s)"
-                      + (f" ({counts})" if counts else "") + (f": {first}" if first else "") + cover)
+        cover = (
+            (
+                f"; coverage below its SLO in {len(short)} scope(s), {short[0]['scope']} {short[0]['key']}".rstrip()
+                + f": {short[0]['unknown']} of {short[0]['planned']} planned links unknown"
+            )
+            if short
+            else ""
+        )
+        result.update(
+            changed=changed,
+            status=report.status,
+            exit_code=report.exit_code(),
+            report=facts,
+            files=sorted(files),
+            msg=f"{report.status}: {len(report.suspects)} suspect(s)"
+            + (f" ({counts})" if counts else "")
+            + (f": {first}" if first else "")
+            + cover,
+        )
         if report.status in FAILS[args["fail_on"]]:
             result["failed"] = True
         return result

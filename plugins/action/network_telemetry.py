@@ -28,13 +28,17 @@ class ActionModule(HwaacAction, module=MODULE, spec=SPECS["network_telemetry"]):
         module_args = {k: v for k, v in args.items() if v is not None}
         if render_dir and args["kind"] == "host":
             if args["ports"]:
-                raise AnsibleActionFail(f"{MODULE}: give ports or render_dir, not both (render_dir names each "
-                                        "node's ports from its nic-roce.json)")
+                raise AnsibleActionFail(
+                    f"{MODULE}: give ports or render_dir, not both (render_dir names each "
+                    "node's ports from its nic-roce.json)"
+                )
             try:
                 from hwaac.telemetry.host_ports import HostPortsError, node_tools
             except ImportError as exc:
-                raise AnsibleActionFail(f"{MODULE}: render_dir needs the hwaac Python package on the controller "
-                                        f"(pip install hwaac, the version of this collection): {exc}") from None
+                raise AnsibleActionFail(
+                    f"{MODULE}: render_dir needs the hwaac Python package on the controller "
+                    f"(pip install hwaac, the version of this collection): {exc}"
+                ) from None
             node = args["device"] or task_vars.get("inventory_hostname", "")
             tools = args["tools"] if args["tools"] is not None else DEFAULT_TOOLS["host"]
             try:

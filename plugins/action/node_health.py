@@ -25,8 +25,14 @@ with HwaacImports() as HWAAC:  # this collection's Python core (same version), c
 MODULE = "aiinfra.hwaac.node_health"
 # perftest's client messages when no server listens yet (perftest_communication.c)
 CONNECT_REFUSED = r"Couldn't connect to|Unable to init the socket connection"
-DEFAULT_TIMEOUT = {"quick": 120, "single_node": 1800, "ib_serve": 300, "ib_pairwise": 300, "nccl_multi": 1800,
-                   "health": 300}
+DEFAULT_TIMEOUT = {
+    "quick": 120,
+    "single_node": 1800,
+    "ib_serve": 300,
+    "ib_pairwise": 300,
+    "nccl_multi": 1800,
+    "health": 300,
+}
 
 
 def rails_from_files(files: str | None) -> list[str] | None:
@@ -56,8 +62,15 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
         stage = args["stage"]
         rails = args["rails"] or rails_from_files(self._templar.template(task_vars.get("hwaac_files")))
         try:
-            argvs = commands(stage, profile, sysfs_root=args["sysfs_root"], rails=rails, peer=args["peer"],
-                             mpi_hosts=args["mpi_hosts"], nccl_algo=args["nccl_algo"])
+            argvs = commands(
+                stage,
+                profile,
+                sysfs_root=args["sysfs_root"],
+                rails=rails,
+                peer=args["peer"],
+                mpi_hosts=args["mpi_hosts"],
+                nccl_algo=args["nccl_algo"],
+            )
         except KeyError as exc:
             raise AnsibleActionFail(f"{MODULE}: stage {stage}: {exc.args[0]}") from None
         timeout = args["timeout"] or (profile.dcgm.timeout_seconds if stage == "dcgm" else DEFAULT_TIMEOUT[stage])
@@ -72,26 +85,43 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
         wrap_async = bool(self._task.async_val) and not self._connection.has_native_async
         if wrap_async and stage != "ib_serve":
             raise AnsibleActionFail(f"{MODULE}: only stage ib_serve runs async (the others are judged when they end)")
-        ran = self._execute_module(module_name=MODULE, module_args={**module_args, "probes": probes},
-                                   task_vars=task_vars, wrap_async=wrap_async)
+        ran = self._execute_module(
+            module_name=MODULE,
+            module_args={**module_args, "probes": probes},
+            task_vars=task_vars,
+            wrap_async=wrap_async,
+        )
         if wrap_async or ran.get("failed"):
             return {**result, **ran}
         outputs = ran.get("outputs", {})
         node = task_vars.get("inventory_hostname", "")
-        ctx = Context(node=node, rails=tuple(rails) if rails else None, under_load=args["under_load"],
-                      nccl_algo=args["nccl_algo"] if stage == "nccl_multi" else None,
-                      nodes=len(args["mpi_hosts"]) if args["mpi_hosts"] else None,
-                      counters_before=args["counters_before"], counters_seconds=args["counters_age"],
-                      rdma_statistic_before=args["rdma_statistic_before"])
+        ctx = Context(
+            node=node,
+            rails=tuple(rails) if rails else None,
+            under_load=args["under_load"],
+            nccl_algo=args["nccl_algo"] if stage == "nccl_multi" else None,
+            nodes=len(args["mpi_hosts"]) if args["mpi_hosts"] else None,
+            counters_before=args["counters_before"],
+            counters_seconds=args["counters_age"],
+            rdma_statistic_before=args["rdma_statistic_before"],
+        )
         v = verdict(node, {stage: evaluate(outputs, profile, ctx)})
         summary = v.to_dict()
         counters = outputs.get("ib_counters", {}).get("stdout")
         rdma_statistic = outputs.get("rdma_statistic", {}).get("stdout")
-        result.update(changed=False, stage=stage, status=summary["status"], codes=summary["codes"],
-                      action=summary["action"], findings=summary["findings"], outputs=outputs, rails=rails or [],
-                      profile=profile.sku, hardware=hardware_ids(outputs, ctx.parsed),
-                      msg=f"{stage}: {summary['status']}"
-                      + (f" ({', '.join(summary['codes'])})" if summary["codes"] else ""))
+        result.update(
+            changed=False,
+            stage=stage,
+            status=summary["status"],
+            codes=summary["codes"],
+            action=summary["action"],
+            findings=summary["findings"],
+            outputs=outputs,
+            rails=rails or [],
+            profile=profile.sku,
+            hardware=hardware_ids(outputs, ctx.parsed),
+            msg=f"{stage}: {summary['status']}" + (f" ({', '.join(summary['codes'])})" if summary["codes"] else ""),
+        )
         if counters is not None:
             result["counters"] = counters
         if rdma_statistic is not None:  # the next stage's rdma_statistic_before, as counters is its counters_before

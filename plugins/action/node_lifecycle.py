@@ -31,9 +31,13 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
         if args["names"]:
             if not args["to"] or not args["reason"]:
                 raise AnsibleActionFail(f"{MODULE}: names needs to and reason")
-            args["transitions"] = [*(args["transitions"] or []), *(
-                {"name": n, "to": args["to"], "reason": args["reason"], "evidence": args["evidence"], "via": None}
-                for n in args["names"])]
+            args["transitions"] = [
+                *(args["transitions"] or []),
+                *(
+                    {"name": n, "to": args["to"], "reason": args["reason"], "evidence": args["evidence"], "via": None}
+                    for n in args["names"]
+                ),
+            ]
         if args["transitions"] is None and not args["query"]:
             raise AnsibleActionFail(f"{MODULE}: give transitions (or names with to and reason), query, or both")
         try:
@@ -49,9 +53,17 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
             if missing:
                 raise AnsibleActionFail(f"{MODULE}: no such device(s) in NetBox: {', '.join(missing)}")
             result["states"] = {
-                n: (s.value if (s := state_of((r.get("status") or {}).get("value"),
-                                              (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD))) else None)
-                for n, r in found.items()}
+                n: (
+                    s.value
+                    if (
+                        s := state_of(
+                            (r.get("status") or {}).get("value"), (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD)
+                        )
+                    )
+                    else None
+                )
+                for n, r in found.items()
+            }
         if not args["transitions"]:
             result.update(outcomes=[], moved={}, blocked=[], alerts=[], dry_run=not args["enforce"])
             return result
@@ -59,13 +71,20 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
             evidence = [evidence_from(t["evidence"]) for t in args["transitions"]]
         except ValueError as exc:
             raise AnsibleActionFail(f"{MODULE}: evidence: {exc}") from None
-        requests = [TransitionRequest(t["name"], State(t["to"]), t["reason"], ev,
-                                      State(t["via"]) if t.get("via") else None)
-                    for t, ev in zip(args["transitions"], evidence, strict=True)]
+        requests = [
+            TransitionRequest(t["name"], State(t["to"]), t["reason"], ev, State(t["via"]) if t.get("via") else None)
+            for t, ev in zip(args["transitions"], evidence, strict=True)
+        ]
         enforce = args["enforce"] and not self._task.check_mode
         try:
-            report = apply_transitions(client, requests, mode="enforce" if enforce else "dry_run",
-                                       fabric=args["fabric"], pool=args["pool"], breaker=policy)
+            report = apply_transitions(
+                client,
+                requests,
+                mode="enforce" if enforce else "dry_run",
+                fabric=args["fabric"],
+                pool=args["pool"],
+                breaker=policy,
+            )
         except NetBoxError as exc:
             raise AnsibleActionFail(f"{MODULE}: {exc}") from None
         outcomes = [vars(o) for o in report.outcomes]
@@ -73,16 +92,27 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
         for o in report.outcomes:
             if o.result in ("moved", "would_move"):
                 moved.setdefault(o.to_state, []).append(o.device)
-        result.update(outcomes=outcomes, moved=moved, blocked=[o.device for o in report.outcomes
-                                                               if o.result == "blocked"],
-                      alerts=report.alerts, dry_run=not enforce,
-                      breaker=None if report.breaker is None else vars(report.breaker))
+        result.update(
+            outcomes=outcomes,
+            moved=moved,
+            blocked=[o.device for o in report.outcomes if o.result == "blocked"],
+            alerts=report.alerts,
+            dry_run=not enforce,
+            breaker=None if report.breaker is None else vars(report.breaker),
+        )
         # changed: nodes moved; in check mode, whether this task (with its enforce) would move any
         result["changed"] = bool(moved) and args["enforce"]
         if self._task.diff:
-            result["diff"] = [{"before_header": o.device, "after_header": o.device,
-                               "before": f"lifecycle: {o.from_state}\n", "after": f"lifecycle: {o.to_state}\n"}
-                              for o in report.outcomes if o.result in ("moved", "would_move")]
+            result["diff"] = [
+                {
+                    "before_header": o.device,
+                    "after_header": o.device,
+                    "before": f"lifecycle: {o.from_state}\n",
+                    "after": f"lifecycle: {o.to_state}\n",
+                }
+                for o in report.outcomes
+                if o.result in ("moved", "would_move")
+            ]
         if report.alerts:
             self._display.warning(f"{MODULE}: {report.alerts[0]}")
         lines = [f"{o.device}: {o.from_state} -> {o.to_state}: {o.result}" for o in report.outcomes]

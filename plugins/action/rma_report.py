@@ -45,10 +45,15 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
             report = rma_report(device, device_journal(client, node), generated=generated)
         except NetBoxError as exc:
             raise AnsibleActionFail(f"{MODULE}: {exc}") from None
-        files = {os.path.join(args["dest"], f"{node}.rma.json"): json.dumps(report, indent=2, sort_keys=True) + "\n",
-                 os.path.join(args["dest"], f"{node}.rma.md"): rma_markdown(report)}
+        files = {
+            os.path.join(args["dest"], f"{node}.rma.json"): json.dumps(report, indent=2, sort_keys=True) + "\n",
+            os.path.join(args["dest"], f"{node}.rma.md"): rma_markdown(report),
+        }
         changed = write_files(files, self._task.check_mode, ignore=_STAMP)
-        result.update(changed=changed, files=sorted(files), fault_codes=report["fault_codes"],
-                      msg=f"{node}: {len(report['events'])} event(s), fault codes: "
-                          f"{', '.join(report['fault_codes']) or 'none'}")
+        result.update(
+            changed=changed,
+            files=sorted(files),
+            fault_codes=report["fault_codes"],
+            msg=f"{node}: {len(report['events'])} event(s), fault codes: {', '.join(report['fault_codes']) or 'none'}",
+        )
         return result

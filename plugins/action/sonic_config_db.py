@@ -70,21 +70,34 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=ARGUMENT_SPEC):
         return desired
 
     def _step(self, operation: str, task_vars: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        args = {"operation": operation, "checkpoint_name": self._args["checkpoint_name"],
-                "save": self._args["save"], **extra}
+        args = {
+            "operation": operation,
+            "checkpoint_name": self._args["checkpoint_name"],
+            "save": self._args["save"],
+            **extra,
+        }
         return self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
 
     def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        result, task_vars, self._args = self.start(tmp, task_vars, mutually_exclusive=[["config", "src"]],
-                                                   required_if=[["state", "present", ["config", "src"], True]])
+        result, task_vars, self._args = self.start(
+            tmp,
+            task_vars,
+            mutually_exclusive=[["config", "src"]],
+            required_if=[["state", "present", ["config", "src"], True]],
+        )
         if self._args["state"] != "present":
             return self._settle(result, task_vars)
         desired = self._desired(self._args)
         owned = self._args["owned_tables"]
         owned_set = frozenset(owned) if owned is not None else OWNED_TABLES
         commands: list[dict[str, Any]] = []
-        result.update(checkpoint=self._args["checkpoint_name"], rolled_back=False, commands=commands,
-                      bgp_neighbors=bgp_neighbors(desired), checkpoint_kept=False)
+        result.update(
+            checkpoint=self._args["checkpoint_name"],
+            rolled_back=False,
+            commands=commands,
+            bgp_neighbors=bgp_neighbors(desired),
+            checkpoint_kept=False,
+        )
 
         read = self._step("read", task_vars)
         commands.extend(read.get("commands", []))
@@ -100,8 +113,12 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=ARGUMENT_SPEC):
 
         changed_tables = list(tables_changed(patch))
         target = target_config(running, desired, tables=self._args["tables"], owned=owned_set)
-        result.update(changed=bool(patch), patch=patch, tables_changed=tables_changed(patch),
-                      after=_table_slice(target, changed_tables))
+        result.update(
+            changed=bool(patch),
+            patch=patch,
+            tables_changed=tables_changed(patch),
+            after=_table_slice(target, changed_tables),
+        )
         if self._task.diff and patch:
             result["diff"] = table_diffs(running, target, changed_tables)
         if not patch or self._task.check_mode:
@@ -110,20 +127,27 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=ARGUMENT_SPEC):
         applied = self._step("apply", task_vars, patch=patch)
         commands.extend(applied.get("commands", []))
         if applied.get("failed"):
-            return {**result, "failed": True, "msg": applied.get("msg"),
-                    "rolled_back": bool(applied.get("rolled_back"))}
+            return {
+                **result,
+                "failed": True,
+                "msg": applied.get("msg"),
+                "rolled_back": bool(applied.get("rolled_back")),
+            }
 
         # GCU verifies its own target; this checks hwaac's: the running config must need no further patch
-        remaining = config_patch(applied["running"], desired, tables=self._args["tables"], owned=owned_set,
-                                 check=False)
+        remaining = config_patch(applied["running"], desired, tables=self._args["tables"], owned=owned_set, check=False)
         if remaining:
             undone = self._step("rollback", task_vars)
             commands.extend(undone.get("commands", []))
             shown = ", ".join(f"{op['op']} {op['path']}" for op in remaining[:5])
-            return {**result, "failed": True, "rolled_back": bool(undone.get("rolled_back")),
-                    "msg": f"after config apply-patch the running config still differs from the desired one "
-                           f"({len(remaining)} operation(s): {shown}); "
-                           + ("rolled back" if undone.get("rolled_back") else f"rollback failed: {undone.get('msg')}")}
+            return {
+                **result,
+                "failed": True,
+                "rolled_back": bool(undone.get("rolled_back")),
+                "msg": f"after config apply-patch the running config still differs from the desired one "
+                f"({len(remaining)} operation(s): {shown}); "
+                + ("rolled back" if undone.get("rolled_back") else f"rollback failed: {undone.get('msg')}"),
+            }
 
         result["after"] = _table_slice(applied["running"], changed_tables)
         if self._args["keep_checkpoint"]:
@@ -139,9 +163,13 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC, spec=ARGUMENT_SPEC):
         """``state: committed`` / ``rolled_back``: confirm or undo the push pending on the checkpoint, if any."""
         op = "commit" if self._args["state"] == "committed" else "revert"
         done = self._step(op, task_vars)
-        result.update(checkpoint=self._args["checkpoint_name"], commands=done.get("commands", []),
-                      changed=bool(done.get("changed")), rolled_back=bool(done.get("rolled_back")),
-                      checkpoint_kept=False)
+        result.update(
+            checkpoint=self._args["checkpoint_name"],
+            commands=done.get("commands", []),
+            changed=bool(done.get("changed")),
+            rolled_back=bool(done.get("rolled_back")),
+            checkpoint_kept=False,
+        )
         if done.get("failed"):
             return {**result, "failed": True, "msg": done.get("msg")}
         if not done.get("changed"):

@@ -47,11 +47,14 @@ def config_patch_summary(patch: Any, before: Any = None) -> dict[str, Any]:
 
 def config_diff_counts(summary: Any) -> dict[str, Any]:
     """``{table: {added: n, removed: n, changed: n}}`` of a summary."""
+
     def counts(s: Any) -> dict[str, Any]:
-        if not isinstance(s, dict) or not all(isinstance(t, dict) and {"added", "removed", "changed"} <= set(t)
-                                              for t in s.values()):
-            raise ValueError("expected the output of config_db_diff or config_patch_summary "
-                             "({table: {added, removed, changed}})")
+        if not isinstance(s, dict) or not all(
+            isinstance(t, dict) and {"added", "removed", "changed"} <= set(t) for t in s.values()
+        ):
+            raise ValueError(
+                "expected the output of config_db_diff or config_patch_summary ({table: {added, removed, changed}})"
+            )
         return config_diff.summary_counts(s)
 
     return _call("config_diff_counts", counts, summary)
@@ -61,5 +64,8 @@ class FilterModule:
     """aiinfra.hwaac config diff filters."""
 
     def filters(self) -> dict[str, Callable[..., Any]]:
-        return {"config_db_diff": config_db_diff, "config_patch_summary": config_patch_summary,
-                "config_diff_counts": config_diff_counts}
+        return {
+            "config_db_diff": config_db_diff,
+            "config_patch_summary": config_patch_summary,
+            "config_diff_counts": config_diff_counts,
+        }

@@ -41,8 +41,10 @@ def _hca(value: Any, name: str) -> dict[str, Any]:
     """An NCCL_IB_HCA value, or what ``plan_nccl_hca`` returns (its ``value``), read by ``parse_ib_hca``."""
     text = value.get("value") if isinstance(value, Mapping) else value
     if not isinstance(text, str):
-        raise AnsibleFilterError(f"aiinfra.hwaac.{name}: hca must be an NCCL_IB_HCA value or what "
-                                 f"aiinfra.hwaac.plan_nccl_hca returns, got {type(value).__name__}")
+        raise AnsibleFilterError(
+            f"aiinfra.hwaac.{name}: hca must be an NCCL_IB_HCA value or what "
+            f"aiinfra.hwaac.plan_nccl_hca returns, got {type(value).__name__}"
+        )
     try:
         return parse_ib_hca(text)
     except ValueError as exc:

@@ -23,9 +23,14 @@ with HwaacImports() as HWAAC:  # this collection's Python core (same version), c
 
 
 # view -> tool name of the convenience filters that read several formats of one tool
-NVIDIA_SMI_VIEWS = {"xml": "nvidia-smi-xml", "text": "nvidia-smi-text", "query-gpu": "nvidia-smi-query-gpu",
-                    "remapped-rows": "nvidia-smi-remapped-rows", "nvlink-status": "nvlink-status",
-                    "nvlink-errors": "nvlink-errors"}
+NVIDIA_SMI_VIEWS = {
+    "xml": "nvidia-smi-xml",
+    "text": "nvidia-smi-text",
+    "query-gpu": "nvidia-smi-query-gpu",
+    "remapped-rows": "nvidia-smi-remapped-rows",
+    "nvlink-status": "nvlink-status",
+    "nvlink-errors": "nvlink-errors",
+}
 DCGM_VIEWS = {"diag-json": "dcgm-diag-json", "diag-text": "dcgm-diag-text", "health-json": "dcgm-health-json"}
 NCCL_TESTS_VIEWS = {"text": "nccl-tests", "json": "nccl-tests-json"}
 
@@ -46,9 +51,11 @@ def _mlnx_qos(raw: str) -> Any:
 
 def _table() -> dict[str, Any]:
     HWAAC.require("aiinfra.hwaac tool output filters need", AnsibleFilterError)
-    return {**PARSERS,
-            "mlxconfig": ToolParser(_mlxconfig, "mlxconfig -d DEV [-e] q [NAMES]", ()),
-            "mlnx-qos": ToolParser(_mlnx_qos, "mlnx_qos -i IF", ())}
+    return {
+        **PARSERS,
+        "mlxconfig": ToolParser(_mlxconfig, "mlxconfig -d DEV [-e] q [NAMES]", ()),
+        "mlnx-qos": ToolParser(_mlnx_qos, "mlnx_qos -i IF", ()),
+    }
 
 
 def parse_tool_output(value: Any, tool: str, **options: Any) -> Any:

@@ -121,8 +121,10 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         if self.get_option("source") == "plan":
             plan_file = self._path("plan_file", base)
             if not plan_file:
-                raise AnsibleParserError("aiinfra.hwaac.fabric: source=plan needs plan_file (the plan.json of "
-                                         "`hwaac plan`, or its output folder)")
+                raise AnsibleParserError(
+                    "aiinfra.hwaac.fabric: source=plan needs plan_file (the plan.json of "
+                    "`hwaac plan`, or its output folder)"
+                )
             try:
                 return from_plan_file(plan_file, render_dir=render_dir)
             except (OSError, ValueError) as exc:
@@ -160,8 +162,13 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 data = None
         if data is None:
             inv = self._load(os.path.dirname(os.path.abspath(path)))
-            data = {"fabric": inv.fabric, "groups": inv.groups, "children": inv.children,
-                    "hostvars": inv.hostvars, "notes": inv.notes}
+            data = {
+                "fabric": inv.fabric,
+                "groups": inv.groups,
+                "children": inv.children,
+                "hostvars": inv.hostvars,
+                "notes": inv.notes,
+            }
             if self.get_option("cache"):
                 self._cache[key] = data
         self._populate(FabricInventory(**data))

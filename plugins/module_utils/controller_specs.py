@@ -26,13 +26,17 @@ SPECS = {
         "under_load": {"type": "bool", "default": False},
     },
     "node_lifecycle": {
-        "transitions": {"type": "list", "elements": "dict", "options": {
-            "name": {"type": "str", "required": True},
-            "to": {"type": "str", "required": True, "choices": STATES},
-            "reason": {"type": "str", "required": True},
-            "evidence": {"type": "dict"},
-            "via": {"type": "str", "choices": STATES},
-        }},
+        "transitions": {
+            "type": "list",
+            "elements": "dict",
+            "options": {
+                "name": {"type": "str", "required": True},
+                "to": {"type": "str", "required": True, "choices": STATES},
+                "reason": {"type": "str", "required": True},
+                "evidence": {"type": "dict"},
+                "via": {"type": "str", "choices": STATES},
+            },
+        },
         "names": {"type": "list", "elements": "str"},
         "to": {"type": "str", "choices": STATES},
         "reason": {"type": "str"},

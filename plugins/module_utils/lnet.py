@@ -113,7 +113,7 @@ def load_yaml(text: str) -> object:
         m = _ERROR_START_RE.search(text)
         if m and m.start() > 0:
             try:
-                return yaml_load(text[m.start():])
+                return yaml_load(text[m.start() :])
             except Exception:
                 pass
         raise LnetError(f"lnetctl printed output that is not YAML: {exc}") from exc
@@ -213,15 +213,17 @@ def parse_errors(text: str) -> list[LnetctlError]:
                 if not isinstance(item, dict):
                     continue
                 if "errno" in item or "descr" in item:
-                    entity = next((str(k) for k, v in item.items() if k not in ("errno", "descr", "seq_no")
-                                   and v in (None, "")), "")
-                    found.append(LnetctlError(str(op), entity, _as_int(item.get("errno")),
-                                              _unquote(item.get("descr"))))
+                    entity = next(
+                        (str(k) for k, v in item.items() if k not in ("errno", "descr", "seq_no") and v in (None, "")),
+                        "",
+                    )
+                    found.append(LnetctlError(str(op), entity, _as_int(item.get("errno")), _unquote(item.get("descr"))))
                     continue
                 for entity, body in item.items():
                     if isinstance(body, dict) and ("errno" in body or "descr" in body):
-                        found.append(LnetctlError(str(op), str(entity), _as_int(body.get("errno")),
-                                                  _unquote(body.get("descr"))))
+                        found.append(
+                            LnetctlError(str(op), str(entity), _as_int(body.get("errno")), _unquote(body.get("descr")))
+                        )
     return found
 
 
@@ -289,13 +291,15 @@ def parse_state(text: str) -> dict:
             lnd = _int_map(ni["lnd tunables"])
             for key in [k for k in tun if k not in TUNABLES]:
                 lnd.setdefault(key, tun.pop(key))
-            net["nis"].append({
-                "interface": ni["interface"],
-                "nid": str(ni["nid"]) if ni["nid"] is not None else None,
-                "status": str(ni["status"]) if ni["status"] is not None else None,
-                "tunables": tun,
-                "lnd_tunables": lnd,
-            })
+            net["nis"].append(
+                {
+                    "interface": ni["interface"],
+                    "nid": str(ni["nid"]) if ni["nid"] is not None else None,
+                    "status": str(ni["status"]) if ni["status"] is not None else None,
+                    "tunables": tun,
+                    "lnd_tunables": lnd,
+                }
+            )
     glob: dict[str, int | str] = {}
     for key, value in _int_map(doc.get("global")).items():
         glob[GLOBAL_ALIASES.get(key, key)] = value

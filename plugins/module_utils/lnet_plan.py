@@ -115,22 +115,34 @@ def desired_state(networks: list | None, global_: dict | None) -> dict:
         if net is None or _lnd(net) not in NET_TYPES:
             raise LnetInputError(f"{where}.net", declared, valid_net)
         if net in seen_nets:
-            raise LnetInputError(f"{where}.net", declared,
-                                 f"a network not listed before ({seen_nets[net]} is the same LNet network {net})")
+            raise LnetInputError(
+                f"{where}.net",
+                declared,
+                f"a network not listed before ({seen_nets[net]} is the same LNet network {net})",
+            )
         seen_nets[net] = str(declared)
         lnd_type = _lnd(net)
         interfaces = entry.get("interfaces")
         if not isinstance(interfaces, list) or not interfaces:
-            raise LnetInputError(f"{where}.interfaces", interfaces,
-                                 "a non-empty list of host interface names (the first is the primary NI)")
+            raise LnetInputError(
+                f"{where}.interfaces",
+                interfaces,
+                "a non-empty list of host interface names (the first is the primary NI)",
+            )
         for j, name in enumerate(interfaces):
             if not isinstance(name, str) or not _IFNAME_RE.match(name):
-                raise LnetInputError(f"{where}.interfaces[{j}]", name,
-                                     "a Linux interface name (1-15 characters: letters, digits, _ . : -)")
+                raise LnetInputError(
+                    f"{where}.interfaces[{j}]",
+                    name,
+                    "a Linux interface name (1-15 characters: letters, digits, _ . : -)",
+                )
             if name in seen_ifs:
-                raise LnetInputError(f"{where}.interfaces[{j}]", name,
-                                     f"an interface not already used by {seen_ifs[name]} "
-                                     "(each host interface carries one NI of one network here)")
+                raise LnetInputError(
+                    f"{where}.interfaces[{j}]",
+                    name,
+                    f"an interface not already used by {seen_ifs[name]} "
+                    "(each host interface carries one NI of one network here)",
+                )
             seen_ifs[name] = f"networks[{idx}] ({declared})"
         tunables: dict[str, int] = {}
         for key, value in (entry.get("tunables") or {}).items():
@@ -141,17 +153,22 @@ def desired_state(networks: list | None, global_: dict | None) -> dict:
         for key, value in (entry.get("lnd_tunables") or {}).items():
             allowed = LND_TUNABLES[lnd_type]
             if key not in allowed:
-                raise LnetInputError(f"{where}.lnd_tunables", key,
-                                     f"one of {', '.join(allowed)} for {lnd_type} (what lnetctl import reads; "
-                                     "other LND settings are module options in /etc/modprobe.d)")
+                raise LnetInputError(
+                    f"{where}.lnd_tunables",
+                    key,
+                    f"one of {', '.join(allowed)} for {lnd_type} (what lnetctl import reads; "
+                    "other LND settings are module options in /etc/modprobe.d)",
+                )
             lnd[key] = _check_int(f"{where}.lnd_tunables.{key}", value, 0)
-        nets.append({
-            "net": net,
-            "declared": str(declared),
-            "interfaces": list(interfaces),
-            "tunables": {k: tunables[k] for k in TUNABLES if k in tunables},
-            "lnd_tunables": {k: lnd[k] for k in LND_TUNABLES[lnd_type] if k in lnd},
-        })
+        nets.append(
+            {
+                "net": net,
+                "declared": str(declared),
+                "interfaces": list(interfaces),
+                "tunables": {k: tunables[k] for k in TUNABLES if k in tunables},
+                "lnd_tunables": {k: lnd[k] for k in LND_TUNABLES[lnd_type] if k in lnd},
+            }
+        )
     glob: dict[str, int] = {}
     for key, value in (global_ or {}).items():
         name = GLOBAL_ALIASES.get(key, key)
@@ -219,8 +236,14 @@ def plan_changes(desired: dict, current: dict, mounts: list[dict] | None = None,
         have = cur_by_net.get(name)
         add_args = {"net": name, "tunables": want["tunables"], "lnd_tunables": want["lnd_tunables"]}
         if have is None:
-            ops_add.append({"op": "add", "interfaces": list(want["interfaces"]), **add_args,
-                            "reason": f"net {name} is not configured"})
+            ops_add.append(
+                {
+                    "op": "add",
+                    "interfaces": list(want["interfaces"]),
+                    **add_args,
+                    "reason": f"net {name} is not configured",
+                }
+            )
             continue
         by_if = {ni["interface"]: ni for ni in have["nis"]}
         cur_ifs = [ni["interface"] for ni in have["nis"]]
@@ -235,25 +258,49 @@ def plan_changes(desired: dict, current: dict, mounts: list[dict] | None = None,
         result = kept + readd
         if result[0] != want["interfaces"][0] and (purge or not extra):
             if differs.get(cur_ifs[0]):
-                why = f"primary NI {_ni_label(name, by_if[cur_ifs[0]], cur_ifs[0])} needs new tunables " \
-                      f"({', '.join(differs[cur_ifs[0]])})"
+                why = (
+                    f"primary NI {_ni_label(name, by_if[cur_ifs[0]], cur_ifs[0])} needs new tunables "
+                    f"({', '.join(differs[cur_ifs[0]])})"
+                )
             else:
-                why = f"the primary NI must be {want['interfaces'][0]} (now {cur_ifs[0]}; NI order " \
-                      f"{','.join(cur_ifs)} -> {','.join(want['interfaces'])})"
+                why = (
+                    f"the primary NI must be {want['interfaces'][0]} (now {cur_ifs[0]}; NI order "
+                    f"{','.join(cur_ifs)} -> {','.join(want['interfaces'])})"
+                )
             ops_del.append({"op": "del_net", "net": name, "reason": f"re-create net {name}: {why}"})
-            ops_add.append({"op": "add", "interfaces": list(want["interfaces"]), **add_args,
-                            "reason": f"re-create net {name} in the declared order"})
+            ops_add.append(
+                {
+                    "op": "add",
+                    "interfaces": list(want["interfaces"]),
+                    **add_args,
+                    "reason": f"re-create net {name} in the declared order",
+                }
+            )
             continue
         if result[0] != want["interfaces"][0]:
-            warnings.append(f"net {name}: the primary NI is {result[0]}, which is not declared; with purge=false "
-                            f"it stays first (declared first: {want['interfaces'][0]})")
+            warnings.append(
+                f"net {name}: the primary NI is {result[0]}, which is not declared; with purge=false "
+                f"it stays first (declared first: {want['interfaces'][0]})"
+            )
         for i in removed:
-            ops_del.append({"op": "del_ni", "net": name, "interface": i,
-                            "reason": f"NI {_ni_label(name, by_if[i], i)} of net {name} is not declared"})
+            ops_del.append(
+                {
+                    "op": "del_ni",
+                    "net": name,
+                    "interface": i,
+                    "reason": f"NI {_ni_label(name, by_if[i], i)} of net {name} is not declared",
+                }
+            )
         for i, diffs in differs.items():
-            ops_del.append({"op": "del_ni", "net": name, "interface": i,
-                            "reason": f"NI {_ni_label(name, by_if[i], i)} of net {name} needs new tunables "
-                                      f"({', '.join(diffs)}); LNet cannot change an existing NI's tunables"})
+            ops_del.append(
+                {
+                    "op": "del_ni",
+                    "net": name,
+                    "interface": i,
+                    "reason": f"NI {_ni_label(name, by_if[i], i)} of net {name} needs new tunables "
+                    f"({', '.join(diffs)}); LNet cannot change an existing NI's tunables",
+                }
+            )
         if readd:
             reasons = [f"{i} is not configured" for i in readd if i in missing]
             reasons += [f"{i} is re-created with new tunables" for i in readd if i in differs]
@@ -263,8 +310,9 @@ def plan_changes(desired: dict, current: dict, mounts: list[dict] | None = None,
         for have in current["nets"]:
             if have["net"] not in desired_names:
                 ifs = ",".join(str(ni["interface"]) for ni in have["nis"])
-                ops_del.append({"op": "del_net", "net": have["net"],
-                                "reason": f"net {have['net']} ({ifs}) is not declared"})
+                ops_del.append(
+                    {"op": "del_net", "net": have["net"], "reason": f"net {have['net']} ({ifs}) is not declared"}
+                )
     elif any(n["net"] not in desired_names for n in current["nets"]):
         extra_nets = [n["net"] for n in current["nets"] if n["net"] not in desired_names]
         warnings.append(f"nets not declared are kept (purge=false): {', '.join(extra_nets)}")
@@ -272,8 +320,15 @@ def plan_changes(desired: dict, current: dict, mounts: list[dict] | None = None,
     for key, value in desired["global"].items():
         now = current["global"].get(key)
         if now != value:
-            ops_set.append({"op": "set", "key": key, "value": value, "current": now,
-                            "reason": f"{key} is {now if now is not None else 'not shown'}, want {value}"})
+            ops_set.append(
+                {
+                    "op": "set",
+                    "key": key,
+                    "value": value,
+                    "current": now,
+                    "reason": f"{key} is {now if now is not None else 'not shown'}, want {value}",
+                }
+            )
 
     refused = _refusals(ops_del, current, mounts or [])
     return {"ops": ops_del + ops_add + ops_set, "refused": refused, "warnings": warnings}
@@ -295,11 +350,15 @@ def _refusals(ops_del: list[dict], current: dict, mounts: list[dict]) -> list[st
         users = ", ".join(used.get(net, []))
         if op["op"] == "del_net":
             if net in used:
-                refused.append(f"{op['reason']}: deleting net {net} takes away the network that the Lustre mount(s) "
-                               f"{users} use (the client's primary NID and imports live on it)")
+                refused.append(
+                    f"{op['reason']}: deleting net {net} takes away the network that the Lustre mount(s) "
+                    f"{users} use (the client's primary NID and imports live on it)"
+                )
             elif primary and primary[0] == net:
-                refused.append(f"{op['reason']}: deleting net {net} removes the node's primary NID "
-                               f"{primary[2] or primary[1]} while Lustre is mounted")
+                refused.append(
+                    f"{op['reason']}: deleting net {net} removes the node's primary NID "
+                    f"{primary[2] or primary[1]} while Lustre is mounted"
+                )
             continue
         intf = op["interface"]
         if net in used:
@@ -309,8 +368,10 @@ def _refusals(ops_del: list[dict], current: dict, mounts: list[dict]) -> list[st
                 what = f"NI {intf} of net {net} (RPCs in flight on it would be dropped)"
             refused.append(f"{op['reason']}: deleting {what} while {users} is mounted")
         elif primary and (primary[0], primary[1]) == (net, intf):
-            refused.append(f"{op['reason']}: deleting the node's primary NI {intf} "
-                           f"({primary[2] or 'first NI'}) while Lustre is mounted")
+            refused.append(
+                f"{op['reason']}: deleting the node's primary NI {intf} "
+                f"({primary[2] or 'first NI'}) while Lustre is mounted"
+            )
     return refused
 
 
@@ -350,8 +411,7 @@ def op_command(op: dict, lnetctl: str = "lnetctl") -> tuple[list[str], str | Non
 
 
 def _shell(argv: list[str]) -> str:
-    return " ".join(a if re.match(r"^[A-Za-z0-9_./:,@=+-]+$", a) else "'" + a.replace("'", "'\\''") + "'"
-                    for a in argv)
+    return " ".join(a if re.match(r"^[A-Za-z0-9_./:,@=+-]+$", a) else "'" + a.replace("'", "'\\''") + "'" for a in argv)
 
 
 # --- cYAML layout ------------------------------------------------------------------------------------------------
@@ -405,8 +465,7 @@ def _ni_block(interface: str, tunables: dict, lnd: dict) -> dict:
 
 def render_import(net: str, interfaces: list[str], tunables: dict, lnd: dict) -> str:
     """The ``lnetctl import`` document that adds ``interfaces`` to ``net`` with the given tunables."""
-    return cyaml_dump({"net": [{"net type": net,
-                                "local NI(s)": [_ni_block(i, tunables, lnd) for i in interfaces]}]})
+    return cyaml_dump({"net": [{"net type": net, "local NI(s)": [_ni_block(i, tunables, lnd) for i in interfaces]}]})
 
 
 LNET_CONF_HEADER = (
@@ -421,9 +480,13 @@ def render_lnet_conf(desired: dict) -> str:
     ``lnetctl import`` of 2.15 reads it too (LU-17479). Deterministic: same input, same bytes."""
     tree: dict = {}
     if desired["nets"]:
-        tree["net"] = [{"net type": n["net"],
-                        "local NI(s)": [_ni_block(i, n["tunables"], n["lnd_tunables"]) for i in n["interfaces"]]}
-                       for n in desired["nets"]]
+        tree["net"] = [
+            {
+                "net type": n["net"],
+                "local NI(s)": [_ni_block(i, n["tunables"], n["lnd_tunables"]) for i in n["interfaces"]],
+            }
+            for n in desired["nets"]
+        ]
     if desired["global"]:
         tree["global"] = dict(desired["global"])
     return LNET_CONF_HEADER + cyaml_dump(tree)
@@ -475,8 +538,15 @@ def simulate(current: dict, ops: list[dict]) -> dict:
                 net = {"net": op["net"], "nis": []}
                 nets.append(net)
             for intf in op["interfaces"]:
-                net["nis"].append({"interface": intf, "nid": None, "status": None,
-                                   "tunables": dict(op["tunables"]), "lnd_tunables": dict(op["lnd_tunables"])})
+                net["nis"].append(
+                    {
+                        "interface": intf,
+                        "nid": None,
+                        "status": None,
+                        "tunables": dict(op["tunables"]),
+                        "lnd_tunables": dict(op["lnd_tunables"]),
+                    }
+                )
         elif op["op"] == "set":
             glob[op["key"]] = op["value"]
     return {"nets": nets, "global": glob}

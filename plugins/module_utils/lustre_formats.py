@@ -34,8 +34,10 @@ def normalise_net(net: str) -> str:
     a name that is not an LND name (lower-case letters, then letters or digits) with an optional number."""
     m = NET_RE.match(net or "")
     if not m:
-        raise LustreError(f"'{net}' is not an LNet network name (expected an LND name and an optional number, "
-                          "for example o2ib, o2ib1, tcp)")
+        raise LustreError(
+            f"'{net}' is not an LNet network name (expected an LND name and an optional number, "
+            "for example o2ib, o2ib1, tcp)"
+        )
     num = m.group("num")
     return m.group("lnd") + (num.lstrip("0") if num and num.strip("0") else "")
 
@@ -115,8 +117,9 @@ def mount_lines(text: str) -> list[tuple[str, str, str, list[str]]]:
         if len(parts) < 3:
             continue
         options = [unescape_mount_field(o) for o in parts[3].split(",")] if len(parts) > 3 else []
-        out.append((unescape_mount_field(parts[0]), unescape_mount_field(parts[1]), unescape_mount_field(parts[2]),
-                    options))
+        out.append(
+            (unescape_mount_field(parts[0]), unescape_mount_field(parts[1]), unescape_mount_field(parts[2]), options)
+        )
     return out
 
 
@@ -184,9 +187,17 @@ def lnet_nets(doc: object) -> list[dict]:
         for ni in entry.get("local NI(s)") or []:
             if not isinstance(ni, dict):
                 raise LustreError(f"unexpected NI entry under net {entry['net type']}: {ni!r}")
-            nis.append({"nid": ni.get("nid"), "status": ni.get("status"), "interface": _first_interface(ni),
-                        "tunables": ni.get("tunables"), "lnd tunables": ni.get("lnd tunables"),
-                        "health stats": ni.get("health stats"), "keys": tuple(str(k) for k in ni)})
+            nis.append(
+                {
+                    "nid": ni.get("nid"),
+                    "status": ni.get("status"),
+                    "interface": _first_interface(ni),
+                    "tunables": ni.get("tunables"),
+                    "lnd tunables": ni.get("lnd tunables"),
+                    "health stats": ni.get("health stats"),
+                    "keys": tuple(str(k) for k in ni),
+                }
+            )
         out.append({"net": str(entry["net type"]).strip(), "nis": nis})
     return out
 

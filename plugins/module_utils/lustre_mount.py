@@ -36,8 +36,21 @@ REMOUNT_OPTIONS = {
     "noatime", "atime", "nodiratime", "diratime", "relatime", "norelatime", "strictatime",
 }  # fmt: skip
 # Options that only user space reads (mount(8), systemd's fstab generator); never in /proc/mounts.
-USERSPACE_OPTIONS = {"defaults", "_netdev", "auto", "noauto", "nofail", "user", "nouser", "users", "owner",
-                     "noowner", "group", "loop", "force"}
+USERSPACE_OPTIONS = {
+    "defaults",
+    "_netdev",
+    "auto",
+    "noauto",
+    "nofail",
+    "user",
+    "nouser",
+    "users",
+    "owner",
+    "noowner",
+    "group",
+    "loop",
+    "force",
+}
 USERSPACE_PREFIXES = ("x-", "comment=", "retry=", "skpath=", "md_stripe_cache_size=")
 # Lustre flags /proc/mounts shows (positive name -> negative name, or None when there is no "no" form)
 LUSTRE_SHOWN_NEW = {  # 2.15+ table (ll_sbi_flags_name)
@@ -46,8 +59,14 @@ LUSTRE_SHOWN_NEW = {  # 2.15+ table (ll_sbi_flags_name)
     "user_fid2path": "nouser_fid2path", "verbose": "noverbose", "always_ping": None, "encrypt": "noencrypt",
     "nolock": None,
 }  # fmt: skip
-LUSTRE_SHOWN_OLD = {"nolock": None, "flock": "noflock", "localflock": None, "user_xattr": "nouser_xattr",
-                    "lazystatfs": "nolazystatfs", "user_fid2path": "nouser_fid2path"}
+LUSTRE_SHOWN_OLD = {
+    "nolock": None,
+    "flock": "noflock",
+    "localflock": None,
+    "user_xattr": "nouser_xattr",
+    "lazystatfs": "nolazystatfs",
+    "user_fid2path": "nouser_fid2path",
+}
 BUSY_MARKERS = ("target is busy", "device is busy", "Device or resource busy")
 
 
@@ -117,8 +136,10 @@ def parse_nid(text: str, where: str = "NID") -> Nid:
             if address[0].isdigit() and address.replace(".", "").isdigit():
                 raise LustreError(f"{where}: {text!r} is not a NID: {address!r} is not an IPv4 address") from None
             if len(address) > 253 or not all(HOST_LABEL_RE.match(label) for label in address.split(".")):
-                raise LustreError(f"{where}: {text!r} is not a NID: {address!r} is neither an IPv4 address nor a "
-                                  f"host name; {NID_HELP}") from None
+                raise LustreError(
+                    f"{where}: {text!r} is not a NID: {address!r} is neither an IPv4 address nor a "
+                    f"host name; {NID_HELP}"
+                ) from None
     return Nid(address, net_n)
 
 
@@ -126,8 +147,10 @@ def check_fsname(name: str, where: str = "name") -> str:
     """``name`` when it is a Lustre file system name: 1 to 8 characters of ``[A-Za-z0-9_]`` (mkfs.lustre(8)
     ``--fsname``). Raises :class:`LustreError` naming ``where``, the value and what is valid."""
     if not isinstance(name, str) or not FSNAME_RE.match(name):
-        raise LustreError(f"{where}: {name!r} is not a valid Lustre file system name: 1 to 8 characters from "
-                          "A-Z, a-z, 0-9 and _ (mkfs.lustre --fsname)")
+        raise LustreError(
+            f"{where}: {name!r} is not a valid Lustre file system name: 1 to 8 characters from "
+            "A-Z, a-z, 0-9 and _ (mkfs.lustre --fsname)"
+        )
     return name
 
 
@@ -136,8 +159,10 @@ def parse_mgs(groups, where: str = "mgs") -> list[list[Nid]]:
     as one comma-separated string) -> the nodes as :class:`Nid` lists. Raises :class:`LustreError` naming the
     element (``mgs[1][0]``), the value and what is valid."""
     if not isinstance(groups, list) or not groups:
-        raise LustreError(f"{where}: {groups!r} must be a non-empty list of MGS nodes, each a list of NIDs, for "
-                          "example [[10.20.0.1@o2ib, 10.20.1.1@o2ib], [10.20.0.2@o2ib]]")
+        raise LustreError(
+            f"{where}: {groups!r} must be a non-empty list of MGS nodes, each a list of NIDs, for "
+            "example [[10.20.0.1@o2ib, 10.20.1.1@o2ib], [10.20.0.2@o2ib]]"
+        )
     out: list[list[Nid]] = []
     for i, group in enumerate(groups):
         if isinstance(group, str):
@@ -200,8 +225,9 @@ def escape_field(text: str) -> str:
 
 def parse_mounts(text: str) -> list[MountEntry]:
     """Lines of /proc/mounts (or fstab, comments and blank lines skipped): ``SOURCE MP TYPE OPTS [FREQ PASS]``."""
-    return [MountEntry(source, mount_point, fstype, options)
-            for source, mount_point, fstype, options in mount_lines(text)]
+    return [
+        MountEntry(source, mount_point, fstype, options) for source, mount_point, fstype, options in mount_lines(text)
+    ]
 
 
 def find_mount(entries: list[MountEntry], mount_point: str) -> MountEntry | None:
@@ -220,11 +246,15 @@ def check_options(options, where: str = "options") -> list[str]:
     out = []
     for i, opt in enumerate(options or []):
         if not isinstance(opt, str) or not opt or any(c in opt for c in ", \t\n"):
-            raise LustreError(f"{where}[{i}]: {opt!r} is not one mount option (one option per entry, no commas or "
-                              "spaces; for example flock, noatime, _netdev)")
+            raise LustreError(
+                f"{where}[{i}]: {opt!r} is not one mount option (one option per entry, no commas or "
+                "spaces; for example flock, noatime, _netdev)"
+            )
         if opt == "remount":
-            raise LustreError(f"{where}[{i}]: 'remount' is not a mount option here; the module remounts by itself "
-                              "when only remountable options differ")
+            raise LustreError(
+                f"{where}[{i}]: 'remount' is not a mount option here; the module remounts by itself "
+                "when only remountable options differ"
+            )
         out.append(opt)
     return out
 

@@ -87,9 +87,15 @@ def same_fstab_line(raw: str | None, source: str, mp: str, options: list[str]) -
         g2, fs2, sub2 = parse_source(source)
     except LustreError:
         return False
-    return (e.fstype == "lustre" and fs1 == fs2 and sub1 == sub2 and [[str(n) for n in g] for g in g1]
-            == [[str(n) for n in g] for g in g2] and sorted(e.options) == sorted(options) and tail == ["0", "0"]
-            and e.mount_point.rstrip("/") == mp.rstrip("/"))
+    return (
+        e.fstype == "lustre"
+        and fs1 == fs2
+        and sub1 == sub2
+        and [[str(n) for n in g] for g in g1] == [[str(n) for n in g] for g in g2]
+        and sorted(e.options) == sorted(options)
+        and tail == ["0", "0"]
+        and e.mount_point.rstrip("/") == mp.rstrip("/")
+    )
 
 
 def check_fstab(run: Run, removing: bool) -> None:
@@ -100,9 +106,11 @@ def check_fstab(run: Run, removing: bool) -> None:
     foreign = foreign_fstab_line(read_fstab(run), run.mp, run.p["name"])
     if foreign is not None:
         num, line, why = foreign
-        run.fail(f"{path} line {num} for {run.mp} is {why}, not of Lustre file system {run.p['name']}; not "
-                 f"{'removing' if removing else 'replacing'} it: {line}. Edit {path} by hand, or use another mount "
-                 "point.")
+        run.fail(
+            f"{path} line {num} for {run.mp} is {why}, not of Lustre file system {run.p['name']}; not "
+            f"{'removing' if removing else 'replacing'} it: {line}. Edit {path} by hand, or use another mount "
+            "point."
+        )
 
 
 def converge_fstab(run: Run, wanted_line: str | None) -> None:
@@ -141,11 +149,13 @@ def check_lnet(run: Run, groups) -> None:
     res = run.run([lctl, "list_nids"], changing=False)
     what = output_line(res)
     if res["rc"] != 0:
-        run.fail(f"cannot mount {run.p['name']} on {run.mp}: LNet is not up on this node (lctl list_nids: {what}). "
-                 "Mounting now would make mount.lustre load LNet with its default networks=\"tcp\" and give this "
-                 "client a TCP NID on its first interface instead of its intended NIDs (lnet_get_networks in "
-                 "lustre-release lnet/lnet/api-ni.c). Configure LNet first (aiinfra.hwaac.lnet), or set "
-                 "check_lnet=false.")
+        run.fail(
+            f"cannot mount {run.p['name']} on {run.mp}: LNet is not up on this node (lctl list_nids: {what}). "
+            "Mounting now would make mount.lustre load LNet with its default networks=\"tcp\" and give this "
+            "client a TCP NID on its first interface instead of its intended NIDs (lnet_get_networks in "
+            "lustre-release lnet/lnet/api-ni.c). Configure LNet first (aiinfra.hwaac.lnet), or set "
+            "check_lnet=false."
+        )
     try:
         nids = parse_list_nids(res["stdout"])
     except LustreError as exc:
@@ -153,9 +163,11 @@ def check_lnet(run: Run, groups) -> None:
     run.result["lnet_nids"] = [str(n) for n in nids]
     reason, warnings = lnet_problems(nids, groups)
     if reason:
-        run.fail(f"cannot mount {run.p['name']} on {run.mp}: {reason}. The client could not reach the MGS, and a "
-                 "NID on the wrong net would identify it wrongly to the servers. Add the network with "
-                 "aiinfra.hwaac.lnet first.")
+        run.fail(
+            f"cannot mount {run.p['name']} on {run.mp}: {reason}. The client could not reach the MGS, and a "
+            "NID on the wrong net would identify it wrongly to the servers. Add the network with "
+            "aiinfra.hwaac.lnet first."
+        )
     for w in warnings:
         run.module.warn(w)
 
@@ -176,11 +188,12 @@ def unmount(run: Run, entry: MountEntry) -> None:
             fres = run.run([run.binary("fuser"), "-vm", run.mp], changing=False)
             holders = [h for h in parse_fuser(fres["stdout"], fres["stderr"]) if h.kind == "process"]
             listed = "; ".join(h.describe() for h in holders) or "no process found by fuser -vm (kernel users?)"
-            run.fail(f"cannot unmount {run.mp}: target is busy (umount: {err}). Held by: {listed}. Stop them, or set "
-                     "force_unmount=lazy (detach now, free when they exit) or force_unmount=force (abort "
-                     "outstanding I/O).",
-                     holders=[{"pid": h.pid, "user": h.user, "command": h.command, "access": h.access}
-                              for h in holders])
+            run.fail(
+                f"cannot unmount {run.mp}: target is busy (umount: {err}). Held by: {listed}. Stop them, or set "
+                "force_unmount=lazy (detach now, free when they exit) or force_unmount=force (abort "
+                "outstanding I/O).",
+                holders=[{"pid": h.pid, "user": h.user, "command": h.command, "access": h.access} for h in holders],
+            )
         run.fail(f"umount of {run.mp} failed (rc={res['rc']}): {err}")
     after = run.proc_mounts()
     if after is not None and after.fstype == "lustre" and after.source == entry.source:
@@ -212,8 +225,9 @@ def verify_same(run: Run, entry: MountEntry, groups) -> None:
     except LustreError as exc:
         run.fail(f"cannot read the mounted source of {run.mp}: {exc}")
     if mfs != run.p["name"] or not same_mgs(mgroups, groups):
-        run.fail(f"after mounting, /proc/mounts shows {entry.source} on {run.mp}, not {run.p['name']} from the wanted "
-                 "MGS")
+        run.fail(
+            f"after mounting, /proc/mounts shows {entry.source} on {run.mp}, not {run.p['name']} from the wanted MGS"
+        )
 
 
 def mounted_differences(run: Run, entry: MountEntry, groups, options: list[str]) -> tuple[list[str], list[str]]:

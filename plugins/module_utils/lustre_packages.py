@@ -53,14 +53,23 @@ def parse_ofed_info(stdout: str, rc: int | None) -> dict:
     first = raw.splitlines()[0].strip() if raw else ""
     match = _OFED.match(first)
     if rc != 0 or not match:
-        return {"stack": None, "version": "", "raw": raw,
-                "error": f"ofed_info -s: exit {rc}, output {first[:120]!r} is not <stack>-<version>:"}
-    return {"stack": STACK_NAMES[match.group("name")], "version": f"{match.group('name')}-{match.group('version')}",
-            "raw": raw, "error": ""}
+        return {
+            "stack": None,
+            "version": "",
+            "raw": raw,
+            "error": f"ofed_info -s: exit {rc}, output {first[:120]!r} is not <stack>-<version>:",
+        }
+    return {
+        "stack": STACK_NAMES[match.group("name")],
+        "version": f"{match.group('name')}-{match.group('version')}",
+        "raw": raw,
+        "error": "",
+    }
 
 
-def choose_flavor(family: str, flavor: str, ofed_stack: str | None,
-                  kmod_for_running_kernel: bool | None) -> tuple[str, str]:
+def choose_flavor(
+    family: str, flavor: str, ofed_stack: str | None, kmod_for_running_kernel: bool | None
+) -> tuple[str, str]:
     """``(kmod|dkms, reason)`` for ``flavor`` (``auto`` resolved by the rule in the module docstring).
 
     Raises:
@@ -75,8 +84,10 @@ def choose_flavor(family: str, flavor: str, ofed_stack: str | None,
     if kmod_for_running_kernel:
         return "kmod", "a kmod built for the running kernel and RDMA stack is published (kmod_for_running_kernel)"
     if ofed_stack not in ("inbox", None):
-        return "dkms", (f"{ofed_stack} on the node: the distribution kmod is built against the in-kernel RDMA "
-                        "stack, DKMS builds ko2iblnd against /usr/src/ofa_kernel")
+        return "dkms", (
+            f"{ofed_stack} on the node: the distribution kmod is built against the in-kernel RDMA "
+            "stack, DKMS builds ko2iblnd against /usr/src/ofa_kernel"
+        )
     if ofed_stack is None:
         return "dkms", "the RDMA stack could not be read: DKMS builds against what is installed"
     if family == "RedHat" and kmod_for_running_kernel is None:
@@ -94,11 +105,17 @@ def client_packages(family: str, flavor: str, kernel: str) -> list[str]:
         ValueError: a family other than ``RedHat``/``Debian`` (the message lists the supported ones).
     """
     if family == "RedHat":
-        return ["lustre-client", "kmod-lustre-client"] if flavor == "kmod" else \
-            ["lustre-client", "lustre-client-dkms", f"kernel-devel-{kernel}"]
+        return (
+            ["lustre-client", "kmod-lustre-client"]
+            if flavor == "kmod"
+            else ["lustre-client", "lustre-client-dkms", f"kernel-devel-{kernel}"]
+        )
     if family == "Debian":
-        return ["lustre-client-utils", f"lustre-client-modules-{kernel}"] if flavor == "kmod" else \
-            ["lustre-client-utils", "lustre-client-modules-dkms", f"linux-headers-{kernel}"]
+        return (
+            ["lustre-client-utils", f"lustre-client-modules-{kernel}"]
+            if flavor == "kmod"
+            else ["lustre-client-utils", "lustre-client-modules-dkms", f"linux-headers-{kernel}"]
+        )
     raise ValueError(f"os_family {family!r} is not supported; supported: {', '.join(FAMILIES)}")
 
 
@@ -123,8 +140,10 @@ def check_client_version(value) -> str:
         ValueError: anything else, naming the field, the value and the valid form.
     """
     if not isinstance(value, str) or not CLIENT_VERSION.match(value):
-        raise ValueError(f"client_version: {value!r} is not a Lustre version: expected MAJOR.MINOR.PATCH, for "
-                         "example 2.15.5 (the patch level is needed to pin the packages)")
+        raise ValueError(
+            f"client_version: {value!r} is not a Lustre version: expected MAJOR.MINOR.PATCH, for "
+            "example 2.15.5 (the patch level is needed to pin the packages)"
+        )
     return value
 
 
@@ -250,10 +269,21 @@ def kernel_of_vermagic(vermagic: str) -> str:
 # --- verification -------------------------------------------------------------------------------------------------
 
 
-def verify_o2ib(modinfo_stdout: str, modinfo_rc: int | None, modinfo_stderr: str, ofed: dict, kernel: str,
-                *, real_filename: str = "", versions: dict[str, int] | None = None,
-                symvers: dict[str, tuple[int, str]] | None = None, symvers_path: str = "",
-                crc_note: str = "", fix_packages: list[str] | None = None, strict: bool = False) -> dict:
+def verify_o2ib(
+    modinfo_stdout: str,
+    modinfo_rc: int | None,
+    modinfo_stderr: str,
+    ofed: dict,
+    kernel: str,
+    *,
+    real_filename: str = "",
+    versions: dict[str, int] | None = None,
+    symvers: dict[str, tuple[int, str]] | None = None,
+    symvers_path: str = "",
+    crc_note: str = "",
+    fix_packages: list[str] | None = None,
+    strict: bool = False,
+) -> dict:
     """Compare ``ko2iblnd`` with the running kernel and RDMA stack (the numbered checks of the module docstring).
 
     Args:
@@ -274,24 +304,38 @@ def verify_o2ib(modinfo_stdout: str, modinfo_rc: int | None, modinfo_stderr: str
         built for, what is running and what to do when ``ok`` is False. Never raises.
     """
     running_stack = ofed.get("version") or ("in-kernel RDMA stack" if ofed.get("stack") == "inbox" else "unknown")
-    result: dict = {"ok": False, "problems": [], "warnings": [], "module": {},
-                    "built_for": {"kernel": "", "rdma_stack": ""},
-                    "running": {"kernel": kernel, "rdma_stack": running_stack},
-                    "crc": {"checked": 0, "symvers": symvers_path, "note": crc_note, "complete": False},
-                    "msg": ""}
-    fix = ("install the kmod built for this kernel and stack (" + ", ".join(fix_packages) + ")"
-           if fix_packages else "install the kmod built for this kernel and stack")
-    sources = ("the ofa_kernel sources (mlnx-ofa_kernel-devel / mlnx-ofed-kernel-dkms)"
-               if ofed.get("stack") not in ("inbox", None) else "the kernel headers")
+    result: dict = {
+        "ok": False,
+        "problems": [],
+        "warnings": [],
+        "module": {},
+        "built_for": {"kernel": "", "rdma_stack": ""},
+        "running": {"kernel": kernel, "rdma_stack": running_stack},
+        "crc": {"checked": 0, "symvers": symvers_path, "note": crc_note, "complete": False},
+        "msg": "",
+    }
+    fix = (
+        "install the kmod built for this kernel and stack (" + ", ".join(fix_packages) + ")"
+        if fix_packages
+        else "install the kmod built for this kernel and stack"
+    )
+    sources = (
+        "the ofa_kernel sources (mlnx-ofa_kernel-devel / mlnx-ofed-kernel-dkms)"
+        if ofed.get("stack") not in ("inbox", None)
+        else "the kernel headers"
+    )
     rebuild = f"rebuild it with DKMS against the running stack (dkms autoinstall -k {kernel}, with {sources} installed)"
     fields = parse_modinfo(modinfo_stdout) if modinfo_rc == 0 else {}
     filename = (fields.get("filename") or [""])[0]
     if not filename:
         detail = (modinfo_stderr or modinfo_stdout or "").strip().splitlines()
-        result["problems"].append(f"ko2iblnd is not installed for kernel {kernel}"
-                                  + (f" ({detail[0]})" if detail else ""))
-        result["msg"] = (f"ko2iblnd (the o2ib LND) is not installed for the running kernel {kernel} "
-                         f"(running {running_stack}): {fix}, or {rebuild}")
+        result["problems"].append(
+            f"ko2iblnd is not installed for kernel {kernel}" + (f" ({detail[0]})" if detail else "")
+        )
+        result["msg"] = (
+            f"ko2iblnd (the o2ib LND) is not installed for the running kernel {kernel} "
+            f"(running {running_stack}): {fix}, or {rebuild}"
+        )
         return result
     vermagic = (fields.get("vermagic") or [""])[0]
     depends = [d for d in ",".join(fields.get("depends") or []).split(",") if d]
@@ -303,9 +347,14 @@ def verify_o2ib(modinfo_stdout: str, modinfo_rc: int | None, modinfo_stderr: str
         built_stack = "in-kernel RDMA stack (in-kernel-ko2iblnd.ko)"
     else:
         built_stack = "in-kernel RDMA stack (no mlx_compat dependency)"
-    result["module"] = {"filename": filename, "real_filename": real_filename or filename, "vermagic": vermagic,
-                        "depends": depends, "srcversion": (fields.get("srcversion") or [""])[0],
-                        "version": (fields.get("version") or [""])[0]}
+    result["module"] = {
+        "filename": filename,
+        "real_filename": real_filename or filename,
+        "vermagic": vermagic,
+        "depends": depends,
+        "srcversion": (fields.get("srcversion") or [""])[0],
+        "version": (fields.get("version") or [""])[0],
+    }
     result["built_for"] = {"kernel": built_kernel, "rdma_stack": built_stack}
     stack = ofed.get("stack")
     ofed_node = stack not in ("inbox", None)
@@ -315,31 +364,42 @@ def verify_o2ib(modinfo_stdout: str, modinfo_rc: int | None, modinfo_stderr: str
     elif built_kernel != kernel:
         weak = "/weak-updates/" in filename
         if weak and not ofed_node:
-            result["warnings"].append(f"{filename} was built for kernel {built_kernel} and is used on {kernel} "
-                                      "through weak-modules (RHEL kABI)")
+            result["warnings"].append(
+                f"{filename} was built for kernel {built_kernel} and is used on {kernel} "
+                "through weak-modules (RHEL kABI)"
+            )
         else:
-            result["problems"].append(f"built for kernel {built_kernel}, running kernel {kernel}"
-                                      + (" (a weak-updates link: kABI does not cover MLNX_OFED/DOCA's ofa_kernel "
-                                         "symbols)" if weak else ""))
+            result["problems"].append(
+                f"built for kernel {built_kernel}, running kernel {kernel}"
+                + (" (a weak-updates link: kABI does not cover MLNX_OFED/DOCA's ofa_kernel symbols)" if weak else "")
+            )
     if stack is None:
         result["problems"].append("the node's RDMA stack is unknown: " + (ofed.get("error") or "ofed_info unread"))
     elif ofed_node and "mlx_compat" not in depends:
-        result["problems"].append(f"built against the in-kernel RDMA stack (depends: {', '.join(depends) or '-'}), "
-                                  f"the node runs {running_stack}: its ib_core/rdma_cm symbols disagree")
+        result["problems"].append(
+            f"built against the in-kernel RDMA stack (depends: {', '.join(depends) or '-'}), "
+            f"the node runs {running_stack}: its ib_core/rdma_cm symbols disagree"
+        )
     elif not ofed_node and "mlx_compat" in depends:
-        result["problems"].append("built against MLNX_OFED/DOCA (depends on mlx_compat), the node runs the in-kernel "
-                                  "RDMA stack (no ofed_info)")
+        result["problems"].append(
+            "built against MLNX_OFED/DOCA (depends on mlx_compat), the node runs the in-kernel "
+            "RDMA stack (no ofed_info)"
+        )
     if not {"rdma_cm", "ib_core"} & set(depends):
-        result["warnings"].append(f"{filename}: depends ({', '.join(depends) or '-'}) names neither rdma_cm nor "
-                                  "ib_core")
+        result["warnings"].append(
+            f"{filename}: depends ({', '.join(depends) or '-'}) names neither rdma_cm nor ib_core"
+        )
     why = crc_note or "the module file was not read"
     if versions is not None and symvers:
         bad, compared = crc_mismatches(versions, symvers)
         result["crc"]["checked"] = compared
         result["crc"]["complete"] = compared > 0
         if bad:
-            result["problems"].append(f"{len(bad)} symbol version(s) disagree with {symvers_path}: "
-                                      + "; ".join(bad[:5]) + (" ..." if len(bad) > 5 else ""))
+            result["problems"].append(
+                f"{len(bad)} symbol version(s) disagree with {symvers_path}: "
+                + "; ".join(bad[:5])
+                + (" ..." if len(bad) > 5 else "")
+            )
         elif not compared:
             why = f"no symbol ko2iblnd imports is exported in {symvers_path}"
             if not ofed_node:
@@ -348,18 +408,25 @@ def verify_o2ib(modinfo_stdout: str, modinfo_rc: int | None, modinfo_stderr: str
         why = f"{symvers_path} lists no symbol"
     partial = ""
     if ofed_node and not result["crc"]["complete"]:
-        partial = (f"partial check: no symbol CRC of ko2iblnd was compared with the running {running_stack} "
-                   f"({why}); the vermagic and the mlx_compat dependency do not tell one MLNX_OFED/DOCA release "
-                   "from another, so a ko2iblnd built against another release passes them; install the ofa_kernel "
-                   "sources that ship Module.symvers (mlnx-ofa_kernel-devel / mlnx-ofed-kernel-dkms) or pass "
-                   "symvers")
+        partial = (
+            f"partial check: no symbol CRC of ko2iblnd was compared with the running {running_stack} "
+            f"({why}); the vermagic and the mlx_compat dependency do not tell one MLNX_OFED/DOCA release "
+            "from another, so a ko2iblnd built against another release passes them; install the ofa_kernel "
+            "sources that ship Module.symvers (mlnx-ofa_kernel-devel / mlnx-ofed-kernel-dkms) or pass "
+            "symvers"
+        )
         (result["problems"] if strict else result["warnings"]).append(partial + (" (strict_o2ib)" if strict else ""))
     result["ok"] = not result["problems"]
     if not result["ok"] and result["problems"] == [partial + " (strict_o2ib)"]:
-        result["msg"] = (f"ko2iblnd ({filename}) could not be verified against {running_stack} and strict_o2ib is "
-                         f"set: {result['problems'][0]}")
+        result["msg"] = (
+            f"ko2iblnd ({filename}) could not be verified against {running_stack} and strict_o2ib is "
+            f"set: {result['problems'][0]}"
+        )
     elif not result["ok"]:
-        result["msg"] = (f"ko2iblnd ({filename}) was built for kernel {built_kernel or '?'} against the "
-                         f"{built_stack}; this node runs kernel {kernel} with {running_stack}: "
-                         + "; ".join(result["problems"]) + f". Fix: {rebuild}, or {fix}.")
+        result["msg"] = (
+            f"ko2iblnd ({filename}) was built for kernel {built_kernel or '?'} against the "
+            f"{built_stack}; this node runs kernel {kernel} with {running_stack}: "
+            + "; ".join(result["problems"])
+            + f". Fix: {rebuild}, or {fix}."
+        )
     return result

@@ -59,7 +59,7 @@ def parse_version(text: str) -> tuple[tuple[int, ...], str]:
                 continue
             s = val.strip()
         if s.startswith("version="):
-            s = s[len("version="):]
+            s = s[len("version=") :]
         m = VERSION_RE.match(s)
         if m:
             nums = tuple(int(g) for g in m.groups() if g is not None)
@@ -85,16 +85,25 @@ def check_params(params, fsname: str | None = None) -> tuple[dict[str, str], lis
     ``tests/fixtures/tools/lctl/get_param_aws_tips.txt``), so it also reaches other file systems (``lfs1*``
     matches ``lfs10``). Raises :class:`ParamError` naming the pattern, the value and what is valid."""
     if not isinstance(params, dict) or not params:
-        raise ParamError(f"params: {params!r} must be a non-empty mapping of lctl parameter pattern to value, for "
-                         "example {'osc.lfs1-OST*.max_rpcs_in_flight': 32}")
+        raise ParamError(
+            f"params: {params!r} must be a non-empty mapping of lctl parameter pattern to value, for "
+            "example {'osc.lfs1-OST*.max_rpcs_in_flight': 32}"
+        )
     out: dict[str, str] = {}
     warnings: list[str] = []
     for pattern, value in params.items():
-        if (not isinstance(pattern, str) or not PATTERN_RE.match(pattern) or pattern.startswith(".")
-                or pattern.endswith(".") or ".." in pattern):
-            raise ParamError(f"params: key {pattern!r} is not an lctl parameter pattern (dot-separated components "
-                             "of letters, digits, _ - @ and glob characters * ? [ ], for example "
-                             "osc.lfs1-OST*.max_rpcs_in_flight)")
+        if (
+            not isinstance(pattern, str)
+            or not PATTERN_RE.match(pattern)
+            or pattern.startswith(".")
+            or pattern.endswith(".")
+            or ".." in pattern
+        ):
+            raise ParamError(
+                f"params: key {pattern!r} is not an lctl parameter pattern (dot-separated components "
+                "of letters, digits, _ - @ and glob characters * ? [ ], for example "
+                "osc.lfs1-OST*.max_rpcs_in_flight)"
+            )
         if isinstance(value, bool):
             value = int(value)
         if isinstance(value, float) and value.is_integer():
@@ -107,15 +116,19 @@ def check_params(params, fsname: str | None = None) -> tuple[dict[str, str], lis
         out[pattern] = text
         comps = pattern.split(".")
         if fsname and not any(c.startswith(fsname + "-") for c in comps[1:-1]):
-            warnings.append(f"params: {pattern} is not scoped to file system {fsname}; it applies to every "
-                            "Lustre file system mounted on this node")
+            warnings.append(
+                f"params: {pattern} is not scoped to file system {fsname}; it applies to every "
+                "Lustre file system mounted on this node"
+            )
     return out, warnings
 
 
 def set_order(params: dict[str, str]) -> list[str]:
     """Patterns in the order to set them: ``*max_rpcs_in_flight`` before ``*max_mod_rpcs_in_flight``, else as given."""
-    return sorted(params, key=lambda p: (0 if p.endswith(".max_rpcs_in_flight") else
-                                         2 if p.endswith(".max_mod_rpcs_in_flight") else 1))
+    return sorted(
+        params,
+        key=lambda p: 0 if p.endswith(".max_rpcs_in_flight") else 2 if p.endswith(".max_mod_rpcs_in_flight") else 1,
+    )
 
 
 def same_value(current: str, wanted: str) -> bool:
@@ -206,9 +219,11 @@ def render_unit(fsname: str, mount_point: str, params: dict[str, str], lctl: str
 def render_params_block(fsname: str, params: dict[str, str]) -> list[str]:
     """The lines of the hwaac block of ``fsname`` in ``mount.client.params``: the BEGIN marker (with a note that
     the module owns the block), ``PATTERN=VALUE`` per parameter in :func:`set_order`, the END marker."""
-    return [BLOCK_BEGIN.format(fsname=fsname) + " (managed by aiinfra.hwaac.lustre_tune; edits inside are replaced)",
-            *(f"{p}={params[p]}" for p in set_order(params)),
-            BLOCK_END.format(fsname=fsname)]
+    return [
+        BLOCK_BEGIN.format(fsname=fsname) + " (managed by aiinfra.hwaac.lustre_tune; edits inside are replaced)",
+        *(f"{p}={params[p]}" for p in set_order(params)),
+        BLOCK_END.format(fsname=fsname),
+    ]
 
 
 def _is_begin(line: str, begin: str) -> bool:
@@ -227,17 +242,21 @@ def _block_spans(lines: list[str], fsname: str) -> list[tuple[int, int]]:
     for i, line in enumerate(lines):
         if _is_begin(line, begin):
             if start is not None:
-                raise ParamError(f"line {start + 1}: {lines[start]!r} opens the hwaac block of {fsname} but no "
-                                 f"{end!r} line follows before the next BEGIN (line {i + 1}); add the END line where "
-                                 "the block ends (the module does not guess)")
+                raise ParamError(
+                    f"line {start + 1}: {lines[start]!r} opens the hwaac block of {fsname} but no "
+                    f"{end!r} line follows before the next BEGIN (line {i + 1}); add the END line where "
+                    "the block ends (the module does not guess)"
+                )
             start = i
         elif start is not None and line.strip() == end:
             spans.append((start, i))
             start = None
     if start is not None:
-        raise ParamError(f"line {start + 1}: {lines[start]!r} opens the hwaac block of {fsname} but no {end!r} line "
-                         "closes it; add the END line where the block ends (the module does not guess, and the lines "
-                         "after it may be settings of your own)")
+        raise ParamError(
+            f"line {start + 1}: {lines[start]!r} opens the hwaac block of {fsname} but no {end!r} line "
+            "closes it; add the END line where the block ends (the module does not guess, and the lines "
+            "after it may be settings of your own)"
+        )
     return spans
 
 

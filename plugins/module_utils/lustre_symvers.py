@@ -38,24 +38,24 @@ def module_versions(elf: bytes) -> dict[str, int] | None:
     is64, endian = elf[4] == 2, "<" if elf[5] == 1 else ">"
     try:
         if is64:
-            shoff, = struct.unpack_from(endian + "Q", elf, 0x28)
+            (shoff,) = struct.unpack_from(endian + "Q", elf, 0x28)
             shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHH", elf, 0x3A)
         else:
-            shoff, = struct.unpack_from(endian + "I", elf, 0x20)
+            (shoff,) = struct.unpack_from(endian + "I", elf, 0x20)
             shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHH", elf, 0x2E)
 
         def section(index: int) -> tuple[int, int, int]:  # (name offset, file offset, size)
             base = shoff + index * shentsize
             if is64:
-                name, = struct.unpack_from(endian + "I", elf, base)
+                (name,) = struct.unpack_from(endian + "I", elf, base)
                 offset, size = struct.unpack_from(endian + "QQ", elf, base + 0x18)
             else:
-                name, = struct.unpack_from(endian + "I", elf, base)
+                (name,) = struct.unpack_from(endian + "I", elf, base)
                 offset, size = struct.unpack_from(endian + "II", elf, base + 0x10)
             return name, offset, size
 
         _name, str_off, str_size = section(shstrndx)
-        names = elf[str_off:str_off + str_size]
+        names = elf[str_off : str_off + str_size]
         for index in range(shnum):
             name_off, offset, size = section(index)
             end = names.find(b"\0", name_off)
@@ -65,8 +65,8 @@ def module_versions(elf: bytes) -> dict[str, int] | None:
             crc_size = 8 if is64 else 4
             versions = {}
             for entry in range(offset, offset + size - 63, 64):
-                crc, = struct.unpack_from(crc_format, elf, entry)
-                raw = elf[entry + crc_size:entry + 64]
+                (crc,) = struct.unpack_from(crc_format, elf, entry)
+                raw = elf[entry + crc_size : entry + 64]
                 symbol = raw.split(b"\0", 1)[0].decode("ascii", "replace")
                 if symbol:
                     versions[symbol] = crc & 0xFFFFFFFF

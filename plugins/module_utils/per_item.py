@@ -46,8 +46,9 @@ class PerItem:
     """The single-or-list driver. ``key`` names an item in its result (``device``), ``option`` the list option
     (``devices``), ``tool`` the module in the failure message; ``named`` prefixes each failure with its item."""
 
-    def __init__(self, module: Any, items: list[Item], *, single: bool, key: str, option: str, tool: str,
-                 named: bool = True) -> None:
+    def __init__(
+        self, module: Any, items: list[Item], *, single: bool, key: str, option: str, tool: str, named: bool = True
+    ) -> None:
         self.module = module
         self.items = items
         self.single = single

@@ -45,14 +45,24 @@ TOOLS = {
     "ethtool": {"argv": ["ethtool", "-S", PORT], "per_port": True, "port_field": "interface"},
     "mlxlink": {"argv": ["mlxlink", "-d", PORT, "-c"], "per_port": True, "port_field": "hca"},
     "rdma-statistic": {"argv": ["rdma", "statistic", "show"]},
-    "ib-counters": {"argv": ["grep", "-H", ".", SYSFS + "/class/infiniband/*/ports/*/counters/*",
-                             SYSFS + "/class/infiniband/*/ports/*/hw_counters/*"], "globs": True},
+    "ib-counters": {
+        "argv": [
+            "grep",
+            "-H",
+            ".",
+            SYSFS + "/class/infiniband/*/ports/*/counters/*",
+            SYSFS + "/class/infiniband/*/ports/*/hw_counters/*",
+        ],
+        "globs": True,
+    },
     # GPU hosts running the active prober: the latest results document of `hwaac probe send` (docs/network-health.md
     # "Active probing"), as the timer of role network_probe renames it into place; read as it is, judged on the
     # controller
-    "probe": {"argv": ["cat", "--", PROBE_FILE],
-              "hint": "the prober's results: is role aiinfra.hwaac.network_probe installed on the node, and has "
-                      "hwaac-probe-send.timer run since?"},
+    "probe": {
+        "argv": ["cat", "--", PROBE_FILE],
+        "hint": "the prober's results: is role aiinfra.hwaac.network_probe installed on the node, and has "
+        "hwaac-probe-send.timer run since?",
+    },
 }
 
 # what a switch and a GPU host read by default (the per-port ones need the host's ports); "probe" is opt-in: it reads
@@ -67,54 +77,146 @@ DEFAULT_TOOLS = {
 # ethtool -S lines the reader maps (hwaac.telemetry.parsers.host_ethtool: mlx5 physical port, RDMA and per-priority
 # counters, kernel Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst)
 _RDMA_NAMES = (
-    "np_ecn_marked_roce_packets", "cc_rx_ce_pkts", "np_cnp_sent", "cc_tx_cnp_pkts", "rp_cnp_handled", "rp_cnp_ignored",
-    "out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "out_of_buffer", "rnr_nak_retry_err",
-    "duplicate_request", "implied_nak_seq_err", "req_cqe_error", "resp_cqe_error", "req_transport_retries_exceeded",
-    "roce_adp_retrans", "roce_adp_retrans_to", "rx_icrc_encapsulated",
+    "np_ecn_marked_roce_packets",
+    "cc_rx_ce_pkts",
+    "np_cnp_sent",
+    "cc_tx_cnp_pkts",
+    "rp_cnp_handled",
+    "rp_cnp_ignored",
+    "out_of_sequence",
+    "packet_seq_err",
+    "local_ack_timeout_err",
+    "out_of_buffer",
+    "rnr_nak_retry_err",
+    "duplicate_request",
+    "implied_nak_seq_err",
+    "req_cqe_error",
+    "resp_cqe_error",
+    "req_transport_retries_exceeded",
+    "roce_adp_retrans",
+    "roce_adp_retrans_to",
+    "rx_icrc_encapsulated",
 )
-ETHTOOL_NAMES = frozenset((
-    *_RDMA_NAMES,
-    "rx_packets_phy", "tx_packets_phy", "rx_bytes_phy", "tx_bytes_phy", "rx_crc_errors_phy", "rx_symbol_err_phy",
-    "rx_oversize_pkts_phy", "rx_discards_phy", "tx_discards_phy", "tx_errors_phy", "rx_out_of_buffer",
-    "link_down_events_phy", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy", "rx_global_pause", "tx_global_pause",
-    "rx_global_pause_duration", "tx_global_pause_duration", "tx_pause_storm_warning_events",
-    "tx_pause_storm_error_events", "rx_bits_phy", "rx_corrected_bits_phy", "rx_pcs_symbol_err_phy", "rx_ecn_mark",
-    *(f"{d}_prio{p}_{k}" for p in range(8) for d in ("rx", "tx") for k in ("pause", "pause_duration")),
-    *(f"rx_prio{p}_discards" for p in range(8)),
-    *(f"rx_err_lane_{n}_phy" for n in range(8)),
-))
+ETHTOOL_NAMES = frozenset(
+    (
+        *_RDMA_NAMES,
+        "rx_packets_phy",
+        "tx_packets_phy",
+        "rx_bytes_phy",
+        "tx_bytes_phy",
+        "rx_crc_errors_phy",
+        "rx_symbol_err_phy",
+        "rx_oversize_pkts_phy",
+        "rx_discards_phy",
+        "tx_discards_phy",
+        "tx_errors_phy",
+        "rx_out_of_buffer",
+        "link_down_events_phy",
+        "rx_pause_ctrl_phy",
+        "tx_pause_ctrl_phy",
+        "rx_global_pause",
+        "tx_global_pause",
+        "rx_global_pause_duration",
+        "tx_global_pause_duration",
+        "tx_pause_storm_warning_events",
+        "tx_pause_storm_error_events",
+        "rx_bits_phy",
+        "rx_corrected_bits_phy",
+        "rx_pcs_symbol_err_phy",
+        "rx_ecn_mark",
+        *(f"{d}_prio{p}_{k}" for p in range(8) for d in ("rx", "tx") for k in ("pause", "pause_duration")),
+        *(f"rx_prio{p}_discards" for p in range(8)),
+        *(f"rx_err_lane_{n}_phy" for n in range(8)),
+    )
+)
 # sysfs counters/ and hw_counters/ files the reader maps (hwaac.telemetry.parsers.host_rdma), and every PortCounters
 # file of the kernel's legacy table (drivers/infiniband/core/sysfs.c pma_attrs), which the reader needs to tell a
 # whole port from one cut short (hwaac.health.parsers.ib_counters LEGACY_FILES)
-SYSFS_NAMES = frozenset((
-    *_RDMA_NAMES,
-    "symbol_error", "port_rcv_errors", "link_downed", "link_error_recovery", "port_xmit_discards",
-    "excessive_buffer_overrun_errors", "port_xmit_wait", "port_xmit_packets", "port_xmit_data", "port_rcv_data",
-    "VL15_dropped", "local_link_integrity_errors", "port_rcv_constraint_errors", "port_rcv_packets",
-    "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors", "port_xmit_constraint_errors",
-))
+SYSFS_NAMES = frozenset(
+    (
+        *_RDMA_NAMES,
+        "symbol_error",
+        "port_rcv_errors",
+        "link_downed",
+        "link_error_recovery",
+        "port_xmit_discards",
+        "excessive_buffer_overrun_errors",
+        "port_xmit_wait",
+        "port_xmit_packets",
+        "port_xmit_data",
+        "port_rcv_data",
+        "VL15_dropped",
+        "local_link_integrity_errors",
+        "port_rcv_constraint_errors",
+        "port_rcv_packets",
+        "port_rcv_remote_physical_errors",
+        "port_rcv_switch_relay_errors",
+        "port_xmit_constraint_errors",
+    )
+)
 # COUNTERS_DB port hash fields the reader maps (hwaac.telemetry.parsers.sonic_sai_stats PORT_STATS)
 PORT_NAME_MAP = "COUNTERS_PORT_NAME_MAP"
-COUNTERS_DB_FIELDS = frozenset((
-    *(f"SAI_PORT_STAT_{n}" for n in (
-        "IF_IN_UCAST_PKTS", "IF_IN_NON_UCAST_PKTS", "IF_IN_ERRORS", "IF_IN_DISCARDS", "ETHER_RX_OVERSIZE_PKTS",
-        "IF_OUT_UCAST_PKTS", "IF_OUT_NON_UCAST_PKTS", "IF_OUT_ERRORS", "IF_OUT_DISCARDS", "ETHER_TX_OVERSIZE_PKTS",
-        "IF_IN_OCTETS", "IF_OUT_OCTETS", "DOT3_STATS_FCS_ERRORS", "ETHER_STATS_CRC_ALIGN_ERRORS",
-        "DOT3_STATS_SYMBOL_ERRORS", "IF_IN_FEC_CORRECTABLE_FRAMES", "IF_IN_FEC_NOT_CORRECTABLE_FRAMES",
-        "IF_IN_FEC_SYMBOL_ERRORS", "PAUSE_RX_PKTS", "PAUSE_TX_PKTS")),
-    *(f"SAI_PORT_STAT_PFC_{p}_{k}" for p in range(8)
-      for k in ("RX_PKTS", "TX_PKTS", "RX_PAUSE_DURATION_US", "TX_PAUSE_DURATION_US")),
-    *(f"EST_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US" for p in range(8)),
-))
+COUNTERS_DB_FIELDS = frozenset(
+    (
+        *(
+            f"SAI_PORT_STAT_{n}"
+            for n in (
+                "IF_IN_UCAST_PKTS",
+                "IF_IN_NON_UCAST_PKTS",
+                "IF_IN_ERRORS",
+                "IF_IN_DISCARDS",
+                "ETHER_RX_OVERSIZE_PKTS",
+                "IF_OUT_UCAST_PKTS",
+                "IF_OUT_NON_UCAST_PKTS",
+                "IF_OUT_ERRORS",
+                "IF_OUT_DISCARDS",
+                "ETHER_TX_OVERSIZE_PKTS",
+                "IF_IN_OCTETS",
+                "IF_OUT_OCTETS",
+                "DOT3_STATS_FCS_ERRORS",
+                "ETHER_STATS_CRC_ALIGN_ERRORS",
+                "DOT3_STATS_SYMBOL_ERRORS",
+                "IF_IN_FEC_CORRECTABLE_FRAMES",
+                "IF_IN_FEC_NOT_CORRECTABLE_FRAMES",
+                "IF_IN_FEC_SYMBOL_ERRORS",
+                "PAUSE_RX_PKTS",
+                "PAUSE_TX_PKTS",
+            )
+        ),
+        *(
+            f"SAI_PORT_STAT_PFC_{p}_{k}"
+            for p in range(8)
+            for k in ("RX_PKTS", "TX_PKTS", "RX_PAUSE_DURATION_US", "TX_PAUSE_DURATION_US")
+        ),
+        *(f"EST_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US" for p in range(8)),
+    )
+)
 
 
 # FRR show bgp summary json: the peer fields the reader reads (hwaac.telemetry.parsers.frr_bgp _peer; pfxSnt, msgRcvd
 # and msgSent for its reasons only); a family's own fields are all kept
-BGP_PEER_FIELDS = frozenset((
-    "state", "peerState", "idType", "scopeIfName", "remoteAs", "localAs", "hostname", "desc", "peerUptime",
-    "peerUptimeMsec", "peerUptimeEstablishedEpoch", "pfxRcd", "prefixReceivedCount", "pfxSnt",
-    "connectionsEstablished", "connectionsDropped", "msgRcvd", "msgSent",
-))
+BGP_PEER_FIELDS = frozenset(
+    (
+        "state",
+        "peerState",
+        "idType",
+        "scopeIfName",
+        "remoteAs",
+        "localAs",
+        "hostname",
+        "desc",
+        "peerUptime",
+        "peerUptimeMsec",
+        "peerUptimeEstablishedEpoch",
+        "pfxRcd",
+        "prefixReceivedCount",
+        "pfxSnt",
+        "connectionsEstablished",
+        "connectionsDropped",
+        "msgRcvd",
+        "msgSent",
+    )
+)
 
 
 def _ethtool_name(line):
@@ -129,7 +231,7 @@ def _sysfs_name(line):
     path before it may hold colons: ``/sys/devices/pci0000:00/...``); None for any other line."""
     at = line.rfind("counters/")
     end = line.find(":", at)
-    return line[at + 9:end] if at >= 0 and end > at else None
+    return line[at + 9 : end] if at >= 0 and end > at else None
 
 
 def _keep_lines(text, names, name_of):
@@ -253,8 +355,10 @@ def tool_argv(name, sysfs="/sys", probe_file=DEFAULT_PROBE_FILE):
     """The argv of tool ``name`` (``tool`` or ``tool@PORT``), placeholders filled and globs expanded; a glob that
     matches nothing is left as it is (the tool then says so, as from a shell with nullglob off)."""
     tool, port = split_tool(name)
-    argv = [a.replace(PORT, port).replace(SYSFS, sysfs.rstrip("/") or "").replace(PROBE_FILE, probe_file)
-            for a in TOOLS[tool]["argv"]]
+    argv = [
+        a.replace(PORT, port).replace(SYSFS, sysfs.rstrip("/") or "").replace(PROBE_FILE, probe_file)
+        for a in TOOLS[tool]["argv"]
+    ]
     if not TOOLS[tool].get("globs"):
         return argv
     out = []

@@ -69,14 +69,29 @@ def run_timed(module, argv, timeout, environ_update=None):
     start = time.monotonic()
     try:
         ran = run_limited(
-            module, list(argv), timeout, handle_exceptions=False, expand_user_and_vars=False,
-            environ_update=environ_update or {}, errors="replace",
+            module,
+            list(argv),
+            timeout,
+            handle_exceptions=False,
+            expand_user_and_vars=False,
+            environ_update=environ_update or {},
+            errors="replace",
         )
     except OSError as exc:
-        return {"rc": None, "stdout": "", "stderr": f"cannot run {argv[0]}: {exc.strerror or exc}",
-                "seconds": round(time.monotonic() - start, 3), "timed_out": False}
-    return {"rc": ran.rc, "stdout": ran.stdout, "stderr": ran.stderr, "seconds": round(time.monotonic() - start, 3),
-            "timed_out": ran.timed_out}
+        return {
+            "rc": None,
+            "stdout": "",
+            "stderr": f"cannot run {argv[0]}: {exc.strerror or exc}",
+            "seconds": round(time.monotonic() - start, 3),
+            "timed_out": False,
+        }
+    return {
+        "rc": ran.rc,
+        "stdout": ran.stdout,
+        "stderr": ran.stderr,
+        "seconds": round(time.monotonic() - start, 3),
+        "timed_out": ran.timed_out,
+    }
 
 
 def quoted(argv: list[str]) -> str:
@@ -84,8 +99,9 @@ def quoted(argv: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in argv)
 
 
-def run_recorded(module: Any, argv: list[str], raw: list[str], timeout: float | None = None,
-                 **run_command_args: Any) -> Ran:
+def run_recorded(
+    module: Any, argv: list[str], raw: list[str], timeout: float | None = None, **run_command_args: Any
+) -> Ran:
     """:func:`run_limited`, with the command and its output appended to ``raw`` (the transcript a module returns
     as ``raw``): ``$ COMMAND`` and a newline, then :attr:`Ran.text`, or a note that it was killed at its limit.
     Raises what ``run_command`` raises; nothing is recorded then."""

@@ -21,8 +21,12 @@ SPECS = {
         "plan": {"type": "path", "required": True},
         "facts": {"type": "path", "required": True},
         "report_dir": {"type": "path"},
-        "formats": {"type": "list", "elements": "str", "default": ["json", "junit", "markdown"],
-                    "choices": ["json", "junit", "markdown", "table"]},
+        "formats": {
+            "type": "list",
+            "elements": "str",
+            "default": ["json", "junit", "markdown"],
+            "choices": ["json", "junit", "markdown", "table"],
+        },
         "checks": {"type": "list", "elements": "str"},
         "devices": {"type": "list", "elements": "str"},
         "fail_on_fail": {"type": "bool", "default": True},
@@ -30,9 +34,13 @@ SPECS = {
 }
 
 COMMANDS_OPTION = {
-    "commands": {"type": "list", "elements": "dict", "options": {
-        "argv": {"type": "list", "elements": "str", "required": True},
-    }},
+    "commands": {
+        "type": "list",
+        "elements": "dict",
+        "options": {
+            "argv": {"type": "list", "elements": "str", "required": True},
+        },
+    },
 }
 
 

@@ -145,8 +145,11 @@ def refused(argv):
             return "vtysh runs only -c 'show ...'"
         return None
     if tool == "lldpcli":
-        return None if "show" in args and not ({"configure", "unconfigure", "update"} & set(args)) else \
-            "lldpcli runs only show"
+        return (
+            None
+            if "show" in args and not ({"configure", "unconfigure", "update"} & set(args))
+            else "lldpcli runs only show"
+        )
     if tool == "ip":
         if args[:3] == ["-j", "link", "show"] or args[:3] == ["-j", "route", "get"]:
             return None
@@ -173,16 +176,18 @@ def run_one(module, argv, netns, timeout):
         full = [module.get_bin_path("ip", required=True), "netns", "exec", netns, *full]
     env = {**os.environ, "LC_ALL": "C"}
     try:
-        ran = subprocess.run(full, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL,
-                             check=False)
+        ran = subprocess.run(full, capture_output=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL, check=False)
     except subprocess.TimeoutExpired:
         out["error"] = f"timed out after {timeout:g} s"
         return out
     except OSError as exc:
         out["error"] = f"cannot run {argv[0]}: {exc.strerror or exc}"
         return out
-    out.update(rc=ran.returncode, stdout=ran.stdout[:MAX_OUTPUT].decode("utf-8", "replace"),
-               stderr=ran.stderr[:MAX_OUTPUT].decode("utf-8", "replace"))
+    out.update(
+        rc=ran.returncode,
+        stdout=ran.stdout[:MAX_OUTPUT].decode("utf-8", "replace"),
+        stderr=ran.stderr[:MAX_OUTPUT].decode("utf-8", "replace"),
+    )
     return out
 
 
@@ -190,8 +195,10 @@ def main():
     module = AnsibleModule(argument_spec={**SPECS["fabric_facts"], **COMMANDS_OPTION}, supports_check_mode=True)
     commands = [c["argv"] for c in module.params["commands"] or []]
     if not commands:
-        module.fail_json(msg="aiinfra.hwaac.fabric_facts: no commands: this module runs through its action plugin "
-                             "(the controller needs the hwaac package)")
+        module.fail_json(
+            msg="aiinfra.hwaac.fabric_facts: no commands: this module runs through its action plugin "
+            "(the controller needs the hwaac package)"
+        )
     for argv in commands:
         why = refused(argv)
         if why:

@@ -214,8 +214,13 @@ class Runner:
             if display == "lnetctl lnet configure" and errors and all(e.errno == -EEXIST for e in errors):
                 return
             why = "; ".join(str(e) for e in errors) or (err.strip() or out.strip() or "no output")
-            self.module.fail_json(msg=f"'{display.splitlines()[0]}' failed (rc={rc}): {why}", commands=self.ran,
-                                  rc=rc, stdout=out, stderr=err)
+            self.module.fail_json(
+                msg=f"'{display.splitlines()[0]}' failed (rc={rc}): {why}",
+                commands=self.ran,
+                rc=rc,
+                stdout=out,
+                stderr=err,
+            )
 
 
 def _read_lnetctl(runner: Runner, *args: str) -> tuple[str, dict]:
@@ -232,8 +237,11 @@ def _read_lnetctl(runner: Runner, *args: str) -> tuple[str, dict]:
         if lnet_down(text):
             return "down", {"nets": [], "global": {}}
         errors = parse_errors(err) or parse_errors(out)
-        module.fail_json(msg=f"{shown} failed (rc={rc}): "
-                         + ("; ".join(str(e) for e in errors) or text.strip()), stdout=out, stderr=err)
+        module.fail_json(
+            msg=f"{shown} failed (rc={rc}): " + ("; ".join(str(e) for e in errors) or text.strip()),
+            stdout=out,
+            stderr=err,
+        )
     try:
         state = parse_state(out)
     except LnetError as exc:
@@ -340,30 +348,52 @@ def main() -> None:
 
     if plan["refused"]:
         module.fail_json(
-            msg="refusing to change LNet while Lustre is mounted (" + ", ".join(mount_points) + "): "
+            msg="refusing to change LNet while Lustre is mounted ("
+            + ", ".join(mount_points)
+            + "): "
             + "; ".join(plan["refused"])
-            + ". Nothing was changed. Unmount " + " ".join(mount_points) + " and run again, or run in a reboot "
+            + ". Nothing was changed. Unmount "
+            + " ".join(mount_points)
+            + " and run again, or run in a reboot "
             "window before Lustre is mounted (lnet.service must not be restarted while mounted: its stop unloads "
             "the modules and lnetctl lnet unconfigure returns EBUSY).",
-            refused=plan["refused"], commands=[], would_run=displays, state=before, nids=nids_of(before),
+            refused=plan["refused"],
+            commands=[],
+            would_run=displays,
+            state=before,
+            nids=nids_of(before),
             **result,
         )
 
     def diff(after_state: dict) -> list[dict]:
-        parts = [{
-            "before_header": "LNet (lnetctl export --backup)",
-            "after_header": "LNet (desired)",
-            "before": view_text(managed_view(before, desired)),
-            "after": view_text(managed_view(after_state, desired)),
-        }]
+        parts = [
+            {
+                "before_header": "LNet (lnetctl export --backup)",
+                "after_header": "LNet (desired)",
+                "before": view_text(managed_view(before, desired)),
+                "after": view_text(managed_view(after_state, desired)),
+            }
+        ]
         if p["lnet_conf"]:
-            parts.append({"before_header": p["lnet_conf"], "after_header": p["lnet_conf"],
-                          "before": conf_before or "", "after": conf_after})
+            parts.append(
+                {
+                    "before_header": p["lnet_conf"],
+                    "after_header": p["lnet_conf"],
+                    "before": conf_before or "",
+                    "after": conf_after,
+                }
+            )
         return parts
 
     if module.check_mode:
-        module.exit_json(changed=bool(commands) or conf_changed, commands=displays, state=predicted, nids=[],
-                         diff=diff(predicted), **result)
+        module.exit_json(
+            changed=bool(commands) or conf_changed,
+            commands=displays,
+            state=predicted,
+            nids=[],
+            diff=diff(predicted),
+            **result,
+        )
 
     for argv, data, display in commands:
         runner.change(argv, data, display)
@@ -374,18 +404,31 @@ def main() -> None:
         left = plan_changes(desired, after, [], p["purge"])["ops"]
         if status_after != "up" or left:
             differs = "; ".join(op["reason"] for op in left) or f"LNet is {status_after}"
-            module.fail_json(msg=f"LNet differs from the desired state after applying: {differs}",
-                             commands=runner.ran, state=after, nids=nids_of(after), diff=diff(after), **result)
+            module.fail_json(
+                msg=f"LNet differs from the desired state after applying: {differs}",
+                commands=runner.ran,
+                state=after,
+                nids=nids_of(after),
+                diff=diff(after),
+                **result,
+            )
 
     if conf_changed:
         try:
             write_atomic(module, p["lnet_conf"], conf_after)
         except HostFileError as exc:
-            module.fail_json(msg=f"LNet was configured, but {exc}", commands=runner.ran, state=after,
-                             nids=nids_of(after), **result)
+            module.fail_json(
+                msg=f"LNet was configured, but {exc}", commands=runner.ran, state=after, nids=nids_of(after), **result
+            )
 
-    module.exit_json(changed=bool(runner.ran) or conf_changed, commands=runner.ran, state=after,
-                     nids=nids_of(after), diff=diff(after), **result)
+    module.exit_json(
+        changed=bool(runner.ran) or conf_changed,
+        commands=runner.ran,
+        state=after,
+        nids=nids_of(after),
+        diff=diff(after),
+        **result,
+    )
 
 
 if __name__ == "__main__":

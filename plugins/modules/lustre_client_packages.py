@@ -297,8 +297,11 @@ def verification(module, kernel, ofed, packages):
     elif filename:
         note = f"{filename}: module file not readable here"
     if versions is not None:
-        candidates = [module.params["symvers"]] if module.params["symvers"] else \
-            symvers_candidates(ofed.get("stack"), kernel, platform.machine())
+        candidates = (
+            [module.params["symvers"]]
+            if module.params["symvers"]
+            else symvers_candidates(ofed.get("stack"), kernel, platform.machine())
+        )
         for path in candidates:
             if os.path.isfile(path):
                 with open(path, encoding="utf-8", errors="replace") as fh:
@@ -307,9 +310,20 @@ def verification(module, kernel, ofed, packages):
                 break
         if symvers is None:
             note = "no Module.symvers of the running RDMA stack at " + ", ".join(candidates)
-    return verify_o2ib(out or "", rc, err or "", ofed, kernel, real_filename=real, versions=versions,
-                       symvers=symvers, symvers_path=symvers_path, crc_note=note, fix_packages=packages,
-                       strict=module.params["strict_o2ib"])
+    return verify_o2ib(
+        out or "",
+        rc,
+        err or "",
+        ofed,
+        kernel,
+        real_filename=real,
+        versions=versions,
+        symvers=symvers,
+        symvers_path=symvers_path,
+        crc_note=note,
+        fix_packages=packages,
+        strict=module.params["strict_o2ib"],
+    )
 
 
 def version_check(family, installed, names, client_version, have_dnf):
@@ -324,16 +338,20 @@ def version_check(family, installed, names, client_version, have_dnf):
     if not mismatched:
         return result, ""
     specs = install_specs(family, names, client_version, names)
-    fix = ("dnf" if have_dnf else "yum") + " install " + " ".join(specs) if family == "RedHat" else \
-        "apt-get install --allow-downgrades " + " ".join(f"'{spec}'" for spec in specs)
-    first = next(installed[name] for name in names if installed.get(name) and
-                 release_of(installed[name]) != release)
+    fix = (
+        ("dnf" if have_dnf else "yum") + " install " + " ".join(specs)
+        if family == "RedHat"
+        else "apt-get install --allow-downgrades " + " ".join(f"'{spec}'" for spec in specs)
+    )
+    first = next(installed[name] for name in names if installed.get(name) and release_of(installed[name]) != release)
     have = first.split(":", 1)[-1].split("-", 1)[0]
-    msg = (f"{NAME}: installed Lustre client packages are of another release than client_version: "
-           f"{', '.join(mismatched)}; client_version is {client_version} (release {release}). This module does not "
-           "replace an installed Lustre release (the kernel modules of a mounted client must match its tools): "
-           f"unmount the Lustre file systems, then {fix}; or set client_version to {have} in the intent if that "
-           "release is the one wanted.")
+    msg = (
+        f"{NAME}: installed Lustre client packages are of another release than client_version: "
+        f"{', '.join(mismatched)}; client_version is {client_version} (release {release}). This module does not "
+        "replace an installed Lustre release (the kernel modules of a mounted client must match its tools): "
+        f"unmount the Lustre file systems, then {fix}; or set client_version to {have} in the intent if that "
+        "release is the one wanted."
+    )
     return result, msg
 
 
@@ -371,8 +389,10 @@ def main():
         except OSError as exc:
             module.fail_json(msg=f"{NAME}: os_release {p['os_release']}: {exc.strerror or exc}; set os_family")
         if family is None:
-            module.fail_json(msg=f"{NAME}: {p['os_release']} names neither an EL nor a Debian/Ubuntu "
-                                 "distribution; set os_family (RedHat or Debian)")
+            module.fail_json(
+                msg=f"{NAME}: {p['os_release']} names neither an EL nor a Debian/Ubuntu "
+                "distribution; set os_family (RedHat or Debian)"
+            )
     kernel = p["kernel_release"] or platform.release()
     rc, out, _err = run(module, ["ofed_info", "-s"])
     ofed = parse_ofed_info(out, rc)
@@ -386,42 +406,56 @@ def main():
     have_dnf = bool(module.get_bin_path("dnf"))
     before = installed_packages(module, family, packages)
     missing = [name for name, version in before.items() if version is None]
-    result = {"changed": False, "family": family, "flavor": flavor, "flavor_reason": reason, "packages": packages,
-              "installed": before, "missing": missing, "commands": [], "ofed": ofed, "kernel": kernel}
+    result = {
+        "changed": False,
+        "family": family,
+        "flavor": flavor,
+        "flavor_reason": reason,
+        "packages": packages,
+        "installed": before,
+        "missing": missing,
+        "commands": [],
+        "ofed": ofed,
+        "kernel": kernel,
+    }
     if p["client_version"]:
         result["version_check"], msg = version_check(family, before, lustre, p["client_version"], have_dnf)
         if msg:
             module.fail_json(msg=msg, **result)
     if p["install"] and missing:
-        argv = install_command(family, install_specs(family, missing, p["client_version"], lustre),
-                               have_dnf=have_dnf)
+        argv = install_command(family, install_specs(family, missing, p["client_version"], lustre), have_dnf=have_dnf)
         result["commands"].append(argv)
         result["changed"] = True
-        result["diff"] = {"before": {"installed": sorted(n for n, v in before.items() if v)},
-                          "after": {"installed": sorted(packages)}}
+        result["diff"] = {
+            "before": {"installed": sorted(n for n, v in before.items() if v)},
+            "after": {"installed": sorted(packages)},
+        }
         if not module.check_mode:
             env = {"DEBIAN_FRONTEND": "noninteractive"} if family == "Debian" else {}
             rc, out, err = run(module, argv, env)
             if rc != 0:
-                module.fail_json(msg=f"{NAME}: {' '.join(argv)} failed (rc {rc}): {(err or out).strip()[-600:]}",
-                                 **result)
+                module.fail_json(
+                    msg=f"{NAME}: {' '.join(argv)} failed (rc {rc}): {(err or out).strip()[-600:]}", **result
+                )
             result["installed"] = installed_packages(module, family, packages)
             still = [name for name, version in result["installed"].items() if version is None]
             if still:
-                module.fail_json(msg=f"{NAME}: {', '.join(still)} still not installed after {' '.join(argv)}",
-                                 **result)
+                module.fail_json(msg=f"{NAME}: {', '.join(still)} still not installed after {' '.join(argv)}", **result)
             if p["client_version"]:
-                result["version_check"], msg = version_check(family, result["installed"], lustre,
-                                                             p["client_version"], have_dnf)
+                result["version_check"], msg = version_check(
+                    family, result["installed"], lustre, p["client_version"], have_dnf
+                )
                 if msg:
                     module.fail_json(msg=f"{msg} (after {' '.join(argv)})", **result)
     if p["verify"]:
         check = verification(module, kernel, ofed, packages)
         pending = module.check_mode and p["install"] and missing
         if pending and not check["module"]:
-            result["o2ib"] = {"ok": None,
-                              "deferred": f"check mode: {', '.join(missing)} not installed yet, "
-                                          "ko2iblnd is verified after the install"}
+            result["o2ib"] = {
+                "ok": None,
+                "deferred": f"check mode: {', '.join(missing)} not installed yet, "
+                "ko2iblnd is verified after the install",
+            }
         else:
             result["o2ib"] = check
             for warning in check["warnings"]:

@@ -188,8 +188,10 @@ def main():
     module = AnsibleModule(argument_spec={**SPECS["lustre_health"], **PROBES_OPTION}, supports_check_mode=True)
     probes = module.params["probes"]
     if not probes:
-        module.fail_json(msg="aiinfra.hwaac.lustre_health: no probes: this module runs through its action plugin "
-                             "(the controller needs the hwaac package)")
+        module.fail_json(
+            msg="aiinfra.hwaac.lustre_health: no probes: this module runs through its action plugin "
+            "(the controller needs the hwaac package)"
+        )
     outputs = {}
     for name, probe in probes.items():
         argv = probe.get("argv")
@@ -209,8 +211,13 @@ def main():
         text = ""  # no mount table: nothing mounted (a fake host without mounts has no file; /proc/mounts exists)
     except OSError as exc:
         error = f"cannot read {path}: {exc.strerror or exc}"
-    module.exit_json(changed=False, outputs=outputs, proc_mounts=text, proc_mounts_error=error,
-                     proc_mounts_path=os.path.abspath(path))
+    module.exit_json(
+        changed=False,
+        outputs=outputs,
+        proc_mounts=text,
+        proc_mounts_error=error,
+        proc_mounts_path=os.path.abspath(path),
+    )
 
 
 if __name__ == "__main__":

@@ -300,9 +300,11 @@ def main() -> None:
             need_unmount, remount = mounted_differences(run, before, resolved, options)
             run.result["differences"] = need_unmount + remount
             if need_unmount and not p["allow_unmount"]:
-                run.fail(f"{before.source} is mounted on {run.mp} but differs from the wanted mount in a way a "
-                         f"remount cannot change: {'; '.join(need_unmount)}. It needs an unmount and a new mount; "
-                         "set allow_unmount=true to let the module do it (force_unmount applies if it is busy).")
+                run.fail(
+                    f"{before.source} is mounted on {run.mp} but differs from the wanted mount in a way a "
+                    f"remount cannot change: {'; '.join(need_unmount)}. It needs an unmount and a new mount; "
+                    "set allow_unmount=true to let the module do it (force_unmount applies if it is busy)."
+                )
         if (before is None or need_unmount) and p["check_lnet"]:
             check_lnet(run, groups)
         if not os.path.isdir(run.mp):
@@ -345,8 +347,10 @@ def main() -> None:
                 need_unmount, remount = [f"cannot compare the mounted source: {exc}"], []
             run.result["differences"] = need_unmount + remount
             if need_unmount or remount:
-                module.warn(f"{run.mp} is mounted but differs from the fstab line (state=present does not touch the "
-                            f"mount): {'; '.join(need_unmount + remount)}")
+                module.warn(
+                    f"{run.mp} is mounted but differs from the fstab line (state=present does not touch the "
+                    f"mount): {'; '.join(need_unmount + remount)}"
+                )
         run.result["mounted"] = before is not None
     else:
         if before is not None:
@@ -365,8 +369,14 @@ def main() -> None:
         run.result["mounted"] = False
 
     if after_text != mount_before:
-        run.diffs.append({"before_header": f"mount {run.mp}", "after_header": f"mount {run.mp}",
-                          "before": mount_before, "after": after_text})
+        run.diffs.append(
+            {
+                "before_header": f"mount {run.mp}",
+                "after_header": f"mount {run.mp}",
+                "before": mount_before,
+                "after": after_text,
+            }
+        )
     shown = after if not run.check else before
     if shown is not None and run.result["mounted"]:
         run.result["mounted_source"] = shown.source

@@ -159,8 +159,10 @@ def read_values(run: Steps, lctl: str, pattern: str, fsname: str) -> dict[str, s
     res = run.run([lctl, "get_param", pattern], changing=False)
     values = parse_get_param(res["stdout"]) if res["rc"] == 0 else {}
     if not values:
-        run.fail(f"params: pattern {pattern} matches no parameter on this node (lctl get_param: {output_line(res)}); "
-                 f"is {fsname} mounted, and is the pattern right?")
+        run.fail(
+            f"params: pattern {pattern} matches no parameter on this node (lctl get_param: {output_line(res)}); "
+            f"is {fsname} mounted, and is the pattern right?"
+        )
     return values
 
 
@@ -181,10 +183,12 @@ def running_version(run: Steps, lctl: str, client_version: str | None) -> tuple[
         if wanted[:2] != version[:2]:
             want_rel = ".".join(str(n) for n in wanted[:2])
             run_rel = ".".join(str(n) for n in version[:2])
-            run.fail(f"client_version: the intent expects Lustre {client_version} but this node runs {text} (lctl "
-                     f"get_param -n version), another release ({want_rel} wanted, {run_rel} running). Install the "
-                     f"{want_rel} client on this node (and reboot or reload its modules), or correct client_version "
-                     "in the intent. Nothing was set.")
+            run.fail(
+                f"client_version: the intent expects Lustre {client_version} but this node runs {text} (lctl "
+                f"get_param -n version), another release ({want_rel} wanted, {run_rel} running). Install the "
+                f"{want_rel} client on this node (and reboot or reload its modules), or correct client_version "
+                "in the intent. Nothing was set."
+            )
     return version, text
 
 
@@ -200,8 +204,10 @@ def plan_file(run: Steps, path: str, fsname: str, params: dict[str, str]) -> dic
         run.fail(f"{path}: {exc}")
     for key, val in outside.items():
         if key in params and not same_value(val, params[key]):
-            run.module.warn(f"{path} also sets {key}={val} outside the hwaac block of {fsname} (the block sets "
-                            f"{params[key]}); the line that comes later in the file wins")
+            run.module.warn(
+                f"{path} also sets {key}={val} outside the hwaac block of {fsname} (the block sets "
+                f"{params[key]}); the line that comes later in the file wins"
+            )
     return {"method": "mount.client.params", "path": path, "before": text, "after": new}
 
 
@@ -210,8 +216,10 @@ def plan_unit(run: Steps, lctl: str, p: dict, params: dict[str, str]) -> dict:
     bound to the mount unit of ``mount_point`` (:func:`render_unit`). Returns ``{"method", "path", "unit",
     "before", "after", "systemctl"}`` without writing; fails the task without ``mount_point`` or ``systemctl``."""
     if not p["mount_point"]:
-        run.fail("mount_point is required to persist the parameters of a client before Lustre 2.17 (the unit is "
-                 "bound to the mount unit of the mount point)")
+        run.fail(
+            "mount_point is required to persist the parameters of a client before Lustre 2.17 (the unit is "
+            "bound to the mount unit of the mount point)"
+        )
     try:
         content = render_unit(p["filesystem"], p["mount_point"], params, lctl)
     except ParamError as exc:
@@ -221,16 +229,28 @@ def plan_unit(run: Steps, lctl: str, p: dict, params: dict[str, str]) -> dict:
         run.fail("systemctl not found on this host; cannot persist the tunables of a client before Lustre 2.17")
     unit = tune_unit_name(p["filesystem"])
     path = os.path.join(p["systemd_dir"], unit)
-    return {"method": "systemd", "path": path, "unit": unit, "before": run.read_text(path), "after": content,
-            "systemctl": systemctl}
+    return {
+        "method": "systemd",
+        "path": path,
+        "unit": unit,
+        "before": run.read_text(path),
+        "after": content,
+        "systemctl": systemctl,
+    }
 
 
 def persist_file(run: Steps, plan: dict) -> dict:
     """Write the planned ``mount.client.params`` when it changes. Returns ``{"method", "path", "changed"}``."""
     changed = plan["after"] != plan["before"]
     if changed:
-        run.diffs.append({"before_header": plan["path"], "after_header": plan["path"], "before": plan["before"],
-                          "after": plan["after"]})
+        run.diffs.append(
+            {
+                "before_header": plan["path"],
+                "after_header": plan["path"],
+                "before": plan["before"],
+                "after": plan["after"],
+            }
+        )
         run.action("params_file")
         if not run.check:
             run.write_text(plan["path"], plan["after"])
@@ -244,8 +264,9 @@ def persist_unit(run: Steps, plan: dict) -> dict:
     systemctl, unit, path = plan["systemctl"], plan["unit"], plan["path"]
     changed = plan["before"] != plan["after"]
     if changed:
-        run.diffs.append({"before_header": path, "after_header": path, "before": plan["before"],
-                          "after": plan["after"]})
+        run.diffs.append(
+            {"before_header": path, "after_header": path, "before": plan["before"], "after": plan["after"]}
+        )
         run.action("unit")
         if not run.check:
             run.write_text(path, plan["after"])
@@ -293,8 +314,10 @@ def main() -> None:
     except (LustreError, ParamError) as exc:
         module.fail_json(msg=str(exc))
     if p["mount_point"] and not p["mount_point"].startswith("/"):
-        module.fail_json(msg=f"mount_point: {p['mount_point']!r} must be an absolute path (the mount point of "
-                             f"{p['filesystem']}, for example /mnt/{p['filesystem']})")
+        module.fail_json(
+            msg=f"mount_point: {p['mount_point']!r} must be an absolute path (the mount point of "
+            f"{p['filesystem']}, for example /mnt/{p['filesystem']})"
+        )
     for w in warnings:
         module.warn(w)
     lctl = module.get_bin_path("lctl")
@@ -314,8 +337,9 @@ def main() -> None:
 
     order = set_order(params)
     before = {pattern: read_values(run, lctl, pattern, p["filesystem"]) for pattern in order}
-    differing = {pattern: {n: v for n, v in before[pattern].items() if not same_value(v, params[pattern])}
-                 for pattern in order}
+    differing = {
+        pattern: {n: v for n, v in before[pattern].items() if not same_value(v, params[pattern])} for pattern in order
+    }
     for pattern in order:
         if not differing[pattern]:
             continue
@@ -333,15 +357,31 @@ def main() -> None:
                 after = read_values(run, lctl, pattern, p["filesystem"])
                 still = [f"{n}={v}" for n, v in after.items() if not same_value(v, params[pattern])]
                 if still:
-                    run.fail(f"lctl set_param {pattern}={params[pattern]} was accepted but these devices still "
-                             f"differ: {', '.join(still)}")
+                    run.fail(
+                        f"lctl set_param {pattern}={params[pattern]} was accepted but these devices still "
+                        f"differ: {', '.join(still)}"
+                    )
             diff_before += [f"{n}={v}" for n, v in sorted(differing[pattern].items())]
             diff_after += [f"{n}={after.get(n, params[pattern])}" for n in sorted(differing[pattern])]
-        run.result["params"].append({"pattern": pattern, "value": params[pattern], "changed": bool(differing[pattern]),
-                                     "before": before[pattern], "after": after})
+        run.result["params"].append(
+            {
+                "pattern": pattern,
+                "value": params[pattern],
+                "changed": bool(differing[pattern]),
+                "before": before[pattern],
+                "after": after,
+            }
+        )
     if diff_before:
-        run.diffs.insert(0, {"before_header": "lctl get_param", "after_header": "lctl get_param",
-                             "before": "\n".join(diff_before) + "\n", "after": "\n".join(diff_after) + "\n"})
+        run.diffs.insert(
+            0,
+            {
+                "before_header": "lctl get_param",
+                "after_header": "lctl get_param",
+                "before": "\n".join(diff_before) + "\n",
+                "after": "\n".join(diff_after) + "\n",
+            },
+        )
 
     if plan is not None:
         if plan["method"] == "systemd":

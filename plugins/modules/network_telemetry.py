@@ -205,9 +205,17 @@ def run_tools(module, names, sysfs, timeout, cap, probe_file, keep_read=True):
         argv = tool_argv(name, sysfs, probe_file)
         started = time.time()
         if left <= 0:
-            outputs[name] = {"argv": argv, "rc": None, "stdout": "", "stderr": f"not run: output cap of {cap} bytes "
-                             "reached (max_output)", "taken_at": started, "seconds": 0.0, "timed_out": False,
-                             "truncated": False, "filtered": False}
+            outputs[name] = {
+                "argv": argv,
+                "rc": None,
+                "stdout": "",
+                "stderr": f"not run: output cap of {cap} bytes reached (max_output)",
+                "taken_at": started,
+                "seconds": 0.0,
+                "timed_out": False,
+                "truncated": False,
+                "filtered": False,
+            }
             continue
         out = run_timed(module, argv, timeout, {"LC_ALL": "C"})
         out.update(argv=argv, taken_at=round(started, 3), truncated=False, filtered=False)
@@ -230,8 +238,9 @@ def main():
     asked = p["tools"] if p["tools"] is not None else DEFAULT_TOOLS[p["kind"]]
     if p["probes"]:
         if p["kind"] != "host":
-            module.fail_json(msg="aiinfra.hwaac.network_telemetry: probes are read on GPU nodes (kind host), where "
-                             "the prober runs")
+            module.fail_json(
+                msg="aiinfra.hwaac.network_telemetry: probes are read on GPU nodes (kind host), where the prober runs"
+            )
         asked = [*asked, "probe"]
     names = expand(asked, p["ports"])
     # a per-port tool asked for without a port and without ports is refused (the defaults just leave it out)

@@ -175,12 +175,16 @@ def main():
     module = AnsibleModule(argument_spec={**SPECS["node_health"], **PROBES_OPTION}, supports_check_mode=True)
     probes = module.params["probes"]
     if not probes:
-        module.fail_json(msg="aiinfra.hwaac.node_health: no probes: this module runs through its action plugin "
-                             "(the controller needs the hwaac package)")
+        module.fail_json(
+            msg="aiinfra.hwaac.node_health: no probes: this module runs through its action plugin "
+            "(the controller needs the hwaac package)"
+        )
     outputs = {}
     parallel = [name for name, probe in probes.items() if probe.get("parallel")]
-    threads = [threading.Thread(target=lambda n=name: outputs.__setitem__(n, run_probe(module, probes[n])))
-               for name in parallel]
+    threads = [
+        threading.Thread(target=lambda n=name: outputs.__setitem__(n, run_probe(module, probes[n])))
+        for name in parallel
+    ]
     for thread in threads:  # servers: all of them must listen at once
         thread.start()
     for name, probe in probes.items():

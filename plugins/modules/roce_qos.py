@@ -304,11 +304,13 @@ def main() -> None:
     ports = [Port(module, {**entry, **roots}) for entry in entries]
     driver = PerItem(module, ports, single=single, key="interface", option="ports", tool="roce_qos")
     driver.check()  # every port is checked before anything runs
-    driver.run(lambda results, diff: {
-        "changed": any(r["changed"] for r in results),
-        "unverified": {r["interface"]: r["unverified"] for r in results if r["unverified"]},
-        "diff": diff,
-    })
+    driver.run(
+        lambda results, diff: {
+            "changed": any(r["changed"] for r in results),
+            "unverified": {r["interface"]: r["unverified"] for r in results if r["unverified"]},
+            "diff": diff,
+        }
+    )
 
 
 if __name__ == "__main__":

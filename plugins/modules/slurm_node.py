@@ -243,8 +243,9 @@ class NodeRun:
         """Run scontrol (killed after ``timeout`` seconds, recorded in ``raw``); ``(rc, stdout, stderr, command)``."""
         cmd = [self.scontrol, *args]
         try:
-            ran = run_recorded(self.module, cmd, self.raw, self.timeout, handle_exceptions=False,
-                               expand_user_and_vars=False)  # a reason may hold $ or ~; scontrol gets it as written
+            ran = run_recorded(
+                self.module, cmd, self.raw, self.timeout, handle_exceptions=False, expand_user_and_vars=False
+            )  # a reason may hold $ or ~; scontrol gets it as written
         except OSError as exc:
             raise NodeFailure(f"cannot run {quoted(cmd)} for node {self.name}: {exc.strerror or exc}") from None
         if ran.timed_out:

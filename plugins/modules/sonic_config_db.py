@@ -270,7 +270,7 @@ def _tool_error(out: str, err: str) -> str:
     # click starts its own line with "Error: "; GCU messages may hold "Error:" mid-line ("... Error: Data Loading")
     at = text.rfind("\nError: ")
     if at >= 0 or text.startswith("Error: "):
-        return text[at + len("\nError: ") if at >= 0 else len("Error: "):].strip()
+        return text[at + len("\nError: ") if at >= 0 else len("Error: ") :].strip()
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return "\n".join(lines[-3:])
 
@@ -307,8 +307,9 @@ def main() -> None:
             state=dict(type="str", choices=["present", "committed", "rolled_back"], default="present"),
             keep_checkpoint=dict(type="bool", default=False),
             keep_drains=dict(type="bool", default=True),
-            operation=dict(type="str", choices=["read", "apply", "finish", "rollback", "commit", "revert"],
-                           default="read"),
+            operation=dict(
+                type="str", choices=["read", "apply", "finish", "rollback", "commit", "revert"], default="read"
+            ),
             patch=dict(type="list", elements="dict"),
         ),
         supports_check_mode=True,
@@ -372,15 +373,27 @@ def main() -> None:
 
     if p["operation"] == "finish":
         if p["save"]:
-            _must_run(module, log, [config_bin, "save", "-y"],
-                      "config save -y failed (the change is live but not saved)", changed=True, checkpoint=name)
+            _must_run(
+                module,
+                log,
+                [config_bin, "save", "-y"],
+                "config save -y failed (the change is live but not saved)",
+                changed=True,
+                checkpoint=name,
+            )
         _run(module, log, [config_bin, "delete-checkpoint", name])
         result["changed"] = True
         module.exit_json(**result)
 
     # rollback: asked by the action plugin when the running config does not hold the desired values
-    _must_run(module, log, [config_bin, "rollback", name],
-              f"config rollback {name} failed, checkpoint kept on the switch", changed=True, checkpoint=name)
+    _must_run(
+        module,
+        log,
+        [config_bin, "rollback", name],
+        f"config rollback {name} failed, checkpoint kept on the switch",
+        changed=True,
+        checkpoint=name,
+    )
     _run(module, log, [config_bin, "delete-checkpoint", name])
     result.update(changed=True, rolled_back=True, running=_read_running(module, log))
     module.exit_json(**result)

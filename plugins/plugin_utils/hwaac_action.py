@@ -26,8 +26,13 @@ class HwaacAction(ActionBase):
     HWAAC = HwaacImports()  # no hwaac imports: nothing to report
     TRANSFERS_FILES = False
 
-    def __init_subclass__(cls, module: str = "", hwaac: HwaacImports | None = None,
-                          spec: dict[str, dict[str, Any]] | None = None, **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls,
+        module: str = "",
+        hwaac: HwaacImports | None = None,
+        spec: dict[str, dict[str, Any]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init_subclass__(**kwargs)
         if module:
             cls.MODULE = module
@@ -35,8 +40,9 @@ class HwaacAction(ActionBase):
         if hwaac is not None:
             cls.HWAAC = hwaac
 
-    def start(self, tmp: Any, task_vars: dict[str, Any] | None,
-              **validator: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    def start(
+        self, tmp: Any, task_vars: dict[str, Any] | None, **validator: Any
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         """``(result, task_vars, args)``: the base result, the task's variables, the validated arguments.
 
         Raises:

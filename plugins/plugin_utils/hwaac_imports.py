@@ -19,8 +19,9 @@ class HwaacImports:
     def __enter__(self) -> HwaacImports:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 trace: TracebackType | None) -> bool:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, trace: TracebackType | None
+    ) -> bool:
         if isinstance(exc, ImportError):
             self.error = exc
             return True
@@ -30,5 +31,7 @@ class HwaacImports:
         """Raise ``error`` when the imports failed: ``<who> the hwaac Python package on the controller ...``
         (``who``: ``aiinfra.hwaac.<name> needs``)."""
         if self.error is not None:
-            raise error(f"{who} the hwaac Python package on the controller "
-                        f"(pip install hwaac, the version of this collection): {self.error}")
+            raise error(
+                f"{who} the hwaac Python package on the controller "
+                f"(pip install hwaac, the version of this collection): {self.error}"
+            )

@@ -24,13 +24,16 @@ def command_output(value: Any, name: str) -> tuple[str, int | None, str]:
             raise AnsibleFilterError(f"{name}: the registered task was skipped, there is no output to read")
         if "stdout" not in value:
             keys = ", ".join(sorted(map(str, value))[:12]) or "none"
-            raise AnsibleFilterError(f"{name}: expected a registered command/shell result (with 'stdout') or its "
-                                     f"stdout string, got a dict with keys {keys}")
+            raise AnsibleFilterError(
+                f"{name}: expected a registered command/shell result (with 'stdout') or its "
+                f"stdout string, got a dict with keys {keys}"
+            )
         stdout, rc, stderr = value.get("stdout"), value.get("rc"), value.get("stderr") or ""
         if not isinstance(stdout, str):
             raise AnsibleFilterError(f"{name}: 'stdout' must be text, got {type(stdout).__name__}")
         if rc is not None and (isinstance(rc, bool) or not isinstance(rc, int)):
             raise AnsibleFilterError(f"{name}: 'rc' must be an integer exit status, got {rc!r}")
         return stdout, rc, str(stderr)
-    raise AnsibleFilterError(f"{name}: expected a registered command/shell result or its stdout string, got "
-                             f"{type(value).__name__}")
+    raise AnsibleFilterError(
+        f"{name}: expected a registered command/shell result or its stdout string, got {type(value).__name__}"
+    )

@@ -36,5 +36,6 @@ def _same(path: str, text: str, ignore: re.Pattern[str] | None) -> bool:
         return False
     if ignore is None:
         return old == text
-    return ([line for line in old.splitlines() if not ignore.match(line)]
-            == [line for line in text.splitlines() if not ignore.match(line)])
+    return [line for line in old.splitlines() if not ignore.match(line)] == [
+        line for line in text.splitlines() if not ignore.match(line)
+    ]

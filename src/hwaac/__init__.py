@@ -24,9 +24,16 @@ if TYPE_CHECKING:
 
 # name -> module: imported on first use, so that ``import hwaac.<module>`` (the CLI, the Terraform provider, the
 # Ansible plugins) loads only what it uses, not the planner, every renderer and the schema
-_API = {"IntentError": "hwaac.errors", "IntentIssue": "hwaac.errors", "RenumberError": "hwaac.errors",
-        "build_plan": "hwaac.plan", "diff_plans": "hwaac.plan.diff", "render_to_dir": "hwaac.render",
-        "intent_json_schema": "hwaac.schema", "load_intent": "hwaac.validate"}
+_API = {
+    "IntentError": "hwaac.errors",
+    "IntentIssue": "hwaac.errors",
+    "RenumberError": "hwaac.errors",
+    "build_plan": "hwaac.plan",
+    "diff_plans": "hwaac.plan.diff",
+    "render_to_dir": "hwaac.render",
+    "intent_json_schema": "hwaac.schema",
+    "load_intent": "hwaac.validate",
+}
 
 
 def __getattr__(name: str) -> Any:

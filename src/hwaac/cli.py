@@ -34,13 +34,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     d = plan.design
     gpu_nodes = sum(1 for n in plan.nodes if n.kind == "gpu")
     appliances = len(plan.nodes) - gpu_nodes
-    print(f"ok: fabric {intent.fabric.name}: {d.tiers} tiers, {d.planes} plane(s), {len(plan.switches)} switches, "
-          f"{gpu_nodes} GPU nodes ({plan.gpu_count} GPUs)" + (f", {appliances} appliance(s)" if appliances else "")
-          + f", {len(plan.links)} links")
+    print(
+        f"ok: fabric {intent.fabric.name}: {d.tiers} tiers, {d.planes} plane(s), {len(plan.switches)} switches, "
+        f"{gpu_nodes} GPU nodes ({plan.gpu_count} GPUs)"
+        + (f", {appliances} appliance(s)" if appliances else "")
+        + f", {len(plan.links)} links"
+    )
     if intent.fabric.su_capacity is None:
-        print(f"note: fabric.su_capacity is not set, so the spine layer is sized for exactly {d.su_count} SU(s); "
-              "adding an SU would move existing cables (plan --against refuses that). Set su_capacity to the "
-              "size you will grow to.")
+        print(
+            f"note: fabric.su_capacity is not set, so the spine layer is sized for exactly {d.su_count} SU(s); "
+            "adding an SU would move existing cables (plan --against refuses that). Set su_capacity to the "
+            "size you will grow to."
+        )
     return EXIT_OK
 
 
@@ -103,9 +108,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
         _err(f"hwaac: {exc}")
         return EXIT_USAGE
     elapsed = time.perf_counter() - t0
-    print(f"planned {intent.fabric.name} in {t_plan:.2f} s: {len(plan.switches)} switches, {len(plan.nodes)} nodes, "
-          f"{len(plan.links)} links; wrote {counts['switches']} switch configs, {counts['hosts']} host files, "
-          f"{counts['docs']} documents to {args.output} ({elapsed:.2f} s)")
+    print(
+        f"planned {intent.fabric.name} in {t_plan:.2f} s: {len(plan.switches)} switches, {len(plan.nodes)} nodes, "
+        f"{len(plan.links)} links; wrote {counts['switches']} switch configs, {counts['hosts']} host files, "
+        f"{counts['docs']} documents to {args.output} ({elapsed:.2f} s)"
+    )
     return EXIT_OK
 
 
@@ -133,12 +140,20 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("fabric", help="fabric.yml or the folder holding it")
     pl.add_argument("-o", "--output", required=True, help="output folder (replaced atomically)")
     pl.add_argument("--against", metavar="OLD", help="an earlier plan.json (or its folder) to diff against")
-    pl.add_argument("--allow-renumber", action="store_true",
-                    help="accept changes to existing addresses, ASNs or cables of OLD")
-    pl.add_argument("--allow-remove", action="store_true",
-                    help="accept removing switches, nodes or cables that OLD has (shrinking the fabric)")
-    pl.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="show a progress bar (default: when stderr is a terminal)")
+    pl.add_argument(
+        "--allow-renumber", action="store_true", help="accept changes to existing addresses, ASNs or cables of OLD"
+    )
+    pl.add_argument(
+        "--allow-remove",
+        action="store_true",
+        help="accept removing switches, nodes or cables that OLD has (shrinking the fabric)",
+    )
+    pl.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar (default: when stderr is a terminal)",
+    )
     pl.set_defaults(func=cmd_plan)
 
     s = sub.add_parser("schema", help="print the intent's JSON Schema")
@@ -183,8 +198,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     tf = sub.add_parser("terraform", help="the Terraform provider aiinfra/hwaac")
     tf_sub = tf.add_subparsers(dest="tf_command", required=True)
-    m = tf_sub.add_parser("mirror", help="build the provider into a local mirror and write a CLI configuration "
-                                          "(offline terraform/tofu init)")
+    m = tf_sub.add_parser(
+        "mirror",
+        help="build the provider into a local mirror and write a CLI configuration (offline terraform/tofu init)",
+    )
     m.add_argument("-o", "--dir", default="build/terraform", help="output folder (default build/terraform)")
     m.set_defaults(func=cmd_terraform_mirror)
     return p

@@ -72,7 +72,8 @@ class RenumberError(Exception):
         self.changes = changes
         super().__init__(
             f"{len(changes)} existing allocation(s) would be renumbered; "
-            "pass --allow-renumber to accept:\n  " + "\n  ".join(changes[:50])
+            "pass --allow-renumber to accept:\n  "
+            + "\n  ".join(changes[:50])
             + (f"\n  ... and {len(changes) - 50} more" if len(changes) > 50 else "")
         )
 

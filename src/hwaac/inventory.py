@@ -48,8 +48,9 @@ def group_name(text: str) -> str:
     return re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_") or "_"
 
 
-def from_plan_doc(doc: dict[str, Any], *, source: str = "plan",
-                  render_dir: str | Path | None = None) -> FabricInventory:
+def from_plan_doc(
+    doc: dict[str, Any], *, source: str = "plan", render_dir: str | Path | None = None
+) -> FabricInventory:
     """The inventory of a plan document (the ``plan.json`` shape of :mod:`hwaac.plan.serialize`).
 
     Raises:
@@ -73,9 +74,15 @@ def from_plan_doc(doc: dict[str, Any], *, source: str = "plan",
     for name, sw in (doc.get("switches") or {}).items():
         try:
             role, plane = sw["role"], int(sw["plane"])
-            hv: dict[str, Any] = {"hwaac_fabric": fabric, "hwaac_role": role, "hwaac_source": source,
-                                  "hwaac_plane": plane, "hwaac_model": sw["model"], "hwaac_asn": int(sw["asn"]),
-                                  "hwaac_loopback": str(sw["loopback"]).split("/")[0]}
+            hv: dict[str, Any] = {
+                "hwaac_fabric": fabric,
+                "hwaac_role": role,
+                "hwaac_source": source,
+                "hwaac_plane": plane,
+                "hwaac_model": sw["model"],
+                "hwaac_asn": int(sw["asn"]),
+                "hwaac_loopback": str(sw["loopback"]).split("/")[0],
+            }
         except KeyError as exc:
             raise ValueError(f"plan: switch {name} has no field {exc.args[0]!r}") from None
         for key in ("su", "rail", "pod"):
@@ -95,9 +102,15 @@ def from_plan_doc(doc: dict[str, Any], *, source: str = "plan",
     for name, node in (doc.get("nodes") or {}).items():
         try:
             kind, su = node["kind"], int(node["su"])
-            hv = {"hwaac_fabric": fabric, "hwaac_role": kind, "hwaac_source": source, "hwaac_su": su,
-                  "hwaac_slot": int(node["slot"]), "hwaac_rails": [int(r) for r in node["rails"]],
-                  "hwaac_planes": sorted(node_planes.get(name, set()))}
+            hv = {
+                "hwaac_fabric": fabric,
+                "hwaac_role": kind,
+                "hwaac_source": source,
+                "hwaac_su": su,
+                "hwaac_slot": int(node["slot"]),
+                "hwaac_rails": [int(r) for r in node["rails"]],
+                "hwaac_planes": sorted(node_planes.get(name, set())),
+            }
         except KeyError as exc:
             raise ValueError(f"plan: node {name} has no field {exc.args[0]!r}") from None
         if files is not None:

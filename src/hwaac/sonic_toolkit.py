@@ -130,11 +130,17 @@ def _load_env(env_sh: Path, base: Mapping[str, str]) -> dict[str, str]:
     """The environment after ``. env.sh`` in bash, read back with ``env -0`` (cached per file and mtime)."""
     key = (str(env_sh), env_sh.stat().st_mtime)
     if key not in _ENV_CACHE:
-        proc = subprocess.run(["bash", "-c", '. "$1" >/dev/null && env -0', "bash", str(env_sh)], env=dict(base),
-                              capture_output=True, timeout=60, check=False)
+        proc = subprocess.run(
+            ["bash", "-c", '. "$1" >/dev/null && env -0', "bash", str(env_sh)],
+            env=dict(base),
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
         if proc.returncode != 0:
-            raise ToolkitError(f"sourcing {env_sh} failed (exit {proc.returncode}): "
-                               f"{proc.stderr.decode(errors='replace').strip()}")
+            raise ToolkitError(
+                f"sourcing {env_sh} failed (exit {proc.returncode}): {proc.stderr.decode(errors='replace').strip()}"
+            )
         env = {}
         for item in proc.stdout.split(b"\0"):
             name, sep, value = item.decode(errors="surrogateescape").partition("=")
@@ -154,27 +160,32 @@ def locate(environ: Mapping[str, str] | None = None) -> Toolkit:
     environ = os.environ if environ is None else environ
     raw = environ.get(ENV_VAR)
     if not raw:
-        raise ToolkitError(f"{ENV_VAR} is not set: point it at the SONiC toolkit folder "
-                            "(SONiC's YANG models, sonic-cfggen, GCU and FRR templates, with its setup.sh)")
+        raise ToolkitError(
+            f"{ENV_VAR} is not set: point it at the SONiC toolkit folder "
+            "(SONiC's YANG models, sonic-cfggen, GCU and FRR templates, with its setup.sh)"
+        )
     home = Path(raw).expanduser().resolve()
     if not home.is_dir():
         raise ToolkitError(f"{ENV_VAR}={raw}: no such folder")
     cache = default_cache(home, environ)
     env_sh = cache / "env.sh"
     if not env_sh.is_file():
-        raise ToolkitError(f"the SONiC toolkit {home} is not set up ({env_sh} is missing): run "
-                           f"{home}/setup.sh PYTHON (a Python 3.12 virtualenv's python, e.g. .venv-sonic/bin/python; "
-                           "scripts/sonic-toolkit.sh does it)" + (f" with {CACHE_VAR}={cache}" if
-                                                                  environ.get(CACHE_VAR) else ""))
+        raise ToolkitError(
+            f"the SONiC toolkit {home} is not set up ({env_sh} is missing): run "
+            f"{home}/setup.sh PYTHON (a Python 3.12 virtualenv's python, e.g. .venv-sonic/bin/python; "
+            "scripts/sonic-toolkit.sh does it)" + (f" with {CACHE_VAR}={cache}" if environ.get(CACHE_VAR) else "")
+        )
     env = _load_env(env_sh, environ)
     return Toolkit(home=home, cache=cache, version=_version(home), env=env)
 
 
-def _run(toolkit: Toolkit, argv: list[str], timeout: float,
-         env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    toolkit: Toolkit, argv: list[str], timeout: float, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(argv, env=dict(env or toolkit.env), capture_output=True, text=True, timeout=timeout,
-                              check=False)
+        return subprocess.run(
+            argv, env=dict(env or toolkit.env), capture_output=True, text=True, timeout=timeout, check=False
+        )
     except subprocess.TimeoutExpired:
         raise ToolkitError(f"{argv[0]} did not finish within {timeout:g} s") from None
     except OSError as exc:
@@ -191,8 +202,9 @@ def _json_out(proc: subprocess.CompletedProcess[str], tool: str) -> dict[str, An
     return doc
 
 
-def yang_validate(paths: Iterable[str | Path], *, toolkit: Toolkit | None = None,
-                  timeout: float | None = None) -> list[YangResult]:
+def yang_validate(
+    paths: Iterable[str | Path], *, toolkit: Toolkit | None = None, timeout: float | None = None
+) -> list[YangResult]:
     """Validate config_db.json files with SONiC's YANG models, as ``config reload`` and GCU check them.
 
     One ``sonic-yang-validate --json`` run for all files (loading the models takes about a second; each file
@@ -218,24 +230,45 @@ def yang_validate(paths: Iterable[str | Path], *, toolkit: Toolkit | None = None
     proc = _run(tk, ["sonic-yang-validate", "--json", "-q", *files], limit)
     doc = _json_out(proc, "sonic-yang-validate")
     if proc.returncode not in (0, 1):
-        raise ToolkitError(f"sonic-yang-validate: setup or usage error (exit {proc.returncode}): "
-                           f"{proc.stderr.strip()[-2000:]}")
+        raise ToolkitError(
+            f"sonic-yang-validate: setup or usage error (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}"
+        )
     out = []
     for res in doc.get("results", []):
         if res.get("valid") is None:
             raise ToolkitError(f"sonic-yang-validate could not check {res.get('file')}: {res.get('error', '')}")
-        errors = tuple(YangError(str(e.get("table") or ""), str(e.get("key") or ""), str(e.get("field") or ""),
-                                 str(e.get("message") or ""), str(e.get("xpath") or ""))
-                       for e in res.get("errors", []))
-        out.append(YangResult(file=str(res.get("file")), valid=bool(res["valid"]), errors=errors,
-                              tables_without_yang=tuple(res.get("tables_without_yang") or ())))
+        errors = tuple(
+            YangError(
+                str(e.get("table") or ""),
+                str(e.get("key") or ""),
+                str(e.get("field") or ""),
+                str(e.get("message") or ""),
+                str(e.get("xpath") or ""),
+            )
+            for e in res.get("errors", [])
+        )
+        out.append(
+            YangResult(
+                file=str(res.get("file")),
+                valid=bool(res["valid"]),
+                errors=errors,
+                tables_without_yang=tuple(res.get("tables_without_yang") or ()),
+            )
+        )
     return out
 
 
-def gcu_dryrun(running: Mapping[str, Any], patch: list[Mapping[str, Any]], *, asic_type: str | None = None,
-               build_version: str | None = None, state_db: Mapping[str, Any] | None = None,
-               extra_args: Iterable[str] = (), toolkit: Toolkit | None = None,
-               timeout: float = GCU_TIMEOUT_S) -> GcuResult:
+def gcu_dryrun(
+    running: Mapping[str, Any],
+    patch: list[Mapping[str, Any]],
+    *,
+    asic_type: str | None = None,
+    build_version: str | None = None,
+    state_db: Mapping[str, Any] | None = None,
+    extra_args: Iterable[str] = (),
+    toolkit: Toolkit | None = None,
+    timeout: float = GCU_TIMEOUT_S,
+) -> GcuResult:
     """Decide a patch as ``config apply-patch --dry-run PATCH`` would on a switch whose CONFIG_DB is ``running``.
 
     SONiC's generic config updater runs unmodified (patch checks, YANG validation of the target config, field
@@ -286,10 +319,15 @@ def gcu_dryrun(running: Mapping[str, Any], patch: list[Mapping[str, Any]], *, as
     kind = doc.get("kind")
     if proc.returncode not in (0, 1) and kind != "device":
         raise ToolkitError(f"sonic-gcu-dryrun: {doc.get('error') or proc.stderr.strip()[-2000:]}")
-    return GcuResult(accepted=doc.get("result") == "accepted", kind=kind, error=doc.get("error"),
-                     details=tuple(doc.get("details") or ()), changes=tuple(doc.get("changes") or ()),
-                     config=doc.get("config"), seconds=float(doc.get("seconds") or 0.0))
+    return GcuResult(
+        accepted=doc.get("result") == "accepted",
+        kind=kind,
+        error=doc.get("error"),
+        details=tuple(doc.get("details") or ()),
+        changes=tuple(doc.get("changes") or ()),
+        config=doc.get("config"),
+        seconds=float(doc.get("seconds") or 0.0),
+    )
 
 
-__all__ = ["GcuResult", "Toolkit", "ToolkitError", "YangError", "YangResult", "gcu_dryrun", "locate",
-           "yang_validate"]
+__all__ = ["GcuResult", "Toolkit", "ToolkitError", "YangError", "YangResult", "gcu_dryrun", "locate", "yang_validate"]

@@ -80,11 +80,14 @@ PARSERS: dict[str, ToolParser] = {
     # GPUs: nvidia-smi, DCGM, burn-in tools
     "nvidia-smi-xml": ToolParser(nvidia_smi.parse_query_xml, "nvidia-smi -q -x"),
     "nvidia-smi-text": ToolParser(nvidia_smi.parse_query_text, "nvidia-smi -q"),
-    "nvidia-smi-query-gpu": ToolParser(nvidia_smi.parse_query_gpu_csv, "nvidia-smi --query-gpu=FIELDS --format=csv",
-                                       ("fields", "version")),
-    "nvidia-smi-remapped-rows": ToolParser(nvidia_smi.parse_remapped_rows_csv,
-                                           "nvidia-smi --query-remapped-rows=FIELDS --format=csv",
-                                           ("fields", "version")),
+    "nvidia-smi-query-gpu": ToolParser(
+        nvidia_smi.parse_query_gpu_csv, "nvidia-smi --query-gpu=FIELDS --format=csv", ("fields", "version")
+    ),
+    "nvidia-smi-remapped-rows": ToolParser(
+        nvidia_smi.parse_remapped_rows_csv,
+        "nvidia-smi --query-remapped-rows=FIELDS --format=csv",
+        ("fields", "version"),
+    ),
     "nvlink-status": ToolParser(nvidia_smi.parse_nvlink_status, "nvidia-smi nvlink -s"),
     "nvlink-errors": ToolParser(nvidia_smi.parse_nvlink_errors, "nvidia-smi nvlink -e"),
     "dcgm-diag-json": ToolParser(dcgm.parse_diag_json, "dcgmi diag -r LEVEL -j"),
@@ -94,21 +97,21 @@ PARSERS: dict[str, ToolParser] = {
     "nvbandwidth": ToolParser(read_nvbandwidth, "nvbandwidth [-t TEST]"),
     "nccl-tests": ToolParser(nccl_tests.parse_nccl_tests, "all_reduce_perf (nccl-tests, any *_perf) stdout"),
     "nccl-tests-json": ToolParser(nccl_tests_json.parse_nccl_tests_json, "the file nccl-tests -J FILE writes"),
-    "kernel-log": ToolParser(kernel_log.parse_kernel_log, "journalctl -k -o short-iso, or dmesg",
-                             ("year", "version")),
+    "kernel-log": ToolParser(kernel_log.parse_kernel_log, "journalctl -k -o short-iso, or dmesg", ("year", "version")),
     # NICs and RDMA
     "ibstat": ToolParser(ibstat.parse_ibstat, "ibstat"),
-    "ib-counters": ToolParser(ib_counters.parse_ib_counters,
-                              "grep -H . /sys/class/infiniband/*/ports/*/counters/* .../hw_counters/*"),
+    "ib-counters": ToolParser(
+        ib_counters.parse_ib_counters, "grep -H . /sys/class/infiniband/*/ports/*/counters/* .../hw_counters/*"
+    ),
     "ibstatus": ToolParser(rdma.parse_ibstatus, "ibstatus"),
     "ibv-devinfo": ToolParser(rdma.parse_ibv_devinfo, "ibv_devinfo [-v]", ("port", "version")),
     "rdma-statistic": ToolParser(rdma.parse_rdma_statistic, "rdma statistic show"),
     "perftest": ToolParser(read_perftest, "ib_write_bw / ib_read_bw / ib_send_bw / *_lat (client side)"),
     "ethtool": ToolParser(ethtool.parse_ethtool_stats, "ethtool -S NETDEV", ("netdev", "version")),
-    "mlxlink": ToolParser(read_mlxlink_text, "mlxlink -d DEV -c",
-                          ("device", "counters_expected", "version")),
-    "mlxlink-json": ToolParser(read_mlxlink_json, "mlxlink -d DEV -c --json",
-                               ("device", "counters_expected", "version")),
+    "mlxlink": ToolParser(read_mlxlink_text, "mlxlink -d DEV -c", ("device", "counters_expected", "version")),
+    "mlxlink-json": ToolParser(
+        read_mlxlink_json, "mlxlink -d DEV -c --json", ("device", "counters_expected", "version")
+    ),
     # Lustre clients and Slurm
     "lnetctl-net-show": ToolParser(lnetctl.parse_lnet_net_show, "lnetctl net show -v 2", ()),
     "lctl-ping": ToolParser(lctl.parse_lctl_ping, "lctl ping NID", ("nid",), ("nid",)),
@@ -117,8 +120,9 @@ PARSERS: dict[str, ToolParser] = {
     "lfs-check": ToolParser(lustre.parse_lfs_check, "lfs check servers"),
     "lfs-df": ToolParser(lustre_df.parse_lfs_df, "lfs df [-i]"),
     "lustre-imports": ToolParser(lustre_imports.parse_imports, "lctl get_param osc.*.import mdc.*.import", ()),
-    "lustre-server-uuid": ToolParser(lustre_imports.parse_server_uuid,
-                                     "lctl get_param osc.*.ost_server_uuid mdc.*.mds_server_uuid", ()),
+    "lustre-server-uuid": ToolParser(
+        lustre_imports.parse_server_uuid, "lctl get_param osc.*.ost_server_uuid mdc.*.mds_server_uuid", ()
+    ),
     "lustre-mounts": ToolParser(lustre_mounts.parse_lustre_mounts, "cat /proc/mounts", ()),
     "squeue": ToolParser(slurm_squeue.parse_squeue, "squeue -h -o '%i %u %N'"),
     # switches: FRR and SONiC (the tool names of hwaac/telemetry/tools.py)
@@ -175,8 +179,15 @@ def _key(key: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def tool_facts(tool: str, stdout: str, *, rc: int | None = None, stderr: str = "",
-               parsers: Mapping[str, ToolParser] = PARSERS, **options: Any) -> dict[str, Any] | list[Any]:
+def tool_facts(
+    tool: str,
+    stdout: str,
+    *,
+    rc: int | None = None,
+    stderr: str = "",
+    parsers: Mapping[str, ToolParser] = PARSERS,
+    **options: Any,
+) -> dict[str, Any] | list[Any]:
     """The facts ``parsers[tool]`` reads from ``stdout`` (with ``rc`` and ``stderr`` where that parser reads
     them), as :func:`plain` data.
 

@@ -66,8 +66,7 @@ def resolve_netbox_pools(intent: Intent, lookup: PoolLookup) -> tuple[Intent, li
         try:
             prefix = lookup(ref, intent.fabric.site)
         except PoolLookupError as exc:
-            issues.append(IntentIssue(".".join(path), str(exc), ref.netbox_role, exc.valid,
-                                      rule="netbox-pool-missing"))
+            issues.append(IntentIssue(".".join(path), str(exc), ref.netbox_role, exc.valid, rule="netbox-pool-missing"))
             continue
         node = data
         for key in path[:-1]:

@@ -27,7 +27,6 @@ if TYPE_CHECKING:  # the planner and the intent model are imported where used: a
 T = TypeVar("T")
 
 
-
 class ProviderObject:
     """Base of the provider's resources and data sources: bound to the provider, named :attr:`NAME` (the type
     name without ``hwaac_``), with the attributes of :attr:`SCHEMA`."""
@@ -110,8 +109,11 @@ def lookup_from_applied(text: str, source: str, pools_used: Mapping[str, str] | 
     from hwaac.validate import netbox_pool_refs
 
     intent, _ = load_intent_text(text, source)
-    roles = {ref.netbox_role: pools_used[".".join(path)] for path, ref in netbox_pool_refs(intent)
-             if ".".join(path) in pools_used}
+    roles = {
+        ref.netbox_role: pools_used[".".join(path)]
+        for path, ref in netbox_pool_refs(intent)
+        if ".".join(path) in pools_used
+    }
     return pool_lookup_from(roles, None) if roles else None
 
 
@@ -147,6 +149,7 @@ def diagnosed(path: list[Any] | None = None, what: str = "") -> Callable[[Callab
             except (IntentError, NetBoxError, OSError, ValueError) as exc:
                 report(ctx.diagnostics, exc, path, what)
                 return None
+
         return inner
 
     return wrap

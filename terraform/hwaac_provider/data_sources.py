@@ -17,14 +17,17 @@ class NetBoxPrefixData(DataSource):
     """The one prefix NetBox holds with a role (at a site, in a VRF): the pool an intent can name by role."""
 
     NAME = "netbox_prefix"
-    SCHEMA = schema.Schema(version=0, attributes=[
-        A("role", types.String(), required=True, description="NetBox prefix role slug"),
-        A("site", types.String(), optional=True, description="Site slug (the prefix's scope)"),
-        A("vrf", types.String(), optional=True, description="VRF name (default: the global table)"),
-        A("id", types.String(), computed=True),
-        A("prefix", types.String(), computed=True, description="The prefix (CIDR)"),
-        A("description", types.String(), computed=True),
-    ])
+    SCHEMA = schema.Schema(
+        version=0,
+        attributes=[
+            A("role", types.String(), required=True, description="NetBox prefix role slug"),
+            A("site", types.String(), optional=True, description="Site slug (the prefix's scope)"),
+            A("vrf", types.String(), optional=True, description="VRF name (default: the global table)"),
+            A("id", types.String(), computed=True),
+            A("prefix", types.String(), computed=True, description="The prefix (CIDR)"),
+            A("description", types.String(), computed=True),
+        ],
+    )
 
     @diagnosed(["role"], "")
     def read(self, ctx: ReadDataContext, config: dict[str, Any]) -> dict[str, Any] | None:
@@ -42,25 +45,32 @@ class NetBoxPrefixData(DataSource):
             raise ValueError(f"{exc}" + (f"; valid: {valid}" if valid else "")) from None
         c = Client(t.url, t.token)
         rec = find_pool(c, prefix, config.get("vrf"))
-        return {**config, "id": str(rec.id) if rec else None, "prefix": prefix,
-                "description": rec.description if rec else ""}
+        return {
+            **config,
+            "id": str(rec.id) if rec else None,
+            "prefix": prefix,
+            "description": rec.description if rec else "",
+        }
 
 
 class FabricPlanData(DataSource):
     """A fabric's plan, computed from its intent without writing anything: counts, pools, switches."""
 
     NAME = "fabric_plan"
-    SCHEMA = schema.Schema(version=0, attributes=[
-        A("intent_file", types.String(), required=True, description="Path to fabric.yml (or its folder)"),
-        A("pools", types.Map(types.String()), optional=True, description="NetBox prefix role -> prefix"),
-        A("plane", types.Number(), optional=True, description="Plane (from 0); default: the whole fabric"),
-        A("fabric", types.String(), computed=True),
-        A("site", types.String(), computed=True),
-        A("planes", types.Number(), computed=True, description="Number of planes"),
-        A("counts", types.Map(types.Number()), computed=True),
-        A("pools_used", types.Map(types.String()), computed=True),
-        A("devices", DeviceMap(), computed=True, description="Switch name -> loopback and BGP ASN"),
-    ])
+    SCHEMA = schema.Schema(
+        version=0,
+        attributes=[
+            A("intent_file", types.String(), required=True, description="Path to fabric.yml (or its folder)"),
+            A("pools", types.Map(types.String()), optional=True, description="NetBox prefix role -> prefix"),
+            A("plane", types.Number(), optional=True, description="Plane (from 0); default: the whole fabric"),
+            A("fabric", types.String(), computed=True),
+            A("site", types.String(), computed=True),
+            A("planes", types.Number(), computed=True, description="Number of planes"),
+            A("counts", types.Map(types.Number()), computed=True),
+            A("pools_used", types.Map(types.String()), computed=True),
+            A("devices", DeviceMap(), computed=True, description="Switch name -> loopback and BGP ASN"),
+        ],
+    )
 
     @diagnosed(["intent_file"], "")
     def read(self, ctx: ReadDataContext, config: dict[str, Any]) -> dict[str, Any] | None:
@@ -70,5 +80,12 @@ class FabricPlanData(DataSource):
         plan = plan_from_text(read_intent(path), path, self.provider.pool_lookup(config.get("pools")))
         plane = config.get("plane")
         st = planned_state(plan, int(plane) if plane is not None else None)
-        return {**config, "fabric": st.fabric, "site": st.site, "planes": plan.design.planes, "counts": st.counts,
-                "pools_used": st.pools_used, "devices": st.devices}
+        return {
+            **config,
+            "fabric": st.fabric,
+            "site": st.site,
+            "planes": plan.design.planes,
+            "counts": st.counts,
+            "pools_used": st.pools_used,
+            "devices": st.devices,
+        }

@@ -31,43 +31,87 @@ COMPUTED = ("id", "fabric", "site", "intent", "intent_sha256", "counts", "pools_
 
 class FabricPlane(ProviderObject):
     NAME = "fabric_plane"
-    SCHEMA = schema.Schema(version=0, description="One plane of a fabric recorded in NetBox (hwaac)", attributes=[
-        A("intent_file", types.String(), required=True,
-          description="Path to the fabric's intent (fabric.yml or its folder), relative to the working folder"),
-        A("plane", types.Number(), required=True, requires_replace=True,
-          description="Plane number, from 0 (as in device names: leaf-p0-... is in plane 0)"),
-        A("pools", types.Map(types.String()), optional=True,
-          description="NetBox prefix role slug -> prefix (CIDR) for pools the intent names by role; roles not "
-                      "listed are looked up in NetBox"),
-        A("allow_renumber", types.Bool(), optional=True,
-          description="Accept changes of existing switches' loopbacks/ASNs or cables' ends/addresses"),
-        A("allow_remove", types.Bool(), optional=True,
-          description="Accept removing switches, nodes or cables from the plane"),
-        A("delete_active", types.Bool(), optional=True,
-          description="Let apply and destroy delete devices NetBox has as active, staged or failed (without it "
-                      "they stop the sync); devices a person made are released, never deleted"),
-        A("id", types.String(), computed=True, description="<fabric>/plane-<n>"),
-        A("fabric", types.String(), computed=True, description="Fabric name (intent fabric.name)"),
-        A("site", types.String(), computed=True, description="NetBox site slug (intent fabric.site)"),
-        A("intent", types.String(), computed=True, description="The intent YAML as applied"),
-        A("intent_sha256", types.String(), computed=True, description="SHA-256 of the applied intent text"),
-        A("counts", types.Map(types.Number()), computed=True,
-          description="Objects of the plane: devices, switches, gpu_nodes, cables, ip_addresses, prefixes, "
-                      "asns, asn_ranges"),
-        A("pools_used", types.Map(types.String()), computed=True,
-          description="Intent field path -> pool prefix (CIDR)"),
-        A("devices", DeviceMap(), computed=True, description="Switch name -> loopback (IPv4) and BGP ASN"),
-        A("drift", types.List(types.String()), computed=True,
-          description="Objects where NetBox differs from the applied plan (refresh); empty after apply"),
-    ])
+    SCHEMA = schema.Schema(
+        version=0,
+        description="One plane of a fabric recorded in NetBox (hwaac)",
+        attributes=[
+            A(
+                "intent_file",
+                types.String(),
+                required=True,
+                description="Path to the fabric's intent (fabric.yml or its folder), relative to the working folder",
+            ),
+            A(
+                "plane",
+                types.Number(),
+                required=True,
+                requires_replace=True,
+                description="Plane number, from 0 (as in device names: leaf-p0-... is in plane 0)",
+            ),
+            A(
+                "pools",
+                types.Map(types.String()),
+                optional=True,
+                description="NetBox prefix role slug -> prefix (CIDR) for pools the intent names by role; roles not "
+                "listed are looked up in NetBox",
+            ),
+            A(
+                "allow_renumber",
+                types.Bool(),
+                optional=True,
+                description="Accept changes of existing switches' loopbacks/ASNs or cables' ends/addresses",
+            ),
+            A(
+                "allow_remove",
+                types.Bool(),
+                optional=True,
+                description="Accept removing switches, nodes or cables from the plane",
+            ),
+            A(
+                "delete_active",
+                types.Bool(),
+                optional=True,
+                description="Let apply and destroy delete devices NetBox has as active, staged or failed (without it "
+                "they stop the sync); devices a person made are released, never deleted",
+            ),
+            A("id", types.String(), computed=True, description="<fabric>/plane-<n>"),
+            A("fabric", types.String(), computed=True, description="Fabric name (intent fabric.name)"),
+            A("site", types.String(), computed=True, description="NetBox site slug (intent fabric.site)"),
+            A("intent", types.String(), computed=True, description="The intent YAML as applied"),
+            A("intent_sha256", types.String(), computed=True, description="SHA-256 of the applied intent text"),
+            A(
+                "counts",
+                types.Map(types.Number()),
+                computed=True,
+                description="Objects of the plane: devices, switches, gpu_nodes, cables, ip_addresses, prefixes, "
+                "asns, asn_ranges",
+            ),
+            A(
+                "pools_used",
+                types.Map(types.String()),
+                computed=True,
+                description="Intent field path -> pool prefix (CIDR)",
+            ),
+            A("devices", DeviceMap(), computed=True, description="Switch name -> loopback (IPv4) and BGP ASN"),
+            A(
+                "drift",
+                types.List(types.String()),
+                computed=True,
+                description="Objects where NetBox differs from the applied plan (refresh); empty after apply",
+            ),
+        ],
+    )
 
     # --- validate / plan --------------------------------------------------------------------------------
 
     def validate(self, diags: Diagnostics, type_name: str, config: dict[str, Any]) -> None:
         plane, path = config.get("plane"), config.get("intent_file")
         if isinstance(plane, int | float) and (plane < 0 or plane != int(plane)):
-            diags.add_error("plane must be a whole number from 0", f"plane = {plane}; valid: 0 up to the intent's "
-                            "fabric.planes - 1", path=["plane"])
+            diags.add_error(
+                "plane must be a whole number from 0",
+                f"plane = {plane}; valid: 0 up to the intent's fabric.planes - 1",
+                path=["plane"],
+            )
         if not isinstance(path, str):
             return
         from hwaac.validate import load_intent_source
@@ -124,12 +168,22 @@ class FabricPlane(ProviderObject):
             return planned
         if current is not None and current.get("intent") and current["intent"] != text:
             self._check_safety(ctx.diagnostics, current, new, plane, planned)
-        return {**planned, "id": f"{st.fabric}/plane-{plane}", "fabric": st.fabric, "site": st.site,
-                "intent": text, "intent_sha256": intent_sha256(text), "counts": st.counts,
-                "pools_used": st.pools_used, "devices": st.devices, "drift": []}
+        return {
+            **planned,
+            "id": f"{st.fabric}/plane-{plane}",
+            "fabric": st.fabric,
+            "site": st.site,
+            "intent": text,
+            "intent_sha256": intent_sha256(text),
+            "counts": st.counts,
+            "pools_used": st.pools_used,
+            "devices": st.devices,
+            "drift": [],
+        }
 
-    def _check_safety(self, diags: Diagnostics, current: dict[str, Any], new: Plan, plane: int,
-                      planned: dict[str, Any]) -> None:
+    def _check_safety(
+        self, diags: Diagnostics, current: dict[str, Any], new: Plan, plane: int, planned: dict[str, Any]
+    ) -> None:
         """Refuse renumbering or removing this plane's existing switches, nodes and cables (``hwaac plan
         --against`` semantics) unless allowed."""
         from hwaac.plan.diff import diff_plans
@@ -144,12 +198,17 @@ class FabricPlane(ProviderObject):
         renumbered = [line for line in d.renumbered if line.split(":")[0].split(" ", 1)[1] in mine]
         removed = [line for line in d.removals if line.split(" ", 1)[1] in mine]
         if renumbered and not planned.get("allow_renumber"):
-            diags.add_error(f"the intent renumbers {len(renumbered)} existing allocation(s) of plane {plane}",
-                            "\n".join(renumbered[:50]) + "\nset allow_renumber = true to accept",
-                            path=["intent_file"])
+            diags.add_error(
+                f"the intent renumbers {len(renumbered)} existing allocation(s) of plane {plane}",
+                "\n".join(renumbered[:50]) + "\nset allow_renumber = true to accept",
+                path=["intent_file"],
+            )
         if removed and not planned.get("allow_remove"):
-            diags.add_error(f"the intent removes {len(removed)} switch(es), node(s) or cable(s) of plane {plane}",
-                            "\n".join(removed[:50]) + "\nset allow_remove = true to accept", path=["intent_file"])
+            diags.add_error(
+                f"the intent removes {len(removed)} switch(es), node(s) or cable(s) of plane {plane}",
+                "\n".join(removed[:50]) + "\nset allow_remove = true to accept",
+                path=["intent_file"],
+            )
 
     # --- apply ------------------------------------------------------------------------------------------
 
@@ -161,8 +220,14 @@ class FabricPlane(ProviderObject):
         with WRITE_LOCK:
             self.provider.writing()
             try:
-                sync_plan(plan, t.url, t.token, planes=[int(state["plane"])], remove=remove,
-                          delete_active=bool(state.get("delete_active")))
+                sync_plan(
+                    plan,
+                    t.url,
+                    t.token,
+                    planes=[int(state["plane"])],
+                    remove=remove,
+                    delete_active=bool(state.get("delete_active")),
+                )
             finally:
                 self.provider.writing()
 
@@ -228,11 +293,23 @@ class FabricPlane(ProviderObject):
         text = read_intent(path)
         plan = plan_from_text(text, path, self._import_lookup())
         st = planned_state(plan, int(plane_s))
-        state = {"intent_file": path, "plane": int(plane_s), "pools": None, "allow_renumber": None,
-                 "allow_remove": None, "delete_active": None, "id": f"{st.fabric}/plane-{plane_s}",
-                 "fabric": st.fabric, "site": st.site,
-                 "intent": text, "intent_sha256": intent_sha256(text), "counts": st.counts,
-                 "pools_used": st.pools_used, "devices": st.devices, "drift": []}
+        state = {
+            "intent_file": path,
+            "plane": int(plane_s),
+            "pools": None,
+            "allow_renumber": None,
+            "allow_remove": None,
+            "delete_active": None,
+            "id": f"{st.fabric}/plane-{plane_s}",
+            "fabric": st.fabric,
+            "site": st.site,
+            "intent": text,
+            "intent_sha256": intent_sha256(text),
+            "counts": st.counts,
+            "pools_used": st.pools_used,
+            "devices": st.devices,
+            "drift": [],
+        }
         got = self.read(ReadContext(ctx.diagnostics, ctx.type_name), state)  # type: ignore[arg-type]
         if got is None:
             raise ValueError(f"NetBox holds nothing of fabric {st.fabric} plane {plane_s} to import")

@@ -25,22 +25,38 @@ A = schema.Attribute
 
 
 def _state(rec: PoolRecord, adopted: bool, base: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {**(base or {}), "id": str(rec.id), "prefix": rec.prefix, "role": rec.role, "site": rec.site,
-            "vrf": rec.vrf, "description": rec.description or None, "adopted": adopted}
+    return {
+        **(base or {}),
+        "id": str(rec.id),
+        "prefix": rec.prefix,
+        "role": rec.role,
+        "site": rec.site,
+        "vrf": rec.vrf,
+        "description": rec.description or None,
+        "adopted": adopted,
+    }
 
 
 class IpamPool(ProviderObject):
     NAME = "ipam_pool"
-    SCHEMA = schema.Schema(version=0, description="An address pool: a NetBox container prefix with a role", attributes=[
-        A("prefix", types.String(), required=True, requires_replace=True, description="IPv4 prefix (CIDR)"),
-        A("role", types.String(), required=True, description="NetBox prefix role slug (IPAM > Roles)"),
-        A("site", types.String(), optional=True, description="Site slug the pool is scoped to"),
-        A("vrf", types.String(), optional=True, requires_replace=True, description="VRF name (default global)"),
-        A("description", types.String(), optional=True),
-        A("id", types.String(), computed=True, description="NetBox prefix id"),
-        A("adopted", types.Bool(), computed=True,
-          description="True when the prefix was already in NetBox (not created, never deleted by hwaac)"),
-    ])
+    SCHEMA = schema.Schema(
+        version=0,
+        description="An address pool: a NetBox container prefix with a role",
+        attributes=[
+            A("prefix", types.String(), required=True, requires_replace=True, description="IPv4 prefix (CIDR)"),
+            A("role", types.String(), required=True, description="NetBox prefix role slug (IPAM > Roles)"),
+            A("site", types.String(), optional=True, description="Site slug the pool is scoped to"),
+            A("vrf", types.String(), optional=True, requires_replace=True, description="VRF name (default global)"),
+            A("description", types.String(), optional=True),
+            A("id", types.String(), computed=True, description="NetBox prefix id"),
+            A(
+                "adopted",
+                types.Bool(),
+                computed=True,
+                description="True when the prefix was already in NetBox (not created, never deleted by hwaac)",
+            ),
+        ],
+    )
 
     def validate(self, diags: Any, type_name: str, config: dict[str, Any]) -> None:
         import netaddr
@@ -53,10 +69,14 @@ class IpamPool(ProviderObject):
             except (netaddr.AddrFormatError, ValueError):
                 ok, net = False, None
             if not ok:
-                valid = f"the network address {net.cidr}" if net is not None and net.version == 4 else \
-                    "an IPv4 prefix in CIDR notation, e.g. 10.0.0.0/16"
-                diags.add_error("prefix is not an IPv4 network in CIDR notation", f"prefix = {p!r}; valid: {valid}",
-                                path=["prefix"])
+                valid = (
+                    f"the network address {net.cidr}"
+                    if net is not None and net.version == 4
+                    else "an IPv4 prefix in CIDR notation, e.g. 10.0.0.0/16"
+                )
+                diags.add_error(
+                    "prefix is not an IPv4 network in CIDR notation", f"prefix = {p!r}; valid: {valid}", path=["prefix"]
+                )
 
     def plan(self, ctx: Any, current: dict[str, Any] | None, planned: dict[str, Any]) -> dict[str, Any]:
         if current is not None:  # an update keeps what NetBox assigned
@@ -80,15 +100,25 @@ class IpamPool(ProviderObject):
         from hwaac.netbox.pools import ensure_pool
 
         with WRITE_LOCK:
-            rec, adopted = ensure_pool(self._client(writes=True), planned["prefix"], planned["role"],
-                                       planned.get("site"), planned.get("vrf"), planned.get("description"))
+            rec, adopted = ensure_pool(
+                self._client(writes=True),
+                planned["prefix"],
+                planned["role"],
+                planned.get("site"),
+                planned.get("vrf"),
+                planned.get("description"),
+            )
         if adopted and (rec.site != planned.get("site") or (rec.description or None) != planned.get("description")):
             ctx.diagnostics.add_warning(
                 f"adopted prefix {rec.prefix} (id {rec.id}) as it is in NetBox",
                 f"NetBox has site {rec.site!r}, description {rec.description!r}; hwaac does not change a pool a "
-                "person recorded. Declare those values to silence this.", path=["prefix"])
-            return _state(rec, adopted, planned) | {"site": planned.get("site"),
-                                                    "description": planned.get("description")}
+                "person recorded. Declare those values to silence this.",
+                path=["prefix"],
+            )
+            return _state(rec, adopted, planned) | {
+                "site": planned.get("site"),
+                "description": planned.get("description"),
+            }
         return _state(rec, adopted, planned)
 
     def read(self, ctx: ReadContext, current: dict[str, Any]) -> dict[str, Any] | None:
@@ -112,8 +142,13 @@ class IpamPool(ProviderObject):
 
         try:
             with WRITE_LOCK:
-                rec = update_pool(self._client(writes=True), int(current["id"]), planned["role"], planned.get("site"),
-                                  planned.get("description"))
+                rec = update_pool(
+                    self._client(writes=True),
+                    int(current["id"]),
+                    planned["role"],
+                    planned.get("site"),
+                    planned.get("description"),
+                )
         except NetBoxError as exc:
             report(ctx.diagnostics, exc, [], "pool: ")
             return current

@@ -30,8 +30,10 @@ def target_platform() -> str:
 
 
 def wrapper_text(python: str) -> str:
-    return (f"#!/bin/sh\n# terraform-provider-hwaac {VERSION} (aiinfra/hwaac): the hwaac Python provider\n"
-            f'exec "{python}" -m hwaac_provider "$@"\n')
+    return (
+        f"#!/bin/sh\n# terraform-provider-hwaac {VERSION} (aiinfra/hwaac): the hwaac Python provider\n"
+        f'exec "{python}" -m hwaac_provider "$@"\n'
+    )
 
 
 def cli_config_text(mirror: Path) -> str:

@@ -57,34 +57,50 @@ class HwaacProvider:
         return "hwaac_"
 
     def get_provider_schema(self, diags: Diagnostics) -> schema.Schema:
-        return schema.Schema(version=0, attributes=[
-            schema.Attribute("url", types.String(), optional=True,
-                             description="NetBox base URL, e.g. https://netbox.example.com (env NETBOX_URL)"),
-            schema.Attribute("token", types.String(), optional=True, sensitive=True,
-                             description="NetBox API token (env NETBOX_TOKEN); never written to state"),
-        ])
+        return schema.Schema(
+            version=0,
+            attributes=[
+                schema.Attribute(
+                    "url",
+                    types.String(),
+                    optional=True,
+                    description="NetBox base URL, e.g. https://netbox.example.com (env NETBOX_URL)",
+                ),
+                schema.Attribute(
+                    "token",
+                    types.String(),
+                    optional=True,
+                    sensitive=True,
+                    description="NetBox API token (env NETBOX_TOKEN); never written to state",
+                ),
+            ],
+        )
 
     def validate_config(self, diags: Diagnostics, config: Config) -> None:
         url = config.get("url")
         if isinstance(url, str) and not url.startswith(("http://", "https://")):
-            diags.add_error("url is not an http(s) URL", f"url = {url!r}; valid: http://host[:port] or "
-                            "https://host[:port]", path=["url"])
+            diags.add_error(
+                "url is not an http(s) URL",
+                f"url = {url!r}; valid: http://host[:port] or https://host[:port]",
+                path=["url"],
+            )
 
     def configure_provider(self, diags: Diagnostics, config: Config) -> None:
         url, token = config.get("url"), config.get("token")
         self._url = url if isinstance(url, str) and url else None
         self._token = token if isinstance(token, str) and token else None
         if url is Unknown or token is Unknown:
-            diags.add_error("provider hwaac: url or token is unknown at plan time",
-                            "set them from values known before apply (variables, environment)")
+            diags.add_error(
+                "provider hwaac: url or token is unknown at plan time",
+                "set them from values known before apply (variables, environment)",
+            )
 
     def target(self) -> Target:
         """The NetBox to use. Raises NetBoxError (one line, no token) when none is configured or up."""
         token = self._token or os.environ.get("NETBOX_TOKEN")
         if self._url:
             if not token:
-                raise NetBoxError(f"no token for the NetBox at {self._url}: set the provider's token or "
-                                  "NETBOX_TOKEN")
+                raise NetBoxError(f"no token for the NetBox at {self._url}: set the provider's token or NETBOX_TOKEN")
             return Target(self._url.rstrip("/"), token)
         return netbox_target()
 
@@ -104,10 +120,12 @@ class HwaacProvider:
     def get_resources(self) -> list[Any]:
         from hwaac_provider.fabric_plane import FabricPlane
         from hwaac_provider.ipam_pool import IpamPool
+
         return [IpamPool, FabricPlane]
 
     def get_data_sources(self) -> list[Any]:
         from hwaac_provider.data_sources import FabricPlanData, NetBoxPrefixData
+
         return [NetBoxPrefixData, FabricPlanData]
 
     def get_functions(self) -> list[Any]:

@@ -27,8 +27,10 @@ class Servicer(ProviderServicer):
         if diags.has_errors() or prior is not None or proposed is None:
             return super().PlanResourceChange(request, context)
         inst = self.app.new_resource(self._get_res_cls(type_name))
-        planned = {k: (attrs[k].default if v is None and k in attrs and attrs[k].computed else v)
-                   for k, v in proposed.items()}
+        planned = {
+            k: (attrs[k].default if v is None and k in attrs and attrs[k].computed else v) for k, v in proposed.items()
+        }
         planned = inst.plan(PlanContext(diags, type_name, changed_fields=set(planned)), None, planned)
-        return pb.PlanResourceChange.Response(planned_state=_encode_state(attrs, blocks, planned, proposed_enc),
-                                              diagnostics=diags.to_pb())
+        return pb.PlanResourceChange.Response(
+            planned_state=_encode_state(attrs, blocks, planned, proposed_enc), diagnostics=diags.to_pb()
+        )

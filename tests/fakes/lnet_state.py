@@ -92,6 +92,7 @@ def norm_net(name: str) -> str | None:
     num = m.group(2)
     return m.group(1) if num.strip("0") == "" else m.group(1) + str(int(num))
 
+
 # --- model --------------------------------------------------------------------------------------------------------
 
 
@@ -106,8 +107,18 @@ def lnd_type(net: str) -> str:
 
 # health stats keys in print order, 2.15+ (liblnetconfig.c lustre_lnet_show_net(); 2.16+ lnet/lnet/api-ni.c
 # local_ni_health_stats_list); values of a healthy NI
-HEALTH_STATS = {"fatal_error": 0, "health value": 1000, "interrupts": 0, "dropped": 0, "aborted": 0, "no route": 0,
-                "timeouts": 0, "error": 0, "ping_count": 0, "next_ping": 0}
+HEALTH_STATS = {
+    "fatal_error": 0,
+    "health value": 1000,
+    "interrupts": 0,
+    "dropped": 0,
+    "aborted": 0,
+    "no route": 0,
+    "timeouts": 0,
+    "error": 0,
+    "ping_count": 0,
+    "next_ping": 0,
+}
 
 
 def parse_long(text: str) -> int | None:
@@ -175,8 +186,12 @@ def nets_tree(state: dict, only: str | None, detail: int, backup: bool, layout: 
     for net in state["nets"]:
         if only is not None and net["net"] != only:
             continue
-        nets.append({"net type": net["net"],
-                     "local NI(s)": [ni_tree(state, net["net"], ni, detail, backup, layout) for ni in net["nis"]]})
+        nets.append(
+            {
+                "net type": net["net"],
+                "local NI(s)": [ni_tree(state, net["net"], ni, detail, backup, layout) for ni in net["nis"]],
+            }
+        )
     return {"net": nets} if nets else None
 
 

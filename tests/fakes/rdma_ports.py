@@ -43,16 +43,18 @@ def ibstatus(knobs: dict[str, Any], node: str) -> str:
     for rail, dev in enumerate(devices(knobs)):
         p = port(knobs, rail)
         low = _guid_low(node, rail)
-        gid = f"fe80:0000:0000:0000:a288:c2ff:fe{low >> 16 & 0xff:02x}:{low & 0xffff:04x}"
-        out += [f"Infiniband device '{dev}' port 1 status:",
-                f"\tdefault gid:\t {gid}",
-                f"\tbase lid:\t {'0x0' if p['layer'] == 'Ethernet' else hex(100 + rail)}",
-                f"\tsm lid:\t\t {'0x0' if p['layer'] == 'Ethernet' else '0x1'}",
-                f"\tstate:\t\t {'4: ACTIVE' if p['up'] else '1: DOWN'}",
-                f"\tphys state:\t {'5: LinkUp' if p['up'] else '2: Polling'}",
-                f"\trate:\t\t {p['rate']} Gb/sec ({SPEED_NAME.get(p['rate'], '4X')})",
-                f"\tlink_layer:\t {p['layer']}",
-                ""]
+        gid = f"fe80:0000:0000:0000:a288:c2ff:fe{low >> 16 & 0xFF:02x}:{low & 0xFFFF:04x}"
+        out += [
+            f"Infiniband device '{dev}' port 1 status:",
+            f"\tdefault gid:\t {gid}",
+            f"\tbase lid:\t {'0x0' if p['layer'] == 'Ethernet' else hex(100 + rail)}",
+            f"\tsm lid:\t\t {'0x0' if p['layer'] == 'Ethernet' else '0x1'}",
+            f"\tstate:\t\t {'4: ACTIVE' if p['up'] else '1: DOWN'}",
+            f"\tphys state:\t {'5: LinkUp' if p['up'] else '2: Polling'}",
+            f"\trate:\t\t {p['rate']} Gb/sec ({SPEED_NAME.get(p['rate'], '4X')})",
+            f"\tlink_layer:\t {p['layer']}",
+            "",
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -62,26 +64,28 @@ def ibv_devinfo(knobs: dict[str, Any], node: str) -> str:
     for rail, dev in enumerate(devices(knobs)):
         p = port(knobs, rail)
         low = _guid_low(node, rail)
-        guid = f"a088:c203:00{low >> 16 & 0xff:02x}:{low & 0xffff:04x}"
-        out += [f"hca_id:\t{dev}",
-                "\ttransport:\t\t\tInfiniBand (0)",
-                f"\tfw_ver:\t\t\t\t{FIRMWARE}",
-                f"\tnode_guid:\t\t\t{guid}",
-                f"\tsys_image_guid:\t\t\t{guid}",
-                "\tvendor_id:\t\t\t0x02c9",
-                "\tvendor_part_id:\t\t\t4129",
-                "\thw_ver:\t\t\t\t0x0",
-                "\tboard_id:\t\t\tMT_0000000838",
-                "\tphys_port_cnt:\t\t\t1",
-                "\t\tport:\t1",
-                f"\t\t\tstate:\t\t\t{'PORT_ACTIVE (4)' if p['up'] else 'PORT_DOWN (1)'}",
-                "\t\t\tmax_mtu:\t\t4096 (5)",
-                f"\t\t\tactive_mtu:\t\t{'4096 (5)' if p['up'] else '1024 (3)'}",
-                f"\t\t\tsm_lid:\t\t\t{0 if p['layer'] == 'Ethernet' else 1}",
-                f"\t\t\tport_lid:\t\t{0 if p['layer'] == 'Ethernet' else 100 + rail}",
-                "\t\t\tport_lmc:\t\t0x00",
-                f"\t\t\tlink_layer:\t\t{p['layer']}",
-                ""]
+        guid = f"a088:c203:00{low >> 16 & 0xFF:02x}:{low & 0xFFFF:04x}"
+        out += [
+            f"hca_id:\t{dev}",
+            "\ttransport:\t\t\tInfiniBand (0)",
+            f"\tfw_ver:\t\t\t\t{FIRMWARE}",
+            f"\tnode_guid:\t\t\t{guid}",
+            f"\tsys_image_guid:\t\t\t{guid}",
+            "\tvendor_id:\t\t\t0x02c9",
+            "\tvendor_part_id:\t\t\t4129",
+            "\thw_ver:\t\t\t\t0x0",
+            "\tboard_id:\t\t\tMT_0000000838",
+            "\tphys_port_cnt:\t\t\t1",
+            "\t\tport:\t1",
+            f"\t\t\tstate:\t\t\t{'PORT_ACTIVE (4)' if p['up'] else 'PORT_DOWN (1)'}",
+            "\t\t\tmax_mtu:\t\t4096 (5)",
+            f"\t\t\tactive_mtu:\t\t{'4096 (5)' if p['up'] else '1024 (3)'}",
+            f"\t\t\tsm_lid:\t\t\t{0 if p['layer'] == 'Ethernet' else 1}",
+            f"\t\t\tport_lid:\t\t{0 if p['layer'] == 'Ethernet' else 100 + rail}",
+            "\t\t\tport_lmc:\t\t0x00",
+            f"\t\t\tlink_layer:\t\t{p['layer']}",
+            "",
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -92,7 +96,10 @@ def rdma_statistic(knobs: dict[str, Any], sys_root: Path) -> str:
     lines = []
     for dev in devices(knobs):
         folder = sys_root / "class" / "infiniband" / dev / "ports" / "1" / "hw_counters"
-        pairs = " ".join(f"{path.name} {int(path.read_text().strip() or 0)}" for path in sorted(folder.iterdir())
-                         if path.name != "lifespan")
+        pairs = " ".join(
+            f"{path.name} {int(path.read_text().strip() or 0)}"
+            for path in sorted(folder.iterdir())
+            if path.name != "lifespan"
+        )
         lines.append(f"link {dev}/1 {pairs}")
     return "\n".join(lines) + "\n"

@@ -140,8 +140,14 @@ def lustre_client_state(host_dir: Path, client: dict[str, Any]) -> dict[str, Any
     for network in (client.get("lnet") or {}).get("networks") or []:
         for name in network.get("interfaces") or []:
             interfaces.setdefault(name, stand_in_ipv4(host_dir.name, name))
-    return {"loaded": False, "configured": False, "layout": "2.16" if major_minor >= (2, 16) else "2.15",
-            "version": version, "interfaces": interfaces, "nets": []}
+    return {
+        "loaded": False,
+        "configured": False,
+        "layout": "2.16" if major_minor >= (2, 16) else "2.15",
+        "version": version,
+        "interfaces": interfaces,
+        "nets": [],
+    }
 
 
 def factory_switch_config(rendered: dict[str, Any]) -> dict[str, Any]:
@@ -154,12 +160,20 @@ def factory_switch_config(rendered: dict[str, Any]) -> dict[str, Any]:
     field_operation_validators.py ``rdma_config_update_validator``) accepts only per-field PFC_WD changes, so GCU
     can add port entries and change POLL_INTERVAL but can never create the table or its GLOBAL entry."""
     return {
-        "DEVICE_METADATA": {"localhost": {"hostname": "sonic", "hwsku": "Mellanox-SN5600-O128",
-                                          "mac": "00:00:5e:00:53:01", "platform": "x86_64-nvidia_sn5600-r0"}},
+        "DEVICE_METADATA": {
+            "localhost": {
+                "hostname": "sonic",
+                "hwsku": "Mellanox-SN5600-O128",
+                "mac": "00:00:5e:00:53:01",
+                "platform": "x86_64-nvidia_sn5600-r0",
+            }
+        },
         "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
         "MGMT_PORT": {"eth0": {"alias": "eth0", "admin_status": "up"}},
-        "PORT": {k: {f: v for f, v in e.items() if f in ("alias", "lanes", "speed", "index")}
-                 for k, e in rendered.get("PORT", {}).items()},
+        "PORT": {
+            k: {f: v for f, v in e.items() if f in ("alias", "lanes", "speed", "index")}
+            for k, e in rendered.get("PORT", {}).items()
+        },
         "FEATURE": {"bgp": {"state": "enabled"}},
         "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": "200"}},
     }
@@ -177,8 +191,10 @@ def simulate(render: Path, out: Path, *, reset: bool = False) -> dict[str, int]:
     switches = sorted(p for p in (render / "switches").glob("*/config_db.json"))
     nodes = sorted(p for p in (render / "hosts").glob("*/nic-roce.json"))
     if not switches and not nodes:
-        raise FileNotFoundError(f"{render}: no switches/*/config_db.json or hosts/*/nic-roce.json "
-                                "(render the fabric first: hwaac plan FABRIC -o DIR)")
+        raise FileNotFoundError(
+            f"{render}: no switches/*/config_db.json or hosts/*/nic-roce.json "
+            "(render the fabric first: hwaac plan FABRIC -o DIR)"
+        )
     made = {"switches": 0, "nodes": 0, "lustre_clients": 0}
     for path in switches + nodes:
         host = out / path.parent.name
@@ -233,8 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"simulate: {exc}", file=sys.stderr)
         return 2
-    print(f"simulated hosts in {args.out}: {made['switches']} new switches, {made['nodes']} new nodes "
-          f"({made['lustre_clients']} of them Lustre clients)")
+    print(
+        f"simulated hosts in {args.out}: {made['switches']} new switches, {made['nodes']} new nodes "
+        f"({made['lustre_clients']} of them Lustre clients)"
+    )
     return 0
 
 

@@ -61,8 +61,10 @@ def show(argv: list[str]) -> int:
     key = words[:3] if words[:3] == ("interfaces", "counters", "fec-histogram") and len(words) == 4 else words
     if key not in SHOW:
         # click's usage error for a command it does not have (show is a click group)
-        sys.stderr.write(f"Usage: show [OPTIONS] COMMAND [ARGS]...\nTry \"show -h\" for help.\n\n"
-                         f"Error: No such command \"{' '.join(words)}\".\n")
+        sys.stderr.write(
+            f"Usage: show [OPTIONS] COMMAND [ARGS]...\nTry \"show -h\" for help.\n\n"
+            f"Error: No such command \"{' '.join(words)}\".\n"
+        )
         return 2
     sys.stdout.write((FIXTURES / SHOW[key]).read_text())
     return 0
@@ -88,8 +90,11 @@ def sonic_db_dump(argv: list[str]) -> int:
         fields = dump.get(f"COUNTERS:{oid}", {}).get("value")
         if fields is None:
             continue
-        adds = {**{f: frames for f in PACKETS}, **{f: frames * 1000 for f in OCTETS},
-                **knobs.get("add_per_call", {}).get(port, {})}
+        adds = {
+            **{f: frames for f in PACKETS},
+            **{f: frames * 1000 for f in OCTETS},
+            **knobs.get("add_per_call", {}).get(port, {}),
+        }
         for field, n in adds.items():
             if field in fields:
                 fields[field] = str(int(fields[field]) + calls * int(n))

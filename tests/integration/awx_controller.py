@@ -25,23 +25,55 @@ CONFIGURE = REPO / "playbooks" / "awx_configure.yml"
 SPECS = REPO / "tests" / "fixtures" / "awx" / "argument_specs.json"
 HIDDEN_PASSWORD = "**********"  # awx/main/models/credential.py
 # awx/main/constants.py ENV_BLOCKLIST (besides any ANSIBLE_* name: awx/main/fields.py validate_env_var_allowed)
-ENV_BLOCKLIST = frozenset({"VIRTUAL_ENV", "PATH", "PYTHONPATH", "JOB_ID", "INVENTORY_ID", "INVENTORY_SOURCE_ID",
-                           "INVENTORY_UPDATE_ID", "AD_HOC_COMMAND_ID", "REST_API_URL", "REST_API_TOKEN",
-                           "MAX_EVENT_RES", "CALLBACK_QUEUE", "CALLBACK_CONNECTION", "CACHE", "JOB_CALLBACK_DEBUG",
-                           "INVENTORY_HOSTVARS", "AWX_HOST", "PROJECT_REVISION", "SUPERVISOR_CONFIG_PATH"})
-SURVEY_TYPES: dict[str, type | tuple[type, ...]] = {"text": str, "textarea": str, "password": str,
-                                                    "multiplechoice": str, "multiselect": (str, list),
-                                                    "integer": int, "float": (float, int)}
+ENV_BLOCKLIST = frozenset(
+    {
+        "VIRTUAL_ENV",
+        "PATH",
+        "PYTHONPATH",
+        "JOB_ID",
+        "INVENTORY_ID",
+        "INVENTORY_SOURCE_ID",
+        "INVENTORY_UPDATE_ID",
+        "AD_HOC_COMMAND_ID",
+        "REST_API_URL",
+        "REST_API_TOKEN",
+        "MAX_EVENT_RES",
+        "CALLBACK_QUEUE",
+        "CALLBACK_CONNECTION",
+        "CACHE",
+        "JOB_CALLBACK_DEBUG",
+        "INVENTORY_HOSTVARS",
+        "AWX_HOST",
+        "PROJECT_REVISION",
+        "SUPERVISOR_CONFIG_PATH",
+    }
+)
+SURVEY_TYPES: dict[str, type | tuple[type, ...]] = {
+    "text": str,
+    "textarea": str,
+    "password": str,
+    "multiplechoice": str,
+    "multiselect": (str, list),
+    "integer": int,
+    "float": (float, int),
+}
 # awx_configure.yml: the list of awx/objects.yml each module's task loops over
-OBJECT_LISTS = {"awx.awx.organization": "awx_organizations",
-                "awx.awx.execution_environment": "awx_execution_environments",
-                "awx.awx.credential_type": "awx_credential_types", "awx.awx.credential": "awx_credentials",
-                "awx.awx.project": "awx_projects", "awx.awx.inventory": "awx_inventories",
-                "awx.awx.inventory_source": "awx_inventory_sources", "awx.awx.job_template": "awx_job_templates",
-                "awx.awx.workflow_job_template": "awx_workflow_job_templates", "awx.awx.schedule": "awx_schedules"}
+OBJECT_LISTS = {
+    "awx.awx.organization": "awx_organizations",
+    "awx.awx.execution_environment": "awx_execution_environments",
+    "awx.awx.credential_type": "awx_credential_types",
+    "awx.awx.credential": "awx_credentials",
+    "awx.awx.project": "awx_projects",
+    "awx.awx.inventory": "awx_inventories",
+    "awx.awx.inventory_source": "awx_inventory_sources",
+    "awx.awx.job_template": "awx_job_templates",
+    "awx.awx.workflow_job_template": "awx_workflow_job_templates",
+    "awx.awx.schedule": "awx_schedules",
+}
 
 
 # --- the objects, as the configure playbook templates them ------------------------------------------------------
+
 
 def load_objects(path: Path = OBJECTS, **overrides: Any) -> dict[str, Any]:
     """awx/objects.yml templated as ansible-playbook templates a vars file (``!unsafe`` values stay as written),
@@ -71,6 +103,7 @@ def module_objects(objects: dict[str, Any]) -> list[tuple[str, str, dict[str, An
 
 # --- the awx.awx argument specs -----------------------------------------------------------------------------------
 
+
 def load_specs(path: Path = SPECS) -> dict[str, Any]:
     return json.loads(path.read_text())
 
@@ -93,10 +126,14 @@ def spec_errors(specs: dict[str, Any], module: str, params: dict[str, Any]) -> l
     constraints; list options whose elements the code leaves free are checked against their documented
     suboptions too (workflow_nodes)."""
     entry = specs["modules"][module]
-    validator = ArgumentSpecValidator(_revive(entry["argument_spec"]), mutually_exclusive=entry.get(
-        "mutually_exclusive"), required_together=entry.get("required_together"),
-        required_one_of=entry.get("required_one_of"), required_if=entry.get("required_if"),
-        required_by=entry.get("required_by"))
+    validator = ArgumentSpecValidator(
+        _revive(entry["argument_spec"]),
+        mutually_exclusive=entry.get("mutually_exclusive"),
+        required_together=entry.get("required_together"),
+        required_one_of=entry.get("required_one_of"),
+        required_if=entry.get("required_if"),
+        required_by=entry.get("required_by"),
+    )
     errors = [str(e) for e in validator.validate(copy.deepcopy(params)).errors]
     for option, suboptions in entry.get("documented_suboptions", {}).items():
         sub = ArgumentSpecValidator(_revive(suboptions))
@@ -106,6 +143,7 @@ def spec_errors(specs: dict[str, Any], module: str, params: dict[str, Any]) -> l
 
 
 # --- surveys --------------------------------------------------------------------------------------------------------
+
 
 def survey_spec_errors(spec: dict[str, Any]) -> list[str]:
     """AWX's checks of a survey spec when it is saved (``_validate_spec_data``)."""
@@ -133,8 +171,11 @@ def survey_spec_errors(spec: dict[str, Any]) -> list[str]:
             continue
         if q.get("default", "") != "" and not isinstance(q["default"], SURVEY_TYPES[q["type"]]):
             errors.append(f"{where}: default {q['default']!r} is not a {q['type']} value")
-        errors += [f"{where}: {k} {q[k]!r} is not an integer" for k in ("min", "max")
-                   if q.get(k) is not None and not isinstance(q[k], int)]
+        errors += [
+            f"{where}: {k} {q[k]!r} is not an integer"
+            for k in ("min", "max")
+            if q.get(k) is not None and not isinstance(q[k], int)
+        ]
         if q["type"] in ("multiplechoice", "multiselect"):
             if "choices" not in q:
                 errors.append(f"{where}: a {q['type']} question needs choices")
@@ -170,8 +211,11 @@ def answer_errors(question: dict[str, Any], data: dict[str, Any]) -> list[str]:
     elif kind == "multiselect":
         if not isinstance(value, list):
             return [f"{var!r} value is expected to be a list"]
-        return [f"value {v!r} for {var!r} expected to be one of {question['choices']}" for v in value
-                if v not in question["choices"]]
+        return [
+            f"value {v!r} for {var!r} expected to be one of {question['choices']}"
+            for v in value
+            if v not in question["choices"]
+        ]
     elif kind == "multiplechoice" and value not in question["choices"]:
         return [f"value {value!r} for {var!r} expected to be one of {question['choices']}"]
     return []
@@ -185,8 +229,11 @@ def launch_vars(template: dict[str, Any], answers: dict[str, Any] | None = None)
     prompt for."""
     answers = dict(answers or {})
     spec = template.get("survey_spec", {}).get("spec", []) if template.get("survey_enabled") else []
-    defaults = {q["variable"]: q["default"] for q in spec
-                if q.get("default") is not None and not answer_errors(q, {q["variable"]: q["default"]})}
+    defaults = {
+        q["variable"]: q["default"]
+        for q in spec
+        if q.get("default") is not None and not answer_errors(q, {q["variable"]: q["default"]})
+    }
     asked = {q["variable"] for q in spec}
     if not template.get("ask_variables_on_launch") and (stray := sorted(set(answers) - asked)):
         raise ValueError(f"{template['name']}: variables {', '.join(stray)} are not allowed on launch")
@@ -197,6 +244,7 @@ def launch_vars(template: dict[str, Any], answers: dict[str, Any] | None = None)
 
 
 # --- schedules ------------------------------------------------------------------------------------------------------
+
 
 def rrule_errors(value: str) -> list[str]:
     """AWX's checks of a schedule's rrule (``validate_rrule``), then dateutil's parse, as Schedule.rrulestr."""
@@ -232,6 +280,7 @@ def rrule_errors(value: str) -> list[str]:
 
 # --- credentials ----------------------------------------------------------------------------------------------------
 
+
 def inject(credential_type: dict[str, Any], inputs: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
     """The environment a credential of ``credential_type`` with ``inputs`` gives a job, and the same as AWX stores
     it with the job (secret inputs hidden): ``CredentialType.inject_credential`` for env injectors."""
@@ -251,6 +300,7 @@ def inject(credential_type: dict[str, Any], inputs: dict[str, Any]) -> tuple[dic
 
 # --- the extra vars file ----------------------------------------------------------------------------------------------
 
+
 class _Unsafe(yaml.SafeDumper):
     """Every string !unsafe: Ansible does not template it."""
 
@@ -261,5 +311,9 @@ _Unsafe.add_representer(str, lambda dumper, value: dumper.represent_scalar("!uns
 def extravars_yaml(extra_vars: dict[str, Any], trusted: dict[str, Any]) -> str:
     """env/extravars as AWX writes it (``safe_dump``): a top-level variable whose value is the job template's own
     (``trusted``) stays templatable; every other one (survey answers, defaults, launch variables) is !unsafe."""
-    return "".join(yaml.dump({k: v}, Dumper=yaml.SafeDumper if trusted.get(k, object()) == v else _Unsafe,
-                             default_flow_style=False) for k, v in extra_vars.items())
+    return "".join(
+        yaml.dump(
+            {k: v}, Dumper=yaml.SafeDumper if trusted.get(k, object()) == v else _Unsafe, default_flow_style=False
+        )
+        for k, v in extra_vars.items()
+    )

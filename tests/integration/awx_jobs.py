@@ -21,19 +21,39 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 # what of the repository an AWX project of the fabric holds (the collection in place and the fabric intents); the
 # Python package hwaac and the tools are the execution environment's (awx/ee), here the virtual environment's
-PROJECT_PARTS = ("ansible.cfg", "galaxy.yml", "meta", "playbooks", "roles", "plugins", "extensions", "files",
-                 "inventory", "cdktf", "awx", "ansible_collections")
+PROJECT_PARTS = (
+    "ansible.cfg",
+    "galaxy.yml",
+    "meta",
+    "playbooks",
+    "roles",
+    "plugins",
+    "extensions",
+    "files",
+    "inventory",
+    "cdktf",
+    "awx",
+    "ansible_collections",
+)
 # AWX settings that build_env passes to every job (awx/settings/defaults.py: the ANSIBLE_* settings)
-AWX_ANSIBLE_SETTINGS = {"ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_PARAMIKO_RECORD_HOST_KEYS": "False",
-                        "ANSIBLE_FORCE_COLOR": "True", "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True"}
+AWX_ANSIBLE_SETTINGS = {
+    "ANSIBLE_HOST_KEY_CHECKING": "False",
+    "ANSIBLE_PARAMIKO_RECORD_HOST_KEYS": "False",
+    "ANSIBLE_FORCE_COLOR": "True",
+    "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
+}
 CONTAINER_ROOT = "/runner"
 
 
 def project(dest: Path) -> Path:
     """A project folder as AWX's project update leaves it: the repository's files (tracked, and new ones not
     ignored), without .git; symlinks kept (make_local_copy copies with symlinks=True)."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
-                             *PROJECT_PARTS], cwd=REPO, capture_output=True, check=True).stdout
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *PROJECT_PARTS],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout
     for rel in sorted({p for p in listed.decode().split("\0") if p}):
         src, dst = REPO / rel, dest / rel
         if not src.exists() and not src.is_symlink():  # deleted in the working tree
@@ -64,9 +84,24 @@ def inventory_update(project_dir: Path, source_path: str, env: dict[str, str], w
     out = work / "output.json"
     source = project_dir / source_path
     run_env = {**_base_env(), **AWX_ANSIBLE_SETTINGS, **env, "ANSIBLE_COLLECTIONS_PATH": collections_paths(project_dir)}
-    r = subprocess.run([str(BIN / "ansible-inventory"), "--list", "--export", "-i", str(source), "--output",
-                        str(out), "--playbook-dir", str(source.parent)], cwd=project_dir, env=run_env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            str(BIN / "ansible-inventory"),
+            "--list",
+            "--export",
+            "-i",
+            str(source),
+            "--output",
+            str(out),
+            "--playbook-dir",
+            str(source.parent),
+        ],
+        cwd=project_dir,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if r.returncode != 0:
         raise AssertionError(f"inventory update of {source_path} failed ({r.returncode}): {r.stderr[-3000:]}")
     return json.loads(out.read_text())
@@ -91,8 +126,13 @@ def script_data(export: dict[str, Any], variables: dict[str, Any] | None = None)
         data["all"]["children"] = sorted(groups)
     meta: dict[str, Any] = {}
     for pk, name in enumerate(sorted(hostvars), start=1):
-        meta[name] = {**hostvars[name], "remote_host_enabled": "true", "remote_host_id": pk,
-                      "remote_tower_enabled": "true", "remote_tower_id": pk}
+        meta[name] = {
+            **hostvars[name],
+            "remote_host_enabled": "true",
+            "remote_host_id": pk,
+            "remote_tower_enabled": "true",
+            "remote_tower_id": pk,
+        }
     data["_meta"] = {"hostvars": meta}
     return data
 
@@ -114,9 +154,19 @@ class Job:
         return self.dir.parent / f"{self.dir.name}-worker"
 
 
-def build_job(ident: int, template: dict[str, Any], folder: Path, project_dir: Path, inventory: dict[str, Any],
-              *, answers: dict[str, Any] | None = None, credential_env: dict[str, str] | None = None,
-              job_type: str | None = None, limit: str | None = None, diff_mode: bool | None = None) -> Job:
+def build_job(
+    ident: int,
+    template: dict[str, Any],
+    folder: Path,
+    project_dir: Path,
+    inventory: dict[str, Any],
+    *,
+    answers: dict[str, Any] | None = None,
+    credential_env: dict[str, str] | None = None,
+    job_type: str | None = None,
+    limit: str | None = None,
+    diff_mode: bool | None = None,
+) -> Job:
     """The private data directory of a job of ``template`` launched with ``answers`` (and the prompts job_type,
     limit, diff_mode) as RunJob.run builds it: project/ (a copy of the synced project), inventory/hosts (the
     inventory as a script), env/extravars, env/envvars (build_env and the credentials' injected env),
@@ -129,22 +179,40 @@ def build_job(ident: int, template: dict[str, Any], folder: Path, project_dir: P
     (folder / "cp").mkdir(mode=0o700)
 
     extra = launch_vars(template, answers)
-    meta = {f"{p}_{k}": v for p in ("awx", "tower") for k, v in {
-        "job_id": ident, "job_launch_type": "manual", "inventory_id": 1, "inventory_name": template["inventory"],
-        "project_revision": "", "project_scm_branch": "", "job_template_id": ident,
-        "job_template_name": template["name"]}.items()}
+    meta = {
+        f"{p}_{k}": v
+        for p in ("awx", "tower")
+        for k, v in {
+            "job_id": ident,
+            "job_launch_type": "manual",
+            "inventory_id": 1,
+            "inventory_name": template["inventory"],
+            "project_revision": "",
+            "project_scm_branch": "",
+            "job_template_id": ident,
+            "job_template_name": template["name"],
+        }.items()
+    }
     _write(folder / "env" / "extravars", extravars_yaml({**extra, **meta}, template.get("extra_vars", {})))
 
     script = f"#! /usr/bin/env python3\n# -*- coding: utf-8 -*-\nprint({json.dumps(inventory)!r})\n"
     _write(folder / "inventory" / "hosts", script, mode=0o700)
 
-    env = {**AWX_ANSIBLE_SETTINGS, "AWX_PRIVATE_DATA_DIR": str(folder), "JOB_ID": str(ident), "INVENTORY_ID": "1",
-           "PROJECT_REVISION": "", "ANSIBLE_RETRY_FILES_ENABLED": "False", "MAX_EVENT_RES": "700000",
-           "AWX_HOST": "https://awx.example.net", "ANSIBLE_SSH_CONTROL_PATH_DIR": str(folder / "cp"),
-           "ANSIBLE_COLLECTIONS_PATH": collections_paths(project_dir),
-           "ANSIBLE_ROLES_PATH": f"{CONTAINER_ROOT}/requirements_roles:~/.ansible/roles:/usr/share/ansible/roles:"
-                                 "/etc/ansible/roles",
-           **(credential_env or {})}
+    env = {
+        **AWX_ANSIBLE_SETTINGS,
+        "AWX_PRIVATE_DATA_DIR": str(folder),
+        "JOB_ID": str(ident),
+        "INVENTORY_ID": "1",
+        "PROJECT_REVISION": "",
+        "ANSIBLE_RETRY_FILES_ENABLED": "False",
+        "MAX_EVENT_RES": "700000",
+        "AWX_HOST": "https://awx.example.net",
+        "ANSIBLE_SSH_CONTROL_PATH_DIR": str(folder / "cp"),
+        "ANSIBLE_COLLECTIONS_PATH": collections_paths(project_dir),
+        "ANSIBLE_ROLES_PATH": f"{CONTAINER_ROOT}/requirements_roles:~/.ansible/roles:/usr/share/ansible/roles:"
+        "/etc/ansible/roles",
+        **(credential_env or {}),
+    }
     _write(folder / "env" / "envvars", json.dumps(env))
 
     args = []
@@ -160,8 +228,12 @@ def build_job(ident: int, template: dict[str, Any], folder: Path, project_dir: P
     if template.get("verbosity"):
         args.append("-" + "v" * min(5, template["verbosity"]))
     _write(folder / "env" / "cmdline", " ".join(args))
-    _write(folder / "env" / "settings", json.dumps({"job_timeout": template.get("timeout", 0),
-                                                    "suppress_ansible_output": True, "suppress_output_file": True}))
+    _write(
+        folder / "env" / "settings",
+        json.dumps(
+            {"job_timeout": template.get("timeout", 0), "suppress_ansible_output": True, "suppress_output_file": True}
+        ),
+    )
     return Job(ident, template, folder, extra, env, args)
 
 
@@ -196,10 +268,16 @@ class JobResult:
 
     def results(self, task: str) -> list[dict[str, Any]]:
         """The module results of ``task`` as its events carry them (one per loop item, else one per host)."""
-        items = [e["event_data"]["res"] for e in self.events if e["event"] == "runner_item_on_ok"
-                 and e["event_data"].get("task") == task]
-        return items or [e["event_data"]["res"] for e in self.events if e["event"] == "runner_on_ok"
-                         and e["event_data"].get("task") == task]
+        items = [
+            e["event_data"]["res"]
+            for e in self.events
+            if e["event"] == "runner_item_on_ok" and e["event_data"].get("task") == task
+        ]
+        return items or [
+            e["event_data"]["res"]
+            for e in self.events
+            if e["event"] == "runner_on_ok" and e["event_data"].get("task") == task
+        ]
 
     def by_event(self, name: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e["event"] == name]
@@ -219,13 +297,27 @@ def run_job(job: Job, timeout: float = 600) -> JobResult:
     log = job.dir.parent / f"{job.dir.name}.stream.log"  # transmit's and the worker's own messages
     start = time.monotonic()
     with log.open("wb") as errors:
-        transmit = subprocess.Popen([runner, "transmit", str(job.dir), "-p", playbook, "--ident", str(job.ident)],
-                                    stdout=subprocess.PIPE, stderr=errors, env=env)
-        worker = subprocess.Popen([runner, "worker", "--private-data-dir", str(job.worker_dir), "--delete"],
-                                  stdin=transmit.stdout, stdout=subprocess.PIPE, stderr=errors, env=env)
-        process = subprocess.Popen([runner, "process", str(job.dir), "--ident", str(job.ident)],
-                                   stdin=worker.stdout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                                   text=True)
+        transmit = subprocess.Popen(
+            [runner, "transmit", str(job.dir), "-p", playbook, "--ident", str(job.ident)],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=env,
+        )
+        worker = subprocess.Popen(
+            [runner, "worker", "--private-data-dir", str(job.worker_dir), "--delete"],
+            stdin=transmit.stdout,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=env,
+        )
+        process = subprocess.Popen(
+            [runner, "process", str(job.dir), "--ident", str(job.ident)],
+            stdin=worker.stdout,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            text=True,
+        )
         assert transmit.stdout is not None and worker.stdout is not None
         transmit.stdout.close()  # the worker and the processor hold the pipes now
         worker.stdout.close()
@@ -239,19 +331,30 @@ def run_job(job: Job, timeout: float = 600) -> JobResult:
                     p.kill()
                 p.wait()
     artifacts = job.dir / "artifacts" / str(job.ident)
-    events = sorted((json.loads(p.read_text()) for p in (artifacts / "job_events").glob("*.json")),
-                    key=lambda e: e["counter"])
+    events = sorted(
+        (json.loads(p.read_text()) for p in (artifacts / "job_events").glob("*.json")), key=lambda e: e["counter"]
+    )
     status = (artifacts / "status").read_text().strip() if (artifacts / "status").exists() else "error"
     rc = int((artifacts / "rc").read_text()) if (artifacts / "rc").exists() else -1
-    return JobResult(job, status, rc, events, "\n".join(e.get("stdout", "") for e in events if e.get("stdout")),
-                     time.monotonic() - start, log.read_text(errors="replace") + output)
+    return JobResult(
+        job,
+        status,
+        rc,
+        events,
+        "\n".join(e.get("stdout", "") for e in events if e.get("stdout")),
+        time.monotonic() - start,
+        log.read_text(errors="replace") + output,
+    )
 
 
 def files_holding(root: Path, secret: str) -> list[str]:
     """Paths (relative to ``root``) of the files under it whose bytes hold ``secret``."""
     needle = secret.encode()
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
-                  if p.is_file() and not p.is_symlink() and needle in p.read_bytes())
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and not p.is_symlink() and needle in p.read_bytes()
+    )
 
 
 def assert_successful(result: JobResult, tasks: set[str]) -> None:

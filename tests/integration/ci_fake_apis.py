@@ -86,10 +86,13 @@ class Apis:
     def handle(self, req: Request) -> tuple[int, Any]:
         with self._lock:
             self.requests.append(req)
-            for prefix, handler in (("/github/", self._github), ("/gitlab/api/v4/", self._gitlab),
-                                    ("/awx/api/v2/", self._awx)):
+            for prefix, handler in (
+                ("/github/", self._github),
+                ("/gitlab/api/v4/", self._gitlab),
+                ("/awx/api/v2/", self._awx),
+            ):
                 if req.path.startswith(prefix):
-                    return handler(req, req.path[len(prefix) - 1:])
+                    return handler(req, req.path[len(prefix) - 1 :])
             return 404, {"message": "Not Found"}
 
     # --- GitHub -----------------------------------------------------------------------------------------------
@@ -103,9 +106,12 @@ class Apis:
                 return 200, _page(thread, req.query)
             if req.method == "POST":
                 cid = next(self._ids)
-                comment = {"id": cid, "body": req.json()["body"],
-                           "user": {"login": "github-actions[bot]", "type": "Bot"},
-                           "html_url": f"https://github.com/{m[1]}/pull/{m[2]}#issuecomment-{cid}"}
+                comment = {
+                    "id": cid,
+                    "body": req.json()["body"],
+                    "user": {"login": "github-actions[bot]", "type": "Bot"},
+                    "html_url": f"https://github.com/{m[1]}/pull/{m[2]}#issuecomment-{cid}",
+                }
                 thread.append(comment)
                 return 201, comment
         if (m := re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)", path)) and req.method == "PATCH":
@@ -128,9 +134,14 @@ class Apis:
             if m[3] is None and req.method == "GET":
                 return 200, _page(thread, req.query)
             if m[3] is None and req.method == "POST":
-                note = {"id": next(self._ids), "body": req.json()["body"], "system": False,
-                        "noteable_type": "MergeRequest", "noteable_iid": int(m[2]),
-                        "author": {"username": "project_42_bot"}}
+                note = {
+                    "id": next(self._ids),
+                    "body": req.json()["body"],
+                    "system": False,
+                    "noteable_type": "MergeRequest",
+                    "noteable_iid": int(m[2]),
+                    "author": {"username": "project_42_bot"},
+                }
                 thread.append(note)
                 return 201, note
             if m[3] is not None and req.method == "PUT":
@@ -141,8 +152,9 @@ class Apis:
         return 404, {"message": "404 Not found"}
 
     def _state(self, req: Request, name: str, lock: bool) -> tuple[int, Any]:
-        user, _, password = base64.b64decode(req.headers.get("authorization", "Basic ").split(" ", 1)[1] or b"") \
-            .decode().partition(":")
+        user, _, password = (
+            base64.b64decode(req.headers.get("authorization", "Basic ").split(" ", 1)[1] or b"").decode().partition(":")
+        )
         if (user, password) not in self.state_auth:
             return 401, {"message": "401 Unauthorized"}
         held = self.locks.get(name)
@@ -171,22 +183,33 @@ class Apis:
         if (m := re.fullmatch(r"/(job_templates|workflow_job_templates)/", path)) and req.method == "GET":
             kind = m[1][:-1]
             found = [t for t in self.templates if t.kind == kind and t.name == req.query.get("name")]
-            return 200, {"count": len(found), "next": None, "previous": None,
-                         "results": [{"id": t.id, "type": kind, "name": t.name,
-                                      "url": f"/api/v2/{m[1]}/{t.id}/"} for t in found]}
+            return 200, {
+                "count": len(found),
+                "next": None,
+                "previous": None,
+                "results": [
+                    {"id": t.id, "type": kind, "name": t.name, "url": f"/api/v2/{m[1]}/{t.id}/"} for t in found
+                ],
+            }
         if m := re.fullmatch(r"/(job_templates|workflow_job_templates)/(\d+)/(launch|survey_spec)/", path):
             kind = m[1][:-1]
             t = next((t for t in self.templates if t.kind == kind and t.id == int(m[2])), None)
             if t is None:
                 return 404, {"detail": "Not found."}
             if m[3] == "survey_spec" and req.method == "GET":
-                questions = [{"variable": v, "question_name": v, "type": "text", "required": False}
-                             for v in sorted(t.survey or ())]
+                questions = [
+                    {"variable": v, "question_name": v, "type": "text", "required": False}
+                    for v in sorted(t.survey or ())
+                ]
                 return 200, {"name": t.name, "description": "", "spec": questions}
             if req.method == "GET":
-                return 200, {"ask_variables_on_launch": t.survey is None, "survey_enabled": t.survey is not None,
-                             "can_start_without_user_input": True, "passwords_needed_to_start": [],
-                             "variables_needed_to_start": []}
+                return 200, {
+                    "ask_variables_on_launch": t.survey is None,
+                    "survey_enabled": t.survey is not None,
+                    "can_start_without_user_input": True,
+                    "passwords_needed_to_start": [],
+                    "variables_needed_to_start": [],
+                }
             if req.method == "POST":
                 sent = req.json().get("extra_vars", {})
                 taken = {k: v for k, v in sent.items() if t.survey is None or k in t.survey}
@@ -194,9 +217,16 @@ class Apis:
                 job_key = "job" if kind == "job_template" else "workflow_job"
                 jid = next(self._ids)
                 self.jobs[jid] = {"template": t, "gets": 0, "extra_vars": taken}
-                return 201, {job_key: jid, "ignored_fields": {"extra_vars": ignored} if ignored else {}, "id": jid,
-                             "type": job_key, "url": f"/api/v2/{job_key}s/{jid}/", "status": "pending",
-                             "name": t.name, "extra_vars": json.dumps(taken)}
+                return 201, {
+                    job_key: jid,
+                    "ignored_fields": {"extra_vars": ignored} if ignored else {},
+                    "id": jid,
+                    "type": job_key,
+                    "url": f"/api/v2/{job_key}s/{jid}/",
+                    "status": "pending",
+                    "name": t.name,
+                    "extra_vars": json.dumps(taken),
+                }
         if m := re.fullmatch(r"/(jobs|workflow_jobs)/(\d+)/(stdout/)?", path):
             job = self.jobs.get(int(m[2]))
             if job is None:
@@ -205,14 +235,19 @@ class Apis:
                 return 200, "PLAY [Push SONiC config_db] ***\nfatal: [leaf-p0-su00-r0]: FAILED! => BGP gate\n"
             job["gets"] += 1
             status = ("pending", "running")[job["gets"] - 1] if job["gets"] <= 2 else job["template"].outcome
-            return 200, {"id": int(m[2]), "type": m[1][:-1], "status": status,
-                         "failed": status in ("failed", "error"), "url": f"/api/v2/{m[1]}/{m[2]}/"}
+            return 200, {
+                "id": int(m[2]),
+                "type": m[1][:-1],
+                "status": status,
+                "failed": status in ("failed", "error"),
+                "url": f"/api/v2/{m[1]}/{m[2]}/",
+            }
         return 404, {"detail": "Not found."}
 
 
 def _page(items: list[dict[str, Any]], query: dict[str, str]) -> list[dict[str, Any]]:
     per_page, page = int(query.get("per_page", 30)), int(query.get("page", 1))
-    return items[(page - 1) * per_page: page * per_page]
+    return items[(page - 1) * per_page : page * per_page]
 
 
 def _handler(apis: Apis) -> type[BaseHTTPRequestHandler]:
@@ -220,8 +255,13 @@ def _handler(apis: Apis) -> type[BaseHTTPRequestHandler]:
         def _serve(self) -> None:
             parts = urlsplit(self.path)
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            req = Request(self.command, parts.path, {k: v[-1] for k, v in parse_qs(parts.query).items()},
-                          {k.lower(): v for k, v in self.headers.items()}, body)
+            req = Request(
+                self.command,
+                parts.path,
+                {k: v[-1] for k, v in parse_qs(parts.query).items()},
+                {k.lower(): v for k, v in self.headers.items()},
+                body,
+            )
             status, payload = apis.handle(req)
             if isinstance(payload, bytes | str):
                 data = payload.encode() if isinstance(payload, str) else payload
@@ -253,4 +293,3 @@ def serve(apis: Apis) -> Iterator[Apis]:
     finally:
         server.shutdown()
         server.server_close()
-

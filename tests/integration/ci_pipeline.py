@@ -40,13 +40,18 @@ SCRIPT = CI / "hwaac-ci.sh"
 PINNED = re.compile(r"[\w.-]+/[\w.-]+@v\d+\.\d+\.\d+")
 # the variables the CI sets itself, and the services' credentials: none leaks in from the machine running the test
 OWN_ENV = ("GITHUB_", "GITLAB_", "CI_", "CI", "NETBOX_", "TF_", "AWX_", "HWAAC_", "RUNNER_")
-GIT_ID = {"GIT_AUTHOR_NAME": "ci", "GIT_AUTHOR_EMAIL": "ci@example.com", "GIT_COMMITTER_NAME": "ci",
-          "GIT_COMMITTER_EMAIL": "ci@example.com"}
+GIT_ID = {
+    "GIT_AUTHOR_NAME": "ci",
+    "GIT_AUTHOR_EMAIL": "ci@example.com",
+    "GIT_COMMITTER_NAME": "ci",
+    "GIT_COMMITTER_EMAIL": "ci@example.com",
+}
 
 
 def git(cwd: Path, *args: str) -> str:
-    r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **GIT_ID},
-                       check=False)
+    r = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **GIT_ID}, check=False
+    )
     assert r.returncode == 0, f"git {' '.join(args)}: {r.stderr}"
     return r.stdout.strip()
 
@@ -142,8 +147,16 @@ def base_env(extra: dict[str, str]) -> dict[str, str]:
 
 def bash(script: str, cwd: Path, env: dict[str, str], name: str) -> Step:
     """``script`` as the runners run a step (bash -eo pipefail, no profile), stdout and stderr together."""
-    r = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd, env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1200, check=False)
+    r = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
     return Step(name, r.returncode, r.stdout, env.get("NETBOX_TOKEN"))
 
 
@@ -162,8 +175,14 @@ class GitHubActions:
 
     CONTEXT = re.compile(r"\b(?:github|secrets|vars|env)(?:\.[A-Za-z_][\w-]*)+")
 
-    def __init__(self, workflow: dict[str, Any], github: dict[str, Any], secrets: dict[str, str],
-                 variables: dict[str, str], runner_env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        workflow: dict[str, Any],
+        github: dict[str, Any],
+        secrets: dict[str, str],
+        variables: dict[str, str],
+        runner_env: dict[str, str],
+    ) -> None:
         self.workflow, self.github, self.secrets, self.vars = workflow, github, secrets, variables
         self.runner_env = runner_env
         self.env: dict[str, str] = {}
@@ -183,9 +202,11 @@ class GitHubActions:
 
     def expand(self, text: Any) -> str:
         """A string with its ``${{ }}`` expressions replaced as the runner does (``''`` for what is unset)."""
+
         def one(m: re.Match[str]) -> str:
             v = self.evaluate(m[1])
             return "" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
+
         return re.sub(r"\$\{\{(.*?)\}\}", one, str(text))
 
     def selected(self) -> list[str]:
@@ -207,8 +228,11 @@ class GitHubActions:
         for i, step in enumerate(spec["steps"]):
             label = step.get("name") or step.get("uses") or f"step {i}"
             cond = step.get("if")
-            if (failed and cond is None) or (cond is not None and not self.evaluate(str(cond))) or (
-                    only is not None and label not in only):
+            if (
+                (failed and cond is None)
+                or (cond is not None and not self.evaluate(str(cond)))
+                or (only is not None and label not in only)
+            ):
                 job.steps.append(Step(label, None))
                 continue
             if "uses" in step:
@@ -227,8 +251,14 @@ class GitLabCI:
 
     VAR = re.compile(r"\$\{?(\w+)\}?")
 
-    def __init__(self, config: dict[str, Any], predefined: dict[str, str], project: dict[str, str],
-                 stash: Path, protected: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        config: dict[str, Any],
+        predefined: dict[str, str],
+        project: dict[str, str],
+        stash: Path,
+        protected: frozenset[str] = frozenset(),
+    ) -> None:
         self.config, self.predefined, self.project, self.stash = config, predefined, project, stash
         self.protected = protected  # project variables exposed only to pipelines of protected branches
         self.done: dict[str, Job] = {}
@@ -248,13 +278,15 @@ class GitLabCI:
         """GitLab's precedence, lowest first: predefined, the file's, the job's, its matching rule's variables, then
         the project's settings; a protected setting only where the pipeline's branch is protected (the default)."""
         env = dict(self.predefined)
-        project = {k: v for k, v in self.project.items() if k not in self.protected
-                   or env.get("CI_COMMIT_BRANCH") == env.get("CI_DEFAULT_BRANCH")}
+        project = {
+            k: v
+            for k, v in self.project.items()
+            if k not in self.protected or env.get("CI_COMMIT_BRANCH") == env.get("CI_DEFAULT_BRANCH")
+        }
         for scope in (self.config.get("variables", {}), job.get("variables", {})):
             for k, v in scope.items():
                 env[k] = self.VAR.sub(lambda m: env.get(m[1], ""), str(v))
-        rule = next((r for r in job.get("rules", []) if "if" not in r or self._rule(r["if"], {**env, **project})),
-                    {})
+        rule = next((r for r in job.get("rules", []) if "if" not in r or self._rule(r["if"], {**env, **project})), {})
         look = {**env, **project}
         for k, v in rule.get("variables", {}).items():
             env[k] = self.VAR.sub(lambda m: look.get(m[1], ""), str(v))
@@ -265,16 +297,24 @@ class GitLabCI:
         if not self._matches(self.config.get("workflow", {}).get("rules", [{}]), self.variables({})):
             return []
         stages = self.config["stages"]
-        jobs = [(stages.index(spec["stage"]), name) for name, spec in self.config.items()
-                if isinstance(spec, dict) and "script" in spec and not name.startswith(".")
-                and self._matches(spec.get("rules", [{}]), self.variables(spec))]
+        jobs = [
+            (stages.index(spec["stage"]), name)
+            for name, spec in self.config.items()
+            if isinstance(spec, dict)
+            and "script" in spec
+            and not name.startswith(".")
+            and self._matches(spec.get("rules", [{}]), self.variables(spec))
+        ]
         return [name for _, name in sorted(jobs)]
 
     def run_job(self, name: str, workdir: Path) -> Job:
         spec = self.config[name]
         stages = self.config["stages"]
-        sources = spec["needs"] if "needs" in spec else [
-            n for n in self.done if stages.index(self.config[n]["stage"]) < stages.index(spec["stage"])]
+        sources = (
+            spec["needs"]
+            if "needs" in spec
+            else [n for n in self.done if stages.index(self.config[n]["stage"]) < stages.index(spec["stage"])]
+        )
         for source in sources:  # the artifacts of the jobs it needs (all earlier stages without `needs`)
             if (self.stash / source).exists():
                 shutil.copytree(self.stash / source, workdir, dirs_exist_ok=True)
@@ -301,11 +341,18 @@ def pull_request_event(number: int, base: str, head: str, head_sha: str, repo: s
     """The parts of GitHub's ``pull_request`` webhook payload the workflow reads (``opened``; the shape of
     https://docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request)."""
     owner, name = repo.split("/")
-    return {"action": "opened", "number": number,
-            "pull_request": {"number": number, "state": "open", "title": "fabric: raise the ECN minimum threshold",
-                             "base": {"ref": base, "repo": {"full_name": repo}},
-                             "head": {"ref": head, "sha": head_sha, "repo": {"full_name": repo}}},
-            "repository": {"full_name": repo, "name": name, "owner": {"login": owner}, "default_branch": "main"}}
+    return {
+        "action": "opened",
+        "number": number,
+        "pull_request": {
+            "number": number,
+            "state": "open",
+            "title": "fabric: raise the ECN minimum threshold",
+            "base": {"ref": base, "repo": {"full_name": repo}},
+            "head": {"ref": head, "sha": head_sha, "repo": {"full_name": repo}},
+        },
+        "repository": {"full_name": repo, "name": name, "owner": {"login": owner}, "default_branch": "main"},
+    }
 
 
 def write_event(path: Path, event: dict[str, Any]) -> Path:
@@ -356,31 +403,60 @@ class Sample:
 
     def github(self, event_name: str, ref: str, sha: str, event: dict[str, Any]) -> GitHubActions:
         state = f"{self.apis.url}{STATE}"
-        variables = {"HWAAC_FABRIC": "demo", "HWAAC_VERSION": HWAAC_VERSION, "NETBOX_URL": self.nb.url,
-                     "HWAAC_TF_BACKEND": "http", "TF_HTTP_USERNAME": "hwaac-github",
-                     "HWAAC_TF_BACKEND_CONFIG": f"address={state}\nlock_address={state}/lock\n"
-                                                f"unlock_address={state}/lock\nlock_method=POST\nunlock_method=DELETE",
-                     "AWX_HOST": f"{self.apis.url}/awx"}
+        variables = {
+            "HWAAC_FABRIC": "demo",
+            "HWAAC_VERSION": HWAAC_VERSION,
+            "NETBOX_URL": self.nb.url,
+            "HWAAC_TF_BACKEND": "http",
+            "TF_HTTP_USERNAME": "hwaac-github",
+            "HWAAC_TF_BACKEND_CONFIG": f"address={state}\nlock_address={state}/lock\n"
+            f"unlock_address={state}/lock\nlock_method=POST\nunlock_method=DELETE",
+            "AWX_HOST": f"{self.apis.url}/awx",
+        }
         # the state's review credential is the same password here (the stand-in has no read-only role)
-        secret = {"NETBOX_TOKEN": self.nb.token, "GITHUB_TOKEN": self.apis.github_token,
-                  "AWX_TOKEN": self.apis.awx_token, "TF_HTTP_PASSWORD": self.state_password,
-                  "NETBOX_REVIEW_TOKEN": self.review_token, "TF_HTTP_REVIEW_PASSWORD": self.state_password}
+        secret = {
+            "NETBOX_TOKEN": self.nb.token,
+            "GITHUB_TOKEN": self.apis.github_token,
+            "AWX_TOKEN": self.apis.awx_token,
+            "TF_HTTP_PASSWORD": self.state_password,
+            "NETBOX_REVIEW_TOKEN": self.review_token,
+            "TF_HTTP_REVIEW_PASSWORD": self.state_password,
+        }
         github = {"event_name": event_name, "event": event, "repository": "acme/fabric", "ref": ref, "sha": sha}
         path = write_event(self.root / f"event-{self.n}.json", event)
-        runner = {"CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event_name,
-                  "GITHUB_EVENT_PATH": str(path), "GITHUB_REPOSITORY": "acme/fabric", "GITHUB_REF": ref,
-                  "GITHUB_SHA": sha, "GITHUB_API_URL": f"{self.apis.url}/github",
-                  "GITHUB_BASE_REF": event.get("pull_request", {}).get("base", {}).get("ref", ""),
-                  "HWAAC_AWX_POLL": "0.05"}  # a self-hosted runner's environment: AWX polled quickly
+        runner = {
+            "CI": "true",
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": event_name,
+            "GITHUB_EVENT_PATH": str(path),
+            "GITHUB_REPOSITORY": "acme/fabric",
+            "GITHUB_REF": ref,
+            "GITHUB_SHA": sha,
+            "GITHUB_API_URL": f"{self.apis.url}/github",
+            "GITHUB_BASE_REF": event.get("pull_request", {}).get("base", {}).get("ref", ""),
+            "HWAAC_AWX_POLL": "0.05",
+        }  # a self-hosted runner's environment: AWX polled quickly
         return GitHubActions(load(GITHUB_WORKFLOW), github, secret, variables, runner)
 
     def gitlab(self, predefined: dict[str, str]) -> GitLabCI:
-        project = {"NETBOX_URL": self.nb.url, "NETBOX_TOKEN": self.nb.token, "NETBOX_REVIEW_TOKEN": self.review_token,
-                   "HWAAC_VERSION": HWAAC_VERSION,
-                   "HWAAC_GITLAB_TOKEN": self.apis.gitlab_token, "AWX_HOST": f"{self.apis.url}/awx",
-                   "AWX_TOKEN": self.apis.awx_token, "HWAAC_AWX_POLL": "0.05"}
-        base = {"CI": "true", "GITLAB_CI": "true", "CI_API_V4_URL": f"{self.apis.url}/gitlab/api/v4",
-                "CI_PROJECT_ID": "42", "CI_DEFAULT_BRANCH": "main", "CI_JOB_TOKEN": self.job_token}
+        project = {
+            "NETBOX_URL": self.nb.url,
+            "NETBOX_TOKEN": self.nb.token,
+            "NETBOX_REVIEW_TOKEN": self.review_token,
+            "HWAAC_VERSION": HWAAC_VERSION,
+            "HWAAC_GITLAB_TOKEN": self.apis.gitlab_token,
+            "AWX_HOST": f"{self.apis.url}/awx",
+            "AWX_TOKEN": self.apis.awx_token,
+            "HWAAC_AWX_POLL": "0.05",
+        }
+        base = {
+            "CI": "true",
+            "GITLAB_CI": "true",
+            "CI_API_V4_URL": f"{self.apis.url}/gitlab/api/v4",
+            "CI_PROJECT_ID": "42",
+            "CI_DEFAULT_BRANCH": "main",
+            "CI_JOB_TOKEN": self.job_token,
+        }
         stash = self.root / f"artifacts-{self.n}"
         stash.mkdir()
         return GitLabCI(load(GITLAB_CI), base | predefined, project, stash, frozenset({"NETBOX_TOKEN", "AWX_TOKEN"}))
@@ -400,9 +476,17 @@ class Sample:
         return jobs
 
     def secrets(self) -> list[str]:
-        return [self.nb.token, self.nb.token.split(".", 1)[-1], self.review_token, self.review_token.split(".", 1)[-1],
-                self.apis.github_token, self.apis.gitlab_token,
-                self.apis.awx_token, self.job_token, self.state_password]
+        return [
+            self.nb.token,
+            self.nb.token.split(".", 1)[-1],
+            self.review_token,
+            self.review_token.split(".", 1)[-1],
+            self.apis.github_token,
+            self.apis.gitlab_token,
+            self.apis.awx_token,
+            self.job_token,
+            self.state_password,
+        ]
 
 
 def read_only_token(nb: Instance) -> str:
@@ -416,9 +500,11 @@ def read_only_token(nb: Instance) -> str:
 
 def github_merge_checkout(repo: FabricRepo, head: str) -> Any:
     """actions/checkout of a pull_request event: refs/pull/N/merge, the head merged into the base's tip."""
+
     def merge(workdir: Path) -> None:
         git(workdir, "checkout", "-q", "--detach", "origin/main")
         git(workdir, "merge", "-q", "--no-ff", "--no-edit", head)
+
     return merge
 
 

@@ -181,5 +181,5 @@ def demo_twin(demo_twins: SharedTwin, request: pytest.FixtureRequest) -> Iterato
     yield demo_twins.get()
     items = request.session.items
     last = max((k for k, item in enumerate(items) if item.module is request.module), default=len(items))
-    if not any("demo_twin" in getattr(item, "fixturenames", ()) for item in items[last + 1:]):
+    if not any("demo_twin" in getattr(item, "fixturenames", ()) for item in items[last + 1 :]):
         demo_twins.close()

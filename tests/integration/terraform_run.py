@@ -46,18 +46,34 @@ class Terraform:
     dir: Path
     env: dict[str, str]
 
-    def run(self, *args: str, check: bool = True, timeout: float = 600, extra_env: dict[str, str] | None = None,
-            ) -> subprocess.CompletedProcess[str]:
-        r = subprocess.run(["terraform", *args, "-no-color"] if args[0] not in ("output",) else
-                           ["terraform", *args], cwd=self.dir, env={**self.env, **(extra_env or {})},
-                           capture_output=True, text=True, timeout=timeout)
+    def run(
+        self,
+        *args: str,
+        check: bool = True,
+        timeout: float = 600,
+        extra_env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        r = subprocess.run(
+            ["terraform", *args, "-no-color"] if args[0] not in ("output",) else ["terraform", *args],
+            cwd=self.dir,
+            env={**self.env, **(extra_env or {})},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and r.returncode != 0:
             raise AssertionError(f"terraform {' '.join(args)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
         return r
 
     def start(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(["terraform", *args, "-no-color"], cwd=self.dir, env=self.env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return subprocess.Popen(
+            ["terraform", *args, "-no-color"],
+            cwd=self.dir,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def show_plan(self, planfile: str = "tfplan") -> dict[str, Any]:
         return json.loads(self.run("show", "-json", planfile).stdout)
@@ -71,8 +87,13 @@ def terraform_dir(folder: Path, mirror: Path, url: str, token: str) -> Terraform
     rc = build_mirror(mirror)
     folder.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_", "NETBOX_"))}
-    env.update(TF_CLI_CONFIG_FILE=str(rc), CHECKPOINT_DISABLE="1", TF_IN_AUTOMATION="1",
-               TF_VAR_netbox_url=url, TF_VAR_netbox_token=token)
+    env.update(
+        TF_CLI_CONFIG_FILE=str(rc),
+        CHECKPOINT_DISABLE="1",
+        TF_IN_AUTOMATION="1",
+        TF_VAR_netbox_url=url,
+        TF_VAR_netbox_token=token,
+    )
     return Terraform(folder, env)
 
 

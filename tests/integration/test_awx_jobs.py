@@ -46,9 +46,12 @@ REPO = Path(__file__).resolve().parents[2]
 BURN_IN = REPO / "tests/fixtures/intents/valid/burn-in.yml"  # the NetBox copy: NetBoxPool.synced of this intent
 FABRIC = "awxsite"  # the fabric's folder in the project: inventory/awxsite
 NODES = [f"gpu-su01-h0{n}" for n in range(1, 5)]
-STORAGE = {"client_version": "2.15.5", "packages": "auto", "lnet": {"networks": [
-    {"net": "o2ib0", "rails": list(range(8)), "routes": ["10.20.0.0/16"]}]},
-    "filesystems": [{"name": "lfs1", "mgs": ["10.20.0.1@o2ib,10.20.1.1@o2ib"], "mount_point": "/mnt/lfs1"}]}
+STORAGE = {
+    "client_version": "2.15.5",
+    "packages": "auto",
+    "lnet": {"networks": [{"net": "o2ib0", "rails": list(range(8)), "routes": ["10.20.0.0/16"]}]},
+    "filesystems": [{"name": "lfs1", "mgs": ["10.20.0.1@o2ib,10.20.1.1@o2ib"], "mount_point": "/mnt/lfs1"}],
+}
 IDENT = itertools.count(101)
 
 
@@ -64,17 +67,33 @@ class Site:
     netbox: Instance
     credential_env: dict[str, str]
 
-    def run(self, template: str, answers: dict[str, Any] | None = None, *, job_type: str | None = None,
-            limit: str | None = None) -> JobResult:
+    def run(
+        self,
+        template: str,
+        answers: dict[str, Any] | None = None,
+        *,
+        job_type: str | None = None,
+        limit: str | None = None,
+    ) -> JobResult:
         """One job of ``template`` (a launch with ``answers``), run as AWX runs it; printed: what it took."""
         jt = job_templates(self.objects)[template]
         ident = next(IDENT)
-        job = build_job(ident, jt, self.root / "jobs" / str(ident), self.project, self.inventory, answers=answers,
-                        credential_env=self.credential_env if jt["credentials"] else {}, job_type=job_type,
-                        limit=limit)
+        job = build_job(
+            ident,
+            jt,
+            self.root / "jobs" / str(ident),
+            self.project,
+            self.inventory,
+            answers=answers,
+            credential_env=self.credential_env if jt["credentials"] else {},
+            job_type=job_type,
+            limit=limit,
+        )
         result = run_job(job)
-        print(f"AWX job {ident} {template}{' (check)' if job_type == 'check' else ''}: {result.status}, rc "
-              f"{result.rc}, {result.seconds:.1f} s")
+        print(
+            f"AWX job {ident} {template}{' (check)' if job_type == 'check' else ''}: {result.status}, rc "
+            f"{result.rc}, {result.seconds:.1f} s"
+        )
         return result
 
 
@@ -84,23 +103,37 @@ def sim_variables(sim: Path, states: Path) -> dict[str, Any]:
     GPU node fakes' settings of the Molecule burn-in scenarios, no become."""
     base = yaml.safe_load((REPO / "inventory/demo/simulated/group_vars/all.yml").read_text())
     environment = {**base["hwaac_environment"], "HWAAC_FAKE_STATE": f"{states}/{{{{ inventory_hostname }}}}"}
-    return {**base, "hwaac_repo": str(REPO), "hwaac_sim_host": f"{sim}/{{{{ inventory_hostname }}}}",
-            "hwaac_environment": environment,
-            "ansible_become": False, "burn_in_become": False, "health_check_become": False,
-            "network_health_become": False, "verify_become": False,
-            "burn_in_sysfs_root": "{{ hwaac_sim_host }}/state/sys", "health_check_sysfs_root":
-            "{{ hwaac_sim_host }}/state/sys", "burn_in_timeout": 120, "health_check_timeout": 120,
-            "network_health_tools": "{{ ['counters-db'] if network_health_kind == 'sonic' else ['ethtool'] }}",
-            "network_probe_root": "{{ hwaac_sim_host }}/root", "network_probe_services": False,
-            "network_probe_hwaac": str(BIN / "hwaac")}
+    return {
+        **base,
+        "hwaac_repo": str(REPO),
+        "hwaac_sim_host": f"{sim}/{{{{ inventory_hostname }}}}",
+        "hwaac_environment": environment,
+        "ansible_become": False,
+        "burn_in_become": False,
+        "health_check_become": False,
+        "network_health_become": False,
+        "verify_become": False,
+        "burn_in_sysfs_root": "{{ hwaac_sim_host }}/state/sys",
+        "health_check_sysfs_root": "{{ hwaac_sim_host }}/state/sys",
+        "burn_in_timeout": 120,
+        "health_check_timeout": 120,
+        "network_health_tools": "{{ ['counters-db'] if network_health_kind == 'sonic' else ['ethtool'] }}",
+        "network_probe_root": "{{ hwaac_sim_host }}/root",
+        "network_probe_services": False,
+        "network_probe_hwaac": str(BIN / "hwaac"),
+    }
 
 
 @pytest.fixture(scope="module")
 def netbox(netbox_pool: NetBoxPool) -> Iterator[Instance]:
     """A fresh NetBox holding the burn-in fabric (a copy of the run's one sync), its nodes in burn-in."""
     with netbox_pool.synced("test_awx_jobs", BURN_IN) as inst:
-        apply_transitions(Client(inst.url, inst.token), [TransitionRequest(n, State.BURN_IN, "burn-in starts")
-                                                         for n in NODES], mode="enforce", fabric="burnin")
+        apply_transitions(
+            Client(inst.url, inst.token),
+            [TransitionRequest(n, State.BURN_IN, "burn-in starts") for n in NODES],
+            mode="enforce",
+            fabric="burnin",
+        )
         yield inst
 
 
@@ -133,10 +166,18 @@ def make_site(root: Path, netbox: Instance) -> Site:
         nic_counters.ensure_tree(state, gpu_node.load(state)["rails"])
         (state / "scontrol.json").write_text(json.dumps({"nodes": {node: {"state": "IDLE"}}}))
     source = f"awx/inventory/{FABRIC}.hwaac.yml"  # the site's inventory source file, in the project
-    (src / source).write_text(yaml.safe_dump({"plugin": "aiinfra.hwaac.fabric", "source": "plan",
-                                              "plan_file": str(render), "render_dir": str(render)}))
-    objects = load_objects(hwaac_awx_fabric=FABRIC, hwaac_awx_data=str(data), hwaac_awx_inventory_file=source,
-                           hwaac_awx_netbox_url=netbox.url, hwaac_awx_netbox_token=netbox.token)
+    (src / source).write_text(
+        yaml.safe_dump(
+            {"plugin": "aiinfra.hwaac.fabric", "source": "plan", "plan_file": str(render), "render_dir": str(render)}
+        )
+    )
+    objects = load_objects(
+        hwaac_awx_fabric=FABRIC,
+        hwaac_awx_data=str(data),
+        hwaac_awx_inventory_file=source,
+        hwaac_awx_netbox_url=netbox.url,
+        hwaac_awx_netbox_token=netbox.token,
+    )
     (ctype,) = objects["awx_credential_types"]
     (cred,) = objects["awx_credentials"]
     env, _ = inject(ctype, cred["inputs"])
@@ -166,8 +207,13 @@ def test_validate(site: Site) -> None:
 
 def test_terraform_apply_in_check_mode_plans_the_stack(site: Site) -> None:
     r = site.run("hwaac terraform apply", job_type="check")
-    assert_successful(r, {"Synthesize the fabric's cdktn stack (cdktf/main.py)",
-                          "Initialize the stack from the mirror (terraform init)"})
+    assert_successful(
+        r,
+        {
+            "Synthesize the fabric's cdktn stack (cdktf/main.py)",
+            "Initialize the stack from the mirror (terraform init)",
+        },
+    )
     (plan,) = r.results("Plan the changes (terraform plan; check mode)")
     assert plan["rc"] == 2  # changes to make: the fabric is not in this stack's state yet
     assert (site.data / "terraform" / "cdktf.out" / "stacks" / "burnin" / "cdk.tf.json").is_file()
@@ -176,13 +222,25 @@ def test_terraform_apply_in_check_mode_plans_the_stack(site: Site) -> None:
 
 def test_site_in_check_mode(site: Site) -> None:
     # the survey's targets: a spine and a node (the roles' full runs: test_switch_config_rollout, molecule)
-    r = site.run("hwaac site", {"fabric_deploy_render": "plan", "fabric_deploy_hosts": "spine",
-                                "hosts_network_hosts": "gpu-su01-h01", "lustre_clients_hosts": "gpu-su01-h01"},
-                 job_type="check")
-    assert_successful(r, {"Render with hwaac (plan)", "Push the rendered config_db "
-                          "through the generic config updater", "Install the per-rail "
-                          "netplan file", "Mount the file systems and record them in "
-                          "fstab"})
+    r = site.run(
+        "hwaac site",
+        {
+            "fabric_deploy_render": "plan",
+            "fabric_deploy_hosts": "spine",
+            "hosts_network_hosts": "gpu-su01-h01",
+            "lustre_clients_hosts": "gpu-su01-h01",
+        },
+        job_type="check",
+    )
+    assert_successful(
+        r,
+        {
+            "Render with hwaac (plan)",
+            "Push the rendered config_db through the generic config updater",
+            "Install the per-rail netplan file",
+            "Mount the file systems and record them in fstab",
+        },
+    )
     assert set(r.stats()["ok"]) == {"localhost", "spine-p0-01", "gpu-su01-h01"}
     assert r.job.args[0] == "--check"
     assert not (site.sim / "gpu-su01-h01" / "root" / "etc" / "netplan" / "60-hwaac-rails.yaml").exists()
@@ -190,10 +248,16 @@ def test_site_in_check_mode(site: Site) -> None:
 
 def test_hosts_network(site: Site) -> None:
     r = site.run("hwaac hosts network", {"hosts_network_hosts": "gpu-su01-h02"})
-    assert_successful(r, {"Set the firmware parameters of every HCA (one invocation for "
-                          "all of them)", "Install the per-rail netplan file"})
-    assert (site.sim / "gpu-su01-h02" / "root" / "etc" / "netplan" / "60-hwaac-rails.yaml").read_text() == \
-        (site.render / "hosts" / "gpu-su01-h02" / "netplan" / "60-hwaac-rails.yaml").read_text()
+    assert_successful(
+        r,
+        {
+            "Set the firmware parameters of every HCA (one invocation for all of them)",
+            "Install the per-rail netplan file",
+        },
+    )
+    assert (site.sim / "gpu-su01-h02" / "root" / "etc" / "netplan" / "60-hwaac-rails.yaml").read_text() == (
+        site.render / "hosts" / "gpu-su01-h02" / "netplan" / "60-hwaac-rails.yaml"
+    ).read_text()
 
 
 def test_lustre_clients(site: Site) -> None:
@@ -204,13 +268,13 @@ def test_lustre_clients(site: Site) -> None:
 
 def test_network_probe(site: Site) -> None:
     r = site.run("hwaac network probe", {"network_probe_hosts": "gpu-su01-h01"})
-    assert_successful(r, {"Install the responder, the prober and its timer as "
-                          "systemd units"})
+    assert_successful(r, {"Install the responder, the prober and its timer as systemd units"})
 
 
 def test_network_health(site: Site) -> None:
-    r = site.run("hwaac network health", {"network_health_hosts": "spine-p0-01:gpu-su01-h01",
-                                          "network_health_interval": 1})
+    r = site.run(
+        "hwaac network health", {"network_health_hosts": "spine-p0-01:gpu-su01-h01", "network_health_interval": 1}
+    )
     assert_successful(r, {"Rates, SLIs and ranked suspects of the fabric"})
     report = json.loads((site.data / "reports" / "network" / "network-health.json").read_text())
     assert report["suspects"] == []
@@ -227,8 +291,10 @@ def test_burn_in_then_qualify_reads_its_reports(site: Site) -> None:
     (su01,) = q.results("Qualify each SU")
     assert su01["stdout"].startswith("su01 of burnin: admitted (4 nodes)")
     client = Client(site.netbox.url, site.netbox.token)
-    assert {d["name"]: d["custom_fields"]["hwaac_lifecycle"] for d in client.read(
-        "devices", "name,custom_fields", name=NODES)} == dict.fromkeys(NODES, "burn_in")  # dry runs moved nothing
+    assert {
+        d["name"]: d["custom_fields"]["hwaac_lifecycle"]
+        for d in client.read("devices", "name,custom_fields", name=NODES)
+    } == dict.fromkeys(NODES, "burn_in")  # dry runs moved nothing
 
 
 def test_rail_check(site: Site) -> None:
@@ -240,8 +306,9 @@ def test_rail_check(site: Site) -> None:
 
 def test_health_check(site: Site) -> None:
     client = Client(site.netbox.url, site.netbox.token)
-    apply_transitions(client, [TransitionRequest("gpu-su01-h01", State.PRODUCTION, "burn-in PASS")],
-                      mode="enforce", fabric="burnin")
+    apply_transitions(
+        client, [TransitionRequest("gpu-su01-h01", State.PRODUCTION, "burn-in PASS")], mode="enforce", fabric="burnin"
+    )
     r = site.run("hwaac health check", {"health_check_hosts": "gpu-su01-h01"})
     assert_successful(r, {"Read the nodes' lifecycle states from NetBox"})
     assert (site.data / "reports" / "health" / "gpu-su01-h01.health.json").is_file()
@@ -250,8 +317,12 @@ def test_health_check(site: Site) -> None:
 def test_rma(site: Site) -> None:
     client = Client(site.netbox.url, site.netbox.token)
     evidence = Evidence(verdict="FAIL", codes=["GPU_ROW_REMAP_PENDING"], action="reset_gpu")
-    apply_transitions(client, [TransitionRequest("gpu-su01-h02", State.QUARANTINE, "burn-in FAIL", evidence)],
-                      mode="enforce", fabric="burnin")
+    apply_transitions(
+        client,
+        [TransitionRequest("gpu-su01-h02", State.QUARANTINE, "burn-in FAIL", evidence)],
+        mode="enforce",
+        fabric="burnin",
+    )
     r = site.run("hwaac rma", {"rma_hosts": "gpu-su01-h02", "rma_reason": "remap pending after GPU reset"})
     assert_successful(r, {"Move the nodes to rma in NetBox", "Write the RMA report"})
     (state,) = client.read("devices", "name,custom_fields", name=["gpu-su01-h02"])
@@ -263,11 +334,18 @@ def test_the_token_check_catches_a_job_that_shows_the_token(site: Site) -> None:
     the token (here one of the test's own, not the collection's) is caught by the check every job above passed."""
     (site.project / "playbooks" / "zz_leak.yml").write_text(
         "- name: Leak\n  hosts: localhost\n  gather_facts: false\n  tasks:\n    - name: Show the token\n"
-        "      ansible.builtin.debug:\n        msg: \"{{ lookup('ansible.builtin.env', 'NETBOX_TOKEN') }}\"\n")
+        "      ansible.builtin.debug:\n        msg: \"{{ lookup('ansible.builtin.env', 'NETBOX_TOKEN') }}\"\n"
+    )
     try:
         jt = {**job_templates(site.objects)["hwaac validate"], "playbook": "playbooks/zz_leak.yml"}
-        job = build_job(next(IDENT), jt, site.root / "jobs" / "leak", site.project, site.inventory,
-                        credential_env=site.credential_env)
+        job = build_job(
+            next(IDENT),
+            jt,
+            site.root / "jobs" / "leak",
+            site.project,
+            site.inventory,
+            credential_env=site.credential_env,
+        )
         envvars = json.loads((job.dir / "env" / "envvars").read_text())
         assert {k for k in envvars if k.startswith("NETBOX")} == {"NETBOX_URL", "NETBOX_TOKEN"}
         result = run_job(job)

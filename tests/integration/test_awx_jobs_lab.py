@@ -53,15 +53,24 @@ class TwinSite:
     inventory: dict[str, Any]
     credential_env: dict[str, str]
 
-    def run(self, template: str, answers: dict[str, Any] | None = None, *,
-            job_type: str | None = None) -> JobResult:
+    def run(self, template: str, answers: dict[str, Any] | None = None, *, job_type: str | None = None) -> JobResult:
         jt = job_templates(self.objects)[template]
         ident = next(IDENT)
-        job = build_job(ident, jt, self.root / "jobs" / str(ident), self.project, self.inventory, answers=answers,
-                        credential_env=self.credential_env if jt["credentials"] else {}, job_type=job_type)
+        job = build_job(
+            ident,
+            jt,
+            self.root / "jobs" / str(ident),
+            self.project,
+            self.inventory,
+            answers=answers,
+            credential_env=self.credential_env if jt["credentials"] else {},
+            job_type=job_type,
+        )
         result = run_job(job)
-        print(f"AWX job {ident} {template}{' (check)' if job_type == 'check' else ''} on the twin: {result.status}, "
-              f"rc {result.rc}, {result.seconds:.1f} s")
+        print(
+            f"AWX job {ident} {template}{' (check)' if job_type == 'check' else ''} on the twin: {result.status}, "
+            f"rc {result.rc}, {result.seconds:.1f} s"
+        )
         return result
 
 
@@ -72,15 +81,31 @@ def twin_inventory(lab: Lab, render: Path) -> dict[str, Any]:
     hosts = {}
     for name, hostvars in fab.hostvars.items():
         path = lab.env(name)["PATH"]
-        hosts[name] = {**hostvars, "hwaac_netns": lab.netns(name), "hwaac_environment": {"PATH": path},
-                       "fabric_deploy_environment": {k: v for k, v in lab.env(name).items()
-                                                     if k == "PATH" or k.startswith("HWAAC_")}}
+        hosts[name] = {
+            **hostvars,
+            "hwaac_netns": lab.netns(name),
+            "hwaac_environment": {"PATH": path},
+            "fabric_deploy_environment": {
+                k: v for k, v in lab.env(name).items() if k == "PATH" or k.startswith("HWAAC_")
+            },
+        }
     children = {g: {"hosts": dict.fromkeys(members)} for g, members in fab.groups.items()}
     for parent, kids in fab.children.items():
         children.setdefault(parent, {})["children"] = dict.fromkeys(kids)
-    return {"all": {"hosts": hosts, "children": children, "vars": {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "fabric_deploy_become": False,
-        "verify_become": False, "switch_config_bgp_retries": 2, "switch_config_bgp_delay": 1}}}
+    return {
+        "all": {
+            "hosts": hosts,
+            "children": children,
+            "vars": {
+                "ansible_connection": "local",
+                "ansible_python_interpreter": sys.executable,
+                "fabric_deploy_become": False,
+                "verify_become": False,
+                "switch_config_bgp_retries": 2,
+                "switch_config_bgp_delay": 1,
+            },
+        }
+    }
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +117,13 @@ def twin(demo_twin: Lab, tmp_path_factory: pytest.TempPathFactory) -> TwinSite:
     src = project(root / "project")
     source = "awx/inventory/twin.yml"
     (src / source).write_text(yaml.safe_dump(twin_inventory(lab, render)))
-    objects = load_objects(hwaac_awx_fabric="demo", hwaac_awx_data=str(root / "data"),
-                           hwaac_awx_inventory_file=source, hwaac_awx_netbox_url="http://127.0.0.1:9",
-                           hwaac_awx_netbox_token=TOKEN)
+    objects = load_objects(
+        hwaac_awx_fabric="demo",
+        hwaac_awx_data=str(root / "data"),
+        hwaac_awx_inventory_file=source,
+        hwaac_awx_netbox_url="http://127.0.0.1:9",
+        hwaac_awx_netbox_token=TOKEN,
+    )
     env, _ = inject(objects["awx_credential_types"][0], objects["awx_credentials"][0]["inputs"])
     export = inventory_update(src, objects["awx_inventory_sources"][0]["source_path"], {}, root / "inventory-update")
     return TwinSite(lab, root, src, render, objects, script_data(export), env)
@@ -105,18 +134,23 @@ def running(lab: Lab, device: str) -> dict[str, Any]:
 
 
 def test_verify(twin: TwinSite) -> None:
-    r = twin.run("hwaac verify", {"verify_hosts": f"{LEAF},{SPINE},gpu-su01-h01,gpu-su02-h01",
-                                  "verify_plan": str(twin.render)})
-    assert_successful(r, {"Read FRR, lldpd, links and the rail probes",
-                          "Judge the facts against the plan and write the reports"})
+    r = twin.run(
+        "hwaac verify", {"verify_hosts": f"{LEAF},{SPINE},gpu-su01-h01,gpu-su02-h01", "verify_plan": str(twin.render)}
+    )
+    assert_successful(
+        r, {"Read FRR, lldpd, links and the rail probes", "Judge the facts against the plan and write the reports"}
+    )
     doc = json.loads((twin.root / "data" / "reports" / "verify" / "verify.json").read_text())
     assert doc["passed"] is True and sorted(doc["devices"]) == sorted([LEAF, SPINE, "gpu-su01-h01", "gpu-su02-h01"])
 
 
 def test_fabric_deploy_in_check_mode(twin: TwinSite) -> None:
     before = running(twin.lab, LEAF)
-    r = twin.run("hwaac fabric deploy", {"fabric_deploy_hosts": LEAF, "fabric_deploy_render": "none",
-                                         "switch_config_dir": str(twin.render)}, job_type="check")
+    r = twin.run(
+        "hwaac fabric deploy",
+        {"fabric_deploy_hosts": LEAF, "fabric_deploy_render": "none", "switch_config_dir": str(twin.render)},
+        job_type="check",
+    )
     assert_successful(r, {"Push the rendered config_db through the generic config updater"})
     (push,) = r.results("Push the rendered config_db through the generic config updater")
     assert push["changed"] is False  # the twin runs its render: nothing to push
@@ -126,10 +160,18 @@ def test_fabric_deploy_in_check_mode(twin: TwinSite) -> None:
 def test_mitigate_with_stages_that_change_nothing(twin: TwinSite) -> None:
     before = running(twin.lab, LEAF)
     same = {"PORT": {"Ethernet0": {"description": before["PORT"]["Ethernet0"].get("description", "")}}}
-    r = twin.run("hwaac mitigate", {"mitigate_hosts": LEAF, "mitigate_pause_s": 0,
-                                    "mitigate_stage1": {LEAF: same}, "mitigate_stage2": {LEAF: same}})
-    assert_successful(r, {"Merge stage 1 through the generic config updater",
-                          "Merge stage 2 through the generic config updater"})
+    r = twin.run(
+        "hwaac mitigate",
+        {
+            "mitigate_hosts": LEAF,
+            "mitigate_pause_s": 0,
+            "mitigate_stage1": {LEAF: same},
+            "mitigate_stage2": {LEAF: same},
+        },
+    )
+    assert_successful(
+        r, {"Merge stage 1 through the generic config updater", "Merge stage 2 through the generic config updater"}
+    )
     assert r.stats().get("changed", {}) == {}
     assert running(twin.lab, LEAF) == before
 
@@ -137,12 +179,24 @@ def test_mitigate_with_stages_that_change_nothing(twin: TwinSite) -> None:
 def test_maintenance_in_check_mode(twin: TwinSite) -> None:
     before = running(twin.lab, SPINE)
     state = twin.root / "maintenance-state"
-    r = twin.run("hwaac maintenance", {"maintenance_switch": SPINE, "maintenance_reason": "AWX check, CHG-7",
-                                       "maintenance_render_dir": str(twin.render), "remediate_state": str(state)},
-                 job_type="check")
-    assert_successful(r, {"Drain the switch (hwaac remediate, behind the guard rails)",
-                          "Apply the change, checkpoint kept, the switch still drained (the rollout's push)",
-                          "Undrain the switch (hwaac remediate)"})
+    r = twin.run(
+        "hwaac maintenance",
+        {
+            "maintenance_switch": SPINE,
+            "maintenance_reason": "AWX check, CHG-7",
+            "maintenance_render_dir": str(twin.render),
+            "remediate_state": str(state),
+        },
+        job_type="check",
+    )
+    assert_successful(
+        r,
+        {
+            "Drain the switch (hwaac remediate, behind the guard rails)",
+            "Apply the change, checkpoint kept, the switch still drained (the rollout's push)",
+            "Undrain the switch (hwaac remediate)",
+        },
+    )
     assert running(twin.lab, SPINE) == before and not state.exists()  # check mode changed nothing
 
 
@@ -154,9 +208,17 @@ def alertmanager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     route = REPO / "files" / "alertmanager" / "hwaac-remediate.yml"
-    proc = subprocess.Popen(["prometheus-alertmanager", f"--config.file={route}", f"--storage.path={work}",
-                             "--cluster.listen-address=", f"--web.listen-address=127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            "prometheus-alertmanager",
+            f"--config.file={route}",
+            f"--storage.path={work}",
+            "--cluster.listen-address=",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -175,10 +237,25 @@ def alertmanager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_remediate_dry_run(twin: TwinSite, alertmanager: str) -> None:
     plan = json.loads((twin.render / "plan.json").read_text())
     cable = next(cid for cid, link in sorted(plan["links"].items()) if link["kind"] == "leaf_spine")
-    alert = [{"labels": {"alertname": "HwaacMitigate", "fabric": "demo", "rule": "probe_path_loss",
-                         "severity": "fault", "kind": "cable", "component": cable, "cable": cable}}]
-    req = urllib.request.Request(f"{alertmanager}/api/v2/alerts", data=json.dumps(alert).encode(), method="POST",
-                                 headers={"Content-Type": "application/json"})
+    alert = [
+        {
+            "labels": {
+                "alertname": "HwaacMitigate",
+                "fabric": "demo",
+                "rule": "probe_path_loss",
+                "severity": "fault",
+                "kind": "cable",
+                "component": cable,
+                "cable": cable,
+            }
+        }
+    ]
+    req = urllib.request.Request(
+        f"{alertmanager}/api/v2/alerts",
+        data=json.dumps(alert).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     assert urllib.request.urlopen(req, timeout=10).status == 200
     state = twin.root / "remediate-state"
     r = twin.run("hwaac remediate", {"remediate_alertmanager": alertmanager, "remediate_state": str(state)})

@@ -53,8 +53,11 @@ def test_the_specs_are_awx_awx_24_6_1_and_cover_every_module_the_playbook_uses()
     assert used == set(SPECS["modules"]) == set(OBJECT_LISTS)
 
 
-@pytest.mark.parametrize(("module", "name", "params"), module_objects(OBJS),
-                         ids=[f"{m.split('.')[-1]}:{n}" for m, n, _ in module_objects(OBJS)])
+@pytest.mark.parametrize(
+    ("module", "name", "params"),
+    module_objects(OBJS),
+    ids=[f"{m.split('.')[-1]}:{n}" for m, n, _ in module_objects(OBJS)],
+)
 def test_each_object_passes_its_module_argument_spec(module: str, name: str, params: dict[str, Any]) -> None:
     assert spec_errors(SPECS, module, params) == []
 
@@ -72,19 +75,33 @@ _CRED = OBJS["awx_credentials"][0]
 BROKEN = [  # (case, module, params, what ArgumentSpecValidator says)
     ("unknown option", "awx.awx.job_template", _jt(playbok="playbooks/site.yml"), "playbok. Supported parameters"),
     ("wrong type", "awx.awx.job_template", _jt(forks="many"), "argument 'forks' is of type str and we were unable"),
-    ("wrong type (dict)", "awx.awx.job_template", _jt(extra_vars=["x"]),
-     "argument 'extra_vars' is of type list and we were unable to convert to dict"),
-    ("missing required", "awx.awx.credential", _without(_CRED, "credential_type"),
-     "missing required arguments: credential_type"),
+    (
+        "wrong type (dict)",
+        "awx.awx.job_template",
+        _jt(extra_vars=["x"]),
+        "argument 'extra_vars' is of type list and we were unable to convert to dict",
+    ),
+    (
+        "missing required",
+        "awx.awx.credential",
+        _without(_CRED, "credential_type"),
+        "missing required arguments: credential_type",
+    ),
     ("bad choice", "awx.awx.job_template", _jt(job_type="dry"), "value of job_type must be one of: run, check"),
     ("bad choice (verbosity)", "awx.awx.job_template", _jt(verbosity=9), "value of verbosity must be one of"),
     ("mutually exclusive", "awx.awx.credential", {**_CRED, "user": "admin"}, "mutually exclusive: organization|user"),
-    ("workflow node without identifier", "awx.awx.workflow_job_template",
-     {**_WF, "workflow_nodes": [_without(_WF["workflow_nodes"][0], "identifier")]},
-     "workflow_nodes[0]: missing required arguments: identifier"),
-    ("workflow node, bad job type", "awx.awx.workflow_job_template",
-     {**_WF, "workflow_nodes": [{**_WF["workflow_nodes"][0], "job_type": "dry"}]},
-     "workflow_nodes[0]: value of job_type must be one of: run, check"),
+    (
+        "workflow node without identifier",
+        "awx.awx.workflow_job_template",
+        {**_WF, "workflow_nodes": [_without(_WF["workflow_nodes"][0], "identifier")]},
+        "workflow_nodes[0]: missing required arguments: identifier",
+    ),
+    (
+        "workflow node, bad job type",
+        "awx.awx.workflow_job_template",
+        {**_WF, "workflow_nodes": [{**_WF["workflow_nodes"][0], "job_type": "dry"}]},
+        "workflow_nodes[0]: value of job_type must be one of: run, check",
+    ),
     ("schedule, unknown option", "awx.awx.schedule", {**OBJS["awx_schedules"][0], "every": "hour"}, "every"),
 ]
 
@@ -156,13 +173,21 @@ def test_a_launch_takes_the_survey_defaults_and_refuses_bad_answers() -> None:
     with pytest.raises(ValueError, match="'rma_reason' value missing"):
         launch_vars(JTS["hwaac rma"], {"rma_hosts": "gpu-su01-h01"})
     # a multiselect default is only used when it is a list (AWX drops a newline string at launch)
-    assert launch_vars(JTS["hwaac burn-in"])["burn_in_stages"] == ["quick", "dcgm", "single_node", "ib_pairwise",
-                                                                  "nccl_multi"]
+    assert launch_vars(JTS["hwaac burn-in"])["burn_in_stages"] == [
+        "quick",
+        "dcgm",
+        "single_node",
+        "ib_pairwise",
+        "nccl_multi",
+    ]
 
 
 BROKEN_SURVEYS = [  # (case, change to the site survey's first question, what AWX says)
-    ("default not a choice", {"type": "multiplechoice", "choices": ["a", "b"], "default": "c"},
-     "not one of the choices"),
+    (
+        "default not a choice",
+        {"type": "multiplechoice", "choices": ["a", "b"], "default": "c"},
+        "not one of the choices",
+    ),
     ("integer default as text", {"type": "integer", "default": "5"}, "is not a integer value"),
     ("unknown type", {"type": "boolean"}, "is not one of text"),
     ("required not a bool", {"required": "yes"}, "'required' missing or not a bool"),
@@ -194,7 +219,13 @@ def test_the_workflow_chains_the_rollout_and_its_survey_launches_every_node() ->
         node = nxt[0]["identifier"] if nxt else None
     assert chain == ROLLOUT
     assert [nodes[n]["unified_job_template"]["name"] for n in chain] == [
-        "hwaac validate", "hwaac terraform apply", "hwaac site", "hwaac verify", "hwaac burn-in", "hwaac qualify"]
+        "hwaac validate",
+        "hwaac terraform apply",
+        "hwaac site",
+        "hwaac verify",
+        "hwaac burn-in",
+        "hwaac qualify",
+    ]
     # the workflow's answers reach each node's job (AWX passes workflow extra vars to every job): every survey
     # variable of the workflow is a question of a node's template, and with them every node launches
     answers = {"qualify_sus": ["1"]}
@@ -203,8 +234,9 @@ def test_the_workflow_chains_the_rollout_and_its_survey_launches_every_node() ->
         jt = JTS[nodes[n]["unified_job_template"]["name"]]
         asked = {q["variable"] for q in jt["survey_spec"]["spec"]}
         launch_vars(jt, {k: v for k, v in wf_vars.items() if k in asked})
-    asked_anywhere = {q["variable"] for n in chain for q in JTS[nodes[n]["unified_job_template"]["name"]]
-                      ["survey_spec"]["spec"]}
+    asked_anywhere = {
+        q["variable"] for n in chain for q in JTS[nodes[n]["unified_job_template"]["name"]]["survey_spec"]["spec"]
+    }
     assert {q["variable"] for q in wf["survey_spec"]["spec"]} <= asked_anywhere
 
 
@@ -216,14 +248,17 @@ def test_the_schedules_run_the_health_playbooks_with_their_survey_defaults() -> 
         launch_vars(JTS[schedule["unified_job_template"]], schedule.get("extra_data"))  # nobody answers
 
 
-@pytest.mark.parametrize(("rrule", "says"), [
-    ("DTSTART:20260101T000000 RRULE:FREQ=HOURLY;INTERVAL=1", "naive datetime"),
-    ("DTSTART;TZID=UTC:20260101T000000 RRULE:FREQ=HOURLY", "INTERVAL required"),
-    ("DTSTART;TZID=UTC:20260101T000000 RRULE:FREQ=SECONDLY;INTERVAL=30", "SECONDLY"),
-    ("DTSTART;TZID=UTC:20260101T000000 RRULE:FREQ=HOURLY;INTERVAL=1;COUNT=1000", "COUNT > 999"),
-    ("DTSTART;TZID=UTC:20260101T000000 RRULE:FREQ=WEEKLY;INTERVAL=1;BYDAY=1MO", "numeric prefix"),
-    ("RRULE:FREQ=HOURLY;INTERVAL=1", "DTSTART required"),
-])
+@pytest.mark.parametrize(
+    ("rrule", "says"),
+    [
+        ("DTSTART:20260101T000000 RRULE:FREQ=HOURLY;INTERVAL=1", "naive datetime"),
+        ("DTSTART;TZID=UTC:20260101T000000 RRULE:FREQ=HOURLY", "INTERVAL required"),
+        ("DTSTART;TZID=UTC:20260101T000000 RRULE:FREQ=SECONDLY;INTERVAL=30", "SECONDLY"),
+        ("DTSTART;TZID=UTC:20260101T000000 RRULE:FREQ=HOURLY;INTERVAL=1;COUNT=1000", "COUNT > 999"),
+        ("DTSTART;TZID=UTC:20260101T000000 RRULE:FREQ=WEEKLY;INTERVAL=1;BYDAY=1MO", "numeric prefix"),
+        ("RRULE:FREQ=HOURLY;INTERVAL=1", "DTSTART required"),
+    ],
+)
 def test_a_broken_rrule_is_refused(rrule: str, says: str) -> None:
     assert says in "; ".join(rrule_errors(rrule))
 
@@ -239,8 +274,10 @@ def test_the_credential_type_injects_exactly_netbox_url_and_token() -> None:
     # the configure run's token comes from the environment; the injectors reach AWX untemplated
     raw = load_objects(hwaac_awx_netbox_url="u0", hwaac_awx_netbox_token="t0")
     assert raw["awx_credentials"][0]["inputs"]["token"] == "t0"
-    assert raw["awx_credential_types"][0]["injectors"]["env"] == {"NETBOX_URL": "{{ url }}",
-                                                                  "NETBOX_TOKEN": "{{ token }}"}
+    assert raw["awx_credential_types"][0]["injectors"]["env"] == {
+        "NETBOX_URL": "{{ url }}",
+        "NETBOX_TOKEN": "{{ token }}",
+    }
     with pytest.raises(ValueError, match="ANSIBLE_CONFIG is not allowed"):
         inject({**ctype, "injectors": {"env": {"ANSIBLE_CONFIG": "{{ url }}"}}}, cred["inputs"])
 
@@ -255,7 +292,8 @@ def _stand_in_awx_collection(root: Path) -> Path:
     for module in SPECS["modules"]:
         (modules / f"{module.split('.')[-1]}.py").write_text(
             "from ansible.module_utils.basic import AnsibleModule\n"
-            "AnsibleModule(argument_spec={}).fail_json(msg='a stand-in of awx.awx for syntax checks only')\n")
+            "AnsibleModule(argument_spec={}).fail_json(msg='a stand-in of awx.awx for syntax checks only')\n"
+        )
     return root
 
 
@@ -263,12 +301,24 @@ def test_the_configure_playbook_passes_ansible_playbook_syntax_check(tmp_path: P
     stand_in = _stand_in_awx_collection(tmp_path / "collections")
     env = {"PATH": f"{BIN}:/usr/bin:/bin", "ANSIBLE_COLLECTIONS_PATH": f"{REPO}:{stand_in}", "NO_COLOR": "1"}
     for playbook in ("awx_configure.yml", "validate.yml", "terraform_apply.yml"):
-        r = subprocess.run([str(BIN / "ansible-playbook"), "--syntax-check", f"playbooks/{playbook}"], cwd=REPO,
-                           env=env, capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [str(BIN / "ansible-playbook"), "--syntax-check", f"playbooks/{playbook}"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert r.returncode == 0, playbook + r.stdout + r.stderr
     # without awx.awx the names do not resolve: the stand-in is what made the check pass, not a missing check
-    r = subprocess.run([str(BIN / "ansible-playbook"), "--syntax-check", "playbooks/awx_configure.yml"], cwd=REPO,
-                       env={**env, "ANSIBLE_COLLECTIONS_PATH": str(REPO)}, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [str(BIN / "ansible-playbook"), "--syntax-check", "playbooks/awx_configure.yml"],
+        cwd=REPO,
+        env={**env, "ANSIBLE_COLLECTIONS_PATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode != 0 and "awx.awx.organization" in r.stdout + r.stderr
 
 
@@ -279,13 +329,28 @@ def test_the_lint_mocks_exactly_the_awx_modules() -> None:
 
 # --- the execution environment ------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def ee_context(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``ansible-builder create`` of awx/ee in a network namespace of its own (no network at all: unshare -n)."""
     ctx = tmp_path_factory.mktemp("ee") / "context"
-    r = subprocess.run(["unshare", "--net", str(BIN / "ansible-builder"), "create", "-f",
-                        str(EE / "execution-environment.yml"), "-c", str(ctx), "--output-filename", "Containerfile"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            "unshare",
+            "--net",
+            str(BIN / "ansible-builder"),
+            "create",
+            "-f",
+            str(EE / "execution-environment.yml"),
+            "-c",
+            str(ctx),
+            "--output-filename",
+            "Containerfile",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return ctx
 
@@ -307,13 +372,18 @@ def test_ansible_builder_creates_the_build_context_offline(ee_context: Path) -> 
 def test_the_ee_requirements_follow_galaxy_yml_and_pyproject() -> None:
     galaxy = yaml.safe_load((REPO / "galaxy.yml").read_text())
     wanted = {f"{galaxy['namespace']}.{galaxy['name']}": galaxy["version"], **(galaxy.get("dependencies") or {})}
-    have = {c["name"]: str(c.get("version", "*")) for c in yaml.safe_load((EE / "requirements.yml").read_text())
-            ["collections"]}
+    have = {
+        c["name"]: str(c.get("version", "*"))
+        for c in yaml.safe_load((EE / "requirements.yml").read_text())["collections"]
+    }
     assert have == {k: str(v) for k, v in wanted.items()}
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    reqs = [Requirement(line) for line in (EE / "requirements.txt").read_text().splitlines()
-            if line.strip() and not line.startswith("#")]
+    reqs = [
+        Requirement(line)
+        for line in (EE / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     assert [(r.name, str(r.specifier)) for r in reqs] == [(project["name"], f"=={project['version']}")]
     assert reqs[0].extras <= set(project["optional-dependencies"])
     # the plugins import nothing but ansible, the collection, hwaac and the standard library

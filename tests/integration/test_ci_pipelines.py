@@ -23,6 +23,7 @@ pytestmark = pytest.mark.integration
 
 # --- the templates' jobs on a sample fabric repository ----------------------------------------------------------
 
+
 def raise_ecn_threshold(tree: Path) -> None:
     f = tree / "inventory" / "demo" / "fabric.yml"
     text = f.read_text()
@@ -82,9 +83,15 @@ def test_pipelines_on_a_sample_fabric_repository(netbox_db: Instance, apis: Apis
     assert len(apis.comments["github:acme/fabric#7"]) == 1
 
     # 2. GitLab, merge request !5 of the same branch: validate, plan, review + note, artifacts between the jobs
-    mr = {"CI_PIPELINE_SOURCE": "merge_request_event", "CI_MERGE_REQUEST_IID": "5", "CI_COMMIT_SHA": head,
-          "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "qos-ecn",
-          "CI_MERGE_REQUEST_DIFF_BASE_SHA": main0, "CI_COMMIT_REF_NAME": "qos-ecn"}
+    mr = {
+        "CI_PIPELINE_SOURCE": "merge_request_event",
+        "CI_MERGE_REQUEST_IID": "5",
+        "CI_COMMIT_SHA": head,
+        "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main",
+        "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "qos-ecn",
+        "CI_MERGE_REQUEST_DIFF_BASE_SHA": main0,
+        "CI_COMMIT_REF_NAME": "qos-ecn",
+    }
     jobs = s.run(s.gitlab(mr), head, gitlab_mr_checkout)
     assert list(jobs) == ["hwaac-validate", "hwaac-plan", "hwaac-review"]
     assert all(j.rc == 0 for j in jobs.values()), "\n".join(j.output for j in jobs.values())
@@ -113,8 +120,13 @@ def test_pipelines_on_a_sample_fabric_repository(netbox_db: Instance, apis: Apis
     # 4. GitLab, merge request !6 renumbers the leaf-spine links: the provider refuses the plan, the review
     # refuses the change; the note is posted with both, then the pipeline fails (3)
     head2 = repo.branch("renumber", renumber_leaf_spine, "addressing: move the leaf-spine links")
-    mr2 = mr | {"CI_MERGE_REQUEST_IID": "6", "CI_COMMIT_SHA": head2, "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "renumber",
-                "CI_MERGE_REQUEST_DIFF_BASE_SHA": main1, "CI_COMMIT_REF_NAME": "renumber"}
+    mr2 = mr | {
+        "CI_MERGE_REQUEST_IID": "6",
+        "CI_COMMIT_SHA": head2,
+        "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "renumber",
+        "CI_MERGE_REQUEST_DIFF_BASE_SHA": main1,
+        "CI_COMMIT_REF_NAME": "renumber",
+    }
     jobs = s.run(s.gitlab(mr2), head2, gitlab_mr_checkout)
     assert list(jobs) == ["hwaac-validate", "hwaac-plan", "hwaac-review"]
     assert jobs["hwaac-plan"].rc == 0, jobs["hwaac-plan"].output  # --keep-going: the failure goes to the note
@@ -127,8 +139,12 @@ def test_pipelines_on_a_sample_fabric_repository(netbox_db: Instance, apis: Apis
     assert "terraform plan failed" in note and "the review refuses this change" in jobs["hwaac-review"].output
 
     # 5. GitLab's default-branch pipeline on main: nothing left to apply; the deploy job launched again
-    push = {"CI_PIPELINE_SOURCE": "push", "CI_COMMIT_BRANCH": "main", "CI_COMMIT_SHA": main1,
-            "CI_COMMIT_REF_NAME": "main"}
+    push = {
+        "CI_PIPELINE_SOURCE": "push",
+        "CI_COMMIT_BRANCH": "main",
+        "CI_COMMIT_SHA": main1,
+        "CI_COMMIT_REF_NAME": "main",
+    }
     jobs = s.run(s.gitlab(push), main1)
     assert list(jobs) == ["hwaac-validate", "hwaac-apply"]
     assert jobs["hwaac-apply"].rc == 0, jobs["hwaac-apply"].output

@@ -31,26 +31,64 @@ def apis() -> Iterator[Apis]:
 #  review.md size or 0, the request that posts it, the step's exit)
 COMMENTS = [
     ("github-new", "github", 0, False, 0, 0, 0, ("POST", r"/github/repos/acme/fabric/issues/7/comments"), 0),
-    ("github-update-on-page-2", "github", 100, True, 0, 0, 0,
-     ("PATCH", r"/github/repos/acme/fabric/issues/comments/\d+"), 0),
+    (
+        "github-update-on-page-2",
+        "github",
+        100,
+        True,
+        0,
+        0,
+        0,
+        ("PATCH", r"/github/repos/acme/fabric/issues/comments/\d+"),
+        0,
+    ),
     ("github-refused", "github", 0, False, 3, 0, 0, ("POST", r"/github/repos/acme/fabric/issues/7/comments"), 3),
-    ("github-terraform-failed", "github", 1, False, 0, 1, 0,
-     ("POST", r"/github/repos/acme/fabric/issues/7/comments"), 1),
-    ("github-cut-to-fit", "github", 0, False, 0, 0, 70_000,
-     ("POST", r"/github/repos/acme/fabric/issues/7/comments"), 0),
+    (
+        "github-terraform-failed",
+        "github",
+        1,
+        False,
+        0,
+        1,
+        0,
+        ("POST", r"/github/repos/acme/fabric/issues/7/comments"),
+        1,
+    ),
+    (
+        "github-cut-to-fit",
+        "github",
+        0,
+        False,
+        0,
+        0,
+        70_000,
+        ("POST", r"/github/repos/acme/fabric/issues/7/comments"),
+        0,
+    ),
     ("gitlab-new", "gitlab", 2, False, 0, 0, 0, ("POST", r"/gitlab/api/v4/projects/42/merge_requests/5/notes"), 0),
-    ("gitlab-update", "gitlab", 2, True, 0, 0, 0, ("PUT", r"/gitlab/api/v4/projects/42/merge_requests/5/notes/\d+"),
-     0),
-    ("gitlab-refused", "gitlab", 0, False, 3, 0, 0, ("POST", r"/gitlab/api/v4/projects/42/merge_requests/5/notes"),
-     3),
+    ("gitlab-update", "gitlab", 2, True, 0, 0, 0, ("PUT", r"/gitlab/api/v4/projects/42/merge_requests/5/notes/\d+"), 0),
+    ("gitlab-refused", "gitlab", 0, False, 3, 0, 0, ("POST", r"/gitlab/api/v4/projects/42/merge_requests/5/notes"), 3),
     ("local", "local", 0, False, 0, 0, 0, None, 0),
 ]
 
 
-@pytest.mark.parametrize(("platform", "others", "ours", "review_rc", "plan_rc", "size", "posts", "rc"),
-                         [c[1:] for c in COMMENTS], ids=[c[0] for c in COMMENTS])
-def test_comment_step(apis: Apis, tmp_path: Path, platform: str, others: int, ours: bool, review_rc: int,
-                      plan_rc: int, size: int, posts: tuple[str, str] | None, rc: int) -> None:
+@pytest.mark.parametrize(
+    ("platform", "others", "ours", "review_rc", "plan_rc", "size", "posts", "rc"),
+    [c[1:] for c in COMMENTS],
+    ids=[c[0] for c in COMMENTS],
+)
+def test_comment_step(
+    apis: Apis,
+    tmp_path: Path,
+    platform: str,
+    others: int,
+    ours: bool,
+    review_rc: int,
+    plan_rc: int,
+    size: int,
+    posts: tuple[str, str] | None,
+    rc: int,
+) -> None:
     apis.requests.clear()
     apis.comments.clear()
     ci = tmp_path / "ci"
@@ -98,32 +136,90 @@ def test_comment_step_with_a_bad_token(apis: Apis, tmp_path: Path) -> None:
 DEPLOYS = [
     ("by-name", {}, 0, "/awx/api/v2/job_templates/11/launch/", RENDER, "job 1"),
     ("by-id", {"HWAAC_AWX_TEMPLATE": "11"}, 0, "/awx/api/v2/job_templates/11/launch/", RENDER, ": successful"),
-    ("extra-vars", {"HWAAC_AWX_EXTRA_VARS": '{"fabric_deploy_serial": "10%", "switch_config_dir": "/srv/r"}'}, 0,
-     "/awx/api/v2/job_templates/11/launch/", {"fabric_deploy_serial": "10%", "switch_config_dir": "/srv/r"},
-     ": successful"),
-    ("workflow", {"HWAAC_AWX_TEMPLATE": "hwaac rollout", "HWAAC_AWX_TEMPLATE_KIND": "workflow_job_template",
-                  "HWAAC_AWX_EXTRA_VARS": '{"fabric_deploy_serial": "10%"}'},
-     0, "/awx/api/v2/workflow_job_templates/21/launch/", {"fabric_deploy_serial": "10%"}, "workflow_job 1"),
-    ("workflow-not-asked", {"HWAAC_AWX_TEMPLATE": "hwaac rollout", "HWAAC_AWX_TEMPLATE_KIND": "workflow_job_template"},
-     2, None, None, "workflow_job_template 21 (hwaac rollout) takes no fabric_deploy_render at launch"),
-    ("variable-not-asked", {"HWAAC_AWX_EXTRA_VARS": '{"hwaac_commit": "abc"}'}, 2, None, None,
-     "job_template 11 (hwaac fabric deploy) takes no hwaac_commit at launch"),
-    ("job-fails", {"HWAAC_AWX_TEMPLATE": "hwaac fabric deploy (broken)"}, 1, "/awx/api/v2/job_templates/12/launch/",
-     RENDER, "ended failed"),
-    ("unknown-name", {"HWAAC_AWX_TEMPLATE": "no such template"}, 2, None, None,
-     "HWAAC_AWX_TEMPLATE=no such template: 0 job_template(s) of that name"),
-    ("extra-vars-not-json", {"HWAAC_AWX_EXTRA_VARS": "serial=10%"}, 2, None, None,
-     "HWAAC_AWX_EXTRA_VARS=serial=10%: not JSON"),
-    ("bad-kind", {"HWAAC_AWX_TEMPLATE_KIND": "job"}, 2, None, None,
-     "HWAAC_AWX_TEMPLATE_KIND=job: valid: job_template, workflow_job_template"),
+    (
+        "extra-vars",
+        {"HWAAC_AWX_EXTRA_VARS": '{"fabric_deploy_serial": "10%", "switch_config_dir": "/srv/r"}'},
+        0,
+        "/awx/api/v2/job_templates/11/launch/",
+        {"fabric_deploy_serial": "10%", "switch_config_dir": "/srv/r"},
+        ": successful",
+    ),
+    (
+        "workflow",
+        {
+            "HWAAC_AWX_TEMPLATE": "hwaac rollout",
+            "HWAAC_AWX_TEMPLATE_KIND": "workflow_job_template",
+            "HWAAC_AWX_EXTRA_VARS": '{"fabric_deploy_serial": "10%"}',
+        },
+        0,
+        "/awx/api/v2/workflow_job_templates/21/launch/",
+        {"fabric_deploy_serial": "10%"},
+        "workflow_job 1",
+    ),
+    (
+        "workflow-not-asked",
+        {"HWAAC_AWX_TEMPLATE": "hwaac rollout", "HWAAC_AWX_TEMPLATE_KIND": "workflow_job_template"},
+        2,
+        None,
+        None,
+        "workflow_job_template 21 (hwaac rollout) takes no fabric_deploy_render at launch",
+    ),
+    (
+        "variable-not-asked",
+        {"HWAAC_AWX_EXTRA_VARS": '{"hwaac_commit": "abc"}'},
+        2,
+        None,
+        None,
+        "job_template 11 (hwaac fabric deploy) takes no hwaac_commit at launch",
+    ),
+    (
+        "job-fails",
+        {"HWAAC_AWX_TEMPLATE": "hwaac fabric deploy (broken)"},
+        1,
+        "/awx/api/v2/job_templates/12/launch/",
+        RENDER,
+        "ended failed",
+    ),
+    (
+        "unknown-name",
+        {"HWAAC_AWX_TEMPLATE": "no such template"},
+        2,
+        None,
+        None,
+        "HWAAC_AWX_TEMPLATE=no such template: 0 job_template(s) of that name",
+    ),
+    (
+        "extra-vars-not-json",
+        {"HWAAC_AWX_EXTRA_VARS": "serial=10%"},
+        2,
+        None,
+        None,
+        "HWAAC_AWX_EXTRA_VARS=serial=10%: not JSON",
+    ),
+    (
+        "bad-kind",
+        {"HWAAC_AWX_TEMPLATE_KIND": "job"},
+        2,
+        None,
+        None,
+        "HWAAC_AWX_TEMPLATE_KIND=job: valid: job_template, workflow_job_template",
+    ),
     ("no-token", {"AWX_TOKEN": ""}, 2, None, None, "AWX_TOKEN is not set"),
 ]
 
 
-@pytest.mark.parametrize(("env", "rc", "launch", "extra_vars", "says"), [c[1:] for c in DEPLOYS],
-                         ids=[c[0] for c in DEPLOYS])
-def test_deploy_step(apis: Apis, tmp_path: Path, env: dict[str, str], rc: int, launch: str | None,
-                     extra_vars: dict[str, Any] | None, says: str) -> None:
+@pytest.mark.parametrize(
+    ("env", "rc", "launch", "extra_vars", "says"), [c[1:] for c in DEPLOYS], ids=[c[0] for c in DEPLOYS]
+)
+def test_deploy_step(
+    apis: Apis,
+    tmp_path: Path,
+    env: dict[str, str],
+    rc: int,
+    launch: str | None,
+    extra_vars: dict[str, Any] | None,
+    says: str,
+) -> None:
     apis.requests.clear()
     step = bash(f"{SCRIPT} deploy", tmp_path, step_env(apis, "github", tmp_path / "ci", **env), "deploy")
     assert step.rc == rc, step.output
@@ -143,8 +239,13 @@ SECRET_VARS = '{"fabric_deploy_serial": "10%", "switch_config_dir": "/srv/secret
 # failing: with TMPDIR an empty folder, the folder is empty again when the step has ended
 TEMPORARY = [
     ("deploy-ok", "deploy", "github", {"HWAAC_AWX_EXTRA_VARS": SECRET_VARS}, 0),
-    ("deploy-job-fails", "deploy", "github",
-     {"HWAAC_AWX_TEMPLATE": "hwaac fabric deploy (broken)", "HWAAC_AWX_EXTRA_VARS": SECRET_VARS}, 1),
+    (
+        "deploy-job-fails",
+        "deploy",
+        "github",
+        {"HWAAC_AWX_TEMPLATE": "hwaac fabric deploy (broken)", "HWAAC_AWX_EXTRA_VARS": SECRET_VARS},
+        1,
+    ),
     ("deploy-variable-not-asked", "deploy", "github", {"HWAAC_AWX_EXTRA_VARS": '{"hwaac_commit": "abc"}'}, 2),
     ("deploy-unknown-template", "deploy", "github", {"HWAAC_AWX_TEMPLATE": "no such template"}, 2),
     # the listing fails in find_comment, inside a command substitution
@@ -153,10 +254,10 @@ TEMPORARY = [
 ]
 
 
-@pytest.mark.parametrize(("step", "platform", "env", "rc"), [c[1:] for c in TEMPORARY],
-                         ids=[c[0] for c in TEMPORARY])
-def test_a_step_leaves_no_temporary_file(apis: Apis, tmp_path: Path, step: str, platform: str, env: dict[str, str],
-                                         rc: int) -> None:
+@pytest.mark.parametrize(("step", "platform", "env", "rc"), [c[1:] for c in TEMPORARY], ids=[c[0] for c in TEMPORARY])
+def test_a_step_leaves_no_temporary_file(
+    apis: Apis, tmp_path: Path, step: str, platform: str, env: dict[str, str], rc: int
+) -> None:
     """API answers and the launch body (HWAAC_AWX_EXTRA_VARS, maybe secrets) are removed however the step ends."""
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
@@ -173,11 +274,18 @@ def test_a_cancelled_step_leaves_no_temporary_file(apis: Apis, tmp_path: Path) -
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     apis.requests.clear()
-    env = step_env(apis, "github", tmp_path / "ci", TMPDIR=str(tmpdir), HWAAC_AWX_POLL="60",
-                   HWAAC_AWX_EXTRA_VARS=SECRET_VARS)
-    proc = subprocess.Popen(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", f"{SCRIPT} deploy"],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    env = step_env(
+        apis, "github", tmp_path / "ci", TMPDIR=str(tmpdir), HWAAC_AWX_POLL="60", HWAAC_AWX_EXTRA_VARS=SECRET_VARS
+    )
+    proc = subprocess.Popen(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", f"{SCRIPT} deploy"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         for _ in range(300):  # until the job is launched and polled once: then it sleeps HWAAC_AWX_POLL seconds
             if apis.seen("GET", r"/awx/api/v2/jobs/\d+/") or proc.poll() is not None:
@@ -193,16 +301,24 @@ def test_a_cancelled_step_leaves_no_temporary_file(apis: Apis, tmp_path: Path) -
     assert sorted(p.name for p in tmpdir.rglob("*")) == [], output
 
 
-
 # (case, the step, its environment, its exit, what it says): bad settings are named, nothing runs
 SETTINGS = [
     ("no-fabric", "validate", {}, 2, "HWAAC_FABRIC is not set: the fabric's folder under inventory/ (one of: demo)"),
-    ("unknown-fabric", "validate", {"HWAAC_FABRIC": "prod"}, 2,
-     "HWAAC_FABRIC=prod: no inventory/prod/fabric.yml here"),
-    ("apply-without-state", "apply", {"HWAAC_FABRIC": "demo", "CI": "true"}, 2,
-     "HWAAC_TF_BACKEND is not set: the state would be the job's local file"),
-    ("bad-backend", "plan", {"HWAAC_FABRIC": "demo", "HWAAC_TF_BACKEND": "s3; rm"}, 2,
-     "HWAAC_TF_BACKEND=s3; rm: not a Terraform backend type"),
+    ("unknown-fabric", "validate", {"HWAAC_FABRIC": "prod"}, 2, "HWAAC_FABRIC=prod: no inventory/prod/fabric.yml here"),
+    (
+        "apply-without-state",
+        "apply",
+        {"HWAAC_FABRIC": "demo", "CI": "true"},
+        2,
+        "HWAAC_TF_BACKEND is not set: the state would be the job's local file",
+    ),
+    (
+        "bad-backend",
+        "plan",
+        {"HWAAC_FABRIC": "demo", "HWAAC_TF_BACKEND": "s3; rm"},
+        2,
+        "HWAAC_TF_BACKEND=s3; rm: not a Terraform backend type",
+    ),
     ("no-version", "setup", {}, 2, "HWAAC_VERSION is not set"),
     ("installed", "setup", {"HWAAC_VERSION": HWAAC_VERSION}, 0, f"hwaac {HWAAC_VERSION} is installed"),
     ("comment-before-review", "comment", {"HWAAC_FABRIC": "demo"}, 2, "no build/hwaac-ci/review/review.md: run"),

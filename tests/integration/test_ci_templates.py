@@ -53,7 +53,6 @@ def shellcheck() -> str:
     return tool(shutil.which("shellcheck"), "shellcheck", "Debian's shellcheck (apt-get install shellcheck)")
 
 
-
 def check_jsonschema(schema: str, path: Path) -> subprocess.CompletedProcess[str]:
     # --builtin-schema: the copy of SchemaStore's schema vendored in check-jsonschema (no download)
     return run([str(BIN / "check-jsonschema"), "--builtin-schema", schema, str(path)])
@@ -68,9 +67,10 @@ VALIDATORS = {
 }
 
 
-@pytest.mark.parametrize(("validator", "template"), [("github-schema", GITHUB_WORKFLOW),
-                                                     ("actionlint", GITHUB_WORKFLOW),
-                                                     ("gitlab-schema", GITLAB_CI)])
+@pytest.mark.parametrize(
+    ("validator", "template"),
+    [("github-schema", GITHUB_WORKFLOW), ("actionlint", GITHUB_WORKFLOW), ("gitlab-schema", GITLAB_CI)],
+)
 def test_templates_pass_their_validators(validator: str, template: Path, request: pytest.FixtureRequest) -> None:
     exe = request.getfixturevalue("actionlint") if validator == "actionlint" else ""
     r = VALIDATORS[validator](template, exe)
@@ -81,34 +81,89 @@ def test_templates_pass_their_validators(validator: str, template: Path, request
 # (case, template, text in it, its replacement, the validator that must refuse it, what its message says)
 BROKEN = [
     ("github-unknown-event", GITHUB_WORKFLOW, "  pull_request:", "  pull_requests:", "github-schema", "::$.on"),
-    ("github-unknown-event-lint", GITHUB_WORKFLOW, "  pull_request:", "  pull_requests:", "actionlint",
-     'unknown Webhook event "pull_requests"'),
-    ("github-unknown-job-key", GITHUB_WORKFLOW, "    runs-on: ubuntu-24.04", "    runs_on: ubuntu-24.04",
-     "github-schema", "::$.jobs.review"),
-    ("github-unknown-job-key-lint", GITHUB_WORKFLOW, "    runs-on: ubuntu-24.04", "    runs_on: ubuntu-24.04",
-     "actionlint", 'unexpected key "runs_on"'),
-    ("github-needs-missing-job", GITHUB_WORKFLOW, "    if: github.event_name == 'push'", "    needs: [reviw]",
-     "actionlint", 'needs job "reviw" which does not exist'),
-    ("github-undefined-context", GITHUB_WORKFLOW, "secrets.NETBOX_TOKEN", "secret.NETBOX_TOKEN", "actionlint",
-     'undefined variable "secret"'),
-    ("github-not-a-boolean", GITHUB_WORKFLOW, "cancel-in-progress: true", "cancel-in-progress: yes please",
-     "github-schema", "::$.jobs.review"),
+    (
+        "github-unknown-event-lint",
+        GITHUB_WORKFLOW,
+        "  pull_request:",
+        "  pull_requests:",
+        "actionlint",
+        'unknown Webhook event "pull_requests"',
+    ),
+    (
+        "github-unknown-job-key",
+        GITHUB_WORKFLOW,
+        "    runs-on: ubuntu-24.04",
+        "    runs_on: ubuntu-24.04",
+        "github-schema",
+        "::$.jobs.review",
+    ),
+    (
+        "github-unknown-job-key-lint",
+        GITHUB_WORKFLOW,
+        "    runs-on: ubuntu-24.04",
+        "    runs_on: ubuntu-24.04",
+        "actionlint",
+        'unexpected key "runs_on"',
+    ),
+    (
+        "github-needs-missing-job",
+        GITHUB_WORKFLOW,
+        "    if: github.event_name == 'push'",
+        "    needs: [reviw]",
+        "actionlint",
+        'needs job "reviw" which does not exist',
+    ),
+    (
+        "github-undefined-context",
+        GITHUB_WORKFLOW,
+        "secrets.NETBOX_TOKEN",
+        "secret.NETBOX_TOKEN",
+        "actionlint",
+        'undefined variable "secret"',
+    ),
+    (
+        "github-not-a-boolean",
+        GITHUB_WORKFLOW,
+        "cancel-in-progress: true",
+        "cancel-in-progress: yes please",
+        "github-schema",
+        "::$.jobs.review",
+    ),
     ("gitlab-stages-typo", GITLAB_CI, "stages: [validate", "stage: [validate", "gitlab-schema", "::$.stage"),
-    ("gitlab-unknown-job-key", GITLAB_CI, "  script:\n    - ci/hwaac-ci.sh validate",
-     "  scripts:\n    - ci/hwaac-ci.sh validate", "gitlab-schema", "'scripts' was unexpected"),
-    ("gitlab-resource-group-type", GITLAB_CI, "resource_group: hwaac-netbox", "resource_group: [hwaac-netbox]",
-     "gitlab-schema", "resource_group: ['hwaac-netbox'] is not of type 'string'"),
-    ("gitlab-artifacts-when", GITLAB_CI, "when: always", "when: allways", "gitlab-schema",
-     "'allways' is not one of"),
-    ("gitlab-not-a-boolean", GITLAB_CI, "interruptible: true", "interruptible: maybe", "gitlab-schema",
-     "interruptible: 'maybe' is not of type 'boolean'"),
+    (
+        "gitlab-unknown-job-key",
+        GITLAB_CI,
+        "  script:\n    - ci/hwaac-ci.sh validate",
+        "  scripts:\n    - ci/hwaac-ci.sh validate",
+        "gitlab-schema",
+        "'scripts' was unexpected",
+    ),
+    (
+        "gitlab-resource-group-type",
+        GITLAB_CI,
+        "resource_group: hwaac-netbox",
+        "resource_group: [hwaac-netbox]",
+        "gitlab-schema",
+        "resource_group: ['hwaac-netbox'] is not of type 'string'",
+    ),
+    ("gitlab-artifacts-when", GITLAB_CI, "when: always", "when: allways", "gitlab-schema", "'allways' is not one of"),
+    (
+        "gitlab-not-a-boolean",
+        GITLAB_CI,
+        "interruptible: true",
+        "interruptible: maybe",
+        "gitlab-schema",
+        "interruptible: 'maybe' is not of type 'boolean'",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("template", "old", "new", "validator", "message"), [c[1:] for c in BROKEN],
-                         ids=[c[0] for c in BROKEN])
-def test_broken_template_is_refused(template: Path, old: str, new: str, validator: str, message: str,
-                                    tmp_path: Path, request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize(
+    ("template", "old", "new", "validator", "message"), [c[1:] for c in BROKEN], ids=[c[0] for c in BROKEN]
+)
+def test_broken_template_is_refused(
+    template: Path, old: str, new: str, validator: str, message: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     text = template.read_text()
     assert old in text, f"the template no longer holds {old!r}: update the case"
     broken = tmp_path / template.name
@@ -122,11 +177,18 @@ def test_broken_template_is_refused(template: Path, old: str, new: str, validato
 def step_scripts() -> dict[str, str]:
     """The shell the templates run: each GitHub ``run:``, each GitLab job's before_script + script."""
     gh, gl = load(GITHUB_WORKFLOW), load(GITLAB_CI)
-    out = {f"github {job}: {step.get('name', i)}": step["run"] for job, spec in gh["jobs"].items()
-           for i, step in enumerate(spec["steps"]) if "run" in step}
+    out = {
+        f"github {job}: {step.get('name', i)}": step["run"]
+        for job, spec in gh["jobs"].items()
+        for i, step in enumerate(spec["steps"])
+        if "run" in step
+    }
     before = gl["default"]["before_script"]
-    out |= {f"gitlab {name}": "\n".join(spec.get("before_script", before) + spec["script"])
-            for name, spec in gl.items() if isinstance(spec, dict) and "script" in spec}
+    out |= {
+        f"gitlab {name}": "\n".join(spec.get("before_script", before) + spec["script"])
+        for name, spec in gl.items()
+        if isinstance(spec, dict) and "script" in spec
+    }
     return out
 
 
@@ -149,5 +211,7 @@ def test_applies_never_run_at_once() -> None:
     assert [s["run"].split()[-1] for s in gh["steps"] if "run" in s][-2:] == ["apply", "deploy"]
     gl = load(GITLAB_CI)
     assert gl["hwaac-apply"]["resource_group"] and gl["hwaac-apply"]["script"][-2:] == [
-        "ci/hwaac-ci.sh apply", "ci/hwaac-ci.sh deploy"]
+        "ci/hwaac-ci.sh apply",
+        "ci/hwaac-ci.sh deploy",
+    ]
     assert [n for n, s in gl.items() if isinstance(s, dict) and "resource_group" in s] == ["hwaac-apply"]

@@ -17,8 +17,12 @@ REPO = Path(__file__).parents[2]
 def test_ansible_galaxy_collection_build(tmp_path: Path):
     galaxy = Path(sys.executable).with_name("ansible-galaxy")
     assert galaxy.exists(), "ansible-core is a test dependency; run scripts/bootstrap.sh"
-    proc = subprocess.run([str(galaxy), "collection", "build", "--output-path", str(tmp_path), str(REPO)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(galaxy), "collection", "build", "--output-path", str(tmp_path), str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     (artifact,) = tmp_path.glob("aiinfra-hwaac-*.tar.gz")
     with tarfile.open(artifact) as tar:

@@ -45,13 +45,25 @@ def clean_env(**extra: str) -> dict[str, str]:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The built artifact installed into a fresh collections path; returns that path."""
     tmp = tmp_path_factory.mktemp("collection")
-    r = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp), str(REPO)],
-                       cwd=tmp, env=clean_env(), capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [str(BIN / "ansible-galaxy"), "collection", "build", "--output-path", str(tmp), str(REPO)],
+        cwd=tmp,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     (artifact,) = tmp.glob("aiinfra-hwaac-*.tar.gz")
     path = tmp / "collections"
-    r = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "install", "-p", str(path), str(artifact)],
-                       cwd=tmp, env=clean_env(), capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [str(BIN / "ansible-galaxy"), "collection", "install", "-p", str(path), str(artifact)],
+        cwd=tmp,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert (path / "ansible_collections" / "aiinfra" / "hwaac" / "MANIFEST.json").is_file()
     return path
@@ -59,8 +71,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.cost(100)
 def test_ansible_lint_production_profile() -> None:
-    r = subprocess.run([str(BIN / "ansible-lint")], cwd=REPO, env=clean_env(NO_COLOR="1"), capture_output=True,
-                       text=True, timeout=900)
+    r = subprocess.run(
+        [str(BIN / "ansible-lint")], cwd=REPO, env=clean_env(NO_COLOR="1"), capture_output=True, text=True, timeout=900
+    )
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-6000:]
     assert "Profile 'production' was required, and it passed" in out
@@ -68,8 +81,15 @@ def test_ansible_lint_production_profile() -> None:
 
 @pytest.mark.cost(300)
 def test_ansible_test_sanity_on_the_built_collection(installed: Path) -> None:
-    source = (Path(sys.executable).parents[1] / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" /
-              "site-packages" / "ansible_test" / "_internal" / "python_requirements.py").read_text()
+    source = (
+        Path(sys.executable).parents[1]
+        / "lib"
+        / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+        / "site-packages"
+        / "ansible_test"
+        / "_internal"
+        / "python_requirements.py"
+    ).read_text()
     m = re.search(r"pip='([0-9.]+)'", source)
     assert m, "ansible-test's pinned pip version not found"
     cache = Path.home() / ".ansible" / "test" / "cache" / f"get_pip_{m.group(1).replace('.', '_')}.py"
@@ -77,8 +97,14 @@ def test_ansible_test_sanity_on_the_built_collection(installed: Path) -> None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(GET_PIP)
     root = installed / "ansible_collections" / "aiinfra" / "hwaac"
-    r = subprocess.run([str(BIN / "ansible-test"), "sanity", "--python", "3.12", "--requirements"], cwd=root,
-                       env=clean_env(), capture_output=True, text=True, timeout=1800)
+    r = subprocess.run(
+        [str(BIN / "ansible-test"), "sanity", "--python", "3.12", "--requirements"],
+        cwd=root,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     out = r.stdout + r.stderr
     assert r.returncode == 0, "\n".join(line for line in out.splitlines() if "ERROR" in line or "FATAL" in line)[-6000:]
     assert 'Running sanity test "validate-modules"' in out and 'Running sanity test "pylint"' in out
@@ -87,12 +113,19 @@ def test_ansible_test_sanity_on_the_built_collection(installed: Path) -> None:
 def test_the_installed_collection_works_from_a_clean_path(installed: Path, tmp_path: Path) -> None:
     env = clean_env(ANSIBLE_COLLECTIONS_PATH=str(installed), ANSIBLE_INVENTORY_ENABLED="aiinfra.hwaac.fabric")
     out = tmp_path / "plan"
-    r = subprocess.run([str(BIN / "hwaac"), "plan", str(REPO / "inventory/demo"), "-o", str(out)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [str(BIN / "hwaac"), "plan", str(REPO / "inventory/demo"), "-o", str(out)], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr
     (tmp_path / "demo.hwaac.yml").write_text("plugin: aiinfra.hwaac.fabric\nplan_file: plan\nrender_dir: plan\n")
-    r = subprocess.run([str(BIN / "ansible-inventory"), "-i", "demo.hwaac.yml", "--list"], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [str(BIN / "ansible-inventory"), "-i", "demo.hwaac.yml", "--list"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert len(json.loads(r.stdout)["gpu_nodes"]["hosts"]) == 64
     # a role of the installed collection on localhost: the node's per-rail netplan into a scratch root, validated
@@ -110,12 +143,24 @@ def test_the_installed_collection_works_from_a_clean_path(installed: Path, tmp_p
   roles:
     - aiinfra.hwaac.host_network
 """)
-    r = subprocess.run([str(BIN / "ansible-playbook"), "-i", "demo.hwaac.yml", "play.yml"], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [str(BIN / "ansible-playbook"), "-i", "demo.hwaac.yml", "play.yml"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr
     # ...and it is the installed copy Ansible used, no other
-    listed = subprocess.run([str(BIN / "ansible-galaxy"), "collection", "list", "aiinfra.hwaac"], cwd=tmp_path,
-                            env=env, capture_output=True, text=True).stdout
+    listed = subprocess.run(
+        [str(BIN / "ansible-galaxy"), "collection", "list", "aiinfra.hwaac"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    ).stdout
     assert f"# {installed / 'ansible_collections'}" in listed and listed.count("aiinfra.hwaac") == 1
-    assert (tmp_path / "root/etc/netplan/60-hwaac-rails.yaml").read_text() == \
-        (out / "hosts/gpu-su01-h01/netplan/60-hwaac-rails.yaml").read_text()
+    assert (tmp_path / "root/etc/netplan/60-hwaac-rails.yaml").read_text() == (
+        out / "hosts/gpu-su01-h01/netplan/60-hwaac-rails.yaml"
+    ).read_text()

@@ -73,8 +73,14 @@ class Deployer:
         env.update(NETBOX_TOKEN=TOKEN, TMPDIR=str(self.tmp))
         if self.toolkit is not None:
             env["HWAAC_SONIC_TOOLKIT"] = str(self.toolkit)
-        proc = subprocess.run([str(HWAAC), "deploy", *args, "--artifacts", str(artifacts)], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=900)
+        proc = subprocess.run(
+            [str(HWAAC), "deploy", *args, "--artifacts", str(artifacts)],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert TOKEN not in proc.stdout + proc.stderr
         self.done.append(Run(proc, artifacts))
         return self.done[-1]
@@ -99,8 +105,17 @@ def short_tmp() -> Iterator[Path]:
 
 
 def push_args(site: SimSite, *extra: str, batch_size: str = "1") -> list[str]:
-    return ["fabric_deploy", "-i", str(site.inventory), *(a for v in site.extra_vars for a in ("-e", v)),
-            "--limit", f"{S1},{S2}", "--batch-size", batch_size, *extra]
+    return [
+        "fabric_deploy",
+        "-i",
+        str(site.inventory),
+        *(a for v in site.extra_vars for a in ("-e", v)),
+        "--limit",
+        f"{S1},{S2}",
+        "--batch-size",
+        batch_size,
+        *extra,
+    ]
 
 
 def running(site: SimSite, name: str) -> dict[str, Any]:
@@ -114,8 +129,9 @@ def rendered(site: SimSite, name: str) -> dict[str, Any]:
 # one test for the three runs of one site (check, push, push again): xdist hands tests out one by one, and a
 # module fixture shared by two tests would be built again on the other worker
 @pytest.mark.cost(40)
-def test_check_then_the_push_batch_by_batch_then_nothing_changes(tmp_path: Path, short_tmp: Path,
-                                                                  sonic_toolkit: Any) -> None:
+def test_check_then_the_push_batch_by_batch_then_nothing_changes(
+    tmp_path: Path, short_tmp: Path, sonic_toolkit: Any
+) -> None:
     site = sim_site(tmp_path / "site", switches=(S1, S2))
     deploy = Deployer(tmp_path, short_tmp, sonic_toolkit.home)
     factory = {n: running(site, n) for n in (S1, S2)}
@@ -129,11 +145,17 @@ def test_check_then_the_push_batch_by_batch_then_nothing_changes(tmp_path: Path,
     first = deploy(*push_args(site))
     assert first.proc.returncode == 0, first.proc.stdout + first.proc.stderr
     s = first.summary
-    assert (s["status"], s["rc"], s["playbook"], s["batch_size"]) == \
-        ("successful", 0, "fabric_deploy", {"fabric_deploy_serial": "1"})
+    assert (s["status"], s["rc"], s["playbook"], s["batch_size"]) == (
+        "successful",
+        0,
+        "fabric_deploy",
+        {"fabric_deploy_serial": "1"},
+    )
     assert first.batches() == [(PUSH, 1, 2, [S1], [S1]), (PUSH, 2, 2, [S2], [S2])]
-    assert {h: (c["changed"], c["failed"], c["unreachable"]) for h, c in s["hosts"].items()} == \
-        {S1: (1, 0, 0), S2: (1, 0, 0)}
+    assert {h: (c["changed"], c["failed"], c["unreachable"]) for h, c in s["hosts"].items()} == {
+        S1: (1, 0, 0),
+        S2: (1, 0, 0),
+    }
     assert s["elapsed_s"] > 0 and s["not_started"] == []
     for name in (S1, S2):  # what ansible did: each switch holds its render
         assert config_patch(running(site, name), rendered(site, name)) == [], name

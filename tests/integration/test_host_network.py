@@ -138,8 +138,9 @@ def test_netplan_generate_accepts_rendered_file(case: str, demo: Plan, tmp_path:
     mtu = str(plan.intent.qos.host_mtu)
     for ordinal, lk in enumerate(links):
         table = str(plan.intent.host.routing.table_base + ordinal)
-        priority = str(plan.intent.host.routing.rule_priority_base
-                       + ordinal * plan.intent.host.routing.rule_priority_step)
+        priority = str(
+            plan.intent.host.routing.rule_priority_base + ordinal * plan.intent.host.routing.rule_priority_step
+        )
         a, b = ip_str(lk.a_ip), ip_str(lk.b_ip)
         sections = network_units((unit_dir / f"10-netplan-{lk.a_port}.network").read_text())
         by_name: dict[str, list[dict[str, str]]] = {}
@@ -155,8 +156,12 @@ def test_netplan_generate_accepts_rendered_file(case: str, demo: Plan, tmp_path:
         agg_net, agg_len = plan.host_aggregate(lk.plane)  # each plane routes only its own host-link block
         agg = f"{ip_str(agg_net)}/{agg_len}"
         assert {"Destination": agg, "Gateway": b, "PreferredSource": a, "Table": table} in routes
-        assert {"Destination": f"{ip_str(lk.network)}/{lk.prefixlen}", "PreferredSource": a, "Scope": "link",
-                "Table": table} in routes
+        assert {
+            "Destination": f"{ip_str(lk.network)}/{lk.prefixlen}",
+            "PreferredSource": a,
+            "Scope": "link",
+            "Table": table,
+        } in routes
         assert by_name["RoutingPolicyRule"] == [{"From": a, "Table": table, "Priority": priority}]
 
 
@@ -285,10 +290,25 @@ class Fabric:
             for lk in host_links(self.plan, name):
                 peer = f"h{i}{lk.a_port}"[:15]  # leaf-side end, e.g. h1rail0
                 assert len(lk.a_port) <= 15
-                run(self.ip, "-n", self.leaf, "link", "add", peer, "type", "veth", "peer", "name", lk.a_port,
-                    "netns", host_ns)
-                leaf_lines += [f"link set dev {peer} mtu {self.plan.intent.qos.host_mtu} up",
-                               f"address add {ip_str(lk.b_ip)}/{lk.prefixlen} dev {peer}"]
+                run(
+                    self.ip,
+                    "-n",
+                    self.leaf,
+                    "link",
+                    "add",
+                    peer,
+                    "type",
+                    "veth",
+                    "peer",
+                    "name",
+                    lk.a_port,
+                    "netns",
+                    host_ns,
+                )
+                leaf_lines += [
+                    f"link set dev {peer} mtu {self.plan.intent.qos.host_mtu} up",
+                    f"address add {ip_str(lk.b_ip)}/{lk.prefixlen} dev {peer}",
+                ]
         self.batch(self.leaf, leaf_lines)
         self.exec_py(self.leaf, APPLY_SYSCTL, [("net.ipv4.ip_forward", "1")])
 
@@ -367,9 +387,19 @@ def test_rails_route_through_their_own_leaf_in_namespaces(fabric: Fabric, demo: 
     pairs = [(ip_str(la.a_ip), ip_str(lb.a_ip)) for la, lb in zip(a_links, b_links, strict=True)]
     before = leaf_counters(fabric)
     server = subprocess.Popen(
-        [fabric.ip, "netns", "exec", fabric.ns(b_name), sys.executable, "-c", UDP_ECHO_SERVER,
-         json.dumps([dst for _, dst in pairs])],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            fabric.ip,
+            "netns",
+            "exec",
+            fabric.ns(b_name),
+            sys.executable,
+            "-c",
+            UDP_ECHO_SERVER,
+            json.dumps([dst for _, dst in pairs]),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert server.stdout is not None and server.stdout.readline().strip() == "ready"
@@ -391,8 +421,9 @@ def test_rails_route_through_their_own_leaf_in_namespaces(fabric: Fabric, demo: 
 
 def leaf_counters(fabric: Fabric) -> dict[str, dict[str, int]]:
     out = run(fabric.ip, "-n", fabric.leaf, "-j", "-s", "link", "show").stdout
-    return {d["ifname"]: {"rx": d["stats64"]["rx"]["packets"], "tx": d["stats64"]["tx"]["packets"]}
-            for d in json.loads(out)}
+    return {
+        d["ifname"]: {"rx": d["stats64"]["rx"]["packets"], "tx": d["stats64"]["tx"]["packets"]} for d in json.loads(out)
+    }
 
 
 def test_without_source_rules_rails_are_not_used(fabric: Fabric, demo: Plan) -> None:
@@ -409,8 +440,11 @@ def test_without_source_rules_rails_are_not_used(fabric: Fabric, demo: Plan) -> 
         got = fabric.route_get(a_name, ip_str(lb.a_ip), ip_str(la.a_ip))
         assert got is not None and got["dev"] == la.a_port
     # ... delete exactly the rendered rules, and every rail collapses onto the main table's first NIC.
-    rules = [line.replace("rule add", "rule del", 1) for line in netplan_to_ip_batch(files[NETPLAN])
-             if line.startswith("rule add")]
+    rules = [
+        line.replace("rule add", "rule del", 1)
+        for line in netplan_to_ip_batch(files[NETPLAN])
+        if line.startswith("rule add")
+    ]
     assert len(rules) == len(a_links)
     fabric.batch(fabric.ns(a_name), rules)
     for la, lb in zip(a_links, b_links, strict=True):
@@ -458,8 +492,9 @@ def test_sysctl_applies_before_rails_exist_and_holds_on_them(demo: Plan) -> None
         run(ip, "-n", ns, "-batch", "-", stdin="\n".join(batch) + "\n")
         zeros = [(f"net/ipv4/conf/{r}/{leaf}", "0") for r in rails for leaf in expected]
         run(*exec_ns, APPLY_SYSCTL, json.dumps(zeros))
-        got = json.loads(run(*exec_ns, READ_CONF,
-                             json.dumps([(sc, leaf) for sc in ["all", *rails] for leaf in expected])).stdout)
+        got = json.loads(
+            run(*exec_ns, READ_CONF, json.dumps([(sc, leaf) for sc in ["all", *rails] for leaf in expected])).stdout
+        )
         # conf/all keeps the intended values after the rails appear with their own 0s; for these three keys the
         # kernel uses max(conf/all, conf/<iface>) (Documentation/networking/ip-sysctl.rst), which is why the file
         # needs no per-rail keys. (This checks what the file leaves in the kernel, not the kernel's max rule.)

@@ -27,8 +27,14 @@ BIN = Path(sys.executable).parent
 def inventory(path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``ansible-inventory -i path ...`` from the repository root (its ansible.cfg finds the collection in place)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("NETBOX_", "ANSIBLE_"))}
-    return subprocess.run([str(BIN / "ansible-inventory"), "-i", str(path), *args], cwd=REPO,
-                          env={**base, **(env or {})}, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [str(BIN / "ansible-inventory"), "-i", str(path), *args],
+        cwd=REPO,
+        env={**base, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def plain(doc: object) -> object:
@@ -54,8 +60,10 @@ def test_from_a_plan_file(tmp_path: Path) -> None:
     r = subprocess.run([str(BIN / "hwaac"), "plan", str(INTENT), "-o", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     src = tmp_path / "lab.hwaac.yml"
-    src.write_text("plugin: aiinfra.hwaac.fabric\nplan_file: out\nrender_dir: out\n"
-                   "keyed_groups:\n  - {key: hwaac_model | default('none'), prefix: model}\n")
+    src.write_text(
+        "plugin: aiinfra.hwaac.fabric\nplan_file: out\nrender_dir: out\n"
+        "keyed_groups:\n  - {key: hwaac_model | default('none'), prefix: model}\n"
+    )
     inv = listing(src)
     plan = build_plan(load_intent(INTENT))
     leaves = sorted(s.name for s in plan.switches if s.role == "leaf")
@@ -90,8 +98,9 @@ def test_from_netbox_with_a_persons_edits(synced_nb: Instance, tmp_path: Path) -
     # a person records the management address, marks the switch active and corrects its ASN
     dev = api.dcim.devices.get(name=leaf.name)
     mgmt = api.dcim.interfaces.create(device=dev.id, name="eth0", type="1000base-t", mgmt_only=True)
-    ip = api.ipam.ip_addresses.create(address="192.0.2.10/24", assigned_object_type="dcim.interface",
-                                      assigned_object_id=mgmt.id)
+    ip = api.ipam.ip_addresses.create(
+        address="192.0.2.10/24", assigned_object_type="dcim.interface", assigned_object_id=mgmt.id
+    )
     dev.update({"primary_ip4": ip.id, "status": "active", "custom_fields": {"hwaac_asn": 64999}})
     src = tmp_path / "nb.hwaac.yml"
     src.write_text(f"plugin: aiinfra.hwaac.fabric\nsource: netbox\nintent: {INTENT}\n")
@@ -117,9 +126,11 @@ def test_cached_inventory_is_served_without_reading_the_source(tmp_path: Path) -
     r = subprocess.run([str(BIN / "hwaac"), "plan", str(INTENT), "-o", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     src = tmp_path / "cached.hwaac.yml"
-    src.write_text(f"plugin: aiinfra.hwaac.fabric\nplan_file: out\ncache: true\n"
-                   f"cache_plugin: ansible.builtin.jsonfile\ncache_connection: {tmp_path / 'cache'}\n"
-                   "cache_timeout: 3600\n")
+    src.write_text(
+        f"plugin: aiinfra.hwaac.fabric\nplan_file: out\ncache: true\n"
+        f"cache_plugin: ansible.builtin.jsonfile\ncache_connection: {tmp_path / 'cache'}\n"
+        "cache_timeout: 3600\n"
+    )
     first = listing(src)
     assert list((tmp_path / "cache").iterdir()), "the first run fills the cache"
     (out / "plan.json").unlink()  # the source is gone: only the cache can answer

@@ -83,9 +83,14 @@ def renders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert hwaac_main(["plan", str(ROOT / "inventory" / "demo"), "-o", str(demo)]) == 0
     # a second, tiny fabric: 2 SUs of 2 nodes, 2 rails, one spine
     text = (ROOT / "inventory" / "demo" / "fabric.yml").read_text()
-    for old, new in (("name: demo", "name: tiny"), ("rails: 8", "rails: 2"), ("nodes_per_su: 32", "nodes_per_su: 2"),
-                     ("su_capacity: 4", "su_capacity: 2"), ("downlinks: 32", "downlinks: 2"),
-                     ("rails: [0, 1, 2, 3, 4, 5, 6, 7]", "rails: [0, 1]")):
+    for old, new in (
+        ("name: demo", "name: tiny"),
+        ("rails: 8", "rails: 2"),
+        ("nodes_per_su: 32", "nodes_per_su: 2"),
+        ("su_capacity: 4", "su_capacity: 2"),
+        ("downlinks: 32", "downlinks: 2"),
+        ("rails: [0, 1, 2, 3, 4, 5, 6, 7]", "rails: [0, 1]"),
+    ):
         assert old in text, old
         text = text.replace(old, new)
     (base / "tiny-intent").mkdir()
@@ -98,8 +103,12 @@ def renders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def before() -> dict[str, Any]:
     """The machine before any lab of this module: neighbour limits, the socket buffer default, the KSM settings
     and the labs' namespaces (other tests running beside this module make namespaces of their own)."""
-    return {"sysctl": read_current(), "rmem_default": rcvbuf.PROC.read_text(), "netns": set(existing("hwl-")),
-            "ksm": ksm_settings()}
+    return {
+        "sysctl": read_current(),
+        "rmem_default": rcvbuf.PROC.read_text(),
+        "netns": set(existing("hwl-")),
+        "ksm": ksm_settings(),
+    }
 
 
 def ksm_settings() -> dict[str, str]:
@@ -138,7 +147,8 @@ def test_up(lab: Lab, renders: dict[str, Path], before: dict[str, Any]) -> None:
     # the rail's routing table and source rule, as the rendered netplan has them
     rules = json.loads(lab.run(link["a"][0], ["ip", "-j", "rule"], check=True).stdout)
     assert {"priority": 1010, "src": link["a"][2], "table": "101"}.items() <= next(
-        r for r in rules if r.get("src") == link["a"][2]).items()
+        r for r in rules if r.get("src") == link["a"][2]
+    ).items()
     table = lab.run(link["a"][0], ["ip", "route", "show", "table", "101"], check=True).stdout
     assert f"172.16.0.0/16 via {link['b'][2]} dev rail0" in table
     # host sysctls from sysctl.d: the namespace's own ones applied, the table-wide ones not
@@ -225,20 +235,29 @@ def test_link_down_and_restore(lab: Lab, renders: dict[str, Path]) -> None:
     spine = cable["b"][0]
     to_spine, to_leaf = _sessions_of(lab, cable)
     faults.fail_link(lab, cid)
-    wait_for(lambda: bgp(lab, LEAF).get(to_spine) != "Established" and bgp(lab, spine).get(to_leaf) != "Established",
-             10, f"{cid}'s two sessions down")
+    wait_for(
+        lambda: bgp(lab, LEAF).get(to_spine) != "Established" and bgp(lab, spine).get(to_leaf) != "Established",
+        10,
+        f"{cid}'s two sessions down",
+    )
     others = {a: s for a, s in bgp(lab, LEAF).items() if a != to_spine}
     assert len(others) == 31 and set(others.values()) == {"Established"}
     # a host of this leaf still reaches a host of the other SU over the same rail, from its rail address
     p = plan(renders)
     src = p["links"]["H0000000"]["a"]  # gpu-su01-h01 rail0
-    dst = next(lk["a"] for lk in p["links"].values() if lk["kind"] == "host" and lk["a"][0].startswith("gpu-su02")
-               and lk["a"][1] == "rail0")
+    dst = next(
+        lk["a"]
+        for lk in p["links"].values()
+        if lk["kind"] == "host" and lk["a"][0].startswith("gpu-su02") and lk["a"][1] == "rail0"
+    )
     ping = lab.run(src[0], ["ping", "-c", "3", "-i", "0.2", "-W", "2", "-I", src[2], dst[2]], timeout=30)
     assert ping.returncode == 0 and " 0% packet loss" in ping.stdout, ping.stdout + ping.stderr
     assert faults.restore(lab, cid) == [f"link:{cid}"]
-    wait_for(lambda: bgp(lab, LEAF).get(to_spine) == "Established" and bgp(lab, spine).get(to_leaf) == "Established",
-             20, f"{cid}'s sessions back")
+    wait_for(
+        lambda: bgp(lab, LEAF).get(to_spine) == "Established" and bgp(lab, spine).get(to_leaf) == "Established",
+        20,
+        f"{cid}'s sessions back",
+    )
     assert Lab.load(LAB).state["faults"] == []
 
 
@@ -268,15 +287,20 @@ def test_cli_status_and_exec(lab: Lab) -> None:
     st = subprocess.run([*cli, "status", LAB, "--json"], capture_output=True, text=True, timeout=120)
     assert st.returncode == 0, st.stdout + st.stderr
     assert json.loads(st.stdout)["up"] is True
-    ex = subprocess.run([*cli, "exec", LAB, LEAF, "--", "vtysh", "-c", "show bgp summary json"], capture_output=True,
-                        text=True, timeout=60)
+    ex = subprocess.run(
+        [*cli, "exec", LAB, LEAF, "--", "vtysh", "-c", "show bgp summary json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert ex.returncode == 0 and parse_bgp_summary(ex.stdout).local_as == 4200100000
     missing = subprocess.run([*cli, "status", "nosuchlab"], capture_output=True, text=True, timeout=60)
     assert missing.returncode == 3 and "not up" in missing.stdout
 
 
-def test_second_lab_of_another_fabric(lab: Lab, renders: dict[str, Path], before: dict[str, Any],
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_second_lab_of_another_fabric(
+    lab: Lab, renders: dict[str, Path], before: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # taken for a big lab: KSM merges its daemons' pages while it is up
     monkeypatch.setattr(lab_up, "MERGE_ABOVE_SESSIONS", 0)
     other = up(renders["tiny"], name=LAB2, nodes_per_su=1)
@@ -292,8 +316,12 @@ def test_second_lab_of_another_fabric(lab: Lab, renders: dict[str, Path], before
             if stat.exists():  # Linux >= 6.1: the daemons may be merged, and ksmd merges their zero pages
                 assert "ksm_merge_any: yes" in stat.read_text()
                 # ksmd's steady pace over both labs' daemons: two passes of ~7 s each on an idle machine
-                wait_for(lambda: int(re.search(r"ksm_zero_pages (\d+)", stat.read_text())[1]) > 0, 180,
-                         "bgpd's zero pages merged", step=2)
+                wait_for(
+                    lambda: int(re.search(r"ksm_zero_pages (\d+)", stat.read_text())[1]) > 0,
+                    180,
+                    "bgpd's zero pages merged",
+                    step=2,
+                )
     finally:
         down(LAB2)
     assert existing(f"hwl-{LAB2}-") == []
@@ -306,12 +334,16 @@ def test_second_lab_of_another_fabric(lab: Lab, renders: dict[str, Path], before
 
 
 def test_down_after_a_killed_up(renders: dict[str, Path]) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "hwaac.lab.cli", "up", str(renders["tiny"]), "--name", LAB3],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hwaac.lab.cli", "up", str(renders["tiny"]), "--name", LAB3],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     state = Path(os.environ.get("HWAAC_LAB_STATE_DIR") or "/run/hwaac/lab") / LAB3 / "lab.json"
     try:
-        wait_for(lambda: state.exists() and json.loads(state.read_text()).get("links"), 60, "the up half way",
-                 step=0.02)
+        wait_for(
+            lambda: state.exists() and json.loads(state.read_text()).get("links"), 60, "the up half way", step=0.02
+        )
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)

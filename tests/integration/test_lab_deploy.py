@@ -80,8 +80,9 @@ def bgpd_config(lab: Lab, name: str) -> str:
 
 
 def sessions(lab: Lab, name: str) -> dict[str, str]:
-    return parse_bgp_summary(lab.run(name, ["vtysh", "-c", "show bgp summary json"], timeout=30,
-                                     check=True).stdout).peers
+    return parse_bgp_summary(
+        lab.run(name, ["vtysh", "-c", "show bgp summary json"], timeout=30, check=True).stdout
+    ).peers
 
 
 def rendered(render: Path, name: str) -> dict[str, Any]:
@@ -94,13 +95,17 @@ def all_established(lab: Lab, render: Path, timeout: float = 30.0) -> dict[str, 
     while True:
         st = status(Lab.load(lab.name))  # the lab's record of the expected sessions follows the deploy
         bgp = {n: st["devices"][n].get("bgp", {}) for n in lab.switches}
-        if all(b.get("established") == b.get("expected") == len(bgp_neighbors(rendered(render, n)))
-               for n, b in bgp.items()):
+        if all(
+            b.get("established") == b.get("expected") == len(bgp_neighbors(rendered(render, n))) for n, b in bgp.items()
+        ):
             return bgp
         if time.monotonic() > deadline:
             counts = {n: (b.get("established"), b.get("expected")) for n, b in bgp.items()}
-            pytest.fail(f"sessions not all Established within {timeout:.0f} s: (established, expected) {counts}; "
-                        f"{st['problems']}", pytrace=False)
+            pytest.fail(
+                f"sessions not all Established within {timeout:.0f} s: (established, expected) {counts}; "
+                f"{st['problems']}",
+                pytrace=False,
+            )
         time.sleep(1)
 
 
@@ -125,8 +130,9 @@ def first(lab: Lab) -> DeployResult:
 def test_a_bare_fabric_is_deployed_and_every_session_comes_up(lab: Lab, render: Path, first: DeployResult) -> None:
     assert first.rc == 0, first.output[-4000:]
     assert first.batches == [SPINES, BATCH3 + BATCH4]
-    assert {n: (c["changed"], c["failed"]) for n, c in first.recap.items() if n in lab.switches} == \
-        {n: (1, 0) for n in lab.switches}
+    assert {n: (c["changed"], c["failed"]) for n, c in first.recap.items() if n in lab.switches} == {
+        n: (1, 0) for n in lab.switches
+    }
     bgp = all_established(lab, render)
     assert {n: b["expected"] for n, b in bgp.items()} == {**{s: 8 for s in SPINES}, **{n: 4 for n in BATCH3 + BATCH4}}
     for name in lab.switches:
@@ -141,7 +147,8 @@ def test_a_bare_fabric_is_deployed_and_every_session_comes_up(lab: Lab, render: 
     assert inv["hosts"][SPINES[0]]["switch_config_bgp_min_up"] == 0.0  # its leaves came in a later batch
     assert inv["hosts"][BATCH3[0]]["switch_config_bgp_min_up"] == 1.0
     assert inv["hosts"][BATCH3[0]]["fabric_deploy_environment"]["PATH"].startswith(
-        str(lab.layout.bin_dir(BATCH3[0])) + ":")
+        str(lab.layout.bin_dir(BATCH3[0])) + ":"
+    )
 
 
 def test_a_second_deploy_changes_nothing(lab: Lab, first: DeployResult) -> None:
@@ -151,8 +158,9 @@ def test_a_second_deploy_changes_nothing(lab: Lab, first: DeployResult) -> None:
     assert again.not_started == [] and again.failed == []
 
 
-def test_a_config_gcu_refuses_changes_nothing_and_stops_the_rollout(lab: Lab, render: Path, tmp_path: Path,
-                                                                    first: DeployResult) -> None:
+def test_a_config_gcu_refuses_changes_nothing_and_stops_the_rollout(
+    lab: Lab, render: Path, tmp_path: Path, first: DeployResult
+) -> None:
     bad = BATCH3[0]
 
     def dangling_scheduler(cfg: dict[str, Any]) -> None:
@@ -170,8 +178,9 @@ def test_a_config_gcu_refuses_changes_nothing_and_stops_the_rollout(lab: Lab, re
     assert set(sessions(lab, bad).values()) == {"Established"}
 
 
-def test_a_leaf_whose_sessions_do_not_come_up_is_rolled_back(lab: Lab, render: Path, tmp_path: Path,
-                                                            first: DeployResult) -> None:
+def test_a_leaf_whose_sessions_do_not_come_up_is_rolled_back(
+    lab: Lab, render: Path, tmp_path: Path, first: DeployResult
+) -> None:
     leaf = BATCH3[1]
     peer = bgp_neighbors(rendered(render, leaf))[0]
 
@@ -179,13 +188,13 @@ def test_a_leaf_whose_sessions_do_not_come_up_is_rolled_back(lab: Lab, render: P
         cfg["BGP_NEIGHBOR"][f"default|{peer}"]["asn"] = "4200000999"
 
     before, frr_before = switch(lab, leaf).state.running(), bgpd_config(lab, leaf)
-    res = deploy(lab, render_dir=copy_render(render, tmp_path / "asn", leaf, wrong_peer_asn), serial="50%",
-                 gate_s=8)
+    res = deploy(lab, render_dir=copy_render(render, tmp_path / "asn", leaf, wrong_peer_asn), serial="50%", gate_s=8)
     assert res.rc != 0
     assert res.failed == [leaf] and res.recap[leaf]["rescued"] == 1
     assert res.not_started == BATCH4  # max_fail_percentage 0: the next batch never started
-    assert f"BGP health gate failed after 9 read(s): 3/4 BGP sessions Established; not Established: {peer}" \
-        in res.output
+    assert (
+        f"BGP health gate failed after 9 read(s): 3/4 BGP sessions Established; not Established: {peer}" in res.output
+    )
     assert f"the switch was rolled back to checkpoint {CHECKPOINT}" in res.output
     sw = switch(lab, leaf)
     assert sw.state.running() == before and sw.state.checkpoints() == [] and sw.state.saved() == before
@@ -194,33 +203,46 @@ def test_a_leaf_whose_sessions_do_not_come_up_is_rolled_back(lab: Lab, render: P
     assert os.path.exists(res.log_file)
 
 
-def test_the_verify_gate_passes_a_healthy_leaf_and_rolls_back_one_with_a_cable_down(lab: Lab, render: Path,
-                                                                                    tmp_path: Path,
-                                                                                    first: DeployResult) -> None:
+def test_the_verify_gate_passes_a_healthy_leaf_and_rolls_back_one_with_a_cable_down(
+    lab: Lab, render: Path, tmp_path: Path, first: DeployResult
+) -> None:
     leaf = BATCH3[0]
     reports = lab.folder / "deploy" / "verify-gate"
 
     def described(text: str) -> Any:
         def edit(cfg: dict[str, Any]) -> None:
             cfg["PORT"]["Ethernet0"]["description"] = text
+
         return edit
 
-    ok = deploy(lab, render_dir=copy_render(render, tmp_path / "ok", leaf, described("verify gate: healthy")),
-                serial="50%", verify_gate=True)
+    ok = deploy(
+        lab,
+        render_dir=copy_render(render, tmp_path / "ok", leaf, described("verify gate: healthy")),
+        serial="50%",
+        verify_gate=True,
+    )
     assert ok.rc == 0, ok.output[-4000:]
-    assert {n: c["changed"] for n, c in ok.recap.items() if n in lab.switches} == \
-        {n: int(n == leaf) for n in lab.switches}
+    assert {n: c["changed"] for n, c in ok.recap.items() if n in lab.switches} == {
+        n: int(n == leaf) for n in lab.switches
+    }
     doc = json.loads((reports / leaf / "verify.json").read_text())
     assert doc["passed"] is True and doc["devices"] == [leaf] and doc["counts"]["PASS"] > 0
     assert switch(lab, leaf).state.running()["PORT"]["Ethernet0"]["description"] == "verify gate: healthy"
 
-    cid = next(c for c, link in lab.state["links"].items()
-               if leaf in (link["a"][0], link["b"][0]) and {link["a"][0], link["b"][0]} & set(lab.hosts))
+    cid = next(
+        c
+        for c, link in lab.state["links"].items()
+        if leaf in (link["a"][0], link["b"][0]) and {link["a"][0], link["b"][0]} & set(lab.hosts)
+    )
     before, frr_before = switch(lab, leaf).state.running(), bgpd_config(lab, leaf)
     faults.fail_link(lab, cid)
     try:
-        bad = deploy(lab, render_dir=copy_render(render, tmp_path / "bad", leaf, described("verify gate: cable")),
-                     serial="50%", verify_gate=True)
+        bad = deploy(
+            lab,
+            render_dir=copy_render(render, tmp_path / "bad", leaf, described("verify gate: cable")),
+            serial="50%",
+            verify_gate=True,
+        )
         assert bad.rc != 0
         assert bad.failed == [leaf] and bad.recap[leaf]["rescued"] == 1 and bad.not_started == BATCH4
         assert f"the switch was rolled back to checkpoint {CHECKPOINT}" in bad.output

@@ -52,8 +52,9 @@ def _changed(lab: Lab, folder: Path, spine: str, change: Any) -> Path:
     return folder
 
 
-def _play(lab: Lab, tmp: Path, spine: str, render: Path, *, spines: int = 1, check: bool = False,
-          gate: int = 30) -> PlaybookRun:
+def _play(
+    lab: Lab, tmp: Path, spine: str, render: Path, *, spines: int = 1, check: bool = False, gate: int = 30
+) -> PlaybookRun:
     """maintenance.yml on the twin's inventory (hwaac.lab.deploy's, plus localhost for the hwaac steps)."""
     work = tmp / "work"
     work.mkdir(exist_ok=True)
@@ -61,11 +62,21 @@ def _play(lab: Lab, tmp: Path, spine: str, render: Path, *, spines: int = 1, che
     inv = inventory(lab, Path(lab.render_dir), {n: 1.0 for n in lab.switches}, gate_s=gate)
     inv["all"]["hosts"] = {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}
     (work / "inventory.json").write_text(json.dumps(inv))
-    (work / "vars.json").write_text(json.dumps({
-        "maintenance_switch": spine, "maintenance_reason": "optic swap, CHG-42", "maintenance_render_dir": str(render),
-        "maintenance_verify_dir": str(tmp / "verify"), "remediate_intent": str(FABRIC),
-        "remediate_state": str(tmp / "state"), "remediate_lab": NAME, "remediate_policy": str(tmp / "policy.yaml"),
-        "remediate_hwaac": str(Path(sys.executable).parent / "hwaac")}))
+    (work / "vars.json").write_text(
+        json.dumps(
+            {
+                "maintenance_switch": spine,
+                "maintenance_reason": "optic swap, CHG-42",
+                "maintenance_render_dir": str(render),
+                "maintenance_verify_dir": str(tmp / "verify"),
+                "remediate_intent": str(FABRIC),
+                "remediate_state": str(tmp / "state"),
+                "remediate_lab": NAME,
+                "remediate_policy": str(tmp / "policy.yaml"),
+                "remediate_hwaac": str(Path(sys.executable).parent / "hwaac"),
+            }
+        )
+    )
     run = run_playbook(PLAYBOOK, work / "inventory.json", work / "vars.json", work, check=check, forks=2)
     print(f"maintenance of {spine}{' (check)' if check else ''}: rc {run.rc}, {run.seconds:.1f} s")
     return run
@@ -127,7 +138,8 @@ def test_a_bad_change_is_rolled_back_and_stays_drained_then_a_good_one_is_kept(l
         ("drain_switch", "already", "manual", failed["note"], "done"),
         ("drain_switch", "already", "manual", reason, "done"),
         ("undrain_switch", "ok", "manual", reason, "opened"),
-        ("undrain_switch", "ok", "manual", reason, "done")]
+        ("undrain_switch", "ok", "manual", reason, "done"),
+    ]
     assert json.loads((tmp_path / "state" / "state.json").read_text())["out"] == {}
     report = (tmp_path / "verify" / spine / "verify.md").read_text()
     assert " 0 FAIL, 0 SKIP, 0 ERROR" in report
@@ -145,5 +157,9 @@ def test_a_drain_the_guard_rails_refuse_changes_nothing(lab: Lab, tmp_path: Path
     assert sw.state.running() == before and sw.state.checkpoints() == []
     assert set(_sessions(lab, spine).values()) == {"Established"}
     (line,) = _log(tmp_path)
-    assert (line["action"], line["rule"], line["allowed"], line["outcome"]) == ("drain_switch", "last_spines",
-                                                                                 False, "")
+    assert (line["action"], line["rule"], line["allowed"], line["outcome"]) == (
+        "drain_switch",
+        "last_spines",
+        False,
+        "",
+    )

@@ -59,8 +59,21 @@ def _dry_run_writes_nothing(loop: Loop, tmp: Path) -> None:
     copy = tmp / "state"
     shutil.copytree(loop.state, copy)
     before = {p.name: p.read_bytes() for p in copy.iterdir()}
-    assert hwaac_main(["remediate", str(DEMO), "--alertmanager", f"http://127.0.0.1:{loop.ports['alertmanager']}",
-                       "--state", str(copy), "--policy", str(loop.work / "policy.yaml")]) == 0
+    assert (
+        hwaac_main(
+            [
+                "remediate",
+                str(DEMO),
+                "--alertmanager",
+                f"http://127.0.0.1:{loop.ports['alertmanager']}",
+                "--state",
+                str(copy),
+                "--policy",
+                str(loop.work / "policy.yaml"),
+            ]
+        )
+        == 0
+    )
     assert {p.name: p.read_bytes() for p in copy.iterdir()} == before
 
 
@@ -68,16 +81,33 @@ def _person_undrains(loop: Loop, lab: Lab, cable: str, capsys: pytest.CaptureFix
     """``hwaac remediate --undrain-link CABLE --apply --lab`` on the loop's state (its lock keeps the rulebook's
     sweeps out meanwhile); the undrain's outcome."""
     capsys.readouterr()
-    code = hwaac_main(["remediate", str(DEMO), "--state", str(loop.state), "--policy", str(loop.work / "policy.yaml"),
-                       "--apply", "--lab", lab.name, "--format", "json", "--undrain-link", cable,
-                       "--reason", "optic reseated"])
+    code = hwaac_main(
+        [
+            "remediate",
+            str(DEMO),
+            "--state",
+            str(loop.state),
+            "--policy",
+            str(loop.work / "policy.yaml"),
+            "--apply",
+            "--lab",
+            lab.name,
+            "--format",
+            "json",
+            "--undrain-link",
+            cable,
+            "--reason",
+            "optic reseated",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == 1, out  # a person's undrain that did not happen
     return str(out["outcome"][f"undrain_link|{cable}"])
 
 
-def test_the_closed_loop_drains_a_lossy_uplink_and_brings_it_back(lab: Lab, plan: Plan, tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_closed_loop_drains_a_lossy_uplink_and_brings_it_back(
+    lab: Lab, plan: Plan, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Real parts only: sweeps -> hwaac health exporter -> Prometheus (HwaacMitigate) -> Alertmanager -> the
     rulebook (ansible-rulebook) -> playbooks/remediate.yml -> hwaac remediate --apply -> playbooks/mitigate.yml."""
     link = next(lk for lk in plan.links if lk.kind == "leaf_spine" and lk.a_device == "leaf-p0-su02-r5")
@@ -90,16 +120,22 @@ def test_the_closed_loop_drains_a_lossy_uplink_and_brings_it_back(lab: Lab, plan
         faults.fail_link(lab, link.cable_id, mode="netem", loss=5.0)
         fault_at = time.time()
         try:
-            alert, alert_at = loop.wait(lambda: [a for a in loop.alerts() if a["labels"].get("cable")
-                                                 == link.cable_id], 120)
-            _, moved_at = loop.wait(lambda: routes_via(lab, leaf, spine_ip) == 0
-                                    and routes_via(lab, spine, leaf_ip) == 0, 120, poll=0.1)
-            _, shut_at = loop.wait(lambda: _session(lab, leaf, spine_ip) == _session(lab, spine, leaf_ip)
-                                   == "Idle (Admin)", 60, poll=0.1)
-            print(f"MTTD {alert_at - fault_at:.1f} s, MTTM {moved_at - alert_at:.1f} s (traffic off the link), "
-                  f"sessions shut {shut_at - alert_at:.1f} s after the alert")
-            drains = loop.wait(lambda: [d for d in loop.decisions() if d["action"] == "drain_link"
-                                        and d.get("outcome") == "done"], 60)[0]
+            alert, alert_at = loop.wait(
+                lambda: [a for a in loop.alerts() if a["labels"].get("cable") == link.cable_id], 120
+            )
+            _, moved_at = loop.wait(
+                lambda: routes_via(lab, leaf, spine_ip) == 0 and routes_via(lab, spine, leaf_ip) == 0, 120, poll=0.1
+            )
+            _, shut_at = loop.wait(
+                lambda: _session(lab, leaf, spine_ip) == _session(lab, spine, leaf_ip) == "Idle (Admin)", 60, poll=0.1
+            )
+            print(
+                f"MTTD {alert_at - fault_at:.1f} s, MTTM {moved_at - alert_at:.1f} s (traffic off the link), "
+                f"sessions shut {shut_at - alert_at:.1f} s after the alert"
+            )
+            drains = loop.wait(
+                lambda: [d for d in loop.decisions() if d["action"] == "drain_link" and d.get("outcome") == "done"], 60
+            )[0]
             assert [d["target"] for d in drains] == [link.cable_id]
             assert drains[0]["findings"][0]["rule"] == alert[0]["labels"]["rule"]
             clean = loop.wait(lambda: [r for r in loop.rounds if r.started > shut_at + 1], 120)[0]
@@ -110,14 +146,20 @@ def test_the_closed_loop_drains_a_lossy_uplink_and_brings_it_back(lab: Lab, plan
             failed = _person_undrains(loop, lab, link.cable_id, capsys)
             assert failed.startswith(f"re-check failed, drained again: {leaf} {leaf_ip} -> {spine_ip}: "), failed
             again = loop.decisions()[-1]
-            assert (again["action"], again["policy_rule"], again["outcome"]) == ("drain_link", "lossy-fabric-link",
-                                                                                 "done")
+            assert (again["action"], again["policy_rule"], again["outcome"]) == (
+                "drain_link",
+                "lossy-fabric-link",
+                "done",
+            )
             assert again["reason"].startswith(f"the re-check before undrain_link {link.cable_id} failed: ")
             assert _session(lab, leaf, spine_ip) == "Idle (Admin)"
         finally:
             faults.restore(lab, link.cable_id)
-        loop.wait(lambda: [d for d in loop.decisions() if d["action"] == "undrain_link"
-                           and d.get("outcome") == "done"], 180, name="an undrain that passes its re-check")
+        loop.wait(
+            lambda: [d for d in loop.decisions() if d["action"] == "undrain_link" and d.get("outcome") == "done"],
+            180,
+            name="an undrain that passes its re-check",
+        )
         loop.wait(lambda: _session(lab, leaf, spine_ip) == "Established" and routes_via(lab, leaf, spine_ip) > 0, 60)
         cut = [(n, r.cut[:3]) for n, r in enumerate(loop.rounds) if r.cut]
         assert cut == []  # no host pair lost connectivity in any round, across the drain, re-check and undrain

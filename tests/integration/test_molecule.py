@@ -36,14 +36,27 @@ def molecule(scenario: str, extra: dict[str, str]) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "MOLECULE_", "NETBOX_"))}
     env["PATH"] = f"{venv}{os.pathsep}{env.get('PATH', '')}"  # molecule runs ansible-playbook from PATH
     env["NO_COLOR"] = "1"
-    r = subprocess.run([str(venv / "molecule"), "test", "-s", scenario], cwd=REPO, env={**env, **extra},
-                       capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [str(venv / "molecule"), "test", "-s", scenario],
+        cwd=REPO,
+        env={**env, **extra},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
 
 
 # how long each scenario holds a worker on 2 busy cores (tests/conftest.py: the costliest start first)
-COST = {"burn_in": 210, "health_check": 155, "burn_in_breaker": 90, "lustre_client": 85, "host_network": 60,
-        "nic_config": 60, "switch_config": 55}
+COST = {
+    "burn_in": 210,
+    "health_check": 155,
+    "burn_in_breaker": 90,
+    "lustre_client": 85,
+    "host_network": 60,
+    "nic_config": 60,
+    "switch_config": 55,
+}
 
 
 def scenarios(names: set[str]) -> list[object]:

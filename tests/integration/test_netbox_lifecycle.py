@@ -44,8 +44,13 @@ def fabric(netbox_db: Instance) -> Iterator[tuple[Instance, pynetbox.api]]:
 
 
 def move(nb: Instance, device: str, to: State, *, mode: lc.Mode = "enforce", **kw: object) -> lc.LifecycleReport:
-    return apply_transitions(Client(nb.url, nb.token), [TransitionRequest(device, to, f"test: to {to.value}")],
-                             mode=mode, fabric="lifecycle", **kw)
+    return apply_transitions(
+        Client(nb.url, nb.token),
+        [TransitionRequest(device, to, f"test: to {to.value}")],
+        mode=mode,
+        fabric="lifecycle",
+        **kw,
+    )
 
 
 def status_and_field(api: pynetbox.api, device: str) -> tuple[str, str | None]:
@@ -57,9 +62,17 @@ def test_every_transition_sets_status_field_and_one_journal_entry(fabric: tuple[
     nb, api = fabric
     node = NODES[0]
     assert status_and_field(api, node) == ("planned", None)  # as the sync created it
-    path = [(State.BURN_IN, "staged"), (State.PRODUCTION, "active"), (State.QUARANTINE, "offline"),
-            (State.BURN_IN, "staged"), (State.PRODUCTION, "active"), (State.QUARANTINE, "offline"),
-            (State.RMA, "failed"), (State.RETURNED, "inventory"), (State.BURN_IN, "staged")]
+    path = [
+        (State.BURN_IN, "staged"),
+        (State.PRODUCTION, "active"),
+        (State.QUARANTINE, "offline"),
+        (State.BURN_IN, "staged"),
+        (State.PRODUCTION, "active"),
+        (State.QUARANTINE, "offline"),
+        (State.RMA, "failed"),
+        (State.RETURNED, "inventory"),
+        (State.BURN_IN, "staged"),
+    ]
     previous = "planned"
     for i, (state, status) in enumerate(path, 1):
         rep = move(nb, node, state)
@@ -80,18 +93,29 @@ def test_every_transition_sets_status_field_and_one_journal_entry(fabric: tuple[
 def test_refusals_write_nothing(fabric: tuple[Instance, pynetbox.api]) -> None:
     nb, api = fabric
     node = NODES[1]
-    with pytest.raises(LifecycleError, match=rf"{node}: planned -> production is not a lifecycle transition; "
-                                             r"from planned a node may go to: burn_in"):
+    with pytest.raises(
+        LifecycleError,
+        match=rf"{node}: planned -> production is not a lifecycle transition; "
+        r"from planned a node may go to: burn_in",
+    ):
         move(nb, node, State.PRODUCTION)
     with pytest.raises(LifecycleError, match="gpu-nowhere: no such device"):
         move(nb, "gpu-nowhere", State.BURN_IN)
     # a device a person created (same site, type and role, no hwaac tag) is not hwaac's to move
     template = api.dcim.devices.get(name=node)
-    api.dcim.devices.create(name="gpu-by-hand", site=template.site.id, device_type=template.device_type.id,
-                            role=template.role.id, status="planned")
+    api.dcim.devices.create(
+        name="gpu-by-hand",
+        site=template.site.id,
+        device_type=template.device_type.id,
+        role=template.role.id,
+        status="planned",
+    )
     with pytest.raises(LifecycleError, match="gpu-by-hand: not owned by hwaac"):
-        apply_transitions(Client(nb.url, nb.token), [TransitionRequest("gpu-by-hand", State.BURN_IN, "t"),
-                                                     TransitionRequest(node, State.BURN_IN, "t")], mode="enforce")
+        apply_transitions(
+            Client(nb.url, nb.token),
+            [TransitionRequest("gpu-by-hand", State.BURN_IN, "t"), TransitionRequest(node, State.BURN_IN, "t")],
+            mode="enforce",
+        )
     # the refusal of one device stopped the whole batch: the owned node did not move either
     assert status_and_field(api, node) == ("planned", None)
     assert status_and_field(api, "gpu-by-hand") == ("planned", None)
@@ -116,13 +140,21 @@ def test_quarantine_journal_holds_evidence_and_both_link_ends(fabric: tuple[Inst
     host_links = {lk.a_port: lk for lk in PLAN.links if lk.kind == "host" and lk.a_device == node}
     dead = sorted(host_links)[-1]  # the node's last rail
     evidence = Evidence(
-        verdict="FAIL", codes=["NIC_PORT_DOWN", "GPU_ROW_REMAP_PENDING"], action="reset_gpu",
+        verdict="FAIL",
+        codes=["NIC_PORT_DOWN", "GPU_ROW_REMAP_PENDING"],
+        action="reset_gpu",
         findings=[{"code": "NIC_PORT_DOWN", "status": "FAIL", "subject": "mlx5_1 port 1", "message": "port Down"}],
         raw={"ibstat": "CA 'mlx5_1'\n\tPort 1:\n\t\tState: Down\n\t\tPhysical state: Polling\n\t\tRate: 10"},
-        gpu_serials={"0": "1650000000001"}, nic_serials={"mlx5_1": "MT0000X00001"}, failing_interfaces=[dead])
-    rep = apply_transitions(Client(nb.url, nb.token), [TransitionRequest(node, State.QUARANTINE, "burn-in FAIL",
-                                                                         evidence)],
-                            mode="enforce", fabric="lifecycle")
+        gpu_serials={"0": "1650000000001"},
+        nic_serials={"mlx5_1": "MT0000X00001"},
+        failing_interfaces=[dead],
+    )
+    rep = apply_transitions(
+        Client(nb.url, nb.token),
+        [TransitionRequest(node, State.QUARANTINE, "burn-in FAIL", evidence)],
+        mode="enforce",
+        fabric="lifecycle",
+    )
     assert [o.result for o in rep.outcomes] == ["moved"]
     entry = device_journal(Client(nb.url, nb.token), node)[-1]
     text, stored = entry["comments"], entry["evidence"]
@@ -130,22 +162,29 @@ def test_quarantine_journal_holds_evidence_and_both_link_ends(fabric: tuple[Inst
     assert f"- {node} {dead} <-> {link.b_device} {link.b_port} (cable {link.cable_id})" in text
     assert "State: Down" in text and "GPU serials: 0 1650000000001" in text and "mlx5_1 MT0000X00001" in text
     assert stored["codes"] == ["NIC_PORT_DOWN", "GPU_ROW_REMAP_PENDING"]
-    assert stored["links"] == [{"interface": dead, "peer_device": link.b_device, "peer_interface": link.b_port,
-                                "cable": link.cable_id}]
+    assert stored["links"] == [
+        {"interface": dead, "peer_device": link.b_device, "peer_interface": link.b_port, "cable": link.cable_id}
+    ]
     assert entry["kind"] == "warning"
 
 
 def test_circuit_breaker_stops_a_mass_quarantine(fabric: tuple[Instance, pynetbox.api]) -> None:
     nb, api = fabric
     pool = NODES[5:9]  # the breaker's pool: 4 nodes, at most 2 quarantined per 5 minutes
-    apply_transitions(Client(nb.url, nb.token), [TransitionRequest(n, State.BURN_IN, "t") for n in pool],
-                      mode="enforce")
+    apply_transitions(
+        Client(nb.url, nb.token), [TransitionRequest(n, State.BURN_IN, "t") for n in pool], mode="enforce"
+    )
     policy = BreakerPolicy(max_share=0.5, window=timedelta(minutes=5))
 
     def quarantine(names: list[str], now: datetime | None = None) -> lc.LifecycleReport:
-        return apply_transitions(Client(nb.url, nb.token),
-                                 [TransitionRequest(n, State.QUARANTINE, "burn-in FAIL") for n in names],
-                                 mode="enforce", pool=pool, breaker=policy, now=now)
+        return apply_transitions(
+            Client(nb.url, nb.token),
+            [TransitionRequest(n, State.QUARANTINE, "burn-in FAIL") for n in names],
+            mode="enforce",
+            pool=pool,
+            breaker=policy,
+            now=now,
+        )
 
     rep = quarantine(pool[:3])
     assert rep.breaker is not None and rep.breaker.tripped and rep.breaker.allowed == 2
@@ -163,8 +202,9 @@ def test_circuit_breaker_stops_a_mass_quarantine(fabric: tuple[Instance, pynetbo
     assert not rep.breaker.tripped and [o.result for o in rep.outcomes] == ["moved"]
 
 
-def test_failed_journal_write_moves_devices_back(fabric: tuple[Instance, pynetbox.api],
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_journal_write_moves_devices_back(
+    fabric: tuple[Instance, pynetbox.api], monkeypatch: pytest.MonkeyPatch
+) -> None:
     nb, api = fabric
     node = NODES[9]
     move(nb, node, State.BURN_IN)
@@ -198,12 +238,35 @@ def test_cli_move_journal_and_rma_report(fabric: tuple[Instance, pynetbox.api], 
     assert status_and_field(api, node) == ("staged", "burn_in")
 
     evidence = tmp_path / "evidence.json"
-    evidence.write_text(json.dumps({
-        "verdict": "FAIL", "codes": ["GPU_ROW_REMAP_PENDING"], "action": "reset_gpu",
-        "gpu_serials": {"3": "1650000000004"}, "raw": {"nvidia-smi -q -x": "<remapped_rows_pending>Yes</...>"},
-        "findings": [{"code": "GPU_ROW_REMAP_PENDING", "status": "FAIL", "subject": "gpu3", "message": "pending"}]}))
-    r = hwaac(nb, "node", "move", node, "--to", "quarantine", "--reason", "burn-in FAIL", "--evidence",
-              str(evidence), "--pool", *NODES[10:12], "--enforce")
+    evidence.write_text(
+        json.dumps(
+            {
+                "verdict": "FAIL",
+                "codes": ["GPU_ROW_REMAP_PENDING"],
+                "action": "reset_gpu",
+                "gpu_serials": {"3": "1650000000004"},
+                "raw": {"nvidia-smi -q -x": "<remapped_rows_pending>Yes</...>"},
+                "findings": [
+                    {"code": "GPU_ROW_REMAP_PENDING", "status": "FAIL", "subject": "gpu3", "message": "pending"}
+                ],
+            }
+        )
+    )
+    r = hwaac(
+        nb,
+        "node",
+        "move",
+        node,
+        "--to",
+        "quarantine",
+        "--reason",
+        "burn-in FAIL",
+        "--evidence",
+        str(evidence),
+        "--pool",
+        *NODES[10:12],
+        "--enforce",
+    )
     assert r.returncode == 0 and "moved" in r.stdout, r.stdout + r.stderr
     r = hwaac(nb, "node", "move", node, "--to", "rma", "--reason", "remap pending after reset", "--enforce")
     assert r.returncode == 0, r.stderr
@@ -216,14 +279,12 @@ def test_cli_move_journal_and_rma_report(fabric: tuple[Instance, pynetbox.api], 
     report = json.loads((tmp_path / "rma" / f"{node}.rma.json").read_text())
     assert report["device"]["name"] == node and report["device"]["lifecycle"] == "rma"
     assert report["fault_codes"] == ["GPU_ROW_REMAP_PENDING"] and report["gpu_serials"] == {"3": "1650000000004"}
-    assert [e["move"] for e in report["events"]] == ["planned -> burn_in", "burn_in -> quarantine",
-                                                     "quarantine -> rma"]
+    assert [e["move"] for e in report["events"]] == ["planned -> burn_in", "burn_in -> quarantine", "quarantine -> rma"]
     md = (tmp_path / "rma" / f"{node}.rma.md").read_text()
     assert f"# RMA report: {node}" in md and "| 3 | 1650000000004 |" in md and "<remapped_rows_pending>Yes" in md
 
 
-def test_cli_refusals_exit_nonzero_and_name_the_problem(fabric: tuple[Instance, pynetbox.api],
-                                                        tmp_path: Path) -> None:
+def test_cli_refusals_exit_nonzero_and_name_the_problem(fabric: tuple[Instance, pynetbox.api], tmp_path: Path) -> None:
     nb, _api = fabric
     node = NODES[11]
     r = hwaac(nb, "node", "move", node, "--to", "production", "--reason", "x", "--enforce")

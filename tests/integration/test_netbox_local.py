@@ -40,8 +40,13 @@ TOKEN_FORM = re.compile(r"nbt_[A-Za-z0-9]+\.[A-Za-z0-9]+")
 
 def hwaac(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     """Run the ``hwaac`` command of this venv."""
-    return subprocess.run([sys.executable, "-m", "hwaac.cli", *args], capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "hwaac.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.fixture
@@ -134,8 +139,9 @@ def test_pynetbox_creates_and_reads_a_site(netbox_db: Instance) -> None:
 
 
 @pytest.mark.cost(60)
-def test_fresh_database_has_none_of_the_previous_modules_objects(local_netbox: LocalNetBox,
-                                                                  netbox_db: Instance) -> None:
+def test_fresh_database_has_none_of_the_previous_modules_objects(
+    local_netbox: LocalNetBox, netbox_db: Instance
+) -> None:
     with local_netbox.fresh("previous module") as previous:
         pynetbox.api(previous.url, token=previous.token).dcim.sites.create(name="leftover", slug="leftover")
         assert previous.database != netbox_db.database
@@ -147,9 +153,9 @@ def test_fresh_database_has_none_of_the_previous_modules_objects(local_netbox: L
     assert all(i.database != nxt.database for i in local_netbox.status().instances), "stopped instance still runs"
 
 
-
-def test_a_kept_instance_is_served_as_copies_until_its_template_is_dropped(local_netbox: LocalNetBox,
-                                                                         netbox_db: Instance) -> None:
+def test_a_kept_instance_is_served_as_copies_until_its_template_is_dropped(
+    local_netbox: LocalNetBox, netbox_db: Instance
+) -> None:
     template = f"kept_{uuid.uuid4().hex[:8]}"
     client = pynetbox.api(netbox_db.url, token=netbox_db.token)
     site = client.dcim.sites.create(name="kept", slug="kept")
@@ -168,6 +174,7 @@ def test_a_kept_instance_is_served_as_copies_until_its_template_is_dropped(local
     assert not local_netbox.has_template(template)
     with pytest.raises(LocalNetBoxError, match=f"no database {template} to copy"):
         local_netbox.fresh("gone", template=template)
+
 
 @pytest.mark.cost(85)
 def test_a_renewed_instance_is_a_fresh_copy_served_by_new_workers(local_netbox: LocalNetBox) -> None:
@@ -198,8 +205,9 @@ def test_a_renewed_instance_is_a_fresh_copy_served_by_new_workers(local_netbox: 
     assert all(i.pid not in (second.pid, third.pid) for i in local_netbox.status().instances)
 
 
-def test_the_baseline_leaves_netbox_migrate_nothing_to_apply(main_netbox: LocalNetBox,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_baseline_leaves_netbox_migrate_nothing_to_apply(
+    main_netbox: LocalNetBox, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # restored into a scratch database, NetBox's own `migrate --check` finds every migration applied...
     main_netbox.check_baseline()
     # ...and it would find one that a baseline lacks
@@ -207,8 +215,9 @@ def test_the_baseline_leaves_netbox_migrate_nothing_to_apply(main_netbox: LocalN
     assert sql is not None
     head, rows = sql.split(b"COPY public.django_migrations ", 1)
     columns, _dropped, rest = rows.split(b"\n", 2)
-    monkeypatch.setattr(baseline, "read", lambda version: head + b"COPY public.django_migrations " + columns
-                        + b"\n" + rest)
+    monkeypatch.setattr(
+        baseline, "read", lambda version: head + b"COPY public.django_migrations " + columns + b"\n" + rest
+    )
     with pytest.raises(LocalNetBoxError, match="netbox migrate on database hwaac_baseline_scratch failed"):
         main_netbox.check_baseline()
 

@@ -34,16 +34,37 @@ UPLINKS = [lk for lk in PLAN.links if lk.kind == "leaf_spine"]
 SPINE = "spine-p0-01"
 WHEN = datetime(2026, 12, 5, 3, 0, tzinfo=UTC)
 EVIDENCE = {"metric": "hwaac_probe_loss_ratio", "value": 0.02, "hosts": ["gpu-su01-h01", "gpu-su01-h02"]}
-POLICY = ("guard_rails: {}\nrules:\n  - name: lossy-uplink\n    match: {kinds: [link], link_kinds: [leaf_spine]}\n"
-          "    action: drain_link\n    persistence: 1\n")
+POLICY = (
+    "guard_rails: {}\nrules:\n  - name: lossy-uplink\n    match: {kinds: [link], link_kinds: [leaf_spine]}\n"
+    "    action: drain_link\n    persistence: 1\n"
+)
 
 
 def action(name: str, target: str, *, outcome: str = "done", rule: str = "ok") -> dict[str, Any]:
     """An ``Action.to_dict()`` of a sweep, with its outcome."""
-    return {"action": name, "target": target, "allowed": True, "rule": rule, "reason": "within the guard rails",
-            "scope": "leaf-p0-su01-r0", "inputs": {"recent": 0}, "policy_rule": "lossy-uplink", "outcome": outcome,
-            "findings": [{"rule": "probe_path_loss", "severity": "fault", "kind": "link", "component": target,
-                          "cable": target, "device": "", "port": "", "evidence": [EVIDENCE]}]}
+    return {
+        "action": name,
+        "target": target,
+        "allowed": True,
+        "rule": rule,
+        "reason": "within the guard rails",
+        "scope": "leaf-p0-su01-r0",
+        "inputs": {"recent": 0},
+        "policy_rule": "lossy-uplink",
+        "outcome": outcome,
+        "findings": [
+            {
+                "rule": "probe_path_loss",
+                "severity": "fault",
+                "kind": "link",
+                "component": target,
+                "cable": target,
+                "device": "",
+                "port": "",
+                "evidence": [EVIDENCE],
+            }
+        ],
+    }
 
 
 def record(nb: Instance, *actions: dict[str, Any], when: datetime = WHEN, mode: str = "enforce", keep=()):
@@ -56,8 +77,11 @@ def cable(api: pynetbox.api, label: str):
 
 
 def journal(api: pynetbox.api, object_type: str, object_id: int) -> list:
-    return list(api.extras.journal_entries.filter(assigned_object_type=object_type, assigned_object_id=object_id,
-                                                  ordering="created"))
+    return list(
+        api.extras.journal_entries.filter(
+            assigned_object_type=object_type, assigned_object_id=object_id, ordering="created"
+        )
+    )
 
 
 def state(c) -> tuple[str, set[str]]:
@@ -71,20 +95,27 @@ def test_drain_journals_both_devices_and_the_cable_then_undrain_puts_it_back(syn
     assert state(c)[0] == "connected"
     rep = record(nb, action("drain_link", link.cable_id))
     assert [(o.object_type, o.name, o.journal) for o in rep.objects] == [
-        ("dcim.device", link.a_device, "written"), ("dcim.device", link.b_device, "written"),
-        ("dcim.cable", link.cable_id, "written")]
+        ("dcim.device", link.a_device, "written"),
+        ("dcim.device", link.b_device, "written"),
+        ("dcim.cable", link.cable_id, "written"),
+    ]
     assert rep.objects[2].status == "connected -> decommissioning" and rep.changed
     status, tags = state(cable(api, link.cable_id))
     assert status == "decommissioning" and {DRAINED_TAG, "hwaac", "hwaac-fabric-lifecycle"} <= tags
-    for otype, oid in (("dcim.device", api.dcim.devices.get(name=link.a_device).id),
-                       ("dcim.device", api.dcim.devices.get(name=link.b_device).id), ("dcim.cable", c.id)):
+    for otype, oid in (
+        ("dcim.device", api.dcim.devices.get(name=link.a_device).id),
+        ("dcim.device", api.dcim.devices.get(name=link.b_device).id),
+        ("dcim.cable", c.id),
+    ):
         (entry,) = journal(api, otype, oid)
         assert entry.kind.value == "warning" and {t.slug for t in entry.tags} == {"hwaac", MITIGATION_TAG}
         text = entry.comments
         assert text.startswith(f"**hwaac mitigation: drain_link {link.cable_id}**")
         assert "Policy rule: lossy-uplink" in text and "Guard: ok - within the guard rails" in text
-        assert (f"- {link.a_device} {link.a_port} <-> {link.b_device} {link.b_port} (cable {link.cable_id}): "
-                "connected -> decommissioning") in text
+        assert (
+            f"- {link.a_device} {link.a_port} <-> {link.b_device} {link.b_port} (cable {link.cable_id}): "
+            "connected -> decommissioning"
+        ) in text
         ev = journal_evidence(text)
         assert ev is not None and ev["sweep"] == WHEN.isoformat() and ev["findings"][0]["evidence"] == [EVIDENCE]
         assert ev["links"][0]["a"] == f"{link.a_device}:{link.a_port}"
@@ -104,8 +135,12 @@ def test_drain_journals_both_devices_and_the_cable_then_undrain_puts_it_back(syn
     assert [e.kind.value for e in entries] == ["warning", "info"]
     assert entries[1].comments.startswith(f"**hwaac mitigation: undrain_link {link.cable_id}**")
     # only what was carried out and allowed by the guard is recorded
-    none = record(nb, action("drain_link", UPLINKS[4].cable_id, outcome="failed (rc 2)"),
-                  action("drain_link", UPLINKS[5].cable_id, rule="already"), action("notify", UPLINKS[6].cable_id))
+    none = record(
+        nb,
+        action("drain_link", UPLINKS[4].cable_id, outcome="failed (rc 2)"),
+        action("drain_link", UPLINKS[5].cable_id, rule="already"),
+        action("notify", UPLINKS[6].cable_id),
+    )
     assert none.objects == [] and state(cable(api, UPLINKS[4].cable_id))[0] == "connected"
 
 
@@ -126,8 +161,9 @@ def test_a_switch_drain_journals_the_switch_and_every_peer_and_drains_each_cable
     assert kept not in {o.name for o in back.objects} and len(back.objects) == 3 + len(UPLINKS) - 1
     assert [c.label for c in api.dcim.cables.filter(tag=DRAINED_TAG)] == [kept]
     assert state(cable(api, kept))[0] == "decommissioning"
-    assert {c.status.value for c in api.dcim.cables.filter(label=[lk.cable_id for lk in UPLINKS
-                                                                   if lk.cable_id != kept])} == {"connected"}
+    assert {
+        c.status.value for c in api.dcim.cables.filter(label=[lk.cable_id for lk in UPLINKS if lk.cable_id != kept])
+    } == {"connected"}
 
 
 def test_a_sync_during_a_drain_keeps_the_cable_drained(synced_nb: Instance) -> None:
@@ -184,24 +220,57 @@ def remediate(nb: Instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *ex
     monkeypatch.setenv("NETBOX_TOKEN", nb.token)
     monkeypatch.setattr(carry_out, "run", lambda *a, **k: (0, str(tmp_path / "ansible.log")))
     cable_id = UPLINKS[11].cable_id
-    labels = {"alertname": "HwaacFabricSuspect", "rule": "probe_path_loss", "severity": "fault", "kind": "link",
-              "component": cable_id, "cable": cable_id, "device": "", "port": "", "hosts": ""}
-    (tmp_path / "alert.json").write_text(json.dumps({"version": "4", "status": "firing", "alerts": [
-        {"status": "firing", "labels": labels, "annotations": {}, "startsAt": "2026-12-05T02:59:00Z"}]}))
+    labels = {
+        "alertname": "HwaacFabricSuspect",
+        "rule": "probe_path_loss",
+        "severity": "fault",
+        "kind": "link",
+        "component": cable_id,
+        "cable": cable_id,
+        "device": "",
+        "port": "",
+        "hosts": "",
+    }
+    (tmp_path / "alert.json").write_text(
+        json.dumps(
+            {
+                "version": "4",
+                "status": "firing",
+                "alerts": [
+                    {"status": "firing", "labels": labels, "annotations": {}, "startsAt": "2026-12-05T02:59:00Z"}
+                ],
+            }
+        )
+    )
     (tmp_path / "policy.yaml").write_text(POLICY)
-    return hwaac_main(["remediate", str(INTENT), str(tmp_path / "alert.json"), "--state", str(tmp_path / "state"),
-                       "--policy", str(tmp_path / "policy.yaml"), "--now", WHEN.isoformat(), "--netbox", *extra])
+    return hwaac_main(
+        [
+            "remediate",
+            str(INTENT),
+            str(tmp_path / "alert.json"),
+            "--state",
+            str(tmp_path / "state"),
+            "--policy",
+            str(tmp_path / "policy.yaml"),
+            "--now",
+            WHEN.isoformat(),
+            "--netbox",
+            *extra,
+        ]
+    )
 
 
-def test_remediate_apply_netbox_records_the_drain(synced_nb: Instance, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_remediate_apply_netbox_records_the_drain(
+    synced_nb: Instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     nb, link = synced_nb, UPLINKS[11]
     api = pynetbox.api(nb.url, token=nb.token)
     assert remediate(nb, tmp_path, monkeypatch) == 0  # a dry run says what it would record
     out = capsys.readouterr()
-    assert f"netbox: would journal drain_link {link.cable_id} on cable {link.cable_id} (status connected -> " \
-           "decommissioning)" in out.out
+    assert (
+        f"netbox: would journal drain_link {link.cable_id} on cable {link.cable_id} (status connected -> "
+        "decommissioning)" in out.out
+    )
     assert api.extras.journal_entries.count() == 0 and nb.token not in out.out + out.err
 
     assert remediate(nb, tmp_path, monkeypatch, "--apply", "-i", str(tmp_path / "inventory.yml")) == 0
@@ -213,9 +282,9 @@ def test_remediate_apply_netbox_records_the_drain(synced_nb: Instance, tmp_path:
     assert line["outcome"] == "done"
 
 
-def test_remediate_apply_when_the_journal_fails_keeps_the_drain_and_exits_1(synced_nb: Instance, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch,
-                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_remediate_apply_when_the_journal_fails_keeps_the_drain_and_exits_1(
+    synced_nb: Instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     nb, link = synced_nb, UPLINKS[11]
     api = pynetbox.api(nb.url, token=nb.token)
     from hwaac.netbox.sync import client
@@ -237,31 +306,66 @@ def test_remediate_apply_when_the_journal_fails_keeps_the_drain_and_exits_1(sync
     assert "PATCH" not in rep.requests and api.extras.journal_entries.count() == 3
 
 
-QUARANTINE_POLICY = ("guard_rails: {}\nrules:\n  - name: node-link\n"
-                     "    match: {kinds: [nic, link], link_kinds: [host]}\n    action: quarantine_node\n"
-                     "    persistence: 1\n")
+QUARANTINE_POLICY = (
+    "guard_rails: {}\nrules:\n  - name: node-link\n"
+    "    match: {kinds: [nic, link], link_kinds: [host]}\n    action: quarantine_node\n"
+    "    persistence: 1\n"
+)
 
 
-def test_a_fault_on_a_node_link_quarantines_the_node_through_its_lifecycle(synced_nb: Instance, tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch,
-                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_fault_on_a_node_link_quarantines_the_node_through_its_lifecycle(
+    synced_nb: Instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     nb = synced_nb
     api = pynetbox.api(nb.url, token=nb.token)
     link = next(lk for lk in PLAN.links if lk.kind == "host")
-    labels = {"alertname": "HwaacMitigate", "rule": "errors_both_ends", "severity": "fault", "kind": "nic",
-              "component": f"{link.a_device} {link.a_port}", "cable": link.cable_id, "device": link.a_device,
-              "port": link.a_port, "hosts": link.a_device}
-    (tmp_path / "alert.json").write_text(json.dumps({"version": "4", "status": "firing", "alerts": [
-        {"status": "firing", "labels": labels, "annotations": {}, "startsAt": "2026-12-05T02:59:00Z"}]}))
+    labels = {
+        "alertname": "HwaacMitigate",
+        "rule": "errors_both_ends",
+        "severity": "fault",
+        "kind": "nic",
+        "component": f"{link.a_device} {link.a_port}",
+        "cable": link.cable_id,
+        "device": link.a_device,
+        "port": link.a_port,
+        "hosts": link.a_device,
+    }
+    (tmp_path / "alert.json").write_text(
+        json.dumps(
+            {
+                "version": "4",
+                "status": "firing",
+                "alerts": [
+                    {"status": "firing", "labels": labels, "annotations": {}, "startsAt": "2026-12-05T02:59:00Z"}
+                ],
+            }
+        )
+    )
     (tmp_path / "policy.yaml").write_text(QUARANTINE_POLICY)
-    args = ["remediate", str(INTENT), str(tmp_path / "alert.json"), "--state", str(tmp_path / "state"), "--policy",
-            str(tmp_path / "policy.yaml"), "--now", WHEN.isoformat(), "--format", "json", "--apply", "-i",
-            str(tmp_path / "inventory.yml")]
+    args = [
+        "remediate",
+        str(INTENT),
+        str(tmp_path / "alert.json"),
+        "--state",
+        str(tmp_path / "state"),
+        "--policy",
+        str(tmp_path / "policy.yaml"),
+        "--now",
+        WHEN.isoformat(),
+        "--format",
+        "json",
+        "--apply",
+        "-i",
+        str(tmp_path / "inventory.yml"),
+    ]
     from hwaac.health.lifecycle import State
     from hwaac.netbox.lifecycle import TransitionRequest, apply_transitions
 
-    apply_transitions(Client(nb.url, nb.token), [TransitionRequest(link.a_device, State.PRODUCTION, "qualified",
-                                                                   via=State.BURN_IN)], mode="enforce")
+    apply_transitions(
+        Client(nb.url, nb.token),
+        [TransitionRequest(link.a_device, State.PRODUCTION, "qualified", via=State.BURN_IN)],
+        mode="enforce",
+    )
     before = api.dcim.devices.get(name=link.a_device).status.value
     assert before == "active"
 
@@ -278,7 +382,8 @@ def test_a_fault_on_a_node_link_quarantines_the_node_through_its_lifecycle(synce
     assert out["outcome"][f"quarantine_node|{link.a_device}"] == "done"
     node = api.dcim.devices.get(name=link.a_device)
     assert node.status.value == "offline" and node.custom_fields["hwaac_lifecycle"] == "quarantine"
-    (entry,) = api.extras.journal_entries.filter(assigned_object_type="dcim.device", assigned_object_id=node.id,
-                                                 tag="hwaac-quarantine")
+    (entry,) = api.extras.journal_entries.filter(
+        assigned_object_type="dcim.device", assigned_object_id=node.id, tag="hwaac-quarantine"
+    )
     assert "network mitigation, policy rule node-link" in entry.comments
     assert journal_evidence(entry.comments)["findings"][0]["code"] == "ERRORS_BOTH_ENDS"

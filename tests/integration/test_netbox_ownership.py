@@ -75,8 +75,9 @@ def test_adopted_objects_stay_the_persons(nb: Instance, tmp_path: Path) -> None:
     pfx = {}
     for pool, status in ((plan.pools.host_links.cidr, "active"), (plan.pools.leaf_spine.cidr, "reserved")):
         c.ipam.prefixes.get(prefix=pool).delete()
-        pfx[pool] = c.ipam.prefixes.create(prefix=pool, status=status, scope_type="dcim.site", scope_id=ann_dc.id,
-                                           description="typed by Ann")
+        pfx[pool] = c.ipam.prefixes.create(
+            prefix=pool, status=status, scope_type="dcim.site", scope_id=ann_dc.id, description="typed by Ann"
+        )
 
     adopt = sync_plan(plan, nb.url, nb.token)
     assert adopt.counts("devices")[1] == 3 and adopt.counts("prefixes") == (0, 2, 0)
@@ -102,8 +103,12 @@ def test_adopted_objects_stay_the_persons(nb: Instance, tmp_path: Path) -> None:
     # the person's leaf and node of the removed SU are released with their fields, and the journal says why
     assert {k for k, _ in shrink.changes["devices"].releases} == {leaf2, node2}
     lf2, nd2 = c.dcim.devices.get(lf.id), c.dcim.devices.get(nd.id)
-    assert (lf2.serial, lf2.asset_tag, lf2.status.value, lf2.comments) == ("LF-2", "A-2", "active",
-                                                                           "do not power-cycle")
+    assert (lf2.serial, lf2.asset_tag, lf2.status.value, lf2.comments) == (
+        "LF-2",
+        "A-2",
+        "active",
+        "do not power-cycle",
+    )
     assert tags(lf2) == set() and tags(nd2) == {"keep-me"} and nd2.serial == "ND-2"
     assert any("Released by hwaac" in j for j in journal(c, "dcim.device", lf.id))
     assert sync_plan(one_su, nb.url, nb.token).writes == 0
@@ -120,16 +125,20 @@ def test_adopted_objects_stay_the_persons(nb: Instance, tmp_path: Path) -> None:
     c.dcim.devices.create(name=node2, device_type=type_id, role=core.id, site=ann_dc.id)
     back = plan_of(tmp_path, su_count=2, host_links="172.21.0.0/24")
     before = c.dcim.devices.count()
-    with pytest.raises(SyncConflict, match=f"device {node2} is planned in site nbsync-lab, but NetBox holds a "
-                                           "device of that name in site ann-dc"):
+    with pytest.raises(
+        SyncConflict,
+        match=f"device {node2} is planned in site nbsync-lab, but NetBox holds a device of that name in site ann-dc",
+    ):
         sync_plan(back, nb.url, nb.token)
     assert c.dcim.devices.count() == before
 
     # the plane removed (Terraform's destroy): the adopted spine and pool prefix stay, with the person's fields
     sync_plan(moved, nb.url, nb.token, planes=[0], remove=True)
     # nothing of the fabric is left but the catalogue the person's devices still use (site, types, roles)
-    assert all(ep.count(tag=FTAG) == 0 for ep in (c.dcim.devices, c.dcim.cables, c.ipam.prefixes, c.ipam.ip_addresses,
-                                                 c.ipam.asns))
+    assert all(
+        ep.count(tag=FTAG) == 0
+        for ep in (c.dcim.devices, c.dcim.cables, c.ipam.prefixes, c.ipam.ip_addresses, c.ipam.asns)
+    )
     sp3 = c.dcim.devices.get(sp.id)
     assert sp3.role.slug == "core-switch" and sp3.serial == "SP-1" and tags(sp3) == set()
     kept = c.ipam.prefixes.get(pfx[plan.pools.leaf_spine.cidr].id)

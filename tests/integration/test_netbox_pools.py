@@ -47,18 +47,22 @@ def test_pools_are_resolved_from_netbox_and_planned(seeded: pynetbox.api, netbox
 
 
 def _with_role(tmp_path: Path, role: str, site: str | None = None) -> Path:
-    text = INTENT.read_text().replace("{netbox_role: gpu-host-links, site: nb-lab}",
-                                      f"{{netbox_role: {role}" + (f", site: {site}}}" if site else "}"))
+    text = INTENT.read_text().replace(
+        "{netbox_role: gpu-host-links, site: nb-lab}", f"{{netbox_role: {role}" + (f", site: {site}}}" if site else "}")
+    )
     path = tmp_path / "fabric.yml"
     path.write_text(text)
     return path
 
 
-@pytest.mark.parametrize(("role", "site", "message"), [
-    ("no-such-role", None, "NetBox has no prefix role 'no-such-role'"),
-    ("unused-role", None, "NetBox holds no prefix with role 'unused-role' at site 'nb-lab' in the global table"),
-    ("gpu-host-links", "third-lab", "NetBox has no site 'third-lab' for the prefix role 'gpu-host-links'"),
-])
+@pytest.mark.parametrize(
+    ("role", "site", "message"),
+    [
+        ("no-such-role", None, "NetBox has no prefix role 'no-such-role'"),
+        ("unused-role", None, "NetBox holds no prefix with role 'unused-role' at site 'nb-lab' in the global table"),
+        ("gpu-host-links", "third-lab", "NetBox has no site 'third-lab' for the prefix role 'gpu-host-links'"),
+    ],
+)
 def test_a_missing_netbox_pool_names_the_role_and_the_line(seeded, netbox_db, tmp_path, role, site, message):
     path = _with_role(tmp_path, role, site)
     with pytest.raises(IntentError) as info:
@@ -89,12 +93,22 @@ def test_cli_resolves_pools_and_reports_netbox_errors_in_one_line(seeded, netbox
     ok = subprocess.run([*hwaac, "validate", str(INTENT)], env=env, capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0, ok.stderr
     assert netbox_db.token not in ok.stdout + ok.stderr
-    bad = subprocess.run([*hwaac, "validate", str(INTENT)], env={**env, "NETBOX_TOKEN": "nbt_wrong.token"},
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [*hwaac, "validate", str(INTENT)],
+        env={**env, "NETBOX_TOKEN": "nbt_wrong.token"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
     assert "nbt_wrong" not in bad.stderr
-    down = subprocess.run([*hwaac, "validate", str(INTENT)], env={**env, "NETBOX_URL": "http://127.0.0.1:9"},
-                          capture_output=True, text=True, timeout=120)
+    down = subprocess.run(
+        [*hwaac, "validate", str(INTENT)],
+        env={**env, "NETBOX_URL": "http://127.0.0.1:9"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert down.returncode == 2 and "unreachable" in down.stderr and len(down.stderr.strip().splitlines()) == 1
 
 

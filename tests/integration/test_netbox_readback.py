@@ -28,21 +28,33 @@ INTENT = REPO / "tests/fixtures/intents/valid/netbox-sync.yml"
 FTAG = "hwaac-fabric-nbsync"
 
 
-
-def cli(inst: Instance | None, *args: str, url: str | None = None,
-        token: str | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    inst: Instance | None, *args: str, url: str | None = None, token: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NETBOX_URL", "NETBOX_TOKEN")}
     env["NETBOX_URL"] = url or (inst.url if inst else "")
     env["NETBOX_TOKEN"] = token or (inst.token if inst else "")
-    return subprocess.run([sys.executable, "-m", "hwaac.cli", "netbox", *args], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=REPO, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "hwaac.cli", "netbox", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def snapshot(c: pynetbox.api) -> dict[str, int]:
     """Object counts and the change log: a read-only command must leave all of them as they were."""
-    return {"changes": c.core.object_changes.count(), "devices": c.dcim.devices.count(),
-            "cables": c.dcim.cables.count(), "ip-addresses": c.ipam.ip_addresses.count(),
-            "prefixes": c.ipam.prefixes.count(), "tags": c.extras.tags.count()}
+    return {
+        "changes": c.core.object_changes.count(),
+        "devices": c.dcim.devices.count(),
+        "cables": c.dcim.cables.count(),
+        "ip-addresses": c.ipam.ip_addresses.count(),
+        "prefixes": c.ipam.prefixes.count(),
+        "tags": c.extras.tags.count(),
+    }
 
 
 def cable(a: tuple[str, str], b: tuple[str, str]) -> str:
@@ -70,18 +82,28 @@ def test_after_sync_no_drift_export_is_the_plan_then_hand_edits_drift(synced_nb:
     assert nb.token not in text and '"id"' not in text and nb.url not in text
     assert [d["name"] for d in doc["devices"]] == sorted([s.name for s in plan.switches] + [n.name for n in plan.nodes])
     leaf = next(d for d in doc["devices"] if d["name"] == "leaf-p0-su01-r0")
-    assert leaf == {"name": "leaf-p0-su01-r0", "role": "leaf", "device_type": leaf["device_type"],
-                    "site": "nbsync-lab", "status": "planned", "serial": "",
-                    "asn": plan.switch_by_name["leaf-p0-su01-r0"].asn}
+    assert leaf == {
+        "name": "leaf-p0-su01-r0",
+        "role": "leaf",
+        "device_type": leaf["device_type"],
+        "site": "nbsync-lab",
+        "status": "planned",
+        "serial": "",
+        "asn": plan.switch_by_name["leaf-p0-su01-r0"].asn,
+    }
     assert sorted(tuple(x["ends"]) for x in doc["cables"]) == sorted(
-        tuple(sorted([f"{li.a_device}:{li.a_port}", f"{li.b_device}:{li.b_port}"])) for li in plan.links)
+        tuple(sorted([f"{li.a_device}:{li.a_port}", f"{li.b_device}:{li.b_port}"])) for li in plan.links
+    )
     assert {x["label"] for x in doc["cables"]} == {li.cable_id for li in plan.links}
     planned_ips = {ip_str(s.loopback) for s in plan.switches} | {
-        ip_str(x) for li in plan.links for x in (li.a_ip, li.b_ip)}
+        ip_str(x) for li in plan.links for x in (li.a_ip, li.b_ip)
+    }
     assert {x["address"].split("/")[0] for x in doc["ip-addresses"]} == planned_ips
     li0 = plan.links[0]
-    assert next(x for x in doc["ip-addresses"] if x["address"].startswith(ip_str(li0.a_ip) + "/"))["interface"] \
+    assert (
+        next(x for x in doc["ip-addresses"] if x["address"].startswith(ip_str(li0.a_ip) + "/"))["interface"]
         == f"{li0.a_device}:{li0.a_port}"
+    )
     assert len(doc["prefixes"]) == len([p for p in doc["prefixes"] if p["status"] == "container"]) >= 3
     assert len(doc["asns"]) == len({s.asn for s in plan.switches})
     iface = next(i for i in doc["interfaces"] if (i["device"], i["name"]) == (li0.a_device, li0.a_port))
@@ -94,11 +116,17 @@ def test_after_sync_no_drift_export_is_the_plan_then_hand_edits_drift(synced_nb:
     leaf_dev = c.dcim.devices.get(name="leaf-p0-su01-r0")
     leaf_dev.update({"serial": "BY-HAND-1", "comments": "rack 12, row B"})
     # ... an owned address moved to another interface, a relabelled cable, a deleted cable, an extra owned device
-    dev, port, addr = (li0.a_device, li0.a_port, li0.a_ip) if li0.a_device in plan.switch_by_name \
+    dev, port, addr = (
+        (li0.a_device, li0.a_port, li0.a_ip)
+        if li0.a_device in plan.switch_by_name
         else (li0.b_device, li0.b_port, li0.b_ip)
+    )
     ip = c.ipam.ip_addresses.get(address=f"{ip_str(addr)}/{li0.prefixlen}")
-    busy = {li.a_port for li in plan.links if li.a_device == dev} | \
-        {li.b_port for li in plan.links if li.b_device == dev} | {"Loopback0"}
+    busy = (
+        {li.a_port for li in plan.links if li.a_device == dev}
+        | {li.b_port for li in plan.links if li.b_device == dev}
+        | {"Loopback0"}
+    )
     other = next(i for i in c.dcim.interfaces.filter(device=dev) if i.name not in busy)
     ip.update({"assigned_object_type": "dcim.interface", "assigned_object_id": other.id})
     li1, li2 = plan.links[1], plan.links[2]
@@ -107,8 +135,14 @@ def test_after_sync_no_drift_export_is_the_plan_then_hand_edits_drift(synced_nb:
     c.dcim.cables.get(label=li2.cable_id).delete()
     node = c.dcim.devices.get(name=plan.nodes[0].name)
     # tagged as the fabric's by hand, not in service (an active one would be a conflict: docs/netbox-ownership.md)
-    c.dcim.devices.create(name="rogue-01", device_type=node.device_type.id, role=node.role.id, site=node.site.id,
-                          status="planned", tags=[{"slug": "hwaac"}, {"slug": FTAG}])
+    c.dcim.devices.create(
+        name="rogue-01",
+        device_type=node.device_type.id,
+        role=node.role.id,
+        site=node.site.id,
+        status="planned",
+        tags=[{"slug": "hwaac"}, {"slug": FTAG}],
+    )
     before = snapshot(c)
 
     dr = cli(nb, "drift", str(INTENT))

@@ -60,10 +60,13 @@ def test_render_from_netbox_follows_what_netbox_holds(synced_nb: Instance, tmp_p
         from_intent = (tmp_path / "intent/hosts" / name / LUSTRE).read_text()
         assert (tmp_path / "netbox/hosts" / name / LUSTRE).read_text() == from_intent
         doc = json.loads(from_intent)
-        ports = [lk.a_port for lk in sorted((lk for lk in plan.links if lk.kind == "host" and lk.a_device == name),
-                                            key=lambda lk: lk.rail or 0)]
-        assert doc["lnet"]["networks"] == [{"net": "o2ib0", "interfaces": ports, "tunables": {},
-                                            "lnd_tunables": {}}]
+        ports = [
+            lk.a_port
+            for lk in sorted(
+                (lk for lk in plan.links if lk.kind == "host" and lk.a_device == name), key=lambda lk: lk.rail or 0
+            )
+        ]
+        assert doc["lnet"]["networks"] == [{"net": "o2ib0", "interfaces": ports, "tunables": {}, "lnd_tunables": {}}]
         assert doc["filesystems"][0]["mgs"] == [["10.30.0.1@o2ib", "10.30.1.1@o2ib"], ["10.30.0.2@o2ib"]]
         assert doc["filesystems"][0]["tunables"] == {"osc.lfs1-OST*.max_rpcs_in_flight": "32"}
         netplan = (tmp_path / "netbox/hosts" / name / NETPLAN).read_text()
@@ -83,8 +86,12 @@ def test_render_from_netbox_follows_what_netbox_holds(synced_nb: Instance, tmp_p
     addr.save()
 
     env = {**os.environ, "NETBOX_URL": nb.url, "NETBOX_TOKEN": nb.token}
-    r = subprocess.run([sys.executable, "-m", "hwaac.cli", "netbox", "render", str(INTENT), "-o",
-                        str(tmp_path / "netbox")], capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "hwaac.cli", "netbox", "render", str(INTENT), "-o", str(tmp_path / "netbox")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
     assert f"{leaf.name}: asn {leaf.asn} -> 4200150000 (NetBox)" in r.stderr
     assert f"{host.a_device}:{host.a_port}: address {ip_str(host.a_ip)} -> {new_ip} (NetBox)" in r.stderr
@@ -93,25 +100,34 @@ def test_render_from_netbox_follows_what_netbox_holds(synced_nb: Instance, tmp_p
     config = json.loads((tmp_path / "netbox/switches" / leaf.name / "config_db.json").read_text())
     assert config["DEVICE_METADATA"]["localhost"]["bgp_asn"] == "4200150000"
     assert config["BGP_GLOBALS"]["default"]["local_asn"] == "4200150000"
-    spines = [json.loads((tmp_path / "netbox/switches" / s.name / "config_db.json").read_text())
-              for s in plan.switches if s.role == "spine"]
-    assert spines and all(any(n.get("asn") == "4200150000" and n.get("name") == leaf.name
-                              for n in c["BGP_NEIGHBOR"].values()) for c in spines)  # peers use the corrected ASN
+    spines = [
+        json.loads((tmp_path / "netbox/switches" / s.name / "config_db.json").read_text())
+        for s in plan.switches
+        if s.role == "spine"
+    ]
+    assert spines and all(
+        any(n.get("asn") == "4200150000" and n.get("name") == leaf.name for n in c["BGP_NEIGHBOR"].values())
+        for c in spines
+    )  # peers use the corrected ASN
     netplan = (tmp_path / "netbox/hosts" / host.a_device / NETPLAN).read_text()
     assert f"{new_ip}/{host.prefixlen}" in netplan and f"{ip_str(host.a_ip)}/" not in netplan
     # the storage route of that rail leaves from the corrected address; lustre-client.json holds no address
-    assert (f"        - to: 10.30.0.0/16\n          via: {ip_str(host.b_ip)}\n          from: {new_ip}\n"
-            in netplan)
+    assert f"        - to: 10.30.0.0/16\n          via: {ip_str(host.b_ip)}\n          from: {new_ip}\n" in netplan
     assert f"from: {ip_str(host.a_ip)}\n" not in netplan
     assert (tmp_path / "netbox/hosts" / host.a_device / LUSTRE).read_text() == (
-        tmp_path / "intent/hosts" / host.a_device / LUSTRE).read_text()
+        tmp_path / "intent/hosts" / host.a_device / LUSTRE
+    ).read_text()
 
     # a cable NetBox no longer holds stops rendering, and the folder keeps the last good render
     cable = api.dcim.cables.get(label=host.cable_id)
     cable.delete()
     with pytest.raises(NetBoxRecordError, match=host.cable_id):
         plan_from_netbox(plan, nb.url, nb.token)
-    r = subprocess.run([sys.executable, "-m", "hwaac.cli", "netbox", "render", str(INTENT), "-o",
-                        str(tmp_path / "netbox")], capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "hwaac.cli", "netbox", "render", str(INTENT), "-o", str(tmp_path / "netbox")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert r.returncode == 2 and host.cable_id in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert json.loads((tmp_path / "netbox/switches" / leaf.name / "config_db.json").read_text()) == config

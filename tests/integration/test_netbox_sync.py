@@ -39,7 +39,6 @@ FTAG = "hwaac-fabric-nbsync"
 LAB_SWITCH = "Lab-32x400G"  # the 32-port model of INTENT
 
 
-
 def plan_of(tmp_path: Path, downlinks: int | None = None, **fabric: object) -> Plan:
     data = yaml.safe_load(INTENT.read_text())
     data["fabric"].update(fabric)
@@ -50,13 +49,21 @@ def plan_of(tmp_path: Path, downlinks: int | None = None, **fabric: object) -> P
     return build_plan(load_intent(path))
 
 
-def cli(inst: Instance | None, *args: str, url: str | None = None, token: str | None = None,
-        timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def cli(
+    inst: Instance | None, *args: str, url: str | None = None, token: str | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NETBOX_URL", "NETBOX_TOKEN")}
     env["NETBOX_URL"] = url or (inst.url if inst else "")
     env["NETBOX_TOKEN"] = token or (inst.token if inst else "")
-    return subprocess.run([sys.executable, "-m", "hwaac.cli", "netbox", "sync", *args], capture_output=True,
-                          text=True, timeout=timeout, env=env, cwd=REPO, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "hwaac.cli", "netbox", "sync", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def api(inst: Instance) -> pynetbox.api:
@@ -66,27 +73,51 @@ def api(inst: Instance) -> pynetbox.api:
 def expected(plan: Plan) -> dict[str, int]:
     """Object counts computed from the plan directly (not through hwaac.netbox.sync)."""
     p = plan.pools
-    pools = [x for x in (p.loopback_leaf, p.loopback_spine, p.loopback_super_spine, p.leaf_spine,
-                         p.spine_super_spine, p.host_links) if x is not None]
-    addresses = {ip_str(s.loopback) for s in plan.switches} | {ip_str(x) for link in plan.links
-                                                                for x in (link.a_ip, link.b_ip)}
+    pools = [
+        x
+        for x in (
+            p.loopback_leaf,
+            p.loopback_spine,
+            p.loopback_super_spine,
+            p.leaf_spine,
+            p.spine_super_spine,
+            p.host_links,
+        )
+        if x is not None
+    ]
+    addresses = {ip_str(s.loopback) for s in plan.switches} | {
+        ip_str(x) for link in plan.links for x in (link.a_ip, link.b_ip)
+    }
     ports = len(port_table(plan.design.leaf_model)) + 1  # + Loopback0
-    return {"devices": len(plan.switches) + len(plan.nodes), "cables": len(plan.links), "prefixes": len(pools),
-            "ip-addresses": len(addresses), "asns": len({s.asn for s in plan.switches}),
-            "interfaces": ports * len(plan.switches) + plan.design.rails * len(plan.nodes)}
+    return {
+        "devices": len(plan.switches) + len(plan.nodes),
+        "cables": len(plan.links),
+        "prefixes": len(pools),
+        "ip-addresses": len(addresses),
+        "asns": len({s.asn for s in plan.switches}),
+        "interfaces": ports * len(plan.switches) + plan.design.rails * len(plan.nodes),
+    }
 
 
 def link_ends(plan: Plan) -> dict[str, tuple[str, str]]:
     """Every planned link address -> the (device, port) it is on."""
-    return {ip_str(ip): (dev, port) for link in plan.links
-            for ip, dev, port in ((link.a_ip, link.a_device, link.a_port), (link.b_ip, link.b_device, link.b_port))}
+    return {
+        ip_str(ip): (dev, port)
+        for link in plan.links
+        for ip, dev, port in ((link.a_ip, link.a_device, link.a_port), (link.b_ip, link.b_device, link.b_port))
+    }
 
 
 def counts(inst: Instance, tag: str = FTAG, site: str = "nbsync-lab") -> dict[str, int]:
     c = api(inst)
-    return {"devices": c.dcim.devices.count(tag=tag), "cables": c.dcim.cables.count(tag=tag),
-            "prefixes": c.ipam.prefixes.count(tag=tag), "ip-addresses": c.ipam.ip_addresses.count(tag=tag),
-            "asns": c.ipam.asns.count(tag=tag), "interfaces": c.dcim.interfaces.count(site=site)}
+    return {
+        "devices": c.dcim.devices.count(tag=tag),
+        "cables": c.dcim.cables.count(tag=tag),
+        "prefixes": c.ipam.prefixes.count(tag=tag),
+        "ip-addresses": c.ipam.ip_addresses.count(tag=tag),
+        "asns": c.ipam.asns.count(tag=tag),
+        "interfaces": c.dcim.interfaces.count(site=site),
+    }
 
 
 def demo_half_su() -> Plan:
@@ -160,8 +191,13 @@ def test_dry_run_first_sync_noop_grow_and_shrink(nb: Instance, tmp_path: Path) -
     # shrink back: deletes only owned objects that left the plan; a hand-made device stays
     c = api(nb)
     node_type = c.dcim.devices.get(name="gpu-su01-h01").device_type.id
-    hand = c.dcim.devices.create(name="by-hand-01", device_type=node_type, role=c.dcim.device_roles.get(
-        slug="gpu-node").id, site=c.dcim.sites.get(slug="nbsync-lab").id, serial="HAND1")
+    hand = c.dcim.devices.create(
+        name="by-hand-01",
+        device_type=node_type,
+        role=c.dcim.device_roles.get(slug="gpu-node").id,
+        site=c.dcim.sites.get(slug="nbsync-lab").id,
+        serial="HAND1",
+    )
     shrink = sync_plan(plan1, nb.url, nb.token)
     assert shrink.counts("devices") == (0, 0, len(new_devices))
     assert counts(nb) == {**expected(plan1), "interfaces": expected(plan1)["interfaces"] + plan1.design.rails}
@@ -186,8 +222,7 @@ def test_dry_run_first_sync_noop_grow_and_shrink(nb: Instance, tmp_path: Path) -
 
 
 @pytest.mark.cost(60)
-def test_hand_made_objects_are_adopted_and_a_conflicting_address_stops_the_sync(nb: Instance,
-                                                                                tmp_path: Path) -> None:
+def test_hand_made_objects_are_adopted_and_a_conflicting_address_stops_the_sync(nb: Instance, tmp_path: Path) -> None:
     # one synced fabric for both points: a person's objects are adopted, then (on other nodes) a person's
     # object that holds a planned address stops the next sync before it writes anything
     plan = plan_of(tmp_path)
@@ -197,16 +232,24 @@ def test_hand_made_objects_are_adopted_and_a_conflicting_address_stops_the_sync(
     dtype, role, site = old.device_type.id, old.role.id, old.site.id
     old.delete()
     # a person racks the node with its serial, enters a prefix and an address by hand (no tags)
-    dev = c.dcim.devices.create(name="gpu-su01-h02", device_type=dtype, role=role, site=site, serial="SER-42",
-                                asset_tag="A-42", comments="racked by Ann")
+    dev = c.dcim.devices.create(
+        name="gpu-su01-h02",
+        device_type=dtype,
+        role=role,
+        site=site,
+        serial="SER-42",
+        asset_tag="A-42",
+        comments="racked by Ann",
+    )
     c.ipam.prefixes.get(prefix=plan.pools.host_links.cidr).delete()
     pfx = c.ipam.prefixes.create(prefix=plan.pools.host_links.cidr, status="active", description="typed by Ann")
     link = next(x for x in plan.links if x.a_device == "gpu-su01-h02")
     addr = f"{ip_str(link.a_ip)}/31"
     assert c.ipam.ip_addresses.get(address=addr) is None  # went with the old device's interfaces
     iface = c.dcim.interfaces.get(device_id=dev.id, name=link.a_port)
-    ip = c.ipam.ip_addresses.create(address=addr, assigned_object_type="dcim.interface",
-                                    assigned_object_id=iface.id, description="typed by Ann")
+    ip = c.ipam.ip_addresses.create(
+        address=addr, assigned_object_type="dcim.interface", assigned_object_id=iface.id, description="typed by Ann"
+    )
     rep = sync_plan(plan, nb.url, nb.token)
     assert rep.counts("devices") == (0, 1, 0) and rep.counts("prefixes") == (0, 1, 0)
     dev2 = c.dcim.devices.get(name="gpu-su01-h02")
@@ -223,8 +266,12 @@ def test_hand_made_objects_are_adopted_and_a_conflicting_address_stops_the_sync(
     # an owned address moved by hand to another interface is moved back (the diff reads where it sits)
     s0, s1 = plan.switches[0], plan.switches[1]
     lo = c.ipam.ip_addresses.get(address=f"{ip_str(s0.loopback)}/32")
-    lo.update({"assigned_object_type": "dcim.interface",
-               "assigned_object_id": c.dcim.interfaces.get(device=s1.name, name="Loopback0").id})
+    lo.update(
+        {
+            "assigned_object_type": "dcim.interface",
+            "assigned_object_id": c.dcim.interfaces.get(device=s1.name, name="Loopback0").id,
+        }
+    )
     back = sync_plan(plan, nb.url, nb.token)
     assert back.counts("ip-addresses") == (0, 1, 0) and back.writes == 1, back.requests
     lo2 = c.ipam.ip_addresses.get(lo.id)
@@ -232,13 +279,17 @@ def test_hand_made_objects_are_adopted_and_a_conflicting_address_stops_the_sync(
 
     # a conflicting address stops the sync: nothing is written
     node = c.dcim.devices.get(name="gpu-su01-h01")
-    other = c.dcim.devices.create(name="lab-server-9", device_type=node.device_type.id, role=node.role.id,
-                                  site=node.site.id)
+    other = c.dcim.devices.create(
+        name="lab-server-9", device_type=node.device_type.id, role=node.role.id, site=node.site.id
+    )
     link = next(x for x in plan.links if x.a_device == "gpu-su01-h01")
     addr = f"{ip_str(link.a_ip)}/31"
     c.ipam.ip_addresses.get(address=addr).delete()
-    held = c.ipam.ip_addresses.create(address=addr, assigned_object_type="dcim.interface",
-                                      assigned_object_id=c.dcim.interfaces.get(device_id=other.id, name="rail0").id)
+    held = c.ipam.ip_addresses.create(
+        address=addr,
+        assigned_object_type="dcim.interface",
+        assigned_object_id=c.dcim.interfaces.get(device_id=other.id, name="rail0").id,
+    )
     # another planned address is missing too: it must not be written either
     link2 = next(x for x in plan.links if x.a_device == "gpu-su01-h03")
     c.ipam.ip_addresses.get(address=f"{ip_str(link2.a_ip)}/31").delete()
@@ -266,8 +317,9 @@ def test_wrong_token_and_unreachable_url_are_one_line_errors(local_netbox: Local
     r = cli(None, str(INTENT), url=f"http://127.0.0.1:{port}", token=wrong)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "unreachable" in r.stderr, r.stderr
     assert "BBBBBBBB" not in r.stderr
-    bad = cli(None, str(REPO / "tests/fixtures/intents/valid/does-not-exist.yml"), url=f"http://127.0.0.1:{port}",
-              token=wrong)
+    bad = cli(
+        None, str(REPO / "tests/fixtures/intents/valid/does-not-exist.yml"), url=f"http://127.0.0.1:{port}", token=wrong
+    )
     assert bad.returncode == 1, bad.stderr
 
 
@@ -279,8 +331,9 @@ def test_unsupported_netbox_version_is_a_one_line_error() -> None:
         def do_GET(self) -> None:
             seen.append(self.path)
             ok = self.path.split("?")[0] == "/api/status/"
-            body = json.dumps({"netbox-version": "3.7.0", "python-version": "3.11.4"} if ok
-                              else {"detail": "Not found."}).encode()
+            body = json.dumps(
+                {"netbox-version": "3.7.0", "python-version": "3.11.4"} if ok else {"detail": "Not found."}
+            ).encode()
             self.send_response(200 if ok else 404)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -307,8 +360,9 @@ def test_unsupported_netbox_version_is_a_one_line_error() -> None:
 
 
 @pytest.mark.cost(50)
-def test_server_killed_mid_write_then_the_next_sync_converges(nb: Instance, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_server_killed_mid_write_then_the_next_sync_converges(
+    nb: Instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     plan = plan_of(tmp_path)
     manager = nb._manager
     assert manager is not None

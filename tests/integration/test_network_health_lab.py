@@ -90,9 +90,13 @@ def test_a_clean_twin_has_no_suspect(clean: Path, capsys: pytest.CaptureFixture[
     assert scope(report, "leaf", LEAF)["path_diversity"] == 1.0
 
 
-def test_loss_on_a_cable_is_named_by_the_probes(lab: Lab, plan: Plan, clean: Path,
-                                                uplink: tuple[str, tuple[str, str], tuple[str, str]],
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_loss_on_a_cable_is_named_by_the_probes(
+    lab: Lab,
+    plan: Plan,
+    clean: Path,
+    uplink: tuple[str, tuple[str, str], tuple[str, str]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     cable, leaf_end, spine_end = uplink
     faults.fail_link(lab, cable, mode="netem", loss=2.0)
     try:
@@ -114,9 +118,13 @@ def test_loss_on_a_cable_is_named_by_the_probes(lab: Lab, plan: Plan, clean: Pat
     assert report["probes"]["suspects"] == 1  # the tomography names that cable alone
 
 
-def test_a_cable_down_lowers_availability_and_is_named(lab: Lab, plan: Plan, clean: Path,
-                                                       uplink: tuple[str, tuple[str, str], tuple[str, str]],
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_cable_down_lowers_availability_and_is_named(
+    lab: Lab,
+    plan: Plan,
+    clean: Path,
+    uplink: tuple[str, tuple[str, str], tuple[str, str]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     cable, leaf_end, spine_end = uplink
     before = sweep(lab, plan, clean / "s4", probes=False)  # after the loss test: its drops are not in this interval
     faults.fail_link(lab, cable, mode="down")

@@ -41,8 +41,11 @@ from hwaac.telemetry.tomography import RULE_LOSS, tomography
 
 pytestmark = pytest.mark.integration
 
-SWITCH_SYSCTLS = ("net.ipv4.ip_forward=1", "net.ipv4.fib_multipath_hash_policy=1",
-                  "net.ipv4.icmp_errors_use_inbound_ifaddr=1")
+SWITCH_SYSCTLS = (
+    "net.ipv4.ip_forward=1",
+    "net.ipv4.fib_multipath_hash_policy=1",
+    "net.ipv4.icmp_errors_use_inbound_ifaddr=1",
+)
 # cable: kind, (lower device, port, address), (upper device, port, address)
 CABLES = [
     ("H1", "host", ("h1", "r0", "172.31.1.1"), ("l1", "d0", "172.31.1.0")),
@@ -65,8 +68,9 @@ PER_UPLINK = 3  # h1 -> h2 flows per leaf-1 uplink, source ports chosen from the
 
 
 def tool(name: str) -> str:
-    found = shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/sbin/{name}") if os.access(p, os.X_OK)),
-                                       None)
+    found = shutil.which(name) or next(
+        (p for p in (f"/usr/sbin/{name}", f"/sbin/{name}") if os.access(p, os.X_OK)), None
+    )
     if found is None:
         pytest.fail(f"`{name}` not found: install iproute2 (scripts/install-system-deps.sh)")
     return found
@@ -97,8 +101,7 @@ class Net:
             if dev[0] in "ls":
                 sh(self.ip, "netns", "exec", self.ns(dev), "sysctl", "-qw", *SWITCH_SYSCTLS)
         for _cable, _kind, (a, ap, aip), (b, bp, bip) in CABLES:
-            sh(self.ip, "link", "add", ap, "netns", self.ns(a), "type", "veth", "peer", "name", bp, "netns",
-               self.ns(b))
+            sh(self.ip, "link", "add", ap, "netns", self.ns(a), "type", "veth", "peer", "name", bp, "netns", self.ns(b))
             for dev, port, addr in ((a, ap, aip), (b, bp, bip)):
                 sh(self.ip, "-n", self.ns(dev), "addr", "add", f"{addr}/31", "dev", port)
                 sh(self.ip, "-n", self.ns(dev), "link", "set", port, "up")
@@ -109,8 +112,24 @@ class Net:
 
     def chosen(self, device: str, iif: str, src: str, dst: str, sport: int, dport: int) -> str:
         """The next hop the kernel of ``device`` picks for a UDP packet arriving on ``iif``."""
-        out = sh(self.ip, "-n", self.ns(device), "route", "get", dst, "from", src, "iif", iif, "ipproto", "udp",
-                 "sport", str(sport), "dport", str(dport))
+        out = sh(
+            self.ip,
+            "-n",
+            self.ns(device),
+            "route",
+            "get",
+            dst,
+            "from",
+            src,
+            "iif",
+            iif,
+            "ipproto",
+            "udp",
+            "sport",
+            str(sport),
+            "dport",
+            str(dport),
+        )
         m = re.search(r"\bvia (\S+)", out)
         assert m, out
         return m.group(1)
@@ -119,8 +138,12 @@ class Net:
     def loss(self, device: str, port: str, percent: int) -> Iterator[str]:
         """``percent`` % of the packets leaving ``port`` of ``device`` dropped (netem, else nftables)."""
         ns = self.ns(device)
-        proc = subprocess.run([self.tc, "-n", ns, "qdisc", "add", "dev", port, "root", "netem", "loss",
-                               f"{percent}%"], capture_output=True, text=True, timeout=30)
+        proc = subprocess.run(
+            [self.tc, "-n", ns, "qdisc", "add", "dev", port, "root", "netem", "loss", f"{percent}%"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         if proc.returncode == 0:
             try:
                 yield "netem"
@@ -130,10 +153,13 @@ class Net:
         if "unknown" not in proc.stderr:
             pytest.fail(f"tc netem: {proc.stderr.strip()}")
         nft = tool("nft")
-        rules = (f"table ip hwpr {{\n chain probe_loss {{\n  type filter hook forward priority 0; policy accept;\n"
-                 f'  oifname "{port}" numgen random mod 100 < {percent} drop\n }}\n}}\n')
-        proc = subprocess.run([self.ip, "netns", "exec", ns, nft, "-f", "-"], input=rules, capture_output=True,
-                              text=True, timeout=30)
+        rules = (
+            f"table ip hwpr {{\n chain probe_loss {{\n  type filter hook forward priority 0; policy accept;\n"
+            f'  oifname "{port}" numgen random mod 100 < {percent} drop\n }}\n}}\n'
+        )
+        proc = subprocess.run(
+            [self.ip, "netns", "exec", ns, nft, "-f", "-"], input=rules, capture_output=True, text=True, timeout=30
+        )
         if proc.returncode != 0:
             pytest.fail(f"nft -f - in {ns}: {proc.stderr.strip()}")
         try:
@@ -175,8 +201,9 @@ def ports_per_uplink(net: Net, src: str, dst: str, reply: bool) -> list[int]:
     the echo of the responder (``src``, port DPORT -> the flow's port) does, else the flow itself."""
     by_uplink: dict[str, list[int]] = {c[3][2]: [] for c in CABLES if c[2][0] == "l1"}
     for sport in range(SPORT_BASE, SPORT_BASE + 400):
-        ports = by_uplink[net.chosen("l1", "d0", src, dst, DPORT, sport) if reply
-                          else net.chosen("l1", "d0", src, dst, sport, DPORT)]
+        ports = by_uplink[
+            net.chosen("l1", "d0", src, dst, DPORT, sport) if reply else net.chosen("l1", "d0", src, dst, sport, DPORT)
+        ]
         if len(ports) < PER_UPLINK:
             ports.append(sport)
         if all(len(p) == PER_UPLINK for p in by_uplink.values()):
@@ -188,8 +215,9 @@ def ports_per_uplink(net: Net, src: str, dst: str, reply: bool) -> list[int]:
 def flows(net: Net) -> list[Flow]:
     """h1's flows, PER_UPLINK on each leaf-1 uplink, and h2's, whose echoes from h1 take each uplink PER_UPLINK
     times (the hash key is random per boot, so fixed ports would load the uplinks differently on each machine)."""
-    return [Flow("h1", "r0", H1, "h2", H2, 0, s, DPORT) for s in ports_per_uplink(net, H1, H2, reply=False)] + \
-           [Flow("h2", "r0", H2, "h1", H1, 0, s, DPORT) for s in ports_per_uplink(net, H1, H2, reply=True)]
+    return [Flow("h1", "r0", H1, "h2", H2, 0, s, DPORT) for s in ports_per_uplink(net, H1, H2, reply=False)] + [
+        Flow("h2", "r0", H2, "h1", H1, 0, s, DPORT) for s in ports_per_uplink(net, H1, H2, reply=True)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -233,8 +261,9 @@ LOSS_CASES = [("A1", ("A1",)), ("A3", ("A3", "B2"))]
 
 
 @pytest.mark.parametrize(("lossy_cable", "named"), LOSS_CASES, ids=[c[0] for c in LOSS_CASES])
-def test_netem_loss_on_one_uplink_is_named(net: Net, flows: list[Flow], clean: tuple, lossy_cable: str,
-                                           named: tuple[str, ...]) -> None:
+def test_netem_loss_on_one_uplink_is_named(
+    net: Net, flows: list[Flow], clean: tuple, lossy_cable: str, named: tuple[str, ...]
+) -> None:
     _, cache, _ = clean
     cable = {c[0]: c for c in CABLES}
     bad = cable[lossy_cable]
@@ -246,21 +275,30 @@ def test_netem_loss_on_one_uplink_is_named(net: Net, flows: list[Flow], clean: t
     assert [(s.rule, s.components[0].name) for s in found.suspects] == [(RULE_LOSS, bad[0])]
     (s,) = found.suspects
     assert [c.name for c in s.components] == [
-        x for n in named for x in (n, f"{cable[n][2][0]} {cable[n][2][1]}", f"{cable[n][3][0]} {cable[n][3][1]}")]
+        x for n in named for x in (n, f"{cable[n][2][0]} {cable[n][2][1]}", f"{cable[n][3][0]} {cable[n][3][1]}")
+    ]
     assert ("cannot tell them apart" in s.reasoning) == (len(named) > 1)
     assert {"h1", "h2"} <= set(s.nodes)
     forward_lost = {r.flow.sport for r in lossy if r.flow.src_host == "h1" and r.forward_lost}
     assert forward_lost <= {r.flow.sport for r in lossy if r.flow.src_host == "h1" and r.path[1] == bad[3][2]}
     assert len(forward_lost) >= 2
-    replies_only = [r for r in lossy if r.flow.src_host == "h2"
-                    and net.chosen("l1", "d0", r.flow.dst_ip, r.flow.src_ip, r.flow.dport, r.flow.sport) == bad[3][2]]
+    replies_only = [
+        r
+        for r in lossy
+        if r.flow.src_host == "h2"
+        and net.chosen("l1", "d0", r.flow.dst_ip, r.flow.src_ip, r.flow.dport, r.flow.sport) == bad[3][2]
+    ]
     assert len(replies_only) == PER_UPLINK
     for r in replies_only:  # the echo of h2's probes goes back up the lossy cable: round trip lost, forward not
         assert r.received_back < r.sent, r
         # the responder's count comes back that way too: lost on each of its tries (0.2 ** 3), the forward loss is
         # unknown, and said so
-        assert r.forward_lost == 0 or (r.forward_lost is None and r.errors == [
-            "the responder's final count did not come back: forward loss unknown"]), r
+        assert r.forward_lost == 0 or (
+            r.forward_lost is None
+            and r.errors == ["the responder's final count did not come back: forward loss unknown"]
+        ), r
     assert any(r.forward_lost == 0 for r in replies_only)
-    print(f"lossy run on {lossy_cable} ({how}) from the path cache: {len(lossy)} flows x 100 probes in "
-          f"{seconds:.1f} s; {len(replies_only)} flows lost replies only")
+    print(
+        f"lossy run on {lossy_cable} ({how}) from the path cache: {len(lossy)} flows x 100 probes in "
+        f"{seconds:.1f} s; {len(replies_only)} flows lost replies only"
+    )

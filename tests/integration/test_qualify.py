@@ -37,8 +37,9 @@ def write_reports(folder: Path, failing: dict[str, list[dict]] | None = None, su
         if failing and n in failing:
             stages["ib_pairwise"] = {"status": "FAIL", "findings": failing[n]}
         (folder / f"{n}.burn-in.json").write_text(json.dumps(node_report(n, "hgx-h200-8x400g", stages)))
-    (folder / "su01.nccl-multi.json").write_text(json.dumps({"su": 1, "hosts": NODES, "status": su_status,
-                                                             "codes": [], "findings": []}))
+    (folder / "su01.nccl-multi.json").write_text(
+        json.dumps({"su": 1, "hosts": NODES, "status": su_status, "codes": [], "findings": []})
+    )
 
 
 def states(api: pynetbox.api) -> dict[str, str]:
@@ -46,8 +47,12 @@ def states(api: pynetbox.api) -> dict[str, str]:
 
 
 def run(nb: Instance, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NETBOX_URL": nb.url, "NETBOX_TOKEN": nb.token,
-           "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "NETBOX_URL": nb.url,
+        "NETBOX_TOKEN": nb.token,
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+    }
     r = subprocess.run(list(argv), cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert nb.token not in r.stdout + r.stderr
     return r
@@ -61,24 +66,43 @@ def nb(synced_nb: Instance) -> Instance:
 
 @pytest.fixture
 def burning(nb: Instance) -> pynetbox.api:
-    apply_transitions(Client(nb.url, nb.token), [TransitionRequest(n, State.BURN_IN, "burn-in starts")
-                                                 for n in NODES], mode="enforce")
+    apply_transitions(
+        Client(nb.url, nb.token), [TransitionRequest(n, State.BURN_IN, "burn-in starts") for n in NODES], mode="enforce"
+    )
     return pynetbox.api(nb.url, token=nb.token)
 
 
 @pytest.mark.cost(85)
 def test_blockers_keep_the_su_out_then_it_is_admitted(nb: Instance, burning: pynetbox.api, tmp_path: Path) -> None:
     # one node's links grew errors: the SU is blocked, every blocker named, nothing moves (CLI and playbook)
-    grown = [{"code": "NIC_LINK_DOWNED", "status": "FAIL", "subject": "mlx5_5 port 1", "message": "grew",
-              "evidence": "", "action": "check_link"}]
+    grown = [
+        {
+            "code": "NIC_LINK_DOWNED",
+            "status": "FAIL",
+            "subject": "mlx5_5 port 1",
+            "message": "grew",
+            "evidence": "",
+            "action": "check_link",
+        }
+    ]
     write_reports(tmp_path, failing={NODES[2]: grown})
     r = run(nb, "hwaac", "qualify", str(INTENT), "--su", "1", "--reports", str(tmp_path), "--enforce")
     assert r.returncode == 7, r.stdout + r.stderr
     assert f"{NODES[2]}: burn-in FAIL (NIC_LINK_DOWNED)" in r.stdout
     assert f"{NODES[2]}: port counters grew or could not be read: mlx5_5 port 1 NIC_LINK_DOWNED" in r.stdout
     assert set(states(burning).values()) == {"burn_in"}
-    playbook = [str(BIN / "ansible-playbook"), "playbooks/qualify.yml", "-e", f"qualify_fabric={INTENT}",
-                "-e", '{"qualify_sus": [1]}', "-e", f"qualify_reports={tmp_path}", "-e", "qualify_enforce=true"]
+    playbook = [
+        str(BIN / "ansible-playbook"),
+        "playbooks/qualify.yml",
+        "-e",
+        f"qualify_fabric={INTENT}",
+        "-e",
+        '{"qualify_sus": [1]}',
+        "-e",
+        f"qualify_reports={tmp_path}",
+        "-e",
+        "qualify_enforce=true",
+    ]
     r = run(nb, *playbook)
     assert r.returncode != 0 and "NIC_LINK_DOWNED" in r.stdout
     assert set(states(burning).values()) == {"burn_in"}

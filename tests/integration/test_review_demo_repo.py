@@ -32,27 +32,57 @@ REPO = Path(__file__).resolve().parents[2]
 INTENT = REPO / "inventory/demo/fabric.yml"
 HWAAC = [sys.executable, "-m", "hwaac.cli"]
 GIT = ["git", "-c", "user.name=hwaac test", "-c", "user.email=test@example.invalid"]
-MAIN_TF = PROVIDER_BLOCK + """
+MAIN_TF = (
+    PROVIDER_BLOCK
+    + """
 resource "hwaac_fabric_plane" "plane0" {
   intent_file = "fabric.yml"
   plane       = 0
 }
 """
+)
 
 # name: (text in the base fabric.yml, its replacement, what the review must say)
 CHANGES: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "su-added": ("su_count: 2", "su_count: 3", {
-        "rc": 0, "risks": ["spine-change"], "sus": [3], "added_switches": 8, "changed_roles": {"spine": 8},
-        "tables": {"spine-p0-01": {"BGP_NEIGHBOR", "DEVICE_NEIGHBOR", "INTERFACE"}}, "terraform": "update"}),
-    "qos-threshold": ("min_threshold_bytes: 150000", "min_threshold_bytes: 200000", {
-        "rc": 0, "risks": ["spine-change", "qos-change", "many-sus"], "sus": [1, 2], "added_switches": 0,
-        "changed_roles": {"leaf": 16, "spine": 8},
-        "tables": {"leaf-p0-su01-r0": {"WRED_PROFILE"}, "spine-p0-08": {"WRED_PROFILE"}}, "terraform": "update"}),
-    "renumber": ("leaf: 10.0.0.0/24", "leaf: 10.0.2.0/24", {
-        "rc": 3, "risks": ["renumbering", "many-sus"], "sus": [1, 2], "added_switches": 0,
-        "changed_roles": {"leaf": 16},  # a leaf's loopback is in its own config only: spines peer on the links
-        "tables": {"leaf-p0-su02-r7": {"LOOPBACK_INTERFACE", "BGP_GLOBALS", "DEVICE_METADATA"}},
-        "terraform": None}),
+    "su-added": (
+        "su_count: 2",
+        "su_count: 3",
+        {
+            "rc": 0,
+            "risks": ["spine-change"],
+            "sus": [3],
+            "added_switches": 8,
+            "changed_roles": {"spine": 8},
+            "tables": {"spine-p0-01": {"BGP_NEIGHBOR", "DEVICE_NEIGHBOR", "INTERFACE"}},
+            "terraform": "update",
+        },
+    ),
+    "qos-threshold": (
+        "min_threshold_bytes: 150000",
+        "min_threshold_bytes: 200000",
+        {
+            "rc": 0,
+            "risks": ["spine-change", "qos-change", "many-sus"],
+            "sus": [1, 2],
+            "added_switches": 0,
+            "changed_roles": {"leaf": 16, "spine": 8},
+            "tables": {"leaf-p0-su01-r0": {"WRED_PROFILE"}, "spine-p0-08": {"WRED_PROFILE"}},
+            "terraform": "update",
+        },
+    ),
+    "renumber": (
+        "leaf: 10.0.0.0/24",
+        "leaf: 10.0.2.0/24",
+        {
+            "rc": 3,
+            "risks": ["renumbering", "many-sus"],
+            "sus": [1, 2],
+            "added_switches": 0,
+            "changed_roles": {"leaf": 16},  # a leaf's loopback is in its own config only: spines peer on the links
+            "tables": {"leaf-p0-su02-r7": {"LOOPBACK_INTERFACE", "BGP_GLOBALS", "DEVICE_METADATA"}},
+            "terraform": None,
+        },
+    ),
 }
 
 
@@ -157,8 +187,10 @@ def test_review_of_a_change(name: str, repo: Path, stack: tuple[Instance, Terraf
         assert review["terraform"] == {"status": "not given"}
     else:
         shown = tf.show_plan()
-        actions = Counter("update" if rc["change"]["actions"] == ["update"] else "+".join(rc["change"]["actions"])
-                          for rc in shown["resource_changes"])
+        actions = Counter(
+            "update" if rc["change"]["actions"] == ["update"] else "+".join(rc["change"]["actions"])
+            for rc in shown["resource_changes"]
+        )
         assert review["terraform"]["counts"] == dict(actions)
         assert [res["address"] for res in review["terraform"]["resources"]] == ["hwaac_fabric_plane.plane0"]
         assert review["terraform"]["resources"][0]["action"] == expect["terraform"]

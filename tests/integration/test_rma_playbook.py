@@ -32,11 +32,21 @@ HEALTHY = "gpu-su01-h03"  # in production
 REASON = "remap pending after GPU reset"
 BURN_IN_DRAIN = "hwaac: GPU_ROW_REMAP_PENDING burn-in FAIL"
 EVIDENCE = Evidence(
-    verdict="FAIL", codes=["GPU_ROW_REMAP_PENDING"], action="reset_gpu",
-    findings=[{"code": "GPU_ROW_REMAP_PENDING", "status": "FAIL", "subject": "gpu3 00000000:5D:00.0",
-               "message": "row remap pending"}],
+    verdict="FAIL",
+    codes=["GPU_ROW_REMAP_PENDING"],
+    action="reset_gpu",
+    findings=[
+        {
+            "code": "GPU_ROW_REMAP_PENDING",
+            "status": "FAIL",
+            "subject": "gpu3 00000000:5D:00.0",
+            "message": "row remap pending",
+        }
+    ],
     raw={"nvidia-smi -q -x": "<remapped_rows>\n\t<remapped_row_pending>Yes</remapped_row_pending>"},
-    gpu_serials={"gpu3 00000000:5D:00.0": "1650000000004"}, nic_serials={"mlx5_3": "MT0000X00003"})
+    gpu_serials={"gpu3 00000000:5D:00.0": "1650000000004"},
+    nic_serials={"mlx5_3": "MT0000X00003"},
+)
 
 
 def slurm_seed(state: Path, node: str, status: str, reason: str | None = None) -> None:
@@ -48,8 +58,13 @@ def slurm_seed(state: Path, node: str, status: str, reason: str | None = None) -
 
 
 def slurm_show(state: Path, node: str) -> str:
-    r = subprocess.run([str(FAKES / "scontrol"), "show", "node", "-o", node], capture_output=True, text=True,
-                       env={**os.environ, "HWAAC_FAKE_STATE": str(state)}, timeout=30)
+    r = subprocess.run(
+        [str(FAKES / "scontrol"), "show", "node", "-o", node],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HWAAC_FAKE_STATE": str(state)},
+        timeout=30,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout
 
@@ -70,30 +85,71 @@ def site(nb: Instance, tmp_path: Path) -> tuple[pynetbox.api, Path]:
     """The burn-in fabric in NetBox, NODE quarantined with its evidence and drained by burn-in, HEALTHY in
     production and idle; an inventory of both (simulated on localhost)."""
     client = Client(nb.url, nb.token)
-    apply_transitions(client, [TransitionRequest(n, State.BURN_IN, "burn-in starts") for n in (NODE, HEALTHY)],
-                      mode="enforce", fabric="burnin")
-    apply_transitions(client, [TransitionRequest(NODE, State.QUARANTINE, "burn-in FAIL: GPU_ROW_REMAP_PENDING",
-                                                 EVIDENCE),
-                               TransitionRequest(HEALTHY, State.PRODUCTION, "burn-in PASS")],
-                      mode="enforce", fabric="burnin")
+    apply_transitions(
+        client,
+        [TransitionRequest(n, State.BURN_IN, "burn-in starts") for n in (NODE, HEALTHY)],
+        mode="enforce",
+        fabric="burnin",
+    )
+    apply_transitions(
+        client,
+        [
+            TransitionRequest(NODE, State.QUARANTINE, "burn-in FAIL: GPU_ROW_REMAP_PENDING", EVIDENCE),
+            TransitionRequest(HEALTHY, State.PRODUCTION, "burn-in PASS"),
+        ],
+        mode="enforce",
+        fabric="burnin",
+    )
     slurm_seed(tmp_path / "sim" / NODE, NODE, "IDLE+DRAIN", BURN_IN_DRAIN)
     slurm_seed(tmp_path / "sim" / HEALTHY, HEALTHY, "IDLE")
-    (tmp_path / "inventory.yml").write_text(json.dumps({"gpu_nodes": {
-        "hosts": {NODE: {}, HEALTHY: {}},
-        "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                 "hwaac_fabric": "burnin",
-                 "hwaac_environment": {"HWAAC_FAKE_STATE": f"{tmp_path}/sim/{{{{ inventory_hostname }}}}"}}}}))
+    (tmp_path / "inventory.yml").write_text(
+        json.dumps(
+            {
+                "gpu_nodes": {
+                    "hosts": {NODE: {}, HEALTHY: {}},
+                    "vars": {
+                        "ansible_connection": "local",
+                        "ansible_python_interpreter": sys.executable,
+                        "hwaac_fabric": "burnin",
+                        "hwaac_environment": {"HWAAC_FAKE_STATE": f"{tmp_path}/sim/{{{{ inventory_hostname }}}}"},
+                    },
+                }
+            }
+        )
+    )
     return pynetbox.api(nb.url, token=nb.token), tmp_path
 
 
 def rma(nb: Instance, tmp: Path, *extra: str, limit: str = NODE) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "NETBOX_"))}
-    env.update(NETBOX_URL=nb.url, NETBOX_TOKEN=nb.token, NO_COLOR="1",
-               PATH=f"{FAKES}{os.pathsep}{BIN}{os.pathsep}{env.get('PATH', '')}")
-    r = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(tmp / "inventory.yml"), "playbooks/rma.yml",
-                        "--limit", limit, "-e", "rma_enforce=true", "-e", json.dumps({"rma_reason": REASON}),
-                        "-e", f"rma_report_dir={tmp / 'rma'}", *extra],
-                       cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    env.update(
+        NETBOX_URL=nb.url,
+        NETBOX_TOKEN=nb.token,
+        NO_COLOR="1",
+        PATH=f"{FAKES}{os.pathsep}{BIN}{os.pathsep}{env.get('PATH', '')}",
+    )
+    r = subprocess.run(
+        [
+            str(BIN / "ansible-playbook"),
+            "-i",
+            str(tmp / "inventory.yml"),
+            "playbooks/rma.yml",
+            "--limit",
+            limit,
+            "-e",
+            "rma_enforce=true",
+            "-e",
+            json.dumps({"rma_reason": REASON}),
+            "-e",
+            f"rma_report_dir={tmp / 'rma'}",
+            *extra,
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert nb.token not in r.stdout + r.stderr
     return r
 
@@ -111,7 +167,8 @@ def netbox_state(api: pynetbox.api, node: str) -> tuple[str, str | None]:
 
 @pytest.mark.cost(90)
 def test_rma_refuses_a_node_not_in_quarantine_then_moves_a_quarantined_one(
-        nb: Instance, site: tuple[pynetbox.api, Path]) -> None:
+    nb: Instance, site: tuple[pynetbox.api, Path]
+) -> None:
     # one synced fabric for both points (the burn-in fabric is NetBox's most expensive setup here): the refusal
     # changes nothing, so the quarantined node's RMA that follows starts from the same state
     api, tmp = site
@@ -154,8 +211,7 @@ def test_rma_refuses_a_node_not_in_quarantine_then_moves_a_quarantined_one(
     assert report["gpu_serials"] == {"gpu3 00000000:5D:00.0": "1650000000004"}
     assert report["nic_serials"] == {"mlx5_3": "MT0000X00003"}
     assert report["fault_codes"] == ["GPU_ROW_REMAP_PENDING"]
-    assert [e["move"] for e in report["events"]] == ["planned -> burn_in", "burn_in -> quarantine",
-                                                     "quarantine -> rma"]
+    assert [e["move"] for e in report["events"]] == ["planned -> burn_in", "burn_in -> quarantine", "quarantine -> rma"]
     assert report["events"][1]["raw"] == EVIDENCE.raw and report["events"][2]["reason"] == REASON
     md = (tmp / "rma" / f"{NODE}.rma.md").read_text()
     assert f"# RMA report: {NODE}" in md and "| gpu3 00000000:5D:00.0 | 1650000000004 |" in md

@@ -37,8 +37,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "inventory" / "examples"
 FABRICS = [ROOT / "inventory" / "demo", *sorted(p.parent for p in EXAMPLES.glob("*/fabric.yml"))]
 FABRIC_IDS = [f.name for f in FABRICS]
-VARIANTS = [("202505", None), ("202511", None)] + [(r, p) for r in ("202305", "202311", "202405", "202411")
-                                                   for p in ("yang", "frrcfgd")]
+VARIANTS = [("202505", None), ("202511", None)] + [
+    (r, p) for r in ("202305", "202311", "202405", "202411") for p in ("yang", "frrcfgd")
+]
 BEFORE_UP_DOWN = ("202305", "202311", "202405", "202411")
 
 
@@ -66,8 +67,14 @@ def _configs(fabric: Path, release: str = "", path: str | None = None) -> dict[s
     return {s.name: render_config_db(plan, s) for s in plan.switches}
 
 
-@pytest.mark.parametrize("fabric", [pytest.param(f, marks=pytest.mark.cost({"b200-3tier": 55, "b300-twin-plane": 30}
-                                                                   .get(f.name, 10))) for f in FABRICS], ids=FABRIC_IDS)
+@pytest.mark.parametrize(
+    "fabric",
+    [
+        pytest.param(f, marks=pytest.mark.cost({"b200-3tier": 55, "b300-twin-plane": 30}.get(f.name, 10)))
+        for f in FABRICS
+    ],
+    ids=FABRIC_IDS,
+)
 def test_every_rendered_config_is_yang_valid(fabric: Path, sonic_toolkit: Toolkit, tmp_path: Path):
     out = tmp_path / "render"
     render_to_dir(_plan(fabric), out)  # as `hwaac plan FABRIC -o DIR` writes it
@@ -89,8 +96,9 @@ def _release_fields(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("release", "path"), VARIANTS, ids=[f"{r}-{p or 'default'}" for r, p in VARIANTS])
-def test_each_release_renders_yang_valid_configs(release: str, path: str | None, sonic_toolkit: Toolkit,
-                                                 tmp_path: Path):
+def test_each_release_renders_yang_valid_configs(
+    release: str, path: str | None, sonic_toolkit: Toolkit, tmp_path: Path
+):
     files, expected_errors = [], {}
     for fabric in FABRICS:
         default, configs = _configs(fabric), _configs(fabric, release, path)
@@ -109,8 +117,9 @@ def test_each_release_renders_yang_valid_configs(release: str, path: str | None,
             file.parent.mkdir(parents=True)
             file.write_text(json.dumps(cfg, indent=2))
             files.append(file)
-            expected_errors[str(file)] = len(cfg["BGP_NEIGHBOR"]) + len(cfg["BGP_NEIGHBOR_AF"]) \
-                if path == "frrcfgd" else 0
+            expected_errors[str(file)] = (
+                len(cfg["BGP_NEIGHBOR"]) + len(cfg["BGP_NEIGHBOR_AF"]) if path == "frrcfgd" else 0
+            )
     results = yang_validate(files, toolkit=sonic_toolkit)
     for r in results:
         if expected_errors[r.file] == 0:
@@ -118,8 +127,12 @@ def test_each_release_renders_yang_valid_configs(release: str, path: str | None,
             continue
         # the frrcfgd path: true/false, which SONiC's YANG refuses -- and nothing else
         assert not r.valid and len(r.errors) == expected_errors[r.file], r.file
-        assert all(e.table in ("BGP_NEIGHBOR", "BGP_NEIGHBOR_AF") and e.field == "admin_status"
-                   and 'Invalid enumeration value "true"' in e.message for e in r.errors), r.errors[:3]
+        assert all(
+            e.table in ("BGP_NEIGHBOR", "BGP_NEIGHBOR_AF")
+            and e.field == "admin_status"
+            and 'Invalid enumeration value "true"' in e.message
+            for e in r.errors
+        ), r.errors[:3]
 
 
 @pytest.mark.parametrize("release", BEFORE_UP_DOWN)

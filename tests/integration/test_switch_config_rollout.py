@@ -51,18 +51,27 @@ class Fabric:
             rendered = json.loads((plan_dir / "switches" / name / "config_db.json").read_text())
             (state / "config_db.json").write_text(json.dumps(factory_switch_config(rendered)))
         hosts = {name: {} for name in switches}
-        inventory = {"all": {"children": {"switches": {"hosts": hosts, "vars": {
-            "ansible_connection": "local",
-            "ansible_python_interpreter": sys.executable,
-            "switch_config_dir": str(plan_dir),
-            "switch_config_bgp_retries": 1,
-            "switch_config_bgp_delay": 0,
-            "fabric_deploy_become": False,
-            "fabric_deploy_environment": {
-                "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
-                "HWAAC_FAKE_STATE": str(root / "state") + "/{{ inventory_hostname }}",
-            },
-        }}}}}
+        inventory = {
+            "all": {
+                "children": {
+                    "switches": {
+                        "hosts": hosts,
+                        "vars": {
+                            "ansible_connection": "local",
+                            "ansible_python_interpreter": sys.executable,
+                            "switch_config_dir": str(plan_dir),
+                            "switch_config_bgp_retries": 1,
+                            "switch_config_bgp_delay": 0,
+                            "fabric_deploy_become": False,
+                            "fabric_deploy_environment": {
+                                "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
+                                "HWAAC_FAKE_STATE": str(root / "state") + "/{{ inventory_hostname }}",
+                            },
+                        },
+                    }
+                }
+            }
+        }
         self.inventory = root / "inventory.json"
         self.inventory.write_text(json.dumps(inventory))
 
@@ -81,11 +90,16 @@ class Fabric:
 
     def play(self, *args: str) -> subprocess.CompletedProcess[str]:
         """``ansible-playbook`` from the venv, run outside the checkout so no ansible.cfg applies."""
-        env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(REPO), "ANSIBLE_NOCOLOR": "1",
-               "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0",
-               "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0"}
-        cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(self.inventory), str(PLAYBOOK),
-               *args]
+        env = {
+            **os.environ,
+            "ANSIBLE_COLLECTIONS_PATH": str(REPO),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_FORCE_COLOR": "0",
+            "ANSIBLE_RETRY_FILES_ENABLED": "0",
+            "ANSIBLE_LOCALHOST_WARNING": "0",
+            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+        }
+        cmd = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(self.inventory), str(PLAYBOOK), *args]
         # a switch's first push: SONiC's GCU sorts it for a minute or more (tests/fakes/README.md)
         return subprocess.run(cmd, cwd=self.root, env=env, capture_output=True, text=True, timeout=1800)
 
@@ -125,8 +139,9 @@ def test_check_mode_predicts_the_push_and_a_second_run_changes_nothing(tmp_path:
     assert all(recap(again.stdout)[n]["changed"] == 0 for n in fabric.switches)
 
 
-def test_failing_switch_is_rolled_back_and_the_rollout_stops_above_the_threshold(tmp_path: Path,
-                                                                                  plan_dir: Path) -> None:
+def test_failing_switch_is_rolled_back_and_the_rollout_stops_above_the_threshold(
+    tmp_path: Path, plan_dir: Path
+) -> None:
     fabric = Fabric(tmp_path, plan_dir, SWITCHES)
     pre_push = fabric.running(SWITCHES[1])
     fabric.knob(SWITCHES[1], "fail_apply_partial")  # applies half of its patch, then fails
@@ -160,6 +175,8 @@ def test_failed_bgp_gate_stops_the_rollout(tmp_path: Path, plan_dir: Path) -> No
     fabric.knob(SWITCHES[0], "bgp_down", "10.1.0.2\n")
     run = fabric.play("-e", "fabric_deploy_serial=1")
     assert run.returncode == 2, run.stdout + run.stderr
-    assert "BGP health gate failed after 2 read(s): 31/32 BGP sessions Established; " \
-           "not Established: 10.1.0.2 Active" in run.stdout
+    assert (
+        "BGP health gate failed after 2 read(s): 31/32 BGP sessions Established; "
+        "not Established: 10.1.0.2 Active" in run.stdout
+    )
     assert fabric.calls(SWITCHES[1]) == []

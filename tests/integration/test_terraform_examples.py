@@ -33,8 +33,12 @@ def test_hcl_example_inits_offline_and_validates(example: str, tmp_path: Path) -
 
 def test_synthesized_demo_stack_inits_offline_and_validates(tmp_path: Path) -> None:
     out = tmp_path / "cdktf.out"
-    env = {**os.environ, "HWAAC_FABRICS": "demo", "HWAAC_CDKTF_OUTDIR": str(out),
-           "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
+    env = {
+        **os.environ,
+        "HWAAC_FABRICS": "demo",
+        "HWAAC_CDKTF_OUTDIR": str(out),
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
     subprocess.run([sys.executable, "main.py"], cwd=REPO / "cdktf", env=env, check=True, capture_output=True)
     stack = out / "stacks" / "demo"
     assert (stack / "cdk.tf.json").is_file()

@@ -33,12 +33,15 @@ REPO = Path(__file__).resolve().parents[2]
 INTENT = REPO / "tests/fixtures/intents/terraform/plane.yml"  # 1 plane, literal pools, 4-port switches
 FTAG = "hwaac-fabric-tfplane"
 
-MAIN_TF = PROVIDER_BLOCK + """
+MAIN_TF = (
+    PROVIDER_BLOCK
+    + """
 resource "hwaac_fabric_plane" "plane0" {
   intent_file = "fabric.yml"
   plane       = 0
 }
 """
+)
 
 
 def stack(nb: Instance, tmp_path: Path, intent_text: str) -> Terraform:
@@ -78,9 +81,29 @@ class Server:
         fast or busy the machine is."""
         pg = self.pg
         psql = subprocess.Popen(
-            [str(pg.bindir / "psql"), "-h", procs.LOOPBACK, "-p", str(pg.port), "-U", "postgres", "-d",
-             self.database, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=pg._env())
+            [
+                str(pg.bindir / "psql"),
+                "-h",
+                procs.LOOPBACK,
+                "-p",
+                str(pg.port),
+                "-U",
+                "postgres",
+                "-d",
+                self.database,
+                "-X",
+                "-q",
+                "-A",
+                "-t",
+                "-v",
+                "ON_ERROR_STOP=1",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=pg._env(),
+        )
         assert psql.stdin is not None and psql.stdout is not None
         try:
             psql.stdin.write("BEGIN;\nLOCK TABLE dcim_cable IN SHARE ROW EXCLUSIVE MODE;\nSELECT 'locked';\n")
@@ -128,8 +151,9 @@ def test_invalid_intent_fails_plan_with_a_diagnostic_naming_the_field(netbox_db:
 
 
 @pytest.mark.cost(100)
-def test_netbox_down_before_or_killed_in_an_apply_then_the_next_apply_converges(netbox_db: Instance,
-                                                                                tmp_path: Path) -> None:
+def test_netbox_down_before_or_killed_in_an_apply_then_the_next_apply_converges(
+    netbox_db: Instance, tmp_path: Path
+) -> None:
     nb = netbox_db
     api = pynetbox.api(nb.url, token=nb.token)
     server = Server(nb)
@@ -179,26 +203,30 @@ def test_netbox_down_before_or_killed_in_an_apply_then_the_next_apply_converges(
     assert api.dcim.cables.count(tag=FTAG) < len(plan.links)  # the kill left the grown plane half written
     assert_converged(tf, api, plan)
     assert {ip_str(s.loopback) for s in plan.switches} <= {
-        str(a.address).split("/")[0] for a in api.ipam.ip_addresses.filter(tag=FTAG)}
+        str(a.address).split("/")[0] for a in api.ipam.ip_addresses.filter(tag=FTAG)
+    }
 
 
-POOL_TF = PROVIDER_BLOCK + """
+POOL_TF = (
+    PROVIDER_BLOCK
+    + """
 resource "hwaac_ipam_pool" "ops" {
   prefix = "10.99.0.0/16"
   role   = "%s"
 }
 """
+)
 
 
 @pytest.mark.cost(30)
-def test_a_pool_recorded_by_hand_is_adopted_untouched_and_left_on_destroy(netbox_db: Instance,
-                                                                          tmp_path: Path) -> None:
+def test_a_pool_recorded_by_hand_is_adopted_untouched_and_left_on_destroy(netbox_db: Instance, tmp_path: Path) -> None:
     nb = netbox_db
     api = pynetbox.api(nb.url, token=nb.token)
     role = api.ipam.roles.create(name="ops-p2p", slug="ops-p2p")
     other = api.ipam.roles.create(name="ops-other", slug="ops-other")
-    pfx = api.ipam.prefixes.create(prefix="10.99.0.0/16", status="container", role=role.id,
-                                   description="recorded by Ann")
+    pfx = api.ipam.prefixes.create(
+        prefix="10.99.0.0/16", status="container", role=role.id, description="recorded by Ann"
+    )
     tf = terraform_dir(tmp_path / "stack", tmp_path / "mirror", nb.url, nb.token)
     (tf.dir / "main.tf").write_text(POOL_TF % "ops-other")
     tf.run("init", "-input=false")

@@ -29,7 +29,9 @@ FTAG = "hwaac-fabric-tftwin"
 POOLS = {"tftwin-p2p": "10.31.0.0/24", "tftwin-hosts": "172.30.0.0/23"}
 PLANES = ("hwaac_fabric_plane.plane[0]", "hwaac_fabric_plane.plane[1]")
 
-MAIN_TF = PROVIDER_BLOCK + """
+MAIN_TF = (
+    PROVIDER_BLOCK
+    + """
 resource "hwaac_ipam_pool" "p2p" {
   prefix      = "10.31.0.0/24"
   role        = "tftwin-p2p"
@@ -77,6 +79,7 @@ output "planned_switches" {
   value = data.hwaac_fabric_plan.all.counts["switches"]
 }
 """
+)
 
 
 def plan_of(text: str) -> Plan:
@@ -138,8 +141,11 @@ def test_plane_lifecycle(netbox_db: Instance, tmp_path: Path) -> None:
     assert changelog(api) == before, "terraform plan wrote to NetBox"
     ch = resource_changes(tf.show_plan())
     assert {a: c["actions"] for a, c in ch.items() if not a.startswith("data.")} == {
-        "hwaac_ipam_pool.p2p": ["create"], "hwaac_ipam_pool.hosts": ["create"],
-        PLANES[0]: ["create"], PLANES[1]: ["create"]}
+        "hwaac_ipam_pool.p2p": ["create"],
+        "hwaac_ipam_pool.hosts": ["create"],
+        PLANES[0]: ["create"],
+        PLANES[1]: ["create"],
+    }
     plan = plan_of(INTENT.read_text())
     for i, addr in enumerate(PLANES):
         after = ch[addr]["after"]

@@ -30,8 +30,7 @@ PUSH = "Push SONiC config_db in batches, with rollback and a BGP health gate"
 SWITCHES = ["spine-p0-01", "spine-p0-02", "leaf-p0-su01-r0", "leaf-p0-su01-r1"]
 
 
-def test_fabric_deploy_of_the_twins_render_changes_nothing(demo_twin: Lab, sonic_toolkit: Any,
-                                                           tmp_path: Path) -> None:
+def test_fabric_deploy_of_the_twins_render_changes_nothing(demo_twin: Lab, sonic_toolkit: Any, tmp_path: Path) -> None:
     lab = demo_twin
     render = Path(lab.render_dir)
     switches = prepare(lab)  # the switches' sonic-cfggen and config, as hwaac lab deploy gives them
@@ -42,13 +41,32 @@ def test_fabric_deploy_of_the_twins_render_changes_nothing(demo_twin: Lab, sonic
     inv = tmp_path / "inventory.json"
     inv.write_text(json.dumps(inventory(lab, render, {n: shares[n] for b in order for n in b}, gate_s=10)))
     env = {**os.environ, "HWAAC_SONIC_TOOLKIT": str(sonic_toolkit.home)}
-    r = subprocess.run([str(HWAAC), "deploy", "fabric_deploy", "-i", str(inv), "--limit", ",".join(SWITCHES),
-                        "--batch-size", "2", "--artifacts", str(tmp_path / "artifacts")], cwd=REPO, env=env,
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            str(HWAAC),
+            "deploy",
+            "fabric_deploy",
+            "-i",
+            str(inv),
+            "--limit",
+            ",".join(SWITCHES),
+            "--batch-size",
+            "2",
+            "--artifacts",
+            str(tmp_path / "artifacts"),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     s = json.loads((tmp_path / "artifacts" / "summary.json").read_text())
-    assert [(b["play"], b["batch"], b["of"], b["hosts"]) for b in s["batches"]] == \
-        [(PUSH, 1, 2, SWITCHES[:2]), (PUSH, 2, 2, SWITCHES[2:])]
+    assert [(b["play"], b["batch"], b["of"], b["hosts"]) for b in s["batches"]] == [
+        (PUSH, 1, 2, SWITCHES[:2]),
+        (PUSH, 2, 2, SWITCHES[2:]),
+    ]
     assert (s["status"], s["changed"], s["failed_hosts"], s["unreachable_hosts"]) == ("successful", 0, [], [])
     assert {h: (c["ok"], c["changed"]) for h, c in s["hosts"].items()} == {n: (3, 0) for n in SWITCHES}
     assert {n: sw.state.running() for n, sw in switches.items()} == before

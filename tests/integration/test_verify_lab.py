@@ -71,8 +71,11 @@ def until(lab: Lab, inputs: Inputs, ok: Callable[[Report], bool], what: str, tim
         if ok(report):
             return report
         if time.monotonic() > deadline:
-            left = [f"{r.status.value} {r.check} {r.object}: {r.actual}" for r in report.results
-                    if r.status is not Status.PASS or r.explained_by][:12]
+            left = [
+                f"{r.status.value} {r.check} {r.object}: {r.actual}"
+                for r in report.results
+                if r.status is not Status.PASS or r.explained_by
+            ][:12]
             pytest.fail(f"{what}: not within {timeout:.0f} s; last report: {report.counts()}: {left}", pytrace=False)
         time.sleep(3)
 
@@ -99,8 +102,10 @@ def test_converged_twin_is_all_pass_within_budget(lab: Lab, inputs: Inputs) -> N
     # the budget holds on an idle machine; a loaded one (other suites on 2 cores) scales it by the load per core
     took = report.timings["collect_s"] + report.timings["judge_s"]
     load = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
-    print(f"verify of the demo: collect {report.timings['collect_s']:.1f} s, judge {report.timings['judge_s']:.1f} s"
-          f" (load per core {load:.1f})")
+    print(
+        f"verify of the demo: collect {report.timings['collect_s']:.1f} s, judge {report.timings['judge_s']:.1f} s"
+        f" (load per core {load:.1f})"
+    )
     assert took <= BUDGET_S * load
 
 
@@ -113,17 +118,34 @@ def test_cli_on_the_lab(lab: Lab, tmp_path: Path) -> None:
 
 def _veth(lab: Lab, a: tuple[str, str], b: tuple[str, str]) -> list[list[str]]:
     """``ip`` commands for a veth between ends a and b (device, port) of the lab."""
-    return [["ip", "link", "add", a[1], "netns", lab.netns(a[0]), "type", "veth", "peer", "name", b[1], "netns",
-             lab.netns(b[0])]]
+    return [
+        [
+            "ip",
+            "link",
+            "add",
+            a[1],
+            "netns",
+            lab.netns(a[0]),
+            "type",
+            "veth",
+            "peer",
+            "name",
+            b[1],
+            "netns",
+            lab.netns(b[0]),
+        ]
+    ]
 
 
 def _configure(lab: Lab, inputs: Inputs, end: tuple[str, str]) -> list[list[str]]:
     cable = inputs.cables[inputs.cable_at[end]]
     e = cable.a if (cable.a.device, cable.a.port) == end else cable.b
     ns = lab.netns(end[0])
-    return [["ip", "-n", ns, "link", "set", end[1], "mtu", str(inputs.port_mtu[end])],
-            ["ip", "-n", ns, "address", "add", f"{e.ip}/{cable.prefixlen}", "dev", end[1]],
-            ["ip", "-n", ns, "link", "set", end[1], "up"]]
+    return [
+        ["ip", "-n", ns, "link", "set", end[1], "mtu", str(inputs.port_mtu[end])],
+        ["ip", "-n", ns, "address", "add", f"{e.ip}/{cable.prefixlen}", "dev", end[1]],
+        ["ip", "-n", ns, "link", "set", end[1], "up"],
+    ]
 
 
 def recable(lab: Lab, inputs: Inputs, pairs: list[tuple[tuple[str, str], tuple[str, str]]], old: list[Cable]) -> None:
@@ -142,8 +164,12 @@ def test_swapped_uplinks_are_named_by_lldp_at_both_ends(lab: Lab, inputs: Inputs
     ends = lambda e: (e.device, e.port)  # noqa: E731
     try:
         recable(lab, inputs, [(ends(c1.a), ends(c2.b)), (ends(c2.a), ends(c1.b))], [c1, c2])
-        want = {("VerifyLldpNeighbors", "L0000000", "L0000000"), ("VerifyLldpNeighbors", "L0000001", "L0000001"),
-                ("VerifyBgpSessions", "L0000000", "L0000000"), ("VerifyBgpSessions", "L0000001", "L0000001")}
+        want = {
+            ("VerifyLldpNeighbors", "L0000000", "L0000000"),
+            ("VerifyLldpNeighbors", "L0000001", "L0000001"),
+            ("VerifyBgpSessions", "L0000000", "L0000000"),
+            ("VerifyBgpSessions", "L0000001", "L0000001"),
+        }
 
         # lldpd at each of the four ends learns its new neighbour on its own time: wait until every end has
         # (a half-learnt swap FAILs the same cables, with a stale neighbour at one end)
@@ -152,22 +178,34 @@ def test_swapped_uplinks_are_named_by_lldp_at_both_ends(lab: Lab, inputs: Inputs
 
         def settled(r: Report) -> bool:
             other = {c1.id: c2.id, c2.id: c1.id}
-            return (fails(r) == want and not r.counts()["ERROR"]
-                    and all(len(parts := x.actual.split("; ")) == 2
-                            and all(p.endswith(f"(end of {other[cid]})") for p in parts)
-                            for cid, x in lldp(r).items()))
+            return (
+                fails(r) == want
+                and not r.counts()["ERROR"]
+                and all(
+                    len(parts := x.actual.split("; ")) == 2 and all(p.endswith(f"(end of {other[cid]})") for p in parts)
+                    for cid, x in lldp(r).items()
+                )
+            )
 
         report = until(lab, inputs, settled, "the swap named")
         named = lldp(report)
         assert named["L0000000"].ends == (f"{LEAF} Ethernet128", "spine-p0-01 Ethernet0")
-        assert named["L0000000"].actual == (f"{LEAF} Ethernet128 sees {SPINE} Ethernet0 (end of L0000001); "
-                                           f"spine-p0-01 Ethernet0 sees {LEAF} Ethernet132 (end of L0000001)")
-        assert (named["L0000000"].message, named["L0000001"].message) == ("swapped with L0000001",
-                                                                        "swapped with L0000000")
+        assert named["L0000000"].actual == (
+            f"{LEAF} Ethernet128 sees {SPINE} Ethernet0 (end of L0000001); "
+            f"spine-p0-01 Ethernet0 sees {LEAF} Ethernet132 (end of L0000001)"
+        )
+        assert (named["L0000000"].message, named["L0000001"].message) == (
+            "swapped with L0000001",
+            "swapped with L0000000",
+        )
         assert [f["fault"] for f in report_faults(report)] == ["L0000000", "L0000001"]
     finally:
-        recable(lab, inputs, [(ends(c1.a), ends(c1.b)), (ends(c2.a), ends(c2.b))],
-                [inputs.cables["L0000000"], inputs.cables["L0000001"]])
+        recable(
+            lab,
+            inputs,
+            [(ends(c1.a), ends(c1.b)), (ends(c2.a), ends(c2.b))],
+            [inputs.cables["L0000000"], inputs.cables["L0000001"]],
+        )
     restored(lab, inputs, "all PASS after the cables are put back")
 
 
@@ -207,21 +245,48 @@ def test_switch_down_is_named_as_the_switch(lab: Lab, inputs: Inputs) -> None:
 
 def inventory(lab: Lab, path: Path, render: Path, out: Path) -> Path:
     """Every lab device as a host, run from here in its namespace with its vtysh/lldpcli wrappers on PATH."""
-    hosts = {d: {"hwaac_netns": lab.netns(d), "hwaac_environment": {"PATH": lab.env(d)["PATH"]}}
-             for d in lab.devices}
-    doc = {"all": {"hosts": hosts, "vars": {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable, "verify_plan": str(render),
-        "verify_dir": str(out), "verify_become": False}}}
+    hosts = {d: {"hwaac_netns": lab.netns(d), "hwaac_environment": {"PATH": lab.env(d)["PATH"]}} for d in lab.devices}
+    doc = {
+        "all": {
+            "hosts": hosts,
+            "vars": {
+                "ansible_connection": "local",
+                "ansible_python_interpreter": sys.executable,
+                "verify_plan": str(render),
+                "verify_dir": str(out),
+                "verify_become": False,
+            },
+        }
+    }
     path.write_text(yaml.safe_dump(doc))
     return path
 
 
 def playbook(inv: Path, hosts: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(REPO), "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORKS": "16",
-           "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_LOCALHOST_WARNING": "0", "PYTHONPATH": str(REPO / "src")}
-    return subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inv),
-                           str(REPO / "playbooks" / "verify.yml"), "-e", json.dumps({"verify_hosts": ",".join(hosts)})],
-                          cwd=inv.parent, env=env, capture_output=True, text=True, timeout=900)
+    env = {
+        **os.environ,
+        "ANSIBLE_COLLECTIONS_PATH": str(REPO),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORKS": "16",
+        "ANSIBLE_RETRY_FILES_ENABLED": "0",
+        "ANSIBLE_LOCALHOST_WARNING": "0",
+        "PYTHONPATH": str(REPO / "src"),
+    }
+    return subprocess.run(
+        [
+            str(Path(sys.executable).parent / "ansible-playbook"),
+            "-i",
+            str(inv),
+            str(REPO / "playbooks" / "verify.yml"),
+            "-e",
+            json.dumps({"verify_hosts": ",".join(hosts)}),
+        ],
+        cwd=inv.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
 
 
 def test_playbook_names_a_link_down_and_passes_after(lab: Lab, inputs: Inputs, render: Path, tmp_path: Path) -> None:

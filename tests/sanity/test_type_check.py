@@ -22,8 +22,14 @@ ERROR = re.compile(r"^src/hwaac/([^/:]+)[^:]*:\d+: error:", re.M)
 
 
 def test_mypy_on_src() -> None:
-    r = subprocess.run([str(MYPY), "--no-color-output", "--no-error-summary"], cwd=REPO, capture_output=True,
-                       text=True, timeout=900, check=False)
+    r = subprocess.run(
+        [str(MYPY), "--no-color-output", "--no-error-summary"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     assert r.returncode in (0, 1), r.stderr
     errors = Counter(ERROR.findall(r.stdout))
     clean = {pkg: n for pkg, n in errors.items() if pkg not in PENDING}

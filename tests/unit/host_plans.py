@@ -18,7 +18,10 @@ DEMO = ROOT / "inventory" / "demo"
 GOLDEN = ROOT / "tests" / "golden" / "demo" / "hosts"
 GOLDEN_NODE = "gpu-su01-h01"
 NETPLAN, SYSCTL, NIC, NCCL = (
-    "netplan/60-hwaac-rails.yaml", "sysctl.d/90-hwaac-rdma.conf", "nic-roce.json", "nccl.env",
+    "netplan/60-hwaac-rails.yaml",
+    "sysctl.d/90-hwaac-rdma.conf",
+    "nic-roce.json",
+    "nccl.env",
 )
 
 

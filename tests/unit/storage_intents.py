@@ -25,8 +25,9 @@ def storage(**changes: Any) -> dict[str, Any]:
     base: dict[str, Any] = {
         "client_version": "2.15.5",
         "lnet": {"networks": [{"net": "o2ib0", "rails": [0, 1], "routes": ["10.20.0.0/16"]}]},
-        "filesystems": [{"name": "lfs1", "mgs": ["10.20.0.1@o2ib,10.20.1.1@o2ib", "10.20.0.2@o2ib"],
-                         "mount_point": "/mnt/lfs1"}],
+        "filesystems": [
+            {"name": "lfs1", "mgs": ["10.20.0.1@o2ib,10.20.1.1@o2ib", "10.20.0.2@o2ib"], "mount_point": "/mnt/lfs1"}
+        ],
     }
     base.update(changes)
     return base

@@ -51,13 +51,20 @@ def factory(name: str = LEAF) -> dict[str, Any]:
     factory address and a bgpcfgd-shaped neighbour, FEATURE (a table hwaac never renders)."""
     d = desired(name)
     return {
-        "DEVICE_METADATA": {"localhost": {"hostname": "sonic", "hwsku": "Mellanox-SN5600-O128",
-                                          "mac": "00:00:5e:00:53:01", "platform": "x86_64-nvidia_sn5600-r0",
-                                          "deployment_id": "1"}},
+        "DEVICE_METADATA": {
+            "localhost": {
+                "hostname": "sonic",
+                "hwsku": "Mellanox-SN5600-O128",
+                "mac": "00:00:5e:00:53:01",
+                "platform": "x86_64-nvidia_sn5600-r0",
+                "deployment_id": "1",
+            }
+        },
         "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
         "MGMT_PORT": {"eth0": {"alias": "eth0", "admin_status": "up"}},
-        "PORT": {k: {f: v for f, v in e.items() if f in ("alias", "lanes", "speed", "index")}
-                 for k, e in d["PORT"].items()},
+        "PORT": {
+            k: {f: v for f, v in e.items() if f in ("alias", "lanes", "speed", "index")} for k, e in d["PORT"].items()
+        },
         "INTERFACE": {"Ethernet0": {}, "Ethernet0|10.0.0.0/31": {}},
         "BGP_NEIGHBOR": {"10.0.0.1": {"asn": "65200", "name": "ARISTA01T2"}},
         "FEATURE": {"bgp": {"state": "enabled"}},
@@ -169,14 +176,21 @@ def test_refuses_removing_or_changing_management_and_loopback0() -> None:
 
 def test_check_patch_allows_adding_what_a_fresh_switch_lacks_and_catches_hand_written_patches() -> None:
     fresh: dict[str, Any] = {"PORT": {}}
-    check_patch([{"op": "add", "path": "/LOOPBACK_INTERFACE", "value": {"Loopback0": {}}},
-                 {"op": "add", "path": "/MGMT_PORT", "value": {"eth0": {}}}], fresh)
+    check_patch(
+        [
+            {"op": "add", "path": "/LOOPBACK_INTERFACE", "value": {"Loopback0": {}}},
+            {"op": "add", "path": "/MGMT_PORT", "value": {"eth0": {}}},
+        ],
+        fresh,
+    )
     running = factory()
-    for op in ({"op": "add", "path": "/MGMT_INTERFACE/eth0|192.0.2.11~124", "value": {}},
-               {"op": "remove", "path": "/MGMT_PORT"},
-               {"op": "replace", "path": "/MGMT_PORT/eth0/admin_status", "value": "down"},
-               {"op": "move", "from": "/MGMT_INTERFACE/eth0|192.0.2.10~124", "path": "/X/y"},
-               {"op": "remove", "path": ""}):
+    for op in (
+        {"op": "add", "path": "/MGMT_INTERFACE/eth0|192.0.2.11~124", "value": {}},
+        {"op": "remove", "path": "/MGMT_PORT"},
+        {"op": "replace", "path": "/MGMT_PORT/eth0/admin_status", "value": "down"},
+        {"op": "move", "from": "/MGMT_INTERFACE/eth0|192.0.2.10~124", "path": "/X/y"},
+        {"op": "remove", "path": ""},
+    ):
         with pytest.raises(UnsafePatchError):
             check_patch([op], running)
 

@@ -105,8 +105,9 @@ def test_fabric_stack_state_lands_next_to_the_output_folder_not_in_it(app):
 
 
 def test_fabric_stack_takes_state_file_and_netbox_url_as_given(app):
-    doc = synth(FabricStack(app, "demo", intent_file=DEMO, state_file="/srv/tf/demo.tfstate",
-                            netbox_url="https://netbox.lab"))
+    doc = synth(
+        FabricStack(app, "demo", intent_file=DEMO, state_file="/srv/tf/demo.tfstate", netbox_url="https://netbox.lab")
+    )
     assert doc["terraform"]["backend"]["local"]["path"] == "/srv/tf/demo.tfstate"
     assert doc["provider"]["hwaac"] == [{"url": "https://netbox.lab"}]
 
@@ -120,8 +121,9 @@ def test_fabric_stack_twin_plane_has_one_resource_and_two_outputs_per_plane(app)
 
 
 def test_fabric_stack_reads_intents_with_netbox_pools_offline_and_passes_pools(app):
-    stack = FabricStack(app, "nbpools", intent_file=NETBOX_POOLS,
-                        pools={"fabric-p2p": "10.1.0.0/20", "gpu-host-links": "172.16.0.0/16"})
+    stack = FabricStack(
+        app, "nbpools", intent_file=NETBOX_POOLS, pools={"fabric-p2p": "10.1.0.0/20", "gpu-host-links": "172.16.0.0/16"}
+    )
     assert (stack.header.name, stack.header.planes, stack.header.site) == ("nbpools", 1, "nb-lab")  # planes default
     plane = synth(stack)["resource"]["hwaac_fabric_plane"]["plane0"]
     assert plane["pools"] == {"fabric-p2p": "10.1.0.0/20", "gpu-host-links": "172.16.0.0/16"}
@@ -154,16 +156,20 @@ def test_read_fabric_header_rejects_a_missing_name_and_a_missing_file(tmp_path):
 
 # a stack reads its intent within the limits every intent read keeps (docs/intent-limits.md)
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdefg", "bcdefgh", strict=True))
+    f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdefg", "bcdefgh", strict=True)
+)
 BOMB += "fabric: {name: x}\n"
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (BOMB.encode(), "too many YAML values"),
-    (b"fabric:\n  name: caf\xe9\n", "UTF-8"),
-    (b"fabric:\n  name: x\x00\n", "control character"),
-    (b"fabric: " + b"[" * 40 + b"]" * 40 + b"\n", "32"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (BOMB.encode(), "too many YAML values"),
+        (b"fabric:\n  name: caf\xe9\n", "UTF-8"),
+        (b"fabric:\n  name: x\x00\n", "control character"),
+        (b"fabric: " + b"[" * 40 + b"]" * 40 + b"\n", "32"),
+    ],
+)
 def test_read_fabric_header_keeps_the_intent_limits(tmp_path, content, message):
     (tmp_path / "fabric.yml").write_bytes(content)
     with pytest.raises(IntentError, match=message):
@@ -182,15 +188,27 @@ def test_fabric_stack_fails_before_creating_anything_for_a_bad_intent(app, tmp_p
 
 def test_ipam_pools_feed_a_fabric_plane_by_role_with_interpolations(app):
     stack = hand_stack(app)
-    hosts = IpamPool(stack, "hosts", prefix="172.16.0.0/16", role="gpu-host-links", site="nb-lab",
-                     description="GPU host links")
+    hosts = IpamPool(
+        stack, "hosts", prefix="172.16.0.0/16", role="gpu-host-links", site="nb-lab", description="GPU host links"
+    )
     p2p = IpamPool(stack, "p2p", prefix="10.1.0.0/20", role="fabric-p2p")
-    FabricPlane(stack, "nb", intent_file=NETBOX_POOLS, plane=1, pools={hosts.role: hosts.prefix, p2p.role: p2p.prefix},
-                allow_renumber=False, lifecycle={"prevent_destroy": True})
+    FabricPlane(
+        stack,
+        "nb",
+        intent_file=NETBOX_POOLS,
+        plane=1,
+        pools={hosts.role: hosts.prefix, p2p.role: p2p.prefix},
+        allow_renumber=False,
+        lifecycle={"prevent_destroy": True},
+    )
     doc = synth(stack)
     pools = doc["resource"]["hwaac_ipam_pool"]
-    assert pools["hosts"] == {"prefix": "172.16.0.0/16", "role": "gpu-host-links", "site": "nb-lab",
-                              "description": "GPU host links"}
+    assert pools["hosts"] == {
+        "prefix": "172.16.0.0/16",
+        "role": "gpu-host-links",
+        "site": "nb-lab",
+        "description": "GPU host links",
+    }
     assert pools["p2p"] == {"prefix": "10.1.0.0/20", "role": "fabric-p2p"}
     plane = doc["resource"]["hwaac_fabric_plane"]["nb"]
     assert plane["pools"] == {
@@ -264,8 +282,15 @@ def run_app(outdir: Path, fabrics: str | None = None) -> subprocess.CompletedPro
     env["HWAAC_CDKTF_OUTDIR"] = str(outdir)
     if fabrics is not None:
         env["HWAAC_FABRICS"] = fabrics
-    return subprocess.run([sys.executable, "main.py"], cwd=REPO / "cdktf", env=env, capture_output=True, text=True,
-                          timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "main.py"],
+        cwd=REPO / "cdktf",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_app_synthesizes_one_stack_per_fabric_folder(tmp_path):

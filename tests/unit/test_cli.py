@@ -124,8 +124,16 @@ def _demo_variant(tmp_path: Path, **changes) -> Path:
 
 def test_growth_by_one_su_only_adds(capsys, demo_out, tmp_path):
     grown = _demo_variant(tmp_path, fabric__su_count=3)
-    code, out, _ = run(capsys, "plan", str(grown), "-o", str(tmp_path / "out"), "--no-progress",
-                       "--against", str(demo_out / "plan.json"))
+    code, out, _ = run(
+        capsys,
+        "plan",
+        str(grown),
+        "-o",
+        str(tmp_path / "out"),
+        "--no-progress",
+        "--against",
+        str(demo_out / "plan.json"),
+    )
     assert code == 0, out
     # one SU = 32 nodes, 8 leaves, 256 host links + 256 leaf uplinks; nothing changed or removed
     assert "switches: +8 ~0 -0" in out and "nodes: +32 ~0 -0" in out and "links: +512 ~0 -0" in out
@@ -142,8 +150,9 @@ def test_renumbering_is_refused_unless_allowed(capsys, demo_out, tmp_path):
     assert code == 3
     assert "refusing to renumber 16" in err and "loopback 10.0.0.1/32 -> 10.0.2.1/32" in err
     assert _tree(target) == before, "nothing may be written when renumbering is refused"
-    code, _, _ = run(capsys, "plan", str(moved), "-o", str(target), "--no-progress", "--against", str(target),
-                     "--allow-renumber")
+    code, _, _ = run(
+        capsys, "plan", str(moved), "-o", str(target), "--no-progress", "--against", str(target), "--allow-renumber"
+    )
     assert code == 0
     assert json.loads((target / "plan.json").read_text())["switches"]["leaf-p0-su01-r0"]["loopback"] == "10.0.2.1/32"
 
@@ -172,13 +181,23 @@ def test_failed_render_leaves_previous_output_intact(monkeypatch, demo_out, tmp_
 
 def test_shrinking_is_refused_unless_removal_is_allowed(capsys, demo_out, tmp_path):
     shrunk = _demo_variant(tmp_path, fabric__su_count=1)
-    code, _, err = run(capsys, "plan", str(shrunk), "-o", str(tmp_path / "out"), "--no-progress",
-                       "--against", str(demo_out))
+    code, _, err = run(
+        capsys, "plan", str(shrunk), "-o", str(tmp_path / "out"), "--no-progress", "--against", str(demo_out)
+    )
     assert code == 3 and not (tmp_path / "out").exists()
     # SU 2 leaves: 8 switches, 32 nodes, 256 host links + 256 leaf uplinks
     assert "refusing to remove 552" in err and "switches leaf-p0-su02-r0" in err
-    code, out, _ = run(capsys, "plan", str(shrunk), "-o", str(tmp_path / "out"), "--no-progress",
-                       "--against", str(demo_out), "--allow-remove")
+    code, out, _ = run(
+        capsys,
+        "plan",
+        str(shrunk),
+        "-o",
+        str(tmp_path / "out"),
+        "--no-progress",
+        "--against",
+        str(demo_out),
+        "--allow-remove",
+    )
     assert code == 0 and "switches: +0 ~0 -8" in out
 
 
@@ -241,8 +260,9 @@ def test_adding_or_removing_storage_is_reported(capsys, demo_out, tmp_path):
     assert code == 0 and "storage: removed" in out and "  - storage (lustre-client.json of every GPU node)" in out
     assert "existing devices whose configuration changes: 64 (" in out
     assert json.loads((without / "plan.json").read_text())["storage"] is None
-    code, out, _ = run(capsys, "plan", str(DEMO), "-o", str(tmp_path / "with"), "--no-progress", "--against",
-                       str(without))
+    code, out, _ = run(
+        capsys, "plan", str(DEMO), "-o", str(tmp_path / "with"), "--no-progress", "--against", str(without)
+    )
     assert code == 0 and "storage: added" in out and "existing devices whose configuration changes: 64 (" in out
 
 
@@ -254,8 +274,16 @@ def test_a_plan_json_without_the_storage_entry_counts_as_no_storage(capsys, demo
     assert old["storage"]["lnet"]["networks"][0]["routes"] == ["10.20.0.0/16"]
     del old["storage"]
     (tmp_path / "plan.json").write_text(json.dumps(old))
-    code, out, _ = run(capsys, "plan", str(DEMO), "-o", str(tmp_path / "out"), "--no-progress", "--against",
-                       str(tmp_path / "plan.json"))
+    code, out, _ = run(
+        capsys,
+        "plan",
+        str(DEMO),
+        "-o",
+        str(tmp_path / "out"),
+        "--no-progress",
+        "--against",
+        str(tmp_path / "plan.json"),
+    )
     assert code == 0 and "storage: added" in out
     assert diff_plans(old, old).empty and not diff_plans(old, old).storage
 
@@ -264,8 +292,10 @@ def test_storage_changes_are_field_level():
     from hwaac.plan.diff import storage_changes
 
     a = {"client_version": "2.15.5", "lnet": {"networks": [{"net": "o2ib0", "rails": [0, 1]}], "discovery": 1}}
-    b = {"client_version": "2.15.6", "lnet": {"networks": [{"net": "o2ib0", "rails": [0, 1],
-                                                            "routes": ["10.20.0.0/16"]}]}}
+    b = {
+        "client_version": "2.15.6",
+        "lnet": {"networks": [{"net": "o2ib0", "rails": [0, 1], "routes": ["10.20.0.0/16"]}]},
+    }
     assert storage_changes(a, a) == {}
     assert storage_changes(a, b) == {
         "client_version": ("2.15.5", "2.15.6"),

@@ -10,7 +10,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_mkdocs_build_strict(tmp_path: Path) -> None:
-    run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
-                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert (tmp_path / "site" / "reference" / "intent" / "index.html").is_file()

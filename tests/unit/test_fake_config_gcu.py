@@ -37,8 +37,11 @@ class Switch:
         self.dir.mkdir(parents=True)
         (self.dir / "config_db.json").write_text(_factory_text())
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("HWAAC_SONIC_")}
-        self.env.update(PATH=f"{FAKES}{os.pathsep}{os.environ['PATH']}", HWAAC_FAKE_STATE=str(self.dir),
-                        HWAAC_FAKE_GCU_CACHE=str(root / "gcu-cache"))
+        self.env.update(
+            PATH=f"{FAKES}{os.pathsep}{os.environ['PATH']}",
+            HWAAC_FAKE_STATE=str(self.dir),
+            HWAAC_FAKE_GCU_CACHE=str(root / "gcu-cache"),
+        )
         if toolkit is not None:
             self.env.update(HWAAC_SONIC_TOOLKIT=str(toolkit.home), HWAAC_SONIC_CACHE=str(toolkit.cache))
 
@@ -53,8 +56,9 @@ class Switch:
     def apply(self, patch: list[dict[str, Any]], **env: str) -> subprocess.CompletedProcess[str]:
         path = self.dir.parent / "patch.json"
         path.write_text(json.dumps(patch))
-        return subprocess.run(["config", "apply-patch", str(path)], env={**self.env, **env}, capture_output=True,
-                              text=True, timeout=900)
+        return subprocess.run(
+            ["config", "apply-patch", str(path)], env={**self.env, **env}, capture_output=True, text=True, timeout=900
+        )
 
 
 @pytest.fixture
@@ -74,8 +78,12 @@ def test_a_dangling_leafref_is_refused_with_gcus_message_and_nothing_changes(swi
 
 def test_an_accepted_patch_leaves_gcus_resulting_config(switch: Switch):
     before = switch.running
-    proc = switch.apply([{"op": "add", "path": "/PORT/Ethernet0/mtu", "value": "9100"},
-                         {"op": "add", "path": "/PORT/Ethernet4/admin_status", "value": "up"}])
+    proc = switch.apply(
+        [
+            {"op": "add", "path": "/PORT/Ethernet0/mtu", "value": "9100"},
+            {"op": "add", "path": "/PORT/Ethernet4/admin_status", "value": "up"},
+        ]
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.endswith("Patch applied successfully.\n")
     assert "Patch Applier:   * [" in proc.stdout  # GCU's changes, in its order
@@ -112,17 +120,22 @@ def test_gcu_verdicts_are_kept_for_the_same_question(switch: Switch):
     assert off.returncode == 2 and "cannot" in off.stderr  # no cache: GCU runs, and times out
 
 
-@pytest.mark.parametrize(("env", "message"), [
-    ({}, "HWAAC_SONIC_TOOLKIT is not set"),
-    ({"HWAAC_SONIC_TOOLKIT": "/nonexistent"}, "is not the SONiC toolkit folder"),
-])
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({}, "HWAAC_SONIC_TOOLKIT is not set"),
+        ({"HWAAC_SONIC_TOOLKIT": "/nonexistent"}, "is not the SONiC toolkit folder"),
+    ],
+)
 def test_without_the_toolkit_apply_patch_refuses_to_run(tmp_path: Path, env: dict[str, str], message: str):
     switch = Switch(tmp_path, None)
     before = switch.running_text
     proc = switch.apply([{"op": "add", "path": "/PORT/Ethernet0/mtu", "value": "9100"}], **env)
     assert proc.returncode == 2
-    assert proc.stderr.startswith("config (fake): apply-patch runs SONiC's own GCU and cannot: ") and message in \
-        proc.stderr
+    assert (
+        proc.stderr.startswith("config (fake): apply-patch runs SONiC's own GCU and cannot: ")
+        and message in proc.stderr
+    )
     assert switch.running_text == before
 
 

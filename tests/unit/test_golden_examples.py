@@ -15,8 +15,11 @@ from scripts import golden
 def test_rendering_matches_golden_files(fabric: str) -> None:
     lines = golden.differences(golden.on_disk(golden.GOLDEN / fabric), golden.render(fabric))
     if lines:
-        pytest.fail(f"{fabric}: the rendering differs from tests/golden/{fabric} "
-                    "(regenerate with scripts/golden.py and review):\n" + "\n".join(lines), pytrace=False)
+        pytest.fail(
+            f"{fabric}: the rendering differs from tests/golden/{fabric} "
+            "(regenerate with scripts/golden.py and review):\n" + "\n".join(lines),
+            pytrace=False,
+        )
 
 
 def test_golden_folders_are_the_examples() -> None:
@@ -29,5 +32,7 @@ def test_manifest_changes_name_each_entry() -> None:
     old = b"aa  hosts/a/nccl.env\nbb  switches/s/config_db.json\ncc  docs/report.md\n"
     new = b"aa  hosts/a/nccl.env\nbX  switches/s/config_db.json\ndd  docs/topology.svg\n"
     assert golden.manifest_changes(old, new) == [
-        "changed switches/s/config_db.json", "added docs/topology.svg", "removed docs/report.md",
+        "changed switches/s/config_db.json",
+        "added docs/topology.svg",
+        "removed docs/report.md",
     ]

@@ -35,8 +35,12 @@ REPO = Path(__file__).parents[2]
 MINIMAL = (REPO / "tests" / "fixtures" / "intents" / "valid" / "minimal.yml").read_text()
 DEADLINE_S = 60.0  # per example, on a busy 2-core machine; a bound against runaway time, not a benchmark
 
-_common = {"deadline": None, "derandomize": False, "print_blob": True,
-           "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+_common = {
+    "deadline": None,
+    "derandomize": False,
+    "print_blob": True,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
 settings.register_profile("intent-fuzz", max_examples=60, **_common)
 settings.register_profile("intent-fuzz-long", max_examples=3000, **_common)
 FUZZ = settings.get_profile(os.environ.get("HWAAC_FUZZ_PROFILE", "intent-fuzz"))
@@ -45,25 +49,74 @@ FUZZ = settings.get_profile(os.environ.get("HWAAC_FUZZ_PROFILE", "intent-fuzz"))
 # its default, pools widened)
 THREE_TIER = {
     "fabric": {"name": "tiny3", "site": "lab", "tiers": 3, "rails": 2, "nodes_per_su": 4, "su_count": 2},
-    "switches": {"leaf": {"model": "SN5600-O128", "downlinks": 4}, "spine": {"model": "SN5600-O128", "sus_per_pod": 1},
-                 "super_spine": {"model": "SN5600-O128"}},
-    "addressing": {"loopbacks": {"leaf": "10.0.0.0/27", "spine": "10.0.1.0/27", "super_spine": "10.0.2.0/26"},
-                   "leaf_spine": "10.1.0.0/24", "spine_super_spine": "10.2.0.0/20",
-                   "host_links": {"prefix": "172.16.0.0/24"}},
+    "switches": {
+        "leaf": {"model": "SN5600-O128", "downlinks": 4},
+        "spine": {"model": "SN5600-O128", "sus_per_pod": 1},
+        "super_spine": {"model": "SN5600-O128"},
+    },
+    "addressing": {
+        "loopbacks": {"leaf": "10.0.0.0/27", "spine": "10.0.1.0/27", "super_spine": "10.0.2.0/26"},
+        "leaf_spine": "10.1.0.0/24",
+        "spine_super_spine": "10.2.0.0/20",
+        "host_links": {"prefix": "172.16.0.0/24"},
+    },
 }
 BASES = [yaml.safe_load(MINIMAL), THREE_TIER]
 
 HOSTILE_STRINGS = [
-    "../../x-{su}-{rail}", "/etc/x{su}", "{rail[0]}", "{rail.__class__}", "{rail!r}", "{su:>99}", "{su:{rail}}",
-    "{", "}", "{}", "{0}", "{n}", "{port}", "leaf-{su}-{rail}", "rail{rail}", "Ethernet{n}", "x" * 300, "caf\xe9",
-    "a b", "a\nb", "a\x00b", "\x1b[31m", "", " ", "-", "UPPER", "10.0.0.0/8", "0.0.0.0/0", "::/0", "10.0.0.1/24",
-    "o2ib0", "1.2.3.4@o2ib", "/mnt/x", "202505", "true", "~", "*x", "&x", "!!python/object:os.system",
+    "../../x-{su}-{rail}",
+    "/etc/x{su}",
+    "{rail[0]}",
+    "{rail.__class__}",
+    "{rail!r}",
+    "{su:>99}",
+    "{su:{rail}}",
+    "{",
+    "}",
+    "{}",
+    "{0}",
+    "{n}",
+    "{port}",
+    "leaf-{su}-{rail}",
+    "rail{rail}",
+    "Ethernet{n}",
+    "x" * 300,
+    "caf\xe9",
+    "a b",
+    "a\nb",
+    "a\x00b",
+    "\x1b[31m",
+    "",
+    " ",
+    "-",
+    "UPPER",
+    "10.0.0.0/8",
+    "0.0.0.0/0",
+    "::/0",
+    "10.0.0.1/24",
+    "o2ib0",
+    "1.2.3.4@o2ib",
+    "/mnt/x",
+    "202505",
+    "true",
+    "~",
+    "*x",
+    "&x",
+    "!!python/object:os.system",
 ]
 HOSTILE = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70), st.floats(),
-    st.sampled_from(HOSTILE_STRINGS), st.text(max_size=40), st.lists(st.integers(-5, 300), max_size=4),
-    st.dictionaries(st.sampled_from(["a", "model", "first", "netbox_role", "LINK_TYPE_P1", "osc.max_dirty_mb"]),
-                    st.integers(-1, 3) | st.integers(-(2**70), 2**70), max_size=2),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(),
+    st.sampled_from(HOSTILE_STRINGS),
+    st.text(max_size=40),
+    st.lists(st.integers(-5, 300), max_size=4),
+    st.dictionaries(
+        st.sampled_from(["a", "model", "first", "netbox_role", "LINK_TYPE_P1", "osc.max_dirty_mb"]),
+        st.integers(-1, 3) | st.integers(-(2**70), 2**70),
+        max_size=2,
+    ),
 )
 
 
@@ -100,12 +153,24 @@ FIELDS = _field_paths(Intent)
 def _typed(info: Any, outside: bool = False) -> st.SearchStrategy[Any]:
     """Values of the field's own type at its bounds (ints; just outside them with ``outside``), its choices
     (Literals) or its default."""
-    steps = {"ge": (0, 1), "gt": (1, 2), "le": (0, -1), "lt": (-1, -2)} if not outside else \
-        {"ge": (-1,), "gt": (0,), "le": (1,), "lt": (0,)}
-    near = [getattr(m, a) + d for m in info.metadata for a, ds in steps.items()
-            if isinstance(getattr(m, a, None), int) for d in ds]
-    choices = [a for a in typing.get_args(info.annotation) for a in (typing.get_args(a) or (a,))
-               if isinstance(a, int | str) and not isinstance(a, bool)]
+    steps = (
+        {"ge": (0, 1), "gt": (1, 2), "le": (0, -1), "lt": (-1, -2)}
+        if not outside
+        else {"ge": (-1,), "gt": (0,), "le": (1,), "lt": (0,)}
+    )
+    near = [
+        getattr(m, a) + d
+        for m in info.metadata
+        for a, ds in steps.items()
+        if isinstance(getattr(m, a, None), int)
+        for d in ds
+    ]
+    choices = [
+        a
+        for a in typing.get_args(info.annotation)
+        for a in (typing.get_args(a) or (a,))
+        if isinstance(a, int | str) and not isinstance(a, bool)
+    ]
     pool = near + choices + ([info.default] if isinstance(info.default, int | str | bool | float) else [])
     if pool:
         return st.sampled_from(pool)
@@ -173,10 +238,14 @@ def spliced_bytes(draw: st.DrawFn) -> bytes:
     for _ in range(draw(st.integers(1, 3))):
         pos = draw(st.integers(0, len(text)))
         if draw(st.booleans()):
-            text[pos:pos] = draw(st.binary(min_size=1, max_size=12) | st.sampled_from(
-                [b"{", b"[" * 40, b"&a ", b"*a", b": ", b"\n  - ", b"\t", b"\xff", b"\x00", b"'", b'"', b"!!int "]))
+            text[pos:pos] = draw(
+                st.binary(min_size=1, max_size=12)
+                | st.sampled_from(
+                    [b"{", b"[" * 40, b"&a ", b"*a", b": ", b"\n  - ", b"\t", b"\xff", b"\x00", b"'", b'"', b"!!int "]
+                )
+            )
         else:
-            del text[pos:pos + draw(st.integers(1, 40))]
+            del text[pos : pos + draw(st.integers(1, 40))]
     return bytes(text)
 
 
@@ -190,8 +259,10 @@ def _run_cli(content: bytes) -> None:
         root = Path(tmp)
         (root / "in").mkdir()
         (root / "in" / "fabric.yml").write_bytes(content)
-        for argv in (["validate", str(root / "in")],
-                     ["plan", str(root / "in"), "-o", str(root / "out"), "--no-progress"]):
+        for argv in (
+            ["validate", str(root / "in")],
+            ["plan", str(root / "in"), "-o", str(root / "out"), "--no-progress"],
+        ):
             err = io.StringIO()
             start = time.perf_counter()
             with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):

@@ -44,14 +44,31 @@ def test_the_demo_storage_section_is_valid() -> None:
 def test_o2ib_and_o2ib0_are_one_network_for_the_mgs_check() -> None:
     # NIDs print net 0 without its number (libcfs_net2str): o2ib0 declared, @o2ib NIDs, and the reverse
     assert issues_of(storage()) == []
-    assert issues_of(storage(lnet={"networks": [{"net": "o2ib", "rails": [0], "routes": ["10.20.0.0/16"]}]},
-                             filesystems=fs(mgs=["10.20.0.1@o2ib0"]))) == []
+    assert (
+        issues_of(
+            storage(
+                lnet={"networks": [{"net": "o2ib", "rails": [0], "routes": ["10.20.0.0/16"]}]},
+                filesystems=fs(mgs=["10.20.0.1@o2ib0"]),
+            )
+        )
+        == []
+    )
 
 
 def test_host_name_nids_and_tcp_interfaces_are_accepted() -> None:
-    st = storage(lnet={"networks": [{"net": "tcp1", "interfaces": ["eth2", "bond0.100"], "multi_rail": True,
-                                     "lnd_tunables": {"conns_per_peer": 4}}]},
-                 filesystems=fs(mgs=["mgs-a.storage.example@tcp1", "mgs-b@tcp1"]))
+    st = storage(
+        lnet={
+            "networks": [
+                {
+                    "net": "tcp1",
+                    "interfaces": ["eth2", "bond0.100"],
+                    "multi_rail": True,
+                    "lnd_tunables": {"conns_per_peer": 4},
+                }
+            ]
+        },
+        filesystems=fs(mgs=["mgs-a.storage.example@tcp1", "mgs-b@tcp1"]),
+    )
     assert issues_of(st) == []
 
 
@@ -64,27 +81,43 @@ def test_global_settings_keep_lnetctls_names_in_a_fixed_order() -> None:
 # --- lnet_net_key / parse_nid -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("net", "key"), [("o2ib", "o2ib0"), ("o2ib0", "o2ib0"), ("o2ib12", "o2ib12"),
-                                          ("tcp", "tcp0"), ("tcp3", "tcp3"), ("ib0", None), ("o2ib01", None),
-                                          ("O2IB", None), ("tcp-1", None), ("", None), ("gni", None)])
+@pytest.mark.parametrize(
+    ("net", "key"),
+    [
+        ("o2ib", "o2ib0"),
+        ("o2ib0", "o2ib0"),
+        ("o2ib12", "o2ib12"),
+        ("tcp", "tcp0"),
+        ("tcp3", "tcp3"),
+        ("ib0", None),
+        ("o2ib01", None),
+        ("O2IB", None),
+        ("tcp-1", None),
+        ("", None),
+        ("gni", None),
+    ],
+)
 def test_lnet_net_key(net: str, key: str | None) -> None:
     assert lnet_net_key(net) == key
 
 
-@pytest.mark.parametrize(("nid", "parsed"), [
-    ("10.20.0.1@o2ib", ("10.20.0.1", "o2ib0")),
-    ("10.20.0.1@tcp2", ("10.20.0.1", "tcp2")),
-    ("mgs1.lab@o2ib1", ("mgs1.lab", "o2ib1")),
-    ("10.20.0.300@o2ib", None),   # not an address, and all-digit labels are no host name
-    ("10.20.1@o2ib", None),
-    ("10.20.0.1", None),          # no net
-    ("10.20.0.1@", None),
-    ("@o2ib", None),
-    ("10.20.0.1@ib0", None),
-    ("-mgs@tcp", None),
-    ("mgs_1@tcp", None),
-    ("10.20.0.1@o2ib@tcp", None),
-])
+@pytest.mark.parametrize(
+    ("nid", "parsed"),
+    [
+        ("10.20.0.1@o2ib", ("10.20.0.1", "o2ib0")),
+        ("10.20.0.1@tcp2", ("10.20.0.1", "tcp2")),
+        ("mgs1.lab@o2ib1", ("mgs1.lab", "o2ib1")),
+        ("10.20.0.300@o2ib", None),  # not an address, and all-digit labels are no host name
+        ("10.20.1@o2ib", None),
+        ("10.20.0.1", None),  # no net
+        ("10.20.0.1@", None),
+        ("@o2ib", None),
+        ("10.20.0.1@ib0", None),
+        ("-mgs@tcp", None),
+        ("mgs_1@tcp", None),
+        ("10.20.0.1@o2ib@tcp", None),
+    ],
+)
 def test_parse_nid(nid: str, parsed: tuple[str, str] | None) -> None:
     assert parse_nid(nid) == parsed
 
@@ -107,16 +140,24 @@ def test_bad_net_is_named_and_does_not_cascade_into_the_mgs_check() -> None:
 
 
 def test_the_same_network_twice_is_refused_even_when_spelled_differently() -> None:
-    st = storage(lnet={"networks": [{"net": "o2ib", "rails": [0], "routes": ["10.20.0.0/16"]},
-                                    {"net": "o2ib0", "rails": [1]}]})
+    st = storage(
+        lnet={"networks": [{"net": "o2ib", "rails": [0], "routes": ["10.20.0.0/16"]}, {"net": "o2ib0", "rails": [1]}]}
+    )
     i = only(issues_of(st))
     assert (i.rule, i.path, i.value) == ("storage-duplicate-net", "storage.lnet.networks[1].net", "o2ib0")
     assert i.message == "the same network as 'o2ib' (LNet network o2ib0)"
     assert i.valid == "a network other than ['o2ib']"
 
 
-@pytest.mark.parametrize("net_", [{"net": "o2ib0"}, {"net": "o2ib0", "rails": [0], "interfaces": ["eth2"]},
-                                  {"net": "o2ib0", "rails": []}, {"net": "o2ib0", "interfaces": []}])
+@pytest.mark.parametrize(
+    "net_",
+    [
+        {"net": "o2ib0"},
+        {"net": "o2ib0", "rails": [0], "interfaces": ["eth2"]},
+        {"net": "o2ib0", "rails": []},
+        {"net": "o2ib0", "interfaces": []},
+    ],
+)
 def test_a_network_names_rails_or_interfaces(net_: dict[str, Any]) -> None:
     i = only(issues_of(storage(lnet={"networks": [net_]})))
     assert (i.rule, i.path) == ("storage-net-interfaces", "storage.lnet.networks[0]")
@@ -155,8 +196,9 @@ def test_multi_rail_off_needs_a_single_interface() -> None:
     assert i.message == "is false but the network has 2 interfaces (rails x planes)"
     assert i.valid == "true (LNet Multi-Rail), or a single interface"
     assert issues_of(storage(**net(rails=[1], multi_rail=False))) == []
-    st = storage(lnet={"networks": [{"net": "tcp", "interfaces": ["eth2", "eth3"], "multi_rail": False}]},
-                 filesystems=[])
+    st = storage(
+        lnet={"networks": [{"net": "tcp", "interfaces": ["eth2", "eth3"], "multi_rail": False}]}, filesystems=[]
+    )
     assert only(issues_of(st)).message == "is false but the network has 2 interfaces (interfaces)"
 
 
@@ -167,9 +209,18 @@ def test_multi_rail_off_counts_every_plane_of_a_rail() -> None:
 
 
 def test_lnd_tunables_follow_what_the_lnd_reads() -> None:
-    st = storage(lnet={"networks": [{"net": "tcp", "interfaces": ["eth2"],
-                                     "lnd_tunables": {"conns_per_peer": 4, "concurrent_sends": 64,
-                                                      "map_on_demand": 1}}]}, filesystems=[])
+    st = storage(
+        lnet={
+            "networks": [
+                {
+                    "net": "tcp",
+                    "interfaces": ["eth2"],
+                    "lnd_tunables": {"conns_per_peer": 4, "concurrent_sends": 64, "map_on_demand": 1},
+                }
+            ]
+        },
+        filesystems=[],
+    )
     issues = issues_of(st)
     assert [(i.rule, i.path, i.value) for i in issues] == [
         ("storage-lnd-tunable-not-for-net", "storage.lnet.networks[0].lnd_tunables.concurrent_sends", 64),
@@ -197,13 +248,18 @@ def test_duplicate_file_system_names_and_mount_points() -> None:
     assert i.valid == "a file system name not used before"
     two = [*fs(), {**fs()[0], "name": "lfs2"}]
     i = only(issues_of(storage(filesystems=two)))
-    assert (i.rule, i.path, i.value) == ("storage-duplicate-mount-point", "storage.filesystems[1].mount_point",
-                                         "/mnt/lfs1")
+    assert (i.rule, i.path, i.value) == (
+        "storage-duplicate-mount-point",
+        "storage.filesystems[1].mount_point",
+        "/mnt/lfs1",
+    )
     assert i.message == "already used by storage.filesystems[0]"
 
 
-@pytest.mark.parametrize("mp", ["mnt/lfs1", "/", "/mnt/lfs1/", "/mnt/../lfs1", "/mnt//lfs1", "//mnt",
-                                "/mnt/my lfs", "/mnt/./lfs1", "/mnt/\tx"])
+@pytest.mark.parametrize(
+    "mp",
+    ["mnt/lfs1", "/", "/mnt/lfs1/", "/mnt/../lfs1", "/mnt//lfs1", "//mnt", "/mnt/my lfs", "/mnt/./lfs1", "/mnt/\tx"],
+)
 def test_bad_mount_points(mp: str) -> None:
     i = only(issues_of(storage(filesystems=fs(mount_point=mp))))
     assert (i.rule, i.path, i.value) == ("storage-bad-mount-point", "storage.filesystems[0].mount_point", mp)
@@ -219,8 +275,12 @@ def test_mgs_needs_a_node() -> None:
 def test_each_bad_nid_of_an_mgs_node_is_named() -> None:
     issues = issues_of(storage(filesystems=fs(mgs=["10.20.0.1@o2ib,10.20.0.300@o2ib", "10.20.0.2@o2ib,"])))
     assert [(i.rule, i.path, i.message, i.value) for i in issues] == [
-        ("storage-bad-nid", "storage.filesystems[0].mgs[0]", "'10.20.0.300@o2ib' is not a NID",
-         "10.20.0.1@o2ib,10.20.0.300@o2ib"),
+        (
+            "storage-bad-nid",
+            "storage.filesystems[0].mgs[0]",
+            "'10.20.0.300@o2ib' is not a NID",
+            "10.20.0.1@o2ib,10.20.0.300@o2ib",
+        ),
         ("storage-bad-nid", "storage.filesystems[0].mgs[1]", "'' is not a NID", "10.20.0.2@o2ib,"),
     ]
     assert issues[0].valid.startswith("comma-separated NIDs of one MGS node: <IPv4 or host name>@<o2ib[N]")
@@ -228,16 +288,23 @@ def test_each_bad_nid_of_an_mgs_node_is_named() -> None:
 
 def test_a_nid_given_twice() -> None:
     i = only(issues_of(storage(filesystems=fs(mgs=["10.20.0.1@o2ib", "10.20.0.1@o2ib"]))))
-    assert (i.rule, i.path, i.message) == ("storage-bad-nid", "storage.filesystems[0].mgs[1]",
-                                           "NID 10.20.0.1@o2ib given twice")
+    assert (i.rule, i.path, i.message) == (
+        "storage-bad-nid",
+        "storage.filesystems[0].mgs[1]",
+        "NID 10.20.0.1@o2ib given twice",
+    )
 
 
 def test_an_mgs_nid_on_an_undeclared_network_names_both_networks() -> None:
     i = only(issues_of(storage(filesystems=fs(mgs=["10.20.0.1@o2ib,10.30.0.1@tcp"]))))
-    assert (i.rule, i.path, i.value) == ("storage-mgs-net-not-configured", "storage.filesystems[0].mgs[0]",
-                                         "10.20.0.1@o2ib,10.30.0.1@tcp")
-    assert i.message == ("NID 10.30.0.1@tcp is on LNet network tcp0, which storage.lnet.networks does not declare "
-                         "(declared: o2ib0)")
+    assert (i.rule, i.path, i.value) == (
+        "storage-mgs-net-not-configured",
+        "storage.filesystems[0].mgs[0]",
+        "10.20.0.1@o2ib,10.30.0.1@tcp",
+    )
+    assert i.message == (
+        "NID 10.30.0.1@tcp is on LNet network tcp0, which storage.lnet.networks does not declare (declared: o2ib0)"
+    )
     assert i.valid == "a NID on o2ib0"
     i = only(issues_of(storage(lnet={"networks": []}, filesystems=fs(mgs=["10.20.0.1@o2ib1"]))))
     assert i.message.endswith("(declared: none)") and i.valid == "declare o2ib1 in storage.lnet.networks"
@@ -251,21 +318,33 @@ def test_bad_mount_options(opt: str) -> None:
     assert i.valid == "one option per list item, without spaces or commas, e.g. [flock, noatime]"
 
 
-@pytest.mark.parametrize("key", ["max_rpcs_in_flight", "ost.max_rpcs_in_flight", "osc.*.max_rpcs_in_flight",
-                                 "osc.lfs1-OST*.max_rpcs_in_flight", "ldlm.lru_size", "osc.", "OSC.checksums"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "max_rpcs_in_flight",
+        "ost.max_rpcs_in_flight",
+        "osc.*.max_rpcs_in_flight",
+        "osc.lfs1-OST*.max_rpcs_in_flight",
+        "ldlm.lru_size",
+        "osc.",
+        "OSC.checksums",
+    ],
+)
 def test_tunable_keys_must_be_scopable(key: str) -> None:
     i = only(issues_of(storage(filesystems=fs(tunables={key: 32}))))
     assert (i.rule, i.path, i.value) == ("storage-bad-tunable", f"storage.filesystems[0].tunables.{key}", key)
     assert i.message == "not a client parameter hwaac can scope to the file system"
-    assert i.valid == ("<type>.<parameter> with type osc, mdc, llite, ldlm.namespaces, e.g. "
-                       "osc.max_rpcs_in_flight")
+    assert i.valid == ("<type>.<parameter> with type osc, mdc, llite, ldlm.namespaces, e.g. osc.max_rpcs_in_flight")
 
 
 @pytest.mark.parametrize("value", ["", "16 M", "a\nb"])
 def test_tunable_values_are_one_word(value: str) -> None:
     i = only(issues_of(storage(filesystems=fs(tunables={"osc.max_dirty_mb": value}))))
-    assert (i.rule, i.path, i.value) == ("storage-bad-tunable", "storage.filesystems[0].tunables.osc.max_dirty_mb",
-                                         value)
+    assert (i.rule, i.path, i.value) == (
+        "storage-bad-tunable",
+        "storage.filesystems[0].tunables.osc.max_dirty_mb",
+        value,
+    )
     assert i.message == "value is empty or contains white space"
 
 

@@ -23,10 +23,14 @@ def _load_error(storage_yaml: str) -> IntentError:
 
 
 def test_peercredits_hiw_is_not_an_lnd_tunable() -> None:
-    err = _load_error("storage:\n  client_version: '2.15.5'\n  lnet:\n    networks:\n      - net: o2ib\n"
-                      "        rails: [0]\n        lnd_tunables: {peercredits_hiw: 16}\n")
-    assert str(err) == ("f.yml:24: storage.lnet.networks[0].lnd_tunables.peercredits_hiw: unknown field "
-                        "'peercredits_hiw'; valid: one of concurrent_sends, conns_per_peer, map_on_demand")
+    err = _load_error(
+        "storage:\n  client_version: '2.15.5'\n  lnet:\n    networks:\n      - net: o2ib\n"
+        "        rails: [0]\n        lnd_tunables: {peercredits_hiw: 16}\n"
+    )
+    assert str(err) == (
+        "f.yml:24: storage.lnet.networks[0].lnd_tunables.peercredits_hiw: unknown field "
+        "'peercredits_hiw'; valid: one of concurrent_sends, conns_per_peer, map_on_demand"
+    )
 
 
 def test_packages_and_global_values_are_checked_by_the_schema() -> None:
@@ -39,8 +43,9 @@ def test_packages_and_global_values_are_checked_by_the_schema() -> None:
 
 def test_max_intf_is_spelled_max_interfaces() -> None:
     err = _load_error("storage:\n  client_version: '2.15.5'\n  lnet: {max_intf: 200}\n")
-    assert str(err).startswith("f.yml:20: storage.lnet.max_intf: unknown field 'max_intf' (did you mean "
-                               "'max_interfaces'?)")
+    assert str(err).startswith(
+        "f.yml:20: storage.lnet.max_intf: unknown field 'max_intf' (did you mean 'max_interfaces'?)"
+    )
 
 
 def test_client_version_is_required() -> None:
@@ -49,12 +54,15 @@ def test_client_version_is_required() -> None:
 
 
 def test_semantic_errors_point_at_their_line() -> None:
-    err = _load_error("storage:\n  client_version: '2.15.5'\n  lnet:\n    networks:\n      - net: o2ib\n"
-                      "        rails: [0]\n        routes: [10.30.0.0/16]\n  filesystems:\n    - name: lfs1\n"
-                      "      mgs:\n        - 10.20.0.1@o2ib\n        - 10.20.0.2@tcp\n      mount_point: /mnt/lfs1\n")
+    err = _load_error(
+        "storage:\n  client_version: '2.15.5'\n  lnet:\n    networks:\n      - net: o2ib\n"
+        "        rails: [0]\n        routes: [10.30.0.0/16]\n  filesystems:\n    - name: lfs1\n"
+        "      mgs:\n        - 10.20.0.1@o2ib\n        - 10.20.0.2@tcp\n      mount_point: /mnt/lfs1\n"
+    )
     assert [(i.line, i.path, i.rule) for i in err.issues] == [
         (28, "storage.filesystems[0].mgs[0]", "storage-mgs-not-routed"),
-        (29, "storage.filesystems[0].mgs[1]", "storage-mgs-net-not-configured")]
+        (29, "storage.filesystems[0].mgs[1]", "storage-mgs-net-not-configured"),
+    ]
 
 
 def test_storage_survives_netbox_pool_resolution() -> None:

@@ -103,8 +103,11 @@ def test_yaml_syntax_error_has_line(tmp_path: Path):
 
 
 def test_valid_fixtures_and_inventory_load():
-    for path in [*sorted((FIXTURES / "valid").glob("*.yml")), *sorted((REPO / "inventory").glob("*/fabric.yml")),
-                 *sorted((REPO / "inventory" / "examples").glob("*/fabric.yml"))]:
+    for path in [
+        *sorted((FIXTURES / "valid").glob("*.yml")),
+        *sorted((REPO / "inventory").glob("*/fabric.yml")),
+        *sorted((REPO / "inventory" / "examples").glob("*/fabric.yml")),
+    ]:
         plan = build_plan(load_intent(path))
         assert plan.switches and plan.links
 

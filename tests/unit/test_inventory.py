@@ -37,10 +37,18 @@ def test_host_variables_carry_what_the_roles_need(demo: dict) -> None:
     inv = from_plan_doc(demo, render_dir="/out")
     leaf = inv.hostvars["leaf-p0-su02-r7"]
     want = demo["switches"]["leaf-p0-su02-r7"]
-    assert leaf == {"hwaac_fabric": "demo", "hwaac_role": "leaf", "hwaac_source": "plan", "hwaac_plane": 0,
-                    "hwaac_model": want["model"], "hwaac_asn": want["asn"],
-                    "hwaac_loopback": want["loopback"].removesuffix("/32"), "hwaac_su": 2, "hwaac_rail": 7,
-                    "hwaac_files": "/out/switches/leaf-p0-su02-r7"}
+    assert leaf == {
+        "hwaac_fabric": "demo",
+        "hwaac_role": "leaf",
+        "hwaac_source": "plan",
+        "hwaac_plane": 0,
+        "hwaac_model": want["model"],
+        "hwaac_asn": want["asn"],
+        "hwaac_loopback": want["loopback"].removesuffix("/32"),
+        "hwaac_su": 2,
+        "hwaac_rail": 7,
+        "hwaac_files": "/out/switches/leaf-p0-su02-r7",
+    }
     node = inv.hostvars["gpu-su01-h05"]
     assert node["hwaac_rails"] == list(range(8)) and node["hwaac_planes"] == [0] and node["hwaac_slot"] == 5
     assert node["hwaac_files"] == "/out/hosts/gpu-su01-h05" and node["hwaac_role"] == "gpu"
@@ -48,8 +56,11 @@ def test_host_variables_carry_what_the_roles_need(demo: dict) -> None:
 
 
 def test_a_twin_plane_fabric_puts_every_node_in_both_planes() -> None:
-    plan = plan_from_text(TWIN.read_text(), str(TWIN),
-                          pool_lookup_from({"tftwin-p2p": "10.31.0.0/24", "tftwin-hosts": "172.30.0.0/23"}, None))
+    plan = plan_from_text(
+        TWIN.read_text(),
+        str(TWIN),
+        pool_lookup_from({"tftwin-p2p": "10.31.0.0/24", "tftwin-hosts": "172.30.0.0/23"}, None),
+    )
     inv = from_plan_doc(plan_to_dict(plan))
     nodes = {n.name for n in plan.nodes}
     for p in (0, 1):

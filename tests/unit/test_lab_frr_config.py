@@ -29,8 +29,15 @@ from hwaac.lab.frr_config import LAB_NEIGHBOR_LINES, frr_config, neighbors
 from hwaac.lab.frr_statements import statements
 
 ROOT = Path(__file__).resolve().parents[2]
-BGP_TOP = ("ip prefix-list", "ipv6 prefix-list", "route-map ", "router bgp", "bgp as-path", "bgp community-list",
-           "bgp extcommunity-list")
+BGP_TOP = (
+    "ip prefix-list",
+    "ipv6 prefix-list",
+    "route-map ",
+    "router bgp",
+    "bgp as-path",
+    "bgp community-list",
+    "bgp extcommunity-list",
+)
 
 
 def _toolkit_env() -> str:
@@ -54,8 +61,12 @@ def sonic_render(request: pytest.FixtureRequest, config_db: dict[str, Any], tmp:
         return hit
     path = tmp / f"{hashlib.sha256(blob).hexdigest()[:12]}.json"
     path.write_text(json.dumps(config_db))
-    proc = subprocess.run(["bash", "-c", f'. "{env_sh}" && sonic-render-frr --mode unified "{path}"'],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        ["bash", "-c", f'. "{env_sh}" && sonic-render-frr --mode unified "{path}"'],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     if cache is not None:
         cache.set(key, proc.stdout)
@@ -97,8 +108,10 @@ def demo_switches(render: Path) -> dict[str, dict[str, Any]]:
 def shape(config_db: dict[str, Any]) -> tuple[object, ...]:
     """What SONiC's templates iterate over: the device type and the keys of every table, with the addresses, names
     and numbers in them made generic (two switches of one shape run the same template lines)."""
-    return (config_db["DEVICE_METADATA"]["localhost"].get("type"),
-            tuple(sorted((t, tuple(sorted(re.sub(r"\d+", "#", k) for k in rows))) for t, rows in config_db.items())))
+    return (
+        config_db["DEVICE_METADATA"]["localhost"].get("type"),
+        tuple(sorted((t, tuple(sorted(re.sub(r"\d+", "#", k) for k in rows))) for t, rows in config_db.items())),
+    )
 
 
 def one_per_shape(switches: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -109,8 +122,9 @@ def one_per_shape(switches: dict[str, dict[str, Any]]) -> dict[str, dict[str, An
 
 
 @pytest.mark.cost(20)
-def test_every_demo_switch_shape_matches_sonic_render(demo_render: Path, request: pytest.FixtureRequest,
-                                                       tmp_path: Path) -> None:
+def test_every_demo_switch_shape_matches_sonic_render(
+    demo_render: Path, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     """One switch of each shape (a render is 3 s of sonic-cfggen; the demo's 24 switches have a few shapes)."""
     everyone = demo_switches(demo_render)
     assert len(everyone) == 24
@@ -119,8 +133,9 @@ def test_every_demo_switch_shape_matches_sonic_render(demo_render: Path, request
     assert roles == {db["DEVICE_METADATA"]["localhost"].get("type") for db in switches.values()}
     assert 2 <= len(switches) < len(everyone)
     with ThreadPoolExecutor(max_workers=3) as pool:  # each render is one sonic-cfggen process pair
-        sonic = dict(zip(switches, pool.map(lambda db: sonic_render(request, db, tmp_path), switches.values()),
-                         strict=True))
+        sonic = dict(
+            zip(switches, pool.map(lambda db: sonic_render(request, db, tmp_path), switches.values()), strict=True)
+        )
     for name, db in switches.items():
         mine = frr_config(db)
         assert_same_as_sonic(mine, sonic[name], db)
@@ -139,56 +154,110 @@ def test_lab_timers_off_is_sonic_exactly(demo_render: Path, request: pytest.Fixt
 def _rich_config() -> dict[str, Any]:
     """A leaf config that uses many of the fields the templates translate."""
     return {
-        "DEVICE_METADATA": {"localhost": {"hostname": "rich-leaf", "bgp_asn": "65100", "type": "LeafRouter",
-                                          "docker_routing_config_mode": "unified",
-                                          "frr_mgmt_framework_config": "true"}},
-        "BGP_GLOBALS": {"default": {"local_asn": "65100", "router_id": "10.0.0.9", "load_balance_mp_relax": "true",
-                                    "as_path_mp_as_set": "true", "log_nbr_state_changes": "true",
-                                    "always_compare_med": "true", "deterministic_med": "true",
-                                    "default_local_preference": "150", "graceful_restart_enable": "true",
-                                    "gr_restart_time": "240", "max_delay": "60", "establish_wait": "30",
-                                    "fast_external_failover": "false", "external_compare_router_id": "true"}},
-        "BGP_GLOBALS_AF": {"default|ipv4_unicast": {"max_ebgp_paths": "32", "max_ibgp_paths": "8"},
-                           "default|ipv6_unicast": {"max_ebgp_paths": "16"}},
+        "DEVICE_METADATA": {
+            "localhost": {
+                "hostname": "rich-leaf",
+                "bgp_asn": "65100",
+                "type": "LeafRouter",
+                "docker_routing_config_mode": "unified",
+                "frr_mgmt_framework_config": "true",
+            }
+        },
+        "BGP_GLOBALS": {
+            "default": {
+                "local_asn": "65100",
+                "router_id": "10.0.0.9",
+                "load_balance_mp_relax": "true",
+                "as_path_mp_as_set": "true",
+                "log_nbr_state_changes": "true",
+                "always_compare_med": "true",
+                "deterministic_med": "true",
+                "default_local_preference": "150",
+                "graceful_restart_enable": "true",
+                "gr_restart_time": "240",
+                "max_delay": "60",
+                "establish_wait": "30",
+                "fast_external_failover": "false",
+                "external_compare_router_id": "true",
+            }
+        },
+        "BGP_GLOBALS_AF": {
+            "default|ipv4_unicast": {"max_ebgp_paths": "32", "max_ibgp_paths": "8"},
+            "default|ipv6_unicast": {"max_ebgp_paths": "16"},
+        },
         "BGP_GLOBALS_AF_NETWORK": {"default|ipv4_unicast|10.9.0.0/24": {"policy": "RM_SET"}},
         "BGP_GLOBALS_AF_AGGREGATE_ADDR": {"default|ipv4_unicast|10.8.0.0/16": {"summary_only": "true"}},
         "BGP_PEER_GROUP": {"default|SPINES": {"asn": "65000", "keepalive": "3", "holdtime": "9", "bfd": "true"}},
-        "BGP_PEER_GROUP_AF": {"default|SPINES|ipv4_unicast": {"admin_status": "up", "route_map_in": ["RM_IN"],
-                                                              "soft_reconfiguration_in": "true"}},
+        "BGP_PEER_GROUP_AF": {
+            "default|SPINES|ipv4_unicast": {
+                "admin_status": "up",
+                "route_map_in": ["RM_IN"],
+                "soft_reconfiguration_in": "true",
+            }
+        },
         "BGP_NEIGHBOR": {
-            "default|10.1.0.0": {"peer_group_name": "SPINES", "name": "spine-1", "local_addr": "10.1.0.1",
-                                 "admin_status": "up"},
-            "default|10.1.0.2": {"asn": "65001", "name": "spine-2", "admin_status": "down",
-                                 "shutdown_message": "maintenance", "ebgp_multihop": "true"},
+            "default|10.1.0.0": {
+                "peer_group_name": "SPINES",
+                "name": "spine-1",
+                "local_addr": "10.1.0.1",
+                "admin_status": "up",
+            },
+            "default|10.1.0.2": {
+                "asn": "65001",
+                "name": "spine-2",
+                "admin_status": "down",
+                "shutdown_message": "maintenance",
+                "ebgp_multihop": "true",
+            },
             "default|Ethernet8": {"peer_type": "external", "name": "unnumbered", "capability_ext_nexthop": "true"},
             "default|fc00::1": {"asn": "65002", "keepalive": "3", "holdtime": "10", "passive_mode": "true"},
         },
         "BGP_NEIGHBOR_AF": {
-            "default|10.1.0.0|ipv4_unicast": {"admin_status": "true", "allow_as_in": "true", "allow_as_count": "2",
-                                              "max_prefix_limit": "1000", "max_prefix_warning_threshold": "80",
-                                              "max_prefix_warning_only": "true"},
-            "default|10.1.0.2|ipv4_unicast": {"admin_status": "false", "send_community": "standard",
-                                              "nhself": "true", "route_map_out": ["RM_SET"]},
+            "default|10.1.0.0|ipv4_unicast": {
+                "admin_status": "true",
+                "allow_as_in": "true",
+                "allow_as_count": "2",
+                "max_prefix_limit": "1000",
+                "max_prefix_warning_threshold": "80",
+                "max_prefix_warning_only": "true",
+            },
+            "default|10.1.0.2|ipv4_unicast": {
+                "admin_status": "false",
+                "send_community": "standard",
+                "nhself": "true",
+                "route_map_out": ["RM_SET"],
+            },
             "default|Ethernet8|ipv4_unicast": {"admin_status": "up", "prefix_list_in": "PL_V4"},
             "default|fc00::1|ipv6_unicast": {"admin_status": "up", "route_map_in": ["RM_IN"]},
         },
         "PREFIX_SET": {"PL_V4": {"mode": "IPv4"}, "PL_V6": {"mode": "IPv6"}},
-        "PREFIX": {"PL_V4|10|10.0.0.0/8|24..32": {"action": "permit"},
-                   "PL_V4|20|0.0.0.0/0|exact": {"action": "deny"},
-                   "PL_V6|fc00::/7|64..128": {"action": "permit"}},
+        "PREFIX": {
+            "PL_V4|10|10.0.0.0/8|24..32": {"action": "permit"},
+            "PL_V4|20|0.0.0.0/0|exact": {"action": "deny"},
+            "PL_V6|fc00::/7|64..128": {"action": "permit"},
+        },
         "ROUTE_MAP_SET": {"RM_IN": {}, "RM_SET": {}},
-        "ROUTE_MAP": {"RM_IN|10": {"route_operation": "permit", "match_prefix_set": "PL_V4",
-                                   "set_local_preference": "200", "set_med": "50"},
-                      "RM_IN|20": {"route_operation": "deny", "match_as_path": "AS_BAD"},
-                      # no set_asn/set_repeat_asn: the template compares the string from CONFIG_DB with 0 and
-                      # fails (route_map.j2 l.64, TypeError), so SONiC renders nothing to compare with
-                      "RM_SET|10": {"route_operation": "permit", "set_community_inline": ["65100:1", "no-export"],
-                                    "set_origin": "IGP"}},
+        "ROUTE_MAP": {
+            "RM_IN|10": {
+                "route_operation": "permit",
+                "match_prefix_set": "PL_V4",
+                "set_local_preference": "200",
+                "set_med": "50",
+            },
+            "RM_IN|20": {"route_operation": "deny", "match_as_path": "AS_BAD"},
+            # no set_asn/set_repeat_asn: the template compares the string from CONFIG_DB with 0 and
+            # fails (route_map.j2 l.64, TypeError), so SONiC renders nothing to compare with
+            "RM_SET|10": {
+                "route_operation": "permit",
+                "set_community_inline": ["65100:1", "no-export"],
+                "set_origin": "IGP",
+            },
+        },
         "AS_PATH_SET": {"AS_BAD": {"as_path_set_member": ["_65666_"]}},
-        "COMMUNITY_SET": {"CS1": {"set_type": "STANDARD", "match_action": "ANY",
-                                  "community_member": ["65100:1", "65100:2"]}},
-        "ROUTE_REDISTRIBUTE": {"default|connected|bgp|ipv4": {"route_map": ["RM_SET"]},
-                               "default|static|bgp|ipv6": {}},
+        "COMMUNITY_SET": {
+            "CS1": {"set_type": "STANDARD", "match_action": "ANY", "community_member": ["65100:1", "65100:2"]}
+        },
+        "ROUTE_REDISTRIBUTE": {"default|connected|bgp|ipv4": {"route_map": ["RM_SET"]}, "default|static|bgp|ipv6": {}},
     }
 
 
@@ -199,27 +268,36 @@ def test_rich_config_matches_sonic_render(request: pytest.FixtureRequest, tmp_pa
     st = set(statements(mine))
     # spot checks that the rich fields were translated at all (the comparison above would also pass if neither
     # side had them)
-    for want in [("router bgp 65100", "neighbor 10.1.0.2 shutdown message maintenance"),
-                 ("router bgp 65100", "neighbor Ethernet8 interface remote-as external"),
-                 ("router bgp 65100 > address-family ipv4 unicast", "neighbor 10.1.0.0 allowas-in 2"),
-                 ("router bgp 65100 > address-family ipv4 unicast", "no neighbor 10.1.0.2 activate"),
-                 ("router bgp 65100 > address-family ipv6 unicast", "maximum-paths 16"),
-                 ("", "ip prefix-list PL_V4 seq 20 deny 0.0.0.0/0"),
-                 # the template compares prefix lengths as strings: '24' > '8' is false, so no "ge 24"
-                 ("", "ip prefix-list PL_V4 seq 10 permit 10.0.0.0/8 le 32"),
-                 ("", "ipv6 prefix-list PL_V6 permit fc00::/7 le 128"),
-                 ("route-map RM_SET permit 10", "set community 65100:1 no-export")]:
+    for want in [
+        ("router bgp 65100", "neighbor 10.1.0.2 shutdown message maintenance"),
+        ("router bgp 65100", "neighbor Ethernet8 interface remote-as external"),
+        ("router bgp 65100 > address-family ipv4 unicast", "neighbor 10.1.0.0 allowas-in 2"),
+        ("router bgp 65100 > address-family ipv4 unicast", "no neighbor 10.1.0.2 activate"),
+        ("router bgp 65100 > address-family ipv6 unicast", "maximum-paths 16"),
+        ("", "ip prefix-list PL_V4 seq 20 deny 0.0.0.0/0"),
+        # the template compares prefix lengths as strings: '24' > '8' is false, so no "ge 24"
+        ("", "ip prefix-list PL_V4 seq 10 permit 10.0.0.0/8 le 32"),
+        ("", "ipv6 prefix-list PL_V6 permit fc00::/7 le 128"),
+        ("route-map RM_SET permit 10", "set community 65100:1 no-export"),
+    ]:
         assert want in st, want
 
 
-@pytest.mark.parametrize(("value", "shutdown", "activate"), [
-    ("true", False, True), ("up", False, True),      # frrcfgd 202505 reads both (hdl_admin_status)
-    ("false", True, False), ("down", True, False),
-])
+@pytest.mark.parametrize(
+    ("value", "shutdown", "activate"),
+    [
+        ("true", False, True),
+        ("up", False, True),  # frrcfgd 202505 reads both (hdl_admin_status)
+        ("false", True, False),
+        ("down", True, False),
+    ],
+)
 def test_admin_status_values(value: str, shutdown: bool, activate: bool) -> None:
-    db = {"BGP_GLOBALS": {"default": {"local_asn": "65001"}},
-          "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65002", "admin_status": value}},
-          "BGP_NEIGHBOR_AF": {"default|10.0.0.1|ipv4_unicast": {"admin_status": value}}}
+    db = {
+        "BGP_GLOBALS": {"default": {"local_asn": "65001"}},
+        "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65002", "admin_status": value}},
+        "BGP_NEIGHBOR_AF": {"default|10.0.0.1|ipv4_unicast": {"admin_status": value}},
+    }
     st = set(statements(frr_config(db)))
     assert (("router bgp 65001", "neighbor 10.0.0.1 shutdown") in st) is shutdown
     fam = "router bgp 65001 > address-family ipv4 unicast"
@@ -228,29 +306,52 @@ def test_admin_status_values(value: str, shutdown: bool, activate: bool) -> None
     assert neighbors(db)["10.0.0.1"]["enabled"] is activate
 
 
-@pytest.mark.parametrize(("table", "key", "fields", "message"), [
-    ("BGP_NEIGHBOR", "default|10.0.0.1", {"asn": "1", "admin_status": "enable"},
-     "BGP_NEIGHBOR|default|10.0.0.1 admin_status: 'enable' is not valid: up, down (or true, false)"),
-    ("BGP_NEIGHBOR_AF", "default|10.0.0.1|ipv4_unicast", {"admin_status": "yes"},
-     "BGP_NEIGHBOR_AF|default|10.0.0.1|ipv4_unicast admin_status: 'yes' is not valid"),
-    ("BGP_NEIGHBOR_AF", "default|10.0.0.1|l2vpn_evpn", {"admin_status": "up"},
-     "the l2vpn_evpn family is not modelled by the lab"),
-    ("PREFIX", "PL|10.0.0.0/8|8to24", {"action": "permit"}, "range '8to24' is not valid"),
-    ("ROUTE_MAP", "RM|10", {"route_operation": "permit", "set_asn": "65001", "set_repeat_asn": "2"},
-     "SONiC's frrcfgd template fails on it"),
-])
+@pytest.mark.parametrize(
+    ("table", "key", "fields", "message"),
+    [
+        (
+            "BGP_NEIGHBOR",
+            "default|10.0.0.1",
+            {"asn": "1", "admin_status": "enable"},
+            "BGP_NEIGHBOR|default|10.0.0.1 admin_status: 'enable' is not valid: up, down (or true, false)",
+        ),
+        (
+            "BGP_NEIGHBOR_AF",
+            "default|10.0.0.1|ipv4_unicast",
+            {"admin_status": "yes"},
+            "BGP_NEIGHBOR_AF|default|10.0.0.1|ipv4_unicast admin_status: 'yes' is not valid",
+        ),
+        (
+            "BGP_NEIGHBOR_AF",
+            "default|10.0.0.1|l2vpn_evpn",
+            {"admin_status": "up"},
+            "the l2vpn_evpn family is not modelled by the lab",
+        ),
+        ("PREFIX", "PL|10.0.0.0/8|8to24", {"action": "permit"}, "range '8to24' is not valid"),
+        (
+            "ROUTE_MAP",
+            "RM|10",
+            {"route_operation": "permit", "set_asn": "65001", "set_repeat_asn": "2"},
+            "SONiC's frrcfgd template fails on it",
+        ),
+    ],
+)
 def test_refused_values(table: str, key: str, fields: dict[str, str], message: str) -> None:
-    db: dict[str, Any] = {"BGP_GLOBALS": {"default": {"local_asn": "65001"}},
-                          "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65002"}},
-                          "PREFIX_SET": {"PL": {"mode": "IPv4"}}}
+    db: dict[str, Any] = {
+        "BGP_GLOBALS": {"default": {"local_asn": "65001"}},
+        "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65002"}},
+        "PREFIX_SET": {"PL": {"mode": "IPv4"}},
+    }
     db.setdefault(table, {})[key] = fields
     with pytest.raises(LabError, match=message.replace("|", r"\|").replace("(", r"\(").replace(")", r"\)")):
         frr_config(db)
 
 
 def test_lab_timers_replace_config_retry_and_interval() -> None:
-    db = {"BGP_GLOBALS": {"default": {"local_asn": "65001"}},
-          "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65002", "conn_retry": "30", "min_adv_interval": "5"}}}
+    db = {
+        "BGP_GLOBALS": {"default": {"local_asn": "65001"}},
+        "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65002", "conn_retry": "30", "min_adv_interval": "5"}},
+    }
     lab = {s for _, s in statements(frr_config(db))}
     plain = {s for _, s in statements(frr_config(db, lab_timers=False))}
     assert {"neighbor 10.0.0.1 timers connect 2", "neighbor 10.0.0.1 advertisement-interval 0"} <= lab
@@ -259,15 +360,20 @@ def test_lab_timers_replace_config_retry_and_interval() -> None:
 
 
 def test_timers_floor_for_big_labs() -> None:
-    db = {"BGP_GLOBALS": {"default": {"local_asn": "65001"}},
-          "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65002", "keepalive": "3", "holdtime": "10"},
-                           "default|10.0.0.3": {"asn": "65002", "keepalive": "20", "holdtime": "60"}}}
+    db = {
+        "BGP_GLOBALS": {"default": {"local_asn": "65001"}},
+        "BGP_NEIGHBOR": {
+            "default|10.0.0.1": {"asn": "65002", "keepalive": "3", "holdtime": "10"},
+            "default|10.0.0.3": {"asn": "65002", "keepalive": "20", "holdtime": "60"},
+        },
+    }
     lines = {s for _, s in statements(frr_config(db, timers_floor=(10, 30)))}
     assert {"neighbor 10.0.0.1 timers 10 30", "neighbor 10.0.0.3 timers 20 60"} <= lines  # a floor, not a value
     assert "neighbor 10.0.0.1 timers 3 10" in {s for _, s in statements(frr_config(db))}
     # without lab timers the config's timers always stand
-    assert "neighbor 10.0.0.1 timers 3 10" in {s for _, s in statements(frr_config(db, lab_timers=False,
-                                                                                      timers_floor=(10, 30)))}
+    assert "neighbor 10.0.0.1 timers 3 10" in {
+        s for _, s in statements(frr_config(db, lab_timers=False, timers_floor=(10, 30)))
+    }
 
 
 def test_vtysh_accepts_every_rendered_config(demo_render: Path, tmp_path: Path) -> None:

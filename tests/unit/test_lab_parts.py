@@ -26,10 +26,22 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "tools" / "lldpd"
 
 
-@pytest.mark.parametrize(("name", "ok"), [
-    ("demo", True), ("a", True), ("su16_x", True), ("0lab", True),
-    ("", False), ("Demo", False), ("a-b", False), ("a.b", False), ("a/b", False), ("x" * 17, False), ("_a", False),
-])
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [
+        ("demo", True),
+        ("a", True),
+        ("su16_x", True),
+        ("0lab", True),
+        ("", False),
+        ("Demo", False),
+        ("a-b", False),
+        ("a.b", False),
+        ("a/b", False),
+        ("x" * 17, False),
+        ("_a", False),
+    ],
+)
 def test_lab_names(name: str, ok: bool) -> None:
     if ok:
         assert check_lab_name(name) == name
@@ -60,17 +72,24 @@ def test_namespace_prefixes_never_overlap() -> None:
 
 
 def test_statements() -> None:
-    text = ("hostname x\n!\nip prefix-list P  permit 10.0.0.0/8 ge 24 le 32\n!\nroute-map R permit 10\n!\n"
-            "router bgp 65001\n bgp bestpath as-path multipath-relax \n neighbor 1.1.1.1 remote-as 2\n !\n"
-            " address-family ipv4 unicast\n  neighbor 1.1.1.1 activate\n exit-address-family\n"
-            " neighbor 1.1.1.1 timers 3 9\n!\nroute-map S deny 20\n match tag 5\n")
+    text = (
+        "hostname x\n!\nip prefix-list P  permit 10.0.0.0/8 ge 24 le 32\n!\nroute-map R permit 10\n!\n"
+        "router bgp 65001\n bgp bestpath as-path multipath-relax \n neighbor 1.1.1.1 remote-as 2\n !\n"
+        " address-family ipv4 unicast\n  neighbor 1.1.1.1 activate\n exit-address-family\n"
+        " neighbor 1.1.1.1 timers 3 9\n!\nroute-map S deny 20\n match tag 5\n"
+    )
     assert statements(text) == [
-        ("", "hostname x"), ("", "ip prefix-list P permit 10.0.0.0/8 ge 24 le 32"), ("", "route-map R permit 10"),
-        ("", "router bgp 65001"), ("router bgp 65001", "bgp bestpath as-path multipath-relax"),
+        ("", "hostname x"),
+        ("", "ip prefix-list P permit 10.0.0.0/8 ge 24 le 32"),
+        ("", "route-map R permit 10"),
+        ("", "router bgp 65001"),
+        ("router bgp 65001", "bgp bestpath as-path multipath-relax"),
         ("router bgp 65001", "neighbor 1.1.1.1 remote-as 2"),
         ("router bgp 65001 > address-family ipv4 unicast", "neighbor 1.1.1.1 activate"),
         ("router bgp 65001", "neighbor 1.1.1.1 timers 3 9"),
-        ("", "route-map S deny 20"), ("route-map S deny 20", "match tag 5")]
+        ("", "route-map S deny 20"),
+        ("route-map S deny 20", "match tag 5"),
+    ]
 
 
 @pytest.mark.parametrize(("links", "t1"), [(0, 128), (64, 128), (65, 256), (1024, 2048), (8192, 16384)])
@@ -83,14 +102,18 @@ def test_neighbour_limits(links: int, t1: int) -> None:
 
 
 # (value before, record a stopped up left as (saved, set) or None, value inside the block, value after: no record)
-@pytest.mark.parametrize(("before", "left", "inside", "after"), [
-    (212992, None, rcvbuf.RCVBUF, 212992),  # raised for the block, written back
-    (8 << 20, None, 8 << 20, 8 << 20),  # already larger: never lowered, no record
-    (rcvbuf.RCVBUF, (212992, rcvbuf.RCVBUF), rcvbuf.RCVBUF, 212992),  # a crashed up's value: the true one is saved
-    (1 << 20, (212992, rcvbuf.RCVBUF), rcvbuf.RCVBUF, 1 << 20),  # someone set another since: theirs is kept
-])
-def test_socket_buffer_default_around_lldpd_start(tmp_path: Path, before: int, left: tuple[int, int] | None,
-                                                  inside: int, after: int) -> None:
+@pytest.mark.parametrize(
+    ("before", "left", "inside", "after"),
+    [
+        (212992, None, rcvbuf.RCVBUF, 212992),  # raised for the block, written back
+        (8 << 20, None, 8 << 20, 8 << 20),  # already larger: never lowered, no record
+        (rcvbuf.RCVBUF, (212992, rcvbuf.RCVBUF), rcvbuf.RCVBUF, 212992),  # a crashed up's value: the true one is saved
+        (1 << 20, (212992, rcvbuf.RCVBUF), rcvbuf.RCVBUF, 1 << 20),  # someone set another since: theirs is kept
+    ],
+)
+def test_socket_buffer_default_around_lldpd_start(
+    tmp_path: Path, before: int, left: tuple[int, int] | None, inside: int, after: int
+) -> None:
     proc, root = tmp_path / "rmem_default", tmp_path / "run"
     proc.write_text(f"{before}\n")
     root.mkdir()
@@ -131,13 +154,17 @@ def _settings(folder: Path) -> dict[str, str]:
 
 
 # (settings someone writes while the lab is up or None, another lab still up, settings after down, restored)
-@pytest.mark.parametrize(("meanwhile", "others", "after", "restored"), [
-    (None, False, MACHINE, {"ksm.run": "0", "ksm.use_zero_pages": "0", "ksm.pages_to_scan": "100"}),
-    (None, True, STEADY, {}),  # another lab still merges: kept until the last one goes
-    ({**MACHINE, "run": "1"}, False, {**MACHINE, "run": "1"}, {}),  # someone else's settings since: theirs
-])
-def test_ksm_merges_while_a_big_lab_is_up(tmp_path: Path, meanwhile: dict[str, str] | None, others: bool,
-                                          after: dict[str, str], restored: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("meanwhile", "others", "after", "restored"),
+    [
+        (None, False, MACHINE, {"ksm.run": "0", "ksm.use_zero_pages": "0", "ksm.pages_to_scan": "100"}),
+        (None, True, STEADY, {}),  # another lab still merges: kept until the last one goes
+        ({**MACHINE, "run": "1"}, False, {**MACHINE, "run": "1"}, {}),  # someone else's settings since: theirs
+    ],
+)
+def test_ksm_merges_while_a_big_lab_is_up(
+    tmp_path: Path, meanwhile: dict[str, str] | None, others: bool, after: dict[str, str], restored: dict[str, str]
+) -> None:
     root, folder = tmp_path / "run", _ksm_dir(tmp_path, MACHINE)
     with ksm.merging(root=root, ksm=folder) as on:
         assert on and _settings(folder) == FAST  # the daemons start and exchange their first updates
@@ -257,9 +284,11 @@ def test_reload_keeps_a_big_labs_timers_floor(tmp_path: Path, floor: list[int] |
     state = new_state("t", "t", tmp_path)
     state["bgp_timers_floor"] = floor
     write_state(tmp_path, state)
-    db = {"DEVICE_METADATA": {"localhost": {"hostname": "leaf1"}},
-          "BGP_GLOBALS": {"default": {"local_asn": "65001"}},
-          "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65002", "keepalive": "3", "holdtime": "10"}}}
+    db = {
+        "DEVICE_METADATA": {"localhost": {"hostname": "leaf1"}},
+        "BGP_GLOBALS": {"default": {"local_asn": "65001"}},
+        "BGP_NEIGHBOR": {"default|10.0.0.1": {"asn": "65002", "keepalive": "3", "holdtime": "10"}},
+    }
     layout = Layout(tmp_path)
     said = apply(layout, "leaf1", "hwl-t-none", db)  # no bgpd runs in that path space: the file only
     assert "not running" in said

@@ -80,8 +80,10 @@ def test_sonic_cfggen_reads_the_running_config_db(tools: Tools) -> None:
     rc, out, _ = tools("sonic-cfggen", "-d", "--print-data")
     assert rc == 0 and json.loads(out) == rendered()
     assert tools("sonic-cfggen", "-d", "-v", "DEVICE_METADATA.localhost.hwsku")[1] == "Mellanox-SN5600-O128\n"
-    assert json.loads(tools("sonic-cfggen", "-d", "--var-json", "LOOPBACK_INTERFACE")[1]) == \
-        rendered()["LOOPBACK_INTERFACE"]
+    assert (
+        json.loads(tools("sonic-cfggen", "-d", "--var-json", "LOOPBACK_INTERFACE")[1])
+        == rendered()["LOOPBACK_INTERFACE"]
+    )
 
 
 def test_a_switch_without_a_running_config_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,15 +112,21 @@ def test_checkpoint_rollback_and_delete(tools: Tools) -> None:
     assert json.loads(tools("config", "list-checkpoints")[1]) == []
 
 
-@pytest.mark.parametrize(("argv", "error"), [
-    (["rollback", "nope"], "Error: Checkpoint 'nope' does not exist"),
-    (["delete-checkpoint", "nope"], "Error: Checkpoint 'nope' does not exist"),
-    (["checkpoint", "../escape"], "Error: checkpoint name '../escape' is not valid: 1 to 64 of A-Z"),
-    (["checkpoint"], "Error: Missing argument 'CHECKPOINT_NAME'."),
-    (["apply-patch"], "Error: Missing argument 'PATCH_FILE_PATH'."),
-    (["apply-patch", "/no/such/patch.json"], "Error: Invalid value for 'PATCH_FILE_PATH': Path '/no/such/patch.json'"),
-    (["replace", "x"], "Error: No such command 'replace'"),
-])
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        (["rollback", "nope"], "Error: Checkpoint 'nope' does not exist"),
+        (["delete-checkpoint", "nope"], "Error: Checkpoint 'nope' does not exist"),
+        (["checkpoint", "../escape"], "Error: checkpoint name '../escape' is not valid: 1 to 64 of A-Z"),
+        (["checkpoint"], "Error: Missing argument 'CHECKPOINT_NAME'."),
+        (["apply-patch"], "Error: Missing argument 'PATCH_FILE_PATH'."),
+        (
+            ["apply-patch", "/no/such/patch.json"],
+            "Error: Invalid value for 'PATCH_FILE_PATH': Path '/no/such/patch.json'",
+        ),
+        (["replace", "x"], "Error: No such command 'replace'"),
+    ],
+)
 def test_bad_commands_fail_like_click_and_change_nothing(tools: Tools, argv: list[str], error: str) -> None:
     before = tools.state.running()
     rc, _, err = tools("config", *argv)
@@ -131,8 +139,9 @@ def test_save_needs_yes(tools: Tools) -> None:
     rc, out, _ = tools("config", "save")
     assert rc == 1 and "Aborted!" in out and tools.state.saved() is None
     rc, out, _ = tools("config", "save", "-y")
-    assert rc == 0 and out == "Running command: /usr/local/bin/sonic-cfggen -d --print-data > " \
-                              "/etc/sonic/config_db.json\n"
+    assert (
+        rc == 0 and out == "Running command: /usr/local/bin/sonic-cfggen -d --print-data > /etc/sonic/config_db.json\n"
+    )
     assert tools.state.saved() == tools.state.running()
 
 
@@ -140,8 +149,9 @@ def test_save_needs_yes(tools: Tools) -> None:
 
 
 def test_without_the_toolkit_a_patch_is_applied_with_a_warning(tools: Tools) -> None:
-    rc, out, err = tools("config", "apply-patch", tools.patch_file(
-        [{"op": "replace", "path": ASN_PATH, "value": "4200000099"}]))
+    rc, out, err = tools(
+        "config", "apply-patch", tools.patch_file([{"op": "replace", "path": ASN_PATH, "value": "4200000099"}])
+    )
     assert rc == 0, err
     assert out.splitlines()[-1] == "Patch applied successfully."
     assert "WARNING: HWAAC_SONIC_TOOLKIT is not set: SONiC's generic config updater did not judge this patch" in err
@@ -152,15 +162,20 @@ def test_without_the_toolkit_a_patch_is_applied_with_a_warning(tools: Tools) -> 
 REFUSED = [
     (BAD_SCHEDULER, "$.QUEUE['Ethernet0|3'].scheduler: 'NO_SUCH' is not defined in SCHEDULER"),
     ([{"op": "remove", "path": "/BGP_NEIGHBOR/default|10.9.9.9"}], "patch does not apply"),
-    ([{"op": "remove", "path": "/LOOPBACK_INTERFACE/Loopback0"},
-      {"op": "remove", "path": "/LOOPBACK_INTERFACE/Loopback0|10.0.0.1~132"}],
-     "will result in empty tables which is not allowed in ConfigDb. Table: LOOPBACK_INTERFACE"),
+    (
+        [
+            {"op": "remove", "path": "/LOOPBACK_INTERFACE/Loopback0"},
+            {"op": "remove", "path": "/LOOPBACK_INTERFACE/Loopback0|10.0.0.1~132"},
+        ],
+        "will result in empty tables which is not allowed in ConfigDb. Table: LOOPBACK_INTERFACE",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("patch", "message"), REFUSED)
-def test_without_the_toolkit_a_bad_patch_is_refused_and_nothing_changes(tools: Tools, patch: list[dict[str, Any]],
-                                                                         message: str) -> None:
+def test_without_the_toolkit_a_bad_patch_is_refused_and_nothing_changes(
+    tools: Tools, patch: list[dict[str, Any]], message: str
+) -> None:
     before = tools.state.running()
     rc, out, err = tools("config", "apply-patch", tools.patch_file(patch))
     assert rc == 2
@@ -179,8 +194,9 @@ def test_patch_file_must_be_a_list_of_operations(tools: Tools) -> None:
 
 def test_dry_run_changes_nothing(tools: Tools) -> None:
     before = tools.state.running()
-    rc, out, _ = tools("config", "apply-patch", "-d", tools.patch_file(
-        [{"op": "replace", "path": ASN_PATH, "value": "4200000099"}]))
+    rc, out, _ = tools(
+        "config", "apply-patch", "-d", tools.patch_file([{"op": "replace", "path": ASN_PATH, "value": "4200000099"}])
+    )
     assert rc == 0 and out.splitlines()[-1] == "Patch applied successfully."
     assert tools.state.running() == before
 
@@ -188,8 +204,9 @@ def test_dry_run_changes_nothing(tools: Tools) -> None:
 # ------------------------------------------------------------------------------- apply-patch, SONiC's GCU
 
 
-def test_gcu_refuses_a_dangling_scheduler_and_nothing_changes(tools: Tools, sonic_toolkit: Any,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gcu_refuses_a_dangling_scheduler_and_nothing_changes(
+    tools: Tools, sonic_toolkit: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HWAAC_SONIC_TOOLKIT", str(sonic_toolkit.home))
     before = tools.state.running()
     rc, _, err = tools("config", "apply-patch", tools.patch_file(BAD_SCHEDULER))
@@ -201,15 +218,19 @@ def test_gcu_refuses_a_dangling_scheduler_and_nothing_changes(tools: Tools, soni
 def test_gcu_decides_an_accepted_patch(tools: Tools, sonic_toolkit: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HWAAC_SONIC_TOOLKIT", str(sonic_toolkit.home))
     tools.state.write_version(SonicVersion("mellanox", "SONiC.202505.01", "202505"))
-    rc, out, err = tools("config", "apply-patch", tools.patch_file(
-        [{"op": "replace", "path": ASN_PATH, "value": "4200000099"}]))
+    rc, out, err = tools(
+        "config", "apply-patch", tools.patch_file([{"op": "replace", "path": ASN_PATH, "value": "4200000099"}])
+    )
     assert rc == 0, err
     assert "WARNING" not in err
     # asn is create-only for GCU (patch_sorter.py CreateOnlyFilter): its sorter replaces the whole neighbour
     applied = [line.split("* ", 1)[1] for line in out.splitlines() if line.startswith("Patch Applier:   * ")]
     assert [(json.loads(c)[0]["op"], json.loads(c)[0]["path"]) for c in applied] == [
-        ("remove", "/BGP_NEIGHBOR_AF/default|10.1.0.0|ipv4_unicast"), ("remove", "/BGP_NEIGHBOR/default|10.1.0.0"),
-        ("add", "/BGP_NEIGHBOR/default|10.1.0.0"), ("add", "/BGP_NEIGHBOR_AF/default|10.1.0.0|ipv4_unicast")]
+        ("remove", "/BGP_NEIGHBOR_AF/default|10.1.0.0|ipv4_unicast"),
+        ("remove", "/BGP_NEIGHBOR/default|10.1.0.0"),
+        ("add", "/BGP_NEIGHBOR/default|10.1.0.0"),
+        ("add", "/BGP_NEIGHBOR_AF/default|10.1.0.0|ipv4_unicast"),
+    ]
     want = rendered()
     want["BGP_NEIGHBOR"]["default|10.1.0.0"]["asn"] = "4200000099"
     assert tools.state.running() == want
@@ -224,8 +245,9 @@ def test_factory_config_holds_the_platform_only() -> None:
     meta = cfg["DEVICE_METADATA"]["localhost"]
     assert meta["hostname"] == "sonic" and meta["hwsku"] == "Mellanox-SN5600-O128"
     assert meta["mac"] == "00:00:5e:00:53:03"
-    assert cfg["PORT"]["Ethernet0"] == {k: rendered()["PORT"]["Ethernet0"][k] for k in ("alias", "lanes", "speed",
-                                                                                         "index")}
+    assert cfg["PORT"]["Ethernet0"] == {
+        k: rendered()["PORT"]["Ethernet0"][k] for k in ("alias", "lanes", "speed", "index")
+    }
     assert asic_type(cfg) == "mellanox" and asic_type({}) == "vs"
     with pytest.raises(LabError, match="no hwsku/platform"):
         factory_config({"PORT": {"Ethernet0": {}}})
@@ -250,9 +272,15 @@ def tiny_lab(tmp_path: Path) -> Lab:
     """A lab record of the tiny fabric (devices and links as hwaac lab up writes them), not running."""
     plan = build_plan(load_intent(TINY))
     devices = {s.name: {"kind": "switch", "role": s.role, "netns": f"hwl-t-{s.name}"} for s in plan.switches}
-    links = {link.cable_id: {"a": [link.a_device, link.a_port], "b": [link.b_device, link.b_port],
-                             "addrs": [str(ipaddress.ip_address(link.a_ip)), str(ipaddress.ip_address(link.b_ip))]}
-             for link in plan.links if link.a_device in devices and link.b_device in devices}
+    links = {
+        link.cable_id: {
+            "a": [link.a_device, link.a_port],
+            "b": [link.b_device, link.b_port],
+            "addrs": [str(ipaddress.ip_address(link.a_ip)), str(ipaddress.ip_address(link.b_ip))],
+        }
+        for link in plan.links
+        if link.a_device in devices and link.b_device in devices
+    }
     return Lab(tmp_path, {"name": "t", "devices": devices, "links": links, "render_dir": str(tmp_path)})
 
 
@@ -283,11 +311,13 @@ def test_gate_shares_count_the_peers_that_can_be_up(tmp_path: Path) -> None:
 
 
 def test_recap_is_read_per_host() -> None:
-    text = ("PLAY RECAP ****\nleaf-1                     : ok=5    changed=1    unreachable=0    failed=0    "
-            "skipped=1    rescued=0    ignored=0\nspine-1 : ok=2 changed=0 unreachable=0 failed=1 skipped=0 "
-            "rescued=1 ignored=0\n")
-    assert recap(text) == {"leaf-1": {"ok": 5, "changed": 1, "unreachable": 0, "failed": 0, "skipped": 1,
-                                      "rescued": 0, "ignored": 0},
-                           "spine-1": {"ok": 2, "changed": 0, "unreachable": 0, "failed": 1, "skipped": 0,
-                                       "rescued": 1, "ignored": 0}}
+    text = (
+        "PLAY RECAP ****\nleaf-1                     : ok=5    changed=1    unreachable=0    failed=0    "
+        "skipped=1    rescued=0    ignored=0\nspine-1 : ok=2 changed=0 unreachable=0 failed=1 skipped=0 "
+        "rescued=1 ignored=0\n"
+    )
+    assert recap(text) == {
+        "leaf-1": {"ok": 5, "changed": 1, "unreachable": 0, "failed": 0, "skipped": 1, "rescued": 0, "ignored": 0},
+        "spine-1": {"ok": 2, "changed": 0, "unreachable": 0, "failed": 1, "skipped": 0, "rescued": 1, "ignored": 0},
+    }
     assert recap("no recap") == {}

@@ -18,17 +18,32 @@ PORTS = ("Ethernet0", "Ethernet128", "Ethernet132")
 # (case, PORT table, port, STATE, oper/admin state as read, rx_ok, tx_ok) -- counts read by eye from the fixture
 CASES = [
     ("up", {}, "Ethernet0", "U", {"oper": "up", "admin": "up"}, 68, 75),
-    ("cable failed: admin up in CONFIG_DB, kernel down", {}, "Ethernet128", "D", {"oper": "down", "admin": "up"}, 87,
-     78),
+    (
+        "cable failed: admin up in CONFIG_DB, kernel down",
+        {},
+        "Ethernet128",
+        "D",
+        {"oper": "down", "admin": "up"},
+        87,
+        78,
+    ),
     ("shut in CONFIG_DB", {"Ethernet132": {"admin_status": "down"}}, "Ethernet132", "X", {"admin": "down"}, 137, 119),
-    ("admin_status up written out", {"Ethernet132": {"admin_status": "up"}}, "Ethernet132", "U",
-     {"oper": "up", "admin": "up"}, 137, 119),
+    (
+        "admin_status up written out",
+        {"Ethernet132": {"admin_status": "up"}},
+        "Ethernet132",
+        "U",
+        {"oper": "up", "admin": "up"},
+        137,
+        119,
+    ),
 ]
 
 
 @pytest.mark.parametrize(("case", "table", "port", "letter", "state", "rx", "tx"), CASES, ids=[c[0] for c in CASES])
-def test_portstat_json_reads_back(case: str, table: dict, port: str, letter: str, state: dict, rx: int,
-                                  tx: int) -> None:
+def test_portstat_json_reads_back(
+    case: str, table: dict, port: str, letter: str, state: dict, rx: int, tx: int
+) -> None:
     text = portstat_json(LINKS, PORTS, table)
     assert json.loads(text)[port]["STATE"] == letter
     snap = parse_portstat_json(text, device="leaf-p0-su01-r0")

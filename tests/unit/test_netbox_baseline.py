@@ -12,8 +12,10 @@ import pytest
 from hwaac.devnetbox import baseline
 from hwaac.devnetbox.local import VERSION
 
-DUMP = (b"--\n-- PostgreSQL database dump\n--\n\n\\restrict AbC123\n\nSET client_encoding = 'UTF8';\n"
-        b"COPY public.t (id) FROM stdin;\n1\n\\.\n\n\\unrestrict AbC123\n\n")
+DUMP = (
+    b"--\n-- PostgreSQL database dump\n--\n\n\\restrict AbC123\n\nSET client_encoding = 'UTF8';\n"
+    b"COPY public.t (id) FROM stdin;\n1\n\\.\n\n\\unrestrict AbC123\n\n"
+)
 
 
 def test_from_dump_puts_the_header_first_and_drops_the_restrict_guard() -> None:
@@ -23,8 +25,7 @@ def test_from_dump_puts_the_header_first_and_drops_the_restrict_guard() -> None:
     assert b"COPY public.t (id) FROM stdin;\n1\n\\.\n" in sql and b"SET client_encoding = 'UTF8';\n" in sql
 
 
-def test_write_is_atomic_and_the_same_sql_gives_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                                                ) -> None:
+def test_write_is_atomic_and_the_same_sql_gives_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(baseline, "FOLDER", tmp_path / "baselines")
     sql = baseline.from_dump(DUMP, "9.9.9")
     baseline.write(baseline.path("9.9.9"), sql)
@@ -35,10 +36,12 @@ def test_write_is_atomic_and_the_same_sql_gives_the_same_bytes(tmp_path: Path, m
     assert baseline.read("9.9.9") == sql
 
 
-@pytest.mark.parametrize("content", [None, b"not gzip", gzip.compress(b"x")[:-6]], ids=["missing", "not-gzip",
-                                                                                          "cut-off"])
-def test_no_usable_baseline_reads_as_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          content: bytes | None) -> None:
+@pytest.mark.parametrize(
+    "content", [None, b"not gzip", gzip.compress(b"x")[:-6]], ids=["missing", "not-gzip", "cut-off"]
+)
+def test_no_usable_baseline_reads_as_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: bytes | None
+) -> None:
     monkeypatch.setattr(baseline, "FOLDER", tmp_path)
     if content is not None:
         baseline.path("9.9.9").write_bytes(content)

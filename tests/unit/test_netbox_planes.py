@@ -39,8 +39,10 @@ def test_the_planes_together_are_the_whole_fabric(twin: Plan) -> None:
     per_plane = [desired_state(twin, [p]) for p in (0, 1)]
     for kind in OWNED_KINDS:
         assert set(whole.kinds[kind]) == set(per_plane[0].kinds[kind]) | set(per_plane[1].kinds[kind]), kind
-    assert whole.claim_tags(whole.kinds["devices"][twin.nodes[0].name]) == {plane_tag("tftwin", 0),
-                                                                             plane_tag("tftwin", 1)}
+    assert whole.claim_tags(whole.kinds["devices"][twin.nodes[0].name]) == {
+        plane_tag("tftwin", 0),
+        plane_tag("tftwin", 1),
+    }
 
 
 def test_removing_planes_asks_for_no_owned_object_but_keeps_the_catalogue(twin: Plan) -> None:
@@ -57,8 +59,10 @@ def test_a_plane_outside_the_fabric_is_an_error_naming_the_valid_planes(twin: Pl
 
 
 def test_pools_taken_from_netbox_are_referenced_not_recorded(twin: Plan) -> None:
-    assert twin.intent.netbox_pools == {"addressing.leaf_spine": "tftwin-p2p",
-                                        "addressing.host_links.prefix": "tftwin-hosts"}
+    assert twin.intent.netbox_pools == {
+        "addressing.leaf_spine": "tftwin-p2p",
+        "addressing.host_links.prefix": "tftwin-hosts",
+    }
     prefixes = set(desired_state(twin).kinds["prefixes"])
     assert prefixes == {"10.30.0.0/27", "10.30.1.0/28"}  # the loopback pools, literal in the intent
     assert not prefixes & set(POOLS.values())

@@ -28,8 +28,9 @@ print("released", flush=True)
 
 
 def holder(lock: Path, mode: str, release: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", HOLDER, str(lock), mode, str(release)], stdout=subprocess.PIPE,
-                            text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(lock), mode, str(release)], stdout=subprocess.PIPE, text=True
+    )
 
 
 def wait_line(proc: subprocess.Popen[str], want: str) -> None:
@@ -57,13 +58,17 @@ def test_a_waiting_exclusive_use_keeps_new_shared_uses_out_until_it_had_its_turn
         wait_line(reader, "held")
         writer = holder(lock, "exclusive", tmp_path / "writer-go")
         time.sleep(1.0)  # the writer now waits for the reader, holding the turnstile
-        with pytest.raises(LocalNetBoxError, match="another process waits to stop the local NetBox"), \
-                UsageLock(lock).shared(timeout=0.5):
+        with (
+            pytest.raises(LocalNetBoxError, match="another process waits to stop the local NetBox"),
+            UsageLock(lock).shared(timeout=0.5),
+        ):
             pass
         (tmp_path / "reader-go").touch()
         wait_line(writer, "held")  # the writer got its turn once the reader left
-        with pytest.raises(LocalNetBoxError, match="being stopped by another process"), \
-                UsageLock(lock).shared(timeout=0.5):
+        with (
+            pytest.raises(LocalNetBoxError, match="being stopped by another process"),
+            UsageLock(lock).shared(timeout=0.5),
+        ):
             pass
         (tmp_path / "writer-go").touch()
         wait_line(writer, "released")

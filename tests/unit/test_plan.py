@@ -139,8 +139,11 @@ def test_switch_ports_are_used_once_and_exist():
     from hwaac.plan.ports import port_names
 
     plan = plan_of(intent_dict("b200-3tier"))
-    models = {"leaf": plan.design.leaf_model, "spine": plan.design.spine_model,
-              "super_spine": plan.design.super_spine_model}
+    models = {
+        "leaf": plan.design.leaf_model,
+        "spine": plan.design.spine_model,
+        "super_spine": plan.design.super_spine_model,
+    }
     used = Counter()
     for link in plan.links:
         for dev, port in ((link.a_device, link.a_port), (link.b_device, link.b_port)):
@@ -167,28 +170,42 @@ def _addresses(plan) -> list[tuple[str, int]]:
     return out
 
 
-fabric_shapes = st.fixed_dictionaries({
-    "planes": st.sampled_from([1, 2]),
-    "rails": st.integers(1, 8),
-    "nodes_per_su": st.integers(1, 16),
-    "capacity": st.integers(1, 6),
-    "mode": st.sampled_from(["p2p31", "rail_subnet"]),
-    "parity": st.sampled_from(["odd", "even"]),
-})
+fabric_shapes = st.fixed_dictionaries(
+    {
+        "planes": st.sampled_from([1, 2]),
+        "rails": st.integers(1, 8),
+        "nodes_per_su": st.integers(1, 16),
+        "capacity": st.integers(1, 6),
+        "mode": st.sampled_from(["p2p31", "rail_subnet"]),
+        "parity": st.sampled_from(["odd", "even"]),
+    }
+)
 
 
 def shaped_intent(shape: dict, su_count: int) -> Intent:
-    return Intent.model_validate({
-        "fabric": {"name": "prop", "site": "lab", "planes": shape["planes"], "rails": shape["rails"],
-                   "nodes_per_su": shape["nodes_per_su"], "su_count": su_count, "su_capacity": shape["capacity"]},
-        "switches": {"leaf": {"model": "SN5600-O128", "downlinks": shape["nodes_per_su"]},
-                     "spine": {"model": "SN5600-O128"}},
-        "addressing": {"loopbacks": {"leaf": "10.0.0.0/22", "spine": "10.0.4.0/24"},
-                       "leaf_spine": "10.1.0.0/16",
-                       "host_links": {"prefix": "172.16.0.0/16", "mode": shape["mode"],
-                                      "host_address": shape["parity"]}},
-        "host": {"interface_name": "r{rail}p{plane}"},
-    })
+    return Intent.model_validate(
+        {
+            "fabric": {
+                "name": "prop",
+                "site": "lab",
+                "planes": shape["planes"],
+                "rails": shape["rails"],
+                "nodes_per_su": shape["nodes_per_su"],
+                "su_count": su_count,
+                "su_capacity": shape["capacity"],
+            },
+            "switches": {
+                "leaf": {"model": "SN5600-O128", "downlinks": shape["nodes_per_su"]},
+                "spine": {"model": "SN5600-O128"},
+            },
+            "addressing": {
+                "loopbacks": {"leaf": "10.0.0.0/22", "spine": "10.0.4.0/24"},
+                "leaf_spine": "10.1.0.0/16",
+                "host_links": {"prefix": "172.16.0.0/16", "mode": shape["mode"], "host_address": shape["parity"]},
+            },
+            "host": {"interface_name": "r{rail}p{plane}"},
+        }
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -258,32 +275,49 @@ def test_asns_follow_rfc7938():
     assert all(4_200_000_000 <= s.asn <= 4_294_967_294 for s in plan.switches)
 
 
-three_tier_shapes = st.fixed_dictionaries({
-    "planes": st.sampled_from([1, 2, 4]),
-    "rails": st.integers(1, 4),
-    "nodes_per_su": st.integers(1, 8),
-    "capacity": st.integers(2, 6),
-    "sus_per_pod": st.integers(1, 3),
-    "appliance": st.booleans(),
-})
+three_tier_shapes = st.fixed_dictionaries(
+    {
+        "planes": st.sampled_from([1, 2, 4]),
+        "rails": st.integers(1, 4),
+        "nodes_per_su": st.integers(1, 8),
+        "capacity": st.integers(2, 6),
+        "sus_per_pod": st.integers(1, 3),
+        "appliance": st.booleans(),
+    }
+)
 
 
 def three_tier_intent(shape: dict, su_count: int) -> Intent:
     appliances = []
     if shape["appliance"]:
         appliances = [{"name": "ufm-01", "su": 1, "slot": shape["nodes_per_su"], "rails": [0]}]
-    return Intent.model_validate({
-        "fabric": {"name": "prop3", "site": "lab", "tiers": 3, "planes": shape["planes"], "rails": shape["rails"],
-                   "nodes_per_su": shape["nodes_per_su"], "su_count": su_count, "su_capacity": shape["capacity"],
-                   "appliances": appliances},
-        "switches": {"leaf": {"model": "SN5600-O128", "downlinks": shape["nodes_per_su"]},
-                     "spine": {"model": "SN5600-O128", "sus_per_pod": shape["sus_per_pod"]},
-                     "super_spine": {"model": "SN5600-O128"}},
-        "addressing": {"loopbacks": {"leaf": "10.0.0.0/22", "spine": "10.0.4.0/22", "super_spine": "10.0.8.0/22"},
-                       "leaf_spine": "10.1.0.0/16", "spine_super_spine": "10.2.0.0/16",
-                       "host_links": {"prefix": "172.16.0.0/16"}},
-        "host": {"interface_name": "r{rail}p{plane}"},
-    })
+    return Intent.model_validate(
+        {
+            "fabric": {
+                "name": "prop3",
+                "site": "lab",
+                "tiers": 3,
+                "planes": shape["planes"],
+                "rails": shape["rails"],
+                "nodes_per_su": shape["nodes_per_su"],
+                "su_count": su_count,
+                "su_capacity": shape["capacity"],
+                "appliances": appliances,
+            },
+            "switches": {
+                "leaf": {"model": "SN5600-O128", "downlinks": shape["nodes_per_su"]},
+                "spine": {"model": "SN5600-O128", "sus_per_pod": shape["sus_per_pod"]},
+                "super_spine": {"model": "SN5600-O128"},
+            },
+            "addressing": {
+                "loopbacks": {"leaf": "10.0.0.0/22", "spine": "10.0.4.0/22", "super_spine": "10.0.8.0/22"},
+                "leaf_spine": "10.1.0.0/16",
+                "spine_super_spine": "10.2.0.0/16",
+                "host_links": {"prefix": "172.16.0.0/16"},
+            },
+            "host": {"interface_name": "r{rail}p{plane}"},
+        }
+    )
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -294,8 +328,9 @@ def test_three_tier_multi_plane_growth_is_stable_and_overlap_free(shape):
         plan = build_plan(three_tier_intent(shape, sus))
         values = [a for _, a in _addresses(plan)]
         assert len(values) == len(set(values)), "an address is allocated twice"
-        ports = Counter((d, p) for link in plan.links for d, p in ((link.a_device, link.a_port),
-                                                                  (link.b_device, link.b_port)))
+        ports = Counter(
+            (d, p) for link in plan.links for d, p in ((link.a_device, link.a_port), (link.b_device, link.b_port))
+        )
         assert max(ports.values()) == 1, "a port carries two cables"
         # every spine uplinks to exactly one group of super-spines, every super-spine to every pod of its plane
         ss_pods = defaultdict(set)

@@ -93,8 +93,7 @@ def test_rendering_twice_is_byte_identical(demo):
 def test_cabling_one_row_per_link_with_unique_ids(demo):
     plan, docs = demo
     r = rows(docs["cabling.csv"])
-    assert list(r[0]) == ["cable_id", "kind", "plane", "a_device", "a_port", "b_device", "b_port", "speed_gbps",
-                          "rail"]
+    assert list(r[0]) == ["cable_id", "kind", "plane", "a_device", "a_port", "b_device", "b_port", "speed_gbps", "rail"]
     assert len(r) == len(plan.links) == 1024
     ids = [x["cable_id"] for x in r]
     assert len(set(ids)) == len(ids)

@@ -77,7 +77,6 @@ def test_deterministic(demo: Plan) -> None:
 # --- netplan ----------------------------------------------------------------------------------------------
 
 
-
 def test_one_table_and_one_rule_per_rail(demo: Plan, h01: dict[str, str]) -> None:
     eths = yaml_of(h01[NETPLAN])["network"]["ethernets"]
     tables, priorities = [], []
@@ -108,8 +107,12 @@ def test_rail_addresses_equal_the_plan(demo: Plan) -> None:
             assert cfg["routing-policy"][0]["from"] == a
             agg_routes = [r for r in cfg["routes"] if r["to"] == agg]
             assert len(agg_routes) == 1 and agg_routes[0]["via"] == b
-            assert {"to": f"{ip_str(lk.network)}/{lk.prefixlen}", "scope": "link", "from": a,
-                    "table": cfg["routing-policy"][0]["table"]} in cfg["routes"]
+            assert {
+                "to": f"{ip_str(lk.network)}/{lk.prefixlen}",
+                "scope": "link",
+                "from": a,
+                "table": cfg["routing-policy"][0]["table"],
+            } in cfg["routes"]
 
 
 def test_rail_interface_settings(demo: Plan, h01: dict[str, str]) -> None:
@@ -170,7 +173,8 @@ def test_rail_subnet_mode_routes_via_the_leaf_gateway() -> None:
         assert cfg["addresses"] == [f"{ip_str(lk.a_ip)}/{lk.prefixlen}"]
         # the host-link block, the switches' pools and the demo's storage prefix, all via the leaf's gateway
         assert [(r["to"], r["via"]) for r in cfg["routes"] if "via" in r] == [
-            (p, ip_str(lk.b_ip)) for p in ("172.16.0.0/16", *FABRIC_POOLS, "10.20.0.0/16")]
+            (p, ip_str(lk.b_ip)) for p in ("172.16.0.0/16", *FABRIC_POOLS, "10.20.0.0/16")
+        ]
         assert cfg["routes"][0]["to"] == f"{ip_str(lk.network)}/{lk.prefixlen}"
 
 
@@ -305,7 +309,7 @@ def conf_scopes(s: dict[str, str]) -> set[str]:
     for k in s:
         for prefix, sep in (("net.ipv4.conf.", "."), ("net/ipv4/conf/", "/")):
             if k.startswith(prefix):
-                out.add(k[len(prefix):].rsplit(sep, 1)[0])
+                out.add(k[len(prefix) :].rsplit(sep, 1)[0])
     return out
 
 

@@ -38,8 +38,9 @@ def test_every_rail_table_routes_the_switch_pools_via_its_leaf(demo: Plan) -> No
         for lk in host_links(demo, name):
             cfg = eths[lk.a_port]
             a, b, table = ip_str(lk.a_ip), ip_str(lk.b_ip), cfg["routing-policy"][0]["table"]
-            assert cfg["routes"][2:FIRST_STORAGE] == [{"to": p, "via": b, "from": a, "table": table}
-                                                       for p in FABRIC_POOLS]
+            assert cfg["routes"][2:FIRST_STORAGE] == [
+                {"to": p, "via": b, "from": a, "table": table} for p in FABRIC_POOLS
+            ]
 
 
 def test_every_rail_table_of_a_gpu_node_routes_the_storage_prefix_via_its_leaf(demo: Plan) -> None:
@@ -68,11 +69,13 @@ def test_storage_routes_go_only_to_the_rails_of_their_network_in_intent_order() 
     eths = rail_ethernets(plan, GOLDEN_NODE)
     assert {iface: storage_routes_of(cfg) for iface, cfg in eths.items()} == {
         "rail0": ["10.20.0.0/16", "10.21.0.0/16"],
-        "rail1": [], "rail2": [],
+        "rail1": [],
+        "rail2": [],
         "rail3": ["10.20.0.0/16", "10.21.0.0/16", "10.22.0.0/16"],  # o2ib1 repeats 10.21.0.0/16: once
         "rail4": [],
         "rail5": ["10.22.0.0/16", "10.21.0.0/16"],
-        "rail6": [], "rail7": [],
+        "rail6": [],
+        "rail7": [],
     }
 
 
@@ -89,8 +92,12 @@ def test_twin_planes_route_storage_through_each_ports_own_plane() -> None:
     for lk in host_links(plan, GOLDEN_NODE):
         if lk.rail == 1:
             cfg = eths[lk.a_port]
-            assert cfg["routes"][FIRST_STORAGE] == {"to": STORAGE_PREFIX, "via": ip_str(lk.b_ip),
-                                                    "from": ip_str(lk.a_ip), "table": cfg["routing-policy"][0]["table"]}
+            assert cfg["routes"][FIRST_STORAGE] == {
+                "to": STORAGE_PREFIX,
+                "via": ip_str(lk.b_ip),
+                "from": ip_str(lk.a_ip),
+                "table": cfg["routing-policy"][0]["table"],
+            }
             vias.add(ip_str(lk.b_ip))
     assert len(vias) == 2  # a leaf of plane 0 and a leaf of plane 1
 

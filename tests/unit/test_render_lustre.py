@@ -25,12 +25,11 @@ DEMO = REPO / "inventory" / "demo"
 GOLDEN = REPO / "tests" / "golden" / "demo" / "hosts" / "gpu-su01-h01" / PATH
 
 
-
-
 def rail_ports(plan: Plan, name: str, rail: int) -> list[tuple[int, str]]:
     """(plane, Linux interface) of the node's host links on ``rail``, straight from the plan's links."""
-    return sorted((lk.plane, lk.a_port) for lk in plan.links
-                  if lk.kind == "host" and lk.a_device == name and lk.rail == rail)
+    return sorted(
+        (lk.plane, lk.a_port) for lk in plan.links if lk.kind == "host" and lk.a_device == name and lk.rail == rail
+    )
 
 
 def lustre_doc(plan: Plan, name: str) -> dict[str, Any]:
@@ -53,18 +52,29 @@ def test_demo_document_is_the_intent_with_the_plans_interfaces(demo: Plan) -> No
         "client_version": "2.15.5",
         "packages": {"flavor": "auto"},
         "lnet": {
-            "networks": [{"net": "o2ib0", "interfaces": rails, "tunables": {"peer_credits": 32},
-                          "lnd_tunables": {"concurrent_sends": 64}}],
+            "networks": [
+                {
+                    "net": "o2ib0",
+                    "interfaces": rails,
+                    "tunables": {"peer_credits": 32},
+                    "lnd_tunables": {"concurrent_sends": 64},
+                }
+            ],
             "global": {"discovery": 1},
         },
-        "filesystems": [{
-            "name": "lfs1",
-            "mgs": [["10.20.0.1@o2ib", "10.20.1.1@o2ib"], ["10.20.0.2@o2ib", "10.20.1.2@o2ib"]],
-            "mount_point": "/mnt/lfs1",
-            "options": ["flock", "noatime", "_netdev", "x-systemd.requires=lnet.service"],
-            "tunables": {"osc.lfs1-OST*.max_rpcs_in_flight": "32", "mdc.lfs1-MDT*.max_rpcs_in_flight": "64",
-                         "ldlm.namespaces.lfs1-*.lru_max_age": "600000"},
-        }],
+        "filesystems": [
+            {
+                "name": "lfs1",
+                "mgs": [["10.20.0.1@o2ib", "10.20.1.1@o2ib"], ["10.20.0.2@o2ib", "10.20.1.2@o2ib"]],
+                "mount_point": "/mnt/lfs1",
+                "options": ["flock", "noatime", "_netdev", "x-systemd.requires=lnet.service"],
+                "tunables": {
+                    "osc.lfs1-OST*.max_rpcs_in_flight": "32",
+                    "mdc.lfs1-MDT*.max_rpcs_in_flight": "64",
+                    "ldlm.namespaces.lfs1-*.lru_max_age": "600000",
+                },
+            }
+        ],
     }
 
 
@@ -81,7 +91,8 @@ def test_every_gpu_node_of_the_demo_gets_the_file(demo: Plan) -> None:
         files = render_host_files(demo, n)
         assert PATH in files, n.name
         assert json.loads(files[PATH])["lnet"]["networks"][0]["interfaces"] == [
-            iface for r in range(8) for _p, iface in rail_ports(demo, n.name, r)]
+            iface for r in range(8) for _p, iface in rail_ports(demo, n.name, r)
+        ]
 
 
 def test_render_is_deterministic(demo: Plan) -> None:
@@ -116,27 +127,35 @@ def test_twin_plane_rail_brings_both_ports_plane_0_first() -> None:
 
 def test_named_interfaces_are_taken_as_written_next_to_rail_networks() -> None:
     data = demo_dict()
-    data["storage"]["lnet"]["networks"].append({"net": "tcp1", "interfaces": ["eth2", "eth3"],
-                                                "lnd_tunables": {"conns_per_peer": 4}})
+    data["storage"]["lnet"]["networks"].append(
+        {"net": "tcp1", "interfaces": ["eth2", "eth3"], "lnd_tunables": {"conns_per_peer": 4}}
+    )
     data["storage"]["lnet"]["max_interfaces"] = 64
     plan = plan_of(data)
     doc = lustre_doc(plan, "gpu-su01-h01")
     assert [n["net"] for n in doc["lnet"]["networks"]] == ["o2ib0", "tcp1"]
-    assert doc["lnet"]["networks"][1] == {"net": "tcp1", "interfaces": ["eth2", "eth3"], "tunables": {},
-                                          "lnd_tunables": {"conns_per_peer": 4}}
+    assert doc["lnet"]["networks"][1] == {
+        "net": "tcp1",
+        "interfaces": ["eth2", "eth3"],
+        "tunables": {},
+        "lnd_tunables": {"conns_per_peer": 4},
+    }
     assert doc["lnet"]["global"] == {"discovery": 1, "max_interfaces": 64}
 
 
 # --- file systems -----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("key", "pattern"), [
-    ("osc.max_rpcs_in_flight", "osc.lfs1-OST*.max_rpcs_in_flight"),
-    ("mdc.max_mod_rpcs_in_flight", "mdc.lfs1-MDT*.max_mod_rpcs_in_flight"),
-    ("llite.max_read_ahead_mb", "llite.lfs1-*.max_read_ahead_mb"),
-    ("ldlm.namespaces.lru_size", "ldlm.namespaces.lfs1-*.lru_size"),
-    ("ldlm.namespaces.pool.limit", "ldlm.namespaces.lfs1-*.pool.limit"),
-])
+@pytest.mark.parametrize(
+    ("key", "pattern"),
+    [
+        ("osc.max_rpcs_in_flight", "osc.lfs1-OST*.max_rpcs_in_flight"),
+        ("mdc.max_mod_rpcs_in_flight", "mdc.lfs1-MDT*.max_mod_rpcs_in_flight"),
+        ("llite.max_read_ahead_mb", "llite.lfs1-*.max_read_ahead_mb"),
+        ("ldlm.namespaces.lru_size", "ldlm.namespaces.lfs1-*.lru_size"),
+        ("ldlm.namespaces.pool.limit", "ldlm.namespaces.lfs1-*.pool.limit"),
+    ],
+)
 def test_tunables_are_scoped_to_the_file_system(key: str, pattern: str) -> None:
     assert scoped_tunable("lfs1", key) == pattern
 
@@ -167,14 +186,23 @@ def test_mount_options_keep_order_drop_repeats_and_add_netdev_and_lnet_ordering_
 
 def test_two_file_systems_in_intent_order_each_with_its_own_scope() -> None:
     data = demo_dict()
-    data["storage"]["filesystems"].append({"name": "scratch", "mgs": ["mgs-s.lab@o2ib"], "mount_point": "/scratch",
-                                           "tunables": {"osc.max_dirty_mb": 512, "llite.checksums": 0}})
+    data["storage"]["filesystems"].append(
+        {
+            "name": "scratch",
+            "mgs": ["mgs-s.lab@o2ib"],
+            "mount_point": "/scratch",
+            "tunables": {"osc.max_dirty_mb": 512, "llite.checksums": 0},
+        }
+    )
     doc = lustre_doc(plan_of(data), "gpu-su01-h01")
     assert [f["name"] for f in doc["filesystems"]] == ["lfs1", "scratch"]
-    assert doc["filesystems"][1] == {"name": "scratch", "mgs": [["mgs-s.lab@o2ib"]], "mount_point": "/scratch",
-                                     "options": ["_netdev", "x-systemd.requires=lnet.service"],
-                                     "tunables": {"osc.scratch-OST*.max_dirty_mb": "512",
-                                                  "llite.scratch-*.checksums": "0"}}
+    assert doc["filesystems"][1] == {
+        "name": "scratch",
+        "mgs": [["mgs-s.lab@o2ib"]],
+        "mount_point": "/scratch",
+        "options": ["_netdev", "x-systemd.requires=lnet.service"],
+        "tunables": {"osc.scratch-OST*.max_dirty_mb": "512", "llite.scratch-*.checksums": "0"},
+    }
     assert "osc.lfs1-OST*.max_rpcs_in_flight" in doc["filesystems"][0]["tunables"]
 
 
@@ -202,7 +230,8 @@ def test_a_fabric_without_storage_renders_no_lustre_file_and_nothing_else_change
         assert len(route.findall(with_storage[netplan])) == 8 and not route.search(without[netplan])
         assert without[netplan] == route.sub("", with_storage[netplan])
         assert {k: v for k, v in without.items() if k != netplan} == {
-            k: v for k, v in with_storage.items() if k not in (PATH, netplan)}
+            k: v for k, v in with_storage.items() if k not in (PATH, netplan)
+        }
 
 
 def test_appliances_get_no_lustre_file() -> None:

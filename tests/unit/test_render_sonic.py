@@ -56,11 +56,31 @@ def test_orjson_output_matches_golden_format():
 def test_table_order_is_fixed_and_values_are_strings():
     cfg = render(LEAF)
     assert list(cfg) == [
-        "DEVICE_METADATA", "PORT", "LOOPBACK_INTERFACE", "INTERFACE", "ROUTE_MAP_SET", "ROUTE_MAP", "BGP_GLOBALS",
-        "BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK", "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF",
-        "DEVICE_NEIGHBOR", "DSCP_TO_TC_MAP", "TC_TO_QUEUE_MAP", "TC_TO_PRIORITY_GROUP_MAP",
-        "MAP_PFC_PRIORITY_TO_QUEUE", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP", "SCHEDULER", "WRED_PROFILE", "QUEUE",
-        "PORT_QOS_MAP", "PFC_WD", "CABLE_LENGTH", "BUFFER_PG", "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+        "DEVICE_METADATA",
+        "PORT",
+        "LOOPBACK_INTERFACE",
+        "INTERFACE",
+        "ROUTE_MAP_SET",
+        "ROUTE_MAP",
+        "BGP_GLOBALS",
+        "BGP_GLOBALS_AF",
+        "BGP_GLOBALS_AF_NETWORK",
+        "BGP_NEIGHBOR",
+        "BGP_NEIGHBOR_AF",
+        "DEVICE_NEIGHBOR",
+        "DSCP_TO_TC_MAP",
+        "TC_TO_QUEUE_MAP",
+        "TC_TO_PRIORITY_GROUP_MAP",
+        "MAP_PFC_PRIORITY_TO_QUEUE",
+        "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+        "SCHEDULER",
+        "WRED_PROFILE",
+        "QUEUE",
+        "PORT_QOS_MAP",
+        "PFC_WD",
+        "CABLE_LENGTH",
+        "BUFFER_PG",
+        "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
         "LOSSLESS_TRAFFIC_PATTERN",
     ]
 
@@ -99,7 +119,12 @@ def test_port_table_covers_every_port_of_the_model_incl_the_25g_extra_port():
         assert list(render(name)["PORT"]) == [p.name for p in port_table(model)]
     e512 = render(LEAF)["PORT"]["Ethernet512"]
     assert (e512["lanes"], e512["alias"], e512["index"], e512["speed"], e512["admin_status"]) == (
-        "512", "etp65", "65", "25000", "down")
+        "512",
+        "etp65",
+        "65",
+        "25000",
+        "down",
+    )
     assert "fec" not in e512  # a 25G port: its FEC is the platform's, not the 400G ports' RS
 
 
@@ -180,8 +205,7 @@ def test_every_neighbour_is_activated_with_in_and_out_policy(name):
     cfg = render(name)
     assert set(cfg["BGP_NEIGHBOR_AF"]) == {f"{k}|ipv4_unicast" for k in cfg["BGP_NEIGHBOR"]}
     for af in cfg["BGP_NEIGHBOR_AF"].values():
-        assert af == {"admin_status": "up", "route_map_in": ["HWAAC_PERMIT_ALL"],
-                      "route_map_out": ["HWAAC_PERMIT_ALL"]}
+        assert af == {"admin_status": "up", "route_map_in": ["HWAAC_PERMIT_ALL"], "route_map_out": ["HWAAC_PERMIT_ALL"]}
     assert cfg["ROUTE_MAP"] == {"HWAAC_PERMIT_ALL|10": {"route_operation": "permit"}}
     assert cfg["ROUTE_MAP_SET"] == {"HWAAC_PERMIT_ALL": {}}
 
@@ -190,8 +214,14 @@ def test_every_neighbour_is_activated_with_in_and_out_policy(name):
 def test_bgp_globals_ecmp_and_asn(name):
     sw = demo_plan().switch_by_name[name]
     cfg = render(name)
-    assert cfg["BGP_GLOBALS"] == {"default": {"local_asn": str(sw.asn), "router_id": ip_str(sw.loopback),
-                                              "load_balance_mp_relax": "true", "log_nbr_state_changes": "true"}}
+    assert cfg["BGP_GLOBALS"] == {
+        "default": {
+            "local_asn": str(sw.asn),
+            "router_id": ip_str(sw.loopback),
+            "load_balance_mp_relax": "true",
+            "log_nbr_state_changes": "true",
+        }
+    }
     assert cfg["BGP_GLOBALS"]["default"]["local_asn"] == cfg["DEVICE_METADATA"]["localhost"]["bgp_asn"]
     assert cfg["BGP_GLOBALS_AF"] == {"default|ipv4_unicast": {"max_ebgp_paths": "64"}}
 
@@ -200,8 +230,10 @@ def test_leaf_announces_its_loopback_and_each_host_link():
     plan = demo_plan()
     cfg = render(LEAF)
     hosts = [f"{ip_str(lk.network)}/{lk.prefixlen}" for lk in plan.links_by_device[LEAF] if lk.kind == "host"]
-    assert announced_networks(cfg) == [f"{ip_str(plan.switch_by_name[LEAF].loopback)}/32", *sorted(
-        hosts, key=lambda p: ipaddress.IPv4Network(p))]
+    assert announced_networks(cfg) == [
+        f"{ip_str(plan.switch_by_name[LEAF].loopback)}/32",
+        *sorted(hosts, key=lambda p: ipaddress.IPv4Network(p)),
+    ]
     assert hosts[0] == "172.16.0.0/31" and len(hosts) == 32
     for table in ("ROUTE_REDISTRIBUTE", "PREFIX_SET", "PREFIX"):  # no redistribute connected (docs/render-sonic.md)
         assert table not in cfg
@@ -229,8 +261,10 @@ def _announced(cfg: dict, net: ipaddress.IPv4Network) -> bool:
     return str(net) in announced_networks(cfg)
 
 
-@pytest.mark.parametrize(("name", "plan_fn"), [(LEAF, demo_plan), (SPINE, demo_plan),
-                                                (LEAF, rail_subnet_plan), ("leaf-p0-su02-r3", rail_subnet_plan)])
+@pytest.mark.parametrize(
+    ("name", "plan_fn"),
+    [(LEAF, demo_plan), (SPINE, demo_plan), (LEAF, rail_subnet_plan), ("leaf-p0-su02-r3", rail_subnet_plan)],
+)
 def test_announces_host_links_and_never_fabric_links(name, plan_fn):
     plan = plan_fn()
     cfg = render(name, plan)
@@ -268,8 +302,9 @@ def test_switch_addresses_equal_the_ip_plan(plan_fn):
     rows = list(csv.DictReader(io.StringIO(render_ip_plan_csv(plan))))
     for sw in plan.switches:
         cfg = render_config_db(plan, sw)
-        configured = {k for t in ("LOOPBACK_INTERFACE", "INTERFACE", "VLAN_INTERFACE") for k in cfg.get(t, {})
-                      if "|" in k}
+        configured = {
+            k for t in ("LOOPBACK_INTERFACE", "INTERFACE", "VLAN_INTERFACE") for k in cfg.get(t, {}) if "|" in k
+        }
         listed = {f"{r['interface']}|{r['address']}" for r in rows if r["device"] == sw.name}
         assert configured == listed, sw.name
 

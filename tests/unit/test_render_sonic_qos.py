@@ -87,8 +87,15 @@ def test_lossless_pgs_get_dynamic_headroom_on_every_active_port():
 
 def test_a_static_lossless_profile_also_satisfies_pfc():
     cfg = copy.deepcopy(render(LEAF))
-    cfg["BUFFER_PROFILE"] = {"pg_lossless_static": {"pool": "ingress_lossless_pool", "xon": "19456",
-                                                    "xoff": "90112", "size": "109568", "dynamic_th": "0"}}
+    cfg["BUFFER_PROFILE"] = {
+        "pg_lossless_static": {
+            "pool": "ingress_lossless_pool",
+            "xon": "19456",
+            "xoff": "90112",
+            "size": "109568",
+            "dynamic_th": "0",
+        }
+    }
     cfg["BUFFER_PG"]["Ethernet0|3"]["profile"] = "pg_lossless_static"
     assert validate_config_db(cfg, demo_plan().intent) == []
 

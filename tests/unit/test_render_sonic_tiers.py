@@ -63,8 +63,9 @@ def test_rail_subnet_leaf_without_hosts_still_has_its_vlan_and_gateway():
     # SU 1 leaves are cabled: the same gateway as their host links' leaf end
     full = render(LEAF, plan)
     hosts = [lk for lk in plan.links_by_device[LEAF] if lk.kind == "host"]
-    assert {f"Vlan1000|{ip_str(lk.b_ip)}/{lk.prefixlen}" for lk in hosts} == {k for k in full["VLAN_INTERFACE"]
-                                                                             if "|" in k}
+    assert {f"Vlan1000|{ip_str(lk.b_ip)}/{lk.prefixlen}" for lk in hosts} == {
+        k for k in full["VLAN_INTERFACE"] if "|" in k
+    }
     assert len(full["VLAN_MEMBER"]) == len(hosts) == 32
 
 

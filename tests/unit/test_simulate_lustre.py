@@ -23,8 +23,16 @@ REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "golden" / "demo"
 FAKES = REPO / "tests" / "fakes" / "bin"
 NODE = "gpu-su01-h01"
-RAILS = {"rail0": "172.16.0.1", "rail1": "172.16.0.65", "rail2": "172.16.0.129", "rail3": "172.16.0.193",
-         "rail4": "172.16.1.1", "rail5": "172.16.1.65", "rail6": "172.16.1.129", "rail7": "172.16.1.193"}
+RAILS = {
+    "rail0": "172.16.0.1",
+    "rail1": "172.16.0.65",
+    "rail2": "172.16.0.129",
+    "rail3": "172.16.0.193",
+    "rail4": "172.16.1.1",
+    "rail5": "172.16.1.65",
+    "rail6": "172.16.1.129",
+    "rail7": "172.16.1.193",
+}
 
 
 def copy_render(tmp: Path) -> Path:
@@ -42,9 +50,13 @@ def edit_client(render: Path, change) -> None:
 
 def env(state: Path) -> dict[str, str]:
     """The simulated node's environment, as the molecule scenario lustre_client sets it."""
-    return {**os.environ, "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}", "HWAAC_FAKE_STATE": str(state),
-            "HWAAC_FAKE_SYSTEMD_DIRS": str(state.parent / "root" / "etc" / "systemd" / "system"),
-            "PYTHONPATH": str(REPO)}
+    return {
+        **os.environ,
+        "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
+        "HWAAC_FAKE_STATE": str(state),
+        "HWAAC_FAKE_SYSTEMD_DIRS": str(state.parent / "root" / "etc" / "systemd" / "system"),
+        "PYTHONPATH": str(REPO),
+    }
 
 
 def run(state: Path, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -56,15 +68,26 @@ def test_gpu_node_gets_an_installed_client_with_lnet_not_started(tmp_path: Path)
     assert made == {"switches": 2, "nodes": 1, "lustre_clients": 1}
     state = tmp_path / "sim" / NODE / "state"
     lnet = json.loads((state / "lnet.json").read_text())
-    assert lnet == {"loaded": False, "configured": False, "layout": "2.15", "version": "2.15.5",
-                    "interfaces": RAILS, "nets": []}
+    assert lnet == {
+        "loaded": False,
+        "configured": False,
+        "layout": "2.15",
+        "version": "2.15.5",
+        "interfaces": RAILS,
+        "nets": [],
+    }
     unit = (tmp_path / "sim" / NODE / "root" / "etc" / "systemd" / "system" / "lnet.service").read_text()
     assert unit == LNET_SERVICE
     # the lines of lustre-release lustre/scripts/systemd/lnet.service.in (2.15) that matter to a client
-    for line in ("After=network-online.target openibd.service rdma.service opa.service",
-                 "ConditionPathExists=!/proc/sys/lnet/", "ExecStart=/sbin/modprobe lnet",
-                 "ExecStart=/usr/sbin/lnetctl lnet configure", "ExecStart=/usr/sbin/lnetctl import /etc/lnet.conf",
-                 "ExecStop=/usr/sbin/lustre_rmmod", "WantedBy=multi-user.target"):
+    for line in (
+        "After=network-online.target openibd.service rdma.service opa.service",
+        "ConditionPathExists=!/proc/sys/lnet/",
+        "ExecStart=/sbin/modprobe lnet",
+        "ExecStart=/usr/sbin/lnetctl lnet configure",
+        "ExecStart=/usr/sbin/lnetctl import /etc/lnet.conf",
+        "ExecStop=/usr/sbin/lustre_rmmod",
+        "WantedBy=multi-user.target",
+    ):
         assert line in unit.splitlines()
     # nothing mounted, nothing enabled, no modinfo/ofed_info state (their defaults match the node)
     assert sorted(p.name for p in state.iterdir()) == ["lnet.json"]
@@ -93,8 +116,12 @@ def test_lnet_module_and_mount_converge_on_the_simulated_node(tmp_path: Path) ->
     simulate(GOLDEN, tmp_path / "sim")
     state = tmp_path / "sim" / NODE / "state"
     client = json.loads((GOLDEN / "hosts" / NODE / "lustre-client.json").read_text())
-    args = {"networks": client["lnet"]["networks"], "global": client["lnet"]["global"],
-            "lnet_conf": str(tmp_path / "lnet.conf"), "proc_mounts": str(state / "proc_mounts")}
+    args = {
+        "networks": client["lnet"]["networks"],
+        "global": client["lnet"]["global"],
+        "lnet_conf": str(tmp_path / "lnet.conf"),
+        "proc_mounts": str(state / "proc_mounts"),
+    }
     res = run_module("lnet", args, tmp_path / "a1.json", env(state))
     assert res.get("failed") is not True, res
     assert res["changed"] is True
@@ -119,14 +146,19 @@ def test_node_without_lustre_client_json_is_as_before(tmp_path: Path) -> None:
     host = tmp_path / "sim" / NODE
     assert sorted(p.name for p in host.iterdir()) == ["configfs", "root", "state", "sys"]
     assert list((host / "state").iterdir()) == []
-    assert [p.relative_to(host / "root").as_posix() for p in (host / "root").rglob("*") if p.is_file()] \
-        == ["etc/netplan/50-cloud-init.yaml"]
+    assert [p.relative_to(host / "root").as_posix() for p in (host / "root").rglob("*") if p.is_file()] == [
+        "etc/netplan/50-cloud-init.yaml"
+    ]
 
 
 def test_interface_named_outside_the_rails_gets_a_fixed_stand_in_address(tmp_path: Path) -> None:
     render = copy_render(tmp_path)
-    edit_client(render, lambda d: d["lnet"]["networks"].append(
-        {"net": "tcp0", "interfaces": ["eth2"], "tunables": {}, "lnd_tunables": {}}))
+    edit_client(
+        render,
+        lambda d: d["lnet"]["networks"].append(
+            {"net": "tcp0", "interfaces": ["eth2"], "tunables": {}, "lnd_tunables": {}}
+        ),
+    )
     simulate(render, tmp_path / "a")
     simulate(render, tmp_path / "b")
     first = json.loads((tmp_path / "a" / NODE / "state" / "lnet.json").read_text())["interfaces"]

@@ -64,8 +64,11 @@ def test_release_before_202505_is_refused_until_the_path_is_chosen(release: str)
     with pytest.raises(IntentError) as info:
         load_intent_source(text, "demo.yml")
     (issue,) = info.value.issues
-    assert (issue.rule, issue.path, issue.line) == ("sonic-bgp-admin-status-conflict", "switches.leaf.sonic_release",
-                                                    _line_of(text, "sonic_release"))
+    assert (issue.rule, issue.path, issue.line) == (
+        "sonic-bgp-admin-status-conflict",
+        "switches.leaf.sonic_release",
+        _line_of(text, "sonic_release"),
+    )
     assert f"SONiC {release}: frrcfgd activates a BGP address family only with admin_status 'true'" in issue.message
     assert "sonic_bgp_admin_status frrcfgd" in issue.valid and "or yang" in issue.valid
     assert "GCU 'config apply-patch' refuses every patch" in issue.valid
@@ -84,11 +87,17 @@ def test_frrcfgd_path_is_refused_where_up_down_work(release: str):
     load_intent_source(demo_with(sonic_release=release, sonic_bgp_admin_status="yang"), "demo.yml")
 
 
-@pytest.mark.parametrize(("release", "path", "values"), [
-    ("202505", None, ("up", "down")), ("202511", None, ("up", "down")), ("202505", "yang", ("up", "down")),
-    ("202411", "yang", ("up", "down")), ("202411", "frrcfgd", ("true", "false")),
-    ("202305", "frrcfgd", ("true", "false")),
-])
+@pytest.mark.parametrize(
+    ("release", "path", "values"),
+    [
+        ("202505", None, ("up", "down")),
+        ("202511", None, ("up", "down")),
+        ("202505", "yang", ("up", "down")),
+        ("202411", "yang", ("up", "down")),
+        ("202411", "frrcfgd", ("true", "false")),
+        ("202305", "frrcfgd", ("true", "false")),
+    ],
+)
 def test_admin_values(release: str, path: typing.Any, values: tuple[str, str]):
     assert bgp_admin_values(release, path) == values
 
@@ -105,10 +114,17 @@ def _plan(leaf: dict[str, str], spine: dict[str, str] | None = None):
     return build_plan(Intent.model_validate(d))
 
 
-@pytest.mark.parametrize(("release", "path", "admin", "router_id"), [
-    ("202305", "yang", "up", False), ("202311", "frrcfgd", "true", False), ("202405", "yang", "up", True),
-    ("202411", "frrcfgd", "true", True), ("202505", None, "up", True), ("202511", None, "up", True),
-])
+@pytest.mark.parametrize(
+    ("release", "path", "admin", "router_id"),
+    [
+        ("202305", "yang", "up", False),
+        ("202311", "frrcfgd", "true", False),
+        ("202405", "yang", "up", True),
+        ("202411", "frrcfgd", "true", True),
+        ("202505", None, "up", True),
+        ("202511", None, "up", True),
+    ],
+)
 def test_render_follows_the_release(release: str, path: str | None, admin: str, router_id: bool):
     leaf = {"sonic_release": release} | ({"sonic_bgp_admin_status": path} if path else {})
     plan = _plan(leaf)

@@ -29,10 +29,13 @@ def _kit(tmp_path: Path, env_sh: str | None = "export HWAAC_KIT_PROBE=42\n") -> 
     return home, cache_dir
 
 
-@pytest.mark.parametrize(("environ", "message"), [
-    ({}, "HWAAC_SONIC_TOOLKIT is not set: point it at the SONiC toolkit folder"),
-    ({"HWAAC_SONIC_TOOLKIT": "/nonexistent/sonic"}, "HWAAC_SONIC_TOOLKIT=/nonexistent/sonic: no such folder"),
-])
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({}, "HWAAC_SONIC_TOOLKIT is not set: point it at the SONiC toolkit folder"),
+        ({"HWAAC_SONIC_TOOLKIT": "/nonexistent/sonic"}, "HWAAC_SONIC_TOOLKIT=/nonexistent/sonic: no such folder"),
+    ],
+)
 def test_locate_says_what_is_missing(environ: dict[str, str], message: str):
     with pytest.raises(st.ToolkitError, match=message):
         st.locate(environ)
@@ -110,8 +113,10 @@ def test_a_tool_that_runs_too_long_is_stopped(sonic_toolkit: st.Toolkit, tmp_pat
 
 def test_gcu_dryrun_accepts_and_returns_the_resulting_config(sonic_toolkit: st.Toolkit):
     running = factory_switch_config(_leaf())
-    patch = [{"op": "add", "path": "/PORT/Ethernet0/mtu", "value": "9100"},
-             {"op": "add", "path": "/PORT/Ethernet0/admin_status", "value": "up"}]
+    patch = [
+        {"op": "add", "path": "/PORT/Ethernet0/mtu", "value": "9100"},
+        {"op": "add", "path": "/PORT/Ethernet0/admin_status", "value": "up"},
+    ]
     res = st.gcu_dryrun(running, patch, toolkit=sonic_toolkit)
     assert res.accepted and res.kind is None and res.error is None
     assert res.config is not None and res.config["PORT"]["Ethernet0"]["mtu"] == "9100"
@@ -120,8 +125,11 @@ def test_gcu_dryrun_accepts_and_returns_the_resulting_config(sonic_toolkit: st.T
 
 def test_gcu_dryrun_refuses_a_dangling_leafref_with_the_yang_error(sonic_toolkit: st.Toolkit):
     running = factory_switch_config(_leaf())
-    res = st.gcu_dryrun(running, [{"op": "add", "path": "/QUEUE", "value": {"Ethernet0|3": {"scheduler": "NO_SUCH"}}}],
-                        toolkit=sonic_toolkit)
+    res = st.gcu_dryrun(
+        running,
+        [{"op": "add", "path": "/QUEUE", "value": {"Ethernet0|3": {"scheduler": "NO_SUCH"}}}],
+        toolkit=sonic_toolkit,
+    )
     assert not res.accepted and res.kind == "yang" and res.config is None
     assert any("QUEUE|Ethernet0|3 scheduler: Invalid leafref value \"NO_SUCH\"" in d for d in res.details)
 
@@ -131,7 +139,8 @@ def test_gcu_needs_device_facts_for_pfc_watchdog_changes(sonic_toolkit: st.Toolk
     patch = [{"op": "replace", "path": "/PFC_WD/GLOBAL/POLL_INTERVAL", "value": "400"}]
     without = st.gcu_dryrun(running, patch, toolkit=sonic_toolkit)
     assert not without.accepted and without.kind == "device"  # sonic_version.yml is read for the ASIC
-    with_facts = st.gcu_dryrun(running, patch, asic_type="mellanox", build_version="SONiC.202505.01",
-                               toolkit=sonic_toolkit)
+    with_facts = st.gcu_dryrun(
+        running, patch, asic_type="mellanox", build_version="SONiC.202505.01", toolkit=sonic_toolkit
+    )
     assert with_facts.accepted, with_facts.error
     assert with_facts.config is not None and with_facts.config["PFC_WD"]["GLOBAL"]["POLL_INTERVAL"] == "400"

@@ -23,8 +23,15 @@ def plan(tmp_path: Path, text: str, current: dict | None = None, **config: objec
     path = tmp_path / "fabric.yml"
     path.write_text(text)
     diags = Diagnostics()
-    planned = {"intent_file": str(path), "plane": 0, "pools": None, "allow_renumber": None, "allow_remove": None,
-               "delete_active": None, **config}
+    planned = {
+        "intent_file": str(path),
+        "plane": 0,
+        "pools": None,
+        "allow_renumber": None,
+        "allow_remove": None,
+        "delete_active": None,
+        **config,
+    }
     out = FabricPlane(HwaacProvider()).plan(PlanContext(diags, "hwaac_fabric_plane", set()), current, planned)
     return out, diags
 
@@ -48,7 +55,7 @@ def test_growth_is_accepted_shrinking_is_refused_unless_allowed(tmp_path: Path) 
     assert not errors(diags)
     assert applied["devices"].items() < grown["devices"].items()  # only additions
     _, diags = plan(tmp_path, INTENT, grown)
-    (summary, path), = errors(diags)
+    ((summary, path),) = errors(diags)
     assert summary.startswith("the intent removes") and "plane 0" in summary and path == ["intent_file"]
     _, diags = plan(tmp_path, INTENT, grown, allow_remove=True)
     assert not errors(diags)
@@ -58,7 +65,7 @@ def test_renumbering_existing_switches_is_refused_unless_allowed(tmp_path: Path)
     applied, _ = plan(tmp_path, INTENT)
     moved = INTENT.replace("leaf: 10.20.0.0/28", "leaf: 10.20.2.0/28")
     _, diags = plan(tmp_path, moved, applied)
-    (summary, _path), = errors(diags)
+    ((summary, _path),) = errors(diags)
     assert "renumbers" in summary
     detail = next(d.detail for d in diags.diagnostics if d.severity == "error")
     assert "loopback 10.20.0." in detail and "allow_renumber" in detail
@@ -71,17 +78,22 @@ def test_unknown_inputs_leave_the_summary_unknown(tmp_path: Path) -> None:
     assert not errors(diags) and out["counts"] is Unknown and out["devices"] is Unknown
 
 
-@pytest.mark.parametrize(("text", "field"), [
-    (INTENT.replace("rails: 2", "rails: two"), "fabric.rails"),
-    (INTENT.replace("su_count: 1", "su_count: 3"), "fabric.su_capacity"),
-])
-def test_invalid_intent_is_an_error_on_intent_file_naming_file_line_and_field(tmp_path: Path, text: str,
-                                                                              field: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (INTENT.replace("rails: 2", "rails: two"), "fabric.rails"),
+        (INTENT.replace("su_count: 1", "su_count: 3"), "fabric.su_capacity"),
+    ],
+)
+def test_invalid_intent_is_an_error_on_intent_file_naming_file_line_and_field(
+    tmp_path: Path, text: str, field: str
+) -> None:
     diags = Diagnostics()
     (tmp_path / "fabric.yml").write_text(text)
-    FabricPlane(HwaacProvider()).validate(diags, "hwaac_fabric_plane",
-                                          {"intent_file": str(tmp_path / "fabric.yml"), "plane": 0})
-    (summary, path), = errors(diags)
+    FabricPlane(HwaacProvider()).validate(
+        diags, "hwaac_fabric_plane", {"intent_file": str(tmp_path / "fabric.yml"), "plane": 0}
+    )
+    ((summary, path),) = errors(diags)
     assert summary.startswith(f"invalid intent {tmp_path / 'fabric.yml'}:") and summary.endswith(field)
     assert path == ["intent_file"]
 
@@ -106,7 +118,10 @@ def test_every_hwaac_module_imported_in_a_method_is_preloaded() -> None:
     for path in (REPO / "terraform/hwaac_provider").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                lazy |= {n.module for n in ast.walk(node) if isinstance(n, ast.ImportFrom)
-                         and n.module and n.module.startswith("hwaac.")}
+                lazy |= {
+                    n.module
+                    for n in ast.walk(node)
+                    if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith("hwaac.")
+                }
     assert lazy, "no lazy import found: the scan is broken"
     assert lazy <= set(PRELOAD), f"imported in a method but not preloaded: {sorted(lazy - set(PRELOAD))}"

@@ -25,13 +25,23 @@ class _Result:
 
 
 CASES = [
-    (Finding("GPU_XID_79", Status.FAIL, "fallen off the bus", action=Action.RMA),
-     {"code": "GPU_XID_79", "status": "FAIL", "message": "fallen off the bus", "subject": "", "evidence": "",
-      "action": "rma"}),
+    (
+        Finding("GPU_XID_79", Status.FAIL, "fallen off the bus", action=Action.RMA),
+        {
+            "code": "GPU_XID_79",
+            "status": "FAIL",
+            "message": "fallen off the bus",
+            "subject": "",
+            "evidence": "",
+            "action": "rma",
+        },
+    ),
     (_Result({("mlx5_0", 1): 5, 3: 1}, {"b", "a"}), {"ports": {"mlx5_0/1": 5, "3": 1}, "seen": ["a", "b"]}),
     ({"x": (1.5, float("nan"), float("inf"))}, {"x": [1.5, None, None]}),
-    ([datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC), PurePosixPath("/sys"), b"ok"],
-     ["2025-01-02T03:04:05+00:00", "/sys", "ok"]),
+    (
+        [datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC), PurePosixPath("/sys"), b"ok"],
+        ["2025-01-02T03:04:05+00:00", "/sys", "ok"],
+    ),
 ]
 
 

@@ -38,8 +38,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("text", "path", "line", "message", "value", "valid"), CASES)
-def test_each_error_names_its_field_line_value_and_what_is_valid(text: str, path: str, line: int, message: str,
-                                                                 value: object, valid: str) -> None:
+def test_each_error_names_its_field_line_value_and_what_is_valid(
+    text: str, path: str, line: int, message: str, value: object, valid: str
+) -> None:
     root, index = load_yaml(text, "doc.yaml")
     with pytest.raises(ValidationError) as err:
         _Doc.model_validate(plain(root))

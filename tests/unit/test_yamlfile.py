@@ -80,4 +80,3 @@ def test_lines_of_keys_items_and_missing_fields():
     assert index.line_of(["a", "c", 1, "d"]) == 5
     assert index.line_of(["a", "missing"]) == 1  # the nearest enclosing key
     assert index.value_at(["a", "c", 1]) == {"d": 2}
-

@@ -40,16 +40,21 @@ def _sorted(items: Any) -> list[str]:
 def _tables(doc: Any, name: str) -> Mapping[str, Mapping[str, Any]]:
     """``doc`` checked to be CONFIG_DB's shape ``{TABLE: {key: {field: value}}}``; ``name`` names it in errors."""
     if not isinstance(doc, Mapping):
-        raise ValueError(f"{name}: expected a config_db object {{TABLE: {{key: {{field: value}}}}}}, "
-                         f"got {type(doc).__name__}")
+        raise ValueError(
+            f"{name}: expected a config_db object {{TABLE: {{key: {{field: value}}}}}}, got {type(doc).__name__}"
+        )
     for table, entries in doc.items():
         if not isinstance(entries, Mapping):
-            raise ValueError(f"{name}: table {table!r} must be an object of entries {{key: {{field: value}}}}, "
-                             f"got {type(entries).__name__} {entries!r:.60}")
+            raise ValueError(
+                f"{name}: table {table!r} must be an object of entries {{key: {{field: value}}}}, "
+                f"got {type(entries).__name__} {entries!r:.60}"
+            )
         for key, fields in entries.items():
             if not isinstance(fields, Mapping):
-                raise ValueError(f"{name}: {table}[{key!r}] must be an object of fields {{field: value}}, "
-                                 f"got {type(fields).__name__} {fields!r:.60}")
+                raise ValueError(
+                    f"{name}: {table}[{key!r}] must be an object of fields {{field: value}}, "
+                    f"got {type(fields).__name__} {fields!r:.60}"
+                )
     return doc
 
 
@@ -93,11 +98,13 @@ def _checked_ops(patch: Any) -> list[dict[str, Any]]:
     ops: list[dict[str, Any]] = []
     for i, op in enumerate(patch):
         if not isinstance(op, Mapping):
-            raise ValueError(f"patch[{i}]: expected an operation object {{op, path[, value|from]}}, "
-                             f"got {type(op).__name__}")
+            raise ValueError(
+                f"patch[{i}]: expected an operation object {{op, path[, value|from]}}, got {type(op).__name__}"
+            )
         if op.get("op") not in PATCH_OPS:
-            raise ValueError(f"patch[{i}].op: {op.get('op')!r} is not an RFC 6902 operation "
-                             f"(valid: {', '.join(PATCH_OPS)})")
+            raise ValueError(
+                f"patch[{i}].op: {op.get('op')!r} is not an RFC 6902 operation (valid: {', '.join(PATCH_OPS)})"
+            )
         need = ["path"] + (["from"] if op["op"] in ("move", "copy") else [])
         for field in need:
             pointer = op.get(field)
@@ -165,8 +172,10 @@ def _write(tally: _Tally, i: int, kind: str, parts: list[str], value: Any) -> No
             for key, fields in value.items():
                 tally.add_key(parts[0], key, fields)
             return
-        raise ValueError(f"patch[{i}]: {kind} of {where} cannot be summarized without the config it applies to; "
-                         "pass the running config as 'before'")
+        raise ValueError(
+            f"patch[{i}]: {kind} of {where} cannot be summarized without the config it applies to; "
+            "pass the running config as 'before'"
+        )
     if len(parts) == 2:
         if kind == "add":
             tally.add_key(parts[0], parts[1], value)
@@ -179,8 +188,10 @@ def _write(tally: _Tally, i: int, kind: str, parts: list[str], value: Any) -> No
 def _remove(tally: _Tally, i: int, parts: list[str]) -> None:
     if len(parts) < 2:
         where = "the whole document" if not parts else f"the whole table /{parts[0]}"
-        raise ValueError(f"patch[{i}]: remove of {where} cannot be summarized without the config it applies to; "
-                         "pass the running config as 'before'")
+        raise ValueError(
+            f"patch[{i}]: remove of {where} cannot be summarized without the config it applies to; "
+            "pass the running config as 'before'"
+        )
     if len(parts) == 2:
         tally.remove_key(parts[0], parts[1])
     else:

@@ -23,15 +23,17 @@ Config = dict[str, dict[str, dict[str, Any]]]
 PatchOp = dict[str, Any]
 """One RFC 6902 operation: ``{"op", "path"[, "value"]}`` (only add, remove and replace are produced)."""
 
-OWNED_TABLES: frozenset[str] = frozenset({
-    "INTERFACE",
-    "VLAN",
-    "VLAN_MEMBER",
-    "VLAN_INTERFACE",
-    "BGP_NEIGHBOR",
-    "BGP_NEIGHBOR_AF",
-    "DEVICE_NEIGHBOR",
-})
+OWNED_TABLES: frozenset[str] = frozenset(
+    {
+        "INTERFACE",
+        "VLAN",
+        "VLAN_MEMBER",
+        "VLAN_INTERFACE",
+        "BGP_NEIGHBOR",
+        "BGP_NEIGHBOR_AF",
+        "DEVICE_NEIGHBOR",
+    }
+)
 """Managed tables that become exactly the desired table (stale entries removed); see the module docstring."""
 
 MANAGEMENT_TABLES: tuple[str, ...] = ("MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG")
@@ -54,7 +56,8 @@ class UnsafePatchError(ValueError):
         shown = ", ".join(f"{op['op']} {p}" for op, p in zip(ops, paths, strict=True))
         super().__init__(
             f"refused: the change would remove or change the management interface or {PROTECTED_LOOPBACK} "
-            f"({shown}); fix the rendered config or the switch by hand, hwaac never pushes such a change")
+            f"({shown}); fix the rendered config or the switch by hand, hwaac never pushes such a change"
+        )
 
 
 def managed_tables(desired: Mapping[str, Any], tables: Iterable[str] | None = None) -> list[str]:
@@ -72,8 +75,13 @@ def managed_tables(desired: Mapping[str, Any], tables: Iterable[str] | None = No
     return [t for t in desired if t in wanted]
 
 
-def target_config(running: Mapping[str, Any], desired: Mapping[str, Any], *, tables: Iterable[str] | None = None,
-                  owned: Collection[str] = OWNED_TABLES) -> Config:
+def target_config(
+    running: Mapping[str, Any],
+    desired: Mapping[str, Any],
+    *,
+    tables: Iterable[str] | None = None,
+    owned: Collection[str] = OWNED_TABLES,
+) -> Config:
     """The whole CONFIG_DB as it will be after the push: ``running`` with each managed table merged or replaced.
 
     Args:
@@ -124,8 +132,14 @@ def _plain_ops(source: Mapping[str, Any], patch: jsonpatch.JsonPatch) -> list[Pa
     return out
 
 
-def config_patch(running: Mapping[str, Any], desired: Mapping[str, Any], *, tables: Iterable[str] | None = None,
-                 owned: Collection[str] = OWNED_TABLES, check: bool = True) -> list[PatchOp]:
+def config_patch(
+    running: Mapping[str, Any],
+    desired: Mapping[str, Any],
+    *,
+    tables: Iterable[str] | None = None,
+    owned: Collection[str] = OWNED_TABLES,
+    check: bool = True,
+) -> list[PatchOp]:
     """The RFC 6902 patch from ``running`` to :func:`target_config` (empty when the switch already matches).
 
     Args:
@@ -219,12 +233,14 @@ def table_diffs(running: Mapping[str, Any], target: Mapping[str, Any], tables: I
     with each table as sorted, indented JSON (Ansible's diff callback shows them as a unified diff)."""
     out = []
     for table in tables:
-        out.append({
-            "before_header": f"CONFIG_DB {table} (running)",
-            "after_header": f"CONFIG_DB {table} (after)",
-            "before": json.dumps(running.get(table, {}), indent=2, sort_keys=True) + "\n",
-            "after": json.dumps(target.get(table, {}), indent=2, sort_keys=True) + "\n",
-        })
+        out.append(
+            {
+                "before_header": f"CONFIG_DB {table} (running)",
+                "after_header": f"CONFIG_DB {table} (after)",
+                "before": json.dumps(running.get(table, {}), indent=2, sort_keys=True) + "\n",
+                "after": json.dumps(target.get(table, {}), indent=2, sort_keys=True) + "\n",
+            }
+        )
     return out
 
 

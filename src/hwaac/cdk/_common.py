@@ -40,11 +40,16 @@ def is_token(value: object) -> bool:
     return bool(cdktn.Token.is_unresolved(value))
 
 
-def meta_arguments(tf_type: str, provider: cdktn.TerraformProvider | None,
-                   depends_on: Sequence[cdktn.ITerraformDependable] | None) -> dict[str, Any]:
+def meta_arguments(
+    tf_type: str, provider: cdktn.TerraformProvider | None, depends_on: Sequence[cdktn.ITerraformDependable] | None
+) -> dict[str, Any]:
     """The keyword arguments every hwaac resource and data source passes to its cdktn base class."""
-    return {"terraform_resource_type": tf_type, "terraform_generator_metadata": generator_metadata(),
-            "provider": provider, "depends_on": depends_on}
+    return {
+        "terraform_resource_type": tf_type,
+        "terraform_generator_metadata": generator_metadata(),
+        "provider": provider,
+        "depends_on": depends_on,
+    }
 
 
 class Synthesized:

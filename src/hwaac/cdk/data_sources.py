@@ -91,11 +91,13 @@ class DataHwaacFabricPlan(Synthesized, cdktn.TerraformDataSource):
         depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
     ) -> None:
         where = f"data.{self.TF_TYPE}.{id}"
-        attrs = drop_none({
-            "intent_file": checks.intent_file(scope, intent_file),
-            "pools": checks.pools(where, pools),
-            "plane": checks.plane_number(where, plane),
-        })
+        attrs = drop_none(
+            {
+                "intent_file": checks.intent_file(scope, intent_file),
+                "pools": checks.pools(where, pools),
+                "plane": checks.plane_number(where, plane),
+            }
+        )
         super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on))
         self._attrs = attrs
 

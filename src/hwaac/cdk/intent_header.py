@@ -68,21 +68,49 @@ def read_fabric_header(path: str | os.PathLike[str]) -> FabricHeader:
 
     fabric = root.get("fabric") if isinstance(root, dict) else None
     if not isinstance(fabric, dict):
-        raise IntentError([IntentIssue("fabric", "missing or not a mapping", valid="a mapping with name, site, ...",
-                                       file=file, line=_line("fabric"))])
+        raise IntentError(
+            [
+                IntentIssue(
+                    "fabric",
+                    "missing or not a mapping",
+                    valid="a mapping with name, site, ...",
+                    file=file,
+                    line=_line("fabric"),
+                )
+            ]
+        )
     issues = []
     name = fabric.get("name")
     if not isinstance(name, str) or not name:
-        issues.append(IntentIssue("fabric.name", "missing or not a string", name, "a fabric name, e.g. demo",
-                                  file=file, line=_line("fabric", "name")))
+        issues.append(
+            IntentIssue(
+                "fabric.name",
+                "missing or not a string",
+                name,
+                "a fabric name, e.g. demo",
+                file=file,
+                line=_line("fabric", "name"),
+            )
+        )
     planes = fabric.get("planes", 1)
     if isinstance(planes, bool) or not isinstance(planes, int) or planes < 1:
-        issues.append(IntentIssue("fabric.planes", "not a whole number >= 1", planes, "1, 2 or 4",
-                                  file=file, line=_line("fabric", "planes")))
+        issues.append(
+            IntentIssue(
+                "fabric.planes",
+                "not a whole number >= 1",
+                planes,
+                "1, 2 or 4",
+                file=file,
+                line=_line("fabric", "planes"),
+            )
+        )
     site = fabric.get("site")
     if site is not None and not isinstance(site, str):
-        issues.append(IntentIssue("fabric.site", "not a string", site, "a NetBox site slug",
-                                  file=file, line=_line("fabric", "site")))
+        issues.append(
+            IntentIssue(
+                "fabric.site", "not a string", site, "a NetBox site slug", file=file, line=_line("fabric", "site")
+            )
+        )
     if issues:
         raise IntentError(issues)
     return FabricHeader(name=str(name), planes=int(planes), site=site, path=p)

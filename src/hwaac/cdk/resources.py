@@ -65,13 +65,15 @@ class IpamPool(Synthesized, cdktn.TerraformResource):
         depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
         lifecycle: cdktn.TerraformResourceLifecycle | dict[str, Any] | None = None,
     ) -> None:
-        attrs = drop_none({
-            "prefix": checks.cidr(f"{self.TF_TYPE}.{id}.prefix", prefix),
-            "role": role,
-            "site": site,
-            "vrf": vrf,
-            "description": description,
-        })
+        attrs = drop_none(
+            {
+                "prefix": checks.cidr(f"{self.TF_TYPE}.{id}.prefix", prefix),
+                "role": role,
+                "site": site,
+                "vrf": vrf,
+                "description": description,
+            }
+        )
         super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on), lifecycle=lifecycle)
         self._attrs = attrs
 
@@ -135,13 +137,15 @@ class FabricPlane(Synthesized, cdktn.TerraformResource):
         lifecycle: cdktn.TerraformResourceLifecycle | dict[str, Any] | None = None,
     ) -> None:
         where = f"{self.TF_TYPE}.{id}"
-        attrs = drop_none({
-            "intent_file": checks.intent_file(scope, intent_file),
-            "plane": checks.plane_number(where, plane),
-            "pools": checks.pools(where, pools),
-            "allow_renumber": allow_renumber,
-            "allow_remove": allow_remove,
-        })
+        attrs = drop_none(
+            {
+                "intent_file": checks.intent_file(scope, intent_file),
+                "plane": checks.plane_number(where, plane),
+                "pools": checks.pools(where, pools),
+                "allow_renumber": allow_renumber,
+                "allow_remove": allow_remove,
+            }
+        )
         super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on), lifecycle=lifecycle)
         self._attrs = attrs
 

@@ -81,10 +81,14 @@ class FabricStack(cdktn.TerraformStack):
             plane = FabricPlane(self, f"plane{n}", intent_file=self.intent_file, plane=n, pools=pools)
             self.planes.append(plane)
             cdktn.TerraformOutput(
-                self, f"plane{n}_counts", value=plane.counts,
+                self,
+                f"plane{n}_counts",
+                value=plane.counts,
                 description=f"{header.name} plane {n}: NetBox objects recorded, by kind",
             )
             cdktn.TerraformOutput(
-                self, f"plane{n}_devices", value=plane.devices,
+                self,
+                f"plane{n}_devices",
+                value=plane.devices,
                 description=f"{header.name} plane {n}: switch name -> loopback and ASN",
             )

@@ -14,11 +14,24 @@ from typing import Any
 
 MARKER = "hwaac-batch "  # hwaac.deploy.callback.hwaac_batches.MARKER (that module imports ansible)
 TASK_STARTS = ("playbook_on_task_start", "playbook_on_handler_task_start")
-RESULTS = {"runner_on_ok": "ok", "runner_on_async_ok": "ok", "runner_on_failed": "failed",
-           "runner_on_async_failed": "failed", "runner_on_skipped": "skipped", "runner_on_unreachable": "unreachable"}
+RESULTS = {
+    "runner_on_ok": "ok",
+    "runner_on_async_ok": "ok",
+    "runner_on_failed": "failed",
+    "runner_on_async_failed": "failed",
+    "runner_on_skipped": "skipped",
+    "runner_on_unreachable": "unreachable",
+}
 # playbook_on_stats keys -> the recap's names (ansible's PLAY RECAP calls "dark" unreachable, "failures" failed)
-STATS = {"ok": "ok", "changed": "changed", "failures": "failed", "dark": "unreachable", "skipped": "skipped",
-         "rescued": "rescued", "ignored": "ignored"}
+STATS = {
+    "ok": "ok",
+    "changed": "changed",
+    "failures": "failed",
+    "dark": "unreachable",
+    "skipped": "skipped",
+    "rescued": "rescued",
+    "ignored": "ignored",
+}
 
 
 @dataclass
@@ -49,10 +62,22 @@ class Batch:
         return f"{self.number}/{self.of if self.of is not None else '?'}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"play": self.play, "batch": self.number, "of": self.of, "hosts": self.hosts, "tasks": self.tasks,
-                "ok": self.ok, "changed": self.changed, "failed": self.failed, "unreachable": self.unreachable,
-                "skipped": self.skipped, "ignored": self.ignored, "changed_hosts": self.changed_hosts,
-                "failed_hosts": self.failed_hosts, "unreachable_hosts": self.unreachable_hosts}
+        return {
+            "play": self.play,
+            "batch": self.number,
+            "of": self.of,
+            "hosts": self.hosts,
+            "tasks": self.tasks,
+            "ok": self.ok,
+            "changed": self.changed,
+            "failed": self.failed,
+            "unreachable": self.unreachable,
+            "skipped": self.skipped,
+            "ignored": self.ignored,
+            "changed_hosts": self.changed_hosts,
+            "failed_hosts": self.failed_hosts,
+            "unreachable_hosts": self.unreachable_hosts,
+        }
 
 
 @dataclass
@@ -74,8 +99,15 @@ class Play:
         return [h for h in self.hosts or [] if h not in started]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "pattern": self.pattern, "hosts": self.hosts, "batches_planned": self.planned,
-                "batches_run": len(self.batches), "no_hosts_matched": self.no_hosts, "not_started": self.not_started}
+        return {
+            "name": self.name,
+            "pattern": self.pattern,
+            "hosts": self.hosts,
+            "batches_planned": self.planned,
+            "batches_run": len(self.batches),
+            "no_hosts_matched": self.no_hosts,
+            "not_started": self.not_started,
+        }
 
 
 @dataclass(frozen=True)
@@ -159,8 +191,11 @@ class Accounting:
         base = uuid.split("_")[0]
         play = next((p for p in self.plays if p.uuid == base), None)
         if play is None:
-            play = Play(name=str(data.get("play") or data.get("name") or ""), uuid=base,
-                        pattern=str(data.get("play_pattern") or data.get("pattern") or ""))
+            play = Play(
+                name=str(data.get("play") or data.get("name") or ""),
+                uuid=base,
+                pattern=str(data.get("play_pattern") or data.get("pattern") or ""),
+            )
             self.plays.append(play)
             notes.append(Note("play", play=play))
         batch = Batch(play=play.name, number=len(play.batches) + 1, of=play.planned)
@@ -172,7 +207,7 @@ class Accounting:
     def _batch_info(self, data: dict[str, Any], line: str) -> list[Note]:
         where = self._find(data)
         try:
-            info = json.loads(line[len(MARKER):])
+            info = json.loads(line[len(MARKER) :])
         except ValueError:
             return []
         if where is None or not isinstance(info, dict):

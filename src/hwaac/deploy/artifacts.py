@@ -67,8 +67,9 @@ def _command(path: Path) -> bytes:
     return json.dumps(doc, indent=1).encode()
 
 
-def copy_artifacts(runner_dir: Path, dest: Path, hidden: Mapping[str, str],
-                   summary: dict[str, Any] | None = None) -> dict[str, int]:
+def copy_artifacts(
+    runner_dir: Path, dest: Path, hidden: Mapping[str, str], summary: dict[str, Any] | None = None
+) -> dict[str, int]:
     """Copy ansible-runner's artifacts of one run (``runner_dir``, ``<artifact_dir>/<ident>``) to ``dest`` (absent
     or an empty folder), masking ``hidden``; write ``summary`` as ``summary.json``. The files are staged beside
     ``dest`` and moved in at once. Returns how many times each secret was masked."""

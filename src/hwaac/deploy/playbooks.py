@@ -37,8 +37,10 @@ def resolve(playbook: str) -> Path:
     if path.is_file():
         return path.resolve()
     valid = ", ".join(names()) or f"none found in {PLAYBOOKS}"
-    raise DeployUsageError(f"PLAYBOOK {playbook!r}: not a playbook of the collection aiinfra.hwaac nor a file; "
-                           f"valid names: {valid} (or the path of a playbook file)")
+    raise DeployUsageError(
+        f"PLAYBOOK {playbook!r}: not a playbook of the collection aiinfra.hwaac nor a file; "
+        f"valid names: {valid} (or the path of a playbook file)"
+    )
 
 
 def _plays(path: Path, seen: set[Path]) -> list[dict[str, Any]]:
@@ -51,8 +53,7 @@ def _plays(path: Path, seen: set[Path]) -> list[dict[str, Any]]:
     except (OSError, yaml.YAMLError) as exc:
         raise DeployUsageError(f"PLAYBOOK {path}: not readable as YAML: {exc}") from None
     if not isinstance(doc, list):
-        raise DeployUsageError(f"PLAYBOOK {path}: not a playbook (a YAML list of plays), got "
-                               f"{type(doc).__name__}")
+        raise DeployUsageError(f"PLAYBOOK {path}: not a playbook (a YAML list of plays), got {type(doc).__name__}")
     plays: list[dict[str, Any]] = []
     for item in doc:
         if not isinstance(item, dict):
@@ -90,7 +91,9 @@ def batch_size_vars(path: Path, batch_size: str) -> dict[str, str]:
     found = serial_variables(path)
     if not found:
         rolling = [n for n in names() if serial_variables(PLAYBOOKS / f"{n}.yml")]
-        raise DeployUsageError(f"--batch-size: no play of {path.name} takes its serial from a variable "
-                               f"(serial: \"{{{{ NAME | default(...) }}}}\"), so it has no batches to size; "
-                               f"the collection's rolling playbooks: {', '.join(rolling)}")
+        raise DeployUsageError(
+            f"--batch-size: no play of {path.name} takes its serial from a variable "
+            f"(serial: \"{{{{ NAME | default(...) }}}}\"), so it has no batches to size; "
+            f"the collection's rolling playbooks: {', '.join(rolling)}"
+        )
     return {name: size for name in found}

@@ -26,8 +26,10 @@ def batch_line(batch: Batch) -> str:
     changed = f" ({hosts_text(batch.changed_hosts)})" if batch.changed_hosts else ""
     failed = f" ({hosts_text(batch.failed_hosts)})" if batch.failed_hosts else ""
     dark = f" ({hosts_text(batch.unreachable_hosts)})" if batch.unreachable_hosts else ""
-    return (f"{batch.tasks} tasks, ok {batch.ok}, changed {batch.changed}{changed}, failed {batch.failed}"
-            f"{failed}, unreachable {batch.unreachable}{dark}, skipped {batch.skipped}")
+    return (
+        f"{batch.tasks} tasks, ok {batch.ok}, changed {batch.changed}{changed}, failed {batch.failed}"
+        f"{failed}, unreachable {batch.unreachable}{dark}, skipped {batch.skipped}"
+    )
 
 
 class Display(Protocol):
@@ -80,15 +82,20 @@ class RichDisplay:
         from rich.text import Text
 
         play = acc.plays[-1] if acc.plays else None
-        table = Table(title=Text(f"play {play.name!r}" if play else "starting"), title_justify="left",
-                      expand=False)
+        table = Table(title=Text(f"play {play.name!r}" if play else "starting"), title_justify="left", expand=False)
         for col in ("batch", "hosts", "tasks", "changed", "failed/unreachable", "state"):
             table.add_column(col, no_wrap=col != "hosts")
         for b in (play.batches if play else [])[-LIVE_ROWS:]:
             state = "done" if b.finished else (b.task or "starting")
             bad = len(b.failed_hosts) + len(b.unreachable_hosts)
-            table.add_row(Text(b.label), Text(hosts_text(b.hosts, 3)), str(b.tasks), str(len(b.changed_hosts)),
-                          Text(str(bad), style="red" if bad else ""), Text(state))
+            table.add_row(
+                Text(b.label),
+                Text(hosts_text(b.hosts, 3)),
+                str(b.tasks),
+                str(len(b.changed_hosts)),
+                Text(str(bad), style="red" if bad else ""),
+                Text(state),
+            )
         return Group(*self.lines[-8:], table)
 
     def note(self, note: Note, acc: Accounting) -> None:
@@ -121,8 +128,10 @@ def recap(summary: dict[str, Any]) -> str:
     lines.append("batches:")
     for b in summary.get("batches", []):
         of = b["of"] if b["of"] is not None else "?"
-        lines.append(f"  {b['play']!r} batch {b['batch']}/{of}: {hosts_text(b['hosts'])}: {b['tasks']} tasks, "
-                     f"changed {b['changed']}, failed {b['failed']}, unreachable {b['unreachable']}")
+        lines.append(
+            f"  {b['play']!r} batch {b['batch']}/{of}: {hosts_text(b['hosts'])}: {b['tasks']} tasks, "
+            f"changed {b['changed']}, failed {b['failed']}, unreachable {b['unreachable']}"
+        )
     if summary.get("not_started"):
         lines.append(f"not started (the rollout stopped): {hosts_text(summary['not_started'], 20)}")
     return "\n".join(lines)

@@ -43,8 +43,9 @@ def _inventory(value: str) -> str:
         return value
     path = Path(value).expanduser()
     if not path.exists():
-        raise DeployUsageError(f"-i {value!r}: no such inventory file or folder (a path, or a host list with a "
-                               f"comma such as 'localhost,')")
+        raise DeployUsageError(
+            f"-i {value!r}: no such inventory file or folder (a path, or a host list with a comma such as 'localhost,')"
+        )
     return str(path.resolve())
 
 
@@ -54,8 +55,9 @@ def _extra_var(value: str) -> str:
     if text.startswith("@"):
         path = Path(text[1:]).expanduser()
         if not path.is_file():
-            raise DeployUsageError(f"-e {value!r}: no such file {path} (-e @FILE names a YAML or JSON file of "
-                                   f"variables)")
+            raise DeployUsageError(
+                f"-e {value!r}: no such file {path} (-e @FILE names a YAML or JSON file of variables)"
+            )
         return f"@{path.resolve()}"
     if text.startswith(("{", "[")):
         try:
@@ -70,8 +72,10 @@ def _extra_var(value: str) -> str:
     except Exception as exc:  # ansible's parser raises its own error types for unbalanced quotes
         raise DeployUsageError(f"-e {value!r}: not KEY=VALUE: {exc}") from None
     if not pairs or "_raw_params" in pairs:
-        raise DeployUsageError(f"-e {value!r}: not KEY=VALUE (valid: KEY=VALUE [KEY=VALUE ...], inline YAML/JSON "
-                               f"'{{\"key\": value}}', or @FILE)")
+        raise DeployUsageError(
+            f"-e {value!r}: not KEY=VALUE (valid: KEY=VALUE [KEY=VALUE ...], inline YAML/JSON "
+            f"'{{\"key\": value}}', or @FILE)"
+        )
     return value
 
 
@@ -94,9 +98,13 @@ def extra_var_secrets(extra_args: list[str]) -> dict[str, str]:
                 doc = parse_kv(text)
         except (OSError, yaml.YAMLError):
             continue
-        for key, val in (doc.items() if isinstance(doc, dict) else ()):
-            if isinstance(key, str) and SECRET_NAME.search(key) and isinstance(val, str | int) \
-                    and len(str(val)) >= MIN_SECRET:
+        for key, val in doc.items() if isinstance(doc, dict) else ():
+            if (
+                isinstance(key, str)
+                and SECRET_NAME.search(key)
+                and isinstance(val, str | int)
+                and len(str(val)) >= MIN_SECRET
+            ):
                 found[f"-e {key}"] = str(val)
     return found
 
@@ -114,17 +122,27 @@ def artifacts_folder(given: str | None, playbook: Path, now: float | None = None
         path = Path(given).expanduser()
     path = path.resolve()
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise DeployUsageError(f"--artifacts {given or path}: exists and is not an empty folder (each run keeps its "
-                               f"artifacts in a folder of its own)")
+        raise DeployUsageError(
+            f"--artifacts {given or path}: exists and is not an empty folder (each run keeps its "
+            f"artifacts in a folder of its own)"
+        )
     base = next(p for p in path.parents if p.exists())  # the folder the artifacts will be made in
     if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
         raise DeployUsageError(f"--artifacts {given or path}: cannot be made in {base} (not a writable folder)")
     return path
 
 
-def build_request(playbook: str, *, inventories: list[str] | None = None, extra_vars: list[str] | None = None,
-                  limit: str | None = None, batch_size: str | None = None, check: bool = False, diff: bool = False,
-                  artifacts: str | None = None) -> DeployRequest:
+def build_request(
+    playbook: str,
+    *,
+    inventories: list[str] | None = None,
+    extra_vars: list[str] | None = None,
+    limit: str | None = None,
+    batch_size: str | None = None,
+    check: bool = False,
+    diff: bool = False,
+    artifacts: str | None = None,
+) -> DeployRequest:
     """The checked request of ``hwaac deploy``'s arguments.
 
     Raises:
@@ -138,5 +156,13 @@ def build_request(playbook: str, *, inventories: list[str] | None = None, extra_
     if limit is not None and not limit.strip():
         raise DeployUsageError(f"--limit {limit!r}: empty (valid: a host pattern such as 'spine-p0-01,leaf-*')")
     batch = playbooks.batch_size_vars(path, batch_size) if batch_size is not None else {}
-    return DeployRequest(playbook=path, artifacts=artifacts_folder(artifacts, path), inventories=invs,
-                         extra_args=extra, batch_vars=batch, limit=limit, check=check, diff=diff)
+    return DeployRequest(
+        playbook=path,
+        artifacts=artifacts_folder(artifacts, path),
+        inventories=invs,
+        extra_args=extra,
+        batch_vars=batch,
+        limit=limit,
+        check=check,
+        diff=diff,
+    )

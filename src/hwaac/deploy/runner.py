@@ -119,8 +119,10 @@ def deploy(request: DeployRequest, *, on_note: OnNote = lambda _n, _a: None) -> 
     cwd = Path.cwd()
     envvars = run_env(environ, cwd)
     if shutil.which("ansible-playbook", path=envvars["PATH"]) is None:
-        raise DeployUsageError("ansible-playbook not found on PATH: hwaac deploy runs it through ansible-runner "
-                               "(pip install 'ansible-core>=2.21,<2.22', in hwaac's dependencies)")
+        raise DeployUsageError(
+            "ansible-playbook not found on PATH: hwaac deploy runs it through ansible-runner "
+            "(pip install 'ansible-core>=2.21,<2.22', in hwaac's dependencies)"
+        )
     hidden = secrets(environ) | extra_var_secrets(request.extra_args)
     acc = Accounting()
     status = {"status": "starting"}
@@ -154,23 +156,49 @@ def deploy(request: DeployRequest, *, on_note: OnNote = lambda _n, _a: None) -> 
         try:
             with _cancel_on_signals() as stop:
                 result = ansible_runner.run(
-                    private_data_dir=str(private), ident=IDENT, playbook=str(request.playbook), project_dir=str(cwd),
-                    inventory=request.inventories or None, limit=request.limit, extravars=request.batch_vars or None,
-                    cmdline=cmdline(request) or None, envvars=envvars, suppress_env_files=True, quiet=True,
-                    event_handler=on_event, status_handler=on_status, cancel_callback=stop.is_set)
+                    private_data_dir=str(private),
+                    ident=IDENT,
+                    playbook=str(request.playbook),
+                    project_dir=str(cwd),
+                    inventory=request.inventories or None,
+                    limit=request.limit,
+                    extravars=request.batch_vars or None,
+                    cmdline=cmdline(request) or None,
+                    envvars=envvars,
+                    suppress_env_files=True,
+                    quiet=True,
+                    event_handler=on_event,
+                    status_handler=on_status,
+                    cancel_callback=stop.is_set,
+                )
             rc = result.rc if isinstance(result.rc, int) else -1
             final = str(result.status or status["status"])
         finally:
             tell(acc.close())
             elapsed = time.monotonic() - t0
             summary = {
-                "playbook": request.name, "playbook_path": str(request.playbook), "status": final, "rc": rc,
-                "elapsed_s": round(elapsed, 3), "started": started.isoformat(timespec="seconds"),
-                "check": request.check, "diff": request.diff, "limit": request.limit,
-                "inventories": request.inventories, "batch_size": request.batch_vars, **acc.summary(),
+                "playbook": request.name,
+                "playbook_path": str(request.playbook),
+                "status": final,
+                "rc": rc,
+                "elapsed_s": round(elapsed, 3),
+                "started": started.isoformat(timespec="seconds"),
+                "check": request.check,
+                "diff": request.diff,
+                "limit": request.limit,
+                "inventories": request.inventories,
+                "batch_size": request.batch_vars,
+                **acc.summary(),
             }
             masked = copy_artifacts(private / "artifacts" / IDENT, request.artifacts, hidden, summary)
     finally:
         shutil.rmtree(private, ignore_errors=True)
-    return Outcome(status=final, rc=rc, elapsed=elapsed, summary=summary, artifacts=request.artifacts, masked=masked,
-                   display_error=repr(display_failed[0]) if display_failed else "")
+    return Outcome(
+        status=final,
+        rc=rc,
+        elapsed=elapsed,
+        summary=summary,
+        artifacts=request.artifacts,
+        masked=masked,
+        display_error=repr(display_failed[0]) if display_failed else "",
+    )

@@ -65,6 +65,6 @@ def batches(hosts: Sequence[str], serial: str | int) -> list[list[str]]:
     out: list[list[str]] = []
     start = 0
     for size in batch_sizes([serial], len(hosts)):
-        out.append(list(hosts[start:start + size]))
+        out.append(list(hosts[start : start + size]))
         start += size
     return out

@@ -17,8 +17,9 @@ from hwaac.errors import NetBoxError
 TOKEN_PREFIX = "nbt_"  # NetBox users/constants.py: v2 tokens
 
 
-def _request(method: str, url: str, *, token: str | None = None, body: Any = None,
-             timeout: float = 10.0) -> tuple[int, Any]:
+def _request(
+    method: str, url: str, *, token: str | None = None, body: Any = None, timeout: float = 10.0
+) -> tuple[int, Any]:
     headers = {"Accept": "application/json"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -70,8 +71,12 @@ def status(url: str, token: str, timeout: float = 10.0) -> dict[str, Any]:
 
 def provision_token(url: str, username: str, password: str, description: str) -> str:
     """Create a v2 API token for ``username`` and return it as ``nbt_<key>.<token>``."""
-    code, payload = _request("POST", f"{url}/api/users/tokens/provision/", timeout=60,
-                             body={"username": username, "password": password, "description": description})
+    code, payload = _request(
+        "POST",
+        f"{url}/api/users/tokens/provision/",
+        timeout=60,
+        body={"username": username, "password": password, "description": description},
+    )
     if code != 201 or not isinstance(payload, dict) or not payload.get("key") or not payload.get("token"):
         detail = _detail(payload) if code != 201 else "no key/token in the answer"
         raise NetBoxError(f"NetBox at {url}: token provisioning failed (HTTP {code}: {detail})")

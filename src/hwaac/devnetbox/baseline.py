@@ -20,10 +20,12 @@ from pathlib import Path
 from hwaac.fileio import write_atomic
 
 FOLDER = Path(__file__).with_name("baselines")
-HEADER = ("-- hwaac: NetBox {version}'s schema and data as `netbox migrate` leaves an empty database (no users, no "
-          "tokens), dumped with pg_dump --no-owner --no-privileges.\n"
-          "-- Made by `python -m hwaac.devnetbox.baseline`; restored by `hwaac netbox up` "
-          "(hwaac.devnetbox.baseline).\n")
+HEADER = (
+    "-- hwaac: NetBox {version}'s schema and data as `netbox migrate` leaves an empty database (no users, no "
+    "tokens), dumped with pg_dump --no-owner --no-privileges.\n"
+    "-- Made by `python -m hwaac.devnetbox.baseline`; restored by `hwaac netbox up` "
+    "(hwaac.devnetbox.baseline).\n"
+)
 # pg_dump >= 15.14 guards a plain dump with \restrict KEY ... \unrestrict KEY; an older psql does not know them and
 # they protect against a hostile server, not against our own file
 _RESTRICT = re.compile(rb"^\\(?:un)?restrict [A-Za-z0-9]+\n", re.MULTILINE)
@@ -62,10 +64,14 @@ def main(argv: list[str] | None = None) -> int:
     from hwaac.errors import NetBoxError
 
     parser = argparse.ArgumentParser(prog="python -m hwaac.devnetbox.baseline", description=main.__doc__)
-    parser.add_argument("-o", "--output", type=Path, default=path(VERSION),
-                        help=f"file to write (default: {path(VERSION)})")
-    parser.add_argument("--check", action="store_true",
-                        help="only check that `netbox migrate` has nothing left to apply after the baseline")
+    parser.add_argument(
+        "-o", "--output", type=Path, default=path(VERSION), help=f"file to write (default: {path(VERSION)})"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only check that `netbox migrate` has nothing left to apply after the baseline",
+    )
     args = parser.parse_args(argv)
     nb = LocalNetBox(log=lambda msg: print(f"netbox: {msg}", file=sys.stderr))
     try:

@@ -43,8 +43,13 @@ def cmd_down(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     nb = _local(args)
     st = nb.status()
-    state = f"up at {st.url} (NetBox {st.version})" if st.up else "down" if not any(
-        (st.gunicorn, st.postgres, st.redis)) else "not fully up"
+    state = (
+        f"up at {st.url} (NetBox {st.version})"
+        if st.up
+        else "down"
+        if not any((st.gunicorn, st.postgres, st.redis))
+        else "not fully up"
+    )
     print(f"netbox: {state}")
     print(f"  state folder: {nb.state}")
     for what, pid in (("gunicorn", st.gunicorn), ("postgres", st.postgres), ("redis", st.redis)):
@@ -78,8 +83,13 @@ def add_server_commands(sub: argparse._SubParsersAction) -> None:
     up = sub.add_parser("up", help="install (once), start and serve; does nothing when already up")
     up.set_defaults(func=_run(cmd_up))
     down = sub.add_parser("down", help="stop gunicorn, Redis and PostgreSQL (data is kept)")
-    down.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
-                      help="wait this long while a test run uses the NetBox (default: refuse at once)")
+    down.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long while a test run uses the NetBox (default: refuse at once)",
+    )
     down.set_defaults(func=_run(cmd_down))
     st = sub.add_parser("status", help="what runs; exit 0 when up, 3 when down")
     st.set_defaults(func=_run(cmd_status))

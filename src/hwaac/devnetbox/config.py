@@ -51,8 +51,9 @@ def load_secrets(state: Path) -> tuple[dict[str, str], bool]:
     for name, length in _LENGTHS.items():
         if not isinstance(data.get(name), str) or len(data[name]) < length:
             # letters and digits only: safe inside configuration files and URLs without quoting
-            data[name] = "".join(secrets.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-                                 for _ in range(length))
+            data[name] = "".join(
+                secrets.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") for _ in range(length)
+            )
             new = True
     if new or (path.stat().st_mode & 0o077):
         write_private(path, json.dumps(data, indent=1) + "\n")

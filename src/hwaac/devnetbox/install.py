@@ -24,8 +24,9 @@ def find_python312() -> str:
     for name in ("python3.12", "/usr/bin/python3.12", "/usr/local/bin/python3.12"):
         path = shutil.which(name)
         if path:
-            r = subprocess.run([path, "-c", "import sys; print(sys.version_info[:2] == (3, 12))"],
-                               capture_output=True, text=True)
+            r = subprocess.run(
+                [path, "-c", "import sys; print(sys.version_info[:2] == (3, 12))"], capture_output=True, text=True
+            )
             if r.stdout.strip() == "True":
                 return path
     raise LocalNetBoxError("Python 3.12 not found (NetBox 4.7 needs it); install python3.12")

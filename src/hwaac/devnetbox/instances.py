@@ -77,15 +77,29 @@ class Instance:
 class Instances:
     """The instances recorded in ``folder`` (``<database>.json`` each)."""
 
-    def __init__(self, folder: Path, runtime: Runtime, pg: Postgres | None, redis: Redis, logs: Path,
-                 token: Callable[[], str] | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        runtime: Runtime,
+        pg: Postgres | None,
+        redis: Redis,
+        logs: Path,
+        token: Callable[[], str] | None = None,
+    ) -> None:
         self.folder, self.runtime, self.pg, self.redis, self.logs = folder, runtime, pg, redis, logs
         self.token = token or (lambda: "")
 
     def _gunicorn(self, rec: dict) -> Gunicorn:
-        return Gunicorn(self.runtime, int(rec["port"]), rec["database"], 2 * int(rec["slot"]),
-                        self.folder / f"{rec['database']}.pid", self.logs / "gunicorn-fresh.log",
-                        workers=int(rec.get("workers", 2)), port_env="(a free port)")
+        return Gunicorn(
+            self.runtime,
+            int(rec["port"]),
+            rec["database"],
+            2 * int(rec["slot"]),
+            self.folder / f"{rec['database']}.pid",
+            self.logs / "gunicorn-fresh.log",
+            workers=int(rec.get("workers", 2)),
+            port_env="(a free port)",
+        )
 
     def records(self) -> list[dict]:
         """Every record, oldest first."""
@@ -117,8 +131,14 @@ class Instances:
         self.pg.drop(database)
         self.pg.create_from(database, template)
         self.redis.flush(2 * slot, 2 * slot + 1)
-        rec = {"name": name, "database": database, "slot": slot, "port": procs.free_port(), "owner": os.getpid(),
-               "workers": workers}
+        rec = {
+            "name": name,
+            "database": database,
+            "slot": slot,
+            "port": procs.free_port(),
+            "owner": os.getpid(),
+            "workers": workers,
+        }
         (self.folder / f"{database}.json").write_text(json.dumps(rec) + "\n")
         g = self._gunicorn(rec)
         try:

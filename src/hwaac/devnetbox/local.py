@@ -30,8 +30,11 @@ from hwaac.errors import NetBoxError
 
 VERSION = "4.7.3"
 DEFAULT_PORTS = {"http_port": 8473, "pg_port": 54373, "redis_port": 63793}
-PORT_ENV = {"http_port": "HWAAC_NETBOX_PORT", "pg_port": "HWAAC_NETBOX_PG_PORT",
-            "redis_port": "HWAAC_NETBOX_REDIS_PORT"}
+PORT_ENV = {
+    "http_port": "HWAAC_NETBOX_PORT",
+    "pg_port": "HWAAC_NETBOX_PG_PORT",
+    "redis_port": "HWAAC_NETBOX_REDIS_PORT",
+}
 PORT_WHAT = {"http_port": "NetBox HTTP", "pg_port": "PostgreSQL", "redis_port": "Redis"}
 TEMPLATE_DB, MAIN_DB = "netbox_template", "netbox"
 ADMIN = "admin"
@@ -153,8 +156,9 @@ class LocalNetBox:
         insts = self.instances(None, redis).running()
         return Status(self.url, gunicorn, pg_pid, redis.pid(), version, insts, problem)
 
-    def fresh(self, name: str, *, workers: int = 2, reuse: Instance | None = None,
-              template: str | None = None) -> Instance:
+    def fresh(
+        self, name: str, *, workers: int = 2, reuse: Instance | None = None, template: str | None = None
+    ) -> Instance:
         """A second NetBox serving a new copy of the template database (empty but for the admin and token), or of
         ``template``, a copy kept by :meth:`keep`.
 
@@ -174,8 +178,9 @@ class LocalNetBox:
                 source = template or TEMPLATE_DB  # the setup made TEMPLATE_DB; a kept one may have been dropped
                 if template is not None and template not in pg.databases():
                     raise LocalNetBoxError(f"no database {template} to copy")
-                inst = (reuse is not None and insts.renew(reuse, name, source)) \
-                    or insts.create(name, source, workers=workers)
+                inst = (reuse is not None and insts.renew(reuse, name, source)) or insts.create(
+                    name, source, workers=workers
+                )
         except BaseException:
             lease.__exit__(None, None, None)
             raise
@@ -244,8 +249,11 @@ class LocalNetBox:
         pg = self._pg(ports)
         redis = self._redis(ports)
         # every port first, so a taken one stops `up` before anything starts
-        for key, running in (("pg_port", pg.initialized() and pg.pid()), ("redis_port", redis.pid()),
-                             ("http_port", self._main(redis).pid())):
+        for key, running in (
+            ("pg_port", pg.initialized() and pg.pid()),
+            ("redis_port", redis.pid()),
+            ("http_port", self._main(redis).pid()),
+        ):
             if not running:
                 procs.require_port(ports[key], PORT_ENV[key], PORT_WHAT[key])
         if not pg.initialized():
@@ -268,8 +276,12 @@ class LocalNetBox:
         self._restore_baseline(pg)
         rt = self._runtime()
         rt.manage(["migrate", "--no-input", SKIP_CHECKS], database=TEMPLATE_DB, log=migrate_log)
-        rt.manage(["createsuperuser", "--no-input", SKIP_CHECKS, "--username", ADMIN, "--email", "admin@localhost"],
-                  database=TEMPLATE_DB, log=migrate_log, env={"DJANGO_SUPERUSER_PASSWORD": secrets["admin_password"]})
+        rt.manage(
+            ["createsuperuser", "--no-input", SKIP_CHECKS, "--username", ADMIN, "--email", "admin@localhost"],
+            database=TEMPLATE_DB,
+            log=migrate_log,
+            env={"DJANGO_SUPERUSER_PASSWORD": secrets["admin_password"]},
+        )
         self.log(f"migrated in {time.monotonic() - t0:.0f} s; creating the admin's API token")
         redis.flush(0, 1)
         temp = self._main(redis, database=TEMPLATE_DB)
@@ -293,21 +305,26 @@ class LocalNetBox:
         try:
             pg.restore(TEMPLATE_DB, sql)
         except LocalNetBoxError as exc:
-            self.log(f"the baseline {baseline.path(VERSION).name} did not restore ({exc}); migrating {TEMPLATE_DB} "
-                     f"from empty (once; 4-16 minutes on 2 cores; log {migrate_log})")
+            self.log(
+                f"the baseline {baseline.path(VERSION).name} did not restore ({exc}); migrating {TEMPLATE_DB} "
+                f"from empty (once; 4-16 minutes on 2 cores; log {migrate_log})"
+            )
             pg.drop(TEMPLATE_DB)
             pg.sql(f'CREATE DATABASE "{TEMPLATE_DB}"')
             return
-        self.log(f"{TEMPLATE_DB} restored from {baseline.path(VERSION).name}; `netbox migrate` applies what it "
-                 f"lacks (log {migrate_log})")
+        self.log(
+            f"{TEMPLATE_DB} restored from {baseline.path(VERSION).name}; `netbox migrate` applies what it "
+            f"lacks (log {migrate_log})"
+        )
 
     def migrated_dump(self) -> bytes:
         """``pg_dump`` of a scratch database that ``netbox migrate`` built from empty (for hwaac.devnetbox.baseline:
         no user, token or object in it). Needs the NetBox up."""
         with self._scratch() as (pg, scratch):
             self.log(f"migrating {scratch} from empty (4-16 minutes on 2 cores; log {self.logs / 'migrate.log'})")
-            self._runtime().manage(["migrate", "--no-input", SKIP_CHECKS], database=scratch,
-                                   log=self.logs / "migrate.log")
+            self._runtime().manage(
+                ["migrate", "--no-input", SKIP_CHECKS], database=scratch, log=self.logs / "migrate.log"
+            )
             return pg.dump(scratch)
 
     def check_baseline(self) -> None:
@@ -322,8 +339,9 @@ class LocalNetBox:
             raise LocalNetBoxError(f"no baseline for NetBox {VERSION} ({baseline.path(VERSION)})")
         with self._scratch() as (pg, scratch):
             pg.restore(scratch, sql)
-            self._runtime().manage(["migrate", "--check", "--plan", SKIP_CHECKS], database=scratch,
-                                   log=self.logs / "migrate.log")
+            self._runtime().manage(
+                ["migrate", "--check", "--plan", SKIP_CHECKS], database=scratch, log=self.logs / "migrate.log"
+            )
 
     @contextlib.contextmanager
     def _scratch(self) -> Iterator[tuple[Postgres, str]]:
@@ -363,8 +381,13 @@ class LocalNetBox:
             return False
         ports = self._ports()
         redis = self._redis(ports)
-        if not (self._main(redis).pid() and redis.pid() and (self.state / "pg" / "data").exists()
-                and self._pg(ports).pid() and (self.state / TEMPLATE_MARK).is_file()):
+        if not (
+            self._main(redis).pid()
+            and redis.pid()
+            and (self.state / "pg" / "data").exists()
+            and self._pg(ports).pid()
+            and (self.state / TEMPLATE_MARK).is_file()
+        ):
             return False
         try:
             api.status(self.url, self.token, timeout=10)
@@ -389,8 +412,11 @@ class LocalNetBox:
         if not (self.run / "services.json").is_file():
             return False
         ports = self._ports()
-        return bool(self._redis(ports).pid() or self._main(self._redis(ports)).pid()
-                    or ((self.state / "pg" / "data").exists() and self._pg(ports).pid()))
+        return bool(
+            self._redis(ports).pid()
+            or self._main(self._redis(ports)).pid()
+            or ((self.state / "pg" / "data").exists() and self._pg(ports).pid())
+        )
 
     def _ports(self) -> dict[str, int]:
         try:
@@ -405,18 +431,29 @@ class LocalNetBox:
 
     def _pg(self, ports: dict[str, int]) -> Postgres:
         secrets = config.read_secrets(self.state)
-        return Postgres(cluster_dir(self.state), ports["pg_port"], secrets["db_password"], self.logs / "postgres.log",
-                        self.run)
+        return Postgres(
+            cluster_dir(self.state), ports["pg_port"], secrets["db_password"], self.logs / "postgres.log", self.run
+        )
 
     def _redis(self, ports: dict[str, int]) -> Redis:
         secrets = config.read_secrets(self.state)
         return Redis(self.run, ports["redis_port"], secrets["redis_password"], self.logs / "redis.log")
 
     def _main(self, redis: Redis, database: str = MAIN_DB) -> Gunicorn:
-        return Gunicorn(self._runtime(), self._ports()["http_port"], database, 0, self.run / "gunicorn.pid",
-                        self.logs / "gunicorn.log", workers=_workers())
+        return Gunicorn(
+            self._runtime(),
+            self._ports()["http_port"],
+            database,
+            0,
+            self.run / "gunicorn.pid",
+            self.logs / "gunicorn.log",
+            workers=_workers(),
+        )
 
     def _setup_lock(self, timeout: float) -> contextlib.AbstractContextManager[int]:
         self.state.mkdir(parents=True, exist_ok=True)
-        return procs.file_lock(self.state / "setup.lock", timeout=timeout,
-                               what=f"another process is setting up the local NetBox ({self.state / 'setup.lock'})")
+        return procs.file_lock(
+            self.state / "setup.lock",
+            timeout=timeout,
+            what=f"another process is setting up the local NetBox ({self.state / 'setup.lock'})",
+        )

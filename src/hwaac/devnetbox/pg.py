@@ -45,7 +45,8 @@ def find_bindir() -> Path:
     raise LocalNetBoxError(
         f"PostgreSQL >= {MIN_VERSION} server binaries (initdb, postgres, psql) not found in /usr/lib/postgresql/*/bin "
         "or on PATH; install them (Debian: apt-get install postgresql, or scripts/install-system-deps.sh) "
-        "or set HWAAC_PG_BINDIR")
+        "or set HWAAC_PG_BINDIR"
+    )
 
 
 def os_user() -> str | None:
@@ -55,9 +56,10 @@ def os_user() -> str | None:
     try:
         pwd.getpwnam("postgres")
     except KeyError:
-        raise LocalNetBoxError("running as root, the local PostgreSQL must run as the 'postgres' OS user, which "
-                               "does not exist; install Debian's postgresql package or run hwaac as a normal user"
-                               ) from None
+        raise LocalNetBoxError(
+            "running as root, the local PostgreSQL must run as the 'postgres' OS user, which "
+            "does not exist; install Debian's postgresql package or run hwaac as a normal user"
+        ) from None
     return "postgres"
 
 
@@ -107,12 +109,25 @@ class Postgres:
             for p in (self.folder, pwfile):
                 os.chown(p, uid, gid)
             self.folder.chmod(0o700)
-        argv = [str(self.bindir / "initdb"), "-D", str(self.data), "-U", "postgres", "--pwfile", str(pwfile),
-                "--auth-host=scram-sha-256", "--auth-local=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8"]
+        argv = [
+            str(self.bindir / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            "postgres",
+            "--pwfile",
+            str(pwfile),
+            "--auth-host=scram-sha-256",
+            "--auth-local=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--locale=C.UTF-8",
+        ]
         try:
             with self.log.open("ab") as out:
-                rc = subprocess.call(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/",
-                                     **self._user_kwargs())
+                rc = subprocess.call(
+                    argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd="/", **self._user_kwargs()
+                )
         finally:
             pwfile.unlink(missing_ok=True)
         if rc != 0:
@@ -134,9 +149,21 @@ class Postgres:
         if stale.exists():  # left by a crash or a reboot; its pid may now belong to another process
             stale.unlink()
         procs.require_port(self.port, "HWAAC_NETBOX_PG_PORT", "PostgreSQL")
-        argv = [str(self.bindir / "postgres"), "-D", str(self.data), "-p", str(self.port),
-                "-c", f"listen_addresses={procs.LOOPBACK}", "-c", "unix_socket_directories=",
-                "-c", "synchronous_commit=off", "-c", "max_connections=200"]
+        argv = [
+            str(self.bindir / "postgres"),
+            "-D",
+            str(self.data),
+            "-p",
+            str(self.port),
+            "-c",
+            f"listen_addresses={procs.LOOPBACK}",
+            "-c",
+            "unix_socket_directories=",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "max_connections=200",
+        ]
         spawned = procs.spawn(argv, self.log, self.spawn_pidfile, user=self.user)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -146,8 +173,10 @@ class Postgres:
             if not procs.running(spawned):
                 break
             time.sleep(0.2)
-        raise LocalNetBoxError(f"PostgreSQL did not accept connections on {procs.LOOPBACK}:{self.port} "
-                               f"within {timeout:.0f} s", log=self.log)
+        raise LocalNetBoxError(
+            f"PostgreSQL did not accept connections on {procs.LOOPBACK}:{self.port} within {timeout:.0f} s",
+            log=self.log,
+        )
 
     def stop(self, timeout: float = 60.0) -> None:
         """Fast shutdown (SIGINT: roll back open transactions, write a checkpoint), then wait."""
@@ -157,19 +186,48 @@ class Postgres:
     # --- SQL -------------------------------------------------------------------------------------------------
     def sql(self, statement: str, database: str = "postgres", *, check: bool = True) -> str:
         """Run one statement with ``psql`` and return its unaligned output (rows on lines, fields by ``|``)."""
-        argv = [str(self.bindir / "psql"), "-h", procs.LOOPBACK, "-p", str(self.port), "-U", "postgres",
-                "-d", database, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", statement]
+        argv = [
+            str(self.bindir / "psql"),
+            "-h",
+            procs.LOOPBACK,
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            "-d",
+            database,
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            statement,
+        ]
         r = subprocess.run(argv, capture_output=True, text=True, env=self._env(), stdin=subprocess.DEVNULL)
         if check and r.returncode != 0:
-            raise LocalNetBoxError(f"PostgreSQL: {r.stderr.strip() or 'psql exit ' + str(r.returncode)} "
-                                   f"(statement: {statement[:120]})")
+            raise LocalNetBoxError(
+                f"PostgreSQL: {r.stderr.strip() or 'psql exit ' + str(r.returncode)} (statement: {statement[:120]})"
+            )
         return r.stdout.strip()
 
     def dump(self, database: str) -> bytes:
         """``pg_dump`` of ``database`` as plain SQL, without owners and privileges (restorable by any role)."""
         _check_name(database)
-        argv = [str(self.bindir / "pg_dump"), "-h", procs.LOOPBACK, "-p", str(self.port), "-U", "postgres",
-                "--no-owner", "--no-privileges", "-d", database]
+        argv = [
+            str(self.bindir / "pg_dump"),
+            "-h",
+            procs.LOOPBACK,
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            "--no-owner",
+            "--no-privileges",
+            "-d",
+            database,
+        ]
         r = subprocess.run(argv, capture_output=True, env=self._env(), stdin=subprocess.DEVNULL)
         if r.returncode != 0:
             raise LocalNetBoxError(f"pg_dump {database}: {r.stderr.decode(errors='replace').strip()[-500:]}")
@@ -179,8 +237,24 @@ class Postgres:
         """Run the SQL script ``sql`` (a plain ``pg_dump``) in ``database`` as one transaction, stopping at the
         first error (then nothing of it stays)."""
         _check_name(database)
-        argv = [str(self.bindir / "psql"), "-h", procs.LOOPBACK, "-p", str(self.port), "-U", "postgres",
-                "-d", database, "-X", "-q", "-1", "-v", "ON_ERROR_STOP=1", "-f", "-"]
+        argv = [
+            str(self.bindir / "psql"),
+            "-h",
+            procs.LOOPBACK,
+            "-p",
+            str(self.port),
+            "-U",
+            "postgres",
+            "-d",
+            database,
+            "-X",
+            "-q",
+            "-1",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-f",
+            "-",
+        ]
         r = subprocess.run(argv, input=sql, capture_output=True, env=self._env())
         if r.returncode != 0:
             raise LocalNetBoxError(f"restoring into {database}: {r.stderr.decode(errors='replace').strip()[-500:]}")
@@ -206,8 +280,10 @@ class Postgres:
         other sessions cannot be copied; its server's next request connects again)."""
         _check_name(source)
         _check_name(name)
-        self.sql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{source}' "
-                 "AND pid <> pg_backend_pid()")
+        self.sql(
+            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{source}' "
+            "AND pid <> pg_backend_pid()"
+        )
         self.drop(name)
         self.create_from(name, source)
         self.freeze_template(name)

@@ -70,8 +70,16 @@ def read_pid(path: Path, marker: str) -> int | None:
     return None
 
 
-def spawn(argv: Sequence[str], log: Path, pidfile: Path, *, env: Mapping[str, str] | None = None,
-          user: str | None = None, cwd: Path | str = "/", timeout: float = 10.0) -> int:
+def spawn(
+    argv: Sequence[str],
+    log: Path,
+    pidfile: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    user: str | None = None,
+    cwd: Path | str = "/",
+    timeout: float = 10.0,
+) -> int:
     """Start ``argv`` detached in a new session (``setsid -f``), stdout and stderr appended to ``log``.
 
     The started program's pid is written to ``pidfile`` (by a shell that then ``exec``s it, so the pid is the
@@ -85,9 +93,14 @@ def spawn(argv: Sequence[str], log: Path, pidfile: Path, *, env: Mapping[str, st
     with log.open("ab") as out:
         out.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} start {' '.join(argv)}\n".encode())
         out.flush()
-        rc = subprocess.call(["setsid", "-f", "/bin/sh", "-c", 'echo $$ > "$0"; exec "$@"', str(pidfile), *argv],
-                             stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                             env=dict(env) if env is not None else None, cwd=cwd)
+        rc = subprocess.call(
+            ["setsid", "-f", "/bin/sh", "-c", 'echo $$ > "$0"; exec "$@"', str(pidfile), *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+        )
     if rc != 0:
         raise LocalNetBoxError(f"could not start {Path(argv[0]).name} (setsid exit {rc})", log=log)
     deadline = time.monotonic() + timeout
@@ -170,8 +183,10 @@ def port_owner(port: int) -> str:
 def require_port(port: int, env_name: str, what: str) -> None:
     """Raise a one-line error when ``port`` on 127.0.0.1 is taken, naming the holder and the env var to change."""
     if not port_free(port):
-        raise LocalNetBoxError(f"port {port} on {LOOPBACK} ({what}) is in use by {port_owner(port)}; "
-                               f"stop it or set {env_name} to a free port")
+        raise LocalNetBoxError(
+            f"port {port} on {LOOPBACK} ({what}) is in use by {port_owner(port)}; "
+            f"stop it or set {env_name} to a free port"
+        )
 
 
 def tail(path: Path, lines: int = 25) -> str:

@@ -36,14 +36,28 @@ class Redis:
             return pid
         binary = shutil.which("redis-server") or "/usr/bin/redis-server"
         if not Path(binary).is_file():
-            raise LocalNetBoxError("redis-server not found; install it (Debian: apt-get install redis-server, "
-                                   "or scripts/install-system-deps.sh)")
+            raise LocalNetBoxError(
+                "redis-server not found; install it (Debian: apt-get install redis-server, "
+                "or scripts/install-system-deps.sh)"
+            )
         procs.require_port(self.port, "HWAAC_NETBOX_REDIS_PORT", "Redis")
-        self.conf.write_text("\n".join([
-            f"bind {procs.LOOPBACK}", f"port {self.port}", "protected-mode yes", "daemonize no",
-            'logfile ""', f"dir {self.run}", 'save ""', "appendonly no",
-            f"databases {DATABASES}", f"requirepass {self.password}", "",
-        ]))
+        self.conf.write_text(
+            "\n".join(
+                [
+                    f"bind {procs.LOOPBACK}",
+                    f"port {self.port}",
+                    "protected-mode yes",
+                    "daemonize no",
+                    'logfile ""',
+                    f"dir {self.run}",
+                    'save ""',
+                    "appendonly no",
+                    f"databases {DATABASES}",
+                    f"requirepass {self.password}",
+                    "",
+                ]
+            )
+        )
         self.conf.chmod(0o600)
         pid = procs.spawn([binary, str(self.conf)], self.log, self.pidfile)
         deadline = time.monotonic() + timeout
@@ -51,8 +65,9 @@ class Redis:
             if self._ping():
                 return pid
             time.sleep(0.1)
-        raise LocalNetBoxError(f"Redis did not answer on {procs.LOOPBACK}:{self.port} within {timeout:.0f} s",
-                               log=self.log)
+        raise LocalNetBoxError(
+            f"Redis did not answer on {procs.LOOPBACK}:{self.port} within {timeout:.0f} s", log=self.log
+        )
 
     def stop(self) -> None:
         """SIGTERM and wait (nothing is saved: persistence is off)."""

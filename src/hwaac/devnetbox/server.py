@@ -36,24 +36,40 @@ class Runtime:
 
     def env(self, database: str, redis_db: int) -> dict[str, str]:
         """Environment for a NetBox process serving ``database`` with Redis databases ``redis_db``, ``+1``."""
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "DJANGO_SETTINGS_MODULE")
-               and not k.startswith("HWAAC_NB_")}
-        env.update(NETBOX_ROOT=str(self.netbox_root), PATH=f"{self.venv / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}",
-                   HWAAC_NB_DATABASE=database, HWAAC_NB_REDIS_DB=str(redis_db),
-                   HWAAC_NB_PG_PORT=str(self.pg_port), HWAAC_NB_REDIS_PORT=str(self.redis_port))
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "DJANGO_SETTINGS_MODULE")
+            and not k.startswith("HWAAC_NB_")
+        }
+        env.update(
+            NETBOX_ROOT=str(self.netbox_root),
+            PATH=f"{self.venv / 'bin'}:{env.get('PATH', '/usr/bin:/bin')}",
+            HWAAC_NB_DATABASE=database,
+            HWAAC_NB_REDIS_DB=str(redis_db),
+            HWAAC_NB_PG_PORT=str(self.pg_port),
+            HWAAC_NB_REDIS_PORT=str(self.redis_port),
+        )
         return env
 
-    def manage(self, args: list[str], *, database: str, log: Path, env: dict[str, str] | None = None,
-               timeout: float = 1800.0) -> None:
+    def manage(
+        self, args: list[str], *, database: str, log: Path, env: dict[str, str] | None = None, timeout: float = 1800.0
+    ) -> None:
         """Run ``netbox ARGS`` (a Django management command) against ``database``; output appended to ``log``."""
         full_env = {**self.env(database, 0), **(env or {})}
         with log.open("ab") as out:
             out.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} netbox {args[0]} ({database})\n".encode())
             out.flush()
             try:
-                rc = subprocess.call([str(self.venv / "bin" / "netbox"), *args], stdin=subprocess.DEVNULL,
-                                     stdout=out, stderr=out, env=full_env, cwd=self.netbox_root, timeout=timeout)
+                rc = subprocess.call(
+                    [str(self.venv / "bin" / "netbox"), *args],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=out,
+                    env=full_env,
+                    cwd=self.netbox_root,
+                    timeout=timeout,
+                )
             except subprocess.TimeoutExpired:
                 rc = -1
         if rc != 0:
@@ -87,12 +103,31 @@ class Gunicorn:
         if pid := self.pid():
             return pid
         procs.require_port(self.port, self.port_env, "NetBox HTTP")
-        argv = [str(self.runtime.venv / "bin" / "gunicorn"), "netbox.wsgi", "--preload",
-                "--bind", f"{procs.LOOPBACK}:{self.port}", "--workers", str(self.workers), "--threads", "1",
-                "--timeout", request_timeout(), "--graceful-timeout", "10", "--no-control-socket",
-                "--name", f"hwaac-netbox-{self.database}"]
-        pid = procs.spawn(argv, self.log, self.pidfile, env=self.runtime.env(self.database, self.redis_db),
-                          cwd=self.runtime.netbox_root)
+        argv = [
+            str(self.runtime.venv / "bin" / "gunicorn"),
+            "netbox.wsgi",
+            "--preload",
+            "--bind",
+            f"{procs.LOOPBACK}:{self.port}",
+            "--workers",
+            str(self.workers),
+            "--threads",
+            "1",
+            "--timeout",
+            request_timeout(),
+            "--graceful-timeout",
+            "10",
+            "--no-control-socket",
+            "--name",
+            f"hwaac-netbox-{self.database}",
+        ]
+        pid = procs.spawn(
+            argv,
+            self.log,
+            self.pidfile,
+            env=self.runtime.env(self.database, self.redis_db),
+            cwd=self.runtime.netbox_root,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and procs.running(pid):
             if api.answers(self.url) and pid in procs.listeners(self.port):  # ours answers, not a squatter
@@ -100,8 +135,9 @@ class Gunicorn:
             time.sleep(0.2)
         procs.stop(pid, "")
         self.pidfile.unlink(missing_ok=True)
-        raise LocalNetBoxError(f"NetBox (gunicorn, database {self.database}) did not answer at {self.url}",
-                               log=self.log)
+        raise LocalNetBoxError(
+            f"NetBox (gunicorn, database {self.database}) did not answer at {self.url}", log=self.log
+        )
 
     def stop(self) -> None:
         """Graceful stop (SIGTERM; workers finish their request within the graceful timeout)."""

@@ -78,8 +78,13 @@ class UsageLock:
         with _MUTEX:
             h = self._held()
             if h.fd < 0:
-                self._take(h, shared=True, timeout=timeout, wait=timeout,
-                           what="the local NetBox is being stopped by another process")
+                self._take(
+                    h,
+                    shared=True,
+                    timeout=timeout,
+                    wait=timeout,
+                    what="the local NetBox is being stopped by another process",
+                )
             h.shared += 1
         try:
             yield
@@ -95,10 +100,17 @@ class UsageLock:
             h = self._held()
             if h.exclusive == 0:
                 if h.shared:
-                    raise LocalNetBoxError("this process still uses the local NetBox (an open fresh instance or "
-                                           "lease); stop it before stopping the NetBox")
-                self._take(h, shared=False, timeout=timeout, wait=max(timeout, 5.0),
-                           what="the local NetBox is in use by another process (a test run?); not stopping it")
+                    raise LocalNetBoxError(
+                        "this process still uses the local NetBox (an open fresh instance or "
+                        "lease); stop it before stopping the NetBox"
+                    )
+                self._take(
+                    h,
+                    shared=False,
+                    timeout=timeout,
+                    wait=max(timeout, 5.0),
+                    what="the local NetBox is in use by another process (a test run?); not stopping it",
+                )
             h.exclusive += 1
         try:
             yield

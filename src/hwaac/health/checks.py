@@ -45,62 +45,158 @@ def check_gpus(q: NvidiaSmiQuery, profile: Profile, *, under_load: bool = False)
     lim = profile.gpu
     out = grade_query(q).all_findings()
     if len(q.gpus) != lim.count and not q.unknown:
-        out.append(Finding("GPU_COUNT", Status.FAIL, f"{len(q.gpus)} GPU(s) visible, the SKU has {lim.count}",
-                           evidence=f"attached_gpus {q.attached_gpus}", action=Action.REBOOT))
+        out.append(
+            Finding(
+                "GPU_COUNT",
+                Status.FAIL,
+                f"{len(q.gpus)} GPU(s) visible, the SKU has {lim.count}",
+                evidence=f"attached_gpus {q.attached_gpus}",
+                action=Action.REBOOT,
+            )
+        )
     for g in q.gpus:
         s = g.subject
         if g.product_name is not None and lim.product_name not in g.product_name:
-            out.append(Finding("GPU_MODEL_MISMATCH", Status.FAIL,
-                               f"{g.product_name!r} is not a {lim.product_name} ({profile.sku}): wrong profile or "
-                               "wrong hardware", s, f"product_name {g.product_name}", Action.NONE))
+            out.append(
+                Finding(
+                    "GPU_MODEL_MISMATCH",
+                    Status.FAIL,
+                    f"{g.product_name!r} is not a {lim.product_name} ({profile.sku}): wrong profile or wrong hardware",
+                    s,
+                    f"product_name {g.product_name}",
+                    Action.NONE,
+                )
+            )
         if g.ecc_mode_current is not None and g.ecc_mode_current != lim.ecc_mode:
-            out.append(Finding("GPU_ECC_DISABLED", Status.FAIL, f"ECC mode {g.ecc_mode_current}, must be Enabled "
-                               "(nvidia-smi -e 1, then reboot)", s, f"ecc_mode {g.ecc_mode_current}",
-                               Action.REBOOT))
-        _limit(out, "GPU_ECC_DRAM_UNCORRECTABLE_VOLATILE", g.ecc_volatile.dram_uncorrectable,
-               lim.dram_uncorrectable_volatile_max, "volatile DRAM uncorrectable ECC errors", s, Action.RESET_GPU)
+            out.append(
+                Finding(
+                    "GPU_ECC_DISABLED",
+                    Status.FAIL,
+                    f"ECC mode {g.ecc_mode_current}, must be Enabled (nvidia-smi -e 1, then reboot)",
+                    s,
+                    f"ecc_mode {g.ecc_mode_current}",
+                    Action.REBOOT,
+                )
+            )
+        _limit(
+            out,
+            "GPU_ECC_DRAM_UNCORRECTABLE_VOLATILE",
+            g.ecc_volatile.dram_uncorrectable,
+            lim.dram_uncorrectable_volatile_max,
+            "volatile DRAM uncorrectable ECC errors",
+            s,
+            Action.RESET_GPU,
+        )
         agg = g.ecc_aggregate
         sram_unc = agg.sram_uncorrectable
         if sram_unc is None and agg.sram_uncorrectable_parity is not None:
             sram_unc = (agg.sram_uncorrectable_parity or 0) + (agg.sram_uncorrectable_secded or 0)
-        _limit(out, "GPU_ECC_SRAM_UNCORRECTABLE", sram_unc, lim.sram_uncorrectable_max,
-               "aggregate SRAM uncorrectable ECC errors", s, Action.RMA)
-        _limit(out, "GPU_ECC_SRAM_CORRECTABLE", g.ecc_aggregate.sram_correctable, lim.sram_correctable_max,
-               "aggregate SRAM correctable ECC errors", s, Action.RMA)
-        _limit(out, "GPU_ECC_DRAM_CORRECTABLE", g.ecc_aggregate.dram_correctable, lim.dram_correctable_aggregate_max,
-               "aggregate DRAM correctable ECC errors", s, Action.RMA)
-        _limit(out, "GPU_ROW_REMAP_UNCORRECTABLE", g.remapped_rows_uncorrectable, lim.remapped_rows_uncorrectable_max,
-               "rows remapped for uncorrectable errors", s, Action.RMA)
+        _limit(
+            out,
+            "GPU_ECC_SRAM_UNCORRECTABLE",
+            sram_unc,
+            lim.sram_uncorrectable_max,
+            "aggregate SRAM uncorrectable ECC errors",
+            s,
+            Action.RMA,
+        )
+        _limit(
+            out,
+            "GPU_ECC_SRAM_CORRECTABLE",
+            g.ecc_aggregate.sram_correctable,
+            lim.sram_correctable_max,
+            "aggregate SRAM correctable ECC errors",
+            s,
+            Action.RMA,
+        )
+        _limit(
+            out,
+            "GPU_ECC_DRAM_CORRECTABLE",
+            g.ecc_aggregate.dram_correctable,
+            lim.dram_correctable_aggregate_max,
+            "aggregate DRAM correctable ECC errors",
+            s,
+            Action.RMA,
+        )
+        _limit(
+            out,
+            "GPU_ROW_REMAP_UNCORRECTABLE",
+            g.remapped_rows_uncorrectable,
+            lim.remapped_rows_uncorrectable_max,
+            "rows remapped for uncorrectable errors",
+            s,
+            Action.RMA,
+        )
         for reason, active in g.clock_reasons.items():
             if not active:
                 continue
             if reason in lim.clock_reasons_fail:
-                out.append(Finding(f"GPU_CLOCKS_{reason.upper()}", Status.FAIL, f"clock event reason {reason} is "
-                                   "active: check cooling and power, then reboot", s, f"{reason} Active",
-                                   Action.REBOOT))
+                out.append(
+                    Finding(
+                        f"GPU_CLOCKS_{reason.upper()}",
+                        Status.FAIL,
+                        f"clock event reason {reason} is active: check cooling and power, then reboot",
+                        s,
+                        f"{reason} Active",
+                        Action.REBOOT,
+                    )
+                )
             elif reason in lim.clock_reasons_warn:
-                out.append(Finding(f"GPU_CLOCKS_{reason.upper()}", Status.WARN, f"clock event reason {reason} is "
-                                   "active", s, f"{reason} Active"))
+                out.append(
+                    Finding(
+                        f"GPU_CLOCKS_{reason.upper()}",
+                        Status.WARN,
+                        f"clock event reason {reason} is active",
+                        s,
+                        f"{reason} Active",
+                    )
+                )
         if g.pcie_width_current is not None and g.pcie_width_current < lim.pcie_width:
-            out.append(Finding("GPU_PCIE_WIDTH", Status.FAIL, f"PCIe link x{g.pcie_width_current}, expected "
-                               f"x{lim.pcie_width}: reboot to retrain, reseat if it stays", s,
-                               f"pcie width current {g.pcie_width_current} max {g.pcie_width_max}", Action.REBOOT))
+            out.append(
+                Finding(
+                    "GPU_PCIE_WIDTH",
+                    Status.FAIL,
+                    f"PCIe link x{g.pcie_width_current}, expected "
+                    f"x{lim.pcie_width}: reboot to retrain, reseat if it stays",
+                    s,
+                    f"pcie width current {g.pcie_width_current} max {g.pcie_width_max}",
+                    Action.REBOOT,
+                )
+            )
         gen_max = g.pcie_gen_device_max or g.pcie_gen_max
         if gen_max is not None and gen_max < lim.pcie_generation:
-            out.append(Finding("GPU_PCIE_GENERATION", Status.FAIL, f"PCIe max generation {gen_max}, expected "
-                               f"Gen{lim.pcie_generation}", s, f"pcie gen max {gen_max}", Action.REBOOT))
+            out.append(
+                Finding(
+                    "GPU_PCIE_GENERATION",
+                    Status.FAIL,
+                    f"PCIe max generation {gen_max}, expected Gen{lim.pcie_generation}",
+                    s,
+                    f"pcie gen max {gen_max}",
+                    Action.REBOOT,
+                )
+            )
         current = g.pcie_gen_device_current or g.pcie_gen_current
         if under_load and current is not None and gen_max is not None and current < gen_max:
-            out.append(Finding("GPU_PCIE_DOWNGRADED", Status.WARN, f"PCIe Gen{current} under load, the link can do "
-                               f"Gen{gen_max}", s, f"pcie gen current {current}", Action.NONE))
+            out.append(
+                Finding(
+                    "GPU_PCIE_DOWNGRADED",
+                    Status.WARN,
+                    f"PCIe Gen{current} under load, the link can do Gen{gen_max}",
+                    s,
+                    f"pcie gen current {current}",
+                    Action.NONE,
+                )
+            )
     return out
 
 
-def _limit(out: list[Finding], code: str, value: int | None, limit: int, what: str, subject: str,
-           action: Action) -> None:
+def _limit(
+    out: list[Finding], code: str, value: int | None, limit: int, what: str, subject: str, action: Action
+) -> None:
     if value is not None and value > limit:
-        out.append(Finding(code, Status.FAIL, f"{value} {what}, the limit is {limit}", subject,
-                           f"{what}: {value}", action))
+        out.append(
+            Finding(code, Status.FAIL, f"{value} {what}, the limit is {limit}", subject, f"{what}: {value}", action)
+        )
 
 
 @incomplete_means_retest
@@ -117,8 +213,15 @@ def check_remapped_rows(r: RemappedRows, profile: Profile) -> list[Finding]:
     profile's uncorrectable-rows limit."""
     out = grade_remapped(r).all_findings()
     for row in r.rows:
-        _limit(out, "GPU_ROW_REMAP_UNCORRECTABLE", row.uncorrectable, profile.gpu.remapped_rows_uncorrectable_max,
-               "rows remapped for uncorrectable errors", f"gpu {row.bus_id or '?'}", Action.RMA)
+        _limit(
+            out,
+            "GPU_ROW_REMAP_UNCORRECTABLE",
+            row.uncorrectable,
+            profile.gpu.remapped_rows_uncorrectable_max,
+            "rows remapped for uncorrectable errors",
+            f"gpu {row.bus_id or '?'}",
+            Action.RMA,
+        )
     return out
 
 
@@ -137,21 +240,41 @@ def check_nvlink(status: NvlinkReport | None, errors: NvlinkReport | None, profi
     for g in status.gpus if status is not None else []:
         active = [rate for rate in g.links.values() if rate is not None]
         if len(active) < lim.nvlink_links:
-            out.append(Finding("NVLINK_LINKS_DOWN", Status.FAIL, f"{len(active)} of {lim.nvlink_links} NVLink links "
-                               "active: reset the GPU, RMA if it stays", g.subject,
-                               f"inactive links: {sorted(k for k, v in g.links.items() if v is None)}",
-                               Action.RESET_GPU))
+            out.append(
+                Finding(
+                    "NVLINK_LINKS_DOWN",
+                    Status.FAIL,
+                    f"{len(active)} of {lim.nvlink_links} NVLink links active: reset the GPU, RMA if it stays",
+                    g.subject,
+                    f"inactive links: {sorted(k for k, v in g.links.items() if v is None)}",
+                    Action.RESET_GPU,
+                )
+            )
         slow = sorted(k for k, v in g.links.items() if v is not None and v < lim.nvlink_link_gbytes_per_s * 0.99)
         if slow:
-            out.append(Finding("NVLINK_LINK_SLOW", Status.WARN, f"links {slow} below "
-                               f"{lim.nvlink_link_gbytes_per_s} GB/s", g.subject, action=Action.NONE))
+            out.append(
+                Finding(
+                    "NVLINK_LINK_SLOW",
+                    Status.WARN,
+                    f"links {slow} below {lim.nvlink_link_gbytes_per_s} GB/s",
+                    g.subject,
+                    action=Action.NONE,
+                )
+            )
     if errors is not None:
         out += errors.all_findings()
         for g in errors.gpus:
             total = sum(v for counters in g.counters.values() for v in counters.values() if v is not None)
             if total >= lim.nvlink_errors_warn:
-                out.append(Finding("NVLINK_ERRORS", Status.WARN, f"{total} NVLink replay/recovery/CRC errors "
-                                   f"(warn at {lim.nvlink_errors_warn})", g.subject, action=Action.NONE))
+                out.append(
+                    Finding(
+                        "NVLINK_ERRORS",
+                        Status.WARN,
+                        f"{total} NVLink replay/recovery/CRC errors (warn at {lim.nvlink_errors_warn})",
+                        g.subject,
+                        action=Action.NONE,
+                    )
+                )
     return out
 
 
@@ -178,8 +301,14 @@ def check_gpu_burn(result: GpuBurnResult, profile: Profile) -> list[Finding]:
     """gpu-burn's per-GPU OK/FAULTY (exit 0 with FAULTY is FAIL, parser); every GPU of the SKU must be tested."""
     out = grade_gpu_burn(result).all_findings()
     if result.tested_gpus is not None and result.tested_gpus != profile.gpu.count:
-        out.append(Finding("GPUBURN_GPU_COUNT", Status.FAIL, f"gpu-burn tested {result.tested_gpus} GPU(s), the SKU "
-                           f"has {profile.gpu.count}", action=Action.REBOOT))
+        out.append(
+            Finding(
+                "GPUBURN_GPU_COUNT",
+                Status.FAIL,
+                f"gpu-burn tested {result.tested_gpus} GPU(s), the SKU has {profile.gpu.count}",
+                action=Action.REBOOT,
+            )
+        )
     return out
 
 
@@ -187,8 +316,9 @@ def check_gpu_burn(result: GpuBurnResult, profile: Profile) -> list[Finding]:
 
 
 @incomplete_means_retest
-def check_ibstat_ports(ib: IbstatResult, devices: Iterable[str] | None = None, *,
-                       ports: Iterable[tuple[str, int]] | None = None) -> list[Finding]:
+def check_ibstat_ports(
+    ib: IbstatResult, devices: Iterable[str] | None = None, *, ports: Iterable[tuple[str, int]] | None = None
+) -> list[Finding]:
     """What ``ibstat`` says without a profile: ``IB_IBSTAT_PANIC`` (UNKNOWN, RETEST) when it stopped at a device (the
     rails after it were not read), ``NIC_PORT_DOWN`` (FAIL, CHECK_LINK) for each port of ``devices`` (default: any
     port) that is not Active/LinkUp, then the parser's unknown reasons. ``ports``: only these ``(device, port
@@ -199,15 +329,36 @@ def check_ibstat_ports(ib: IbstatResult, devices: Iterable[str] | None = None, *
     out: list[Finding] = []
     if ib.panic is not None:  # kept whatever the device: the rails after it were never read
         where = f"at device '{ib.failed_device}'" if ib.failed_device else "early"
-        out.append(Finding("IB_IBSTAT_PANIC", Status.UNKNOWN, f"ibstat stopped {where} (ibpanic); the devices after "
-                           f"it were not read: {ib.panic}", ib.failed_device or "", ib.panic_line, Action.RETEST))
+        out.append(
+            Finding(
+                "IB_IBSTAT_PANIC",
+                Status.UNKNOWN,
+                f"ibstat stopped {where} (ibpanic); the devices after it were not read: {ib.panic}",
+                ib.failed_device or "",
+                ib.panic_line,
+                Action.RETEST,
+            )
+        )
     for p in ib.ports():
-        if (wanted is None or p.ca in wanted) and (chosen is None or (p.ca, p.number) in chosen) \
-                and p.state is not None and p.physical_state is not None and not p.is_up:
+        if (
+            (wanted is None or p.ca in wanted)
+            and (chosen is None or (p.ca, p.number) in chosen)
+            and p.state is not None
+            and p.physical_state is not None
+            and not p.is_up
+        ):
             rate = "no rate" if p.rate_gbps is None else f"Rate {p.rate_gbps:g} Gb/s"
-            out.append(Finding("NIC_PORT_DOWN", Status.FAIL, f"{p.subject} ({p.link_layer or 'link layer unknown'}) "
-                               f"is {p.state}/{p.physical_state} ({rate}, not a working link); expected Active/LinkUp",
-                               p.subject, p.evidence, Action.CHECK_LINK))
+            out.append(
+                Finding(
+                    "NIC_PORT_DOWN",
+                    Status.FAIL,
+                    f"{p.subject} ({p.link_layer or 'link layer unknown'}) "
+                    f"is {p.state}/{p.physical_state} ({rate}, not a working link); expected Active/LinkUp",
+                    p.subject,
+                    p.evidence,
+                    Action.CHECK_LINK,
+                )
+            )
     return [*out, *ib.unknown_findings()]
 
 
@@ -218,8 +369,12 @@ def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | No
     lim = profile.nic
     wanted = list(devices) if devices is not None else None
     out = check_ibstat_ports(ib, wanted)
-    ports = [p for ca in ib.cas for p in ca.ports
-             if (wanted is None and p.link_layer == lim.link_layer) or (wanted is not None and p.ca in wanted)]
+    ports = [
+        p
+        for ca in ib.cas
+        for p in ca.ports
+        if (wanted is None and p.link_layer == lim.link_layer) or (wanted is not None and p.ca in wanted)
+    ]
     if wanted is not None:
         ports.sort(key=lambda p: wanted.index(p.ca))  # rail order, as the caller lists the rails
     up = [p for p in ports if p.is_up]
@@ -227,27 +382,57 @@ def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | No
         seen = {ca.name for ca in ib.cas}
         for dev in wanted:
             if dev not in seen and not ib.failed_device:
-                out.append(Finding("NIC_MISSING", Status.FAIL, f"{dev} is not in ibstat's output", dev,
-                                   action=Action.REBOOT))
+                out.append(
+                    Finding("NIC_MISSING", Status.FAIL, f"{dev} is not in ibstat's output", dev, action=Action.REBOOT)
+                )
     panicked = ib.panic is not None
     if len(up) < lim.rails and not ib.unknown and not panicked:
-        out.append(Finding("NIC_RAILS_DOWN", Status.FAIL, f"{len(up)} of {lim.rails} rail ports up",
-                           ", ".join(f"{p.ca} port {p.number}" for p in ports if not p.is_up),
-                           action=Action.CHECK_LINK))
+        out.append(
+            Finding(
+                "NIC_RAILS_DOWN",
+                Status.FAIL,
+                f"{len(up)} of {lim.rails} rail ports up",
+                ", ".join(f"{p.ca} port {p.number}" for p in ports if not p.is_up),
+                action=Action.CHECK_LINK,
+            )
+        )
     for p in up:
         subject = f"{p.ca} port {p.number}"
         if p.working_rate_gbps is not None and p.working_rate_gbps < lim.rate_gbits_per_s:
-            out.append(Finding("NIC_RATE_LOW", Status.FAIL, f"rate {p.working_rate_gbps:g} Gb/s, expected "
-                               f"{lim.rate_gbits_per_s}", subject, p.evidence, Action.CHECK_LINK))
+            out.append(
+                Finding(
+                    "NIC_RATE_LOW",
+                    Status.FAIL,
+                    f"rate {p.working_rate_gbps:g} Gb/s, expected {lim.rate_gbits_per_s}",
+                    subject,
+                    p.evidence,
+                    Action.CHECK_LINK,
+                )
+            )
         if p.link_layer and p.link_layer != lim.link_layer:
-            out.append(Finding("NIC_LINK_LAYER", Status.FAIL, f"link layer {p.link_layer}, expected {lim.link_layer} "
-                               "(mlxconfig LINK_TYPE)", subject, p.evidence, Action.NONE))
+            out.append(
+                Finding(
+                    "NIC_LINK_LAYER",
+                    Status.FAIL,
+                    f"link layer {p.link_layer}, expected {lim.link_layer} (mlxconfig LINK_TYPE)",
+                    subject,
+                    p.evidence,
+                    Action.NONE,
+                )
+            )
     if lim.ca_type:
         for ca in ib.cas:
-            if (wanted is None or ca.name in wanted) and ca.ca_type and ca.ca_type != lim.ca_type and \
-                    any(p in ports for p in ca.ports):
-                out.append(Finding("NIC_MODEL_MISMATCH", Status.WARN, f"CA type {ca.ca_type}, the SKU has "
-                                   f"{lim.ca_type}", ca.name))
+            if (
+                (wanted is None or ca.name in wanted)
+                and ca.ca_type
+                and ca.ca_type != lim.ca_type
+                and any(p in ports for p in ca.ports)
+            ):
+                out.append(
+                    Finding(
+                        "NIC_MODEL_MISMATCH", Status.WARN, f"CA type {ca.ca_type}, the SKU has {lim.ca_type}", ca.name
+                    )
+                )
     return out
 
 
@@ -263,15 +448,31 @@ def check_ib_counters(counters: IbCountersResult, devices: Iterable[str] | None 
     for (dev, port), lines in counters.saturated.items():
         if wanted is None or dev in wanted:
             subject = f"{dev} port {port}"
-            out.append(Finding("IB_COUNTER_SATURATED", Status.UNKNOWN, f"{subject}: {', '.join(lines)} at the "
-                               "maximum of their field width: the true counts and their growth are unknown; clear "
-                               "the port counters (perfquery -R) and read again", subject, "\n".join(lines.values()),
-                               Action.RETEST))
+            out.append(
+                Finding(
+                    "IB_COUNTER_SATURATED",
+                    Status.UNKNOWN,
+                    f"{subject}: {', '.join(lines)} at the "
+                    "maximum of their field width: the true counts and their growth are unknown; clear "
+                    "the port counters (perfquery -R) and read again",
+                    subject,
+                    "\n".join(lines.values()),
+                    Action.RETEST,
+                )
+            )
     for (dev, port), lines in counters.unreadable.items():
         if wanted is None or dev in wanted:
             subject = f"{dev} port {port}"
-            out.append(Finding("IB_COUNTER_UNREADABLE", Status.UNKNOWN, f"{subject}: {len(lines)} counters could not "
-                               "be read as numbers", subject, "\n".join(list(lines.values())[:10]), Action.RETEST))
+            out.append(
+                Finding(
+                    "IB_COUNTER_UNREADABLE",
+                    Status.UNKNOWN,
+                    f"{subject}: {len(lines)} counters could not be read as numbers",
+                    subject,
+                    "\n".join(list(lines.values())[:10]),
+                    Action.RETEST,
+                )
+            )
     return [*out, *counters.unknown_findings()]
 
 
@@ -288,15 +489,17 @@ def check_ethtool(stats: EthtoolStats) -> list[Finding]:
     subject = stats.netdev
     nonzero = {name: stats.counters[name] for name in ERROR_COUNTERS if stats.counters.get(name)}
     named = ", ".join(f"{k}={v}" for k, v in nonzero.items())
-    message = (f"{len(stats.counters)} ethtool -S counters read but not judged (no limits for them yet)"
-               + (f"; non-zero error counters: {named}" if nonzero else "; the error counters read 0"))
+    message = f"{len(stats.counters)} ethtool -S counters read but not judged (no limits for them yet)" + (
+        f"; non-zero error counters: {named}" if nonzero else "; the error counters read 0"
+    )
     out.append(Finding("NIC_ETHTOOL_UNJUDGED", Status.UNKNOWN, message, subject, named, Action.NONE))
     return out
 
 
 @incomplete_means_retest
-def check_counter_growth(growth: Mapping[tuple[str, int], Mapping[str, CounterGrowth]],
-                         profile: Profile) -> list[Finding]:
+def check_counter_growth(
+    growth: Mapping[tuple[str, int], Mapping[str, CounterGrowth]], profile: Profile
+) -> list[Finding]:
     """Port counter growth between two readings (NVSentinel's rules): any increase of a fatal counter fails the
     link; a rate above the warn limit warns; a fatal counter whose growth cannot be known is UNKNOWN."""
     lim = profile.nic
@@ -310,31 +513,54 @@ def check_counter_growth(growth: Mapping[tuple[str, int], Mapping[str, CounterGr
             if g.delta is None:
                 out.append(_unknown("NIC_COUNTER_UNKNOWN", f"{name}: growth unknown ({g.reason})", subject))
             elif g.delta > 0:
-                out.append(Finding(f"NIC_{name.upper()}", Status.FAIL, f"{name} grew by {g.delta} "
-                                   f"({g.before} -> {g.after})", subject, f"{name} {g.before} -> {g.after}",
-                                   Action.CHECK_LINK))
+                out.append(
+                    Finding(
+                        f"NIC_{name.upper()}",
+                        Status.FAIL,
+                        f"{name} grew by {g.delta} ({g.before} -> {g.after})",
+                        subject,
+                        f"{name} {g.before} -> {g.after}",
+                        Action.CHECK_LINK,
+                    )
+                )
         for name, per_second in lim.counters_warn_per_second.items():
             g = counters.get(name)
             if g is not None and g.per_second is not None and g.per_second > per_second:
-                out.append(Finding(f"NIC_{name.upper()}_RATE", Status.WARN, f"{name} grew {g.per_second:.3g}/s "
-                                   f"(warn above {per_second:g}/s)", subject, f"{name} {g.before} -> {g.after}",
-                                   Action.CHECK_LINK))
+                out.append(
+                    Finding(
+                        f"NIC_{name.upper()}_RATE",
+                        Status.WARN,
+                        f"{name} grew {g.per_second:.3g}/s (warn above {per_second:g}/s)",
+                        subject,
+                        f"{name} {g.before} -> {g.after}",
+                        Action.CHECK_LINK,
+                    )
+                )
     return out
 
 
 # --- measured performance -----------------------------------------------------------------------------------------
 
 
-def _against(value: float | None, th: MinThreshold, code: str, what: str, unit: str, subject: str,
-             action: Action) -> list[Finding]:
+def _against(
+    value: float | None, th: MinThreshold, code: str, what: str, unit: str, subject: str, action: Action
+) -> list[Finding]:
     if value is None:
         return [_unknown(f"{code}_MISSING", f"{what}: no figure at the threshold's method", subject)]
     if value < th.min:
-        return [Finding(f"{code}_LOW", Status.FAIL, f"{what} {value:g} {unit} < {th.min:g} {unit}", subject,
-                        action=action)]
+        return [
+            Finding(f"{code}_LOW", Status.FAIL, f"{what} {value:g} {unit} < {th.min:g} {unit}", subject, action=action)
+        ]
     if th.warn_below is not None and value < th.warn_below:
-        return [Finding(f"{code}_LOW", Status.WARN, f"{what} {value:g} {unit} < {th.warn_below:g} {unit} (warn)",
-                        subject, action=Action.NONE)]
+        return [
+            Finding(
+                f"{code}_LOW",
+                Status.WARN,
+                f"{what} {value:g} {unit} < {th.warn_below:g} {unit} (warn)",
+                subject,
+                action=Action.NONE,
+            )
+        ]
     return []
 
 
@@ -343,8 +569,14 @@ def _method_mismatch(what: str, problems: list[str], subject: str) -> list[Findi
 
 
 @incomplete_means_retest
-def check_nccl(result: NcclTestsResult, th: MinThreshold, *, nccl_algo: str | None = None,
-               nodes: int | None = None, subject: str = "") -> list[Finding]:
+def check_nccl(
+    result: NcclTestsResult,
+    th: MinThreshold,
+    *,
+    nccl_algo: str | None = None,
+    nodes: int | None = None,
+    subject: str = "",
+) -> list[Finding]:
     """nccl-tests all_reduce_perf busbw (GB/s) at the threshold's message size, if the run matches its method.
 
     ``nccl_algo``: NCCL_ALGO the run was started with (else the algorithms NCCL_DEBUG printed); ``nodes``: the run's
@@ -366,8 +598,15 @@ def check_nccl(result: NcclTestsResult, th: MinThreshold, *, nccl_algo: str | No
         return out
     value = result.busbw_at(m.message_bytes) if m.message_bytes else result.busbw_at_largest_gbytes_per_s
     multi = (n or 1) > 1
-    return out + _against(value, th, "NCCL_BUSBW", f"all_reduce busbw at {m.message_bytes} B", "GB/s", subject,
-                          Action.CHECK_LINK if multi else Action.REBOOT)
+    return out + _against(
+        value,
+        th,
+        "NCCL_BUSBW",
+        f"all_reduce busbw at {m.message_bytes} B",
+        "GB/s",
+        subject,
+        Action.CHECK_LINK if multi else Action.REBOOT,
+    )
 
 
 @incomplete_means_retest
@@ -377,11 +616,14 @@ def check_perftest(result: PerftestResult, th: MinThreshold, *, subject: str = "
     m = th.method
     problems: list[str] = []
     if m.gpudirect is not None and result.gpudirect != m.gpudirect:
-        problems.append(f"GPUDirect {'on' if result.gpudirect else 'off'}, the threshold is for "
-                        f"{'on' if m.gpudirect else 'off'}")
+        problems.append(
+            f"GPUDirect {'on' if result.gpudirect else 'off'}, the threshold is for {'on' if m.gpudirect else 'off'}"
+        )
     if result.bidirectional != m.bidirectional:
-        problems.append(f"{'bi' if result.bidirectional else 'uni'}directional run, the threshold is "
-                        f"{'bi' if m.bidirectional else 'uni'}directional")
+        problems.append(
+            f"{'bi' if result.bidirectional else 'uni'}directional run, the threshold is "
+            f"{'bi' if m.bidirectional else 'uni'}directional"
+        )
     if result.verb and m.tool != f"ib_{result.verb}_bw":
         problems.append(f"ib_{result.verb}_bw run, the threshold is for {m.tool}")
     if problems:
@@ -391,8 +633,9 @@ def check_perftest(result: PerftestResult, th: MinThreshold, *, subject: str = "
             return out
         return [*out, _unknown("PERFTEST_NO_TABLE", "no bandwidth table", subject)]
     value = result.bw_at(m.message_bytes) if m.message_bytes else result.bw_average_gbits_per_s
-    return out + _against(value, th, "NIC_WRITE_BW", f"{m.tool} at {m.message_bytes} B", "Gb/s", subject,
-                          Action.CHECK_LINK)
+    return out + _against(
+        value, th, "NIC_WRITE_BW", f"{m.tool} at {m.message_bytes} B", "Gb/s", subject, Action.CHECK_LINK
+    )
 
 
 @incomplete_means_retest
@@ -406,8 +649,12 @@ def check_nvbandwidth(result: NvbandwidthResult, profile: Profile) -> list[Findi
     ):
         test = result.test(th.method.test or "")
         if test is None or test.waived:
-            out.append(_unknown(f"{code}_MISSING", f"nvbandwidth did not run {th.method.test}"
-                                + (" (waived)" if test is not None else "")))
+            out.append(
+                _unknown(
+                    f"{code}_MISSING",
+                    f"nvbandwidth did not run {th.method.test}" + (" (waived)" if test is not None else ""),
+                )
+            )
             continue
         worst: tuple[float, str] | None = None
         for row, values in test.rows.items():

@@ -26,21 +26,51 @@ def lfs_check_findings(result: LfsCheckResult, *, mounts_known: bool = False) ->
     ``mounts_known`` (the caller judges the mounts from /proc/mounts against what must be mounted)."""
     out: list[Finding] = []
     if result.not_mounted and not mounts_known:
-        out.append(Finding("LUSTRE_NO_CLIENT_MOUNT", Status.FAIL, "lfs check: no Lustre file system is mounted on "
-                           "this node", evidence=result.not_mounted_line, action=Action.NONE))
+        out.append(
+            Finding(
+                "LUSTRE_NO_CLIENT_MOUNT",
+                Status.FAIL,
+                "lfs check: no Lustre file system is mounted on this node",
+                evidence=result.not_mounted_line,
+                action=Action.NONE,
+            )
+        )
     for t in result.targets:
         name = t.obd.name
         if t.state == "inactive":
-            out.append(Finding("LUSTRE_TARGET_INACTIVE", Status.FAIL, f"{name} is inactive (its import is not "
-                               "connected): this client cannot reach that target", name, t.evidence,
-                               Action.CHECK_LINK))
+            out.append(
+                Finding(
+                    "LUSTRE_TARGET_INACTIVE",
+                    Status.FAIL,
+                    f"{name} is inactive (its import is not connected): this client cannot reach that target",
+                    name,
+                    t.evidence,
+                    Action.CHECK_LINK,
+                )
+            )
         elif t.state == "error" and t.errno == ENOTCONN:
-            out.append(Finding("LUSTRE_TARGET_INACTIVE", Status.FAIL, f"{name}: {t.error} ({t.errno}): the import "
-                               "is not connected", name, t.evidence, Action.CHECK_LINK))
+            out.append(
+                Finding(
+                    "LUSTRE_TARGET_INACTIVE",
+                    Status.FAIL,
+                    f"{name}: {t.error} ({t.errno}): the import is not connected",
+                    name,
+                    t.evidence,
+                    Action.CHECK_LINK,
+                )
+            )
         elif t.state == "error":
-            out.append(Finding("LUSTRE_TARGET_UNREACHABLE", Status.FAIL, f"{name} does not answer a ping: "
-                               f"{t.error or 'error'}" + (f" ({t.errno})" if t.errno is not None else ""), name,
-                               t.evidence, Action.CHECK_LINK))
+            out.append(
+                Finding(
+                    "LUSTRE_TARGET_UNREACHABLE",
+                    Status.FAIL,
+                    f"{name} does not answer a ping: "
+                    f"{t.error or 'error'}" + (f" ({t.errno})" if t.errno is not None else ""),
+                    name,
+                    t.evidence,
+                    Action.CHECK_LINK,
+                )
+            )
     return [*out, *result.unknown_findings()]
 
 
@@ -50,14 +80,23 @@ def ping_findings(result: LctlPingResult) -> list[Finding]:
     (The client verdict judges MGS reachability per failover node instead: :func:`hwaac.health.lustre.evaluate`.)"""
     out = []
     if result.reachable is False:
-        out.append(Finding("LUSTRE_PING_FAILED", Status.FAIL, f"lctl ping {result.nid}: {result.error}", result.nid,
-                           result.error_line, Action.CHECK_LINK))
+        out.append(
+            Finding(
+                "LUSTRE_PING_FAILED",
+                Status.FAIL,
+                f"lctl ping {result.nid}: {result.error}",
+                result.nid,
+                result.error_line,
+                Action.CHECK_LINK,
+            )
+        )
     return [*out, *result.unknown_findings()]
 
 
 @incomplete_means_retest
-def mgs_reach_findings(subject: str, nodes: Sequence[Sequence[str]],
-                       pings: Mapping[str, LctlPingResult | None]) -> list[Finding]:
+def mgs_reach_findings(
+    subject: str, nodes: Sequence[Sequence[str]], pings: Mapping[str, LctlPingResult | None]
+) -> list[Finding]:
     """MGS reachability of one file system (``subject``) from the ``lctl ping`` of each NID of its failover MGS
     ``nodes`` (``pings``: NID -> result, None or absent where the ping did not run or its output was not returned):
     ``LUSTRE_MGS_UNREACHABLE`` (FAIL, CHECK_LINK, subject the file system) when no NID of any node answers,
@@ -74,13 +113,31 @@ def mgs_reach_findings(subject: str, nodes: Sequence[Sequence[str]],
         return []
     if not any(any(reach[nid] for nid in node) for node in nodes):
         failed = [nid for node in nodes for nid in node]
-        return [Finding("LUSTRE_MGS_UNREACHABLE", Status.FAIL, f"{subject}: no MGS NID answers lctl ping "
-                        f"({', '.join(failed)}): the client cannot (re)mount or get configuration updates; check "
-                        "this node's LNet NIs and the path to the MGS", subject,
-                        "; ".join(f"{nid}: failed" for nid in failed), Action.CHECK_LINK)]
-    return [Finding("LUSTRE_MGS_NID_UNREACHABLE", Status.WARN, f"{subject}: MGS NID {nid} does not answer lctl ping "
-                    "while another MGS NID does (failover redundancy lost)", nid, f"lctl ping {nid}: failed",
-                    Action.CHECK_LINK) for node in nodes for nid in node if reach[nid] is False]
+        return [
+            Finding(
+                "LUSTRE_MGS_UNREACHABLE",
+                Status.FAIL,
+                f"{subject}: no MGS NID answers lctl ping "
+                f"({', '.join(failed)}): the client cannot (re)mount or get configuration updates; check "
+                "this node's LNet NIs and the path to the MGS",
+                subject,
+                "; ".join(f"{nid}: failed" for nid in failed),
+                Action.CHECK_LINK,
+            )
+        ]
+    return [
+        Finding(
+            "LUSTRE_MGS_NID_UNREACHABLE",
+            Status.WARN,
+            f"{subject}: MGS NID {nid} does not answer lctl ping while another MGS NID does (failover redundancy lost)",
+            nid,
+            f"lctl ping {nid}: failed",
+            Action.CHECK_LINK,
+        )
+        for node in nodes
+        for nid in node
+        if reach[nid] is False
+    ]
 
 
 @incomplete_means_retest
@@ -89,13 +146,27 @@ def health_check_findings(result: HealthCheckResult) -> list[Finding]:
     clears it) and ``LUSTRE_NOT_HEALTHY`` (FAIL, REBOOT; the unhealthy devices named)."""
     out = []
     if result.lbug:
-        out.append(Finding("LUSTRE_LBUG", Status.FAIL, "Lustre hit an LBUG on this node: a kernel thread is stuck "
-                           "for good; collect the debug log, then reboot", evidence="LBUG", action=Action.REBOOT))
+        out.append(
+            Finding(
+                "LUSTRE_LBUG",
+                Status.FAIL,
+                "Lustre hit an LBUG on this node: a kernel thread is stuck "
+                "for good; collect the debug log, then reboot",
+                evidence="LBUG",
+                action=Action.REBOOT,
+            )
+        )
     if result.not_healthy or result.unhealthy_devices:
         devices = ", ".join(result.unhealthy_devices)
-        out.append(Finding("LUSTRE_NOT_HEALTHY", Status.FAIL, "lctl health_check: NOT HEALTHY"
-                           + (f" (devices reported unhealthy: {devices})" if devices else ""),
-                           evidence="\n".join(result.lines[:20]), action=Action.REBOOT))
+        out.append(
+            Finding(
+                "LUSTRE_NOT_HEALTHY",
+                Status.FAIL,
+                "lctl health_check: NOT HEALTHY" + (f" (devices reported unhealthy: {devices})" if devices else ""),
+                evidence="\n".join(result.lines[:20]),
+                action=Action.REBOOT,
+            )
+        )
     return [*out, *result.unknown_findings()]
 
 
@@ -104,21 +175,51 @@ def _import_findings(imp: ImportState) -> list[Finding]:
     where = f" via {imp.current_connection}" if imp.current_connection else ""
     out = []
     if imp.deactivated:
-        out.append(Finding("LUSTRE_TARGET_DEACTIVATED", Status.WARN, f"{name}: {imp.target or 'the target'} is "
-                           "deactivated on this client (lctl set_param ...active=0 or conf_param ...active=0): no new "
-                           "I/O goes there", name, imp.evidence, Action.NONE))
+        out.append(
+            Finding(
+                "LUSTRE_TARGET_DEACTIVATED",
+                Status.WARN,
+                f"{name}: {imp.target or 'the target'} is "
+                "deactivated on this client (lctl set_param ...active=0 or conf_param ...active=0): no new "
+                "I/O goes there",
+                name,
+                imp.evidence,
+                Action.NONE,
+            )
+        )
     if imp.state in IMPORT_STATES_RECOVERING:
-        out.append(Finding("LUSTRE_IMPORT_RECOVERING", Status.WARN, f"{name}: import {imp.state}{where} "
-                           "(reconnecting or in recovery): retest when recovery ends", name, imp.evidence,
-                           Action.RETEST))
+        out.append(
+            Finding(
+                "LUSTRE_IMPORT_RECOVERING",
+                Status.WARN,
+                f"{name}: import {imp.state}{where} (reconnecting or in recovery): retest when recovery ends",
+                name,
+                imp.evidence,
+                Action.RETEST,
+            )
+        )
     elif imp.state == "EVICTED":
-        out.append(Finding("LUSTRE_IMPORT_EVICTED", Status.FAIL, f"{name}: the server evicted this client (import "
-                           f"EVICTED{where}); open files on that target got errors", name, imp.evidence,
-                           Action.CHECK_LINK))
+        out.append(
+            Finding(
+                "LUSTRE_IMPORT_EVICTED",
+                Status.FAIL,
+                f"{name}: the server evicted this client (import EVICTED{where}); open files on that target got errors",
+                name,
+                imp.evidence,
+                Action.CHECK_LINK,
+            )
+        )
     elif imp.state in IMPORT_STATES_DOWN:
-        out.append(Finding("LUSTRE_IMPORT_NOT_FULL", Status.FAIL, f"{name}: import {imp.state}{where}, not FULL: "
-                           f"I/O to {imp.target or 'the target'} hangs or fails", name, imp.evidence,
-                           Action.CHECK_LINK))
+        out.append(
+            Finding(
+                "LUSTRE_IMPORT_NOT_FULL",
+                Status.FAIL,
+                f"{name}: import {imp.state}{where}, not FULL: I/O to {imp.target or 'the target'} hangs or fails",
+                name,
+                imp.evidence,
+                Action.CHECK_LINK,
+            )
+        )
     return out
 
 
@@ -142,24 +243,63 @@ def lnet_findings(result: LnetNetsResult) -> list[Finding]:
     detail level or a failed health ioctl, and an NI whose health was not read is not healthy. ``fatal_error`` is
     judged where printed (2.15+; releases before it print ``health value`` alone)."""
     if result.lnet_down:
-        return [Finding("LUSTRE_LNET_DOWN", Status.FAIL, "LNet is not running on this node (lnetctl: Network is "
-                        "down): no Lustre traffic is possible", evidence=result.down_text, action=Action.NONE),
-                *result.unknown_findings()]
+        return [
+            Finding(
+                "LUSTRE_LNET_DOWN",
+                Status.FAIL,
+                "LNet is not running on this node (lnetctl: Network is down): no Lustre traffic is possible",
+                evidence=result.down_text,
+                action=Action.NONE,
+            ),
+            *result.unknown_findings(),
+        ]
     out = []
     for ni in result.nis:
         subject = ni.nid + (f" ({ni.interface})" if ni.interface else "")
         if ni.status is not None and ni.status != "up":
-            out.append(Finding("LUSTRE_LNET_NI_DOWN", Status.FAIL, f"LNet NI {ni.nid} is {ni.status}", subject,
-                               f"status: {ni.status}", Action.CHECK_LINK))
+            out.append(
+                Finding(
+                    "LUSTRE_LNET_NI_DOWN",
+                    Status.FAIL,
+                    f"LNet NI {ni.nid} is {ni.status}",
+                    subject,
+                    f"status: {ni.status}",
+                    Action.CHECK_LINK,
+                )
+            )
         if ni.fatal_error:
-            out.append(Finding("LUSTRE_LNET_NI_FATAL", Status.FAIL, f"LNet NI {ni.nid}: fatal_error {ni.fatal_error} "
-                               "(port or cable down)", subject, f"fatal_error: {ni.fatal_error}", Action.CHECK_LINK))
+            out.append(
+                Finding(
+                    "LUSTRE_LNET_NI_FATAL",
+                    Status.FAIL,
+                    f"LNet NI {ni.nid}: fatal_error {ni.fatal_error} (port or cable down)",
+                    subject,
+                    f"fatal_error: {ni.fatal_error}",
+                    Action.CHECK_LINK,
+                )
+            )
         if ni.health_value is None:
-            out.append(Finding("LUSTRE_LNET_HEALTH_MISSING", Status.UNKNOWN, f"LNet NI {ni.nid}: no 'health stats: "
-                               f"health value' in the output (lnetctl prints it from -v {HEALTH_DETAIL} on): its "
-                               "health was not read", subject, "health stats: (not printed)", Action.RETEST))
+            out.append(
+                Finding(
+                    "LUSTRE_LNET_HEALTH_MISSING",
+                    Status.UNKNOWN,
+                    f"LNet NI {ni.nid}: no 'health stats: "
+                    f"health value' in the output (lnetctl prints it from -v {HEALTH_DETAIL} on): its "
+                    "health was not read",
+                    subject,
+                    "health stats: (not printed)",
+                    Action.RETEST,
+                )
+            )
         elif ni.health_value < FULL_HEALTH:
-            out.append(Finding("LUSTRE_LNET_NI_DEGRADED", Status.WARN, f"LNet NI {ni.nid}: health value "
-                               f"{ni.health_value} < {FULL_HEALTH}", subject, f"health value: {ni.health_value}",
-                               Action.CHECK_LINK))
+            out.append(
+                Finding(
+                    "LUSTRE_LNET_NI_DEGRADED",
+                    Status.WARN,
+                    f"LNet NI {ni.nid}: health value {ni.health_value} < {FULL_HEALTH}",
+                    subject,
+                    f"health value: {ni.health_value}",
+                    Action.CHECK_LINK,
+                )
+            )
     return [*out, *result.unknown_findings()]

@@ -41,35 +41,86 @@ def check_rdma_ports(result: RdmaPortsResult, profile: Profile, devices: Iterabl
     wanted = list(devices) if devices is not None else None
     complete = not result.unknown
     if result.no_devices and complete:
-        return [*out, Finding("NIC_MISSING", Status.FAIL, f"{result.tool}: no RDMA device found (driver not loaded "
-                              "or NICs gone)", action=Action.REBOOT)]
-    ports = [p for p in result.ports
-             if (wanted is None and p.link_layer == lim.link_layer) or (wanted is not None and p.device in wanted)]
+        return [
+            *out,
+            Finding(
+                "NIC_MISSING",
+                Status.FAIL,
+                f"{result.tool}: no RDMA device found (driver not loaded or NICs gone)",
+                action=Action.REBOOT,
+            ),
+        ]
+    ports = [
+        p
+        for p in result.ports
+        if (wanted is None and p.link_layer == lim.link_layer) or (wanted is not None and p.device in wanted)
+    ]
     for p in ports:
         if p.state_code is None:
             continue  # unreadable: already UNKNOWN
         if not p.is_up:
-            out.append(Finding("NIC_PORT_DOWN", Status.FAIL, f"{p.subject} is {p.state}"
-                               + (f"/{p.phys_state}" if p.phys_state else "") + ", expected Active/LinkUp",
-                               p.subject, p.evidence, Action.CHECK_LINK))
+            out.append(
+                Finding(
+                    "NIC_PORT_DOWN",
+                    Status.FAIL,
+                    f"{p.subject} is {p.state}"
+                    + (f"/{p.phys_state}" if p.phys_state else "")
+                    + ", expected Active/LinkUp",
+                    p.subject,
+                    p.evidence,
+                    Action.CHECK_LINK,
+                )
+            )
             continue
         if p.rate_gbps is not None and p.rate_gbps < lim.rate_gbits_per_s:
-            out.append(Finding("NIC_RATE_LOW", Status.FAIL, f"rate {p.rate_gbps:g} Gb/s, expected "
-                               f"{lim.rate_gbits_per_s}", p.subject, p.evidence, Action.CHECK_LINK))
+            out.append(
+                Finding(
+                    "NIC_RATE_LOW",
+                    Status.FAIL,
+                    f"rate {p.rate_gbps:g} Gb/s, expected {lim.rate_gbits_per_s}",
+                    p.subject,
+                    p.evidence,
+                    Action.CHECK_LINK,
+                )
+            )
         if p.link_layer and p.link_layer != lim.link_layer:
-            out.append(Finding("NIC_LINK_LAYER", Status.FAIL, f"link layer {p.link_layer}, expected "
-                               f"{lim.link_layer} (mlxconfig LINK_TYPE)", p.subject, p.evidence, Action.NONE))
+            out.append(
+                Finding(
+                    "NIC_LINK_LAYER",
+                    Status.FAIL,
+                    f"link layer {p.link_layer}, expected {lim.link_layer} (mlxconfig LINK_TYPE)",
+                    p.subject,
+                    p.evidence,
+                    Action.NONE,
+                )
+            )
     if wanted is not None and complete:
         seen = {p.device for p in result.ports} | set(result.devices)
-        out += [Finding("NIC_MISSING", Status.FAIL, f"{dev} is not in {result.tool}'s output", dev,
-                        action=Action.REBOOT) for dev in wanted if dev not in seen]
+        out += [
+            Finding("NIC_MISSING", Status.FAIL, f"{dev} is not in {result.tool}'s output", dev, action=Action.REBOOT)
+            for dev in wanted
+            if dev not in seen
+        ]
     up = [p for p in ports if p.is_up]
     if complete and ports and len(up) < lim.rails:
-        out.append(Finding("NIC_RAILS_DOWN", Status.FAIL, f"{len(up)} of {lim.rails} rail ports up",
-                           ", ".join(p.subject for p in ports if not p.is_up), action=Action.CHECK_LINK))
+        out.append(
+            Finding(
+                "NIC_RAILS_DOWN",
+                Status.FAIL,
+                f"{len(up)} of {lim.rails} rail ports up",
+                ", ".join(p.subject for p in ports if not p.is_up),
+                action=Action.CHECK_LINK,
+            )
+        )
     if not ports and complete:
-        out.append(_unknown("NIC_NO_PORTS", f"{result.tool}: no port of link layer {lim.link_layer}"
-                            + (f" on {', '.join(wanted)}" if wanted else "") + " to judge"))
+        out.append(
+            _unknown(
+                "NIC_NO_PORTS",
+                f"{result.tool}: no port of link layer {lim.link_layer}"
+                + (f" on {', '.join(wanted)}" if wanted else "")
+                + " to judge",
+            )
+        )
     return out
 
 
@@ -79,14 +130,22 @@ def check_rdma_statistic(result: RdmaStatResult, devices: Iterable[str] | None =
     rail device with no counters (its growth cannot be known)."""
     out = result.unknown_findings()
     read = {dev for dev, _port in result.ports}
-    out += [_unknown("NIC_COUNTERS_MISSING", f"{dev}: no counters in rdma statistic show", dev)
-            for dev in (devices or ()) if dev not in read]
+    out += [
+        _unknown("NIC_COUNTERS_MISSING", f"{dev}: no counters in rdma statistic show", dev)
+        for dev in (devices or ())
+        if dev not in read
+    ]
     return out
 
 
 @incomplete_means_retest
-def check_rdma_statistic_growth(before: RdmaStatResult, after: RdmaStatResult, seconds: float, profile: Profile,
-                                devices: Iterable[str] | None = None) -> list[Finding]:
+def check_rdma_statistic_growth(
+    before: RdmaStatResult,
+    after: RdmaStatResult,
+    seconds: float,
+    profile: Profile,
+    devices: Iterable[str] | None = None,
+) -> list[Finding]:
     """Two ``rdma statistic show`` readings ``seconds`` apart: both readings' problems, then
     :func:`~hwaac.health.checks.check_counter_growth` (a fatal counter that grew fails the link, a rate above the
     profile's warn limit warns, a fatal counter whose growth is unknown is UNKNOWN)."""
@@ -94,16 +153,18 @@ def check_rdma_statistic_growth(before: RdmaStatResult, after: RdmaStatResult, s
     growth = port_counter_growth(before, after, seconds)
     if wanted is not None:
         growth = {key: g for key, g in growth.items() if key[0] in wanted}
-    return [*check_rdma_statistic(before, wanted), *check_rdma_statistic(after, wanted),
-            *check_counter_growth(growth, profile)]
+    return [
+        *check_rdma_statistic(before, wanted),
+        *check_rdma_statistic(after, wanted),
+        *check_counter_growth(growth, profile),
+    ]
 
 
 PAIR_CODES = ("PERFTEST_", "NIC_WRITE_BW_")
 
 
 @incomplete_means_retest
-def check_pair_perftest(result: PerftestResult, th: MinThreshold, *, subject: str,
-                        port_clean: bool) -> list[Finding]:
+def check_pair_perftest(result: PerftestResult, th: MinThreshold, *, subject: str, port_clean: bool) -> list[Finding]:
     """One side of a pair test (``ib_write_bw`` against a peer) on this node's port ``subject``.
 
     A pair that failed or was slow implicates both ends. It is this node's FAIL only when this node's own port shows
@@ -115,7 +176,14 @@ def check_pair_perftest(result: PerftestResult, th: MinThreshold, *, subject: st
     for f in check_perftest(result, th, subject=subject):
         f = Finding(f.code, f.status, f.message, f.subject or subject, f.evidence, f.action)
         if port_clean and f.status == Status.FAIL and f.code.startswith(PAIR_CODES):
-            f = Finding(f.code, Status.UNKNOWN, f"{f.message} -- this node's port is up with no error growth: the "
-                        "peer's side is suspect; retest against another node", f.subject, f.evidence, Action.RETEST)
+            f = Finding(
+                f.code,
+                Status.UNKNOWN,
+                f"{f.message} -- this node's port is up with no error growth: the "
+                "peer's side is suspect; retest against another node",
+                f.subject,
+                f.evidence,
+                Action.RETEST,
+            )
         out.append(f)
     return out

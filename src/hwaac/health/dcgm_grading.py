@@ -95,7 +95,8 @@ def _graded(warnings: list[DcgmWarning], enum: str) -> list[tuple[DcgmWarning, S
 
 def _grade_result(result: DcgmTestResult, enum: str, out: DcgmDiagResult) -> Status:
     where = f"test {result.test!r} ({result.category})" + (
-        f" iteration {result.iteration}" if result.iteration is not None else "")
+        f" iteration {result.iteration}" if result.iteration is not None else ""
+    )
     who = subject(result.entity_group, result.gpu_ids)
     warned = _graded(result.warnings, enum)
     if not result.status:
@@ -162,17 +163,28 @@ def _fail_on_226(out: DcgmDiagResult, evidence: str) -> None:
     also one whose warnings alone read as WARN (a CONFIG or MONITOR severity, e.g. persistence mode off): dcgmi
     counted it as a failure, and an exit code may only make a result worse. The action stays mild (RETEST when the
     warning had none): the cause is often a setting, fixed and then retested."""
-    softened = {(subject(r.entity_group, r.gpu_ids), w.message) for r in out.results
-                if r.status == "Fail" and r.verdict == Status.WARN for w in r.warnings}
+    softened = {
+        (subject(r.entity_group, r.gpu_ids), w.message)
+        for r in out.results
+        if r.status == "Fail" and r.verdict == Status.WARN
+        for w in r.warnings
+    }
     if not softened:
         return
     for r in out.results:
         if r.status == "Fail" and r.verdict == Status.WARN:
             r.verdict = Status.FAIL
     out.findings = [
-        Finding(f.code, Status.FAIL, f"{f.message} -- a failure: dcgmi exited 226 ({evidence})", f.subject,
-                f.evidence, f.action if f.action != Action.NONE else Action.RETEST)
-        if f.status == Status.WARN and (f.subject, f.evidence) in softened else f
+        Finding(
+            f.code,
+            Status.FAIL,
+            f"{f.message} -- a failure: dcgmi exited 226 ({evidence})",
+            f.subject,
+            f.evidence,
+            f.action if f.action != Action.NONE else Action.RETEST,
+        )
+        if f.status == Status.WARN and (f.subject, f.evidence) in softened
+        else f
         for f in out.findings
     ]
 
@@ -248,15 +260,27 @@ def grade_diag(out: DcgmDiagResult) -> DcgmDiagResult:
         return out
     out.graded = True
     if out.runtime_error:
-        out.findings.append(Finding("DCGM_RUNTIME_ERROR", Status.UNKNOWN,
-                                    f"dcgmi diag could not run: {out.runtime_error}", evidence=out.runtime_error,
-                                    action=Action.RETEST))
+        out.findings.append(
+            Finding(
+                "DCGM_RUNTIME_ERROR",
+                Status.UNKNOWN,
+                f"dcgmi diag could not run: {out.runtime_error}",
+                evidence=out.runtime_error,
+                action=Action.RETEST,
+            )
+        )
     for result in out.results:
         result.verdict = _grade_result(result, out.severity_enum, out)
     if (out.overall_result or "").lower() == "fail" and not any(f.status == Status.FAIL for f in out.findings):
-        out.findings.append(Finding("DCGM_OVERALL_FAIL", Status.FAIL,
-                                    "dcgmi diag --iterations reported Overall Result Fail",
-                                    evidence=f"Overall Result: {out.overall_result}", action=Action.RETEST))
+        out.findings.append(
+            Finding(
+                "DCGM_OVERALL_FAIL",
+                Status.FAIL,
+                "dcgmi diag --iterations reported Overall Result Fail",
+                evidence=f"Overall Result: {out.overall_result}",
+                action=Action.RETEST,
+            )
+        )
     _apply_exit_code(out)
     return out
 
@@ -294,14 +318,23 @@ def _entity_findings(entity: DcgmHealthEntity) -> list[Finding]:
             code = _system_code(system.system)
             action = _HEALTH_FAIL_ACTIONS.get(code.removeprefix("DCGM_HEALTH_"), Action.RETEST)
             action = action if status == Status.FAIL else Action.NONE
-            message = (f"dcgmi health: {group} {entity_id} {system.system} is {system.health}: "
-                       f"{system.messages or '(no message)'}")
+            message = (
+                f"dcgmi health: {group} {entity_id} {system.system} is {system.health}: "
+                f"{system.messages or '(no message)'}"
+            )
             evidence = f"{system.system}: {system.health} {system.messages}".strip()
             out.append(Finding(code, status, message, subject, evidence, action))
     status = _health_status(health)
     if status >= Status.WARN and not entity.systems:
-        out.append(Finding("DCGM_HEALTH_ENTITY", status, f"dcgmi health: {group} {entity_id} is {health} without a "
-                           "system", subject, f"{group} {entity_id}: {health}"))
+        out.append(
+            Finding(
+                "DCGM_HEALTH_ENTITY",
+                status,
+                f"dcgmi health: {group} {entity_id} is {health} without a system",
+                subject,
+                f"{group} {entity_id}: {health}",
+            )
+        )
     return out
 
 
@@ -321,8 +354,14 @@ def grade_health(out: DcgmHealthResult) -> DcgmHealthResult:
     overall = _health_status(out.overall)
     worst_found = max((f.status for f in out.findings), default=Status.PASS)
     if overall in (Status.WARN, Status.FAIL) and worst_found < overall:
-        out.findings.append(Finding("DCGM_HEALTH_OVERALL", overall, f"dcgmi health: Overall Health is {out.overall}",
-                                    evidence=f"Overall Health: {out.overall}"))
+        out.findings.append(
+            Finding(
+                "DCGM_HEALTH_OVERALL",
+                overall,
+                f"dcgmi health: Overall Health is {out.overall}",
+                evidence=f"Overall Health: {out.overall}",
+            )
+        )
     return out
 
 

@@ -26,26 +26,36 @@ WARN_REASONS = {
 }
 
 
-
 def lost_findings(lines: list[str]) -> list[Finding]:
     """GPU_LOST / GPU_RESET_REQUIRED findings for the error lines nvidia-smi prints instead of data."""
     findings: list[Finding] = []
     for line in lines:
         low = line.lower()
         if "gpu is lost" in low:
-            findings.append(Finding("GPU_LOST", Status.FAIL,
-                                    "nvidia-smi reports the GPU as lost (as XID 79): reboot the node; RMA if it recurs",
-                                    evidence=line, action=Action.REBOOT))
+            findings.append(
+                Finding(
+                    "GPU_LOST",
+                    Status.FAIL,
+                    "nvidia-smi reports the GPU as lost (as XID 79): reboot the node; RMA if it recurs",
+                    evidence=line,
+                    action=Action.REBOOT,
+                )
+            )
         elif "gpu requires reset" in low or "requires a reset" in low:
-            findings.append(Finding("GPU_RESET_REQUIRED", Status.FAIL,
-                                    "nvidia-smi reports that the GPU requires a reset",
-                                    evidence=line, action=Action.RESET_GPU))
+            findings.append(
+                Finding(
+                    "GPU_RESET_REQUIRED",
+                    Status.FAIL,
+                    "nvidia-smi reports that the GPU requires a reset",
+                    evidence=line,
+                    action=Action.RESET_GPU,
+                )
+            )
     return findings
 
 
 def _evidence(gpu: GpuQuery, *pairs: tuple[str, object]) -> str:
     return f"{gpu.pci_bus_id}: " + ", ".join(f"{k}={v}" for k, v in pairs)
-
 
 
 def gpu_findings(gpu: GpuQuery) -> list[Finding]:
@@ -67,9 +77,13 @@ def gpu_findings(gpu: GpuQuery) -> list[Finding]:
             ("remapped_row_unc", gpu.remapped_rows_uncorrectable),
         )
     if gpu.remap_failure:
-        add("GPU_ROW_REMAP_FAILURE", Status.FAIL,
+        add(
+            "GPU_ROW_REMAP_FAILURE",
+            Status.FAIL,
             f"{subject}: row remapping failed: the memory can no longer be repaired, RMA the GPU",
-            Action.RMA, ("remapped_row_failure", "Yes"))
+            Action.RMA,
+            ("remapped_row_failure", "Yes"),
+        )
     vol = gpu.ecc_volatile
     if vol.layout == "single_double_bit":
         if vol.uncorrected_total:
@@ -83,34 +97,57 @@ def gpu_findings(gpu: GpuQuery) -> list[Finding]:
             )
     else:
         if vol.dram_uncorrectable:
-            add("GPU_ECC_DRAM_UNCORRECTABLE_VOLATILE", Status.FAIL,
+            add(
+                "GPU_ECC_DRAM_UNCORRECTABLE_VOLATILE",
+                Status.FAIL,
                 f"{subject}: {vol.dram_uncorrectable} volatile uncorrectable DRAM ECC errors: reset the GPU",
-                Action.RESET_GPU, ("volatile/dram_uncorrectable", vol.dram_uncorrectable))
+                Action.RESET_GPU,
+                ("volatile/dram_uncorrectable", vol.dram_uncorrectable),
+            )
         if vol.sram_uncorrectable:
-            add("GPU_ECC_SRAM_UNCORRECTABLE_VOLATILE", Status.FAIL,
+            add(
+                "GPU_ECC_SRAM_UNCORRECTABLE_VOLATILE",
+                Status.FAIL,
                 f"{subject}: {vol.sram_uncorrectable} volatile uncorrectable SRAM ECC errors: reset the GPU",
-                Action.RESET_GPU, ("volatile/sram_uncorrectable", vol.sram_uncorrectable))
+                Action.RESET_GPU,
+                ("volatile/sram_uncorrectable", vol.sram_uncorrectable),
+            )
     mig_errors = [d for d in gpu.mig_devices if d.sram_uncorrectable_volatile]
     if mig_errors and not vol.sram_uncorrectable:  # MIG mode: counted per GPU instance, the whole GPU reads N/A
         count = sum(d.sram_uncorrectable_volatile or 0 for d in mig_errors)
         where = ", ".join(f"{d.index} (GI {d.gpu_instance_id}, CI {d.compute_instance_id})" for d in mig_errors)
-        add("GPU_ECC_SRAM_UNCORRECTABLE_VOLATILE", Status.FAIL,
+        add(
+            "GPU_ECC_SRAM_UNCORRECTABLE_VOLATILE",
+            Status.FAIL,
             f"{subject}: {count} volatile uncorrectable SRAM ECC errors in MIG device(s) {where}: reset the GPU",
             Action.RESET_GPU,
-            *((f"mig_device {d.index} volatile/sram_uncorrectable", d.sram_uncorrectable_volatile) for d in mig_errors))
+            *((f"mig_device {d.index} volatile/sram_uncorrectable", d.sram_uncorrectable_volatile) for d in mig_errors),
+        )
     if gpu.sram_threshold_exceeded:
-        add("GPU_ECC_SRAM_THRESHOLD_EXCEEDED", Status.FAIL,
+        add(
+            "GPU_ECC_SRAM_THRESHOLD_EXCEEDED",
+            Status.FAIL,
             f"{subject}: aggregate uncorrectable SRAM errors exceeded NVIDIA's threshold: RMA the GPU",
-            Action.RMA, ("sram_threshold_exceeded", "Yes"))
+            Action.RMA,
+            ("sram_threshold_exceeded", "Yes"),
+        )
     if gpu.unrepairable_memory:
-        add("GPU_UNREPAIRABLE_MEMORY", Status.FAIL, f"{subject}: the driver reports unrepairable memory: RMA the GPU",
-            Action.RMA, ("unrepairable_memory", "Yes"))
+        add(
+            "GPU_UNREPAIRABLE_MEMORY",
+            Status.FAIL,
+            f"{subject}: the driver reports unrepairable memory: RMA the GPU",
+            Action.RMA,
+            ("unrepairable_memory", "Yes"),
+        )
     for flag, name in ((gpu.channel_repair_pending, "CHANNEL"), (gpu.tpc_repair_pending, "TPC")):
         if flag:
-            add(f"GPU_{name}_REPAIR_PENDING", Status.FAIL,
+            add(
+                f"GPU_{name}_REPAIR_PENDING",
+                Status.FAIL,
                 f"{subject}: a {name.lower()} repair is pending: reset the GPU to apply it",
                 Action.RESET_GPU,
-                (f"{name.lower()}_repair_pending", "Yes"))
+                (f"{name.lower()}_repair_pending", "Yes"),
+            )
     if gpu.retired_pages_pending:
         add(
             "GPU_RETIRED_PAGES_PENDING",
@@ -124,14 +161,21 @@ def gpu_findings(gpu: GpuQuery) -> list[Finding]:
     if gpu.recovery_action is not None:
         action = recovery_action(gpu.recovery_action)
         if action is None:
-            add("GPU_RECOVERY_ACTION", Status.UNKNOWN,
+            add(
+                "GPU_RECOVERY_ACTION",
+                Status.UNKNOWN,
                 f"{subject}: unrecognised GPU recovery action {gpu.recovery_action!r}",
-                Action.RETEST, ("gpu_recovery_action", gpu.recovery_action))
+                Action.RETEST,
+                ("gpu_recovery_action", gpu.recovery_action),
+            )
         elif action is not Action.NONE:
-            add("GPU_RECOVERY_ACTION", Status.FAIL,
+            add(
+                "GPU_RECOVERY_ACTION",
+                Status.FAIL,
                 f"{subject}: the driver asks for recovery action {gpu.recovery_action!r}",
                 action,
-                ("gpu_recovery_action", gpu.recovery_action))
+                ("gpu_recovery_action", gpu.recovery_action),
+            )
     if gpu.reset_required or gpu.drain_and_reset_recommended:
         add(
             "GPU_RESET_REQUIRED",
@@ -143,12 +187,22 @@ def gpu_findings(gpu: GpuQuery) -> list[Finding]:
             ("drain_and_reset_recommended", gpu.drain_and_reset_recommended),
         )
     if gpu.ecc_mode_current == "Disabled":
-        add("GPU_ECC_DISABLED", Status.WARN, f"{subject}: ECC is disabled, so memory errors go uncounted",
-            Action.NONE, ("current_ecc", "Disabled"))
+        add(
+            "GPU_ECC_DISABLED",
+            Status.WARN,
+            f"{subject}: ECC is disabled, so memory errors go uncounted",
+            Action.NONE,
+            ("current_ecc", "Disabled"),
+        )
     for name, code in WARN_REASONS.items():
         if gpu.clock_reasons.get(name):
-            add(code, Status.WARN, f"{subject}: clock event reason {name} is active",
-                Action.NONE, (f"{gpu.clock_reasons_tag}/{name}", "Active"))
+            add(
+                code,
+                Status.WARN,
+                f"{subject}: clock event reason {name} is active",
+                Action.NONE,
+                (f"{gpu.clock_reasons_tag}/{name}", "Active"),
+            )
     return out
 
 
@@ -225,15 +279,36 @@ def grade_remapped(r: RemappedRows) -> RemappedRows:
     for number, row in enumerate(r.rows, start=1):
         subject = f"gpu {row.bus_id or number}"
         if row.pending:
-            r.findings.append(Finding("GPU_ROW_REMAP_PENDING", Status.FAIL, f"{subject}: a row remap is pending "
-                                      f"({row.uncorrectable} uncorrectable rows): reset the GPU", subject,
-                                      row.evidence, Action.RESET_GPU))
+            r.findings.append(
+                Finding(
+                    "GPU_ROW_REMAP_PENDING",
+                    Status.FAIL,
+                    f"{subject}: a row remap is pending ({row.uncorrectable} uncorrectable rows): reset the GPU",
+                    subject,
+                    row.evidence,
+                    Action.RESET_GPU,
+                )
+            )
         if row.failure:
-            r.findings.append(Finding("GPU_ROW_REMAP_FAILURE", Status.FAIL,
-                                      f"{subject}: row remapping failed: RMA the GPU", subject, row.evidence,
-                                      Action.RMA))
+            r.findings.append(
+                Finding(
+                    "GPU_ROW_REMAP_FAILURE",
+                    Status.FAIL,
+                    f"{subject}: row remapping failed: RMA the GPU",
+                    subject,
+                    row.evidence,
+                    Action.RMA,
+                )
+            )
     return r
 
 
-__all__ = ["WARN_REASONS", "csv_row_findings", "gpu_findings", "grade_query", "grade_query_csv", "grade_remapped",
-           "lost_findings"]
+__all__ = [
+    "WARN_REASONS",
+    "csv_row_findings",
+    "gpu_findings",
+    "grade_query",
+    "grade_query_csv",
+    "grade_remapped",
+    "lost_findings",
+]

@@ -64,8 +64,10 @@ def _xid_findings(result: KernelLog) -> None:
             note = f"secondary to Xid {cause} {name}, graded as Xid {cause} by {seen}: {why}"
         written = sorted({e.facility for e in events if e.facility and e.facility != "kern"})
         if written:
-            note += (f"; facility {', '.join(written)}: written into the kernel log by a process (/dev/kmsg, e.g. a "
-                     "fault injector), not by the driver")
+            note += (
+                f"; facility {', '.join(written)}: written into the kernel log by a process (/dev/kmsg, e.g. a "
+                "fault injector), not by the driver"
+            )
         ids = result.gpu_ids.get(pci, {})
         who = f" ({ids['uuid']})" if "uuid" in ids else ""
         result.findings.append(

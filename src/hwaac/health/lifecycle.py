@@ -83,12 +83,16 @@ def check_transition(device: str, current: State | None, target: State) -> bool:
     if current == target:
         return False
     if current is None:
-        raise TransitionError(f"{device}: its NetBox status is not a lifecycle state; hwaac will not move it to "
-                              f"{target.value} (set the status to one of: {', '.join(STATE_OF_STATUS)})")
+        raise TransitionError(
+            f"{device}: its NetBox status is not a lifecycle state; hwaac will not move it to "
+            f"{target.value} (set the status to one of: {', '.join(STATE_OF_STATUS)})"
+        )
     if target not in TRANSITIONS[current]:
         allowed = ", ".join(sorted(s.value for s in TRANSITIONS[current]))
-        raise TransitionError(f"{device}: {current.value} -> {target.value} is not a lifecycle transition; "
-                              f"from {current.value} a node may go to: {allowed}")
+        raise TransitionError(
+            f"{device}: {current.value} -> {target.value} is not a lifecycle transition; "
+            f"from {current.value} a node may go to: {allowed}"
+        )
     return True
 
 
@@ -128,8 +132,9 @@ class BreakerDecision:
     message: str
 
 
-def breaker_decision(policy: BreakerPolicy, pool_size: int, recent: list[datetime], requested: int,
-                     now: datetime) -> BreakerDecision:
+def breaker_decision(
+    policy: BreakerPolicy, pool_size: int, recent: list[datetime], requested: int, now: datetime
+) -> BreakerDecision:
     """Whether ``requested`` new quarantines fit the cap, given the times of the pool's ``recent`` ones.
 
     ``recent`` may hold older times: only those within ``policy.window`` before ``now`` count.
@@ -141,8 +146,10 @@ def breaker_decision(policy: BreakerPolicy, pool_size: int, recent: list[datetim
     share = f"{policy.max_share:.0%} of {pool_size} = {allowed}"
     window = f"{policy.window.total_seconds():g} s"
     if tripped:
-        msg = (f"circuit breaker tripped: {requested} new quarantine(s) + {in_window} in the last {window} "
-               f"> {share}; no node quarantined, investigate a shared cause")
+        msg = (
+            f"circuit breaker tripped: {requested} new quarantine(s) + {in_window} in the last {window} "
+            f"> {share}; no node quarantined, investigate a shared cause"
+        )
     else:
         msg = f"{in_window + requested} quarantine(s) in the last {window} <= {share}"
     return BreakerDecision(tripped, pool_size, allowed, in_window, requested, msg)

@@ -75,17 +75,21 @@ def expected_filesystems(items: Iterable[Mapping[str, Any] | str]) -> list[Expec
         data: Mapping[str, Any] = {"name": item} if isinstance(item, str) else item
         name = data.get("name")
         if not isinstance(name, str) or not FSNAME.match(name):
-            raise ValueError(f"filesystems[{index}].name: {name!r} is not a Lustre fsname (1-8 characters "
-                             "A-Z a-z 0-9 _)")
+            raise ValueError(
+                f"filesystems[{index}].name: {name!r} is not a Lustre fsname (1-8 characters A-Z a-z 0-9 _)"
+            )
         mgs_raw = data.get("mgs") or []
         if not isinstance(mgs_raw, list) or not all(isinstance(node, list) for node in mgs_raw):
-            raise ValueError(f"filesystems[{index}].mgs: {mgs_raw!r} must be a list of MGS nodes, each a list of "
-                             "NIDs, e.g. [['10.20.0.1@o2ib', '10.20.1.1@o2ib'], ['10.20.0.2@o2ib']]")
+            raise ValueError(
+                f"filesystems[{index}].mgs: {mgs_raw!r} must be a list of MGS nodes, each a list of "
+                "NIDs, e.g. [['10.20.0.1@o2ib', '10.20.1.1@o2ib'], ['10.20.0.2@o2ib']]"
+            )
         for node in mgs_raw:
             for nid in node:
                 if not isinstance(nid, str) or not NID.match(nid):
-                    raise ValueError(f"filesystems[{index}].mgs: {nid!r} is not a NID (address@net, e.g. "
-                                     "10.20.0.1@o2ib)")
+                    raise ValueError(
+                        f"filesystems[{index}].mgs: {nid!r} is not a NID (address@net, e.g. 10.20.0.1@o2ib)"
+                    )
         mount_point = data.get("mount_point") or ""
         if not isinstance(mount_point, str):
             raise ValueError(f"filesystems[{index}].mount_point: {mount_point!r} must be a path")
@@ -110,8 +114,9 @@ def all_mgs_nids(filesystems: Sequence[ExpectedFilesystem], extra: Iterable[str]
     return list(seen)
 
 
-def commands(mgs_nids: Iterable[str], *, lnet: bool = True, df: bool = False,
-             nids: bool = False) -> dict[str, list[str]]:
+def commands(
+    mgs_nids: Iterable[str], *, lnet: bool = True, df: bool = False, nids: bool = False
+) -> dict[str, list[str]]:
     """The probes: probe name -> argv (no shell). ``ping <nid>`` per MGS NID; ``lnet_net`` when ``lnet``;
     ``lfs_df`` when ``df``; ``list_nids`` when ``nids``."""
     probes = {
@@ -145,8 +150,11 @@ def _net(nid: str) -> str:
     return normalise_nid(nid).rpartition("@")[2]
 
 
-def compare_mgs(mounted: Sequence[Sequence[str]], expected: Sequence[Sequence[str]],
-                peers: Mapping[str, Sequence[str]] | None = None) -> str:
+def compare_mgs(
+    mounted: Sequence[Sequence[str]],
+    expected: Sequence[Sequence[str]],
+    peers: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """Compare the MGS nodes a file system is mounted from with the expected ones.
 
     Args:
@@ -221,14 +229,22 @@ def _mgs_text(nodes: Sequence[Sequence[str]]) -> str:
 
 # compare_mgs's outcome -> the finding: its code, status, how the fs is mounted, and what that means
 _MGS_OUTCOMES = {
-    "other": ("LUSTRE_MOUNTED_FROM_OTHER_MGS", Status.FAIL, "is mounted from MGS",
-              "no NID in common, so this is another file system of the same name or an MGS the intent no longer "
-              "names (jobs would read and write the wrong data); unmount it and mount it from the expected MGS "
-              "(aiinfra.hwaac.lustre_mount, role lustre_client)"),
-    "differs": ("LUSTRE_MGS_LIST_DIFFERS", Status.WARN, "is mounted with MGS nodes",
-                "the client knows only the MGS NIDs it was mounted with, so a failover to an MGS node or NID "
-                "missing from that list loses configuration updates and reconnection; remount from the expected "
-                "list at the next maintenance (aiinfra.hwaac.lustre_mount)"),
+    "other": (
+        "LUSTRE_MOUNTED_FROM_OTHER_MGS",
+        Status.FAIL,
+        "is mounted from MGS",
+        "no NID in common, so this is another file system of the same name or an MGS the intent no longer "
+        "names (jobs would read and write the wrong data); unmount it and mount it from the expected MGS "
+        "(aiinfra.hwaac.lustre_mount, role lustre_client)",
+    ),
+    "differs": (
+        "LUSTRE_MGS_LIST_DIFFERS",
+        Status.WARN,
+        "is mounted with MGS nodes",
+        "the client knows only the MGS NIDs it was mounted with, so a failover to an MGS node or NID "
+        "missing from that list loses configuration updates and reconnection; remount from the expected "
+        "list at the next maintenance (aiinfra.hwaac.lustre_mount)",
+    ),
 }
 
 
@@ -237,8 +253,17 @@ def _mgs_findings(fs: ExpectedFilesystem, mount: LustreMount, peers: Mapping[str
     if outcome not in _MGS_OUTCOMES:
         return []
     code, status, mounted, meaning = _MGS_OUTCOMES[outcome]
-    return [Finding(code, status, f"{fs.name} at {mount.mount_point} {mounted} {_mgs_text(mount.mgs)}, expected "
-                    f"{_mgs_text(fs.mgs)}: {meaning}", fs.name, mount.source, Action.NONE)]
+    return [
+        Finding(
+            code,
+            status,
+            f"{fs.name} at {mount.mount_point} {mounted} {_mgs_text(mount.mgs)}, expected "
+            f"{_mgs_text(fs.mgs)}: {meaning}",
+            fs.name,
+            mount.source,
+            Action.NONE,
+        )
+    ]
 
 
 def _unknown(code: str, message: str, subject: str = "") -> Finding:
@@ -271,8 +296,13 @@ def _optional(outputs: Mapping[str, Any], name: str, judge: Callable[[str, str, 
     return _required(outputs, name, judge) if name in outputs else []
 
 
-def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[ExpectedFilesystem], *,
-             proc_mounts: str | None, mgs_nids: Iterable[str] = ()) -> list[Finding]:
+def evaluate(
+    outputs: Mapping[str, Mapping[str, Any]],
+    filesystems: Sequence[ExpectedFilesystem],
+    *,
+    proc_mounts: str | None,
+    mgs_nids: Iterable[str] = (),
+) -> list[Finding]:
     """Parse every probe output and judge it against the expected file systems.
 
     Args:
@@ -287,8 +317,13 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
     found: list[Finding] = []
     extra = [n for n in all_mgs_nids((), mgs_nids) if n not in {x for fs in filesystems for x in fs.mgs_nids}]
     if not filesystems and not extra:
-        return [_unknown("LUSTRE_NOTHING_EXPECTED", "no expected Lustre file system or MGS NID was given: nothing "
-                         "to judge (pass filesystems or the node's lustre-client.json)")]
+        return [
+            _unknown(
+                "LUSTRE_NOTHING_EXPECTED",
+                "no expected Lustre file system or MGS NID was given: nothing "
+                "to judge (pass filesystems or the node's lustre-client.json)",
+            )
+        ]
 
     cut = proc_mounts_cut(proc_mounts) if proc_mounts is not None else None  # a mount after the cut is unread
     mounts = parse_lustre_mounts(proc_mounts) if proc_mounts is not None and cut is None else None
@@ -304,14 +339,28 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
             mounted[fs.name] = at_point[0]
         elif here:
             mounted[fs.name] = here[0]
-            found.append(Finding("LUSTRE_MOUNTED_ELSEWHERE", Status.WARN, f"{fs.name} is mounted at "
-                                 f"{here[0].mount_point}, expected at {fs.mount_point}", fs.name,
-                                 here[0].source, Action.NONE))
+            found.append(
+                Finding(
+                    "LUSTRE_MOUNTED_ELSEWHERE",
+                    Status.WARN,
+                    f"{fs.name} is mounted at {here[0].mount_point}, expected at {fs.mount_point}",
+                    fs.name,
+                    here[0].source,
+                    Action.NONE,
+                )
+            )
         else:
-            found.append(Finding("LUSTRE_NOT_MOUNTED", Status.FAIL, f"{fs.name} is not mounted"
-                                 + (f" at {fs.mount_point}" if fs.mount_point else "")
-                                 + ": mount it (aiinfra.hwaac.lustre_mount, role lustre_client)", fs.name,
-                                 action=Action.NONE))
+            found.append(
+                Finding(
+                    "LUSTRE_NOT_MOUNTED",
+                    Status.FAIL,
+                    f"{fs.name} is not mounted"
+                    + (f" at {fs.mount_point}" if fs.mount_point else "")
+                    + ": mount it (aiinfra.hwaac.lustre_mount, role lustre_client)",
+                    fs.name,
+                    action=Action.NONE,
+                )
+            )
 
     def lfs_check(stdout: str, stderr: str, rc: int) -> list[Finding]:
         lfs = parse_lfs_check(stdout, stderr, exit_code=rc)
@@ -319,12 +368,18 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
         for name in mounted:
             kinds = {t.obd.kind for t in lfs.of_fs(name)}
             if lfs.not_mounted:
-                out.append(_unknown("LUSTRE_MOUNT_STATE_CONFLICT", f"{name} is in /proc/mounts but lfs check "
-                                    "found no mounted Lustre file system", name))
+                out.append(
+                    _unknown(
+                        "LUSTRE_MOUNT_STATE_CONFLICT",
+                        f"{name} is in /proc/mounts but lfs check found no mounted Lustre file system",
+                        name,
+                    )
+                )
             elif not lfs.unknown and not {"mdc", "osc"} <= kinds:
                 missing = " and ".join(k for k in ("mdc", "osc") if k not in kinds)
-                out.append(_unknown("LUSTRE_TARGETS_MISSING", f"lfs check listed no {missing} device of "
-                                    f"mounted {name}", name))
+                out.append(
+                    _unknown("LUSTRE_TARGETS_MISSING", f"lfs check listed no {missing} device of mounted {name}", name)
+                )
         return out
 
     def import_states(stdout: str, stderr: str, rc: int) -> list[Finding]:
@@ -339,8 +394,13 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
 
     found += _required(outputs, "lfs_check", lfs_check)  # lfs check servers
     found += _required(outputs, "imports", import_states)
-    found += _required(outputs, "health_check", lambda stdout, stderr, rc: health_check_findings(
-        parse_health_check(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)))
+    found += _required(
+        outputs,
+        "health_check",
+        lambda stdout, stderr, rc: health_check_findings(
+            parse_health_check(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)
+        ),
+    )
 
     # MGS NIDs: per file system, per failover MGS node
     pings: dict[str, LctlPingResult | None] = {}
@@ -379,10 +439,14 @@ def evaluate(outputs: Mapping[str, Mapping[str, Any]], filesystems: Sequence[Exp
         return targets
 
     mgs = [(fs.name, fs.mgs) for fs in filesystems if fs.mgs]
-    found += _optional(outputs, "lnet_net", lambda out, err, rc: lnet_findings(
-        parse_lnet_net_show(out, stderr=err, exit_code=rc)))
-    found += _optional(outputs, "list_nids", lambda out, err, rc: nid_findings(
-        parse_lctl_list_nids(out + ("\n" + err if err else ""), exit_code=rc), mgs))
+    found += _optional(
+        outputs, "lnet_net", lambda out, err, rc: lnet_findings(parse_lnet_net_show(out, stderr=err, exit_code=rc))
+    )
+    found += _optional(
+        outputs,
+        "list_nids",
+        lambda out, err, rc: nid_findings(parse_lctl_list_nids(out + ("\n" + err if err else ""), exit_code=rc), mgs),
+    )
     found += _optional(outputs, "lfs_df", lfs_df)
     return found
 

@@ -24,8 +24,15 @@ def nid_findings(result: ListNidsResult, mgs: Sequence[tuple[str, Sequence[Seque
     """Findings for ``lctl list_nids`` given ``mgs``: (file system, its failover MGS nodes, each a list of NIDs)."""
     out = result.unknown_findings()
     if result.lnet_down:
-        return [*out, Finding("LUSTRE_LNET_DOWN", Status.FAIL, "LNet is not running on this node (lctl list_nids: "
-                              "Network is down): no Lustre traffic is possible", action=Action.NONE)]
+        return [
+            *out,
+            Finding(
+                "LUSTRE_LNET_DOWN",
+                Status.FAIL,
+                "LNet is not running on this node (lctl list_nids: Network is down): no Lustre traffic is possible",
+                action=Action.NONE,
+            ),
+        ]
     if result.unknown:
         return out
     local = set(result.nets)
@@ -34,13 +41,30 @@ def nid_findings(result: ListNidsResult, mgs: Sequence[tuple[str, Sequence[Seque
         reachable = [any(_net(nid) in local for nid in node) for node in nodes]
         if nodes and not any(reachable):
             wanted = ", ".join(sorted({_net(nid) for node in nodes for nid in node}))
-            out.append(Finding("LUSTRE_LNET_NO_MGS_NET", Status.FAIL, f"{fsname}: this node has no NID on the MGS "
-                               f"network ({wanted}); local NIDs: {shown}. Configure LNet (aiinfra.hwaac.lnet)",
-                               fsname, shown, Action.NONE))
+            out.append(
+                Finding(
+                    "LUSTRE_LNET_NO_MGS_NET",
+                    Status.FAIL,
+                    f"{fsname}: this node has no NID on the MGS "
+                    f"network ({wanted}); local NIDs: {shown}. Configure LNet (aiinfra.hwaac.lnet)",
+                    fsname,
+                    shown,
+                    Action.NONE,
+                )
+            )
             continue
         for node, ok in zip(nodes, reachable, strict=True):
             if not ok:
-                out.append(Finding("LUSTRE_LNET_MGS_NODE_OFF_NET", Status.WARN, f"{fsname}: failover MGS node "
-                                   f"{','.join(node)} is on no local LNet network ({', '.join(sorted(local))}); "
-                                   "failover to it will not work", fsname, shown, Action.NONE))
+                out.append(
+                    Finding(
+                        "LUSTRE_LNET_MGS_NODE_OFF_NET",
+                        Status.WARN,
+                        f"{fsname}: failover MGS node "
+                        f"{','.join(node)} is on no local LNet network ({', '.join(sorted(local))}); "
+                        "failover to it will not work",
+                        fsname,
+                        shown,
+                        Action.NONE,
+                    )
+                )
     return out

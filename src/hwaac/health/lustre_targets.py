@@ -33,22 +33,53 @@ def df_findings(result: LfsDfResult, mounted: Iterable[str] = ()) -> list[Findin
         for row in fs.rows:
             target = row.uuid.removesuffix("_UUID")
             if row.inactive:
-                out.append(Finding("LUSTRE_TARGET_DEACTIVATED", Status.WARN, f"{target} is inactive on this client "
-                                   "(deactivated): no new files are striped on it", target, row.evidence))
+                out.append(
+                    Finding(
+                        "LUSTRE_TARGET_DEACTIVATED",
+                        Status.WARN,
+                        f"{target} is inactive on this client (deactivated): no new files are striped on it",
+                        target,
+                        row.evidence,
+                    )
+                )
             elif row.error:
-                out.append(Finding("LUSTRE_TARGET_UNREACHABLE", Status.FAIL, f"{target}: statfs failed "
-                                   f"({row.error}): this client cannot reach the target", target, row.evidence,
-                                   Action.CHECK_LINK))
+                out.append(
+                    Finding(
+                        "LUSTRE_TARGET_UNREACHABLE",
+                        Status.FAIL,
+                        f"{target}: statfs failed ({row.error}): this client cannot reach the target",
+                        target,
+                        row.evidence,
+                        Action.CHECK_LINK,
+                    )
+                )
             for letter in dict.fromkeys(row.state):
                 if letter in _STATE:
                     code, status, action, meaning = _STATE[letter]
-                    out.append(Finding(code, status, f"{target} {meaning} (state {letter})", target, row.evidence,
-                                       action))
+                    out.append(
+                        Finding(code, status, f"{target} {meaning} (state {letter})", target, row.evidence, action)
+                    )
             if row.use_pct is not None and row.use_pct >= FULL_PERCENT and not set(row.state) & {"S", "I"}:
-                out.append(Finding("LUSTRE_TARGET_FULL", Status.WARN, f"{target}: {row.use_pct}% of its {what} "
-                                   f"used (warn from {FULL_PERCENT}%)", target, row.evidence))
+                out.append(
+                    Finding(
+                        "LUSTRE_TARGET_FULL",
+                        Status.WARN,
+                        f"{target}: {row.use_pct}% of its {what} used (warn from {FULL_PERCENT}%)",
+                        target,
+                        row.evidence,
+                    )
+                )
     seen = {fs.fsname for fs in result.filesystems}
     if not result.unknown:
-        out += [Finding("LUSTRE_DF_MISSING", Status.UNKNOWN, f"{name} is mounted but lfs df listed no target of it",
-                        name, action=Action.RETEST) for name in mounted if name not in seen]
+        out += [
+            Finding(
+                "LUSTRE_DF_MISSING",
+                Status.UNKNOWN,
+                f"{name} is mounted but lfs df listed no target of it",
+                name,
+                action=Action.RETEST,
+            )
+            for name in mounted
+            if name not in seen
+        ]
     return out

@@ -44,18 +44,18 @@ def grade_mlxlink(result: MlxlinkResult) -> None:
         )
 
 
-def read_mlxlink_json(raw: str, *, version: str | None = None, device: str = "",
-                      counters_expected: bool = True) -> MlxlinkResult:
+def read_mlxlink_json(
+    raw: str, *, version: str | None = None, device: str = "", counters_expected: bool = True
+) -> MlxlinkResult:
     """``mlxlink -c --json`` read (:func:`hwaac.health.parsers.mlxlink.parse_mlxlink_json`) and graded."""
-    return grade_mlxlink(parse_mlxlink_json(raw, version=version, device=device,
-                                            counters_expected=counters_expected))
+    return grade_mlxlink(parse_mlxlink_json(raw, version=version, device=device, counters_expected=counters_expected))
 
 
-def read_mlxlink_text(raw: str, *, version: str | None = None, device: str = "",
-                      counters_expected: bool = True) -> MlxlinkResult:
+def read_mlxlink_text(
+    raw: str, *, version: str | None = None, device: str = "", counters_expected: bool = True
+) -> MlxlinkResult:
     """``mlxlink -c`` text read (:func:`hwaac.health.parsers.mlxlink.parse_mlxlink_text`) and graded."""
-    return grade_mlxlink(parse_mlxlink_text(raw, version=version, device=device,
-                                            counters_expected=counters_expected))
+    return grade_mlxlink(parse_mlxlink_text(raw, version=version, device=device, counters_expected=counters_expected))
 
 
 __all__ = ["grade_mlxlink", "read_mlxlink_json", "read_mlxlink_text"]

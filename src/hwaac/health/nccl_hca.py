@@ -39,7 +39,13 @@ def nccl_ib_ports(spec: Mapping[str, Any], ib: IbstatResult) -> dict[str, Any]:
     present = [(p.ca, p.number) for p in ib.ports()]
     ports = [{"device": d, "port": n} for d, n in present if nccl_selects(spec, d, n)]
     exact = bool(spec["exact"])
-    missing = [] if spec["exclude"] else [
-        {"device": e["device"], "port": e["port"]} for e in spec["entries"]
-        if not any(entry_matches(e, d, n, exact) for d, n in present)]
+    missing = (
+        []
+        if spec["exclude"]
+        else [
+            {"device": e["device"], "port": e["port"]}
+            for e in spec["entries"]
+            if not any(entry_matches(e, d, n, exact) for d, n in present)
+        ]
+    )
     return {"ports": ports, "devices": list(dict.fromkeys(p["device"] for p in ports)), "missing": missing}

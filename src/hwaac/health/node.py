@@ -79,9 +79,17 @@ IB_PORT_BASE = 18515  # perftest's default port; rail r listens on IB_PORT_BASE 
 RDMA_PROBES = ("ibstatus", "ibv_devinfo", "rdma_statistic")
 
 
-def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: list[str] | None = None,
-             peer: str | None = None, mpi_hosts: list[str] | None = None, nccl_algo: str = "RING",
-             gpus: int | None = None) -> dict[str, list[str]]:
+def commands(
+    stage: str,
+    profile: Profile,
+    *,
+    sysfs_root: str = "/sys",
+    rails: list[str] | None = None,
+    peer: str | None = None,
+    mpi_hosts: list[str] | None = None,
+    nccl_algo: str = "RING",
+    gpus: int | None = None,
+) -> dict[str, list[str]]:
     """The probes of ``stage``: probe name -> argv (run without a shell, except ``ib_counters`` which needs the
     sysfs glob). ``ib_serve`` and ``ib_pairwise`` need ``rails``; ``ib_pairwise`` the ``peer`` node whose servers
     listen (rail r on port 18515 + r); ``nccl_multi`` the ``mpi_hosts`` (this node first).
@@ -91,15 +99,22 @@ def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: l
     """
     window = profile.xid_window_seconds
     kernel = ["journalctl", "-k", "-o", "short-iso", "--no-pager", "--since", f"-{window}s"]
-    counters = ["sh", "-c", f"grep -H . {sysfs_root}/class/infiniband/*/ports/*/counters/* "
-                f"{sysfs_root}/class/infiniband/*/ports/*/hw_counters/*"]
+    counters = [
+        "sh",
+        "-c",
+        f"grep -H . {sysfs_root}/class/infiniband/*/ports/*/counters/* "
+        f"{sysfs_root}/class/infiniband/*/ports/*/hw_counters/*",
+    ]
     nccl = profile.performance.nccl_allreduce_single_node_busbw_gbytes_per_s.method
     if stage == "quick":
         return {
             "nvidia_smi": ["nvidia-smi", "-q", "-x"],
-            "remapped_rows": ["nvidia-smi", "--query-remapped-rows=gpu_bus_id,gpu_uuid,remapped_rows.correctable,"
-                              "remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure",
-                              "--format=csv"],
+            "remapped_rows": [
+                "nvidia-smi",
+                "--query-remapped-rows=gpu_bus_id,gpu_uuid,remapped_rows.correctable,"
+                "remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure",
+                "--format=csv",
+            ],
             "nvlink_status": ["nvidia-smi", "nvlink", "-s"],
             "nvlink_errors": ["nvidia-smi", "nvlink", "-e"],
             "kernel_log": kernel,
@@ -116,8 +131,13 @@ def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: l
         bw = profile.performance
         return {
             "nccl_single": ["all_reduce_perf", *args],
-            "nvbandwidth": ["nvbandwidth", "-t", bw.host_to_device_gbytes_per_s.method.test or "",
-                            "-t", bw.device_to_device_gbytes_per_s.method.test or ""],
+            "nvbandwidth": [
+                "nvbandwidth",
+                "-t",
+                bw.host_to_device_gbytes_per_s.method.test or "",
+                "-t",
+                bw.device_to_device_gbytes_per_s.method.test or "",
+            ],
         }
     if stage in ("ib_serve", "ib_pairwise"):
         if not rails or (stage == "ib_pairwise" and not peer):
@@ -141,9 +161,20 @@ def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: l
         multi = profile.performance.nccl_allreduce_multi_node_busbw_gbytes_per_s.method
         per_node = gpus or profile.gpu.count
         args = multi.args.split() if multi.args else ["-b", "16G", "-e", "16G", "-f", "2", "-g", "1"]
-        return {"nccl_multi": ["mpirun", "-np", str(per_node * len(mpi_hosts)), "-H",
-                               ",".join(f"{h}:{per_node}" for h in mpi_hosts), "-x", f"NCCL_ALGO={nccl_algo}",
-                               "--tag-output", "all_reduce_perf", *args]}
+        return {
+            "nccl_multi": [
+                "mpirun",
+                "-np",
+                str(per_node * len(mpi_hosts)),
+                "-H",
+                ",".join(f"{h}:{per_node}" for h in mpi_hosts),
+                "-x",
+                f"NCCL_ALGO={nccl_algo}",
+                "--tag-output",
+                "all_reduce_perf",
+                *args,
+            ]
+        }
     if stage == "health":
         quick = commands("quick", profile, sysfs_root=sysfs_root)
         return {
@@ -160,21 +191,27 @@ def commands(stage: str, profile: Profile, *, sysfs_root: str = "/sys", rails: l
 
 def _probe_problem(name: str, out: Mapping[str, Any]) -> Finding | None:
     if out.get("timed_out"):
-        return Finding("PROBE_TIMEOUT", Status.UNKNOWN, f"{name}: timed out after {out.get('seconds', 0):.0f} s",
-                       action=Action.RETEST)
+        return Finding(
+            "PROBE_TIMEOUT",
+            Status.UNKNOWN,
+            f"{name}: timed out after {out.get('seconds', 0):.0f} s",
+            action=Action.RETEST,
+        )
     if out.get("rc") is None:
-        return Finding("PROBE_NOT_RUN", Status.UNKNOWN, f"{name}: could not start ({out.get('stderr', '')[:200]})",
-                       action=Action.RETEST)
+        return Finding(
+            "PROBE_NOT_RUN",
+            Status.UNKNOWN,
+            f"{name}: could not start ({out.get('stderr', '')[:200]})",
+            action=Action.RETEST,
+        )
     return None
 
 
 def _exit_finding(name: str, tool_rc: int, stderr: str) -> Finding:
     if name.startswith(("nvidia_smi", "remapped_rows", "nvlink")) and tool_rc in NVIDIA_SMI_EXIT:
         code, status, action, what = NVIDIA_SMI_EXIT[tool_rc]
-        return Finding(code, status, f"{name}: nvidia-smi exit {tool_rc}: {what}", evidence=stderr[:400],
-                       action=action)
-    return Finding("PROBE_EXIT", Status.UNKNOWN, f"{name}: exit {tool_rc}", evidence=stderr[:400],
-                   action=Action.RETEST)
+        return Finding(code, status, f"{name}: nvidia-smi exit {tool_rc}: {what}", evidence=stderr[:400], action=action)
+    return Finding("PROBE_EXIT", Status.UNKNOWN, f"{name}: exit {tool_rc}", evidence=stderr[:400], action=Action.RETEST)
 
 
 def evaluate(outputs: Mapping[str, Mapping[str, Any]], profile: Profile, ctx: Context) -> list[Finding]:
@@ -301,10 +338,18 @@ def _dcgm(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context
 def _nccl(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
     perf = profile.performance
     multi = name == "nccl_multi"
-    th = (perf.nccl_allreduce_multi_node_busbw_gbytes_per_s if multi
-          else perf.nccl_allreduce_single_node_busbw_gbytes_per_s)
-    return checks.check_nccl(nccl_tests.parse_nccl_tests(raw, exit_code=rc), th, nccl_algo=ctx.nccl_algo,
-                             nodes=ctx.nodes if multi else 1, subject="" if not multi else "su")
+    th = (
+        perf.nccl_allreduce_multi_node_busbw_gbytes_per_s
+        if multi
+        else perf.nccl_allreduce_single_node_busbw_gbytes_per_s
+    )
+    return checks.check_nccl(
+        nccl_tests.parse_nccl_tests(raw, exit_code=rc),
+        th,
+        nccl_algo=ctx.nccl_algo,
+        nodes=ctx.nodes if multi else 1,
+        subject="" if not multi else "su",
+    )
 
 
 def _nvbandwidth(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
@@ -315,14 +360,23 @@ def _nvbandwidth(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: 
 def _ib_write_bw(name: str, raw: str, rc: int, err: str, profile: Profile, clean: set[str]) -> list[Finding]:
     subject = f"{name.removeprefix('ib_write_bw_')} port 1"
     res = perftest.parse_perftest(raw + ("\n" + err if err else ""), exit_code=rc)
-    return checks_rdma.check_pair_perftest(res, profile.performance.ib_write_bw_per_port_gbits_per_s,
-                                           subject=subject, port_clean=subject in clean)
+    return checks_rdma.check_pair_perftest(
+        res, profile.performance.ib_write_bw_per_port_gbits_per_s, subject=subject, port_clean=subject in clean
+    )
 
 
 _HANDLERS: dict[str, Handler] = {
-    "nvidia_smi": _nvidia_smi, "remapped_rows": _remapped, "kernel_log": _kernel, "ibstat": _ibstat,
-    "ib_counters": _counters, "dcgm_diag": _dcgm, "nccl_single": _nccl, "nccl_multi": _nccl,
-    "nvbandwidth": _nvbandwidth, "ibstatus": _rdma_ports, "ibv_devinfo": _rdma_ports,
+    "nvidia_smi": _nvidia_smi,
+    "remapped_rows": _remapped,
+    "kernel_log": _kernel,
+    "ibstat": _ibstat,
+    "ib_counters": _counters,
+    "dcgm_diag": _dcgm,
+    "nccl_single": _nccl,
+    "nccl_multi": _nccl,
+    "nvbandwidth": _nvbandwidth,
+    "ibstatus": _rdma_ports,
+    "ibv_devinfo": _rdma_ports,
     "rdma_statistic": _rdma_statistic,
 }
 
@@ -348,10 +402,24 @@ class NodeVerdict:
         return sorted({f.code for f in self.findings if f.status > Status.PASS})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"node": self.node, "status": str(self.status), "action": self.action.value, "codes": self.codes,
-                "stages": {k: str(v) for k, v in self.stages.items()},
-                "findings": [{"code": f.code, "status": str(f.status), "message": f.message, "subject": f.subject,
-                              "evidence": f.evidence, "action": f.action.value} for f in self.findings]}
+        return {
+            "node": self.node,
+            "status": str(self.status),
+            "action": self.action.value,
+            "codes": self.codes,
+            "stages": {k: str(v) for k, v in self.stages.items()},
+            "findings": [
+                {
+                    "code": f.code,
+                    "status": str(f.status),
+                    "message": f.message,
+                    "subject": f.subject,
+                    "evidence": f.evidence,
+                    "action": f.action.value,
+                }
+                for f in self.findings
+            ],
+        }
 
 
 def verdict(node: str, by_stage: Mapping[str, list[Finding]]) -> NodeVerdict:
@@ -372,8 +440,9 @@ def verdict(node: str, by_stage: Mapping[str, list[Finding]]) -> NodeVerdict:
     return NodeVerdict(node, status, action, findings, stages)
 
 
-def hardware_ids(outputs: Mapping[str, Mapping[str, Any]],
-                 parsed: Mapping[str, Any] | None = None) -> dict[str, dict[str, str]]:
+def hardware_ids(
+    outputs: Mapping[str, Mapping[str, Any]], parsed: Mapping[str, Any] | None = None
+) -> dict[str, dict[str, str]]:
     """Serials for the evidence of an RMA: ``{"gpus": {"gpu0 <bus id>": serial}, "nics": {dev: node GUID}}`` from
     the ``nvidia_smi`` and ``ibstat`` outputs present (empty where a tool did not run or printed none).
     ``parsed``: :attr:`Context.parsed` of the evaluation of the same outputs, to parse nothing twice."""

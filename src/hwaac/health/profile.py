@@ -93,14 +93,20 @@ class NicLimits(_Strict):
     ca_type: str | None = Field(None, description="ibstat 'CA type', e.g. MT4129 (ConnectX-7).")
     counters_fatal_on_increase: list[str] = Field(
         default_factory=lambda: [
-            "link_downed", "excessive_buffer_overrun_errors", "local_link_integrity_errors", "rnr_nak_retry_err",
+            "link_downed",
+            "excessive_buffer_overrun_errors",
+            "local_link_integrity_errors",
+            "rnr_nak_retry_err",
         ],
         description="Port counters whose any increase fails the link (NVSentinel nic-health-monitor defaults).",
     )
     counters_warn_per_second: dict[str, float] = Field(
         default_factory=lambda: {
-            "symbol_error": 10.0, "port_rcv_errors": 10.0, "local_ack_timeout_err": 1.0,
-            "port_xmit_discards": 100.0, "roce_slow_restart": 10.0,
+            "symbol_error": 10.0,
+            "port_rcv_errors": 10.0,
+            "local_ack_timeout_err": 1.0,
+            "port_xmit_discards": 100.0,
+            "roce_slow_restart": 10.0,
         },
         description="Counter growth rates (per second) above which a link warns (NVSentinel non-fatal rules).",
     )
@@ -172,6 +178,12 @@ def load_profile(name_or_path: str | Path) -> Profile:
     if path.is_file():
         return load_profile_text(path.read_text(), file=str(path))
     raise ProfileError(
-        [IntentIssue(path="profile", message="no such profile", value=text,
-                     valid="a file path or one of " + ", ".join(builtin_profiles()))]
+        [
+            IntentIssue(
+                path="profile",
+                message="no such profile",
+                value=text,
+                valid="a file path or one of " + ", ".join(builtin_profiles()),
+            )
+        ]
     )

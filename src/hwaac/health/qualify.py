@@ -19,8 +19,11 @@ COUNTER_CODES = frozenset({"NIC_COUNTER_UNKNOWN", "IB_COUNTER_SATURATED", "IB_CO
 def counter_codes(profile: Profile) -> frozenset[str]:
     """Every fault code that means a port counter grew or could not be read, for ``profile``'s counters."""
     nic = profile.nic
-    return COUNTER_CODES | {f"NIC_{n.upper()}" for n in nic.counters_fatal_on_increase} | {
-        f"NIC_{n.upper()}_RATE" for n in nic.counters_warn_per_second}
+    return (
+        COUNTER_CODES
+        | {f"NIC_{n.upper()}" for n in nic.counters_fatal_on_increase}
+        | {f"NIC_{n.upper()}_RATE" for n in nic.counters_warn_per_second}
+    )
 
 
 @dataclass
@@ -36,9 +39,14 @@ class Qualification:
         return not self.blockers
 
 
-def qualify_su(su: int, nodes: list[str], reports: Mapping[str, Mapping[str, Any] | None],
-               su_report: Mapping[str, Any] | None, states: Mapping[str, str | None],
-               profile: Profile) -> Qualification:
+def qualify_su(
+    su: int,
+    nodes: list[str],
+    reports: Mapping[str, Mapping[str, Any] | None],
+    su_report: Mapping[str, Any] | None,
+    states: Mapping[str, str | None],
+    profile: Profile,
+) -> Qualification:
     """Judge one SU (module docstring). ``reports``: node -> its burn-in report (None: no file); ``states``: node ->
     lifecycle state in NetBox."""
     q = Qualification(su, list(nodes))
@@ -56,12 +64,15 @@ def qualify_su(su: int, nodes: list[str], reports: Mapping[str, Mapping[str, Any
             q.blockers.append(f"{node}: no burn-in report")
             continue
         if rep.get("status") not in ("PASS", "WARN"):
-            q.blockers.append(f"{node}: burn-in {rep.get('status')}"
-                              + (f" ({', '.join(rep.get('codes') or [])})" if rep.get("codes") else ""))
+            q.blockers.append(
+                f"{node}: burn-in {rep.get('status')}"
+                + (f" ({', '.join(rep.get('codes') or [])})" if rep.get("codes") else "")
+            )
         if "ib_pairwise" not in (rep.get("stages") or {}):
             q.blockers.append(f"{node}: ib_pairwise did not run: its links were never exercised")
-        grew = sorted({f"{f.get('subject') or '?'} {f.get('code')}" for f in rep.get("findings") or []
-                       if f.get("code") in growth})
+        grew = sorted(
+            {f"{f.get('subject') or '?'} {f.get('code')}" for f in rep.get("findings") or [] if f.get("code") in growth}
+        )
         if grew:
             q.blockers.append(f"{node}: port counters grew or could not be read: {', '.join(grew)}")
     if su_report is None:
@@ -71,6 +82,8 @@ def qualify_su(su: int, nodes: list[str], reports: Mapping[str, Mapping[str, Any
         if missing:
             q.blockers.append(f"{label}: the multi-node all-reduce did not include {', '.join(missing)}")
         if su_report.get("status") not in ("PASS", "WARN"):
-            q.blockers.append(f"{label}: multi-node all-reduce {su_report.get('status')}"
-                              + (f" ({', '.join(su_report.get('codes') or [])})" if su_report.get("codes") else ""))
+            q.blockers.append(
+                f"{label}: multi-node all-reduce {su_report.get('status')}"
+                + (f" ({', '.join(su_report.get('codes') or [])})" if su_report.get("codes") else "")
+            )
     return q

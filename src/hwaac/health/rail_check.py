@@ -35,12 +35,21 @@ def _entry(entry: Mapping[str, Any]) -> str:
 
 
 def _finding(f: Finding) -> dict[str, Any]:
-    return {"code": f.code, "status": str(f.status), "message": f.message, "subject": f.subject,
-            "action": f.action.value}
+    return {
+        "code": f.code,
+        "status": str(f.status),
+        "message": f.message,
+        "subject": f.subject,
+        "action": f.action.value,
+    }
 
 
-def check_rails(ib: IbstatResult, spec: Mapping[str, Any], rails: Sequence[Mapping[str, Any]],
-                nic_ports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def check_rails(
+    ib: IbstatResult,
+    spec: Mapping[str, Any],
+    rails: Sequence[Mapping[str, Any]],
+    nic_ports: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
     """Judge the ports NCCL takes on a node and name its unusable rails.
 
     Args:
@@ -66,8 +75,10 @@ def check_rails(ib: IbstatResult, spec: Mapping[str, Any], rails: Sequence[Mappi
     hca_of = {p.get("interface"): p.get("hca") for p in nic_ports}
     unmatched = [r["interface"] for r in rails if not hca_of.get(r["interface"])]
     if unmatched:
-        raise RailCheckError(f"rail port(s) {', '.join(unmatched)} of plan.json have no RDMA device in the rendered "
-                             "nic-roce.json: re-render the plan folder")
+        raise RailCheckError(
+            f"rail port(s) {', '.join(unmatched)} of plan.json have no RDMA device in the rendered "
+            "nic-roce.json: re-render the plan folder"
+        )
     taken = nccl_ib_ports(spec, ib)
     chosen = [(p["device"], p["port"]) for p in taken["ports"]]
     findings = check_ibstat_ports(ib, ports=chosen)
@@ -75,8 +86,11 @@ def check_rails(ib: IbstatResult, spec: Mapping[str, Any], rails: Sequence[Mappi
     read = {(p.ca, p.number): p for p in ib.ports()}
     # a port ibstat did not list: absent (FAIL), or not read when ibstat stopped early at some device (UNKNOWN)
     stopped = ib.panic is not None
-    absent = ((f"not read, ibstat stopped at {ib.failed_device or 'a device'}", Status.UNKNOWN) if stopped
-              else ("missing", Status.FAIL))
+    absent = (
+        (f"not read, ibstat stopped at {ib.failed_device or 'a device'}", Status.UNKNOWN)
+        if stopped
+        else ("missing", Status.FAIL)
+    )
 
     def judged(device: str, port: int | None) -> dict[str, Any]:
         p = read.get((device, port)) if port is not None else None
@@ -120,19 +134,28 @@ def _port(o: Mapping[str, Any]) -> str:
     return o["device"] + ("" if o["port"] is None else f" port {o['port']}")
 
 
-def _report(value: str, used: list[dict[str, Any]], left_out: list[dict[str, Any]], others: list[dict[str, Any]],
-            findings: list[Finding]) -> dict[str, Any]:
+def _report(
+    value: str,
+    used: list[dict[str, Any]],
+    left_out: list[dict[str, Any]],
+    others: list[dict[str, Any]],
+    findings: list[Finding],
+) -> dict[str, Any]:
     """The verdict and its one-line message (see :func:`check_rails`)."""
     bad_rails = [r for r in used if r["problem"]]
     bad_others = [o for o in others if o["problem"]]
     unread = [f for f in findings if f.status == Status.UNKNOWN]
-    items = [f"{r['interface']} ({r['hca']}, {r['problem']}, {r['address']}/{r['prefixlen']}) -> {r['leaf']} "
-             f"{r['leaf_port']}" for r in bad_rails]
+    items = [
+        f"{r['interface']} ({r['hca']}, {r['problem']}, {r['address']}/{r['prefixlen']}) -> {r['leaf']} "
+        f"{r['leaf_port']}"
+        for r in bad_rails
+    ]
     items += [f"{_port(o)} ({o['problem']}, not a rail of the plan)" for o in bad_others]
     parts: list[str] = []
     if not used:
-        parts.append(f"NCCL_IB_HCA={value} takes none of the node's {len(left_out)} rails "
-                     f"({', '.join(map(_rail, left_out))})")
+        parts.append(
+            f"NCCL_IB_HCA={value} takes none of the node's {len(left_out)} rails ({', '.join(map(_rail, left_out))})"
+        )
     if items:
         counts = [f"{len(bad_rails)} of {len(used)} rails"] if bad_rails else []
         counts += [f"{len(bad_others)} other port{'s' if len(bad_others) > 1 else ''}"] if bad_others else []
@@ -150,5 +173,12 @@ def _report(value: str, used: list[dict[str, Any]], left_out: list[dict[str, Any
     worst = max((Status[x["status"]] for x in (*bad_rails, *bad_others)), default=Status.PASS)
     status = Status.FAIL if not used else max(worst, Status.UNKNOWN if unread else Status.PASS)
     msg = "; ".join(parts)
-    return {"status": str(status), "msg": msg, "value": value, "rails": used, "left_out": left_out,
-            "other_ports": others, "findings": [_finding(f) for f in findings]}
+    return {
+        "status": str(status),
+        "msg": msg,
+        "value": value,
+        "rails": used,
+        "left_out": left_out,
+        "other_ports": others,
+        "findings": [_finding(f) for f in findings],
+    }

@@ -21,12 +21,19 @@ _PORT_SUBJECT = re.compile(r"^(\S+) port \d+")
 
 
 def _finding(d: Mapping[str, Any]) -> Finding:
-    return Finding(str(d.get("code", "")), Status[str(d.get("status", "UNKNOWN"))], str(d.get("message", "")),
-                   str(d.get("subject", "")), str(d.get("evidence", "")), Action(str(d.get("action", "none"))))
+    return Finding(
+        str(d.get("code", "")),
+        Status[str(d.get("status", "UNKNOWN"))],
+        str(d.get("message", "")),
+        str(d.get("subject", "")),
+        str(d.get("evidence", "")),
+        Action(str(d.get("action", "none"))),
+    )
 
 
-def node_report(node: str, profile: str, stages: Mapping[str, Mapping[str, Any]],
-                interfaces: Mapping[str, str] | None = None) -> dict[str, Any]:
+def node_report(
+    node: str, profile: str, stages: Mapping[str, Mapping[str, Any]], interfaces: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The report of one node.
 
     Args:
@@ -58,22 +65,43 @@ def node_report(node: str, profile: str, stages: Mapping[str, Mapping[str, Any]]
                 failing.append(iface)
     bad = [f for f in v.findings if f.status > Status.PASS]
     evidence = {
-        "verdict": summary["status"], "codes": summary["codes"], "action": summary["action"],
+        "verdict": summary["status"],
+        "codes": summary["codes"],
+        "action": summary["action"],
         "findings": [{k: x[k] for k in ("code", "status", "subject", "message")} for x in summary["findings"]],
         "raw": {f"{f.code} {f.subject}".strip(): f.evidence for f in bad if f.evidence},
         "parsed": {"stages": summary["stages"], "profile": profile},
-        "gpu_serials": hardware["gpus"], "nic_serials": hardware["nics"], "failing_interfaces": failing,
+        "gpu_serials": hardware["gpus"],
+        "nic_serials": hardware["nics"],
+        "failing_interfaces": failing,
     }
-    return {"schema": SCHEMA, "node": node, "profile": profile, "status": summary["status"],
-            "action": summary["action"], "codes": summary["codes"], "stages": summary["stages"],
-            "findings": summary["findings"], "hardware": hardware, "evidence": evidence}
+    return {
+        "schema": SCHEMA,
+        "node": node,
+        "profile": profile,
+        "status": summary["status"],
+        "action": summary["action"],
+        "codes": summary["codes"],
+        "stages": summary["stages"],
+        "findings": summary["findings"],
+        "hardware": hardware,
+        "evidence": evidence,
+    }
 
 
 def report_markdown(report: Mapping[str, Any]) -> str:
     """The report as Markdown: verdict, stages, findings with their evidence, serials."""
-    out = [f"# Burn-in report: {report['node']}", "", f"- Verdict: **{report['status']}**",
-           f"- Recommended action: {report['action']}", f"- Profile: {report['profile']}",
-           f"- Fault codes: {', '.join(report['codes']) or 'none'}", "", "| stage | verdict |", "|---|---|"]
+    out = [
+        f"# Burn-in report: {report['node']}",
+        "",
+        f"- Verdict: **{report['status']}**",
+        f"- Recommended action: {report['action']}",
+        f"- Profile: {report['profile']}",
+        f"- Fault codes: {', '.join(report['codes']) or 'none'}",
+        "",
+        "| stage | verdict |",
+        "|---|---|",
+    ]
     out += [f"| {stage} | {status} |" for stage, status in report["stages"].items()]
     out.append("")
     if report["findings"]:
@@ -81,7 +109,7 @@ def report_markdown(report: Mapping[str, Any]) -> str:
         for f in report["findings"]:
             msg = f["message"]
             if f["subject"] and msg.startswith(f["subject"] + ":"):
-                msg = msg[len(f["subject"]) + 1:].lstrip()  # the line names the subject already
+                msg = msg[len(f["subject"]) + 1 :].lstrip()  # the line names the subject already
             out.append(f"- **{f['status']}** `{f['code']}` {f['subject']}: {msg} (action: {f['action']})")
             if f.get("evidence"):
                 out += ["", "  ```", *(f"  {line}" for line in f["evidence"].splitlines()), "  ```", ""]

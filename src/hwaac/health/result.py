@@ -154,8 +154,14 @@ def retest_only(findings: list[Finding], why: str) -> list[Finding]:
     out = []
     for f in findings:
         if f.action in DESTRUCTIVE_ACTIONS:
-            f = Finding(f.code, Status.UNKNOWN, f"{f.message} -- not acted on ({f.action.value} withheld): {why}; "
-                        "retest", f.subject, f.evidence, Action.RETEST)
+            f = Finding(
+                f.code,
+                Status.UNKNOWN,
+                f"{f.message} -- not acted on ({f.action.value} withheld): {why}; retest",
+                f.subject,
+                f.evidence,
+                Action.RETEST,
+            )
         out.append(f)
     return out
 

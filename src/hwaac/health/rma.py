@@ -50,23 +50,45 @@ def rma_report(device: dict[str, Any], journal: list[dict[str, Any]], *, generat
         for link in ev.get("links") or []:
             if link not in links:
                 links.append(link)
-        events.append({"created": entry.get("created", ""), "move": move, "reason": reason,
-                       "verdict": ev.get("verdict", ""), "codes": ev.get("codes") or [],
-                       "findings": ev.get("findings") or [], "raw": ev.get("raw") or {}})
-    return {"schema": SCHEMA, "generated": generated, "device": device, "fault_codes": codes, "actions": actions,
-            "gpu_serials": gpus, "nic_serials": nics, "failing_links": links, "events": events}
+        events.append(
+            {
+                "created": entry.get("created", ""),
+                "move": move,
+                "reason": reason,
+                "verdict": ev.get("verdict", ""),
+                "codes": ev.get("codes") or [],
+                "findings": ev.get("findings") or [],
+                "raw": ev.get("raw") or {},
+            }
+        )
+    return {
+        "schema": SCHEMA,
+        "generated": generated,
+        "device": device,
+        "fault_codes": codes,
+        "actions": actions,
+        "gpu_serials": gpus,
+        "nic_serials": nics,
+        "failing_links": links,
+        "events": events,
+    }
 
 
 def rma_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown for a ticket: summary, serials, failing links, then each event with its evidence."""
     d = report["device"]
-    out = [f"# RMA report: {d.get('name', '?')}", "",
-           f"- Node serial: {d.get('serial') or '(not recorded in NetBox)'}",
-           f"- Device type: {d.get('device_type', '')}", f"- Site: {d.get('site', '')}",
-           f"- Lifecycle state: {d.get('lifecycle') or '?'} (NetBox status {d.get('status', '?')})",
-           f"- Fault codes: {', '.join(report['fault_codes']) or 'none recorded'}",
-           f"- Recommended actions: {', '.join(report['actions']) or 'none recorded'}",
-           f"- Generated: {report['generated']}", ""]
+    out = [
+        f"# RMA report: {d.get('name', '?')}",
+        "",
+        f"- Node serial: {d.get('serial') or '(not recorded in NetBox)'}",
+        f"- Device type: {d.get('device_type', '')}",
+        f"- Site: {d.get('site', '')}",
+        f"- Lifecycle state: {d.get('lifecycle') or '?'} (NetBox status {d.get('status', '?')})",
+        f"- Fault codes: {', '.join(report['fault_codes']) or 'none recorded'}",
+        f"- Recommended actions: {', '.join(report['actions']) or 'none recorded'}",
+        f"- Generated: {report['generated']}",
+        "",
+    ]
     for title, key in (("GPU serials", "gpu_serials"), ("NIC serials", "nic_serials")):
         if report[key]:
             out += [f"## {title}", "", "| id | serial |", "|---|---|"]
@@ -74,8 +96,11 @@ def rma_markdown(report: dict[str, Any]) -> str:
             out.append("")
     if report["failing_links"]:
         out += ["## Failing links", "", "| node port | peer | peer port | cable |", "|---|---|---|---|"]
-        out += [f"| {lk.get('interface', '')} | {lk.get('peer_device', '')} | {lk.get('peer_interface', '')} | "
-                f"{lk.get('cable', '')} |" for lk in report["failing_links"]]
+        out += [
+            f"| {lk.get('interface', '')} | {lk.get('peer_device', '')} | {lk.get('peer_interface', '')} | "
+            f"{lk.get('cable', '')} |"
+            for lk in report["failing_links"]
+        ]
         out.append("")
     out += ["## Events", ""]
     for ev in report["events"]:

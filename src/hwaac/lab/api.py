@@ -63,8 +63,13 @@ class Lab:
             for dev, port in (link["a"], link["b"]):
                 ports.setdefault(dev, []).append(port)
         devices = {
-            name: Device(name=name, kind=d["kind"], role=d.get("role", ""), netns=d["netns"],
-                         ports=tuple(sorted(ports.get(name, []), key=_port_key)))
+            name: Device(
+                name=name,
+                kind=d["kind"],
+                role=d.get("role", ""),
+                netns=d["netns"],
+                ports=tuple(sorted(ports.get(name, []), key=_port_key)),
+            )
             for name, d in state.get("devices", {}).items()
         }
         self.devices: dict[str, Device] = dict(sorted(devices.items()))
@@ -94,8 +99,10 @@ class Lab:
         except KeyError:
             near = [d for d in self.devices if device in d][:5]
             hint = f"; did you mean {', '.join(near)}" if near else ""
-            raise LabError(f"lab {self.name!r} has no device {device!r} ({len(self.switches)} switches, "
-                           f"{len(self.hosts)} hosts){hint}") from None
+            raise LabError(
+                f"lab {self.name!r} has no device {device!r} ({len(self.switches)} switches, "
+                f"{len(self.hosts)} hosts){hint}"
+            ) from None
 
     def netns(self, device: str) -> str:
         """The network namespace of ``device``."""
@@ -129,8 +136,9 @@ class Lab:
         """
         return query(self.netns(device), daemon, command, timeout=timeout)
 
-    def run(self, device: str, argv: Sequence[str], *, timeout: float = 60.0, input: str | None = None,
-            check: bool = False) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, device: str, argv: Sequence[str], *, timeout: float = 60.0, input: str | None = None, check: bool = False
+    ) -> subprocess.CompletedProcess[str]:
         """Run ``argv`` inside ``device``'s namespace with :meth:`env`; text output captured.
 
         Raises:
@@ -141,12 +149,19 @@ class Lab:
         if not argv:
             raise LabError("lab.run: empty command")
         netns = self.netns(device)
-        return subprocess.run(["ip", "netns", "exec", netns, *argv], input=input, capture_output=True, text=True,
-                              timeout=timeout, env=self.env(device), check=check)
+        return subprocess.run(
+            ["ip", "netns", "exec", netns, *argv],
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=self.env(device),
+            check=check,
+        )
 
 
 def _port_key(port: str) -> tuple[str, int]:
     """Ethernet8 before Ethernet16; rail2 before rail10."""
     head = port.rstrip("0123456789")
-    tail = port[len(head):]
+    tail = port[len(head) :]
     return (head, int(tail) if tail else -1)

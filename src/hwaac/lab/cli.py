@@ -54,19 +54,25 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(st, indent=1, sort_keys=True))
         return EXIT_OK if st["up"] else EXIT_DOWN
-    print(f"lab {st['lab']}: {'up' if st['up'] else 'NOT up'} (fabric {st['fabric']}, from {st['render_dir']}; "
-          f"FRR {st['versions'].get('frr', '?')}, lldpd {st['versions'].get('lldpd', '?')})")
+    print(
+        f"lab {st['lab']}: {'up' if st['up'] else 'NOT up'} (fabric {st['fabric']}, from {st['render_dir']}; "
+        f"FRR {st['versions'].get('frr', '?')}, lldpd {st['versions'].get('lldpd', '?')})"
+    )
     print(f"  {st['switches']} switches, {st['hosts']} hosts, {st['links']} cables")
     for name, dev in st["devices"].items():
         if dev["kind"] != "switch":
             continue
         b = dev.get("bgp", {})
         daemons = " ".join(f"{d}{'' if ok else ' (stopped)'}" for d, ok in dev["daemons"].items())
-        print(f"  {name:24} {daemons:32} BGP {b.get('established', 0)}/{b.get('expected', 0)} Established, "
-              f"{b.get('routes')} routes")
+        print(
+            f"  {name:24} {daemons:32} BGP {b.get('established', 0)}/{b.get('expected', 0)} Established, "
+            f"{b.get('routes')} routes"
+        )
     down_hosts = [n for n, d in st["devices"].items() if d["kind"] == "host" and not all(d["daemons"].values())]
-    print(f"  hosts: {st['hosts'] - len(down_hosts)} with lldpd running" + (f"; not: {', '.join(down_hosts)}"
-                                                                           if down_hosts else ""))
+    print(
+        f"  hosts: {st['hosts'] - len(down_hosts)} with lldpd running"
+        + (f"; not: {', '.join(down_hosts)}" if down_hosts else "")
+    )
     for f in st["faults"]:
         done = " (loop finished)" if f["finished"] else ""
         print(f"  fault {f['id']}: {f['mode']} since {f.get('since', '?')}{done}")
@@ -90,8 +96,10 @@ def cmd_compact(args: argparse.Namespace) -> int:
 
     Lab.load(args.name)
     res = compact(passes=args.passes)
-    print(f"KSM: {res['passes']} full scans in {res['seconds']} s; zero pages merged {res['zero_pages']}, "
-          f"pages sharing {res['pages_sharing']} (KSM settings restored)")
+    print(
+        f"KSM: {res['passes']} full scans in {res['seconds']} s; zero pages merged {res['zero_pages']}, "
+        f"pages sharing {res['pages_sharing']} (KSM settings restored)"
+    )
     return EXIT_OK
 
 
@@ -109,8 +117,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         probes = probe_lab(lab, build_plan(load_intent(args.probe)), count=args.count)
     folder = write_sweep(lab, Path(args.out), probes=probes)
     flows = sum(len(d.flows) for d in (probes or {}).values())
-    _say(f"lab {lab.name}: {len(lab.switches)} switches swept into {folder}"
-         + (f", {flows} probe flows from {len(probes or {})} hosts" if probes else ""))
+    _say(
+        f"lab {lab.name}: {len(lab.switches)} switches swept into {folder}"
+        + (f", {flows} probe flows from {len(probes or {})} hosts" if probes else "")
+    )
     return EXIT_OK
 
 
@@ -121,8 +131,9 @@ def cmd_exec(args: argparse.Namespace) -> int:
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     if not cmd:
-        raise LabError("exec: give the command after --, e.g. hwaac lab exec demo leaf-p0-su01-r0 -- vtysh -c "
-                       "'show bgp summary'")
+        raise LabError(
+            "exec: give the command after --, e.g. hwaac lab exec demo leaf-p0-su01-r0 -- vtysh -c 'show bgp summary'"
+        )
     lab = Lab.load(args.name)
     netns = lab.netns(args.device)
     sys.stdout.flush()
@@ -165,6 +176,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 def _run(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """One line on stderr and exit 2 (bad input, nothing made) or 1 (failed) for a LabError."""
+
     def wrapped(args: argparse.Namespace) -> int:
         try:
             return fn(args)
@@ -177,22 +189,29 @@ def _run(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespac
         except PermissionError as exc:
             print(f"hwaac lab: {exc} (the lab needs root: namespaces, FRR, sysctls)", file=sys.stderr)
             return EXIT_USAGE
+
     return wrapped
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``lab`` and its subcommands to the ``hwaac`` parser."""
-    p = subparsers.add_parser("lab", help="the twin: the rendered fabric in network namespaces with FRR and lldpd",
-                              description="The planned fabric in Linux network namespaces: FRR (zebra, bgpd) and "
-                                          "lldpd per switch from its config_db.json, hosts from their rendered "
-                                          "netplan and sysctl files, failure injection. State in "
-                                          "$HWAAC_LAB_STATE_DIR (default /run/hwaac/lab)/NAME.")
+    p = subparsers.add_parser(
+        "lab",
+        help="the twin: the rendered fabric in network namespaces with FRR and lldpd",
+        description="The planned fabric in Linux network namespaces: FRR (zebra, bgpd) and "
+        "lldpd per switch from its config_db.json, hosts from their rendered "
+        "netplan and sysctl files, failure injection. State in "
+        "$HWAAC_LAB_STATE_DIR (default /run/hwaac/lab)/NAME.",
+    )
     sub = p.add_subparsers(dest="lab_command", required=True)
     u = sub.add_parser("up", help="build the lab from a rendered folder (hwaac plan FABRIC -o DIR)")
     u.add_argument("render_dir", metavar="RENDER_DIR")
     u.add_argument("--name", help="lab name (default: the fabric's name, a-z0-9_ only)")
-    u.add_argument("--nodes-per-su", metavar="N|all",
-                   help="GPU nodes per SU in the lab (default: all when the fabric has <= 64 nodes, else 2)")
+    u.add_argument(
+        "--nodes-per-su",
+        metavar="N|all",
+        help="GPU nodes per SU in the lab (default: all when the fabric has <= 64 nodes, else 2)",
+    )
     u.set_defaults(func=_run(cmd_up))
     d = sub.add_parser("down", help="remove everything the lab made (also after a crash); idempotent")
     d.add_argument("name", nargs="?", metavar="NAME")
@@ -226,12 +245,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     f.add_argument("--period", type=float, default=2.0, metavar="S", help="flap half-period (default 2 s)")
     f.add_argument("--cycles", type=int, default=10, metavar="N", help="flap cycles (default 10)")
     f.set_defaults(func=_run(cmd_fail))
-    w = sub.add_parser("sweep", help="one network-health sweep of the switches (portstat -j, BGP, routes) into "
-                                     "a samples folder for hwaac health fabric")
+    w = sub.add_parser(
+        "sweep",
+        help="one network-health sweep of the switches (portstat -j, BGP, routes) into "
+        "a samples folder for hwaac health fabric",
+    )
     w.add_argument("name", metavar="NAME")
     w.add_argument("-o", "--out", required=True, metavar="DIR", help="the sweep folder (new or empty)")
-    w.add_argument("--probe", metavar="INTENT_DIR", help="also run every host's active probes (the pinglist of this "
-                                                         "fabric's plan) and write <host>/probe.json")
+    w.add_argument(
+        "--probe",
+        metavar="INTENT_DIR",
+        help="also run every host's active probes (the pinglist of this fabric's plan) and write <host>/probe.json",
+    )
     w.add_argument("--count", type=int, default=100, metavar="N", help="probes per flow (default 100)")
     w.set_defaults(func=_run(cmd_sweep))
     r = sub.add_parser("restore", help="undo all faults, or those on TARGET (fault id, cable, DEVICE:PORT, device)")

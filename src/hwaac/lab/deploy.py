@@ -65,8 +65,10 @@ class DeployResult:
     def summary(self, lab: str) -> str:
         stopped = f"; rollout stopped, not started: {', '.join(self.not_started)}" if self.not_started else ""
         failed = f"; failed: {', '.join(self.failed)}" if self.failed else ""
-        return (f"lab {lab}: deploy of {sum(len(b) for b in self.batches)} switches in {len(self.batches)} "
-                f"batches: {self.changed} changed{failed}{stopped} ({self.seconds:.1f} s; log {self.log_file})")
+        return (
+            f"lab {lab}: deploy of {sum(len(b) for b in self.batches)} switches in {len(self.batches)} "
+            f"batches: {self.changed} changed{failed}{stopped} ({self.seconds:.1f} s; log {self.log_file})"
+        )
 
 
 def parse_serial(text: str) -> str:
@@ -106,8 +108,9 @@ def _peers(lab: Lab) -> dict[tuple[str, str], str]:
     return out
 
 
-def gate_shares(lab: Lab, order: list[list[str]], desired: dict[str, dict[str, Any]],
-                running: dict[str, dict[str, Any]]) -> dict[str, float]:
+def gate_shares(
+    lab: Lab, order: list[list[str]], desired: dict[str, dict[str, Any]], running: dict[str, dict[str, Any]]
+) -> dict[str, float]:
     """Per switch, the share of its desired BGP sessions that can come up during its gate: those whose peer
     already runs a BGP config, or is pushed in the same or an earlier batch (1.0 when all can, or none are
     desired; a peer the lab does not know counts as up)."""
@@ -131,8 +134,9 @@ def gate_shares(lab: Lab, order: list[list[str]], desired: dict[str, dict[str, A
     return out
 
 
-def inventory(lab: Lab, render_dir: Path, shares: dict[str, float], *, gate_s: int,
-              verify_gate: bool = False) -> dict[str, Any]:
+def inventory(
+    lab: Lab, render_dir: Path, shares: dict[str, float], *, gate_s: int, verify_gate: bool = False
+) -> dict[str, Any]:
     """The inventory: group ``switches`` with one host per lab switch, in rollout order (see :func:`batches`);
     with ``verify_gate`` the role's verify gate reads each switch in its namespace (into ``deploy/verify-gate``)
     and judges it against the plan of ``render_dir``."""
@@ -140,19 +144,38 @@ def inventory(lab: Lab, render_dir: Path, shares: dict[str, float], *, gate_s: i
     for name, share in shares.items():
         env = lab.env(name)
         keep = {k: v for k, v in env.items() if k == "PATH" or k.startswith("HWAAC_")}
-        hosts[name] = {"switch_config_bgp_min_up": share, "fabric_deploy_environment": keep,
-                       "hwaac_netns": lab.netns(name)}
-    gate = {"switch_config_verify_gate": True, "switch_config_verify_plan": str(render_dir),
-            "switch_config_verify_dir": str(lab.folder / "deploy" / "verify-gate")} if verify_gate else {}
-    return {"all": {"children": {"switches": {"hosts": hosts, "vars": {
-        "ansible_connection": "local",
-        "ansible_python_interpreter": sys.executable,
-        "switch_config_dir": str(render_dir),
-        "switch_config_bgp_retries": gate_s,
-        "switch_config_bgp_delay": 1,
-        "fabric_deploy_become": False,
-        **gate,
-    }}}}}
+        hosts[name] = {
+            "switch_config_bgp_min_up": share,
+            "fabric_deploy_environment": keep,
+            "hwaac_netns": lab.netns(name),
+        }
+    gate = (
+        {
+            "switch_config_verify_gate": True,
+            "switch_config_verify_plan": str(render_dir),
+            "switch_config_verify_dir": str(lab.folder / "deploy" / "verify-gate"),
+        }
+        if verify_gate
+        else {}
+    )
+    return {
+        "all": {
+            "children": {
+                "switches": {
+                    "hosts": hosts,
+                    "vars": {
+                        "ansible_connection": "local",
+                        "ansible_python_interpreter": sys.executable,
+                        "switch_config_dir": str(render_dir),
+                        "switch_config_bgp_retries": gate_s,
+                        "switch_config_bgp_delay": 1,
+                        "fabric_deploy_become": False,
+                        **gate,
+                    },
+                }
+            }
+        }
+    }
 
 
 def recap(text: str) -> dict[str, dict[str, int]]:
@@ -174,8 +197,10 @@ def _ansible_playbook() -> str:
     beside = Path(sys.executable).parent / "ansible-playbook"
     found = str(beside) if beside.exists() else shutil.which("ansible-playbook")
     if not found:
-        raise LabError("ansible-playbook not found: hwaac lab deploy runs the collection's playbook with "
-                       "ansible-core (pip install 'ansible-core>=2.21,<2.22', in hwaac's test extras)")
+        raise LabError(
+            "ansible-playbook not found: hwaac lab deploy runs the collection's playbook with "
+            "ansible-core (pip install 'ansible-core>=2.21,<2.22', in hwaac's test extras)"
+        )
     return found
 
 
@@ -189,8 +214,16 @@ class PlaybookRun:
     log_file: Path
 
 
-def run_playbook(playbook: Path, inventory_file: Path, extra_vars: Path, work: Path, *, check: bool = False,
-                 forks: int = 1, log: Log = lambda _: None) -> PlaybookRun:
+def run_playbook(
+    playbook: Path,
+    inventory_file: Path,
+    extra_vars: Path,
+    work: Path,
+    *,
+    check: bool = False,
+    forks: int = 1,
+    log: Log = lambda _: None,
+) -> PlaybookRun:
     """Run one of the collection's playbooks from this checkout on an inventory file, its output logged line by line
     into ``work/<time>[-check].log`` and to ``log``.
 
@@ -201,18 +234,28 @@ def run_playbook(playbook: Path, inventory_file: Path, extra_vars: Path, work: P
     stamp = time.strftime("%Y%m%dT%H%M%S")
     log_file = work / f"{stamp}{'-check' if check else ''}.log"
     argv = [playbook_cmd, "-i", str(inventory_file), str(playbook), "-e", f"@{extra_vars}"] + (
-        ["--check", "--diff"] if check else [])
+        ["--check", "--diff"] if check else []
+    )
     # a run started from a playbook that ansible-runner runs (the remediation rulebook's) must not inherit the
     # runner's event callback and settings: its events would go to our log as escape sequences
     inherited = {k: v for k, v in os.environ.items() if not k.startswith(RUNNER_ENV)}
-    env = {**inherited, "ANSIBLE_COLLECTIONS_PATH": str(REPO), "ANSIBLE_NOCOLOR": "1",
-           "ANSIBLE_FORCE_COLOR": "0", "ANSIBLE_RETRY_FILES_ENABLED": "0", "ANSIBLE_LOCALHOST_WARNING": "0",
-           "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0", "ANSIBLE_FORKS": str(forks), "ANSIBLE_HOST_KEY_CHECKING": "0"}
+    env = {
+        **inherited,
+        "ANSIBLE_COLLECTIONS_PATH": str(REPO),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_FORCE_COLOR": "0",
+        "ANSIBLE_RETRY_FILES_ENABLED": "0",
+        "ANSIBLE_LOCALHOST_WARNING": "0",
+        "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+        "ANSIBLE_FORKS": str(forks),
+        "ANSIBLE_HOST_KEY_CHECKING": "0",
+    }
     t0 = time.monotonic()
     lines: list[str] = []
     with open(log_file, "w", encoding="utf-8") as fh:
-        proc = subprocess.Popen(argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, bufsize=1)
+        proc = subprocess.Popen(
+            argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
         assert proc.stdout is not None
         for line in proc.stdout:
             fh.write(line)
@@ -236,8 +279,16 @@ def _deploy_lock(folder: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def deploy(lab: Lab, *, render_dir: Path | None = None, check: bool = False, serial: str = DEFAULT_SERIAL,
-           gate_s: int = DEFAULT_GATE_S, verify_gate: bool = False, log: Log = lambda _: None) -> DeployResult:
+def deploy(
+    lab: Lab,
+    *,
+    render_dir: Path | None = None,
+    check: bool = False,
+    serial: str = DEFAULT_SERIAL,
+    gate_s: int = DEFAULT_GATE_S,
+    verify_gate: bool = False,
+    log: Log = lambda _: None,
+) -> DeployResult:
     """Run the rollout on the lab's switches; ``log`` gets ansible-playbook's output line by line.
 
     Args:
@@ -261,30 +312,47 @@ def deploy(lab: Lab, *, render_dir: Path | None = None, check: bool = False, ser
     render = Path(render_dir or lab.render_dir).resolve()
     missing = [n for n in lab.switches if not (render / "switches" / n / "config_db.json").is_file()]
     if missing:
-        raise LabError(f"{render}: no switches/<name>/config_db.json for {', '.join(missing[:5])}"
-                       f"{' ...' if len(missing) > 5 else ''} (a folder written by hwaac plan FABRIC -o DIR)")
+        raise LabError(
+            f"{render}: no switches/<name>/config_db.json for {', '.join(missing[:5])}"
+            f"{' ...' if len(missing) > 5 else ''} (a folder written by hwaac plan FABRIC -o DIR)"
+        )
     if not PLAYBOOK.is_file():
         raise LabError(f"{PLAYBOOK} not found: hwaac lab deploy runs the collection aiinfra.hwaac from a checkout")
     _ansible_playbook()
     switches = prepare(lab)
-    desired = {n: json.loads((render / "switches" / n / "config_db.json").read_text(encoding="utf-8"))
-               for n in lab.switches}
+    desired = {
+        n: json.loads((render / "switches" / n / "config_db.json").read_text(encoding="utf-8")) for n in lab.switches
+    }
     running = {n: sw.state.running() for n, sw in switches.items()}
     order = batches(lab, serial)
     shares = gate_shares(lab, order, desired, running)
     work = lab.folder / "deploy"
     with _deploy_lock(work):
         inv = work / "inventory.json"
-        inv.write_text(json.dumps(inventory(lab, render, {n: shares[n] for b in order for n in b}, gate_s=gate_s,
-                                            verify_gate=verify_gate), indent=1))
+        inv.write_text(
+            json.dumps(
+                inventory(
+                    lab, render, {n: shares[n] for b in order for n in b}, gate_s=gate_s, verify_gate=verify_gate
+                ),
+                indent=1,
+            )
+        )
         extra = work / "vars.json"
-        extra.write_text(json.dumps({"fabric_deploy_serial": [len(b) for b in order],
-                                     "fabric_deploy_max_fail_percentage": 0}))
+        extra.write_text(
+            json.dumps({"fabric_deploy_serial": [len(b) for b in order], "fabric_deploy_max_fail_percentage": 0})
+        )
         run = run_playbook(PLAYBOOK, inv, extra, work, check=check, forks=_forks(order), log=log)
     counts = recap(run.output)
     not_started = [n for b in order for n in b if n not in counts]
-    return DeployResult(rc=run.rc, recap=counts, batches=order, seconds=run.seconds, log_file=run.log_file,
-                        output=run.output, not_started=not_started)
+    return DeployResult(
+        rc=run.rc,
+        recap=counts,
+        batches=order,
+        seconds=run.seconds,
+        log_file=run.log_file,
+        output=run.output,
+        not_started=not_started,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------- CLI
@@ -308,9 +376,15 @@ def cmd_deploy(args: argparse.Namespace) -> int:
             reset(lab, log=say)
             say(f"lab {lab.name}: bare; `hwaac lab deploy {lab.name}` pushes {lab.render_dir}")
             return 0
-        res = deploy(lab, render_dir=Path(args.render) if args.render else None, check=args.check,
-                     serial=args.serial, gate_s=args.gate_timeout, verify_gate=args.verify_gate,
-                     log=(lambda _: None) if quiet else say)
+        res = deploy(
+            lab,
+            render_dir=Path(args.render) if args.render else None,
+            check=args.check,
+            serial=args.serial,
+            gate_s=args.gate_timeout,
+            verify_gate=args.verify_gate,
+            log=(lambda _: None) if quiet else say,
+        )
     except LabNotUp as exc:
         print(f"hwaac lab deploy: {exc}", file=sys.stderr)
         return 3
@@ -319,7 +393,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
         return 2
     if quiet:
         text = res.output
-        say(text[text.rfind("PLAY RECAP"):].rstrip() if "PLAY RECAP" in text else text.rstrip())
+        say(text[text.rfind("PLAY RECAP") :].rstrip() if "PLAY RECAP" in text else text.rstrip())
     say(res.summary(lab.name))
     return 0 if res.rc == 0 else 1
 
@@ -327,24 +401,41 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 def add_deploy_parser(lab_subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``deploy`` to the ``hwaac lab`` subcommands; its ``func`` returns the exit status."""
     p = lab_subparsers.add_parser(
-        "deploy", help="push the rendered configs to the lab's switches through the Ansible rollout "
-                       "(playbooks/fabric_deploy.yml: GCU, checkpoints, BGP gate, rollback)",
+        "deploy",
+        help="push the rendered configs to the lab's switches through the Ansible rollout "
+        "(playbooks/fabric_deploy.yml: GCU, checkpoints, BGP gate, rollback)",
         description="Run the collection's rolling push (role aiinfra.hwaac.switch_config) against the lab's "
-                    "switches: each has SONiC's config tools (apply-patch decided by SONiC's GCU when "
-                    "HWAAC_SONIC_TOOLKIT is set) and FRR that follows its CONFIG_DB. Needs ansible-core.")
+        "switches: each has SONiC's config tools (apply-patch decided by SONiC's GCU when "
+        "HWAAC_SONIC_TOOLKIT is set) and FRR that follows its CONFIG_DB. Needs ansible-core.",
+    )
     p.add_argument("name", metavar="NAME", help="the lab")
     p.add_argument("--check", action="store_true", help="check mode with diff: show what would change")
-    p.add_argument("--serial", default=DEFAULT_SERIAL, metavar="N|PCT",
-                   help=f"batch size within each tier (spines, then leaves): {valid(**SERIAL_WORDS)}; default "
-                        f"{DEFAULT_SERIAL}".replace("%", "%%"))  # argparse %-formats help texts
+    p.add_argument(
+        "--serial",
+        default=DEFAULT_SERIAL,
+        metavar="N|PCT",
+        help=f"batch size within each tier (spines, then leaves): {valid(**SERIAL_WORDS)}; default "
+        f"{DEFAULT_SERIAL}".replace("%", "%%"),
+    )  # argparse %-formats help texts
     p.add_argument("--render", metavar="DIR", help="push this rendered folder (default: the lab's own)")
-    p.add_argument("--gate-timeout", type=int, default=DEFAULT_GATE_S, metavar="S",
-                   help=f"seconds the BGP gate waits for a batch's sessions (default {DEFAULT_GATE_S})")
-    p.add_argument("--verify-gate", action="store_true",
-                   help="after its BGP gate, gate each changed switch on the verify catalog (its cables, interfaces, "
-                        "sessions, prefixes, routes; a FAIL rolls it back): for a change to a running lab")
-    p.add_argument("--reset", action="store_true",
-                   help="instead of deploying, reset every switch to its factory config (FRR without BGP)")
+    p.add_argument(
+        "--gate-timeout",
+        type=int,
+        default=DEFAULT_GATE_S,
+        metavar="S",
+        help=f"seconds the BGP gate waits for a batch's sessions (default {DEFAULT_GATE_S})",
+    )
+    p.add_argument(
+        "--verify-gate",
+        action="store_true",
+        help="after its BGP gate, gate each changed switch on the verify catalog (its cables, interfaces, "
+        "sessions, prefixes, routes; a FAIL rolls it back): for a change to a running lab",
+    )
+    p.add_argument(
+        "--reset",
+        action="store_true",
+        help="instead of deploying, reset every switch to its factory config (FRR without BGP)",
+    )
     p.add_argument("--quiet", action="store_true", help="print only the recap, not the play")
     p.set_defaults(func=cmd_deploy)
     return p

@@ -81,8 +81,10 @@ def _down(lab: str, folder: Path, root: Path, log: Log) -> dict[str, Any]:
     except LabError:
         state = {}  # no or unreadable record: the prefix still finds everything
     prefix = lab_prefix(lab)
-    names = sorted(set(netns.existing(prefix)) | {d["netns"] for d in state.get("devices", {}).values()
-                                                  if d.get("netns", "").startswith(prefix)})
+    names = sorted(
+        set(netns.existing(prefix))
+        | {d["netns"] for d in state.get("devices", {}).values() if d.get("netns", "").startswith(prefix)}
+    )
     # recorded processes first (a flap loop runs in the initial namespace), then whatever is in the namespaces
     recs = [f["process"] for f in state.get("faults", []) if f.get("process")]
     recs += [r for daemons in state.get("daemons", {}).values() for r in daemons.values()]
@@ -100,21 +102,33 @@ def _down(lab: str, folder: Path, root: Path, log: Log) -> dict[str, Any]:
         log(f"lab {lab}: deleting namespaces: {exc}")
     left = netns.existing(prefix)
     if left:  # keep the record: the next down finds the rest
-        raise LabError(f"lab {lab} only partly down: {len(left)} namespace(s) remain ({left[0]}, ...): run "
-                       f"`hwaac lab down {lab}` again")
+        raise LabError(
+            f"lab {lab} only partly down: {len(left)} namespace(s) remain ({left[0]}, ...): run "
+            f"`hwaac lab down {lab}` again"
+        )
     for path in sorted(FRR_RUN_DIR.glob(f"{prefix}*")) if FRR_RUN_DIR.is_dir() else []:
         shutil.rmtree(path, ignore_errors=True)
     others = [other for other in labs_present(root) if other != lab]
-    restored = {**neigh.restore_if_last(bool(others), state.get("neigh_sysctl")), **rcvbuf.restore(),
-                **ksm.restore_if_last(any(_merging(root, other) for other in others))}
+    restored = {
+        **neigh.restore_if_last(bool(others), state.get("neigh_sysctl")),
+        **rcvbuf.restore(),
+        **ksm.restore_if_last(any(_merging(root, other) for other in others)),
+    }
     removed = folder.is_dir()
     if removed:
         shutil.rmtree(folder)
     for empty in (root, neigh.RECORD_DIR):  # the folders up made, once nothing is left in them
         with contextlib.suppress(OSError):
             empty.rmdir()
-    log(f"lab {lab} down: {len(names)} namespaces, {count} processes removed ({killed:.1f} s to stop them)"
+    log(
+        f"lab {lab} down: {len(names)} namespaces, {count} processes removed ({killed:.1f} s to stop them)"
         + (f"; restored {', '.join(f'{k}={v}' for k, v in restored.items())}" if restored else "")
-        + (f" ({len(others)} other lab(s) still up: neighbour limits kept)" if others else ""))
-    return {"lab": lab, "namespaces": len(names), "processes": count, "sysctl_restored": restored,
-            "state_removed": removed}
+        + (f" ({len(others)} other lab(s) still up: neighbour limits kept)" if others else "")
+    )
+    return {
+        "lab": lab,
+        "namespaces": len(names),
+        "processes": count,
+        "sysctl_restored": restored,
+        "state_removed": removed,
+    }

@@ -100,8 +100,9 @@ def read_fabric(render_dir: Path, nodes_per_su: int | None = -1) -> Fabric:
     try:
         plan = read_plan(plan_path)
     except FileNotFoundError:
-        raise LabError(f"{plan_path}: no such file; render the fabric first (hwaac plan FABRIC -o {render_dir})") \
-            from None
+        raise LabError(
+            f"{plan_path}: no such file; render the fabric first (hwaac plan FABRIC -o {render_dir})"
+        ) from None
     except orjson.JSONDecodeError as exc:
         raise LabError(f"{plan_path}: not JSON ({exc})") from None
     except ValueError as exc:  # not an hwaac plan: read_plan names the file and the format it got
@@ -126,8 +127,10 @@ def read_fabric(render_dir: Path, nodes_per_su: int | None = -1) -> Fabric:
             continue
         for dev, port in (a, b):
             if len(port) > IFNAMSIZ:
-                raise LabError(f"{plan_path}: cable {cid}: port {dev}:{port} is longer than a Linux interface name "
-                               f"may be ({IFNAMSIZ})")
+                raise LabError(
+                    f"{plan_path}: cable {cid}: port {dev}:{port} is longer than a Linux interface name "
+                    f"may be ({IFNAMSIZ})"
+                )
             if dev in fab.switches and port not in fab.switches[dev].ports:
                 raise LabError(f"{render_dir}/switches/{dev}/config_db.json: PORT has no {port} (cable {cid})")
         addrs = (str(link["a"][2]) if len(link["a"]) > 2 else "", str(link["b"][2]) if len(link["b"]) > 2 else "")
@@ -153,9 +156,12 @@ def _switch(render_dir: Path, name: str, sw: dict[str, Any]) -> Switch:
         mtu = fields.get("mtu")
         if mtu is not None and not str(mtu).isdigit():
             raise LabError(f"{path}: PORT|{port} mtu: {mtu!r} is not valid: an integer")
-        ports[port] = Port(name=port, mtu=int(mtu) if mtu is not None else None,
-                           admin_up=str(fields.get("admin_status", "up")) == "up",
-                           addresses=tuple(addrs.get(port, ())))
+        ports[port] = Port(
+            name=port,
+            mtu=int(mtu) if mtu is not None else None,
+            admin_up=str(fields.get("admin_status", "up")) == "up",
+            addresses=tuple(addrs.get(port, ())),
+        )
     loopbacks: dict[str, list[str]] = {}
     for key in db.get("LOOPBACK_INTERFACE") or {}:
         lo, sep, prefix = key.partition("|")
@@ -165,5 +171,10 @@ def _switch(render_dir: Path, name: str, sw: dict[str, Any]) -> Switch:
     for lo in loopbacks:
         if len(lo) > IFNAMSIZ:
             raise LabError(f"{path}: LOOPBACK_INTERFACE {lo!r} is longer than a Linux interface name ({IFNAMSIZ})")
-    return Switch(name=name, role=str(sw.get("role", "")), config_db=db, ports=ports,
-                  loopbacks={k: tuple(v) for k, v in loopbacks.items()})
+    return Switch(
+        name=name,
+        role=str(sw.get("role", "")),
+        config_db=db,
+        ports=ports,
+        loopbacks={k: tuple(v) for k, v in loopbacks.items()},
+    )

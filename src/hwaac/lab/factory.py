@@ -40,11 +40,19 @@ def factory_config(rendered: Mapping[str, Any], index: int = 0) -> dict[str, Any
     meta = (rendered.get("DEVICE_METADATA") or {}).get("localhost") or {}
     missing = [f for f in ("hwsku", "platform") if not meta.get(f)]
     if missing or not rendered.get("PORT"):
-        raise LabError(f"rendered config_db has no {'/'.join(missing) or 'PORT table'} "
-                       f"(DEVICE_METADATA.localhost hwsku and platform, and PORT, are needed for a factory config)")
+        raise LabError(
+            f"rendered config_db has no {'/'.join(missing) or 'PORT table'} "
+            f"(DEVICE_METADATA.localhost hwsku and platform, and PORT, are needed for a factory config)"
+        )
     return {
-        "DEVICE_METADATA": {"localhost": {"hostname": "sonic", "hwsku": meta["hwsku"], "platform": meta["platform"],
-                                          "mac": f"00:00:5e:00:53:{index % 256:02x}"}},
+        "DEVICE_METADATA": {
+            "localhost": {
+                "hostname": "sonic",
+                "hwsku": meta["hwsku"],
+                "platform": meta["platform"],
+                "mac": f"00:00:5e:00:53:{index % 256:02x}",
+            }
+        },
         "MGMT_INTERFACE": {"eth0|192.0.2.10/24": {"gwaddr": "192.0.2.1"}},
         "MGMT_PORT": {"eth0": {"alias": "eth0", "admin_status": "up"}},
         "PORT": {k: {f: v for f, v in e.items() if f in PORT_PLATFORM_FIELDS} for k, e in rendered["PORT"].items()},
@@ -90,8 +98,13 @@ def prepare(lab: Lab) -> dict[str, Switch]:
         sw = Switch.of_lab(lab.folder, name)
         if not sw.state.version_file.exists():
             release = releases.get(name) or default_release()
-            sw.state.write_version(SonicVersion(asic_type=asic_type(rendered_config(lab, name)),
-                                                build_version=build_version(release), release=release))
+            sw.state.write_version(
+                SonicVersion(
+                    asic_type=asic_type(rendered_config(lab, name)),
+                    build_version=build_version(release),
+                    release=release,
+                )
+            )
         out[name] = sw
     return out
 

@@ -52,8 +52,10 @@ def resolve_link(lab: Lab, target: str) -> str:
             if [dev, port] in (link["a"], link["b"]):
                 return cid
     example = next(iter(links), "L0000000")
-    raise LabError(f"link {target!r} is not a cable of lab {lab.name}: give a cable id (e.g. {example}) or "
-                   f"DEVICE:PORT of one of its ends")
+    raise LabError(
+        f"link {target!r} is not a cable of lab {lab.name}: give a cable id (e.g. {example}) or "
+        f"DEVICE:PORT of one of its ends"
+    )
 
 
 def _ends(lab: Lab, cid: str) -> list[list[str]]:
@@ -79,8 +81,17 @@ def _record(lab: Lab, fault: dict[str, Any]) -> None:
     write_state(lab.folder, lab.state)
 
 
-def fail_link(lab: Lab, target: str, *, mode: str = "down", loss: float | None = None, delay: float | None = None,
-              period: float = 2.0, cycles: int = 10, log: Log = lambda _: None) -> dict[str, Any]:
+def fail_link(
+    lab: Lab,
+    target: str,
+    *,
+    mode: str = "down",
+    loss: float | None = None,
+    delay: float | None = None,
+    period: float = 2.0,
+    cycles: int = 10,
+    log: Log = lambda _: None,
+) -> dict[str, Any]:
     """Fail one cable: ``mode`` "down", "netem" (``loss`` % and/or ``delay`` ms) or "flap" (down ``period`` s,
     up ``period`` s, ``cycles`` times).
 
@@ -101,10 +112,17 @@ def fail_link(lab: Lab, target: str, *, mode: str = "down", loss: float | None =
                 raise LabError(f"--loss {loss}: not valid: a percentage 0..100")
             if delay is not None and not 0 <= delay <= 60000:
                 raise LabError(f"--delay {delay}: not valid: milliseconds 0..60000")
-            spec = (["loss", f"{loss:g}%"] if loss is not None else []) + (["delay", f"{delay:g}ms"]
-                                                                         if delay is not None else [])
-            fault = {"id": f"netem:{cid}", "kind": "link", "target": cid, "mode": "netem", "ends": ends,
-                     "netem": " ".join(spec)}
+            spec = (["loss", f"{loss:g}%"] if loss is not None else []) + (
+                ["delay", f"{delay:g}ms"] if delay is not None else []
+            )
+            fault = {
+                "id": f"netem:{cid}",
+                "kind": "link",
+                "target": cid,
+                "mode": "netem",
+                "ends": ends,
+                "netem": " ".join(spec),
+            }
             try:
                 _netem(lab, ends, spec)
             except NoNetem:
@@ -119,8 +137,16 @@ def fail_link(lab: Lab, target: str, *, mode: str = "down", loss: float | None =
             old = next((f for f in lab.state.get("faults", []) if f["id"] == f"link:{cid}"), None)
             if old and old.get("process"):
                 stop([old["process"]])
-            fault = {"id": f"link:{cid}", "kind": "link", "target": cid, "mode": "flap", "ends": ends,
-                     "period": period, "cycles": cycles, "process": _start_flap(lab, ends, period, cycles)}
+            fault = {
+                "id": f"link:{cid}",
+                "kind": "link",
+                "target": cid,
+                "mode": "flap",
+                "ends": ends,
+                "period": period,
+                "cycles": cycles,
+                "process": _start_flap(lab, ends, period, cycles),
+            }
         else:
             raise LabError(f"link fault mode {mode!r} is not valid: down, netem, flap")
         fault["since"] = _now()
@@ -143,21 +169,24 @@ def _nft_loss(lab: Lab, ends: list[list[str]], loss: float) -> None:
     would. On a failure the ends already done are undone."""
     done: list[list[str]] = []
     for dev, port in ends:
-        rules = (f"table netdev {_nft_table(port)} {{\n  chain ingress {{\n"
-                 f"    type filter hook ingress device {json.dumps(port)} priority -500;\n"
-                 f"    numgen random mod 10000 < {round(loss * 100)} counter drop\n  }}\n}}\n")
+        rules = (
+            f"table netdev {_nft_table(port)} {{\n  chain ingress {{\n"
+            f"    type filter hook ingress device {json.dumps(port)} priority -500;\n"
+            f"    numgen random mod 10000 < {round(loss * 100)} counter drop\n  }}\n}}\n"
+        )
         proc = run(["ip", "netns", "exec", lab.netns(dev), "nft", "-f", "-"], input=rules, check=False)
         if proc.returncode != 0:
             _nft_undo(lab, done)
-            raise LabError(f"nftables drop on {dev}:{port} failed: {(proc.stderr or proc.stdout).strip()[:300]} "
-                           "(--loss needs netem or nftables: scripts/install-system-deps.sh)")
+            raise LabError(
+                f"nftables drop on {dev}:{port} failed: {(proc.stderr or proc.stdout).strip()[:300]} "
+                "(--loss needs netem or nftables: scripts/install-system-deps.sh)"
+            )
         done.append([dev, port])
 
 
 def _nft_undo(lab: Lab, ends: Iterable[list[str]]) -> None:
     for dev, port in ends:
-        run(["ip", "netns", "exec", lab.netns(dev), "nft", "delete", "table", "netdev", _nft_table(port)],
-            check=False)
+        run(["ip", "netns", "exec", lab.netns(dev), "nft", "delete", "table", "netdev", _nft_table(port)], check=False)
 
 
 def _netem(lab: Lab, ends: list[list[str]], spec: list[str]) -> None:
@@ -170,21 +199,32 @@ def _netem(lab: Lab, ends: list[list[str]], spec: list[str]) -> None:
                 run(["tc", "-n", lab.netns(d), "qdisc", "del", "dev", p, "root"], check=False)
             msg = (proc.stderr or proc.stdout).strip()
             if "qdisc kind is unknown" in msg:
-                raise NoNetem("this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM, module sch_netem): "
-                              "--delay needs it (--loss alone falls back to nftables); link down and flap work "
-                              "without it")
+                raise NoNetem(
+                    "this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM, module sch_netem): "
+                    "--delay needs it (--loss alone falls back to nftables); link down and flap work "
+                    "without it"
+                )
             raise LabError(f"tc netem on {dev}:{port} failed: {msg}")
         done.append([dev, port])
 
 
 def _start_flap(lab: Lab, ends: list[list[str]], period: float, cycles: int) -> dict[str, int]:
     """The flap loop: ``cycles`` times both ends down, ``period`` s, both up, ``period`` s; it ends up."""
+
     def cmds(state: str) -> str:
         return "; ".join(f"ip -n {shlex.quote(lab.netns(d))} link set dev {shlex.quote(p)} {state}" for d, p in ends)
-    script = f"i=0; while [ $i -lt {cycles} ]; do {cmds('down')}; sleep {period:g}; {cmds('up')}; " \
-             f"sleep {period:g}; i=$((i+1)); done"
-    proc = subprocess.Popen(["sh", "-c", script], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+    script = (
+        f"i=0; while [ $i -lt {cycles} ]; do {cmds('down')}; sleep {period:g}; {cmds('up')}; "
+        f"sleep {period:g}; i=$((i+1)); done"
+    )
+    proc = subprocess.Popen(
+        ["sh", "-c", script],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     rec = ident(proc.pid)
     rec["group"] = 1
     return rec
@@ -193,8 +233,9 @@ def _start_flap(lab: Lab, ends: list[list[str]], period: float, cycles: int) -> 
 def _require_member(lab: Lab, name: str, members: Collection[str], kind: str, plural: str) -> None:
     """Raise LabError unless ``name`` is one of ``members`` (the lab's switches or hosts), naming an example."""
     if name not in members:
-        raise LabError(f"{name!r} is not a {kind} of lab {lab.name} ({len(members)} {plural}, e.g. "
-                       f"{next(iter(members), '?')})")
+        raise LabError(
+            f"{name!r} is not a {kind} of lab {lab.name} ({len(members)} {plural}, e.g. {next(iter(members), '?')})"
+        )
 
 
 def fail_switch(lab: Lab, switch: str, *, log: Log = lambda _: None) -> dict[str, Any]:
@@ -208,8 +249,14 @@ def fail_switch(lab: Lab, switch: str, *, log: Log = lambda _: None) -> dict[str
         lab.reload()
         daemons = lab.state["daemons"].get(switch, {})
         stop([daemons[d] for d in ("bgpd", "zebra") if d in daemons])
-        fault = {"id": f"switch:{switch}", "kind": "switch", "target": switch, "device": switch, "mode": "stopped",
-                 "since": _now()}
+        fault = {
+            "id": f"switch:{switch}",
+            "kind": "switch",
+            "target": switch,
+            "device": switch,
+            "mode": "stopped",
+            "since": _now(),
+        }
         _record(lab, fault)
     log(f"lab {lab.name}: switch {switch}: bgpd and zebra stopped")
     return fault
@@ -222,13 +269,21 @@ def fail_node(lab: Lab, node: str, *, log: Log = lambda _: None) -> dict[str, An
         LabError: not a host of the lab.
     """
     _require_member(lab, node, lab.hosts, "node", "nodes")
-    ends = [e for cid, link in lab.state["links"].items() if node in (link["a"][0], link["b"][0])
-            for e in _ends(lab, cid)]
+    ends = [
+        e for cid, link in lab.state["links"].items() if node in (link["a"][0], link["b"][0]) for e in _ends(lab, cid)
+    ]
     with locked(lab.folder):
         lab.reload()
         _set_links(lab, ends, "down")
-        fault = {"id": f"node:{node}", "kind": "node", "target": node, "device": node, "mode": "node", "ends": ends,
-                 "since": _now()}
+        fault = {
+            "id": f"node:{node}",
+            "kind": "node",
+            "target": node,
+            "device": node,
+            "mode": "node",
+            "ends": ends,
+            "since": _now(),
+        }
         _record(lab, fault)
     log(f"lab {lab.name}: node {node}: {len(ends) // 2} links down")
     return fault

@@ -58,8 +58,9 @@ def version() -> str:
     return f"{m[1]}.{m[2]}{m[3]}"
 
 
-def write_configs(layout: Layout, device: str, config_db: dict[str, Any],
-                  timers_floor: tuple[int, int] | None = None) -> None:
+def write_configs(
+    layout: Layout, device: str, config_db: dict[str, Any], timers_floor: tuple[int, int] | None = None
+) -> None:
     """Write ``zebra.conf`` and ``bgpd.conf`` (from :func:`frr_config`) into the device folder, owned by frr."""
     folder = layout.dev_dir(device)
     folder.mkdir(parents=True, exist_ok=True)
@@ -86,9 +87,30 @@ def start(layout: Layout, device: str, netns: str, daemons: tuple[str, ...] = DA
     for daemon in daemons:
         pidfile = layout.pidfile(device, daemon)
         pidfile.unlink(missing_ok=True)
-        run(["ip", "netns", "exec", netns, str(FRR_DIR / daemon), "-d", "-N", netns, "-u", "frr", "-g", "frr",
-             "-P", "0", "-f", str(layout.conf(device, daemon)), "-i", str(pidfile)], timeout=60,
-            env={**os.environ, "GLIBC_TUNABLES": MALLOC_TUNABLES})
+        run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                netns,
+                str(FRR_DIR / daemon),
+                "-d",
+                "-N",
+                netns,
+                "-u",
+                "frr",
+                "-g",
+                "frr",
+                "-P",
+                "0",
+                "-f",
+                str(layout.conf(device, daemon)),
+                "-i",
+                str(pidfile),
+            ],
+            timeout=60,
+            env={**os.environ, "GLIBC_TUNABLES": MALLOC_TUNABLES},
+        )
         out[daemon] = ident(read_pidfile(pidfile))
     return out
 

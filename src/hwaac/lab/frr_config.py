@@ -23,13 +23,18 @@ AFS = (("ipv4_unicast", "ipv4 unicast"), ("ipv6_unicast", "ipv6 unicast"))  # l2
 
 # BGP_GLOBALS field -> the line the template writes when the field is "true" (flags) ...
 _GLOBAL_FLAGS = {
-    "log_nbr_state_changes": "bgp log-neighbor-changes", "always_compare_med": "bgp always-compare-med",
-    "default_show_hostname": "bgp default show-hostname", "default_shutdown": "bgp default shutdown",
+    "log_nbr_state_changes": "bgp log-neighbor-changes",
+    "always_compare_med": "bgp always-compare-med",
+    "default_show_hostname": "bgp default show-hostname",
+    "default_shutdown": "bgp default shutdown",
     "disable_ebgp_connected_rt_check": "bgp disable-ebgp-connected-route-check",
-    "deterministic_med": "bgp deterministic-med", "graceful_restart_enable": "bgp graceful-restart",
-    "graceful_shutdown": "bgp graceful-shutdown", "gr_preserve_fw_state": "bgp graceful-restart preserve-fw-state",
+    "deterministic_med": "bgp deterministic-med",
+    "graceful_restart_enable": "bgp graceful-restart",
+    "graceful_shutdown": "bgp graceful-shutdown",
+    "gr_preserve_fw_state": "bgp graceful-restart preserve-fw-state",
     "compare_confed_as_path": "bgp bestpath as-path confed",
-    "rr_allow_out_policy": "bgp route-reflector allow-outbound-policy", "med_confed": "bgp bestpath med confed",
+    "rr_allow_out_policy": "bgp route-reflector allow-outbound-policy",
+    "med_confed": "bgp bestpath med confed",
     "med_missing_as_worst": "bgp bestpath med confed missing-as-worst",
     "network_import_check": "bgp network import-check",
 }
@@ -37,44 +42,70 @@ _GLOBAL_FLAGS = {
 _GLOBAL_VALUES = {
     "default_local_preference": "bgp default local-preference {}",
     "default_subgroup_pkt_queue_max": "bgp default subgroup-pkt-queue-max {}",
-    "rr_cluster_id": "bgp cluster-id {}", "read_quanta": "read-quanta {}", "write_quanta": "write-quanta {}",
-    "coalesce_time": "coalesce-time {}", "gr_stale_routes_time": "bgp graceful-restart stalepath-time {}",
+    "rr_cluster_id": "bgp cluster-id {}",
+    "read_quanta": "read-quanta {}",
+    "write_quanta": "write-quanta {}",
+    "coalesce_time": "coalesce-time {}",
+    "gr_stale_routes_time": "bgp graceful-restart stalepath-time {}",
     "gr_restart_time": "bgp graceful-restart restart-time {}",
 }
 # BGP_NEIGHBOR / BGP_PEER_GROUP flags and values (bgpd.conf.db.nbr_or_peer.j2)
 _NBR_FLAGS = {
-    "bfd": "bfd", "solo_peer": "solo", "passive_mode": "passive",
-    "disable_ebgp_connected_route_check": "disable-connected-check", "enforce_first_as": "enforce-first-as",
-    "capability_dynamic": "capability dynamic", "capability_ext_nexthop": "capability extended-nexthop",
-    "dont_negotiate_capability": "dont-capability-negotiate", "enforce_multihop": "enforce-multihop",
+    "bfd": "bfd",
+    "solo_peer": "solo",
+    "passive_mode": "passive",
+    "disable_ebgp_connected_route_check": "disable-connected-check",
+    "enforce_first_as": "enforce-first-as",
+    "capability_dynamic": "capability dynamic",
+    "capability_ext_nexthop": "capability extended-nexthop",
+    "dont_negotiate_capability": "dont-capability-negotiate",
+    "enforce_multihop": "enforce-multihop",
     "override_capability": "override-capability",
 }
 _NBR_VALUES = {
-    "local_asn": "local-as {}", "name": "description {}", "ttl_security_hops": "ttl-security hops {}",
-    "auth_password": "password {} encrypted", "peer_port": "port {}", "local_addr": "update-source {}",
-    "min_adv_interval": "advertisement-interval {}", "conn_retry": "timers connect {}",
+    "local_asn": "local-as {}",
+    "name": "description {}",
+    "ttl_security_hops": "ttl-security hops {}",
+    "auth_password": "password {} encrypted",
+    "peer_port": "port {}",
+    "local_addr": "update-source {}",
+    "min_adv_interval": "advertisement-interval {}",
+    "conn_retry": "timers connect {}",
 }
 # BGP_NEIGHBOR_AF / BGP_PEER_GROUP_AF (bgpd.conf.db.nbr_af.j2)
 _AF_FLAGS = {
-    "as_override": "as-override", "rrclient": "route-reflector-client",
-    "soft_reconfiguration_in": "soft-reconfiguration inbound", "route_server_client": "route-server-client",
-    "add_path_tx_all": "addpath-tx-all-paths", "add_path_tx_bestpath": "addpath-tx-bestpath-per-AS",
+    "as_override": "as-override",
+    "rrclient": "route-reflector-client",
+    "soft_reconfiguration_in": "soft-reconfiguration inbound",
+    "route_server_client": "route-server-client",
+    "add_path_tx_all": "addpath-tx-all-paths",
+    "add_path_tx_bestpath": "addpath-tx-bestpath-per-AS",
 }
 _AF_VALUES = {
-    "cap_orf": "capability orf prefix-list {}", "weight": "weight {}", "prefix_list_in": "prefix-list {} in",
-    "prefix_list_out": "prefix-list {} out", "unsuppress_map_name": "unsuppress-map {}",
-    "filter_list_in": "filter-list {} in", "filter_list_out": "filter-list {} out",
+    "cap_orf": "capability orf prefix-list {}",
+    "weight": "weight {}",
+    "prefix_list_in": "prefix-list {} in",
+    "prefix_list_out": "prefix-list {} out",
+    "unsuppress_map_name": "unsuppress-map {}",
+    "filter_list_in": "filter-list {} in",
+    "filter_list_out": "filter-list {} out",
 }
 _SEND_COMMUNITY = {
     "standard": ["no {n} send-community extended", "no {n} send-community large"],
     "extended": ["no {n} send-community", "no {n} send-community large"],
     "large": ["no {n} send-community", "no {n} send-community extended"],
-    "both": ["no {n} send-community large"], "none": ["no {n} send-community all"],
+    "both": ["no {n} send-community large"],
+    "none": ["no {n} send-community all"],
 }
 
 
-def frr_config(config_db: Mapping[str, Any], *, lab_timers: bool = True,
-               timers_floor: tuple[int, int] | None = None, connect_retry: int = 2) -> str:
+def frr_config(
+    config_db: Mapping[str, Any],
+    *,
+    lab_timers: bool = True,
+    timers_floor: tuple[int, int] | None = None,
+    connect_retry: int = 2,
+) -> str:
     """bgpd's configuration for the switch whose config_db this is.
 
     Args:
@@ -88,11 +119,28 @@ def frr_config(config_db: Mapping[str, Any], *, lab_timers: bool = True,
     Raises:
         LabError: a value the lab cannot run (admin_status outside true/false/up/down, an EVPN family).
     """
-    db = {t: _table(config_db.get(t)) for t in (
-        "DEVICE_METADATA", "PREFIX_SET", "PREFIX", "ROUTE_MAP", "AS_PATH_SET", "COMMUNITY_SET",
-        "EXTENDED_COMMUNITY_SET", "BGP_GLOBALS", "BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK",
-        "BGP_GLOBALS_AF_AGGREGATE_ADDR", "ROUTE_REDISTRIBUTE", "BGP_PEER_GROUP", "BGP_PEER_GROUP_AF",
-        "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF", "BGP_GLOBALS_LISTEN_PREFIX")}
+    db = {
+        t: _table(config_db.get(t))
+        for t in (
+            "DEVICE_METADATA",
+            "PREFIX_SET",
+            "PREFIX",
+            "ROUTE_MAP",
+            "AS_PATH_SET",
+            "COMMUNITY_SET",
+            "EXTENDED_COMMUNITY_SET",
+            "BGP_GLOBALS",
+            "BGP_GLOBALS_AF",
+            "BGP_GLOBALS_AF_NETWORK",
+            "BGP_GLOBALS_AF_AGGREGATE_ADDR",
+            "ROUTE_REDISTRIBUTE",
+            "BGP_PEER_GROUP",
+            "BGP_PEER_GROUP_AF",
+            "BGP_NEIGHBOR",
+            "BGP_NEIGHBOR_AF",
+            "BGP_GLOBALS_LISTEN_PREFIX",
+        )
+    }
     out: list[str] = []
     hostname = db["DEVICE_METADATA"].get(("localhost",), {}).get("hostname")
     if hostname:
@@ -125,16 +173,24 @@ def _admin(table: str, key: tuple[str, ...], value: Any) -> bool:
     raise LabError(f"{table}|{'|'.join(key)} admin_status: {value!r} is not valid: up, down (or true, false)")
 
 
-def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_timers: tuple[str, ...] | None,
-                floor: tuple[int, int] | None) -> list[str]:
+def _router_bgp(
+    vrf: str,
+    glob: Mapping[str, Any],
+    db: Mapping[str, Any],
+    lab_timers: tuple[str, ...] | None,
+    floor: tuple[int, int] | None,
+) -> list[str]:
     """One ``router bgp`` block (bgpd.conf.db.j2)."""
     out = [f"router bgp {glob['local_asn']}" + ("" if vrf == "default" else f" vrf {vrf}")]
     if str(glob.get("fast_external_failover", "")).lower() == "false":
         out.append(" no bgp fast-external-failover")
     if "router_id" in glob:
         out.append(f" bgp router-id {glob['router_id']}")
-    out += [f" {line}" for f, line in _GLOBAL_FLAGS.items() if flag(glob, f) and f in (
-        "log_nbr_state_changes", "always_compare_med")]
+    out += [
+        f" {line}"
+        for f, line in _GLOBAL_FLAGS.items()
+        if flag(glob, f) and f in ("log_nbr_state_changes", "always_compare_med")
+    ]
     out.append(" bgp default ipv4-unicast" if flag(glob, "default_ipv4_unicast") else " no bgp default ipv4-unicast")
     out += [f" {_GLOBAL_VALUES[f].format(glob[f])}" for f in ("default_local_preference",) if f in glob]
     out += [f" {_GLOBAL_FLAGS[f]}" for f in ("default_show_hostname", "default_shutdown") if flag(glob, f)]
@@ -146,15 +202,23 @@ def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_ti
     if "max_delay" in glob:
         out.append(" update-delay " + " ".join(str(glob[f]) for f in ("max_delay", "establish_wait") if f in glob))
     if "max_med_time" in glob:
-        out.append(" bgp max-med on-startup " + " ".join(
-            str(glob[f]) for f in ("max_med_time", "max_med_val") if f in glob))
+        out.append(
+            " bgp max-med on-startup " + " ".join(str(glob[f]) for f in ("max_med_time", "max_med_val") if f in glob)
+        )
     if "max_med_admin" in glob:
-        out.append(" bgp max-med administrative" + (f" {glob['max_med_admin_val']}" if "max_med_admin_val" in glob
-                                                     else ""))
-    out += [f" {_GLOBAL_VALUES[f].format(glob[f])}" for f in (
-        "read_quanta", "write_quanta", "coalesce_time", "gr_stale_routes_time", "gr_restart_time") if f in glob]
-    out += [f" {_GLOBAL_FLAGS[f]}" for f in (
-        "graceful_restart_enable", "graceful_shutdown", "gr_preserve_fw_state") if flag(glob, f)]
+        out.append(
+            " bgp max-med administrative" + (f" {glob['max_med_admin_val']}" if "max_med_admin_val" in glob else "")
+        )
+    out += [
+        f" {_GLOBAL_VALUES[f].format(glob[f])}"
+        for f in ("read_quanta", "write_quanta", "coalesce_time", "gr_stale_routes_time", "gr_restart_time")
+        if f in glob
+    ]
+    out += [
+        f" {_GLOBAL_FLAGS[f]}"
+        for f in ("graceful_restart_enable", "graceful_shutdown", "gr_preserve_fw_state")
+        if flag(glob, f)
+    ]
     if "ignore_as_path_length" in glob:
         out.append(" bgp bestpath as-path ignore")
     out += [f" {_GLOBAL_FLAGS['compare_confed_as_path']}"] if flag(glob, "compare_confed_as_path") else []
@@ -164,8 +228,9 @@ def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_ti
     out += [f" {_GLOBAL_FLAGS['rr_allow_out_policy']}"] if flag(glob, "rr_allow_out_policy") else []
     if "external_compare_router_id" in glob:
         out.append(" bgp bestpath compare-routerid")
-    out += [f" {_GLOBAL_FLAGS[f]}" for f in ("med_confed", "med_missing_as_worst", "network_import_check")
-            if flag(glob, f)]
+    out += [
+        f" {_GLOBAL_FLAGS[f]}" for f in ("med_confed", "med_missing_as_worst", "network_import_check") if flag(glob, f)
+    ]
     for key, peer in db["BGP_PEER_GROUP"].items():
         if key[0] == vrf and len(key) > 1:
             out += _neighbor("BGP_PEER_GROUP", key, peer, lab_timers, floor)
@@ -187,8 +252,13 @@ def _router_bgp(vrf: str, glob: Mapping[str, Any], db: Mapping[str, Any], lab_ti
     return out
 
 
-def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_timers: tuple[str, ...] | None,
-              floor: tuple[int, int] | None = None) -> list[str]:
+def _neighbor(
+    table: str,
+    key: tuple[str, ...],
+    nbr: Mapping[str, Any],
+    lab_timers: tuple[str, ...] | None,
+    floor: tuple[int, int] | None = None,
+) -> list[str]:
     """``neighbor`` lines of one neighbour or peer group (bgpd.conf.db.nbr_or_peer.j2)."""
     name = key[1]
     out: list[str] = []
@@ -227,8 +297,17 @@ def _neighbor(table: str, key: tuple[str, ...], nbr: Mapping[str, Any], lab_time
         out.append(n + _NBR_VALUES["conn_retry"].format(nbr["conn_retry"]))
     if lab_timers:
         out += [n + line for line in lab_timers]
-    out += [n + _NBR_FLAGS[f] for f in ("capability_dynamic", "capability_ext_nexthop", "dont_negotiate_capability",
-                                        "enforce_multihop", "override_capability") if flag(nbr, f)]
+    out += [
+        n + _NBR_FLAGS[f]
+        for f in (
+            "capability_dynamic",
+            "capability_ext_nexthop",
+            "dont_negotiate_capability",
+            "enforce_multihop",
+            "override_capability",
+        )
+        if flag(nbr, f)
+    ]
     return out
 
 
@@ -238,14 +317,16 @@ def _af(vrf: str, af: str, af_str: str, db: Mapping[str, Any]) -> list[str]:
     globs = [v for k, v in db["BGP_GLOBALS_AF"].items() if k[0] == vrf and len(k) > 1 and k[1] == af]
     for g in globs:
         if all(f in g for f in ("ebgp_route_distance", "ibgp_route_distance", "local_route_distance")):
-            out.append(f"  distance bgp {g['ebgp_route_distance']} {g['ibgp_route_distance']} "
-                       f"{g['local_route_distance']}")
+            out.append(
+                f"  distance bgp {g['ebgp_route_distance']} {g['ibgp_route_distance']} {g['local_route_distance']}"
+            )
         out += [f"  import vrf {g['import_vrf']}"] if "import_vrf" in g else []
         out += [f"  import vrf route-map {g['import_vrf_route_map']}"] if "import_vrf_route_map" in g else []
     for key, nw in db["BGP_GLOBALS_AF_NETWORK"].items():
         if key[0] == vrf and len(key) > 2 and key[1] == af:
-            tail = ("backdoor " if flag(nw, "backdoor") else "") + (f"route-map {nw['policy']}" if "policy" in nw
-                                                                       else "")
+            tail = ("backdoor " if flag(nw, "backdoor") else "") + (
+                f"route-map {nw['policy']}" if "policy" in nw else ""
+            )
             out.append(f"  network {key[2]} {tail}".rstrip())
     for key, ag in db["BGP_GLOBALS_AF_AGGREGATE_ADDR"].items():
         if key[0] == vrf and len(key) > 2 and key[1] == af:
@@ -273,13 +354,20 @@ def _neighbor_af(table: str, key: tuple[str, ...], naf: Mapping[str, Any]) -> li
     if "admin_status" in naf:
         out.append(n + "activate" if _admin(table, key, naf["admin_status"]) else f"  no neighbor {key[1]} activate")
     tx = naf.get("tx_add_paths")
-    out += [n + {"tx_all_paths": "addpath-tx-all-paths", "tx_best_path_per_as": "addpath-tx-bestpath-per-AS"}[tx]] \
-        if tx in ("tx_all_paths", "tx_best_path_per_as") else []
+    out += (
+        [n + {"tx_all_paths": "addpath-tx-all-paths", "tx_best_path_per_as": "addpath-tx-bestpath-per-AS"}[tx]]
+        if tx in ("tx_all_paths", "tx_best_path_per_as")
+        else []
+    )
     if flag(naf, "nhself"):
         out.append(n + ("next-hop-self force" if flag(naf, "nexthop_self_force") else "next-hop-self"))
     if flag(naf, "remove_private_as_enabled"):
-        out.append(n + "remove-private-AS" + (" all" if flag(naf, "remove_private_as_all") else "")
-                   + (" replace-AS" if flag(naf, "replace_private_as") else ""))
+        out.append(
+            n
+            + "remove-private-AS"
+            + (" all" if flag(naf, "remove_private_as_all") else "")
+            + (" replace-AS" if flag(naf, "replace_private_as") else "")
+        )
     sends = _SEND_COMMUNITY.get(naf.get("send_community", ""), [])
     out += [f"  {line.format(n=f'neighbor {key[1]}')}" for line in sends]
     out += [n + _AF_FLAGS["as_override"]] if flag(naf, "as_override") else []
@@ -296,17 +384,32 @@ def _neighbor_af(table: str, key: tuple[str, ...], naf: Mapping[str, Any]) -> li
         out.append(n + line)
     out += [n + _AF_FLAGS["route_server_client"]] if flag(naf, "route_server_client") else []
     if flag(naf, "allow_as_in"):
-        out.append(n + ("allowas-in origin" if flag(naf, "allow_as_origin") else
-                        f"allowas-in {naf['allow_as_count']}" if "allow_as_count" in naf else "allowas-in"))
+        out.append(
+            n
+            + (
+                "allowas-in origin"
+                if flag(naf, "allow_as_origin")
+                else f"allowas-in {naf['allow_as_count']}"
+                if "allow_as_count" in naf
+                else "allowas-in"
+            )
+        )
     out += [n + _AF_FLAGS[f] for f in ("add_path_tx_all", "add_path_tx_bestpath") if flag(naf, f)]
-    out += [n + _AF_VALUES[f].format(naf[f]) for f in ("cap_orf", "weight", "prefix_list_in", "prefix_list_out")
-            if f in naf]
+    out += [
+        n + _AF_VALUES[f].format(naf[f]) for f in ("cap_orf", "weight", "prefix_list_in", "prefix_list_out") if f in naf
+    ]
     out += [n + f"route-map {m} in" for m in leaf_list(naf.get("route_map_in"))]
     out += [n + f"route-map {m} out" for m in leaf_list(naf.get("route_map_out"))]
-    out += [n + _AF_VALUES[f].format(naf[f]) for f in ("unsuppress_map_name", "filter_list_in", "filter_list_out")
-            if f in naf]
-    unchanged = " ".join(w for f, w in (("unchanged_as_path", "as-path"), ("unchanged_med", "med"),
-                                        ("unchanged_nexthop", "next-hop")) if flag(naf, f))
+    out += [
+        n + _AF_VALUES[f].format(naf[f])
+        for f in ("unsuppress_map_name", "filter_list_in", "filter_list_out")
+        if f in naf
+    ]
+    unchanged = " ".join(
+        w
+        for f, w in (("unchanged_as_path", "as-path"), ("unchanged_med", "med"), ("unchanged_nexthop", "next-hop"))
+        if flag(naf, f)
+    )
     out += [n + f"attribute-unchanged {unchanged}"] if unchanged else []
     return out
 
@@ -316,8 +419,12 @@ def _af_tail(g: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     if flag(g, "route_flap_dampen"):
         parts: list[str] = []
-        for f in ("route_flap_dampen_half_life", "route_flap_dampen_reuse_threshold",
-                  "route_flap_dampen_suppress_threshold", "route_flap_dampen_max_suppress"):
+        for f in (
+            "route_flap_dampen_half_life",
+            "route_flap_dampen_reuse_threshold",
+            "route_flap_dampen_suppress_threshold",
+            "route_flap_dampen_max_suppress",
+        ):
             if f not in g:
                 break
             parts.append(str(g[f]))
@@ -338,8 +445,10 @@ def _refuse_evpn(vrf: str, db: Mapping[str, Any]) -> None:
         idx = 1 if table == "BGP_GLOBALS_AF" else 2
         for key in db[table]:
             if key[0] == vrf and len(key) > idx and key[idx] == "l2vpn_evpn":
-                raise LabError(f"{table}|{'|'.join(key)}: the l2vpn_evpn family is not modelled by the lab "
-                               f"(valid families: ipv4_unicast, ipv6_unicast)")
+                raise LabError(
+                    f"{table}|{'|'.join(key)}: the l2vpn_evpn family is not modelled by the lab "
+                    f"(valid families: ipv4_unicast, ipv6_unicast)"
+                )
 
 
 def neighbors(config_db: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -352,8 +461,15 @@ def neighbors(config_db: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if key[0] != "default" or len(key) < 2:
             continue
         up = "admin_status" not in nbr or _admin("BGP_NEIGHBOR", key, nbr["admin_status"])
-        active = any(k[1] == key[1] and "admin_status" in v and _admin("BGP_NEIGHBOR_AF", k, v["admin_status"])
-                     for k, v in afs.items() if k[0] == "default" and len(k) > 2)
-        out[key[1]] = {"asn": nbr.get("asn", ""), "name": nbr.get("name", ""), "local_addr": nbr.get("local_addr", ""),
-                       "enabled": up and active}
+        active = any(
+            k[1] == key[1] and "admin_status" in v and _admin("BGP_NEIGHBOR_AF", k, v["admin_status"])
+            for k, v in afs.items()
+            if k[0] == "default" and len(k) > 2
+        )
+        out[key[1]] = {
+            "asn": nbr.get("asn", ""),
+            "name": nbr.get("name", ""),
+            "local_addr": nbr.get("local_addr", ""),
+            "enabled": up and active,
+        }
     return out

@@ -84,9 +84,14 @@ def _route_maps(maps: Mapping[tuple[str, ...], Any], sets: Mapping[tuple[str, ..
         if len(key) != 2:
             raise LabError(f"ROUTE_MAP|{'|'.join(key)}: key is not NAME|SEQUENCE")
         out += ["!", f"route-map {key[0]} {rm['route_operation']} {key[1]}"]
-        simple = (("match_as_path", "match as-path {}"), ("call_route_map", "call {}"),
-                  ("match_community", "match community {}"), ("match_ext_community", "match extcommunity {}"),
-                  ("match_interface", "match interface {}"), ("match_src_vrf", "match source-vrf {}"))
+        simple = (
+            ("match_as_path", "match as-path {}"),
+            ("call_route_map", "call {}"),
+            ("match_community", "match community {}"),
+            ("match_ext_community", "match extcommunity {}"),
+            ("match_interface", "match interface {}"),
+            ("match_src_vrf", "match source-vrf {}"),
+        )
         out += [" " + fmt.format(rm[f]) for f, fmt in simple if f in rm]
         if "match_tag" in rm:
             out.append(f" match tag {leaf_list(rm['match_tag'])[0]}")
@@ -107,8 +112,10 @@ def _route_map_sets(rm: Mapping[str, Any]) -> list[str]:
     if "set_asn" in rm and "set_repeat_asn" in rm:
         # the template compares set_repeat_asn (a string in CONFIG_DB) with 0 and stops with a TypeError, so a
         # switch renders no FRR configuration at all from such a config_db
-        raise LabError("ROUTE_MAP set_asn with set_repeat_asn: SONiC's frrcfgd template fails on it "
-                       "(bgpd.conf.db.route_map.j2: '>' between a string and 0), the switch would get no FRR config")
+        raise LabError(
+            "ROUTE_MAP set_asn with set_repeat_asn: SONiC's frrcfgd template fails on it "
+            "(bgpd.conf.db.route_map.j2: '>' between a string and 0), the switch would get no FRR config"
+        )
     if "set_community_inline" in rm:
         out.append(" set community " + " ".join(leaf_list(rm["set_community_inline"])))
     if "set_community_ref" in rm:
@@ -153,8 +160,10 @@ def _community_lists(std: Mapping[tuple[str, ...], Any], ext: Mapping[tuple[str,
                 continue
             members = leaf_list(val["community_member"])
             if kind == "extcommunity-list":
-                members = [f"rt {m[13:]}" if "route-target" in m else f"soo {m[13:]}" if "route-origin" in m else m
-                           for m in members]
+                members = [
+                    f"rt {m[13:]}" if "route-target" in m else f"soo {m[13:]}" if "route-origin" in m else m
+                    for m in members
+                ]
             head = f"bgp {kind} {str(val['set_type']).lower()} {name} permit"
             match = str(val["match_action"]).lower()
             if match == "all":

@@ -68,9 +68,22 @@ def apply(layout: Layout, device: str, netns: str, config_db: Mapping[str, Any])
     work = layout.dev_dir(device) / "frr-reload"
     work.mkdir(parents=True, exist_ok=True)
     (work / "vtysh.conf").write_text(f"hostname {_hostname(text) or device}\n")
-    argv = [str(FRR_RELOAD), "--reload", "--stdout", "--log-level", "warning",
-            "--vty_socket", str(frr_socket_dir(netns)), "--confdir", str(work), "--rundir", str(work),
-            "--daemon", "bgpd", str(layout.conf(device, "bgpd"))]
+    argv = [
+        str(FRR_RELOAD),
+        "--reload",
+        "--stdout",
+        "--log-level",
+        "warning",
+        "--vty_socket",
+        str(frr_socket_dir(netns)),
+        "--confdir",
+        str(work),
+        "--rundir",
+        str(work),
+        "--daemon",
+        "bgpd",
+        str(layout.conf(device, "bgpd")),
+    ]
     if not FRR_RELOAD.exists():
         raise LabError(f"{FRR_RELOAD} not found: install frr-pythontools (scripts/install-system-deps.sh does it)")
     proc = run(argv, check=False, timeout=RELOAD_TIMEOUT_S)

@@ -23,9 +23,11 @@ import jsonpointer
 from hwaac.lab.errors import LabError
 from hwaac.lab.sonic_state import SonicVersion
 
-NOT_JUDGED = ("HWAAC_SONIC_TOOLKIT is not set: SONiC's generic config updater did not judge this {what}; it was "
-              "applied with the jsonpatch library{checked} (set HWAAC_SONIC_TOOLKIT to the SONiC toolkit for "
-              "SONiC's own verdict)")
+NOT_JUDGED = (
+    "HWAAC_SONIC_TOOLKIT is not set: SONiC's generic config updater did not judge this {what}; it was "
+    "applied with the jsonpatch library{checked} (set HWAAC_SONIC_TOOLKIT to the SONiC toolkit for "
+    "SONiC's own verdict)"
+)
 
 
 class PatchRefused(LabError):
@@ -53,8 +55,15 @@ def toolkit_named(environ: Mapping[str, str] | None = None) -> bool:
     return bool((os.environ if environ is None else environ).get("HWAAC_SONIC_TOOLKIT"))
 
 
-def decide(running: Mapping[str, Any], patch: Sequence[Mapping[str, Any]], version: SonicVersion, *,
-           extra_args: Iterable[str] = (), validate: bool = True, what: str = "patch") -> Decision:
+def decide(
+    running: Mapping[str, Any],
+    patch: Sequence[Mapping[str, Any]],
+    version: SonicVersion,
+    *,
+    extra_args: Iterable[str] = (),
+    validate: bool = True,
+    what: str = "patch",
+) -> Decision:
     """The config ``patch`` leads to on a switch running ``running``, if it is accepted.
 
     Args:
@@ -75,13 +84,19 @@ def decide(running: Mapping[str, Any], patch: Sequence[Mapping[str, Any]], versi
     return _fallback(running, patch, validate=validate, what=what)
 
 
-def _gcu(running: Mapping[str, Any], patch: Sequence[Mapping[str, Any]], version: SonicVersion,
-         extra_args: list[str]) -> Decision:
+def _gcu(
+    running: Mapping[str, Any], patch: Sequence[Mapping[str, Any]], version: SonicVersion, extra_args: list[str]
+) -> Decision:
     from hwaac.sonic_toolkit import ToolkitError, gcu_dryrun
 
     try:
-        res = gcu_dryrun(running, [dict(op) for op in patch], asic_type=version.asic_type,
-                         build_version=version.build_version, extra_args=extra_args)
+        res = gcu_dryrun(
+            running,
+            [dict(op) for op in patch],
+            asic_type=version.asic_type,
+            build_version=version.build_version,
+            extra_args=extra_args,
+        )
     except ToolkitError as exc:
         raise LabError(f"SONiC's generic config updater could not run: {exc}") from None
     if not res.accepted or res.config is None:
@@ -90,8 +105,7 @@ def _gcu(running: Mapping[str, Any], patch: Sequence[Mapping[str, Any]], version
     return Decision(config=res.config, changes=tuple(res.changes), judge="gcu", seconds=res.seconds)
 
 
-def _fallback(running: Mapping[str, Any], patch: Sequence[Mapping[str, Any]], *, validate: bool,
-              what: str) -> Decision:
+def _fallback(running: Mapping[str, Any], patch: Sequence[Mapping[str, Any]], *, validate: bool, what: str) -> Decision:
     t0 = time.monotonic()
     try:
         target = jsonpatch.apply_patch(copy.deepcopy(dict(running)), [dict(op) for op in patch])
@@ -100,19 +114,29 @@ def _fallback(running: Mapping[str, Any], patch: Sequence[Mapping[str, Any]], *,
     empty = sorted(t for t, v in target.items() if isinstance(v, dict) and not v)
     if empty:
         # generic_updater.py PatchApplier.apply: empty tables do not show up in ConfigDb
-        raise PatchRefused(f"given patch is not valid because it will result in empty tables which is not allowed "
-                           f"in ConfigDb. Table{'s' if len(empty) != 1 else ''}: {', '.join(empty)}",
-                           "empty-table")
+        raise PatchRefused(
+            f"given patch is not valid because it will result in empty tables which is not allowed "
+            f"in ConfigDb. Table{'s' if len(empty) != 1 else ''}: {', '.join(empty)}",
+            "empty-table",
+        )
     if validate:
         from hwaac.render.sonic.validate import validate_config_db
 
         errors = validate_config_db(target)
         if errors:
-            raise PatchRefused("hwaac's validator (hwaac.render.sonic.validate_config_db) refuses the resulting "
-                               "config:\n" + "\n".join(errors), "hwaac")
+            raise PatchRefused(
+                "hwaac's validator (hwaac.render.sonic.validate_config_db) refuses the resulting "
+                "config:\n" + "\n".join(errors),
+                "hwaac",
+            )
     checked = " after hwaac's validator accepted the result" if validate else ""
-    return Decision(config=target, changes=tuple([dict(op)] for op in patch), judge="jsonpatch",
-                    seconds=time.monotonic() - t0, warnings=(NOT_JUDGED.format(what=what, checked=checked),))
+    return Decision(
+        config=target,
+        changes=tuple([dict(op)] for op in patch),
+        judge="jsonpatch",
+        seconds=time.monotonic() - t0,
+        warnings=(NOT_JUDGED.format(what=what, checked=checked),),
+    )
 
 
 def replace_patch(running: Mapping[str, Any], target: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -60,8 +60,10 @@ def apply_network(netns: str, host: Host, files: HostFiles, cabled: Iterable[str
     have = set(cabled)
     extra = sorted(set(files.interfaces) - have)
     if extra:
-        raise LabError(f"{host.folder}/netplan: interface(s) {', '.join(extra)} of {host.name} have no cable in "
-                       f"the plan (cabled: {', '.join(sorted(have)) or 'none'})")
+        raise LabError(
+            f"{host.folder}/netplan: interface(s) {', '.join(extra)} of {host.name} have no cable in "
+            f"the plan (cabled: {', '.join(sorted(have)) or 'none'})"
+        )
     lines: list[str] = []
     for iface in files.interfaces.values():
         lines += ip_commands(iface)

@@ -122,6 +122,9 @@ def compact(*, passes: int = 3, timeout: float = 600.0) -> dict[str, object]:
     finally:
         _write(KSM, before)
     zero = KSM / "ksm_zero_pages"
-    return {"seconds": round(time.monotonic() - t0, 1), "passes": done,
-            "zero_pages": int(zero.read_text()) if zero.exists() else None,
-            "pages_sharing": int((KSM / "pages_sharing").read_text())}
+    return {
+        "seconds": round(time.monotonic() - t0, 1),
+        "passes": done,
+        "zero_pages": int(zero.read_text()) if zero.exists() else None,
+        "pages_sharing": int((KSM / "pages_sharing").read_text()),
+    }

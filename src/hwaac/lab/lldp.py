@@ -63,9 +63,11 @@ def tx_interval(link_ends: int) -> int:
 
 def config_text(device: str, interval: int = 1) -> str:
     """The commands lldpd runs at start for ``device``."""
-    return (f"configure system hostname {device}\n"
-            "configure lldp portidsubtype ifname\n"
-            f"configure lldp tx-interval {interval}\n")
+    return (
+        f"configure system hostname {device}\n"
+        "configure lldp portidsubtype ifname\n"
+        f"configure lldp tx-interval {interval}\n"
+    )
 
 
 def start(layout: Layout, device: str, netns: str, interfaces: Iterable[str], interval: int = 1) -> dict[str, int]:
@@ -77,15 +79,34 @@ def start(layout: Layout, device: str, netns: str, interfaces: Iterable[str], in
     """
     sock = layout.lldp_socket(device)
     if len(str(sock)) > SUN_PATH_MAX:
-        raise LabError(f"{sock}: longer than a unix socket path may be ({SUN_PATH_MAX}); use a shorter "
-                       f"HWAAC_LAB_STATE_DIR")
+        raise LabError(
+            f"{sock}: longer than a unix socket path may be ({SUN_PATH_MAX}); use a shorter HWAAC_LAB_STATE_DIR"
+        )
     conf = layout.conf(device, "lldpd")
     conf.write_text(config_text(device, interval))
     pidfile = layout.pidfile(device, "lldpd")
     mark_mergeable()
     ifaces = ",".join(sorted(interfaces))
-    run(["ip", "netns", "exec", netns, "nice", "-n", "10", LLDPD, "-u", str(sock), "-p", str(pidfile), "-O", str(conf),
-         *(["-I", ifaces] if ifaces else [])], timeout=30)
+    run(
+        [
+            "ip",
+            "netns",
+            "exec",
+            netns,
+            "nice",
+            "-n",
+            "10",
+            LLDPD,
+            "-u",
+            str(sock),
+            "-p",
+            str(pidfile),
+            "-O",
+            str(conf),
+            *(["-I", ifaces] if ifaces else []),
+        ],
+        timeout=30,
+    )
     return ident(read_pidfile(pidfile))
 
 
@@ -117,8 +138,13 @@ def parse_neighbors(text: str | Mapping[str, Any]) -> list[Neighbor]:
         for iface in block.get("interface", []) if isinstance(block, Mapping) else []:
             chassis = (iface.get("chassis") or [{}])[0]
             port = (iface.get("port") or [{}])[0]
-            out.append(Neighbor(interface=str(iface.get("name", "")),
-                                system=_first(chassis.get("name")), port=_first(port.get("id"))))
+            out.append(
+                Neighbor(
+                    interface=str(iface.get("name", "")),
+                    system=_first(chassis.get("name")),
+                    port=_first(port.get("id")),
+                )
+            )
     return sorted(out, key=lambda n: n.interface)
 
 

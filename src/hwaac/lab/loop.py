@@ -101,8 +101,14 @@ def _tool(name: str) -> str:
 class Loop:
     """The running loop: start it with ``with Loop(...) as loop``; it stops everything on the way out."""
 
-    def __init__(self, lab: Lab, plan: Plan, intent: Path, settings: Settings | None = None,
-                 log: Callable[[str], None] = lambda _: None) -> None:
+    def __init__(
+        self,
+        lab: Lab,
+        plan: Plan,
+        intent: Path,
+        settings: Settings | None = None,
+        log: Callable[[str], None] = lambda _: None,
+    ) -> None:
         self.lab, self.plan, self.intent = lab, plan, Path(intent)
         self.work = lab.folder / LOOP_DIR
         self.settings = settings or Settings()
@@ -119,13 +125,20 @@ class Loop:
     def _probe_round(self, n: int) -> None:
         s = self.settings
         started = time.time()
-        results = probe_lab(self.lab, self.plan, count=s.probe_count, peers=1, sports=s.probe_sports,
-                            timeout=s.probe_timeout_s)
+        results = probe_lab(
+            self.lab, self.plan, count=s.probe_count, peers=1, sports=s.probe_sports, timeout=s.probe_timeout_s
+        )
         ended = time.time()
         flows = [f for r in results.values() for f in r.flows]
-        self.rounds.append(Round(started, ended, [(f.flow.src_host, f.flow.dst_host) for f in flows
-                                                  if f.received_back == 0],
-                                 sum(f.sent for f in flows), sum(f.sent - f.received_back for f in flows)))
+        self.rounds.append(
+            Round(
+                started,
+                ended,
+                [(f.flow.src_host, f.flow.dst_host) for f in flows if f.received_back == 0],
+                sum(f.sent for f in flows),
+                sum(f.sent - f.received_back for f in flows),
+            )
+        )
         folder = self.work / "sweeps" / f"{n:05d}"
         write_sweep(self.lab, folder, probes=results)
         for name, target in (("prev", self.work / "cur"), ("cur", folder)):
@@ -157,8 +170,9 @@ class Loop:
     # --------------------------------------------------------------------------------------------- processes
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
         logf = open(self.work / f"{name}.log", "wb")  # noqa: SIM115 (kept open for the process' life)
-        p = subprocess.Popen(argv, cwd=self.work, stdout=logf, stderr=subprocess.STDOUT, env=env,
-                             start_new_session=True)
+        p = subprocess.Popen(
+            argv, cwd=self.work, stdout=logf, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
         logf.close()
         self.procs[name] = p
         rec = {name: {**ident(p.pid), "group": 1} for name, p in self.procs.items()}
@@ -166,26 +180,41 @@ class Loop:
 
     def _configs(self) -> dict[str, Path]:
         s, ports = self.settings, self.ports
-        prom = {"global": {"scrape_interval": f"{s.scrape_s:g}s", "evaluation_interval": f"{s.scrape_s:g}s"},
-                "rule_files": [str(RULES)],
-                "alerting": {"alertmanagers": [{"static_configs": [
-                    {"targets": [f"127.0.0.1:{ports['alertmanager']}"]}]}]},
-                "scrape_configs": [{"job_name": "hwaac", "static_configs": [
-                    {"targets": [f"127.0.0.1:{ports['exporter']}"]}]}]}
+        prom = {
+            "global": {"scrape_interval": f"{s.scrape_s:g}s", "evaluation_interval": f"{s.scrape_s:g}s"},
+            "rule_files": [str(RULES)],
+            "alerting": {"alertmanagers": [{"static_configs": [{"targets": [f"127.0.0.1:{ports['alertmanager']}"]}]}]},
+            "scrape_configs": [
+                {"job_name": "hwaac", "static_configs": [{"targets": [f"127.0.0.1:{ports['exporter']}"]}]}
+            ],
+        }
         route = yaml.safe_load(ROUTE.read_text())
         for r in route["receivers"]:
             for hook in r.get("webhook_configs", []):
                 hook["url"] = f"http://127.0.0.1:{ports['webhook']}/alertmanager"
         hwaac = str(Path(sys.executable).parent / "hwaac")
-        variables = {"remediate_webhook_port": ports["webhook"], "remediate_tick_s": s.tick_s,
-                     "remediate_state": str(self.state)}
-        playbook = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                    "remediate_intent": str(self.intent), "remediate_lab": self.lab.name,
-                    "remediate_alertmanager": f"http://127.0.0.1:{ports['alertmanager']}",
-                    "remediate_state": str(self.state), "remediate_policy": str(self.work / "policy.yaml"),
-                    "remediate_hwaac": hwaac, "remediate_netbox": s.netbox is not None}
-        files = {"prometheus.yml": prom, "alertmanager.yml": route, "vars.yml": variables,
-                 "inventory.yml": {"all": {"hosts": {"localhost": playbook}}}}
+        variables = {
+            "remediate_webhook_port": ports["webhook"],
+            "remediate_tick_s": s.tick_s,
+            "remediate_state": str(self.state),
+        }
+        playbook = {
+            "ansible_connection": "local",
+            "ansible_python_interpreter": sys.executable,
+            "remediate_intent": str(self.intent),
+            "remediate_lab": self.lab.name,
+            "remediate_alertmanager": f"http://127.0.0.1:{ports['alertmanager']}",
+            "remediate_state": str(self.state),
+            "remediate_policy": str(self.work / "policy.yaml"),
+            "remediate_hwaac": hwaac,
+            "remediate_netbox": s.netbox is not None,
+        }
+        files = {
+            "prometheus.yml": prom,
+            "alertmanager.yml": route,
+            "vars.yml": variables,
+            "inventory.yml": {"all": {"hosts": {"localhost": playbook}}},
+        }
         out = {}
         for name, doc in files.items():
             out[name] = self.work / name
@@ -202,24 +231,73 @@ class Loop:
         self.log("loop: two first sweeps")
         self._probe_round(0)
         self._probe_round(1)
-        netbox = {"NETBOX_URL": self.settings.netbox[0], "NETBOX_TOKEN": self.settings.netbox[1]} \
-            if self.settings.netbox else {}
-        env = {**os.environ, **netbox, "ANSIBLE_COLLECTIONS_PATH": str(REPO), "ANSIBLE_NOCOLOR": "1",
-               "ANSIBLE_LOCALHOST_WARNING": "0", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
-               "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+        netbox = (
+            {"NETBOX_URL": self.settings.netbox[0], "NETBOX_TOKEN": self.settings.netbox[1]}
+            if self.settings.netbox
+            else {}
+        )
+        env = {
+            **os.environ,
+            **netbox,
+            "ANSIBLE_COLLECTIONS_PATH": str(REPO),
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_LOCALHOST_WARNING": "0",
+            "ANSIBLE_INVENTORY_UNPARSED_WARNING": "0",
+            "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        }
         p = self.ports
-        self._spawn("exporter", ["nice", "-n", str(self.settings.monitor_nice),
-                                 str(Path(sys.executable).parent / "hwaac"), "health", "exporter", str(self.intent),
-                                 "--samples", str(self.work / "prev"), "--samples", str(self.work / "cur"),
-                                 "--port", str(p["exporter"]), "--interval", f"{self.settings.exporter_interval_s:g}"])
-        self._spawn("alertmanager", [_tool("prometheus-alertmanager"), f"--config.file={cfg['alertmanager.yml']}",
-                                     f"--storage.path={self.work / 'alertmanager'}", "--cluster.listen-address=",
-                                     f"--web.listen-address=127.0.0.1:{p['alertmanager']}"])
-        self._spawn("prometheus", [_tool("prometheus"), f"--config.file={cfg['prometheus.yml']}",
-                                   f"--storage.tsdb.path={self.work / 'prometheus'}",
-                                   f"--web.listen-address=127.0.0.1:{p['prometheus']}"])
-        self._spawn("rulebook", [_tool("ansible-rulebook"), "--rulebook", str(RULEBOOK), "-i",
-                                 str(cfg["inventory.yml"]), "--vars", str(cfg["vars.yml"])], env=env)
+        self._spawn(
+            "exporter",
+            [
+                "nice",
+                "-n",
+                str(self.settings.monitor_nice),
+                str(Path(sys.executable).parent / "hwaac"),
+                "health",
+                "exporter",
+                str(self.intent),
+                "--samples",
+                str(self.work / "prev"),
+                "--samples",
+                str(self.work / "cur"),
+                "--port",
+                str(p["exporter"]),
+                "--interval",
+                f"{self.settings.exporter_interval_s:g}",
+            ],
+        )
+        self._spawn(
+            "alertmanager",
+            [
+                _tool("prometheus-alertmanager"),
+                f"--config.file={cfg['alertmanager.yml']}",
+                f"--storage.path={self.work / 'alertmanager'}",
+                "--cluster.listen-address=",
+                f"--web.listen-address=127.0.0.1:{p['alertmanager']}",
+            ],
+        )
+        self._spawn(
+            "prometheus",
+            [
+                _tool("prometheus"),
+                f"--config.file={cfg['prometheus.yml']}",
+                f"--storage.tsdb.path={self.work / 'prometheus'}",
+                f"--web.listen-address=127.0.0.1:{p['prometheus']}",
+            ],
+        )
+        self._spawn(
+            "rulebook",
+            [
+                _tool("ansible-rulebook"),
+                "--rulebook",
+                str(RULEBOOK),
+                "-i",
+                str(cfg["inventory.yml"]),
+                "--vars",
+                str(cfg["vars.yml"]),
+            ],
+            env=env,
+        )
         self._wait_ready()
         self._sweeper = threading.Thread(target=self._sweep_forever, args=(2,), daemon=True)
         self._sweeper.start()
@@ -227,9 +305,11 @@ class Loop:
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.settings.start_timeout_s
-        ready = {"exporter": f"http://127.0.0.1:{self.ports['exporter']}/metrics",
-                 "prometheus": f"http://127.0.0.1:{self.ports['prometheus']}/-/ready",
-                 "alertmanager": f"http://127.0.0.1:{self.ports['alertmanager']}/-/ready"}
+        ready = {
+            "exporter": f"http://127.0.0.1:{self.ports['exporter']}/metrics",
+            "prometheus": f"http://127.0.0.1:{self.ports['prometheus']}/-/ready",
+            "alertmanager": f"http://127.0.0.1:{self.ports['alertmanager']}/-/ready",
+        }
         while ready:
             self.check()
             for name, url in list(ready.items()):
@@ -285,12 +365,15 @@ class Loop:
             if got:
                 return got, time.time()
             if time.monotonic() > deadline:
-                alerts = [{k: a["labels"].get(k, "") for k in ("rule", "kind", "component", "cable")}
-                          for a in self.alerts()]
+                alerts = [
+                    {k: a["labels"].get(k, "") for k in ("rule", "kind", "component", "cable")} for a in self.alerts()
+                ]
                 last = [(d["action"], d["target"], d["rule"], d.get("outcome", "")) for d in self.decisions()[-4:]]
                 rounds = [(r.sent, r.lost, len(r.cut)) for r in self.rounds[-4:]]
-                raise LabError(f"not within {timeout} s: {name or what}; alerts {alerts}; last decisions {last}; "
-                               f"last probe rounds (sent, lost, pairs cut) {rounds}")
+                raise LabError(
+                    f"not within {timeout} s: {name or what}; alerts {alerts}; last decisions {last}; "
+                    f"last probe rounds (sent, lost, pairs cut) {rounds}"
+                )
             time.sleep(poll)
 
 

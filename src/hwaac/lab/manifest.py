@@ -32,9 +32,19 @@ def lab_dir(name: str, root: Path | None = None) -> Path:
 def new_state(name: str, fabric: str, render_dir: Path) -> dict[str, Any]:
     """The record of a lab about to be built."""
     return {
-        "format": FORMAT, "name": name, "fabric": fabric, "render_dir": str(render_dir), "phase": "building",
-        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "versions": {}, "devices": {}, "links": {},
-        "daemons": {}, "neigh_sysctl": {}, "host_sysctl": {}, "faults": [],
+        "format": FORMAT,
+        "name": name,
+        "fabric": fabric,
+        "render_dir": str(render_dir),
+        "phase": "building",
+        "created": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "versions": {},
+        "devices": {},
+        "links": {},
+        "daemons": {},
+        "neigh_sysctl": {},
+        "host_sysctl": {},
+        "faults": [],
     }
 
 
@@ -56,11 +66,16 @@ def read_state(folder: Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise LabNotUp(f"lab {folder.name!r} is not up (no {path})") from None
     except (OSError, ValueError) as exc:
-        raise LabError(f"{path}: unreadable lab state ({exc}); `hwaac lab down {folder.name}` removes the lab "
-                       f"by its namespace prefix") from None
+        raise LabError(
+            f"{path}: unreadable lab state ({exc}); `hwaac lab down {folder.name}` removes the lab "
+            f"by its namespace prefix"
+        ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise LabError(f"{path}: not a {FORMAT} lab state (format {data.get('format')!r})"
-                       if isinstance(data, dict) else f"{path}: not a lab state (top level is not an object)")
+        raise LabError(
+            f"{path}: not a {FORMAT} lab state (format {data.get('format')!r})"
+            if isinstance(data, dict)
+            else f"{path}: not a lab state (top level is not an object)"
+        )
     return data
 
 

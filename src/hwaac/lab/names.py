@@ -55,8 +55,10 @@ def check_device_name(device: str) -> str:
         LabError: the name has characters FRR or ``ip netns`` would refuse.
     """
     if not DEVICE_RE.match(device):
-        raise LabError(f"device name {device!r} cannot name a namespace: valid are 1 to 64 of A-Z, a-z, 0-9, "
-                       f"'_' and '-', starting with a letter or digit")
+        raise LabError(
+            f"device name {device!r} cannot name a namespace: valid are 1 to 64 of A-Z, a-z, 0-9, "
+            f"'_' and '-', starting with a letter or digit"
+        )
     return device
 
 
@@ -74,5 +76,5 @@ def lab_of_netns(netns: str) -> str | None:
     """The lab a namespace name belongs to, or None when it is not a lab's."""
     if not netns.startswith(PREFIX):
         return None
-    lab, sep, device = netns[len(PREFIX):].partition("-")
+    lab, sep, device = netns[len(PREFIX) :].partition("-")
     return lab if sep and device and LAB_NAME_RE.match(lab) else None

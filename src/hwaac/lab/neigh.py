@@ -84,8 +84,11 @@ def restore_if_last(others_up: bool, own: dict[str, Any] | None = None, root: Pa
         if others_up or not saved:
             return {}
         now = read_current()
-        back = {k: v for k, v in saved.items() if k in now and str(now[k]) != str(v)
-                and (k not in lab_set or str(now[k]) == str(lab_set[k]))}
+        back = {
+            k: v
+            for k, v in saved.items()
+            if k in now and str(now[k]) != str(v) and (k not in lab_set or str(now[k]) == str(lab_set[k]))
+        }
         # lowering: gc_thresh1 first keeps 1 <= 2 <= 3
         for key in sorted(back, key=lambda k: int(k[-1])):
             _path(key).write_text(str(back[key]))

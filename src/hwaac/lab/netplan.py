@@ -19,8 +19,18 @@ from ruamel.yaml.error import YAMLError
 
 from hwaac.lab.errors import LabError
 
-DEVICE_TYPES = ("ethernets", "bonds", "bridges", "vlans", "tunnels", "wifis", "vrfs", "modems", "dummy-devices",
-                "virtual-ethernets")
+DEVICE_TYPES = (
+    "ethernets",
+    "bonds",
+    "bridges",
+    "vlans",
+    "tunnels",
+    "wifis",
+    "vrfs",
+    "modems",
+    "dummy-devices",
+    "virtual-ethernets",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +89,10 @@ def read_netplan(text: str, *, source: str = "netplan") -> dict[str, Interface]:
     eths = net.get("ethernets") or {}
     if not isinstance(eths, Mapping):
         raise LabError(f"{source}: network.ethernets is not a mapping")
-    return {str(name): _interface(str(name), conf or {}, f"{source}: network.ethernets.{name}")
-            for name, conf in eths.items()}
+    return {
+        str(name): _interface(str(name), conf or {}, f"{source}: network.ethernets.{name}")
+        for name, conf in eths.items()
+    }
 
 
 def _interface(name: str, conf: Mapping[str, Any], where: str) -> Interface:
@@ -95,8 +107,14 @@ def _interface(name: str, conf: Mapping[str, Any], where: str) -> Interface:
     routes = tuple(_route(r, f"{where}.routes[{i}]") for i, r in enumerate(conf.get("routes") or []))
     rules = tuple(_rule(r, f"{where}.routing-policy[{i}]") for i, r in enumerate(conf.get("routing-policy") or []))
     ll = conf.get("link-local")
-    return Interface(name=name, mtu=mtu, addresses=tuple(addresses), routes=routes, rules=rules,
-                     link_local=None if ll is None else tuple(str(x) for x in ll))
+    return Interface(
+        name=name,
+        mtu=mtu,
+        addresses=tuple(addresses),
+        routes=routes,
+        rules=rules,
+        link_local=None if ll is None else tuple(str(x) for x in ll),
+    )
 
 
 def _route(r: Any, where: str) -> Route:
@@ -104,9 +122,15 @@ def _route(r: Any, where: str) -> Route:
         raise LabError(f"{where}: a route needs 'to'")
     if r.get("type", "unicast") != "unicast":
         raise LabError(f"{where}.type: {r.get('type')!r} is not modelled by the lab (valid: unicast)")
-    return Route(to=str(r["to"]), via=_opt(r.get("via")), source=_opt(r.get("from")),
-                 table=_int(r.get("table"), f"{where}.table"), scope=_opt(r.get("scope")),
-                 metric=_int(r.get("metric"), f"{where}.metric"), on_link=bool(r.get("on-link", False)))
+    return Route(
+        to=str(r["to"]),
+        via=_opt(r.get("via")),
+        source=_opt(r.get("from")),
+        table=_int(r.get("table"), f"{where}.table"),
+        scope=_opt(r.get("scope")),
+        metric=_int(r.get("metric"), f"{where}.metric"),
+        on_link=bool(r.get("on-link", False)),
+    )
 
 
 def _rule(r: Any, where: str) -> Rule:
@@ -114,8 +138,12 @@ def _rule(r: Any, where: str) -> Rule:
         raise LabError(f"{where}: a routing-policy entry needs 'table'")
     table = _int(r.get("table"), f"{where}.table")
     assert table is not None
-    return Rule(table=table, source=_opt(r.get("from")), to=_opt(r.get("to")),
-                priority=_int(r.get("priority"), f"{where}.priority"))
+    return Rule(
+        table=table,
+        source=_opt(r.get("from")),
+        to=_opt(r.get("to")),
+        priority=_int(r.get("priority"), f"{where}.priority"),
+    )
 
 
 def _opt(value: Any) -> str | None:
@@ -143,11 +171,13 @@ def ip_commands(iface: Interface) -> list[str]:
     out.append(f"link set dev {n} up")
     for r in iface.routes:
         line = f"route add {r.to}" + (f" via {r.via}" if r.via else "") + f" dev {n}"
-        line += "".join(f" {k} {v}" for k, v in (("scope", r.scope), ("src", r.source), ("table", r.table),
-                                                  ("metric", r.metric)) if v is not None)
+        line += "".join(
+            f" {k} {v}"
+            for k, v in (("scope", r.scope), ("src", r.source), ("table", r.table), ("metric", r.metric))
+            if v is not None
+        )
         out.append(line + (" onlink" if r.on_link else ""))
     for rule in iface.rules:
         line = "rule add" + (f" from {rule.source}" if rule.source else "") + (f" to {rule.to}" if rule.to else "")
-        out.append(line + f" table {rule.table}" + (f" priority {rule.priority}" if rule.priority is not None
-                                                   else ""))
+        out.append(line + f" table {rule.table}" + (f" priority {rule.priority}" if rule.priority is not None else ""))
     return out

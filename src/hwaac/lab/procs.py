@@ -23,7 +23,7 @@ def start_time(pid: int) -> int | None:
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
     # the command name (field 2) is in parentheses and may hold spaces: split after its closing one
-    fields = stat[stat.rfind(")") + 2:].split()
+    fields = stat[stat.rfind(")") + 2 :].split()
     return int(fields[19])
 
 
@@ -50,7 +50,7 @@ def alive(rec: dict[str, int] | None) -> bool:
         state = Path(f"/proc/{rec['pid']}/stat").read_text()
     except OSError:
         return False
-    return state[state.rfind(")") + 2:].split()[0] != "Z"
+    return state[state.rfind(")") + 2 :].split()[0] != "Z"
 
 
 def read_pidfile(path: Path, timeout: float = 5.0) -> int:
@@ -108,8 +108,14 @@ def _signal(rec: dict[str, int], sig: int) -> None:
             os.kill(int(rec["pid"]), sig)
 
 
-def run(argv: Sequence[str], *, timeout: float = 60.0, input: str | None = None, check: bool = True,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float = 60.0,
+    input: str | None = None,
+    check: bool = True,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """Run a command, text in and out.
 
     Raises:
@@ -118,12 +124,12 @@ def run(argv: Sequence[str], *, timeout: float = 60.0, input: str | None = None,
     try:
         proc = subprocess.run(list(argv), input=input, capture_output=True, text=True, timeout=timeout, env=env)
     except FileNotFoundError:
-        raise LabError(f"{argv[0]}: not found (install iproute2, frr and lldpd: scripts/install-system-deps.sh)") \
-            from None
+        raise LabError(
+            f"{argv[0]}: not found (install iproute2, frr and lldpd: scripts/install-system-deps.sh)"
+        ) from None
     except subprocess.TimeoutExpired:
         raise LabError(f"{' '.join(argv[:6])}: no answer in {timeout:.0f} s") from None
     if check and proc.returncode != 0:
         err = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[:8])
-        raise LabError(f"{' '.join(argv[:8])}{' ...' if len(argv) > 8 else ''} failed (exit {proc.returncode}): "
-                       f"{err}")
+        raise LabError(f"{' '.join(argv[:8])}{' ...' if len(argv) > 8 else ''} failed (exit {proc.returncode}): {err}")
     return proc

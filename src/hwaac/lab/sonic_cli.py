@@ -138,8 +138,10 @@ def applier_lines(patch: Sequence[Any], changes: Sequence[Any], *, applied: bool
     ]
     if applied:
         lines += [f"Patch Applier:   * {json.dumps(c)}" for c in changes]
-        lines += [f"Patch Applier: {SCOPE}: verifying patch updates are reflected on ConfigDB.",
-                  f"Patch Applier: {SCOPE} patch application completed."]
+        lines += [
+            f"Patch Applier: {SCOPE}: verifying patch updates are reflected on ConfigDB.",
+            f"Patch Applier: {SCOPE} patch application completed.",
+        ]
     return lines
 
 
@@ -158,8 +160,9 @@ def cmd_apply_patch(switch: Switch, args: Sequence[str], out: Out, err: Out) -> 
         elif a in ("-f", "--format"):
             fmt = _value(it, "apply-patch", a)
             if fmt.upper() != "CONFIGDB":
-                raise ClickFail("apply-patch", f"Invalid value for '-f' / '--format': {fmt!r}: the lab takes "
-                                               "CONFIGDB patches only.")
+                raise ClickFail(
+                    "apply-patch", f"Invalid value for '-f' / '--format': {fmt!r}: the lab takes CONFIGDB patches only."
+                )
         elif a in ("-v", "--verbose", "-p", "--parallel"):
             continue
         elif a.startswith("-"):
@@ -167,8 +170,10 @@ def cmd_apply_patch(switch: Switch, args: Sequence[str], out: Out, err: Out) -> 
         else:
             files.append(a)
     if len(files) != 1:
-        raise ClickFail("apply-patch", "Missing argument 'PATCH_FILE_PATH'." if not files
-                        else f"Got unexpected extra argument ({files[1]})")
+        raise ClickFail(
+            "apply-patch",
+            "Missing argument 'PATCH_FILE_PATH'." if not files else f"Got unexpected extra argument ({files[1]})",
+        )
     patch = _read_patch(files[0])
     with switch.state.locked():
         running = switch.state.running()
@@ -203,8 +208,7 @@ def _read_patch(path: str) -> list[dict[str, Any]]:
     try:
         patch = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ClickFail("apply-patch", f"Invalid value for 'PATCH_FILE_PATH': Path '{path}' does not exist.") \
-            from None
+        raise ClickFail("apply-patch", f"Invalid value for 'PATCH_FILE_PATH': Path '{path}' does not exist.") from None
     except (OSError, ValueError) as exc:
         raise _patch_failed(f"Invalid patch format in file: {path} ({exc})") from None
     if not isinstance(patch, list) or not all(isinstance(op, dict) and "op" in op and "path" in op for op in patch):
@@ -216,22 +220,26 @@ def cmd_checkpoint(switch: Switch, args: Sequence[str], out: Out, err: Out) -> i
     name = _name("checkpoint", args)
     with switch.state.locked():
         switch.state.write_checkpoint(name, switch.state.running())
-    out("Config Rollbacker: Config checkpoint starting.\n"
+    out(
+        "Config Rollbacker: Config checkpoint starting.\n"
         f"Config Rollbacker: Checkpoint name: {name}.\n"
         "Config Rollbacker: Getting current config db.\n"
         "Config Rollbacker: Getting checkpoint full-path.\n"
         "Config Rollbacker: Ensuring checkpoint directory exist.\n"
         f"Config Rollbacker: Saving config db content to /etc/sonic/checkpoints/{name}.cp.json.\n"
         "Config Rollbacker: Config checkpoint completed.\n"
-        "Checkpoint created successfully.")
+        "Checkpoint created successfully."
+    )
     return 0
 
 
 def cmd_rollback(switch: Switch, args: Sequence[str], out: Out, err: Out) -> int:
     name = _name("rollback", args)
-    out("Config Rollbacker: Config rollbacking starting.\n"
+    out(
+        "Config Rollbacker: Config rollbacking starting.\n"
         f"Config Rollbacker: Checkpoint name: {name}.\n"
-        f"Config Rollbacker: Verifying '{name}' exists.")
+        f"Config Rollbacker: Verifying '{name}' exists."
+    )
     with switch.state.locked():
         target = switch.state.checkpoint(name)
         if target is None:
@@ -252,33 +260,41 @@ def cmd_rollback(switch: Switch, args: Sequence[str], out: Out, err: Out) -> int
     if done:
         err(done)
     changes = decision.changes if decision else ()
-    out("Config Rollbacker: Loading checkpoint into memory.\n"
+    out(
+        "Config Rollbacker: Loading checkpoint into memory.\n"
         "Config Rollbacker: Replacing config using 'Config Replacer'.\n"
         "Config Replacer: Config replacement starting.\n"
         f"Config Replacer: Target config length: {len(json.dumps(target))}.\n"
         "Config Replacer: Getting current config db.\n"
         "Config Replacer: Generating patch between target config and current config db.\n"
         "Config Replacer: Applying patch using 'Patch Applier'.\n"
-        + "\n".join(applier_lines(patch, changes, applied=True)) + "\n"
+        + "\n".join(applier_lines(patch, changes, applied=True))
+        + "\n"
         "Config Replacer: Verifying config replacement is reflected on ConfigDB.\n"
         "Config Replacer: Config replacement completed.\n"
         "Config Rollbacker: Config rollbacking completed.\n"
-        "Config rolled back successfully.")
+        "Config rolled back successfully."
+    )
     return 0
 
 
 def cmd_delete_checkpoint(switch: Switch, args: Sequence[str], out: Out, err: Out) -> int:
     name = _name("delete-checkpoint", args)
-    out("Config Rollbacker: Deleting checkpoint starting.\n"
+    out(
+        "Config Rollbacker: Deleting checkpoint starting.\n"
         f"Config Rollbacker: Checkpoint name: {name}.\n"
-        "Config Rollbacker: Checking checkpoint exists.")
+        "Config Rollbacker: Checking checkpoint exists."
+    )
     with switch.state.locked():
         if not switch.state.delete_checkpoint(name):
-            raise ClickFail("delete-checkpoint", f"Checkpoint '{name}' does not exist",
-                            "Failed to delete config checkpoint")
-    out("Config Rollbacker: Deleting checkpoint.\n"
+            raise ClickFail(
+                "delete-checkpoint", f"Checkpoint '{name}' does not exist", "Failed to delete config checkpoint"
+            )
+    out(
+        "Config Rollbacker: Deleting checkpoint.\n"
         "Config Rollbacker: Deleting checkpoint completed.\n"
-        "Checkpoint deleted successfully.")
+        "Checkpoint deleted successfully."
+    )
     return 0
 
 
@@ -304,8 +320,10 @@ def cmd_save(switch: Switch, args: Sequence[str], out: Out, err: Out) -> int:
 def _name(command: str, args: Sequence[str]) -> str:
     names = [a for a in args if not a.startswith("-")]
     if len(names) != 1:
-        raise ClickFail(command, "Missing argument 'CHECKPOINT_NAME'." if not names
-                        else f"Got unexpected extra argument ({names[1]})")
+        raise ClickFail(
+            command,
+            "Missing argument 'CHECKPOINT_NAME'." if not names else f"Got unexpected extra argument ({names[1]})",
+        )
     try:
         return check_checkpoint_name(names[0])
     except LabError as exc:
@@ -332,8 +350,10 @@ COMMANDS: dict[str, Callable[[Switch, Sequence[str], Out, Out], int]] = {
 def config(switch: Switch, args: Sequence[str], out: Out, err: Out) -> int:
     """``config COMMAND ARGS``: one of :data:`COMMANDS`; exit status as sonic-utilities' (0, 1, 2)."""
     if not args or args[0] not in COMMANDS:
-        err("Usage: config [OPTIONS] COMMAND [ARGS]...\nTry \"config -h\" for help.\n\n"
-            f"Error: No such command '{args[0] if args else ''}' (the lab's config has: {', '.join(COMMANDS)}).")
+        err(
+            "Usage: config [OPTIONS] COMMAND [ARGS]...\nTry \"config -h\" for help.\n\n"
+            f"Error: No such command '{args[0] if args else ''}' (the lab's config has: {', '.join(COMMANDS)})."
+        )
         return 2
     try:
         return COMMANDS[args[0]](switch, args[1:], out, err)
@@ -355,11 +375,12 @@ def write_wrappers(lab_dir: Path, device: str) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for tool in TOOLS:
-        argv = [sys.executable, "-P", "-m", "hwaac.lab.sonic_cli", "--lab-dir", str(lab_dir), "--device", device,
-                tool]
+        argv = [sys.executable, "-P", "-m", "hwaac.lab.sonic_cli", "--lab-dir", str(lab_dir), "--device", device, tool]
         path = folder / tool
-        text = (f"#!/bin/sh\n# SONiC's {tool} on {device} of the lab in {lab_dir} (written by hwaac lab deploy)\n"
-                f"exec {shlex.join(argv)} \"$@\"\n")
+        text = (
+            f"#!/bin/sh\n# SONiC's {tool} on {device} of the lab in {lab_dir} (written by hwaac lab deploy)\n"
+            f"exec {shlex.join(argv)} \"$@\"\n"
+        )
         if not path.exists() or path.read_text() != text:
             tmp = path.with_name(f".{tool}.tmp")
             tmp.write_text(text)
@@ -376,10 +397,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     while args and args[0] in ("--lab-dir", "--device", "--state-dir") and len(args) > 1:
         opts[args[0]] = args[1]
         args = args[2:]
-    if not args or args[0] not in TOOLS or not (("--lab-dir" in opts and "--device" in opts)
-                                                 or "--state-dir" in opts):
-        print("usage: python -m hwaac.lab.sonic_cli (--lab-dir LAB --device SWITCH | --state-dir DIR) "
-              f"{{{','.join(TOOLS)}}} ARGS...", file=sys.stderr)
+    if not args or args[0] not in TOOLS or not (("--lab-dir" in opts and "--device" in opts) or "--state-dir" in opts):
+        print(
+            "usage: python -m hwaac.lab.sonic_cli (--lab-dir LAB --device SWITCH | --state-dir DIR) "
+            f"{{{','.join(TOOLS)}}} ARGS...",
+            file=sys.stderr,
+        )
         return 2
 
     def out(text: str) -> None:
@@ -389,8 +412,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(text, file=sys.stderr, flush=True)
 
     try:
-        switch = (Switch.of_lab(Path(opts["--lab-dir"]), opts["--device"]) if "--lab-dir" in opts
-                  else Switch(SwitchState(Path(opts["--state-dir"]))))
+        switch = (
+            Switch.of_lab(Path(opts["--lab-dir"]), opts["--device"])
+            if "--lab-dir" in opts
+            else Switch(SwitchState(Path(opts["--state-dir"])))
+        )
         if args[0] == "sonic-cfggen":
             return sonic_cfggen(switch, args[1:], out)
         return config(switch, args[1:], out, err)

@@ -139,16 +139,22 @@ class SwitchState:
                 if sep and not line.startswith("#"):
                     facts[key.strip()] = value.strip().strip("'\"")
         release = facts.get("release") or default_release()
-        return SonicVersion(asic_type=facts.get("asic_type") or DEFAULT_ASIC,
-                            build_version=facts.get("build_version") or build_version(release), release=release)
+        return SonicVersion(
+            asic_type=facts.get("asic_type") or DEFAULT_ASIC,
+            build_version=facts.get("build_version") or build_version(release),
+            release=release,
+        )
 
     def write_version(self, version: SonicVersion) -> None:
         """Write ``sonic_version.yml`` (the keys SONiC's own file has, plus ``release``)."""
         self.etc.mkdir(parents=True, exist_ok=True)
-        _write_text(self.version_file, "# written by hwaac lab (the image this lab switch stands for)\n"
-                                       f"build_version: '{version.build_version}'\n"
-                                       f"asic_type: {version.asic_type}\n"
-                                       f"release: '{version.release}'\n")
+        _write_text(
+            self.version_file,
+            "# written by hwaac lab (the image this lab switch stands for)\n"
+            f"build_version: '{version.build_version}'\n"
+            f"asic_type: {version.asic_type}\n"
+            f"release: '{version.release}'\n",
+        )
 
     def reset(self, config: dict[str, Any]) -> None:
         """A freshly installed switch: ``config`` running and saved, no checkpoints."""

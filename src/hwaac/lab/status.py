@@ -56,8 +56,9 @@ class SwitchBgp:
 def expected_sessions(lab: Lab) -> dict[str, list[str]]:
     """Per switch, the neighbour addresses whose sessions should be Established now (see module docstring)."""
     failed_switches = {f["device"] for f in lab.state.get("faults", []) if f.get("kind") == "switch"}
-    down_ends = {tuple(end) for f in lab.state.get("faults", []) if f.get("mode") in DOWN_MODES
-                 for end in f.get("ends", [])}
+    down_ends = {
+        tuple(end) for f in lab.state.get("faults", []) if f.get("mode") in DOWN_MODES for end in f.get("ends", [])
+    }
     peer_of: dict[tuple[str, str], tuple[str, bool]] = {}  # (switch, neighbour address) -> (peer device, cable ok)
     for link in lab.state.get("links", {}).values():
         (adev, aport), (bdev, bport) = link["a"], link["b"]
@@ -82,6 +83,7 @@ def expected_sessions(lab: Lab) -> dict[str, list[str]]:
 def read_bgp(lab: Lab, expected: dict[str, list[str]], *, via: str = "vtysh") -> dict[str, SwitchBgp]:
     """Each switch's sessions and route count, read in parallel with ``vtysh`` (``via="vtysh"``) or straight
     from the daemons' vty sockets (``via="vty"``: the same commands, no process per switch, for polling)."""
+
     def one(name: str) -> tuple[str, SwitchBgp]:
         res = SwitchBgp(expected=expected.get(name, []))
         try:
@@ -95,8 +97,11 @@ def read_bgp(lab: Lab, expected: dict[str, list[str]], *, via: str = "vtysh") ->
             return name, res
         peers = summary.peers
         res.established = [a for a in summary.established() if a in res.expected]
-        res.down = {a: peers[a].label if a in peers else "missing" for a in res.expected
-                    if a not in peers or not peers[a].established}
+        res.down = {
+            a: peers[a].label if a in peers else "missing"
+            for a in res.expected
+            if a not in peers or not peers[a].established
+        }
         res.quiet = [a for a in res.established if _quiet(peers[a])]
         ipv4 = summary.families.get("ipv4Unicast")
         res.table_version = ipv4.table_version if ipv4 else None
@@ -119,8 +124,10 @@ def read_bgp(lab: Lab, expected: dict[str, list[str]], *, via: str = "vtysh") ->
 def _read(netns: str, via: str) -> list[Any]:
     """``show bgp summary json`` and ``show ip route summary json`` of one switch, decoded."""
     if via == "vty":
-        return [json.loads(query(netns, "bgpd", BGP_SUMMARY) or "{}"),
-                json.loads(query(netns, "zebra", ROUTE_SUMMARY) or "{}")]
+        return [
+            json.loads(query(netns, "bgpd", BGP_SUMMARY) or "{}"),
+            json.loads(query(netns, "zebra", ROUTE_SUMMARY) or "{}"),
+        ]
     proc = run(vtysh_argv(netns, BGP_SUMMARY, ROUTE_SUMMARY), check=False, timeout=60)
     if proc.returncode != 0:
         raise LabError((proc.stderr or proc.stdout).strip() or f"vtysh exit {proc.returncode}")
@@ -152,8 +159,13 @@ def status(lab: Lab) -> dict[str, Any]:
     problems: list[str] = []
     for name, dev in lab.devices.items():
         daemons = {d: alive(r) for d, r in lab.state.get("daemons", {}).get(name, {}).items()}
-        devices[name] = {"kind": dev.kind, "role": dev.role, "netns": dev.netns, "netns_present": dev.netns in present,
-                         "daemons": daemons}
+        devices[name] = {
+            "kind": dev.kind,
+            "role": dev.role,
+            "netns": dev.netns,
+            "netns_present": dev.netns in present,
+            "daemons": daemons,
+        }
         if dev.netns not in present:
             problems.append(f"{name}: namespace {dev.netns} is gone")
         for d, ok in daemons.items():
@@ -162,17 +174,33 @@ def status(lab: Lab) -> dict[str, Any]:
     expected = expected_sessions(lab)
     bgp = read_bgp(lab, expected)
     for name, b in sorted(bgp.items()):
-        devices[name]["bgp"] = {"expected": len(b.expected), "established": len(b.established), "down": b.down,
-                                "routes": b.routes, "error": b.error}
+        devices[name]["bgp"] = {
+            "expected": len(b.expected),
+            "established": len(b.established),
+            "down": b.down,
+            "routes": b.routes,
+            "error": b.error,
+        }
         if b.down:
             problems.append(f"{name}: {len(b.down)} of {len(b.expected)} BGP sessions not Established")
     if lab.phase != "up":
         problems.insert(0, f"lab is {lab.phase or 'not built'} (not fully up: `hwaac lab down {lab.name}`)")
-    return {"lab": lab.name, "fabric": lab.fabric, "render_dir": str(lab.render_dir), "phase": lab.phase,
-            "versions": lab.state.get("versions", {}), "up": not problems, "problems": problems,
-            "switches": len(lab.switches), "hosts": len(lab.hosts), "links": len(lab.state.get("links", {})),
-            "faults": [{**f, "finished": bool(f.get("process")) and not alive(f["process"])}
-                       for f in lab.state.get("faults", [])], "devices": devices}
+    return {
+        "lab": lab.name,
+        "fabric": lab.fabric,
+        "render_dir": str(lab.render_dir),
+        "phase": lab.phase,
+        "versions": lab.state.get("versions", {}),
+        "up": not problems,
+        "problems": problems,
+        "switches": len(lab.switches),
+        "hosts": len(lab.hosts),
+        "links": len(lab.state.get("links", {})),
+        "faults": [
+            {**f, "finished": bool(f.get("process")) and not alive(f["process"])} for f in lab.state.get("faults", [])
+        ],
+        "devices": devices,
+    }
 
 
 def converge(lab: Lab, *, timeout: float = 120.0, interval: float = 1.0, stable_polls: int = 2) -> float:
@@ -204,10 +232,10 @@ def converge(lab: Lab, *, timeout: float = 120.0, interval: float = 1.0, stable_
             same, last = 0, None
         if time.monotonic() - t0 > timeout:
             down = {n: b for n, b in bgp.items() if not b.ok}
-            first = ", ".join(f"{n} ({len(b.down)} down{': ' + b.error if b.error else ''})"
-                              for n, b in list(down.items())[:5])
-            what = f"{len(down)} switch(es) with sessions not Established: {first}" if down else \
-                "routes still changing"
+            first = ", ".join(
+                f"{n} ({len(b.down)} down{': ' + b.error if b.error else ''})" for n, b in list(down.items())[:5]
+            )
+            what = f"{len(down)} switch(es) with sessions not Established: {first}" if down else "routes still changing"
             raise LabError(f"lab {lab.name} not converged after {timeout:.0f} s: {what}")
         # polling costs the daemons CPU (a spine's summary JSON): at most a third of the time goes to it
         time.sleep(max(interval, 2 * took))

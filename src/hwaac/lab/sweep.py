@@ -51,11 +51,17 @@ def portstat_json(links: Iterable[dict[str, Any]], ports: Iterable[str], admin: 
             continue
         stats = k.get("stats64") or {}
         rx, tx = stats.get("rx") or {}, stats.get("tx") or {}
-        row = {"STATE": port_state(str((admin.get(port) or {}).get("admin_status", "up")) == "up", k),
-               "RX_OK": _count(rx.get("packets")), "RX_ERR": _count(rx.get("errors")),
-               "RX_DRP": _count(rx.get("dropped")), "RX_OVR": _NA,
-               "TX_OK": _count(tx.get("packets")), "TX_ERR": _count(tx.get("errors")),
-               "TX_DRP": _count(tx.get("dropped")), "TX_OVR": _NA}
+        row = {
+            "STATE": port_state(str((admin.get(port) or {}).get("admin_status", "up")) == "up", k),
+            "RX_OK": _count(rx.get("packets")),
+            "RX_ERR": _count(rx.get("errors")),
+            "RX_DRP": _count(rx.get("dropped")),
+            "RX_OVR": _NA,
+            "TX_OK": _count(tx.get("packets")),
+            "TX_ERR": _count(tx.get("errors")),
+            "TX_DRP": _count(tx.get("dropped")),
+            "TX_OVR": _NA,
+        }
         row.update(dict.fromkeys(_RATES, _NA))
         out[port] = dict(sorted(row.items()))
     return json.dumps(out, indent=4)

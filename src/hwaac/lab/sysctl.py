@@ -18,8 +18,11 @@ from hwaac.lab.procs import run
 _NAMESPACED = re.compile(r"^net\.ipv[46]\.(conf\.[^.]+|neigh\.(?!default\.)[^.]+)\.[a-z0-9_]+$")
 # forwarding, the L4 ECMP hash, and ICMP errors from the interface a packet came in on, so that a probe's
 # time-exceeded names the exact cable among parallel ones (hwaac.probe.paths; ip-sysctl.rst)
-SWITCH_SYSCTLS = (("net.ipv4.ip_forward", "1"), ("net.ipv4.fib_multipath_hash_policy", "1"),
-                  ("net.ipv4.icmp_errors_use_inbound_ifaddr", "1"))
+SWITCH_SYSCTLS = (
+    ("net.ipv4.ip_forward", "1"),
+    ("net.ipv4.fib_multipath_hash_policy", "1"),
+    ("net.ipv4.icmp_errors_use_inbound_ifaddr", "1"),
+)
 
 
 def read_sysctl_d(text: str, *, source: str = "sysctl.d") -> list[tuple[str, str]]:

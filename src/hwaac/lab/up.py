@@ -42,8 +42,14 @@ WORKERS = max(2, min(8, (os.cpu_count() or 2) * 2))
 MERGE_ABOVE_SESSIONS = frr.BIG_LAB_SESSIONS
 
 
-def up(render_dir: Path, *, name: str | None = None, nodes_per_su: int | None = -1, root: Path | None = None,
-       log: Log = lambda _: None) -> Lab:
+def up(
+    render_dir: Path,
+    *,
+    name: str | None = None,
+    nodes_per_su: int | None = -1,
+    root: Path | None = None,
+    log: Log = lambda _: None,
+) -> Lab:
     """Build the lab (or return it when the same render is already up: a second run changes nothing).
 
     Raises:
@@ -60,26 +66,33 @@ def up(render_dir: Path, *, name: str | None = None, nodes_per_su: int | None = 
         if state.get("render_dir") == str(fab.render_dir) and state.get("phase") == "up":
             log(f"lab {lab} is already up from {fab.render_dir}")
             return Lab(folder, state)
-        raise LabError(f"lab {lab} already exists (phase {state.get('phase')}, from {state.get('render_dir')}): "
-                       f"`hwaac lab down {lab}` first, or choose another --name")
+        raise LabError(
+            f"lab {lab} already exists (phase {state.get('phase')}, from {state.get('render_dir')}): "
+            f"`hwaac lab down {lab}` first, or choose another --name"
+        )
     left = netns.existing(lab_prefix(lab))
     if folder.exists() and not left:
         left = [str(folder)]
     if left:
-        raise LabError(f"lab {lab} has no state but leftovers ({left[0]}{', ...' if len(left) > 1 else ''}): "
-                       f"`hwaac lab down {lab}` removes them")
+        raise LabError(
+            f"lab {lab} has no state but leftovers ({left[0]}{', ...' if len(left) > 1 else ''}): "
+            f"`hwaac lab down {lab}` removes them"
+        )
     for sw in fab.switches.values():
         frr_config(sw.config_db)  # refuses what bgpd could not run, before anything is made
     host_files = {n: read_host_files(h) for n, h in fab.hosts.items()}
-    log(f"lab {lab}: {len(fab.switches)} switches, {len(fab.hosts)} of {fab.nodes_total} nodes, "
-        f"{len(fab.cables)} cables (FRR {versions['frr']}, lldpd {versions['lldpd']})")
+    log(
+        f"lab {lab}: {len(fab.switches)} switches, {len(fab.hosts)} of {fab.nodes_total} nodes, "
+        f"{len(fab.cables)} cables (FRR {versions['frr']}, lldpd {versions['lldpd']})"
+    )
     folder.mkdir(parents=True)
     os.chmod(root, 0o755)
     os.chmod(folder, 0o755)
     state = new_state(lab, fab.name, fab.render_dir)
     state["versions"] = versions
-    state["bgp_neighbors"] = {n: {a: nbr["enabled"] for a, nbr in neighbors(sw.config_db).items()}
-                              for n, sw in fab.switches.items()}
+    state["bgp_neighbors"] = {
+        n: {a: nbr["enabled"] for a, nbr in neighbors(sw.config_db).items()} for n, sw in fab.switches.items()
+    }
     try:
         with locked(folder):
             _build(folder, state, fab, host_files, log)
@@ -110,26 +123,38 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
     write_state(folder, state)
     t = time.monotonic()
     netns.add(ns.values())
-    _parallel([lambda n=n: set_in_netns(ns[n], SWITCH_SYSCTLS) for n in fab.switches]
-              + [lambda n=n: apply_sysctls(ns[n], host_files[n]) for n in fab.hosts])
+    _parallel(
+        [lambda n=n: set_in_netns(ns[n], SWITCH_SYSCTLS) for n in fab.switches]
+        + [lambda n=n: apply_sysctls(ns[n], host_files[n]) for n in fab.hosts]
+    )
     state["host_sysctl"] = _host_sysctl_summary(host_files)
-    state["links"] = {c.id: {"kind": c.kind, "a": list(c.a), "b": list(c.b),
-                             "addrs": list(c.addrs)} for c in fab.cables.values()}
+    state["links"] = {
+        c.id: {"kind": c.kind, "a": list(c.a), "b": list(c.b), "addrs": list(c.addrs)} for c in fab.cables.values()
+    }
     write_state(folder, state)
-    netns.batch([netns.veth_line(ns[c.a[0]], c.a[1], _mtu(fab, *c.a), ns[c.b[0]], c.b[1], _mtu(fab, *c.b))
-                 for c in fab.cables.values()])
+    netns.batch(
+        [
+            netns.veth_line(ns[c.a[0]], c.a[1], _mtu(fab, *c.a), ns[c.b[0]], c.b[1], _mtu(fab, *c.b))
+            for c in fab.cables.values()
+        ]
+    )
     cabled: dict[str, list[str]] = {}
     for c in fab.cables.values():
         for dev, port in (c.a, c.b):
             cabled.setdefault(dev, []).append(port)
     on_lo = bool(fab.switches) and not _dummy_works(ns[next(iter(fab.switches))])
     state["loopbacks_on"] = "lo" if on_lo else "dummy"
-    _parallel([lambda n=n: netns.batch(_switch_lines(fab.switches[n], cabled.get(n, []), on_lo), netns=ns[n])
-               for n in fab.switches]
-              + [lambda n=n: apply_network(ns[n], fab.hosts[n], host_files[n], cabled.get(n, []))
-                 for n in fab.hosts])
-    log(f"  {len(ns)} namespaces, {len(fab.cables)} veth pairs, addresses and host routing: "
-        f"{time.monotonic() - t:.1f} s")
+    _parallel(
+        [
+            lambda n=n: netns.batch(_switch_lines(fab.switches[n], cabled.get(n, []), on_lo), netns=ns[n])
+            for n in fab.switches
+        ]
+        + [lambda n=n: apply_network(ns[n], fab.hosts[n], host_files[n], cabled.get(n, [])) for n in fab.hosts]
+    )
+    log(
+        f"  {len(ns)} namespaces, {len(fab.cables)} veth pairs, addresses and host routing: "
+        f"{time.monotonic() - t:.1f} s"
+    )
     t = time.monotonic()
     sessions = sum(1 for c in fab.cables.values() if c.a[0] in fab.switches and c.b[0] in fab.switches)
     floor = frr.timers_floor(sessions)
@@ -173,9 +198,17 @@ def _build(folder: Path, state: dict[str, Any], fab: Fabric, host_files: dict[st
     write_state(folder, state)
 
 
-def _start_and_connect(folder: Path, state: dict[str, Any], fab: Fabric, ns: dict[str, str],
-                       cabled: dict[str, list[str]], start_switch: Callable[[str], None], *, in_waves: bool,
-                       log: Log) -> None:
+def _start_and_connect(
+    folder: Path,
+    state: dict[str, Any],
+    fab: Fabric,
+    ns: dict[str, str],
+    cabled: dict[str, list[str]],
+    start_switch: Callable[[str], None],
+    *,
+    in_waves: bool,
+    log: Log,
+) -> None:
     """zebra and bgpd on every switch, then the switch ports up (the spines in waves when ``in_waves``)."""
     t = time.monotonic()
     try:
@@ -195,7 +228,7 @@ def _start_and_connect(folder: Path, state: dict[str, Any], fab: Fabric, ns: dic
     # a big lab: the spines a few at a time, each group once the previous one's sessions are up, so the initial
     # update storm of thousands of sessions never lands on the cores at once (docs/lab.md)
     for i in range(0, len(waves), SPINES_PER_WAVE):
-        group = waves[i:i + SPINES_PER_WAVE]
+        group = waves[i : i + SPINES_PER_WAVE]
         for n in group:
             netns.batch(_ports_up(fab.switches[n], cabled.get(n, [])), netns=ns[n])
         for n in group:

@@ -61,8 +61,11 @@ def kept_out(out: guard.OutOfService, plan: Plan) -> set[str]:
     """The cables that stay drained with ``out``: drained themselves, or a link of a drained switch. An undrain
     leaves them shut (a switch coming back does not reopen a link drained on its own, nor one to a drained
     switch)."""
-    return set(out.links) | {link.cable_id for link in plan.links if link.kind != "host"
-                             and (link.a_device in out.switches or link.b_device in out.switches)}
+    return set(out.links) | {
+        link.cable_id
+        for link in plan.links
+        if link.kind != "host" and (link.a_device in out.switches or link.b_device in out.switches)
+    }
 
 
 class _Sessions:
@@ -108,8 +111,9 @@ def steps(actions: Sequence[Action], plan: Plan, rendered: Rendered, keep: Colle
     cables an undrain leaves shut (:func:`kept_out`)."""
     sessions = _Sessions(plan, rendered)
     drains, undrains = _plan(actions, plan, keep)
-    return (drain.drain_steps([s for link in drains for s in sessions(link)])
-            + drain.undrain_steps([s for link in undrains for s in sessions(link)]))
+    return drain.drain_steps([s for link in drains for s in sessions(link)]) + drain.undrain_steps(
+        [s for link in undrains for s in sessions(link)]
+    )
 
 
 def stages(all_steps: Sequence[drain.Step]) -> tuple[dict[str, drain.Config], dict[str, drain.Config]]:
@@ -126,13 +130,27 @@ def stages(all_steps: Sequence[drain.Step]) -> tuple[dict[str, drain.Config], di
 def extra_vars(all_steps: Sequence[drain.Step], pause_s: float, *, save: bool = True) -> dict[str, Any]:
     """``save``: each switch saves its running config after the change (``config save -y``)."""
     one, two = stages(all_steps)
-    return {"mitigate_stage1": one, "mitigate_stage2": two, "mitigate_pause_s": round(pause_s),
-            "mitigate_hosts": ",".join(sorted(set(one) | set(two))) or "none", "mitigate_save": save}
+    return {
+        "mitigate_stage1": one,
+        "mitigate_stage2": two,
+        "mitigate_pause_s": round(pause_s),
+        "mitigate_hosts": ",".join(sorted(set(one) | set(two))) or "none",
+        "mitigate_save": save,
+    }
 
 
-def carry(actions: Sequence[Action], plan: Plan, rendered: Rendered, where: Where, *, pause_s: float,
-          checks: Recheck, keep: Collection[str] = (), open_only: bool = False,
-          log: Log = lambda _: None) -> Carried:
+def carry(
+    actions: Sequence[Action],
+    plan: Plan,
+    rendered: Rendered,
+    where: Where,
+    *,
+    pause_s: float,
+    checks: Recheck,
+    keep: Collection[str] = (),
+    open_only: bool = False,
+    log: Log = lambda _: None,
+) -> Carried:
     """Carry the actions out. Drains: graceful, then shut. Undrains: open, re-check each link, then restore the
     links that passed and shut again those that did not (``open_only``: open, and nothing more)."""
     sessions = _Sessions(plan, rendered)
@@ -163,8 +181,9 @@ def carry(actions: Sequence[Action], plan: Plan, rendered: Rendered, where: Wher
     return done
 
 
-def settle(carried: Carried, actions: Sequence[Action], plan: Plan, state: State, now: datetime,
-           before: Mapping[str, Out]) -> tuple[list[Action], dict[str, str]]:
+def settle(
+    carried: Carried, actions: Sequence[Action], plan: Plan, state: State, now: datetime, before: Mapping[str, Out]
+) -> tuple[list[Action], dict[str, str]]:
     """After a carrying out that succeeded: each link that failed its re-check goes back into ``state`` as drained
     (:func:`hwaac.mitigation.engine.drained_again`), owned as it (or its switch) was in ``before`` (what was out
     before the sweep). Returns those decisions (outcome ``done``) and the outcome of each undrain it touches: a
@@ -186,9 +205,11 @@ def settle(carried: Carried, actions: Sequence[Action], plan: Plan, state: State
             again.append(drained_again(state, a, cable, failed[cable].detail, now, prior))
             outcome[f"{guard.DRAIN_LINK}|{cable}"] = "done"
         words = "; ".join(failed[c].detail for c in bad)
-        outcome[f"{d.action}|{d.target}"] = (f"re-check failed, drained again: {words}" if d.action ==
-                                             guard.UNDRAIN_LINK else f"done, but {len(bad)} link(s) failed the "
-                                             f"re-check and were drained again: {words}")
+        outcome[f"{d.action}|{d.target}"] = (
+            f"re-check failed, drained again: {words}"
+            if d.action == guard.UNDRAIN_LINK
+            else f"done, but {len(bad)} link(s) failed the re-check and were drained again: {words}"
+        )
     return again, outcome
 
 
@@ -224,5 +245,16 @@ def run(where: Where, extra: dict[str, Any], log: Log) -> tuple[int, str]:
     return run.rc, str(run.log_file)
 
 
-__all__ = ["PLAYBOOK", "Carried", "Where", "carry", "extra_vars", "kept_out", "opened", "run", "settle",
-           "stages", "steps"]
+__all__ = [
+    "PLAYBOOK",
+    "Carried",
+    "Where",
+    "carry",
+    "extra_vars",
+    "kept_out",
+    "opened",
+    "run",
+    "settle",
+    "stages",
+    "steps",
+]

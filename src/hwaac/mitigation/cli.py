@@ -31,31 +31,50 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``hwaac remediate`` to the main parser."""
     from hwaac.mitigation import manual
 
-    p = sub.add_parser("remediate", help="drain, undrain or quarantine from network health findings, behind "
-                       "guard rails (dry run unless --apply)",
-                       description="Exit 0 done, 1 carrying out (or recording it in NetBox) failed or a "
-                       "person's request refused, 2 usage, 3 breaker tripped.")
+    p = sub.add_parser(
+        "remediate",
+        help="drain, undrain or quarantine from network health findings, behind guard rails (dry run unless --apply)",
+        description="Exit 0 done, 1 carrying out (or recording it in NetBox) failed or a "
+        "person's request refused, 2 usage, 3 breaker tripped.",
+    )
     p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
-    p.add_argument("findings", metavar="FINDINGS", nargs="?", help="`hwaac health fabric --format json` output, "
-                   "or an Alertmanager webhook payload; - reads stdin")
-    p.add_argument("--alertmanager", metavar="URL", help="instead of FINDINGS: the alerts active in this "
-                   "Alertmanager (GET URL/api/v2/alerts)")
+    p.add_argument(
+        "findings",
+        metavar="FINDINGS",
+        nargs="?",
+        help="`hwaac health fabric --format json` output, or an Alertmanager webhook payload; - reads stdin",
+    )
+    p.add_argument(
+        "--alertmanager",
+        metavar="URL",
+        help="instead of FINDINGS: the alerts active in this Alertmanager (GET URL/api/v2/alerts)",
+    )
     p.add_argument("--state", metavar="DIR", required=True, help="state folder (state.json, decisions.jsonl)")
     p.add_argument("--policy", metavar="FILE", help="policy YAML (default: hwaac/mitigation/data/policy.yaml)")
-    p.add_argument("--render", metavar="DIR", help="rendered folder to take switch configs from (default: render "
-                   "them from the intent)")
+    p.add_argument(
+        "--render",
+        metavar="DIR",
+        help="rendered folder to take switch configs from (default: render them from the intent)",
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="decide and print, change nothing (the default)")
     mode.add_argument("--apply", action="store_true", help="carry the decisions out and keep the state")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--lab", metavar="NAME", help="carry out on this twin (hwaac lab)")
-    where.add_argument("-i", "--inventory", metavar="FILE", help="carry out on the switches of this Ansible "
-                       "inventory")
-    p.add_argument("--pause", type=float, metavar="S", help="seconds between graceful shutdown and session shut "
-                   "(default: the policy's graceful_s)")
-    p.add_argument("--netbox", action="store_true", help="record what was carried out in NetBox: a journal entry "
-                   "on each switch and cable, the cables' status (NETBOX_URL / NETBOX_TOKEN, else the local NetBox; "
-                   "the token is never printed); with a dry run, print what would be recorded")
+    where.add_argument("-i", "--inventory", metavar="FILE", help="carry out on the switches of this Ansible inventory")
+    p.add_argument(
+        "--pause",
+        type=float,
+        metavar="S",
+        help="seconds between graceful shutdown and session shut (default: the policy's graceful_s)",
+    )
+    p.add_argument(
+        "--netbox",
+        action="store_true",
+        help="record what was carried out in NetBox: a journal entry "
+        "on each switch and cable, the cables' status (NETBOX_URL / NETBOX_TOKEN, else the local NetBox; "
+        "the token is never printed); with a dry run, print what would be recorded",
+    )
     p.add_argument("--now", metavar="ISO", help="decide as at this time (default: now; for replays and tests)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output (default text)")
     manual.add_arguments(p)
@@ -125,6 +144,7 @@ def cmd_remediate(args: argparse.Namespace) -> int:
     if args.netbox:
         from hwaac.netbox.connection import connect
         from hwaac.netbox.errors import NetBoxError
+
         try:
             client = connect()
         except NetBoxError as exc:
@@ -136,6 +156,7 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         if args.render:
             return json.loads((Path(args.render) / "switches" / switch / "config_db.json").read_text())
         from hwaac.render.sonic import render_config_db
+
         return render_config_db(plan, next(s for s in plan.switches if s.name == switch))
 
     if person is not None:
@@ -151,9 +172,11 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         would = {f"{a.decision.action}|{a.decision.target}": "done" for a in actions if a.act}
         keep = carry_out.kept_out(after.out_of_service(), plan)
         netbox = _record(client, plan, actions, would, now, "dry_run", keep) if client is not None else None
-        checks = {c: f"would ping across it ({policy.recheck.pings} pings, at most "
-                  f"{policy.recheck.max_loss_pct:g}% lost) before restoring its routes"
-                  for c in carry_out.opened(actions, plan, keep)}
+        checks = {
+            c: f"would ping across it ({policy.recheck.pings} pings, at most "
+            f"{policy.recheck.max_loss_pct:g}% lost) before restoring its routes"
+            for c in carry_out.opened(actions, plan, keep)
+        }
         _print(args, actions, todo, dry_run=True, netbox=netbox, rechecks=checks)
         if isinstance(netbox, str):
             return EXIT_FAILED
@@ -176,8 +199,9 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         pause = policy.graceful_s if args.pause is None else args.pause
         say = (lambda line: print(line, file=sys.stderr)) if args.format == "text" else (lambda _: None)
         where = carry_out.Where.of(args.lab, args.inventory, Path(args.state))
-        carried = carry_out.carry(actions, plan, rendered, where, pause_s=pause, checks=policy.recheck, keep=keep,
-                                  log=say)
+        carried = carry_out.carry(
+            actions, plan, rendered, where, pause_s=pause, checks=policy.recheck, keep=keep, log=say
+        )
         rc, todo = carried.rc, carried.steps
         done = "done" if rc == 0 else f"failed (ansible-playbook rc {rc}; log {carried.log})"
         outcome = {f"{a.decision.action}|{a.decision.target}": done for a in actions if a.act}
@@ -189,14 +213,16 @@ def cmd_remediate(args: argparse.Namespace) -> int:
             actions, outcome = actions + again, {**outcome, **settled}
         outcome.update(_nodes_and_notes(client, plan, actions, state, now))
         store.save(state)
-        netbox = _record(client, plan, actions, outcome, now, "enforce", carry_out.kept_out(
-            state.out_of_service(), plan)) if client is not None and rc == 0 else None
+        netbox = (
+            _record(client, plan, actions, outcome, now, "enforce", carry_out.kept_out(state.out_of_service(), plan))
+            if client is not None and rc == 0
+            else None
+        )
         if isinstance(netbox, str):  # the switch changes stay done; the outcome says what NetBox lacks
             failed = f"done; NetBox journal failed: {netbox.splitlines()[0]}"
             outcome = {k: failed if v == "done" and k.split("|")[0] in guard.ACTIONS else v for k, v in outcome.items()}
         store.log(actions, now, sweep=state.sweeps, dry_run=False, outcome=outcome)
-    _print(args, actions, todo, dry_run=False, outcome=outcome, netbox=netbox,
-           rechecks=carried.recheck_words())
+    _print(args, actions, todo, dry_run=False, outcome=outcome, netbox=netbox, rechecks=carried.recheck_words())
     undone = any(v.startswith(("not carried out", "failed")) for v in outcome.values())
     if rc != 0 or isinstance(netbox, str) or undone:
         return EXIT_FAILED
@@ -215,8 +241,11 @@ def _nodes_and_notes(client: Any, plan: Any, actions: list[Any], state: Any, now
     if not nodes:
         return out
     if client is None:
-        got = {f"{QUARANTINE}|{a.decision.target}": "not carried out: a quarantine needs --netbox (the node "
-               "lifecycle is kept in NetBox)" for a in nodes}
+        got = {
+            f"{QUARANTINE}|{a.decision.target}": "not carried out: a quarantine needs --netbox (the node "
+            "lifecycle is kept in NetBox)"
+            for a in nodes
+        }
     else:
         try:
             got = dict(quarantine(client, nodes, plan.intent.fabric.name, now))
@@ -229,8 +258,9 @@ def _nodes_and_notes(client: Any, plan: Any, actions: list[Any], state: Any, now
     return {**out, **got}
 
 
-def _record(client: Any, plan: Any, actions: list[Any], outcome: dict[str, str], now: datetime, mode: Mode,
-            keep: Any = ()) -> Any:
+def _record(
+    client: Any, plan: Any, actions: list[Any], outcome: dict[str, str], now: datetime, mode: Mode, keep: Any = ()
+) -> Any:
     """Record the actions whose outcome is ``done`` in NetBox (``keep``: cables an undrain left drained): the
     report, or the error's message."""
     from hwaac.mitigation.netbox_journal import record_actions
@@ -243,15 +273,28 @@ def _record(client: Any, plan: Any, actions: list[Any], outcome: dict[str, str],
         return str(exc)
 
 
-def _print(args: argparse.Namespace, actions: list[Any], todo: list[Any], *, dry_run: bool,
-           outcome: dict[str, str] | None = None, netbox: Any = None, rechecks: dict[str, str] | None = None) -> None:
+def _print(
+    args: argparse.Namespace,
+    actions: list[Any],
+    todo: list[Any],
+    *,
+    dry_run: bool,
+    outcome: dict[str, str] | None = None,
+    netbox: Any = None,
+    rechecks: dict[str, str] | None = None,
+) -> None:
     """``netbox``: what was (or would be) recorded there, the error's message, or None without ``--netbox``;
     ``rechecks``: cable -> its re-check before an undrain, in words."""
     if isinstance(netbox, str):
         print(f"hwaac remediate: NetBox: {netbox}", file=sys.stderr)
     if args.format == "json":
-        out = {"dry_run": dry_run, "decisions": [a.to_dict() for a in actions], "steps": [s.to_dict() for s in todo],
-               "rechecks": rechecks or {}, "outcome": outcome or {}}
+        out = {
+            "dry_run": dry_run,
+            "decisions": [a.to_dict() for a in actions],
+            "steps": [s.to_dict() for s in todo],
+            "rechecks": rechecks or {},
+            "outcome": outcome or {},
+        }
         if args.netbox:
             out["netbox"] = {"error": netbox} if isinstance(netbox, str) else netbox.to_dict() if netbox else None
         print(json.dumps(out, indent=1))
@@ -262,9 +305,11 @@ def _print(args: argparse.Namespace, actions: list[Any], todo: list[Any], *, dry
     for a in actions:
         d = a.decision
         state = ("ACT" if a.act else "skip") if dry_run else (outcome or {}).get(f"{d.action}|{d.target}", "skip")
-        print(f"{state:6} {d.action} {d.target}: {d.rule} - {d.reason}"
-              + (f" (policy rule {a.policy_rule})" if a.policy_rule else "")
-              + (f"; reason: {a.note}" if a.note else ""))
+        print(
+            f"{state:6} {d.action} {d.target}: {d.rule} - {d.reason}"
+            + (f" (policy rule {a.policy_rule})" if a.policy_rule else "")
+            + (f"; reason: {a.note}" if a.note else "")
+        )
     for s in todo:
         tables = ", ".join(f"{t} {len(e)}" for t, e in s.config.items())
         print(f"  {verb} {s.stage:8} {s.device}: {tables}")

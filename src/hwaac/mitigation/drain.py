@@ -67,8 +67,13 @@ def _sessions_to(config: Mapping[str, Any], device: str, neighbors: Iterable[str
         vrf, _, addr = key.partition("|")
         if addr not in wanted:
             continue
-        maps = tuple(sorted((k.split("|")[2], tuple(v.get("route_map_out", ())))
-                            for k, v in afs.items() if k.startswith(f"{key}|") and k.count("|") == 2))
+        maps = tuple(
+            sorted(
+                (k.split("|")[2], tuple(v.get("route_map_out", ())))
+                for k, v in afs.items()
+                if k.startswith(f"{key}|") and k.count("|") == 2
+            )
+        )
         out.append(Session(device, vrf, addr, maps))
         wanted.discard(addr)
     if wanted:
@@ -114,14 +119,17 @@ def _marked(sessions: list[Session], *, gshut: bool) -> Config:
         for family, maps in s.route_maps_out:
             name = gshut_map(maps)
             if gshut:
-                entry: dict[str, Any] = {"route_operation": "permit",
-                                         "set_community_inline": [GSHUT_COMMUNITY, "additive"]}
+                entry: dict[str, Any] = {
+                    "route_operation": "permit",
+                    "set_community_inline": [GSHUT_COMMUNITY, "additive"],
+                }
                 if maps:
                     entry["call_route_map"] = maps[-1]
                 cfg.setdefault("ROUTE_MAP_SET", {})[name] = {}
                 cfg.setdefault("ROUTE_MAP", {})[f"{name}|10"] = entry
             cfg.setdefault("BGP_NEIGHBOR_AF", {})[f"{s.key}|{family}"] = {
-                "route_map_out": [name] if gshut else list(maps)}
+                "route_map_out": [name] if gshut else list(maps)
+            }
     return cfg
 
 
@@ -132,15 +140,17 @@ def _admin(sessions: list[Session], status: str) -> Config:
 def drain_steps(sessions: Iterable[Session]) -> list[Step]:
     """Mark every session graceful (all devices), then shut every session (all devices)."""
     by = _by_device(sessions)
-    return ([Step(d, GRACEFUL, _marked(ss, gshut=True)) for d, ss in by.items()]
-            + [Step(d, SHUT, _admin(ss, "down")) for d, ss in by.items()])
+    return [Step(d, GRACEFUL, _marked(ss, gshut=True)) for d, ss in by.items()] + [
+        Step(d, SHUT, _admin(ss, "down")) for d, ss in by.items()
+    ]
 
 
 def undrain_steps(sessions: Iterable[Session]) -> list[Step]:
     """Open every session still marked (all devices), then restore the rendered outbound maps (all devices)."""
     by = _by_device(sessions)
-    return ([Step(d, OPEN, _merge(_admin(ss, "up"), _marked(ss, gshut=True))) for d, ss in by.items()]
-            + [Step(d, RESTORE, _marked(ss, gshut=False)) for d, ss in by.items()])
+    return [Step(d, OPEN, _merge(_admin(ss, "up"), _marked(ss, gshut=True))) for d, ss in by.items()] + [
+        Step(d, RESTORE, _marked(ss, gshut=False)) for d, ss in by.items()
+    ]
 
 
 def _merge(a: Config, b: Config) -> Config:
@@ -183,6 +193,19 @@ def keep_drains(running: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[
     return out
 
 
-__all__ = ["GRACEFUL", "GSHUT_COMMUNITY", "OPEN", "RESTORE", "SHUT", "DrainError",
-           "Session", "Step", "drain_steps", "gshut_map", "keep_drains", "link_sessions", "switch_sessions",
-           "undrain_steps"]
+__all__ = [
+    "GRACEFUL",
+    "GSHUT_COMMUNITY",
+    "OPEN",
+    "RESTORE",
+    "SHUT",
+    "DrainError",
+    "Session",
+    "Step",
+    "drain_steps",
+    "gshut_map",
+    "keep_drains",
+    "link_sessions",
+    "switch_sessions",
+    "undrain_steps",
+]

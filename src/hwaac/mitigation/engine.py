@@ -39,8 +39,14 @@ class Out:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"action": self.action, "target": self.target, "rule": self.rule, "since": self.since.isoformat(),
-               "clean": self.clean, "evidence": self.evidence}
+        out = {
+            "action": self.action,
+            "target": self.target,
+            "rule": self.rule,
+            "since": self.since.isoformat(),
+            "clean": self.clean,
+            "evidence": self.evidence,
+        }
         return {**out, "manual": True, "note": self.note} if self.manual else out
 
 
@@ -59,25 +65,45 @@ class State:
         return guard.OutOfService(
             links={o.target for o in self.out.values() if o.action == guard.DRAIN_LINK},
             switches={o.target for o in self.out.values() if o.action == guard.DRAIN_SWITCH},
-            acted=list(self.acted), tripped_at=self.tripped_at)
+            acted=list(self.acted),
+            tripped_at=self.tripped_at,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": STATE_VERSION, "sweeps": self.sweeps, "streaks": dict(sorted(self.streaks.items())),
-                "out": {k: o.to_dict() for k, o in sorted(self.out.items())},
-                "acted": [[t.isoformat(), s] for t, s in self.acted],
-                "tripped_at": self.tripped_at.isoformat() if self.tripped_at else None}
+        return {
+            "version": STATE_VERSION,
+            "sweeps": self.sweeps,
+            "streaks": dict(sorted(self.streaks.items())),
+            "out": {k: o.to_dict() for k, o in sorted(self.out.items())},
+            "acted": [[t.isoformat(), s] for t, s in self.acted],
+            "tripped_at": self.tripped_at.isoformat() if self.tripped_at else None,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> State:
         if data.get("version") != STATE_VERSION:
             raise ValueError(f"version: {data.get('version')!r} is not {STATE_VERSION}")
-        out = {k: Out(v["action"], v["target"], v["rule"], datetime.fromisoformat(v["since"]), int(v["clean"]),
-                      list(v.get("evidence", [])), bool(v.get("manual", False)), str(v.get("note", "")))
-               for k, v in data.get("out", {}).items()}
+        out = {
+            k: Out(
+                v["action"],
+                v["target"],
+                v["rule"],
+                datetime.fromisoformat(v["since"]),
+                int(v["clean"]),
+                list(v.get("evidence", [])),
+                bool(v.get("manual", False)),
+                str(v.get("note", "")),
+            )
+            for k, v in data.get("out", {}).items()
+        }
         tripped = data.get("tripped_at")
-        return cls(streaks={k: int(v) for k, v in data.get("streaks", {}).items()}, out=out,
-                   acted=[(datetime.fromisoformat(t), s) for t, s in data.get("acted", [])],
-                   tripped_at=datetime.fromisoformat(tripped) if tripped else None, sweeps=int(data.get("sweeps", 0)))
+        return cls(
+            streaks={k: int(v) for k, v in data.get("streaks", {}).items()},
+            out=out,
+            acted=[(datetime.fromisoformat(t), s) for t, s in data.get("acted", [])],
+            tripped_at=datetime.fromisoformat(tripped) if tripped else None,
+            sweeps=int(data.get("sweeps", 0)),
+        )
 
 
 @dataclass(frozen=True)
@@ -100,16 +126,27 @@ class Action:
     def to_dict(self) -> dict[str, Any]:
         out = self.decision.to_dict()
         out["policy_rule"] = self.policy_rule
-        out["findings"] = [{"rule": f.rule, "severity": f.severity, "kind": f.kind, "component": f.component,
-                            "cable": f.cable, "device": f.device, "port": f.port, "evidence": list(f.evidence)}
-                           for f in self.findings]
+        out["findings"] = [
+            {
+                "rule": f.rule,
+                "severity": f.severity,
+                "kind": f.kind,
+                "component": f.component,
+                "cable": f.cable,
+                "device": f.device,
+                "port": f.port,
+                "evidence": list(f.evidence),
+            }
+            for f in self.findings
+        ]
         if self.note:
             out["note"] = self.note
         return out
 
 
-def _wanted(policy: Policy, targets: Targets, findings: Sequence[Finding]
-            ) -> dict[str, tuple[str, str, PolicyRule, list[Finding]]]:
+def _wanted(
+    policy: Policy, targets: Targets, findings: Sequence[Finding]
+) -> dict[str, tuple[str, str, PolicyRule, list[Finding]]]:
     """``action|target`` -> (action, target, policy rule, findings) for every finding a policy rule matches."""
     out: dict[str, tuple[str, str, PolicyRule, list[Finding]]] = {}
     for f in dedupe(findings):
@@ -131,8 +168,9 @@ def _wanted(policy: Policy, targets: Targets, findings: Sequence[Finding]
     return out
 
 
-def sweep(policy: Policy, fabric: guard.Fabric, targets: Targets, state: State, findings: Sequence[Finding],
-          now: datetime) -> list[Action]:
+def sweep(
+    policy: Policy, fabric: guard.Fabric, targets: Targets, state: State, findings: Sequence[Finding], now: datetime
+) -> list[Action]:
     """Decide one sweep; ``state`` is updated as if every allowed action were carried out (the caller keeps the old
     state on a dry run, or when carrying out fails)."""
     rails = policy.rails()
@@ -147,21 +185,32 @@ def sweep(policy: Policy, fabric: guard.Fabric, targets: Targets, state: State, 
             state.out[key].clean = 0
             continue
         if streak < rule.persistence:
-            d = guard.Decision(action, target, False, "persistence",
-                               f"seen in {streak} sweep(s) in a row, acting after {rule.persistence}", "",
-                               {"streak": streak, "persistence": rule.persistence})
+            d = guard.Decision(
+                action,
+                target,
+                False,
+                "persistence",
+                f"seen in {streak} sweep(s) in a row, acting after {rule.persistence}",
+                "",
+                {"streak": streak, "persistence": rule.persistence},
+            )
         elif action in DRAINS:
             d = guard.decide(fabric, rails, out, action, target, now)
         elif action == QUARANTINE:
-            d = guard.Decision(action, target, True, "ok", "the fault is on the node's side: quarantine it "
-                               "(the node lifecycle's breaker decides)", target)
+            d = guard.Decision(
+                action,
+                target,
+                True,
+                "ok",
+                "the fault is on the node's side: quarantine it (the node lifecycle's breaker decides)",
+                target,
+            )
         else:
             d = guard.Decision(action, target, True, "notify", "the policy only reports this finding", target)
         actions.append(Action(d, rule.name, tuple(found)))
         if d.allowed and d.rule == "ok":
             guard.record(out, d, now)
-            state.out[key] = Out(action, target, rule.name, now,
-                                 evidence=[e for f in found for e in f.evidence][:8])
+            state.out[key] = Out(action, target, rule.name, now, evidence=[e for f in found for e in f.evidence][:8])
     state.tripped_at = out.tripped_at
     for key, o in list(state.out.items()):
         if key in wanted or o.manual:  # a person put it out: a person puts it back
@@ -176,10 +225,25 @@ def sweep(policy: Policy, fabric: guard.Fabric, targets: Targets, state: State, 
             continue
         held = (now - o.since).total_seconds()
         if held < kept_by.hold_down_s or o.clean < kept_by.recheck_sweeps:
-            why = (f"held {held:.0f} s of hold_down_s {kept_by.hold_down_s:g}" if held < kept_by.hold_down_s
-                   else f"clean in {o.clean} sweep(s) of recheck_sweeps {kept_by.recheck_sweeps}")
-            actions.append(Action(guard.Decision(DRAINS[o.action], o.target, False, "hold_down", why, "",
-                                                 {"held_s": round(held, 1), "clean": o.clean}), o.rule))
+            why = (
+                f"held {held:.0f} s of hold_down_s {kept_by.hold_down_s:g}"
+                if held < kept_by.hold_down_s
+                else f"clean in {o.clean} sweep(s) of recheck_sweeps {kept_by.recheck_sweeps}"
+            )
+            actions.append(
+                Action(
+                    guard.Decision(
+                        DRAINS[o.action],
+                        o.target,
+                        False,
+                        "hold_down",
+                        why,
+                        "",
+                        {"held_s": round(held, 1), "clean": o.clean},
+                    ),
+                    o.rule,
+                )
+            )
             continue
         d = guard.decide(fabric, rails, out, DRAINS[o.action], o.target, now)
         actions.append(Action(d, o.rule))
@@ -189,8 +253,9 @@ def sweep(policy: Policy, fabric: guard.Fabric, targets: Targets, state: State, 
     return actions
 
 
-def drained_again(state: State, undrain: Action, cable: str, detail: str, now: datetime,
-                  prior: Out | None = None) -> Action:
+def drained_again(
+    state: State, undrain: Action, cable: str, detail: str, now: datetime, prior: Out | None = None
+) -> Action:
     """A link ``undrain`` opened failed its re-check and was shut again: it is out again from ``now`` (the hold-down
     starts over), owned as ``prior`` (what was out before the undrain: the link, or its switch) was, else by the
     undrain's policy rule, the re-check first in its evidence. Returns the decision that says so, to log and record
@@ -201,10 +266,10 @@ def drained_again(state: State, undrain: Action, cable: str, detail: str, now: d
     manual = prior.manual if prior else undrain.policy_rule == MANUAL
     note = (prior.note if prior else undrain.note) if manual else ""
     evidence = [{"recheck": detail}, *(prior.evidence if prior else [])][:8]
-    state.out[f"{guard.DRAIN_LINK}|{cable}"] = Out(guard.DRAIN_LINK, cable, rule, now, evidence=evidence,
-                                                   manual=manual, note=note)
-    return Action(guard.Decision(guard.DRAIN_LINK, cable, True, "ok", why, cable, {"recheck": detail}), rule,
-                  note=note)
+    state.out[f"{guard.DRAIN_LINK}|{cable}"] = Out(
+        guard.DRAIN_LINK, cable, rule, now, evidence=evidence, manual=manual, note=note
+    )
+    return Action(guard.Decision(guard.DRAIN_LINK, cable, True, "ok", why, cable, {"recheck": detail}), rule, note=note)
 
 
 STARTED = "sweep-started"  # in the state folder, see Store.mark_started
@@ -246,8 +311,15 @@ class Store:
         """Write ``name`` whole, atomically: a reader sees the old file or the new one."""
         write_atomic(self.folder / name, text, mode=0o600)
 
-    def log(self, actions: Sequence[Action], now: datetime, *, sweep: int, dry_run: bool,
-            outcome: Mapping[str, str] | None = None) -> None:
+    def log(
+        self,
+        actions: Sequence[Action],
+        now: datetime,
+        *,
+        sweep: int,
+        dry_run: bool,
+        outcome: Mapping[str, str] | None = None,
+    ) -> None:
         """Append each decision, allowed or refused, with what came of it (``outcome`` by ``action|target``)."""
         with open(self.folder / "decisions.jsonl", "a") as fh:
             for a in actions:

@@ -41,16 +41,27 @@ def from_report(data: Mapping[str, Any]) -> list[Finding]:
     out = []
     for n, s in enumerate(suspects):
         if not isinstance(s, Mapping) or s.get("severity") not in SEVERITIES:
-            raise FindingsError(f"suspects[{n}].severity: {s.get('severity') if isinstance(s, Mapping) else s!r} "
-                                f"is not one of {', '.join(SEVERITIES)}")
+            raise FindingsError(
+                f"suspects[{n}].severity: {s.get('severity') if isinstance(s, Mapping) else s!r} "
+                f"is not one of {', '.join(SEVERITIES)}"
+            )
         comps = [c for c in s.get("components", ()) if isinstance(c, Mapping)]
         first = comps[0] if comps else {}
         cable = next((str(c.get("name")) for c in comps if c.get("kind") in ("link", "cable")), "")
         end = next((c for c in comps if c.get("device") and c.get("port")), first)
-        out.append(Finding(rule=str(s.get("rule", "")), severity=s["severity"], kind=str(s.get("kind", "")),
-                           component=str(first.get("name", "")), cable=cable, device=str(end.get("device", "")),
-                           port=str(end.get("port", "")), nodes=tuple(s.get("nodes", ())),
-                           evidence=tuple(dict(e) for e in s.get("evidence", ()) if isinstance(e, Mapping))))
+        out.append(
+            Finding(
+                rule=str(s.get("rule", "")),
+                severity=s["severity"],
+                kind=str(s.get("kind", "")),
+                component=str(first.get("name", "")),
+                cable=cable,
+                device=str(end.get("device", "")),
+                port=str(end.get("port", "")),
+                nodes=tuple(s.get("nodes", ())),
+                evidence=tuple(dict(e) for e in s.get("evidence", ()) if isinstance(e, Mapping)),
+            )
+        )
     return out
 
 
@@ -77,19 +88,35 @@ def from_alerts(payload: Mapping[str, Any] | Sequence[Any]) -> list[Finding]:
             continue
         hosts = str(labels.get("hosts", ""))
         nodes = tuple(h for h in hosts.split(",") if h and not h.startswith("+"))
-        out.append(Finding(rule=labels["rule"], severity=labels["severity"], kind=labels.get("kind", ""),
-                           component=labels.get("component", ""), cable=labels.get("cable", ""),
-                           device=labels.get("device", ""), port=labels.get("port", ""), nodes=nodes,
-                           evidence=({"alert": labels.get("alertname", ""), "startsAt": a.get("startsAt", ""),
-                                      "annotations": dict(a.get("annotations", {}))},)))
+        out.append(
+            Finding(
+                rule=labels["rule"],
+                severity=labels["severity"],
+                kind=labels.get("kind", ""),
+                component=labels.get("component", ""),
+                cable=labels.get("cable", ""),
+                device=labels.get("device", ""),
+                port=labels.get("port", ""),
+                nodes=nodes,
+                evidence=(
+                    {
+                        "alert": labels.get("alertname", ""),
+                        "startsAt": a.get("startsAt", ""),
+                        "annotations": dict(a.get("annotations", {})),
+                    },
+                ),
+            )
+        )
     return out
 
 
 def read(data: Mapping[str, Any] | Sequence[Any]) -> list[Finding]:
     """A report, a webhook payload or the API's alerts, told apart by their shape."""
     if not isinstance(data, Mapping | list):
-        raise FindingsError(f"a JSON {type(data).__name__}: expected a health report, an Alertmanager webhook "
-                            "payload or its API's list of alerts")
+        raise FindingsError(
+            f"a JSON {type(data).__name__}: expected a health report, an Alertmanager webhook "
+            "payload or its API's list of alerts"
+        )
     if isinstance(data, list) or "alerts" in data:
         return from_alerts(data)
     return from_report(data)

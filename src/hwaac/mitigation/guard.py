@@ -80,8 +80,15 @@ class Decision:
 
     def to_dict(self) -> dict[str, Any]:
         """As one line of the decision log."""
-        return {"action": self.action, "target": self.target, "allowed": self.allowed, "rule": self.rule,
-                "reason": self.reason, "scope": self.scope, "inputs": dict(self.inputs)}
+        return {
+            "action": self.action,
+            "target": self.target,
+            "allowed": self.allowed,
+            "rule": self.rule,
+            "reason": self.reason,
+            "scope": self.scope,
+            "inputs": dict(self.inputs),
+        }
 
 
 class Fabric:
@@ -103,13 +110,19 @@ class Fabric:
             if s.role == "spine":
                 self.spines.setdefault(s.plane, []).append(s.name)
 
-    def in_service(self, switch: str, out: OutOfService, *, links: Collection[str] = (),
-                   switches: Collection[str] = ()) -> int:
+    def in_service(
+        self, switch: str, out: OutOfService, *, links: Collection[str] = (), switches: Collection[str] = ()
+    ) -> int:
         """Uplinks of ``switch`` (a leaf, or a spine of a three-tier fabric) in service: neither drained nor to a
         drained switch (nor in ``links`` or to one of ``switches``, the drain being decided)."""
-        return sum(1 for link in self.uplinks.get(switch, ())
-                   if link.cable_id not in out.links and link.cable_id not in links
-                   and link.b_device not in out.switches and link.b_device not in switches)
+        return sum(
+            1
+            for link in self.uplinks.get(switch, ())
+            if link.cable_id not in out.links
+            and link.cable_id not in links
+            and link.b_device not in out.switches
+            and link.b_device not in switches
+        )
 
 
 def links_of(plan: Plan, action: str, target: str) -> list[Link]:
@@ -119,8 +132,7 @@ def links_of(plan: Plan, action: str, target: str) -> list[Link]:
     return [link for link in plan.links if link.kind != "host" and target in (link.a_device, link.b_device)]
 
 
-def decide(fabric: Fabric, rails: GuardRails, out: OutOfService, action: str, target: str,
-           now: datetime) -> Decision:
+def decide(fabric: Fabric, rails: GuardRails, out: OutOfService, action: str, target: str, now: datetime) -> Decision:
     """Whether ``action`` on ``target`` may go ahead now. Undrains are always allowed (taking a link back is never
     the harm these rails prevent); a drain of what is already out is allowed and changes nothing."""
     if action not in ACTIONS:
@@ -130,8 +142,13 @@ def decide(fabric: Fabric, rails: GuardRails, out: OutOfService, action: str, ta
         if not known:
             return Decision(action, target, False, "unknown_target", f"{target} is not in the plan")
         drained = target in (out.links if action == UNDRAIN_LINK else out.switches)
-        return Decision(action, target, True, "ok" if drained else "already",
-                        "back in service" if drained else f"{target} is in service")
+        return Decision(
+            action,
+            target,
+            True,
+            "ok" if drained else "already",
+            "back in service" if drained else f"{target} is in service",
+        )
     if action == DRAIN_LINK:
         link = fabric.by_cable.get(target)
         if link is None:
@@ -139,8 +156,14 @@ def decide(fabric: Fabric, rails: GuardRails, out: OutOfService, action: str, ta
         if target in out.links:
             return Decision(action, target, True, "already", f"{target} is drained")
         if link.kind == "host":
-            return Decision(action, target, False, "only_path", f"{target} is {link.a_device}'s only path on its "
-                            "rail: quarantine the node instead of draining its link")
+            return Decision(
+                action,
+                target,
+                False,
+                "only_path",
+                f"{target} is {link.a_device}'s only path on its "
+                "rail: quarantine the node instead of draining its link",
+            )
         return _drain(fabric, rails, out, action, target, link.a_device, [link.a_device], {target}, set(), now)
     role = fabric.role.get(target)
     if role is None:
@@ -148,52 +171,108 @@ def decide(fabric: Fabric, rails: GuardRails, out: OutOfService, action: str, ta
     if target in out.switches:
         return Decision(action, target, True, "already", f"{target} is drained")
     if role == "leaf":
-        return Decision(action, target, False, "only_path", f"{target} is its GPU nodes' only path on their rail: "
-                        "quarantine its nodes instead of draining it")
+        return Decision(
+            action,
+            target,
+            False,
+            "only_path",
+            f"{target} is its GPU nodes' only path on their rail: quarantine its nodes instead of draining it",
+        )
     if role == "spine":
         plane = fabric.plane[target]
         left = sum(1 for s in fabric.spines.get(plane, ()) if s not in out.switches and s != target)
         if left < rails.min_plane_spines:
-            return Decision(action, target, False, "last_spines",
-                            f"plane {plane} would keep {left} spine(s) in service, fewer than "
-                            f"min_plane_spines {rails.min_plane_spines}", target,
-                            {"plane": plane, "spines_left": left, "min_plane_spines": rails.min_plane_spines})
+            return Decision(
+                action,
+                target,
+                False,
+                "last_spines",
+                f"plane {plane} would keep {left} spine(s) in service, fewer than "
+                f"min_plane_spines {rails.min_plane_spines}",
+                target,
+                {"plane": plane, "spines_left": left, "min_plane_spines": rails.min_plane_spines},
+            )
     below = sorted({link.a_device for link in fabric.downlinks.get(target, ())})
     return _drain(fabric, rails, out, action, target, target, below, set(), {target}, now)
 
 
-def _drain(fabric: Fabric, rails: GuardRails, out: OutOfService, action: str, target: str, scope: str,
-           below: list[str], links: set[str], switches: set[str], now: datetime) -> Decision:
+def _drain(
+    fabric: Fabric,
+    rails: GuardRails,
+    out: OutOfService,
+    action: str,
+    target: str,
+    scope: str,
+    below: list[str],
+    links: set[str],
+    switches: set[str],
+    now: datetime,
+) -> Decision:
     """A drain past the target's own checks: the breaker, the uplinks of the switches ``below`` (leaves, or the
     spines under a super-spine), the rate limits."""
     since = now - rails.window
     recent = [s for t, s in out.acted if t >= since]
     if out.tripped_at is not None:
-        return Decision(action, target, False, "breaker", f"the breaker tripped at {out.tripped_at.isoformat()}: "
-                        "no drain until a person resets it", scope, {"tripped_at": out.tripped_at.isoformat()})
+        return Decision(
+            action,
+            target,
+            False,
+            "breaker",
+            f"the breaker tripped at {out.tripped_at.isoformat()}: no drain until a person resets it",
+            scope,
+            {"tripped_at": out.tripped_at.isoformat()},
+        )
     for switch in below:
         left = fabric.in_service(switch, out, links=links, switches=switches)
-        name, least = (("min_leaf_uplinks", rails.min_leaf_uplinks) if fabric.role.get(switch) == "leaf"
-                       else ("min_spine_uplinks", rails.min_spine_uplinks))
+        name, least = (
+            ("min_leaf_uplinks", rails.min_leaf_uplinks)
+            if fabric.role.get(switch) == "leaf"
+            else ("min_spine_uplinks", rails.min_spine_uplinks)
+        )
         if left < least:
-            return Decision(action, target, False, "last_uplinks",
-                            f"{switch} would keep {left} uplink(s) in service, fewer than {name} {least}", scope,
-                            {"switch": switch, "uplinks_left": left, name: least})
+            return Decision(
+                action,
+                target,
+                False,
+                "last_uplinks",
+                f"{switch} would keep {left} uplink(s) in service, fewer than {name} {least}",
+                scope,
+                {"switch": switch, "uplinks_left": left, name: least},
+            )
     if len(recent) + 1 > rails.breaker_actions:
         out.tripped_at = now
-        return Decision(action, target, False, "breaker",
-                        f"{len(recent)} drain(s) in the last {rails.window.total_seconds():g} s, one more is past "
-                        f"breaker_actions {rails.breaker_actions}: the breaker trips (a storm of faults has a "
-                        "shared cause that drains would not fix)", scope,
-                        {"recent": len(recent), "breaker_actions": rails.breaker_actions})
+        return Decision(
+            action,
+            target,
+            False,
+            "breaker",
+            f"{len(recent)} drain(s) in the last {rails.window.total_seconds():g} s, one more is past "
+            f"breaker_actions {rails.breaker_actions}: the breaker trips (a storm of faults has a "
+            "shared cause that drains would not fix)",
+            scope,
+            {"recent": len(recent), "breaker_actions": rails.breaker_actions},
+        )
     mine = recent.count(scope)
     if mine + 1 > rails.max_actions:
-        return Decision(action, target, False, "rate_limit",
-                        f"{mine} drain(s) of {scope} in the last {rails.window.total_seconds():g} s, at "
-                        f"max_actions {rails.max_actions}", scope,
-                        {"recent_in_scope": mine, "max_actions": rails.max_actions})
-    return Decision(action, target, True, "ok", "within the guard rails", scope,
-                    {"switches_checked": len(below), "recent": len(recent), "recent_in_scope": mine})
+        return Decision(
+            action,
+            target,
+            False,
+            "rate_limit",
+            f"{mine} drain(s) of {scope} in the last {rails.window.total_seconds():g} s, at "
+            f"max_actions {rails.max_actions}",
+            scope,
+            {"recent_in_scope": mine, "max_actions": rails.max_actions},
+        )
+    return Decision(
+        action,
+        target,
+        True,
+        "ok",
+        "within the guard rails",
+        scope,
+        {"switches_checked": len(below), "recent": len(recent), "recent_in_scope": mine},
+    )
 
 
 def record(out: OutOfService, decision: Decision, now: datetime) -> None:

@@ -87,14 +87,19 @@ def _cables(client: Client, devices: Mapping[str, dict], links: Sequence[Link]) 
             for r in client.read("interfaces", "id,name,device,cable", device_id=part, name=names):
                 if isinstance(r.get("cable"), dict):
                     at[((r.get("device") or {}).get("name"), r["name"])] = r["cable"]["id"]
-    recs = {r["id"]: r for part in chunks(sorted(set(at.values())), ID_CHUNK)
-            for r in client.read("cables", "id,label,status,tags", id=part)}
+    recs = {
+        r["id"]: r
+        for part in chunks(sorted(set(at.values())), ID_CHUNK)
+        for r in client.read("cables", "id,label,status,tags", id=part)
+    }
     out, missing = {}, []
     for link in links:
         a, b = at.get((link.a_device, link.a_port)), at.get((link.b_device, link.b_port))
         if a is None or a != b or a not in recs:
-            missing.append(f"cable {link.cable_id}: NetBox has no cable between {link.a_device}:{link.a_port} and "
-                           f"{link.b_device}:{link.b_port}")
+            missing.append(
+                f"cable {link.cable_id}: NetBox has no cable between {link.a_device}:{link.a_port} and "
+                f"{link.b_device}:{link.b_port}"
+            )
         else:
             out[link.cable_id] = recs[a]
     return out, missing
@@ -105,8 +110,12 @@ def _journalled(client: Client, sweep: str) -> set[tuple[object, object, object,
     if not client.read("tags", "id", slug=MITIGATION_TAG):
         return set()  # nothing was ever recorded here (NetBox refuses a filter on a tag it does not know)
     out: set[tuple[object, object, object, object]] = set()
-    for r in client.read("journal-entries", "id,assigned_object_type,assigned_object_id,comments",
-                         tag=MITIGATION_TAG, q=f"Sweep: {sweep}"):
+    for r in client.read(
+        "journal-entries",
+        "id,assigned_object_type,assigned_object_id,comments",
+        tag=MITIGATION_TAG,
+        q=f"Sweep: {sweep}",
+    ):
         ev = journal_evidence(r.get("comments") or "") or {}
         if ev.get("sweep") == sweep:
             out.add((ev.get("action"), ev.get("target"), r.get("assigned_object_type"), r.get("assigned_object_id")))
@@ -119,8 +128,13 @@ def cable_change(action: str, status: str, tags: set[str], owner_tags: Sequence[
         return status, tags, f"not owned by hwaac: journal only, status left {status}"
     if action.startswith("drain"):
         if status == DECOMMISSIONING:
-            return status, tags, "already decommissioning" if DRAINED_TAG in tags else \
-                "decommissioning already, not set by hwaac: left as is"
+            return (
+                status,
+                tags,
+                "already decommissioning"
+                if DRAINED_TAG in tags
+                else "decommissioning already, not set by hwaac: left as is",
+            )
         return DECOMMISSIONING, tags | {DRAINED_TAG}, ""
     if DRAINED_TAG not in tags:
         return status, tags, f"not drained by hwaac: status left {status}"
@@ -129,29 +143,59 @@ def cable_change(action: str, status: str, tags: set[str], owner_tags: Sequence[
 
 def journal_comments(act: Mapping[str, Any], sweep: str, links: Sequence[tuple[Link, str, str]]) -> str:
     """The Markdown comment of one action's entries; ``links``: (link, NetBox label, what became of the cable)."""
-    lines = [f"**hwaac mitigation: {act['action']} {act['target']}**", "", f"Sweep: {sweep}",
-             f"Policy rule: {act.get('policy_rule') or '-'}",
-             f"Guard: {act.get('rule')} - {act.get('reason', '')}" + (f" (scope {act['scope']})" if act.get("scope")
-                                                                       else ""),
-             "", "Links (both ends):"]
-    lines += [f"- {lk.a_device} {lk.a_port} <-> {lk.b_device} {lk.b_port} (cable {label}): {what}"
-              for lk, label, what in links]
+    lines = [
+        f"**hwaac mitigation: {act['action']} {act['target']}**",
+        "",
+        f"Sweep: {sweep}",
+        f"Policy rule: {act.get('policy_rule') or '-'}",
+        f"Guard: {act.get('rule')} - {act.get('reason', '')}"
+        + (f" (scope {act['scope']})" if act.get("scope") else ""),
+        "",
+        "Links (both ends):",
+    ]
+    lines += [
+        f"- {lk.a_device} {lk.a_port} <-> {lk.b_device} {lk.b_port} (cable {label}): {what}"
+        for lk, label, what in links
+    ]
     findings = act.get("findings") or []
     if findings:
         lines += ["", "Findings:"]
         for f in findings:
             names = f.get("component") or f.get("cable") or f"{f.get('device', '')} {f.get('port', '')}".strip()
             lines.append(f"- {f.get('severity', '')} {f.get('rule', '')} {f.get('kind', '')} {names}")
-    evidence = {"action": act["action"], "target": act["target"], "sweep": sweep,
-                "policy_rule": act.get("policy_rule", ""), "rule": act.get("rule"), "reason": act.get("reason", ""),
-                "scope": act.get("scope", ""), "inputs": act.get("inputs", {}), "findings": findings,
-                "links": [{"a": f"{lk.a_device}:{lk.a_port}", "b": f"{lk.b_device}:{lk.b_port}", "cable": label,
-                           "cable_id": lk.cable_id, "outcome": what} for lk, label, what in links]}
+    evidence = {
+        "action": act["action"],
+        "target": act["target"],
+        "sweep": sweep,
+        "policy_rule": act.get("policy_rule", ""),
+        "rule": act.get("rule"),
+        "reason": act.get("reason", ""),
+        "scope": act.get("scope", ""),
+        "inputs": act.get("inputs", {}),
+        "findings": findings,
+        "links": [
+            {
+                "a": f"{lk.a_device}:{lk.a_port}",
+                "b": f"{lk.b_device}:{lk.b_port}",
+                "cable": label,
+                "cable_id": lk.cable_id,
+                "outcome": what,
+            }
+            for lk, label, what in links
+        ],
+    }
     return "\n".join(lines + evidence_block(evidence))
 
 
-def record_actions(client: Client, plan: Plan, actions: Sequence[Mapping[str, Any]], *, when: datetime,
-                   mode: Mode = "dry_run", keep: Collection[str] = ()) -> MitigationReport:
+def record_actions(
+    client: Client,
+    plan: Plan,
+    actions: Sequence[Mapping[str, Any]],
+    *,
+    when: datetime,
+    mode: Mode = "dry_run",
+    keep: Collection[str] = (),
+) -> MitigationReport:
     """Record in NetBox the drains and undrains a sweep carried out (module docstring: what, idempotence).
 
     Args:
@@ -172,17 +216,22 @@ def record_actions(client: Client, plan: Plan, actions: Sequence[Mapping[str, An
     if when.tzinfo is None:
         raise ValueError("when: the sweep time needs a time zone")
     sweep = when.astimezone(UTC).isoformat()
-    todo = [a for a in actions if a.get("outcome") == "done" and a.get("rule") == "ok" and a.get("action") in
-            guard.ACTIONS]
+    todo = [
+        a for a in actions if a.get("outcome") == "done" and a.get("rule") == "ok" and a.get("action") in guard.ACTIONS
+    ]
     report = MitigationReport(mode)
     if not todo:
         report.requests = dict(client.requests)
         return report
     acted = [(a, guard.links_of(plan, a["action"], a["target"])) for a in todo]
-    problems = [f"{a['action']} {a['target']}: no such link or switch-to-switch links in the plan"
-                for a, links in acted if not links]
-    acted = [(a, [lk for lk in links if a["action"].startswith("drain") or lk.cable_id not in keep])
-             for a, links in acted]
+    problems = [
+        f"{a['action']} {a['target']}: no such link or switch-to-switch links in the plan"
+        for a, links in acted
+        if not links
+    ]
+    acted = [
+        (a, [lk for lk in links if a["action"].startswith("drain") or lk.cable_id not in keep]) for a, links in acted
+    ]
     acted = [(a, links) for a, links in acted if links]
     all_links = list({lk.cable_id: lk for _a, links in acted for lk in links}.values())
     names = {d for lk in all_links for d in (lk.a_device, lk.b_device)}
@@ -192,8 +241,9 @@ def record_actions(client: Client, plan: Plan, actions: Sequence[Mapping[str, An
     cables, missing = _cables(client, devices, [lk for lk in all_links if {lk.a_device, lk.b_device} <= set(devices)])
     problems += missing
     if problems:
-        raise MitigationJournalError(f"{len(problems)} mitigation record(s) cannot be written; nothing written:\n  "
-                                     + "\n  ".join(problems))
+        raise MitigationJournalError(
+            f"{len(problems)} mitigation record(s) cannot be written; nothing written:\n  " + "\n  ".join(problems)
+        )
     done = _journalled(client, sweep)
     owner = (OWNER_TAG, fabric_tag(plan))
     start = {cid: (str(choice_value(r.get("status")) or ""), tags_of(r)) for cid, r in cables.items()}
@@ -205,24 +255,50 @@ def record_actions(client: Client, plan: Plan, actions: Sequence[Mapping[str, An
             (before, had), label = now[lk.cable_id], cables[lk.cable_id].get("label") or str(cables[lk.cable_id]["id"])
             status, tags, note = cable_change(act["action"], before, had, owner)
             now[lk.cable_id] = (status, tags)
-            change = "" if note else f"{before} -> {status}" if status != before else \
-                f"{status}, tag {DRAINED_TAG} {'added' if DRAINED_TAG in tags else 'removed'}"
+            change = (
+                ""
+                if note
+                else f"{before} -> {status}"
+                if status != before
+                else f"{status}, tag {DRAINED_TAG} {'added' if DRAINED_TAG in tags else 'removed'}"
+            )
             rows.append((lk, label, change, note))
         text = journal_comments(act, sweep, [(lk, label, change or note) for lk, label, change, note in rows])
         first = [act["target"]] if act["action"] in (guard.DRAIN_SWITCH, guard.UNDRAIN_SWITCH) else []
-        objects = [("dcim.device", d, devices[d]["id"], "", "")
-                   for d in dict.fromkeys(first + [d for lk in links for d in (lk.a_device, lk.b_device)])]
+        objects = [
+            ("dcim.device", d, devices[d]["id"], "", "")
+            for d in dict.fromkeys(first + [d for lk in links for d in (lk.a_device, lk.b_device)])
+        ]
         objects += [("dcim.cable", label, cables[lk.cable_id]["id"], change, note) for lk, label, change, note in rows]
         for otype, name, oid, change, note in objects:
             seen = (act["action"], act["target"], otype, oid) in done
-            report.objects.append(Written(act["action"], act["target"], otype, name, oid, "exists" if seen else
-                                          "written" if mode == "enforce" else "would_write", change, note))
+            report.objects.append(
+                Written(
+                    act["action"],
+                    act["target"],
+                    otype,
+                    name,
+                    oid,
+                    "exists" if seen else "written" if mode == "enforce" else "would_write",
+                    change,
+                    note,
+                )
+            )
             if not seen:
-                entries.append({"assigned_object_type": otype, "assigned_object_id": oid,
-                                 "kind": "warning" if act["action"].startswith("drain") else "info",
-                                 "comments": text, "tags": [{"slug": OWNER_TAG}, {"slug": MITIGATION_TAG}]})
-    patch = [{"id": cables[cid]["id"], "status": st, "tags": [{"slug": t} for t in sorted(tags)]}
-             for cid, (st, tags) in now.items() if (st, tags) != start[cid]]
+                entries.append(
+                    {
+                        "assigned_object_type": otype,
+                        "assigned_object_id": oid,
+                        "kind": "warning" if act["action"].startswith("drain") else "info",
+                        "comments": text,
+                        "tags": [{"slug": OWNER_TAG}, {"slug": MITIGATION_TAG}],
+                    }
+                )
+    patch = [
+        {"id": cables[cid]["id"], "status": st, "tags": [{"slug": t} for t in sorted(tags)]}
+        for cid, (st, tags) in now.items()
+        if (st, tags) != start[cid]
+    ]
     if mode == "enforce" and (patch or entries):
         _write(client, patch, entries, report)
     report.requests = dict(client.requests)
@@ -245,12 +321,23 @@ def _write(client: Client, patch: list[dict], entries: list[dict], report: Mitig
     except SyncError as exc:
         raise MitigationJournalError(
             f"{exc}; {len(patch)} cable status(es) were written but {len(entries) - len(ids)} of {len(entries)} "
-            "journal entries were not: record the sweep again to write them") from None
+            "journal entries were not: record the sweep again to write them"
+        ) from None
     it = iter(ids)
     for o in report.objects:
         if o.journal == "written":
             o.journal_id = next(it, None)
 
 
-__all__ = ["CONNECTED", "DECOMMISSIONING", "DRAINED_TAG", "MITIGATION_TAG", "MitigationJournalError",
-           "MitigationReport", "Written", "cable_change", "journal_comments", "record_actions"]
+__all__ = [
+    "CONNECTED",
+    "DECOMMISSIONING",
+    "DRAINED_TAG",
+    "MITIGATION_TAG",
+    "MitigationJournalError",
+    "MitigationReport",
+    "Written",
+    "cable_change",
+    "journal_comments",
+    "record_actions",
+]

@@ -77,9 +77,12 @@ class Match(_Strict):
         level = _LEVEL.get(str(severity))
         if level is None:
             raise ValueError(f"severity: {severity!r} is not one of {', '.join(_LEVEL)}")
-        return ((self.rules is None or rule in self.rules) and (self.kinds is None or kind in self.kinds)
-                and level >= _LEVEL[self.severity]
-                and (self.link_kinds is None or link_kind in self.link_kinds))
+        return (
+            (self.rules is None or rule in self.rules)
+            and (self.kinds is None or kind in self.kinds)
+            and level >= _LEVEL[self.severity]
+            and (self.link_kinds is None or link_kind in self.link_kinds)
+        )
 
 
 class PolicyRule(_Strict):
@@ -100,8 +103,9 @@ class Recheck(_Strict):
     ``max_loss_pct`` drains it again and restarts its hold-down."""
 
     pings: int = Field(default=200, ge=1, le=10_000, description="Echo requests across each link.")
-    interval_s: float = Field(default=0.01, ge=0.002, le=1,
-                              description="Seconds between them (ping -i; iputils' floor is 0.002).")
+    interval_s: float = Field(
+        default=0.01, ge=0.002, le=1, description="Seconds between them (ping -i; iputils' floor is 0.002)."
+    )
     max_loss_pct: float = Field(default=0, ge=0, lt=100, description="The most loss a link may show and come back.")
 
     def failed(self, sent: int, received: int) -> bool:
@@ -113,19 +117,27 @@ class Policy(_Strict):
     """A mitigation policy (one YAML file); rules are tried in order, the first that takes a finding decides."""
 
     guard_rails: Rails = Rails()
-    graceful_s: float = Field(default=5, ge=0,
-                              description="Seconds between BGP graceful shutdown and the session shut.")
+    graceful_s: float = Field(
+        default=5, ge=0, description="Seconds between BGP graceful shutdown and the session shut."
+    )
     recheck: Recheck = Recheck()
     rules: Some[PolicyRule]
 
     def rails(self) -> GuardRails:
         """The guard rails :func:`hwaac.mitigation.guard.decide` checks drains against."""
         g = self.guard_rails
-        return GuardRails(g.min_leaf_uplinks, g.min_plane_spines, g.max_actions, g.breaker_actions,
-                          timedelta(seconds=g.window_s), g.min_spine_uplinks)
+        return GuardRails(
+            g.min_leaf_uplinks,
+            g.min_plane_spines,
+            g.max_actions,
+            g.breaker_actions,
+            timedelta(seconds=g.window_s),
+            g.min_spine_uplinks,
+        )
 
-    def rule_for(self, rule: str, severity: str | Severity, kind: str,
-                 link_kind: str | None = None) -> PolicyRule | None:
+    def rule_for(
+        self, rule: str, severity: str | Severity, kind: str, link_kind: str | None = None
+    ) -> PolicyRule | None:
         """The first rule that takes the finding (:meth:`Match.matches`), None when no rule does."""
         return next((r for r in self.rules if r.match.matches(rule, severity, kind, link_kind)), None)
 
@@ -137,9 +149,18 @@ class PolicyError(IntentError):
 def _a_mapping(root: object, file: str) -> None:
     """Refuse a policy that is not a mapping before pydantic does, naming the keys it may have."""
     if not isinstance(root, Mapping):
-        raise PolicyError([IntentIssue(path="", message="the policy must be a YAML mapping",
-                                       value=type(root).__name__, valid="a mapping with keys "
-                                       + ", ".join(Policy.model_fields), file=file, line=1)])
+        raise PolicyError(
+            [
+                IntentIssue(
+                    path="",
+                    message="the policy must be a YAML mapping",
+                    value=type(root).__name__,
+                    valid="a mapping with keys " + ", ".join(Policy.model_fields),
+                    file=file,
+                    line=1,
+                )
+            ]
+        )
 
 
 def _checks(policy: Policy, index: LineIndex, file: str) -> list[IntentIssue]:
@@ -147,19 +168,28 @@ def _checks(policy: Policy, index: LineIndex, file: str) -> list[IntentIssue]:
     issues = []
 
     def issue(loc: list[str | int], message: str, value: object, valid: str) -> None:
-        issues.append(IntentIssue(path=dotted(loc), message=message, value=value, valid=valid, file=file,
-                                  line=index.line_of(loc)))
+        issues.append(
+            IntentIssue(path=dotted(loc), message=message, value=value, valid=valid, file=file, line=index.line_of(loc))
+        )
 
     first: dict[str, int] = {}
     for i, r in enumerate(policy.rules):
         at: list[str | int] = ["rules", i]
         if r.name in first:
-            issue([*at, "name"], f"duplicate rule name (first at line {first[r.name]})", r.name,
-                  "a name no other rule has")
+            issue(
+                [*at, "name"],
+                f"duplicate rule name (first at line {first[r.name]})",
+                r.name,
+                "a name no other rule has",
+            )
         first.setdefault(r.name, index.line_of([*at, "name"]))
         if r.name == MANUAL:
-            issue([*at, "name"], "reserved: the decision log names a person's drains and undrains so", r.name,
-                  "any other name")
+            issue(
+                [*at, "name"],
+                "reserved: the decision log names a person's drains and undrains so",
+                r.name,
+                "any other name",
+            )
         m = r.match
         for j, name in enumerate(m.rules or ()):
             if name not in SUSPECT_RULES:
@@ -168,25 +198,42 @@ def _checks(policy: Policy, index: LineIndex, file: str) -> list[IntentIssue]:
         if able is None:
             continue
         if m.kinds is None:
-            issue([*at, "match", "kinds"], f"{r.action} needs match.kinds: absent means any kind, and "
-                  f"{r.action} cannot act on {', '.join(k for k in KINDS if k not in able)}", None, ", ".join(able))
+            issue(
+                [*at, "match", "kinds"],
+                f"{r.action} needs match.kinds: absent means any kind, and "
+                f"{r.action} cannot act on {', '.join(k for k in KINDS if k not in able)}",
+                None,
+                ", ".join(able),
+            )
         for j, kind in enumerate(m.kinds or ()):
             if kind not in able:
                 issue([*at, "match", "kinds", j], f"{r.action} cannot act on a {kind}", kind, ", ".join(able))
         if r.action == DRAIN_LINK:
             fabric = ", ".join(k for k in LINK_KINDS if k != "host")
             if m.link_kinds is None:
-                issue([*at, "match", "link_kinds"], "drain_link needs match.link_kinds: absent means any link, host "
-                      "links included", None, f"{fabric} (host links: action quarantine_node)")
+                issue(
+                    [*at, "match", "link_kinds"],
+                    "drain_link needs match.link_kinds: absent means any link, host links included",
+                    None,
+                    f"{fabric} (host links: action quarantine_node)",
+                )
             for j, lk in enumerate(m.link_kinds or ()):
                 if lk == "host":
-                    issue([*at, "match", "link_kinds", j], "a host link is its node's only path on its rail: it "
-                          "is not drained", lk, f"action quarantine_node for host links; drain_link for {fabric}")
+                    issue(
+                        [*at, "match", "link_kinds", j],
+                        "a host link is its node's only path on its rail: it is not drained",
+                        lk,
+                        f"action quarantine_node for host links; drain_link for {fabric}",
+                    )
         elif r.action == QUARANTINE_NODE:
             for j, lk in enumerate(m.link_kinds or ()):
                 if lk != "host":
-                    issue([*at, "match", "link_kinds", j], f"a {lk} link's fault is not its nodes' fault: they are "
-                          "not quarantined for it", lk, "host (fabric links: action drain_link)")
+                    issue(
+                        [*at, "match", "link_kinds", j],
+                        f"a {lk} link's fault is not its nodes' fault: they are not quarantined for it",
+                        lk,
+                        "host (fabric links: action drain_link)",
+                    )
     return issues
 
 
@@ -202,5 +249,19 @@ load_policy = _POLICY_FILE.load
 """The policy of ``path``, or the shipped default when None. Raises :class:`PolicyError`."""
 
 
-__all__ = ["ACTION_KINDS", "LINK_KINDS", "NOTIFY", "POLICY_ACTIONS", "QUARANTINE_NODE", "Match", "Policy",
-           "PolicyError", "PolicyRule", "Rails", "Recheck", "default_policy", "load_policy", "load_policy_text"]
+__all__ = [
+    "ACTION_KINDS",
+    "LINK_KINDS",
+    "NOTIFY",
+    "POLICY_ACTIONS",
+    "QUARANTINE_NODE",
+    "Match",
+    "Policy",
+    "PolicyError",
+    "PolicyRule",
+    "Rails",
+    "Recheck",
+    "default_policy",
+    "load_policy",
+    "load_policy_text",
+]

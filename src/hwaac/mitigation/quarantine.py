@@ -23,19 +23,36 @@ def requests(actions: Sequence[Action]) -> list[Any]:
     for a in actions:
         if not a.act or a.decision.action != QUARANTINE:
             continue
-        found = [{"code": f.rule.upper(), "status": f.severity.upper(), "subject": f.component or f.device,
-                  "message": f"{f.kind} {f.component}: {f.rule} ({f.severity})",
-                  "evidence": list(f.evidence)} for f in a.findings]
+        found = [
+            {
+                "code": f.rule.upper(),
+                "status": f.severity.upper(),
+                "subject": f.component or f.device,
+                "message": f"{f.kind} {f.component}: {f.rule} ({f.severity})",
+                "evidence": list(f.evidence),
+            }
+            for f in a.findings
+        ]
         ports = sorted({f.port for f in a.findings if f.port and f.device == a.decision.target})
-        out.append(TransitionRequest(a.decision.target, State.QUARANTINE,
-                                     f"network mitigation, policy rule {a.policy_rule}: {a.decision.reason}",
-                                     Evidence(verdict="FAIL", findings=found, failing_interfaces=ports,
-                                              action="check the node's rail link, then re-qualify it")))
+        out.append(
+            TransitionRequest(
+                a.decision.target,
+                State.QUARANTINE,
+                f"network mitigation, policy rule {a.policy_rule}: {a.decision.reason}",
+                Evidence(
+                    verdict="FAIL",
+                    findings=found,
+                    failing_interfaces=ports,
+                    action="check the node's rail link, then re-qualify it",
+                ),
+            )
+        )
     return out
 
 
-def quarantine(client: Any, actions: Sequence[Action], fabric: str, now: datetime, *,
-               mode: Mode = "enforce") -> Mapping[str, str]:
+def quarantine(
+    client: Any, actions: Sequence[Action], fabric: str, now: datetime, *, mode: Mode = "enforce"
+) -> Mapping[str, str]:
     """Quarantine the nodes; ``quarantine_node|NODE`` -> its outcome (``done``, or why not)."""
     from hwaac.netbox.lifecycle import apply_transitions
 

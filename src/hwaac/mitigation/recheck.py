@@ -41,14 +41,17 @@ class Verdict:
     detail: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cable": self.cable, "ok": self.ok, "sent": self.sent, "received": self.received,
-                "detail": self.detail}
+        return {"cable": self.cable, "ok": self.ok, "sent": self.sent, "received": self.received, "detail": self.detail}
 
 
 def probes(links: Iterable[Link]) -> list[Probe]:
     """One probe per link, from its a end."""
-    return [Probe(link.cable_id, link.a_device, str(ipaddress.IPv4Address(link.a_ip)),
-                  str(ipaddress.IPv4Address(link.b_ip))) for link in links]
+    return [
+        Probe(
+            link.cable_id, link.a_device, str(ipaddress.IPv4Address(link.a_ip)), str(ipaddress.IPv4Address(link.b_ip))
+        )
+        for link in links
+    ]
 
 
 def extra_vars(todo: Sequence[Probe], recheck: Recheck, folder: Path) -> dict[str, Any]:
@@ -56,9 +59,13 @@ def extra_vars(todo: Sequence[Probe], recheck: Recheck, folder: Path) -> dict[st
     by: dict[str, list[dict[str, str]]] = {}
     for p in todo:
         by.setdefault(p.device, []).append({"cable": p.cable, "src": p.src, "dst": p.dst})
-    return {"mitigate_recheck": by, "mitigate_recheck_hosts": ",".join(sorted(by)) or "none",
-            "mitigate_recheck_pings": recheck.pings, "mitigate_recheck_interval": f"{recheck.interval_s:g}",
-            "mitigate_recheck_dir": str(folder)}
+    return {
+        "mitigate_recheck": by,
+        "mitigate_recheck_hosts": ",".join(sorted(by)) or "none",
+        "mitigate_recheck_pings": recheck.pings,
+        "mitigate_recheck_interval": f"{recheck.interval_s:g}",
+        "mitigate_recheck_dir": str(folder),
+    }
 
 
 def _results(folder: Path, device: str) -> list[Mapping[str, Any]]:
@@ -87,9 +94,13 @@ def judge(todo: Sequence[Probe], folder: Path, recheck: Recheck) -> dict[str, Ve
             continue
         cmd = res.get("cmd")
         argv = cmd if isinstance(cmd, list) else ["ping"]
-        raw = Raw(tuple(str(a) for a in argv), rc=res.get("rc") if isinstance(res.get("rc"), int) else None,
-                  stdout=str(res.get("stdout", "")), stderr=str(res.get("stderr", "")),
-                  error=None if isinstance(res.get("rc"), int) else str(res.get("msg", "did not run")))
+        raw = Raw(
+            tuple(str(a) for a in argv),
+            rc=res.get("rc") if isinstance(res.get("rc"), int) else None,
+            stdout=str(res.get("stdout", "")),
+            stderr=str(res.get("stderr", "")),
+            error=None if isinstance(res.get("rc"), int) else str(res.get("msg", "did not run")),
+        )
         try:
             ping = parse_ping(raw)
         except FactError as exc:
@@ -100,8 +111,10 @@ def judge(todo: Sequence[Probe], folder: Path, recheck: Recheck) -> dict[str, Ve
             continue
         sent, got = ping.transmitted, ping.received
         lost = 100.0 * (sent - got) / sent if sent else 100.0
-        words = (f"{p.device} {p.src} -> {p.dst}: {got}/{sent} replies ({lost:.1f}% lost, at most "
-                 f"{recheck.max_loss_pct:g}% allowed)")
+        words = (
+            f"{p.device} {p.src} -> {p.dst}: {got}/{sent} replies ({lost:.1f}% lost, at most "
+            f"{recheck.max_loss_pct:g}% allowed)"
+        )
         out[p.cable] = Verdict(p.cable, not recheck.failed(sent, got), sent, got, words)
     return out
 

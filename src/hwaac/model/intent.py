@@ -41,10 +41,12 @@ class NetBoxPrefixRef(_StrictBase):
     NETBOX_TOKEN, or the local NetBox); without NetBox it is an error naming the role.
     """
 
-    netbox_role: str = Field(pattern=SLUG, description="Slug of the NetBox prefix role (IPAM > Roles), e.g. "
-                             "gpu-host-links.")
-    site: str | None = Field(None, pattern=SLUG, description="Slug of the site the prefix is scoped to; default: "
-                             "fabric.site.")
+    netbox_role: str = Field(
+        pattern=SLUG, description="Slug of the NetBox prefix role (IPAM > Roles), e.g. gpu-host-links."
+    )
+    site: str | None = Field(
+        None, pattern=SLUG, description="Slug of the site the prefix is scoped to; default: fabric.site."
+    )
     vrf: str | None = Field(None, description="Name of the prefix's VRF; default: the global table.")
 
 
@@ -57,8 +59,10 @@ PoolRef = Prefix | NetBoxPrefixRef
 class Appliance(StrictSection):
     """A non-GPU device that occupies node slots on the leaves (for example a UFM or storage head)."""
 
-    name: str = Field(pattern=HOSTNAME, description="Device name, unique across the fabric: a host name (lower-case "
-                      "letters, digits, '-'; at most 63).")
+    name: str = Field(
+        pattern=HOSTNAME,
+        description="Device name, unique across the fabric: a host name (lower-case letters, digits, '-'; at most 63).",
+    )
     su: int = Field(ge=1, description="The SU (1-based) whose leaves it attaches to.")
     slot: int = Field(ge=1, description="The node slot (1-based) it occupies; leaf downlink port slot-1.")
     rails: list[int] = Field(description="Rails (0-based) it has a port on, e.g. [0, 1, 2, 3].", min_length=1)
@@ -70,9 +74,11 @@ class FabricSection(StrictSection):
     name: str = Field(pattern=HOSTNAME, description="Fabric name: lower case, digits, '-'; at most 63.")
     site: str = Field(pattern=SLUG, description="The site (NetBox site slug) that holds the fabric.")
     tiers: Annotated[Literal[2, 3], exact_int(2, 3)] = Field(
-        2, description="2 = leaf/spine; 3 adds super-spines (NVIDIA B200: from 16 SUs).")
+        2, description="2 = leaf/spine; 3 adds super-spines (NVIDIA B200: from 16 SUs)."
+    )
     planes: Annotated[Literal[1, 2, 4], exact_int(1, 2, 4)] = Field(
-        1, description="Independent fabric planes; 2 = Spectrum-X twin-plane (B300).")
+        1, description="Independent fabric planes; 2 = Spectrum-X twin-plane (B300)."
+    )
     rails: int = Field(8, ge=1, le=16, description="Rails per node: GPUs/NICs per node, one leaf per rail per SU.")
     nodes_per_su: int = Field(32, ge=1, description="Node slots per scalable unit (32 H100/B200, 64 B300 Ethernet).")
     su_count: int = Field(ge=1, description="Scalable units built now.")
@@ -83,11 +89,14 @@ class FabricSection(StrictSection):
         "an existing cable, address or ASN. Default: su_count.",
     )
     nodes: int | None = Field(
-        None, ge=0, description="GPU nodes populated, filling slots in order (default: every slot not taken by "
-        "an appliance). Leaves and uplinks are still built for full SUs, as NVIDIA advises."
+        None,
+        ge=0,
+        description="GPU nodes populated, filling slots in order (default: every slot not taken by "
+        "an appliance). Leaves and uplinks are still built for full SUs, as NVIDIA advises.",
     )
     host_port_speed_gbps: Annotated[Literal[100, 200, 400, 800], exact_int(100, 200, 400, 800)] = Field(
-        400, description="Host NIC port speed in Gb/s.")
+        400, description="Host NIC port speed in Gb/s."
+    )
     appliances: list[Appliance] = Field(default_factory=list, description="Non-GPU devices on leaf ports.")
 
 
@@ -116,7 +125,8 @@ class SwitchModel(StrictSection):
     manufacturer: str = Field("", description="Manufacturer name (NetBox).")
     ports: int = Field(ge=2, le=1024, description="Front-panel ports at the configured breakout (the radix).")
     port_speed_gbps: Annotated[Literal[100, 200, 400, 800, 1600], exact_int(100, 200, 400, 800, 1600)] = Field(
-        description="Speed of each port in Gb/s.")
+        description="Speed of each port in Gb/s."
+    )
     port_name: str = Field("Ethernet{n}", description="SONiC port name pattern; {n} is the port number.")
     first_port_number: int = Field(0, ge=0)
     port_step: int = Field(4, ge=1, description="Step of the number in the port name between ports.")
@@ -143,16 +153,20 @@ class _SonicSpec(StrictSection):
     """The SONiC settings of a switch role (see docs/sonic-releases.md for the per-release facts)."""
 
     sonic_release: Annotated[ReleaseName, BeforeValidator(_release_text)] = Field(
-        DEFAULT_RELEASE, description="SONiC release the switches of this role run (the release branch, e.g. "
+        DEFAULT_RELEASE,
+        description="SONiC release the switches of this role run (the release branch, e.g. "
         "\"202505\"); the config_db follows it where SONiC's code paths disagree (docs/sonic-releases.md).",
-        examples=["202505"])
+        examples=["202505"],
+    )
     sonic_bgp_admin_status: BgpAdminStatusPath | None = Field(
-        None, description="Only for releases before 202505, where frrcfgd reads BGP_NEIGHBOR(_AF) admin_status "
+        None,
+        description="Only for releases before 202505, where frrcfgd reads BGP_NEIGHBOR(_AF) admin_status "
         "only as true/false while SONiC's YANG accepts only up/down, and hwaac refuses to choose: 'frrcfgd' renders "
         "true/false (sessions and address families come up, but GCU 'config apply-patch' refuses every patch "
         "while the running config holds them, and so does 'config reload' where it checks YANG); 'yang' renders "
         "up/down (YANG-valid for GCU, but frrcfgd does not activate the address family: no routes). Unset on "
-        "202505 and later (up/down satisfy both).")
+        "202505 and later (up/down satisfy both).",
+    )
 
 
 class LeafSpec(_SonicSpec):
@@ -167,8 +181,10 @@ class LeafSpec(_SonicSpec):
 class SpineSpec(_SonicSpec):
     model: str
     per_plane: int | None = Field(
-        None, ge=1, description="2 tiers: spines per plane; 3 tiers: spines per pod and plane. Default: "
-        "the fewest that give every leaf an equal number of links to each spine."
+        None,
+        ge=1,
+        description="2 tiers: spines per plane; 3 tiers: spines per pod and plane. Default: "
+        "the fewest that give every leaf an equal number of links to each spine.",
     )
     sus_per_pod: int | None = Field(None, ge=1, description="3 tiers only: SUs under one set of spines.")
     downlinks: int | None = Field(
@@ -179,8 +195,10 @@ class SpineSpec(_SonicSpec):
 class SuperSpineSpec(_SonicSpec):
     model: str
     per_group: int | None = Field(
-        None, ge=1, description="Super-spines that spine j of every pod connects to (per plane); default: "
-        "the fewest that fit the pods of su_capacity and split each spine's uplinks evenly."
+        None,
+        ge=1,
+        description="Super-spines that spine j of every pod connects to (per plane); default: "
+        "the fewest that fit the pods of su_capacity and split each spine's uplinks evenly.",
     )
 
 

@@ -52,8 +52,9 @@ def validation_issues(err: ValidationError, index: LineIndex, file: str | None =
         value = None if kind in ("missing", "extra_forbidden") else index.value_at(loc)
         if isinstance(value, dict | list):
             value = f"<{type(value).__name__}>"
-        issues.append(IntentIssue(path=dotted(loc), message=msg, value=value, valid=valid, file=file,
-                                  line=index.line_of(loc)))
+        issues.append(
+            IntentIssue(path=dotted(loc), message=msg, value=value, valid=valid, file=file, line=index.line_of(loc))
+        )
     return issues
 
 

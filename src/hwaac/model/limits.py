@@ -35,8 +35,14 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
-def _fail(file: str, message: str, value: object = None, valid: str = "", line: int = 0,
-          error: type[IntentError] = IntentError) -> IntentError:
+def _fail(
+    file: str,
+    message: str,
+    value: object = None,
+    valid: str = "",
+    line: int = 0,
+    error: type[IntentError] = IntentError,
+) -> IntentError:
     return error([IntentIssue(path="", message=message, value=value, valid=valid, file=file, line=line)])
 
 
@@ -55,8 +61,9 @@ def read_text(path: str | Path, error: type[IntentError] = IntentError) -> str:
     except FileNotFoundError:
         raise
     except OSError as exc:
-        raise _fail(file, f"cannot read the file ({exc.strerror or exc})", valid="a readable YAML file",
-                    error=error) from None
+        raise _fail(
+            file, f"cannot read the file ({exc.strerror or exc})", valid="a readable YAML file", error=error
+        ) from None
     if not stat.S_ISREG(st.st_mode):
         kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise _fail(file, f"is {kind}", valid="a YAML file (fabric.yml)", error=error)
@@ -66,8 +73,9 @@ def read_text(path: str | Path, error: type[IntentError] = IntentError) -> str:
         with p.open("rb") as fh:
             data = fh.read(MAX_BYTES + 1)
     except OSError as exc:
-        raise _fail(file, f"cannot read the file ({exc.strerror or exc})", valid="a readable YAML file",
-                    error=error) from None
+        raise _fail(
+            file, f"cannot read the file ({exc.strerror or exc})", valid="a readable YAML file", error=error
+        ) from None
     return decode_text(data, file, error)
 
 
@@ -79,14 +87,20 @@ def decode_text(data: bytes, file: str, error: type[IntentError] = IntentError) 
             with control characters.
     """
     if len(data) > MAX_BYTES:  # grew since stat, or a special file that reports size 0
-        raise _fail(file, "file too large", f"over {MAX_BYTES} bytes", f"at most {MAX_BYTES} bytes (1 MiB)",
-                    error=error)
+        raise _fail(
+            file, "file too large", f"over {MAX_BYTES} bytes", f"at most {MAX_BYTES} bytes (1 MiB)", error=error
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise _fail(file, f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
-                    valid="a UTF-8 text file (YAML); save it as UTF-8", line=line, error=error) from None
+        raise _fail(
+            file,
+            f"not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
+            valid="a UTF-8 text file (YAML); save it as UTF-8",
+            line=line,
+            error=error,
+        ) from None
     check_text(text, file, error)
     return text
 
@@ -95,16 +109,21 @@ def check_text(text: str, file: str, error: type[IntentError] = IntentError) -> 
     """Refuse text over :data:`MAX_BYTES` characters or with a control character other than tab, LF and CR
     (a NUL, an escape sequence: the file is binary or damaged), naming the first one's line and column."""
     if len(text) > MAX_BYTES:
-        raise _fail(file, "intent too large", f"{len(text)} characters", f"at most {MAX_BYTES} (1 MiB)",
-                    error=error)
+        raise _fail(file, "intent too large", f"{len(text)} characters", f"at most {MAX_BYTES} (1 MiB)", error=error)
     bad = _CONTROL.search(text)
     if bad is not None:
         i, ch = bad.start(), bad.group()
         line = text.count("\n", 0, i) + 1
         column = i - (text.rfind("\n", 0, i) + 1) + 1
-        raise _fail(file, f"control character U+{ord(ch):04X} at column {column}", repr(ch),
-                    "printable text; tab, line feed and carriage return are the only control characters allowed "
-                    "(write others escaped in a double-quoted string, e.g. \"\\x1b\")", line=line, error=error)
+        raise _fail(
+            file,
+            f"control character U+{ord(ch):04X} at column {column}",
+            repr(ch),
+            "printable text; tab, line feed and carriage return are the only control characters allowed "
+            "(write others escaped in a double-quoted string, e.g. \"\\x1b\")",
+            line=line,
+            error=error,
+        )
 
 
 def _line(event: yaml.Event) -> int:
@@ -130,9 +149,14 @@ def check_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> 
         for event in yaml.parse(text, Loader=_LOADER):
             if isinstance(event, yaml.AliasEvent):
                 if any(anchor == event.anchor for anchor, _ in starts):
-                    raise _fail(file, f"alias *{event.anchor} refers to a mapping or list that contains it",
-                                f"*{event.anchor}", "an alias of a value that is complete where the alias is used",
-                                line=_line(event), error=error)
+                    raise _fail(
+                        file,
+                        f"alias *{event.anchor} refers to a mapping or list that contains it",
+                        f"*{event.anchor}",
+                        "an alias of a value that is complete where the alias is used",
+                        line=_line(event),
+                        error=error,
+                    )
                 nodes += sizes.get(event.anchor, 1)
             elif isinstance(event, yaml.ScalarEvent):
                 nodes += 1
@@ -142,9 +166,14 @@ def check_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> 
                 nodes += 1
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise _fail(file, "YAML nested too deeply", f"more than {MAX_DEPTH} levels",
-                                f"at most {MAX_DEPTH} nested mappings or lists", line=_line(event),
-                                error=error)
+                    raise _fail(
+                        file,
+                        "YAML nested too deeply",
+                        f"more than {MAX_DEPTH} levels",
+                        f"at most {MAX_DEPTH} nested mappings or lists",
+                        line=_line(event),
+                        error=error,
+                    )
                 starts.append((event.anchor, nodes - 1))
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
@@ -154,9 +183,14 @@ def check_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> 
             else:
                 continue
             if nodes > MAX_NODES:
-                raise _fail(file, "too many YAML values (an alias counts as often as it is used)",
-                            f"more than {MAX_NODES}", f"at most {MAX_NODES} values (an intent has a few hundred)",
-                            line=_line(event), error=error)
+                raise _fail(
+                    file,
+                    "too many YAML values (an alias counts as often as it is used)",
+                    f"more than {MAX_NODES}",
+                    f"at most {MAX_NODES} values (an intent has a few hundred)",
+                    line=_line(event),
+                    error=error,
+                )
     except yaml.YAMLError as exc:
         raise error([yaml_issue(exc, file)]) from None
 
@@ -166,5 +200,10 @@ def yaml_issue(exc: Exception, file: str) -> IntentIssue:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + 1 if mark is not None else 0
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return IntentIssue(path="", message=f"not valid YAML: {problem}", file=file, line=line,
-                       valid="YAML syntax (https://yaml.org/spec/1.2.2/)")
+    return IntentIssue(
+        path="",
+        message=f"not valid YAML: {problem}",
+        file=file,
+        line=line,
+        valid="YAML syntax (https://yaml.org/spec/1.2.2/)",
+    )

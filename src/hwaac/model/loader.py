@@ -43,8 +43,14 @@ def _schema_issues(err: ValidationError, index: LineIndex) -> list[IntentIssue]:
     errors = err.errors(include_url=False)
     for n, e in enumerate(errors):
         if len(issues) == MAX_ISSUES:
-            issues.append(IntentIssue(path="", message=f"{len(errors) - n} more schema problem(s) not listed",
-                                      valid="fix the ones above first", file=index.file))
+            issues.append(
+                IntentIssue(
+                    path="",
+                    message=f"{len(errors) - n} more schema problem(s) not listed",
+                    valid="fix the ones above first",
+                    file=index.file,
+                )
+            )
             break
         raw = [k for k in e["loc"] if not (isinstance(k, str) and k.startswith("function-"))]
         tags = [k for k in raw if k in UNION_TAGS]
@@ -87,9 +93,7 @@ def _schema_issues(err: ValidationError, index: LineIndex) -> list[IntentIssue]:
             continue  # a union field can report the same path for several members; one message is enough
         seen.add(path)
         issues.append(
-            IntentIssue(
-                path=path, message=msg, value=value, valid=valid, file=index.file, line=index.line_of(loc)
-            )
+            IntentIssue(path=path, message=msg, value=value, valid=valid, file=index.file, line=index.line_of(loc))
         )
     return issues
 
@@ -139,8 +143,16 @@ def load_intent_text(text: str, file: str = "<string>") -> tuple[Intent, LineInd
     root, index = parse_yaml(text, file)
     if not isinstance(root, Mapping):
         raise IntentError(
-            [IntentIssue(path="", message="the intent must be a YAML mapping", value=type(root).__name__,
-                         valid="a mapping with keys fabric, switches, addressing, ...", file=file, line=1)]
+            [
+                IntentIssue(
+                    path="",
+                    message="the intent must be a YAML mapping",
+                    value=type(root).__name__,
+                    valid="a mapping with keys fabric, switches, addressing, ...",
+                    file=file,
+                    line=1,
+                )
+            ]
         )
     try:
         intent = Intent.model_validate(root)
@@ -166,10 +178,14 @@ def locate(issue: IntentIssue, index: LineIndex) -> IntentIssue:
                 if ".".join(map(str, tokens[i:j])) in node:
                     step = j - i
                     break
-        parts.append(".".join(map(str, tokens[i:i + step])) if step > 1 else tokens[i])
+        parts.append(".".join(map(str, tokens[i : i + step])) if step > 1 else tokens[i])
         i += step
     return IntentIssue(
-        path=issue.path, message=issue.message, value=issue.value, valid=issue.valid,
-        file=index.file, line=index.line_of(parts), rule=issue.rule,
+        path=issue.path,
+        message=issue.message,
+        value=issue.value,
+        valid=issue.valid,
+        file=index.file,
+        line=index.line_of(parts),
+        rule=issue.rule,
     )
-

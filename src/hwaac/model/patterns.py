@@ -22,8 +22,10 @@ SLUG = r"^[-a-zA-Z0-9_]{1,100}$"
 SLUG_VALID = "a NetBox slug: 1-100 letters, digits, '-' or '_'"
 
 IFNAMSIZ = 16  # Linux include/uapi/linux/if.h, with the terminating NUL
-IFNAME_VALID = (f"a Linux interface name: 1-{IFNAMSIZ - 1} characters without white space, '/' or ':' "
-                "(net/core/dev.c dev_valid_name), e.g. rail0 or Ethernet0")
+IFNAME_VALID = (
+    f"a Linux interface name: 1-{IFNAMSIZ - 1} characters without white space, '/' or ':' "
+    "(net/core/dev.c dev_valid_name), e.g. rail0 or Ethernet0"
+)
 _IFNAME_BAD = re.compile(r"[\s/:]")
 # IB_DEVICE_NAME_MAX 64 with the NUL (include/uapi/rdma/ib_user_verbs.h)
 HCA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,63}$")
@@ -53,8 +55,7 @@ def pattern_problem(pattern: str, fields: Collection[str], text_fields: Collecti
             what = "attribute or index access" if re.search(r"[.\[]", field) else "unknown field"
             return f"{what} {{{field}}}; fields: {allowed}"
         if spec and (field in text_fields or not _SPEC.match(spec)):
-            return (f"format spec {{{field}:{spec}}} is not allowed; only a zero-padded width such as "
-                    f"{{{field}:02d}}")
+            return f"format spec {{{field}:{spec}}} is not allowed; only a zero-padded width such as {{{field}:02d}}"
     return None
 
 

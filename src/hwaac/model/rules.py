@@ -32,7 +32,7 @@ RULES: dict[str, str] = {
     "host-mtu-above-switch": "host MTU <= switch MTU",
     "bad-interface-pattern": "host interface/HCA patterns use only {rail}, {plane}, {port}",
     "bad-interface-name": "host interface names are Linux interface names (at most 15 characters), HCA names RDMA "
-                          "device names",
+    "device names",
     "host-port-names-not-unique": "every NIC port of a host gets its own interface and HCA name",
     "host-ecn-priority-out-of-range": "host ECN priorities are 0-7",
     "routing-table-reserved": "per-rail routing tables stay below 253",
@@ -62,8 +62,9 @@ HOST_PATTERN_FIELDS = ("rail", "plane", "port")  # host.interface_name and host.
 
 def check_intent(intent: Intent) -> list[IntentIssue]:
     """Issues found in the intent alone (empty when none)."""
-    return (check_qos(intent) + check_host(intent) + check_appliances(intent) + check_storage(intent)
-            + check_sonic(intent))
+    return (
+        check_qos(intent) + check_host(intent) + check_appliances(intent) + check_storage(intent) + check_sonic(intent)
+    )
 
 
 def check_qos(intent: Intent) -> list[IntentIssue]:
@@ -77,47 +78,102 @@ def check_qos(intent: Intent) -> list[IntentIssue]:
         if not 0 <= v <= 63:
             add("dscp-out-of-range", f"qos.roce_dscp[{i}]", "DSCP out of range", v, "0-63")
     if q.cnp_dscp in q.roce_dscp:
-        add("cnp-shares-roce-dscp", "qos.cnp_dscp", "CNP must use a DSCP other than RoCE data", q.cnp_dscp,
-            f"a DSCP not in {q.roce_dscp}")
+        add(
+            "cnp-shares-roce-dscp",
+            "qos.cnp_dscp",
+            "CNP must use a DSCP other than RoCE data",
+            q.cnp_dscp,
+            f"a DSCP not in {q.roce_dscp}",
+        )
     if q.lossless_priority == q.cnp_priority:
-        add("cnp-priority-is-lossless", "qos.cnp_priority", "CNP needs its own (strict) priority", q.cnp_priority,
-            f"a priority other than {q.lossless_priority}")
+        add(
+            "cnp-priority-is-lossless",
+            "qos.cnp_priority",
+            "CNP needs its own (strict) priority",
+            q.cnp_priority,
+            f"a priority other than {q.lossless_priority}",
+        )
     for path, value in (("qos.lossless_priority", q.lossless_priority), ("qos.cnp_priority", q.cnp_priority)):
         if value == 0:
-            add("priority-zero-reserved", path, "priority 0 carries every unclassified DSCP (the lossy default)",
-                value, "1-7")
+            add(
+                "priority-zero-reserved",
+                path,
+                "priority 0 carries every unclassified DSCP (the lossy default)",
+                value,
+                "1-7",
+            )
     for i, p in enumerate(q.pfc_priorities):
         if not 0 <= p <= 7:
             add("pfc-priority-out-of-range", f"qos.pfc_priorities[{i}]", "priority out of range", p, "0-7")
         elif p == 0:
-            add("priority-zero-reserved", f"qos.pfc_priorities[{i}]",
-                "PFC on priority 0 would pause all unclassified traffic", p, "1-7")
+            add(
+                "priority-zero-reserved",
+                f"qos.pfc_priorities[{i}]",
+                "PFC on priority 0 would pause all unclassified traffic",
+                p,
+                "1-7",
+            )
     if 0 in q.roce_dscp:
-        add("priority-zero-reserved", "qos.roce_dscp", "DSCP 0 is unmarked traffic; it cannot be RoCE",
-            q.roce_dscp, "DSCP values 1-63, e.g. [26]")
+        add(
+            "priority-zero-reserved",
+            "qos.roce_dscp",
+            "DSCP 0 is unmarked traffic; it cannot be RoCE",
+            q.roce_dscp,
+            "DSCP values 1-63, e.g. [26]",
+        )
     # SONiC's buffers_config.j2 gives egress queues 3-4 the lossless profile and every other queue a lossy one
     # (BUFFER_QUEUE <port>|3-4 egress_lossless_profile), so PFC elsewhere would pause into a dropping queue.
     for i, p in enumerate(q.pfc_priorities):
         if p not in (0, 3, 4) and 0 <= p <= 7:
-            add("lossless-queue-not-sonic", f"qos.pfc_priorities[{i}]",
-                "SONiC's buffer templates make only queues 3 and 4 lossless", p, "3 or 4")
+            add(
+                "lossless-queue-not-sonic",
+                f"qos.pfc_priorities[{i}]",
+                "SONiC's buffer templates make only queues 3 and 4 lossless",
+                p,
+                "3 or 4",
+            )
     if q.lossless_priority not in q.pfc_priorities:
-        add("pfc-not-on-lossless", "qos.pfc_priorities", "PFC must be enabled on the lossless priority",
-            q.pfc_priorities, f"a list containing {q.lossless_priority}")
+        add(
+            "pfc-not-on-lossless",
+            "qos.pfc_priorities",
+            "PFC must be enabled on the lossless priority",
+            q.pfc_priorities,
+            f"a list containing {q.lossless_priority}",
+        )
     if q.cnp_priority in q.pfc_priorities:
-        add("pfc-on-cnp-priority", "qos.pfc_priorities", "PFC on the CNP priority would pause CNPs",
-            q.pfc_priorities, f"a list without {q.cnp_priority}")
+        add(
+            "pfc-on-cnp-priority",
+            "qos.pfc_priorities",
+            "PFC on the CNP priority would pause CNPs",
+            q.pfc_priorities,
+            f"a list without {q.cnp_priority}",
+        )
     if q.ecn.min_threshold_bytes >= q.ecn.max_threshold_bytes:
-        add("ecn-min-above-max", "qos.ecn.min_threshold_bytes", "must be below max_threshold_bytes",
-            q.ecn.min_threshold_bytes, f"< {q.ecn.max_threshold_bytes}")
+        add(
+            "ecn-min-above-max",
+            "qos.ecn.min_threshold_bytes",
+            "must be below max_threshold_bytes",
+            q.ecn.min_threshold_bytes,
+            f"< {q.ecn.max_threshold_bytes}",
+        )
     wd = q.pfc_watchdog
     for name in ("detection_time_ms", "restoration_time_ms"):
         if getattr(wd, name) < wd.poll_interval_ms:
-            add("pfcwd-below-poll", f"qos.pfc_watchdog.{name}", "must be at least poll_interval_ms",
-                getattr(wd, name), f">= {wd.poll_interval_ms}")
+            add(
+                "pfcwd-below-poll",
+                f"qos.pfc_watchdog.{name}",
+                "must be at least poll_interval_ms",
+                getattr(wd, name),
+                f">= {wd.poll_interval_ms}",
+            )
     if q.host_mtu > q.switch_mtu:
-        add("host-mtu-above-switch", "qos.host_mtu", "host MTU above the switch MTU would drop large frames",
-            q.host_mtu, f"4200-{q.switch_mtu}")
+        add(
+            "host-mtu-above-switch",
+            "qos.host_mtu",
+            "host MTU above the switch MTU would drop large frames",
+            q.host_mtu,
+            f"4200-{q.switch_mtu}",
+        )
     return issues
 
 
@@ -132,68 +188,128 @@ def check_host(intent: Intent) -> list[IntentIssue]:
     for name, pattern in (("interface_name", h.interface_name), ("hca_name", h.hca_name)):
         problem = pattern_problem(pattern, HOST_PATTERN_FIELDS)
         if problem is not None:
-            add("bad-interface-pattern", f"host.{name}", f"bad pattern: {problem}", pattern,
-                "a format string using {rail}, {plane} or {port}, e.g. rail{rail}")
+            add(
+                "bad-interface-pattern",
+                f"host.{name}",
+                f"bad pattern: {problem}",
+                pattern,
+                "a format string using {rail}, {plane} or {port}, e.g. rail{rail}",
+            )
             continue
         names = [pattern.format(rail=r, plane=p, port=n) for r, p, n in ports]
         bad = next(((n, why) for n in names if (why := _port_name_problem(name, n)) is not None), None)
         if bad is not None:
-            add("bad-interface-name", f"host.{name}", f"makes the name {bad[0]!r}: {bad[1]}", pattern,
-                IFNAME_VALID if name == "interface_name" else HCA_VALID)
+            add(
+                "bad-interface-name",
+                f"host.{name}",
+                f"makes the name {bad[0]!r}: {bad[1]}",
+                pattern,
+                IFNAME_VALID if name == "interface_name" else HCA_VALID,
+            )
             continue
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            add("host-port-names-not-unique", f"host.{name}",
-                f"gives {len(ports)} NIC ports only {len(set(names))} names (e.g. {dupes[0]!r} twice)", pattern,
-                "a pattern with {port}, or {rail} and {plane} when planes > 1, e.g. rail{rail}p{plane}")
+            add(
+                "host-port-names-not-unique",
+                f"host.{name}",
+                f"gives {len(ports)} NIC ports only {len(set(names))} names (e.g. {dupes[0]!r} twice)",
+                pattern,
+                "a pattern with {port}, or {rail} and {plane} when planes > 1, e.g. rail{rail}p{plane}",
+            )
     for i, p in enumerate(h.ecn_priorities or []):
         if not 0 <= p <= 7:
             add("host-ecn-priority-out-of-range", f"host.ecn_priorities[{i}]", "priority out of range", p, "0-7")
     nics, r = len(ports), h.routing
     last_table = r.table_base + nics - 1
     if last_table > 252:
-        add("routing-table-reserved", "host.routing.table_base",
+        add(
+            "routing-table-reserved",
+            "host.routing.table_base",
             f"{nics} NIC ports would use tables up to {last_table}, reaching the kernel's default/main/local "
-            "tables (253-255)", r.table_base, f"1-{253 - nics}")
+            "tables (253-255)",
+            r.table_base,
+            f"1-{253 - nics}",
+        )
     last_prio = r.rule_priority_base + (nics - 1) * r.rule_priority_step
     if last_prio >= 32766:
-        add("rule-priority-after-main", "host.routing.rule_priority_base",
+        add(
+            "rule-priority-after-main",
+            "host.routing.rule_priority_base",
             f"the last source rule priority {last_prio} would not come before the main table's rule (32766)",
-            r.rule_priority_base, f"<= {32765 - (nics - 1) * r.rule_priority_step}")
+            r.rule_priority_base,
+            f"<= {32765 - (nics - 1) * r.rule_priority_step}",
+        )
     # sysctl.d(5): one "key = value" per line; a key or value with a line break would add settings of its own
     for key, value in h.sysctl.items():
         if not _SYSCTL_KEY.match(key):
-            add("host-sysctl-bad", f"host.sysctl.{key}", "not a sysctl name", key,
-                "dotted or slash-separated letters, digits, '_', '-' or '*', e.g. net.ipv4.conf.all.arp_ignore")
+            add(
+                "host-sysctl-bad",
+                f"host.sysctl.{key}",
+                "not a sysctl name",
+                key,
+                "dotted or slash-separated letters, digits, '_', '-' or '*', e.g. net.ipv4.conf.all.arp_ignore",
+            )
         elif not str(value) or not str(value).isprintable():
-            add("host-sysctl-bad", f"host.sysctl.{key}", "value is empty or holds a line break or control "
-                "character", value, "one line, e.g. 2")
+            add(
+                "host-sysctl-bad",
+                f"host.sysctl.{key}",
+                "value is empty or holds a line break or control character",
+                value,
+                "one line, e.g. 2",
+            )
     for key, value in h.nccl_env.items():
         if not key.isidentifier() or not key.isupper():
-            add("nccl-env-bad-name", f"host.nccl_env.{key}", "not an environment variable name", key,
-                "upper-case letters, digits and '_', e.g. NCCL_IB_QPS_PER_CONNECTION")
+            add(
+                "nccl-env-bad-name",
+                f"host.nccl_env.{key}",
+                "not an environment variable name",
+                key,
+                "upper-case letters, digits and '_', e.g. NCCL_IB_QPS_PER_CONNECTION",
+            )
         if "\n" in value or "\r" in value:
             add("nccl-env-line-break", f"host.nccl_env.{key}", "value contains a line break", value, "one line")
     # The NIC's firmware CNP marking must agree with the switch QoS, or CNPs land in the wrong queue.
-    for param, field, want in (("CNP_DSCP_P1", "qos.cnp_dscp", q.cnp_dscp),
-                               ("CNP_802P_PRIO_P1", "qos.cnp_priority", q.cnp_priority)):
+    for param, field, want in (
+        ("CNP_DSCP_P1", "qos.cnp_dscp", q.cnp_dscp),
+        ("CNP_802P_PRIO_P1", "qos.cnp_priority", q.cnp_priority),
+    ):
         have = h.mlxconfig.get(param)
         if have is not None and str(have) != str(want):
-            add("nic-cnp-mismatch", f"host.mlxconfig.{param}", f"disagrees with the switch QoS ({field} is {want})",
-                have, str(want))
+            add(
+                "nic-cnp-mismatch",
+                f"host.mlxconfig.{param}",
+                f"disagrees with the switch QoS ({field} is {want})",
+                have,
+                str(want),
+            )
     # The host's RoCE marking must land in the switch's lossless class and be ECN-capable, or DCQCN never reacts
     # and the WRED profile (ecn_all) drops instead of marking: ToS = DSCP << 2 | ECN bits (RFC 3168).
     tos = h.roce_tos
     if tos is not None:
         if tos >> 2 not in q.roce_dscp:
-            add("host-tos-not-roce-dscp", "host.roce_tos", f"carries DSCP {tos >> 2}, not a RoCE DSCP of qos.roce_dscp "
-                f"{q.roce_dscp}", tos, f"{q.roce_dscp[0] << 2 | 2} (DSCP {q.roce_dscp[0]} with ECT(0))")
+            add(
+                "host-tos-not-roce-dscp",
+                "host.roce_tos",
+                f"carries DSCP {tos >> 2}, not a RoCE DSCP of qos.roce_dscp {q.roce_dscp}",
+                tos,
+                f"{q.roce_dscp[0] << 2 | 2} (DSCP {q.roce_dscp[0]} with ECT(0))",
+            )
         if tos & 3 not in (1, 2):
-            add("host-tos-not-ect", "host.roce_tos", "its ECN bits do not mark packets ECN-capable "
-                f"({'CE' if tos & 3 == 3 else 'Not-ECT'})", tos, f"{tos & ~3 | 2} (ECT(0))")
+            add(
+                "host-tos-not-ect",
+                "host.roce_tos",
+                f"its ECN bits do not mark packets ECN-capable ({'CE' if tos & 3 == 3 else 'Not-ECT'})",
+                tos,
+                f"{tos & ~3 | 2} (ECT(0))",
+            )
     if h.ecn_priorities is not None and q.lossless_priority not in h.ecn_priorities:
-        add("host-ecn-misses-lossless", "host.ecn_priorities", "ECN (DCQCN) is off for the lossless priority",
-            h.ecn_priorities, f"a list containing {q.lossless_priority}")
+        add(
+            "host-ecn-misses-lossless",
+            "host.ecn_priorities",
+            "ECN (DCQCN) is off for the lossless priority",
+            h.ecn_priorities,
+            f"a list containing {q.lossless_priority}",
+        )
     if h.trust != "dscp":
         add("host-trust-not-dscp", "host.trust", "routed rails are untagged, so PCP is always 0", h.trust, "dscp")
     return issues
@@ -217,18 +333,32 @@ def check_appliances(intent: Intent) -> list[IntentIssue]:
         if a.su > f.su_count:
             add("appliance-bad-su", f"fabric.appliances[{i}].su", "SU does not exist", a.su, f"1-{f.su_count}")
         if a.slot > f.nodes_per_su:
-            add("appliance-bad-slot", f"fabric.appliances[{i}].slot", "slot does not exist", a.slot,
-                f"1-{f.nodes_per_su}")
+            add(
+                "appliance-bad-slot",
+                f"fabric.appliances[{i}].slot",
+                "slot does not exist",
+                a.slot,
+                f"1-{f.nodes_per_su}",
+            )
         for j, r in enumerate(a.rails):
             if not 0 <= r < f.rails:
-                add("appliance-bad-rail", f"fabric.appliances[{i}].rails[{j}]", "rail does not exist", r,
-                    f"0-{f.rails - 1}")
+                add(
+                    "appliance-bad-rail",
+                    f"fabric.appliances[{i}].rails[{j}]",
+                    "rail does not exist",
+                    r,
+                    f"0-{f.rails - 1}",
+                )
         if (a.su, a.slot) in seen:
-            add("appliance-slot-taken", f"fabric.appliances[{i}].slot", f"slot already taken by {seen[a.su, a.slot]}",
-                a.slot, "a free slot")
+            add(
+                "appliance-slot-taken",
+                f"fabric.appliances[{i}].slot",
+                f"slot already taken by {seen[a.su, a.slot]}",
+                a.slot,
+                "a free slot",
+            )
         seen[a.su, a.slot] = a.name
     free = f.su_count * f.nodes_per_su - len(seen)
     if f.nodes is not None and f.nodes > free:
-        add("too-many-nodes", "fabric.nodes", f"more nodes than free slots in {f.su_count} SU(s)", f.nodes,
-            f"0-{free}")
+        add("too-many-nodes", "fabric.nodes", f"more nodes than free slots in {f.su_count} SU(s)", f.nodes, f"0-{free}")
     return issues

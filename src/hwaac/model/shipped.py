@@ -42,9 +42,14 @@ class ShippedFile[T]:
         return self._load_text(Path(path).read_text(), str(path))
 
 
-def load_yaml_model[M: BaseModel](text: str, file: str, model: type[M], error: type[IntentError],
-                                  checks: Callable[[M, LineIndex, str], list[IntentIssue]] | None = None,
-                                  before: Callable[[Any, str], None] | None = None) -> M:
+def load_yaml_model[M: BaseModel](
+    text: str,
+    file: str,
+    model: type[M],
+    error: type[IntentError],
+    checks: Callable[[M, LineIndex, str], list[IntentIssue]] | None = None,
+    before: Callable[[Any, str], None] | None = None,
+) -> M:
     """``text`` parsed (:func:`~hwaac.model.loader.parse_yaml`), validated as ``model``, then checked by
     ``checks(value, index, file)`` for what the schema cannot say; ``before(root, file)`` may refuse the parsed
     document before validation.

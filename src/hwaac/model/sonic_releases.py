@@ -40,25 +40,30 @@ class SonicRelease:
     reload_checks_yang: Literal["all", "golden", "none"]
 
 
-RELEASES: dict[str, SonicRelease] = {r.name: r for r in (
-    SonicRelease("202305", frrcfgd_up_down=False, bgp_router_id_field=False, reload_checks_yang="none"),
-    SonicRelease("202311", frrcfgd_up_down=False, bgp_router_id_field=False, reload_checks_yang="none"),
-    SonicRelease("202405", frrcfgd_up_down=False, bgp_router_id_field=True, reload_checks_yang="golden"),
-    SonicRelease("202411", frrcfgd_up_down=False, bgp_router_id_field=True, reload_checks_yang="golden"),
-    SonicRelease("202505", frrcfgd_up_down=True, bgp_router_id_field=True, reload_checks_yang="all"),
-    SonicRelease("202511", frrcfgd_up_down=True, bgp_router_id_field=True, reload_checks_yang="all"),
-)}
+RELEASES: dict[str, SonicRelease] = {
+    r.name: r
+    for r in (
+        SonicRelease("202305", frrcfgd_up_down=False, bgp_router_id_field=False, reload_checks_yang="none"),
+        SonicRelease("202311", frrcfgd_up_down=False, bgp_router_id_field=False, reload_checks_yang="none"),
+        SonicRelease("202405", frrcfgd_up_down=False, bgp_router_id_field=True, reload_checks_yang="golden"),
+        SonicRelease("202411", frrcfgd_up_down=False, bgp_router_id_field=True, reload_checks_yang="golden"),
+        SonicRelease("202505", frrcfgd_up_down=True, bgp_router_id_field=True, reload_checks_yang="all"),
+        SonicRelease("202511", frrcfgd_up_down=True, bgp_router_id_field=True, reload_checks_yang="all"),
+    )
+}
 
 RULES: dict[str, str] = {
     "sonic-bgp-admin-status-conflict": "on a SONiC release whose frrcfgd reads BGP admin_status only as true/false "
-                                       "(before 202505) the intent chooses sonic_bgp_admin_status",
+    "(before 202505) the intent chooses sonic_bgp_admin_status",
     "sonic-bgp-admin-status-needless": "sonic_bgp_admin_status frrcfgd is only for releases before 202505",
 }
 
-CONFLICT_VALID = ("sonic_bgp_admin_status frrcfgd (admin_status true/false: sessions and address families come up, "
-                  "but GCU 'config apply-patch' refuses every patch while the config holds them) or yang (up/down: "
-                  "YANG-valid, but frrcfgd does not activate the address family, so the session carries no routes); "
-                  "or a sonic_release of 202505 or later")
+CONFLICT_VALID = (
+    "sonic_bgp_admin_status frrcfgd (admin_status true/false: sessions and address families come up, "
+    "but GCU 'config apply-patch' refuses every patch while the config holds them) or yang (up/down: "
+    "YANG-valid, but frrcfgd does not activate the address family, so the session carries no routes); "
+    "or a sonic_release of 202505 or later"
+)
 
 
 def bgp_admin_values(release: str, path: BgpAdminStatusPath | None) -> tuple[str, str]:
@@ -74,8 +79,9 @@ def bgp_admin_values(release: str, path: BgpAdminStatusPath | None) -> tuple[str
         return "true", "false"
     if path == "yang" or RELEASES[release].frrcfgd_up_down:
         return "up", "down"
-    raise ValueError(f"SONiC {release}: BGP admin_status has no value both frrcfgd and YANG accept; set "
-                     f"{CONFLICT_VALID}")
+    raise ValueError(
+        f"SONiC {release}: BGP admin_status has no value both frrcfgd and YANG accept; set {CONFLICT_VALID}"
+    )
 
 
 def check_sonic(intent: Intent) -> list[IntentIssue]:
@@ -89,15 +95,25 @@ def check_sonic(intent: Intent) -> list[IntentIssue]:
         rel = RELEASES[spec.sonic_release]
         base = f"switches.{role}"
         if not rel.frrcfgd_up_down and spec.sonic_bgp_admin_status is None:
-            issues.append(IntentIssue(
-                f"{base}.sonic_release",
-                f"SONiC {rel.name}: frrcfgd activates a BGP address family only with admin_status 'true' and "
-                "SONiC's YANG models (GCU, config reload) accept only 'up'/'down'; no value satisfies both",
-                rel.name, f"set {base}.{CONFLICT_VALID}", rule="sonic-bgp-admin-status-conflict"))
+            issues.append(
+                IntentIssue(
+                    f"{base}.sonic_release",
+                    f"SONiC {rel.name}: frrcfgd activates a BGP address family only with admin_status 'true' and "
+                    "SONiC's YANG models (GCU, config reload) accept only 'up'/'down'; no value satisfies both",
+                    rel.name,
+                    f"set {base}.{CONFLICT_VALID}",
+                    rule="sonic-bgp-admin-status-conflict",
+                )
+            )
         elif rel.frrcfgd_up_down and spec.sonic_bgp_admin_status == "frrcfgd":
-            issues.append(IntentIssue(
-                f"{base}.sonic_bgp_admin_status",
-                f"SONiC {rel.name}'s frrcfgd reads up/down itself; 'frrcfgd' would only make the config YANG-invalid "
-                "(GCU refuses every patch)", "frrcfgd", "yang, or leave the field out",
-                rule="sonic-bgp-admin-status-needless"))
+            issues.append(
+                IntentIssue(
+                    f"{base}.sonic_bgp_admin_status",
+                    f"SONiC {rel.name}'s frrcfgd reads up/down itself; 'frrcfgd' would only make the config "
+                    "YANG-invalid (GCU refuses every patch)",
+                    "frrcfgd",
+                    "yang, or leave the field out",
+                    rule="sonic-bgp-admin-status-needless",
+                )
+            )
     return issues

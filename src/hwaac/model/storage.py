@@ -16,10 +16,14 @@ class LnetTunables(StrictSection):
     --peer-buffer-credits/--credits``. Unset fields keep the LND's defaults. Upper limits are the LND's own;
     ``lnetctl`` reports a value it refuses."""
 
-    peer_timeout: int | None = Field(None, ge=0, description="Seconds before a silent peer is declared dead "
-                                     "(0 turns the check off).")
-    peer_credits: int | None = Field(None, ge=1, description="Concurrent sends to one peer (o2ib default 8; "
-                                     "NVIDIA's GDS guide for EXAScaler uses 32).")
+    peer_timeout: int | None = Field(
+        None, ge=0, description="Seconds before a silent peer is declared dead (0 turns the check off)."
+    )
+    peer_credits: int | None = Field(
+        None,
+        ge=1,
+        description="Concurrent sends to one peer (o2ib default 8; NVIDIA's GDS guide for EXAScaler uses 32).",
+    )
     peer_buffer_credits: int | None = Field(None, ge=0, description="Router buffer credits per peer.")
     credits: int | None = Field(None, ge=1, description="Concurrent sends over the whole NI.")
 
@@ -49,33 +53,49 @@ class LnetNetwork(StrictSection):
     holds only the host-link block unless these prefixes are added (hwaac.render.host.netplan).
     """
 
-    net: str = Field(description="LNet network: o2ib or tcp with an optional number, e.g. o2ib0, o2ib1, tcp "
-                     "(o2ib = o2ib0, as LNet prints it).", examples=["o2ib0"])
+    net: str = Field(
+        description="LNet network: o2ib or tcp with an optional number, e.g. o2ib0, o2ib1, tcp "
+        "(o2ib = o2ib0, as LNet prints it).",
+        examples=["o2ib0"],
+    )
     rails: list[int] | None = Field(
-        None, description="Rails (0-based) whose NIC ports carry the network, in NI order; with several planes "
-        "every port of each rail, plane 0 first. Exclusive with interfaces."
+        None,
+        description="Rails (0-based) whose NIC ports carry the network, in NI order; with several planes "
+        "every port of each rail, plane 0 first. Exclusive with interfaces.",
     )
     interfaces: list[str] | None = Field(
-        None, description="Linux interfaces of the GPU nodes, e.g. [eth2], for a network outside the rails. "
-        "Exclusive with rails."
+        None,
+        description="Linux interfaces of the GPU nodes, e.g. [eth2], for a network outside the rails. "
+        "Exclusive with rails.",
     )
     routes: list[str] | None = Field(
-        None, description="Rails only: IPv4 prefixes of the storage servers that the fabric routes to the rails "
+        None,
+        description="Rails only: IPv4 prefixes of the storage servers that the fabric routes to the rails "
         "(e.g. storage on the backend fabric, advertised in BGP), e.g. [10.20.0.0/16]. Each rail's routing table "
         "gets a route to each via the rail's leaf, so RDMA CM, which resolves from the NI's own address, reaches "
         "the servers; MGS NIDs outside the host-link block must lie in one of them.",
         examples=[["10.20.0.0/16"]],
     )
-    multi_rail: bool = Field(True, description="Several interfaces in this network (LNet Multi-Rail); false "
-                             "requires exactly one interface.")
+    multi_rail: bool = Field(
+        True, description="Several interfaces in this network (LNet Multi-Rail); false requires exactly one interface."
+    )
     tunables: LnetTunables = LnetTunables()
     lnd_tunables: LndTunables = LndTunables()
 
 
 # the order ``lnetctl global show`` prints them in (2.15)
 LNET_GLOBALS = (
-    "numa_range", "max_interfaces", "discovery", "drop_asym_route", "retry_count", "transaction_timeout",
-    "health_sensitivity", "recovery_interval", "router_sensitivity", "response_tracking", "recovery_limit",
+    "numa_range",
+    "max_interfaces",
+    "discovery",
+    "drop_asym_route",
+    "retry_count",
+    "transaction_timeout",
+    "health_sensitivity",
+    "recovery_interval",
+    "router_sensitivity",
+    "response_tracking",
+    "recovery_limit",
 )
 
 
@@ -88,7 +108,8 @@ class LnetSection(StrictSection):
 
     networks: list[LnetNetwork] = Field(default_factory=list, description="LNet networks of every GPU node.")
     discovery: Annotated[Literal[0, 1], exact_int(0, 1)] | None = Field(
-        None, description="Multi-Rail peer discovery (default 1 since 2.11).")
+        None, description="Multi-Rail peer discovery (default 1 since 2.11)."
+    )
     max_interfaces: int | None = Field(None, ge=1, description="Interfaces a peer may advertise (default 200).")
     numa_range: int | None = Field(None, ge=0)
     drop_asym_route: Annotated[Literal[0, 1], exact_int(0, 1)] | None = None
@@ -119,8 +140,11 @@ class LustreFilesystem(StrictSection):
         examples=[["10.20.0.1@o2ib,10.20.1.1@o2ib", "10.20.0.2@o2ib,10.20.1.2@o2ib"]],
     )
     mount_point: str = Field(description="Absolute path the file system is mounted on, e.g. /mnt/lfs1.")
-    options: list[str] = Field(default_factory=list, description="Mount options, e.g. [flock, noatime]; "
-                               "_netdev is always added (the mount waits for the network at boot).")
+    options: list[str] = Field(
+        default_factory=list,
+        description="Mount options, e.g. [flock, noatime]; "
+        "_netdev is always added (the mount waits for the network at boot).",
+    )
     tunables: dict[str, int | str] = Field(
         default_factory=dict,
         description="Client parameters: osc.<p>, mdc.<p>, llite.<p> or ldlm.namespaces.<p> -> value, e.g. "
@@ -133,8 +157,9 @@ class StorageSection(StrictSection):
 
     client_version: str = Field(description="Lustre client version, e.g. 2.15.5.", examples=["2.15.5"])
     packages: Literal["kmod", "dkms", "auto"] = Field(
-        "auto", description="Client kernel modules: kmod (prebuilt), dkms (built on the node) or auto (chosen "
-        "per distribution by the role)."
+        "auto",
+        description="Client kernel modules: kmod (prebuilt), dkms (built on the node) or auto (chosen "
+        "per distribution by the role).",
     )
     lnet: LnetSection = LnetSection()
     filesystems: list[LustreFilesystem] = Field(default_factory=list)

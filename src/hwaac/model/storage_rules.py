@@ -44,7 +44,7 @@ RULES: dict[str, str] = {
     "storage-bad-nid": "MGS NIDs are <IPv4 or host name>@<o2ib[N] or tcp[N]>, each once",
     "storage-mgs-net-not-configured": "every MGS NID is on an LNet network the nodes configure",
     "storage-mgs-not-routed": "an MGS NID address on a rails network lies in the host-link block or the network's "
-                              "routes",
+    "routes",
     "storage-bad-route": "LNet routes are IPv4 prefixes in CIDR notation, host bits zero, each once",
     "storage-route-overlaps-pool": "LNet routes share no address with the fabric's own pools",
     "storage-routes-without-rails": "only a network on rails has routes",
@@ -170,8 +170,13 @@ def check_storage(intent: Intent) -> list[IntentIssue]:
         issues.append(IntentIssue(path, message, value, valid, rule=rule))
 
     if not _VERSION.match(st.client_version):
-        add("storage-bad-client-version", "storage.client_version", "not a Lustre version", st.client_version,
-            "numbers joined by dots, e.g. 2.15.5")
+        add(
+            "storage-bad-client-version",
+            "storage.client_version",
+            "not a Lustre version",
+            st.client_version,
+            "numbers joined by dots, e.g. 2.15.5",
+        )
     planes, rails = intent.fabric.planes, intent.fabric.rails
     pools = fabric_pools(intent)
     host_block = _ipv4_network(intent.addressing.host_links.prefix)
@@ -186,16 +191,25 @@ def check_storage(intent: Intent) -> list[IntentIssue]:
             add("storage-bad-net", f"{base}.net", "not an LNet network hwaac configures", n.net, NET_VALID)
             bad_net = True
         elif key in nets:
-            add("storage-duplicate-net", f"{base}.net", f"the same network as {nets[key]!r} (LNet network "
-                f"{key})", n.net, f"a network other than {sorted(nets.values())}")
+            add(
+                "storage-duplicate-net",
+                f"{base}.net",
+                f"the same network as {nets[key]!r} (LNet network {key})",
+                n.net,
+                f"a network other than {sorted(nets.values())}",
+            )
         else:
             nets[key] = n.net
             net_index[key] = i
         count = 0
         if (n.rails is None) == (n.interfaces is None) or not (n.rails or n.interfaces):
-            add("storage-net-interfaces", base, "name either rails or interfaces, not both or neither, and not "
-                "an empty list", {"rails": n.rails, "interfaces": n.interfaces},
-                "rails: [0, 1, ...] (the fabric's rails) or interfaces: [eth2, ...]")
+            add(
+                "storage-net-interfaces",
+                base,
+                "name either rails or interfaces, not both or neither, and not an empty list",
+                {"rails": n.rails, "interfaces": n.interfaces},
+                "rails: [0, 1, ...] (the fabric's rails) or interfaces: [eth2, ...]",
+            )
         elif n.rails is not None:
             seen: set[int] = set()
             for j, r in enumerate(n.rails):
@@ -208,75 +222,144 @@ def check_storage(intent: Intent) -> list[IntentIssue]:
             routed[i] = _check_routes(n.routes or [], f"{base}.routes", pools, add)
         else:
             if n.routes is not None:
-                add("storage-routes-without-rails", f"{base}.routes", "routes are only for a network on rails "
+                add(
+                    "storage-routes-without-rails",
+                    f"{base}.routes",
+                    "routes are only for a network on rails "
                     "(hwaac adds them to the rails' routing tables); a network on named interfaces is routed by "
-                    "the host's own network configuration", n.routes,
-                    "no routes here, or rails instead of interfaces")
+                    "the host's own network configuration",
+                    n.routes,
+                    "no routes here, or rails instead of interfaces",
+                )
             names: set[str] = set()
             for j, name in enumerate(n.interfaces or []):
                 if not 1 <= len(name) <= 15 or _IFNAME_BAD.search(name) or name in (".", ".."):
-                    add("storage-bad-interface", f"{base}.interfaces[{j}]", "not a Linux interface name", name,
-                        "1-15 characters without white space, '/', ':', ',' or parentheses, e.g. eth2")
+                    add(
+                        "storage-bad-interface",
+                        f"{base}.interfaces[{j}]",
+                        "not a Linux interface name",
+                        name,
+                        "1-15 characters without white space, '/', ':', ',' or parentheses, e.g. eth2",
+                    )
                 elif name in names:
-                    add("storage-bad-interface", f"{base}.interfaces[{j}]", "interface listed twice", name,
-                        "each interface once")
+                    add(
+                        "storage-bad-interface",
+                        f"{base}.interfaces[{j}]",
+                        "interface listed twice",
+                        name,
+                        "each interface once",
+                    )
                 names.add(name)
             count = len(n.interfaces or [])
         if not n.multi_rail and count > 1:
-            add("storage-multi-rail-off", f"{base}.multi_rail", f"is false but the network has {count} interfaces "
-                f"({'rails x planes' if n.rails is not None else 'interfaces'})", False,
-                "true (LNet Multi-Rail), or a single interface")
+            add(
+                "storage-multi-rail-off",
+                f"{base}.multi_rail",
+                f"is false but the network has {count} interfaces "
+                f"({'rails x planes' if n.rails is not None else 'interfaces'})",
+                False,
+                "true (LNet Multi-Rail), or a single interface",
+            )
         lnd = key.rstrip("0123456789") if key else None
         if lnd is not None:
             allowed = LND_TUNABLES_READ[lnd]
             for name, value in n.lnd_tunables.model_dump(exclude_none=True).items():
                 if name not in allowed:
-                    add("storage-lnd-tunable-not-for-net", f"{base}.lnd_tunables.{name}",
-                        f"the {lnd} LND does not read it (lnetctl import ignores it)", value,
-                        f"{lnd} LND tunables: {', '.join(allowed)}")
+                    add(
+                        "storage-lnd-tunable-not-for-net",
+                        f"{base}.lnd_tunables.{name}",
+                        f"the {lnd} LND does not read it (lnetctl import ignores it)",
+                        value,
+                        f"{lnd} LND tunables: {', '.join(allowed)}",
+                    )
     fs_names: dict[str, int] = {}
     mounts: dict[str, int] = {}
     for i, fs in enumerate(st.filesystems):
         base = f"storage.filesystems[{i}]"
         if not _FSNAME.match(fs.name):
-            add("storage-bad-fsname", f"{base}.name", "not a Lustre fsname hwaac accepts", fs.name,
-                "1-8 letters, digits or '_' (no '-': tunables are scoped as <fsname>-*)")
+            add(
+                "storage-bad-fsname",
+                f"{base}.name",
+                "not a Lustre fsname hwaac accepts",
+                fs.name,
+                "1-8 letters, digits or '_' (no '-': tunables are scoped as <fsname>-*)",
+            )
         elif fs.name in fs_names:
-            add("storage-duplicate-fs", f"{base}.name", f"already declared as storage.filesystems[{fs_names[fs.name]}]",
-                fs.name, "a file system name not used before")
+            add(
+                "storage-duplicate-fs",
+                f"{base}.name",
+                f"already declared as storage.filesystems[{fs_names[fs.name]}]",
+                fs.name,
+                "a file system name not used before",
+            )
         fs_names.setdefault(fs.name, i)
         mp = fs.mount_point
-        if (not mp.startswith("/") or mp == "/" or posixpath.normpath(mp) != mp or mp.startswith("//")
-                or any(c.isspace() or not c.isprintable() for c in mp)):
-            add("storage-bad-mount-point", f"{base}.mount_point", "not a usable mount point", mp,
-                "an absolute path without '..', '//', a trailing '/' or white space, other than /, e.g. /mnt/lfs1")
+        if (
+            not mp.startswith("/")
+            or mp == "/"
+            or posixpath.normpath(mp) != mp
+            or mp.startswith("//")
+            or any(c.isspace() or not c.isprintable() for c in mp)
+        ):
+            add(
+                "storage-bad-mount-point",
+                f"{base}.mount_point",
+                "not a usable mount point",
+                mp,
+                "an absolute path without '..', '//', a trailing '/' or white space, other than /, e.g. /mnt/lfs1",
+            )
         elif mp in mounts:
-            add("storage-duplicate-mount-point", f"{base}.mount_point",
-                f"already used by storage.filesystems[{mounts[mp]}]", mp, "a mount point not used before")
+            add(
+                "storage-duplicate-mount-point",
+                f"{base}.mount_point",
+                f"already used by storage.filesystems[{mounts[mp]}]",
+                mp,
+                "a mount point not used before",
+            )
         mounts.setdefault(mp, i)
         if not fs.mgs:
-            add("storage-bad-nid", f"{base}.mgs", "no MGS node", fs.mgs,
-                "one entry per MGS node, e.g. ['10.20.0.1@o2ib', '10.20.0.2@o2ib'] (primary, failover)")
+            add(
+                "storage-bad-nid",
+                f"{base}.mgs",
+                "no MGS node",
+                fs.mgs,
+                "one entry per MGS node, e.g. ['10.20.0.1@o2ib', '10.20.0.2@o2ib'] (primary, failover)",
+            )
         seen_nids: set[str] = set()
         for j, node in enumerate(fs.mgs):
             for nid in node.split(","):
                 parsed = parse_nid(nid)
                 if parsed is None:
-                    add("storage-bad-nid", f"{base}.mgs[{j}]", f"{nid!r} is not a NID", node,
+                    add(
+                        "storage-bad-nid",
+                        f"{base}.mgs[{j}]",
+                        f"{nid!r} is not a NID",
+                        node,
                         "comma-separated NIDs of one MGS node: <IPv4 or host name>@<o2ib[N] or tcp[N]>, "
-                        "e.g. 10.20.0.1@o2ib,10.20.1.1@o2ib")
+                        "e.g. 10.20.0.1@o2ib,10.20.1.1@o2ib",
+                    )
                     continue
                 if nid in seen_nids:
-                    add("storage-bad-nid", f"{base}.mgs[{j}]", f"NID {nid} given twice", node,
-                        "each NID once (a failover MGS node is its own entry)")
+                    add(
+                        "storage-bad-nid",
+                        f"{base}.mgs[{j}]",
+                        f"NID {nid} given twice",
+                        node,
+                        "each NID once (a failover MGS node is its own entry)",
+                    )
                 seen_nids.add(nid)
                 if parsed[1] not in nets and not bad_net:
                     declared = ", ".join(nets.values()) or "none"
-                    add("storage-mgs-net-not-configured", f"{base}.mgs[{j}]",
+                    add(
+                        "storage-mgs-net-not-configured",
+                        f"{base}.mgs[{j}]",
                         f"NID {nid} is on LNet network {parsed[1]}, which storage.lnet.networks does not declare "
-                        f"(declared: {declared})", node,
-                        f"a NID on {' or '.join(nets.values())}" if nets else
-                        f"declare {parsed[1]} in storage.lnet.networks")
+                        f"(declared: {declared})",
+                        node,
+                        f"a NID on {' or '.join(nets.values())}"
+                        if nets
+                        else f"declare {parsed[1]} in storage.lnet.networks",
+                    )
                     continue
                 k = net_index.get(parsed[1])
                 routes = routed.get(k) if k is not None else None
@@ -285,30 +368,53 @@ def check_storage(intent: Intent) -> list[IntentIssue]:
                 ip = netaddr.IPAddress(parsed[0])
                 if ip in host_block or any(ip in r for r in routes):
                     continue
-                add("storage-mgs-not-routed", f"{base}.mgs[{j}]",
+                add(
+                    "storage-mgs-not-routed",
+                    f"{base}.mgs[{j}]",
                     f"NID {nid} is on {st.lnet.networks[k].net}, which runs over the rails, but lies outside the "
                     f"host-link block {host_block} and the network's routes ({', '.join(map(str, routes)) or 'none'})"
-                    ": the rails' routing tables have no route to it", node,
+                    ": the rails' routing tables have no route to it",
+                    node,
                     f"add its prefix to storage.lnet.networks[{k}].routes (the storage servers' subnet, e.g. "
-                    f"{netaddr.IPNetwork(f'{ip}/16').cidr}), or a NID in {host_block}")
+                    f"{netaddr.IPNetwork(f'{ip}/16').cidr}), or a NID in {host_block}",
+                )
         for j, opt in enumerate(fs.options):
             if not opt or "," in opt or any(c.isspace() or not c.isprintable() for c in opt):
-                add("storage-bad-mount-option", f"{base}.options[{j}]", "not a single mount option", opt,
-                    "one option per list item, without spaces or commas, e.g. [flock, noatime]")
+                add(
+                    "storage-bad-mount-option",
+                    f"{base}.options[{j}]",
+                    "not a single mount option",
+                    opt,
+                    "one option per list item, without spaces or commas, e.g. [flock, noatime]",
+                )
         for key_, value in fs.tunables.items():
             path = f"{base}.tunables.{key_}"
             if not _TUNABLE.match(key_):
-                add("storage-bad-tunable", path, "not a client parameter hwaac can scope to the file system", key_,
-                    "<type>.<parameter> with type " + ", ".join(TUNABLE_TYPES) + ", e.g. osc.max_rpcs_in_flight")
+                add(
+                    "storage-bad-tunable",
+                    path,
+                    "not a client parameter hwaac can scope to the file system",
+                    key_,
+                    "<type>.<parameter> with type " + ", ".join(TUNABLE_TYPES) + ", e.g. osc.max_rpcs_in_flight",
+                )
             text = str(value)
             if not text or any(c.isspace() or not c.isprintable() for c in text):
-                add("storage-bad-tunable", path, "value is empty or contains white space", value,
-                    "a single word or number, e.g. 32 or 16M")
+                add(
+                    "storage-bad-tunable",
+                    path,
+                    "value is empty or contains white space",
+                    value,
+                    "a single word or number, e.g. 32 or 16M",
+                )
     return issues
 
 
-def _check_routes(routes: list[str], path: str, pools: list[tuple[str, netaddr.IPNetwork]],
-                  add: Callable[[str, str, str, object, str], None]) -> list[netaddr.IPNetwork] | None:
+def _check_routes(
+    routes: list[str],
+    path: str,
+    pools: list[tuple[str, netaddr.IPNetwork]],
+    add: Callable[[str, str, str, object, str], None],
+) -> list[netaddr.IPNetwork] | None:
     """Check one rails network's ``routes`` (reported through ``add``); its parsed prefixes, or None when one of
     them is bad (the MGS reachability check then stays quiet instead of reporting the consequence)."""
     out: list[netaddr.IPNetwork] = []
@@ -327,10 +433,14 @@ def _check_routes(routes: list[str], path: str, pools: list[tuple[str, netaddr.I
         seen.add(text)
         for pool_path, pool in pools:
             if net.first <= pool.last and pool.first <= net.last:
-                add("storage-route-overlaps-pool", f"{path}[{j}]",
-                    f"overlaps {pool_path} ({pool}), a pool of the fabric itself", text,
+                add(
+                    "storage-route-overlaps-pool",
+                    f"{path}[{j}]",
+                    f"overlaps {pool_path} ({pool}), a pool of the fabric itself",
+                    text,
                     "a prefix of the storage servers that shares no address with the fabric's pools "
-                    "(addressing.loopbacks, leaf_spine, spine_super_spine, host_links)")
+                    "(addressing.loopbacks, leaf_spine, spine_super_spine, host_links)",
+                )
                 ok = False
         out.append(net)
     return out if ok else None

@@ -69,8 +69,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _from_netbox[T](args: argparse.Namespace, cmd: str, read: Callable[[Any, str, str], T],
-                    interrupted: str | None = None) -> T | int:
+def _from_netbox[T](
+    args: argparse.Namespace, cmd: str, read: Callable[[Any, str, str], T], interrupted: str | None = None
+) -> T | int:
     """Plan the fabric, then ``read(plan, url, token)`` from NetBox: its result, or an exit code after a one-line
     error (the first line of a NetBox error; ``interrupted`` on Ctrl-C where given, else Ctrl-C goes on up)."""
     got = _plan_for(args, cmd)
@@ -141,59 +142,85 @@ def cmd_render(args: argparse.Namespace) -> int:
         counts = render_to_dir(plan, args.output)
     except OutputDirError as exc:
         return _fail("render", exc)
-    print(f"fabric {plan.intent.fabric.name}: rendered from NetBox into {args.output}: {counts['switches']} switch "
-          f"configs, {counts['hosts']} host files, {counts['docs']} docs"
-          + (f"; {len(notes)} value(s) differ from the intent and come from NetBox" if notes else
-             "; NetBox matches the plan"))
+    print(
+        f"fabric {plan.intent.fabric.name}: rendered from NetBox into {args.output}: {counts['switches']} switch "
+        f"configs, {counts['hosts']} host files, {counts['docs']} docs"
+        + (
+            f"; {len(notes)} value(s) differ from the intent and come from NetBox"
+            if notes
+            else "; NetBox matches the plan"
+        )
+    )
     return EXIT_OK
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``netbox`` and its subcommands to the ``hwaac`` parser."""
-    p = subparsers.add_parser("netbox", help="a local NetBox for development, tests and the demo",
-                              description="A real NetBox 4.7.3 on 127.0.0.1, installed and run in a state folder "
-                                          "(HWAAC_NETBOX_STATE, default ~/.local/state/hwaac/netbox-4.7.3).")
-    p.add_argument("--state", metavar="DIR", help="state folder (default: $HWAAC_NETBOX_STATE or "
-                                                    "${XDG_STATE_HOME:-~/.local/state}/hwaac/netbox-4.7.3)")
+    p = subparsers.add_parser(
+        "netbox",
+        help="a local NetBox for development, tests and the demo",
+        description="A real NetBox 4.7.3 on 127.0.0.1, installed and run in a state folder "
+        "(HWAAC_NETBOX_STATE, default ~/.local/state/hwaac/netbox-4.7.3).",
+    )
+    p.add_argument(
+        "--state",
+        metavar="DIR",
+        help="state folder (default: $HWAAC_NETBOX_STATE or ${XDG_STATE_HOME:-~/.local/state}/hwaac/netbox-4.7.3)",
+    )
     sub = p.add_subparsers(dest="netbox_command", required=True)
     add_server_commands(sub)
-    sy = sub.add_parser("sync", help="record the fabric's plan in NetBox (bulk, idempotent, owned objects only)",
-                        description="URL and token from NETBOX_URL / NETBOX_TOKEN (or --url); with neither, the "
-                                    "local NetBox when it is up. Exit 0 ok, 1 invalid intent, 2 usage or "
-                                    "connection error, 4 conflict with objects hwaac does not own or a device in "
-                                    "service it would delete (nothing written).")
+    sy = sub.add_parser(
+        "sync",
+        help="record the fabric's plan in NetBox (bulk, idempotent, owned objects only)",
+        description="URL and token from NETBOX_URL / NETBOX_TOKEN (or --url); with neither, the "
+        "local NetBox when it is up. Exit 0 ok, 1 invalid intent, 2 usage or "
+        "connection error, 4 conflict with objects hwaac does not own or a device in "
+        "service it would delete (nothing written).",
+    )
     sy.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
     sy.add_argument("--dry-run", action="store_true", help="print the creates, updates and deletes; write nothing")
-    sy.add_argument("--delete-active", action="store_true",
-                    help="delete devices the plan no longer has even when NetBox says they are active, staged or "
-                         "failed (without it they stop the sync); objects a person made are never deleted")
+    sy.add_argument(
+        "--delete-active",
+        action="store_true",
+        help="delete devices the plan no longer has even when NetBox says they are active, staged or "
+        "failed (without it they stop the sync); objects a person made are never deleted",
+    )
     sy.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
     sy.set_defaults(func=cmd_sync)
     where = "URL and token as for sync (NETBOX_URL / NETBOX_TOKEN, or the local NetBox). Read only: never writes."
-    ex = sub.add_parser("export", help="write the fabric as NetBox holds it (JSON)",
-                        description=f"The fabric's owned objects (tag hwaac-fabric-NAME) as NetBox holds them: "
-                                    f"devices, interfaces with addresses or cables, cables, prefixes, IP addresses, "
-                                    f"ASNs; sorted, without ids. {where} Exit 0 ok, 1 invalid intent, 2 usage or "
-                                    f"connection error.")
+    ex = sub.add_parser(
+        "export",
+        help="write the fabric as NetBox holds it (JSON)",
+        description=f"The fabric's owned objects (tag hwaac-fabric-NAME) as NetBox holds them: "
+        f"devices, interfaces with addresses or cables, cables, prefixes, IP addresses, "
+        f"ASNs; sorted, without ids. {where} Exit 0 ok, 1 invalid intent, 2 usage or "
+        f"connection error.",
+    )
     ex.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
     ex.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
     ex.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
     ex.set_defaults(func=cmd_export)
-    dr = sub.add_parser("drift", help="list every object where NetBox differs from the plan",
-                        description=f"One line per object, grouped by type: missing (planned, not in NetBox), "
-                                    f"extra (owned, not planned), changed (field: NetBox value -> planned value), "
-                                    f"unowned (present, not owned: a sync adopts it), conflict; then a summary. "
-                                    f"Fields a person enters (serial, comments) are not drift. {where} Exit 0 no "
-                                    f"drift, 1 invalid intent, 2 usage or connection error, 5 drift found.")
+    dr = sub.add_parser(
+        "drift",
+        help="list every object where NetBox differs from the plan",
+        description=f"One line per object, grouped by type: missing (planned, not in NetBox), "
+        f"extra (owned, not planned), changed (field: NetBox value -> planned value), "
+        f"unowned (present, not owned: a sync adopts it), conflict; then a summary. "
+        f"Fields a person enters (serial, comments) are not drift. {where} Exit 0 no "
+        f"drift, 1 invalid intent, 2 usage or connection error, 5 drift found.",
+    )
     dr.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
     dr.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
     dr.set_defaults(func=cmd_drift)
-    rd = sub.add_parser("render", help="render device files and docs from what NetBox holds",
-                        description=f"Plan the fabric, take each switch's ASN and loopback and each link's "
-                                    f"addresses from NetBox (where a person may have corrected them; each such "
-                                    f"value is reported), and render every file as `hwaac plan` does. Stops when "
-                                    f"NetBox lacks a planned device or cable. {where} Exit 0 ok, 1 invalid intent, "
-                                    f"2 usage or connection error, or NetBox does not hold the fabric.")
+    rd = sub.add_parser(
+        "render",
+        help="render device files and docs from what NetBox holds",
+        description=f"Plan the fabric, take each switch's ASN and loopback and each link's "
+        f"addresses from NetBox (where a person may have corrected them; each such "
+        f"value is reported), and render every file as `hwaac plan` does. Stops when "
+        f"NetBox lacks a planned device or cable. {where} Exit 0 ok, 1 invalid intent, "
+        f"2 usage or connection error, or NetBox does not hold the fabric.",
+    )
     rd.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
     rd.add_argument("-o", "--output", required=True, help="output folder (replaced atomically)")
     rd.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")

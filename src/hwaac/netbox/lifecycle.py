@@ -137,13 +137,14 @@ class LifecycleReport:
         return [self.breaker.message] if self.breaker and self.breaker.tripped else []
 
 
-def read_devices(client: Client, names: Sequence[str], fields: str = "id,name,status,serial,tags,custom_fields",
-                 **params: Any) -> dict[str, dict]:
+def read_devices(
+    client: Client, names: Sequence[str], fields: str = "id,name,status,serial,tags,custom_fields", **params: Any
+) -> dict[str, dict]:
     """name -> record of the named devices (one GET per 150 names; ``params``: more filters, e.g. ``site``)."""
     out: dict[str, dict] = {}
     names = sorted(set(names))
     for i in range(0, len(names), ID_CHUNK):
-        for r in client.read("devices", fields, name=names[i:i + ID_CHUNK], **params):
+        for r in client.read("devices", fields, name=names[i : i + ID_CHUNK], **params):
             out[r["name"]] = r
     return out
 
@@ -162,19 +163,35 @@ def ensure_catalogue(client: Client) -> None:
 
     Both are hwaac's: created once, never changed after."""
     if not client.read("custom-fields", "id,name", name=LIFECYCLE_FIELD):
-        client.call("POST", "custom-fields", lambda: client.endpoint("custom-fields").create({
-            "name": LIFECYCLE_FIELD, "label": "Lifecycle (hwaac)", "type": "text", "object_types": ["dcim.device"],
-            "group_name": "hwaac", "validation_regex": "^(" + "|".join(s.value for s in State) + ")$",
-            "description": "The node's lifecycle state as hwaac keeps it (planned, burn_in, production, "
-                           "quarantine, rma, returned)"}))
+        client.call(
+            "POST",
+            "custom-fields",
+            lambda: client.endpoint("custom-fields").create(
+                {
+                    "name": LIFECYCLE_FIELD,
+                    "label": "Lifecycle (hwaac)",
+                    "type": "text",
+                    "object_types": ["dcim.device"],
+                    "group_name": "hwaac",
+                    "validation_regex": "^(" + "|".join(s.value for s in State) + ")$",
+                    "description": "The node's lifecycle state as hwaac keeps it (planned, burn_in, production, "
+                    "quarantine, rma, returned)",
+                }
+            ),
+        )
     ensure_tag(client, QUARANTINE_TAG, "ff9800", "hwaac journal entry of a quarantine (counted by the circuit breaker)")
 
 
 def ensure_tag(client: Client, slug: str, color: str, description: str) -> None:
     """Create the tag ``slug`` (named as its slug) if NetBox lacks it; an existing one is left as it is."""
     if not client.read("tags", "id,slug", slug=slug):
-        client.call("POST", "tags", lambda: client.endpoint("tags").create({
-            "name": slug, "slug": slug, "color": color, "description": description}))
+        client.call(
+            "POST",
+            "tags",
+            lambda: client.endpoint("tags").create(
+                {"name": slug, "slug": slug, "color": color, "description": description}
+            ),
+        )
 
 
 def _pool_ids(client: Client, pool: Sequence[str] | None, fabric: str | None) -> dict[int, str]:
@@ -190,16 +207,23 @@ def _recent_quarantines(client: Client, ids: Iterable[int], since: datetime) -> 
     ids = set(ids)
     if not client.read("tags", "id", slug=QUARANTINE_TAG):
         return []  # no quarantine was ever recorded here (NetBox refuses a filter on a tag it does not know)
-    recs = client.read("journal-entries", "id,assigned_object_id,created", tag=QUARANTINE_TAG,
-                       assigned_object_type="dcim.device", created__gte=since.isoformat())
-    return [datetime.fromisoformat(r["created"].replace("Z", "+00:00")) for r in recs
-            if r.get("assigned_object_id") in ids]
+    recs = client.read(
+        "journal-entries",
+        "id,assigned_object_id,created",
+        tag=QUARANTINE_TAG,
+        assigned_object_type="dcim.device",
+        created__gte=since.isoformat(),
+    )
+    return [
+        datetime.fromisoformat(r["created"].replace("Z", "+00:00")) for r in recs if r.get("assigned_object_id") in ids
+    ]
 
 
 def _link_ends(client: Client, device_id: int, names: list[str]) -> list[LinkEnd]:
     ends = []
-    recs = {r["name"]: r for r in client.read("interfaces", "id,name,cable,link_peers", device_id=device_id,
-                                               name=names)}
+    recs = {
+        r["name"]: r for r in client.read("interfaces", "id,name,cable,link_peers", device_id=device_id, name=names)
+    }
     for name in names:
         r = recs.get(name)
         if r is None:
@@ -208,21 +232,26 @@ def _link_ends(client: Client, device_id: int, names: list[str]) -> list[LinkEnd
         peers = r.get("link_peers") or []
         peer = peers[0] if peers else {}
         cable = r.get("cable") or {}
-        ends.append(LinkEnd(name, ((peer.get("device") or {}).get("name") or ""), peer.get("name") or "",
-                            str(cable.get("label") or cable.get("id") or "") if cable else "(not cabled)"))
+        ends.append(
+            LinkEnd(
+                name,
+                ((peer.get("device") or {}).get("name") or ""),
+                peer.get("name") or "",
+                str(cable.get("label") or cable.get("id") or "") if cable else "(not cabled)",
+            )
+        )
     return ends
 
 
 def _unprefixed(message: str, subject: str) -> str:
     """Parsers' messages may start with their subject; the journal line names it already."""
-    return message[len(subject) + 1:].lstrip() if subject and message.startswith(subject + ":") else message
+    return message[len(subject) + 1 :].lstrip() if subject and message.startswith(subject + ":") else message
 
 
 def journal_text(device: str, current: State | None, req: TransitionRequest, serial: str) -> str:
     """The Markdown comment of one lifecycle journal entry (see the module docstring)."""
     ev = req.evidence
-    lines = [f"**hwaac lifecycle: {current.value if current else '?'} -> {req.to.value}**", "",
-             f"Reason: {req.reason}"]
+    lines = [f"**hwaac lifecycle: {current.value if current else '?'} -> {req.to.value}**", "", f"Reason: {req.reason}"]
     if ev.verdict:
         lines.append(f"Verdict: {ev.verdict}" + (f"; fault codes: {', '.join(ev.codes)}" if ev.codes else ""))
     if ev.action:
@@ -234,12 +263,17 @@ def journal_text(device: str, current: State | None, req: TransitionRequest, ser
             lines.append(f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(serials.items())))
     if ev.links:
         lines += ["", "Failing links (both ends):"]
-        lines += [f"- {device} {e.interface} <-> {e.peer_device or '?'} {e.peer_interface or '?'} (cable {e.cable})"
-                  for e in ev.links]
+        lines += [
+            f"- {device} {e.interface} <-> {e.peer_device or '?'} {e.peer_interface or '?'} (cable {e.cable})"
+            for e in ev.links
+        ]
     if ev.findings:
         lines += ["", "Findings:"]
-        lines += [f"- {f.get('status', '')} {f.get('code', '')} {f.get('subject', '')}: "
-                  f"{_unprefixed(f.get('message', ''), f.get('subject', ''))}" for f in ev.findings]
+        lines += [
+            f"- {f.get('status', '')} {f.get('code', '')} {f.get('subject', '')}: "
+            f"{_unprefixed(f.get('message', ''), f.get('subject', ''))}"
+            for f in ev.findings
+        ]
     for tool, text in sorted(ev.raw.items()):
         cut = text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "\n[... cut]"
         lines += ["", f"Raw output ({tool}):", "```", cut.replace("```", "'''"), "```"]
@@ -258,16 +292,23 @@ def journal_evidence(comments: str) -> dict[str, Any] | None:
     at = comments.rfind(marker)
     if at < 0:
         return None
-    body = comments[at + len(marker):].split("\n```", 1)[0]
+    body = comments[at + len(marker) :].split("\n```", 1)[0]
     try:
         return json.loads(body)
     except ValueError:
         return None
 
 
-def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, mode: Mode = "dry_run",
-                      fabric: str | None = None, pool: Sequence[str] | None = None,
-                      breaker: BreakerPolicy | None = None, now: datetime | None = None) -> LifecycleReport:
+def apply_transitions(
+    client: Client,
+    requests: Sequence[TransitionRequest],
+    *,
+    mode: Mode = "dry_run",
+    fabric: str | None = None,
+    pool: Sequence[str] | None = None,
+    breaker: BreakerPolicy | None = None,
+    now: datetime | None = None,
+) -> LifecycleReport:
     """Move devices between lifecycle states in NetBox (module docstring: steps, safety, idempotence).
 
     Args:
@@ -303,26 +344,33 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
         tags = _slugs(rec)
         if OWNER_TAG not in tags or (fabric and f"hwaac-fabric-{fabric}" not in tags):
             need = OWNER_TAG + (f" and hwaac-fabric-{fabric}" if fabric else "")
-            problems.append(f"{req.device}: not owned by hwaac (tags: {', '.join(sorted(tags)) or 'none'}; "
-                            f"needs {need}); hwaac changes only devices it owns")
+            problems.append(
+                f"{req.device}: not owned by hwaac (tags: {', '.join(sorted(tags)) or 'none'}; "
+                f"needs {need}); hwaac changes only devices it owns"
+            )
             continue
         current = state_of(_status(rec), (rec.get("custom_fields") or {}).get(LIFECYCLE_FIELD))
         try:
-            if (req.via is not None and current is not None and current not in (req.to, req.via)
-                    and req.via in TRANSITIONS[current] and req.to in TRANSITIONS[req.via]):
+            if (
+                req.via is not None
+                and current is not None
+                and current not in (req.to, req.via)
+                and req.via in TRANSITIONS[current]
+                and req.to in TRANSITIONS[req.via]
+            ):
                 moves.append((req, rec, current))
                 steps[req.device] = [(current, req.via), (req.via, req.to)]
             elif check_transition(req.device, current, req.to):
                 moves.append((req, rec, current))
                 steps[req.device] = [(current, req.to)]
             else:
-                outcomes.append(Outcome(req.device, req.to.value, req.to.value, "unchanged",
-                                        f"already {req.to.value}"))
+                outcomes.append(Outcome(req.device, req.to.value, req.to.value, "unchanged", f"already {req.to.value}"))
         except TransitionError as exc:
             problems.append(str(exc))
     if problems:
-        raise LifecycleError(f"{len(problems)} lifecycle change(s) refused; nothing written:\n  "
-                             + "\n  ".join(problems))
+        raise LifecycleError(
+            f"{len(problems)} lifecycle change(s) refused; nothing written:\n  " + "\n  ".join(problems)
+        )
 
     decision = None
     quarantines = [m for m in moves if m[0].to is State.QUARANTINE]
@@ -332,8 +380,9 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
         decision = breaker_decision(breaker, len(ids), recent, len(quarantines), now)
         if decision.tripped:
             for req, _rec, current in quarantines:
-                outcomes.append(Outcome(req.device, current.value if current else "?", req.to.value, "blocked",
-                                        decision.message))
+                outcomes.append(
+                    Outcome(req.device, current.value if current else "?", req.to.value, "blocked", decision.message)
+                )
             moves = [m for m in moves if m[0].to is not State.QUARANTINE]
 
     for req, rec, _current in moves:
@@ -341,20 +390,42 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
             req.evidence.links = _link_ends(client, rec["id"], req.evidence.failing_interfaces)
 
     if mode == "dry_run" or not moves:
-        outcomes += [Outcome(req.device, cur.value if cur else "?", req.to.value,
-                             "would_move" if mode == "dry_run" else "moved", req.reason) for req, _r, cur in moves]
+        outcomes += [
+            Outcome(
+                req.device,
+                cur.value if cur else "?",
+                req.to.value,
+                "would_move" if mode == "dry_run" else "moved",
+                req.reason,
+            )
+            for req, _r, cur in moves
+        ]
         return LifecycleReport(mode, sorted(outcomes, key=lambda o: o.device), decision, dict(client.requests))
 
     ensure_catalogue(client)
-    patch = [{"id": rec["id"], "status": NETBOX_STATUS[req.to],
-              "custom_fields": {LIFECYCLE_FIELD: req.to.value}} for req, rec, _cur in moves]
-    undo = [{"id": rec["id"], "status": _status(rec),
-             "custom_fields": {LIFECYCLE_FIELD: (rec.get("custom_fields") or {}).get(LIFECYCLE_FIELD)}}
-            for _req, rec, _cur in moves]
-    entries = [{"assigned_object_type": "dcim.device", "assigned_object_id": rec["id"], "kind": JOURNAL_KIND[to],
-                "comments": journal_text(req.device, frm, replace(req, to=to), rec.get("serial") or ""),
-                "tags": [{"slug": OWNER_TAG}] + ([{"slug": QUARANTINE_TAG}] if to is State.QUARANTINE else [])}
-               for req, rec, _cur in moves for frm, to in steps[req.device]]
+    patch = [
+        {"id": rec["id"], "status": NETBOX_STATUS[req.to], "custom_fields": {LIFECYCLE_FIELD: req.to.value}}
+        for req, rec, _cur in moves
+    ]
+    undo = [
+        {
+            "id": rec["id"],
+            "status": _status(rec),
+            "custom_fields": {LIFECYCLE_FIELD: (rec.get("custom_fields") or {}).get(LIFECYCLE_FIELD)},
+        }
+        for _req, rec, _cur in moves
+    ]
+    entries = [
+        {
+            "assigned_object_type": "dcim.device",
+            "assigned_object_id": rec["id"],
+            "kind": JOURNAL_KIND[to],
+            "comments": journal_text(req.device, frm, replace(req, to=to), rec.get("serial") or ""),
+            "tags": [{"slug": OWNER_TAG}] + ([{"slug": QUARANTINE_TAG}] if to is State.QUARANTINE else []),
+        }
+        for req, rec, _cur in moves
+        for frm, to in steps[req.device]
+    ]
     devices_ep, journal_ep = client.endpoint("devices"), client.endpoint("journal-entries")
     client.call("PATCH", "devices", lambda: devices_ep.update(patch))
     try:
@@ -364,8 +435,10 @@ def apply_transitions(client: Client, requests: Sequence[TransitionRequest], *, 
         try:
             client.call("PATCH", "devices", lambda: devices_ep.update(undo))
         except SyncError as undo_exc:
-            raise LifecycleError(f"{exc}; the devices were moved but have no journal entry and could not be "
-                                 f"moved back ({undo_exc}): {moved}") from None
+            raise LifecycleError(
+                f"{exc}; the devices were moved but have no journal entry and could not be "
+                f"moved back ({undo_exc}): {moved}"
+            ) from None
         raise LifecycleError(f"{exc}; the devices were moved back, NetBox is as before: {moved}") from None
     journal_ids = iter(getattr(c, "id", None) for c in (created if isinstance(created, list) else [created]))
     for req, _rec, cur in moves:
@@ -381,10 +454,14 @@ def device_record(client: Client, device: str) -> dict[str, str] | None:
     if not recs:
         return None
     r = recs[0]
-    return {"name": r["name"], "serial": r.get("serial") or "", "site": (r.get("site") or {}).get("name", ""),
-            "status": (r.get("status") or {}).get("value", ""),
-            "device_type": (r.get("device_type") or {}).get("model", ""),
-            "lifecycle": (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD) or ""}
+    return {
+        "name": r["name"],
+        "serial": r.get("serial") or "",
+        "site": (r.get("site") or {}).get("name", ""),
+        "status": (r.get("status") or {}).get("value", ""),
+        "device_type": (r.get("device_type") or {}).get("model", ""),
+        "lifecycle": (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD) or "",
+    }
 
 
 def device_journal(client: Client, device: str) -> list[dict[str, Any]]:
@@ -392,7 +469,21 @@ def device_journal(client: Client, device: str) -> list[dict[str, Any]]:
     recs = read_devices(client, [device])
     if device not in recs:
         raise LifecycleError(f"{device}: no such device in NetBox")
-    entries = client.read("journal-entries", "id,created,kind,comments", assigned_object_type="dcim.device",
-                          assigned_object_id=recs[device]["id"], tag=OWNER_TAG, ordering="created")
-    return [{"id": e["id"], "created": e["created"], "kind": (e.get("kind") or {}).get("value", e.get("kind")),
-             "comments": e["comments"], "evidence": journal_evidence(e.get("comments") or "")} for e in entries]
+    entries = client.read(
+        "journal-entries",
+        "id,created,kind,comments",
+        assigned_object_type="dcim.device",
+        assigned_object_id=recs[device]["id"],
+        tag=OWNER_TAG,
+        ordering="created",
+    )
+    return [
+        {
+            "id": e["id"],
+            "created": e["created"],
+            "kind": (e.get("kind") or {}).get("value", e.get("kind")),
+            "comments": e["comments"],
+            "evidence": journal_evidence(e.get("comments") or ""),
+        }
+        for e in entries
+    ]

@@ -48,8 +48,14 @@ def cmd_move(args: argparse.Namespace) -> int:
     evidence = _evidence(args.evidence)
     requests = [TransitionRequest(n, target, args.reason, evidence) for n in args.nodes]
     try:
-        rep = apply_transitions(_client(), requests, mode="enforce" if args.enforce else "dry_run",
-                                fabric=args.fabric, pool=args.pool or None, breaker=policy)
+        rep = apply_transitions(
+            _client(),
+            requests,
+            mode="enforce" if args.enforce else "dry_run",
+            fabric=args.fabric,
+            pool=args.pool or None,
+            breaker=policy,
+        )
     except LifecycleError as exc:
         print(f"hwaac: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -86,8 +92,10 @@ def cmd_rma_report(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{args.node}.rma.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
     (out / f"{args.node}.rma.md").write_text(rma_markdown(report))
-    print(f"wrote {out / (args.node + '.rma.md')} and .json ({len(report['events'])} event(s), "
-          f"fault codes: {', '.join(report['fault_codes']) or 'none'})")
+    print(
+        f"wrote {out / (args.node + '.rma.md')} and .json ({len(report['events'])} event(s), "
+        f"fault codes: {', '.join(report['fault_codes']) or 'none'})"
+    )
     return EXIT_OK
 
 
@@ -115,9 +123,16 @@ def cmd_qualify(args: argparse.Namespace) -> int:
     su_report = _read_json(reports_dir / f"su{args.su:02d}.nccl-multi.json")
     client = _client()
     recs = client.read("devices", "id,name,status,custom_fields", name=nodes) if nodes else []
-    states = {r["name"]: (s.value if (s := state_of((r.get("status") or {}).get("value"),
-                                                      (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD))) else None)
-              for r in recs}
+    states = {
+        r["name"]: (
+            s.value
+            if (
+                s := state_of((r.get("status") or {}).get("value"), (r.get("custom_fields") or {}).get(LIFECYCLE_FIELD))
+            )
+            else None
+        )
+        for r in recs
+    }
     q = qualify_su(args.su, nodes, reports, su_report, states, load_profile(args.profile))
     fabric = plan.intent.fabric.name
     if not q.admitted:
@@ -126,10 +141,19 @@ def cmd_qualify(args: argparse.Namespace) -> int:
             print(f"  {b}")
         return EXIT_BLOCKED
     todo = [n for n in nodes if states.get(n) == State.BURN_IN.value]
-    evidence = Evidence(verdict="PASS", parsed={"qualification": {"su": args.su, "nodes": nodes,
-                                                                  "nccl_multi": (su_report or {}).get("status")}})
-    requests = [TransitionRequest(n, State.PRODUCTION, f"su{args.su:02d} qualified: every node passed burn-in, no "
-                                  "link error growth, multi-node all-reduce passed", evidence) for n in todo]
+    evidence = Evidence(
+        verdict="PASS",
+        parsed={"qualification": {"su": args.su, "nodes": nodes, "nccl_multi": (su_report or {}).get("status")}},
+    )
+    requests = [
+        TransitionRequest(
+            n,
+            State.PRODUCTION,
+            f"su{args.su:02d} qualified: every node passed burn-in, no link error growth, multi-node all-reduce passed",
+            evidence,
+        )
+        for n in todo
+    ]
     try:
         rep = apply_transitions(client, requests, mode="enforce" if args.enforce else "dry_run", fabric=fabric)
     except LifecycleError as exc:
@@ -170,8 +194,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     rma.add_argument("-o", "--output", required=True, help="output folder")
     rma.set_defaults(func=cmd_rma_report)
 
-    qa = sub.add_parser("qualify", help="admit a scalable unit into production when every node passed burn-in "
-                                         "and its links show no error growth; else name each blocker")
+    qa = sub.add_parser(
+        "qualify",
+        help="admit a scalable unit into production when every node passed burn-in "
+        "and its links show no error growth; else name each blocker",
+    )
     qa.add_argument("fabric", help="fabric.yml or the folder holding it (the SU's nodes come from its plan)")
     qa.add_argument("--su", type=int, required=True, help="the SU, 1-based")
     qa.add_argument("--reports", required=True, help="the burn_in role's report folder (burn_in_report_dir)")

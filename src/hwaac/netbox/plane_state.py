@@ -61,8 +61,10 @@ def pool_lookup_from(pools: Mapping[str, str] | None, fallback: PoolLookup | Non
         if pools and ref.netbox_role in pools:
             return pools[ref.netbox_role]
         if fallback is None:
-            raise PoolLookupError(f"no pool for the NetBox prefix role {ref.netbox_role!r}",
-                                  f"one of the roles given in pools: {', '.join(sorted(pools or {})) or '(none)'}")
+            raise PoolLookupError(
+                f"no pool for the NetBox prefix role {ref.netbox_role!r}",
+                f"one of the roles given in pools: {', '.join(sorted(pools or {})) or '(none)'}",
+            )
         return fallback(ref, site)
 
     return lookup
@@ -80,8 +82,9 @@ def scope(plan: Plan, plane: int | None) -> list[int] | None:
     if plane is None:
         return None
     if not 0 <= plane < plan.design.planes:
-        raise ValueError(f"plane {plane} is not in fabric {plan.intent.fabric.name}, which has planes "
-                         f"0..{plan.design.planes - 1}")
+        raise ValueError(
+            f"plane {plane} is not in fabric {plan.intent.fabric.name}, which has planes 0..{plan.design.planes - 1}"
+        )
     return [plane]
 
 
@@ -96,10 +99,14 @@ def planned_state(plan: Plan, plane: int | None = None) -> PlaneState:
     devices = d.kinds.get("devices", {})
     switches = {k for k, w in devices.items() if w.fields["role"].key in SWITCH_ROLES}
     counts = {
-        "devices": len(devices), "switches": len(switches),
+        "devices": len(devices),
+        "switches": len(switches),
         "gpu_nodes": sum(1 for w in devices.values() if w.fields["role"].key == ROLE_SLUG["gpu"]),
-        "cables": d.count("cables"), "ip_addresses": d.count("ip-addresses"), "prefixes": d.count("prefixes"),
-        "asns": d.count("asns"), "asn_ranges": d.count("asn-ranges"),
+        "cables": d.count("cables"),
+        "ip_addresses": d.count("ip-addresses"),
+        "prefixes": d.count("prefixes"),
+        "asns": d.count("asns"),
+        "asn_ranges": d.count("asn-ranges"),
     }
     sw = {s.name: {"loopback": ip_str(s.loopback), "asn": s.asn} for s in plan.switches if s.name in switches}
     return PlaneState(plan.intent.fabric.name, plan.intent.fabric.site, counts, _pools_used(plan), sw)
@@ -112,8 +119,14 @@ def _in_scope(s: Sync, r: dict) -> bool:
     return s.d.scope is None or bool(s._claims(tags) & {s.d.plane_tags[p] for p in s.d.scope})
 
 
-def netbox_state(plan: Plan, url: str, token: str, plane: int | None = None,
-                 log: Callable[[str], None] | None = None, cache: ReadCache | None = None) -> PlaneState:
+def netbox_state(
+    plan: Plan,
+    url: str,
+    token: str,
+    plane: int | None = None,
+    log: Callable[[str], None] | None = None,
+    cache: ReadCache | None = None,
+) -> PlaneState:
     """What NetBox holds for ``plane`` of ``plan`` (0-based; None: the whole fabric), read only, and the drift
     from the plan. Counts cover the objects the fabric owns (its tag) that the plane claims (its plane tag).
     ``cache``: reads shared with other planes read at the same time (:class:`~hwaac.netbox.sync.client.ReadCache`).
@@ -121,8 +134,10 @@ def netbox_state(plan: Plan, url: str, token: str, plane: int | None = None,
     Raises: SyncError (unreachable, token refused, unsupported version; one line, no token), ValueError (plane
     outside the plan)."""
     s = read_plan_state(plan, url, token, scope(plan, plane), cache=cache)
-    owned = {k: [r for r in s.existing.get(k, {}).values() if _in_scope(s, r)] + s.dupes.get(k, [])
-             for k in ("devices", "cables", "ip-addresses", "prefixes", "asns", "asn-ranges")}
+    owned = {
+        k: [r for r in s.existing.get(k, {}).values() if _in_scope(s, r)] + s.dupes.get(k, [])
+        for k in ("devices", "cables", "ip-addresses", "prefixes", "asns", "asn-ranges")
+    }
     # the plan's role of a planned device: an adopted one keeps its person's role (hwaac.netbox.sync.ownership)
     planned_role = {k: w.fields["role"].key for k, w in s.d.kinds.get("devices", {}).items()}
 
@@ -131,9 +146,13 @@ def netbox_state(plan: Plan, url: str, token: str, plane: int | None = None,
 
     roles = [role(r) for r in owned["devices"]]
     counts = {
-        "devices": len(owned["devices"]), "switches": sum(1 for r in roles if r in SWITCH_ROLES),
-        "gpu_nodes": sum(1 for r in roles if r == ROLE_SLUG["gpu"]), "cables": len(owned["cables"]),
-        "ip_addresses": len(owned["ip-addresses"]), "prefixes": len(owned["prefixes"]), "asns": len(owned["asns"]),
+        "devices": len(owned["devices"]),
+        "switches": sum(1 for r in roles if r in SWITCH_ROLES),
+        "gpu_nodes": sum(1 for r in roles if r == ROLE_SLUG["gpu"]),
+        "cables": len(owned["cables"]),
+        "ip_addresses": len(owned["ip-addresses"]),
+        "prefixes": len(owned["prefixes"]),
+        "asns": len(owned["asns"]),
         "asn_ranges": len(owned["asn-ranges"]),
     }
     loopbacks = {}
@@ -141,9 +160,11 @@ def netbox_state(plan: Plan, url: str, token: str, plane: int | None = None,
         end = iface_of(r.get("assigned_object"))
         if end is not None and end[1] == "Loopback0":
             loopbacks[end[0]] = r["address"].split("/")[0]
-    devices = {r["name"]: {"loopback": loopbacks.get(r["name"], ""),
-                           "asn": (r.get("custom_fields") or {}).get("hwaac_asn")}
-               for r in owned["devices"] if role(r) in SWITCH_ROLES}
+    devices = {
+        r["name"]: {"loopback": loopbacks.get(r["name"], ""), "asn": (r.get("custom_fields") or {}).get("hwaac_asn")}
+        for r in owned["devices"]
+        if role(r) in SWITCH_ROLES
+    }
     rep = drift(s, s.c, 0.0)
     lines = [f"{i.kind}: {i.line()}" for i in rep.items]
     if len(lines) > MAX_DRIFT_LINES:

@@ -45,23 +45,30 @@ def prefix_lookup(url: str, token: str, timeout: float = 30.0) -> PoolLookup:
         where = f"role {ref.netbox_role!r}" + (f" at site {site!r}" if site else "") + f" in {table}"
         try:
             if api.ipam.roles.get(slug=ref.netbox_role) is None:
-                raise PoolLookupError(f"NetBox has no prefix role {ref.netbox_role!r}",
-                                      "the slug of an existing prefix role (IPAM > Roles)")
+                raise PoolLookupError(
+                    f"NetBox has no prefix role {ref.netbox_role!r}",
+                    "the slug of an existing prefix role (IPAM > Roles)",
+                )
             if site and api.dcim.sites.get(slug=site) is None:  # NetBox answers 400 to a filter on an unknown site
-                raise PoolLookupError(f"NetBox has no site {site!r} for the prefix role {ref.netbox_role!r}",
-                                      "the slug of an existing site (fabric.site, or site: in the pool)")
+                raise PoolLookupError(
+                    f"NetBox has no site {site!r} for the prefix role {ref.netbox_role!r}",
+                    "the slug of an existing site (fabric.site, or site: in the pool)",
+                )
             found = [str(p.prefix) for p in api.ipam.prefixes.filter(**params)]
         except pynetbox.RequestError as exc:
             raise NetBoxError(f"NetBox at {url} refused the prefix query (HTTP {exc.req.status_code})") from None
         except requests.RequestException as exc:
             raise NetBoxError(f"NetBox at {url} is unreachable: {type(exc).__name__}") from None
         if not found:
-            raise PoolLookupError(f"NetBox holds no prefix with {where}",
-                                  f"a prefix with role {ref.netbox_role!r}" + (f" scoped to site {site!r}"
-                                                                               if site else ""))
+            raise PoolLookupError(
+                f"NetBox holds no prefix with {where}",
+                f"a prefix with role {ref.netbox_role!r}" + (f" scoped to site {site!r}" if site else ""),
+            )
         if len(found) > 1:
-            raise PoolLookupError(f"NetBox holds {len(found)} prefixes with {where}: {', '.join(sorted(found))}",
-                                  "exactly one prefix per role, site and VRF")
+            raise PoolLookupError(
+                f"NetBox holds {len(found)} prefixes with {where}: {', '.join(sorted(found))}",
+                "exactly one prefix per role, site and VRF",
+            )
         return found[0]
 
     return lookup
@@ -90,11 +97,15 @@ class PoolRecord:
 def _pool_record(r: dict) -> PoolRecord:
     scope = r.get("scope") if r.get("scope_type") == "dcim.site" else None
     return PoolRecord(
-        id=r["id"], prefix=r["prefix"], role=(r.get("role") or {}).get("slug"),
+        id=r["id"],
+        prefix=r["prefix"],
+        role=(r.get("role") or {}).get("slug"),
         site=(scope or {}).get("slug") if isinstance(scope, dict) else None,
-        vrf=(r.get("vrf") or {}).get("name"), description=r.get("description") or "",
+        vrf=(r.get("vrf") or {}).get("name"),
+        description=r.get("description") or "",
         status=(r.get("status") or {}).get("value", ""),
-        owned=any(t.get("slug") == OWNER_TAG for t in r.get("tags") or []))
+        owned=any(t.get("slug") == OWNER_TAG for t in r.get("tags") or []),
+    )
 
 
 def find_pool(client: Client, prefix: str, vrf: str | None) -> PoolRecord | None:
@@ -120,9 +131,18 @@ def _ids(client: Client, role: str, site: str | None, vrf: str | None, *, create
         out["role"] = roles[0]["id"]
     elif create_role:
         _ensure_owner_tag(client)
-        rec = client.call("POST", "roles", lambda: client.endpoint("roles").create(
-            {"name": role, "slug": role, "tags": [{"slug": OWNER_TAG}],
-             "description": "prefix role created by hwaac for a declared pool"}))
+        rec = client.call(
+            "POST",
+            "roles",
+            lambda: client.endpoint("roles").create(
+                {
+                    "name": role,
+                    "slug": role,
+                    "tags": [{"slug": OWNER_TAG}],
+                    "description": "prefix role created by hwaac for a declared pool",
+                }
+            ),
+        )
         out["role"] = rec.id
     else:
         raise NetBoxError(f"NetBox has no prefix role {role!r}")
@@ -141,8 +161,9 @@ def _ids(client: Client, role: str, site: str | None, vrf: str | None, *, create
     return out
 
 
-def ensure_pool(client: Client, prefix: str, role: str, site: str | None, vrf: str | None,
-                description: str | None) -> tuple[PoolRecord, bool]:
+def ensure_pool(
+    client: Client, prefix: str, role: str, site: str | None, vrf: str | None, description: str | None
+) -> tuple[PoolRecord, bool]:
     """Create the container prefix ``prefix`` with ``role`` (created, tagged ``hwaac``, when NetBox has no such
     role), scoped to ``site``; or adopt the one a person recorded (returned with ``True``): then nothing of it is
     changed, and it must already have ``role``.
@@ -152,11 +173,18 @@ def ensure_pool(client: Client, prefix: str, role: str, site: str | None, vrf: s
     have = find_pool(client, prefix, vrf)
     if have is not None:
         if have.role != role:
-            raise NetBoxError(f"NetBox already holds prefix {prefix} (id {have.id}) with role {have.role!r}; the "
-                              f"pool declares role {role!r}: change one of them")
+            raise NetBoxError(
+                f"NetBox already holds prefix {prefix} (id {have.id}) with role {have.role!r}; the "
+                f"pool declares role {role!r}: change one of them"
+            )
         return have, not have.owned
-    body = {"prefix": prefix, "status": "container", "description": description or "",
-            "tags": [{"slug": OWNER_TAG}], **_ids(client, role, site, vrf, create_role=True)}
+    body = {
+        "prefix": prefix,
+        "status": "container",
+        "description": description or "",
+        "tags": [{"slug": OWNER_TAG}],
+        **_ids(client, role, site, vrf, create_role=True),
+    }
     _ensure_owner_tag(client)
     rec = client.call("POST", "prefixes", lambda: client.endpoint("prefixes").create(body))
     got = get_pool(client, rec.id)
@@ -166,8 +194,7 @@ def ensure_pool(client: Client, prefix: str, role: str, site: str | None, vrf: s
 
 def update_pool(client: Client, pool_id: int, role: str, site: str | None, description: str | None) -> PoolRecord:
     """Set role, site scope and description of pool ``pool_id`` (what the declaration says)."""
-    body = {"id": pool_id, "description": description or "",
-            **_ids(client, role, site, None, create_role=True)}
+    body = {"id": pool_id, "description": description or "", **_ids(client, role, site, None, create_role=True)}
     client.call("PATCH", "prefixes", lambda: client.endpoint("prefixes").update([body]))
     got = get_pool(client, pool_id)
     if got is None:
@@ -186,8 +213,11 @@ def delete_pool(client: Client, pool_id: int) -> None:
     client.call("DELETE", "prefixes", lambda: client.endpoint("prefixes").delete([pool_id]))
     roles = client.read("roles", "id,slug,prefix_count,vlan_count,tags", slug=have.role) if have.role else []
     for r in roles:
-        if not r.get("prefix_count") and not r.get("vlan_count") and \
-                any(t.get("slug") == OWNER_TAG for t in r.get("tags") or []):
+        if (
+            not r.get("prefix_count")
+            and not r.get("vlan_count")
+            and any(t.get("slug") == OWNER_TAG for t in r.get("tags") or [])
+        ):
             client.call("DELETE", "roles", _deletion(client, "roles", r["id"]))
     cleanup_owner(client)
 
@@ -199,6 +229,15 @@ def _deletion(client: Client, kind: str, record_id: int) -> Callable[[], Any]:
 
 def _ensure_owner_tag(client: Client) -> None:
     if not client.read("tags", "id,slug", slug=OWNER_TAG):
-        client.call("POST", "tags", lambda: client.endpoint("tags").create(
-            {"name": OWNER_TAG, "slug": OWNER_TAG, "color": "9e9e9e",
-             "description": "owned by hwaac (Hardware-as-Code)"}))
+        client.call(
+            "POST",
+            "tags",
+            lambda: client.endpoint("tags").create(
+                {
+                    "name": OWNER_TAG,
+                    "slug": OWNER_TAG,
+                    "color": "9e9e9e",
+                    "description": "owned by hwaac (Hardware-as-Code)",
+                }
+            ),
+        )

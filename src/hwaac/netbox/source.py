@@ -42,15 +42,20 @@ def plan_from_netbox(plan: Plan, url: str, token: str) -> tuple[Plan, list[str]]
             a, b = cable_ends(r)
             if len(a) == 1 and len(b) == 1:
                 cabled.add(frozenset((a[0], b[0])))
-    uncabled = [link.cable_id for link in plan.links
-                if frozenset(((link.a_device, link.a_port), (link.b_device, link.b_port))) not in cabled]
+    uncabled = [
+        link.cable_id
+        for link in plan.links
+        if frozenset(((link.a_device, link.a_port), (link.b_device, link.b_port))) not in cabled
+    ]
     if missing or uncabled:
         what = [f"device {n}" for n in missing[:10]] + [f"cable {c}" for c in uncabled[:10]]
         more = len(missing) + len(uncabled) - len(what)
         raise NetBoxRecordError(
             f"NetBox does not hold fabric {plan.intent.fabric.name} as planned: {', '.join(what)}"
-            + (f" and {more} more" if more > 0 else "") + " are missing or cabled otherwise; "
-            "sync the fabric (terraform apply or hwaac netbox sync) or see hwaac netbox drift")
+            + (f" and {more} more" if more > 0 else "")
+            + " are missing or cabled otherwise; "
+            "sync the fabric (terraform apply or hwaac netbox sync) or see hwaac netbox drift"
+        )
     addr: dict[tuple[str, str], str] = {}
     for r in s.existing.get("ip-addresses", {}).values():
         end = iface_of(r.get("assigned_object"))
@@ -83,7 +88,8 @@ def plan_from_netbox(plan: Plan, url: str, token: str) -> tuple[Plan, list[str]]
             ip = int(netaddr.IPNetwork(held).ip)
             if ip != getattr(link, f"{side}_ip"):
                 taken(f"{dev}:{port}", "address", ip_str(getattr(link, f"{side}_ip")), held.split("/")[0])
-                new_link = (dataclasses.replace(new_link, a_ip=ip) if side == "a" else
-                            dataclasses.replace(new_link, b_ip=ip))
+                new_link = (
+                    dataclasses.replace(new_link, a_ip=ip) if side == "a" else dataclasses.replace(new_link, b_ip=ip)
+                )
         links.append(new_link)
     return dataclasses.replace(plan, switches=switches, links=links), notes

@@ -51,6 +51,10 @@ def build_plan(intent: Intent, *, validate: bool = True) -> Plan:
     links.extend(leaf_spine_links(design, pools, leaf_list, spine_index))
     links.extend(spine_super_spine_links(design, pools, spine_list, ss_index))
     return Plan(
-        intent=intent, design=design, switches=leaf_list + spine_list + ss_list, nodes=node_list, links=links,
+        intent=intent,
+        design=design,
+        switches=leaf_list + spine_list + ss_list,
+        nodes=node_list,
+        links=links,
         pools=pools,
     )

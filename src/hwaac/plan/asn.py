@@ -30,19 +30,45 @@ def check_asns(intent: Intent, design: Design) -> list[IntentIssue]:
     for name, rng, need in (("leaf", a.leaf, leaves), ("spine", a.spine, spine_sets)):
         size = rng.last - rng.first + 1
         if size < 1:
-            issues.append(IntentIssue(f"asn.{name}.last", "range ends before it starts", rng.last,
-                                      f">= asn.{name}.first ({rng.first})", rule="asn-range-reversed"))
+            issues.append(
+                IntentIssue(
+                    f"asn.{name}.last",
+                    "range ends before it starts",
+                    rng.last,
+                    f">= asn.{name}.first ({rng.first})",
+                    rule="asn-range-reversed",
+                )
+            )
         elif need > size:
-            issues.append(IntentIssue(f"asn.{name}", f"ASN range exhausted: {need} ASNs needed for "
-                                      f"{d.su_capacity} SU(s), the range holds {size}",
-                                      f"{rng.first}-{rng.last}", f"last >= {rng.first + need - 1}",
-                                      rule="asn-exhausted"))
+            issues.append(
+                IntentIssue(
+                    f"asn.{name}",
+                    f"ASN range exhausted: {need} ASNs needed for {d.su_capacity} SU(s), the range holds {size}",
+                    f"{rng.first}-{rng.last}",
+                    f"last >= {rng.first + need - 1}",
+                    rule="asn-exhausted",
+                )
+            )
     if not (a.leaf.last < a.spine.first or a.spine.last < a.leaf.first):
-        issues.append(IntentIssue("asn.leaf", "overlaps asn.spine", f"{a.leaf.first}-{a.leaf.last}",
-                                  "disjoint leaf and spine ranges", rule="asn-overlap"))
+        issues.append(
+            IntentIssue(
+                "asn.leaf",
+                "overlaps asn.spine",
+                f"{a.leaf.first}-{a.leaf.last}",
+                "disjoint leaf and spine ranges",
+                rule="asn-overlap",
+            )
+        )
     if d.tiers == 3:
         for name, rng in (("leaf", a.leaf), ("spine", a.spine)):
             if rng.first <= a.super_spine <= rng.last:
-                issues.append(IntentIssue("asn.super_spine", f"lies inside asn.{name}", a.super_spine,
-                                          f"an ASN outside {rng.first}-{rng.last}", rule="super-spine-asn-in-range"))
+                issues.append(
+                    IntentIssue(
+                        "asn.super_spine",
+                        f"lies inside asn.{name}",
+                        a.super_spine,
+                        f"an ASN outside {rng.first}-{rng.last}",
+                        rule="super-spine-asn-in-range",
+                    )
+                )
     return issues

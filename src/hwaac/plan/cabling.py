@@ -17,8 +17,9 @@ from hwaac.plan.ports import port_names
 from hwaac.plan.topology import leaf_ordinal
 
 
-def host_links(intent: Intent, design: Design, pools: Pools, nodes: list[Node],
-               leaf_by_ordinal: dict[int, Switch]) -> Iterator[Link]:
+def host_links(
+    intent: Intent, design: Design, pools: Pools, nodes: list[Node], leaf_by_ordinal: dict[int, Switch]
+) -> Iterator[Link]:
     names = port_names(design.leaf_model)
     h = intent.host
     rail_plen = rail_subnet_prefixlen(intent, design)
@@ -31,17 +32,28 @@ def host_links(intent: Intent, design: Design, pools: Pools, nodes: list[Node],
                 leaf = leaf_by_ordinal[lo]
                 nic = rail * design.planes + plane
                 net, plen, host_ip, leaf_ip = host_link_addresses(
-                    intent, pools.host_links, plane, su * design.rails + rail, down, port, rail_plen)
+                    intent, pools.host_links, plane, su * design.rails + rail, down, port, rail_plen
+                )
                 yield Link(
-                    "host", f"H{lo * down + port:07d}",
-                    node.name, h.interface_name.format(rail=rail, plane=plane, port=nic),
-                    leaf.name, names[port], net, plen, host_ip, leaf_ip, plane, rail,
+                    "host",
+                    f"H{lo * down + port:07d}",
+                    node.name,
+                    h.interface_name.format(rail=rail, plane=plane, port=nic),
+                    leaf.name,
+                    names[port],
+                    net,
+                    plen,
+                    host_ip,
+                    leaf_ip,
+                    plane,
+                    rail,
                     h.hca_name.format(rail=rail, plane=plane, port=nic),
                 )
 
 
-def leaf_spine_links(design: Design, pools: Pools, leaves: list[Switch],
-                     spine_index: dict[tuple[int, int, int | None], Switch]) -> Iterator[Link]:
+def leaf_spine_links(
+    design: Design, pools: Pools, leaves: list[Switch], spine_index: dict[tuple[int, int, int | None], Switch]
+) -> Iterator[Link]:
     leaf_ports, spine_ports = port_names(design.leaf_model), port_names(design.spine_model)
     S, lps, up, down = design.spines_per_group, design.links_per_leaf_spine, design.leaf_uplinks, design.leaf_downlinks
     base = pools.leaf_spine.base
@@ -55,18 +67,34 @@ def leaf_spine_links(design: Design, pools: Pools, leaves: list[Switch],
             spine = spine_index[pod, leaf.plane, j]
             o = leaf.ordinal * up + u
             net = base + 2 * o
-            yield Link("leaf_spine", f"L{o:07d}", leaf.name, leaf_ports[down + u], spine.name,
-                       spine_ports[leaf_in_group * lps + k], net, 31, net + 1, net, leaf.plane)
+            yield Link(
+                "leaf_spine",
+                f"L{o:07d}",
+                leaf.name,
+                leaf_ports[down + u],
+                spine.name,
+                spine_ports[leaf_in_group * lps + k],
+                net,
+                31,
+                net + 1,
+                net,
+                leaf.plane,
+            )
 
 
-def spine_super_spine_links(design: Design, pools: Pools, spines: list[Switch],
-                            ss_index: dict[tuple[int, int | None, int], Switch]) -> Iterator[Link]:
+def spine_super_spine_links(
+    design: Design, pools: Pools, spines: list[Switch], ss_index: dict[tuple[int, int | None, int], Switch]
+) -> Iterator[Link]:
     if design.tiers != 3:
         return
     assert design.super_spine_model is not None and pools.spine_super_spine is not None
     spine_ports, ss_ports = port_names(design.spine_model), port_names(design.super_spine_model)
-    G, lpss, up, down = (design.super_spines_per_group, design.links_per_spine_super_spine, design.spine_uplinks,
-                         design.spine_downlinks)
+    G, lpss, up, down = (
+        design.super_spines_per_group,
+        design.links_per_spine_super_spine,
+        design.spine_uplinks,
+        design.spine_downlinks,
+    )
     base = pools.spine_super_spine.base
     for spine in spines:
         assert spine.pod is not None  # a spine of 3 tiers has its pod
@@ -76,5 +104,16 @@ def spine_super_spine_links(design: Design, pools: Pools, spines: list[Switch],
             ss = ss_index[spine.plane, spine.group, m]
             o = spine.ordinal * up + u
             net = base + 2 * o
-            yield Link("spine_super_spine", f"S{o:07d}", spine.name, spine_ports[down + u], ss.name,
-                       ss_ports[pod * lpss + k], net, 31, net + 1, net, spine.plane)
+            yield Link(
+                "spine_super_spine",
+                f"S{o:07d}",
+                spine.name,
+                spine_ports[down + u],
+                ss.name,
+                ss_ports[pod * lpss + k],
+                net,
+                31,
+                net + 1,
+                net,
+                spine.plane,
+            )

@@ -96,8 +96,15 @@ def derive(intent: Intent) -> Design:
 
     def model(path: str, name: str) -> SwitchModel | None:
         if name not in models:
-            issues.append(IntentIssue(path, "unknown switch model", name, "one of " + ", ".join(sorted(models)),
-                                      rule="unknown-switch-model"))
+            issues.append(
+                IntentIssue(
+                    path,
+                    "unknown switch model",
+                    name,
+                    "one of " + ", ".join(sorted(models)),
+                    rule="unknown-switch-model",
+                )
+            )
             return None
         return models[name]
 
@@ -106,8 +113,15 @@ def derive(intent: Intent) -> Design:
     ss_m = None
     if f.tiers == 3:
         if sw.super_spine is None:
-            issues.append(IntentIssue("switches.super_spine", "required for a 3-tier fabric", None,
-                                      "a mapping with at least `model`", rule="three-tier-without-super-spine"))
+            issues.append(
+                IntentIssue(
+                    "switches.super_spine",
+                    "required for a 3-tier fabric",
+                    None,
+                    "a mapping with at least `model`",
+                    rule="three-tier-without-super-spine",
+                )
+            )
         else:
             ss_m = model("switches.super_spine.model", sw.super_spine.model)
     if issues or leaf_m is None or spine_m is None:
@@ -115,35 +129,66 @@ def derive(intent: Intent) -> Design:
 
     capacity = f.su_capacity or f.su_count
     if capacity < f.su_count:
-        raise DesignError([IntentIssue("fabric.su_capacity", "smaller than su_count", capacity,
-                                       f">= su_count ({f.su_count})", rule="capacity-below-count")])
+        raise DesignError(
+            [
+                IntentIssue(
+                    "fabric.su_capacity",
+                    "smaller than su_count",
+                    capacity,
+                    f">= su_count ({f.su_count})",
+                    rule="capacity-below-count",
+                )
+            ]
+        )
 
     # --- leaf ports
     down = sw.leaf.downlinks or f.nodes_per_su
     up = sw.leaf.uplinks if sw.leaf.uplinks is not None else math.ceil(down / sw.leaf.oversubscription)
     if f.nodes_per_su > down:
-        issues.append(IntentIssue("switches.leaf.downlinks", f"too few leaf downlinks for {f.nodes_per_su} nodes "
-                                  "per SU", down, f">= fabric.nodes_per_su ({f.nodes_per_su})",
-                                  rule="too-few-downlinks"))
+        issues.append(
+            IntentIssue(
+                "switches.leaf.downlinks",
+                f"too few leaf downlinks for {f.nodes_per_su} nodes per SU",
+                down,
+                f">= fabric.nodes_per_su ({f.nodes_per_su})",
+                rule="too-few-downlinks",
+            )
+        )
     if leaf_m.port_speed_gbps != f.host_port_speed_gbps:
-        issues.append(IntentIssue("switches.leaf.model", f"leaf ports run at {leaf_m.port_speed_gbps} Gb/s but "
-                                  f"hosts at {f.host_port_speed_gbps} Gb/s", sw.leaf.model,
-                                  f"a model with {f.host_port_speed_gbps} Gb/s ports (or a matching breakout)",
-                                  rule="leaf-speed-vs-host"))
+        issues.append(
+            IntentIssue(
+                "switches.leaf.model",
+                f"leaf ports run at {leaf_m.port_speed_gbps} Gb/s but hosts at {f.host_port_speed_gbps} Gb/s",
+                sw.leaf.model,
+                f"a model with {f.host_port_speed_gbps} Gb/s ports (or a matching breakout)",
+                rule="leaf-speed-vs-host",
+            )
+        )
     upper = [("switches.spine.model", sw.spine.model, spine_m)]
     if ss_m is not None and sw.super_spine is not None:
         upper.append(("switches.super_spine.model", sw.super_spine.model, ss_m))
     for path, name, m in upper:
         if m.port_speed_gbps != leaf_m.port_speed_gbps:
-            issues.append(IntentIssue(path, f"ports run at {m.port_speed_gbps} Gb/s but leaf ports at "
-                                      f"{leaf_m.port_speed_gbps} Gb/s; one cable needs one speed at both ends", name,
-                                      f"a model with {leaf_m.port_speed_gbps} Gb/s ports (or a matching breakout)",
-                                      rule="spine-speed-mismatch"))
+            issues.append(
+                IntentIssue(
+                    path,
+                    f"ports run at {m.port_speed_gbps} Gb/s but leaf ports at "
+                    f"{leaf_m.port_speed_gbps} Gb/s; one cable needs one speed at both ends",
+                    name,
+                    f"a model with {leaf_m.port_speed_gbps} Gb/s ports (or a matching breakout)",
+                    rule="spine-speed-mismatch",
+                )
+            )
     if down + up > leaf_m.ports:
-        issues.append(IntentIssue("switches.leaf", f"{down} downlinks + {up} uplinks need {down + up} ports but "
-                                  f"{sw.leaf.model} has {leaf_m.ports}", down + up,
-                                  f"<= {leaf_m.ports} ports (fewer nodes per SU, or oversubscription > 1)",
-                                  rule="too-few-leaf-ports"))
+        issues.append(
+            IntentIssue(
+                "switches.leaf",
+                f"{down} downlinks + {up} uplinks need {down + up} ports but {sw.leaf.model} has {leaf_m.ports}",
+                down + up,
+                f"<= {leaf_m.ports} ports (fewer nodes per SU, or oversubscription > 1)",
+                rule="too-few-leaf-ports",
+            )
+        )
     if issues:
         raise DesignError(issues)
 
@@ -160,17 +205,36 @@ def derive(intent: Intent) -> Design:
             fix = f"at most {fit} SUs for 2 tiers with these models (or fabric.tiers: 3)"
             if per and (per > up or up % per):
                 fix = f"a divisor of the {up} leaf uplinks (then {fix.removeprefix('at most ')})"
-            raise DesignError([IntentIssue(
-                "switches.spine.per_plane" if per else _capacity_field(intent),
-                f"{leaves_cap} leaves x {up} uplinks do not fit {spines or need} spines of {spine_m.ports} ports "
-                "with every leaf linked equally to every spine",
-                per or capacity, fix, rule="spines-do-not-fit",
-            )])
+            raise DesignError(
+                [
+                    IntentIssue(
+                        "switches.spine.per_plane" if per else _capacity_field(intent),
+                        f"{leaves_cap} leaves x {up} uplinks do not fit {spines or need} spines of "
+                        f"{spine_m.ports} ports with every leaf linked equally to every spine",
+                        per or capacity,
+                        fix,
+                        rule="spines-do-not-fit",
+                    )
+                ]
+            )
         return Design(
-            tiers=2, planes=f.planes, rails=f.rails, nodes_per_su=f.nodes_per_su, su_count=f.su_count,
-            su_capacity=capacity, leaf_model=leaf_m, spine_model=spine_m, super_spine_model=None,
-            leaf_downlinks=down, leaf_uplinks=up, spines_per_group=spines, links_per_leaf_spine=up // spines,
-            sus_per_pod=capacity, spine_downlinks=spine_down, spine_uplinks=0, super_spines_per_group=0,
+            tiers=2,
+            planes=f.planes,
+            rails=f.rails,
+            nodes_per_su=f.nodes_per_su,
+            su_count=f.su_count,
+            su_capacity=capacity,
+            leaf_model=leaf_m,
+            spine_model=spine_m,
+            super_spine_model=None,
+            leaf_downlinks=down,
+            leaf_uplinks=up,
+            spines_per_group=spines,
+            links_per_leaf_spine=up // spines,
+            sus_per_pod=capacity,
+            spine_downlinks=spine_down,
+            spine_uplinks=0,
+            super_spines_per_group=0,
             links_per_spine_super_spine=0,
         )
 
@@ -179,19 +243,46 @@ def derive(intent: Intent) -> Design:
     spine_down = sw.spine.downlinks or spine_m.ports // 2
     spine_up = spine_m.ports - spine_down
     if spine_up <= 0:
-        raise DesignError([IntentIssue("switches.spine.downlinks", "leaves no spine port for super-spine uplinks",
-                                       spine_down, f"< {spine_m.ports}", rule="spine-downlinks-leave-no-uplinks")])
+        raise DesignError(
+            [
+                IntentIssue(
+                    "switches.spine.downlinks",
+                    "leaves no spine port for super-spine uplinks",
+                    spine_down,
+                    f"< {spine_m.ports}",
+                    rule="spine-downlinks-leave-no-uplinks",
+                )
+            ]
+        )
     spines = sw.spine.per_plane or up  # one link from each leaf to each spine fits the most SUs in a pod
     if up % spines:
-        raise DesignError([IntentIssue("switches.spine.per_plane", "must divide the leaf uplinks", spines,
-                                       f"a divisor of {up}", rule="spine-count-not-divisor")])
+        raise DesignError(
+            [
+                IntentIssue(
+                    "switches.spine.per_plane",
+                    "must divide the leaf uplinks",
+                    spines,
+                    f"a divisor of {up}",
+                    rule="spine-count-not-divisor",
+                )
+            ]
+        )
     lps = up // spines
     max_sus_pod = spine_down // (lps * f.rails)
     sus_per_pod = sw.spine.sus_per_pod or min(max_sus_pod, capacity)
     if sus_per_pod < 1 or sus_per_pod * f.rails * lps > spine_down:
-        raise DesignError([IntentIssue("switches.spine.sus_per_pod", f"a pod of {sus_per_pod} SUs needs "
-                                       f"{sus_per_pod * f.rails * lps} spine downlinks, spines have {spine_down}",
-                                       sus_per_pod, f"1..{max_sus_pod}", rule="pod-too-large")])
+        raise DesignError(
+            [
+                IntentIssue(
+                    "switches.spine.sus_per_pod",
+                    f"a pod of {sus_per_pod} SUs needs "
+                    f"{sus_per_pod * f.rails * lps} spine downlinks, spines have {spine_down}",
+                    sus_per_pod,
+                    f"1..{max_sus_pod}",
+                    rule="pod-too-large",
+                )
+            ]
+        )
     pods_cap = math.ceil(capacity / sus_per_pod)
     need = math.ceil(pods_cap * spine_up / ss_m.ports)
     per_group = sw.super_spine.per_group or _smallest_divisor_at_least(spine_up, need)
@@ -201,18 +292,35 @@ def derive(intent: Intent) -> Design:
         given = sw.super_spine.per_group
         ok = given is not None and given <= spine_up and spine_up % given == 0
         max_sus = (ss_m.ports // (spine_up // given) if ok and given else ss_m.ports) * sus_per_pod
-        raise DesignError([IntentIssue(
-            "switches.super_spine.per_group" if given else _capacity_field(intent),
-            f"{pods_cap} pods x {spine_up} spine uplinks do not fit super-spines of {ss_m.ports} ports",
-            given or capacity,
-            (f"a divisor of {spine_up} that is >= {need}; " if given else "")
-            + f"at most {max_sus} SUs with these models (pods of {sus_per_pod} SUs)",
-            rule="super-spines-do-not-fit",
-        )])
+        raise DesignError(
+            [
+                IntentIssue(
+                    "switches.super_spine.per_group" if given else _capacity_field(intent),
+                    f"{pods_cap} pods x {spine_up} spine uplinks do not fit super-spines of {ss_m.ports} ports",
+                    given or capacity,
+                    (f"a divisor of {spine_up} that is >= {need}; " if given else "")
+                    + f"at most {max_sus} SUs with these models (pods of {sus_per_pod} SUs)",
+                    rule="super-spines-do-not-fit",
+                )
+            ]
+        )
     return Design(
-        tiers=3, planes=f.planes, rails=f.rails, nodes_per_su=f.nodes_per_su, su_count=f.su_count,
-        su_capacity=capacity, leaf_model=leaf_m, spine_model=spine_m, super_spine_model=ss_m,
-        leaf_downlinks=down, leaf_uplinks=up, spines_per_group=spines, links_per_leaf_spine=lps,
-        sus_per_pod=sus_per_pod, spine_downlinks=spine_down, spine_uplinks=spine_up,
-        super_spines_per_group=per_group, links_per_spine_super_spine=spine_up // per_group,
+        tiers=3,
+        planes=f.planes,
+        rails=f.rails,
+        nodes_per_su=f.nodes_per_su,
+        su_count=f.su_count,
+        su_capacity=capacity,
+        leaf_model=leaf_m,
+        spine_model=spine_m,
+        super_spine_model=ss_m,
+        leaf_downlinks=down,
+        leaf_uplinks=up,
+        spines_per_group=spines,
+        links_per_leaf_spine=lps,
+        sus_per_pod=sus_per_pod,
+        spine_downlinks=spine_down,
+        spine_uplinks=spine_up,
+        super_spines_per_group=per_group,
+        links_per_spine_super_spine=spine_up // per_group,
     )

@@ -49,8 +49,12 @@ class PlanDiff:
 
     @property
     def empty(self) -> bool:
-        return (not any(self.added.values()) and not any(self.removed.values()) and not any(self.changed.values())
-                and not self.storage)
+        return (
+            not any(self.added.values())
+            and not any(self.removed.values())
+            and not any(self.changed.values())
+            and not self.storage
+        )
 
     def storage_summary(self) -> str:
         """``storage: unchanged``, ``storage: added``, ``storage: removed`` or ``storage: N field(s) changed``."""
@@ -74,8 +78,9 @@ class PlanDiff:
         changed allocations): these need a push even though nothing of theirs is renumbered."""
         if not self.affected:
             return "existing devices whose configuration changes: none"
-        shown = ", ".join(self.affected[:limit]) + (f", ... {len(self.affected) - limit} more"
-                                                      if len(self.affected) > limit else "")
+        shown = ", ".join(self.affected[:limit]) + (
+            f", ... {len(self.affected) - limit} more" if len(self.affected) > limit else ""
+        )
         return f"existing devices whose configuration changes: {len(self.affected)} ({shown})"
 
     def details(self, limit: int = 20) -> str:

@@ -43,9 +43,13 @@ def parse_pool(path: str, cidr: str | NetBoxPrefixRef) -> Pool | IntentIssue:
     """Parse an IPv4 prefix with netaddr; a host address with bits set, or IPv6, is an issue, and so is a pool
     still naming a NetBox prefix role (resolve it first: :func:`hwaac.validate.load_intent` with a lookup)."""
     if isinstance(cidr, NetBoxPrefixRef):
-        return IntentIssue(path, f"names the NetBox prefix role {cidr.netbox_role!r}, which needs NetBox to resolve",
-                           cidr.netbox_role, "NETBOX_URL and NETBOX_TOKEN set, or the local NetBox up "
-                           "(hwaac netbox up); or a literal prefix", rule="netbox-pool-unresolved")
+        return IntentIssue(
+            path,
+            f"names the NetBox prefix role {cidr.netbox_role!r}, which needs NetBox to resolve",
+            cidr.netbox_role,
+            "NETBOX_URL and NETBOX_TOKEN set, or the local NetBox up (hwaac netbox up); or a literal prefix",
+            rule="netbox-pool-unresolved",
+        )
     try:
         net = netaddr.IPNetwork(cidr)
     except (netaddr.AddrFormatError, ValueError, TypeError):
@@ -79,8 +83,18 @@ class Pools:
 
     def present(self) -> list[Pool]:
         """The pools the fabric uses (super-spine pools only with 3 tiers), in field order."""
-        return [p for p in (self.loopback_leaf, self.loopback_spine, self.loopback_super_spine, self.leaf_spine,
-                            self.spine_super_spine, self.host_links) if p is not None]
+        return [
+            p
+            for p in (
+                self.loopback_leaf,
+                self.loopback_spine,
+                self.loopback_super_spine,
+                self.leaf_spine,
+                self.spine_super_spine,
+                self.host_links,
+            )
+            if p is not None
+        ]
 
 
 def parse_pools(intent: Intent) -> tuple[Pools | None, list[IntentIssue]]:
@@ -108,8 +122,15 @@ def parse_pools(intent: Intent) -> tuple[Pools | None, list[IntentIssue]]:
     if intent.fabric.tiers == 3:
         for key in ("loopback_super_spine", "spine_super_spine"):
             if parsed[key] is None and entries[key][1] is None:
-                issues.append(IntentIssue(entries[key][0], "required for a 3-tier fabric", None, "an IPv4 prefix",
-                                          rule="three-tier-missing-pools"))
+                issues.append(
+                    IntentIssue(
+                        entries[key][0],
+                        "required for a 3-tier fabric",
+                        None,
+                        "an IPv4 prefix",
+                        rule="three-tier-missing-pools",
+                    )
+                )
     if issues:
         return None, issues
     return Pools(**parsed), []  # type: ignore[arg-type]
@@ -144,28 +165,41 @@ def check_pools(intent: Intent, design: Design) -> list[IntentIssue]:
     for key, need in needs.items():
         pool: Pool | None = getattr(pools, key)
         if pool is not None and need > pool.size:
-            issues.append(IntentIssue(
-                pool.path,
-                f"pool too small: needs {need} addresses for {design.su_capacity} SU(s), "
-                f"/{pool.prefixlen} holds {pool.size}",
-                pool.cidr,
-                f"a /{smallest_prefix_for(need)} or larger",
-                rule="pool-too-small",
-            ))
+            issues.append(
+                IntentIssue(
+                    pool.path,
+                    f"pool too small: needs {need} addresses for {design.su_capacity} SU(s), "
+                    f"/{pool.prefixlen} holds {pool.size}",
+                    pool.cidr,
+                    f"a /{smallest_prefix_for(need)} or larger",
+                    rule="pool-too-small",
+                )
+            )
     listed = [p for p in (getattr(pools, k) for k in Pools.__slots__) if p is not None]
     for i, p in enumerate(listed):
-        for q in listed[i + 1:]:
+        for q in listed[i + 1 :]:
             if p.overlaps(q):
-                issues.append(IntentIssue(p.path, f"overlaps {q.path} ({q.cidr})", p.cidr,
-                                          "pools that share no address", rule="pools-overlap"))
+                issues.append(
+                    IntentIssue(
+                        p.path,
+                        f"overlaps {q.path} ({q.cidr})",
+                        p.cidr,
+                        "pools that share no address",
+                        rule="pools-overlap",
+                    )
+                )
     if intent.addressing.host_links.mode == "rail_subnet":
         plen = rail_subnet_prefixlen(intent, design)
         if (1 << (32 - plen)) < design.leaf_downlinks + 3:
-            issues.append(IntentIssue("addressing.host_links.rail_subnet_prefixlen",
-                                      f"a /{plen} cannot hold {design.leaf_downlinks} hosts, a gateway, "
-                                      "network and broadcast", plen,
-                                      f"<= {smallest_prefix_for(design.leaf_downlinks + 3)}",
-                                      rule="rail-subnet-too-small"))
+            issues.append(
+                IntentIssue(
+                    "addressing.host_links.rail_subnet_prefixlen",
+                    f"a /{plen} cannot hold {design.leaf_downlinks} hosts, a gateway, network and broadcast",
+                    plen,
+                    f"<= {smallest_prefix_for(design.leaf_downlinks + 3)}",
+                    rule="rail-subnet-too-small",
+                )
+            )
     return issues
 
 
@@ -187,8 +221,9 @@ def plane_block(pool: Pool, planes: int, plane: int) -> tuple[int, int]:
     return pool.base + plane * (pool.size >> bits), pool.prefixlen + bits
 
 
-def host_link_addresses(intent: Intent, pool: Pool, plane: int, leaf_in_plane: int, downlinks: int, port: int,
-                        rail_plen: int) -> tuple[int, int, int, int]:
+def host_link_addresses(
+    intent: Intent, pool: Pool, plane: int, leaf_in_plane: int, downlinks: int, port: int, rail_plen: int
+) -> tuple[int, int, int, int]:
     """(network, prefixlen, host_ip, leaf_ip) of the host link on downlink ``port`` of a leaf.
 
     ``leaf_in_plane`` is the leaf's growth-stable index within its plane, ``su * rails + rail`` (su 0-based).

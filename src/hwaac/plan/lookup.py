@@ -64,19 +64,22 @@ def load(plan: str | os.PathLike[str] | Mapping[str, Any]) -> PlanIndex:
         doc = dict(plan)
         problem = plan_doc_problem(doc)
         if problem is not None:
-            raise PlanLookupError(f"not an hwaac plan: {problem} (give plan.json's path, its folder, or its loaded "
-                                  "content)")
+            raise PlanLookupError(
+                f"not an hwaac plan: {problem} (give plan.json's path, its folder, or its loaded content)"
+            )
         return PlanIndex.of(doc)
     if not isinstance(plan, str | os.PathLike):
-        raise PlanLookupError(f"plan: expected a plan.json path, its folder or the loaded plan, got "
-                              f"{type(plan).__name__}")
+        raise PlanLookupError(
+            f"plan: expected a plan.json path, its folder or the loaded plan, got {type(plan).__name__}"
+        )
     path = Path(plan)
     file = path / "plan.json" if path.is_dir() else path
     try:
         st = file.stat()
     except OSError as exc:
-        raise PlanLookupError(f"{file}: {exc.strerror or exc} (write the plan with `hwaac plan FABRIC -o DIR`)") \
-            from None
+        raise PlanLookupError(
+            f"{file}: {exc.strerror or exc} (write the plan with `hwaac plan FABRIC -o DIR`)"
+        ) from None
     key = (str(file.resolve()), st.st_size, st.st_mtime_ns)
     hit = _CACHE.get(key)
     if hit is None:
@@ -99,9 +102,11 @@ def _check_device(index: PlanIndex, device: str) -> None:
     doc = index.doc
     if device not in doc.get("switches", {}) and device not in doc.get("nodes", {}):
         examples = [*list(doc.get("switches", {}))[:2], *list(doc.get("nodes", {}))[:2]]
-        raise PlanLookupError(f"device {device!r} is not in the plan of fabric {doc.get('fabric', '?')!r} "
-                              f"({len(doc.get('switches', {}))} switches, {len(doc.get('nodes', {}))} nodes; "
-                              f"names like {', '.join(examples)})")
+        raise PlanLookupError(
+            f"device {device!r} is not in the plan of fabric {doc.get('fabric', '?')!r} "
+            f"({len(doc.get('switches', {}))} switches, {len(doc.get('nodes', {}))} nodes; "
+            f"names like {', '.join(examples)})"
+        )
 
 
 def _rail_of(index: PlanIndex, leaf: str) -> int | None:
@@ -125,13 +130,21 @@ def port_peer(plan: str | os.PathLike[str] | Mapping[str, Any], device: str, por
     hit = index.ends.get((device, port))
     if hit is None:
         cabled = sorted((p for d, p in index.ends if d == device), key=_port_order)
-        raise PlanLookupError(f"{device} port {port!r} has no planned cable (cabled ports: "
-                              f"{_listed(cabled) or 'none'})")
+        raise PlanLookupError(
+            f"{device} port {port!r} has no planned cable (cabled ports: {_listed(cabled) or 'none'})"
+        )
     cable, here, there = hit
     link = index.doc["links"][cable]
-    out: dict[str, Any] = {"device": there[0], "port": there[1], "address": there[2], "local_address": here[2],
-                           "cable_id": cable, "kind": link.get("kind"), "plane": link.get("plane"),
-                           "prefixlen": link.get("prefixlen")}
+    out: dict[str, Any] = {
+        "device": there[0],
+        "port": there[1],
+        "address": there[2],
+        "local_address": here[2],
+        "cable_id": cable,
+        "kind": link.get("kind"),
+        "plane": link.get("plane"),
+        "prefixlen": link.get("prefixlen"),
+    }
     if link.get("kind") == "host":
         out["rail"] = _rail_of(index, link["b"][0])
     return out
@@ -139,12 +152,13 @@ def port_peer(plan: str | os.PathLike[str] | Mapping[str, Any], device: str, por
 
 def _port_order(port: str) -> tuple[str, int]:
     head = port.rstrip("0123456789")
-    tail = port[len(head):]
+    tail = port[len(head) :]
     return head, int(tail) if tail else -1
 
 
-def node_rails(plan: str | os.PathLike[str] | Mapping[str, Any], node: str,
-               rail: int | None = None) -> list[dict[str, Any]]:
+def node_rails(
+    plan: str | os.PathLike[str] | Mapping[str, Any], node: str, rail: int | None = None
+) -> list[dict[str, Any]]:
     """A node's NIC ports on the fabric (its host links), in NIC order (rail, then plane); only ``rail``'s when
     given. Each: ``rail``, ``plane``, ``interface``, ``address``, ``prefixlen``, ``network`` (CIDR), ``leaf``,
     ``leaf_port``, ``leaf_address`` (the node's next hop on that rail), ``cable_id``.
@@ -162,12 +176,20 @@ def node_rails(plan: str | os.PathLike[str] | Mapping[str, Any], node: str,
         link = index.doc["links"][cable]
         leaf = link["b"][0]
         prefixlen = int(link["prefixlen"])
-        rails.append({
-            "rail": _rail_of(index, leaf), "plane": link.get("plane", 0), "interface": link["a"][1],
-            "address": link["a"][2], "prefixlen": prefixlen,
-            "network": str(ipaddress.ip_interface(f"{link['a'][2]}/{prefixlen}").network),
-            "leaf": leaf, "leaf_port": link["b"][1], "leaf_address": link["b"][2], "cable_id": cable,
-        })
+        rails.append(
+            {
+                "rail": _rail_of(index, leaf),
+                "plane": link.get("plane", 0),
+                "interface": link["a"][1],
+                "address": link["a"][2],
+                "prefixlen": prefixlen,
+                "network": str(ipaddress.ip_interface(f"{link['a'][2]}/{prefixlen}").network),
+                "leaf": leaf,
+                "leaf_port": link["b"][1],
+                "leaf_address": link["b"][2],
+                "cable_id": cable,
+            }
+        )
     rails.sort(key=lambda r: (r["rail"] if r["rail"] is not None else -1, r["plane"], r["interface"]))
     if rail is None:
         return rails
@@ -230,8 +252,13 @@ def parse_ib_hca(value: str) -> dict[str, Any]:
             raise PlanLookupError(f"NCCL_IB_HCA={value!r}: entry {item!r} is not DEVICE[:PORT[:RAIL[:PLANE]]]")
         port = numbers[0] if numbers else ""
         entries.append({"device": name, "port": int(port) if port else None})
-    return {"value": value, "exclude": exclude, "exact": exact,
-            "devices": [e["device"] for e in entries], "entries": entries}
+    return {
+        "value": value,
+        "exclude": exclude,
+        "exact": exact,
+        "devices": [e["device"] for e in entries],
+        "entries": entries,
+    }
 
 
 def nccl_hca(plan: str | os.PathLike[str] | Mapping[str, Any], node: str) -> dict[str, Any]:
@@ -244,8 +271,10 @@ def nccl_hca(plan: str | os.PathLike[str] | Mapping[str, Any], node: str) -> dic
             NCCL_IB_HCA.
     """
     if isinstance(plan, Mapping):
-        raise PlanLookupError("the NCCL HCA list is in the rendered hosts/<node>/nccl.env: give the folder "
-                              "`hwaac plan -o DIR` wrote (or its plan.json path), not the loaded plan")
+        raise PlanLookupError(
+            "the NCCL HCA list is in the rendered hosts/<node>/nccl.env: give the folder "
+            "`hwaac plan -o DIR` wrote (or its plan.json path), not the loaded plan"
+        )
     index = load(plan)
     entry = index.doc.get("nodes", {}).get(node)
     if entry is None:
@@ -257,8 +286,10 @@ def nccl_hca(plan: str | os.PathLike[str] | Mapping[str, Any], node: str) -> dic
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise PlanLookupError(f"{path}: no such file (`hwaac plan FABRIC -o DIR` renders hosts/<node>/{NCCL_ENV} "
-                              "for each GPU node beside plan.json)") from None
+        raise PlanLookupError(
+            f"{path}: no such file (`hwaac plan FABRIC -o DIR` renders hosts/<node>/{NCCL_ENV} "
+            "for each GPU node beside plan.json)"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PlanLookupError(f"{path}: {exc}") from None
     env = read_env_file(text, str(path))

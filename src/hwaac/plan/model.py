@@ -108,8 +108,14 @@ class Plan:
         d = self.design
         assert leaf.su is not None and leaf.rail is not None  # a leaf has both
         net, plen, _host, gateway = host_link_addresses(
-            self.intent, self.pools.host_links, leaf.plane, (leaf.su - 1) * d.rails + leaf.rail,
-            d.leaf_downlinks, 0, rail_subnet_prefixlen(self.intent, d))
+            self.intent,
+            self.pools.host_links,
+            leaf.plane,
+            (leaf.su - 1) * d.rails + leaf.rail,
+            d.leaf_downlinks,
+            0,
+            rail_subnet_prefixlen(self.intent, d),
+        )
         return net, plen, gateway
 
     @cached_property

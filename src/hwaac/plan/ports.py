@@ -32,14 +32,17 @@ def port_table(model: SwitchModel) -> tuple[PortInfo, ...]:
         n = model.first_port_number + i * model.port_step
         first = model.first_lane + i * step
         cage, sub = divmod(i, model.ports_per_cage)
-        out.append(PortInfo(
-            name=model.port_name.format(n=n),
-            lanes=",".join(str(first + k) for k in range(model.lanes_per_port)),
-            alias=model.alias.format(cage=cage + 1, sub=ascii_lowercase[sub] if model.ports_per_cage > 1 else "",
-                                     n=n),
-            index=cage + 1,
-            speed_mbps=model.port_speed_gbps * 1000,
-        ))
+        out.append(
+            PortInfo(
+                name=model.port_name.format(n=n),
+                lanes=",".join(str(first + k) for k in range(model.lanes_per_port)),
+                alias=model.alias.format(
+                    cage=cage + 1, sub=ascii_lowercase[sub] if model.ports_per_cage > 1 else "", n=n
+                ),
+                index=cage + 1,
+                speed_mbps=model.port_speed_gbps * 1000,
+            )
+        )
     out.extend(PortInfo(x.name, x.lanes, x.alias, x.index, x.speed_mbps) for x in model.extra_ports)
     return tuple(out)
 

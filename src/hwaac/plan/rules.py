@@ -48,7 +48,7 @@ RULES: dict[str, str] = {
     "fabric-too-large": "the fabric has at most 65,536 devices, 1,048,576 links and 262,144 rendered files",
     "bad-device-name": "every device name is a host name (RFC 1123 label, lower case)",
     "bad-port-name": "switch models' port names are Linux interface names; their patterns use only {n} (alias: "
-                     "{cage}, {sub}, {n})",
+    "{cage}, {sub}, {n})",
 }
 
 # the fields each naming pattern is filled in with (hwaac.plan.topology)
@@ -100,11 +100,16 @@ def check_size(intent: Intent, design: Design) -> list[IntentIssue]:
     over = [f"{size[k]:,} {k} (limit {limits[k]:,})" for k in limits if size[k] > limits[k]]
     if not over:
         return []
-    return [IntentIssue("fabric.su_count", f"the fabric is too large to plan: {', '.join(over)}",
-                        intent.fabric.su_count,
-                        f"at most {MAX_DEVICES:,} devices, {MAX_LINKS:,} links and {MAX_FILES:,} rendered files "
-                        "(docs/intent-limits.md): fewer SUs or nodes per SU, or split the fabric",
-                        rule="fabric-too-large")]
+    return [
+        IntentIssue(
+            "fabric.su_count",
+            f"the fabric is too large to plan: {', '.join(over)}",
+            intent.fabric.su_count,
+            f"at most {MAX_DEVICES:,} devices, {MAX_LINKS:,} links and {MAX_FILES:,} rendered files "
+            "(docs/intent-limits.md): fewer SUs or nodes per SU, or split the fabric",
+            rule="fabric-too-large",
+        )
+    ]
 
 
 def check_patterns(intent: Intent) -> list[IntentIssue]:
@@ -115,27 +120,45 @@ def check_patterns(intent: Intent) -> list[IntentIssue]:
         pattern = getattr(intent.naming, role)
         problem = pattern_problem(pattern, fields)
         if problem is not None:
-            issues.append(IntentIssue(f"naming.{role}", f"bad naming pattern: {problem}", pattern,
-                                      "a format string using " + ", ".join("{" + f + "}" for f in fields)
-                                      + f", e.g. {getattr(NamingSection(), role)}", rule="bad-naming-field"))
+            issues.append(
+                IntentIssue(
+                    f"naming.{role}",
+                    f"bad naming pattern: {problem}",
+                    pattern,
+                    "a format string using "
+                    + ", ".join("{" + f + "}" for f in fields)
+                    + f", e.g. {getattr(NamingSection(), role)}",
+                    rule="bad-naming-field",
+                )
+            )
     for key, model in intent.switch_models.items():
         for field, fields in PORT_FIELDS.items():
             problem = pattern_problem(getattr(model, field), fields, text_fields=("sub",))
             if problem is not None:
-                issues.append(IntentIssue(f"switch_models.{key}.{field}", f"bad pattern: {problem}",
-                                          getattr(model, field), "a format string using "
-                                          + ", ".join("{" + f + "}" for f in fields) + ", e.g. Ethernet{n}",
-                                          rule="bad-port-name"))
+                issues.append(
+                    IntentIssue(
+                        f"switch_models.{key}.{field}",
+                        f"bad pattern: {problem}",
+                        getattr(model, field),
+                        "a format string using " + ", ".join("{" + f + "}" for f in fields) + ", e.g. Ethernet{n}",
+                        rule="bad-port-name",
+                    )
+                )
         if issues:
             continue
         for i, name in enumerate(port_names(model)):
             why = ifname_problem(name)
             if why is not None:
                 extra = i >= model.ports
-                issues.append(IntentIssue(
-                    f"switch_models.{key}." + (f"extra_ports[{i - model.ports}].name" if extra else "port_name"),
-                    f"port {i} is named {name!r}: {why}", name if extra else model.port_name, IFNAME_VALID,
-                    rule="bad-port-name"))
+                issues.append(
+                    IntentIssue(
+                        f"switch_models.{key}." + (f"extra_ports[{i - model.ports}].name" if extra else "port_name"),
+                        f"port {i} is named {name!r}: {why}",
+                        name if extra else model.port_name,
+                        IFNAME_VALID,
+                        rule="bad-port-name",
+                    )
+                )
                 break
     return issues
 
@@ -150,14 +173,27 @@ def check_names(intent: Intent, design: Design) -> list[IntentIssue]:
         path = "fabric.appliances" if role == "appliance" else f"naming.{role}"
         if role not in bad_roles and (why := hostname_problem(name)) is not None:
             bad_roles.add(role)
-            issues.append(IntentIssue(path, f"makes the device name {name!r}: {why}",
-                                      getattr(intent.naming, role, name), HOSTNAME_VALID, rule="bad-device-name"))
+            issues.append(
+                IntentIssue(
+                    path,
+                    f"makes the device name {name!r}: {why}",
+                    getattr(intent.naming, role, name),
+                    HOSTNAME_VALID,
+                    rule="bad-device-name",
+                )
+            )
         if name not in seen:
             seen[name] = role
             continue
-        issues.append(IntentIssue(path, f"duplicate name {name!r} (also a {seen[name]})",
-                                  getattr(intent.naming, role, name),
-                                  "a pattern whose fields make every name unique", rule="duplicate-names"))
+        issues.append(
+            IntentIssue(
+                path,
+                f"duplicate name {name!r} (also a {seen[name]})",
+                getattr(intent.naming, role, name),
+                "a pattern whose fields make every name unique",
+                rule="duplicate-names",
+            )
+        )
         if len(issues) >= 5:
             break
     return issues

@@ -20,10 +20,15 @@ def plan_to_dict(plan: Plan) -> dict[str, Any]:
     """The JSON-ready document described in the module docstring."""
     switches = {}
     for s in plan.switches:
-        entry: dict[str, Any] = {"role": s.role, "plane": s.plane, "model": s.model, "asn": s.asn,
-                                 "loopback": f"{ip_str(s.loopback)}/32",
-                                 # the SONiC release its config_db is rendered for (hwaac.model.sonic_releases)
-                                 "sonic_release": getattr(plan.intent.switches, s.role).sonic_release}
+        entry: dict[str, Any] = {
+            "role": s.role,
+            "plane": s.plane,
+            "model": s.model,
+            "asn": s.asn,
+            "loopback": f"{ip_str(s.loopback)}/32",
+            # the SONiC release its config_db is rendered for (hwaac.model.sonic_releases)
+            "sonic_release": getattr(plan.intent.switches, s.role).sonic_release,
+        }
         for key in ("su", "rail", "pod"):
             value = getattr(s, key)
             if value is not None:

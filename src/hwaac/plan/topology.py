@@ -51,8 +51,18 @@ def leaves(intent: Intent, design: Design, pools: Pools) -> Iterator[Switch]:
             for rail in range(design.rails):
                 o = leaf_ordinal(design, su, plane, rail)
                 name = pat.format(plane=plane, su=su + 1, rail=rail, pod=pod + 1, index=o + 1)
-                yield Switch(name, "leaf", plane, o, model, leaf_asn(intent, o), loopback(pools.loopback_leaf, o),
-                             su=su + 1, rail=rail, pod=pod + 1 if design.tiers == 3 else None)
+                yield Switch(
+                    name,
+                    "leaf",
+                    plane,
+                    o,
+                    model,
+                    leaf_asn(intent, o),
+                    loopback(pools.loopback_leaf, o),
+                    su=su + 1,
+                    rail=rail,
+                    pod=pod + 1 if design.tiers == 3 else None,
+                )
 
 
 def spines(intent: Intent, design: Design, pools: Pools) -> Iterator[Switch]:
@@ -63,8 +73,17 @@ def spines(intent: Intent, design: Design, pools: Pools) -> Iterator[Switch]:
             for j in range(design.spines_per_group):
                 o = spine_ordinal(design, pod, plane, j)
                 name = pat.format(plane=plane, pod=pod + 1, index=j + 1)
-                yield Switch(name, "spine", plane, o, model, spine_asn(intent, design, plane, pod),
-                             loopback(pools.loopback_spine, o), pod=pod + 1 if design.tiers == 3 else None, group=j)
+                yield Switch(
+                    name,
+                    "spine",
+                    plane,
+                    o,
+                    model,
+                    spine_asn(intent, design, plane, pod),
+                    loopback(pools.loopback_spine, o),
+                    pod=pod + 1 if design.tiers == 3 else None,
+                    group=j,
+                )
 
 
 def super_spines(intent: Intent, design: Design, pools: Pools) -> Iterator[Switch]:
@@ -77,8 +96,16 @@ def super_spines(intent: Intent, design: Design, pools: Pools) -> Iterator[Switc
             for m in range(design.super_spines_per_group):
                 o = super_spine_ordinal(design, plane, g, m)
                 name = pat.format(plane=plane, index=g * design.super_spines_per_group + m + 1)
-                yield Switch(name, "super_spine", plane, o, model, intent.asn.super_spine,
-                             loopback(pools.loopback_super_spine, o), group=g)
+                yield Switch(
+                    name,
+                    "super_spine",
+                    plane,
+                    o,
+                    model,
+                    intent.asn.super_spine,
+                    loopback(pools.loopback_super_spine, o),
+                    group=g,
+                )
 
 
 def nodes(intent: Intent, design: Design) -> Iterator[Node]:
@@ -94,8 +121,13 @@ def nodes(intent: Intent, design: Design) -> Iterator[Node]:
                 yield Node(a.name, "appliance", su, slot, tuple(sorted(a.rails)))
             elif remaining > 0:
                 remaining -= 1
-                yield Node(intent.naming.node.format(su=su, slot=slot, pod=(su - 1) // design.sus_per_pod + 1),
-                           "gpu", su, slot, all_rails)
+                yield Node(
+                    intent.naming.node.format(su=su, slot=slot, pod=(su - 1) // design.sus_per_pod + 1),
+                    "gpu",
+                    su,
+                    slot,
+                    all_rails,
+                )
 
 
 def device_names(intent: Intent, design: Design) -> Iterator[tuple[str, str]]:

@@ -72,7 +72,8 @@ class _Run:
                 r = open_responder(ip, port, namespaces=self.ns, netns=netns_of(host))
             except OSError as exc:
                 failed[(ip, port)] = f"responder on {ip}:{port} not started: {exc.strerror or exc}" + (
-                    f" ({limit})" if limit and exc.errno == errno.EMFILE else "")
+                    f" ({limit})" if limit and exc.errno == errno.EMFILE else ""
+                )
                 continue
             self.responders.append(r)
             fd = r.sock.fileno()
@@ -88,8 +89,10 @@ class _Run:
                         try:
                             s.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                         except OSError as exc:
-                            s.error(f"no socket: {exc.strerror or exc}" + (
-                                f" ({limit})" if limit and exc.errno in (errno.EMFILE, errno.ENFILE) else ""))
+                            s.error(
+                                f"no socket: {exc.strerror or exc}"
+                                + (f" ({limit})" if limit and exc.errno in (errno.EMFILE, errno.ENFILE) else "")
+                            )
             except OSError as exc:
                 for s in group:
                     s.error(f"network namespace {name}: {exc.strerror or exc}")
@@ -165,8 +168,10 @@ class _Run:
                 return
         s.attempts += 1
         s.sent_at.append(now)
-        err = self.send(s, wire.pack(wire.PROBE, session=self.session, flow=s.idx, seq=seq,
-                                     t_ns=time.monotonic_ns(), size=o["size"]))
+        err = self.send(
+            s,
+            wire.pack(wire.PROBE, session=self.session, flow=s.idx, seq=seq, t_ns=time.monotonic_ns(), size=o["size"]),
+        )
         if err == 0:
             s.result.sent += 1
             self.sent_total += 1
@@ -185,8 +190,17 @@ class _Run:
             self.end_probing(s)
             return
         s.count_tries += 1
-        self.send(s, wire.pack(wire.COUNT, session=self.session, flow=s.idx, seq=s.count_tries,
-                               t_ns=time.monotonic_ns(), size=self.o["size"]))
+        self.send(
+            s,
+            wire.pack(
+                wire.COUNT,
+                session=self.session,
+                flow=s.idx,
+                seq=s.count_tries,
+                t_ns=time.monotonic_ns(),
+                size=self.o["size"],
+            ),
+        )
         self.at(s, "drain", now + self.o["count_wait"])
 
     def end_probing(self, s: Sender) -> None:
@@ -231,8 +245,19 @@ class _Run:
             self.at(s, "trace", now + wait)
             return
         s.trace_seq += 1
-        err = self.send(s, wire.pack(wire.TRACE, session=self.session, flow=s.idx, seq=s.trace_seq, ttl=s.ttl,
-                                     t_ns=time.monotonic_ns(), size=o["size"]), ttl=s.ttl)
+        err = self.send(
+            s,
+            wire.pack(
+                wire.TRACE,
+                session=self.session,
+                flow=s.idx,
+                seq=s.trace_seq,
+                ttl=s.ttl,
+                t_ns=time.monotonic_ns(),
+                size=o["size"],
+            ),
+            ttl=s.ttl,
+        )
         if err:
             s.error(f"path probe: {os.strerror(err)}")
         s.trace_out = now
@@ -323,8 +348,11 @@ class _Run:
     def on_message(self, s: Sender, msg: wire.Message, now: float) -> None:
         r = s.result
         if msg.kind in (wire.REPLY, wire.COUNT_ANSWER):
-            s.drops_seen = [min(s.drops_seen[0], msg.drops), max(s.drops_seen[1], msg.drops)] if s.drops_seen else \
-                [msg.drops, msg.drops]
+            s.drops_seen = (
+                [min(s.drops_seen[0], msg.drops), max(s.drops_seen[1], msg.drops)]
+                if s.drops_seen
+                else [msg.drops, msg.drops]
+            )
             s.fwd = msg.count if s.fwd is None else max(s.fwd, msg.count)
         if msg.kind == wire.REPLY:
             if msg.seq < len(s.replied) and s.replied[msg.seq] == 0:
@@ -387,12 +415,27 @@ class _Run:
                     self.trace(s, now)
 
 
-def run_probes(flows: Sequence[Flow], *, netns_of: Callable[[str], str | None] = lambda host: None,
-               count: int = 100, interval: float = 0.01, timeout: float = 2.0, learn_paths: bool = True,
-               path_cache: dict | None = None, responders: bool = True, size: int = 64, max_hops: int = 8,
-               trace_burst: float = 5.0, trace_gap: float = 1.05, trace_timeout: float = 0.5, trace_tries: int = 3,
-               trace_budget: float = 60.0, rate: float | None = None, path_max_age: float | None = None,
-               deadline: float | None = None) -> list[FlowResult]:
+def run_probes(
+    flows: Sequence[Flow],
+    *,
+    netns_of: Callable[[str], str | None] = lambda host: None,
+    count: int = 100,
+    interval: float = 0.01,
+    timeout: float = 2.0,
+    learn_paths: bool = True,
+    path_cache: dict | None = None,
+    responders: bool = True,
+    size: int = 64,
+    max_hops: int = 8,
+    trace_burst: float = 5.0,
+    trace_gap: float = 1.05,
+    trace_timeout: float = 0.5,
+    trace_tries: int = 3,
+    trace_budget: float = 60.0,
+    rate: float | None = None,
+    path_max_age: float | None = None,
+    deadline: float | None = None,
+) -> list[FlowResult]:
     """Probe ``flows`` and return one :class:`FlowResult` each, in the same order.
 
     Args:
@@ -418,11 +461,21 @@ def run_probes(flows: Sequence[Flow], *, netns_of: Callable[[str], str | None] =
     if count < 1 or interval <= 0 or timeout <= 0:
         raise ValueError("count must be at least 1, interval and timeout above 0")
     count_wait = max(0.2, timeout / 2)
-    opts = {"count": count, "interval": interval, "timeout": timeout, "size": max(size, wire.HEADER.size),
-            "max_hops": max_hops, "trace_burst": max(1.0, trace_burst), "trace_gap": trace_gap,
-            "trace_timeout": trace_timeout, "trace_tries": max(1, trace_tries), "rate": rate,
-            "count_wait": count_wait, "stall": min(timeout, max(0.25, 10 * interval)),
-            "trace_budget": trace_budget}
+    opts = {
+        "count": count,
+        "interval": interval,
+        "timeout": timeout,
+        "size": max(size, wire.HEADER.size),
+        "max_hops": max_hops,
+        "trace_burst": max(1.0, trace_burst),
+        "trace_gap": trace_gap,
+        "trace_timeout": trace_timeout,
+        "trace_tries": max(1, trace_tries),
+        "rate": rate,
+        "count_wait": count_wait,
+        "stall": min(timeout, max(0.25, 10 * interval)),
+        "trace_budget": trace_budget,
+    }
     run = _Run(flows, opts)
     wall0 = time.time()
     try:
@@ -434,8 +487,11 @@ def run_probes(flows: Sequence[Flow], *, netns_of: Callable[[str], str | None] =
         for s in run.senders:
             s.replied = bytearray(count)
             cached = cache.get(s.result.flow.key) if isinstance(cache, dict) else None
-            fresh = isinstance(cached, dict) and isinstance(cached.get("hops"), list) and (
-                path_max_age is None or wall0 - float(cached.get("learned", 0)) <= path_max_age)
+            fresh = (
+                isinstance(cached, dict)
+                and isinstance(cached.get("hops"), list)
+                and (path_max_age is None or wall0 - float(cached.get("learned", 0)) <= path_max_age)
+            )
             if fresh:
                 s.result.path, s.result.path_complete = tuple(str(h) for h in cached["hops"]), True  # type: ignore[index]
             elif learn_paths and s.sock is not None:
@@ -445,8 +501,7 @@ def run_probes(flows: Sequence[Flow], *, netns_of: Callable[[str], str | None] =
                 s.probing = False
             else:
                 run.at(s, "probe", t0 + interval * s.idx / n)
-        probe_s = max(count * interval, len(flows) * count / 10_000) * 1.5 + timeout + _COUNT_TRIES * \
-            count_wait + 2
+        probe_s = max(count * interval, len(flows) * count / 10_000) * 1.5 + timeout + _COUNT_TRIES * count_wait + 2
         limit = deadline if deadline is not None else probe_s + (trace_budget if learn_paths else 0)
         run.loop(t0, t0 + limit)
         end = time.monotonic()
@@ -472,8 +527,13 @@ def run_probes(flows: Sequence[Flow], *, netns_of: Callable[[str], str | None] =
             r.host_drops = s.drops_seen[1] - s.drops_seen[0]
             s.error(f"the responder's receive buffer dropped {r.host_drops} datagrams meanwhile")
         r.errors = [t if n == 1 else f"{t} (x{n})" for t, n in s.errors.items()]
-        if r.path is not None and r.path_complete and learn_paths and path_cache is not None \
-                and r.flow.key not in path_cache:
+        if (
+            r.path is not None
+            and r.path_complete
+            and learn_paths
+            and path_cache is not None
+            and r.flow.key not in path_cache
+        ):
             path_cache[r.flow.key] = {"hops": list(r.path), "learned": wall0}
         out.append(r)
     return out

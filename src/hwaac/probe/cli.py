@@ -32,8 +32,13 @@ def _list_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
     p.add_argument("--host", required=True, metavar="NODE", help="the GPU node whose flows these are")
     p.add_argument("--peers", type=int, default=PEERS, metavar="K", help=f"peers per rail port (default {PEERS})")
-    p.add_argument("--sports", type=int, default=SPORTS, metavar="S",
-                   help=f"source ports per peer, one ECMP flow each (default {SPORTS})")
+    p.add_argument(
+        "--sports",
+        type=int,
+        default=SPORTS,
+        metavar="S",
+        help=f"source ports per peer, one ECMP flow each (default {SPORTS})",
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,31 +51,56 @@ def register(sub: argparse._SubParsersAction) -> None:
     _list_opts(pl)
     pl.add_argument("--json", action="store_true", help="print the flows as JSON")
     pl.set_defaults(func=cmd_pinglist)
-    se = ps.add_parser("send", help="probe a node's pinglist from this machine and write the results document",
-                       description="Run on the node (or with --netns in its namespace). Exit 0 done, 2 usage.")
+    se = ps.add_parser(
+        "send",
+        help="probe a node's pinglist from this machine and write the results document",
+        description="Run on the node (or with --netns in its namespace). Exit 0 done, 2 usage.",
+    )
     _list_opts(se)
-    se.add_argument("--out", required=True, metavar="FILE", help="results document (hwaac-probe/1 JSON); put it at "
-                    "DIR/<node>/probe.json of a samples folder for hwaac health fabric")
+    se.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="results document (hwaac-probe/1 JSON); put it at "
+        "DIR/<node>/probe.json of a samples folder for hwaac health fabric",
+    )
     se.add_argument("--count", type=int, default=100, metavar="N", help="probes per flow (default 100)")
-    se.add_argument("--interval", type=float, default=0.01, metavar="S",
-                    help="seconds between two probes of a flow (default 0.01)")
-    se.add_argument("--timeout", type=float, default=2.0, metavar="S",
-                    help="seconds to wait for replies after a flow's last probe (default 2)")
-    se.add_argument("--paths", metavar="STATE", help="path cache (JSON), read and updated: later sweeps reuse the "
-                    "paths learned")
+    se.add_argument(
+        "--interval", type=float, default=0.01, metavar="S", help="seconds between two probes of a flow (default 0.01)"
+    )
+    se.add_argument(
+        "--timeout",
+        type=float,
+        default=2.0,
+        metavar="S",
+        help="seconds to wait for replies after a flow's last probe (default 2)",
+    )
+    se.add_argument(
+        "--paths", metavar="STATE", help="path cache (JSON), read and updated: later sweeps reuse the paths learned"
+    )
     se.add_argument("--no-paths", action="store_true", help="do not learn paths (tomography then cannot localise)")
     se.add_argument("--netns", metavar="NAME", help="open the sockets in this network namespace")
-    se.add_argument("--responders", action="store_true",
-                    help="also answer the probes here (a lab where every host is on this machine)")
+    se.add_argument(
+        "--responders",
+        action="store_true",
+        help="also answer the probes here (a lab where every host is on this machine)",
+    )
     se.set_defaults(func=cmd_send)
-    rs = ps.add_parser("respond", help="answer probes (long running; SIGTERM or SIGINT ends it cleanly)",
-                       description="Exit 0 on SIGTERM/SIGINT or after --duration, 2 when an address cannot be bound.")
+    rs = ps.add_parser(
+        "respond",
+        help="answer probes (long running; SIGTERM or SIGINT ends it cleanly)",
+        description="Exit 0 on SIGTERM/SIGINT or after --duration, 2 when an address cannot be bound.",
+    )
     rs.add_argument("--bind", action="append", required=True, metavar="IP", help="an address to answer on (repeat)")
     rs.add_argument("--port", type=int, default=DPORT, help=f"UDP port (default {DPORT})")
     rs.add_argument("--netns", metavar="NAME", help="open the sockets in this network namespace")
     rs.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
-    rs.add_argument("--freebind", action="store_true", help="bind addresses that are not up yet (IP_FREEBIND): a "
-                    "service started before its rails, or with one rail down, answers on each once it is up")
+    rs.add_argument(
+        "--freebind",
+        action="store_true",
+        help="bind addresses that are not up yet (IP_FREEBIND): a "
+        "service started before its rails, or with one rail down, answers on each once it is up",
+    )
     rs.set_defaults(func=cmd_respond)
 
 
@@ -123,9 +153,16 @@ def cmd_send(args: argparse.Namespace) -> int:
             _err("send", f"--paths {args.paths}: not read ({exc}); learning paths anew")
     started = time.time()
     try:
-        results = run_probes(flows, netns_of=lambda _h: args.netns, count=args.count, interval=args.interval,
-                             timeout=args.timeout, learn_paths=not args.no_paths, path_cache=cache,
-                             responders=args.responders)
+        results = run_probes(
+            flows,
+            netns_of=lambda _h: args.netns,
+            count=args.count,
+            interval=args.interval,
+            timeout=args.timeout,
+            learn_paths=not args.no_paths,
+            path_cache=cache,
+            responders=args.responders,
+        )
     except (ValueError, OSError) as exc:
         _err("send", str(exc))
         return EXIT_USAGE
@@ -142,8 +179,10 @@ def cmd_send(args: argparse.Namespace) -> int:
     lost = sum(r.forward_lost or 0 for r in results)
     paths = sum(1 for r in results if r.path_complete)
     errors = sum(1 for r in results if r.errors)
-    print(f"wrote {args.out}: {len(results)} flows, {sent} probes, {lost} lost forward, {paths} complete paths, "
-          f"{errors} flows with errors ({ended - started:.1f} s)")
+    print(
+        f"wrote {args.out}: {len(results)} flows, {sent} probes, {lost} lost forward, {paths} complete paths, "
+        f"{errors} flows with errors ({ended - started:.1f} s)"
+    )
     return 0
 
 
@@ -157,11 +196,19 @@ def cmd_respond(args: argparse.Namespace) -> int:
 
     old = {s: signal.signal(s, ask_stop) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        stats = respond(args.bind, args.port, netns=args.netns, stop=lambda: stop[0], duration=args.duration,
-                        freebind=args.freebind,
-                        ready=lambda: print(f"hwaac probe respond: answering on "
-                                            f"{', '.join(f'{a}:{args.port}' for a in args.bind)}",
-                                            file=sys.stderr, flush=True))
+        stats = respond(
+            args.bind,
+            args.port,
+            netns=args.netns,
+            stop=lambda: stop[0],
+            duration=args.duration,
+            freebind=args.freebind,
+            ready=lambda: print(
+                f"hwaac probe respond: answering on {', '.join(f'{a}:{args.port}' for a in args.bind)}",
+                file=sys.stderr,
+                flush=True,
+            ),
+        )
     except OSError as exc:
         _err("respond", f"{exc.strerror or exc} (--bind {' '.join(args.bind)} --port {args.port})")
         return EXIT_USAGE

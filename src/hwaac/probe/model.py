@@ -102,21 +102,42 @@ class ProbeResults:
 
 
 def flow_dict(f: Flow) -> dict[str, Any]:
-    return {"src_host": f.src_host, "src_if": f.src_if, "src_ip": f.src_ip, "dst_host": f.dst_host,
-            "dst_ip": f.dst_ip, "rail": f.rail, "sport": f.sport, "dport": f.dport}
+    return {
+        "src_host": f.src_host,
+        "src_if": f.src_if,
+        "src_ip": f.src_ip,
+        "dst_host": f.dst_host,
+        "dst_ip": f.dst_ip,
+        "rail": f.rail,
+        "sport": f.sport,
+        "dport": f.dport,
+    }
 
 
 def result_dict(r: FlowResult) -> dict[str, Any]:
     """One flow result as the document holds it."""
     rtt = None if r.rtt_us is None else {"min": r.rtt_us.min, "p50": r.rtt_us.p50, "p99": r.rtt_us.p99}
-    return {"flow": flow_dict(r.flow), "sent": r.sent, "received_forward": r.received_forward,
-            "received_back": r.received_back, "rtt_us": rtt, "path": None if r.path is None else list(r.path),
-            "path_complete": r.path_complete, "host_drops": r.host_drops, "errors": list(r.errors)}
+    return {
+        "flow": flow_dict(r.flow),
+        "sent": r.sent,
+        "received_forward": r.received_forward,
+        "received_back": r.received_back,
+        "rtt_us": rtt,
+        "path": None if r.path is None else list(r.path),
+        "path_complete": r.path_complete,
+        "host_drops": r.host_drops,
+        "errors": list(r.errors),
+    }
 
 
 def results_document(results: ProbeResults) -> dict[str, Any]:
-    return {"format": FORMAT, "host": results.host, "started": results.started, "ended": results.ended,
-            "flows": [result_dict(r) for r in results.flows]}
+    return {
+        "format": FORMAT,
+        "host": results.host,
+        "started": results.started,
+        "ended": results.ended,
+        "flows": [result_dict(r) for r in results.flows],
+    }
 
 
 def write_results(path: str | Path, results: ProbeResults) -> None:
@@ -162,8 +183,16 @@ def _flow(raw: Any) -> FlowResult:
     ports = [_int(f, k) for k in ("rail", "sport", "dport")]
     if any(p is None or p > 65535 for p in ports[1:]):
         raise _Bad(f"ports {ports[1:]} are not UDP ports")
-    flow = Flow(_str(f, "src_host"), _str(f, "src_if"), _str(f, "src_ip"), _str(f, "dst_host"), _str(f, "dst_ip"),
-                ports[0], ports[1], ports[2])  # type: ignore[arg-type]
+    flow = Flow(
+        _str(f, "src_host"),
+        _str(f, "src_if"),
+        _str(f, "src_ip"),
+        _str(f, "dst_host"),
+        _str(f, "dst_ip"),
+        ports[0],
+        ports[1],
+        ports[2],
+    )  # type: ignore[arg-type]
     sent = _int(raw, "sent")
     assert sent is not None
     fwd = _int(raw, "received_forward", none=True)
@@ -182,8 +211,9 @@ def _flow(raw: Any) -> FlowResult:
         if not isinstance(rtt, dict):
             raise _Bad("rtt_us is not an object")
         vals = [rtt.get(k) for k in ("min", "p50", "p99")]
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
-                   for v in vals):
+        if not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in vals
+        ):
             raise _Bad(f"rtt_us {rtt!r} is not three times")
         stats = RttStats(*(float(v) for v in vals))  # type: ignore[arg-type]
     path = raw.get("path")
@@ -240,8 +270,10 @@ def recent(doc: ProbeResults, read_at: float, max_age: float, *, where: str = "p
     if end is None:
         why = "no start or end time: its age is unknown"
     elif read_at - end > max_age:
-        why = (f"its run ended {read_at - end:.0f} s before it was read, more than {max_age:g} s: the agent has "
-               "not written newer results (is its timer running?)")
+        why = (
+            f"its run ended {read_at - end:.0f} s before it was read, more than {max_age:g} s: the agent has "
+            "not written newer results (is its timer running?)"
+        )
     else:
         return doc
     return ProbeResults(doc.host, None, None, [], [*doc.unknown, f"{where}: not judged, {why}"])
@@ -252,5 +284,19 @@ def merge(results: Sequence[ProbeResults]) -> list[FlowResult]:
     return [r for doc in sorted(results, key=lambda d: d.host) for r in doc.flows]
 
 
-__all__ = ["FORMAT", "MISSING_HOP", "NO_RESPONDER", "Flow", "FlowResult", "ProbeResults", "RttStats", "flow_dict",
-           "merge", "read_results", "recent", "result_dict", "results_document", "write_results"]
+__all__ = [
+    "FORMAT",
+    "MISSING_HOP",
+    "NO_RESPONDER",
+    "Flow",
+    "FlowResult",
+    "ProbeResults",
+    "RttStats",
+    "flow_dict",
+    "merge",
+    "read_results",
+    "recent",
+    "result_dict",
+    "results_document",
+    "write_results",
+]

@@ -67,8 +67,10 @@ def raise_nofile(need: int) -> str | None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
         soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     if soft != resource.RLIM_INFINITY and soft < want:
-        return (f"{need} sockets need about {want} open files, RLIMIT_NOFILE allows {soft} (hard limit {hard}); "
-                "raise the hard limit (ulimit -Hn, LimitNOFILE=) or probe fewer flows at once")
+        return (
+            f"{need} sockets need about {want} open files, RLIMIT_NOFILE allows {soft} (hard limit {hard}); "
+            "raise the hard limit (ulimit -Hn, LimitNOFILE=) or probe fewer flows at once"
+        )
     return None
 
 

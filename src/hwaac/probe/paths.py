@@ -61,8 +61,9 @@ class PathIndex:
         inbound: routers answer from the inbound interface (the sysctl above); False trusts devices only.
     """
 
-    def __init__(self, links: Sequence[Link], loopbacks: Mapping[str, int] | None = None, *,
-                 inbound: bool = True) -> None:
+    def __init__(
+        self, links: Sequence[Link], loopbacks: Mapping[str, int] | None = None, *, inbound: bool = True
+    ) -> None:
         self.links = list(links)
         self.inbound = inbound
         self.switches = frozenset(loopbacks or {}) | {lk.b_device for lk in self.links}
@@ -106,8 +107,9 @@ class PathIndex:
         """The planned cables between devices ``a`` and ``b``."""
         return frozenset(self.between.get((a, b), ()))
 
-    def _cable(self, k: int, hop: str, prev: str | None, flow: Flow, last: bool, notes: list[str]
-               ) -> tuple[frozenset[int], str | None]:
+    def _cable(
+        self, k: int, hop: str, prev: str | None, flow: Flow, last: bool, notes: list[str]
+    ) -> tuple[frozenset[int], str | None]:
         """The cable into hop ``k`` (1-based) from device ``prev``, and the hop's device."""
         if last:
             i = self.host_link(flow.dst_ip)
@@ -133,8 +135,10 @@ class PathIndex:
             other = link.a_device if ends[0].end == 1 else link.b_device
             if prev is None or other == prev:
                 return frozenset({ends[0].link}), device  # type: ignore[arg-type]
-            notes.append(f"hop {k}: {hop} ({device}) is not on a cable from {prev}: the router answered from "
-                         "another interface (net.ipv4.icmp_errors_use_inbound_ifaddr=1 names the cable)")
+            notes.append(
+                f"hop {k}: {hop} ({device}) is not on a cable from {prev}: the router answered from "
+                "another interface (net.ipv4.icmp_errors_use_inbound_ifaddr=1 names the cable)"
+            )
         if prev is None:
             notes.append(f"hop {k}: {device} answered, but the hop before it is unknown")
             return frozenset(), device

@@ -42,8 +42,11 @@ def rail_ports(plan: Plan) -> list[RailPort]:
     for link in plan.links:
         n = nodes.get(link.a_device) if link.kind == "host" else None
         if n is not None:
-            out.append(RailPort(n.name, n.su, n.slot, link.plane, link.rail or 0, link.a_port, ip_str(link.a_ip),
-                                link.b_device))
+            out.append(
+                RailPort(
+                    n.name, n.su, n.slot, link.plane, link.rail or 0, link.a_port, ip_str(link.a_ip), link.b_device
+                )
+            )
     return out
 
 
@@ -55,8 +58,15 @@ def host_link_of(plan: Plan, node: str, ip: str) -> Link | None:
     return None
 
 
-def pinglist(plan: Plan, *, peers: int = PEERS, sports: int = SPORTS, hosts: Iterable[str] | None = None,
-             sport_base: int = SPORT_BASE, dport: int = DPORT) -> list[Flow]:
+def pinglist(
+    plan: Plan,
+    *,
+    peers: int = PEERS,
+    sports: int = SPORTS,
+    hosts: Iterable[str] | None = None,
+    sport_base: int = SPORT_BASE,
+    dport: int = DPORT,
+) -> list[Flow]:
     """The flows of every GPU node (or of ``hosts``), by node, rail port, peer and source port.
 
     Raises:
@@ -75,8 +85,7 @@ def pinglist(plan: Plan, *, peers: int = PEERS, sports: int = SPORTS, hosts: Ite
         for members in by_su.values():
             members.sort(key=lambda r: (r.slot, r.node))
     out: list[Flow] = []
-    for rp in sorted((r for r in ports if want is None or r.node in want),
-                     key=lambda r: (r.node, r.rail, r.plane)):
+    for rp in sorted((r for r in ports if want is None or r.node in want), key=lambda r: (r.node, r.rail, r.plane)):
         by_su = groups[(rp.plane, rp.rail)]
         mine = by_su[rp.su]
         p = mine.index(rp)
@@ -95,8 +104,9 @@ def pinglist(plan: Plan, *, peers: int = PEERS, sports: int = SPORTS, hosts: Ite
                 continue
             seen.add(peer.ip)
             for i in range(sports):
-                out.append(Flow(rp.node, rp.interface, rp.ip, peer.node, peer.ip, rp.rail,
-                                sport_base + j * sports + i, dport))
+                out.append(
+                    Flow(rp.node, rp.interface, rp.ip, peer.node, peer.ip, rp.rail, sport_base + j * sports + i, dport)
+                )
     return out
 
 

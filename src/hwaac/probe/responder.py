@@ -59,8 +59,17 @@ class Responder:
                 count = int(self.counts.get(key, (0,))[0])
             else:
                 count = 0
-            reply = wire.pack(answer, session=msg.session, flow=msg.flow, seq=msg.seq, ttl=msg.ttl, t_ns=msg.t_ns,
-                              count=count, drops=self.drops, size=len(data))
+            reply = wire.pack(
+                answer,
+                session=msg.session,
+                flow=msg.flow,
+                seq=msg.seq,
+                ttl=msg.ttl,
+                t_ns=msg.t_ns,
+                count=count,
+                drops=self.drops,
+                size=len(data),
+            )
             try:
                 sock.sendto(reply, addr)
                 self.answered += 1
@@ -72,8 +81,14 @@ class Responder:
             del self.counts[key]
 
 
-def open_responder(address: str, port: int = DPORT, *, namespaces: Namespaces | None = None,
-                   netns: str | None = None, freebind: bool = False) -> Responder:
+def open_responder(
+    address: str,
+    port: int = DPORT,
+    *,
+    namespaces: Namespaces | None = None,
+    netns: str | None = None,
+    freebind: bool = False,
+) -> Responder:
     """A responder bound to (``address``, ``port``), in ``netns`` when given. ``freebind``: bind even when the
     address is not (yet) on an interface (``IP_FREEBIND``, ip(7)); it answers once the address is up. Raises
     OSError."""
@@ -97,9 +112,16 @@ def open_responder(address: str, port: int = DPORT, *, namespaces: Namespaces | 
     return Responder(sock)
 
 
-def respond(addresses: Sequence[str], port: int = DPORT, *, netns: str | None = None,
-            stop: Callable[[], bool] = lambda: False, duration: float | None = None,
-            ready: Callable[[], None] | None = None, freebind: bool = False) -> dict[str, int]:
+def respond(
+    addresses: Sequence[str],
+    port: int = DPORT,
+    *,
+    netns: str | None = None,
+    stop: Callable[[], bool] = lambda: False,
+    duration: float | None = None,
+    ready: Callable[[], None] | None = None,
+    freebind: bool = False,
+) -> dict[str, int]:
     """Answer probes on every (address, ``port``) until ``stop()`` is true or ``duration`` seconds passed (the
     long-running responder of ``hwaac probe respond``). Returns the counts: received, answered, foreign,
     send_errors, drops. Raises OSError when an address cannot be bound (``freebind``: see
@@ -133,9 +155,13 @@ def respond(addresses: Sequence[str], port: int = DPORT, *, netns: str | None = 
                 for r in responders:
                     r.expire(now)
                 last_expire = now
-        return {"received": sum(r.received for r in responders), "answered": sum(r.answered for r in responders),
-                "foreign": sum(r.foreign for r in responders), "send_errors": sum(r.send_errors for r in responders),
-                "drops": sum(r.drops for r in responders)}
+        return {
+            "received": sum(r.received for r in responders),
+            "answered": sum(r.answered for r in responders),
+            "foreign": sum(r.foreign for r in responders),
+            "send_errors": sum(r.send_errors for r in responders),
+            "drops": sum(r.drops for r in responders),
+        }
     finally:
         ep.close()
         for r in responders:

@@ -47,11 +47,31 @@ class Message:
     drops: int
 
 
-def pack(kind: int, *, session: int, flow: int, seq: int, ttl: int = 0, t_ns: int = 0, count: int = 0,
-         drops: int = 0, size: int = HEADER.size) -> bytes:
+def pack(
+    kind: int,
+    *,
+    session: int,
+    flow: int,
+    seq: int,
+    ttl: int = 0,
+    t_ns: int = 0,
+    count: int = 0,
+    drops: int = 0,
+    size: int = HEADER.size,
+) -> bytes:
     """A datagram of ``size`` bytes (at least the header), zero-padded."""
-    head = HEADER.pack(MAGIC, kind, ttl & 0xFF, 0, session & 0xFFFFFFFF, flow & 0xFFFFFFFF, seq & 0xFFFFFFFF,
-                       t_ns & 0xFFFFFFFFFFFFFFFF, count & 0xFFFFFFFF, drops & 0xFFFFFFFF)
+    head = HEADER.pack(
+        MAGIC,
+        kind,
+        ttl & 0xFF,
+        0,
+        session & 0xFFFFFFFF,
+        flow & 0xFFFFFFFF,
+        seq & 0xFFFFFFFF,
+        t_ns & 0xFFFFFFFFFFFFFFFF,
+        count & 0xFFFFFFFF,
+        drops & 0xFFFFFFFF,
+    )
     return head + bytes(max(0, min(size, MAX_SIZE) - HEADER.size))
 
 
@@ -95,7 +115,7 @@ def queued_error(ancdata: list[tuple[int, int, bytes]]) -> QueuedError | None:
             continue
         errno, origin, typ, code, _pad, _info, _data = _EXT_ERR.unpack_from(data)
         offender = None
-        rest = data[_EXT_ERR.size:]
+        rest = data[_EXT_ERR.size :]
         if len(rest) >= _SOCKADDR_IN.size:
             family, _port, addr = _SOCKADDR_IN.unpack_from(rest)
             if family == socket.AF_INET:
@@ -112,6 +132,26 @@ def rxq_drops(ancdata: list[tuple[int, int, bytes]]) -> int | None:
     return None
 
 
-__all__ = ["ANC_SPACE", "ANSWER", "COUNT", "COUNT_ANSWER", "HEADER", "IP_FREEBIND", "IP_RECVERR", "MAGIC",
-           "MSG_ERRQUEUE", "PROBE", "REPLY", "SO_RCVBUFFORCE", "SO_RXQ_OVFL", "TRACE", "TRACE_REPLY", "Message",
-           "QueuedError", "pack", "queued_error", "rxq_drops", "unpack"]
+__all__ = [
+    "ANC_SPACE",
+    "ANSWER",
+    "COUNT",
+    "COUNT_ANSWER",
+    "HEADER",
+    "IP_FREEBIND",
+    "IP_RECVERR",
+    "MAGIC",
+    "MSG_ERRQUEUE",
+    "PROBE",
+    "REPLY",
+    "SO_RCVBUFFORCE",
+    "SO_RXQ_OVFL",
+    "TRACE",
+    "TRACE_REPLY",
+    "Message",
+    "QueuedError",
+    "pack",
+    "queued_error",
+    "rxq_drops",
+    "unpack",
+]

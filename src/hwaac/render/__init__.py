@@ -60,8 +60,9 @@ def render_to_dir(plan: Plan, out_dir: str | Path, progress: Progress | None = N
     if out.exists() and not out.is_dir():
         raise OutputDirError(f"{out}: exists and is not a folder; choose an empty or new folder")
     if out.exists() and any(out.iterdir()) and not (out / "plan.json").exists():
-        raise OutputDirError(f"{out}: exists and holds files hwaac did not write (no plan.json); "
-                             "choose an empty or new folder")
+        raise OutputDirError(
+            f"{out}: exists and holds files hwaac did not write (no plan.json); choose an empty or new folder"
+        )
     out.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale(out)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
@@ -115,8 +116,13 @@ def _under(folder: Path, rel: str) -> Path:
     validated plan; it keeps a plan built in code, or a rule that misses a case, from writing outside the output
     folder. The check is lexical: the folder is hwaac's fresh temporary folder, which holds no symbolic link."""
     path = folder / rel
-    if (not rel or "\0" in rel or ".." in Path(rel).parts or Path(rel).is_absolute()
-            or os.path.commonpath([folder, os.path.normpath(path)]) != str(folder)):
+    if (
+        not rel
+        or "\0" in rel
+        or ".." in Path(rel).parts
+        or Path(rel).is_absolute()
+        or os.path.commonpath([folder, os.path.normpath(path)]) != str(folder)
+    ):
         raise OutputDirError(f"refusing to write {rel[:80]!r}: not a path inside {folder}")
     return path
 

@@ -6,5 +6,14 @@ from hwaac.review.build import FORMAT, Options, build_review, netbox_dry_run
 from hwaac.review.markdown import render_markdown
 from hwaac.review.sources import Side, SourceError, from_file, from_git
 
-__all__ = ["FORMAT", "Options", "Side", "SourceError", "build_review", "from_file", "from_git", "netbox_dry_run",
-           "render_markdown"]
+__all__ = [
+    "FORMAT",
+    "Options",
+    "Side",
+    "SourceError",
+    "build_review",
+    "from_file",
+    "from_git",
+    "netbox_dry_run",
+    "render_markdown",
+]

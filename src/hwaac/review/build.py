@@ -31,9 +31,15 @@ class Options:
     many_sus: int = 1  # flag a change that touches more SUs than this
 
 
-def build_review(old: Side, new: Side, *, pool_lookup: Callable[..., Any] | None = None,
-                 netbox: NetBoxDryRun | None = None, terraform: dict[str, Any] | None = None,
-                 options: Options | None = None) -> dict[str, Any]:
+def build_review(
+    old: Side,
+    new: Side,
+    *,
+    pool_lookup: Callable[..., Any] | None = None,
+    netbox: NetBoxDryRun | None = None,
+    terraform: dict[str, Any] | None = None,
+    options: Options | None = None,
+) -> dict[str, Any]:
     """The review of the change from ``old`` to ``new`` (see the module docstring).
 
     A base (``old``) that does not validate (a change that fixes a broken intent, or one that a newer hwaac
@@ -80,8 +86,9 @@ def build_review(old: Side, new: Side, *, pool_lookup: Callable[..., Any] | None
     return {
         "format": FORMAT,
         "fabric": new_intent.fabric.name,
-        "base": old.label if old.exists else (f"{old.label} (no fabric there: everything is added; if the fabric "
-                                              "moved, review with --old)"),
+        "base": old.label
+        if old.exists
+        else (f"{old.label} (no fabric there: everything is added; if the fabric moved, review with --old)"),
         "head": new.label,
         "verdict": "refused" if refusals else "ok",
         "base_issues": [],
@@ -99,8 +106,14 @@ def build_review(old: Side, new: Side, *, pool_lookup: Callable[..., Any] | None
     }
 
 
-def _base_invalid_review(old: Side, new: Side, new_intent: Intent, issues: list[IntentIssue],
-                         netbox: NetBoxDryRun | None, terraform: dict[str, Any] | None) -> dict[str, Any]:
+def _base_invalid_review(
+    old: Side,
+    new: Side,
+    new_intent: Intent,
+    issues: list[IntentIssue],
+    netbox: NetBoxDryRun | None,
+    terraform: dict[str, Any] | None,
+) -> dict[str, Any]:
     """The review of a valid ``new`` over a base that does not validate: what needs no base plan."""
     try:
         intent: list[dict[str, Any]] | None = _intent_section(storage_changes(old.raw(), new.raw()))
@@ -123,10 +136,15 @@ def _base_invalid_review(old: Side, new: Side, new_intent: Intent, issues: list[
         "documents": None,
         "blast_radius": None,
         "rollout": None,
-        "risks": [impact.Risk("base-invalid", f"the base does not validate ({len(issues)} problem(s)): the plan, "
-                              "the devices' configs, the blast radius, the rollout and the gates are not compared "
-                              "with it, and no renumbering or removal of what is in service can be found here; "
-                              "the NetBox dry run and the Terraform plan compare with what is recorded").to_json()],
+        "risks": [
+            impact.Risk(
+                "base-invalid",
+                f"the base does not validate ({len(issues)} problem(s)): the plan, "
+                "the devices' configs, the blast radius, the rollout and the gates are not compared "
+                "with it, and no renumbering or removal of what is in service can be found here; "
+                "the NetBox dry run and the Terraform plan compare with what is recorded",
+            ).to_json()
+        ],
         "gates": None,
     }
 
@@ -138,9 +156,14 @@ def _intent_section(changes: dict[str, tuple[Any, Any]]) -> list[dict[str, Any]]
 def _plan_section(d: PlanDiff) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for s in SECTIONS:
-        out[s] = {"added": sorted(d.added.get(s, [])), "removed": sorted(d.removed.get(s, [])),
-                  "changed": {name: {f: [o, n] for f, (o, n) in fields.items()}
-                              for name, fields in sorted(d.changed.get(s, {}).items())}}
+        out[s] = {
+            "added": sorted(d.added.get(s, [])),
+            "removed": sorted(d.removed.get(s, [])),
+            "changed": {
+                name: {f: [o, n] for f, (o, n) in fields.items()}
+                for name, fields in sorted(d.changed.get(s, {}).items())
+            },
+        }
     out["storage"] = {p or "(whole section)": [o, n] for p, (o, n) in d.storage.items()}
     out["renumbered"] = d.renumbered
     out["removals"] = d.removals
@@ -151,14 +174,26 @@ def _plan_section(d: PlanDiff) -> dict[str, Any]:
 def _refusals(d: PlanDiff, opts: Options) -> list[dict[str, Any]]:
     out = []
     if d.renumbered and not opts.allow_renumber:
-        out.append({"kind": "renumber", "flag": "--allow-renumber", "items": d.renumbered,
-                    "why": "the change moves existing allocations (addresses, ASNs, cable ends) of devices in "
-                           "service: applying it re-addresses or re-cables them. Grow within su_capacity instead, "
-                           "or accept it explicitly with --allow-renumber and plan the outage"})
+        out.append(
+            {
+                "kind": "renumber",
+                "flag": "--allow-renumber",
+                "items": d.renumbered,
+                "why": "the change moves existing allocations (addresses, ASNs, cable ends) of devices in "
+                "service: applying it re-addresses or re-cables them. Grow within su_capacity instead, "
+                "or accept it explicitly with --allow-renumber and plan the outage",
+            }
+        )
     if d.removals and not opts.allow_remove:
-        out.append({"kind": "remove", "flag": "--allow-remove", "items": d.removals,
-                    "why": "the change removes devices or cables that NetBox and the fabric have in service; drain "
-                           "them first and accept it explicitly with --allow-remove"})
+        out.append(
+            {
+                "kind": "remove",
+                "flag": "--allow-remove",
+                "items": d.removals,
+                "why": "the change removes devices or cables that NetBox and the fabric have in service; drain "
+                "them first and accept it explicitly with --allow-remove",
+            }
+        )
     return out
 
 
@@ -171,13 +206,22 @@ def netbox_dry_run(url: str, token: str) -> NetBoxDryRun:
         try:
             rep = sync_plan(plan, url, token, dry_run=True)
         except SyncConflict as exc:
-            return {"status": "conflict", "conflicts": exc.conflicts,
-                    "message": "the sync would stop before any write: objects hwaac does not own are in the way"}
+            return {
+                "status": "conflict",
+                "conflicts": exc.conflicts,
+                "message": "the sync would stop before any write: objects hwaac does not own are in the way",
+            }
         except NetBoxError as exc:
             return {"status": "error", "message": str(exc).splitlines()[0]}
-        counts = {kind: dict(zip(("create", "update", "delete"), rep.counts(kind), strict=True))
-                  for kind, ch in rep.changes.items() if ch}
-        return {"status": "changes" if rep.changed else "no changes", "counts": counts,
-                "lines": format_report(rep, plan.intent.fabric.name)}
+        counts = {
+            kind: dict(zip(("create", "update", "delete"), rep.counts(kind), strict=True))
+            for kind, ch in rep.changes.items()
+            if ch
+        }
+        return {
+            "status": "changes" if rep.changed else "no changes",
+            "counts": counts,
+            "lines": format_report(rep, plan.intent.fabric.name),
+        }
 
     return run

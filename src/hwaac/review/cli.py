@@ -45,8 +45,11 @@ def cmd_review(args: argparse.Namespace) -> int:
             terraform = summarize(read_plan_json(args.terraform_plan))
         except (OSError, TerraformPlanError) as exc:
             return _usage(f"--terraform-plan: {exc}")
-    use_netbox = args.netbox if args.netbox is not None else bool(os.environ.get("NETBOX_URL")
-                                                                   and os.environ.get("NETBOX_TOKEN"))
+    use_netbox = (
+        args.netbox
+        if args.netbox is not None
+        else bool(os.environ.get("NETBOX_URL") and os.environ.get("NETBOX_TOKEN"))
+    )
     lookup, netbox = None, None
     if use_netbox:
         from hwaac.netbox.connection import netbox_target
@@ -58,31 +61,47 @@ def cmd_review(args: argparse.Namespace) -> int:
             return _usage(f"--netbox: {str(exc).splitlines()[0]}")
         lookup = prefix_lookup(target.url, target.token)
         netbox = netbox_dry_run(target.url, target.token)
-    opts = Options(allow_renumber=args.allow_renumber, allow_remove=args.allow_remove, batch_size=batch_size,
-                   many_sus=args.many_sus)
+    opts = Options(
+        allow_renumber=args.allow_renumber,
+        allow_remove=args.allow_remove,
+        batch_size=batch_size,
+        many_sus=args.many_sus,
+    )
     try:
         review = build_review(old, new, pool_lookup=lookup, netbox=netbox, terraform=terraform, options=opts)
     except NetBoxError as exc:  # from the pool lookup: without the pools there is no plan to review
-        return _usage(f"the intent's NetBox pools could not be resolved: {str(exc).splitlines()[0]}; no report was "
-                      "written")
+        return _usage(
+            f"the intent's NetBox pools could not be resolved: {str(exc).splitlines()[0]}; no report was written"
+        )
     try:
-        _write(out, {"review.json": json.dumps(review, indent=2, default=str) + "\n",
-                     "review.md": render_markdown(review)})
+        _write(
+            out, {"review.json": json.dumps(review, indent=2, default=str) + "\n", "review.md": render_markdown(review)}
+        )
     except OSError as exc:
-        return _usage(f"-o {out}: cannot write the report ({exc.strerror or exc}"
-                      + (f": {exc.filename}" if exc.filename else "") + "); no report was written")
+        return _usage(
+            f"-o {out}: cannot write the report ({exc.strerror or exc}"
+            + (f": {exc.filename}" if exc.filename else "")
+            + "); no report was written"
+        )
     changed = "" if review["devices"] is None else f"{len(review['devices'])} device(s) change, "
-    print(f"review of {review['fabric']}: {review['verdict']}; {changed}risk flags: "
-          f"{', '.join(r['code'] for r in review['risks']) or 'none'}; wrote {out / 'review.md'} and "
-          f"{out / 'review.json'}")
+    print(
+        f"review of {review['fabric']}: {review['verdict']}; {changed}risk flags: "
+        f"{', '.join(r['code'] for r in review['risks']) or 'none'}; wrote {out / 'review.md'} and "
+        f"{out / 'review.json'}"
+    )
     if review["base_issues"]:
-        print(f"hwaac review: the base {review['base']} does not validate ({len(review['base_issues'])} "
-              "problem(s), listed in the report): the new intent is reviewed without comparing it", file=sys.stderr)
+        print(
+            f"hwaac review: the base {review['base']} does not validate ({len(review['base_issues'])} "
+            "problem(s), listed in the report): the new intent is reviewed without comparing it",
+            file=sys.stderr,
+        )
         for issue in review["base_issues"]:
             print(f"  {issue['text']}", file=sys.stderr)
     for ref in review["refusals"]:
-        print(f"hwaac review: refused: {ref['kind']} of {len(ref['items'])} item(s) without {ref['flag']}",
-              file=sys.stderr)
+        print(
+            f"hwaac review: refused: {ref['kind']} of {len(ref['items'])} item(s) without {ref['flag']}",
+            file=sys.stderr,
+        )
     if review["refusals"]:
         return EXIT_REFUSED
     if review["netbox"].get("status") == "error":  # asked for and not run: the review is not complete
@@ -146,21 +165,32 @@ def _write(out: Path, files: dict[str, str]) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     from hwaac.deploy.serial import valid
 
-    r = sub.add_parser("review", help="one report of a change for a pull request (Markdown and JSON)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r = sub.add_parser(
+        "review",
+        help="one report of a change for a pull request (Markdown and JSON)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     r.add_argument("fabric", help="the new intent: fabric.yml or the folder holding it")
     old = r.add_mutually_exclusive_group(required=True)
     old.add_argument("--base", metavar="REV", help="git revision holding the old intent at the same path")
     old.add_argument("--old", metavar="OLD", help="the old intent: another fabric.yml or folder")
     r.add_argument("-o", "--output", required=True, help="folder for review.md and review.json")
-    r.add_argument("--terraform-plan", metavar="FILE",
-                   help="a plan saved by `terraform plan -out FILE`, or the JSON of `terraform show -json FILE`")
-    r.add_argument("--netbox", action=argparse.BooleanOptionalAction, default=None,
-                   help="dry run of the NetBox sync against the NetBox in use (default: when NETBOX_URL and "
-                        "NETBOX_TOKEN are set)")
+    r.add_argument(
+        "--terraform-plan",
+        metavar="FILE",
+        help="a plan saved by `terraform plan -out FILE`, or the JSON of `terraform show -json FILE`",
+    )
+    r.add_argument(
+        "--netbox",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="dry run of the NetBox sync against the NetBox in use (default: when NETBOX_URL and NETBOX_TOKEN are set)",
+    )
     r.add_argument("--allow-renumber", action="store_true", help="accept changes to existing allocations")
     r.add_argument("--allow-remove", action="store_true", help="accept removing devices or cables in service")
-    r.add_argument("--batch-size", default="25%", help=f"the rollout's serial: {valid()}; default 25%"
-                   .replace("%", "%%"))  # argparse %-formats help texts
+    r.add_argument(
+        "--batch-size", default="25%", help=f"the rollout's serial: {valid()}; default 25%".replace("%", "%%")
+    )  # argparse %-formats help texts
     r.add_argument("--many-sus", type=_count, default=1, metavar="N", help="flag a change touching more than N SUs")
     r.set_defaults(func=cmd_review)

@@ -72,6 +72,7 @@ def _device(old: Path, new: Path, name: str, kind: str) -> DeviceChange | None:
 
 def _files(old: Path, new: Path) -> dict[str, str]:
     """Relative path -> added, removed or changed, for the files under two folders that differ."""
+
     def listing(root: Path) -> dict[str, Path]:
         return {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file()} if root.is_dir() else {}
 

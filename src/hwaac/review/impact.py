@@ -22,18 +22,36 @@ from hwaac.verify.inputs import inputs_from_plan
 
 SPINE_ROLES = ("spine", "super_spine")
 # SONiC CONFIG_DB tables of the RoCE QoS (DSCP -> TC -> queue/PG maps, PFC, ECN/WRED, buffers, scheduler, PFC watchdog)
-QOS_TABLES = frozenset({
-    "BUFFER_PG", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_QUEUE", "CABLE_LENGTH", "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
-    "DSCP_TO_TC_MAP", "LOSSLESS_TRAFFIC_PATTERN", "MAP_PFC_PRIORITY_TO_QUEUE", "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
-    "PFC_WD", "PORT_QOS_MAP", "QUEUE", "SCHEDULER", "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP", "WRED_PROFILE",
-})
+QOS_TABLES = frozenset(
+    {
+        "BUFFER_PG",
+        "BUFFER_POOL",
+        "BUFFER_PROFILE",
+        "BUFFER_QUEUE",
+        "CABLE_LENGTH",
+        "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
+        "DSCP_TO_TC_MAP",
+        "LOSSLESS_TRAFFIC_PATTERN",
+        "MAP_PFC_PRIORITY_TO_QUEUE",
+        "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP",
+        "PFC_WD",
+        "PORT_QOS_MAP",
+        "QUEUE",
+        "SCHEDULER",
+        "TC_TO_PRIORITY_GROUP_MAP",
+        "TC_TO_QUEUE_MAP",
+        "WRED_PROFILE",
+    }
+)
 # host files of the RoCE QoS: NIC trust/PFC/ECN and NCCL's traffic class
 QOS_HOST_FILES = frozenset({"nic-roce.json", "nccl.env"})
 LUSTRE_FILE = "lustre-client.json"
 # playbook, its group, its serial variable, and which of a device's changed files (None: its config_db) it applies
-PLAYBOOKS = (("fabric_deploy", "switches", "fabric_deploy_serial", None),
-             ("hosts_network", "gpu_nodes", "hosts_network_serial", lambda f: f != LUSTRE_FILE),
-             ("lustre_clients", "gpu_nodes", "lustre_clients_serial", lambda f: f == LUSTRE_FILE))
+PLAYBOOKS = (
+    ("fabric_deploy", "switches", "fabric_deploy_serial", None),
+    ("hosts_network", "gpu_nodes", "hosts_network_serial", lambda f: f != LUSTRE_FILE),
+    ("lustre_clients", "gpu_nodes", "lustre_clients_serial", lambda f: f == LUSTRE_FILE),
+)
 
 
 @dataclass(frozen=True)
@@ -45,8 +63,9 @@ class Risk:
         return {"code": self.code, "message": self.message}
 
 
-def blast_radius(devices: Mapping[str, DeviceChange], plan_diff: PlanDiff, old: Mapping[str, Any],
-                 new: Mapping[str, Any]) -> dict[str, Any]:
+def blast_radius(
+    devices: Mapping[str, DeviceChange], plan_diff: PlanDiff, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> dict[str, Any]:
     """Switches per role, GPU nodes, appliances, cables and SUs that the change touches."""
     switches: dict[str, list[str]] = {}
     nodes: dict[str, list[str]] = {}
@@ -62,8 +81,10 @@ def blast_radius(devices: Mapping[str, DeviceChange], plan_diff: PlanDiff, old: 
     pushed = {n for names in switches.values() for n in names}
     links = {**old.get("links", {}), **new.get("links", {})}
     on_pushed = sorted(c for c, link in links.items() if link["a"][0] in pushed or link["b"][0] in pushed)
-    cables = {verb: len(getattr(plan_diff, attr).get("links", {}))
-              for verb, attr in (("added", "added"), ("changed", "changed"), ("removed", "removed"))}
+    cables = {
+        verb: len(getattr(plan_diff, attr).get("links", {}))
+        for verb, attr in (("added", "added"), ("changed", "changed"), ("removed", "removed"))
+    }
     return {
         "switches": {role: sorted(names) for role, names in sorted(switches.items())},
         "gpu_nodes": sorted(nodes.get("gpu", [])),
@@ -97,42 +118,84 @@ def rollout(new: Mapping[str, Any], devices: Mapping[str, DeviceChange], serial:
     out = []
     for playbook, group, var, applies in PLAYBOOKS:
         hosts = inv.hosts_of(group)
-        work = {h for h in hosts if h in devices and devices[h].status != "removed"
-                and (applies is None or any(applies(Path(f).name) for f in devices[h].files))}
+        work = {
+            h
+            for h in hosts
+            if h in devices
+            and devices[h].status != "removed"
+            and (applies is None or any(applies(Path(f).name) for f in devices[h].files))
+        }
         if not work:
             continue
         batches = serial_batches(hosts, serial)
-        with_work = [{"batch": i + 1, "hosts": len(b), "changed": [h for h in b if h in work]}
-                     for i, b in enumerate(batches) if any(h in work for h in b)]
-        out.append({"playbook": playbook, "group": group, "serial": serial, "extra_var": var,
-                    "hosts": len(hosts), "batch_size": len(batches[0]), "batches": len(batches),
-                    "with_changes": with_work})
+        with_work = [
+            {"batch": i + 1, "hosts": len(b), "changed": [h for h in b if h in work]}
+            for i, b in enumerate(batches)
+            if any(h in work for h in b)
+        ]
+        out.append(
+            {
+                "playbook": playbook,
+                "group": group,
+                "serial": serial,
+                "extra_var": var,
+                "hosts": len(hosts),
+                "batch_size": len(batches[0]),
+                "batches": len(batches),
+                "with_changes": with_work,
+            }
+        )
     return out
 
 
-def risks(intent_changes: Mapping[str, Any], plan_diff: PlanDiff, devices: Mapping[str, DeviceChange],
-          radius: Mapping[str, Any], many_sus: int) -> list[Risk]:
+def risks(
+    intent_changes: Mapping[str, Any],
+    plan_diff: PlanDiff,
+    devices: Mapping[str, DeviceChange],
+    radius: Mapping[str, Any],
+    many_sus: int,
+) -> list[Risk]:
     """Risk flags, most severe first: renumbering, removal, spine or super-spine change, QoS change, many SUs."""
     out = []
     if plan_diff.renumbered:
-        out.append(Risk("renumbering", f"{len(plan_diff.renumbered)} existing allocation(s) change (addresses, ASNs "
-                                       "or cables in service): re-addresses or re-cables devices that carry jobs"))
+        out.append(
+            Risk(
+                "renumbering",
+                f"{len(plan_diff.renumbered)} existing allocation(s) change (addresses, ASNs "
+                "or cables in service): re-addresses or re-cables devices that carry jobs",
+            )
+        )
     if plan_diff.removals:
         out.append(Risk("removal", f"{len(plan_diff.removals)} device(s) or cable(s) in service removed"))
     spines = [n for role in SPINE_ROLES for n in radius["switches"].get(role, [])]
     if spines:
-        out.append(Risk("spine-change", f"{len(spines)} spine or super-spine switch(es) change: each carries "
-                                        "traffic of every SU below it ({})".format(_names(spines))))
+        out.append(
+            Risk(
+                "spine-change",
+                f"{len(spines)} spine or super-spine switch(es) change: each carries "
+                "traffic of every SU below it ({})".format(_names(spines)),
+            )
+        )
     qos_paths = [p for p in intent_changes if p == "qos" or p.startswith("qos.")]
     qos_devices = sorted(n for n, d in devices.items() if d.status == "changed" and _qos_changed(d))
     if qos_paths or qos_devices:
         what = f"intent {', '.join(qos_paths)} changes" if qos_paths else "the RoCE QoS changes"
-        out.append(Risk("qos-change", f"{what}; the QoS of {len(qos_devices)} device(s) in service changes (PFC, "
-                                      "ECN, DSCP maps, buffers, MTU): a mismatch between the ends of a link drops "
-                                      "lossless traffic"))
+        out.append(
+            Risk(
+                "qos-change",
+                f"{what}; the QoS of {len(qos_devices)} device(s) in service changes (PFC, "
+                "ECN, DSCP maps, buffers, MTU): a mismatch between the ends of a link drops "
+                "lossless traffic",
+            )
+        )
     if len(radius["sus"]) > many_sus:
-        out.append(Risk("many-sus", f"{len(radius['sus'])} SUs change at once (SU {', '.join(map(str, radius['sus']))};"
-                                    f" more than {many_sus}): consider one SU per change"))
+        out.append(
+            Risk(
+                "many-sus",
+                f"{len(radius['sus'])} SUs change at once (SU {', '.join(map(str, radius['sus']))};"
+                f" more than {many_sus}): consider one SU per change",
+            )
+        )
     return out
 
 
@@ -174,15 +237,29 @@ def gates(new: Mapping[str, Any], devices: Mapping[str, DeviceChange], render_di
     pushed = [n for n in touched if n in inputs.switches]
     if pushed:
         sessions = sum(1 for s in inputs.sessions if s.a.device in pushed or s.b.device in pushed)
-        out.append({"check": "bgp_sessions", "stage": None, "gate": "default", "devices": len(pushed),
-                    "gate_devices": len(pushed),
-                    "description": f"after each switch's push, its rendered BGP neighbours Established "
-                                   f"({sessions} session(s)); a failure rolls the switch back"})
+        out.append(
+            {
+                "check": "bgp_sessions",
+                "stage": None,
+                "gate": "default",
+                "devices": len(pushed),
+                "gate_devices": len(pushed),
+                "description": f"after each switch's push, its rendered BGP neighbours Established "
+                f"({sessions} session(s)); a failure rolls the switch back",
+            }
+        )
     for check in CATALOG:
         reads = sum(1 for n in touched if check().commands(inputs, n))
         gated = sum(1 for n in pushed if check().commands(inputs, n))
         if reads:
-            out.append({"check": check.name, "stage": check.stage,
-                        "gate": "switch_config_verify_gate" if gated else None, "devices": reads,
-                        "gate_devices": gated, "description": check.description})
+            out.append(
+                {
+                    "check": check.name,
+                    "stage": check.stage,
+                    "gate": "switch_config_verify_gate" if gated else None,
+                    "devices": reads,
+                    "gate_devices": gated,
+                    "description": check.description,
+                }
+            )
     return out

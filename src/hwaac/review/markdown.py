@@ -18,14 +18,24 @@ def render_markdown(review: dict[str, Any], max_chars: int = MAX_CHARS) -> str:
     """The comment: every section's summary, its lists cut to fewer items until the whole fits ``max_chars``, then
     as many per-device blocks as still fit."""
     for n in (LIST_LIMIT, 20, 8, 3, 1):
-        body = [*_base_issues(review, n), *_refusals(review, n), *_summary(review), *_risks(review),
-                *_intent(review, n), *_plan(review, n), *_netbox(review, n), *_terraform(review, n),
-                *_rollout(review, n), *_gates(review), *_config_tables(review)]
+        body = [
+            *_base_issues(review, n),
+            *_refusals(review, n),
+            *_summary(review),
+            *_risks(review),
+            *_intent(review, n),
+            *_plan(review, n),
+            *_netbox(review, n),
+            *_terraform(review, n),
+            *_rollout(review, n),
+            *_gates(review),
+            *_config_tables(review),
+        ]
         text = "\n".join(_head(review) + body) + "\n"
         if len(text) + 300 <= max_chars:
             break
     else:  # a summary alone too long for a comment: cut it, and say where the rest is
-        cut = text[:max_chars - 300].rsplit("\n", 1)[0]
+        cut = text[: max_chars - 300].rsplit("\n", 1)[0]
         return cut + "\n\n_The report is cut here; all of it is in `review.json`._\n"
     devices = _device_details(review)
     kept = 0
@@ -37,14 +47,16 @@ def render_markdown(review: dict[str, Any], max_chars: int = MAX_CHARS) -> str:
         text += block
         kept += 1
     if kept < len(devices):
-        text += (f"\n_{len(devices) - kept} more device(s) with changes are in `review.json` "
-                 f"(the comment is kept under {max_chars:,} characters)._\n")
+        text += (
+            f"\n_{len(devices) - kept} more device(s) with changes are in `review.json` "
+            f"(the comment is kept under {max_chars:,} characters)._\n"
+        )
     return text
 
 
 def _cell(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    text = text if len(text) <= limit else text[:limit - 3] + "..."
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
     return "`" + text.replace("|", "\\|").replace("`", "'").replace("\n", " ") + "`"
 
 
@@ -61,8 +73,13 @@ VERDICTS = {"ok": "ready to apply", "refused": "REFUSED", "base-invalid": "the b
 
 def _head(r: dict[str, Any]) -> list[str]:
     verdict = VERDICTS.get(r["verdict"], r["verdict"])
-    return [MARKER, f"## hwaac review of fabric `{r['fabric']}`: {verdict}", "",
-            f"base `{r['base']}` → head `{r['head']}`", ""]
+    return [
+        MARKER,
+        f"## hwaac review of fabric `{r['fabric']}`: {verdict}",
+        "",
+        f"base `{r['base']}` → head `{r['head']}`",
+        "",
+    ]
 
 
 def _base_issues(r: dict[str, Any], n: int) -> list[str]:
@@ -70,10 +87,13 @@ def _base_issues(r: dict[str, Any], n: int) -> list[str]:
     if not issues:
         return []
     lines = ["- `" + i["text"].replace("`", "'").replace("\n", " ") + "`" for i in issues]
-    out = [f"> **The base `{r['base']}` does not validate ({len(issues)} problem(s)).** The new intent is valid, but "
-           "it is not compared with the base: the plan diff, the blast radius, the rollout, the gates and the device "
-           "configuration are left out, and no renumbering or removal of what is in service can be found. The NetBox "
-           "dry run and the Terraform plan below compare the new plan with what is recorded.", ""]
+    out = [
+        f"> **The base `{r['base']}` does not validate ({len(issues)} problem(s)).** The new intent is valid, but "
+        "it is not compared with the base: the plan diff, the blast radius, the rollout, the gates and the device "
+        "configuration are left out, and no renumbering or removal of what is in service can be found. The NetBox "
+        "dry run and the Terraform plan below compare the new plan with what is recorded.",
+        "",
+    ]
     if len(lines) <= 10:
         return [*out, *lines, ""]
     return [*out, *_fold(f"the base's {len(lines)} problems", _cut(lines, 2 * n))]
@@ -83,8 +103,10 @@ def _refusals(r: dict[str, Any], n: int) -> list[str]:
     out = []
     for ref in r["refusals"]:
         out += [f"> **Refused: {ref['kind']} of {len(ref['items'])} item(s).** {ref['why']}.", ""]
-        out += _fold(f"what would {ref['kind'] if ref['kind'] != 'remove' else 'be removed'}",
-                     _cut([f"- {_cell(i, 120)}" for i in ref["items"]], n))
+        out += _fold(
+            f"what would {ref['kind'] if ref['kind'] != 'remove' else 'be removed'}",
+            _cut([f"- {_cell(i, 120)}" for i in ref["items"]], n),
+        )
     return out
 
 
@@ -94,13 +116,15 @@ def _summary(r: dict[str, Any]) -> list[str]:
         return []
     switches = ", ".join(f"{len(v)} {k}" for k, v in b["switches"].items()) or "none"
     c = b["cables"]
-    rows = [("switches whose config changes", switches),
-            ("GPU nodes whose files change", str(len(b["gpu_nodes"]))),
-            ("appliances whose files change", str(len(b["appliances"]))),
-            ("cables in the plan", f"+{c['added']} ~{c['changed']} -{c['removed']}"),
-            ("links on the switches pushed", str(b["links_on_pushed_switches"])),
-            ("SUs touched", (", ".join(map(str, b["sus"])) or "none") + f" (of {b['su_count']})"),
-            ("risk flags", ", ".join(x["code"] for x in r["risks"]) or "none")]
+    rows = [
+        ("switches whose config changes", switches),
+        ("GPU nodes whose files change", str(len(b["gpu_nodes"]))),
+        ("appliances whose files change", str(len(b["appliances"]))),
+        ("cables in the plan", f"+{c['added']} ~{c['changed']} -{c['removed']}"),
+        ("links on the switches pushed", str(b["links_on_pushed_switches"])),
+        ("SUs touched", (", ".join(map(str, b["sus"])) or "none") + f" (of {b['su_count']})"),
+        ("risk flags", ", ".join(x["code"] for x in r["risks"]) or "none"),
+    ]
     return ["### Blast radius", "", "| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows), ""]
 
 
@@ -120,7 +144,7 @@ def _intent(r: dict[str, Any], n: int) -> list[str]:
     table = ["| field | before | after |", "|---|---|---|"]
     if len(rows) <= 20:
         return [*out, *table, *rows, ""]
-    return [*out, *_fold(f"{len(rows)} fields changed", [*table, *rows[:4 * n]])]
+    return [*out, *_fold(f"{len(rows)} fields changed", [*table, *rows[: 4 * n]])]
 
 
 def _plan(r: dict[str, Any], n: int) -> list[str]:
@@ -136,9 +160,13 @@ def _plan(r: dict[str, Any], n: int) -> list[str]:
     for s in ("switches", "nodes", "links"):
         details += _cut([f"- + {s} `{name}`" for name in p[s]["added"]], n)
         details += _cut([f"- - {s} `{name}`" for name in p[s]["removed"]], n)
-        details += _cut([f"- ~ {s} `{name}`: " + ", ".join(f"{f} {_cell(o)} → {_cell(v)}"
-                                                            for f, (o, v) in fs.items())
-                         for name, fs in p[s]["changed"].items()], n)
+        details += _cut(
+            [
+                f"- ~ {s} `{name}`: " + ", ".join(f"{f} {_cell(o)} → {_cell(v)}" for f, (o, v) in fs.items())
+                for name, fs in p[s]["changed"].items()
+            ],
+            n,
+        )
     details += _cut([f"- ~ storage {_cell(k)}: {_cell(o)} → {_cell(v)}" for k, (o, v) in p["storage"].items()], n)
     if details:
         out += _fold("what the plan adds, changes and removes", details)
@@ -154,15 +182,20 @@ def _netbox(r: dict[str, Any], n: int) -> list[str]:
     if status == "error":
         return [*out, f"**Could not run**: {nb['message']}", ""]
     if status == "conflict":
-        return [*out, f"**Conflict**: {nb['message']}.", "", *_cut([f"- {_cell(c, 160)}" for c in nb["conflicts"]], n),
-                ""]
+        return [
+            *out,
+            f"**Conflict**: {nb['message']}.",
+            "",
+            *_cut([f"- {_cell(c, 160)}" for c in nb["conflicts"]], n),
+            "",
+        ]
     if status == "no changes":
         return [*out, "NetBox already matches the new plan: no writes.", ""]
     rows = [f"| {kind} | {c['create']} | {c['update']} | {c['delete']} |" for kind, c in nb["counts"].items()]
     out += ["| object type | create | update | delete |", "|---|---|---|---|", *rows, ""]
     lines = [line for line in nb.get("lines", []) if line.startswith("  ")]
     if lines:
-        out += _fold("objects", ["```", *lines[:6 * n], *(["..."] if len(lines) > 6 * n else []), "```"])
+        out += _fold("objects", ["```", *lines[: 6 * n], *(["..."] if len(lines) > 6 * n else []), "```"])
     return out
 
 
@@ -172,8 +205,11 @@ def _terraform(r: dict[str, Any], n: int) -> list[str]:
     if tf.get("status") == "not given":
         return [*out, "Not given (pass --terraform-plan).", ""]
     if tf.get("errored"):
-        out += ["**The plan is incomplete**: Terraform stopped with an error while planning; what follows is what it "
-                "planned before it stopped.", ""]
+        out += [
+            "**The plan is incomplete**: Terraform stopped with an error while planning; what follows is what it "
+            "planned before it stopped.",
+            "",
+        ]
     counts = ", ".join(f"{n} to {a}" for a, n in tf["counts"].items() if a != "no-op") or "no changes"
     out += [f"{counts}" + (f"; {tf['counts']['no-op']} unchanged" if tf["counts"].get("no-op") else "") + ".", ""]
     if tf.get("drift"):
@@ -181,7 +217,7 @@ def _terraform(r: dict[str, Any], n: int) -> list[str]:
     for res in tf["resources"][:n]:
         attrs = res["attributes"]
         lines = [f"| {_cell(k)} | {_cell(o)} | {_cell(n)} |" for k, (o, n) in attrs.items()]
-        table = ["| attribute | before | after |", "|---|---|---|", *lines[:2 * n]] if lines else ["(no attributes)"]
+        table = ["| attribute | before | after |", "|---|---|---|", *lines[: 2 * n]] if lines else ["(no attributes)"]
         out += _fold(f"{res['action']} <code>{res['address']}</code> ({len(attrs)} attribute(s))", table)
     return out
 
@@ -194,11 +230,17 @@ def _rollout(r: dict[str, Any], n: int) -> list[str]:
         return [*out, "Nothing to push.", ""]
     for ro in r["rollout"]:
         work = ro["with_changes"]
-        out.append(f"- `{ro['playbook']}` over group `{ro['group']}`: {ro['hosts']} hosts in {ro['batches']} "
-                   f"batch(es) of {ro['batch_size']} (`{ro['extra_var']}={ro['serial']}`); "
-                   f"{len(work)} batch(es) change something")
-        lines = [f"- batch {w['batch']} ({w['hosts']} hosts): " + ", ".join(f"`{h}`" for h in w["changed"][:12])
-                 + (f" ... {len(w['changed']) - 12} more" if len(w["changed"]) > 12 else "") for w in work]
+        out.append(
+            f"- `{ro['playbook']}` over group `{ro['group']}`: {ro['hosts']} hosts in {ro['batches']} "
+            f"batch(es) of {ro['batch_size']} (`{ro['extra_var']}={ro['serial']}`); "
+            f"{len(work)} batch(es) change something"
+        )
+        lines = [
+            f"- batch {w['batch']} ({w['hosts']} hosts): "
+            + ", ".join(f"`{h}`" for h in w["changed"][:12])
+            + (f" ... {len(w['changed']) - 12} more" if len(w["changed"]) > 12 else "")
+            for w in work
+        ]
         out += ["", *_fold("batches with changes", _cut(lines, n))]
     return out
 
@@ -211,23 +253,40 @@ def _gates(r: dict[str, Any]) -> list[str]:
     after = [g for g in r["gates"] if g.get("gate") != "default"]
     out = ["### Gates and checks", ""]
     if default:
-        out += ["**Gates the rollout by default** (`fabric_deploy`): a switch that fails it is rolled back to its "
-                "checkpoint, and no later batch starts (`fabric_deploy_max_fail_percentage` 0).", "",
-                "| check | switches | what it checks |", "|---|---|---|",
-                *(f"| `{g['check']}` | {g['devices']} | {g['description']} |" for g in default), ""]
+        out += [
+            "**Gates the rollout by default** (`fabric_deploy`): a switch that fails it is rolled back to its "
+            "checkpoint, and no later batch starts (`fabric_deploy_max_fail_percentage` 0).",
+            "",
+            "| check | switches | what it checks |",
+            "|---|---|---|",
+            *(f"| `{g['check']}` | {g['devices']} | {g['description']} |" for g in default),
+            "",
+        ]
     else:
-        out += ["**No gate**: the change pushes no switch, and `hosts_network` and `lustre_clients` have no health "
-                "gate (only a failed task stops them).", ""]
+        out += [
+            "**No gate**: the change pushes no switch, and `hosts_network` and `lustre_clients` have no health "
+            "gate (only a failed task stops them).",
+            "",
+        ]
     if opt_in:
-        out += ["**Gates only with `-e switch_config_verify_gate=true`** (default false): the verify gate runs "
-                "these on each pushed switch after its BGP gate, and a FAIL rolls the switch back: "
-                + ", ".join(f"`{g['check']}` ({g['gate_devices']})" for g in opt_in) + ".", ""]
+        out += [
+            "**Gates only with `-e switch_config_verify_gate=true`** (default false): the verify gate runs "
+            "these on each pushed switch after its BGP gate, and a FAIL rolls the switch back: "
+            + ", ".join(f"`{g['check']}` ({g['gate_devices']})" for g in opt_in)
+            + ".",
+            "",
+        ]
     if after:
-        out += ["**After the rollout**, over every device the change touches (`playbooks/verify.yml` or `hwaac "
-                "verify`: a report, not a gate)"
-                + ("; `hosts_network` and `lustre_clients` have no health gate." if default else "."), "",
-                "| check | stage | devices | what it checks |", "|---|---|---|---|",
-                *(f"| `{g['check']}` | {g['stage']} | {g['devices']} | {g['description']} |" for g in after), ""]
+        out += [
+            "**After the rollout**, over every device the change touches (`playbooks/verify.yml` or `hwaac "
+            "verify`: a report, not a gate)"
+            + ("; `hosts_network` and `lustre_clients` have no health gate." if default else "."),
+            "",
+            "| check | stage | devices | what it checks |",
+            "|---|---|---|---|",
+            *(f"| `{g['check']}` | {g['stage']} | {g['devices']} | {g['description']} |" for g in after),
+            "",
+        ]
     return out
 
 
@@ -244,11 +303,19 @@ def _config_tables(r: dict[str, Any]) -> list[str]:
     for d in devices.values():
         tables.update(list(d["tables"]))
         files.update(list(d["files"]))
-    out = ["### Device configuration", "",
-           f"{len(devices)} device(s): " + ", ".join(f"{n} {s}" for s, n in sorted(status.items())) + ".", ""]
+    out = [
+        "### Device configuration",
+        "",
+        f"{len(devices)} device(s): " + ", ".join(f"{n} {s}" for s, n in sorted(status.items())) + ".",
+        "",
+    ]
     if tables:
-        out += ["| config_db table | switches |", "|---|---|", *(f"| `{t}` | {n} |" for t, n in sorted(tables.items())),
-                ""]
+        out += [
+            "| config_db table | switches |",
+            "|---|---|",
+            *(f"| `{t}` | {n} |" for t, n in sorted(tables.items())),
+            "",
+        ]
     if files:
         out += ["| file | devices |", "|---|---|", *(f"| `{f}` | {n} |" for f, n in sorted(files.items())), ""]
     if r["documents"]:
@@ -267,18 +334,30 @@ def _device_details(r: dict[str, Any]) -> list[str]:
         d = json.loads(key)
         lines = []
         for table, t in d["tables"].items():
-            parts = [f"+{len(t['added'])}" if t["added"] else "", f"~{len(t['changed'])}" if t["changed"] else "",
-                     f"-{len(t['removed'])}" if t["removed"] else ""]
-            keys = [*(f"+{k}" for k in t["added"][:6]),
-                    *(f"~{k} ({', '.join(f)})" for k, f in list(t["changed"].items())[:6]),
-                    *(f"-{k}" for k in t["removed"][:6])]
+            parts = [
+                f"+{len(t['added'])}" if t["added"] else "",
+                f"~{len(t['changed'])}" if t["changed"] else "",
+                f"-{len(t['removed'])}" if t["removed"] else "",
+            ]
+            keys = [
+                *(f"+{k}" for k in t["added"][:6]),
+                *(f"~{k} ({', '.join(f)})" for k, f in list(t["changed"].items())[:6]),
+                *(f"-{k}" for k in t["removed"][:6]),
+            ]
             more = len(t["added"]) + len(t["changed"]) + len(t["removed"]) - len(keys)
-            lines.append(f"- `{table}` {' '.join(p for p in parts if p)}: " + ", ".join(f"`{k}`" for k in keys)
-                         + (f" ... {more} more" if more else ""))
+            lines.append(
+                f"- `{table}` {' '.join(p for p in parts if p)}: "
+                + ", ".join(f"`{k}`" for k in keys)
+                + (f" ... {more} more" if more else "")
+            )
         lines += [f"- `{f}` {s}" for f, s in d["files"].items()]
         shown = ", ".join(f"`{n}`" for n in names[:40]) + (f" ... {len(names) - 40} more" if len(names) > 40 else "")
-        head = (f"{d['kind']} <code>{names[0]}</code> ({d['status']})" if len(names) == 1
-                else f"{len(names)} {d['kind']}es ({d['status']}), the same change" if d["kind"] == "switch"
-                else f"{len(names)} {d['kind']}s ({d['status']}), the same change")
+        head = (
+            f"{d['kind']} <code>{names[0]}</code> ({d['status']})"
+            if len(names) == 1
+            else f"{len(names)} {d['kind']}es ({d['status']}), the same change"
+            if d["kind"] == "switch"
+            else f"{len(names)} {d['kind']}s ({d['status']}), the same change"
+        )
         blocks.append("\n".join(_fold(head, ([f"Devices: {shown}", ""] if len(names) > 1 else []) + lines)))
     return blocks

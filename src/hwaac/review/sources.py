@@ -93,9 +93,20 @@ def from_git(path: str | Path, rev: str) -> Side:
         return Side(label, None)
     _mode, kind, blob = listed.split("\t", 1)[0].split()
     if kind != "blob":
-        return Side(label, None, IntentError([IntentIssue(
-            path="", message=f"is a {'folder' if kind == 'tree' else kind} at revision {rev}", file=label,
-            valid="a YAML file (fabric.yml)")]))
+        return Side(
+            label,
+            None,
+            IntentError(
+                [
+                    IntentIssue(
+                        path="",
+                        message=f"is a {'folder' if kind == 'tree' else kind} at revision {rev}",
+                        file=label,
+                        valid="a YAML file (fabric.yml)",
+                    )
+                ]
+            ),
+        )
     try:
         return Side(label, decode_text(_git_bytes(Path(top), "cat-file", "blob", blob), label))
     except IntentError as exc:
@@ -108,8 +119,7 @@ def _git(cwd: Path, *args: str, what: str = "") -> str:
 
 def _git_bytes(cwd: Path, *args: str, what: str = "") -> bytes:
     try:
-        proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, timeout=GIT_TIMEOUT_S,
-                              check=False)
+        proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, timeout=GIT_TIMEOUT_S, check=False)
     except FileNotFoundError:
         raise SourceError("--base needs git on PATH") from None
     except subprocess.TimeoutExpired:
@@ -117,7 +127,8 @@ def _git_bytes(cwd: Path, *args: str, what: str = "") -> bytes:
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
         if what:
-            raise SourceError(f"--base: {what} is not a commit of the repository at {cwd}"
-                              + (f" ({err[-1]})" if err else "")) from None
+            raise SourceError(
+                f"--base: {what} is not a commit of the repository at {cwd}" + (f" ({err[-1]})" if err else "")
+            ) from None
         raise SourceError(f"git {' '.join(args[:1])} in {cwd}: {err[-1] if err else 'failed'}")
     return proc.stdout

@@ -36,12 +36,19 @@ def read_plan_json(path: str | Path) -> dict[str, Any]:
     else:
         exe = shutil.which("terraform")
         if exe is None:
-            raise TerraformPlanError(f"{p}: a saved plan needs terraform on PATH (or pass `terraform show -json`'s "
-                                     "output instead)")
+            raise TerraformPlanError(
+                f"{p}: a saved plan needs terraform on PATH (or pass `terraform show -json`'s output instead)"
+            )
         try:
-            proc = subprocess.run([exe, "show", "-json", "-no-color", p.resolve().name], cwd=p.resolve().parent,
-                                  capture_output=True, encoding="utf-8", errors="replace", timeout=SHOW_TIMEOUT_S,
-                                  check=False)
+            proc = subprocess.run(
+                [exe, "show", "-json", "-no-color", p.resolve().name],
+                cwd=p.resolve().parent,
+                capture_output=True,
+                encoding="utf-8",
+                errors="replace",
+                timeout=SHOW_TIMEOUT_S,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             raise TerraformPlanError(f"{p}: terraform show took more than {SHOW_TIMEOUT_S} s") from None
         if proc.returncode != 0:
@@ -50,19 +57,26 @@ def read_plan_json(path: str | Path) -> dict[str, Any]:
         try:
             doc = json.loads(proc.stdout)
         except ValueError as exc:
-            raise TerraformPlanError(f"{p}: terraform show -json printed no JSON ({exc}); expected a plan saved by "
-                                     "`terraform plan -out FILE`") from None
+            raise TerraformPlanError(
+                f"{p}: terraform show -json printed no JSON ({exc}); expected a plan saved by "
+                "`terraform plan -out FILE`"
+            ) from None
     if not isinstance(doc, dict) or "format_version" not in doc:
-        raise TerraformPlanError(f"{p}: not a Terraform plan (no format_version; expected `terraform show -json` of a "
-                                 "saved plan)")
+        raise TerraformPlanError(
+            f"{p}: not a Terraform plan (no format_version; expected `terraform show -json` of a saved plan)"
+        )
     if "planned_values" not in doc and "resource_changes" not in doc:
-        raise TerraformPlanError(f"{p}: this is Terraform state, not a plan (no planned_values or resource_changes): "
-                                 "pass `terraform show -json` of a plan saved with `terraform plan -out FILE`")
+        raise TerraformPlanError(
+            f"{p}: this is Terraform state, not a plan (no planned_values or resource_changes): "
+            "pass `terraform show -json` of a plan saved with `terraform plan -out FILE`"
+        )
     changes = doc.get("resource_changes", [])
-    if not isinstance(changes, list) or not all(isinstance(rc, dict) and isinstance(rc.get("change"), dict)
-                                                for rc in changes):
-        raise TerraformPlanError(f"{p}: resource_changes must be a list of objects with a change object, as "
-                                 "`terraform show -json` prints it")
+    if not isinstance(changes, list) or not all(
+        isinstance(rc, dict) and isinstance(rc.get("change"), dict) for rc in changes
+    ):
+        raise TerraformPlanError(
+            f"{p}: resource_changes must be a list of objects with a change object, as `terraform show -json` prints it"
+        )
     return doc
 
 
@@ -76,11 +90,15 @@ def summarize(doc: dict[str, Any]) -> dict[str, Any]:
         counts[action] += 1
         if action in ("no-op", "read"):
             continue
-        resources.append({"address": rc.get("address", "?"), "action": action,
-                          "attributes": _attributes(change)})
+        resources.append({"address": rc.get("address", "?"), "action": action, "attributes": _attributes(change)})
     drift = [rc.get("address", "?") for rc in doc.get("resource_drift") or []]
-    return {"terraform_version": doc.get("terraform_version"), "counts": dict(sorted(counts.items())),
-            "resources": resources, "drift": drift, "errored": bool(doc.get("errored"))}
+    return {
+        "terraform_version": doc.get("terraform_version"),
+        "counts": dict(sorted(counts.items())),
+        "resources": resources,
+        "drift": drift,
+        "errored": bool(doc.get("errored")),
+    }
 
 
 def _action(actions: list[str]) -> str:
@@ -100,8 +118,13 @@ def _attributes(change: dict[str, Any]) -> dict[str, list[str]]:
         if before.get(key) == after.get(key) and not (isinstance(unknown, dict) and unknown.get(key)):
             continue
         old = SENSITIVE if _hidden(hidden_b, key) else _short(before.get(key))
-        new = (SENSITIVE if _hidden(hidden_a, key) else
-               UNKNOWN if isinstance(unknown, dict) and unknown.get(key) is True else _short(after.get(key)))
+        new = (
+            SENSITIVE
+            if _hidden(hidden_a, key)
+            else UNKNOWN
+            if isinstance(unknown, dict) and unknown.get(key) is True
+            else _short(after.get(key))
+        )
         out[key] = [old, new]
     return out
 
@@ -112,4 +135,4 @@ def _hidden(marks: Any, key: str) -> bool:
 
 def _short(value: Any, limit: int = 80) -> str:
     text = "(none)" if value is None else json.dumps(value, sort_keys=True) if not isinstance(value, str) else value
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -29,8 +29,13 @@ def _err(msg: str, command: str = "fabric") -> None:
 
 def _inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
-    p.add_argument("--samples", metavar="DIR", action="append", required=True,
-                   help="a sweep folder DIR/<device>/<tool>[@<port>].txt; repeat, oldest first (rates need two)")
+    p.add_argument(
+        "--samples",
+        metavar="DIR",
+        action="append",
+        required=True,
+        help="a sweep folder DIR/<device>/<tool>[@<port>].txt; repeat, oldest first (rates need two)",
+    )
     p.add_argument("--squeue", metavar="FILE", help="output of squeue -h -o '%%i %%u %%N' (jobs on the nodes)")
     p.add_argument("--slo", metavar="FILE", help="SLO file (default: hwaac/telemetry/data/slo.yaml)")
 
@@ -39,26 +44,40 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``hwaac health fabric`` to the main parser."""
     health = sub.add_parser("health", help="network health of a fabric from switch and host telemetry")
     hs = health.add_subparsers(dest="health_command", required=True)
-    p = hs.add_parser("fabric", help="rates, SLIs and ranked suspects from sweeps of switch and host outputs",
-                      description="Exit 0 no suspect (or info only), 4 warn, 1 fault, 2 usage.")
+    p = hs.add_parser(
+        "fabric",
+        help="rates, SLIs and ranked suspects from sweeps of switch and host outputs",
+        description="Exit 0 no suspect (or info only), 4 warn, 1 fault, 2 usage.",
+    )
     _inputs(p)
     p.add_argument("--format", choices=("md", "json"), default="md", help="report format (default md)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     p.set_defaults(func=cmd_fabric)
-    e = hs.add_parser("exporter", help="the fabric's health as Prometheus metrics (docs/network-health.md)",
-                      description="Serve /metrics on --port (samples re-read every --interval seconds), or print "
-                                  "the text exposition once with --once. Exit 2 usage.")
+    e = hs.add_parser(
+        "exporter",
+        help="the fabric's health as Prometheus metrics (docs/network-health.md)",
+        description="Serve /metrics on --port (samples re-read every --interval seconds), or print "
+        "the text exposition once with --once. Exit 2 usage.",
+    )
     _inputs(e)
     how = e.add_mutually_exclusive_group(required=True)
     how.add_argument("--port", type=int, metavar="N", help="serve the metrics on http://ADDR:N/metrics")
     how.add_argument("--once", action="store_true", help="print the text exposition once and exit")
     e.add_argument("--addr", default="127.0.0.1", help="address to listen on with --port (default 127.0.0.1)")
-    e.add_argument("--interval", type=float, default=60.0, metavar="S",
-                   help="re-read the samples folders every S seconds with --port (default 60)")
+    e.add_argument(
+        "--interval",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="re-read the samples folders every S seconds with --port (default 60)",
+    )
     e.set_defaults(func=cmd_exporter)
-    g = hs.add_parser("dashboard", help="the Grafana dashboard of the fabric over the exporter's metrics",
-                      description="Print the Grafana dashboard JSON (a fabric row, then a row per plane and rail "
-                                  "of the plan; thresholds from the SLOs), or write it to -o FILE. Exit 2 usage.")
+    g = hs.add_parser(
+        "dashboard",
+        help="the Grafana dashboard of the fabric over the exporter's metrics",
+        description="Print the Grafana dashboard JSON (a fabric row, then a row per plane and rail "
+        "of the plan; thresholds from the SLOs), or write it to -o FILE. Exit 2 usage.",
+    )
     g.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
     g.add_argument("--slo", metavar="FILE", help="SLO file (default: hwaac/telemetry/data/slo.yaml)")
     g.add_argument("-o", "--output", metavar="FILE", help="write the dashboard to FILE (replaced atomically)")

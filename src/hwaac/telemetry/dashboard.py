@@ -60,36 +60,73 @@ def _worst(metric: str) -> str:
 
 
 SLIS = (
-    Sli("availability", "Availability", "percentunit",
+    Sli(
+        "availability",
+        "Availability",
+        "percentunit",
         "sum by (su, leaf) (hwaac:link_up{{{sel}}}) / sum by (su, leaf) (hwaac:link_known{{{sel}}})",
         "hwaac:sli_availability:fabric{{{sel}}}",
-        "planned links up / planned links whose state was read (a link not read lowers coverage instead)."),
-    Sli("coverage", "Coverage", "percentunit",
+        "planned links up / planned links whose state was read (a link not read lowers coverage instead).",
+    ),
+    Sli(
+        "coverage",
+        "Coverage",
+        "percentunit",
         "sum by (su, leaf) (hwaac:link_known{{{sel}}}) / sum by (su, leaf) (hwaac_link_planned{{{sel}}})",
         "hwaac:sli_coverage:fabric{{{sel}}}",
-        "planned links whose state was read / planned links (a link not read is never counted healthy)."),
-    Sli("loss_ratio", "Loss ratio", "sci",
+        "planned links whose state was read / planned links (a link not read is never counted healthy).",
+    ),
+    Sli(
+        "loss_ratio",
+        "Loss ratio",
+        "sci",
         "sum by (su, leaf) (hwaac:port_lost_per_second{{{sel}}})"
         " / (sum by (su, leaf) (hwaac:port_received_per_second{{{sel}}}) > 0)",
         "hwaac:sli_loss_ratio:fabric{{{sel}}}",
-        "frames received with errors or dropped / frames received."),
-    Sli("pre_fec_ber", "Pre-FEC BER", "sci", _worst("hwaac_port_pre_fec_ber"),
+        "frames received with errors or dropped / frames received.",
+    ),
+    Sli(
+        "pre_fec_ber",
+        "Pre-FEC BER",
+        "sci",
+        _worst("hwaac_port_pre_fec_ber"),
         "hwaac:sli_pre_fec_ber:fabric{{{sel}}}",
-        "the worst link end's bit error ratio before FEC."),
-    Sli("fec_uncorrectable_per_s", "Uncorrectable FEC", "cps", _worst("hwaac_port_fec_uncorrectable_per_second"),
+        "the worst link end's bit error ratio before FEC.",
+    ),
+    Sli(
+        "fec_uncorrectable_per_s",
+        "Uncorrectable FEC",
+        "cps",
+        _worst("hwaac_port_fec_uncorrectable_per_second"),
         "hwaac:sli_fec_uncorrectable_per_second:fabric{{{sel}}}",
-        "the worst link end's RS-FEC codewords not corrected, per second."),
-    Sli("pause_ratio", "PFC pause", "percentunit", _worst("hwaac_port_pause_ratio"),
+        "the worst link end's RS-FEC codewords not corrected, per second.",
+    ),
+    Sli(
+        "pause_ratio",
+        "PFC pause",
+        "percentunit",
+        _worst("hwaac_port_pause_ratio"),
         "hwaac:sli_pause_ratio:fabric{{{sel}}}",
-        "the worst link end's share of time paused by received PFC."),
-    Sli("ecn_mark_ratio", "ECN marking", "percentunit", _worst("hwaac_port_ecn_mark_ratio"),
+        "the worst link end's share of time paused by received PFC.",
+    ),
+    Sli(
+        "ecn_mark_ratio",
+        "ECN marking",
+        "percentunit",
+        _worst("hwaac_port_ecn_mark_ratio"),
         "hwaac:sli_ecn_mark_ratio:fabric{{{sel}}}",
-        "the worst link end's ECN CE-marked packets / packets (congestion, not a fault)."),
-    Sli(PROBE_LOSS, "Probe loss", "percentunit", _worst("hwaac:sli_probe_loss_ratio:link"),
+        "the worst link end's ECN CE-marked packets / packets (congestion, not a fault).",
+    ),
+    Sli(
+        PROBE_LOSS,
+        "Probe loss",
+        "percentunit",
+        _worst("hwaac:sli_probe_loss_ratio:link"),
         "hwaac:sli_probe_loss_ratio:fabric{{{sel}}}",
         "the worst cable's (or set of parallel cables') share of active probes lost on the way out, over the "
         "flows crossing it with at least probe_min_probes probes (a cable that shares flows with a lossy one shows "
-        "part of its loss: HwaacProbePathLoss and the suspects name the one tomography blames)."),
+        "part of its loss: HwaacProbePathLoss and the suspects name the one tomography blames).",
+    ),
 )
 
 
@@ -104,7 +141,7 @@ def dashboard_uid(fabric: str) -> str:
     if len(uid) <= UID_MAX:
         return uid
     digest = hashlib.sha256(fabric.encode()).hexdigest()[:8]
-    return f"{UID_PREFIX}{fabric[:UID_MAX - len(UID_PREFIX) - 9]}-{digest}"
+    return f"{UID_PREFIX}{fabric[: UID_MAX - len(UID_PREFIX) - 9]}-{digest}"
 
 
 def plane_rails(plan: Plan) -> list[tuple[int, int]]:
@@ -137,8 +174,9 @@ def _slo_words(name: str, o: Objective | None) -> str:
     return f"SLO {name} {bound} ({o.unit}{warn}): the red line."
 
 
-def _query(expr: str, legend: str, ref: str = "A", instant: bool = False,
-           as_table: bool = False) -> prometheus.Dataquery:
+def _query(
+    expr: str, legend: str, ref: str = "A", instant: bool = False, as_table: bool = False
+) -> prometheus.Dataquery:
     q = prometheus.Dataquery().expr(expr).legend_format(legend).ref_id(ref).datasource(DATASOURCE)
     q = q.instant() if instant else q.range()
     if as_table:
@@ -157,29 +195,71 @@ class _Ids:
         return self.n
 
 
-def _series(ids: _Ids, title: str, description: str, unit: str, queries: list[prometheus.Dataquery],
-            objective: Objective | None, width: int, height: int = 8, log: bool = False) -> timeseries.Panel:
-    p = (timeseries.Panel().id(ids()).title(title).description(description).datasource(DATASOURCE).unit(unit)
-         .span(width).height(height).targets(queries)
-         .color_scheme(db.FieldColor().mode(dm.FieldColorModeId.PALETTE_CLASSIC))
-         .legend(cb.VizLegendOptions().display_mode(cm.LegendDisplayMode.LIST)
-                 .placement(cm.LegendPlacement.BOTTOM).show_legend(True))
-         .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.MULTI).sort(cm.SortOrder.DESCENDING)))
+def _series(
+    ids: _Ids,
+    title: str,
+    description: str,
+    unit: str,
+    queries: list[prometheus.Dataquery],
+    objective: Objective | None,
+    width: int,
+    height: int = 8,
+    log: bool = False,
+) -> timeseries.Panel:
+    p = (
+        timeseries.Panel()
+        .id(ids())
+        .title(title)
+        .description(description)
+        .datasource(DATASOURCE)
+        .unit(unit)
+        .span(width)
+        .height(height)
+        .targets(queries)
+        .color_scheme(db.FieldColor().mode(dm.FieldColorModeId.PALETTE_CLASSIC))
+        .legend(
+            cb.VizLegendOptions()
+            .display_mode(cm.LegendDisplayMode.LIST)
+            .placement(cm.LegendPlacement.BOTTOM)
+            .show_legend(True)
+        )
+        .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.MULTI).sort(cm.SortOrder.DESCENDING))
+    )
     if objective is not None:
-        p = (p.thresholds(_thresholds(objective))
-             .thresholds_style(cb.GraphThresholdsStyleConfig().mode(cm.GraphThresholdsStyleMode.LINE_AND_AREA)))
+        p = p.thresholds(_thresholds(objective)).thresholds_style(
+            cb.GraphThresholdsStyleConfig().mode(cm.GraphThresholdsStyleMode.LINE_AND_AREA)
+        )
     if log:
         p = p.scale_distribution(cb.ScaleDistributionConfig().type(cm.ScaleDistribution.LOG).log(10))
     return p
 
 
-def _stat(ids: _Ids, title: str, description: str, unit: str, queries: list[prometheus.Dataquery],
-          thresholds: db.ThresholdsConfig | None, width: int, height: int, named: bool = True) -> stat.Panel:
+def _stat(
+    ids: _Ids,
+    title: str,
+    description: str,
+    unit: str,
+    queries: list[prometheus.Dataquery],
+    thresholds: db.ThresholdsConfig | None,
+    width: int,
+    height: int,
+    named: bool = True,
+) -> stat.Panel:
     text = cm.BigValueTextMode.VALUE_AND_NAME if named else cm.BigValueTextMode.VALUE
-    p = (stat.Panel().id(ids()).title(title).description(description).datasource(DATASOURCE).unit(unit)
-         .span(width).height(height).targets(queries)
-         .reduce_options(cb.ReduceDataOptions().calcs(["lastNotNull"]).values(False))
-         .graph_mode(cm.BigValueGraphMode.NONE).text_mode(text))
+    p = (
+        stat.Panel()
+        .id(ids())
+        .title(title)
+        .description(description)
+        .datasource(DATASOURCE)
+        .unit(unit)
+        .span(width)
+        .height(height)
+        .targets(queries)
+        .reduce_options(cb.ReduceDataOptions().calcs(["lastNotNull"]).values(False))
+        .graph_mode(cm.BigValueGraphMode.NONE)
+        .text_mode(text)
+    )
     if thresholds is None:
         return p.color_mode(cm.BigValueColorMode.NONE)
     return p.thresholds(thresholds).color_mode(cm.BigValueColorMode.BACKGROUND)
@@ -192,49 +272,120 @@ def _fabric_panels(ids: _Ids, slos: SloSet) -> list[Any]:
     for s in SLIS:
         o = slos.slos.get(s.name)
         expr = s.fabric.format(sel=sel)
-        out.append(_stat(ids, s.title, f"The fabric: {s.what} {_slo_words(s.name, o)}", s.unit,
-                         [_query(expr, "fabric", instant=True)], _thresholds(o) if o else None, SLI_WIDTH, 4,
-                         named=False))
-    count = (_stat(ids, "Suspects", "Ranked suspects of hwaac's localisation rules, by severity (hwaac_suspects).",
-                   "short", [_query(f"hwaac_suspects{{{sel}}}", "{{severity}}", instant=True)],
-                   db.ThresholdsConfig().mode(dm.ThresholdsMode.ABSOLUTE).steps(
-                       [dm.Threshold(None, "green"), dm.Threshold(1, "red")]), 4, 8)
-             .override_by_name("warn", [dm.DynamicConfigValue("color", {"mode": "fixed", "fixedColor": "orange"})])
-             .override_by_name("info", [dm.DynamicConfigValue("color", {"mode": "fixed", "fixedColor": "blue"})]))
-    coverage = _stat(ids, "Coverage gaps", "What the samples did not cover (devices and planned ports not "
-                     "sampled, samples the plan does not know, read and rate errors): hwaac_coverage_gaps.", "short",
-                     [_query(f"hwaac_coverage_gaps{{{sel}}} > 0", "{{what}}", instant=True)],
-                     db.ThresholdsConfig().mode(dm.ThresholdsMode.ABSOLUTE).steps(
-                         [dm.Threshold(None, "green"), dm.Threshold(1, "orange")]), 4, 8).no_value("none")
-    sweep = _stat(ids, "Sweep", "Time since the latest sweep, the interval the rates are over, and time since the "
-                  "latest active probes were sent.", "s",
-                  [_query(f"time() - hwaac_fabric_sweep_timestamp_seconds{{{sel}}}", "since the latest sweep",
-                          instant=True),
-                   _query(f"hwaac_fabric_rate_interval_seconds{{{sel}}}", "rated interval", "B", instant=True),
-                   _query(f"time() - hwaac_probe_sweep_timestamp_seconds{{{sel}}}", "since the latest probes", "C",
-                          instant=True)],
-                  None, 4, 8)
+        out.append(
+            _stat(
+                ids,
+                s.title,
+                f"The fabric: {s.what} {_slo_words(s.name, o)}",
+                s.unit,
+                [_query(expr, "fabric", instant=True)],
+                _thresholds(o) if o else None,
+                SLI_WIDTH,
+                4,
+                named=False,
+            )
+        )
+    count = (
+        _stat(
+            ids,
+            "Suspects",
+            "Ranked suspects of hwaac's localisation rules, by severity (hwaac_suspects).",
+            "short",
+            [_query(f"hwaac_suspects{{{sel}}}", "{{severity}}", instant=True)],
+            db.ThresholdsConfig()
+            .mode(dm.ThresholdsMode.ABSOLUTE)
+            .steps([dm.Threshold(None, "green"), dm.Threshold(1, "red")]),
+            4,
+            8,
+        )
+        .override_by_name("warn", [dm.DynamicConfigValue("color", {"mode": "fixed", "fixedColor": "orange"})])
+        .override_by_name("info", [dm.DynamicConfigValue("color", {"mode": "fixed", "fixedColor": "blue"})])
+    )
+    coverage = _stat(
+        ids,
+        "Coverage gaps",
+        "What the samples did not cover (devices and planned ports not "
+        "sampled, samples the plan does not know, read and rate errors): hwaac_coverage_gaps.",
+        "short",
+        [_query(f"hwaac_coverage_gaps{{{sel}}} > 0", "{{what}}", instant=True)],
+        db.ThresholdsConfig()
+        .mode(dm.ThresholdsMode.ABSOLUTE)
+        .steps([dm.Threshold(None, "green"), dm.Threshold(1, "orange")]),
+        4,
+        8,
+    ).no_value("none")
+    sweep = _stat(
+        ids,
+        "Sweep",
+        "Time since the latest sweep, the interval the rates are over, and time since the "
+        "latest active probes were sent.",
+        "s",
+        [
+            _query(f"time() - hwaac_fabric_sweep_timestamp_seconds{{{sel}}}", "since the latest sweep", instant=True),
+            _query(f"hwaac_fabric_rate_interval_seconds{{{sel}}}", "rated interval", "B", instant=True),
+            _query(
+                f"time() - hwaac_probe_sweep_timestamp_seconds{{{sel}}}", "since the latest probes", "C", instant=True
+            ),
+        ],
+        None,
+        4,
+        8,
+    )
     avail = slos.slos.get("availability")
-    planes = _series(ids, "Availability per plane", "Planned links up / planned links whose state was read, per "
-                     "plane. "
-                     f"{_slo_words('availability', avail)}", "percentunit",
-                     [_query(f"hwaac:sli_availability:plane{{{sel}}}", "plane {{plane}}")], avail, 12)
+    planes = _series(
+        ids,
+        "Availability per plane",
+        f"Planned links up / planned links whose state was read, per plane. {_slo_words('availability', avail)}",
+        "percentunit",
+        [_query(f"hwaac:sli_availability:plane{{{sel}}}", "plane {{plane}}")],
+        avail,
+        12,
+    )
     out += [count, coverage, sweep, planes]
     out.append(_suspect_table(ids))
     bgp = slos.slos.get("bgp_drops_per_hour")
-    out.append(_series(ids, "BGP session drops per hour", "BGP sessions dropped from Established per hour: the "
-                       "fabric's sum and the leaves above the SLO (FRR connectionsDropped). "
-                       + _slo_words("bgp_drops_per_hour", bgp), "short",
-                       [_query(f"sum by (fabric) (hwaac:sli_bgp_drops_per_hour:leaf{{{sel}}})", "fabric"),
-                        _query(f"topk(5, hwaac:sli_bgp_drops_per_hour:leaf{{{sel}}} > on (fabric) group_left () "
-                               f'hwaac_slo_bgp_drops_per_hour{{{sel},bound="max"}})', "{{leaf}}", "B")], bgp, 6))
+    out.append(
+        _series(
+            ids,
+            "BGP session drops per hour",
+            "BGP sessions dropped from Established per hour: the "
+            "fabric's sum and the leaves above the SLO (FRR connectionsDropped). "
+            + _slo_words("bgp_drops_per_hour", bgp),
+            "short",
+            [
+                _query(f"sum by (fabric) (hwaac:sli_bgp_drops_per_hour:leaf{{{sel}}})", "fabric"),
+                _query(
+                    f"topk(5, hwaac:sli_bgp_drops_per_hour:leaf{{{sel}}} > on (fabric) group_left () "
+                    f'hwaac_slo_bgp_drops_per_hour{{{sel},bound="max"}})',
+                    "{{leaf}}",
+                    "B",
+                ),
+            ],
+            bgp,
+            6,
+        )
+    )
     path = slos.slos.get("path_diversity")
-    out.append(_series(ids, "Path diversity", "Narrowest ECMP width of a leaf's BGP routes / its planned uplinks: "
-                       "the fabric's narrowest leaf and the leaves below the SLO. "
-                       + _slo_words("path_diversity", path), "percentunit",
-                       [_query(f"min by (fabric) (hwaac:sli_path_diversity:leaf{{{sel}}})", "narrowest leaf"),
-                        _query(f"bottomk(5, hwaac:sli_path_diversity:leaf{{{sel}}} < on (fabric) group_left () "
-                               f'hwaac_slo_path_diversity{{{sel},bound="min"}})', "{{leaf}}", "B")], path, 6))
+    out.append(
+        _series(
+            ids,
+            "Path diversity",
+            "Narrowest ECMP width of a leaf's BGP routes / its planned uplinks: "
+            "the fabric's narrowest leaf and the leaves below the SLO. " + _slo_words("path_diversity", path),
+            "percentunit",
+            [
+                _query(f"min by (fabric) (hwaac:sli_path_diversity:leaf{{{sel}}})", "narrowest leaf"),
+                _query(
+                    f"bottomk(5, hwaac:sli_path_diversity:leaf{{{sel}}} < on (fabric) group_left () "
+                    f'hwaac_slo_path_diversity{{{sel},bound="min"}})',
+                    "{{leaf}}",
+                    "B",
+                ),
+            ],
+            path,
+            6,
+        )
+    )
     out += _probe_panels(ids, slos)
     return out
 
@@ -243,16 +394,30 @@ def _probe_panels(ids: _Ids, slos: SloSet) -> list[Any]:
     """The fabric row's active probes: the worst cables' probe loss, and the probed flows by state."""
     sel = FABRIC_SEL
     o = slos.slos.get(PROBE_LOSS)
-    worst = _series(ids, "Probe loss, worst cables", "The 5 cables (or sets of parallel cables the hops did not tell "
-                    "apart) whose active probes lost the largest share on the way out, with at least "
-                    "probe_min_probes probes (hwaac:sli_probe_loss_ratio:link). A cable that shares flows with a "
-                    "lossy one shows part of its loss; HwaacProbePathLoss fires on the one tomography names. "
-                    + _slo_words(PROBE_LOSS, o), "percentunit",
-                    [_query(f"topk(5, hwaac:sli_probe_loss_ratio:link{{{sel}}})", "{{cable}}{{cables}}")], o, 12)
-    flows = _series(ids, "Probed flows", "The latest sweep's probed flows by state (hwaac_probe_flows): clean and "
-                    "lossy were judged; no_path (no complete mapped path), not_judged (no count or a host dropped) "
-                    "and unreachable (nothing came back) were not.", "short",
-                    [_query(f"hwaac_probe_flows{{{sel}}}", "{{state}}")], None, 12)
+    worst = _series(
+        ids,
+        "Probe loss, worst cables",
+        "The 5 cables (or sets of parallel cables the hops did not tell "
+        "apart) whose active probes lost the largest share on the way out, with at least "
+        "probe_min_probes probes (hwaac:sli_probe_loss_ratio:link). A cable that shares flows with a "
+        "lossy one shows part of its loss; HwaacProbePathLoss fires on the one tomography names. "
+        + _slo_words(PROBE_LOSS, o),
+        "percentunit",
+        [_query(f"topk(5, hwaac:sli_probe_loss_ratio:link{{{sel}}})", "{{cable}}{{cables}}")],
+        o,
+        12,
+    )
+    flows = _series(
+        ids,
+        "Probed flows",
+        "The latest sweep's probed flows by state (hwaac_probe_flows): clean and "
+        "lossy were judged; no_path (no complete mapped path), not_judged (no count or a host dropped) "
+        "and unreachable (nothing came back) were not.",
+        "short",
+        [_query(f"hwaac_probe_flows{{{sel}}}", "{{state}}")],
+        None,
+        12,
+    )
     return [worst, flows]
 
 
@@ -265,18 +430,32 @@ def _suspect_table(ids: _Ids) -> table.Panel:
     organize = {
         "excludeByName": {"Time": True, "__name__": True, "fabric": True, "job": True, "instance": True},
         "renameByName": {"Value #A": "rank", "Value #B": "score"},
-        "indexByName": {("Value #A" if c == "rank" else "Value #B" if c == "score" else c): i
-                        for i, c in enumerate(SUSPECT_COLUMNS)},
+        "indexByName": {
+            ("Value #A" if c == "rank" else "Value #B" if c == "score" else c): i for i, c in enumerate(SUSPECT_COLUMNS)
+        },
     }
-    return (table.Panel().id(ids()).title("Suspects, ranked").datasource(DATASOURCE).span(12).height(8)
-            .description("hwaac's ranked suspects (hwaac_suspect_rank; score: the strongest evidence as a multiple "
-                         "of its SLO). hwaac health fabric gives each one's reasoning and evidence.")
-            .targets([_query(f"hwaac_suspect_rank{{{sel}}}", "", "A", instant=True, as_table=True),
-                      _query(f"hwaac_suspect_score{{{sel}}}", "", "B", instant=True, as_table=True)])
-            .with_transformation(dm.DataTransformerConfig("merge", options={}))
-            .with_transformation(dm.DataTransformerConfig("organize", options=organize))
-            .sort_by([cb.TableSortByFieldState().display_name("rank").desc(False)])
-            .no_value("no suspect"))
+    return (
+        table.Panel()
+        .id(ids())
+        .title("Suspects, ranked")
+        .datasource(DATASOURCE)
+        .span(12)
+        .height(8)
+        .description(
+            "hwaac's ranked suspects (hwaac_suspect_rank; score: the strongest evidence as a multiple "
+            "of its SLO). hwaac health fabric gives each one's reasoning and evidence."
+        )
+        .targets(
+            [
+                _query(f"hwaac_suspect_rank{{{sel}}}", "", "A", instant=True, as_table=True),
+                _query(f"hwaac_suspect_score{{{sel}}}", "", "B", instant=True, as_table=True),
+            ]
+        )
+        .with_transformation(dm.DataTransformerConfig("merge", options={}))
+        .with_transformation(dm.DataTransformerConfig("organize", options=organize))
+        .sort_by([cb.TableSortByFieldState().display_name("rank").desc(False)])
+        .no_value("no suspect")
+    )
 
 
 def _rail_panels(ids: _Ids, slos: SloSet, plane: int, rail: int) -> list[timeseries.Panel]:
@@ -284,9 +463,18 @@ def _rail_panels(ids: _Ids, slos: SloSet, plane: int, rail: int) -> list[timeser
     out = []
     for s in SLIS:
         o = slos.slos.get(s.name)
-        out.append(_series(ids, s.title, f"Plane {plane}, rail {rail}, per SU: {s.what} {_slo_words(s.name, o)}",
-                           s.unit, [_query(s.per_su.format(sel=sel), SU_LEGEND)], o, SLI_WIDTH,
-                           log=s.name == "pre_fec_ber"))
+        out.append(
+            _series(
+                ids,
+                s.title,
+                f"Plane {plane}, rail {rail}, per SU: {s.what} {_slo_words(s.name, o)}",
+                s.unit,
+                [_query(s.per_su.format(sel=sel), SU_LEGEND)],
+                o,
+                SLI_WIDTH,
+                log=s.name == "pre_fec_ber",
+            )
+        )
     return out
 
 
@@ -299,16 +487,29 @@ def build(plan: Plan, slos: SloSet | None = None) -> db.Dashboard:
     slos = slos or default_slos()
     fabric = plan.intent.fabric.name
     ids = _Ids()
-    d = (db.Dashboard(f"hwaac network health: {fabric}").uid(dashboard_uid(fabric))
-         .description(f"Generated by `hwaac health dashboard` from the plan of fabric {fabric}: regenerate it rather "
-                      "than edit it. Rows: the fabric, then each (plane, rail) of the plan.")
-         .tags(["hwaac", "network-health", fabric]).time("now-6h", "now").refresh("1m").timezone("browser")
-         .tooltip(dm.DashboardCursorSync.CROSSHAIR)
-         .with_variable(db.DatasourceVariable("datasource").label("Prometheus").type("prometheus"))
-         .with_variable(db.QueryVariable("fabric").label("Fabric").datasource(DATASOURCE)
-                        .query(FABRIC_VARIABLE_QUERY).refresh(dm.VariableRefresh.ON_DASHBOARD_LOAD)
-                        .sort(dm.VariableSort.ALPHABETICAL_ASC)
-                        .current(dm.VariableOption(selected=True, text=fabric, value=fabric))))
+    d = (
+        db.Dashboard(f"hwaac network health: {fabric}")
+        .uid(dashboard_uid(fabric))
+        .description(
+            f"Generated by `hwaac health dashboard` from the plan of fabric {fabric}: regenerate it rather "
+            "than edit it. Rows: the fabric, then each (plane, rail) of the plan."
+        )
+        .tags(["hwaac", "network-health", fabric])
+        .time("now-6h", "now")
+        .refresh("1m")
+        .timezone("browser")
+        .tooltip(dm.DashboardCursorSync.CROSSHAIR)
+        .with_variable(db.DatasourceVariable("datasource").label("Prometheus").type("prometheus"))
+        .with_variable(
+            db.QueryVariable("fabric")
+            .label("Fabric")
+            .datasource(DATASOURCE)
+            .query(FABRIC_VARIABLE_QUERY)
+            .refresh(dm.VariableRefresh.ON_DASHBOARD_LOAD)
+            .sort(dm.VariableSort.ALPHABETICAL_ASC)
+            .current(dm.VariableOption(selected=True, text=fabric, value=fabric))
+        )
+    )
     d = d.with_row(db.Row("Fabric").id(ids()))
     for panel in _fabric_panels(ids, slos):
         d = d.with_panel(panel)

@@ -85,13 +85,25 @@ class EndTable(Sequence[PortRates | None]):
             self.states.update(filter(_itemgetter1, zip(keys, map(part.states.__getitem__, at_rows), strict=True)))
             self.why.update(filter(_itemgetter1, zip(keys, map(part.why.__getitem__, at_rows), strict=True)))
 
-    def _merge_one(self, code: int, rnames: tuple[str, ...], gnames: tuple[str, ...], rates: np.ndarray,
-                   gauges: np.ndarray, part: EndPart, row: int) -> None:
+    def _merge_one(
+        self,
+        code: int,
+        rnames: tuple[str, ...],
+        gnames: tuple[str, ...],
+        rates: np.ndarray,
+        gauges: np.ndarray,
+        part: EndPart,
+        row: int,
+    ) -> None:
         old = self[code]
         assert old is not None
-        new = PortRates(part.ports[row], {n: _value(v) for n, v in zip(rnames, rates.tolist(), strict=True)},
-                        part.why[row], {n: _value(v) for n, v in zip(gnames, gauges.tolist(), strict=True)},
-                        part.states[row])
+        new = PortRates(
+            part.ports[row],
+            {n: _value(v) for n, v in zip(rnames, rates.tolist(), strict=True)},
+            part.why[row],
+            {n: _value(v) for n, v in zip(gnames, gauges.tolist(), strict=True)},
+            part.states[row],
+        )
         pr = merge_port_rates(old, new)
         self.layout[code] = self._layout_id((tuple(pr.rates), tuple(pr.gauges)))
         for name, v in pr.rates.items():

@@ -60,20 +60,38 @@ class EndPart:
 
     def plain(self) -> tuple[Any, ...]:
         """As tuples, lists, dicts and bytes (for :mod:`marshal`)."""
-        return (self.groups, self.ports, self.states, self.why, self.seconds, self.sampled, self.unplanned,
-                [(d.device, d.port, d.counter, d.kind, d.before, d.after, d.detail) for d in self.discontinuities],
-                self.errors)
+        return (
+            self.groups,
+            self.ports,
+            self.states,
+            self.why,
+            self.seconds,
+            self.sampled,
+            self.unplanned,
+            [(d.device, d.port, d.counter, d.kind, d.before, d.after, d.detail) for d in self.discontinuities],
+            self.errors,
+        )
 
     def facts(self) -> EndPart:
         """This part without its ends (once they are in an :class:`EndTable`): what else the correlation reads."""
-        return EndPart(sampled=self.sampled, unplanned=self.unplanned, discontinuities=self.discontinuities,
-                       errors=self.errors)
+        return EndPart(
+            sampled=self.sampled, unplanned=self.unplanned, discontinuities=self.discontinuities, errors=self.errors
+        )
 
     @classmethod
     def from_plain(cls, flat: tuple[Any, ...]) -> EndPart:
         groups, ports, states, why, seconds, sampled, unplanned, disc, errors = flat
-        return cls([tuple(g) for g in groups], ports, states, why, seconds, sampled,
-                   [tuple(u) for u in unplanned], [Discontinuity(*d) for d in disc], errors)
+        return cls(
+            [tuple(g) for g in groups],
+            ports,
+            states,
+            why,
+            seconds,
+            sampled,
+            [tuple(u) for u in unplanned],
+            [Discontinuity(*d) for d in disc],
+            errors,
+        )
 
 
 def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | RatedFrame | Frame]) -> EndPart:
@@ -136,11 +154,18 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
             states = _judged_rows(r.state) or [{}] * len(r.ports)
             codes = index.codes(device, r.ports)
             ends = set(codes)
-            if None not in ends and len(ends) == len(codes) and rows_of.keys() >= ends \
-                    and overlay.keys().isdisjoint(ends):
+            if (
+                None not in ends
+                and len(ends) == len(codes)
+                and rows_of.keys() >= ends
+                and overlay.keys().isdisjoint(ends)
+            ):
                 # the usual: the state of ends made of frame rows so far, kept beside them (one pass)
-                overlay.update(zip(codes, map(PortRates, r.ports, iter(dict, 0), iter(dict, 0), iter(dict, 0),
-                                              states), strict=True))
+                overlay.update(
+                    zip(
+                        codes, map(PortRates, r.ports, iter(dict, 0), iter(dict, 0), iter(dict, 0), states), strict=True
+                    )
+                )
                 continue
             ports = [PortRates(port, {}, {}, {}, st) for port, st in zip(r.ports, states, strict=True)]
             secs = None
@@ -175,8 +200,9 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
         parts = [merged[c] for c in group]
         rates = np.array([list(e.rates.values()) for e in parts], dtype=np.float64).reshape(len(parts), len(rnames))
         gauges = np.array([list(e.gauges.values()) for e in parts], dtype=np.float64).reshape(len(parts), len(gnames))
-        out.groups.append((rnames, gnames, np.array(group, dtype=np.int64).tobytes(), rates.tobytes(),
-                           gauges.tobytes()))
+        out.groups.append(
+            (rnames, gnames, np.array(group, dtype=np.int64).tobytes(), rates.tobytes(), gauges.tobytes())
+        )
         out.ports.extend(e.port for e in parts)
         out.states.extend(_judged(e.state) for e in parts)
         out.why.extend(e.why for e in parts)
@@ -188,14 +214,23 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
 _BEGAN, _ADDED = 2, 1  # _fresh_rows: every row began an end; every row added to ends of frame rows
 
 
-def _fresh_rows(f: int, codes: list[int | None], rows_of: dict[int, list[tuple[int, int]]],
-                merged: dict[int, PortRates], overlay: dict[int, PortRates]) -> int:
+def _fresh_rows(
+    f: int,
+    codes: list[int | None],
+    rows_of: dict[int, list[tuple[int, int]]],
+    merged: dict[int, PortRates],
+    overlay: dict[int, PortRates],
+) -> int:
     """Add the rows of frame ``f`` (their end ``codes``) to ``rows_of`` in one pass when every row has a planned
     end of its own that has only frame rows so far: :data:`_BEGAN` when each row began its end, else
     :data:`_ADDED`; 0, and nothing added, otherwise (the caller then goes row by row)."""
     ends = set(codes)
-    if None in ends or len(ends) != len(codes) or not merged.keys().isdisjoint(ends) \
-            or not overlay.keys().isdisjoint(ends):
+    if (
+        None in ends
+        or len(ends) != len(codes)
+        or not merged.keys().isdisjoint(ends)
+        or not overlay.keys().isdisjoint(ends)
+    ):
         return 0
     at = zip(repeat(f), range(len(codes)), strict=False)  # repeat: endless
     if rows_of.keys().isdisjoint(ends):
@@ -232,9 +267,14 @@ def _join_layouts(part: EndPart) -> None:
     part.groups, part.ports, part.states, part.why, part.seconds = groups, ports, states, why, seconds
 
 
-def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[tuple[int, int]]],
-                overlay: dict[int, PortRates], seconds: dict[int, float],
-                blocks: Sequence[tuple[int, list[int]]] = ()) -> None:
+def _frame_rows(
+    out: EndPart,
+    frames: list[RatedFrame],
+    rows_of: dict[int, list[tuple[int, int]]],
+    overlay: dict[int, PortRates],
+    seconds: dict[int, float],
+    blocks: Sequence[tuple[int, list[int]]] = (),
+) -> None:
     """The ends made of frame rows (and state or gauges, their words judged), into ``out``'s groups: a frame
     whose rows are each still a whole end (``blocks``: a switch's counters, perhaps with its intf-status state)
     taken as it is, an end of one row gathered from its frame, an end of several rows merged by name with the
@@ -253,8 +293,9 @@ def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[
             out.states.extend(map(_STATE, extras))
         else:
             firsts = st if st is not None else repeat({})
-            out.states.extend(_over(first, e.state) if e is not None else first
-                              for first, e in zip(firsts, extras, strict=False))
+            out.states.extend(
+                _over(first, e.state) if e is not None else first for first, e in zip(firsts, extras, strict=False)
+            )
         out.why.extend([{}] * n)  # no None rate: one empty dict, read only
         out.seconds.extend([fr.seconds] * n)
         deque(map(rows_of.pop, codes), maxlen=0)
@@ -285,17 +326,24 @@ def _frame_rows(out: EndPart, frames: list[RatedFrame], rows_of: dict[int, list[
         extras = list(map(overlay.get, codes))
         n = len(codes)
         # every extra of a group with gauges has those gauges (they are in the group's key)
-        gauges = np.array([list(e.gauges.values()) for e in extras], dtype=np.float64) if gnames \
-            else np.empty((n, 0))
-        out.groups.append((rnames, gnames, np.array(codes, dtype=np.int64).tobytes(), rates.tobytes(),
-                           gauges.reshape(n, len(gnames)).tobytes()))
+        gauges = np.array([list(e.gauges.values()) for e in extras], dtype=np.float64) if gnames else np.empty((n, 0))
+        out.groups.append(
+            (
+                rnames,
+                gnames,
+                np.array(codes, dtype=np.int64).tobytes(),
+                rates.tobytes(),
+                gauges.reshape(n, len(gnames)).tobytes(),
+            )
+        )
         if isinstance(kind, int):  # one row an end: its frame's words, then its state's
             fr = frames[kind]
             out.ports.extend(map(fr.rows.__getitem__, at))
             st = frame_states[kind]
             firsts = map(st.__getitem__, at) if st is not None else repeat({})
-            out.states.extend(_over(first, e.state) if e is not None else first
-                              for first, e in zip(firsts, extras, strict=False))
+            out.states.extend(
+                _over(first, e.state) if e is not None else first for first, e in zip(firsts, extras, strict=False)
+            )
         else:
             for rows, e in zip(parts, extras, strict=True):
                 f0, r0 = rows[0]
@@ -338,8 +386,13 @@ def _gather(frames: list[RatedFrame], rows: list[tuple[int, int]]) -> np.ndarray
 
 def merge_port_rates(old: PortRates, new: PortRates) -> PortRates:
     """``old`` with ``new``'s values over it (a side with nothing to add keeps the other's dict)."""
-    return PortRates(old.port, _over(old.rates, new.rates), _over(old.why, new.why), _over(old.gauges, new.gauges),
-                     _over(old.state, new.state))
+    return PortRates(
+        old.port,
+        _over(old.rates, new.rates),
+        _over(old.why, new.why),
+        _over(old.gauges, new.gauges),
+        _over(old.state, new.state),
+    )
 
 
 def _over[K, V](a: dict[K, V], b: dict[K, V]) -> dict[K, V]:

@@ -26,8 +26,7 @@ from hwaac.telemetry.topology import END_NAMES, LinkIndex
 
 LINK_LABELS = ("fabric", "cable", "link_kind", "plane", "su", "rail", "leaf", "spine", "super_spine", "node")
 PORT_LABELS = (*LINK_LABELS, "device", "port", "peer_device", "peer_port", "end")
-SCOPE_LABELS = ("fabric", "scope", "cable", "link_kind", "plane", "su", "rail", "leaf", "spine", "super_spine",
-                "node")
+SCOPE_LABELS = ("fabric", "scope", "cable", "link_kind", "plane", "su", "rail", "leaf", "spine", "super_spine", "node")
 SUSPECT_LABELS = ("fabric", "rule", "severity", "kind", "component", "cable", "device", "port", "hosts")
 MAX_SUSPECTS = 1000  # suspects exported (the best ranked); the rest are counted in hwaac_suspects
 HOSTS_SHOWN = 8  # GPU node names in a suspect's hosts label; more are summarised as "+N more"
@@ -62,8 +61,7 @@ def _label_values(index: LinkIndex, fabric: str, i: int) -> dict[str, str]:
     return out
 
 
-def _end(pr: PortRates, kind: str, speed: float, prios: Sequence[int], host_end: bool
-         ) -> list[tuple[str, float]]:
+def _end(pr: PortRates, kind: str, speed: float, prios: Sequence[int], host_end: bool) -> list[tuple[str, float]]:
     """(metric suffix, value) of one sampled end; values that are None are left out."""
     out: list[tuple[str, float]] = []
     r = pr.rates
@@ -111,8 +109,17 @@ def _hosts(nodes: Sequence[str]) -> str:
 def _suspect_labels(fabric: str, s: Suspect, index: LinkIndex) -> list[str]:
     c = s.components[0] if s.components else None
     cable = index.links[s.links[0]].cable_id if len(s.links) == 1 else ""
-    return [fabric, s.rule, str(s.severity), s.kind, c.name if c else "", cable, c.device if c else "",
-            c.port if c else "", _hosts(s.nodes)]
+    return [
+        fabric,
+        s.rule,
+        str(s.severity),
+        s.kind,
+        c.name if c else "",
+        cable,
+        c.device if c else "",
+        c.port if c else "",
+        _hosts(s.nodes),
+    ]
 
 
 def families(h: FabricHealth) -> list[Metric]:
@@ -121,8 +128,9 @@ def families(h: FabricHealth) -> list[Metric]:
     index = corr.index
     fabric = rep.fabric
     prios = tuple(index.plan.intent.qos.pfc_priorities)
-    port = {s: GaugeMetricFamily(f"hwaac_port_{s}", f"Per link end: {PORT_HELP[s]}.", labels=PORT_LABELS)
-            for s in PORT_HELP}
+    port = {
+        s: GaugeMetricFamily(f"hwaac_port_{s}", f"Per link end: {PORT_HELP[s]}.", labels=PORT_LABELS) for s in PORT_HELP
+    }
     planned = GaugeMetricFamily("hwaac_link_planned", "1 for every planned link of the fabric.", labels=LINK_LABELS)
     link_labels = []
     for i, link in enumerate(index.links):
@@ -151,8 +159,14 @@ def families(h: FabricHealth) -> list[Metric]:
 
 def _sli_families(h: FabricHealth, fabric: str, link_labels: list[dict[str, str]]) -> list[Metric]:
     names = list(dict.fromkeys([*h.report.slos.slos, *(k for a in h.report.aggregates for k in a.values)]))
-    fams = {n: GaugeMetricFamily(f"hwaac_sli_{metric_name(n)}", f"SLI {n} per scope (link, leaf, rail, su, plane, "
-                                 "spine, fabric).", labels=SCOPE_LABELS) for n in names}
+    fams = {
+        n: GaugeMetricFamily(
+            f"hwaac_sli_{metric_name(n)}",
+            f"SLI {n} per scope (link, leaf, rail, su, plane, spine, fabric).",
+            labels=SCOPE_LABELS,
+        )
+        for n in names
+    }
     link_values = [[fabric, "link", *(lab[k] for k in SCOPE_LABELS[2:])] for lab in link_labels]
     for n, col in h.slis.values.items():  # a link's values, from the columns (building each link is slow)
         if n in fams:
@@ -160,8 +174,11 @@ def _sli_families(h: FabricHealth, fabric: str, link_labels: list[dict[str, str]
             at = np.flatnonzero(~np.isnan(col))
             for i, v in zip(at.tolist(), col[at].tolist(), strict=True):
                 fam.add_metric(link_values[i], v)
-    links = GaugeMetricFamily("hwaac_scope_links", "Planned links of a scope by state: up, down, or unknown (not "
-                              "sampled; coverage's shortfall).", labels=(*SCOPE_LABELS, "state"))
+    links = GaugeMetricFamily(
+        "hwaac_scope_links",
+        "Planned links of a scope by state: up, down, or unknown (not sampled; coverage's shortfall).",
+        labels=(*SCOPE_LABELS, "state"),
+    )
     for a in h.report.aggregates:
         lab = dict.fromkeys(SCOPE_LABELS, "")
         lab["fabric"], lab["scope"] = fabric, a.scope
@@ -181,8 +198,11 @@ def _slo_families(h: FabricHealth, fabric: str) -> list[Metric]:
     slos = h.report.slos
     out: list[Metric] = []
     for n, o in slos.slos.items():
-        fam = GaugeMetricFamily(f"hwaac_slo_{metric_name(n)}", f"SLO of {n} ({o.unit}): bound max or min, and warn.",
-                                labels=("fabric", "bound"))
+        fam = GaugeMetricFamily(
+            f"hwaac_slo_{metric_name(n)}",
+            f"SLO of {n} ({o.unit}): bound max or min, and warn.",
+            labels=("fabric", "bound"),
+        )
         for bound in ("max", "min", "warn"):
             v = getattr(o, bound)
             if v is not None:
@@ -197,12 +217,19 @@ def _slo_families(h: FabricHealth, fabric: str) -> list[Metric]:
 
 def _leaf_families(h: FabricHealth, fabric: str) -> list[Metric]:
     index = h.corr.index
-    uplinks = GaugeMetricFamily("hwaac_leaf_uplinks_planned", "Planned uplinks (leaf-spine links) of a leaf.",
-                                labels=("fabric", "leaf"))
-    ecmp = GaugeMetricFamily("hwaac_leaf_route_min_ecmp", "Narrowest ECMP width of the leaf's selected, installed "
-                             "BGP routes.", labels=("fabric", "leaf"))
-    drops = GaugeMetricFamily("hwaac_bgp_peer_dropped_per_second", "BGP sessions dropped from Established per "
-                              "second, per peer of a leaf.", labels=("fabric", "leaf", "peer", "cable"))
+    uplinks = GaugeMetricFamily(
+        "hwaac_leaf_uplinks_planned", "Planned uplinks (leaf-spine links) of a leaf.", labels=("fabric", "leaf")
+    )
+    ecmp = GaugeMetricFamily(
+        "hwaac_leaf_route_min_ecmp",
+        "Narrowest ECMP width of the leaf's selected, installed BGP routes.",
+        labels=("fabric", "leaf"),
+    )
+    drops = GaugeMetricFamily(
+        "hwaac_bgp_peer_dropped_per_second",
+        "BGP sessions dropped from Established per second, per peer of a leaf.",
+        labels=("fabric", "leaf", "peer", "cable"),
+    )
     for leaf, n in sorted(index.uplinks.items()):
         uplinks.add_metric([fabric, leaf], float(n))
         agg = h.per_leaf.get(leaf)
@@ -234,10 +261,14 @@ def _peer_cables(index: LinkIndex, leaf: str) -> dict[str, str]:
 
 def _suspect_families(h: FabricHealth, fabric: str) -> list[Metric]:
     index = h.corr.index
-    one = GaugeMetricFamily("hwaac_suspect", "1 per ranked suspect of the fabric (the best ranked "
-                            f"{MAX_SUSPECTS}).", labels=SUSPECT_LABELS)
-    score = GaugeMetricFamily("hwaac_suspect_score", "The suspect's strongest evidence as a multiple of its SLO "
-                              "(+Inf for a zero SLO).", labels=SUSPECT_LABELS)
+    one = GaugeMetricFamily(
+        "hwaac_suspect", f"1 per ranked suspect of the fabric (the best ranked {MAX_SUSPECTS}).", labels=SUSPECT_LABELS
+    )
+    score = GaugeMetricFamily(
+        "hwaac_suspect_score",
+        "The suspect's strongest evidence as a multiple of its SLO (+Inf for a zero SLO).",
+        labels=SUSPECT_LABELS,
+    )
     rank = GaugeMetricFamily("hwaac_suspect_rank", "The suspect's rank, 1 first.", labels=SUSPECT_LABELS)
     nodes = GaugeMetricFamily("hwaac_suspect_nodes", "GPU nodes behind the suspect.", labels=SUSPECT_LABELS)
     count = GaugeMetricFamily("hwaac_suspects", "Suspects by severity.", labels=("fabric", "severity"))
@@ -258,17 +289,26 @@ def _suspect_families(h: FabricHealth, fabric: str) -> list[Metric]:
 
 def _run_families(h: FabricHealth, fabric: str) -> list[Metric]:
     rep = h.report
-    seconds = GaugeMetricFamily("hwaac_fabric_rate_interval_seconds", "The interval the rates are over (the "
-                                "latest two sweeps).", labels=("fabric",))
+    seconds = GaugeMetricFamily(
+        "hwaac_fabric_rate_interval_seconds",
+        "The interval the rates are over (the latest two sweeps).",
+        labels=("fabric",),
+    )
     if rep.seconds is not None:
         seconds.add_metric([fabric], rep.seconds)
-    sweep = GaugeMetricFamily("hwaac_fabric_sweep_timestamp_seconds", "When the latest sweep was taken (Unix "
-                              "seconds: its taken_at, else its newest sample's time).", labels=("fabric",))
+    sweep = GaugeMetricFamily(
+        "hwaac_fabric_sweep_timestamp_seconds",
+        "When the latest sweep was taken (Unix seconds: its taken_at, else its newest sample's time).",
+        labels=("fabric",),
+    )
     times = [t for _, t in rep.sweeps if t is not None]
     if times:
         sweep.add_metric([fabric], max(times))
-    cov = GaugeMetricFamily("hwaac_coverage_gaps", "What the samples did not cover, by kind (devices not "
-                            "sampled, planned ports not sampled, ...).", labels=("fabric", "what"))
+    cov = GaugeMetricFamily(
+        "hwaac_coverage_gaps",
+        "What the samples did not cover, by kind (devices not sampled, planned ports not sampled, ...).",
+        labels=("fabric", "what"),
+    )
     for k, v in rep.coverage.items():
         cov.add_metric([fabric, k], float(len(v)))
     return [seconds, sweep, cov]
@@ -286,5 +326,13 @@ class FabricCollector(Collector):
             yield from families(h)
 
 
-__all__ = ["LINK_LABELS", "MAX_SUSPECTS", "PORT_LABELS", "SCOPE_LABELS", "SUSPECT_LABELS", "FabricCollector",
-           "families", "metric_name"]
+__all__ = [
+    "LINK_LABELS",
+    "MAX_SUSPECTS",
+    "PORT_LABELS",
+    "SCOPE_LABELS",
+    "SUSPECT_LABELS",
+    "FabricCollector",
+    "families",
+    "metric_name",
+]

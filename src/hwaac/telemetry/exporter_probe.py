@@ -28,30 +28,56 @@ def flow_states(h: FabricHealth) -> dict[str, int]:
     s, cov = t.summary, t.coverage
     judged, lossy = int(s.get("flows_judged", 0)), int(s.get("flows_lossy", 0))
     no_path, not_judged = len(cov.get("probe_flows_without_a_path", ())), len(cov.get("probe_flows_not_judged", ()))
-    return {"clean": judged - lossy, "lossy": lossy, "no_path": no_path, "not_judged": not_judged,
-            "unreachable": int(s.get("flows", 0)) - judged - no_path - not_judged}
+    return {
+        "clean": judged - lossy,
+        "lossy": lossy,
+        "no_path": no_path,
+        "not_judged": not_judged,
+        "unreachable": int(s.get("flows", 0)) - judged - no_path - not_judged,
+    }
 
 
-def probe_families(h: FabricHealth, fabric: str, link_label_names: Sequence[str],
-                   link_labels: Sequence[dict[str, str]]) -> list[Metric]:
+def probe_families(
+    h: FabricHealth, fabric: str, link_label_names: Sequence[str], link_labels: Sequence[dict[str, str]]
+) -> list[Metric]:
     """The probe families of ``h`` (kept, empty, without probes); ``link_labels[i]``: link ``i``'s labels, named
     ``link_label_names`` in that order."""
     names = tuple(link_label_names)
-    ratio = GaugeMetricFamily("hwaac_probe_link_loss_ratio", "Per planned cable the probes' mapped paths crossed: "
-                              "probes lost on the way out / probes sent, over every judged flow crossing it "
-                              "(tomography's estimate; the cable or another one on the same flows).", labels=names)
-    sent = GaugeMetricFamily("hwaac_probe_link_probes_sent", "Per planned cable the probes' mapped paths crossed: "
-                             "probes sent by the judged flows crossing it.", labels=names)
-    set_ratio = GaugeMetricFamily("hwaac_probe_parallel_loss_ratio", "Per set of parallel cables a hop did not tell "
-                                  "apart (it answered from its device, not the cable): probes lost on the way out / "
-                                  "probes sent over the flows crossing one of them.", labels=PARALLEL_LABELS)
-    set_sent = GaugeMetricFamily("hwaac_probe_parallel_probes_sent", "Per set of parallel cables a hop did not "
-                                 "tell apart: probes sent by the judged flows crossing one of them.",
-                                 labels=PARALLEL_LABELS)
-    flows = GaugeMetricFamily("hwaac_probe_flows", "Probed flows of the latest sweep with probes, by state: clean "
-                              "or lossy (judged), no_path, not_judged, unreachable.", labels=("fabric", "state"))
-    when = GaugeMetricFamily("hwaac_probe_sweep_timestamp_seconds", "When the latest probes were sent (Unix "
-                             "seconds: the hosts' latest end of run).", labels=("fabric",))
+    ratio = GaugeMetricFamily(
+        "hwaac_probe_link_loss_ratio",
+        "Per planned cable the probes' mapped paths crossed: "
+        "probes lost on the way out / probes sent, over every judged flow crossing it "
+        "(tomography's estimate; the cable or another one on the same flows).",
+        labels=names,
+    )
+    sent = GaugeMetricFamily(
+        "hwaac_probe_link_probes_sent",
+        "Per planned cable the probes' mapped paths crossed: probes sent by the judged flows crossing it.",
+        labels=names,
+    )
+    set_ratio = GaugeMetricFamily(
+        "hwaac_probe_parallel_loss_ratio",
+        "Per set of parallel cables a hop did not tell "
+        "apart (it answered from its device, not the cable): probes lost on the way out / "
+        "probes sent over the flows crossing one of them.",
+        labels=PARALLEL_LABELS,
+    )
+    set_sent = GaugeMetricFamily(
+        "hwaac_probe_parallel_probes_sent",
+        "Per set of parallel cables a hop did not tell apart: probes sent by the judged flows crossing one of them.",
+        labels=PARALLEL_LABELS,
+    )
+    flows = GaugeMetricFamily(
+        "hwaac_probe_flows",
+        "Probed flows of the latest sweep with probes, by state: clean "
+        "or lossy (judged), no_path, not_judged, unreachable.",
+        labels=("fabric", "state"),
+    )
+    when = GaugeMetricFamily(
+        "hwaac_probe_sweep_timestamp_seconds",
+        "When the latest probes were sent (Unix seconds: the hosts' latest end of run).",
+        labels=("fabric",),
+    )
     out: list[Metric] = [ratio, sent, set_ratio, set_sent, flows, when]
     t = h.probes
     if t is None:

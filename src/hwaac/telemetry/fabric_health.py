@@ -52,15 +52,23 @@ class FabricHealth:
     probe_time: float | None = None
 
 
-def fabric_report(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue | None = None,
-                  index: LinkIndex | None = None) -> FabricReport:
+def fabric_report(
+    plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue | None = None, index: LinkIndex | None = None
+) -> FabricReport:
     """Rate every (device, tool) over its latest two sweeps (one sweep: its state and gauges only), attach to the
     plan, compute SLIs and suspects."""
     return assess(plan, sweeps, slos, squeue=squeue, index=index).report
 
 
-def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue | None = None,
-           index: LinkIndex | None = None, timings: dict[str, float] | None = None) -> FabricHealth:
+def assess(
+    plan: Plan,
+    sweeps: Sequence[Sweep],
+    slos: SloSet,
+    *,
+    squeue: Squeue | None = None,
+    index: LinkIndex | None = None,
+    timings: dict[str, float] | None = None,
+) -> FabricHealth:
     """:func:`fabric_report` with the correlation, link SLIs, per-leaf SLIs and BGP intervals behind it.
 
     ``timings``, when given, receives the seconds of each stage (rates, index, correlate, slis, localise,
@@ -72,8 +80,16 @@ def assess(plan: Plan, sweeps: Sequence[Sweep], slos: SloSet, *, squeue: Squeue 
     return judge(plan, rated, slos, squeue=squeue, index=index, clock=clock)
 
 
-def judge(plan: Plan, rated: Rated, slos: SloSet, *, squeue: Squeue | None = None, index: LinkIndex | None = None,
-          timings: dict[str, float] | None = None, clock: _Clock | None = None) -> FabricHealth:
+def judge(
+    plan: Plan,
+    rated: Rated,
+    slos: SloSet,
+    *,
+    squeue: Squeue | None = None,
+    index: LinkIndex | None = None,
+    timings: dict[str, float] | None = None,
+    clock: _Clock | None = None,
+) -> FabricHealth:
     """:func:`assess` of sweeps already rated (:func:`hwaac.telemetry.rated.read_rated` reads and rates samples
     folders device by device, for a large fabric)."""
     clock = clock or _Clock(timings)
@@ -81,13 +97,13 @@ def judge(plan: Plan, rated: Rated, slos: SloSet, *, squeue: Squeue | None = Non
         return _judge(plan, rated, slos, squeue, index, clock)
 
 
-def _judge(plan: Plan, rated: Rated, slos: SloSet, squeue: Squeue | None, index: LinkIndex | None,
-           clock: _Clock) -> FabricHealth:
+def _judge(
+    plan: Plan, rated: Rated, slos: SloSet, squeue: Squeue | None, index: LinkIndex | None, clock: _Clock
+) -> FabricHealth:
     index = index or LinkIndex(plan)
     clock.lap("index")
     bgp, seconds = rated.bgp, rated.seconds
-    corr = from_parts(index, rated.parts, rated.table) if rated.parts is not None \
-        else correlate(index, rated.readings)
+    corr = from_parts(index, rated.parts, rated.table) if rated.parts is not None else correlate(index, rated.readings)
     clock.lap("correlate")
     slis = link_slis(corr)
     aggs, per_leaf = aggregate(corr, slis, routes=rated.routes, bgp=bgp)
@@ -104,8 +120,9 @@ def _judge(plan: Plan, rated: Rated, slos: SloSet, squeue: Squeue | None, index:
         "planned_ports_not_sampled": [f"{d} {p}" for d, p in corr.missing],
         "devices_not_in_the_plan": unplanned_devices,
         "samples_not_in_the_plan": [f"{d} {p} ({t})" for d, p, t in corr.unplanned if d not in unplanned_devices],
-        "reader_and_rate_errors": list(dict.fromkeys(
-            [*corr.errors, *(f"{d} ({iv.tool}): {u}" for d, iv in bgp.items() for u in iv.unknown)])),
+        "reader_and_rate_errors": list(
+            dict.fromkeys([*corr.errors, *(f"{d} ({iv.tool}): {u}" for d, iv in bgp.items() for u in iv.unknown)])
+        ),
         "discontinuities": [f"{x.device} {x.port} {x.counter}: {x.detail}" for x in corr.discontinuities],
         "files_skipped": [f for skipped in rated.skipped for f in skipped],
     }
@@ -113,16 +130,30 @@ def _judge(plan: Plan, rated: Rated, slos: SloSet, squeue: Squeue | None, index:
         coverage["probe_results_not_read"] = [u for r in rated.probes[probed].values() for u in r.unknown]
         coverage.update(tomo.coverage)
     if len(rated.sweeps) < 2:
-        coverage["reader_and_rate_errors"].insert(0, "one sweep: no counter is rated, only state and gauges are "
-                                                     "judged (give --samples twice, oldest first)")
+        coverage["reader_and_rate_errors"].insert(
+            0, "one sweep: no counter is rated, only state and gauges are judged (give --samples twice, oldest first)"
+        )
     probe_sweep = rated.sweeps[probed] if probed is not None else None
-    report = FabricReport(plan.intent.fabric.name, list(rated.sweeps), max(seconds) if seconds else None, suspects,
-                          aggs, slos, coverage,
-                          dict(tomo.summary, sweep=probe_sweep[0]) if tomo and probe_sweep else {})
+    report = FabricReport(
+        plan.intent.fabric.name,
+        list(rated.sweeps),
+        max(seconds) if seconds else None,
+        suspects,
+        aggs,
+        slos,
+        coverage,
+        dict(tomo.summary, sweep=probe_sweep[0]) if tomo and probe_sweep else {},
+    )
     clock.lap("report")
-    return FabricHealth(report, corr, slis, per_leaf, bgp, tomo,
-                        _probe_time(rated.probes[probed], probe_sweep[1]) if probed is not None and probe_sweep
-                        else None)
+    return FabricHealth(
+        report,
+        corr,
+        slis,
+        per_leaf,
+        bgp,
+        tomo,
+        _probe_time(rated.probes[probed], probe_sweep[1]) if probed is not None and probe_sweep else None,
+    )
 
 
 def _probe_time(probes: Mapping[str, ProbeResults], sweep_time: float | None) -> float | None:

@@ -44,8 +44,13 @@ class RatedFrame:
 
     def port_rates(self, row: int) -> PortRates:
         """Port ``row`` as :class:`PortRates`, as :func:`~hwaac.telemetry.rates.interval` gives it."""
-        return PortRates(self.rows[row], dict(zip(self.names, self.rates[row].tolist(), strict=True)), {}, {},
-                         self.state[row] if self.state is not None else {})
+        return PortRates(
+            self.rows[row],
+            dict(zip(self.names, self.rates[row].tolist(), strict=True)),
+            {},
+            {},
+            self.state[row] if self.state is not None else {},
+        )
 
     # what Interval's readers ask of it: every port rated, nothing fell, no error
     @property
@@ -78,15 +83,35 @@ class RatedFrame:
 
     def plain(self) -> tuple[Any, ...]:
         """As tuples, lists, dicts and bytes (for :mod:`marshal`)."""
-        return (self.device, self.tool, self.start, self.end, self.seconds, self.time_base, self.rows, self.names,
-                self.rates.tobytes(), self.state)
+        return (
+            self.device,
+            self.tool,
+            self.start,
+            self.end,
+            self.seconds,
+            self.time_base,
+            self.rows,
+            self.names,
+            self.rates.tobytes(),
+            self.state,
+        )
 
     @classmethod
     def from_plain(cls, flat: tuple[Any, ...]) -> RatedFrame:
         device, tool, start, end, seconds, base, rows, names, rates, state = flat
         shape = (len(rows), len(names))
-        return cls(device, tool, start, end, seconds, base, rows, tuple(names),
-                   np.frombuffer(rates, dtype=np.float64).reshape(shape), state)
+        return cls(
+            device,
+            tool,
+            start,
+            end,
+            seconds,
+            base,
+            rows,
+            tuple(names),
+            np.frombuffer(rates, dtype=np.float64).reshape(shape),
+            state,
+        )
 
 
 def rate_frames(before: Frame, after: Frame, *, times: tuple[float, float] | None = None) -> RatedFrame | None:
@@ -108,8 +133,18 @@ def rate_frames(before: Frame, after: Frame, *, times: tuple[float, float] | Non
         return None  # sonic-clear between the samples: interval() reports it per port
     seconds = end - start
     rates = (v1 - v0).astype(np.float64) * (1.0 / seconds)
-    return RatedFrame(after.device or before.device, after.tool, start, end, seconds, base, after.ports,
-                      after.names, rates, after.state)
+    return RatedFrame(
+        after.device or before.device,
+        after.tool,
+        start,
+        end,
+        seconds,
+        base,
+        after.ports,
+        after.names,
+        rates,
+        after.state,
+    )
 
 
 def _cleared(states: list[dict[str, str]]) -> list[str | None] | None:

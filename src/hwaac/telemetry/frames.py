@@ -45,10 +45,18 @@ class Frame:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Frame):
             return NotImplemented
-        return (self.tool == other.tool and self.device == other.device and self.taken_at == other.taken_at
-                and self.version == other.version and self.ports == other.ports and self.names == other.names
-                and self.values.dtype == other.values.dtype and self.values.shape == other.values.shape
-                and bool(np.array_equal(self.values, other.values)) and self.state == other.state)
+        return (
+            self.tool == other.tool
+            and self.device == other.device
+            and self.taken_at == other.taken_at
+            and self.version == other.version
+            and self.ports == other.ports
+            and self.names == other.names
+            and self.values.dtype == other.values.dtype
+            and self.values.shape == other.values.shape
+            and bool(np.array_equal(self.values, other.values))
+            and self.state == other.state
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -65,9 +73,19 @@ def frame_to_snapshot(frame: Frame) -> Snapshot:
 
 def split_ports(frame: Frame) -> list[Frame]:
     """``frame`` as one frame per port, in its order (each row's values a view, its state words its own)."""
-    return [Frame(frame.tool, frame.device, frame.taken_at, frame.version, [port], frame.names,
-                  frame.values[i:i + 1], None if frame.state is None else [frame.state[i]])
-            for i, port in enumerate(frame.ports)]
+    return [
+        Frame(
+            frame.tool,
+            frame.device,
+            frame.taken_at,
+            frame.version,
+            [port],
+            frame.names,
+            frame.values[i : i + 1],
+            None if frame.state is None else [frame.state[i]],
+        )
+        for i, port in enumerate(frame.ports)
+    ]
 
 
 def frame_of(snap: Snapshot) -> Frame | None:
@@ -154,9 +172,16 @@ class Layout:
             scale.append(factor)
         factors = None if set(scale) <= {1} else np.array(scale, dtype=np.uint64).reshape(frame.values.shape)
         limits = [(k, at) for k, i in enumerate(take) if (at := limit(i) if limit else 0)]
-        return cls(tuple(frame.ports), frame.names, tuple(take), factors, factors is None and take == list(range(n)),
-                   np.array(take, dtype=np.intp), np.array([k for k, _ in limits], dtype=np.intp) if limits else None,
-                   np.array([at for _, at in limits], dtype=np.uint64) if limits else None)
+        return cls(
+            tuple(frame.ports),
+            frame.names,
+            tuple(take),
+            factors,
+            factors is None and take == list(range(n)),
+            np.array(take, dtype=np.intp),
+            np.array([k for k, _ in limits], dtype=np.intp) if limits else None,
+            np.array([at for _, at in limits], dtype=np.uint64) if limits else None,
+        )
 
     def _scaled(self, values: np.ndarray) -> np.ndarray | None:
         """``values`` (ports x names) times their factors; None when one is at its limit or does not fit."""

@@ -30,8 +30,10 @@ def rendered_ports(render_dir: str | Path, node: str) -> list[Mapping[str, Any]]
     try:
         doc = json.loads(path.read_text())
     except FileNotFoundError:
-        raise HostPortsError(f"{node}: {path}: no such file (hwaac render writes hosts/<node>/{NIC_FILE} for each "
-                             "GPU node of the plan; is the node's name the plan's?)") from None
+        raise HostPortsError(
+            f"{node}: {path}: no such file (hwaac render writes hosts/<node>/{NIC_FILE} for each "
+            "GPU node of the plan; is the node's name the plan's?)"
+        ) from None
     except OSError as exc:
         raise HostPortsError(f"{node}: {path}: {exc.strerror or exc}") from None
     except ValueError as exc:

@@ -66,14 +66,19 @@ def rule_errors_both_ends(obs: Observed) -> list[Suspect]:
         if not ea or not eb:
             continue
         ev = (*ea, *eb)
-        out.append(Suspect(
-            "errors_both_ends", max(e.severity for e in ev),
-            (Component("cable", link.cable_id, role="cable or an optic on it"), *link_components(link)[1:]),
-            ev,
-            f"both ends of {link.cable_id} receive errors above the SLO ({link.a_device} {link.a_port} and "
-            f"{link.b_device} {link.b_port}): the fault is on the medium both share, the cable or an optic on it; "
-            "clean and reseat the connectors, then swap the cable, then the optics",
-            (2.0, max(e.multiple for e in ev)), links=(i,)))
+        out.append(
+            Suspect(
+                "errors_both_ends",
+                max(e.severity for e in ev),
+                (Component("cable", link.cable_id, role="cable or an optic on it"), *link_components(link)[1:]),
+                ev,
+                f"both ends of {link.cable_id} receive errors above the SLO ({link.a_device} {link.a_port} and "
+                f"{link.b_device} {link.b_port}): the fault is on the medium both share, the cable or an optic on it; "
+                "clean and reseat the connectors, then swap the cable, then the optics",
+                (2.0, max(e.multiple for e in ev)),
+                links=(i,),
+            )
+        )
     return out
 
 
@@ -92,16 +97,25 @@ def rule_errors_one_end(obs: Observed) -> list[Suspect]:
         ld, lp = obs.index.end_name(2 * i + local)
         fd, fp = obs.index.end_name(2 * i + (local ^ 1))
         local_kind = "nic" if obs.is_host(ld) else "port"
-        comps = (Component("optic", f"{fd} {fp}", fd, fp, "far-end transmitter"),
-                 Component(local_kind, f"{ld} {lp}", ld, lp, "local receiver"),
-                 Component("cable", link.cable_id, role="the link"))
+        comps = (
+            Component("optic", f"{fd} {fp}", fd, fp, "far-end transmitter"),
+            Component(local_kind, f"{ld} {lp}", ld, lp, "local receiver"),
+            Component("cable", link.cable_id, role="the link"),
+        )
         other = "" if obs.sampled(2 * i + (local ^ 1)) else f" ({fd} {fp} was not sampled, so its side is unknown)"
-        out.append(Suspect(
-            "errors_one_end", max(e.severity for e in ev), comps, ev,
-            f"only {ld} {lp} receives errors{other}: the frames it receives were sent by {fd} {fp}, so that "
-            f"transmitter (its optic) is the first suspect and {ld} {lp}'s receiver the second; the reverse "
-            "direction is clean, which makes the shared cable less likely",
-            (1.0, max(e.multiple for e in ev)), links=(i,)))
+        out.append(
+            Suspect(
+                "errors_one_end",
+                max(e.severity for e in ev),
+                comps,
+                ev,
+                f"only {ld} {lp} receives errors{other}: the frames it receives were sent by {fd} {fp}, so that "
+                f"transmitter (its optic) is the first suspect and {ld} {lp}'s receiver the second; the reverse "
+                "direction is clean, which makes the shared cable less likely",
+                (1.0, max(e.multiple for e in ev)),
+                links=(i,),
+            )
+        )
     return out
 
 
@@ -122,28 +136,47 @@ def rule_flapping(obs: Observed) -> list[Suspect]:
     loose: list[Suspect] = []
     for leaf, iv in obs.bgp.items():
         peers: dict[str, int] | None = None  # worked out for a switch with a dropped session only
-        for peer, r in iv.truthy("bgp_dropped") if isinstance(iv, RatedFrame) else (
-                (peer, r) for peer, pr in iv.ports.items() if (r := pr.rates.get("bgp_dropped"))):
+        for peer, r in (
+            iv.truthy("bgp_dropped")
+            if isinstance(iv, RatedFrame)
+            else ((peer, r) for peer, pr in iv.ports.items() if (r := pr.rates.get("bgp_dropped")))
+        ):
             e = Evidence("bgp_dropped", f"{leaf} peer {peer}", r * 3600, "per hour", 0.0, FAULT)
             if peers is None:
                 peers = obs.peer_links(leaf)
             i = peers.get(peer.rpartition("/")[2])
             if i is None:
-                loose.append(Suspect("flapping", FAULT, (Component("link", f"{leaf} BGP peer {peer}", leaf),), (e,),
-                                     f"the BGP session of {leaf} with {peer} dropped from Established; the plan has "
-                                     "no link with that peer, so the link cannot be named", (1.0, r * 3600),
-                                     switches=(leaf,)))
+                loose.append(
+                    Suspect(
+                        "flapping",
+                        FAULT,
+                        (Component("link", f"{leaf} BGP peer {peer}", leaf),),
+                        (e,),
+                        f"the BGP session of {leaf} with {peer} dropped from Established; the plan has "
+                        "no link with that peer, so the link cannot be named",
+                        (1.0, r * 3600),
+                        switches=(leaf,),
+                    )
+                )
             else:
                 found.setdefault(i, []).append(e)
     out = []
     for i, ev in found.items():
         link = obs.index.links[i]
-        out.append(Suspect(
-            "flapping", FAULT, link_components(link), tuple(ev),
-            f"{link.cable_id} went down or its BGP session dropped in the interval ("
-            + ", ".join(f"{e.where} {e.what}" for e in ev) + "): a flapping link blackholes traffic at every "
-            "flap and reroutes the rest; look at the optics' DOM and the cable",
-            (float(len(ev)), max(e.value for e in ev)), links=(i,)))
+        out.append(
+            Suspect(
+                "flapping",
+                FAULT,
+                link_components(link),
+                tuple(ev),
+                f"{link.cable_id} went down or its BGP session dropped in the interval ("
+                + ", ".join(f"{e.where} {e.what}" for e in ev)
+                + "): a flapping link blackholes traffic at every "
+                "flap and reroutes the rest; look at the optics' DOM and the cable",
+                (float(len(ev)), max(e.value for e in ev)),
+                links=(i,),
+            )
+        )
     return out + loose
 
 
@@ -189,12 +222,19 @@ def rule_spine_path_loss(obs: Observed) -> list[Suspect]:
         for i, v in lossy:
             link = obs.index.links[i]
             ev = (Evidence(LOSS, link.cable_id, v, "ratio", limit, FAULT, obs.slis[i].source.get(LOSS, "")),)
-            out.append(Suspect(
-                "spine_path_loss", FAULT, link_components(link), ev,
-                f"{leaf}'s path to {link.b_device} loses frames ({v:.3g}, SLO {limit:.3g}) while {clean} of its "
-                f"{paths} other uplinks measured are clean: the traffic is hashed evenly (ECMP), so the loss is "
-                "on this link, not in the leaf or the load",
-                (1.0, ev[0].multiple), links=(i,)))
+            out.append(
+                Suspect(
+                    "spine_path_loss",
+                    FAULT,
+                    link_components(link),
+                    ev,
+                    f"{leaf}'s path to {link.b_device} loses frames ({v:.3g}, SLO {limit:.3g}) while {clean} of its "
+                    f"{paths} other uplinks measured are clean: the traffic is hashed evenly (ECMP), so the loss is "
+                    "on this link, not in the leaf or the load",
+                    (1.0, ev[0].multiple),
+                    links=(i,),
+                )
+            )
     return out
 
 
@@ -213,17 +253,35 @@ def rule_links_down(obs: Observed) -> list[Suspect]:
         link = obs.index.links[s.link]
         admin = "admin down" in src
         sev = WARN if admin else FAULT
-        why = ("administratively down: shut on purpose (a drain?) or a config that did not apply" if admin else
-               "operationally down: no signal, a failed optic, a pulled cable or a far end that is off")
-        out.append(Suspect("links_down", sev, link_components(link),
-                           (Evidence(AVAILABILITY, link.cable_id, 0.0, "up", obs.limit(AVAILABILITY), sev, src),),
-                           f"planned link {link.cable_id} is {why} ({src})", (1.0, 1.0), links=(s.link,)))
+        why = (
+            "administratively down: shut on purpose (a drain?) or a config that did not apply"
+            if admin
+            else "operationally down: no signal, a failed optic, a pulled cable or a far end that is off"
+        )
+        out.append(
+            Suspect(
+                "links_down",
+                sev,
+                link_components(link),
+                (Evidence(AVAILABILITY, link.cable_id, 0.0, "up", obs.limit(AVAILABILITY), sev, src),),
+                f"planned link {link.cable_id} is {why} ({src})",
+                (1.0, 1.0),
+                links=(s.link,),
+            )
+        )
     return out
 
 
 Rule = Callable[[Observed], list[Suspect]]
-RULES: tuple[Rule, ...] = (rule_errors_both_ends, rule_errors_one_end, rule_flapping, rule_spine_path_loss,
-                           rule_links_down, rule_pfc_storm, rule_congestion)
+RULES: tuple[Rule, ...] = (
+    rule_errors_both_ends,
+    rule_errors_one_end,
+    rule_flapping,
+    rule_spine_path_loss,
+    rule_links_down,
+    rule_pfc_storm,
+    rule_congestion,
+)
 
 
 _PROBE_RULES = ("probe_path_loss", "probe_unreachable")  # hwaac.telemetry.tomography
@@ -243,8 +301,10 @@ def _fold_same_link(suspects: list[Suspect]) -> list[Suspect]:
     counters = {s.links: s for s in suspects if s.links and s.rule not in _PROBE_RULES}
     out = []
     for s in suspects:
-        keep = next((k for r in _EXPLAINED_BY.get(s.rule, ()) if s.links
-                     and (k := by_rule.get((r, s.links[0]))) is not None), None)
+        keep = next(
+            (k for r in _EXPLAINED_BY.get(s.rule, ()) if s.links and (k := by_rule.get((r, s.links[0]))) is not None),
+            None,
+        )
         if keep is not None:
             keep.also = (*keep.also, s.rule)
             continue
@@ -257,8 +317,9 @@ def _fold_same_link(suspects: list[Suspect]) -> list[Suspect]:
     return out
 
 
-def localise(obs: Observed, *, squeue: Squeue | None = None, rules: Sequence[Rule] = RULES,
-             extra: Sequence[Suspect] = ()) -> list[Suspect]:
+def localise(
+    obs: Observed, *, squeue: Squeue | None = None, rules: Sequence[Rule] = RULES, extra: Sequence[Suspect] = ()
+) -> list[Suspect]:
     """Run ``rules``, add ``extra`` suspects (active probes' tomography, which name their own nodes: those whose
     probes crossed them), fold a switch's many degraded ports into the switch, rank (severity, then strength), and
     name each suspect's GPU nodes and, with ``squeue``, the jobs on them."""
@@ -275,5 +336,13 @@ def localise(obs: Observed, *, squeue: Squeue | None = None, rules: Sequence[Rul
     return ranked
 
 
-__all__ = ["RULES", "Rule", "localise", "rule_errors_both_ends", "rule_errors_one_end", "rule_flapping",
-           "rule_links_down", "rule_spine_path_loss"]
+__all__ = [
+    "RULES",
+    "Rule",
+    "localise",
+    "rule_errors_both_ends",
+    "rule_errors_one_end",
+    "rule_flapping",
+    "rule_links_down",
+    "rule_spine_path_loss",
+]

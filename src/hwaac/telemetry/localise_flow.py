@@ -58,8 +58,11 @@ def _stormed(states: Mapping[int, Mapping[str, str]]) -> list[int]:
     first scanned for ``stormed`` in C, since most fabrics have none."""
     if "stormed" not in chain.from_iterable(map(dict.values, distinct(states.values()))):
         return []
-    return [code for code, st in states.items()
-            if any(k.startswith("pfcwd") and k.endswith("_status") and w == "stormed" for k, w in st.items())]
+    return [
+        code
+        for code, st in states.items()
+        if any(k.startswith("pfcwd") and k.endswith("_status") and w == "stormed" for k, w in st.items())
+    ]
 
 
 def _paused(obs: Observed) -> dict[int, list[Evidence]]:
@@ -86,13 +89,31 @@ def _paused(obs: Observed) -> dict[int, list[Evidence]]:
             for k, r in pr.rates.items():
                 if k.startswith("pfcwd") and k.endswith("_storm_detected") and r:
                     q = k[5:].partition("_")[0]
-                    ev.append(Evidence(k, f"{d} {p} queue {q}", r * 3600, "storms per hour", 0.0, FAULT,
-                                       "the PFC watchdog found the queue paused for a whole detection window"))
+                    ev.append(
+                        Evidence(
+                            k,
+                            f"{d} {p} queue {q}",
+                            r * 3600,
+                            "storms per hour",
+                            0.0,
+                            FAULT,
+                            "the PFC watchdog found the queue paused for a whole detection window",
+                        )
+                    )
         if _named_pfcwd(pr.state):
             for k, w in pr.state.items():
                 if k.startswith("pfcwd") and k.endswith("_status") and w == "stormed":
-                    ev.append(Evidence(k, f"{d} {p} queue {k[5:].partition('_')[0]}", 1.0, "stormed", None, FAULT,
-                                       "the PFC watchdog holds the queue as stormed now"))
+                    ev.append(
+                        Evidence(
+                            k,
+                            f"{d} {p} queue {k[5:].partition('_')[0]}",
+                            1.0,
+                            "stormed",
+                            None,
+                            FAULT,
+                            "the PFC watchdog holds the queue as stormed now",
+                        )
+                    )
         if ev:
             out[code] = ev
     return out
@@ -127,8 +148,14 @@ def rule_pfc_storm(obs: Observed) -> list[Suspect]:
                 words.append(f"{d} {p} is paused by {pd} {pp}, and no other port of {pd} is paused")
                 code = peer
                 break
-            nxt = max(nexts, key=lambda c: max(e.value for e in paused[c] if e.unit == "of the time paused")
-                      if any(e.unit == "of the time paused" for e in paused[c]) else 1.0)
+            nxt = max(
+                nexts,
+                key=lambda c: (
+                    max(e.value for e in paused[c] if e.unit == "of the time paused")
+                    if any(e.unit == "of the time paused" for e in paused[c])
+                    else 1.0
+                ),
+            )
             dn, pn = index.end_name(nxt)
             words.append(f"{d} {p} is paused by {pd} {pp}, which is itself paused on {dn} {pn}")
             code = nxt
@@ -147,17 +174,27 @@ def rule_pfc_storm(obs: Observed) -> list[Suspect]:
         host = obs.is_host(od)
         ev = tuple(e for c in ends for e in paused[c])
         kind = "nic" if host else "port"
-        what = (f"host {od} ({op}) sends the pause: its NIC does not drain what it receives (a stuck host, PCIe "
-                "back-pressure, NIC firmware), the classic PFC storm source" if host else
-                f"{od} {op} sends the pause while nothing pauses {od} itself: the congestion or a stuck queue "
-                f"starts in {od} (egress incast or a fault)")
+        what = (
+            f"host {od} ({op}) sends the pause: its NIC does not drain what it receives (a stuck host, PCIe "
+            "back-pressure, NIC firmware), the classic PFC storm source"
+            if host
+            else f"{od} {op} sends the pause while nothing pauses {od} itself: the congestion or a stuck queue "
+            f"starts in {od} (egress incast or a fault)"
+        )
         queues = sorted({e.where for e in ev if e.what.startswith("pfcwd")})
         wd = f"; the PFC watchdog names {', '.join(queues)}" if queues else ""
-        out.append(Suspect(
-            "pfc_storm", max(e.severity for e in ev),
-            (Component(kind, f"{od} {op}", od, op, "PFC pause source"),), ev,
-            "; ".join(words) + f". So {what}{wd}", (float(len(ends)), max(e.multiple for e in ev)),
-            links=(origin >> 1,), switches=() if host else (od,)))
+        out.append(
+            Suspect(
+                "pfc_storm",
+                max(e.severity for e in ev),
+                (Component(kind, f"{od} {op}", od, op, "PFC pause source"),),
+                ev,
+                "; ".join(words) + f". So {what}{wd}",
+                (float(len(ends)), max(e.multiple for e in ev)),
+                links=(origin >> 1,),
+                switches=() if host else (od,),
+            )
+        )
     return out
 
 
@@ -213,8 +250,11 @@ def rule_congestion(obs: Observed) -> list[Suspect]:
             per_rail[rail] = per_rail.get(rail, 0.0) + m
     top_leaf = max(per_leaf, key=lambda k: per_leaf[k])
     if per_leaf[top_leaf] / total >= share:
-        scope, leaves, comp = f"leaf {top_leaf}", [top_leaf], Component("switch", top_leaf, top_leaf,
-                                                                         role="congested leaf")
+        scope, leaves, comp = (
+            f"leaf {top_leaf}",
+            [top_leaf],
+            Component("switch", top_leaf, top_leaf, role="congested leaf"),
+        )
         marks = per_leaf[top_leaf]
     else:
         if not per_rail:
@@ -235,16 +275,34 @@ def rule_congestion(obs: Observed) -> list[Suspect]:
     ecn = SliTable.of(obs.slis).values[ECN][at].tolist()  # the column: obs.slis[i] would build link i's SLIs
     hot = [(i, v) for i, v in zip(links, ecn, strict=True) if v > limit]  # NaN (no value) is never above
     sev = WARN if hot else INFO
-    ev = [Evidence("ecn_marked + cnp_sent", scope, marks / total, "share of the fabric's marks", share, sev,
-                   f"{marks:.3g} of {total:.3g} marks and CNPs per second")]
-    ev += [Evidence(ECN, index.links[i].cable_id, v, "ratio", limit, WARN, obs.slis[i].source.get(ECN, ""))
-           for i, v in sorted(hot, key=lambda t: -t[1])[:5]]
-    return [Suspect(
-        "congestion", sev, (comp,), tuple(ev),
-        f"{scope} carries {marks / total:.0%} of the ECN marks and CNPs while its links are error-free: this is "
-        "congestion (DCQCN slowing senders as designed), not a fault; look at the jobs' traffic pattern, the "
-        "placement or the ECMP hashing" + (", and the links marked above the ECN SLO" if hot else ""),
-        (float(len(hot)), marks / total / share), switches=tuple(leaves))]
+    ev = [
+        Evidence(
+            "ecn_marked + cnp_sent",
+            scope,
+            marks / total,
+            "share of the fabric's marks",
+            share,
+            sev,
+            f"{marks:.3g} of {total:.3g} marks and CNPs per second",
+        )
+    ]
+    ev += [
+        Evidence(ECN, index.links[i].cable_id, v, "ratio", limit, WARN, obs.slis[i].source.get(ECN, ""))
+        for i, v in sorted(hot, key=lambda t: -t[1])[:5]
+    ]
+    return [
+        Suspect(
+            "congestion",
+            sev,
+            (comp,),
+            tuple(ev),
+            f"{scope} carries {marks / total:.0%} of the ECN marks and CNPs while its links are error-free: this is "
+            "congestion (DCQCN slowing senders as designed), not a fault; look at the jobs' traffic pattern, the "
+            "placement or the ECMP hashing" + (", and the links marked above the ECN SLO" if hot else ""),
+            (float(len(hot)), marks / total / share),
+            switches=tuple(leaves),
+        )
+    ]
 
 
 def fold_switches(obs: Observed, suspects: list[Suspect]) -> list[Suspect]:
@@ -258,9 +316,14 @@ def fold_switches(obs: Observed, suspects: list[Suspect]) -> list[Suspect]:
             for d, p in s.ports(index):
                 if not obs.is_host(d):
                     degraded.setdefault(d, set()).add(p)
-    chosen = sorted((sw for sw, ports in degraded.items()
-                     if len(ports) >= 2 and len(ports) / len(index.ports.get(sw, {1: 0})) > limit),
-                    key=lambda sw: -len(degraded[sw]))
+    chosen = sorted(
+        (
+            sw
+            for sw, ports in degraded.items()
+            if len(ports) >= 2 and len(ports) / len(index.ports.get(sw, {1: 0})) > limit
+        ),
+        key=lambda sw: -len(degraded[sw]),
+    )
     if not chosen:
         return suspects
     out: list[Suspect] = []
@@ -274,16 +337,32 @@ def fold_switches(obs: Observed, suspects: list[Suspect]) -> list[Suspect]:
             continue
         planned = len(index.ports[sw])
         n = len(degraded[sw])
-        ev = (Evidence("degraded ports", sw, n / planned, "share of planned ports", limit, FAULT,
-                       f"{n} of {planned} planned ports: " + ", ".join(sorted(degraded[sw])[:8])
-                       + (" ..." if n > 8 else "")),)
-        out.append(Suspect(
-            "switch_degraded", max(s.severity for s in got), (Component("switch", sw, sw, role="the switch"),), ev,
-            f"{n} of the {planned} planned ports of {sw} are degraded at once ({n / planned:.0%}, more than "
-            f"{limit:.0%}): so many optics or cables failing together is unlikely; the switch (ASIC, power, a line "
-            "card, firmware) is the suspect, the per-port suspects are kept under it",
-            (float(n), n / planned / limit), links=tuple(sorted({i for s in got for i in s.links})), switches=(sw,),
-            replaced=tuple(got)))
+        ev = (
+            Evidence(
+                "degraded ports",
+                sw,
+                n / planned,
+                "share of planned ports",
+                limit,
+                FAULT,
+                f"{n} of {planned} planned ports: " + ", ".join(sorted(degraded[sw])[:8]) + (" ..." if n > 8 else ""),
+            ),
+        )
+        out.append(
+            Suspect(
+                "switch_degraded",
+                max(s.severity for s in got),
+                (Component("switch", sw, sw, role="the switch"),),
+                ev,
+                f"{n} of the {planned} planned ports of {sw} are degraded at once ({n / planned:.0%}, more than "
+                f"{limit:.0%}): so many optics or cables failing together is unlikely; the switch (ASIC, power, a line "
+                "card, firmware) is the suspect, the per-port suspects are kept under it",
+                (float(n), n / planned / limit),
+                links=tuple(sorted({i for s in got for i in s.links})),
+                switches=(sw,),
+                replaced=tuple(got),
+            )
+        )
     return out
 
 

@@ -45,9 +45,15 @@ def parallel_ok(devices: int, workers: int | None) -> int:
     return n if threading.active_count() == 1 else 0
 
 
-def run[J, T](fn: Callable[[J], T], jobs: Sequence[J], workers: int, share: Any = None,
-              remote: Callable[[J], Any] | None = None, decode: Callable[[Any], T] | None = None,
-              consume: Callable[[int, T], T] | None = None) -> list[T]:
+def run[J, T](
+    fn: Callable[[J], T],
+    jobs: Sequence[J],
+    workers: int,
+    share: Any = None,
+    remote: Callable[[J], Any] | None = None,
+    decode: Callable[[Any], T] | None = None,
+    consume: Callable[[int, T], T] | None = None,
+) -> list[T]:
     """``[fn(job) for job in jobs]`` on ``workers`` processes when ``workers`` >= 2: this one and ``workers - 1``
     forked helpers take the next job from one counter until none is left, so the faster side does more. A
     helper runs ``remote(job)`` (default ``fn``) and sends its result back (pickled; exceptions too), where
@@ -159,7 +165,7 @@ def chunks[T](items: Sequence[T], workers: int, per_worker: int = 8, last: int =
     at = 0
     while at < len(items):
         size = max(last, -(-(len(items) - at) // (workers * per_worker)))
-        out.append(items[at:at + size])
+        out.append(items[at : at + size])
         at += size
     return out
 

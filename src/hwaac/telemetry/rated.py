@@ -70,8 +70,9 @@ class Rated:
     table: EndTable | None = None
 
 
-def _latest_two(sweeps: Sequence[Sweep], key: object, bgp: bool
-                ) -> tuple[tuple[Snapshot | Frame, float] | None, tuple[Snapshot | Frame, float] | None]:
+def _latest_two(
+    sweeps: Sequence[Sweep], key: object, bgp: bool
+) -> tuple[tuple[Snapshot | Frame, float] | None, tuple[Snapshot | Frame, float] | None]:
     """(the earlier, the latest) reading of ``key`` among the sweeps that hold it (as a snapshot or a frame)."""
     if bgp:
         found: list[tuple[Snapshot | Frame, float]] = [x for s in sweeps if (x := s.bgp.get(key)) is not None]  # type: ignore[call-overload]
@@ -89,10 +90,15 @@ def _snap(reading: Snapshot | Frame) -> Snapshot:
 def rate(sweeps: Sequence[Sweep]) -> Rated:
     """Rate every (device, tool) of ``sweeps`` (oldest first) over the latest two sweeps that hold it; a tool that
     gives no counter (:data:`~hwaac.telemetry.samples.LATEST_ONLY`) is its latest snapshot."""
-    out = Rated([(str(s.path), sweep_time(s)) for s in sweeps], skipped=[list(s.skipped) for s in sweeps],
-                probes=[dict(s.probes) for s in sweeps])
-    pairs = [(key, *_latest_two(sweeps, key, False))
-             for key in sorted({k for s in sweeps for k in (*s.snapshots, *s.frames)})]
+    out = Rated(
+        [(str(s.path), sweep_time(s)) for s in sweeps],
+        skipped=[list(s.skipped) for s in sweeps],
+        probes=[dict(s.probes) for s in sweeps],
+    )
+    pairs = [
+        (key, *_latest_two(sweeps, key, False))
+        for key in sorted({k for s in sweeps for k in (*s.snapshots, *s.frames)})
+    ]
     i = 0
     while i < len(pairs):
         key, before, after = pairs[i]
@@ -102,7 +108,7 @@ def rate(sweeps: Sequence[Sweep]) -> Rated:
             out.readings.append(after[0])  # state and gauges only: a snapshot, or a frame of state words
             continue
         run = _port_run(pairs, i - 1)
-        if run > 1 and (stacked := _rate_stacked(pairs[i - 1:i - 1 + run])) is not None:
+        if run > 1 and (stacked := _rate_stacked(pairs[i - 1 : i - 1 + run])) is not None:
             out.readings.append(stacked)  # a device's ports of one per-port tool, rated as one frame
             out.seconds.append(stacked.seconds)
             i += run - 1
@@ -122,8 +128,11 @@ def rate(sweeps: Sequence[Sweep]) -> Rated:
         before, after = _latest_two(sweeps, device, True)
         if before is not None and after is not None:
             b, a = before[0], after[0]
-            fast = rate_frames(b, a, times=(before[1], after[1])) if isinstance(b, Frame) and isinstance(a, Frame) \
+            fast = (
+                rate_frames(b, a, times=(before[1], after[1]))
+                if isinstance(b, Frame) and isinstance(a, Frame)
                 else None
+            )
             out.bgp[device] = fast or interval(_snap(b), _snap(a), times=(before[1], after[1]))
     for s in sweeps:
         out.routes.update(s.routes)
@@ -138,14 +147,21 @@ def _port_run(pairs: Sequence[Pair], i: int) -> int:
     frames of the same names and sample times as the first's."""
     (device, stem), before, after = pairs[i]
     tool, at, _ = stem.partition("@")
-    if not at or before is None or after is None or not isinstance(before[0], Frame) \
-            or not isinstance(after[0], Frame):
+    if not at or before is None or after is None or not isinstance(before[0], Frame) or not isinstance(after[0], Frame):
         return 1
     names, times = (before[0].names, after[0].names), (before[1], after[1])
     n = 1
-    for (d, s), b, a in pairs[i + 1:]:
-        if d != device or s.partition("@")[0] != tool or b is None or a is None or not isinstance(b[0], Frame) \
-                or not isinstance(a[0], Frame) or (b[0].names, a[0].names) != names or (b[1], a[1]) != times:
+    for (d, s), b, a in pairs[i + 1 :]:
+        if (
+            d != device
+            or s.partition("@")[0] != tool
+            or b is None
+            or a is None
+            or not isinstance(b[0], Frame)
+            or not isinstance(a[0], Frame)
+            or (b[0].names, a[0].names) != names
+            or (b[1], a[1]) != times
+        ):
             break
         n += 1
     return n
@@ -159,19 +175,32 @@ def _rate_stacked(run: Sequence[Pair]) -> RatedFrame | None:
         frames = [pair[side][0] for pair in run]  # type: ignore[index]
         first = frames[0]
         assert isinstance(first, Frame)
-        if any(f.taken_at != first.taken_at or f.version != first.version or f.tool != first.tool  # type: ignore
-               or (f.state is None) != (first.state is None) for f in frames):  # type: ignore[union-attr]
+        if any(
+            f.taken_at != first.taken_at
+            or f.version != first.version
+            or f.tool != first.tool  # type: ignore
+            or (f.state is None) != (first.state is None)
+            for f in frames
+        ):  # type: ignore[union-attr]
             return None
         state = None if first.state is None else [st for f in frames for st in f.state]  # type: ignore
-        sides.append(Frame(first.tool, first.device, first.taken_at, first.version,
-                           [p for f in frames for p in f.ports], first.names,  # type: ignore[union-attr]
-                           np.vstack([f.values for f in frames]), state))  # type: ignore[union-attr]
+        sides.append(
+            Frame(
+                first.tool,
+                first.device,
+                first.taken_at,
+                first.version,
+                [p for f in frames for p in f.ports],
+                first.names,  # type: ignore[union-attr]
+                np.vstack([f.values for f in frames]),
+                state,
+            )
+        )  # type: ignore[union-attr]
     times = (run[0][1][1], run[0][2][1])  # type: ignore[index]
     return rate_frames(sides[0], sides[1], times=times)
 
 
-def read_rated(folders: Sequence[str | Path], *, workers: int | None = None, index: LinkIndex | None = None
-               ) -> Rated:
+def read_rated(folders: Sequence[str | Path], *, workers: int | None = None, index: LinkIndex | None = None) -> Rated:
     """``rate(read_sweeps(folders))``, with the same result, in less memory and on every core for a large fabric:
     the devices (of every folder) are cut into chunks, and each chunk's folders are read and rated (on a reader
     process for a large fabric, which sends back only the rated readings), so only one chunk's snapshots are
@@ -184,8 +213,11 @@ def read_rated(folders: Sequence[str | Path], *, workers: int | None = None, ind
     n = parallel.parallel_ok(sum(len(names) for _, names in heads), workers)
     share = ([(str(sweep.path), sweep.time, frozenset(names)) for sweep, names in heads], index)
     # serial too, a chunk at a time: only one chunk's snapshots are ever held
-    jobs = parallel.chunks(devices, n) if n else [devices[i:i + SERIAL_CHUNK] for i in range(0, len(devices),
-                                                                                            SERIAL_CHUNK)]
+    jobs = (
+        parallel.chunks(devices, n)
+        if n
+        else [devices[i : i + SERIAL_CHUNK] for i in range(0, len(devices), SERIAL_CHUNK)]
+    )
     table = EndTable(2 * len(index.links)) if index is not None else None
 
     def assemble(i: int, chunk: Rated) -> Rated:
@@ -200,10 +232,14 @@ def read_rated(folders: Sequence[str | Path], *, workers: int | None = None, ind
         return chunk
 
     with parallel.no_collections():
-        parts = parallel.run(_rate_chunk, jobs, n, share, remote=_rate_chunk_packed, decode=_unpack,
-                             consume=assemble)
-    out = Rated([(str(sweep.path), sweep.time) for sweep, _ in heads], skipped=[[] for _ in heads],
-                probes=[{} for _ in heads], parts=[] if index is not None else None, table=table)
+        parts = parallel.run(_rate_chunk, jobs, n, share, remote=_rate_chunk_packed, decode=_unpack, consume=assemble)
+    out = Rated(
+        [(str(sweep.path), sweep.time) for sweep, _ in heads],
+        skipped=[[] for _ in heads],
+        probes=[{} for _ in heads],
+        parts=[] if index is not None else None,
+        table=table,
+    )
     for part in parts:
         # a folder without taken_at: its newest sample's time over every chunk (sweep_time of the whole sweep)
         for i, (_, pt) in enumerate(part.sweeps):
@@ -228,9 +264,12 @@ def _rate_chunk(devices: Sequence[str]) -> Rated:
     rated (:data:`~hwaac.telemetry.samples.LATEST_ONLY`) only from the latest folder that holds it."""
     folders, index = parallel.shared()
     later: set[tuple[str, str]] = set()
-    sweeps = [read_devices(Sweep(Path(folder), time), [d for d in devices if d in names], later=later,
-                           frames=index is not None)
-              for folder, time, names in reversed(folders)]
+    sweeps = [
+        read_devices(
+            Sweep(Path(folder), time), [d for d in devices if d in names], later=later, frames=index is not None
+        )
+        for folder, time, names in reversed(folders)
+    ]
     _unstack_unpaired(sweeps)
     out = rate(sweeps[::-1])
     if index is not None:
@@ -250,8 +289,12 @@ def _unstack_unpaired(sweeps: Sequence[Sweep]) -> None:
                 stacks.setdefault(device, []).append((sweep, frame))
     if not stacks:
         return
-    alone = {device for sweep in sweeps for device, stem in (*sweep.frames, *sweep.snapshots)
-             if stem.startswith(ETHTOOL_AT) and stem != ETHTOOL_STACK and device in stacks}
+    alone = {
+        device
+        for sweep in sweeps
+        for device, stem in (*sweep.frames, *sweep.snapshots)
+        if stem.startswith(ETHTOOL_AT) and stem != ETHTOOL_STACK and device in stacks
+    }
     for device, held in stacks.items():
         first = held[0][1]
         if device not in alone and all(f.ports == first.ports and f.names == first.names for _, f in held):
@@ -262,22 +305,43 @@ def _unstack_unpaired(sweeps: Sequence[Sweep]) -> None:
                 sweep.frames[(device, f"{ETHTOOL_AT}{one.ports[0]}")] = (one, when)
 
 
-
 def _rate_chunk_packed(devices: Sequence[str]) -> bytes:
     return pack(_rate_chunk(devices))
 
 
 def _plain_interval(iv: Interval) -> tuple[Any, ...]:
-    return (iv.device, iv.tool, iv.start, iv.end, iv.seconds, iv.time_base,
-            [(p.port, p.rates, p.why, p.gauges, p.state) for p in iv.ports.values()],
-            [(d.device, d.port, d.counter, d.kind, d.before, d.after, d.detail) for d in iv.discontinuities],
-            iv.only_before, iv.only_after, iv.errors, iv.unknown)
+    return (
+        iv.device,
+        iv.tool,
+        iv.start,
+        iv.end,
+        iv.seconds,
+        iv.time_base,
+        [(p.port, p.rates, p.why, p.gauges, p.state) for p in iv.ports.values()],
+        [(d.device, d.port, d.counter, d.kind, d.before, d.after, d.detail) for d in iv.discontinuities],
+        iv.only_before,
+        iv.only_after,
+        iv.errors,
+        iv.unknown,
+    )
 
 
 def _interval(flat: tuple[Any, ...]) -> Interval:
     device, tool, start, end, seconds, base, ports, discontinuities, only_before, only_after, errors, unknown = flat
-    return Interval(device, tool, start, end, seconds, base, {p[0]: PortRates(*p) for p in ports},
-                    [Discontinuity(*d) for d in discontinuities], only_before, only_after, errors, unknown)
+    return Interval(
+        device,
+        tool,
+        start,
+        end,
+        seconds,
+        base,
+        {p[0]: PortRates(*p) for p in ports},
+        [Discontinuity(*d) for d in discontinuities],
+        only_before,
+        only_after,
+        errors,
+        unknown,
+    )
 
 
 def pack(rated: Rated) -> bytes:
@@ -285,22 +349,38 @@ def pack(rated: Rated) -> bytes:
     form (written and read several times faster than pickled objects); route tables pickled."""
     if any(isinstance(r, RatedFrame | Frame) for r in rated.readings):
         raise TypeError("rated frames are correlated where they were read (read_rated with an index), not shipped")
-    readings = [("i", _plain_interval(r)) if isinstance(r, Interval) else ("s", plain(r))
-                for r in rated.readings]
-    bgp = [(device, "f", iv.plain()) if isinstance(iv, RatedFrame) else (device, "i", _plain_interval(iv))
-           for device, iv in rated.bgp.items()]
+    readings = [("i", _plain_interval(r)) if isinstance(r, Interval) else ("s", plain(r)) for r in rated.readings]
+    bgp = [
+        (device, "f", iv.plain()) if isinstance(iv, RatedFrame) else (device, "i", _plain_interval(iv))
+        for device, iv in rated.bgp.items()
+    ]
     parts = None if rated.parts is None else [p.plain() for p in rated.parts]
-    return marshal.dumps((rated.sweeps, readings, rated.seconds, bgp,
-                          pickle.dumps(rated.routes, pickle.HIGHEST_PROTOCOL), rated.skipped,
-                          pickle.dumps(rated.probes, pickle.HIGHEST_PROTOCOL), parts))
+    return marshal.dumps(
+        (
+            rated.sweeps,
+            readings,
+            rated.seconds,
+            bgp,
+            pickle.dumps(rated.routes, pickle.HIGHEST_PROTOCOL),
+            rated.skipped,
+            pickle.dumps(rated.probes, pickle.HIGHEST_PROTOCOL),
+            parts,
+        )
+    )
 
 
 def _unpack(data: bytes) -> Rated:
     sweeps, readings, seconds, bgp, routes, skipped, probes, parts = marshal.loads(data)
-    return Rated(sweeps, [_interval(r) if kind == "i" else from_plain(r) for kind, r in readings], seconds,
-                 {device: RatedFrame.from_plain(iv) if kind == "f" else _interval(iv) for device, kind, iv in bgp},
-                 pickle.loads(routes), skipped, pickle.loads(probes),
-                 None if parts is None else [EndPart.from_plain(p) for p in parts])
+    return Rated(
+        sweeps,
+        [_interval(r) if kind == "i" else from_plain(r) for kind, r in readings],
+        seconds,
+        {device: RatedFrame.from_plain(iv) if kind == "f" else _interval(iv) for device, kind, iv in bgp},
+        pickle.loads(routes),
+        skipped,
+        pickle.loads(probes),
+        None if parts is None else [EndPart.from_plain(p) for p in parts],
+    )
 
 
 __all__ = ["Rated", "Reading", "pack", "rate", "read_rated"]

@@ -110,8 +110,9 @@ def classify_fall(before: int, after: int, width: int) -> tuple[str, int | None,
     return RESET, None, f"went from {before} to {after}: reset{note}"
 
 
-def sample_times(taken0: float | None, taken1: float | None, t0: float | None, t1: float | None
-                 ) -> tuple[float | None, float | None, str, str]:
+def sample_times(
+    taken0: float | None, taken1: float | None, t0: float | None, t1: float | None
+) -> tuple[float | None, float | None, str, str]:
     """(start, end, time base, error or "") of two samples: their own times (``taken_at``) when both have one, else
     the caller's."""
     if taken0 is not None and taken1 is not None:
@@ -126,8 +127,9 @@ def sample_times(taken0: float | None, taken1: float | None, t0: float | None, t
     return start, end, base, ""
 
 
-def _all_rated(c0: Mapping[str, int | None], c1: Mapping[str, int | None], inv: float
-               ) -> dict[str, float | None] | None:
+def _all_rated(
+    c0: Mapping[str, int | None], c1: Mapping[str, int | None], inv: float
+) -> dict[str, float | None] | None:
     """The rates of a port in one pass when both samples hold the same counters in the same order, all readable,
     none fallen (the usual port); None otherwise, and :func:`interval` rates it counter by counter."""
     if list(c0) != list(c1):
@@ -138,8 +140,14 @@ def _all_rated(c0: Mapping[str, int | None], c1: Mapping[str, int | None], inv: 
     return dict(zip(c1, map(mul, map(sub, v1, v0), repeat(inv)), strict=True))  # type: ignore[arg-type]
 
 
-def interval(before: Snapshot, after: Snapshot, *, times: tuple[float, float] | None = None,
-             widths: Mapping[str, int] | None = None, default_width: int = DEFAULT_WIDTH) -> Interval:
+def interval(
+    before: Snapshot,
+    after: Snapshot,
+    *,
+    times: tuple[float, float] | None = None,
+    widths: Mapping[str, int] | None = None,
+    default_width: int = DEFAULT_WIDTH,
+) -> Interval:
     """The rates from ``before`` to ``after`` (one device, one tool).
 
     Args:
@@ -171,8 +179,9 @@ def interval(before: Snapshot, after: Snapshot, *, times: tuple[float, float] | 
             if name not in bports:
                 out.only_after.append(name)
                 continue
-            out.ports[name] = PortRates(name, dict.fromkeys(s1.counters), dict.fromkeys(s1.counters, reason),
-                                        s1.gauges, s1.state)
+            out.ports[name] = PortRates(
+                name, dict.fromkeys(s1.counters), dict.fromkeys(s1.counters, reason), s1.gauges, s1.state
+            )
         return out
     assert start is not None and end is not None
     out.seconds = end - start
@@ -226,8 +235,13 @@ def interval(before: Snapshot, after: Snapshot, *, times: tuple[float, float] | 
     return out
 
 
-def rates(snapshots: Sequence[Snapshot], *, times: Sequence[float] | None = None,
-          widths: Mapping[str, int] | None = None, default_width: int = DEFAULT_WIDTH) -> list[Interval]:
+def rates(
+    snapshots: Sequence[Snapshot],
+    *,
+    times: Sequence[float] | None = None,
+    widths: Mapping[str, int] | None = None,
+    default_width: int = DEFAULT_WIDTH,
+) -> list[Interval]:
     """The intervals between consecutive ``snapshots`` (oldest first): ``len(snapshots) - 1`` of them.
 
     ``times``, when given, holds one caller time per snapshot (used where ``taken_at`` is missing). Fewer than two
@@ -242,10 +256,28 @@ def rates(snapshots: Sequence[Snapshot], *, times: Sequence[float] | None = None
         out = Interval(snapshots[-1].device, snapshots[-1].tool, None, None, None, "")
         out.errors.append(f"{len(times)} sample times for {len(snapshots)} snapshots")
         return [out]
-    return [interval(a, b, times=(times[i], times[i + 1]) if times is not None else None, widths=widths,
-                     default_width=default_width)
-            for i, (a, b) in enumerate(pairwise(snapshots))]
+    return [
+        interval(
+            a,
+            b,
+            times=(times[i], times[i + 1]) if times is not None else None,
+            widths=widths,
+            default_width=default_width,
+        )
+        for i, (a, b) in enumerate(pairwise(snapshots))
+    ]
 
 
-__all__ = ["ALL", "CLEARED", "RESET", "WRAP", "Discontinuity", "Interval", "PortRates", "classify_fall", "interval",
-           "rates", "sample_times"]
+__all__ = [
+    "ALL",
+    "CLEARED",
+    "RESET",
+    "WRAP",
+    "Discontinuity",
+    "Interval",
+    "PortRates",
+    "classify_fall",
+    "interval",
+    "rates",
+    "sample_times",
+]

@@ -72,15 +72,21 @@ class FabricReport:
         if o is None or o.min is None:
             return []
         low = [a for a in self.aggregates if (v := a.values.get(COVERAGE)) is not None and v < o.min]
-        return sorted(low, key=lambda a: (ALL_SCOPES.index(a.scope) if a.scope in ALL_SCOPES else len(ALL_SCOPES),
-                                          _num(a.key)))
+        return sorted(
+            low, key=lambda a: (ALL_SCOPES.index(a.scope) if a.scope in ALL_SCOPES else len(ALL_SCOPES), _num(a.key))
+        )
 
     @property
     def breaches(self) -> list[tuple[Aggregate, list[str]]]:
         """The scopes with an SLI other than coverage out of its SLO, with those SLIs, in report order."""
         out = [(a, bad) for a in self.aggregates if (bad := [k for k in _breaches(a, self.slos) if k != COVERAGE])]
-        return sorted(out, key=lambda x: (ALL_SCOPES.index(x[0].scope) if x[0].scope in ALL_SCOPES
-                                          else len(ALL_SCOPES), _num(x[0].key)))
+        return sorted(
+            out,
+            key=lambda x: (
+                ALL_SCOPES.index(x[0].scope) if x[0].scope in ALL_SCOPES else len(ALL_SCOPES),
+                _num(x[0].key),
+            ),
+        )
 
     @property
     def worst(self) -> Severity | None:
@@ -101,64 +107,99 @@ class FabricReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schema": SCHEMA, "fabric": self.fabric, "status": self.status,
-            "sweeps": [{"path": p, "time": t} for p, t in self.sweeps], "seconds": self.seconds,
+            "schema": SCHEMA,
+            "fabric": self.fabric,
+            "status": self.status,
+            "sweeps": [{"path": p, "time": t} for p, t in self.sweeps],
+            "seconds": self.seconds,
             "counts": {str(sev): sum(1 for s in self.suspects if s.severity == sev) for sev in Severity},
             "suspects": [_suspect(s) for s in self.suspects],
-            "slis": [{"scope": a.scope, "key": a.key, "values": a.values, "why": a.why,
-                      "breaches": _breaches(a, self.slos)} for a in self.aggregates],
-            "coverage": self.coverage, "probes": self.probes or None,
-            "coverage_below_slo": [{"scope": a.scope, "key": a.key, "coverage": a.values[COVERAGE],
-                                    **_unknown(a)} for a in self.coverage_short],
+            "slis": [
+                {"scope": a.scope, "key": a.key, "values": a.values, "why": a.why, "breaches": _breaches(a, self.slos)}
+                for a in self.aggregates
+            ],
+            "coverage": self.coverage,
+            "probes": self.probes or None,
+            "coverage_below_slo": [
+                {"scope": a.scope, "key": a.key, "coverage": a.values[COVERAGE], **_unknown(a)}
+                for a in self.coverage_short
+            ],
         }
 
     def markdown(self) -> str:
         out = [f"# Fabric health: {self.fabric}: {self.status.upper()}", ""]
-        counts = ", ".join(f"{n} {sev}" for sev in reversed(Severity)
-                           if (n := sum(1 for s in self.suspects if s.severity == sev)))
+        counts = ", ".join(
+            f"{n} {sev}" for sev in reversed(Severity) if (n := sum(1 for s in self.suspects if s.severity == sev))
+        )
         span = f"{self.seconds:.0f} s between the last two sweeps" if self.seconds else "one sweep: state only"
-        out += [f"{len(self.suspects)} suspect(s)" + (f" ({counts})" if counts else "") + f"; {span}; "
-                f"{len(self.sweeps)} sweep(s): " + ", ".join(p for p, _ in self.sweeps) + ".", ""]
+        out += [
+            f"{len(self.suspects)} suspect(s)" + (f" ({counts})" if counts else "") + f"; {span}; "
+            f"{len(self.sweeps)} sweep(s): " + ", ".join(p for p, _ in self.sweeps) + ".",
+            "",
+        ]
         p = self.probes
         if p:
-            out += [f"Active probes ({p['sweep']}): {p['flows']} flows from {p['hosts']} host(s), "
-                    f"{p['probes_sent']} probes, {p['forward_lost']} lost on the way out; {p['flows_judged']} "
-                    f"flows with a mapped path crossed {p['cables_crossed']} of {p['cables_planned']} planned cables "
-                    f"({p['cables_exonerated']} without loss); {p['unreachable_pairs']} unreachable pair(s).", ""]
+            out += [
+                f"Active probes ({p['sweep']}): {p['flows']} flows from {p['hosts']} host(s), "
+                f"{p['probes_sent']} probes, {p['forward_lost']} lost on the way out; {p['flows_judged']} "
+                f"flows with a mapped path crossed {p['cables_crossed']} of {p['cables_planned']} planned cables "
+                f"({p['cables_exonerated']} without loss); {p['unreachable_pairs']} unreachable pair(s).",
+                "",
+            ]
         gaps = [f"{len(v)} {k.replace('_', ' ')}" for k, v in self.coverage.items() if v]
         if gaps:
             out += ["Not covered: " + ", ".join(gaps) + " (see Coverage).", ""]
         short = self.coverage_short
         if short:
             o = self.slos.slos[COVERAGE]
-            named = [f"{a.scope} {a.key}".rstrip() + ": {unknown} of {planned}".format(**_unknown(a))
-                     for a in short[:_SHOWN]]
+            named = [
+                f"{a.scope} {a.key}".rstrip() + ": {unknown} of {planned}".format(**_unknown(a)) for a in short[:_SHOWN]
+            ]
             more = f" and {len(short) - _SHOWN} more scopes" if len(short) > _SHOWN else ""
-            out += [f"**Coverage below its SLO** (at least {o.min:g} of the planned links in a known state): "
-                    "planned links of unknown state in " + ", ".join(named) + more + ". Availability is judged "
-                    "over the known links only; the unknown ones are neither up nor healthy.", ""]
+            out += [
+                f"**Coverage below its SLO** (at least {o.min:g} of the planned links in a known state): "
+                "planned links of unknown state in " + ", ".join(named) + more + ". Availability is judged "
+                "over the known links only; the unknown ones are neither up nor healthy.",
+                "",
+            ]
         out += ["## Suspects", ""]
         if self.suspects:
-            out += ["| # | severity | kind | component | rule | evidence | nodes | jobs |",
-                    "|---|---|---|---|---|---|---|---|"]
+            out += [
+                "| # | severity | kind | component | rule | evidence | nodes | jobs |",
+                "|---|---|---|---|---|---|---|---|",
+            ]
             for n, s in enumerate(self.suspects, 1):
                 c = s.components[0]
-                out.append(f"| {n} | {s.severity} | {s.kind} | {_cell(c.name)} | {s.rule} | "
-                           f"{_cell(_evidence_text(s.evidence[0]))} | {_list(s.nodes)} | "
-                           f"{_list([f'{j.job_id} ({j.user})' for j in s.jobs])} |")
+                out.append(
+                    f"| {n} | {s.severity} | {s.kind} | {_cell(c.name)} | {s.rule} | "
+                    f"{_cell(_evidence_text(s.evidence[0]))} | {_list(s.nodes)} | "
+                    f"{_list([f'{j.job_id} ({j.user})' for j in s.jobs])} |"
+                )
         elif short:
             out.append("No suspect among the links whose state is known; coverage is below its SLO (above).")
         elif breaches := self.breaches:
             named = [f"{a.scope} {a.key}".rstrip() + f" ({', '.join(bad)})" for a, bad in breaches[:_SHOWN]]
             more = f" and {len(breaches) - _SHOWN} more scopes" if len(breaches) > _SHOWN else ""
-            out.append("No rule names a component, but SLIs are out of their SLO in " + ", ".join(named) + more +
-                       ": see the SLIs (bold) and their inputs in the JSON report.")
+            out.append(
+                "No rule names a component, but SLIs are out of their SLO in "
+                + ", ".join(named)
+                + more
+                + ": see the SLIs (bold) and their inputs in the JSON report."
+            )
         else:
             out.append("No suspect: every rule found the fabric within its SLOs.")
-        out += ["", "## SLIs", "", "Values outside their SLO are **bold**.", "",
-                "| scope | " + " | ".join(SLI_COLUMNS) + " |", "|---" * (len(SLI_COLUMNS) + 1) + "|"]
-        for a in sorted((a for a in self.aggregates if a.scope in SCOPES),
-                        key=lambda a: (SCOPES.index(a.scope), _num(a.key))):
+        out += [
+            "",
+            "## SLIs",
+            "",
+            "Values outside their SLO are **bold**.",
+            "",
+            "| scope | " + " | ".join(SLI_COLUMNS) + " |",
+            "|---" * (len(SLI_COLUMNS) + 1) + "|",
+        ]
+        for a in sorted(
+            (a for a in self.aggregates if a.scope in SCOPES), key=lambda a: (SCOPES.index(a.scope), _num(a.key))
+        ):
             bad = _breaches(a, self.slos)
             cells = [_fmt(a.values.get(k), k in bad) for k in SLI_COLUMNS]
             out.append(f"| {a.scope} {a.key}".rstrip() + " | " + " | ".join(cells) + " |")
@@ -215,8 +256,14 @@ def _evidence_text(e: Evidence) -> str:
 
 
 def _details(n: int, s: Suspect) -> list[str]:
-    out = [f"<details><summary>#{n} {s.severity} {s.kind} {s.components[0].name} ({s.rule})</summary>", "",
-           s.reasoning + ".", "", "Components, most likely first:", ""]
+    out = [
+        f"<details><summary>#{n} {s.severity} {s.kind} {s.components[0].name} ({s.rule})</summary>",
+        "",
+        s.reasoning + ".",
+        "",
+        "Components, most likely first:",
+        "",
+    ]
     out += [f"- {c.kind} `{c.name}`" + (f": {c.role}" if c.role else "") for c in s.components]
     out += ["", "| where | what | value | unit | SLO | detail |", "|---|---|---|---|---|---|"]
     for e in s.evidence:
@@ -225,8 +272,7 @@ def _details(n: int, s: Suspect) -> list[str]:
         out.append(f"| {_cell(e.where)} | {_cell(e.what)} | {value} | {e.unit} | {slo} | {_cell(e.detail)} |")
     out += ["", f"GPU nodes behind it ({len(s.nodes)}): " + (", ".join(s.nodes) or "none")]
     if s.jobs:
-        out += ["", "Slurm jobs on them: " + ", ".join(f"{j.job_id} ({j.user}, {len(j.nodes)} nodes)"
-                                                       for j in s.jobs)]
+        out += ["", "Slurm jobs on them: " + ", ".join(f"{j.job_id} ({j.user}, {len(j.nodes)} nodes)" for j in s.jobs)]
     if s.also:
         out += ["", "Also named by: " + ", ".join(s.also)]
     if s.replaced:
@@ -252,15 +298,30 @@ def _coverage(cov: dict[str, list[str]]) -> list[str]:
 
 def _suspect(s: Suspect) -> dict[str, Any]:
     return {
-        "rule": s.rule, "severity": str(s.severity), "kind": s.kind, "strength": list(s.strength),
-        "components": [{"kind": c.kind, "name": c.name, "device": c.device, "port": c.port, "role": c.role}
-                       for c in s.components],
-        "evidence": [{"what": e.what, "where": e.where, "value": None if math.isinf(e.value) else e.value,
-                      "unit": e.unit, "slo": e.slo, "severity": str(e.severity), "detail": e.detail}
-                     for e in s.evidence],
-        "reasoning": s.reasoning, "nodes": list(s.nodes),
+        "rule": s.rule,
+        "severity": str(s.severity),
+        "kind": s.kind,
+        "strength": list(s.strength),
+        "components": [
+            {"kind": c.kind, "name": c.name, "device": c.device, "port": c.port, "role": c.role} for c in s.components
+        ],
+        "evidence": [
+            {
+                "what": e.what,
+                "where": e.where,
+                "value": None if math.isinf(e.value) else e.value,
+                "unit": e.unit,
+                "slo": e.slo,
+                "severity": str(e.severity),
+                "detail": e.detail,
+            }
+            for e in s.evidence
+        ],
+        "reasoning": s.reasoning,
+        "nodes": list(s.nodes),
         "jobs": [{"job_id": j.job_id, "user": j.user, "nodes": list(j.nodes)} for j in s.jobs],
-        "also": list(s.also), "replaced": [_suspect(r) for r in s.replaced],
+        "also": list(s.also),
+        "replaced": [_suspect(r) for r in s.replaced],
     }
 
 

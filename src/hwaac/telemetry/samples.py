@@ -128,22 +128,41 @@ def pack(sweep: Sweep) -> bytes:
         raise TypeError("frames are rated where they were read (read_rated with an index), not shipped")
     snaps = [(device, stem, when, plain(snap)) for (device, stem), (snap, when) in sweep.snapshots.items()]
     bgp = [(device, when, plain(snap)) for device, (snap, when) in sweep.bgp.items()]
-    return marshal.dumps((snaps, bgp, pickle.dumps(sweep.routes, pickle.HIGHEST_PROTOCOL), sweep.skipped,
-                          pickle.dumps(sweep.probes, pickle.HIGHEST_PROTOCOL)))
+    return marshal.dumps(
+        (
+            snaps,
+            bgp,
+            pickle.dumps(sweep.routes, pickle.HIGHEST_PROTOCOL),
+            sweep.skipped,
+            pickle.dumps(sweep.probes, pickle.HIGHEST_PROTOCOL),
+        )
+    )
 
 
 def unpack(data: bytes) -> Sweep:
     """The part :func:`pack` packed, with equal snapshots (dict order included)."""
     snaps, bgp, routes, skipped, probes = marshal.loads(data)
-    return Sweep(Path(""), None, {(device, stem): (from_plain(flat), when) for device, stem, when, flat in snaps},
-                 {device: (from_plain(flat), when) for device, when, flat in bgp}, pickle.loads(routes),
-                 pickle.loads(probes), skipped)
+    return Sweep(
+        Path(""),
+        None,
+        {(device, stem): (from_plain(flat), when) for device, stem, when, flat in snaps},
+        {device: (from_plain(flat), when) for device, when, flat in bgp},
+        pickle.loads(routes),
+        pickle.loads(probes),
+        skipped,
+    )
 
 
 def plain(snap: Snapshot) -> tuple[object, ...]:
     """A snapshot as tuples, lists and dicts (for :mod:`marshal`)."""
-    return (snap.tool, snap.device, snap.taken_at, snap.version, snap.unknown,
-            [(p.port, p.counters, p.gauges, p.state) for p in snap.ports.values()])
+    return (
+        snap.tool,
+        snap.device,
+        snap.taken_at,
+        snap.version,
+        snap.unknown,
+        [(p.port, p.counters, p.gauges, p.state) for p in snap.ports.values()],
+    )
 
 
 def from_plain(flat: tuple[object, ...]) -> Snapshot:
@@ -188,8 +207,11 @@ def read_sweeps(folders: Sequence[str | Path], *, workers: int | None = None) ->
     process only); the sweeps are the same either way (:mod:`hwaac.telemetry.parallel`)."""
     heads = open_folders(folders)
     n = parallel.parallel_ok(sum(len(d) for _, d in heads), workers)
-    jobs = [(i, str(sweep.path), sweep.time, chunk) for i, (sweep, devices) in enumerate(heads)
-            for chunk in parallel.chunks(devices, n)]
+    jobs = [
+        (i, str(sweep.path), sweep.time, chunk)
+        for i, (sweep, devices) in enumerate(heads)
+        for chunk in parallel.chunks(devices, n)
+    ]
     with parallel.no_collections():
         for i, part in parallel.run(_read_devices, jobs, n, remote=_read_devices_packed, decode=_unpacked):
             _merge(heads[i][0], part)
@@ -211,14 +233,16 @@ def open_folders(folders: Sequence[str | Path]) -> list[tuple[Sweep, list[str]]]
         with os.scandir(root) as found:  # the entries' types come with the listing: no stat per device
             devices = sorted(e.name for e in found if e.is_dir())
         if not devices:
-            raise SamplesError(f"{root}: no device folder (expected DIR/<device>/<tool>.txt with tool one of "
-                               f"{valid_names()})")
+            raise SamplesError(
+                f"{root}: no device folder (expected DIR/<device>/<tool>.txt with tool one of {valid_names()})"
+            )
         heads.append((sweep, devices))
     return heads
 
 
-def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, str]] | None = None,
-                 frames: bool = False) -> Sweep:
+def read_devices(
+    sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, str]] | None = None, frames: bool = False
+) -> Sweep:
     """Read the files of ``devices`` (device folders of ``sweep.path``) into ``sweep``; returns it.
 
     ``later``: for sweeps read newest first, the (device, stem) of the :data:`LATEST_ONLY` outputs a later sweep
@@ -244,21 +268,26 @@ def read_devices(sweep: Sweep, devices: Iterable[str], *, later: set[tuple[str, 
                 if frame is not None:
                     _put_frame(sweep, device, stem, frame, when)
                 else:  # the parser reads the text, with its reasons
-                    add_output(sweep, device, stem, _text(data), when, json_file=suffix == ".json",
-                               where=entry.path)
+                    add_output(sweep, device, stem, _text(data), when, json_file=suffix == ".json", where=entry.path)
                 continue
             raw = _text(data)
             if frames and stem.startswith(ETHTOOL_AT) and len(stem) > len(ETHTOOL_AT):
-                ports.append((stem, stem[len(ETHTOOL_AT):], raw, when, entry.path))
+                ports.append((stem, stem[len(ETHTOOL_AT) :], raw, when, entry.path))
                 continue
             add_output(sweep, device, stem, raw, when, json_file=suffix == ".json", where=entry.path, frames=frames)
-        stack = read_mlx5_ethtool_stack([(port, raw) for _, port, raw, _, _ in ports], device=device) \
-            if len(ports) > 1 else None
+        stack = (
+            read_mlx5_ethtool_stack([(port, raw) for _, port, raw, _, _ in ports], device=device)
+            if len(ports) > 1
+            else None
+        )
         if stack is not None and len({when for *_, when, _ in ports}) == 1:  # one time: rated as one frame
             sweep.frames[(device, ETHTOOL_STACK)] = (stack, ports[0][3])
         elif ports:  # read together, timed apart; or one by one, the parser reading what is not plain
-            read = split_ports(stack) if stack is not None else [
-                read_mlx5_ethtool_frame(raw, port=port, device=device) for _, port, raw, _, _ in ports]
+            read = (
+                split_ports(stack)
+                if stack is not None
+                else [read_mlx5_ethtool_frame(raw, port=port, device=device) for _, port, raw, _, _ in ports]
+            )
             for (stem, _, raw, when, path), frame in zip(ports, read, strict=True):
                 if frame is not None:
                     sweep.frames[(device, stem)] = (frame, when)
@@ -344,8 +373,18 @@ def _merge(sweep: Sweep, part: Sweep) -> None:
     sweep.probes.update(part.probes)
 
 
-def add_output(sweep: Sweep, device: str, stem: str, raw: str, when: float, *, json_file: bool = False,
-               where: str = "", probe_max_age: float | None = None, frames: bool = False) -> None:
+def add_output(
+    sweep: Sweep,
+    device: str,
+    stem: str,
+    raw: str,
+    when: float,
+    *,
+    json_file: bool = False,
+    where: str = "",
+    probe_max_age: float | None = None,
+    frames: bool = False,
+) -> None:
     """Read one tool's output ``raw`` of ``device`` (``stem``: the tool, ``tool@PORT`` for a per-port one) taken
     at ``when`` into ``sweep``; a stem that is no tool is listed in ``skipped`` (as ``where``). With
     ``probe_max_age``, probe results whose run ended longer than that before ``when`` are not judged
@@ -365,8 +404,10 @@ def add_output(sweep: Sweep, device: str, stem: str, raw: str, when: float, *, j
     elif tool == PROBE and not at:
         doc = read_results(raw, where=where or f"{device} {stem}")
         if doc.host and doc.host != device:  # another node's results (a misplaced copy): its flows counted twice
-            sweep.skipped.append(f"{where or device + ' ' + stem}: the probe results of {doc.host}, not of "
-                                 f"{device} (hwaac probe send --host names the node): not judged")
+            sweep.skipped.append(
+                f"{where or device + ' ' + stem}: the probe results of {doc.host}, not of "
+                f"{device} (hwaac probe send --host names the node): not judged"
+            )
             return
         if probe_max_age is not None:
             doc = recent(doc, when, probe_max_age, where=where or f"{device} {stem}")
@@ -378,8 +419,7 @@ def add_output(sweep: Sweep, device: str, stem: str, raw: str, when: float, *, j
     elif tool in READERS and not at:
         sweep.snapshots[(device, stem)] = (READERS[tool][0](raw, device=device), when)
     else:
-        sweep.skipped.append(f"{where or device + ' ' + stem}: {stem!r} is no tool hwaac reads; valid: "
-                             f"{valid_names()}")
+        sweep.skipped.append(f"{where or device + ' ' + stem}: {stem!r} is no tool hwaac reads; valid: {valid_names()}")
 
 
 def sweep_time(sweep: Sweep) -> float | None:
@@ -393,20 +433,33 @@ def sweep_time(sweep: Sweep) -> float | None:
 Outputs = Mapping[str, Mapping[str, tuple[str, float]]]
 
 
-def sweep_from_outputs(name: str, outputs: Outputs, time: float | None = None, skipped: list[str] | None = None, *,
-                       workers: int | None = None, probe_max_age: float | None = None) -> Sweep:
+def sweep_from_outputs(
+    name: str,
+    outputs: Outputs,
+    time: float | None = None,
+    skipped: list[str] | None = None,
+    *,
+    workers: int | None = None,
+    probe_max_age: float | None = None,
+) -> Sweep:
     """A sweep from outputs held in memory (an Ansible run's): ``outputs[device][stem] = (raw, taken_at)``.
     ``name`` stands for the folder in the report; ``skipped``: outputs the caller could not use, with why;
     ``probe_max_age``: see :func:`add_output`."""
     return sweeps_from_outputs([(name, outputs, time, skipped)], workers=workers, probe_max_age=probe_max_age)[0]
 
 
-def sweeps_from_outputs(sweeps: Sequence[tuple[str, Outputs, float | None, list[str] | None]], *,
-                        workers: int | None = None, probe_max_age: float | None = None) -> list[Sweep]:
+def sweeps_from_outputs(
+    sweeps: Sequence[tuple[str, Outputs, float | None, list[str] | None]],
+    *,
+    workers: int | None = None,
+    probe_max_age: float | None = None,
+) -> list[Sweep]:
     """:func:`sweep_from_outputs` of each ``(name, outputs, time, skipped)``, oldest first; a large fabric's
     outputs are read by ``workers`` processes as :func:`read_sweeps` reads files."""
-    heads = [(Sweep(Path(name), time=time, skipped=list(skipped or [])), sorted(outputs)) for name, outputs, time,
-             skipped in sweeps]
+    heads = [
+        (Sweep(Path(name), time=time, skipped=list(skipped or [])), sorted(outputs))
+        for name, outputs, time, skipped in sweeps
+    ]
     n = parallel.parallel_ok(sum(len(d) for _, d in heads), workers)
     jobs = [(i, chunk) for i, (_, devices) in enumerate(heads) for chunk in parallel.chunks(devices, n)]
     share = ([(name, outputs) for name, outputs, _, _ in sweeps], probe_max_age)
@@ -433,7 +486,31 @@ def _read_outputs(job: tuple[int, Sequence[str]]) -> tuple[int, Sweep]:
     return index, sweep
 
 
-__all__ = ["BGP", "ETHTOOL_AT", "ETHTOOL_STACK", "LATEST_ONLY", "PORT_READERS", "PROBE", "READERS", "ROUTES",
-           "TIME_FILE", "UTF8_FRAMES", "SamplesError", "Sweep", "add_output", "from_plain", "open_folders", "pack",
-           "plain", "read_bytes", "read_devices", "read_sweep", "read_sweeps", "sweep_from_outputs", "sweep_time",
-           "sweeps_from_outputs", "unpack", "valid_names"]
+__all__ = [
+    "BGP",
+    "ETHTOOL_AT",
+    "ETHTOOL_STACK",
+    "LATEST_ONLY",
+    "PORT_READERS",
+    "PROBE",
+    "READERS",
+    "ROUTES",
+    "TIME_FILE",
+    "UTF8_FRAMES",
+    "SamplesError",
+    "Sweep",
+    "add_output",
+    "from_plain",
+    "open_folders",
+    "pack",
+    "plain",
+    "read_bytes",
+    "read_devices",
+    "read_sweep",
+    "read_sweeps",
+    "sweep_from_outputs",
+    "sweep_time",
+    "sweeps_from_outputs",
+    "unpack",
+    "valid_names",
+]

@@ -83,16 +83,20 @@ def link_slis(corr: Correlation) -> SliTable:
     return SliTable.of_correlation(corr)
 
 
-def path_diversity(leaf: str, table: RouteTable | None, planned: int,
-                   owners: Mapping[str, str]) -> tuple[float | None, str, dict[str, object]]:
+def path_diversity(
+    leaf: str, table: RouteTable | None, planned: int, owners: Mapping[str, str]
+) -> tuple[float | None, str, dict[str, object]]:
     """(observed / planned ECMP width, reason when None, inputs): the narrowest selected, installed BGP route to a
     prefix of another leaf (``owners``: prefix -> its leaf, :attr:`LinkIndex.leaf_prefixes`). Routes to a spine's
     own addresses are left out: they use only the cables to that spine, not every uplink."""
     inputs: dict[str, object] = {"planned": planned}
     if table is None:
         return None, f"{leaf}: no route table read", inputs
-    widths = [r.ecmp for p, r in table.routes.items() if r.protocol == "bgp" and r.selected and r.installed
-              and owners.get(p, leaf) != leaf]
+    widths = [
+        r.ecmp
+        for p, r in table.routes.items()
+        if r.protocol == "bgp" and r.selected and r.installed and owners.get(p, leaf) != leaf
+    ]
     if not widths:
         why = "; ".join(table.unknown) or "no selected, installed BGP route to another leaf's prefixes"
         return None, f"{leaf}: {why}", inputs
@@ -165,8 +169,13 @@ def _buckets(index: LinkIndex, table: SliTable) -> dict[str, _Acc]:
     return out
 
 
-def aggregate(corr: Correlation, slis: Sequence[LinkSLI], *, routes: Mapping[str, RouteTable] | None = None,
-              bgp: Mapping[str, Interval | RatedFrame] | None = None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
+def aggregate(
+    corr: Correlation,
+    slis: Sequence[LinkSLI],
+    *,
+    routes: Mapping[str, RouteTable] | None = None,
+    bgp: Mapping[str, Interval | RatedFrame] | None = None,
+) -> tuple[list[Aggregate], dict[str, Aggregate]]:
     """(per-scope aggregates, per-leaf path diversity and BGP stability by leaf name).
 
     Availability is links up / links whose state is known, coverage links whose state is known / planned links
@@ -178,8 +187,13 @@ def aggregate(corr: Correlation, slis: Sequence[LinkSLI], *, routes: Mapping[str
     return roll_up(corr.index, _buckets(corr.index, SliTable.of(slis)), routes=routes, bgp=bgp)
 
 
-def roll_up(index: LinkIndex, buckets: dict[str, _Acc], *, routes: Mapping[str, RouteTable] | None = None,
-            bgp: Mapping[str, Interval | RatedFrame] | None = None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
+def roll_up(
+    index: LinkIndex,
+    buckets: dict[str, _Acc],
+    *,
+    routes: Mapping[str, RouteTable] | None = None,
+    bgp: Mapping[str, Interval | RatedFrame] | None = None,
+) -> tuple[list[Aggregate], dict[str, Aggregate]]:
     """:func:`aggregate` from its per-owner sums (a leaf, or a spine for spine-super-spine links): the leaves' path
     diversity and BGP stability added, then every owner rolled up into its scopes."""
     sw = index.plan.switch_by_name
@@ -259,6 +273,25 @@ def _finish(scope: str, key: str, acc: _Acc) -> Aggregate:
     return agg
 
 
-__all__ = ["AVAILABILITY", "BGP_DROPS", "COVERAGE", "ECN", "FEC_UNCORR", "LINK_SLIS", "LOSS", "PATH_DIVERSITY",
-           "PAUSE", "PRE_FEC_BER", "Aggregate", "LinkSLI", "SliTable", "aggregate", "bgp_drops_per_hour",
-           "end_pause_ratio", "link_sli", "link_slis", "path_diversity", "roll_up"]
+__all__ = [
+    "AVAILABILITY",
+    "BGP_DROPS",
+    "COVERAGE",
+    "ECN",
+    "FEC_UNCORR",
+    "LINK_SLIS",
+    "LOSS",
+    "PATH_DIVERSITY",
+    "PAUSE",
+    "PRE_FEC_BER",
+    "Aggregate",
+    "LinkSLI",
+    "SliTable",
+    "aggregate",
+    "bgp_drops_per_hour",
+    "end_pause_ratio",
+    "link_sli",
+    "link_slis",
+    "path_diversity",
+    "roll_up",
+]

@@ -12,7 +12,13 @@ from functools import cache
 from hwaac.telemetry.rates import PortRates
 
 AVAILABILITY, LOSS, PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN = (
-    "availability", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s", "pause_ratio", "ecn_mark_ratio")
+    "availability",
+    "loss_ratio",
+    "pre_fec_ber",
+    "fec_uncorrectable_per_s",
+    "pause_ratio",
+    "ecn_mark_ratio",
+)
 LINK_SLIS = (AVAILABILITY, LOSS, PRE_FEC_BER, FEC_UNCORR, PAUSE, ECN)
 PAUSE_QUANTUM_BITS = 512  # IEEE 802.3 Annex 31B / 802.1Qbb: one pause quantum is 512 bit times
 MAX_QUANTA = 0xFFFF  # the largest pause time a PFC frame can ask for
@@ -40,6 +46,7 @@ class LinkSLI:
     values: dict[str, float | None] = field(default_factory=dict)
     why: dict[str, str] = field(default_factory=dict)
     source: dict[str, str] = field(default_factory=dict)
+
 
 def _availability(ends: Sequence[PortRates | None]) -> tuple[float | None, str, str]:
     words, flapped = [], ""
@@ -71,8 +78,9 @@ def _pause_names(priorities: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
     return tuple((f"pfc{p}_rx_duration_us", f"pfc{p}_rx") for p in priorities)
 
 
-def end_pause_ratio(rates: Mapping[str, float | None], priorities: Sequence[int], speed_bps: float
-                    ) -> tuple[float | None, str]:
+def end_pause_ratio(
+    rates: Mapping[str, float | None], priorities: Sequence[int], speed_bps: float
+) -> tuple[float | None, str]:
     """(the largest fraction of time one end was paused by received PFC over ``priorities``, what it came from):
     ``pfc{p}_rx_duration_us`` / 1e6, else the upper bound ``pfc{p}_rx`` x 65535 quanta x 512 bit times / speed,
     capped at 1; (None, "") when no priority is rated."""
@@ -91,8 +99,14 @@ def end_pause_ratio(rates: Mapping[str, float | None], priorities: Sequence[int]
     return pause, src
 
 
-def link_sli(i: int, ends: Sequence[PortRates | None], seconds: float | None, speed_bps: float,
-             priorities: Sequence[int], host_end: int | None) -> LinkSLI:
+def link_sli(
+    i: int,
+    ends: Sequence[PortRates | None],
+    seconds: float | None,
+    speed_bps: float,
+    priorities: Sequence[int],
+    host_end: int | None,
+) -> LinkSLI:
     """The SLIs of link ``i`` from its two ends (None: not sampled). ``host_end``: which end is a NIC (0 or 1)."""
     out = LinkSLI(i, seconds)
     values, why, source = out.values, out.why, out.source
@@ -115,8 +129,14 @@ def link_sli(i: int, ends: Sequence[PortRates | None], seconds: float | None, sp
             den += ok + err + drop
             used.append(s)
         else:
-            miss.append(f"{s}: " + ", ".join(f"{k} {e.why.get(k, 'not read')}" for k, x in
-                                             (("rx_ok", ok), ("rx_err", err), ("rx_drop", drop)) if x is None))
+            miss.append(
+                f"{s}: "
+                + ", ".join(
+                    f"{k} {e.why.get(k, 'not read')}"
+                    for k, x in (("rx_ok", ok), ("rx_err", err), ("rx_drop", drop))
+                    if x is None
+                )
+            )
         g = e.gauges.get("pre_fec_ber")
         if g is not None and (ber is None or g > ber):
             ber, ber_s = g, f"{s} pre_fec_ber gauge"
@@ -154,5 +174,17 @@ def link_sli(i: int, ends: Sequence[PortRates | None], seconds: float | None, sp
     return out
 
 
-__all__ = ["AVAILABILITY", "ECN", "FEC_UNCORR", "LINK_SLIS", "LOSS", "MAX_QUANTA", "PAUSE", "PAUSE_QUANTUM_BITS",
-           "PRE_FEC_BER", "LinkSLI", "end_pause_ratio", "link_sli"]
+__all__ = [
+    "AVAILABILITY",
+    "ECN",
+    "FEC_UNCORR",
+    "LINK_SLIS",
+    "LOSS",
+    "MAX_QUANTA",
+    "PAUSE",
+    "PAUSE_QUANTUM_BITS",
+    "PRE_FEC_BER",
+    "LinkSLI",
+    "end_pause_ratio",
+    "link_sli",
+]

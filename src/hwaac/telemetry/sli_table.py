@@ -48,8 +48,14 @@ class SliTable(Sequence[LinkSLI]):
         seconds: per link, the interval of end ``a``, else of end ``b`` (NaN: none, or of unknown length).
     """
 
-    def __init__(self, values: dict[str, np.ndarray], lost: np.ndarray, received: np.ndarray, seconds: np.ndarray,
-                 item: Callable[[int], LinkSLI]) -> None:
+    def __init__(
+        self,
+        values: dict[str, np.ndarray],
+        lost: np.ndarray,
+        received: np.ndarray,
+        seconds: np.ndarray,
+        item: Callable[[int], LinkSLI],
+    ) -> None:
         self.values = values
         self.lost = lost
         self.received = received
@@ -77,8 +83,13 @@ class SliTable(Sequence[LinkSLI]):
             return np.fromiter((math.nan if x is None else x for x in xs), np.float64, len(objs))
 
         values = {name: column(s.values.get(name) for s in objs) for name in LINK_SLIS}
-        return cls(values, column(s.lost for s in objs), column(s.received for s in objs),
-                   column(s.seconds for s in objs), objs.__getitem__)
+        return cls(
+            values,
+            column(s.lost for s in objs),
+            column(s.received for s in objs),
+            column(s.seconds for s in objs),
+            objs.__getitem__,
+        )
 
     def __len__(self) -> int:
         return self._size
@@ -109,8 +120,14 @@ def link_sli_at(corr: Correlation, i: int, priorities: Sequence[int]) -> LinkSLI
     rated, seconds = ends.interval_seconds(2 * i)  # end a's interval, else end b's
     if not rated:
         seconds = ends.interval_seconds(2 * i + 1)[1]
-    return link_sli(i, (ends[2 * i], ends[2 * i + 1]), seconds, index.speed_bps[link.kind], priorities,
-                    0 if link.kind == "host" else None)
+    return link_sli(
+        i,
+        (ends[2 * i], ends[2 * i + 1]),
+        seconds,
+        index.speed_bps[link.kind],
+        priorities,
+        0 if link.kind == "host" else None,
+    )
 
 
 def end_states(table: EndTable) -> tuple[np.ndarray, np.ndarray]:
@@ -122,8 +139,7 @@ def end_states(table: EndTable) -> tuple[np.ndarray, np.ndarray]:
     if n:
         codes = np.fromiter(table.states.keys(), np.int64, n)
         words = table.states.values()
-        admin[codes] = np.fromiter(map(_ADMIN_DOWN.get, map(dict.get, words, repeat("admin")), repeat(False)),
-                                   bool, n)
+        admin[codes] = np.fromiter(map(_ADMIN_DOWN.get, map(dict.get, words, repeat("admin")), repeat(False)), bool, n)
         oper[codes] = np.fromiter(map(_OPER.get, map(dict.get, words, repeat("oper")), repeat(0)), np.int8, n)
     return admin, oper
 
@@ -139,8 +155,9 @@ def _truthy(x: np.ndarray) -> np.ndarray:
     return ~np.isnan(x) & (x != 0.0)
 
 
-def _columns(corr: Correlation, priorities: Sequence[int]
-             ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+def _columns(
+    corr: Correlation, priorities: Sequence[int]
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
     """(values, lost, received, seconds) of :class:`SliTable`, each SLI as :func:`link_sli` computes it: per end
     over the (n, 2) view of an end column (column 0: end ``a``, 1: end ``b``), then over the two ends."""
     index, t = corr.index, corr.ends

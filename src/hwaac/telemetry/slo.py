@@ -12,8 +12,16 @@ from hwaac.telemetry.sli import BGP_DROPS, COVERAGE, LINK_SLIS, PATH_DIVERSITY
 
 PROBE_LOSS = "probe_loss_ratio"  # a cable's forward loss estimated from active probes (hwaac.telemetry.tomography)
 SLI_NAMES = (*LINK_SLIS, COVERAGE, PATH_DIVERSITY, BGP_DROPS, PROBE_LOSS)
-_RATIOS = {"availability", "coverage", "loss_ratio", "pre_fec_ber", "pause_ratio", "ecn_mark_ratio",
-           "path_diversity", PROBE_LOSS}
+_RATIOS = {
+    "availability",
+    "coverage",
+    "loss_ratio",
+    "pre_fec_ber",
+    "pause_ratio",
+    "ecn_mark_ratio",
+    "path_diversity",
+    PROBE_LOSS,
+}
 
 
 class Objective(BaseModel):
@@ -37,18 +45,44 @@ class Localise(BaseModel):
     """The levels of the localisation rules (:mod:`hwaac.telemetry.localise`) that are not SLOs of one SLI."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    switch_degraded_share: float = Field(default=0.25, gt=0, le=1, description=(
-        "A switch with more than this share of its planned ports degraded is the suspect itself."))
-    storm_pause_ratio: float = Field(default=0.5, gt=0, le=1, description=(
-        "A port paused by received PFC for at least this share of the time is in a PFC storm (fault, not warn)."))
-    congestion_share: float = Field(default=0.5, gt=0, le=1, description=(
-        "ECN marks and CNPs are concentrated when one leaf or one rail holds at least this share of them."))
-    probe_min_probes: int = Field(default=100, ge=1, description=(
-        "Probe tomography names a cable only when at least this many probes crossed it."))
-    probe_min_flows: int = Field(default=2, ge=1, description=(
-        "... and when probes of at least this many flows were lost on it."))
-    probe_significance: float = Field(default=1e-6, gt=0, lt=1, description=(
-        "... and when so many losses had less than this probability with the cable at its SLO (binomial)."))
+    switch_degraded_share: float = Field(
+        default=0.25,
+        gt=0,
+        le=1,
+        description=("A switch with more than this share of its planned ports degraded is the suspect itself."),
+    )
+    storm_pause_ratio: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description=(
+            "A port paused by received PFC for at least this share of the time is in a PFC storm (fault, not warn)."
+        ),
+    )
+    congestion_share: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description=(
+            "ECN marks and CNPs are concentrated when one leaf or one rail holds at least this share of them."
+        ),
+    )
+    probe_min_probes: int = Field(
+        default=100,
+        ge=1,
+        description=("Probe tomography names a cable only when at least this many probes crossed it."),
+    )
+    probe_min_flows: int = Field(
+        default=2, ge=1, description=("... and when probes of at least this many flows were lost on it.")
+    )
+    probe_significance: float = Field(
+        default=1e-6,
+        gt=0,
+        lt=1,
+        description=(
+            "... and when so many losses had less than this probability with the cable at its SLO (binomial)."
+        ),
+    )
 
 
 class SloSet(BaseModel):
@@ -72,18 +106,41 @@ def _checks(out: SloSet, index: LineIndex, file: str) -> list[IntentIssue]:
     issues = []
     for name, obj in out.slos.items():
         if name not in SLI_NAMES:
-            issues.append(IntentIssue(path=f"slos.{name}", message="unknown SLI", value=name,
-                                      valid=", ".join(SLI_NAMES), file=file, line=index.line_of(["slos", name])))
+            issues.append(
+                IntentIssue(
+                    path=f"slos.{name}",
+                    message="unknown SLI",
+                    value=name,
+                    valid=", ".join(SLI_NAMES),
+                    file=file,
+                    line=index.line_of(["slos", name]),
+                )
+            )
             continue
         key = "max" if obj.max is not None else "min"
         bound = getattr(obj, key)
         if name in _RATIOS and bound > 1:
-            issues.append(IntentIssue(path=f"slos.{name}.{key}", message="not a ratio", value=bound,
-                                      valid="0 to 1", file=file, line=index.line_of(["slos", name, key])))
+            issues.append(
+                IntentIssue(
+                    path=f"slos.{name}.{key}",
+                    message="not a ratio",
+                    value=bound,
+                    valid="0 to 1",
+                    file=file,
+                    line=index.line_of(["slos", name, key]),
+                )
+            )
         if obj.warn is not None and (obj.warn > bound if key == "max" else obj.warn < bound):
-            issues.append(IntentIssue(path=f"slos.{name}.warn", message=f"warn must come before the {key} bound",
-                                      value=obj.warn, valid=f"{'at most' if key == 'max' else 'at least'} {bound}",
-                                      file=file, line=index.line_of(["slos", name, "warn"])))
+            issues.append(
+                IntentIssue(
+                    path=f"slos.{name}.warn",
+                    message=f"warn must come before the {key} bound",
+                    value=obj.warn,
+                    valid=f"{'at most' if key == 'max' else 'at least'} {bound}",
+                    file=file,
+                    line=index.line_of(["slos", name, "warn"]),
+                )
+            )
     return issues
 
 

@@ -40,11 +40,22 @@ INFO, WARN, FAULT = Severity.INFO, Severity.WARN, Severity.FAULT
 SuspectKind = Literal["cable", "optic", "port", "nic", "host", "switch", "link", "rail"]
 KINDS: tuple[str, ...] = get_args(SuspectKind)
 # every rule that names suspects: hwaac.telemetry.localise, localise_flow and hwaac.telemetry.tomography (RULE_*)
-SUSPECT_RULES = ("errors_both_ends", "errors_one_end", "flapping", "spine_path_loss", "links_down", "pfc_storm",
-                 "congestion", "switch_degraded", "probe_path_loss", "probe_unreachable")
+SUSPECT_RULES = (
+    "errors_both_ends",
+    "errors_one_end",
+    "flapping",
+    "spine_path_loss",
+    "links_down",
+    "pfc_storm",
+    "congestion",
+    "switch_degraded",
+    "probe_path_loss",
+    "probe_unreachable",
+)
 # rules whose suspects are degraded ports (the switch rule counts them); PFC victims and congestion are not
-DEGRADING = frozenset({"errors_both_ends", "errors_one_end", "flapping", "spine_path_loss", "links_down",
-                       "probe_path_loss"})
+DEGRADING = frozenset(
+    {"errors_both_ends", "errors_one_end", "flapping", "spine_path_loss", "links_down", "probe_path_loss"}
+)
 _RX_ERRORS = (("rx_err", "frames/s"), ("rx_crc", "frames/s"), ("rx_symbol_err", "symbols/s"))
 
 
@@ -131,9 +142,11 @@ class Suspect:
 def link_components(link: Link) -> tuple[Component, ...]:
     """A link as components: the link (named by its cable id), then its two ends."""
     a_kind = "nic" if link.kind == "host" else "port"
-    return (Component("link", link.cable_id, role="the link"),
-            Component(a_kind, f"{link.a_device} {link.a_port}", link.a_device, link.a_port, "end a"),
-            Component("port", f"{link.b_device} {link.b_port}", link.b_device, link.b_port, "end b"))
+    return (
+        Component("link", link.cable_id, role="the link"),
+        Component(a_kind, f"{link.a_device} {link.a_port}", link.a_device, link.a_port, "end a"),
+        Component("port", f"{link.b_device} {link.b_port}", link.b_device, link.b_port, "end b"),
+    )
 
 
 def truthy(column: np.ndarray) -> np.ndarray:
@@ -145,8 +158,10 @@ def truthy(column: np.ndarray) -> np.ndarray:
 def rank(suspects: Sequence[Suspect]) -> list[Suspect]:
     """Worst severity first, then the stronger evidence (more ends, then a larger multiple of the SLO), then name
     (so that equal suspects keep a stable order)."""
-    return sorted(suspects, key=lambda s: (-s.severity, -s.strength[0], -s.strength[1],
-                                           s.components[0].name if s.components else ""))
+    return sorted(
+        suspects,
+        key=lambda s: (-s.severity, -s.strength[0], -s.strength[1], s.components[0].name if s.components else ""),
+    )
 
 
 @dataclass
@@ -192,8 +207,10 @@ class Observed:
             names = [leaf for leaf in dict.fromkeys(of) if leaf is not None]
             pos: dict[str | None, int] = {leaf: k for k, leaf in enumerate(names)}
             pos[None] = -1
-            cached = self._reach["leaf_ids"] = (names, np.fromiter(map(pos.__getitem__, of), dtype=np.int64,
-                                                                   count=len(of)))
+            cached = self._reach["leaf_ids"] = (
+                names,
+                np.fromiter(map(pos.__getitem__, of), dtype=np.int64, count=len(of)),
+            )
         return cached  # type: ignore[return-value]
 
     def is_host(self, device: str) -> bool:
@@ -268,8 +285,17 @@ class Observed:
                 if x and x > 0:
                     ratio = x / (ok + x)
                     if ratio > loss:
-                        out.append(Evidence(f"{name} / (rx_ok + {name})", where, ratio, "ratio", loss, FAULT,
-                                            f"{x:.3g} {unit} with {ok:.3g} frames/s received"))
+                        out.append(
+                            Evidence(
+                                f"{name} / (rx_ok + {name})",
+                                where,
+                                ratio,
+                                "ratio",
+                                loss,
+                                FAULT,
+                                f"{x:.3g} {unit} with {ok:.3g} frames/s received",
+                            )
+                        )
             u = r.get("fec_uncorrectable")
             fec = self.limit(FEC_UNCORR)
             if u is not None and u > fec:
@@ -330,5 +356,20 @@ class Observed:
         return tuple(sorted(out))
 
 
-__all__ = ["DEGRADING", "FAULT", "INFO", "KINDS", "SUSPECT_RULES", "WARN", "Component", "Evidence", "Observed",
-           "Severity", "Suspect", "SuspectKind", "link_components", "rank", "truthy"]
+__all__ = [
+    "DEGRADING",
+    "FAULT",
+    "INFO",
+    "KINDS",
+    "SUSPECT_RULES",
+    "WARN",
+    "Component",
+    "Evidence",
+    "Observed",
+    "Severity",
+    "Suspect",
+    "SuspectKind",
+    "link_components",
+    "rank",
+    "truthy",
+]

@@ -120,8 +120,10 @@ class LinkIndex:
     @cached_property
     def leaf_of(self) -> list[str | None]:
         """Per link: the leaf it belongs to (host and leaf-spine links), else None."""
-        return [link.b_device if link.kind == "host" else link.a_device if link.kind == "leaf_spine" else None
-                for link in self.links]
+        return [
+            link.b_device if link.kind == "host" else link.a_device if link.kind == "leaf_spine" else None
+            for link in self.links
+        ]
 
     @cached_property
     def kinds(self) -> np.ndarray:
@@ -214,7 +216,8 @@ def _host_aliases(plan: Plan) -> dict[str, str]:
         for plane in range(d.planes):
             nic = rail * d.planes + plane
             out[h.hca_name.format(rail=rail, plane=plane, port=nic)] = h.interface_name.format(
-                rail=rail, plane=plane, port=nic)
+                rail=rail, plane=plane, port=nic
+            )
     return out
 
 

@@ -14,6 +14,24 @@ from hwaac.verify.raw import Collector, Command, Raw, read_facts_folder, write_f
 from hwaac.verify.results import Result, Status
 from hwaac.verify.runner import Report, judge, requests, select, verify, verify_devices
 
-__all__ = ["BY_NAME", "CATALOG", "Collector", "Command", "InputError", "Inputs", "LabCollector", "Raw", "Report",
-           "Result", "Status", "judge", "load_inputs", "read_facts_folder", "requests", "select", "verify",
-           "verify_devices", "write_facts_folder"]
+__all__ = [
+    "BY_NAME",
+    "CATALOG",
+    "Collector",
+    "Command",
+    "InputError",
+    "Inputs",
+    "LabCollector",
+    "Raw",
+    "Report",
+    "Result",
+    "Status",
+    "judge",
+    "load_inputs",
+    "read_facts_folder",
+    "requests",
+    "select",
+    "verify",
+    "verify_devices",
+    "write_facts_folder",
+]

@@ -42,5 +42,7 @@ def outputs_from_module(result: Mapping[str, Any], where: str) -> dict[str, Raw]
     outputs = result.get("outputs")
     if not isinstance(outputs, Mapping):
         raise ValueError(f"{where}: the module result has no 'outputs' object")
-    return {key: Raw.from_dict(value if isinstance(value, Mapping) else {}, f"{where}: outputs[{key!r}]")
-            for key, value in outputs.items()}
+    return {
+        key: Raw.from_dict(value if isinstance(value, Mapping) else {}, f"{where}: outputs[{key!r}]")
+        for key, value in outputs.items()
+    }

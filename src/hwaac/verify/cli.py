@@ -22,18 +22,35 @@ def add_verify_parser(subparsers: Any) -> argparse.ArgumentParser:
     from hwaac.verify.report import FORMATS
 
     p = subparsers.add_parser(
-        "verify", help="check a deployed fabric against its plan (LLDP = cabling, BGP, ECMP, rails, MTU)",
-        description="Run the post-deploy check catalog. Exit 0 all PASS/SKIP, 1 any FAIL/ERROR, 2 usage.")
-    p.add_argument("target", nargs="?", help="lab:NAME (or the name of a lab that is up), or a facts folder "
-                   "(one <device>.json per device, written by playbooks/verify.yml or --save-facts)")
-    p.add_argument("--plan", metavar="DIR", help="the plan folder (plan.json and rendered files); default for a "
-                   "lab: the folder it was built from")
+        "verify",
+        help="check a deployed fabric against its plan (LLDP = cabling, BGP, ECMP, rails, MTU)",
+        description="Run the post-deploy check catalog. Exit 0 all PASS/SKIP, 1 any FAIL/ERROR, 2 usage.",
+    )
+    p.add_argument(
+        "target",
+        nargs="?",
+        help="lab:NAME (or the name of a lab that is up), or a facts folder "
+        "(one <device>.json per device, written by playbooks/verify.yml or --save-facts)",
+    )
+    p.add_argument(
+        "--plan",
+        metavar="DIR",
+        help="the plan folder (plan.json and rendered files); default for a lab: the folder it was built from",
+    )
     p.add_argument("--format", choices=FORMATS, default="table", help="report format (default table)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--checks", metavar="NAMES", action="append",
-                   help="comma-separated check names (repeatable; default all); --list-checks names them")
-    p.add_argument("--devices", metavar="NAMES", action="append",
-                   help="only objects touching these devices, read from them alone (a rollout batch)")
+    p.add_argument(
+        "--checks",
+        metavar="NAMES",
+        action="append",
+        help="comma-separated check names (repeatable; default all); --list-checks names them",
+    )
+    p.add_argument(
+        "--devices",
+        metavar="NAMES",
+        action="append",
+        help="only objects touching these devices, read from them alone (a rollout batch)",
+    )
     p.add_argument("--save-facts", metavar="DIR", help="also write the collected raw outputs as a facts folder")
     p.add_argument("--show-passed", action="store_true", help="list plain PASS results too (table, markdown)")
     p.add_argument("--list-checks", action="store_true", help="print the catalog and exit")
@@ -97,8 +114,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
         planned = len(inputs.hosts)
         inputs = inputs.within(lab.devices)
         if len(inputs.hosts) < planned:
-            print(f"hwaac verify: lab {lab.name} holds {len(inputs.hosts)} of {planned} planned nodes; the others "
-                  "and their cables are not judged", file=sys.stderr)
+            print(
+                f"hwaac verify: lab {lab.name} holds {len(inputs.hosts)} of {planned} planned nodes; the others "
+                "and their cables are not judged",
+                file=sys.stderr,
+            )
     unknown = sorted(set(devices or ()) - set(inputs.devices()))
     if unknown:
         _err(f"--devices: not in the plan: {', '.join(unknown)}")
@@ -127,8 +147,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(out, text)
         counts = report.counts()
-        print(f"hwaac verify: {'PASS' if report.passed else 'FAIL'} "
-              f"({', '.join(f'{v} {k}' for k, v in counts.items())}); report in {out}")
+        print(
+            f"hwaac verify: {'PASS' if report.passed else 'FAIL'} "
+            f"({', '.join(f'{v} {k}' for k, v in counts.items())}); report in {out}"
+        )
     else:
         sys.stdout.write(text)
     return EXIT_PASS if report.passed else EXIT_FAIL

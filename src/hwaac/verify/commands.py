@@ -31,12 +31,28 @@ def route_get(dst: str, src: str) -> Command:
 
 @lru_cache(maxsize=1 << 16)
 def ping(dst: str, src: str) -> Command:
-    return Command(("ping", "-n", "-c", str(PING_COUNT), "-i", PING_INTERVAL, "-W", str(PING_WAIT_S),
-                    "-I", src, dst))
+    return Command(("ping", "-n", "-c", str(PING_COUNT), "-i", PING_INTERVAL, "-W", str(PING_WAIT_S), "-I", src, dst))
 
 
 @lru_cache(maxsize=1 << 16)
 def ping_df(dst: str, src: str, mtu: int) -> Command:
     """A ping that fits an ``mtu`` path exactly, Don't Fragment set."""
-    return Command(("ping", "-n", "-c", str(PING_COUNT), "-i", PING_INTERVAL, "-W", str(PING_WAIT_S),
-                    "-M", "do", "-s", str(mtu - IPV4_ICMP_OVERHEAD), "-I", src, dst))
+    return Command(
+        (
+            "ping",
+            "-n",
+            "-c",
+            str(PING_COUNT),
+            "-i",
+            PING_INTERVAL,
+            "-W",
+            str(PING_WAIT_S),
+            "-M",
+            "do",
+            "-s",
+            str(mtu - IPV4_ICMP_OVERHEAD),
+            "-I",
+            src,
+            dst,
+        )
+    )

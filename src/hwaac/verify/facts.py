@@ -144,9 +144,14 @@ def parse_lldp(raw: Raw) -> dict[str, list[LldpNeighbor]]:
                 chassis = (itf.get("chassis") or [{}])[0]
                 port = (itf.get("port") or [{}])[0]
                 pid = (port.get("id") or [{}])[0]
-                out.setdefault(itf["name"], []).append(LldpNeighbor(
-                    _value(chassis.get("name")), str(pid.get("value", "")), str(pid.get("type", "")),
-                    _value(port.get("descr"))))
+                out.setdefault(itf["name"], []).append(
+                    LldpNeighbor(
+                        _value(chassis.get("name")),
+                        str(pid.get("value", "")),
+                        str(pid.get("type", "")),
+                        _value(port.get("descr")),
+                    )
+                )
     except (KeyError, TypeError, AttributeError, IndexError) as exc:
         raise FactError("malformed", f"{what}: not the json0 shape ({type(exc).__name__}: {exc})") from None
     return out
@@ -169,8 +174,14 @@ def parse_links(raw: Raw) -> dict[str, Link]:
         flags = tuple(link.get("flags", []))
         name = str(link.get("ifname", ""))
         mtu = link.get("mtu")
-        out[name] = Link(name, "UP" in flags, "LOWER_UP" in flags, str(link.get("operstate", "")),
-                         mtu if isinstance(mtu, int) else None, flags)
+        out[name] = Link(
+            name,
+            "UP" in flags,
+            "LOWER_UP" in flags,
+            str(link.get("operstate", "")),
+            mtu if isinstance(mtu, int) else None,
+            flags,
+        )
     return out
 
 
@@ -204,10 +215,20 @@ def parse_ping(raw: Raw) -> Ping:
     local = _LOCAL.search(both)
     if m is None:
         err = (raw.stderr or text).strip().splitlines()
-        return Ping(0, 0, int(frag.group(1)) if frag else None, int(local.group(1)) if local else None,
-                    err[0] if err else f"rc {raw.rc}, no statistics")
-    return Ping(int(m.group(1)), int(m.group(2)), int(frag.group(1)) if frag else None,
-                int(local.group(1)) if local else None, None)
+        return Ping(
+            0,
+            0,
+            int(frag.group(1)) if frag else None,
+            int(local.group(1)) if local else None,
+            err[0] if err else f"rc {raw.rc}, no statistics",
+        )
+    return Ping(
+        int(m.group(1)),
+        int(m.group(2)),
+        int(frag.group(1)) if frag else None,
+        int(local.group(1)) if local else None,
+        None,
+    )
 
 
 class Facts:

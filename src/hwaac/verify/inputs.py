@@ -214,8 +214,7 @@ class Inputs:
         return "switch" if device in self.switches else "host" if device in self.hosts else ""
 
 
-def load_inputs(plan_dir: str | Path, *, config_dbs: bool = True,
-                netplan_hosts: Iterable[str] | None = None) -> Inputs:
+def load_inputs(plan_dir: str | Path, *, config_dbs: bool = True, netplan_hosts: Iterable[str] | None = None) -> Inputs:
     """The inputs of the fabric planned into ``plan_dir`` (``plan.json`` and the rendered files beside it).
 
     ``config_dbs`` False skips the switches' files (sessions then come from the plan's links, MTUs are unknown);
@@ -237,21 +236,32 @@ def load_inputs(plan_dir: str | Path, *, config_dbs: bool = True,
     return inputs_from_plan(doc, base, config_dbs=config_dbs, netplan_hosts=netplan_hosts)
 
 
-def inputs_from_plan(doc: dict[str, Any], render_dir: Path | None = None, *, config_dbs: bool = True,
-                     netplan_hosts: Iterable[str] | None = None) -> Inputs:
+def inputs_from_plan(
+    doc: dict[str, Any],
+    render_dir: Path | None = None,
+    *,
+    config_dbs: bool = True,
+    netplan_hosts: Iterable[str] | None = None,
+) -> Inputs:
     """:func:`load_inputs` for an already loaded plan document; rendered files are read from ``render_dir``."""
     netplans = None if netplan_hosts is None else set(netplan_hosts)
     where = "plan.json"
     try:
-        switches = {name: Switch(name, s["role"], int(s["asn"]), s["loopback"], int(s.get("plane", 0)),
-                                 s.get("su"), s.get("rail"))
-                    for name, s in doc["switches"].items()}
-        cables = {cid: Cable(cid, link["kind"], End(*link["a"]), End(*link["b"]), int(link["prefixlen"]))
-                  for cid, link in doc["links"].items()}
+        switches = {
+            name: Switch(
+                name, s["role"], int(s["asn"]), s["loopback"], int(s.get("plane", 0)), s.get("su"), s.get("rail")
+            )
+            for name, s in doc["switches"].items()
+        }
+        cables = {
+            cid: Cable(cid, link["kind"], End(*link["a"]), End(*link["b"]), int(link["prefixlen"]))
+            for cid, link in doc["links"].items()
+        }
         nodes = doc["nodes"]
     except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"{where}: malformed plan ({type(exc).__name__}: {exc}); expected the format of "
-                         f"hwaac.plan.serialize") from None
+        raise InputError(
+            f"{where}: malformed plan ({type(exc).__name__}: {exc}); expected the format of hwaac.plan.serialize"
+        ) from None
     port_mtu: dict[tuple[str, str], int] = {}
     port_alias: dict[tuple[str, str], str] = {}
     max_paths: dict[str, int] = {}
@@ -261,8 +271,13 @@ def inputs_from_plan(doc: dict[str, Any], render_dir: Path | None = None, *, con
         neighbours[name] = None if cdb is None else _bgp_neighbours(cdb, render_dir, name)
         if cdb is not None:
             port_mtu.update(_port_mtus(cdb, name))
-            port_alias.update({(name, p): str(e["alias"]) for p, e in (cdb.get("PORT") or {}).items()
-                               if isinstance(e, dict) and e.get("alias")})
+            port_alias.update(
+                {
+                    (name, p): str(e["alias"])
+                    for p, e in (cdb.get("PORT") or {}).items()
+                    if isinstance(e, dict) and e.get("alias")
+                }
+            )
             af = (cdb.get("BGP_GLOBALS_AF") or {}).get("default|ipv4_unicast") or {}
             if str(af.get("max_ebgp_paths", "")).isdigit():
                 max_paths[name] = int(af["max_ebgp_paths"])
@@ -282,8 +297,9 @@ def inputs_from_plan(doc: dict[str, Any], render_dir: Path | None = None, *, con
             rails.append(Rail(name, c.a.port, c.a.ip, plane, rail, c.id, c.b.device, c.b.port, mtus.get(c.a.port)))
         hosts[name] = Host(name, int(n["su"]), int(n["slot"]), tuple(rails))
     inputs = Inputs(doc.get("fabric", ""), switches, hosts, cables, tuple(sessions), port_mtu)
-    return Inputs(inputs.fabric, switches, hosts, cables, inputs.sessions, port_mtu, tuple(_probes(inputs)),
-                  max_paths, port_alias)
+    return Inputs(
+        inputs.fabric, switches, hosts, cables, inputs.sessions, port_mtu, tuple(_probes(inputs)), max_paths, port_alias
+    )
 
 
 def _config_db(render_dir: Path | None, switch: str) -> dict[str, Any] | None:
@@ -309,8 +325,10 @@ def _bgp_neighbours(cdb: dict[str, Any], render_dir: Path | None, switch: str) -
         if vrf != "default":
             continue
         if not isinstance(entry, dict) or not str(entry.get("asn", "")).isdigit():
-            raise InputError(f"{render_dir}/switches/{switch}/config_db.json: BGP_NEIGHBOR {key!r}: asn must be a "
-                             f"number, got {entry.get('asn') if isinstance(entry, dict) else entry!r}")
+            raise InputError(
+                f"{render_dir}/switches/{switch}/config_db.json: BGP_NEIGHBOR {key!r}: asn must be a "
+                f"number, got {entry.get('asn') if isinstance(entry, dict) else entry!r}"
+            )
         out[peer] = entry
     return out
 
@@ -324,8 +342,9 @@ def _port_mtus(cdb: dict[str, Any], switch: str) -> dict[tuple[str, str], int]:
     return out
 
 
-def _sessions(switches: dict[str, Switch], cables: dict[str, Cable],
-              neighbours: dict[str, dict[str, dict[str, Any]] | None]) -> list[Session]:
+def _sessions(
+    switches: dict[str, Switch], cables: dict[str, Cable], neighbours: dict[str, dict[str, dict[str, Any]] | None]
+) -> list[Session]:
     """One session per switch-to-switch cable; neighbours configured without such a cable are sessions too."""
     by_pair = {}
     for c in cables.values():
@@ -398,8 +417,16 @@ def _probes(inputs: Inputs) -> Iterable[Probe]:
             if d is None:
                 continue
             mtus = [m for m in (r.mtu, d.mtu) if m is not None]
-            yield Probe(h.name, r.iface, r.address, peer.name, d.iface, d.address,
-                        min(mtus) if len(mtus) == 2 else None, (r.cable, d.cable))
+            yield Probe(
+                h.name,
+                r.iface,
+                r.address,
+                peer.name,
+                d.iface,
+                d.address,
+                min(mtus) if len(mtus) == 2 else None,
+                (r.cable, d.cable),
+            )
 
 
 def _peer_host(h: Host, sus: list[int], by_su: dict[int, dict[int, Host]]) -> Host | None:

@@ -64,8 +64,10 @@ class LabCollector:
             with self._batches:  # a few hosts' process bursts at a time, not all 24 workers' at once
                 proc = self.runner.run(device, ["sh", "-c", script], timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            return {c.key: Raw(c.argv, error=f"timed out after {self.timeout:g} s (batch of {len(commands)})")
-                    for c in commands}
+            return {
+                c.key: Raw(c.argv, error=f"timed out after {self.timeout:g} s (batch of {len(commands)})")
+                for c in commands
+            }
         except Exception as exc:  # the runner's own error (device unknown, namespace gone): every command failed
             return {c.key: Raw(c.argv, error=f"{type(exc).__name__}: {exc}") for c in commands}
         return split_batch(commands, marker, proc.stdout, proc.returncode, proc.stderr)
@@ -109,8 +111,10 @@ def batch_script(commands: Sequence[Command], marker: str) -> str:
     # files a third of a lab verify's CPU
     lines = ['d=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d) || exit 97', 'trap \'rm -rf "$d"\' EXIT']
     for i, c in enumerate(commands):
-        lines.append(f'printf "%s {i} o\\n" {m} >"$d/{i}.h"; printf "\\n%s {i} e\\n" {m} >"$d/{i}.m"; '
-                     f'{shlex.join(c.argv)} >"$d/{i}.o" 2>"$d/{i}.e" </dev/null & p{i}=$!')
+        lines.append(
+            f'printf "%s {i} o\\n" {m} >"$d/{i}.h"; printf "\\n%s {i} e\\n" {m} >"$d/{i}.m"; '
+            f'{shlex.join(c.argv)} >"$d/{i}.o" 2>"$d/{i}.e" </dev/null & p{i}=$!'
+        )
     for i in range(len(commands)):
         lines.append(f'wait "$p{i}"; printf "\\n%s {i} r %s\\n" {m} "$?" >"$d/{i}.t"')
     lines.append("cat " + " ".join(f'"$d/{i}.{k}"' for i in range(len(commands)) for k in "homet"))

@@ -42,8 +42,13 @@ class Raw:
     error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"argv": list(self.argv), "rc": self.rc, "stdout": self.stdout, "stderr": self.stderr,
-                "error": self.error}
+        return {
+            "argv": list(self.argv),
+            "rc": self.rc,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "error": self.error,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str) -> Raw:
@@ -112,8 +117,9 @@ def read_facts_file(path: str | Path) -> tuple[str, dict[str, Raw]]:
     outputs = doc.get("outputs")
     if not isinstance(outputs, dict):
         raise ValueError(f"{p}: outputs must be an object of command line -> output")
-    return device, {k: Raw.from_dict(v if isinstance(v, dict) else {}, f"{p}: outputs[{k!r}]")
-                    for k, v in outputs.items()}
+    return device, {
+        k: Raw.from_dict(v if isinstance(v, dict) else {}, f"{p}: outputs[{k!r}]") for k, v in outputs.items()
+    }
 
 
 def read_facts_folder(folder: str | Path) -> Outputs:

@@ -31,8 +31,9 @@ def faults(report: Report) -> list[dict[str, Any]]:
         if r.check not in entry["checks"]:
             entry["checks"].append(r.check)
     for fid, entry in out.items():
-        entry["kinds"] = sorted(report.faults.cables.get(fid, set()) | ({"device"} if fid in report.faults.devices
-                                                                         else set()))
+        entry["kinds"] = sorted(
+            report.faults.cables.get(fid, set()) | ({"device"} if fid in report.faults.devices else set())
+        )
     return list(out.values())
 
 
@@ -43,10 +44,17 @@ def _fault_object(r: Result) -> str:
 
 
 def to_json(report: Report) -> str:
-    doc = {"format": FORMAT, "fabric": report.fabric, "passed": report.passed, "counts": report.counts(),
-           "checks": report.checks, "faults": faults(report),
-           "timings": {k: round(v, 3) for k, v in report.timings.items()}, "devices": report.devices,
-           "results": [r.to_dict() for r in report.results]}
+    doc = {
+        "format": FORMAT,
+        "fabric": report.fabric,
+        "passed": report.passed,
+        "counts": report.counts(),
+        "checks": report.checks,
+        "faults": faults(report),
+        "timings": {k: round(v, 3) for k, v in report.timings.items()},
+        "devices": report.devices,
+        "results": [r.to_dict() for r in report.results],
+    }
     return json.dumps(doc, indent=1) + "\n"
 
 
@@ -56,12 +64,25 @@ def to_junit(report: Report) -> str:
     for r in report.results:
         by_check.setdefault(r.check, []).append(r)
     counts = report.counts()
-    root = ET.Element("testsuites", name=f"hwaac verify {report.fabric}", tests=str(len(report.results)),
-                      failures=str(counts["FAIL"]), errors=str(counts["ERROR"]), skipped=str(counts["SKIP"]))
+    root = ET.Element(
+        "testsuites",
+        name=f"hwaac verify {report.fabric}",
+        tests=str(len(report.results)),
+        failures=str(counts["FAIL"]),
+        errors=str(counts["ERROR"]),
+        skipped=str(counts["SKIP"]),
+    )
     for check, results in by_check.items():
         c = Counter(r.status for r in results)
-        suite = ET.SubElement(root, "testsuite", name=check, tests=str(len(results)),
-                              failures=str(c[Status.FAIL]), errors=str(c[Status.ERROR]), skipped=str(c[Status.SKIP]))
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=check,
+            tests=str(len(results)),
+            failures=str(c[Status.FAIL]),
+            errors=str(c[Status.ERROR]),
+            skipped=str(c[Status.SKIP]),
+        )
         for r in results:
             case = ET.SubElement(suite, "testcase", classname=f"hwaac.verify.{check}", name=r.object)
             detail = _detail(r)
@@ -116,9 +137,14 @@ def _md(text: str) -> str:
 def to_markdown(report: Report, show_passed: bool = False) -> str:
     counts = report.counts()
     verdict = "PASS" if report.passed else "FAIL"
-    out = [f"# hwaac verify: {report.fabric} - {verdict}", "",
-           f"{len(report.results)} results: " + ", ".join(f"{counts[s.value]} {s.value}" for s in Status), "",
-           "| check | PASS | FAIL | SKIP | ERROR |", "|---|---|---|---|---|"]
+    out = [
+        f"# hwaac verify: {report.fabric} - {verdict}",
+        "",
+        f"{len(report.results)} results: " + ", ".join(f"{counts[s.value]} {s.value}" for s in Status),
+        "",
+        "| check | PASS | FAIL | SKIP | ERROR |",
+        "|---|---|---|---|---|",
+    ]
     per: dict[str, Counter[Status]] = {c: Counter() for c in report.checks}
     for r in report.results:
         per.setdefault(r.check, Counter())[r.status] += 1
@@ -130,10 +156,18 @@ def to_markdown(report: Report, show_passed: bool = False) -> str:
         out += [f"| {_md(f['fault'])} | {_md(f['object'])} | {', '.join(f['checks'])} |" for f in found]
     rows = _shown(report, show_passed)
     if rows:
-        out += ["", "## Results" if show_passed else "## Results other than a plain PASS", "",
-                "| status | check | object | expected | actual | cable | note |", "|---|---|---|---|---|---|---|"]
-        out += [f"| {r.status.value} | {r.check} | {_md(r.object)} | {_md(r.expected)} | {_md(r.actual)} | "
-                f"{r.cable or ''} | {_md(_note(r))} |" for r in rows]
+        out += [
+            "",
+            "## Results" if show_passed else "## Results other than a plain PASS",
+            "",
+            "| status | check | object | expected | actual | cable | note |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        out += [
+            f"| {r.status.value} | {r.check} | {_md(r.object)} | {_md(r.expected)} | {_md(r.actual)} | "
+            f"{r.cable or ''} | {_md(_note(r))} |"
+            for r in rows
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -172,8 +206,11 @@ def to_table(report: Report, show_passed: bool = False, width: int | None = None
         console.print(t)
     counts = report.counts()
     timing = ", ".join(f"{k} {v:.2f}" for k, v in report.timings.items())
-    console.print(f"{'PASS' if report.passed else 'FAIL'}: " + ", ".join(f"{counts[s.value]} {s.value}" for s in Status)
-                  + (f" ({timing})" if timing else ""))
+    console.print(
+        f"{'PASS' if report.passed else 'FAIL'}: "
+        + ", ".join(f"{counts[s.value]} {s.value}" for s in Status)
+        + (f" ({timing})" if timing else "")
+    )
     return buf.getvalue()
 
 

@@ -47,9 +47,19 @@ class Result:
     message: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"check": self.check, "object": self.object, "status": str(self.status), "expected": self.expected,
-                "actual": self.actual, "cable": self.cable, "ends": list(self.ends), "devices": list(self.devices),
-                "fault": self.fault, "explained_by": list(self.explained_by), "message": self.message}
+        return {
+            "check": self.check,
+            "object": self.object,
+            "status": str(self.status),
+            "expected": self.expected,
+            "actual": self.actual,
+            "cable": self.cable,
+            "ends": list(self.ends),
+            "devices": list(self.devices),
+            "fault": self.fault,
+            "explained_by": list(self.explained_by),
+            "message": self.message,
+        }
 
 
 @dataclass

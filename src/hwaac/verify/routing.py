@@ -105,8 +105,9 @@ class Routing:
         return self.peers.get(switch, {}).get(session)
 
 
-def explain(planned: Routing, live: Routing, switch: str, origin: str,
-            session_fault: Mapping[str, str], down: Iterable[str]) -> set[str]:
+def explain(
+    planned: Routing, live: Routing, switch: str, origin: str, session_fault: Mapping[str, str], down: Iterable[str]
+) -> set[str]:
     """The faults that make ``live`` differ from ``planned`` at ``switch`` for ``origin``: the faults of planned
     next-hop sessions that are gone, followed upstream where a session is live but its peer lost the route."""
     down = set(down)

@@ -88,8 +88,9 @@ def device_requests(plan_dir: str | Path, device: str, names: Iterable[str] | No
     return requests(inputs, to_run, [device]).get(device, [])
 
 
-def judge(inputs: Inputs, outputs: Outputs, names: Iterable[str] | None = None,
-          devices: Iterable[str] | None = None) -> Report:
+def judge(
+    inputs: Inputs, outputs: Outputs, names: Iterable[str] | None = None, devices: Iterable[str] | None = None
+) -> Report:
     """Judge already collected ``outputs``; ``devices`` limits the objects to those touching them."""
     asked, to_run = select(names)
     scope = frozenset(devices if devices is not None else inputs.devices())
@@ -105,14 +106,14 @@ def judge(inputs: Inputs, outputs: Outputs, names: Iterable[str] | None = None,
                 if kind is not None:
                     ctx.faults.add(r, kind)
             ctx.faults_changed()
-    report = Report(inputs.fabric, asked, [r for n in asked for r in ctx.results[n]], ctx.faults,
-                    devices=sorted(scope))
+    report = Report(inputs.fabric, asked, [r for n in asked for r in ctx.results[n]], ctx.faults, devices=sorted(scope))
     report.timings["judge_s"] = time.monotonic() - t
     return report
 
 
-def verify(inputs: Inputs, collector: Collector, names: Iterable[str] | None = None,
-           devices: Iterable[str] | None = None) -> tuple[Report, Outputs]:
+def verify(
+    inputs: Inputs, collector: Collector, names: Iterable[str] | None = None, devices: Iterable[str] | None = None
+) -> tuple[Report, Outputs]:
     """Collect what the checks need on ``devices`` (all planned devices when None) and judge it."""
     _asked, to_run = select(names)
     unknown = sorted(set(devices or ()) - set(inputs.devices()))
@@ -127,8 +128,9 @@ def verify(inputs: Inputs, collector: Collector, names: Iterable[str] | None = N
     return report, outputs
 
 
-def verify_devices(plan: Inputs | str | Path, collector: Collector, devices: Iterable[str],
-                   names: Iterable[str] | None = None) -> list[Result]:
+def verify_devices(
+    plan: Inputs | str | Path, collector: Collector, devices: Iterable[str], names: Iterable[str] | None = None
+) -> list[Result]:
     """The batch gate of a rollout: the checks of ``devices`` only (their cables, sessions, routes, probes),
     read from those devices alone; the results. ``plan``: the inputs, or the plan folder to load them from.
 

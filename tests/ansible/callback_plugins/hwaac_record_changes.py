@@ -34,8 +34,13 @@ class CallbackModule(CallbackBase):
             return
         task = result._task
         # handlers are commands (netplan apply, ...) that check mode skips: marked so a comparison can tell them apart
-        line = {"run": "check" if context.CLIARGS.get("check") else "apply", "host": result._host.get_name(),
-                "task": task.get_name(), "item": item, "handler": isinstance(task, Handler)}
+        line = {
+            "run": "check" if context.CLIARGS.get("check") else "apply",
+            "host": result._host.get_name(),
+            "task": task.get_name(),
+            "item": item,
+            "handler": isinstance(task, Handler),
+        }
         with open(path, "a") as out:
             out.write(json.dumps(line, sort_keys=True) + "\n")
 

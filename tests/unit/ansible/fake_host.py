@@ -15,8 +15,9 @@ from tests.unit.ansible.module_run import REPO, run_module
 FAKE_BIN = REPO / "tests" / "fakes" / "bin"
 
 
-def fake_env(state: Path, *, bins: Sequence[Path] = (FAKE_BIN,), tail: str | None = None,
-             **extra: str) -> dict[str, str]:
+def fake_env(
+    state: Path, *, bins: Sequence[Path] = (FAKE_BIN,), tail: str | None = None, **extra: str
+) -> dict[str, str]:
     """The environment of a module or tool run on the fake host: ``bins`` before ``tail`` (the caller's PATH
     unless given), ``HWAAC_FAKE_STATE`` and the repository root on PYTHONPATH (``ansible_collections`` imports)."""
     path = os.pathsep.join([*(str(b) for b in bins), os.environ["PATH"] if tail is None else tail])
@@ -29,8 +30,16 @@ class FakeHost:
 
     module_name = ""
 
-    def __init__(self, tmp: Path, *, state: str = "fake", create_state: bool = True,
-                 bins: Sequence[Path] = (FAKE_BIN,), tail: str | None = None, **extra_env: str) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        *,
+        state: str = "fake",
+        create_state: bool = True,
+        bins: Sequence[Path] = (FAKE_BIN,),
+        tail: str | None = None,
+        **extra_env: str,
+    ) -> None:
         self.tmp = tmp
         self.state = tmp / state
         if create_state:
@@ -59,8 +68,7 @@ class FakeHost:
 
     def stdout(self, *argv: str) -> str:
         """What a command that must succeed prints."""
-        return subprocess.run(list(argv), env=self.env, capture_output=True, text=True, check=True,
-                              timeout=60).stdout
+        return subprocess.run(list(argv), env=self.env, capture_output=True, text=True, check=True, timeout=60).stdout
 
     def calls(self) -> list[str]:
         """The fakes' call log (``calls.log`` in the state folder), one command a line."""
@@ -69,7 +77,7 @@ class FakeHost:
 
     def new_calls(self) -> list[str]:
         """The calls of the last module run (and of any tool run after it)."""
-        return self.calls()[self.mark:]
+        return self.calls()[self.mark :]
 
     def clear_calls(self) -> None:
         (self.state / "calls.log").unlink(missing_ok=True)

@@ -23,10 +23,17 @@ CASES = Path(__file__).resolve().parent / "cases"
 
 def run_module(name: str, args: dict, args_file: Path, env: dict[str, str], *, check: bool = False) -> dict:
     """Run ``plugins/modules/<name>.py`` with ``args`` (written to ``args_file``) in ``env``."""
-    args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {**args, "_ansible_check_mode": check,
-                                                             "_ansible_diff": True}}))
-    proc = subprocess.run([sys.executable, "-m", f"ansible_collections.aiinfra.hwaac.plugins.modules.{name}",
-                           str(args_file)], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    args_file.write_text(
+        json.dumps({"ANSIBLE_MODULE_ARGS": {**args, "_ansible_check_mode": check, "_ansible_diff": True}})
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", f"ansible_collections.aiinfra.hwaac.plugins.modules.{name}", str(args_file)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.stdout, proc.stderr
     return json.loads(proc.stdout)
 
@@ -59,8 +66,9 @@ def _at(result: Any, path: str) -> Any:
     """The value at ``a/b/0`` in a result (``/`` separates keys, since result keys hold dots), or _MISSING."""
     for key in path.split("/"):
         if isinstance(result, list):
-            result = result[int(key)] if key.lstrip("-").isdigit() and -len(result) <= int(key) < len(result) \
-                else _MISSING
+            result = (
+                result[int(key)] if key.lstrip("-").isdigit() and -len(result) <= int(key) < len(result) else _MISSING
+            )
         elif isinstance(result, dict):
             result = result.get(key, _MISSING)
         else:

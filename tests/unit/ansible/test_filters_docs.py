@@ -37,8 +37,13 @@ FILTERS = filters()
 def docs() -> dict[str, Any]:
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(REPO)}
     names = [f"aiinfra.hwaac.{name}" for name in sorted(FILTERS)]
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-doc"), "-t", "filter", "--json", *names],
-                          env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-doc"), "-t", "filter", "--json", *names],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {"out": json.loads(proc.stdout), "stderr": proc.stderr}
 
@@ -57,15 +62,16 @@ def test_ansible_doc_renders(name: str) -> None:
     assert doc["doc"]["name"] == name and doc["doc"]["short_description"] and doc["doc"]["description"]
     assert doc["return"]["_value"]["description"]
     examples = yaml.safe_load(doc["examples"])
-    assert examples and all(f"aiinfra.hwaac.{name}" in json.dumps(task) for task in examples[-1:]), \
+    assert examples and all(f"aiinfra.hwaac.{name}" in json.dumps(task) for task in examples[-1:]), (
         "the last example uses the filter"
+    )
     # the documented options are the filter's parameters (the input as _input), and the positional ones in order
     options = set(doc["doc"]["options"])
     params = list(inspect.signature(FILTERS[name]).parameters.values())
     named = [p.name for p in params[1:] if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     assert "_input" in options and set(named) <= options, (named, sorted(options))
     positional = [p.strip() for p in doc["doc"].get("positional", "").split(",") if p.strip()]
-    assert positional == named[:len(positional)]
+    assert positional == named[: len(positional)]
 
 
 def test_parse_tool_output_documents_every_tool() -> None:

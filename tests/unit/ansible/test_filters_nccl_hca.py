@@ -31,8 +31,13 @@ CASES: list[tuple[str, Any, Any, list[str], list[dict[str, Any]]]] = [
     ("stdout-rendered", ROCE, "=" + ",".join(f"{d}:1" for d in RAILS), RAILS, []),
     ("registered-exclude", {"stdout": ROCE, "stderr": "", "rc": 0}, "^=mlx5_8,mlx5_9,mlx5_10,mlx5_11", RAILS, []),
     ("prefix", ROCE, "mlx5_1", ["mlx5_1", "mlx5_10", "mlx5_11"], []),
-    ("plan-nccl-hca", ROCE, {"value": "=mlx5_0:1,mlx5_12:1", "exact": True, "exclude": False},
-     ["mlx5_0"], [{"device": "mlx5_12", "port": 1}]),
+    (
+        "plan-nccl-hca",
+        ROCE,
+        {"value": "=mlx5_0:1,mlx5_12:1", "exact": True, "exclude": False},
+        ["mlx5_0"],
+        [{"device": "mlx5_12", "port": 1}],
+    ),
 ]
 
 
@@ -53,14 +58,21 @@ def test_an_ibpanic_on_stderr_ends_the_devices_read() -> None:
     assert got["devices"] == ["mlx5_7"] and got["missing"] == [{"device": "mlx5_8", "port": None}]
 
 
-@pytest.mark.parametrize(("value", "hca", "message"), [
-    (ROCE, 7, r"nccl_hca_ports: hca must be an NCCL_IB_HCA value or what aiinfra.hwaac.plan_nccl_hca returns, "
-              r"got int"),
-    (ROCE, {"devices": ["mlx5_0"]}, r"hca must be an NCCL_IB_HCA value .* got dict"),
-    (ROCE, "=mlx5_0:x", r"nccl_hca_ports: NCCL_IB_HCA='=mlx5_0:x': entry 'mlx5_0:x' is not DEVICE"),
-    ({"skipped": True}, "mlx5", r"aiinfra.hwaac.nccl_hca_ports: the registered task was skipped"),
-    ({"rc": 0}, "mlx5", r"nccl_hca_ports: expected a registered command/shell result \(with 'stdout'\)"),
-])
+@pytest.mark.parametrize(
+    ("value", "hca", "message"),
+    [
+        (
+            ROCE,
+            7,
+            r"nccl_hca_ports: hca must be an NCCL_IB_HCA value or what aiinfra.hwaac.plan_nccl_hca returns, "
+            r"got int",
+        ),
+        (ROCE, {"devices": ["mlx5_0"]}, r"hca must be an NCCL_IB_HCA value .* got dict"),
+        (ROCE, "=mlx5_0:x", r"nccl_hca_ports: NCCL_IB_HCA='=mlx5_0:x': entry 'mlx5_0:x' is not DEVICE"),
+        ({"skipped": True}, "mlx5", r"aiinfra.hwaac.nccl_hca_ports: the registered task was skipped"),
+        ({"rc": 0}, "mlx5", r"nccl_hca_ports: expected a registered command/shell result \(with 'stdout'\)"),
+    ],
+)
 def test_bad_input_names_the_filter(value: Any, hca: Any, message: str) -> None:
     with pytest.raises(AnsibleFilterError, match=message):
         FILTERS["nccl_hca_ports"](value, hca)
@@ -85,8 +97,11 @@ def test_nccl_rail_check_errors_name_the_filter(plan_dir: Path, tmp_path: Path) 
     with pytest.raises(AnsibleFilterError, match=r"nccl_rail_check: node must be a non-empty name, got ''"):
         FILTERS["nccl_rail_check"](ROCE, str(plan_dir), "")
     loaded = json.loads((plan_dir / "plan.json").read_text())
-    with pytest.raises(AnsibleFilterError, match=r"nccl_rail_check: the NCCL HCA list is in the rendered "
-                                                 r"hosts/<node>/nccl.env: give the folder"):
+    with pytest.raises(
+        AnsibleFilterError,
+        match=r"nccl_rail_check: the NCCL HCA list is in the rendered "
+        r"hosts/<node>/nccl.env: give the folder",
+    ):
         FILTERS["nccl_rail_check"](ROCE, loaded, NODE)
     copy = tmp_path / "plan"
     shutil.copytree(plan_dir, copy)

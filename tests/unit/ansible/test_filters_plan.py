@@ -41,18 +41,60 @@ def plan(request: pytest.FixtureRequest, plan_dir: Path) -> Any:
 
 
 PEERS = [
-    (("leaf-p0-su01-r0", "Ethernet0"),
-     {"device": NODE, "port": "rail0", "address": "172.16.0.1", "local_address": "172.16.0.0",
-      "cable_id": "H0000000", "kind": "host", "plane": 0, "prefixlen": 31, "rail": 0}),
-    ((NODE, "rail3"),
-     {"device": "leaf-p0-su01-r3", "port": "Ethernet0", "address": "172.16.0.192", "local_address": "172.16.0.193",
-      "cable_id": "H0000096", "kind": "host", "plane": 0, "prefixlen": 31, "rail": 3}),
-    (("leaf-p0-su01-r0", "Ethernet128"),
-     {"device": "spine-p0-01", "port": "Ethernet0", "address": "10.1.0.0", "local_address": "10.1.0.1",
-      "cable_id": "L0000000", "kind": "leaf_spine", "plane": 0, "prefixlen": 31}),
-    (("spine-p0-01", "Ethernet0"),
-     {"device": "leaf-p0-su01-r0", "port": "Ethernet128", "address": "10.1.0.1", "local_address": "10.1.0.0",
-      "cable_id": "L0000000", "kind": "leaf_spine", "plane": 0, "prefixlen": 31}),
+    (
+        ("leaf-p0-su01-r0", "Ethernet0"),
+        {
+            "device": NODE,
+            "port": "rail0",
+            "address": "172.16.0.1",
+            "local_address": "172.16.0.0",
+            "cable_id": "H0000000",
+            "kind": "host",
+            "plane": 0,
+            "prefixlen": 31,
+            "rail": 0,
+        },
+    ),
+    (
+        (NODE, "rail3"),
+        {
+            "device": "leaf-p0-su01-r3",
+            "port": "Ethernet0",
+            "address": "172.16.0.192",
+            "local_address": "172.16.0.193",
+            "cable_id": "H0000096",
+            "kind": "host",
+            "plane": 0,
+            "prefixlen": 31,
+            "rail": 3,
+        },
+    ),
+    (
+        ("leaf-p0-su01-r0", "Ethernet128"),
+        {
+            "device": "spine-p0-01",
+            "port": "Ethernet0",
+            "address": "10.1.0.0",
+            "local_address": "10.1.0.1",
+            "cable_id": "L0000000",
+            "kind": "leaf_spine",
+            "plane": 0,
+            "prefixlen": 31,
+        },
+    ),
+    (
+        ("spine-p0-01", "Ethernet0"),
+        {
+            "device": "leaf-p0-su01-r0",
+            "port": "Ethernet128",
+            "address": "10.1.0.1",
+            "local_address": "10.1.0.0",
+            "cable_id": "L0000000",
+            "kind": "leaf_spine",
+            "plane": 0,
+            "prefixlen": 31,
+        },
+    ),
 ]
 
 
@@ -65,9 +107,18 @@ def test_plan_rails_in_nic_order_and_consistent_with_the_cables(plan: Any) -> No
     rails = FILTERS["plan_rails"](plan, NODE)
     assert [r["interface"] for r in rails] == [f"rail{i}" for i in range(8)]
     assert [r["rail"] for r in rails] == list(range(8))
-    assert rails[2] == {"rail": 2, "plane": 0, "interface": "rail2", "address": "172.16.0.129", "prefixlen": 31,
-                        "network": "172.16.0.128/31", "leaf": "leaf-p0-su01-r2", "leaf_port": "Ethernet0",
-                        "leaf_address": "172.16.0.128", "cable_id": "H0000064"}
+    assert rails[2] == {
+        "rail": 2,
+        "plane": 0,
+        "interface": "rail2",
+        "address": "172.16.0.129",
+        "prefixlen": 31,
+        "network": "172.16.0.128/31",
+        "leaf": "leaf-p0-su01-r2",
+        "leaf_port": "Ethernet0",
+        "leaf_address": "172.16.0.128",
+        "cable_id": "H0000064",
+    }
     for r in rails:  # each rail port's leaf end is the peer the cabling gives
         peer = FILTERS["plan_peer"](plan, r["leaf"], r["leaf_port"])
         assert (peer["device"], peer["port"], peer["address"]) == (NODE, r["interface"], r["address"])
@@ -91,19 +142,49 @@ def test_plan_nccl_hca_is_what_nccl_env_holds(plan_dir: Path) -> None:
 
 
 IB_HCA = [
-    ("=mlx5_0:1,mlx5_1:1", {"exclude": False, "exact": True, "devices": ["mlx5_0", "mlx5_1"],
-                            "entries": [{"device": "mlx5_0", "port": 1}, {"device": "mlx5_1", "port": 1}]}),
+    (
+        "=mlx5_0:1,mlx5_1:1",
+        {
+            "exclude": False,
+            "exact": True,
+            "devices": ["mlx5_0", "mlx5_1"],
+            "entries": [{"device": "mlx5_0", "port": 1}, {"device": "mlx5_1", "port": 1}],
+        },
+    ),
     ("mlx5", {"exclude": False, "exact": False, "devices": ["mlx5"], "entries": [{"device": "mlx5", "port": None}]}),
-    ("^=mlx5_8,mlx5_9", {"exclude": True, "exact": True, "devices": ["mlx5_8", "mlx5_9"],
-                         "entries": [{"device": "mlx5_8", "port": None}, {"device": "mlx5_9", "port": None}]}),
-    ("^mlx5_1", {"exclude": True, "exact": False, "devices": ["mlx5_1"],
-                 "entries": [{"device": "mlx5_1", "port": None}]}),
+    (
+        "^=mlx5_8,mlx5_9",
+        {
+            "exclude": True,
+            "exact": True,
+            "devices": ["mlx5_8", "mlx5_9"],
+            "entries": [{"device": "mlx5_8", "port": None}, {"device": "mlx5_9", "port": None}],
+        },
+    ),
+    (
+        "^mlx5_1",
+        {"exclude": True, "exact": False, "devices": ["mlx5_1"], "entries": [{"device": "mlx5_1", "port": None}]},
+    ),
     # NCCL 2.30's rail and plane fields; an empty port field names every port
-    ("=mlx5_0:1:0:0,mlx5_1::0:1", {"exclude": False, "exact": True, "devices": ["mlx5_0", "mlx5_1"],
-                                   "entries": [{"device": "mlx5_0", "port": 1}, {"device": "mlx5_1", "port": None}]}),
+    (
+        "=mlx5_0:1:0:0,mlx5_1::0:1",
+        {
+            "exclude": False,
+            "exact": True,
+            "devices": ["mlx5_0", "mlx5_1"],
+            "entries": [{"device": "mlx5_0", "port": 1}, {"device": "mlx5_1", "port": None}],
+        },
+    ),
     # NCCL trims nothing: the second name starts with a space (and names no device)
-    ("=mlx5_0, mlx5_1", {"exclude": False, "exact": True, "devices": ["mlx5_0", " mlx5_1"],
-                         "entries": [{"device": "mlx5_0", "port": None}, {"device": " mlx5_1", "port": None}]}),
+    (
+        "=mlx5_0, mlx5_1",
+        {
+            "exclude": False,
+            "exact": True,
+            "devices": ["mlx5_0", " mlx5_1"],
+            "entries": [{"device": "mlx5_0", "port": None}, {"device": " mlx5_1", "port": None}],
+        },
+    ),
 ]
 
 
@@ -119,10 +200,16 @@ def test_parse_ib_hca_bad_entry(entry: str) -> None:
 
 
 BAD = [
-    ("plan_peer", ("leaf-p0-su99-r0", "Ethernet0"),
-     r"device 'leaf-p0-su99-r0' is not in the plan of fabric 'demo' \(24 switches, 64 nodes; names like "),
-    ("plan_peer", ("leaf-p0-su01-r0", "Ethernet999"),
-     r"leaf-p0-su01-r0 port 'Ethernet999' has no planned cable \(cabled ports: Ethernet0, Ethernet4, .* in all\)"),
+    (
+        "plan_peer",
+        ("leaf-p0-su99-r0", "Ethernet0"),
+        r"device 'leaf-p0-su99-r0' is not in the plan of fabric 'demo' \(24 switches, 64 nodes; names like ",
+    ),
+    (
+        "plan_peer",
+        ("leaf-p0-su01-r0", "Ethernet999"),
+        r"leaf-p0-su01-r0 port 'Ethernet999' has no planned cable \(cabled ports: Ethernet0, Ethernet4, .* in all\)",
+    ),
     ("plan_peer", (NODE, ""), r"port must be a non-empty name, got ''"),
     ("plan_rails", ("leaf-p0-su01-r0",), r"'leaf-p0-su01-r0' is a switch, not a node"),
     ("plan_rails", (NODE, 9), r"gpu-su01-h01 has no port on rail 9 \(its rails: \[0, 1, 2, 3, 4, 5, 6, 7\]\)"),
@@ -143,8 +230,11 @@ def test_plan_inputs_that_are_not_a_plan(tmp_path: Path, plan_dir: Path) -> None
     with pytest.raises(AnsibleFilterError, match=r"not an hwaac plan: expected format 'hwaac-plan/1', got None"):
         FILTERS["plan_peer"]({"switches": {}}, "a", "b")
     loaded = json.loads((plan_dir / "plan.json").read_text())
-    with pytest.raises(AnsibleFilterError, match=r"the NCCL HCA list is in the rendered hosts/<node>/nccl.env: give "
-                                                 r"the folder"):
+    with pytest.raises(
+        AnsibleFilterError,
+        match=r"the NCCL HCA list is in the rendered hosts/<node>/nccl.env: give "
+        r"the folder",
+    ):
         FILTERS["plan_nccl_hca"](loaded, NODE)
 
 
@@ -152,8 +242,11 @@ def test_nccl_env_missing_or_without_the_variable(tmp_path: Path, plan_dir: Path
     copy = tmp_path / "plan"
     copy.mkdir()
     shutil.copy(plan_dir / "plan.json", copy / "plan.json")
-    with pytest.raises(AnsibleFilterError, match=r"hosts/gpu-su01-h01/nccl.env: no such file \(`hwaac plan FABRIC -o "
-                                                 r"DIR` renders"):
+    with pytest.raises(
+        AnsibleFilterError,
+        match=r"hosts/gpu-su01-h01/nccl.env: no such file \(`hwaac plan FABRIC -o "
+        r"DIR` renders",
+    ):
         FILTERS["plan_nccl_hca"](str(copy), NODE)
     (copy / "hosts" / NODE).mkdir(parents=True)
     (copy / "hosts" / NODE / "nccl.env").write_text("# hand-edited\nNCCL_IB_GID_INDEX=3\n")

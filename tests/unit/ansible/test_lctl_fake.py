@@ -16,8 +16,11 @@ from tests.unit.ansible.module_run import REPO
 
 LCTL = REPO / "tests" / "fixtures" / "tools" / "lctl"
 INST = "ffff8a2c4e1b8000"
-LNET_TCP = {"configured": True, "version": "2.15.5",
-            "nets": [{"net": "tcp", "nis": [{"interface": "eth0", "nid": "10.20.0.5@tcp", "status": "up"}]}]}
+LNET_TCP = {
+    "configured": True,
+    "version": "2.15.5",
+    "nets": [{"net": "tcp", "nis": [{"interface": "eth0", "nid": "10.20.0.5@tcp", "status": "up"}]}],
+}
 
 
 class Node(FakeHost):
@@ -82,8 +85,10 @@ def test_mdc_rpc_limits_as_the_2_15_kernel(node: Node) -> None:
     mdc = f"mdc.lfs1-MDT0000-mdc-{INST}"
     refused = node.sh("lctl", "set_param", f"{mdc}.max_mod_rpcs_in_flight=50")
     assert refused.returncode == 34
-    assert refused.stderr == (f"error: set_param: setting /sys/fs/lustre/mdc/lfs1-MDT0000-mdc-{INST}/"
-                              "max_mod_rpcs_in_flight=50: Numerical result out of range\n")
+    assert refused.stderr == (
+        f"error: set_param: setting /sys/fs/lustre/mdc/lfs1-MDT0000-mdc-{INST}/"
+        "max_mod_rpcs_in_flight=50: Numerical result out of range\n"
+    )
     assert node.sh("lctl", "set_param", f"{mdc}.max_rpcs_in_flight=4").returncode == 0
     assert node.sh("lctl", "get_param", "-n", f"{mdc}.max_mod_rpcs_in_flight").stdout == "3\n"  # lowered with it
     node.knobs(version="2.16.1")
@@ -161,13 +166,13 @@ def test_ping_as_recorded(node: Node) -> None:
 def test_systemctl_fake_enable_is_enabled_start(node: Node) -> None:
     units = node.state / "etc" / "systemd" / "system"
     units.mkdir(parents=True)
-    (units / "demo.service").write_text("[Service]\nType=oneshot\nExecStart=/bin/true\n\n[Install]\n"
-                                        "WantedBy=mnt-lfs1.mount\n")
+    (units / "demo.service").write_text(
+        "[Service]\nType=oneshot\nExecStart=/bin/true\n\n[Install]\nWantedBy=mnt-lfs1.mount\n"
+    )
     assert node.sh("systemctl", "is-enabled", "demo.service").stdout == "disabled\n"
     en = node.sh("systemctl", "enable", "demo")
     assert en.returncode == 0
-    assert en.stderr == (f"Created symlink {units}/mnt-lfs1.mount.wants/demo.service \u2192 "
-                         f"{units}/demo.service.\n")
+    assert en.stderr == (f"Created symlink {units}/mnt-lfs1.mount.wants/demo.service \u2192 {units}/demo.service.\n")
     assert node.sh("systemctl", "enable", "demo").stderr == ""  # already enabled: nothing
     assert node.sh("systemctl", "is-enabled", "demo.service").stdout == "enabled\n"
     missing = node.sh("systemctl", "is-enabled", "nope.service")

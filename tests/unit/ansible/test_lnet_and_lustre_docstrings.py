@@ -12,9 +12,10 @@ import re
 import pytest
 
 PACKAGE = "ansible_collections.aiinfra.hwaac.plugins"
-MODULES = [f"{PACKAGE}.module_utils.{n}" for n in ("lnet", "lnet_plan", "lustre_mount", "lustre_mount_steps",
-                                                   "lustre_params", "host_files")] + [
-    f"{PACKAGE}.modules.{n}" for n in ("lnet", "lustre_mount", "lustre_tune")]
+MODULES = [
+    f"{PACKAGE}.module_utils.{n}"
+    for n in ("lnet", "lnet_plan", "lustre_mount", "lustre_mount_steps", "lustre_params", "host_files")
+] + [f"{PACKAGE}.modules.{n}" for n in ("lnet", "lustre_mount", "lustre_tune")]
 ERRORS = ("LnetError", "LnetInputError", "LustreError", "ParamError", "HostFileError")
 
 

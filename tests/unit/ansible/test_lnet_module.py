@@ -19,8 +19,14 @@ from tests.unit.ansible.module_run import REPO, load_cases, run_case
 MOUNT = "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.2@o2ib:/lfs1 /mnt/lfs1 lustre rw,flock,lazystatfs 0 0\n"
 READ_ONLY = {"lnetctl net show", "lnetctl export --backup", "lnetctl global show"}
 
-NETWORKS = [{"net": "o2ib0", "interfaces": ["ib0", "ib1"], "tunables": {"peer_credits": 32},
-             "lnd_tunables": {"conns_per_peer": 1}}]
+NETWORKS = [
+    {
+        "net": "o2ib0",
+        "interfaces": ["ib0", "ib1"],
+        "tunables": {"peer_credits": 32},
+        "lnd_tunables": {"conns_per_peer": 1},
+    }
+]
 LNET_CONF = (
     "# Managed by hwaac (aiinfra.hwaac.lnet): lnetctl export --backup layout, read at boot by\n"
     "# lnet.service (lnetctl import /etc/lnet.conf). Local edits are overwritten.\n"
@@ -54,13 +60,21 @@ class Host(FakeHost):
         self.conf = tmp / "etc" / "lnet.conf"
 
     def module(self, networks=None, glob=None, *, check: bool = False, **extra: object) -> dict:
-        args = {"networks": NETWORKS if networks is None else networks,
-                "global": {"discovery": 1} if glob is None else glob, **extra}
+        args = {
+            "networks": NETWORKS if networks is None else networks,
+            "global": {"discovery": 1} if glob is None else glob,
+            **extra,
+        }
         return self.run(self.case_args(args), check=check)
 
     def case_args(self, given: dict) -> dict:
-        return {"networks": NETWORKS, "global": {"discovery": 1}, "lnet_conf": str(self.conf),
-                "proc_mounts": str(self.state / "proc_mounts"), **given}
+        return {
+            "networks": NETWORKS,
+            "global": {"discovery": 1},
+            "lnet_conf": str(self.conf),
+            "proc_mounts": str(self.state / "proc_mounts"),
+            **given,
+        }
 
     def lnet(self, **state: object) -> None:
         self.write_state("lnet.json", state)
@@ -87,10 +101,13 @@ def test_case(host: Host, case: dict) -> None:
 
 
 def ni(interface: str, ip: str, net: str = "o2ib", peer_credits: int = 32) -> dict:
-    return {"interface": interface, "nid": f"{ip}@{net}", "status": "up",
-            "tunables": {"peer_timeout": 180, "peer_credits": peer_credits, "peer_buffer_credits": 0,
-                         "credits": 256},
-            "lnd_tunables": {"conns_per_peer": 1}}
+    return {
+        "interface": interface,
+        "nid": f"{ip}@{net}",
+        "status": "up",
+        "tunables": {"peer_timeout": 180, "peer_credits": peer_credits, "peer_buffer_credits": 0, "credits": 256},
+        "lnd_tunables": {"conns_per_peer": 1},
+    }
 
 
 EXPECTED_RUN = [
@@ -141,7 +158,8 @@ def test_check_mode_predicts_and_changes_nothing(host: Host) -> None:
         "net:\n  o2ib:\n"
         "  - interface: ib0\n    tunables:\n      peer_credits: 32\n    lnd_tunables:\n      conns_per_peer: 1\n"
         "  - interface: ib1\n    tunables:\n      peer_credits: 32\n    lnd_tunables:\n      conns_per_peer: 1\n"
-        "global:\n  discovery: 1\n")
+        "global:\n  discovery: 1\n"
+    )
     assert (conf_diff["before"], conf_diff["after"]) == ("", LNET_CONF)
 
     real = host.module()
@@ -153,9 +171,12 @@ def test_check_mode_predicts_and_changes_nothing(host: Host) -> None:
     before = (host.state / "lnet.json").read_text()
     predicted = host.module([{"net": "o2ib", "interfaces": ["ib1"], "tunables": {"peer_credits": 16}}], check=True)
     # ib0 is not declared any more, ib1 needs new tunables: both are deleted, ib1 is added again
-    assert predicted["commands"] == ["lnetctl lnet configure", "lnetctl net del --net o2ib --if ib0",
-                                     "lnetctl net del --net o2ib --if ib1",
-                                     "lnetctl net add --net o2ib --if ib1 --peer-credits 16"]
+    assert predicted["commands"] == [
+        "lnetctl lnet configure",
+        "lnetctl net del --net o2ib --if ib0",
+        "lnetctl net del --net o2ib --if ib1",
+        "lnetctl net add --net o2ib --if ib1 --peer-credits 16",
+    ]
     assert (host.state / "lnet.json").read_text() == before
     assert set(host.calls()) <= READ_ONLY
 
@@ -165,8 +186,10 @@ def test_add_a_rail_to_a_mounted_client(host: Host) -> None:
     host.mount()
     res = host.module()
     assert res.get("failed") is not True, res
-    assert res["commands"] == ["lnetctl lnet configure",
-                               "lnetctl net add --net o2ib --if ib1 --peer-credits 32 --conns-per-peer 1"]
+    assert res["commands"] == [
+        "lnetctl lnet configure",
+        "lnetctl net add --net o2ib --if ib1 --peer-credits 32 --conns-per-peer 1",
+    ]
     assert res["mounts"] == ["/mnt/lfs1"]
     assert [x["nid"] for x in host.read()["nets"][0]["nis"]] == ["10.20.0.5@o2ib", "10.20.1.5@o2ib"]
     assert (host.state / "proc_mounts").read_text() == MOUNT  # the mount was not touched
@@ -175,8 +198,10 @@ def test_add_a_rail_to_a_mounted_client(host: Host) -> None:
 
 
 def test_refusal_while_mounted_leaves_everything_as_it_was(host: Host) -> None:
-    host.lnet(configured=True, nets=[{"net": "o2ib", "nis": [ni("ib0", "10.20.0.5", peer_credits=8),
-                                                             ni("ib1", "10.20.1.5", peer_credits=8)]}])
+    host.lnet(
+        configured=True,
+        nets=[{"net": "o2ib", "nis": [ni("ib0", "10.20.0.5", peer_credits=8), ni("ib1", "10.20.1.5", peer_credits=8)]}],
+    )
     host.mount()
     before = (host.state / "lnet.json").read_text()
     for check in (True, False):
@@ -195,22 +220,30 @@ def test_refusal_while_mounted_leaves_everything_as_it_was(host: Host) -> None:
             "/mnt/lfs1 is mounted",
         ]
         assert res["commands"] == []
-        assert res["would_run"] == ["lnetctl lnet configure", "lnetctl net del --net o2ib --if ib0",
-                                    "lnetctl net del --net o2ib --if ib1",
-                                    "lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1"]
+        assert res["would_run"] == [
+            "lnetctl lnet configure",
+            "lnetctl net del --net o2ib --if ib0",
+            "lnetctl net del --net o2ib --if ib1",
+            "lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1",
+        ]
         assert (host.state / "lnet.json").read_text() == before
         assert set(host.calls()) <= READ_ONLY
         assert not host.conf.exists()
 
 
 def test_unmounted_tunable_change_recreates_the_net(host: Host) -> None:
-    host.lnet(configured=True, nets=[{"net": "o2ib", "nis": [ni("ib0", "10.20.0.5", peer_credits=8),
-                                                             ni("ib1", "10.20.1.5", peer_credits=8)]}])
+    host.lnet(
+        configured=True,
+        nets=[{"net": "o2ib", "nis": [ni("ib0", "10.20.0.5", peer_credits=8), ni("ib1", "10.20.1.5", peer_credits=8)]}],
+    )
     res = host.module()
     # discovery is 1 already (the fake's default)
-    assert res["commands"] == ["lnetctl lnet configure", "lnetctl net del --net o2ib --if ib0",
-                               "lnetctl net del --net o2ib --if ib1",
-                               "lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1"]
+    assert res["commands"] == [
+        "lnetctl lnet configure",
+        "lnetctl net del --net o2ib --if ib0",
+        "lnetctl net del --net o2ib --if ib1",
+        "lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1",
+    ]
     assert [x["tunables"]["peer_credits"] for x in host.read()["nets"][0]["nis"]] == [32, 32]
     assert [x["interface"] for x in host.read()["nets"][0]["nis"]] == ["ib0", "ib1"]
     assert host.module()["changed"] is False
@@ -220,15 +253,23 @@ def test_configure_answering_eexist_is_not_an_error(host: Host) -> None:
     host.lnet(layout="2.16", configured=True, knobs={"configure_exclusive": True})
     res = host.module()
     assert res.get("failed") is not True, res
-    assert res["commands"] == ["lnetctl lnet configure",
-                               "lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1"]
+    assert res["commands"] == [
+        "lnetctl lnet configure",
+        "lnetctl net add --net o2ib --if ib0,ib1 --peer-credits 32 --conns-per-peer 1",
+    ]
     assert len(host.read()["nets"][0]["nis"]) == 2
 
 
 def test_o2ib_lnd_tunables_go_through_import(host: Host) -> None:
     host.lnet(configured=True)
-    nets = [{"net": "o2ib", "interfaces": ["ib0"], "tunables": {"peer_credits": 32},
-             "lnd_tunables": {"concurrent_sends": 64}}]
+    nets = [
+        {
+            "net": "o2ib",
+            "interfaces": ["ib0"],
+            "tunables": {"peer_credits": 32},
+            "lnd_tunables": {"concurrent_sends": 64},
+        }
+    ]
     res = host.module(nets, {})
     assert res.get("failed") is not True, res
     assert res["commands"][1].startswith("lnetctl import <<'EOF'\nnet:\n    - net type: o2ib\n")
@@ -239,8 +280,9 @@ def test_o2ib_lnd_tunables_go_through_import(host: Host) -> None:
 
 def test_the_rendered_demo_client_file_converges(host: Host) -> None:
     """The lnet section hwaac renders for the demo's first GPU node (golden file), as the role passes it."""
-    lnet = json.loads((REPO / "tests" / "golden" / "demo" / "hosts" / "gpu-su01-h01" / "lustre-client.json")
-                      .read_text())["lnet"]
+    lnet = json.loads(
+        (REPO / "tests" / "golden" / "demo" / "hosts" / "gpu-su01-h01" / "lustre-client.json").read_text()
+    )["lnet"]
     interfaces = [i for n in lnet["networks"] for i in n["interfaces"]]
     host.lnet(configured=False, interfaces={name: f"10.20.{k}.5" for k, name in enumerate(interfaces)})
     res = host.module(lnet["networks"], lnet["global"])

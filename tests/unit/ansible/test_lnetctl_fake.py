@@ -66,16 +66,51 @@ def shape(obj: object) -> object:
 
 
 def o2ib_mr(layout: str, **extra: object) -> dict:
-    return {"layout": layout, "configured": True, "cpt": "[0,1,2,3,4]",
-            "nets": [{"net": "o2ib", "nis": [
-                {"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up", "tunables": TUN,
-                 "lnd_tunables": {"peercredits_hiw": 16, "map_on_demand": 0, "concurrent_sends": 64,
-                                  "fmr_pool_size": 512, "fmr_flush_trigger": 384, "fmr_cache": 1, "ntx": 512,
-                                  "conns_per_peer": 1}},
-                {"interface": "ib1", "nid": "10.20.1.5@o2ib", "status": "up", "tunables": TUN,
-                 "lnd_tunables": {"peercredits_hiw": 16, "map_on_demand": 0, "concurrent_sends": 64,
-                                  "fmr_pool_size": 512, "fmr_flush_trigger": 384, "fmr_cache": 1, "ntx": 512,
-                                  "conns_per_peer": 1}}]}], **extra}
+    return {
+        "layout": layout,
+        "configured": True,
+        "cpt": "[0,1,2,3,4]",
+        "nets": [
+            {
+                "net": "o2ib",
+                "nis": [
+                    {
+                        "interface": "ib0",
+                        "nid": "10.20.0.5@o2ib",
+                        "status": "up",
+                        "tunables": TUN,
+                        "lnd_tunables": {
+                            "peercredits_hiw": 16,
+                            "map_on_demand": 0,
+                            "concurrent_sends": 64,
+                            "fmr_pool_size": 512,
+                            "fmr_flush_trigger": 384,
+                            "fmr_cache": 1,
+                            "ntx": 512,
+                            "conns_per_peer": 1,
+                        },
+                    },
+                    {
+                        "interface": "ib1",
+                        "nid": "10.20.1.5@o2ib",
+                        "status": "up",
+                        "tunables": TUN,
+                        "lnd_tunables": {
+                            "peercredits_hiw": 16,
+                            "map_on_demand": 0,
+                            "concurrent_sends": 64,
+                            "fmr_pool_size": 512,
+                            "fmr_flush_trigger": 384,
+                            "fmr_cache": 1,
+                            "ntx": 512,
+                            "conns_per_peer": 1,
+                        },
+                    },
+                ],
+            }
+        ],
+        **extra,
+    }
 
 
 def without_peer(text: str) -> str:
@@ -87,8 +122,12 @@ def without_peer(text: str) -> str:
 
 
 def test_216_net_show_is_the_recorded_text(fake: Fake) -> None:
-    fake.lnet(layout="2.16", configured=True, interfaces={"eth0": "10.20.0.5"},
-               nets=[{"net": "tcp", "nis": [{"interface": "eth0", "nid": "10.20.0.5@tcp", "status": "up"}]}])
+    fake.lnet(
+        layout="2.16",
+        configured=True,
+        interfaces={"eth0": "10.20.0.5"},
+        nets=[{"net": "tcp", "nis": [{"interface": "eth0", "nid": "10.20.0.5@tcp", "status": "up"}]}],
+    )
     res = fake.cmd("net", "show")
     assert res.returncode == 0
     assert res.stdout == sample("2.16/net_show_tcp.txt")
@@ -100,10 +139,26 @@ def test_215_net_show_is_cyaml(fake: Fake) -> None:
 
 
 def test_215_net_show_verbose_has_the_recorded_layout(fake: Fake) -> None:
-    fake.lnet(layout="2.15", configured=True, interfaces={"bond0": "10.20.0.5"}, cpt="[0]",
-               nets=[{"net": "tcp", "nis": [{"interface": "bond0", "nid": "10.20.0.5@tcp", "status": "up",
-                                             "tunables": {**TUN, "peer_credits": 8},
-                                             "lnd_tunables": {"conns_per_peer": 1}}]}])
+    fake.lnet(
+        layout="2.15",
+        configured=True,
+        interfaces={"bond0": "10.20.0.5"},
+        cpt="[0]",
+        nets=[
+            {
+                "net": "tcp",
+                "nis": [
+                    {
+                        "interface": "bond0",
+                        "nid": "10.20.0.5@tcp",
+                        "status": "up",
+                        "tunables": {**TUN, "peer_credits": 8},
+                        "lnd_tunables": {"conns_per_peer": 1},
+                    }
+                ],
+            }
+        ],
+    )
     out = fake.cmd("net", "show", "-v", "--net", "tcp").stdout
     recorded = sample("2.15/net_show_v_tcp.txt")
     assert skeleton(out) == skeleton(recorded)
@@ -136,9 +191,19 @@ def test_216_net_show_verbose_keys_are_the_recorded_ones(fake: Fake) -> None:
 # read: level 1), and whether that level prints the message counts and health stats (liblnetconfig.c
 # lustre_lnet_show_net(): "if (detail < 2) goto continue_without_msg_stats"; 2.16+ kernel dump: "version < 2")
 DETAIL_ARGS = [
-    ([], False), (["-v"], False), (["--verbose"], False), (["-v", "1"], False), (["--verbose=2"], False),
-    (["-v", "two"], False), (["-v", "2"], True), (["-v", "3"], True), (["-v", "4"], True), (["--verbose", "2"], True),
-    (["-v", "0x2"], True), (["-v", "2", "--net", "o2ib"], True), (["--net", "o2ib", "-v", "3"], True),
+    ([], False),
+    (["-v"], False),
+    (["--verbose"], False),
+    (["-v", "1"], False),
+    (["--verbose=2"], False),
+    (["-v", "two"], False),
+    (["-v", "2"], True),
+    (["-v", "3"], True),
+    (["-v", "4"], True),
+    (["--verbose", "2"], True),
+    (["-v", "0x2"], True),
+    (["-v", "2", "--net", "o2ib"], True),
+    (["--net", "o2ib", "-v", "3"], True),
 ]
 
 
@@ -260,8 +325,12 @@ def test_modprobe_then_configure_then_add(fake: Fake) -> None:
     assert "cannot add network: Invalid argument" in fake.cmd("net", "add", "--net", "o2ib", "--if", "ib0").stderr
     assert fake.cmd("lnet", "configure").returncode == 0
     assert fake.cmd("lnet", "configure").returncode == 0  # idempotent
-    assert fake.cmd("net", "add", "--net", "o2ib0", "--if", "ib0,ib1", "--peer-credits", "32",
-                    "--conns-per-peer", "2").returncode == 0
+    assert (
+        fake.cmd(
+            "net", "add", "--net", "o2ib0", "--if", "ib0,ib1", "--peer-credits", "32", "--conns-per-peer", "2"
+        ).returncode
+        == 0
+    )
     shown = yaml.safe_load(fake.cmd("net", "show", "-v").stdout)["net"]
     assert [n["net type"] for n in shown] == ["lo", "o2ib"]
     nis = shown[1]["local NI(s)"]
@@ -273,9 +342,15 @@ def test_modprobe_then_configure_then_add(fake: Fake) -> None:
     assert fake.cmd("net", "del", "--net", "o2ib", "--if", "ib1").returncode == 0
     assert fake.read()["nets"] == []
     assert fake.calls() == [
-        "modprobe lnet", "lnetctl net add --net o2ib --if ib0", "lnetctl lnet configure", "lnetctl lnet configure",
-        "lnetctl net add --net o2ib0 --if ib0,ib1 --peer-credits 32 --conns-per-peer 2", "lnetctl net show -v",
-        "lnetctl net del --net o2ib --if ib0", "lnetctl net del --net o2ib --if ib1"]
+        "modprobe lnet",
+        "lnetctl net add --net o2ib --if ib0",
+        "lnetctl lnet configure",
+        "lnetctl lnet configure",
+        "lnetctl net add --net o2ib0 --if ib0,ib1 --peer-credits 32 --conns-per-peer 2",
+        "lnetctl net show -v",
+        "lnetctl net del --net o2ib --if ib0",
+        "lnetctl net del --net o2ib --if ib1",
+    ]
 
 
 def test_modprobe_unknown_module(fake: Fake) -> None:
@@ -285,8 +360,12 @@ def test_modprobe_unknown_module(fake: Fake) -> None:
 
 
 def test_lnet_brought_up_by_a_mount_needs_configure(fake: Fake) -> None:
-    fake.lnet(layout="2.15", configured=True, dlc=False,
-               nets=[{"net": "tcp", "nis": [{"interface": "eth0", "nid": "10.0.2.15@tcp", "status": "up"}]}])
+    fake.lnet(
+        layout="2.15",
+        configured=True,
+        dlc=False,
+        nets=[{"net": "tcp", "nis": [{"interface": "eth0", "nid": "10.0.2.15@tcp", "status": "up"}]}],
+    )
     res = fake.cmd("net", "add", "--net", "o2ib", "--if", "ib0")
     assert "cannot add network: Invalid argument" in res.stderr
     assert fake.cmd("lnet", "configure").returncode == 0
@@ -302,17 +381,20 @@ def test_set_then_show(fake: Fake) -> None:
     assert yaml.safe_load(fake.cmd("export", "--backup").stdout)["global"]["discovery"] == 0
     res = fake.cmd("set", "response_tracking", "5")
     assert res.returncode == 255
-    assert yaml.safe_load(res.stderr) == {"add": [{"response_tracking": {
-        "errno": -1, "descr": "Valid values are: 0, 1, 2, or 3"}}]}
+    assert yaml.safe_load(res.stderr) == {
+        "add": [{"response_tracking": {"errno": -1, "descr": "Valid values are: 0, 1, 2, or 3"}}]
+    }
     res = fake.cmd("set", "discovery", "x")
     assert res.stderr == "parser:\n    - set:\n          errno: -1\n          descr: cannot parse discovery value\n"
 
 
 def test_import_adds_nis_with_lnd_tunables(fake: Fake) -> None:
     fake.lnet(layout="2.15", configured=True)
-    doc = ("# comment\nnet:\n    - net type: o2ib0\n      local NI(s):\n        - interfaces:\n              0: ib0\n"
-           "          tunables:\n              peer_credits: 32\n          lnd tunables:\n"
-           "              concurrent_sends: 64\nglobal:\n    max_intf: 300\n")
+    doc = (
+        "# comment\nnet:\n    - net type: o2ib0\n      local NI(s):\n        - interfaces:\n              0: ib0\n"
+        "          tunables:\n              peer_credits: 32\n          lnd tunables:\n"
+        "              concurrent_sends: 64\nglobal:\n    max_intf: 300\n"
+    )
     res = fake.cmd("import", stdin=doc)
     assert res.returncode == 0, res.stderr
     ni = fake.read()["nets"][0]["nis"][0]
@@ -320,8 +402,10 @@ def test_import_adds_nis_with_lnd_tunables(fake: Fake) -> None:
     assert fake.read()["global"]["max_interfaces"] == 300
     assert doc in (fake.state / "lnetctl-import.log").read_text()
     # the 2.16 layout of the same document is read too, and an existing NI is EEXIST
-    res = fake.cmd("import", stdin="net:\n-     net type: o2ib\n      local NI(s):\n      -     interfaces:\n"
-                                   "                  0: ib0\n")
+    res = fake.cmd(
+        "import",
+        stdin="net:\n-     net type: o2ib\n      local NI(s):\n      -     interfaces:\n                  0: ib0\n",
+    )
     assert (res.returncode, res.stderr) == (239, sample("2.15/error_add_eexist.stderr"))
 
 
@@ -335,8 +419,10 @@ def test_import_error_is_the_recorded_boot_failure(fake: Fake) -> None:
 
 def test_ignore_tunables_knob(fake: Fake) -> None:
     fake.lnet(layout="2.15", configured=True, knobs={"ignore_tunables": ["concurrent_sends"]})
-    doc = ("net:\n    - net type: o2ib\n      local NI(s):\n        - interfaces:\n              0: ib0\n"
-           "          lnd tunables:\n              concurrent_sends: 64\n")
+    doc = (
+        "net:\n    - net type: o2ib\n      local NI(s):\n        - interfaces:\n              0: ib0\n"
+        "          lnd tunables:\n              concurrent_sends: 64\n"
+    )
     assert fake.cmd("import", stdin=doc).returncode == 0
     assert fake.read()["nets"][0]["nis"][0]["lnd_tunables"]["concurrent_sends"] == 8
 

@@ -82,17 +82,23 @@ class Node(FakeHost):
     def mount(self, text: str = MOUNT_LINE) -> None:
         (self.state / "proc_mounts").write_text("proc /proc proc rw 0 0\n" + text)
 
-    def run_action(self, args: dict[str, Any], *, check_mode: bool = False,
-                   task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+    def run_action(
+        self, args: dict[str, Any], *, check_mode: bool = False, task_vars: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         calls = []
 
         def execute(module_args: dict[str, Any]) -> dict:
             calls.append(module_args)
             return self.run(module_args, check=check_mode)
 
-        result = run_action_plugin(ActionModule, {"proc_mounts": str(self.state / "proc_mounts"), **args},
-                                   check_mode=check_mode, module="lustre_health", execute=execute,
-                                   task_vars={"inventory_hostname": "gpu-node-01", **(task_vars or {})})
+        result = run_action_plugin(
+            ActionModule,
+            {"proc_mounts": str(self.state / "proc_mounts"), **args},
+            check_mode=check_mode,
+            module="lustre_health",
+            execute=execute,
+            task_vars={"inventory_hostname": "gpu-node-01", **(task_vars or {})},
+        )
         result["_module_calls"] = calls
         return result
 
@@ -113,9 +119,17 @@ def test_healthy_mounted_client_passes(node: Node) -> None:
     assert (res["action"], res["codes"], res["changed"]) == ("none", [], False)
     assert res["filesystems"] == ["lfs1"] and res["mounted"] == ["lfs1"]
     assert "failed" not in res
-    assert sorted(node.calls()) == sorted([
-        "lfs check servers", "lctl get_param -n health_check", "lctl get_param osc.*.import mdc.*.import",
-        "lctl ping 10.20.0.1@o2ib", "lctl ping 10.20.0.2@o2ib", "lnetctl net show -v 2", "lctl list_nids"])
+    assert sorted(node.calls()) == sorted(
+        [
+            "lfs check servers",
+            "lctl get_param -n health_check",
+            "lctl get_param osc.*.import mdc.*.import",
+            "lctl ping 10.20.0.1@o2ib",
+            "lctl ping 10.20.0.2@o2ib",
+            "lnetctl net show -v 2",
+            "lctl list_nids",
+        ]
+    )
     probes = res["_module_calls"][0]["probes"]
     assert probes["lfs_check"] == {"argv": ["lfs", "check", "servers"], "timeout": 60}
 
@@ -127,26 +141,77 @@ PROBE_CASES = [
     ("defaults", {}, {}, {}, {"list_nids"}, {"lfs_df"}, "PASS", []),
     ("list_nids off", {"list_nids": False}, {}, {}, set(), {"list_nids", "lfs_df"}, "PASS", []),
     ("lfs_df on, healthy", {"lfs_df": True}, {}, {}, {"lfs_df", "list_nids"}, set(), "PASS", []),
-    ("lfs_df on, an OST full and one degraded", {"lfs_df": True},
-     {"df_used_pct": {"lfs1-OST0001": 97}, "df_state": {"lfs1-OST0002": "D"}}, {}, {"lfs_df"}, set(), "WARN",
-     ["LUSTRE_TARGET_DEGRADED", "LUSTRE_TARGET_FULL"]),
-    ("lfs_df on, an OST read-only", {"lfs_df": True}, {"df_state": {"lfs1-OST0003": "R"}}, {}, {"lfs_df"}, set(),
-     "FAIL", ["LUSTRE_TARGET_READONLY"]),
-    ("lfs_df off does not see a read-only OST", {}, {"df_state": {"lfs1-OST0003": "R"}}, {}, set(), {"lfs_df"},
-     "PASS", []),
-    ("no NID on the MGS network", {}, {}, {"lctl list_nids": ("list_nids_tcp.txt", 0)}, {"list_nids"}, set(),
-     "FAIL", ["LUSTRE_LNET_NO_MGS_NET"]),
-    ("LNet down in list_nids", {}, {}, {"lctl list_nids": ("list_nids_network_down.txt", 1)}, {"list_nids"}, set(),
-     "FAIL", ["LUSTRE_LNET_DOWN"]),
-    ("list_nids off does not see the wrong network", {"list_nids": False}, {},
-     {"lctl list_nids": ("list_nids_tcp.txt", 0)}, set(), {"list_nids"}, "PASS", []),
+    (
+        "lfs_df on, an OST full and one degraded",
+        {"lfs_df": True},
+        {"df_used_pct": {"lfs1-OST0001": 97}, "df_state": {"lfs1-OST0002": "D"}},
+        {},
+        {"lfs_df"},
+        set(),
+        "WARN",
+        ["LUSTRE_TARGET_DEGRADED", "LUSTRE_TARGET_FULL"],
+    ),
+    (
+        "lfs_df on, an OST read-only",
+        {"lfs_df": True},
+        {"df_state": {"lfs1-OST0003": "R"}},
+        {},
+        {"lfs_df"},
+        set(),
+        "FAIL",
+        ["LUSTRE_TARGET_READONLY"],
+    ),
+    (
+        "lfs_df off does not see a read-only OST",
+        {},
+        {"df_state": {"lfs1-OST0003": "R"}},
+        {},
+        set(),
+        {"lfs_df"},
+        "PASS",
+        [],
+    ),
+    (
+        "no NID on the MGS network",
+        {},
+        {},
+        {"lctl list_nids": ("list_nids_tcp.txt", 0)},
+        {"list_nids"},
+        set(),
+        "FAIL",
+        ["LUSTRE_LNET_NO_MGS_NET"],
+    ),
+    (
+        "LNet down in list_nids",
+        {},
+        {},
+        {"lctl list_nids": ("list_nids_network_down.txt", 1)},
+        {"list_nids"},
+        set(),
+        "FAIL",
+        ["LUSTRE_LNET_DOWN"],
+    ),
+    (
+        "list_nids off does not see the wrong network",
+        {"list_nids": False},
+        {},
+        {"lctl list_nids": ("list_nids_tcp.txt", 0)},
+        set(),
+        {"list_nids"},
+        "PASS",
+        [],
+    ),
 ]
 
 
-@pytest.mark.parametrize(("args", "knobs", "answers", "ran", "not_ran", "status", "codes"),
-                         [case[1:] for case in PROBE_CASES], ids=[case[0] for case in PROBE_CASES])
-def test_list_nids_and_lfs_df_options(node: Node, args: dict, knobs: dict, answers: dict, ran: set, not_ran: set,
-                                      status: str, codes: list) -> None:
+@pytest.mark.parametrize(
+    ("args", "knobs", "answers", "ran", "not_ran", "status", "codes"),
+    [case[1:] for case in PROBE_CASES],
+    ids=[case[0] for case in PROBE_CASES],
+)
+def test_list_nids_and_lfs_df_options(
+    node: Node, args: dict, knobs: dict, answers: dict, ran: set, not_ran: set, status: str, codes: list
+) -> None:
     node.mount()
     if knobs:
         (node.state / "lustre.json").write_text(json.dumps({"knobs": knobs}))
@@ -157,8 +222,9 @@ def test_list_nids_and_lfs_df_options(node: Node, args: dict, knobs: dict, answe
     assert (res["status"], res["codes"]) == (status, codes), res["findings"]
     assert ran <= set(res["outputs"]) and not not_ran & set(res["outputs"])
     argv = {name: probe["argv"] for name, probe in res["_module_calls"][0]["probes"].items()}
-    assert {k: argv[k] for k in ran} == {k: v for k, v in {"lfs_df": ["lfs", "df", "-v"],
-                                                           "list_nids": ["lctl", "list_nids"]}.items() if k in ran}
+    assert {k: argv[k] for k in ran} == {
+        k: v for k, v in {"lfs_df": ["lfs", "df", "-v"], "list_nids": ["lctl", "list_nids"]}.items() if k in ran
+    }
 
 
 def test_mgs_of_the_mounted_source_is_judged(node: Node) -> None:
@@ -176,8 +242,9 @@ def test_mgs_of_the_mounted_source_is_judged(node: Node) -> None:
 
 
 def test_not_mounted_fails_and_fail_on_fail_fails_the_task(node: Node) -> None:
-    node.answer("lctl get_param osc.*.import mdc.*.import", "",
-                (HEALTH / "imports_not_mounted_derived.txt").read_text(), rc=2)
+    node.answer(
+        "lctl get_param osc.*.import mdc.*.import", "", (HEALTH / "imports_not_mounted_derived.txt").read_text(), rc=2
+    )
     res = node.run_action({"filesystems": FS})  # no proc_mounts file: nothing mounted (fake-state contract)
     assert res["status"] == "FAIL" and res["codes"] == ["LUSTRE_NOT_MOUNTED"] and "failed" not in res
     assert res["mounted"] == []
@@ -223,13 +290,16 @@ def test_client_config_from_hwaac_files(node: Node, tmp_path: Path) -> None:
     assert res["status"] == "PASS" and "lnet_net" not in res["outputs"]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ({}, "give filesystems, client_config"),
-    ({"filesystems": [{"name": "way_too_long"}]}, "filesystems[0].name"),
-    ({"filesystems": FS, "mgs_nids": ["10.20.0.9"]}, "mgs_nids"),
-    ({"client_config": "/nonexistent/lustre-client.json"}, "client_config /nonexistent"),
-    ({"filesystems": FS, "timeout": "soon"}, "timeout"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({}, "give filesystems, client_config"),
+        ({"filesystems": [{"name": "way_too_long"}]}, "filesystems[0].name"),
+        ({"filesystems": FS, "mgs_nids": ["10.20.0.9"]}, "mgs_nids"),
+        ({"client_config": "/nonexistent/lustre-client.json"}, "client_config /nonexistent"),
+        ({"filesystems": FS, "timeout": "soon"}, "timeout"),
+    ],
+)
 def test_bad_arguments_fail_with_a_clear_message(node: Node, args: dict, message: str) -> None:
     from ansible.errors import AnsibleActionFail
 
@@ -261,10 +331,18 @@ def test_with_the_shared_lctl_and_lnetctl_fakes(node: Node) -> None:
     for tool in ("lctl", "lnetctl"):
         node.use_shared_fake(tool)
     node.mount()
-    (node.state / "lnet.json").write_text(json.dumps({
-        "configured": True, "layout": "2.15", "version": "2.15.5", "interfaces": {"ib0": "10.20.0.5"},
-        "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up"}]}],
-        "global": {}}))
+    (node.state / "lnet.json").write_text(
+        json.dumps(
+            {
+                "configured": True,
+                "layout": "2.15",
+                "version": "2.15.5",
+                "interfaces": {"ib0": "10.20.0.5"},
+                "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up"}]}],
+                "global": {},
+            }
+        )
+    )
     res = node.run_action({"filesystems": FS})
     assert res["status"] == "PASS", res["findings"]
     (node.state / "lustre.json").write_text(json.dumps({"knobs": {"import_state": {"lfs1-OST0001": "DISCONN"}}}))
@@ -282,16 +360,29 @@ NI_HEALTH = [
 
 
 @pytest.mark.parametrize(("health", "status", "lnet_codes"), NI_HEALTH, ids=["healthy", "degraded", "fatal"])
-def test_ni_health_reaches_the_verdict_through_the_lnetctl_fake(node: Node, health: dict, status: str,
-                                                                 lnet_codes: list[str]) -> None:
+def test_ni_health_reaches_the_verdict_through_the_lnetctl_fake(
+    node: Node, health: dict, status: str, lnet_codes: list[str]
+) -> None:
     if not (FAKE_BIN / "lnetctl").exists():
         pytest.skip("the shared lnetctl fake is not in this checkout")
     node.use_shared_fake("lnetctl")
     node.mount()
-    (node.state / "lnet.json").write_text(json.dumps({
-        "configured": True, "layout": "2.16", "version": "2.16.1", "interfaces": {"ib0": "10.20.0.5"},
-        "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up",
-                                          "health": health}]}]}))
+    (node.state / "lnet.json").write_text(
+        json.dumps(
+            {
+                "configured": True,
+                "layout": "2.16",
+                "version": "2.16.1",
+                "interfaces": {"ib0": "10.20.0.5"},
+                "nets": [
+                    {
+                        "net": "o2ib",
+                        "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up", "health": health}],
+                    }
+                ],
+            }
+        )
+    )
     res = node.run_action({"filesystems": FS, "list_nids": False})
     assert res["status"] == status, res["findings"]
     assert sorted(c for c in res["codes"] if c.startswith("LUSTRE_LNET")) == lnet_codes
@@ -313,14 +404,25 @@ def test_lfs_fake_prints_the_recorded_formats(node: Node) -> None:
     (node.state / "lustre.json").write_text(json.dumps({"knobs": {"import_state": {"lfs1-OST0002": "DISCONN"}}}))
     res = lfs("check", "servers")
     assert res.returncode == 0
-    assert all(re.fullmatch(r"(lfs1-(OST|MDT)000[0-9a-f]-(osc|mdc)-ffff8a2c[0-9a-f]{8}|MGC10\.20\.0\.1@o2ib) active\.",
-                            line) for line in res.stdout.splitlines())
+    assert all(
+        re.fullmatch(r"(lfs1-(OST|MDT)000[0-9a-f]-(osc|mdc)-ffff8a2c[0-9a-f]{8}|MGC10\.20\.0\.1@o2ib) active\.", line)
+        for line in res.stdout.splitlines()
+    )
     assert [line.split()[0][:12] for line in res.stdout.splitlines()] == [
-        "lfs1-OST0000", "lfs1-OST0001", "lfs1-OST0003", "lfs1-MDT0000", "MGC10.20.0.1"]  # osc, mdc, mgc order
-    assert re.fullmatch(r"lfs check: error: check 'lfs1-OST0002-osc-ffff8a2c[0-9a-f]{8}': Transport endpoint is not "
-                        r"connected \(107\)\n", res.stderr)
-    (node.state / "lustre.json").write_text(json.dumps({"knobs": {"lfs_down": {"lfs1-OST0001": 107},
-                                                                  "lfs_style": "inactive"}}))
+        "lfs1-OST0000",
+        "lfs1-OST0001",
+        "lfs1-OST0003",
+        "lfs1-MDT0000",
+        "MGC10.20.0.1",
+    ]  # osc, mdc, mgc order
+    assert re.fullmatch(
+        r"lfs check: error: check 'lfs1-OST0002-osc-ffff8a2c[0-9a-f]{8}': Transport endpoint is not "
+        r"connected \(107\)\n",
+        res.stderr,
+    )
+    (node.state / "lustre.json").write_text(
+        json.dumps({"knobs": {"lfs_down": {"lfs1-OST0001": 107}, "lfs_style": "inactive"}})
+    )
     assert "lfs1-OST0001-osc-" in lfs("check", "osts").stdout.splitlines()[1]
     assert lfs("check", "osts").stdout.splitlines()[1].endswith(" inactive.")
     assert lfs("check", "bogus").returncode != 0

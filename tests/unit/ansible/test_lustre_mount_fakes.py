@@ -25,9 +25,14 @@ class Fake(FakeHost):
 
     def __init__(self, tmp: Path) -> None:
         super().__init__(tmp)
-        self.write_state("lnet.json", {
-            "configured": True, "version": "2.15.5",
-            "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up"}]}]})
+        self.write_state(
+            "lnet.json",
+            {
+                "configured": True,
+                "version": "2.15.5",
+                "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up"}]}],
+            },
+        )
 
     def mounts(self):
         path = self.state / "proc_mounts"
@@ -42,9 +47,16 @@ def fake(tmp_path: Path) -> Fake:
 def test_fuser_fake_prints_the_derived_streams_byte_for_byte(fake: Fake) -> None:
     """The /mnt/lfs1 case of tests/fixtures/tools/fuser/lustre_busy_derived.* (psmisc print_matches)."""
     (fake.state / "proc_mounts").write_text("10.20.0.1@o2ib:/lfs1 /mnt/lfs1 lustre rw,flock 0 0\n")
-    (fake.state / "busy.json").write_text(json.dumps({"/mnt/lfs1": [
-        {"pid": 4242, "user": "alice", "command": "bash", "access": "..c.."},
-        {"pid": 51234, "user": "bob", "command": "python3", "access": "F...."}]}))
+    (fake.state / "busy.json").write_text(
+        json.dumps(
+            {
+                "/mnt/lfs1": [
+                    {"pid": 4242, "user": "alice", "command": "bash", "access": "..c.."},
+                    {"pid": 51234, "user": "bob", "command": "python3", "access": "F...."},
+                ]
+            }
+        )
+    )
     res = fake.sh("fuser", "-vm", "/mnt/lfs1")
     assert res.returncode == 0
     assert res.stderr == (FIX / "fuser" / "lustre_busy_derived.stderr").read_text()
@@ -64,14 +76,31 @@ def test_fuser_fake_idle_mount_and_unknown_path(fake: Fake) -> None:
 def test_mount_fake_writes_the_2_15_line_and_lctl_sees_the_devices(fake: Fake, tmp_path: Path) -> None:
     mp = tmp_path / "mnt"
     mp.mkdir()
-    res = fake.sh("mount", "-t", "lustre", "-o", "noatime,localflock,_netdev",
-                   "10.20.0.1@o2ib0,10.20.1.1@o2ib:10.20.0.2@o2ib:/lfs1", str(mp))
+    res = fake.sh(
+        "mount",
+        "-t",
+        "lustre",
+        "-o",
+        "noatime,localflock,_netdev",
+        "10.20.0.1@o2ib0,10.20.1.1@o2ib:10.20.0.2@o2ib:/lfs1",
+        str(mp),
+    )
     assert res.returncode == 0, res.stderr
     (entry,) = fake.mounts()
     # net number 0 dropped; table order of ll_show_options with localflock (flock/noflock skipped)
     assert entry.source == "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.2@o2ib:/lfs1"
-    assert entry.options == ["rw", "noatime", "checksum", "localflock", "nouser_xattr", "lruresize", "lazystatfs",
-                             "nouser_fid2path", "verbose", "encrypt"]
+    assert entry.options == [
+        "rw",
+        "noatime",
+        "checksum",
+        "localflock",
+        "nouser_xattr",
+        "lruresize",
+        "lazystatfs",
+        "nouser_fid2path",
+        "verbose",
+        "encrypt",
+    ]
     assert not compare_options(["noatime", "localflock"], entry.options).any
     names = fake.sh("lctl", "list_param", "osc.*.max_rpcs_in_flight").stdout.split()
     assert len(names) == 4 and names[0] == "osc.lfs1-OST0000-osc-ffff8a2c4e1b8000.max_rpcs_in_flight"
@@ -95,14 +124,27 @@ def test_mount_fake_pre_2_15_layout(fake: Fake, tmp_path: Path) -> None:
         ({"lnet": None}, "10.20.0.1@o2ib:/lfs1", 100, ["failed: Network is down"]),
         ({}, "10.20.0.1@tcp:/lfs1", 5, ["failed: Input/output error", "Is the MGS running?"]),
         ({"knobs": {"unreachable_nids": ["10.20.0.1@o2ib"]}}, "10.20.0.1@o2ib:/lfs1", 5, ["Is the MGS running?"]),
-        ({"knobs": {"unknown_filesystems": ["lfs1"]}}, "10.20.0.1@o2ib:/lfs1", 2,
-         ["failed: No such file or directory", "Is the MGS specification correct?", "Is the filesystem name correct?"]),
-        ({}, "no-such-host.invalid@o2ib:/lfs1", 22,
-         ["mount.lustre: Can't parse NID 'no-such-host.invalid@o2ib:/lfs1'"]),
+        (
+            {"knobs": {"unknown_filesystems": ["lfs1"]}},
+            "10.20.0.1@o2ib:/lfs1",
+            2,
+            [
+                "failed: No such file or directory",
+                "Is the MGS specification correct?",
+                "Is the filesystem name correct?",
+            ],
+        ),
+        (
+            {},
+            "no-such-host.invalid@o2ib:/lfs1",
+            22,
+            ["mount.lustre: Can't parse NID 'no-such-host.invalid@o2ib:/lfs1'"],
+        ),
     ],
 )
-def test_mount_fake_failures_as_mount_lustre_prints_them(fake: Fake, tmp_path: Path, setup: dict, source: str,
-                                                          rc: int, lines: list[str]) -> None:
+def test_mount_fake_failures_as_mount_lustre_prints_them(
+    fake: Fake, tmp_path: Path, setup: dict, source: str, rc: int, lines: list[str]
+) -> None:
     if "lnet" in setup:
         (fake.state / "lnet.json").unlink()
     if "knobs" in setup:
@@ -139,8 +181,9 @@ def test_umount_fake_busy_lazy_and_not_mounted(fake: Fake, tmp_path: Path) -> No
 
 def test_mount_fake_implicit_lnet_is_the_wrong_nid_pitfall(fake: Fake, tmp_path: Path) -> None:
     """Knob implicit_lnet: an unconfigured node gets LNet on tcp (first interface) from the mount itself."""
-    (fake.state / "lnet.json").write_text(json.dumps({"loaded": True, "configured": False,
-                                                      "interfaces": {"ib0": "10.20.0.5"}, "nets": []}))
+    (fake.state / "lnet.json").write_text(
+        json.dumps({"loaded": True, "configured": False, "interfaces": {"ib0": "10.20.0.5"}, "nets": []})
+    )
     (fake.state / "lustre.json").write_text(json.dumps({"knobs": {"implicit_lnet": True}}))
     res = fake.sh("mount", "-t", "lustre", "10.20.0.1@o2ib:/lfs1", str(tmp_path))
     assert res.returncode == 5 and "Is the MGS running?" in res.stderr  # the o2ib MGS is out of reach

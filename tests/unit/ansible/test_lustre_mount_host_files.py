@@ -66,7 +66,7 @@ def test_write_atomic_new_file_in_a_new_directory_and_replacing(tmp_path: Path) 
     write_atomic(module, str(path), "a=1\n")
     assert path.read_text() == "a=1\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
-    (src, dest), = module.moved
+    ((src, dest),) = module.moved
     assert dest == str(path) and Path(src).parent == path.parent and Path(src).name.startswith(".mount.client.params.")
     write_atomic(module, str(path), "a=2\n")
     assert path.read_text() == "a=2\n"
@@ -95,8 +95,10 @@ def test_steps_record_commands_skip_changes_in_check_mode_and_time_out() -> None
     assert (res["rc"], res["stdout"]) == (0, "read\n")
     res = steps.run([sys.executable, "-c", "import sys; sys.exit(3)"], changing=True)
     assert res == {"rc": 0, "stdout": "", "stderr": ""}  # check mode: recorded, not run
-    assert steps.result["commands"] == [f"{sys.executable} -c 'print('\"'\"'read'\"'\"')'",
-                                        f"{sys.executable} -c 'import sys; sys.exit(3)'"]
+    assert steps.result["commands"] == [
+        f"{sys.executable} -c 'print('\"'\"'read'\"'\"')'",
+        f"{sys.executable} -c 'import sys; sys.exit(3)'",
+    ]
     steps.action("set_param")
     steps.action("set_param")
     assert steps.result["actions"] == ["set_param"] and steps.result["changed"] is True

@@ -18,9 +18,14 @@ import pytest
 from tests.unit.ansible.fake_host import FakeHost
 from tests.unit.ansible.module_run import load_cases, run_case
 
-LNET_TCP = {"configured": True, "layout": "2.15", "version": "2.15.5", "interfaces": {"eth0": "10.20.0.5"},
-            "nets": [{"net": "tcp", "nis": [{"interface": "eth0", "nid": "10.20.0.5@tcp", "status": "up"}]}],
-            "global": {}}
+LNET_TCP = {
+    "configured": True,
+    "layout": "2.15",
+    "version": "2.15.5",
+    "interfaces": {"eth0": "10.20.0.5"},
+    "nets": [{"net": "tcp", "nis": [{"interface": "eth0", "nid": "10.20.0.5@tcp", "status": "up"}]}],
+    "global": {},
+}
 FSTAB = "# static table\nUUID=1B2C-1908 /boot/efi vfat defaults,noatime 0 2\n"
 
 
@@ -51,8 +56,14 @@ class Host(FakeHost):
             path.write_text(json.dumps(data))
 
     def case_args(self, given: dict) -> dict:
-        base = {"name": "lfs1", "mgs": [["localhost@tcp"]], "mount_point": self.mp, "options": ["flock", "noatime"],
-                "fstab": str(self.fstab), "proc_mounts": str(self.state / "proc_mounts")}
+        base = {
+            "name": "lfs1",
+            "mgs": [["localhost@tcp"]],
+            "mount_point": self.mp,
+            "options": ["flock", "noatime"],
+            "fstab": str(self.fstab),
+            "proc_mounts": str(self.state / "proc_mounts"),
+        }
         return {**base, **given}
 
     def module(self, *, check: bool = False, **over: object) -> dict:
@@ -131,16 +142,20 @@ def test_lustre_option_change_needs_an_unmount(host: Host) -> None:
 
 def test_busy_unmount_names_the_processes_and_leaves_the_mount(host: Host) -> None:
     host.premount()
-    host.busy({"pid": 4242, "user": "alice", "command": "bash", "access": "..c.."},
-              {"pid": 51234, "user": "bob", "command": "python3", "access": "F...."})
+    host.busy(
+        {"pid": 4242, "user": "alice", "command": "bash", "access": "..c.."},
+        {"pid": 51234, "user": "bob", "command": "python3", "access": "F...."},
+    )
     before = host.proc_mounts()
     res = host.module(state="unmounted")
     assert res["failed"] is True, res
     assert f"cannot unmount {host.mp}: target is busy" in res["msg"]
     assert "pid 4242 (alice) bash" in res["msg"] and "pid 51234 (bob) python3" in res["msg"]
     assert "force_unmount=lazy" in res["msg"]
-    assert res["holders"] == [{"pid": 4242, "user": "alice", "command": "bash", "access": "..c.."},
-                              {"pid": 51234, "user": "bob", "command": "python3", "access": "F...."}]
+    assert res["holders"] == [
+        {"pid": 4242, "user": "alice", "command": "bash", "access": "..c.."},
+        {"pid": 51234, "user": "bob", "command": "python3", "access": "F...."},
+    ]
     assert host.new_calls() == [f"umount {host.mp}", f"fuser -vm {host.mp}"]
     assert host.proc_mounts() == before
 
@@ -173,16 +188,18 @@ def test_fstab_line_of_another_type_or_file_system_is_refused(host: Host, state:
     Lustre line of another file system) is someone else's, and replacing or removing it silently would lose it."""
     ours = f"localhost@tcp:/lfs1 {host.mp} lustre flock,noatime,_netdev 0 0\n"
     verb = "removing" if state == "absent" else "replacing"
-    for extra, why in ((f"nfs01:/export {host.mp} nfs defaults 0 0\n", "of type nfs"),
-                       (f"127.0.0.1@tcp:/lfs2 {host.mp} lustre defaults,_netdev 0 0\n", "of Lustre file system lfs2")):
+    for extra, why in (
+        (f"nfs01:/export {host.mp} nfs defaults 0 0\n", "of type nfs"),
+        (f"127.0.0.1@tcp:/lfs2 {host.mp} lustre defaults,_netdev 0 0\n", "of Lustre file system lfs2"),
+    ):
         fstab = FSTAB + extra + ours
         host.fstab.write_text(fstab)
         res = host.module(state=state)
         assert res["failed"] is True, res
-        assert res["msg"] == (f"{host.fstab} line 3 for {host.mp} is {why}, not of Lustre file system lfs1; not "
-                              f"{verb} it: {extra.strip()}. Edit {host.fstab} by hand, or use another mount "
-                              "point."), res
+        assert res["msg"] == (
+            f"{host.fstab} line 3 for {host.mp} is {why}, not of Lustre file system lfs1; not "
+            f"{verb} it: {extra.strip()}. Edit {host.fstab} by hand, or use another mount "
+            "point."
+        ), res
         assert host.fstab.read_text() == fstab
         assert mounting(host.new_calls()) == [] and not Path(host.mp).exists()
-
-

@@ -88,15 +88,21 @@ def test_failover_source_and_escaped_mount_point() -> None:
     groups, fs, subdir = parse_source(entries[0].source)
     assert subdir == ""
     assert fs == "lfs1"
-    assert [[str(n) for n in g] for g in groups] == [["10.20.0.1@o2ib", "10.20.1.1@o2ib"],
-                                                    ["10.20.0.2@o2ib", "10.20.1.2@o2ib"]]
+    assert [[str(n) for n in g] for g in groups] == [
+        ["10.20.0.1@o2ib", "10.20.1.1@o2ib"],
+        ["10.20.0.2@o2ib", "10.20.1.2@o2ib"],
+    ]
     data = find_mount(entries, "/mnt/scratch data")
     assert data is not None and data.options[:3] == ["ro", "nosuid", "nodev"]
     # localflock set: flock is wanted -> unmount needed; rw wanted -> remount
     diff = compare_options(["flock"], data.options)
     assert "flock wanted, not in effect" in diff.unmount
-    assert sorted(diff.remount) == ["nodev set, not wanted", "nosuid set, not wanted", "ro set, not wanted",
-                                    "rw wanted, not set"]
+    assert sorted(diff.remount) == [
+        "nodev set, not wanted",
+        "nosuid set, not wanted",
+        "ro set, not wanted",
+        "rw wanted, not set",
+    ]
     assert not compare_options(["ro", "nosuid", "nodev", "localflock", "user_xattr"], data.options).any
 
 
@@ -109,14 +115,27 @@ def test_find_mount_takes_the_top_mount() -> None:
 # --- NIDs, sources, names --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("net", "norm"), [("o2ib0", "o2ib"), ("o2ib", "o2ib"), ("o2ib1", "o2ib1"), ("tcp0", "tcp"),
-                                           ("tcp10", "tcp10"), ("kfi", "kfi")])
+@pytest.mark.parametrize(
+    ("net", "norm"),
+    [("o2ib0", "o2ib"), ("o2ib", "o2ib"), ("o2ib1", "o2ib1"), ("tcp0", "tcp"), ("tcp10", "tcp10"), ("kfi", "kfi")],
+)
 def test_normalise_net(net: str, norm: str) -> None:
     assert normalise_net(net) == norm
 
 
-@pytest.mark.parametrize("bad", ["10.20.0.1", "10.20.0.1@", "@o2ib", "10.20.0.300@o2ib", "a b@tcp", "x@o2-ib",
-                                 "10.20.0.1@o2ib:10.20.0.2@o2ib", "-bad-@tcp"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "10.20.0.1",
+        "10.20.0.1@",
+        "@o2ib",
+        "10.20.0.300@o2ib",
+        "a b@tcp",
+        "x@o2-ib",
+        "10.20.0.1@o2ib:10.20.0.2@o2ib",
+        "-bad-@tcp",
+    ],
+)
 def test_bad_nids_name_the_field(bad: str) -> None:
     with pytest.raises(LustreError, match=r"^mgs\[1\]\[0\]: .* is not a NID"):
         parse_mgs([["10.20.0.9@o2ib"], [bad]])
@@ -208,12 +227,18 @@ def test_foreign_fstab_lines() -> None:
     """Every line for the mount point counts (update_fstab replaces or removes all of them)."""
     assert foreign_fstab_line(FSTAB, "/mnt/lfs1", "old") is None
     assert foreign_fstab_line(FSTAB, "/mnt/lfs1/", "lfs1") == (
-        4, "10.20.0.9@tcp:/old /mnt/lfs1 lustre defaults,_netdev 0 0", "of Lustre file system old")
+        4,
+        "10.20.0.9@tcp:/old /mnt/lfs1 lustre defaults,_netdev 0 0",
+        "of Lustre file system old",
+    )
     nfs_first = "nfs01:/e /mnt/lfs1 nfs defaults 0 0\n" + FSTAB
-    assert foreign_fstab_line(nfs_first, "/mnt/lfs1", "old") == (1, "nfs01:/e /mnt/lfs1 nfs defaults 0 0",
-                                                                "of type nfs")
+    assert foreign_fstab_line(nfs_first, "/mnt/lfs1", "old") == (
+        1,
+        "nfs01:/e /mnt/lfs1 nfs defaults 0 0",
+        "of type nfs",
+    )
     bad = "nonsense /mnt/lfs1 lustre defaults 0 0\n"
-    (num, line, why), = [foreign_fstab_line(bad, "/mnt/lfs1", "old")]
+    ((num, line, why),) = [foreign_fstab_line(bad, "/mnt/lfs1", "old")]
     assert (num, line) == (1, bad.strip()) and why.startswith("a Lustre line whose source cannot be read (")
     assert foreign_fstab_line("#10.20.0.9@tcp:/x /mnt/lfs1 nfs defaults 0 0\n", "/mnt/lfs1", "lfs1") is None
 
@@ -241,8 +266,11 @@ def terminal_streams(text: str) -> tuple[str, str]:
 def test_terminal_streams_split_like_the_derived_capture() -> None:
     """The splitter gives the module's two streams for a table whose streams were captured apart."""
     derived_out, derived_err = text("fuser", "lustre_busy_derived.stdout"), text("fuser", "lustre_busy_derived.stderr")
-    merged = derived_err.replace("root      mount", "root     kernel mount").replace(
-        "alice     ..c..", "alice      4242 ..c..").replace("bob       F....", "bob       51234 F....")
+    merged = (
+        derived_err.replace("root      mount", "root     kernel mount")
+        .replace("alice     ..c..", "alice      4242 ..c..")
+        .replace("bob       F....", "bob       51234 F....")
+    )
     out, err = terminal_streams(merged)
     assert out.split() == derived_out.split()
     assert parse_fuser(out, err) == parse_fuser(derived_out, derived_err)
@@ -286,5 +314,6 @@ def test_list_nids_and_lnet_check() -> None:
     assert reason == "LNet has no NID on the MGS network (o2ib); local NIDs: 10.20.0.5@tcp"
     reason, warnings = lnet_problems(nids, parse_mgs([["10.20.0.1@tcp0"], ["10.20.9.2@o2ib1"]]))
     assert reason is None
-    assert warnings == ["failover MGS node 10.20.9.2@o2ib1 has no NID on a local LNet network (tcp); failover to it "
-                        "will not work"]
+    assert warnings == [
+        "failover MGS node 10.20.9.2@o2ib1 has no NID on a local LNet network (tcp); failover to it will not work"
+    ]

@@ -57,25 +57,31 @@ MOFED = ofed("mlnx_ofed_23.10_azure.txt")
 # --- distribution and RDMA stack ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "family"), [
-    ('NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\n', "RedHat"),
-    ('ID="rhel"\nVERSION_ID="8.10"\n', "RedHat"),
-    ("ID=almalinux\nID_LIKE=\"rhel centos fedora\"\n", "RedHat"),
-    ('NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="22.04"\n', "Debian"),
-    ("ID=debian\nVERSION_ID=\"12\"\n", "Debian"),
-    ('ID="sles"\nID_LIKE="suse"\n', None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    ("text", "family"),
+    [
+        ('NAME="Rocky Linux"\nID="rocky"\nID_LIKE="rhel centos fedora"\nVERSION_ID="9.4"\n', "RedHat"),
+        ('ID="rhel"\nVERSION_ID="8.10"\n', "RedHat"),
+        ("ID=almalinux\nID_LIKE=\"rhel centos fedora\"\n", "RedHat"),
+        ('NAME="Ubuntu"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID="22.04"\n', "Debian"),
+        ("ID=debian\nVERSION_ID=\"12\"\n", "Debian"),
+        ('ID="sles"\nID_LIKE="suse"\n', None),
+        ("", None),
+    ],
+)
 def test_os_family(text: str, family: str | None) -> None:
     assert os_family(text) == family
 
 
-@pytest.mark.parametrize(("name", "stack", "version"), [
-    ("mlnx_ofed_23.10_azure.txt", "MLNX_OFED", "MLNX_OFED_LINUX-23.10-1.1.9.0"),
-    ("mlnx_ofed_24.10_no_colon.txt", "MLNX_OFED", "MLNX_OFED_LINUX-24.10-1.1.4.0"),
-    ("doca_ofed_24.07_network_operator.txt", "DOCA-OFED", "OFED-internal-24.07-0.6.1"),
-    ("doca_ofed_24.10_dgx.txt", "DOCA-OFED", "OFED-internal-24.10-1.1.4.0.200"),
-])
+@pytest.mark.parametrize(
+    ("name", "stack", "version"),
+    [
+        ("mlnx_ofed_23.10_azure.txt", "MLNX_OFED", "MLNX_OFED_LINUX-23.10-1.1.9.0"),
+        ("mlnx_ofed_24.10_no_colon.txt", "MLNX_OFED", "MLNX_OFED_LINUX-24.10-1.1.4.0"),
+        ("doca_ofed_24.07_network_operator.txt", "DOCA-OFED", "OFED-internal-24.07-0.6.1"),
+        ("doca_ofed_24.10_dgx.txt", "DOCA-OFED", "OFED-internal-24.10-1.1.4.0.200"),
+    ],
+)
 def test_ofed_info_samples(name: str, stack: str, version: str) -> None:
     parsed = ofed(name)
     assert (parsed["stack"], parsed["version"], parsed["error"]) == (stack, version, "")
@@ -92,19 +98,22 @@ def test_ofed_info_absent_and_unreadable() -> None:
 # --- the choice table ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("family", "flavor", "stack", "published", "want"), [
-    ("RedHat", "auto", "inbox", None, "kmod"),
-    ("RedHat", "auto", "inbox", False, "dkms"),
-    ("RedHat", "auto", "inbox", True, "kmod"),
-    ("RedHat", "auto", "DOCA-OFED", None, "dkms"),
-    ("RedHat", "auto", "MLNX_OFED", True, "kmod"),
-    ("RedHat", "auto", None, None, "dkms"),
-    ("Debian", "auto", "inbox", None, "dkms"),
-    ("Debian", "auto", "inbox", True, "kmod"),
-    ("Debian", "auto", "DOCA-OFED", False, "dkms"),
-    ("Debian", "kmod", "DOCA-OFED", None, "kmod"),  # explicit flavour wins
-    ("RedHat", "dkms", "inbox", True, "dkms"),
-])
+@pytest.mark.parametrize(
+    ("family", "flavor", "stack", "published", "want"),
+    [
+        ("RedHat", "auto", "inbox", None, "kmod"),
+        ("RedHat", "auto", "inbox", False, "dkms"),
+        ("RedHat", "auto", "inbox", True, "kmod"),
+        ("RedHat", "auto", "DOCA-OFED", None, "dkms"),
+        ("RedHat", "auto", "MLNX_OFED", True, "kmod"),
+        ("RedHat", "auto", None, None, "dkms"),
+        ("Debian", "auto", "inbox", None, "dkms"),
+        ("Debian", "auto", "inbox", True, "kmod"),
+        ("Debian", "auto", "DOCA-OFED", False, "dkms"),
+        ("Debian", "kmod", "DOCA-OFED", None, "kmod"),  # explicit flavour wins
+        ("RedHat", "dkms", "inbox", True, "dkms"),
+    ],
+)
 def test_flavor_rule(family: str, flavor: str, stack: str | None, published: bool | None, want: str) -> None:
     got, reason = choose_flavor(family, flavor, stack, published)
     assert got == want and reason
@@ -117,12 +126,15 @@ def test_flavor_rule_rejects_unknown_values() -> None:
         choose_flavor("RedHat", "rpm", "inbox", None)
 
 
-@pytest.mark.parametrize(("family", "flavor", "packages"), [
-    ("RedHat", "kmod", ["lustre-client", "kmod-lustre-client"]),
-    ("RedHat", "dkms", ["lustre-client", "lustre-client-dkms", f"kernel-devel-{EL94_K}"]),
-    ("Debian", "kmod", ["lustre-client-utils", f"lustre-client-modules-{UBUNTU_K}"]),
-    ("Debian", "dkms", ["lustre-client-utils", "lustre-client-modules-dkms", f"linux-headers-{UBUNTU_K}"]),
-])
+@pytest.mark.parametrize(
+    ("family", "flavor", "packages"),
+    [
+        ("RedHat", "kmod", ["lustre-client", "kmod-lustre-client"]),
+        ("RedHat", "dkms", ["lustre-client", "lustre-client-dkms", f"kernel-devel-{EL94_K}"]),
+        ("Debian", "kmod", ["lustre-client-utils", f"lustre-client-modules-{UBUNTU_K}"]),
+        ("Debian", "dkms", ["lustre-client-utils", "lustre-client-modules-dkms", f"linux-headers-{UBUNTU_K}"]),
+    ],
+)
 def test_package_table(family: str, flavor: str, packages: list[str]) -> None:
     kernel = EL94_K if family == "RedHat" else UBUNTU_K
     assert client_packages(family, flavor, kernel) == packages
@@ -143,8 +155,11 @@ def test_dpkg_query_output() -> None:
     names = ["lustre-client-utils", "lustre-client-modules-dkms", "linux-headers-5.15.0-105-generic"]
     assert query_command("Debian", names)[:3] == ["dpkg-query", "-W", "-f=${Package} ${Version} ${db:Status-Abbrev}\n"]
     out = "lustre-client-utils 2.15.5-1 ii \nlustre-client-modules-dkms 2.15.5-1 rc \n"
-    assert parse_dpkg_query(out, names) == {"lustre-client-utils": "2.15.5-1", "lustre-client-modules-dkms": None,
-                                            "linux-headers-5.15.0-105-generic": None}
+    assert parse_dpkg_query(out, names) == {
+        "lustre-client-utils": "2.15.5-1",
+        "lustre-client-modules-dkms": None,
+        "linux-headers-5.15.0-105-generic": None,
+    }
 
 
 # --- client version -----------------------------------------------------------------------------------------------
@@ -153,18 +168,21 @@ RPM = TOOLS / "rpm"
 DPKG = TOOLS / "dpkg-query"
 
 
-@pytest.mark.parametrize(("version", "release"), [
-    ("2.15.5-1.el8", "2.15"),          # Whamcloud EL (VERSION-RELEASE)
-    ("2.15.6-1.fsx26.el9", "2.15"),    # Amazon FSx
-    ("2.15.8-1", "2.15"),              # Whamcloud Ubuntu deb
-    ("2.14.0-ddn184-1", "2.14"),       # DDN EXAScaler deb
-    ("2.14.0", "2.14"),                # Azure AMLFS deb without a Debian revision
-    ("1:2.16.1-1", "2.16"),            # a Debian epoch
-    ("2.15.5_12_g1a2b3c4-1.el9", "2.15"),  # a build from git (lustre.spec: '-' of the version becomes '_')
-    ("2.15", "2.15"),
-    ("garbage", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    ("version", "release"),
+    [
+        ("2.15.5-1.el8", "2.15"),  # Whamcloud EL (VERSION-RELEASE)
+        ("2.15.6-1.fsx26.el9", "2.15"),  # Amazon FSx
+        ("2.15.8-1", "2.15"),  # Whamcloud Ubuntu deb
+        ("2.14.0-ddn184-1", "2.14"),  # DDN EXAScaler deb
+        ("2.14.0", "2.14"),  # Azure AMLFS deb without a Debian revision
+        ("1:2.16.1-1", "2.16"),  # a Debian epoch
+        ("2.15.5_12_g1a2b3c4-1.el9", "2.15"),  # a build from git (lustre.spec: '-' of the version becomes '_')
+        ("2.15", "2.15"),
+        ("garbage", None),
+        ("", None),
+    ],
+)
 def test_release_of_package_versions(version: str, release: str | None) -> None:
     assert release_of(version) == release
 
@@ -178,7 +196,9 @@ def test_release_of_the_recorded_query_outputs() -> None:
     deb = ["lustre-client-utils", "lustre-client-modules-5.15.0-130-generic"]
     ddn = parse_dpkg_query((DPKG / "lustre_2.14_ddn_ubuntu_derived.stdout").read_text(), deb)
     assert version_mismatches(ddn, deb, "2.15.5") == [
-        "lustre-client-utils 2.14.0-ddn184-1 (2.14)", "lustre-client-modules-5.15.0-130-generic 2.14.0-ddn184-1 (2.14)"]
+        "lustre-client-utils 2.14.0-ddn184-1 (2.14)",
+        "lustre-client-modules-5.15.0-130-generic 2.14.0-ddn184-1 (2.14)",
+    ]
     real = parse_dpkg_query((DPKG / "format_debian12_real.stdout").read_text(), ["dpkg", "apt", "lustre-client-utils"])
     assert real == {"dpkg": "1.21.22", "apt": "2.6.1", "lustre-client-utils": None}
 
@@ -193,10 +213,12 @@ def test_client_version_must_be_a_release_number(value) -> None:
 def test_version_mismatches_compare_major_minor_only() -> None:
     names = ["lustre-client", "kmod-lustre-client"]
     assert version_mismatches({"lustre-client": "2.15.4-1.el9", "kmod-lustre-client": None}, names, "2.15.5") == []
-    assert version_mismatches({"lustre-client": "2.16.1-1.el9", "kmod-lustre-client": "2.15.5-1.el9"}, names,
-                              "2.15.5") == ["lustre-client 2.16.1-1.el9 (2.16)"]
+    assert version_mismatches(
+        {"lustre-client": "2.16.1-1.el9", "kmod-lustre-client": "2.15.5-1.el9"}, names, "2.15.5"
+    ) == ["lustre-client 2.16.1-1.el9 (2.16)"]
     assert version_mismatches({"lustre-client": "weird"}, ["lustre-client"], "2.15.5") == [
-        "lustre-client weird (release unreadable)"]
+        "lustre-client weird (release unreadable)"
+    ]
 
 
 def test_lustre_packages_leave_out_the_kernel_headers() -> None:
@@ -210,10 +232,17 @@ def test_install_specs_pin_the_lustre_packages() -> None:
     ``apt-pkg/versionmatch.h``), so ``2.15.5*`` takes ``2.15.5-1`` or ``2.15.5-ddn1``."""
     el = ["lustre-client", "lustre-client-dkms", f"kernel-devel-{EL94_K}"]
     assert install_specs("RedHat", el, "2.15.5", el[:2]) == [
-        "lustre-client-2.15.5", "lustre-client-dkms-2.15.5", f"kernel-devel-{EL94_K}"]
+        "lustre-client-2.15.5",
+        "lustre-client-dkms-2.15.5",
+        f"kernel-devel-{EL94_K}",
+    ]
     deb = ["lustre-client-utils", "lustre-client-modules-dkms", f"linux-headers-{UBUNTU_K}", "extra-pkg"]
     assert install_specs("Debian", deb, "2.15.5", deb[:2]) == [
-        "lustre-client-utils=2.15.5*", "lustre-client-modules-dkms=2.15.5*", f"linux-headers-{UBUNTU_K}", "extra-pkg"]
+        "lustre-client-utils=2.15.5*",
+        "lustre-client-modules-dkms=2.15.5*",
+        f"linux-headers-{UBUNTU_K}",
+        "extra-pkg",
+    ]
     assert install_specs("Debian", deb, None, deb[:2]) == deb
 
 
@@ -221,7 +250,12 @@ def test_install_commands() -> None:
     assert install_command("RedHat", ["kmod-lustre-client"]) == ["dnf", "install", "-y", "kmod-lustre-client"]
     assert install_command("RedHat", ["x"], have_dnf=False)[0] == "yum"
     assert install_command("Debian", ["lustre-client-utils"]) == [
-        "apt-get", "install", "-y", "--no-install-recommends", "lustre-client-utils"]
+        "apt-get",
+        "install",
+        "-y",
+        "--no-install-recommends",
+        "lustre-client-utils",
+    ]
 
 
 # --- modinfo and the verification ---------------------------------------------------------------------------------
@@ -242,8 +276,14 @@ def verify(name: str, stack: dict, kernel: str, rc: int = 0, **kw) -> dict:
 
 
 def test_dkms_mofed_build_on_a_doca_node_passes() -> None:
-    result = verify("ko2iblnd_dkms_mofed_ubuntu_derived.txt", DOCA, UBUNTU_K, versions=VERSIONS,
-                    symvers=parse_symvers(SYMVERS), symvers_path="/usr/src/ofa_kernel/default/Module.symvers")
+    result = verify(
+        "ko2iblnd_dkms_mofed_ubuntu_derived.txt",
+        DOCA,
+        UBUNTU_K,
+        versions=VERSIONS,
+        symvers=parse_symvers(SYMVERS),
+        symvers_path="/usr/src/ofa_kernel/default/Module.symvers",
+    )
     assert result["ok"] and not result["problems"] and not result["warnings"]
     assert result["crc"]["complete"] is True
     assert result["built_for"] == {"kernel": UBUNTU_K, "rdma_stack": "MLNX_OFED/DOCA (depends on mlx_compat)"}
@@ -257,12 +297,15 @@ def test_inkernel_kmod_on_an_inbox_node_passes() -> None:
 
 
 def test_inkernel_kmod_on_a_mofed_node_fails_with_what_to_do() -> None:
-    result = verify("ko2iblnd_kmod_inkernel_el9_derived.txt", MOFED, EL94_K,
-                    fix_packages=["lustre-client", "kmod-lustre-client"])
+    result = verify(
+        "ko2iblnd_kmod_inkernel_el9_derived.txt", MOFED, EL94_K, fix_packages=["lustre-client", "kmod-lustre-client"]
+    )
     assert not result["ok"]
     msg = result["msg"]
-    assert msg.startswith("ko2iblnd (/lib/modules/5.14.0-427.13.1.el9_4.x86_64/extra/lustre-client/net/ko2iblnd.ko)"
-                          " was built for kernel 5.14.0-427.13.1.el9_4.x86_64 against the in-kernel RDMA stack")
+    assert msg.startswith(
+        "ko2iblnd (/lib/modules/5.14.0-427.13.1.el9_4.x86_64/extra/lustre-client/net/ko2iblnd.ko)"
+        " was built for kernel 5.14.0-427.13.1.el9_4.x86_64 against the in-kernel RDMA stack"
+    )
     assert f"this node runs kernel {EL94_K} with MLNX_OFED_LINUX-23.10-1.1.9.0" in msg
     assert "dkms autoinstall -k 5.14.0-427.13.1.el9_4.x86_64" in msg and "ofa_kernel" in msg
     assert "kmod-lustre-client" in msg
@@ -287,13 +330,21 @@ def test_weak_updates_is_a_warning_on_inbox_and_a_failure_with_ofed() -> None:
 
 
 def test_not_installed_names_kernel_and_fix() -> None:
-    result = verify("ko2iblnd_not_found_derived.txt", DOCA, UBUNTU_K, rc=1,
-                    fix_packages=["lustre-client-utils", "lustre-client-modules-dkms"])
+    result = verify(
+        "ko2iblnd_not_found_derived.txt",
+        DOCA,
+        UBUNTU_K,
+        rc=1,
+        fix_packages=["lustre-client-utils", "lustre-client-modules-dkms"],
+    )
     assert not result["ok"]
-    assert result["problems"] == [f"ko2iblnd is not installed for kernel {UBUNTU_K} "
-                                  "(modinfo: ERROR: Module ko2iblnd not found.)"]
-    assert result["msg"].startswith(f"ko2iblnd (the o2ib LND) is not installed for the running kernel {UBUNTU_K} "
-                                    "(running OFED-internal-24.07-0.6.1)")
+    assert result["problems"] == [
+        f"ko2iblnd is not installed for kernel {UBUNTU_K} (modinfo: ERROR: Module ko2iblnd not found.)"
+    ]
+    assert result["msg"].startswith(
+        f"ko2iblnd (the o2ib LND) is not installed for the running kernel {UBUNTU_K} "
+        "(running OFED-internal-24.07-0.6.1)"
+    )
 
 
 def test_unknown_rdma_stack_never_passes() -> None:
@@ -304,8 +355,9 @@ def test_unknown_rdma_stack_never_passes() -> None:
 
 def test_in_kernel_link_target_counts_as_in_kernel_build() -> None:
     text = (MODINFO / "ko2iblnd_kmod_inkernel_el9_derived.txt").read_text()
-    result = verify_o2ib(text, 0, "", DOCA, EL94_K,
-                         real_filename=f"/lib/modules/{EL94_K}/extra/lustre-client/net/in-kernel-ko2iblnd.ko")
+    result = verify_o2ib(
+        text, 0, "", DOCA, EL94_K, real_filename=f"/lib/modules/{EL94_K}/extra/lustre-client/net/in-kernel-ko2iblnd.ko"
+    )
     assert result["built_for"]["rdma_stack"] == "in-kernel RDMA stack (in-kernel-ko2iblnd.ko)"
     assert not result["ok"]
 
@@ -317,32 +369,53 @@ def make_elf(versions: dict[str, int], *, is64: bool = True, little: bool = True
     """A minimal relocatable ELF: null section, __versions (struct modversion_info entries), .shstrtab."""
     e = "<" if little else ">"
     crc_fmt, crc_size = ("Q", 8) if is64 else ("I", 4)
-    data = b"".join(struct.pack(e + crc_fmt, crc) + name.encode().ljust(64 - crc_size, b"\0")
-                    for name, crc in versions.items())
+    data = b"".join(
+        struct.pack(e + crc_fmt, crc) + name.encode().ljust(64 - crc_size, b"\0") for name, crc in versions.items()
+    )
     shstrtab = b"\0__versions\0.shstrtab\0"
     ehsize = 64 if is64 else 52
     data_off = ehsize
     str_off = data_off + len(data)
     sh_off = str_off + len(shstrtab)
     if is64:
+
         def sh(name, typ, off, size):
             return struct.pack(e + "IIQQQQIIQQ", name, typ, 0, 0, off, size, 0, 0, 1, 0)
-        header = (b"\x7fELF\x02" + (b"\x01" if little else b"\x02") + b"\x01" + b"\0" * 9
-                  + struct.pack(e + "HHIQQQIHHHHHH", 1, 62, 1, 0, 0, sh_off, 0, 64, 0, 0, 64, 3, 2))
+
+        header = (
+            b"\x7fELF\x02"
+            + (b"\x01" if little else b"\x02")
+            + b"\x01"
+            + b"\0" * 9
+            + struct.pack(e + "HHIQQQIHHHHHH", 1, 62, 1, 0, 0, sh_off, 0, 64, 0, 0, 64, 3, 2)
+        )
     else:
+
         def sh(name, typ, off, size):
             return struct.pack(e + "IIIIIIIIII", name, typ, 0, 0, off, size, 0, 0, 1, 0)
-        header = (b"\x7fELF\x01" + (b"\x01" if little else b"\x02") + b"\x01" + b"\0" * 9
-                  + struct.pack(e + "HHIIIIIHHHHHH", 1, 3, 1, 0, 0, sh_off, 0, 52, 0, 0, 40, 3, 2))
+
+        header = (
+            b"\x7fELF\x01"
+            + (b"\x01" if little else b"\x02")
+            + b"\x01"
+            + b"\0" * 9
+            + struct.pack(e + "HHIIIIIHHHHHH", 1, 3, 1, 0, 0, sh_off, 0, 52, 0, 0, 40, 3, 2)
+        )
     sections = sh(0, 0, 0, 0) + sh(1, 1, data_off, len(data)) + sh(12, 3, str_off, len(shstrtab))
     return header + data + shstrtab + sections
 
 
-VERSIONS = {"module_layout": 0x1A2B3C4D, "rdma_create_id": 0xDEADBEEF, "ib_dereg_mr_user": 0x01234567,
-            "lnet_notify": 0x0BADF00D}
-SYMVERS = ("0xdeadbeef\trdma_create_id\tdrivers/infiniband/core/rdma_cm\tEXPORT_SYMBOL\t\n"
-           "0x01234567\tib_dereg_mr_user\tdrivers/infiniband/core/ib_core\tEXPORT_SYMBOL\t\n"
-           "0x99999999\tib_unrelated\tdrivers/infiniband/core/ib_core\tEXPORT_SYMBOL_GPL\t\n")
+VERSIONS = {
+    "module_layout": 0x1A2B3C4D,
+    "rdma_create_id": 0xDEADBEEF,
+    "ib_dereg_mr_user": 0x01234567,
+    "lnet_notify": 0x0BADF00D,
+}
+SYMVERS = (
+    "0xdeadbeef\trdma_create_id\tdrivers/infiniband/core/rdma_cm\tEXPORT_SYMBOL\t\n"
+    "0x01234567\tib_dereg_mr_user\tdrivers/infiniband/core/ib_core\tEXPORT_SYMBOL\t\n"
+    "0x99999999\tib_unrelated\tdrivers/infiniband/core/ib_core\tEXPORT_SYMBOL_GPL\t\n"
+)
 
 
 @pytest.mark.parametrize(("is64", "little"), [(True, True), (True, False), (False, True)])
@@ -366,40 +439,71 @@ def test_crc_compare() -> None:
     assert crc_mismatches(VERSIONS, symvers) == ([], 2)  # module_layout and lnet_notify are not in this file
     changed = {**VERSIONS, "rdma_create_id": 0xFEEDFACE}
     bad, compared = crc_mismatches(changed, symvers)
-    assert compared == 2 and bad == ["rdma_create_id (ko2iblnd has 0xfeedface, drivers/infiniband/core/rdma_cm "
-                                     "exports 0xdeadbeef)"]
+    assert compared == 2 and bad == [
+        "rdma_create_id (ko2iblnd has 0xfeedface, drivers/infiniband/core/rdma_cm exports 0xdeadbeef)"
+    ]
 
 
 def test_crc_mismatch_fails_the_verification() -> None:
     text = (MODINFO / "ko2iblnd_dkms_mofed_ubuntu_derived.txt").read_text()
     path = f"/usr/src/ofa_kernel/x86_64/{UBUNTU_K}/Module.symvers"
-    good = verify_o2ib(text, 0, "", DOCA, UBUNTU_K, versions=VERSIONS, symvers=parse_symvers(SYMVERS),
-                       symvers_path=path)
+    good = verify_o2ib(
+        text, 0, "", DOCA, UBUNTU_K, versions=VERSIONS, symvers=parse_symvers(SYMVERS), symvers_path=path
+    )
     assert good["ok"] and good["crc"]["checked"] == 2
-    bad = verify_o2ib(text, 0, "", DOCA, UBUNTU_K, versions={**VERSIONS, "ib_dereg_mr_user": 7},
-                      symvers=parse_symvers(SYMVERS), symvers_path=path)
+    bad = verify_o2ib(
+        text,
+        0,
+        "",
+        DOCA,
+        UBUNTU_K,
+        versions={**VERSIONS, "ib_dereg_mr_user": 7},
+        symvers=parse_symvers(SYMVERS),
+        symvers_path=path,
+    )
     assert not bad["ok"] and "1 symbol version(s) disagree with " + path in bad["msg"]
 
 
 def test_symvers_candidates() -> None:
     assert symvers_candidates("DOCA-OFED", UBUNTU_K, "x86_64") == [
-        f"/usr/src/ofa_kernel/x86_64/{UBUNTU_K}/Module.symvers", "/usr/src/ofa_kernel/default/Module.symvers"]
+        f"/usr/src/ofa_kernel/x86_64/{UBUNTU_K}/Module.symvers",
+        "/usr/src/ofa_kernel/default/Module.symvers",
+    ]
     assert symvers_candidates("inbox", EL94_K, "x86_64")[0] == f"/lib/modules/{EL94_K}/build/Module.symvers"
 
 
 # --- partial checks -----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("kw", "why"), [
-    ({"crc_note": "no Module.symvers of the running RDMA stack at /usr/src/ofa_kernel/default/Module.symvers"},
-     "no Module.symvers of the running RDMA stack at /usr/src/ofa_kernel/default/Module.symvers"),
-    ({"crc_note": "/lib/modules/x/updates/dkms/ko2iblnd.ko.zst: no readable __versions section (compressed with "
-                  "zstd, or no modversions)"}, "ko2iblnd.ko.zst: no readable __versions section"),
-    ({"versions": VERSIONS, "symvers": parse_symvers("0x1\tother\tvmlinux\tEXPORT_SYMBOL\t\n"),
-      "symvers_path": "/s/Module.symvers"}, "no symbol ko2iblnd imports is exported in /s/Module.symvers"),
-    ({"versions": VERSIONS, "symvers": {}, "symvers_path": "/s/Module.symvers"}, "/s/Module.symvers lists no symbol"),
-    ({}, "the module file was not read"),
-])
+@pytest.mark.parametrize(
+    ("kw", "why"),
+    [
+        (
+            {"crc_note": "no Module.symvers of the running RDMA stack at /usr/src/ofa_kernel/default/Module.symvers"},
+            "no Module.symvers of the running RDMA stack at /usr/src/ofa_kernel/default/Module.symvers",
+        ),
+        (
+            {
+                "crc_note": "/lib/modules/x/updates/dkms/ko2iblnd.ko.zst: no readable __versions section "
+                "(compressed with zstd, or no modversions)"
+            },
+            "ko2iblnd.ko.zst: no readable __versions section",
+        ),
+        (
+            {
+                "versions": VERSIONS,
+                "symvers": parse_symvers("0x1\tother\tvmlinux\tEXPORT_SYMBOL\t\n"),
+                "symvers_path": "/s/Module.symvers",
+            },
+            "no symbol ko2iblnd imports is exported in /s/Module.symvers",
+        ),
+        (
+            {"versions": VERSIONS, "symvers": {}, "symvers_path": "/s/Module.symvers"},
+            "/s/Module.symvers lists no symbol",
+        ),
+        ({}, "the module file was not read"),
+    ],
+)
 def test_ofed_node_without_a_crc_comparison_is_a_partial_check(kw: dict, why: str) -> None:
     """On MLNX_OFED/DOCA the vermagic and the mlx_compat dependency cannot tell one OFED release from another:
     without the CRC comparison the verification says it was partial (a warning), or fails with ``strict``."""

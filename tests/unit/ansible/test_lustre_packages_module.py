@@ -99,10 +99,12 @@ class Host(FakeHost):
         path.write_text(text)
         return str(path)
 
-    def packages(self, installed: dict[str, str] | None = None, fail_install: bool = False,
-                 repo_version: str = "2.15.5-1") -> None:
-        (self.stub / "pkgs.json").write_text(json.dumps({"installed": installed or {}, "fail_install": fail_install,
-                                                         "repo_version": repo_version}))
+    def packages(
+        self, installed: dict[str, str] | None = None, fail_install: bool = False, repo_version: str = "2.15.5-1"
+    ) -> None:
+        (self.stub / "pkgs.json").write_text(
+            json.dumps({"installed": installed or {}, "fail_install": fail_install, "repo_version": repo_version})
+        )
 
     def installed(self) -> dict[str, str]:
         path = self.stub / "pkgs.json"
@@ -161,12 +163,14 @@ def test_no_install_and_no_module_fails_with_the_packages_to_install(host: Host)
     host.knob("modinfo.json", {"ko2iblnd": {"installed": False}})
     res = host.module(os_family="Debian", kernel_release=UBUNTU_K, install=False)
     assert res["failed"] and res["changed"] is False and res["commands"] == []
-    assert res["msg"].endswith(f"ko2iblnd (the o2ib LND) is not installed for the running kernel {UBUNTU_K} "
-                               "(running OFED-internal-24.07-0.6.1): install the kmod built for this kernel and "
-                               "stack (lustre-client-utils, lustre-client-modules-dkms, "
-                               f"linux-headers-{UBUNTU_K}), or rebuild it with DKMS against the running stack "
-                               f"(dkms autoinstall -k {UBUNTU_K}, with the ofa_kernel sources (mlnx-ofa_kernel-devel"
-                               " / mlnx-ofed-kernel-dkms) installed)")
+    assert res["msg"].endswith(
+        f"ko2iblnd (the o2ib LND) is not installed for the running kernel {UBUNTU_K} "
+        "(running OFED-internal-24.07-0.6.1): install the kmod built for this kernel and "
+        "stack (lustre-client-utils, lustre-client-modules-dkms, "
+        f"linux-headers-{UBUNTU_K}), or rebuild it with DKMS against the running stack "
+        f"(dkms autoinstall -k {UBUNTU_K}, with the ofa_kernel sources (mlnx-ofa_kernel-devel"
+        " / mlnx-ofed-kernel-dkms) installed)"
+    )
     assert not any(c.startswith("apt-get") for c in host.calls())
 
 
@@ -176,8 +180,13 @@ def test_symbol_crcs_of_the_module_file_against_the_stack_symvers(host: Host) ->
     symvers = host.tmp / "Module.symvers"
     symvers.write_text(SYMVERS)
     host.knob("modinfo.json", {"ko2iblnd": {"filename": str(ko)}})
-    host.packages({"lustre-client-utils": "2.15.5-1", "lustre-client-modules-dkms": "2.15.5-1",
-                   f"linux-headers-{UBUNTU_K}": "5.15.0-105.115"})
+    host.packages(
+        {
+            "lustre-client-utils": "2.15.5-1",
+            "lustre-client-modules-dkms": "2.15.5-1",
+            f"linux-headers-{UBUNTU_K}": "5.15.0-105.115",
+        }
+    )
     res = host.module(os_family="Debian", kernel_release=UBUNTU_K, symvers=str(symvers))
     assert not res.get("failed"), res.get("msg")
     assert res["o2ib"]["crc"] == {"checked": 2, "symvers": str(symvers), "note": "", "complete": True}
@@ -203,16 +212,31 @@ def test_fakes_print_the_recorded_formats(host: Host) -> None:
     from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_packages import parse_modinfo
 
     env = {**os.environ, "HWAAC_FAKE_STATE": str(host.state)}
-    fake = subprocess.run([str(FAKE_BIN / "modinfo"), "-k", UBUNTU_K, "ko2iblnd"], env=env, capture_output=True,
-                          text=True, check=True).stdout
+    fake = subprocess.run(
+        [str(FAKE_BIN / "modinfo"), "-k", UBUNTU_K, "ko2iblnd"], env=env, capture_output=True, text=True, check=True
+    ).stdout
     recorded = (REPO / "tests/fixtures/tools/modinfo/ko2iblnd_dkms_mofed_ubuntu_derived.txt").read_text()
     got, want = parse_modinfo(fake), parse_modinfo(recorded)
-    for field in ("filename", "license", "version", "description", "author", "srcversion", "depends", "name",
-                  "vermagic"):
+    for field in (
+        "filename",
+        "license",
+        "version",
+        "description",
+        "author",
+        "srcversion",
+        "depends",
+        "name",
+        "vermagic",
+    ):
         assert got[field] == want[field], field
     assert fake.splitlines()[0] == recorded.splitlines()[0]  # the 16-column layout
-    only = subprocess.run([str(FAKE_BIN / "modinfo"), "-k", UBUNTU_K, "-F", "depends", "ko2iblnd"], env=env,
-                          capture_output=True, text=True, check=True).stdout
+    only = subprocess.run(
+        [str(FAKE_BIN / "modinfo"), "-k", UBUNTU_K, "-F", "depends", "ko2iblnd"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert only == "lnet,libcfs,rdma_cm,ib_core,mlx_compat\n"
     missing = subprocess.run([str(FAKE_BIN / "modinfo"), "ib_nothing"], env=env, capture_output=True, text=True)
     assert (missing.returncode, missing.stderr) == (1, "modinfo: ERROR: Module ib_nothing not found.\n")
@@ -234,10 +258,12 @@ def test_installed_release_other_than_client_version_fails_naming_both(host: Hos
     assert "lustre-client 2.16.1-1.el9 (2.16), kmod-lustre-client 2.16.1-1.el9 (2.16)" in msg
     assert "client_version is 2.15.5 (release 2.15)" in msg
     assert "lustre-client-2.15.5 kmod-lustre-client-2.15.5" in msg and "or set client_version to 2.16" in msg
-    assert res["version_check"] == {"client_version": "2.15.5", "release": "2.15",
-                                    "packages": ["lustre-client", "kmod-lustre-client"],
-                                    "mismatched": ["lustre-client 2.16.1-1.el9 (2.16)",
-                                                   "kmod-lustre-client 2.16.1-1.el9 (2.16)"]}
+    assert res["version_check"] == {
+        "client_version": "2.15.5",
+        "release": "2.15",
+        "packages": ["lustre-client", "kmod-lustre-client"],
+        "mismatched": ["lustre-client 2.16.1-1.el9 (2.16)", "kmod-lustre-client 2.16.1-1.el9 (2.16)"],
+    }
     assert not any(c.startswith(("dnf", "modinfo")) for c in host.calls())  # failed before anything else
     same_line = host.module(os_family="RedHat", kernel_release=EL_K, client_version="2.16.0")  # another patch level
     assert not same_line.get("failed"), same_line.get("msg")
@@ -247,10 +273,17 @@ def test_installed_release_other_than_client_version_fails_naming_both(host: Hos
 def test_install_pins_the_lustre_packages_to_client_version(host: Host) -> None:
     res = host.module(os_family="Debian", kernel_release=UBUNTU_K, client_version="2.15.5")
     assert not res.get("failed"), res.get("msg")
-    assert res["commands"] == [["apt-get", "install", "-y", "--no-install-recommends", "lustre-client-utils=2.15.5*",
-                                "lustre-client-modules-dkms=2.15.5*", f"linux-headers-{UBUNTU_K}"]]
+    assert res["commands"] == [
+        [
+            "apt-get",
+            "install",
+            "-y",
+            "--no-install-recommends",
+            "lustre-client-utils=2.15.5*",
+            "lustre-client-modules-dkms=2.15.5*",
+            f"linux-headers-{UBUNTU_K}",
+        ]
+    ]
     assert res["installed"]["lustre-client-utils"] == "2.15.5-1" and res["version_check"]["mismatched"] == []
     again = host.module(os_family="Debian", kernel_release=UBUNTU_K, client_version="2.15.5")
     assert again["changed"] is False and again["commands"] == []
-
-

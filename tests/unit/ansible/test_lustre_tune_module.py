@@ -36,9 +36,14 @@ class Client(FakeHost):
 
     def __init__(self, tmp: Path, version: str = "2.15.5") -> None:
         super().__init__(tmp)
-        self.write_state("lnet.json", {
-            "configured": True, "version": version,
-            "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up"}]}]})
+        self.write_state(
+            "lnet.json",
+            {
+                "configured": True,
+                "version": version,
+                "nets": [{"net": "o2ib", "nis": [{"interface": "ib0", "nid": "10.20.0.5@o2ib", "status": "up"}]}],
+            },
+        )
         self.knobs(version=version)
         self.mp = tmp / "mnt" / "lfs1"
         self.mp.mkdir(parents=True)
@@ -55,8 +60,13 @@ class Client(FakeHost):
         self.merge_knobs("lustre.json", knobs)
 
     def case_args(self, given: dict) -> dict:
-        return {"filesystem": "lfs1", "mount_point": str(self.mp), "systemd_dir": str(self.unit_dir),
-                "params_file": str(self.params_file), **given}
+        return {
+            "filesystem": "lfs1",
+            "mount_point": str(self.mp),
+            "systemd_dir": str(self.unit_dir),
+            "params_file": str(self.params_file),
+            **given,
+        }
 
     def module(self, params: dict, *, check: bool = False, **over: object) -> dict:
         return self.run(self.case_args({"params": params, **over}), check=check)
@@ -119,8 +129,11 @@ def test_before_2_17_a_unit_bound_to_the_mount_unit(client: Client) -> None:
     res = client.module(params)
     assert res["changed"] is True and res["client_version"] == "2.15.5", res
     # max_rpcs_in_flight first: the 2.15 mdc refuses max_mod_rpcs_in_flight=50 while max_rpcs_in_flight is 8
-    assert sets(client.new_calls()) == [f"lctl set_param {MDC_RIF}=64", f"lctl set_param {OSC_RIF}=32",
-                                        f"lctl set_param {MDC_MOD}=50"]
+    assert sets(client.new_calls()) == [
+        f"lctl set_param {MDC_RIF}=64",
+        f"lctl set_param {OSC_RIF}=32",
+        f"lctl set_param {MDC_MOD}=50",
+    ]
     mount_unit = mount_unit_name(str(client.mp))  # checked against systemd-escape in test_lustre_tune_parse
     assert mount_unit.endswith("-mnt-lfs1.mount") and "\\x2d" in mount_unit  # the '-' of pytest's tmp dir names
     unit = client.unit.read_text().splitlines()
@@ -131,8 +144,12 @@ def test_before_2_17_a_unit_bound_to_the_mount_unit(client: Client) -> None:
         f"ExecStart={FAKE_BIN}/lctl set_param {MDC_MOD}=50",
     ]
     assert client.new_calls("systemctl") == ["systemctl daemon-reload", f"systemctl enable {client.unit.name}"]
-    assert res["persistence"] == {"method": "systemd", "path": str(client.unit), "unit": client.unit.name,
-                                  "changed": True}
+    assert res["persistence"] == {
+        "method": "systemd",
+        "path": str(client.unit),
+        "unit": client.unit.name,
+        "changed": True,
+    }
     assert (client.unit_dir / f"{mount_unit}.wants" / client.unit.name).is_symlink()
     assert not client.params_file.exists()
 
@@ -149,8 +166,10 @@ def test_before_2_17_a_unit_bound_to_the_mount_unit(client: Client) -> None:
     client.tool("systemctl", "disable", client.unit.name)
     fixed = client.module({**params, OSC_RIF: 16})
     assert fixed["actions"] == ["enable"], fixed
-    assert client.new_calls("systemctl") == [f"systemctl is-enabled {client.unit.name}",
-                                             f"systemctl enable {client.unit.name}"]
+    assert client.new_calls("systemctl") == [
+        f"systemctl is-enabled {client.unit.name}",
+        f"systemctl enable {client.unit.name}",
+    ]
 
 
 def test_from_2_17_the_client_params_file(tmp_path: Path) -> None:
@@ -168,7 +187,10 @@ def test_from_2_17_the_client_params_file(tmp_path: Path) -> None:
     assert text.startswith(SHIPPED.read_text())
     assert text.splitlines()[-4:] == [
         "# BEGIN hwaac lustre_tune lfs1 (managed by aiinfra.hwaac.lustre_tune; edits inside are replaced)",
-        f"{OSC_RIF}=32", f"{MDC_RIF}=64", "# END hwaac lustre_tune lfs1"]
+        f"{OSC_RIF}=32",
+        f"{MDC_RIF}=64",
+        "# END hwaac lustre_tune lfs1",
+    ]
     assert client.new_calls("systemctl") == [] and not client.unit.exists()
     file_diff = res["diff"][-1]
     assert file_diff["before"] == SHIPPED.read_text() and file_diff["after"] == text
@@ -197,8 +219,10 @@ def test_persistence_follows_the_running_2_17(tmp_path: Path) -> None:
 def test_params_file_with_an_unclosed_block_is_refused_and_left_alone(tmp_path: Path) -> None:
     client = Client(tmp_path, version="2.17.0")
     client.params_file.parent.mkdir(parents=True)
-    text = ("# BEGIN hwaac lustre_tune lfs1 (managed by aiinfra.hwaac.lustre_tune; edits inside are replaced)\n"
-            f"{OSC_RIF}=16\nllite.*.statahead_max=512\n")  # END line lost; the last line is someone's own
+    text = (
+        "# BEGIN hwaac lustre_tune lfs1 (managed by aiinfra.hwaac.lustre_tune; edits inside are replaced)\n"
+        f"{OSC_RIF}=16\nllite.*.statahead_max=512\n"
+    )  # END line lost; the last line is someone's own
     client.params_file.write_text(text)
     for check in (True, False):
         res = client.module({OSC_RIF: 32}, check=check)

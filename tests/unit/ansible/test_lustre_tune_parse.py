@@ -35,12 +35,16 @@ def test_get_param_one_line_per_device() -> None:
     assert values["osc.lfs1-OST0000-osc-ffff8c4d0cd43800.max_rpcs_in_flight"] == "32"
     assert values["mdc.lfs1-MDT0003-mdc-ffff8c4d0cd43800.max_mod_rpcs_in_flight"] == "50"
     assert values["ldlm.namespaces.lfs1-OST0000-osc-ffff8c4d0cd43800.lru_max_age"] == "600000"
-    assert [n for n in values if n.startswith("llite.")] == ["llite.lfs1-ffff8c4d0cd43800.statahead_max",
-                                                            "llite.lfs1-ffff8c4d0cd43800.statahead_agl",
-                                                            "llite.lfs1-ffff8c4d0cd43800.statahead_xattr"]
+    assert [n for n in values if n.startswith("llite.")] == [
+        "llite.lfs1-ffff8c4d0cd43800.statahead_max",
+        "llite.lfs1-ffff8c4d0cd43800.statahead_agl",
+        "llite.lfs1-ffff8c4d0cd43800.statahead_xattr",
+    ]
     # set_param prints the same NAME=VALUE lines
-    assert parse_get_param((LCTL / "set_param_aws_tips.txt").read_text())[
-        "llite.lfs1-ffff8c4d0cd43800.statahead_max"] == "512"
+    assert (
+        parse_get_param((LCTL / "set_param_aws_tips.txt").read_text())["llite.lfs1-ffff8c4d0cd43800.statahead_max"]
+        == "512"
+    )
 
 
 def test_import_block_as_get_param_prints_it() -> None:
@@ -76,8 +80,15 @@ def test_version_errors() -> None:
 
 @pytest.mark.parametrize(
     ("path", "name"),
-    [("/mnt/lfs1", "mnt-lfs1"), ("/mnt/my data", "mnt-my\\x20data"), ("/mnt/lfs-1", "mnt-lfs\\x2d1"), ("/", "-"),
-     ("/.hidden/x", "\\x2ehidden-x"), ("/mnt/\u00fc", "mnt-\\xc3\\xbc"), ("/mnt//lfs1/", "mnt-lfs1")],
+    [
+        ("/mnt/lfs1", "mnt-lfs1"),
+        ("/mnt/my data", "mnt-my\\x20data"),
+        ("/mnt/lfs-1", "mnt-lfs\\x2d1"),
+        ("/", "-"),
+        ("/.hidden/x", "\\x2ehidden-x"),
+        ("/mnt/\u00fc", "mnt-\\xc3\\xbc"),
+        ("/mnt//lfs1/", "mnt-lfs1"),
+    ],
 )
 def test_systemd_path_escaping(path: str, name: str) -> None:
     assert systemd_escape_path(path) == name
@@ -102,14 +113,31 @@ def test_exec_start_quoting() -> None:
 
 
 def test_params_checked_and_ordered() -> None:
-    params, warnings = check_params({"mdc.lfs1-MDT*.max_mod_rpcs_in_flight": 50, "osc.lfs1-OST*.checksums": False,
-                                     "mdc.lfs1-MDT*.max_rpcs_in_flight": 64.0, "jobid_var": "procname_uid"}, "lfs1")
-    assert params == {"mdc.lfs1-MDT*.max_mod_rpcs_in_flight": "50", "osc.lfs1-OST*.checksums": "0",
-                      "mdc.lfs1-MDT*.max_rpcs_in_flight": "64", "jobid_var": "procname_uid"}
-    assert warnings == ["params: jobid_var is not scoped to file system lfs1; it applies to every Lustre file system "
-                        "mounted on this node"]
-    assert set_order(params) == ["mdc.lfs1-MDT*.max_rpcs_in_flight", "osc.lfs1-OST*.checksums", "jobid_var",
-                                 "mdc.lfs1-MDT*.max_mod_rpcs_in_flight"]
+    params, warnings = check_params(
+        {
+            "mdc.lfs1-MDT*.max_mod_rpcs_in_flight": 50,
+            "osc.lfs1-OST*.checksums": False,
+            "mdc.lfs1-MDT*.max_rpcs_in_flight": 64.0,
+            "jobid_var": "procname_uid",
+        },
+        "lfs1",
+    )
+    assert params == {
+        "mdc.lfs1-MDT*.max_mod_rpcs_in_flight": "50",
+        "osc.lfs1-OST*.checksums": "0",
+        "mdc.lfs1-MDT*.max_rpcs_in_flight": "64",
+        "jobid_var": "procname_uid",
+    }
+    assert warnings == [
+        "params: jobid_var is not scoped to file system lfs1; it applies to every Lustre file system "
+        "mounted on this node"
+    ]
+    assert set_order(params) == [
+        "mdc.lfs1-MDT*.max_rpcs_in_flight",
+        "osc.lfs1-OST*.checksums",
+        "jobid_var",
+        "mdc.lfs1-MDT*.max_mod_rpcs_in_flight",
+    ]
     with pytest.raises(ParamError, match=r"^params: key 'osc lfs1' is not an lctl parameter pattern"):
         check_params({"osc lfs1": 1})
     with pytest.raises(ParamError, match=r"^params\['osc.\*.x'\]: 'a=b' must be a non-empty one-line value"):
@@ -124,8 +152,12 @@ def test_same_value() -> None:
 
 
 def test_unit_rendering() -> None:
-    unit = render_unit("lfs1", "/mnt/lfs1", {"mdc.lfs1-MDT*.max_mod_rpcs_in_flight": "50",
-                                             "mdc.lfs1-MDT*.max_rpcs_in_flight": "64"}, "/usr/sbin/lctl")
+    unit = render_unit(
+        "lfs1",
+        "/mnt/lfs1",
+        {"mdc.lfs1-MDT*.max_mod_rpcs_in_flight": "50", "mdc.lfs1-MDT*.max_rpcs_in_flight": "64"},
+        "/usr/sbin/lctl",
+    )
     lines = unit.splitlines()
     assert "After=mnt-lfs1.mount" in lines and "BindsTo=mnt-lfs1.mount" in lines
     assert lines[lines.index("[Install]") + 1] == "WantedBy=mnt-lfs1.mount"
@@ -142,7 +174,7 @@ def test_params_file_block_in_the_shipped_file() -> None:
     params = {"osc.lfs1-OST*.max_rpcs_in_flight": "32", "mdc.lfs1-MDT*.max_rpcs_in_flight": "64"}
     new = update_params_file(shipped, "lfs1", params)
     assert new.startswith(shipped)  # the shipped comments stay as they are
-    assert new[len(shipped):].splitlines() == [
+    assert new[len(shipped) :].splitlines() == [
         "",
         "# BEGIN hwaac lustre_tune lfs1 (managed by aiinfra.hwaac.lustre_tune; edits inside are replaced)",
         "osc.lfs1-OST*.max_rpcs_in_flight=32",
@@ -162,11 +194,19 @@ def test_scoping_warning_needs_the_fsname_and_its_dash() -> None:
     """``lfs1`` inside ``lfs10-OST*`` is not scoped to lfs1: the pattern also matches lfs10's devices (lctl names
     devices FSNAME-OSTxxxx-osc-..., FSNAME-MDTxxxx-mdc-..., FSNAME-<instance> for llite)."""
     warn = "is not scoped to file system lfs1"
-    for pattern in ("osc.lfs10-OST*.max_rpcs_in_flight", "osc.xlfs1-OST*.max_rpcs_in_flight",
-                    "osc.lfs1*.max_rpcs_in_flight", "osc.*lfs1-OST*.max_rpcs_in_flight"):
+    for pattern in (
+        "osc.lfs10-OST*.max_rpcs_in_flight",
+        "osc.xlfs1-OST*.max_rpcs_in_flight",
+        "osc.lfs1*.max_rpcs_in_flight",
+        "osc.*lfs1-OST*.max_rpcs_in_flight",
+    ):
         assert any(warn in w for w in check_params({pattern: 8}, "lfs1")[1]), pattern
-    for pattern in ("osc.lfs1-OST*.max_rpcs_in_flight", "llite.lfs1-*.max_cached_mb",
-                    "ldlm.namespaces.lfs1-OST*.lru_size", "mdc.lfs1-MDT0000-mdc-*.max_rpcs_in_flight"):
+    for pattern in (
+        "osc.lfs1-OST*.max_rpcs_in_flight",
+        "llite.lfs1-*.max_cached_mb",
+        "ldlm.namespaces.lfs1-OST*.lru_size",
+        "mdc.lfs1-MDT0000-mdc-*.max_rpcs_in_flight",
+    ):
         assert check_params({pattern: 8}, "lfs1")[1] == [], pattern
 
 
@@ -180,9 +220,12 @@ def test_scoping_warning_needs_the_fsname_and_its_dash() -> None:
 def test_params_file_with_a_begin_marker_and_no_end_is_refused(text: str) -> None:
     """An END line lost by hand editing would make the block run to the end of the file: the lines after it
     (someone's own settings) would be dropped as if they were the module's. Refused, naming the line."""
-    with pytest.raises(ParamError, match=r"line 2: '# BEGIN hwaac lustre_tune lfs1.*' opens the hwaac block of "
-                                         r"lfs1 but no '# END hwaac lustre_tune lfs1' line (closes it|follows before "
-                                         r"the next BEGIN)"):
+    with pytest.raises(
+        ParamError,
+        match=r"line 2: '# BEGIN hwaac lustre_tune lfs1.*' opens the hwaac block of "
+        r"lfs1 but no '# END hwaac lustre_tune lfs1' line (closes it|follows before "
+        r"the next BEGIN)",
+    ):
         update_params_file(text, "lfs1", {"osc.lfs1-OST*.max_rpcs_in_flight": "32"})
     with pytest.raises(ParamError, match="line 2"):
         update_params_file(text, "lfs1", None)

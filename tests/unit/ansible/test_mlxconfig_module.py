@@ -307,5 +307,3 @@ def test_devices_array_params_per_device(host: Host) -> None:
     assert res["devices"][1]["set"] == {}
     assert res["devices"][1]["query"]["HOST_CHAINING_DESCRIPTORS[2]"]["next_boot"] == "0"
     assert sorted(res["devices"][1]["query"]) == [f"HOST_CHAINING_DESCRIPTORS[{i}]" for i in range(8)]
-
-

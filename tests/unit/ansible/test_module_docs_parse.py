@@ -15,8 +15,11 @@ MODULES = sorted((Path(__file__).resolve().parents[3] / "plugins" / "modules").g
 def doc_blocks(path: Path) -> dict[str, str]:
     blocks = {}
     for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) \
-                and node.targets[0].id in ("DOCUMENTATION", "EXAMPLES", "RETURN"):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id in ("DOCUMENTATION", "EXAMPLES", "RETURN")
+        ):
             blocks[node.targets[0].id] = node.value.value
     return blocks
 

@@ -28,10 +28,20 @@ def registered(folder: Path, **override: Any) -> dict[str, dict]:
     when = float((folder / "taken_at").read_text())
     out: dict[str, dict] = {}
     for dev in sorted(p for p in folder.iterdir() if p.is_dir()):
-        outputs = {f.stem: {"argv": ["show", "interfaces", "counters"], "rc": 0, "stdout": f.read_text(),
-                            "stderr": "", "taken_at": when, "seconds": 0.5, "timed_out": False, "truncated": False,
-                            **override}
-                   for f in sorted(dev.iterdir())}
+        outputs = {
+            f.stem: {
+                "argv": ["show", "interfaces", "counters"],
+                "rc": 0,
+                "stdout": f.read_text(),
+                "stderr": "",
+                "taken_at": when,
+                "seconds": 0.5,
+                "timed_out": False,
+                "truncated": False,
+                **override,
+            }
+            for f in sorted(dev.iterdir())
+        }
         out[dev.name] = {"changed": False, "device": None, "taken_at": when, "outputs": outputs}
     return out
 
@@ -69,10 +79,18 @@ def coverage_slo(tmp: Path, level: float) -> str:
 
 # the samples read 2 of the demo's 88 devices: the clean interval is a partial sweep, so coverage is below the
 # shipped SLO and the report warns; with the coverage SLO at 0 the same interval is ok
-@pytest.mark.parametrize(("sweeps", "fail_on", "coverage", "failed"), [
-    (FAULT, "fault", None, True), (FAULT, "warn", None, True), (FAULT, "never", None, False),
-    (CLEAN, "fault", None, False), (CLEAN, "warn", None, True), (CLEAN, "warn", 0.0, False),
-], ids=["fault/fault", "fault/warn", "fault/never", "clean/fault", "clean-partial/warn", "clean-covered/warn"])
+@pytest.mark.parametrize(
+    ("sweeps", "fail_on", "coverage", "failed"),
+    [
+        (FAULT, "fault", None, True),
+        (FAULT, "warn", None, True),
+        (FAULT, "never", None, False),
+        (CLEAN, "fault", None, False),
+        (CLEAN, "warn", None, True),
+        (CLEAN, "warn", 0.0, False),
+    ],
+    ids=["fault/fault", "fault/warn", "fault/never", "clean/fault", "clean-partial/warn", "clean-covered/warn"],
+)
 def test_fail_on(tmp_path: Path, sweeps: list, fail_on: str, coverage: float | None, failed: bool) -> None:
     args = {"sweeps": sweeps, "output_dir": str(tmp_path / "out"), "fail_on": fail_on}
     if coverage is not None:
@@ -84,8 +102,13 @@ def test_fail_on(tmp_path: Path, sweeps: list, fail_on: str, coverage: float | N
         assert res["status"] == ("ok" if coverage is not None else "warn")
     if sweeps is CLEAN and coverage is None:
         # 5 planned links of known state (the samples README: 4 leaf ports, 1 more spine port) of 1024
-        assert res["report"]["coverage_below_slo"][0] == {"scope": "fabric", "key": "", "coverage": 5 / 1024,
-                                                          "unknown": 1019, "planned": 1024}
+        assert res["report"]["coverage_below_slo"][0] == {
+            "scope": "fabric",
+            "key": "",
+            "coverage": 5 / 1024,
+            "unknown": 1019,
+            "planned": 1024,
+        }
         assert "coverage below its SLO" in res["msg"] and "1019 of 1024 planned links unknown" in res["msg"]
 
 
@@ -110,18 +133,23 @@ def test_outputs_not_read_are_listed_and_never_judged(tmp_path: Path) -> None:
 
 def test_registered_results_are_read_from_hostvars(tmp_path: Path) -> None:
     hostvars = {h: {"first": FAULT[0][h], "second": FAULT[1][h]} for h in FAULT[0]}
-    res = run_action({"registered": ["first", "second"], "output_dir": str(tmp_path), "fail_on": "never"},
-                     task_vars={"hostvars": hostvars, "ansible_play_hosts_all": sorted(hostvars)})
+    res = run_action(
+        {"registered": ["first", "second"], "output_dir": str(tmp_path), "fail_on": "never"},
+        task_vars={"hostvars": hostvars, "ansible_play_hosts_all": sorted(hostvars)},
+    )
     assert res["status"] == "fault" and [s["path"] for s in res["report"]["sweeps"]] == ["first", "second"]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ({"sweeps": FAULT, "name": "../x"}, "plain file name"),
-    ({}, "give sweeps"),
-    ({"sweeps": FAULT, "registered": ["a"]}, "not both"),
-    ({"sweeps": FAULT, "intent": "/nonexistent/fabric.yml"}, "nonexistent"),
-    ({"sweeps": FAULT, "fail_on": "sometimes"}, "fail_on"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"sweeps": FAULT, "name": "../x"}, "plain file name"),
+        ({}, "give sweeps"),
+        ({"sweeps": FAULT, "registered": ["a"]}, "not both"),
+        ({"sweeps": FAULT, "intent": "/nonexistent/fabric.yml"}, "nonexistent"),
+        ({"sweeps": FAULT, "fail_on": "sometimes"}, "fail_on"),
+    ],
+)
 def test_refused(tmp_path: Path, args: dict, message: str) -> None:
     from ansible.errors import AnsibleActionFail
 
@@ -133,13 +161,18 @@ def test_refused(tmp_path: Path, args: dict, message: str) -> None:
 def test_two_gathered_sweeps_of_the_fake_switch_name_the_port_with_errors(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
-    (state / "telemetry.json").write_text(json.dumps(
-        {"add_per_call": {"Ethernet0": {"SAI_PORT_STAT_IF_IN_ERRORS": 100000}}}))
+    (state / "telemetry.json").write_text(
+        json.dumps({"add_per_call": {"Ethernet0": {"SAI_PORT_STAT_IF_IN_ERRORS": 100000}}})
+    )
     env = fake_env(state)
     sweeps = []
     for i in range(2):
-        res = run_module("network_telemetry", {"tools": ["counters-db"], "device": "leaf-p0-su01-r0"},
-                         tmp_path / f"args{i}.json", env)
+        res = run_module(
+            "network_telemetry",
+            {"tools": ["counters-db"], "device": "leaf-p0-su01-r0"},
+            tmp_path / f"args{i}.json",
+            env,
+        )
         sweeps.append({"leaf-p0-su01-r0-host": res})
     report = run_action({"sweeps": sweeps, "output_dir": str(tmp_path / "out"), "fail_on": "never"})["report"]
     named = {(c["device"], c["port"]) for s in report["suspects"] for c in s["components"]}

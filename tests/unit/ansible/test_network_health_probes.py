@@ -32,17 +32,37 @@ def registered(docs: dict[str, ProbeResults], read_at: float) -> dict[str, dict[
     """What network_telemetry with ``probes: true`` registers on each node: the file's text, read at ``read_at``."""
     import json
 
-    return {host: {"changed": False, "device": host, "taken_at": read_at, "outputs": {"probe": {
-        "argv": ["cat", "--", "/var/lib/hwaac/probe/latest.json"], "rc": 0,
-        "stdout": json.dumps(results_document(doc), indent=1) + "\n", "stderr": "", "taken_at": read_at,
-        "seconds": 0.01, "timed_out": False, "truncated": False}}} for host, doc in docs.items()}
+    return {
+        host: {
+            "changed": False,
+            "device": host,
+            "taken_at": read_at,
+            "outputs": {
+                "probe": {
+                    "argv": ["cat", "--", "/var/lib/hwaac/probe/latest.json"],
+                    "rc": 0,
+                    "stdout": json.dumps(results_document(doc), indent=1) + "\n",
+                    "stderr": "",
+                    "taken_at": read_at,
+                    "seconds": 0.01,
+                    "timed_out": False,
+                    "truncated": False,
+                }
+            },
+        }
+        for host, doc in docs.items()
+    }
 
 
 def module_result(tmp: Path, host: str, probe_file: Path, **args: Any) -> dict[str, Any]:
     """The real host module on this machine reading ``probe_file`` as node ``host``."""
     env = fake_env(tmp, bins=())
-    return run_module("network_telemetry", {"kind": "host", "tools": [], "probes": True, "device": host,
-                                            "probe_file": str(probe_file), **args}, tmp / f"args-{host}.json", env)
+    return run_module(
+        "network_telemetry",
+        {"kind": "host", "tools": [], "probes": True, "device": host, "probe_file": str(probe_file), **args},
+        tmp / f"args-{host}.json",
+        env,
+    )
 
 
 def test_probes_of_a_lossy_cable_name_it(tmp_path: Path) -> None:
@@ -63,8 +83,9 @@ def test_probes_of_a_lossy_cable_name_it(tmp_path: Path) -> None:
 
 def test_clean_probes_have_no_suspect(tmp_path: Path) -> None:
     now = time.time()
-    res = run_action({"sweeps": [registered(documents({}, now - 60), now)], "output_dir": str(tmp_path),
-                      "fail_on": "never"})
+    res = run_action(
+        {"sweeps": [registered(documents({}, now - 60), now)], "output_dir": str(tmp_path), "fail_on": "never"}
+    )
     assert res["report"]["suspects"] == [] and res["report"]["probes"]["flows"] == 8192
 
 
@@ -79,13 +100,16 @@ def test_a_missing_results_file_is_not_read_with_the_reason(tmp_path: Path) -> N
     assert report["probes"]["flows"] == 8192 - 128  # that node's flows are missing, none counted clean
 
 
-@pytest.mark.parametrize(("change", "module_args", "why"), [
-    ("cut", {}, "not JSON"),
-    ("old", {}, "not judged, its run ended"),
-    ("over the cap", {"max_output": 1000}, "output cut at the task's max_output"),
-], ids=["cut file", "old results", "over max_output"])
-def test_an_incomplete_or_old_document_is_not_judged(tmp_path: Path, change: str, module_args: dict,
-                                                     why: str) -> None:
+@pytest.mark.parametrize(
+    ("change", "module_args", "why"),
+    [
+        ("cut", {}, "not JSON"),
+        ("old", {}, "not judged, its run ended"),
+        ("over the cap", {"max_output": 1000}, "output cut at the task's max_output"),
+    ],
+    ids=["cut file", "old results", "over max_output"],
+)
+def test_an_incomplete_or_old_document_is_not_judged(tmp_path: Path, change: str, module_args: dict, why: str) -> None:
     bad = between(demo(), BAD[0], BAD[1])[BAD[2]]
     now = time.time()
     docs = documents({bad: 0.02}, now - 60)

@@ -31,19 +31,48 @@ def env(**extra: str) -> dict[str, str]:
 def test_the_role_on_a_fake_switch_reports_the_port_with_errors(tmp_path: Path) -> None:
     state = tmp_path / "state"
     state.mkdir()
-    (state / "telemetry.json").write_text(json.dumps(
-        {"add_per_call": {"Ethernet0": {"SAI_PORT_STAT_IF_IN_ERRORS": 100000}}}))
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"hosts": {"leaf-p0-su01-r0": {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
+    (state / "telemetry.json").write_text(
+        json.dumps({"add_per_call": {"Ethernet0": {"SAI_PORT_STAT_IF_IN_ERRORS": 100000}}})
+    )
+    (tmp_path / "hosts.yml").write_text(
+        yaml.safe_dump(
+            {
+                "all": {
+                    "hosts": {
+                        "leaf-p0-su01-r0": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+                    }
+                }
+            }
+        )
+    )
     out = tmp_path / "out"
-    r = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
-                        str(REPO / "playbooks" / "network_health.yml"), "-e", "network_health_hosts=all",
-                        "-e", "network_health_become=false", "-e", "network_health_interval=1",
-                        "-e", json.dumps({"network_health_tools": ["counters-db"],
-                                          "network_health_intent": str(REPO / "inventory/demo"),
-                                          "network_health_output_dir": str(out)})],
-                       cwd=REPO, env=env(HWAAC_FAKE_STATE=str(state), PYTHONPATH=str(REPO)), capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [
+            str(BIN / "ansible-playbook"),
+            "-i",
+            str(tmp_path / "hosts.yml"),
+            str(REPO / "playbooks" / "network_health.yml"),
+            "-e",
+            "network_health_hosts=all",
+            "-e",
+            "network_health_become=false",
+            "-e",
+            "network_health_interval=1",
+            "-e",
+            json.dumps(
+                {
+                    "network_health_tools": ["counters-db"],
+                    "network_health_intent": str(REPO / "inventory/demo"),
+                    "network_health_output_dir": str(out),
+                }
+            ),
+        ],
+        cwd=REPO,
+        env=env(HWAAC_FAKE_STATE=str(state), PYTHONPATH=str(REPO)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 2, r.stdout[-4000:] + r.stderr  # the fault fails the play (fail_on: fault)
     assert sorted(p.name for p in out.iterdir()) == ["network-health.json", "network-health.md"]
     report = json.loads((out / "network-health.json").read_text())
@@ -56,18 +85,52 @@ def test_the_role_on_a_fake_switch_reports_the_port_with_errors(tmp_path: Path) 
 def run_role_on_node(tmp_path: Path, node: str, **extra: Any) -> tuple[subprocess.CompletedProcess[str], Path]:
     """The playbook on localhost as GPU node ``node`` (group gpu_nodes), its ethtool the fake's, the demo's golden
     render as network_health_render_dir."""
-    (tmp_path / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": {node: {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}}}))
+    (tmp_path / "hosts.yml").write_text(
+        yaml.safe_dump(
+            {
+                "all": {
+                    "children": {
+                        "gpu_nodes": {
+                            "hosts": {
+                                node: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+                            }
+                        }
+                    }
+                }
+            }
+        )
+    )
     out = tmp_path / "out"
-    r = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(tmp_path / "hosts.yml"),
-                        str(REPO / "playbooks" / "network_health.yml"), "-e", "network_health_hosts=all",
-                        "-e", "network_health_become=false", "-e", "network_health_interval=0",
-                        "-e", json.dumps({"network_health_tools": ["ethtool"], "network_health_fail_on": "never",
-                                          "network_health_render_dir": str(REPO / "tests/golden/demo"),
-                                          "network_health_intent": str(REPO / "inventory/demo"),
-                                          "network_health_output_dir": str(out), **extra})],
-                       cwd=REPO, env=env(HWAAC_FAKE_STATE=str(tmp_path), PYTHONPATH=str(REPO)), capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [
+            str(BIN / "ansible-playbook"),
+            "-i",
+            str(tmp_path / "hosts.yml"),
+            str(REPO / "playbooks" / "network_health.yml"),
+            "-e",
+            "network_health_hosts=all",
+            "-e",
+            "network_health_become=false",
+            "-e",
+            "network_health_interval=0",
+            "-e",
+            json.dumps(
+                {
+                    "network_health_tools": ["ethtool"],
+                    "network_health_fail_on": "never",
+                    "network_health_render_dir": str(REPO / "tests/golden/demo"),
+                    "network_health_intent": str(REPO / "inventory/demo"),
+                    "network_health_output_dir": str(out),
+                    **extra,
+                }
+            ),
+        ],
+        cwd=REPO,
+        env=env(HWAAC_FAKE_STATE=str(tmp_path), PYTHONPATH=str(REPO)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return r, out
 
 
@@ -90,11 +153,13 @@ def test_a_node_without_its_rendered_file_fails_naming_it_and_the_path(tmp_path:
 
 def test_with_probes_a_nodes_latest_results_reach_the_report(tmp_path: Path) -> None:
     now = time.time()
-    doc = ProbeResults("gpu-su01-h01", now - 30, now - 10, [r for r in results({}, seed=1)
-                                                           if r.flow.src_host == "gpu-su01-h01"])
+    doc = ProbeResults(
+        "gpu-su01-h01", now - 30, now - 10, [r for r in results({}, seed=1) if r.flow.src_host == "gpu-su01-h01"]
+    )
     write_results(tmp_path / "latest.json", doc)
-    r, out = run_role_on_node(tmp_path, "gpu-su01-h01", network_health_probes=True,
-                              network_health_probe_file=str(tmp_path / "latest.json"))
+    r, out = run_role_on_node(
+        tmp_path, "gpu-su01-h01", network_health_probes=True, network_health_probe_file=str(tmp_path / "latest.json")
+    )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr
     report = json.loads((out / "network-health.json").read_text())
     assert report["probes"]["flows"] == len(doc.flows) == 128
@@ -103,8 +168,9 @@ def test_with_probes_a_nodes_latest_results_reach_the_report(tmp_path: Path) -> 
 
 
 def test_with_probes_a_node_without_the_prober_is_not_read(tmp_path: Path) -> None:
-    r, out = run_role_on_node(tmp_path, "gpu-su01-h01", network_health_probes=True,
-                              network_health_probe_file=str(tmp_path / "none.json"))
+    r, out = run_role_on_node(
+        tmp_path, "gpu-su01-h01", network_health_probes=True, network_health_probe_file=str(tmp_path / "none.json")
+    )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr
     report = json.loads((out / "network-health.json").read_text())
     (line,) = [f for f in report["coverage"]["files_skipped"] if " probe: " in f]

@@ -40,14 +40,46 @@ def env() -> dict[str, str]:
 
 def play(tmp: Path, root: Path, *options: str, **extra: Any) -> subprocess.CompletedProcess[str]:
     """playbooks/network_probe.yml on localhost as the demo node, its files below ``root``, services left alone."""
-    (tmp / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": {NODE: {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}}}))
-    variables = {"network_probe_root": str(root), "network_probe_services": False, "network_probe_hwaac": str(HWAAC),
-                 "network_probe_files": str(REPO / "tests/golden/demo/hosts" / NODE),
-                 "network_probe_intent_src": str(REPO / "inventory/demo"), "ansible_become": False, **extra}
-    return subprocess.run([str(BIN / "ansible-playbook"), "-i", str(tmp / "hosts.yml"),
-                           str(REPO / "playbooks" / "network_probe.yml"), "-e", json.dumps(variables), *options],
-                          cwd=REPO, env=env(), capture_output=True, text=True, timeout=300)
+    (tmp / "hosts.yml").write_text(
+        yaml.safe_dump(
+            {
+                "all": {
+                    "children": {
+                        "gpu_nodes": {
+                            "hosts": {
+                                NODE: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+                            }
+                        }
+                    }
+                }
+            }
+        )
+    )
+    variables = {
+        "network_probe_root": str(root),
+        "network_probe_services": False,
+        "network_probe_hwaac": str(HWAAC),
+        "network_probe_files": str(REPO / "tests/golden/demo/hosts" / NODE),
+        "network_probe_intent_src": str(REPO / "inventory/demo"),
+        "ansible_become": False,
+        **extra,
+    }
+    return subprocess.run(
+        [
+            str(BIN / "ansible-playbook"),
+            "-i",
+            str(tmp / "hosts.yml"),
+            str(REPO / "playbooks" / "network_probe.yml"),
+            "-e",
+            json.dumps(variables),
+            *options,
+        ],
+        cwd=REPO,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def changed(run: subprocess.CompletedProcess[str]) -> int:
@@ -88,8 +120,12 @@ def test_systemd_analyze_verify_accepts_every_unit_without_a_word(installed: tup
 def test_the_services_are_sandboxed(installed: tuple[Path, Any], name: str) -> None:
     root, _ = installed
     # --threshold is ten times the exposure printed (0.0 to 10.0): fail above 2.0
-    r = subprocess.run([str(ANALYZE), "security", "--offline=yes", "--threshold=20",
-                        str(root / "etc/systemd/system" / name)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [str(ANALYZE), "security", "--offline=yes", "--threshold=20", str(root / "etc/systemd/system" / name)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr
     u = unit(root, name)
     assert u["DynamicUser"] == ["yes"] and u["CapabilityBoundingSet"] == [""] and u["ProtectSystem"] == ["strict"]
@@ -136,25 +172,39 @@ def test_check_mode_writes_nothing(tmp_path: Path) -> None:
 
 @needs_systemd
 def test_given_addresses_and_the_forced_receive_buffer(tmp_path: Path) -> None:
-    run = play(tmp_path, tmp_path / "root", network_probe_bind=["10.9.0.1", "10.9.0.3"],
-               network_probe_rcvbuf_force=True, network_probe_send_args=["--peers", "4"], network_probe_interval=60)
+    run = play(
+        tmp_path,
+        tmp_path / "root",
+        network_probe_bind=["10.9.0.1", "10.9.0.3"],
+        network_probe_rcvbuf_force=True,
+        network_probe_send_args=["--peers", "4"],
+        network_probe_interval=60,
+    )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr
     root = tmp_path / "root"
     responder, send = unit(root, UNITS[0]), unit(root, UNITS[1])
     assert responder["ExecStart"][0].endswith("--freebind --bind 10.9.0.1 --bind 10.9.0.3")
     assert responder["AmbientCapabilities"] == ["CAP_NET_ADMIN"] and send["AmbientCapabilities"] == [""]
     assert send["ExecStart"][0].endswith("--count 100 --peers 4")
-    r = subprocess.run([str(ANALYZE), "verify", *(str(root / "etc/systemd/system" / u) for u in UNITS)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [str(ANALYZE), "verify", *(str(root / "etc/systemd/system" / u) for u in UNITS)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert (r.returncode, r.stdout + r.stderr) == (0, "")
 
 
-@pytest.mark.parametrize(("extra", "words"), [
-    ({"network_probe_hwaac": "/nonexistent/hwaac"}, "/nonexistent/hwaac is not an executable"),
-    ({"network_probe_files": "/nonexistent"}, "the responder's addresses on gpu-su01-h01 are unknown"),
-    ({"network_probe_bind": ["10.0.0.1 --port 1"]}, "a word systemd would not take as it is"),
-    ({"network_probe_intent_src": ""}, "/etc/hwaac/fabric.yml is not on gpu-su01-h01"),
-], ids=["no hwaac", "no netplan", "a bad address", "no intent"])
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ({"network_probe_hwaac": "/nonexistent/hwaac"}, "/nonexistent/hwaac is not an executable"),
+        ({"network_probe_files": "/nonexistent"}, "the responder's addresses on gpu-su01-h01 are unknown"),
+        ({"network_probe_bind": ["10.0.0.1 --port 1"]}, "a word systemd would not take as it is"),
+        ({"network_probe_intent_src": ""}, "/etc/hwaac/fabric.yml is not on gpu-su01-h01"),
+    ],
+    ids=["no hwaac", "no netplan", "a bad address", "no intent"],
+)
 def test_what_is_missing_fails_before_anything_is_written(tmp_path: Path, extra: dict, words: str) -> None:
     run = play(tmp_path, tmp_path / "root", **extra)
     assert run.returncode != 0 and words in run.stdout, run.stdout[-3000:]

@@ -28,13 +28,15 @@ def run_action(tmp: Path, args: dict[str, Any], host: str) -> tuple[dict[str, An
         sent.append(module_args)
         return run_module("network_telemetry", module_args, tmp / f"args{len(sent)}.json", env)
 
-    return run_action_plugin(ActionModule, args, task_vars={"inventory_hostname": host}, module="network_telemetry",
-                             execute=execute), sent
+    return run_action_plugin(
+        ActionModule, args, task_vars={"inventory_hostname": host}, module="network_telemetry", execute=execute
+    ), sent
 
 
 def test_a_node_reads_the_rails_of_its_rendered_nic_roce(tmp_path: Path) -> None:
-    res, (sent,) = run_action(tmp_path, {"kind": "host", "tools": ["ethtool"], "render_dir": str(RENDER)},
-                              "gpu-su01-h01")
+    res, (sent,) = run_action(
+        tmp_path, {"kind": "host", "tools": ["ethtool"], "render_dir": str(RENDER)}, "gpu-su01-h01"
+    )
     rails = [f"ethtool@rail{r}" for r in range(8)]
     assert sent["tools"] == rails and "render_dir" not in sent
     assert sorted(res["outputs"]) == sorted(rails)
@@ -42,19 +44,30 @@ def test_a_node_reads_the_rails_of_its_rendered_nic_roce(tmp_path: Path) -> None
 
 
 def test_device_names_the_node_and_a_switch_ignores_render_dir(tmp_path: Path) -> None:
-    _, (host,) = run_action(tmp_path, {"kind": "host", "tools": ["mlxlink"], "render_dir": str(RENDER),
-                                       "device": "gpu-su01-h01"}, "some-inventory-alias")
+    _, (host,) = run_action(
+        tmp_path,
+        {"kind": "host", "tools": ["mlxlink"], "render_dir": str(RENDER), "device": "gpu-su01-h01"},
+        "some-inventory-alias",
+    )
     assert host["tools"] == [f"mlxlink@mlx5_{r}" for r in range(8)]
-    _, (switch,) = run_action(tmp_path, {"kind": "sonic", "tools": ["pfcwd"], "render_dir": str(RENDER)},
-                              "leaf-p0-su01-r0")
+    _, (switch,) = run_action(
+        tmp_path, {"kind": "sonic", "tools": ["pfcwd"], "render_dir": str(RENDER)}, "leaf-p0-su01-r0"
+    )
     assert switch["tools"] == ["pfcwd"] and "render_dir" not in switch
 
 
-@pytest.mark.parametrize(("args", "host", "words"), [
-    ({"kind": "host", "render_dir": str(RENDER)}, "gpu-su01-h02",
-     f"gpu-su01-h02: {RENDER}/hosts/gpu-su01-h02/nic-roce.json: no such file"),
-    ({"kind": "host", "render_dir": str(RENDER), "ports": ["rail0"]}, "gpu-su01-h01", "ports or render_dir"),
-], ids=["node not rendered", "ports and render_dir"])
+@pytest.mark.parametrize(
+    ("args", "host", "words"),
+    [
+        (
+            {"kind": "host", "render_dir": str(RENDER)},
+            "gpu-su01-h02",
+            f"gpu-su01-h02: {RENDER}/hosts/gpu-su01-h02/nic-roce.json: no such file",
+        ),
+        ({"kind": "host", "render_dir": str(RENDER), "ports": ["rail0"]}, "gpu-su01-h01", "ports or render_dir"),
+    ],
+    ids=["node not rendered", "ports and render_dir"],
+)
 def test_refused_before_the_host_runs_anything(tmp_path: Path, args: dict, host: str, words: str) -> None:
     with pytest.raises(AnsibleActionFail) as err:
         run_action(tmp_path, args, host)

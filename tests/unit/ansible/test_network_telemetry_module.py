@@ -71,8 +71,12 @@ def test_switch_tools_return_the_raw_output_of_their_commands(tmp_path: Path, ch
     assert list(res["outputs"]) == tools
     for tool, fixture in SHOW_TOOLS:
         out = res["outputs"][tool]
-        assert (out["rc"], out["stdout"], out["timed_out"], out["truncated"]) == (0, (FIX / fixture).read_text(),
-                                                                                   False, False), tool
+        assert (out["rc"], out["stdout"], out["timed_out"], out["truncated"]) == (
+            0,
+            (FIX / fixture).read_text(),
+            False,
+            False,
+        ), tool
         assert res["taken_at"] <= out["taken_at"] < res["taken_at"] + 60
     assert res["outputs"]["fec-histogram@Ethernet0"]["argv"][-1] == "Ethernet0"
     calls = (tmp_path / "state" / "calls.log").read_text().splitlines()
@@ -81,8 +85,9 @@ def test_switch_tools_return_the_raw_output_of_their_commands(tmp_path: Path, ch
 
 def test_counters_advance_between_two_sweeps(tmp_path: Path) -> None:
     (tmp_path / "state").mkdir()
-    (tmp_path / "state" / "telemetry.json").write_text(json.dumps(
-        {"frames_per_call": 5000, "add_per_call": {"Ethernet4": {"SAI_PORT_STAT_IF_IN_ERRORS": 7}}}))
+    (tmp_path / "state" / "telemetry.json").write_text(
+        json.dumps({"frames_per_call": 5000, "add_per_call": {"Ethernet4": {"SAI_PORT_STAT_IF_IN_ERRORS": 7}}})
+    )
     sweeps = [run(tmp_path, {"tools": ["counters-db"]}) for _ in range(2)]
     snaps = [parse_counters_db(s["outputs"]["counters-db"]["stdout"]) for s in sweeps]
     before, after = (s.ports for s in snaps)
@@ -101,8 +106,15 @@ def test_host_tools_read_the_rails(tmp_path: Path) -> None:
     (state / "gpu_node.json").write_text(json.dumps({"rails": 2}))
     nic_counters.ensure_tree(state, 2)
     (state / "ethtool-missing").write_text("rail9\n")
-    res = run(tmp_path, {"kind": "host", "ports": ["rail0", "rail9"], "sysfs_root": str(nic_counters.sys_root(state)),
-                         "tools": ["rdma-statistic", "ib-counters", "ethtool", "mlxlink@mlx5_0"]})
+    res = run(
+        tmp_path,
+        {
+            "kind": "host",
+            "ports": ["rail0", "rail9"],
+            "sysfs_root": str(nic_counters.sys_root(state)),
+            "tools": ["rdma-statistic", "ib-counters", "ethtool", "mlxlink@mlx5_0"],
+        },
+    )
     out = res["outputs"]
     assert list(out) == ["rdma-statistic", "ib-counters", "ethtool@rail0", "ethtool@rail9", "mlxlink@mlx5_0"]
     assert sorted(parse_rdma_statistic(out["rdma-statistic"]["stdout"]).ports) == ["mlx5_0/1", "mlx5_1/1"]
@@ -119,8 +131,12 @@ def test_probes_return_the_agents_results_file_as_it_is(tmp_path: Path) -> None:
     res = run(tmp_path, {"kind": "host", "tools": ["rdma-statistic"], "probes": True, "probe_file": str(doc)})
     assert list(res["outputs"]) == ["rdma-statistic", "probe"]
     out = res["outputs"]["probe"]
-    assert (out["argv"], out["rc"], out["stdout"], out["truncated"]) == (["cat", "--", str(doc)], 0,
-                                                                         doc.read_text(), False)
+    assert (out["argv"], out["rc"], out["stdout"], out["truncated"]) == (
+        ["cat", "--", str(doc)],
+        0,
+        doc.read_text(),
+        False,
+    )
 
 
 ETHTOOL = REPO / "tests" / "fixtures" / "health" / "ethtool" / "mlnx-ofed-100g-lane3-errors" / "ethtool-S.txt"
@@ -132,8 +148,16 @@ def test_filter_keeps_the_lines_the_readers_map(tmp_path: Path, keep_read: bool)
     state.mkdir()
     (state / "gpu_node.json").write_text(json.dumps({"rails": 1}))
     nic_counters.ensure_tree(state, 1)
-    res = run(tmp_path, {"kind": "host", "ports": ["rail0"], "filter": keep_read,
-                         "sysfs_root": str(nic_counters.sys_root(state)), "tools": ["ethtool", "ib-counters"]})
+    res = run(
+        tmp_path,
+        {
+            "kind": "host",
+            "ports": ["rail0"],
+            "filter": keep_read,
+            "sysfs_root": str(nic_counters.sys_root(state)),
+            "tools": ["ethtool", "ib-counters"],
+        },
+    )
     eth, ib = res["outputs"]["ethtool@rail0"], res["outputs"]["ib-counters"]
     raw = ETHTOOL.read_text()
     assert eth["filtered"] is keep_read and ib["filtered"] is keep_read
@@ -183,8 +207,10 @@ def test_output_over_the_cap_is_cut_and_later_tools_are_not_run(tmp_path: Path) 
 
 
 def test_spec_documents_every_option() -> None:
-    documented = {**yaml.safe_load(network_telemetry.DOCUMENTATION)["options"],
-                  **yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"]}
+    documented = {
+        **yaml.safe_load(network_telemetry.DOCUMENTATION)["options"],
+        **yaml.safe_load(ModuleDocFragment.DOCUMENTATION)["options"],
+    }
     assert set(documented) == set(SPECS["network_telemetry"])
     for name, spec in SPECS["network_telemetry"].items():
         assert documented[name]["type"] == spec["type"], name

@@ -29,9 +29,13 @@ class Node(FakeHost):
         nic_counters.ensure_tree(self.state, 8)
 
     def run_action(self, args: dict[str, Any]) -> dict[str, Any]:
-        return run_action_plugin(ActionModule, {"sysfs_root": str(nic_counters.sys_root(self.state)), **args},
-                                 task_vars={"inventory_hostname": "gpu-node-01"}, module="node_health",
-                                 execute=self.run)
+        return run_action_plugin(
+            ActionModule,
+            {"sysfs_root": str(nic_counters.sys_root(self.state)), **args},
+            task_vars={"inventory_hostname": "gpu-node-01"},
+            module="node_health",
+            execute=self.run,
+        )
 
 
 RNR = ("NIC_RNR_NAK_RETRY_ERR", "FAIL", "mlx5_3 port 1", "check_link")
@@ -44,8 +48,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("give", "age", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_health_stage_judges_rdma_statistic_growth_since_the_last_run(tmp_path: Path, give: bool,
-                                                                       age: float | None, expected: set) -> None:
+def test_health_stage_judges_rdma_statistic_growth_since_the_last_run(
+    tmp_path: Path, give: bool, age: float | None, expected: set
+) -> None:
     node = Node(tmp_path)
     first = node.run_action({"stage": "health"})
     assert first["status"] == "PASS" and first["rdma_statistic"].startswith("link mlx5_0/1 ")

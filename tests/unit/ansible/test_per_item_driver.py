@@ -30,8 +30,9 @@ class FakeModule:
 class Thing:
     """An item that fails its check or its run where told; ``log`` gets each step in order."""
 
-    def __init__(self, name: str, log: list[str], *, bad: bool = False, breaks: bool = False,
-                 changes: bool = True) -> None:
+    def __init__(
+        self, name: str, log: list[str], *, bad: bool = False, breaks: bool = False, changes: bool = True
+    ) -> None:
         self.name = name
         self.log = log
         self.bad = bad

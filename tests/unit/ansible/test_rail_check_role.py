@@ -43,36 +43,61 @@ PANIC = "ibpanic: [1400444] main: stat of IB device 'mlx5_6' failed: No such fil
 
 # host -> (how its ibstat is made and its NCCL_IB_HCA, whether the node fails, what the last task says)
 CASES: dict[str, tuple[dict[str, Any], bool, str]] = {
-    "gpu-su01-h01": ({"recorded": RECORDED}, True,
-                     "1 of 8 rails not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.65/31) -> leaf-p0-su01-r5 "
-                     "Ethernet0"),
-    "gpu-su01-h02": ({"fake": {}}, False,
-                     "8 rails Active: mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7"),
-    "gpu-su01-h04": ({"recorded": RECORDED, "dual_port": "mlx5_0"}, True,  # slot 4: .70/31, the 4th leaf port
-                     "1 of 8 rails not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.71/31) -> leaf-p0-su01-r5 "
-                     "Ethernet12"),
-    "gpu-su01-h03": ({"fake": {"rails": 6}}, True,
-                     "2 of 8 rails not usable: rail6 (mlx5_6, missing, 172.16.1.133/31) -> leaf-p0-su01-r6 "
-                     "Ethernet8; rail7 (mlx5_7, missing, 172.16.1.197/31) -> leaf-p0-su01-r7 Ethernet8"),
-    "gpu-su01-h05": ({"fake": {}, "hca": "^mlx5_8"}, False,
-                     "8 rails Active: mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7"),
-    "gpu-su01-h06": ({"recorded": RECORDED, "hca": "mlx5"}, True,
-                     "1 of 8 rails and 1 other port not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.75/31) -> "
-                     "leaf-p0-su01-r5 Ethernet20; mlx5_11 port 1 (Down/Polling, not a rail of the plan); NCCL also "
-                     "takes mlx5_10 port 1, mlx5_8 port 1, mlx5_9 port 1 (not a rail of the plan)"),
-    "gpu-su01-h07": ({"fake": {"dead_rails": [7]}, "hca": "^=mlx5_7"}, False,
-                     "7 rails Active: mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6; NCCL_IB_HCA=^=mlx5_7 "
-                     "leaves out rail7 (mlx5_7)"),
-    "gpu-su01-h08": ({"recorded": RECORDED, "physical": ("mlx5_2", "LinkErrorRecovery")}, True,
-                     "2 of 8 rails not usable: rail2 (mlx5_2, Active/LinkErrorRecovery, 172.16.0.143/31) -> "
-                     "leaf-p0-su01-r2 Ethernet28; rail5 (mlx5_5, Down/Disabled, 172.16.1.79/31) -> leaf-p0-su01-r5 "
-                     "Ethernet28"),
-    "gpu-su01-h09": ({"recorded": RECORDED, "panic_at": "mlx5_6"}, True,
-                     "3 of 8 rails not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.81/31) -> leaf-p0-su01-r5 "
-                     "Ethernet32; rail6 (mlx5_6, not read, ibstat stopped at mlx5_6, 172.16.1.145/31) -> "
-                     "leaf-p0-su01-r6 Ethernet32; rail7 (mlx5_7, not read, ibstat stopped at mlx5_6, 172.16.1.209/31) "
-                     f"-> leaf-p0-su01-r7 Ethernet32; ibstat was not read completely: ibstat stopped at device "
-                     f"'mlx5_6' (ibpanic); the devices after it were not read: {PANIC.removeprefix('ibpanic: ')}"),
+    "gpu-su01-h01": (
+        {"recorded": RECORDED},
+        True,
+        "1 of 8 rails not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.65/31) -> leaf-p0-su01-r5 Ethernet0",
+    ),
+    "gpu-su01-h02": (
+        {"fake": {}},
+        False,
+        "8 rails Active: mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7",
+    ),
+    "gpu-su01-h04": (
+        {"recorded": RECORDED, "dual_port": "mlx5_0"},
+        True,  # slot 4: .70/31, the 4th leaf port
+        "1 of 8 rails not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.71/31) -> leaf-p0-su01-r5 Ethernet12",
+    ),
+    "gpu-su01-h03": (
+        {"fake": {"rails": 6}},
+        True,
+        "2 of 8 rails not usable: rail6 (mlx5_6, missing, 172.16.1.133/31) -> leaf-p0-su01-r6 "
+        "Ethernet8; rail7 (mlx5_7, missing, 172.16.1.197/31) -> leaf-p0-su01-r7 Ethernet8",
+    ),
+    "gpu-su01-h05": (
+        {"fake": {}, "hca": "^mlx5_8"},
+        False,
+        "8 rails Active: mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7",
+    ),
+    "gpu-su01-h06": (
+        {"recorded": RECORDED, "hca": "mlx5"},
+        True,
+        "1 of 8 rails and 1 other port not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.75/31) -> "
+        "leaf-p0-su01-r5 Ethernet20; mlx5_11 port 1 (Down/Polling, not a rail of the plan); NCCL also "
+        "takes mlx5_10 port 1, mlx5_8 port 1, mlx5_9 port 1 (not a rail of the plan)",
+    ),
+    "gpu-su01-h07": (
+        {"fake": {"dead_rails": [7]}, "hca": "^=mlx5_7"},
+        False,
+        "7 rails Active: mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6; NCCL_IB_HCA=^=mlx5_7 "
+        "leaves out rail7 (mlx5_7)",
+    ),
+    "gpu-su01-h08": (
+        {"recorded": RECORDED, "physical": ("mlx5_2", "LinkErrorRecovery")},
+        True,
+        "2 of 8 rails not usable: rail2 (mlx5_2, Active/LinkErrorRecovery, 172.16.0.143/31) -> "
+        "leaf-p0-su01-r2 Ethernet28; rail5 (mlx5_5, Down/Disabled, 172.16.1.79/31) -> leaf-p0-su01-r5 "
+        "Ethernet28",
+    ),
+    "gpu-su01-h09": (
+        {"recorded": RECORDED, "panic_at": "mlx5_6"},
+        True,
+        "3 of 8 rails not usable: rail5 (mlx5_5, Down/Disabled, 172.16.1.81/31) -> leaf-p0-su01-r5 "
+        "Ethernet32; rail6 (mlx5_6, not read, ibstat stopped at mlx5_6, 172.16.1.145/31) -> "
+        "leaf-p0-su01-r6 Ethernet32; rail7 (mlx5_7, not read, ibstat stopped at mlx5_6, 172.16.1.209/31) "
+        f"-> leaf-p0-su01-r7 Ethernet32; ibstat was not read completely: ibstat stopped at device "
+        f"'mlx5_6' (ibpanic); the devices after it were not read: {PANIC.removeprefix('ibpanic: ')}",
+    ),
 }
 
 
@@ -82,10 +107,12 @@ def dual_port(text: str, ca: str) -> str:
     for i, block in enumerate(blocks):
         if block.startswith(f"{ca}'"):
             head, port1 = block.split("\tPort 1:\n", 1)
-            port2 = port1.replace("State: Active", "State: Down").replace("Physical state: LinkUp",
-                                                                            "Physical state: Disabled")
-            blocks[i] = (head.replace("Number of ports: 1", "Number of ports: 2") + "\tPort 1:\n" + port1
-                         + "\tPort 2:\n" + port2)
+            port2 = port1.replace("State: Active", "State: Down").replace(
+                "Physical state: LinkUp", "Physical state: Disabled"
+            )
+            blocks[i] = (
+                head.replace("Number of ports: 1", "Number of ports: 2") + "\tPort 1:\n" + port1 + "\tPort 2:\n" + port2
+            )
     return "CA '".join(blocks)
 
 
@@ -112,8 +139,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         if "hca" in setup:  # what an intent's host.nccl_env renders: the derived value replaced in place
             env_file = plan_dir / "hosts" / host / "nccl.env"
             lines = env_file.read_text().splitlines(keepends=True)
-            env_file.write_text("".join(f"NCCL_IB_HCA={setup['hca']}\n" if line.startswith("NCCL_IB_HCA=") else line
-                                        for line in lines))
+            env_file.write_text(
+                "".join(f"NCCL_IB_HCA={setup['hca']}\n" if line.startswith("NCCL_IB_HCA=") else line for line in lines)
+            )
         if "recorded" in setup:
             output = setup["recorded"]
             panic = ""
@@ -137,17 +165,28 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             state.mkdir()
             (state / "gpu_node.json").write_text(json.dumps(setup["fake"]))
             env = {"PATH": f"{FAKES}{os.pathsep}/usr/bin{os.pathsep}/bin", "HWAAC_FAKE_STATE": str(state)}
-        hosts[host] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-                       "hwaac_environment": env}
+        hosts[host] = {
+            "ansible_connection": "local",
+            "ansible_python_interpreter": sys.executable,
+            "hwaac_environment": env,
+        }
     inventory = tmp / "hosts.yml"
     inventory.write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": hosts}}}}))
     playbook = REPO / "playbooks" / "rail_check.yml"  # the shipped playbook
     base = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    r = subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(playbook),
-                        "-e", f"rail_check_plan_dir={plan_dir}"],
-                       cwd=REPO, env={**base, "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
-                                      "ANSIBLE_SHOW_CUSTOM_STATS": "1", "PATH": f"{BIN}{os.pathsep}{base['PATH']}"},
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [str(BIN / "ansible-playbook"), "-i", str(inventory), str(playbook), "-e", f"rail_check_plan_dir={plan_dir}"],
+        cwd=REPO,
+        env={
+            **base,
+            "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
+            "ANSIBLE_SHOW_CUSTOM_STATS": "1",
+            "PATH": f"{BIN}{os.pathsep}{base['PATH']}",
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 2, r.stdout[-4000:] + r.stderr[-4000:]  # failed hosts
     return json.loads(r.stdout)
 
@@ -169,8 +208,11 @@ def test_the_unusable_rails_are_published_to_the_workflow(run: dict[str, Any]) -
     assert sorted(stats) == sorted(h for h, (_, failed, _) in CASES.items() if failed)
     for host, rails in stats.items():
         message = CASES[host][2]
-        assert rails and all(f"{r['rail']} ({r['hca']}, {r['problem']}, {r['address']}" in message
-                             and f"-> {r['leaf']} {r['leaf_port']}" in message for r in rails)
+        assert rails and all(
+            f"{r['rail']} ({r['hca']}, {r['problem']}, {r['address']}" in message
+            and f"-> {r['leaf']} {r['leaf_port']}" in message
+            for r in rails
+        )
         assert len(rails) == int(message.split(" of 8 rails")[0])
 
 

@@ -26,7 +26,8 @@ TEMPLATED = {
 def test_every_default_is_declared_with_the_same_value(role: str) -> None:
     defaults: dict[str, Any] = yaml.safe_load((REPO / "roles" / role / "defaults" / "main.yml").read_text())
     options: dict[str, Any] = yaml.safe_load((REPO / "roles" / role / "meta" / "argument_specs.yml").read_text())[
-        "argument_specs"]["main"]["options"]
+        "argument_specs"
+    ]["main"]["options"]
     assert set(defaults) == set(options)
     for name, value in defaults.items():
         if name in TEMPLATED[role]:
@@ -39,6 +40,12 @@ def test_every_default_is_declared_with_the_same_value(role: str) -> None:
 def test_playbook_syntax(role: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
     env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"
-    r = subprocess.run([str(BIN / "ansible-playbook"), "--syntax-check", f"playbooks/{role}.yml"], cwd=REPO, env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [str(BIN / "ansible-playbook"), "--syntax-check", f"playbooks/{role}.yml"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stdout + r.stderr

@@ -267,5 +267,3 @@ def test_every_node_is_processed_and_the_failed_ones_named(cluster: Cluster) -> 
     assert [n.get("failed", False) for n in res["nodes"]] == [False, True, False]
     assert cluster.node("gpu-node-01").state.raw == "IDLE+DRAIN"
     assert sorted(res["diff"]["before"]) == ["gpu-node-01", "gpu-node-04"]
-
-

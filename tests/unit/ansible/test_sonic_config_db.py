@@ -41,12 +41,16 @@ class FakeSwitch:
         """The tool calls so far, temp file names replaced by ``FILE``."""
         path = self.dir / "calls.log"
         lines = path.read_text().splitlines() if path.exists() else []
-        return [" ".join("FILE" if w.startswith("/") and "hwaac-patch-" in w else w for w in line.split())
-                for line in lines]
+        return [
+            " ".join("FILE" if w.startswith("/") and "hwaac-patch-" in w else w for w in line.split()) for line in lines
+        ]
 
     def checkpoints(self) -> list[str]:
-        return sorted(p.name for p in (self.dir / "checkpoints").glob("*.cp.json")) \
-            if (self.dir / "checkpoints").exists() else []
+        return (
+            sorted(p.name for p in (self.dir / "checkpoints").glob("*.cp.json"))
+            if (self.dir / "checkpoints").exists()
+            else []
+        )
 
     def knob(self, name: str, text: str = "") -> None:
         (self.dir / name).write_text(text)
@@ -60,18 +64,31 @@ def run_module(name: str, args: dict[str, Any], switch: FakeSwitch, *, check_mod
     collection importable (``ansible_collections.aiinfra.hwaac``, for its module_utils)."""
     args_file = switch.dir / f".args-{name}.json"
     args_file.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {**args, "_ansible_check_mode": check_mode}}))
-    proc = subprocess.run([sys.executable, "-m", f"ansible_collections.aiinfra.hwaac.plugins.modules.{name}",
-                           str(args_file)], cwd=REPO, env={**switch.env(), "PYTHONPATH": str(REPO)},
-                          capture_output=True, text=True, timeout=900)  # a first push: SONiC's GCU sorts for a minute
+    proc = subprocess.run(
+        [sys.executable, "-m", f"ansible_collections.aiinfra.hwaac.plugins.modules.{name}", str(args_file)],
+        cwd=REPO,
+        env={**switch.env(), "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )  # a first push: SONiC's GCU sorts for a minute
     try:
         return json.loads(proc.stdout)
     except ValueError as exc:
-        raise AssertionError(f"module {name} printed no JSON (rc {proc.returncode}): {proc.stdout}{proc.stderr}") \
-            from exc
+        raise AssertionError(
+            f"module {name} printed no JSON (rc {proc.returncode}): {proc.stdout}{proc.stderr}"
+        ) from exc
 
 
-def run_action(action_cls: type, name: str, args: dict[str, Any], switch: FakeSwitch, *, check_mode: bool = False,
-               diff: bool = False) -> dict[str, Any]:
+def run_action(
+    action_cls: type,
+    name: str,
+    args: dict[str, Any],
+    switch: FakeSwitch,
+    *,
+    check_mode: bool = False,
+    diff: bool = False,
+) -> dict[str, Any]:
     """Run an action plugin with its host module executed for real against ``switch``.
 
     Only the transport is replaced: ``_execute_module`` runs the module file locally instead of shipping it over
@@ -84,8 +101,14 @@ def run_action(action_cls: type, name: str, args: dict[str, Any], switch: FakeSw
     task.async_val = 0
     loader = MagicMock()
     loader.path_dwim_relative_stack.side_effect = lambda paths, dirname, needle: needle
-    action = action_cls(task=task, connection=MagicMock(), play_context=MagicMock(check_mode=check_mode),
-                        loader=loader, templar=MagicMock(), shared_loader_obj=None)
+    action = action_cls(
+        task=task,
+        connection=MagicMock(),
+        play_context=MagicMock(check_mode=check_mode),
+        loader=loader,
+        templar=MagicMock(),
+        shared_loader_obj=None,
+    )
     calls: list[dict[str, Any]] = []
 
     def execute_module(module_name: str, module_args: dict[str, Any], task_vars: Any = None) -> dict[str, Any]:
@@ -138,8 +161,9 @@ def switch(tmp_path: Path) -> FakeSwitch:
 
 
 def push(switch: FakeSwitch, *, check_mode: bool = False, diff: bool = False, **args: Any) -> dict[str, Any]:
-    return run_action(PushAction, "sonic_config_db", {"config": desired(), **args}, switch,
-                      check_mode=check_mode, diff=diff)
+    return run_action(
+        PushAction, "sonic_config_db", {"config": desired(), **args}, switch, check_mode=check_mode, diff=diff
+    )
 
 
 def test_check_mode_predicts_exactly_what_the_real_run_does(switch: FakeSwitch) -> None:
@@ -148,8 +172,9 @@ def test_check_mode_predicts_exactly_what_the_real_run_does(switch: FakeSwitch) 
     assert predicted["changed"] is True and not predicted.get("failed")
     assert switch.running == before and switch.calls() == PRE_PUSH  # check mode only reads
     assert [m["operation"] for m in predicted["_module_calls"]] == ["read"]
-    assert {d["before_header"] for d in predicted["diff"]} == {f"CONFIG_DB {t} (running)"
-                                                                for t in predicted["tables_changed"]}
+    assert {d["before_header"] for d in predicted["diff"]} == {
+        f"CONFIG_DB {t} (running)" for t in predicted["tables_changed"]
+    }
 
     real = push(switch)
     assert real["changed"] is True and not real.get("failed"), real.get("msg")
@@ -160,8 +185,12 @@ def test_check_mode_predicts_exactly_what_the_real_run_does(switch: FakeSwitch) 
     running = switch.running
     assert {t: running[t] for t in real["tables_changed"]} == predicted["after"]
     assert switch.calls() == PRE_PUSH * 2 + [
-        "config checkpoint hwaac-pre-push", "config apply-patch FILE", "sonic-cfggen -d --print-data",
-        "config save -y", "config delete-checkpoint hwaac-pre-push"]
+        "config checkpoint hwaac-pre-push",
+        "config apply-patch FILE",
+        "sonic-cfggen -d --print-data",
+        "config save -y",
+        "config delete-checkpoint hwaac-pre-push",
+    ]
     assert switch.saved == running and switch.checkpoints() == []
     assert running["MGMT_INTERFACE"] == before["MGMT_INTERFACE"] and running["FEATURE"] == before["FEATURE"]
     assert real["bgp_neighbors"][:2] == ["10.1.0.0", "10.1.0.2"] and len(real["bgp_neighbors"]) == 32
@@ -186,8 +215,9 @@ def test_a_rollout_keeps_what_mitigation_drained(tmp_path: Path) -> None:
     drained = engine.Action(guard.Decision(guard.DRAIN_LINK, link.cable_id, True, "ok", "test"))
     steps = [st for st in carry_out.steps([drained], plan, lambda name: desired(name)) if st.device == LEAF]
     for stage in carry_out.stages(steps):
-        got = run_action(PushAction, "sonic_config_db", {"config": stage[LEAF], "owned_tables": [],
-                                                         "keep_drains": False}, sw)
+        got = run_action(
+            PushAction, "sonic_config_db", {"config": stage[LEAF], "owned_tables": [], "keep_drains": False}, sw
+        )
         assert got["changed"] and not got.get("failed"), got.get("msg")
     peer = f"default|{'.'.join(str(link.b_ip >> s & 255) for s in (24, 16, 8, 0))}"
     assert sw.running["BGP_NEIGHBOR"][peer]["admin_status"] == "down"
@@ -207,9 +237,13 @@ def test_failed_apply_is_rolled_back_and_reports_the_tool_message(switch: FakeSw
     assert "config apply-patch failed (rolled back to checkpoint hwaac-pre-push)" in got["msg"]
     assert "Given patch will produce invalid config. Error: Data Loading Failed" in got["msg"]
     assert switch.running == before and switch.saved is None and switch.checkpoints() == []
-    assert switch.calls()[1:] == ["config checkpoint hwaac-pre-push", "config apply-patch FILE",
-                                  "config rollback hwaac-pre-push", "config delete-checkpoint hwaac-pre-push",
-                                  "sonic-cfggen -d --print-data"]
+    assert switch.calls()[1:] == [
+        "config checkpoint hwaac-pre-push",
+        "config apply-patch FILE",
+        "config rollback hwaac-pre-push",
+        "config delete-checkpoint hwaac-pre-push",
+        "sonic-cfggen -d --print-data",
+    ]
 
 
 def test_partially_applied_patch_is_rolled_back_to_the_pre_push_config(switch: FakeSwitch) -> None:
@@ -244,8 +278,12 @@ def test_src_file_tables_and_no_save(switch: FakeSwitch, tmp_path: Path) -> None
     src = tmp_path / "config_db.json"
     src.write_text(_rendered(LEAF))
     # BGP_GLOBALS too: SONiC's YANG (and so GCU) refuses neighbours of a VRF without its BGP_GLOBALS entry
-    got = run_action(PushAction, "sonic_config_db", {"src": str(src), "tables": ["BGP_GLOBALS", "BGP_NEIGHBOR"],
-                                                     "save": False}, switch)
+    got = run_action(
+        PushAction,
+        "sonic_config_db",
+        {"src": str(src), "tables": ["BGP_GLOBALS", "BGP_NEIGHBOR"], "save": False},
+        switch,
+    )
     assert set(got["tables_changed"]) == {"BGP_GLOBALS", "BGP_NEIGHBOR"} and not got.get("failed"), got.get("msg")
     assert switch.running["BGP_NEIGHBOR"] == desired()["BGP_NEIGHBOR"]
     assert "INTERFACE" in switch.running and "Ethernet0|172.16.0.0/31" not in switch.running["INTERFACE"]
@@ -285,8 +323,10 @@ def test_gate_fails_naming_the_neighbours_still_down(switch: FakeSwitch) -> None
     got = gate(switch, neighbors=pushed["bgp_neighbors"], retries=2)
     assert got["failed"] is True and got["attempts"] == 3
     assert got["down"] == {"10.1.0.2": "Active", "10.1.0.6": "Active"}
-    assert got["msg"] == ("BGP health gate failed after 3 read(s): 30/32 BGP sessions Established; "
-                          "not Established: 10.1.0.2 Active, 10.1.0.6 Active")
+    assert got["msg"] == (
+        "BGP health gate failed after 3 read(s): 30/32 BGP sessions Established; "
+        "not Established: 10.1.0.2 Active, 10.1.0.6 Active"
+    )
     assert gate(switch, neighbors=pushed["bgp_neighbors"], retries=0, min_up=0.9).get("failed") is None
 
 
@@ -305,8 +345,13 @@ def test_gate_counts_a_neighbour_frr_does_not_know_as_missing(switch: FakeSwitch
 @pytest.mark.parametrize("module", ["sonic_config_db", "bgp_sessions"])
 def test_ansible_doc_shows_the_modules(module: str) -> None:
     env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(REPO)}
-    proc = subprocess.run([str(Path(sys.executable).parent / "ansible-doc"), "--json", f"aiinfra.hwaac.{module}"],
-                          env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-doc"), "--json", f"aiinfra.hwaac.{module}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)[f"aiinfra.hwaac.{module}"]
     assert doc["doc"]["options"] and doc["examples"] and doc["return"]
@@ -315,11 +360,12 @@ def test_ansible_doc_shows_the_modules(module: str) -> None:
 
 def test_fake_config_follows_the_recorded_output(switch: FakeSwitch, tmp_path: Path) -> None:
     """The fake's wording is the recorded one (tests/fixtures/tools/sonic)."""
-    recorded = (REPO / "tests" / "fixtures" / "tools" / "sonic")
+    recorded = REPO / "tests" / "fixtures" / "tools" / "sonic"
     patch_file = tmp_path / "empty.json"
     patch_file.write_text("[]")
-    out = subprocess.run(["config", "apply-patch", str(patch_file)], env=switch.env(), capture_output=True,
-                         text=True).stdout
+    out = subprocess.run(
+        ["config", "apply-patch", str(patch_file)], env=switch.env(), capture_output=True, text=True
+    ).stdout
     want = (recorded / "config-apply-patch-empty.out").read_text().splitlines()
     got = out.splitlines()
     assert [line.strip() for line in got] == [line.strip() for line in want]

@@ -83,7 +83,10 @@ def test_kept_checkpoint_leaves_the_push_pending_until_committed(switch: LabSwit
     committed = act(switch, {"state": "committed"})
     assert committed["changed"] is True and not committed.get("failed")
     assert [c["cmd"].split()[1:] for c in committed["commands"]] == [
-        ["list-checkpoints"], ["save", "-y"], ["delete-checkpoint", CHECKPOINT]]
+        ["list-checkpoints"],
+        ["save", "-y"],
+        ["delete-checkpoint", CHECKPOINT],
+    ]
     assert switch.state.checkpoints() == [] and switch.state.saved() == switch.state.running()
 
     again = act(switch, {"state": "committed"})
@@ -122,10 +125,13 @@ def test_a_push_the_switch_refuses_keeps_nothing(switch: LabSwitchFiles) -> None
     assert switch.state.running() == before_push() and switch.state.checkpoints() == []
 
 
-@pytest.mark.parametrize(("args", "error"), [
-    ({}, "state is present but any of the following are missing: config, src"),
-    ({"state": "gone"}, "value of state must be one of: present, committed, rolled_back"),
-])
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ({}, "state is present but any of the following are missing: config, src"),
+        ({"state": "gone"}, "value of state must be one of: present, committed, rolled_back"),
+    ],
+)
 def test_arguments_are_checked(switch: LabSwitchFiles, args: dict[str, Any], error: str) -> None:
     with pytest.raises(Exception, match=error):
         act(switch, args)

@@ -40,8 +40,20 @@ def test_a_share_of_any_number_of_hosts_is_pct_to_int() -> None:
 
 
 # a play's serial (as it holds it after templating) and its host count
-SERIALS = [([], 5), ([2], 5), (["25%"], 10), ([1, 2, "50%"], 10), (["1%"], 3), ([0], 3), ([10], 3), (["30%"], 7),
-           (["58%"], 50), (["3"], 8), (["100%"], 4), ([1], 0)]
+SERIALS = [
+    ([], 5),
+    ([2], 5),
+    (["25%"], 10),
+    ([1, 2, "50%"], 10),
+    (["1%"], 3),
+    ([0], 3),
+    ([10], 3),
+    (["30%"], 7),
+    (["58%"], 50),
+    (["3"], 8),
+    (["100%"], 4),
+    ([1], 0),
+]
 
 
 @pytest.mark.parametrize(("serial", "hosts"), SERIALS)
@@ -75,8 +87,7 @@ def review_batch_size(value: str) -> None:
 
 # entry point: (call with a value, the error it raises, the option its message names)
 ENTRIES: dict[str, tuple[Callable[[str], Any], type[Exception], str]] = {
-    "hwaac deploy": (lambda v: batch_size_vars(PLAYBOOKS / "fabric_deploy.yml", v), DeployUsageError,
-                     "--batch-size"),
+    "hwaac deploy": (lambda v: batch_size_vars(PLAYBOOKS / "fabric_deploy.yml", v), DeployUsageError, "--batch-size"),
     "hwaac lab deploy": (parse_serial, LabError, "--serial"),
     "hwaac review": (review_batch_size, BatchSizeError, "--batch-size"),
     "the helper": (lambda v: parse_batch_size(v, "--batch-size"), BatchSizeError, "--batch-size"),
@@ -102,7 +113,13 @@ def test_every_batch_size_option_takes_the_same_values(entry: str) -> None:
 
 def test_the_lab_cuts_each_tier_as_ansible_would(tmp_path: Path) -> None:
     leaves = [f"leaf-{i:02d}" for i in range(50)]
-    lab = Lab(tmp_path, {"name": "t", "links": {},
-                         "devices": {n: {"kind": "switch", "role": "leaf", "netns": f"hwl-t-{n}"} for n in leaves}})
+    lab = Lab(
+        tmp_path,
+        {
+            "name": "t",
+            "links": {},
+            "devices": {n: {"kind": "switch", "role": "leaf", "netns": f"hwl-t-{n}"} for n in leaves},
+        },
+    )
     assert lab_batches(lab, "58%") == ansible_batches(["58%"], leaves)
     assert [len(b) for b in lab_batches(lab, "58%")] == [28, 22]

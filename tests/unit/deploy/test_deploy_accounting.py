@@ -48,8 +48,11 @@ BATCHES = {
     "check_mode": [(PUSH, 1, 1, [S1, S2], 8, [S1, S2], [], [])],
     "failed_rollback": [(PUSH, 1, 2, [S1], 3, [], [S1], [])],
     "unreachable": [(PUSH, 1, 1, [S2, S1], 8, [S1], [], [S2])],
-    "site_limited": [(PUSH, 1, 1, [S1], 8, [S1], [], []), (NIC, 1, 1, [NODE], 31, [NODE], [], []),
-                     ("Lustre client setup", 1, 1, [NODE], 15, [NODE], [], [])],
+    "site_limited": [
+        (PUSH, 1, 1, [S1], 8, [S1], [], []),
+        (NIC, 1, 1, [NODE], 31, [NODE], [], []),
+        ("Lustre client setup", 1, 1, [NODE], 15, [NODE], [], []),
+    ],
 }
 # scenario -> ansible's recap per host: (ok, changed, failed, unreachable, skipped)
 HOSTS = {
@@ -61,25 +64,41 @@ HOSTS = {
     "site_limited": {NODE: (39, 13, 0, 0, 6), S1: (5, 1, 0, 0, 3)},
 }
 # scenario -> (summary's changed total, hosts never started)
-TOTALS = {"first_push": (2, []), "second_run": (0, []), "check_mode": (2, []), "failed_rollback": (0, [S2]),
-          "unreachable": (1, []), "site_limited": (14, [])}
+TOTALS = {
+    "first_push": (2, []),
+    "second_run": (0, []),
+    "check_mode": (2, []),
+    "failed_rollback": (0, [S2]),
+    "unreachable": (1, []),
+    "site_limited": (14, []),
+}
 
 
 def batch_rows(acc: Accounting) -> list[tuple[Any, ...]]:
-    return [(b.play, b.number, b.of, b.hosts, b.tasks, sorted(b.changed_hosts), b.failed_hosts, b.unreachable_hosts)
-            for b in acc.batches]
+    return [
+        (b.play, b.number, b.of, b.hosts, b.tasks, sorted(b.changed_hosts), b.failed_hosts, b.unreachable_hosts)
+        for b in acc.batches
+    ]
 
 
 @pytest.mark.parametrize("scenario", sorted(BATCHES))
 def test_batches_hosts_and_totals_of_a_recorded_run(scenario: str) -> None:
     acc = fed(scenario)
     assert batch_rows(acc) == [(p, n, of, h, t, sorted(c), f, u) for p, n, of, h, t, c, f, u in BATCHES[scenario]]
-    assert {h: (c["ok"], c["changed"], c["failed"], c["unreachable"], c["skipped"])
-            for h, c in acc.hosts.items()} == HOSTS[scenario]
+    assert {
+        h: (c["ok"], c["changed"], c["failed"], c["unreachable"], c["skipped"]) for h, c in acc.hosts.items()
+    } == HOSTS[scenario]
     summary = acc.summary()
     assert (summary["changed"], summary["not_started"]) == TOTALS[scenario]
-    assert summary["plays"][0] == {"name": RENDER, "pattern": "localhost", "hosts": [], "batches_planned": 0,
-                                   "batches_run": 0, "no_hosts_matched": True, "not_started": []}
+    assert summary["plays"][0] == {
+        "name": RENDER,
+        "pattern": "localhost",
+        "hosts": [],
+        "batches_planned": 0,
+        "batches_run": 0,
+        "no_hosts_matched": True,
+        "not_started": [],
+    }
     assert all(b.finished for b in acc.batches)
 
 
@@ -90,8 +109,11 @@ def test_the_task_results_add_up_to_ansibles_recap() -> None:
         acc = fed(scenario)
         for key in ("ok", "changed", "unreachable"):
             assert sum(getattr(b, key) for b in acc.batches) == sum(h[key] for h in acc.hosts.values()), scenario
-        meta = sum(1 for e in events(scenario) if e["event"] == "runner_on_skipped"
-                   and e["event_data"].get("task_action") == "ansible.builtin.meta")
+        meta = sum(
+            1
+            for e in events(scenario)
+            if e["event"] == "runner_on_skipped" and e["event_data"].get("task_action") == "ansible.builtin.meta"
+        )
         assert sum(b.skipped for b in acc.batches) == sum(h["skipped"] for h in acc.hosts.values()) + meta
 
 
@@ -99,24 +121,30 @@ def test_without_the_callbacks_lines_batches_are_counted_from_the_events() -> No
     # a run recorded elsewhere (AWX, plain ansible-runner) has no hwaac-batch lines: batch n of an unknown N, its
     # hosts the hosts that reported, the same counts
     acc = fed("first_push", keep=lambda e: not str(e.get("stdout", "")).startswith(MARKER))
-    assert [(b.label, b.hosts, b.changed_hosts) for b in acc.batches if b.play == PUSH] == \
-        [("1/?", [S1], [S1]), ("2/?", [S2], [S2])]
+    assert [(b.label, b.hosts, b.changed_hosts) for b in acc.batches if b.play == PUSH] == [
+        ("1/?", [S1], [S1]),
+        ("2/?", [S2], [S2]),
+    ]
     assert acc.summary()["changed"] == 2
 
 
 def test_a_run_cut_short_is_recapped_from_its_task_results() -> None:
     # canceled before ansible's recap: the events so far are the recap, the open batch is closed
     stream = events("first_push")
-    cut = next(i for i, e in enumerate(stream) if e["event"] == "playbook_on_play_start"
-               and e["event_data"]["play_uuid"].endswith("_2"))
+    cut = next(
+        i
+        for i, e in enumerate(stream)
+        if e["event"] == "playbook_on_play_start" and e["event_data"]["play_uuid"].endswith("_2")
+    )
     acc = Accounting()
-    for event in stream[:cut + 3]:
+    for event in stream[: cut + 3]:
         acc.feed(event)
     notes = acc.close()
     assert [n.batch.label for n in notes if n.kind == "done" and n.batch] == ["2/2"]
     assert acc.stats is None
-    assert acc.hosts == {S1: {"ok": 5, "changed": 1, "failed": 0, "unreachable": 0, "skipped": 3, "rescued": 0,
-                              "ignored": 0}}
+    assert acc.hosts == {
+        S1: {"ok": 5, "changed": 1, "failed": 0, "unreachable": 0, "skipped": 3, "rescued": 0, "ignored": 0}
+    }
 
 
 def test_plain_progress_names_each_batch_its_failures_and_the_end() -> None:
@@ -126,12 +154,17 @@ def test_plain_progress_names_each_batch_its_failures_and_the_end() -> None:
         for note in acc.feed(event):
             display.note(note, acc)
     lines = out.getvalue().splitlines()
-    assert lines[:4] == [f"play {RENDER!r} (hosts: localhost)", f"play {RENDER!r}: no hosts matched",
-                         f"play {PUSH!r} (hosts: switches)", f"  batch 1/2: 1 host(s): {S1}"]
-    assert lines[4].startswith(f"    FAILED {S1}: Push the rendered config_db through the generic config updater: "
-                               "config apply-patch failed (rolled back to checkpoint hwaac-pre-push)")
-    assert lines[5] == (f"  batch 1/2 done: 3 tasks, ok 2, changed 0, failed 1 ({S1}), unreachable 0, "
-                        "skipped 0")
+    assert lines[:4] == [
+        f"play {RENDER!r} (hosts: localhost)",
+        f"play {RENDER!r}: no hosts matched",
+        f"play {PUSH!r} (hosts: switches)",
+        f"  batch 1/2: 1 host(s): {S1}",
+    ]
+    assert lines[4].startswith(
+        f"    FAILED {S1}: Push the rendered config_db through the generic config updater: "
+        "config apply-patch failed (rolled back to checkpoint hwaac-pre-push)"
+    )
+    assert lines[5] == (f"  batch 1/2 done: 3 tasks, ok 2, changed 0, failed 1 ({S1}), unreachable 0, skipped 0")
     assert len(lines) == 6  # batch 2 never started
 
 
@@ -163,8 +196,9 @@ MARKUP = ["[/etc/x]", "[/]", "[bold]not bold", "[red]x[/red]", ":warning:", "\\[
 
 @pytest.mark.parametrize("display", [PlainDisplay, RichDisplay])
 @pytest.mark.parametrize("text", MARKUP)
-def test_the_displays_show_ansibles_text_as_written(display: type[PlainDisplay | RichDisplay], text: str,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_displays_show_ansibles_text_as_written(
+    display: type[PlainDisplay | RichDisplay], text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     stream, play, task, message = retold(text)
     out, acc = Terminal(), Accounting()

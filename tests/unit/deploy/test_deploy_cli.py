@@ -21,16 +21,29 @@ INVENTORY = REPO / "inventory" / "demo" / "simulated"
 
 
 def test_a_playbook_by_name_or_path_and_its_batch_variables(tmp_path: Path) -> None:
-    assert playbooks.resolve("fabric_deploy") == playbooks.resolve("fabric_deploy.yml") == \
-        REPO / "playbooks" / "fabric_deploy.yml"
+    assert (
+        playbooks.resolve("fabric_deploy")
+        == playbooks.resolve("fabric_deploy.yml")
+        == REPO / "playbooks" / "fabric_deploy.yml"
+    )
     own = tmp_path / "mine.yml"
     own.write_text("- hosts: all\n  serial: \"{{ my_serial | default(1) }}\"\n  tasks: []\n")
     assert playbooks.resolve(str(own)) == own
     # site.yml imports the three rolling playbooks
-    assert playbooks.serial_variables(playbooks.resolve("site")) == \
-        ["fabric_deploy_serial", "hosts_network_serial", "lustre_clients_serial"]
-    req = build_request(str(own), batch_size="25%", artifacts=str(tmp_path / "a"), check=True, limit="h1",
-                        inventories=[str(INVENTORY), "h1,h2,"], extra_vars=["a=1 b=2", '{"c": [1]}', f"@{own}"])
+    assert playbooks.serial_variables(playbooks.resolve("site")) == [
+        "fabric_deploy_serial",
+        "hosts_network_serial",
+        "lustre_clients_serial",
+    ]
+    req = build_request(
+        str(own),
+        batch_size="25%",
+        artifacts=str(tmp_path / "a"),
+        check=True,
+        limit="h1",
+        inventories=[str(INVENTORY), "h1,h2,"],
+        extra_vars=["a=1 b=2", '{"c": [1]}', f"@{own}"],
+    )
     assert req.batch_vars == {"my_serial": "25%"}
     assert req.inventories == [str(INVENTORY), "h1,h2,"]
     assert req.extra_args == ["-e", "a=1 b=2", "-e", '{"c": [1]}', "-e", f"@{own}"]
@@ -53,8 +66,9 @@ BAD = [
 
 
 @pytest.mark.parametrize(("args", "said"), BAD, ids=[" ".join(a) for a, _ in BAD])
-def test_bad_input_exits_2_naming_it_and_runs_nothing(args: list[str], said: list[str], tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_exits_2_naming_it_and_runs_nothing(
+    args: list[str], said: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     artifacts = tmp_path / "artifacts"
     assert main(["deploy", *args, "--artifacts", str(artifacts)]) == 2
     err = capsys.readouterr().err
@@ -64,8 +78,9 @@ def test_bad_input_exits_2_naming_it_and_runs_nothing(args: list[str], said: lis
     assert not artifacts.exists()
 
 
-def test_the_default_artifacts_folder_is_named_by_time_and_playbook(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_artifacts_folder_is_named_by_time_and_playbook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     req = build_request("fabric_deploy")
     assert req.artifacts.parent == tmp_path / "build" / "deploy"
@@ -93,8 +108,15 @@ def test_the_artifacts_copy_masks_secrets_and_keeps_only_ansibles_environment(tm
     (run / "job_events").mkdir(parents=True)
     (run / "stdout").write_text(f"token={token}\n")
     (run / "job_events" / "1-x.json").write_text(json.dumps({"stdout": f"{token} and pa\"ss"}))
-    (run / "command").write_text(json.dumps({"command": ["ansible-playbook", "site.yml"], "cwd": "/w", "env": {
-        "NETBOX_TOKEN": token, "HOME": "/root", "PATH": "/bin", "ANSIBLE_NOCOLOR": "1"}}))
+    (run / "command").write_text(
+        json.dumps(
+            {
+                "command": ["ansible-playbook", "site.yml"],
+                "cwd": "/w",
+                "env": {"NETBOX_TOKEN": token, "HOME": "/root", "PATH": "/bin", "ANSIBLE_NOCOLOR": "1"},
+            }
+        )
+    )
     (run / "env.list").write_text(f"NETBOX_TOKEN={token}\n")
     dest = tmp_path / "artifacts"
     masked = copy_artifacts(run, dest, hidden, {"status": "successful", "echo": token})
@@ -111,13 +133,16 @@ def test_the_artifacts_copy_masks_secrets_and_keeps_only_ansibles_environment(tm
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no staging folder left
 
 
-@pytest.mark.parametrize(("extra", "found"), [
-    (["-e", "netbox_token=s3cret-value"], {"-e netbox_token": "s3cret-value"}),
-    (["-e", "a=1 db_password='p w d!'"], {"-e db_password": "p w d!"}),
-    (["-e", '{"api_key": "k-123456", "batch": 4}'], {"-e api_key": "k-123456"}),
-    (["-e", "fabric_deploy_serial=25%", "-e", "token=abc"], {}),  # too short to mask ordinary text
-    (["-e", "tokenizer_path=/opt/x"], {"-e tokenizer_path": "/opt/x"}),  # the name decides, as for the environment
-])
+@pytest.mark.parametrize(
+    ("extra", "found"),
+    [
+        (["-e", "netbox_token=s3cret-value"], {"-e netbox_token": "s3cret-value"}),
+        (["-e", "a=1 db_password='p w d!'"], {"-e db_password": "p w d!"}),
+        (["-e", '{"api_key": "k-123456", "batch": 4}'], {"-e api_key": "k-123456"}),
+        (["-e", "fabric_deploy_serial=25%", "-e", "token=abc"], {}),  # too short to mask ordinary text
+        (["-e", "tokenizer_path=/opt/x"], {"-e tokenizer_path": "/opt/x"}),  # the name decides, as for the environment
+    ],
+)
 def test_extra_var_secrets(extra: list[str], found: dict[str, str]) -> None:
     assert extra_var_secrets(extra) == found
 
@@ -130,8 +155,9 @@ def test_extra_var_secrets_from_a_file(tmp_path: Path) -> None:
 def test_a_playbook_ansible_refuses_is_explained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """ansible-playbook stops before any task (here: a module that does not exist): the run fails (1) and says
     ansible's own reason, not only its exit code."""
-    (tmp_path / "bad.yml").write_text("- hosts: localhost\n  gather_facts: false\n  tasks:\n"
-                                      "    - name: Nothing\n      bogus.module.nope: {}\n")
+    (tmp_path / "bad.yml").write_text(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n    - name: Nothing\n      bogus.module.nope: {}\n"
+    )
     rc = main(["deploy", str(tmp_path / "bad.yml"), "-i", "localhost,", "--artifacts", str(tmp_path / "out")])
     assert rc == 1
     err = capsys.readouterr().err

@@ -76,8 +76,13 @@ FAILURES = [
 
 @pytest.mark.parametrize(("at", "error"), FAILURES, ids=[at for at, _ in FAILURES])
 def test_a_failing_display_neither_stops_the_run_nor_skips_its_cleanup(
-        at: str, error: Exception, tmp_path: Path, private_tmp: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    at: str,
+    error: Exception,
+    tmp_path: Path,
+    private_tmp: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     display = FailingDisplay(at, error)
     monkeypatch.setattr(progress, "display_for", lambda *_a, **_k: display)
     (tmp_path / "play.yml").write_text(PLAYBOOK)
@@ -97,20 +102,32 @@ def test_a_failing_display_neither_stops_the_run_nor_skips_its_cleanup(
     assert list(private_tmp.iterdir()) == []  # the private data dir, with the environment, is gone
 
 
-def test_the_display_and_the_recap_mask_the_secrets(tmp_path: Path, private_tmp: Path,
-                                                     monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_display_and_the_recap_mask_the_secrets(
+    tmp_path: Path, private_tmp: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     token, password = "nbt-0123456789abcdef0123456789abcdef", "pw-secret-42"
     monkeypatch.setenv("NETBOX_TOKEN", token)
     (tmp_path / "play.yml").write_text(SECRETS)
-    assert main(["deploy", str(tmp_path / "play.yml"), "-i", "localhost,", "-e", f"db_password={password}",
-                 "--artifacts", str(tmp_path / "artifacts")]) == 1
+    assert (
+        main(
+            [
+                "deploy",
+                str(tmp_path / "play.yml"),
+                "-i",
+                "localhost,",
+                "-e",
+                f"db_password={password}",
+                "--artifacts",
+                str(tmp_path / "artifacts"),
+            ]
+        )
+        == 1
+    )
     out, err = capsys.readouterr()
     # stderr is not a terminal: the plain display
     assert f"play 'Deploy as {MASK}' (hosts: localhost)" in err.splitlines()
     assert f"    FAILED localhost: Log in with {MASK}: token {MASK} and password {MASK} refused" in err.splitlines()
-    assert f"  'Deploy as {MASK}' batch 1/1: localhost: 1 tasks, changed 0, failed 1, unreachable 0" in \
-        out.splitlines()
+    assert f"  'Deploy as {MASK}' batch 1/1: localhost: 1 tasks, changed 0, failed 1, unreachable 0" in out.splitlines()
     assert token not in out + err and password not in out + err
 
 
@@ -120,10 +137,25 @@ def test_a_failed_run_fails_also_when_its_output_pipe_is_closed(tmp_path: Path, 
     read, write = os.pipe()
     os.close(read)
     try:
-        proc = subprocess.run([sys.executable, "-m", "hwaac.cli", "deploy", str(tmp_path / "play.yml"), "-i",
-                               "localhost,", "--artifacts", str(tmp_path / "artifacts")], stdout=write,
-                              stderr=subprocess.PIPE, text=True, timeout=300, check=False,
-                              env={**os.environ, "TMPDIR": str(private_tmp)})
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "hwaac.cli",
+                "deploy",
+                str(tmp_path / "play.yml"),
+                "-i",
+                "localhost,",
+                "--artifacts",
+                str(tmp_path / "artifacts"),
+            ],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            check=False,
+            env={**os.environ, "TMPDIR": str(private_tmp)},
+        )
     finally:
         os.close(write)
     assert proc.returncode == 1, proc.stderr

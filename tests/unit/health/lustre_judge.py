@@ -20,9 +20,13 @@ def read(path: Path) -> str:
     return path.read_text()
 
 
-JUDGE = {LfsCheckResult: checks_lustre.lfs_check_findings, LctlPingResult: checks_lustre.ping_findings,
-         HealthCheckResult: checks_lustre.health_check_findings, ImportsResult: checks_lustre.import_findings,
-         LnetNetsResult: checks_lustre.lnet_findings}
+JUDGE = {
+    LfsCheckResult: checks_lustre.lfs_check_findings,
+    LctlPingResult: checks_lustre.ping_findings,
+    HealthCheckResult: checks_lustre.health_check_findings,
+    ImportsResult: checks_lustre.import_findings,
+    LnetNetsResult: checks_lustre.lnet_findings,
+}
 
 
 def judged(result) -> list[Finding]:

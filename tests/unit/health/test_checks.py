@@ -45,11 +45,13 @@ def test_recorded_healthy_h200_passes_a_one_gpu_profile_and_fails_the_8_gpu_sku(
 
 
 def test_derived_h200_faults_fail_with_their_actions() -> None:
-    pending = checks.check_gpus(parse_query_xml(read("nvidia-smi/h200-580.159.04-derived/q-x-remap-pending.xml")),
-                                ONE_GPU)
+    pending = checks.check_gpus(
+        parse_query_xml(read("nvidia-smi/h200-580.159.04-derived/q-x-remap-pending.xml")), ONE_GPU
+    )
     assert "GPU_ROW_REMAP_PENDING" in codes(pending, Status.FAIL)
-    slowdown = checks.check_gpus(parse_query_xml(read("nvidia-smi/h200-580.159.04-derived/q-x-hw-slowdown.xml")),
-                                 ONE_GPU)
+    slowdown = checks.check_gpus(
+        parse_query_xml(read("nvidia-smi/h200-580.159.04-derived/q-x-hw-slowdown.xml")), ONE_GPU
+    )
     assert "GPU_CLOCKS_HW_SLOWDOWN" in codes(slowdown, Status.FAIL)
     # the SKU's own limits: a stricter profile fails what the default passes
     q = parse_query_xml(read("nvidia-smi/h200-580.159.04/q-x.xml"))
@@ -59,12 +61,17 @@ def test_derived_h200_faults_fail_with_their_actions() -> None:
     assert codes(checks.check_gpus(q, wrong)) == {"GPU_MODEL_MISMATCH"}
 
 
-@pytest.mark.parametrize(("fixture", "expected"), [
-    ("nvidia-smi/h200-580.159.04/query-gpu.csv", []),
-    ("nvidia-smi/h200-580.159.04-derived/query-remapped-rows-pending.csv",
-     [("GPU_ROW_REMAP_PENDING", Status.FAIL, Action.RESET_GPU)]),
-    ("nvidia-smi/h200-580.159.04-derived/query-gpu-all-na.csv", None),  # unreadable: UNKNOWN only
-])
+@pytest.mark.parametrize(
+    ("fixture", "expected"),
+    [
+        ("nvidia-smi/h200-580.159.04/query-gpu.csv", []),
+        (
+            "nvidia-smi/h200-580.159.04-derived/query-remapped-rows-pending.csv",
+            [("GPU_ROW_REMAP_PENDING", Status.FAIL, Action.RESET_GPU)],
+        ),
+        ("nvidia-smi/h200-580.159.04-derived/query-gpu-all-na.csv", None),  # unreadable: UNKNOWN only
+    ],
+)
 def test_query_gpu_csv_is_judged_by_the_check(fixture: str, expected: list | None) -> None:
     result = parse_query_gpu_csv(read(fixture))
     assert result.findings == []  # the reader returns facts
@@ -75,17 +82,32 @@ def test_query_gpu_csv_is_judged_by_the_check(fixture: str, expected: list | Non
         assert [(f.code, f.status, f.action) for f in found] == expected
 
 
-@pytest.mark.parametrize(("status", "errors", "expected"), [
-    ("h100-550.90.07-8gpu/nvlink-s.txt", "h100-550.90.07-8gpu-derived/nvlink-e.txt", []),
-    ("h100-550.90.07-8gpu-derived/nvlink-s-inactive.txt", None,
-     [("NVLINK_LINKS_DOWN", Status.FAIL, "gpu3", Action.RESET_GPU)]),
-    ("geforce-issue-threads/ogkm-1150-all-links-inactive.txt", None,
-     [("NVLINK_LINKS_DOWN", Status.FAIL, "gpu", Action.RESET_GPU)]),
-    ("h100-550.90.07-8gpu/nvlink-s.txt", "h100-550.90.07-8gpu-derived/nvlink-e-crc.txt",
-     [("NVLINK_ERRORS", Status.WARN, "gpu2", Action.NONE)]),
-    (None, "h100-550.90.07-8gpu-derived/nvlink-e-crc.txt",  # -e read alone (its -s probe failed)
-     [("NVLINK_ERRORS", Status.WARN, "gpu2", Action.NONE)]),
-])
+@pytest.mark.parametrize(
+    ("status", "errors", "expected"),
+    [
+        ("h100-550.90.07-8gpu/nvlink-s.txt", "h100-550.90.07-8gpu-derived/nvlink-e.txt", []),
+        (
+            "h100-550.90.07-8gpu-derived/nvlink-s-inactive.txt",
+            None,
+            [("NVLINK_LINKS_DOWN", Status.FAIL, "gpu3", Action.RESET_GPU)],
+        ),
+        (
+            "geforce-issue-threads/ogkm-1150-all-links-inactive.txt",
+            None,
+            [("NVLINK_LINKS_DOWN", Status.FAIL, "gpu", Action.RESET_GPU)],
+        ),
+        (
+            "h100-550.90.07-8gpu/nvlink-s.txt",
+            "h100-550.90.07-8gpu-derived/nvlink-e-crc.txt",
+            [("NVLINK_ERRORS", Status.WARN, "gpu2", Action.NONE)],
+        ),
+        (
+            None,
+            "h100-550.90.07-8gpu-derived/nvlink-e-crc.txt",  # -e read alone (its -s probe failed)
+            [("NVLINK_ERRORS", Status.WARN, "gpu2", Action.NONE)],
+        ),
+    ],
+)
 def test_nvlink_facts_are_judged_by_the_check(status: str | None, errors: str | None, expected: list) -> None:
     s = parse_nvlink_status(read(f"nvidia-smi/{status}")) if status else None
     e = parse_nvlink_errors(read(f"nvidia-smi/{errors}")) if errors else None
@@ -186,20 +208,30 @@ def test_verdict_worst_status_strongest_action_and_dedupe() -> None:
     assert ok.to_dict()["status"] == "PASS"
 
 
-@pytest.mark.parametrize("outputs", [
-    {"nvidia_smi": {"rc": None, "stdout": "", "stderr": "nvidia-smi: not found", "seconds": 0, "timed_out": False}},
-    {"dcgm_diag": {"rc": -9, "stdout": "", "stderr": "", "seconds": 3600, "timed_out": True}},
-    {"nvidia_smi": {"rc": 0, "stdout": "", "stderr": "", "seconds": 1, "timed_out": False}},
-    {"ibstat": {"rc": 0, "stdout": "garbage\n", "stderr": "", "seconds": 1, "timed_out": False}},
-])
+@pytest.mark.parametrize(
+    "outputs",
+    [
+        {"nvidia_smi": {"rc": None, "stdout": "", "stderr": "nvidia-smi: not found", "seconds": 0, "timed_out": False}},
+        {"dcgm_diag": {"rc": -9, "stdout": "", "stderr": "", "seconds": 3600, "timed_out": True}},
+        {"nvidia_smi": {"rc": 0, "stdout": "", "stderr": "", "seconds": 1, "timed_out": False}},
+        {"ibstat": {"rc": 0, "stdout": "garbage\n", "stderr": "", "seconds": 1, "timed_out": False}},
+    ],
+)
 def test_missing_tool_timeout_and_empty_output_are_never_pass(outputs: dict) -> None:
     v = verdict("n", {"quick": evaluate(outputs, H200, Context("n"))})
     assert v.status >= Status.UNKNOWN
 
 
 def test_nvidia_smi_exit_codes_name_the_fault() -> None:
-    out = {"nvidia_smi": {"rc": 15, "stdout": "", "stderr": "Unable to determine the device handle for GPU0000:"
-                          "18:00.0: GPU is lost.", "seconds": 1, "timed_out": False}}
+    out = {
+        "nvidia_smi": {
+            "rc": 15,
+            "stdout": "",
+            "stderr": "Unable to determine the device handle for GPU0000:18:00.0: GPU is lost.",
+            "seconds": 1,
+            "timed_out": False,
+        }
+    }
     found = evaluate(out, H200, Context("n"))
     assert "GPU_FALLEN_OFF_BUS" in codes(found, Status.FAIL)
 
@@ -208,11 +240,12 @@ def test_ibstat_that_stops_at_a_non_rail_device_is_unknown_not_rails_down() -> N
     # ibstat lists mlx5_0, mlx5_1, mlx5_10, mlx5_11, mlx5_2...: a panic at mlx5_10 hides rails 2..7.
     # Derived from the recorded a100-ibpanic.txt: cut before CA 'mlx5_2', the panic line names mlx5_10.
     lines = read("ibstat/rdma-core-39/a100-ibpanic.txt").splitlines()
-    cut = lines[:lines.index("CA 'mlx5_2'")]
+    cut = lines[: lines.index("CA 'mlx5_2'")]
     panic = next(line for line in lines if line.startswith("ibpanic:")).replace("'mlx5_8'", "'mlx5_10'")
     ib = parse_ibstat("\n".join([*cut, panic]) + "\n")
-    ib_profile = H200.model_copy(update={"nic": H200.nic.model_copy(update={"link_layer": "InfiniBand",
-                                                                           "rate_gbits_per_s": 200})})
+    ib_profile = H200.model_copy(
+        update={"nic": H200.nic.model_copy(update={"link_layer": "InfiniBand", "rate_gbits_per_s": 200})}
+    )
     found = checks.check_ibstat(ib, ib_profile, [f"mlx5_{i}" for i in range(8)])
     assert "IB_IBSTAT_PANIC" in codes(found, Status.UNKNOWN)
     assert not codes(found, Status.FAIL)

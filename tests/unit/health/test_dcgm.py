@@ -70,17 +70,47 @@ def test_2x_level2_healthy_reads_every_result():
 # file, nulls written in it, (category, test, gpu ids) of every result read, GPUs; all results pass in both
 NULL_ENTRIES = [
     # recorded (DCGM 3.1.0): a null between every two Deployment tests; "Custom" software, integer gpu_ids per GPU
-    (V31 / "diag-software-null-entries.txt", 8,
-     [("Deployment", name, list(range(8))) for name in (
-         "Denylist", "NVML Library", "CUDA Main Library", "Permissions and OS-related Blocks", "Persistence Mode",
-         "Environmental Variables", "Page Retirement/Row Remap", "Graphics Processes", "Inforom")]
-     + [("Custom", "software", [gpu]) for gpu in range(8)], set(range(8))),
+    (
+        V31 / "diag-software-null-entries.txt",
+        8,
+        [
+            ("Deployment", name, list(range(8)))
+            for name in (
+                "Denylist",
+                "NVML Library",
+                "CUDA Main Library",
+                "Permissions and OS-related Blocks",
+                "Persistence Mode",
+                "Environmental Variables",
+                "Page Retirement/Row Remap",
+                "Graphics Processes",
+                "Inforom",
+            )
+        ]
+        + [("Custom", "software", [gpu]) for gpu in range(8)],
+        set(range(8)),
+    ),
     # derived: the VirtualClient r2 document with nulls between tests and between the two categories
-    (V2 / "diag-r2-null-entries_derived.json", 9,
-     [("Deployment", name, []) for name in (
-         "Denylist", "NVML Library", "CUDA Main Library", "Permissions and OS Blocks", "Persistence Mode",
-         "Environment Variables", "Page Retirement/Row Remap", "Graphics Processes", "Inforom")]
-     + [("Integration", "PCIe", [0]), ("Hardware", "GPU Memory", [0])], {0}),
+    (
+        V2 / "diag-r2-null-entries_derived.json",
+        9,
+        [
+            ("Deployment", name, [])
+            for name in (
+                "Denylist",
+                "NVML Library",
+                "CUDA Main Library",
+                "Permissions and OS Blocks",
+                "Persistence Mode",
+                "Environment Variables",
+                "Page Retirement/Row Remap",
+                "Graphics Processes",
+                "Inforom",
+            )
+        ]
+        + [("Integration", "PCIe", [0]), ("Hardware", "GPU Memory", [0])],
+        {0},
+    ),
 ]
 
 
@@ -106,8 +136,9 @@ def test_null_in_place_of_a_test_list_is_still_unreadable():
     r = graded(json.dumps(doc))
     assert r.status() == Status.UNKNOWN and r.findings == []
     # the reader's own reason: iterating the null would be a crash, which guarded() also makes UNKNOWN
-    assert r.unknown == ["a test category is not an object with a tests list: "
-                         "{'category': 'Deployment', 'tests': None}"]
+    assert r.unknown == [
+        "a test category is not an object with a tests list: {'category': 'Deployment', 'tests': None}"
+    ]
 
 
 def test_2x_level3_skip_of_one_test_is_not_a_fault():
@@ -365,7 +396,9 @@ def test_health_words_are_facts_until_graded():
     facts = parse_health_json(read(V2 / "health-failure.json"))
     assert facts.findings == [] and not facts.incomplete and facts.status() == Status.UNKNOWN  # ungraded
     assert [(s.system, s.health) for e in facts.entities for s in e.systems] == [
-        ("PCIe system", "Warning"), ("Memory system", "Failure")]
+        ("PCIe system", "Warning"),
+        ("Memory system", "Failure"),
+    ]
     once = grade_health(facts).findings[:]
     assert grade_health(facts).findings == once  # grading twice adds nothing
 
@@ -380,10 +413,14 @@ def test_health_overall_warning_without_entities_still_warns():
 @pytest.mark.parametrize(
     ("raw", "reason"),
     [
-        ("Error: Health watches not enabled. Please enable watches. \n", "no JSON object in the output; first line: "
-         "'Error: Health watches not enabled. Please enable watches.'"),
-        ('{"body": {"Overall Health": {"value": "Internal error"}}, "header": ["Health Monitor Report"]}',
-         "Overall Health: unreadable health value 'Internal error'"),
+        (
+            "Error: Health watches not enabled. Please enable watches. \n",
+            "no JSON object in the output; first line: 'Error: Health watches not enabled. Please enable watches.'",
+        ),
+        (
+            '{"body": {"Overall Health": {"value": "Internal error"}}, "header": ["Health Monitor Report"]}',
+            "Overall Health: unreadable health value 'Internal error'",
+        ),
         ('{"header": ["Health Monitor Report"]}', "no 'body' object: not a dcgmi health report"),
         ('{"body": {}}', "no 'Overall Health' value"),
     ],
@@ -418,8 +455,10 @@ REJECTED_AS = {
     "whitespace": ("empty output", "empty output"),
     "garbage": (TORN, TORN),
     "json-array": (NOT_JSON + "'[1, 2, 3]'", NOT_JSON + "'[1, 2, 3]'"),
-    "json-other": ("no 'DCGM Diagnostic' or 'DCGM GPU Diagnostic' object; keys: ['foo']",
-                   "no 'body' object: not a dcgmi health report"),
+    "json-other": (
+        "no 'DCGM Diagnostic' or 'DCGM GPU Diagnostic' object; keys: ['foo']",
+        "no 'body' object: not a dcgmi health report",
+    ),
     "truncated-4x": (TORN, TORN),
     "truncated-2x": (TORN, TORN),
     "gpu-burn": (NOT_JSON + "'GPU 0: NVIDIA A100", NOT_JSON + "'GPU 0: NVIDIA A100"),

@@ -22,12 +22,15 @@ def read(name: str) -> str:
     return (TABLE / name).read_text()
 
 
-@pytest.mark.parametrize("name, status, layout, version, results", [
-    ("4.4.2-dcgm124-diag-r2.txt", Status.PASS, "4.x", "4.4.2", 3),
-    ("4.4.2-dcgm124-diag-r2-cut.txt", Status.UNKNOWN, "4.x", "4.4.2", 3),
-    ("stas00-r2-gpu0-memory-fail-excerpt.txt", Status.FAIL, "3.x", "", 2),
-    ("stas00-deployment-error-excerpt.txt", Status.FAIL, "3.x", "", 1),
-])
+@pytest.mark.parametrize(
+    "name, status, layout, version, results",
+    [
+        ("4.4.2-dcgm124-diag-r2.txt", Status.PASS, "4.x", "4.4.2", 3),
+        ("4.4.2-dcgm124-diag-r2-cut.txt", Status.UNKNOWN, "4.x", "4.4.2", 3),
+        ("stas00-r2-gpu0-memory-fail-excerpt.txt", Status.FAIL, "3.x", "", 2),
+        ("stas00-deployment-error-excerpt.txt", Status.FAIL, "3.x", "", 1),
+    ],
+)
 def test_recorded_tables(name: str, status: Status, layout: str, version: str, results: int) -> None:
     r = grade_diag(parse_diag_table(read(name)))
     assert (r.status(), r.layout, r.version, len(r.results)) == (status, layout, version, results)
@@ -53,15 +56,22 @@ def test_cut_table_is_unknown_with_the_reason() -> None:
 def test_4x_entity_lines_replace_the_summary() -> None:
     r = parse_diag_table(read("4.4.2-dcgm124-diag-r2.txt"))
     assert {(x.test, tuple(x.gpu_ids), x.entity_group, x.status) for x in r.results} == {
-        ("software", (0,), "GPU", "Pass"), ("memory", (0,), "GPU", "Pass"), ("pcie", (0,), "GPU", "Pass")}
+        ("software", (0,), "GPU", "Pass"),
+        ("memory", (0,), "GPU", "Pass"),
+        ("pcie", (0,), "GPU", "Pass"),
+    }
     assert not r.unknown
 
 
 def test_failing_gpu_is_named_and_its_warning_attached() -> None:
     r = grade_diag(parse_diag_table(read("stas00-r2-gpu0-memory-fail-excerpt.txt")))
     passing, failing = r.results
-    assert (passing.gpu_ids, passing.status, failing.gpu_ids, failing.status) == ([1, 2, 3, 4, 5, 6, 7], "Pass",
-                                                                                   [0], "Fail")
+    assert (passing.gpu_ids, passing.status, failing.gpu_ids, failing.status) == (
+        [1, 2, 3, 4, 5, 6, 7],
+        "Pass",
+        [0],
+        "Fail",
+    )
     assert failing.warnings[0].message.startswith("GPU 0 Thermal violations totaling 13.3 second s started")
     assert not passing.warnings
     assert r.gpu_status() == {**{i: Status.PASS for i in range(1, 8)}, 0: Status.FAIL}
@@ -81,16 +91,22 @@ def test_table_and_json_give_the_same_facts_for_the_same_shape() -> None:
     js = parse_diag_json((DCGMI / "4.2.3-gb10" / "diag-r1-pass.json").read_text())
     tb = parse_diag_table(read("4.4.2-dcgm124-diag-r2.txt"))
     pick = [(x.test, x.category, x.entity_group, x.gpu_ids, x.status) for x in js.results if x.test == "software"]
-    assert pick == [(x.test, x.category, x.entity_group, x.gpu_ids, x.status) for x in tb.results
-                    if x.test == "software"]
+    assert pick == [
+        (x.test, x.category, x.entity_group, x.gpu_ids, x.status) for x in tb.results if x.test == "software"
+    ]
     assert (js.layout, js.severity_enum) == (tb.layout, tb.severity_enum)
 
 
-@pytest.mark.parametrize(("raw", "reason"), [
-    ("", "empty output"),
-    ("Error: unable to establish a connection to the specified host: localhost\n", "line 1 is not a table row: "
-     "'Error: unable to establish a connection to the specified host: localhost'"),
-])
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("", "empty output"),
+        (
+            "Error: unable to establish a connection to the specified host: localhost\n",
+            "line 1 is not a table row: 'Error: unable to establish a connection to the specified host: localhost'",
+        ),
+    ],
+)
 def test_not_a_table_is_unknown(raw: str, reason: str) -> None:
     """Rejected by the reader with its reason first (a crash caught by guarded() would be UNKNOWN too)."""
     r = grade_diag(parse_diag_table(raw))

@@ -60,9 +60,12 @@ def test_per_priority_pause_counters() -> None:
 def test_growth_between_two_readings() -> None:
     before = parse_ethtool_stats(CX4.read_text())
     # a second reading 10 s later, written here from the first: 50 discards, 5 CRC errors, more packets
-    raw = CX4.read_text().replace("rx_discards_phy: 0", "rx_discards_phy: 50").replace(
-        "rx_crc_errors_phy: 0", "rx_crc_errors_phy: 5"
-    ).replace("rx_packets_phy: 845715962", "rx_packets_phy: 845716962")
+    raw = (
+        CX4.read_text()
+        .replace("rx_discards_phy: 0", "rx_discards_phy: 50")
+        .replace("rx_crc_errors_phy: 0", "rx_crc_errors_phy: 5")
+        .replace("rx_packets_phy: 845715962", "rx_packets_phy: 845716962")
+    )
     after = parse_ethtool_stats(raw)
     growth = ethtool_growth(before, after, 10.0)
     assert growth["rx_discards_phy"].delta == 50 and growth["rx_discards_phy"].per_second == 5.0
@@ -73,11 +76,14 @@ def test_growth_between_two_readings() -> None:
     assert "rx_discards_phy" in unknown_growth(ethtool_growth(before, shorter, 10.0))  # missing on one side
 
 
-@pytest.mark.parametrize("raw", [
-    "Cannot get stats strings information: Operation not supported",
-    "no stats available",
-    "netlink error: No such device",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Cannot get stats strings information: Operation not supported",
+        "no stats available",
+        "netlink error: No such device",
+    ],
+)
 def test_ethtool_errors_are_unknown(raw: str) -> None:
     assert parse_ethtool_stats(raw).status() == Status.UNKNOWN
 
@@ -88,12 +94,15 @@ def test_repeated_or_non_numeric_counters_are_unknown() -> None:
     assert parse_ethtool_stats(raw.replace("rx_wqe_err: 0", "rx_wqe_err: n/a")).status() == Status.UNKNOWN
 
 
-@pytest.mark.parametrize(("line", "unreadable"), [
-    ("rx_crc_errors_phy: n/a", {"rx_crc_errors_phy": "n/a"}),  # kept by name, so a reader can say which one
-    ("rx_crc_errors_phy: -1", {"rx_crc_errors_phy": "-1"}),
-    ("rx_crc_errors_phy:", {}),  # no value at all: a line cut short, not a value
-    ("rx crc: 5x", {}),  # not a counter name
-])
+@pytest.mark.parametrize(
+    ("line", "unreadable"),
+    [
+        ("rx_crc_errors_phy: n/a", {"rx_crc_errors_phy": "n/a"}),  # kept by name, so a reader can say which one
+        ("rx_crc_errors_phy: -1", {"rx_crc_errors_phy": "-1"}),
+        ("rx_crc_errors_phy:", {}),  # no value at all: a line cut short, not a value
+        ("rx crc: 5x", {}),  # not a counter name
+    ],
+)
 def test_a_printed_value_that_is_not_a_count_is_kept_as_unreadable(line: str, unreadable: dict[str, str]) -> None:
     raw = CX4.read_text().replace("rx_crc_errors_phy: 0", line)
     result = parse_ethtool_stats(raw)
@@ -113,20 +122,33 @@ def _truncated() -> str:
     return text[: text.index(":", len(text) // 2) - 3]  # cut inside a counter name
 
 
-@pytest.mark.parametrize("raw", [
-    "", "  \n", "garbage \x00 ### ¯\\_(ツ)_/¯", "rx_packets: \u00b2", _truncated(), *OTHER_TOOLS,
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "  \n",
+        "garbage \x00 ### ¯\\_(ツ)_/¯",
+        "rx_packets: \u00b2",
+        _truncated(),
+        *OTHER_TOOLS,
+    ],
+)
 def test_never_passes_bad_input(raw: str) -> None:
     # A cut exactly between two lines cannot be told from a shorter counter set; a check that needs a counter must
     # ask for it by name (a missing one is None and its growth unknown).
     assert parse_ethtool_stats(raw).status() != Status.PASS
 
 
-@pytest.mark.parametrize("fixture, named", [
-    (CX4, ""),  # healthy: still not a PASS, nothing judges these counters yet
-    (FIXTURES / "ethtool" / "mlx5-connectx4-kernel-4.15-derived" / "ethtool-S-crc.txt",
-     "rx_crc_errors_phy=12, rx_symbol_err_phy=9"),
-])
+@pytest.mark.parametrize(
+    "fixture, named",
+    [
+        (CX4, ""),  # healthy: still not a PASS, nothing judges these counters yet
+        (
+            FIXTURES / "ethtool" / "mlx5-connectx4-kernel-4.15-derived" / "ethtool-S-crc.txt",
+            "rx_crc_errors_phy=12, rx_symbol_err_phy=9",
+        ),
+    ],
+)
 def test_parsed_counters_never_pass_unjudged(fixture: Path, named: str) -> None:
     found = check_ethtool(parse_ethtool_stats(fixture.read_text(), netdev="ens1f0"))
     assert [(f.code, f.status, f.subject) for f in found] == [("NIC_ETHTOOL_UNJUDGED", Status.UNKNOWN, "ens1f0")]

@@ -51,8 +51,11 @@ class Node:
     def __init__(self, root: Path, name: str = "node01") -> None:
         self.state = root / name
         self.state.mkdir(parents=True, exist_ok=True)
-        self.env = {**os.environ, "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
-                    "HWAAC_FAKE_STATE": str(self.state)}
+        self.env = {
+            **os.environ,
+            "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
+            "HWAAC_FAKE_STATE": str(self.state),
+        }
         self.env.pop("HWAAC_FAKE_MPI_HOSTS", None)
 
     def set(self, **knobs: Any) -> None:
@@ -62,8 +65,13 @@ class Node:
         """The probe output shape of hwaac.health.node."""
         start = time.monotonic()
         done = subprocess.run(argv, env=self.env, capture_output=True, text=True, check=False, timeout=60)
-        return {"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr,
-                "seconds": time.monotonic() - start, "timed_out": False}
+        return {
+            "rc": done.returncode,
+            "stdout": done.stdout,
+            "stderr": done.stderr,
+            "seconds": time.monotonic() - start,
+            "timed_out": False,
+        }
 
 
 @pytest.fixture
@@ -93,8 +101,17 @@ def test_nvidia_smi_xml_of_a_healthy_node_is_8_h200s_on_hgx_buses_and_passes(nod
 def test_nvidia_smi_xml_gpu_block_is_the_recorded_one_apart_from_identity(node: Node) -> None:
     recorded = (FIX / "nvidia-smi" / "h200-580.159.04" / "q-x.xml").read_text()
     fake = node.run(["nvidia-smi", "-q", "-x"])["stdout"]
-    identity = ("timestamp", "attached_gpus", "serial", "uuid", "minor_number", "module_id", "pci_bus", "pci_device",
-                "pci_bus_id")
+    identity = (
+        "timestamp",
+        "attached_gpus",
+        "serial",
+        "uuid",
+        "minor_number",
+        "module_id",
+        "pci_bus",
+        "pci_device",
+        "pci_bus_id",
+    )
 
     def first_gpu(text: str) -> str:
         text = re.sub(r'<gpu id="[^"]*">', '<gpu id="X">', text)
@@ -153,8 +170,10 @@ def test_nvidia_smi_nvlink_follows_the_recorded_8_gpu_layout(node: Node) -> None
     def norm(text: str) -> str:
         return re.sub(r"(?m)^GPU (\d+): .*$", r"GPU \1", text)
 
-    for argv, recorded in ((["nvidia-smi", "nvlink", "-s"], "h100-550.90.07-8gpu/nvlink-s.txt"),
-                           (["nvidia-smi", "nvlink", "-e"], "h100-550.90.07-8gpu-derived/nvlink-e.txt")):
+    for argv, recorded in (
+        (["nvidia-smi", "nvlink", "-s"], "h100-550.90.07-8gpu/nvlink-s.txt"),
+        (["nvidia-smi", "nvlink", "-e"], "h100-550.90.07-8gpu-derived/nvlink-e.txt"),
+    ):
         out = node.run(argv)
         assert out["rc"] == 0
         assert norm(out["stdout"]) == norm((FIX / "nvidia-smi" / recorded).read_text())
@@ -170,7 +189,8 @@ def test_nvidia_smi_nvlink_down_fails_that_gpu(node: Node) -> None:
     status = parse_nvlink_status(node.run(["nvidia-smi", "nvlink", "-s"])["stdout"])
     found = checks.check_nvlink(status, None, H200)
     assert [(f.code, f.status, f.subject, f.action) for f in found] == [
-        ("NVLINK_LINKS_DOWN", Status.FAIL, "gpu3", Action.RESET_GPU)]
+        ("NVLINK_LINKS_DOWN", Status.FAIL, "gpu3", Action.RESET_GPU)
+    ]
     assert "inactive links: [7, 11]" in found[0].evidence
 
 
@@ -219,10 +239,18 @@ def test_dcgmi_diag_json_is_the_recorded_4x_layout(node: Node) -> None:
 @pytest.mark.parametrize(
     ("severity", "rc", "action"), [(6, 226, Action.RESET_GPU), (2, 205, Action.RMA), (4, 226, Action.RESET_GPU)]
 )
-def test_dcgmi_dcgm_fail_fails_the_test_with_dcgms_exit_code(node: Node, severity: int, rc: int,
-                                                            action: Action) -> None:
-    node.set(dcgm_fail={"test": "memory", "gpu": 5, "error_id": 85, "severity": severity,
-                        "message": "Page Retirement/Row Remap: GPU 5 has a pending row remap."})
+def test_dcgmi_dcgm_fail_fails_the_test_with_dcgms_exit_code(
+    node: Node, severity: int, rc: int, action: Action
+) -> None:
+    node.set(
+        dcgm_fail={
+            "test": "memory",
+            "gpu": 5,
+            "error_id": 85,
+            "severity": severity,
+            "message": "Page Retirement/Row Remap: GPU 5 has a pending row remap.",
+        }
+    )
     out = node.run(["dcgmi", "diag", "-r", "3", "-j"])
     assert out["rc"] == rc
     result = grade_diag(parse_diag_json(out["stdout"], exit_code=out["rc"]))
@@ -264,8 +292,11 @@ def test_journalctl_prints_xids_in_the_recorded_short_iso_layout_and_they_fail(n
     node.set(xids=[{"gpu": 4, "xid": 79, "message": "GPU has fallen off the bus."}, {"gpu": 2, "xid": 48}])
     out = node.run(KERNEL)
     lines = out["stdout"].splitlines()
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000 node01 kernel: NVRM: Xid \(PCI:0000:9a:00\): 79, "
-                        r"pid='<unknown>', name=<unknown>, GPU has fallen off the bus\.", lines[0])
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000 node01 kernel: NVRM: Xid \(PCI:0000:9a:00\): 79, "
+        r"pid='<unknown>', name=<unknown>, GPU has fallen off the bus\.",
+        lines[0],
+    )
     recorded = (FIX / "kernel-log" / "derived" / "journal-short-iso-xid79.log").read_text().splitlines()[1]
     assert lines[0].split(" ", 1)[1].replace("0000:9a:00", "0004:01:00") == recorded.split(" ", 1)[1]
     now = datetime.now(UTC)
@@ -315,8 +346,7 @@ def test_all_reduce_perf_asking_for_a_missing_gpu_stops_with_a_cuda_failure(node
     node.set(missing_gpus=[7])
     out = node.run(SINGLE)
     assert out["rc"] == 1 and "invalid device ordinal" in out["stdout"]
-    assert "NCCL_TEST_CUDA_FAILURE" in codes(evaluate({"nccl_single": out}, H200, Context(node="node01")),
-                                             Status.FAIL)
+    assert "NCCL_TEST_CUDA_FAILURE" in codes(evaluate({"nccl_single": out}, H200, Context(node="node01")), Status.FAIL)
 
 
 MULTI_ARGS = ["all_reduce_perf", "-b", "16G", "-e", "16G", "-f", "2", "-g", "1"]
@@ -344,8 +374,10 @@ def test_mpirun_with_a_dead_rail_fails_the_nccl_run(tmp_path: Path) -> None:
     b.set(dead_rails=[3])
     out = a.run(mpirun("node01,node02"))
     assert out["rc"] == 1
-    assert "node02: Test NCCL failure common.cu:392 'remote process exited or there was a network error / '" in (
-        out["stdout"])
+    assert (
+        "node02: Test NCCL failure common.cu:392 'remote process exited or there was a network error / '"
+        in (out["stdout"])
+    )
     assert "NCCL WARN NET/IB" in out["stdout"] and "Primary job  terminated normally" in out["stderr"]
     found = evaluate({"nccl_multi": out}, H200, Context(node="node01", nccl_algo="RING", nodes=2))
     assert "NCCL_TEST_NCCL_FAILURE" in codes(found, Status.FAIL)
@@ -360,8 +392,19 @@ def test_mpirun_to_an_unknown_host_fails_as_orte_does(node: Node) -> None:
 
 
 def test_mpirun_sets_x_variables_and_the_host_list(node: Node) -> None:
-    out = node.run(["mpirun", "-H", "node01", "-x", "FOO=bar", "--tag-output", "sh", "-c",
-                    'echo "$FOO $HWAAC_FAKE_MPI_HOSTS"; echo oops >&2'])
+    out = node.run(
+        [
+            "mpirun",
+            "-H",
+            "node01",
+            "-x",
+            "FOO=bar",
+            "--tag-output",
+            "sh",
+            "-c",
+            'echo "$FOO $HWAAC_FAKE_MPI_HOSTS"; echo oops >&2',
+        ]
+    )
     assert out["rc"] == 0
     assert out["stdout"] == "[1,0]<stdout>:bar node01\n" and out["stderr"] == "[1,0]<stderr>:oops\n"
 
@@ -377,8 +420,11 @@ def test_nvbandwidth_follows_the_recorded_layout_and_passes(node: Node) -> None:
     assert out["rc"] == 0
     lines = out["stdout"].splitlines()
     recorded = (FIX / "nvbandwidth" / "v0.8-issue50-a6000" / "nvbandwidth.out").read_text().splitlines()
-    assert lines[:2] == recorded[:2] and lines[-2:] == (
-        FIX / "nvbandwidth" / "v0.6-superbench" / "nvbandwidth_results.log").read_text().splitlines()[-2:]
+    assert (
+        lines[:2] == recorded[:2]
+        and lines[-2:]
+        == (FIX / "nvbandwidth" / "v0.6-superbench" / "nvbandwidth_results.log").read_text().splitlines()[-2:]
+    )
     d2d = lines.index("memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)")
     assert lines[d2d + 1] == recorded[10] + "         6         7"  # header of column indices, %10
     assert lines[d2d + 2].startswith(" 0       N/A    370.00")
@@ -419,8 +465,17 @@ def test_a_healthy_fake_node_passes_quick_dcgm_and_single_node(node: Node) -> No
 
 
 def test_a_faulty_fake_node_fails_in_each_stage(node: Node) -> None:
-    node.set(remap_pending=[1], dcgm_fail={"test": "targeted_power", "gpu": 1, "error_id": 63, "severity": 4,
-                                           "message": "Targeted Power: power below target"}, nccl_busbw=400.0)
+    node.set(
+        remap_pending=[1],
+        dcgm_fail={
+            "test": "targeted_power",
+            "gpu": 1,
+            "error_id": 63,
+            "severity": 4,
+            "message": "Targeted Power: power below target",
+        },
+        nccl_busbw=400.0,
+    )
     result = verdict("node01", run_stages(node))
     assert result.status == Status.FAIL
     assert result.stages == {"quick": Status.FAIL, "dcgm": Status.FAIL, "single_node": Status.FAIL}

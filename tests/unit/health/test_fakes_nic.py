@@ -43,8 +43,11 @@ class Node:
         self.state.mkdir(parents=True, exist_ok=True)
         if knobs:
             gpu_node.save(self.state, **knobs)
-        self.env = {**os.environ, "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
-                    "HWAAC_FAKE_STATE": str(self.state)}
+        self.env = {
+            **os.environ,
+            "PATH": f"{FAKE_BIN}{os.pathsep}{os.environ['PATH']}",
+            "HWAAC_FAKE_STATE": str(self.state),
+        }
 
     @property
     def sys(self) -> str:
@@ -54,13 +57,19 @@ class Node:
         """Run like the node_probe module: a probe output dict."""
         started = time.monotonic()
         p = subprocess.run(argv, env={**self.env, **env}, capture_output=True, text=True, timeout=60)
-        return {"rc": p.returncode, "stdout": p.stdout, "stderr": p.stderr, "seconds": time.monotonic() - started,
-                "timed_out": False}
+        return {
+            "rc": p.returncode,
+            "stdout": p.stdout,
+            "stderr": p.stderr,
+            "seconds": time.monotonic() - started,
+            "timed_out": False,
+        }
 
     def server(self, argv: list[str], **env: str) -> subprocess.Popen:
         """Start an ib_write_bw server (no peer) and wait until it listens."""
-        proc = subprocess.Popen(argv, env={**self.env, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        proc = subprocess.Popen(
+            argv, env={**self.env, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         port = argv[argv.index("-p") + 1]
         marker = self.state / "ib_write_bw" / f"listen-{port}.json"
         deadline = time.monotonic() + 20
@@ -81,8 +90,16 @@ def finish(proc: subprocess.Popen) -> tuple[int, str, str]:
 
 
 def client_argv(rail: int, peer: str, *, port: int | None = None) -> list[str]:
-    return ["ib_write_bw", "-d", f"mlx5_{rail}", "-p", str(port or 18515 + rail), *PAIRWISE_ARGS,
-            f"--use_cuda={rail}", peer]
+    return [
+        "ib_write_bw",
+        "-d",
+        f"mlx5_{rail}",
+        "-p",
+        str(port or 18515 + rail),
+        *PAIRWISE_ARGS,
+        f"--use_cuda={rail}",
+        peer,
+    ]
 
 
 # --- ibstat ---------------------------------------------------------------------------------------------------------
@@ -123,8 +140,12 @@ def test_ibstat_dead_rail_is_down_polling(tmp_path, layer, polling_rate):
     [down] = checks.check_ibstat_ports(r)
     assert (down.code, down.subject) == ("NIC_PORT_DOWN", "mlx5_3 port 1")
     port = r.port("mlx5_3")
-    assert (port.state, port.physical_state, port.rate_gbps, port.working_rate_gbps) == \
-        ("Down", "Polling", polling_rate, None)
+    assert (port.state, port.physical_state, port.rate_gbps, port.working_rate_gbps) == (
+        "Down",
+        "Polling",
+        polling_rate,
+        None,
+    )
     found = {f.code for f in checks.check_ibstat(r, PROFILE, RAILS)}
     assert {"NIC_PORT_DOWN", "NIC_RAILS_DOWN"} <= found
 
@@ -157,8 +178,10 @@ def test_counter_tree_reads_clean_with_the_recorded_names(tmp_path):
     r = parse_ib_counters(n.counters())
     assert r.status() == Status.PASS and not r.unknown and not r.findings
     assert sorted(r.ports) == [(d, 1) for d in RAILS]
-    recorded = {line.split("/counters/")[1].split(":")[0]
-                for line in (FIX / "ib-counters" / "gpud-943-saturated" / "counters.txt").read_text().splitlines()}
+    recorded = {
+        line.split("/counters/")[1].split(":")[0]
+        for line in (FIX / "ib-counters" / "gpud-943-saturated" / "counters.txt").read_text().splitlines()
+    }
     procfs = (FIX / "ib-counters" / "procfs-fixture" / "counters.txt").read_text().splitlines()
     hw = {line.split("/hw_counters/")[1].split(":")[0] for line in procfs if "mlx5_0/ports/1/hw_counters/" in line}
     assert set(nic_counters.COUNTERS) == recorded and set(nic_counters.HW_COUNTERS) == hw
@@ -171,10 +194,9 @@ def test_counter_tree_reads_clean_with_the_recorded_names(tmp_path):
 def test_bump_stops_legacy_counters_at_their_width(tmp_path):
     n = Node(tmp_path, "gpu-a")
     nic_counters.ensure_tree(n.state, 2)
-    assert nic_counters.bump(n.state, "mlx5_1", link_downed=300, symbol_error=5, port_xmit_data=2**40,
-                             rnr_nak_retry_err=2) == {"link_downed": 255, "symbol_error": 5,
-                                                      "port_xmit_data": 2880761508848 + 2**40,
-                                                      "rnr_nak_retry_err": 2}
+    assert nic_counters.bump(
+        n.state, "mlx5_1", link_downed=300, symbol_error=5, port_xmit_data=2**40, rnr_nak_retry_err=2
+    ) == {"link_downed": 255, "symbol_error": 5, "port_xmit_data": 2880761508848 + 2**40, "rnr_nak_retry_err": 2}
     assert nic_counters.bump(n.state, "mlx5_1", local_link_integrity_errors=99)["local_link_integrity_errors"] == 15
     r = parse_ib_counters(n.counters())
     assert set(r.saturated[("mlx5_1", 1)]) == {"link_downed", "local_link_integrity_errors"}
@@ -202,8 +224,9 @@ def test_server_and_client_measure_the_knob(tmp_path):
         assert res.duration_mode and res.bw_peak_gbits_per_s is None and res.link_type == "Ethernet"
     assert "* Waiting for client to connect... *" in srv_out and "TX depth" not in srv_out
     th = PROFILE.performance.ib_write_bw_per_port_gbits_per_s
-    assert [(f.code, f.status) for f in checks.check_perftest(parse_perftest(out["stdout"]), th)] == \
-        [("NIC_WRITE_BW_LOW", Status.WARN)]  # 371.25 < 380 (warn), >= 360 (min)
+    assert [(f.code, f.status) for f in checks.check_perftest(parse_perftest(out["stdout"]), th)] == [
+        ("NIC_WRITE_BW_LOW", Status.WARN)
+    ]  # 371.25 < 380 (warn), >= 360 (min)
     growth = port_counter_growth(before, parse_ib_counters(a.counters()), 10.0)[("mlx5_2", 1)]
     assert growth["port_xmit_data"].delta == int(371.25e9 / 8 * 10) // 4
     assert not ib_growth.grown(growth, ERROR_COUNTERS)
@@ -220,8 +243,11 @@ def test_client_layout_follows_the_recorded_gpudirect_duration_run(tmp_path):
     recorded = (FIX / "perftest" / "a40-gpudirect-duration-gbits" / "ib_write_bw-client.out").read_text()
 
     def shape(text: str) -> list[str]:  # each line up to its first digit; MTU fallback lines left out
-        return [re.split(r"\d", line)[0] for line in text.splitlines()
-                if not line.startswith(("Requested mtu", "Changing to"))]
+        return [
+            re.split(r"\d", line)[0]
+            for line in text.splitlines()
+            if not line.startswith(("Requested mtu", "Changing to"))
+        ]
 
     assert shape(out["stdout"]) == shape(recorded)
     assert out["stdout"].count(" remote address: LID 0000 QPN ") == 16
@@ -266,8 +292,9 @@ def test_dead_rail_fails_the_client_and_grows_link_downed(tmp_path, dead_side):
     growth = port_counter_growth(before[dead.name], parse_ib_counters(dead.counters()), 10.0)
     assert (growth[("mlx5_3", 1)]["link_downed"].delta, growth[("mlx5_3", 1)]["symbol_error"].delta) == (1, 16)
     assert ib_growth.grown_by_port(growth) == {"mlx5_3 port 1": ["link_downed", "symbol_error"]}
-    assert ("NIC_LINK_DOWNED", Status.FAIL) in {(f.code, f.status) for f in checks.check_counter_growth(growth,
-                                                                                                       PROFILE)}
+    assert ("NIC_LINK_DOWNED", Status.FAIL) in {
+        (f.code, f.status) for f in checks.check_counter_growth(growth, PROFILE)
+    }
     other = port_counter_growth(before[alive.name], parse_ib_counters(alive.counters()), 10.0)
     assert ib_growth.grown_by_port(other) == {}
 
@@ -323,12 +350,18 @@ def test_a_pair_that_fails_on_the_peers_dead_rail_is_unknown_here_and_fail_there
         nic_counters.ensure_tree(n.state, 8)
     before_a, before_b = a.counters(), b.counters()
     outputs = run_pairwise(a, b, servers_ok=False)
-    found = node.evaluate(outputs, PROFILE, node.Context(node="gpu-a", rails=tuple(RAILS),
-                                                         counters_before=before_a, counters_seconds=60.0))
+    found = node.evaluate(
+        outputs,
+        PROFILE,
+        node.Context(node="gpu-a", rails=tuple(RAILS), counters_before=before_a, counters_seconds=60.0),
+    )
     bad = [f for f in found if f.status > Status.PASS]
     assert bad and {f.subject for f in bad} == {"mlx5_5 port 1"}
     assert {f.status for f in bad} == {Status.UNKNOWN} and "peer's side is suspect" in bad[0].message
     outputs = run_pairwise(b, a, servers_ok=False)
-    found = node.evaluate(outputs, PROFILE, node.Context(node="gpu-b", rails=tuple(RAILS),
-                                                         counters_before=before_b, counters_seconds=60.0))
+    found = node.evaluate(
+        outputs,
+        PROFILE,
+        node.Context(node="gpu-b", rails=tuple(RAILS), counters_before=before_b, counters_seconds=60.0),
+    )
     assert {f.code for f in found if f.status == Status.FAIL} >= {"NIC_PORT_DOWN", "NIC_LINK_DOWNED"}

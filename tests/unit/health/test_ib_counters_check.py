@@ -19,8 +19,10 @@ H200 = load_profile("hgx-h200-8x400g")
 HEALTHY = (COUNTERS / "procfs-fixture" / "counters.txt").read_text()  # mlx4_0 ports 1 and 2, mlx5_0 port 1
 SATURATED = (COUNTERS / "gpud-943-saturated" / "counters.txt").read_text()  # mlx5_1 port 1, four at their maximum
 NO_PMA = (COUNTERS / "node-exporter-966-no-pma" / "counters.txt").read_text()  # i40iw0 port 1: "N/A (no PMA)"
-GREP_ERROR = HEALTHY.replace("/sys/class/infiniband/mlx4_0/ports/2/counters/symbol_error:0",
-                             "grep: /sys/class/infiniband/mlx4_0/ports/2/counters/symbol_error: Invalid argument")
+GREP_ERROR = HEALTHY.replace(
+    "/sys/class/infiniband/mlx4_0/ports/2/counters/symbol_error:0",
+    "grep: /sys/class/infiniband/mlx4_0/ports/2/counters/symbol_error: Invalid argument",
+)
 CUT = HEALTHY[: HEALTHY.index("mlx5_0/ports/1/counters/")]  # mlx5_0's legacy counters never printed: cut short
 
 
@@ -34,8 +36,12 @@ CASES = [
     ("saturated (gpud#943)", SATURATED, None, {("IB_COUNTER_SATURATED", "mlx5_1 port 1")}),
     ("saturated, not a rail", SATURATED, ["mlx5_0"], set()),
     # the recorded excerpt holds 8 of the legacy files: also torn
-    ("no PMA (node_exporter#966)", NO_PMA, None,
-     {("IB_COUNTER_UNREADABLE", "i40iw0 port 1"), ("PARSE_UNREADABLE", "")}),
+    (
+        "no PMA (node_exporter#966)",
+        NO_PMA,
+        None,
+        {("IB_COUNTER_UNREADABLE", "i40iw0 port 1"), ("PARSE_UNREADABLE", "")},
+    ),
     ("grep could not read one file", GREP_ERROR, None, {("IB_COUNTER_UNREADABLE", "mlx4_0 port 2")}),
     ("grep could not read a file of a port that is no rail", GREP_ERROR, ["mlx5_0"], set()),
     # a torn reading is about all of it, whatever the rails
@@ -54,8 +60,12 @@ def test_the_check_judges_the_parsers_facts(raw: str, devices: list[str] | None,
 
 def test_saturated_counters_are_named_with_their_lines() -> None:
     [finding] = checks.check_ib_counters(parse_ib_counters(SATURATED))
-    for name, value in (("link_downed", 255), ("port_xmit_discards", 65535), ("port_xmit_wait", 4294967295),
-                        ("excessive_buffer_overrun_errors", 15)):  # 2**width - 1 (IBA Vol. 1 §16.1 PortCounters)
+    for name, value in (
+        ("link_downed", 255),
+        ("port_xmit_discards", 65535),
+        ("port_xmit_wait", 4294967295),
+        ("excessive_buffer_overrun_errors", 15),
+    ):  # 2**width - 1 (IBA Vol. 1 §16.1 PortCounters)
         assert name in finding.message and f"/counters/{name}:{value}" in finding.evidence
 
 
@@ -77,7 +87,8 @@ def test_each_reading_is_parsed_once_per_node(monkeypatch: pytest.MonkeyPatch) -
     for name in ("gpu-a", "gpu-b"):  # as the benchmark and the burn_in role run a node's stages
         before, after = HEALTHY + f"# {name}\n", grown + f"# {name}\n"
         node.evaluate({"ib_counters": out(before)}, H200, node.Context(node=name))
-        found = node.evaluate({"ib_counters": out(after)}, H200,
-                              node.Context(node=name, counters_before=before, counters_seconds=60.0))
+        found = node.evaluate(
+            {"ib_counters": out(after)}, H200, node.Context(node=name, counters_before=before, counters_seconds=60.0)
+        )
         assert "NIC_LINK_DOWNED" in {f.code for f in found}
     assert len(calls) == 4 and len(set(calls)) == 4

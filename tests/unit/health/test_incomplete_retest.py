@@ -45,8 +45,17 @@ ONE_GPU = H200.model_copy(update={"gpu": H200.gpu.model_copy(update={"count": 1}
 NCCL_GATE = MinThreshold(min=10_000, method=Method(tool="all_reduce_perf"), source="test: unreachable")
 IB_GATE = MinThreshold(min=10_000, method=Method(tool="ib_write_bw", gpudirect=True), source="test: unreachable")
 
-H2D_GATE = H200.model_copy(update={"performance": H200.performance.model_copy(update={
-    "host_to_device_gbytes_per_s": H200.performance.host_to_device_gbytes_per_s.model_copy(update={"min": 10_000})})})
+H2D_GATE = H200.model_copy(
+    update={
+        "performance": H200.performance.model_copy(
+            update={
+                "host_to_device_gbytes_per_s": H200.performance.host_to_device_gbytes_per_s.model_copy(
+                    update={"min": 10_000}
+                )
+            }
+        )
+    }
+)
 
 
 def read(rel: str, base: Path = FIX) -> str:
@@ -59,78 +68,105 @@ RDMA_BEFORE = "rdma-statistic/mlnx-iproute2-4link.txt"
 CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Finding]]]] = {
     "checks.check_gpus": (
         lambda: nvidia_smi.parse_query_xml(read("nvidia-smi/h200-580.159.04-derived/q-x-remap-pending.xml")),
-        lambda r: checks.check_gpus(r, ONE_GPU)),  # type: ignore[arg-type]
+        lambda r: checks.check_gpus(r, ONE_GPU),
+    ),  # type: ignore[arg-type]
     "checks.check_query_gpu_csv": (  # a --query-remapped-rows answer is a --query-gpu answer for its fields
         lambda: nvidia_smi.parse_query_gpu_csv(
-            read("nvidia-smi/h200-580.159.04-derived/query-remapped-rows-pending.csv")),
-        checks.check_query_gpu_csv),  # type: ignore[dict-item]
+            read("nvidia-smi/h200-580.159.04-derived/query-remapped-rows-pending.csv")
+        ),
+        checks.check_query_gpu_csv,
+    ),  # type: ignore[dict-item]
     "checks.check_remapped_rows": (
         lambda: nvidia_smi.parse_remapped_rows_csv(
-            read("nvidia-smi/h200-580.159.04-derived/query-remapped-rows-pending.csv")),
-        lambda r: checks.check_remapped_rows(r, ONE_GPU)),  # type: ignore[arg-type]
+            read("nvidia-smi/h200-580.159.04-derived/query-remapped-rows-pending.csv")
+        ),
+        lambda r: checks.check_remapped_rows(r, ONE_GPU),
+    ),  # type: ignore[arg-type]
     "checks.check_nvlink": (
         lambda: nvidia_smi.parse_nvlink_status(read("nvidia-smi/h100-550.90.07-8gpu-derived/nvlink-s-inactive.txt")),
-        lambda r: checks.check_nvlink(r, None, H200)),  # type: ignore[arg-type]
+        lambda r: checks.check_nvlink(r, None, H200),
+    ),  # type: ignore[arg-type]
     "checks.check_kernel_log": (
         lambda: kernel_log.parse_kernel_log(read("kernel-log/ogkm-461-xid79-119/dmesg.log")),
-        checks.check_kernel_log),  # type: ignore[dict-item]
+        checks.check_kernel_log,
+    ),  # type: ignore[dict-item]
     "checks.check_dcgm": (
-        lambda: dcgm.parse_diag_json(read("dcgmi/4.2.3-gb10/diag-r1-row-remap-isolate-exit205.json"),
-                                     exit_code=205),
-        checks.check_dcgm),  # type: ignore[dict-item]
+        lambda: dcgm.parse_diag_json(read("dcgmi/4.2.3-gb10/diag-r1-row-remap-isolate-exit205.json"), exit_code=205),
+        checks.check_dcgm,
+    ),  # type: ignore[dict-item]
     "checks.check_dcgm:health": (
         lambda: dcgm_health.parse_health_json(read("dcgmi/2.x-virtualclient/health-failure.json")),
-        checks.check_dcgm),  # type: ignore[dict-item]
+        checks.check_dcgm,
+    ),  # type: ignore[dict-item]
     "checks.check_gpu_burn": (
         lambda: gpu_burn.parse_gpu_burn(read("gpu-burn/issue12-faulty-exit0/gpu_burn.out")),
-        lambda r: checks.check_gpu_burn(r, H200)),  # type: ignore[arg-type]
+        lambda r: checks.check_gpu_burn(r, H200),
+    ),  # type: ignore[arg-type]
     "checks.check_ibstat": (
         lambda: ibstat.parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt")),
-        lambda r: checks.check_ibstat(r, H200)),  # type: ignore[arg-type]
+        lambda r: checks.check_ibstat(r, H200),
+    ),  # type: ignore[arg-type]
     "checks.check_ibstat_ports": (
         lambda: ibstat.parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt")),
-        checks.check_ibstat_ports),  # type: ignore[dict-item]
+        checks.check_ibstat_ports,
+    ),  # type: ignore[dict-item]
     "checks.check_nccl": (
         lambda: nccl_tests.parse_nccl_tests(read("nccl-tests/h100-8gpu-single-node/all_reduce_perf.out")),
-        lambda r: checks.check_nccl(r, NCCL_GATE, nodes=2)),  # type: ignore[arg-type]
+        lambda r: checks.check_nccl(r, NCCL_GATE, nodes=2),
+    ),  # type: ignore[arg-type]
     "checks.check_perftest": (
         lambda: perftest.parse_perftest(read("perftest/a40-gpudirect-duration-gbits/ib_write_bw-client.out")),
-        lambda r: checks.check_perftest(r, IB_GATE)),  # type: ignore[arg-type]
+        lambda r: checks.check_perftest(r, IB_GATE),
+    ),  # type: ignore[arg-type]
     "checks.check_nvbandwidth": (
         lambda: nvbandwidth.parse_nvbandwidth(read("nvbandwidth/v0.6-superbench/nvbandwidth_results.log")),
-        lambda r: checks.check_nvbandwidth(r, H2D_GATE)),  # type: ignore[arg-type]
+        lambda r: checks.check_nvbandwidth(r, H2D_GATE),
+    ),  # type: ignore[arg-type]
     "checks_rdma.check_rdma_ports": (
         lambda: rdma.parse_ibstatus(read("ibstatus/roce-2port-one-disabled.txt")),
-        lambda r: checks_rdma.check_rdma_ports(r, H200)),  # type: ignore[arg-type]
+        lambda r: checks_rdma.check_rdma_ports(r, H200),
+    ),  # type: ignore[arg-type]
     "checks_rdma.check_pair_perftest": (  # this node's port is not clean: the pair's FAIL stays this node's
         lambda: perftest.parse_perftest(read("perftest/a40-gpudirect-duration-gbits/ib_write_bw-client.out")),
-        lambda r: checks_rdma.check_pair_perftest(r, IB_GATE, subject="mlx5_0 port 1",  # type: ignore[arg-type]
-                                                  port_clean=False)),
+        lambda r: checks_rdma.check_pair_perftest(
+            r,
+            IB_GATE,
+            subject="mlx5_0 port 1",  # type: ignore[arg-type]
+            port_clean=False,
+        ),
+    ),
     "checks_rdma.check_rdma_statistic_growth": (  # local_ack_timeout_err 0 -> 17 in 10 s: above the warn rate
         lambda: rdma.parse_rdma_statistic(read("rdma-statistic/mlnx-iproute2-4link-after_derived.txt")),
-        lambda r: checks_rdma.check_rdma_statistic_growth(
-            rdma.parse_rdma_statistic(read(RDMA_BEFORE)), r, 10.0, H200)),  # type: ignore[arg-type]
+        lambda r: checks_rdma.check_rdma_statistic_growth(rdma.parse_rdma_statistic(read(RDMA_BEFORE)), r, 10.0, H200),
+    ),  # type: ignore[arg-type]
     "checks_lustre.lfs_check_findings": (
         lambda: lustre.parse_lfs_check(read("lfs/check_servers_inactive_derived.txt", TOOLS)),
-        checks_lustre.lfs_check_findings),  # type: ignore[dict-item]
+        checks_lustre.lfs_check_findings,
+    ),  # type: ignore[dict-item]
     "checks_lustre.mgs_reach_findings": (  # the only MGS NID does not answer: the fs cannot reach its MGS
         lambda: lctl.parse_lctl_ping(read("lustre/lctl_ping_failed.txt"), nid="10.20.0.1@tcp", exit_code=1),
-        lambda r: checks_lustre.mgs_reach_findings("lfs1", [["10.20.0.1@tcp"]], {"10.20.0.1@tcp": r})),  # type: ignore[dict-item]
+        lambda r: checks_lustre.mgs_reach_findings("lfs1", [["10.20.0.1@tcp"]], {"10.20.0.1@tcp": r}),
+    ),  # type: ignore[dict-item]
     "checks_lustre.ping_findings": (
         lambda: lctl.parse_lctl_ping(read("lustre/lctl_ping_failed.txt"), nid="10.20.0.1@tcp", exit_code=1),
-        checks_lustre.ping_findings),  # type: ignore[dict-item]
+        checks_lustre.ping_findings,
+    ),  # type: ignore[dict-item]
     "checks_lustre.health_check_findings": (
         lambda: lctl.parse_health_check(read("lustre/health_check_unhealthy_2.14_ddn.txt")),
-        checks_lustre.health_check_findings),  # type: ignore[dict-item]
+        checks_lustre.health_check_findings,
+    ),  # type: ignore[dict-item]
     "checks_lustre.import_findings": (
         lambda: lustre_imports.parse_imports(read("lustre/imports_master_bad_derived.txt")),
-        checks_lustre.import_findings),  # type: ignore[dict-item]
+        checks_lustre.import_findings,
+    ),  # type: ignore[dict-item]
     "checks_lustre.lnet_findings": (
         lambda: lnetctl.parse_lnet_net_show(read("lustre/lnetctl_net_show_v2_2.16_layout_degraded_derived.txt")),
-        checks_lustre.lnet_findings),  # type: ignore[dict-item]
+        checks_lustre.lnet_findings,
+    ),  # type: ignore[dict-item]
     "lustre_targets.df_findings": (
         lambda: lustre_df.parse_lfs_df(read("lfs/df_v_inactive_error_degraded_derived.txt", TOOLS)),
-        lustre_targets.df_findings),  # type: ignore[dict-item]
+        lustre_targets.df_findings,
+    ),  # type: ignore[dict-item]
 }
 # checks that take no parsed tool output: nothing of theirs can be incomplete (growth unknown is UNKNOWN already)
 NO_PARSED_INPUT = {"checks.check_counter_growth"}
@@ -162,8 +198,11 @@ def _check_functions() -> dict[str, Callable[..., object]]:
     found = {}
     for module in CHECK_MODULES:
         for name, fn in inspect.getmembers(module, inspect.isfunction):
-            if fn.__module__ == module.__name__ and not name.startswith("_") \
-                    and typing.get_type_hints(fn).get("return") == list[Finding]:
+            if (
+                fn.__module__ == module.__name__
+                and not name.startswith("_")
+                and typing.get_type_hints(fn).get("return") == list[Finding]
+            ):
                 found[f"{module.__name__.rpartition('.')[2]}.{name}"] = fn
     return found
 
@@ -172,8 +211,11 @@ def test_every_check_carries_the_rule_and_is_in_the_table() -> None:
     found = _check_functions()
     assert set(found) == {case.split(":")[0] for case in CASES} | NO_PARSED_INPUT | NEVER_DESTRUCTIVE
     assert [name for name in NO_PARSED_INPUT if _judges_parsed_input(found[name])] == []
-    assert [name for name, fn in found.items()
-            if _judges_parsed_input(fn) and not getattr(fn, "incomplete_means_retest", False)] == []
+    assert [
+        name
+        for name, fn in found.items()
+        if _judges_parsed_input(fn) and not getattr(fn, "incomplete_means_retest", False)
+    ] == []
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -96,9 +96,17 @@ def test_polling_port_fails_and_its_rate_is_no_working_link() -> None:
 
 def test_only_the_ports_given_are_judged() -> None:
     """``ports``: the device ports a caller uses (NCCL's ``mlx5_0:1``), not every port of a dual-port HCA."""
-    dual = IbstatResult(cas=[IbstatCa("mlx5_0", ports=[
-        IbstatPort("mlx5_0", 1, state="Active", physical_state="LinkUp"),
-        IbstatPort("mlx5_0", 2, state="Down", physical_state="Disabled")])])
+    dual = IbstatResult(
+        cas=[
+            IbstatCa(
+                "mlx5_0",
+                ports=[
+                    IbstatPort("mlx5_0", 1, state="Active", physical_state="LinkUp"),
+                    IbstatPort("mlx5_0", 2, state="Down", physical_state="Disabled"),
+                ],
+            )
+        ]
+    )
     assert [f.subject for f in check_ibstat_ports(dual, ["mlx5_0"])] == ["mlx5_0 port 2"]
     assert check_ibstat_ports(dual, ports=[("mlx5_0", 1)]) == []
     assert [f.subject for f in check_ibstat_ports(dual, ports=[("mlx5_0", 1), ("mlx5_0", 2)])] == ["mlx5_0 port 2"]
@@ -188,21 +196,35 @@ def test_saturated_legacy_counters_are_unknown_not_healthy() -> None:
     assert "4-bit" in result.none_reasons[("mlx5_1", 1, "excessive_buffer_overrun_errors")]
     assert result.findings == []  # facts only: the check judges
     saturated = result.saturated[("mlx5_1", 1)]
-    assert sorted(saturated) == ["excessive_buffer_overrun_errors", "link_downed", "port_xmit_discards",
-                                 "port_xmit_wait"]
+    assert sorted(saturated) == [
+        "excessive_buffer_overrun_errors",
+        "link_downed",
+        "port_xmit_discards",
+        "port_xmit_wait",
+    ]
     assert saturated["link_downed"].endswith("counters/link_downed:255")
     [finding] = check_ib_counters(result)
     assert (finding.code, finding.status, finding.subject, finding.action) == (
-        "IB_COUNTER_SATURATED", Status.UNKNOWN, "mlx5_1 port 1", Action.RETEST)
+        "IB_COUNTER_SATURATED",
+        Status.UNKNOWN,
+        "mlx5_1 port 1",
+        Action.RETEST,
+    )
     assert "counters/link_downed:255" in finding.evidence and "port_xmit_wait:4294967295" in finding.evidence
 
 
-@pytest.mark.parametrize(("name", "value", "saturated"), [
-    ("symbol_error", 65535, True), ("symbol_error", 65534, False),
-    ("link_error_recovery", 255, True), ("local_link_integrity_errors", 15, True),
-    ("port_rcv_data", 4294967295, True), ("port_rcv_data", 4294967296, False),
-    ("unicast_rcv_packets", 4294967295, False),  # extended (64-bit) table only
-])
+@pytest.mark.parametrize(
+    ("name", "value", "saturated"),
+    [
+        ("symbol_error", 65535, True),
+        ("symbol_error", 65534, False),
+        ("link_error_recovery", 255, True),
+        ("local_link_integrity_errors", 15, True),
+        ("port_rcv_data", 4294967295, True),
+        ("port_rcv_data", 4294967296, False),
+        ("unicast_rcv_packets", 4294967295, False),  # extended (64-bit) table only
+    ],
+)
 def test_saturation_follows_the_field_width(name: str, value: int, saturated: bool) -> None:
     # the recorded healthy reading with one mlx5_0 counter set to the value under test
     lines = [x for x in read(HEALTHY_COUNTERS).splitlines() if f"mlx5_0/ports/1/counters/{name}:" not in x]
@@ -281,17 +303,31 @@ def _truncated(path: Path) -> str:
     return text[: text.index(":", cut) - 3]  # inside a field name of a block in the middle
 
 
-@pytest.mark.parametrize("raw", [
-    "", "   \n", "garbage \x00 ### ¯\\_(ツ)_/¯", OTHER_TOOL, read(HEALTHY_COUNTERS),
-    *[_truncated(p) for p in IBSTAT_FIXTURES],
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "   \n",
+        "garbage \x00 ### ¯\\_(ツ)_/¯",
+        OTHER_TOOL,
+        read(HEALTHY_COUNTERS),
+        *[_truncated(p) for p in IBSTAT_FIXTURES],
+    ],
+)
 def test_ibstat_never_passes_bad_input(raw: str) -> None:
     assert verdict(parse_ibstat(raw)) != Status.PASS
 
 
-@pytest.mark.parametrize("raw", [
-    "", "garbage \x00 ###", OTHER_TOOL, read(NDR_8HCA), *[_truncated(p) for p in COUNTER_FIXTURES],
-    "/sys/class/infiniband/mlx5_0/ports/1/counters/link_downed:\u00b2\n",  # a digit to str.isdigit, not to int()
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "garbage \x00 ###",
+        OTHER_TOOL,
+        read(NDR_8HCA),
+        *[_truncated(p) for p in COUNTER_FIXTURES],
+        "/sys/class/infiniband/mlx5_0/ports/1/counters/link_downed:\u00b2\n",  # a digit to str.isdigit, not to int()
+    ],
+)
 def test_counters_never_pass_bad_input(raw: str) -> None:
     assert parse_ib_counters(raw).status() != Status.PASS

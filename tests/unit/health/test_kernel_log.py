@@ -122,9 +122,7 @@ def test_xid79_bare_lines_with_pci_domain():
 
 
 def test_xid64_row_remap_failure():
-    assert found(graded(read(FIX / "derived" / "dmesg-xid64.log"))) == [
-        ("GPU_XID_64", Status.FAIL, Action.RESET_GPU)
-    ]
+    assert found(graded(read(FIX / "derived" / "dmesg-xid64.log"))) == [("GPU_XID_64", Status.FAIL, Action.RESET_GPU)]
 
 
 def test_xid94_95_nvidia_examples_with_mig():
@@ -193,9 +191,7 @@ def test_gpu_pcie_limited_by_switch_generation_warns():
 
 # -- nothing unreadable passes ------------------------------------------------------------------------------------
 
-FAILING = sorted(
-    p for p in FIX.rglob("*.log") if graded(p.read_text(encoding="utf-8")).status() is Status.FAIL
-)
+FAILING = sorted(p for p in FIX.rglob("*.log") if graded(p.read_text(encoding="utf-8")).status() is Status.FAIL)
 # Cut at 2/3, this two-line log ends at "... NVRM:", before any text that names a fault: what is left is a log with
 # nothing wrong in it, which no reader can tell from a log that ended there. Its cuts inside the XID line are below.
 CUT_BEFORE_ANY_FAULT = {FIX / "gpud-pr870-dmesg-decode-iso" / "dmesg.log"}
@@ -219,8 +215,11 @@ def test_enough_failing_fixtures():
         pytest.param("\n  \n", id="blank"),
         pytest.param("\x00\x01garbage ~~~ {]\n%%%\nno kernel here\n", id="garbage"),
         *(pytest.param(read(p), id=f"{p.parent.name}-{p.name}") for p in OTHER_TOOLS),
-        *(pytest.param(read(p)[: len(read(p)) * 2 // 3], id=f"truncated-{p.parent.name}-{p.name}")
-          for p in FAILING if p not in CUT_BEFORE_ANY_FAULT),
+        *(
+            pytest.param(read(p)[: len(read(p)) * 2 // 3], id=f"truncated-{p.parent.name}-{p.name}")
+            for p in FAILING
+            if p not in CUT_BEFORE_ANY_FAULT
+        ),
     ],
 )
 def test_unreadable_or_failing_input_never_passes(raw):
@@ -261,9 +260,12 @@ def test_dmesg_decode_lines_are_kernel_log_lines() -> None:
     assert (result.status(), result.lines_read, result.lines_unrecognised) == (Status.PASS, 10, 0)
 
 
-@pytest.mark.parametrize("plain, decoded", [
-    ("runbook-dmesg-xid48-63-94/dmesg.log", "derived/dmesg-decode-xid48-63-94.log"),
-])
+@pytest.mark.parametrize(
+    "plain, decoded",
+    [
+        ("runbook-dmesg-xid48-63-94/dmesg.log", "derived/dmesg-decode-xid48-63-94.log"),
+    ],
+)
 def test_dmesg_decode_reads_the_same_events_as_plain_dmesg(plain: str, decoded: str) -> None:
     a, b = graded(read(FIX / plain)), graded(read(FIX / decoded))
     assert found(b) == found(a) and found(b)
@@ -284,10 +286,17 @@ def test_dmesg_decode_iso_injected_xid79_is_graded_and_said_to_come_from_a_proce
     assert "facility syslog" in result.findings[0].message and "not by the driver" in result.findings[0].message
 
 
-@pytest.mark.parametrize("prefix, level, facility", [
-    ("<3>", "err", "kern"), ("<4>", "warn", "kern"), ("<12>", "warn", "user"), ("<43>", "err", "syslog"),
-    ("kern  :err   : ", "err", "kern"), ("syslog:err   : ", "err", "syslog"),
-])
+@pytest.mark.parametrize(
+    "prefix, level, facility",
+    [
+        ("<3>", "err", "kern"),
+        ("<4>", "warn", "kern"),
+        ("<12>", "warn", "user"),
+        ("<43>", "err", "syslog"),
+        ("kern  :err   : ", "err", "kern"),
+        ("syslog:err   : ", "err", "syslog"),
+    ],
+)
 def test_priority_and_decode_prefixes_give_the_level(prefix: str, level: str, facility: str) -> None:
     line = read(FIX / "runbook-dmesg-xid48-63-94" / "dmesg.log").splitlines()[0]  # the XID 48 line
     result = graded(prefix + line)

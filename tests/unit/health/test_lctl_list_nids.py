@@ -24,8 +24,11 @@ FACTS = [  # file, NIDs, networks
     ("list_nids_tcp.txt", ["10.20.0.5@tcp"], ["tcp"]),
     ("list_nids_tcp_tcp2.txt", ["10.20.0.209@tcp", "10.20.2.209@tcp2"], ["tcp", "tcp2"]),
     ("list_nids_o2ib.txt", ["10.20.0.161@o2ib"], ["o2ib"]),  # recorded on an InfiniBand client
-    ("list_nids_o2ib_multirail_derived.txt", ["10.20.0.209@o2ib", "10.20.1.209@o2ib", "10.20.2.209@o2ib1"],
-     ["o2ib", "o2ib1"]),
+    (
+        "list_nids_o2ib_multirail_derived.txt",
+        ["10.20.0.209@o2ib", "10.20.1.209@o2ib", "10.20.2.209@o2ib1"],
+        ["o2ib", "o2ib1"],
+    ),
 ]
 
 
@@ -48,14 +51,17 @@ def test_unreadable_is_unknown(raw: str) -> None:
     assert parse_lctl_list_nids(raw).unknown
 
 
-@pytest.mark.parametrize(("listed", "want"), [
-    (out(read("list_nids_o2ib_multirail_derived.txt")), (Status.PASS, [])),
-    (out(read("list_nids_o2ib.txt")), (Status.PASS, [])),  # one NID, on the MGS's network o2ib: enough
-    (out(read("list_nids_tcp_tcp2.txt")), (Status.FAIL, ["LUSTRE_LNET_NO_MGS_NET"])),
-    (out(read("list_nids_network_down.txt"), rc=1), (Status.FAIL, ["LUSTRE_LNET_DOWN"])),
-    (out("10.20.0.209@o2ib\n10.20.1.2"), (Status.UNKNOWN, ["PARSE_UNREADABLE"])),
-    (out(""), (Status.UNKNOWN, ["PARSE_UNREADABLE"])),
-])
+@pytest.mark.parametrize(
+    ("listed", "want"),
+    [
+        (out(read("list_nids_o2ib_multirail_derived.txt")), (Status.PASS, [])),
+        (out(read("list_nids_o2ib.txt")), (Status.PASS, [])),  # one NID, on the MGS's network o2ib: enough
+        (out(read("list_nids_tcp_tcp2.txt")), (Status.FAIL, ["LUSTRE_LNET_NO_MGS_NET"])),
+        (out(read("list_nids_network_down.txt"), rc=1), (Status.FAIL, ["LUSTRE_LNET_DOWN"])),
+        (out("10.20.0.209@o2ib\n10.20.1.2"), (Status.UNKNOWN, ["PARSE_UNREADABLE"])),
+        (out(""), (Status.UNKNOWN, ["PARSE_UNREADABLE"])),
+    ],
+)
 def test_evaluation_judges_the_nids(listed: dict, want: tuple) -> None:
     outputs = {**healthy_outputs(), "list_nids": listed}
     v = client_verdict("gpu-node-01", evaluate(outputs, expected_filesystems(CLIENT_JSON_FS), proc_mounts=MOUNTS))
@@ -65,8 +71,11 @@ def test_evaluation_judges_the_nids(listed: dict, want: tuple) -> None:
 
 def test_a_failover_mgs_node_off_the_local_networks_warns() -> None:
     fs = expected_filesystems([{**CLIENT_JSON_FS[0], "mgs": [["10.20.0.1@o2ib"], ["10.30.0.3@tcp5"]]}])
-    outputs = {**healthy_outputs(), "list_nids": out(read("list_nids_o2ib_multirail_derived.txt")),
-               "ping 10.30.0.3@tcp5": out("12345-0@lo\n12345-10.30.0.3@tcp5\n")}
+    outputs = {
+        **healthy_outputs(),
+        "list_nids": out(read("list_nids_o2ib_multirail_derived.txt")),
+        "ping 10.30.0.3@tcp5": out("12345-0@lo\n12345-10.30.0.3@tcp5\n"),
+    }
     found = [f for f in evaluate(outputs, fs, proc_mounts=MOUNTS) if f.code.startswith("LUSTRE_LNET")]
     assert [(f.code, f.status) for f in found] == [("LUSTRE_LNET_MGS_NODE_OFF_NET", Status.WARN)]
 

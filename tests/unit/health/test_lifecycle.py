@@ -35,18 +35,23 @@ def test_every_state_has_a_distinct_netbox_status_and_a_way_on() -> None:
     assert seen == set(State)
 
 
-@pytest.mark.parametrize(("current", "target"), [
-    (State.PLANNED, State.PRODUCTION),  # no production without burn-in
-    (State.QUARANTINE, State.PRODUCTION),  # back only through burn-in
-    (State.RMA, State.BURN_IN),  # returned first
-    (State.RETURNED, State.PRODUCTION),
-])
+@pytest.mark.parametrize(
+    ("current", "target"),
+    [
+        (State.PLANNED, State.PRODUCTION),  # no production without burn-in
+        (State.QUARANTINE, State.PRODUCTION),  # back only through burn-in
+        (State.RMA, State.BURN_IN),  # returned first
+        (State.RETURNED, State.PRODUCTION),
+    ],
+)
 def test_shortcuts_are_refused_with_the_allowed_targets(current: State, target: State) -> None:
     with pytest.raises(TransitionError) as err:
         check_transition("gpu-su01-h01", current, target)
     allowed = ", ".join(sorted(s.value for s in TRANSITIONS[current]))
-    assert str(err.value) == (f"gpu-su01-h01: {current.value} -> {target.value} is not a lifecycle transition; "
-                              f"from {current.value} a node may go to: {allowed}")
+    assert str(err.value) == (
+        f"gpu-su01-h01: {current.value} -> {target.value} is not a lifecycle transition; "
+        f"from {current.value} a node may go to: {allowed}"
+    )
 
 
 def test_same_state_is_no_change_and_unknown_status_is_refused() -> None:

@@ -37,16 +37,22 @@ class Client:
     def __init__(self, tmp: Path, layout: str = "2.15") -> None:
         self.state = tmp / "state"
         self.state.mkdir()
-        self.env = {**os.environ, "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
-                    "HWAAC_FAKE_STATE": str(self.state)}
+        self.env = {
+            **os.environ,
+            "PATH": f"{FAKES}{os.pathsep}{os.environ['PATH']}",
+            "HWAAC_FAKE_STATE": str(self.state),
+        }
         self.mount_point = tmp / "mnt" / "lfs1"
         self.mount_point.mkdir(parents=True)
         self.filesystems = expected_filesystems([{"name": "lfs1", "mgs": MGS, "mount_point": str(self.mount_point)}])
         if layout != "2.15":
             (self.state / "lnet.json").write_text(json.dumps({"loaded": False, "layout": layout}))
-        for argv in (["modprobe", "lnet"], ["lnetctl", "lnet", "configure"],
-                     ["lnetctl", "net", "add", "--net", "o2ib", "--if", "ib0,ib1"],
-                     ["mount", "-t", "lustre", "-o", "flock", SOURCE, str(self.mount_point)]):
+        for argv in (
+            ["modprobe", "lnet"],
+            ["lnetctl", "lnet", "configure"],
+            ["lnetctl", "net", "add", "--net", "o2ib", "--if", "ib0,ib1"],
+            ["mount", "-t", "lustre", "-o", "flock", SOURCE, str(self.mount_point)],
+        ):
             done = self.run(argv)
             assert done["rc"] == 0, (argv, done)
 
@@ -54,8 +60,13 @@ class Client:
         """One probe, shaped as plugins/module_utils/timed_run.py returns it."""
         start = time.monotonic()
         proc = subprocess.run(argv, env=self.env, capture_output=True, text=True, timeout=60, check=False)
-        return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
-                "seconds": time.monotonic() - start, "timed_out": False}
+        return {
+            "rc": proc.returncode,
+            "stdout": proc.stdout,
+            "stderr": proc.stderr,
+            "seconds": time.monotonic() - start,
+            "timed_out": False,
+        }
 
     def knobs(self, **knobs: Any) -> None:
         path = self.state / "lustre.json"
@@ -65,8 +76,7 @@ class Client:
 
     def health(self) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Run the lustre_health probes and judge them: (client verdict as a dict, the raw outputs)."""
-        outputs = {name: self.run(argv)
-                   for name, argv in commands(all_mgs_nids(self.filesystems), lnet=True).items()}
+        outputs = {name: self.run(argv) for name, argv in commands(all_mgs_nids(self.filesystems), lnet=True).items()}
         findings = evaluate(outputs, self.filesystems, proc_mounts=(self.state / "proc_mounts").read_text())
         return client_verdict("gpu-node-01", findings).to_dict(), outputs
 
@@ -75,8 +85,15 @@ class Client:
 def test_a_healthy_client_passes(tmp_path: Path, layout: str) -> None:
     summary, outputs = Client(tmp_path, layout).health()
     assert (summary["status"], summary["codes"]) == ("PASS", []), summary
-    assert set(outputs) == {"lfs_check", "health_check", "imports", "lnet_net",
-                            "ping 10.20.0.1@o2ib", "ping 10.20.1.1@o2ib", "ping 10.20.0.2@o2ib"}
+    assert set(outputs) == {
+        "lfs_check",
+        "health_check",
+        "imports",
+        "lnet_net",
+        "ping 10.20.0.1@o2ib",
+        "ping 10.20.1.1@o2ib",
+        "ping 10.20.0.2@o2ib",
+    }
     # the probes really ran against the mounted fs (not an empty PASS): 4 OSTs + 1 MDT + 1 MGC (fakes' defaults)
     assert outputs["lfs_check"]["stdout"].count(" active.") == 6
     assert outputs["imports"]["stdout"].count("state: FULL") == 5
@@ -121,5 +138,6 @@ def test_an_lnet_ni_down_fails(tmp_path: Path) -> None:
     path.write_text(json.dumps(lnet))
     summary, _ = client.health()
     assert (summary["status"], summary["codes"]) == ("FAIL", ["LUSTRE_LNET_NI_DOWN"]), summary
-    assert [f["subject"] for f in summary["findings"] if f["code"] == "LUSTRE_LNET_NI_DOWN"] \
-        == ["10.20.1.5@o2ib (ib1)"]  # NID (interface): ib1 is 10.20.1.5 in the lnetctl fake
+    assert [f["subject"] for f in summary["findings"] if f["code"] == "LUSTRE_LNET_NI_DOWN"] == [
+        "10.20.1.5@o2ib (ib1)"
+    ]  # NID (interface): ib1 is 10.20.1.5 in the lnetctl fake

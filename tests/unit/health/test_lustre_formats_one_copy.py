@@ -28,27 +28,44 @@ def test_both_sides_load_the_same_file() -> None:
     assert CONTROLLER_PATH.is_symlink() and CONTROLLER_PATH.read_bytes() == SHARED.read_bytes()
 
 
-@pytest.mark.parametrize(("module", "names"), [
-    (host_mount, ["LustreError", "normalise_net", "unescape_mount_field", "mount_lines", "split_source",
-                  "read_list_nids"]),
-    (host_lnet, ["lnet_nets", "lnet_cut", "lnet_down_text"]),
-])
+@pytest.mark.parametrize(
+    ("module", "names"),
+    [
+        (
+            host_mount,
+            ["LustreError", "normalise_net", "unescape_mount_field", "mount_lines", "split_source", "read_list_nids"],
+        ),
+        (host_lnet, ["lnet_nets", "lnet_cut", "lnet_down_text"]),
+    ],
+)
 def test_host_modules_use_the_shared_functions(module, names: list[str]) -> None:
     assert all(getattr(module, name) is getattr(host, name) for name in names)
 
 
-@pytest.mark.parametrize(("module", "names"), [
-    (controller_mounts, ["mount_lines", "split_source"]),
-    (controller_lnetctl, ["lnet_nets", "lnet_cut", "lnet_down_text"]),
-    (controller_evaluate, ["normalise_nid", "proc_mounts_cut"]),
-])
+@pytest.mark.parametrize(
+    ("module", "names"),
+    [
+        (controller_mounts, ["mount_lines", "split_source"]),
+        (controller_lnetctl, ["lnet_nets", "lnet_cut", "lnet_down_text"]),
+        (controller_evaluate, ["normalise_nid", "proc_mounts_cut"]),
+    ],
+)
 def test_controller_parsers_use_the_shared_functions(module, names: list[str]) -> None:
     assert all(getattr(module, name) is getattr(controller, name) for name in names)
 
 
 # rules that must exist once: a second definition anywhere in src/ or plugins/ is a second copy
-ONE_DEFINITION = ["normalise_net", "normalise_nid", "unescape_mount_field", "mount_lines", "split_source",
-                  "read_list_nids", "lnet_nets", "lnet_cut", "proc_mounts_cut"]
+ONE_DEFINITION = [
+    "normalise_net",
+    "normalise_nid",
+    "unescape_mount_field",
+    "mount_lines",
+    "split_source",
+    "read_list_nids",
+    "lnet_nets",
+    "lnet_cut",
+    "proc_mounts_cut",
+]
 
 
 @pytest.mark.parametrize("name", ONE_DEFINITION)
@@ -66,8 +83,10 @@ def test_no_second_definition(name: str) -> None:
 def test_the_shared_file_imports_only_the_standard_library() -> None:
     """Ansible ships it to managed hosts alone, and the controller loads it outside the collection."""
     tree = ast.parse(SHARED.read_text())
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
-                 if isinstance(node, ast.ImportFrom) and node.module}
+    imported = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    imported |= {
+        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}

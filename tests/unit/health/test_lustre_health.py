@@ -21,12 +21,23 @@ FIX = Path(__file__).parents[2] / "fixtures"
 LFS = FIX / "tools" / "lfs"
 HEALTH = FIX / "health" / "lustre"
 
-CLIENT_JSON_FS = [{"name": "lfs1", "mgs": [["10.20.0.1@o2ib", "10.20.1.1@o2ib"], ["10.20.0.3@o2ib"]],
-                   "mount_point": "/mnt/lfs1", "options": ["flock", "_netdev"], "tunables": {}}]
-MOUNTS = ("proc /proc proc rw 0 0\n"
-          "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.3@o2ib:/lfs1 /mnt/lfs1 lustre rw,flock,lazystatfs 0 0\n")
-LFS_OK = ("lfs1-OST0000-osc-ffff9c2a4e1b8000 active.\nlfs1-OST0001-osc-ffff9c2a4e1b8000 active.\n"
-          "lfs1-MDT0000-mdc-ffff9c2a4e1b8000 active.\nMGC10.20.0.1@o2ib active.\n")
+CLIENT_JSON_FS = [
+    {
+        "name": "lfs1",
+        "mgs": [["10.20.0.1@o2ib", "10.20.1.1@o2ib"], ["10.20.0.3@o2ib"]],
+        "mount_point": "/mnt/lfs1",
+        "options": ["flock", "_netdev"],
+        "tunables": {},
+    }
+]
+MOUNTS = (
+    "proc /proc proc rw 0 0\n"
+    "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.3@o2ib:/lfs1 /mnt/lfs1 lustre rw,flock,lazystatfs 0 0\n"
+)
+LFS_OK = (
+    "lfs1-OST0000-osc-ffff9c2a4e1b8000 active.\nlfs1-OST0001-osc-ffff9c2a4e1b8000 active.\n"
+    "lfs1-MDT0000-mdc-ffff9c2a4e1b8000 active.\nMGC10.20.0.1@o2ib active.\n"
+)
 
 
 def out(stdout: str = "", stderr: str = "", rc: int | None = 0, timed_out: bool = False) -> dict:
@@ -98,19 +109,23 @@ def with_source(source: str) -> str:
     return MOUNTS.replace("10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.3@o2ib:/lfs1", source)
 
 
-@pytest.mark.parametrize("source", [
-    "10.20.1.1@o2ib0,10.20.0.1@o2ib:10.20.0.3@o2ib0:/lfs1",  # o2ib0 == o2ib; NIDs of one node in another order
-    "10.20.0.3@o2ib:10.20.0.1@o2ib,10.20.1.1@o2ib:/lfs1",    # failover nodes in another order: the same MGS set
-    "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.3@o2ib:/lfs1/projects",  # a subdirectory mount of the same fs
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "10.20.1.1@o2ib0,10.20.0.1@o2ib:10.20.0.3@o2ib0:/lfs1",  # o2ib0 == o2ib; NIDs of one node in another order
+        "10.20.0.3@o2ib:10.20.0.1@o2ib,10.20.1.1@o2ib:/lfs1",  # failover nodes in another order: the same MGS set
+        "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.3@o2ib:/lfs1/projects",  # a subdirectory mount of the same fs
+    ],
+)
 def test_mgs_source_written_differently_is_the_same(fs, source: str) -> None:
     v = judge(healthy_outputs(), fs, mounts=with_source(source))
     assert (v.status, v.codes) == (Status.PASS, [])
 
 
 def test_expected_o2ib0_matches_the_o2ib_that_proc_mounts_shows() -> None:
-    fs = expected_filesystems([{**CLIENT_JSON_FS[0], "mgs": [["10.20.0.1@o2ib0", "10.20.1.1@o2ib0"],
-                                                             ["10.20.0.3@o2ib0"]]}])
+    fs = expected_filesystems(
+        [{**CLIENT_JSON_FS[0], "mgs": [["10.20.0.1@o2ib0", "10.20.1.1@o2ib0"], ["10.20.0.3@o2ib0"]]}]
+    )
     outputs = healthy_outputs()
     for nid in ("10.20.0.1@o2ib0", "10.20.1.1@o2ib0", "10.20.0.3@o2ib0"):
         outputs[f"ping {nid}"] = ping_ok(nid.replace("o2ib0", "o2ib"))
@@ -140,12 +155,15 @@ def test_mounted_elsewhere_from_another_mgs_reports_both(fs) -> None:
     assert v.status == Status.FAIL and v.codes == ["LUSTRE_MOUNTED_ELSEWHERE", "LUSTRE_MOUNTED_FROM_OTHER_MGS"]
 
 
-@pytest.mark.parametrize("source", [
-    "10.20.0.1@o2ib,10.20.1.1@o2ib:/lfs1",                   # the failover MGS node is missing
-    "10.20.0.1@o2ib:10.20.0.3@o2ib:/lfs1",                   # a NID of the first node is missing
-    "10.20.0.1@o2ib:10.20.1.1@o2ib:10.20.0.3@o2ib:/lfs1",    # one node's NIDs given as two failover nodes
-    "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.3@o2ib:10.30.0.9@o2ib:/lfs1",  # an MGS node the intent does not name
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "10.20.0.1@o2ib,10.20.1.1@o2ib:/lfs1",  # the failover MGS node is missing
+        "10.20.0.1@o2ib:10.20.0.3@o2ib:/lfs1",  # a NID of the first node is missing
+        "10.20.0.1@o2ib:10.20.1.1@o2ib:10.20.0.3@o2ib:/lfs1",  # one node's NIDs given as two failover nodes
+        "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.3@o2ib:10.30.0.9@o2ib:/lfs1",  # an MGS node the intent does not name
+    ],
+)
 def test_mgs_list_differing_from_the_intent_warns(fs, source: str) -> None:
     v = judge(healthy_outputs(), fs, mounts=with_source(source))
     assert (v.status, v.codes) == (Status.WARN, ["LUSTRE_MGS_LIST_DIFFERS"])
@@ -179,10 +197,20 @@ def test_compare_mgs_outcomes() -> None:
     assert compare_mgs((("10.30.0.1@o2ib",),), expected) == "other"
     named = (("mgs01@o2ib",), ("10.20.0.3@o2ib",))
     assert compare_mgs((("10.20.0.1@o2ib",), ("10.20.0.3@o2ib",)), named) == "unverified"
-    assert compare_mgs((("10.20.0.1@o2ib",), ("10.20.0.3@o2ib",)), named,
-                       {"mgs01@o2ib": ["10.20.0.1@o2ib", "10.20.1.1@o2ib", "192.168.0.1@tcp"]}) == "same"
-    assert compare_mgs((("192.168.0.1@tcp",), ("10.20.0.3@o2ib",)), named,
-                       {"mgs01@o2ib": ["10.20.0.1@o2ib", "192.168.0.1@tcp"]}) == "differs"  # other net
+    assert (
+        compare_mgs(
+            (("10.20.0.1@o2ib",), ("10.20.0.3@o2ib",)),
+            named,
+            {"mgs01@o2ib": ["10.20.0.1@o2ib", "10.20.1.1@o2ib", "192.168.0.1@tcp"]},
+        )
+        == "same"
+    )
+    assert (
+        compare_mgs(
+            (("192.168.0.1@tcp",), ("10.20.0.3@o2ib",)), named, {"mgs01@o2ib": ["10.20.0.1@o2ib", "192.168.0.1@tcp"]}
+        )
+        == "differs"
+    )  # other net
 
 
 def test_one_mgs_nid_down_is_warn_all_down_is_fail(fs) -> None:
@@ -209,13 +237,19 @@ def test_failover_mgs_node_answering_keeps_the_fs_reachable(fs) -> None:
 
 def test_inactive_target_and_bad_imports_fail(fs) -> None:
     outputs = healthy_outputs()
-    outputs["lfs_check"] = out((LFS / "check_servers_master_derived.stdout").read_text(),
-                               (LFS / "check_servers_master_derived.stderr").read_text())
+    outputs["lfs_check"] = out(
+        (LFS / "check_servers_master_derived.stdout").read_text(),
+        (LFS / "check_servers_master_derived.stderr").read_text(),
+    )
     outputs["imports"] = out((HEALTH / "imports_master_bad_derived.txt").read_text())
     v = judge(outputs, fs)
     assert v.status == Status.FAIL and v.action == Action.CHECK_LINK
-    assert v.codes == ["LUSTRE_IMPORT_EVICTED", "LUSTRE_IMPORT_NOT_FULL", "LUSTRE_IMPORT_RECOVERING",
-                       "LUSTRE_TARGET_INACTIVE"]
+    assert v.codes == [
+        "LUSTRE_IMPORT_EVICTED",
+        "LUSTRE_IMPORT_NOT_FULL",
+        "LUSTRE_IMPORT_RECOVERING",
+        "LUSTRE_TARGET_INACTIVE",
+    ]
 
 
 def test_lbug_wants_a_reboot(fs) -> None:
@@ -305,19 +339,25 @@ def test_nothing_expected_is_unknown() -> None:
 
 
 def test_extra_mgs_nids_without_filesystems() -> None:
-    outputs = {"lfs_check": out(LFS_OK), "health_check": out("healthy\n"),
-               "imports": out((HEALTH / "imports_master_full_derived.txt").read_text()),
-               "ping 10.20.0.9@o2ib": ping_failed("10.20.0.9@o2ib")}
+    outputs = {
+        "lfs_check": out(LFS_OK),
+        "health_check": out("healthy\n"),
+        "imports": out((HEALTH / "imports_master_full_derived.txt").read_text()),
+        "ping 10.20.0.9@o2ib": ping_failed("10.20.0.9@o2ib"),
+    }
     v = judge(outputs, [], mgs_nids=["10.20.0.9@o2ib"])
     assert v.status == Status.FAIL and v.codes == ["LUSTRE_MGS_UNREACHABLE"] and v.findings[0].subject == "mgs"
 
 
-@pytest.mark.parametrize(("items", "field"), [
-    ([{"name": "much_too_long"}], "filesystems[0].name"),
-    ([{"name": "lfs1", "mgs": ["10.20.0.1@o2ib"]}], "filesystems[0].mgs"),
-    ([{"name": "lfs1", "mgs": [["not-a-nid"]]}], "filesystems[0].mgs"),
-    ([{"name": "ok"}, {"name": "bad-name"}], "filesystems[1].name"),
-])
+@pytest.mark.parametrize(
+    ("items", "field"),
+    [
+        ([{"name": "much_too_long"}], "filesystems[0].name"),
+        ([{"name": "lfs1", "mgs": ["10.20.0.1@o2ib"]}], "filesystems[0].mgs"),
+        ([{"name": "lfs1", "mgs": [["not-a-nid"]]}], "filesystems[0].mgs"),
+        ([{"name": "ok"}, {"name": "bad-name"}], "filesystems[1].name"),
+    ],
+)
 def test_bad_expectations_name_the_field(items, field: str) -> None:
     with pytest.raises(ValueError, match=field.replace("[", r"\[").replace("]", r"\]")):
         expected_filesystems(items)

@@ -44,12 +44,16 @@ def test_lfs_check_2_10_all_active_passes() -> None:
 
 
 def test_lfs_check_master_error_line_on_stderr_fails_even_with_exit_0() -> None:
-    result = parse_lfs_check(read(LFS / "check_servers_master_derived.stdout"),
-                             read(LFS / "check_servers_master_derived.stderr"), exit_code=0)
+    result = parse_lfs_check(
+        read(LFS / "check_servers_master_derived.stdout"),
+        read(LFS / "check_servers_master_derived.stderr"),
+        exit_code=0,
+    )
     assert verdict(result) == Status.FAIL
     bad = [t for t in result.targets if not t.ok]
     assert [(t.obd.name, t.errno, t.error) for t in bad] == [
-        ("lfs1-OST0002-osc-ffff9c2a4e1b8000", 107, "Transport endpoint is not connected")]
+        ("lfs1-OST0002-osc-ffff9c2a4e1b8000", 107, "Transport endpoint is not connected")
+    ]
     assert codes(result) == ["LUSTRE_TARGET_INACTIVE"]
     assert faults(result)[0].subject == "lfs1-OST0002-osc-ffff9c2a4e1b8000"
     assert faults(result)[0].action == Action.CHECK_LINK
@@ -59,7 +63,9 @@ def test_lfs_check_master_error_line_on_stderr_fails_even_with_exit_0() -> None:
 def test_lfs_check_q_and_a_errors_keep_errno_and_kind_of_error() -> None:
     result = parse_lfs_check(read(LFS / "check_all_ost_unmounted_qa.txt"))
     assert [(t.obd.name, t.errno) for t in result.targets] == [
-        ("nas_test-OST0007-osc-MDT0001", 11), ("nas_test-OST0007-osc-ffff99f77f63e800", 107)]
+        ("nas_test-OST0007-osc-MDT0001", 11),
+        ("nas_test-OST0007-osc-ffff99f77f63e800", 107),
+    ]
     assert codes(result) == ["LUSTRE_TARGET_UNREACHABLE", "LUSTRE_TARGET_INACTIVE"]
     mgc = parse_lfs_check(read(LFS / "check_all_mgc_shutdown_qa.txt"))
     assert mgc.targets[0].obd.kind == "mgc" and mgc.targets[0].errno == 108
@@ -91,10 +97,14 @@ def test_lfs_check_truncated_or_mixed_output_is_unknown() -> None:
     assert verdict(parse_lfs_check(good, "liblustreapi was not properly initialized\n")) == Status.UNKNOWN
 
 
-@pytest.mark.parametrize("keep", [len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f7"),
-                                  len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f77f63e800': Transport"),
-                                  len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f77f63e800': Transport "
-                                      "endpoint is not connected (10")])
+@pytest.mark.parametrize(
+    "keep",
+    [
+        len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f7"),
+        len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f77f63e800': Transport"),
+        len("lfs check: error: check 'nas_test-OST0007-osc-ffff99f77f63e800': Transport endpoint is not connected (10"),
+    ],
+)
 def test_lfs_check_error_line_cut_inside_is_unknown(keep: int) -> None:
     """llapi_error() prints ``lfs check: error: check '<obd>': <strerror> (<errno>)``: a line cut inside it (the
     device name cut, or the message) is not read as that device's error."""
@@ -120,11 +130,14 @@ def test_lfs_check_whole_check_failure_is_unknown() -> None:
 # --- lctl ping ----------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "nids"), [
-    ("lctl_ping_ok_2.15.4.txt", ["10.20.0.1@tcp"]),
-    ("lctl_ping_ok_two_nids_exa.txt", ["10.20.0.1@tcp", "10.20.1.1@tcp"]),
-    ("lctl_ping_netlink_derived.txt", ["10.20.0.1@o2ib", "10.20.1.1@o2ib"]),
-])
+@pytest.mark.parametrize(
+    ("name", "nids"),
+    [
+        ("lctl_ping_ok_2.15.4.txt", ["10.20.0.1@tcp"]),
+        ("lctl_ping_ok_two_nids_exa.txt", ["10.20.0.1@tcp", "10.20.1.1@tcp"]),
+        ("lctl_ping_netlink_derived.txt", ["10.20.0.1@o2ib", "10.20.1.1@o2ib"]),
+    ],
+)
 def test_lctl_ping_success(name: str, nids: list[str]) -> None:
     result = parse_lctl_ping(read(HEALTH / name), nid=nids[0], exit_code=0)
     assert result.reachable is True and verdict(result) == Status.PASS
@@ -209,7 +222,10 @@ def test_imports_master_full() -> None:
     result = parse_imports(read(HEALTH / "imports_master_full_derived.txt"), exit_code=0)
     assert verdict(result) == Status.PASS
     assert [(i.obd.kind, i.obd.target, i.state) for i in result.imports] == [
-        ("osc", "OST0000", "FULL"), ("osc", "OST0001", "FULL"), ("mdc", "MDT0000", "FULL")]
+        ("osc", "OST0000", "FULL"),
+        ("osc", "OST0001", "FULL"),
+        ("mdc", "MDT0000", "FULL"),
+    ]
     assert result.imports[0].failover_nids == ["10.20.0.11@o2ib", "10.20.1.11@o2ib"]  # quotes removed
     assert result.imports[0].current_connection == "10.20.0.11@o2ib"
 
@@ -262,9 +278,17 @@ def test_imports_recorded_2_12_value_stops_before_transactions() -> None:
 
 
 # the last line of each cut; the value ends there, so a key printed after it is missing
-@pytest.mark.parametrize("last", ["    name: lfs1-MDT0000-mdc-ffff9c2a4e1b8000", "    import_flags: [ replayable, "
-                                  "pingable, connect_tried ]", '       current_connection: "10.20.0.2@o2ib"',
-                                  "    rpcs:", "       network: 1 sec", "       peer_committed: 0"])
+@pytest.mark.parametrize(
+    "last",
+    [
+        "    name: lfs1-MDT0000-mdc-ffff9c2a4e1b8000",
+        "    import_flags: [ replayable, pingable, connect_tried ]",
+        '       current_connection: "10.20.0.2@o2ib"',
+        "    rpcs:",
+        "       network: 1 sec",
+        "       peer_committed: 0",
+    ],
+)
 def test_imports_value_cut_at_a_line_is_unknown(last: str) -> None:
     text = read(HEALTH / "imports_master_full_derived.txt")
     cut = text[: text.rindex(last) + len(last)]
@@ -273,8 +297,10 @@ def test_imports_value_cut_at_a_line_is_unknown(last: str) -> None:
     assert result.unknown[-1].startswith("lfs1-MDT0000-mdc-ffff9c2a4e1b8000: no ")
 
 
-@pytest.mark.parametrize("cut_inside", ["osc.lfs1-OST0001-osc-ffff9c2a", "    rp", "    transactions:\n       last_che",
-                                        "[hwaac: output cut at 1 MiB]"])
+@pytest.mark.parametrize(
+    "cut_inside",
+    ["osc.lfs1-OST0001-osc-ffff9c2a", "    rp", "    transactions:\n       last_che", "[hwaac: output cut at 1 MiB]"],
+)
 def test_imports_line_cut_inside_is_unknown(cut_inside: str) -> None:
     """A line cut inside (or the host module's cut marker) is not lctl's: unknown, even where the imports read so far
     look complete."""
@@ -291,7 +317,7 @@ def test_imports_without_rpc_statistics_end_after_the_connection() -> None:
     no_stats = "".join(value[: value.index("    rpcs:\n")] for value in values if value)
     result = parse_imports(no_stats)
     assert [i.state for i in result.imports] == ["FULL", "FULL", "FULL"] and verdict(result) == Status.PASS
-    first_with_stats = values[1] + no_stats[no_stats.index("osc.lfs1-OST0001"):]
+    first_with_stats = values[1] + no_stats[no_stats.index("osc.lfs1-OST0001") :]
     result = parse_imports(first_with_stats)  # every import of a client keeps statistics, or none does
     assert verdict(result) == Status.UNKNOWN and "lfs1-OST0001" in result.unknown[0]
 
@@ -304,7 +330,10 @@ def test_imports_garbage_is_unknown(text: str) -> None:
 def test_server_uuid_lines() -> None:
     result = parse_server_uuid(read(HEALTH / "ost_server_uuid_derived.txt"))
     assert [(i.obd.target, i.state, i.deactivated) for i in result.imports] == [
-        ("OST0000", "FULL", False), ("OST0001", "FULL", True), ("OST0002", "DISCONN", False)]
+        ("OST0000", "FULL", False),
+        ("OST0001", "FULL", True),
+        ("OST0002", "DISCONN", False),
+    ]
     assert codes(result) == ["LUSTRE_TARGET_DEACTIVATED", "LUSTRE_IMPORT_NOT_FULL"]
     bare = parse_server_uuid("lfs1-OST0000_UUID\tFULL\n")
     assert bare.imports[0].obd.fsname == "lfs1" and verdict(bare) == Status.PASS
@@ -315,13 +344,18 @@ def test_server_uuid_lines() -> None:
 
 
 def test_proc_mounts_lustre_lines() -> None:
-    text = ("sysfs /sys sysfs rw,nosuid 0 0\n"
-            "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.2@o2ib:/lfs1 /mnt/lfs1 lustre rw,noatime,flock,lazystatfs 0 0\n"
-            "10.20.0.3@o2ib:/scratch/sub /mnt/my\\040scratch lustre rw,flock 0 0\n"
-            "/dev/sda1 / ext4 rw 0 0\n")
+    text = (
+        "sysfs /sys sysfs rw,nosuid 0 0\n"
+        "10.20.0.1@o2ib,10.20.1.1@o2ib:10.20.0.2@o2ib:/lfs1 /mnt/lfs1 lustre rw,noatime,flock,lazystatfs 0 0\n"
+        "10.20.0.3@o2ib:/scratch/sub /mnt/my\\040scratch lustre rw,flock 0 0\n"
+        "/dev/sda1 / ext4 rw 0 0\n"
+    )
     a, b = parse_lustre_mounts(text)
-    assert (a.fsname, a.mount_point, a.mgs) == ("lfs1", "/mnt/lfs1", (("10.20.0.1@o2ib", "10.20.1.1@o2ib"),
-                                                                       ("10.20.0.2@o2ib",)))
+    assert (a.fsname, a.mount_point, a.mgs) == (
+        "lfs1",
+        "/mnt/lfs1",
+        (("10.20.0.1@o2ib", "10.20.1.1@o2ib"), ("10.20.0.2@o2ib",)),
+    )
     assert "flock" in a.options
     assert (b.fsname, b.mount_point) == ("scratch", "/mnt/my scratch")
     assert parse_lustre_mounts("garbage\n\n") == []
@@ -330,8 +364,10 @@ def test_proc_mounts_lustre_lines() -> None:
 def test_proc_mounts_fields_are_unescaped_as_the_kernel_escapes_them() -> None:
     """fs/proc_namespace.c show_vfsmnt(): ``mangle()`` (``seq_escape(m, s, " \\t\\n\\\\")``) writes space, tab,
     newline and backslash of the device name and the type as ``\\ooo``, ``seq_path()`` those of the mount point."""
-    text = ("10.20.0.3@o2ib:/scratch/my\\040dir\\011x\\134y /mnt/a\\134b\\012c lustre rw,flock 0 0\n"
-            "10.20.0.4@o2ib:/lfs2 /mnt/lfs2 lustre rw 0 0\n")
+    text = (
+        "10.20.0.3@o2ib:/scratch/my\\040dir\\011x\\134y /mnt/a\\134b\\012c lustre rw,flock 0 0\n"
+        "10.20.0.4@o2ib:/lfs2 /mnt/lfs2 lustre rw 0 0\n"
+    )
     a, b = parse_lustre_mounts(text)
     assert a.source == "10.20.0.3@o2ib:/scratch/my dir\tx\\y"
     assert (a.fsname, a.mgs) == ("scratch", (("10.20.0.3@o2ib",),))
@@ -346,18 +382,21 @@ def test_proc_mounts_escaped_fixture() -> None:
     assert a.mgs == b.mgs == (("10.20.0.1@o2ib", "10.20.1.1@o2ib"), ("10.20.0.2@o2ib", "10.20.1.2@o2ib"))
 
 
-@pytest.mark.parametrize(("nid", "want"), [
-    ("10.20.0.1@o2ib0", "10.20.0.1@o2ib"),   # libcfs_net2str prints net number 0 without the number
-    ("10.20.0.1@o2ib", "10.20.0.1@o2ib"),
-    ("10.20.0.1@tcp0", "10.20.0.1@tcp"),
-    ("10.20.0.1@o2ib1", "10.20.0.1@o2ib1"),
-    ("10.20.0.1@o2ib10", "10.20.0.1@o2ib10"),
-    ("10.20.0.1@tcp00", "10.20.0.1@tcp"),
-    ("MGS01.Example@o2ib0", "mgs01.example@o2ib"),  # host names are case-insensitive (RFC 4343)
-    ("0@lo", "0@lo"),
-    ("27@gni0", "27@gni"),
-    ("not a nid", "not a nid"),  # left as is (compared verbatim)
-])
+@pytest.mark.parametrize(
+    ("nid", "want"),
+    [
+        ("10.20.0.1@o2ib0", "10.20.0.1@o2ib"),  # libcfs_net2str prints net number 0 without the number
+        ("10.20.0.1@o2ib", "10.20.0.1@o2ib"),
+        ("10.20.0.1@tcp0", "10.20.0.1@tcp"),
+        ("10.20.0.1@o2ib1", "10.20.0.1@o2ib1"),
+        ("10.20.0.1@o2ib10", "10.20.0.1@o2ib10"),
+        ("10.20.0.1@tcp00", "10.20.0.1@tcp"),
+        ("MGS01.Example@o2ib0", "mgs01.example@o2ib"),  # host names are case-insensitive (RFC 4343)
+        ("0@lo", "0@lo"),
+        ("27@gni0", "27@gni"),
+        ("not a nid", "not a nid"),  # left as is (compared verbatim)
+    ],
+)
 def test_normalise_nid(nid: str, want: str) -> None:
     assert normalise_nid(nid) == want
 
@@ -365,20 +404,41 @@ def test_normalise_nid(nid: str, want: str) -> None:
 # --- facts only ---------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("parse", "expected"), [
-    (lambda: parse_lfs_check("", read(LFS / "check_servers_master_derived.stderr")), "LUSTRE_TARGET_INACTIVE"),
-    (lambda: parse_lfs_check("", read(LFS / "check_not_mounted_derived.txt"), exit_code=19), "LUSTRE_NO_CLIENT_MOUNT"),
-    (lambda: parse_lctl_ping(read(HEALTH / "lctl_ping_failed.txt"), nid="10.20.0.1@o2ib", exit_code=1),
-     "LUSTRE_PING_FAILED"),
-    (lambda: parse_health_check(read(HEALTH / "health_check_lbug_derived.txt")), "LUSTRE_LBUG"),
-    (lambda: parse_imports(read(HEALTH / "imports_master_bad_derived.txt")), "LUSTRE_IMPORT_NOT_FULL"),
-    (lambda: parse_server_uuid(read(HEALTH / "ost_server_uuid_derived.txt")), "LUSTRE_TARGET_DEACTIVATED"),
-    (lambda: parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v2_2.16_layout_degraded_derived.txt")),
-     "LUSTRE_LNET_NI_DEGRADED"),
-    (lambda: parse_lnet_net_show("", stderr=read(HEALTH / "lnetctl_down_2.12_lustrefs_exporter.txt")),
-     "LUSTRE_LNET_DOWN"),
-], ids=["lfs check", "lfs check not mounted", "lctl ping", "health_check", "imports", "server_uuid", "lnetctl",
-        "lnetctl down"])
+@pytest.mark.parametrize(
+    ("parse", "expected"),
+    [
+        (lambda: parse_lfs_check("", read(LFS / "check_servers_master_derived.stderr")), "LUSTRE_TARGET_INACTIVE"),
+        (
+            lambda: parse_lfs_check("", read(LFS / "check_not_mounted_derived.txt"), exit_code=19),
+            "LUSTRE_NO_CLIENT_MOUNT",
+        ),
+        (
+            lambda: parse_lctl_ping(read(HEALTH / "lctl_ping_failed.txt"), nid="10.20.0.1@o2ib", exit_code=1),
+            "LUSTRE_PING_FAILED",
+        ),
+        (lambda: parse_health_check(read(HEALTH / "health_check_lbug_derived.txt")), "LUSTRE_LBUG"),
+        (lambda: parse_imports(read(HEALTH / "imports_master_bad_derived.txt")), "LUSTRE_IMPORT_NOT_FULL"),
+        (lambda: parse_server_uuid(read(HEALTH / "ost_server_uuid_derived.txt")), "LUSTRE_TARGET_DEACTIVATED"),
+        (
+            lambda: parse_lnet_net_show(read(HEALTH / "lnetctl_net_show_v2_2.16_layout_degraded_derived.txt")),
+            "LUSTRE_LNET_NI_DEGRADED",
+        ),
+        (
+            lambda: parse_lnet_net_show("", stderr=read(HEALTH / "lnetctl_down_2.12_lustrefs_exporter.txt")),
+            "LUSTRE_LNET_DOWN",
+        ),
+    ],
+    ids=[
+        "lfs check",
+        "lfs check not mounted",
+        "lctl ping",
+        "health_check",
+        "imports",
+        "server_uuid",
+        "lnetctl",
+        "lnetctl down",
+    ],
+)
 def test_parsers_record_facts_and_the_check_layer_judges(parse, expected: str) -> None:
     """A faulty output: the parser records no finding (facts only), hwaac.health.checks_lustre names the fault."""
     result = parse()

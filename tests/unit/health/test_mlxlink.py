@@ -19,9 +19,22 @@ JSON = BF3 / "mlxlink-c-json-derived.json"
 OPCODE25 = BF3 / "mlxlink-c-json-opcode25-derived.json"
 
 FIELDS = (
-    "state", "physical_state", "speed", "width_lanes", "fec", "status_opcode", "group_opcode", "recommendation",
-    "time_since_last_clear_min", "effective_physical_errors", "effective_physical_ber", "raw_physical_ber",
-    "raw_physical_errors_per_lane", "link_down_counter", "link_error_recovery_counter", "firmware_version",
+    "state",
+    "physical_state",
+    "speed",
+    "width_lanes",
+    "fec",
+    "status_opcode",
+    "group_opcode",
+    "recommendation",
+    "time_since_last_clear_min",
+    "effective_physical_errors",
+    "effective_physical_ber",
+    "raw_physical_ber",
+    "raw_physical_errors_per_lane",
+    "link_down_counter",
+    "link_error_recovery_counter",
+    "firmware_version",
     "mft_version",
 )
 
@@ -54,7 +67,10 @@ def test_nonzero_status_opcode_warns_with_the_recommendation() -> None:
     assert result.status() == Status.WARN
     [finding] = result.findings
     assert (finding.code, finding.status, finding.subject, finding.action) == (
-        "NIC_LINK_TROUBLESHOOTING", Status.WARN, "mlx5_0", Action.CHECK_LINK,
+        "NIC_LINK_TROUBLESHOOTING",
+        Status.WARN,
+        "mlx5_0",
+        Action.CHECK_LINK,
     )
     assert "opcode 25" in finding.message and "Cable speed not enabled" in finding.message
     assert "Recommendation : Cable speed not enabled" in finding.evidence
@@ -130,9 +146,18 @@ def _truncated(path: Path) -> str:
 
 
 @pytest.mark.parametrize("parser", [parse_mlxlink_json, parse_mlxlink_text])
-@pytest.mark.parametrize("raw", [
-    "", " \n", "garbage \x00 ### ¯\\_(ツ)_/¯", _truncated(TEXT), _truncated(JSON), _truncated(OPCODE25), *OTHER_TOOLS,
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        " \n",
+        "garbage \x00 ### ¯\\_(ツ)_/¯",
+        _truncated(TEXT),
+        _truncated(JSON),
+        _truncated(OPCODE25),
+        *OTHER_TOOLS,
+    ],
+)
 def test_never_passes_bad_input(parser, raw: str) -> None:  # type: ignore[no-untyped-def]
     assert parser(raw).status() != Status.PASS
 

@@ -16,8 +16,9 @@ from hwaac.health.parsers.ibstat import IbstatCa, IbstatPort, IbstatResult
 from hwaac.plan.lookup import parse_ib_hca
 
 ORDER = ["mlx5_0", "mlx5_1", "mlx5_10", "mlx5_11", *(f"mlx5_{i}" for i in range(2, 10))]
-IB = IbstatResult(cas=[IbstatCa(name, ports=[IbstatPort(name, n) for n in ((1, 2) if name == "mlx5_0" else (1,))])
-                       for name in ORDER])
+IB = IbstatResult(
+    cas=[IbstatCa(name, ports=[IbstatPort(name, n) for n in ((1, 2) if name == "mlx5_0" else (1,))]) for name in ORDER]
+)
 ALL = [(d, n) for d in ORDER for n in ((1, 2) if d == "mlx5_0" else (1,))]
 
 
@@ -51,8 +52,7 @@ CASES: list[tuple[str, list[tuple[str, int]], list[tuple[str, int | None]]]] = [
 ]
 
 
-@pytest.mark.parametrize(("value", "taken", "missing"), CASES,
-                         ids=[c[0] or "empty" for c in CASES])
+@pytest.mark.parametrize(("value", "taken", "missing"), CASES, ids=[c[0] or "empty" for c in CASES])
 def test_nccl_ib_ports(value: str, taken: list[tuple[str, int]], missing: list[tuple[str, int | None]]) -> None:
     got = nccl_ib_ports(parse_ib_hca(value), IB)
     assert [(p["device"], p["port"]) for p in got["ports"]] == taken
@@ -60,20 +60,24 @@ def test_nccl_ib_ports(value: str, taken: list[tuple[str, int]], missing: list[t
     assert [(m["device"], m["port"]) for m in got["missing"]] == missing
 
 
-@pytest.mark.parametrize(("value", "device", "port", "taken"), [
-    ("=mlx5_7:1", "mlx5_7", 1, True),  # a device ibstat does not list is judged by its name alone
-    ("=mlx5_7:1", "mlx5_7", 2, False),
-    ("mlx5_1", "mlx5_12", 1, True),
-    ("^=mlx5_7", "mlx5_7", 1, False),
-    ("^=mlx5_7", "mlx5_70", 1, True),
-])
+@pytest.mark.parametrize(
+    ("value", "device", "port", "taken"),
+    [
+        ("=mlx5_7:1", "mlx5_7", 1, True),  # a device ibstat does not list is judged by its name alone
+        ("=mlx5_7:1", "mlx5_7", 2, False),
+        ("mlx5_1", "mlx5_12", 1, True),
+        ("^=mlx5_7", "mlx5_7", 1, False),
+        ("^=mlx5_7", "mlx5_70", 1, True),
+    ],
+)
 def test_nccl_selects(value: str, device: str, port: int, taken: bool) -> None:
     assert nccl_selects(parse_ib_hca(value), device, port) is taken
 
 
 def test_the_state_does_not_matter() -> None:
     """A Down port is still selected: NCCL would take it once it is Active, so it is the one to check."""
-    down = IbstatResult(cas=[IbstatCa("mlx5_0", ports=[IbstatPort("mlx5_0", 1, state="Down",
-                                                                  physical_state="Polling")])])
+    down = IbstatResult(
+        cas=[IbstatCa("mlx5_0", ports=[IbstatPort("mlx5_0", 1, state="Down", physical_state="Polling")])]
+    )
     got: dict[str, Any] = nccl_ib_ports(parse_ib_hca("=mlx5_0:1"), down)
     assert got == {"ports": [{"device": "mlx5_0", "port": 1}], "devices": ["mlx5_0"], "missing": []}

@@ -307,5 +307,6 @@ def test_openmpi_not_enough_slots_is_named_a_launch_problem(name: str, slots: in
     res = parse_nccl_tests((FIX / "openmpi-not-enough-slots" / name).read_text(), exit_code=1)
     assert (res.launch_refused, res.slots_requested) == ("not enough slots", slots)
     assert [(f.code, f.status, f.action) for f in res.all_findings()] == [
-        ("MPI_NOT_ENOUGH_SLOTS", Status.UNKNOWN, Action.RETEST)]
+        ("MPI_NOT_ENOUGH_SLOTS", Status.UNKNOWN, Action.RETEST)
+    ]
     assert "not a hardware verdict" in res.findings[0].message

@@ -85,10 +85,13 @@ def test_h200_xml_healthy_newer_layout():
     assert gpu.recovery_action == "None"
 
 
-@pytest.mark.parametrize("name, status, unknown_about", [
-    ("q-x-mig-passthrough.xml", Status.PASS, None),  # MIG: volatile ECC N/A by design
-    ("q-x-mig-ecc-mode-na.xml", Status.UNKNOWN, "ecc_mode/current_ecc"),  # MIG does not excuse an N/A ECC mode
-])
+@pytest.mark.parametrize(
+    "name, status, unknown_about",
+    [
+        ("q-x-mig-passthrough.xml", Status.PASS, None),  # MIG: volatile ECC N/A by design
+        ("q-x-mig-ecc-mode-na.xml", Status.UNKNOWN, "ecc_mode/current_ecc"),  # MIG does not excuse an N/A ECC mode
+    ],
+)
 def test_mig_excuses_only_the_na_it_causes(name: str, status: Status, unknown_about: str | None) -> None:
     q = graded_xml((H200D / name).read_text())
     assert q.status() == status
@@ -115,8 +118,9 @@ def test_a100_510_whole_mig_passthrough_document_passes():
     assert (result.driver_version, result.cuda_version) == ("510.47.03", "11.6")
     assert gpu.product_name == "NVIDIA A100-SXM4-40GB"
     assert gpu.mig_mode_current == "Enabled" and gpu.ecc_mode_current == "Enabled"
-    devices = [(d.index, d.gpu_instance_id, d.compute_instance_id, d.sram_uncorrectable_volatile)
-               for d in gpu.mig_devices]
+    devices = [
+        (d.index, d.gpu_instance_id, d.compute_instance_id, d.sram_uncorrectable_volatile) for d in gpu.mig_devices
+    ]
     assert devices == [(0, 1, 0, 0), (1, 2, 0, 0)]
     assert gpu.ecc_volatile.sram_uncorrectable is None and gpu.ecc_volatile.dram_uncorrectable is None
     assert (gpu.ecc_aggregate.sram_uncorrectable, gpu.ecc_aggregate.dram_uncorrectable) == (0, 0)
@@ -130,16 +134,22 @@ def test_a100_510_whole_mig_passthrough_document_passes():
 
 MIG_DOC = FIX / "a100-510.47.03-mig-passthrough" / "q-x.xml"
 MIG_DEVICE_1_SRAM = (  # the second MIG device's volatile SRAM count (GI 2), as the recorded document writes it
-    "<gpu_instance_id>2</gpu_instance_id>\n"
-    "                <compute_instance_id>0</compute_instance_id>"
+    "<gpu_instance_id>2</gpu_instance_id>\n                <compute_instance_id>0</compute_instance_id>"
 )
 
 
-@pytest.mark.parametrize(("count", "status", "codes_found"), [
-    ("3", Status.FAIL, ["GPU_ECC_SRAM_UNCORRECTABLE_VOLATILE"]),  # a MIG device's own count is the GPU's volatile count
-    ("N/A", Status.PASS, []),
-    ("Unknown Error", Status.UNKNOWN, []),
-])
+@pytest.mark.parametrize(
+    ("count", "status", "codes_found"),
+    [
+        (
+            "3",
+            Status.FAIL,
+            ["GPU_ECC_SRAM_UNCORRECTABLE_VOLATILE"],
+        ),  # a MIG device's own count is the GPU's volatile count
+        ("N/A", Status.PASS, []),
+        ("Unknown Error", Status.UNKNOWN, []),
+    ],
+)
 def test_mig_device_volatile_sram_count_is_judged(count: str, status: Status, codes_found: list[str]) -> None:
     raw = read(MIG_DOC)
     at = raw.index(MIG_DEVICE_1_SRAM)
@@ -442,8 +452,12 @@ def _second_gpu_edited(text: str) -> str:
     head, rest = text.split("<gpu ", 1)
     gpu = "<gpu " + rest[: rest.rindex("</gpu>")] + "</gpu>\n"
     second = gpu.replace("00000000:", "00000001:").replace("<remapped_row_pending>No<", "<remapped_row_pending>Yes<", 1)
-    return head.replace("<attached_gpus>1</attached_gpus>", "<attached_gpus>2</attached_gpus>") + gpu + second + (
-        "</nvidia_smi_log>\n")
+    return (
+        head.replace("<attached_gpus>1</attached_gpus>", "<attached_gpus>2</attached_gpus>")
+        + gpu
+        + second
+        + ("</nvidia_smi_log>\n")
+    )
 
 
 def test_supported_clocks_are_skipped_but_a_document_cut_inside_them_is_refused() -> None:
@@ -459,9 +473,23 @@ def test_supported_clocks_are_skipped_but_a_document_cut_inside_them_is_refused(
     assert not cut.gpus and any("not well-formed" in u for u in cut.unknown)
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("5", 5), ("05", 5), ("05 MHz", 5), ("16x", 16), ("0x0000000000000001", 1), ("3072 bank(s)", 3072),
-    ("-3", -3), (" 7 ", 7), ("N/A", None), ("[N/A]", None), ("Unknown Error", None), ("\u00b2", None), (None, None),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("5", 5),
+        ("05", 5),
+        ("05 MHz", 5),
+        ("16x", 16),
+        ("0x0000000000000001", 1),
+        ("3072 bank(s)", 3072),
+        ("-3", -3),
+        (" 7 ", 7),
+        ("N/A", None),
+        ("[N/A]", None),
+        ("Unknown Error", None),
+        ("\u00b2", None),
+        (None, None),
+    ],
+)
 def test_to_int(text: str | None, value: int | None) -> None:
     assert to_int(text) == value

@@ -26,7 +26,10 @@ def test_text_and_xml_of_the_same_gpu_give_the_same_facts() -> None:
     xml = parse_query_xml((H200 / "q-x.xml").read_text())
     assert text.unknown == xml.unknown == []
     assert (text.driver_version, text.cuda_version, text.attached_gpus) == (
-        xml.driver_version, xml.cuda_version, xml.attached_gpus)
+        xml.driver_version,
+        xml.cuda_version,
+        xml.attached_gpus,
+    )
     assert [asdict(g) for g in text.gpus] == [asdict(g) for g in xml.gpus]
     assert text.gpus[0].remap_histogram_banks["max"] == 3072 and text.gpus[0].clock_reasons["gpu_idle"] is True
     assert checks.check_gpus(text, ONE_GPU) == checks.check_gpus(xml, ONE_GPU) == []
@@ -36,8 +39,11 @@ def test_text_and_xml_of_the_same_gpu_give_the_same_facts() -> None:
 def test_elided_paste_reads_the_pending_remap_but_only_retests() -> None:
     q = parse_query_text(ELIDED.read_text())
     (gpu,) = q.gpus
-    assert (gpu.pci_bus_id, gpu.product_name, q.driver_version) == ("00000000:10:1C.0", "NVIDIA A100-SXM4-80GB",
-                                                                     "510.73.08")
+    assert (gpu.pci_bus_id, gpu.product_name, q.driver_version) == (
+        "00000000:10:1C.0",
+        "NVIDIA A100-SXM4-80GB",
+        "510.73.08",
+    )
     assert (gpu.remap_pending, gpu.remapped_rows_correctable, gpu.ecc_volatile.dram_correctable) == (True, 1, 177)
     assert gpu.remap_histogram_banks == {"max": 639, "high": 1, "partial": 0, "low": 0, "none": 0}
     assert any("[...]" in u for u in q.unknown) and any("Attached GPUs is 8" in u for u in q.unknown)
@@ -48,10 +54,13 @@ def test_elided_paste_reads_the_pending_remap_but_only_retests() -> None:
     assert not any(f.action in DESTRUCTIVE_ACTIONS for f in found)
 
 
-@pytest.mark.parametrize("raw", [
-    "",
-    "Failed to initialize NVML: Driver/library version mismatch\n",
-    (H200 / "q.txt").read_text()[:1500],  # cut inside the first GPU block
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "Failed to initialize NVML: Driver/library version mismatch\n",
+        (H200 / "q.txt").read_text()[:1500],  # cut inside the first GPU block
+    ],
+)
 def test_unreadable_or_cut_reports_are_unknown(raw: str) -> None:
     assert grade_query(parse_query_text(raw)).status() == Status.UNKNOWN

@@ -41,7 +41,9 @@ def test_nvlink_errors():
     assert clean.gpus[0].counters[17] == {"replay_errors": 0, "recovery_errors": 0, "crc_errors": 0}
     crc = parse_nvlink_errors(read(FIX / "h100-550.90.07-8gpu-derived" / "nvlink-e-crc.txt"))
     assert crc.findings == []
-    assert {(g.subject, link, n, v) for g in crc.gpus for link, c in g.counters.items() for n, v in c.items() if v} \
-        == {("gpu2", 5, "recovery_errors", 1), ("gpu2", 5, "crc_errors", 12)}  # the README's edit
+    assert {(g.subject, link, n, v) for g in crc.gpus for link, c in g.counters.items() for n, v in c.items() if v} == {
+        ("gpu2", 5, "recovery_errors", 1),
+        ("gpu2", 5, "crc_errors", 12),
+    }  # the README's edit
     elided = parse_nvlink_errors(read(FIX / "h100-nvlink-e-elided" / "nvlink-e.txt"))
     assert elided.status() is Status.UNKNOWN and "[...]" in elided.unknown[0]

@@ -20,8 +20,11 @@ from hwaac.health.perftest_grading import grade_perftest
 from hwaac.tool_facts import PARSERS
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
-CASES: list[dict[str, Any]] = [case for table in sorted((Path(__file__).parent / "parser_cases").glob("*.yml"))
-                                for case in yaml.safe_load(table.read_text())]
+CASES: list[dict[str, Any]] = [
+    case
+    for table in sorted((Path(__file__).parent / "parser_cases").glob("*.yml"))
+    for case in yaml.safe_load(table.read_text())
+]
 # the tools whose own verdicts a grading module of the check layer reads (the parser gives facts only)
 GRADED: dict[str, Callable[[Any], Any]] = {
     "dcgm-diag-json": grade_diag,
@@ -53,17 +56,22 @@ NOT_PARSED = {
 }
 
 
-@pytest.mark.parametrize("case", CASES, ids=[" ".join((c["fixture"], *map(str, c.get("options", {}).items())))
-                                             for c in CASES])
+@pytest.mark.parametrize(
+    "case", CASES, ids=[" ".join((c["fixture"], *map(str, c.get("options", {}).items()))) for c in CASES]
+)
 def test_fixture_reads_as_recorded(case: dict[str, Any]) -> None:
     result = PARSERS[case["tool"]].parse((FIXTURES / case["fixture"]).read_text(), **case.get("options", {}))
     if case["tool"] in GRADED:
         result = GRADED[case["tool"]](result)
-    assert (result.status().name, sorted({f.code for f in result.findings})) == (case["status"], case["codes"]), \
+    assert (result.status().name, sorted({f.code for f in result.findings})) == (case["status"], case["codes"]), (
         result.unknown
+    )
 
 
 def test_every_health_fixture_has_a_row() -> None:
-    recorded = {p.relative_to(FIXTURES).as_posix() for p in (FIXTURES / "health").rglob("*")
-                if p.is_file() and p.name != "README.md" and p.suffix != ".py"}
+    recorded = {
+        p.relative_to(FIXTURES).as_posix()
+        for p in (FIXTURES / "health").rglob("*")
+        if p.is_file() and p.name != "README.md" and p.suffix != ".py"
+    }
     assert sorted(recorded - NOT_PARSED - {c["fixture"] for c in CASES}) == []

@@ -181,6 +181,7 @@ def test_pair_decides_its_severity_from_this_nodes_port() -> None:
     peer = check_pair_perftest(r, gate, subject="mlx5_0 port 1", port_clean=True)
     own = check_pair_perftest(r, gate, subject="mlx5_0 port 1", port_clean=False)
     assert [(f.code, f.status, f.action, f.subject) for f in peer] == [
-        ("NIC_WRITE_BW_LOW", Status.UNKNOWN, Action.RETEST, "mlx5_0 port 1")]
+        ("NIC_WRITE_BW_LOW", Status.UNKNOWN, Action.RETEST, "mlx5_0 port 1")
+    ]
     assert "peer's side is suspect" in peer[0].message
     assert [(f.code, f.status, f.action) for f in own] == [("NIC_WRITE_BW_LOW", Status.FAIL, Action.CHECK_LINK)]

@@ -19,10 +19,13 @@ def test_shipped_profiles_load_with_methods_and_sources() -> None:
         assert profile.sku == name
         assert profile.gpu.count == 8 and profile.nic.rails == 8 and profile.nic.rate_gbits_per_s == 400
         perf = profile.performance
-        for threshold in (perf.nccl_allreduce_single_node_busbw_gbytes_per_s,
-                          perf.nccl_allreduce_multi_node_busbw_gbytes_per_s,
-                          perf.ib_write_bw_per_port_gbits_per_s,
-                          perf.host_to_device_gbytes_per_s, perf.device_to_device_gbytes_per_s):
+        for threshold in (
+            perf.nccl_allreduce_single_node_busbw_gbytes_per_s,
+            perf.nccl_allreduce_multi_node_busbw_gbytes_per_s,
+            perf.ib_write_bw_per_port_gbits_per_s,
+            perf.host_to_device_gbytes_per_s,
+            perf.device_to_device_gbytes_per_s,
+        ):
             assert threshold.source.strip()
             assert threshold.warn_below is None or threshold.warn_below >= threshold.min
         # the multi-node gate is only meaningful with RING forced over >= 2 nodes

@@ -12,8 +12,12 @@ STAGES = {"quick": "PASS", "dcgm": "PASS", "single_node": "PASS", "ib_pairwise":
 
 def report(status: str = "PASS", findings: list[dict] | None = None, stages: dict | None = None) -> dict:
     findings = findings or []
-    return {"status": status, "codes": sorted({f["code"] for f in findings}), "findings": findings,
-            "stages": STAGES if stages is None else stages}
+    return {
+        "status": status,
+        "codes": sorted({f["code"] for f in findings}),
+        "findings": findings,
+        "stages": STAGES if stages is None else stages,
+    }
 
 
 SU = {"hosts": NODES, "status": "PASS", "codes": []}
@@ -29,12 +33,19 @@ def test_all_passed_is_admitted() -> None:
 
 def test_every_blocker_is_named() -> None:
     grown = report("WARN", [{"code": "NIC_SYMBOL_ERROR_RATE", "subject": "mlx5_5 port 1", "status": "WARN"}])
-    q = qualify_su(1, [*NODES, "gpu-su01-h03", "gpu-su01-h04"],
-                   {NODES[0]: report("FAIL", [{"code": "GPU_ROW_REMAP_PENDING", "subject": "gpu3"}]),
-                    NODES[1]: grown, "gpu-su01-h03": None,
-                    "gpu-su01-h04": report(stages={"quick": "PASS"})},
-                   {"hosts": NODES, "status": "FAIL", "codes": ["NCCL_BUSBW_LOW"]},
-                   {**BURNING, "gpu-su01-h03": "burn_in", "gpu-su01-h04": "quarantine"}, PROFILE)
+    q = qualify_su(
+        1,
+        [*NODES, "gpu-su01-h03", "gpu-su01-h04"],
+        {
+            NODES[0]: report("FAIL", [{"code": "GPU_ROW_REMAP_PENDING", "subject": "gpu3"}]),
+            NODES[1]: grown,
+            "gpu-su01-h03": None,
+            "gpu-su01-h04": report(stages={"quick": "PASS"}),
+        },
+        {"hosts": NODES, "status": "FAIL", "codes": ["NCCL_BUSBW_LOW"]},
+        {**BURNING, "gpu-su01-h03": "burn_in", "gpu-su01-h04": "quarantine"},
+        PROFILE,
+    )
     assert not q.admitted
     assert q.blockers == [
         "gpu-su01-h01: burn-in FAIL (GPU_ROW_REMAP_PENDING)",

@@ -20,8 +20,9 @@ H200 = load_profile("hgx-h200-8x400g")
 
 
 def profile(link_layer: str, rails: int, rate: int):
-    return H200.model_copy(update={"nic": H200.nic.model_copy(
-        update={"link_layer": link_layer, "rails": rails, "rate_gbits_per_s": rate})})
+    return H200.model_copy(
+        update={"nic": H200.nic.model_copy(update={"link_layer": link_layer, "rails": rails, "rate_gbits_per_s": rate})}
+    )
 
 
 def text(path: Path) -> str:
@@ -52,8 +53,10 @@ def test_ibstatus_port_facts(name: str, subject: str, want: tuple) -> None:
     assert (p.state, p.state_code, p.phys_state, p.phys_code, p.rate_gbps, p.link_layer, p.is_up) == want
 
 
-@pytest.mark.parametrize(("name", "count"), [("a100-hdr-8hca-active.txt", 9), ("roce-2port-one-disabled.txt", 2),
-                                             ("mixed-ib-roce-4hca.txt", 4)])
+@pytest.mark.parametrize(
+    ("name", "count"),
+    [("a100-hdr-8hca-active.txt", 9), ("roce-2port-one-disabled.txt", 2), ("mixed-ib-roce-4hca.txt", 4)],
+)
 def test_ibstatus_reads_every_block(name: str, count: int) -> None:
     assert len(parse_ibstatus(text(IBSTATUS / name)).ports) == count
 
@@ -92,6 +95,7 @@ def test_rdma_statistic_plain_and_pretty() -> None:
 
 # --- malformed and truncated input: never PASS --------------------------------------------------------------------
 
+
 def cut(path: Path, fraction: float) -> str:
     raw = text(path)
     return raw[: int(len(raw) * fraction)]
@@ -99,16 +103,34 @@ def cut(path: Path, fraction: float) -> str:
 
 MALFORMED = [
     ("ibstatus empty", lambda: check_rdma_ports(parse_ibstatus(""), profile("InfiniBand", 8, 200))),
-    ("ibstatus cut", lambda: check_rdma_ports(parse_ibstatus(cut(IBSTATUS / "a100-hdr-8hca-active.txt", 0.5)),
-                                             profile("InfiniBand", 8, 200))),
-    ("ibstatus garbage", lambda: check_rdma_ports(parse_ibstatus("Fatal error:  device 'mlx5_0': sys files not "
-                                                                 "found\n"), profile("InfiniBand", 8, 200))),
-    ("ibv_devinfo cut", lambda: check_rdma_ports(parse_ibv_devinfo(cut(DEVINFO / "cx7-eth-and-ib-2hca.txt", 0.8)),
-                                                 profile("InfiniBand", 1, 200), ["mlx5_1"])),
-    ("ibv_devinfo not its output", lambda: check_rdma_ports(
-        parse_ibv_devinfo(text(IBSTATUS / "mixed-ib-roce-4hca.txt")), profile("Ethernet", 1, 100))),
-    ("rdma statistic cut", lambda: check_rdma_statistic(parse_rdma_statistic(cut(STAT / "mlnx-iproute2-4link.txt",
-                                                                                 0.6)))),
+    (
+        "ibstatus cut",
+        lambda: check_rdma_ports(
+            parse_ibstatus(cut(IBSTATUS / "a100-hdr-8hca-active.txt", 0.5)), profile("InfiniBand", 8, 200)
+        ),
+    ),
+    (
+        "ibstatus garbage",
+        lambda: check_rdma_ports(
+            parse_ibstatus("Fatal error:  device 'mlx5_0': sys files not found\n"), profile("InfiniBand", 8, 200)
+        ),
+    ),
+    (
+        "ibv_devinfo cut",
+        lambda: check_rdma_ports(
+            parse_ibv_devinfo(cut(DEVINFO / "cx7-eth-and-ib-2hca.txt", 0.8)), profile("InfiniBand", 1, 200), ["mlx5_1"]
+        ),
+    ),
+    (
+        "ibv_devinfo not its output",
+        lambda: check_rdma_ports(
+            parse_ibv_devinfo(text(IBSTATUS / "mixed-ib-roce-4hca.txt")), profile("Ethernet", 1, 100)
+        ),
+    ),
+    (
+        "rdma statistic cut",
+        lambda: check_rdma_statistic(parse_rdma_statistic(cut(STAT / "mlnx-iproute2-4link.txt", 0.6))),
+    ),
     ("rdma statistic empty", lambda: check_rdma_statistic(parse_rdma_statistic(""))),
 ]
 
@@ -122,8 +144,9 @@ def test_unreadable_output_is_unknown_never_pass(case: str, run) -> None:
     assert all(f.action not in (Action.REBOOT, Action.RESET_GPU, Action.RMA) for f in findings)
 
 
-@pytest.mark.parametrize("cut_after", ["        rate:            200 Gb/sec (4X HDR)\n",
-                                       "        link_layer:      Infini"])
+@pytest.mark.parametrize(
+    "cut_after", ["        rate:            200 Gb/sec (4X HDR)\n", "        link_layer:      Infini"]
+)
 def test_ibstatus_block_cut_before_its_link_layer_is_unknown(cut_after: str) -> None:
     """The script prints ``link_layer`` last in every block (``IB`` when sysfs has none), so a first block that stops
     before it, or inside it, is cut short: 8 ports after it were lost."""
@@ -133,10 +156,13 @@ def test_ibstatus_block_cut_before_its_link_layer_is_unknown(cut_after: str) -> 
     assert r.unknown[0].startswith("mlx5_0 port 1: ")
 
 
-@pytest.mark.parametrize(("name", "cut_after", "subject"), [
-    ("rxe-verbose.txt", "sm_sl:                  0\n", "rxe0 port 1"),  # -v: no active_width/speed, phys_state
-    ("cx7-eth-and-ib-2hca.txt", "link_layer:             Infin", "mlx5_1 port 1"),
-])
+@pytest.mark.parametrize(
+    ("name", "cut_after", "subject"),
+    [
+        ("rxe-verbose.txt", "sm_sl:                  0\n", "rxe0 port 1"),  # -v: no active_width/speed, phys_state
+        ("cx7-eth-and-ib-2hca.txt", "link_layer:             Infin", "mlx5_1 port 1"),
+    ],
+)
 def test_ibv_devinfo_port_cut_short_is_unknown(name: str, cut_after: str, subject: str) -> None:
     raw = text(DEVINFO / name)
     r = parse_ibv_devinfo(raw[: raw.index(cut_after) + len(cut_after)])
@@ -153,16 +179,36 @@ def test_rdma_statistic_line_cut_mid_pair_is_unknown() -> None:
 CHECKS = [  # fixture, tool, profile (link layer, rails, rate), devices, expected (status, codes)
     ("a100-hdr-8hca-active.txt", "ibstatus", ("InfiniBand", 8, 200), None, (Status.PASS, [])),
     ("a100-hdr-8hca-active.txt", "ibstatus", ("InfiniBand", 8, 400), None, (Status.FAIL, ["NIC_RATE_LOW"] * 8)),
-    ("roce-2port-one-disabled.txt", "ibstatus", ("Ethernet", 2, 100), None,
-     (Status.FAIL, ["NIC_PORT_DOWN", "NIC_RAILS_DOWN"])),
+    (
+        "roce-2port-one-disabled.txt",
+        "ibstatus",
+        ("Ethernet", 2, 100),
+        None,
+        (Status.FAIL, ["NIC_PORT_DOWN", "NIC_RAILS_DOWN"]),
+    ),
     ("mixed-ib-roce-4hca.txt", "ibstatus", ("InfiniBand", 2, 200), ["mlx5_1", "mlx5_3"], (Status.PASS, [])),
-    ("mixed-ib-roce-4hca.txt", "ibstatus", ("InfiniBand", 2, 200), ["mlx5_1", "mlx5_2"],
-     (Status.FAIL, ["NIC_PORT_DOWN", "NIC_RAILS_DOWN"])),
-    ("mixed-ib-roce-4hca.txt", "ibstatus", ("InfiniBand", 2, 200), ["mlx5_1", "mlx5_9"],
-     (Status.FAIL, ["NIC_MISSING", "NIC_RAILS_DOWN"])),
+    (
+        "mixed-ib-roce-4hca.txt",
+        "ibstatus",
+        ("InfiniBand", 2, 200),
+        ["mlx5_1", "mlx5_2"],
+        (Status.FAIL, ["NIC_PORT_DOWN", "NIC_RAILS_DOWN"]),
+    ),
+    (
+        "mixed-ib-roce-4hca.txt",
+        "ibstatus",
+        ("InfiniBand", 2, 200),
+        ["mlx5_1", "mlx5_9"],
+        (Status.FAIL, ["NIC_MISSING", "NIC_RAILS_DOWN"]),
+    ),
     ("cx7-eth-and-ib-2hca.txt", "ibv_devinfo", ("InfiniBand", 1, 400), None, (Status.PASS, [])),
-    ("mlx4-ofed-2hca-2port.txt", "ibv_devinfo", ("InfiniBand", 4, 40), None,
-     (Status.FAIL, ["NIC_PORT_DOWN", "NIC_PORT_DOWN", "NIC_RAILS_DOWN"])),
+    (
+        "mlx4-ofed-2hca-2port.txt",
+        "ibv_devinfo",
+        ("InfiniBand", 4, 40),
+        None,
+        (Status.FAIL, ["NIC_PORT_DOWN", "NIC_PORT_DOWN", "NIC_RAILS_DOWN"]),
+    ),
     ("rxe-verbose.txt", "ibv_devinfo", ("Ethernet", 1, 100), None, (Status.FAIL, ["NIC_RATE_LOW"])),
 ]
 
@@ -175,8 +221,9 @@ def test_port_checks(name: str, tool: str, lim: tuple, devices: list[str] | None
 
 
 def test_port_down_names_the_port_and_asks_for_a_link_check() -> None:
-    findings = check_rdma_ports(parse_ibstatus(text(IBSTATUS / "roce-2port-one-disabled.txt")),
-                                profile("Ethernet", 2, 100))
+    findings = check_rdma_ports(
+        parse_ibstatus(text(IBSTATUS / "roce-2port-one-disabled.txt")), profile("Ethernet", 2, 100)
+    )
     down = findings[0]
     assert (down.subject, down.action) == ("mlx5_0 port 1", Action.CHECK_LINK) and "DOWN/Disabled" in down.message
 
@@ -191,19 +238,25 @@ def test_counter_growth_between_two_readings_warns_on_the_profile_rate() -> None
     after = parse_rdma_statistic(text(STAT / "mlnx-iproute2-4link-after_derived.txt"))
     findings = check_rdma_statistic_growth(before, after, 10.0, H200)
     assert [(f.code, f.status, f.subject) for f in findings] == [
-        ("NIC_LOCAL_ACK_TIMEOUT_ERR_RATE", Status.WARN, "mlx5_0 port 1")]
+        ("NIC_LOCAL_ACK_TIMEOUT_ERR_RATE", Status.WARN, "mlx5_0 port 1")
+    ]
     assert check_rdma_statistic_growth(before, before, 10.0, H200) == []
 
 
 def test_counter_growth_fails_on_a_fatal_counter() -> None:
     before = parse_rdma_statistic(text(STAT / "mlnx-iproute2-4link.txt"))
-    after = parse_rdma_statistic(text(STAT / "mlnx-iproute2-4link.txt").replace(
-        "link mlx5_2/1 rx_write_requests 0 rx_read_requests 0 rx_atomic_requests 0 out_of_buffer 0 out_of_sequence 0 "
-        "duplicate_request 0 rnr_nak_retry_err 0", "link mlx5_2/1 rx_write_requests 0 rx_read_requests 0 "
-        "rx_atomic_requests 0 out_of_buffer 0 out_of_sequence 0 duplicate_request 0 rnr_nak_retry_err 2"))
+    after = parse_rdma_statistic(
+        text(STAT / "mlnx-iproute2-4link.txt").replace(
+            "link mlx5_2/1 rx_write_requests 0 rx_read_requests 0 rx_atomic_requests 0 out_of_buffer 0 "
+            "out_of_sequence 0 duplicate_request 0 rnr_nak_retry_err 0",
+            "link mlx5_2/1 rx_write_requests 0 rx_read_requests 0 "
+            "rx_atomic_requests 0 out_of_buffer 0 out_of_sequence 0 duplicate_request 0 rnr_nak_retry_err 2",
+        )
+    )
     findings = check_rdma_statistic_growth(before, after, 10.0, H200)
     assert [(f.code, f.status, f.action) for f in findings] == [
-        ("NIC_RNR_NAK_RETRY_ERR", Status.FAIL, Action.CHECK_LINK)]
+        ("NIC_RNR_NAK_RETRY_ERR", Status.FAIL, Action.CHECK_LINK)
+    ]
 
 
 def test_counter_growth_with_a_rail_missing_is_unknown() -> None:

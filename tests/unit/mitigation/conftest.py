@@ -19,8 +19,15 @@ def ping_result(item: dict[str, str], answer: str) -> dict[str, Any]:
     """What ``playbooks/mitigate.yml`` keeps of one re-check ping (a registered loop result) answering as the
     recorded ``answer`` (clean, lossy, dead, nosrc) did."""
     rec = json.loads((PINGS / f"{answer}.json").read_text())
-    return {"item": item, "cmd": rec["argv"], "rc": rec["rc"], "stdout": rec["stdout"], "stderr": rec["stderr"],
-            "changed": False, "failed": False}
+    return {
+        "item": item,
+        "cmd": rec["argv"],
+        "rc": rec["rc"],
+        "stdout": rec["stdout"],
+        "stderr": rec["stderr"],
+        "changed": False,
+        "failed": False,
+    }
 
 
 class Switches:
@@ -34,9 +41,15 @@ class Switches:
 
     def __call__(self, where: carry_out.Where, extra: dict[str, Any], log: Any) -> tuple[int, str]:
         pinged = [i for items in extra["mitigate_recheck"].values() for i in items]
-        self.runs.append({"stage1": extra["mitigate_stage1"], "stage2": extra["mitigate_stage2"],
-                          "pause_s": extra["mitigate_pause_s"], "save": extra["mitigate_save"],
-                          "recheck": sorted(i["cable"] for i in pinged)})
+        self.runs.append(
+            {
+                "stage1": extra["mitigate_stage1"],
+                "stage2": extra["mitigate_stage2"],
+                "pause_s": extra["mitigate_pause_s"],
+                "save": extra["mitigate_save"],
+                "recheck": sorted(i["cable"] for i in pinged),
+            }
+        )
         folder = Path(extra["mitigate_recheck_dir"])
         for device, items in extra["mitigate_recheck"].items():
             results = [ping_result(i, self.answers.get(i["cable"], "clean")) for i in items]

@@ -38,17 +38,26 @@ def _ip(n: int) -> str:
 def test_a_link_drains_at_both_ends_graceful_first(demo):
     _, rendered, link = demo
     sessions = drain.link_sessions(link, rendered)
-    assert [(s.device, s.neighbor) for s in sessions] == [(link.a_device, _ip(link.b_ip)),
-                                                           (link.b_device, _ip(link.a_ip))]
+    assert [(s.device, s.neighbor) for s in sessions] == [
+        (link.a_device, _ip(link.b_ip)),
+        (link.b_device, _ip(link.a_ip)),
+    ]
     steps = drain.drain_steps(sessions)
-    assert [(s.device, s.stage) for s in steps] == [(link.a_device, "graceful"), (link.b_device, "graceful"),
-                                                    (link.a_device, "shut"), (link.b_device, "shut")]
+    assert [(s.device, s.stage) for s in steps] == [
+        (link.a_device, "graceful"),
+        (link.b_device, "graceful"),
+        (link.a_device, "shut"),
+        (link.b_device, "shut"),
+    ]
     graceful = steps[0].config
-    assert graceful["BGP_NEIGHBOR_AF"] == {f"default|{_ip(link.b_ip)}|ipv4_unicast": {
-        "route_map_out": ["HWAAC_GSHUT_HWAAC_PERMIT_ALL"]}}
+    assert graceful["BGP_NEIGHBOR_AF"] == {
+        f"default|{_ip(link.b_ip)}|ipv4_unicast": {"route_map_out": ["HWAAC_GSHUT_HWAAC_PERMIT_ALL"]}
+    }
     assert graceful["ROUTE_MAP"]["HWAAC_GSHUT_HWAAC_PERMIT_ALL|10"] == {
-        "route_operation": "permit", "set_community_inline": ["graceful-shutdown", "additive"],
-        "call_route_map": "HWAAC_PERMIT_ALL"}
+        "route_operation": "permit",
+        "set_community_inline": ["graceful-shutdown", "additive"],
+        "call_route_map": "HWAAC_PERMIT_ALL",
+    }
     assert steps[2].config == {"BGP_NEIGHBOR": {f"default|{_ip(link.b_ip)}": {"admin_status": "down"}}}
 
 
@@ -62,15 +71,18 @@ def test_a_spine_drains_with_every_peer(demo):
     assert len(mine) == len(planned) == len(rendered[spine]["BGP_NEIGHBOR"])
     assert peers == {x.a_device for x in planned}
     steps = drain.drain_steps(sessions)
-    assert {s.stage for s in steps[:len(peers) + 1]} == {"graceful"}
+    assert {s.stage for s in steps[: len(peers) + 1]} == {"graceful"}
     assert len(steps) == 2 * (len(peers) + 1)
 
 
-@pytest.mark.parametrize(("case", "what", "message"), [
-    ("host link", "host", "host link"),
-    ("no rendered config", "missing", "no rendered config_db"),
-    ("no such neighbour", "neighbour", "no BGP_NEIGHBOR for"),
-])
+@pytest.mark.parametrize(
+    ("case", "what", "message"),
+    [
+        ("host link", "host", "host link"),
+        ("no rendered config", "missing", "no rendered config_db"),
+        ("no such neighbour", "neighbour", "no BGP_NEIGHBOR for"),
+    ],
+)
 def test_a_drain_that_cannot_be_built_says_why(demo, case, what, message):
     plan, rendered, link = demo
     configs = dict(rendered)
@@ -104,8 +116,11 @@ def test_every_step_is_accepted_and_bgpd_runs_what_it_means(demo):
             drained[step.device] = copy.deepcopy(running[step.device])
     for device, cfg in drained.items():  # a rollout of the rendered config keeps the drain (its owned tables)
         undrains = config_patch(cfg, rendered[device], owned=OWNED_TABLES)
-        assert {"op": "replace", "path": f"/BGP_NEIGHBOR/default|{far[device]}/admin_status", "value": "up"} \
-            in undrains  # without keep_drains the rollout would open the drained session, unmarked
+        assert {
+            "op": "replace",
+            "path": f"/BGP_NEIGHBOR/default|{far[device]}/admin_status",
+            "value": "up",
+        } in undrains  # without keep_drains the rollout would open the drained session, unmarked
         assert config_patch(cfg, drain.keep_drains(cfg, rendered[device]), owned=OWNED_TABLES) == []
         assert drain.keep_drains(rendered[device], rendered[device]) == rendered[device]
     for device, peer in far.items():
@@ -126,4 +141,4 @@ def _stanza(text: str) -> str:
     """The marking route map's stanza, which stays after an undrain (other drains may use it)."""
     lines = text.splitlines(keepends=True)
     start = lines.index("route-map HWAAC_GSHUT_HWAAC_PERMIT_ALL permit 10\n") - 1
-    return "".join(lines[start:start + 4])
+    return "".join(lines[start : start + 4])

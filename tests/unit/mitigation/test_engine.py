@@ -36,16 +36,32 @@ def _finding(plan, what: str) -> findings.Finding:
     n = [int(x) for x in nums]
     if kind in ("uplink", "warn"):
         link = _uplink(plan, *n)
-        return findings.Finding("errors_both_ends", "fault" if kind == "uplink" else "warn", "link",
-                                link.cable_id, link.cable_id, link.a_device, link.a_port)
+        return findings.Finding(
+            "errors_both_ends",
+            "fault" if kind == "uplink" else "warn",
+            "link",
+            link.cable_id,
+            link.cable_id,
+            link.a_device,
+            link.a_port,
+        )
     if kind == "port":
         link = _uplink(plan, *n)
-        return findings.Finding("errors_one_end", "fault", "optic", f"{link.b_device} {link.b_port}", "",
-                                link.b_device, link.b_port)
+        return findings.Finding(
+            "errors_one_end", "fault", "optic", f"{link.b_device} {link.b_port}", "", link.b_device, link.b_port
+        )
     if kind == "host":
         link = [x for x in plan.links if x.kind == "host"][n[0]]
-        return findings.Finding("errors_both_ends", "fault", "nic", f"{link.a_device} {link.a_port}",
-                                link.cable_id, link.a_device, link.a_port, (link.a_device,))
+        return findings.Finding(
+            "errors_both_ends",
+            "fault",
+            "nic",
+            f"{link.a_device} {link.a_port}",
+            link.cable_id,
+            link.a_device,
+            link.a_port,
+            (link.a_device,),
+        )
     spine = sorted(s.name for s in plan.switches if s.role == "spine")[n[0]]
     return findings.Finding("switch_degraded", "fault", "switch", spine, "", spine)
 
@@ -61,54 +77,117 @@ def _name(plan, what: str) -> str:
 
 # (case, policy override (YAML, or None for the shipped one), [(minute, [findings], [(action, target, rule, acts)])])
 CASES = [
-    ("a lossy uplink is drained after two sweeps, undrained after hold-down and three clean sweeps", None, [
-        (0, ["uplink 0 0"], [("drain_link", "uplink 0 0", "persistence", False)]),
-        (1, ["uplink 0 0"], [("drain_link", "uplink 0 0", "ok", True)]),
-        (2, ["uplink 0 0"], []),
-        (3, [], [("undrain_link", "uplink 0 0", "hold_down", False)]),
-        (4, [], [("undrain_link", "uplink 0 0", "hold_down", False)]),
-        (12, [], [("undrain_link", "uplink 0 0", "ok", True)]),
-        (13, [], [])]),
-    ("a finding that comes back restarts the clean count", None, [
-        (0, ["uplink 0 0"], [("drain_link", "uplink 0 0", "persistence", False)]),
-        (1, ["uplink 0 0"], [("drain_link", "uplink 0 0", "ok", True)]),
-        (20, [], [("undrain_link", "uplink 0 0", "hold_down", False)]),
-        (21, [], [("undrain_link", "uplink 0 0", "hold_down", False)]),
-        (22, ["uplink 0 0"], []),
-        (23, [], [("undrain_link", "uplink 0 0", "hold_down", False)])]),
-    ("a gap between sightings resets persistence", None, [
-        (0, ["uplink 0 0"], [("drain_link", "uplink 0 0", "persistence", False)]),
-        (1, [], []),
-        (2, ["uplink 0 0"], [("drain_link", "uplink 0 0", "persistence", False)])]),
-    ("a port named without its cable is found in the plan", None, [
-        (0, ["port 1 3"], [("drain_link", "port 1 3", "persistence", False)]),
-        (1, ["port 1 3"], [("drain_link", "port 1 3", "ok", True)])]),
-    ("a host link's fault quarantines its node", None, [
-        (0, ["host 5"], [("quarantine_node", "host 5", "persistence", False)]),
-        (1, ["host 5"], [("quarantine_node", "host 5", "ok", True)]),
-        (2, ["host 5"], [])]),
-    ("a warn is only told", None, [
-        (0, ["warn 2 0"], [("notify", "warn 2 0", "notify", True)])]),
-    ("a degraded spine is drained after three sweeps and stays drained", None, [
-        (0, ["spine 0"], [("drain_switch", "spine 0", "persistence", False)]),
-        (1, ["spine 0"], [("drain_switch", "spine 0", "persistence", False)]),
-        (2, ["spine 0"], [("drain_switch", "spine 0", "ok", True)]),
-        (60, [], []), (61, [], []), (62, [], []), (120, [], [])]),
-    ("the last uplinks of a leaf are kept", "min_leaf_uplinks: 31", [
-        (0, ["uplink 0 0", "uplink 0 1"], [("drain_link", "uplink 0 0", "ok", True),
-                                           ("drain_link", "uplink 0 1", "last_uplinks", False)]),
-        (1, ["uplink 0 0", "uplink 0 1"], [("drain_link", "uplink 0 1", "last_uplinks", False)])]),
-    ("a storm trips the breaker; undrains still go ahead", "breaker_actions: 2", [
-        (0, ["uplink 0 0", "uplink 1 0", "uplink 2 0"], [("drain_link", "uplink 0 0", "ok", True),
-                                                        ("drain_link", "uplink 1 0", "ok", True),
-                                                        ("drain_link", "uplink 2 0", "breaker", False)]),
-        (1, ["uplink 3 0"], [("drain_link", "uplink 3 0", "breaker", False),
-                             ("undrain_link", "uplink 0 0", "hold_down", False),
-                             ("undrain_link", "uplink 1 0", "hold_down", False)]),
-        (5, [], [("undrain_link", "uplink 0 0", "hold_down", False),
-                 ("undrain_link", "uplink 1 0", "hold_down", False)]),
-        (11, [], [("undrain_link", "uplink 0 0", "ok", True), ("undrain_link", "uplink 1 0", "ok", True)]),
-        (30, ["uplink 3 0"], [("drain_link", "uplink 3 0", "breaker", False)])]),
+    (
+        "a lossy uplink is drained after two sweeps, undrained after hold-down and three clean sweeps",
+        None,
+        [
+            (0, ["uplink 0 0"], [("drain_link", "uplink 0 0", "persistence", False)]),
+            (1, ["uplink 0 0"], [("drain_link", "uplink 0 0", "ok", True)]),
+            (2, ["uplink 0 0"], []),
+            (3, [], [("undrain_link", "uplink 0 0", "hold_down", False)]),
+            (4, [], [("undrain_link", "uplink 0 0", "hold_down", False)]),
+            (12, [], [("undrain_link", "uplink 0 0", "ok", True)]),
+            (13, [], []),
+        ],
+    ),
+    (
+        "a finding that comes back restarts the clean count",
+        None,
+        [
+            (0, ["uplink 0 0"], [("drain_link", "uplink 0 0", "persistence", False)]),
+            (1, ["uplink 0 0"], [("drain_link", "uplink 0 0", "ok", True)]),
+            (20, [], [("undrain_link", "uplink 0 0", "hold_down", False)]),
+            (21, [], [("undrain_link", "uplink 0 0", "hold_down", False)]),
+            (22, ["uplink 0 0"], []),
+            (23, [], [("undrain_link", "uplink 0 0", "hold_down", False)]),
+        ],
+    ),
+    (
+        "a gap between sightings resets persistence",
+        None,
+        [
+            (0, ["uplink 0 0"], [("drain_link", "uplink 0 0", "persistence", False)]),
+            (1, [], []),
+            (2, ["uplink 0 0"], [("drain_link", "uplink 0 0", "persistence", False)]),
+        ],
+    ),
+    (
+        "a port named without its cable is found in the plan",
+        None,
+        [
+            (0, ["port 1 3"], [("drain_link", "port 1 3", "persistence", False)]),
+            (1, ["port 1 3"], [("drain_link", "port 1 3", "ok", True)]),
+        ],
+    ),
+    (
+        "a host link's fault quarantines its node",
+        None,
+        [
+            (0, ["host 5"], [("quarantine_node", "host 5", "persistence", False)]),
+            (1, ["host 5"], [("quarantine_node", "host 5", "ok", True)]),
+            (2, ["host 5"], []),
+        ],
+    ),
+    ("a warn is only told", None, [(0, ["warn 2 0"], [("notify", "warn 2 0", "notify", True)])]),
+    (
+        "a degraded spine is drained after three sweeps and stays drained",
+        None,
+        [
+            (0, ["spine 0"], [("drain_switch", "spine 0", "persistence", False)]),
+            (1, ["spine 0"], [("drain_switch", "spine 0", "persistence", False)]),
+            (2, ["spine 0"], [("drain_switch", "spine 0", "ok", True)]),
+            (60, [], []),
+            (61, [], []),
+            (62, [], []),
+            (120, [], []),
+        ],
+    ),
+    (
+        "the last uplinks of a leaf are kept",
+        "min_leaf_uplinks: 31",
+        [
+            (
+                0,
+                ["uplink 0 0", "uplink 0 1"],
+                [("drain_link", "uplink 0 0", "ok", True), ("drain_link", "uplink 0 1", "last_uplinks", False)],
+            ),
+            (1, ["uplink 0 0", "uplink 0 1"], [("drain_link", "uplink 0 1", "last_uplinks", False)]),
+        ],
+    ),
+    (
+        "a storm trips the breaker; undrains still go ahead",
+        "breaker_actions: 2",
+        [
+            (
+                0,
+                ["uplink 0 0", "uplink 1 0", "uplink 2 0"],
+                [
+                    ("drain_link", "uplink 0 0", "ok", True),
+                    ("drain_link", "uplink 1 0", "ok", True),
+                    ("drain_link", "uplink 2 0", "breaker", False),
+                ],
+            ),
+            (
+                1,
+                ["uplink 3 0"],
+                [
+                    ("drain_link", "uplink 3 0", "breaker", False),
+                    ("undrain_link", "uplink 0 0", "hold_down", False),
+                    ("undrain_link", "uplink 1 0", "hold_down", False),
+                ],
+            ),
+            (
+                5,
+                [],
+                [
+                    ("undrain_link", "uplink 0 0", "hold_down", False),
+                    ("undrain_link", "uplink 1 0", "hold_down", False),
+                ],
+            ),
+            (11, [], [("undrain_link", "uplink 0 0", "ok", True), ("undrain_link", "uplink 1 0", "ok", True)]),
+            (30, ["uplink 3 0"], [("drain_link", "uplink 3 0", "breaker", False)]),
+        ],
+    ),
 ]
 
 

@@ -40,8 +40,9 @@ def _target(fabric: Fabric, name: str) -> str:
         leaf, k = rest.split()
         return fabric.uplinks[leaves[int(leaf)]][int(k)].cable_id
     if kind == "host":
-        return next(link.cable_id for link in fabric.plan.links
-                    if link.kind == "host" and link.b_device == leaves[int(rest)])
+        return next(
+            link.cable_id for link in fabric.plan.links if link.kind == "host" and link.b_device == leaves[int(rest)]
+        )
     if kind == "spine":
         return sorted(fabric.downlinks)[int(rest)]
     if kind == "leaf":
@@ -51,46 +52,82 @@ def _target(fabric: Fabric, name: str) -> str:
 
 # (case, rails, [(minutes after T0, action, target, allowed, rule)])
 CASES = [
-    ("a leaf-spine link drained, then again", GuardRails(), [
-        (0, DRAIN_LINK, "uplink 0 0", True, "ok"),
-        (1, DRAIN_LINK, "uplink 0 0", True, "already")]),
-    ("a host link or a leaf is its nodes' only path", GuardRails(), [
-        (0, DRAIN_LINK, "host 0", False, "only_path"),
-        (0, DRAIN_SWITCH, "leaf 0", False, "only_path")]),
-    ("what the plan does not hold", GuardRails(), [
-        (0, DRAIN_LINK, "L9999999", False, "unknown_target"),
-        (0, DRAIN_SWITCH, "spine-p9-99", False, "unknown_target"),
-        (0, UNDRAIN_LINK, "L9999999", False, "unknown_target")]),
-    ("a second fault on a leaf that would leave it too few uplinks", GuardRails(min_leaf_uplinks=31), [
-        (0, DRAIN_LINK, "uplink 0 0", True, "ok"),
-        (1, DRAIN_LINK, "uplink 0 1", False, "last_uplinks"),
-        (2, DRAIN_LINK, "uplink 1 1", True, "ok")]),
-    ("a spine whose drain leaves a plane too few spines", GuardRails(min_plane_spines=7), [
-        (0, DRAIN_SWITCH, "spine 0", True, "ok"),
-        (1, DRAIN_SWITCH, "spine 1", False, "last_spines")]),
-    ("a spine whose drain leaves a leaf too few uplinks", GuardRails(min_leaf_uplinks=29), [
-        (0, DRAIN_SWITCH, "spine 0", False, "last_uplinks")]),
-    ("a link to a drained spine counts as out of service", GuardRails(min_leaf_uplinks=28), [
-        (0, DRAIN_SWITCH, "spine 0", True, "ok"),
-        (1, DRAIN_LINK, "uplink 0 31", False, "last_uplinks")]),
-    ("drains of one leaf limited within the window", GuardRails(max_actions=2), [
-        (0, DRAIN_LINK, "uplink 0 0", True, "ok"),
-        (1, DRAIN_LINK, "uplink 0 1", True, "ok"),
-        (2, DRAIN_LINK, "uplink 0 2", False, "rate_limit"),
-        (2, DRAIN_LINK, "uplink 1 2", True, "ok"),
-        (11, DRAIN_LINK, "uplink 0 2", True, "ok")]),
-    ("a storm of faults trips the breaker, which stays tripped", GuardRails(breaker_actions=3), [
-        (0, DRAIN_LINK, "uplink 0 0", True, "ok"),
-        (0, DRAIN_LINK, "uplink 1 0", True, "ok"),
-        (1, DRAIN_LINK, "uplink 2 0", True, "ok"),
-        (1, DRAIN_LINK, "uplink 3 0", False, "breaker"),
-        (30, DRAIN_LINK, "uplink 4 0", False, "breaker"),
-        (30, UNDRAIN_LINK, "uplink 0 0", True, "ok")]),
-    ("undrained once, then already in service", GuardRails(), [
-        (0, DRAIN_SWITCH, "spine 2", True, "ok"),
-        (5, UNDRAIN_SWITCH, "spine 2", True, "ok"),
-        (6, UNDRAIN_SWITCH, "spine 2", True, "already"),
-        (6, DRAIN_LINK, "uplink 0 8", True, "ok")]),
+    (
+        "a leaf-spine link drained, then again",
+        GuardRails(),
+        [(0, DRAIN_LINK, "uplink 0 0", True, "ok"), (1, DRAIN_LINK, "uplink 0 0", True, "already")],
+    ),
+    (
+        "a host link or a leaf is its nodes' only path",
+        GuardRails(),
+        [(0, DRAIN_LINK, "host 0", False, "only_path"), (0, DRAIN_SWITCH, "leaf 0", False, "only_path")],
+    ),
+    (
+        "what the plan does not hold",
+        GuardRails(),
+        [
+            (0, DRAIN_LINK, "L9999999", False, "unknown_target"),
+            (0, DRAIN_SWITCH, "spine-p9-99", False, "unknown_target"),
+            (0, UNDRAIN_LINK, "L9999999", False, "unknown_target"),
+        ],
+    ),
+    (
+        "a second fault on a leaf that would leave it too few uplinks",
+        GuardRails(min_leaf_uplinks=31),
+        [
+            (0, DRAIN_LINK, "uplink 0 0", True, "ok"),
+            (1, DRAIN_LINK, "uplink 0 1", False, "last_uplinks"),
+            (2, DRAIN_LINK, "uplink 1 1", True, "ok"),
+        ],
+    ),
+    (
+        "a spine whose drain leaves a plane too few spines",
+        GuardRails(min_plane_spines=7),
+        [(0, DRAIN_SWITCH, "spine 0", True, "ok"), (1, DRAIN_SWITCH, "spine 1", False, "last_spines")],
+    ),
+    (
+        "a spine whose drain leaves a leaf too few uplinks",
+        GuardRails(min_leaf_uplinks=29),
+        [(0, DRAIN_SWITCH, "spine 0", False, "last_uplinks")],
+    ),
+    (
+        "a link to a drained spine counts as out of service",
+        GuardRails(min_leaf_uplinks=28),
+        [(0, DRAIN_SWITCH, "spine 0", True, "ok"), (1, DRAIN_LINK, "uplink 0 31", False, "last_uplinks")],
+    ),
+    (
+        "drains of one leaf limited within the window",
+        GuardRails(max_actions=2),
+        [
+            (0, DRAIN_LINK, "uplink 0 0", True, "ok"),
+            (1, DRAIN_LINK, "uplink 0 1", True, "ok"),
+            (2, DRAIN_LINK, "uplink 0 2", False, "rate_limit"),
+            (2, DRAIN_LINK, "uplink 1 2", True, "ok"),
+            (11, DRAIN_LINK, "uplink 0 2", True, "ok"),
+        ],
+    ),
+    (
+        "a storm of faults trips the breaker, which stays tripped",
+        GuardRails(breaker_actions=3),
+        [
+            (0, DRAIN_LINK, "uplink 0 0", True, "ok"),
+            (0, DRAIN_LINK, "uplink 1 0", True, "ok"),
+            (1, DRAIN_LINK, "uplink 2 0", True, "ok"),
+            (1, DRAIN_LINK, "uplink 3 0", False, "breaker"),
+            (30, DRAIN_LINK, "uplink 4 0", False, "breaker"),
+            (30, UNDRAIN_LINK, "uplink 0 0", True, "ok"),
+        ],
+    ),
+    (
+        "undrained once, then already in service",
+        GuardRails(),
+        [
+            (0, DRAIN_SWITCH, "spine 2", True, "ok"),
+            (5, UNDRAIN_SWITCH, "spine 2", True, "ok"),
+            (6, UNDRAIN_SWITCH, "spine 2", True, "already"),
+            (6, DRAIN_LINK, "uplink 0 8", True, "ok"),
+        ],
+    ),
 ]
 
 
@@ -117,8 +154,10 @@ def test_a_refusal_names_what_it_counted(fabric: Fabric) -> None:
     assert "plane 0 would keep 7 spine(s) in service" in decision.reason
 
 
-@pytest.mark.parametrize(("field", "value"), [("min_leaf_uplinks", 0), ("max_actions", 1.5),
-                                              ("breaker_actions", -1), ("window", timedelta(0))])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("min_leaf_uplinks", 0), ("max_actions", 1.5), ("breaker_actions", -1), ("window", timedelta(0))],
+)
 def test_rails_out_of_range_are_refused_by_name(field: str, value: object) -> None:
     with pytest.raises(ValueError, match=field):
         GuardRails(**{field: value})  # type: ignore[arg-type]
@@ -144,15 +183,25 @@ def _three_tier_target(fabric: Fabric, name: str) -> str:
 
 # the b200-3tier example: each spine has 32 super-spine uplinks, 16 of them to each of its two super-spines
 THREE_TIER_CASES = [
-    ("a spine keeps its super-spine uplinks", GuardRails(min_spine_uplinks=31), [
-        (0, DRAIN_LINK, "suplink 0 0", True, "ok"),
-        (1, DRAIN_LINK, "suplink 0 1", False, "last_uplinks"),
-        (1, DRAIN_LINK, "suplink 1 1", True, "ok")]),
-    ("a super-spine whose drain leaves its spines too few uplinks", GuardRails(min_spine_uplinks=17), [
-        (0, DRAIN_SWITCH, "superspine 0", False, "last_uplinks")]),
-    ("a super-spine whose spines keep enough; its links then count as out", GuardRails(min_spine_uplinks=16), [
-        (0, DRAIN_SWITCH, "superspine 0", True, "ok"),
-        (1, DRAIN_LINK, "suplink 0 31", False, "last_uplinks")]),
+    (
+        "a spine keeps its super-spine uplinks",
+        GuardRails(min_spine_uplinks=31),
+        [
+            (0, DRAIN_LINK, "suplink 0 0", True, "ok"),
+            (1, DRAIN_LINK, "suplink 0 1", False, "last_uplinks"),
+            (1, DRAIN_LINK, "suplink 1 1", True, "ok"),
+        ],
+    ),
+    (
+        "a super-spine whose drain leaves its spines too few uplinks",
+        GuardRails(min_spine_uplinks=17),
+        [(0, DRAIN_SWITCH, "superspine 0", False, "last_uplinks")],
+    ),
+    (
+        "a super-spine whose spines keep enough; its links then count as out",
+        GuardRails(min_spine_uplinks=16),
+        [(0, DRAIN_SWITCH, "superspine 0", True, "ok"), (1, DRAIN_LINK, "suplink 0 31", False, "last_uplinks")],
+    ),
 ]
 
 

@@ -77,9 +77,12 @@ def test_a_delivery_becomes_one_event_and_the_tick_ticks(tmp_path: Path) -> None
         for _ in range(100):  # until it listens
             await asyncio.sleep(0.05)
             try:
-                req = urllib.request.Request(f"http://127.0.0.1:{port}/alertmanager",
-                                             data=json.dumps(payload).encode(), method="POST",
-                                             headers={"Content-Type": "application/json"})
+                req = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/alertmanager",
+                    data=json.dumps(payload).encode(),
+                    method="POST",
+                    headers={"Content-Type": "application/json"},
+                )
                 status = await asyncio.to_thread(_post, req)
                 break
             except OSError:
@@ -110,9 +113,12 @@ def test_a_delivery_is_answered_at_once_when_an_event_already_waits() -> None:
         for _ in range(100):  # until it listens, then twice more with the queue full
             await asyncio.sleep(0.05)
             try:
-                req = urllib.request.Request(f"http://127.0.0.1:{port}/alertmanager",
-                                             data=json.dumps(payload).encode(), method="POST",
-                                             headers={"Content-Type": "application/json"})
+                req = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/alertmanager",
+                    data=json.dumps(payload).encode(),
+                    method="POST",
+                    headers={"Content-Type": "application/json"},
+                )
                 statuses.append(await asyncio.to_thread(_post, req))
             except urllib.error.URLError:  # not listening yet (a delivery left waiting times out: the test fails)
                 continue
@@ -160,10 +166,13 @@ def test_an_event_is_dropped_while_the_sweep_it_would_join_has_not_started(tmp_p
     assert mod.Pending("", 120).offer(asyncio.Queue(1), {"hwaac_tick": {}})  # without the state folder: always
 
 
-@pytest.mark.parametrize(("payload", "firing"), [
-    ({"status": "resolved", "alerts": [{"status": "resolved", "labels": {"alertname": "HwaacMitigate"}}]}, 0),
-    ({"status": "firing", "alerts": [{"status": "firing", "labels": {}}, "junk"]}, 1),
-    ({}, 0),
-])
+@pytest.mark.parametrize(
+    ("payload", "firing"),
+    [
+        ({"status": "resolved", "alerts": [{"status": "resolved", "labels": {"alertname": "HwaacMitigate"}}]}, 0),
+        ({"status": "firing", "alerts": [{"status": "firing", "labels": {}}, "junk"]}, 1),
+        ({}, 0),
+    ],
+)
 def test_summary_counts_what_the_delivery_holds(payload: dict, firing: int) -> None:
     assert _plugin().summary(payload)["firing"] == firing

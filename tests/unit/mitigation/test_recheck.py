@@ -18,9 +18,11 @@ from hwaac.plan import build_plan
 from hwaac.validate import load_intent
 
 DEMO = Path(__file__).parents[3] / "inventory" / "demo"
-POLICY = ("guard_rails: {min_plane_spines: 2}\ngraceful_s: 0\nrecheck: {max_loss_pct: %g}\nrules:\n"
-          "  - name: lossy\n    match: {kinds: [link], link_kinds: [leaf_spine]}\n    action: drain_link\n"
-          "    persistence: 1\n    hold_down_s: 0\n    recheck_sweeps: 1\n")
+POLICY = (
+    "guard_rails: {min_plane_spines: 2}\ngraceful_s: 0\nrecheck: {max_loss_pct: %g}\nrules:\n"
+    "  - name: lossy\n    match: {kinds: [link], link_kinds: [leaf_spine]}\n    action: drain_link\n"
+    "    persistence: 1\n    hold_down_s: 0\n    recheck_sweeps: 1\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +50,10 @@ def test_a_recorded_ping_is_judged_against_the_loss_limit(tmp_path, answer, limi
 
 
 def test_a_link_with_no_result_fails_its_recheck(tmp_path):
-    probes = [recheck.Probe("C1", "leaf-1", "10.99.0.0", "10.99.0.1"),
-              recheck.Probe("C2", "leaf-2", "10.99.0.2", "10.99.0.3")]
+    probes = [
+        recheck.Probe("C1", "leaf-1", "10.99.0.0", "10.99.0.1"),
+        recheck.Probe("C2", "leaf-2", "10.99.0.2", "10.99.0.3"),
+    ]
     (tmp_path / "leaf-1.json").write_text(json.dumps([ping_result({"cable": "C1"}, "clean")]))
     (tmp_path / "leaf-2.json").write_text("{not json")
     got = recheck.judge(probes, tmp_path, Recheck())
@@ -65,16 +69,41 @@ def test_probes_ping_from_the_a_end_to_the_b_end(plan):
 
 def _sweep(tmp_path: Path, capsys, cable: str | None, minute: int, limit: float = 0) -> tuple[int, dict]:
     """One sweep at T+minute, with a lossy ``cable`` found (None: nothing found)."""
-    labels = {"alertname": "HwaacMitigate", "rule": "probe_path_loss", "severity": "fault", "kind": "link",
-              "component": cable or "", "cable": cable or "", "device": "", "port": "", "hosts": ""}
+    labels = {
+        "alertname": "HwaacMitigate",
+        "rule": "probe_path_loss",
+        "severity": "fault",
+        "kind": "link",
+        "component": cable or "",
+        "cable": cable or "",
+        "device": "",
+        "port": "",
+        "hosts": "",
+    }
     alerts = [{"status": "firing", "labels": labels, "annotations": {}, "startsAt": "2026-12-05T03:00:00Z"}]
-    (tmp_path / "alert.json").write_text(json.dumps({"version": "4", "status": "firing",
-                                                     "alerts": alerts if cable else []}))
+    (tmp_path / "alert.json").write_text(
+        json.dumps({"version": "4", "status": "firing", "alerts": alerts if cable else []})
+    )
     (tmp_path / "policy.yaml").write_text(POLICY % limit)
     capsys.readouterr()
-    code = hwaac_main(["remediate", str(DEMO), str(tmp_path / "alert.json"), "--state", str(tmp_path / "state"),
-                       "--policy", str(tmp_path / "policy.yaml"), "--now", f"2026-12-05T03:{minute:02d}:00+00:00",
-                       "--format", "json", "--apply", "-i", "inv.yml"])
+    code = hwaac_main(
+        [
+            "remediate",
+            str(DEMO),
+            str(tmp_path / "alert.json"),
+            "--state",
+            str(tmp_path / "state"),
+            "--policy",
+            str(tmp_path / "policy.yaml"),
+            "--now",
+            f"2026-12-05T03:{minute:02d}:00+00:00",
+            "--format",
+            "json",
+            "--apply",
+            "-i",
+            "inv.yml",
+        ]
+    )
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -92,19 +121,23 @@ def test_an_undrain_waits_for_a_clean_recheck_and_drains_again_until_then(plan, 
     switches.answers[cable] = "lossy"
     code, out = _sweep(tmp_path, capsys, None, 1)
     assert code == 0 and out["outcome"][f"undrain_link|{cable}"].startswith(
-        f"re-check failed, drained again: {link.a_device} 10.1.0.1 -> 10.1.0.0: 191/200 replies (4.5% lost")
+        f"re-check failed, drained again: {link.a_device} 10.1.0.1 -> 10.1.0.0: 191/200 replies (4.5% lost"
+    )
     assert out["outcome"][key] == "done"
     assert [r["recheck"] for r in switches.runs[1:]] == [[cable], []]
     opened, then = switches.runs[1:]
     for device in (link.a_device, link.b_device):  # opened still marked, then shut again: never restored
         (nbr,) = opened["stage1"][device]["BGP_NEIGHBOR"].values()
         assert nbr == {"admin_status": "up"}
-        assert then["stage2"][device] == {"BGP_NEIGHBOR": {k: {"admin_status": "down"}
-                                                           for k in opened["stage1"][device]["BGP_NEIGHBOR"]}}
+        assert then["stage2"][device] == {
+            "BGP_NEIGHBOR": {k: {"admin_status": "down"} for k in opened["stage1"][device]["BGP_NEIGHBOR"]}
+        }
     assert _state(tmp_path)["out"][key]["since"] == "2026-12-05T03:01:00+00:00"  # the hold-down starts over
     log = [json.loads(x) for x in (tmp_path / "state" / "decisions.jsonl").read_text().splitlines()]
     assert [(x["action"], x["rule"], x["outcome"][:15]) for x in log[1:]] == [
-        ("undrain_link", "ok", "re-check failed"), ("drain_link", "ok", "done")]
+        ("undrain_link", "ok", "re-check failed"),
+        ("drain_link", "ok", "done"),
+    ]
     assert log[2]["reason"].startswith(f"the re-check before undrain_link {cable} failed: ")
 
     switches.answers[cable] = "clean"
@@ -138,15 +171,22 @@ def test_a_switch_undrain_leaves_a_link_drained_on_its_own_shut(plan, tmp_path, 
     assert lossy.cable_id not in opened["recheck"] and len(opened["recheck"]) == len(mine) - 1
     opened_there = opened["stage1"].get(lossy.a_device, {}).get("BGP_NEIGHBOR", {})
     assert f"default|{ipaddress.IPv4Address(lossy.b_ip)}" not in opened_there  # the session on the lossy link
-    assert {f"default|{ipaddress.IPv4Address(x.b_ip)}" for x in mine
-            if x.a_device == lossy.a_device and x != lossy} <= set(opened_there)  # its parallel links: opened
+    assert {
+        f"default|{ipaddress.IPv4Address(x.b_ip)}" for x in mine if x.a_device == lossy.a_device and x != lossy
+    } <= set(opened_there)  # its parallel links: opened
     assert out["outcome"][f"undrain_switch|{spine}"].startswith("done, but 1 link(s) failed the re-check")
     out_now = _state(tmp_path)["out"]
     assert set(out_now) == {f"drain_link|{lossy.cable_id}", f"drain_link|{failing.cable_id}"}
     assert out_now[f"drain_link|{failing.cable_id}"] | {"since": ""} == {
-        "action": "drain_link", "target": failing.cable_id, "rule": "manual", "since": "", "clean": 0,
+        "action": "drain_link",
+        "target": failing.cable_id,
+        "rule": "manual",
+        "since": "",
+        "clean": 0,
         "evidence": [{"recheck": out_now[f"drain_link|{failing.cable_id}"]["evidence"][0]["recheck"]}],
-        "manual": True, "note": "optics swap"}  # out as its switch was: a person's drain, with its reason
+        "manual": True,
+        "note": "optics swap",
+    }  # out as its switch was: a person's drain, with its reason
     assert "0/200 replies" in out_now[f"drain_link|{failing.cable_id}"]["evidence"][0]["recheck"]
 
 
@@ -155,9 +195,27 @@ def test_a_persons_undrain_that_fails_its_recheck_leaves_the_link_to_the_sweeps(
     _sweep(tmp_path, capsys, cable, 0)
     switches.answers[cable] = "dead"
     capsys.readouterr()
-    code = hwaac_main(["remediate", str(DEMO), "--state", str(tmp_path / "state"), "--policy",
-                       str(tmp_path / "policy.yaml"), "--format", "json", "--apply", "-i", "x", "--undrain-link",
-                       cable, "--reason", "optic reseated", "--now", "2026-12-05T03:10:00+00:00"])
+    code = hwaac_main(
+        [
+            "remediate",
+            str(DEMO),
+            "--state",
+            str(tmp_path / "state"),
+            "--policy",
+            str(tmp_path / "policy.yaml"),
+            "--format",
+            "json",
+            "--apply",
+            "-i",
+            "x",
+            "--undrain-link",
+            cable,
+            "--reason",
+            "optic reseated",
+            "--now",
+            "2026-12-05T03:10:00+00:00",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == 1 and out["outcome"][f"undrain_link|{cable}"].startswith("re-check failed, drained again")
     assert "0/200 replies" in out["rechecks"][cable] and out["rechecks"][cable].startswith("FAILED: ")

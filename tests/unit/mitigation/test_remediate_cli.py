@@ -14,22 +14,49 @@ from hwaac.plan import build_plan
 from hwaac.validate import load_intent
 
 DEMO = Path(__file__).parents[3] / "inventory" / "demo"
-ONE_SWEEP = "guard_rails: {}\nrules:\n  - name: r\n    match: {kinds: [link, optic], link_kinds: [leaf_spine]}\n" \
-            "    action: drain_link\n    persistence: 1\n"
+ONE_SWEEP = (
+    "guard_rails: {}\nrules:\n  - name: r\n    match: {kinds: [link, optic], link_kinds: [leaf_spine]}\n"
+    "    action: drain_link\n    persistence: 1\n"
+)
 
 
 def _payload(cable: str, leaf: str, port: str, status: str = "firing") -> dict:
     """An Alertmanager webhook (version 4) as it posts to a receiver, for one hwaac_suspect alert."""
-    labels = {"alertname": "HwaacFabricSuspect", "fabric": "demo", "rule": "probe_path_loss", "severity": "fault",
-              "kind": "link", "component": cable, "cable": cable, "device": "", "port": "",
-              "hosts": "gpu-su01-h01,gpu-su01-h02,+14 more"}
-    return {"version": "4", "groupKey": "{}:{alertname=\"HwaacFabricSuspect\"}", "truncatedAlerts": 0,
-            "status": status, "receiver": "hwaac-remediate", "groupLabels": {"alertname": "HwaacFabricSuspect"},
-            "commonLabels": labels, "commonAnnotations": {}, "externalURL": "http://localhost:9093",
-            "alerts": [{"status": status, "labels": labels, "annotations": {"summary": f"{cable} loses probes"},
-                        "startsAt": "2026-12-05T03:00:00Z", "endsAt": "0001-01-01T00:00:00Z",
-                        "generatorURL": "http://localhost:9090/graph", "fingerprint": "a1b2c3d4e5f60718"}],
-            "_leaf": [leaf, port]}
+    labels = {
+        "alertname": "HwaacFabricSuspect",
+        "fabric": "demo",
+        "rule": "probe_path_loss",
+        "severity": "fault",
+        "kind": "link",
+        "component": cable,
+        "cable": cable,
+        "device": "",
+        "port": "",
+        "hosts": "gpu-su01-h01,gpu-su01-h02,+14 more",
+    }
+    return {
+        "version": "4",
+        "groupKey": "{}:{alertname=\"HwaacFabricSuspect\"}",
+        "truncatedAlerts": 0,
+        "status": status,
+        "receiver": "hwaac-remediate",
+        "groupLabels": {"alertname": "HwaacFabricSuspect"},
+        "commonLabels": labels,
+        "commonAnnotations": {},
+        "externalURL": "http://localhost:9093",
+        "alerts": [
+            {
+                "status": status,
+                "labels": labels,
+                "annotations": {"summary": f"{cable} loses probes"},
+                "startsAt": "2026-12-05T03:00:00Z",
+                "endsAt": "0001-01-01T00:00:00Z",
+                "generatorURL": "http://localhost:9090/graph",
+                "fingerprint": "a1b2c3d4e5f60718",
+            }
+        ],
+        "_leaf": [leaf, port],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -41,15 +68,19 @@ def uplink():
 def test_an_alert_names_its_cable_and_nodes(uplink):
     found = read(_payload(uplink.cable_id, uplink.a_device, uplink.a_port))
     assert [(f.rule, f.severity, f.cable, f.nodes) for f in found] == [
-        ("probe_path_loss", "fault", uplink.cable_id, ("gpu-su01-h01", "gpu-su01-h02"))]
+        ("probe_path_loss", "fault", uplink.cable_id, ("gpu-su01-h01", "gpu-su01-h02"))
+    ]
     assert from_alerts(_payload(uplink.cable_id, "", "", status="resolved")) == []
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ({"version": "4"}, "suspects: missing"),
-    ({"alerts": "x"}, "alerts: missing or not a list"),
-    ({"suspects": [{"severity": "bad"}]}, r"suspects\[0\]\.severity: .bad. is not one of info, warn, fault"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"version": "4"}, "suspects: missing"),
+        ({"alerts": "x"}, "alerts: missing or not a list"),
+        ({"suspects": [{"severity": "bad"}]}, r"suspects\[0\]\.severity: .bad. is not one of info, warn, fault"),
+    ],
+)
 def test_input_that_is_neither_is_refused(data, message):
     with pytest.raises(FindingsError, match=message):
         read(data)
@@ -58,8 +89,17 @@ def test_input_that_is_neither_is_refused(data, message):
 def test_a_dry_run_says_what_it_would_do_and_writes_nothing(uplink, tmp_path, capsys):
     (tmp_path / "alert.json").write_text(json.dumps(_payload(uplink.cable_id, uplink.a_device, uplink.a_port)))
     (tmp_path / "policy.yaml").write_text(ONE_SWEEP)
-    code = hwaac_main(["remediate", str(DEMO), str(tmp_path / "alert.json"), "--state", str(tmp_path / "state"),
-                       "--policy", str(tmp_path / "policy.yaml")])
+    code = hwaac_main(
+        [
+            "remediate",
+            str(DEMO),
+            str(tmp_path / "alert.json"),
+            "--state",
+            str(tmp_path / "state"),
+            "--policy",
+            str(tmp_path / "policy.yaml"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert f"ACT    drain_link {uplink.cable_id}: ok" in out
@@ -69,13 +109,16 @@ def test_a_dry_run_says_what_it_would_do_and_writes_nothing(uplink, tmp_path, ca
     assert not (tmp_path / "state").exists()
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--apply"], "--apply needs where to carry out"),
-    (["--now", "yesterday"], "--now: 'yesterday' is not an ISO 8601 time"),
-    (["--now", "2026-12-05T03:00:00"], "has no time zone"),
-    (["--policy", "{dir}/nope.yaml"], "--policy: "),
-    (["--policy", "{dir}/bad.yaml"], "bad.yaml:1: graceful_s: invalid value (got -1)"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--apply"], "--apply needs where to carry out"),
+        (["--now", "yesterday"], "--now: 'yesterday' is not an ISO 8601 time"),
+        (["--now", "2026-12-05T03:00:00"], "has no time zone"),
+        (["--policy", "{dir}/nope.yaml"], "--policy: "),
+        (["--policy", "{dir}/bad.yaml"], "bad.yaml:1: graceful_s: invalid value (got -1)"),
+    ],
+)
 def test_bad_input_exits_2_naming_it(uplink, tmp_path, capsys, args, message):
     (tmp_path / "alert.json").write_text(json.dumps(_payload(uplink.cable_id, "", "")))
     (tmp_path / "bad.yaml").write_text("graceful_s: -1\nrules: []\n")
@@ -100,8 +143,21 @@ def test_apply_with_netbox_unreachable_exits_2_before_any_switch(uplink, tmp_pat
     monkeypatch.setattr(carry_out, "run", lambda *a, **k: pytest.fail("carried out without NetBox"))
     (tmp_path / "alert.json").write_text(json.dumps(_payload(uplink.cable_id, uplink.a_device, uplink.a_port)))
     (tmp_path / "policy.yaml").write_text(ONE_SWEEP)
-    code = hwaac_main(["remediate", str(DEMO), str(tmp_path / "alert.json"), "--state", str(tmp_path / "state"),
-                       "--policy", str(tmp_path / "policy.yaml"), "--apply", "-i", "inv.yml", "--netbox"])
+    code = hwaac_main(
+        [
+            "remediate",
+            str(DEMO),
+            str(tmp_path / "alert.json"),
+            "--state",
+            str(tmp_path / "state"),
+            "--policy",
+            str(tmp_path / "policy.yaml"),
+            "--apply",
+            "-i",
+            "inv.yml",
+            "--netbox",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2
     assert "--netbox: NetBox at http://127.0.0.1:9 is unreachable" in err and "s3cret" not in err
@@ -149,12 +205,26 @@ def alertmanager():
 
 def _sweep(tmp_path: Path, url: str) -> list[str]:
     (tmp_path / "policy.yaml").write_text(ONE_SWEEP)
-    return ["remediate", str(DEMO), "--alertmanager", url, "--state", str(tmp_path / "state"), "--policy",
-            str(tmp_path / "policy.yaml"), "--apply", "-i", "inv.yml", "--format", "json"]
+    return [
+        "remediate",
+        str(DEMO),
+        "--alertmanager",
+        url,
+        "--state",
+        str(tmp_path / "state"),
+        "--policy",
+        str(tmp_path / "policy.yaml"),
+        "--apply",
+        "-i",
+        "inv.yml",
+        "--format",
+        "json",
+    ]
 
 
-def test_a_sweep_marks_its_start_and_reads_the_alerts_active_when_it_has_the_state(uplink, tmp_path, capsys,
-                                                                                     switches, alertmanager):
+def test_a_sweep_marks_its_start_and_reads_the_alerts_active_when_it_has_the_state(
+    uplink, tmp_path, capsys, switches, alertmanager
+):
     import fcntl
     import threading
     import time
@@ -179,5 +249,6 @@ def test_a_sweep_marks_its_start_and_reads_the_alerts_active_when_it_has_the_sta
     out = json.loads(capsys.readouterr().out)
     assert codes == [0] and alertmanager.reads == 1
     assert [(d["action"], d["target"], d["allowed"]) for d in out["decisions"]] == [
-        ("drain_link", uplink.cable_id, True)]
+        ("drain_link", uplink.cable_id, True)
+    ]
     assert len(switches.runs) == 1

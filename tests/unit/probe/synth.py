@@ -74,13 +74,24 @@ def hops(plan: Plan, f: Flow, cables: list[int], *, loopbacks: bool = False) -> 
     sw = plan.switch_by_name
     links: list[Link] = [plan.links[i] for i in cables]
     if loopbacks:
-        return (ip_str(links[0].b_ip), ip_str(sw[links[1].b_device].loopback),
-                ip_str(sw[links[2].a_device].loopback), f.dst_ip)
+        return (
+            ip_str(links[0].b_ip),
+            ip_str(sw[links[1].b_device].loopback),
+            ip_str(sw[links[2].a_device].loopback),
+            f.dst_ip,
+        )
     return ip_str(links[0].b_ip), ip_str(links[1].b_ip), ip_str(links[2].a_ip), f.dst_ip
 
 
-def results(loss: Mapping[int, float], seed: int, *, count: int = 100, dead: Collection[str] = (),
-            loopbacks: bool = False, stray: int = 0) -> list[FlowResult]:
+def results(
+    loss: Mapping[int, float],
+    seed: int,
+    *,
+    count: int = 100,
+    dead: Collection[str] = (),
+    loopbacks: bool = False,
+    stray: int = 0,
+) -> list[FlowResult]:
     """One sweep of the demo pinglist. ``loss``: cable index -> probability a probe is lost crossing it; ``dead``:
     hosts or rail addresses of which nothing comes back; ``stray``: that many random flows lose one probe."""
     plan, rng = demo(), random.Random(seed)
@@ -92,8 +103,16 @@ def results(loss: Mapping[int, float], seed: int, *, count: int = 100, dead: Col
         cables = route(plan, f)
         p = [loss[c] for c in cables if c in loss]
         lost = sum(1 for _ in range(count) if any(rng.random() < x for x in p)) if p else 0
-        out.append(FlowResult(f, sent=count, received_forward=count - lost, received_back=count - lost,
-                              path=hops(plan, f, cables, loopbacks=loopbacks), path_complete=True))
+        out.append(
+            FlowResult(
+                f,
+                sent=count,
+                received_forward=count - lost,
+                received_back=count - lost,
+                path=hops(plan, f, cables, loopbacks=loopbacks),
+                path_complete=True,
+            )
+        )
     for n in rng.sample(range(len(out)), stray):
         r = out[n]
         if r.received_forward:

@@ -28,8 +28,9 @@ def flows(dst: str, n: int = 4, port: int = PORT) -> list[Flow]:
 def responder() -> Iterator[str]:
     ready, stop = threading.Event(), threading.Event()
     stats: dict = {}
-    t = threading.Thread(target=lambda: stats.update(respond(["127.0.0.2"], PORT, stop=stop.is_set, duration=30,
-                                                             ready=ready.set)))
+    t = threading.Thread(
+        target=lambda: stats.update(respond(["127.0.0.2"], PORT, stop=stop.is_set, duration=30, ready=ready.set))
+    )
     t.start()
     assert ready.wait(10)
     try:
@@ -59,8 +60,7 @@ def test_its_own_responders_answer() -> None:
 
 
 def test_a_closed_port_is_no_responder_not_loss() -> None:
-    (r,) = run_probes(flows("127.0.0.4", 1, port=BASE + 38), count=5, interval=0.002, timeout=0.3,
-                      responders=False)
+    (r,) = run_probes(flows("127.0.0.4", 1, port=BASE + 38), count=5, interval=0.002, timeout=0.3, responders=False)
     assert r.sent == 5 and r.received_back == 0 and r.received_forward is None
     assert any(e.startswith(NO_RESPONDER) for e in r.errors)
 

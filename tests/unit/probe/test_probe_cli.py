@@ -25,12 +25,15 @@ def test_pinglist_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(f["dst_host"].startswith("gpu-su01-") for f in flows)
 
 
-@pytest.mark.parametrize("argv", [
-    ["probe", "pinglist", DEMO, "--host", "leaf-p0-su01-r0"],
-    ["probe", "send", DEMO, "--host", "nobody", "--out", "/nonexistent/x.json"],
-    ["probe", "pinglist", DEMO, "--host", "gpu-su01-h01", "--sports", "0"],
-    ["probe", "respond", "--bind", "192.0.2.1", "--port", str(PORT), "--duration", "1"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["probe", "pinglist", DEMO, "--host", "leaf-p0-su01-r0"],
+        ["probe", "send", DEMO, "--host", "nobody", "--out", "/nonexistent/x.json"],
+        ["probe", "pinglist", DEMO, "--host", "gpu-su01-h01", "--sports", "0"],
+        ["probe", "respond", "--bind", "192.0.2.1", "--port", str(PORT), "--duration", "1"],
+    ],
+)
 def test_usage_errors_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(argv) == 2
     assert capsys.readouterr().err.startswith("hwaac probe ")
@@ -44,8 +47,23 @@ def test_respond_with_freebind_binds_an_address_not_up(capsys: pytest.CaptureFix
 
 
 def test_respond_ends_cleanly_on_sigterm() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "hwaac.cli", "probe", "respond", "--bind", "127.0.0.5",
-                             "--port", str(PORT), "--duration", "60"], stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hwaac.cli",
+            "probe",
+            "respond",
+            "--bind",
+            "127.0.0.5",
+            "--port",
+            str(PORT),
+            "--duration",
+            "60",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
         assert "answering on 127.0.0.5" in proc.stderr.readline()

@@ -19,8 +19,11 @@ LEAF_A, SPINE = "leaf-p0-su01-r0", "spine-p0-03"
 @cache
 def flow_and_route() -> tuple:
     plan = demo()
-    f = next(f for f in demo_flows() if f.src_host == "gpu-su01-h01" and f.rail == 0
-             and plan.links[route(plan, f)[1]].b_device == SPINE)
+    f = next(
+        f
+        for f in demo_flows()
+        if f.src_host == "gpu-su01-h01" and f.rail == 0 and plan.links[route(plan, f)[1]].b_device == SPINE
+    )
     return f, route(plan, f)
 
 
@@ -36,8 +39,13 @@ def loopback(device: str) -> str:
 def hops_of(kind: str) -> tuple[str, ...]:
     f, (src, up, down, _dst) = flow_and_route()
     other_leaf_cable = between(demo(), "leaf-p0-su02-r7", SPINE)[0]
-    spine = {"inbound": addr(up, "b"), "loopback": loopback(SPINE), "unknown": "192.0.2.1", "silent": "*",
-             "other interface": addr(other_leaf_cable, "b")}[kind]
+    spine = {
+        "inbound": addr(up, "b"),
+        "loopback": loopback(SPINE),
+        "unknown": "192.0.2.1",
+        "silent": "*",
+        "other interface": addr(other_leaf_cable, "b"),
+    }[kind]
     return addr(src, "b"), spine, addr(down, "a"), f.dst_ip
 
 
@@ -53,8 +61,11 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "inbound", "want", "complete", "note"), CASES,
-                         ids=[f"{c[0]}-{'inbound' if c[1] else 'device'}" for c in CASES])
+@pytest.mark.parametrize(
+    ("kind", "inbound", "want", "complete", "note"),
+    CASES,
+    ids=[f"{c[0]}-{'inbound' if c[1] else 'device'}" for c in CASES],
+)
 def test_hop_to_cable(kind: str, inbound: bool, want: str, complete: bool, note: str) -> None:
     f, (src, up, down, dst) = flow_and_route()
     m = PathIndex.from_plan(demo(), inbound=inbound).map(FlowResult(f, path=hops_of(kind), path_complete=True))

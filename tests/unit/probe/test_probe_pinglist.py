@@ -20,13 +20,20 @@ MINIMAL = Path(__file__).parents[2] / "fixtures" / "intents" / "valid" / "minima
 def rail_ports(plan: Plan) -> dict[str, tuple[str, int, int, str]]:
     """Address -> (node, SU, rail, leaf), read from the plan's host links."""
     su = {n.name: n.su for n in plan.nodes}
-    return {ip_str(lk.a_ip): (lk.a_device, su[lk.a_device], lk.rail or 0, lk.b_device)
-            for lk in plan.links if lk.kind == "host"}
+    return {
+        ip_str(lk.a_ip): (lk.a_device, su[lk.a_device], lk.rail or 0, lk.b_device)
+        for lk in plan.links
+        if lk.kind == "host"
+    }
 
 
 # plan, peers, sports -> flows expected (nodes x rails x peers x sports)
-COUNTS = [("demo", 2, 8, 64 * 8 * 2 * 8), ("demo", 1, 1, 64 * 8), ("demo", 3, 4, 64 * 8 * 3 * 4),
-          ("minimal", 2, 8, 4 * 2 * 2 * 8)]
+COUNTS = [
+    ("demo", 2, 8, 64 * 8 * 2 * 8),
+    ("demo", 1, 1, 64 * 8),
+    ("demo", 3, 4, 64 * 8 * 3 * 4),
+    ("minimal", 2, 8, 4 * 2 * 2 * 8),
+]
 
 
 def plan_of(name: str) -> Plan:

@@ -21,27 +21,71 @@ from hwaac.probe.model import (
 )
 
 FLOW = Flow("gpu-su01-h01", "rail0", "172.16.0.1", "gpu-su02-h01", "172.16.2.1", 0, 31800, 31790)
-GOOD = ProbeResults("gpu-su01-h01", 1_700_000_000.0, 1_700_000_004.5, [
-    FlowResult(FLOW, 100, 98, 97, RttStats(41.0, 55.5, 180.2), ("172.16.0.0", "10.1.0.4", "10.1.2.9", "172.16.2.1"),
-               True, 0, []),
-    FlowResult(Flow("gpu-su01-h01", "rail0", "172.16.0.1", "gpu-su02-h02", "172.16.2.3", 0, 31808, 31790), 100,
-               None, 0, None, ("172.16.0.0", "*"), False, 0, ["path incomplete: the destination did not answer"]),
-])
+GOOD = ProbeResults(
+    "gpu-su01-h01",
+    1_700_000_000.0,
+    1_700_000_004.5,
+    [
+        FlowResult(
+            FLOW,
+            100,
+            98,
+            97,
+            RttStats(41.0, 55.5, 180.2),
+            ("172.16.0.0", "10.1.0.4", "10.1.2.9", "172.16.2.1"),
+            True,
+            0,
+            [],
+        ),
+        FlowResult(
+            Flow("gpu-su01-h01", "rail0", "172.16.0.1", "gpu-su02-h02", "172.16.2.3", 0, 31808, 31790),
+            100,
+            None,
+            0,
+            None,
+            ("172.16.0.0", "*"),
+            False,
+            0,
+            ["path incomplete: the destination did not answer"],
+        ),
+    ],
+)
 
 
 def text() -> str:
-    return json.dumps({"format": FORMAT, "host": GOOD.host, "started": GOOD.started, "ended": GOOD.ended,
-                       "flows": [_raw(r) for r in GOOD.flows]})
+    return json.dumps(
+        {
+            "format": FORMAT,
+            "host": GOOD.host,
+            "started": GOOD.started,
+            "ended": GOOD.ended,
+            "flows": [_raw(r) for r in GOOD.flows],
+        }
+    )
 
 
 def _raw(r: FlowResult) -> dict:
     f = r.flow
-    return {"flow": {"src_host": f.src_host, "src_if": f.src_if, "src_ip": f.src_ip, "dst_host": f.dst_host,
-                     "dst_ip": f.dst_ip, "rail": f.rail, "sport": f.sport, "dport": f.dport},
-            "sent": r.sent, "received_forward": r.received_forward, "received_back": r.received_back,
-            "rtt_us": None if r.rtt_us is None else {"min": r.rtt_us.min, "p50": r.rtt_us.p50, "p99": r.rtt_us.p99},
-            "path": None if r.path is None else list(r.path), "path_complete": r.path_complete,
-            "host_drops": r.host_drops, "errors": r.errors}
+    return {
+        "flow": {
+            "src_host": f.src_host,
+            "src_if": f.src_if,
+            "src_ip": f.src_ip,
+            "dst_host": f.dst_host,
+            "dst_ip": f.dst_ip,
+            "rail": f.rail,
+            "sport": f.sport,
+            "dport": f.dport,
+        },
+        "sent": r.sent,
+        "received_forward": r.received_forward,
+        "received_back": r.received_back,
+        "rtt_us": None if r.rtt_us is None else {"min": r.rtt_us.min, "p50": r.rtt_us.p50, "p99": r.rtt_us.p99},
+        "path": None if r.path is None else list(r.path),
+        "path_complete": r.path_complete,
+        "host_drops": r.host_drops,
+        "errors": r.errors,
+    }
 
 
 def test_written_and_read_back(tmp_path: Path) -> None:

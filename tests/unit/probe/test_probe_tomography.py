@@ -30,14 +30,17 @@ BAD_UP = ("leaf-p0-su01-r0", "spine-p0-03", 1)  # crossed upwards by su01 rail-0
 BAD_DOWN = ("leaf-p0-su02-r4", "spine-p0-05", 2)  # crossed downwards by su01 -> su02 rail-4 flows
 
 
-@pytest.mark.parametrize(("k", "n", "p", "expected"), [
-    (0, 10, 0.5, 1.0),
-    (1, 100, 0.01, 1 - 0.99 ** 100),
-    (3, 10, 0.5, 1 - (1 + 10 + 45) / 1024),
-    (10, 10, 0.5, 0.5 ** 10),
-    (11, 10, 0.5, 0.0),
-    (2, 1600, 0.001, 1 - 0.999 ** 1600 - 1600 * 0.001 * 0.999 ** 1599),
-])
+@pytest.mark.parametrize(
+    ("k", "n", "p", "expected"),
+    [
+        (0, 10, 0.5, 1.0),
+        (1, 100, 0.01, 1 - 0.99**100),
+        (3, 10, 0.5, 1 - (1 + 10 + 45) / 1024),
+        (10, 10, 0.5, 0.5**10),
+        (11, 10, 0.5, 0.0),
+        (2, 1600, 0.001, 1 - 0.999**1600 - 1600 * 0.001 * 0.999**1599),
+    ],
+)
 def test_binomial_tail(k: int, n: int, p: float, expected: float) -> None:
     assert math.isclose(binomial_tail(k, n, p), expected, rel_tol=1e-9, abs_tol=1e-15)
 
@@ -52,8 +55,7 @@ CASES = [  # name, cable -> loss, seeds, stray single-probe losses, the cables t
 
 
 @pytest.mark.parametrize(("name", "loss", "seeds", "stray", "named"), CASES, ids=[c[0] for c in CASES])
-def test_lossy_cables_are_named_and_nothing_else(name: str, loss: dict, seeds: range, stray: int,
-                                                 named: list) -> None:
+def test_lossy_cables_are_named_and_nothing_else(name: str, loss: dict, seeds: range, stray: int, named: list) -> None:
     cables = {up(*k): v for k, v in loss.items()}
     want = {frozenset({up(*k)}) for k in named}
     for seed in seeds:
@@ -93,8 +95,12 @@ def test_loopback_hops_name_the_sets_the_probes_cannot_tell_apart(bad_end: tuple
 def test_a_dead_node_is_named_itself_not_the_cables_of_its_paths() -> None:
     t = tomography(results({}, 1, dead={"gpu-su01-h03"}), index(), default_slos())
     (s,) = t.suspects
-    assert (s.rule, s.kind, s.components[0].name, s.nodes) == (RULE_UNREACHABLE, "host", "gpu-su01-h03",
-                                                               ("gpu-su01-h03",))
+    assert (s.rule, s.kind, s.components[0].name, s.nodes) == (
+        RULE_UNREACHABLE,
+        "host",
+        "gpu-su01-h03",
+        ("gpu-su01-h03",),
+    )
     assert len(s.links) == 8 and t.summary["unreachable_pairs"] > 0
 
 

@@ -21,14 +21,18 @@ def series(name: str, labels: dict[str, str], v: float) -> dict[str, str]:
 
 def family_series(fams: Iterable[Any], prefixes: tuple[str, ...]) -> list[dict[str, str]]:
     """The input series of every sample of the exporter's families whose name starts with one of ``prefixes``."""
-    return [series(fam.name, smp.labels, smp.value) for fam in fams if fam.name.startswith(prefixes)
-            for smp in fam.samples]
+    return [
+        series(fam.name, smp.labels, smp.value) for fam in fams if fam.name.startswith(prefixes) for smp in fam.samples
+    ]
 
 
 def promtool_test(tmp_path: Path, promtool: str, inputs: list[dict], checks: list[dict]) -> None:
     """Run ``checks`` (promql_expr_test items) over ``inputs`` with the shipped rules; fail with promtool's words."""
-    doc = {"rule_files": [str(RULES)], "evaluation_interval": "1m",
-           "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}]}
+    doc = {
+        "rule_files": [str(RULES)],
+        "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}],
+    }
     test = tmp_path / "rules.test.yml"
     test.write_text(yaml.safe_dump(doc, sort_keys=False))
     r = subprocess.run([promtool, "test", "rules", str(test)], capture_output=True, text=True, check=False)

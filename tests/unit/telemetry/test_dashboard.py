@@ -73,8 +73,16 @@ def expressions(d: dict[str, Any]) -> list[str]:
 
 
 ROW_TITLE = re.compile(r"^Plane (\d+), rail (\d+)$")
-ROW_SLIS = ["Availability", "Coverage", "Loss ratio", "Pre-FEC BER", "Uncorrectable FEC", "PFC pause",
-            "ECN marking", "Probe loss"]
+ROW_SLIS = [
+    "Availability",
+    "Coverage",
+    "Loss ratio",
+    "Pre-FEC BER",
+    "Uncorrectable FEC",
+    "PFC pause",
+    "ECN marking",
+    "Probe loss",
+]
 
 
 @pytest.mark.parametrize(("folder", "planes", "rails"), FABRICS, ids=FABRIC_IDS)
@@ -105,8 +113,14 @@ def test_rows_are_the_plans_plane_rail_pairs_in_order(folder: Path, planes: int,
 
 
 def promtool_check(promtool: str, exprs: list[str], folder: Path) -> subprocess.CompletedProcess[str]:
-    rules = {"groups": [{"name": "dashboard", "rules": [
-        {"record": f"hwaac_dashboard:check_{i}", "expr": e} for i, e in enumerate(exprs)]}]}
+    rules = {
+        "groups": [
+            {
+                "name": "dashboard",
+                "rules": [{"record": f"hwaac_dashboard:check_{i}", "expr": e} for i, e in enumerate(exprs)],
+            }
+        ]
+    }
     path = folder / "dashboard.rules.yml"
     path.write_text(yaml.safe_dump(rules, sort_keys=False))
     return subprocess.run([promtool, "check", "rules", str(path)], capture_output=True, text=True, check=False)
@@ -133,11 +147,26 @@ def test_every_expression_is_valid_promql(folder: Path, promtool: str, tmp_path:
     assert f"SUCCESS: {len(exprs)} rules found" in r.stdout
 
 
-_DROPPED = re.compile(r'"(?:[^"\\]|\\.)*"|\{[^}]*\}|\[[^\]]*\]'
-                      r"|\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
+_DROPPED = re.compile(
+    r'"(?:[^"\\]|\\.)*"|\{[^}]*\}|\[[^\]]*\]'
+    r"|\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)"
+)
 _WORD = re.compile(r"(?<![\w:.])[A-Za-z_:][\w:]*")
-_KEYWORDS = {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring", "group_left", "group_right",
-             "inf", "nan"}
+_KEYWORDS = {
+    "and",
+    "or",
+    "unless",
+    "bool",
+    "offset",
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "inf",
+    "nan",
+}
 
 
 def metric_names(expr: str) -> set[str]:
@@ -146,15 +175,17 @@ def metric_names(expr: str) -> set[str]:
     text = _DROPPED.sub(" ", expr)
     out = set()
     for m in _WORD.finditer(text):
-        if text[m.end():].lstrip().startswith("(") or m.group().lower() in _KEYWORDS:
+        if text[m.end() :].lstrip().startswith("(") or m.group().lower() in _KEYWORDS:
             continue
         out.add(m.group())
     return out
 
 
 NAME_CASES = [
-    ('sum by (su, leaf) (hwaac:link_up{fabric="x"}) / sum(hwaac_link_planned)', {"hwaac:link_up",
-                                                                                 "hwaac_link_planned"}),
+    (
+        'sum by (su, leaf) (hwaac:link_up{fabric="x"}) / sum(hwaac_link_planned)',
+        {"hwaac:link_up", "hwaac_link_planned"},
+    ),
     ('topk(5, a_b > on (fabric) group_left () c{bound="max"})', {"a_b", "c"}),
     ("time() - x_seconds", {"x_seconds"}),
     ("rate(y_total[5m]) > bool 1e-9", {"y_total"}),
@@ -198,8 +229,21 @@ def test_every_metric_is_served_or_recorded(folder: Path) -> None:
 # the leaves of plane 0, rail 0 (one per SU); the demo samples read the first (tests/fixtures/telemetry/samples/
 # README.md), so the other has coverage 0 (a value: unknown is never healthy) and no other SLI
 ROW_LEAVES = {"leaf-p0-su01-r0": "1", "leaf-p0-su02-r0": "2"}
-SLI_OF_TITLE = dict(zip(ROW_SLIS[:-1], ("availability", "coverage", "loss_ratio", "pre_fec_ber",
-                                        "fec_uncorrectable_per_s", "pause_ratio", "ecn_mark_ratio"), strict=True))
+SLI_OF_TITLE = dict(
+    zip(
+        ROW_SLIS[:-1],
+        (
+            "availability",
+            "coverage",
+            "loss_ratio",
+            "pre_fec_ber",
+            "fec_uncorrectable_per_s",
+            "pause_ratio",
+            "ecn_mark_ratio",
+        ),
+        strict=True,
+    )
+)
 PROBES = SAMPLES / "probe-loss_derived"
 
 
@@ -218,16 +262,24 @@ def test_row_queries_give_sli_py_values_per_leaf(promtool: str, tmp_path: Path) 
         (target,) = p["targets"]
         for leaf, su in ROW_LEAVES.items():
             # the query's series of this leaf only
-            expr = (f"({concrete(target['expr'], 'demo')}) and on (su, leaf) "
-                    f'group by (su, leaf) (hwaac_link_planned{{leaf="{leaf}"}})')
+            expr = (
+                f"({concrete(target['expr'], 'demo')}) and on (su, leaf) "
+                f'group by (su, leaf) (hwaac_link_planned{{leaf="{leaf}"}})'
+            )
             x = aggs[leaf].values[SLI_OF_TITLE[p["title"]]]
             if x is None:
-                checks.append({"expr": f"absent({expr})", "eval_time": "2m", "exp_samples": [{"labels": "{}",
-                                                                                            "value": 1}]})
+                checks.append(
+                    {"expr": f"absent({expr})", "eval_time": "2m", "exp_samples": [{"labels": "{}", "value": 1}]}
+                )
                 continue
             valued += 1
-            checks.append({"expr": f"abs(({expr}) - {x!r}) <= bool {abs(x) * 1e-9!r}", "eval_time": "2m",
-                           "exp_samples": [{"labels": f'{{leaf="{leaf}",su="{su}"}}', "value": 1}]})
+            checks.append(
+                {
+                    "expr": f"abs(({expr}) - {x!r}) <= bool {abs(x) * 1e-9!r}",
+                    "eval_time": "2m",
+                    "exp_samples": [{"labels": f'{{leaf="{leaf}",su="{su}"}}', "value": 1}],
+                }
+            )
     assert valued >= 4  # availability, coverage and the loss ratio of the sampled leaf, the other's coverage
     promtool_test(tmp_path, promtool, inputs, checks)
 
@@ -249,11 +301,15 @@ def test_row_probe_loss_is_the_worst_estimate_per_leaf(promtool: str, tmp_path: 
     inputs = family_series(families(health), ("hwaac_probe_", "hwaac_localise_", "hwaac_slo_"))
     (row,) = [ps for t, ps in rows(model(DEMO)) if t == "Plane 0, rail 0"]
     (target,) = [t for p in row if p["title"] == "Probe loss" for t in p["targets"]]
-    checks = [{"expr": f"abs(({concrete(target['expr'], 'demo')}) - on (leaf) group_left () "
-                       f'label_replace(vector({v!r}), "leaf", "{leaf}", "", "")) <= bool 1e-12',
-               "eval_time": "2m", "exp_samples": [{"labels": f'{{leaf="{leaf}",su="{ROW_LEAVES[leaf]}"}}',
-                                                   "value": 1}]}
-              for leaf, v in worst.items()]
+    checks = [
+        {
+            "expr": f"abs(({concrete(target['expr'], 'demo')}) - on (leaf) group_left () "
+            f'label_replace(vector({v!r}), "leaf", "{leaf}", "", "")) <= bool 1e-12',
+            "eval_time": "2m",
+            "exp_samples": [{"labels": f'{{leaf="{leaf}",su="{ROW_LEAVES[leaf]}"}}', "value": 1}],
+        }
+        for leaf, v in worst.items()
+    ]
     promtool_test(tmp_path, promtool, inputs, checks)
 
 
@@ -261,12 +317,20 @@ def test_row_probe_loss_is_the_worst_estimate_per_leaf(promtool: str, tmp_path: 
 
 
 # panel title -> the SLI (the SLO file's key) it shows
-TITLE_SLI = {"Availability": "availability", "Availability per plane": "availability", "Coverage": "coverage",
-             "Loss ratio": "loss_ratio", "Probe loss": "probe_loss_ratio",
-             "Probe loss, worst cables": "probe_loss_ratio",
-             "Pre-FEC BER": "pre_fec_ber", "Uncorrectable FEC": "fec_uncorrectable_per_s",
-             "PFC pause": "pause_ratio", "ECN marking": "ecn_mark_ratio",
-             "BGP session drops per hour": "bgp_drops_per_hour", "Path diversity": "path_diversity"}
+TITLE_SLI = {
+    "Availability": "availability",
+    "Availability per plane": "availability",
+    "Coverage": "coverage",
+    "Loss ratio": "loss_ratio",
+    "Probe loss": "probe_loss_ratio",
+    "Probe loss, worst cables": "probe_loss_ratio",
+    "Pre-FEC BER": "pre_fec_ber",
+    "Uncorrectable FEC": "fec_uncorrectable_per_s",
+    "PFC pause": "pause_ratio",
+    "ECN marking": "ecn_mark_ratio",
+    "BGP session drops per hour": "bgp_drops_per_hour",
+    "Path diversity": "path_diversity",
+}
 
 
 @pytest.mark.parametrize("folder", [f for f, _, _ in FABRICS], ids=FABRIC_IDS)
@@ -281,8 +345,9 @@ def test_thresholds_are_the_slo_files(folder: Path) -> None:
         slo = slos[sli]
         steps = p["fieldConfig"]["defaults"]["thresholds"]["steps"]
         assert steps[0]["value"] is None  # the base step
-        assert [s["value"] for s in steps[1:]] == sorted(v for k in ("min", "max", "warn") if (v := slo.get(k))
-                                                         is not None), p["title"]
+        assert [s["value"] for s in steps[1:]] == sorted(
+            v for k in ("min", "max", "warn") if (v := slo.get(k)) is not None
+        ), p["title"]
         color = {s["value"]: s["color"] for s in steps}
         if "max" in slo:  # red from the bound up
             assert color[slo["max"]] == "red" and color[None] != "red"
@@ -293,11 +358,21 @@ def test_thresholds_are_the_slo_files(folder: Path) -> None:
     assert seen == set(slos)  # every SLO is drawn somewhere
 
 
-UNITS = {"Availability": "percentunit", "Availability per plane": "percentunit", "Coverage": "percentunit",
-         "PFC pause": "percentunit",
-         "ECN marking": "percentunit", "Path diversity": "percentunit", "Sweep": "s", "Suspects": "short",
-         "Coverage gaps": "short", "BGP session drops per hour": "short", "Probe loss": "percentunit",
-         "Probe loss, worst cables": "percentunit", "Probed flows": "short"}
+UNITS = {
+    "Availability": "percentunit",
+    "Availability per plane": "percentunit",
+    "Coverage": "percentunit",
+    "PFC pause": "percentunit",
+    "ECN marking": "percentunit",
+    "Path diversity": "percentunit",
+    "Sweep": "s",
+    "Suspects": "short",
+    "Coverage gaps": "short",
+    "BGP session drops per hour": "short",
+    "Probe loss": "percentunit",
+    "Probe loss, worst cables": "percentunit",
+    "Probed flows": "short",
+}
 
 
 def test_units() -> None:
@@ -343,10 +418,15 @@ def test_shipped_demo_dashboard_is_current() -> None:
     now = dashboard_json(plan_of(DEMO))
     shipped = SHIPPED.read_text(encoding="utf-8")
     if shipped != now:
-        diff = "".join(list(difflib.unified_diff(shipped.splitlines(True), now.splitlines(True), str(SHIPPED),
-                                                 "generated now"))[:80])
-        pytest.fail(f"{SHIPPED.relative_to(ROOT)} is not what the code generates now; run `make dashboards`:\n"
-                    f"{diff}", pytrace=False)
+        diff = "".join(
+            list(difflib.unified_diff(shipped.splitlines(True), now.splitlines(True), str(SHIPPED), "generated now"))[
+                :80
+            ]
+        )
+        pytest.fail(
+            f"{SHIPPED.relative_to(ROOT)} is not what the code generates now; run `make dashboards`:\n{diff}",
+            pytrace=False,
+        )
 
 
 def test_cli_prints_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -376,14 +456,17 @@ def test_cli_slo_file_moves_the_thresholds(tmp_path: Path, capsys: pytest.Captur
     assert "thresholds" not in by_title["Loss ratio"] and "thresholds" in by_title["Pre-FEC BER"]
 
 
-USAGE = [("unwritable output", ["-o", "/nonexistent-dir/d.json"], "-o /nonexistent-dir/d.json"),
-         ("missing slo", ["--slo", "/nonexistent-dir/slo.yaml"], "--slo"),
-         ("invalid slo", ["--slo", "BAD"], "switch_degraded_share")]
+USAGE = [
+    ("unwritable output", ["-o", "/nonexistent-dir/d.json"], "-o /nonexistent-dir/d.json"),
+    ("missing slo", ["--slo", "/nonexistent-dir/slo.yaml"], "--slo"),
+    ("invalid slo", ["--slo", "BAD"], "switch_degraded_share"),
+]
 
 
 @pytest.mark.parametrize(("case", "extra", "words"), USAGE, ids=[c[0] for c in USAGE])
-def test_cli_usage_errors_exit_2(case: str, extra: list[str], words: str, tmp_path: Path,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_usage_errors_exit_2(
+    case: str, extra: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "slo.yaml"
     bad.write_text("version: 1\nslos: {}\nlocalise: {switch_degraded_share: 2}\n")
     extra = [str(bad) if a == "BAD" else a for a in extra]

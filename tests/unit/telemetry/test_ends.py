@@ -54,9 +54,15 @@ def _words(device: str, ports: dict[str, str]) -> Snapshot:
 
 def _readings() -> list[Interval | Snapshot]:
     return [
-        _counters(LEAF, "portstat", {"Ethernet0": {"rx_ok": 100, "rx_err": 5, "rx_drop": None},
-                                     "Ethernet4": {"rx_ok": 50, "rx_err": 0, "rx_drop": 0},
-                                     "Ethernet999": {"rx_ok": 1}}),  # no such planned port
+        _counters(
+            LEAF,
+            "portstat",
+            {
+                "Ethernet0": {"rx_ok": 100, "rx_err": 5, "rx_drop": None},
+                "Ethernet4": {"rx_ok": 50, "rx_err": 0, "rx_drop": 0},
+                "Ethernet999": {"rx_ok": 1},
+            },
+        ),  # no such planned port
         _counters(LEAF, "pfcstat", {"Ethernet0": {"pfc3_rx": 20, "rx_ok": 200}}),  # later: rx_ok 20/s wins
         _status(LEAF, {"Ethernet0": "up", "Ethernet8": "down"}),
         _counters(SPINE, "portstat", {"Ethernet0": {"tx_ok": 30}}, t0=5.0),
@@ -68,9 +74,13 @@ def test_an_end_read_back_is_the_merged_reading(index: LinkIndex) -> None:
     code = index.find(LEAF, "Ethernet0")
     assert code is not None
     end = table[code]
-    assert end == PortRates("Ethernet0", {"rx_ok": 20.0, "rx_err": 0.5, "rx_drop": None, "pfc3_rx": 2.0},
-                            {"rx_drop": "unreadable (N/A) in the later sample"}, {"rx_power_dbm": None},
-                            {"oper": "up", "admin": "up"})
+    assert end == PortRates(
+        "Ethernet0",
+        {"rx_ok": 20.0, "rx_err": 0.5, "rx_drop": None, "pfc3_rx": 2.0},
+        {"rx_drop": "unreadable (N/A) in the later sample"},
+        {"rx_power_dbm": None},
+        {"oper": "up", "admin": "up"},
+    )
     assert list(end.rates) == ["rx_ok", "rx_err", "rx_drop", "pfc3_rx"]  # the readings' order
     assert math.isnan(table.rate("rx_drop")[code]) and table.rate("pfc3_rx")[code] == 2.0
     assert np.isnan(table.rate("no_such_counter")).all()
@@ -100,11 +110,13 @@ def test_parts_correlated_apart_give_the_table_of_one_part(index: LinkIndex, cut
     parts = [correlate_part(index, readings[:cut]), correlate_part(index, readings[cut:])]
     apart = from_parts(index, [EndPart.from_plain(marshal.loads(marshal.dumps(p.plain()))) for p in parts])
     assert list(apart.ends) == list(whole.ends)
-    assert [list(apart.ends[c].rates) for c in range(len(whole.ends)) if whole.ends[c] is not None] == \
-        [list(whole.ends[c].rates) for c in range(len(whole.ends)) if whole.ends[c] is not None]  # type: ignore
+    assert [list(apart.ends[c].rates) for c in range(len(whole.ends)) if whole.ends[c] is not None] == [
+        list(whole.ends[c].rates) for c in range(len(whole.ends)) if whole.ends[c] is not None
+    ]  # type: ignore
     assert apart.missing == whole.missing and apart.unplanned == whole.unplanned
-    assert [apart.ends.interval_seconds(c) for c in range(len(whole.ends))] == \
-        [whole.ends.interval_seconds(c) for c in range(len(whole.ends))]
+    assert [apart.ends.interval_seconds(c) for c in range(len(whole.ends))] == [
+        whole.ends.interval_seconds(c) for c in range(len(whole.ends))
+    ]
 
 
 def test_an_interval_without_seconds_reached_the_end(index: LinkIndex) -> None:
@@ -117,8 +129,14 @@ def test_an_interval_without_seconds_reached_the_end(index: LinkIndex) -> None:
     assert table[code].rates == {"rx_ok": None}  # type: ignore[index,union-attr]
 
 
-def _frame(device: str, tool: str, rows: list[str], names: tuple[str, ...], base: int,
-           state: list[dict[str, str]] | None = None) -> RatedFrame:
+def _frame(
+    device: str,
+    tool: str,
+    rows: list[str],
+    names: tuple[str, ...],
+    base: int,
+    state: list[dict[str, str]] | None = None,
+) -> RatedFrame:
     rates = np.arange(base, base + len(rows) * len(names), dtype=np.float64).reshape(len(rows), len(names))
     return RatedFrame(device, tool, 0.0, 10.0, 10.0, "taken_at", rows, names, rates, state)
 
@@ -132,28 +150,66 @@ def _dom(device: str, port: str) -> Snapshot:
 NIC = "gpu-su01-h01"
 # readings of one NIC port (rail0, its HCA mlx5_0/1) and a leaf port, in reading order
 MERGE_CASES = [
-    ("two frames", [_frame(NIC, "ethtool", ["rail0"], ("rx_ok", "rx_crc"), 1),
-                    _frame(NIC, "ib", ["mlx5_0/1", "mlx5_1/1"], ("rx_crc", "cnp_sent"), 100)]),
-    ("two frames, then state", [_frame(NIC, "ethtool", ["rail0"], ("rx_ok", "rx_crc"), 1, [{"oper": "up"}]),
-                                _frame(NIC, "ib", ["mlx5_0/1"], ("cnp_sent",), 100, [{"oper": "down"}]),
-                                _status(NIC, {"rail0": "up"})]),
-    ("state between two frames", [_frame(NIC, "ethtool", ["rail0"], ("rx_ok",), 1, [{"oper": "down"}]),
-                                  _status(NIC, {"rail0": "up"}),
-                                  _frame(NIC, "ib", ["mlx5_0/1"], ("rx_ok", "cnp_sent"), 100, [{"oper": "x"}])]),
+    (
+        "two frames",
+        [
+            _frame(NIC, "ethtool", ["rail0"], ("rx_ok", "rx_crc"), 1),
+            _frame(NIC, "ib", ["mlx5_0/1", "mlx5_1/1"], ("rx_crc", "cnp_sent"), 100),
+        ],
+    ),
+    (
+        "two frames, then state",
+        [
+            _frame(NIC, "ethtool", ["rail0"], ("rx_ok", "rx_crc"), 1, [{"oper": "up"}]),
+            _frame(NIC, "ib", ["mlx5_0/1"], ("cnp_sent",), 100, [{"oper": "down"}]),
+            _status(NIC, {"rail0": "up"}),
+        ],
+    ),
+    (
+        "state between two frames",
+        [
+            _frame(NIC, "ethtool", ["rail0"], ("rx_ok",), 1, [{"oper": "down"}]),
+            _status(NIC, {"rail0": "up"}),
+            _frame(NIC, "ib", ["mlx5_0/1"], ("rx_ok", "cnp_sent"), 100, [{"oper": "x"}]),
+        ],
+    ),
     ("gauges, then a frame", [_dom(NIC, "rail0"), _frame(NIC, "ethtool", ["rail0"], ("rx_ok",), 1)]),
     ("a frame, then gauges", [_frame(NIC, "ethtool", ["rail0"], ("rx_ok",), 1), _dom(NIC, "rail0")]),
-    ("a frame, then an interval", [_frame(LEAF, "counters", ["Ethernet0"], ("rx_ok", "tx_ok"), 1),
-                                   _counters(LEAF, "pfcstat", {"Ethernet0": {"pfc3_rx": 20, "rx_ok": None}})]),
-    ("an interval, then a frame", [_counters(LEAF, "pfcstat", {"Ethernet0": {"pfc3_rx": 20, "rx_ok": None}}),
-                                   _frame(LEAF, "counters", ["Ethernet0", "Ethernet4"], ("rx_ok", "tx_ok"), 1)]),
-    ("a switch's frame, then its state", [_frame(LEAF, "counters", ["Ethernet0", "Ethernet4"], ("rx_ok",), 1,
-                                                 [{"pfcwd3_status": "stormed"}, {}]),
-                                          _words(LEAF, {"Ethernet0": "up", "Ethernet4": "down"})]),
-    ("a switch's frame, then the state of one port", [_frame(LEAF, "counters", ["Ethernet0", "Ethernet4"],
-                                                             ("rx_ok", "tx_ok"), 1),
-                                                      _words(LEAF, {"Ethernet4": "down"})]),
-    ("a switch's frame, then state and gauges", [_frame(LEAF, "counters", ["Ethernet0", "Ethernet4"], ("rx_ok",), 1),
-                                                 _status(LEAF, {"Ethernet0": "up", "Ethernet4": "down"})]),
+    (
+        "a frame, then an interval",
+        [
+            _frame(LEAF, "counters", ["Ethernet0"], ("rx_ok", "tx_ok"), 1),
+            _counters(LEAF, "pfcstat", {"Ethernet0": {"pfc3_rx": 20, "rx_ok": None}}),
+        ],
+    ),
+    (
+        "an interval, then a frame",
+        [
+            _counters(LEAF, "pfcstat", {"Ethernet0": {"pfc3_rx": 20, "rx_ok": None}}),
+            _frame(LEAF, "counters", ["Ethernet0", "Ethernet4"], ("rx_ok", "tx_ok"), 1),
+        ],
+    ),
+    (
+        "a switch's frame, then its state",
+        [
+            _frame(LEAF, "counters", ["Ethernet0", "Ethernet4"], ("rx_ok",), 1, [{"pfcwd3_status": "stormed"}, {}]),
+            _words(LEAF, {"Ethernet0": "up", "Ethernet4": "down"}),
+        ],
+    ),
+    (
+        "a switch's frame, then the state of one port",
+        [
+            _frame(LEAF, "counters", ["Ethernet0", "Ethernet4"], ("rx_ok", "tx_ok"), 1),
+            _words(LEAF, {"Ethernet4": "down"}),
+        ],
+    ),
+    (
+        "a switch's frame, then state and gauges",
+        [
+            _frame(LEAF, "counters", ["Ethernet0", "Ethernet4"], ("rx_ok",), 1),
+            _status(LEAF, {"Ethernet0": "up", "Ethernet4": "down"}),
+        ],
+    ),
 ]
 
 
@@ -171,11 +227,17 @@ def _reference(index: LinkIndex, readings: list) -> dict[int, PortRates]:
             code = index.find(r.device, pr.port)
             if code is not None:
                 old = out.get(code)
-                out[code] = pr if old is None else PortRates(old.port, old.rates | pr.rates, old.why | pr.why,
-                                                             old.gauges | pr.gauges, old.state | pr.state)
+                out[code] = (
+                    pr
+                    if old is None
+                    else PortRates(
+                        old.port, old.rates | pr.rates, old.why | pr.why, old.gauges | pr.gauges, old.state | pr.state
+                    )
+                )
     for code, pr in out.items():  # an end keeps the state words the judgement reads
-        out[code] = PortRates(pr.port, pr.rates, pr.why, pr.gauges,
-                              {k: w for k, w in pr.state.items() if judged_word(k)})
+        out[code] = PortRates(
+            pr.port, pr.rates, pr.why, pr.gauges, {k: w for k, w in pr.state.items() if judged_word(k)}
+        )
     return out
 
 

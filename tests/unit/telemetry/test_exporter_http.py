@@ -57,8 +57,18 @@ def exporter(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.Popen[by
     def start(*samples: Path) -> tuple[subprocess.Popen[bytes], str, Path]:
         port = free_port()
         err = tmp_path / f"stderr-{port}.txt"
-        args = [*hwaac_command(), "health", "exporter", str(DEMO), "--port", str(port), "--addr", "127.0.0.1",
-                "--interval", "1"]
+        args = [
+            *hwaac_command(),
+            "health",
+            "exporter",
+            str(DEMO),
+            "--port",
+            str(port),
+            "--addr",
+            "127.0.0.1",
+            "--interval",
+            "1",
+        ]
         for s in samples:
             args += ["--samples", str(s)]
         with err.open("wb") as fh:
@@ -77,8 +87,7 @@ def scrape(url: str) -> tuple[str, str]:
         return resp.read().decode(), resp.headers.get("Content-Type", "")
 
 
-def wait_for(proc: subprocess.Popen[bytes], err: Path, what: str, ok: Callable[[], str | None],
-             seconds: float) -> str:
+def wait_for(proc: subprocess.Popen[bytes], err: Path, what: str, ok: Callable[[], str | None], seconds: float) -> str:
     """Poll ``ok`` (a value, or None for not yet) every 0.2 s until it gives a value; fail after ``seconds`` or
     when the exporter exits, with its stderr."""
     deadline = time.monotonic() + seconds
@@ -117,21 +126,27 @@ def test_serves_metrics_rereads_samples_and_stops(tmp_path: Path, promtool: str,
     assert (suspect.labels["rule"], suspect.labels["component"]) == ("errors_both_ends", "L0000000")
     (ts,) = fams["hwaac_fabric_sweep_timestamp_seconds"]
     assert ts.value == 1_700_000_060  # sweep2/taken_at
-    check = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, text=True,
-                           check=False, timeout=60)
+    check = subprocess.run(
+        [promtool, "check", "metrics"], input=body, capture_output=True, text=True, check=False, timeout=60
+    )
     assert check.returncode == 0, check.stdout + check.stderr
 
     # the errors go away in the samples: the next re-read (every second) drops the suspect
     shutil.rmtree(sweep2)
     shutil.copytree(SAMPLES / "clean" / "sweep2", sweep2)
-    wait_for(proc, err, "a scrape without the suspect",
-             lambda: b if (b := metrics_or_none(url)) is not None and not series(b)["hwaac_suspect"] else None,
-             CHANGE_S)
+    wait_for(
+        proc,
+        err,
+        "a scrape without the suspect",
+        lambda: b if (b := metrics_or_none(url)) is not None and not series(b)["hwaac_suspect"] else None,
+        CHANGE_S,
+    )
 
     # a sweep that cannot be read keeps the last good assessment; the reason goes to stderr
     (sweep2 / "taken_at").write_text("yesterday\n")
-    wait_for(proc, err, "the taken_at error on stderr",
-             lambda: "x" if "ISO 8601" in err.read_text() else None, CHANGE_S)
+    wait_for(
+        proc, err, "the taken_at error on stderr", lambda: "x" if "ISO 8601" in err.read_text() else None, CHANGE_S
+    )
     kept = series(scrape(url)[0])
     assert len(kept["hwaac_link_planned"]) == 1024 and kept["hwaac_suspect"] == []
 
@@ -146,8 +161,18 @@ def test_a_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        args = [*hwaac_command(), "health", "exporter", str(DEMO), "--samples", str(SAMPLES / "clean" / "sweep2"),
-                "--port", str(port), "--addr", "127.0.0.1"]
+        args = [
+            *hwaac_command(),
+            "health",
+            "exporter",
+            str(DEMO),
+            "--samples",
+            str(SAMPLES / "clean" / "sweep2"),
+            "--port",
+            str(port),
+            "--addr",
+            "127.0.0.1",
+        ]
         r = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
     assert r.returncode == 2, r.stderr
     assert f"--port {port}" in r.stderr

@@ -26,8 +26,14 @@ from tests.unit.probe.synth import DEMO, between, demo, results, route
 SAMPLES = Path(__file__).parents[2] / "fixtures" / "telemetry" / "samples"
 PROBES = SAMPLES / "probe-loss_derived"
 CLEAN = SAMPLES / "clean" / "sweep2"
-PROBE_FAMILIES = ("hwaac_probe_link_loss_ratio", "hwaac_probe_link_probes_sent", "hwaac_probe_parallel_loss_ratio",
-                  "hwaac_probe_parallel_probes_sent", "hwaac_probe_flows", "hwaac_probe_sweep_timestamp_seconds")
+PROBE_FAMILIES = (
+    "hwaac_probe_link_loss_ratio",
+    "hwaac_probe_link_probes_sent",
+    "hwaac_probe_parallel_loss_ratio",
+    "hwaac_probe_parallel_probes_sent",
+    "hwaac_probe_flows",
+    "hwaac_probe_sweep_timestamp_seconds",
+)
 
 
 def exposition(folder: Path, capsys: pytest.CaptureFixture[str]) -> str:
@@ -89,8 +95,9 @@ def test_flows_by_state_and_the_probes_time(capsys: pytest.CaptureFixture[str]) 
 def test_promtool_accepts_the_scrape(promtool: str, capsys: pytest.CaptureFixture[str]) -> None:
     text = exposition(PROBES, capsys)
     assert "hwaac_probe_link_loss_ratio{" in text
-    r = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, check=False,
-                       timeout=60)
+    r = subprocess.run(
+        [promtool, "check", "metrics"], input=text, capture_output=True, text=True, check=False, timeout=60
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -100,8 +107,9 @@ def test_without_probes_the_families_are_there_and_empty(capsys: pytest.CaptureF
         assert fams[name] == [], name
 
 
-def assess_results(rs: list[FlowResult], started: float | None = 1.0, ended: float | None = 2.0,
-                   taken_at: float | None = None):
+def assess_results(
+    rs: list[FlowResult], started: float | None = 1.0, ended: float | None = 2.0, taken_at: float | None = None
+):
     docs: dict[str, ProbeResults] = {}
     for r in rs:
         docs.setdefault(r.flow.src_host, ProbeResults(r.flow.src_host, started, ended)).flows.append(r)
@@ -160,8 +168,9 @@ def _touching(host: str) -> Callable[[list[FlowResult]], dict[str, int]]:
 
 
 # name, hosts of which nothing comes back, how the results are changed, the flows expected by state (but clean)
-STATE_CASES: list[tuple[str, set[str], Callable[[list[FlowResult]], list[FlowResult]],
-                        Callable[[list[FlowResult]], dict[str, int]]]] = [
+STATE_CASES: list[
+    tuple[str, set[str], Callable[[list[FlowResult]], list[FlowResult]], Callable[[list[FlowResult]], dict[str, int]]]
+] = [
     ("unreachable", {"gpu-su01-h03"}, _unchanged, _touching("gpu-su01-h03")),
     ("no path", set(), _no_path, lambda rs: {"no_path": 5}),
     ("not judged", set(), _not_judged, lambda rs: {"not_judged": 3}),
@@ -187,8 +196,7 @@ TIME_CASES = [  # started, ended, the sweep's taken_at -> the probes' time
 
 
 @pytest.mark.parametrize(("started", "ended", "taken_at", "want"), TIME_CASES)
-def test_probe_time(started: float | None, ended: float | None, taken_at: float | None,
-                    want: float | None) -> None:
+def test_probe_time(started: float | None, ended: float | None, taken_at: float | None, want: float | None) -> None:
     rs = [r for r in results({}, 1) if r.flow.src_host == "gpu-su01-h01"]
     got = series(assess_results(rs, started, ended, taken_at), "hwaac_probe_sweep_timestamp_seconds")
     assert [s.value for s in got] == ([] if want is None else [want])

@@ -40,13 +40,11 @@ def test_cable_fault_markdown_names_cable_nodes_and_jobs(capsys: pytest.CaptureF
 
 def test_json_report(tmp_path: Path) -> None:
     dest = tmp_path / "r.json"
-    rc = main(["health", "fabric", DEMO, "--samples", FAULT1, "--samples", FAULT2, "--format", "json", "-o",
-               str(dest)])
+    rc = main(["health", "fabric", DEMO, "--samples", FAULT1, "--samples", FAULT2, "--format", "json", "-o", str(dest)])
     doc = json.loads(dest.read_text())
     assert rc == 1 and doc["status"] == "fault" and doc["seconds"] == 60
     (s,) = doc["suspects"]
-    assert [c["name"] for c in s["components"]] == ["L0000000", "leaf-p0-su01-r0 Ethernet128",
-                                                     "spine-p0-01 Ethernet0"]
+    assert [c["name"] for c in s["components"]] == ["L0000000", "leaf-p0-su01-r0 Ethernet128", "spine-p0-01 Ethernet0"]
     assert {e["where"] for e in s["evidence"]} == {"leaf-p0-su01-r0 Ethernet128", "spine-p0-01 Ethernet0"}
 
 
@@ -62,11 +60,15 @@ def test_clean_partial_interval_warns_for_the_unknown_links(capsys: pytest.Captu
     assert "**Coverage below its SLO**" in out and "fabric: 1019 of 1024" in out and "rail 1: 128 of 128" in out
 
 
-def test_clean_interval_exits_0_when_coverage_is_not_required(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_clean_interval_exits_0_when_coverage_is_not_required(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     slo = tmp_path / "slo.yaml"  # rails 1 to 7 have no known link: only a coverage SLO of 0 accepts that
-    slo.write_text((ROOT / "src" / "hwaac" / "telemetry" / "data" / "slo.yaml").read_text().replace(
-        "  coverage:\n    min: 0.99\n", "  coverage:\n    min: 0.0\n"))
+    slo.write_text(
+        (ROOT / "src" / "hwaac" / "telemetry" / "data" / "slo.yaml")
+        .read_text()
+        .replace("  coverage:\n    min: 0.99\n", "  coverage:\n    min: 0.0\n")
+    )
     assert main(["health", "fabric", DEMO, "--samples", FAULT1, "--samples", CLEAN2, "--slo", str(slo)]) == 0
     out = capsys.readouterr().out
     assert "No suspect: every rule found the fabric within its SLOs" in out and "Coverage below" not in out
@@ -78,15 +80,25 @@ def _bad_samples(tmp: Path) -> dict[str, list[str]]:
     bad_time = tmp / "badtime"
     (bad_time / "leaf-p0-su01-r0").mkdir(parents=True)
     (bad_time / "taken_at").write_text("yesterday\n")
-    return {"missing folder": ["--samples", str(tmp / "nope")], "no device folder": ["--samples", str(empty)],
-            "bad taken_at": ["--samples", str(bad_time)],
-            "missing squeue": ["--samples", FAULT1, "--squeue", str(tmp / "nope.txt")],
-            "missing slo": ["--samples", FAULT1, "--slo", str(tmp / "nope.yaml")]}
+    return {
+        "missing folder": ["--samples", str(tmp / "nope")],
+        "no device folder": ["--samples", str(empty)],
+        "bad taken_at": ["--samples", str(bad_time)],
+        "missing squeue": ["--samples", FAULT1, "--squeue", str(tmp / "nope.txt")],
+        "missing slo": ["--samples", FAULT1, "--slo", str(tmp / "nope.yaml")],
+    }
 
 
-@pytest.mark.parametrize(("case", "words"), [("missing folder", "not a folder"), ("no device folder", "<device>"),
-                                              ("bad taken_at", "ISO 8601"), ("missing squeue", "--squeue"),
-                                              ("missing slo", "--slo")])
+@pytest.mark.parametrize(
+    ("case", "words"),
+    [
+        ("missing folder", "not a folder"),
+        ("no device folder", "<device>"),
+        ("bad taken_at", "ISO 8601"),
+        ("missing squeue", "--squeue"),
+        ("missing slo", "--slo"),
+    ],
+)
 def test_usage_errors_exit_2(case: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["health", "fabric", DEMO, *_bad_samples(tmp_path)[case]]) == 2
     assert words in capsys.readouterr().err
@@ -130,8 +142,10 @@ def test_what_a_reader_could_not_read_of_rated_outputs_is_in_the_coverage() -> N
     ports[0].unknown.append("line 4: cut short")
     rated = Rated([("a", 0.0), ("b", 60.0)], [interval(*ports)], [60.0], {leaf: interval(before, after)})
     errors = judge(plan, rated, load_slos()).report.coverage["reader_and_rate_errors"]
-    assert errors == [f"{leaf} (portstat): earlier sample: line 4: cut short",
-                      f"{leaf} (show bgp summary json): peer Ethernet132: connectionsDropped 'x' is not a count"]
+    assert errors == [
+        f"{leaf} (portstat): earlier sample: line 4: cut short",
+        f"{leaf} (show bgp summary json): peer Ethernet132: connectionsDropped 'x' is not a count",
+    ]
 
 
 # scope, SLI values -> the report's status without a suspect
@@ -145,8 +159,9 @@ BREACH_CASES = [
 
 @pytest.mark.parametrize(("case", "scope", "values", "status"), BREACH_CASES, ids=[c[0] for c in BREACH_CASES])
 def test_an_sli_out_of_its_slo_warns_without_a_suspect(case: str, scope: str, values: dict, status: str) -> None:
-    report = FabricReport("demo", [("s1", 0.0), ("s2", 60.0)], 60.0, [], [Aggregate(scope, "7", dict(values))],
-                          load_slos())
+    report = FabricReport(
+        "demo", [("s1", 0.0), ("s2", 60.0)], 60.0, [], [Aggregate(scope, "7", dict(values))], load_slos()
+    )
     assert report.status == status and report.exit_code() == (4 if status == "warn" else 0)
     text = report.markdown()
     if status == "warn":

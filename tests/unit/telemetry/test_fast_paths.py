@@ -43,8 +43,9 @@ def _dump(value: Any) -> Any:
     return value
 
 
-def _both(monkeypatch: pytest.MonkeyPatch, owner: object, name: str, declined: Any, read: Callable[[], Any]
-          ) -> tuple[Any, Any, int]:
+def _both(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str, declined: Any, read: Callable[[], Any]
+) -> tuple[Any, Any, int]:
     """(read with the fast path, read with it declining, how often it was taken)."""
     fast = getattr(owner, name)
     taken = 0
@@ -78,8 +79,9 @@ def test_ethtool_fast_path_reads_as_the_line_loop(name: str, raw: str, monkeypat
 
 @pytest.mark.parametrize(("name", "raw"), _variants(SYSFS, "ib-counters"))
 def test_sysfs_fast_path_reads_as_the_line_loop(name: str, raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    fast, slow, taken = _both(monkeypatch, ib_counters, "_read_plain", False,
-                              lambda: ib_counters.parse_ib_counters(raw))
+    fast, slow, taken = _both(
+        monkeypatch, ib_counters, "_read_plain", False, lambda: ib_counters.parse_ib_counters(raw)
+    )
     assert fast == slow
     if "procfs" in name or "cx4lx" in name:  # plain lines, nothing saturated or unreadable
         assert taken == 1
@@ -103,15 +105,17 @@ def test_counters_db_fast_path_reads_as_the_field_loop(name: str, raw: str, monk
 @pytest.mark.parametrize("path", STATUS, ids=lambda p: p.name)
 def test_interface_status_fast_rows_read_as_word_by_word(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     raw = path.read_text()
-    fast, slow, taken = _both(monkeypatch, sonic_intf_status, "_row_state", None,
-                              lambda: parse_interface_status(raw))
+    fast, slow, taken = _both(monkeypatch, sonic_intf_status, "_row_state", None, lambda: parse_interface_status(raw))
     assert fast == slow
     assert taken > 0 or "oper_na" in path.name  # every row of that one has Oper N/A: word by word, with reasons
 
 
-@pytest.mark.parametrize(("table", "path"), [(TABLE, p) for p in ETHTOOL] +
-                         [(host_rdma.RDMA_COUNTERS, p) for p in STAT] +
-                         [(host_rdma.PORT_COUNTERS, p) for p in SYSFS])
+@pytest.mark.parametrize(
+    ("table", "path"),
+    [(TABLE, p) for p in ETHTOOL]
+    + [(host_rdma.RDMA_COUNTERS, p) for p in STAT]
+    + [(host_rdma.PORT_COUNTERS, p) for p in SYSFS],
+)
 def test_cached_name_choice_is_the_loop_s(table: host_rdma.Table, path: Path) -> None:
     if path.parent.parent.name == "ethtool":
         readings = [ethtool.parse_ethtool_stats(path.read_text()).counters]
@@ -142,23 +146,33 @@ def _pairs() -> list[tuple[str, Snapshot, Snapshot]]:
     stat = HEALTH / "rdma-statistic"
     db = parse_counters_db((TELEMETRY / "counters-db" / "sonic-utilities-691b1bb-mock-tables-subset.json").read_text())
     return [
-        ("portstat recorded sweeps", parse_portstat((samples / "sweep1" / leaf).read_text()),
-         parse_portstat((samples / "sweep2" / leaf).read_text())),
-        ("rdma 4link and its derived later reading",
-         host_rdma.parse_rdma_statistic((stat / "mlnx-iproute2-4link.txt").read_text()),
-         host_rdma.parse_rdma_statistic((stat / "mlnx-iproute2-4link-after_derived.txt").read_text())),
+        (
+            "portstat recorded sweeps",
+            parse_portstat((samples / "sweep1" / leaf).read_text()),
+            parse_portstat((samples / "sweep2" / leaf).read_text()),
+        ),
+        (
+            "rdma 4link and its derived later reading",
+            host_rdma.parse_rdma_statistic((stat / "mlnx-iproute2-4link.txt").read_text()),
+            host_rdma.parse_rdma_statistic((stat / "mlnx-iproute2-4link-after_derived.txt").read_text()),
+        ),
         ("COUNTERS_DB advanced by 7", db, _advanced(db, 7)),
         ("COUNTERS_DB fallen by 7", _advanced(db, 7), db),
-        ("ethtool advanced by 1000", parse_mlx5_ethtool(ETHTOOL[-1].read_text(), port="rail0"),
-         _advanced(parse_mlx5_ethtool(ETHTOOL[-1].read_text(), port="rail0"), 1000)),
+        (
+            "ethtool advanced by 1000",
+            parse_mlx5_ethtool(ETHTOOL[-1].read_text(), port="rail0"),
+            _advanced(parse_mlx5_ethtool(ETHTOOL[-1].read_text(), port="rail0"), 1000),
+        ),
     ]
 
 
 @pytest.mark.parametrize(("name", "before", "after"), _pairs(), ids=[p[0] for p in _pairs()])
-def test_rates_fast_path_rates_as_counter_by_counter(name: str, before: Snapshot, after: Snapshot,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    fast, slow, taken = _both(monkeypatch, rates, "_all_rated", None,
-                              lambda: rates.interval(before, after, times=(100.0, 130.0)))
+def test_rates_fast_path_rates_as_counter_by_counter(
+    name: str, before: Snapshot, after: Snapshot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast, slow, taken = _both(
+        monkeypatch, rates, "_all_rated", None, lambda: rates.interval(before, after, times=(100.0, 130.0))
+    )
     assert fast == slow
     assert (taken > 0) == ("fallen" not in name)
 
@@ -170,8 +184,9 @@ FRR = sorted((TELEMETRY / "frr").glob("*.json"))
 def test_orjson_decodes_as_the_standard_library(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     raw = path.read_text()
     if path.parent.name == "frr":
-        read: Callable[[], Any] = (lambda: parse_routes(raw)) if "route" in path.name else (
-            lambda: parse_bgp_summary(raw))
+        read: Callable[[], Any] = (
+            (lambda: parse_routes(raw)) if "route" in path.name else (lambda: parse_bgp_summary(raw))
+        )
     else:
         read = lambda: parse_counters_db(raw)  # noqa: E731
     fast = _dump(read())
@@ -179,9 +194,19 @@ def test_orjson_decodes_as_the_standard_library(path: Path, monkeypatch: pytest.
     assert _dump(read()) == fast
 
 
-@pytest.mark.parametrize("text", ['{"a": NaN, "b": Infinity}', '{"n": 123456789012345678901234567890}',
-                                  '{"n": -9223372036854775809}', '{"n": 18446744073709551616}', '{"x": 1e400}',
-                                  '{"s": "\\ud800"}', '{"a": [1, 2', "[1, 2] trailing"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": NaN, "b": Infinity}',
+        '{"n": 123456789012345678901234567890}',
+        '{"n": -9223372036854775809}',
+        '{"n": 18446744073709551616}',
+        '{"x": 1e400}',
+        '{"s": "\\ud800"}',
+        '{"a": [1, 2',
+        "[1, 2] trailing",
+    ],
+)
 def test_what_orjson_refuses_decodes_or_fails_as_before(text: str) -> None:
     try:
         expected: Any = json.loads(text)

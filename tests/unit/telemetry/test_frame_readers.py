@@ -32,20 +32,31 @@ FIX = Path(__file__).parents[2] / "fixtures"
 Read = Callable[[str], Any]
 # format -> (parser to a snapshot, frame reader), each as the sweep reader calls it for device "dev" (port "rail0")
 FORMATS: dict[str, tuple[Read, Read]] = {
-    "counters-db": (lambda raw: parse_counters_db(raw, device="dev"),
-                    lambda raw: read_counters_db_frame(raw, device="dev")),
-    "ethtool": (lambda raw: parse_mlx5_ethtool(raw, port="rail0", device="dev", version="5.15"),
-                lambda raw: read_mlx5_ethtool_frame(raw, port="rail0", device="dev", version="5.15")),
-    "ib-counters": (lambda raw: parse_ib_sysfs_counters(raw, device="dev"),
-                    lambda raw: read_ib_sysfs_frame(raw, device="dev")),
-    "bgp-summary": (lambda raw: parse_bgp_summary(raw, device="dev", version="7.2").snapshot(),
-                    lambda raw: read_bgp_summary_frame(raw, device="dev", version="7.2")),
-    "intf-status": (lambda raw: parse_interface_status(raw, device="dev", version="202305"),
-                    lambda raw: read_interface_status_frame(raw, device="dev", version="202305")),
+    "counters-db": (
+        lambda raw: parse_counters_db(raw, device="dev"),
+        lambda raw: read_counters_db_frame(raw, device="dev"),
+    ),
+    "ethtool": (
+        lambda raw: parse_mlx5_ethtool(raw, port="rail0", device="dev", version="5.15"),
+        lambda raw: read_mlx5_ethtool_frame(raw, port="rail0", device="dev", version="5.15"),
+    ),
+    "ib-counters": (
+        lambda raw: parse_ib_sysfs_counters(raw, device="dev"),
+        lambda raw: read_ib_sysfs_frame(raw, device="dev"),
+    ),
+    "bgp-summary": (
+        lambda raw: parse_bgp_summary(raw, device="dev", version="7.2").snapshot(),
+        lambda raw: read_bgp_summary_frame(raw, device="dev", version="7.2"),
+    ),
+    "intf-status": (
+        lambda raw: parse_interface_status(raw, device="dev", version="202305"),
+        lambda raw: read_interface_status_frame(raw, device="dev", version="202305"),
+    ),
     # as the sweep reader reads it: the words a link end keeps
-    "intf-status judged": (lambda raw: _judged(parse_interface_status(raw, device="dev", version="202305")),
-                           lambda raw: read_interface_status_frame(raw, device="dev", version="202305",
-                                                                   keys=END_STATE_WORDS)),
+    "intf-status judged": (
+        lambda raw: _judged(parse_interface_status(raw, device="dev", version="202305")),
+        lambda raw: read_interface_status_frame(raw, device="dev", version="202305", keys=END_STATE_WORDS),
+    ),
 }
 
 
@@ -87,8 +98,9 @@ def _recorded(fmt: str, paths: list[Path]) -> list[Any]:
 
 
 RECORDED = [
-    *_recorded("counters-db", sorted(p for p in (FIX / "telemetry" / "counters-db").iterdir()
-                                     if p.suffix in (".json", ".txt"))),
+    *_recorded(
+        "counters-db", sorted(p for p in (FIX / "telemetry" / "counters-db").iterdir() if p.suffix in (".json", ".txt"))
+    ),
     *_recorded("ethtool", sorted((FIX / "health" / "ethtool").glob("*/*.txt"))),
     *_recorded("ib-counters", sorted((FIX / "health" / "ib-counters").glob("*/*.txt"))),
     *_recorded("bgp-summary", sorted((FIX / "telemetry" / "frr").glob("*bgp*summary*.json"))),
@@ -130,8 +142,13 @@ def synthetic() -> dict[str, list[tuple[str, str, str]]]:
                 for stem, raw in synth.outputs(device, sweep).items():
                     tool, _, port = stem.partition("@")
                     if tool in out:
-                        out[tool].append((f"{role} {stem} sweep{sweep + 1} {'filtered' if filtered else 'raw'}",
-                                          port, filter_output(stem, raw) if filtered else raw))
+                        out[tool].append(
+                            (
+                                f"{role} {stem} sweep{sweep + 1} {'filtered' if filtered else 'raw'}",
+                                port,
+                                filter_output(stem, raw) if filtered else raw,
+                            )
+                        )
     return out
 
 
@@ -145,13 +162,16 @@ def test_synthetic_outputs_read_as_their_parser(fmt: str, synthetic: dict[str, l
 
 
 def test_a_gpu_node_s_ethtool_outputs_read_together_as_one_by_one(
-        synthetic: dict[str, list[tuple[str, str, str]]], monkeypatch: pytest.MonkeyPatch) -> None:
+    synthetic: dict[str, list[tuple[str, str, str]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
     hosts: dict[str, list[tuple[str, str]]] = {}
     for what, port, raw in synthetic["ethtool"]:
         hosts.setdefault(what.split(" ", 2)[2], []).append((port, raw))  # by sweep and form
     assert len(hosts) == 4 and all(len(outputs) == 8 for outputs in hosts.values())
-    alone = {k: [host_ethtool.read_mlx5_ethtool_frame(raw, port=port, device="dev") for port, raw in outputs]
-             for k, outputs in hosts.items()}
+    alone = {
+        k: [host_ethtool.read_mlx5_ethtool_frame(raw, port=port, device="dev") for port, raw in outputs]
+        for k, outputs in hosts.items()
+    }
     monkeypatch.setattr(host_ethtool, "read_mlx5_ethtool_frame", None)  # read together, or fail
     for k, outputs in hosts.items():
         together = host_ethtool.read_mlx5_ethtool_frames(outputs, device="dev")

@@ -20,6 +20,7 @@ from tests.unit.telemetry.test_frame_readers import check
 def _case(cases: list[tuple[str, str, bool]], name: str) -> str:
     return next(raw for case, raw, _ in cases if case == name)
 
+
 # --- counters-db ------------------------------------------------------------------------------------------------------
 
 UC, NUC, ERR, DISC = (f"SAI_PORT_STAT_IF_IN_{n}" for n in ("UCAST_PKTS", "NON_UCAST_PKTS", "ERRORS", "DISCARDS"))
@@ -27,8 +28,14 @@ FIELDS = {UC: "100", NUC: "5", ERR: "0", DISC: "7", "SAI_PORT_STAT_IF_OUT_OCTETS
 UNICAST = "SAI_QUEUE_TYPE_UNICAST"
 
 
-def _db(ports: dict[str, Any] | None = None, *, wrap: tuple[str, ...] = (), extra: dict[str, Any] | None = None,
-        by_name: bool = False, **change: Any) -> str:
+def _db(
+    ports: dict[str, Any] | None = None,
+    *,
+    wrap: tuple[str, ...] = (),
+    extra: dict[str, Any] | None = None,
+    by_name: bool = False,
+    **change: Any,
+) -> str:
     """A COUNTERS_DB dump of ``ports`` (default: Ethernet0 and Ethernet4 with ``FIELDS``, Ethernet4's changed by
     ``change``; a port's hash ``...``: none); the hashes named in ``wrap`` in redis-dump-load's layout (``"all"``:
     every one)."""
@@ -73,8 +80,7 @@ COUNTERS_DB: list[tuple[str, str, bool]] = [
     ("redis-dump-load", _db(wrap=("all",)), True),
     ("both layouts in one dump", _db(wrap=("COUNTERS:oid:0x2",)), True),
     ("ports by name (gNMI COUNTERS/Ethernet*)", _db(by_name=True), True),
-    ("ports by name beside a PORT:INDEX hash", _db({"Ethernet0": FIELDS, "Ethernet0:3": FIELDS}, by_name=True),
-     True),
+    ("ports by name beside a PORT:INDEX hash", _db({"Ethernet0": FIELDS, "Ethernet0:3": FIELDS}, by_name=True), True),
     ("fields in another order", _db({"Ethernet0": FIELDS, "Ethernet4": dict(reversed(FIELDS.items()))}), True),
     ("an unread field that is no count", _db(X_SAI_VENDOR_STAT="N/A"), True),
     ("leading zeros", _db(IF_IN_ERRORS="007"), True),
@@ -85,34 +91,78 @@ COUNTERS_DB: list[tuple[str, str, bool]] = [
     ("an empty value", _db(IF_IN_ERRORS=""), True),
     ("a comma in a value and an empty one", _db(IF_IN_ERRORS="1,2", IF_IN_DISCARDS=""), True),
     ("a field named type", _db({p: {**FIELDS, "type": "port"} for p in ("Ethernet0", "Ethernet4")}), True),
-    ("a sum with a part missing", _db({p: {k: v for k, v in FIELDS.items() if k != NUC}
-                                       for p in ("Ethernet0", "Ethernet4")}), True),
+    (
+        "a sum with a part missing",
+        _db({p: {k: v for k, v in FIELDS.items() if k != NUC} for p in ("Ethernet0", "Ethernet4")}),
+        True,
+    ),
     ("ports with other fields", _db(IF_IN_DISCARDS=None), True),
     ("ports with as many other fields", _db(IF_IN_DISCARDS=None, IF_OUT_ERRORS="3"), True),
     ("a port without its hash", _db({"Ethernet0": FIELDS, "Ethernet4": ...}), True),
     ("an empty hash", _db({"Ethernet0": FIELDS, "Ethernet4": {}}), True),
     ("an empty port map", _db({}), True),
-    ("queues with PFC watchdog status", _db(extra=_queues(
-        ("Ethernet0:3", UNICAST, {**Q, "PFC_WD_STATUS": "operational"}), ("Ethernet4:3", UNICAST, Q),
-        ("Ethernet0:8", "SAI_QUEUE_TYPE_MULTICAST", Q), ("Ethernet4:8", "SAI_QUEUE_TYPE_MULTICAST", Q))), True),
-    ("queues in redis-dump-load", _db(wrap=("all",), extra=_queues(("Ethernet0:3", UNICAST, Q),
-                                                                 ("Ethernet4:3", UNICAST, Q))), True),
-    ("a VOQ queue, passed over", _db(extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:3", UNICAST, Q),
-                                                   ("Ethernet4:9", "SAI_QUEUE_TYPE_UNICAST_VOQ", Q))), True),
-    ("only VOQ queues", _db(extra=_queues(("Ethernet0:9", "SAI_QUEUE_TYPE_UNICAST_VOQ", Q),
-                                          ("Ethernet4:9", "SAI_QUEUE_TYPE_UNICAST_VOQ", Q))), True),
-    ("queues with no field read", _db(extra=_queues(("Ethernet0:3", UNICAST, {}), ("Ethernet4:3", UNICAST, {}))),
-     True),
+    (
+        "queues with PFC watchdog status",
+        _db(
+            extra=_queues(
+                ("Ethernet0:3", UNICAST, {**Q, "PFC_WD_STATUS": "operational"}),
+                ("Ethernet4:3", UNICAST, Q),
+                ("Ethernet0:8", "SAI_QUEUE_TYPE_MULTICAST", Q),
+                ("Ethernet4:8", "SAI_QUEUE_TYPE_MULTICAST", Q),
+            )
+        ),
+        True,
+    ),
+    (
+        "queues in redis-dump-load",
+        _db(wrap=("all",), extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:3", UNICAST, Q))),
+        True,
+    ),
+    (
+        "a VOQ queue, passed over",
+        _db(
+            extra=_queues(
+                ("Ethernet0:3", UNICAST, Q),
+                ("Ethernet4:3", UNICAST, Q),
+                ("Ethernet4:9", "SAI_QUEUE_TYPE_UNICAST_VOQ", Q),
+            )
+        ),
+        True,
+    ),
+    (
+        "only VOQ queues",
+        _db(
+            extra=_queues(
+                ("Ethernet0:9", "SAI_QUEUE_TYPE_UNICAST_VOQ", Q), ("Ethernet4:9", "SAI_QUEUE_TYPE_UNICAST_VOQ", Q)
+            )
+        ),
+        True,
+    ),
+    ("queues with no field read", _db(extra=_queues(("Ethernet0:3", UNICAST, {}), ("Ethernet4:3", UNICAST, {}))), True),
     ("a queue of no known type", _db(extra=_queues(("Ethernet0:3", "", QE), ("Ethernet4:3", "", QE))), True),
     ("ports with other queues", _db(extra=_queues(("Ethernet0:3", UNICAST, Q))), True),
-    ("ports with other queue indices", _db(extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:4", UNICAST, Q))),
-     True),
-    ("a queue of a port not in the map", _db(extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:3", UNICAST, Q),
-                                                           ("Ethernet8:3", UNICAST, Q))), True),
-    ("a queue that is not PORT:INDEX", _db(extra=_queues(("Ethernet0:x", UNICAST, Q), ("Ethernet4:x", UNICAST, Q))),
-     True),
-    ("a queue's count that is no count", _db(extra=_queues(
-        ("Ethernet0:3", UNICAST, Q), ("Ethernet4:3", UNICAST, {**Q, "SAI_QUEUE_STAT_PACKETS": "N/A"}))), True),
+    (
+        "ports with other queue indices",
+        _db(extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:4", UNICAST, Q))),
+        True,
+    ),
+    (
+        "a queue of a port not in the map",
+        _db(extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:3", UNICAST, Q), ("Ethernet8:3", UNICAST, Q))),
+        True,
+    ),
+    (
+        "a queue that is not PORT:INDEX",
+        _db(extra=_queues(("Ethernet0:x", UNICAST, Q), ("Ethernet4:x", UNICAST, Q))),
+        True,
+    ),
+    (
+        "a queue's count that is no count",
+        _db(
+            extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:3", UNICAST, {**Q, "SAI_QUEUE_STAT_PACKETS": "N/A"}))
+        ),
+        True,
+    ),
     ("only queues", _db({}, extra=_queues(("Ethernet0:3", UNICAST, Q), ("Ethernet4:3", UNICAST, Q))), True),
     ("a JSON list", "[]", True),
     ("not an object of hashes", '{"COUNTERS_PORT_NAME_MAP": "x"}', True),
@@ -138,8 +188,10 @@ def test_counters_db_queues_and_sums_where_the_parser_has_them() -> None:
 
 # --- ethtool -S -------------------------------------------------------------------------------------------------------
 
-ETHTOOL = ("NIC statistics:\n     rx_packets_phy: 10\n     tx_packets_phy: 20\n     rx_vport_unicast_packets: 30\n"
-           "     rx_crc_errors_phy: 0\n     rx_prio3_pause: 4\n     rx_err_lane_2_phy: 1\n")
+ETHTOOL = (
+    "NIC statistics:\n     rx_packets_phy: 10\n     tx_packets_phy: 20\n     rx_vport_unicast_packets: 30\n"
+    "     rx_crc_errors_phy: 0\n     rx_prio3_pause: 4\n     rx_err_lane_2_phy: 1\n"
+)
 
 
 def _eth(old: str, new: str, text: str = ETHTOOL) -> str:
@@ -155,8 +207,7 @@ ETHTOOL_CASES: list[tuple[str, str, bool]] = [
     ("tabs", ETHTOOL.replace("     ", "\t"), True),
     ("other whitespace", ETHTOOL.replace("     ", "\x0b\x1c"), True),
     ("no last newline", ETHTOOL[:-1], True),
-    ("the rank 1 name first", _eth("rx_packets_phy: 10\n", "rx_global_pause: 3\n     rx_pause_ctrl_phy: 4\n"),
-     True),
+    ("the rank 1 name first", _eth("rx_packets_phy: 10\n", "rx_global_pause: 3\n     rx_pause_ctrl_phy: 4\n"), True),
     ("a counter not read past 64 bits", _eth(": 30", f": {2**64}"), True),
     ("a counter read past 64 bits", _eth(": 10", f": {2**64}"), True),
     ("the largest count", _eth(": 10", f": {2**64 - 1}"), True),
@@ -204,8 +255,9 @@ HOSTS: list[tuple[str, list[tuple[str, str]], bool]] = [  # (case, a host's outp
 
 
 @pytest.mark.parametrize(("case", "outputs", "together"), HOSTS, ids=[c[0] for c in HOSTS])
-def test_ethtool_of_a_host_reads_as_port_by_port(case: str, outputs: list[tuple[str, str]], together: bool,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ethtool_of_a_host_reads_as_port_by_port(
+    case: str, outputs: list[tuple[str, str]], together: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     alone = [host_ethtool.read_mlx5_ethtool_frame(raw, port=port, device="dev") for port, raw in outputs]
     for (port, raw), frame in zip(outputs, alone, strict=True):
         if raw is not None:
@@ -225,8 +277,10 @@ def _sysfs(values: dict[tuple[str, str], str] | None = None) -> str:
     (device, group/name) ("": the line left out)."""
     values = values or {}
     lines = []
-    for group, names in (("counters", sorted({*LEGACY_COUNTER_BITS, *DATA_COUNTERS_32_OR_64})),
-                         ("hw_counters", ["lifespan", "np_cnp_sent", "out_of_sequence", "rp_cnp_handled"])):
+    for group, names in (
+        ("counters", sorted({*LEGACY_COUNTER_BITS, *DATA_COUNTERS_32_OR_64})),
+        ("hw_counters", ["lifespan", "np_cnp_sent", "out_of_sequence", "rp_cnp_handled"]),
+    ):
         for dev in ("mlx5_0", "mlx5_1"):
             for n, name in enumerate(names):
                 value = values.get((dev, f"{group}/{name}"), str(n + 3))
@@ -248,10 +302,13 @@ SYSFS_CASES: list[tuple[str, str, bool]] = [
     ("data words past 64 bits as octets", _sysfs({("mlx5_0", "counters/port_xmit_data"): str(2**62)}), True),
     ("data words just within", _sysfs({("mlx5_0", "counters/port_xmit_data"): str(2**62 - 1)}), True),
     ("a PortCounters file missing", _sysfs({("mlx5_1", "counters/link_downed"): ""}), True),
-    ("the last port cut short", SYSFS[:SYSFS.rindex("/sys/")], True),
+    ("the last port cut short", SYSFS[: SYSFS.rindex("/sys/")], True),
     ("ports with other hw counters", _sysfs({("mlx5_1", "hw_counters/np_cnp_sent"): ""}), True),
-    ("a grep error", SYSFS + "grep: /sys/class/infiniband/mlx5_1/ports/1/hw_counters/out_of_buffer: "
-                             "Permission denied\n", True),
+    (
+        "a grep error",
+        SYSFS + "grep: /sys/class/infiniband/mlx5_1/ports/1/hw_counters/out_of_buffer: Permission denied\n",
+        True,
+    ),
     ("a name in both groups", SYSFS + "/sys/class/infiniband/mlx5_1/ports/1/hw_counters/link_downed:9\n", True),
     ("not sysfs", "hello: 1\n", True),
     ("a path without its value", SYSFS.replace(":3\n", "\n3:", 1), True),
@@ -273,9 +330,21 @@ def test_ib_counters_data_words_are_octets() -> None:
 
 # --- bgp-summary ------------------------------------------------------------------------------------------------------
 
-PEER = {"remoteAs": 65002, "version": 4, "msgRcvd": 10, "msgSent": 11, "peerUptime": "1d", "peerUptimeMsec": 1500,
-        "peerUptimeEstablishedEpoch": 1700000000, "pfxRcd": 3, "pfxSnt": 2, "state": "Established",
-        "connectionsEstablished": 1, "connectionsDropped": 0, "idType": "ipv4"}
+PEER = {
+    "remoteAs": 65002,
+    "version": 4,
+    "msgRcvd": 10,
+    "msgSent": 11,
+    "peerUptime": "1d",
+    "peerUptimeMsec": 1500,
+    "peerUptimeEstablishedEpoch": 1700000000,
+    "pfxRcd": 3,
+    "pfxSnt": 2,
+    "state": "Established",
+    "connectionsEstablished": 1,
+    "connectionsDropped": 0,
+    "idType": "ipv4",
+}
 
 
 def _bgp(*changes: dict[str, Any], family: dict[str, Any] | None = None, **top: Any) -> str:
@@ -283,8 +352,19 @@ def _bgp(*changes: dict[str, Any], family: dict[str, Any] | None = None, **top: 
     peers = {"10.0.0.1": PEER}
     for n, change in enumerate(changes or ({},)):
         peers[f"10.0.0.{2 * n + 3}"] = {k: v for k, v in {**PEER, **change}.items() if v is not None}
-    return json.dumps(top or {"ipv4Unicast": {"routerId": "10.0.0.0", "as": 65001, "vrfName": "default",
-                                              "tableVersion": 3, "peers": peers, **(family or {})}})
+    return json.dumps(
+        top
+        or {
+            "ipv4Unicast": {
+                "routerId": "10.0.0.0",
+                "as": 65001,
+                "vrfName": "default",
+                "tableVersion": 3,
+                "peers": peers,
+                **(family or {}),
+            }
+        }
+    )
 
 
 DOWN = {"state": "Active", "peerUptime": "never", "peerUptimeMsec": 0, "peerUptimeEstablishedEpoch": None}
@@ -302,9 +382,18 @@ BGP_CASES: list[tuple[str, str, bool]] = [
     ("never up, its uptime unread", _bgp({**DOWN, "peerUptimeMsec": "x"}), True),
     ("up, its uptime not an integer", _bgp({"peerUptimeMsec": 1.5}), True),
     ("the first peer never up", _bgp(family={"peers": {"10.0.0.9": {**PEER, **DOWN}, "10.0.0.1": PEER}}), True),
-    ("the first peer never up, with uptime fields", _bgp(family={"peers": {
-        "10.0.0.9": {**PEER, **DOWN, "peerUptimeMsec": 5, "peerUptimeEstablishedEpoch": 1600000000},
-        "10.0.0.1": PEER}}), True),
+    (
+        "the first peer never up, with uptime fields",
+        _bgp(
+            family={
+                "peers": {
+                    "10.0.0.9": {**PEER, **DOWN, "peerUptimeMsec": 5, "peerUptimeEstablishedEpoch": 1600000000},
+                    "10.0.0.1": PEER,
+                }
+            }
+        ),
+        True,
+    ),
     ("no session counters, before FRR 7.2", _bgp({"connectionsEstablished": None}), True),
     ("sessions dropped below zero", _bgp({"connectionsDropped": -1}), True),
     ("sessions dropped past 64 bits", _bgp({"connectionsDropped": 2**64}), True),
@@ -318,16 +407,31 @@ BGP_CASES: list[tuple[str, str, bool]] = [
     ("a table version that is none", _bgp(family={"tableVersion": "x"}), True),
     ("a family AS that is none", _bgp(family={"as": "x"}), True),
     ("a family AS in asdot", _bgp(family={"as": "1.10"}), True),
-    ("a peer in two families, down in the second", _bgp(
-        ipv4Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": PEER}},
-        ipv6Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": {**PEER, **DOWN}, "fc00::1": PEER}}),
-     True),
-    ("a peer in two families, down in the first", _bgp(
-        ipv4Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": {**PEER, "state": "Idle (Admin)"}}},
-        ipv6Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": PEER}}), True),
+    (
+        "a peer in two families, down in the second",
+        _bgp(
+            ipv4Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": PEER}},
+            ipv6Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": {**PEER, **DOWN}, "fc00::1": PEER}},
+        ),
+        True,
+    ),
+    (
+        "a peer in two families, down in the first",
+        _bgp(
+            ipv4Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": {**PEER, "state": "Idle (Admin)"}}},
+            ipv6Unicast={"routerId": "10.0.0.0", "as": 65001, "peers": {"10.0.0.1": PEER}},
+        ),
+        True,
+    ),
     ("a VRF", _bgp(family={"vrfName": "red"}), True),
-    ("vrf all", _bgp(red={"ipv4Unicast": {"vrfName": "red", "peers": {"10.0.0.1": PEER}}},
-                     default={"ipv4Unicast": {"peers": {"10.0.0.1": PEER}}}), True),
+    (
+        "vrf all",
+        _bgp(
+            red={"ipv4Unicast": {"vrfName": "red", "peers": {"10.0.0.1": PEER}}},
+            default={"ipv4Unicast": {"peers": {"10.0.0.1": PEER}}},
+        ),
+        True,
+    ),
     ("vrf all of one family", _bgp(red={"vrfName": "red", "peers": {"10.0.0.1": PEER}}), True),
     ("a family without neighbours", _bgp(ipv4Unicast={}), True),
     ("no neighbour at all", "{}", True),
@@ -336,8 +440,11 @@ BGP_CASES: list[tuple[str, str, bool]] = [
     ("no family", _bgp(totals={"x": {"y": 1}}), True),
     ("a VRF of families without neighbours", _bgp(red={"ipv4Unicast": {}}), True),
     ("a VRF that is not one", _bgp(default={"ipv4Unicast": {"peers": {"10.0.0.1": PEER}}}, red={"x": {}}), True),
-    ("a VRF holding something else", _bgp(default={"ipv4Unicast": {"peers": {"10.0.0.1": PEER}}},
-                                          red={"ipv4Unicast": {"peers": {}}, "x": {"y": 1}}), True),
+    (
+        "a VRF holding something else",
+        _bgp(default={"ipv4Unicast": {"peers": {"10.0.0.1": PEER}}}, red={"ipv4Unicast": {"peers": {}}, "x": {"y": 1}}),
+        True,
+    ),
     ("a top level list", "[]", True),
     ("not JSON", "% Unknown command", True),
     ("two documents", _bgp() + "\n" + _bgp(), False),
@@ -352,19 +459,28 @@ def test_bgp_summary(case: str, raw: str, usual: bool) -> None:
 def test_bgp_summary_words_where_the_parser_has_them() -> None:
     frame = check("bgp-summary", _case(BGP_CASES, "a peer in two families, down in the second"))
     assert frame is not None and frame.ports == ["10.0.0.1", "fc00::1"] and frame.taken_at == 1700000001.5
-    assert frame.state is not None and frame.state[0] == {"bgp_state": "Active", "peer_state": "", "vrf": "default",
-                                                          "hostname": "", "remote_as": "65002"}
+    assert frame.state is not None and frame.state[0] == {
+        "bgp_state": "Active",
+        "peer_state": "",
+        "vrf": "default",
+        "hostname": "",
+        "remote_as": "65002",
+    }
 
 
 # --- intf-status ------------------------------------------------------------------------------------------------------
 
-_HEAD = ("  Interface            Lanes    Speed    MTU    FEC           Alias    Vlan    Oper    Admin     Type\n"
-         "-----------  ---------------  -------  -----  -----  --------------  ------  ------  -------  -------\n")
+_HEAD = (
+    "  Interface            Lanes    Speed    MTU    FEC           Alias    Vlan    Oper    Admin     Type\n"
+    "-----------  ---------------  -------  -----  -----  --------------  ------  ------  -------  -------\n"
+)
 
 
 def _row(port: str = "Ethernet0", oper: str = "up", admin: str = "up", alias: str = "etp1") -> str:
-    return f"{port:>11}  {'0,1,2,3':>15}  {'400G':>7}  {'9100':>5}  {'rs':>5}  {alias:>14}  {'routed':>6}  " \
-           f"{oper:>6}  {admin:>7}  {'QSFP-DD':>7}\n"
+    return (
+        f"{port:>11}  {'0,1,2,3':>15}  {'400G':>7}  {'9100':>5}  {'rs':>5}  {alias:>14}  {'routed':>6}  "
+        f"{oper:>6}  {admin:>7}  {'QSFP-DD':>7}\n"
+    )
 
 
 STATUS_CASES = [

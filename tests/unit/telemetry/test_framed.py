@@ -34,13 +34,16 @@ framed_reads: list[str] = []  # the tools whose outputs were read into frames
 @pytest.fixture
 def spied(monkeypatch: pytest.MonkeyPatch) -> None:
     """The frame readers, each noting when it read an output into a frame."""
+
     def spy(tool: str, read: Callable[..., Frame | None]) -> Callable[..., Frame | None]:
         def reader(raw: str, **kw: str) -> Frame | None:
             frame = read(raw, **kw)
             if frame is not None and tool not in framed_reads:
                 framed_reads.append(tool)
             return frame
+
         return reader
+
     monkeypatch.setattr(samples, "FRAME_READERS", {t: spy(t, r) for t, r in samples.FRAME_READERS.items()})
     stacked = samples.read_mlx5_ethtool_stack  # a node's ethtool -S outputs, read together as one frame
 
@@ -49,6 +52,7 @@ def spied(monkeypatch: pytest.MonkeyPatch) -> None:
         if frame is not None and "ethtool" not in framed_reads:
             framed_reads.append("ethtool")
         return frame
+
     monkeypatch.setattr(samples, "read_mlx5_ethtool_stack", stack)
 
 
@@ -76,8 +80,9 @@ def _assess(plan: Plan, folders: list[Path], index: LinkIndex | None, workers: i
 
 @pytest.mark.usefixtures("spied")
 @pytest.mark.parametrize("workers", [1, 2])
-def test_frames_judge_as_snapshots(fabric: tuple[Plan, list[Path]], workers: int,
-                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_frames_judge_as_snapshots(
+    fabric: tuple[Plan, list[Path]], workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     plan, folders = fabric
     monkeypatch.setattr(parallel, "PARALLEL_DEVICES", 1)
     index = LinkIndex(plan)
@@ -85,8 +90,9 @@ def test_frames_judge_as_snapshots(fabric: tuple[Plan, list[Path]], workers: int
     framed = _assess(plan, folders, index, workers)
     assert [s.rule for s in objects.report.suspects][:3] and framed.report.to_dict() == objects.report.to_dict()
     assert list(framed.corr.ends) == list(objects.corr.ends)
-    assert [framed.corr.ends.interval_seconds(c) for c in range(len(index.links) * 2)] == \
-        [objects.corr.ends.interval_seconds(c) for c in range(len(index.links) * 2)]
+    assert [framed.corr.ends.interval_seconds(c) for c in range(len(index.links) * 2)] == [
+        objects.corr.ends.interval_seconds(c) for c in range(len(index.links) * 2)
+    ]
     assert list(framed.bgp) == list(objects.bgp)
     assert all(framed.bgp[d].ports == objects.bgp[d].ports for d in objects.bgp)
     assert all(isinstance(iv, RatedFrame) for iv in framed.bgp.values())  # the frames were rated, not parsed again
@@ -95,10 +101,16 @@ def test_frames_judge_as_snapshots(fabric: tuple[Plan, list[Path]], workers: int
     assert set(framed_reads) == {"counters-db", "ib-counters", "ethtool", "intf-status", samples.BGP}  # not snapshots
 
 
-def _frames(c0: list[int], c1: list[int], *, ports: tuple[list[str], list[str]] = (["E0", "E4"], ["E0", "E4"]),
-            names: tuple[tuple[str, ...], tuple[str, ...]] = (("rx_ok", "rx_err"), ("rx_ok", "rx_err")),
-            at: tuple[float | None, float | None] = (0.0, 10.0), tools: tuple[str, str] = ("t", "t"),
-            cleared: tuple[str, str] | None = None) -> tuple[Frame, Frame]:
+def _frames(
+    c0: list[int],
+    c1: list[int],
+    *,
+    ports: tuple[list[str], list[str]] = (["E0", "E4"], ["E0", "E4"]),
+    names: tuple[tuple[str, ...], tuple[str, ...]] = (("rx_ok", "rx_err"), ("rx_ok", "rx_err")),
+    at: tuple[float | None, float | None] = (0.0, 10.0),
+    tools: tuple[str, str] = ("t", "t"),
+    cleared: tuple[str, str] | None = None,
+) -> tuple[Frame, Frame]:
     out = []
     for side, (values, p, n, t, tool) in enumerate(zip((c0, c1), ports, names, at, tools, strict=True)):
         state = [{"last_cleared": cleared[side]} for _ in p] if cleared else None
@@ -136,8 +148,9 @@ def test_one_pass_gives_the_rates_of_interval() -> None:
     assert rate_frames(before, after, times=(100.0, 200.0)).seconds == 10.0  # type: ignore[union-attr]
 
 
-def _port_sweeps(values: dict[str, tuple[int, int]], names: dict[str, tuple[str, ...]] | None = None
-                 ) -> list[samples.Sweep]:
+def _port_sweeps(
+    values: dict[str, tuple[int, int]], names: dict[str, tuple[str, ...]] | None = None
+) -> list[samples.Sweep]:
     """Two sweeps of one GPU node's ``ethtool@PORT`` frames: port -> (rx_ok before, after)."""
     out = []
     for side in (0, 1):
@@ -145,8 +158,10 @@ def _port_sweeps(values: dict[str, tuple[int, int]], names: dict[str, tuple[str,
         for port, pair in values.items():
             n = (names or {}).get(port, ("rx_ok",))
             arr = np.array([[pair[side]] * len(n)], dtype=np.uint64)
-            sweep.frames[("gpu1", f"ethtool@{port}")] = (Frame("ethtool -S", "gpu1", None, "", [port], n, arr, None),
-                                                         100.0 + 10 * side)
+            sweep.frames[("gpu1", f"ethtool@{port}")] = (
+                Frame("ethtool -S", "gpu1", None, "", [port], n, arr, None),
+                100.0 + 10 * side,
+            )
         out.append(sweep)
     return out
 
@@ -158,10 +173,13 @@ def test_a_nodes_ports_are_rated_as_one_frame() -> None:
     assert frame.rates.tolist() == [[1.0], [2.0], [0.0]] and got.seconds == [10.0]
 
 
-@pytest.mark.parametrize(("case", "values", "names"), [
-    ("a counter fell on one port", {"rail0": (1, 11), "rail1": (25, 5)}, None),
-    ("other counters on one port", {"rail0": (1, 11), "rail1": (5, 25)}, {"rail1": ("tx_ok",)}),
-])
+@pytest.mark.parametrize(
+    ("case", "values", "names"),
+    [
+        ("a counter fell on one port", {"rail0": (1, 11), "rail1": (25, 5)}, None),
+        ("other counters on one port", {"rail0": (1, 11), "rail1": (5, 25)}, {"rail1": ("tx_ok",)}),
+    ],
+)
 def test_ports_not_rated_as_one_frame_are_rated_each(case: str, values: dict, names: dict | None) -> None:
     """Each port's reading is the one it has alone: a fall is reported on its port, the others are rated."""
     got = rated.rate(_port_sweeps(values, names))
@@ -190,19 +208,30 @@ def _append(path: Path, line: str) -> None:
 
 # a GPU node's ethtool outputs that are not rated as one frame of its ports: (what, edit of the copied sweeps)
 UNSTACKED = [
-    ("one port's output of one sweep read port by port", lambda s1, s2, node: _append(
-        s2 / node / "ethtool@rail3.txt", "     rx_vport_unicast_packets: 7\n")),
-    ("a counter more on every port in the later sweep", lambda s1, s2, node: [_append(
-        p, "     rx_prio3_pause: 7\n") for p in sorted((s2 / node).glob("ethtool@*.txt"))]),
-    ("a port more in the later sweep", lambda s1, s2, node: (s2 / node / "ethtool@rail8.txt").write_text(
-        (s2 / node / "ethtool@rail0.txt").read_text())),
+    (
+        "one port's output of one sweep read port by port",
+        lambda s1, s2, node: _append(s2 / node / "ethtool@rail3.txt", "     rx_vport_unicast_packets: 7\n"),
+    ),
+    (
+        "a counter more on every port in the later sweep",
+        lambda s1, s2, node: [
+            _append(p, "     rx_prio3_pause: 7\n") for p in sorted((s2 / node).glob("ethtool@*.txt"))
+        ],
+    ),
+    (
+        "a port more in the later sweep",
+        lambda s1, s2, node: (s2 / node / "ethtool@rail8.txt").write_text(
+            (s2 / node / "ethtool@rail0.txt").read_text()
+        ),
+    ),
     ("a port's output missing in the earlier sweep", lambda s1, s2, node: (s1 / node / "ethtool@rail5.txt").unlink()),
 ]
 
 
 @pytest.mark.parametrize(("what", "edit"), UNSTACKED, ids=[u[0] for u in UNSTACKED])
 def test_a_node_s_ports_not_rated_as_one_frame_judge_as_snapshots(
-        fabric: tuple[Plan, list[Path]], tmp_path: Path, what: str, edit: Callable[..., object]) -> None:
+    fabric: tuple[Plan, list[Path]], tmp_path: Path, what: str, edit: Callable[..., object]
+) -> None:
     """A node's ethtool outputs are one frame in a sweep that reads them all plainly; where the other sweep does
     not hold the same frame, each port is rated on its own, as the snapshots are."""
     import shutil

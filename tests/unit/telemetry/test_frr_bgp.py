@@ -51,29 +51,67 @@ PEERS = [
     #   (prefixes received, sent, connections established, dropped, uptime s), families
     ("7.2 sonic", "10.0.0.1", ("Established", "", 65200, "", ""), (6402, 1, 1, 0, 162683.0), ("ipv4Unicast",)),
     ("7.2 sonic", "10.0.0.33", ("Active", "", 64001, "", ""), (0, None, 0, 0, None), ("ipv4Unicast",)),
-    ("7.3 unnumbered", "ens4f0", ("Established", "", 4200049152, "ens4f0", "edge000a"),
-     (41, 1, 3, 2, 13377756.0), ("ipv4Unicast",)),
-    ("8.0dev admin", "192.168.0.1", ("Idle", "Admin", 100, "", "exit1-debian-9"), (0, 0, 1, 1, 9.0),
-     ("ipv4Unicast",)),
-    ("8.4 unnumbered", "swp1", ("Established", "OK", 65002, "swp1", "spineB"), (11, 13, 1, 0, 4.0),
-     ("ipv4Unicast", "ipv6Unicast")),
-    ("8.4 swp2 down", "swp2", ("Idle", "OK", 65002, "swp2", "spineB"), (0, 0, 1, 1, 6.0),
-     ("ipv4Unicast", "ipv6Unicast")),
-    ("8.4 after flap", "swp2", ("Established", "OK", 65002, "swp2", "spineB"), (11, 13, 2, 1, 5.0),
-     ("ipv4Unicast", "ipv6Unicast")),
+    (
+        "7.3 unnumbered",
+        "ens4f0",
+        ("Established", "", 4200049152, "ens4f0", "edge000a"),
+        (41, 1, 3, 2, 13377756.0),
+        ("ipv4Unicast",),
+    ),
+    ("8.0dev admin", "192.168.0.1", ("Idle", "Admin", 100, "", "exit1-debian-9"), (0, 0, 1, 1, 9.0), ("ipv4Unicast",)),
+    (
+        "8.4 unnumbered",
+        "swp1",
+        ("Established", "OK", 65002, "swp1", "spineB"),
+        (11, 13, 1, 0, 4.0),
+        ("ipv4Unicast", "ipv6Unicast"),
+    ),
+    (
+        "8.4 swp2 down",
+        "swp2",
+        ("Idle", "OK", 65002, "swp2", "spineB"),
+        (0, 0, 1, 1, 6.0),
+        ("ipv4Unicast", "ipv6Unicast"),
+    ),
+    (
+        "8.4 after flap",
+        "swp2",
+        ("Established", "OK", 65002, "swp2", "spineB"),
+        (11, 13, 2, 1, 5.0),
+        ("ipv4Unicast", "ipv6Unicast"),
+    ),
     ("8.4 vrf all", "RED/192.168.50.2", ("Idle", "OK", None, "", ""), (0, 0, 0, 0, None), ("ipv4Unicast",)),
     ("8.4 ip bgp", "swp1", ("Established", "OK", 65002, "swp1", "spineB"), (6, 7, 1, 0, 4.0), ("ipv4Unicast",)),
     ("8.4 flat", "swp2", ("Established", "OK", 65002, "swp2", "spineB"), (6, 7, 1, 0, 4.0), ("",)),
-    ("8.4 healthy", "10.1.0.0", ("Established", "OK", 4200000001, "", "spine-p0-01"), (10, 14, 1, 0, 9.0),
-     ("ipv4Unicast",)),
-    ("8.4 link down", "10.1.0.0", ("Active", "OK", 4200000001, "", "spine-p0-01"), (0, 0, 1, 1, 10.0),
-     ("ipv4Unicast",)),
-    ("8.4 shutdown", "10.1.0.5", ("Idle", "Admin", 4200100000, "", "leaf-p0-su01-r0"), (0, 0, 1, 1, 12.0),
-     ("ipv4Unicast",)),
-    ("8.4 wrong asn", "10.1.0.0", ("Idle", "OK", 4200000099, "", "spine-p0-01"), (0, 0, 1, 1, 8.0),
-     ("ipv4Unicast",)),
-    ("8.4 update delay", "10.1.0.0", ("Active", "OK", 4200000001, "", "spine-p0-01"), (0, 0, 5, 5, 5.0),
-     ("ipv4Unicast",)),
+    (
+        "8.4 healthy",
+        "10.1.0.0",
+        ("Established", "OK", 4200000001, "", "spine-p0-01"),
+        (10, 14, 1, 0, 9.0),
+        ("ipv4Unicast",),
+    ),
+    (
+        "8.4 link down",
+        "10.1.0.0",
+        ("Active", "OK", 4200000001, "", "spine-p0-01"),
+        (0, 0, 1, 1, 10.0),
+        ("ipv4Unicast",),
+    ),
+    (
+        "8.4 shutdown",
+        "10.1.0.5",
+        ("Idle", "Admin", 4200100000, "", "leaf-p0-su01-r0"),
+        (0, 0, 1, 1, 12.0),
+        ("ipv4Unicast",),
+    ),
+    ("8.4 wrong asn", "10.1.0.0", ("Idle", "OK", 4200000099, "", "spine-p0-01"), (0, 0, 1, 1, 8.0), ("ipv4Unicast",)),
+    (
+        "8.4 update delay",
+        "10.1.0.0",
+        ("Active", "OK", 4200000001, "", "spine-p0-01"),
+        (0, 0, 5, 5, 5.0),
+        ("ipv4Unicast",),
+    ),
     ("10.5 spine", "10.200.1.19", ("Established", "OK", 65000, "", "edge"), (2, 5, 1, 0, 3.0), ("ipv4Unicast",)),
 ]
 
@@ -84,8 +122,13 @@ def test_peer_facts(source: str, key: str, state: tuple, counts: tuple, families
     assert s.parsed and s.unknown == []
     p = s.peers[key]
     assert (p.state, p.peer_state, p.remote_as, p.interface, p.hostname) == state
-    assert (p.prefixes_received, p.prefixes_sent, p.connections_established, p.connections_dropped,
-            p.uptime_s) == counts
+    assert (
+        p.prefixes_received,
+        p.prefixes_sent,
+        p.connections_established,
+        p.connections_dropped,
+        p.uptime_s,
+    ) == counts
     assert p.families == families
     assert (s.device, s.version) == ("sw1", "x")
 
@@ -102,8 +145,9 @@ SUMMARIES = [
 
 
 @pytest.mark.parametrize(("source", "peers", "up", "router_id", "local_as", "families", "taken_at"), SUMMARIES)
-def test_summary_facts(source: str, peers: int, up: int, router_id: str, local_as: int, families: list[str],
-                       taken_at: float | None) -> None:
+def test_summary_facts(
+    source: str, peers: int, up: int, router_id: str, local_as: int, families: list[str], taken_at: float | None
+) -> None:
     s = parse_bgp_summary(SOURCES[source]())
     assert (len(s.peers), len(s.established()), s.router_id, s.local_as) == (peers, up, router_id, local_as)
     assert list(s.families) == families
@@ -133,12 +177,15 @@ def test_a_family_down_is_never_hidden_behind_an_established_one() -> None:
     assert (p.state, p.peer_state) == ("Idle", "PfxCt")
 
 
-@pytest.mark.parametrize(("source", "key", "label"), [
-    ("8.4 shutdown", "10.1.0.5", "Idle (Admin)"),  # peerState Admin (8.0+)
-    ("8.0dev admin", "192.168.0.1", "Idle (Admin)"),  # the reason only in state (before 8.0)
-    ("8.4 link down", "10.1.0.0", "Active"),  # peerState OK: no reason
-    ("8.4 healthy", "10.1.0.0", "Established"),
-])
+@pytest.mark.parametrize(
+    ("source", "key", "label"),
+    [
+        ("8.4 shutdown", "10.1.0.5", "Idle (Admin)"),  # peerState Admin (8.0+)
+        ("8.0dev admin", "192.168.0.1", "Idle (Admin)"),  # the reason only in state (before 8.0)
+        ("8.4 link down", "10.1.0.0", "Active"),  # peerState OK: no reason
+        ("8.4 healthy", "10.1.0.0", "Established"),
+    ],
+)
 def test_label_words_the_state_as_frr_text_does(source: str, key: str, label: str) -> None:
     assert parse_bgp_summary(SOURCES[source]()).peers[key].label == label
 

@@ -52,8 +52,9 @@ ROUTES = [
 
 
 @pytest.mark.parametrize(("source", "prefix", "protocol", "selected", "installed", "entries", "ecmp", "fib"), ROUTES)
-def test_route_facts(source: str, prefix: str, protocol: str, selected: bool, installed: bool, entries: int,
-                     ecmp: int, fib: set[str]) -> None:
+def test_route_facts(
+    source: str, prefix: str, protocol: str, selected: bool, installed: bool, entries: int, ecmp: int, fib: set[str]
+) -> None:
     t = parse_routes(SOURCES[source](), device="leaf", version="x")
     assert t.parsed and t.unknown == [] and (t.device, t.version) == ("leaf", "x")
     r = t.routes[prefix]
@@ -88,8 +89,9 @@ def test_a_next_hop_out_of_the_fib_is_listed_but_not_counted() -> None:
 def test_a_recursive_next_hop_counts_through_its_resolvers() -> None:
     doc = json.loads(SOURCES["7.2 sonic"]())
     # derived: a recursive next hop before its resolvers, as zebra lists them (flags 5, "recursive", no "fib")
-    doc["100.1.0.3/32"][0]["nexthops"].insert(0, {"flags": 5, "ip": "10.1.0.34", "afi": "ipv4", "active": True,
-                                                  "recursive": True})
+    doc["100.1.0.3/32"][0]["nexthops"].insert(
+        0, {"flags": 5, "ip": "10.1.0.34", "afi": "ipv4", "active": True, "recursive": True}
+    )
     r = parse_routes(json.dumps(doc)).routes["100.1.0.3/32"]
     assert r.nexthops[0] == Nexthop("10.1.0.34", "", True, False) and r.ecmp == 1 and r.fib == ("10.0.0.5",)
 

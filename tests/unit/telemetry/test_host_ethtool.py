@@ -16,27 +16,71 @@ PAUSE = ETHTOOL / "connectx4-lx-25g-global-pause" / "ethtool-S-grep-pause.txt"
 FIXTURES = sorted(ETHTOOL.glob("*/*.txt"))
 
 
-@pytest.mark.parametrize(("path", "expected"), [
-    # MLNX_OFED driver, 100G: lane 3 far worse than lane 0, and FEC no longer keeps up (CRC = symbol = PCS errors)
-    (OFED, {"rx_crc": 386, "rx_symbol_err": 386, "phy_effective_errors": 386, "phy_raw_errors_lane0": 28116,
-            "phy_raw_errors_lane1": 0, "phy_raw_errors_lane3": 17722623, "fec_corrected_bits": 17750739,
-            "pause_tx": 2, "pause_rx": 0, "link_down_events": 0, "rx_ok": 15005729, "tx_octets": 865069388,
-            "pfc0_rx_discards": 0, "ecn_marked": 0}),
-    # ConnectX-4 Lx, global pause on: the host sent 1.27 million pause frames, ~556 s of pause asked of the switch
-    (PAUSE, {"pause_tx": 1266552, "pause_rx": 0, "pause_tx_duration_us": 555665182, "pause_rx_duration_us": 0,
-             "tx_pause_storm_error": 0, "tx_pause_storm_warning": 0}),
-    # ConnectX-6 Dx PAM4 100G_2X: two active lanes, corrected bits = their sum
-    (ETHTOOL / "connectx6dx-100g-pam4" / "ethtool-S-grep-lanes.txt",
-     {"phy_raw_errors_lane0": 74171021, "phy_raw_errors_lane1": 79132779, "phy_raw_errors_lane2": 0,
-      "fec_corrected_bits": 153303800}),
-    # kernel 4.15 inbox driver: no lane counters, the global pause group printed with PFC off
-    (ETHTOOL / "mlx5-connectx4-kernel-4.15" / "ethtool-S.txt",
-     {"rx_ok": 845715962, "tx_octets": 2662454044895, "pause_rx": 0, "pause_rx_duration_us": 0, "rx_crc": 0,
-      "rx_discards_phy": 0, "rx_out_of_buffer": 0}),
-    (ETHTOOL / "mlx5-connectx4-kernel-4.15-derived" / "ethtool-S-crc.txt", {"rx_crc": 12, "rx_symbol_err": 9}),
-    (ETHTOOL / "mlnx-ofed-100g-lane3-errors-derived" / "ethtool-S-pfc3_derived.txt",
-     {"pfc3_rx": 91235, "pfc3_rx_duration_us": 4871305, "pfc3_tx": 0, "pfc3_tx_duration_us": 0}),
-])
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        # MLNX_OFED driver, 100G: lane 3 far worse than lane 0, and FEC no longer keeps up (CRC = symbol = PCS errors)
+        (
+            OFED,
+            {
+                "rx_crc": 386,
+                "rx_symbol_err": 386,
+                "phy_effective_errors": 386,
+                "phy_raw_errors_lane0": 28116,
+                "phy_raw_errors_lane1": 0,
+                "phy_raw_errors_lane3": 17722623,
+                "fec_corrected_bits": 17750739,
+                "pause_tx": 2,
+                "pause_rx": 0,
+                "link_down_events": 0,
+                "rx_ok": 15005729,
+                "tx_octets": 865069388,
+                "pfc0_rx_discards": 0,
+                "ecn_marked": 0,
+            },
+        ),
+        # ConnectX-4 Lx, global pause on: the host sent 1.27 million pause frames, ~556 s of pause asked of the switch
+        (
+            PAUSE,
+            {
+                "pause_tx": 1266552,
+                "pause_rx": 0,
+                "pause_tx_duration_us": 555665182,
+                "pause_rx_duration_us": 0,
+                "tx_pause_storm_error": 0,
+                "tx_pause_storm_warning": 0,
+            },
+        ),
+        # ConnectX-6 Dx PAM4 100G_2X: two active lanes, corrected bits = their sum
+        (
+            ETHTOOL / "connectx6dx-100g-pam4" / "ethtool-S-grep-lanes.txt",
+            {
+                "phy_raw_errors_lane0": 74171021,
+                "phy_raw_errors_lane1": 79132779,
+                "phy_raw_errors_lane2": 0,
+                "fec_corrected_bits": 153303800,
+            },
+        ),
+        # kernel 4.15 inbox driver: no lane counters, the global pause group printed with PFC off
+        (
+            ETHTOOL / "mlx5-connectx4-kernel-4.15" / "ethtool-S.txt",
+            {
+                "rx_ok": 845715962,
+                "tx_octets": 2662454044895,
+                "pause_rx": 0,
+                "pause_rx_duration_us": 0,
+                "rx_crc": 0,
+                "rx_discards_phy": 0,
+                "rx_out_of_buffer": 0,
+            },
+        ),
+        (ETHTOOL / "mlx5-connectx4-kernel-4.15-derived" / "ethtool-S-crc.txt", {"rx_crc": 12, "rx_symbol_err": 9}),
+        (
+            ETHTOOL / "mlnx-ofed-100g-lane3-errors-derived" / "ethtool-S-pfc3_derived.txt",
+            {"pfc3_rx": 91235, "pfc3_rx_duration_us": 4871305, "pfc3_tx": 0, "pfc3_tx_duration_us": 0},
+        ),
+    ],
+)
 def test_recorded_outputs(path: Path, expected: dict[str, int]) -> None:
     snap = parse_mlx5_ethtool(path.read_text(), port="ens1f0np0", device="gpu01", version="5.0-2.1.8")
     assert snap.unknown == [] and list(snap.ports) == ["ens1f0np0"]
@@ -46,10 +90,13 @@ def test_recorded_outputs(path: Path, expected: dict[str, int]) -> None:
     assert {name: counters.get(name) for name in expected} == expected
 
 
-@pytest.mark.parametrize(("path", "absent"), [
-    (OFED, {"pfc3_rx", "pause_rx_duration_us", "rx_bits"}),  # PFC and global pause off; rx_bits_phy not printed
-    (ETHTOOL / "mlx5-connectx4-kernel-4.15" / "ethtool-S.txt", {"phy_raw_errors_lane0", "pfc0_rx_discards"}),
-])
+@pytest.mark.parametrize(
+    ("path", "absent"),
+    [
+        (OFED, {"pfc3_rx", "pause_rx_duration_us", "rx_bits"}),  # PFC and global pause off; rx_bits_phy not printed
+        (ETHTOOL / "mlx5-connectx4-kernel-4.15" / "ethtool-S.txt", {"phy_raw_errors_lane0", "pfc0_rx_discards"}),
+    ],
+)
 def test_counters_the_driver_did_not_print_are_absent_not_zero(path: Path, absent: set[str]) -> None:
     assert not absent & set(parse_mlx5_ethtool(path.read_text(), port="p").ports["p"].counters)
 

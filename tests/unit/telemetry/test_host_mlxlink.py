@@ -18,22 +18,46 @@ LANE0 = HDR / "mlxlink-c-hdr-lane0_derived.txt"
 NONE_COUNTED = 15e-255  # what mlxlink prints when it counted no error at all
 
 
-@pytest.mark.parametrize(("path", "counters", "gauges", "state"), [
-    # ConnectX-6 InfiniBand HDR 2x (MFT 4.24, amBER 2.13): clean after FEC, lane 0 noisy before it
-    (LANE0, {"phy_raw_errors_lane0": 32379149, "phy_raw_errors_lane1": 224947, "phy_effective_errors": 0,
-             "rx_symbol_err": 0, "link_error_recovery": 0},
-     {"pre_fec_ber": 1e-7, "post_fec_ber": NONE_COUNTED},
-     {"oper": "Active", "phys": "LinkUp", "speed": "IB-HDR", "width": "2x", "fec": "RS-FEC - (544,514) + PLR"}),
-    # BlueField-3 100G Ethernet (MFT 4.30.1, amBER 3.6): no error counted at all
-    (BF3 / "mlxlink-m-c.txt", {"phy_raw_errors_lane0": 0, "phy_raw_errors_lane3": 0, "phy_effective_errors": 0,
-                               "link_down_events": 0, "link_error_recovery": 0},
-     {"pre_fec_ber": NONE_COUNTED, "post_fec_ber": NONE_COUNTED},
-     {"oper": "Active", "speed": "100G", "width": "4x", "status_opcode": "0"}),
-    (BF3 / "mlxlink-c-json-opcode25-derived.json", {"link_down_events": 0}, {"pre_fec_ber": NONE_COUNTED},
-     {"status_opcode": "25", "recommendation": "Cable speed not enabled"}),
-])
-def test_recorded_outputs(path: Path, counters: dict[str, int], gauges: dict[str, float],
-                          state: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("path", "counters", "gauges", "state"),
+    [
+        # ConnectX-6 InfiniBand HDR 2x (MFT 4.24, amBER 2.13): clean after FEC, lane 0 noisy before it
+        (
+            LANE0,
+            {
+                "phy_raw_errors_lane0": 32379149,
+                "phy_raw_errors_lane1": 224947,
+                "phy_effective_errors": 0,
+                "rx_symbol_err": 0,
+                "link_error_recovery": 0,
+            },
+            {"pre_fec_ber": 1e-7, "post_fec_ber": NONE_COUNTED},
+            {"oper": "Active", "phys": "LinkUp", "speed": "IB-HDR", "width": "2x", "fec": "RS-FEC - (544,514) + PLR"},
+        ),
+        # BlueField-3 100G Ethernet (MFT 4.30.1, amBER 3.6): no error counted at all
+        (
+            BF3 / "mlxlink-m-c.txt",
+            {
+                "phy_raw_errors_lane0": 0,
+                "phy_raw_errors_lane3": 0,
+                "phy_effective_errors": 0,
+                "link_down_events": 0,
+                "link_error_recovery": 0,
+            },
+            {"pre_fec_ber": NONE_COUNTED, "post_fec_ber": NONE_COUNTED},
+            {"oper": "Active", "speed": "100G", "width": "4x", "status_opcode": "0"},
+        ),
+        (
+            BF3 / "mlxlink-c-json-opcode25-derived.json",
+            {"link_down_events": 0},
+            {"pre_fec_ber": NONE_COUNTED},
+            {"status_opcode": "25", "recommendation": "Cable speed not enabled"},
+        ),
+    ],
+)
+def test_recorded_outputs(
+    path: Path, counters: dict[str, int], gauges: dict[str, float], state: dict[str, str]
+) -> None:
     snap = parse_mlxlink(path.read_text(), port="mlx5_3/1", device="gpu01")
     assert snap.unknown == [] and list(snap.ports) == ["mlx5_3/1"] and snap.device == "gpu01"
     sample = snap.ports["mlx5_3/1"]
@@ -60,17 +84,25 @@ def test_json_reads_as_the_text_does() -> None:
 def test_raw_ber_per_lane_becomes_lane_gauges() -> None:
     doc = json.loads((BF3 / "mlxlink-c-json-derived.json").read_text())
     doc["result"]["output"]["Physical Counters and BER Info"]["Raw Physical BER Per Lane"] = {
-        "values": ["1E-8", "2E-9", "N/A", "4E-8"]}  # written for this test: no recorded output prints it
+        "values": ["1E-8", "2E-9", "N/A", "4E-8"]
+    }  # written for this test: no recorded output prints it
     snap = parse_mlxlink(json.dumps(doc), port="p")
     gauges = snap.ports["p"].gauges
-    assert [gauges[f"pre_fec_ber_lane{n}"] for n in range(4)] == [pytest.approx(1e-8), pytest.approx(2e-9), None,
-                                                                   pytest.approx(4e-8)]
+    assert [gauges[f"pre_fec_ber_lane{n}"] for n in range(4)] == [
+        pytest.approx(1e-8),
+        pytest.approx(2e-9),
+        None,
+        pytest.approx(4e-8),
+    ]
     assert any("Raw Physical BER Per Lane is N/A" in reason for reason in snap.unknown)
 
 
 def test_na_is_none_with_a_reason() -> None:
-    raw = (BF3 / "mlxlink-m-c.txt").read_text().replace("Link Down Counter                  : 0",
-                                                        "Link Down Counter                  : N/A")
+    raw = (
+        (BF3 / "mlxlink-m-c.txt")
+        .read_text()
+        .replace("Link Down Counter                  : 0", "Link Down Counter                  : N/A")
+    )
     snap = parse_mlxlink(raw, port="mlx5_0/1")
     assert snap.ports["mlx5_0/1"].counters["link_down_events"] is None
     assert "mlx5_0/1: Link Down Counter is N/A: unknown" in snap.unknown
@@ -121,7 +153,10 @@ def test_never_raises_and_no_cut_invents_a_value(path: Path) -> None:
         snap = parse_mlxlink(raw[:cut], port="p")
         for sample in snap.ports.values():
             assert full is not None
-            changed = [name for name, value in (*sample.counters.items(), *sample.gauges.items())
-                       if value is not None and value != {**full.counters, **full.gauges}[name]]
+            changed = [
+                name
+                for name, value in (*sample.counters.items(), *sample.gauges.items())
+                if value is not None and value != {**full.counters, **full.gauges}[name]
+            ]
             # only a cut inside the very last value of a complete section cannot be seen (docs/telemetry/host-nic.md)
             assert not changed or cut > last_line, (cut, changed)

@@ -19,8 +19,11 @@ HCAS = [f"mlx5_{r}" for r in range(8)]
 
 # tools asked -> tools run
 CASES = [
-    ("host defaults", ["rdma-statistic", "ib-counters", "ethtool"],
-     ["rdma-statistic", "ib-counters", *(f"ethtool@{r}" for r in RAILS)]),
+    (
+        "host defaults",
+        ["rdma-statistic", "ib-counters", "ethtool"],
+        ["rdma-statistic", "ib-counters", *(f"ethtool@{r}" for r in RAILS)],
+    ),
     ("mlxlink takes the RDMA device", ["mlxlink"], [f"mlxlink@{h}" for h in HCAS]),
     ("a named port is kept", ["ethtool@rail3", "mlxlink"], ["ethtool@rail3", *(f"mlxlink@{h}" for h in HCAS)]),
     ("no per-port tool", ["rdma-statistic"], ["rdma-statistic"]),
@@ -45,16 +48,25 @@ ERRORS = [
     ("missing file", None, ["ethtool"], "no such file"),
     ("not JSON", "{ports: [", ["ethtool"], "not JSON"),
     ("no ports", json.dumps({"node": "n", "ports": []}), ["ethtool"], "no list of ports"),
-    ("a port without its interface", json.dumps({"ports": [{"port": 0, "hca": "mlx5_0"}]}), ["ethtool"],
-     "port 0 has no 'interface'"),
-    ("a switch tool", json.dumps({"ports": [{"port": 0, "interface": "rail0"}]}), ["fec-histogram"],
-     "reads switch ports"),
+    (
+        "a port without its interface",
+        json.dumps({"ports": [{"port": 0, "hca": "mlx5_0"}]}),
+        ["ethtool"],
+        "port 0 has no 'interface'",
+    ),
+    (
+        "a switch tool",
+        json.dumps({"ports": [{"port": 0, "interface": "rail0"}]}),
+        ["fec-histogram"],
+        "reads switch ports",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("case", "text", "tools", "words"), ERRORS, ids=[e[0] for e in ERRORS])
-def test_errors_name_the_node_and_the_file(case: str, text: str | None, tools: list[str], words: str,
-                                           tmp_path: Path) -> None:
+def test_errors_name_the_node_and_the_file(
+    case: str, text: str | None, tools: list[str], words: str, tmp_path: Path
+) -> None:
     node = "gpu-su09-h07"
     path = _write(tmp_path, node, text) if text is not None else nic_roce_path(tmp_path, node)
     with pytest.raises(HostPortsError) as err:

@@ -18,16 +18,37 @@ CX4LX = SYSFS / "mlnx-ofed-show-counters" / "hw-counters-cx4lx.txt"
 FOURLINK = STAT / "mlnx-iproute2-4link.txt"
 
 
-@pytest.mark.parametrize(("path", "port", "expected"), [
-    (FOURLINK, "mlx5_0/1", {"rx_out_of_buffer": 135, "resp_cqe_err": 1009, "req_cqe_err": 22, "icrc_err": 0,
-                            "out_of_sequence": 0, "cnp_sent": 0, "ecn_marked": 0, "adp_retrans": 0}),
-    (FOURLINK, "mlx5_3/1", {"rx_out_of_buffer": 0, "cnp_ignored": 0}),
-    (STAT / "mlnx-iproute2-4link-after_derived.txt", "mlx5_0/1",
-     {"out_of_sequence": 4812, "packet_seq_err": 3, "local_ack_timeout_err": 17, "rx_out_of_buffer": 135}),
-    # iproute2 5.3, the first release with counters: the older, smaller counter set
-    (STAT / "iproute2-5.3-pretty.txt", "mlx5_0/1", {"rx_out_of_buffer": 0, "cnp_handled": 0, "cnp_sent": 0,
-                                                   "out_of_sequence": None, "icrc_err": None}),
-])
+@pytest.mark.parametrize(
+    ("path", "port", "expected"),
+    [
+        (
+            FOURLINK,
+            "mlx5_0/1",
+            {
+                "rx_out_of_buffer": 135,
+                "resp_cqe_err": 1009,
+                "req_cqe_err": 22,
+                "icrc_err": 0,
+                "out_of_sequence": 0,
+                "cnp_sent": 0,
+                "ecn_marked": 0,
+                "adp_retrans": 0,
+            },
+        ),
+        (FOURLINK, "mlx5_3/1", {"rx_out_of_buffer": 0, "cnp_ignored": 0}),
+        (
+            STAT / "mlnx-iproute2-4link-after_derived.txt",
+            "mlx5_0/1",
+            {"out_of_sequence": 4812, "packet_seq_err": 3, "local_ack_timeout_err": 17, "rx_out_of_buffer": 135},
+        ),
+        # iproute2 5.3, the first release with counters: the older, smaller counter set
+        (
+            STAT / "iproute2-5.3-pretty.txt",
+            "mlx5_0/1",
+            {"rx_out_of_buffer": 0, "cnp_handled": 0, "cnp_sent": 0, "out_of_sequence": None, "icrc_err": None},
+        ),
+    ],
+)
 def test_rdma_statistic(path: Path, port: str, expected: dict[str, int | None]) -> None:
     snap = parse_rdma_statistic(path.read_text(), device="gpu01")
     assert snap.unknown == [] and snap.tool == "rdma statistic show" and snap.device == "gpu01"
@@ -40,19 +61,51 @@ def test_rdma_statistic_lists_every_link() -> None:
     assert list(parse_rdma_statistic(FOURLINK.read_text()).ports) == ["mlx5_0/1", "mlx5_1/1", "mlx5_2/1", "mlx5_3/1"]
 
 
-@pytest.mark.parametrize(("path", "port", "expected"), [
-    # a RoCE LAG device marking hard: 21.3 G CE-marked packets in, 1.05 G CNPs out, none handled as a sender
-    (BOND, "mlx5_bond_0/1", {"ecn_marked": 21278189006, "cnp_sent": 1052612505, "cnp_handled": 0,
-                             "cnp_ignored": 0, "out_of_sequence": 1811101, "resp_cqe_err": 3293504,
-                             "rx_out_of_buffer": 0, "icrc_err": 0, "adp_retrans_timeout": 0}),
-    (CX4LX, "mlx5_0/1", {"rx_out_of_buffer": 135, "req_cqe_err": 22, "resp_cqe_err": 1009}),
-    # counters/ and hw_counters/ together; data counters are 4-octet words
-    (SYSFS / "procfs-fixture" / "counters.txt", "mlx4_0/1",
-     {"rx_octets": 2221223609 * 4, "tx_ok": 85734114, "tx_wait": 3599, "rx_symbol_err": 0, "link_down_events": 0}),
-    (SYSFS / "procfs-fixture" / "counters.txt", "mlx5_0/1",
-     {"tx_octets": 2880761508848 * 4, "local_ack_timeout_err": 131, "duplicate_request": 41, "adp_retrans": 99,
-      "ecn_marked": None}),  # this kernel's hw_counters had no congestion counters
-])
+@pytest.mark.parametrize(
+    ("path", "port", "expected"),
+    [
+        # a RoCE LAG device marking hard: 21.3 G CE-marked packets in, 1.05 G CNPs out, none handled as a sender
+        (
+            BOND,
+            "mlx5_bond_0/1",
+            {
+                "ecn_marked": 21278189006,
+                "cnp_sent": 1052612505,
+                "cnp_handled": 0,
+                "cnp_ignored": 0,
+                "out_of_sequence": 1811101,
+                "resp_cqe_err": 3293504,
+                "rx_out_of_buffer": 0,
+                "icrc_err": 0,
+                "adp_retrans_timeout": 0,
+            },
+        ),
+        (CX4LX, "mlx5_0/1", {"rx_out_of_buffer": 135, "req_cqe_err": 22, "resp_cqe_err": 1009}),
+        # counters/ and hw_counters/ together; data counters are 4-octet words
+        (
+            SYSFS / "procfs-fixture" / "counters.txt",
+            "mlx4_0/1",
+            {
+                "rx_octets": 2221223609 * 4,
+                "tx_ok": 85734114,
+                "tx_wait": 3599,
+                "rx_symbol_err": 0,
+                "link_down_events": 0,
+            },
+        ),
+        (
+            SYSFS / "procfs-fixture" / "counters.txt",
+            "mlx5_0/1",
+            {
+                "tx_octets": 2880761508848 * 4,
+                "local_ack_timeout_err": 131,
+                "duplicate_request": 41,
+                "adp_retrans": 99,
+                "ecn_marked": None,
+            },
+        ),  # this kernel's hw_counters had no congestion counters
+    ],
+)
 def test_sysfs_counters(path: Path, port: str, expected: dict[str, int | None]) -> None:
     snap = parse_ib_sysfs_counters(path.read_text())
     assert snap.unknown == [] and snap.tool == "sysfs infiniband counters"
@@ -68,12 +121,23 @@ def test_sysfs_and_rdma_statistic_agree_on_the_same_port() -> None:
     assert from_sysfs == from_rdma and len(from_sysfs) == 16
 
 
-@pytest.mark.parametrize(("path", "port", "none", "said"), [
-    (SYSFS / "gpud-943-saturated" / "counters.txt", "mlx5_1/1",
-     {"link_down_events", "tx_drop", "tx_wait", "rx_ovr"}, "link_downed saturated: 255 = 2^8-1"),
-    (SYSFS / "node-exporter-966-no-pma" / "counters.txt", "i40iw0/1",
-     {"link_down_events", "rx_err", "rx_octets"}, "N/A (no PMA)"),
-])
+@pytest.mark.parametrize(
+    ("path", "port", "none", "said"),
+    [
+        (
+            SYSFS / "gpud-943-saturated" / "counters.txt",
+            "mlx5_1/1",
+            {"link_down_events", "tx_drop", "tx_wait", "rx_ovr"},
+            "link_downed saturated: 255 = 2^8-1",
+        ),
+        (
+            SYSFS / "node-exporter-966-no-pma" / "counters.txt",
+            "i40iw0/1",
+            {"link_down_events", "rx_err", "rx_octets"},
+            "N/A (no PMA)",
+        ),
+    ],
+)
 def test_untrusted_sysfs_values_are_none_with_a_reason(path: Path, port: str, none: set[str], said: str) -> None:
     snap = parse_ib_sysfs_counters(path.read_text())
     counters = snap.ports[port].counters
@@ -90,8 +154,9 @@ def test_rdma_statistic_value_that_is_not_a_count_is_none_with_a_reason() -> Non
 
 def test_a_last_link_that_stops_early_is_unknown_and_its_last_value_none() -> None:
     raw = FOURLINK.read_text()
-    cut = raw.rindex("link mlx5_3/1") + len("link mlx5_3/1 rx_write_requests 0 rx_read_requests 0 "
-                                                "rx_atomic_requests 0 out_of_buffer 0")
+    cut = raw.rindex("link mlx5_3/1") + len(
+        "link mlx5_3/1 rx_write_requests 0 rx_read_requests 0 rx_atomic_requests 0 out_of_buffer 0"
+    )
     snap = parse_rdma_statistic(raw[:cut])
     assert snap.ports["mlx5_3/1"].counters == {"rx_out_of_buffer": None}  # "0" may have been "0..." before the cut
     assert any("mlx5_3/1" in reason and "cut" in reason for reason in snap.unknown)
@@ -130,7 +195,8 @@ def test_each_reader_refuses_the_other_format() -> None:
 
 
 CASES = [(parse_rdma_statistic, p) for p in sorted(STAT.glob("*.txt"))] + [
-    (parse_ib_sysfs_counters, p) for p in sorted(SYSFS.glob("*/*.txt")) if p.name != "recorded.txt"]
+    (parse_ib_sysfs_counters, p) for p in sorted(SYSFS.glob("*/*.txt")) if p.name != "recorded.txt"
+]
 
 
 @pytest.mark.parametrize(("parser", "path"), CASES, ids=lambda c: getattr(c, "name", getattr(c, "__name__", "")))
@@ -139,6 +205,10 @@ def test_never_raises_and_a_cut_changes_at_most_the_value_it_falls_in(parser, pa
     full = {port: sample.counters for port, sample in parser(raw).ports.items()}
     for k in range(1, 16):
         snap = parser(raw[: len(raw) * k // 16])
-        changed = [(port, name) for port, sample in snap.ports.items() for name, value in sample.counters.items()
-                   if value is not None and value != full[port][name]]
+        changed = [
+            (port, name)
+            for port, sample in snap.ports.items()
+            for name, value in sample.counters.items()
+            if value is not None and value != full[port][name]
+        ]
         assert len(changed) <= 1  # only a cut inside the last value's digits, when nothing shows the cut

@@ -35,7 +35,12 @@ from tests.unit.telemetry.test_localise import CASES, CLEAN, H1, L0, L1, far, in
 ROOT = Path(__file__).parents[3]
 SAMPLES = ROOT / "tests" / "fixtures" / "telemetry" / "samples"
 ON_ENDS: tuple[Callable[[Observed], list[Suspect]], ...] = (
-    rule_errors_both_ends, rule_errors_one_end, rule_flapping, rule_pfc_storm, rule_congestion)
+    rule_errors_both_ends,
+    rule_errors_one_end,
+    rule_flapping,
+    rule_pfc_storm,
+    rule_congestion,
+)
 NAN, INF = math.nan, math.inf
 SYNTH_GPUS = 512
 
@@ -43,6 +48,7 @@ SYNTH_GPUS = 512
 def assert_screens_match(obs: Observed) -> list[Suspect]:
     """Each rule on the ends, ``errors`` of every end and ``localise`` give the same with the screens as without
     (compared as repr: exact floats, NaN included); returns the screened run's suspects."""
+
     def fresh(screen: bool) -> Observed:
         return Observed(obs.corr, obs.slis, obs.slos, obs.bgp, screen=screen)
 
@@ -56,9 +62,15 @@ def assert_screens_match(obs: Observed) -> list[Suspect]:
     return got
 
 
-def observed(ix: LinkIndex, faults: dict[tuple[str, str], dict], *, base: dict[str, float | None] = CLEAN,
-             missing: Iterable[str | tuple[str, str]] = (), snapshots: Iterable[Snapshot] = (),
-             slos: SloSet | None = None) -> Observed:
+def observed(
+    ix: LinkIndex,
+    faults: dict[tuple[str, str], dict],
+    *,
+    base: dict[str, float | None] = CLEAN,
+    missing: Iterable[str | tuple[str, str]] = (),
+    snapshots: Iterable[Snapshot] = (),
+    slos: SloSet | None = None,
+) -> Observed:
     """Every planned end up for 10 s with ``base`` rates, ``faults`` (rates, ``state``, ``gauges``) laid over; the
     devices or (device, port) ends of ``missing`` not sampled; ``snapshots`` (state only) read after."""
     gone = set(missing)
@@ -96,12 +108,16 @@ def slos_with(sli: str, **fields: float | None) -> SloSet:
     return s.model_copy(update={"slos": objs})
 
 
-@pytest.mark.parametrize("folders", [
-    ["cable-fault/sweep1", "cable-fault/sweep2"],
-    ["cable-fault/sweep1", "clean/sweep2"],
-    ["cable-fault/sweep2"],
-    ["probe-loss_derived"],
-], ids=lambda f: "+".join(f))
+@pytest.mark.parametrize(
+    "folders",
+    [
+        ["cable-fault/sweep1", "cable-fault/sweep2"],
+        ["cable-fault/sweep1", "clean/sweep2"],
+        ["cable-fault/sweep2"],
+        ["probe-loss_derived"],
+    ],
+    ids=lambda f: "+".join(f),
+)
 def test_samples_folders(folders: list[str]) -> None:
     rated = read_rated([SAMPLES / f for f in folders], workers=1)
     corr = correlate(index(), rated.readings)
@@ -117,57 +133,141 @@ H1_LEAF = far(H1, "rail0")
 SPINE_END = far(L0, "Ethernet128")
 L0_HOST_PORTS = [f"Ethernet{4 * k}" for k in range(8)]
 _marks = random.Random(3)
-MANY_MARKS = {(leaf, f"Ethernet{4 * k}"): {"ecn_marked": _marks.uniform(0.1, 10.0), "cnp_sent": _marks.random()}
-              for leaf in ("leaf-p0-su01-r1", "leaf-p0-su01-r2", "leaf-p0-su02-r1") for k in range(16)}
+MANY_MARKS = {
+    (leaf, f"Ethernet{4 * k}"): {"ecn_marked": _marks.uniform(0.1, 10.0), "cnp_sent": _marks.random()}
+    for leaf in ("leaf-p0-su01-r1", "leaf-p0-su01-r2", "leaf-p0-su02-r1")
+    for k in range(16)
+}
 
 # case, faults, options of observed()
 EDGE: list[tuple[str, dict[tuple[str, str], dict], dict]] = [
     ("no rates at all: state only", {(L0, "Ethernet0"): {"state": {"oper": "down"}}}, {"base": {}}),
     ("zero traffic", {}, {"base": dict.fromkeys(CLEAN, 0.0)}),
     ("every counter None", {(L0, "Ethernet4"): {"rx_err": 5.0}}, {"base": dict.fromkeys([*CLEAN, "cnp_sent"])}),
-    ("NaN counters", {(L0, p): dict.fromkeys(["rx_err", "rx_crc", "fec_uncorrectable", "link_down_events",
-                                               "pfc3_rx_duration_us", "pfc3_rx", "ecn_marked", "cnp_sent"], NAN)
-                      | {"gauges": {"pre_fec_ber": NAN}} for p in L0_HOST_PORTS}, {}),
-    ("negative rates: a flap counter below 0 is still a rise", {
-        (L0, "Ethernet4"): {"link_down_events": -1.0}, (H1, "rail1"): {"rx_err": -5.0, "pfc3_rx": -1.0},
-        (L1, "Ethernet8"): {"ecn_marked": -3.0, "cnp_sent": 10.0}, (L1, "Ethernet12"): {"link_state_changes": -0.5}},
-     {}),
-    ("infinite rates", {(L0, "Ethernet8"): {"rx_err": INF, "ecn_marked": INF}, (L1, "Ethernet8"): {"pfc3_rx": INF},
-                        (L1, "Ethernet12"): {"fec_uncorrectable": INF, "link_down_events": INF},
-                        (L1, "Ethernet16"): {"ecn_marked": INF, "cnp_sent": -INF}}, {}),
-    ("errors below, at and above the SLOs", {
-        (L0, "Ethernet0"): {"rx_err": 1e-9}, (L0, "Ethernet4"): {"fec_uncorrectable": 0.0025},
-        (L0, "Ethernet8"): {"gauges": {"pre_fec_ber": 2.4e-5}}, (L0, "Ethernet12"): {"gauges": {"pre_fec_ber": 2.5e-5}},
-        (L0, "Ethernet16"): {"gauges": {"pre_fec_ber": 2.4e-4}}, (L0, "Ethernet20"): {"gauges": {"pre_fec_ber": 3e-4}},
-        (L0, "Ethernet24"): {"rx_symbol_err": 0.5, "rx_ok": None}, (L0, "Ethernet28"): {"fec_uncorrectable": 0.003}},
-     {}),
-    ("admin down and flapping at once", {SPINE_END: {"state": {"admin": "down"}, "link_state_changes": 0.002},
-                                         (L0, "Ethernet128"): {"link_down_events": 0.001}}, {}),
-    ("pause at the limit, from frames, on a priority the plan does not use", {
-        (H1, "rail0"): {"pfc3_rx_duration_us": 10_000.0}, (H1, "rail1"): {"pfc3_rx": 20_000.0},
-        (H1, "rail2"): {"pfc4_rx_duration_us": 900_000.0}, (H1, "rail3"): {"pfc3_rx_duration_us": 0.0, "pfc3_rx": 1e6},
-        (H1, "rail4"): {"pfc3_rx": 1e-3}}, {}),
-    ("PFC watchdog counters and words", {
-        (L0, "Ethernet0"): {"pfcwd3_storm_detected": 0.0, "state": {"pfcwd3_status": "operational"}},
-        (L0, "Ethernet4"): {"pfcwd3_storm_detected": 0.01, "pfcwd3_storm_restored": 0.01},
-        (L1, "Ethernet4"): {"state": {"pfcwd4_status": "stormed"}},
-        (L1, "Ethernet8"): {"state": {"mode": "stormed"}, "pfcwd_total": 3.0}}, {}),
-    ("a stormed queue read in a snapshot only", {}, {"snapshots": [state_only(L1, "Ethernet0",
-                                                                              {"pfcwd3_status": "stormed"})]}),
-    ("ends and devices not sampled", {(H1, "rail0"): {"rx_err": 4.0}, (L1, "Ethernet0"): {"rx_crc": 2.0},
-                                      far("spine-p0-01", "Ethernet0"): {"rx_err": 1.0, "link_down_events": 0.1}},
-     {"missing": ["spine-p0-01", H1_LEAF, (H1, "rail1"), "gpu-su02-h03"]}),
-    ("marks tie on two leaves", {("leaf-p0-su01-r5", "Ethernet0"): {"ecn_marked": 50.0},
-                                 ("leaf-p0-su02-r5", "Ethernet0"): {"ecn_marked": 50.0}}, {}),
-    ("marks on a leaf whose link has errors", {("leaf-p0-su01-r2", f"Ethernet{4 * k}"): {"ecn_marked": 100.0}
-                                               for k in range(4)} | {("leaf-p0-su01-r2", "Ethernet12"): {
-                                                   "ecn_marked": 100.0, "rx_err": 3.0}}, {}),
+    (
+        "NaN counters",
+        {
+            (L0, p): dict.fromkeys(
+                [
+                    "rx_err",
+                    "rx_crc",
+                    "fec_uncorrectable",
+                    "link_down_events",
+                    "pfc3_rx_duration_us",
+                    "pfc3_rx",
+                    "ecn_marked",
+                    "cnp_sent",
+                ],
+                NAN,
+            )
+            | {"gauges": {"pre_fec_ber": NAN}}
+            for p in L0_HOST_PORTS
+        },
+        {},
+    ),
+    (
+        "negative rates: a flap counter below 0 is still a rise",
+        {
+            (L0, "Ethernet4"): {"link_down_events": -1.0},
+            (H1, "rail1"): {"rx_err": -5.0, "pfc3_rx": -1.0},
+            (L1, "Ethernet8"): {"ecn_marked": -3.0, "cnp_sent": 10.0},
+            (L1, "Ethernet12"): {"link_state_changes": -0.5},
+        },
+        {},
+    ),
+    (
+        "infinite rates",
+        {
+            (L0, "Ethernet8"): {"rx_err": INF, "ecn_marked": INF},
+            (L1, "Ethernet8"): {"pfc3_rx": INF},
+            (L1, "Ethernet12"): {"fec_uncorrectable": INF, "link_down_events": INF},
+            (L1, "Ethernet16"): {"ecn_marked": INF, "cnp_sent": -INF},
+        },
+        {},
+    ),
+    (
+        "errors below, at and above the SLOs",
+        {
+            (L0, "Ethernet0"): {"rx_err": 1e-9},
+            (L0, "Ethernet4"): {"fec_uncorrectable": 0.0025},
+            (L0, "Ethernet8"): {"gauges": {"pre_fec_ber": 2.4e-5}},
+            (L0, "Ethernet12"): {"gauges": {"pre_fec_ber": 2.5e-5}},
+            (L0, "Ethernet16"): {"gauges": {"pre_fec_ber": 2.4e-4}},
+            (L0, "Ethernet20"): {"gauges": {"pre_fec_ber": 3e-4}},
+            (L0, "Ethernet24"): {"rx_symbol_err": 0.5, "rx_ok": None},
+            (L0, "Ethernet28"): {"fec_uncorrectable": 0.003},
+        },
+        {},
+    ),
+    (
+        "admin down and flapping at once",
+        {
+            SPINE_END: {"state": {"admin": "down"}, "link_state_changes": 0.002},
+            (L0, "Ethernet128"): {"link_down_events": 0.001},
+        },
+        {},
+    ),
+    (
+        "pause at the limit, from frames, on a priority the plan does not use",
+        {
+            (H1, "rail0"): {"pfc3_rx_duration_us": 10_000.0},
+            (H1, "rail1"): {"pfc3_rx": 20_000.0},
+            (H1, "rail2"): {"pfc4_rx_duration_us": 900_000.0},
+            (H1, "rail3"): {"pfc3_rx_duration_us": 0.0, "pfc3_rx": 1e6},
+            (H1, "rail4"): {"pfc3_rx": 1e-3},
+        },
+        {},
+    ),
+    (
+        "PFC watchdog counters and words",
+        {
+            (L0, "Ethernet0"): {"pfcwd3_storm_detected": 0.0, "state": {"pfcwd3_status": "operational"}},
+            (L0, "Ethernet4"): {"pfcwd3_storm_detected": 0.01, "pfcwd3_storm_restored": 0.01},
+            (L1, "Ethernet4"): {"state": {"pfcwd4_status": "stormed"}},
+            (L1, "Ethernet8"): {"state": {"mode": "stormed"}, "pfcwd_total": 3.0},
+        },
+        {},
+    ),
+    (
+        "a stormed queue read in a snapshot only",
+        {},
+        {"snapshots": [state_only(L1, "Ethernet0", {"pfcwd3_status": "stormed"})]},
+    ),
+    (
+        "ends and devices not sampled",
+        {
+            (H1, "rail0"): {"rx_err": 4.0},
+            (L1, "Ethernet0"): {"rx_crc": 2.0},
+            far("spine-p0-01", "Ethernet0"): {"rx_err": 1.0, "link_down_events": 0.1},
+        },
+        {"missing": ["spine-p0-01", H1_LEAF, (H1, "rail1"), "gpu-su02-h03"]},
+    ),
+    (
+        "marks tie on two leaves",
+        {
+            ("leaf-p0-su01-r5", "Ethernet0"): {"ecn_marked": 50.0},
+            ("leaf-p0-su02-r5", "Ethernet0"): {"ecn_marked": 50.0},
+        },
+        {},
+    ),
+    (
+        "marks on a leaf whose link has errors",
+        {("leaf-p0-su01-r2", f"Ethernet{4 * k}"): {"ecn_marked": 100.0} for k in range(4)}
+        | {("leaf-p0-su01-r2", "Ethernet12"): {"ecn_marked": 100.0, "rx_err": 3.0}},
+        {},
+    ),
     ("many marks summed in plan order", MANY_MARKS, {}),
-    ("marks of very different sizes summed in plan order", {(L1, f"Ethernet{4 * k}"): {"ecn_marked": 1.0}
-                                                            for k in range(1, 40)} | {(L1, "Ethernet0"): {
-                                                                "ecn_marked": 1e16}}, {}),
-    ("marks spread over every rail", {(f"leaf-p0-su0{s}-r{r}", "Ethernet0"): {"ecn_marked": 10.0}
-                                      for s in (1, 2) for r in range(8)}, {}),
+    (
+        "marks of very different sizes summed in plan order",
+        {(L1, f"Ethernet{4 * k}"): {"ecn_marked": 1.0} for k in range(1, 40)}
+        | {(L1, "Ethernet0"): {"ecn_marked": 1e16}},
+        {},
+    ),
+    (
+        "marks spread over every rail",
+        {(f"leaf-p0-su0{s}-r{r}", "Ethernet0"): {"ecn_marked": 10.0} for s in (1, 2) for r in range(8)},
+        {},
+    ),
 ]
 
 
@@ -196,8 +296,21 @@ def test_edge_cases_with_other_slos(name: str, slos: SloSet, case: tuple[str, di
 
 
 POOL = (None, NAN, 0.0, -0.0, -1.0, 1e-9, 1e-3, 0.5, 3.0, 1e5, INF, -INF)
-NAMES = ("rx_err", "rx_crc", "rx_symbol_err", "rx_ok", "fec_uncorrectable", "link_down_events", "link_state_changes",
-         "pfc3_rx_duration_us", "pfc3_rx", "pfc4_rx", "ecn_marked", "cnp_sent", "pfcwd3_storm_detected")
+NAMES = (
+    "rx_err",
+    "rx_crc",
+    "rx_symbol_err",
+    "rx_ok",
+    "fec_uncorrectable",
+    "link_down_events",
+    "link_state_changes",
+    "pfc3_rx_duration_us",
+    "pfc3_rx",
+    "pfc4_rx",
+    "ecn_marked",
+    "cnp_sent",
+    "pfcwd3_storm_detected",
+)
 BERS = (None, NAN, 0.0, 1e-9, 2.4e-5, 5e-5, 2.4e-4, 1e-3)
 STATES = ({"oper": "down"}, {"admin": "down"}, {"pfcwd3_status": "operational"}, {"pfcwd3_status": "stormed"}, {})
 
@@ -231,8 +344,19 @@ def test_random_fabrics(plan: str, seed: int) -> None:
 
 def test_synthetic_fabric(tmp_path: Path) -> None:
     """The fabric of ``benchmarks/network_health.py --gpus 512 --keep DIR``, read, rated and correlated."""
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "network_health.py"), "--gpus", str(SYNTH_GPUS),
-                    "--keep", str(tmp_path), "--write-only"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "network_health.py"),
+            "--gpus",
+            str(SYNTH_GPUS),
+            "--keep",
+            str(tmp_path),
+            "--write-only",
+        ],
+        check=True,
+        capture_output=True,
+    )
     rated = read_rated([tmp_path / "sweep1", tmp_path / "sweep2"])
     corr = correlate(scale_index(), rated.readings)
     obs, faults = Observed(corr, link_slis(corr), default_slos(), rated.bgp), Faults.pick(scale_index().plan)

@@ -29,16 +29,35 @@ def one_thread(test: Callable[..., None]) -> Callable[..., None]:
     """Run ``test`` here when this process has no other thread, else as a pytest run of its own in a new process:
     the pool never forks a process that has other threads (``parallel.parallel_ok``), and a suite's earlier tests
     in this worker may have left some (servers, pools), which would turn the parallel path under test off."""
+
     @functools.wraps(test)
     def wrapper(*args: Any, **kwargs: Any) -> None:
         if threading.active_count() == 1 or os.environ.get(_INNER):
             test(*args, **kwargs)
             return
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                            f"{Path(__file__).relative_to(REPO)}::{test.__name__}"], cwd=REPO, capture_output=True,
-                           text=True, timeout=600, env={**os.environ, _INNER: "1"})
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:xdist",
+                f"{Path(__file__).relative_to(REPO)}::{test.__name__}",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, _INNER: "1"},
+        )
         assert r.returncode == 0 and " passed" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
     return wrapper
+
+
 # stem -> recorded output, as a switch or a GPU node returns it
 SWITCH = {
     "counters-db.json": FIX / "telemetry" / "counters-db" / "sonic-utilities-b6af9f4-t1-dump-subset.json",
@@ -99,9 +118,15 @@ def test_folders_read_on_two_processes_as_on_one(tmp_path: Path) -> None:
 @pytest.mark.usefixtures("low_threshold")
 @one_thread
 def test_outputs_read_on_two_processes_as_on_one() -> None:
-    outputs = {f"{kind}-{i}": {name.rpartition(".")[0]: (src.read_text(), 1000.0 + i)
-                               for name, src in files.items() if not name.startswith("show")}
-               for i in range(5) for kind, files in (("leaf", SWITCH), ("gpu", HOST))}
+    outputs = {
+        f"{kind}-{i}": {
+            name.rpartition(".")[0]: (src.read_text(), 1000.0 + i)
+            for name, src in files.items()
+            if not name.startswith("show")
+        }
+        for i in range(5)
+        for kind, files in (("leaf", SWITCH), ("gpu", HOST))
+    }
     named = [("sweep 1", outputs, None, ["gpu-9 ethtool@rail0: not read, exit 1"]), ("sweep 2", outputs, 5.0, None)]
     serial = samples.sweeps_from_outputs(named, workers=1)
     assert _dump(samples.sweeps_from_outputs(named, workers=2)) == _dump(serial)
@@ -110,8 +135,9 @@ def test_outputs_read_on_two_processes_as_on_one() -> None:
 
 @pytest.mark.usefixtures("low_threshold")
 @one_thread
-def test_folders_read_and_rated_device_by_device_as_sweep_by_sweep(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_folders_read_and_rated_device_by_device_as_sweep_by_sweep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(rated, "SERIAL_CHUNK", 3)  # several chunks on the serial path too
     folders = _folders(tmp_path)
     (folders[1] / "gpu-0" / "ethtool@rail0.txt").unlink()  # one device's tool read once: a snapshot, not rated
@@ -205,8 +231,9 @@ def test_probe_results_come_back_from_the_reader_processes(low_threshold: None) 
     assert named == ["L0000266", "L0000266"]
 
 
-def test_outputs_never_rated_are_read_from_the_latest_sweep_only(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_outputs_never_rated_are_read_from_the_latest_sweep_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``show interfaces status`` gives state only, and the route table is judged as it is now: of two sweeps only
     the later one's is read, and the reading is its snapshot (the latest table), as when both are read."""
     folders = _folders(tmp_path, devices=2)

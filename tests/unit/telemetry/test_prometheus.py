@@ -48,23 +48,54 @@ def value(fams: dict[str, list], name: str, **labels: str) -> float:
 
 # the README of the samples: 60 s apart, 60,000,000 more frames on every port, RX_ERR +50 at leaf-p0-su01-r0
 # Ethernet128 and +30 at spine-p0-01 Ethernet0, the two ends of cable L0000000
-LEAF_END = {"device": "leaf-p0-su01-r0", "port": "Ethernet128", "peer_device": "spine-p0-01", "peer_port": "Ethernet0",
-            "cable": "L0000000", "end": "a", "link_kind": "leaf_spine", "leaf": "leaf-p0-su01-r0",
-            "spine": "spine-p0-01", "plane": "0", "rail": "0", "su": "1", "fabric": "demo", "node": ""}
-SPINE_END = {**LEAF_END, "device": "spine-p0-01", "port": "Ethernet0", "peer_device": "leaf-p0-su01-r0",
-             "peer_port": "Ethernet128", "end": "b"}
+LEAF_END = {
+    "device": "leaf-p0-su01-r0",
+    "port": "Ethernet128",
+    "peer_device": "spine-p0-01",
+    "peer_port": "Ethernet0",
+    "cable": "L0000000",
+    "end": "a",
+    "link_kind": "leaf_spine",
+    "leaf": "leaf-p0-su01-r0",
+    "spine": "spine-p0-01",
+    "plane": "0",
+    "rail": "0",
+    "su": "1",
+    "fabric": "demo",
+    "node": "",
+}
+SPINE_END = {
+    **LEAF_END,
+    "device": "spine-p0-01",
+    "port": "Ethernet0",
+    "peer_device": "leaf-p0-su01-r0",
+    "peer_port": "Ethernet128",
+    "end": "b",
+}
 PORT_CASES = [
     ("hwaac_port_rx_err_per_second", LEAF_END, 50 / 60),
     ("hwaac_port_rx_err_per_second", SPINE_END, 30 / 60),
     ("hwaac_port_rx_ok_per_second", LEAF_END, 1_000_000.0),
     ("hwaac_port_rx_drop_per_second", SPINE_END, 0.0),
     ("hwaac_port_oper_up", LEAF_END, 1.0),
-    ("hwaac_sli_loss_ratio", {"scope": "link", "cable": "L0000000", "leaf": "leaf-p0-su01-r0"},
-     (50 + 30) / (2 * 60_000_000 + 50 + 30)),
+    (
+        "hwaac_sli_loss_ratio",
+        {"scope": "link", "cable": "L0000000", "leaf": "leaf-p0-su01-r0"},
+        (50 + 30) / (2 * 60_000_000 + 50 + 30),
+    ),
     ("hwaac_slo_loss_ratio", {"bound": "max"}, 7.4e-8),
     ("hwaac_slo_pre_fec_ber", {"bound": "warn"}, 2.4e-5),
-    ("hwaac_suspect", {"rule": "errors_both_ends", "kind": "cable", "component": "L0000000", "cable": "L0000000",
-                       "severity": "fault"}, 1.0),
+    (
+        "hwaac_suspect",
+        {
+            "rule": "errors_both_ends",
+            "kind": "cable",
+            "component": "L0000000",
+            "cable": "L0000000",
+            "severity": "fault",
+        },
+        1.0,
+    ),
     ("hwaac_fabric_rate_interval_seconds", {"fabric": "demo"}, 60.0),
     ("hwaac_fabric_sweep_timestamp_seconds", {"fabric": "demo"}, 1_700_000_060.0),  # sweep2/taken_at
     # links of known state: the leaf's 4 sampled ports and spine-p0-01 Ethernet4 (Ethernet0 is the same cable as
@@ -77,17 +108,21 @@ PORT_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "labels", "expected"), PORT_CASES,
-                         ids=[f"{n}-{lab.get('device', lab.get('rule', lab.get('state', '')))}"
-                              for n, lab, _ in PORT_CASES])
-def test_exporter_names_labels_values(name: str, labels: dict[str, str], expected: float,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("name", "labels", "expected"),
+    PORT_CASES,
+    ids=[f"{n}-{lab.get('device', lab.get('rule', lab.get('state', '')))}" for n, lab, _ in PORT_CASES],
+)
+def test_exporter_names_labels_values(
+    name: str, labels: dict[str, str], expected: float, capsys: pytest.CaptureFixture[str]
+) -> None:
     fams = exposition(FAULT, capsys)
     assert value(fams, name, **labels) == pytest.approx(expected, rel=1e-12)
 
 
-def test_sweep_timestamp_without_taken_at_is_the_newest_sample(tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_sweep_timestamp_without_taken_at_is_the_newest_sample(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A sweep folder without taken_at is as old as its newest file: the stale-sweep alert needs a time."""
     sweep = tmp_path / "sweep2"
     shutil.copytree(SAMPLES / "clean" / "sweep2", sweep)
@@ -120,8 +155,9 @@ def test_promtool_check_rules(promtool: str, path: Path) -> None:
 
 @pytest.mark.parametrize("path", UNIT_TESTS, ids=[p.name for p in UNIT_TESTS])
 def test_promtool_unit_tests(path: Path, promtool: str) -> None:
-    r = subprocess.run([promtool, "test", "rules", str(path)], capture_output=True, text=True, check=False,
-                       cwd=path.parent)
+    r = subprocess.run(
+        [promtool, "test", "rules", str(path)], capture_output=True, text=True, check=False, cwd=path.parent
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -131,12 +167,18 @@ def test_alert_test_series_are_exporter_series(capsys: pytest.CaptureFixture[str
     from hwaac.telemetry.exporter_probe import PARALLEL_LABELS
 
     fams = exposition(FAULT, capsys)
-    own = {"hwaac_link_planned": LINK_LABELS, "hwaac_suspect": SUSPECT_LABELS,
-           "hwaac_leaf_route_min_ecmp": ("fabric", "leaf"), "hwaac_leaf_uplinks_planned": ("fabric", "leaf"),
-           "hwaac_bgp_peer_dropped_per_second": ("fabric", "leaf", "peer", "cable"),
-           "hwaac_probe_link_loss_ratio": LINK_LABELS, "hwaac_probe_link_probes_sent": LINK_LABELS,
-           "hwaac_probe_parallel_loss_ratio": PARALLEL_LABELS, "hwaac_probe_parallel_probes_sent": PARALLEL_LABELS,
-           "hwaac_probe_flows": ("fabric", "state")}
+    own = {
+        "hwaac_link_planned": LINK_LABELS,
+        "hwaac_suspect": SUSPECT_LABELS,
+        "hwaac_leaf_route_min_ecmp": ("fabric", "leaf"),
+        "hwaac_leaf_uplinks_planned": ("fabric", "leaf"),
+        "hwaac_bgp_peer_dropped_per_second": ("fabric", "leaf", "peer", "cable"),
+        "hwaac_probe_link_loss_ratio": LINK_LABELS,
+        "hwaac_probe_link_probes_sent": LINK_LABELS,
+        "hwaac_probe_parallel_loss_ratio": PARALLEL_LABELS,
+        "hwaac_probe_parallel_probes_sent": PARALLEL_LABELS,
+        "hwaac_probe_flows": ("fabric", "state"),
+    }
     for path in UNIT_TESTS:
         for test in yaml.safe_load(path.read_text())["tests"]:
             for s in test["input_series"]:
@@ -148,8 +190,15 @@ def test_alert_test_series_are_exporter_series(capsys: pytest.CaptureFixture[str
 
 
 SCOPE_KEYS = ("leaf", "rail", "su", "plane", "fabric")  # the spine scope: test_spine_recording_rules_equal_sli_py
-RECORDED = ("availability", "coverage", "loss_ratio", "pre_fec_ber", "fec_uncorrectable_per_s", "pause_ratio",
-            "ecn_mark_ratio")
+RECORDED = (
+    "availability",
+    "coverage",
+    "loss_ratio",
+    "pre_fec_ber",
+    "fec_uncorrectable_per_s",
+    "pause_ratio",
+    "ecn_mark_ratio",
+)
 
 
 def _sli_checks(health: FabricHealth, keep: Callable[[Aggregate], bool]) -> list[dict]:
@@ -162,25 +211,44 @@ def _sli_checks(health: FabricHealth, keep: Callable[[Aggregate], bool]) -> list
         key = {"fabric": fabric} | ({} if a.scope == "fabric" else {a.scope: a.key})
         sel = ",".join(f'{k}="{v}"' for k, v in key.items())
         unknown = a.inputs["coverage"]["unknown"]  # type: ignore[index]
-        checks.append({"expr": f"hwaac:links_unknown:{a.scope}{{{sel}}}", "eval_time": "2m",
-                       "exp_samples": [{"labels": f"hwaac:links_unknown:{a.scope}{{{sel}}}", "value": unknown}]})
+        checks.append(
+            {
+                "expr": f"hwaac:links_unknown:{a.scope}{{{sel}}}",
+                "eval_time": "2m",
+                "exp_samples": [{"labels": f"hwaac:links_unknown:{a.scope}{{{sel}}}", "value": unknown}],
+            }
+        )
         for n in RECORDED:
             x = a.values.get(n)
             expr = f"hwaac:sli_{metric_name(n)}:{a.scope}{{{sel}}}"
             if x is None:  # sli.py has no value: neither may the rule
-                checks.append({"expr": f"absent({expr})", "eval_time": "2m", "exp_samples": [
-                    {"labels": "{" + sel + "}", "value": 1}]})
+                checks.append(
+                    {
+                        "expr": f"absent({expr})",
+                        "eval_time": "2m",
+                        "exp_samples": [{"labels": "{" + sel + "}", "value": 1}],
+                    }
+                )
                 continue
-            checks.append({"expr": f"abs({expr} - {x!r}) <= bool {abs(x) * 1e-9!r}", "eval_time": "2m",
-                           "exp_samples": [{"labels": "{" + sel + "}", "value": 1}]})
+            checks.append(
+                {
+                    "expr": f"abs({expr} - {x!r}) <= bool {abs(x) * 1e-9!r}",
+                    "eval_time": "2m",
+                    "exp_samples": [{"labels": "{" + sel + "}", "value": 1}],
+                }
+            )
     return checks
 
 
 def test_recording_rules_equal_sli_py(tmp_path: Path, promtool: str, capsys: pytest.CaptureFixture[str]) -> None:
     """The recording rules over the exporter's per-port series give sli.aggregate's values, scope by scope."""
     fams = exposition(FAULT, capsys)
-    inputs = [series(name, s.labels, s.value) for name, samples in fams.items()
-              if name.startswith(("hwaac_port_", "hwaac_link_planned", "hwaac_slo_")) for s in samples]
+    inputs = [
+        series(name, s.labels, s.value)
+        for name, samples in fams.items()
+        if name.startswith(("hwaac_port_", "hwaac_link_planned", "hwaac_slo_"))
+        for s in samples
+    ]
     health = assess(build_plan(load_intent(DEMO)), [read_sweep(d) for d in FAULT], default_slos())
     checks = _sli_checks(health, lambda a: a.scope in SCOPE_KEYS)
     valued = [c for c in checks if not c["expr"].startswith("absent")]
@@ -205,12 +273,16 @@ def _three_tier() -> tuple[FabricHealth, list[str], int]:
     for n, t in enumerate((0.0, 10.0)):
         spine = Snapshot("portstat", a)
         for i, (port, _, _) in enumerate(up[a]):
-            spine.ports[port] = PortSample(port, {"rx_ok": 10_000 * n, "rx_err": 60 * n if i == 0 else 0,
-                                                  "rx_drop": 0}, state={"oper": "down" if i == 1 else "up"})
+            spine.ports[port] = PortSample(
+                port,
+                {"rx_ok": 10_000 * n, "rx_err": 60 * n if i == 0 else 0, "rx_drop": 0},
+                state={"oper": "down" if i == 1 else "up"},
+            )
         _, far, far_port = up[b][0]
         top = Snapshot("portstat", far)
-        top.ports[far_port] = PortSample(far_port, {"rx_ok": 10_000 * n, "rx_err": 0, "rx_drop": 0},
-                                         state={"oper": "up"})
+        top.ports[far_port] = PortSample(
+            far_port, {"rx_ok": 10_000 * n, "rx_err": 0, "rx_drop": 0}, state={"oper": "up"}
+        )
         sweeps.append(Sweep(Path(f"sweep{n + 1}"), t, {(a, "portstat"): (spine, t), (far, "portstat"): (top, t)}))
     return assess(plan, sweeps, default_slos()), [a, b, c], len(up[a])
 
@@ -248,9 +320,12 @@ def test_probe_rules_on_the_probe_samples(tmp_path: Path, promtool: str, capsys:
     cable tomography named and on none of the others above the SLO (they share its flows), and the recorded worst
     probe loss per scope is the worst estimate of a cable there with at least probe_min_probes probes."""
     fams = exposition([str(PROBES)], capsys)
-    inputs = [{"series": series(name, s.labels, s.value)["series"], "values": f"{s.value!r}+0x15"}
-              for name, samples in fams.items() for s in samples
-              if name.startswith(("hwaac_probe_", "hwaac_slo_", "hwaac_localise_")) or name == "hwaac_suspect"]
+    inputs = [
+        {"series": series(name, s.labels, s.value)["series"], "values": f"{s.value!r}+0x15"}
+        for name, samples in fams.items()
+        for s in samples
+        if name.startswith(("hwaac_probe_", "hwaac_slo_", "hwaac_localise_")) or name == "hwaac_suspect"
+    ]
     plan = build_plan(load_intent(DEMO))
     health = assess(plan, [read_sweep(PROBES)], default_slos())
     assert health.probes is not None
@@ -263,12 +338,24 @@ def test_probe_rules_on_the_probe_samples(tmp_path: Path, promtool: str, capsys:
     assert len(above) > 1  # cables sharing the named one's flows are above the SLO too: they must not fire
     alerts = []
     for lab in named:
-        labels = {"alertname": "HwaacProbePathLoss", "alertstate": "firing", "fabric": "demo",
-                  "link_kind": lab.pop("kind"), **{k: str(v) for k, v in lab.items() if k != "hca" and v != ""},
-                  "severity": "fault", "rule": "probe_path_loss", "component": "cable"}
+        labels = {
+            "alertname": "HwaacProbePathLoss",
+            "alertstate": "firing",
+            "fabric": "demo",
+            "link_kind": lab.pop("kind"),
+            **{k: str(v) for k, v in lab.items() if k != "hca" and v != ""},
+            "severity": "fault",
+            "rule": "probe_path_loss",
+            "component": "cable",
+        }
         alerts.append({"labels": "ALERTS{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}", "value": 1})
-    checks: list[dict] = [{"expr": 'ALERTS{alertname="HwaacProbePathLoss",alertstate="firing"}', "eval_time": "10m",
-                           "exp_samples": alerts}]
+    checks: list[dict] = [
+        {
+            "expr": 'ALERTS{alertname="HwaacProbePathLoss",alertstate="firing"}',
+            "eval_time": "10m",
+            "exp_samples": alerts,
+        }
+    ]
     worst: dict[tuple[str, str], float] = {}
     for cables, est in health.probes.estimates.items():
         if est.sent < least:
@@ -280,6 +367,11 @@ def test_probe_rules_on_the_probe_samples(tmp_path: Path, promtool: str, capsys:
     assert len(worst) == 2 + 1 + 2 + 1 + 1  # rail 0's two leaves, rail 0, two SUs, plane 0, the fabric
     for (scope, key), v in worst.items():
         sel = f'fabric="demo",{scope}="{key}"' if scope != "fabric" else 'fabric="demo"'
-        checks.append({"expr": f"abs(hwaac:sli_probe_loss_ratio:{scope}{{{sel}}} - {v!r}) <= bool 1e-12",
-                       "eval_time": "10m", "exp_samples": [{"labels": "{" + sel + "}", "value": 1}]})
+        checks.append(
+            {
+                "expr": f"abs(hwaac:sli_probe_loss_ratio:{scope}{{{sel}}} - {v!r}) <= bool 1e-12",
+                "eval_time": "10m",
+                "exp_samples": [{"labels": "{" + sel + "}", "value": 1}],
+            }
+        )
     promtool_test(tmp_path, promtool, inputs, checks)

@@ -10,8 +10,15 @@ from hwaac.telemetry.rates import ALL, CLEARED, RESET, WRAP, classify_fall, inte
 TOP32, TOP64 = 1 << 32, 1 << 64
 
 
-def snap(counters: dict[str, int | None], *, at: float | None = None, port: str = "Ethernet0",
-         state: dict[str, str] | None = None, tool: str = "portstat", device: str = "leaf1") -> Snapshot:
+def snap(
+    counters: dict[str, int | None],
+    *,
+    at: float | None = None,
+    port: str = "Ethernet0",
+    state: dict[str, str] | None = None,
+    tool: str = "portstat",
+    device: str = "leaf1",
+) -> Snapshot:
     s = Snapshot(tool, device=device, taken_at=at)
     s.ports[port] = PortSample(port, dict(counters), {}, dict(state or {}))
     return s
@@ -31,8 +38,9 @@ COUNTER_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "v0", "v1", "width", "rate", "kind"), COUNTER_CASES,
-                         ids=[c[0] for c in COUNTER_CASES])
+@pytest.mark.parametrize(
+    ("case", "v0", "v1", "width", "rate", "kind"), COUNTER_CASES, ids=[c[0] for c in COUNTER_CASES]
+)
 def test_counter_rate(case: str, v0: int, v1: int, width: int | None, rate: float | None, kind: str | None) -> None:
     widths = {"rx_ok": width} if width else None
     iv = interval(snap({"rx_ok": v0}, at=100.0), snap({"rx_ok": v1}, at=110.0), widths=widths)
@@ -83,13 +91,15 @@ CLEAR_CASES = [
 
 
 @pytest.mark.parametrize(("case", "lc0", "lc1", "cleared"), CLEAR_CASES, ids=[c[0] for c in CLEAR_CASES])
-def test_sonic_clear_is_a_discontinuity_of_every_counter(case: str, lc0: str | None, lc1: str | None,
-                                                         cleared: bool) -> None:
+def test_sonic_clear_is_a_discontinuity_of_every_counter(
+    case: str, lc0: str | None, lc1: str | None, cleared: bool
+) -> None:
     st0 = {"last_cleared": lc0} if lc0 else {}
     st1 = {"last_cleared": lc1} if lc1 else {}
     # the counters rise, as they may after a clear too: only last_cleared tells
-    iv = interval(snap({"rx_ok": 10, "tx_ok": 20}, at=0.0, state=st0),
-                  snap({"rx_ok": 30, "tx_ok": 60}, at=2.0, state=st1))
+    iv = interval(
+        snap({"rx_ok": 10, "tx_ok": 20}, at=0.0, state=st0), snap({"rx_ok": 30, "tx_ok": 60}, at=2.0, state=st1)
+    )
     pr = iv.ports["Ethernet0"]
     if cleared:
         (d,) = iv.discontinuities
@@ -112,10 +122,18 @@ TIME_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "a0", "a1", "times", "seconds", "base", "error"), TIME_CASES,
-                         ids=[c[0] for c in TIME_CASES])
-def test_time_base(case: str, a0: float | None, a1: float | None, times: tuple[float, float] | None,
-                   seconds: float | None, base: str, error: str | None) -> None:
+@pytest.mark.parametrize(
+    ("case", "a0", "a1", "times", "seconds", "base", "error"), TIME_CASES, ids=[c[0] for c in TIME_CASES]
+)
+def test_time_base(
+    case: str,
+    a0: float | None,
+    a1: float | None,
+    times: tuple[float, float] | None,
+    seconds: float | None,
+    base: str,
+    error: str | None,
+) -> None:
     iv = interval(snap({"rx_ok": 0}, at=a0), snap({"rx_ok": 100}, at=a1), times=times)
     assert (iv.seconds, iv.time_base) == (seconds, base)
     pr = iv.ports["Ethernet0"]
@@ -126,10 +144,13 @@ def test_time_base(case: str, a0: float | None, a1: float | None, times: tuple[f
         assert pr.rates == {"rx_ok": None} and error in pr.why["rx_ok"]
 
 
-@pytest.mark.parametrize(("case", "kw0", "kw1", "words"), [
-    ("device differs", {"device": "leaf1"}, {"device": "leaf2"}, "not the same device"),
-    ("tool differs", {"tool": "portstat"}, {"tool": "portstat errors"}, "not the same tool"),
-])
+@pytest.mark.parametrize(
+    ("case", "kw0", "kw1", "words"),
+    [
+        ("device differs", {"device": "leaf1"}, {"device": "leaf2"}, "not the same device"),
+        ("tool differs", {"tool": "portstat"}, {"tool": "portstat errors"}, "not the same tool"),
+    ],
+)
 def test_samples_of_different_sources_give_no_rates(case: str, kw0: dict, kw1: dict, words: str) -> None:
     iv = interval(snap({"rx_ok": 1}, at=0.0, **kw0), snap({"rx_ok": 2}, at=1.0, **kw1))
     assert any(words in e for e in iv.errors) and iv.ports["Ethernet0"].rates == {"rx_ok": None}
@@ -161,11 +182,14 @@ def test_three_snapshots_give_two_intervals_each_with_its_own_discontinuity() ->
     assert second.ports["Ethernet0"].rates["rx_ok"] is None and second.discontinuities[0].kind == RESET
 
 
-@pytest.mark.parametrize(("snaps", "times", "words"), [
-    ([], None, "a rate needs two"),
-    ([Snapshot("portstat")], None, "a rate needs two"),
-    ([Snapshot("portstat"), Snapshot("portstat")], [1.0], "1 sample times for 2"),
-])
+@pytest.mark.parametrize(
+    ("snaps", "times", "words"),
+    [
+        ([], None, "a rate needs two"),
+        ([Snapshot("portstat")], None, "a rate needs two"),
+        ([Snapshot("portstat"), Snapshot("portstat")], [1.0], "1 sample times for 2"),
+    ],
+)
 def test_rates_of_too_few_snapshots_or_times(snaps: list, times: list | None, words: str) -> None:
     (iv,) = rates(snaps, times=times)
     assert any(words in e for e in iv.errors) and iv.ports == {}

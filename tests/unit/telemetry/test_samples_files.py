@@ -42,7 +42,21 @@ def test_read_text_reads_a_file_of_any_size_whole(tmp_path: Path, size: int) -> 
     assert read_text(str(path)) == data.decode()
 
 
-@pytest.mark.parametrize("name", ["a.txt", "a.b.txt", ".txt", "..txt", "noext", "a.", ".hidden.txt", "...",
-                                  "x..json", "ethtool@rail0.txt", "counters-db.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a.txt",
+        "a.b.txt",
+        ".txt",
+        "..txt",
+        "noext",
+        "a.",
+        ".hidden.txt",
+        "...",
+        "x..json",
+        "ethtool@rail0.txt",
+        "counters-db.json",
+    ],
+)
 def test_a_file_name_splits_as_splitext_splits_it(name: str) -> None:
     assert samples._split_suffix(name) == os.path.splitext(name)

@@ -33,8 +33,9 @@ DEMO = Path(__file__).parents[3] / "inventory" / "demo"
 G400 = 400e9
 
 
-def end(rates: dict | None = None, state: dict | None = None, gauges: dict | None = None,
-        why: dict | None = None) -> PortRates:
+def end(
+    rates: dict | None = None, state: dict | None = None, gauges: dict | None = None, why: dict | None = None
+) -> PortRates:
     return PortRates("p", dict(rates or {}), dict(why or {}), dict(gauges or {}), dict(state or {}))
 
 
@@ -48,15 +49,33 @@ CASES = [
     ("no state, flat flap counter", end({"link_down_events": 0.0}), None, AVAILABILITY, None, "does not prove up"),
     ("nothing sampled", None, None, AVAILABILITY, None, "no end reports"),
     # loss: (2 + 3 + 0 + 5) / (990 + 2 + 3 + 1000 + 0 + 5) = 10 / 2000
-    ("loss both ends", end({"rx_ok": 990.0, "rx_err": 2.0, "rx_drop": 3.0}),
-     end({"rx_ok": 1000.0, "rx_err": 0.0, "rx_drop": 5.0}), LOSS, 0.005, "a+b"),
+    (
+        "loss both ends",
+        end({"rx_ok": 990.0, "rx_err": 2.0, "rx_drop": 3.0}),
+        end({"rx_ok": 1000.0, "rx_err": 0.0, "rx_drop": 5.0}),
+        LOSS,
+        0.005,
+        "a+b",
+    ),
     ("loss one end", end({"rx_ok": 99.0, "rx_err": 1.0, "rx_drop": 0.0}), None, LOSS, 0.01, "a "),
     ("loss idle link", end({"rx_ok": 0.0, "rx_err": 0.0, "rx_drop": 0.0}), None, LOSS, None, "no frame received"),
-    ("loss reset counter", end({"rx_ok": 10.0, "rx_err": None, "rx_drop": 0.0}, why={"rx_err": "reset: 5 to 0"}),
-     None, LOSS, None, "rx_err reset"),
+    (
+        "loss reset counter",
+        end({"rx_ok": 10.0, "rx_err": None, "rx_drop": 0.0}, why={"rx_err": "reset: 5 to 0"}),
+        None,
+        LOSS,
+        None,
+        "rx_err reset",
+    ),
     ("loss nothing", None, None, LOSS, None, "a not sampled; b not sampled"),
-    ("BER worst end", end(gauges={"pre_fec_ber": 1e-8}), end(gauges={"pre_fec_ber": 3e-6}), PRE_FEC_BER, 3e-6,
-     "b pre_fec_ber"),
+    (
+        "BER worst end",
+        end(gauges={"pre_fec_ber": 1e-8}),
+        end(gauges={"pre_fec_ber": 3e-6}),
+        PRE_FEC_BER,
+        3e-6,
+        "b pre_fec_ber",
+    ),
     ("BER N/A", end(gauges={"pre_fec_ber": None}), None, PRE_FEC_BER, None, "no end reports"),
     ("FEC uncorrectable", end({"fec_uncorrectable": 0.5}), end({"fec_uncorrectable": 0.0}), FEC_UNCORR, 0.5, "a "),
     ("FEC zero is a value", end({"fec_uncorrectable": 0.0}), None, FEC_UNCORR, 0.0, "a "),
@@ -65,16 +84,23 @@ CASES = [
     ("pause frames", end({"pfc3_rx": 10.0}), None, PAUSE, 10 * 65535 * 512 / G400, "max quanta"),
     ("pause frames saturate", end({"pfc3_rx": 1e7}), None, PAUSE, 1.0, "max quanta"),
     ("pause other priority only", end({"pfc4_rx": 10.0}), None, PAUSE, None, "no end rates"),
-    ("ECN NIC receives marks", end({"ecn_marked": 5.0, "rx_ok": 1000.0, "tx_ok": 10.0}), None, ECN, 0.005,
-     "a ecn_marked / rx_ok"),
+    (
+        "ECN NIC receives marks",
+        end({"ecn_marked": 5.0, "rx_ok": 1000.0, "tx_ok": 10.0}),
+        None,
+        ECN,
+        0.005,
+        "a ecn_marked / rx_ok",
+    ),
     ("ECN switch marks egress", None, end({"ecn_marked": 2.0, "tx_ok": 100.0}), ECN, 0.02, "b ecn_marked / tx_ok"),
     ("ECN without packets", end({"ecn_marked": 0.0, "rx_ok": 0.0}), None, ECN, None, "no end rates"),
 ]
 
 
 @pytest.mark.parametrize(("case", "a", "b", "name", "value", "words"), CASES, ids=[c[0] for c in CASES])
-def test_link_sli(case: str, a: PortRates | None, b: PortRates | None, name: str, value: float | None,
-                  words: str) -> None:
+def test_link_sli(
+    case: str, a: PortRates | None, b: PortRates | None, name: str, value: float | None, words: str
+) -> None:
     s = link_sli(7, (a, b), 10.0, G400, (3,), 0)
     assert s.link == 7 and s.seconds == 10.0
     if value is None:
@@ -97,8 +123,12 @@ def _leaf_interval(rx_err_after: int) -> Interval:
     a, b = Snapshot("portstat", LEAF, 0.0), Snapshot("portstat", LEAF, 10.0)
     for port in index_cache().ports[LEAF]:
         a.ports[port] = PortSample(port, {"rx_ok": 0, "rx_err": 0, "rx_drop": 0}, {}, {"oper": "up"})
-        b.ports[port] = PortSample(port, {"rx_ok": 1000, "rx_err": rx_err_after if port == "Ethernet0" else 0,
-                                          "rx_drop": 0}, {}, {"oper": "up"})
+        b.ports[port] = PortSample(
+            port,
+            {"rx_ok": 1000, "rx_err": rx_err_after if port == "Ethernet0" else 0, "rx_drop": 0},
+            {},
+            {"oper": "up"},
+        )
     return interval(a, b)
 
 
@@ -116,8 +146,9 @@ def test_aggregates_over_the_demo_plan() -> None:
     corr = correlate(index, [_leaf_interval(10)])
     slis = link_slis(corr)
     table = RouteTable(device=LEAF, parsed=True)
-    table.routes["10.0.0.2/32"] = Route("10.0.0.2/32", protocol="bgp", selected=True, installed=True,
-                                        fib=tuple(f"10.1.0.{2 * k}" for k in range(24)))
+    table.routes["10.0.0.2/32"] = Route(
+        "10.0.0.2/32", protocol="bgp", selected=True, installed=True, fib=tuple(f"10.1.0.{2 * k}" for k in range(24))
+    )
     aggs, per_leaf = aggregate(corr, slis, routes={LEAF: table})
     by = {(a.scope, a.key): a for a in aggs}
     leaf = by[("leaf", LEAF)]
@@ -155,14 +186,18 @@ def _states(device: str, down: set[str]) -> Snapshot:
 KNOWN_CASES = [
     ("every link known, all up", None, set()),
     ("every link known, two down", None, {("leaf-p0-su01-r0", "Ethernet0"), ("spine-p0-03", "Ethernet4")}),
-    ("rail 0 and 1 leaves only, one down", {f"leaf-p0-su0{su}-r{r}" for su in (1, 2) for r in (0, 1)},
-     {("leaf-p0-su02-r1", "Ethernet8")}),
+    (
+        "rail 0 and 1 leaves only, one down",
+        {f"leaf-p0-su0{su}-r{r}" for su in (1, 2) for r in (0, 1)},
+        {("leaf-p0-su02-r1", "Ethernet8")},
+    ),
 ]
 
 
 @pytest.mark.parametrize(("case", "devices", "down"), KNOWN_CASES, ids=[c[0] for c in KNOWN_CASES])
 def test_availability_is_over_known_links_and_coverage_counts_them(
-        case: str, devices: set[str] | None, down: set[tuple[str, str]]) -> None:
+    case: str, devices: set[str] | None, down: set[tuple[str, str]]
+) -> None:
     index = index_cache()
     switches = [s.name for s in index.plan.switches]
     sampled = set(switches) if devices is None else devices
@@ -173,8 +208,11 @@ def test_availability_is_over_known_links_and_coverage_counts_them(
         if a.scope not in ("fabric", "rail", "plane", "leaf"):
             continue
         # the scope's links from the plan's labels: a leaf's host links and uplinks carry its leaf and rail
-        links = [lk for lk, lab in zip(index.links, labels, strict=True)
-                 if a.scope == "fabric" or str(lab.get(a.scope)) == a.key]
+        links = [
+            lk
+            for lk, lab in zip(index.links, labels, strict=True)
+            if a.scope == "fabric" or str(lab.get(a.scope)) == a.key
+        ]
         known = [lk for lk in links if {lk.a_device, lk.b_device} & sampled]
         up = [lk for lk in known if (lk.a_device, lk.a_port) not in down and (lk.b_device, lk.b_port) not in down]
         assert a.values[COVERAGE] == pytest.approx(len(known) / len(links)), (a.scope, a.key)
@@ -187,11 +225,14 @@ def test_availability_is_over_known_links_and_coverage_counts_them(
             assert a.values[AVAILABILITY] == pytest.approx(len(up) / len(links))
 
 
-@pytest.mark.parametrize(("dropped", "value", "words"), [
-    ((3, 5), 2 * 3600 / 60, None),
-    ((5, 0), None, "reset"),
-    ((None, 1), None, "earlier sample"),
-])
+@pytest.mark.parametrize(
+    ("dropped", "value", "words"),
+    [
+        ((3, 5), 2 * 3600 / 60, None),
+        ((5, 0), None, "reset"),
+        ((None, 1), None, "earlier sample"),
+    ],
+)
 def test_bgp_drops_per_hour(dropped: tuple[int | None, int], value: float | None, words: str | None) -> None:
     a, b = Snapshot("show ip bgp summary json", LEAF, 0.0), Snapshot("show ip bgp summary json", LEAF, 60.0)
     a.ports["10.1.0.0"] = PortSample("10.1.0.0", {"bgp_dropped": dropped[0]})
@@ -203,8 +244,9 @@ def test_bgp_drops_per_hour(dropped: tuple[int | None, int], value: float | None
 
 
 def _route(prefix: str, width: int) -> Route:
-    return Route(prefix, protocol="bgp", selected=True, installed=True,
-                 fib=tuple(f"10.1.0.{2 * k}" for k in range(width)))
+    return Route(
+        prefix, protocol="bgp", selected=True, installed=True, fib=tuple(f"10.1.0.{2 * k}" for k in range(width))
+    )
 
 
 # (case, routes (prefix, ECMP width) of leaf-p0-su01-r0, path diversity, min ECMP width counted) -- the demo's leaf
@@ -219,8 +261,9 @@ PATH_CASES = [
 
 
 @pytest.mark.parametrize(("case", "routes", "value", "narrowest"), PATH_CASES, ids=[c[0] for c in PATH_CASES])
-def test_path_diversity_counts_routes_to_other_leaves(case: str, routes: list, value: float | None,
-                                                      narrowest: int | None) -> None:
+def test_path_diversity_counts_routes_to_other_leaves(
+    case: str, routes: list, value: float | None, narrowest: int | None
+) -> None:
     index = index_cache()
     assert index.leaf_prefixes["172.16.0.0/31"] == LEAF and index.leaf_prefixes["10.0.0.2/32"] != LEAF
     assert "10.0.1.1/32" not in index.leaf_prefixes

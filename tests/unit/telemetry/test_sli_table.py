@@ -58,6 +58,7 @@ LEAF = "leaf-p0-su01-r0"
 
 # --- the oracle: the object code before the columns ----------------------------------------------------------------
 
+
 def object_slis(corr: Correlation) -> list[LinkSLI]:
     index, ends = corr.index, corr.ends
     prios = tuple(index.plan.intent.qos.pfc_priorities)
@@ -66,13 +67,25 @@ def object_slis(corr: Correlation) -> list[LinkSLI]:
         rated, seconds = ends.interval_seconds(2 * i)
         if not rated:
             seconds = ends.interval_seconds(2 * i + 1)[1]
-        out.append(link_sli(i, (ends[2 * i], ends[2 * i + 1]), seconds, index.speed_bps[link.kind], prios,
-                            0 if link.kind == "host" else None))
+        out.append(
+            link_sli(
+                i,
+                (ends[2 * i], ends[2 * i + 1]),
+                seconds,
+                index.speed_bps[link.kind],
+                prios,
+                0 if link.kind == "host" else None,
+            )
+        )
     return out
 
 
-def object_aggregate(corr: Correlation, slis: Sequence[LinkSLI], routes: Mapping[str, RouteTable] | None,
-                     bgp: Mapping[str, Interval] | None) -> tuple[list[Aggregate], dict[str, Aggregate]]:
+def object_aggregate(
+    corr: Correlation,
+    slis: Sequence[LinkSLI],
+    routes: Mapping[str, RouteTable] | None,
+    bgp: Mapping[str, Interval] | None,
+) -> tuple[list[Aggregate], dict[str, Aggregate]]:
     index = corr.index
     links = index.links
     buckets: dict[str, _Acc] = {}
@@ -104,6 +117,7 @@ def object_aggregate(corr: Correlation, slis: Sequence[LinkSLI], routes: Mapping
 
 # --- inputs --------------------------------------------------------------------------------------------------------
 
+
 @dataclasses.dataclass
 class Input:
     corr: Correlation
@@ -125,8 +139,13 @@ def demo_plan(shuffled: bool = False) -> Plan:
 SNAP = "snapshot"  # the seconds of an end read by a state-only snapshot (intf-status), never rated
 
 
-def end(rates: dict | None = None, state: dict | None = None, gauges: dict | None = None, why: dict | None = None,
-        secs: float | str | None = 10.0) -> dict[str, Any]:
+def end(
+    rates: dict | None = None,
+    state: dict | None = None,
+    gauges: dict | None = None,
+    why: dict | None = None,
+    secs: float | str | None = 10.0,
+) -> dict[str, Any]:
     return {"rates": rates or {}, "state": state or {}, "gauges": gauges or {}, "why": why or {}, "secs": secs}
 
 
@@ -141,8 +160,10 @@ def readings(index: LinkIndex, ends: Mapping[int, dict[str, Any]]) -> list[Inter
             assert isinstance(snap, Snapshot)
             snap.ports[port] = PortSample(port, {}, dict(e["gauges"]), dict(e["state"]))
             continue
-        iv = out.setdefault((device, secs), Interval(device, f"test {secs}", 0.0 if secs else None, secs, secs,
-                                                     "taken_at" if secs else ""))
+        iv = out.setdefault(
+            (device, secs),
+            Interval(device, f"test {secs}", 0.0 if secs else None, secs, secs, "taken_at" if secs else ""),
+        )
         assert isinstance(iv, Interval)
         iv.ports[port] = PortRates(port, dict(e["rates"]), dict(e["why"]), dict(e["gauges"]), dict(e["state"]))
     return list(out.values())
@@ -164,47 +185,85 @@ EDGE_CASES: list[tuple[str, dict[tuple[str, int, int], dict[str, Any]]]] = [
     ("nothing sampled", {}),
     ("both ends up", {("H", 0, A): end(OK, UP), ("H", 0, B): end(OK, UP)}),
     ("b oper down", {("H", 0, A): end(OK, UP), ("H", 0, B): end(OK, DOWN)}),
-    ("a admin down, b flapped", {("U", 0, A): end(OK, {"admin": "down", "oper": "up"}),
-                                 ("U", 0, B): end({"link_down_events": 0.1})}),
+    (
+        "a admin down, b flapped",
+        {("U", 0, A): end(OK, {"admin": "down", "oper": "up"}), ("U", 0, B): end({"link_down_events": 0.1})},
+    ),
     ("b admin down, a up", {("U", 1, A): end(OK, UP), ("U", 1, B): end(OK, {"admin": "down"})}),
     ("an oper word other than up or down", {("H", 1, A): end(OK, {"oper": "testing", "admin": "up"})}),
     ("flap rose while up", {("H", 1, A): end({**OK, "link_state_changes": 0.2}, UP)}),
     ("flap counter flat, no state", {("H", 1, B): end({"link_down_events": 0.0})}),
-    ("flap counter reset, no state", {("H", 1, B): end({"link_down_events": None},
-                                                         why={"link_down_events": "reset: 5 to 0"})}),
+    (
+        "flap counter reset, no state",
+        {("H", 1, B): end({"link_down_events": None}, why={"link_down_events": "reset: 5 to 0"})},
+    ),
     ("a NaN rate reads as None", {("H", 1, B): end({"link_down_events": math.nan, "rx_ok": math.nan}, UP)}),
     ("one end only", {("U", 2, B): end(LOSSY, UP)}),
     ("state only at a, rated b", {("H", 2, A): end(state=UP, secs=SNAP), ("H", 2, B): end(OK, UP, secs=20.0)}),
     ("a rated without seconds, b with", {("H", 2, A): end(OK, UP, secs=None), ("H", 2, B): end(OK, UP)}),
-    ("loss: rx_drop unreadable at a", {("U", 3, A): end({**LOSSY, "rx_drop": None}, why={"rx_drop": "N/A"}),
-                                       ("U", 3, B): end(LOSSY)}),
-    ("loss: no traffic", {("U", 3, A): end({"rx_ok": 0.0, "rx_err": 0.0, "rx_drop": 0.0}),
-                          ("U", 3, B): end({"rx_ok": 0.0, "rx_err": 0.0, "rx_drop": 0.0})}),
-    ("loss: frames at one end only", {("U", 3, A): end({"rx_ok": 0.0, "rx_err": 0.0, "rx_drop": 0.0}),
-                                      ("U", 3, B): end({"rx_ok": 3.0, "rx_err": 1.0, "rx_drop": 0.1})}),
-    ("BER tie between the ends", {("U", 4, A): end(gauges={"pre_fec_ber": 1e-6}),
-                                  ("U", 4, B): end(gauges={"pre_fec_ber": 1e-6})}),
-    ("BER -0.0 then 0.0", {("U", 4, A): end(gauges={"pre_fec_ber": -0.0}),
-                           ("U", 4, B): end(gauges={"pre_fec_ber": 0.0})}),
-    ("BER unreadable at a", {("U", 4, A): end(gauges={"pre_fec_ber": None}),
-                             ("U", 4, B): end(gauges={"pre_fec_ber": 3e-6})}),
-    ("FEC zero is a value", {("U", 5, A): end({"fec_uncorrectable": 0.0}),
-                             ("U", 5, B): end({"fec_uncorrectable": None})}),
+    (
+        "loss: rx_drop unreadable at a",
+        {("U", 3, A): end({**LOSSY, "rx_drop": None}, why={"rx_drop": "N/A"}), ("U", 3, B): end(LOSSY)},
+    ),
+    (
+        "loss: no traffic",
+        {
+            ("U", 3, A): end({"rx_ok": 0.0, "rx_err": 0.0, "rx_drop": 0.0}),
+            ("U", 3, B): end({"rx_ok": 0.0, "rx_err": 0.0, "rx_drop": 0.0}),
+        },
+    ),
+    (
+        "loss: frames at one end only",
+        {
+            ("U", 3, A): end({"rx_ok": 0.0, "rx_err": 0.0, "rx_drop": 0.0}),
+            ("U", 3, B): end({"rx_ok": 3.0, "rx_err": 1.0, "rx_drop": 0.1}),
+        },
+    ),
+    (
+        "BER tie between the ends",
+        {("U", 4, A): end(gauges={"pre_fec_ber": 1e-6}), ("U", 4, B): end(gauges={"pre_fec_ber": 1e-6})},
+    ),
+    (
+        "BER -0.0 then 0.0",
+        {("U", 4, A): end(gauges={"pre_fec_ber": -0.0}), ("U", 4, B): end(gauges={"pre_fec_ber": 0.0})},
+    ),
+    (
+        "BER unreadable at a",
+        {("U", 4, A): end(gauges={"pre_fec_ber": None}), ("U", 4, B): end(gauges={"pre_fec_ber": 3e-6})},
+    ),
+    (
+        "FEC zero is a value",
+        {("U", 5, A): end({"fec_uncorrectable": 0.0}), ("U", 5, B): end({"fec_uncorrectable": None})},
+    ),
     ("pause: duration on 3, more frames on 4", {("H", 3, A): end({"pfc3_rx_duration_us": 1000.0, "pfc4_rx": 5.0})}),
-    ("pause: frames saturate, duration at b", {("H", 3, A): end({"pfc4_rx": 1e9}),
-                                               ("H", 3, B): end({"pfc3_rx_duration_us": 1e6})}),
-    ("pause: frames and duration equal", {("U", 6, A): end({"pfc3_rx": 10.0}),
-                                          ("U", 6, B): end({"pfc4_rx_duration_us": 10 * 65535 * 512 / 400e3})}),
+    (
+        "pause: frames saturate, duration at b",
+        {("H", 3, A): end({"pfc4_rx": 1e9}), ("H", 3, B): end({"pfc3_rx_duration_us": 1e6})},
+    ),
+    (
+        "pause: frames and duration equal",
+        {("U", 6, A): end({"pfc3_rx": 10.0}), ("U", 6, B): end({"pfc4_rx_duration_us": 10 * 65535 * 512 / 400e3})},
+    ),
     ("pause: a priority without PFC only", {("U", 6, A): end({"pfc0_rx": 10.0, "pfc0_rx_duration_us": 5.0})}),
-    ("ECN: a NIC over rx_ok, the leaf over tx_ok", {("H", 4, A): end({"ecn_marked": 5.0, "rx_ok": 100.0,
-                                                                      "tx_ok": 1.0}),
-                                                    ("H", 4, B): end({"ecn_marked": 5.0, "rx_ok": 1.0,
-                                                                      "tx_ok": 100.0})}),
-    ("ECN: no packets or no marks", {("H", 4, A): end({"ecn_marked": 5.0, "rx_ok": 0.0, "tx_ok": 9.0}),
-                                     ("H", 4, B): end({"ecn_marked": None, "tx_ok": 100.0})}),
+    (
+        "ECN: a NIC over rx_ok, the leaf over tx_ok",
+        {
+            ("H", 4, A): end({"ecn_marked": 5.0, "rx_ok": 100.0, "tx_ok": 1.0}),
+            ("H", 4, B): end({"ecn_marked": 5.0, "rx_ok": 1.0, "tx_ok": 100.0}),
+        },
+    ),
+    (
+        "ECN: no packets or no marks",
+        {
+            ("H", 4, A): end({"ecn_marked": 5.0, "rx_ok": 0.0, "tx_ok": 9.0}),
+            ("H", 4, B): end({"ecn_marked": None, "tx_ok": 100.0}),
+        },
+    ),
     ("ECN: an uplink's end a is a switch", {("U", 7, A): end({"ecn_marked": 5.0, "rx_ok": 10.0, "tx_ok": 50.0})}),
-    ("worst ties across links: the first cable", {("U", k, A): end({"fec_uncorrectable": float(k in (2, 5, 9))})
-                                                 for k in range(12)}),
+    (
+        "worst ties across links: the first cable",
+        {("U", k, A): end({"fec_uncorrectable": float(k in (2, 5, 9))}) for k in range(12)},
+    ),
     ("one lossy uplink of 32", {**{("U", k, A): end(OK) for k in range(32)}, ("U", 20, B): end(LOSSY)}),
     ("3 lossy of 6 measured uplinks", {("U", k, A): end(LOSSY if k % 2 else OK) for k in range(6)}),
     ("4 lossy of 6 measured uplinks", {("U", k, A): end(OK if k in (0, 3) else LOSSY) for k in range(6)}),
@@ -230,8 +289,20 @@ def two_leaves_input() -> Input:
     return Input(correlate(index, readings(index, ends)))
 
 
-_COUNTERS = ("rx_ok", "rx_err", "rx_drop", "tx_ok", "fec_uncorrectable", "ecn_marked", "link_down_events",
-             "link_state_changes", "pfc3_rx", "pfc4_rx", "pfc3_rx_duration_us", "pfc4_rx_duration_us")
+_COUNTERS = (
+    "rx_ok",
+    "rx_err",
+    "rx_drop",
+    "tx_ok",
+    "fec_uncorrectable",
+    "ecn_marked",
+    "link_down_events",
+    "link_state_changes",
+    "pfc3_rx",
+    "pfc4_rx",
+    "pfc3_rx_duration_us",
+    "pfc4_rx_duration_us",
+)
 _STATES = ({}, UP, DOWN, {"admin": "down"}, {"admin": "up", "oper": "up"}, {"oper": "unknown"})
 
 
@@ -265,8 +336,19 @@ def recorded_input(*folders: str) -> Input:
 def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Input:
     """Both sweeps of the 512-GPU fabric as ``benchmarks/network_health.py --keep`` writes them, rated."""
     root = tmp_path_factory.mktemp("nh512")
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "network_health.py"), "--gpus", "512", "--keep",
-                    str(root), "--write-only"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "network_health.py"),
+            "--gpus",
+            "512",
+            "--keep",
+            str(root),
+            "--write-only",
+        ],
+        check=True,
+        capture_output=True,
+    )
     rated = read_rated([root / "sweep1", root / "sweep2"], workers=1)
     return Input(correlate(LinkIndex(build_plan(scale_intent(2))), rated.readings), rated.routes, rated.bgp)
 
@@ -276,11 +358,15 @@ INPUTS: dict[str, Callable[[], Input]] = {
     "recorded clean": lambda: recorded_input("cable-fault/sweep1", "clean/sweep2"),
     "recorded one sweep": lambda: recorded_input("cable-fault/sweep1"),
     **{f"edge: {case}": (lambda ends=ends: edge_input(ends)) for case, ends in EDGE_CASES},
-    "edge: one lossy uplink of 32, links shuffled": lambda: edge_input(dict(EDGE_CASES)["one lossy uplink of 32"],
-                                                                       shuffled=True),
+    "edge: one lossy uplink of 32, links shuffled": lambda: edge_input(
+        dict(EDGE_CASES)["one lossy uplink of 32"], shuffled=True
+    ),
     "edge: a lossy uplink of two leaves, links shuffled": two_leaves_input,
-    **{f"random {seed}{', links shuffled' if shuffled else ''}": (lambda s=seed, sh=shuffled: random_input(s, sh))
-       for seed in (1, 2, 3) for shuffled in (False, True)},
+    **{
+        f"random {seed}{', links shuffled' if shuffled else ''}": (lambda s=seed, sh=shuffled: random_input(s, sh))
+        for seed in (1, 2, 3)
+        for shuffled in (False, True)
+    },
 }
 
 
@@ -292,6 +378,7 @@ def given(request: pytest.FixtureRequest) -> Input:
 
 
 # --- the checks ----------------------------------------------------------------------------------------------------
+
 
 def _column(xs: Sequence[float | None]) -> np.ndarray:
     return np.array([math.nan if x is None else x for x in xs], dtype=np.float64)
@@ -310,7 +397,9 @@ def assert_same_repr(got: object, want: object, what: str) -> None:
     g, w = repr(got), repr(want)
     at = next((k for k, (x, y) in enumerate(zip(g, w, strict=False)) if x != y), min(len(g), len(w)))
     same = g == w
-    assert same, f"{what} differ at {at}: ...{g[max(0, at - 120):at + 80]}... != ...{w[max(0, at - 120):at + 80]}..."
+    assert same, (
+        f"{what} differ at {at}: ...{g[max(0, at - 120) : at + 80]}... != ...{w[max(0, at - 120) : at + 80]}..."
+    )
 
 
 def test_columns_equal_the_objects(given: Input) -> None:
@@ -333,6 +422,7 @@ def test_aggregates_equal_the_object_aggregation(given: Input) -> None:
 def test_the_rules_on_the_columns_equal_their_plain_loops(given: Input) -> None:
     """rule_links_down and rule_spine_path_loss pick their links from the columns (``Observed.screen``) and give
     the suspects of their loops over every link's object (``screen=False``)."""
+
     def rules(screen: bool) -> list[list[Suspect]]:
         obs = Observed(given.corr, link_slis(given.corr), default_slos(), given.bgp or {}, screen=screen)
         return [rule_links_down(obs), rule_spine_path_loss(obs)]
@@ -342,6 +432,7 @@ def test_the_rules_on_the_columns_equal_their_plain_loops(given: Input) -> None:
 
 def test_the_edge_cases_reach_what_they_name() -> None:
     """The table's cases give the values they are named for, so the equality above is tested where it matters."""
+
     def v(case: str, kind: str, n: int, name: str) -> float:
         given = edge_input(dict(EDGE_CASES)[case])
         return float(link_slis(given.corr).values[name][leaf_links(given.corr.index, kind)[n]])
@@ -354,7 +445,8 @@ def test_the_edge_cases_reach_what_they_name() -> None:
     assert v("ECN: a NIC over rx_ok, the leaf over tx_ok", "H", 4, "ecn_mark_ratio") == 5.0 / 100.0
     obs = edge_input(dict(EDGE_CASES)["one lossy uplink of 32"])
     assert [s.rule for s in rule_spine_path_loss(Observed(obs.corr, link_slis(obs.corr), default_slos()))] == [
-        "spine_path_loss"]
+        "spine_path_loss"
+    ]
     two = two_leaves_input()
     found = rule_spine_path_loss(Observed(two.corr, link_slis(two.corr), default_slos()))
     assert len(found) == 2 and found[0].links[0] > found[1].links[0]  # not in the lossy links' order
@@ -376,12 +468,16 @@ def test_a_table_is_a_sequence_of_its_links() -> None:
 
 def test_the_exporter_reads_the_link_values_of_the_objects() -> None:
     plan = build_plan(load_intent(DEMO))
-    h = assess(plan, read_sweeps([SAMPLES / "cable-fault" / "sweep1", SAMPLES / "cable-fault" / "sweep2"]),
-               default_slos())
+    h = assess(
+        plan, read_sweeps([SAMPLES / "cable-fault" / "sweep1", SAMPLES / "cable-fault" / "sweep2"]), default_slos()
+    )
     objs = object_slis(h.corr)
     fams = {f.name: f for f in families(h)}
     for name in LINK_SLIS:
-        got = [(s.labels["cable"], s.value) for s in fams[f"hwaac_sli_{metric_name(name)}"].samples
-               if s.labels["scope"] == "link"]
+        got = [
+            (s.labels["cable"], s.value)
+            for s in fams[f"hwaac_sli_{metric_name(name)}"].samples
+            if s.labels["scope"] == "link"
+        ]
         want = [(h.corr.index.links[s.link].cable_id, s.values[name]) for s in objs if s.values[name] is not None]
         assert got == want, name

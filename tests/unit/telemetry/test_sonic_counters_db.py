@@ -67,8 +67,11 @@ SHAPES = [
     (MOCK, 3, ["no COUNTERS hash for 30 of 90 queues"]),  # the ALL queues: queuestat prints N/A for them
     (CLI, 2, ["no COUNTERS hash for 2 of 4 ports in COUNTERS_PORT_NAME_MAP: Ethernet0, Ethernet20"]),
     (GNMI, 1, []),
-    (TTY, 0, ["'......' in place of lines of COUNTERS_PORT_NAME_MAP", "an odd number",
-              "no COUNTERS hash for 9 of 9 ports"]),
+    (
+        TTY,
+        0,
+        ["'......' in place of lines of COUNTERS_PORT_NAME_MAP", "an odd number", "no COUNTERS hash for 9 of 9 ports"],
+    ),
 ]
 
 
@@ -98,10 +101,14 @@ def test_redis_cli_piped_lines_read_like_the_terminal_form() -> None:
 def test_a_name_map_with_one_hash() -> None:
     doc = json.loads(read(T1))
     oid = doc["COUNTERS_PORT_NAME_MAP"]["value"]["Ethernet4"]
-    text = (f'admin@sonic:~$ redis-cli -n 2 hgetall "COUNTERS_PORT_NAME_MAP"\n 1) "Ethernet4"\n 2) "{oid}"\n'
-            f'admin@sonic:~$ redis-cli -n 2 hgetall "COUNTERS:{oid}"\n'
-            + "".join(f' {2 * i + 1}) "{k}"\n {2 * i + 2}) "{v}"\n'
-                      for i, (k, v) in enumerate(doc[f"COUNTERS:{oid}"]["value"].items())))
+    text = (
+        f'admin@sonic:~$ redis-cli -n 2 hgetall "COUNTERS_PORT_NAME_MAP"\n 1) "Ethernet4"\n 2) "{oid}"\n'
+        f'admin@sonic:~$ redis-cli -n 2 hgetall "COUNTERS:{oid}"\n'
+        + "".join(
+            f' {2 * i + 1}) "{k}"\n {2 * i + 2}) "{v}"\n'
+            for i, (k, v) in enumerate(doc[f"COUNTERS:{oid}"]["value"].items())
+        )
+    )
     snap = parse_counters_db(text)
     assert snap.unknown == []
     assert snap.ports["Ethernet4"].counters["rx_drop"] == 7
@@ -138,8 +145,20 @@ def test_without_a_port_map_no_port_is_named() -> None:
     assert snap.unknown == ["no COUNTERS_PORT_NAME_MAP: port names unknown, port counters not read"]
 
 
-@pytest.mark.parametrize(("text", "value"), [("38858", 38858), ("12.0", 12), ("-1", None), ("N/A", None), ("", None),
-                                             (7, 7), (True, None), (None, None), ("1e400", None)])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("38858", 38858),
+        ("12.0", 12),
+        ("-1", None),
+        ("N/A", None),
+        ("", None),
+        (7, 7),
+        (True, None),
+        (None, None),
+        ("1e400", None),
+    ],
+)
 def test_count(text: object, value: int | None) -> None:
     assert count(text) == value
 

@@ -13,10 +13,13 @@ FIXTURES = Path(__file__).parents[2] / "fixtures" / "telemetry"
 HIST = FIXTURES / "sonic-fec-histogram"
 
 
-@pytest.mark.parametrize(("name", "bins"), [
-    ("fec_histogram_ethernet48.txt", {0: 78_924_019_231, 1: 118_358, 2: 279, 3: 0, 15: 0}),
-    ("fec_histogram_mock_master.txt", {0: 1_000_000, 1: 900_000, 7: 300_000, 8: 0, 15: 0}),
-])
+@pytest.mark.parametrize(
+    ("name", "bins"),
+    [
+        ("fec_histogram_ethernet48.txt", {0: 78_924_019_231, 1: 118_358, 2: 279, 3: 0, 15: 0}),
+        ("fec_histogram_mock_master.txt", {0: 1_000_000, 1: 900_000, 7: 300_000, 8: 0, 15: 0}),
+    ],
+)
 def test_recorded_histograms(name: str, bins: dict[int, int]) -> None:
     snap = parse_fec_histogram((HIST / name).read_text(), port="Ethernet48", device="leaf01")
     assert snap.unknown == [] and list(snap.ports) == ["Ethernet48"] and snap.device == "leaf01"
@@ -35,18 +38,26 @@ def test_a_cut_histogram_names_the_missing_bins_and_invents_none() -> None:
 
 
 def test_an_unreadable_count_is_none_with_a_reason() -> None:
-    raw = (HIST / "fec_histogram_ethernet48.txt").read_text().replace("                                  279",
-                                                                        "                                  N/A")
+    raw = (
+        (HIST / "fec_histogram_ethernet48.txt")
+        .read_text()
+        .replace("                                  279", "                                  N/A")
+    )
     snap = parse_fec_histogram(raw, port="Ethernet48")
     assert snap.ports["Ethernet48"].counters["fec_s2_codewords"] is None
     assert any("BIN2" in u and "'N/A'" in u for u in snap.unknown)
 
 
-@pytest.mark.parametrize("raw", [
-    "", "Port Ethernet999 not found in COUNTERS_PORT_NAME_MAP\nAborted!\n", "garbage \x00",
-    (FIXTURES / "sonic-portstat" / "fec_stats_mock_master.txt").read_text(),
-    (FIXTURES / "sonic-lldp-table" / "lldp_table_mgmt_neighbor.txt").read_text(),
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "Port Ethernet999 not found in COUNTERS_PORT_NAME_MAP\nAborted!\n",
+        "garbage \x00",
+        (FIXTURES / "sonic-portstat" / "fec_stats_mock_master.txt").read_text(),
+        (FIXTURES / "sonic-lldp-table" / "lldp_table_mgmt_neighbor.txt").read_text(),
+    ],
+)
 def test_other_output_is_unknown_not_empty(raw: str) -> None:
     snap = parse_fec_histogram(raw, port="Ethernet0")
     assert snap.unknown and snap.ports == {}
@@ -59,5 +70,5 @@ def test_never_raises_and_prefixes_invent_nothing(path: Path) -> None:
     for k in range(1, 8):
         snap = parse_fec_histogram(raw[: len(raw) * k // 8], port="Ethernet0")
         assert snap.unknown
-        for name, value in (snap.ports["Ethernet0"].counters.items() if snap.ports else ()):
+        for name, value in snap.ports["Ethernet0"].counters.items() if snap.ports else ():
             assert value is None or value == full[name]

@@ -13,8 +13,13 @@ FLAP = FIXTURES / "sonic-interfaces-flap"
 
 # (file, ports, port, flap count, state), read from the fixture by eye
 CASES = [
-    ("flap_mock_master.txt", 32, "Ethernet0", 3, {
-        "admin": "up", "oper": "down", "last_down": "Sat Jan 17 00:04:42 2025", "last_up": "Sat Jan 18 00:08:42 2025"}),
+    (
+        "flap_mock_master.txt",
+        32,
+        "Ethernet0",
+        3,
+        {"admin": "up", "oper": "down", "last_down": "Sat Jan 17 00:04:42 2025", "last_up": "Sat Jan 18 00:08:42 2025"},
+    ),
     ("flap_mock_master.txt", 32, "Ethernet36", 7, {"admin": "up", "oper": "up", "last_up": "Sat Jan 20 00:04:42 2025"}),
     ("flap_mock_master.txt", 32, "Ethernet24", 0, {"admin": "up", "oper": "up"}),
     ("flap_mock_master.txt", 32, "Ethernet4", None, {}),
@@ -43,10 +48,15 @@ def test_unknown_admin_and_oper_make_the_count_unknown() -> None:
     assert parse_interface_flap((FLAP / "flap_one_port_mock_master.txt").read_text()).unknown == []
 
 
-@pytest.mark.parametrize("raw", [
-    "", "garbage", "Error: Invalid interface name Ethernet999\n",
-    (FIXTURES / "sonic-interfaces-status" / "status_mock_master.txt").read_text(),
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "garbage",
+        "Error: Invalid interface name Ethernet999\n",
+        (FIXTURES / "sonic-interfaces-status" / "status_mock_master.txt").read_text(),
+    ],
+)
 def test_other_output_is_unknown_not_empty(raw: str) -> None:
     snap = parse_interface_flap(raw)
     assert snap.unknown and snap.ports == {}
@@ -62,5 +72,7 @@ def test_a_cut_row_invents_nothing(path: Path) -> None:
             part = parse_interface_flap("".join(lines[:i]) + lines[i][:cut])
             assert part.unknown, (path.name, i, cut)
             for port, sample in part.ports.items():
-                assert sample.counters == full.ports[port].counters and sample.state.items() <= \
-                    full.ports[port].state.items()
+                assert (
+                    sample.counters == full.ports[port].counters
+                    and sample.state.items() <= full.ports[port].state.items()
+                )

@@ -13,21 +13,82 @@ STATUS = FIXTURES / "sonic-interfaces-status"
 
 # (file, interfaces, interface, state read from the fixture by eye)
 CASES = [
-    ("status_100g_portchannels.txt", 8, "Ethernet28", {
-        "lanes": "14,15", "speed": "100G", "mtu": "9100", "fec": "rs", "alias": "Ethernet8/1",
-        "vlan": "PortChannel0011", "oper": "up", "admin": "up", "type": "QSFP28 or later", "asym_pfc": "off"}),
-    ("status_201811_no_fec_oper_na.txt", 9, "Ethernet20", {
-        "lanes": "97,98,99,100", "speed": "40G", "mtu": "1500", "alias": "hundredGigE6", "vlan": "VLAN3008",
-        "admin": "up", "type": "QSFP+ or later", "asym_pfc": "N/A"}),
-    ("status_25g_fec_admin_down.txt", 7, "Ethernet7", {
-        "lanes": "62", "speed": "25G", "mtu": "9008", "fec": "rs", "alias": "twentyfiveGigE7", "vlan": "routed",
-        "oper": "down", "admin": "down", "type": "N/A", "asym_pfc": "N/A"}),
-    ("status_400g_chassis_qsfpdd.txt", 4, "Ethernet0", {
-        "lanes": "72,73,74,75,76,77,78,79", "speed": "400G", "fec": "N/A", "vlan": "routed", "oper": "down",
-        "type": "QSFP-DD Double Density 8X Pluggable Transceiver"}),
-    ("status_mock_master.txt", 15, "Ethernet24", {
-        "lanes": "24", "speed": "1G", "fec": "N/A", "alias": "etp6", "vlan": "trunk", "oper": "up",
-        "type": "DPU-NPU Data Port"}),
+    (
+        "status_100g_portchannels.txt",
+        8,
+        "Ethernet28",
+        {
+            "lanes": "14,15",
+            "speed": "100G",
+            "mtu": "9100",
+            "fec": "rs",
+            "alias": "Ethernet8/1",
+            "vlan": "PortChannel0011",
+            "oper": "up",
+            "admin": "up",
+            "type": "QSFP28 or later",
+            "asym_pfc": "off",
+        },
+    ),
+    (
+        "status_201811_no_fec_oper_na.txt",
+        9,
+        "Ethernet20",
+        {
+            "lanes": "97,98,99,100",
+            "speed": "40G",
+            "mtu": "1500",
+            "alias": "hundredGigE6",
+            "vlan": "VLAN3008",
+            "admin": "up",
+            "type": "QSFP+ or later",
+            "asym_pfc": "N/A",
+        },
+    ),
+    (
+        "status_25g_fec_admin_down.txt",
+        7,
+        "Ethernet7",
+        {
+            "lanes": "62",
+            "speed": "25G",
+            "mtu": "9008",
+            "fec": "rs",
+            "alias": "twentyfiveGigE7",
+            "vlan": "routed",
+            "oper": "down",
+            "admin": "down",
+            "type": "N/A",
+            "asym_pfc": "N/A",
+        },
+    ),
+    (
+        "status_400g_chassis_qsfpdd.txt",
+        4,
+        "Ethernet0",
+        {
+            "lanes": "72,73,74,75,76,77,78,79",
+            "speed": "400G",
+            "fec": "N/A",
+            "vlan": "routed",
+            "oper": "down",
+            "type": "QSFP-DD Double Density 8X Pluggable Transceiver",
+        },
+    ),
+    (
+        "status_mock_master.txt",
+        15,
+        "Ethernet24",
+        {
+            "lanes": "24",
+            "speed": "1G",
+            "fec": "N/A",
+            "alias": "etp6",
+            "vlan": "trunk",
+            "oper": "up",
+            "type": "DPU-NPU Data Port",
+        },
+    ),
     ("status_mock_master.txt", 15, "PortChannel0001", {"lanes": "N/A", "speed": "40G", "oper": "down"}),
 ]
 
@@ -54,16 +115,23 @@ def test_na_oper_and_admin_of_a_port_channel() -> None:
     assert sorted(u.split()[0] for u in snap.unknown) == ["Admin", "Oper"]
 
 
-@pytest.mark.parametrize("name", ["status_100g_portchannels.txt", "status_25g_fec_admin_down.txt",
-                                  "status_400g_chassis_qsfpdd.txt"])
+@pytest.mark.parametrize(
+    "name", ["status_100g_portchannels.txt", "status_25g_fec_admin_down.txt", "status_400g_chassis_qsfpdd.txt"]
+)
 def test_complete_outputs_have_no_unknown(name: str) -> None:
     assert parse_interface_status((STATUS / name).read_text()).unknown == []
 
 
-@pytest.mark.parametrize("raw", [
-    "", "\n \n", "garbage", (FIXTURES / "sonic-portstat" / "counters_vs_na_rates.txt").read_text(),
-    (FIXTURES / "sonic-interfaces-flap" / "flap_mock_master.txt").read_text(),
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "\n \n",
+        "garbage",
+        (FIXTURES / "sonic-portstat" / "counters_vs_na_rates.txt").read_text(),
+        (FIXTURES / "sonic-interfaces-flap" / "flap_mock_master.txt").read_text(),
+    ],
+)
 def test_other_output_is_unknown_not_empty(raw: str) -> None:
     snap = parse_interface_status(raw)
     assert snap.unknown and snap.ports == {}

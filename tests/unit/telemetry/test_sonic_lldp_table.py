@@ -23,18 +23,21 @@ def test_a_complete_table_with_the_management_port() -> None:
 def test_two_neighbours_on_one_port() -> None:
     table = parse_lldp_table((LLDP / "lldp_table_two_macs_mock_master.txt").read_text())
     assert table.unknown == [] and table.total == 2
-    assert table.neighbors == {"Ethernet0": [
-        LldpNeighbor("Ethernet0", "dummy", "00:00:00:00:00:01", "BR", "First MAC"),
-        LldpNeighbor("Ethernet0", "dummy", "00:00:00:00:00:02", "R", "Second MAC"),
-    ]}
+    assert table.neighbors == {
+        "Ethernet0": [
+            LldpNeighbor("Ethernet0", "dummy", "00:00:00:00:00:01", "BR", "First MAC"),
+            LldpNeighbor("Ethernet0", "dummy", "00:00:00:00:00:02", "R", "Second MAC"),
+        ]
+    }
 
 
 def test_neighbours_without_a_system_name_and_no_trailer() -> None:
     table = parse_lldp_table((LLDP / "lldp_table_missing_sysname.txt").read_text())
     assert table.count() == 8 and table.total is None
     assert table.neighbors["Ethernet4"] == [LldpNeighbor("Ethernet4", "", "fortyGigE0/0", "", "Ethernet1")]
-    assert table.neighbors["Ethernet21"] == [LldpNeighbor("Ethernet21", "ARISTA04T1", "fortyGigE0/4", "BR",
-                                                          "Ethernet2")]
+    assert table.neighbors["Ethernet21"] == [
+        LldpNeighbor("Ethernet21", "ARISTA04T1", "fortyGigE0/4", "BR", "Ethernet2")
+    ]
     assert table.incomplete and any("Total entries displayed" in u and "8 row(s)" in u for u in table.unknown)
 
 
@@ -44,11 +47,16 @@ def test_a_trailer_that_disagrees_is_named() -> None:
     assert table.total == 6 and any("6 entries" in u and "5 row(s)" in u for u in table.unknown)
 
 
-@pytest.mark.parametrize("raw", [
-    "", "garbage\n", "Error: lldpctl: command not found\n",
-    (FIXTURES / "sonic-interfaces-status" / "status_mock_master.txt").read_text(),
-    (FIXTURES / "sonic-portstat" / "counters_vs_na_rates.txt").read_text(),
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "garbage\n",
+        "Error: lldpctl: command not found\n",
+        (FIXTURES / "sonic-interfaces-status" / "status_mock_master.txt").read_text(),
+        (FIXTURES / "sonic-portstat" / "counters_vs_na_rates.txt").read_text(),
+    ],
+)
 def test_other_output_is_unknown_not_empty(raw: str) -> None:
     table = parse_lldp_table(raw)
     assert table.unknown and table.neighbors == {}

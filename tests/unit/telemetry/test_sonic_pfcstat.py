@@ -90,8 +90,10 @@ def test_counts_since_a_clear_carry_the_clear_time() -> None:
     assert snap.ports["Ethernet4"].counters["pfc3_rx"] == 0
     assert snap.ports["Ethernet0"].state == {"cleared_at": "2020-10-01 13:15:55.420247"}
     assert "Ethernet8" not in snap.ports
-    assert snap.unknown == ["line 7: 'Ethernet8       0' has 2 of 9 columns (cut short or elided)",
-                            "no 'Port Tx' table (output cut or filtered)"]
+    assert snap.unknown == [
+        "line 7: 'Ethernet8       0' has 2 of 9 columns (cut short or elided)",
+        "no 'Port Tx' table (output cut or filtered)",
+    ]
 
 
 def test_counts_without_a_clear_have_no_clear_time() -> None:

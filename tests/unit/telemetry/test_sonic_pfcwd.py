@@ -41,8 +41,12 @@ def test_rows(name: str, port: str, queue: int, detected: int, restored: int, st
 
 def test_two_queues_of_one_port() -> None:
     sample = parse_pfcwd_stats(read("pr682-operational.txt")).ports["Ethernet96"]
-    assert sorted(sample.counters) == ["pfcwd3_storm_detected", "pfcwd3_storm_restored",
-                                       "pfcwd4_storm_detected", "pfcwd4_storm_restored"]
+    assert sorted(sample.counters) == [
+        "pfcwd3_storm_detected",
+        "pfcwd3_storm_restored",
+        "pfcwd4_storm_detected",
+        "pfcwd4_storm_restored",
+    ]
 
 
 def test_a_row_cut_after_its_status_is_unknown_not_a_storm() -> None:

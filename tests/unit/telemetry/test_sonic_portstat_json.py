@@ -15,16 +15,20 @@ PORTSTAT = Path(__file__).parents[2] / "fixtures" / "telemetry" / "sonic-portsta
 JSON = sorted(PORTSTAT.glob("*.json"))
 
 
-@pytest.mark.parametrize(("name", "text"), [
-    ("portstat_j_400g_derived.json", "counters_400g_util_over_100.txt"),
-    ("portstat_fj_ber_max_derived.json", "fec_stats_ber_max.txt"),
-])
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("portstat_j_400g_derived.json", "counters_400g_util_over_100.txt"),
+        ("portstat_fj_ber_max_derived.json", "fec_stats_ber_max.txt"),
+    ],
+)
 def test_json_reads_as_the_table_it_was_printed_from(name: str, text: str) -> None:
     from_json = parse_portstat_json((PORTSTAT / name).read_text())
     from_text = parse_portstat((PORTSTAT / text).read_text())
     assert from_json.unknown == [] and from_json.ports
     assert {p: (s.counters, s.gauges, s.state) for p, s in from_json.ports.items()} == {
-        p: (s.counters, s.gauges, s.state) for p, s in from_text.ports.items()}
+        p: (s.counters, s.gauges, s.state) for p, s in from_text.ports.items()
+    }
     assert from_json.tool == f"{from_text.tool} -j"
 
 
@@ -32,7 +36,10 @@ def test_values_read_from_json() -> None:
     snap = parse_portstat_json((PORTSTAT / "portstat_j_400g_derived.json").read_text())
     eth12 = snap.ports["Ethernet12"]
     assert (eth12.counters["rx_ok"], eth12.counters["rx_drop"], eth12.counters["tx_ok"]) == (
-        1_910_613_326, 1, 1_910_613_346)
+        1_910_613_326,
+        1,
+        1_910_613_346,
+    )
     assert eth12.state["last_cleared"] == "2024-02-27T22:49:51.688583" and snap.taken_at is None
 
 
@@ -54,22 +61,57 @@ def test_a_time_key_is_taken_at() -> None:
 
 def test_the_cache_file_fields() -> None:
     # portstat -c writes NStats fields (utilities_common/portstat.py) as strings, N/A where the ASIC has no counter
-    raw = json.dumps({"time": "2024-03-01T10:20:30", "Ethernet0": {
-        "rx_ok": "120", "rx_err": "0", "rx_drop": "3", "rx_ovr": "N/A", "tx_ok": "99", "rx_byt": "15360",
-        "tx_byt": "12672", "rx_64": "7", "rx_uca": "120", "fec_corr": "41", "fec_uncorr": "0", "fec_bin2": "5",
-        "wred_grn_drp_pkt": "0", "trim": "0"}})
+    raw = json.dumps(
+        {
+            "time": "2024-03-01T10:20:30",
+            "Ethernet0": {
+                "rx_ok": "120",
+                "rx_err": "0",
+                "rx_drop": "3",
+                "rx_ovr": "N/A",
+                "tx_ok": "99",
+                "rx_byt": "15360",
+                "tx_byt": "12672",
+                "rx_64": "7",
+                "rx_uca": "120",
+                "fec_corr": "41",
+                "fec_uncorr": "0",
+                "fec_bin2": "5",
+                "wred_grn_drp_pkt": "0",
+                "trim": "0",
+            },
+        }
+    )
     snap = parse_portstat_json(raw)
     assert snap.ports["Ethernet0"].counters == {
-        "rx_ok": 120, "rx_err": 0, "rx_drop": 3, "rx_ovr": None, "tx_ok": 99, "rx_octets": 15360, "tx_octets": 12672,
-        "fec_corrected": 41, "fec_uncorrectable": 0, "fec_s2_codewords": 5}
+        "rx_ok": 120,
+        "rx_err": 0,
+        "rx_drop": 3,
+        "rx_ovr": None,
+        "tx_ok": 99,
+        "rx_octets": 15360,
+        "tx_octets": 12672,
+        "fec_corrected": 41,
+        "fec_uncorrectable": 0,
+        "fec_s2_codewords": 5,
+    }
     assert snap.unknown == ["rx_ovr printed 'N/A' for 1 port(s), read as unknown: Ethernet0"]
 
 
-@pytest.mark.parametrize("raw", [
-    "", "  \n", "not json at all", "[1, 2, 3]", "{\"Ethernet0\": [1, 2]}", "{\"Ethernet0\": {\"RX_OK\": ",
-    "{}", "{\"time\": \"yesterday\"}",
-    (PORTSTAT / "counters_mock_master.txt").read_text(),
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "",
+        "  \n",
+        "not json at all",
+        "[1, 2, 3]",
+        "{\"Ethernet0\": [1, 2]}",
+        "{\"Ethernet0\": {\"RX_OK\": ",
+        "{}",
+        "{\"time\": \"yesterday\"}",
+        (PORTSTAT / "counters_mock_master.txt").read_text(),
+    ],
+)
 def test_bad_json_is_unknown_not_empty(raw: str) -> None:
     snap = parse_portstat_json(raw)
     assert snap.unknown and not any(s.counters for s in snap.ports.values())

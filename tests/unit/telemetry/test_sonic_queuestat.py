@@ -97,7 +97,8 @@ def test_counts_since_a_clear_carry_the_clear_time() -> None:
 
 def test_json_counts_since_a_clear_carry_the_clear_time() -> None:
     text = read("sonic-utilities-691b1bb-counters.json").replace(
-        '"Ethernet4": {', '"Ethernet4": {\n    "cached_time": "2026-07-01T10:00:00.000001",', 1)
+        '"Ethernet4": {', '"Ethernet4": {\n    "cached_time": "2026-07-01T10:00:00.000001",', 1
+    )
     snap = parse_queue_counters(text)
     assert snap.ports["Ethernet4"].state == {"cleared_at": "2026-07-01T10:00:00.000001"}
     assert snap.ports["Ethernet0"].state == {}

@@ -17,8 +17,11 @@ def row(port: str, rate: str, count: str) -> str:
     return f"{port:>9}  {rate:>16}  {count:>7}\n"
 
 
-RATES = ("    IFACE            RX_BPS    RX_OK\n---------  ----------------  -------\n"
-         + row("Ethernet0", "2000.00 MB/s", "1,200") + row("Ethernet4", "0.00 B/s", "7"))
+RATES = (
+    "    IFACE            RX_BPS    RX_OK\n---------  ----------------  -------\n"
+    + row("Ethernet0", "2000.00 MB/s", "1,200")
+    + row("Ethernet4", "0.00 B/s", "7")
+)
 LAST = row("Ethernet8", "1.00 B/s", "123")
 
 
@@ -64,14 +67,12 @@ def test_a_prompt_ends_the_rows_quietly() -> None:
 
 def test_a_trailer_ends_the_rows_and_is_handed_back() -> None:
     stops: list[int] = []
-    got, unknown = read_rows(RATES + "Total entries displayed:  2\n" + LAST,
-                             until=("Total entries",), stops=stops)
+    got, unknown = read_rows(RATES + "Total entries displayed:  2\n" + LAST, until=("Total entries",), stops=stops)
     assert len(got) == 2 and unknown == [] and stops == [4]
 
 
 def test_skipped_lines_are_not_rows() -> None:
-    got, unknown = read_rows(RATES + "Reminder: Please execute 'show interface counters -d all'\n",
-                             skip=("Reminder:",))
+    got, unknown = read_rows(RATES + "Reminder: Please execute 'show interface counters -d all'\n", skip=("Reminder:",))
     assert len(got) == 2 and unknown == []
 
 
@@ -122,8 +123,10 @@ admin@sonic:~$
 
 def test_gapped_tables_go_on_across_blank_lines_and_keep_cells_with_spaces() -> None:
     tables, stray = read_tables(HISTORY, gapped=(("Port", "Priority"),))
-    assert [cells for _, cells in tables[0].rows] == [["Ethernet0", "PFC0", "01/10/2008, 21:20:00"],
-                                                      ["Ethernet4", "PFC0", "05/13/2014, 16:53:20"]]
+    assert [cells for _, cells in tables[0].rows] == [
+        ["Ethernet0", "PFC0", "01/10/2008, 21:20:00"],
+        ["Ethernet4", "PFC0", "05/13/2014, 16:53:20"],
+    ]
     assert stray == ["line 8: '...' in place of rows (output elided)"]
 
 

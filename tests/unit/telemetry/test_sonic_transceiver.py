@@ -77,8 +77,7 @@ def test_shapes(name: str, ports: int, gauges: int, state: dict[str, str]) -> No
 
 def test_dark_lane_and_unknown_vcc_are_none_with_reasons() -> None:
     snap = parse_transceiver_dom(read("asternos-qsfp28-sr4-lane3-dark_derived.txt"))
-    assert snap.unknown == ["0/0 RX3Power: '-infdBm' (no light or an unused lane)",
-                            "0/0 Vcc: 'Unknown' (not a number)"]
+    assert snap.unknown == ["0/0 RX3Power: '-infdBm' (no light or an unused lane)", "0/0 Vcc: 'Unknown' (not a number)"]
 
 
 def test_a_400zr_reports_its_seven_unused_lanes() -> None:

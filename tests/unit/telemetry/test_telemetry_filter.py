@@ -28,9 +28,13 @@ def test_ethtool_names_are_the_names_the_reader_maps() -> None:
     assert ETHTOOL_NAMES - numbered == set(TABLE)
     assert all(_numbered(n) is not None for n in numbered)
     # every per-priority and per-lane name the reader maps, for the 8 priorities of 802.1Q and up to 8 lanes
-    mapped = {f"{d}_prio{p}_{k}" for d in ("rx", "tx") for p in range(8) for k in ("pause", "pause_duration",
-                                                                                   "discards")
-              if _numbered(f"{d}_prio{p}_{k}")} | {f"rx_err_lane_{n}_phy" for n in range(8)}
+    mapped = {
+        f"{d}_prio{p}_{k}"
+        for d in ("rx", "tx")
+        for p in range(8)
+        for k in ("pause", "pause_duration", "discards")
+        if _numbered(f"{d}_prio{p}_{k}")
+    } | {f"rx_err_lane_{n}_phy" for n in range(8)}
     assert numbered == mapped
 
 
@@ -89,10 +93,16 @@ def test_counters_db_filtered_keeps_the_port_counters(path: Path) -> None:
     assert [u for u in cut.unknown] == [u for u in whole.unknown if "queue" not in u]
 
 
-@pytest.mark.parametrize(("name", "text"), [
-    ("counters-db", "not json {"), ("counters-db", '{"COUNTERS:oid:0x1": {}}'), ("pfcwd", "QUEUE  STATUS\n"),
-    ("bgp-summary", "{}"), ("routes", '{"0.0.0.0/0": []}'),
-])
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("counters-db", "not json {"),
+        ("counters-db", '{"COUNTERS:oid:0x1": {}}'),
+        ("pfcwd", "QUEUE  STATUS\n"),
+        ("bgp-summary", "{}"),
+        ("routes", '{"0.0.0.0/0": []}'),
+    ],
+)
 def test_other_outputs_are_left_as_printed(name: str, text: str) -> None:
     assert filter_output(name, text) is text
 

@@ -33,14 +33,26 @@ def test_every_tool_has_a_reader_and_every_reader_a_tool() -> None:
     assert all(samples.PROBE not in d for d in host.DEFAULT_TOOLS.values())
 
 
-@pytest.mark.parametrize(("name", "sysfs", "expected"), [
-    ("pfcwd", "/sys", ["show", "pfcwd", "stats"]),
-    ("ethtool@rail3", "/sys", ["ethtool", "-S", "rail3"]),
-    ("fec-histogram@Ethernet8", "/sys", ["show", "interfaces", "counters", "fec-histogram", "Ethernet8"]),
-    ("counters-db", "/sys", ["sonic-db-dump", "-n", "COUNTERS_DB", "-k", "COUNTERS*", "-y"]),  # no glob expansion
-    ("ib-counters", "/nonexistent/", ["grep", "-H", ".", "/nonexistent/class/infiniband/*/ports/*/counters/*",
-                                      "/nonexistent/class/infiniband/*/ports/*/hw_counters/*"]),
-])
+@pytest.mark.parametrize(
+    ("name", "sysfs", "expected"),
+    [
+        ("pfcwd", "/sys", ["show", "pfcwd", "stats"]),
+        ("ethtool@rail3", "/sys", ["ethtool", "-S", "rail3"]),
+        ("fec-histogram@Ethernet8", "/sys", ["show", "interfaces", "counters", "fec-histogram", "Ethernet8"]),
+        ("counters-db", "/sys", ["sonic-db-dump", "-n", "COUNTERS_DB", "-k", "COUNTERS*", "-y"]),  # no glob expansion
+        (
+            "ib-counters",
+            "/nonexistent/",
+            [
+                "grep",
+                "-H",
+                ".",
+                "/nonexistent/class/infiniband/*/ports/*/counters/*",
+                "/nonexistent/class/infiniband/*/ports/*/hw_counters/*",
+            ],
+        ),
+    ],
+)
 def test_argv(name: str, sysfs: str, expected: list[str]) -> None:
     assert host.tool_argv(name, sysfs) == expected
 
@@ -62,11 +74,20 @@ def test_sysfs_globs_expand_in_order(tmp_path: Path) -> None:
     assert groups == ["counters mlx5_0", "counters mlx5_1", "hw_counters mlx5_0", "hw_counters mlx5_1"]
 
 
-@pytest.mark.parametrize(("name", "problem"), [
-    ("pfcwd", None), ("ethtool@rail0", None), ("mlxlink@mlx5_0", None),
-    ("ethtool", "reads one port"), ("pfcwd@Ethernet0", "whole device"), ("cat", "no telemetry tool"),
-    ("ethtool@-i", "not a port name"), ("ethtool@../../x", "not a port name"), ("ethtool@a b", "not a port name"),
-])
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("pfcwd", None),
+        ("ethtool@rail0", None),
+        ("mlxlink@mlx5_0", None),
+        ("ethtool", "reads one port"),
+        ("pfcwd@Ethernet0", "whole device"),
+        ("cat", "no telemetry tool"),
+        ("ethtool@-i", "not a port name"),
+        ("ethtool@../../x", "not a port name"),
+        ("ethtool@a b", "not a port name"),
+    ],
+)
 def test_tool_problem(name: str, problem: str | None) -> None:
     found = host.tool_problem(name)
     assert (found is None) if problem is None else (problem in (found or ""))
@@ -74,8 +95,10 @@ def test_tool_problem(name: str, problem: str | None) -> None:
 
 def test_the_shared_file_imports_only_the_standard_library() -> None:
     tree = ast.parse(SHARED.read_text())
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
-                 if isinstance(node, ast.ImportFrom) and node.module}
+    imported = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    imported |= {
+        node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}

@@ -47,29 +47,39 @@ NAMES = [
 
 
 @pytest.mark.parametrize(("case", "device", "port", "end", "side"), NAMES, ids=[n[0] for n in NAMES])
-def test_find_normalises_names(index: LinkIndex, case: str, device: str, port: str, end: tuple[str, str],
-                               side: str) -> None:
+def test_find_normalises_names(
+    index: LinkIndex, case: str, device: str, port: str, end: tuple[str, str], side: str
+) -> None:
     code = index.find(device, port)
     assert code is not None and index.end_name(code) == end and "ab"[code & 1] == side
 
 
-@pytest.mark.parametrize(("device", "port"), [
-    (LEAF0, "Ethernet512"),  # the SN5600's extra 25G port: a port of the model, never cabled
-    (LEAF0, "etp99a"),
-    ("gpu-su01-h02", "mlx5_3/2"),  # a second port of an HCA the plan cables once
-    ("gpu-su01-h02", "mlx5_9"),
-    ("leaf-unknown", "Ethernet0"),
-])
+@pytest.mark.parametrize(
+    ("device", "port"),
+    [
+        (LEAF0, "Ethernet512"),  # the SN5600's extra 25G port: a port of the model, never cabled
+        (LEAF0, "etp99a"),
+        ("gpu-su01-h02", "mlx5_3/2"),  # a second port of an HCA the plan cables once
+        ("gpu-su01-h02", "mlx5_9"),
+        ("leaf-unknown", "Ethernet0"),
+    ],
+)
 def test_find_returns_none_outside_the_plan(index: LinkIndex, device: str, port: str) -> None:
     assert index.find(device, port) is None
 
 
 # end -> labels (read from the demo intent: SU 1 rail 1 is leaf-p0-su01-r1; its uplink 0 goes to spine 1)
 LABELS = [
-    ("gpu-su01-h02", "rail1", {"kind": "host", "plane": 0, "rail": 1, "su": 1, "leaf": LEAF1, "node": "gpu-su01-h02",
-                               "hca": "mlx5_1"}),
-    (LEAF1, "Ethernet128", {"kind": "leaf_spine", "plane": 0, "rail": 1, "su": 1, "leaf": LEAF1,
-                            "spine": "spine-p0-01"}),
+    (
+        "gpu-su01-h02",
+        "rail1",
+        {"kind": "host", "plane": 0, "rail": 1, "su": 1, "leaf": LEAF1, "node": "gpu-su01-h02", "hca": "mlx5_1"},
+    ),
+    (
+        LEAF1,
+        "Ethernet128",
+        {"kind": "leaf_spine", "plane": 0, "rail": 1, "su": 1, "leaf": LEAF1, "spine": "spine-p0-01"},
+    ),
 ]
 
 
@@ -140,8 +150,11 @@ def test_an_address_prints_as_ipaddress_prints_it(address: str) -> None:
 def test_leaf_prefixes_are_the_host_networks_and_loopbacks_as_frr_prints_them() -> None:
     plan = build_plan(load_intent(DEMO))
     got = LinkIndex(plan).leaf_prefixes
-    want = {str(ipaddress.IPv4Network((link.network, link.prefixlen))): link.b_device
-            for link in plan.links if link.kind == "host"}
+    want = {
+        str(ipaddress.IPv4Network((link.network, link.prefixlen))): link.b_device
+        for link in plan.links
+        if link.kind == "host"
+    }
     want.update({f"{ipaddress.IPv4Address(s.loopback)}/32": s.name for s in plan.switches if s.role == "leaf"})
     assert got == want and len(got) > 16
 

@@ -21,10 +21,14 @@ L0 = "leaf-p0-su01-r0 Ethernet8 <-> spine-p0-01 Ethernet0"
 L1 = "leaf-p0-su01-r0 Ethernet12 <-> spine-p0-02 Ethernet0"
 H4 = "gpu-su02-h01 rail0 <-> leaf-p0-su02-r0 Ethernet0"
 SPINE2_SESSIONS = [  # (leaf, leaf address, spine address) of spine-p0-02's eight sessions
-    ("leaf-p0-su01-r0", "10.1.0.3", "10.1.0.2"), ("leaf-p0-su01-r0", "10.1.0.7", "10.1.0.6"),
-    ("leaf-p0-su01-r1", "10.1.0.11", "10.1.0.10"), ("leaf-p0-su01-r1", "10.1.0.15", "10.1.0.14"),
-    ("leaf-p0-su02-r0", "10.1.0.19", "10.1.0.18"), ("leaf-p0-su02-r0", "10.1.0.23", "10.1.0.22"),
-    ("leaf-p0-su02-r1", "10.1.0.27", "10.1.0.26"), ("leaf-p0-su02-r1", "10.1.0.31", "10.1.0.30"),
+    ("leaf-p0-su01-r0", "10.1.0.3", "10.1.0.2"),
+    ("leaf-p0-su01-r0", "10.1.0.7", "10.1.0.6"),
+    ("leaf-p0-su01-r1", "10.1.0.11", "10.1.0.10"),
+    ("leaf-p0-su01-r1", "10.1.0.15", "10.1.0.14"),
+    ("leaf-p0-su02-r0", "10.1.0.19", "10.1.0.18"),
+    ("leaf-p0-su02-r0", "10.1.0.23", "10.1.0.22"),
+    ("leaf-p0-su02-r1", "10.1.0.27", "10.1.0.26"),
+    ("leaf-p0-su02-r1", "10.1.0.31", "10.1.0.30"),
 ]
 
 
@@ -37,8 +41,9 @@ def prefix_skips(pairs: list[tuple[str, str, str, str]], fault: str) -> set[tupl
     return out
 
 
-def probe_skips(probes: list[str], fault: str, checks: tuple[str, ...] = ("VerifyRailPaths", "VerifyPathMtu")
-                ) -> set[tuple[str, str, str]]:
+def probe_skips(
+    probes: list[str], fault: str, checks: tuple[str, ...] = ("VerifyRailPaths", "VerifyPathMtu")
+) -> set[tuple[str, str, str]]:
     return {(c, p, fault) for c in checks for p in probes}
 
 
@@ -47,51 +52,75 @@ def probe_skips(probes: list[str], fault: str, checks: tuple[str, ...] = ("Verif
 EXPECTED: dict[str, tuple[set, set, dict]] = {
     "healthy": (set(), set(), {}),
     "link_down": (
-        {("VerifyInterfaceState", L0, "L0000000"), ("VerifyLldpNeighbors", L0, "L0000000"),
-         ("VerifyBgpSessions", "leaf-p0-su01-r0 10.1.0.1 <-> spine-p0-01 10.1.0.0", "L0000000")},
+        {
+            ("VerifyInterfaceState", L0, "L0000000"),
+            ("VerifyLldpNeighbors", L0, "L0000000"),
+            ("VerifyBgpSessions", "leaf-p0-su01-r0 10.1.0.1 <-> spine-p0-01 10.1.0.0", "L0000000"),
+        },
         prefix_skips([(LEAF, "10.1.0.1", "spine-p0-01", "10.1.0.0")], "L0000000"),
-        {("VerifyEcmpRoutes", ("L0000000",)): 1}),
+        {("VerifyEcmpRoutes", ("L0000000",)): 1},
+    ),
     "host_link_down": (
         {("VerifyInterfaceState", H4, "H0000004"), ("VerifyLldpNeighbors", H4, "H0000004")},
         probe_skips(["gpu-su01-h01 rail0 172.16.0.1 -> gpu-su02-h01 rail0 172.16.0.9", H1_BACK], "H0000004"),
         # 172.16.0.8/31 is withdrawn: every leaf-from-spine session carries 9, not 10, the spines get 2 from
         # leaf-p0-su02-r0; the three other leaves route one prefix less
-        {("VerifyBgpPrefixesReceived", ("H0000004",)): 16, ("VerifyEcmpRoutes", ("H0000004",)): 3}),
+        {("VerifyBgpPrefixesReceived", ("H0000004",)): 16, ("VerifyEcmpRoutes", ("H0000004",)): 3},
+    ),
     "swapped_uplinks": (
-        {("VerifyLldpNeighbors", L0, "L0000000"), ("VerifyLldpNeighbors", L1, "L0000001"),
-         ("VerifyBgpSessions", "leaf-p0-su01-r0 10.1.0.1 <-> spine-p0-01 10.1.0.0", "L0000000"),
-         ("VerifyBgpSessions", "leaf-p0-su01-r0 10.1.0.3 <-> spine-p0-02 10.1.0.2", "L0000001")},
+        {
+            ("VerifyLldpNeighbors", L0, "L0000000"),
+            ("VerifyLldpNeighbors", L1, "L0000001"),
+            ("VerifyBgpSessions", "leaf-p0-su01-r0 10.1.0.1 <-> spine-p0-01 10.1.0.0", "L0000000"),
+            ("VerifyBgpSessions", "leaf-p0-su01-r0 10.1.0.3 <-> spine-p0-02 10.1.0.2", "L0000001"),
+        },
         prefix_skips([(LEAF, "10.1.0.1", "spine-p0-01", "10.1.0.0")], "L0000000")
         | prefix_skips([(LEAF, "10.1.0.3", "spine-p0-02", "10.1.0.2")], "L0000001"),
-        {("VerifyEcmpRoutes", ("L0000000", "L0000001")): 1}),
+        {("VerifyEcmpRoutes", ("L0000000", "L0000001")): 1},
+    ),
     "swapped_hosts": (
-        {("VerifyLldpNeighbors", "gpu-su01-h01 rail0 <-> leaf-p0-su01-r0 Ethernet0", "H0000000"),
-         ("VerifyLldpNeighbors", "gpu-su01-h02 rail0 <-> leaf-p0-su01-r0 Ethernet4", "H0000001")},
+        {
+            ("VerifyLldpNeighbors", "gpu-su01-h01 rail0 <-> leaf-p0-su01-r0 Ethernet0", "H0000000"),
+            ("VerifyLldpNeighbors", "gpu-su01-h02 rail0 <-> leaf-p0-su01-r0 Ethernet4", "H0000001"),
+        },
         probe_skips([H1, H1_BACK], "H0000000") | probe_skips([H2, H2_BACK], "H0000001"),
-        {}),
+        {},
+    ),
     "spine_down": (
         {("VerifyDevicesAnswer", "spine-p0-02", "spine-p0-02")}
         | {("VerifyBgpSessions", f"{leaf} {a} <-> spine-p0-02 {b}", "spine-p0-02") for leaf, a, b in SPINE2_SESSIONS},
         prefix_skips([(leaf, a, "spine-p0-02", b) for leaf, a, b in SPINE2_SESSIONS], "spine-p0-02")
         | {("VerifyLoopbacksReachable", "spine-p0-02", "spine-p0-02")},
-        {("VerifyEcmpRoutes", ("spine-p0-02",)): 4, ("VerifyLoopbacksReachable", ("spine-p0-02",)): 4}),
+        {("VerifyEcmpRoutes", ("spine-p0-02",)): 4, ("VerifyLoopbacksReachable", ("spine-p0-02",)): 4},
+    ),
     "wrong_asn": (
         {("VerifyBgpSessions", "leaf-p0-su01-r0 10.1.0.1 <-> spine-p0-01 10.1.0.0", "L0000000")},
         prefix_skips([(LEAF, "10.1.0.1", "spine-p0-01", "10.1.0.0")], "L0000000"),
-        {("VerifyEcmpRoutes", ("L0000000",)): 1}),
+        {("VerifyEcmpRoutes", ("L0000000",)): 1},
+    ),
     "session_shutdown": (
         {("VerifyBgpSessions", "leaf-p0-su01-r0 10.1.0.5 <-> spine-p0-01 10.1.0.4", "L0000002")},
         prefix_skips([(LEAF, "10.1.0.5", "spine-p0-01", "10.1.0.4")], "L0000002"),
-        {("VerifyEcmpRoutes", ("L0000002",)): 1}),
+        {("VerifyEcmpRoutes", ("L0000002",)): 1},
+    ),
     "ecmp_short": ({("VerifyEcmpRoutes", LEAF, LEAF)}, set(), {}),
     "mtu_small": (
         {("VerifyInterfaceMtu", H4, "H0000004")},
-        probe_skips([H1, H1_BACK], "H0000004", ("VerifyPathMtu",)), {}),
+        probe_skips([H1, H1_BACK], "H0000004", ("VerifyPathMtu",)),
+        {},
+    ),
     "host_mtu_small": (
         {("VerifyInterfaceMtu", "gpu-su01-h02 rail1 <-> leaf-p0-su01-r1 Ethernet4", "H0000003")},
-        probe_skips(["gpu-su01-h02 rail1 172.16.0.7 -> gpu-su02-h02 rail1 172.16.0.15",
-                     "gpu-su02-h02 rail1 172.16.0.15 -> gpu-su01-h02 rail1 172.16.0.7"], "H0000003",
-                    ("VerifyPathMtu",)), {}),
+        probe_skips(
+            [
+                "gpu-su01-h02 rail1 172.16.0.7 -> gpu-su02-h02 rail1 172.16.0.15",
+                "gpu-su02-h02 rail1 172.16.0.15 -> gpu-su01-h02 rail1 172.16.0.7",
+            ],
+            "H0000003",
+            ("VerifyPathMtu",),
+        ),
+        {},
+    ),
     "wrong_egress": ({("VerifyRailPaths", H1, H1)}, {("VerifyPathMtu", H1, H1)}, {}),
 }
 
@@ -130,53 +159,133 @@ def one(results: list[Result], check: str, obj: str) -> Result:
 
 # (scenario, check, object) -> the exact fields of the result (a table of each FAIL kind)
 FAIL_KINDS = [
-    ("swapped_uplinks", "VerifyLldpNeighbors", L0, {
-        "expected": L0, "cable": "L0000000", "ends": ("leaf-p0-su01-r0 Ethernet8", "spine-p0-01 Ethernet0"),
-        "actual": "leaf-p0-su01-r0 Ethernet8 sees spine-p0-02 Ethernet0 (end of L0000001); "
-                  "spine-p0-01 Ethernet0 sees leaf-p0-su01-r0 Ethernet12 (end of L0000001)",
-        "message": "swapped with L0000001"}),
-    ("swapped_hosts", "VerifyLldpNeighbors", "gpu-su01-h02 rail0 <-> leaf-p0-su01-r0 Ethernet4", {
-        "cable": "H0000001", "actual": "gpu-su01-h02 rail0 sees leaf-p0-su01-r0 Ethernet0 (end of H0000000); "
-                                       "leaf-p0-su01-r0 Ethernet4 sees gpu-su01-h01 rail0 (end of H0000000)",
-        "message": "swapped with H0000000"}),
-    ("link_down", "VerifyLldpNeighbors", L0, {
-        "actual": "leaf-p0-su01-r0 Ethernet8 sees no LLDP neighbour; spine-p0-01 Ethernet0 sees no LLDP neighbour",
-        "message": "no neighbour: cable missing, or down (VerifyInterfaceState)"}),
-    ("link_down", "VerifyInterfaceState", L0, {
-        "expected": "leaf-p0-su01-r0 Ethernet8 up/up; spine-p0-01 Ethernet0 up/up", "cable": "L0000000",
-        "actual": "leaf-p0-su01-r0 Ethernet8: admin down, oper DOWN; "
-                  "spine-p0-01 Ethernet0: admin up, oper DOWN (NO-CARRIER)"}),
-    ("link_down", "VerifyBgpSessions", "leaf-p0-su01-r0 10.1.0.1 <-> spine-p0-01 10.1.0.0", {
-        "cable": "L0000000", "ends": ("leaf-p0-su01-r0 Ethernet8", "spine-p0-01 Ethernet0"),
-        "actual": "leaf-p0-su01-r0 -> 10.1.0.0: Active; spine-p0-01 -> 10.1.0.1: Active",
-        "message": "cable down (VerifyInterfaceState)"}),
-    ("session_shutdown", "VerifyBgpSessions", "leaf-p0-su01-r0 10.1.0.5 <-> spine-p0-01 10.1.0.4", {
-        "actual": "leaf-p0-su01-r0 -> 10.1.0.4: Active; spine-p0-01 -> 10.1.0.5: Idle (shut down)",
-        "message": ""}),
-    ("wrong_asn", "VerifyBgpSessions", "leaf-p0-su01-r0 10.1.0.1 <-> spine-p0-01 10.1.0.0", {
-        "expected": "Established; leaf-p0-su01-r0 AS 4200100000 <-> spine-p0-01 AS 4200000001",
-        "actual": "leaf-p0-su01-r0 -> 10.1.0.0: remote-as 4200000099 (planned 4200000001), Idle; "
-                  "spine-p0-01 -> 10.1.0.1: Idle"}),
-    ("spine_down", "VerifyDevicesAnswer", "spine-p0-02", {
-        "expected": "answers; FRR answers vtysh", "devices": ("spine-p0-02",),
-        "actual": "FRR down: show bgp summary json: rc 1: Exiting: failed to connect to any daemons."}),
-    ("spine_down", "VerifyBgpSessions", "leaf-p0-su02-r1 10.1.0.31 <-> spine-p0-02 10.1.0.30", {
-        "cable": "L0000015", "actual": "leaf-p0-su02-r1 -> 10.1.0.30: Active; spine-p0-02: FRR down",
-        "message": "spine-p0-02 down (VerifyDevicesAnswer)"}),
-    ("ecmp_short", "VerifyEcmpRoutes", LEAF, {
-        "expected": "6 remote host prefixes, 4 next hops each",
-        "actual": "6 wrong: " + ", ".join(f"172.16.0.{n}/31 2 next hops (expected 4)" for n in (4, 6, 8, 10, 12, 14))}),
-    ("mtu_small", "VerifyInterfaceMtu", H4, {
-        "expected": "gpu-su02-h01 rail0 9000; leaf-p0-su02-r0 Ethernet0 9100", "cable": "H0000004",
-        "actual": "gpu-su02-h01 rail0 9000; leaf-p0-su02-r0 Ethernet0 1500"}),
-    ("wrong_egress", "VerifyRailPaths", H1, {
-        "expected": "egress rail0, reply from 172.16.0.9", "actual": "egress rail1 (main table)",
-        "ends": ("gpu-su01-h01 rail0", "gpu-su02-h01 rail0")}),
+    (
+        "swapped_uplinks",
+        "VerifyLldpNeighbors",
+        L0,
+        {
+            "expected": L0,
+            "cable": "L0000000",
+            "ends": ("leaf-p0-su01-r0 Ethernet8", "spine-p0-01 Ethernet0"),
+            "actual": "leaf-p0-su01-r0 Ethernet8 sees spine-p0-02 Ethernet0 (end of L0000001); "
+            "spine-p0-01 Ethernet0 sees leaf-p0-su01-r0 Ethernet12 (end of L0000001)",
+            "message": "swapped with L0000001",
+        },
+    ),
+    (
+        "swapped_hosts",
+        "VerifyLldpNeighbors",
+        "gpu-su01-h02 rail0 <-> leaf-p0-su01-r0 Ethernet4",
+        {
+            "cable": "H0000001",
+            "actual": "gpu-su01-h02 rail0 sees leaf-p0-su01-r0 Ethernet0 (end of H0000000); "
+            "leaf-p0-su01-r0 Ethernet4 sees gpu-su01-h01 rail0 (end of H0000000)",
+            "message": "swapped with H0000000",
+        },
+    ),
+    (
+        "link_down",
+        "VerifyLldpNeighbors",
+        L0,
+        {
+            "actual": "leaf-p0-su01-r0 Ethernet8 sees no LLDP neighbour; spine-p0-01 Ethernet0 sees no LLDP neighbour",
+            "message": "no neighbour: cable missing, or down (VerifyInterfaceState)",
+        },
+    ),
+    (
+        "link_down",
+        "VerifyInterfaceState",
+        L0,
+        {
+            "expected": "leaf-p0-su01-r0 Ethernet8 up/up; spine-p0-01 Ethernet0 up/up",
+            "cable": "L0000000",
+            "actual": "leaf-p0-su01-r0 Ethernet8: admin down, oper DOWN; "
+            "spine-p0-01 Ethernet0: admin up, oper DOWN (NO-CARRIER)",
+        },
+    ),
+    (
+        "link_down",
+        "VerifyBgpSessions",
+        "leaf-p0-su01-r0 10.1.0.1 <-> spine-p0-01 10.1.0.0",
+        {
+            "cable": "L0000000",
+            "ends": ("leaf-p0-su01-r0 Ethernet8", "spine-p0-01 Ethernet0"),
+            "actual": "leaf-p0-su01-r0 -> 10.1.0.0: Active; spine-p0-01 -> 10.1.0.1: Active",
+            "message": "cable down (VerifyInterfaceState)",
+        },
+    ),
+    (
+        "session_shutdown",
+        "VerifyBgpSessions",
+        "leaf-p0-su01-r0 10.1.0.5 <-> spine-p0-01 10.1.0.4",
+        {"actual": "leaf-p0-su01-r0 -> 10.1.0.4: Active; spine-p0-01 -> 10.1.0.5: Idle (shut down)", "message": ""},
+    ),
+    (
+        "wrong_asn",
+        "VerifyBgpSessions",
+        "leaf-p0-su01-r0 10.1.0.1 <-> spine-p0-01 10.1.0.0",
+        {
+            "expected": "Established; leaf-p0-su01-r0 AS 4200100000 <-> spine-p0-01 AS 4200000001",
+            "actual": "leaf-p0-su01-r0 -> 10.1.0.0: remote-as 4200000099 (planned 4200000001), Idle; "
+            "spine-p0-01 -> 10.1.0.1: Idle",
+        },
+    ),
+    (
+        "spine_down",
+        "VerifyDevicesAnswer",
+        "spine-p0-02",
+        {
+            "expected": "answers; FRR answers vtysh",
+            "devices": ("spine-p0-02",),
+            "actual": "FRR down: show bgp summary json: rc 1: Exiting: failed to connect to any daemons.",
+        },
+    ),
+    (
+        "spine_down",
+        "VerifyBgpSessions",
+        "leaf-p0-su02-r1 10.1.0.31 <-> spine-p0-02 10.1.0.30",
+        {
+            "cable": "L0000015",
+            "actual": "leaf-p0-su02-r1 -> 10.1.0.30: Active; spine-p0-02: FRR down",
+            "message": "spine-p0-02 down (VerifyDevicesAnswer)",
+        },
+    ),
+    (
+        "ecmp_short",
+        "VerifyEcmpRoutes",
+        LEAF,
+        {
+            "expected": "6 remote host prefixes, 4 next hops each",
+            "actual": "6 wrong: "
+            + ", ".join(f"172.16.0.{n}/31 2 next hops (expected 4)" for n in (4, 6, 8, 10, 12, 14)),
+        },
+    ),
+    (
+        "mtu_small",
+        "VerifyInterfaceMtu",
+        H4,
+        {
+            "expected": "gpu-su02-h01 rail0 9000; leaf-p0-su02-r0 Ethernet0 9100",
+            "cable": "H0000004",
+            "actual": "gpu-su02-h01 rail0 9000; leaf-p0-su02-r0 Ethernet0 1500",
+        },
+    ),
+    (
+        "wrong_egress",
+        "VerifyRailPaths",
+        H1,
+        {
+            "expected": "egress rail0, reply from 172.16.0.9",
+            "actual": "egress rail1 (main table)",
+            "ends": ("gpu-su01-h01 rail0", "gpu-su02-h01 rail0"),
+        },
+    ),
 ]
 
 
-@pytest.mark.parametrize(("scenario", "check", "obj", "fields"), FAIL_KINDS,
-                         ids=[f"{s}-{c}" for s, c, _, _ in FAIL_KINDS])
+@pytest.mark.parametrize(
+    ("scenario", "check", "obj", "fields"), FAIL_KINDS, ids=[f"{s}-{c}" for s, c, _, _ in FAIL_KINDS]
+)
 def test_fail_kind(scenario: str, check: str, obj: str, fields: dict) -> None:
     r = one(judge(fixture_inputs(), recorded(scenario)).results, check, obj)
     assert r.status is Status.FAIL
@@ -194,22 +303,55 @@ def test_degraded_pass_says_what_lowered_it() -> None:
 # outputs of one scenario put into another: a fault no stage before explains is a FAIL of its own check
 COMPOSED = [
     # (base, device, command key, from scenario, check, object, expected, actual)
-    ("healthy", "gpu-su01-h01", C.ping_df("172.16.0.9", "172.16.0.1", 9000).key, "mtu_small", "VerifyPathMtu", H1,
-     "8972-byte DF ping answered (MTU 9000)",
-     "no reply (0/2); a router says Frag needed, mtu 1500; local path MTU 1500"),
-    ("healthy", LEAF, C.BGP_SUMMARY.key, "host_link_down", "VerifyBgpPrefixesReceived",
-     "leaf-p0-su01-r0 from spine-p0-01 10.1.0.0", ">= 10 prefixes", "9"),
-    ("healthy", LEAF, C.ROUTES.key, "spine_down", "VerifyLoopbacksReachable", LEAF, "5 loopbacks routed",
-     "missing 10.0.1.2/32 (spine-p0-02)"),
-    ("healthy", LEAF, C.LLDP.key, "link_down", "VerifyLldpNeighbors", L0, L0,
-     "leaf-p0-su01-r0 Ethernet8 sees no LLDP neighbour; spine-p0-01 Ethernet0 sees leaf-p0-su01-r0 Ethernet8"),
+    (
+        "healthy",
+        "gpu-su01-h01",
+        C.ping_df("172.16.0.9", "172.16.0.1", 9000).key,
+        "mtu_small",
+        "VerifyPathMtu",
+        H1,
+        "8972-byte DF ping answered (MTU 9000)",
+        "no reply (0/2); a router says Frag needed, mtu 1500; local path MTU 1500",
+    ),
+    (
+        "healthy",
+        LEAF,
+        C.BGP_SUMMARY.key,
+        "host_link_down",
+        "VerifyBgpPrefixesReceived",
+        "leaf-p0-su01-r0 from spine-p0-01 10.1.0.0",
+        ">= 10 prefixes",
+        "9",
+    ),
+    (
+        "healthy",
+        LEAF,
+        C.ROUTES.key,
+        "spine_down",
+        "VerifyLoopbacksReachable",
+        LEAF,
+        "5 loopbacks routed",
+        "missing 10.0.1.2/32 (spine-p0-02)",
+    ),
+    (
+        "healthy",
+        LEAF,
+        C.LLDP.key,
+        "link_down",
+        "VerifyLldpNeighbors",
+        L0,
+        L0,
+        "leaf-p0-su01-r0 Ethernet8 sees no LLDP neighbour; spine-p0-01 Ethernet0 sees leaf-p0-su01-r0 Ethernet8",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("base", "device", "key", "source", "check", "obj", "expected", "actual"), COMPOSED,
-                         ids=[c[4] for c in COMPOSED])
-def test_unexplained_fault_fails_its_check(base: str, device: str, key: str, source: str, check: str, obj: str,
-                                           expected: str, actual: str) -> None:
+@pytest.mark.parametrize(
+    ("base", "device", "key", "source", "check", "obj", "expected", "actual"), COMPOSED, ids=[c[4] for c in COMPOSED]
+)
+def test_unexplained_fault_fails_its_check(
+    base: str, device: str, key: str, source: str, check: str, obj: str, expected: str, actual: str
+) -> None:
     outputs = recorded(base)
     outputs[device][key] = raw(source, device, key)
     results = judge(fixture_inputs(), outputs).results
@@ -229,8 +371,9 @@ def test_unreadable_output_is_an_error_not_a_fail() -> None:
 
 def test_unreachable_host_is_its_own_fault() -> None:
     outputs = recorded("healthy")
-    outputs["gpu-su01-h01"] = {k: Raw(r.argv, error="ssh: connect to host gpu-su01-h01: timed out")
-                               for k, r in outputs["gpu-su01-h01"].items()}
+    outputs["gpu-su01-h01"] = {
+        k: Raw(r.argv, error="ssh: connect to host gpu-su01-h01: timed out") for k, r in outputs["gpu-su01-h01"].items()
+    }
     results = judge(fixture_inputs(), outputs).results
     fails = {(r.check, r.object, r.fault) for r in results if r.status is Status.FAIL}
     assert fails == {("VerifyDevicesAnswer", "gpu-su01-h01", "gpu-su01-h01")}
@@ -244,8 +387,11 @@ def test_a_device_that_only_answers_late_is_an_error_not_a_fault() -> None:
     results = judge(fixture_inputs(), outputs).results
     assert not [r for r in results if r.status is Status.FAIL]
     assert one(results, "VerifyDevicesAnswer", LEAF).status is Status.ERROR
-    assert {r.check for r in results if r.status is Status.ERROR} >= {"VerifyInterfaceState", "VerifyBgpSessions",
-                                                                      "VerifyEcmpRoutes"}
+    assert {r.check for r in results if r.status is Status.ERROR} >= {
+        "VerifyInterfaceState",
+        "VerifyBgpSessions",
+        "VerifyEcmpRoutes",
+    }
 
 
 def test_check_subset_runs_what_it_requires_but_reports_only_it() -> None:

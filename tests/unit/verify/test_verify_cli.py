@@ -39,19 +39,34 @@ def test_output_file_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_checks_and_devices_limit_the_report(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(str(RECORDED / "link_down"), "--plan", str(PLAN), "--format", "json", "--checks",
-               "VerifyEcmpRoutes,VerifyBgpSessions", "--devices", "leaf-p0-su02-r0") == 0
+    assert (
+        run(
+            str(RECORDED / "link_down"),
+            "--plan",
+            str(PLAN),
+            "--format",
+            "json",
+            "--checks",
+            "VerifyEcmpRoutes,VerifyBgpSessions",
+            "--devices",
+            "leaf-p0-su02-r0",
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["checks"] == ["VerifyEcmpRoutes", "VerifyBgpSessions"]
     assert {r["check"] for r in doc["results"]} == {"VerifyEcmpRoutes", "VerifyBgpSessions"}
     assert all("leaf-p0-su02-r0" in r["devices"] for r in doc["results"])
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--checks", "VerifyNothing"], "--checks: unknown check(s) VerifyNothing"),
-    (["--devices", "leaf-x"], "--devices: not in the plan: leaf-x"),
-    (["--plan", "/nonexistent"], "--plan: /nonexistent: no plan.json"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--checks", "VerifyNothing"], "--checks: unknown check(s) VerifyNothing"),
+        (["--devices", "leaf-x"], "--devices: not in the plan: leaf-x"),
+        (["--plan", "/nonexistent"], "--plan: /nonexistent: no plan.json"),
+    ],
+)
 def test_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     if "--plan" not in argv:
         argv = [*argv, "--plan", str(PLAN)]
@@ -64,8 +79,9 @@ def test_facts_folder_needs_a_plan(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--plan DIR is required with a facts folder" in capsys.readouterr().err
 
 
-def test_unknown_target_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unknown_target_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HWAAC_LAB_STATE_DIR", str(tmp_path))
     assert run("lab:nolab", "--plan", str(PLAN)) == 2
     assert "lab:nolab: not a facts folder, and no such lab is up" in capsys.readouterr().err
@@ -74,16 +90,29 @@ def test_unknown_target_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_malformed_facts_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "facts"
     shutil.copytree(RECORDED / "healthy", folder)
-    (folder / "spine-p0-01.json").write_text('{"format": "hwaac-verify-facts/1", "device": "spine-p0-01", '
-                                             '"outputs": {"x": {"argv": "vtysh"}}}')
+    (folder / "spine-p0-01.json").write_text(
+        '{"format": "hwaac-verify-facts/1", "device": "spine-p0-01", "outputs": {"x": {"argv": "vtysh"}}}'
+    )
     assert run(str(folder), "--plan", str(PLAN)) == 2
     assert "spine-p0-01.json: outputs['x']: argv must be a list of strings" in capsys.readouterr().err
 
 
 def test_save_facts_round_trip(tmp_path: Path) -> None:
     saved = tmp_path / "saved"
-    assert run(str(RECORDED / "link_down"), "--plan", str(PLAN), "--save-facts", str(saved), "-o",
-               str(tmp_path / "r.json"), "--format", "json") == 1
+    assert (
+        run(
+            str(RECORDED / "link_down"),
+            "--plan",
+            str(PLAN),
+            "--save-facts",
+            str(saved),
+            "-o",
+            str(tmp_path / "r.json"),
+            "--format",
+            "json",
+        )
+        == 1
+    )
     assert run(str(saved), "--plan", str(PLAN), "--format", "json", "-o", str(tmp_path / "again.json")) == 1
     first, again = (json.loads((tmp_path / n).read_text()) for n in ("r.json", "again.json"))
     assert first["results"] == again["results"]

@@ -31,8 +31,9 @@ BGP_CASES = [
 
 
 @pytest.mark.parametrize(("scenario", "device", "peer", "state", "remote_as", "pfx", "peer_state"), BGP_CASES)
-def test_bgp_summary(scenario: str, device: str, peer: str, state: str, remote_as: int, pfx: int,
-                     peer_state: str) -> None:
+def test_bgp_summary(
+    scenario: str, device: str, peer: str, state: str, remote_as: int, pfx: int, peer_state: str
+) -> None:
     s = parse_bgp_summary(raw(scenario, device, C.BGP_SUMMARY.key))
     p = s.peers[peer]
     assert (p.state, p.remote_as, p.prefixes_received, p.peer_state) == (state, remote_as, pfx, peer_state)
@@ -55,13 +56,16 @@ def test_vtysh_with_frr_down_is_daemon_down() -> None:
     assert exc.value.kind == "daemon_down"
 
 
-@pytest.mark.parametrize(("raw_output", "kind"), [
-    (Raw(C.BGP_SUMMARY.argv, error="timed out after 30 s"), "timeout"),
-    (Raw(C.BGP_SUMMARY.argv, error="RuntimeError: namespace hwl-demo-x is gone"), "unreachable"),
-    (Raw(C.BGP_SUMMARY.argv, 0, "% Unknown command: show bgp summary json\n"), "malformed"),
-    (Raw(C.BGP_SUMMARY.argv, 0, "[1, 2]"), "malformed"),
-    (Raw(C.BGP_SUMMARY.argv, 1, "", "% Unknown command\n"), "failed"),
-])
+@pytest.mark.parametrize(
+    ("raw_output", "kind"),
+    [
+        (Raw(C.BGP_SUMMARY.argv, error="timed out after 30 s"), "timeout"),
+        (Raw(C.BGP_SUMMARY.argv, error="RuntimeError: namespace hwl-demo-x is gone"), "unreachable"),
+        (Raw(C.BGP_SUMMARY.argv, 0, "% Unknown command: show bgp summary json\n"), "malformed"),
+        (Raw(C.BGP_SUMMARY.argv, 0, "[1, 2]"), "malformed"),
+        (Raw(C.BGP_SUMMARY.argv, 1, "", "% Unknown command\n"), "failed"),
+    ],
+)
 def test_bgp_summary_errors(raw_output: Raw, kind: str) -> None:
     with pytest.raises(FactError) as exc:
         parse_bgp_summary(raw_output)
@@ -134,10 +138,10 @@ LINK_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("scenario", "device", "port", "admin", "oper", "operstate", "mtu", "no_carrier"),
-                         LINK_CASES)
-def test_links(scenario: str, device: str, port: str, admin: bool, oper: bool, operstate: str, mtu: int,
-               no_carrier: bool) -> None:
+@pytest.mark.parametrize(("scenario", "device", "port", "admin", "oper", "operstate", "mtu", "no_carrier"), LINK_CASES)
+def test_links(
+    scenario: str, device: str, port: str, admin: bool, oper: bool, operstate: str, mtu: int, no_carrier: bool
+) -> None:
     link = parse_links(raw(scenario, device, C.LINKS.key))[port]
     assert (link.admin_up, link.oper_up, link.operstate, link.mtu) == (admin, oper, operstate, mtu)
     assert ("NO-CARRIER" in link.flags) is no_carrier
@@ -156,8 +160,9 @@ def test_route_get() -> None:
 
 
 def test_route_get_unreachable_is_a_fact() -> None:
-    r = parse_route_get(Raw(C.route_get("1.2.3.4", "172.16.0.1").argv, 2, "",
-                            "RTNETLINK answers: Network is unreachable\n"))
+    r = parse_route_get(
+        Raw(C.route_get("1.2.3.4", "172.16.0.1").argv, 2, "", "RTNETLINK answers: Network is unreachable\n")
+    )
     assert (r.dev, r.error) == (None, "Network is unreachable")
 
 
@@ -172,14 +177,14 @@ PING_CASES = [
 
 
 @pytest.mark.parametrize(("scenario", "host", "command", "sent", "received", "frag", "local"), PING_CASES)
-def test_ping(scenario: str, host: str, command: C.Command, sent: int, received: int, frag: int | None,
-              local: int | None) -> None:
+def test_ping(
+    scenario: str, host: str, command: C.Command, sent: int, received: int, frag: int | None, local: int | None
+) -> None:
     p = parse_ping(raw(scenario, host, command.key))
     assert (p.transmitted, p.received, p.frag_needed_mtu, p.local_mtu, p.error) == (sent, received, frag, local, None)
     assert p.ok is (received > 0)
 
 
 def test_ping_that_cannot_bind_is_an_error_fact() -> None:
-    p = parse_ping(Raw(C.ping("172.16.0.9", "10.9.9.9").argv, 2, "",
-                       "ping: bind: Cannot assign requested address\n"))
+    p = parse_ping(Raw(C.ping("172.16.0.9", "10.9.9.9").argv, 2, "", "ping: bind: Cannot assign requested address\n"))
     assert not p.ok and p.error == "ping: bind: Cannot assign requested address"

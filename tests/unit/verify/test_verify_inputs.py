@@ -23,8 +23,12 @@ REPO = Path(__file__).resolve().parents[3]
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
     """The demo fabric planned by `hwaac plan inventory/demo`."""
     out = tmp_path_factory.mktemp("demo") / "plan"
-    subprocess.run([sys.executable, "-m", "hwaac.cli", "plan", str(REPO / "inventory" / "demo"), "-o", str(out)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "hwaac.cli", "plan", str(REPO / "inventory" / "demo"), "-o", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return load_inputs(out)
 
 
@@ -33,10 +37,24 @@ def test_fixture_fabric_inputs() -> None:
     assert (len(i.switches), len(i.hosts), len(i.cables), len(i.sessions), len(i.probes)) == (6, 4, 24, 16, 8)
     s = i.session_by_cable["L0000000"]
     assert (s.a.device, s.a.ip, s.a.asn, s.b.device, s.b.ip, s.b.asn) == (
-        "leaf-p0-su01-r0", "10.1.0.1", 4200100000, "spine-p0-01", "10.1.0.0", 4200000001)
+        "leaf-p0-su01-r0",
+        "10.1.0.1",
+        4200100000,
+        "spine-p0-01",
+        "10.1.0.0",
+        4200000001,
+    )
     p = i.probes[0]
     assert (p.host, p.iface, p.src, p.dst_host, p.dst_iface, p.dst, p.mtu, p.cables) == (
-        "gpu-su01-h01", "rail0", "172.16.0.1", "gpu-su02-h01", "rail0", "172.16.0.9", 9000, ("H0000000", "H0000004"))
+        "gpu-su01-h01",
+        "rail0",
+        "172.16.0.1",
+        "gpu-su02-h01",
+        "rail0",
+        "172.16.0.9",
+        9000,
+        ("H0000000", "H0000004"),
+    )
     assert i.port_mtu[("leaf-p0-su01-r0", "Ethernet8")] == 9100
     assert i.port_alias[("leaf-p0-su01-r0", "Ethernet0")] == "etp1a"
     assert i.max_paths["leaf-p0-su01-r0"] == 64
@@ -62,8 +80,9 @@ def test_demo_inputs_and_planned_expectations(demo: Inputs) -> None:
 
 def test_probes_cover_every_rail_of_every_host_once(demo: Inputs) -> None:
     i = demo
-    assert sorted((p.host, p.iface) for p in i.probes) == sorted((h, r.iface) for h in i.hosts
-                                                                   for r in i.hosts[h].rails)
+    assert sorted((p.host, p.iface) for p in i.probes) == sorted(
+        (h, r.iface) for h in i.hosts for r in i.hosts[h].rails
+    )
     assert all(i.hosts[p.host].su != i.hosts[p.dst_host].su and p.iface == p.dst_iface for p in i.probes)
 
 
@@ -90,8 +109,11 @@ def test_bad_bgp_neighbour_asn_names_file_and_field(tmp_path: Path) -> None:
     cdb = json.loads(f.read_text())
     cdb["BGP_NEIGHBOR"]["default|10.1.0.1"]["asn"] = "four"
     f.write_text(json.dumps(cdb))
-    with pytest.raises(InputError, match=r"spine-p0-01/config_db.json: BGP_NEIGHBOR 'default\|10.1.0.1': asn must "
-                                         r"be a number, got 'four'"):
+    with pytest.raises(
+        InputError,
+        match=r"spine-p0-01/config_db.json: BGP_NEIGHBOR 'default\|10.1.0.1': asn must "
+        r"be a number, got 'four'",
+    ):
         load_inputs(plan)
 
 

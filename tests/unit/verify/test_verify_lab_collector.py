@@ -78,8 +78,11 @@ OTHER = Command(("vtysh", "-c", "show running-config"))
 def test_vtysh_commands_are_read_from_the_daemon_socket_and_fall_back_to_vtysh() -> None:
     runner = Vty()
     out = LabCollector(runner).collect({"s1": [BGP, ROUTES, CMDS[0]], "s2": [BGP]})
-    assert sorted(runner.vty_calls) == [("s1", "bgpd", "show bgp summary json"), ("s1", "zebra", "show ip route json"),
-                                        ("s2", "bgpd", "show bgp summary json")]
+    assert sorted(runner.vty_calls) == [
+        ("s1", "bgpd", "show bgp summary json"),
+        ("s1", "zebra", "show ip route json"),
+        ("s2", "bgpd", "show bgp summary json"),
+    ]
     assert (out["s1"][BGP.key].rc, out["s1"][BGP.key].stdout) == (0, "bgpd answers show bgp summary json\n")
     assert out["s1"][ROUTES.key].stdout == "zebra answers show ip route json\n"
     assert out["s1"][CMDS[0].key].stdout == "one\ntwo\n"
@@ -91,15 +94,18 @@ def test_vtysh_commands_are_read_from_the_daemon_socket_and_fall_back_to_vtysh()
 
 def test_batch_runs_in_parallel(tmp_path: Path) -> None:
     # each command waits (up to 30 s) until all of them have started: they can only all succeed side by side
-    wait = (f'touch {tmp_path}/"$0"; i=0; while [ "$(ls {tmp_path} | wc -l)" -lt {BATCH_FROM} ]; do '
-            'i=$((i+1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done')
+    wait = (
+        f'touch {tmp_path}/"$0"; i=0; while [ "$(ls {tmp_path} | wc -l)" -lt {BATCH_FROM} ]; do '
+        'i=$((i+1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done'
+    )
     out = LabCollector(Local()).collect({"h1": [Command(("sh", "-c", wait, str(i))) for i in range(BATCH_FROM)]})
     assert [r.rc for r in out["h1"].values()] == [0] * BATCH_FROM
 
 
 def test_timeout_and_runner_error_become_error_outputs() -> None:
-    out = LabCollector(Local(), timeout=0.5).collect({"h1": [Command(("sleep", "5"))],
-                                                       "gone": [Command(("true",))] * BATCH_FROM})
+    out = LabCollector(Local(), timeout=0.5).collect(
+        {"h1": [Command(("sleep", "5"))], "gone": [Command(("true",))] * BATCH_FROM}
+    )
     (slow,) = out["h1"].values()
     assert slow.rc is None and slow.error == "timed out after 0.5 s"
     assert [r.error for r in out["gone"].values()] == ["RuntimeError: namespace hwl-x-gone does not exist"]

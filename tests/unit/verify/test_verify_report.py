@@ -12,8 +12,19 @@ from hwaac.verify.report import render, to_json, to_junit, to_markdown, to_table
 from hwaac.verify.runner import Report, judge
 from tests.unit.verify.recordings import fixture_inputs, recorded
 
-RESULT_KEYS = {"check", "object", "status", "expected", "actual", "cable", "ends", "devices", "fault",
-               "explained_by", "message"}
+RESULT_KEYS = {
+    "check",
+    "object",
+    "status",
+    "expected",
+    "actual",
+    "cable",
+    "ends",
+    "devices",
+    "fault",
+    "explained_by",
+    "message",
+}
 
 
 def report(scenario: str) -> Report:
@@ -28,10 +39,18 @@ def test_json_document() -> None:
     assert len(doc["results"]) == sum(doc["counts"].values())
     assert all(set(r) == RESULT_KEYS for r in doc["results"])
     assert doc["faults"] == [
-        {"fault": "L0000000", "object": "leaf-p0-su01-r0 Ethernet8 <-> spine-p0-01 Ethernet0",
-         "checks": ["VerifyLldpNeighbors", "VerifyBgpSessions"], "kinds": ["miswired", "session"]},
-        {"fault": "L0000001", "object": "leaf-p0-su01-r0 Ethernet12 <-> spine-p0-02 Ethernet0",
-         "checks": ["VerifyLldpNeighbors", "VerifyBgpSessions"], "kinds": ["miswired", "session"]},
+        {
+            "fault": "L0000000",
+            "object": "leaf-p0-su01-r0 Ethernet8 <-> spine-p0-01 Ethernet0",
+            "checks": ["VerifyLldpNeighbors", "VerifyBgpSessions"],
+            "kinds": ["miswired", "session"],
+        },
+        {
+            "fault": "L0000001",
+            "object": "leaf-p0-su01-r0 Ethernet12 <-> spine-p0-02 Ethernet0",
+            "checks": ["VerifyLldpNeighbors", "VerifyBgpSessions"],
+            "kinds": ["miswired", "session"],
+        },
     ]
     fail = next(r for r in doc["results"] if r["status"] == "FAIL")
     assert fail["ends"] == ["leaf-p0-su01-r0 Ethernet8", "spine-p0-01 Ethernet0"] and fail["cable"] == "L0000000"
@@ -67,8 +86,10 @@ def test_markdown_tables() -> None:
     lines = md.splitlines()
     assert lines[0] == "# hwaac verify: vrec - FAIL"
     assert "| VerifyInterfaceState | 23 | 1 | 0 | 0 |" in lines
-    assert ("| L0000000 | leaf-p0-su01-r0 Ethernet8 <-> spine-p0-01 Ethernet0 | "
-            "VerifyInterfaceState, VerifyLldpNeighbors, VerifyBgpSessions |") in lines
+    assert (
+        "| L0000000 | leaf-p0-su01-r0 Ethernet8 <-> spine-p0-01 Ethernet0 | "
+        "VerifyInterfaceState, VerifyLldpNeighbors, VerifyBgpSessions |"
+    ) in lines
     rows = [ln for ln in lines if ln.startswith("| FAIL |") or ln.startswith("| SKIP |") or ln.startswith("| PASS |")]
     assert len(rows) == 3 + 2 + 1  # the FAILs, the SKIPs and the degraded PASS (ECMP)
     assert all(ln.count(" | ") == 6 for ln in rows)  # a | inside a cell is escaped

@@ -5,8 +5,13 @@ from __future__ import annotations
 from hwaac.verify.routing import Edge, Routing, explain
 
 # two leaves (own ASNs), two spines; leaf a has two parallel sessions to s1
-EDGES = (Edge("a1", "a", "s1"), Edge("a1b", "a", "s1"), Edge("a2", "a", "s2"), Edge("b1", "b", "s1"),
-         Edge("b2", "b", "s2"))
+EDGES = (
+    Edge("a1", "a", "s1"),
+    Edge("a1b", "a", "s1"),
+    Edge("a2", "a", "s2"),
+    Edge("b1", "b", "s1"),
+    Edge("b2", "b", "s2"),
+)
 ORIGINS = {"a": ("A/32", "A1/31", "A2/31"), "b": ("B/32",), "s1": ("S1/32",), "s2": ("S2/32",)}
 
 

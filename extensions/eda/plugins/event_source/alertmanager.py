@@ -64,10 +64,12 @@ STARTED = "sweep-started"  # hwaac.mitigation.engine.STARTED
 def summary(payload: dict[str, Any]) -> dict[str, Any]:
     """The event of one webhook delivery: its status, the alert counts and each alert's labels."""
     alerts = [a for a in payload.get("alerts", []) if isinstance(a, dict)]
-    return {"status": payload.get("status", ""),
-            "firing": sum(1 for a in alerts if a.get("status") == "firing"),
-            "resolved": sum(1 for a in alerts if a.get("status") == "resolved"),
-            "alerts": [dict(a.get("labels", {}), status=a.get("status", "")) for a in alerts]}
+    return {
+        "status": payload.get("status", ""),
+        "firing": sum(1 for a in alerts if a.get("status") == "firing"),
+        "resolved": sum(1 for a in alerts if a.get("status") == "resolved"),
+        "alerts": [dict(a.get("labels", {}), status=a.get("status", "")) for a in alerts],
+    }
 
 
 class Pending:
@@ -86,8 +88,12 @@ class Pending:
             return 0.0
 
     def holds(self, now: float) -> bool:
-        return (self.marker is not None and self.put_at is not None and now - self.put_at < self.pending_s
-                and self.started() < self.put_at)
+        return (
+            self.marker is not None
+            and self.put_at is not None
+            and now - self.put_at < self.pending_s
+            and self.started() < self.put_at
+        )
 
     def offer(self, queue: asyncio.Queue, event: dict[str, Any]) -> bool:
         """Put the event unless a pending sweep covers it, or one already waits on the queue (ansible-rulebook's

@@ -56,8 +56,13 @@ class CallbackModule(CallbackBase):
         sizes = batch_sizes(list(play.serial or []), len(every))
         if every and not batch and len(sizes) == 1:
             batch = every  # the implicit localhost, which the batch (hosts of "all") leaves out
-        line = {"play": play.get_name(), "batch": self._started[key] if sizes else 0, "batches": len(sizes),
-                "hosts": batch, "sizes": sizes}
+        line = {
+            "play": play.get_name(),
+            "batch": self._started[key] if sizes else 0,
+            "batches": len(sizes),
+            "hosts": batch,
+            "sizes": sizes,
+        }
         if self._started[key] == 1:
             line["play_hosts"] = every  # once per play: the hosts that later batches will take
         self._display.display(MARKER + json.dumps(line))

@@ -29,8 +29,12 @@ def exit_not_zero(result: ToolResult, exit_code: int | None, code: str, tool: st
     no failure: an exit code only ever makes a result worse (:mod:`hwaac.health.result`)."""
     if exit_code not in (None, 0) and result.status() < Status.UNKNOWN:
         result.findings.append(
-            Finding(code, Status.FAIL, f"{tool} exited with code {exit_code} although its output shows no failure",
-                    action=Action.RETEST)
+            Finding(
+                code,
+                Status.FAIL,
+                f"{tool} exited with code {exit_code} although its output shows no failure",
+                action=Action.RETEST,
+            )
         )
 
 

@@ -145,15 +145,15 @@ def severity_name(severity: int | None, enum: str) -> str:
     if severity is None:
         return "UNGRADED"
     if enum == "unknown" and severity in (0, 1, 2):
-        return (f"ambiguous {severity} ({SEVERITY_NAMES_PRE_33[severity]} before DCGM 3.3, "
-                f"{SEVERITY_NAMES_33[severity]} since)")
+        return (
+            f"ambiguous {severity} ({SEVERITY_NAMES_PRE_33[severity]} before DCGM 3.3, "
+            f"{SEVERITY_NAMES_33[severity]} since)"
+        )
     table = SEVERITY_NAMES_PRE_33 if enum == "pre-3.3" else SEVERITY_NAMES_33
     return table.get(severity) or f"unrecognised {severity}"
 
 
 @dataclass
-
-
 class DcgmWarning:
     """One warning of a diag result.
 
@@ -175,8 +175,6 @@ class DcgmWarning:
 
 
 @dataclass
-
-
 class DcgmTestResult:
     """One test's result for one entity (or for all GPUs, as software tests and 2.x write it).
 
@@ -205,8 +203,6 @@ class DcgmTestResult:
 
 
 @dataclass
-
-
 class DcgmEntity:
     """One entity of ``entity_groups`` (4.x) or of ``"GPU Device Serials"`` (3.x).
 
@@ -226,8 +222,6 @@ class DcgmEntity:
 
 
 @dataclass
-
-
 class DcgmDiagResult(ToolResult):
     """``dcgmi diag -r N -j`` parsed.
 

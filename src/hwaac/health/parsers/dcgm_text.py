@@ -118,8 +118,11 @@ class _Reader:
             self.add(DcgmTestResult(name, self.category, "", [], "", None))
             return
         ids = [int(i) for i in summary["ids"].split(",")] if summary["ids"] else []
-        result = self.add(DcgmTestResult(name, self.category, "GPU" if ids else "", ids,
-                                         STATUS_WORDS[summary["status"].lower()], None))
+        result = self.add(
+            DcgmTestResult(
+                name, self.category, "GPU" if ids else "", ids, STATUS_WORDS[summary["status"].lower()], None
+            )
+        )
         if not summary["all"] and not ids:
             self.summary = result  # 4.x: entity lines may follow
 
@@ -132,8 +135,9 @@ class _Reader:
         if self.test and summary is not None and summary["ids"]:
             first = self.test[0]
             ids = [int(i) for i in summary["ids"].split(",")]
-            self.add(DcgmTestResult(first.test, first.category, "GPU", ids, STATUS_WORDS[summary["status"].lower()],
-                                    None))
+            self.add(
+                DcgmTestResult(first.test, first.category, "GPU", ids, STATUS_WORDS[summary["status"].lower()], None)
+            )
         elif self.test and entity is not None:
             first = self.test[0]
             if self.summary is not None:  # the entity lines replace the node-wide summary
@@ -141,8 +145,11 @@ class _Reader:
                 self.test.remove(self.summary)
                 self.summary = None
             group = entity["group"].upper() if entity["group"].upper() == "GPU" else entity["group"]
-            self.add(DcgmTestResult(first.test, first.category, group, [int(entity["id"])],
-                                    STATUS_WORDS[entity["status"].lower()], None))
+            self.add(
+                DcgmTestResult(
+                    first.test, first.category, group, [int(entity["id"])], STATUS_WORDS[entity["status"].lower()], None
+                )
+            )
         else:
             self.out.unknown.append(f"line {number}: a continuation with nothing to continue: {value[:120]!r}")
 

@@ -48,6 +48,7 @@ def _by_prio(direction: str, kind: str, doc: str) -> Any:
     """A read-only attribute of :class:`EthtoolStats`: the ``<direction>_prioN_<kind>`` counters by priority N."""
     return property(lambda stats: stats._per_prio(direction, kind), doc=doc)
 
+
 @dataclass
 class EthtoolStats(ToolResult):
     """``ethtool -S`` counters of one netdev.

@@ -90,10 +90,17 @@ def _counter_line(text: str) -> Fields | None:
     if at < 0:
         return None
     if not at or text[at - 1] == "/":
-        path, sep, value = text[at + len("infiniband/"):].partition(":")  # the prefix may hold colons (PCI paths)
+        path, sep, value = text[at + len("infiniband/") :].partition(":")  # the prefix may hold colons (PCI paths)
         tail = path.split("/")
-        if sep and len(tail) == 5 and tail[1] == "ports" and tail[2].isdigit() and tail[3] in _GROUPS \
-                and tail[0] and tail[4]:
+        if (
+            sep
+            and len(tail) == 5
+            and tail[1] == "ports"
+            and tail[2].isdigit()
+            and tail[3] in _GROUPS
+            and tail[0]
+            and tail[4]
+        ):
             both = tail[0] + tail[4]
             if both.split() == [both]:  # no whitespace in the device or counter name
                 return tail[0], tail[2], tail[3], tail[4], value
@@ -179,8 +186,10 @@ def parse_ib_counters(raw: str, *, version: str | None = None) -> IbCountersResu
 # a plain counter line after the path's prefix (the fast path of parse_ib_counters): no whitespace, no colon
 _PLAIN_TAIL = r"([^/\s:]+)/ports/([0-9]+)/(counters|hw_counters)/([^/\s:]+):([0-9]+)$"
 _PLAIN: dict[str, re.Pattern[str]] = {}
-SATURATED_AT = {**{n: 2**b - 1 for n, b in LEGACY_COUNTER_BITS.items()},
-                 **{n: 2**32 - 1 for n in DATA_COUNTERS_32_OR_64}}  # _saturation_bits, by name
+SATURATED_AT = {
+    **{n: 2**b - 1 for n, b in LEGACY_COUNTER_BITS.items()},
+    **{n: 2**32 - 1 for n in DATA_COUNTERS_32_OR_64},
+}  # _saturation_bits, by name
 _NO_LIMIT = itertools.repeat(-1)
 
 
@@ -214,8 +223,11 @@ def _read_plain(raw: str, result: IbCountersResult, seen_legacy: set[PortKey]) -
             kept = [i for i, n in enumerate(names) if n not in NOT_COUNTERS]
             names, texts = tuple(names[i] for i in kept), tuple(texts[i] for i in kept)
         values = list(map(int, texts))
-        if (len(set(names)) != len(names) or not counters.keys().isdisjoint(names)
-                or any(map(int.__eq__, values, map(SATURATED_AT.get, names, _NO_LIMIT)))):
+        if (
+            len(set(names)) != len(names)
+            or not counters.keys().isdisjoint(names)
+            or any(map(int.__eq__, values, map(SATURATED_AT.get, names, _NO_LIMIT)))
+        ):
             return False
         counters.update(zip(names, values, strict=True))
     return True

@@ -168,7 +168,6 @@ def _int(text: str, base: int = 10) -> int | None:
         return None
 
 
-
 def parse_ibstat(raw: str, *, version: str | None = None) -> IbstatResult:
     """Read ``ibstat`` output (all CAs, or ``ibstat <ca> [port]``).
 

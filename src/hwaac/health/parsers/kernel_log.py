@@ -173,8 +173,9 @@ def _split(raw_line: str, year: int | None) -> _Line | None:
     line = raw_line.rstrip()
     decoded = _DECODE.match(line) or _RAW_PRIORITY.match(line)
     if decoded:
-        parsed = _split_stamp(raw_line, decoded.group("rest"), year) or _Line(raw_line, decoded.group("rest"), None,
-                                                                              "", None)
+        parsed = _split_stamp(raw_line, decoded.group("rest"), year) or _Line(
+            raw_line, decoded.group("rest"), None, "", None
+        )
         if "lvl" in decoded.groupdict():
             parsed.level, parsed.facility = decoded.group("lvl"), decoded.group("fac")
         else:
@@ -251,8 +252,9 @@ class _EventFields(TypedDict, total=False):
 
 
 def _event(kind: str, line: _Line, **kw: Unpack[_EventFields]) -> KernelEvent:
-    return KernelEvent(kind, line.raw.rstrip(), line.time, line.time_text, line.uptime,
-                       level=line.level, facility=line.facility, **kw)
+    return KernelEvent(
+        kind, line.raw.rstrip(), line.time, line.time_text, line.uptime, level=line.level, facility=line.facility, **kw
+    )
 
 
 def _pid(text: str | None) -> int | None:
@@ -358,8 +360,14 @@ def _is_history(event: KernelEvent, since: datetime | None, since_uptime_s: floa
     return False  # no time to compare: it counts (a fault of unknown age is not history)
 
 
-def parse_kernel_log(raw: str, *, year: int | None = None, version: str | None = None,
-                     since: datetime | None = None, since_uptime_s: float | None = None) -> KernelLog:
+def parse_kernel_log(
+    raw: str,
+    *,
+    year: int | None = None,
+    version: str | None = None,
+    since: datetime | None = None,
+    since_uptime_s: float | None = None,
+) -> KernelLog:
     """Parse ``dmesg`` (any time format) or ``journalctl -k`` (short, short-precise, short-iso) output.
 
     Args:

@@ -53,8 +53,13 @@ class LnetNetsResult(ToolResult):
 
     def faulty(self) -> list[LnetNi]:
         """NIs that are not up, have a fatal error, or a health value below :data:`FULL_HEALTH`."""
-        return [ni for ni in self.nis if (ni.status is not None and ni.status != "up") or ni.fatal_error
-                or (ni.health_value is not None and ni.health_value < FULL_HEALTH)]
+        return [
+            ni
+            for ni in self.nis
+            if (ni.status is not None and ni.status != "up")
+            or ni.fatal_error
+            or (ni.health_value is not None and ni.health_value < FULL_HEALTH)
+        ]
 
 
 def _int(value: object) -> int | None:
@@ -110,14 +115,14 @@ def parse_lnet_net_show(raw: str, *, stderr: str = "", exit_code: int | None = N
                 result.unknown.append(f"{net_type}: NI without a nid")
                 continue
             health = ni["health stats"] or {}
-            entry = LnetNi(net_type, str(ni["nid"]), str(ni["status"]) if ni["status"] is not None else None,
-                           ni["interface"])
+            entry = LnetNi(
+                net_type, str(ni["nid"]), str(ni["status"]) if ni["status"] is not None else None, ni["interface"]
+            )
             if isinstance(health, dict):
                 if "health value" in health:
                     entry.health_value = _int(health["health value"])
                     if entry.health_value is None:
-                        result.unknown.append(f"{entry.nid}: health value {health['health value']!r} is not a "
-                                              "number")
+                        result.unknown.append(f"{entry.nid}: health value {health['health value']!r} is not a number")
                 if "fatal_error" in health:
                     entry.fatal_error = _int(health["fatal_error"])
             result.nis.append(entry)

@@ -7,7 +7,6 @@ decide. How each release prints, and the other Lustre client parsers: ``docs/hea
 follows :mod:`hwaac.health.result` (facts and ``unknown`` reasons; :mod:`hwaac.health.checks_lustre` judges).
 """
 
-
 from __future__ import annotations
 
 import re
@@ -122,8 +121,9 @@ class LfsCheckResult(ToolResult):
         return [t for t in self.targets if t.obd.fsname == fsname]
 
 
-def parse_lfs_check(stdout: str, stderr: str = "", *, exit_code: int | None = None,
-                    version: str | None = None) -> LfsCheckResult:
+def parse_lfs_check(
+    stdout: str, stderr: str = "", *, exit_code: int | None = None, version: str | None = None
+) -> LfsCheckResult:
     """Read ``lfs check servers`` (stdout and stderr as captured; see the module docstring for the formats).
 
     Returns:

@@ -14,13 +14,19 @@ from dataclasses import dataclass, field
 from hwaac.health.parsers.base import LineReasons, no_output
 from hwaac.health.result import ToolResult
 
-_HEADER = re.compile(r"^UUID\s+(?P<size>1K-blocks|bytes|Inodes)\s+(?:Used|IUsed)\s+(?:Available|IFree)\s+"
-                     r"(?:Use%|IUse%)\s+Mounted on$")
+_HEADER = re.compile(
+    r"^UUID\s+(?P<size>1K-blocks|bytes|Inodes)\s+(?:Used|IUsed)\s+(?:Available|IFree)\s+"
+    r"(?:Use%|IUse%)\s+Mounted on$"
+)
 _NUM = r"(?:\d+(?:\.\d+)?[KMGTPEZYkmgtpezy]?|-)"
-_ROW = re.compile(rf"^(?P<uuid>\S+)\s+(?P<total>{_NUM})\s+(?P<used>{_NUM})\s+(?P<avail>{_NUM})\s+"
-                  rf"(?P<pct>\d+%|-)\s+(?P<mount>\S.*?)\[(?P<type>MDT|OST):(?P<index>\d+)\](?:\s+(?P<state>\S+))?$")
-_SUMMARY = re.compile(rf"^filesystem[_ ]summary:\s+(?P<total>{_NUM})\s+(?P<used>{_NUM})\s+(?P<avail>{_NUM})\s+"
-                      r"(?P<pct>\d+%|-)\s+(?P<mount>\S.*?)(?:\s+(?P<state>[A-Za-z?]+))?$")
+_ROW = re.compile(
+    rf"^(?P<uuid>\S+)\s+(?P<total>{_NUM})\s+(?P<used>{_NUM})\s+(?P<avail>{_NUM})\s+"
+    rf"(?P<pct>\d+%|-)\s+(?P<mount>\S.*?)\[(?P<type>MDT|OST):(?P<index>\d+)\](?:\s+(?P<state>\S+))?$"
+)
+_SUMMARY = re.compile(
+    rf"^filesystem[_ ]summary:\s+(?P<total>{_NUM})\s+(?P<used>{_NUM})\s+(?P<avail>{_NUM})\s+"
+    r"(?P<pct>\d+%|-)\s+(?P<mount>\S.*?)(?:\s+(?P<state>[A-Za-z?]+))?$"
+)
 _ERROR_ROW = re.compile(r"^(?P<uuid>\S+?)\s*: (?P<error>.+)$")  # showdf(): UUF": %s\n"
 _TARGET_UUID = re.compile(r"^(?P<fs>[A-Za-z0-9_]{1,8})-(?P<type>MDT|OST)(?P<index>[0-9a-fA-F]{4})_UUID$")
 _UNITS = "KMGTPEZY"
@@ -130,8 +136,9 @@ def parse_lfs_df(raw: str, *, version: str | None = None) -> LfsDfResult:
             current.rows.append(row)
             continue
         if current is not None and (m := _ERROR_ROW.match(text)) and (t := _TARGET_UUID.match(m["uuid"])):
-            current.rows.append(DfRow(m["uuid"], t["fs"], t["type"], int(t["index"], 16), error=m["error"].strip(),
-                                      evidence=text))
+            current.rows.append(
+                DfRow(m["uuid"], t["fs"], t["type"], int(t["index"], 16), error=m["error"].strip(), evidence=text)
+            )
             continue
         reasons.add(number, line)
     for fs in result.filesystems:

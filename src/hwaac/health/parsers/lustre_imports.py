@@ -17,8 +17,10 @@ IMPORT_STATES_RECOVERING = ("NEW", "CONNECTING", "REPLAY", "REPLAY_LOCKS", "REPL
 IMPORT_STATES_DOWN = ("DISCONN", "CLOSED", "EVICTED")
 IMPORT_STATES = (*IMPORT_STATES_OK, *IMPORT_STATES_RECOVERING, *IMPORT_STATES_DOWN)
 
-_PARAM_HEADER = re.compile(r"^(?P<type>[a-z]+)\.(?P<obd>\S+)\.(?P<param>import|ost_server_uuid|mds_server_uuid)="
-                           r"(?P<rest>.*)$")
+_PARAM_HEADER = re.compile(
+    r"^(?P<type>[a-z]+)\.(?P<obd>\S+)\.(?P<param>import|ost_server_uuid|mds_server_uuid)="
+    r"(?P<rest>.*)$"
+)
 _IMPORT_FIELD = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z_][\w\-]*|\"[^\"]+\"):(?:\s+(?P<value>.*))?$")
 
 
@@ -71,8 +73,10 @@ class ImportsResult(ToolResult):
         return [i for i in self.imports if i.obd.fsname == fsname]
 
 
-_MISSING_PARAM = re.compile(r"^error: (?:get_param|list_param): (?:param_path )?'(?P<path>[^']+)': "
-                            r"No such file or directory$")
+_MISSING_PARAM = re.compile(
+    r"^error: (?:get_param|list_param): (?:param_path )?'(?P<path>[^']+)': "
+    r"No such file or directory$"
+)
 
 
 def _flow_list(text: str) -> list[str]:
@@ -117,18 +121,36 @@ def _read_import_block(obd_name: str, kind: str, lines: list[str]) -> tuple[Impo
         obd = ObdName(name, kind)
     flags = _flow_list(fields.get("import_flags", ""))
     current = fields.get("connection.current_connection", "").strip().strip('"')
-    return ImportState(obd, fields.get("target", ""), fields.get("state", ""), current,
-                       _flow_list(fields.get("connection.failover_nids", "")), flags,
-                       True if any(f.startswith("deactiv") for f in flags) else None,
-                       "\n".join(lines[:12])), set(fields), odd
+    return (
+        ImportState(
+            obd,
+            fields.get("target", ""),
+            fields.get("state", ""),
+            current,
+            _flow_list(fields.get("connection.failover_nids", "")),
+            flags,
+            True if any(f.startswith("deactiv") for f in flags) else None,
+            "\n".join(lines[:12]),
+        ),
+        set(fields),
+        odd,
+    )
 
 
 # What every import value holds (lprocfs_import_seq_show_locked(), lustre/obdclass/lprocfs_status.c, 2.5 to master):
 # it prints name ... "connection:" up to "in-progress_invalidations" (then "idle", 2.12+), and stops there when the
 # device keeps no RPC statistics (``if (!obd->obd_svc_stats) return``); otherwise "rpcs:", "service_estimates:" and
 # "transactions:" follow, "transactions" ending with "last_checked", then only the optional *_data_averages.
-_IMPORT_KEYS = ("name", "target", "state", "connect_flags", "import_flags", "connection.failover_nids",
-                "connection.current_connection", "connection.in-progress_invalidations")
+_IMPORT_KEYS = (
+    "name",
+    "target",
+    "state",
+    "connect_flags",
+    "import_flags",
+    "connection.failover_nids",
+    "connection.current_connection",
+    "connection.in-progress_invalidations",
+)
 _STATS_KEYS = ("rpcs", "service_estimates", "transactions.last_checked")
 
 
@@ -223,8 +245,9 @@ def parse_server_uuid(raw: str, *, exit_code: int | None = None) -> ImportsResul
             continue
         name = obd or m["target"]
         split = split_obd_name(name)
-        if not split.fsname and (t := re.match(r"^(?P<fs>[A-Za-z0-9_]{1,8})-(?P<tg>(?:OST|MDT)[0-9a-fA-F]{4})_UUID$",
-                                                m["target"])):
+        if not split.fsname and (
+            t := re.match(r"^(?P<fs>[A-Za-z0-9_]{1,8})-(?P<tg>(?:OST|MDT)[0-9a-fA-F]{4})_UUID$", m["target"])
+        ):
             split = ObdName(name, kind or ("osc" if t["tg"].startswith("OST") else "mdc"), t["fs"], t["tg"].upper())
         imp = ImportState(split, m["target"], m["state"], deactivated=bool(m["deact"]), evidence=text)
         result.imports.append(imp)

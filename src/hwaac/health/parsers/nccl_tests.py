@@ -57,7 +57,6 @@ _PREFIX_COLUMNS = ("size", "count", "type", "redop", "root")
 _ITER_COLUMNS = ("i_min", "i_max", "i_p99", "i_cv%")
 
 
-
 # ---------------------------------------------------------------------------------------------------------------
 # stdout
 
@@ -313,5 +312,3 @@ def parse_nccl_tests(raw: str, *, version: str | None = None, exit_code: int | N
         res.slots_requested = int(m["n"]) if m["n"].isdigit() else None
     judge(res, failures, traces, warns, launcher)
     return res
-
-

@@ -49,25 +49,52 @@ def judge(
         code = "NCCL_TEST_TIMEOUT" if all("Test timeout" in f for f in failures) else f"NCCL_TEST_{kind}_FAILURE"
         _add(res, code, Status.FAIL, f"nccl-tests stopped: {failures[0]}", "\n".join(failures + traces), Action.RETEST)
     if launcher:
-        _add(res, "NCCL_LAUNCHER_FAILURE", Status.FAIL, f"a rank of the run failed: {launcher[0]}",
-             "\n".join(launcher), Action.RETEST)
+        _add(
+            res,
+            "NCCL_LAUNCHER_FAILURE",
+            Status.FAIL,
+            f"a rank of the run failed: {launcher[0]}",
+            "\n".join(launcher),
+            Action.RETEST,
+        )
     wrong_rows = [row for row in res.rows if any((r.wrong or 0) > 0 for r in row.runs())]
     if wrong_rows:
         total = res.wrong_total
-        _add(res, "NCCL_WRONG_RESULTS", Status.FAIL,
-             f"{total} wrong elements in {len(wrong_rows)} message size(s): the collective returned bad data",
-             "\n".join(r.line for r in wrong_rows), Action.REBOOT)
+        _add(
+            res,
+            "NCCL_WRONG_RESULTS",
+            Status.FAIL,
+            f"{total} wrong elements in {len(wrong_rows)} message size(s): the collective returned bad data",
+            "\n".join(r.line for r in wrong_rows),
+            Action.REBOOT,
+        )
     if (res.out_of_bounds_ok is False or (res.out_of_bounds or 0) > 0) and not wrong_rows:
-        _add(res, "NCCL_OUT_OF_BOUNDS", Status.FAIL,
-             f"{res.out_of_bounds} result(s) out of bounds: the collective returned bad data",
-             f"# Out of bounds values : {res.out_of_bounds} FAILED", Action.REBOOT)
+        _add(
+            res,
+            "NCCL_OUT_OF_BOUNDS",
+            Status.FAIL,
+            f"{res.out_of_bounds} result(s) out of bounds: the collective returned bad data",
+            f"# Out of bounds values : {res.out_of_bounds} FAILED",
+            Action.REBOOT,
+        )
     if res.avg_busbw_verdict == "FAILED":
-        _add(res, "NCCL_AVG_BUSBW_BELOW_MIN", Status.FAIL,
-             f"Avg bus bandwidth {res.avg_busbw_gbytes_per_s} GB/s is below 0.9 x NCCL_TESTS_MIN_BW",
-             f"# Avg bus bandwidth : {res.avg_busbw_gbytes_per_s} FAILED", Action.RETEST)
+        _add(
+            res,
+            "NCCL_AVG_BUSBW_BELOW_MIN",
+            Status.FAIL,
+            f"Avg bus bandwidth {res.avg_busbw_gbytes_per_s} GB/s is below 0.9 x NCCL_TESTS_MIN_BW",
+            f"# Avg bus bandwidth : {res.avg_busbw_gbytes_per_s} FAILED",
+            Action.RETEST,
+        )
     if traces and not failures and not any(f.status == Status.FAIL for f in res.findings):
-        _add(res, "NCCL_TEST_FAILURE", Status.FAIL, f"nccl-tests reported a failure: {traces[0]}",
-             "\n".join(traces), Action.RETEST)
+        _add(
+            res,
+            "NCCL_TEST_FAILURE",
+            Status.FAIL,
+            f"nccl-tests reported a failure: {traces[0]}",
+            "\n".join(traces),
+            Action.RETEST,
+        )
     if warns:
         # NCCL WARN also covers benign fallbacks; it decides only when the run did not finish.
         # In a run that stopped, the last warning is the one closest to the failure.
@@ -75,8 +102,14 @@ def judge(
         shown = warns[0] if status == Status.WARN else warns[-1]
         _add(res, "NCCL_WARN", status, f"NCCL warned: {shown}", "\n".join(warns), Action.RETEST)
     if json_errors:
-        _add(res, "NCCL_ERROR_REPORTED", Status.WARN if finished else Status.FAIL,
-             f"nccl-tests recorded an NCCL error: {json_errors[0]}", "\n".join(json_errors), Action.RETEST)
+        _add(
+            res,
+            "NCCL_ERROR_REPORTED",
+            Status.WARN if finished else Status.FAIL,
+            f"nccl-tests recorded an NCCL error: {json_errors[0]}",
+            "\n".join(json_errors),
+            Action.RETEST,
+        )
     checked = [r.wrong for row in res.rows for r in row.runs()]
     if res.layout == "wrong" and res.rows and all(w is None for w in checked):
         res.findings.append(

@@ -347,5 +347,12 @@ def _as_bool(value: CsvValue) -> bool | None:
     return None
 
 
-__all__ = ["CSV_ALIASES", "NvidiaSmiCsv", "RemappedRow", "RemappedRows", "canonical_field", "parse_query_gpu_csv",
-           "parse_remapped_rows_csv"]
+__all__ = [
+    "CSV_ALIASES",
+    "NvidiaSmiCsv",
+    "RemappedRow",
+    "RemappedRows",
+    "canonical_field",
+    "parse_query_gpu_csv",
+    "parse_remapped_rows_csv",
+]

@@ -38,8 +38,11 @@ def lost_lines(raw: str) -> list[str]:
     whole = raw.lower()
     if "gpu is lost" not in whole and "requires reset" not in whole and "requires a reset" not in whole:
         return []  # the usual case: one scan of the text instead of lowercasing every line
-    return [line.strip() for line in raw.splitlines()
-            if any(m in line.lower() for m in ("gpu is lost", "gpu requires reset", "requires a reset"))]
+    return [
+        line.strip()
+        for line in raw.splitlines()
+        if any(m in line.lower() for m in ("gpu is lost", "gpu requires reset", "requires a reset"))
+    ]
 
 
 INT_VALUE = re.compile(r"(0x[0-9a-fA-F]+|-?\d+)\s*(x|bank\(s\)|MiB|KB/s|%|W|MHz|C)?")

@@ -18,16 +18,29 @@ _VALUE = re.compile(r"^(?P<label>\S.*?)\s+:(?: (?P<value>.*))?$")
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+$")
 _SECTION = re.compile(r"^[A-Za-z][\w .()/+,-]*$")  # a bare section label; "[...]" or "..." is an elided paste
 
-_ECC = (("SRAM Correctable", "sram_correctable"), ("SRAM Uncorrectable Parity", "sram_uncorrectable_parity"),
-        ("SRAM Uncorrectable SEC-DED", "sram_uncorrectable_secded"), ("SRAM Uncorrectable", "sram_uncorrectable"),
-        ("DRAM Correctable", "dram_correctable"), ("DRAM Uncorrectable", "dram_uncorrectable"),
-        ("Single Bit/Device Memory", "single_bit/device_memory"), ("Single Bit/Total", "single_bit/total"),
-        ("Double Bit/Device Memory", "double_bit/device_memory"), ("Double Bit/Total", "double_bit/total"))
-_REASONS = (("Idle", "gpu_idle"), ("Applications Clocks Setting", "applications_clocks_setting"),
-            ("SW Power Cap", "sw_power_cap"), ("HW Slowdown", "hw_slowdown"),
-            ("HW Slowdown/HW Thermal Slowdown", "hw_thermal_slowdown"),
-            ("HW Slowdown/HW Power Brake Slowdown", "hw_power_brake_slowdown"), ("Sync Boost", "sync_boost"),
-            ("SW Thermal Slowdown", "sw_thermal_slowdown"), ("Display Clock Setting", "display_clocks_setting"))
+_ECC = (
+    ("SRAM Correctable", "sram_correctable"),
+    ("SRAM Uncorrectable Parity", "sram_uncorrectable_parity"),
+    ("SRAM Uncorrectable SEC-DED", "sram_uncorrectable_secded"),
+    ("SRAM Uncorrectable", "sram_uncorrectable"),
+    ("DRAM Correctable", "dram_correctable"),
+    ("DRAM Uncorrectable", "dram_uncorrectable"),
+    ("Single Bit/Device Memory", "single_bit/device_memory"),
+    ("Single Bit/Total", "single_bit/total"),
+    ("Double Bit/Device Memory", "double_bit/device_memory"),
+    ("Double Bit/Total", "double_bit/total"),
+)
+_REASONS = (
+    ("Idle", "gpu_idle"),
+    ("Applications Clocks Setting", "applications_clocks_setting"),
+    ("SW Power Cap", "sw_power_cap"),
+    ("HW Slowdown", "hw_slowdown"),
+    ("HW Slowdown/HW Thermal Slowdown", "hw_thermal_slowdown"),
+    ("HW Slowdown/HW Power Brake Slowdown", "hw_power_brake_slowdown"),
+    ("Sync Boost", "sync_boost"),
+    ("SW Thermal Slowdown", "sw_thermal_slowdown"),
+    ("Display Clock Setting", "display_clocks_setting"),
+)
 _LINK = "PCI/GPU Link Info"
 
 # text path (labels as -q prints them) -> XML path of -q -x; a path whose section has no children (Remapped Rows: N/A)
@@ -54,8 +67,11 @@ TEXT_TO_XML: dict[str, str] = {
     f"{_LINK}/Link Width/Current": "pci/pci_gpu_link_info/link_widths/current_link_width",
     "ECC Mode/Current": "ecc_mode/current_ecc",
     "ECC Mode/Pending": "ecc_mode/pending_ecc",
-    **{f"ECC Errors/{scope.title()}/{label}": f"ecc_errors/{scope}/{tag}"
-       for scope in ("volatile", "aggregate") for label, tag in _ECC},
+    **{
+        f"ECC Errors/{scope.title()}/{label}": f"ecc_errors/{scope}/{tag}"
+        for scope in ("volatile", "aggregate")
+        for label, tag in _ECC
+    },
     "ECC Errors/Aggregate/SRAM Threshold Exceeded": "ecc_errors/aggregate/sram_threshold_exceeded",
     "ECC Errors/Channel Repair Pending": "ecc_errors/channel_repair_pending",
     "ECC Errors/TPC Repair Pending": "ecc_errors/tpc_repair_pending",
@@ -69,13 +85,20 @@ TEXT_TO_XML: dict[str, str] = {
     "Remapped Rows/Uncorrectable Error": "remapped_rows/remapped_row_unc",
     "Remapped Rows/Pending": "remapped_rows/remapped_row_pending",
     "Remapped Rows/Remapping Failure Occurred": "remapped_rows/remapped_row_failure",
-    **{f"Remapped Rows/Bank Remap Availability Histogram/{bucket.title()}":
-       f"remapped_rows/row_remapper_histogram/row_remapper_histogram_{bucket}"
-       for bucket in ("max", "high", "partial", "low", "none")},
-    **{f"{section}/{label}": f"{tag}/{tag[:-1]}_{name}"
-       for section, tag in (("Clocks Event Reasons", "clocks_event_reasons"),
-                            ("Clocks Throttle Reasons", "clocks_throttle_reasons"))
-       for label, name in _REASONS},
+    **{
+        f"Remapped Rows/Bank Remap Availability Histogram/{bucket.title()}": (
+            f"remapped_rows/row_remapper_histogram/row_remapper_histogram_{bucket}"
+        )
+        for bucket in ("max", "high", "partial", "low", "none")
+    },
+    **{
+        f"{section}/{label}": f"{tag}/{tag[:-1]}_{name}"
+        for section, tag in (
+            ("Clocks Event Reasons", "clocks_event_reasons"),
+            ("Clocks Throttle Reasons", "clocks_throttle_reasons"),
+        )
+        for label, name in _REASONS
+    },
 }
 _BY_TEXT = {k.lower(): v for k, v in TEXT_TO_XML.items()}
 

@@ -143,8 +143,10 @@ def read_gpu(elem: ET.Element, position: int, unknown: list[str]) -> GpuQuery:
     if ecc_on and gpu.mig_mode_current == "Enabled" and placeholder(r.raw(_volatile_dram(gpu))) == "n/a":
         # MIG mode: the driver reports volatile ECC per GPU instance and prints N/A for the whole GPU (recorded in
         # NVIDIA/nvidia-docker#1473, A100 with MIG); the aggregate counts and ECC mode still carry the GPU's health
-        gpu.notes.append("MIG is enabled: volatile ECC counts are N/A by design; aggregate counts and each MIG "
-                         "device's volatile SRAM count are judged")
+        gpu.notes.append(
+            "MIG is enabled: volatile ECC counts are N/A by design; aggregate counts and each MIG "
+            "device's volatile SRAM count are judged"
+        )
     elif ecc_on:
         if gpu.ecc_volatile.layout == "single_double_bit":
             r.needed("ecc_errors/volatile/double_bit/total", "volatile uncorrectable ECC count")
@@ -182,8 +184,9 @@ def read_gpu(elem: ET.Element, position: int, unknown: list[str]) -> GpuQuery:
     )
     gpu.retired_pages_pending = to_bool(r.text(pending_tag))
     remap = elem.find("remapped_rows")
-    mig_hides_remap = gpu.mig_mode_current == "Enabled" and remap is not None and not len(remap) \
-        and placeholder(remap.text) == "n/a"
+    mig_hides_remap = (
+        gpu.mig_mode_current == "Enabled" and remap is not None and not len(remap) and placeholder(remap.text) == "n/a"
+    )
     if mig_hides_remap and placeholder(r.raw(pending_tag)) == "n/a":
         # MIG mode prints <remapped_rows>N/A</remapped_rows> for a GPU that remaps rows (recorded: A100, 535.54.03),
         # and such a GPU retires no pages: neither N/A is a reading failure

@@ -66,8 +66,14 @@ class NvlinkReport(ToolResult):
         return max(super().status(), Status.UNKNOWN)
 
 
-def _nvlink_lines(raw: str, result: NvlinkReport, handle: Callable[[NvlinkGpu, str], bool], *,
-                  read: Callable[[NvlinkGpu], object], missing: str) -> NvlinkReport:
+def _nvlink_lines(
+    raw: str,
+    result: NvlinkReport,
+    handle: Callable[[NvlinkGpu, str], bool],
+    *,
+    read: Callable[[NvlinkGpu], object],
+    missing: str,
+) -> NvlinkReport:
     """Read every line into ``result`` (``handle`` reads a link line of a GPU), then give each GPU that is not all
     inactive and of which ``read`` finds nothing the reason ``<gpu>: <missing>``."""
     current: NvlinkGpu | None = None

@@ -71,8 +71,6 @@ class RdmaPortsResult(ToolResult):
         return next((p for p in self.ports if p.device == device and p.port == number), None)
 
 
-
-
 def _int(text: str) -> int | None:
     try:
         return int(text, 0)
@@ -135,8 +133,9 @@ def parse_ibstatus(raw: str, *, version: str | None = None) -> RdmaPortsResult:
         elif key == "link_layer":
             current.link_layer = value
             if value not in IBSTATUS_LINK_LAYERS:
-                result.unknown.append(f"{current.subject}: link_layer {value!r} is not one of "
-                                      f"{', '.join(IBSTATUS_LINK_LAYERS)}")
+                result.unknown.append(
+                    f"{current.subject}: link_layer {value!r} is not one of {', '.join(IBSTATUS_LINK_LAYERS)}"
+                )
     for port in result.ports:
         if missing := [k for k in IBSTATUS_REQUIRED if k not in port.fields]:
             result.unknown.append(f"{port.subject}: missing {', '.join(missing)} (output truncated?)")
@@ -218,21 +217,25 @@ def parse_ibv_devinfo(raw: str, *, port: int | None = None, version: str | None 
         if declared is None:
             result.unknown.append(f"{dev}: no phys_port_cnt")
         elif port is None and len(printed) < declared:
-            result.unknown.append(f"{dev}: declares {declared} ports but {len(printed)} were printed "
-                                  "(output truncated?)")
+            result.unknown.append(
+                f"{dev}: declares {declared} ports but {len(printed)} were printed (output truncated?)"
+            )
         elif port is not None and not printed:
             result.unknown.append(f"{dev}: port {port} was not printed")
     for p in result.ports:
         attrs = result.devices.get(p.device, {})
         want = list(IBV_PORT_REQUIRED)
         if "max_mr_size" in attrs:  # -v
-            want += [*IBV_PORT_REQUIRED_VERBOSE, *(["phys_state"] if attrs.get("transport", "").startswith(
-                "InfiniBand") else [])]
+            want += [
+                *IBV_PORT_REQUIRED_VERBOSE,
+                *(["phys_state"] if attrs.get("transport", "").startswith("InfiniBand") else []),
+            ]
         if missing := [k for k in want if k not in p.fields]:
             result.unknown.append(f"{p.subject}: missing {', '.join(missing)} (output truncated?)")
         elif p.link_layer not in IBV_LINK_LAYERS:
-            result.unknown.append(f"{p.subject}: link_layer {p.link_layer!r} is not one of "
-                                  f"{', '.join(IBV_LINK_LAYERS)}")
+            result.unknown.append(
+                f"{p.subject}: link_layer {p.link_layer!r} is not one of {', '.join(IBV_LINK_LAYERS)}"
+            )
     if not result.devices and not result.no_devices and not result.unknown:
         result.unknown.append("no 'hca_id' block")
     return result
@@ -340,8 +343,7 @@ def _set_counts(counters: dict[str, int | None], tokens: list[str]) -> bool:
     return True
 
 
-def _set_counter(result: RdmaStatResult, key: PortKey, counters: dict[str, int | None], name: str,
-                 value: str) -> None:
+def _set_counter(result: RdmaStatResult, key: PortKey, counters: dict[str, int | None], name: str, value: str) -> None:
     if value.isascii() and value.isdigit():
         counters[name] = int(value)
         return

@@ -11,5 +11,13 @@ from hwaac.netbox.sync.desired import Desired, desired_state, fabric_tag
 from hwaac.netbox.sync.engine import sync_plan
 from hwaac.netbox.sync.report import Report, SyncConflict, format_report
 
-__all__ = ["Desired", "Report", "SyncConflict", "SyncError", "desired_state", "fabric_tag", "format_report",
-           "sync_plan"]
+__all__ = [
+    "Desired",
+    "Report",
+    "SyncConflict",
+    "SyncError",
+    "desired_state",
+    "fabric_tag",
+    "format_report",
+    "sync_plan",
+]

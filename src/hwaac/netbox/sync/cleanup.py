@@ -9,11 +9,13 @@ from hwaac.netbox.sync.records import OWNED
 from hwaac.netbox.sync.report import Change
 
 # catalogue kind -> NetBox's count fields that must all be 0 before hwaac deletes an object it created
-IN_USE = {"device-types": ("device_count",), "manufacturers": ("devicetype_count", "inventoryitem_count",
-                                                               "platform_count"),
-          "device-roles": ("device_count", "virtualmachine_count"), "rirs": ("aggregate_count",),
-          "sites": ("device_count", "rack_count", "prefix_count", "vlan_count", "circuit_count",
-                    "virtualmachine_count")}
+IN_USE = {
+    "device-types": ("device_count",),
+    "manufacturers": ("devicetype_count", "inventoryitem_count", "platform_count"),
+    "device-roles": ("device_count", "virtualmachine_count"),
+    "rirs": ("aggregate_count",),
+    "sites": ("device_count", "rack_count", "prefix_count", "vlan_count", "circuit_count", "virtualmachine_count"),
+}
 # extra "is it used" queries: (endpoint kind, filter field) that must find nothing
 IN_USE_BY = {"rirs": (("asn-ranges", "rir_id"), ("asns", "rir_id")), "sites": (("locations", "site_id"),)}
 
@@ -41,12 +43,19 @@ def cleanup_catalogue(client: Client, desired: Desired) -> dict[str, Change]:
     if not left:
         for kind in ("device-types", "manufacturers", "device-roles", "rirs", "sites"):
             recs = c.read(kind, "id,slug," + ",".join(IN_USE[kind]), tag=ftag)
-            unused = [r for r in recs if not any(r.get(f) for f in IN_USE[kind])
-                      and not any(c.count(other, **{field: r["id"]}) for other, field in IN_USE_BY.get(kind, ()))]
+            unused = [
+                r
+                for r in recs
+                if not any(r.get(f) for f in IN_USE[kind])
+                and not any(c.count(other, **{field: r["id"]}) for other, field in IN_USE_BY.get(kind, ()))
+            ]
             delete(kind, unused, "slug")
     tag_recs = c.read("tags", "id,slug,tagged_items", slug__isw="hwaac")
-    fabric_tags = [r for r in tag_recs if (desired.is_plane_tag(r["slug"]) or (r["slug"] == ftag and not left))
-                   and not r.get("tagged_items")]
+    fabric_tags = [
+        r
+        for r in tag_recs
+        if (desired.is_plane_tag(r["slug"]) or (r["slug"] == ftag and not left)) and not r.get("tagged_items")
+    ]
     delete("tags", fabric_tags, "slug")
     for kind, ch in cleanup_owner(c).items():
         out.setdefault(kind, Change()).deletes.extend(ch.deletes)
@@ -59,8 +68,10 @@ def cleanup_owner(client: Client) -> dict[str, Change]:
     out: dict[str, Change] = {}
     owner = client.read("tags", "id,slug,tagged_items", slug=[OWNER_TAG, ADOPTED_TAG])
     if any(r["slug"] == OWNER_TAG for r in owner) and not any(r.get("tagged_items") for r in owner):
-        for kind, recs, key in (("tags", owner, "slug"),
-                                ("custom-fields", client.read("custom-fields", "id,name", name=ASN_FIELD), "name")):
+        for kind, recs, key in (
+            ("tags", owner, "slug"),
+            ("custom-fields", client.read("custom-fields", "id,name", name=ASN_FIELD), "name"),
+        ):
             if recs:
                 ep = client.endpoint(kind)
                 ids = [r["id"] for r in recs]

@@ -20,19 +20,32 @@ from hwaac.netbox.sync.desired import OWNER_TAG
 
 SUPPORTED = "4.7."
 PAGE = 1000
-ENDPOINT = {"tags": "extras.tags", "custom-fields": "extras.custom_fields", "sites": "dcim.sites",
-            "manufacturers": "dcim.manufacturers", "device-roles": "dcim.device_roles", "rirs": "ipam.rirs",
-            "device-types": "dcim.device_types", "interface-templates": "dcim.interface_templates",
-            "asn-ranges": "ipam.asn_ranges", "asns": "ipam.asns", "devices": "dcim.devices",
-            "prefixes": "ipam.prefixes", "cables": "dcim.cables", "ip-addresses": "ipam.ip_addresses",
-            "interfaces": "dcim.interfaces", "cable-terminations": "dcim.cable_terminations",
-            "locations": "dcim.locations", "roles": "ipam.roles", "vrfs": "ipam.vrfs",
-            "journal-entries": "extras.journal_entries"}
+ENDPOINT = {
+    "tags": "extras.tags",
+    "custom-fields": "extras.custom_fields",
+    "sites": "dcim.sites",
+    "manufacturers": "dcim.manufacturers",
+    "device-roles": "dcim.device_roles",
+    "rirs": "ipam.rirs",
+    "device-types": "dcim.device_types",
+    "interface-templates": "dcim.interface_templates",
+    "asn-ranges": "ipam.asn_ranges",
+    "asns": "ipam.asns",
+    "devices": "dcim.devices",
+    "prefixes": "ipam.prefixes",
+    "cables": "dcim.cables",
+    "ip-addresses": "ipam.ip_addresses",
+    "interfaces": "dcim.interfaces",
+    "cable-terminations": "dcim.cable_terminations",
+    "locations": "dcim.locations",
+    "roles": "ipam.roles",
+    "vrfs": "ipam.vrfs",
+    "journal-entries": "extras.journal_entries",
+}
 
 
 class SyncError(NetBoxError):
     """The sync could not run or stopped (one line; never carries the token)."""
-
 
 
 class ReadCache:
@@ -117,8 +130,7 @@ class Client:
         st = api.status(self.url, self._token)
         version = str(st.get("netbox-version", "?"))
         if not version.startswith(SUPPORTED):
-            raise SyncError(f"NetBox at {self.url} runs version {version}; hwaac netbox sync supports "
-                            f"{SUPPORTED}x")
+            raise SyncError(f"NetBox at {self.url} runs version {version}; hwaac netbox sync supports {SUPPORTED}x")
         # the status endpoint answers any token; a token without rights fails here
         self.call("GET", "tags", lambda: list(self.endpoint("tags").filter(slug=OWNER_TAG, limit=1)))
         return version
@@ -130,11 +142,14 @@ class Client:
             code = getattr(exc.req, "status_code", "?")
             if code in (401, 403):
                 raise SyncError(f"NetBox at {self.url} rejected the API token (HTTP {code})") from None
-            raise SyncError(f"NetBox at {self.url} refused {what} {kind} (HTTP {code}): "
-                            f"{self._clean(exc.error)}") from None
+            raise SyncError(
+                f"NetBox at {self.url} refused {what} {kind} (HTTP {code}): {self._clean(exc.error)}"
+            ) from None
         except requests.RequestException as exc:
-            raise SyncError(f"NetBox at {self.url} stopped answering during {what} {kind}: "
-                            f"{self._clean(type(exc).__name__ + ': ' + str(exc))}") from None
+            raise SyncError(
+                f"NetBox at {self.url} stopped answering during {what} {kind}: "
+                f"{self._clean(type(exc).__name__ + ': ' + str(exc))}"
+            ) from None
 
     def count(self, kind: str, **params: Any) -> int:
         """How many objects of ``kind`` match ``params`` (one GET with limit=1)."""
@@ -146,8 +161,16 @@ class Client:
         from pynetbox.core.query import Request
 
         def go() -> list[dict]:
-            return list(Request(base=ep.url, http_session=self.nb.http_session, token=self._token,
-                                filters={**params, "fields": fields}, limit=PAGE).get())
+            return list(
+                Request(
+                    base=ep.url,
+                    http_session=self.nb.http_session,
+                    token=self._token,
+                    filters={**params, "fields": fields},
+                    limit=PAGE,
+                ).get()
+            )
+
         if self.cache is not None:
             key = (*self._who, kind, fields, tuple(sorted((k, _frozen(v)) for k, v in params.items())))
             return self.cache.get(key, lambda: self.call("GET", kind, go))

@@ -23,15 +23,25 @@ RIR_SLUG = "hwaac-private"
 GENERIC_MANUFACTURER = "Generic"
 OWNED_KINDS = ("asn-ranges", "asns", "devices", "prefixes", "cables", "ip-addresses")  # see records.OWNED
 
-ROLE_SLUG = {"leaf": "leaf", "spine": "spine", "super_spine": "super-spine", "gpu": "gpu-node",
-             "appliance": "appliance"}
-ROLE_COLOR = {"leaf": "2196f3", "spine": "3f51b5", "super-spine": "673ab7", "gpu-node": "4caf50",
-              "appliance": "ff9800"}
+ROLE_SLUG = {
+    "leaf": "leaf",
+    "spine": "spine",
+    "super_spine": "super-spine",
+    "gpu": "gpu-node",
+    "appliance": "appliance",
+}
+ROLE_COLOR = {"leaf": "2196f3", "spine": "3f51b5", "super-spine": "673ab7", "gpu-node": "4caf50", "appliance": "ff9800"}
 
 # NetBox interface type by port speed in Mb/s (dcim/choices.py InterfaceTypeChoices)
-IFACE_TYPE = {10_000: "10gbase-x-sfpp", 25_000: "25gbase-x-sfp28", 50_000: "50gbase-x-sfp56",
-              100_000: "100gbase-x-qsfp28", 200_000: "200gbase-x-qsfp56", 400_000: "400gbase-x-osfp",
-              800_000: "800gbase-x-osfp"}
+IFACE_TYPE = {
+    10_000: "10gbase-x-sfpp",
+    25_000: "25gbase-x-sfp28",
+    50_000: "50gbase-x-sfp56",
+    100_000: "100gbase-x-qsfp28",
+    200_000: "200gbase-x-qsfp56",
+    400_000: "400gbase-x-osfp",
+    800_000: "800gbase-x-osfp",
+}
 
 
 def fabric_tag(plan: Plan) -> str:
@@ -98,7 +108,7 @@ class Desired:
 
     def is_plane_tag(self, slug: str) -> bool:
         p = self.plane_tag_prefix
-        return slug.startswith(p) and slug[len(p):].isdigit()
+        return slug.startswith(p) and slug[len(p) :].isdigit()
 
     def claim_tags(self, want: Want) -> frozenset[str]:
         """The plane tags this sync puts on ``want``: its planes within the scope."""
@@ -139,28 +149,69 @@ def desired_state(plan: Plan, planes: Iterable[int] | None = None, *, owned: boo
     scope = None if planes is None else frozenset(planes)
     if scope is not None and not scope <= all_planes:
         bad = sorted(scope - all_planes)
-        raise ValueError(f"plane {', '.join(map(str, bad))} is not in fabric {fab}, which has planes "
-                         f"0..{d.planes - 1}")
+        raise ValueError(f"plane {', '.join(map(str, bad))} is not in fabric {fab}, which has planes 0..{d.planes - 1}")
     node_planes: dict[str, set[int]] = {}
     for link in plan.links:
         if link.kind == "host":
             node_planes.setdefault(link.a_device, set()).add(link.plane)
 
-    _add(kinds, "tags", Want(OWNER_TAG, {}, {"name": OWNER_TAG, "slug": OWNER_TAG, "color": "9e9e9e",
-                                            "description": "owned by hwaac (Hardware-as-Code)"}))
-    _add(kinds, "tags", Want(ADOPTED_TAG, {}, {"name": ADOPTED_TAG, "slug": ADOPTED_TAG, "color": "ffc107",
-                                              "description": "made by a person, adopted by hwaac: released, never "
-                                                             "deleted"}))
-    _add(kinds, "tags", Want(ftag, {}, {"name": ftag, "slug": ftag, "color": "607d8b",
-                                       "description": f"hwaac fabric {fab}"}))
+    _add(
+        kinds,
+        "tags",
+        Want(
+            OWNER_TAG,
+            {},
+            {
+                "name": OWNER_TAG,
+                "slug": OWNER_TAG,
+                "color": "9e9e9e",
+                "description": "owned by hwaac (Hardware-as-Code)",
+            },
+        ),
+    )
+    _add(
+        kinds,
+        "tags",
+        Want(
+            ADOPTED_TAG,
+            {},
+            {
+                "name": ADOPTED_TAG,
+                "slug": ADOPTED_TAG,
+                "color": "ffc107",
+                "description": "made by a person, adopted by hwaac: released, never deleted",
+            },
+        ),
+    )
+    _add(
+        kinds,
+        "tags",
+        Want(ftag, {}, {"name": ftag, "slug": ftag, "color": "607d8b", "description": f"hwaac fabric {fab}"}),
+    )
     plane_tags = {p: plane_tag(fab, p) for p in sorted(all_planes)}
     for p in sorted(all_planes if scope is None else scope):
         t = plane_tags[p]
-        _add(kinds, "tags", Want(t, {}, {"name": t, "slug": t, "color": "78909c",
-                                        "description": f"hwaac fabric {fab}, plane {p}"}))
-    _add(kinds, "custom-fields", Want(ASN_FIELD, {}, {
-        "name": ASN_FIELD, "label": "BGP ASN (hwaac)", "type": "integer", "object_types": ["dcim.device"],
-        "description": "The device's BGP ASN as planned by hwaac", "group_name": "hwaac"}))
+        _add(
+            kinds,
+            "tags",
+            Want(t, {}, {"name": t, "slug": t, "color": "78909c", "description": f"hwaac fabric {fab}, plane {p}"}),
+        )
+    _add(
+        kinds,
+        "custom-fields",
+        Want(
+            ASN_FIELD,
+            {},
+            {
+                "name": ASN_FIELD,
+                "label": "BGP ASN (hwaac)",
+                "type": "integer",
+                "object_types": ["dcim.device"],
+                "description": "The device's BGP ASN as planned by hwaac",
+                "group_name": "hwaac",
+            },
+        ),
+    )
     _add(kinds, "sites", Want(site, {}, {"name": site, "slug": site, "status": "active"}))
 
     # device types: switch models, then the node types
@@ -170,18 +221,50 @@ def desired_state(plan: Plan, planes: Iterable[int] | None = None, *, owned: boo
     type_of_role: dict[str, str] = {}
     for role, (name, model) in models.items():
         mslug = slugify(model.manufacturer or GENERIC_MANUFACTURER)
-        _add(kinds, "manufacturers", Want(mslug, {}, {"name": model.manufacturer or GENERIC_MANUFACTURER,
-                                                      "slug": mslug}))
+        _add(
+            kinds, "manufacturers", Want(mslug, {}, {"name": model.manufacturer or GENERIC_MANUFACTURER, "slug": mslug})
+        )
         tslug = slugify(name)
         type_of_role[role] = tslug
-        _add(kinds, "device-types", Want(tslug, {}, {"model": name, "slug": tslug, "part_number": model.hwsku,
-                                                     "manufacturer": Ref("manufacturers", mslug), "u_height": 1}))
+        _add(
+            kinds,
+            "device-types",
+            Want(
+                tslug,
+                {},
+                {
+                    "model": name,
+                    "slug": tslug,
+                    "part_number": model.hwsku,
+                    "manufacturer": Ref("manufacturers", mslug),
+                    "u_height": 1,
+                },
+            ),
+        )
         for p in port_table(model):
-            _add(kinds, "interface-templates", Want((tslug, p.name), {}, {
-                "device_type": Ref("device-types", tslug), "name": p.name, "type": iface_type(p.speed_mbps),
-                "label": p.alias}))
-        _add(kinds, "interface-templates", Want((tslug, "Loopback0"), {}, {
-            "device_type": Ref("device-types", tslug), "name": "Loopback0", "type": "virtual"}))
+            _add(
+                kinds,
+                "interface-templates",
+                Want(
+                    (tslug, p.name),
+                    {},
+                    {
+                        "device_type": Ref("device-types", tslug),
+                        "name": p.name,
+                        "type": iface_type(p.speed_mbps),
+                        "label": p.alias,
+                    },
+                ),
+            )
+        _add(
+            kinds,
+            "interface-templates",
+            Want(
+                (tslug, "Loopback0"),
+                {},
+                {"device_type": Ref("device-types", tslug), "name": "Loopback0", "type": "virtual"},
+            ),
+        )
     gslug = slugify(GENERIC_MANUFACTURER)
     node_kinds = sorted({n.kind for n in plan.nodes})
     speed = intent.fabric.host_port_speed_gbps * 1000
@@ -189,27 +272,64 @@ def desired_state(plan: Plan, planes: Iterable[int] | None = None, *, owned: boo
         _add(kinds, "manufacturers", Want(gslug, {}, {"name": GENERIC_MANUFACTURER, "slug": gslug}))
         tslug = node_type_slug(plan, nk)
         label = "GPU node" if nk == "gpu" else "appliance"
-        _add(kinds, "device-types", Want(tslug, {}, {
-            "model": f"hwaac {label} {_node_ports(plan)[0]}x{intent.fabric.host_port_speed_gbps}G "
-                     f"{intent.host.nic_model}{_node_ports(plan)[1]}",
-            "slug": tslug, "manufacturer": Ref("manufacturers", gslug), "u_height": 1}))
+        _add(
+            kinds,
+            "device-types",
+            Want(
+                tslug,
+                {},
+                {
+                    "model": f"hwaac {label} {_node_ports(plan)[0]}x{intent.fabric.host_port_speed_gbps}G "
+                    f"{intent.host.nic_model}{_node_ports(plan)[1]}",
+                    "slug": tslug,
+                    "manufacturer": Ref("manufacturers", gslug),
+                    "u_height": 1,
+                },
+            ),
+        )
         for rail in range(d.rails):
             for plane in range(d.planes):  # NIC port numbering as the cabling plans it (plan/cabling.py)
                 nic = rail * d.planes + plane
                 ifname = intent.host.interface_name.format(rail=rail, plane=plane, port=nic)
-                _add(kinds, "interface-templates", Want((tslug, ifname), {}, {
-                    "device_type": Ref("device-types", tslug), "name": ifname, "type": iface_type(speed),
-                    "description": f"rail {rail}" + (f" plane {plane}" if d.planes > 1 else "")
-                                   + f" ({intent.host.nic_model})"}))
+                _add(
+                    kinds,
+                    "interface-templates",
+                    Want(
+                        (tslug, ifname),
+                        {},
+                        {
+                            "device_type": Ref("device-types", tslug),
+                            "name": ifname,
+                            "type": iface_type(speed),
+                            "description": f"rail {rail}"
+                            + (f" plane {plane}" if d.planes > 1 else "")
+                            + f" ({intent.host.nic_model})",
+                        },
+                    ),
+                )
 
     for slug in dict.fromkeys([ROLE_SLUG[s.role] for s in plan.switches] + [ROLE_SLUG[n.kind] for n in plan.nodes]):
         _add(kinds, "device-roles", Want(slug, {}, {"name": slug, "slug": slug, "color": ROLE_COLOR[slug]}))
 
     # ASNs
-    _add(kinds, "rirs", Want(RIR_SLUG, {}, {"name": "hwaac private", "slug": RIR_SLUG, "is_private": True,
-                                            "description": "private ASNs (RFC 6996) planned by hwaac"}))
-    ranges = {"leaf": (intent.asn.leaf.first, intent.asn.leaf.last),
-              "spine": (intent.asn.spine.first, intent.asn.spine.last)}
+    _add(
+        kinds,
+        "rirs",
+        Want(
+            RIR_SLUG,
+            {},
+            {
+                "name": "hwaac private",
+                "slug": RIR_SLUG,
+                "is_private": True,
+                "description": "private ASNs (RFC 6996) planned by hwaac",
+            },
+        ),
+    )
+    ranges = {
+        "leaf": (intent.asn.leaf.first, intent.asn.leaf.last),
+        "spine": (intent.asn.spine.first, intent.asn.spine.last),
+    }
     if any(s.role == "super_spine" for s in plan.switches):
         ranges["super_spine"] = (intent.asn.super_spine, intent.asn.super_spine)
     role_planes: dict[str, frozenset[int]] = {}
@@ -217,8 +337,16 @@ def desired_state(plan: Plan, planes: Iterable[int] | None = None, *, owned: boo
         role_planes[s.role] = role_planes.get(s.role, frozenset()) | {s.plane}
     for role, (first, last) in ranges.items():
         name = f"hwaac-{fab}-{ROLE_SLUG[role]}"
-        _add(kinds, "asn-ranges", Want(name, {"start": first, "end": last, "rir": Ref("rirs", RIR_SLUG)},
-                                       {"name": name, "slug": name}, role_planes.get(role, all_planes)))
+        _add(
+            kinds,
+            "asn-ranges",
+            Want(
+                name,
+                {"start": first, "end": last, "rir": Ref("rirs", RIR_SLUG)},
+                {"name": name, "slug": name},
+                role_planes.get(role, all_planes),
+            ),
+        )
     users: dict[int, list[str]] = {}
     asn_planes: dict[int, set[int]] = {}
     for s in plan.switches:
@@ -227,55 +355,121 @@ def desired_state(plan: Plan, planes: Iterable[int] | None = None, *, owned: boo
     for asn, names in users.items():
         desc = ", ".join(names)
         desc = desc if len(desc) <= 200 else desc[:190] + f" +{len(names)} more"
-        _add(kinds, "asns", Want(asn, {"description": desc, "sites": (Ref("sites", site),)},
-                                 {"asn": asn, "rir": Ref("rirs", RIR_SLUG)}, frozenset(asn_planes[asn])))
+        _add(
+            kinds,
+            "asns",
+            Want(
+                asn,
+                {"description": desc, "sites": (Ref("sites", site),)},
+                {"asn": asn, "rir": Ref("rirs", RIR_SLUG)},
+                frozenset(asn_planes[asn]),
+            ),
+        )
 
     # devices
     for s in plan.switches:
-        _add(kinds, "devices", Want(s.name, {
-            "device_type": Ref("device-types", type_of_role[s.role]), "role": Ref("device-roles", ROLE_SLUG[s.role]),
-            "site": Ref("sites", site), f"custom_fields.{ASN_FIELD}": s.asn}, {"name": s.name, "status": "planned"},
-            frozenset({s.plane})))
+        _add(
+            kinds,
+            "devices",
+            Want(
+                s.name,
+                {
+                    "device_type": Ref("device-types", type_of_role[s.role]),
+                    "role": Ref("device-roles", ROLE_SLUG[s.role]),
+                    "site": Ref("sites", site),
+                    f"custom_fields.{ASN_FIELD}": s.asn,
+                },
+                {"name": s.name, "status": "planned"},
+                frozenset({s.plane}),
+            ),
+        )
     for n in plan.nodes:
-        _add(kinds, "devices", Want(n.name, {
-            "device_type": Ref("device-types", node_type_slug(plan, n.kind)),
-            "role": Ref("device-roles", ROLE_SLUG[n.kind]), "site": Ref("sites", site)},
-            {"name": n.name, "status": "planned"}, frozenset(node_planes.get(n.name, all_planes))))
+        _add(
+            kinds,
+            "devices",
+            Want(
+                n.name,
+                {
+                    "device_type": Ref("device-types", node_type_slug(plan, n.kind)),
+                    "role": Ref("device-roles", ROLE_SLUG[n.kind]),
+                    "site": Ref("sites", site),
+                },
+                {"name": n.name, "status": "planned"},
+                frozenset(node_planes.get(n.name, all_planes)),
+            ),
+        )
 
     # prefixes
     pools = plan.pools
     from_netbox = intent.netbox_pools
     for pool in pools.present():
         if pool.path not in from_netbox:
-            _add(kinds, "prefixes", Want(pool.cidr, {"status": "container", "scope": Ref("sites", site)},
-                                         {"prefix": pool.cidr, "description": f"hwaac {fab}: {pool.path}"},
-                                         all_planes))
+            _add(
+                kinds,
+                "prefixes",
+                Want(
+                    pool.cidr,
+                    {"status": "container", "scope": Ref("sites", site)},
+                    {"prefix": pool.cidr, "description": f"hwaac {fab}: {pool.path}"},
+                    all_planes,
+                ),
+            )
     if intent.addressing.host_links.mode == "rail_subnet":
         for s in plan.switches_of("leaf"):
             net, plen, _gw = plan.rail_subnet(s)
             cidr = f"{ip_str(net)}/{plen}"
-            _add(kinds, "prefixes", Want(cidr, {"status": "active", "scope": Ref("sites", site)},
-                                         {"prefix": cidr, "description": f"hwaac {fab}: rail subnet of {s.name}"},
-                                         frozenset({s.plane})))
+            _add(
+                kinds,
+                "prefixes",
+                Want(
+                    cidr,
+                    {"status": "active", "scope": Ref("sites", site)},
+                    {"prefix": cidr, "description": f"hwaac {fab}: rail subnet of {s.name}"},
+                    frozenset({s.plane}),
+                ),
+            )
 
     # cables and IP addresses
     rail_subnet = intent.addressing.host_links.mode == "rail_subnet"
     for s in plan.switches:
-        _add(kinds, "ip-addresses", Want(ip_str(s.loopback), {
-            "address": f"{ip_str(s.loopback)}/32", "interface": Ref("interfaces", (s.name, "Loopback0"))},
-            {"status": "active", "role": "loopback", "description": f"{s.name} loopback"}, frozenset({s.plane})))
+        _add(
+            kinds,
+            "ip-addresses",
+            Want(
+                ip_str(s.loopback),
+                {"address": f"{ip_str(s.loopback)}/32", "interface": Ref("interfaces", (s.name, "Loopback0"))},
+                {"status": "active", "role": "loopback", "description": f"{s.name} loopback"},
+                frozenset({s.plane}),
+            ),
+        )
     for link in plan.links:
         a, b = (link.a_device, link.a_port), (link.b_device, link.b_port)
         lp = frozenset({link.plane})
-        _add(kinds, "cables", Want(frozenset((a, b)), {"label": link.cable_id}, {
-            "a": Ref("interfaces", a), "b": Ref("interfaces", b), "status": "connected"}, lp))
+        _add(
+            kinds,
+            "cables",
+            Want(
+                frozenset((a, b)),
+                {"label": link.cable_id},
+                {"a": Ref("interfaces", a), "b": Ref("interfaces", b), "status": "connected"},
+                lp,
+            ),
+        )
         ends = [(link.a_ip, a)] + ([] if rail_subnet and link.kind == "host" else [(link.b_ip, b)])
         for addr, (dev, port) in ends:
-            _add(kinds, "ip-addresses", Want(ip_str(addr), {
-                "address": f"{ip_str(addr)}/{link.prefixlen}", "interface": Ref("interfaces", (dev, port))},
-                {"status": "active", "description": link.cable_id}, lp))
+            _add(
+                kinds,
+                "ip-addresses",
+                Want(
+                    ip_str(addr),
+                    {"address": f"{ip_str(addr)}/{link.prefixlen}", "interface": Ref("interfaces", (dev, port))},
+                    {"status": "active", "description": link.cable_id},
+                    lp,
+                ),
+            )
     for kind in OWNED_KINDS:
         have = kinds.get(kind, {})
-        kinds[kind] = {} if not owned else have if scope is None else \
-            {k: w for k, w in have.items() if w.planes & scope}
+        kinds[kind] = (
+            {} if not owned else have if scope is None else {k: w for k, w in have.items() if w.planes & scope}
+        )
     return Desired(fab, (OWNER_TAG, ftag), kinds, plane_tags, scope)

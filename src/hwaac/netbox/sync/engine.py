@@ -35,11 +35,20 @@ from hwaac.netbox.sync.write import SyncWrites
 
 # --- the sync ------------------------------------------------------------------------------------------------
 
+
 class Sync(SyncReads, SyncWrites):
     """One sync of ``desired`` into the NetBox of ``client``."""
 
-    def __init__(self, client: Client, desired: Desired, site: str, pools: list[str],
-                 fields: dict[str, str] | None = None, *, delete_active: bool = False) -> None:
+    def __init__(
+        self,
+        client: Client,
+        desired: Desired,
+        site: str,
+        pools: list[str],
+        fields: dict[str, str] | None = None,
+        *,
+        delete_active: bool = False,
+    ) -> None:
         self.c, self.d, self.site, self.pools = client, desired, site, pools
         self.delete_active = delete_active
         self.fields = fields or FIELDS  # read-back asks for a few more fields of the same objects
@@ -64,7 +73,8 @@ class Sync(SyncReads, SyncWrites):
         for r in sorted(self.elsewhere, key=lambda r: r["name"]):
             self.conflicts.append(
                 f"device {r['name']} is planned in site {self.site}, but NetBox holds a device of that name in site "
-                f"{slug_of(r.get('site')) or '?'} (id {r['id']}, not this fabric's); rename one of them")
+                f"{slug_of(r.get('site')) or '?'} (id {r['id']}, not this fabric's); rename one of them"
+            )
         claim = self.d.claim_tags
         busy: dict[tuple[str, str], dict] = {}  # interface -> cable holding it
         for r in self.existing["cables"].values():
@@ -81,8 +91,12 @@ class Sync(SyncReads, SyncWrites):
                 if r is None:
                     if kind == "cables":
                         self._cable_conflicts(key, busy)
-                    ch.creates.append((key, {**want.create_only, **want.fields,
-                                             "tags": tuple(sorted(set(self.d.tags) | claim(want)))}))
+                    ch.creates.append(
+                        (
+                            key,
+                            {**want.create_only, **want.fields, "tags": tuple(sorted(set(self.d.tags) | claim(want)))},
+                        )
+                    )
                     continue
                 tags = tags_of(r)
                 norm = normalise(kind, r, site_of_id)
@@ -93,8 +107,7 @@ class Sync(SyncReads, SyncWrites):
                     else:
                         diff = {f: (norm.get(f), v) for f, v in want.fields.items() if norm.get(f) != v}
                     claims = self._claims(tags)
-                    new = claims | self.d.claim_tags(want) if self.d.scope is not None \
-                        else self.d.claim_tags(want)
+                    new = claims | self.d.claim_tags(want) if self.d.scope is not None else self.d.claim_tags(want)
                     if new != claims:
                         retag.append((key, r["id"], diff, new))
                     elif diff:
@@ -110,9 +123,10 @@ class Sync(SyncReads, SyncWrites):
                 if clash:
                     self.conflicts += clash
                     continue
-                diff["tags"] = (tuple(sorted(t for t in tags if t)),
-                                tuple(sorted({t for t in tags if t} | set(self.d.tags) | {ADOPTED_TAG}
-                                             | self.d.claim_tags(want))))
+                diff["tags"] = (
+                    tuple(sorted(t for t in tags if t)),
+                    tuple(sorted({t for t in tags if t} | set(self.d.tags) | {ADOPTED_TAG} | self.d.claim_tags(want))),
+                )
                 ch.updates.append((key, r["id"], diff))
             for key, r in have.items():
                 tags = tags_of(r)
@@ -133,7 +147,8 @@ class Sync(SyncReads, SyncWrites):
                     self.conflicts.append(
                         f"{label_of(kind, key)} (id {r['id']}) is {st} in NetBox and the plan no longer has it: it is "
                         f"deleted only when asked to (hwaac netbox sync --delete-active; delete_active = true on "
-                        "hwaac_fabric_plane), or once its status in NetBox says it left service")
+                        "hwaac_fabric_plane), or once its status in NetBox says it left service"
+                    )
                 else:
                     ch.deletes.append((key, r["id"]))
             if retag or ch.releases:
@@ -177,11 +192,15 @@ class Sync(SyncReads, SyncWrites):
             other = sorted(t for t in tags if t.startswith("hwaac-fabric-")) or ["another fabric"]
             return f"{what} is owned by hwaac {', '.join(other)} (id {r['id']}), not by {self.ftag}"
         if kind == "devices" and norm["device_type"] != want.fields["device_type"]:
-            return (f"{what}: NetBox holds device {key} (id {r['id']}, not owned by hwaac) of device type "
-                    f"{show(norm['device_type'])}, the plan needs {show(want.fields['device_type'])}")
+            return (
+                f"{what}: NetBox holds device {key} (id {r['id']}, not owned by hwaac) of device type "
+                f"{show(norm['device_type'])}, the plan needs {show(want.fields['device_type'])}"
+            )
         if kind == "ip-addresses" and norm["interface"] is not None and norm["interface"] != want.fields["interface"]:
-            return (f"IP address {want.fields['address']} is planned on {show(want.fields['interface'])}, but NetBox "
-                    f"holds {r['address']} (id {r['id']}, not owned by hwaac) on {show(norm['interface'])}")
+            return (
+                f"IP address {want.fields['address']} is planned on {show(want.fields['interface'])}, but NetBox "
+                f"holds {r['address']} (id {r['id']}, not owned by hwaac) on {show(norm['interface'])}"
+            )
         return None
 
     def _cable_conflicts(self, key: frozenset, busy: dict[tuple[str, str], dict]) -> None:
@@ -192,7 +211,8 @@ class Sync(SyncReads, SyncWrites):
                 self.conflicts.append(
                     f"{label_of('cables', key)} is planned, but {end[0]}:{end[1]} holds cable {r.get('label') or ''} "
                     f"(id {r['id']}, not owned by hwaac) to "
-                    f"{', '.join(f'{d}:{p}' for d, p in a + b if (d, p) != end) or 'nothing'}")
+                    f"{', '.join(f'{d}:{p}' for d, p in a + b if (d, p) != end) or 'nothing'}"
+                )
 
     def read_and_diff(self) -> None:
         """Read what NetBox holds and diff it against the plan (``existing``, ``changes``, ``conflicts``); no
@@ -213,8 +233,17 @@ def plan_pools(plan: Any) -> list[str]:
     return [x.cidr for x in plan.pools.present()]
 
 
-def sync_plan(plan: Any, url: str, token: str, *, dry_run: bool = False, planes: Iterable[int] | None = None,
-              remove: bool = False, delete_active: bool = False, log: Callable[[str], None] | None = None) -> Report:
+def sync_plan(
+    plan: Any,
+    url: str,
+    token: str,
+    *,
+    dry_run: bool = False,
+    planes: Iterable[int] | None = None,
+    remove: bool = False,
+    delete_active: bool = False,
+    log: Callable[[str], None] | None = None,
+) -> Report:
     """Sync ``plan`` into the NetBox at ``url``; returns the report.
 
     Args:
@@ -247,8 +276,14 @@ def sync_plan(plan: Any, url: str, token: str, *, dry_run: bool = False, planes:
     return Report(changes, dict(client.requests), time.monotonic() - t0, dry_run)
 
 
-def read_plan_state(plan: Any, url: str, token: str, planes: Iterable[int] | None = None,
-                    fields: dict[str, str] | None = None, cache: ReadCache | None = None) -> Sync:
+def read_plan_state(
+    plan: Any,
+    url: str,
+    token: str,
+    planes: Iterable[int] | None = None,
+    fields: dict[str, str] | None = None,
+    cache: ReadCache | None = None,
+) -> Sync:
     """Read what NetBox holds for ``planes`` of ``plan`` and diff it against the plan, without writing: the
     returned Sync has ``existing`` (per kind, natural key -> record), ``changes`` (what a sync would do) and
     ``conflicts``. ``cache``: share identical reads with other read-only callers (:class:`ReadCache`).

@@ -22,8 +22,14 @@ KEEP: dict[str, frozenset[str]] = {
     "cables": frozenset({"label"}),  # the person's cable label (asset or patch-panel id)
 }
 # NetBox object type of each owned kind (journal entries)
-OBJECT_TYPE = {"devices": "dcim.device", "prefixes": "ipam.prefix", "ip-addresses": "ipam.ipaddress",
-               "cables": "dcim.cable", "asns": "ipam.asn", "asn-ranges": "ipam.asnrange"}
+OBJECT_TYPE = {
+    "devices": "dcim.device",
+    "prefixes": "ipam.prefix",
+    "ip-addresses": "ipam.ipaddress",
+    "cables": "dcim.cable",
+    "asns": "ipam.asn",
+    "asn-ranges": "ipam.asnrange",
+}
 # a device hwaac created is not deleted in these states without ``delete_active`` (it carries jobs or evidence)
 PROTECTED_STATUS = frozenset({"active", "staged", "failed"})
 
@@ -32,8 +38,9 @@ def empty(value: Any) -> bool:
     return value is None or value == "" or value == ()
 
 
-def adopted_diff(kind: str, want: Want, norm: dict[str, Any], label: str, rid: int,
-                 show: Callable[[Any], str]) -> tuple[dict[str, tuple[Any, Any]], list[str]]:
+def adopted_diff(
+    kind: str, want: Want, norm: dict[str, Any], label: str, rid: int, show: Callable[[Any], str]
+) -> tuple[dict[str, tuple[Any, Any]], list[str]]:
     """The fields to write on an adopted object (the planned value where the person's is empty) and the
     conflicts (a non-empty value that differs, in a field the person does not keep)."""
     diff: dict[str, tuple[Any, Any]] = {}
@@ -45,8 +52,10 @@ def adopted_diff(kind: str, want: Want, norm: dict[str, Any], label: str, rid: i
         if empty(have):
             diff[f] = (have, v)
         else:
-            conflicts.append(f"{label} (id {rid}, made by a person, adopted): NetBox holds {f} {show(have)}, the "
-                             f"plan needs {show(v)}; change one of them")
+            conflicts.append(
+                f"{label} (id {rid}, made by a person, adopted): NetBox holds {f} {show(have)}, the "
+                f"plan needs {show(v)}; change one of them"
+            )
     return diff, conflicts
 
 
@@ -58,13 +67,16 @@ def released_tags(tags: set[str], ours: Callable[[str], bool]) -> tuple[tuple[st
 
 def journal(kind: str, rid: int, fabric: str, reason: str) -> dict[str, Any]:
     """The journal entry on an adopted object hwaac released."""
-    return {"assigned_object_type": OBJECT_TYPE[kind], "assigned_object_id": rid, "kind": "info",
-            "comments": f"Released by hwaac (fabric {fabric}): {reason}. This object was made by a person and "
-                        "adopted by hwaac; hwaac's tags were taken off and nothing of it was deleted."}
+    return {
+        "assigned_object_type": OBJECT_TYPE[kind],
+        "assigned_object_id": rid,
+        "kind": "info",
+        "comments": f"Released by hwaac (fabric {fabric}): {reason}. This object was made by a person and "
+        "adopted by hwaac; hwaac's tags were taken off and nothing of it was deleted.",
+    }
 
 
 def protected(rec: dict[str, Any]) -> str | None:
     """The status of a device that must not be deleted without ``delete_active``, or None."""
     value = choice_value(rec.get("status"))
     return value if value in PROTECTED_STATUS else None
-

@@ -41,13 +41,17 @@ class SyncReads:
             keys = list(w.get(kind, {}))
             if kind == "interface-templates":
                 type_ids = list(self.ids.get("device-types", {}).values())
-                recs = [r for ch in chunks(type_ids, 100)
-                        for r in c.read(kind, self.fields[kind], devicetype_id=ch)] if type_ids else []
+                recs = (
+                    [r for ch in chunks(type_ids, 100) for r in c.read(kind, self.fields[kind], devicetype_id=ch)]
+                    if type_ids
+                    else []
+                )
             elif kind == "custom-fields":
                 recs = c.read(kind, self.fields[kind], name=keys)
             elif kind == "tags":  # also the plane tags of planes not in this sync (their claims are read below)
-                recs = c.read(kind, self.fields[kind], slug=keys) + \
-                    c.read(kind, self.fields[kind], slug__isw=self.d.plane_tag_prefix)
+                recs = c.read(kind, self.fields[kind], slug=keys) + c.read(
+                    kind, self.fields[kind], slug__isw=self.d.plane_tag_prefix
+                )
             elif keys:
                 recs = c.read(kind, self.fields[kind], slug=keys)
             else:
@@ -101,18 +105,18 @@ class SyncReads:
                 recs += c.read(kind, others, parent=self.pools, **nt)
             return recs
 
-        p_of = {t: int(t[len(self.d.plane_tag_prefix):]) for t in plane_tags}
+        p_of = {t: int(t[len(self.d.plane_tag_prefix) :]) for t in plane_tags}
         # every read is its own task, the largest first: NetBox serialises one page while this process parses
         # another, and no type waits behind another's pages
         with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
             cabled = pool.submit(self._cabled, site_id)
             big_first = sorted(OWNED, key=lambda k: -len(w.get(k, {})))
             own = {kind: pool.submit(owned, kind) for kind in big_first}
-            claim = {(kind, t): pool.submit(claims, kind, t) for kind in big_first for t in plane_tags} \
-                if tagged else {}
+            claim = (
+                {(kind, t): pool.submit(claims, kind, t) for kind in big_first for t in plane_tags} if tagged else {}
+            )
             other = {kind: pool.submit(unowned, kind) for kind in big_first}
-            mine = {kind: pool.submit(adopted, kind) for kind in big_first} \
-                if tagged and self.adopted_anywhere else {}
+            mine = {kind: pool.submit(adopted, kind) for kind in big_first} if tagged and self.adopted_anywhere else {}
             named = pool.submit(elsewhere)
             raw: dict[str, list[dict]] = {}
             for kind in OWNED:
@@ -121,10 +125,16 @@ class SyncReads:
                     got = {t: claim[kind, t].result() for t in plane_tags}
                     made = mine[kind].result() if mine else set()
                     # a write of tags first reads the object's full list (_full_tags)
-                    recs = [{**r, "_partial_tags": True, "tags": [{"slug": self.ftag}] + [
-                        {"slug": t} for t, (positive, ids) in got.items() if (r["id"] in ids) == positive]
-                        + ([{"slug": ADOPTED_TAG}] if r["id"] in made else [])}
-                        for r in recs]
+                    recs = [
+                        {
+                            **r,
+                            "_partial_tags": True,
+                            "tags": [{"slug": self.ftag}]
+                            + [{"slug": t} for t, (positive, ids) in got.items() if (r["id"] in ids) == positive]
+                            + ([{"slug": ADOPTED_TAG}] if r["id"] in made else []),
+                        }
+                        for r in recs
+                    ]
                 recs += other[kind].result()
                 if kind in ("prefixes", "ip-addresses"):  # the global VRF only
                     recs = [r for r in recs if not r.get("vrf") or self.ftag in tags_of(r)]
@@ -146,11 +156,11 @@ class SyncReads:
             names[r["id"]] = r
             if isinstance(r.get("cable"), dict):
                 terms.setdefault(r["cable"]["id"], []).append(
-                    {"cable_end": r.get("cable_end"), "termination_type": "dcim.interface", "termination_id": r["id"]})
+                    {"cable_end": r.get("cable_end"), "termination_type": "dcim.interface", "termination_id": r["id"]}
+                )
         return names, terms
 
-    def _ends(self, cables: list[dict], ips: list[dict], names: dict[int, dict],
-              terms: dict[int, list[dict]]) -> None:
+    def _ends(self, cables: list[dict], ips: list[dict], names: dict[int, dict], terms: dict[int, list[dict]]) -> None:
         """Fill in each cable's ``a_/b_terminations`` and each address's ``assigned_object`` (interface name and
         device name), as NetBox's nested serialisation would, from the site's cabled interfaces (``_cabled``);
         cable-terminations only for cables with no interface at the site, and interfaces by id for addresses on
@@ -160,21 +170,29 @@ class SyncReads:
             for t in c.read("cable-terminations", "cable,cable_end,termination_type,termination_id", cable_id=ch):
                 terms.setdefault(t["cable"], []).append(t)
         need = {t["termination_id"] for ts in terms.values() for t in ts if t["termination_type"] == "dcim.interface"}
-        need |= {r["assigned_object_id"] for r in ips
-                 if r.get("assigned_object_type") == "dcim.interface" and r.get("assigned_object_id") is not None}
+        need |= {
+            r["assigned_object_id"]
+            for r in ips
+            if r.get("assigned_object_type") == "dcim.interface" and r.get("assigned_object_id") is not None
+        }
         for ch in chunks(sorted(need - set(names)), ID_CHUNK):
             for r in c.read("interfaces", "id,name,device", id=ch):
                 names[r["id"]] = r
         for r in cables:
             for end in ("A", "B"):
                 r[f"{end.lower()}_terminations"] = [
-                    {"object_type": t["termination_type"], "object_id": t["termination_id"],
-                     "object": names.get(t["termination_id"]) if t["termination_type"] == "dcim.interface" else None}
+                    {
+                        "object_type": t["termination_type"],
+                        "object_id": t["termination_id"],
+                        "object": names.get(t["termination_id"]) if t["termination_type"] == "dcim.interface" else None,
+                    }
                     for t in sorted(terms.get(r["id"], []), key=lambda t: t["termination_id"])
-                    if t["cable_end"] == end]
+                    if t["cable_end"] == end
+                ]
         for r in ips:
-            r["assigned_object"] = names.get(r.get("assigned_object_id")) \
-                if r.get("assigned_object_type") == "dcim.interface" else None
+            r["assigned_object"] = (
+                names.get(r.get("assigned_object_id")) if r.get("assigned_object_type") == "dcim.interface" else None
+            )
 
     def _index(self, kind: str, recs: list[dict]) -> None:
         by_key: dict[Hashable, dict] = {}
@@ -186,8 +204,11 @@ class SyncReads:
             seen.add(r["id"])
             k = KEY[kind](r)
             if k in by_key:  # keep the owned one; extra owned duplicates are deleted
-                keep, other = (r, by_key[k]) if self.ftag in tags_of(r) and self.ftag not in tags_of(by_key[k]) \
+                keep, other = (
+                    (r, by_key[k])
+                    if self.ftag in tags_of(r) and self.ftag not in tags_of(by_key[k])
                     else (by_key[k], r)
+                )
                 by_key[k] = keep
                 dupes.append(other)
             else:

@@ -43,24 +43,34 @@ def read_back(plan: Any, url: str, token: str) -> tuple[Sync, Client, float]:
 
 # --- export -------------------------------------------------------------------------------------------------
 
+
 def _end(e: tuple[str, str] | None) -> str | None:
     return f"{e[0]}:{e[1]}" if e else None
 
 
 def _owned(s: Sync, kind: str) -> list[dict]:
-    return [r for r in s.existing.get(kind, {}).values() if s.ftag in tags_of(r)] + \
-        [r for r in s.dupes.get(kind, [])]
+    return [r for r in s.existing.get(kind, {}).values() if s.ftag in tags_of(r)] + [r for r in s.dupes.get(kind, [])]
 
 
 def export_fabric(s: Sync) -> dict[str, Any]:
     """The fabric's owned objects as NetBox holds them: natural keys and values only (no ids, URLs or token),
     every list sorted, so two NetBox databases holding the same fabric export the same document."""
     site_of_id = {i: k for k, i in s.ids.get("sites", {}).items()}
-    devices = sorted(({
-        "name": r["name"], "role": slug_of(r.get("role")), "device_type": slug_of(r.get("device_type")),
-        "site": slug_of(r.get("site")), "status": choice_value(r.get("status")), "serial": r.get("serial") or "",
-        "asn": (r.get("custom_fields") or {}).get(ASN_FIELD)} for r in _owned(s, "devices")),
-        key=lambda d: d["name"])
+    devices = sorted(
+        (
+            {
+                "name": r["name"],
+                "role": slug_of(r.get("role")),
+                "device_type": slug_of(r.get("device_type")),
+                "site": slug_of(r.get("site")),
+                "status": choice_value(r.get("status")),
+                "serial": r.get("serial") or "",
+                "asn": (r.get("custom_fields") or {}).get(ASN_FIELD),
+            }
+            for r in _owned(s, "devices")
+        ),
+        key=lambda d: d["name"],
+    )
     ifaces: dict[tuple[str, str], dict[str, Any]] = {}
 
     def iface(e: tuple[str, str]) -> dict[str, Any]:
@@ -77,21 +87,43 @@ def export_fabric(s: Sync) -> dict[str, Any]:
     ips = []
     for r in _owned(s, "ip-addresses"):
         e = iface_of(r.get("assigned_object")) if r.get("assigned_object_type") == "dcim.interface" else None
-        ips.append({"address": r["address"], "interface": _end(e), "status": choice_value(r.get("status")),
-                    "description": r.get("description") or ""})
+        ips.append(
+            {
+                "address": r["address"],
+                "interface": _end(e),
+                "status": choice_value(r.get("status")),
+                "description": r.get("description") or "",
+            }
+        )
         if e:
             iface(e)["addresses"].append(r["address"])
     for i in ifaces.values():
         i["addresses"].sort()
-    prefixes = [{"prefix": r["prefix"], "status": choice_value(r.get("status")),
-                 "site": site_of_id.get(r.get("scope_id")) if r.get("scope_type") == "dcim.site" else None,
-                 "description": r.get("description") or ""} for r in _owned(s, "prefixes")]
-    ranges = [{"name": r["name"], "start": r.get("start"), "end": r.get("end"), "rir": slug_of(r.get("rir"))}
-              for r in _owned(s, "asn-ranges")]
-    asns = [{"asn": r["asn"], "description": r.get("description") or "",
-             "sites": sorted(slug_of(x) or "" for x in r.get("sites") or [])} for r in _owned(s, "asns")]
+    prefixes = [
+        {
+            "prefix": r["prefix"],
+            "status": choice_value(r.get("status")),
+            "site": site_of_id.get(r.get("scope_id")) if r.get("scope_type") == "dcim.site" else None,
+            "description": r.get("description") or "",
+        }
+        for r in _owned(s, "prefixes")
+    ]
+    ranges = [
+        {"name": r["name"], "start": r.get("start"), "end": r.get("end"), "rir": slug_of(r.get("rir"))}
+        for r in _owned(s, "asn-ranges")
+    ]
+    asns = [
+        {
+            "asn": r["asn"],
+            "description": r.get("description") or "",
+            "sites": sorted(slug_of(x) or "" for x in r.get("sites") or []),
+        }
+        for r in _owned(s, "asns")
+    ]
     return {
-        "fabric": s.d.fabric, "tag": s.ftag, "site": s.site,
+        "fabric": s.d.fabric,
+        "tag": s.ftag,
+        "site": s.site,
         "devices": devices,
         "interfaces": sorted(ifaces.values(), key=lambda i: (i["device"], i["name"])),
         "cables": sorted(cables, key=lambda c: c["ends"]),
@@ -103,6 +135,7 @@ def export_fabric(s: Sync) -> dict[str, Any]:
 
 
 # --- drift --------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class DriftItem:
@@ -143,8 +176,11 @@ class DriftReport:
             n: dict[str, int] = {}
             for i in self.items:
                 n[i.what] = n.get(i.what, 0) + 1
-            out.append(f"fabric {self.fabric}: {len(self.items)} objects drift from the plan ("
-                       + ", ".join(f"{k} {v}" for k, v in sorted(n.items())) + f"; {reqs})")
+            out.append(
+                f"fabric {self.fabric}: {len(self.items)} objects drift from the plan ("
+                + ", ".join(f"{k} {v}" for k, v in sorted(n.items()))
+                + f"; {reqs})"
+            )
         return out
 
 

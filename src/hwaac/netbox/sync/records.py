@@ -10,15 +10,35 @@ from urllib.parse import quote
 
 from hwaac.netbox.sync.desired import ASN_FIELD, OWNED_KINDS, Ref
 
-CATALOGUE = ("tags", "custom-fields", "sites", "manufacturers", "device-roles", "rirs", "device-types",
-             "interface-templates")
+CATALOGUE = (
+    "tags",
+    "custom-fields",
+    "sites",
+    "manufacturers",
+    "device-roles",
+    "rirs",
+    "device-types",
+    "interface-templates",
+)
 OWNED = OWNED_KINDS
 ID_CHUNK = 150  # ids per filtered read: keeps the request line well under gunicorn's 4094 bytes
 
-SINGULAR = {"tags": "tag", "custom-fields": "custom field", "sites": "site", "manufacturers": "manufacturer",
-            "device-roles": "device role", "rirs": "RIR", "device-types": "device type",
-            "interface-templates": "interface template", "asn-ranges": "ASN range", "asns": "ASN",
-            "devices": "device", "prefixes": "prefix", "cables": "cable", "ip-addresses": "IP address"}
+SINGULAR = {
+    "tags": "tag",
+    "custom-fields": "custom field",
+    "sites": "site",
+    "manufacturers": "manufacturer",
+    "device-roles": "device role",
+    "rirs": "RIR",
+    "device-types": "device type",
+    "interface-templates": "interface template",
+    "asn-ranges": "ASN range",
+    "asns": "ASN",
+    "devices": "device",
+    "prefixes": "prefix",
+    "cables": "cable",
+    "ip-addresses": "IP address",
+}
 
 
 def label_of(kind: str, key: Hashable) -> str:
@@ -60,27 +80,43 @@ def iface_of(obj: dict | None) -> tuple[str, str] | None:
 
 def cable_ends(rec: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The interfaces, as (device, interface), at the A and at the B end of a cable record."""
+
     def ends(terms: list) -> list[tuple[str, str]]:
-        return [e for t in terms or [] if t.get("object_type") == "dcim.interface"
-                and (e := iface_of(t.get("object"))) is not None]
+        return [
+            e
+            for t in terms or []
+            if t.get("object_type") == "dcim.interface" and (e := iface_of(t.get("object"))) is not None
+        ]
+
     return ends(rec.get("a_terminations")), ends(rec.get("b_terminations"))
 
 
 def _cable_key(rec: dict) -> Hashable:
     a, b = cable_ends(rec)
-    if len(a) == 1 and len(b) == 1 and len(rec.get("a_terminations") or []) == 1 \
-            and len(rec.get("b_terminations") or []) == 1:
+    if (
+        len(a) == 1
+        and len(b) == 1
+        and len(rec.get("a_terminations") or []) == 1
+        and len(rec.get("b_terminations") or []) == 1
+    ):
         return frozenset((a[0], b[0]))
     return ("cable-id", rec["id"])
 
 
 KEY: dict[str, Callable[[dict], Hashable]] = {
-    "tags": lambda r: r["slug"], "custom-fields": lambda r: r["name"], "sites": lambda r: r["slug"],
-    "manufacturers": lambda r: r["slug"], "device-roles": lambda r: r["slug"], "rirs": lambda r: r["slug"],
+    "tags": lambda r: r["slug"],
+    "custom-fields": lambda r: r["name"],
+    "sites": lambda r: r["slug"],
+    "manufacturers": lambda r: r["slug"],
+    "device-roles": lambda r: r["slug"],
+    "rirs": lambda r: r["slug"],
     "device-types": lambda r: r["slug"],
     "interface-templates": lambda r: (slug_of(r.get("device_type")), r["name"]),
-    "asn-ranges": lambda r: r["name"], "asns": lambda r: r["asn"], "devices": lambda r: r["name"],
-    "prefixes": lambda r: r["prefix"], "cables": _cable_key,
+    "asn-ranges": lambda r: r["name"],
+    "asns": lambda r: r["asn"],
+    "devices": lambda r: r["name"],
+    "prefixes": lambda r: r["prefix"],
+    "cables": _cable_key,
     "ip-addresses": lambda r: r["address"].split("/")[0],
 }
 
@@ -89,10 +125,16 @@ KEY: dict[str, Callable[[dict], Hashable]] = {
 # ``tag__n=<fabric tag>`` and their tags. Cables and IP addresses are read flat (no nested terminations / assigned
 # object, which cost NetBox ~3 ms per cable): their ends come from one read of the site's cabled interfaces.
 FIELDS = {
-    "tags": "id,slug,tagged_items", "custom-fields": "id,name", "sites": "id,slug", "manufacturers": "id,slug",
-    "device-roles": "id,slug", "rirs": "id,slug", "device-types": "id,slug",
+    "tags": "id,slug,tagged_items",
+    "custom-fields": "id,name",
+    "sites": "id,slug",
+    "manufacturers": "id,slug",
+    "device-roles": "id,slug",
+    "rirs": "id,slug",
+    "device-types": "id,slug",
     "interface-templates": "id,name,device_type",
-    "asn-ranges": "id,name,start,end,rir", "asns": "id,asn,rir,description,sites",
+    "asn-ranges": "id,name,start,end,rir",
+    "asns": "id,asn,rir,description,sites",
     "devices": "id,name,device_type,role,site,serial,status,custom_fields",
     "prefixes": "id,prefix,status,scope_type,scope_id,vrf,description",
     "cables": "id,label",
@@ -105,16 +147,25 @@ def normalise(kind: str, r: dict, site_of_id: dict[int, str]) -> dict[str, Any]:
     if kind == "asn-ranges":
         return {"start": r.get("start"), "end": r.get("end"), "rir": Ref("rirs", slug_of(r.get("rir")))}
     if kind == "asns":
-        return {"description": r.get("description") or "",
-                "sites": tuple(sorted((Ref("sites", s.get("slug")) for s in r.get("sites") or []),
-                                      key=lambda x: str(x.key)))}
+        return {
+            "description": r.get("description") or "",
+            "sites": tuple(
+                sorted((Ref("sites", s.get("slug")) for s in r.get("sites") or []), key=lambda x: str(x.key))
+            ),
+        }
     if kind == "devices":
-        return {"device_type": Ref("device-types", slug_of(r.get("device_type"))),
-                "role": Ref("device-roles", slug_of(r.get("role"))), "site": Ref("sites", slug_of(r.get("site"))),
-                f"custom_fields.{ASN_FIELD}": (r.get("custom_fields") or {}).get(ASN_FIELD)}
+        return {
+            "device_type": Ref("device-types", slug_of(r.get("device_type"))),
+            "role": Ref("device-roles", slug_of(r.get("role"))),
+            "site": Ref("sites", slug_of(r.get("site"))),
+            f"custom_fields.{ASN_FIELD}": (r.get("custom_fields") or {}).get(ASN_FIELD),
+        }
     if kind == "prefixes":
-        scope = Ref("sites", site_of_id.get(r.get("scope_id"), f"id {r.get('scope_id')}")) \
-            if r.get("scope_type") == "dcim.site" else None
+        scope = (
+            Ref("sites", site_of_id.get(r.get("scope_id"), f"id {r.get('scope_id')}"))
+            if r.get("scope_type") == "dcim.site"
+            else None
+        )
         return {"status": choice_value(r.get("status")), "scope": scope}
     if kind == "cables":
         return {"label": r.get("label") or ""}
@@ -132,7 +183,7 @@ def tags_of(r: dict) -> set[str]:
 def chunks(items: list, n: int) -> Iterable[list]:
     """``items`` in lists of at most ``n``."""
     for i in range(0, len(items), n):
-        yield items[i:i + n]
+        yield items[i : i + n]
 
 
 def by_length(names: list[str], budget: int = 2500) -> Iterable[list[str]]:

@@ -62,8 +62,11 @@ def format_report(rep: Report, fabric: str) -> list[str]:
         if not ch:
             continue
         c, u, d = len(ch.creates), len(ch.updates), len(ch.deletes)
-        lines.append(f"{kind}: {c} to create, {u} to update, {d} to delete" if rep.dry_run
-                     else f"{kind}: created {c}, updated {u}, deleted {d}")
+        lines.append(
+            f"{kind}: {c} to create, {u} to update, {d} to delete"
+            if rep.dry_run
+            else f"{kind}: created {c}, updated {u}, deleted {d}"
+        )
         if ch.releases:
             lines[-1] += f" ({len(ch.releases)} released: made by a person, hwaac's tags off, kept in NetBox)"
         if rep.dry_run:
@@ -71,19 +74,27 @@ def format_report(rep: Report, fabric: str) -> list[str]:
             for key, _ in ch.creates:
                 lines.append(f"  + {label_of(kind, key)}")
             for key, _id, diff in ch.updates:
-                lines.append(f"  ~ {label_of(kind, key)}: " + ("released (made by a person: hwaac's tags off, kept)"
-                                                            if key in released else "; ".join(
-                    f"{f}: {show(old)} -> {show(new)}" for f, (old, new) in diff.items())))
+                lines.append(
+                    f"  ~ {label_of(kind, key)}: "
+                    + (
+                        "released (made by a person: hwaac's tags off, kept)"
+                        if key in released
+                        else "; ".join(f"{f}: {show(old)} -> {show(new)}" for f, (old, new) in diff.items())
+                    )
+                )
             for key, _id in ch.deletes:
                 lines.append(f"  - {label_of(kind, key)}")
     reqs = ", ".join(f"{m} {n}" for m, n in sorted(rep.requests.items()))
     total = sum(rep.requests.values())
     if not rep.changed:
-        lines.append(f"fabric {fabric}: no changes; NetBox already matches the plan "
-                     f"({total} requests: {reqs}; {rep.seconds:.1f} s)")
+        lines.append(
+            f"fabric {fabric}: no changes; NetBox already matches the plan "
+            f"({total} requests: {reqs}; {rep.seconds:.1f} s)"
+        )
     else:
-        lines.append(f"fabric {fabric}: {verb + ' ' if verb else ''}{'write' if verb else 'wrote'} "
-                     f"{rep.objects_written()} objects "
-                     f"({total} requests: {reqs}; {rep.seconds:.1f} s)" + (" — dry run, nothing written"
-                                                                            if rep.dry_run else ""))
+        lines.append(
+            f"fabric {fabric}: {verb + ' ' if verb else ''}{'write' if verb else 'wrote'} "
+            f"{rep.objects_written()} objects "
+            f"({total} requests: {reqs}; {rep.seconds:.1f} s)" + (" — dry run, nothing written" if rep.dry_run else "")
+        )
     return lines

@@ -37,8 +37,10 @@ class SyncWrites:
             if isinstance(v, Ref):
                 if v.kind == "interfaces":
                     if v.key not in ifaces:
-                        raise SyncError(f"NetBox has no interface {show(v)} for the planned {kind}; "
-                                        "is the device of another device type?")
+                        raise SyncError(
+                            f"NetBox has no interface {show(v)} for the planned {kind}; "
+                            "is the device of another device type?"
+                        )
                     return ifaces[v.key]
                 if v.key not in self.ids.get(v.kind, {}):
                     raise SyncError(f"{SINGULAR.get(v.kind, v.kind)} {v.key} is missing in NetBox (needed by {kind})")
@@ -70,8 +72,9 @@ class SyncWrites:
             for _k, fields in ch.creates:
                 names.update(v.key[1] for v in fields.values() if isinstance(v, Ref) and v.kind == "interfaces")
             for _k, _i, diff in ch.updates:
-                names.update(new.key[1] for _o, new in diff.values()
-                             if isinstance(new, Ref) and new.kind == "interfaces")
+                names.update(
+                    new.key[1] for _o, new in diff.values() if isinstance(new, Ref) and new.kind == "interfaces"
+                )
         site_id = self.ids["sites"].get(self.site)
         out: dict[tuple[str, str], int] = {}
         for ch in chunks(sorted(names), 100):
@@ -85,8 +88,11 @@ class SyncWrites:
         (``Interface.ip_addresses`` is a GenericRelation), so they are unassigned before the deletes and keep their
         id (and whatever a person entered on them); their update then assigns them where the plan wants them."""
         gone = {key for key, _id in self.changes["devices"].deletes}
-        return [rid for _key, rid, diff in self.changes["ip-addresses"].updates
-                if isinstance(old := diff.get("interface", (None, None))[0], Ref) and old.key[0] in gone]
+        return [
+            rid
+            for _key, rid, diff in self.changes["ip-addresses"].updates
+            if isinstance(old := diff.get("interface", (None, None))[0], Ref) and old.key[0] in gone
+        ]
 
     def _write(self) -> None:
         c = self.c
@@ -109,20 +115,33 @@ class SyncWrites:
             n = CHUNK.get(kind, DEFAULT_CHUNK)
             with_tags = kind not in ("interface-templates", "custom-fields")
             for part in chunks(ch.creates, n):
-                body = [{**({"tags": [{"slug": t} for t in tags]} if with_tags and kind != "tags" else {}),
-                         **self._resolve(kind, f, ifaces)} for _k, f in part]
+                body = [
+                    {
+                        **({"tags": [{"slug": t} for t in tags]} if with_tags and kind != "tags" else {}),
+                        **self._resolve(kind, f, ifaces),
+                    }
+                    for _k, f in part
+                ]
                 created = c.call("POST", kind, lambda body=body, ep=ep: ep.create(body))
                 for (key, _f), rec in zip(part, created if isinstance(created, list) else [created], strict=True):
                     self.ids.setdefault(kind, {})[key] = rec.id
             for part in chunks(ch.updates, n):
-                body = [{"id": i, **self._resolve(kind, {f: new for f, (_o, new) in diff.items()}, ifaces)}
-                        for _k, i, diff in part]
+                body = [
+                    {"id": i, **self._resolve(kind, {f: new for f, (_o, new) in diff.items()}, ifaces)}
+                    for _k, i, diff in part
+                ]
                 c.call("PATCH", kind, lambda body=body, ep=ep: ep.update(body))
         # why each adopted object was let go, on the object itself
-        reason = "no longer in the plan" if self.d.scope is None else \
-            f"no longer in the plan of plane(s) {', '.join(map(str, sorted(self.d.scope)))}"
-        notes = [ownership.journal(kind, rid, self.d.fabric, reason)
-                 for kind in OWNED for _k, rid in self.changes[kind].releases]
+        reason = (
+            "no longer in the plan"
+            if self.d.scope is None
+            else f"no longer in the plan of plane(s) {', '.join(map(str, sorted(self.d.scope)))}"
+        )
+        notes = [
+            ownership.journal(kind, rid, self.d.fabric, reason)
+            for kind in OWNED
+            for _k, rid in self.changes[kind].releases
+        ]
         ep = c.endpoint("journal-entries")
         for part in chunks(notes, DEFAULT_CHUNK):
             c.call("POST", "journal-entries", lambda part=part, ep=ep: ep.create(part))

@@ -51,14 +51,37 @@ def render_ip_plan_csv(plan: Plan) -> str:
         if kind == "host":
             a_role = node_role[ln.a_device]
             if rail_subnet:
-                append((ln.a_device, ln.a_port, ip_str(ln.a_ip) + sfx, a_role, ln.b_device,
-                        gateway_if[ln.b_device], kind, ln.plane, ln.cable_id))
+                append(
+                    (
+                        ln.a_device,
+                        ln.a_port,
+                        ip_str(ln.a_ip) + sfx,
+                        a_role,
+                        ln.b_device,
+                        gateway_if[ln.b_device],
+                        kind,
+                        ln.plane,
+                        ln.cable_id,
+                    )
+                )
                 continue
         else:
             a_role = "leaf" if kind == "leaf_spine" else "spine"
-        append((ln.a_device, ln.a_port, ip_str(ln.a_ip) + sfx, a_role, ln.b_device, ln.b_port, kind, ln.plane,
-                ln.cable_id))
-        append((ln.b_device, ln.b_port, ip_str(ln.b_ip) + sfx, _UPPER_ROLE[kind], ln.a_device, ln.a_port, kind,
-                ln.plane, ln.cable_id))
+        append(
+            (ln.a_device, ln.a_port, ip_str(ln.a_ip) + sfx, a_role, ln.b_device, ln.b_port, kind, ln.plane, ln.cable_id)
+        )
+        append(
+            (
+                ln.b_device,
+                ln.b_port,
+                ip_str(ln.b_ip) + sfx,
+                _UPPER_ROLE[kind],
+                ln.a_device,
+                ln.a_port,
+                kind,
+                ln.plane,
+                ln.cable_id,
+            )
+        )
     w.writerows(rows)
     return buf.getvalue()

@@ -18,7 +18,10 @@ ROLES: tuple[Role, ...] = ("leaf", "spine", "super_spine")
 KINDS: tuple[LinkKind, ...] = ("host", "leaf_spine", "spine_super_spine")
 # (lower-tier role, upper-tier role) of each link kind; host links have a node, not a switch, below.
 KIND_ENDS: dict[LinkKind, tuple[Role | None, Role]] = {
-    "host": (None, "leaf"), "leaf_spine": ("leaf", "spine"), "spine_super_spine": ("spine", "super_spine")}
+    "host": (None, "leaf"),
+    "leaf_spine": ("leaf", "spine"),
+    "spine_super_spine": ("spine", "super_spine"),
+}
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[object]], align: str = "") -> list[str]:
@@ -74,43 +77,55 @@ def render_report(plan: Plan) -> str:
 
     # 1. summary
     lines += ["## Summary", ""]
-    lines += _table(("item", "value"), [
-        ("fabric", f.name),
-        ("site", f.site),
-        ("tiers", d.tiers),
-        ("planes", d.planes),
-        ("rails", d.rails),
-        ("scalable units (built)", d.su_count),
-        ("scalable units (capacity)", d.su_capacity),
-        ("node slots per SU", d.nodes_per_su),
-        ("GPU nodes", len(gpu_nodes)),
-        ("GPUs", plan.gpu_count),
-        ("appliances", len(appliances)),
-        ("host port speed (Gb/s)", f.host_port_speed_gbps),
-        ("host link addressing", intent.addressing.host_links.mode),
-    ], "ll")
+    lines += _table(
+        ("item", "value"),
+        [
+            ("fabric", f.name),
+            ("site", f.site),
+            ("tiers", d.tiers),
+            ("planes", d.planes),
+            ("rails", d.rails),
+            ("scalable units (built)", d.su_count),
+            ("scalable units (capacity)", d.su_capacity),
+            ("node slots per SU", d.nodes_per_su),
+            ("GPU nodes", len(gpu_nodes)),
+            ("GPUs", plan.gpu_count),
+            ("appliances", len(appliances)),
+            ("host port speed (Gb/s)", f.host_port_speed_gbps),
+            ("host link addressing", intent.addressing.host_links.mode),
+        ],
+        "ll",
+    )
     if appliances:
-        lines += ["", "Appliances: " + ", ".join(
-            f"{a.name} (SU {a.su}, slot {a.slot}, rails {','.join(map(str, a.rails))})" for a in appliances)]
+        lines += [
+            "",
+            "Appliances: "
+            + ", ".join(
+                f"{a.name} (SU {a.su}, slot {a.slot}, rails {','.join(map(str, a.rails))})" for a in appliances
+            ),
+        ]
 
     # 2. devices
     per = Counter((s.role, s.plane) for s in plan.switches)
-    models = {"leaf": intent.switches.leaf.model, "spine": intent.switches.spine.model,
-              "super_spine": intent.switches.super_spine.model if intent.switches.super_spine else ""}
+    models = {
+        "leaf": intent.switches.leaf.model,
+        "spine": intent.switches.spine.model,
+        "super_spine": intent.switches.super_spine.model if intent.switches.super_spine else "",
+    }
     planes = range(d.planes)
     lines += ["", "## Devices", "", "Switches per tier and plane.", ""]
     rows: list[Sequence[object]] = []
     for r in roles_present:
         rows.append([r, models[r], *(per[r, p] for p in planes), sum(per[r, p] for p in planes)])
-    rows.append(["all switches", "", *(sum(per[r, p] for r in roles_present) for p in planes),
-                 len(plan.switches)])
-    lines += _table(["role", "model", *(f"plane {p}" for p in planes), "total"], rows,
-                    "ll" + "r" * (d.planes + 1))
+    rows.append(["all switches", "", *(sum(per[r, p] for r in roles_present) for p in planes), len(plan.switches)])
+    lines += _table(["role", "model", *(f"plane {p}" for p in planes), "total"], rows, "ll" + "r" * (d.planes + 1))
 
     # 3. cables
     lines += ["", "## Cables", ""]
-    lines += _table(("kind", "cables", "speed (Gb/s)"),
-                    [*((k, kinds[k], speeds[k]) for k in kinds_present), ("all", len(plan.links), "")])
+    lines += _table(
+        ("kind", "cables", "speed (Gb/s)"),
+        [*((k, kinds[k], speeds[k]) for k in kinds_present), ("all", len(plan.links), "")],
+    )
 
     # 4. port usage
     n_role = Counter(s.role for s in plan.switches)
@@ -133,24 +148,37 @@ def render_report(plan: Plan) -> str:
 
     # 5. oversubscription
     lsp = d.leaf_model.port_speed_gbps
-    lines += ["", "## Oversubscription", "",
-              f"Leaf downlink:uplink bandwidth = {d.oversubscription:.2f}:1 ("
-              "1.00 is non-blocking).", ""]
-    rows = [("leaf downlinks (to nodes)", d.leaf_downlinks, lsp, d.leaf_downlinks * lsp),
-            ("leaf uplinks (to spines)", d.leaf_uplinks, lsp, d.leaf_uplinks * lsp)]
+    lines += [
+        "",
+        "## Oversubscription",
+        "",
+        f"Leaf downlink:uplink bandwidth = {d.oversubscription:.2f}:1 (1.00 is non-blocking).",
+        "",
+    ]
+    rows = [
+        ("leaf downlinks (to nodes)", d.leaf_downlinks, lsp, d.leaf_downlinks * lsp),
+        ("leaf uplinks (to spines)", d.leaf_uplinks, lsp, d.leaf_uplinks * lsp),
+    ]
     if d.tiers == 3:
         ssp = d.spine_model.port_speed_gbps
-        rows += [("spine downlinks (to leaves)", d.spine_downlinks, ssp, d.spine_downlinks * ssp),
-                 ("spine uplinks (to super-spines)", d.spine_uplinks, ssp, d.spine_uplinks * ssp)]
+        rows += [
+            ("spine downlinks (to leaves)", d.spine_downlinks, ssp, d.spine_downlinks * ssp),
+            ("spine uplinks (to super-spines)", d.spine_uplinks, ssp, d.spine_uplinks * ssp),
+        ]
     lines += _table(("per switch", "ports", "port speed (Gb/s)", "bandwidth (Gb/s)"), rows)
     if d.tiers == 3:
         lines += ["", f"Spine downlink:uplink bandwidth = {d.spine_downlinks / d.spine_uplinks:.2f}:1."]
 
     # 6. sizing
-    lines += ["", "## Spine sizing", "",
-              f"Spines{' and super-spines' if d.tiers == 3 else ''} are sized for su_capacity = {d.su_capacity} "
-              f"SUs ({d.su_count} built): growing to {d.su_capacity} SUs adds leaves, cables and addresses and "
-              "moves none.", ""]
+    lines += [
+        "",
+        "## Spine sizing",
+        "",
+        f"Spines{' and super-spines' if d.tiers == 3 else ''} are sized for su_capacity = {d.su_capacity} "
+        f"SUs ({d.su_count} built): growing to {d.su_capacity} SUs adds leaves, cables and addresses and "
+        "moves none.",
+        "",
+    ]
     if d.tiers == 2:
         rows = [
             ("spines per plane", d.spines_per_group),
@@ -168,8 +196,10 @@ def render_report(plan: Plan) -> str:
             ("spines per pod and plane", d.spines_per_group),
             ("spines per plane (built)", d.spines_per_plane),
             ("links per leaf-spine pair", d.links_per_leaf_spine),
-            ("spine ports to leaves per spine (full pod) / downlinks",
-             f"{d.sus_per_pod * d.rails * d.links_per_leaf_spine} / {d.spine_downlinks}"),
+            (
+                "spine ports to leaves per spine (full pod) / downlinks",
+                f"{d.sus_per_pod * d.rails * d.links_per_leaf_spine} / {d.spine_downlinks}",
+            ),
             ("super-spines per plane", d.super_spines_per_plane),
             ("super-spines per spine group", d.super_spines_per_group),
             ("links per spine-super-spine pair", d.links_per_spine_super_spine),
@@ -180,21 +210,29 @@ def render_report(plan: Plan) -> str:
     lines += _table(("item", "value"), rows)
 
     # 7. pools
-    lines += ["", "## Address pools", "",
-              "In use = addresses taken by the plan now (a loopback 1, a /31 link 2, a rail subnet its block); "
-              "reserved = addresses needed at su_capacity (pool_needs).", ""]
+    lines += [
+        "",
+        "## Address pools",
+        "",
+        "In use = addresses taken by the plan now (a loopback 1, a /31 link 2, a rail subnet its block); "
+        "reserved = addresses needed at su_capacity (pool_needs).",
+        "",
+    ]
     rows = []
     for key, pool, in_use, reserved in pool_usage(plan):
-        rows.append((key, pool.cidr, in_use, reserved, pool.size, _pct(in_use, pool.size),
-                     _pct(reserved, pool.size)))
-    lines += _table(("pool", "prefix", "in use", "reserved at capacity", "size", "in use %", "reserved %"), rows,
-                    "llrrrrr")
+        rows.append((key, pool.cidr, in_use, reserved, pool.size, _pct(in_use, pool.size), _pct(reserved, pool.size)))
+    lines += _table(
+        ("pool", "prefix", "in use", "reserved at capacity", "size", "in use %", "reserved %"), rows, "llrrrrr"
+    )
 
     # 8. ASNs
     lines += ["", "## ASNs", ""]
     a = intent.asn
-    configured = {"leaf": f"{a.leaf.first}-{a.leaf.last}", "spine": f"{a.spine.first}-{a.spine.last}",
-                  "super_spine": str(a.super_spine)}
+    configured = {
+        "leaf": f"{a.leaf.first}-{a.leaf.last}",
+        "spine": f"{a.spine.first}-{a.spine.last}",
+        "super_spine": str(a.super_spine),
+    }
     rows = []
     for r in roles_present:
         asns = [s.asn for s in plan.switches if s.role == r]
@@ -207,20 +245,29 @@ def render_report(plan: Plan) -> str:
     tos = intent.host.roce_tos if intent.host.roce_tos is not None else (q.roce_dscp[0] << 2) | 2
     wd = q.pfc_watchdog
     lines += ["", "## QoS (RoCE)", ""]
-    lines += _table(("item", "value"), [
-        ("trust", intent.host.trust),
-        ("DSCP -> priority (RoCE, lossless)", ", ".join(f"{x} -> {q.lossless_priority}" for x in q.roce_dscp)),
-        ("DSCP -> priority (CNP, strict)", f"{q.cnp_dscp} -> {q.cnp_priority}"),
-        ("PFC priorities", ", ".join(map(str, q.pfc_priorities))),
-        ("ECN min threshold (bytes)", q.ecn.min_threshold_bytes),
-        ("ECN max threshold (bytes)", q.ecn.max_threshold_bytes),
-        ("ECN mark probability at max (%)", q.ecn.mark_probability_percent),
-        ("PFC watchdog", f"{wd.action}, poll {wd.poll_interval_ms} ms, detect {wd.detection_time_ms} ms, restore "
-                         f"{wd.restoration_time_ms} ms" if wd.enabled else "off"),
-        ("DWRR weights (lossless / lossy)", f"{q.lossless_weight} / {q.lossy_weight}"),
-        ("switch MTU (bytes)", q.switch_mtu),
-        ("host MTU (bytes)", q.host_mtu),
-        ("host RoCE ToS (RDMA-CM)", tos),
-    ], "ll")
+    lines += _table(
+        ("item", "value"),
+        [
+            ("trust", intent.host.trust),
+            ("DSCP -> priority (RoCE, lossless)", ", ".join(f"{x} -> {q.lossless_priority}" for x in q.roce_dscp)),
+            ("DSCP -> priority (CNP, strict)", f"{q.cnp_dscp} -> {q.cnp_priority}"),
+            ("PFC priorities", ", ".join(map(str, q.pfc_priorities))),
+            ("ECN min threshold (bytes)", q.ecn.min_threshold_bytes),
+            ("ECN max threshold (bytes)", q.ecn.max_threshold_bytes),
+            ("ECN mark probability at max (%)", q.ecn.mark_probability_percent),
+            (
+                "PFC watchdog",
+                f"{wd.action}, poll {wd.poll_interval_ms} ms, detect {wd.detection_time_ms} ms, restore "
+                f"{wd.restoration_time_ms} ms"
+                if wd.enabled
+                else "off",
+            ),
+            ("DWRR weights (lossless / lossy)", f"{q.lossless_weight} / {q.lossy_weight}"),
+            ("switch MTU (bytes)", q.switch_mtu),
+            ("host MTU (bytes)", q.host_mtu),
+            ("host RoCE ToS (RDMA-CM)", tos),
+        ],
+        "ll",
+    )
     lines.append("")
     return "\n".join(lines)

@@ -16,8 +16,22 @@ from hwaac.plan.model import Plan
 
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 RAIL_COLORS = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-    "#bcbd22", "#e7ba52", "#393b79", "#ad494a", "#637939", "#843c39", "#7b4173", "#3182bd",
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#bcbd22",
+    "#e7ba52",
+    "#393b79",
+    "#ad494a",
+    "#637939",
+    "#843c39",
+    "#7b4173",
+    "#3182bd",
 )
 UPLINK_COLOR = "#555555"
 BOX_H = 30
@@ -90,8 +104,15 @@ def render_topology_svg(plan: Plan) -> str:
     d = draw.Drawing(width, height, id_prefix="topo")
     d.append(draw.Rectangle(0, 0, width, height, fill="white"))
     _text(d, f"{f.name}: topology of SU 1 of {d_.su_count}", 18, MARGIN, 30, font_weight="bold")
-    _text(d, f"{d_.tiers} tiers, {d_.planes} plane(s), {d_.rails} rails, {d_.nodes_per_su} node slots per SU, "
-             f"{d_.leaf_uplinks} uplinks per leaf", 12, MARGIN, 48, fill="#333333")
+    _text(
+        d,
+        f"{d_.tiers} tiers, {d_.planes} plane(s), {d_.rails} rails, {d_.nodes_per_su} node slots per SU, "
+        f"{d_.leaf_uplinks} uplinks per leaf",
+        12,
+        MARGIN,
+        48,
+        fill="#333333",
+    )
 
     def row_x(n: int) -> list[float]:
         x0 = (width - n * pitch) / 2 + GAP / 2
@@ -110,8 +131,14 @@ def render_topology_svg(plan: Plan) -> str:
         d.append(draw.Rectangle(MARGIN / 2, y, width - MARGIN, panel_h, rx=6, fill="#f7f7f7", stroke="#bbbbbb"))
         shown_n = sum(1 for n in shown_nodes if n is not None)
         scope = f"spines of pod {pod}" if d_.tiers == 3 else "spines"
-        _text(d, f"Plane {p}: {len(leaves)} leaves of SU 1, {n_spines} {scope}, {shown_n} of {len(su_nodes)} "
-                 "nodes shown", 14, MARGIN, y + 22, font_weight="bold")
+        _text(
+            d,
+            f"Plane {p}: {len(leaves)} leaves of SU 1, {n_spines} {scope}, {shown_n} of {len(su_nodes)} nodes shown",
+            14,
+            MARGIN,
+            y + 22,
+            font_weight="bold",
+        )
         spine_y = y + 40 + top_extra
         leaf_y = spine_y + BOX_H + SPINE_LEAF_GAP
         node_y = leaf_y + BOX_H + LEAF_NODE_GAP
@@ -119,12 +146,27 @@ def render_topology_svg(plan: Plan) -> str:
 
         if d_.tiers == 3:
             ss_y = y + 40
-            d.append(draw.Rectangle(_r(sx[0]), ss_y, _r(sx[-1] + bw - sx[0]), 44, rx=4, fill="#e8e0f0",
-                                    stroke="#333333"))
-            _text(d, f"{ss_count} super-spines of plane {p} (not drawn)", 12, width / 2, ss_y + 18,
-                  text_anchor="middle", font_weight="bold")
-            _text(d, f"spine j of every pod -> {d_.super_spines_per_group} super-spines of group j, "
-                     f"{d_.links_per_spine_super_spine} link(s) each", 11, width / 2, ss_y + 35, text_anchor="middle")
+            d.append(
+                draw.Rectangle(_r(sx[0]), ss_y, _r(sx[-1] + bw - sx[0]), 44, rx=4, fill="#e8e0f0", stroke="#333333")
+            )
+            _text(
+                d,
+                f"{ss_count} super-spines of plane {p} (not drawn)",
+                12,
+                width / 2,
+                ss_y + 18,
+                text_anchor="middle",
+                font_weight="bold",
+            )
+            _text(
+                d,
+                f"spine j of every pod -> {d_.super_spines_per_group} super-spines of group j, "
+                f"{d_.links_per_spine_super_spine} link(s) each",
+                11,
+                width / 2,
+                ss_y + 35,
+                text_anchor="middle",
+            )
             for i, s in enumerate(spines):
                 if s is not None:
                     cx = _r(sx[i] + bw / 2)
@@ -142,13 +184,24 @@ def render_topology_svg(plan: Plan) -> str:
                 y1 = leaf_y
                 x2 = sx[si] + bw * (li + 0.5) / len(leaves)
                 y2 = spine_y + BOX_H
-                d.append(draw.Line(_r(x1), _r(y1), _r(x2), _r(y2), stroke=UPLINK_COLOR, stroke_width=1,
-                                   stroke_opacity=0.7))
+                d.append(
+                    draw.Line(_r(x1), _r(y1), _r(x2), _r(y2), stroke=UPLINK_COLOR, stroke_width=1, stroke_opacity=0.7)
+                )
                 t = 0.12 + 0.72 * (si / max(1, n_sc - 1))  # labels of one spine share a height
                 labels.append((x1 + t * (x2 - x1), y1 + t * (y2 - y1), pairs[leaf.name, s.name]))
         for x, yy, count in labels:
-            _text(d, f"×{count}", 10, x, yy + 3, text_anchor="middle", fill="#222222", stroke="white",
-                  stroke_width=3, paint_order="stroke")
+            _text(
+                d,
+                f"×{count}",
+                10,
+                x,
+                yy + 3,
+                text_anchor="middle",
+                fill="#222222",
+                stroke="white",
+                stroke_width=3,
+                paint_order="stroke",
+            )
 
         # node -> leaf, one line per NIC port, coloured by rail
         leaf_col = {s.name: i for i, s in enumerate(leaves)}
@@ -159,8 +212,16 @@ def render_topology_svg(plan: Plan) -> str:
             ni, li = node_col[node], leaf_col[leaf_name]
             x1 = nx[ni] + bw * (rail + 0.5) / d_.rails
             x2 = lx[li] + bw * (ni + 0.5) / len(shown_nodes)
-            d.append(draw.Line(_r(x1), node_y, _r(x2), leaf_y + BOX_H, stroke=RAIL_COLORS[rail % len(RAIL_COLORS)],
-                               stroke_width=1.5))
+            d.append(
+                draw.Line(
+                    _r(x1),
+                    node_y,
+                    _r(x2),
+                    leaf_y + BOX_H,
+                    stroke=RAIL_COLORS[rail % len(RAIL_COLORS)],
+                    stroke_width=1.5,
+                )
+            )
 
         for i, s in enumerate(spines):
             if s is None:
@@ -192,11 +253,16 @@ def _legend(d: draw.Drawing, plan: Plan, y: float, uplink_speed: int) -> None:
         _text(d, f"rail {r}", 12, x + 36, yy + 4)
     y += ((rails + 7) // 8) * 22
     d.append(draw.Line(MARGIN, y, MARGIN + 30, y, stroke=UPLINK_COLOR, stroke_width=1.5))
-    _text(d, f"leaf-spine pair; ×N = N parallel links of {uplink_speed} Gb/s. Node -> leaf lines: one NIC port "
-             f"of {plan.intent.fabric.host_port_speed_gbps} Gb/s each.", 12, MARGIN + 36, y + 4)
+    _text(
+        d,
+        f"leaf-spine pair; ×N = N parallel links of {uplink_speed} Gb/s. Node -> leaf lines: one NIC port "
+        f"of {plan.intent.fabric.host_port_speed_gbps} Gb/s each.",
+        12,
+        MARGIN + 36,
+        y + 4,
+    )
     y += 20
     for i, (label, fill) in enumerate(BOX_FILLS):
         x = MARGIN + i * 140
         d.append(draw.Rectangle(x, y - 8, 30, 14, rx=3, fill=fill, stroke="#333333"))
         _text(d, label, 12, x + 36, y + 4)
-

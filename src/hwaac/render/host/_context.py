@@ -163,6 +163,15 @@ def _rail(link: Link, planes: int, table_base: int, priority_base: int, priority
     rail = link.rail if link.rail is not None else 0
     ordinal = rail * planes + link.plane
     return Rail(
-        ordinal, rail, link.plane, link.a_port, link.hca or "", ip_str(link.a_ip), ip_str(link.b_ip),
-        ip_str(link.network), link.prefixlen, table_base + ordinal, priority_base + ordinal * priority_step,
+        ordinal,
+        rail,
+        link.plane,
+        link.a_port,
+        link.hca or "",
+        ip_str(link.a_ip),
+        ip_str(link.b_ip),
+        ip_str(link.network),
+        link.prefixlen,
+        table_base + ordinal,
+        priority_base + ordinal * priority_step,
     )

@@ -34,7 +34,7 @@ def scoped_tunable(fsname: str, key: str) -> str:
     """
     for prefix, pattern in sorted(SCOPES.items(), key=lambda kv: -len(kv[0])):
         if key.startswith(prefix + "."):
-            return pattern.format(fs=fsname, param=key[len(prefix) + 1:])
+            return pattern.format(fs=fsname, param=key[len(prefix) + 1 :])
     raise ValueError(f"tunable {key!r}: not osc., mdc., llite. or ldlm.namespaces.")
 
 
@@ -87,12 +87,14 @@ def lustre_client(node_name: str, rails: list[Rail], storage: StorageSection) ->
     networks = []
     for n in lnet.networks:
         interfaces = _interfaces(rails, n.rails, node_name) if n.rails is not None else list(n.interfaces or [])
-        networks.append({
-            "net": n.net,
-            "interfaces": interfaces,
-            "tunables": n.tunables.model_dump(exclude_none=True),
-            "lnd_tunables": n.lnd_tunables.model_dump(exclude_none=True),
-        })
+        networks.append(
+            {
+                "net": n.net,
+                "interfaces": interfaces,
+                "tunables": n.tunables.model_dump(exclude_none=True),
+                "lnd_tunables": n.lnd_tunables.model_dump(exclude_none=True),
+            }
+        )
     filesystems = [
         {
             "name": fs.name,

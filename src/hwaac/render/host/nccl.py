@@ -10,8 +10,9 @@ from __future__ import annotations
 from hwaac.render.host._context import HostContext, Rail
 
 PATH = "nccl.env"
-HCA_NOTE = ("# NCCL_IB_HCA starts with '=' on purpose: exact device names, so mlx5_1 does not also select "
-            "mlx5_10..mlx5_17.\n")
+HCA_NOTE = (
+    "# NCCL_IB_HCA starts with '=' on purpose: exact device names, so mlx5_1 does not also select mlx5_10..mlx5_17.\n"
+)
 
 
 def nccl_vars(rails: list[Rail], ctx: HostContext) -> dict[str, str]:

@@ -38,8 +38,7 @@ def storage_routes(storage: StorageSection | None) -> dict[int, tuple[str, ...]]
     return {rail: tuple(prefixes) for rail, prefixes in out.items()}
 
 
-def render_netplan(node_name: str, rails: list[Rail], ctx: HostContext,
-                   storage: StorageSection | None = None) -> str:
+def render_netplan(node_name: str, rails: list[Rail], ctx: HostContext, storage: StorageSection | None = None) -> str:
     """The text of ``netplan/60-hwaac-rails.yaml`` for one host (``rails`` in NIC order).
 
     ``storage``: the intent's storage section for a GPU node (a Lustre client), None for appliances or a fabric
@@ -78,15 +77,9 @@ def render_netplan(node_name: str, rails: list[Rail], ctx: HostContext,
         )
         for prefix in (*ctx.fabric_prefixes, *extra.get(r.rail, ())):
             parts.append(
-                f"        - to: {prefix}\n"
-                f"          via: {r.peer}\n"
-                f"          from: {a}\n"
-                f"          table: {t}\n"
+                f"        - to: {prefix}\n          via: {r.peer}\n          from: {a}\n          table: {t}\n"
             )
         parts.append(
-            "      routing-policy:\n"
-            f"        - from: {a}\n"
-            f"          table: {t}\n"
-            f"          priority: {r.priority}\n"
+            f"      routing-policy:\n        - from: {a}\n          table: {t}\n          priority: {r.priority}\n"
         )
     return "".join(parts)

@@ -34,5 +34,4 @@ def render_sysctl(node_name: str, rails: list[Rail], ctx: HostContext) -> str:
             lines += [f"{k} = {v}\n" for k, v in ctx.neighbour]
         body = "".join(lines)
         ctx.memo[key] = body
-    return (f"# Rendered by hwaac for {node_name} (fabric {ctx.fabric}); do not edit, re-render from the "
-            f"intent.\n{body}")
+    return f"# Rendered by hwaac for {node_name} (fabric {ctx.fabric}); do not edit, re-render from the intent.\n{body}"

@@ -118,17 +118,23 @@ def _build_qos_invariants(q: QosSection) -> QosInvariants:
     wred: list[tuple[str, str]] = [("ecn", "ecn_all")]
     wred += [(f"wred_{c}_enable", "true") for c in ("green", "yellow", "red")]
     for c in ("green", "yellow", "red"):
-        wred += [(f"{c}_min_threshold", str(ecn.min_threshold_bytes)),
-                 (f"{c}_max_threshold", str(ecn.max_threshold_bytes)),
-                 (f"{c}_drop_probability", str(ecn.mark_probability_percent))]
+        wred += [
+            (f"{c}_min_threshold", str(ecn.min_threshold_bytes)),
+            (f"{c}_max_threshold", str(ecn.max_threshold_bytes)),
+            (f"{c}_drop_probability", str(ecn.mark_probability_percent)),
+        ]
     queues: dict[int, Items] = {0: (("scheduler", SCHEDULER_LOSSY),)}
     for p in pfc_sorted:
         queues[p] = (("scheduler", SCHEDULER_LOSSLESS), ("wred_profile", WRED_LOSSLESS))
     queues[cnp] = (("scheduler", SCHEDULER_CNP),)
     pfc_enable = ",".join(str(p) for p in pfc_sorted)
     port_qos: list[tuple[str, str]] = [
-        ("dscp_to_tc_map", QOS_MAP), ("tc_to_queue_map", QOS_MAP), ("tc_to_pg_map", QOS_MAP),
-        ("pfc_to_queue_map", QOS_MAP), ("pfc_to_pg_map", QOS_MAP), ("pfc_enable", pfc_enable),
+        ("dscp_to_tc_map", QOS_MAP),
+        ("tc_to_queue_map", QOS_MAP),
+        ("tc_to_pg_map", QOS_MAP),
+        ("pfc_to_queue_map", QOS_MAP),
+        ("pfc_to_pg_map", QOS_MAP),
+        ("pfc_enable", pfc_enable),
     ]
     if wd.enabled:
         port_qos.append(("pfcwd_sw_enable", pfc_enable))
@@ -149,8 +155,11 @@ def _build_qos_invariants(q: QosSection) -> QosInvariants:
         lossless_pgs=tuple(f"|{r}" for r in pg_ranges(pfc_sorted)),
         pfcwd_enabled=wd.enabled,
         pfcwd_global=(("POLL_INTERVAL", str(wd.poll_interval_ms)),),
-        pfcwd_port=(("action", wd.action), ("detection_time", str(wd.detection_time_ms)),
-                    ("restoration_time", str(wd.restoration_time_ms))),
+        pfcwd_port=(
+            ("action", wd.action),
+            ("detection_time", str(wd.detection_time_ms)),
+            ("restoration_time", str(wd.restoration_time_ms)),
+        ),
         cable_length=f"{q.cable_length_m}m",
     )
 
@@ -170,8 +179,13 @@ def port_bases(model: SwitchModel, mtu: int) -> tuple[tuple[str, Items], ...]:
     """
     out = []
     for i, p in enumerate(port_table(model)):
-        fields: tuple[tuple[str, str], ...] = (("alias", p.alias), ("lanes", p.lanes), ("speed", str(p.speed_mbps)),
-                                               ("index", str(p.index)), ("mtu", str(mtu)))
+        fields: tuple[tuple[str, str], ...] = (
+            ("alias", p.alias),
+            ("lanes", p.lanes),
+            ("speed", str(p.speed_mbps)),
+            ("index", str(p.index)),
+            ("mtu", str(mtu)),
+        )
         if i < model.ports:
             fields += (("fec", model.fec),)
         out.append((p.name, fields))
@@ -210,8 +224,24 @@ class SwitchContext:
             does not choose one (:func:`hwaac.model.sonic_releases.bgp_admin_values`).
     """
 
-    __slots__ = ("active", "announced", "bgp_down", "bgp_up", "bridged", "intent", "links", "model", "neighbors",
-                 "plan", "qos", "rail_subnet", "release", "routed", "switch", "vlan_id")
+    __slots__ = (
+        "active",
+        "announced",
+        "bgp_down",
+        "bgp_up",
+        "bridged",
+        "intent",
+        "links",
+        "model",
+        "neighbors",
+        "plan",
+        "qos",
+        "rail_subnet",
+        "release",
+        "routed",
+        "switch",
+        "vlan_id",
+    )
 
     def __init__(self, plan: Plan, switch: Switch):
         self.plan = plan
@@ -230,11 +260,33 @@ class SwitchContext:
         links = []
         for lk in plan.links_by_device.get(name, ()):
             if lk.b_device == name:
-                links.append(LocalLink(lk.b_port, pos[lk.b_port], lk.kind, lk.b_ip, lk.a_ip, lk.network,
-                                       lk.prefixlen, lk.a_device, lk.a_port))
+                links.append(
+                    LocalLink(
+                        lk.b_port,
+                        pos[lk.b_port],
+                        lk.kind,
+                        lk.b_ip,
+                        lk.a_ip,
+                        lk.network,
+                        lk.prefixlen,
+                        lk.a_device,
+                        lk.a_port,
+                    )
+                )
             else:
-                links.append(LocalLink(lk.a_port, pos[lk.a_port], lk.kind, lk.a_ip, lk.b_ip, lk.network,
-                                       lk.prefixlen, lk.b_device, lk.b_port))
+                links.append(
+                    LocalLink(
+                        lk.a_port,
+                        pos[lk.a_port],
+                        lk.kind,
+                        lk.a_ip,
+                        lk.b_ip,
+                        lk.network,
+                        lk.prefixlen,
+                        lk.b_device,
+                        lk.b_port,
+                    )
+                )
         links.sort(key=attrgetter("position"))
         self.links = links
         self.active = [lk.port for lk in links]

@@ -157,8 +157,13 @@ class Vlan(TableGenerator):
     def generate(cls, ctx: SwitchContext) -> Table:
         if ctx.vlan_id is None:
             return {}
-        return {f"Vlan{ctx.vlan_id}": {"vlanid": str(ctx.vlan_id), "admin_status": "up",
-                                       "mtu": str(ctx.intent.qos.switch_mtu)}}
+        return {
+            f"Vlan{ctx.vlan_id}": {
+                "vlanid": str(ctx.vlan_id),
+                "admin_status": "up",
+                "mtu": str(ctx.intent.qos.switch_mtu),
+            }
+        }
 
 
 class VlanMember(TableGenerator):
@@ -223,8 +228,14 @@ class BgpGlobals(TableGenerator):
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
         sw = ctx.switch
-        return {VRF: {"local_asn": str(sw.asn), "router_id": ip_str(sw.loopback),
-                      "load_balance_mp_relax": "true", "log_nbr_state_changes": "true"}}
+        return {
+            VRF: {
+                "local_asn": str(sw.asn),
+                "router_id": ip_str(sw.loopback),
+                "load_balance_mp_relax": "true",
+                "log_nbr_state_changes": "true",
+            }
+        }
 
 
 class BgpGlobalsAf(TableGenerator):
@@ -267,9 +278,17 @@ class BgpNeighbor(TableGenerator):
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
         by_name = ctx.plan.switch_by_name
-        return {key: {"asn": str(by_name[lk.peer].asn), "name": lk.peer, "local_addr": ip_str(lk.ip),
-                      "admin_status": ctx.bgp_up, "keepalive": BGP_KEEPALIVE, "holdtime": BGP_HOLDTIME}
-                for key, lk in ctx.neighbors}
+        return {
+            key: {
+                "asn": str(by_name[lk.peer].asn),
+                "name": lk.peer,
+                "local_addr": ip_str(lk.ip),
+                "admin_status": ctx.bgp_up,
+                "keepalive": BGP_KEEPALIVE,
+                "holdtime": BGP_HOLDTIME,
+            }
+            for key, lk in ctx.neighbors
+        }
 
 
 class BgpNeighborAf(TableGenerator):
@@ -283,9 +302,14 @@ class BgpNeighborAf(TableGenerator):
     @classmethod
     def generate(cls, ctx: SwitchContext) -> Table:
         suffix = f"|{AFI_SAFI}"
-        return {key + suffix: {"admin_status": ctx.bgp_up, "route_map_in": [ROUTE_MAP_PERMIT],
-                               "route_map_out": [ROUTE_MAP_PERMIT]}
-                for key, _lk in ctx.neighbors}
+        return {
+            key + suffix: {
+                "admin_status": ctx.bgp_up,
+                "route_map_in": [ROUTE_MAP_PERMIT],
+                "route_map_out": [ROUTE_MAP_PERMIT],
+            }
+            for key, _lk in ctx.neighbors
+        }
 
 
 class DeviceNeighbor(TableGenerator):
@@ -302,9 +326,33 @@ class DeviceNeighbor(TableGenerator):
 #: The generators in the order their tables appear in config_db.json (routing tables in dependency order, see
 #: the module docstring).
 GENERATORS: tuple[type[TableGenerator], ...] = (
-    DeviceMetadata, Port, LoopbackInterface, Interface, Vlan, VlanMember, VlanInterface,
-    RouteMapSet, RouteMap, BgpGlobals, BgpGlobalsAf, BgpGlobalsAfNetwork, BgpNeighbor, BgpNeighborAf,
-    DeviceNeighbor, DscpToTcMap, TcToQueueMap, TcToPriorityGroupMap, MapPfcPriorityToQueue,
-    PfcPriorityToPriorityGroupMap, Scheduler, WredProfile, Queue, PortQosMap, PfcWd, CableLength, BufferPg,
-    DefaultLosslessBufferParameter, LosslessTrafficPattern,
+    DeviceMetadata,
+    Port,
+    LoopbackInterface,
+    Interface,
+    Vlan,
+    VlanMember,
+    VlanInterface,
+    RouteMapSet,
+    RouteMap,
+    BgpGlobals,
+    BgpGlobalsAf,
+    BgpGlobalsAfNetwork,
+    BgpNeighbor,
+    BgpNeighborAf,
+    DeviceNeighbor,
+    DscpToTcMap,
+    TcToQueueMap,
+    TcToPriorityGroupMap,
+    MapPfcPriorityToQueue,
+    PfcPriorityToPriorityGroupMap,
+    Scheduler,
+    WredProfile,
+    Queue,
+    PortQosMap,
+    PfcWd,
+    CableLength,
+    BufferPg,
+    DefaultLosslessBufferParameter,
+    LosslessTrafficPattern,
 )

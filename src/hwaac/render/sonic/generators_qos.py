@@ -172,8 +172,6 @@ class CableLength(TableGenerator):
         return {CABLE_LENGTH_PROFILE: dict.fromkeys(ctx.active, length)}
 
 
-
-
 # --- buffers (dynamic model; see module docstring) ---------------------------------------------------------------
 
 
@@ -225,5 +223,6 @@ class LosslessTrafficPattern(TableGenerator):
     def generate(cls, ctx: SwitchContext) -> Table:
         if not ctx.active:
             return {}
-        return {BUFFER_DEFAULTS: {"mtu": LOSSLESS_PATTERN_MTU,
-                                  "small_packet_percentage": LOSSLESS_SMALL_PACKET_PERCENTAGE}}
+        return {
+            BUFFER_DEFAULTS: {"mtu": LOSSLESS_PATTERN_MTU, "small_packet_percentage": LOSSLESS_SMALL_PACKET_PERCENTAGE}
+        }

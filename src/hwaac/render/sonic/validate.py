@@ -109,8 +109,7 @@ def validate_config_db(cfg: dict, intent: Intent | None = None, release: str | N
         KeyError: ``release`` is not a known release.
     """
     rel = RELEASES[release or _release_of(cfg, intent)]
-    errors = [_schema_message(e) for e in sorted(_validator().iter_errors(cfg),
-                                                 key=lambda e: (e.json_path, e.message))]
+    errors = [_schema_message(e) for e in sorted(_validator().iter_errors(cfg), key=lambda e: (e.json_path, e.message))]
     if isinstance(cfg, dict):
         errors += _Checker(cfg, intent, rel).run()
     return errors
@@ -221,8 +220,9 @@ class _Checker(RoutingChecks):
 
     def _derived_lossless(self, entry: dict) -> set[int] | None:
         pfc_name, tc_name = entry.get("pfc_to_pg_map"), entry.get("tc_to_pg_map")
-        pfc_map = table(self.cfg, "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP").get(pfc_name) if isinstance(pfc_name, str) \
-            else None
+        pfc_map = (
+            table(self.cfg, "PFC_PRIORITY_TO_PRIORITY_GROUP_MAP").get(pfc_name) if isinstance(pfc_name, str) else None
+        )
         tc_map = table(self.cfg, "TC_TO_PRIORITY_GROUP_MAP").get(tc_name) if isinstance(tc_name, str) else None
         if not isinstance(pfc_map, dict) or not isinstance(tc_map, dict):
             return None
@@ -243,13 +243,16 @@ class _Checker(RoutingChecks):
                 expected = self._derived_lossless(entry)
                 source = "traffic classes mapped to the PGs of the PFC priority map"
             if expected is not None and actual != expected:
-                self.err(("PORT_QOS_MAP", key, "pfc_enable"),
-                         f"{entry['pfc_enable']!r} but the lossless classes are {joined(expected)!r} ({source})")
+                self.err(
+                    ("PORT_QOS_MAP", key, "pfc_enable"),
+                    f"{entry['pfc_enable']!r} but the lossless classes are {joined(expected)!r} ({source})",
+                )
             wd = prio_set(entry.get("pfcwd_sw_enable"))
             if wd is not None and not wd <= actual:
-                self.err(("PORT_QOS_MAP", key, "pfcwd_sw_enable"),
-                         f"{entry['pfcwd_sw_enable']!r} names priorities without PFC (pfc_enable "
-                         f"{entry['pfc_enable']!r})")
+                self.err(
+                    ("PORT_QOS_MAP", key, "pfcwd_sw_enable"),
+                    f"{entry['pfcwd_sw_enable']!r} names priorities without PFC (pfc_enable {entry['pfc_enable']!r})",
+                )
 
     # --- buffers ----------------------------------------------------------------------------------------------------
 
@@ -280,29 +283,40 @@ class _Checker(RoutingChecks):
                 for prio in sorted(prios):
                     cover = [(k, p) for k, ps, p in pgs.get(port, ()) if prio in ps]
                     if not cover:
-                        self.err(("BUFFER_PG", f"{port}|{prio}"), f"missing: PFC priority {prio} of {port} "
-                                 "(pfc_enable) has no lossless priority group, so no headroom")
+                        self.err(
+                            ("BUFFER_PG", f"{port}|{prio}"),
+                            f"missing: PFC priority {prio} of {port} "
+                            "(pfc_enable) has no lossless priority group, so no headroom",
+                        )
                         continue
                     pg_key, profile = cover[0]
                     if profile == "NULL":
                         continue
                     prof = profiles.get(profile)
                     if isinstance(prof, dict) and "xoff" not in prof:
-                        self.err(("BUFFER_PG", pg_key, "profile"), f"{profile!r} is a lossy profile (no xoff) on "
-                                 f"PFC priority {prio}")
+                        self.err(
+                            ("BUFFER_PG", pg_key, "profile"),
+                            f"{profile!r} is a lossy profile (no xoff) on PFC priority {prio}",
+                        )
         if not null_ports:
             return
         meta = table(cfg, "DEVICE_METADATA").get("localhost")
         model = meta.get("buffer_model") if isinstance(meta, dict) else None
         if model != "dynamic":
-            self.err(("DEVICE_METADATA", "localhost", "buffer_model"),
-                     f"{model!r}: BUFFER_PG profile NULL ({null_ports[0]!r}...) is computed only by the dynamic "
-                     "buffer model")
-        for name, field in (("DEFAULT_LOSSLESS_BUFFER_PARAMETER", "default_dynamic_th"),
-                            ("LOSSLESS_TRAFFIC_PATTERN", "mtu")):
+            self.err(
+                ("DEVICE_METADATA", "localhost", "buffer_model"),
+                f"{model!r}: BUFFER_PG profile NULL ({null_ports[0]!r}...) is computed only by the dynamic "
+                "buffer model",
+            )
+        for name, field in (
+            ("DEFAULT_LOSSLESS_BUFFER_PARAMETER", "default_dynamic_th"),
+            ("LOSSLESS_TRAFFIC_PATTERN", "mtu"),
+        ):
             if not any(field in e for _, e in entries(cfg, name)):
-                self.err((name,), f"no entry with {field}: buffermgrd leaves the NULL (dynamic) lossless "
-                         "PGs pending without it")
+                self.err(
+                    (name,),
+                    f"no entry with {field}: buffermgrd leaves the NULL (dynamic) lossless PGs pending without it",
+                )
         cabled: set[str] = set()
         for _profile, entry in entries(cfg, "CABLE_LENGTH"):
             cabled.update(entry)
@@ -329,11 +343,14 @@ class _Checker(RoutingChecks):
             for color in ("green", "yellow", "red"):
                 lo, hi = to_int(entry.get(f"{color}_min_threshold")), to_int(entry.get(f"{color}_max_threshold"))
                 if hi is not None and f"{color}_min_threshold" not in entry:
-                    self.err(("WRED_PROFILE", name, f"{color}_max_threshold"),
-                             f"given without {color}_min_threshold (the YANG must compares it with the min)")
+                    self.err(
+                        ("WRED_PROFILE", name, f"{color}_max_threshold"),
+                        f"given without {color}_min_threshold (the YANG must compares it with the min)",
+                    )
                 elif lo is not None and hi is not None and hi < lo:
-                    self.err(("WRED_PROFILE", name, f"{color}_max_threshold"),
-                             f"{hi} is below {color}_min_threshold {lo}")
+                    self.err(
+                        ("WRED_PROFILE", name, f"{color}_max_threshold"), f"{hi} is below {color}_min_threshold {lo}"
+                    )
 
     def intent_qos(self) -> None:
         assert self.intent is not None
@@ -350,8 +367,10 @@ class _Checker(RoutingChecks):
             for dscp, tc in want.items():
                 got = to_int(m.get(str(dscp)))
                 if got != tc:
-                    self.err(("DSCP_TO_TC_MAP", name, dscp),
-                             f"DSCP {dscp} maps to TC {m.get(str(dscp))!r}, the intent's qos wants {tc}")
+                    self.err(
+                        ("DSCP_TO_TC_MAP", name, dscp),
+                        f"DSCP {dscp} maps to TC {m.get(str(dscp))!r}, the intent's qos wants {tc}",
+                    )
         if q.pfc_priorities:
             covered = set()
             for key in table(self.cfg, "PORT_QOS_MAP"):

@@ -28,8 +28,12 @@ from hwaac.render.sonic.checks_common import (
 VRF_TABLES = ("BGP_GLOBALS_AF", "BGP_GLOBALS_AF_NETWORK", "ROUTE_REDISTRIBUTE", "BGP_NEIGHBOR", "BGP_NEIGHBOR_AF")
 ROUTING_TABLES = ("BGP_GLOBALS", *VRF_TABLES)
 # YANG leafrefs to ROUTE_MAP_SET (sonic-bgp-common, sonic-bgp-global, sonic-route-common, sonic-route-map)
-ROUTE_MAP_REFS = (("BGP_NEIGHBOR_AF", "route_map_in"), ("BGP_NEIGHBOR_AF", "route_map_out"),
-                  ("ROUTE_REDISTRIBUTE", "route_map"), ("BGP_GLOBALS_AF_NETWORK", "policy"))
+ROUTE_MAP_REFS = (
+    ("BGP_NEIGHBOR_AF", "route_map_in"),
+    ("BGP_NEIGHBOR_AF", "route_map_out"),
+    ("ROUTE_REDISTRIBUTE", "route_map"),
+    ("BGP_GLOBALS_AF_NETWORK", "policy"),
+)
 # ROUTE_MAP fields that are leafrefs to PREFIX_SET (sonic-route-map.yang)
 PREFIX_SET_REFS = ("match_prefix_set", "match_ipv6_prefix_set", "match_next_hop_set")
 
@@ -141,8 +145,9 @@ class RoutingChecks(CheckerBase):
             except ValueError:
                 continue
             if peer == local_ip or peer not in iface.network:
-                self.err(("BGP_NEIGHBOR", key),
-                         f"neighbour {neighbor} is not a peer address on {iface} (local_addr {local})")
+                self.err(
+                    ("BGP_NEIGHBOR", key), f"neighbour {neighbor} is not a peer address on {iface} (local_addr {local})"
+                )
 
     # --- frrcfgd's tables and their references ------------------------------------------------------------------
 
@@ -153,18 +158,24 @@ class RoutingChecks(CheckerBase):
         meta = table(cfg, "DEVICE_METADATA").get("localhost")
         meta = meta if isinstance(meta, dict) else {}
         if meta.get("frr_mgmt_framework_config") != "true":
-            self.err(("DEVICE_METADATA", "localhost", "frr_mgmt_framework_config"),
-                     f"{meta.get('frr_mgmt_framework_config')!r}: frrcfgd, which reads BGP_GLOBALS, BGP_NEIGHBOR "
-                     "'vrf|address' and the route maps, runs only when it is 'true'")
+            self.err(
+                ("DEVICE_METADATA", "localhost", "frr_mgmt_framework_config"),
+                f"{meta.get('frr_mgmt_framework_config')!r}: frrcfgd, which reads BGP_GLOBALS, BGP_NEIGHBOR "
+                "'vrf|address' and the route maps, runs only when it is 'true'",
+            )
         if meta.get("docker_routing_config_mode") != "unified":
-            self.err(("DEVICE_METADATA", "localhost", "docker_routing_config_mode"),
-                     f"{meta.get('docker_routing_config_mode')!r}: frrcfgd replays CONFIG_DB into FRR at start only "
-                     "in 'unified' mode (it assumes 'separated' when the field is absent)")
+            self.err(
+                ("DEVICE_METADATA", "localhost", "docker_routing_config_mode"),
+                f"{meta.get('docker_routing_config_mode')!r}: frrcfgd replays CONFIG_DB into FRR at start only "
+                "in 'unified' mode (it assumes 'separated' when the field is absent)",
+            )
         globals_ = table(cfg, "BGP_GLOBALS")
         default = globals_.get("default")
         if isinstance(default, dict) and "bgp_asn" in meta and default.get("local_asn") != meta["bgp_asn"]:
-            self.err(("BGP_GLOBALS", "default", "local_asn"),
-                     f"{default.get('local_asn')!r} differs from DEVICE_METADATA bgp_asn {meta['bgp_asn']!r}")
+            self.err(
+                ("BGP_GLOBALS", "default", "local_asn"),
+                f"{default.get('local_asn')!r} differs from DEVICE_METADATA bgp_asn {meta['bgp_asn']!r}",
+            )
         vrfs = table(cfg, "VRF")
         for vrf in globals_:
             if vrf != "default" and vrf not in vrfs:
@@ -184,8 +195,10 @@ class RoutingChecks(CheckerBase):
         for key, entry in entries(cfg, "BGP_NEIGHBOR"):
             group = entry.get("peer_group_name")
             if isinstance(group, str) and "|" in key and f"{key.split('|', 1)[0]}|{group}" not in groups:
-                self.err(("BGP_NEIGHBOR", key, "peer_group_name"),
-                         f"peer group {group!r} is not defined in BGP_PEER_GROUP for VRF {key.split('|', 1)[0]!r}")
+                self.err(
+                    ("BGP_NEIGHBOR", key, "peer_group_name"),
+                    f"peer group {group!r} is not defined in BGP_PEER_GROUP for VRF {key.split('|', 1)[0]!r}",
+                )
         activated: dict[str, list[tuple[str, dict]]] = {}
         active = self.active_values
         for key, entry in entries(cfg, "BGP_NEIGHBOR_AF"):
@@ -199,10 +212,12 @@ class RoutingChecks(CheckerBase):
                 continue  # bgpcfgd's shape: not frrcfgd's
             afs = activated.get(nbr)
             if not afs:
-                self.err(("BGP_NEIGHBOR", nbr),
-                         f"no BGP_NEIGHBOR_AF activates it (frrcfgd of SONiC {self.release.name} activates with "
-                         f"admin_status {' or '.join(map(repr, active))}): frrcfgd sets 'no bgp default "
-                         "ipv4-unicast', so the session would exchange no routes")
+                self.err(
+                    ("BGP_NEIGHBOR", nbr),
+                    f"no BGP_NEIGHBOR_AF activates it (frrcfgd of SONiC {self.release.name} activates with "
+                    f"admin_status {' or '.join(map(repr, active))}): frrcfgd sets 'no bgp default "
+                    "ipv4-unicast', so the session would exchange no routes",
+                )
                 continue
             vrf_globals = globals_.get(nbr.split("|", 1)[0])
             local = vrf_globals.get("local_asn") if isinstance(vrf_globals, dict) else None
@@ -211,9 +226,11 @@ class RoutingChecks(CheckerBase):
             for key, af in afs:
                 for field in ("route_map_in", "route_map_out"):
                     if not names(af.get(field)):
-                        self.err(("BGP_NEIGHBOR_AF", key),
-                                 f"no {field}: FRR's 'bgp ebgp-requires-policy' lets no route "
-                                 f"{'in' if field.endswith('in') else 'out'} on an eBGP session without a policy")
+                        self.err(
+                            ("BGP_NEIGHBOR_AF", key),
+                            f"no {field}: FRR's 'bgp ebgp-requires-policy' lets no route "
+                            f"{'in' if field.endswith('in') else 'out'} on an eBGP session without a policy",
+                        )
 
     def _policy_references(self) -> None:
         cfg = self.cfg
@@ -228,8 +245,10 @@ class RoutingChecks(CheckerBase):
                     elif rmap not in map_set:
                         unlisted.setdefault(rmap, (name, key, field))
         for rmap, path in unlisted.items():
-            self.err(("ROUTE_MAP_SET",), f"route map {rmap!r} (used by {json_path(path)}) is not defined here, "
-                     "the target of the YANG leafref")
+            self.err(
+                ("ROUTE_MAP_SET",),
+                f"route map {rmap!r} (used by {json_path(path)}) is not defined here, the target of the YANG leafref",
+            )
         prefix_sets = table(cfg, "PREFIX_SET")
         for key, entry in entries(cfg, "ROUTE_MAP"):
             for field in PREFIX_SET_REFS:
@@ -253,8 +272,10 @@ class RoutingChecks(CheckerBase):
                 continue  # the schema reports the key pattern
             _seq, net, lo, hi = parsed
             if lo is not None and hi is not None and not (net.prefixlen < lo <= hi <= net.max_prefixlen):
-                self.err(("PREFIX", key), f"length range {lo}..{hi} does not fit {net}: FRR needs "
-                         f"len < ge <= le <= {net.max_prefixlen}")
+                self.err(
+                    ("PREFIX", key),
+                    f"length range {lo}..{hi} does not fit {net}: FRR needs len < ge <= le <= {net.max_prefixlen}",
+                )
 
     # --- what BGP announces ---------------------------------------------------------------------------------------
 
@@ -267,7 +288,8 @@ class RoutingChecks(CheckerBase):
             seq, net, lo, hi = parsed
             # a key without sequence number gets FRR's automatic one: after every numbered entry
             lists.setdefault(key.split("|", 1)[0], []).append(
-                (seq if seq is not None else (1 << 33) + n, net, lo, hi, str(entry.get("action"))))
+                (seq if seq is not None else (1 << 33) + n, net, lo, hi, str(entry.get("action")))
+            )
         for items in lists.values():
             items.sort(key=lambda e: e[0])
         return lists
@@ -305,8 +327,11 @@ class RoutingChecks(CheckerBase):
         cfg = self.cfg
         if not table(cfg, "BGP_NEIGHBOR") and not table(cfg, "BGP_GLOBALS"):
             return
-        peers = [ipaddress.ip_address(k.rpartition("|")[2]) for k in table(cfg, "BGP_NEIGHBOR")
-                 if is_ip(k.rpartition("|")[2])]
+        peers = [
+            ipaddress.ip_address(k.rpartition("|")[2])
+            for k in table(cfg, "BGP_NEIGHBOR")
+            if is_ip(k.rpartition("|")[2])
+        ]
         want: list[tuple[tuple[str, str], Network, str]] = []
         avoid: list[tuple[tuple[str, str], Network, str]] = []
         for name, key, iface in self._networks("LOOPBACK_INTERFACE"):
@@ -326,9 +351,12 @@ class RoutingChecks(CheckerBase):
         redist = table(cfg, "ROUTE_REDISTRIBUTE").get("default|connected|bgp|ipv4")
         if not statements and not isinstance(redist, dict):
             if want:
-                self.err(("BGP_GLOBALS_AF_NETWORK",), f"nothing announces the {len(want)} connected subnet(s) incl. "
-                         f"{want[0][1]} ({want[0][2]}): no network statement ('default|ipv4_unicast|<prefix>') and "
-                         "no ROUTE_REDISTRIBUTE 'default|connected|bgp|ipv4'")
+                self.err(
+                    ("BGP_GLOBALS_AF_NETWORK",),
+                    f"nothing announces the {len(want)} connected subnet(s) incl. "
+                    f"{want[0][1]} ({want[0][2]}): no network statement ('default|ipv4_unicast|<prefix>') and "
+                    "no ROUTE_REDISTRIBUTE 'default|connected|bgp|ipv4'",
+                )
             return
         maps = names(redist.get("route_map")) if isinstance(redist, dict) else []
         lists = self._prefix_lists() if maps else {}
@@ -342,16 +370,23 @@ class RoutingChecks(CheckerBase):
 
         for path, net, what in want:
             if net not in statements and redistributed(net) is False:
-                how = (f"route map {maps[0]!r} of redistribute connected denies it" if maps else
-                       "no redistribute connected")
-                self.err(path, f"{what} {net} is not announced: no network statement "
-                         f"'default|ipv4_unicast|{net}' and {how}")
+                how = (
+                    f"route map {maps[0]!r} of redistribute connected denies it"
+                    if maps
+                    else "no redistribute connected"
+                )
+                self.err(
+                    path, f"{what} {net} is not announced: no network statement 'default|ipv4_unicast|{net}' and {how}"
+                )
         for path, net, what in avoid:
             if net in statements:
                 self.err(path, f"{what} {net} is announced by the network statement 'default|ipv4_unicast|{net}'")
             elif redistributed(net) is True:
-                how = f"route map {maps[0]!r} of redistribute connected" if maps else \
-                    "redistribute connected, which has no route map"
+                how = (
+                    f"route map {maps[0]!r} of redistribute connected"
+                    if maps
+                    else "redistribute connected, which has no route map"
+                )
                 self.err(path, f"{what} {net} is announced by {how}")
 
     def _networks(self, name: str):

@@ -56,9 +56,11 @@ def generate(yang_dir: str) -> dict[str, Any]:  # pragma: no cover - runs in the
                     if any(c.keyword() == "list" for c in lst.children()):
                         continue  # a map table: its entries are an inner list
                     tables.setdefault(table.name(), set()).update(c.name() for c in leaves if c.name() not in keys)
-    return {"source": f"SONiC YANG models in {os.path.basename(os.path.normpath(yang_dir))} (libyang "
-                      f"{getattr(libyang, '__version__', '?')}); see hwaac.render.sonic.yang_fields",
-            "tables": {t: sorted(f) for t, f in sorted(tables.items())}}
+    return {
+        "source": f"SONiC YANG models in {os.path.basename(os.path.normpath(yang_dir))} (libyang "
+        f"{getattr(libyang, '__version__', '?')}); see hwaac.render.sonic.yang_fields",
+        "tables": {t: sorted(f) for t, f in sorted(tables.items())},
+    }
 
 
 if __name__ == "__main__":  # pragma: no cover

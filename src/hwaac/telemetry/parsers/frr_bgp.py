@@ -139,23 +139,35 @@ class BgpSummary:
     def snapshot(self) -> Snapshot:
         """The counters for rates (``bgp_established``, ``bgp_dropped``: session flaps), one "port" per peer key
         of :attr:`peers`; the state words ``bgp_state``, ``peer_state``, ``remote_as``, ``hostname``, ``vrf``."""
-        snap = Snapshot(TOOL, device=self.device, taken_at=self.taken_at, version=self.version,
-                        unknown=list(self.unknown))
+        snap = Snapshot(
+            TOOL, device=self.device, taken_at=self.taken_at, version=self.version, unknown=list(self.unknown)
+        )
         for key, p in self.peers.items():
             sample = snap.port(key)
             sample.counters["bgp_established"] = p.connections_established
             sample.counters["bgp_dropped"] = p.connections_dropped
-            sample.state.update(bgp_state=p.state or "", peer_state=p.peer_state, vrf=p.vrf, hostname=p.hostname,
-                                remote_as="" if p.remote_as is None else str(p.remote_as))
+            sample.state.update(
+                bgp_state=p.state or "",
+                peer_state=p.peer_state,
+                vrf=p.vrf,
+                hostname=p.hostname,
+                remote_as="" if p.remote_as is None else str(p.remote_as),
+            )
         return snap
 
 
-def parse_bgp_summary(raw: str | bytes | Mapping[str, Any], *, device: str = "",
-                      version: str | None = None) -> BgpSummary:
+def parse_bgp_summary(
+    raw: str | bytes | Mapping[str, Any], *, device: str = "", version: str | None = None
+) -> BgpSummary:
     """Read ``show bgp ... summary json`` (the text, or the document already decoded). Never raises."""
     out = BgpSummary(device=device, version=version or "")
-    read_documents(out, raw, lambda doc: _instance(out, doc, "", top=True), "address families",
-                   "no address family in the document: not a BGP summary")
+    read_documents(
+        out,
+        raw,
+        lambda doc: _instance(out, doc, "", top=True),
+        "address families",
+        "no address family in the document: not a BGP summary",
+    )
     default = [f for f in out.families.values() if f.vrf == DEFAULT_VRF] or list(out.families.values())
     if default:
         out.router_id, out.local_as = default[0].router_id, default[0].local_as
@@ -208,12 +220,23 @@ def _family(out: BgpSummary, name: str, fam: Mapping[str, Any], vrf_hint: str) -
         out.peers[key] = peer if old is None else _merge(old, peer)
     fkey = name if vrf == DEFAULT_VRF else f"{vrf}/{name}"
     out.families[fkey] = BgpFamily(
-        name, vrf, str_field(fam.get("routerId")), asn_field(out, fam, "as", where),
-        int_field(out, fam, "tableVersion", where), fam.get("updateDelayInProgress") is True, tuple(keys))
+        name,
+        vrf,
+        str_field(fam.get("routerId")),
+        asn_field(out, fam, "as", where),
+        int_field(out, fam, "tableVersion", where),
+        fam.get("updateDelayInProgress") is True,
+        tuple(keys),
+    )
 
 
-_PEER_INTS = ("prefixes_sent", "pfxSnt"), ("connections_established", "connectionsEstablished"), \
-    ("connections_dropped", "connectionsDropped"), ("msg_rcvd", "msgRcvd"), ("msg_sent", "msgSent")
+_PEER_INTS = (
+    ("prefixes_sent", "pfxSnt"),
+    ("connections_established", "connectionsEstablished"),
+    ("connections_dropped", "connectionsDropped"),
+    ("msg_rcvd", "msgRcvd"),
+    ("msg_sent", "msgSent"),
+)
 
 
 def _peer(out: BgpSummary, name: str, p: Mapping[str, Any], vrf: str, family: str, where: str) -> BgpPeer:
@@ -312,5 +335,18 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-__all__ = ["DEFAULT_VRF", "ESTABLISHED", "FAMILY_PREFIXES", "TOOL", "BgpFamily", "BgpPeer", "BgpSummary", "asn_field",
-           "int_field", "is_family", "parse_bgp_summary", "str_field", "where_in_vrf"]
+__all__ = [
+    "DEFAULT_VRF",
+    "ESTABLISHED",
+    "FAMILY_PREFIXES",
+    "TOOL",
+    "BgpFamily",
+    "BgpPeer",
+    "BgpSummary",
+    "asn_field",
+    "int_field",
+    "is_family",
+    "parse_bgp_summary",
+    "str_field",
+    "where_in_vrf",
+]

@@ -64,8 +64,9 @@ def _kinds(peers: list[dict[str, Any]], key: str) -> set[type]:
     return set(map(type, map(dict.get, peers, repeat(key))))
 
 
-def _peer_columns(out: BgpSummary, peers: list[dict[str, Any]], names: list[str], where: str
-                  ) -> tuple[list[str], list[str], list[str], list[str], list[int], list[int]] | None:
+def _peer_columns(
+    out: BgpSummary, peers: list[dict[str, Any]], names: list[str], where: str
+) -> tuple[list[str], list[str], list[str], list[str], list[int], list[int]] | None:
     """The state words (FSM state, peerState, hostname, remote AS) and the counters of a family's peers, column by
     column, as the parser reads each peer; None where it gives a reason (``out`` collects those of its helpers, which
     read any column that is not all integers)."""
@@ -94,8 +95,10 @@ def _peer_columns(out: BgpSummary, peers: list[dict[str, Any]], names: list[str]
         hosts = [h if type(h) is str else "" for h in hosts]
     remote = _column(peers, "remoteAs")
     if set(map(type, remote)) != _INT:
-        remote = [a if type(a) is int else asn_field(out, p, "remoteAs", f"{where} peer {k}", required=True)
-                  for a, p, k in zip(remote, peers, names, strict=True)]
+        remote = [
+            a if type(a) is int else asn_field(out, p, "remoteAs", f"{where} peer {k}", required=True)
+            for a, p, k in zip(remote, peers, names, strict=True)
+        ]
     remote_as = list(map(_AS_TEXT.get, remote))  # a fabric's few thousand AS numbers, each written once
     if None in remote_as:
         for a in set(remote):
@@ -178,8 +181,11 @@ def read_bgp_summary_frame(raw: str | bytes, *, device: str = "", version: str |
             at.update(zip(keys, range(len(states), len(states) + len(keys)), strict=True))
             rows = list(zip(fsm, peer_state, hosts, remote_as, strict=True))
             # one dict for the peers of the same words (a switch's peers share a few): read only, as frames are
-            shared = {row: {"bgp_state": a, "peer_state": b, "vrf": vrf, "hostname": c, "remote_as": d}
-                      for row in set(rows) for a, b, c, d in (row,)}
+            shared = {
+                row: {"bgp_state": a, "peer_state": b, "vrf": vrf, "hostname": c, "remote_as": d}
+                for row in set(rows)
+                for a, b, c, d in (row,)
+            }
             states += map(shared.__getitem__, rows)
             established += est
             dropped += drop
@@ -188,8 +194,15 @@ def read_bgp_summary_frame(raw: str | bytes, *, device: str = "", version: str |
             row = at.get(key)
             if row is None:
                 at[key] = len(states)
-                states.append({"bgp_state": fsm[i], "peer_state": peer_state[i], "vrf": vrf, "hostname": hosts[i],
-                               "remote_as": remote_as[i]})
+                states.append(
+                    {
+                        "bgp_state": fsm[i],
+                        "peer_state": peer_state[i],
+                        "vrf": vrf,
+                        "hostname": hosts[i],
+                        "remote_as": remote_as[i],
+                    }
+                )
                 established.append(est[i])
                 dropped.append(drop[i])
             elif states[row]["bgp_state"] == ESTABLISHED and fsm[i] != ESTABLISHED:  # merged: not Established wins
@@ -200,8 +213,7 @@ def read_bgp_summary_frame(raw: str | bytes, *, device: str = "", version: str |
             values[:, 0], values[:, 1] = established, dropped
     except OverflowError:  # below 0 or above 2**64 - 1
         return None
-    return Frame(TOOL, device, taken_at, version or "", list(at), COUNTERS if states else (), values,
-                 states or None)
+    return Frame(TOOL, device, taken_at, version or "", list(at), COUNTERS if states else (), values, states or None)
 
 
 __all__ = ["COUNTERS", "read_bgp_summary_frame"]

@@ -60,8 +60,13 @@ class Reading(Protocol):
     parsed: bool
 
 
-def read_documents(out: Reading, raw: str | bytes | Mapping[str, Any], read: Callable[[Mapping[str, Any]], int],
-                   items: str, not_this: str) -> None:
+def read_documents(
+    out: Reading,
+    raw: str | bytes | Mapping[str, Any],
+    read: Callable[[Mapping[str, Any]], int],
+    items: str,
+    not_this: str,
+) -> None:
     """Each document of ``raw`` given to ``read`` (which returns how many ``items`` it read); ``out.parsed`` when one
     held some, or held none to read (``{}`` or VRFs without any); else the reason ``not_this``."""
     docs, why = documents(raw)

@@ -92,8 +92,9 @@ class RouteTable:
 def parse_routes(raw: str | bytes | Mapping[str, Any], *, device: str = "", version: str | None = None) -> RouteTable:
     """Read ``show ip route json`` / ``show ipv6 route json`` (the text, or the document decoded). Never raises."""
     out = RouteTable(device=device, version=version or "")
-    read_documents(out, raw, lambda doc: _container(out, doc, "", 0), "prefixes",
-                   "no prefix in the document: not a route table")
+    read_documents(
+        out, raw, lambda doc: _container(out, doc, "", 0), "prefixes", "no prefix in the document: not a route table"
+    )
     return out
 
 
@@ -156,10 +157,19 @@ def _prefix(out: RouteTable, prefix: str, entries: list[Any], vrf_hint: str) -> 
     if old is not None and old.selected:
         return  # table all: the prefix again in another table of the VRF; the first selected one is kept
     table, distance, metric = e.get("table"), e.get("distance"), e.get("metric")
-    out.routes[key] = Route(prefix, vrf, table if type(table) is int else None, protocol, e.get("selected") is True,
-                            installed, distance if type(distance) is int else None,
-                            metric if type(metric) is int else None, tuple(hops), tuple(dict.fromkeys(fib)),
-                            len(entries))
+    out.routes[key] = Route(
+        prefix,
+        vrf,
+        table if type(table) is int else None,
+        protocol,
+        e.get("selected") is True,
+        installed,
+        distance if type(distance) is int else None,
+        metric if type(metric) is int else None,
+        tuple(hops),
+        tuple(dict.fromkeys(fib)),
+        len(entries),
+    )
 
 
 def _short(value: Any) -> str:

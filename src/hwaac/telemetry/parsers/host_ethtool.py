@@ -104,8 +104,9 @@ def parse_mlx5_ethtool(raw: str, *, port: str, device: str = "", version: str | 
     snap = Snapshot(TOOL, device=device, version=version or "")
     snap.unknown.extend(stats.unknown)
     counters = snap.port(port).counters
-    values: dict[str, int | None] = ({**stats.counters, **dict.fromkeys(stats.unreadable)} if stats.unreadable
-                                     else stats.counters)  # type: ignore[assignment]
+    values: dict[str, int | None] = (
+        {**stats.counters, **dict.fromkeys(stats.unreadable)} if stats.unreadable else stats.counters
+    )  # type: ignore[assignment]
     map_counters(values, TABLE, counters)
     for canonical, name in _numbered_names(tuple(values)):
         counters[canonical] = values[name]
@@ -174,19 +175,20 @@ def read_mlx5_ethtool_frame(raw: str, *, port: str, device: str = "", version: s
     if len(tokens) % 2 or lines < 1:
         return None
     at = len(_HEADER) if header else 0
-    indent = raw[at:raw.find(tokens[2 * header], at)]
+    indent = raw[at : raw.find(tokens[2 * header], at)]
     if raw != _form(header, indent, lines, raw.endswith("\n")) % tuple(tokens):
         return None  # not one "name: value" a line
-    texts = tokens[2 * header + 1::2]
-    layout = _layout(tokens[2 * header::2], raw[:at], indent, port)
+    texts = tokens[2 * header + 1 :: 2]
+    layout = _layout(tokens[2 * header :: 2], raw[:at], indent, port)
     if layout is None:
         return None
     values = _values(layout, texts, ",".join(texts), lines)
     return None if values is None else Frame(TOOL, device, None, version or "", [port], layout.names, values, None)
 
 
-def read_mlx5_ethtool_frames(outputs: Sequence[tuple[str, str]], *, device: str = "", version: str | None = None
-                             ) -> list[Frame | None]:
+def read_mlx5_ethtool_frames(
+    outputs: Sequence[tuple[str, str]], *, device: str = "", version: str | None = None
+) -> list[Frame | None]:
     """:func:`read_mlx5_ethtool_frame` of each ``(port, raw)`` of one host, the same frames, read together where the
     outputs print the same names the same way (a host's ports, one driver): one split, one check and one conversion
     for them all, as for one output of every port. Otherwise, and for a value that is no count, one by one."""
@@ -196,8 +198,9 @@ def read_mlx5_ethtool_frames(outputs: Sequence[tuple[str, str]], *, device: str 
     return [read_mlx5_ethtool_frame(raw, port=port, device=device, version=version) for port, raw in outputs]
 
 
-def read_mlx5_ethtool_stack(outputs: Sequence[tuple[str, str]], *, device: str = "", version: str | None = None
-                            ) -> Frame | None:
+def read_mlx5_ethtool_stack(
+    outputs: Sequence[tuple[str, str]], *, device: str = "", version: str | None = None
+) -> Frame | None:
     """The frames :func:`read_mlx5_ethtool_frames` reads together, as one frame of every port (a row each, in
     ``outputs`` order): what a host's ports are rated as. None when they are not read together (two or more
     outputs that print the same names the same way, every value a count)."""
@@ -205,15 +208,14 @@ def read_mlx5_ethtool_stack(outputs: Sequence[tuple[str, str]], *, device: str =
     first = raws[0] if raws and type(raws[0]) is str else ""
     header = first.startswith(_HEADER)
     at = len(_HEADER) if header else 0
-    if len(raws) < 2 or not all(type(r) is str and r.endswith("\n") and r.startswith(_HEADER) == header
-                                for r in raws):
+    if len(raws) < 2 or not all(type(r) is str and r.endswith("\n") and r.startswith(_HEADER) == header for r in raws):
         return None
     text = "".join([r[at:] for r in raws]) if header else "".join(raws)
     tokens = text.split()
     lines = len(tokens) // (2 * len(raws))
     if not lines or len(tokens) != 2 * lines * len(raws) or any(r.count("\n") != lines + header for r in raws):
         return None
-    indent = first[at:first.find(tokens[0], at)]
+    indent = first[at : first.find(tokens[0], at)]
     names, texts = tokens[0::2], tokens[1::2]
     if text != _form(False, indent, lines, True, len(raws)) % tuple(tokens) or names != names[:lines] * len(raws):
         return None
@@ -224,5 +226,12 @@ def read_mlx5_ethtool_stack(outputs: Sequence[tuple[str, str]], *, device: str =
     return Frame(TOOL, device, None, version or "", [port for port, _ in outputs], layout.names, values, None)
 
 
-__all__ = ["PORT_COUNTERS", "TABLE", "TOOL", "parse_mlx5_ethtool", "read_mlx5_ethtool_frame",
-           "read_mlx5_ethtool_frames", "read_mlx5_ethtool_stack"]
+__all__ = [
+    "PORT_COUNTERS",
+    "TABLE",
+    "TOOL",
+    "parse_mlx5_ethtool",
+    "read_mlx5_ethtool_frame",
+    "read_mlx5_ethtool_frames",
+    "read_mlx5_ethtool_stack",
+]

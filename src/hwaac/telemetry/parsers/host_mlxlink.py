@@ -27,8 +27,13 @@ _MAPPED = {key: canonical for key, canonical, *_ in (*_COUNTERS, *_GAUGES, *_LAN
 # How a counters section ends (mstflint mlxlink_commander.cpp showBer, prepareBerInfo, prepareBerInfoEDR): with
 # "Link Error Recovery Counter", except the 16nm-and-later Ethernet layout, which prints "Raw Physical BER" after it.
 _RECOVERY, _RAW_BER = "Link Error Recovery Counter", "Raw Physical BER"
-_STATE = (("oper", "state"), ("phys", "physical_state"), ("speed", "speed"), ("fec", "fec"),
-          ("recommendation", "recommendation"))
+_STATE = (
+    ("oper", "state"),
+    ("phys", "physical_state"),
+    ("speed", "speed"),
+    ("fec", "fec"),
+    ("recommendation", "recommendation"),
+)
 
 
 def _read(raw: str, version: str | None, device: str) -> tuple[MlxlinkResult, str | None]:
@@ -42,7 +47,7 @@ def _read(raw: str, version: str | None, device: str) -> tuple[MlxlinkResult, st
     tail = [line for line in raw.splitlines() if line.strip()][-1:]
     if not keys or not tail or tail[0].split(":", 1)[0].strip() != keys[-1]:
         return result, None
-    ethernet_end = (keys[-1] == _RAW_BER and _RECOVERY in keys and not (result.speed or "").startswith("IB-"))
+    ethernet_end = keys[-1] == _RAW_BER and _RECOVERY in keys and not (result.speed or "").startswith("IB-")
     return result, None if keys[-1] == _RECOVERY or ethernet_end else keys[-1]
 
 

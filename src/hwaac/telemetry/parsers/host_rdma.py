@@ -178,6 +178,7 @@ def parse_ib_sysfs_counters(raw: str, *, device: str = "", version: str | None =
         _distrust_last(snap, last, lists[-1][-1], taken)
     return snap
 
+
 # --- frame reader -----------------------------------------------------------------------------------------------------
 
 _NOT_SEPARATORS = bytes(c for c in range(256) if c not in b":\n")
@@ -191,12 +192,12 @@ def _sysfs_layout(paths: list[str], key: str) -> Layout | None:
     layout = _SYSFS_LAYOUTS.get(key, _SYSFS_UNSEEN)
     if layout is _SYSFS_UNSEEN:
         probe = "".join(f"{path}:{PROBE_BASE + i}\n" for i, path in enumerate(paths))
-        layout = Layout.learn(parse_ib_sysfs_counters(probe), len(paths),
-                              lambda i: SATURATED_AT.get(paths[i].rpartition("/")[2], 0))
+        layout = Layout.learn(
+            parse_ib_sysfs_counters(probe), len(paths), lambda i: SATURATED_AT.get(paths[i].rpartition("/")[2], 0)
+        )
         if len(_SYSFS_LAYOUTS) < 256:
             _SYSFS_LAYOUTS[key] = layout
     return layout
-
 
 
 def read_ib_sysfs_frame(raw: str, *, device: str = "", version: str | None = None) -> Frame | None:
@@ -224,5 +225,13 @@ def read_ib_sysfs_frame(raw: str, *, device: str = "", version: str | None = Non
     return Frame(SYSFS_TOOL, device, None, version or "", list(layout.ports), layout.names, values, None)
 
 
-__all__ = ["PORT_COUNTERS", "RDMA_COUNTERS", "SYSFS_TOOL", "cut_short", "map_counters", "parse_ib_sysfs_counters",
-           "parse_rdma_statistic", "read_ib_sysfs_frame"]
+__all__ = [
+    "PORT_COUNTERS",
+    "RDMA_COUNTERS",
+    "SYSFS_TOOL",
+    "cut_short",
+    "map_counters",
+    "parse_ib_sysfs_counters",
+    "parse_rdma_statistic",
+    "read_ib_sysfs_frame",
+]

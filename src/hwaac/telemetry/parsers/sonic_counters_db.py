@@ -120,8 +120,11 @@ def _read_text(raw: str, unknown: list[str]) -> Hashes:
 def _ports(hashes: Hashes, snap: Snapshot) -> None:
     port_map = hashes.get(_PORT_MAP)
     if port_map is None:
-        named = {k: v for k, v in hashes.items() if not k.startswith("COUNTERS") and ":" not in k
-                 and any(f.startswith("SAI_PORT_STAT_") for f in v)}
+        named = {
+            k: v
+            for k, v in hashes.items()
+            if not k.startswith("COUNTERS") and ":" not in k and any(f.startswith("SAI_PORT_STAT_") for f in v)
+        }
         if not named:
             snap.unknown.append(f"no {_PORT_MAP}: port names unknown, port counters not read")
         for port, fields in named.items():  # keyed by port name, as gNMI COUNTERS/Ethernet* answers
@@ -283,12 +286,13 @@ def _summed(values: np.ndarray, plan: PortPlan) -> np.ndarray | None:
                 return None
         out[:, k] = total
         at += width
-    out[:, len(plan.sums):] = values[:, at:]
+    out[:, len(plan.sums) :] = values[:, at:]
     return out
 
 
-def _queue_values(doc: dict[str, Any], queue_map: dict[str, Any], ports: list[str]
-                  ) -> tuple[list[list[str]], list[list[str]], list[dict[str, str]]] | None:
+def _queue_values(
+    doc: dict[str, Any], queue_map: dict[str, Any], ports: list[str]
+) -> tuple[list[list[str]], list[list[str]], list[dict[str, str]]] | None:
     """Per port (``ports`` grows by ports only queues name), the counter names and value texts :func:`_queues`
     reads from its queues, in order, and the state words; None where :func:`_queues` gives a reason."""
     types = _unwrapped(doc.get(_TYPE_MAP)) or {}
@@ -347,8 +351,14 @@ def read_counters_db_frame(raw: str | bytes, *, device: str = "", version: str |
         if hashes is None:  # a port without its hash (an empty one has no plan)
             return None
     else:
-        named = {k: h for k, v in doc.items() if (h := _unwrapped(v)) is not None and not k.startswith("COUNTERS")
-                 and ":" not in k and any(f.startswith("SAI_PORT_STAT_") for f in h)}
+        named = {
+            k: h
+            for k, v in doc.items()
+            if (h := _unwrapped(v)) is not None
+            and not k.startswith("COUNTERS")
+            and ":" not in k
+            and any(f.startswith("SAI_PORT_STAT_") for f in h)
+        }
         if not named:
             return None
         ports, hashes = list(named), list(named.values())
@@ -380,8 +390,7 @@ def read_counters_db_frame(raw: str | bytes, *, device: str = "", version: str |
         if flat is None:
             return None
         values = np.hstack([values, flat.reshape(len(ports), len(first))])
-    return Frame(TOOL, device, None, version or "", ports, (*names, *first), values,
-                 states if any(states) else None)
+    return Frame(TOOL, device, None, version or "", ports, (*names, *first), values, states if any(states) else None)
 
 
 __all__ = ["TOOL", "parse_counters_db", "read_counters_db_frame"]

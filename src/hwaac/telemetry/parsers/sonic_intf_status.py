@@ -21,8 +21,16 @@ from hwaac.telemetry.parsers.sonic_table import find_layout, rows
 
 # header word -> state key
 STATE_KEYS: dict[str, str] = {
-    "Lanes": "lanes", "Speed": "speed", "MTU": "mtu", "FEC": "fec", "Alias": "alias", "Vlan": "vlan",
-    "Oper": "oper", "Admin": "admin", "Type": "type", "Asym PFC": "asym_pfc",
+    "Lanes": "lanes",
+    "Speed": "speed",
+    "MTU": "mtu",
+    "FEC": "fec",
+    "Alias": "alias",
+    "Vlan": "vlan",
+    "Oper": "oper",
+    "Admin": "admin",
+    "Type": "type",
+    "Asym PFC": "asym_pfc",
 }
 _TRUSTED_ONLY = ("oper", "admin")
 _REQUIRED = frozenset({"Lanes", "Speed", "Oper", "Admin"})  # in every layout since 201811
@@ -90,8 +98,9 @@ def parse_interface_status(raw: str, *, device: str = "", version: str | None = 
     return snap
 
 
-def read_interface_status_frame(raw: str, *, device: str = "", version: str | None = None,
-                                keys: Collection[str] | None = None) -> Frame | None:
+def read_interface_status_frame(
+    raw: str, *, device: str = "", version: str | None = None, keys: Collection[str] | None = None
+) -> Frame | None:
     """``show interfaces status`` as the :class:`~hwaac.telemetry.frames.Frame` of the snapshot
     :func:`parse_interface_status` gives (no counters; each row's words as its state), when the table is plain:
     every line after it a row in the columns' spans with an Oper and Admin state, no interface twice. None for
@@ -109,15 +118,23 @@ def read_interface_status_frame(raw: str, *, device: str = "", version: str | No
     keep_names = [names[i] for i in kept]
     columns = layout.plain_columns(lines, [0, *trusted, *kept]) if keys is not None else None
     if columns is not None:  # a few words a row: only their columns cut
-        ports, checked = columns[0], columns[1:1 + len(trusted)]
+        ports, checked = columns[0], columns[1 : 1 + len(trusted)]
         if any("N/A" in words or "" in words for words in checked) or len(set(ports)) != len(ports):
             return None
-        rows = list(zip(*columns[1 + len(trusted):], strict=True))
+        rows = list(zip(*columns[1 + len(trusted) :], strict=True))
         # one dict for the rows of the same words (the ports share a few): read only, as frames are
         shared = {row: dict(zip(keep_names, map(intern, row), strict=True)) for row in set(rows)}
         states = list(map(shared.__getitem__, rows))
-        return Frame("show interfaces status", device, None, version or "", ports, (),
-                     np.empty((len(ports), 0), dtype=np.uint64), states)
+        return Frame(
+            "show interfaces status",
+            device,
+            None,
+            version or "",
+            ports,
+            (),
+            np.empty((len(ports), 0), dtype=np.uint64),
+            states,
+        )
     table = layout.plain_rows(lines)
     if not table:
         return None
@@ -133,8 +150,16 @@ def read_interface_status_frame(raw: str, *, device: str = "", version: str | No
         states.append(state if keys is None else {k: w for k, w in state.items() if k in keys})
     if len(set(ports)) != len(ports):
         return None
-    return Frame("show interfaces status", device, None, version or "", ports, (),
-                 np.empty((len(ports), 0), dtype=np.uint64), states)
+    return Frame(
+        "show interfaces status",
+        device,
+        None,
+        version or "",
+        ports,
+        (),
+        np.empty((len(ports), 0), dtype=np.uint64),
+        states,
+    )
 
 
 __all__ = ["STATE_KEYS", "parse_interface_status", "read_interface_status_frame"]

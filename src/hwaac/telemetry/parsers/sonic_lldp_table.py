@@ -91,15 +91,16 @@ def parse_lldp_table(raw: str, *, device: str = "", version: str | None = None) 
             table.unknown.append(f"no LLDP table (first line: {first[:120]!r})" if first else "empty output")
         return table
     trailer: list[int] = []  # the rule lldpshow prints above the total is passed over
-    for n, cells in rows(lines, layout, table.unknown, until=(_TOTAL,), stops=trailer, starts=(_LEGEND,),
-                         rules_end=False):
+    for n, cells in rows(
+        lines, layout, table.unknown, until=(_TOTAL,), stops=trailer, starts=(_LEGEND,), rules_end=False
+    ):
         local, device_name, port_id, capability, descr = (c.strip() for c in cells)
         if not local:
             table.unknown.append(f"line {n + 1}: cells do not line up with the 5 columns: {lines[n].strip()!r}")
             continue
         table.neighbors.setdefault(local, []).append(LldpNeighbor(local, device_name, port_id, capability, descr))
     if trailer:
-        count = lines[trailer[0]].strip()[len(_TOTAL):].strip()
+        count = lines[trailer[0]].strip()[len(_TOTAL) :].strip()
         table.total = int(count) if count.isdigit() else None
         if table.total is None:
             table.unknown.append(f"line {trailer[0] + 1}: total {count!r} is not a count")

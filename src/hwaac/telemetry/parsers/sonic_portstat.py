@@ -18,20 +18,41 @@ from hwaac.telemetry.parsers.sonic_table import find_layout, rows
 # portstat column -> canonical counter. The lower-case names are the fields of portstat's own cache file (NStats in
 # utilities_common/portstat.py), which ``portstat -c`` writes as JSON next to a "time" key.
 COUNTER_COLUMNS: dict[str, str] = {
-    "RX_OK": "rx_ok", "RX_ERR": "rx_err", "RX_DRP": "rx_drop", "RX_OVR": "rx_ovr",
-    "TX_OK": "tx_ok", "TX_ERR": "tx_err", "TX_DRP": "tx_drop", "TX_OVR": "tx_ovr",
-    "FEC_CORR": "fec_corrected", "FEC_UNCORR": "fec_uncorrectable", "FEC_SYMBOL_ERR": "fec_symbol_err",
+    "RX_OK": "rx_ok",
+    "RX_ERR": "rx_err",
+    "RX_DRP": "rx_drop",
+    "RX_OVR": "rx_ovr",
+    "TX_OK": "tx_ok",
+    "TX_ERR": "tx_err",
+    "TX_DRP": "tx_drop",
+    "TX_OVR": "tx_ovr",
+    "FEC_CORR": "fec_corrected",
+    "FEC_UNCORR": "fec_uncorrectable",
+    "FEC_SYMBOL_ERR": "fec_symbol_err",
     **{f"BIN{s}": f"fec_s{s}_codewords" for s in range(16)},
-    "rx_ok": "rx_ok", "rx_err": "rx_err", "rx_drop": "rx_drop", "rx_ovr": "rx_ovr",
-    "tx_ok": "tx_ok", "tx_err": "tx_err", "tx_drop": "tx_drop", "tx_ovr": "tx_ovr",
-    "rx_byt": "rx_octets", "tx_byt": "tx_octets",
-    "fec_corr": "fec_corrected", "fec_uncorr": "fec_uncorrectable", "fec_symbol_err": "fec_symbol_err",
+    "rx_ok": "rx_ok",
+    "rx_err": "rx_err",
+    "rx_drop": "rx_drop",
+    "rx_ovr": "rx_ovr",
+    "tx_ok": "tx_ok",
+    "tx_err": "tx_err",
+    "tx_drop": "tx_drop",
+    "tx_ovr": "tx_ovr",
+    "rx_byt": "rx_octets",
+    "tx_byt": "tx_octets",
+    "fec_corr": "fec_corrected",
+    "fec_uncorr": "fec_uncorrectable",
+    "fec_symbol_err": "fec_symbol_err",
     **{f"fec_bin{s}": f"fec_s{s}_codewords" for s in range(16)},
 }
 # portstat column -> canonical gauge: values swss port_rates.lua computes per poll interval (COUNTERS_DB RATES).
 GAUGE_COLUMNS: dict[str, str] = {
-    "FEC_PRE_BER": "pre_fec_ber", "FEC_POST_BER": "post_fec_ber", "FEC_PRE_BER_MAX": "pre_fec_ber_max",
-    "FLR(O)": "fec_flr", "FLR(P) (Accuracy)": "fec_flr_predicted", "FEC_MAX_T": "fec_max_t",
+    "FEC_PRE_BER": "pre_fec_ber",
+    "FEC_POST_BER": "post_fec_ber",
+    "FEC_PRE_BER_MAX": "pre_fec_ber_max",
+    "FLR(O)": "fec_flr",
+    "FLR(P) (Accuracy)": "fec_flr_predicted",
+    "FEC_MAX_T": "fec_max_t",
 }
 # The tool's own rates: never read, but a cell that is not shaped like a rate shows a row that does not line up
 # with its header (portstat -a of 201911 printed the standard row under the -a header).
@@ -87,8 +108,9 @@ class Unreadable(dict[tuple[str, str], list[str]]):
     def reasons(self) -> list[str]:
         out = []
         for (col, text), ports in self.items():
-            named = ", ".join(ports[:_MAX_NAMED]) + (f" and {len(ports) - _MAX_NAMED} more" if len(ports) > _MAX_NAMED
-                                                      else "")
+            named = ", ".join(ports[:_MAX_NAMED]) + (
+                f" and {len(ports) - _MAX_NAMED} more" if len(ports) > _MAX_NAMED else ""
+            )
             out.append(f"{col} printed {text!r} for {len(ports)} port(s), read as unknown: {named}")
         return out
 
@@ -161,7 +183,7 @@ def preamble(line: str, snap: Snapshot, cleared: list[str]) -> bool:
     that follow are not counters (``-p``: counts over a period)."""
     text = line.strip()
     if text.startswith(_CACHED):
-        cleared.append(text[len(_CACHED):].strip())
+        cleared.append(text[len(_CACHED) :].strip())
     elif text.startswith(_PERIOD):
         snap.unknown.append(f"{text!r}: portstat -p prints counts over a period, not counters; run it without -p")
         return False
@@ -229,6 +251,16 @@ def parse_portstat(raw: str, *, device: str = "", version: str | None = None) ->
 
 
 __all__ = [
-    "COUNTER_COLUMNS", "GAUGE_COLUMNS", "NOT_READ", "RATE_COLUMNS", "Plan", "Unreadable", "misaligned",
-    "parse_portstat", "plan_columns", "preamble", "read_row", "view_of",
+    "COUNTER_COLUMNS",
+    "GAUGE_COLUMNS",
+    "NOT_READ",
+    "RATE_COLUMNS",
+    "Plan",
+    "Unreadable",
+    "misaligned",
+    "parse_portstat",
+    "plan_columns",
+    "preamble",
+    "read_row",
+    "view_of",
 ]

@@ -39,8 +39,15 @@ def _names(queue: str, templates: tuple[str, ...]) -> tuple[str, ...] | None:
     return _NAMES[key]
 
 
-def _store(snap: Snapshot, port: str, queue: str, templates: tuple[str, ...], cells: list[str], where: str,
-           cleared_at: str = "") -> None:
+def _store(
+    snap: Snapshot,
+    port: str,
+    queue: str,
+    templates: tuple[str, ...],
+    cells: list[str],
+    where: str,
+    cleared_at: str = "",
+) -> None:
     """Set the counters of one queue row: ``cells`` printed under the canonical suffix ``templates``."""
     names = _names(queue, templates)
     if names is None:
@@ -83,8 +90,15 @@ def _read_json(raw: str, snap: Snapshot) -> None:
             if "ecnmarkedpacket" in fields:
                 snap.tool = "show queue wredcounters --json"
             if keys:
-                _store(snap, port, queue, tuple(_JSON_KEYS[k] for k in keys), [str(fields[k]) for k in keys], "json",
-                       cleared_at)
+                _store(
+                    snap,
+                    port,
+                    queue,
+                    tuple(_JSON_KEYS[k] for k in keys),
+                    [str(fields[k]) for k in keys],
+                    "json",
+                    cleared_at,
+                )
             else:
                 snap.unknown.append(f"json: {port} {queue} has none of {', '.join(_JSON_KEYS)}")
     if not snap.ports and not snap.unknown:

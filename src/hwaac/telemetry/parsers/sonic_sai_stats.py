@@ -31,14 +31,18 @@ PORT_STATS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("fec_symbol_err", ("SAI_PORT_STAT_IF_IN_FEC_SYMBOL_ERRORS",)),
     ("pause_rx", ("SAI_PORT_STAT_PAUSE_RX_PKTS",)),
     ("pause_tx", ("SAI_PORT_STAT_PAUSE_TX_PKTS",)),
-    *(entry for p in range(8) for entry in (
-        (f"pfc{p}_rx", (f"SAI_PORT_STAT_PFC_{p}_RX_PKTS",)),
-        (f"pfc{p}_tx", (f"SAI_PORT_STAT_PFC_{p}_TX_PKTS",)),
-        (f"pfc{p}_rx_duration_us", (f"SAI_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US",)),
-        # estimated by the PFC watchdog's history script where the ASIC has no duration counter (pfcstat --history)
-        (f"pfc{p}_rx_duration_us", (f"EST_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US",)),
-        (f"pfc{p}_tx_duration_us", (f"SAI_PORT_STAT_PFC_{p}_TX_PAUSE_DURATION_US",)),
-    )),
+    *(
+        entry
+        for p in range(8)
+        for entry in (
+            (f"pfc{p}_rx", (f"SAI_PORT_STAT_PFC_{p}_RX_PKTS",)),
+            (f"pfc{p}_tx", (f"SAI_PORT_STAT_PFC_{p}_TX_PKTS",)),
+            (f"pfc{p}_rx_duration_us", (f"SAI_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US",)),
+            # estimated by the PFC watchdog's history script where the ASIC has no duration counter (pfcstat --history)
+            (f"pfc{p}_rx_duration_us", (f"EST_PORT_STAT_PFC_{p}_RX_PAUSE_DURATION_US",)),
+            (f"pfc{p}_tx_duration_us", (f"SAI_PORT_STAT_PFC_{p}_TX_PAUSE_DURATION_US",)),
+        )
+    ),
 )
 
 # queue hash field -> canonical suffix after "q{q}_"; "{k}" is the queue kind from COUNTERS_QUEUE_TYPE_MAP
@@ -144,7 +148,7 @@ def _read_port_fast(fields: dict[str, object], counters: dict[str, int | None]) 
     values = list(map(int, texts))
     n = 0
     for name, width in plan.sums:
-        counters[name] = sum(values[n:n + width])
+        counters[name] = sum(values[n : n + width])
         n += width
     counters.update(zip(plan.names, values[n:], strict=True))
     return True
@@ -187,15 +191,25 @@ def queue_names(index: str, kind: str | None) -> tuple[tuple[str, str], ...]:
     names = _QUEUE_NAMES.get((index, kind))
     if names is None:
         names = _QUEUE_NAMES[(index, kind)] = (
-            *((stat, f"q{index}_{suffix.format(k=kind)}") for stat, suffix in QUEUE_STATS
-              if kind is not None or "{k}" not in suffix),
+            *(
+                (stat, f"q{index}_{suffix.format(k=kind)}")
+                for stat, suffix in QUEUE_STATS
+                if kind is not None or "{k}" not in suffix
+            ),
             *((stat, f"pfcwd{index}_{suffix}") for stat, suffix in PFCWD_STATS),
         )
     return names
 
 
-def read_queue(fields: dict[str, object], kind: str | None, index: str, sample_counters: dict[str, int | None],
-               state: dict[str, str], where: str, unknown: list[str]) -> None:
+def read_queue(
+    fields: dict[str, object],
+    kind: str | None,
+    index: str,
+    sample_counters: dict[str, int | None],
+    state: dict[str, str],
+    where: str,
+    unknown: list[str],
+) -> None:
     """Set a queue's packets, drops and ECN marks (packets and drops only when its ``kind`` is known) and its PFC
     watchdog storms and status."""
     get = fields.get
@@ -214,5 +228,16 @@ def read_queue(fields: dict[str, object], kind: str | None, index: str, sample_c
         state[f"pfcwd{index}_status"] = str(status)
 
 
-__all__ = ["PFCWD_STATS", "PFCWD_STATUS", "PORT_STATS", "QUEUE_KINDS", "QUEUE_STATS", "PortPlan", "count", "port_plan",
-           "queue_names", "read_port", "read_queue"]
+__all__ = [
+    "PFCWD_STATS",
+    "PFCWD_STATUS",
+    "PORT_STATS",
+    "QUEUE_KINDS",
+    "QUEUE_STATS",
+    "PortPlan",
+    "count",
+    "port_plan",
+    "queue_names",
+    "read_port",
+    "read_queue",
+]

@@ -53,7 +53,7 @@ class Layout:
         """The cells of every line after the dash line, when each is a row :func:`rows` reads without a word: no
         blank, rule, second-table, prompt or elided line, every cell inside its span, and (right-aligned) the last
         line reaching the right edge; None otherwise, and :func:`rows` reads the table with its reasons."""
-        body = lines[self.rows_from:]
+        body = lines[self.rows_from :]
         if not self.aligned or not body or self.short(body[-1]):
             return None
         first, cells, gaps = self.names[0], self._cells, self._gaps
@@ -73,7 +73,7 @@ class Layout:
         the table and every line after the dash line is as long as the first (a printed table's rows are): checked
         a character column at a time over all rows, and only the wanted cells cut. None otherwise (then
         :meth:`plain_rows`, or :func:`rows` with its reasons)."""
-        body = lines[self.rows_from:]
+        body = lines[self.rows_from :]
         if not self.aligned or not body or self.short(body[-1]):
             return None
         width = len(body[0])
@@ -91,7 +91,7 @@ class Layout:
         getter = itemgetter(*(slice(*spans[j]) for j in cut)) if len(cut) > 1 else None
         words = " ".join(map(" ".join, map(getter, body))).split() if getter else []
         if len(words) == len(cut) * len(body):  # one word a cell (the usual): cut in one pass
-            by = {j: words[k::len(cut)] for k, j in enumerate(cut)}
+            by = {j: words[k :: len(cut)] for k, j in enumerate(cut)}
         else:  # an empty cell, or cells of several words
             by = {j: list(map(str.strip, map(itemgetter(slice(*spans[j])), body))) for j in cut}
         first = by[0]
@@ -142,8 +142,9 @@ def last_line(lines: list[str], start: int) -> int:
     return -1
 
 
-def find_layout(lines: list[str], start: int = 0, *, min_columns: int = 2, right_aligned: bool = False
-                ) -> Layout | None:
+def find_layout(
+    lines: list[str], start: int = 0, *, min_columns: int = 2, right_aligned: bool = False
+) -> Layout | None:
     """The first table at or after ``lines[start]``: a dash line of ``min_columns`` or more runs, with the header on
     the nearest non-blank line above it (``right_aligned``: see :class:`Layout`). None when there is no such
     table."""
@@ -192,9 +193,17 @@ def _elided(stripped: str) -> bool:
     return bool(stripped) and not stripped.strip(".")
 
 
-def rows(lines: list[str], layout: Layout, unknown: list[str], *, skip: tuple[str, ...] = (),
-         until: tuple[str, ...] = (), stops: list[int] | None = None, starts: tuple[str, ...] = (),
-         rules_end: bool = True) -> Iterator[tuple[int, Sequence[str]]]:
+def rows(
+    lines: list[str],
+    layout: Layout,
+    unknown: list[str],
+    *,
+    skip: tuple[str, ...] = (),
+    until: tuple[str, ...] = (),
+    stops: list[int] | None = None,
+    starts: tuple[str, ...] = (),
+    rules_end: bool = True,
+) -> Iterator[tuple[int, Sequence[str]]]:
     """The rows of the one table of ``layout`` in ``lines``, as (line index, cells as :meth:`Layout.cells` cuts
     them); lines that are not rows are named in ``unknown`` and not yielded.
 
@@ -229,8 +238,7 @@ def rows(lines: list[str], layout: Layout, unknown: list[str], *, skip: tuple[st
         cells = layout.cells(line, last=n == end)
         if cells is None:
             if n == end and layout.short(line):
-                unknown.append(f"line {n + 1}: the last row ends before the table's right edge (output cut?): "
-                               f"{text!r}")
+                unknown.append(f"line {n + 1}: the last row ends before the table's right edge (output cut?): {text!r}")
             else:
                 unknown.append(f"line {n + 1}: cells do not line up with the {len(layout.names)} columns: {text!r}")
             continue
@@ -275,8 +283,12 @@ def _read_rows(lines: list[str], layout: Layout, table: Table, gapped: bool, end
             while ahead < n and not lines[ahead].strip():
                 ahead += 1
             following = lines[ahead].strip() if ahead < n else ""
-            if (not following or _is_prompt(following) or (ahead + 1 < n and is_rule(lines[ahead + 1]))
-                    or _full(layout, lines[ahead]) is None):
+            if (
+                not following
+                or _is_prompt(following)
+                or (ahead + 1 < n and is_rule(lines[ahead + 1]))
+                or _full(layout, lines[ahead]) is None
+            ):
                 break
             i = ahead
             continue
@@ -290,8 +302,9 @@ def _read_rows(lines: list[str], layout: Layout, table: Table, gapped: bool, end
             if count == groups and i == end and layout.short(line):
                 table.problems.append(f"line {i + 1}: {text[:80]!r} ends before the table's right edge (cut short)")
             else:
-                table.problems.append(f"line {i + 1}: {text[:80]!r} has {count} of {groups} columns "
-                                      "(cut short or elided)")
+                table.problems.append(
+                    f"line {i + 1}: {text[:80]!r} has {count} of {groups} columns (cut short or elided)"
+                )
         i += 1
     return i
 
@@ -321,8 +334,10 @@ def read_tables(raw: str, gapped: tuple[tuple[str, str], ...] = ()) -> tuple[lis
         if layout is None or layout.rows_from != rule + 1:
             header = _WIDE_GAP.split(lines[rule - 1].strip())
             table = Table(header, rule)
-            table.problems.append(f"line {rule}: header {lines[rule - 1].strip()[:80]!r} names {len(header)} "
-                                  f"columns, the rule below it has {len(lines[rule].split())}")
+            table.problems.append(
+                f"line {rule}: header {lines[rule - 1].strip()[:80]!r} names {len(header)} "
+                f"columns, the rule below it has {len(lines[rule].split())}"
+            )
             tables.append(table)
             i = rule + 1
             continue
@@ -342,4 +357,3 @@ def to_int(cell: str) -> int | None:
 
 
 __all__ = ["Layout", "Table", "find_layout", "is_rule", "last_line", "read_tables", "rows", "to_int"]
-

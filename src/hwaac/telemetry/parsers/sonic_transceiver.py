@@ -11,8 +11,10 @@ import re
 
 from hwaac.telemetry.model import Snapshot
 
-_MONITOR = re.compile(r"\n[ \t]*([RT]X\d*Power|TX\d*Bias|Temperature|Vcc|Identifier|Vendor (?:Name|PN|SN))"
-                      r"[ \t]*:[ \t]*([^\n]*)")
+_MONITOR = re.compile(
+    r"\n[ \t]*([RT]X\d*Power|TX\d*Bias|Temperature|Vcc|Identifier|Vendor (?:Name|PN|SN))"
+    r"[ \t]*:[ \t]*([^\n]*)"
+)
 _HEADS = ("SFP EEPROM", "SFP detected", "SFP not detected")
 _STATE = {"Identifier": "identifier", "Vendor Name": "vendor_name", "Vendor PN": "vendor_pn", "Vendor SN": "vendor_sn"}
 _MODULE = {"Temperature": ("temperature_c", "C"), "Vcc": ("voltage_v", "Volts")}

@@ -108,8 +108,11 @@ class Context:
         inputs = self.inputs
         down = set(self.faults.devices) if live else set()
         dead = self.session_fault() if live else {}
-        edges = tuple(Edge(s.id, s.a.device, s.b.device) for s in inputs.sessions
-                      if s.id not in dead and s.a.device in inputs.switches and s.b.device in inputs.switches)
+        edges = tuple(
+            Edge(s.id, s.a.device, s.b.device)
+            for s in inputs.sessions
+            if s.id not in dead and s.a.device in inputs.switches and s.b.device in inputs.switches
+        )
         origins = {}
         for name, sw in inputs.switches.items():
             if name in down:
@@ -146,8 +149,16 @@ class Check:
     reads: ClassVar[tuple[Command, ...]] = ()  # what commands() asks of each device in reads_on
     reads_on: ClassVar[str] = "switches"  # an attribute of Inputs: the device names the check reads
 
-    def __init_subclass__(cls, *, stage: int = 0, requires: tuple[str, ...] = (), fault_kind: str | None = None,
-                          reads: tuple[Command, ...] = (), reads_on: str = "switches", **kw: object) -> None:
+    def __init_subclass__(
+        cls,
+        *,
+        stage: int = 0,
+        requires: tuple[str, ...] = (),
+        fault_kind: str | None = None,
+        reads: tuple[Command, ...] = (),
+        reads_on: str = "switches",
+        **kw: object,
+    ) -> None:
         super().__init_subclass__(**kw)
         cls.name, cls.stage, cls.requires, cls.fault_kind = cls.__name__, stage, requires, fault_kind
         cls.reads, cls.reads_on = reads, reads_on
@@ -167,14 +178,25 @@ class Check:
         return Result(self.name, obj, expected, actual, status, **kw)  # type: ignore[arg-type]
 
     def cable_result(self, cable: Cable, expected: str, actual: str, status: Status, **kw: object) -> Result:
-        return self.result(cable.label, expected, actual, status, cable=cable.id,
-                           ends=(str(cable.a), str(cable.b)), devices=(cable.a.device, cable.b.device), **kw)
+        return self.result(
+            cable.label,
+            expected,
+            actual,
+            status,
+            cable=cable.id,
+            ends=(str(cable.a), str(cable.b)),
+            devices=(cable.a.device, cable.b.device),
+            **kw,
+        )
 
 
 def cables_in_scope(ctx: Context, kinds: tuple[str, ...] | None = None) -> list[Cable]:
     """The planned cables with an end on a device in scope, by id."""
-    return [c for c in sorted(ctx.inputs.cables.values(), key=lambda c: c.id)
-            if (kinds is None or c.kind in kinds) and (c.a.device in ctx.scope or c.b.device in ctx.scope)]
+    return [
+        c
+        for c in sorted(ctx.inputs.cables.values(), key=lambda c: c.id)
+        if (kinds is None or c.kind in kinds) and (c.a.device in ctx.scope or c.b.device in ctx.scope)
+    ]
 
 
 def shorten(items: list[str], limit: int = 6) -> str:
@@ -183,8 +205,9 @@ def shorten(items: list[str], limit: int = 6) -> str:
     return head + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def not_read(ctx: Context, device: str, exc: FactError, seen: list[str], unknown: list[str], *, what: str,
-             down: str) -> bool:
+def not_read(
+    ctx: Context, device: str, exc: FactError, seen: list[str], unknown: list[str], *, what: str, down: str
+) -> bool:
     """Note a fact of ``device`` that could not be read. A device that is down (its own FAIL of stage 0) goes to
     ``unknown`` and ``down`` to ``seen``; else ``seen`` gets ``what not read: exc`` and the answer is True: an
     error no fault explains."""

@@ -29,12 +29,16 @@ class VerifyBgpPrefixesReceived(Check, stage=3, requires=("VerifyBgpSessions",),
                 if local.device not in ctx.scope or local.device not in ctx.inputs.switches:
                     continue
                 obj = f"{local.device} from {remote.device} {remote.ip}"
-                kw = {"cable": s.cable, "devices": (local.device, remote.device),
-                      "ends": (f"{local.device} {local.ip}", f"{remote.device} {remote.ip}")}
+                kw = {
+                    "cable": s.cable,
+                    "devices": (local.device, remote.device),
+                    "ends": (f"{local.device} {local.ip}", f"{remote.device} {remote.ip}"),
+                }
                 planned = ctx.planned.received(local.device, s.id, remote.device)
                 if s.id in dead:
-                    yield self.result(obj, f">= {planned} prefixes", "session down", Status.SKIP,
-                                      explained_by=(dead[s.id],), **kw)
+                    yield self.result(
+                        obj, f">= {planned} prefixes", "session down", Status.SKIP, explained_by=(dead[s.id],), **kw
+                    )
                     continue
                 live = ctx.live.received(local.device, s.id, remote.device)
                 try:
@@ -51,8 +55,7 @@ class VerifyBgpPrefixesReceived(Check, stage=3, requires=("VerifyBgpSessions",),
                 elif got >= live:
                     why: set[str] = set()
                     for origin in ctx.planned.origins:
-                        if ctx.planned.reaches(remote.device, origin) and not ctx.live.reaches(remote.device,
-                                                                                                origin):
+                        if ctx.planned.reaches(remote.device, origin) and not ctx.live.reaches(remote.device, origin):
                             why |= explain(ctx.planned, ctx.live, remote.device, origin, dead, down)
                         gone = set(ctx.planned.origins[origin]) - set(ctx.live.origins.get(origin, ()))
                         for p in gone:

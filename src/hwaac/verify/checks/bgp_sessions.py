@@ -12,9 +12,13 @@ from hwaac.verify.inputs import Session
 from hwaac.verify.results import Result, Status
 
 
-class VerifyBgpSessions(Check, stage=2, fault_kind="session",
-                        requires=("VerifyDevicesAnswer", "VerifyInterfaceState", "VerifyLldpNeighbors"),
-                        reads=(C.BGP_SUMMARY,)):
+class VerifyBgpSessions(
+    Check,
+    stage=2,
+    fault_kind="session",
+    requires=("VerifyDevicesAnswer", "VerifyInterfaceState", "VerifyLldpNeighbors"),
+    reads=(C.BGP_SUMMARY,),
+):
     description = "planned eBGP sessions Established with the planned ASNs; no unplanned neighbour"
 
     def run(self, ctx: Context) -> Iterable[Result]:
@@ -25,7 +29,7 @@ class VerifyBgpSessions(Check, stage=2, fault_kind="session",
 
     def _session(self, ctx: Context, s: Session) -> Result:
         cable = ctx.inputs.cables.get(s.cable) if s.cable else None
-        expected = (f"Established; {s.a.device} AS {s.a.asn} <-> {s.b.device} AS {s.b.asn}")
+        expected = f"Established; {s.a.device} AS {s.a.asn} <-> {s.b.device} AS {s.b.asn}"
         seen: list[str] = []
         bad: list[str] = []
         unknown: list[str] = []
@@ -36,8 +40,9 @@ class VerifyBgpSessions(Check, stage=2, fault_kind="session",
             try:
                 summary = ctx.facts.bgp(local.device)
             except FactError as exc:
-                if not_read(ctx, local.device, exc, seen, unknown, what=f"{local.device}:",
-                            down=f"{local.device}: FRR down"):
+                if not_read(
+                    ctx, local.device, exc, seen, unknown, what=f"{local.device}:", down=f"{local.device}: FRR down"
+                ):
                     error = True
                 else:
                     bad.append(local.device)
@@ -58,21 +63,27 @@ class VerifyBgpSessions(Check, stage=2, fault_kind="session",
                 bad.append(local.device)
             seen.append(f"{local.device} -> {remote.ip}: " + (", ".join(problems) if problems else "Established"))
         actual = "; ".join(seen) or "not read"
-        kw = {"cable": s.cable, "devices": (s.a.device, s.b.device),
-              "ends": (str(cable.a), str(cable.b)) if cable else (f"{s.a.device} {s.a.ip}", f"{s.b.device} {s.b.ip}")}
+        kw = {
+            "cable": s.cable,
+            "devices": (s.a.device, s.b.device),
+            "ends": (str(cable.a), str(cable.b)) if cable else (f"{s.a.device} {s.a.ip}", f"{s.b.device} {s.b.ip}"),
+        }
         obj = f"{s.a.device} {s.a.ip} <-> {s.b.device} {s.b.ip}"
         down = [d for d in (s.a.device, s.b.device) if ctx.down(d)]
         if bad:
             message = ""
-            for kind, text in (("down", "cable down (VerifyInterfaceState)"),
-                               ("miswired", "cable miswired (VerifyLldpNeighbors)"),
-                               ("missing", "no LLDP neighbour on the cable (VerifyLldpNeighbors)")):
+            for kind, text in (
+                ("down", "cable down (VerifyInterfaceState)"),
+                ("miswired", "cable miswired (VerifyLldpNeighbors)"),
+                ("missing", "no LLDP neighbour on the cable (VerifyLldpNeighbors)"),
+            ):
                 if not message and ctx.faults.cable_fault(s.cable, frozenset({kind})):
                     message = text
             if down:
                 message = f"{down[0]} down (VerifyDevicesAnswer)"
-            return self.result(obj, expected, actual, Status.FAIL, fault=down[0] if down else s.id,
-                               message=message, **kw)
+            return self.result(
+                obj, expected, actual, Status.FAIL, fault=down[0] if down else s.id, message=message, **kw
+            )
         if error:
             return self.result(obj, expected, actual, Status.ERROR, **kw)
         return self.result(obj, expected, actual, Status.PASS, **kw)
@@ -82,6 +93,12 @@ class VerifyBgpSessions(Check, stage=2, fault_kind="session",
             planned = {s.side(device)[1].ip for s in ctx.inputs.sessions_of.get(device, [])}
             for ip, peer in sorted(summary.peers.items()):
                 if ip not in planned:
-                    yield self.result(f"{device} neighbour {ip}", "no such neighbour (none planned)",
-                                      f"AS {peer.remote_as}, {peer.state}", Status.FAIL, devices=(device,),
-                                      fault=f"{device} {ip}", message="unplanned BGP neighbour")
+                    yield self.result(
+                        f"{device} neighbour {ip}",
+                        "no such neighbour (none planned)",
+                        f"AS {peer.remote_as}, {peer.state}",
+                        Status.FAIL,
+                        devices=(device,),
+                        fault=f"{device} {ip}",
+                        message="unplanned BGP neighbour",
+                    )

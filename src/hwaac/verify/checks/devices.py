@@ -29,8 +29,7 @@ class VerifyDevicesAnswer(Check, stage=0, fault_kind="device"):
             expected = "answers; FRR answers vtysh" if is_switch else "answers"
             why = ctx.facts.unreachable(device)
             if why is not None:
-                yield self.result(device, expected, f"unreachable: {why}", Status.FAIL, devices=(device,),
-                                  fault=device)
+                yield self.result(device, expected, f"unreachable: {why}", Status.FAIL, devices=(device,), fault=device)
                 continue
             try:
                 ctx.facts.links(device)
@@ -38,8 +37,14 @@ class VerifyDevicesAnswer(Check, stage=0, fault_kind="device"):
                     ctx.facts.bgp(device)
             except FactError as exc:
                 if exc.kind in ("daemon_down", "unreachable"):
-                    yield self.result(device, expected, f"FRR down: {exc}" if exc.kind == "daemon_down"
-                                      else f"unreachable: {exc}", Status.FAIL, devices=(device,), fault=device)
+                    yield self.result(
+                        device,
+                        expected,
+                        f"FRR down: {exc}" if exc.kind == "daemon_down" else f"unreachable: {exc}",
+                        Status.FAIL,
+                        devices=(device,),
+                        fault=device,
+                    )
                 else:
                     yield self.result(device, expected, str(exc), Status.ERROR, devices=(device,))
                 continue

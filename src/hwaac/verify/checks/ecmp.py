@@ -69,13 +69,13 @@ class VerifyEcmpRoutes(Check, stage=3, requires=("VerifyBgpSessions",)):
                     extra = f", unplanned next hop {', '.join(strangers)}" if strangers else ""
                     wrong.append(f"{prefix} {len(hops)} next hops (expected {want}){extra}")
             if wrong:
-                yield self.result(leaf, expected, f"{len(wrong)} wrong: {shorten(wrong)}", Status.FAIL,
-                                  devices=(leaf,), fault=leaf)
+                yield self.result(
+                    leaf, expected, f"{len(wrong)} wrong: {shorten(wrong)}", Status.FAIL, devices=(leaf,), fault=leaf
+                )
             elif degraded:
                 actual = f"as expected with the faults named ({degraded} prefixes below plan"
                 actual += f", {absent_ok} not reachable)" if absent_ok else ")"
-                yield self.result(leaf, expected, actual, Status.PASS, devices=(leaf,),
-                                  explained_by=tuple(sorted(why)))
+                yield self.result(leaf, expected, actual, Status.PASS, devices=(leaf,), explained_by=tuple(sorted(why)))
             else:
                 yield self.result(leaf, expected, expected, Status.PASS, devices=(leaf,))
 

@@ -17,8 +17,9 @@ def planned_mtu(inputs: Inputs, end: End) -> int | None:
     return inputs.port_mtu.get((end.device, end.port))
 
 
-class VerifyInterfaceMtu(Check, stage=1, fault_kind="mtu", requires=("VerifyDevicesAnswer",), reads=(C.LINKS,),
-                         reads_on="cables_of"):
+class VerifyInterfaceMtu(
+    Check, stage=1, fault_kind="mtu", requires=("VerifyDevicesAnswer",), reads=(C.LINKS,), reads_on="cables_of"
+):
     description = "both ends of every cable have the planned MTU"
 
     def run(self, ctx: Context) -> Iterable[Result]:
@@ -36,8 +37,9 @@ class VerifyInterfaceMtu(Check, stage=1, fault_kind="mtu", requires=("VerifyDevi
                 try:
                     link = ctx.facts.links(end.device).get(end.port)
                 except FactError as exc:
-                    if not_read(ctx, end.device, exc, seen, unknown, what=str(end),
-                                down=f"{end} not read ({end.device} down)"):
+                    if not_read(
+                        ctx, end.device, exc, seen, unknown, what=str(end), down=f"{end} not read ({end.device} down)"
+                    ):
                         error = True
                     continue
                 if link is None or link.mtu is None:

@@ -11,8 +11,9 @@ from hwaac.verify.inputs import End
 from hwaac.verify.results import Result, Status
 
 
-class VerifyInterfaceState(Check, stage=1, fault_kind="down", requires=("VerifyDevicesAnswer",), reads=(C.LINKS,),
-                           reads_on="cables_of"):
+class VerifyInterfaceState(
+    Check, stage=1, fault_kind="down", requires=("VerifyDevicesAnswer",), reads=(C.LINKS,), reads_on="cables_of"
+):
     description = "both ends of every cable admin up and oper up"
 
     def run(self, ctx: Context) -> Iterable[Result]:
@@ -62,5 +63,4 @@ class VerifyInterfaceState(Check, stage=1, fault_kind="down", requires=("VerifyD
         oper = "up" if link.oper_up else link.operstate or "?"
         extra = " (NO-CARRIER)" if "NO-CARRIER" in link.flags else ""
         text = f"admin {admin}, oper {oper}{extra}"
-        return ("ok" if link.admin_up and link.oper_up else "bad", "up/up" if link.admin_up and link.oper_up
-                else text)
+        return ("ok" if link.admin_up and link.oper_up else "bad", "up/up" if link.admin_up and link.oper_up else text)

@@ -17,8 +17,9 @@ from hwaac.verify.results import Result, Status
 NO_NEIGHBOUR = "no neighbour"
 
 
-class VerifyLldpNeighbors(Check, stage=1, fault_kind="miswired", requires=("VerifyDevicesAnswer",), reads=(C.LLDP,),
-                          reads_on="cables_of"):
+class VerifyLldpNeighbors(
+    Check, stage=1, fault_kind="miswired", requires=("VerifyDevicesAnswer",), reads=(C.LLDP,), reads_on="cables_of"
+):
     description = "both ends of every cable see the planned neighbour over LLDP"
 
     def kind(self, result: Result) -> str | None:
@@ -70,8 +71,9 @@ class VerifyLldpNeighbors(Check, stage=1, fault_kind="miswired", requires=("Veri
             message = f"swapped with {', '.join(sorted(others))}" if others else ""
             if not others and all("sees no LLDP neighbour" in s for s in seen if " sees " in s):
                 message = f"{NO_NEIGHBOUR}: cable missing, or down (VerifyInterfaceState)"
-            return self.cable_result(cable, expected, actual, Status.FAIL, fault=down[0] if down else cable.id,
-                                     message=message)
+            return self.cable_result(
+                cable, expected, actual, Status.FAIL, fault=down[0] if down else cable.id, message=message
+            )
         if error:
             return self.cable_result(cable, expected, actual, Status.ERROR)
         if unknown and not any(" sees " in s for s in seen):
@@ -107,6 +109,13 @@ class VerifyLldpNeighbors(Check, stage=1, fault_kind="miswired", requires=("Veri
                 if (port not in front) if front else not port.startswith("Ethernet"):
                     continue  # the management port's neighbours are not the fabric's
                 names = ", ".join(f"{n.sysname} {n.port_id}" for n in neighbours)
-                yield self.result(f"{device} {port}", "no cable (none planned)", f"sees {names}", Status.FAIL,
-                                  devices=(device,), ends=(f"{device} {port}",), fault=f"{device} {port}",
-                                  message="unplanned cable")
+                yield self.result(
+                    f"{device} {port}",
+                    "no cable (none planned)",
+                    f"sees {names}",
+                    Status.FAIL,
+                    devices=(device,),
+                    ends=(f"{device} {port}",),
+                    fault=f"{device} {port}",
+                    message="unplanned cable",
+                )

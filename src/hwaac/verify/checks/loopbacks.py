@@ -45,10 +45,17 @@ class VerifyLoopbacksReachable(Check, stage=3, requires=("VerifyBgpSessions",), 
                 if route is None or not route.selected or not route.fib:
                     missing.append(f"{inputs.switches[t].loopback} ({t})")
             if missing:
-                yield self.result(name, expected, f"missing {shorten(missing)}", Status.FAIL, devices=(name,),
-                                  fault=name)
+                yield self.result(
+                    name, expected, f"missing {shorten(missing)}", Status.FAIL, devices=(name,), fault=name
+                )
             elif skipped:
-                yield self.result(name, expected, f"{len(targets) - skipped} routed; {skipped} not reachable with "
-                                  "the faults named", Status.PASS, devices=(name,), explained_by=tuple(sorted(why)))
+                yield self.result(
+                    name,
+                    expected,
+                    f"{len(targets) - skipped} routed; {skipped} not reachable with the faults named",
+                    Status.PASS,
+                    devices=(name,),
+                    explained_by=tuple(sorted(why)),
+                )
             else:
                 yield self.result(name, expected, expected, Status.PASS, devices=(name,))

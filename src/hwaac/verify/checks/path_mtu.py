@@ -29,26 +29,35 @@ class VerifyPathMtu(Check, stage=4, requires=("VerifyRailPaths", "VerifyInterfac
                 yield self._probe(ctx, probe, rail.get(probe.label))
 
     def _probe(self, ctx: Context, probe: Probe, rail: Result | None) -> Result:
-        kw = {"devices": (probe.host, probe.dst_host), "cable": probe.cables[0],
-              "ends": (f"{probe.host} {probe.iface}", f"{probe.dst_host} {probe.dst_iface}")}
+        kw = {
+            "devices": (probe.host, probe.dst_host),
+            "cable": probe.cables[0],
+            "ends": (f"{probe.host} {probe.iface}", f"{probe.dst_host} {probe.dst_iface}"),
+        }
         if probe.mtu is None:
             return self.result(probe.label, "planned MTU", "unknown (no netplan file)", Status.SKIP, **kw)
         size = probe.mtu - C.IPV4_ICMP_OVERHEAD
         expected = f"{size}-byte DF ping answered (MTU {probe.mtu})"
         faults = path_faults(ctx, probe, ALL_FAULTS)
         if faults.broken:
-            return self.result(probe.label, expected, "no path with the faults named", Status.SKIP,
-                               explained_by=faults.broken, **kw)
+            return self.result(
+                probe.label, expected, "no path with the faults named", Status.SKIP, explained_by=faults.broken, **kw
+            )
         if rail is not None and rail.status is not Status.PASS:
-            return self.result(probe.label, expected, "not judged: the path itself fails", Status.SKIP,
-                               explained_by=rail.explained_by or (probe.label,), **kw)
+            return self.result(
+                probe.label,
+                expected,
+                "not judged: the path itself fails",
+                Status.SKIP,
+                explained_by=rail.explained_by or (probe.label,),
+                **kw,
+            )
         try:
             ping = ctx.facts.ping_df(probe.host, probe.dst, probe.src, probe.mtu)
         except FactError as exc:
             return self.result(probe.label, expected, f"not read: {exc}", Status.ERROR, **kw)
         if ping.ok and ping.error is None:
-            return self.result(probe.label, expected, f"{ping.received}/{ping.transmitted} replies",
-                               Status.PASS, **kw)
+            return self.result(probe.label, expected, f"{ping.received}/{ping.transmitted} replies", Status.PASS, **kw)
         parts = [ping.error or f"no reply ({ping.received}/{ping.transmitted})"]
         if ping.frag_needed_mtu:
             parts.append(f"a router says Frag needed, mtu {ping.frag_needed_mtu}")

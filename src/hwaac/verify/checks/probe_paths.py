@@ -40,4 +40,3 @@ def path_faults(ctx: Context, probe: Probe, kinds: frozenset[str]) -> PathFaults
         if ctx.prefix_live(prefix) is False:
             broken |= {prefix_cable} if prefix_cable in ctx.faults.cables else {inputs.cables[prefix_cable].b.device}
     return PathFaults(tuple(sorted(broken)), tuple(sorted(on_path - broken)))
-

@@ -30,13 +30,17 @@ class VerifyRailPaths(Check, stage=4, requires=("VerifyBgpSessions",)):
                 yield self._probe(ctx, probe)
 
     def _probe(self, ctx: Context, probe: Probe) -> Result:
-        kw = {"devices": (probe.host, probe.dst_host), "cable": probe.cables[0],
-              "ends": (f"{probe.host} {probe.iface}", f"{probe.dst_host} {probe.dst_iface}")}
+        kw = {
+            "devices": (probe.host, probe.dst_host),
+            "cable": probe.cables[0],
+            "ends": (f"{probe.host} {probe.iface}", f"{probe.dst_host} {probe.dst_iface}"),
+        }
         expected = f"egress {probe.iface}, reply from {probe.dst}"
         faults = path_faults(ctx, probe, LINK_FAULTS)
         if faults.broken:
-            return self.result(probe.label, expected, "no path with the faults named", Status.SKIP,
-                               explained_by=faults.broken, **kw)
+            return self.result(
+                probe.label, expected, "no path with the faults named", Status.SKIP, explained_by=faults.broken, **kw
+            )
         try:
             route = ctx.facts.route_get(probe.host, probe.dst, probe.src)
             ping = ctx.facts.ping(probe.host, probe.dst, probe.src)
@@ -55,6 +59,7 @@ class VerifyRailPaths(Check, stage=4, requires=("VerifyBgpSessions",)):
             actual = f"egress {route.dev}, {ping.received}/{ping.transmitted} replies"
             return self.result(probe.label, expected, actual, Status.PASS, **kw)
         if faults.on_path:  # a named fault on one of the possible paths may be what the probe met
-            return self.result(probe.label, expected, "; ".join(problems), Status.SKIP,
-                               explained_by=faults.on_path, **kw)
+            return self.result(
+                probe.label, expected, "; ".join(problems), Status.SKIP, explained_by=faults.on_path, **kw
+            )
         return self.result(probe.label, expected, "; ".join(problems), Status.FAIL, fault=probe.label, **kw)
