@@ -150,13 +150,15 @@ class _Bad(ValueError):
     pass
 
 
-def _int(d: Mapping[str, Any], key: str, *, none: bool = False) -> int | None:
+def _int(d: Mapping[str, Any], key: str) -> int:
     v = d.get(key)
-    if v is None and none:
-        return None
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
         raise _Bad(f"{key} is {v!r}, not a count")
     return v
+
+
+def _int_or_none(d: Mapping[str, Any], key: str) -> int | None:
+    return None if d.get(key) is None else _int(d, key)
 
 
 def _str(d: Mapping[str, Any], key: str) -> str:
@@ -180,24 +182,22 @@ def _flow(raw: Any) -> FlowResult:
     f = raw.get("flow")
     if not isinstance(f, dict):
         raise _Bad("no flow object")
-    ports = [_int(f, k) for k in ("rail", "sport", "dport")]
-    if any(p is None or p > 65535 for p in ports[1:]):
-        raise _Bad(f"ports {ports[1:]} are not UDP ports")
+    rail, sport, dport = (_int(f, k) for k in ("rail", "sport", "dport"))
+    if sport > 65535 or dport > 65535:
+        raise _Bad(f"ports {[sport, dport]} are not UDP ports")
     flow = Flow(
         _str(f, "src_host"),
         _str(f, "src_if"),
         _str(f, "src_ip"),
         _str(f, "dst_host"),
         _str(f, "dst_ip"),
-        ports[0],
-        ports[1],
-        ports[2],
-    )  # type: ignore[arg-type]
+        rail,
+        sport,
+        dport,
+    )
     sent = _int(raw, "sent")
-    assert sent is not None
-    fwd = _int(raw, "received_forward", none=True)
+    fwd = _int_or_none(raw, "received_forward")
     back = _int(raw, "received_back")
-    assert back is not None
     errors = raw.get("errors", [])
     if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
         raise _Bad("errors is not a list of texts")
@@ -224,7 +224,7 @@ def _flow(raw: Any) -> FlowResult:
     complete = raw.get("path_complete", False)
     if not isinstance(complete, bool):
         raise _Bad("path_complete is not true or false")
-    drops = _int(raw, "host_drops", none=True) or 0
+    drops = _int_or_none(raw, "host_drops") or 0
     return FlowResult(flow, sent, fwd, back, stats, path, complete and path is not None, drops, errors)
 
 
