@@ -62,12 +62,29 @@ def labs_of(run: str, pids: set[int]) -> list[str]:
 
 def netbox_services() -> set[int]:
     """Pids of the local NetBox's main gunicorn, PostgreSQL and Redis (none when it is not set up)."""
-    from hwaac.netbox.local import LocalNetBox
+    from hwaac.devnetbox.local import LocalNetBox
 
     with contextlib.suppress(Exception):
         status = LocalNetBox().status()
         return {p for p in (status.gunicorn, status.postgres, status.redis) if p}
     return set()
+
+
+def with_descendants(pids: set[int]) -> set[int]:
+    """``pids`` and every process below them (a kept server's workers and backends are kept with it)."""
+    children: dict[int, set[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                ppid = int((proc / "stat").read_text().rpartition(")")[2].split()[1])
+                children.setdefault(ppid, set()).add(int(proc.name))
+    out, todo = set(), list(pids)
+    while todo:
+        pid = todo.pop()
+        if pid not in out:
+            out.add(pid)
+            todo.extend(children.get(pid, ()))
+    return out
 
 
 def signal_all(pids: set[int], sig: int) -> None:
@@ -77,16 +94,30 @@ def signal_all(pids: set[int], sig: int) -> None:
 
 
 def stop(run: str, keep: set[int], deadline: float) -> None:
-    """SIGTERM the run's processes but ``keep``, SIGKILL what is left after :data:`GRACE` or at ``deadline``."""
-    pids = marked(run) - keep
+    """SIGTERM the run's processes but ``keep`` and what runs below it (gunicorn respawns a worker it loses,
+    PostgreSQL restarts on a killed backend), SIGKILL what is left after :data:`GRACE` or at ``deadline``."""
+    pids = marked(run) - with_descendants(keep)
     signal_all(pids, signal.SIGTERM)
     kill_at = min(time.monotonic() + GRACE, deadline)
-    while (pids := marked(run) - keep) and time.monotonic() < kill_at:
+    while (pids := marked(run) - with_descendants(keep)) and time.monotonic() < kill_at:
         time.sleep(0.2)
     while pids and time.monotonic() < deadline:
         signal_all(pids, signal.SIGKILL)
         time.sleep(0.2)
-        pids = marked(run) - keep
+        pids = marked(run) - with_descendants(keep)
+
+
+def hwaac(args: list[str], deadline: float) -> None:
+    """Run an ``hwaac`` command with what is left of the budget; one that does not finish in time is left."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        subprocess.run(
+            [str(HWAAC), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=max(1.0, deadline - time.monotonic()),
+            check=False,
+        )
 
 
 def reap(run: str, budget: float = 50.0) -> None:
@@ -96,24 +127,10 @@ def reap(run: str, budget: float = 50.0) -> None:
     services = netbox_services() & pids  # the local NetBox, when this run started it
     stop(run, services, deadline)
     for lab in labs:
-        subprocess.run(
-            [str(HWAAC), "lab", "down", lab],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=max(1.0, deadline - time.monotonic()),
-            check=False,
-        )
+        hwaac(["lab", "down", lab], deadline)
     if services:
         # fails, leaving it up, while another process uses it (users.lock): then it is that process's NetBox too
-        subprocess.run(
-            [str(HWAAC), "netbox", "down"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=max(1.0, deadline - time.monotonic()),
-            check=False,
-        )
+        hwaac(["netbox", "down"], deadline)
     stop(run, netbox_services(), deadline)
 
 
