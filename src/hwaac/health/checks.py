@@ -25,7 +25,7 @@ from hwaac.health.parsers.nvbandwidth import NvbandwidthResult
 from hwaac.health.parsers.nvidia_smi import NvidiaSmiCsv, NvidiaSmiQuery, NvlinkReport, RemappedRows
 from hwaac.health.parsers.perftest import PerftestResult
 from hwaac.health.perftest_grading import grade_perftest
-from hwaac.health.profile import MinThreshold, Profile
+from hwaac.health.profile import MinThreshold, NicLimits, Profile
 from hwaac.health.result import Action, Finding, Status, incomplete_means_retest
 
 
@@ -362,6 +362,38 @@ def check_ibstat_ports(
     return [*out, *ib.unknown_findings()]
 
 
+def check_port_speed(
+    subject: str, rate_gbps: float | None, link_layer: str | None, evidence: str, lim: NicLimits
+) -> list[Finding]:
+    """One up rail port against the profile's NIC limits, whichever tool read it (``ibstat``, ``ibstatus``,
+    ``ibv_devinfo``): ``NIC_RATE_LOW`` (FAIL, CHECK_LINK) below the profile's rate (only where a rate was printed),
+    ``NIC_LINK_LAYER`` (FAIL) for the other link layer."""
+    out: list[Finding] = []
+    if rate_gbps is not None and rate_gbps < lim.rate_gbits_per_s:
+        out.append(
+            Finding(
+                "NIC_RATE_LOW",
+                Status.FAIL,
+                f"rate {rate_gbps:g} Gb/s, expected {lim.rate_gbits_per_s}",
+                subject,
+                evidence,
+                Action.CHECK_LINK,
+            )
+        )
+    if link_layer and link_layer != lim.link_layer:
+        out.append(
+            Finding(
+                "NIC_LINK_LAYER",
+                Status.FAIL,
+                f"link layer {link_layer}, expected {lim.link_layer} (mlxconfig LINK_TYPE)",
+                subject,
+                evidence,
+                Action.NONE,
+            )
+        )
+    return out
+
+
 @incomplete_means_retest
 def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | None = None) -> list[Finding]:
     """Every rail's port up, at the SKU's rate and link layer (``devices``: the rails' RDMA devices, e.g. from the
@@ -397,29 +429,7 @@ def check_ibstat(ib: IbstatResult, profile: Profile, devices: Iterable[str] | No
             )
         )
     for p in up:
-        subject = f"{p.ca} port {p.number}"
-        if p.working_rate_gbps is not None and p.working_rate_gbps < lim.rate_gbits_per_s:
-            out.append(
-                Finding(
-                    "NIC_RATE_LOW",
-                    Status.FAIL,
-                    f"rate {p.working_rate_gbps:g} Gb/s, expected {lim.rate_gbits_per_s}",
-                    subject,
-                    p.evidence,
-                    Action.CHECK_LINK,
-                )
-            )
-        if p.link_layer and p.link_layer != lim.link_layer:
-            out.append(
-                Finding(
-                    "NIC_LINK_LAYER",
-                    Status.FAIL,
-                    f"link layer {p.link_layer}, expected {lim.link_layer} (mlxconfig LINK_TYPE)",
-                    subject,
-                    p.evidence,
-                    Action.NONE,
-                )
-            )
+        out += check_port_speed(f"{p.ca} port {p.number}", p.working_rate_gbps, p.link_layer, p.evidence, lim)
     if lim.ca_type:
         for ca in ib.cas:
             if (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hwaac.health.checks import check_counter_growth, check_perftest
+from hwaac.health.checks import check_counter_growth, check_perftest, check_port_speed
 from hwaac.health.parsers.growth import port_counter_growth
 from hwaac.health.parsers.perftest import PerftestResult
 from hwaac.health.parsers.rdma import RdmaPortsResult, RdmaStatResult
@@ -72,28 +72,7 @@ def check_rdma_ports(result: RdmaPortsResult, profile: Profile, devices: Iterabl
                 )
             )
             continue
-        if p.rate_gbps is not None and p.rate_gbps < lim.rate_gbits_per_s:
-            out.append(
-                Finding(
-                    "NIC_RATE_LOW",
-                    Status.FAIL,
-                    f"rate {p.rate_gbps:g} Gb/s, expected {lim.rate_gbits_per_s}",
-                    p.subject,
-                    p.evidence,
-                    Action.CHECK_LINK,
-                )
-            )
-        if p.link_layer and p.link_layer != lim.link_layer:
-            out.append(
-                Finding(
-                    "NIC_LINK_LAYER",
-                    Status.FAIL,
-                    f"link layer {p.link_layer}, expected {lim.link_layer} (mlxconfig LINK_TYPE)",
-                    p.subject,
-                    p.evidence,
-                    Action.NONE,
-                )
-            )
+        out += check_port_speed(p.subject, p.rate_gbps, p.link_layer, p.evidence, lim)
     if wanted is not None and complete:
         seen = {p.device for p in result.ports} | set(result.devices)
         out += [

@@ -169,7 +169,10 @@ CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Fin
     ),  # type: ignore[dict-item]
 }
 # checks that take no parsed tool output: nothing of theirs can be incomplete (growth unknown is UNKNOWN already)
-NO_PARSED_INPUT = {"checks.check_counter_growth"}
+NO_PARSED_INPUT = {
+    "checks.check_counter_growth",
+    "checks.check_port_speed",  # one port's rate and link layer, for check_ibstat and check_rdma_ports (they carry it)
+}
 # checks that recommend nothing destructive whatever they read (read the functions: every Finding they build has
 # action NONE or RETEST); they carry the rule all the same, so that a destructive finding added later is guarded
 NEVER_DESTRUCTIVE = {
