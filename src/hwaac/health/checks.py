@@ -455,34 +455,28 @@ def check_ib_counters(counters: IbCountersResult, devices: Iterable[str] | None 
     ``devices``). ``devices``: the rails' RDMA devices (default: every port read)."""
     wanted = None if devices is None else set(devices)
     out: list[Finding] = []
-    for (dev, port), lines in counters.saturated.items():
-        if wanted is None or dev in wanted:
-            subject = f"{dev} port {port}"
-            out.append(
-                Finding(
-                    "IB_COUNTER_SATURATED",
-                    Status.UNKNOWN,
-                    f"{subject}: {', '.join(lines)} at the "
-                    "maximum of their field width: the true counts and their growth are unknown; clear "
-                    "the port counters (perfquery -R) and read again",
-                    subject,
-                    "\n".join(lines.values()),
-                    Action.RETEST,
-                )
-            )
-    for (dev, port), lines in counters.unreadable.items():
-        if wanted is None or dev in wanted:
-            subject = f"{dev} port {port}"
-            out.append(
-                Finding(
-                    "IB_COUNTER_UNREADABLE",
-                    Status.UNKNOWN,
-                    f"{subject}: {len(lines)} counters could not be read as numbers",
-                    subject,
-                    "\n".join(list(lines.values())[:10]),
-                    Action.RETEST,
-                )
-            )
+    for code, per_port, says, shown in (
+        (
+            "IB_COUNTER_SATURATED",
+            counters.saturated,
+            lambda lines: (
+                f"{', '.join(lines)} at the maximum of their field width: the true counts and their "
+                "growth are unknown; clear the port counters (perfquery -R) and read again"
+            ),
+            None,
+        ),
+        (
+            "IB_COUNTER_UNREADABLE",
+            counters.unreadable,
+            lambda lines: f"{len(lines)} counters could not be read as numbers",
+            10,
+        ),
+    ):
+        for (dev, port), lines in per_port.items():
+            if wanted is None or dev in wanted:
+                subject = f"{dev} port {port}"
+                evidence = "\n".join(list(lines.values())[:shown])
+                out.append(Finding(code, Status.UNKNOWN, f"{subject}: {says(lines)}", subject, evidence, Action.RETEST))
     return [*out, *counters.unknown_findings()]
 
 
