@@ -96,22 +96,15 @@ def gpu_findings(gpu: GpuQuery) -> list[Finding]:
                 ("volatile/double_bit/total", vol.uncorrected_total),
             )
     else:
-        if vol.dram_uncorrectable:
-            add(
-                "GPU_ECC_DRAM_UNCORRECTABLE_VOLATILE",
-                Status.FAIL,
-                f"{subject}: {vol.dram_uncorrectable} volatile uncorrectable DRAM ECC errors: reset the GPU",
-                Action.RESET_GPU,
-                ("volatile/dram_uncorrectable", vol.dram_uncorrectable),
-            )
-        if vol.sram_uncorrectable:
-            add(
-                "GPU_ECC_SRAM_UNCORRECTABLE_VOLATILE",
-                Status.FAIL,
-                f"{subject}: {vol.sram_uncorrectable} volatile uncorrectable SRAM ECC errors: reset the GPU",
-                Action.RESET_GPU,
-                ("volatile/sram_uncorrectable", vol.sram_uncorrectable),
-            )
+        for memory, count in (("DRAM", vol.dram_uncorrectable), ("SRAM", vol.sram_uncorrectable)):
+            if count:
+                add(
+                    f"GPU_ECC_{memory}_UNCORRECTABLE_VOLATILE",
+                    Status.FAIL,
+                    f"{subject}: {count} volatile uncorrectable {memory} ECC errors: reset the GPU",
+                    Action.RESET_GPU,
+                    (f"volatile/{memory.lower()}_uncorrectable", count),
+                )
     mig_errors = [d for d in gpu.mig_devices if d.sram_uncorrectable_volatile]
     if mig_errors and not vol.sram_uncorrectable:  # MIG mode: counted per GPU instance, the whole GPU reads N/A
         count = sum(d.sram_uncorrectable_volatile or 0 for d in mig_errors)
