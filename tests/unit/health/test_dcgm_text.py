@@ -9,7 +9,6 @@ import pytest
 
 from hwaac.health import checks
 from hwaac.health.dcgm_grading import grade_diag
-from hwaac.health.parsers import dcgm_text
 from hwaac.health.parsers.dcgm import parse_diag_json
 from hwaac.health.parsers.dcgm_text import parse_diag_table
 from hwaac.health.result import Action, Status
@@ -113,23 +112,23 @@ def test_not_a_table_is_unknown(raw: str, reason: str) -> None:
     assert r.status() == Status.UNKNOWN and r.findings == [] and r.unknown[0] == reason
 
 
-# --- the module docstring draws the recorded tables -----------------------------------------------------------------
+# --- docs/health-dcgm-table.md draws the recorded tables ---------------------------------------------------------
 
-DOC = dcgm_text.__doc__ or ""
-DRAWN = [line.strip() for line in DOC.splitlines() if line.startswith("    ") and line.strip()[:1] in "|+"]
+PAGE = (Path(__file__).resolve().parents[3] / "docs" / "health-dcgm-table.md").read_text()
+BLOCKS = re.findall(r"^```text\n(.*?)^```$", PAGE, re.M | re.S)
+DRAWN = [line.strip() for block in BLOCKS for line in block.splitlines() if line.strip()[:1] in "|+"]
 RECORDED = {line.strip() for path in TABLE.glob("*.txt") for line in path.read_text().splitlines()}
 
 
-def test_every_dcgm_version_the_docstring_names_is_recorded() -> None:
-    versions = set(re.findall(r"\b\d+\.\d+\.\d+\b", DOC))
+def test_every_dcgm_version_the_page_names_is_recorded() -> None:
+    versions = set(re.findall(r"\b\d+\.\d+\.\d+\b", PAGE))
     assert versions and all(any(v in path.name or v in path.read_text() for path in TABLE.glob("*")) for v in versions)
 
 
-def test_every_table_row_the_docstring_draws_is_a_recorded_row() -> None:
-    assert DRAWN and [line for line in DRAWN if line not in RECORDED] == []
+def test_every_table_row_the_page_draws_is_a_recorded_row() -> None:
+    assert len(BLOCKS) == 2 and DRAWN and [line for line in DRAWN if line not in RECORDED] == []
 
 
-def test_the_docstrings_4x_table_reads_as_complete() -> None:
-    first = DOC.split("::", 1)[1].split("\n\n")[1]  # the first literal block: a whole table
-    r = grade_diag(parse_diag_table(first))
+def test_the_pages_4x_table_reads_as_complete() -> None:
+    r = grade_diag(parse_diag_table(BLOCKS[0]))  # the first table drawn: a whole one
     assert (r.status(), r.layout, r.version, r.unknown) == (Status.PASS, "4.x", "4.4.2", [])

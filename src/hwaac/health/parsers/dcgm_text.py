@@ -1,38 +1,9 @@
 """Reader of the ``dcgmi diag -r N`` table (no ``-j``): the same facts as :mod:`.dcgm` reads from the JSON.
 
-Layout (``dcgmi/Diag.cpp``'s table writer), rows as recorded in ``tests/fixtures/health/dcgmi/table`` (README
-there). DCGM 4.4.2, abridged from ``4.4.2-dcgm124-diag-r2.txt``::
-
-    +---------------------------+------------------------------------------------+
-    | Diagnostic                | Result                                         |
-    +===========================+================================================+
-    |-----  Metadata  ----------+------------------------------------------------|
-    | DCGM Version              | 4.4.2                                          |
-    |-----  Deployment  --------+------------------------------------------------|
-    | software                  | Pass                                           |
-    |                           | GPU0: Pass                                     |
-    +-----  Hardware  ----------+------------------------------------------------+
-    | memory                    | Pass                                           |
-    |                           | GPU0: Pass                                     |
-    +---------------------------+------------------------------------------------+
-
-and the older per-test rows, from excerpts that do not state their DCGM version (3.x by their layout;
-``stas00-r2-gpu0-memory-fail-excerpt.txt``)::
-
-    | GPU Memory                | Pass - GPUs: 1, 2, 3, 4, 5, 6, 7               |
-    |                           | Fail - GPU: 0                                  |
-    | Warning                   | GPU 0 Thermal violations totaling 13.3 second  |
-    |                           | s started at 9.7 seconds into the test for GP  |
-
-The older table writes ``<status> - GPUs: ids`` per test (or ``Pass - All`` when every GPU passed: ``Diag.cpp``, in
-no fixture); 4.x a summary status and one ``GPUn: <status>`` line per entity. ``Info``, ``Warning`` and ``Error``
-rows belong to the test above them (an ``Error`` with no test above is a failed node-wide result); their text wraps
-at the column width, mid-word. The table carries no error ids
-or severities, so its warnings are graded as DCGM 2.x string warnings are (:mod:`hwaac.health.dcgm_grading`).
-
-Incomplete (an ``unknown`` reason): no header row, no closing border (a cut output), a line that is not part of the
-table, a continuation line with nothing to continue, an unrecognised status, no result, or nothing that passed or
-failed. Never raises.
+The layouts (DCGM 4.x: a summary status and one ``GPUn: <status>`` line per entity; older: ``<status> - GPUs: ids``
+per test), drawn from the recorded tables, and what makes a read incomplete: ``docs/health-dcgm-table.md``. The
+table carries no error ids or severities, so its warnings are graded as DCGM 2.x string warnings are
+(:mod:`hwaac.health.dcgm_grading`). Never raises.
 """
 
 from __future__ import annotations
