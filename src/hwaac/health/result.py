@@ -113,8 +113,21 @@ class ToolResult:
         return [*self.findings, *self.unknown_findings()]
 
 
+class Graded(ToolResult):
+    """What every result of facts whose findings a grading module adds (:func:`grade_once`) shares: a ``graded``
+    flag, and :meth:`status` UNKNOWN (never PASS) until it is set. :class:`GradedResult` declares the flag as its
+    first field; a result whose data has always had it last (``nvidia-smi``'s, DCGM's) derives from this class and
+    declares ``graded: bool = False`` after its own fields, so its fields keep their order."""
+
+    graded: bool
+
+    def status(self) -> Status:
+        """The graded status; UNKNOWN (never PASS) until the result is graded."""
+        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
+
+
 @dataclass
-class GradedResult(ToolResult):
+class GradedResult(Graded):
     """A result of facts whose findings a grading module adds (:func:`grade_once`).
 
     Attributes:
@@ -123,12 +136,8 @@ class GradedResult(ToolResult):
 
     graded: bool = False
 
-    def status(self) -> Status:
-        """The graded status; UNKNOWN (never PASS) until the result is graded."""
-        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
-
-def grade_once[R: GradedResult](grade: Callable[[R], None]) -> Callable[[R], R]:
+def grade_once[R: Graded](grade: Callable[[R], None]) -> Callable[[R], R]:
     """A grading function that adds ``grade``'s findings to a result in place and returns it; grading twice does
     nothing."""
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hwaac.health.parsers.dcgm_model import as_list, guarded, load_json
-from hwaac.health.result import Status, ToolResult
+from hwaac.health.result import Graded
 
 # The words dcgmi health writes (dcgmi/Health.cpp HelperHealthToString); any other value is unreadable.
 HEALTH_WORDS = ("Healthy", "Warning", "Failure")
@@ -52,7 +52,7 @@ class DcgmHealthEntity:
 
 
 @dataclass
-class DcgmHealthResult(ToolResult):
+class DcgmHealthResult(Graded):
     """``dcgmi health -c -j`` parsed.
 
     Attributes:
@@ -65,10 +65,6 @@ class DcgmHealthResult(ToolResult):
     overall: str | None = None
     entities: list[DcgmHealthEntity] = field(default_factory=list)
     graded: bool = False
-
-    def status(self) -> Status:
-        """The graded status; UNKNOWN (never PASS) until the check layer has graded the words."""
-        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
 
 def _value(node: Any) -> str | None:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hwaac.health.result import Status, ToolResult
+from hwaac.health.result import Graded, Status, ToolResult
 
 # dcgmError_t ids, transcribed from NVIDIA/DCGM dcgmlib/dcgm_errors.h at commit 72fa3feaa67d716a75323a8f47c34ff3ee73f824
 # (ids 0..132; "New error codes must be added to end of enum to maintain backwards compatibility", so an id keeps its
@@ -222,7 +222,7 @@ class DcgmEntity:
 
 
 @dataclass
-class DcgmDiagResult(ToolResult):
+class DcgmDiagResult(Graded):
     """``dcgmi diag -r N -j`` parsed.
 
     Attributes:
@@ -250,10 +250,6 @@ class DcgmDiagResult(ToolResult):
     entities: list[DcgmEntity] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     graded: bool = False
-
-    def status(self) -> Status:
-        """The graded status; UNKNOWN (never PASS) until the check layer has graded the result."""
-        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
     def serials(self) -> dict[int, str | None]:
         """GPU index -> serial (None when unreadable)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from hwaac.health.parsers.base import no_output
 from hwaac.health.parsers.nvidia_smi_model import lost_lines, placeholder, to_bool
-from hwaac.health.result import Status, ToolResult
+from hwaac.health.result import Graded, ToolResult
 
 # alias -> canonical field name (nvidia-smi --help-query-gpu "a" or "b" pairs; renames across drivers).
 CSV_ALIASES = {
@@ -92,7 +92,7 @@ def _csv_value(text: str, name: str = "") -> CsvValue:
 
 
 @dataclass
-class NvidiaSmiCsv(ToolResult):
+class NvidiaSmiCsv(Graded):
     """``nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]``.
 
     Attributes:
@@ -115,10 +115,6 @@ class NvidiaSmiCsv(ToolResult):
     evidence: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
     graded: bool = False
-
-    def status(self) -> Status:
-        """The graded status; UNKNOWN (never PASS) until the check layer has graded the result."""
-        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
 
 def _looks_like_header(cells: list[str]) -> bool:
@@ -280,7 +276,7 @@ class RemappedRow:
 
 
 @dataclass
-class RemappedRows(ToolResult):
+class RemappedRows(Graded):
     """``nvidia-smi --query-remapped-rows=...``: one :class:`RemappedRow` per GPU, and the lines saying a GPU is lost.
     Graded by :func:`hwaac.health.gpu_grading.grade_remapped`; UNKNOWN (never PASS) until then."""
 
@@ -288,9 +284,6 @@ class RemappedRows(ToolResult):
     rows: list[RemappedRow] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
     graded: bool = False
-
-    def status(self) -> Status:
-        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
 
 
 def parse_remapped_rows_csv(raw: str, *, fields: list[str] | None = None, version: str | None = None) -> RemappedRows:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from hwaac.health.result import Status, ToolResult
+from hwaac.health.result import Graded
 
 NOT_THERE = {"n/a", "not supported", "requested functionality has been deprecated", "", "none found"}
 
@@ -216,7 +216,7 @@ class GpuQuery:
 
 
 @dataclass
-class NvidiaSmiQuery(ToolResult):
+class NvidiaSmiQuery(Graded):
     """``nvidia-smi -q -x``: the driver/CUDA versions and one :class:`GpuQuery` per GPU.
 
     Attributes:
@@ -234,7 +234,3 @@ class NvidiaSmiQuery(ToolResult):
     gpus: list[GpuQuery] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
     graded: bool = False
-
-    def status(self) -> Status:
-        """The graded status; UNKNOWN (never PASS) until the check layer has graded the result."""
-        return super().status() if self.graded else max(super().status(), Status.UNKNOWN)
