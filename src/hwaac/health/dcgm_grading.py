@@ -19,7 +19,7 @@ from hwaac.health.parsers.dcgm_model import (
     finding_code,
     subject,
 )
-from hwaac.health.result import Action, Finding, Status, strongest
+from hwaac.health.result import Action, Finding, Status, grade_once, strongest
 
 # The action an error id calls for whatever its severity (the *_NEXT suggestions of dcgm_errors.h, on the ladder
 # of hwaac.health.result.Action); it replaces a severity's generic RETEST, else the stronger of the two is recommended.
@@ -247,7 +247,8 @@ def _apply_exit_code(out: DcgmDiagResult) -> None:
     )
 
 
-def grade_diag(out: DcgmDiagResult) -> DcgmDiagResult:
+@grade_once
+def grade_diag(out: DcgmDiagResult) -> None:
     """Grade a diag result in place (findings and each result's verdict) and return it; grading twice does nothing.
 
     FAIL when a ``"Fail"`` result's warning severity (or no warning at all) makes it a failure, or the exit status is
@@ -256,9 +257,6 @@ def grade_diag(out: DcgmDiagResult) -> DcgmDiagResult:
     with warnings is WARN (UNKNOWN for DCGM_FR_MEMORY_ALLOC). PASS only when the reader found the output complete,
     at least one test passed, none failed and no passing result carries a warning.
     """
-    if out.graded:
-        return out
-    out.graded = True
     if out.runtime_error:
         out.findings.append(
             Finding(
@@ -282,7 +280,6 @@ def grade_diag(out: DcgmDiagResult) -> DcgmDiagResult:
             )
         )
     _apply_exit_code(out)
-    return out
 
 
 # dcgmi health's words as verdicts; any other word was flagged unreadable by the reader and is UNKNOWN here.
@@ -338,7 +335,8 @@ def _entity_findings(entity: DcgmHealthEntity) -> list[Finding]:
     return out
 
 
-def grade_health(out: DcgmHealthResult) -> DcgmHealthResult:
+@grade_once
+def grade_health(out: DcgmHealthResult) -> None:
     """Grade ``dcgmi health -c -j``'s words in place and return the result; grading twice does nothing.
 
     One finding per system in Warning (WARN, no action) or Failure (FAIL, the system's action: memory, SM and NVLink
@@ -346,9 +344,6 @@ def grade_health(out: DcgmHealthResult) -> DcgmHealthResult:
     an entity in Warning/Failure without a system is ``DCGM_HEALTH_ENTITY``; an "Overall Health" worse than every
     finding still counts (``DCGM_HEALTH_OVERALL``).
     """
-    if out.graded:
-        return out
-    out.graded = True
     for entity in out.entities:
         out.findings.extend(_entity_findings(entity))
     overall = _health_status(out.overall)
@@ -362,7 +357,6 @@ def grade_health(out: DcgmHealthResult) -> DcgmHealthResult:
                 evidence=f"Overall Health: {out.overall}",
             )
         )
-    return out
 
 
 __all__ = ["grade_diag", "grade_health", "severity_verdict"]

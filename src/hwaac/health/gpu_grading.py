@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from hwaac.health.parsers.nvidia_smi_csv import CsvValue, NvidiaSmiCsv, RemappedRows
 from hwaac.health.parsers.nvidia_smi_model import REASON_BITS, GpuQuery, NvidiaSmiQuery
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, grade_once
 from hwaac.health.xid import recovery_action
 
 # Reasons graded here (hardware or thermal slowdowns); the rest is for the profile's clock_reasons lists.
@@ -199,16 +199,13 @@ def gpu_findings(gpu: GpuQuery) -> list[Finding]:
     return out
 
 
-def grade_query(q: NvidiaSmiQuery) -> NvidiaSmiQuery:
+@grade_once
+def grade_query(q: NvidiaSmiQuery) -> None:
     """Add the findings of the lost-GPU lines and of every GPU's health fields to ``q`` and return it; grading twice
     does nothing."""
-    if q.graded:
-        return q
-    q.graded = True
     q.findings.extend(lost_findings(q.lost))
     for gpu in q.gpus:
         q.findings.extend(gpu_findings(gpu))
-    return q
 
 
 def csv_row_findings(subject: str, row: dict[str, CsvValue], evidence: str) -> list[Finding]:
@@ -250,24 +247,19 @@ def csv_row_findings(subject: str, row: dict[str, CsvValue], evidence: str) -> l
     return out
 
 
-def grade_query_csv(result: NvidiaSmiCsv) -> NvidiaSmiCsv:
+@grade_once
+def grade_query_csv(result: NvidiaSmiCsv) -> None:
     """Add the findings of the lost-GPU lines and of every ``--query-gpu`` row (:func:`csv_row_findings`) to
     ``result`` and return it; grading twice does nothing."""
-    if result.graded:
-        return result
-    result.graded = True
     result.findings.extend(lost_findings(result.lost))
     for subject, row, evidence in zip(result.subjects, result.rows, result.evidence, strict=True):
         result.findings.extend(csv_row_findings(subject, row, evidence))
-    return result
 
 
-def grade_remapped(r: RemappedRows) -> RemappedRows:
+@grade_once
+def grade_remapped(r: RemappedRows) -> None:
     """Add the findings of ``--query-remapped-rows`` to ``r`` and return it (once): a pending remap FAIL with
     RESET_GPU (a reset applies it), a failed remap FAIL with RMA, and the lost-GPU lines."""
-    if r.graded:
-        return r
-    r.graded = True
     r.findings.extend(lost_findings(r.lost))
     for number, row in enumerate(r.rows, start=1):
         subject = f"gpu {row.bus_id or number}"
@@ -293,7 +285,6 @@ def grade_remapped(r: RemappedRows) -> RemappedRows:
                     Action.RMA,
                 )
             )
-    return r
 
 
 __all__ = [
