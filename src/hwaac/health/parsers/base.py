@@ -1,8 +1,10 @@
-"""What the parsers of :mod:`hwaac.health.parsers` share: the empty-output reason, the capped collector of "line
-not understood" reasons (garbage input would otherwise give one reason per line) and the non-zero exit finding."""
+"""What the parsers of :mod:`hwaac.health.parsers` share: the empty-output reason, the numbered non-blank lines of
+an output, the capped collector of "line not understood" reasons (garbage input would otherwise give one reason per
+line) and the non-zero exit finding."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Protocol
 
 from hwaac.health.result import Action, Finding, Status, ToolResult
@@ -22,6 +24,14 @@ def no_output(result: HasUnknown, raw: object, reason: str = "no output") -> boo
         return False
     result.unknown.append(reason)
     return True
+
+
+def text_lines(raw: str) -> Iterator[tuple[int, str, str]]:
+    """``(number, line, text)`` for each line of ``raw`` that is not blank: its number (counting from 1, blank lines
+    included), the line as written and the line without surrounding white space."""
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if text := line.strip():
+            yield number, line, text
 
 
 def exit_not_zero(result: ToolResult, exit_code: int | None, code: str, tool: str) -> None:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from operator import itemgetter
 
-from hwaac.health.parsers.base import LineReasons, no_output
+from hwaac.health.parsers.base import LineReasons, no_output, text_lines
 from hwaac.health.result import Status, ToolResult
 
 # Width in bits of each legacy PortCounters field (IBA Vol. 1 §16.1 PortCounters; kernel sysfs.c PORT_PMA_ATTR
@@ -236,10 +236,7 @@ def _read_plain(raw: str, result: IbCountersResult, seen_legacy: set[PortKey]) -
 def _read_lines(raw: str, result: IbCountersResult, seen_legacy: set[PortKey]) -> None:
     """The line loop of :func:`parse_ib_counters`: every line form, grep's errors, saturated and unreadable values."""
     reasons = LineReasons(result.unknown, counted=True)
-    for number, line in enumerate(raw.splitlines(), start=1):
-        text = line.strip()
-        if not text:
-            continue
+    for number, line, text in text_lines(raw):
         # before the counter pattern, which would also match it (only grep's own lines start so)
         grep_error = _GREP_ERROR.match(text) if text.startswith("grep:") else None
         match = None if grep_error is not None else _counter_line(text)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.parsers.base import LineReasons, no_output
+from hwaac.health.parsers.base import LineReasons, no_output, text_lines
 from hwaac.health.result import ToolResult
 
 # Port states and physical states as ibstat.c prints them (port_state_str, port_phy_state_str); "???" is what it
@@ -199,10 +199,7 @@ def parse_ibstat(raw: str, *, version: str | None = None) -> IbstatResult:
             port.evidence = "\n".join([f"{ca.node_type} '{ca.name}'", *port_lines])
         port, port_lines = None, []
 
-    for number, line in enumerate(raw.splitlines(), start=1):
-        text = line.strip()
-        if not text:
-            continue
+    for number, line, text in text_lines(raw):
         if panic := _IBPANIC.match(text):
             close_port()
             failed = _STAT_FAILED.search(panic.group(1))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.parsers.base import LineReasons, no_output
+from hwaac.health.parsers.base import LineReasons, no_output, text_lines
 from hwaac.health.result import ToolResult
 
 _HEADER = re.compile(
@@ -112,10 +112,7 @@ def parse_lfs_df(raw: str, *, version: str | None = None) -> LfsDfResult:
         return result
     reasons = LineReasons(result.unknown)
     current: DfFilesystem | None = None
-    for number, line in enumerate(raw.splitlines(), start=1):
-        text = line.strip()
-        if not text:
-            continue
+    for number, line, text in text_lines(raw):
         if m := _HEADER.match(text):
             current = DfFilesystem()
             result.filesystems.append(current)

@@ -9,7 +9,7 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from hwaac.health.parsers.base import no_output
+from hwaac.health.parsers.base import no_output, text_lines
 from hwaac.health.parsers.nvidia_smi_model import NvidiaSmiQuery, lost_lines, to_int
 from hwaac.health.parsers.nvidia_smi_xml import read_gpu
 
@@ -138,9 +138,8 @@ def _read_tree(raw: str, unknown: list[str]) -> tuple[dict[str, str], list[_Bloc
     header: dict[str, str] = {}
     blocks: list[_Block] = []
     stack: list[tuple[int, str]] = []
-    for number, line in enumerate(raw.splitlines(), start=1):
-        text = line.strip()
-        if not text or _BANNER.match(text):
+    for number, line, text in text_lines(raw):
+        if _BANNER.match(text):
             continue
         if (gpu := _GPU.match(text)) is not None and not line.startswith(" "):
             blocks.append(_Block(gpu["bus"]))

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hwaac.health.parsers.base import text_lines
 from hwaac.health.parsers.nvidia_smi_model import to_int
 from hwaac.health.result import Status, ToolResult
 
@@ -77,10 +78,7 @@ def _nvlink_lines(
     """Read every line into ``result`` (``handle`` reads a link line of a GPU), then give each GPU that is not all
     inactive and of which ``read`` finds nothing the reason ``<gpu>: <missing>``."""
     current: NvlinkGpu | None = None
-    for number, line in enumerate(raw.splitlines(), start=1):
-        text = line.strip()
-        if not text:
-            continue
+    for number, _line, text in text_lines(raw):
         # the cheap tests first: a node's -e output is ~450 lines, nearly all of them link lines
         header = _GPU_HEADER.match(text) if text.startswith("GPU ") else None
         if header:

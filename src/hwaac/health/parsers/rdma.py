@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.parsers.base import LineReasons, no_output
+from hwaac.health.parsers.base import LineReasons, no_output, text_lines
 from hwaac.health.result import ToolResult
 
 # IBA Vol. 1 PortInfo: PortState 4 = Active; PortPhysicalState 5 = LinkUp (the codes both tools print).
@@ -103,10 +103,7 @@ def parse_ibstatus(raw: str, *, version: str | None = None) -> RdmaPortsResult:
         return result
     reasons = LineReasons(result.unknown)
     current: RdmaPort | None = None
-    for number, line in enumerate(raw.splitlines(), start=1):
-        text = line.strip()
-        if not text:
-            continue
+    for number, line, text in text_lines(raw):
         if m := _IBSTATUS_HEADER.match(text):
             current = RdmaPort(m["dev"], int(m["port"]))
             result.ports.append(current)
@@ -181,10 +178,7 @@ def parse_ibv_devinfo(raw: str, *, port: int | None = None, version: str | None 
     reasons = LineReasons(result.unknown)
     device: str | None = None
     current: RdmaPort | None = None
-    for number, line in enumerate(raw.splitlines(), start=1):
-        text = line.strip()
-        if not text:
-            continue
+    for number, line, text in text_lines(raw):
         if text.startswith("No IB devices found"):
             result.no_devices = True
             continue
@@ -299,10 +293,7 @@ def parse_rdma_statistic(raw: str, *, version: str | None = None) -> RdmaStatRes
     reasons = LineReasons(result.unknown)
     current: dict[str, int | None] | None = None
     key: PortKey | None = None
-    for number, line in enumerate(raw.splitlines(), start=1):
-        text = line.strip()
-        if not text:
-            continue
+    for number, line, text in text_lines(raw):
         if m := _LINK.match(text):
             key = (m["dev"], int(m["port"]))
             if key in result.ports:
