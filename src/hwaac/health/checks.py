@@ -26,12 +26,7 @@ from hwaac.health.parsers.nvidia_smi import NvidiaSmiCsv, NvidiaSmiQuery, Nvlink
 from hwaac.health.parsers.perftest import PerftestResult
 from hwaac.health.perftest_grading import grade_perftest
 from hwaac.health.profile import MinThreshold, NicLimits, Profile
-from hwaac.health.result import Action, Finding, Status, incomplete_means_retest
-
-
-def _unknown(code: str, message: str, subject: str = "") -> Finding:
-    return Finding(code, Status.UNKNOWN, message, subject, action=Action.RETEST)
-
+from hwaac.health.result import Action, Finding, Status, incomplete_means_retest, retest_finding
 
 # --- GPUs ---------------------------------------------------------------------------------------------------------
 
@@ -236,7 +231,7 @@ def check_nvlink(status: NvlinkReport | None, errors: NvlinkReport | None, profi
     lim = profile.gpu
     out = status.all_findings() if status is not None else []
     if status is not None and not status.gpus and not status.unknown:
-        out.append(_unknown("NVLINK_NO_OUTPUT", "nvidia-smi nvlink -s printed no GPU"))
+        out.append(retest_finding("NVLINK_NO_OUTPUT", "nvidia-smi nvlink -s printed no GPU"))
     for g in status.gpus if status is not None else []:
         active = [rate for rate in g.links.values() if rate is not None]
         if len(active) < lim.nvlink_links:
@@ -515,7 +510,7 @@ def check_counter_growth(
             if g is None:
                 continue
             if g.delta is None:
-                out.append(_unknown("NIC_COUNTER_UNKNOWN", f"{name}: growth unknown ({g.reason})", subject))
+                out.append(retest_finding("NIC_COUNTER_UNKNOWN", f"{name}: growth unknown ({g.reason})", subject))
             elif g.delta > 0:
                 out.append(
                     Finding(
@@ -550,7 +545,7 @@ def _against(
     value: float | None, th: MinThreshold, code: str, what: str, unit: str, subject: str, action: Action
 ) -> list[Finding]:
     if value is None:
-        return [_unknown(f"{code}_MISSING", f"{what}: no figure at the threshold's method", subject)]
+        return [retest_finding(f"{code}_MISSING", f"{what}: no figure at the threshold's method", subject)]
     if value < th.min:
         return [
             Finding(f"{code}_LOW", Status.FAIL, f"{what} {value:g} {unit} < {th.min:g} {unit}", subject, action=action)
@@ -569,7 +564,9 @@ def _against(
 
 
 def _method_mismatch(what: str, problems: list[str], subject: str) -> list[Finding]:
-    return [_unknown("METHOD_MISMATCH", f"{what} not compared: " + "; ".join(problems), subject)] if problems else []
+    return (
+        [retest_finding("METHOD_MISMATCH", f"{what} not compared: " + "; ".join(problems), subject)] if problems else []
+    )
 
 
 @incomplete_means_retest
@@ -635,7 +632,7 @@ def check_perftest(result: PerftestResult, th: MinThreshold, *, subject: str = "
     if not result.bw_rows:
         if result.status() >= Status.UNKNOWN:
             return out
-        return [*out, _unknown("PERFTEST_NO_TABLE", "no bandwidth table", subject)]
+        return [*out, retest_finding("PERFTEST_NO_TABLE", "no bandwidth table", subject)]
     value = result.bw_at(m.message_bytes) if m.message_bytes else result.bw_average_gbits_per_s
     return out + _against(
         value, th, "NIC_WRITE_BW", f"{m.tool} at {m.message_bytes} B", "Gb/s", subject, Action.CHECK_LINK
@@ -654,7 +651,7 @@ def check_nvbandwidth(result: NvbandwidthResult, profile: Profile) -> list[Findi
         test = result.test(th.method.test or "")
         if test is None or test.waived:
             out.append(
-                _unknown(
+                retest_finding(
                     f"{code}_MISSING",
                     f"nvbandwidth did not run {th.method.test}" + (" (waived)" if test is not None else ""),
                 )
@@ -666,7 +663,7 @@ def check_nvbandwidth(result: NvbandwidthResult, profile: Profile) -> list[Findi
                 if v is not None and (worst is None or v < worst[0]):
                     worst = (v, f"cpu->gpu{col}" if "host_to_device" in test.name else f"gpu{row}<->gpu{col}")
         if worst is None:
-            out.append(_unknown(f"{code}_MISSING", f"{test.name}: no figure in the matrix"))
+            out.append(retest_finding(f"{code}_MISSING", f"{test.name}: no figure in the matrix"))
         else:
             out += _against(worst[0], th, code, f"slowest {what} ({worst[1]})", "GB/s", worst[1], action)
     return out

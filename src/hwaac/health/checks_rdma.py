@@ -17,11 +17,7 @@ from hwaac.health.parsers.growth import port_counter_growth
 from hwaac.health.parsers.perftest import PerftestResult
 from hwaac.health.parsers.rdma import RdmaPortsResult, RdmaStatResult
 from hwaac.health.profile import MinThreshold, Profile
-from hwaac.health.result import Action, Finding, Status, incomplete_means_retest
-
-
-def _unknown(code: str, message: str, subject: str = "") -> Finding:
-    return Finding(code, Status.UNKNOWN, message, subject, action=Action.RETEST)
+from hwaac.health.result import Action, Finding, Status, incomplete_means_retest, retest_finding
 
 
 @incomplete_means_retest
@@ -93,7 +89,7 @@ def check_rdma_ports(result: RdmaPortsResult, profile: Profile, devices: Iterabl
         )
     if not ports and complete:
         out.append(
-            _unknown(
+            retest_finding(
                 "NIC_NO_PORTS",
                 f"{result.tool}: no port of link layer {lim.link_layer}"
                 + (f" on {', '.join(wanted)}" if wanted else "")
@@ -110,7 +106,7 @@ def check_rdma_statistic(result: RdmaStatResult, devices: Iterable[str] | None =
     out = result.unknown_findings()
     read = {dev for dev, _port in result.ports}
     out += [
-        _unknown("NIC_COUNTERS_MISSING", f"{dev}: no counters in rdma statistic show", dev)
+        retest_finding("NIC_COUNTERS_MISSING", f"{dev}: no counters in rdma statistic show", dev)
         for dev in (devices or ())
         if dev not in read
     ]

@@ -35,7 +35,7 @@ from hwaac.health.parsers.lustre_df import parse_lfs_df
 from hwaac.health.parsers.lustre_formats import normalise_nid, proc_mounts_cut
 from hwaac.health.parsers.lustre_imports import parse_imports
 from hwaac.health.parsers.lustre_mounts import LustreMount, parse_lustre_mounts
-from hwaac.health.result import Action, Finding, Status
+from hwaac.health.result import Action, Finding, Status, retest_finding
 
 FSNAME = re.compile(r"^[A-Za-z0-9_]{1,8}$")  # mkfs.lustre.8: at most 8 characters
 NID = re.compile(r"^\S+@[A-Za-z][A-Za-z0-9]*$")  # 10.20.0.1@o2ib, 10.0.0.5@tcp1, 0@lo
@@ -266,17 +266,13 @@ def _mgs_findings(fs: ExpectedFilesystem, mount: LustreMount, peers: Mapping[str
     ]
 
 
-def _unknown(code: str, message: str, subject: str = "") -> Finding:
-    return Finding(code, Status.UNKNOWN, message, subject, action=Action.RETEST)
-
-
 def _probe_problem(name: str, out: Mapping[str, Any] | None) -> Finding | None:
     if out is None:
-        return _unknown("PROBE_MISSING", f"{name}: no output returned for this probe")
+        return retest_finding("PROBE_MISSING", f"{name}: no output returned for this probe")
     if out.get("timed_out"):
-        return _unknown("PROBE_TIMEOUT", f"{name}: timed out after {out.get('seconds', 0):.0f} s")
+        return retest_finding("PROBE_TIMEOUT", f"{name}: timed out after {out.get('seconds', 0):.0f} s")
     if out.get("rc") is None:
-        return _unknown("PROBE_NOT_RUN", f"{name}: could not start ({(out.get('stderr') or '')[:200]})")
+        return retest_finding("PROBE_NOT_RUN", f"{name}: could not start ({(out.get('stderr') or '')[:200]})")
     return None
 
 
@@ -318,7 +314,7 @@ def evaluate(
     extra = [n for n in all_mgs_nids((), mgs_nids) if n not in {x for fs in filesystems for x in fs.mgs_nids}]
     if not filesystems and not extra:
         return [
-            _unknown(
+            retest_finding(
                 "LUSTRE_NOTHING_EXPECTED",
                 "no expected Lustre file system or MGS NID was given: nothing "
                 "to judge (pass filesystems or the node's lustre-client.json)",
@@ -331,7 +327,7 @@ def evaluate(
     mounted: dict[str, LustreMount] = {}
     for fs in filesystems:
         if mounts is None:
-            found.append(_unknown("LUSTRE_MOUNTS_UNREAD", f"{unread}: mount state unknown", fs.name))
+            found.append(retest_finding("LUSTRE_MOUNTS_UNREAD", f"{unread}: mount state unknown", fs.name))
             continue
         here = [m for m in mounts if m.fsname == fs.name]
         at_point = [m for m in here if not fs.mount_point or m.mount_point == fs.mount_point]
@@ -369,7 +365,7 @@ def evaluate(
             kinds = {t.obd.kind for t in lfs.of_fs(name)}
             if lfs.not_mounted:
                 out.append(
-                    _unknown(
+                    retest_finding(
                         "LUSTRE_MOUNT_STATE_CONFLICT",
                         f"{name} is in /proc/mounts but lfs check found no mounted Lustre file system",
                         name,
@@ -378,7 +374,9 @@ def evaluate(
             elif not lfs.unknown and not {"mdc", "osc"} <= kinds:
                 missing = " and ".join(k for k in ("mdc", "osc") if k not in kinds)
                 out.append(
-                    _unknown("LUSTRE_TARGETS_MISSING", f"lfs check listed no {missing} device of mounted {name}", name)
+                    retest_finding(
+                        "LUSTRE_TARGETS_MISSING", f"lfs check listed no {missing} device of mounted {name}", name
+                    )
                 )
         return out
 
@@ -389,7 +387,7 @@ def evaluate(
             kinds = {i.obd.kind for i in imports.of_fs(name)}
             if not imports.unknown and not {"mdc", "osc"} <= kinds:
                 missing = " and ".join(k for k in ("mdc", "osc") if k not in kinds)
-                out.append(_unknown("LUSTRE_IMPORTS_MISSING", f"no {missing} import of mounted {name}", name))
+                out.append(retest_finding("LUSTRE_IMPORTS_MISSING", f"no {missing} import of mounted {name}", name))
         return out
 
     found += _required(outputs, "lfs_check", lfs_check)  # lfs check servers
@@ -435,7 +433,7 @@ def evaluate(
     def lfs_df(stdout: str, stderr: str, rc: int) -> list[Finding]:
         targets = df_findings(parse_lfs_df(stdout + ("\n" + stderr if stderr else "")), mounted)
         if rc and not targets:
-            targets.append(_unknown("LUSTRE_DF_FAILED", f"lfs df exited {rc} without naming a target"))
+            targets.append(retest_finding("LUSTRE_DF_FAILED", f"lfs df exited {rc} without naming a target"))
         return targets
 
     mgs = [(fs.name, fs.mgs) for fs in filesystems if fs.mgs]

@@ -73,6 +73,11 @@ class Finding:
     action: Action = Action.NONE
 
 
+def retest_finding(code: str, message: str, subject: str = "") -> Finding:
+    """An UNKNOWN finding with action RETEST: what a check says of something it could not judge."""
+    return Finding(code, Status.UNKNOWN, message, subject, action=Action.RETEST)
+
+
 @dataclass
 class ToolResult:
     """Base of every parser's typed result.
