@@ -2,7 +2,7 @@
 the pair tests between two nodes' ports.
 
 The parsers (:mod:`hwaac.health.parsers.rdma`) only report what the tools printed; these functions judge it against
-the SKU profile, as :func:`hwaac.health.checks.check_ibstat` does for ``ibstat``: every rail port Active/LinkUp, at
+the SKU profile, as :func:`hwaac.health.checks_nic.check_ibstat` does for ``ibstat``: every rail port Active/LinkUp, at
 the profile's rate and link layer, and no error counter growing. Anything that could not be read is UNKNOWN (action
 RETEST) and suppresses the verdicts that would need it, so an incomplete output never passes and never leads to a
 stronger action than a retest.
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hwaac.health.checks import check_counter_growth, check_perftest, check_port_speed
+from hwaac.health.checks import check_perftest
+from hwaac.health.checks_nic import check_counter_growth, check_port_speed
 from hwaac.health.parsers.growth import port_counter_growth
 from hwaac.health.parsers.perftest import PerftestResult
 from hwaac.health.parsers.rdma import RdmaPortsResult, RdmaStatResult
@@ -122,7 +123,7 @@ def check_rdma_statistic_growth(
     devices: Iterable[str] | None = None,
 ) -> list[Finding]:
     """Two ``rdma statistic show`` readings ``seconds`` apart: both readings' problems, then
-    :func:`~hwaac.health.checks.check_counter_growth` (a fatal counter that grew fails the link, a rate above the
+    :func:`~hwaac.health.checks_nic.check_counter_growth` (a fatal counter that grew fails the link, a rate above the
     profile's warn limit warns, a fatal counter whose growth is unknown is UNKNOWN)."""
     wanted = list(devices) if devices is not None else None
     growth = port_counter_growth(before, after, seconds)

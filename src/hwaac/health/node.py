@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from hwaac.health import checks, checks_rdma
+from hwaac.health import checks, checks_nic, checks_rdma
 from hwaac.health.parsers import (
     dcgm,
     ib_counters,
@@ -291,20 +291,20 @@ def _kernel(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Conte
 
 def _ibstat(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
     ib = _memo(ctx, name, lambda: ibstat.parse_ibstat(raw + ("\n" + err if "ibpanic" in err else "")))
-    out = checks.check_ibstat(ib, profile, ctx.rails)
+    out = checks_nic.check_ibstat(ib, profile, ctx.rails)
     return [*out, _exit_finding(name, rc, err)] if rc and "ibpanic" not in err else out
 
 
 def _counters(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
     after = _memo(ctx, name, lambda: _counters_of(raw))
-    out = checks.check_ib_counters(after, ctx.rails)
+    out = checks_nic.check_ib_counters(after, ctx.rails)
     if ctx.counters_before is not None:
         before = _counters_of(ctx.counters_before)
         # without the interval only the deltas are judged (a rate needs seconds > 0)
         growth = port_counter_growth(before, after, ctx.counters_seconds or 0)
         if ctx.rails is not None:
             growth = {k: v for k, v in growth.items() if k[0] in ctx.rails}
-        out += checks.check_counter_growth(growth, profile)
+        out += checks_nic.check_counter_growth(growth, profile)
     return out  # grep exits 2 when a glob matches nothing: the parser says what is missing
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from hwaac.health.profile import Profile
 
-# findings about port counters that are not fatal-counter codes (checks.check_ib_counters, check_counter_growth)
+# findings about port counters that are not fatal-counter codes (checks_nic.check_ib_counters, check_counter_growth)
 COUNTER_CODES = frozenset({"NIC_COUNTER_UNKNOWN", "IB_COUNTER_SATURATED", "IB_COUNTER_UNREADABLE"})
 
 

@@ -2,7 +2,7 @@
 
 The ports NCCL takes are those its ``NCCL_IB_HCA`` value selects (:func:`hwaac.health.nccl_hca.nccl_ib_ports`, by
 NCCL's own matching, whatever the form: the rendered exact list, a prefix, an exclude list). Each must be up, as
-:func:`hwaac.health.checks.check_ibstat_ports` judges a port (Active and LinkUp), and each entry of an include list
+:func:`hwaac.health.checks_nic.check_ibstat_ports` judges a port (Active and LinkUp), and each entry of an include list
 must name a port that is there. A rail of the plan is the node's NIC port cabled to a leaf (``plan_rails``) with
 its RDMA device (the rendered ``nic-roce.json``) and port 1 (what hwaac renders into ``NCCL_IB_HCA``); a rail the
 value leaves out is not checked, and said so. A rail that is not usable is named with its address and the leaf port
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hwaac.health.checks import check_ibstat_ports
+from hwaac.health.checks_nic import check_ibstat_ports
 from hwaac.health.nccl_hca import entry_matches, nccl_ib_ports, nccl_selects
 from hwaac.health.parsers.ibstat import IbstatResult
 from hwaac.health.result import Finding, Status
@@ -67,7 +67,7 @@ def check_rails(
         ``problem`` (None when usable) and ``status``; ``left_out`` the rails the value leaves out; ``other_ports``
         the ports it takes or names that are no rail's (``{"device", "port", "problem", "status"}``, port None for
         an entry that names none); ``findings`` those of
-        :func:`~hwaac.health.checks.check_ibstat_ports` over the ports NCCL takes.
+        :func:`~hwaac.health.checks_nic.check_ibstat_ports` over the ports NCCL takes.
 
     Raises:
         RailCheckError: a rail with no rendered NIC port, or one without an RDMA device.

@@ -186,8 +186,8 @@ def incomplete_means_retest[**P](check: Callable[P, list[Finding]]) -> Callable[
     link repair or RMA (:func:`retest_only`). A parsed result counts whether given directly or as a value of a
     mapping or an item of a list or tuple argument (several readings judged together, e.g. one ``lctl ping`` per
     MGS NID). Every check that judges a parsed result carries it (:mod:`hwaac.health.checks`,
-    :mod:`~hwaac.health.checks_rdma`, :mod:`~hwaac.health.checks_lustre`, :mod:`~hwaac.health.lustre_targets`,
-    :mod:`~hwaac.health.lustre_lnet`)."""
+    :mod:`~hwaac.health.checks_nic`, :mod:`~hwaac.health.checks_rdma`, :mod:`~hwaac.health.checks_lustre`,
+    :mod:`~hwaac.health.lustre_targets`, :mod:`~hwaac.health.lustre_lnet`)."""
 
     @functools.wraps(check)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> list[Finding]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health import checks
+from hwaac.health import checks, checks_nic
 from hwaac.health.node import Context, evaluate, verdict
 from hwaac.health.parsers.growth import port_counter_growth
 from hwaac.health.parsers.ib_counters import parse_ib_counters
@@ -128,18 +128,18 @@ def test_nvlink_every_gpu_needs_its_active_links() -> None:
 def test_ibstat_rails_rate_and_link_layer() -> None:
     ib = read("ibstat/rdma-core-47/h100-ib-ndr-8hca-active.txt")  # 8 x NDR 400 InfiniBand + a 200G bond
     ib_profile = H200.model_copy(update={"nic": H200.nic.model_copy(update={"link_layer": "InfiniBand"})})
-    assert checks.check_ibstat(parse_ibstat(ib), ib_profile) == []
+    assert checks_nic.check_ibstat(parse_ibstat(ib), ib_profile) == []
     # our RoCE SKU reads this node's InfiniBand rails as the wrong link layer: no Ethernet rail is up at 400
-    assert "NIC_RAILS_DOWN" in codes(checks.check_ibstat(parse_ibstat(ib), H200), Status.FAIL)
+    assert "NIC_RAILS_DOWN" in codes(checks_nic.check_ibstat(parse_ibstat(ib), H200), Status.FAIL)
     roce = parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt"))
     rails = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]  # the MT4129s
-    found = checks.check_ibstat(roce, H200, rails)
+    found = checks_nic.check_ibstat(roce, H200, rails)
     down = next(f for f in found if f.code == "NIC_RAILS_DOWN")
     assert down.message == "6 of 8 rail ports up" and down.subject == "mlx5_5 port 1, mlx5_11 port 1"
     assert {f.subject for f in found if f.code == "NIC_PORT_DOWN"} == {"mlx5_5 port 1", "mlx5_11 port 1"}
     # the frontend 100G ports (MT4125) are not rails: not judged
     assert not any(f.subject.startswith(("mlx5_1 ", "mlx5_2 ")) for f in found)
-    assert "NIC_MISSING" in codes(checks.check_ibstat(roce, H200, [*rails[:7], "mlx5_42"]))
+    assert "NIC_MISSING" in codes(checks_nic.check_ibstat(roce, H200, [*rails[:7], "mlx5_42"]))
 
 
 def test_counter_growth_fatal_warn_and_unknown() -> None:
@@ -151,11 +151,11 @@ def test_counter_growth_fatal_warn_and_unknown() -> None:
     value = before.ports[key]["link_downed"]
     grown = base.replace(f"{legacy}link_downed:{value}", f"{legacy}link_downed:{value + 1}")
     assert grown != base
-    found = checks.check_counter_growth(port_counter_growth(before, parse_ib_counters(grown), 60), H200)
+    found = checks_nic.check_counter_growth(port_counter_growth(before, parse_ib_counters(grown), 60), H200)
     assert [(f.code, f.status, f.subject) for f in found] == [("NIC_LINK_DOWNED", Status.FAIL, f"{dev} port {port}")]
-    assert checks.check_counter_growth(port_counter_growth(before, before, 60), H200) == []
+    assert checks_nic.check_counter_growth(port_counter_growth(before, before, 60), H200) == []
     saturated = parse_ib_counters(read("ib-counters/gpud-943-saturated/counters.txt"))
-    unknown = checks.check_counter_growth(port_counter_growth(saturated, saturated, 60), H200)
+    unknown = checks_nic.check_counter_growth(port_counter_growth(saturated, saturated, 60), H200)
     assert unknown and {f.status for f in unknown} == {Status.UNKNOWN}
 
 
@@ -246,6 +246,6 @@ def test_ibstat_that_stops_at_a_non_rail_device_is_unknown_not_rails_down() -> N
     ib_profile = H200.model_copy(
         update={"nic": H200.nic.model_copy(update={"link_layer": "InfiniBand", "rate_gbits_per_s": 200})}
     )
-    found = checks.check_ibstat(ib, ib_profile, [f"mlx5_{i}" for i in range(8)])
+    found = checks_nic.check_ibstat(ib, ib_profile, [f"mlx5_{i}" for i in range(8)])
     assert "IB_IBSTAT_PANIC" in codes(found, Status.UNKNOWN)
     assert not codes(found, Status.FAIL)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.checks import check_ethtool
+from hwaac.health.checks_nic import check_ethtool
 from hwaac.health.node import verdict
 from hwaac.health.parsers.ethtool import ERROR_COUNTERS, ethtool_growth, parse_ethtool_stats
 from hwaac.health.parsers.growth import grown, unknown_growth

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health import checks, node
+from hwaac.health import checks, checks_nic, node
 from hwaac.health.parsers import growth as ib_growth
 from hwaac.health.parsers.growth import port_counter_growth
 from hwaac.health.parsers.ib_counters import ERROR_COUNTERS, LEGACY_COUNTER_BITS, parse_ib_counters
@@ -109,11 +109,11 @@ def test_ibstat_healthy_parses_to_pass_with_rate_and_rails(tmp_path):
     out = Node(tmp_path, "gpu-a").run(["ibstat"])
     assert out["rc"] == 0 and out["stderr"] == ""
     r = parse_ibstat(out["stdout"])
-    assert checks.check_ibstat_ports(r) == [] and not r.unknown
+    assert checks_nic.check_ibstat_ports(r) == [] and not r.unknown
     assert [ca.name for ca in r.cas] == RAILS
     assert {ca.ca_type for ca in r.cas} == {"MT4129"}
     assert [(p.ca, p.working_rate_gbps, p.link_layer) for p in r.up_ports()] == [(d, 400.0, "Ethernet") for d in RAILS]
-    assert checks.check_ibstat(r, PROFILE, RAILS) == []
+    assert checks_nic.check_ibstat(r, PROFILE, RAILS) == []
 
 
 def test_ibstat_follows_the_recorded_field_sets(tmp_path):
@@ -137,7 +137,7 @@ def test_ibstat_follows_the_recorded_field_sets(tmp_path):
 def test_ibstat_dead_rail_is_down_polling(tmp_path, layer, polling_rate):
     out = Node(tmp_path, "gpu-a", dead_rails=[3], link_layer=layer).run(["ibstat"])
     r = parse_ibstat(out["stdout"])
-    [down] = checks.check_ibstat_ports(r)
+    [down] = checks_nic.check_ibstat_ports(r)
     assert (down.code, down.subject) == ("NIC_PORT_DOWN", "mlx5_3 port 1")
     port = r.port("mlx5_3")
     assert (port.state, port.physical_state, port.rate_gbps, port.working_rate_gbps) == (
@@ -146,7 +146,7 @@ def test_ibstat_dead_rail_is_down_polling(tmp_path, layer, polling_rate):
         polling_rate,
         None,
     )
-    found = {f.code for f in checks.check_ibstat(r, PROFILE, RAILS)}
+    found = {f.code for f in checks_nic.check_ibstat(r, PROFILE, RAILS)}
     assert {"NIC_PORT_DOWN", "NIC_RAILS_DOWN"} <= found
 
 
@@ -154,7 +154,7 @@ def test_ibstat_rate_knob_and_single_ca(tmp_path):
     n = Node(tmp_path, "gpu-a", rate=200, rails=4)
     r = parse_ibstat(n.run(["ibstat", "mlx5_2"])["stdout"])
     assert [ca.name for ca in r.cas] == ["mlx5_2"] and r.port("mlx5_2").working_rate_gbps == 200.0
-    assert "NIC_RATE_LOW" in {f.code for f in checks.check_ibstat(r, PROFILE, ["mlx5_2"])}
+    assert "NIC_RATE_LOW" in {f.code for f in checks_nic.check_ibstat(r, PROFILE, ["mlx5_2"])}
     alone = parse_ibstat(n.run(["ibstat", "mlx5_2", "1"])["stdout"])
     assert not alone.unknown and alone.port("mlx5_2").is_up
     assert n.run(["ibstat", "-l"])["stdout"].split() == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
@@ -166,7 +166,7 @@ def test_ibstat_unknown_device_is_the_recorded_ibpanic(tmp_path):
     recorded = (FIX / "ibstat" / "rdma-core-39" / "a100-ibpanic.txt").read_text().strip().splitlines()[-1]
     assert re.sub(r"\[\d+\]", "[N]", out["stderr"].strip()) == re.sub(r"\[\d+\]", "[N]", recorded)
     r = parse_ibstat(out["stdout"] + "\n" + out["stderr"])  # stdout and stderr together, as node.py passes them
-    assert r.failed_device == "mlx5_8" and [f.code for f in checks.check_ibstat_ports(r)] == ["IB_IBSTAT_PANIC"]
+    assert r.failed_device == "mlx5_8" and [f.code for f in checks_nic.check_ibstat_ports(r)] == ["IB_IBSTAT_PANIC"]
 
 
 # --- counters -------------------------------------------------------------------------------------------------------
@@ -200,7 +200,7 @@ def test_bump_stops_legacy_counters_at_their_width(tmp_path):
     assert nic_counters.bump(n.state, "mlx5_1", local_link_integrity_errors=99)["local_link_integrity_errors"] == 15
     r = parse_ib_counters(n.counters())
     assert set(r.saturated[("mlx5_1", 1)]) == {"link_downed", "local_link_integrity_errors"}
-    assert "IB_COUNTER_SATURATED" in {f.code for f in checks.check_ib_counters(r)}
+    assert "IB_COUNTER_SATURATED" in {f.code for f in checks_nic.check_ib_counters(r)}
     assert r.counters("mlx5_1")["link_downed"] is None and r.counters("mlx5_1")["symbol_error"] == 5
     with pytest.raises(KeyError):
         nic_counters.bump(n.state, "mlx5_1", no_such_counter=1)
@@ -293,7 +293,7 @@ def test_dead_rail_fails_the_client_and_grows_link_downed(tmp_path, dead_side):
     assert (growth[("mlx5_3", 1)]["link_downed"].delta, growth[("mlx5_3", 1)]["symbol_error"].delta) == (1, 16)
     assert ib_growth.grown_by_port(growth) == {"mlx5_3 port 1": ["link_downed", "symbol_error"]}
     assert ("NIC_LINK_DOWNED", Status.FAIL) in {
-        (f.code, f.status) for f in checks.check_counter_growth(growth, PROFILE)
+        (f.code, f.status) for f in checks_nic.check_counter_growth(growth, PROFILE)
     }
     other = port_counter_growth(before[alive.name], parse_ib_counters(alive.counters()), 10.0)
     assert ib_growth.grown_by_port(other) == {}

@@ -1,4 +1,4 @@
-"""The sysfs port-counter reading judged by the check layer (hwaac.health.checks.check_ib_counters) and in the node
+"""The sysfs port-counter reading judged by the check layer (hwaac.health.checks_nic.check_ib_counters) and in the node
 evaluation: the parser (hwaac.health.parsers.ib_counters.parse_ib_counters) returns facts only, the check makes the
 findings; the node evaluation parses each reading once. Recorded outputs: fixtures/health/ib-counters (README)."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health import checks, node
+from hwaac.health import checks_nic, node
 from hwaac.health.parsers import ib_counters
 from hwaac.health.parsers.ib_counters import parse_ib_counters
 from hwaac.health.profile import load_profile
@@ -53,13 +53,13 @@ CASES = [
 def test_the_check_judges_the_parsers_facts(raw: str, devices: list[str] | None, expected: set) -> None:
     reading = parse_ib_counters(raw)
     assert reading.findings == []  # the parser judges nothing
-    found = checks.check_ib_counters(reading, devices)
+    found = checks_nic.check_ib_counters(reading, devices)
     assert {(f.code, f.subject) for f in found} == expected
     assert all((f.status, f.action) == (Status.UNKNOWN, Action.RETEST) for f in found)
 
 
 def test_saturated_counters_are_named_with_their_lines() -> None:
-    [finding] = checks.check_ib_counters(parse_ib_counters(SATURATED))
+    [finding] = checks_nic.check_ib_counters(parse_ib_counters(SATURATED))
     for name, value in (
         ("link_downed", 255),
         ("port_xmit_discards", 65535),

@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from hwaac.health import checks, checks_lustre, checks_rdma, lustre_lnet, lustre_targets
+from hwaac.health import checks, checks_lustre, checks_nic, checks_rdma, lustre_lnet, lustre_targets
 from hwaac.health.node import verdict
 from hwaac.health.parsers import (
     dcgm,
@@ -38,7 +38,7 @@ from hwaac.health.result import DESTRUCTIVE_ACTIONS, Action, Finding, Status, To
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health"
 TOOLS = FIX.parent / "tools"
 # the modules whose public functions judge parsed results (their names need not start with check_)
-CHECK_MODULES: tuple[ModuleType, ...] = (checks, checks_rdma, checks_lustre, lustre_targets, lustre_lnet)
+CHECK_MODULES: tuple[ModuleType, ...] = (checks, checks_nic, checks_rdma, checks_lustre, lustre_targets, lustre_lnet)
 H200 = load_profile("hgx-h200-8x400g")
 ONE_GPU = H200.model_copy(update={"gpu": H200.gpu.model_copy(update={"count": 1})})
 # gates no recorded run reaches, at the recorded runs' own method, so that a measured figure fails
@@ -102,13 +102,13 @@ CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Fin
         lambda: gpu_burn.parse_gpu_burn(read("gpu-burn/issue12-faulty-exit0/gpu_burn.out")),
         lambda r: checks.check_gpu_burn(r, H200),
     ),  # type: ignore[arg-type]
-    "checks.check_ibstat": (
+    "checks_nic.check_ibstat": (
         lambda: ibstat.parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt")),
-        lambda r: checks.check_ibstat(r, H200),
+        lambda r: checks_nic.check_ibstat(r, H200),
     ),  # type: ignore[arg-type]
-    "checks.check_ibstat_ports": (
+    "checks_nic.check_ibstat_ports": (
         lambda: ibstat.parse_ibstat(read("ibstat/rdma-core-47/h100-roce-400g-down-polling.txt")),
-        checks.check_ibstat_ports,
+        checks_nic.check_ibstat_ports,
     ),  # type: ignore[dict-item]
     "checks.check_nccl": (
         lambda: nccl_tests.parse_nccl_tests(read("nccl-tests/h100-8gpu-single-node/all_reduce_perf.out")),
@@ -170,14 +170,14 @@ CASES: dict[str, tuple[Callable[[], ToolResult], Callable[[ToolResult], list[Fin
 }
 # checks that take no parsed tool output: nothing of theirs can be incomplete (growth unknown is UNKNOWN already)
 NO_PARSED_INPUT = {
-    "checks.check_counter_growth",
-    "checks.check_port_speed",  # one port's rate and link layer, for check_ibstat and check_rdma_ports (they carry it)
+    "checks_nic.check_counter_growth",
+    "checks_nic.check_port_speed",  # one port's rate and link layer, for check_ibstat and check_rdma_ports
 }
 # checks that recommend nothing destructive whatever they read (read the functions: every Finding they build has
 # action NONE or RETEST); they carry the rule all the same, so that a destructive finding added later is guarded
 NEVER_DESTRUCTIVE = {
-    "checks.check_ethtool",  # ethtool -S is parsed, not judged yet: the parser's findings and UNKNOWNs only
-    "checks.check_ib_counters",  # one reading: saturated, unreadable and torn counters are UNKNOWN, RETEST
+    "checks_nic.check_ethtool",  # ethtool -S is parsed, not judged yet: the parser's findings and UNKNOWNs only
+    "checks_nic.check_ib_counters",  # one reading: saturated, unreadable and torn counters are UNKNOWN, RETEST
     "checks_rdma.check_rdma_statistic",  # one reading: its UNKNOWNs and NIC_COUNTERS_MISSING (UNKNOWN, RETEST)
     "lustre_lnet.nid_findings",  # no NID on the MGS network (FAIL) and off-net failover node (WARN): configure LNet
 }

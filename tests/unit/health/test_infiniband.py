@@ -1,5 +1,5 @@
-"""ibstat (read, then judged by hwaac.health.checks.check_ibstat_ports), sysfs InfiniBand counters (read, then judged
-by hwaac.health.checks.check_ib_counters) and counter growth on recorded outputs (fixtures/health/ibstat,
+"""ibstat (read, then judged by hwaac.health.checks_nic.check_ibstat_ports), sysfs InfiniBand counters (read, then
+judged by hwaac.health.checks_nic.check_ib_counters) and counter growth on recorded outputs (fixtures/health/ibstat,
 ib-counters)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.checks import check_ib_counters, check_ibstat_ports
+from hwaac.health.checks_nic import check_ib_counters, check_ibstat_ports
 from hwaac.health.parsers.growth import counter_growth, grown, grown_by_port, port_counter_growth, unknown_growth
 from hwaac.health.parsers.ib_counters import ERROR_COUNTERS, IbCountersResult, parse_ib_counters
 from hwaac.health.parsers.ibstat import IbstatCa, IbstatPort, IbstatResult, parse_ibstat

@@ -5,7 +5,7 @@ Legacy PortCounters fields are fixed-width and *stop at all ones* instead of wra
 Specification Vol. 1, chapter 16.1, PortCounters; kernel ``drivers/infiniband/core/sysfs.c`` ``PORT_PMA_ATTR``):
 a counter at its maximum is unknown, ``None``, and listed in :attr:`IbCountersResult.saturated` (gpud#943); a
 value that is not a count is listed in :attr:`IbCountersResult.unreadable`. Facts only:
-:func:`hwaac.health.checks.check_ib_counters` judges them. Raises nothing on bad tool output.
+:func:`hwaac.health.checks_nic.check_ib_counters` judges them. Raises nothing on bad tool output.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def parse_ib_counters(raw: str, *, version: str | None = None) -> IbCountersResu
         An :class:`IbCountersResult`: the counters, and as facts the ports' ``saturated`` counters (at their
         maximum) and ``unreadable`` ones (values that are not numbers, ``N/A (no PMA)``, or files grep could not
         read), each with its line. ``unknown`` lists lines that are not counter lines, ports cut short and empty
-        input. No findings: :func:`hwaac.health.checks.check_ib_counters` judges. Raises nothing.
+        input. No findings: :func:`hwaac.health.checks_nic.check_ib_counters` judges. Raises nothing.
 
     Sources: kernel ``drivers/infiniband/core/sysfs.c`` (attribute names, widths, ``N/A (no PMA)``), gpud#943
     (saturated values), node_exporter#966 (``N/A (no PMA)``).

@@ -2,7 +2,7 @@
 
 :func:`parse_ibstat` reads one block per CA, one sub-block per port. Output that ends in ``ibpanic: ... stat of IB
 device 'mlx5_8' failed`` (gpud#752) keeps the devices read before it and records the panic and the device it stopped
-at. Facts only: port states, rates and link layers are judged by :func:`hwaac.health.checks.check_ibstat`
+at. Facts only: port states, rates and link layers are judged by :func:`hwaac.health.checks_nic.check_ibstat`
 (:meth:`IbstatResult.up_ports` and :attr:`IbstatPort.working_rate_gbps` expose them; a port in ``Polling``, which
 prints ``Rate: 10`` or ``40``, gpud#482, never counts as a working link). Raises nothing on bad tool output.
 """
@@ -178,7 +178,7 @@ def parse_ibstat(raw: str, *, version: str | None = None) -> IbstatResult:
     Returns:
         An :class:`IbstatResult`: the CAs and ports read, ``panic``/``failed_device`` when the output ends in
         ``ibpanic``. ``unknown`` lists missing or unrecognised fields, truncated blocks and lines that are not
-        ibstat's. No findings: :func:`hwaac.health.checks.check_ibstat` judges. Raises nothing.
+        ibstat's. No findings: :func:`hwaac.health.checks_nic.check_ibstat` judges. Raises nothing.
 
     Sources: ``infiniband-diags/ibstat.c`` (line formats, state tables), gpud#752 (partial
     output ending in ibpanic), gpud#482 (a Polling port prints a rate).
