@@ -23,6 +23,7 @@ from hwaac_provider.common import DeviceMap, ProviderObject, applied_plan, diagn
 from hwaac_provider.provider import WRITE_LOCK
 
 if TYPE_CHECKING:  # hwaac's planner and NetBox sync are imported where used (common.py says why)
+    from hwaac.netbox.plane_state import PlaneState
     from hwaac.plan.model import Plan
 
 A = schema.Attribute
@@ -150,7 +151,7 @@ class FabricPlane(ProviderObject):
     def plan(self, ctx: PlanContext, current: dict[str, Any] | None, planned: dict[str, Any]) -> dict[str, Any]:
         if not is_known(planned.get("intent_file"), planned.get("pools"), planned.get("plane")):
             return {**planned, **{k: Unknown for k in COMPUTED}}
-        from hwaac.netbox.plane_state import intent_sha256, plan_from_text, planned_state
+        from hwaac.netbox.plane_state import plan_from_text, planned_state
 
         path, plane = planned["intent_file"], int(planned["plane"])
         try:
@@ -168,18 +169,7 @@ class FabricPlane(ProviderObject):
             return planned
         if current is not None and current.get("intent") and current["intent"] != text:
             self._check_safety(ctx.diagnostics, current, new, plane, planned)
-        return {
-            **planned,
-            "id": f"{st.fabric}/plane-{plane}",
-            "fabric": st.fabric,
-            "site": st.site,
-            "intent": text,
-            "intent_sha256": intent_sha256(text),
-            "counts": st.counts,
-            "pools_used": st.pools_used,
-            "devices": st.devices,
-            "drift": [],
-        }
+        return {**planned, **_computed(st, text, plane)}
 
     def _check_safety(
         self, diags: Diagnostics, current: dict[str, Any], new: Plan, plane: int, planned: dict[str, Any]
@@ -288,7 +278,7 @@ class FabricPlane(ProviderObject):
         path, sep, plane_s = id.rpartition("#")
         if not sep or not plane_s.isdigit():
             raise ValueError(f"import id {id!r} is not <intent_file>#<plane>, e.g. ../inventory/demo/fabric.yml#0")
-        from hwaac.netbox.plane_state import intent_sha256, plan_from_text, planned_state
+        from hwaac.netbox.plane_state import plan_from_text, planned_state
 
         text = read_intent(path)
         plan = plan_from_text(text, path, self._import_lookup())
@@ -300,15 +290,7 @@ class FabricPlane(ProviderObject):
             "allow_renumber": None,
             "allow_remove": None,
             "delete_active": None,
-            "id": f"{st.fabric}/plane-{plane_s}",
-            "fabric": st.fabric,
-            "site": st.site,
-            "intent": text,
-            "intent_sha256": intent_sha256(text),
-            "counts": st.counts,
-            "pools_used": st.pools_used,
-            "devices": st.devices,
-            "drift": [],
+            **_computed(st, text, plane_s),  # the id keeps the plane as the import id wrote it
         }
         got = self.read(ReadContext(ctx.diagnostics, ctx.type_name), state)  # type: ignore[arg-type]
         if got is None:
@@ -317,6 +299,24 @@ class FabricPlane(ProviderObject):
 
     def upgrade(self, ctx: Any, version: int, old: dict[str, Any]) -> dict[str, Any]:
         return old
+
+
+def _computed(st: PlaneState, text: str, plane: int | str) -> dict[str, Any]:
+    """The computed attributes (:data:`COMPUTED`) of the plane ``st`` planned from the intent ``text``: what plan
+    and import both record; ``drift`` is empty, as it is after an apply."""
+    from hwaac.netbox.plane_state import intent_sha256
+
+    return {
+        "id": f"{st.fabric}/plane-{plane}",
+        "fabric": st.fabric,
+        "site": st.site,
+        "intent": text,
+        "intent_sha256": intent_sha256(text),
+        "counts": st.counts,
+        "pools_used": st.pools_used,
+        "devices": st.devices,
+        "drift": [],
+    }
 
 
 def _names(plan: Plan, plane: int) -> set[str]:
