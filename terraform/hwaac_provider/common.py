@@ -46,11 +46,24 @@ class ProviderObject:
         return cls.SCHEMA
 
 
+class Resource(ProviderObject):
+    """A managed resource: Terraform keeps its state, written with the schema of :func:`object_schema`."""
+
+    def upgrade(self, ctx: Any, version: int, old: dict[str, Any]) -> dict[str, Any]:
+        return old  # every state was written at version 0: nothing to convert
+
+
 class DataSource(ProviderObject):
     """A data source: its arguments are checked when it is read."""
 
     def validate(self, diags: Any, type_name: str, config: dict[str, Any]) -> None:
         pass
+
+
+def object_schema(*attributes: schema.Attribute, description: str | None = None) -> schema.Schema:
+    """The schema of a resource or data source: ``attributes`` in the order Terraform lists them, at version 0
+    (the version Terraform records with a resource's state and hands to :meth:`Resource.upgrade`)."""
+    return schema.Schema(version=0, description=description, attributes=list(attributes))
 
 
 class DeviceMap:

@@ -8,7 +8,7 @@ from typing import Any
 from tf import schema, types
 from tf.iface import ReadDataContext
 
-from hwaac_provider.common import DataSource, DeviceMap, diagnosed, read_intent
+from hwaac_provider.common import DataSource, DeviceMap, diagnosed, object_schema, read_intent
 
 A = schema.Attribute
 
@@ -17,16 +17,13 @@ class NetBoxPrefixData(DataSource):
     """The one prefix NetBox holds with a role (at a site, in a VRF): the pool an intent can name by role."""
 
     NAME = "netbox_prefix"
-    SCHEMA = schema.Schema(
-        version=0,
-        attributes=[
-            A("role", types.String(), required=True, description="NetBox prefix role slug"),
-            A("site", types.String(), optional=True, description="Site slug (the prefix's scope)"),
-            A("vrf", types.String(), optional=True, description="VRF name (default: the global table)"),
-            A("id", types.String(), computed=True),
-            A("prefix", types.String(), computed=True, description="The prefix (CIDR)"),
-            A("description", types.String(), computed=True),
-        ],
+    SCHEMA = object_schema(
+        A("role", types.String(), required=True, description="NetBox prefix role slug"),
+        A("site", types.String(), optional=True, description="Site slug (the prefix's scope)"),
+        A("vrf", types.String(), optional=True, description="VRF name (default: the global table)"),
+        A("id", types.String(), computed=True),
+        A("prefix", types.String(), computed=True, description="The prefix (CIDR)"),
+        A("description", types.String(), computed=True),
     )
 
     @diagnosed(["role"], "")
@@ -57,19 +54,16 @@ class FabricPlanData(DataSource):
     """A fabric's plan, computed from its intent without writing anything: counts, pools, switches."""
 
     NAME = "fabric_plan"
-    SCHEMA = schema.Schema(
-        version=0,
-        attributes=[
-            A("intent_file", types.String(), required=True, description="Path to fabric.yml (or its folder)"),
-            A("pools", types.Map(types.String()), optional=True, description="NetBox prefix role -> prefix"),
-            A("plane", types.Number(), optional=True, description="Plane (from 0); default: the whole fabric"),
-            A("fabric", types.String(), computed=True),
-            A("site", types.String(), computed=True),
-            A("planes", types.Number(), computed=True, description="Number of planes"),
-            A("counts", types.Map(types.Number()), computed=True),
-            A("pools_used", types.Map(types.String()), computed=True),
-            A("devices", DeviceMap(), computed=True, description="Switch name -> loopback and BGP ASN"),
-        ],
+    SCHEMA = object_schema(
+        A("intent_file", types.String(), required=True, description="Path to fabric.yml (or its folder)"),
+        A("pools", types.Map(types.String()), optional=True, description="NetBox prefix role -> prefix"),
+        A("plane", types.Number(), optional=True, description="Plane (from 0); default: the whole fabric"),
+        A("fabric", types.String(), computed=True),
+        A("site", types.String(), computed=True),
+        A("planes", types.Number(), computed=True, description="Number of planes"),
+        A("counts", types.Map(types.Number()), computed=True),
+        A("pools_used", types.Map(types.String()), computed=True),
+        A("devices", DeviceMap(), computed=True, description="Switch name -> loopback and BGP ASN"),
     )
 
     @diagnosed(["intent_file"], "")

@@ -19,7 +19,16 @@ from tf.utils import Diagnostics
 
 from hwaac.errors import IntentError
 from hwaac.netbox.errors import NetBoxError
-from hwaac_provider.common import DeviceMap, ProviderObject, applied_plan, diagnosed, is_known, read_intent, report
+from hwaac_provider.common import (
+    DeviceMap,
+    Resource,
+    applied_plan,
+    diagnosed,
+    is_known,
+    object_schema,
+    read_intent,
+    report,
+)
 from hwaac_provider.provider import WRITE_LOCK
 
 if TYPE_CHECKING:  # hwaac's planner and NetBox sync are imported where used (common.py says why)
@@ -30,77 +39,74 @@ A = schema.Attribute
 COMPUTED = ("id", "fabric", "site", "intent", "intent_sha256", "counts", "pools_used", "devices", "drift")
 
 
-class FabricPlane(ProviderObject):
+class FabricPlane(Resource):
     NAME = "fabric_plane"
-    SCHEMA = schema.Schema(
-        version=0,
+    SCHEMA = object_schema(
+        A(
+            "intent_file",
+            types.String(),
+            required=True,
+            description="Path to the fabric's intent (fabric.yml or its folder), relative to the working folder",
+        ),
+        A(
+            "plane",
+            types.Number(),
+            required=True,
+            requires_replace=True,
+            description="Plane number, from 0 (as in device names: leaf-p0-... is in plane 0)",
+        ),
+        A(
+            "pools",
+            types.Map(types.String()),
+            optional=True,
+            description="NetBox prefix role slug -> prefix (CIDR) for pools the intent names by role; roles not "
+            "listed are looked up in NetBox",
+        ),
+        A(
+            "allow_renumber",
+            types.Bool(),
+            optional=True,
+            description="Accept changes of existing switches' loopbacks/ASNs or cables' ends/addresses",
+        ),
+        A(
+            "allow_remove",
+            types.Bool(),
+            optional=True,
+            description="Accept removing switches, nodes or cables from the plane",
+        ),
+        A(
+            "delete_active",
+            types.Bool(),
+            optional=True,
+            description="Let apply and destroy delete devices NetBox has as active, staged or failed (without it "
+            "they stop the sync); devices a person made are released, never deleted",
+        ),
+        A("id", types.String(), computed=True, description="<fabric>/plane-<n>"),
+        A("fabric", types.String(), computed=True, description="Fabric name (intent fabric.name)"),
+        A("site", types.String(), computed=True, description="NetBox site slug (intent fabric.site)"),
+        A("intent", types.String(), computed=True, description="The intent YAML as applied"),
+        A("intent_sha256", types.String(), computed=True, description="SHA-256 of the applied intent text"),
+        A(
+            "counts",
+            types.Map(types.Number()),
+            computed=True,
+            description="Objects of the plane: devices, switches, gpu_nodes, cables, ip_addresses, prefixes, "
+            "asns, asn_ranges",
+        ),
+        A(
+            "pools_used",
+            types.Map(types.String()),
+            computed=True,
+            description="Intent field path -> pool prefix (CIDR)",
+        ),
+        A("devices", DeviceMap(), computed=True, description="Switch name -> loopback (IPv4) and BGP ASN"),
+        A(
+            "drift",
+            types.List(types.String()),
+            computed=True,
+            description="Objects where NetBox differs from the applied plan (refresh); empty after apply",
+        ),
         description="One plane of a fabric recorded in NetBox (hwaac)",
-        attributes=[
-            A(
-                "intent_file",
-                types.String(),
-                required=True,
-                description="Path to the fabric's intent (fabric.yml or its folder), relative to the working folder",
-            ),
-            A(
-                "plane",
-                types.Number(),
-                required=True,
-                requires_replace=True,
-                description="Plane number, from 0 (as in device names: leaf-p0-... is in plane 0)",
-            ),
-            A(
-                "pools",
-                types.Map(types.String()),
-                optional=True,
-                description="NetBox prefix role slug -> prefix (CIDR) for pools the intent names by role; roles not "
-                "listed are looked up in NetBox",
-            ),
-            A(
-                "allow_renumber",
-                types.Bool(),
-                optional=True,
-                description="Accept changes of existing switches' loopbacks/ASNs or cables' ends/addresses",
-            ),
-            A(
-                "allow_remove",
-                types.Bool(),
-                optional=True,
-                description="Accept removing switches, nodes or cables from the plane",
-            ),
-            A(
-                "delete_active",
-                types.Bool(),
-                optional=True,
-                description="Let apply and destroy delete devices NetBox has as active, staged or failed (without it "
-                "they stop the sync); devices a person made are released, never deleted",
-            ),
-            A("id", types.String(), computed=True, description="<fabric>/plane-<n>"),
-            A("fabric", types.String(), computed=True, description="Fabric name (intent fabric.name)"),
-            A("site", types.String(), computed=True, description="NetBox site slug (intent fabric.site)"),
-            A("intent", types.String(), computed=True, description="The intent YAML as applied"),
-            A("intent_sha256", types.String(), computed=True, description="SHA-256 of the applied intent text"),
-            A(
-                "counts",
-                types.Map(types.Number()),
-                computed=True,
-                description="Objects of the plane: devices, switches, gpu_nodes, cables, ip_addresses, prefixes, "
-                "asns, asn_ranges",
-            ),
-            A(
-                "pools_used",
-                types.Map(types.String()),
-                computed=True,
-                description="Intent field path -> pool prefix (CIDR)",
-            ),
-            A("devices", DeviceMap(), computed=True, description="Switch name -> loopback (IPv4) and BGP ASN"),
-            A(
-                "drift",
-                types.List(types.String()),
-                computed=True,
-                description="Objects where NetBox differs from the applied plan (refresh); empty after apply",
-            ),
-        ],
     )
 
     # --- validate / plan --------------------------------------------------------------------------------
@@ -296,9 +302,6 @@ class FabricPlane(ProviderObject):
         if got is None:
             raise ValueError(f"NetBox holds nothing of fabric {st.fabric} plane {plane_s} to import")
         return got
-
-    def upgrade(self, ctx: Any, version: int, old: dict[str, Any]) -> dict[str, Any]:
-        return old
 
 
 def _computed(st: PlaneState, text: str, plane: int | str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from tf import schema, types
 from tf.iface import CreateContext, DeleteContext, ImportContext, ReadContext, UpdateContext
 
 from hwaac.netbox.errors import NetBoxError
-from hwaac_provider.common import ProviderObject, diagnosed, report
+from hwaac_provider.common import Resource, diagnosed, object_schema, report
 from hwaac_provider.provider import WRITE_LOCK
 
 if TYPE_CHECKING:  # hwaac's NetBox client is imported where used (common.py says why)
@@ -37,25 +37,22 @@ def _state(rec: PoolRecord, adopted: bool, base: dict[str, Any] | None = None) -
     }
 
 
-class IpamPool(ProviderObject):
+class IpamPool(Resource):
     NAME = "ipam_pool"
-    SCHEMA = schema.Schema(
-        version=0,
+    SCHEMA = object_schema(
+        A("prefix", types.String(), required=True, requires_replace=True, description="IPv4 prefix (CIDR)"),
+        A("role", types.String(), required=True, description="NetBox prefix role slug (IPAM > Roles)"),
+        A("site", types.String(), optional=True, description="Site slug the pool is scoped to"),
+        A("vrf", types.String(), optional=True, requires_replace=True, description="VRF name (default global)"),
+        A("description", types.String(), optional=True),
+        A("id", types.String(), computed=True, description="NetBox prefix id"),
+        A(
+            "adopted",
+            types.Bool(),
+            computed=True,
+            description="True when the prefix was already in NetBox (not created, never deleted by hwaac)",
+        ),
         description="An address pool: a NetBox container prefix with a role",
-        attributes=[
-            A("prefix", types.String(), required=True, requires_replace=True, description="IPv4 prefix (CIDR)"),
-            A("role", types.String(), required=True, description="NetBox prefix role slug (IPAM > Roles)"),
-            A("site", types.String(), optional=True, description="Site slug the pool is scoped to"),
-            A("vrf", types.String(), optional=True, requires_replace=True, description="VRF name (default global)"),
-            A("description", types.String(), optional=True),
-            A("id", types.String(), computed=True, description="NetBox prefix id"),
-            A(
-                "adopted",
-                types.Bool(),
-                computed=True,
-                description="True when the prefix was already in NetBox (not created, never deleted by hwaac)",
-            ),
-        ],
     )
 
     def validate(self, diags: Any, type_name: str, config: dict[str, Any]) -> None:
@@ -175,6 +172,3 @@ class IpamPool(ProviderObject):
         if rec is None:
             raise ValueError(f"NetBox has no prefix with id {id}")
         return _state(rec, not rec.owned)
-
-    def upgrade(self, ctx: Any, version: int, old: dict[str, Any]) -> dict[str, Any]:
-        return old
