@@ -36,7 +36,6 @@ if TYPE_CHECKING:  # hwaac's planner and NetBox sync are imported where used (co
     from hwaac.plan.model import Plan
 
 A = schema.Attribute
-COMPUTED = ("id", "fabric", "site", "intent", "intent_sha256", "counts", "pools_used", "devices", "drift")
 
 
 class FabricPlane(Resource):
@@ -302,6 +301,9 @@ class FabricPlane(Resource):
         if got is None:
             raise ValueError(f"NetBox holds nothing of fabric {st.fabric} plane {plane_s} to import")
         return got
+
+
+COMPUTED = tuple(a.name for a in FabricPlane.SCHEMA.attributes if a.computed)
 
 
 def _computed(st: PlaneState, text: str, plane: int | str) -> dict[str, Any]:
