@@ -38,6 +38,11 @@ if TYPE_CHECKING:  # hwaac's planner and NetBox sync are imported where used (co
 A = schema.Attribute
 
 
+def _flag(name: str, description: str) -> schema.Attribute:
+    """An optional boolean argument: an opt-in that is off unless set to true."""
+    return A(name, types.Bool(), optional=True, description=description)
+
+
 class FabricPlane(Resource):
     NAME = "fabric_plane"
     SCHEMA = object_schema(
@@ -61,23 +66,11 @@ class FabricPlane(Resource):
             description="NetBox prefix role slug -> prefix (CIDR) for pools the intent names by role; roles not "
             "listed are looked up in NetBox",
         ),
-        A(
-            "allow_renumber",
-            types.Bool(),
-            optional=True,
-            description="Accept changes of existing switches' loopbacks/ASNs or cables' ends/addresses",
-        ),
-        A(
-            "allow_remove",
-            types.Bool(),
-            optional=True,
-            description="Accept removing switches, nodes or cables from the plane",
-        ),
-        A(
+        _flag("allow_renumber", "Accept changes of existing switches' loopbacks/ASNs or cables' ends/addresses"),
+        _flag("allow_remove", "Accept removing switches, nodes or cables from the plane"),
+        _flag(
             "delete_active",
-            types.Bool(),
-            optional=True,
-            description="Let apply and destroy delete devices NetBox has as active, staged or failed (without it "
+            "Let apply and destroy delete devices NetBox has as active, staged or failed (without it "
             "they stop the sync); devices a person made are released, never deleted",
         ),
         A("id", types.String(), computed=True, description="<fabric>/plane-<n>"),
