@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 import cdktn
+from constructs import Construct
 
 PROVIDER_NAME = "hwaac"
 """Local name of the provider in ``required_providers`` and the prefix of its resource types."""
@@ -40,22 +41,24 @@ def is_token(value: object) -> bool:
     return bool(cdktn.Token.is_unresolved(value))
 
 
-def meta_arguments(
-    tf_type: str, provider: cdktn.TerraformProvider | None, depends_on: Sequence[cdktn.ITerraformDependable] | None
-) -> dict[str, Any]:
-    """The keyword arguments every hwaac resource and data source passes to its cdktn base class."""
-    return {
-        "terraform_resource_type": tf_type,
-        "terraform_generator_metadata": generator_metadata(),
-        "provider": provider,
-        "depends_on": depends_on,
-    }
-
-
 class Synthesized:
-    """Mixin of the hwaac resources and data sources: what they synthesize is ``_attrs``, set in ``__init__``."""
+    """Mixin of the hwaac resources and data sources, listed before their cdktn base class
+    (``cdktn.TerraformResource`` or ``cdktn.TerraformDataSource``): a construct of type ``TF_TYPE``."""
 
+    TF_TYPE: ClassVar[str]
     _attrs: dict[str, Any]
+
+    def __init__(self, scope: Construct, id: str, attrs: Mapping[str, Any], **meta: Any) -> None:
+        """Add the construct to ``scope``; it synthesizes ``attrs`` (the arguments as checked), less those that
+        are ``None``. ``meta``: Terraform's meta-arguments (``provider``, ``depends_on``, ``lifecycle``)."""
+        super().__init__(  # type: ignore[call-arg]  # the cdktn base class, next after this mixin
+            scope,
+            id,
+            terraform_resource_type=self.TF_TYPE,
+            terraform_generator_metadata=generator_metadata(),
+            **meta,
+        )
+        self._attrs = drop_none(attrs)
 
     def _synthesize_attributes(self) -> dict[str, Any]:
         return self._attrs

@@ -13,8 +13,6 @@ from hwaac.cdk import checks
 from hwaac.cdk._common import (
     Synthesized,
     any_map_attribute,
-    drop_none,
-    meta_arguments,
     number_attribute,
     number_map_attribute,
     string_attribute,
@@ -49,8 +47,7 @@ class DataHwaacNetboxPrefix(Synthesized, cdktn.TerraformDataSource):
         provider: cdktn.TerraformProvider | None = None,
         depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
     ) -> None:
-        super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on))
-        self._attrs = drop_none({"role": role, "site": site, "vrf": vrf})
+        super().__init__(scope, id, {"role": role, "site": site, "vrf": vrf}, provider=provider, depends_on=depends_on)
 
     id = string_attribute("Token: the NetBox prefix id.")
 
@@ -91,15 +88,12 @@ class DataHwaacFabricPlan(Synthesized, cdktn.TerraformDataSource):
         depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
     ) -> None:
         where = f"data.{self.TF_TYPE}.{id}"
-        attrs = drop_none(
-            {
-                "intent_file": checks.intent_file(scope, intent_file),
-                "pools": checks.pools(where, pools),
-                "plane": checks.plane_number(where, plane),
-            }
-        )
-        super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on))
-        self._attrs = attrs
+        attrs = {
+            "intent_file": checks.intent_file(scope, intent_file),
+            "pools": checks.pools(where, pools),
+            "plane": checks.plane_number(where, plane),
+        }
+        super().__init__(scope, id, attrs, provider=provider, depends_on=depends_on)
 
     fabric = string_attribute("Token: ``fabric.name``.")
 

@@ -16,9 +16,7 @@ from hwaac.cdk._common import (
     Synthesized,
     any_map_attribute,
     boolean_attribute,
-    drop_none,
     list_attribute,
-    meta_arguments,
     number_map_attribute,
     string_attribute,
     string_map_attribute,
@@ -65,17 +63,14 @@ class IpamPool(Synthesized, cdktn.TerraformResource):
         depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
         lifecycle: cdktn.TerraformResourceLifecycle | dict[str, Any] | None = None,
     ) -> None:
-        attrs = drop_none(
-            {
-                "prefix": checks.cidr(f"{self.TF_TYPE}.{id}.prefix", prefix),
-                "role": role,
-                "site": site,
-                "vrf": vrf,
-                "description": description,
-            }
-        )
-        super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on), lifecycle=lifecycle)
-        self._attrs = attrs
+        attrs = {
+            "prefix": checks.cidr(f"{self.TF_TYPE}.{id}.prefix", prefix),
+            "role": role,
+            "site": site,
+            "vrf": vrf,
+            "description": description,
+        }
+        super().__init__(scope, id, attrs, provider=provider, depends_on=depends_on, lifecycle=lifecycle)
 
     id = string_attribute("Token: the NetBox prefix id (a string of digits).")
 
@@ -137,17 +132,14 @@ class FabricPlane(Synthesized, cdktn.TerraformResource):
         lifecycle: cdktn.TerraformResourceLifecycle | dict[str, Any] | None = None,
     ) -> None:
         where = f"{self.TF_TYPE}.{id}"
-        attrs = drop_none(
-            {
-                "intent_file": checks.intent_file(scope, intent_file),
-                "plane": checks.plane_number(where, plane),
-                "pools": checks.pools(where, pools),
-                "allow_renumber": allow_renumber,
-                "allow_remove": allow_remove,
-            }
-        )
-        super().__init__(scope, id, **meta_arguments(self.TF_TYPE, provider, depends_on), lifecycle=lifecycle)
-        self._attrs = attrs
+        attrs = {
+            "intent_file": checks.intent_file(scope, intent_file),
+            "plane": checks.plane_number(where, plane),
+            "pools": checks.pools(where, pools),
+            "allow_renumber": allow_renumber,
+            "allow_remove": allow_remove,
+        }
+        super().__init__(scope, id, attrs, provider=provider, depends_on=depends_on, lifecycle=lifecycle)
 
     id = string_attribute("Token: the provider's id of this plane (a string; stable for the life of the resource).")
 
