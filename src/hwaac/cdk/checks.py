@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from constructs import Construct
 
@@ -67,3 +68,20 @@ def intent_file(scope: Construct, value: str | os.PathLike[str]) -> str:
     if isinstance(value, os.PathLike):
         return path_from_stack(scope, value)
     raise TypeError(f"intent_file must be a str or a pathlib.Path, got {type(value).__name__}")
+
+
+def intent_arguments(
+    scope: Construct, where: str, file: str | os.PathLike[str], plane: float | None, pool_map: Mapping[str, str] | None
+) -> dict[str, Any]:
+    """The arguments ``intent_file``, ``plane`` and ``pools`` of a construct that plans an intent
+    (:class:`~hwaac.cdk.FabricPlane`, :class:`~hwaac.cdk.DataHwaacFabricPlan`), checked in that order.
+
+    Raises:
+        ValueError: ``plane`` is not a whole number >= 0, or a literal ``pools`` value is not a CIDR network.
+        TypeError: ``intent_file`` is neither a ``str`` nor a path.
+    """
+    return {
+        "intent_file": intent_file(scope, file),
+        "plane": plane_number(where, plane),
+        "pools": pools(where, pool_map),
+    }

@@ -70,8 +70,8 @@ class DataHwaacFabricPlan(Synthesized, cdktn.TerraformDataSource):
         provider, depends_on: Terraform meta-arguments.
 
     Raises:
-        ValueError: ``plane`` is not a whole number >= 0, or a literal ``pools`` value is not a CIDR network.
-        TypeError: ``intent_file`` is neither a ``str`` nor a path.
+        ValueError, TypeError: for a bad literal ``intent_file``, ``plane`` or ``pools``, as for
+            :class:`~hwaac.cdk.FabricPlane`.
     """
 
     TF_TYPE = "hwaac_fabric_plan"
@@ -87,12 +87,7 @@ class DataHwaacFabricPlan(Synthesized, cdktn.TerraformDataSource):
         provider: cdktn.TerraformProvider | None = None,
         depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
     ) -> None:
-        where = f"data.{self.TF_TYPE}.{id}"
-        attrs = {
-            "intent_file": checks.intent_file(scope, intent_file),
-            "pools": checks.pools(where, pools),
-            "plane": checks.plane_number(where, plane),
-        }
+        attrs = checks.intent_arguments(scope, f"data.{self.TF_TYPE}.{id}", intent_file, plane, pools)
         super().__init__(scope, id, attrs, provider=provider, depends_on=depends_on)
 
     fabric = string_attribute("Token: ``fabric.name``.")

@@ -131,14 +131,8 @@ class FabricPlane(Synthesized, cdktn.TerraformResource):
         depends_on: Sequence[cdktn.ITerraformDependable] | None = None,
         lifecycle: cdktn.TerraformResourceLifecycle | dict[str, Any] | None = None,
     ) -> None:
-        where = f"{self.TF_TYPE}.{id}"
-        attrs = {
-            "intent_file": checks.intent_file(scope, intent_file),
-            "plane": checks.plane_number(where, plane),
-            "pools": checks.pools(where, pools),
-            "allow_renumber": allow_renumber,
-            "allow_remove": allow_remove,
-        }
+        attrs = checks.intent_arguments(scope, f"{self.TF_TYPE}.{id}", intent_file, plane, pools)
+        attrs |= {"allow_renumber": allow_renumber, "allow_remove": allow_remove}
         super().__init__(scope, id, attrs, provider=provider, depends_on=depends_on, lifecycle=lifecycle)
 
     id = string_attribute("Token: the provider's id of this plane (a string; stable for the life of the resource).")
