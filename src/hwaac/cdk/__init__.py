@@ -9,7 +9,7 @@ jsii's node child process, which keeps the environment it was started with: set
 before the first import (docs/terraform.md "The cdktn constructs" says why).
 """
 
-from hwaac.cdk._common import PROVIDER_NAME, PROVIDER_SOURCE, PROVIDER_VERSION_CONSTRAINT
+from hwaac.cdk.common import PROVIDER_NAME, PROVIDER_SOURCE, PROVIDER_VERSION_CONSTRAINT
 from hwaac.cdk.data_sources import DataHwaacFabricPlan, DataHwaacNetboxPrefix
 from hwaac.cdk.intent_header import FabricHeader, read_fabric_header
 from hwaac.cdk.paths import path_from_stack, stack_dir

@@ -10,7 +10,7 @@ from typing import Any
 
 from constructs import Construct
 
-from hwaac.cdk._common import is_token
+from hwaac.cdk.common import is_token
 from hwaac.cdk.paths import path_from_stack
 
 

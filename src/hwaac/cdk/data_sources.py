@@ -10,7 +10,7 @@ import cdktn
 from constructs import Construct
 
 from hwaac.cdk import checks
-from hwaac.cdk._common import (
+from hwaac.cdk.common import (
     Synthesized,
     any_map_attribute,
     number_attribute,

@@ -7,7 +7,7 @@ from typing import Any
 import cdktn
 from constructs import Construct
 
-from hwaac.cdk._common import PROVIDER_NAME, PROVIDER_SOURCE, drop_none, generator_metadata
+from hwaac.cdk.common import PROVIDER_NAME, PROVIDER_SOURCE, drop_none, generator_metadata
 
 
 class HwaacProvider(cdktn.TerraformProvider):
