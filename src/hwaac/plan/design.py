@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from hwaac.errors import IntentIssue
 from hwaac.model.intent import Intent, SwitchModel
@@ -70,6 +71,17 @@ class Design:
         return down / up
 
 
+class _Layers(NamedTuple):
+    """The layers above the leaves (see :class:`Design`): spines per group, SUs per pod, spine ports towards the
+    leaves and towards the super-spines, super-spines per group (the last two 0 for 2 tiers)."""
+
+    spines: int
+    sus_per_pod: int
+    spine_down: int
+    spine_up: int = 0
+    per_group: int = 0
+
+
 def _smallest_divisor_at_least(n: int, at_least: int) -> int | None:
     for d in range(max(1, at_least), n + 1):
         if n % d == 0:
@@ -86,6 +98,107 @@ def resolve_models(intent: Intent) -> dict[str, SwitchModel]:
 def _capacity_field(intent: Intent) -> str:
     """The field that sets the capacity the spines are sized for: su_capacity when written, else su_count."""
     return "fabric.su_capacity" if "su_capacity" in intent.fabric.model_fields_set else "fabric.su_count"
+
+
+def _two_tiers(intent: Intent, capacity: int, up: int, spine_m: SwitchModel) -> _Layers:
+    """The spines of a 2-tier fabric sized for ``capacity`` SUs of leaves with ``up`` uplinks each."""
+    f, sw = intent.fabric, intent.switches
+    leaves_cap = capacity * f.rails  # per plane
+    spine_down = spine_m.ports
+    need = math.ceil(leaves_cap * up / spine_down)
+    spines = sw.spine.per_plane or _smallest_divisor_at_least(up, need)
+    if spines is None or up % spines or leaves_cap * (up // spines) > spine_down:
+        # the most SUs: every leaf uplink to its own spine (one link per leaf and spine), or with per_plane
+        # spines up // per_plane links per leaf and spine; a spine takes spine_down // links leaves
+        per = sw.spine.per_plane
+        fit = (spine_down // (up // per) if per and per <= up and up % per == 0 else spine_down) // f.rails
+        fix = f"at most {fit} SUs for 2 tiers with these models (or fabric.tiers: 3)"
+        if per and (per > up or up % per):
+            fix = f"a divisor of the {up} leaf uplinks (then {fix.removeprefix('at most ')})"
+        raise DesignError(
+            [
+                IntentIssue(
+                    "switches.spine.per_plane" if per else _capacity_field(intent),
+                    f"{leaves_cap} leaves x {up} uplinks do not fit {spines or need} spines of "
+                    f"{spine_m.ports} ports with every leaf linked equally to every spine",
+                    per or capacity,
+                    fix,
+                    rule="spines-do-not-fit",
+                )
+            ]
+        )
+    return _Layers(spines, capacity, spine_down)
+
+
+def _three_tiers(intent: Intent, capacity: int, up: int, spine_m: SwitchModel, ss_m: SwitchModel) -> _Layers:
+    """Pods of SUs under their own spines, super-spines above, sized for ``capacity`` SUs."""
+    f, sw = intent.fabric, intent.switches
+    assert sw.super_spine is not None
+    spine_down = sw.spine.downlinks or spine_m.ports // 2
+    spine_up = spine_m.ports - spine_down
+    if spine_up <= 0:
+        raise DesignError(
+            [
+                IntentIssue(
+                    "switches.spine.downlinks",
+                    "leaves no spine port for super-spine uplinks",
+                    spine_down,
+                    f"< {spine_m.ports}",
+                    rule="spine-downlinks-leave-no-uplinks",
+                )
+            ]
+        )
+    spines = sw.spine.per_plane or up  # one link from each leaf to each spine fits the most SUs in a pod
+    if up % spines:
+        raise DesignError(
+            [
+                IntentIssue(
+                    "switches.spine.per_plane",
+                    "must divide the leaf uplinks",
+                    spines,
+                    f"a divisor of {up}",
+                    rule="spine-count-not-divisor",
+                )
+            ]
+        )
+    lps = up // spines
+    max_sus_pod = spine_down // (lps * f.rails)
+    sus_per_pod = sw.spine.sus_per_pod or min(max_sus_pod, capacity)
+    if sus_per_pod < 1 or sus_per_pod * f.rails * lps > spine_down:
+        raise DesignError(
+            [
+                IntentIssue(
+                    "switches.spine.sus_per_pod",
+                    f"a pod of {sus_per_pod} SUs needs "
+                    f"{sus_per_pod * f.rails * lps} spine downlinks, spines have {spine_down}",
+                    sus_per_pod,
+                    f"1..{max_sus_pod}",
+                    rule="pod-too-large",
+                )
+            ]
+        )
+    pods_cap = math.ceil(capacity / sus_per_pod)
+    need = math.ceil(pods_cap * spine_up / ss_m.ports)
+    per_group = sw.super_spine.per_group or _smallest_divisor_at_least(spine_up, need)
+    if per_group is None or spine_up % per_group or pods_cap * (spine_up // per_group) > ss_m.ports:
+        # the most pods: every spine uplink to its own super-spine (per_group = spine_up), or with per_group
+        # super-spines spine_up // per_group links per spine and super-spine; a super-spine takes ports // links
+        given = sw.super_spine.per_group
+        ok = given is not None and given <= spine_up and spine_up % given == 0
+        max_sus = (ss_m.ports // (spine_up // given) if ok and given else ss_m.ports) * sus_per_pod
+        raise DesignError(
+            [
+                IntentIssue(
+                    "switches.super_spine.per_group" if given else _capacity_field(intent),
+                    f"{pods_cap} pods x {spine_up} spine uplinks do not fit super-spines of {ss_m.ports} ports",
+                    given or capacity,
+                    (f"a divisor of {spine_up} that is >= {need}; " if given else "")
+                    + f"at most {max_sus} SUs with these models (pods of {sus_per_pod} SUs)",
+                    rule="super-spines-do-not-fit",
+                )
+            ]
+        )
+    return _Layers(spines, sus_per_pod, spine_down, spine_up, per_group)
 
 
 def derive(intent: Intent) -> Design:
@@ -192,120 +305,13 @@ def derive(intent: Intent) -> Design:
     if issues:
         raise DesignError(issues)
 
-    leaves_cap = capacity * f.rails  # per plane
     if f.tiers == 2:
-        spine_down = spine_m.ports
-        need = math.ceil(leaves_cap * up / spine_down)
-        spines = sw.spine.per_plane or _smallest_divisor_at_least(up, need)
-        if spines is None or up % spines or leaves_cap * (up // spines) > spine_down:
-            # the most SUs: every leaf uplink to its own spine (one link per leaf and spine), or with per_plane
-            # spines up // per_plane links per leaf and spine; a spine takes spine_down // links leaves
-            per = sw.spine.per_plane
-            fit = (spine_down // (up // per) if per and per <= up and up % per == 0 else spine_down) // f.rails
-            fix = f"at most {fit} SUs for 2 tiers with these models (or fabric.tiers: 3)"
-            if per and (per > up or up % per):
-                fix = f"a divisor of the {up} leaf uplinks (then {fix.removeprefix('at most ')})"
-            raise DesignError(
-                [
-                    IntentIssue(
-                        "switches.spine.per_plane" if per else _capacity_field(intent),
-                        f"{leaves_cap} leaves x {up} uplinks do not fit {spines or need} spines of "
-                        f"{spine_m.ports} ports with every leaf linked equally to every spine",
-                        per or capacity,
-                        fix,
-                        rule="spines-do-not-fit",
-                    )
-                ]
-            )
-        return Design(
-            tiers=2,
-            planes=f.planes,
-            rails=f.rails,
-            nodes_per_su=f.nodes_per_su,
-            su_count=f.su_count,
-            su_capacity=capacity,
-            leaf_model=leaf_m,
-            spine_model=spine_m,
-            super_spine_model=None,
-            leaf_downlinks=down,
-            leaf_uplinks=up,
-            spines_per_group=spines,
-            links_per_leaf_spine=up // spines,
-            sus_per_pod=capacity,
-            spine_downlinks=spine_down,
-            spine_uplinks=0,
-            super_spines_per_group=0,
-            links_per_spine_super_spine=0,
-        )
-
-    # --- 3 tiers: pods of SUs under their own spines, super-spines above
-    assert ss_m is not None and sw.super_spine is not None
-    spine_down = sw.spine.downlinks or spine_m.ports // 2
-    spine_up = spine_m.ports - spine_down
-    if spine_up <= 0:
-        raise DesignError(
-            [
-                IntentIssue(
-                    "switches.spine.downlinks",
-                    "leaves no spine port for super-spine uplinks",
-                    spine_down,
-                    f"< {spine_m.ports}",
-                    rule="spine-downlinks-leave-no-uplinks",
-                )
-            ]
-        )
-    spines = sw.spine.per_plane or up  # one link from each leaf to each spine fits the most SUs in a pod
-    if up % spines:
-        raise DesignError(
-            [
-                IntentIssue(
-                    "switches.spine.per_plane",
-                    "must divide the leaf uplinks",
-                    spines,
-                    f"a divisor of {up}",
-                    rule="spine-count-not-divisor",
-                )
-            ]
-        )
-    lps = up // spines
-    max_sus_pod = spine_down // (lps * f.rails)
-    sus_per_pod = sw.spine.sus_per_pod or min(max_sus_pod, capacity)
-    if sus_per_pod < 1 or sus_per_pod * f.rails * lps > spine_down:
-        raise DesignError(
-            [
-                IntentIssue(
-                    "switches.spine.sus_per_pod",
-                    f"a pod of {sus_per_pod} SUs needs "
-                    f"{sus_per_pod * f.rails * lps} spine downlinks, spines have {spine_down}",
-                    sus_per_pod,
-                    f"1..{max_sus_pod}",
-                    rule="pod-too-large",
-                )
-            ]
-        )
-    pods_cap = math.ceil(capacity / sus_per_pod)
-    need = math.ceil(pods_cap * spine_up / ss_m.ports)
-    per_group = sw.super_spine.per_group or _smallest_divisor_at_least(spine_up, need)
-    if per_group is None or spine_up % per_group or pods_cap * (spine_up // per_group) > ss_m.ports:
-        # the most pods: every spine uplink to its own super-spine (per_group = spine_up), or with per_group
-        # super-spines spine_up // per_group links per spine and super-spine; a super-spine takes ports // links
-        given = sw.super_spine.per_group
-        ok = given is not None and given <= spine_up and spine_up % given == 0
-        max_sus = (ss_m.ports // (spine_up // given) if ok and given else ss_m.ports) * sus_per_pod
-        raise DesignError(
-            [
-                IntentIssue(
-                    "switches.super_spine.per_group" if given else _capacity_field(intent),
-                    f"{pods_cap} pods x {spine_up} spine uplinks do not fit super-spines of {ss_m.ports} ports",
-                    given or capacity,
-                    (f"a divisor of {spine_up} that is >= {need}; " if given else "")
-                    + f"at most {max_sus} SUs with these models (pods of {sus_per_pod} SUs)",
-                    rule="super-spines-do-not-fit",
-                )
-            ]
-        )
+        spines, sus_per_pod, spine_down, spine_up, per_group = _two_tiers(intent, capacity, up, spine_m)
+    else:
+        assert ss_m is not None  # set for 3 tiers (or refused above)
+        spines, sus_per_pod, spine_down, spine_up, per_group = _three_tiers(intent, capacity, up, spine_m, ss_m)
     return Design(
-        tiers=3,
+        tiers=f.tiers,
         planes=f.planes,
         rails=f.rails,
         nodes_per_su=f.nodes_per_su,
@@ -317,10 +323,10 @@ def derive(intent: Intent) -> Design:
         leaf_downlinks=down,
         leaf_uplinks=up,
         spines_per_group=spines,
-        links_per_leaf_spine=lps,
+        links_per_leaf_spine=up // spines,
         sus_per_pod=sus_per_pod,
         spine_downlinks=spine_down,
         spine_uplinks=spine_up,
         super_spines_per_group=per_group,
-        links_per_spine_super_spine=spine_up // per_group,
+        links_per_spine_super_spine=spine_up // per_group if per_group else 0,
     )
