@@ -54,19 +54,10 @@ def _load_cache(path: Path, faults: list[str]) -> dict[str, Any]:
     return doc["paths"]
 
 
-def probe_lab(
-    lab: Lab,
-    plan: Plan,
-    *,
-    count: int = 100,
-    interval: float = 0.01,
-    peers: int = 2,
-    sports: int = 8,
-    learn_paths: bool = True,
-    timeout: float = 2.0,
-) -> dict[str, ProbeResults]:
-    """Run every lab host's flows at once; host -> its results (``timeout``: seconds a flow waits for replies after
-    its last probe, :func:`hwaac.probe.agent.run_probes`).
+def probe_lab(lab: Lab, plan: Plan, *, peers: int = 2, sports: int = 8, **options: Any) -> dict[str, ProbeResults]:
+    """Run every lab host's flows at once; host -> its results. ``options`` go to
+    :func:`hwaac.probe.agent.run_probes` (``count``, ``interval``, ``learn_paths``, ``timeout``, ...; the lab sets
+    ``netns_of`` and ``path_cache``).
 
     Raises:
         LabError: the lab has no host with a peer in the lab, or the sockets could not be opened.
@@ -82,15 +73,7 @@ def probe_lab(
     cache = _load_cache(cache_file, faults)
     started = time.time()
     try:
-        results = run_probes(
-            flows,
-            netns_of=lab.netns,
-            count=count,
-            interval=interval,
-            learn_paths=learn_paths,
-            path_cache=cache,
-            timeout=timeout,
-        )
+        results = run_probes(flows, netns_of=lab.netns, path_cache=cache, **options)
     except (ValueError, OSError) as exc:
         raise LabError(f"lab {lab.name}: probes failed: {exc}") from None
     ended = time.time()
