@@ -22,6 +22,7 @@ from hwaac.lab.gcu import Decision, PatchRefused, decide, replace_patch
 from hwaac.lab.sonic_state import SwitchState, check_checkpoint_name
 
 SCOPE = "localhost"
+ROLLBACKER, REPLACER = "Config Rollbacker", "Config Replacer"  # GCU's logger titles (generic_updater.py)
 USAGE = {
     "apply-patch": "Usage: config apply-patch [OPTIONS] PATCH_FILE_PATH",
     "rollback": "Usage: config rollback [OPTIONS] CHECKPOINT_NAME",
@@ -216,30 +217,30 @@ def _read_patch(path: str) -> list[dict[str, Any]]:
     return patch
 
 
+def _log(title: str, *lines: str) -> str:
+    """``lines`` as GCU's TitledLogger prints them, each after ``title:`` (generic_config_updater/gu_common.py)."""
+    return "\n".join(f"{title}: {line}" for line in lines)
+
+
+def _rollbacker_start(task: str, name: str, *steps: str) -> str:
+    """How ConfigRollbacker (generic_updater.py) opens ``task`` on checkpoint ``name``, then ``steps``."""
+    return _log(ROLLBACKER, f"{task} starting.", f"Checkpoint name: {name}.", *steps)
+
+
 def cmd_checkpoint(switch: Switch, args: Sequence[str], out: Out, err: Out) -> int:
     name = _name("checkpoint", args)
     with switch.state.locked():
         switch.state.write_checkpoint(name, switch.state.running())
-    out(
-        "Config Rollbacker: Config checkpoint starting.\n"
-        f"Config Rollbacker: Checkpoint name: {name}.\n"
-        "Config Rollbacker: Getting current config db.\n"
-        "Config Rollbacker: Getting checkpoint full-path.\n"
-        "Config Rollbacker: Ensuring checkpoint directory exist.\n"
-        f"Config Rollbacker: Saving config db content to /etc/sonic/checkpoints/{name}.cp.json.\n"
-        "Config Rollbacker: Config checkpoint completed.\n"
-        "Checkpoint created successfully."
-    )
+    steps = ("Getting current config db.", "Getting checkpoint full-path.", "Ensuring checkpoint directory exist.")
+    saving = f"Saving config db content to /etc/sonic/checkpoints/{name}.cp.json."
+    out(_rollbacker_start("Config checkpoint", name, *steps, saving, "Config checkpoint completed."))
+    out("Checkpoint created successfully.")
     return 0
 
 
 def cmd_rollback(switch: Switch, args: Sequence[str], out: Out, err: Out) -> int:
     name = _name("rollback", args)
-    out(
-        "Config Rollbacker: Config rollbacking starting.\n"
-        f"Config Rollbacker: Checkpoint name: {name}.\n"
-        f"Config Rollbacker: Verifying '{name}' exists."
-    )
+    out(_rollbacker_start("Config rollbacking", name, f"Verifying '{name}' exists."))
     with switch.state.locked():
         target = switch.state.checkpoint(name)
         if target is None:
@@ -260,41 +261,34 @@ def cmd_rollback(switch: Switch, args: Sequence[str], out: Out, err: Out) -> int
     if done:
         err(done)
     changes = decision.changes if decision else ()
+    out(_log(ROLLBACKER, "Loading checkpoint into memory.", "Replacing config using 'Config Replacer'."))
     out(
-        "Config Rollbacker: Loading checkpoint into memory.\n"
-        "Config Rollbacker: Replacing config using 'Config Replacer'.\n"
-        "Config Replacer: Config replacement starting.\n"
-        f"Config Replacer: Target config length: {len(json.dumps(target))}.\n"
-        "Config Replacer: Getting current config db.\n"
-        "Config Replacer: Generating patch between target config and current config db.\n"
-        "Config Replacer: Applying patch using 'Patch Applier'.\n"
-        + "\n".join(applier_lines(patch, changes, applied=True))
-        + "\n"
-        "Config Replacer: Verifying config replacement is reflected on ConfigDB.\n"
-        "Config Replacer: Config replacement completed.\n"
-        "Config Rollbacker: Config rollbacking completed.\n"
-        "Config rolled back successfully."
+        _log(
+            REPLACER,
+            "Config replacement starting.",
+            f"Target config length: {len(json.dumps(target))}.",
+            "Getting current config db.",
+            "Generating patch between target config and current config db.",
+            "Applying patch using 'Patch Applier'.",
+        )
     )
+    out("\n".join(applier_lines(patch, changes, applied=True)))
+    out(_log(REPLACER, "Verifying config replacement is reflected on ConfigDB.", "Config replacement completed."))
+    out(_log(ROLLBACKER, "Config rollbacking completed."))
+    out("Config rolled back successfully.")
     return 0
 
 
 def cmd_delete_checkpoint(switch: Switch, args: Sequence[str], out: Out, err: Out) -> int:
     name = _name("delete-checkpoint", args)
-    out(
-        "Config Rollbacker: Deleting checkpoint starting.\n"
-        f"Config Rollbacker: Checkpoint name: {name}.\n"
-        "Config Rollbacker: Checking checkpoint exists."
-    )
+    out(_rollbacker_start("Deleting checkpoint", name, "Checking checkpoint exists."))
     with switch.state.locked():
         if not switch.state.delete_checkpoint(name):
             raise ClickFail(
                 "delete-checkpoint", f"Checkpoint '{name}' does not exist", "Failed to delete config checkpoint"
             )
-    out(
-        "Config Rollbacker: Deleting checkpoint.\n"
-        "Config Rollbacker: Deleting checkpoint completed.\n"
-        "Checkpoint deleted successfully."
-    )
+    out(_log(ROLLBACKER, "Deleting checkpoint.", "Deleting checkpoint completed."))
+    out("Checkpoint deleted successfully.")
     return 0
 
 
