@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from hwaac.model.intent import Intent
 from hwaac.plan.design import Design
 from hwaac.plan.ipam import Pools, host_link_addresses, rail_subnet_prefixlen
-from hwaac.plan.model import Link, Node, Switch
+from hwaac.plan.model import Link, LinkKind, Node, Switch
 from hwaac.plan.ports import port_names
 from hwaac.plan.topology import leaf_ordinal
 
@@ -51,6 +51,26 @@ def host_links(
                 )
 
 
+def _uplink(
+    kind: LinkKind,
+    prefix: str,
+    base: int,
+    lower: Switch,
+    u: int,
+    up: int,
+    lower_port: str,
+    upper: Switch,
+    upper_port: str,
+) -> Link:
+    """Uplink ``u`` of the ``up`` of ``lower``: cable ``prefix`` + its ordinal in the layer, on the ordinal-th /31 of
+    the pool at ``base`` (the lower end on the odd address, the upper on the even one)."""
+    o = lower.ordinal * up + u
+    net = base + 2 * o
+    return Link(
+        kind, f"{prefix}{o:07d}", lower.name, lower_port, upper.name, upper_port, net, 31, net + 1, net, lower.plane
+    )
+
+
 def leaf_spine_links(
     design: Design, pools: Pools, leaves: list[Switch], spine_index: dict[tuple[int, int, int | None], Switch]
 ) -> Iterator[Link]:
@@ -65,20 +85,8 @@ def leaf_spine_links(
         for u in range(up):
             j, k = u % S, u // S
             spine = spine_index[pod, leaf.plane, j]
-            o = leaf.ordinal * up + u
-            net = base + 2 * o
-            yield Link(
-                "leaf_spine",
-                f"L{o:07d}",
-                leaf.name,
-                leaf_ports[down + u],
-                spine.name,
-                spine_ports[leaf_in_group * lps + k],
-                net,
-                31,
-                net + 1,
-                net,
-                leaf.plane,
+            yield _uplink(
+                "leaf_spine", "L", base, leaf, u, up, leaf_ports[down + u], spine, spine_ports[leaf_in_group * lps + k]
             )
 
 
@@ -102,18 +110,6 @@ def spine_super_spine_links(
         for u in range(up):
             m, k = u % G, u // G
             ss = ss_index[spine.plane, spine.group, m]
-            o = spine.ordinal * up + u
-            net = base + 2 * o
-            yield Link(
-                "spine_super_spine",
-                f"S{o:07d}",
-                spine.name,
-                spine_ports[down + u],
-                ss.name,
-                ss_ports[pod * lpss + k],
-                net,
-                31,
-                net + 1,
-                net,
-                spine.plane,
+            yield _uplink(
+                "spine_super_spine", "S", base, spine, u, up, spine_ports[down + u], ss, ss_ports[pod * lpss + k]
             )
