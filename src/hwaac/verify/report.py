@@ -102,13 +102,18 @@ def _detail(r: Result) -> str:
     lines = [f"expected: {r.expected}", f"actual: {r.actual}"]
     if r.cable:
         lines.append(f"cable: {r.cable}" + (f" ({r.ends[0]} <-> {r.ends[1]})" if len(r.ends) == 2 else ""))
-    if r.fault:
-        lines.append(f"fault: {r.fault}")
+    return "\n".join(lines + _context(r, ":", fault=True))
+
+
+def _context(r: Result, colon: str, *, fault: bool) -> list[str]:
+    """What stands beside ``r``'s expected and actual: its fault (when ``fault``), what explains it, its message;
+    each label followed by ``colon``."""
+    parts = [f"fault{colon} {r.fault}"] if fault and r.fault else []
     if r.explained_by:
-        lines.append(f"explained by: {', '.join(r.explained_by)}")
+        parts.append(f"explained by{colon} {', '.join(r.explained_by)}")
     if r.message:
-        lines.append(r.message)
-    return "\n".join(lines)
+        parts.append(r.message)
+    return parts
 
 
 def _why(r: Result) -> str:
@@ -120,14 +125,7 @@ def _shown(report: Report, show_passed: bool) -> list[Result]:
 
 
 def _note(r: Result) -> str:
-    parts = []
-    if r.fault and r.status is Status.FAIL:
-        parts.append(f"fault {r.fault}")
-    if r.explained_by:
-        parts.append(f"explained by {', '.join(r.explained_by)}")
-    if r.message:
-        parts.append(r.message)
-    return "; ".join(parts)
+    return "; ".join(_context(r, "", fault=r.status is Status.FAIL))
 
 
 def _md(text: str) -> str:
