@@ -177,6 +177,13 @@ class Check:
     def result(self, obj: str, expected: str, actual: str, status: Status, **kw: object) -> Result:
         return Result(self.name, obj, expected, actual, status, **kw)  # type: ignore[arg-type]
 
+    def unplanned(self, device: str, obj: str, none: str, actual: str, what: str, **kw: object) -> Result:
+        """A FAIL for ``what`` that ``device`` has and the plan has not: ``obj`` says where, ``none`` what the plan
+        expects there (``<none> (none planned)``); ``kw`` go to :class:`Result` (``fault`` at least)."""
+        return self.result(
+            obj, f"{none} (none planned)", actual, Status.FAIL, devices=(device,), message=f"unplanned {what}", **kw
+        )
+
     def cable_result(self, cable: Cable, expected: str, actual: str, status: Status, **kw: object) -> Result:
         return self.result(
             cable.label,

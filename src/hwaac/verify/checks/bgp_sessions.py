@@ -93,12 +93,7 @@ class VerifyBgpSessions(
             planned = {s.side(device)[1].ip for s in ctx.inputs.sessions_of.get(device, [])}
             for ip, peer in sorted(summary.peers.items()):
                 if ip not in planned:
-                    yield self.result(
-                        f"{device} neighbour {ip}",
-                        "no such neighbour (none planned)",
-                        f"AS {peer.remote_as}, {peer.state}",
-                        Status.FAIL,
-                        devices=(device,),
-                        fault=f"{device} {ip}",
-                        message="unplanned BGP neighbour",
+                    obj, actual = f"{device} neighbour {ip}", f"AS {peer.remote_as}, {peer.state}"
+                    yield self.unplanned(
+                        device, obj, "no such neighbour", actual, "BGP neighbour", fault=f"{device} {ip}"
                     )

@@ -109,13 +109,5 @@ class VerifyLldpNeighbors(
                 if (port not in front) if front else not port.startswith("Ethernet"):
                     continue  # the management port's neighbours are not the fabric's
                 names = ", ".join(f"{n.sysname} {n.port_id}" for n in neighbours)
-                yield self.result(
-                    f"{device} {port}",
-                    "no cable (none planned)",
-                    f"sees {names}",
-                    Status.FAIL,
-                    devices=(device,),
-                    ends=(f"{device} {port}",),
-                    fault=f"{device} {port}",
-                    message="unplanned cable",
-                )
+                end = f"{device} {port}"
+                yield self.unplanned(device, end, "no cable", f"sees {names}", "cable", ends=(end,), fault=end)
