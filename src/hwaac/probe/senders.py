@@ -34,7 +34,7 @@ class Bucket:
 
 @dataclass(slots=True)
 class Sender:
-    """One flow of a run: its socket, the probes sent and answered, its path learning (:mod:`hwaac.probe.agent`)."""
+    """One flow of a run: its socket, the probes sent and answered, its path learning (:mod:`hwaac.probe.prober`)."""
 
     idx: int
     result: FlowResult
