@@ -3,6 +3,8 @@ the cable id, the switch), its consequences are SKIPs or degraded PASSes explain
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from hwaac.verify import commands as C
@@ -435,3 +437,55 @@ def test_batch_gate_reads_and_judges_only_its_devices() -> None:
 def test_batch_gate_of_a_healthy_spine_passes() -> None:
     results = verify_devices(PLAN, FactsCollector(recorded("healthy")), ["spine-p0-01"])
     assert results and all(r.status is Status.PASS and not r.explained_by for r in results)
+
+
+def test_what_a_switch_has_and_the_plan_has_not_is_an_unplanned_fail() -> None:
+    """A cable and its session that the plan does not have (L0000000 taken out of the inputs) FAIL on each switch:
+    the LLDP neighbour as an unplanned cable, the BGP neighbour as an unplanned BGP neighbour."""
+    inputs = fixture_inputs()
+    cables = {k: c for k, c in inputs.cables.items() if k != "L0000000"}
+    sessions = tuple(s for s in inputs.sessions if s.cable != "L0000000")
+    results = judge(replace(inputs, cables=cables, sessions=sessions), recorded("healthy")).results
+    unplanned = {
+        (r.check, r.object): (r.status, r.expected, r.actual, r.devices, r.ends, r.fault, r.message)
+        for r in results
+        if r.message.startswith("unplanned")
+    }
+    assert unplanned == {
+        ("VerifyLldpNeighbors", f"{LEAF} Ethernet8"): (
+            Status.FAIL,
+            "no cable (none planned)",
+            "sees spine-p0-01 Ethernet0",
+            (LEAF,),
+            (f"{LEAF} Ethernet8",),
+            f"{LEAF} Ethernet8",
+            "unplanned cable",
+        ),
+        ("VerifyLldpNeighbors", "spine-p0-01 Ethernet0"): (
+            Status.FAIL,
+            "no cable (none planned)",
+            f"sees {LEAF} Ethernet8",
+            ("spine-p0-01",),
+            ("spine-p0-01 Ethernet0",),
+            "spine-p0-01 Ethernet0",
+            "unplanned cable",
+        ),
+        ("VerifyBgpSessions", f"{LEAF} neighbour 10.1.0.0"): (
+            Status.FAIL,
+            "no such neighbour (none planned)",
+            "AS 4200000001, Established",
+            (LEAF,),
+            (),
+            f"{LEAF} 10.1.0.0",
+            "unplanned BGP neighbour",
+        ),
+        ("VerifyBgpSessions", "spine-p0-01 neighbour 10.1.0.1"): (
+            Status.FAIL,
+            "no such neighbour (none planned)",
+            "AS 4200100000, Established",
+            ("spine-p0-01",),
+            (),
+            "spine-p0-01 10.1.0.1",
+            "unplanned BGP neighbour",
+        ),
+    }
