@@ -19,7 +19,7 @@ from hwaac.lab.lldp import Neighbor, parse_neighbors
 from hwaac.lab.manifest import new_state, read_state, resolve_name, write_state
 from hwaac.lab.names import check_lab_name, default_lab_name, lab_of_netns, lab_prefix, netns_name
 from hwaac.lab.neigh import KEYS, wanted
-from hwaac.lab.status import SwitchBgp, _quiet
+from hwaac.lab.status import SwitchBgp, is_quiet
 from hwaac.telemetry.parsers.frr_bgp import BgpPeer, parse_bgp_summary
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -215,9 +215,9 @@ def test_a_switch_in_update_delay_is_not_settled() -> None:
 
 
 def test_quiet_sessions() -> None:
-    assert _quiet(BgpPeer("10.1.0.0", prefixes_received=0, uptime_s=0.8))
-    assert not _quiet(BgpPeer("10.1.0.0", prefixes_received=3, uptime_s=0.8))
-    assert not _quiet(BgpPeer("10.1.0.0", prefixes_received=0, uptime_s=60.0))  # a minute with nothing: its policy
+    assert is_quiet(BgpPeer("10.1.0.0", prefixes_received=0, uptime_s=0.8))
+    assert not is_quiet(BgpPeer("10.1.0.0", prefixes_received=3, uptime_s=0.8))
+    assert not is_quiet(BgpPeer("10.1.0.0", prefixes_received=0, uptime_s=60.0))  # a minute with nothing: its policy
 
 
 def test_state_record_roundtrip(tmp_path: Path) -> None:

@@ -102,7 +102,7 @@ def read_bgp(lab: Lab, expected: dict[str, list[str]], *, via: str = "vtysh") ->
             for a in res.expected
             if a not in peers or not peers[a].established
         }
-        res.quiet = [a for a in res.established if _quiet(peers[a])]
+        res.quiet = [a for a in res.established if is_quiet(peers[a])]
         ipv4 = summary.families.get("ipv4Unicast")
         res.table_version = ipv4.table_version if ipv4 else None
         # bgpd in its update-delay: no best path computed, nothing installed or sent
@@ -137,7 +137,7 @@ def _read(netns: str, via: str) -> list[Any]:
     return docs
 
 
-def _quiet(peer: BgpPeer) -> bool:
+def is_quiet(peer: BgpPeer) -> bool:
     """A session that came up moments ago and has received nothing yet: its first UPDATE may be pending (bgpd
     coalesces a new peer's announcements, ``bgp_updgrp.c`` coalesce timer)."""
     return not peer.prefixes_received and (peer.uptime_s or 0) < QUIET_S
