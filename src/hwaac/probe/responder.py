@@ -42,8 +42,7 @@ class Responder:
             if d is not None:
                 self.drops = d
             msg = wire.unpack(data)
-            answer = wire.ANSWER.get(msg.kind) if msg is not None else None
-            if msg is None or answer is None:
+            if msg is None or msg.kind not in wire.ANSWER:
                 self.foreign += 1
                 continue
             self.received += 1
@@ -59,17 +58,7 @@ class Responder:
                 count = int(self.counts.get(key, (0,))[0])
             else:
                 count = 0
-            reply = wire.pack(
-                answer,
-                session=msg.session,
-                flow=msg.flow,
-                seq=msg.seq,
-                ttl=msg.ttl,
-                t_ns=msg.t_ns,
-                count=count,
-                drops=self.drops,
-                size=len(data),
-            )
+            reply = wire.answer(msg, count=count, drops=self.drops, size=len(data))
             try:
                 sock.sendto(reply, addr)
                 self.answered += 1
