@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 # Canonical monotonic counters (packets, frames, events, microseconds). Per priority or queue: the ``{p}`` / ``{q}``
 # forms with the number in place (``pfc3_rx``, ``q3_uc_drop``, ``fec_s2_codewords``). Lanes: ``{name}_lane{n}``.
@@ -120,6 +121,11 @@ def distinct[T](objects: Iterable[T]) -> Iterable[T]:
     check of every row's words runs over a few dicts (one C-level pass to find them)."""
     items = list(objects)
     return dict(zip(map(id, items), items, strict=True)).values()
+
+
+def all_known[T](values: list[T | None]) -> TypeGuard[list[T]]:
+    """Whether no item of ``values`` is None (one C-level pass), so that it is a ``list[T]``."""
+    return None not in values
 
 
 @dataclass(slots=True)

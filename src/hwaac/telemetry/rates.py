@@ -10,16 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from itertools import pairwise, repeat
 from operator import ge, mul, sub
+from typing import Final
 
-from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.model import Snapshot, all_known
 
 RESET, WRAP, CLEARED = "reset", "wrap", "cleared"
 ALL = "*"  # Discontinuity.counter when it concerns every counter of the port
 DEFAULT_WIDTH = 64  # SAI port, queue and PFC counters are uint64 (saiport.h: sai_stat_id values read as uint64_t)
 WRAP_SHARE = 8  # a fall is a wrap when the increase across the wrap is under 1/8 of the width's range
-_MISSING = object()
+
+
+class _Missing(Enum):
+    """A counter absent from the earlier sample: a type of its own, so that ``is`` narrows it away."""
+
+    MISSING = 0
+
+
+_MISSING: Final = _Missing.MISSING
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,9 +145,9 @@ def _all_rated(
     if list(c0) != list(c1):
         return None
     v0, v1 = list(c0.values()), list(c1.values())
-    if None in v0 or None in v1 or not all(map(ge, v1, v0)):
+    if not all_known(v0) or not all_known(v1) or not all(map(ge, v1, v0)):
         return None
-    return dict(zip(c1, map(mul, map(sub, v1, v0), repeat(inv)), strict=True))  # type: ignore[arg-type]
+    return dict(zip(c1, map(mul, map(sub, v1, v0), repeat(inv)), strict=True))
 
 
 def interval(
@@ -213,11 +223,11 @@ def interval(
         for k, v1 in c1.items():
             v0 = c0.get(k, _MISSING)
             if v1 is not None and v0 is not None and v0 is not _MISSING:
-                if v1 >= v0:  # type: ignore[operator]
-                    rates[k] = (v1 - v0) * inv  # type: ignore[operator]
+                if v1 >= v0:
+                    rates[k] = (v1 - v0) * inv
                     continue
-                kind, _, detail = classify_fall(v0, v1, widths.get(k, default_width))  # type: ignore[arg-type]
-                disc.append(Discontinuity(device, name, k, kind, v0, v1, detail))  # type: ignore[arg-type]
+                kind, _, detail = classify_fall(v0, v1, widths.get(k, default_width))
+                disc.append(Discontinuity(device, name, k, kind, v0, v1, detail))
                 rates[k] = None
                 why[k] = f"{kind}: {detail}"
                 continue

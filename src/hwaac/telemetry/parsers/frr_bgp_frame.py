@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
+from hwaac.telemetry.model import all_known
 from hwaac.telemetry.parsers import json_text
 from hwaac.telemetry.parsers.frr_bgp import (
     DEFAULT_VRF,
@@ -99,8 +100,10 @@ def _peer_columns(
             a if type(a) is int else asn_field(out, p, "remoteAs", f"{where} peer {k}", required=True)
             for a, p, k in zip(remote, peers, names, strict=True)
         ]
-    remote_as = list(map(_AS_TEXT.get, remote))  # a fabric's few thousand AS numbers, each written once
-    if None in remote_as:
+    cached = list(map(_AS_TEXT.get, remote))  # a fabric's few thousand AS numbers, each written once
+    if all_known(cached):
+        remote_as = cached
+    else:
         for a in set(remote):
             if a not in _AS_TEXT and len(_AS_TEXT) < 65536:
                 _AS_TEXT[a] = "" if not a else str(a)  # 0: not learnt yet, read as None
@@ -164,17 +167,17 @@ def read_bgp_summary_frame(raw: str | bytes, *, device: str = "", version: str |
             return None
         asn_field(out, fam, "as", where)
         int_field(out, fam, "tableVersion", where)
-        values = list(peers.values())
-        if not values:
+        docs = list(peers.values())
+        if not docs:
             continue
-        if set(map(type, values)) != {dict}:
+        if set(map(type, docs)) != {dict}:
             return None
         names = list(peers)
-        columns = _peer_columns(out, values, names, where)
+        columns = _peer_columns(out, docs, names, where)
         if columns is None or out.unknown:
             return None
         if taken_at is None:
-            taken_at = _taken_at(values)
+            taken_at = _taken_at(docs)
         fsm, peer_state, hosts, remote_as, est, drop = columns
         keys = names if vrf == DEFAULT_VRF else [f"{vrf}/{n}" for n in names]
         if at.keys().isdisjoint(keys):  # the usual: every peer in one family

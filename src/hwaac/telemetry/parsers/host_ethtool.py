@@ -10,7 +10,7 @@ together, :func:`read_mlx5_ethtool_frames`) reads ethtool's usual print straight
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -104,9 +104,9 @@ def parse_mlx5_ethtool(raw: str, *, port: str, device: str = "", version: str | 
     snap = Snapshot(TOOL, device=device, version=version or "")
     snap.unknown.extend(stats.unknown)
     counters = snap.port(port).counters
-    values: dict[str, int | None] = (
+    values: Mapping[str, int | None] = (
         {**stats.counters, **dict.fromkeys(stats.unreadable)} if stats.unreadable else stats.counters
-    )  # type: ignore[assignment]
+    )
     map_counters(values, TABLE, counters)
     for canonical, name in _numbered_names(tuple(values)):
         counters[canonical] = values[name]

@@ -10,14 +10,15 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Iterable
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from hwaac.telemetry.frames import Frame, counts
-from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.model import Snapshot, all_known
 from hwaac.telemetry.parsers import json_text
 from hwaac.telemetry.parsers.sonic_sai_stats import (
     PFCWD_STATUS,
@@ -127,10 +128,10 @@ def _ports(hashes: Hashes, snap: Snapshot) -> None:
         }
         if not named:
             snap.unknown.append(f"no {_PORT_MAP}: port names unknown, port counters not read")
-        for port, fields in named.items():  # keyed by port name, as gNMI COUNTERS/Ethernet* answers
-            read_port(fields, snap.port(port).counters, port, snap.unknown)
+        for port, by_name in named.items():  # keyed by port name, as gNMI COUNTERS/Ethernet* answers
+            read_port(by_name, snap.port(port).counters, port, snap.unknown)
         return
-    missing = []
+    missing: list[str] = []
     for port, oid in port_map.items():
         fields = hashes.get(f"COUNTERS:{oid}")
         if fields is None:
@@ -216,21 +217,26 @@ def _unwrapped(value: object) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _all_dicts(values: list[Any]) -> TypeGuard[list[dict[str, Any]]]:
+    """Whether every item of ``values`` is a dict (JSON objects: string keys), in one pass over their types."""
+    return set(map(type, values)) <= {dict}
+
+
 def _port_hashes(doc: dict[str, Any], keys: list[str]) -> list[dict[str, Any]] | None:
     """The hashes of ``keys`` as :func:`_read_json` keeps them; None when one is missing or not a hash. Both layouts
     are taken whole in a few passes; a dump that mixes them, one hash at a time."""
     found = list(map(doc.get, keys))
-    if set(map(type, found)) <= {dict}:
+    if _all_dicts(found):
         n = len(found)
         typed = sum(map(dict.__contains__, found, repeat("type")))
         valued = sum(map(dict.__contains__, found, repeat("value")))
         if typed == valued == n:
             inner = list(map(_VALUE, found))
-            return inner if set(map(type, inner)) <= {dict} else None
+            return inner if _all_dicts(inner) else None
         if not typed or not valued:
             return found
     hashes = [_unwrapped(v) for v in found]
-    return None if None in hashes else hashes  # type: ignore[return-value]
+    return hashes if all_known(hashes) else None
 
 
 def _port_values(hashes: list[dict[str, Any]]) -> tuple[tuple[str, ...], np.ndarray] | None:
@@ -239,6 +245,7 @@ def _port_values(hashes: list[dict[str, Any]]) -> tuple[tuple[str, ...], np.ndar
     bits included)."""
     first = tuple(hashes[0])
     order: tuple[int, ...] | None = None
+    rows: Iterable[Iterable[Any]]  # per port, the values its plan takes
     if list(map(tuple, hashes)).count(first) == len(hashes):  # the usual dump: every port hash the same fields
         plan = port_plan(hashes[0])
         if plan is None:
@@ -252,13 +259,13 @@ def _port_values(hashes: list[dict[str, Any]]) -> tuple[tuple[str, ...], np.ndar
                 if len(_ORDERS) < 64:
                     _ORDERS[first] = order
         else:
-            rows = map(plan.get, hashes)  # type: ignore[arg-type]
+            rows = map(plan.get, hashes)
     else:
         plans = list(map(port_plan, hashes))
         plan = plans[0]
-        if plan is None or any(p is None or p.canonical != plan.canonical for p in plans):
+        if plan is None or not all_known(plans) or any(p.canonical != plan.canonical for p in plans):
             return None
-        rows = [p.get(h) for p, h in zip(plans, hashes, strict=True)]  # type: ignore[union-attr, misc]
+        rows = [p.get(h) for p, h in zip(plans, hashes, strict=True)]
     try:
         joined = ",".join(chain.from_iterable(rows))
     except TypeError:  # a value that is not a string (a JSON number): the parser reads it
@@ -266,12 +273,15 @@ def _port_values(hashes: list[dict[str, Any]]) -> tuple[tuple[str, ...], np.ndar
     flat = counts(joined, len(hashes) * plan.width)
     if flat is None:
         return None
-    values = flat.reshape(len(hashes), plan.width)
+    values: np.ndarray = flat.reshape(len(hashes), plan.width)
     if order:
         values = values[:, order]
     if plan.sums:
-        values = _summed(values, plan)
-    return None if values is None else (plan.canonical, values)
+        summed = _summed(values, plan)
+        if summed is None:
+            return None
+        values = summed
+    return plan.canonical, values
 
 
 def _summed(values: np.ndarray, plan: PortPlan) -> np.ndarray | None:

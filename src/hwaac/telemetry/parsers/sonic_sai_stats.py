@@ -8,7 +8,12 @@ reads for ``show interfaces counters`` (``utilities_common/portstat.py`` ``count
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from enum import Enum
 from operator import itemgetter
+from typing import Any, Final
+
+from hwaac.telemetry.model import all_known
 
 # canonical name, SAI names whose values are added (all must be present, as portstat does for RX_OK/TX_OK). A
 # canonical name listed twice takes the first entry whose names are present: the second is the older spelling.
@@ -87,58 +92,71 @@ class PortPlan:
     """How :func:`read_port` reads hashes with one set of fields, in their order: the SAI fields it takes (the sums'
     parts first, then the singles), and the canonical names in the order the general loop sets them. The names
     depend on which fields are present, not on their order; :func:`~hwaac.telemetry.parsers.sonic_counters_db.
-    read_counters_db_frame` reads a whole dump's ports with one plan."""
+    read_counters_db_frame` reads a whole dump's ports with one plan. :func:`port_plan` makes plans of two fields
+    or more, so that ``get`` gives a tuple."""
 
     __slots__ = ("canonical", "get", "names", "stats", "sums", "width")
 
-    def __init__(self, present: set[str]) -> None:
-        stats: list[str] = []
-        self.sums: list[tuple[str, int]] = []  # canonical name, how many parts
-        for name, parts in _SUMS:
-            if any(p in present for p in parts):
-                self.sums.append((name, len(parts)))
-                stats.extend(parts)
-        taken = {name for name, _ in self.sums}
-        self.names: list[str] = []
-        for name, stat in _SINGLE:
-            if stat in present and name not in taken:
-                taken.add(name)
-                self.names.append(name)
-                stats.append(stat)
-        self.get = itemgetter(*stats) if len(stats) > 1 else None
+    def __init__(self, sums: list[tuple[str, int]], names: list[str], stats: list[str]) -> None:
+        self.sums = sums  # canonical name, how many parts
+        self.names = names
+        # the values of the fields taken, in their order (not checked: JSON may give numbers)
+        self.get: Callable[[Mapping[str, object]], tuple[Any, ...]] = itemgetter(*stats)
         self.stats = tuple(stats)  # the fields taken, in the order get returns them
         self.width = len(stats)
         self.canonical = (*(name for name, _ in self.sums), *self.names)  # the counters set, in their order
 
 
+def _taken(present: set[str]) -> tuple[list[tuple[str, int]], list[str], list[str]]:
+    """The sums (canonical name, how many parts), the single names and the SAI fields :func:`read_port` takes of
+    hashes with the fields ``present``."""
+    stats: list[str] = []
+    sums: list[tuple[str, int]] = []
+    for name, parts in _SUMS:
+        if any(p in present for p in parts):
+            sums.append((name, len(parts)))
+            stats.extend(parts)
+    taken = {name for name, _ in sums}
+    names: list[str] = []
+    for name, stat in _SINGLE:
+        if stat in present and name not in taken:
+            taken.add(name)
+            names.append(name)
+            stats.append(stat)
+    return sums, names, stats
+
+
+class _Unseen(Enum):
+    """A set of fields not planned yet: a type of its own, so that ``is`` narrows it away."""
+
+    UNSEEN = 0
+
+
+_UNSEEN: Final = _Unseen.UNSEEN
 _PLANS: dict[tuple[str, ...], PortPlan | None] = {}
 
 
-def port_plan(fields: dict[str, object]) -> PortPlan | None:
+def port_plan(fields: Mapping[str, object]) -> PortPlan | None:
     """The reading plan of hashes with ``fields``'s keys; None where the general loop must run (a sum with a part
     missing, fewer than two fields)."""
     keys = tuple(fields)
-    plan = _PLANS.get(keys, _MISSING_PLAN)
-    if plan is _MISSING_PLAN:
+    plan = _PLANS.get(keys, _UNSEEN)
+    if plan is _UNSEEN:
         present = set(keys)
         whole = all(all(p in present for p in parts) or not any(p in present for p in parts) for _, parts in _SUMS)
-        plan = PortPlan(present) if whole else None
-        if plan is not None and plan.get is None:
-            plan = None
+        sums, names, stats = _taken(present) if whole else ([], [], [])
+        plan = PortPlan(sums, names, stats) if len(stats) > 1 else None
         if len(_PLANS) < 1024:  # a handful of layouts per fabric; a cap keeps odd inputs from growing it
             _PLANS[keys] = plan
-    return plan  # type: ignore[return-value]
+    return plan
 
 
-_MISSING_PLAN = object()
-
-
-def _read_port_fast(fields: dict[str, object], counters: dict[str, int | None]) -> bool:
+def _read_port_fast(fields: Mapping[str, object], counters: dict[str, int | None]) -> bool:
     """:func:`read_port`'s fast path: whether it set ``counters`` (every field it reads a string of ASCII digits)."""
     plan = port_plan(fields)
     if plan is None:
         return False
-    texts = plan.get(fields)  # type: ignore[misc]
+    texts = plan.get(fields)
     try:
         joined = "".join(texts)
     except TypeError:  # a value that is not text (JSON numbers): the general loop
@@ -154,7 +172,7 @@ def _read_port_fast(fields: dict[str, object], counters: dict[str, int | None]) 
     return True
 
 
-def read_port(fields: dict[str, object], counters: dict[str, int | None], where: str, unknown: list[str]) -> None:
+def read_port(fields: Mapping[str, object], counters: dict[str, int | None], where: str, unknown: list[str]) -> None:
     """Set ``counters`` from a port's COUNTERS hash. A sum with a part missing is None (portstat prints N/A).
 
     Fast path: when every field it reads is a string of ASCII digits (the usual hash), the values are converted in
@@ -168,12 +186,12 @@ def read_port(fields: dict[str, object], counters: dict[str, int | None], where:
         if texts.count(None) == len(texts):
             continue
         values = [None if text is None else count(text) for text in texts]
-        if None in values:
+        if all_known(values):
+            counters[name] = sum(values)
+        else:
             counters[name] = None
             bad = [f"{stat}={text!r}" for stat, text, value in zip(stats, texts, values, strict=True) if value is None]
             unknown.append(f"{where} {name}: {', '.join(bad)} (missing or not a count)")
-        else:
-            counters[name] = sum(values)  # type: ignore[arg-type]
     for name, stat in _SINGLE:
         text = get(stat)
         if text is None or name in counters:
@@ -202,7 +220,7 @@ def queue_names(index: str, kind: str | None) -> tuple[tuple[str, str], ...]:
 
 
 def read_queue(
-    fields: dict[str, object],
+    fields: Mapping[str, object],
     kind: str | None,
     index: str,
     sample_counters: dict[str, int | None],
