@@ -22,13 +22,15 @@ import numpy as np
 
 from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.frames import Frame
-from hwaac.telemetry.model import Snapshot, distinct, judged_word
+from hwaac.telemetry.model import Snapshot, all_known, distinct, judged_word
 from hwaac.telemetry.rates import Discontinuity, Interval, PortRates
 
 if TYPE_CHECKING:
     from hwaac.telemetry.topology import LinkIndex
 
 Layout = tuple[tuple[str, ...], tuple[str, ...]]  # an end's rate names, then its gauge names, in their order
+Group = tuple[tuple[str, ...], tuple[str, ...], bytes, bytes, bytes]  # EndPart.groups: a layout and its ends
+Reading = Interval | Snapshot | RatedFrame | Frame  # what is correlated: rated, or read for state and gauges
 NOT_RATED = -1.0  # EndPart.seconds of an end no interval reached (a state-only snapshot)
 
 
@@ -48,7 +50,7 @@ class EndPart:
         discontinuities / errors: of the readings, errors as ``device (tool): reason``.
     """
 
-    groups: list[tuple[tuple[str, ...], tuple[str, ...], bytes, bytes, bytes]] = field(default_factory=list)
+    groups: list[Group] = field(default_factory=list)
     ports: list[str] = field(default_factory=list)
     states: list[dict[str, str]] = field(default_factory=list)
     why: list[dict[str, str]] = field(default_factory=list)
@@ -94,7 +96,7 @@ class EndPart:
         )
 
 
-def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | RatedFrame | Frame]) -> EndPart:
+def correlate_part(index: LinkIndex, readings: Iterable[Reading]) -> EndPart:
     """Attach every port of ``readings`` (rated intervals and frames, or snapshots and frames read for state and
     gauges only)
     to its planned link end, merging several readings of one end (later ones win per counter, gauge or state word).
@@ -126,11 +128,11 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
             f = len(frames)
             frames.append(r)
             codes = index.codes(device, r.rows)
-            fresh = _fresh_rows(f, codes, rows_of, merged, overlay)
-            if fresh:  # the usual: ends of frame rows only, in one pass
+            if all_known(codes) and (fresh := _fresh_rows(f, codes, rows_of, merged, overlay)):
+                # the usual: ends of frame rows only, in one pass
                 seconds.update(zip(codes, repeat(r.seconds)))
                 if fresh == _BEGAN:
-                    blocks.append((f, codes))  # type: ignore[arg-type]
+                    blocks.append((f, codes))
                 continue
             for row, port in enumerate(r.rows):
                 code = codes[row]
@@ -155,7 +157,7 @@ def correlate_part(index: LinkIndex, readings: Iterable[Interval | Snapshot | Ra
             codes = index.codes(device, r.ports)
             ends = set(codes)
             if (
-                None not in ends
+                all_known(codes)
                 and len(ends) == len(codes)
                 and rows_of.keys() >= ends
                 and overlay.keys().isdisjoint(ends)
@@ -216,31 +218,26 @@ _BEGAN, _ADDED = 2, 1  # _fresh_rows: every row began an end; every row added to
 
 def _fresh_rows(
     f: int,
-    codes: list[int | None],
+    codes: list[int],
     rows_of: dict[int, list[tuple[int, int]]],
     merged: dict[int, PortRates],
     overlay: dict[int, PortRates],
 ) -> int:
-    """Add the rows of frame ``f`` (their end ``codes``) to ``rows_of`` in one pass when every row has a planned
+    """Add the rows of frame ``f`` (their planned end ``codes``) to ``rows_of`` in one pass when every row has an
     end of its own that has only frame rows so far: :data:`_BEGAN` when each row began its end, else
     :data:`_ADDED`; 0, and nothing added, otherwise (the caller then goes row by row)."""
     ends = set(codes)
-    if (
-        None in ends
-        or len(ends) != len(codes)
-        or not merged.keys().isdisjoint(ends)
-        or not overlay.keys().isdisjoint(ends)
-    ):
+    if len(ends) != len(codes) or not merged.keys().isdisjoint(ends) or not overlay.keys().isdisjoint(ends):
         return 0
     at = zip(repeat(f), range(len(codes)), strict=False)  # repeat: endless
     if rows_of.keys().isdisjoint(ends):
-        rows_of.update(zip(codes, map(list, zip(at)), strict=True))  # type: ignore[arg-type]
+        rows_of.update(zip(codes, map(list, zip(at)), strict=True))
         return _BEGAN
     if rows_of.keys() >= ends:
-        deque(map(list.append, map(rows_of.__getitem__, codes), at), maxlen=0)  # type: ignore[arg-type]
+        deque(map(list.append, map(rows_of.__getitem__, codes), at), maxlen=0)
     else:
         for code, row in zip(codes, at, strict=True):
-            rows_of.setdefault(code, []).append(row)  # type: ignore[arg-type]
+            rows_of.setdefault(code, []).append(row)
     return _ADDED
 
 
@@ -255,9 +252,22 @@ def _join_layouts(part: EndPart) -> None:
     starts = [0]
     for g in part.groups:
         starts.append(starts[-1] + len(g[2]) // 8)  # int64 codes
-    groups, ports, states, why, seconds = [], [], [], [], []
+    groups: list[Group] = []
+    ports: list[str] = []
+    states: list[dict[str, str]] = []
+    why: list[dict[str, str]] = []
+    seconds: list[float] = []
     for (rnames, gnames), ks in by.items():
-        groups.append((rnames, gnames, *(b"".join(part.groups[k][i] for k in ks) for i in (2, 3, 4))))
+        joined = [part.groups[k] for k in ks]
+        groups.append(
+            (
+                rnames,
+                gnames,
+                b"".join(g[2] for g in joined),
+                b"".join(g[3] for g in joined),
+                b"".join(g[4] for g in joined),
+            )
+        )
         for k in ks:
             at = slice(starts[k], starts[k + 1])
             ports += part.ports[at]
@@ -301,7 +311,8 @@ def _frame_rows(
         deque(map(rows_of.pop, codes), maxlen=0)
     name_ids: dict[tuple[str, ...], int] = {}
     frame_names = [name_ids.setdefault(fr.names, len(name_ids)) for fr in frames]
-    groups: dict[tuple[object, ...], list[int]] = {}
+    # (a frame, or the names' ids of several frames; the gauge names) -> the ends
+    groups: dict[tuple[int | tuple[int, ...], tuple[str, ...]], list[int]] = {}
     for code, rows in rows_of.items():
         extra = overlay.get(code)
         gnames = tuple(extra.gauges) if extra is not None else ()
@@ -318,15 +329,19 @@ def _frame_rows(
             for i, f in enumerate(p[0] for p in parts[0]):
                 for j, name in enumerate(frames[f].names):
                     by_name[name] = (i, j)
-            blocks = [_gather(frames, [p[i] for p in parts]) for i in range(len(parts[0]))]
+            gathered = [_gather(frames, [p[i] for p in parts]) for i in range(len(parts[0]))]
             rnames = tuple(by_name)
             rates = np.empty((len(codes), len(rnames)))
             for col, (i, j) in enumerate(by_name.values()):
-                rates[:, col] = blocks[i][:, j]
+                rates[:, col] = gathered[i][:, j]
         extras = list(map(overlay.get, codes))
         n = len(codes)
         # every extra of a group with gauges has those gauges (they are in the group's key)
-        gauges = np.array([list(e.gauges.values()) for e in extras], dtype=np.float64) if gnames else np.empty((n, 0))
+        gauges = (
+            np.array([list(e.gauges.values()) for e in extras if e is not None], dtype=np.float64)
+            if gnames
+            else np.empty((n, 0))
+        )
         out.groups.append(
             (
                 rnames,
@@ -402,4 +417,4 @@ def _over[K, V](a: dict[K, V], b: dict[K, V]) -> dict[K, V]:
 _STATE = attrgetter("state")
 
 
-__all__ = ["NOT_RATED", "EndPart", "Layout", "correlate_part", "merge_port_rates"]
+__all__ = ["NOT_RATED", "EndPart", "Layout", "Reading", "correlate_part", "merge_port_rates"]

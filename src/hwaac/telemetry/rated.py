@@ -18,7 +18,7 @@ import numpy as np
 from hwaac.probe.model import ProbeResults
 from hwaac.telemetry import parallel
 from hwaac.telemetry.end_table import EndTable
-from hwaac.telemetry.ends import EndPart, correlate_part
+from hwaac.telemetry.ends import EndPart, Reading, correlate_part
 from hwaac.telemetry.framed import RatedFrame, rate_frames
 from hwaac.telemetry.frames import Frame, frame_to_snapshot, split_ports
 from hwaac.telemetry.model import Snapshot
@@ -37,7 +37,6 @@ from hwaac.telemetry.samples import (
 )
 from hwaac.telemetry.topology import LinkIndex
 
-Reading = Interval | Snapshot | RatedFrame | Frame
 SERIAL_CHUNK = 256  # devices read and rated at a time on the serial path
 
 
@@ -70,17 +69,24 @@ class Rated:
     table: EndTable | None = None
 
 
-def _latest_two(
-    sweeps: Sequence[Sweep], key: object, bgp: bool
-) -> tuple[tuple[Snapshot | Frame, float] | None, tuple[Snapshot | Frame, float] | None]:
-    """(the earlier, the latest) reading of ``key`` among the sweeps that hold it (as a snapshot or a frame)."""
-    if bgp:
-        found: list[tuple[Snapshot | Frame, float]] = [x for s in sweeps if (x := s.bgp.get(key)) is not None]  # type: ignore[call-overload]
-    else:
-        found = [x for s in sweeps if (x := s.snapshots.get(key) or s.frames.get(key)) is not None]  # type: ignore[call-overload]
+Held = tuple[Snapshot | Frame, float]  # a reading of one sweep, with its time
+
+
+def _last_two(found: list[Held]) -> tuple[Held | None, Held | None]:
+    """(the earlier, the latest) of ``found`` (oldest first)."""
     if not found:
         return None, None
     return (found[-2] if len(found) > 1 else None), found[-1]
+
+
+def _latest_two(sweeps: Sequence[Sweep], key: tuple[str, str]) -> tuple[Held | None, Held | None]:
+    """(the earlier, the latest) reading of ``key`` among the sweeps that hold it (as a snapshot or a frame)."""
+    return _last_two([x for s in sweeps if (x := s.snapshots.get(key) or s.frames.get(key)) is not None])
+
+
+def _latest_bgp(sweeps: Sequence[Sweep], device: str) -> tuple[Held | None, Held | None]:
+    """(the earlier, the latest) BGP summary of ``device`` among the sweeps that hold one."""
+    return _last_two([x for s in sweeps if (x := s.bgp.get(device)) is not None])
 
 
 def _snap(reading: Snapshot | Frame) -> Snapshot:
@@ -95,10 +101,7 @@ def rate(sweeps: Sequence[Sweep]) -> Rated:
         skipped=[list(s.skipped) for s in sweeps],
         probes=[dict(s.probes) for s in sweeps],
     )
-    pairs = [
-        (key, *_latest_two(sweeps, key, False))
-        for key in sorted({k for s in sweeps for k in (*s.snapshots, *s.frames)})
-    ]
+    pairs = [(key, *_latest_two(sweeps, key)) for key in sorted({k for s in sweeps for k in (*s.snapshots, *s.frames)})]
     i = 0
     while i < len(pairs):
         key, before, after = pairs[i]
@@ -108,24 +111,25 @@ def rate(sweeps: Sequence[Sweep]) -> Rated:
             out.readings.append(after[0])  # state and gauges only: a snapshot, or a frame of state words
             continue
         run = _port_run(pairs, i - 1)
-        if run > 1 and (stacked := _rate_stacked(pairs[i - 1 : i - 1 + run])) is not None:
+        times = (before[1], after[1])
+        if run > 1 and (stacked := _rate_stacked(pairs[i - 1 : i - 1 + run], times)) is not None:
             out.readings.append(stacked)  # a device's ports of one per-port tool, rated as one frame
             out.seconds.append(stacked.seconds)
             i += run - 1
             continue
         b, a = before[0], after[0]
         if isinstance(b, Frame) and isinstance(a, Frame):
-            fast = rate_frames(b, a, times=(before[1], after[1]))
+            fast = rate_frames(b, a, times=times)
             if fast is not None:  # the usual output: rated in one pass
                 out.readings.append(fast)
                 out.seconds.append(fast.seconds)
                 continue
-        iv = interval(_snap(b), _snap(a), times=(before[1], after[1]))
+        iv = interval(_snap(b), _snap(a), times=times)
         out.readings.append(iv)
         if iv.seconds:
             out.seconds.append(iv.seconds)
     for device in sorted({d for s in sweeps for d in s.bgp}):
-        before, after = _latest_two(sweeps, device, True)
+        before, after = _latest_bgp(sweeps, device)
         if before is not None and after is not None:
             b, a = before[0], after[0]
             fast = (
@@ -139,7 +143,7 @@ def rate(sweeps: Sequence[Sweep]) -> Rated:
     return out
 
 
-Pair = tuple[tuple[str, str], tuple[Snapshot | Frame, float] | None, tuple[Snapshot | Frame, float] | None]
+Pair = tuple[tuple[str, str], Held | None, Held | None]
 
 
 def _port_run(pairs: Sequence[Pair], i: int) -> int:
@@ -167,37 +171,43 @@ def _port_run(pairs: Sequence[Pair], i: int) -> int:
     return n
 
 
-def _rate_stacked(run: Sequence[Pair]) -> RatedFrame | None:
+def _rate_stacked(run: Sequence[Pair], times: tuple[float, float]) -> RatedFrame | None:
     """The pairs of :func:`_port_run` rated as one frame of all their ports (in their order), or None when the
-    stacked frames are not rated in one pass (then each pair is rated on its own, and says why)."""
-    sides: list[Frame] = []
-    for side in (1, 2):
-        frames = [pair[side][0] for pair in run]  # type: ignore[index]
-        first = frames[0]
-        assert isinstance(first, Frame)
-        if any(
-            f.taken_at != first.taken_at
-            or f.version != first.version
-            or f.tool != first.tool  # type: ignore
-            or (f.state is None) != (first.state is None)
-            for f in frames
-        ):  # type: ignore[union-attr]
-            return None
-        state = None if first.state is None else [st for f in frames for st in f.state]  # type: ignore
-        sides.append(
-            Frame(
-                first.tool,
-                first.device,
-                first.taken_at,
-                first.version,
-                [p for f in frames for p in f.ports],
-                first.names,  # type: ignore[union-attr]
-                np.vstack([f.values for f in frames]),
-                state,
-            )
-        )  # type: ignore[union-attr]
-    times = (run[0][1][1], run[0][2][1])  # type: ignore[index]
-    return rate_frames(sides[0], sides[1], times=times)
+    stacked frames are not rated in one pass (then each pair is rated on its own, and says why). ``times``: the
+    sample times of the first pair (every pair's, as :func:`_port_run` checked)."""
+    befores = [b[0] for _, b, _ in run if b is not None and isinstance(b[0], Frame)]
+    afters = [a[0] for _, _, a in run if a is not None and isinstance(a[0], Frame)]
+    if len(befores) != len(run) or len(afters) != len(run):
+        return None  # not frames: _port_run counts none such
+    before, after = _stack(befores), _stack(afters)
+    if before is None or after is None:
+        return None
+    return rate_frames(before, after, times=times)
+
+
+def _stack(frames: Sequence[Frame]) -> Frame | None:
+    """``frames`` (one device's ports of one tool) as one frame of all their ports, in their order; None when they
+    differ in time, version, tool or in having state words."""
+    first = frames[0]
+    if any(
+        f.taken_at != first.taken_at
+        or f.version != first.version
+        or f.tool != first.tool
+        or (f.state is None) != (first.state is None)
+        for f in frames
+    ):
+        return None
+    state = None if first.state is None else [st for f in frames for st in f.state or ()]
+    return Frame(
+        first.tool,
+        first.device,
+        first.taken_at,
+        first.version,
+        [p for f in frames for p in f.ports],
+        first.names,
+        np.vstack([f.values for f in frames]),
+        state,
+    )
 
 
 def read_rated(folders: Sequence[str | Path], *, workers: int | None = None, index: LinkIndex | None = None) -> Rated:
@@ -347,9 +357,13 @@ def _interval(flat: tuple[Any, ...]) -> Interval:
 def pack(rated: Rated) -> bytes:
     """A chunk's rated readings as a reader process sends them back: tuples, lists and dicts in :mod:`marshal`
     form (written and read several times faster than pickled objects); route tables pickled."""
-    if any(isinstance(r, RatedFrame | Frame) for r in rated.readings):
+    readings = [
+        ("i", _plain_interval(r)) if isinstance(r, Interval) else ("s", plain(r))
+        for r in rated.readings
+        if not isinstance(r, RatedFrame | Frame)
+    ]
+    if len(readings) != len(rated.readings):
         raise TypeError("rated frames are correlated where they were read (read_rated with an index), not shipped")
-    readings = [("i", _plain_interval(r)) if isinstance(r, Interval) else ("s", plain(r)) for r in rated.readings]
     bgp = [
         (device, "f", iv.plain()) if isinstance(iv, RatedFrame) else (device, "i", _plain_interval(iv))
         for device, iv in rated.bgp.items()

@@ -16,6 +16,7 @@ from datetime import datetime
 from functools import partial
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 from hwaac.probe.model import ProbeResults, read_results, recent
 from hwaac.telemetry import parallel
@@ -68,7 +69,9 @@ _PER_PORT: dict[str, Reader] = {
 
 
 def _command(tool: str) -> str:
-    return shlex.join(TOOLS[tool]["argv"]).replace(PORT, "PORT")
+    spec = TOOLS[tool]
+    assert isinstance(spec, dict)  # a dict per tool; the table (shared with the host module) carries no annotations
+    return shlex.join(spec["argv"]).replace(PORT, "PORT")
 
 
 # tool -> the frame reader of its format (its usual output straight into columns; None for anything else, which the
@@ -124,10 +127,10 @@ def pack(sweep: Sweep) -> bytes:
     """A part of a sweep as a reader process sends it back: snapshots as plain tuples, lists and dicts in
     :mod:`marshal` form, which is written and read several times faster than pickled objects (route tables, a few
     per switch, pickled)."""
-    if sweep.frames or any(isinstance(snap, Frame) for snap, _ in sweep.bgp.values()):
+    bgp = [(device, when, plain(snap)) for device, (snap, when) in sweep.bgp.items() if isinstance(snap, Snapshot)]
+    if sweep.frames or len(bgp) != len(sweep.bgp):
         raise TypeError("frames are rated where they were read (read_rated with an index), not shipped")
     snaps = [(device, stem, when, plain(snap)) for (device, stem), (snap, when) in sweep.snapshots.items()]
-    bgp = [(device, when, plain(snap)) for device, (snap, when) in sweep.bgp.items()]
     return marshal.dumps(
         (
             snaps,
@@ -153,7 +156,7 @@ def unpack(data: bytes) -> Sweep:
     )
 
 
-def plain(snap: Snapshot) -> tuple[object, ...]:
+def plain(snap: Snapshot) -> tuple[Any, ...]:
     """A snapshot as tuples, lists and dicts (for :mod:`marshal`)."""
     return (
         snap.tool,
@@ -165,10 +168,10 @@ def plain(snap: Snapshot) -> tuple[object, ...]:
     )
 
 
-def from_plain(flat: tuple[object, ...]) -> Snapshot:
+def from_plain(flat: tuple[Any, ...]) -> Snapshot:
     """The snapshot :func:`plain` made plain."""
     tool, device, taken_at, version, unknown, ports = flat
-    return Snapshot(tool, device, taken_at, version, {p[0]: PortSample(*p) for p in ports}, unknown)  # type: ignore
+    return Snapshot(tool, device, taken_at, version, {p[0]: PortSample(*p) for p in ports}, unknown)
 
 
 class SamplesError(ValueError):

@@ -18,9 +18,8 @@ import numpy as np
 from hwaac.plan.model import Link, Plan
 from hwaac.plan.ports import port_table
 from hwaac.telemetry.end_table import EndTable
-from hwaac.telemetry.ends import EndPart, correlate_part
-from hwaac.telemetry.model import Snapshot
-from hwaac.telemetry.rates import Discontinuity, Interval
+from hwaac.telemetry.ends import EndPart, Reading, correlate_part
+from hwaac.telemetry.rates import Discontinuity
 
 A, B = 0, 1  # link ends: code = 2 * link index + end
 END_NAMES = ("a", "b")
@@ -245,10 +244,10 @@ class Correlation:
     errors: list[str] = field(default_factory=list)
 
 
-def correlate(index: LinkIndex, readings: Iterable[Interval | Snapshot]) -> Correlation:
-    """Attach every port of ``readings`` (rated intervals, or snapshots read for state and gauges only, such as
-    ``show interfaces status``) to its planned link end. Several readings of one port are merged, later ones
-    winning per counter, gauge or state word."""
+def correlate(index: LinkIndex, readings: Iterable[Reading]) -> Correlation:
+    """Attach every port of ``readings`` (rated intervals and frames, or snapshots and frames read for state and
+    gauges only, such as ``show interfaces status``) to its planned link end. Several readings of one port are
+    merged, later ones winning per counter, gauge or state word."""
     return from_parts(index, [correlate_part(index, readings)])
 
 
