@@ -53,7 +53,7 @@ def _pause_screen(obs: Observed, priorities: tuple[int, ...], limit: float) -> n
     return out
 
 
-def _stormed(states: Mapping[int, Mapping[str, str]]) -> list[int]:
+def _stormed(states: Mapping[int, dict[str, str]]) -> list[int]:
     """The ends with a state word ``pfcwd{q}_status`` of ``stormed``; the ends' distinct dicts (many share one) are
     first scanned for ``stormed`` in C, since most fabrics have none."""
     if "stormed" not in chain.from_iterable(map(dict.values, distinct(states.values()))):

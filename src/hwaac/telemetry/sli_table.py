@@ -33,8 +33,9 @@ from hwaac.telemetry.topology import LINK_KINDS, Correlation
 
 _FLAPS = ("link_down_events", "link_state_changes")
 UP, DOWN = 1, 2  # the oper codes of end_states
-_OPER = {"up": UP, "down": DOWN}
-_ADMIN_DOWN = {"down": True}
+# by the word, None where an end has none
+_OPER: dict[str | None, int] = {"up": UP, "down": DOWN}
+_ADMIN_DOWN: dict[str | None, bool] = {"down": True}
 
 
 class SliTable(Sequence[LinkSLI]):
@@ -139,7 +140,9 @@ def end_states(table: EndTable) -> tuple[np.ndarray, np.ndarray]:
     if n:
         codes = np.fromiter(table.states.keys(), np.int64, n)
         words = table.states.values()
-        admin[codes] = np.fromiter(map(_ADMIN_DOWN.get, map(dict.get, words, repeat("admin")), repeat(False)), bool, n)
+        admin[codes] = np.fromiter(
+            map(_ADMIN_DOWN.get, map(dict.get, words, repeat("admin")), repeat(False)), np.bool_, n
+        )
         oper[codes] = np.fromiter(map(_OPER.get, map(dict.get, words, repeat("oper")), repeat(0)), np.int8, n)
     return admin, oper
 
