@@ -16,6 +16,8 @@ from typing import Any
 from grafana_foundation_sdk.builders import common as cb
 from grafana_foundation_sdk.builders import dashboard as db
 from grafana_foundation_sdk.builders import prometheus, stat, table, timeseries
+from grafana_foundation_sdk.cog import variants
+from grafana_foundation_sdk.cog.builder import Builder
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
@@ -30,6 +32,7 @@ UID_PREFIX = "hwaac-net-"
 UID_MAX = 40  # Grafana docs, HTTP API "Dashboard API": "The uid can have a maximum length of 40 characters"
 FABRIC_VARIABLE_QUERY = "label_values(hwaac_link_planned, fabric)"
 SU_LEGEND = "SU {{su}} ({{leaf}})"
+Queries = list[Builder[variants.Dataquery]]  # a panel's targets (here each a prometheus.Dataquery)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +161,9 @@ def _thresholds(o: Objective) -> db.ThresholdsConfig:
             steps.append(dm.Threshold(o.warn, "orange"))
         steps.append(dm.Threshold(o.max, "red"))
     else:
+        assert o.min is not None  # Objective's validator: exactly one of min and max
         steps = [dm.Threshold(None, "red")]
-        if o.warn is not None and o.warn > o.min:  # type: ignore[operator]
+        if o.warn is not None and o.warn > o.min:
             steps += [dm.Threshold(o.min, "orange"), dm.Threshold(o.warn, "green")]
         else:
             steps.append(dm.Threshold(o.min, "green"))
@@ -195,20 +199,12 @@ class _Ids:
         return self.n
 
 
-def _series(
-    ids: _Ids,
-    title: str,
-    description: str,
-    unit: str,
-    queries: list[prometheus.Dataquery],
-    objective: Objective | None,
-    width: int,
-    height: int = 8,
-    log: bool = False,
-) -> timeseries.Panel:
-    p = (
-        timeseries.Panel()
-        .id(ids())
+def _panel[P: (timeseries.Panel, stat.Panel)](
+    p: P, ids: _Ids, title: str, description: str, unit: str, queries: Queries, width: int, height: int
+) -> P:
+    """What every panel of the dashboard sets: its id, texts, data source, unit, place and queries."""
+    return (
+        p.id(ids())
         .title(title)
         .description(description)
         .datasource(DATASOURCE)
@@ -216,6 +212,22 @@ def _series(
         .span(width)
         .height(height)
         .targets(queries)
+    )
+
+
+def _series(
+    ids: _Ids,
+    title: str,
+    description: str,
+    unit: str,
+    queries: Queries,
+    objective: Objective | None,
+    width: int,
+    height: int = 8,
+    log: bool = False,
+) -> timeseries.Panel:
+    p = (
+        _panel(timeseries.Panel(), ids, title, description, unit, queries, width, height)
         .color_scheme(db.FieldColor().mode(dm.FieldColorModeId.PALETTE_CLASSIC))
         .legend(
             cb.VizLegendOptions()
@@ -239,7 +251,7 @@ def _stat(
     title: str,
     description: str,
     unit: str,
-    queries: list[prometheus.Dataquery],
+    queries: Queries,
     thresholds: db.ThresholdsConfig | None,
     width: int,
     height: int,
@@ -247,15 +259,7 @@ def _stat(
 ) -> stat.Panel:
     text = cm.BigValueTextMode.VALUE_AND_NAME if named else cm.BigValueTextMode.VALUE
     p = (
-        stat.Panel()
-        .id(ids())
-        .title(title)
-        .description(description)
-        .datasource(DATASOURCE)
-        .unit(unit)
-        .span(width)
-        .height(height)
-        .targets(queries)
+        _panel(stat.Panel(), ids, title, description, unit, queries, width, height)
         .reduce_options(cb.ReduceDataOptions().calcs(["lastNotNull"]).values(False))
         .graph_mode(cm.BigValueGraphMode.NONE)
         .text_mode(text)
