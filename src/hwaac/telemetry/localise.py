@@ -10,11 +10,12 @@ Rules and their public sources: ``docs/network-health.md`` "Localisation". The s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
 from hwaac.health.parsers.slurm_squeue import Squeue
+from hwaac.plan.model import Link
 from hwaac.telemetry.framed import RatedFrame
 from hwaac.telemetry.localise_flow import fold_switches, rule_congestion, rule_pfc_storm
 from hwaac.telemetry.sli import AVAILABILITY, LOSS, SliTable
@@ -53,47 +54,42 @@ def _flap_screen(obs: Observed) -> np.ndarray:
     return out
 
 
+def _error_ends(obs: Observed) -> Iterator[tuple[int, Link, tuple[Evidence, ...], tuple[Evidence, ...]]]:
+    """(index, link, end a's errors, end b's errors) of each link of :func:`_error_links`."""
+    links = obs.index.links
+    for i in _error_links(obs):
+        yield i, links[i], obs.errors(2 * i), obs.errors(2 * i + 1)
+
+
 def rule_errors_both_ends(obs: Observed) -> list[Suspect]:
     """Receive errors above the SLO at both ends of a link: the medium between them, the cable or an optic on it.
 
     Both receivers seeing errors at once is what a dirty or damaged cable or connector, or a marginal optic whose
     transmit and receive share a module, does; two independent receivers failing together is far less likely."""
-    out = []
-    links = obs.index.links
-    for i in _error_links(obs):
-        link = links[i]
-        ea, eb = obs.errors(2 * i), obs.errors(2 * i + 1)
-        if not ea or not eb:
-            continue
-        ev = (*ea, *eb)
-        out.append(
-            Suspect(
-                "errors_both_ends",
-                max(e.severity for e in ev),
-                (Component("cable", link.cable_id, role="cable or an optic on it"), *link_components(link)[1:]),
-                ev,
-                f"both ends of {link.cable_id} receive errors above the SLO ({link.a_device} {link.a_port} and "
-                f"{link.b_device} {link.b_port}): the fault is on the medium both share, the cable or an optic on it; "
-                "clean and reseat the connectors, then swap the cable, then the optics",
-                (2.0, max(e.multiple for e in ev)),
-                links=(i,),
-            )
+    return [
+        Suspect.worst_of(
+            "errors_both_ends",
+            (Component("cable", link.cable_id, role="cable or an optic on it"), *link_components(link)[1:]),
+            (*ea, *eb),
+            f"both ends of {link.cable_id} receive errors above the SLO ({link.a_device} {link.a_port} and "
+            f"{link.b_device} {link.b_port}): the fault is on the medium both share, the cable or an optic on it; "
+            "clean and reseat the connectors, then swap the cable, then the optics",
+            2.0,
+            links=(i,),
         )
-    return out
+        for i, link, ea, eb in _error_ends(obs)
+        if ea and eb
+    ]
 
 
 def rule_errors_one_end(obs: Observed) -> list[Suspect]:
     """Receive errors above the SLO at one end only: the far end's transmitter (its optic) first, then the local
     receiver. The end that counts the errors is the receiver; what it receives was sent by the far end."""
     out = []
-    links = obs.index.links
-    for i in _error_links(obs):
-        link = links[i]
-        ea, eb = obs.errors(2 * i), obs.errors(2 * i + 1)
+    for i, link, ea, eb in _error_ends(obs):
         if bool(ea) == bool(eb):
             continue
         local = 0 if ea else 1
-        ev = ea or eb
         ld, lp = obs.index.end_name(2 * i + local)
         fd, fp = obs.index.end_name(2 * i + (local ^ 1))
         local_kind = "nic" if obs.is_host(ld) else "port"
@@ -104,15 +100,14 @@ def rule_errors_one_end(obs: Observed) -> list[Suspect]:
         )
         other = "" if obs.sampled(2 * i + (local ^ 1)) else f" ({fd} {fp} was not sampled, so its side is unknown)"
         out.append(
-            Suspect(
+            Suspect.worst_of(
                 "errors_one_end",
-                max(e.severity for e in ev),
                 comps,
-                ev,
+                ea or eb,
                 f"only {ld} {lp} receives errors{other}: the frames it receives were sent by {fd} {fp}, so that "
                 f"transmitter (its optic) is the first suspect and {ld} {lp}'s receiver the second; the reverse "
                 "direction is clean, which makes the shared cable less likely",
-                (1.0, max(e.multiple for e in ev)),
+                1.0,
                 links=(i,),
             )
         )

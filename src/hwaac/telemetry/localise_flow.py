@@ -184,13 +184,12 @@ def rule_pfc_storm(obs: Observed) -> list[Suspect]:
         queues = sorted({e.where for e in ev if e.what.startswith("pfcwd")})
         wd = f"; the PFC watchdog names {', '.join(queues)}" if queues else ""
         out.append(
-            Suspect(
+            Suspect.worst_of(
                 "pfc_storm",
-                max(e.severity for e in ev),
                 (Component(kind, f"{od} {op}", od, op, "PFC pause source"),),
                 ev,
                 "; ".join(words) + f". So {what}{wd}",
-                (float(len(ends)), max(e.multiple for e in ev)),
+                float(len(ends)),
                 links=(origin >> 1,),
                 switches=() if host else (od,),
             )

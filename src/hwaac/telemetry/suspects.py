@@ -130,6 +130,24 @@ class Suspect:
     replaced: tuple[Suspect, ...] = ()
     also: tuple[str, ...] = ()
 
+    @classmethod
+    def worst_of(
+        cls,
+        rule: str,
+        components: tuple[Component, ...],
+        evidence: tuple[Evidence, ...],
+        reasoning: str,
+        seen: float,
+        *,
+        links: tuple[int, ...] = (),
+        switches: tuple[str, ...] = (),
+    ) -> Suspect:
+        """A suspect judged by its ``evidence`` alone: the worst severity, and strength (``seen``, the worst
+        multiple of the SLO)."""
+        severity = max(e.severity for e in evidence)
+        strength = (seen, max(e.multiple for e in evidence))
+        return cls(rule, severity, components, evidence, reasoning, strength, links=links, switches=switches)
+
     @property
     def kind(self) -> str:
         return self.components[0].kind if self.components else ""
