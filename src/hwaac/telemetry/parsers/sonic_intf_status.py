@@ -32,6 +32,7 @@ STATE_KEYS: dict[str, str] = {
     "Type": "type",
     "Asym PFC": "asym_pfc",
 }
+TOOL = "show interfaces status"
 _TRUSTED_ONLY = ("oper", "admin")
 _REQUIRED = frozenset({"Lanes", "Speed", "Oper", "Admin"})  # in every layout since 201811
 
@@ -57,7 +58,7 @@ def parse_interface_status(raw: str, *, device: str = "", version: str | None = 
         ``speed``, ``mtu``, ``fec``, ``alias``, ``vlan``, ``oper``, ``admin``, ``type``, ``asym_pfc``, words as
         printed. No counters. Never raises.
     """
-    snap = Snapshot("show interfaces status", device=device, version=version or "")
+    snap = Snapshot(TOOL, device=device, version=version or "")
     lines = raw.splitlines()
     layout = find_layout(lines, right_aligned=True)
     if layout is None or layout.names[0] != "Interface":
@@ -124,17 +125,7 @@ def read_interface_status_frame(
         rows = list(zip(*columns[1 + len(trusted) :], strict=True))
         # one dict for the rows of the same words (the ports share a few): read only, as frames are
         shared = {row: dict(zip(keep_names, map(intern, row), strict=True)) for row in set(rows)}
-        states = list(map(shared.__getitem__, rows))
-        return Frame(
-            "show interfaces status",
-            device,
-            None,
-            version or "",
-            ports,
-            (),
-            np.empty((len(ports), 0), dtype=np.uint64),
-            states,
-        )
+        return _state_frame(ports, list(map(shared.__getitem__, rows)), device, version)
     table = layout.plain_rows(lines)
     if not table:
         return None
@@ -150,16 +141,12 @@ def read_interface_status_frame(
         states.append(state if keys is None else {k: w for k, w in state.items() if k in keys})
     if len(set(ports)) != len(ports):
         return None
-    return Frame(
-        "show interfaces status",
-        device,
-        None,
-        version or "",
-        ports,
-        (),
-        np.empty((len(ports), 0), dtype=np.uint64),
-        states,
-    )
+    return _state_frame(ports, states, device, version)
 
 
-__all__ = ["STATE_KEYS", "parse_interface_status", "read_interface_status_frame"]
+def _state_frame(ports: list[str], states: list[dict[str, str]], device: str, version: str | None) -> Frame:
+    """The frame of the table's rows: its ports with their state words, no counter."""
+    return Frame(TOOL, device, None, version or "", ports, (), np.empty((len(ports), 0), dtype=np.uint64), states)
+
+
+__all__ = ["STATE_KEYS", "TOOL", "parse_interface_status", "read_interface_status_frame"]
