@@ -70,7 +70,7 @@ class EndPart:
             self.seconds,
             self.sampled,
             self.unplanned,
-            [(d.device, d.port, d.counter, d.kind, d.before, d.after, d.detail) for d in self.discontinuities],
+            [d.plain() for d in self.discontinuities],
             self.errors,
         )
 

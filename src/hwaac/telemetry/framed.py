@@ -13,7 +13,7 @@ import numpy as np
 
 from hwaac.telemetry.frames import Frame
 from hwaac.telemetry.model import distinct
-from hwaac.telemetry.rates import PortRates, sample_times
+from hwaac.telemetry.rates import INTERVAL_HEAD, PortRates, interval_head, sample_times
 
 
 @dataclass(slots=True)
@@ -83,34 +83,18 @@ class RatedFrame:
 
     def plain(self) -> tuple[Any, ...]:
         """As tuples, lists, dicts and bytes (for :mod:`marshal`)."""
-        return (
-            self.device,
-            self.tool,
-            self.start,
-            self.end,
-            self.seconds,
-            self.time_base,
-            self.rows,
-            self.names,
-            self.rates.tobytes(),
-            self.state,
-        )
+        return (*interval_head(self), self.rows, self.names, self.rates.tobytes(), self.state)
 
     @classmethod
     def from_plain(cls, flat: tuple[Any, ...]) -> RatedFrame:
-        device, tool, start, end, seconds, base, rows, names, rates, state = flat
+        rows, names, rates, state = flat[len(INTERVAL_HEAD) :]
         shape = (len(rows), len(names))
         return cls(
-            device,
-            tool,
-            start,
-            end,
-            seconds,
-            base,
-            rows,
-            tuple(names),
-            np.frombuffer(rates, dtype=np.float64).reshape(shape),
-            state,
+            **dict(zip(INTERVAL_HEAD, flat, strict=False)),
+            rows=rows,
+            names=tuple(names),
+            rates=np.frombuffer(rates, dtype=np.float64).reshape(shape),
+            state=state,
         )
 
 

@@ -11,7 +11,6 @@ import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -23,7 +22,7 @@ from hwaac.telemetry.framed import RatedFrame, rate_frames
 from hwaac.telemetry.frames import Frame, frame_to_snapshot, split_ports
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers.frr_routes import RouteTable
-from hwaac.telemetry.rates import Discontinuity, Interval, PortRates, interval
+from hwaac.telemetry.rates import Interval, interval
 from hwaac.telemetry.samples import (
     ETHTOOL_AT,
     ETHTOOL_STACK,
@@ -319,53 +318,18 @@ def _rate_chunk_packed(devices: Sequence[str]) -> bytes:
     return pack(_rate_chunk(devices))
 
 
-def _plain_interval(iv: Interval) -> tuple[Any, ...]:
-    return (
-        iv.device,
-        iv.tool,
-        iv.start,
-        iv.end,
-        iv.seconds,
-        iv.time_base,
-        [(p.port, p.rates, p.why, p.gauges, p.state) for p in iv.ports.values()],
-        [(d.device, d.port, d.counter, d.kind, d.before, d.after, d.detail) for d in iv.discontinuities],
-        iv.only_before,
-        iv.only_after,
-        iv.errors,
-        iv.unknown,
-    )
-
-
-def _interval(flat: tuple[Any, ...]) -> Interval:
-    device, tool, start, end, seconds, base, ports, discontinuities, only_before, only_after, errors, unknown = flat
-    return Interval(
-        device,
-        tool,
-        start,
-        end,
-        seconds,
-        base,
-        {p[0]: PortRates(*p) for p in ports},
-        [Discontinuity(*d) for d in discontinuities],
-        only_before,
-        only_after,
-        errors,
-        unknown,
-    )
-
-
 def pack(rated: Rated) -> bytes:
     """A chunk's rated readings as a reader process sends them back: tuples, lists and dicts in :mod:`marshal`
     form (written and read several times faster than pickled objects); route tables pickled."""
     readings = [
-        ("i", _plain_interval(r)) if isinstance(r, Interval) else ("s", plain(r))
+        ("i", r.plain()) if isinstance(r, Interval) else ("s", plain(r))
         for r in rated.readings
         if not isinstance(r, RatedFrame | Frame)
     ]
     if len(readings) != len(rated.readings):
         raise TypeError("rated frames are correlated where they were read (read_rated with an index), not shipped")
     bgp = [
-        (device, "f", iv.plain()) if isinstance(iv, RatedFrame) else (device, "i", _plain_interval(iv))
+        (device, "f", iv.plain()) if isinstance(iv, RatedFrame) else (device, "i", iv.plain())
         for device, iv in rated.bgp.items()
     ]
     parts = None if rated.parts is None else [p.plain() for p in rated.parts]
@@ -387,9 +351,9 @@ def _unpack(data: bytes) -> Rated:
     sweeps, readings, seconds, bgp, routes, skipped, probes, parts = marshal.loads(data)
     return Rated(
         sweeps,
-        [_interval(r) if kind == "i" else from_plain(r) for kind, r in readings],
+        [Interval.from_plain(r) if kind == "i" else from_plain(r) for kind, r in readings],
         seconds,
-        {device: RatedFrame.from_plain(iv) if kind == "f" else _interval(iv) for device, kind, iv in bgp},
+        {device: RatedFrame.from_plain(iv) if kind == "f" else Interval.from_plain(iv) for device, kind, iv in bgp},
         pickle.loads(routes),
         skipped,
         pickle.loads(probes),

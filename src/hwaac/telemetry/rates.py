@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from itertools import pairwise, repeat
-from operator import ge, mul, sub
-from typing import Final
+from operator import attrgetter, ge, mul, sub
+from typing import Any, Final
 
 from hwaac.telemetry.model import Snapshot, all_known
 
@@ -52,6 +52,10 @@ class Discontinuity:
     before: int | str | None
     after: int | str | None
     detail: str
+
+    def plain(self) -> tuple[Any, ...]:
+        """As a tuple (for :mod:`marshal`); ``Discontinuity(*flat)`` makes it again."""
+        return (self.device, self.port, self.counter, self.kind, self.before, self.after, self.detail)
 
 
 @dataclass(slots=True)
@@ -101,6 +105,36 @@ class Interval:
     only_after: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+
+    def plain(self) -> tuple[Any, ...]:
+        """As tuples, lists and dicts (for :mod:`marshal`)."""
+        return (
+            *interval_head(self),
+            [(p.port, p.rates, p.why, p.gauges, p.state) for p in self.ports.values()],
+            [d.plain() for d in self.discontinuities],
+            self.only_before,
+            self.only_after,
+            self.errors,
+            self.unknown,
+        )
+
+    @classmethod
+    def from_plain(cls, flat: tuple[Any, ...]) -> Interval:
+        ports, discontinuities, only_before, only_after, errors, unknown = flat[len(INTERVAL_HEAD) :]
+        return cls(
+            **dict(zip(INTERVAL_HEAD, flat, strict=False)),
+            ports={p[0]: PortRates(*p) for p in ports},
+            discontinuities=[Discontinuity(*d) for d in discontinuities],
+            only_before=only_before,
+            only_after=only_after,
+            errors=errors,
+            unknown=unknown,
+        )
+
+
+# the fields an interval's rates are known by, first in the plain form of Interval and RatedFrame alike
+INTERVAL_HEAD = ("device", "tool", "start", "end", "seconds", "time_base")
+interval_head = attrgetter(*INTERVAL_HEAD)
 
 
 def classify_fall(before: int, after: int, width: int) -> tuple[str, int | None, str]:
@@ -281,6 +315,7 @@ def rates(
 __all__ = [
     "ALL",
     "CLEARED",
+    "INTERVAL_HEAD",
     "RESET",
     "WRAP",
     "Discontinuity",
@@ -288,6 +323,7 @@ __all__ = [
     "PortRates",
     "classify_fall",
     "interval",
+    "interval_head",
     "rates",
     "sample_times",
 ]
