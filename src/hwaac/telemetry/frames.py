@@ -58,7 +58,7 @@ class Frame:
             and self.state == other.state
         )
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable (data model); typeshed allows only a method
 
 
 def frame_to_snapshot(frame: Frame) -> Snapshot:

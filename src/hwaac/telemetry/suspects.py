@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
+from functools import cached_property
 from typing import Literal, get_args
 
 import numpy as np
@@ -202,34 +203,28 @@ class Observed:
     bgp: Mapping[str, Interval | RatedFrame] = field(default_factory=dict)
     screen: bool = True
     _errors: dict[int, tuple[Evidence, ...]] = field(default_factory=dict, repr=False)
-    _reach: dict[str, object] = field(default_factory=dict, repr=False)
 
     @property
     def index(self) -> LinkIndex:
         return self.corr.index
 
-    @property
+    @cached_property
     def gpu_nodes(self) -> frozenset[str]:
         """The plan's GPU node names."""
-        cached = self._reach.get("gpu")
-        if cached is None:
-            cached = self._reach["gpu"] = frozenset(n.name for n in self.index.plan.nodes if n.kind == "gpu")
-        return cached  # type: ignore[return-value]
+        return frozenset(n.name for n in self.index.plan.nodes if n.kind == "gpu")
 
     def leaf_ids(self) -> tuple[list[str], np.ndarray]:
         """(the leaves, in the order of their first link in the plan; per link, the position of its leaf in that
         list, -1 for a link of no leaf), from ``index.leaf_of``."""
-        cached = self._reach.get("leaf_ids")
-        if cached is None:
-            of = self.index.leaf_of
-            names = [leaf for leaf in dict.fromkeys(of) if leaf is not None]
-            pos: dict[str | None, int] = {leaf: k for k, leaf in enumerate(names)}
-            pos[None] = -1
-            cached = self._reach["leaf_ids"] = (
-                names,
-                np.fromiter(map(pos.__getitem__, of), dtype=np.int64, count=len(of)),
-            )
-        return cached  # type: ignore[return-value]
+        return self._leaf_ids
+
+    @cached_property
+    def _leaf_ids(self) -> tuple[list[str], np.ndarray]:
+        of = self.index.leaf_of
+        names = [leaf for leaf in dict.fromkeys(of) if leaf is not None]
+        pos: dict[str | None, int] = {leaf: k for k, leaf in enumerate(names)}
+        pos[None] = -1
+        return names, np.fromiter(map(pos.__getitem__, of), dtype=np.int64, count=len(of))
 
     def is_host(self, device: str) -> bool:
         """Whether ``device`` is a node of the plan (GPU node or appliance), not a switch."""
@@ -238,7 +233,9 @@ class Observed:
     def limit(self, sli: str) -> float:
         """The SLO bound of ``sli`` (its ``max``, or ``min`` for availability and path diversity)."""
         o = self.slos.slos[sli]
-        return o.max if o.max is not None else o.min  # type: ignore[return-value]
+        bound = o.max if o.max is not None else o.min
+        assert bound is not None  # Objective's validator: exactly one of min and max
+        return bound
 
     def sampled(self, code: int) -> bool:
         return bool(self.corr.ends.layout[code] >= 0)
@@ -254,27 +251,27 @@ class Observed:
         """Per end, whether it can have receive errors above the SLO (:meth:`errors`): rx_err, rx_crc or
         rx_symbol_err above 0, uncorrectable FEC codewords above their SLO, the pre-FEC BER above its warn level or
         bound; every sampled end when an SLO it needs is not set (:meth:`errors` judges them as before)."""
-        cached = self._reach.get("error_screen")
-        if cached is None:
-            table, slos = self.corr.ends, self.slos.slos
-            if not self.screen:
-                cached = np.ones(len(table), dtype=bool)
-            elif LOSS not in slos or FEC_UNCORR not in slos:
-                cached = table.sampled
-            else:
-                cached = np.zeros(len(table), dtype=bool)
-                for name, _unit in _RX_ERRORS:
-                    col = table.rates.get(name)
-                    if col is not None:
-                        cached |= col > 0
-                col = table.rates.get("fec_uncorrectable")
-                if col is not None:
-                    cached |= col > self.limit(FEC_UNCORR)
-                obj, col = slos.get(PRE_FEC_BER), table.gauges.get("pre_fec_ber")
-                if obj is not None and obj.max is not None and col is not None:
-                    cached |= col > (obj.max if obj.warn is None else min(obj.max, obj.warn))
-            self._reach["error_screen"] = cached
-        return cached  # type: ignore[return-value]
+        return self._error_mask
+
+    @cached_property
+    def _error_mask(self) -> np.ndarray:
+        table, slos = self.corr.ends, self.slos.slos
+        if not self.screen:
+            return np.ones(len(table), dtype=bool)
+        if LOSS not in slos or FEC_UNCORR not in slos:
+            return table.sampled
+        mask = np.zeros(len(table), dtype=bool)
+        for name, _unit in _RX_ERRORS:
+            col = table.rates.get(name)
+            if col is not None:
+                mask |= col > 0
+        col = table.rates.get("fec_uncorrectable")
+        if col is not None:
+            mask |= col > self.limit(FEC_UNCORR)
+        obj, col = slos.get(PRE_FEC_BER), table.gauges.get("pre_fec_ber")
+        if obj is not None and obj.max is not None and col is not None:
+            mask |= col > (obj.max if obj.warn is None else min(obj.max, obj.warn))
+        return mask
 
     def error_ends(self) -> np.ndarray:
         """The codes, in order, of the ends that can have receive errors above the SLO (:meth:`errors` is empty for

@@ -113,7 +113,8 @@ class LinkIndex:
         else:
             out.update(spine=link.a_device, super_spine=link.b_device)
             return out
-        out.update(rail=leaf.rail, su=leaf.su)  # type: ignore[arg-type]
+        assert leaf.rail is not None and leaf.su is not None  # a leaf has both (hwaac.plan.topology.leaves)
+        out.update(rail=leaf.rail, su=leaf.su)
         return out
 
     @cached_property

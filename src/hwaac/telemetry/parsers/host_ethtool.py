@@ -194,7 +194,7 @@ def read_mlx5_ethtool_frames(
     for them all, as for one output of every port. Otherwise, and for a value that is no count, one by one."""
     stack = read_mlx5_ethtool_stack(outputs, device=device, version=version)
     if stack is not None:
-        return split_ports(stack)  # type: ignore[return-value]
+        return [*split_ports(stack)]  # a list[Frame | None] (list is invariant)
     return [read_mlx5_ethtool_frame(raw, port=port, device=device, version=version) for port, raw in outputs]
 
 

@@ -5,7 +5,7 @@ time paused per priority. Layouts and the mapping: ``docs/telemetry/sonic-qos.md
 
 from __future__ import annotations
 
-from hwaac.telemetry.model import Snapshot
+from hwaac.telemetry.model import Snapshot, all_known
 from hwaac.telemetry.parsers.sonic_table import Table, read_tables, to_int
 
 _DIRECTIONS = {"Port Rx": "rx", "Port Tx": "tx"}
@@ -28,7 +28,7 @@ def _count_columns(table: Table, direction: str, snap: Snapshot) -> list[str | N
 
 def _read_counts(table: Table, direction: str, snap: Snapshot) -> set[str]:
     names = _count_columns(table, direction, snap)
-    all_named = None not in names
+    all_named = names if all_known(names) else None  # every column a PFCn: the rows' fast path
     ports: set[str] = set()
     for line, cells in table.rows:
         port = cells[0]
@@ -38,8 +38,8 @@ def _read_counts(table: Table, direction: str, snap: Snapshot) -> set[str]:
             sample.state["cleared_at"] = table.cleared_at
         counters = sample.counters
         digits = [cell.replace(",", "") for cell in cells[1:]]
-        if all_named and "".join(digits).isdigit():  # the usual row: every cell a count
-            counters.update(zip(names, map(int, digits), strict=False))  # type: ignore[arg-type]
+        if all_named is not None and "".join(digits).isdigit():  # the usual row: every cell a count
+            counters.update(zip(all_named, map(int, digits), strict=False))
             continue
         bad: list[str] = []
         for name, cell in zip(names, cells[1:], strict=False):
