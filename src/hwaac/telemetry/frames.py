@@ -7,7 +7,7 @@ and returns None for any other output, which the parser then reads with its reas
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -205,4 +205,37 @@ class Layout:
         return None if values is None else self._scaled(values.reshape(shape))
 
 
-__all__ = ["MAX_COUNT", "PROBE_BASE", "Frame", "Layout", "counts", "frame_of", "frame_to_snapshot", "split_ports"]
+class Layouts:
+    """The layouts of a reader's outputs, each learnt once per shape (``key``: its names or paths); at most
+    ``size`` are kept, so that odd inputs cannot grow it."""
+
+    __slots__ = ("_known", "_size")
+
+    def __init__(self, size: int = 256) -> None:
+        self._known: dict[Hashable, Layout | None] = {}
+        self._size = size
+
+    def get(self, key: Hashable, learn: Callable[[], Layout | None]) -> Layout | None:
+        """The layout of outputs of shape ``key``: ``learn()``'s the first time (None: not plain)."""
+        layout = self._known.get(key, _UNSEEN)
+        if layout is _UNSEEN:
+            layout = learn()
+            if len(self._known) < self._size:
+                self._known[key] = layout
+        return layout
+
+
+_UNSEEN = Layout((), (), ())  # Layouts.get: a shape not learnt yet
+
+
+__all__ = [
+    "MAX_COUNT",
+    "PROBE_BASE",
+    "Frame",
+    "Layout",
+    "Layouts",
+    "counts",
+    "frame_of",
+    "frame_to_snapshot",
+    "split_ports",
+]

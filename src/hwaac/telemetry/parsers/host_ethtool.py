@@ -16,7 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from hwaac.health.parsers.ethtool import parse_ethtool_stats
-from hwaac.telemetry.frames import PROBE_BASE, Frame, Layout, counts, split_ports
+from hwaac.telemetry.frames import PROBE_BASE, Frame, Layout, Layouts, counts, split_ports
 from hwaac.telemetry.model import Snapshot
 from hwaac.telemetry.parsers.host_rdma import RDMA_COUNTERS, Table, map_counters
 
@@ -118,9 +118,8 @@ def parse_mlx5_ethtool(raw: str, *, port: str, device: str = "", version: str | 
 
 
 _HEADER = "NIC statistics:\n"
-_LAYOUTS: dict[tuple[str, ...], Layout | None] = {}  # the names of an output (colons kept) -> its layout
+_LAYOUTS = Layouts(256)  # by the names of an output (colons kept)
 _FORMATS: dict[tuple[bool, str, int, bool, int], str] = {}  # (header, indent, lines, newline, copies) -> the print
-_UNSEEN = Layout((), (), ())
 
 
 def _form(header: bool, indent: str, lines: int, newline: bool, copies: int = 1) -> str:
@@ -138,14 +137,12 @@ def _form(header: bool, indent: str, lines: int, newline: bool, copies: int = 1)
 
 def _layout(names: list[str], head: str, indent: str, port: str) -> Layout | None:
     """The layout of an output of ``names`` (colons kept), learnt from the parser's reading of its probe once."""
-    key = tuple(names)
-    layout = _LAYOUTS.get(key, _UNSEEN)
-    if layout is _UNSEEN:
+
+    def learn() -> Layout | None:
         probe = head + "".join(f"{indent}{name} {PROBE_BASE + i}\n" for i, name in enumerate(names))
-        layout = Layout.learn(parse_mlx5_ethtool(probe, port=port), len(names))
-        if len(_LAYOUTS) < 256:
-            _LAYOUTS[key] = layout
-    return layout
+        return Layout.learn(parse_mlx5_ethtool(probe, port=port), len(names))
+
+    return _LAYOUTS.get(tuple(names), learn)
 
 
 def _values(layout: Layout, texts: list[str], joined: str, lines: int) -> np.ndarray | None:

@@ -15,7 +15,7 @@ from operator import itemgetter
 
 from hwaac.health.parsers.ib_counters import SATURATED_AT, parse_ib_counters
 from hwaac.health.parsers.rdma import parse_rdma_statistic as _health_rdma_statistic
-from hwaac.telemetry.frames import PROBE_BASE, Frame, Layout
+from hwaac.telemetry.frames import PROBE_BASE, Frame, Layout, Layouts
 from hwaac.telemetry.model import Snapshot
 
 Table = Mapping[str, tuple[str, int]]  # tool name -> (canonical name, rank: the lowest rank present wins)
@@ -182,22 +182,20 @@ def parse_ib_sysfs_counters(raw: str, *, device: str = "", version: str | None =
 # --- frame reader -----------------------------------------------------------------------------------------------------
 
 _NOT_SEPARATORS = bytes(c for c in range(256) if c not in b":\n")
-_SYSFS_LAYOUTS: dict[str, Layout | None] = {}  # an output's paths -> its layout
-_SYSFS_UNSEEN = Layout((), (), ())
+_SYSFS_LAYOUTS = Layouts(256)  # by an output's paths
 
 
 def _sysfs_layout(paths: list[str], key: str) -> Layout | None:
     """The layout of an output with ``paths``, learnt from the parser's reading of its probe, with the value at
     which each counter's file saturates (the parser reads a saturated value as unknown)."""
-    layout = _SYSFS_LAYOUTS.get(key, _SYSFS_UNSEEN)
-    if layout is _SYSFS_UNSEEN:
+
+    def learn() -> Layout | None:
         probe = "".join(f"{path}:{PROBE_BASE + i}\n" for i, path in enumerate(paths))
-        layout = Layout.learn(
+        return Layout.learn(
             parse_ib_sysfs_counters(probe), len(paths), lambda i: SATURATED_AT.get(paths[i].rpartition("/")[2], 0)
         )
-        if len(_SYSFS_LAYOUTS) < 256:
-            _SYSFS_LAYOUTS[key] = layout
-    return layout
+
+    return _SYSFS_LAYOUTS.get(key, learn)
 
 
 def read_ib_sysfs_frame(raw: str, *, device: str = "", version: str | None = None) -> Frame | None:
