@@ -1,5 +1,5 @@
 """A samples folder: one sweep of tool outputs, ``DIR/<device>/<tool>[@<port>].<ext>``, read with the readers of
-:mod:`hwaac.telemetry.parsers`; the sweep's time from ``DIR/taken_at`` (Unix seconds or ISO 8601), else each
+:mod:`hwaac.telemetry.readers`; the sweep's time from ``DIR/taken_at`` (Unix seconds or ISO 8601), else each
 file's modification time. The layout and the file names: ``docs/network-health.md`` "Samples folder". A large
 fabric's sweeps are read on every core (:mod:`hwaac.telemetry.parallel`).
 """
@@ -9,11 +9,9 @@ from __future__ import annotations
 import marshal
 import os
 import pickle
-import shlex
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -21,78 +19,19 @@ from typing import Any
 from hwaac.probe.model import ProbeResults, read_results, recent
 from hwaac.telemetry import parallel
 from hwaac.telemetry.frames import Frame, split_ports
-from hwaac.telemetry.model import END_STATE_WORDS, PortSample, Snapshot
+from hwaac.telemetry.model import PortSample, Snapshot
 from hwaac.telemetry.parsers.frr_bgp import parse_bgp_summary
-from hwaac.telemetry.parsers.frr_bgp_frame import read_bgp_summary_frame
 from hwaac.telemetry.parsers.frr_routes import RouteTable, parse_routes
 from hwaac.telemetry.parsers.host_ethtool import (
-    parse_mlx5_ethtool,
     read_mlx5_ethtool_frame,
     read_mlx5_ethtool_stack,
 )
-from hwaac.telemetry.parsers.host_mlxlink import parse_mlxlink
-from hwaac.telemetry.parsers.host_rdma import parse_ib_sysfs_counters, parse_rdma_statistic, read_ib_sysfs_frame
-from hwaac.telemetry.parsers.sonic_counters_db import parse_counters_db, read_counters_db_frame
-from hwaac.telemetry.parsers.sonic_fec_histogram import parse_fec_histogram
-from hwaac.telemetry.parsers.sonic_intf_flap import parse_interface_flap
-from hwaac.telemetry.parsers.sonic_intf_status import parse_interface_status, read_interface_status_frame
-from hwaac.telemetry.parsers.sonic_pfcstat import parse_pfc_counters
-from hwaac.telemetry.parsers.sonic_pfcwd import parse_pfcwd_stats
-from hwaac.telemetry.parsers.sonic_portstat import parse_portstat
 from hwaac.telemetry.parsers.sonic_portstat_json import parse_portstat_json
-from hwaac.telemetry.parsers.sonic_queuestat import parse_queue_counters
-from hwaac.telemetry.parsers.sonic_transceiver import parse_transceiver_dom
-from hwaac.telemetry.tools import PORT, TOOLS
+from hwaac.telemetry.readers import BGP, EXTENSIONS, FRAME_READERS, PORT_READERS, PROBE, READERS, ROUTES
 
-Reader = Callable[..., Snapshot]
-FrameReader = Callable[..., Frame | None]
-# tool (file stem) -> reader; the command each tool runs is in TOOLS (hwaac/telemetry/tools.py, the same file as the
-# collection's plugins/module_utils/telemetry_tools.py: one table for the host module and these readers)
-_WHOLE: dict[str, Reader] = {
-    "portstat": parse_portstat,
-    "portstat-json": parse_portstat_json,
-    "pfcstat": parse_pfc_counters,
-    "pfcwd": parse_pfcwd_stats,
-    "queuestat": parse_queue_counters,
-    "intf-status": parse_interface_status,
-    "intf-flap": parse_interface_flap,
-    "transceiver-dom": parse_transceiver_dom,
-    "counters-db": parse_counters_db,
-    "rdma-statistic": parse_rdma_statistic,
-    "ib-counters": parse_ib_sysfs_counters,
-}
-_PER_PORT: dict[str, Reader] = {
-    "ethtool": parse_mlx5_ethtool,
-    "mlxlink": parse_mlxlink,
-    "fec-histogram": parse_fec_histogram,
-}
-
-
-def _command(tool: str) -> str:
-    spec = TOOLS[tool]
-    assert isinstance(spec, dict)  # a dict per tool; the table (shared with the host module) carries no annotations
-    return shlex.join(spec["argv"]).replace(PORT, "PORT")
-
-
-# tool -> the frame reader of its format (its usual output straight into columns; None for anything else, which the
-# reader above then reads with its reasons): the outputs a large sweep is made of
-FRAME_READERS: dict[str, FrameReader] = {
-    "counters-db": read_counters_db_frame,
-    "ethtool": read_mlx5_ethtool_frame,
-    "ib-counters": read_ib_sysfs_frame,
-    "intf-status": partial(read_interface_status_frame, keys=END_STATE_WORDS),  # the words an end keeps
-    "bgp-summary": read_bgp_summary_frame,
-}
-
-# file stem -> (reader, the command whose output the file holds); readers marked with a port take it from @PORT
-READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _WHOLE.items()}
-PORT_READERS: dict[str, tuple[Reader, str]] = {k: (r, _command(k)) for k, r in _PER_PORT.items()}
 # outputs never rated (state words and gauges, never a counter; the route table, of which the latest is judged): of
 # several sweeps only the latest that holds such an output is read (hwaac.telemetry.rated)
 LATEST_ONLY = frozenset({"intf-status", "transceiver-dom", "routes"})
-BGP, ROUTES = "bgp-summary", "routes"  # FRR: show bgp summary json, show ip route json
-PROBE = "probe"  # hwaac probe send: a host's active probe results (hwaac.probe.model, JSON)
-EXTENSIONS = (".txt", ".json", ".out")
 TIME_FILE = "taken_at"
 
 
@@ -392,8 +331,8 @@ def add_output(
     at ``when`` into ``sweep``; a stem that is no tool is listed in ``skipped`` (as ``where``). With
     ``probe_max_age``, probe results whose run ended longer than that before ``when`` are not judged
     (:func:`hwaac.probe.model.recent`); probe results of another node than ``device`` are listed in ``skipped``.
-    With ``frames``, an output its format's frame reader can read (:data:`FRAME_READERS`) goes into
-    ``sweep.frames`` (``sweep.bgp`` for a BGP summary) as a :class:`Frame`."""
+    With ``frames``, an output its format's frame reader can read (:data:`~hwaac.telemetry.readers.FRAME_READERS`)
+    goes into ``sweep.frames`` (``sweep.bgp`` for a BGP summary) as a :class:`Frame`."""
     tool, at, port = stem.partition("@")
     if frames and (framer := FRAME_READERS.get(tool)) is not None and bool(at) == (tool in PORT_READERS):
         frame = framer(raw, device=device, port=port) if at else framer(raw, device=device)
