@@ -421,8 +421,8 @@ cmd_deploy() {
     "$PYTHON" - "$body" "${HWAAC_AWX_EXTRA_VARS:-}" <<'EOF'
 import json, sys
 body, extra = sys.argv[1:]
-# by default: playbooks/fabric_deploy.yml renders from NetBox, which Terraform has just written (a question of the
-# survey of the job template "hwaac fabric deploy" of awx/objects.yml; the template holds the fabric's folder).
+# by default: playbooks/fabric_deploy.yml renders from NetBox, which Terraform has just written (a survey question
+# of the job template "hwaac fabric deploy", awx/objects/job_templates_deploy.yml, which holds the fabric's folder).
 # HWAAC_AWX_EXTRA_VARS, when set, is sent instead.
 extra_vars = {"fabric_deploy_render": "netbox"}
 if extra:

@@ -1,4 +1,4 @@
-"""What AWX makes of the objects of awx/objects.yml, for the tests: the objects as playbooks/awx_configure.yml
+"""What AWX makes of the objects of awx/objects/, for the tests: the objects as playbooks/awx_configure.yml
 templates them, checked against the recorded awx.awx argument specs (ansible-core's ArgumentSpecValidator), and
 AWX 24.6.1's rules for surveys and launches, schedule rrules, credential injectors and the extra vars file (the
 AWX source each follows is named in its docstring and in docs/awx.md)."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,10 @@ from dateutil.rrule import rrulestr
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 REPO = Path(__file__).resolve().parents[2]
-OBJECTS = REPO / "awx" / "objects.yml"
+OBJECTS = REPO / "awx" / "objects"
 CONFIGURE = REPO / "playbooks" / "awx_configure.yml"
+# the files of awx/objects/ in the order the configure playbook reads them (its vars_files)
+OBJECT_FILES = [(CONFIGURE.parent / f).resolve() for f in yaml.safe_load(CONFIGURE.read_text())[0]["vars_files"]]
 SPECS = REPO / "tests" / "fixtures" / "awx" / "argument_specs.json"
 HIDDEN_PASSWORD = "**********"  # awx/main/models/credential.py
 # awx/main/constants.py ENV_BLOCKLIST (besides any ANSIBLE_* name: awx/main/fields.py validate_env_var_allowed)
@@ -57,7 +60,7 @@ SURVEY_TYPES: dict[str, type | tuple[type, ...]] = {
     "integer": int,
     "float": (float, int),
 }
-# awx_configure.yml: the list of awx/objects.yml each module's task loops over
+# awx_configure.yml: the list of awx/objects/ each module's task loops over
 OBJECT_LISTS = {
     "awx.awx.organization": "awx_organizations",
     "awx.awx.execution_environment": "awx_execution_environments",
@@ -75,13 +78,18 @@ OBJECT_LISTS = {
 # --- the objects, as the configure playbook templates them ------------------------------------------------------
 
 
-def load_objects(path: Path = OBJECTS, **overrides: Any) -> dict[str, Any]:
-    """awx/objects.yml templated as ansible-playbook templates a vars file (``!unsafe`` values stay as written),
-    with ``overrides`` as extra vars (-e). Give hwaac_awx_netbox_url and hwaac_awx_netbox_token: their defaults
-    are lookups of the environment, and this templar loads no plugins (the test process's imports of the
-    collection stay Python's own)."""
+def load_objects(paths: Sequence[Path] = tuple(OBJECT_FILES), **overrides: Any) -> dict[str, Any]:
+    """The files of awx/objects/ templated as ansible-playbook templates its vars files (``!unsafe`` values stay as
+    written), with ``overrides`` as extra vars (-e). Give hwaac_awx_netbox_url and hwaac_awx_netbox_token: their
+    defaults are lookups of the environment, and this templar loads no plugins (the test process's imports of the
+    collection stay Python's own). A variable set by two files raises ValueError: the later would hide the other."""
     loader = DataLoader()
-    data = loader.load_from_file(str(path), trusted_as_template=True)
+    data: dict[str, Any] = {}
+    for path in paths:
+        more = loader.load_from_file(str(path), trusted_as_template=True)
+        if twice := sorted(set(data) & set(more)):
+            raise ValueError(f"{path.name} sets {', '.join(twice)} again")
+        data |= more
     variables = {**data, **overrides}
     # what the modules send to AWX is JSON: plain values, not Ansible's tagged ones
     return json.loads(json.dumps(Templar(loader=loader, variables=variables).template(variables)))

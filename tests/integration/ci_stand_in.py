@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import yaml
+from awx_controller import load_objects
 from ci_fake_apis import Apis, Template, serve
 from ci_pipeline import REPO, base_env, pull_request_event, write_event
 
@@ -26,15 +26,10 @@ def run(argv: list[str], cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
 
 
 def awx_survey(name: str, objects: str = "awx_job_templates") -> frozenset[str]:
-    """The variables the survey of the template ``name`` in awx/objects.yml asks for (what AWX takes at launch)."""
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
-    objs = yaml.load((REPO / "awx" / "objects.yml").read_text(), Loader=Loader)
+    """The variables the survey of the template ``name`` in awx/objects/ asks for (what AWX takes at launch)."""
+    objs = load_objects(hwaac_awx_netbox_url="https://netbox.example.net", hwaac_awx_netbox_token="unused")
     found = [t for t in objs[objects] if t["name"] == name]
-    assert found, f"awx/objects.yml has no {objects} {name!r}: the CI templates launch it"
+    assert found, f"awx/objects/ has no {objects} {name!r}: the CI templates launch it"
     return frozenset(q["variable"] for q in found[0]["survey_spec"]["spec"])
 
 

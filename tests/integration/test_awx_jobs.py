@@ -1,4 +1,4 @@
-"""Each job template of awx/objects.yml run once as AWX runs it (tests/integration/awx_jobs.py) against a simulated
+"""Each job template of awx/objects/ run once as AWX runs it (tests/integration/awx_jobs.py) against a simulated
 site: the burn-in fixture fabric with a Lustre file system, every host on localhost with the fakes of tests/fakes, a
 fresh copy of the run's synced NetBox reached through the NetBox credential. Check mode where another test runs the
 playbook for real (docs/awx.md, "How the tests run jobs as AWX does", lists which and why)."""

@@ -1,4 +1,4 @@
-"""AWX as code (docs/awx.md): every object of awx/objects.yml accepted by its awx.awx module's recorded argument
+"""AWX as code (docs/awx.md): every object of awx/objects/ accepted by its awx.awx module's recorded argument
 spec (ArgumentSpecValidator) and by AWX's own rules (surveys, schedules, injectors), broken cases refused; a job
 template per playbook; the configure playbook through ``ansible-playbook --syntax-check``; the execution
 environment's build context from the real ``ansible-builder create``, offline."""
@@ -22,6 +22,7 @@ from packaging.requirements import Requirement
 
 from tests.integration.awx_controller import (
     CONFIGURE,
+    OBJECT_FILES,
     OBJECT_LISTS,
     OBJECTS,
     inject,
@@ -410,4 +411,11 @@ def test_the_objects_name_the_ee_image_and_inventory_file_of_this_folder() -> No
     plugin = yaml.safe_load((REPO / source).read_text())
     assert plugin["plugin"] == "aiinfra.hwaac.fabric" and (REPO / source).parent.joinpath(plugin["intent"]).exists()
     assert json.loads(json.dumps(OBJS))  # every object is JSON (what the modules send to the API)
-    assert OBJECTS.is_file()
+
+
+def test_the_configure_playbook_reads_every_file_of_the_objects_folder_once() -> None:
+    assert len(OBJECT_FILES) == len(set(OBJECT_FILES))
+    assert set(OBJECT_FILES) == set(OBJECTS.glob("*.yml"))
+    # a variable set in two files: the later would hide the other (ansible-playbook's vars_files), so it is refused
+    with pytest.raises(ValueError, match=r"schedules\.yml sets awx_schedules again"):
+        load_objects([OBJECTS / "schedules.yml", OBJECTS / "schedules.yml"])
