@@ -1,7 +1,7 @@
 """The Grafana dashboard of one fabric's network health (``hwaac health dashboard``), built with the builders of
 grafana-foundation-sdk for the Grafana 11.6 schema: a fabric row (SLIs, suspects, coverage, BGP, path diversity,
 active probes), then one row per (plane, rail) of the plan with that rail's SLIs per SU. Queries read the exporter's
-series and the recording rules of ``files/prometheus/hwaac-network.rules.yml``; thresholds are the SLO file's, so
+series and the recording rules of ``files/prometheus/hwaac-network-sli.rules.yml``; thresholds are the SLO file's, so
 the red line is the SLO. What each row shows and how to import it: ``docs/network-health-prometheus.md``
 "Grafana dashboard".
 """

@@ -10,7 +10,9 @@ from typing import Any
 
 import yaml
 
-RULES = Path(__file__).parents[3] / "files" / "prometheus" / "hwaac-network.rules.yml"
+PROMETHEUS = Path(__file__).parents[3] / "files" / "prometheus"
+# the network health rules: the recorded SLIs, then the alerts that read them
+RULES = [PROMETHEUS / "hwaac-network-sli.rules.yml", PROMETHEUS / "hwaac-network-alerts.rules.yml"]
 
 
 def series(name: str, labels: dict[str, str], v: float) -> dict[str, str]:
@@ -29,7 +31,7 @@ def family_series(fams: Iterable[Any], prefixes: tuple[str, ...]) -> list[dict[s
 def promtool_test(tmp_path: Path, promtool: str, inputs: list[dict], checks: list[dict]) -> None:
     """Run ``checks`` (promql_expr_test items) over ``inputs`` with the shipped rules; fail with promtool's words."""
     doc = {
-        "rule_files": [str(RULES)],
+        "rule_files": [str(r) for r in RULES],
         "evaluation_interval": "1m",
         "tests": [{"interval": "1m", "input_series": inputs, "promql_expr_test": checks}],
     }

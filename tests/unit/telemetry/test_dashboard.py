@@ -206,9 +206,10 @@ def demo_health():
 
 @cache
 def served_or_recorded() -> frozenset[str]:
-    """The exporter's family names (an assessment of the demo samples) and the names the rules file records."""
+    """The exporter's family names (an assessment of the demo samples) and the names the rules files record."""
     served = {m.name for m in families(demo_health())}
-    recorded = {r["record"] for g in yaml.safe_load(RULES.read_text())["groups"] for r in g["rules"] if "record" in r}
+    groups = [g for path in RULES for g in yaml.safe_load(path.read_text())["groups"]]
+    recorded = {r["record"] for g in groups for r in g["rules"] if "record" in r}
     assert "hwaac_link_planned" in served and "hwaac:link_up" in recorded  # both sources were read
     return frozenset(served | recorded)
 

@@ -23,7 +23,7 @@ from hwaac.telemetry.sli import Aggregate
 from hwaac.telemetry.slo import default_slos
 from hwaac.telemetry.topology import LinkIndex
 from hwaac.validate import load_intent
-from tests.unit.telemetry.promql import RULES, promtool_test, series
+from tests.unit.telemetry.promql import PROMETHEUS, promtool_test, series
 
 ROOT = Path(__file__).parents[3]
 DEMO = ROOT / "inventory" / "demo"
@@ -144,7 +144,7 @@ def test_exporter_every_planned_link_once_and_clean_has_no_suspect(capsys: pytes
     assert len(fams["hwaac_port_rx_err_per_second"]) == 6
 
 
-RULE_FILES = sorted(RULES.parent.glob("*.rules.yml"))
+RULE_FILES = sorted(PROMETHEUS.glob("*.rules.yml"))
 
 
 @pytest.mark.parametrize("path", RULE_FILES, ids=[p.name for p in RULE_FILES])
