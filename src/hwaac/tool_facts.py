@@ -44,7 +44,7 @@ from hwaac.health.parsers import (
 )
 from hwaac.health.perftest_grading import read_perftest
 from hwaac.telemetry.parsers import frr_bgp, frr_routes, sonic_lldp_table
-from hwaac.telemetry.samples import PORT_READERS, READERS
+from hwaac.telemetry.readers import PORT_READERS, READERS
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from grafana_foundation_sdk.models import dashboard as dm
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 from hwaac.plan.model import Plan
-from hwaac.telemetry.dashboard_slis import SLIS, Sli
+from hwaac.telemetry.dashboard_slis import SLIS
 from hwaac.telemetry.slo import PROBE_LOSS, Objective, SloSet, default_slos
 
 DATASOURCE = dm.DataSourceRef(type_val="prometheus", uid="${datasource}")
@@ -437,4 +437,4 @@ def dashboard_json(plan: Plan, slos: SloSet | None = None) -> str:
     return json.dumps(build(plan, slos).build(), cls=JSONEncoder, indent=2, ensure_ascii=False) + "\n"
 
 
-__all__ = ["SLIS", "Sli", "build", "dashboard", "dashboard_json", "dashboard_uid", "plane_rails", "row_title"]
+__all__ = ["build", "dashboard", "dashboard_json", "dashboard_uid", "plane_rails", "row_title"]

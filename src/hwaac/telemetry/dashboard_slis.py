@@ -1,6 +1,6 @@
 """The SLIs the Grafana dashboard (:mod:`hwaac.telemetry.dashboard`) shows, as data: per SLI its panel title and
 unit, its query per (plane, rail) by SU and its fabric-wide query, over the exporter's series and the recording
-rules of ``files/prometheus/hwaac-network.rules.yml``.
+rules of ``files/prometheus/hwaac-network-sli.rules.yml``.
 """
 
 from __future__ import annotations

@@ -429,14 +429,9 @@ def _read_outputs(job: tuple[int, Sequence[str]]) -> tuple[int, Sweep]:
 
 
 __all__ = [
-    "BGP",
     "ETHTOOL_AT",
     "ETHTOOL_STACK",
     "LATEST_ONLY",
-    "PORT_READERS",
-    "PROBE",
-    "READERS",
-    "ROUTES",
     "TIME_FILE",
     "UTF8_FRAMES",
     "SamplesError",
