@@ -7,7 +7,6 @@ Why: ``docs/mitigation.md`` "Policy".
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import timedelta
 from typing import Annotated, Literal, get_args
 
@@ -16,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from hwaac.errors import IntentError, IntentIssue
 from hwaac.mitigation.guard import DRAIN_LINK, DRAIN_SWITCH, GuardRails
 from hwaac.model.issues import dotted
+from hwaac.model.loader import require_mapping
 from hwaac.model.shipped import ShippedFile, load_yaml_model
 from hwaac.model.yamlfile import LineIndex
 from hwaac.plan.model import LinkKind
@@ -148,19 +148,7 @@ class PolicyError(IntentError):
 
 def _a_mapping(root: object, file: str) -> None:
     """Refuse a policy that is not a mapping before pydantic does, naming the keys it may have."""
-    if not isinstance(root, Mapping):
-        raise PolicyError(
-            [
-                IntentIssue(
-                    path="",
-                    message="the policy must be a YAML mapping",
-                    value=type(root).__name__,
-                    valid="a mapping with keys " + ", ".join(Policy.model_fields),
-                    file=file,
-                    line=1,
-                )
-            ]
-        )
+    require_mapping(root, file, "policy", ", ".join(Policy.model_fields), PolicyError)
 
 
 def _checks(policy: Policy, index: LineIndex, file: str) -> list[IntentIssue]:

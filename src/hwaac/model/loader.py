@@ -138,22 +138,28 @@ def parse_yaml(text: str, file: str, error: type[IntentError] = IntentError) -> 
     return load_yaml(text, file, error)
 
 
-def load_intent_text(text: str, file: str = "<string>") -> tuple[Intent, LineIndex]:
-    """Parse and schema-validate intent YAML text. Raises :class:`IntentError` on any problem."""
-    root, index = parse_yaml(text, file)
+def require_mapping(root: object, file: str, what: str, keys: str, error: type[IntentError] = IntentError) -> None:
+    """Raise ``error`` at line 1 of ``file`` when the YAML document ``root`` is not a mapping: the ``what`` (intent,
+    policy, ...) must be one, with ``keys``; checked before pydantic, whose message would not name the keys."""
     if not isinstance(root, Mapping):
-        raise IntentError(
+        raise error(
             [
                 IntentIssue(
                     path="",
-                    message="the intent must be a YAML mapping",
+                    message=f"the {what} must be a YAML mapping",
                     value=type(root).__name__,
-                    valid="a mapping with keys fabric, switches, addressing, ...",
+                    valid=f"a mapping with keys {keys}",
                     file=file,
                     line=1,
                 )
             ]
         )
+
+
+def load_intent_text(text: str, file: str = "<string>") -> tuple[Intent, LineIndex]:
+    """Parse and schema-validate intent YAML text. Raises :class:`IntentError` on any problem."""
+    root, index = parse_yaml(text, file)
+    require_mapping(root, file, "intent", "fabric, switches, addressing, ...")
     try:
         intent = Intent.model_validate(root)
     except ValidationError as err:
