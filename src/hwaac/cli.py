@@ -10,20 +10,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
+from hwaac.clikit import (
+    EXIT_OK,
+    add_allow_flags,
+    add_auto_flag,
+    add_command,
+    add_fabric,
+    add_group,
+    add_output,
+    auto,
+    fail,
+    run_guarded,
+    silence_stdout,
+)
 from hwaac.errors import IntentError
 from hwaac.netbox.errors import NetBoxError
 from hwaac.netbox.load import load_fabric
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
-
-
-def _err(msg: str) -> None:
-    print(msg, file=sys.stderr)
+EXIT_INVALID, EXIT_REFUSED = 1, 3
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -75,8 +83,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         try:
             old = read_plan(args.against)
         except (OSError, ValueError) as exc:
-            _err(f"hwaac: --against: {exc}")
-            return EXIT_USAGE
+            return fail("hwaac", f"--against: {exc}")
         diff = diff_plans(old, plan_document(plan))  # with the storage section: it changes host files too
         print(f"against {args.against}:\n{diff.summary()}\n{diff.affected_summary()}")
         if not diff.empty:
@@ -87,16 +94,16 @@ def cmd_plan(args: argparse.Namespace) -> int:
         if diff.removals and not args.allow_remove:
             refusals.append(("remove", "device(s) or cable(s) in service", "--allow-remove", diff.removals))
         for verb, what, flag, lines in refusals:
-            _err(f"hwaac: refusing to {verb} {len(lines)} {what}; nothing written. Pass {flag} to accept:")
+            fail("hwaac", f"refusing to {verb} {len(lines)} {what}; nothing written. Pass {flag} to accept:")
             for line in lines[:50]:
-                _err(f"  {line}")
+                print(f"  {line}", file=sys.stderr)
             if len(lines) > 50:
-                _err(f"  ... and {len(lines) - 50} more")
+                print(f"  ... and {len(lines) - 50} more", file=sys.stderr)
         if refusals:
             return EXIT_REFUSED
     total = len(plan.switches) + len(plan.nodes)
     try:
-        if _show_progress(args):
+        if auto(args.progress, sys.stderr.isatty):
             from rich.progress import Progress
 
             with Progress(transient=True, console=_stderr_console()) as bar:
@@ -105,8 +112,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         else:
             counts = render_to_dir(plan, args.output)
     except OutputDirError as exc:
-        _err(f"hwaac: {exc}")
-        return EXIT_USAGE
+        return fail("hwaac", exc)
     elapsed = time.perf_counter() - t0
     print(
         f"planned {intent.fabric.name} in {t_plan:.2f} s: {len(plan.switches)} switches, {len(plan.nodes)} nodes, "
@@ -114,12 +120,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
         f"{counts['docs']} documents to {args.output} ({elapsed:.2f} s)"
     )
     return EXIT_OK
-
-
-def _show_progress(args: argparse.Namespace) -> bool:
-    if args.progress is not None:
-        return args.progress
-    return sys.stderr.isatty()
 
 
 def _stderr_console():
@@ -132,33 +132,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hwaac", description="Hardware-as-Code for AI GPU clusters.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    v = sub.add_parser("validate", help="check an intent file (schema and semantic rules)")
-    v.add_argument("fabric", help="fabric.yml or the folder holding it")
-    v.set_defaults(func=cmd_validate)
+    v = add_command(sub, "validate", cmd_validate, help="check an intent file (schema and semantic rules)")
+    add_fabric(v, metavar=None)
 
-    pl = sub.add_parser("plan", help="plan the fabric and render all device files and docs into a folder")
-    pl.add_argument("fabric", help="fabric.yml or the folder holding it")
-    pl.add_argument("-o", "--output", required=True, help="output folder (replaced atomically)")
+    pl = add_command(sub, "plan", cmd_plan, help="plan the fabric and render all device files and docs into a folder")
+    add_fabric(pl, metavar=None)
+    add_output(pl, "output folder (replaced atomically)", metavar=None, required=True)
     pl.add_argument("--against", metavar="OLD", help="an earlier plan.json (or its folder) to diff against")
-    pl.add_argument(
-        "--allow-renumber", action="store_true", help="accept changes to existing addresses, ASNs or cables of OLD"
+    add_allow_flags(
+        pl,
+        renumber="accept changes to existing addresses, ASNs or cables of OLD",
+        remove="accept removing switches, nodes or cables that OLD has (shrinking the fabric)",
     )
-    pl.add_argument(
-        "--allow-remove",
-        action="store_true",
-        help="accept removing switches, nodes or cables that OLD has (shrinking the fabric)",
-    )
-    pl.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="show a progress bar (default: when stderr is a terminal)",
-    )
-    pl.set_defaults(func=cmd_plan)
+    add_auto_flag(pl, "--progress", "show a progress bar (default: when stderr is a terminal)")
 
-    s = sub.add_parser("schema", help="print the intent's JSON Schema")
-    s.add_argument("-o", "--output", help="write to this file instead of stdout")
-    s.set_defaults(func=cmd_schema)
+    s = add_command(sub, "schema", cmd_schema, help="print the intent's JSON Schema")
+    add_output(s, "write to this file instead of stdout", metavar=None)
 
     from hwaac.netbox.cli import register as register_netbox
 
@@ -196,14 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_verify_parser(sub)
 
-    tf = sub.add_parser("terraform", help="the Terraform provider aiinfra/hwaac")
-    tf_sub = tf.add_subparsers(dest="tf_command", required=True)
-    m = tf_sub.add_parser(
+    _tf, tf_sub = add_group(sub, "terraform", "tf_command", help="the Terraform provider aiinfra/hwaac")
+    m = add_command(
+        tf_sub,
         "mirror",
+        cmd_terraform_mirror,
         help="build the provider into a local mirror and write a CLI configuration (offline terraform/tofu init)",
     )
     m.add_argument("-o", "--dir", default="build/terraform", help="output folder (default build/terraform)")
-    m.set_defaults(func=cmd_terraform_mirror)
     return p
 
 
@@ -213,25 +202,29 @@ def cmd_terraform_mirror(args: argparse.Namespace) -> int:
     return mirror_main(["--dir", args.dir])
 
 
+def _invalid(exc: IntentError, _args: argparse.Namespace) -> int:
+    fail("hwaac", f"invalid intent ({len(exc.issues)} problem(s)):")
+    for issue in exc.issues:
+        print(f"  {issue}", file=sys.stderr)
+    return EXIT_INVALID
+
+
+def _broken_pipe(_exc: BrokenPipeError, _args: argparse.Namespace) -> int:
+    silence_stdout()  # output piped into e.g. `head`: stop quietly
+    return EXIT_OK
+
+
+CATCHES = (
+    (IntentError, _invalid),
+    (FileNotFoundError, lambda exc, _args: fail("hwaac", f"{exc.filename or exc}: no such file")),
+    (NetBoxError, lambda exc, _args: fail("hwaac", str(exc).splitlines()[0])),
+    (BrokenPipeError, _broken_pipe),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except IntentError as exc:
-        _err(f"hwaac: invalid intent ({len(exc.issues)} problem(s)):")
-        for issue in exc.issues:
-            _err(f"  {issue}")
-        return EXIT_INVALID
-    except FileNotFoundError as exc:
-        _err(f"hwaac: {exc.filename or exc}: no such file")
-        return EXIT_USAGE
-    except NetBoxError as exc:
-        _err(f"hwaac: {str(exc).splitlines()[0]}")
-        return EXIT_USAGE
-    except BrokenPipeError:
-        # output piped into e.g. `head`: stop quietly, and keep Python from complaining while it flushes stdout
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+    return run_guarded(args.func, args, CATCHES)
 
 
 if __name__ == "__main__":
