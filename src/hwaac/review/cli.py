@@ -15,9 +15,23 @@ import contextlib
 import json
 import os
 import sys
+from functools import partial
 from pathlib import Path
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+from hwaac.clikit import (
+    EXIT_OK,
+    FABRIC_HELP,
+    add_allow_flags,
+    add_auto_flag,
+    add_command,
+    add_fabric,
+    add_output,
+    auto,
+    fail,
+)
+
+EXIT_REFUSED = 3
+_usage = partial(fail, "hwaac review")  # the exit status 2, after a line on stderr
 
 
 def cmd_review(args: argparse.Namespace) -> int:
@@ -45,11 +59,7 @@ def cmd_review(args: argparse.Namespace) -> int:
             terraform = summarize(read_plan_json(args.terraform_plan))
         except (OSError, TerraformPlanError) as exc:
             return _usage(f"--terraform-plan: {exc}")
-    use_netbox = (
-        args.netbox
-        if args.netbox is not None
-        else bool(os.environ.get("NETBOX_URL") and os.environ.get("NETBOX_TOKEN"))
-    )
+    use_netbox = auto(args.netbox, lambda: bool(os.environ.get("NETBOX_URL") and os.environ.get("NETBOX_TOKEN")))
     lookup, netbox = None, None
     if use_netbox:
         from hwaac.netbox.connection import netbox_target
@@ -115,11 +125,6 @@ def _count(text: str) -> int:
     return int(text)
 
 
-def _usage(msg: str) -> int:
-    print(f"hwaac review: {msg}", file=sys.stderr)
-    return EXIT_USAGE
-
-
 def _output_problem(out: Path) -> str | None:
     """Why the report cannot go to the folder ``out`` (None: it can): a file there, or a folder (``out`` or the
     nearest one above it that exists) that this user cannot write in. A write can still fail later (a full or
@@ -165,32 +170,33 @@ def _write(out: Path, files: dict[str, str]) -> None:
 def register(sub: argparse._SubParsersAction) -> None:
     from hwaac.deploy.serial import valid
 
-    r = sub.add_parser(
+    r = add_command(
+        sub,
         "review",
+        cmd_review,
         help="one report of a change for a pull request (Markdown and JSON)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    r.add_argument("fabric", help="the new intent: fabric.yml or the folder holding it")
+    add_fabric(r, f"the new intent: {FABRIC_HELP}", metavar=None)
     old = r.add_mutually_exclusive_group(required=True)
     old.add_argument("--base", metavar="REV", help="git revision holding the old intent at the same path")
     old.add_argument("--old", metavar="OLD", help="the old intent: another fabric.yml or folder")
-    r.add_argument("-o", "--output", required=True, help="folder for review.md and review.json")
+    add_output(r, "folder for review.md and review.json", metavar=None, required=True)
     r.add_argument(
         "--terraform-plan",
         metavar="FILE",
         help="a plan saved by `terraform plan -out FILE`, or the JSON of `terraform show -json FILE`",
     )
-    r.add_argument(
+    add_auto_flag(
+        r,
         "--netbox",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="dry run of the NetBox sync against the NetBox in use (default: when NETBOX_URL and NETBOX_TOKEN are set)",
+        "dry run of the NetBox sync against the NetBox in use (default: when NETBOX_URL and NETBOX_TOKEN are set)",
     )
-    r.add_argument("--allow-renumber", action="store_true", help="accept changes to existing allocations")
-    r.add_argument("--allow-remove", action="store_true", help="accept removing devices or cables in service")
+    add_allow_flags(
+        r, renumber="accept changes to existing allocations", remove="accept removing devices or cables in service"
+    )
     r.add_argument(
         "--batch-size", default="25%", help=f"the rollout's serial: {valid()}; default 25%".replace("%", "%%")
     )  # argparse %-formats help texts
     r.add_argument("--many-sus", type=_count, default=1, metavar="N", help="flag a change touching more than N SUs")
-    r.set_defaults(func=cmd_review)
