@@ -9,10 +9,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from hwaac.clikit import EXIT_OK, add_command, add_fabric, add_group, add_output, fail
 from hwaac.devnetbox.cli import add_server_commands
 from hwaac.netbox.errors import NetBoxError
 
-EXIT_OK = 0
 # sync: 0 ok, 1 invalid intent, 2 usage or connection error (or NetBox refused a write), 4 conflict
 SYNC_INVALID, SYNC_ERROR, SYNC_CONFLICT = 1, 2, 4
 # export / drift: 0 ok (drift: none), 1 invalid intent, 2 usage or connection error, 5 drift: NetBox differs
@@ -21,8 +21,7 @@ DRIFT_FOUND = 5
 
 def _fail(cmd: str, why: object, code: int = SYNC_ERROR) -> int:
     """Say on stderr, in one line, why ``hwaac netbox CMD`` stopped; the exit code ``code``."""
-    print(f"hwaac netbox {cmd}: {why}", file=sys.stderr)
-    return code
+    return fail(f"hwaac netbox {cmd}", why, code)
 
 
 def _plan_for(args: argparse.Namespace, cmd: str):
@@ -154,10 +153,19 @@ def cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _on_fabric(p: argparse.ArgumentParser) -> None:
+    """The fabric and ``--url`` of a subcommand that plans it and reaches NetBox, added after its own options (the
+    order its help lists them in)."""
+    add_fabric(p, "fabric.yml, the folder holding it, or a fabric folder name under inventory/", metavar=None)
+    p.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``netbox`` and its subcommands to the ``hwaac`` parser."""
-    p = subparsers.add_parser(
+    p, sub = add_group(
+        subparsers,
         "netbox",
+        "netbox_command",
         help="a local NetBox for development, tests and the demo",
         description="A real NetBox 4.7.3 on 127.0.0.1, installed and run in a state folder "
         "(HWAAC_NETBOX_STATE, default ~/.local/state/hwaac/netbox-4.7.3).",
@@ -167,17 +175,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="DIR",
         help="state folder (default: $HWAAC_NETBOX_STATE or ${XDG_STATE_HOME:-~/.local/state}/hwaac/netbox-4.7.3)",
     )
-    sub = p.add_subparsers(dest="netbox_command", required=True)
     add_server_commands(sub)
-    sy = sub.add_parser(
+    sy = add_command(
+        sub,
         "sync",
+        cmd_sync,
         help="record the fabric's plan in NetBox (bulk, idempotent, owned objects only)",
         description="URL and token from NETBOX_URL / NETBOX_TOKEN (or --url); with neither, the "
         "local NetBox when it is up. Exit 0 ok, 1 invalid intent, 2 usage or "
         "connection error, 4 conflict with objects hwaac does not own or a device in "
         "service it would delete (nothing written).",
     )
-    sy.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
     sy.add_argument("--dry-run", action="store_true", help="print the creates, updates and deletes; write nothing")
     sy.add_argument(
         "--delete-active",
@@ -185,23 +193,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="delete devices the plan no longer has even when NetBox says they are active, staged or "
         "failed (without it they stop the sync); objects a person made are never deleted",
     )
-    sy.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
-    sy.set_defaults(func=cmd_sync)
+    _on_fabric(sy)
     where = "URL and token as for sync (NETBOX_URL / NETBOX_TOKEN, or the local NetBox). Read only: never writes."
-    ex = sub.add_parser(
+    ex = add_command(
+        sub,
         "export",
+        cmd_export,
         help="write the fabric as NetBox holds it (JSON)",
         description=f"The fabric's owned objects (tag hwaac-fabric-NAME) as NetBox holds them: "
         f"devices, interfaces with addresses or cables, cables, prefixes, IP addresses, "
         f"ASNs; sorted, without ids. {where} Exit 0 ok, 1 invalid intent, 2 usage or "
         f"connection error.",
     )
-    ex.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
-    ex.add_argument("-o", "--output", metavar="FILE", help="write here (default: standard output)")
-    ex.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
-    ex.set_defaults(func=cmd_export)
-    dr = sub.add_parser(
+    add_output(ex, "write here (default: standard output)")
+    _on_fabric(ex)
+    dr = add_command(
+        sub,
         "drift",
+        cmd_drift,
         help="list every object where NetBox differs from the plan",
         description=f"One line per object, grouped by type: missing (planned, not in NetBox), "
         f"extra (owned, not planned), changed (field: NetBox value -> planned value), "
@@ -209,11 +218,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f"Fields a person enters (serial, comments) are not drift. {where} Exit 0 no "
         f"drift, 1 invalid intent, 2 usage or connection error, 5 drift found.",
     )
-    dr.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
-    dr.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
-    dr.set_defaults(func=cmd_drift)
-    rd = sub.add_parser(
+    _on_fabric(dr)
+    rd = add_command(
+        sub,
         "render",
+        cmd_render,
         help="render device files and docs from what NetBox holds",
         description=f"Plan the fabric, take each switch's ASN and loopback and each link's "
         f"addresses from NetBox (where a person may have corrected them; each such "
@@ -221,7 +230,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f"NetBox lacks a planned device or cable. {where} Exit 0 ok, 1 invalid intent, "
         f"2 usage or connection error, or NetBox does not hold the fabric.",
     )
-    rd.add_argument("fabric", help="fabric.yml, the folder holding it, or a fabric folder name under inventory/")
-    rd.add_argument("-o", "--output", required=True, help="output folder (replaced atomically)")
-    rd.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
-    rd.set_defaults(func=cmd_render)
+    add_output(rd, "output folder (replaced atomically)", metavar=None, required=True)
+    _on_fabric(rd)
