@@ -7,16 +7,15 @@ or not fully up. The API token is printed by ``token`` only, never by the other 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from hwaac.clikit import EXIT_FAILED, EXIT_OK, Run, add_command, fail, guarded
 from hwaac.errors import NetBoxError
 
 if TYPE_CHECKING:
     from hwaac.devnetbox.local import LocalNetBox
 
-EXIT_OK, EXIT_FAILED, EXIT_DOWN = 0, 1, 3
+EXIT_DOWN = 3
 
 
 def _say(msg: str) -> None:
@@ -66,23 +65,19 @@ def cmd_token(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _run(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    def wrapper(args: argparse.Namespace) -> int:
-        try:
-            return func(args)
-        except (NetBoxError, KeyboardInterrupt) as exc:
-            why = exc if isinstance(exc, NetBoxError) else "interrupted"
-            print(f"hwaac netbox {args.netbox_command}: {why}", file=sys.stderr)
-            return EXIT_FAILED
+def _failed(exc: NetBoxError | KeyboardInterrupt, args: argparse.Namespace) -> int:
+    why = exc if isinstance(exc, NetBoxError) else "interrupted"
+    return fail(f"hwaac netbox {args.netbox_command}", why, EXIT_FAILED)
 
-    return wrapper
+
+def _run(func: Run) -> Run:
+    return guarded(func, [((NetBoxError, KeyboardInterrupt), _failed)])
 
 
 def add_server_commands(sub: argparse._SubParsersAction) -> None:
     """Add ``up``, ``down``, ``status`` and ``token`` to the subcommands of ``hwaac netbox``."""
-    up = sub.add_parser("up", help="install (once), start and serve; does nothing when already up")
-    up.set_defaults(func=_run(cmd_up))
-    down = sub.add_parser("down", help="stop gunicorn, Redis and PostgreSQL (data is kept)")
+    add_command(sub, "up", _run(cmd_up), help="install (once), start and serve; does nothing when already up")
+    down = add_command(sub, "down", _run(cmd_down), help="stop gunicorn, Redis and PostgreSQL (data is kept)")
     down.add_argument(
         "--wait",
         type=float,
@@ -90,8 +85,5 @@ def add_server_commands(sub: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="wait this long while a test run uses the NetBox (default: refuse at once)",
     )
-    down.set_defaults(func=_run(cmd_down))
-    st = sub.add_parser("status", help="what runs; exit 0 when up, 3 when down")
-    st.set_defaults(func=_run(cmd_status))
-    tok = sub.add_parser("token", help="print the local admin's API token (nbt_<key>.<token>)")
-    tok.set_defaults(func=_run(cmd_token))
+    add_command(sub, "status", _run(cmd_status), help="what runs; exit 0 when up, 3 when down")
+    add_command(sub, "token", _run(cmd_token), help="print the local admin's API token (nbt_<key>.<token>)")
