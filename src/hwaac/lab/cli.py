@@ -11,12 +11,12 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
+from hwaac.clikit import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Run, add_command, add_group, fail, guarded
 from hwaac.lab.errors import LabError, LabNotUp
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_DOWN = 0, 1, 2, 3
+EXIT_DOWN = 3
 
 
 def _say(msg: str) -> None:
@@ -174,37 +174,40 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _run(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+def _run(fn: Run) -> Run:
     """One line on stderr and exit 2 (bad input, nothing made) or 1 (failed) for a LabError."""
+    not_up = EXIT_DOWN if fn is cmd_status else EXIT_USAGE
+    return guarded(
+        fn,
+        [
+            (LabNotUp, lambda exc, _args: fail("hwaac lab", exc, not_up)),
+            (LabError, lambda exc, _args: fail("hwaac lab", exc, EXIT_FAILED)),
+            (
+                PermissionError,
+                lambda exc, _args: fail("hwaac lab", f"{exc} (the lab needs root: namespaces, FRR, sysctls)"),
+            ),
+        ],
+    )
 
-    def wrapped(args: argparse.Namespace) -> int:
-        try:
-            return fn(args)
-        except LabNotUp as exc:
-            print(f"hwaac lab: {exc}", file=sys.stderr)
-            return EXIT_DOWN if fn is cmd_status else EXIT_USAGE
-        except LabError as exc:
-            print(f"hwaac lab: {exc}", file=sys.stderr)
-            return EXIT_FAILED
-        except PermissionError as exc:
-            print(f"hwaac lab: {exc} (the lab needs root: namespaces, FRR, sysctls)", file=sys.stderr)
-            return EXIT_USAGE
 
-    return wrapped
+def _name(p: argparse.ArgumentParser, optional: bool = False) -> None:
+    """The lab's NAME, first of a subcommand's arguments; ``optional``: the one lab there is when left out."""
+    p.add_argument("name", nargs="?" if optional else None, metavar="NAME")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``lab`` and its subcommands to the ``hwaac`` parser."""
-    p = subparsers.add_parser(
+    _p, sub = add_group(
+        subparsers,
         "lab",
+        "lab_command",
         help="the twin: the rendered fabric in network namespaces with FRR and lldpd",
         description="The planned fabric in Linux network namespaces: FRR (zebra, bgpd) and "
         "lldpd per switch from its config_db.json, hosts from their rendered "
         "netplan and sysctl files, failure injection. State in "
         "$HWAAC_LAB_STATE_DIR (default /run/hwaac/lab)/NAME.",
     )
-    sub = p.add_subparsers(dest="lab_command", required=True)
-    u = sub.add_parser("up", help="build the lab from a rendered folder (hwaac plan FABRIC -o DIR)")
+    u = add_command(sub, "up", _run(cmd_up), help="build the lab from a rendered folder (hwaac plan FABRIC -o DIR)")
     u.add_argument("render_dir", metavar="RENDER_DIR")
     u.add_argument("--name", help="lab name (default: the fabric's name, a-z0-9_ only)")
     u.add_argument(
@@ -212,29 +215,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N|all",
         help="GPU nodes per SU in the lab (default: all when the fabric has <= 64 nodes, else 2)",
     )
-    u.set_defaults(func=_run(cmd_up))
-    d = sub.add_parser("down", help="remove everything the lab made (also after a crash); idempotent")
-    d.add_argument("name", nargs="?", metavar="NAME")
-    d.set_defaults(func=_run(cmd_down))
-    s = sub.add_parser("status", help="devices, daemons, BGP sessions; exit 3 when the lab is not up")
-    s.add_argument("name", nargs="?", metavar="NAME")
+    d = add_command(sub, "down", _run(cmd_down), help="remove everything the lab made (also after a crash); idempotent")
+    _name(d, optional=True)
+    s = add_command(
+        sub, "status", _run(cmd_status), help="devices, daemons, BGP sessions; exit 3 when the lab is not up"
+    )
+    _name(s, optional=True)
     s.add_argument("--json", action="store_true", help="one JSON document")
-    s.set_defaults(func=_run(cmd_status))
-    c = sub.add_parser("converge", help="wait for every expected BGP session and stable routes; print the seconds")
-    c.add_argument("name", nargs="?", metavar="NAME")
+    c = add_command(
+        sub,
+        "converge",
+        _run(cmd_converge),
+        help="wait for every expected BGP session and stable routes; print the seconds",
+    )
+    _name(c, optional=True)
     c.add_argument("--timeout", type=float, default=120.0, metavar="S", help="give up after S seconds (default 120)")
-    c.set_defaults(func=_run(cmd_converge))
-    k = sub.add_parser("compact", help="merge the daemons' zero-filled pages once with KSM (about half the PSS)")
-    k.add_argument("name", nargs="?", metavar="NAME")
+    k = add_command(
+        sub,
+        "compact",
+        _run(cmd_compact),
+        help="merge the daemons' zero-filled pages once with KSM (about half the PSS)",
+    )
+    _name(k, optional=True)
     k.add_argument("--passes", type=int, default=3, metavar="N", help="KSM full scans (default 3)")
-    k.set_defaults(func=_run(cmd_compact))
-    e = sub.add_parser("exec", help="run a command in a device's namespace (vtysh, lldpcli reach its daemons)")
-    e.add_argument("name", metavar="NAME")
+    e = add_command(
+        sub, "exec", _run(cmd_exec), help="run a command in a device's namespace (vtysh, lldpcli reach its daemons)"
+    )
+    _name(e)
     e.add_argument("device", metavar="DEVICE")
     e.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...")
-    e.set_defaults(func=_run(cmd_exec))
-    f = sub.add_parser("fail", help="inject a failure: link (down, loss, delay, flap), switch (FRR stopped), node")
-    f.add_argument("name", metavar="NAME")
+    f = add_command(
+        sub,
+        "fail",
+        _run(cmd_fail),
+        help="inject a failure: link (down, loss, delay, flap), switch (FRR stopped), node",
+    )
+    _name(f)
     f.add_argument("kind", choices=("link", "switch", "node"))
     f.add_argument("target", metavar="TARGET", help="link: CABLE_ID or DEVICE:PORT; switch: SWITCH; node: NODE")
     how = f.add_mutually_exclusive_group()
@@ -244,13 +260,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     f.add_argument("--delay", type=float, metavar="MS", help="netem delay at both ends")
     f.add_argument("--period", type=float, default=2.0, metavar="S", help="flap half-period (default 2 s)")
     f.add_argument("--cycles", type=int, default=10, metavar="N", help="flap cycles (default 10)")
-    f.set_defaults(func=_run(cmd_fail))
-    w = sub.add_parser(
+    w = add_command(
+        sub,
         "sweep",
+        _run(cmd_sweep),
         help="one network-health sweep of the switches (portstat -j, BGP, routes) into "
         "a samples folder for hwaac health fabric",
     )
-    w.add_argument("name", metavar="NAME")
+    _name(w)
     w.add_argument("-o", "--out", required=True, metavar="DIR", help="the sweep folder (new or empty)")
     w.add_argument(
         "--probe",
@@ -258,11 +275,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also run every host's active probes (the pinglist of this fabric's plan) and write <host>/probe.json",
     )
     w.add_argument("--count", type=int, default=100, metavar="N", help="probes per flow (default 100)")
-    w.set_defaults(func=_run(cmd_sweep))
-    r = sub.add_parser("restore", help="undo all faults, or those on TARGET (fault id, cable, DEVICE:PORT, device)")
-    r.add_argument("name", metavar="NAME")
+    r = add_command(
+        sub,
+        "restore",
+        _run(cmd_restore),
+        help="undo all faults, or those on TARGET (fault id, cable, DEVICE:PORT, device)",
+    )
+    _name(r)
     r.add_argument("target", nargs="?", metavar="TARGET")
-    r.set_defaults(func=_run(cmd_restore))
 
     from hwaac.lab.deploy import add_deploy_parser
 
