@@ -18,17 +18,21 @@ import sys
 import time
 from pathlib import Path
 
+from hwaac.clikit import EXIT_OK, EXIT_USAGE, add_command, add_fabric, add_group, add_output, fail
 from hwaac.fileio import write_atomic
 
-EXIT_USAGE = 2
+
+def _usage(msg: str, command: str = "fabric") -> int:
+    """The usage exit status, after ``hwaac health COMMAND: MSG`` on stderr."""
+    return fail(f"hwaac health {command}", msg)
 
 
-def _err(msg: str, command: str = "fabric") -> None:
-    print(f"hwaac health {command}: {msg}", file=sys.stderr)
+def _slo(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--slo", metavar="FILE", help="SLO file (default: hwaac/telemetry/data/slo.yaml)")
 
 
 def _inputs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
+    add_fabric(p)
     p.add_argument(
         "--samples",
         metavar="DIR",
@@ -37,24 +41,28 @@ def _inputs(p: argparse.ArgumentParser) -> None:
         help="a sweep folder DIR/<device>/<tool>[@<port>].txt; repeat, oldest first (rates need two)",
     )
     p.add_argument("--squeue", metavar="FILE", help="output of squeue -h -o '%%i %%u %%N' (jobs on the nodes)")
-    p.add_argument("--slo", metavar="FILE", help="SLO file (default: hwaac/telemetry/data/slo.yaml)")
+    _slo(p)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``hwaac health fabric`` to the main parser."""
-    health = sub.add_parser("health", help="network health of a fabric from switch and host telemetry")
-    hs = health.add_subparsers(dest="health_command", required=True)
-    p = hs.add_parser(
+    _health, hs = add_group(
+        sub, "health", "health_command", help="network health of a fabric from switch and host telemetry"
+    )
+    p = add_command(
+        hs,
         "fabric",
+        cmd_fabric,
         help="rates, SLIs and ranked suspects from sweeps of switch and host outputs",
         description="Exit 0 no suspect (or info only), 4 warn, 1 fault, 2 usage.",
     )
     _inputs(p)
     p.add_argument("--format", choices=("md", "json"), default="md", help="report format (default md)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
-    p.set_defaults(func=cmd_fabric)
-    e = hs.add_parser(
+    add_output(p, "write the report to FILE instead of stdout")
+    e = add_command(
+        hs,
         "exporter",
+        cmd_exporter,
         help="the fabric's health as Prometheus metrics (docs/network-health.md)",
         description="Serve /metrics on --port (samples re-read every --interval seconds), or print "
         "the text exposition once with --once. Exit 2 usage.",
@@ -71,17 +79,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help="re-read the samples folders every S seconds with --port (default 60)",
     )
-    e.set_defaults(func=cmd_exporter)
-    g = hs.add_parser(
+    g = add_command(
+        hs,
         "dashboard",
+        cmd_dashboard,
         help="the Grafana dashboard of the fabric over the exporter's metrics",
         description="Print the Grafana dashboard JSON (a fabric row, then a row per plane and rail "
         "of the plan; thresholds from the SLOs), or write it to -o FILE. Exit 2 usage.",
     )
-    g.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
-    g.add_argument("--slo", metavar="FILE", help="SLO file (default: hwaac/telemetry/data/slo.yaml)")
-    g.add_argument("-o", "--output", metavar="FILE", help="write the dashboard to FILE (replaced atomically)")
-    g.set_defaults(func=cmd_dashboard)
+    add_fabric(g)
+    _slo(g)
+    add_output(g, "write the dashboard to FILE (replaced atomically)")
 
 
 def _slos(args: argparse.Namespace, command: str):  # -> SloSet | int
@@ -91,13 +99,12 @@ def _slos(args: argparse.Namespace, command: str):  # -> SloSet | int
     try:
         return load_slos(args.slo)
     except SloError as exc:
-        _err(f"--slo: {len(exc.issues)} problem(s):", command)
+        _usage(f"--slo: {len(exc.issues)} problem(s):", command)
         for issue in exc.issues:
             print(f"  {issue}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        _err(f"--slo {args.slo}: {exc.strerror or exc}", command)
-        return EXIT_USAGE
+        return _usage(f"--slo {args.slo}: {exc.strerror or exc}", command)
 
 
 def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> FabricHealth | int
@@ -119,15 +126,13 @@ def assess_args(args: argparse.Namespace, command: str = "fabric"):  # -> Fabric
         try:
             squeue = parse_squeue(Path(args.squeue).read_text())
         except OSError as exc:
-            _err(f"--squeue {args.squeue}: {exc.strerror or exc}", command)
-            return EXIT_USAGE
+            return _usage(f"--squeue {args.squeue}: {exc.strerror or exc}", command)
     plan = build_plan(load_fabric(args.fabric), validate=False)
     index = LinkIndex(plan)
     try:  # read, rated and correlated device by device: a large fabric's sweeps are never all held
         rated = read_rated(args.samples, index=index)
     except (SamplesError, OSError) as exc:
-        _err(f"--samples: {exc}", command)
-        return EXIT_USAGE
+        return _usage(f"--samples: {exc}", command)
     health = judge(plan, rated, slos, squeue=squeue, index=index)
     if squeue is not None and squeue.unknown:
         health.report.coverage["squeue_lines_not_read"] = list(squeue.unknown)
@@ -152,8 +157,7 @@ def _fabric(args: argparse.Namespace) -> int:
         try:
             Path(args.output).write_text(text)
         except OSError as exc:
-            _err(f"-o {args.output}: {exc.strerror or exc}")
-            return EXIT_USAGE
+            return _usage(f"-o {args.output}: {exc.strerror or exc}")
         print(f"wrote {args.output}: {report.status}, {len(report.suspects)} suspect(s)")
     else:
         sys.stdout.write(text)
@@ -192,12 +196,11 @@ def cmd_exporter(args: argparse.Namespace) -> int:
     registry.register(FabricCollector(lambda: latest[0]))
     if args.once:
         sys.stdout.write(generate_latest(registry).decode())
-        return 0
+        return EXIT_OK
     try:
         server, thread = start_http_server(args.port, addr=args.addr, registry=registry)
     except OSError as exc:
-        _err(f"--port {args.port}: {exc.strerror or exc}", "exporter")
-        return EXIT_USAGE
+        return _usage(f"--port {args.port}: {exc.strerror or exc}", "exporter")
     print(f"hwaac health exporter: serving http://{args.addr}:{args.port}/metrics", file=sys.stderr)
     seen = samples_signature(args.samples)
     try:
@@ -210,7 +213,7 @@ def cmd_exporter(args: argparse.Namespace) -> int:
             if not isinstance(fresh, int):  # an unreadable sweep keeps the last good one (the error is on stderr)
                 latest[0], seen = fresh, now
     except KeyboardInterrupt:
-        return 0
+        return EXIT_OK
     finally:
         server.shutdown()
         thread.join()
@@ -228,15 +231,14 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     text = dashboard_json(plan, slos)
     if not args.output:
         sys.stdout.write(text)
-        return 0
+        return EXIT_OK
     out = Path(args.output)
     try:
         write_atomic(out, text, durable=True)
     except OSError as exc:
-        _err(f"-o {args.output}: {exc.strerror or exc}", "dashboard")
-        return EXIT_USAGE
+        return _usage(f"-o {args.output}: {exc.strerror or exc}", "dashboard")
     print(f"wrote {out}: Grafana dashboard {plan.intent.fabric.name!r}")
-    return 0
+    return EXIT_OK
 
 
 __all__ = ["assess_args", "cmd_dashboard", "cmd_exporter", "cmd_fabric", "register"]
