@@ -19,17 +19,22 @@ import sys
 import time
 from pathlib import Path
 
-EXIT_USAGE = 2
+from hwaac.clikit import EXIT_OK, add_command, add_fabric, add_group, fail
 
 
-def _err(command: str, msg: str) -> None:
-    print(f"hwaac probe {command}: {msg}", file=sys.stderr)
+def _usage(command: str, msg: str) -> int:
+    """The usage exit status, after ``hwaac probe COMMAND: MSG`` on stderr."""
+    return fail(f"hwaac probe {command}", msg)
+
+
+def _netns(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--netns", metavar="NAME", help="open the sockets in this network namespace")
 
 
 def _list_opts(p: argparse.ArgumentParser) -> None:
     from hwaac.probe.pinglist import PEERS, SPORTS
 
-    p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
+    add_fabric(p)
     p.add_argument("--host", required=True, metavar="NODE", help="the GPU node whose flows these are")
     p.add_argument("--peers", type=int, default=PEERS, metavar="K", help=f"peers per rail port (default {PEERS})")
     p.add_argument(
@@ -45,14 +50,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``hwaac probe`` to the main parser."""
     from hwaac.probe.pinglist import DPORT
 
-    probe = sub.add_parser("probe", help="active probes of the rail fabric: pinglist, send, respond")
-    ps = probe.add_subparsers(dest="probe_command", required=True)
-    pl = ps.add_parser("pinglist", help="the flows a node probes (per rail port: peers in other SUs, source ports)")
+    _probe, ps = add_group(
+        sub, "probe", "probe_command", help="active probes of the rail fabric: pinglist, send, respond"
+    )
+    pl = add_command(
+        ps,
+        "pinglist",
+        cmd_pinglist,
+        help="the flows a node probes (per rail port: peers in other SUs, source ports)",
+    )
     _list_opts(pl)
     pl.add_argument("--json", action="store_true", help="print the flows as JSON")
-    pl.set_defaults(func=cmd_pinglist)
-    se = ps.add_parser(
+    se = add_command(
+        ps,
         "send",
+        cmd_send,
         help="probe a node's pinglist from this machine and write the results document",
         description="Run on the node (or with --netns in its namespace). Exit 0 done, 2 usage.",
     )
@@ -79,21 +91,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--paths", metavar="STATE", help="path cache (JSON), read and updated: later sweeps reuse the paths learned"
     )
     se.add_argument("--no-paths", action="store_true", help="do not learn paths (tomography then cannot localise)")
-    se.add_argument("--netns", metavar="NAME", help="open the sockets in this network namespace")
+    _netns(se)
     se.add_argument(
         "--responders",
         action="store_true",
         help="also answer the probes here (a lab where every host is on this machine)",
     )
-    se.set_defaults(func=cmd_send)
-    rs = ps.add_parser(
+    rs = add_command(
+        ps,
         "respond",
+        cmd_respond,
         help="answer probes (long running; SIGTERM or SIGINT ends it cleanly)",
         description="Exit 0 on SIGTERM/SIGINT or after --duration, 2 when an address cannot be bound.",
     )
     rs.add_argument("--bind", action="append", required=True, metavar="IP", help="an address to answer on (repeat)")
     rs.add_argument("--port", type=int, default=DPORT, help=f"UDP port (default {DPORT})")
-    rs.add_argument("--netns", metavar="NAME", help="open the sockets in this network namespace")
+    _netns(rs)
     rs.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
     rs.add_argument(
         "--freebind",
@@ -101,7 +114,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="bind addresses that are not up yet (IP_FREEBIND): a "
         "service started before its rails, or with one rail down, answers on each once it is up",
     )
-    rs.set_defaults(func=cmd_respond)
 
 
 def _flows(args: argparse.Namespace, command: str):  # -> list[Flow] | int
@@ -112,13 +124,13 @@ def _flows(args: argparse.Namespace, command: str):  # -> list[Flow] | int
     plan = build_plan(load_fabric(args.fabric), validate=False)
     gpu = {n.name for n in plan.nodes if n.kind == "gpu"}
     if args.host not in gpu:
-        _err(command, f"--host {args.host}: no GPU node of that name in the plan (e.g. {min(gpu, default='-')})")
-        return EXIT_USAGE
+        return _usage(
+            command, f"--host {args.host}: no GPU node of that name in the plan (e.g. {min(gpu, default='-')})"
+        )
     try:
         return pinglist(plan, peers=args.peers, sports=args.sports, hosts=[args.host])
     except ValueError as exc:
-        _err(command, str(exc))
-        return EXIT_USAGE
+        return _usage(command, str(exc))
 
 
 def cmd_pinglist(args: argparse.Namespace) -> int:
@@ -129,11 +141,11 @@ def cmd_pinglist(args: argparse.Namespace) -> int:
         return flows
     if args.json:
         print(json.dumps([flow_dict(f) for f in flows], indent=1))
-        return 0
+        return EXIT_OK
     for f in flows:
         print(f"{f.src_if:8} {f.src_ip:15} -> {f.dst_host:16} {f.dst_ip:15} rail {f.rail} udp {f.sport} -> {f.dport}")
     print(f"{len(flows)} flows from {args.host}", file=sys.stderr)
-    return 0
+    return EXIT_OK
 
 
 def cmd_send(args: argparse.Namespace) -> int:
@@ -150,7 +162,7 @@ def cmd_send(args: argparse.Namespace) -> int:
             loaded = json.loads(Path(args.paths).read_text())
             cache = loaded if isinstance(loaded, dict) else {}
         except (OSError, ValueError) as exc:
-            _err("send", f"--paths {args.paths}: not read ({exc}); learning paths anew")
+            print(f"hwaac probe send: --paths {args.paths}: not read ({exc}); learning paths anew", file=sys.stderr)
     started = time.time()
     try:
         results = run_probes(
@@ -164,8 +176,7 @@ def cmd_send(args: argparse.Namespace) -> int:
             responders=args.responders,
         )
     except (ValueError, OSError) as exc:
-        _err("send", str(exc))
-        return EXIT_USAGE
+        return _usage("send", str(exc))
     ended = time.time()
     doc = ProbeResults(args.host, started, ended, results)
     try:
@@ -173,8 +184,7 @@ def cmd_send(args: argparse.Namespace) -> int:
         if args.paths:
             write_atomic(args.paths, json.dumps(cache) + "\n")
     except OSError as exc:
-        _err("send", f"{exc.filename}: {exc.strerror or exc}")
-        return EXIT_USAGE
+        return _usage("send", f"{exc.filename}: {exc.strerror or exc}")
     sent = sum(r.sent for r in results)
     lost = sum(r.forward_lost or 0 for r in results)
     paths = sum(1 for r in results if r.path_complete)
@@ -183,7 +193,7 @@ def cmd_send(args: argparse.Namespace) -> int:
         f"wrote {args.out}: {len(results)} flows, {sent} probes, {lost} lost forward, {paths} complete paths, "
         f"{errors} flows with errors ({ended - started:.1f} s)"
     )
-    return 0
+    return EXIT_OK
 
 
 def cmd_respond(args: argparse.Namespace) -> int:
@@ -210,13 +220,12 @@ def cmd_respond(args: argparse.Namespace) -> int:
             ),
         )
     except OSError as exc:
-        _err("respond", f"{exc.strerror or exc} (--bind {' '.join(args.bind)} --port {args.port})")
-        return EXIT_USAGE
+        return _usage("respond", f"{exc.strerror or exc} (--bind {' '.join(args.bind)} --port {args.port})")
     finally:
         for s, h in old.items():
             signal.signal(s, h)
     print("hwaac probe respond: " + ", ".join(f"{k} {v}" for k, v in stats.items()), file=sys.stderr)
-    return 0
+    return EXIT_OK
 
 
 __all__ = ["cmd_pinglist", "cmd_respond", "cmd_send", "register"]
