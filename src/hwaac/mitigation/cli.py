@@ -17,13 +17,16 @@ import sys
 import time
 import urllib.request
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from hwaac.clikit import EXIT_FAILED, EXIT_OK, EXIT_USAGE, add_command, add_fabric, fail
 
 if TYPE_CHECKING:  # the NetBox journal is imported when a sweep records in NetBox
     from hwaac.mitigation.netbox_journal import Mode
 
-EXIT_USAGE, EXIT_FAILED, EXIT_BREAKER = 2, 1, 3
+EXIT_BREAKER = 3
 ALERTMANAGER_TIMEOUT_S = 10
 
 
@@ -31,13 +34,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``hwaac remediate`` to the main parser."""
     from hwaac.mitigation import manual
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "remediate",
+        cmd_remediate,
         help="drain, undrain or quarantine from network health findings, behind guard rails (dry run unless --apply)",
         description="Exit 0 done, 1 carrying out (or recording it in NetBox) failed or a "
         "person's request refused, 2 usage, 3 breaker tripped.",
     )
-    p.add_argument("fabric", metavar="INTENT_DIR", help="fabric.yml or the folder holding it")
+    add_fabric(p)
     p.add_argument(
         "findings",
         metavar="FINDINGS",
@@ -78,12 +83,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--now", metavar="ISO", help="decide as at this time (default: now; for replays and tests)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="output (default text)")
     manual.add_arguments(p)
-    p.set_defaults(func=cmd_remediate)
 
 
-def _err(msg: str) -> int:
-    print(f"hwaac remediate: {msg}", file=sys.stderr)
-    return EXIT_USAGE
+_err = partial(fail, "hwaac remediate")  # the usage exit status, after a line on stderr
 
 
 def _read_findings(name: str | None, alertmanager: str | None) -> Any:
@@ -180,7 +182,7 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         _print(args, actions, todo, dry_run=True, netbox=netbox, rechecks=checks)
         if isinstance(netbox, str):
             return EXIT_FAILED
-        return EXIT_BREAKER if any(a.decision.rule == "breaker" for a in actions) else 0
+        return EXIT_BREAKER if any(a.decision.rule == "breaker" for a in actions) else EXIT_OK
     if late:
         store.mark_started(time.time())  # the rulebook's source: what it asked for before now, this sweep covers
     with store.locked():
@@ -226,7 +228,8 @@ def cmd_remediate(args: argparse.Namespace) -> int:
     undone = any(v.startswith(("not carried out", "failed")) for v in outcome.values())
     if rc != 0 or isinstance(netbox, str) or undone:
         return EXIT_FAILED
-    return EXIT_BREAKER if state.tripped_at is not None and any(a.decision.rule == "breaker" for a in actions) else 0
+    tripped = state.tripped_at is not None and any(a.decision.rule == "breaker" for a in actions)
+    return EXIT_BREAKER if tripped else EXIT_OK
 
 
 def _nodes_and_notes(client: Any, plan: Any, actions: list[Any], state: Any, now: datetime) -> dict[str, str]:
