@@ -10,22 +10,25 @@ or -e file, artifacts folder not empty, no ansible-playbook; nothing run); 3 the
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import TYPE_CHECKING
+
+from hwaac.clikit import EXIT_FAILED, EXIT_OK, add_command, fail, silence_stdout
 
 if TYPE_CHECKING:
     from hwaac.deploy.request import DeployRequest
     from hwaac.deploy.runner import Outcome
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELED = 0, 1, 2, 3
+EXIT_CANCELED = 3
 STDOUT_TAIL = 20  # lines of ansible-playbook's output shown when it stopped before any task
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``hwaac deploy`` to the main parser."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "deploy",
+        cmd_deploy,
         help="run a playbook of the collection (fabric_deploy, site, verify, ...) through ansible-runner, "
         "with progress per batch and the job events kept as artifacts",
         description="Run a playbook of the collection aiinfra.hwaac with ansible-runner (the runner AWX uses). "
@@ -65,7 +68,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="folder for the job events, stdout, rc, status and "
         "summary.json (absent or empty; default build/deploy/<time>-<playbook>)",
     )
-    p.set_defaults(func=cmd_deploy)
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
@@ -86,21 +88,19 @@ def cmd_deploy(args: argparse.Namespace) -> int:
             artifacts=args.artifacts,
         )
     except DeployUsageError as exc:
-        print(f"hwaac deploy: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail("hwaac deploy", exc)
     display = display_for(sys.stderr)
     try:
         outcome = deploy(request, on_note=display.note)
     except DeployUsageError as exc:
-        print(f"hwaac deploy: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return fail("hwaac deploy", exc)
     finally:
         display.close()
     code = EXIT_OK if outcome.ok else EXIT_CANCELED if outcome.status == "canceled" else EXIT_FAILED
     try:
         _report(request, outcome)
     except BrokenPipeError:  # output piped into e.g. `head`: the run's own status still decides the exit
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        silence_stdout()
     return code
 
 
