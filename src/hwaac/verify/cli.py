@@ -12,17 +12,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hwaac.clikit import EXIT_FAILED, EXIT_OK, add_command, add_output, fail
 from hwaac.fileio import write_atomic
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_PASS, EXIT_FAIL = EXIT_OK, EXIT_FAILED
 
 
 def add_verify_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``verify`` to ``hwaac``'s subcommands."""
     from hwaac.verify.report import FORMATS
 
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "verify",
+        cmd_verify,
         help="check a deployed fabric against its plan (LLDP = cabling, BGP, ECMP, rails, MTU)",
         description="Run the post-deploy check catalog. Exit 0 all PASS/SKIP, 1 any FAIL/ERROR, 2 usage.",
     )
@@ -38,7 +41,7 @@ def add_verify_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="the plan folder (plan.json and rendered files); default for a lab: the folder it was built from",
     )
     p.add_argument("--format", choices=FORMATS, default="table", help="report format (default table)")
-    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
+    add_output(p, "write the report to FILE instead of stdout")
     p.add_argument(
         "--checks",
         metavar="NAMES",
@@ -54,7 +57,6 @@ def add_verify_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--save-facts", metavar="DIR", help="also write the collected raw outputs as a facts folder")
     p.add_argument("--show-passed", action="store_true", help="list plain PASS results too (table, markdown)")
     p.add_argument("--list-checks", action="store_true", help="print the catalog and exit")
-    p.set_defaults(func=cmd_verify)
     return p
 
 
@@ -64,8 +66,9 @@ def _names(values: list[str] | None) -> list[str] | None:
     return [n.strip() for v in values for n in v.split(",") if n.strip()]
 
 
-def _err(msg: str) -> None:
-    print(f"hwaac verify: {msg}", file=sys.stderr)
+def _usage(msg: str) -> int:
+    """The usage exit status, after ``hwaac verify: MSG`` on stderr."""
+    return fail("hwaac verify", msg)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -80,14 +83,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
             print(f"{c.name:28} stage {c.stage}  {c.description}")
         return EXIT_PASS
     if not args.target:
-        _err("TARGET is required: lab:NAME, a lab's name, or a facts folder")
-        return EXIT_USAGE
+        return _usage("TARGET is required: lab:NAME, a lab's name, or a facts folder")
     names, devices = _names(args.checks), _names(args.devices)
     try:
         select(names)
     except ValueError as exc:
-        _err(f"--checks: {exc}")
-        return EXIT_USAGE
+        return _usage(f"--checks: {exc}")
 
     target = args.target
     folder = Path(target) if not target.startswith("lab:") and Path(target).is_dir() else None
@@ -99,17 +100,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
         try:
             lab = Lab.load(name)
         except LabError as exc:
-            _err(f"{target}: not a facts folder, and no such lab is up ({exc})")
-            return EXIT_USAGE
+            return _usage(f"{target}: not a facts folder, and no such lab is up ({exc})")
     plan = args.plan or (str(lab.render_dir) if lab is not None and str(lab.render_dir) not in ("", ".") else None)
     if plan is None:
-        _err("--plan DIR is required with a facts folder (the plan folder the fabric was deployed from)")
-        return EXIT_USAGE
+        return _usage("--plan DIR is required with a facts folder (the plan folder the fabric was deployed from)")
     try:
         inputs = load_inputs(plan)
     except InputError as exc:
-        _err(f"--plan: {exc}")
-        return EXIT_USAGE
+        return _usage(f"--plan: {exc}")
     if lab is not None:  # a twin of a big fabric holds some nodes per SU: judge what it holds
         planned = len(inputs.hosts)
         inputs = inputs.within(lab.devices)
@@ -121,15 +119,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
             )
     unknown = sorted(set(devices or ()) - set(inputs.devices()))
     if unknown:
-        _err(f"--devices: not in the plan: {', '.join(unknown)}")
-        return EXIT_USAGE
+        return _usage(f"--devices: not in the plan: {', '.join(unknown)}")
 
     if folder is not None:
         try:
             outputs = read_facts_folder(folder)
         except ValueError as exc:
-            _err(str(exc))
-            return EXIT_USAGE
+            return _usage(str(exc))
         # a folder of some devices (a batch, one role) is judged for those: the others were not asked
         report = judge(inputs, outputs, names, devices or sorted(set(outputs) & set(inputs.devices())))
     else:
