@@ -190,9 +190,24 @@ def _run(fn: Run) -> Run:
     )
 
 
-def _name(p: argparse.ArgumentParser, optional: bool = False) -> None:
-    """The lab's NAME, first of a subcommand's arguments; ``optional``: the one lab there is when left out."""
-    p.add_argument("name", nargs="?" if optional else None, metavar="NAME")
+# hwaac lab's subcommands: the function, the help, and the lab's NAME each takes first ("NAME"; "[NAME]": the one
+# lab there is when left out; "": none). The options of each are added in register.
+SUBCOMMANDS: dict[str, tuple[Run, str, str]] = {
+    "up": (cmd_up, "build the lab from a rendered folder (hwaac plan FABRIC -o DIR)", ""),
+    "down": (cmd_down, "remove everything the lab made (also after a crash); idempotent", "[NAME]"),
+    "status": (cmd_status, "devices, daemons, BGP sessions; exit 3 when the lab is not up", "[NAME]"),
+    "converge": (cmd_converge, "wait for every expected BGP session and stable routes; print the seconds", "[NAME]"),
+    "compact": (cmd_compact, "merge the daemons' zero-filled pages once with KSM (about half the PSS)", "[NAME]"),
+    "exec": (cmd_exec, "run a command in a device's namespace (vtysh, lldpcli reach its daemons)", "NAME"),
+    "fail": (cmd_fail, "inject a failure: link (down, loss, delay, flap), switch (FRR stopped), node", "NAME"),
+    "sweep": (
+        cmd_sweep,
+        "one network-health sweep of the switches (portstat -j, BGP, routes) into a samples folder for hwaac "
+        "health fabric",
+        "NAME",
+    ),
+    "restore": (cmd_restore, "undo all faults, or those on TARGET (fault id, cable, DEVICE:PORT, device)", "NAME"),
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -207,7 +222,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "netplan and sysctl files, failure injection. State in "
         "$HWAAC_LAB_STATE_DIR (default /run/hwaac/lab)/NAME.",
     )
-    u = add_command(sub, "up", _run(cmd_up), help="build the lab from a rendered folder (hwaac plan FABRIC -o DIR)")
+    cmd: dict[str, argparse.ArgumentParser] = {}
+    for name, (fn, text, lab_name) in SUBCOMMANDS.items():
+        cmd[name] = add_command(sub, name, _run(fn), help=text)
+        if lab_name:
+            cmd[name].add_argument("name", nargs="?" if lab_name == "[NAME]" else None, metavar="NAME")
+    u = cmd["up"]
     u.add_argument("render_dir", metavar="RENDER_DIR")
     u.add_argument("--name", help="lab name (default: the fabric's name, a-z0-9_ only)")
     u.add_argument(
@@ -215,42 +235,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N|all",
         help="GPU nodes per SU in the lab (default: all when the fabric has <= 64 nodes, else 2)",
     )
-    d = add_command(sub, "down", _run(cmd_down), help="remove everything the lab made (also after a crash); idempotent")
-    _name(d, optional=True)
-    s = add_command(
-        sub, "status", _run(cmd_status), help="devices, daemons, BGP sessions; exit 3 when the lab is not up"
+    cmd["status"].add_argument("--json", action="store_true", help="one JSON document")
+    cmd["converge"].add_argument(
+        "--timeout", type=float, default=120.0, metavar="S", help="give up after S seconds (default 120)"
     )
-    _name(s, optional=True)
-    s.add_argument("--json", action="store_true", help="one JSON document")
-    c = add_command(
-        sub,
-        "converge",
-        _run(cmd_converge),
-        help="wait for every expected BGP session and stable routes; print the seconds",
-    )
-    _name(c, optional=True)
-    c.add_argument("--timeout", type=float, default=120.0, metavar="S", help="give up after S seconds (default 120)")
-    k = add_command(
-        sub,
-        "compact",
-        _run(cmd_compact),
-        help="merge the daemons' zero-filled pages once with KSM (about half the PSS)",
-    )
-    _name(k, optional=True)
-    k.add_argument("--passes", type=int, default=3, metavar="N", help="KSM full scans (default 3)")
-    e = add_command(
-        sub, "exec", _run(cmd_exec), help="run a command in a device's namespace (vtysh, lldpcli reach its daemons)"
-    )
-    _name(e)
+    cmd["compact"].add_argument("--passes", type=int, default=3, metavar="N", help="KSM full scans (default 3)")
+    e = cmd["exec"]
     e.add_argument("device", metavar="DEVICE")
     e.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD ...")
-    f = add_command(
-        sub,
-        "fail",
-        _run(cmd_fail),
-        help="inject a failure: link (down, loss, delay, flap), switch (FRR stopped), node",
-    )
-    _name(f)
+    f = cmd["fail"]
     f.add_argument("kind", choices=("link", "switch", "node"))
     f.add_argument("target", metavar="TARGET", help="link: CABLE_ID or DEVICE:PORT; switch: SWITCH; node: NODE")
     how = f.add_mutually_exclusive_group()
@@ -260,14 +253,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     f.add_argument("--delay", type=float, metavar="MS", help="netem delay at both ends")
     f.add_argument("--period", type=float, default=2.0, metavar="S", help="flap half-period (default 2 s)")
     f.add_argument("--cycles", type=int, default=10, metavar="N", help="flap cycles (default 10)")
-    w = add_command(
-        sub,
-        "sweep",
-        _run(cmd_sweep),
-        help="one network-health sweep of the switches (portstat -j, BGP, routes) into "
-        "a samples folder for hwaac health fabric",
-    )
-    _name(w)
+    w = cmd["sweep"]
     w.add_argument("-o", "--out", required=True, metavar="DIR", help="the sweep folder (new or empty)")
     w.add_argument(
         "--probe",
@@ -275,14 +261,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also run every host's active probes (the pinglist of this fabric's plan) and write <host>/probe.json",
     )
     w.add_argument("--count", type=int, default=100, metavar="N", help="probes per flow (default 100)")
-    r = add_command(
-        sub,
-        "restore",
-        _run(cmd_restore),
-        help="undo all faults, or those on TARGET (fault id, cable, DEVICE:PORT, device)",
-    )
-    _name(r)
-    r.add_argument("target", nargs="?", metavar="TARGET")
+    cmd["restore"].add_argument("target", nargs="?", metavar="TARGET")
 
     from hwaac.lab.deploy import add_deploy_parser
 
