@@ -42,22 +42,17 @@ def add_verify_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=FORMATS, default="table", help="report format (default table)")
     add_output(p, "write the report to FILE instead of stdout")
-    p.add_argument(
-        "--checks",
-        metavar="NAMES",
-        action="append",
-        help="comma-separated check names (repeatable; default all); --list-checks names them",
-    )
-    p.add_argument(
-        "--devices",
-        metavar="NAMES",
-        action="append",
-        help="only objects touching these devices, read from them alone (a rollout batch)",
-    )
+    _add_names(p, "--checks", "comma-separated check names (repeatable; default all); --list-checks names them")
+    _add_names(p, "--devices", "only objects touching these devices, read from them alone (a rollout batch)")
     p.add_argument("--save-facts", metavar="DIR", help="also write the collected raw outputs as a facts folder")
     p.add_argument("--show-passed", action="store_true", help="list plain PASS results too (table, markdown)")
     p.add_argument("--list-checks", action="store_true", help="print the catalog and exit")
     return p
+
+
+def _add_names(p: argparse.ArgumentParser, flag: str, text: str) -> None:
+    """A repeatable option of comma-separated names, read by :func:`_names`."""
+    p.add_argument(flag, metavar="NAMES", action="append", help=text)
 
 
 def _names(values: list[str] | None) -> list[str] | None:
