@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hwaac.cli import main as hwaac_main
+from hwaac.clikit import fail
 from hwaac.lab import Lab, faults
 from hwaac.lab.down import down
 from hwaac.lab.loop import Loop, Settings
@@ -92,12 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             target = netbox_target()
         except NetBoxError as exc:
-            print(f"--netbox: {exc}", file=sys.stderr)
-            return 2
+            return fail("--netbox", exc)
         api = pynetbox.api(target.url, token=target.token)
         if api.dcim.devices.count(name=plan.switches[0].name) == 0:
-            print(f"--netbox: {target.url} does not hold the demo: run make demo-netbox first", file=sys.stderr)
-            return 2
+            return fail("--netbox", f"{target.url} does not hold the demo: run make demo-netbox first")
         settings = Settings(netbox=(target.url, target.token))
     leaves = sorted({lk.a_device for lk in plan.links if lk.kind == "leaf_spine"})
     picks = [
