@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2  # 1 also: an invalid intent, a FAIL; 2: usage, nothing done
 FABRIC_HELP = "fabric.yml or the folder holding it"
@@ -58,6 +58,20 @@ def add_command(sub: argparse._SubParsersAction, name: str, func: Run, **kwargs:
     return p
 
 
+class Sub(NamedTuple):
+    """A subcommand: the function it runs, its line in its group's help, and the description of its own help."""
+
+    func: Run
+    help: str
+    description: str | None = None
+
+
+def add_subcommands(sub: argparse._SubParsersAction, table: Mapping[str, Sub]) -> dict[str, argparse.ArgumentParser]:
+    """Each subcommand of ``table``, in its order (the order the group's help lists them in): name -> its parser, to
+    add its own options to."""
+    return {name: add_command(sub, name, s.func, help=s.help, description=s.description) for name, s in table.items()}
+
+
 def add_group(
     sub: argparse._SubParsersAction, name: str, dest: str, **kwargs: Any
 ) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
@@ -98,12 +112,14 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "FABRIC_HELP",
+    "Sub",
     "add_allow_flags",
     "add_auto_flag",
     "add_command",
     "add_fabric",
     "add_group",
     "add_output",
+    "add_subcommands",
     "auto",
     "fail",
     "guarded",
