@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from hwaac.clikit import EXIT_OK, add_command, add_fabric, add_group, fail
+from hwaac.clikit import EXIT_OK, Sub, add_fabric, add_group, add_subcommands, fail
 
 
 def _usage(command: str, msg: str) -> int:
@@ -43,76 +43,6 @@ def _list_opts(p: argparse.ArgumentParser) -> None:
         default=SPORTS,
         metavar="S",
         help=f"source ports per peer, one ECMP flow each (default {SPORTS})",
-    )
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``hwaac probe`` to the main parser."""
-    from hwaac.probe.pinglist import DPORT
-
-    _probe, ps = add_group(
-        sub, "probe", "probe_command", help="active probes of the rail fabric: pinglist, send, respond"
-    )
-    pl = add_command(
-        ps,
-        "pinglist",
-        cmd_pinglist,
-        help="the flows a node probes (per rail port: peers in other SUs, source ports)",
-    )
-    _list_opts(pl)
-    pl.add_argument("--json", action="store_true", help="print the flows as JSON")
-    se = add_command(
-        ps,
-        "send",
-        cmd_send,
-        help="probe a node's pinglist from this machine and write the results document",
-        description="Run on the node (or with --netns in its namespace). Exit 0 done, 2 usage.",
-    )
-    _list_opts(se)
-    se.add_argument(
-        "--out",
-        required=True,
-        metavar="FILE",
-        help="results document (hwaac-probe/1 JSON); put it at "
-        "DIR/<node>/probe.json of a samples folder for hwaac health fabric",
-    )
-    se.add_argument("--count", type=int, default=100, metavar="N", help="probes per flow (default 100)")
-    se.add_argument(
-        "--interval", type=float, default=0.01, metavar="S", help="seconds between two probes of a flow (default 0.01)"
-    )
-    se.add_argument(
-        "--timeout",
-        type=float,
-        default=2.0,
-        metavar="S",
-        help="seconds to wait for replies after a flow's last probe (default 2)",
-    )
-    se.add_argument(
-        "--paths", metavar="STATE", help="path cache (JSON), read and updated: later sweeps reuse the paths learned"
-    )
-    se.add_argument("--no-paths", action="store_true", help="do not learn paths (tomography then cannot localise)")
-    _netns(se)
-    se.add_argument(
-        "--responders",
-        action="store_true",
-        help="also answer the probes here (a lab where every host is on this machine)",
-    )
-    rs = add_command(
-        ps,
-        "respond",
-        cmd_respond,
-        help="answer probes (long running; SIGTERM or SIGINT ends it cleanly)",
-        description="Exit 0 on SIGTERM/SIGINT or after --duration, 2 when an address cannot be bound.",
-    )
-    rs.add_argument("--bind", action="append", required=True, metavar="IP", help="an address to answer on (repeat)")
-    rs.add_argument("--port", type=int, default=DPORT, help=f"UDP port (default {DPORT})")
-    _netns(rs)
-    rs.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
-    rs.add_argument(
-        "--freebind",
-        action="store_true",
-        help="bind addresses that are not up yet (IP_FREEBIND): a "
-        "service started before its rails, or with one rail down, answers on each once it is up",
     )
 
 
@@ -226,6 +156,74 @@ def cmd_respond(args: argparse.Namespace) -> int:
             signal.signal(s, h)
     print("hwaac probe respond: " + ", ".join(f"{k} {v}" for k, v in stats.items()), file=sys.stderr)
     return EXIT_OK
+
+
+SUBCOMMANDS = {  # hwaac probe's, in the order of its help; the options of each are added in register
+    "pinglist": Sub(cmd_pinglist, "the flows a node probes (per rail port: peers in other SUs, source ports)"),
+    "send": Sub(
+        cmd_send,
+        "probe a node's pinglist from this machine and write the results document",
+        "Run on the node (or with --netns in its namespace). Exit 0 done, 2 usage.",
+    ),
+    "respond": Sub(
+        cmd_respond,
+        "answer probes (long running; SIGTERM or SIGINT ends it cleanly)",
+        "Exit 0 on SIGTERM/SIGINT or after --duration, 2 when an address cannot be bound.",
+    ),
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``hwaac probe`` to the main parser."""
+    from hwaac.probe.pinglist import DPORT
+
+    _probe, ps = add_group(
+        sub, "probe", "probe_command", help="active probes of the rail fabric: pinglist, send, respond"
+    )
+    cmd = add_subcommands(ps, SUBCOMMANDS)
+    _list_opts(cmd["pinglist"])
+    cmd["pinglist"].add_argument("--json", action="store_true", help="print the flows as JSON")
+    se = cmd["send"]
+    _list_opts(se)
+    se.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="results document (hwaac-probe/1 JSON); put it at "
+        "DIR/<node>/probe.json of a samples folder for hwaac health fabric",
+    )
+    se.add_argument("--count", type=int, default=100, metavar="N", help="probes per flow (default 100)")
+    se.add_argument(
+        "--interval", type=float, default=0.01, metavar="S", help="seconds between two probes of a flow (default 0.01)"
+    )
+    se.add_argument(
+        "--timeout",
+        type=float,
+        default=2.0,
+        metavar="S",
+        help="seconds to wait for replies after a flow's last probe (default 2)",
+    )
+    se.add_argument(
+        "--paths", metavar="STATE", help="path cache (JSON), read and updated: later sweeps reuse the paths learned"
+    )
+    se.add_argument("--no-paths", action="store_true", help="do not learn paths (tomography then cannot localise)")
+    _netns(se)
+    se.add_argument(
+        "--responders",
+        action="store_true",
+        help="also answer the probes here (a lab where every host is on this machine)",
+    )
+    rs = cmd["respond"]
+    rs.add_argument("--bind", action="append", required=True, metavar="IP", help="an address to answer on (repeat)")
+    rs.add_argument("--port", type=int, default=DPORT, help=f"UDP port (default {DPORT})")
+    _netns(rs)
+    rs.add_argument("--duration", type=float, metavar="S", help="stop after S seconds")
+    rs.add_argument(
+        "--freebind",
+        action="store_true",
+        help="bind addresses that are not up yet (IP_FREEBIND): a "
+        "service started before its rails, or with one rail down, answers on each once it is up",
+    )
 
 
 __all__ = ["cmd_pinglist", "cmd_respond", "cmd_send", "register"]
