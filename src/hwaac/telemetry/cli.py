@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from hwaac.clikit import EXIT_OK, EXIT_USAGE, add_command, add_fabric, add_group, add_output, fail
+from hwaac.clikit import EXIT_OK, EXIT_USAGE, Sub, add_fabric, add_group, add_output, add_subcommands, fail
 from hwaac.fileio import write_atomic
 
 
@@ -42,54 +42,6 @@ def _inputs(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--squeue", metavar="FILE", help="output of squeue -h -o '%%i %%u %%N' (jobs on the nodes)")
     _slo(p)
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``hwaac health fabric`` to the main parser."""
-    _health, hs = add_group(
-        sub, "health", "health_command", help="network health of a fabric from switch and host telemetry"
-    )
-    p = add_command(
-        hs,
-        "fabric",
-        cmd_fabric,
-        help="rates, SLIs and ranked suspects from sweeps of switch and host outputs",
-        description="Exit 0 no suspect (or info only), 4 warn, 1 fault, 2 usage.",
-    )
-    _inputs(p)
-    p.add_argument("--format", choices=("md", "json"), default="md", help="report format (default md)")
-    add_output(p, "write the report to FILE instead of stdout")
-    e = add_command(
-        hs,
-        "exporter",
-        cmd_exporter,
-        help="the fabric's health as Prometheus metrics (docs/network-health.md)",
-        description="Serve /metrics on --port (samples re-read every --interval seconds), or print "
-        "the text exposition once with --once. Exit 2 usage.",
-    )
-    _inputs(e)
-    how = e.add_mutually_exclusive_group(required=True)
-    how.add_argument("--port", type=int, metavar="N", help="serve the metrics on http://ADDR:N/metrics")
-    how.add_argument("--once", action="store_true", help="print the text exposition once and exit")
-    e.add_argument("--addr", default="127.0.0.1", help="address to listen on with --port (default 127.0.0.1)")
-    e.add_argument(
-        "--interval",
-        type=float,
-        default=60.0,
-        metavar="S",
-        help="re-read the samples folders every S seconds with --port (default 60)",
-    )
-    g = add_command(
-        hs,
-        "dashboard",
-        cmd_dashboard,
-        help="the Grafana dashboard of the fabric over the exporter's metrics",
-        description="Print the Grafana dashboard JSON (a fabric row, then a row per plane and rail "
-        "of the plan; thresholds from the SLOs), or write it to -o FILE. Exit 2 usage.",
-    )
-    add_fabric(g)
-    _slo(g)
-    add_output(g, "write the dashboard to FILE (replaced atomically)")
 
 
 def _slos(args: argparse.Namespace, command: str):  # -> SloSet | int
@@ -239,6 +191,56 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         return _usage(f"-o {args.output}: {exc.strerror or exc}", "dashboard")
     print(f"wrote {out}: Grafana dashboard {plan.intent.fabric.name!r}")
     return EXIT_OK
+
+
+SUBCOMMANDS = {  # hwaac health's, in the order of its help; the options of each are added in register
+    "fabric": Sub(
+        cmd_fabric,
+        "rates, SLIs and ranked suspects from sweeps of switch and host outputs",
+        "Exit 0 no suspect (or info only), 4 warn, 1 fault, 2 usage.",
+    ),
+    "exporter": Sub(
+        cmd_exporter,
+        "the fabric's health as Prometheus metrics (docs/network-health.md)",
+        "Serve /metrics on --port (samples re-read every --interval seconds), or print the text exposition once "
+        "with --once. Exit 2 usage.",
+    ),
+    "dashboard": Sub(
+        cmd_dashboard,
+        "the Grafana dashboard of the fabric over the exporter's metrics",
+        "Print the Grafana dashboard JSON (a fabric row, then a row per plane and rail of the plan; thresholds "
+        "from the SLOs), or write it to -o FILE. Exit 2 usage.",
+    ),
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``hwaac health fabric`` to the main parser."""
+    _health, hs = add_group(
+        sub, "health", "health_command", help="network health of a fabric from switch and host telemetry"
+    )
+    cmd = add_subcommands(hs, SUBCOMMANDS)
+    p = cmd["fabric"]
+    _inputs(p)
+    p.add_argument("--format", choices=("md", "json"), default="md", help="report format (default md)")
+    add_output(p, "write the report to FILE instead of stdout")
+    e = cmd["exporter"]
+    _inputs(e)
+    how = e.add_mutually_exclusive_group(required=True)
+    how.add_argument("--port", type=int, metavar="N", help="serve the metrics on http://ADDR:N/metrics")
+    how.add_argument("--once", action="store_true", help="print the text exposition once and exit")
+    e.add_argument("--addr", default="127.0.0.1", help="address to listen on with --port (default 127.0.0.1)")
+    e.add_argument(
+        "--interval",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="re-read the samples folders every S seconds with --port (default 60)",
+    )
+    g = cmd["dashboard"]
+    add_fabric(g)
+    _slo(g)
+    add_output(g, "write the dashboard to FILE (replaced atomically)")
 
 
 __all__ = ["assess_args", "cmd_dashboard", "cmd_exporter", "cmd_fabric", "register"]
