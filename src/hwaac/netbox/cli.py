@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from hwaac.clikit import EXIT_OK, add_command, add_fabric, add_group, add_output, fail
+from hwaac.clikit import EXIT_OK, Sub, add_fabric, add_group, add_output, add_subcommands, fail
 from hwaac.devnetbox.cli import add_server_commands
 from hwaac.netbox.errors import NetBoxError
 
@@ -153,11 +153,39 @@ def cmd_render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _on_fabric(p: argparse.ArgumentParser) -> None:
-    """The fabric and ``--url`` of a subcommand that plans it and reaches NetBox, added after its own options (the
-    order its help lists them in)."""
-    add_fabric(p, "fabric.yml, the folder holding it, or a fabric folder name under inventory/", metavar=None)
-    p.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
+WHERE = "URL and token as for sync (NETBOX_URL / NETBOX_TOKEN, or the local NetBox). Read only: never writes."
+SUBCOMMANDS = {  # after the local NetBox's own (hwaac.devnetbox.cli), in the order of the help
+    "sync": Sub(
+        cmd_sync,
+        "record the fabric's plan in NetBox (bulk, idempotent, owned objects only)",
+        "URL and token from NETBOX_URL / NETBOX_TOKEN (or --url); with neither, the local NetBox when it is up. "
+        "Exit 0 ok, 1 invalid intent, 2 usage or connection error, 4 conflict with objects hwaac does not own or a "
+        "device in service it would delete (nothing written).",
+    ),
+    "export": Sub(
+        cmd_export,
+        "write the fabric as NetBox holds it (JSON)",
+        "The fabric's owned objects (tag hwaac-fabric-NAME) as NetBox holds them: devices, interfaces with addresses "
+        f"or cables, cables, prefixes, IP addresses, ASNs; sorted, without ids. {WHERE} Exit 0 ok, 1 invalid intent, "
+        "2 usage or connection error.",
+    ),
+    "drift": Sub(
+        cmd_drift,
+        "list every object where NetBox differs from the plan",
+        "One line per object, grouped by type: missing (planned, not in NetBox), extra (owned, not planned), "
+        "changed (field: NetBox value -> planned value), unowned (present, not owned: a sync adopts it), conflict; "
+        f"then a summary. Fields a person enters (serial, comments) are not drift. {WHERE} Exit 0 no drift, 1 "
+        "invalid intent, 2 usage or connection error, 5 drift found.",
+    ),
+    "render": Sub(
+        cmd_render,
+        "render device files and docs from what NetBox holds",
+        "Plan the fabric, take each switch's ASN and loopback and each link's addresses from NetBox (where a person "
+        "may have corrected them; each such value is reported), and render every file as `hwaac plan` does. Stops "
+        f"when NetBox lacks a planned device or cable. {WHERE} Exit 0 ok, 1 invalid intent, 2 usage or connection "
+        "error, or NetBox does not hold the fabric.",
+    ),
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -176,16 +204,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="state folder (default: $HWAAC_NETBOX_STATE or ${XDG_STATE_HOME:-~/.local/state}/hwaac/netbox-4.7.3)",
     )
     add_server_commands(sub)
-    sy = add_command(
-        sub,
-        "sync",
-        cmd_sync,
-        help="record the fabric's plan in NetBox (bulk, idempotent, owned objects only)",
-        description="URL and token from NETBOX_URL / NETBOX_TOKEN (or --url); with neither, the "
-        "local NetBox when it is up. Exit 0 ok, 1 invalid intent, 2 usage or "
-        "connection error, 4 conflict with objects hwaac does not own or a device in "
-        "service it would delete (nothing written).",
-    )
+    cmd = add_subcommands(sub, SUBCOMMANDS)
+    sy = cmd["sync"]
     sy.add_argument("--dry-run", action="store_true", help="print the creates, updates and deletes; write nothing")
     sy.add_argument(
         "--delete-active",
@@ -193,42 +213,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="delete devices the plan no longer has even when NetBox says they are active, staged or "
         "failed (without it they stop the sync); objects a person made are never deleted",
     )
-    _on_fabric(sy)
-    where = "URL and token as for sync (NETBOX_URL / NETBOX_TOKEN, or the local NetBox). Read only: never writes."
-    ex = add_command(
-        sub,
-        "export",
-        cmd_export,
-        help="write the fabric as NetBox holds it (JSON)",
-        description=f"The fabric's owned objects (tag hwaac-fabric-NAME) as NetBox holds them: "
-        f"devices, interfaces with addresses or cables, cables, prefixes, IP addresses, "
-        f"ASNs; sorted, without ids. {where} Exit 0 ok, 1 invalid intent, 2 usage or "
-        f"connection error.",
-    )
-    add_output(ex, "write here (default: standard output)")
-    _on_fabric(ex)
-    dr = add_command(
-        sub,
-        "drift",
-        cmd_drift,
-        help="list every object where NetBox differs from the plan",
-        description=f"One line per object, grouped by type: missing (planned, not in NetBox), "
-        f"extra (owned, not planned), changed (field: NetBox value -> planned value), "
-        f"unowned (present, not owned: a sync adopts it), conflict; then a summary. "
-        f"Fields a person enters (serial, comments) are not drift. {where} Exit 0 no "
-        f"drift, 1 invalid intent, 2 usage or connection error, 5 drift found.",
-    )
-    _on_fabric(dr)
-    rd = add_command(
-        sub,
-        "render",
-        cmd_render,
-        help="render device files and docs from what NetBox holds",
-        description=f"Plan the fabric, take each switch's ASN and loopback and each link's "
-        f"addresses from NetBox (where a person may have corrected them; each such "
-        f"value is reported), and render every file as `hwaac plan` does. Stops when "
-        f"NetBox lacks a planned device or cable. {where} Exit 0 ok, 1 invalid intent, "
-        f"2 usage or connection error, or NetBox does not hold the fabric.",
-    )
-    add_output(rd, "output folder (replaced atomically)", metavar=None, required=True)
-    _on_fabric(rd)
+    add_output(cmd["export"], "write here (default: standard output)")
+    add_output(cmd["render"], "output folder (replaced atomically)", metavar=None, required=True)
+    for each in cmd.values():  # after their own options: the order their help lists them in
+        add_fabric(each, "fabric.yml, the folder holding it, or a fabric folder name under inventory/", metavar=None)
+        each.add_argument("--url", help="NetBox base URL (default: $NETBOX_URL); the token is always $NETBOX_TOKEN")
