@@ -85,7 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     manual.add_arguments(p)
 
 
-_err = partial(fail, "hwaac remediate")  # the usage exit status, after a line on stderr
+_usage = partial(fail, "hwaac remediate")  # the usage exit status, after a line on stderr
 
 
 def _read_findings(name: str | None, alertmanager: str | None) -> Any:
@@ -108,26 +108,26 @@ def cmd_remediate(args: argparse.Namespace) -> int:
     person = manual.request(args)
     wrong = manual.usage(args)
     if wrong:
-        return _err(wrong)
+        return _usage(wrong)
     if person is None and bool(args.findings) == bool(args.alertmanager):
-        return _err("give FINDINGS, --alertmanager URL or a person's --drain-switch, --drain-link, ... (one of them)")
+        return _usage("give FINDINGS, --alertmanager URL or a person's --drain-switch, --drain-link, ... (one of them)")
     if args.alertmanager and not args.alertmanager.startswith(("http://", "https://")):
-        return _err(f"--alertmanager: {args.alertmanager!r} is not an http(s) URL")
+        return _usage(f"--alertmanager: {args.alertmanager!r} is not an http(s) URL")
     if args.apply and not (args.lab or args.inventory):
-        return _err("--apply needs where to carry out: --lab NAME or -i INVENTORY")
+        return _usage("--apply needs where to carry out: --lab NAME or -i INVENTORY")
     try:
         now = datetime.fromisoformat(args.now) if args.now else datetime.now(UTC)
     except ValueError:
-        return _err(f"--now: {args.now!r} is not an ISO 8601 time (e.g. 2026-12-05T03:00:00+00:00)")
+        return _usage(f"--now: {args.now!r} is not an ISO 8601 time (e.g. 2026-12-05T03:00:00+00:00)")
     if now.tzinfo is None:
-        return _err(f"--now: {args.now!r} has no time zone (e.g. 2026-12-05T03:00:00+00:00)")
+        return _usage(f"--now: {args.now!r} has no time zone (e.g. 2026-12-05T03:00:00+00:00)")
     try:
         policy = load_policy(args.policy)
     except PolicyError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
-        return _err(f"--policy: {exc}")
+        return _usage(f"--policy: {exc}")
 
     def findings_now() -> list[Any]:
         return read(_read_findings(args.findings, args.alertmanager)) if person is None else []
@@ -136,7 +136,7 @@ def cmd_remediate(args: argparse.Namespace) -> int:
     try:
         findings = [] if late else findings_now()
     except (OSError, ValueError, FindingsError) as exc:
-        return _err(f"{args.findings or args.alertmanager}: {exc}")
+        return _usage(f"{args.findings or args.alertmanager}: {exc}")
     try:
         plan = build_plan(load_intent(args.fabric))
     except IntentError as exc:
@@ -150,7 +150,7 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         try:
             client = connect()
         except NetBoxError as exc:
-            return _err(f"--netbox: {str(exc).splitlines()[0]}")
+            return _usage(f"--netbox: {str(exc).splitlines()[0]}")
     store = engine.Store(args.state)
     fabric, targets = guard.Fabric(plan), Targets(plan)
 
@@ -167,7 +167,7 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         try:
             state = store.load() if (Path(args.state) / "state.json").exists() else engine.State()
         except ValueError as exc:
-            return _err(str(exc))
+            return _usage(str(exc))
         after = copy.deepcopy(state)
         actions = engine.sweep(policy, fabric, targets, after, findings, now)
         todo = carry_out.steps(actions, plan, rendered, carry_out.kept_out(after.out_of_service(), plan))
@@ -190,11 +190,11 @@ def cmd_remediate(args: argparse.Namespace) -> int:
         try:
             state = store.load()
         except ValueError as exc:
-            return _err(str(exc))
+            return _usage(str(exc))
         try:
             findings = findings_now() if late else findings
         except (OSError, ValueError, FindingsError) as exc:
-            return _err(f"{args.alertmanager}: {exc}")
+            return _usage(f"{args.alertmanager}: {exc}")
         before = copy.deepcopy(state)
         actions = engine.sweep(policy, fabric, targets, state, findings, now)
         keep = carry_out.kept_out(state.out_of_service(), plan)

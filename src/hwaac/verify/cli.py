@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +62,7 @@ def _names(values: list[str] | None) -> list[str] | None:
     return [n.strip() for v in values for n in v.split(",") if n.strip()]
 
 
-def _usage(msg: str) -> int:
-    """The usage exit status, after ``hwaac verify: MSG`` on stderr."""
-    return fail("hwaac verify", msg)
+_usage = partial(fail, "hwaac verify")  # the usage exit status, after a line on stderr
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
