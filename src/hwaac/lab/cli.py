@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from hwaac.clikit import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Run, add_command, add_group, fail, guarded
+from hwaac.clikit import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Run, Sub, add_group, add_subcommands, fail, guarded
 from hwaac.lab.errors import LabError, LabNotUp
 
 EXIT_DOWN = 3
@@ -190,23 +190,25 @@ def _run(fn: Run) -> Run:
     )
 
 
-# hwaac lab's subcommands: the function, the help, and the lab's NAME each takes first ("NAME"; "[NAME]": the one
-# lab there is when left out; "": none). The options of each are added in register.
-SUBCOMMANDS: dict[str, tuple[Run, str, str]] = {
-    "up": (cmd_up, "build the lab from a rendered folder (hwaac plan FABRIC -o DIR)", ""),
-    "down": (cmd_down, "remove everything the lab made (also after a crash); idempotent", "[NAME]"),
-    "status": (cmd_status, "devices, daemons, BGP sessions; exit 3 when the lab is not up", "[NAME]"),
-    "converge": (cmd_converge, "wait for every expected BGP session and stable routes; print the seconds", "[NAME]"),
-    "compact": (cmd_compact, "merge the daemons' zero-filled pages once with KSM (about half the PSS)", "[NAME]"),
-    "exec": (cmd_exec, "run a command in a device's namespace (vtysh, lldpcli reach its daemons)", "NAME"),
-    "fail": (cmd_fail, "inject a failure: link (down, loss, delay, flap), switch (FRR stopped), node", "NAME"),
-    "sweep": (
-        cmd_sweep,
+SUBCOMMANDS = {  # hwaac lab's, in the order of its help; the options of each are added in register
+    "up": Sub(_run(cmd_up), "build the lab from a rendered folder (hwaac plan FABRIC -o DIR)"),
+    "down": Sub(_run(cmd_down), "remove everything the lab made (also after a crash); idempotent"),
+    "status": Sub(_run(cmd_status), "devices, daemons, BGP sessions; exit 3 when the lab is not up"),
+    "converge": Sub(_run(cmd_converge), "wait for every expected BGP session and stable routes; print the seconds"),
+    "compact": Sub(_run(cmd_compact), "merge the daemons' zero-filled pages once with KSM (about half the PSS)"),
+    "exec": Sub(_run(cmd_exec), "run a command in a device's namespace (vtysh, lldpcli reach its daemons)"),
+    "fail": Sub(_run(cmd_fail), "inject a failure: link (down, loss, delay, flap), switch (FRR stopped), node"),
+    "sweep": Sub(
+        _run(cmd_sweep),
         "one network-health sweep of the switches (portstat -j, BGP, routes) into a samples folder for hwaac "
         "health fabric",
-        "NAME",
     ),
-    "restore": (cmd_restore, "undo all faults, or those on TARGET (fault id, cable, DEVICE:PORT, device)", "NAME"),
+    "restore": Sub(_run(cmd_restore), "undo all faults, or those on TARGET (fault id, cable, DEVICE:PORT, device)"),
+}
+# the subcommands whose first argument is the lab's NAME: nargs "?" where it may be left out (the one lab there is)
+TAKE_NAME: dict[str, str | None] = {
+    **dict.fromkeys(("down", "status", "converge", "compact"), "?"),
+    **dict.fromkeys(("exec", "fail", "sweep", "restore"), None),
 }
 
 
@@ -222,11 +224,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "netplan and sysctl files, failure injection. State in "
         "$HWAAC_LAB_STATE_DIR (default /run/hwaac/lab)/NAME.",
     )
-    cmd: dict[str, argparse.ArgumentParser] = {}
-    for name, (fn, text, lab_name) in SUBCOMMANDS.items():
-        cmd[name] = add_command(sub, name, _run(fn), help=text)
-        if lab_name:
-            cmd[name].add_argument("name", nargs="?" if lab_name == "[NAME]" else None, metavar="NAME")
+    cmd = add_subcommands(sub, SUBCOMMANDS)
+    for name, nargs in TAKE_NAME.items():
+        cmd[name].add_argument("name", nargs=nargs, metavar="NAME")
     u = cmd["up"]
     u.add_argument("render_dir", metavar="RENDER_DIR")
     u.add_argument("--name", help="lab name (default: the fabric's name, a-z0-9_ only)")
