@@ -241,18 +241,18 @@ def desired_state(plan: Plan, planes: Iterable[int] | None = None, *, owned: boo
                 },
             ),
         )
-        for p in port_table(model):
+        for port_info in port_table(model):
             _add(
                 kinds,
                 "interface-templates",
                 Want(
-                    (tslug, p.name),
+                    (tslug, port_info.name),
                     {},
                     {
                         "device_type": Ref("device-types", tslug),
-                        "name": p.name,
-                        "type": iface_type(p.speed_mbps),
-                        "label": p.alias,
+                        "name": port_info.name,
+                        "type": iface_type(port_info.speed_mbps),
+                        "label": port_info.alias,
                     },
                 ),
             )
