@@ -73,15 +73,15 @@ def choice_value(v: Any) -> Any:
 
 def iface_of(obj: dict | None) -> tuple[str, str] | None:
     """(device name, interface name) of a nested interface, None when it is not one."""
-    if not isinstance(obj, dict) or not isinstance(obj.get("device"), dict):
+    if not isinstance(obj, dict) or not isinstance(obj.get("device"), dict) or not isinstance(obj.get("name"), str):
         return None
-    return (obj["device"].get("name"), obj.get("name"))
+    return (obj["device"].get("name"), obj["name"])
 
 
 def cable_ends(rec: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The interfaces, as (device, interface), at the A and at the B end of a cable record."""
 
-    def ends(terms: list) -> list[tuple[str, str]]:
+    def ends(terms: list[dict] | None) -> list[tuple[str, str]]:
         return [
             e
             for t in terms or []
@@ -162,7 +162,7 @@ def normalise(kind: str, r: dict, site_of_id: dict[int, str]) -> dict[str, Any]:
         }
     if kind == "prefixes":
         scope = (
-            Ref("sites", site_of_id.get(r.get("scope_id"), f"id {r.get('scope_id')}"))
+            Ref("sites", site_of_id.get(r["scope_id"], f"id {r['scope_id']}"))
             if r.get("scope_type") == "dcim.site"
             else None
         )
