@@ -3,6 +3,8 @@ and custom field once nothing carries them."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from hwaac.netbox.sync.client import Client
 from hwaac.netbox.sync.desired import ADOPTED_TAG, ASN_FIELD, OWNER_TAG, Desired
 from hwaac.netbox.sync.records import OWNED
@@ -75,6 +77,6 @@ def cleanup_owner(client: Client) -> dict[str, Change]:
             if recs:
                 ep = client.endpoint(kind)
                 ids = [r["id"] for r in recs]
-                client.call("DELETE", kind, lambda ep=ep, ids=ids: ep.delete(ids))
+                client.call("DELETE", kind, partial(ep.delete, ids))
                 out.setdefault(kind, Change()).deletes.extend((r[key], r["id"]) for r in recs)
     return out

@@ -9,6 +9,7 @@ then creates and updates in dependency order, then a journal entry on each adopt
 from __future__ import annotations
 
 from collections.abc import Hashable
+from functools import partial
 from typing import Any
 
 from hwaac.netbox.sync import ownership
@@ -100,12 +101,12 @@ class SyncWrites:
         ep = c.endpoint("ip-addresses")
         for part in chunks(self._leaving_deleted_devices(), DEFAULT_CHUNK):
             body = [{"id": i, "assigned_object_type": None, "assigned_object_id": None} for i in part]
-            c.call("PATCH", "ip-addresses", lambda body=body, ep=ep: ep.update(body))
+            c.call("PATCH", "ip-addresses", partial(ep.update, body))
         for kind in reversed(OWNED):
             ids = [i for _k, i in self.changes[kind].deletes]
             ep = c.endpoint(kind)
             for ch in chunks(ids, DEFAULT_CHUNK):
-                c.call("DELETE", kind, lambda ch=ch, ep=ep: ep.delete(ch))
+                c.call("DELETE", kind, partial(ep.delete, ch))
         ifaces: dict[tuple[str, str], int] = {}
         for kind in CATALOGUE + OWNED:
             ch = self.changes[kind]
@@ -122,7 +123,7 @@ class SyncWrites:
                     }
                     for _k, f in part
                 ]
-                created = c.call("POST", kind, lambda body=body, ep=ep: ep.create(body))
+                created = c.call("POST", kind, partial(ep.create, body))
                 for (key, _f), rec in zip(part, created if isinstance(created, list) else [created], strict=True):
                     self.ids.setdefault(kind, {})[key] = rec.id
             for part in chunks(ch.updates, n):
@@ -130,7 +131,7 @@ class SyncWrites:
                     {"id": i, **self._resolve(kind, {f: new for f, (_o, new) in diff.items()}, ifaces)}
                     for _k, i, diff in part
                 ]
-                c.call("PATCH", kind, lambda body=body, ep=ep: ep.update(body))
+                c.call("PATCH", kind, partial(ep.update, body))
         # why each adopted object was let go, on the object itself
         reason = (
             "no longer in the plan"
@@ -144,4 +145,4 @@ class SyncWrites:
         ]
         ep = c.endpoint("journal-entries")
         for part in chunks(notes, DEFAULT_CHUNK):
-            c.call("POST", "journal-entries", lambda part=part, ep=ep: ep.create(part))
+            c.call("POST", "journal-entries", partial(ep.create, part))
