@@ -22,6 +22,15 @@ IN_USE = {
 IN_USE_BY = {"rirs": (("asn-ranges", "rir_id"), ("asns", "rir_id")), "sites": (("locations", "site_id"),)}
 
 
+def _delete(client: Client, out: dict[str, Change], kind: str, recs: list[dict], key: str) -> None:
+    """Delete the records ``recs`` of ``kind`` in one request; add them to ``out`` by their field ``key``."""
+    if recs:
+        ep = client.endpoint(kind)
+        ids = [r["id"] for r in recs]
+        client.call("DELETE", kind, partial(ep.delete, ids))
+        out.setdefault(kind, Change()).deletes.extend((r[key], r["id"]) for r in recs)
+
+
 def cleanup_catalogue(client: Client, desired: Desired) -> dict[str, Change]:
     """After planes were removed: delete the catalogue objects the fabric created (its tag) that nothing uses any
     more, once no owned object of the fabric is left; delete plane tags nothing carries; and, when no object
@@ -30,14 +39,6 @@ def cleanup_catalogue(client: Client, desired: Desired) -> dict[str, Change]:
     Returns the deletes per kind."""
     c, ftag = client, desired.tags[1]
     out: dict[str, Change] = {}
-
-    def delete(kind: str, recs: list[dict], key: str) -> None:
-        if recs:
-            ep = c.endpoint(kind)
-            ids = [r["id"] for r in recs]
-            c.call("DELETE", kind, lambda: ep.delete(ids))
-            out.setdefault(kind, Change()).deletes.extend((r[key], r["id"]) for r in recs)
-
     tag_recs = c.read("tags", "id,slug,tagged_items", slug__isw="hwaac")
     if not any(r["slug"] == ftag for r in tag_recs):
         return out
@@ -51,14 +52,14 @@ def cleanup_catalogue(client: Client, desired: Desired) -> dict[str, Change]:
                 if not any(r.get(f) for f in IN_USE[kind])
                 and not any(c.count(other, **{field: r["id"]}) for other, field in IN_USE_BY.get(kind, ()))
             ]
-            delete(kind, unused, "slug")
+            _delete(c, out, kind, unused, "slug")
     tag_recs = c.read("tags", "id,slug,tagged_items", slug__isw="hwaac")
     fabric_tags = [
         r
         for r in tag_recs
         if (desired.is_plane_tag(r["slug"]) or (r["slug"] == ftag and not left)) and not r.get("tagged_items")
     ]
-    delete("tags", fabric_tags, "slug")
+    _delete(c, out, "tags", fabric_tags, "slug")
     for kind, ch in cleanup_owner(c).items():
         out.setdefault(kind, Change()).deletes.extend(ch.deletes)
     return out
@@ -74,9 +75,5 @@ def cleanup_owner(client: Client) -> dict[str, Change]:
             ("tags", owner, "slug"),
             ("custom-fields", client.read("custom-fields", "id,name", name=ASN_FIELD), "name"),
         ):
-            if recs:
-                ep = client.endpoint(kind)
-                ids = [r["id"] for r in recs]
-                client.call("DELETE", kind, partial(ep.delete, ids))
-                out.setdefault(kind, Change()).deletes.extend((r[key], r["id"]) for r in recs)
+            _delete(client, out, kind, recs, key)
     return out
