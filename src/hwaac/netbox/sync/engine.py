@@ -63,7 +63,7 @@ class Sync(SyncReads, SyncWrites):
 
     # diffing
     def _diff(self) -> None:
-        site_of_id = {i: k for k, i in self.ids.get("sites", {}).items()}
+        site_of_id = self.site_slugs()
         for kind in CATALOGUE:
             ch = Change()
             for key, want in self.d.kinds.get(kind, {}).items():

@@ -34,6 +34,10 @@ class SyncReads:
     elsewhere: list[dict]
     adopted_anywhere: bool
 
+    def site_slugs(self) -> dict[int, str]:
+        """The slug of each site read, by its NetBox id (``ids["sites"]`` is keyed by slug)."""
+        return {i: k for k, i in self.ids.get("sites", {}).items() if isinstance(k, str)}
+
     def _read_all(self) -> None:
         w = self.d.kinds
         c = self.c

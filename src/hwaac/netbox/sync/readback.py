@@ -55,7 +55,7 @@ def _owned(s: Sync, kind: str) -> list[dict]:
 def export_fabric(s: Sync) -> dict[str, Any]:
     """The fabric's owned objects as NetBox holds them: natural keys and values only (no ids, URLs or token),
     every list sorted, so two NetBox databases holding the same fabric export the same document."""
-    site_of_id = {i: k for k, i in s.ids.get("sites", {}).items()}
+    site_of_id = s.site_slugs()
     devices = sorted(
         (
             {
@@ -103,7 +103,7 @@ def export_fabric(s: Sync) -> dict[str, Any]:
         {
             "prefix": r["prefix"],
             "status": choice_value(r.get("status")),
-            "site": site_of_id.get(r.get("scope_id")) if r.get("scope_type") == "dcim.site" else None,
+            "site": site_of_id.get(r["scope_id"]) if r.get("scope_type") == "dcim.site" else None,
             "description": r.get("description") or "",
         }
         for r in _owned(s, "prefixes")
