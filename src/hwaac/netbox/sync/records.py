@@ -78,6 +78,13 @@ def iface_of(obj: dict | None) -> tuple[str, str] | None:
     return (obj["device"].get("name"), obj["name"])
 
 
+def ref_iface(v: Any) -> tuple[str, str] | None:
+    """The (device name, interface name) a planned value refers to when it is an interface reference, else None."""
+    if isinstance(v, Ref) and v.kind == "interfaces" and isinstance(v.key, tuple):
+        return v.key
+    return None
+
+
 def cable_ends(rec: dict) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The interfaces, as (device, interface), at the A and at the B end of a cable record."""
 

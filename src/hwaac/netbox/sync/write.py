@@ -15,7 +15,7 @@ from typing import Any
 from hwaac.netbox.sync import ownership
 from hwaac.netbox.sync.client import Client, SyncError
 from hwaac.netbox.sync.desired import Desired, Ref
-from hwaac.netbox.sync.records import CATALOGUE, OWNED, SINGULAR, chunks, show
+from hwaac.netbox.sync.records import CATALOGUE, OWNED, SINGULAR, chunks, ref_iface, show
 from hwaac.netbox.sync.report import Change
 
 CHUNK = {"devices": 100}  # NetBox instantiates ~130 interfaces per device: keep those requests short
@@ -70,16 +70,13 @@ class SyncWrites:
         names: set[str] = set()
         for kind in ("cables", "ip-addresses"):
             ch = self.changes[kind]
-            for _k, fields in ch.creates:
-                names.update(v.key[1] for v in fields.values() if isinstance(v, Ref) and v.kind == "interfaces")
-            for _k, _i, diff in ch.updates:
-                names.update(
-                    new.key[1] for _o, new in diff.values() if isinstance(new, Ref) and new.kind == "interfaces"
-                )
+            planned = [v for _k, fields in ch.creates for v in fields.values()]
+            planned += [new for _k, _i, diff in ch.updates for _o, new in diff.values()]
+            names.update(end[1] for v in planned if (end := ref_iface(v)) is not None)
         site_id = self.ids["sites"].get(self.site)
         out: dict[tuple[str, str], int] = {}
-        for ch in chunks(sorted(names), 100):
-            for r in self.c.read("interfaces", "id,name,device", site_id=site_id, name=ch):
+        for part in chunks(sorted(names), 100):
+            for r in self.c.read("interfaces", "id,name,device", site_id=site_id, name=part):
                 out[(r["device"]["name"], r["name"])] = r["id"]
         return out
 
@@ -92,7 +89,7 @@ class SyncWrites:
         return [
             rid
             for _key, rid, diff in self.changes["ip-addresses"].updates
-            if isinstance(old := diff.get("interface", (None, None))[0], Ref) and old.key[0] in gone
+            if (old := ref_iface(diff.get("interface", (None, None))[0])) is not None and old[0] in gone
         ]
 
     def _write(self) -> None:
@@ -105,8 +102,8 @@ class SyncWrites:
         for kind in reversed(OWNED):
             ids = [i for _k, i in self.changes[kind].deletes]
             ep = c.endpoint(kind)
-            for ch in chunks(ids, DEFAULT_CHUNK):
-                c.call("DELETE", kind, partial(ep.delete, ch))
+            for part in chunks(ids, DEFAULT_CHUNK):
+                c.call("DELETE", kind, partial(ep.delete, part))
         ifaces: dict[tuple[str, str], int] = {}
         for kind in CATALOGUE + OWNED:
             ch = self.changes[kind]
