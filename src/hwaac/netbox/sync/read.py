@@ -66,7 +66,7 @@ class SyncReads:
         site_id = self.ids.get("sites", {}).get(self.site)
         # a fabric tag that does not exist yet means nothing is owned yet (and NetBox refuses the filter)
         tagged = self.ftag in self.ids["tags"]
-        plane_tags = sorted(t for t in self.ids["tags"] if self.d.is_plane_tag(t))
+        plane_tags = sorted(t for t in self.ids["tags"] if isinstance(t, str) and self.d.is_plane_tag(t))
 
         def owned(kind: str) -> list[dict]:
             return c.read(kind, self.fields[kind], tag=self.ftag) if tagged else []
@@ -87,7 +87,7 @@ class SyncReads:
 
         def elsewhere() -> list[dict]:
             """Devices of another site named as planned devices (NetBox names are unique per site only)."""
-            names = sorted(w.get("devices", {}))
+            names = sorted(k for k in w.get("devices", {}) if isinstance(k, str))
             other: dict[str, Any] = {"site_id__n": site_id} if site_id is not None else {}
             return [r for ch in by_length(names) for r in c.read("devices", "id,name,site", name=ch, **other)]
 
@@ -195,7 +195,7 @@ class SyncReads:
                 ]
         for r in ips:
             r["assigned_object"] = (
-                names.get(r.get("assigned_object_id")) if r.get("assigned_object_type") == "dcim.interface" else None
+                names.get(r["assigned_object_id"]) if r.get("assigned_object_type") == "dcim.interface" else None
             )
 
     def _index(self, kind: str, recs: list[dict]) -> None:
