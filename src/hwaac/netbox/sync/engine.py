@@ -87,9 +87,8 @@ class Sync(SyncReads, SyncWrites):
             have = self.existing[kind]
             wants = self.d.kinds.get(kind, {})
             for key, want in wants.items():
-                r = have.get(key)
-                if r is None:
-                    if kind == "cables":
+                if key not in have:
+                    if kind == "cables" and isinstance(key, frozenset):  # a planned cable: its two ends
                         self._cable_conflicts(key, busy)
                     ch.creates.append(
                         (
@@ -98,6 +97,7 @@ class Sync(SyncReads, SyncWrites):
                         )
                     )
                     continue
+                r = have[key]
                 tags = tags_of(r)
                 norm = normalise(kind, r, site_of_id)
                 if self.ftag in tags:
