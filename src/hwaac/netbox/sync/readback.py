@@ -44,8 +44,8 @@ def read_back(plan: Any, url: str, token: str) -> tuple[Sync, Client, float]:
 # --- export -------------------------------------------------------------------------------------------------
 
 
-def _end(e: tuple[str, str] | None) -> str | None:
-    return f"{e[0]}:{e[1]}" if e else None
+def _end(e: tuple[str, str]) -> str:
+    return f"{e[0]}:{e[1]}"
 
 
 def _owned(s: Sync, kind: str) -> list[dict]:
@@ -86,17 +86,17 @@ def export_fabric(s: Sync) -> dict[str, Any]:
             iface(e)["cable"] = label
     ips = []
     for r in _owned(s, "ip-addresses"):
-        e = iface_of(r.get("assigned_object")) if r.get("assigned_object_type") == "dcim.interface" else None
+        on = iface_of(r.get("assigned_object")) if r.get("assigned_object_type") == "dcim.interface" else None
         ips.append(
             {
                 "address": r["address"],
-                "interface": _end(e),
+                "interface": _end(on) if on else None,
                 "status": choice_value(r.get("status")),
                 "description": r.get("description") or "",
             }
         )
-        if e:
-            iface(e)["addresses"].append(r["address"])
+        if on:
+            iface(on)["addresses"].append(r["address"])
     for i in ifaces.values():
         i["addresses"].sort()
     prefixes = [
