@@ -186,25 +186,7 @@ class Postgres:
     # --- SQL -------------------------------------------------------------------------------------------------
     def sql(self, statement: str, database: str = "postgres", *, check: bool = True) -> str:
         """Run one statement with ``psql`` and return its unaligned output (rows on lines, fields by ``|``)."""
-        argv = [
-            str(self.bindir / "psql"),
-            "-h",
-            procs.LOOPBACK,
-            "-p",
-            str(self.port),
-            "-U",
-            "postgres",
-            "-d",
-            database,
-            "-X",
-            "-q",
-            "-A",
-            "-t",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-c",
-            statement,
-        ]
+        argv = self._client("psql", "-d", database, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", statement)
         r = subprocess.run(argv, capture_output=True, text=True, env=self._env(), stdin=subprocess.DEVNULL)
         if check and r.returncode != 0:
             raise LocalNetBoxError(
@@ -215,19 +197,7 @@ class Postgres:
     def dump(self, database: str) -> bytes:
         """``pg_dump`` of ``database`` as plain SQL, without owners and privileges (restorable by any role)."""
         _check_name(database)
-        argv = [
-            str(self.bindir / "pg_dump"),
-            "-h",
-            procs.LOOPBACK,
-            "-p",
-            str(self.port),
-            "-U",
-            "postgres",
-            "--no-owner",
-            "--no-privileges",
-            "-d",
-            database,
-        ]
+        argv = self._client("pg_dump", "--no-owner", "--no-privileges", "-d", database)
         r = subprocess.run(argv, capture_output=True, env=self._env(), stdin=subprocess.DEVNULL)
         if r.returncode != 0:
             raise LocalNetBoxError(f"pg_dump {database}: {r.stderr.decode(errors='replace').strip()[-500:]}")
@@ -237,24 +207,7 @@ class Postgres:
         """Run the SQL script ``sql`` (a plain ``pg_dump``) in ``database`` as one transaction, stopping at the
         first error (then nothing of it stays)."""
         _check_name(database)
-        argv = [
-            str(self.bindir / "psql"),
-            "-h",
-            procs.LOOPBACK,
-            "-p",
-            str(self.port),
-            "-U",
-            "postgres",
-            "-d",
-            database,
-            "-X",
-            "-q",
-            "-1",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-f",
-            "-",
-        ]
+        argv = self._client("psql", "-d", database, "-X", "-q", "-1", "-v", "ON_ERROR_STOP=1", "-f", "-")
         r = subprocess.run(argv, input=sql, capture_output=True, env=self._env())
         if r.returncode != 0:
             raise LocalNetBoxError(f"restoring into {database}: {r.stderr.decode(errors='replace').strip()[-500:]}")
@@ -294,6 +247,11 @@ class Postgres:
         self.sql(f'ALTER DATABASE "{name}" WITH IS_TEMPLATE true ALLOW_CONNECTIONS false')
 
     # --- internals -------------------------------------------------------------------------------------------
+    def _client(self, tool: str, *options: str) -> list[str]:
+        """The command line of the client program ``tool`` (``psql``, ``pg_dump``) connecting to this cluster as
+        ``postgres`` over loopback TCP, then ``options``."""
+        return [str(self.bindir / tool), "-h", procs.LOOPBACK, "-p", str(self.port), "-U", "postgres", *options]
+
     def _env(self) -> dict[str, str]:
         return {**os.environ, "PGPASSWORD": self.password, "PGCONNECT_TIMEOUT": "5"}
 
