@@ -162,36 +162,26 @@ def ensure_catalogue(client: Client) -> None:
     """Create the custom field ``hwaac_lifecycle`` (text, on devices) and the tag ``hwaac-quarantine`` if missing.
 
     Both are hwaac's: created once, never changed after."""
-    if not client.read("custom-fields", "id,name", name=LIFECYCLE_FIELD):
-        client.call(
-            "POST",
-            "custom-fields",
-            lambda: client.endpoint("custom-fields").create(
-                {
-                    "name": LIFECYCLE_FIELD,
-                    "label": "Lifecycle (hwaac)",
-                    "type": "text",
-                    "object_types": ["dcim.device"],
-                    "group_name": "hwaac",
-                    "validation_regex": "^(" + "|".join(s.value for s in State) + ")$",
-                    "description": "The node's lifecycle state as hwaac keeps it (planned, burn_in, production, "
-                    "quarantine, rma, returned)",
-                }
-            ),
-        )
+    client.ensure(
+        "custom-fields",
+        "name",
+        {
+            "name": LIFECYCLE_FIELD,
+            "label": "Lifecycle (hwaac)",
+            "type": "text",
+            "object_types": ["dcim.device"],
+            "group_name": "hwaac",
+            "validation_regex": "^(" + "|".join(s.value for s in State) + ")$",
+            "description": "The node's lifecycle state as hwaac keeps it (planned, burn_in, production, "
+            "quarantine, rma, returned)",
+        },
+    )
     ensure_tag(client, QUARANTINE_TAG, "ff9800", "hwaac journal entry of a quarantine (counted by the circuit breaker)")
 
 
 def ensure_tag(client: Client, slug: str, color: str, description: str) -> None:
     """Create the tag ``slug`` (named as its slug) if NetBox lacks it; an existing one is left as it is."""
-    if not client.read("tags", "id,slug", slug=slug):
-        client.call(
-            "POST",
-            "tags",
-            lambda: client.endpoint("tags").create(
-                {"name": slug, "slug": slug, "color": color, "description": description}
-            ),
-        )
+    client.ensure("tags", "slug", {"name": slug, "slug": slug, "color": color, "description": description})
 
 
 def _pool_ids(client: Client, pool: Sequence[str] | None, fabric: str | None) -> dict[int, str]:

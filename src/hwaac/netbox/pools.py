@@ -228,16 +228,8 @@ def _deletion(client: Client, kind: str, record_id: int) -> Callable[[], Any]:
 
 
 def _ensure_owner_tag(client: Client) -> None:
-    if not client.read("tags", "id,slug", slug=OWNER_TAG):
-        client.call(
-            "POST",
-            "tags",
-            lambda: client.endpoint("tags").create(
-                {
-                    "name": OWNER_TAG,
-                    "slug": OWNER_TAG,
-                    "color": "9e9e9e",
-                    "description": "owned by hwaac (Hardware-as-Code)",
-                }
-            ),
-        )
+    client.ensure(
+        "tags",
+        "slug",
+        {"name": OWNER_TAG, "slug": OWNER_TAG, "color": "9e9e9e", "description": "owned by hwaac (Hardware-as-Code)"},
+    )

@@ -9,6 +9,7 @@ import hashlib
 import threading
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
+from functools import partial
 from typing import Any
 
 import pynetbox
@@ -150,6 +151,12 @@ class Client:
                 f"NetBox at {self.url} stopped answering during {what} {kind}: "
                 f"{self._clean(type(exc).__name__ + ': ' + str(exc))}"
             ) from None
+
+    def ensure(self, kind: str, key: str, body: dict[str, Any]) -> None:
+        """Create ``body`` as an object of ``kind`` unless NetBox holds one whose field ``key`` (``name``, ``slug``)
+        has the value ``body`` gives it; an existing one is left as it is."""
+        if not self.read(kind, f"id,{key}", **{key: body[key]}):
+            self.call("POST", kind, partial(self.endpoint(kind).create, body))
 
     def count(self, kind: str, **params: Any) -> int:
         """How many objects of ``kind`` match ``params`` (one GET with limit=1)."""
