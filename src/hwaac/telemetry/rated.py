@@ -174,11 +174,11 @@ def _rate_stacked(run: Sequence[Pair], times: tuple[float, float]) -> RatedFrame
     """The pairs of :func:`_port_run` rated as one frame of all their ports (in their order), or None when the
     stacked frames are not rated in one pass (then each pair is rated on its own, and says why). ``times``: the
     sample times of the first pair (every pair's, as :func:`_port_run` checked)."""
-    befores = [b[0] for _, b, _ in run if b is not None and isinstance(b[0], Frame)]
-    afters = [a[0] for _, _, a in run if a is not None and isinstance(a[0], Frame)]
-    if len(befores) != len(run) or len(afters) != len(run):
+    earlier = [b[0] for _, b, _ in run if b is not None and isinstance(b[0], Frame)]
+    later = [a[0] for _, _, a in run if a is not None and isinstance(a[0], Frame)]
+    if len(earlier) != len(run) or len(later) != len(run):
         return None  # not frames: _port_run counts none such
-    before, after = _stack(befores), _stack(afters)
+    before, after = _stack(earlier), _stack(later)
     if before is None or after is None:
         return None
     return rate_frames(before, after, times=times)
