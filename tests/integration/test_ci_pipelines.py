@@ -11,7 +11,8 @@ from pathlib import Path
 import pynetbox
 import pytest
 from ci_fake_apis import Apis
-from ci_pipeline import STATE, Sample, github_merge_checkout, gitlab_mr_checkout, leaked, pull_request_event
+from ci_pipeline import pull_request_event
+from ci_sample import STATE, Sample, github_merge_checkout, gitlab_mr_checkout, leaked
 from ci_stand_in import MARKER, RENDER, serve_apis
 
 from hwaac.devnetbox.instances import Instance

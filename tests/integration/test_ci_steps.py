@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 from ci_fake_apis import Apis
-from ci_pipeline import HWAAC_VERSION, SCRIPT, base_env, bash, small_demo
+from ci_pipeline import SCRIPT, base_env, bash
+from ci_sample import HWAAC_VERSION, small_demo
 from ci_stand_in import MARKER, RENDER, serve_apis, step_env
 
 pytestmark = pytest.mark.integration
