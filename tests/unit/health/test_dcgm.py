@@ -1,4 +1,5 @@
-"""dcgmi diag -j and dcgmi health -c -j parsers on recorded outputs (tests/fixtures/health/dcgmi, see its READMEs)."""
+"""dcgmi diag -j parser on recorded outputs (tests/fixtures/health/dcgmi, see its READMEs): the 2.x, 3.3 and 4.x
+layouts and the severity rule. dcgmi health -c -j: test_dcgm_health.py; bad input: test_dcgm_bad_input.py."""
 
 from __future__ import annotations
 
@@ -7,38 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health import checks
-from hwaac.health.dcgm_grading import grade_diag, grade_health, severity_verdict
+from hwaac.health.dcgm_grading import grade_diag, severity_verdict
 from hwaac.health.parsers.dcgm import parse_diag_json
-from hwaac.health.parsers.dcgm_health import DcgmHealthResult, parse_health_json
-from hwaac.health.parsers.dcgm_model import DCGM_ERROR_NAMES, DcgmDiagResult, sentinel_name, severity_enum_for
-from hwaac.health.result import DESTRUCTIVE_ACTIONS, Action, Status
-
-FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health"
-DCGMI = FIX / "dcgmi"
-V2 = DCGMI / "2.x-virtualclient"
-V31 = DCGMI / "3.1.0-nvvs-jsonresult"
-V33 = DCGMI / "3.3.1-issue139"
-V4 = DCGMI / "4.2.3-gb10"
-
-
-def graded_health(raw: str) -> DcgmHealthResult:
-    """Read ``dcgmi health -c -j`` (its words) and grade them, as check_dcgm does."""
-    return grade_health(parse_health_json(raw))
-
-
-def graded(raw: str, **kw: object) -> DcgmDiagResult:
-    """Read (the parser's facts) and grade (the check layer), as check_dcgm does."""
-    return grade_diag(parse_diag_json(raw, **kw))  # type: ignore[arg-type]
-
-
-def read(path: Path) -> str:
-    return path.read_text()
-
-
-def codes(result) -> list[str]:
-    return [f.code for f in result.all_findings()]
-
+from hwaac.health.parsers.dcgm_model import DCGM_ERROR_NAMES, sentinel_name, severity_enum_for
+from hwaac.health.result import Action, Status
+from tests.unit.health.dcgm_samples import V2, V4, V31, V33, codes, graded, read
 
 # --- DCGM 2.x layout (VirtualClient) ----------------------------------------------------------------------------------
 
@@ -367,160 +341,3 @@ def test_blank_sentinels():
     assert sentinel_name("<<<NULL>>>") == "NULL"
     assert sentinel_name("9223372036854775794") == "NOT_SUPPORTED"
     assert sentinel_name(0) is None and sentinel_name("1650000000000") is None and sentinel_name(True) is None
-
-
-# --- dcgmi health -c -j ----------------------------------------------------------------------------------------------
-
-
-def test_health_healthy():
-    r = graded_health(read(V2 / "health-healthy.json"))
-    assert r.status() == Status.PASS and r.overall == "Healthy" and r.entities == []
-
-
-def test_health_failure_per_gpu_and_system():
-    r = graded_health(read(V2 / "health-failure.json"))
-    assert r.status() == Status.FAIL and r.overall == "Failure"
-    by_code = {f.code: f for f in r.findings}
-    pcie, memory = by_code["DCGM_HEALTH_PCIE"], by_code["DCGM_HEALTH_MEMORY"]
-    assert (pcie.status, pcie.subject, pcie.action) == (Status.WARN, "gpu0", Action.NONE)
-    assert (memory.status, memory.subject, memory.action) == (Status.FAIL, "gpu1", Action.RESET_GPU)
-    # overflow chunks joined back into the message
-    assert "for GPU 0 : 13" in pcie.message
-    assert "row remapping failed." in memory.message
-    entities = [(e.entity_group, e.entity_id, e.health) for e in r.entities]
-    assert entities == [("GPU", "0", "Warning"), ("GPU", "1", "Failure")]
-    assert r.entities[1].systems[0].system == "Memory system"
-
-
-def test_health_words_are_facts_until_graded():
-    facts = parse_health_json(read(V2 / "health-failure.json"))
-    assert facts.findings == [] and not facts.incomplete and facts.status() == Status.UNKNOWN  # ungraded
-    assert [(s.system, s.health) for e in facts.entities for s in e.systems] == [
-        ("PCIe system", "Warning"),
-        ("Memory system", "Failure"),
-    ]
-    once = grade_health(facts).findings[:]
-    assert grade_health(facts).findings == once  # grading twice adds nothing
-
-
-def test_health_overall_warning_without_entities_still_warns():
-    doc = json.loads(read(V2 / "health-healthy.json"))
-    doc["body"]["Overall Health"]["value"] = "Warning"
-    r = graded_health(json.dumps(doc))
-    assert r.status() == Status.WARN and codes(r) == ["DCGM_HEALTH_OVERALL"]
-
-
-@pytest.mark.parametrize(
-    ("raw", "reason"),
-    [
-        (
-            "Error: Health watches not enabled. Please enable watches. \n",
-            "no JSON object in the output; first line: 'Error: Health watches not enabled. Please enable watches.'",
-        ),
-        (
-            '{"body": {"Overall Health": {"value": "Internal error"}}, "header": ["Health Monitor Report"]}',
-            "Overall Health: unreadable health value 'Internal error'",
-        ),
-        ('{"header": ["Health Monitor Report"]}', "no 'body' object: not a dcgmi health report"),
-        ('{"body": {}}', "no 'Overall Health' value"),
-    ],
-)
-def test_health_unreadable_is_unknown(raw, reason):
-    """The parser's own rejection, not a crash of it (``guarded`` would also give UNKNOWN, with another reason)."""
-    result = graded_health(raw)
-    assert result.status() == Status.UNKNOWN
-    assert (result.unknown, result.findings) == ([reason], [])
-
-
-# --- never PASS on bad input ------------------------------------------------------------------------------------------
-
-BAD_INPUTS = {
-    "empty": "",
-    "whitespace": "  \n",
-    "garbage": "\x00\x01 not json at all {{{",
-    "json-array": "[1, 2, 3]",
-    "json-other": '{"foo": {"bar": 1}}',
-    "truncated-4x": read(V4 / "diag-r1-pass.json")[:400],
-    "truncated-2x": read(V2 / "diag-r3.json")[:1500],
-    "gpu-burn": read(FIX / "gpu-burn" / "superbench-a100" / "gpu_burn.log"),
-    "nvbandwidth": read(FIX / "nvbandwidth" / "v0.6-superbench" / "nvbandwidth_results.log"),
-    "health-as-diag": read(V2 / "health-healthy.json"),
-}
-NOT_JSON = "no JSON object in the output; first line: "
-TORN = "the JSON document does not parse ("
-# how the reader rejects each bad input (the start of its one reason): a crash caught by dcgm_model.guarded would
-# be UNKNOWN too, with "unexpected input shape (...)", so only the reason tells a rejection from a crash
-REJECTED_AS = {
-    "empty": ("empty output", "empty output"),
-    "whitespace": ("empty output", "empty output"),
-    "garbage": (TORN, TORN),
-    "json-array": (NOT_JSON + "'[1, 2, 3]'", NOT_JSON + "'[1, 2, 3]'"),
-    "json-other": (
-        "no 'DCGM Diagnostic' or 'DCGM GPU Diagnostic' object; keys: ['foo']",
-        "no 'body' object: not a dcgmi health report",
-    ),
-    "truncated-4x": (TORN, TORN),
-    "truncated-2x": (TORN, TORN),
-    "gpu-burn": (NOT_JSON + "'GPU 0: NVIDIA A100", NOT_JSON + "'GPU 0: NVIDIA A100"),
-    "nvbandwidth": (NOT_JSON + "'nvbandwidth Version: v0.6'", NOT_JSON + "'nvbandwidth Version: v0.6'"),
-    "health-as-diag": ("no 'DCGM Diagnostic' or 'DCGM GPU Diagnostic' object; keys: ['body', 'header']", None),
-}
-
-
-def _rejected(result: DcgmDiagResult | DcgmHealthResult, reason: str) -> None:
-    assert result.status() == Status.UNKNOWN
-    assert result.findings == [] and len(result.unknown) == 1, result.unknown
-    assert result.unknown[0].startswith(reason), result.unknown
-
-
-@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
-def test_diag_bad_input_is_rejected_not_passed(name):
-    _rejected(graded(BAD_INPUTS[name]), REJECTED_AS[name][0])
-
-
-@pytest.mark.parametrize("name", sorted(set(BAD_INPUTS) - {"health-as-diag"}))
-def test_health_bad_input_is_rejected_not_passed(name):
-    _rejected(graded_health(BAD_INPUTS[name]), REJECTED_AS[name][1] or "")
-
-
-def test_diag_as_health_input_is_unknown():
-    assert graded_health(read(V4 / "diag-r1-pass.json")).status() == Status.UNKNOWN
-
-
-@pytest.mark.parametrize("path", sorted(p for p in DCGMI.rglob("diag-*") if p.is_file()), ids=lambda p: p.name)
-@pytest.mark.parametrize("cut", [0.25, 0.5, 0.9])
-def test_every_diag_fixture_truncated_is_never_pass(path, cut):
-    text = read(path)
-    assert graded(text[: int(len(text) * cut)]).status() == Status.UNKNOWN
-
-
-def test_an_unforeseen_parser_error_is_unknown_not_raised(monkeypatch):
-    import hwaac.health.parsers.dcgm as dcgm
-    import hwaac.health.parsers.dcgm_health as dcgm_health
-
-    def boom(*_args):
-        raise KeyError("surprise")
-
-    monkeypatch.setattr(dcgm, "_read_document", boom)
-    monkeypatch.setattr(dcgm_health, "_read_health_entity", boom)
-    r = graded(read(V4 / "diag-r1-pass.json"), exit_code=0)
-    assert r.status() == Status.UNKNOWN and any("KeyError" in u for u in r.unknown)
-    health = parse_health_json(read(V2 / "health-failure.json"))
-    assert health.incomplete and any("KeyError" in u for u in health.unknown)
-    # what was read before the error still counts (Overall Health: Failure), but only a retest is recommended
-    found = checks.check_dcgm(health)
-    assert "PARSE_UNREADABLE" in {f.code for f in found}
-    assert not any(f.action in DESTRUCTIVE_ACTIONS for f in found)
-
-
-def test_pass_with_a_memory_alloc_warning_is_not_pass():
-    # NVIDIA/DCGM#284: the memory test can record DCGM_FR_MEMORY_ALLOC (56) and still report Pass.
-    doc = json.loads(read(V4 / "diag-r1-exit226.json"))
-    result = doc["DCGM Diagnostic"]["test_categories"][0]["tests"][0]["results"][0]
-    result["status"] = "Pass"
-    result["warnings"][0].update(error_id=56, error_severity=1, warning="Cannot allocate memory")
-    r = graded(json.dumps(doc))
-    assert r.status() == Status.UNKNOWN
-    assert r.findings[0].code == "DCGM_MEMORY_ALLOC" and r.findings[0].action == Action.RETEST
-    result["warnings"][0].update(error_id=29)
-    assert graded(json.dumps(doc)).status() == Status.WARN
