@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.unit.ansible.fake_host import FAKE_BIN, FakeHost
+from tests.unit.ansible.lustre_node_samples import SYMVERS, VERSIONS, make_elf
 from tests.unit.ansible.module_run import REPO, load_cases, run_case
-from tests.unit.ansible.test_lustre_packages import SYMVERS, VERSIONS, make_elf
 
 UBUNTU_K = "5.15.0-105-generic"
 EL_K = "5.14.0-427.13.1.el9_4.x86_64"
