@@ -1,7 +1,8 @@
 """Frame readers (beside each parser) against their parsers, on every recorded fixture of each format and the scale
 benchmark's synthetic outputs, filtered and whole: a frame, when there is one, is the parser's snapshot
 (frame_to_snapshot, dict order included), and a frame is None exactly where that snapshot is not plain (frame_of).
-Hand-made cases: tests/unit/telemetry/test_frame_readers_cases.py."""
+Hand-made cases: tests/unit/telemetry/test_frame_readers_cases.py (switch formats) and
+test_frame_readers_host_cases.py (ethtool, ib counters)."""
 
 from __future__ import annotations
 
