@@ -81,6 +81,22 @@ SPECS = {
 PROBES_OPTION = {"probes": {"type": "dict"}}
 
 
+def probes_module(name):
+    """The ``AnsibleModule`` of a host module that runs the probes its action plugin sends (``SPECS[name]`` and
+    ``probes``), and those probes; fails the task when there are none (the module was called without its action
+    plugin)."""
+    from ansible.module_utils.basic import AnsibleModule
+
+    module = AnsibleModule(argument_spec={**SPECS[name], **PROBES_OPTION}, supports_check_mode=True)
+    probes = module.params["probes"]
+    if not probes:
+        module.fail_json(
+            msg=f"aiinfra.hwaac.{name}: no probes: this module runs through its action plugin "
+            "(the controller needs the hwaac package)"
+        )
+    return module, probes
+
+
 def controller_only(name, specs=None):
     """``main()`` of a module that only documents its action plugin: it declares the spec (from ``specs``, default
     this file's) and says where it runs."""

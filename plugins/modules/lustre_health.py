@@ -168,12 +168,7 @@ proc_mounts:
 
 import os  # noqa: E402
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import (  # noqa: E402
-    PROBES_OPTION,
-    SPECS,
-)
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import probes_module  # noqa: E402
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
 
 MAX_OUTPUT = 1024 * 1024  # bytes of stdout/stderr kept per probe (imports of a few hundred OSTs stay well below)
@@ -185,13 +180,7 @@ def main():
     outputs (``outputs``: probe name -> output), ``proc_mounts`` (text; "" when the file does not exist, None with
     ``proc_mounts_error`` when it cannot be read) and ``proc_mounts_path``. Fails (``fail_json``) when O(probes)
     is empty or a probe's ``argv`` is not a non-empty list. Changes nothing on the node."""
-    module = AnsibleModule(argument_spec={**SPECS["lustre_health"], **PROBES_OPTION}, supports_check_mode=True)
-    probes = module.params["probes"]
-    if not probes:
-        module.fail_json(
-            msg="aiinfra.hwaac.lustre_health: no probes: this module runs through its action plugin "
-            "(the controller needs the hwaac package)"
-        )
+    module, probes = probes_module("lustre_health")
     outputs = {}
     for name, probe in probes.items():
         argv = probe.get("argv")

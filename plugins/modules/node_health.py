@@ -160,25 +160,14 @@ import re  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 
-from ansible.module_utils.basic import AnsibleModule  # noqa: E402
-
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import (  # noqa: E402
-    PROBES_OPTION,
-    SPECS,
-)
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import probes_module  # noqa: E402
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
 
 MAX_OUTPUT = 4 * 1024 * 1024  # bytes of stdout/stderr kept per probe (a DCGM -r 4 JSON is well under 1 MiB)
 
 
 def main():
-    module = AnsibleModule(argument_spec={**SPECS["node_health"], **PROBES_OPTION}, supports_check_mode=True)
-    probes = module.params["probes"]
-    if not probes:
-        module.fail_json(
-            msg="aiinfra.hwaac.node_health: no probes: this module runs through its action plugin "
-            "(the controller needs the hwaac package)"
-        )
+    module, probes = probes_module("node_health")
     outputs = {}
     parallel = [name for name, probe in probes.items() if probe.get("parallel")]
     threads = [
