@@ -12,6 +12,7 @@ from typing import Any
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_imports import HwaacImports
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.report_files import write_files
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.verdict import verdict_msg
 
 with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.health.report import node_report, report_markdown
@@ -47,5 +48,5 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
                 base + ".md": report_markdown(report),
             }
             result.update(changed=write_files(files, self._task.check_mode), files=sorted(files))
-        result["msg"] = f"{node}: {report['status']}" + (f" ({', '.join(report['codes'])})" if report["codes"] else "")
+        result["msg"] = verdict_msg(node, report)
         return result

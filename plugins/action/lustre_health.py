@@ -17,6 +17,7 @@ from ansible.errors import AnsibleActionFail
 
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_imports import HwaacImports
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.verdict import verdict_fields, verdict_msg
 
 with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.health.lustre import all_mgs_nids, client_verdict, commands, evaluate, expected_filesystems
@@ -95,15 +96,12 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
         summary = client_verdict(node, findings).to_dict()
         result.update(
             changed=False,
-            status=summary["status"],
-            codes=summary["codes"],
-            action=summary["action"],
-            findings=summary["findings"],
+            **verdict_fields(summary),
             outputs=outputs,
             proc_mounts=mounts,
             filesystems=[fs.name for fs in filesystems],
             mounted=sorted({m.fsname for m in parse_lustre_mounts(mounts or "")}),
-            msg=f"lustre: {summary['status']}" + (f" ({', '.join(summary['codes'])})" if summary["codes"] else ""),
+            msg=verdict_msg("lustre", summary),
         )
         if ran.get("proc_mounts_error"):
             result["proc_mounts_error"] = ran["proc_mounts_error"]

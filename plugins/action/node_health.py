@@ -16,6 +16,7 @@ from ansible.errors import AnsibleActionFail
 
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_action import HwaacAction
 from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.hwaac_imports import HwaacImports
+from ansible_collections.aiinfra.hwaac.plugins.plugin_utils.verdict import verdict_fields, verdict_msg
 
 with HwaacImports() as HWAAC:  # this collection's Python core (same version), checked when the action runs
     from hwaac.errors import IntentError
@@ -112,15 +113,12 @@ class ActionModule(HwaacAction, module=MODULE, hwaac=HWAAC):
         result.update(
             changed=False,
             stage=stage,
-            status=summary["status"],
-            codes=summary["codes"],
-            action=summary["action"],
-            findings=summary["findings"],
+            **verdict_fields(summary),
             outputs=outputs,
             rails=rails or [],
             profile=profile.sku,
             hardware=hardware_ids(outputs, ctx.parsed),
-            msg=f"{stage}: {summary['status']}" + (f" ({', '.join(summary['codes'])})" if summary["codes"] else ""),
+            msg=verdict_msg(stage, summary),
         )
         if counters is not None:
             result["counters"] = counters
