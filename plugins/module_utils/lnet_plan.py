@@ -26,14 +26,6 @@ except ImportError:  # pragma: no cover - ansible-core always ships it
 
 NET_TYPES = ("o2ib", "tcp")
 
-# the ``lnetctl net add`` flag of each tunable
-TUNABLE_FLAGS = {
-    "peer_timeout": "--peer-timeout",
-    "peer_credits": "--peer-credits",
-    "peer_buffer_credits": "--peer-buffer-credits",
-    "credits": "--credits",
-}
-
 # minimum of each tunable (lnetctl jt_add_ni ignores values <= 0 except peer_timeout, which 0 turns off)
 TUNABLE_MIN = {"peer_timeout": 0, "peer_credits": 1, "peer_buffer_credits": 0, "credits": 1}
 
@@ -42,7 +34,7 @@ TUNABLE_MIN = {"peer_timeout": 0, "peer_credits": 1, "peer_buffer_credits": 0, "
 LND_TUNABLES = {"o2ib": ("map_on_demand", "concurrent_sends", "conns_per_peer"), "tcp": ("conns_per_peer",)}
 # the only LND tunable ``lnetctl net add`` takes on the command line (2.15 jt_add_ni ``--conns-per-peer``);
 # the others go through ``lnetctl import``
-LND_FLAGS = {"conns_per_peer": "--conns-per-peer"}
+LND_ON_COMMAND_LINE = ("conns_per_peer",)
 
 # ``lnetctl set <name>`` settings, in the order ``global show``/``export`` print them (lnetctl.c jt_show_global;
 # max_recovery_ping_interval is 2.16+)
@@ -397,17 +389,21 @@ def op_command(op: dict, lnetctl: str = "lnetctl") -> tuple[list[str], str | Non
         argv = [lnetctl, "set", op["key"], str(op["value"])]
         return argv, None, _shell(argv)
     if op["op"] == "add":
-        if all(k in LND_FLAGS for k in op["lnd_tunables"]):
+        if all(k in LND_ON_COMMAND_LINE for k in op["lnd_tunables"]):
             argv = [lnetctl, "net", "add", "--net", op["net"], "--if", ",".join(op["interfaces"])]
-            for key, value in op["tunables"].items():
-                argv += [TUNABLE_FLAGS[key], str(value)]
-            for key, value in op["lnd_tunables"].items():
-                argv += [LND_FLAGS[key], str(value)]
+            for key, value in {**op["tunables"], **op["lnd_tunables"]}.items():
+                argv += [net_add_flag(key), str(value)]
             return argv, None, _shell(argv)
         doc = render_import(op["net"], op["interfaces"], op["tunables"], op["lnd_tunables"])
         argv = [lnetctl, "import"]
         return argv, doc, f"{_shell(argv)} <<'EOF'\n{doc}EOF"
     raise LnetError(f"unknown op {op!r}")
+
+
+def net_add_flag(tunable: str) -> str:
+    """The ``lnetctl net add`` option of a tunable, its name with dashes (2.15 lnetctl.c jt_add_ni's long options:
+    ``peer_timeout`` -> ``--peer-timeout``, likewise peer_credits, peer_buffer_credits, credits, conns_per_peer)."""
+    return "--" + tunable.replace("_", "-")
 
 
 def _shell(argv: list[str]) -> str:
