@@ -17,6 +17,7 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet import (
     LnetInputError,
     used_nets,
 )
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet_globals import GLOBALS
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lustre_formats import NET_RE, LustreError, normalise_net
 
 try:
@@ -35,23 +36,6 @@ LND_TUNABLES = {"o2ib": ("map_on_demand", "concurrent_sends", "conns_per_peer"),
 # the only LND tunable ``lnetctl net add`` takes on the command line (2.15 jt_add_ni ``--conns-per-peer``);
 # the others go through ``lnetctl import``
 LND_ON_COMMAND_LINE = ("conns_per_peer",)
-
-# ``lnetctl set <name>`` settings, in the order ``global show``/``export`` print them (lnetctl.c jt_show_global;
-# max_recovery_ping_interval is 2.16+)
-GLOBALS = (
-    "numa_range",
-    "max_interfaces",
-    "discovery",
-    "drop_asym_route",
-    "retry_count",
-    "transaction_timeout",
-    "health_sensitivity",
-    "recovery_interval",
-    "router_sensitivity",
-    "response_tracking",
-    "recovery_limit",
-    "max_recovery_ping_interval",
-)
 
 # settings with a range narrower than "an integer >= 0"
 GLOBAL_RANGES = {"discovery": (0, 1), "drop_asym_route": (0, 1), "response_tracking": (0, 3)}

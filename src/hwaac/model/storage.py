@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from hwaac.model.lnet_globals import GLOBALS
 from hwaac.model.sections import StrictSection, exact_int
 
 
@@ -83,22 +84,6 @@ class LnetNetwork(StrictSection):
     lnd_tunables: LndTunables = LndTunables()
 
 
-# the order ``lnetctl global show`` prints them in (2.15)
-LNET_GLOBALS = (
-    "numa_range",
-    "max_interfaces",
-    "discovery",
-    "drop_asym_route",
-    "retry_count",
-    "transaction_timeout",
-    "health_sensitivity",
-    "recovery_interval",
-    "router_sensitivity",
-    "response_tracking",
-    "recovery_limit",
-)
-
-
 class LnetSection(StrictSection):
     """LNet of the GPU nodes: its networks, and the global settings ``lnetctl global show`` lists and
     ``lnetctl set <name> <value>`` sets (lustre-release lnet/utils/lnetctl.c; 2.12's ``max_intf`` is
@@ -124,6 +109,10 @@ class LnetSection(StrictSection):
     def global_settings(self) -> dict[str, int]:
         """The global settings the intent sets, name -> value, in :data:`LNET_GLOBALS` order."""
         return {k: v for k in LNET_GLOBALS if (v := getattr(self, k)) is not None}
+
+
+# the global settings the intent sets (LnetSection's fields), in the order ``lnetctl global show`` prints them
+LNET_GLOBALS = tuple(k for k in GLOBALS if k in LnetSection.model_fields)
 
 
 class LustreFilesystem(StrictSection):
