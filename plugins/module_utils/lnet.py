@@ -311,7 +311,7 @@ def cut_reason(text: str, *, export: bool = False) -> str | None:
     :func:`parse_state` rejects): ``lnet_cut`` of module_utils/lustre_formats.py, and for ``export`` no
     ``global:`` (lnetctl.c ``jt_export()`` prints the global settings after the networks and peers, always). Only
     for lnetctl's output: a file written by hand or by
-    :func:`~ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet_plan.render_lnet_conf` need not print every
+    :func:`~ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet_commands.render_lnet_conf` need not print every
     key lnetctl prints."""
     if not text.strip():
         return None

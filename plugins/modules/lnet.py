@@ -178,12 +178,11 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet import (
     parse_proc_mounts,
     parse_state,
 )
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet_commands import op_command, render_lnet_conf
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.lnet_plan import (
     desired_state,
     managed_view,
-    op_command,
     plan_changes,
-    render_lnet_conf,
     simulate,
     view_text,
 )

@@ -1,7 +1,7 @@
-"""Project standard for the Lustre host code (module_utils lnet, lnet_plan, lustre_mount, lustre_params, host_files
-and the modules lnet, lustre_mount, lustre_tune): a public function whose own body raises the module's error class
-says so in its docstring (names the class). That every public function, class and method has a docstring is
-ruff's D101-D103 (pyproject.toml, [tool.ruff.lint.per-file-ignores])."""
+"""Project standard for the Lustre host code (module_utils lnet, lnet_plan, lnet_commands, lustre_mount,
+lustre_params, host_files and the modules lnet, lustre_mount, lustre_tune): a public function whose own body raises
+the module's error class says so in its docstring (names the class). That every public function, class and method
+has a docstring is ruff's D101-D103 (pyproject.toml, [tool.ruff.lint.per-file-ignores])."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 PACKAGE = "ansible_collections.aiinfra.hwaac.plugins"
 MODULES = [
     f"{PACKAGE}.module_utils.{n}"
-    for n in ("lnet", "lnet_plan", "lustre_mount", "lustre_mount_steps", "lustre_params", "host_files")
+    for n in ("lnet", "lnet_plan", "lnet_commands", "lustre_mount", "lustre_mount_steps", "lustre_params", "host_files")
 ] + [f"{PACKAGE}.modules.{n}" for n in ("lnet", "lustre_mount", "lustre_tune")]
 ERRORS = ("LnetError", "LnetInputError", "LustreError", "ParamError", "HostFileError")
 

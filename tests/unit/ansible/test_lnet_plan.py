@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils import lnet as L
+from ansible_collections.aiinfra.hwaac.plugins.module_utils import lnet_commands as C
 from ansible_collections.aiinfra.hwaac.plugins.module_utils import lnet_plan as P
 from tests.unit.ansible.lnet_samples import GLOBAL_215, current, ni, text
 
@@ -22,11 +23,11 @@ def test_cyaml_printer_reproduces_recorded_215_output() -> None:
     sample = text("2.15/net_show_v_tcp.txt")
     tree = yaml.safe_load(sample)
     tree["net"][0]["local NI(s)"][0]["CPT"] = '"[0]"'
-    assert P.cyaml_dump(tree) == sample
+    assert C.cyaml_dump(tree) == sample
     down = text("2.15/lnet_down.stderr")
     tree = yaml.safe_load(down)
     tree["show"][0]["net"]["descr"] = f'"{tree["show"][0]["net"]["descr"]}"'
-    assert P.cyaml_dump(tree) == down
+    assert C.cyaml_dump(tree) == down
 
 
 def test_render_lnet_conf_is_lnetctls_own_layout() -> None:
@@ -42,7 +43,7 @@ def test_render_lnet_conf_is_lnetctls_own_layout() -> None:
         ],
         {"discovery": 1, "max_intf": 200},
     )
-    expected = P.LNET_CONF_HEADER + (
+    expected = C.LNET_CONF_HEADER + (
         "net:\n"
         "    - net type: o2ib\n"
         "      local NI(s):\n"
@@ -70,9 +71,9 @@ def test_render_lnet_conf_is_lnetctls_own_layout() -> None:
         "    max_interfaces: 200\n"
         "    discovery: 1\n"
     )
-    rendered = P.render_lnet_conf(desired)
+    rendered = C.render_lnet_conf(desired)
     assert rendered == expected
-    assert P.render_lnet_conf(desired) == rendered  # deterministic
+    assert C.render_lnet_conf(desired) == rendered  # deterministic
     # every NI line sits where the recorded 2.15 export puts the same key
     recorded = {
         line.strip().split(":")[0]: len(line) - len(line.lstrip())
@@ -212,7 +213,7 @@ def test_adding_a_rail_to_a_mounted_client_only_adds_that_ni() -> None:
             "reason": "ib1 is not configured",
         }
     ]
-    assert P.op_command(plan["ops"][0])[0] == [
+    assert C.op_command(plan["ops"][0])[0] == [
         "lnetctl",
         "net",
         "add",
@@ -314,7 +315,7 @@ def test_globals_that_differ_are_set() -> None:
     assert plan["ops"] == [
         {"op": "set", "key": "discovery", "value": 0, "current": 1, "reason": "discovery is 1, want 0"}
     ]
-    assert P.op_command(plan["ops"][0])[0] == ["lnetctl", "set", "discovery", "0"]
+    assert C.op_command(plan["ops"][0])[0] == ["lnetctl", "set", "discovery", "0"]
 
 
 def test_add_goes_through_import_when_net_add_has_no_flag() -> None:
@@ -326,7 +327,7 @@ def test_add_goes_through_import_when_net_add_has_no_flag() -> None:
         "lnd_tunables": {"concurrent_sends": 64, "conns_per_peer": 1},
         "reason": "",
     }
-    argv, stdin, display = P.op_command(op)
+    argv, stdin, display = C.op_command(op)
     assert argv == ["lnetctl", "import"]
     assert stdin == (
         "net:\n"
@@ -342,7 +343,7 @@ def test_add_goes_through_import_when_net_add_has_no_flag() -> None:
     )
     assert display == "lnetctl import <<'EOF'\n" + stdin + "EOF"
     op["lnd_tunables"] = {"conns_per_peer": 2}
-    assert P.op_command(op)[:2] == (
+    assert C.op_command(op)[:2] == (
         ["lnetctl", "net", "add", "--net", "o2ib", "--if", "ib0", "--peer-credits", "32", "--conns-per-peer", "2"],
         None,
     )
