@@ -94,6 +94,16 @@ def run_timed(module, argv, timeout, environ_update=None):
     }
 
 
+def cut_output(out: dict[str, Any], mib: int) -> dict[str, Any]:
+    """``out`` (a :func:`run_timed` result) with ``stdout`` and ``stderr`` each kept to ``mib`` MiB (counted in
+    characters), a cut one marked ``[hwaac: output cut at <mib> MiB]`` on a line of its own."""
+    limit = mib * 1024 * 1024
+    for stream in ("stdout", "stderr"):
+        if len(out[stream]) > limit:
+            out[stream] = out[stream][:limit] + f"\n[hwaac: output cut at {mib} MiB]"
+    return out
+
+
 def quoted(argv: list[str]) -> str:
     """``argv`` as a shell would take it (each word quoted where needed)."""
     return " ".join(shlex.quote(a) for a in argv)

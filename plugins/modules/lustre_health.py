@@ -169,14 +169,14 @@ proc_mounts:
 import os  # noqa: E402
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import probes_module  # noqa: E402
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import cut_output, run_timed  # noqa: E402
 
-MAX_OUTPUT = 1024 * 1024  # bytes of stdout/stderr kept per probe (imports of a few hundred OSTs stay well below)
+MAX_OUTPUT_MIB = 1  # stdout/stderr kept per probe (imports of a few hundred OSTs stay well below)
 
 
 def main():
     """Run every probe of O(probes) with its time limit (``run_timed``: ``{"rc", "stdout", "stderr", "seconds",
-    "timed_out"}``, stdout/stderr cut at :data:`MAX_OUTPUT` bytes) and read O(proc_mounts); exit with the raw
+    "timed_out"}``, stdout/stderr cut at :data:`MAX_OUTPUT_MIB`) and read O(proc_mounts); exit with the raw
     outputs (``outputs``: probe name -> output), ``proc_mounts`` (text; "" when the file does not exist, None with
     ``proc_mounts_error`` when it cannot be read) and ``proc_mounts_path``. Fails (``fail_json``) when O(probes)
     is empty or a probe's ``argv`` is not a non-empty list. Changes nothing on the node."""
@@ -187,10 +187,7 @@ def main():
         if not isinstance(argv, list) or not argv:
             module.fail_json(msg=f"aiinfra.hwaac.lustre_health: probe {name!r}: argv must be a non-empty list")
         out = run_timed(module, argv, int(probe.get("timeout") or module.params["timeout"]))
-        for stream in ("stdout", "stderr"):
-            if len(out[stream]) > MAX_OUTPUT:
-                out[stream] = out[stream][:MAX_OUTPUT] + "\n[hwaac: output cut at 1 MiB]"
-        outputs[name] = out
+        outputs[name] = cut_output(out, MAX_OUTPUT_MIB)
     path = module.params["proc_mounts"]
     text, error = None, None
     try:

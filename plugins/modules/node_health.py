@@ -161,9 +161,9 @@ import threading  # noqa: E402
 import time  # noqa: E402
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.controller_specs import probes_module  # noqa: E402
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed  # noqa: E402
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import cut_output, run_timed  # noqa: E402
 
-MAX_OUTPUT = 4 * 1024 * 1024  # bytes of stdout/stderr kept per probe (a DCGM -r 4 JSON is well under 1 MiB)
+MAX_OUTPUT_MIB = 4  # stdout/stderr kept per probe (a DCGM -r 4 JSON is well under 1 MiB)
 
 
 def main():
@@ -194,10 +194,7 @@ def run_probe(module, probe):
             break
         time.sleep(float(probe.get("retry_delay", 2)))
     out["attempts"] = attempt + 1
-    for stream in ("stdout", "stderr"):
-        if len(out[stream]) > MAX_OUTPUT:
-            out[stream] = out[stream][:MAX_OUTPUT] + "\n[hwaac: output cut at 4 MiB]"
-    return out
+    return cut_output(out, MAX_OUTPUT_MIB)
 
 
 if __name__ == "__main__":

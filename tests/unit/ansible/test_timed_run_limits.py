@@ -1,5 +1,5 @@
 """plugins/module_utils/timed_run.py, the one command runner of the host modules: the time limit kills the
-command, and the transcript records what ran."""
+command, the transcript records what ran, and an output over its cap is cut and says so."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import (
+    cut_output,
     quoted,
     run_limited,
     run_recorded,
@@ -70,3 +71,10 @@ def test_run_timed_reports_a_command_that_cannot_start() -> None:
     got = run_timed(Missing(), ["no-such-tool"], 5)
     assert got["rc"] is None and got["stderr"] == "cannot run no-such-tool: No such file or directory"
     assert got["timed_out"] is False
+
+
+def test_cut_output_keeps_the_cap_of_each_stream_and_marks_the_cut() -> None:
+    mib = 1024 * 1024
+    out = cut_output({"rc": 0, "stdout": "x" * (mib + 5), "stderr": "y" * mib}, 1)
+    assert out["stdout"] == "x" * mib + "\n[hwaac: output cut at 1 MiB]"
+    assert out["stderr"] == "y" * mib  # at the cap: kept whole, no mark
