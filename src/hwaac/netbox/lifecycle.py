@@ -31,7 +31,7 @@ from hwaac.health.lifecycle import (
 from hwaac.netbox.errors import NetBoxError
 from hwaac.netbox.sync.client import Client, SyncError
 from hwaac.netbox.sync.desired import OWNER_TAG
-from hwaac.netbox.sync.records import ID_CHUNK
+from hwaac.netbox.sync.records import ID_CHUNK, tags_of
 
 LIFECYCLE_FIELD = "hwaac_lifecycle"
 QUARANTINE_TAG = "hwaac-quarantine"
@@ -147,10 +147,6 @@ def read_devices(
         for r in client.read("devices", fields, name=names[i : i + ID_CHUNK], **params):
             out[r["name"]] = r
     return out
-
-
-def _slugs(rec: dict) -> set[str]:
-    return {t.get("slug") for t in rec.get("tags") or []}
 
 
 def _status(rec: dict) -> str | None:
@@ -331,7 +327,7 @@ def apply_transitions(
         if rec is None:
             problems.append(f"{req.device}: no such device in NetBox")
             continue
-        tags = _slugs(rec)
+        tags = tags_of(rec)
         if OWNER_TAG not in tags or (fabric and f"hwaac-fabric-{fabric}" not in tags):
             need = OWNER_TAG + (f" and hwaac-fabric-{fabric}" if fabric else "")
             problems.append(

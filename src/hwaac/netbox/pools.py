@@ -8,8 +8,8 @@ Query: ``GET /api/ipam/prefixes/?role=<slug>&site=<slug>&vrf_id=null`` (or ``vrf
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import pynetbox
@@ -20,6 +20,7 @@ from hwaac.netbox.errors import NetBoxError
 from hwaac.netbox.sync.cleanup import cleanup_owner
 from hwaac.netbox.sync.client import Client
 from hwaac.netbox.sync.desired import OWNER_TAG
+from hwaac.netbox.sync.records import tags_of
 from hwaac.validate import PoolLookup, PoolLookupError
 
 
@@ -104,7 +105,7 @@ def _pool_record(r: dict) -> PoolRecord:
         vrf=(r.get("vrf") or {}).get("name"),
         description=r.get("description") or "",
         status=(r.get("status") or {}).get("value", ""),
-        owned=any(t.get("slug") == OWNER_TAG for t in r.get("tags") or []),
+        owned=OWNER_TAG in tags_of(r),
     )
 
 
@@ -213,18 +214,9 @@ def delete_pool(client: Client, pool_id: int) -> None:
     client.call("DELETE", "prefixes", lambda: client.endpoint("prefixes").delete([pool_id]))
     roles = client.read("roles", "id,slug,prefix_count,vlan_count,tags", slug=have.role) if have.role else []
     for r in roles:
-        if (
-            not r.get("prefix_count")
-            and not r.get("vlan_count")
-            and any(t.get("slug") == OWNER_TAG for t in r.get("tags") or [])
-        ):
-            client.call("DELETE", "roles", _deletion(client, "roles", r["id"]))
+        if not r.get("prefix_count") and not r.get("vlan_count") and OWNER_TAG in tags_of(r):
+            client.call("DELETE", "roles", partial(client.endpoint("roles").delete, [r["id"]]))
     cleanup_owner(client)
-
-
-def _deletion(client: Client, kind: str, record_id: int) -> Callable[[], Any]:
-    """The call (for :meth:`Client.call`) that deletes the record ``record_id`` of ``kind``."""
-    return lambda: client.endpoint(kind).delete([record_id])
 
 
 def _ensure_owner_tag(client: Client) -> None:
