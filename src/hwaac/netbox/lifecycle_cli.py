@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-EXIT_OK, EXIT_ERROR, EXIT_BREAKER, EXIT_BLOCKED = 0, 2, 6, 7
+from hwaac.clikit import EXIT_OK, add_command, add_fabric, add_group, add_output, fail
+
+EXIT_BREAKER, EXIT_BLOCKED = 6, 7
 
 
 def _client():
@@ -43,8 +44,7 @@ def cmd_move(args: argparse.Namespace) -> int:
         target = parse_state(args.to, field="--to")
         policy = BreakerPolicy(args.max_share, timedelta(seconds=args.window_seconds))
     except (TransitionError, ValueError) as exc:
-        print(f"hwaac: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("hwaac", exc)
     evidence = _evidence(args.evidence)
     requests = [TransitionRequest(n, target, args.reason, evidence) for n in args.nodes]
     try:
@@ -57,8 +57,7 @@ def cmd_move(args: argparse.Namespace) -> int:
             breaker=policy,
         )
     except LifecycleError as exc:
-        print(f"hwaac: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("hwaac", exc)
     for o in rep.outcomes:
         print(f"{o.device}: {o.from_state} -> {o.to_state}: {o.result}" + (f" ({o.message})" if o.message else ""))
     if rep.breaker:
@@ -84,8 +83,7 @@ def cmd_rma_report(args: argparse.Namespace) -> int:
     client = _client()
     device = device_record(client, args.node)
     if device is None:
-        print(f"hwaac: {args.node}: no such device in NetBox", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("hwaac", f"{args.node}: no such device in NetBox")
     now = datetime.now(UTC).isoformat(timespec="seconds")
     report = rma_report(device, device_journal(client, args.node), generated=now)
     out = Path(args.output)
@@ -157,8 +155,7 @@ def cmd_qualify(args: argparse.Namespace) -> int:
     try:
         rep = apply_transitions(client, requests, mode="enforce" if args.enforce else "dry_run", fabric=fabric)
     except LifecycleError as exc:
-        print(f"hwaac: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("hwaac", exc)
     print(f"su{args.su:02d} of {fabric}: admitted ({len(nodes)} nodes)")
     for o in rep.outcomes:
         print(f"  {o.device}: {o.from_state} -> {o.to_state}: {o.result}")
@@ -169,10 +166,9 @@ def cmd_qualify(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``hwaac node ...`` to the main parser."""
-    node = sub.add_parser("node", help="GPU node lifecycle in NetBox: move, journal, RMA report")
-    ns = node.add_subparsers(dest="node_command", required=True)
+    _node, ns = add_group(sub, "node", "node_command", help="GPU node lifecycle in NetBox: move, journal, RMA report")
 
-    mv = ns.add_parser("move", help="move nodes to a lifecycle state (dry run unless --enforce)")
+    mv = add_command(ns, "move", cmd_move, help="move nodes to a lifecycle state (dry run unless --enforce)")
     mv.add_argument("nodes", nargs="+", help="device names")
     mv.add_argument("--to", required=True, help="planned | burn_in | production | quarantine | rma | returned")
     mv.add_argument("--reason", required=True, help="why, for the journal entry")
@@ -182,26 +178,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     mv.add_argument("--max-share", type=float, default=0.5, help="breaker: share of the pool per window (0.5)")
     mv.add_argument("--window-seconds", type=float, default=300, help="breaker: sliding window, seconds (300)")
     mv.add_argument("--enforce", action="store_true", help="write to NetBox (default: dry run)")
-    mv.set_defaults(func=cmd_move)
 
-    jr = ns.add_parser("journal", help="print hwaac's journal entries of a node, oldest first")
+    jr = add_command(ns, "journal", cmd_journal, help="print hwaac's journal entries of a node, oldest first")
     jr.add_argument("node")
     jr.add_argument("--full", action="store_true", help="include the evidence JSON")
-    jr.set_defaults(func=cmd_journal)
 
-    rma = ns.add_parser("rma-report", help="write NODE.rma.md and NODE.rma.json from the node's journal")
+    rma = add_command(
+        ns, "rma-report", cmd_rma_report, help="write NODE.rma.md and NODE.rma.json from the node's journal"
+    )
     rma.add_argument("node")
-    rma.add_argument("-o", "--output", required=True, help="output folder")
-    rma.set_defaults(func=cmd_rma_report)
+    add_output(rma, "output folder", metavar=None, required=True)
 
-    qa = sub.add_parser(
+    qa = add_command(
+        sub,
         "qualify",
+        cmd_qualify,
         help="admit a scalable unit into production when every node passed burn-in "
         "and its links show no error growth; else name each blocker",
     )
-    qa.add_argument("fabric", help="fabric.yml or the folder holding it (the SU's nodes come from its plan)")
+    add_fabric(qa, "fabric.yml or the folder holding it (the SU's nodes come from its plan)", metavar=None)
     qa.add_argument("--su", type=int, required=True, help="the SU, 1-based")
     qa.add_argument("--reports", required=True, help="the burn_in role's report folder (burn_in_report_dir)")
     qa.add_argument("--profile", default="hgx-h200-8x400g", help="SKU profile (its counters define 'error growth')")
     qa.add_argument("--enforce", action="store_true", help="write to NetBox (default: dry run)")
-    qa.set_defaults(func=cmd_qualify)
