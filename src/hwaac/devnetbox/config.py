@@ -61,7 +61,7 @@ def load_secrets(state: Path) -> tuple[dict[str, str], bool]:
 
 
 CONFIGURATION = '''\
-"""NetBox configuration of hwaac's local NetBox, written by hwaac (src/hwaac/netbox/config.py); do not edit.
+"""NetBox configuration of hwaac's local NetBox, written by hwaac (src/hwaac/devnetbox/config.py); do not edit.
 
 Secrets come from {secret_file} in the state folder; database, Redis databases and ports from HWAAC_NB_* set by
 hwaac for each NetBox process, defaulting to the main instance of the last `hwaac netbox up` (run/services.json).
