@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import socket
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 MAGIC = b"HWPR"
 # magic, kind, ttl, flags, session, flow, seq, send time (ns, the sender's monotonic clock), count, drops
@@ -46,22 +46,6 @@ class Message:
     count: int
     drops: int
 
-    def to_bytes(self, size: int = HEADER.size) -> bytes:
-        """The datagram of ``size`` bytes (at least the header), zero-padded."""
-        head = HEADER.pack(
-            MAGIC,
-            self.kind,
-            self.ttl & 0xFF,
-            0,
-            self.session & 0xFFFFFFFF,
-            self.flow & 0xFFFFFFFF,
-            self.seq & 0xFFFFFFFF,
-            self.t_ns & 0xFFFFFFFFFFFFFFFF,
-            self.count & 0xFFFFFFFF,
-            self.drops & 0xFFFFFFFF,
-        )
-        return head + bytes(max(0, min(size, MAX_SIZE) - HEADER.size))
-
 
 def pack(
     kind: int,
@@ -76,13 +60,35 @@ def pack(
     size: int = HEADER.size,
 ) -> bytes:
     """A datagram of ``size`` bytes (at least the header), zero-padded."""
-    return Message(kind, ttl, session, flow, seq, t_ns, count, drops).to_bytes(size)
+    head = HEADER.pack(
+        MAGIC,
+        kind,
+        ttl & 0xFF,
+        0,
+        session & 0xFFFFFFFF,
+        flow & 0xFFFFFFFF,
+        seq & 0xFFFFFFFF,
+        t_ns & 0xFFFFFFFFFFFFFFFF,
+        count & 0xFFFFFFFF,
+        drops & 0xFFFFFFFF,
+    )
+    return head + bytes(max(0, min(size, MAX_SIZE) - HEADER.size))
 
 
 def answer(msg: Message, *, count: int, drops: int, size: int) -> bytes:
     """The responder's answer to ``msg`` (kind :data:`ANSWER`), ``size`` bytes: the message's session, flow,
     sequence, TTL and send time echoed, with the responder's ``count`` and receive-buffer ``drops``."""
-    return replace(msg, kind=ANSWER[msg.kind], count=count, drops=drops).to_bytes(size)
+    return pack(
+        ANSWER[msg.kind],
+        session=msg.session,
+        flow=msg.flow,
+        seq=msg.seq,
+        ttl=msg.ttl,
+        t_ns=msg.t_ns,
+        count=count,
+        drops=drops,
+        size=size,
+    )
 
 
 def unpack(data: bytes) -> Message | None:
