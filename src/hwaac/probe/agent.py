@@ -4,7 +4,7 @@
 everything it sends is that flow's 5-tuple (and takes that flow's ECMP path). It sends ``count`` probes
 ``interval`` apart, learns the forward path tracepath-style on the same socket, and ends with a few count queries
 so the responder's count (the forward direction) is final; the loop is :mod:`hwaac.probe.prober`. The responder
-(:class:`Responder`, :func:`respond`) echoes each probe with its running count of that flow's probes. Message
+(:mod:`hwaac.probe.responder`) echoes each probe with its running count of that flow's probes. Message
 format: :mod:`hwaac.probe.wire`; why not ``connect()``, and the numbers: ``docs/network-health.md`` "Active probing".
 """
 
@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from hwaac.probe import wire
 from hwaac.probe.model import Flow, FlowResult
 from hwaac.probe.prober import COUNT_TRIES, ProbeRun
-from hwaac.probe.responder import Responder, open_responder, respond
 from hwaac.probe.senders import rtt_stats
 
 
@@ -144,4 +143,4 @@ def run_probes(
     return out
 
 
-__all__ = ["Responder", "open_responder", "respond", "run_probes"]
+__all__ = ["run_probes"]

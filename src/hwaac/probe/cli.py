@@ -127,7 +127,7 @@ def cmd_send(args: argparse.Namespace) -> int:
 
 
 def cmd_respond(args: argparse.Namespace) -> int:
-    from hwaac.probe.agent import respond
+    from hwaac.probe.responder import respond
 
     stop = [False]
 

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from hwaac.probe import wire
-from hwaac.probe.agent import respond, run_probes
+from hwaac.probe.agent import run_probes
 from hwaac.probe.model import NO_RESPONDER, Flow
+from hwaac.probe.responder import respond
 
 BASE = 40000 + (os.getpid() % 500) * 40  # ports of this test process (xdist workers differ)
 PORT = BASE + 39
