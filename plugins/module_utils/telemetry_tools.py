@@ -1,9 +1,9 @@
 # Copyright: hwaac maintainers
 # Apache License 2.0 (see galaxy.yml)
 """The network telemetry tools, in one place: tool name (a samples folder's file stem) -> the command that prints
-what its reader expects. The host module ``network_telemetry`` runs these commands; ``hwaac.telemetry.samples``
-(a symlink to this file, ``hwaac/telemetry/tools.py``) names its readers by the same tools. Standard library only:
-Ansible ships this file to switches and GPU nodes. Commands and readers: ``docs/network-health.md``.
+what its reader expects. The host module ``network_telemetry`` runs these commands; ``hwaac.telemetry.readers``
+(through a symlink to this file, ``hwaac/telemetry/tools.py``) names its readers by the same tools. Standard
+library only: Ansible ships this file to switches and GPU nodes. Commands and readers: ``docs/network-health.md``.
 :func:`filter_output` keeps of an output only what the readers map (the name lists below, which the readers'
 tables must equal: ``tests/unit/telemetry/test_telemetry_tools_one_copy.py``).
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import json
 import re
+from typing import Any
 
 PORT = "{port}"  # replaced by the port of a per-port tool (``ethtool@rail0``)
 SYSFS = "{sysfs}"  # replaced by the sysfs root (``/sys``)
@@ -26,7 +27,7 @@ PORT_NAME = re.compile(r"^[A-Za-z0-9_.:][A-Za-z0-9_.:-]*$")  # a file stem after
 # "globs": the argv items with "*" are expanded on the host, in their order, as a shell would (grep -H lists every
 # port's counters/ and then every port's hw_counters/, the order host_rdma's reader checks for a cut output).
 # "hint": what a failed run of the tool most likely means, for the controller's "not read" line.
-TOOLS = {
+TOOLS: dict[str, dict[str, Any]] = {
     # SONiC switches: sonic-utilities show commands (docs/telemetry/sonic-ports.md, sonic-qos.md)
     "portstat": {"argv": ["show", "interfaces", "counters"]},
     "portstat-json": {"argv": ["portstat", "-j"]},

@@ -130,7 +130,7 @@ PARSERS: dict[str, ToolParser] = {
     "routes": ToolParser(frr_routes.parse_routes, "vtysh -c 'show ip route json'", _SNAPSHOT_OPTIONS),
     "lldp-table": ToolParser(sonic_lldp_table.parse_lldp_table, "show lldp table", _SNAPSHOT_OPTIONS),
 }
-"""Tool name -> its parser. The switch and NIC telemetry readers of :mod:`hwaac.telemetry.samples` are added below
+"""Tool name -> its parser. The switch and NIC telemetry readers of :mod:`hwaac.telemetry.readers` are added below
 under their own tool names, except where a GPU-node parser above already reads the format (``ethtool``,
 ``mlxlink``, ``rdma-statistic``, ``ib-counters``: those keep every counter, the telemetry readers only the ones
 they rate)."""

@@ -50,8 +50,8 @@ def expand_tools(tools: Sequence[str], ports: Sequence[Mapping[str, Any]], where
     out: list[str] = []
     for name in tools:
         tool, at, _ = name.partition("@")
-        spec = TOOLS.get(tool)  # a dict per tool; the table (shared with the host module) carries no annotations
-        if not isinstance(spec, dict) or not spec.get("per_port") or at:
+        spec = TOOLS.get(tool)
+        if spec is None or not spec.get("per_port") or at:
             out.append(name)
             continue
         field = spec.get("port_field")

@@ -53,7 +53,6 @@ _PER_PORT: dict[str, Reader] = {
 
 def _command(tool: str) -> str:
     spec = TOOLS[tool]
-    assert isinstance(spec, dict)  # a dict per tool; the table (shared with the host module) carries no annotations
     return shlex.join(spec["argv"]).replace(PORT, "PORT")
 
 

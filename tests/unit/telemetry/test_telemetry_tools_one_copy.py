@@ -1,5 +1,5 @@
 """One table of network telemetry tools: the host module (plugins/module_utils/telemetry_tools.py) and the samples
-readers (hwaac.telemetry.samples through the symlink hwaac/telemetry/tools.py) run the very same file, and every
+readers (hwaac.telemetry.readers through the symlink hwaac/telemetry/tools.py) run the very same file, and every
 tool it runs has a reader, so the gathering and the reading cannot diverge."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 import hwaac.telemetry.tools as controller
 from ansible_collections.aiinfra.hwaac.plugins.module_utils import telemetry_tools as host
-from hwaac.telemetry import samples
+from hwaac.telemetry import readers
 
 REPO = Path(__file__).resolve().parents[3]
 SHARED = REPO / "plugins" / "module_utils" / "telemetry_tools.py"
@@ -25,12 +25,12 @@ def test_both_sides_load_the_same_file() -> None:
 
 
 def test_every_tool_has_a_reader_and_every_reader_a_tool() -> None:
-    read = {*samples.READERS, *samples.PORT_READERS, samples.BGP, samples.ROUTES, samples.PROBE}
+    read = {*readers.READERS, *readers.PORT_READERS, readers.BGP, readers.ROUTES, readers.PROBE}
     assert set(host.TOOLS) == read
-    assert {k for k, t in host.TOOLS.items() if t.get("per_port")} == set(samples.PORT_READERS)
+    assert {k for k, t in host.TOOLS.items() if t.get("per_port")} == set(readers.PORT_READERS)
     assert all(set(d) <= set(host.TOOLS) for d in host.DEFAULT_TOOLS.values())
     # the prober's results are opt-in: a node that does not run the agent would report them as not read
-    assert all(samples.PROBE not in d for d in host.DEFAULT_TOOLS.values())
+    assert all(readers.PROBE not in d for d in host.DEFAULT_TOOLS.values())
 
 
 @pytest.mark.parametrize(
