@@ -215,7 +215,7 @@ def _marks_per_leaf(obs: Observed) -> tuple[dict[str, float], float]:
                 per_leaf[leaf] = per_leaf.get(leaf, 0.0) + m
                 total += m
         return per_leaf, total
-    names, ids = obs.leaf_ids()
+    names, ids = obs.leaf_ids
     with np.errstate(invalid="ignore", over="ignore"):  # inf - inf is NaN, as in the plain loop
         ends = np.zeros(len(table))
         for k in _MARKS:  # per end, in the order the plain loop adds them
@@ -263,7 +263,7 @@ def rule_congestion(obs: Observed) -> list[Suspect]:
             return []
         leaves = [s for s in per_leaf if sw[s].rail == rail]
         scope, comp, marks = f"rail {rail}", Component("rail", f"rail {rail}", role="congested rail"), per_rail[rail]
-    names, ids = obs.leaf_ids()
+    names, ids = obs.leaf_ids
     chosen = set(leaves)
     at = np.flatnonzero(np.isin(ids, [k for k, leaf in enumerate(names) if leaf in chosen]))
     screened = at[np.isin(at, obs.error_ends() >> 1)].tolist()  # its links with an end that can have errors

@@ -213,13 +213,10 @@ class Observed:
         """The plan's GPU node names."""
         return frozenset(n.name for n in self.index.plan.nodes if n.kind == "gpu")
 
+    @cached_property
     def leaf_ids(self) -> tuple[list[str], np.ndarray]:
         """(the leaves, in the order of their first link in the plan; per link, the position of its leaf in that
         list, -1 for a link of no leaf), from ``index.leaf_of``."""
-        return self._leaf_ids
-
-    @cached_property
-    def _leaf_ids(self) -> tuple[list[str], np.ndarray]:
         of = self.index.leaf_of
         names = [leaf for leaf in dict.fromkeys(of) if leaf is not None]
         pos: dict[str | None, int] = {leaf: k for k, leaf in enumerate(names)}
@@ -247,14 +244,11 @@ class Observed:
             return list(range(len(self.corr.ends)))
         return np.flatnonzero(mask()).tolist()
 
-    def _error_screen(self) -> np.ndarray:
+    @cached_property
+    def _error_mask(self) -> np.ndarray:
         """Per end, whether it can have receive errors above the SLO (:meth:`errors`): rx_err, rx_crc or
         rx_symbol_err above 0, uncorrectable FEC codewords above their SLO, the pre-FEC BER above its warn level or
         bound; every sampled end when an SLO it needs is not set (:meth:`errors` judges them as before)."""
-        return self._error_mask
-
-    @cached_property
-    def _error_mask(self) -> np.ndarray:
         table, slos = self.corr.ends, self.slos.slos
         if not self.screen:
             return np.ones(len(table), dtype=bool)
@@ -276,7 +270,7 @@ class Observed:
     def error_ends(self) -> np.ndarray:
         """The codes, in order, of the ends that can have receive errors above the SLO (:meth:`errors` is empty for
         every other end); every end code when not screening."""
-        return np.flatnonzero(self._error_screen())
+        return np.flatnonzero(self._error_mask)
 
     def errors(self, code: int) -> tuple[Evidence, ...]:
         """Receive errors above the SLO at end ``code``: rx_err, rx_crc or rx_symbol_err over the frames received
@@ -285,7 +279,7 @@ class Observed:
         cached = self._errors.get(code)
         if cached is not None:
             return cached
-        if not self._error_screen()[code]:
+        if not self._error_mask[code]:
             return ()
         out: list[Evidence] = []
         pr = self.corr.ends[code]
