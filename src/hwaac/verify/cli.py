@@ -16,8 +16,6 @@ from typing import Any
 from hwaac.clikit import EXIT_FAILED, EXIT_OK, add_command, add_output, fail
 from hwaac.fileio import write_atomic
 
-EXIT_PASS, EXIT_FAIL = EXIT_OK, EXIT_FAILED
-
 
 def add_verify_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``verify`` to ``hwaac``'s subcommands."""
@@ -75,7 +73,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.list_checks:
         for c in CATALOG:
             print(f"{c.name:28} stage {c.stage}  {c.description}")
-        return EXIT_PASS
+        return EXIT_OK
     if not args.target:
         return _usage("TARGET is required: lab:NAME, a lab's name, or a facts folder")
     names, devices = _names(args.checks), _names(args.devices)
@@ -143,7 +141,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         )
     else:
         sys.stdout.write(text)
-    return EXIT_PASS if report.passed else EXIT_FAIL
+    return EXIT_OK if report.passed else EXIT_FAILED
 
 
 def main(argv: list[str] | None = None) -> int:
