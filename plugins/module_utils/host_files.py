@@ -10,9 +10,10 @@ Host side: Python standard library plus ``ansible.module_utils`` (Python 3.9+).
 from __future__ import annotations
 
 import os
+import shlex
 import tempfile
 
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import quoted, run_timed
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_timed
 
 
 class HostFileError(Exception):
@@ -87,7 +88,7 @@ class Steps:
         """Run ``argv`` (no shell) and return ``{"rc", "stdout", "stderr", ...}``; its shell-quoted form is added to
         ``result["commands"]``. A ``changing`` command is only recorded in check mode (``rc`` 0, no output). Fails
         the task when the command cannot start or runs past ``timeout``."""
-        shown = quoted(argv)
+        shown = shlex.join(argv)
         self.result["commands"].append(shown)
         if changing and self.check:
             return {"rc": 0, "stdout": "", "stderr": ""}

@@ -104,11 +104,6 @@ def cut_output(out: dict[str, Any], mib: int) -> dict[str, Any]:
     return out
 
 
-def quoted(argv: list[str]) -> str:
-    """``argv`` as a shell would take it (each word quoted where needed)."""
-    return " ".join(shlex.quote(a) for a in argv)
-
-
 def run_recorded(
     module: Any, argv: list[str], raw: list[str], timeout: float | None = None, **run_command_args: Any
 ) -> Ran:
@@ -116,5 +111,5 @@ def run_recorded(
     as ``raw``): ``$ COMMAND`` and a newline, then :attr:`Ran.text`, or a note that it was killed at its limit.
     Raises what ``run_command`` raises; nothing is recorded then."""
     ran = run_limited(module, argv, timeout, **run_command_args)
-    raw.append(f"$ {quoted(argv)}\n" + (f"(no answer within {timeout} s; killed)" if ran.timed_out else ran.text))
+    raw.append(f"$ {shlex.join(argv)}\n" + (f"(no answer within {timeout} s; killed)" if ran.timed_out else ran.text))
     return ran

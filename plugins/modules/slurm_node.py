@@ -204,6 +204,7 @@ failed_nodes:
 """
 
 import os
+import shlex
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -216,7 +217,7 @@ from ansible_collections.aiinfra.hwaac.plugins.module_utils.slurm import (
     predict_drained,
     predict_resumed,
 )
-from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import quoted, run_recorded
+from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import run_recorded
 
 
 class NodeFailure(Exception):
@@ -242,17 +243,18 @@ class NodeRun:
     def run(self, args: list[str]) -> tuple[int, str, str, str]:
         """Run scontrol (killed after ``timeout`` seconds, recorded in ``raw``); ``(rc, stdout, stderr, command)``."""
         cmd = [self.scontrol, *args]
+        shown = shlex.join(cmd)
         try:
             ran = run_recorded(
                 self.module, cmd, self.raw, self.timeout, handle_exceptions=False, expand_user_and_vars=False
             )  # a reason may hold $ or ~; scontrol gets it as written
         except OSError as exc:
-            raise NodeFailure(f"cannot run {quoted(cmd)} for node {self.name}: {exc.strerror or exc}") from None
+            raise NodeFailure(f"cannot run {shown} for node {self.name}: {exc.strerror or exc}") from None
         if ran.timed_out:
             raise NodeFailure(
-                f"{quoted(cmd)} did not finish within {self.timeout} s for node {self.name} (is slurmctld answering?)"
+                f"{shown} did not finish within {self.timeout} s for node {self.name} (is slurmctld answering?)"
             )
-        return ran.rc, ran.stdout, ran.stderr, quoted(cmd)
+        return ran.rc, ran.stdout, ran.stderr, shown
 
     def read(self) -> SlurmNode:
         rc, out, err, shown = self.run(["show", "node", "-o", self.name])

@@ -3,6 +3,7 @@ command, the transcript records what ran, and an output over its cap is cut and 
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import time
@@ -10,7 +11,6 @@ from typing import Any
 
 from ansible_collections.aiinfra.hwaac.plugins.module_utils.timed_run import (
     cut_output,
-    quoted,
     run_limited,
     run_recorded,
     run_timed,
@@ -59,8 +59,8 @@ def test_the_transcript_records_output_or_the_kill() -> None:
     raw: list[str] = []
     run_recorded(FakeModule(), SAY, raw)
     run_recorded(FakeModule(), SLEEP, raw, 0.5)
-    assert raw[0] == f"$ {quoted(SAY)}\nout\n\nerr\n"
-    assert raw[1] == f"$ {quoted(SLEEP)}\n(no answer within 0.5 s; killed)"
+    assert raw[0] == f"$ {shlex.join(SAY)}\nout\n\nerr\n"
+    assert raw[1] == f"$ {shlex.join(SLEEP)}\n(no answer within 0.5 s; killed)"
 
 
 def test_run_timed_reports_a_command_that_cannot_start() -> None:
