@@ -27,6 +27,7 @@ from hwaac.health.checks_lustre import (
 from hwaac.health.lustre_lnet import nid_findings
 from hwaac.health.lustre_targets import df_findings
 from hwaac.health.node import NodeVerdict, verdict
+from hwaac.health.parsers.base import with_stderr
 from hwaac.health.parsers.lctl import LctlPingResult, parse_health_check, parse_lctl_ping
 from hwaac.health.parsers.lctl_list_nids import parse_lctl_list_nids
 from hwaac.health.parsers.lnetctl import NET_SHOW_ARGV, parse_lnet_net_show
@@ -381,7 +382,7 @@ def evaluate(
         return out
 
     def import_states(stdout: str, stderr: str, rc: int) -> list[Finding]:
-        imports = parse_imports(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)
+        imports = parse_imports(with_stderr(stdout, stderr), exit_code=rc)
         out = [*import_findings(imports)]
         for name in mounted:
             kinds = {i.obd.kind for i in imports.of_fs(name)}
@@ -395,9 +396,7 @@ def evaluate(
     found += _required(
         outputs,
         "health_check",
-        lambda stdout, stderr, rc: health_check_findings(
-            parse_health_check(stdout + ("\n" + stderr if stderr else ""), exit_code=rc)
-        ),
+        lambda stdout, stderr, rc: health_check_findings(parse_health_check(with_stderr(stdout, stderr), exit_code=rc)),
     )
 
     # MGS NIDs: per file system, per failover MGS node
@@ -413,7 +412,7 @@ def evaluate(
             continue
         assert out is not None  # _probe_problem names a missing output
         stdout, stderr, rc = _text(out)
-        ping = parse_lctl_ping(stdout + ("\n" + stderr if stderr else ""), nid=nid, exit_code=rc)
+        ping = parse_lctl_ping(with_stderr(stdout, stderr), nid=nid, exit_code=rc)
         found += [Finding(f.code, f.status, f.message, nid, f.evidence, f.action) for f in ping.unknown_findings()]
         pings[nid] = ping
         if ping.reachable:
@@ -431,7 +430,7 @@ def evaluate(
 
     # LNet NIs, the node's NIDs against the MGS networks, MDT/OST rows of lfs df (optional probes)
     def lfs_df(stdout: str, stderr: str, rc: int) -> list[Finding]:
-        targets = df_findings(parse_lfs_df(stdout + ("\n" + stderr if stderr else "")), mounted)
+        targets = df_findings(parse_lfs_df(with_stderr(stdout, stderr)), mounted)
         if rc and not targets:
             targets.append(retest_finding("LUSTRE_DF_FAILED", f"lfs df exited {rc} without naming a target"))
         return targets
@@ -443,7 +442,7 @@ def evaluate(
     found += _optional(
         outputs,
         "list_nids",
-        lambda out, err, rc: nid_findings(parse_lctl_list_nids(out + ("\n" + err if err else ""), exit_code=rc), mgs),
+        lambda out, err, rc: nid_findings(parse_lctl_list_nids(with_stderr(out, err), exit_code=rc), mgs),
     )
     found += _optional(outputs, "lfs_df", lfs_df)
     return found

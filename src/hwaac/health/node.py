@@ -23,6 +23,7 @@ from hwaac.health.parsers import (
     perftest,
     rdma,
 )
+from hwaac.health.parsers.base import with_stderr
 from hwaac.health.parsers.growth import port_counter_growth
 from hwaac.health.profile import Profile
 from hwaac.health.result import Action, Finding, Status, strongest
@@ -310,13 +311,13 @@ def _counters(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Con
 
 def _rdma_ports(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
     parse = rdma.parse_ibstatus if name == "ibstatus" else rdma.parse_ibv_devinfo
-    ports = _memo(ctx, name, lambda: parse(raw + ("\n" + err if err else "")))  # their errors go to stderr
+    ports = _memo(ctx, name, lambda: parse(with_stderr(raw, err)))  # their errors go to stderr
     out = checks_rdma.check_rdma_ports(ports, profile, ctx.rails)
     return [*out, _exit_finding(name, rc, err)] if rc and not ports.no_devices else out
 
 
 def _rdma_statistic(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: Context) -> list[Finding]:
-    stat = _memo(ctx, name, lambda: rdma.parse_rdma_statistic(raw + ("\n" + err if err else "")))
+    stat = _memo(ctx, name, lambda: rdma.parse_rdma_statistic(with_stderr(raw, err)))
     if ctx.rdma_statistic_before is None:
         out = checks_rdma.check_rdma_statistic(stat, ctx.rails)
     else:  # without the interval only the deltas are judged, as for the sysfs counters
@@ -359,7 +360,7 @@ def _nvbandwidth(name: str, raw: str, rc: int, err: str, profile: Profile, ctx: 
 
 def _ib_write_bw(name: str, raw: str, rc: int, err: str, profile: Profile, clean: set[str]) -> list[Finding]:
     subject = f"{name.removeprefix('ib_write_bw_')} port 1"
-    res = perftest.parse_perftest(raw + ("\n" + err if err else ""), exit_code=rc)
+    res = perftest.parse_perftest(with_stderr(raw, err), exit_code=rc)
     return checks_rdma.check_pair_perftest(
         res, profile.performance.ib_write_bw_per_port_gbits_per_s, subject=subject, port_clean=subject in clean
     )

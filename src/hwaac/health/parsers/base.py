@@ -26,6 +26,11 @@ def no_output(result: HasUnknown, raw: object, reason: str = "no output") -> boo
     return True
 
 
+def with_stderr(stdout: str, stderr: str) -> str:
+    """``stdout`` with ``stderr`` after it on a line of its own (a tool that says its errors there), as parsed."""
+    return stdout + ("\n" + stderr if stderr else "")
+
+
 def text_lines(raw: str) -> Iterator[tuple[int, str, str]]:
     """``(number, line, text)`` for each line of ``raw`` that is not blank: its number (counting from 1, blank lines
     included), the line as written and the line without surrounding white space."""
