@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hwaac.health.parsers.base import no_output
+from hwaac.health.parsers.base import MAX_LINE_REASONS, no_output
 from hwaac.health.parsers.growth import CounterGrowth, counter_growth
 from hwaac.health.result import ToolResult
 
@@ -19,7 +19,6 @@ _COUNT_LINE = re.compile(r"^[ \t]*([!-9;-~]+):[ \t]*([0-9]+)[ \t]*$", re.M)
 _PRIO = re.compile(r"^(rx|tx)_prio(\d)_(pause|pause_duration|pause_transition|discards|buf_discard|cong_discard)$")
 # Messages ethtool prints instead of statistics (ethtool.c do_gnicstats / netlink/stats.c).
 _ERRORS = re.compile(r"(Cannot get|no stats available|Operation not supported|No such device|netlink error)", re.I)
-_MAX_LINE_REASONS = 5
 
 # Counters whose growth means lost or damaged traffic or a failing link (mlx5 counters.rst type "Error", link and
 # port level). rx_corrected_bits_phy and rx_err_lane_*_phy are left out: with RS-FEC they grow on healthy links, and
@@ -142,15 +141,15 @@ def parse_ethtool_stats(raw: str, *, version: str | None = None, netdev: str = "
             if sep and name and value and " " not in name:
                 result.unreadable.setdefault(name, value[:40])
             bad += 1
-            if bad <= _MAX_LINE_REASONS:
+            if bad <= MAX_LINE_REASONS:
                 result.unknown.append(f"line {number} is not 'name: count': {text[:120]!r}")
             continue
         if name in result.counters:
             result.unknown.append(f"counter {name!r} printed twice (line {number})")
             continue
         result.counters[name] = int(value)
-    if bad > _MAX_LINE_REASONS:
-        result.unknown.append(f"{bad - _MAX_LINE_REASONS} more lines are not 'name: count'")
+    if bad > MAX_LINE_REASONS:
+        result.unknown.append(f"{bad - MAX_LINE_REASONS} more lines are not 'name: count'")
     if not result.counters and not result.unknown:
         result.unknown.append("no counter found")
     return result

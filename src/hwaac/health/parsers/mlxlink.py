@@ -9,7 +9,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from hwaac.health.parsers.base import no_output
+from hwaac.health.parsers.base import MAX_LINE_REASONS, no_output
 from hwaac.health.result import GradedResult
 
 OPERATIONAL = "Operational Info"
@@ -290,7 +290,7 @@ def parse_mlxlink_text(
         key, sep, value = text.partition(":")
         if not sep or current is None:
             bad += 1
-            if bad <= 5:
+            if bad <= MAX_LINE_REASONS:
                 result.unknown.append(f"line {i + 1} not understood: {text[:120]!r}")
             continue
         value = value.strip()
