@@ -28,7 +28,7 @@ CLIENT_CONFIG = "lustre-client.json"
 
 
 def filesystems_from_config(path: str) -> list[Any]:
-    """``filesystems`` of a rendered ``lustre-client.json`` (contract.md).
+    """``filesystems`` of a rendered ``lustre-client.json`` (docs/render-host.md).
 
     Raises:
         AnsibleActionFail: the file cannot be read, is not JSON, or has no ``filesystems`` list.

@@ -3,7 +3,7 @@
 """Plan LNet changes for the ``aiinfra.hwaac.lnet`` module: the desired state from its options, the ``lnetctl``
 operations from the current state (``lnet.parse_state``) and the diff view; ``lnet_commands`` turns the
 operations into commands and renders ``/etc/lnet.conf``. Host side: standard library and ``ansible.module_utils``
-only; the layouts and their sources are described in ``lnet.py``.
+only; the layouts and their sources: ``docs/modules/lustre.md``, "lnetctl output".
 """
 
 from __future__ import annotations

@@ -290,9 +290,10 @@ def verify_o2ib(
         modinfo_stdout, modinfo_rc, modinfo_stderr: ``modinfo -k <kernel> ko2iblnd`` (rc None: not run).
         ofed: :func:`parse_ofed_info`'s result. kernel: the running kernel release.
         real_filename: the module file with links resolved ("" when it does not exist here).
-        versions: :func:`module_versions` of the module file (None: not read). symvers / symvers_path: the
-            running stack's :func:`parse_symvers` and its path (None: not found). crc_note: why the CRCs could
-            not be read, for the result. fix_packages: the packages to name in the fix.
+        versions: :func:`.lustre_symvers.module_versions` of the module file (None: not read).
+        symvers / symvers_path: the running stack's :func:`.lustre_symvers.parse_symvers` and its path (None: not
+            found). crc_note: why the CRCs could not be read, for the result. fix_packages: the packages to name in
+            the fix.
         strict: on MLNX_OFED/DOCA, a verification without any CRC compared (check 4) is a problem instead of a
             warning (option ``strict_o2ib``): checks 2 and 3 cannot tell one OFED/DOCA release from another.
 

@@ -298,8 +298,8 @@ class DeviceRun:
 
 
 def combine(results: list[dict]) -> dict:
-    """The top-level fields of the list form: ``changed``, ``reboot_required``, ``reset_required`` (the strongest),
-    ``reset_reason`` and ``diff``, over every device that did not fail."""
+    """The top-level fields of the list form: ``changed``, ``reboot_required``, ``reset_required`` (the strongest)
+    and ``reset_reason``, over every device that did not fail (the module adds ``diff``)."""
     ok = [r for r in results if not r.get("failed")]
     reset_required = strongest_reset([r["reset_required"] for r in ok])
     if reset_required == "none":

@@ -1,9 +1,10 @@
 """A recorded tool output -> its parser's facts as plain data (dicts, lists, strings, numbers), by tool name.
 
 One entry per output format (:data:`PARSERS`), each the one hwaac parser of that format (:mod:`hwaac.health.parsers`,
-:mod:`hwaac.telemetry.parsers`): nothing here reads tool output itself, and nothing judges it (no status is
-computed; the parsers' own ``findings`` and ``unknown`` are returned as they are). Used by the collection's filter
-plugins (``docs/filters.md``).
+:mod:`hwaac.telemetry.parsers`): nothing here reads tool output itself or judges it. The parsers' own ``findings``
+and ``unknown`` are returned as they are; gpu-burn, perftest, mlxlink and nvbandwidth are read through their
+grading modules (``hwaac.health.*_grading``), where those findings are decided (``graded: true`` says so).
+Used by the collection's filter plugins (``docs/filters.md``).
 """
 
 from __future__ import annotations
