@@ -11,12 +11,8 @@ import pytest
 import yaml
 
 from hwaac.health.dcgm_grading import grade_diag, grade_health
-from hwaac.health.gpu_burn_grading import grade_gpu_burn
 from hwaac.health.gpu_grading import grade_query, grade_query_csv, grade_remapped
 from hwaac.health.kernel_grading import grade_kernel_log
-from hwaac.health.mlxlink_grading import grade_mlxlink
-from hwaac.health.nvbandwidth_grading import grade_nvbandwidth
-from hwaac.health.perftest_grading import grade_perftest
 from hwaac.tool_facts import PARSERS
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
@@ -25,7 +21,8 @@ CASES: list[dict[str, Any]] = [
     for table in sorted((Path(__file__).parent / "parser_cases").glob("*.yml"))
     for case in yaml.safe_load(table.read_text())
 ]
-# the tools whose own verdicts a grading module of the check layer reads (the parser gives facts only)
+# the tools whose own verdicts a grading module of the check layer reads (the parser gives facts only); gpu-burn,
+# perftest, mlxlink and nvbandwidth come graded from their tool_facts readers (hwaac.health.*_grading.read_*)
 GRADED: dict[str, Callable[[Any], Any]] = {
     "dcgm-diag-json": grade_diag,
     "dcgm-diag-text": grade_diag,
@@ -35,11 +32,6 @@ GRADED: dict[str, Callable[[Any], Any]] = {
     "nvidia-smi-query-gpu": grade_query_csv,
     "nvidia-smi-remapped-rows": grade_remapped,
     "kernel-log": grade_kernel_log,
-    "gpu-burn": grade_gpu_burn,
-    "perftest": grade_perftest,
-    "mlxlink": grade_mlxlink,
-    "mlxlink-json": grade_mlxlink,
-    "nvbandwidth": grade_nvbandwidth,
 }
 # recorded outputs under fixtures/health that no parser reads (help, version and topology text, the kernel log
 # lines nvidia-smi's README quotes)
