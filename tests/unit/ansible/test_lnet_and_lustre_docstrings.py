@@ -26,7 +26,6 @@ def public_callables(module):
         if inspect.isfunction(obj):
             yield name, obj
         elif inspect.isclass(obj):
-            yield name, obj
             for attr, member in vars(obj).items():
                 if inspect.isfunction(member) and not attr.startswith("_"):
                     yield f"{name}.{attr}", member
