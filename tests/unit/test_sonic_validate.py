@@ -31,7 +31,6 @@ def test_validator_accepts_every_demo_switch():
 # the validator takes from YANG: an enumeration, a range (as sonic_yang reads it: int(value, 10)), a pattern or
 # length, a leafref, a must condition, a field YANG does not define. Checked against sonic-yang-validate below.
 
-HOST_VLAN = {"Vlan100": {"vlanid": "100"}}
 YANG_CASES: list[tuple[str, Mutation, bool]] = [
     ("as rendered", lambda cfg: None, True),
     # ranges, read as sonic_yang reads them
