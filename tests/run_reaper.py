@@ -13,7 +13,6 @@ Usage: ``python tests/run_reaper.py RUN_ID`` (stdin: the pipe from pytest).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -49,11 +48,14 @@ def _zombie(proc: Path) -> bool:
 
 def labs_of(run: str, pids: set[int]) -> list[str]:
     """The twins (``hwaac lab``) one of whose daemons is a process of the run."""
-    root = Path(os.environ.get("HWAAC_LAB_STATE_DIR", "/run/hwaac/lab"))
+    from hwaac.lab.errors import LabError
+    from hwaac.lab.manifest import STATE_FILE, read_state
+    from hwaac.lab.names import state_root
+
     out = []
-    for state in sorted(root.glob("*/lab.json")):
-        with contextlib.suppress(OSError, ValueError):
-            daemons = json.loads(state.read_text()).get("daemons", {})
+    for state in sorted(state_root().glob(f"*/{STATE_FILE}")):
+        with contextlib.suppress(LabError, AttributeError):
+            daemons = read_state(state.parent).get("daemons", {})
             lab_pids = {d.get("pid") for per_device in daemons.values() for d in per_device.values()}
             if lab_pids & pids:
                 out.append(state.parent.name)

@@ -89,3 +89,21 @@ def test_a_reaper_told_done_leaves_the_run_alone(run_id: str) -> None:
     finally:
         kept.kill()
         kept.wait()
+
+
+@pytest.mark.parametrize("state_dir", ["labs", ""])  # an empty variable is no variable: the default folder
+def test_the_labs_of_a_run_are_those_a_daemon_of_the_run_belongs_to(
+    state_dir: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hwaac.lab.manifest import FORMAT, write_state
+
+    root = tmp_path / "labs"
+    monkeypatch.setenv("HWAAC_LAB_STATE_DIR", str(root) if state_dir else "")
+    if not state_dir:
+        monkeypatch.setattr("hwaac.lab.names.DEFAULT_STATE_ROOT", root)
+    for lab, pid in (("ours", 101), ("theirs", 202)):
+        (root / lab).mkdir(parents=True)
+        write_state(root / lab, {"format": FORMAT, "daemons": {"leaf1": {"bgpd": {"pid": pid}}}})
+    (root / "broken").mkdir()
+    (root / "broken" / "lab.json").write_text("{not json")
+    assert run_reaper.labs_of("any", {101, 303}) == ["ours"]
