@@ -22,7 +22,7 @@ from hwaac.health import checks
 from hwaac.health.dcgm_grading import grade_diag
 from hwaac.health.gpu_grading import grade_query, grade_remapped
 from hwaac.health.node import Context, commands, evaluate, verdict
-from hwaac.health.nvbandwidth_grading import read_nvbandwidth as parse_nvbandwidth
+from hwaac.health.nvbandwidth_grading import read_nvbandwidth
 from hwaac.health.parsers.dcgm import parse_diag_json
 from hwaac.health.parsers.kernel_log import parse_kernel_log
 from hwaac.health.parsers.nccl_tests import parse_nccl_tests
@@ -428,7 +428,7 @@ def test_nvbandwidth_follows_the_recorded_layout_and_passes(node: Node) -> None:
     d2d = lines.index("memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)")
     assert lines[d2d + 1] == recorded[10] + "         6         7"  # header of column indices, %10
     assert lines[d2d + 2].startswith(" 0       N/A    370.00")
-    result = parse_nvbandwidth(out["stdout"])
+    result = read_nvbandwidth(out["stdout"])
     assert result.status() == Status.PASS and result.finished and len(result.devices) == 8
     h2d, p2p = result.test("host_to_device_memcpy_ce"), result.test("device_to_device_memcpy_read_ce")
     assert h2d is not None and p2p is not None

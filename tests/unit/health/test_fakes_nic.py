@@ -21,7 +21,7 @@ from hwaac.health.parsers import growth as ib_growth
 from hwaac.health.parsers.growth import port_counter_growth
 from hwaac.health.parsers.ib_counters import ERROR_COUNTERS, LEGACY_COUNTER_BITS, parse_ib_counters
 from hwaac.health.parsers.ibstat import parse_ibstat
-from hwaac.health.perftest_grading import read_perftest as parse_perftest
+from hwaac.health.perftest_grading import read_perftest
 from hwaac.health.profile import load_profile
 from hwaac.health.result import Status
 from tests.fakes import gpu_node, nic_counters
@@ -218,13 +218,13 @@ def test_server_and_client_measure_the_knob(tmp_path):
     rc, srv_out, srv_err = finish(server)
     assert out["rc"] == 0 and rc == 0 and srv_err == ""
     for raw in (out["stdout"], srv_out):
-        res = parse_perftest(raw, exit_code=0)
+        res = read_perftest(raw, exit_code=0)
         assert res.status() == Status.PASS, res.all_findings()
         assert (res.device, res.bw_at(8388608), res.gpudirect, res.gpu_name) == ("mlx5_2", 371.25, True, "NVIDIA H200")
         assert res.duration_mode and res.bw_peak_gbits_per_s is None and res.link_type == "Ethernet"
     assert "* Waiting for client to connect... *" in srv_out and "TX depth" not in srv_out
     th = PROFILE.performance.ib_write_bw_per_port_gbits_per_s
-    assert [(f.code, f.status) for f in checks.check_perftest(parse_perftest(out["stdout"]), th)] == [
+    assert [(f.code, f.status) for f in checks.check_perftest(read_perftest(out["stdout"]), th)] == [
         ("NIC_WRITE_BW_LOW", Status.WARN)
     ]  # 371.25 < 380 (warn), >= 360 (min)
     growth = port_counter_growth(before, parse_ib_counters(a.counters()), 10.0)[("mlx5_2", 1)]
@@ -262,7 +262,7 @@ def test_no_server_is_the_recorded_connect_failure(tmp_path):
     out = a.run(["ib_write_bw", "-d", "mlx5_0", "-p", "18515", "--report_gbits", "gpu-b"])
     recorded = (FIX / "perftest" / "connect-failure" / "ib_write_bw.out").read_text()
     assert out["rc"] == 1 and out["stderr"] == recorded.replace("192.0.2.211", "gpu-b")
-    res = parse_perftest(out["stdout"] + "\n" + out["stderr"], exit_code=1)
+    res = read_perftest(out["stdout"] + "\n" + out["stderr"], exit_code=1)
     assert res.status() == Status.UNKNOWN and [f.code for f in res.findings] == ["PERFTEST_CONNECT_FAILED"]
 
 
@@ -270,7 +270,7 @@ def test_server_without_client_gives_up(tmp_path):
     b = Node(tmp_path, "gpu-b")
     out = b.run(["ib_write_bw", "-d", "mlx5_0", "-p", "18515"], HWAAC_FAKE_IB_WRITE_BW_WAIT="0.2")
     assert out["rc"] == 1 and "accept() failed\nUnable to open file descriptor for socket connection\n" in out["stderr"]
-    assert parse_perftest(out["stdout"] + out["stderr"], exit_code=1).status() > Status.PASS
+    assert read_perftest(out["stdout"] + out["stderr"], exit_code=1).status() > Status.PASS
     assert not (b.state / "ib_write_bw" / "listen-18515.json").exists()
 
 
@@ -285,7 +285,7 @@ def test_dead_rail_fails_the_client_and_grows_link_downed(tmp_path, dead_side):
     out = a.run(client_argv(3, "gpu-b"))
     rc, _, srv_err = finish(server)
     assert out["rc"] == 1 and rc == 1 and "Failed to exchange data between server and clients" in srv_err
-    res = parse_perftest(out["stdout"] + "\n" + out["stderr"], exit_code=1)
+    res = read_perftest(out["stdout"] + "\n" + out["stderr"], exit_code=1)
     assert res.status() == Status.FAIL and "PERFTEST_COMPLETION_ERROR" in {f.code for f in res.findings}
     assert " Completion with error at client\n Failed status 12: wr_id 0 syndrom 0x81\n" in out["stderr"]
     dead, alive = (a, b) if dead_side == "local" else (b, a)
@@ -338,7 +338,7 @@ def test_ib_pairwise_of_a_healthy_pair_evaluates_to_pass(tmp_path):
     assert [f for f in found if f.status > Status.PASS] == []
     verdict = node.verdict("gpu-a", {"ib_pairwise": found})
     assert verdict.status == Status.PASS and verdict.codes == []
-    res = parse_perftest(outputs["ib_write_bw_mlx5_7"]["stdout"])
+    res = read_perftest(outputs["ib_write_bw_mlx5_7"]["stdout"])
     assert res.bw_at(8388608) == 397.5 and "Picking device No. 7" in outputs["ib_write_bw_mlx5_7"]["stdout"]
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.gpu_burn_grading import read_gpu_burn as parse_gpu_burn
+from hwaac.health.gpu_burn_grading import read_gpu_burn
 from hwaac.health.result import Action, Status
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health"
@@ -18,7 +18,7 @@ def read(path: Path) -> str:
 
 
 def test_superbench_a100_healthy():
-    r = parse_gpu_burn(read(BURN / "superbench-a100" / "gpu_burn.log"), exit_code=0)
+    r = read_gpu_burn(read(BURN / "superbench-a100" / "gpu_burn.log"), exit_code=0)
     assert r.status() == Status.PASS
     assert r.tested_gpus == 8  # "Tested 8 GPUs:"
     assert [g.summary for g in r.gpus] == ["OK"] * 8
@@ -36,7 +36,7 @@ def test_superbench_a100_healthy():
 @pytest.mark.parametrize("exit_code", [0, None])
 def test_faulty_gpus_with_exit_0_fail(exit_code):
     # Acceptance: wilicc/gpu-burn#12, every GPU FAULTY and `echo $?` printed 0.
-    r = parse_gpu_burn(read(BURN / "issue12-faulty-exit0" / "gpu_burn.out"), exit_code=exit_code)
+    r = read_gpu_burn(read(BURN / "issue12-faulty-exit0" / "gpu_burn.out"), exit_code=exit_code)
     assert r.status() == Status.FAIL
     assert r.tested_gpus == 16
     faulty = [f for f in r.findings if f.code == "GPUBURN_FAULTY"]
@@ -52,7 +52,7 @@ def test_faulty_gpus_with_exit_0_fail(exit_code):
 
 def test_errors_in_progress_without_summary_still_fail():
     text = read(BURN / "issue12-faulty-exit0" / "gpu_burn.out").split("\nKilling processes")[0]
-    r = parse_gpu_burn(text)
+    r = read_gpu_burn(text)
     assert r.status() == Status.FAIL  # the errors were seen, whatever else is missing
     assert r.tested_gpus is None and any("no 'Tested N GPUs:'" in u for u in r.unknown)
     assert {f.subject for f in r.findings if f.code == "GPUBURN_FAULTY"} == {f"gpu{i}" for i in (1, 2, 3, 4, 9, 11, 14)}
@@ -60,7 +60,7 @@ def test_errors_in_progress_without_summary_still_fail():
 
 def test_ok_after_failed_init_is_not_pass():
     # wilicc/gpu-burn#123: "Couldn't init a GPU test", every GPU processed 0, summary OK (cut at GPU 4: fixture README).
-    r = parse_gpu_burn(read(BURN / "issue123-init-failure" / "gpu_burn.out"))
+    r = read_gpu_burn(read(BURN / "issue123-init-failure" / "gpu_burn.out"))
     assert r.status() == Status.UNKNOWN
     no_work = [f for f in r.findings if f.code == "GPUBURN_NO_WORK"]
     assert [f.subject for f in no_work] == ["gpu0", "gpu1", "gpu2", "gpu3"]
@@ -71,14 +71,14 @@ def test_ok_after_failed_init_is_not_pass():
 
 def test_ok_without_any_progress_is_not_pass():
     # wilicc/gpu-burn#124: no progress record at all, "Tested 1 GPUs: GPU 0: OK".
-    r = parse_gpu_burn(read(BURN / "issue124-no-work" / "gpu_burn.out"), exit_code=0)
+    r = read_gpu_burn(read(BURN / "issue124-no-work" / "gpu_burn.out"), exit_code=0)
     assert r.status() == Status.UNKNOWN
     assert [f.code for f in r.findings] == ["GPUBURN_NO_WORK"]
     assert (r.run_seconds, r.precision, r.tested_gpus) == (10, "FLOATS", 1)
 
 
 def test_every_worker_died():
-    r = parse_gpu_burn(read(BURN / "issue69-died" / "gpu_burn.out"), exit_code=123)
+    r = read_gpu_burn(read(BURN / "issue69-died" / "gpu_burn.out"), exit_code=123)
     assert r.status() == Status.FAIL
     assert r.aborted
     died = [f for f in r.findings if f.code == "GPUBURN_DIED"]
@@ -89,7 +89,7 @@ def test_every_worker_died():
 
 
 def test_older_gpu_burn_without_summary_is_unknown():
-    r = parse_gpu_burn(read(BURN / "issue8-k80-no-summary" / "gpu_burn.out"))
+    r = read_gpu_burn(read(BURN / "issue8-k80-no-summary" / "gpu_burn.out"))
     assert r.status() == Status.UNKNOWN
     assert r.run_seconds == 10  # "Burning for 10 secs"
     assert [p.iterations for p in r.progress] == [[636], [636], [1908]]
@@ -101,13 +101,13 @@ def test_older_gpu_burn_without_summary_is_unknown():
     [(137, "GPUBURN_KILLED"), (-9, "GPUBURN_KILLED"), (124, "GPUBURN_EXIT_NONZERO"), (1, "GPUBURN_EXIT_NONZERO")],
 )
 def test_nonzero_exit_makes_a_healthy_run_unknown(exit_code, code):
-    r = parse_gpu_burn(read(BURN / "superbench-a100" / "gpu_burn.log"), exit_code=exit_code)
+    r = read_gpu_burn(read(BURN / "superbench-a100" / "gpu_burn.log"), exit_code=exit_code)
     assert r.status() == Status.UNKNOWN
     assert [f.code for f in r.findings] == [code]
 
 
 def test_exit_123_without_output_is_fail():
-    r = parse_gpu_burn("", exit_code=123)
+    r = read_gpu_burn("", exit_code=123)
     assert r.status() == Status.FAIL
 
 
@@ -124,14 +124,14 @@ BAD_INPUTS = {
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
 def test_bad_input_is_never_pass(name):
-    assert parse_gpu_burn(BAD_INPUTS[name]).status() == Status.UNKNOWN
+    assert read_gpu_burn(BAD_INPUTS[name]).status() == Status.UNKNOWN
 
 
 @pytest.mark.parametrize("path", sorted(p for p in BURN.rglob("*") if p.is_file() and p.suffix != ".md"), ids=str)
 @pytest.mark.parametrize("cut", [0.3, 0.6, 0.95])
 def test_every_fixture_truncated_is_never_pass(path, cut):
     text = read(path)
-    assert parse_gpu_burn(text[: int(len(text) * cut)]).status() != Status.PASS
+    assert read_gpu_burn(text[: int(len(text) * cut)]).status() != Status.PASS
 
 
 def test_an_unforeseen_parser_error_is_unknown_not_raised(monkeypatch):
@@ -141,5 +141,5 @@ def test_an_unforeseen_parser_error_is_unknown_not_raised(monkeypatch):
         raise ValueError("surprise")
 
     monkeypatch.setattr(gpu_burn, "_read_summary", boom)
-    r = parse_gpu_burn(read(BURN / "superbench-a100" / "gpu_burn.log"), exit_code=0)
+    r = read_gpu_burn(read(BURN / "superbench-a100" / "gpu_burn.log"), exit_code=0)
     assert r.status() == Status.UNKNOWN and any("ValueError" in u for u in r.unknown)

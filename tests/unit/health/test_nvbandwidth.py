@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hwaac.health.nvbandwidth_grading import read_nvbandwidth as parse_nvbandwidth
+from hwaac.health.nvbandwidth_grading import read_nvbandwidth
 from hwaac.health.result import Status
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "health"
@@ -18,7 +18,7 @@ def read(path: Path) -> str:
 
 
 def test_v06_complete_run_passes_with_matrices_and_sums():
-    r = parse_nvbandwidth(read(NVBW / "v0.6-superbench" / "nvbandwidth_results.log"))
+    r = read_nvbandwidth(read(NVBW / "v0.6-superbench" / "nvbandwidth_results.log"))
     assert r.status() == Status.PASS
     assert (r.version, r.git_version, r.driver_version) == ("v0.6", "v0.6", "550.54.15")
     assert (r.cuda_runtime_version, r.cuda_driver_version) == (12040, 12040)
@@ -39,7 +39,7 @@ def test_v06_complete_run_passes_with_matrices_and_sums():
 
 
 def test_v08_na_diagonal_is_not_measured():
-    r = parse_nvbandwidth(read(NVBW / "v0.8-issue50-a6000" / "nvbandwidth.out"))
+    r = read_nvbandwidth(read(NVBW / "v0.8-issue50-a6000" / "nvbandwidth.out"))
     test = r.test("device_to_device_memcpy_read_ce")  # named by its SUM line: the paste elided "Running ..."
     assert test is not None
     assert test.columns == list(range(6)) and len(test.rows) == 6
@@ -59,7 +59,7 @@ def test_v08_with_closing_note_passes():
         "\nNOTE: The reported results may not reflect the full capabilities of the platform.\n"
         "Performance can vary with software drivers, hardware clocks, and system topology.\n"
     )
-    assert parse_nvbandwidth(text).status() == Status.PASS
+    assert read_nvbandwidth(text).status() == Status.PASS
 
 
 def test_old_zero_diagonal_is_not_a_measurement():
@@ -68,12 +68,12 @@ def test_old_zero_diagonal_is_not_a_measurement():
         "memcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\n          0         1\n"
         "0      0.00    276.07\n1    276.19      0.00\n\nSUM device_to_device_memcpy_write_ce 552.26\n"
     )  # the shape of the README's example output (diagonal 0.00 before v0.8)
-    test = parse_nvbandwidth(text).tests[0]
+    test = read_nvbandwidth(text).tests[0]
     assert test.rows == {0: [None, 276.07], 1: [276.19, None]}
 
 
 def test_v07_verification_failure_fails():
-    r = parse_nvbandwidth(read(NVBW / "v0.7-issue34-assert" / "nvbandwidth.out"))
+    r = read_nvbandwidth(read(NVBW / "v0.7-issue34-assert" / "nvbandwidth.out"))
     assert r.status() == Status.FAIL
     finding = next(f for f in r.findings if f.code == "NVBW_VERIFICATION_FAILED")
     assert "Invalid value when checking the pattern at 0x70a640000000" in finding.evidence
@@ -82,7 +82,7 @@ def test_v07_verification_failure_fails():
 
 
 def test_v02_truncated_is_unknown_but_keeps_complete_tests():
-    r = parse_nvbandwidth(read(NVBW / "v0.2-issue15-truncated" / "nvbandwidth.out"))
+    r = read_nvbandwidth(read(NVBW / "v0.2-issue15-truncated" / "nvbandwidth.out"))
     assert r.status() == Status.UNKNOWN
     h2d = r.test("host_to_device_memcpy_ce")
     assert h2d is not None and h2d.sum == 205.04 and h2d.rows[0][0] == 25.5
@@ -94,7 +94,7 @@ def test_v02_truncated_is_unknown_but_keeps_complete_tests():
 
 
 def test_v02_everything_waived_is_unknown():
-    r = parse_nvbandwidth(read(NVBW / "v0.2-issue13-waived" / "nvbandwidth.out"))
+    r = read_nvbandwidth(read(NVBW / "v0.2-issue13-waived" / "nvbandwidth.out"))
     assert r.status() == Status.UNKNOWN
     assert r.waived == ["device_to_device_memcpy_write_ce"]
     assert r.tests[0].waived
@@ -106,7 +106,7 @@ def test_statistic_lines_are_kept():
         "SUM host_to_device_memcpy_ce 1985.60\n",
         "SUM host_to_device_memcpy_ce 1985.60\nCOEFFICIENT_OF_VARIATION host_to_device_memcpy_ce 0.31\n",
     )
-    r = parse_nvbandwidth(text)
+    r = read_nvbandwidth(text)
     assert r.status() == Status.PASS
     assert r.test("host_to_device_memcpy_ce").stats == {"COEFFICIENT_OF_VARIATION": 0.31}
 
@@ -115,7 +115,7 @@ def test_error_status_line_is_unknown():
     text = read(NVBW / "v0.6-superbench" / "nvbandwidth_results.log").replace(
         "Running host_to_device_memcpy_sm.\n", "Running host_to_device_memcpy_sm.\nERROR: cuMemAlloc failed\n"
     )
-    r = parse_nvbandwidth(text)
+    r = read_nvbandwidth(text)
     assert r.status() == Status.UNKNOWN
     assert any(f.code == "NVBW_TEST_ERROR" for f in r.findings)
 
@@ -132,14 +132,14 @@ BAD_INPUTS = {
 
 @pytest.mark.parametrize("name", sorted(BAD_INPUTS))
 def test_bad_input_is_never_pass(name):
-    assert parse_nvbandwidth(BAD_INPUTS[name]).status() == Status.UNKNOWN
+    assert read_nvbandwidth(BAD_INPUTS[name]).status() == Status.UNKNOWN
 
 
 @pytest.mark.parametrize("path", sorted(p for p in NVBW.rglob("*") if p.is_file() and p.suffix != ".md"), ids=str)
 @pytest.mark.parametrize("cut", [0.2, 0.5, 0.8, 0.97])
 def test_every_fixture_truncated_is_never_pass(path, cut):
     text = read(path)
-    assert parse_nvbandwidth(text[: int(len(text) * cut)]).status() != Status.PASS
+    assert read_nvbandwidth(text[: int(len(text) * cut)]).status() != Status.PASS
 
 
 def test_an_unforeseen_parser_error_is_unknown_not_raised(monkeypatch):
@@ -149,5 +149,5 @@ def test_an_unforeseen_parser_error_is_unknown_not_raised(monkeypatch):
         raise IndexError("surprise")
 
     monkeypatch.setattr(nvbandwidth, "_finish", boom)
-    r = parse_nvbandwidth(read(NVBW / "v0.6-superbench" / "nvbandwidth_results.log"))
+    r = read_nvbandwidth(read(NVBW / "v0.6-superbench" / "nvbandwidth_results.log"))
     assert r.status() == Status.UNKNOWN and any("IndexError" in u for u in r.unknown)
